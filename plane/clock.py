@@ -1,0 +1,82 @@
+"""The plane's clock. The plane owns the UTC day; nothing else decides it.
+
+Logic never calls `datetime.now()`: it asks a `Clock`. The real one reads the
+system's UTC time; tests use `ManualClock` and move it, so the day rolling
+over at 00:00 UTC is a test, not a wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Protocol
+
+
+class Clock(Protocol):
+    def now(self) -> datetime:
+        """The current time, timezone-aware, in UTC."""
+        ...
+
+    async def sleep_until(self, when: datetime) -> None:
+        """Return at `when` or soon after (or at once if it has passed)."""
+        ...
+
+
+def day_of(moment: datetime) -> date:
+    return moment.astimezone(UTC).date()
+
+
+def next_midnight(moment: datetime) -> datetime:
+    """The next 00:00 UTC after `moment`: when the plane's day resets."""
+    return datetime.combine(day_of(moment) + timedelta(days=1), time(0), tzinfo=UTC)
+
+
+def until(moment: datetime, when: datetime) -> str:
+    """`3h 12m`, `12m`, `40s`: how long from `moment` to `when`, as a person says it."""
+    seconds = max(0, int((when - moment).total_seconds()))
+    hours, rest = divmod(seconds, 3600)
+    minutes = rest // 60
+    if hours:
+        return f"{hours}h {minutes}m"
+    if minutes:
+        return f"{minutes}m"
+    return f"{seconds}s"
+
+
+class SystemClock:
+    """UTC from the operating system. Sleeps in short steps so that a clock
+    jump (NTP, a suspended laptop) is noticed within a second."""
+
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+    async def sleep_until(self, when: datetime) -> None:
+        while (left := (when - self.now()).total_seconds()) > 0:
+            await asyncio.sleep(min(left, 1.0))
+
+
+class ManualClock:
+    """A clock that moves only when told to. Sleepers wake when it passes
+    their time."""
+
+    def __init__(self, start: datetime) -> None:
+        if start.tzinfo is None:
+            raise ValueError("ManualClock needs a timezone-aware start")
+        self._now = start.astimezone(UTC)
+        self._moved = asyncio.Condition()
+
+    def now(self) -> datetime:
+        return self._now
+
+    async def sleep_until(self, when: datetime) -> None:
+        async with self._moved:
+            await self._moved.wait_for(lambda: self._now >= when)
+
+    async def set(self, moment: datetime) -> None:
+        """Jump to `moment` (backwards too: clocks do)."""
+        async with self._moved:
+            self._now = moment.astimezone(UTC)
+            self._moved.notify_all()
+
+    async def advance(self, delta: timedelta) -> None:
+        await self.set(self._now + delta)

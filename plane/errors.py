@@ -1,0 +1,76 @@
+"""The plane's exceptions. Each says, in one sentence, what a person can do.
+
+    PlaneError                     code
+    ├── ConfigError                invalid      agents.yaml is wrong; the plane does not start
+    ├── NoSuchAgent                no_such_agent
+    ├── AgentExists                exists
+    ├── InvalidRequest             invalid      a well-formed request the plane refuses
+    ├── ProviderError              internal     an LLM call failed after its retries
+    │   └── ProviderReplyError     internal     the provider answered with something unreadable
+    ├── UnknownPrice               invalid      no price for a model: never treated as free
+    ├── ToolError                  invalid      a tool call the plane refused (told to the model)
+    ├── LedgerError                internal     the ledger could not record spend: nothing proceeds
+    └── NotRunning                 —            (client side) no plane answers on the socket
+
+The socket server maps each to its protocol error code; the CLI prints the
+sentence and exits non-zero.
+"""
+
+from __future__ import annotations
+
+from plane.protocol import ErrorCode
+
+
+class PlaneError(Exception):
+    code: ErrorCode = "internal"
+
+
+class ConfigError(PlaneError):
+    code: ErrorCode = "invalid"
+
+
+class NoSuchAgent(PlaneError):
+    code: ErrorCode = "no_such_agent"
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"No agent named {name!r}. `plane status` lists them.")
+        self.name = name
+
+
+class AgentExists(PlaneError):
+    code: ErrorCode = "exists"
+
+
+class InvalidRequest(PlaneError):
+    code: ErrorCode = "invalid"
+
+
+class ProviderError(PlaneError):
+    code: ErrorCode = "internal"
+
+
+class ProviderReplyError(ProviderError):
+    pass
+
+
+class UnknownPrice(PlaneError):
+    code: ErrorCode = "invalid"
+
+    def __init__(self, model: str) -> None:
+        super().__init__(
+            f"No price is known for model {model!r}; add it under `pricing:` in agents.yaml."
+        )
+        self.model = model
+
+
+class ToolError(PlaneError):
+    code: ErrorCode = "invalid"
+
+
+class LedgerError(PlaneError):
+    code: ErrorCode = "internal"
+
+
+class NotRunning(PlaneError):
+    def __init__(self, where: str) -> None:
+        super().__init__(f"No plane is running at {where}. Start one with `plane serve`.")

@@ -1,0 +1,371 @@
+"""Every frame that crosses the plane's socket.
+
+The plane and its clients (the TUI, the `plane` CLI) speak newline-delimited
+JSON over a Unix socket (mode 0600) or TCP with a token. Every frame is one of
+the pydantic models below, told apart by its `type`; no untyped dict crosses
+the socket. This is the only module of `plane` that `tui` imports.
+
+A conversation on the socket:
+
+    client → hello (protocol_version)        plane → welcome
+    client → subscribe                       plane → snapshot, then events
+    client → send / history / new_agent / …  plane → a reply with the same id
+
+Replies carry the `id` of their request; events carry none. A frame the plane
+cannot read gets an `error` reply (with the request's id when it could be
+read) and changes nothing.
+
+Money is `Decimal`, which travels as a string: a dollar figure never passes
+through a float.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Annotated, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+PROTOCOL_VERSION = 1
+MAX_FRAME_BYTES = 1 << 20
+"""A frame longer than this (1 MiB) is refused without being parsed."""
+
+
+class Frame(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# ── shapes shared by frames ─────────────────────────────────────────────────
+
+
+class Usage(Frame):
+    """Tokens of one LLM call, normalised across providers.
+
+    `input_tokens` counts every prompt token, cached or not (as OpenAI does);
+    `cache_read_tokens` and `cache_write_tokens` are the parts of it that were
+    read from or written to the provider's prompt cache.
+    """
+
+    input_tokens: int = Field(default=0, ge=0)
+    cache_read_tokens: int = Field(default=0, ge=0)
+    cache_write_tokens: int = Field(default=0, ge=0)
+    output_tokens: int = Field(default=0, ge=0)
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+        )
+
+
+AgentStatus = Literal["idle", "working", "held"]
+"""idle: waiting for work; working: a turn is in flight; held: at or over its
+ceiling (or on an unpriced model under a ceiling), taking no new turn."""
+
+
+class AgentState(Frame):
+    """One agent as a row shows it."""
+
+    name: str
+    model: str
+    provider: str
+    role: str = ""
+    status: AgentStatus = "idle"
+    spend_today_usd: Decimal = Decimal(0)
+    limit_usd: Decimal | None = None
+    """The effective daily ceiling; None is no ceiling."""
+    warn_ratio: float = 0.8
+    price_known: bool = True
+    waiting: int = 0
+    """Messages stored while held, not yet answered."""
+
+
+MessageKind = Literal["operator", "agent", "plane", "ask", "cost", "tool"]
+"""operator: typed by a person; agent: the model's answer; plane: the plane's
+own notices and replies (/limit, held, warnings, failures); ask: an agent's
+request for its own ceiling (shown as ‹ask›); cost: a turn's cost line;
+tool: a tool call the agent made, with a short result."""
+
+
+class Message(Frame):
+    id: int
+    agent: str
+    at: datetime
+    kind: MessageKind
+    text: str
+    held: bool = False
+    """It arrived while the agent was held; it is answered when the hold ends."""
+    cost_usd: Decimal | None = None
+    """For `cost` lines: what the turn cost."""
+    usage: Usage | None = None
+    """For `cost` lines: the turn's tokens."""
+
+
+class Snapshot(Frame):
+    """Everything a client needs to draw the screen, as of `now`."""
+
+    day: date
+    now: datetime
+    resets_at: datetime
+    agents: list[AgentState]
+    models: list[str]
+    """Models an agent can be created on (those configured)."""
+
+
+LedgerStatus = Literal["pending", "settled", "interrupted", "failed"]
+
+
+class LedgerEntry(Frame):
+    """One LLM call as the ledger recorded it."""
+
+    id: int
+    agent: str
+    day: date
+    at: datetime
+    provider: str
+    model: str
+    usage: Usage
+    cost_usd: Decimal
+    price_source: str
+    status: LedgerStatus
+    estimated: bool = False
+    """The cost is an estimate (no usage came back, or the plane died mid-call)."""
+
+
+# ── requests: client → plane ────────────────────────────────────────────────
+
+
+class Hello(Frame):
+    type: Literal["hello"] = "hello"
+    id: int
+    protocol_version: int
+    client: str = ""
+    token: str | None = None
+    """Required on TCP; ignored on the Unix socket, which only its owner can open."""
+
+
+class Subscribe(Frame):
+    type: Literal["subscribe"] = "subscribe"
+    id: int
+
+
+class Status(Frame):
+    type: Literal["status"] = "status"
+    id: int
+
+
+class Send(Frame):
+    """Post text to an agent's conversation as the operator."""
+
+    type: Literal["send"] = "send"
+    id: int
+    agent: str
+    text: str = Field(min_length=1, max_length=200_000)
+
+
+class History(Frame):
+    type: Literal["history"] = "history"
+    id: int
+    agent: str
+    limit: int = Field(default=200, ge=1, le=10_000)
+
+
+class NewAgent(Frame):
+    type: Literal["new_agent"] = "new_agent"
+    id: int
+    name: str
+    model: str
+    role: str = ""
+
+
+class LedgerQuery(Frame):
+    type: Literal["ledger"] = "ledger"
+    id: int
+    day: date | None = None
+    """None is the plane's today."""
+
+
+class Stop(Frame):
+    type: Literal["stop"] = "stop"
+    id: int
+
+
+Request = Annotated[
+    Hello | Subscribe | Status | Send | History | NewAgent | LedgerQuery | Stop,
+    Field(discriminator="type"),
+]
+
+
+# ── replies: plane → client, carrying the request's id ──────────────────────
+
+
+class Welcome(Frame):
+    type: Literal["welcome"] = "welcome"
+    id: int
+    protocol_version: int = PROTOCOL_VERSION
+    plane_version: str
+
+
+class SnapshotReply(Frame):
+    type: Literal["snapshot"] = "snapshot"
+    id: int
+    snapshot: Snapshot
+
+
+class Sent(Frame):
+    """The operator's message as stored, and what the plane answered at once
+    (a /limit reply, a held notice). The agent's answer comes later as events."""
+
+    type: Literal["sent"] = "sent"
+    id: int
+    messages: list[Message]
+
+
+class Messages(Frame):
+    type: Literal["messages"] = "messages"
+    id: int
+    agent: str
+    messages: list[Message]
+
+
+class AgentCreated(Frame):
+    type: Literal["agent_created"] = "agent_created"
+    id: int
+    agent: AgentState
+
+
+class Ledger(Frame):
+    type: Literal["ledger"] = "ledger"
+    id: int
+    day: date
+    entries: list[LedgerEntry]
+
+
+class Ok(Frame):
+    type: Literal["ok"] = "ok"
+    id: int
+
+
+ErrorCode = Literal[
+    "bad_frame",
+    "too_large",
+    "version",
+    "unauthorized",
+    "no_such_agent",
+    "invalid",
+    "exists",
+    "internal",
+]
+
+
+class Error(Frame):
+    type: Literal["error"] = "error"
+    id: int | None = None
+    code: ErrorCode
+    message: str
+    """One sentence a person can act on."""
+
+
+# ── events: plane → subscribed clients ──────────────────────────────────────
+
+
+class MessageAppended(Frame):
+    type: Literal["message"] = "message"
+    message: Message
+
+
+class TextDelta(Frame):
+    """Part of an agent's answer as it streams; the whole answer follows as a
+    `message` event once the turn's call is in the ledger."""
+
+    type: Literal["text_delta"] = "text_delta"
+    agent: str
+    turn: int
+    text: str
+
+
+class TurnStarted(Frame):
+    type: Literal["turn_started"] = "turn_started"
+    agent: str
+    turn: int
+
+
+class TurnFinished(Frame):
+    type: Literal["turn_finished"] = "turn_finished"
+    agent: str
+    turn: int
+    cost_usd: Decimal
+    usage: Usage
+    ok: bool = True
+
+
+class AgentUpdated(Frame):
+    type: Literal["agent_updated"] = "agent_updated"
+    agent: AgentState
+
+
+class DayRolled(Frame):
+    """The plane's UTC day changed: every row's spend starts again."""
+
+    type: Literal["day_rolled"] = "day_rolled"
+    snapshot: Snapshot
+
+
+Reply = Welcome | SnapshotReply | Sent | Messages | AgentCreated | Ledger | Ok | Error
+Event = MessageAppended | TextDelta | TurnStarted | TurnFinished | AgentUpdated | DayRolled
+ServerFrame = Annotated[Reply | Event, Field(discriminator="type")]
+
+T = TypeVar("T")
+
+_requests: TypeAdapter[Request] = TypeAdapter(Request)
+_server_frames: TypeAdapter[ServerFrame] = TypeAdapter(ServerFrame)
+
+
+class BadFrame(ValueError):
+    """A line that is not a valid frame. `id` is the request's id when the
+    line was JSON with an integer id, so the error reply can name it."""
+
+    def __init__(self, code: ErrorCode, message: str, id: int | None = None) -> None:
+        super().__init__(message)
+        self.code: ErrorCode = code
+        self.id = id
+
+
+def encode(frame: Frame) -> bytes:
+    return frame.model_dump_json().encode() + b"\n"
+
+
+def decode_request(line: bytes) -> Request:
+    return _decode(_requests, line)
+
+
+def decode_server_frame(line: bytes) -> ServerFrame:
+    return _decode(_server_frames, line)
+
+
+def _decode(adapter: TypeAdapter[T], line: bytes) -> T:
+    if len(line) > MAX_FRAME_BYTES:
+        raise BadFrame("too_large", f"Frame of {len(line)} bytes is over the 1 MiB limit.")
+    try:
+        return adapter.validate_json(line)
+    except ValidationError as exc:
+        raise BadFrame("bad_frame", _describe(exc), _id_of(line)) from None
+
+
+def _describe(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return f"Bad frame: {where + ': ' if where else ''}{first['msg']}."
+
+
+def _id_of(line: bytes) -> int | None:
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    ident = value.get("id") if isinstance(value, dict) else None
+    return ident if isinstance(ident, int) and not isinstance(ident, bool) else None

@@ -1,0 +1,3 @@
+"""Shared test fixtures: each module in tests/support registers its own."""
+
+pytest_plugins: list[str] = []
