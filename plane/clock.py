@@ -51,7 +51,7 @@ class SystemClock:
         return datetime.now(UTC)
 
     async def sleep_until(self, when: datetime) -> None:
-        while (left := (when - self.now()).total_seconds()) > 0:
+        while (left := (when - self.now()).total_seconds()) > 0:  # noqa: ASYNC110 - polls the clock itself
             await asyncio.sleep(min(left, 1.0))
 
 
