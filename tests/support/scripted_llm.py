@@ -1,0 +1,665 @@
+"""A real local HTTP server that speaks OpenAI's and Anthropic's chat APIs
+with scripted replies, so provider and runtime tests go over real sockets.
+
+Why a hand-rolled `http.server` rather than a mock: the faults the plane must
+survive live on the wire (a connection reset, a stream cut before its usage,
+a server that never answers), and only a real socket produces them. The
+replies are shaped like the providers' documented ones:
+
+- OpenAI Chat Completions, `POST /v1/chat/completions`: `usage.prompt_tokens`
+  includes `prompt_tokens_details.cached_tokens`; streaming is SSE `data:`
+  chunks ending with `[DONE]`, with a final `choices: []` chunk carrying the
+  usage only when the request set `stream_options.include_usage`.
+- Anthropic Messages, `POST /v1/messages`: `usage.input_tokens` excludes
+  `cache_read_input_tokens` and `cache_creation_input_tokens`; streaming is
+  the `message_start … message_stop` event sequence.
+
+Script it with `reply()`, `fault()`, `malformed()`, `cut_stream()`, `hang()`
+and `reset_connection()`; each request takes the next scripted step, and an
+empty script answers with `default_reply`. Every request body is kept in
+`requests`, in order.
+
+Outside pytest:
+
+    with ScriptedLLM() as llm:
+        llm.reply("hello", usage=Usage(input_tokens=10, output_tokens=2))
+        ...  # point an OpenAI client at llm.base_url, Anthropic at llm.anthropic_url
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import socket
+import struct
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from plane.protocol import Usage
+
+__all__ = [
+    "CutStream",
+    "Fault",
+    "Hang",
+    "Malformed",
+    "Reply",
+    "Reset",
+    "ScriptedLLM",
+    "derived_usage",
+]
+
+
+# ── the script ──────────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True)
+class Reply:
+    text: str = "ok"
+    usage: Usage | None = None
+    """None: derived from the request's size (see `derived_usage`)."""
+    tool_calls: tuple[tuple[str, dict[str, Any]], ...] = ()
+    delay_s: float = 0
+    """Seconds to wait before answering (a slow provider, a turn in flight)."""
+
+
+@dataclass(frozen=True)
+class Fault:
+    status: int
+    retry_after: float | str | None = None
+    message: str = "scripted fault"
+
+
+@dataclass(frozen=True)
+class Malformed:
+    """A 200 whose body (or, streaming, whose first event) is not valid JSON."""
+
+
+@dataclass(frozen=True)
+class CutStream:
+    """Streaming: the text up to `after_text`, then the stream ends cleanly
+    but without its usage (OpenAI: no usage chunk, no [DONE]; Anthropic:
+    no message_delta / message_stop). Not streaming: a body cut short."""
+
+    after_text: str = ""
+
+
+@dataclass(frozen=True)
+class Hang:
+    """Accept the request, send nothing for `seconds`, then drop the connection."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Reset:
+    """Close the connection with a TCP RST as soon as the request is read."""
+
+
+Step = Reply | Fault | Malformed | CutStream | Hang | Reset
+
+
+# ── deterministic usage ─────────────────────────────────────────────────────
+
+
+def _tokens(chars: int) -> int:
+    return max(1, math.ceil(chars / 4))
+
+
+def _text_of(content: Any) -> str:
+    """The text of an OpenAI or Anthropic `content` (string or list of parts)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, dict):
+                for key in ("text", "content"):
+                    if key in part:
+                        parts.append(_text_of(part[key]))
+                if "input" in part:
+                    parts.append(json.dumps(part["input"], sort_keys=True))
+        return "".join(parts)
+    return ""
+
+
+def prompt_chars(body: dict[str, Any]) -> int:
+    """Characters of a request's prompt: system, every message's text and tool
+    calls, and the tools' JSON."""
+    chars = len(_text_of(body.get("system", "")))
+    for message in body.get("messages", []):
+        chars += len(_text_of(message.get("content")))
+        for call in message.get("tool_calls") or []:
+            chars += len(json.dumps(call.get("function", {}), sort_keys=True))
+    if body.get("tools"):
+        chars += len(json.dumps(body["tools"], sort_keys=True))
+    return chars
+
+
+def derived_usage(body: dict[str, Any], text: str, tool_calls: tuple = ()) -> Usage:
+    """What a scripted reply with no explicit usage reports: ceil(chars / 4)
+    of the prompt in, ceil(chars / 4) of the answer out, never zero, no cache.
+    Deterministic, so costs in tests are predictable."""
+    out_chars = len(text) + sum(len(name) + len(json.dumps(args)) for name, args in tool_calls)
+    return Usage(input_tokens=_tokens(prompt_chars(body)), output_tokens=_tokens(out_chars))
+
+
+# ── wire shapes ─────────────────────────────────────────────────────────────
+
+
+def _openai_usage(usage: Usage) -> dict[str, Any]:
+    return {
+        "prompt_tokens": usage.input_tokens,
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": usage.input_tokens + usage.output_tokens,
+        "prompt_tokens_details": {"cached_tokens": usage.cache_read_tokens, "audio_tokens": 0},
+        "completion_tokens_details": {
+            "reasoning_tokens": 0,
+            "audio_tokens": 0,
+            "accepted_prediction_tokens": 0,
+            "rejected_prediction_tokens": 0,
+        },
+    }
+
+
+def _anthropic_usage(usage: Usage) -> dict[str, Any]:
+    return {
+        "input_tokens": usage.input_tokens - usage.cache_read_tokens - usage.cache_write_tokens,
+        "cache_creation_input_tokens": usage.cache_write_tokens,
+        "cache_read_input_tokens": usage.cache_read_tokens,
+        "output_tokens": usage.output_tokens,
+    }
+
+
+def _pieces(text: str) -> list[str]:
+    """The text as a stream would carry it: a word (and its space) at a time."""
+    return [p for p in re.findall(r"\S+\s*|\s+", text) if p]
+
+
+class _Wire:
+    """One protocol's shapes; subclasses per API."""
+
+    def __init__(self, body: dict[str, Any], serial: int) -> None:
+        self.body = body
+        self.model = str(body.get("model", "scripted"))
+        self.serial = serial
+
+    def error(self, status: int, message: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def message(self, reply: Reply, usage: Usage) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def events(self, reply: Reply, usage: Usage, cut: bool = False) -> list[bytes]:
+        """SSE events for `reply`; `cut` stops after its text, before anything
+        that carries the final usage (Anthropic's message_start, which states
+        the input tokens, still goes out as it would)."""
+        raise NotImplementedError
+
+
+class _OpenAI(_Wire):
+    def error(self, status: int, message: str) -> dict[str, Any]:
+        kind = {429: "rate_limit_exceeded", 401: "invalid_api_key"}.get(status, "server_error")
+        return {"error": {"message": message, "type": kind, "param": None, "code": kind}}
+
+    def _calls(self, reply: Reply) -> list[dict[str, Any]]:
+        return [
+            {
+                "id": f"call_{self.serial}_{i}",
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args)},
+            }
+            for i, (name, args) in enumerate(reply.tool_calls)
+        ]
+
+    def message(self, reply: Reply, usage: Usage) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+        if reply.tool_calls:
+            message["tool_calls"] = self._calls(reply)
+        return {
+            "id": f"chatcmpl-{self.serial}",
+            "object": "chat.completion",
+            "created": 1_700_000_000 + self.serial,
+            "model": self.model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "logprobs": None,
+                    "finish_reason": "tool_calls" if reply.tool_calls else "stop",
+                }
+            ],
+            "usage": _openai_usage(usage),
+            "system_fingerprint": "fp_scripted",
+        }
+
+    def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
+        chunk: dict[str, Any] = {
+            "id": f"chatcmpl-{self.serial}",
+            "object": "chat.completion.chunk",
+            "created": 1_700_000_000 + self.serial,
+            "model": self.model,
+            "system_fingerprint": "fp_scripted",
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+        }
+        if self._include_usage:
+            chunk["usage"] = None
+        return _sse(chunk)
+
+    @property
+    def _include_usage(self) -> bool:
+        options = self.body.get("stream_options") or {}
+        return bool(options.get("include_usage"))
+
+    def events(self, reply: Reply, usage: Usage, cut: bool = False) -> list[bytes]:
+        out = [self._chunk({"role": "assistant", "content": "", "refusal": None})]
+        out += [self._chunk({"content": piece}) for piece in _pieces(reply.text)]
+        if cut:
+            return out
+        for i, call in enumerate(self._calls(reply)):
+            head = {"index": i, "id": call["id"], "type": "function"}
+            head["function"] = {"name": call["function"]["name"], "arguments": ""}
+            out.append(self._chunk({"tool_calls": [head]}))
+            args = call["function"]["arguments"]
+            for j in range(0, len(args), 8):
+                piece = {"index": i, "function": {"arguments": args[j : j + 8]}}
+                out.append(self._chunk({"tool_calls": [piece]}))
+        out.append(self._chunk({}, "tool_calls" if reply.tool_calls else "stop"))
+        if self._include_usage:
+            final = {
+                "id": f"chatcmpl-{self.serial}",
+                "object": "chat.completion.chunk",
+                "created": 1_700_000_000 + self.serial,
+                "model": self.model,
+                "system_fingerprint": "fp_scripted",
+                "choices": [],
+                "usage": _openai_usage(usage),
+            }
+            out.append(_sse(final))
+        out.append(b"data: [DONE]\n\n")
+        return out
+
+
+class _Anthropic(_Wire):
+    def error(self, status: int, message: str) -> dict[str, Any]:
+        kind = {
+            400: "invalid_request_error",
+            401: "authentication_error",
+            403: "permission_error",
+            404: "not_found_error",
+            429: "rate_limit_error",
+            529: "overloaded_error",
+        }.get(status, "api_error")
+        return {"type": "error", "error": {"type": kind, "message": message}}
+
+    def _blocks(self, reply: Reply) -> list[dict[str, Any]]:
+        blocks: list[dict[str, Any]] = []
+        if reply.text:
+            blocks.append({"type": "text", "text": reply.text})
+        for i, (name, args) in enumerate(reply.tool_calls):
+            blocks.append(
+                {"type": "tool_use", "id": f"toolu_{self.serial}_{i}", "name": name, "input": args}
+            )
+        return blocks
+
+    def _stop_reason(self, reply: Reply) -> str:
+        return "tool_use" if reply.tool_calls else "end_turn"
+
+    def message(self, reply: Reply, usage: Usage) -> dict[str, Any]:
+        return {
+            "id": f"msg_{self.serial}",
+            "type": "message",
+            "role": "assistant",
+            "model": self.model,
+            "content": self._blocks(reply),
+            "stop_reason": self._stop_reason(reply),
+            "stop_sequence": None,
+            "usage": _anthropic_usage(usage),
+        }
+
+    def events(self, reply: Reply, usage: Usage, cut: bool = False) -> list[bytes]:
+        start = {
+            "type": "message_start",
+            "message": {
+                "id": f"msg_{self.serial}",
+                "type": "message",
+                "role": "assistant",
+                "model": self.model,
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": _anthropic_usage(usage) | {"output_tokens": 1},
+            },
+        }
+        out = [_sse(start, "message_start")]
+        index = 0
+        text = reply.text
+        if text or cut:
+            block = {"type": "content_block_start", "index": 0}
+            block["content_block"] = {"type": "text", "text": ""}
+            out.append(_sse(block, "content_block_start"))
+            out.append(_sse({"type": "ping"}, "ping"))
+            for piece in _pieces(text):
+                delta = {"type": "text_delta", "text": piece}
+                out.append(
+                    _sse({"type": "content_block_delta", "index": 0, "delta": delta},
+                         "content_block_delta")
+                )
+            if cut:
+                return out
+            out.append(_sse({"type": "content_block_stop", "index": 0}, "content_block_stop"))
+            index = 1
+        for block in self._blocks(reply):
+            if block["type"] != "tool_use":
+                continue
+            head = {**block, "input": {}}
+            out.append(
+                _sse({"type": "content_block_start", "index": index, "content_block": head},
+                     "content_block_start")
+            )
+            args = json.dumps(block["input"])
+            for j in range(0, len(args), 8):
+                delta = {"type": "input_json_delta", "partial_json": args[j : j + 8]}
+                out.append(
+                    _sse({"type": "content_block_delta", "index": index, "delta": delta},
+                         "content_block_delta")
+                )
+            out.append(_sse({"type": "content_block_stop", "index": index}, "content_block_stop"))
+            index += 1
+        final = {
+            "type": "message_delta",
+            "delta": {"stop_reason": self._stop_reason(reply), "stop_sequence": None},
+            "usage": {"output_tokens": usage.output_tokens},
+        }
+        out.append(_sse(final, "message_delta"))
+        out.append(_sse({"type": "message_stop"}, "message_stop"))
+        return out
+
+
+def _sse(data: dict[str, Any], event: str | None = None) -> bytes:
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {json.dumps(data)}\n\n".encode()
+
+
+# ── the server ──────────────────────────────────────────────────────────────
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    timeout = 10
+    """Idle keep-alive connections close after this many seconds."""
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/") in ("/v1/models", "/models"):
+            self._json(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
+        elif self.path == "/health":
+            self._json(200, {"status": "ok"})
+        else:
+            self._json(404, {"error": {"message": f"no route {self.path}"}})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        path = self.path.split("?")[0].rstrip("/")
+        wire_class = {"/v1/chat/completions": _OpenAI, "/v1/messages": _Anthropic}.get(path)
+        if wire_class is None:
+            self._json(404, {"error": {"message": f"no route {self.path}"}})
+            return
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            self._json(400, {"error": {"message": "request body is not JSON"}})
+            return
+        llm = self.server.llm
+        step, serial = llm._record(path, dict(self.headers), body)
+        self._answer(step, wire_class(body, serial), bool(body.get("stream")))
+
+    def _answer(self, step: Step, wire: _Wire, stream: bool) -> None:
+        match step:
+            case Reply():
+                if step.delay_s and self.server.llm._stopping.wait(step.delay_s):
+                    return
+                usage = step.usage or derived_usage(wire.body, step.text, step.tool_calls)
+                if stream:
+                    self._stream(wire.events(step, usage))
+                else:
+                    self._json(200, wire.message(step, usage))
+            case Fault():
+                headers = {}
+                if step.retry_after is not None:
+                    headers["Retry-After"] = str(step.retry_after)
+                self._json(step.status, wire.error(step.status, step.message), headers)
+            case Malformed():
+                if stream:
+                    self._stream([b'data: {"choices": [{"delta": {"content": "x"\n\n'])
+                else:
+                    self._raw(200, b'{"id": "broken", "choices": [', "application/json")
+            case CutStream():
+                if stream:
+                    reply = Reply(step.after_text)
+                    usage = derived_usage(wire.body, step.after_text)
+                    self._stream(wire.events(reply, usage, cut=True))
+                else:
+                    self._cut_body(wire)
+            case Hang():
+                self.server.llm._stopping.wait(step.seconds)
+                self.close_connection = True
+            case Reset():
+                self._reset()
+
+    def _json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
+        self._raw(status, json.dumps(data).encode(), "application/json", headers)
+
+    def _raw(
+        self, status: int, body: bytes, kind: str, headers: dict[str, str] | None = None
+    ) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _stream(self, events: list[bytes]) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for event in events:
+            self.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _cut_body(self, wire: _Wire) -> None:
+        whole = json.dumps(wire.message(Reply("cut"), Usage(input_tokens=1))).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(whole)))
+        self.end_headers()
+        self.wfile.write(whole[: len(whole) // 2])
+        self.wfile.flush()
+        self.close_connection = True
+
+    def _reset(self) -> None:
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.connection.close()
+        self.close_connection = True
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, llm: ScriptedLLM) -> None:
+        self.llm = llm
+        self.connections: set[socket.socket] = set()
+        self.connections_lock = threading.Lock()
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self.connections_lock:
+            self.connections.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self.connections_lock:
+            self.connections.discard(request)
+        super().shutdown_request(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away mid-answer is normal here (timeouts, cut
+        streams); say nothing."""
+
+    def drop_connections(self) -> None:
+        with self.connections_lock:
+            open_now = list(self.connections)
+        for conn in open_now:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+@dataclass
+class _Received:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    at: float = field(default_factory=time.monotonic)
+
+
+class ScriptedLLM:
+    """The scripted server. Thread-safe: requests may arrive concurrently;
+    each takes the next step of the script in arrival order."""
+
+    def __init__(self) -> None:
+        self._script: deque[Step] = deque()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._received: list[_Received] = []
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self._default: Reply = Reply("ok")
+
+    # lifecycle
+
+    def start(self) -> ScriptedLLM:
+        self._server = _Server(self)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+            name="scripted-llm", daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is None:
+            return
+        self._stopping.set()
+        self._server.shutdown()
+        self._server.drop_connections()
+        self._server.server_close()
+        assert self._thread is not None
+        self._thread.join(timeout=5)
+        self._server = None
+
+    def __enter__(self) -> ScriptedLLM:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # where it listens
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "the scripted server is not started"
+        return self._server.server_address[1]
+
+    @property
+    def anthropic_url(self) -> str:
+        """Anthropic's base URL convention: the client appends /v1/messages."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        """OpenAI's base URL convention: the client appends /chat/completions."""
+        return f"{self.anthropic_url}/v1"
+
+    # the script
+
+    def reply(
+        self,
+        text: str = "ok",
+        *,
+        usage: Usage | None = None,
+        tool_calls: list[tuple[str, dict[str, Any]]] | None = None,
+        delay_s: float = 0,
+    ) -> ScriptedLLM:
+        return self._push(Reply(text, usage, tuple(tool_calls or ()), delay_s))
+
+    def fault(self, status: int = 500, retry_after: float | str | None = None) -> ScriptedLLM:
+        return self._push(Fault(status, retry_after))
+
+    def malformed(self) -> ScriptedLLM:
+        return self._push(Malformed())
+
+    def cut_stream(self, after_text: str = "") -> ScriptedLLM:
+        return self._push(CutStream(after_text))
+
+    def hang(self, seconds: float) -> ScriptedLLM:
+        return self._push(Hang(seconds))
+
+    def reset_connection(self) -> ScriptedLLM:
+        return self._push(Reset())
+
+    def _push(self, step: Step) -> ScriptedLLM:
+        with self._lock:
+            self._script.append(step)
+        return self
+
+    @property
+    def default_reply(self) -> Reply:
+        """What an empty script answers: "ok", usage derived from the request."""
+        return self._default
+
+    @default_reply.setter
+    def default_reply(self, value: Reply | str) -> None:
+        self._default = Reply(value) if isinstance(value, str) else value
+
+    @property
+    def pending(self) -> int:
+        """Scripted steps not yet consumed."""
+        with self._lock:
+            return len(self._script)
+
+    # what arrived
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """The JSON bodies received, in order (faulted requests included)."""
+        with self._lock:
+            return [r.body for r in self._received]
+
+    @property
+    def received(self) -> list[_Received]:
+        """Path, headers and body of every request, in order."""
+        with self._lock:
+            return list(self._received)
+
+    def _record(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> tuple[Step, int]:
+        with self._lock:
+            self._received.append(_Received(path, headers, body))
+            step = self._script.popleft() if self._script else self._default
+            return step, len(self._received)
