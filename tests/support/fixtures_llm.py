@@ -1,5 +1,10 @@
-"""Fixtures for LLM calls: `scripted_llm`, a real local HTTP server speaking
-OpenAI's and Anthropic's APIs with scripted replies (one per test)."""
+"""Fixtures for LLM calls:
+
+- `scripted_llm`: a real local HTTP server speaking OpenAI's and Anthropic's
+  APIs with scripted replies (one per test);
+- `embedded_model`: the real embedded model (llama.cpp + SmolLM2 in a child
+  process), started once per test session.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from plane.providers.local import EmbeddedModel
 from tests.support.scripted_llm import ScriptedLLM
 
 
@@ -17,3 +23,17 @@ def scripted_llm() -> Iterator[ScriptedLLM]:
     the test."""
     with ScriptedLLM() as llm:
         yield llm
+
+
+@pytest.fixture(scope="session")
+def embedded_model() -> Iterator[EmbeddedModel]:
+    """One started `EmbeddedModel` for the whole session: `.base_url` (ending
+    in /v1) and `.api_key`. Started and stopped without an event loop, so any
+    test's loop can use it. Tests share its prompt cache: measure cached
+    tokens on prefixes of your own."""
+    model = EmbeddedModel()
+    model.start_blocking()
+    try:
+        yield model
+    finally:
+        model.stop_blocking()
