@@ -1,0 +1,93 @@
+"""`grep`: a regular expression over the workspace's text files.
+
+The search itself runs in a child process (see `scan.py` for why), bounded by
+`GREP_TIMEOUT_S`; this module checks the arguments, confines the path, and
+turns the child's outcome into a result or a sentence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+from pydantic import Field
+
+from plane.errors import ToolError
+from plane.tools import scan
+from plane.tools.base import Args, Tool, ToolContext
+from plane.tools.process import run_process, tool_environment
+from plane.tools.workspace import relative, resolve_inside, shown
+
+GREP_TIMEOUT_S = 30
+MAX_MATCHES = 200
+MAX_LINE = 300
+
+
+class GrepArgs(Args):
+    pattern: str = Field(min_length=1, max_length=1000, description="A Python regular expression.")
+    path: str = Field(default=".", description="A file or directory, relative to your workspace.")
+    glob: str | None = Field(
+        default=None,
+        max_length=200,
+        description="Only files whose path ends like this, e.g. `*.py` or `src/*.ts`.",
+    )
+    ignore_case: bool = Field(default=False, description="Match regardless of case.")
+
+
+async def grep(args: GrepArgs, ctx: ToolContext) -> str:
+    try:
+        re.compile(args.pattern)
+    except re.error as error:
+        raise ToolError(f"`pattern` is not a valid regular expression: {error}.") from None
+    root, real = await asyncio.to_thread(_where, ctx.workspace, args.path)
+    request = {
+        "root": str(root),
+        "start": str(real),
+        "pattern": args.pattern,
+        "ignore_case": args.ignore_case,
+        "glob": args.glob,
+        "max_matches": MAX_MATCHES,
+        "max_line": MAX_LINE,
+    }
+    finished = await run_process(
+        [sys.executable, "-I", scan.__file__, json.dumps(request)],
+        cwd=root,
+        env=tool_environment(ctx.workspace),
+        timeout_s=GREP_TIMEOUT_S,
+        cap_bytes=256 * 1024,
+    )
+    if finished.timed_out:
+        raise ToolError(
+            f"grep was stopped after {GREP_TIMEOUT_S}s; narrow the path or glob, "
+            "or simplify the pattern."
+        )
+    if finished.exit_code != 0:
+        raise ToolError(f"grep failed: {finished.output.strip()[-500:]}")
+    if not finished.output:
+        return f"(No match for `{args.pattern}` in {shown(relative(root, real))}.)"
+    return finished.output.rstrip("\n")
+
+
+def _where(workspace: Path, path: str) -> tuple[Path, Path]:
+    """The real workspace and the real path searched, which exists inside it."""
+    real = resolve_inside(workspace, path)
+    if not real.exists():
+        raise ToolError(f"{shown(path)} does not exist.")
+    return Path(os.path.realpath(workspace)), real
+
+
+TOOL = Tool(
+    name="grep",
+    description=(
+        "Search text files in your workspace for a regular expression. Results are "
+        f"`path:line:text`, at most {MAX_MATCHES}, lines cut at {MAX_LINE} characters; "
+        "binary files and `.git` are skipped."
+    ),
+    args=GrepArgs,
+    run=grep,
+    timeout_s=GREP_TIMEOUT_S + 15,
+)
