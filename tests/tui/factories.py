@@ -1,0 +1,59 @@
+"""Protocol frames for tests that feed the app directly (widgets in isolation,
+snapshots). Fixed times, so pictures do not change from run to run."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from typing import Any
+
+from plane.protocol import AgentState, Message, Snapshot, Usage
+
+NOW = datetime(2025, 3, 14, 20, 47, 0, tzinfo=UTC)
+RESETS = datetime(2025, 3, 15, 0, 0, 0, tzinfo=UTC)
+
+
+def agent(name: str, spend: str = "0", limit: str | None = "5", **fields: Any) -> AgentState:
+    return AgentState(
+        name=name,
+        model=fields.pop("model", "smollm2-135m"),
+        provider=fields.pop("provider", "local"),
+        spend_today_usd=Decimal(spend),
+        limit_usd=Decimal(limit) if limit is not None else None,
+        **fields,
+    )
+
+
+def snapshot(*agents: AgentState, models: list[str] | None = None) -> Snapshot:
+    return Snapshot(
+        day=date(2025, 3, 14),
+        now=NOW,
+        resets_at=RESETS,
+        agents=list(agents),
+        models=models if models is not None else ["smollm2-135m", "claude-haiku-4-5"],
+    )
+
+
+_ids = iter(range(1, 1_000_000))
+
+
+def message(agent: str, kind: str, text: str, *, minute: int = 2, **fields: Any) -> Message:
+    return Message(
+        id=next(_ids),
+        agent=agent,
+        at=NOW.replace(hour=14, minute=minute),
+        kind=kind,  # type: ignore[arg-type]
+        text=text,
+        **fields,
+    )
+
+
+def cost(agent: str, usd: str, tokens_in: int, cached: int, out: int, **fields: Any) -> Message:
+    return message(
+        agent,
+        "cost",
+        "",
+        cost_usd=Decimal(usd),
+        usage=Usage(input_tokens=tokens_in, cache_read_tokens=cached, output_tokens=out),
+        **fields,
+    )

@@ -1,0 +1,38 @@
+"""`python -m tui [--socket PATH | --tcp HOST:PORT [--token T]]`.
+
+What `plane` with no argument execs once a plane is running. The default
+socket is the one `plane` itself listens on: `$PLANE_HOME/plane.sock`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from plane.home import Home
+from tui.app import PlaneApp
+from tui.client import Address
+
+
+def parse(argv: list[str] | None = None) -> Address:
+    parser = argparse.ArgumentParser(prog="python -m tui", description=__doc__.split("\n")[0])
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--socket", type=Path, help="the plane's Unix socket")
+    where.add_argument("--tcp", metavar="HOST:PORT", help="the plane's TCP address")
+    parser.add_argument("--token", help="token for TCP (default: $PLANE_TOKEN)")
+    args = parser.parse_args(argv)
+    if args.tcp:
+        token = args.token or os.environ.get("PLANE_TOKEN")
+        if not token:
+            parser.error("--tcp needs a token: --token or $PLANE_TOKEN")
+        return Address.tcp(args.tcp, token)
+    return Address(path=args.socket or Home.from_env().socket)
+
+
+def main(argv: list[str] | None = None) -> None:
+    PlaneApp(parse(argv)).run()
+
+
+if __name__ == "__main__":
+    main()

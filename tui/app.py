@@ -1,0 +1,73 @@
+"""The plane's terminal client.
+
+The app owns the three non-widgets (the store, the client, the command
+registry), hands them down to the main screen, and routes what the client
+posts: a snapshot into the store, an event into the store, a lost connection
+onto the screen's banner. It decides nothing about money or days.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual import on
+from textual.app import App
+from textual.binding import Binding, BindingType
+
+from tui.client import Address, Backoff, PlaneClient
+from tui.commands import Commands
+from tui.messages import PlaneConnected, PlaneEvent, PlaneLost
+from tui.palette import PlaneCommands
+from tui.screens.main import MainScreen
+from tui.store import Store
+
+
+class PlaneApp(App[None]):
+    """`PlaneApp(Address(path=…))` connects on start; `address=None` stays
+    offline (tests feed it frames as the client would post them)."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "plane"
+    COMMANDS = App.COMMANDS | {PlaneCommands}
+    COMMAND_PALETTE_BINDING = "ctrl+p"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+t", "toggle_theme", "Light/dark"),
+    ]
+
+    def __init__(
+        self,
+        address: Address | None,
+        *,
+        commands: Commands = COMMANDS,
+        backoff: Backoff | None = None,
+    ) -> None:
+        super().__init__()
+        self.address = address
+        self.store = Store(self)
+        self.client = PlaneClient(address or Address(), self.post_message, backoff=backoff)
+        self.main_screen = MainScreen(self.store, self.client, commands)
+
+    def on_mount(self) -> None:
+        self.push_screen(self.main_screen)
+        if self.address is not None:
+            self.run_worker(self.client.run(), name="plane-link", exit_on_error=False)
+
+    @on(PlaneConnected)
+    def _connected(self, event: PlaneConnected) -> None:
+        self.main_screen.lost = None
+        self.store.load(event.snapshot)
+
+    @on(PlaneLost)
+    def _lost(self, event: PlaneLost) -> None:
+        wait = f"{event.retry_in:.0f}s" if event.retry_in >= 1 else "a moment"
+        self.main_screen.lost = (
+            f"{event.reason} Reconnecting to {event.address} in {wait} (try {event.attempt})."
+        )
+
+    @on(PlaneEvent)
+    def _event(self, event: PlaneEvent) -> None:
+        self.store.apply(event.event)
+
+    def action_toggle_theme(self) -> None:
+        self.theme = "textual-light" if self.current_theme.dark else "textual-dark"

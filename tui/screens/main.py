@@ -1,0 +1,254 @@
+"""The one screen the operator lives in: rows, title, conversation, input.
+
+The screen mediates: widgets post messages up, the screen sets attributes
+down, and the store's signals tell it what the plane changed. Network work
+(history, sending) runs in workers that post their results back as messages
+and never touch a widget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.message import Message as TextualMessage
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+
+from plane.protocol import AgentState, Message
+from tui.client import PlaneClient, PlaneRefused, PlaneUnavailable
+from tui.commands import Commands
+from tui.screens.new_agent import NewAgentScreen
+from tui.store import Store, Streaming
+from tui.widgets.agent_list import AgentList
+from tui.widgets.composer import Composer
+from tui.widgets.connection_banner import ConnectionBanner
+from tui.widgets.conversation import ConversationPane
+from tui.widgets.title_bar import TitleBar
+
+
+class MainScreen(Screen[None]):
+    """Agents on the left, the selected one's conversation on the right."""
+
+    CSS_PATH = "main.tcss"
+    AUTO_FOCUS = "#composer"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+n", "new_agent", "New agent"),
+        Binding("ctrl+l", "focus_agents", "Agents"),
+        Binding("escape", "focus_composer", "Type", show=False),
+    ]
+
+    lost: reactive[str | None] = reactive(None)
+    """Why the plane is not connected (and when the next try is), or None."""
+
+    @dataclass
+    class Delivered(TextualMessage):
+        """What the plane stored and answered for something sent or fetched."""
+
+        agent: str
+        messages: list[Message]
+        whole_history: bool = False
+
+    @dataclass
+    class Failed(TextualMessage):
+        """A request did not go through; the sentence to show."""
+
+        agent: str | None
+        text: str
+
+    def __init__(self, store: Store, client: PlaneClient, commands: Commands) -> None:
+        super().__init__()
+        self.store = store
+        self.client = client
+        self.commands = commands
+
+    def compose(self) -> ComposeResult:
+        yield TitleBar(id="title")
+        yield ConnectionBanner(id="banner")
+        with Horizontal(id="body"):
+            yield AgentList(self.store, id="agents")
+            with Vertical(id="talk"):
+                yield ConversationPane(id="conversation")
+                yield Static("", id="hint")
+                yield Composer(self.commands, id="composer")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.store.roster_changed.subscribe(self, self._roster_changed, immediate=True)
+        self.store.agent_changed.subscribe(self, self._agent_changed, immediate=True)
+        self.store.message_added.subscribe(self, self._message_added, immediate=True)
+        self.store.streaming.subscribe(self, self._streaming, immediate=True)
+        self.set_interval(1.0, self._tick)
+        self.query_one(ConversationPane).show(None, [])
+
+    # ── what the store says ────────────────────────────────────────────────
+
+    @property
+    def selected(self) -> str | None:
+        return self.query_one(AgentList).selected
+
+    def _roster_changed(self, names: list[str]) -> None:
+        self._show_title()
+        agent = self.selected
+        if agent is not None and not self.store.conversation(agent).loaded:
+            self.load_history(agent)
+
+    def _agent_changed(self, agent: AgentState) -> None:
+        if agent.name == self.selected:
+            self._show_title()
+
+    def _message_added(self, message: Message) -> None:
+        if message.agent == self.selected:
+            self.query_one(ConversationPane).append(message)
+
+    def _streaming(self, streaming: Streaming) -> None:
+        if streaming.agent == self.selected:
+            self.query_one(ConversationPane).stream(streaming.text)
+
+    def _show_title(self) -> None:
+        title = self.query_one(TitleBar)
+        agent = self.store.agents.get(self.selected or "")
+        title.agent = agent
+        title.resets_in = self.store.resets_in()
+        if agent is None:
+            title.waiting_text = (
+                "connecting to the plane…" if self.store.day is None and not self.lost
+                else "no agents yet: ctrl+n creates one" if not self.lost
+                else "not connected"
+            )
+
+    def _tick(self) -> None:
+        self.query_one(TitleBar).resets_in = self.store.resets_in()
+
+    def watch_lost(self, lost: str | None) -> None:
+        self.query_one(ConnectionBanner).lost = lost
+        self._show_title()
+
+    # ── what the widgets say ───────────────────────────────────────────────
+
+    @on(AgentList.Selected)
+    def _agent_selected(self, event: AgentList.Selected) -> None:
+        conversation = self.store.conversation(event.agent)
+        self.query_one(ConversationPane).show(event.agent, conversation.ordered())
+        if conversation.streaming:
+            self.query_one(ConversationPane).stream(conversation.streaming)
+        self._show_title()
+        self.load_history(event.agent)
+
+    @on(AgentList.Chosen)
+    def _agent_chosen(self) -> None:
+        self.action_focus_composer()
+
+    @on(AgentList.NewAgentWanted)
+    def _new_agent_wanted(self) -> None:
+        self.open_new_agent()
+
+    @on(Composer.Step)
+    def _step(self, event: Composer.Step) -> None:
+        self.query_one(AgentList).step(event.delta)
+
+    @on(Input.Changed, "#composer")
+    def _typing(self, event: Input.Changed) -> None:
+        matches = self.commands.completions(event.value.split(" ")[0])
+        hint = "   ".join(f"{c.usage}  {c.help}" for c in matches[:2])
+        self.query_one("#hint", Static).update(hint)
+        self.query_one("#hint").set_class(bool(hint), "-shown")
+
+    @on(Input.Submitted, "#composer")
+    async def _submitted(self, event: Input.Submitted) -> None:
+        text = event.value.strip()
+        event.input.clear()
+        if text:
+            await self.commands.dispatch(self, text)
+
+    @on(Delivered)
+    def _delivered(self, event: Delivered) -> None:
+        if event.whole_history:
+            conversation = self.store.conversation(event.agent)
+            conversation.add(event.messages)
+            conversation.loaded = True
+            if event.agent == self.selected:
+                pane = self.query_one(ConversationPane)
+                pane.show(event.agent, conversation.ordered())
+                pane.stream(conversation.streaming)
+        else:
+            self.store.add_messages(event.messages)
+
+    @on(Failed)
+    def _failed(self, event: Failed) -> None:
+        if event.agent is None or event.agent == self.selected:
+            self.query_one(ConversationPane).note(event.text)
+        else:
+            self.notify(event.text, severity="error")
+
+    # ── CommandContext: what slash commands may do ─────────────────────────
+
+    def send_to_plane(self, text: str) -> None:
+        agent = self.selected
+        if agent is None:
+            self.show_local("There is no agent to send to yet: ctrl+n creates one.")
+            return
+        self.send(agent, text)
+
+    def show_local(self, text: str) -> None:
+        self.query_one(ConversationPane).note(text)
+
+    def open_new_agent(self) -> None:
+        screen = NewAgentScreen(self.store.models, self.client)
+        self.app.push_screen(screen, callback=self._created)
+
+    def select_agent(self, agent: str) -> None:
+        self.query_one(AgentList).select(agent)
+
+    def prefill(self, text: str) -> None:
+        composer = self.query_one(Composer)
+        composer.value = text
+        composer.cursor_position = len(text)
+        composer.focus()
+
+    def quit(self) -> None:
+        self.app.exit()
+
+    def _created(self, agent: AgentState | None) -> None:
+        if agent is not None:
+            self.store.upsert(agent)
+            self.query_one(AgentList).select(agent.name)
+        self.action_focus_composer()
+
+    # ── workers ────────────────────────────────────────────────────────────
+
+    @work(exclusive=True, group="history", exit_on_error=False)
+    async def load_history(self, agent: str) -> None:
+        try:
+            reply = await self.client.history(agent)
+        except (PlaneRefused, PlaneUnavailable):
+            return  # the banner already says why; a reconnect loads it again
+        self.post_message(self.Delivered(agent, reply.messages, whole_history=True))
+
+    @work(group="send", exit_on_error=False)
+    async def send(self, agent: str, text: str) -> None:
+        try:
+            sent = await self.client.send(agent, text)
+        except PlaneRefused as exc:
+            self.post_message(self.Failed(agent, str(exc)))
+        except PlaneUnavailable:
+            self.post_message(self.Failed(agent, f"Not sent (no connection to the plane): {text}"))
+        else:
+            self.post_message(self.Delivered(agent, sent.messages))
+
+    # ── actions ────────────────────────────────────────────────────────────
+
+    def action_new_agent(self) -> None:
+        self.open_new_agent()
+
+    def action_focus_agents(self) -> None:
+        self.query_one(AgentList).focus_rows()
+
+    def action_focus_composer(self) -> None:
+        self.query_one(Composer).focus()

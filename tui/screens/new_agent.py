@@ -1,0 +1,115 @@
+"""The new-agent form: name, model, role.
+
+The plane validates and creates; this form only collects and shows what the
+plane answered. A refusal (`invalid`, `exists`) appears under the fields as
+the plane's own sentence, and the form stays open with what was typed. The
+new agent gets the plane's `defaults`, ceiling included; nothing here sets
+one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Protocol
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Select, Static, TextArea
+
+from plane.protocol import AgentCreated, AgentState
+from tui.client import PlaneRefused, PlaneUnavailable
+
+
+class CreatesAgents(Protocol):
+    async def new_agent(self, name: str, model: str, role: str = "") -> AgentCreated: ...
+
+
+class NewAgentScreen(ModalScreen[AgentState | None]):
+    """Dismissed with the created agent, or None when cancelled."""
+
+    CSS_PATH = "new_agent.tcss"
+    AUTO_FOCUS = "#name"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("ctrl+s", "create", "Create"),
+    ]
+
+    @dataclass
+    class Created(Message):
+        agent: AgentState
+
+    @dataclass
+    class Refused(Message):
+        reason: str
+
+    def __init__(self, models: list[str], plane: CreatesAgents) -> None:
+        super().__init__()
+        self.models = models
+        self.plane = plane
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="form"):
+            yield Label("New agent", id="heading")
+            yield Label("Name", classes="field")
+            yield Input(placeholder="e.g. scout", id="name")
+            yield Label("Model", classes="field")
+            yield Select(
+                [(model, model) for model in self.models],
+                allow_blank=not self.models,
+                prompt="no models configured",
+                id="model",
+            )
+            yield Label("Role (system prompt, optional)", classes="field")
+            yield TextArea(id="role", soft_wrap=True, show_line_numbers=False)
+            yield Static("", id="error")
+            yield Static("It starts with the plane's default daily ceiling.", id="note")
+            with Horizontal(id="buttons"):
+                yield Button("Create", variant="primary", id="create")
+                yield Button("Cancel", id="cancel")
+
+    @on(Input.Submitted, "#name")
+    @on(Button.Pressed, "#create")
+    def action_create(self) -> None:
+        name = self.query_one("#name", Input).value.strip()
+        model = self.query_one("#model", Select).value
+        role = self.query_one("#role", TextArea).text.strip()
+        if not isinstance(model, str):
+            self._show_error("Pick a model first (the plane has none configured).")
+            return
+        self.query_one("#create", Button).disabled = True
+        self.submit(name, model, role)
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    @on(Created)
+    def _created(self, event: Created) -> None:
+        self.dismiss(event.agent)
+
+    @on(Refused)
+    def _refused(self, event: Refused) -> None:
+        self.query_one("#create", Button).disabled = False
+        self._show_error(event.reason)
+        self.query_one("#name", Input).focus()
+
+    def _show_error(self, reason: str) -> None:
+        error = self.query_one("#error", Static)
+        error.update(reason)
+        error.set_class(bool(reason), "-shown")
+
+    @work(exclusive=True, exit_on_error=False)
+    async def submit(self, name: str, model: str, role: str) -> None:
+        try:
+            reply = await self.plane.new_agent(name, model, role)
+        except PlaneRefused as exc:
+            self.post_message(self.Refused(str(exc)))
+        except PlaneUnavailable:
+            self.post_message(self.Refused("Not connected to the plane; try again once it is."))
+        else:
+            self.post_message(self.Created(reply.agent))

@@ -1,0 +1,177 @@
+"""What the plane last said, in one place.
+
+The store holds the live state (every agent's row, the day, the models, the
+conversations seen so far) and tells subscribers what changed through
+Textual signals. It decides nothing: `load()` takes a snapshot whole, and
+`apply()` folds one event into it. Rows subscribe to `agent_changed`; the
+main screen to the rest.
+
+Time: the plane's `now` arrives with each snapshot. The countdown to the
+reset is that `now` plus local *monotonic* time elapsed since, so a wrong
+local clock or a local time zone never moves the plane's day.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+
+from textual.dom import DOMNode
+from textual.signal import Signal
+
+from plane.protocol import (
+    AgentState,
+    AgentUpdated,
+    DayRolled,
+    Event,
+    Message,
+    MessageAppended,
+    Snapshot,
+    TextDelta,
+    TurnFinished,
+    TurnStarted,
+)
+
+
+@dataclass
+class Conversation:
+    """One agent's messages as far as this client has seen them, by id."""
+
+    agent: str
+    messages: dict[int, Message] = field(default_factory=dict)
+    streaming: str = ""
+    """Text of the answer being streamed, until the whole message arrives."""
+    loaded: bool = False
+    """History has been fetched at least once since connecting."""
+
+    def add(self, messages: Iterable[Message]) -> list[Message]:
+        """Adds what is new; returns it, in id order."""
+        fresh = [m for m in messages if m.id not in self.messages]
+        for message in fresh:
+            self.messages[message.id] = message
+        if fresh and max(m.id for m in fresh) < max(self.messages):
+            self.messages = dict(sorted(self.messages.items()))
+        return sorted(fresh, key=lambda m: m.id)
+
+    def ordered(self) -> list[Message]:
+        return list(self.messages.values())
+
+
+@dataclass(frozen=True)
+class Streaming:
+    agent: str
+    text: str
+    """Everything streamed so far in this turn; empty when the stream ended."""
+
+
+class Store:
+    """The plane's state as last told, with signals for each kind of change."""
+
+    def __init__(self, owner: DOMNode, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self.agents: dict[str, AgentState] = {}
+        self.models: list[str] = []
+        self.day: date | None = None
+        self._plane_now: datetime | None = None
+        self._told_at = 0.0
+        self.resets_at: datetime | None = None
+        self.conversations: dict[str, Conversation] = {}
+
+        self.roster_changed: Signal[list[str]] = Signal(owner, "roster_changed")
+        """The set or order of agents changed, or everything was reloaded."""
+        self.agent_changed: Signal[AgentState] = Signal(owner, "agent_changed")
+        """One agent's row changed (spend, status, ceiling)."""
+        self.message_added: Signal[Message] = Signal(owner, "message_added")
+        self.streaming: Signal[Streaming] = Signal(owner, "streaming")
+
+    # ── reading ────────────────────────────────────────────────────────────
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.agents)
+
+    def plane_now(self) -> datetime | None:
+        if self._plane_now is None:
+            return None
+        return self._plane_now + timedelta(seconds=self._clock() - self._told_at)
+
+    def resets_in(self) -> timedelta | None:
+        now = self.plane_now()
+        if now is None or self.resets_at is None:
+            return None
+        return max(timedelta(0), self.resets_at - now)
+
+    def conversation(self, agent: str) -> Conversation:
+        return self.conversations.setdefault(agent, Conversation(agent))
+
+    # ── writing ────────────────────────────────────────────────────────────
+
+    def load(self, snapshot: Snapshot) -> None:
+        """Replace everything with a snapshot (connect, reconnect, new day)."""
+        self.agents = {agent.name: agent for agent in snapshot.agents}
+        self.models = list(snapshot.models)
+        self.day = snapshot.day
+        self._plane_now = snapshot.now
+        self._told_at = self._clock()
+        self.resets_at = snapshot.resets_at
+        for conversation in self.conversations.values():
+            conversation.loaded = False
+            conversation.streaming = ""
+        self.roster_changed.publish(self.names)
+
+    def upsert(self, agent: AgentState) -> None:
+        is_new = agent.name not in self.agents
+        self.agents[agent.name] = agent
+        if is_new:
+            self.roster_changed.publish(self.names)
+        else:
+            self.agent_changed.publish(agent)
+
+    def add_messages(self, messages: Iterable[Message]) -> None:
+        for message in messages:
+            conversation = self.conversation(message.agent)
+            if not conversation.add([message]):
+                continue
+            if message.kind == "agent" and conversation.streaming:
+                conversation.streaming = ""
+                self.streaming.publish(Streaming(message.agent, ""))
+            self.message_added.publish(message)
+
+    def apply(self, event: Event) -> None:
+        _APPLY[type(event)](self, event)
+
+    def _on_message(self, event: MessageAppended) -> None:
+        self.add_messages([event.message])
+
+    def _on_delta(self, event: TextDelta) -> None:
+        conversation = self.conversation(event.agent)
+        conversation.streaming += event.text
+        self.streaming.publish(Streaming(event.agent, conversation.streaming))
+
+    def _on_turn_started(self, event: TurnStarted) -> None:
+        self.conversation(event.agent).streaming = ""
+
+    def _on_turn_finished(self, event: TurnFinished) -> None:
+        conversation = self.conversation(event.agent)
+        if conversation.streaming:
+            conversation.streaming = ""
+            self.streaming.publish(Streaming(event.agent, ""))
+
+    def _on_agent(self, event: AgentUpdated) -> None:
+        self.upsert(event.agent)
+
+    def _on_day(self, event: DayRolled) -> None:
+        self.load(event.snapshot)
+
+
+_APPLY: dict[type, Callable[[Store, object], None]] = {
+    MessageAppended: Store._on_message,  # type: ignore[dict-item]
+    TextDelta: Store._on_delta,  # type: ignore[dict-item]
+    TurnStarted: Store._on_turn_started,  # type: ignore[dict-item]
+    TurnFinished: Store._on_turn_finished,  # type: ignore[dict-item]
+    AgentUpdated: Store._on_agent,  # type: ignore[dict-item]
+    DayRolled: Store._on_day,  # type: ignore[dict-item]
+}
+"""Which method folds which event in: a table, not an if/elif chain."""

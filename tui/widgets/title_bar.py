@@ -1,0 +1,70 @@
+"""The line at the top: the selected agent, its model, its day so far.
+
+`demo · smollm2-135m · $4.10 of $5.00 today`, or `$4.10 today, no limit`;
+when the agent is amber or held, also how long until the plane's day resets
+(the one moment a held agent will start again on its own). The screen sets
+`agent` and `resets_in`; the spend is coloured by the `-warn` / `-over`
+classes, like a row's.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import ClassVar
+
+from textual.content import Content
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from plane.protocol import AgentState
+from tui.formatting import countdown, dollars, spend_level
+
+
+def spend_phrase(agent: AgentState) -> str:
+    """`$4.10 of $5.00 today` or `$4.10 today, no limit`."""
+    spent = dollars(agent.spend_today_usd)
+    if agent.limit_usd is None:
+        return f"{spent} today, no limit"
+    return f"{spent} of {dollars(agent.limit_usd)} today"
+
+
+class TitleBar(Widget):
+    """One line; empty of figures until the plane has said something."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "title-bar--name",
+        "title-bar--spend",
+        "title-bar--muted",
+    }
+
+    agent: reactive[AgentState | None] = reactive(None)
+    """The selected agent, as the plane last described it."""
+    resets_in: reactive[timedelta | None] = reactive(None)
+    """Time left in the plane's day (from the plane's clock, not this one's)."""
+    waiting_text: reactive[str] = reactive("connecting to the plane…")
+    """Shown instead of figures while there is no agent to describe."""
+
+    def render(self) -> Content:
+        agent = self.agent
+        muted = self.get_visual_style("title-bar--muted")
+        if agent is None:
+            return Content.assemble(("plane", self.get_visual_style("title-bar--name")),
+                                    (f" · {self.waiting_text}", muted))
+        parts: list[str | tuple[str, object]] = [
+            (agent.name, self.get_visual_style("title-bar--name")),
+            (" · ", muted),
+            agent.model,
+            (" · ", muted),
+            (spend_phrase(agent), self.get_visual_style("title-bar--spend")),
+        ]
+        if self.has_class("-held"):
+            parts.append((" · held", self.get_visual_style("title-bar--spend")))
+        if self.resets_in is not None and (self.has_class("-warn", "-over", "-held")):
+            parts.append((f" · resets in {countdown(self.resets_in)}", muted))
+        return Content.assemble(*parts)  # type: ignore[arg-type]
+
+    def watch_agent(self, agent: AgentState | None) -> None:
+        level = spend_level(agent) if agent is not None else "ok"
+        self.set_class(level == "warn", "-warn")
+        self.set_class(level == "over", "-over")
+        self.set_class(agent is not None and agent.status == "held", "-held")
