@@ -25,6 +25,8 @@ from plane.tools.capture import HeadTail
 
 DRAIN_S = 0.5
 """After the group is killed, how long its output may take to arrive."""
+KILL_WAIT_S = 5.0
+"""After SIGKILL, how long the leader may take to be reported gone."""
 
 KEPT_VARIABLES = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "USER", "LOGNAME")
 QUIET = {
@@ -68,7 +70,10 @@ async def run_process(
     cap_bytes: int,
 ) -> Finished:
     started = time.monotonic()
-    proc = await asyncio.create_subprocess_exec(
+    loop = asyncio.get_running_loop()
+    captured = HeadTail(cap_bytes)
+    transport, child = await loop.subprocess_exec(
+        lambda: _Child(captured),
         *argv,
         cwd=cwd,
         env=dict(env),
@@ -77,29 +82,45 @@ async def run_process(
         stderr=asyncio.subprocess.STDOUT,
         start_new_session=True,
     )
-    captured = HeadTail(cap_bytes)
-    assert proc.stdout is not None
-    pump = asyncio.create_task(_pump(proc.stdout, captured))
     timed_out = False
     try:
-        await asyncio.wait_for(proc.wait(), timeout_s)
+        await asyncio.wait_for(child.exited.wait(), timeout_s)
     except TimeoutError:
         timed_out = True
     finally:
         # Also on cancellation: the turn is gone, so is everything it started.
-        _kill_group(proc.pid)
-        await _reap(proc, pump)
+        _kill_group(transport.get_pid())
+        await _settle(child)
+        transport.close()
     return Finished(
         output=captured.text(),
-        exit_code=None if timed_out else proc.returncode,
+        exit_code=None if timed_out else transport.get_returncode(),
         seconds=time.monotonic() - started,
         timed_out=timed_out,
     )
 
 
-async def _pump(stream: asyncio.StreamReader, into: HeadTail) -> None:
-    while chunk := await stream.read(65536):
-        into.write(chunk)
+class _Child(asyncio.SubprocessProtocol):
+    """Output straight into the capture; exit and end-of-output as events.
+
+    A protocol rather than `create_subprocess_exec`: on Python 3.11,
+    `Process.wait()` does not return until the output pipe closes, so a
+    background child holding it would make a finished command look running.
+    """
+
+    def __init__(self, captured: HeadTail) -> None:
+        self.captured = captured
+        self.exited = asyncio.Event()
+        self.drained = asyncio.Event()
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        self.captured.write(data if isinstance(data, bytes) else data.encode())
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        self.drained.set()
+
+    def process_exited(self) -> None:
+        self.exited.set()
 
 
 def _kill_group(pgid: int) -> None:
@@ -109,9 +130,10 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-async def _reap(proc: asyncio.subprocess.Process, pump: asyncio.Task[None]) -> None:
-    await proc.wait()
-    try:
-        await asyncio.wait_for(pump, DRAIN_S)
-    except TimeoutError:
-        pass  # wait_for cancelled the pump: a process outside the group holds the pipe
+async def _settle(child: _Child) -> None:
+    """Let the killed group's exit and last output arrive, briefly: a process
+    outside the group may hold the pipe open for ever."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(child.exited.wait(), KILL_WAIT_S)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(child.drained.wait(), DRAIN_S)
