@@ -1,0 +1,3 @@
+from plane.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,104 @@
+"""Slash commands typed in a conversation, and the agent's tighten-only ask.
+
+A command is handled by the plane and never sent to the model. Both halves
+— what was typed and what the plane answered — are stored in the
+conversation, because a ceiling that changed with nothing showing it is one
+whose reason nobody can find later. The registry (name, usage, help,
+handler) also answers `/help`.
+
+The one setting an agent can touch is its own ceiling, and only downwards:
+`ask_limit` applies a tighter ceiling like the operator's and refuses a
+looser one with the exact line the operator would type. Nothing else —
+message text, tool output, a crafted argument — reaches `set_ceiling` on the
+agent's behalf.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from plane.limits import BadLimit, is_tighter, parse_limit, refusal, set_reply, standing
+from plane.protocol import Message
+from plane.runtime.services import Services
+
+Handler = Callable[[Services, str, str], Awaitable[str]]
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    usage: str
+    help: str
+    run: Handler
+
+
+async def _limit(services: Services, agent: str, arg: str) -> str:
+    spent = await services.ledger.spend_today(agent)
+    if not arg:
+        return standing(spent, services.gate.ceilings.of(agent))
+    try:
+        value = parse_limit(arg)
+    except BadLimit as exc:
+        return str(exc)
+    await services.gate.ceilings.set(agent, value.usd, by="operator")
+    return set_reply(spent, value.usd)
+
+
+async def _help(services: Services, agent: str, arg: str) -> str:
+    return " ".join(f"{c.usage} — {c.help}." for c in COMMANDS.values())
+
+
+COMMANDS: dict[str, Command] = {
+    c.name: c
+    for c in (
+        Command(
+            "limit",
+            "/limit [AMOUNT|off]",
+            "show today's spend and the daily ceiling, set it (/limit 5), "
+            "or remove it (/limit off)",
+            _limit,
+        ),
+        Command("help", "/help", "list the commands", _help),
+    )
+}
+
+
+def is_command(text: str) -> bool:
+    return text.startswith("/")
+
+
+async def run_command(services: Services, agent: str, text: str) -> list[Message]:
+    """Store the command and the plane's reply; return both."""
+    name, _, arg = text[1:].strip().partition(" ")
+    typed = await services.conversation.append(agent, "operator", text)
+    command = COMMANDS.get(name.lower())
+    if command is None:
+        known = ", ".join(f"/{n}" for n in COMMANDS)
+        reply = f"/{name} is not a command. Commands: {known}."
+    else:
+        reply = await command.run(services, agent, arg.strip())
+    answer = await services.conversation.append(agent, "plane", reply)
+    return [typed, answer]
+
+
+async def ask_limit(services: Services, agent: str, raw: str) -> tuple[list[Message], str]:
+    """An agent asks for its own ceiling: applied if tighter, refused if not.
+    Returns the stored messages and the reply (which the agent also reads)."""
+    raw = " ".join(raw.split())[:40]
+    asked = await services.conversation.append(agent, "ask", f"/limit {raw}")
+    has = services.gate.ceilings.of(agent)
+    spent = await services.ledger.spend_today(agent)
+    try:
+        value = parse_limit(raw)
+    except BadLimit as exc:
+        reply = str(exc)
+    else:
+        if is_tighter(value.usd, has):
+            await services.gate.ceilings.set(agent, value.usd, by="agent")
+            reply = set_reply(spent, value.usd)
+        else:
+            assert has is not None
+            reply = refusal(value.usd, has)
+    answer = await services.conversation.append(agent, "plane", reply)
+    return [asked, answer], reply

@@ -1,0 +1,102 @@
+"""Each agent's conversation as people read it: what the operator typed,
+what the agent answered, what the plane said, what each turn cost.
+
+Every message is committed when it arrives, before anything is said about
+it, so nothing anyone typed is lost — least of all what arrives while the
+agent is held. An operator's message stays *waiting* until a turn has
+answered it.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from decimal import Decimal
+
+from plane.clock import Clock, day_of
+from plane.protocol import Message, MessageKind, Usage
+from plane.store import Database
+
+
+class Conversation:
+    def __init__(self, db: Database, clock: Clock) -> None:
+        self._db = db
+        self._clock = clock
+
+    async def append(
+        self,
+        agent: str,
+        kind: MessageKind,
+        text: str,
+        *,
+        held: bool = False,
+        waiting: bool = False,
+        cost_usd: Decimal | None = None,
+        usage: Usage | None = None,
+    ) -> Message:
+        at = self._clock.now()
+        async with self._db.transaction() as tx:
+            cursor = await tx.execute(
+                "INSERT INTO messages (agent, at, kind, text, held, waiting, cost_usd, usage)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (agent, at.isoformat(), kind, text, int(held), int(waiting),
+                 None if cost_usd is None else str(cost_usd),
+                 None if usage is None else usage.model_dump_json()),
+            )
+        assert cursor.lastrowid is not None
+        return Message(
+            id=cursor.lastrowid, agent=agent, at=at, kind=kind, text=text, held=held,
+            cost_usd=cost_usd, usage=usage,
+        )
+
+    async def history(self, agent: str, limit: int = 200) -> list[Message]:
+        rows = await self._db.fetchall(
+            "SELECT * FROM (SELECT * FROM messages WHERE agent = ? ORDER BY id DESC LIMIT ?)"
+            " ORDER BY id",
+            agent, limit,
+        )
+        return [_message(row) for row in rows]
+
+    async def waiting(self, agent: str) -> list[Message]:
+        rows = await self._db.fetchall(
+            "SELECT * FROM messages WHERE agent = ? AND waiting = 1 ORDER BY id", agent
+        )
+        return [_message(row) for row in rows]
+
+    async def count_waiting(self) -> dict[str, int]:
+        rows = await self._db.fetchall(
+            "SELECT agent, COUNT(*) AS n FROM messages WHERE waiting = 1 GROUP BY agent"
+        )
+        return {row["agent"]: row["n"] for row in rows}
+
+    async def answered(self, ids: list[int]) -> None:
+        if not ids:
+            return
+        marks = ",".join("?" * len(ids))
+        async with self._db.transaction() as tx:
+            await tx.execute(f"UPDATE messages SET waiting = 0 WHERE id IN ({marks})", ids)
+
+    async def first_today(self, agent: str, kind: str) -> bool:
+        """True the first time it is asked for (agent, kind) on the plane's
+        current day: for notices said once a day, across restarts too."""
+        day = day_of(self._clock.now()).isoformat()
+        async with self._db.transaction() as tx:
+            cursor = await tx.execute(
+                "INSERT OR IGNORE INTO notices (agent, day, kind) VALUES (?, ?, ?)",
+                (agent, day, kind),
+            )
+            return cursor.rowcount == 1
+
+
+def _message(row: object) -> Message:
+    r = dict(row)  # type: ignore[call-overload]
+    return Message(
+        id=r["id"],
+        agent=r["agent"],
+        at=datetime.fromisoformat(r["at"]),
+        kind=r["kind"],
+        text=r["text"],
+        held=bool(r["held"]),
+        cost_usd=None if r["cost_usd"] is None else Decimal(r["cost_usd"]),
+        usage=None if r["usage"] is None else Usage(**json.loads(r["usage"])),
+    )

@@ -1,0 +1,82 @@
+"""`/limit`: what the operator types and what the plane answers.
+
+Pure functions: parsing a value and wording the replies. Both halves go to
+the conversation; the words are the product's voice (DESIGN.md, "/limit"),
+so they live here, in one place, character for character.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+
+from plane.money import usd, usd_exact
+
+MAX_LIMIT = Decimal(1_000_000)
+_USE = "Use /limit 5, /limit $0.25 or /limit off."
+_AMOUNT = re.compile(r"^\$?(\d+)(?:\.(\d*))?$|^\$?\.(\d+)$")
+
+
+@dataclass(frozen=True)
+class LimitValue:
+    """A parsed `/limit` argument: an amount, or None for `off`."""
+
+    usd: Decimal | None
+
+
+class BadLimit(ValueError):
+    """A value that is not a limit; the message is the one-line reply."""
+
+
+def parse_limit(raw: str) -> LimitValue:
+    value = raw.strip()
+    if value.lower() == "off":
+        return LimitValue(None)
+    if value.startswith("-") or value.startswith("$-"):
+        raise BadLimit(f"A limit can't be negative ({value}). {_USE}")
+    match = _AMOUNT.match(value)
+    if not match:
+        raise BadLimit(f"{value or 'That'} is not an amount. {_USE}")
+    whole, cents, bare_cents = match.groups()
+    cents = bare_cents if bare_cents is not None else cents
+    if cents and len(cents) > 2:
+        raise BadLimit(f"{value} has more than two decimals; a limit is in dollars and cents.")
+    amount = Decimal(f"{whole or 0}.{cents or 0}")
+    if amount > MAX_LIMIT:
+        raise BadLimit(f"{value} is more than the largest limit, {usd_exact(MAX_LIMIT)} a day.")
+    return LimitValue(amount)
+
+
+def standing(spent: Decimal, ceiling: Decimal | None) -> str:
+    """`$0.42 spent today, of $5.00 a day.` / `…, against no limit.`"""
+    if ceiling is None:
+        return f"{usd(spent)} spent today, against no limit."
+    return f"{usd(spent)} spent today, of {usd_exact(ceiling)} a day."
+
+
+def set_reply(spent: Decimal, ceiling: Decimal | None) -> str:
+    if ceiling is None:
+        return f"Spending limit removed. {standing(spent, None)}"
+    return f"Spending limit set to {usd_exact(ceiling)} a day. {standing(spent, ceiling)}"
+
+
+def refusal(asked: Decimal | None, has: Decimal) -> str:
+    """What the plane says when an agent asks to be held to more."""
+    if asked is None:
+        return (
+            f"This agent asked for no ceiling, which is above the {usd_exact(has)} it has. "
+            "It can ask to be held to less, never to more: /limit off, if you meant it."
+        )
+    return (
+        f"This agent asked for a ceiling of {usd_exact(asked)} a day, which is above the "
+        f"{usd_exact(has)} it has. It can ask to be held to less, never to more: "
+        f"/limit {usd_exact(asked)}, if you meant it."
+    )
+
+
+def is_tighter(asked: Decimal | None, has: Decimal | None) -> bool:
+    """Whether an agent's ask only removes capacity (equal counts: it adds none)."""
+    if has is None:
+        return True
+    return asked is not None and asked <= has

@@ -1,0 +1,1 @@
+"""The agents' runtime: one worker per agent, turns, tools, bookings."""

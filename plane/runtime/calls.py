@@ -1,0 +1,69 @@
+"""One metered LLM call: ledger first, then the provider, then the ledger again.
+
+The call is written pending with an estimate before it is sent, settled with
+the provider's usage when the answer arrives, and only then does anything
+about it reach a client. A call that raised (no response) is marked failed
+and costs nothing; a call cancelled mid-flight (the plane shutting down)
+stays pending, so the next start counts its estimate as interrupted.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from decimal import Decimal
+
+from plane.errors import ProviderError, UnknownPrice
+from plane.ledger import Charge
+from plane.protocol import TextDelta
+from plane.providers.base import Completion, CompletionRequest
+from plane.runtime.services import Services
+
+UNPRICED = "unpriced"
+
+
+@dataclass(frozen=True)
+class Metered:
+    completion: Completion
+    charge: Charge
+    priced: bool
+
+
+def prompt_tokens_estimate(request: CompletionRequest) -> int:
+    chars = len(request.system) + sum(len(m.content) for m in request.messages)
+    chars += sum(len(str(t.parameters)) + len(t.description) for t in request.tools)
+    return math.ceil(chars / 3.5)
+
+
+async def metered_call(
+    services: Services, agent: str, provider_name: str, request: CompletionRequest, turn: int
+) -> Metered:
+    provider = services.providers[provider_name]
+    priced = services.pricer.is_known(request.model)
+    estimate = (
+        services.pricer.estimate(
+            request.model, prompt_tokens_estimate(request), request.max_output_tokens
+        )
+        if priced
+        else Decimal(0)
+    )
+    ledger = services.ledger
+    call = await ledger.open_call(agent, provider_name, request.model, estimate, "estimate")
+
+    async def on_text(text: str) -> None:
+        services.bus.emit(TextDelta(agent=agent, turn=turn, text=text))
+
+    try:
+        completion = await provider.complete(request, on_text=on_text)
+    except ProviderError:
+        await ledger.fail(call)
+        raise
+    try:
+        price = services.pricer.price(request.model, completion.usage)
+        cost, source = price.cost_usd, price.source
+    except UnknownPrice:
+        cost, source, priced = Decimal(0), UNPRICED, False
+    charge = await ledger.settle(
+        call, completion.usage, cost, source, estimated=completion.usage_estimated
+    )
+    return Metered(completion, charge, priced)

@@ -1,0 +1,168 @@
+"""All the agents' workers, and what concerns them together: their state as
+rows show it, the notices spend brings, the day rolling over, the scout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from decimal import Decimal
+from pathlib import Path
+
+from plane.clock import day_of, next_midnight, until
+from plane.errors import ToolError
+from plane.money import turn_line, usd, usd_exact
+from plane.protocol import AgentState, AgentUpdated, DayRolled, Snapshot
+from plane.roster import AgentSpec
+from plane.runtime.services import Services
+from plane.runtime.tooling import Tooling
+from plane.runtime.turn import Turn, TurnResult
+from plane.runtime.worker import AgentWorker
+
+SCOUT = "scout"
+SCOUT_ANSWER_CHARS = 2000
+"""The structural guarantee that a scout's reading stays in the scout: the
+asking agent gets at most this much back."""
+
+
+class Crew:
+    def __init__(self, services: Services) -> None:
+        self._services = services
+        self._turns = itertools.count(1)
+        self._tooling = Tooling(services, scout=self.scout)
+        self.workers: dict[str, AgentWorker] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def add(self, spec: AgentSpec) -> AgentWorker:
+        worker = AgentWorker(self._services, spec, self._tooling, lambda: next(self._turns))
+        self.workers[spec.name] = worker
+        self._services.gate.ceilings.add_agent(spec.name, spec.ceiling_from_file)
+        self._tasks.append(asyncio.create_task(worker.run(), name=f"worker:{spec.name}"))
+        return worker
+
+    def start(self) -> None:
+        for spec in self._services.roster:
+            self.add(spec)
+        self._tasks.append(asyncio.create_task(self._watch_day(), name="day"))
+
+    async def stop(self, grace_s: float) -> None:
+        """Let turns in flight finish within `grace_s`, then cancel the rest."""
+        locks = [w.turn_lock for w in self.workers.values() if w.working]
+        if locks:
+            await asyncio.wait(
+                [asyncio.create_task(_acquire(lock)) for lock in locks], timeout=grace_s
+            )
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def wake(self, agent: str) -> None:
+        if agent in self.workers:
+            self.workers[agent].wake()
+
+    def wake_all(self) -> None:
+        for worker in self.workers.values():
+            worker.wake()
+
+    async def state(self, agent: str) -> AgentState:
+        services = self._services
+        worker = self.workers[agent]
+        spec = worker.spec
+        hold = await worker.hold()
+        return AgentState(
+            name=spec.name,
+            model=spec.model,
+            provider=spec.provider,
+            role=spec.role,
+            status="working" if worker.working else "held" if hold else "idle",
+            spend_today_usd=await services.ledger.spend_today(agent),
+            limit_usd=services.gate.ceilings.of(agent),
+            warn_ratio=services.config.defaults.warn_ratio,
+            price_known=services.pricer.is_known(spec.model),
+            waiting=len(await services.conversation.waiting(agent)),
+        )
+
+    async def snapshot(self) -> Snapshot:
+        now = self._services.clock.now()
+        return Snapshot(
+            day=day_of(now),
+            now=now,
+            resets_at=next_midnight(now),
+            agents=[await self.state(name) for name in self.workers],
+            models=self._services.config.models(),
+        )
+
+    async def publish(self, agent: str) -> None:
+        self._services.bus.emit(AgentUpdated(agent=await self.state(agent)))
+
+    async def after_spend(self, agent: str) -> None:
+        """After each metered call: the row, and the once-a-day notices."""
+        await self.publish(agent)
+        services = self._services
+        ceiling = services.gate.ceilings.of(agent)
+        if ceiling is None or ceiling == 0:
+            return
+        spent = await services.ledger.spend_today(agent)
+        if spent >= ceiling and await services.conversation.first_today(agent, "ceiling"):
+            await services.conversation.first_today(agent, "warn")
+            now = services.clock.now()
+            await services.say(agent, "plane", (
+                f"{agent} has reached its {usd_exact(ceiling)} daily ceiling ({usd(spent)} "
+                "spent). A turn in flight finishes; no new one starts until 00:00 UTC, "
+                f"in {until(now, next_midnight(now))}, or until the limit is raised."
+            ))
+        ratio = Decimal(str(services.config.defaults.warn_ratio))
+        if spent >= ceiling * ratio and await services.conversation.first_today(agent, "warn"):
+            share = int(spent / ceiling * 100)
+            await services.say(agent, "plane", (
+                f"{agent} has spent {usd(spent)} today, {share}% of its "
+                f"{usd_exact(ceiling)} daily ceiling."
+            ))
+
+    async def cost_line(self, agent: str, result: TurnResult) -> None:
+        await self._services.say(
+            agent, "cost", turn_line(result.cost, result.usage),
+            cost_usd=result.cost, usage=result.usage,
+        )
+        model = self.workers[agent].spec.model
+        if result.unpriced and await self._services.conversation.first_today(agent, "unpriced"):
+            await self._services.say(agent, "plane", (
+                f"No price is known for {model}, so this turn's cost is not counted; "
+                "add the model under `pricing:` in agents.yaml."
+            ))
+
+    async def scout(self, asker: str, question: str, paths: list[str], workspace: Path) -> str:
+        """Run one scout turn on `asker`'s workspace; return its answer, capped."""
+        worker = self.workers.get(SCOUT)
+        if worker is None or asker == SCOUT:
+            raise ToolError("There is no scout on this plane to ask.")
+        hold = await worker.hold()
+        if hold is not None:
+            raise ToolError(f"The scout is not answering: {hold.notice}")
+        listed = ", ".join(paths) if paths else "the workspace"
+        await self._services.say(SCOUT, "operator", f"[from {asker}] {question} ({listed})")
+        async with worker.turn_lock:
+            number = next(self._turns)
+            worker.working = True
+            try:
+                turn = Turn(self._services, worker.spec, number, self._tooling, workspace)
+                result = await turn.run(
+                    f"{asker} asks: {question}\nLook at: {listed}\n"
+                    "Answer concisely with only what answers the question."
+                )
+            finally:
+                worker.working = False
+            await worker.finish(number, result)
+        return result.answer[:SCOUT_ANSWER_CHARS] or "The scout found no answer."
+
+    async def _watch_day(self) -> None:
+        clock = self._services.clock
+        while True:
+            await clock.sleep_until(next_midnight(clock.now()))
+            self._services.bus.emit(DayRolled(snapshot=await self.snapshot()))
+            self.wake_all()
+
+
+async def _acquire(lock: asyncio.Lock) -> None:
+    async with lock:
+        pass

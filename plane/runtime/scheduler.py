@@ -1,0 +1,102 @@
+"""Turns an agent booked for itself (`schedule_turn`).
+
+Bookings are rows in the database, so they survive restarts. When one comes
+due the scheduler wakes the agent's worker, which takes the turn through the
+same gate as a message from the operator: an agent held over its ceiling
+keeps its bookings, deferred, and takes them when the hold ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from plane.clock import Clock
+from plane.store import Database
+
+
+@dataclass(frozen=True)
+class Booking:
+    id: int
+    agent: str
+    due: datetime
+    note: str
+    booked_at: datetime
+
+
+class Scheduler:
+    def __init__(self, db: Database, clock: Clock, wake: Callable[[str], None]) -> None:
+        self._db = db
+        self._clock = clock
+        self._wake = wake
+        self._changed = asyncio.Event()
+
+    async def book(self, agent: str, due: datetime, note: str) -> Booking:
+        now = self._clock.now()
+        async with self._db.transaction() as tx:
+            cursor = await tx.execute(
+                "INSERT INTO bookings (agent, due, note, booked_at) VALUES (?, ?, ?, ?)",
+                (agent, due.isoformat(), note, now.isoformat()),
+            )
+        self._changed.set()
+        assert cursor.lastrowid is not None
+        return Booking(cursor.lastrowid, agent, due, note, now)
+
+    async def open(self, agent: str | None = None) -> list[Booking]:
+        rows = await self._db.fetchall(
+            "SELECT * FROM bookings WHERE done = 0 AND (? IS NULL OR agent = ?) ORDER BY due, id",
+            agent, agent,
+        )
+        return [_booking(row) for row in rows]
+
+    async def due(self, agent: str) -> list[Booking]:
+        now = self._clock.now()
+        return [b for b in await self.open(agent) if b.due <= now]
+
+    async def done(self, bookings: list[Booking]) -> None:
+        if not bookings:
+            return
+        async with self._db.transaction() as tx:
+            await tx.executemany(
+                "UPDATE bookings SET done = 1 WHERE id = ?", [(b.id,) for b in bookings]
+            )
+
+    async def run(self) -> None:
+        """Wake each agent when a booking of its comes due; forever."""
+        woken: set[int] = set()
+        while True:
+            self._changed.clear()
+            pending = [b for b in await self.open() if b.id not in woken]
+            now = self._clock.now()
+            for booking in (b for b in pending if b.due <= now):
+                woken.add(booking.id)
+                self._wake(booking.agent)
+            upcoming = [b.due for b in pending if b.due > now]
+            await self._sleep(min(upcoming) if upcoming else None)
+
+    async def _sleep(self, until: datetime | None) -> None:
+        """Until `until` or a new booking, whichever comes first."""
+        waits = [asyncio.ensure_future(self._changed.wait())]
+        if until is not None:
+            waits.append(asyncio.ensure_future(self._clock.sleep_until(until)))
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in waits:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+
+def _booking(row: object) -> Booking:
+    r = dict(row)  # type: ignore[call-overload]
+    return Booking(
+        id=r["id"],
+        agent=r["agent"],
+        due=datetime.fromisoformat(r["due"]),
+        note=r["note"],
+        booked_at=datetime.fromisoformat(r["booked_at"]),
+    )

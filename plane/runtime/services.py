@@ -1,0 +1,58 @@
+"""What the runtime works with, built once by the plane at start-up and
+passed down (no globals)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from plane.clock import Clock
+from plane.config import Config
+from plane.conversation import Conversation
+from plane.events import EventBus
+from plane.gate import Gate
+from plane.home import Home
+from plane.ledger import Ledger
+from plane.pricing import Pricer
+from plane.protocol import Message, MessageAppended, MessageKind, Usage
+from plane.providers.base import Provider
+from plane.roster import Roster
+from plane.transcript import Transcript
+
+if TYPE_CHECKING:
+    from plane.runtime.crew import Crew
+    from plane.runtime.scheduler import Scheduler
+
+
+@dataclass
+class Services:
+    config: Config
+    home: Home
+    clock: Clock
+    ledger: Ledger
+    gate: Gate
+    conversation: Conversation
+    transcript: Transcript
+    roster: Roster
+    bus: EventBus
+    pricer: Pricer
+    providers: dict[str, Provider]
+    scheduler: Scheduler = field(init=False)
+    crew: Crew = field(init=False)
+
+    async def say(
+        self,
+        agent: str,
+        kind: MessageKind,
+        text: str,
+        *,
+        cost_usd: Decimal | None = None,
+        usage: Usage | None = None,
+    ) -> Message:
+        """Store a message in `agent`'s conversation, then tell the clients."""
+        message = await self.conversation.append(
+            agent, kind, text, cost_usd=cost_usd, usage=usage
+        )
+        self.bus.emit(MessageAppended(message=message))
+        return message

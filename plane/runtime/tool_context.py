@@ -1,0 +1,79 @@
+"""The plane's side of an agent's tools: the `ToolContext` a turn hands them.
+
+Tools ask; this decides. A ceiling can only be asked for through
+`commands.ask_limit` (tighten-only); a booking goes to the scheduler; the
+scout runs a turn of its own, on its own row and ceiling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from pathlib import Path
+
+from plane.clock import Clock, next_midnight, until
+from plane.commands import ask_limit
+from plane.errors import ToolError
+from plane.money import usd, usd_exact
+from plane.protocol import MessageAppended
+from plane.runtime.services import Services
+
+Scout = Callable[[str, str, list[str], Path], Awaitable[str]]
+"""(asking agent, question, paths, workspace) → the scout's concise answer."""
+
+
+class AgentToolContext:
+    """One agent's turn, as its tools see it."""
+
+    def __init__(
+        self, services: Services, agent: str, workspace: Path, scout: Scout | None
+    ) -> None:
+        self.agent = agent
+        self.workspace = workspace
+        self.clock: Clock = services.clock
+        self._services = services
+        self._scout = scout
+
+    async def schedule_turn(self, at: datetime, note: str) -> str:
+        booking = await self._services.scheduler.book(self.agent, at, note)
+        now = self.clock.now()
+        return (
+            f"Booked a turn for {booking.due:%Y-%m-%d %H:%M:%S} UTC "
+            f"(in {until(now, booking.due)}): {note}"
+        )
+
+    async def ask_limit(self, value: str) -> str:
+        messages, reply = await ask_limit(self._services, self.agent, value)
+        for message in messages:
+            self._services.bus.emit(MessageAppended(message=message))
+        return reply
+
+    async def budget_status(self) -> str:
+        services = self._services
+        spent = await services.ledger.spend_today(self.agent)
+        ceiling = services.gate.ceilings.of(self.agent)
+        now = self.clock.now()
+        reset = f"The day resets at 00:00 UTC, in {until(now, next_midnight(now))}."
+        if ceiling is None:
+            return f"Spent today: {usd(spent)}; no daily ceiling. {reset}"
+        left = max(ceiling - spent, 0)
+        return (
+            f"Spent today: {usd(spent)} of a {usd_exact(ceiling)} daily ceiling "
+            f"({usd(left)} left). {reset}"
+        )
+
+    async def ask_scout(self, question: str, paths: list[str]) -> str:
+        if self._scout is None:
+            raise ToolError("There is no scout on this plane.")
+        return await self._scout(self.agent, question, paths, self.workspace)
+
+    async def retrieve(
+        self,
+        ref: str,
+        *,
+        lines: str | None,
+        chars: str | None,
+        pointer: str | None,
+        grep: str | None,
+    ) -> str:
+        raise ToolError("Retrieval is not available on this plane yet.")

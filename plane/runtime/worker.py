@@ -1,0 +1,136 @@
+"""One agent's worker: takes its turns one at a time, through the gate.
+
+Work is what waits: operator messages not yet answered, and bookings that
+came due. When there is work and the gate lets the agent go, it takes one
+turn that sees all of it. When the gate holds it, the work stays where it is
+(nothing is lost) and the conversation says why the agent is quiet — once
+per held spell, not once per message. The day rolling over or a raised
+limit wakes the worker, and it answers what waited.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from plane.gate import Hold
+from plane.protocol import Message, MessageKind, TurnFinished, TurnStarted
+from plane.roster import AgentSpec
+from plane.runtime.scheduler import Booking
+from plane.runtime.services import Services
+from plane.runtime.turn import Turn, TurnResult
+
+if TYPE_CHECKING:
+    from plane.runtime.tooling import Tooling
+
+log = logging.getLogger(__name__)
+
+
+class AgentWorker:
+    def __init__(
+        self, services: Services, spec: AgentSpec, tooling: Tooling, next_turn: Callable[[], int]
+    ) -> None:
+        self.spec = spec
+        self.working = False
+        self.turn_lock = asyncio.Lock()
+        """Held for the whole of a turn: the agent's turns never overlap,
+        whoever asks for them (its own worker, or another agent's scout call)."""
+        self._services = services
+        self._tooling = tooling
+        self._next_turn = next_turn
+        self._wake = asyncio.Event()
+        self._told_hold = False
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def hold(self) -> Hold | None:
+        spec = self.spec
+        known = self._services.pricer.is_known(spec.model)
+        return await self._services.gate.hold(spec.name, price_known=known, model=spec.model)
+
+    async def run(self) -> None:
+        """Forever: wait to be woken, then work until nothing is left or held."""
+        self._wake.set()  # answer what waited through a restart
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            try:
+                await self._work()
+            except Exception:
+                log.exception("worker for %s", self.spec.name)
+                await self.say("plane", "The turn failed inside the plane; see plane.log.")
+
+    async def tell_hold(self, hold: Hold) -> Message | None:
+        """Say why the agent is quiet, once per held spell."""
+        if self._told_hold:
+            return None
+        self._told_hold = True
+        return await self.say("plane", hold.notice)
+
+    async def _work(self) -> None:
+        services, name = self._services, self.spec.name
+        while True:
+            hold = await self.hold()
+            if hold is None:
+                self._told_hold = False
+            waiting = await services.conversation.waiting(name)
+            due = await services.scheduler.due(name)
+            if not waiting and not due:
+                return
+            if hold is not None:
+                await self.tell_hold(hold)
+                await services.crew.publish(name)
+                return
+            async with self.turn_lock:
+                await self._turn(waiting, due)
+
+    async def _turn(self, waiting: list[Message], due: list[Booking]) -> None:
+        services, name = self._services, self.spec.name
+        number = self._next_turn()
+        self.working = True
+        services.bus.emit(TurnStarted(agent=name, turn=number))
+        await services.crew.publish(name)
+        try:
+            result = await Turn(services, self.spec, number, self._tooling).run(
+                incoming(waiting, due)
+            )
+        finally:
+            self.working = False
+            await services.conversation.answered([m.id for m in waiting])
+            await services.scheduler.done(due)
+        await self.finish(number, result)
+
+    async def finish(self, number: int, result: TurnResult) -> None:
+        """The turn's answer and cost line, in that order, then the events."""
+        name = self.spec.name
+        if result.answer:
+            await self.say("agent", result.answer)
+        if result.usage.input_tokens or result.cost:
+            await self._services.crew.cost_line(name, result)
+        self._services.bus.emit(
+            TurnFinished(agent=name, turn=number, cost_usd=result.cost, usage=result.usage,
+                         ok=result.ok)
+        )
+        await self._services.crew.publish(name)
+
+    async def say(self, kind: MessageKind, text: str) -> Message:
+        return await self._services.say(self.spec.name, kind, text)
+
+
+def incoming(waiting: list[Message], due: list[Booking]) -> str:
+    """What the turn's user message says: everything that waited, marked with
+    when it arrived when it waited through a hold."""
+    parts = []
+    for message in waiting:
+        if message.held:
+            when = f"{message.at:%Y-%m-%d %H:%M} UTC"
+            parts.append(f"[arrived {when}, while you were held at your ceiling] {message.text}")
+        else:
+            parts.append(message.text)
+    for booking in due:
+        booked = f"{booking.booked_at:%Y-%m-%d %H:%M} UTC"
+        parts.append(f"[a turn you booked at {booked}] {booking.note}")
+    return "\n\n".join(parts)

@@ -1,0 +1,229 @@
+"""The plane: start up, serve until told to stop, shut down.
+
+Like uvicorn's server: `startup()` opens the store, recovers what a crash
+left, starts the embedded model if an agent uses it, builds the providers
+and starts listening; `serve()` waits on a stop event (signal handlers only
+set it); `shutdown()` stops accepting, lets turns in flight finish within a
+timeout, cancels the rest and closes everything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import logging
+import secrets
+from collections.abc import Mapping
+from importlib.metadata import version
+from typing import IO
+
+import httpx
+
+from plane import protocol as p
+from plane.clock import Clock, SystemClock
+from plane.commands import is_command, run_command
+from plane.config import EMBEDDED, Config
+from plane.conversation import Conversation
+from plane.errors import PlaneError
+from plane.events import EventBus
+from plane.gate import Ceilings, Gate
+from plane.home import Home
+from plane.ledger import Ledger
+from plane.listener import Listener
+from plane.pricing import Pricer
+from plane.providers.build import build_providers
+from plane.providers.base import Provider
+from plane.providers.local import EmbeddedModel
+from plane.roster import Roster
+from plane.runtime.crew import Crew
+from plane.runtime.scheduler import Scheduler
+from plane.runtime.services import Services
+from plane.store import Database
+from plane.transcript import Transcript
+
+log = logging.getLogger(__name__)
+
+SHUTDOWN_GRACE_S = 10.0
+
+
+class AlreadyRunning(PlaneError):
+    pass
+
+
+class Plane:
+    def __init__(
+        self,
+        config: Config,
+        home: Home,
+        clock: Clock | None = None,
+        *,
+        tcp: tuple[str, int] | None = None,
+        transports: Mapping[str, httpx.AsyncBaseTransport] | None = None,
+    ) -> None:
+        self.config = config
+        self.home = home
+        self.clock: Clock = clock or SystemClock()
+        self.stop_event = asyncio.Event()
+        self.tcp_port: int | None = None
+        self._tcp = tcp
+        self._transports = transports
+        self._lock: IO[str] | None = None
+        self._db: Database | None = None
+        self._embedded: EmbeddedModel | None = None
+        self._listener: Listener | None = None
+        self._background: list[asyncio.Task[None]] = []
+        self.services: Services
+
+    # ── lifecycle ──────────────────────────────────────────────────────────
+
+    async def startup(self) -> None:
+        self.home.ensure()
+        self._lock = _lock(self.home)
+        self._db = db = await Database.open(self.home.db)
+        ledger = Ledger(db, self.clock)
+        if interrupted := await ledger.recover():
+            log.warning("%d calls were in flight when the plane stopped; kept at estimate",
+                        interrupted)
+        roster = Roster(self.config, db, self.home, self.clock)
+        await roster.load()
+        ceilings = Ceilings(db, self.clock)
+        await ceilings.load({spec.name: spec.ceiling_from_file for spec in roster})
+        services = self.services = Services(
+            config=self.config, home=self.home, clock=self.clock, ledger=ledger,
+            gate=Gate(ledger, ceilings, self.clock), conversation=Conversation(db, self.clock),
+            transcript=Transcript(db), roster=roster, bus=EventBus(),
+            pricer=Pricer(self.config.pricing), providers=await self._providers(roster),
+        )
+        services.crew = crew = Crew(services)
+        services.scheduler = Scheduler(db, self.clock, crew.wake)
+        crew.start()
+        self._background.append(asyncio.create_task(services.scheduler.run()))
+        await self._listen()
+
+    async def serve(self) -> None:
+        await self.startup()
+        try:
+            await self.stop_event.wait()
+        finally:
+            await self.shutdown()
+
+    async def shutdown(self) -> None:
+        if self._listener is not None:
+            await self._listener.close()
+        if hasattr(self, "services"):
+            self.services.bus.close()
+            await self.services.crew.stop(SHUTDOWN_GRACE_S)
+            for provider in self.services.providers.values():
+                await provider.aclose()
+        for task in self._background:
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
+        if self._embedded is not None:
+            await self._embedded.stop()
+        if self._db is not None:
+            await self._db.close()
+        with contextlib.suppress(FileNotFoundError):
+            self.home.socket.unlink()
+        if self._lock is not None:
+            self._lock.close()
+
+    async def _providers(self, roster: Roster) -> dict[str, Provider]:
+        kinds = {self.config.providers[spec.provider].kind for spec in roster}
+        if EMBEDDED in kinds:
+            self._embedded = EmbeddedModel()
+            await self._embedded.start()
+        return dict(build_providers(
+            self.config, embedded=self._embedded, transports=self._transports
+        ))
+
+    async def _listen(self) -> None:
+        token = None
+        if self._tcp is not None:
+            token = _token(self.home)
+        self._listener = Listener(
+            self.handle, self.services.crew.snapshot, self.services.bus,
+            version("plane"), token,
+        )
+        await self._listener.listen_unix(self.home.socket)
+        if self._tcp is not None:
+            self.tcp_port = await self._listener.listen_tcp(*self._tcp)
+
+    # ── requests ───────────────────────────────────────────────────────────
+
+    async def handle(self, request: p.Request) -> p.Reply:
+        services = self.services
+        match request:
+            case p.Status():
+                return p.SnapshotReply(id=request.id, snapshot=await services.crew.snapshot())
+            case p.Send():
+                return p.Sent(id=request.id, messages=await self.send(request.agent, request.text))
+            case p.History():
+                services.roster.get(request.agent)
+                messages = await services.conversation.history(request.agent, request.limit)
+                return p.Messages(id=request.id, agent=request.agent, messages=messages)
+            case p.NewAgent():
+                state = await self.new_agent(request.name, request.model, request.role)
+                return p.AgentCreated(id=request.id, agent=state)
+            case p.LedgerQuery():
+                day = request.day or services.clock.now().date()
+                entries = await services.ledger.entries(day)
+                return p.Ledger(id=request.id, day=day, entries=entries)
+            case p.Stop():
+                self.stop_event.set()
+                return p.Ok(id=request.id)
+        raise PlaneError(f"Requests of type {request.type!r} are not handled here.")
+
+    async def send(self, agent: str, text: str) -> list[p.Message]:
+        """Post the operator's text; return what was stored and said at once."""
+        services = self.services
+        services.roster.get(agent)
+        crew = services.crew
+        if is_command(text):
+            messages = await run_command(services, agent, text)
+            for message in messages:
+                services.bus.emit(p.MessageAppended(message=message))
+            crew.wake(agent)
+            await crew.publish(agent)
+            return messages
+        worker = crew.workers[agent]
+        hold = await worker.hold()
+        message = await services.conversation.append(
+            agent, "operator", text, held=hold is not None, waiting=True
+        )
+        services.bus.emit(p.MessageAppended(message=message))
+        said = [message]
+        if hold is not None and (notice := await worker.tell_hold(hold)):
+            said.append(notice)
+        worker.wake()
+        await crew.publish(agent)
+        return said
+
+    async def new_agent(self, name: str, model: str, role: str) -> p.AgentState:
+        services = self.services
+        spec = await services.roster.create(name, model, role)
+        services.crew.add(spec)
+        await services.crew.publish(name)
+        return await services.crew.state(name)
+
+
+def _lock(home: Home) -> IO[str]:
+    """One plane per home: an exclusive lock held for the plane's life."""
+    handle = open(home.root / "plane.lock", "a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise AlreadyRunning(
+            f"A plane is already running in {home.root}; `plane stop` stops it."
+        ) from None
+    return handle
+
+
+def _token(home: Home) -> str:
+    """The TCP token, made once and kept in the home (mode 0600)."""
+    path = home.root / "token"
+    if not path.exists():
+        path.touch(mode=0o600)
+        path.write_text(secrets.token_urlsafe(32))
+    return path.read_text().strip()

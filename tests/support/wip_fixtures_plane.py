@@ -1,0 +1,144 @@
+"""A real plane for tests: a real SQLite file and socket in a temporary home,
+agents on the scripted LLM server, and a clock the test moves.
+
+    async def test_x(start_plane):
+        plane = await start_plane()                # default config below
+        said = await plane.turn("demo", "hello")   # everything said until the turn ends
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from plane import protocol as p
+from plane.client import PlaneClient
+from plane.clock import ManualClock
+from plane.config import parse_config
+from plane.home import Home
+from plane.server import Plane
+from tests.support.scripted_llm import ScriptedLLM
+
+NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+
+CONFIG = """
+defaults:
+  limitUsd: 1
+  provider: scripted
+  model: scripted-model
+providers:
+  scripted:
+    kind: openai-compatible
+    base_url: {base_url}
+    models: [scripted-model, other-model]
+    max_retries: 0
+pricing:
+  scripted-model: {input: 1000, cached_input: 100, output: 2000}
+agents:
+  demo: {}
+  scout: {}
+"""
+"""$1000 per 1M input tokens is $0.001 a token: costs in tests are round."""
+
+
+@dataclass
+class RunningPlane:
+    plane: Plane
+    home: Home
+    clock: ManualClock
+    llm: ScriptedLLM
+    config_text: str
+    clients: list[PlaneClient] = field(default_factory=list)
+
+    @property
+    def services(self):  # type: ignore[no-untyped-def]
+        return self.plane.services
+
+    async def client(self) -> PlaneClient:
+        client = await PlaneClient.connect(self.home.socket)
+        self.clients.append(client)
+        return client
+
+    async def send(self, agent: str, text: str) -> list[p.Message]:
+        return await self.plane.send(agent, text)
+
+    async def turn(self, agent: str, text: str, timeout: float = 20) -> list[p.Message]:
+        """Send `text` and collect what `agent`'s conversation gets until its
+        turn finishes."""
+        subscription = self.services.bus.subscribe()
+        try:
+            said = await self.send(agent, text)
+            return said + await self.until_turn_ends(agent, subscription, timeout)
+        finally:
+            self.services.bus.unsubscribe(subscription)
+
+    async def until_turn_ends(self, agent: str, subscription, timeout: float = 20):  # type: ignore[no-untyped-def]
+        said: list[p.Message] = []
+
+        async def collect() -> None:
+            while True:
+                event = await subscription.queue.get()
+                if isinstance(event, p.MessageAppended) and event.message.agent == agent:
+                    said.append(event.message)
+                if isinstance(event, p.TurnFinished) and event.agent == agent:
+                    return
+
+        await asyncio.wait_for(collect(), timeout)
+        return said
+
+    async def quiet(self) -> None:
+        """Until no agent is working or has work it may start."""
+        for _ in range(500):
+            await asyncio.sleep(0.01)
+            workers = self.services.crew.workers.values()
+            if not any(w.working or w.turn_lock.locked() for w in workers):
+                return
+        raise TimeoutError("agents still working")
+
+    async def stop(self) -> None:
+        for client in self.clients:
+            await client.close()
+        self.clients.clear()
+        self.plane.stop_event.set()
+        await self.plane.shutdown()
+
+
+StartPlane = Callable[..., Awaitable[RunningPlane]]
+
+
+@pytest.fixture
+async def start_plane(
+    tmp_path: Path, scripted_llm: ScriptedLLM
+) -> AsyncIterator[StartPlane]:
+    """Start a plane; call again with `restart=plane` to stop that one and
+    start a new one on the same home (the restart tests)."""
+    running: list[RunningPlane] = []
+
+    async def start(
+        config_text: str | None = None,
+        *,
+        clock: ManualClock | None = None,
+        restart: RunningPlane | None = None,
+    ) -> RunningPlane:
+        if restart is not None:
+            await restart.stop()
+            running.remove(restart)
+            config_text = config_text or restart.config_text
+            clock = clock or restart.clock
+        text = (config_text or CONFIG).replace("{base_url}", scripted_llm.base_url)
+        home = Home(tmp_path / "home")
+        clock = clock or ManualClock(NOON)
+        plane = Plane(parse_config(text), home, clock)
+        await plane.startup()
+        started = RunningPlane(plane, home, clock, scripted_llm, config_text or CONFIG)
+        running.append(started)
+        return started
+
+    yield start
+    for started in running:
+        await started.stop()
