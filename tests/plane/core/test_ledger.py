@@ -1,0 +1,101 @@
+"""The ledger on a real SQLite file: pending before the call, settled after,
+interrupted (at its estimate) when the plane died between the two."""
+
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+
+import pytest
+
+from plane.clock import ManualClock
+from plane.ledger import Ledger
+from plane.protocol import Usage
+from plane.store import MIGRATIONS, Database
+
+NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+USAGE = Usage(input_tokens=1200, cache_read_tokens=1000, output_tokens=80)
+
+
+@pytest.fixture
+async def open_ledger(tmp_path):
+    opened = []
+
+    async def open_(clock):
+        db = await Database.open(tmp_path / "plane.db")
+        opened.append(db)
+        return db, Ledger(db, clock)
+
+    yield open_
+    for db in opened:
+        await db.close()
+
+
+async def test_a_pending_call_counts_its_estimate_and_settling_replaces_it(open_ledger):
+    _, ledger = await open_ledger(ManualClock(NOON))
+    call = await ledger.open_call("demo", "openai", "gpt-4o", Decimal("0.05"), "estimate")
+    assert await ledger.spend_today("demo") == Decimal("0.05")
+    await ledger.settle(call, USAGE, Decimal("0.0123"), "genai-prices")
+    assert await ledger.spend_today("demo") == Decimal("0.0123")
+    [entry] = await ledger.entries(date(2026, 11, 29))
+    assert (entry.status, entry.usage, entry.price_source) == ("settled", USAGE, "genai-prices")
+
+
+async def test_a_failed_call_costs_nothing(open_ledger):
+    _, ledger = await open_ledger(ManualClock(NOON))
+    call = await ledger.open_call("demo", "openai", "gpt-4o", Decimal("0.05"), "estimate")
+    await ledger.fail(call)
+    assert await ledger.spend_today("demo") == 0
+    with pytest.raises(ValueError, match="already failed"):
+        await ledger.settle(call, USAGE, Decimal(1), "x")
+
+
+async def test_settled_calls_survive_a_restart(open_ledger):
+    db, ledger = await open_ledger(ManualClock(NOON))
+    for cost in ("0.10", "0.25"):
+        call = await ledger.open_call("demo", "p", "m", Decimal("0.01"), "estimate")
+        await ledger.settle(call, USAGE, Decimal(cost), "table")
+    await db.close()
+    _, again = await open_ledger(ManualClock(NOON))
+    assert await again.recover() == 0
+    assert await again.spend_today("demo") == Decimal("0.35")
+
+
+async def test_a_call_in_flight_when_the_plane_died_keeps_its_estimate(open_ledger):
+    db, ledger = await open_ledger(ManualClock(NOON))
+    await ledger.open_call("demo", "p", "m", Decimal("0.07"), "estimate")
+    await db.close()  # the process dies: no settle
+    _, again = await open_ledger(ManualClock(NOON))
+    assert await again.recover() == 1
+    assert await again.spend_today("demo") == Decimal("0.07")
+    [entry] = await again.entries(date(2026, 11, 29))
+    assert (entry.status, entry.estimated) == ("interrupted", True)
+    assert await again.recover() == 0  # never counted twice
+
+
+async def test_a_call_is_charged_to_the_day_its_cost_became_known(open_ledger):
+    clock = ManualClock(datetime(2026, 11, 29, 23, 59, 59, tzinfo=UTC))
+    _, ledger = await open_ledger(clock)
+    call = await ledger.open_call("demo", "p", "m", Decimal("0.50"), "estimate")
+    await clock.advance(timedelta(seconds=2))
+    await ledger.settle(call, USAGE, Decimal("0.20"), "table")
+    assert await ledger.spend_by_agent(date(2026, 11, 29)) == {"demo": Decimal(0)}
+    assert await ledger.spend_today("demo") == Decimal("0.20")
+    assert [e.day for e in await ledger.entries(date(2026, 11, 30))] == [date(2026, 11, 30)]
+
+
+async def test_a_clock_that_jumps_back_reads_that_day_from_the_record(open_ledger):
+    clock = ManualClock(NOON)
+    _, ledger = await open_ledger(clock)
+    call = await ledger.open_call("demo", "p", "m", Decimal("0.01"), "estimate")
+    await ledger.settle(call, USAGE, Decimal("0.30"), "table")
+    await clock.advance(timedelta(days=1))
+    assert await ledger.spend_today("demo") == 0
+    await clock.advance(timedelta(days=-1))
+    assert await ledger.spend_today("demo") == Decimal("0.30")
+
+
+async def test_the_schema_is_versioned(open_ledger):
+    db, _ = await open_ledger(ManualClock(NOON))
+    row = await db.fetchone("PRAGMA user_version")
+    assert row[0] == len(MIGRATIONS)
+    mode = await db.fetchone("PRAGMA journal_mode")
+    assert mode[0] == "wal"

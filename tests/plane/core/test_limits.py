@@ -1,0 +1,47 @@
+"""/limit values and words: the product's voice, character for character."""
+
+from decimal import Decimal
+
+import pytest
+
+from plane.limits import BadLimit, is_tighter, parse_limit, refusal, set_reply, standing
+
+
+@pytest.mark.parametrize(
+    ("raw", "usd"),
+    [("5", "5"), ("$5", "5"), ("5.00", "5"), ("$0.25", "0.25"), ("0", "0"), ("OFF", None),
+     (" 7.5 ", "7.5"), ("$.50", "0.5")],
+)
+def test_values_that_set_a_limit(raw, usd):
+    assert parse_limit(raw).usd == (None if usd is None else Decimal(usd))
+
+
+@pytest.mark.parametrize(
+    "raw", ["-1", "$-1", "abc", "nan", "inf", "1e400", "$", "", "0.125", "5,00", "2000000", "1 2"]
+)
+def test_bad_values_get_one_line(raw):
+    with pytest.raises(BadLimit) as caught:
+        parse_limit(raw)
+    assert "\n" not in str(caught.value) and str(caught.value)
+
+
+def test_the_exact_replies():
+    spent = Decimal("0.42")
+    assert standing(spent, None) == "$0.42 spent today, against no limit."
+    assert set_reply(spent, Decimal(5)) == (
+        "Spending limit set to $5.00 a day. $0.42 spent today, of $5.00 a day."
+    )
+    assert set_reply(spent, None) == "Spending limit removed. $0.42 spent today, against no limit."
+    assert refusal(Decimal(50), Decimal(5)) == (
+        "This agent asked for a ceiling of $50.00 a day, which is above the $5.00 it has. "
+        "It can ask to be held to less, never to more: /limit $50.00, if you meant it."
+    )
+
+
+def test_tighter_means_less_capacity_or_equal():
+    assert is_tighter(Decimal(1), Decimal(5))
+    assert is_tighter(Decimal(5), Decimal(5))
+    assert is_tighter(Decimal(9), None)
+    assert not is_tighter(Decimal(6), Decimal(5))
+    assert not is_tighter(None, Decimal(5))
+    assert is_tighter(None, None)
