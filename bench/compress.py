@@ -1,0 +1,223 @@
+"""Benchmark the tool-output compressor against Headroom on a corpus of real outputs.
+
+    .venv/bin/python bench/compress.py [--corpus DIR] [--no-headroom] [--category NAME]
+
+Every figure is measured in this run: nothing is hard-coded. For each sample
+of the corpus (manifest.jsonl: id, category, path, command) it compresses the
+output in-process (timed, median of 3), expands it back through a real
+RefStore, compresses it again in two fresh processes to check determinism,
+counts salient tokens still visible (see compress_metrics), and runs Headroom
+(headroom-ai, its defaults, in its own venv under bench/.venv-headroom,
+installed on first use) on the same samples for the side-by-side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from compress_metrics import error_lines, salient, visible  # noqa: E402
+from compress_report import Row, print_report  # noqa: E402
+
+from plane.economy.compress import compress, expand  # noqa: E402
+from plane.economy.compress.store import RefStore  # noqa: E402
+
+DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus" / "dev"
+HEADROOM_VENV = ROOT / "bench" / ".venv-headroom"
+HEADROOM_VERSION = "headroom-ai==0.42.0"
+
+
+@dataclass
+class Sample:
+    id: str
+    category: str
+    command: str
+    text: str
+
+    @property
+    def kb(self) -> float:
+        return len(self.text.encode("utf-8", "surrogateescape")) / 1024
+
+
+@dataclass
+class Outcome:
+    text: str
+    ms: float
+    compressor: str = ""
+    note: str = ""
+    round_trip_ok: bool = True
+    crashed: bool = False
+    digest: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+def load(corpus: Path, category: str | None) -> list[Sample]:
+    samples = []
+    with open(corpus / "manifest.jsonl", encoding="utf-8") as f:
+        for line in f:
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            if category and row["category"] != category:
+                continue
+            raw = (corpus / row["path"]).read_bytes()
+            text = raw.decode("utf-8", "surrogateescape")
+            samples.append(Sample(row["id"], row["category"], row.get("command") or "", text))
+    return samples
+
+
+def digest(text: str, refs: dict[str, str]) -> str:
+    h = hashlib.sha256(text.encode("utf-8", "surrogatepass"))
+    for ref in sorted(refs):
+        h.update(b"\0" + ref.encode() + b"\0" + refs[ref].encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
+
+
+def run_ours(samples: list[Sample], store: RefStore) -> dict[str, Outcome]:
+    outcomes = {}
+    for s in samples:
+        times = []
+        result = None
+        crashed = False
+        for _ in range(3):
+            start = time.perf_counter()
+            try:
+                result = compress(s.text, command=s.command or None)
+            except Exception:
+                crashed = True
+                break
+            times.append((time.perf_counter() - start) * 1000)
+        if crashed or result is None:
+            outcomes[s.id] = Outcome(s.text, 0.0, crashed=True, round_trip_ok=False)
+            continue
+        store.put(result.refs)
+        try:
+            ok = expand(result.text, store.get) == s.text
+        except Exception:
+            ok = False
+        outcomes[s.id] = Outcome(
+            result.text,
+            sorted(times)[1],
+            result.compressor,
+            result.note,
+            round_trip_ok=ok and result.note != "round trip failed",
+            crashed=result.note == "error",
+            digest=digest(result.text, result.refs),
+        )
+    return outcomes
+
+
+def digests_in_fresh_process(corpus: Path, category: str | None) -> dict[str, str]:
+    cmd = [sys.executable, str(Path(__file__)), "--corpus", str(corpus), "--digests"]
+    if category:
+        cmd += ["--category", category]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    return json.loads(out)
+
+
+def print_digests(samples: list[Sample]) -> None:
+    found = {}
+    for s in samples:
+        result = compress(s.text, command=s.command or None)
+        found[s.id] = digest(result.text, result.refs)
+    print(json.dumps(found))
+
+
+def ensure_headroom() -> Path:
+    python = HEADROOM_VENV / "bin" / "python"
+    probe = [str(python), "-c", "import headroom"]
+    if python.exists() and subprocess.run(probe, capture_output=True).returncode == 0:
+        return python
+    print(f"installing {HEADROOM_VERSION} into {HEADROOM_VENV} …", file=sys.stderr)
+    subprocess.run(["python3", "-m", "venv", str(HEADROOM_VENV)], check=True)
+    pip = [str(python), "-m", "pip", "install", "-q", HEADROOM_VERSION]
+    subprocess.run(pip, check=True)
+    return python
+
+
+def run_headroom(corpus: Path, samples: list[Sample]) -> dict[str, Outcome]:
+    python = ensure_headroom()
+    wanted = {s.id for s in samples}
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "headroom.jsonl"
+        script = ROOT / "bench" / "compress_headroom.py"
+        subprocess.run([str(python), str(script), str(corpus), str(out)], check=True)
+        outcomes = {}
+        for line in out.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            if row["id"] in wanted:
+                outcomes[row["id"]] = Outcome(row["text"], row["ms"])
+    return outcomes
+
+
+def measure(s: Sample, ours: Outcome, theirs: Outcome | None) -> Row:
+    tokens = salient(s.text)
+    row = Row(
+        category=s.category,
+        chars=len(s.text),
+        kb=s.kb,
+        out=len(ours.text),
+        ms=ours.ms,
+        tokens=len(tokens.all),
+        seen=visible(tokens.all, ours.text),
+        err_tokens=len(tokens.error_words),
+        err_seen=visible(tokens.error_words, ours.text),
+        unchanged=ours.text == s.text,
+        larger=len(ours.text) > len(s.text),
+        round_trip_failed=not ours.round_trip_ok,
+        crashed=ours.crashed,
+    )
+    if s.category in ("compiler", "logs"):
+        lines = error_lines(s.text)
+        row.err_lines = len(lines)
+        row.err_lines_seen = sum(1 for line in lines if line in ours.text)
+    if theirs is not None:
+        row.hr_out = len(theirs.text)
+        row.hr_ms = theirs.ms
+        row.hr_seen = visible(tokens.all, theirs.text)
+        row.hr_err_seen = visible(tokens.error_words, theirs.text)
+        row.hr_unchanged = theirs.text == s.text
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--category", help="only the samples of this category")
+    parser.add_argument("--no-headroom", action="store_true", help="skip the side-by-side")
+    parser.add_argument("--digests", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--detail", action="store_true", help="one line per sample too")
+    args = parser.parse_args()
+    samples = load(args.corpus, args.category)
+    if args.digests:
+        print_digests(samples)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        store = RefStore(Path(tmp) / "refs.db")
+        ours = run_ours(samples, store)
+        store.close()
+    fresh = [digests_in_fresh_process(args.corpus, args.category) for _ in range(2)]
+    theirs = {} if args.no_headroom else run_headroom(args.corpus, samples)
+    rows = []
+    for s in samples:
+        row = measure(s, ours[s.id], theirs.get(s.id))
+        digests = {ours[s.id].digest, fresh[0].get(s.id), fresh[1].get(s.id)}
+        row.nondeterministic = len(digests) != 1
+        row.id, row.compressor = s.id, ours[s.id].compressor
+        rows.append(row)
+    print_report(rows, headroom=not args.no_headroom, detail=args.detail)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""Which compressor an output goes to: the command when it says, else the content.
+
+The command is a hint, not a verdict: `cat` says nothing until its file's
+extension does, and a pipeline's last stage (`| python -m json.tool`) or the
+content itself (a diff is a diff whoever printed it) decides the rest.
+Content tests look at a bounded sample of lines so classifying costs little
+however long the output is.
+"""
+
+from __future__ import annotations
+
+import re
+
+from plane.economy.compress import sniff
+
+_EXTENSIONS = {
+    "source": "py pyi js mjs cjs ts tsx jsx go rs c h cc cpp cxx hpp hh java kt cs rb php swift",
+    "config": "toml yaml yml ini cfg conf lock properties env txt-cfg cmake",
+    "json": "json jsonl ndjson ipynb",
+    "html": "html htm xhtml xml svg",
+    "mixed": "md markdown rst adoc",
+    "logs": "log",
+    "table": "csv tsv",
+}
+_BY_EXTENSION = {ext: kind for kind, exts in _EXTENSIONS.items() for ext in exts.split()}
+_BY_NAME = {
+    "cmakelists.txt": "config",
+    "makefile": "source",
+    "dockerfile": "config",
+    "license": "plain",
+    "licence": "plain",
+    "copying": "plain",
+}
+_PROGRAMS = [
+    (re.compile(r"\bgit\s+(?:diff|show|log\s+[^|]*-p|format-patch)\b|\bdiff\s+-[a-zA-Z]*u"), "diff"),
+    (re.compile(r"\b(?:grep|rg|ag|ack|git\s+grep)\b[^|]*$"), "search"),
+    (re.compile(r"\b(?:pip|pip3|npm|yarn|pnpm|apt|apt-get|dpkg|make|cmake|ctest|cargo\s+build"
+                r"|pytest|tox|mvn|gradle|bundle|gem)\b"), "build"),
+    (re.compile(r"\b(?:gcc|g\+\+|clang|clang\+\+|cc|rustc|tsc|mypy|ruff|eslint|pylint|flake8"
+                r"|javac|go\s+vet|go\s+build|node\s+--check|cargo\s+(?:check|clippy))\b"),
+     "diagnostics"),
+    (re.compile(r"(?:^|[;&|(]\s*)(?:ls|find|tree|du|df|ps|file|nm|readelf|objdump|xxd|hexdump"
+                r"|od|lsof|ss|netstat|unzip\s+-l|tar\s+-?t|git\s+ls-tree|git\s+ls-files|dpkg\s+-l"
+                r"|pip\s+list|docker\s+ps|strings)\b"), "listing"),
+    (re.compile(r"\b(?:wget|curl|dd|rsync|git\s+clone|tqdm)\b"), "redraw"),
+    (re.compile(r"\bstrace\b|\bjournalctl\b|-X\s*importtime|/var/log/"), "logs"),
+]
+_CAT = re.compile(r"\b(?:cat|zcat|bat|head|tail|less|more|sed\s+-n\s+\S+)\s+(?:-\S+\s+)*(\S+)\s*$")
+
+
+def classify(text: str, command: str | None = None) -> str:
+    """The name of the compressor for this output."""
+    sample = sniff.Sample(text)
+    structural = sniff.structural(sample)
+    if structural is not None:
+        return structural
+    hinted = _from_command(command) if command else None
+    if hinted is not None and sniff.agrees(hinted, sample):
+        return hinted
+    return sniff.by_content(sample)
+
+
+def _from_command(command: str) -> str | None:
+    last = command.split("|")[0] if "| head" in command or "| tail" in command else command
+    for pattern, kind in _PROGRAMS:
+        if pattern.search(last):
+            return kind
+    found = _CAT.search(_last_stage(command))
+    if found is None:
+        return None
+    return _by_path(found.group(1).strip("'\""))
+
+
+def _last_stage(command: str) -> str:
+    stages = [s for s in re.split(r"\|(?!\|)", command) if not re.match(r"\s*(?:head|tail)\b", s)]
+    return stages[-1] if stages else command
+
+
+def _by_path(path: str) -> str | None:
+    name = path.rsplit("/", 1)[-1].lower()
+    if name in _BY_NAME or name.split(".")[0] in _BY_NAME:
+        return _BY_NAME.get(name) or _BY_NAME[name.split(".")[0]]
+    if "." not in name:
+        return None
+    ext = name.rsplit(".", 1)[-1].rstrip("*")
+    return _BY_EXTENSION.get(ext)

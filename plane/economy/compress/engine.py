@@ -1,0 +1,92 @@
+"""compress(): classify a tool output, run its compressor, check, fail open.
+
+The engine owns everything compressors must not get wrong on their own:
+the size threshold, the agent harness's frame and line-number margins
+(stripped before, put back after), the guard that keeps every detail visible,
+rendering, and the final check that the result is smaller and expands back to
+the input byte for byte. Anything else — an exception, a result that is not
+smaller, a failed round trip — returns the input unchanged, so compression
+can only ever save tokens, never lose a byte.
+
+Deterministic by construction: nothing here reads a clock, draws a random
+number, uses `hash()` or iterates a set into the output.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from plane.economy.compress import frame, margins
+from plane.economy.compress.classify import classify
+from plane.economy.compress.compressors import COMPRESSORS
+from plane.economy.compress.markers import LOOKS_LIKE_MARKER_RE, expand
+from plane.economy.compress.plan import Plan, render
+from plane.economy.compress.salience import guard
+
+log = logging.getLogger(__name__)
+
+MIN_CHARS = 512
+
+
+@dataclass(frozen=True)
+class Compressed:
+    """A compressed tool output: the text to send and what it left out."""
+
+    text: str
+    refs: dict[str, str] = field(default_factory=dict)
+    compressor: str = "none"
+    chars_in: int = 0
+    chars_out: int = 0
+    note: str = ""  # why nothing was done, when nothing was
+
+    @property
+    def saved(self) -> int:
+        return self.chars_in - self.chars_out
+
+
+def compress(text: str, *, command: str | None = None) -> Compressed:
+    """Compress one tool output; on any doubt, return it unchanged."""
+    if len(text) < MIN_CHARS:
+        return _unchanged(text, "short")
+    if LOOKS_LIKE_MARKER_RE.search(text):
+        return _unchanged(text, "already has markers")
+    try:
+        result = _compress(text, command)
+    except Exception:  # fail-open is the contract: log it, send the original
+        log.exception("compression failed; sending the output unchanged")
+        return _unchanged(text, "error")
+    if len(result.text) >= len(text):
+        return _unchanged(text, "not smaller", result.compressor)
+    try:
+        restored = expand(result.text, result.refs.__getitem__)
+    except KeyError:
+        restored = None
+    if restored != text:
+        log.error("compressor %s failed its round trip; sending unchanged", result.compressor)
+        return _unchanged(text, "round trip failed", result.compressor)
+    return result
+
+
+def _compress(text: str, command: str | None) -> Compressed:
+    head, body, tail = frame.split(text)
+    lines = body.split("\n")
+    numbered = margins.strip(lines)
+    bare = numbered.bodies if numbered else lines
+    name = classify("\n".join(bare) if numbered else body, command)
+    plan = COMPRESSORS[name](bare, command)
+    plan = guard(plan)
+    if numbered:
+        plan = numbered.restore(plan)
+        plan = guard(plan)
+    out, refs = render(plan)
+    text_out = head + out + tail
+    return Compressed(text_out, refs, name, len(text), len(text_out))
+
+
+def _unchanged(text: str, note: str, name: str = "none") -> Compressed:
+    return Compressed(text, {}, name, len(text), len(text), note)
+
+
+def as_plan(lines: list[str]) -> Plan:
+    return Plan(list(lines))

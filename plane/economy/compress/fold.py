@@ -1,0 +1,97 @@
+"""The workhorse: de-duplication, adjacent or not, up to what varies by accident.
+
+Machine output repeats itself: the same warning for every file, the same
+progress line with another number, the same `Setting up …` for every package.
+A line is redundant when a kept line already has its *template* (the line with
+numbers, hex ids, timestamps and column padding made uniform); the first
+instance is kept verbatim and every later run of redundant lines becomes one
+marker. Nothing is summarised: the kept instance is real, the marker counts,
+and the ref gives the rest back.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from plane.economy.compress.plan import Plan
+
+_VARYING = re.compile(
+    r"0x[0-9a-fA-F]+"  # addresses
+    r"|\b[0-9a-fA-F]*\d[0-9a-fA-F]*\b"  # hex ids, hashes, plain numbers as words
+    r"|\d+"  # numbers inside words: v2, GLIBC_2, 12ms
+)
+_SPACES = re.compile(r"[ \t]+")
+
+Key = Callable[[str], str]
+
+
+def template(line: str) -> str:
+    """The line with what varies by accident made uniform."""
+    return _SPACES.sub(" ", _VARYING.sub("#", line)).strip()
+
+
+def exact(line: str) -> str:
+    return line
+
+
+def dedup(
+    plan: Plan,
+    start: int = 0,
+    end: int | None = None,
+    key: Key = template,
+    seen: dict[str, int] | None = None,
+) -> dict[str, int]:
+    """Fold every line of [start, end) whose key a kept line already has.
+
+    Returns the keys seen (key → index of the kept instance) so a caller can
+    continue de-duplicating another region against the same memory.
+    """
+    lines = plan.lines
+    end = len(lines) if end is None else end
+    seen = {} if seen is None else seen
+    run_start = -1
+    run_keys: set[str] = set()
+    for i in range(start, end):
+        k = key(lines[i])
+        if k in seen:
+            if run_start < 0:
+                run_start, run_keys = i, set()
+            run_keys.add(k)
+            continue
+        if run_start >= 0:
+            _fold_run(plan, run_start, i, run_keys, key)
+            run_start = -1
+        seen[k] = i
+    if run_start >= 0:
+        _fold_run(plan, run_start, end, run_keys, key)
+    return seen
+
+
+def _fold_run(plan: Plan, start: int, end: int, keys: set[str], key: Key) -> None:
+    above = plan.lines[start - 1] if start > 0 else None
+    same_as_above = len(keys) == 1 and above is not None and key(above) in keys
+    plan.fold(start, end, "repeat" if same_as_above else "similar")
+
+
+def middle(plan: Plan, start: int, end: int, head: int, tail: int, kind: str = "lines") -> None:
+    """Keep `head` lines and `tail` lines of [start, end) verbatim; fold the middle."""
+    if end - start > head + tail:
+        plan.fold(start + head, end - tail, kind)
+
+
+def uncovered_runs(plan: Plan, start: int, end: int) -> list[tuple[int, int]]:
+    """Maximal runs of [start, end) that no fold covers yet."""
+    folded = plan.folded_mask()
+    runs: list[tuple[int, int]] = []
+    i = start
+    while i < end:
+        if folded[i]:
+            i += 1
+            continue
+        j = i
+        while j < end and not folded[j]:
+            j += 1
+        runs.append((i, j))
+        i = j
+    return runs

@@ -1,0 +1,44 @@
+"""An agent harness's frame around a tool output, kept verbatim.
+
+Harnesses wrap what a command printed in a few lines of their own (a chunk id,
+the wall time, the exit code, then `Output:`). Those lines matter (the exit
+code above all) and would confuse classification, so they are split off,
+the body alone is compressed, and they are put back untouched.
+"""
+
+from __future__ import annotations
+
+import re
+
+_HEADER_LINE = re.compile(
+    r"(?:Chunk ID|Wall time|Process exited with code|Exit code|Original token count|Command"
+    r"|Duration|Status|Process running with session ID)\b[^\n]*",
+    re.I,
+)
+_OUTPUT_LINE = re.compile(r"Output:[ \t]*", re.I)
+_TRAILER = re.compile(r"\n(?:Process exited with code -?\d+|\[exit code:? -?\d+\])[ \t]*\n?\Z")
+
+
+def split(text: str) -> tuple[str, str, str]:
+    """(frame head, body, frame tail); head and tail are empty when there is no frame."""
+    head = _head(text)
+    body = text[len(head) :]
+    found = _TRAILER.search(body)
+    if found is None or found.start() == 0:
+        return head, body, ""
+    return head, body[: found.start()], body[found.start() :]
+
+
+def _head(text: str) -> str:
+    pos = 0
+    for _ in range(8):
+        end = text.find("\n", pos)
+        if end < 0:
+            return ""
+        line = text[pos:end]
+        if _OUTPUT_LINE.fullmatch(line):
+            return text[: end + 1] if pos > 0 else ""
+        if not _HEADER_LINE.fullmatch(line):
+            return ""
+        pos = end + 1
+    return ""

@@ -1,0 +1,89 @@
+"""Markers: the only thing compression ever puts in place of a kept line.
+
+A marker is `[<label> ref:k_XXXXXXXXXX<tail>]`. The ref is a content hash of
+exactly the text the marker stands for, so the same removed text always gets
+the same ref (cache-safe, and stored once however many agents see it), and
+expanding every marker gives the input back byte for byte.
+
+Two shapes exist:
+
+- an inline marker, `[… 36 lines like those above ref:k_…]`, replaced by its
+  content exactly where it stands (most markers are alone on their line);
+- a code marker, a whole line such as `    ...  # [… body, 30 lines ref:k_…]`
+  or `    // [… body, 30 lines ref:k_…]`, so that source with elided bodies
+  still parses; the whole line (indent and comment leader included) is
+  replaced by the content.
+
+A view (`[… HTML shown as text ref:k_A]` … `[end of view ref:k_A]`) stands for
+its whole region: what lies between the two lines is a rendering, not a
+verbatim copy, and expanding the view puts the original region back.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+from collections.abc import Callable
+
+REF_CHARS = 10
+_REF = r"k_[A-Za-z0-9_-]{%d}" % REF_CHARS
+
+
+def _inline(name: str) -> str:
+    return r"\[[^\[\]\n]*?ref:(?P<" + name + ">" + _REF + r")[^\[\]\n]*\]"
+
+
+CODE_MARKER_RE = re.compile(
+    r"^[ \t]*(?:\.\.\.[ \t]+)?(?:#|//|--|;|%|/\*) "
+    + _inline("cref")
+    + r"(?: \*/)?$",
+    re.M,
+)
+VIEW_RE = re.compile(
+    r"\[[^\[\]\n]*? view ref:(?P<vref>"
+    + _REF
+    + r")\]\n(?P<body>[\s\S]*?)\n\[end of view ref:(?P=vref)\]"
+)
+MARKER_RE = re.compile(_inline("ref"))
+# Anything that looks like a marker in an input makes the input ineligible:
+# expanding it later could not tell our markers from the tool's own text.
+LOOKS_LIKE_MARKER_RE = re.compile(r"ref:" + _REF)
+
+
+def ref_for(content: str) -> str:
+    """The ref of a removed chunk: sha256 of its UTF-8 bytes, base64url, cut short.
+
+    Sixty bits: two different chunks meeting in one store within the hour it
+    keeps them is not a practical concern, and every marker stays short.
+    """
+    digest = hashlib.sha256(content.encode("utf-8", "surrogatepass")).digest()
+    return "k_" + base64.urlsafe_b64encode(digest).decode("ascii")[:REF_CHARS]
+
+
+def marker(label: str, ref: str, tail: str = "") -> str:
+    """`[label ref:k_… tail]` with any bracket or newline in the label made harmless."""
+    return f"[{_clean(label)} ref:{ref}{_clean(tail)}]"
+
+
+def _clean(text: str) -> str:
+    return text.replace("[", "(").replace("]", ")").replace("\n", " ")
+
+
+def expand(text: str, lookup: Callable[[str], str]) -> str:
+    """Put back what every marker in `text` stands for.
+
+    `lookup(ref)` returns the removed content (a dict's `__getitem__`, or a
+    store's `get`); whatever it raises for an unknown ref propagates.
+    """
+    text = VIEW_RE.sub(lambda m: lookup(m.group("vref")), text)
+    text = CODE_MARKER_RE.sub(lambda m: lookup(m.group("cref")), text)
+    return MARKER_RE.sub(lambda m: lookup(m.group("ref")), text)
+
+
+def refs_in(text: str) -> list[str]:
+    """Every ref mentioned in a compressed text, in order of first appearance."""
+    seen: dict[str, None] = {}
+    for found in re.finditer(_REF, text):
+        seen.setdefault(found.group(0), None)
+    return list(seen)

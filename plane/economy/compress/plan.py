@@ -1,0 +1,164 @@
+"""A plan: which lines of an output are kept verbatim and which become markers.
+
+Compressors never write text. They look at the lines and say, for each
+contiguous span, "keep" or "fold, with this kind of label"; one renderer
+turns that into text and refs. That is what makes "kept lines are never
+rewritten" and the byte-for-byte round trip hold by construction, and lets the
+engine's guard (see `salience`) reopen any fold that would hide a detail.
+
+Lines are `text.split("\\n")`: a marker takes the place of whole lines and the
+newlines between them, so joining the rendered pieces with "\\n" and expanding
+gives the input back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from plane.economy.compress.markers import marker, ref_for
+from plane.economy.compress.salience import count_levels
+
+# A labeller turns (kind, removed lines) into the marker's label and tail.
+Labeller = Callable[[str, list[str]], tuple[str, str]]
+
+
+@dataclass(frozen=True)
+class Fold:
+    """Lines [start, end) replaced by one marker of the given kind."""
+
+    start: int
+    end: int
+    kind: str = "lines"
+
+
+@dataclass(frozen=True)
+class Inline:
+    """One line rendered from pieces: (text, None) kept, (text, kind) folded."""
+
+    index: int
+    pieces: tuple[tuple[str, str | None], ...]
+
+
+@dataclass
+class Plan:
+    """Folds and inline edits over `lines`; every line not folded is kept."""
+
+    lines: list[str]
+    folds: list[Fold] = field(default_factory=list)
+    inlines: dict[int, Inline] = field(default_factory=dict)
+    comment: str | None = None  # "# " / "// " / "...  # ": code markers keep the indent
+    protect_paths: bool = True  # the guard keeps lines showing a location nothing else shows
+
+    def fold(self, start: int, end: int, kind: str = "lines") -> None:
+        if end > start:
+            self.folds.append(Fold(start, end, kind))
+
+    def folded_mask(self) -> list[bool]:
+        mask = [False] * len(self.lines)
+        for f in self.folds:
+            for i in range(f.start, f.end):
+                mask[i] = True
+        return mask
+
+    def normalised(self) -> list[Fold]:
+        """Folds sorted, overlaps dropped (first one wins), inline lines excluded."""
+        out: list[Fold] = []
+        last = 0
+        for f in sorted(self.folds, key=lambda f: (f.start, f.end)):
+            if f.start < last:
+                continue
+            out.append(f)
+            last = f.end
+        return out
+
+
+def default_label(kind: str, removed: list[str]) -> tuple[str, str]:
+    """Labels say what was removed and how much, and count errors and warnings in it."""
+    n = len(removed)
+    noun = "line" if n == 1 else "lines"
+    heads = {
+        "repeat": f"×{n + 1}",
+        "similar": f"… {n} {noun} like those above",
+        "lines": f"… {n} {noun} omitted",
+        "log": f"… {n} log {noun} omitted",
+        "rows": f"… {n} rows omitted",
+        "items": f"… {n} {noun} of items omitted",
+        "body": f"… body, {n} {noun}",
+        "context": f"… {n} unchanged {noun}",
+        "matches": f"… {n} more {noun} of matches",
+        "entries": f"… {n} {noun} omitted",
+        "frames": f"… {n} stack {noun}",
+        "comments": f"… {n} comment or blank {noun}",
+        "echo": f"… {n} {noun} of echoed source",
+        "redraws": f"… {sum(line.count(chr(13)) for line in removed)} earlier frames",
+    }
+    head = heads.get(kind, f"… {n} {noun} omitted")
+    errors, warnings = count_levels(removed)
+    parts = []
+    if errors:
+        parts.append(f"{errors} ERROR")
+    if warnings:
+        parts.append(f"{warnings} WARNING")
+    return head, ("; " + ", ".join(parts)) if parts else ""
+
+
+def render(plan: Plan, labeller: Labeller = default_label) -> tuple[str, dict[str, str]]:
+    """The compressed text and the refs it uses (ref → exact removed text)."""
+    lines = plan.lines
+    out: list[str] = []
+    refs: dict[str, str] = {}
+    pos = 0
+    for f in plan.normalised():
+        _keep(plan, pos, f.start, out, refs, labeller)
+        removed = lines[f.start : f.end]
+        content = "\n".join(removed)
+        head, tail = labeller(f.kind, removed)
+        ref = ref_for(content)
+        text = _marker_line(plan, removed, head, ref, tail)
+        if len(text) >= len(content):
+            _keep(plan, f.start, f.end, out, refs, labeller)
+        else:
+            refs[ref] = content
+            out.append(text)
+        pos = f.end
+    _keep(plan, pos, len(lines), out, refs, labeller)
+    return "\n".join(out), refs
+
+
+def _marker_line(plan: Plan, removed: list[str], head: str, ref: str, tail: str) -> str:
+    text = marker(head, ref, tail)
+    if plan.comment is None:
+        return text
+    first = next((line for line in removed if line.strip()), "")
+    indent = first[: len(first) - len(first.lstrip(" \t"))]
+    closing = " */" if plan.comment.rstrip().endswith("/*") else ""
+    return f"{indent}{plan.comment}{text}{closing}"
+
+
+def _keep(
+    plan: Plan, start: int, end: int, out: list[str], refs: dict[str, str], labeller: Labeller
+) -> None:
+    for i in range(start, end):
+        inline = plan.inlines.get(i)
+        if inline is None:
+            out.append(plan.lines[i])
+            continue
+        out.append(_render_inline(inline, refs, labeller))
+
+
+def _render_inline(inline: Inline, refs: dict[str, str], labeller: Labeller) -> str:
+    parts: list[str] = []
+    for text, kind in inline.pieces:
+        if kind is None:
+            parts.append(text)
+            continue
+        head, tail = labeller(kind, [text])
+        ref = ref_for(text)
+        mark = marker(head, ref, tail)
+        if len(mark) >= len(text):
+            parts.append(text)
+        else:
+            refs[ref] = text
+            parts.append(mark)
+    return "".join(parts)

@@ -1,0 +1,169 @@
+"""Content tests for the classifier, each on a bounded sample of lines."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+_SAMPLE_LINES = 400
+
+
+@dataclass
+class Sample:
+    """Up to 400 lines from the start, middle and end, and the text's first 4 KB."""
+
+    lines: list[str]
+    start: str
+    carriage_returns: int
+    text_len: int
+
+    def __init__(self, text: str) -> None:
+        all_lines = text.split("\n")
+        if len(all_lines) > _SAMPLE_LINES:
+            third = _SAMPLE_LINES // 3
+            mid = len(all_lines) // 2
+            all_lines = all_lines[:third] + all_lines[mid : mid + third] + all_lines[-third:]
+        self.lines = [line for line in all_lines if line.strip()]
+        self.start = text[:4096].lstrip()
+        self.carriage_returns = text.count("\r") - text.count("\r\n")
+        self.text_len = len(text)
+        self._text = text
+
+    def share(self, pattern: re.Pattern[str]) -> float:
+        if not self.lines:
+            return 0.0
+        return sum(1 for line in self.lines if pattern.search(line)) / len(self.lines)
+
+
+_DIFF = re.compile(r"^(?:diff --git |@@ -\d+(?:,\d+)? \+\d+|\+\+\+ |--- a/|index [0-9a-f]+\.\.)")
+_HTML = re.compile(r"<(?:!DOCTYPE html|html|head|body|div|p|table|span|a )\b", re.I)
+_TAG = re.compile(r"<[a-zA-Z/!][^>]*>")
+_SEARCH = re.compile(r"^(?:\./)?[\w./@+-]+[:=-]\d+[:=-]|^(?:\./)?[\w./@+-]+\.\w+:\d+$")
+_DIAG = re.compile(
+    r"^\S+?:\d+(?::\d+)?:? (?:fatal )?(?:error|warning|note)\b|^(?:error|warning)(?:\[\w+\])?: "
+    r"|^\s*--> \S+:\d+:\d+|\(\d+,\d+\): error TS\d+|^\s+\d+:\d+\s+(?:error|warning)\s"
+    r"|^\S+:\d+:\d+: [A-Z]+\d+ |^\S+:\d+: error:|^SyntaxError:|^\s+\^+\s*$"
+)
+_LISTING = re.compile(
+    r"^[-dlcbps][rwxsStT-]{9}[.+@]?\s|^[0-9a-f]{7,16}:? (?:[0-9a-f]{2,8} ){2}"
+    r"|^[0-9a-f]{8,16} [A-Za-z] \S|^\s*[0-9a-f]{8,16}:\s|^[\d.]+[KMGT]?\s+[./]"
+    r"|^\s*\d+\s+\d+\s+[\d.]+\s+[\d.]+\s|^\s*(?:[│├└]|\|--|`--)"
+    r"|^\s+\d+: [0-9a-f]{16}\s+\d+ |^\s*\[\s*\d+\] "
+)
+_LOG = re.compile(
+    r"^\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|^\w{3} [ \d]\d \d\d:\d\d:\d\d|^\d\d:\d\d:\d\d"
+    r"|\b(?:DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|TRACE)\b|^import time:|^\[pid +\d+\]"
+    r"|^\d+ +\d\d:\d\d:\d\d|^Traceback |^  File \"|^commit [0-9a-f]{40}"
+)
+_BUILD = re.compile(
+    r"^(?:Collecting|Downloading|Installing|Requirement already|Successfully|Building|Using "
+    r"cached|Obtaining|Preparing|Unpacking|Setting up|Selecting|Processing|Get:\d|Hit:\d"
+    r"|Fetched|Reading|Created wheel|Stored in|npm (?:http|info|verb|sill|WARN|ERR)|added \d+"
+    r"|Scanning|Linking|Compiling|\[ *\d+%\]|make(?:\[\d+\])?:|-- |\s*(?:CC|LD|AR|CXX) "
+    r"|=+ .* =+$|PASSED|FAILED|\S+::\S+ (?:PASSED|FAILED|SKIPPED)|\d+: Test|test \S+ \.\.\. )"
+)
+_SOURCE = re.compile(
+    r"^\s*(?:def |class |import |from \S+ import|fn |pub |impl |use |func |package |#include"
+    r"|#define|static |struct |enum |const |let |var |function |return\b|if \(|for \(|}\s*$"
+    r"|\w+\([^)]*\)\s*\{$|public |private |namespace |@\w+|//|/\*|\* |async |export )"
+)
+_CONFIG = re.compile(
+    r"^\s*(?:\[[\w.\-\" ]+\]|[\w.\-\"]+\s*=\s*\S|[\w.\-\"]+:\s*\S|[\w.\-\"]+:\s*$|- [\w\"]+"
+    r"|#|;|[\w-]+\s+[\w\"/.-]+$)"
+)
+_TABLE_SEP = re.compile(r"^\s*\|.*\|\s*$|^[+|][-=+|]{6,}")
+_MARKDOWN = re.compile(r"^(?:#{1,6} |```|~~~|\* |- |\d+\. |> |\.\. |={3,}|-{3,})")
+
+
+def structural(sample: Sample) -> str | None:
+    """A type the content makes unmistakable, whatever the command was."""
+    if sample.carriage_returns >= 8:
+        return "redraw"
+    if sample.share(_DIFF) > 0.02 and any(_DIFF.match(x) for x in sample.lines[:40]):
+        return "diff"
+    start = sample.start
+    if start[:1] in "{[" and _looks_json(sample):
+        return "json"
+    if _HTML.search(start[:2048]) and sample.share(_TAG) > 0.3:
+        return "html"
+    return None
+
+
+def _looks_json(sample: Sample) -> bool:
+    head = sample.lines[:40]
+    if sum(1 for line in head if line.startswith("{") and line.rstrip().endswith("}")) > 0.8 * len(
+        head
+    ):
+        return all(_parses(line) for line in head[:5])
+    json_line = re.compile(r'^\s*(?:"[^"]*"\s*:|[\[\]{}],?\s*$|"[^"]*",?\s*$|-?\d|true|false|null)')
+    return sample.share(json_line) > 0.85
+
+
+def _parses(line: str) -> bool:
+    try:
+        json.loads(line)
+    except ValueError:
+        return False
+    return True
+
+
+_AGREEMENT = {
+    "search": (_SEARCH, 0.5),
+    "diagnostics": (_DIAG, 0.05),
+    "listing": (_LISTING, 0.3),
+    "source": (_SOURCE, 0.1),
+    "config": (_CONFIG, 0.3),
+}
+
+
+def agrees(kind: str, sample: Sample) -> bool:
+    """Whether the content does not contradict the command's hint."""
+    test = _AGREEMENT.get(kind)
+    if test is None:
+        return True
+    pattern, share = test
+    return sample.share(pattern) >= share
+
+
+def by_content(sample: Sample) -> str:
+    """The best guess from the lines alone."""
+    scores = {
+        "search": sample.share(_SEARCH) * 1.2,
+        "diagnostics": sample.share(_DIAG) * 2.5,
+        "listing": sample.share(_LISTING),
+        "logs": sample.share(_LOG),
+        "build": sample.share(_BUILD),
+        "table": _table_score(sample),
+        "source": sample.share(_SOURCE) * 0.9,
+        "config": sample.share(_CONFIG) * 0.8,
+    }
+    best = max(scores, key=lambda k: scores[k])
+    if scores[best] >= 0.35:
+        return best
+    if sample.share(_MARKDOWN) > 0.05:
+        return "mixed"
+    return "plain"
+
+
+def _table_score(sample: Sample) -> float:
+    if sample.share(_TABLE_SEP) > 0.5:
+        return 0.9
+    lines = sample.lines
+    if len(lines) < 5:
+        return 0.0
+    for sep in ("\t", ","):
+        counts = [line.count(sep) for line in lines]
+        common = max(sorted(set(counts)), key=counts.count)
+        if common >= 1 and counts.count(common) > 0.8 * len(counts):
+            return 0.85 if sep == "\t" else 0.6
+    return _column_score(lines)
+
+
+def _column_score(lines: list[str]) -> float:
+    """Space-aligned columns: many lines whose word starts line up."""
+    fields = [len(line.split()) for line in lines]
+    common = max(sorted(set(fields)), key=fields.count)
+    if common < 3:
+        return 0.0
+    return 0.6 * fields.count(common) / len(fields)

@@ -1,0 +1,136 @@
+"""The ref store: what compression left out, kept at least a while, shared by every agent.
+
+SQLite in WAL mode under the plane's home (`Home.refs_db`). Content-addressed:
+a ref is the hash of its content, so the same chunk removed from a thousand
+tool outputs by a dozen agents is one row. Each `put` of a ref refreshes its
+time, and an entry is only forgotten once it is older than the ttl: a model
+can always retrieve what it was shown within the last ttl seconds, across
+plane restarts.
+
+Synchronous on purpose: a put or a get is one indexed statement (tens of
+microseconds), far below the cost of hopping to a thread; the daemon may
+still call it from a worker thread, hence the lock.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+
+from plane.clock import Clock, SystemClock
+from plane.errors import ToolError
+
+DEFAULT_TTL_SECONDS = 3600
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS refs (
+    ref TEXT PRIMARY KEY,
+    content BLOB NOT NULL,
+    stored_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS refs_stored_at ON refs (stored_at);
+"""
+
+
+class UnknownRef(ToolError, KeyError):
+    """A ref that is not in the store: never stored here, or older than the ttl."""
+
+    def __init__(self, ref: str, ttl_seconds: int) -> None:
+        minutes = max(1, ttl_seconds // 60)
+        super().__init__(
+            f"Unknown or expired ref {ref!r}: refs are kept for {minutes} minutes after they "
+            "are shown; compress the output again to get a fresh one."
+        )
+        self.ref = ref
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class RefStore:
+    """Removed chunks by ref, on disk, expiring no sooner than `ttl_seconds`."""
+
+    def __init__(
+        self, path: Path, ttl_seconds: int = DEFAULT_TTL_SECONDS, clock: Clock | None = None
+    ) -> None:
+        if ttl_seconds <= 0:
+            raise ValueError("ttl_seconds must be positive")
+        self.path = Path(path)
+        self.ttl_seconds = ttl_seconds
+        self._clock = clock or SystemClock()
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._lock = threading.Lock()
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA busy_timeout=5000")
+            self._db.executescript(_SCHEMA)
+        self.expire()
+
+    def _now(self) -> float:
+        return self._clock.now().timestamp()
+
+    def put(self, refs: Mapping[str, str]) -> None:
+        """Store every chunk (or refresh its time if it is already here), in one transaction."""
+        if not refs:
+            return
+        now = self._now()
+        rows = [(ref, content.encode("utf-8", "surrogatepass"), now) for ref, content in refs.items()]
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany(
+                    "INSERT INTO refs (ref, content, stored_at) VALUES (?, ?, ?) "
+                    "ON CONFLICT (ref) DO UPDATE SET stored_at = excluded.stored_at",
+                    rows,
+                )
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def get(self, ref: str) -> str:
+        """The chunk a ref stands for; `UnknownRef` when it is not here or has expired."""
+        oldest = self._now() - self.ttl_seconds
+        with self._lock:
+            row = self._db.execute(
+                "SELECT content FROM refs WHERE ref = ? AND stored_at >= ?", (ref, oldest)
+            ).fetchone()
+        if row is None:
+            raise UnknownRef(ref, self.ttl_seconds)
+        return bytes(row[0]).decode("utf-8", "surrogatepass")
+
+    def __contains__(self, ref: object) -> bool:
+        if not isinstance(ref, str):
+            return False
+        try:
+            self.get(ref)
+        except UnknownRef:
+            return False
+        return True
+
+    def expire(self) -> int:
+        """Forget chunks older than the ttl; returns how many went."""
+        oldest = self._now() - self.ttl_seconds
+        with self._lock:
+            cursor = self._db.execute("DELETE FROM refs WHERE stored_at < ?", (oldest,))
+        return cursor.rowcount
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> RefStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
