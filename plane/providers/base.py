@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from plane.errors import ProviderReplyError
 from plane.protocol import Usage
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -78,6 +79,14 @@ class Completion:
     usage_estimated: bool = False
     """No usage came back (a stream cut short); `usage` is an estimate."""
     stop_reason: str = ""
+
+
+class BrokenReply(ProviderReplyError):
+    """The provider answered (so it may bill the call), but the reply broke
+    off or could not be read before anything usable arrived. `usage` is an
+    estimate to charge: a call is never free."""
+
+    usage: Usage = Usage()
 
 
 OnText = Callable[[str], Awaitable[None]]

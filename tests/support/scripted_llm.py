@@ -86,6 +86,8 @@ class CutStream:
     no message_delta / message_stop). Not streaming: a body cut short."""
 
     after_text: str = ""
+    reset: bool = False
+    """Break the connection with a TCP RST instead of ending the stream."""
 
 
 @dataclass(frozen=True)
@@ -446,7 +448,7 @@ class _Handler(BaseHTTPRequestHandler):
                 if stream:
                     reply = Reply(step.after_text)
                     usage = derived_usage(wire.body, step.after_text)
-                    self._stream(wire.events(reply, usage, cut=True))
+                    self._stream(wire.events(reply, usage, cut=True), reset=step.reset)
                 else:
                     self._cut_body(wire)
             case Hang():
@@ -469,7 +471,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def _stream(self, events: list[bytes]) -> None:
+    def _stream(self, events: list[bytes], reset: bool = False) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
@@ -478,6 +480,10 @@ class _Handler(BaseHTTPRequestHandler):
         for event in events:
             self.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
             self.wfile.flush()
+        if reset:
+            time.sleep(0.05)  # let the client read what came before the break
+            self._reset()
+            return
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
@@ -609,14 +615,23 @@ class ScriptedLLM:
     ) -> ScriptedLLM:
         return self._push(Reply(text, usage, tuple(tool_calls or ()), delay_s))
 
-    def fault(self, status: int = 500, retry_after: float | str | None = None) -> ScriptedLLM:
-        return self._push(Fault(status, retry_after))
+    def fault(
+        self,
+        status: int = 500,
+        retry_after: float | str | None = None,
+        *,
+        message: str = "scripted fault",
+    ) -> ScriptedLLM:
+        """An error status with the provider's error body (and Retry-After)."""
+        return self._push(Fault(status, retry_after, message))
 
     def malformed(self) -> ScriptedLLM:
         return self._push(Malformed())
 
-    def cut_stream(self, after_text: str = "") -> ScriptedLLM:
-        return self._push(CutStream(after_text))
+    def cut_stream(self, after_text: str = "", *, reset: bool = False) -> ScriptedLLM:
+        """Stream `after_text`, then end without the usage (or, with `reset`,
+        break the connection)."""
+        return self._push(CutStream(after_text, reset))
 
     def hang(self, seconds: float) -> ScriptedLLM:
         return self._push(Hang(seconds))

@@ -1,0 +1,295 @@
+"""What both wire protocols share: the pooled client, retries, SSE, estimates.
+
+When a call is retried, and when it is not:
+
+    before any response      connect error, timeout, reset    retried
+    a response, 429 / 5xx    (also 408, 409)                  retried, honouring Retry-After
+    a response, other 4xx    bad key, bad request             not retried: the same call fails again
+    a 200 that breaks        unreadable body, stream cut      not retried: the provider may bill it
+
+Retries wait with exponential backoff and jitter, or exactly as long as
+Retry-After asks; they stop at `max_retries` or when the next wait would
+exceed the budget. The sleep is injectable, so tests do not wait.
+
+A server may close a pooled keep-alive connection just as the next request
+goes out on it (llama.cpp does after some streams); that one failure is
+retried at once without spending a retry.
+
+Every error is one sentence that names the provider and never contains the
+API key, nor anything in a provider's message that looks like one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import math
+import random
+import re
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from plane.errors import ProviderError
+from plane.protocol import Usage
+from plane.providers.base import BrokenReply, CompletionRequest
+
+Sleep = Callable[[float], Awaitable[None]]
+
+RETRIED_STATUS = frozenset({408, 409, 429})
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_retries: int = 4
+    base_delay_s: float = 0.5
+    max_delay_s: float = 16.0
+    budget_s: float = 60.0
+    """The most a call waits between its attempts, in total."""
+    sleep: Sleep = asyncio.sleep
+    jitter: Callable[[], float] = field(default=random.random)
+    """A number in [0, 1); the backoff is scaled by 1 - jitter/4."""
+
+    def backoff(self, retry: int) -> float:
+        """The wait before retry number `retry` (0-based), without Retry-After."""
+        cap = min(self.max_delay_s, self.base_delay_s * 2**retry)
+        return cap * (1 - self.jitter() / 4)
+
+
+def retry_after(headers: httpx.Headers, now: float | None = None) -> float | None:
+    """Seconds the server asked us to wait: `retry-after-ms` (OpenAI),
+    `Retry-After` as seconds or as an HTTP date; None if absent or unreadable."""
+    if (ms := headers.get("retry-after-ms")) is not None:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value).timestamp()
+        except (TypeError, ValueError, IndexError):
+            return None
+        seconds = when - (time.time() if now is None else now)
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+def timeouts(timeout_s: float) -> httpx.Timeout:
+    """`timeout_s` for each read (between stream chunks too); connecting gets less."""
+    return httpx.Timeout(timeout_s, connect=min(10.0, timeout_s))
+
+
+# ── keeping secrets out of sentences ────────────────────────────────────────
+
+_KEYLIKE = re.compile(
+    r"\b(?:sk|pk|key|tok|api)[-_][A-Za-z0-9*_.\-]{4,}"  # sk-proj-…, key_…
+    r"|[A-Za-z0-9_\-]{32,}"  # any long token
+    r"|\S*\*{3,}\S*"  # a masked key, sk-ab****wxyz
+)
+
+
+def redact(text: str, secret: str | None) -> str:
+    """`text` without the key, any long fragment of it, or anything key-like."""
+    if secret:
+        text = text.replace(secret, "[redacted]")
+        for size in range(min(len(secret), 40), 7, -1):
+            for start in range(0, len(secret) - size + 1):
+                piece = secret[start : start + size]
+                if piece in text:
+                    text = text.replace(piece, "[redacted]")
+    return _KEYLIKE.sub("[redacted]", text)
+
+
+def error_message(body: bytes) -> str:
+    """The provider's own words from an error body, short, if it has any."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return ""
+    error = data.get("error") if isinstance(data, dict) else None
+    message = error.get("message") if isinstance(error, dict) else error
+    if not isinstance(message, str):
+        return ""
+    message = " ".join(message.split()).rstrip(".")
+    return message[:160] + ("…" if len(message) > 160 else "")
+
+
+# ── the caller ──────────────────────────────────────────────────────────────
+
+
+class HttpCaller:
+    """One pooled `httpx.AsyncClient` and the retry loop around it."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        base_url: str,
+        headers: Mapping[str, str],
+        secret: str | None,
+        key_env: str | None,
+        timeout_s: float,
+        retry: RetryPolicy,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.name = name
+        self.retry = retry
+        self._secret = secret
+        self._key_env = key_env
+        self.client = httpx.AsyncClient(
+            base_url=base_url.rstrip("/"),
+            headers=dict(headers),
+            timeout=timeouts(timeout_s),
+            transport=transport,
+            limits=httpx.Limits(max_connections=32, max_keepalive_connections=8),
+        )
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+    def fail(self, sentence: str, kind: type[ProviderError] = ProviderError) -> ProviderError:
+        return kind(redact(f"{self.name}: {sentence}", self._secret))
+
+    async def open(self, path: str, body: dict[str, Any]) -> httpx.Response:
+        """POST `body` and return the response once its status is good, with
+        the body not yet read (the caller reads it, then closes it)."""
+        retries = 0
+        waited = 0.0
+        fresh_connection_retry = True
+        while True:
+            request = self.client.build_request("POST", path, json=body)
+            try:
+                response = await self.client.send(request, stream=True)
+            except httpx.RemoteProtocolError as exc:
+                if fresh_connection_retry:
+                    fresh_connection_retry = False
+                    continue
+                failure, wait = self.transport_failure(exc), None
+            except httpx.TransportError as exc:
+                failure, wait = self.transport_failure(exc), None
+            else:
+                if response.status_code < 300:
+                    return response
+                failure, wait = await self._status_failure(response)
+            delay = self.retry.backoff(retries) if wait is None else wait
+            if retries >= self.retry.max_retries or waited + delay > self.retry.budget_s:
+                tries = retries + 1
+                raise self.fail(f"{failure} ({tries} attempt{'s' if tries > 1 else ''}).")
+            await self.retry.sleep(delay)
+            waited += delay
+            retries += 1
+
+    def transport_failure(self, exc: httpx.TransportError) -> str:
+        if isinstance(exc, httpx.TimeoutException):
+            what = "connecting" if isinstance(exc, httpx.ConnectTimeout) else "waiting"
+            return f"timed out {what} to {self.client.base_url.host}"
+        if isinstance(exc, httpx.ConnectError):
+            return f"could not connect to {self.client.base_url.host}"
+        return f"the connection to {self.client.base_url.host} broke"
+
+    async def _status_failure(self, response: httpx.Response) -> tuple[str, float | None]:
+        """What went wrong and how long the server asks us to wait; raises at
+        once if the status is not worth retrying."""
+        body = await response.aread()
+        await response.aclose()
+        status = response.status_code
+        said = error_message(body)
+        detail = f": {said}" if said else ""
+        if status in (401, 403):
+            # Not the provider's words: they often quote part of the key.
+            where = f" (from {self._key_env})" if self._key_env else ""
+            raise self.fail(f"the API key{where} was refused (HTTP {status}).")
+        if status not in RETRIED_STATUS and status < 500:
+            raise self.fail(f"the request was refused (HTTP {status}{detail}).")
+        what = "rate limited" if status == 429 else "the server failed"
+        return f"{what} (HTTP {status}{detail})", retry_after(response.headers)
+
+    async def read_json(self, response: httpx.Response, estimate: Usage) -> dict[str, Any]:
+        """The whole body of a good response as a JSON object. A body that
+        breaks off or is not JSON raises `BrokenReply` carrying `estimate`."""
+        try:
+            raw = await response.aread()
+        except httpx.TransportError as exc:
+            raise self.broken(f"{self.transport_failure(exc)} mid-reply.", estimate) from None
+        finally:
+            await response.aclose()
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            raise self.broken("the reply was not valid JSON.", estimate) from None
+        if not isinstance(data, dict):
+            raise self.broken("the reply was not a JSON object.", estimate)
+        return data
+
+    def broken(self, sentence: str, estimate: Usage) -> BrokenReply:
+        error = self.fail(sentence, BrokenReply)
+        assert isinstance(error, BrokenReply)
+        error.usage = estimate
+        return error
+
+
+# ── server-sent events ──────────────────────────────────────────────────────
+
+
+async def sse_events(response: httpx.Response) -> AsyncIterator[tuple[str, str]]:
+    """(event, data) pairs of an SSE stream; `event` is "" when unnamed."""
+    event = ""
+    data: list[str] = []
+    async for line in response.aiter_lines():
+        if not line:
+            if data:
+                yield event, "\n".join(data)
+            event, data = "", []
+        elif line.startswith(":"):
+            continue
+        else:
+            name, _, value = line.partition(":")
+            value = value.removeprefix(" ")
+            if name == "event":
+                event = value
+            elif name == "data":
+                data.append(value)
+    if data:
+        yield event, "\n".join(data)
+
+
+# ── estimates, for calls whose usage never came back ────────────────────────
+
+
+def estimate_tokens(chars: int) -> int:
+    """ceil(chars / 3.5), never zero: chars / 4 undercounts code and JSON."""
+    return max(1, -(-chars * 2 // 7))
+
+
+def prompt_chars(request: CompletionRequest) -> int:
+    chars = len(request.system)
+    for message in request.messages:
+        chars += len(message.content)
+        chars += sum(len(c.name) + len(c.arguments) for c in message.tool_calls)
+    for tool in request.tools:
+        chars += len(tool.name) + len(tool.description) + len(json.dumps(tool.parameters))
+    return chars
+
+
+def estimate_usage(request: CompletionRequest, output_chars: int = 0) -> Usage:
+    return Usage(
+        input_tokens=estimate_tokens(prompt_chars(request)),
+        output_tokens=estimate_tokens(output_chars),
+    )
+
+
+def token_count(value: Any) -> int:
+    """A token count from a provider's usage; anything odd is a reply error."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"not a token count: {value!r}")
+    return value
