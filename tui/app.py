@@ -15,6 +15,7 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 
 from tui.client import Address, Backoff, PlaneClient
+from tui.commands import COMMANDS as SLASH_COMMANDS
 from tui.commands import Commands
 from tui.messages import PlaneConnected, PlaneEvent, PlaneLost
 from tui.palette import PlaneCommands
@@ -39,7 +40,7 @@ class PlaneApp(App[None]):
         self,
         address: Address | None,
         *,
-        commands: Commands = COMMANDS,
+        commands: Commands = SLASH_COMMANDS,
         backoff: Backoff | None = None,
     ) -> None:
         super().__init__()

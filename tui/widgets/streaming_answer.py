@@ -23,14 +23,14 @@ class StreamingAnswer(Horizontal):
         super().__init__(classes="-agent -streaming")
         self.agent = agent
         self.who_width = who_width
+        self._body = Static("", classes="body")
 
     def compose(self) -> ComposeResult:
         yield Static("", classes="stamp")
         who = Static(Content(self.agent).truncate(self.who_width, ellipsis=True), classes="who")
         who.styles.width = self.who_width + 1
         yield who
-        yield Static("", classes="body")
+        yield self._body
 
     def watch_text(self, text: str) -> None:
-        if self.is_mounted:
-            self.query_one(".body", Static).update(Content(text + "▍"))
+        self._body.update(Content(text + "▍"))

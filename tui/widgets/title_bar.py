@@ -59,7 +59,7 @@ class TitleBar(Widget):
         ]
         if self.has_class("-held"):
             parts.append((" · held", self.get_visual_style("title-bar--spend")))
-        if self.resets_in is not None and (self.has_class("-warn", "-over", "-held")):
+        if self.resets_in is not None and self.classes & {"-warn", "-over", "-held"}:
             parts.append((f" · resets in {countdown(self.resets_in)}", muted))
         return Content.assemble(*parts)  # type: ignore[arg-type]
 

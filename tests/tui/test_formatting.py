@@ -1,0 +1,43 @@
+from datetime import timedelta
+from decimal import Decimal
+
+from plane.protocol import Usage
+from tests.tui.factories import agent
+from tui.formatting import countdown, dollars, spend_level, tokens, turn_cost, usage_line
+
+
+def test_dollars_never_round_a_real_spend_to_zero() -> None:
+    assert dollars(Decimal("4.1")) == "$4.10"
+    assert dollars(Decimal("0.004")) == "<$0.01"
+    assert dollars(Decimal("0.005")) == "$0.01"
+    assert dollars(Decimal("1234.5")) == "$1,234.50"
+
+
+def test_turn_cost_shows_fractions_of_a_cent() -> None:
+    assert turn_cost(Decimal("0.00042")) == "$0.0004"
+    assert turn_cost(Decimal("0.03")) == "$0.03"
+
+
+def test_tokens_and_usage_line() -> None:
+    assert [tokens(n) for n in (320, 1000, 12_400, 2_000_000)] == ["320", "1k", "12.4k", "2M"]
+    usage = Usage(input_tokens=12_400, cache_read_tokens=11_900, output_tokens=320)
+    assert usage_line(Decimal("0.03"), usage) == "$0.03 · 12.4k in (11.9k cached) · 320 out"
+    assert usage_line(Decimal("0.03"), Usage(input_tokens=5, output_tokens=1)) == (
+        "$0.03 · 5 in · 1 out"
+    )
+
+
+def test_countdown() -> None:
+    assert countdown(timedelta(hours=3, minutes=12, seconds=5)) == "3h 12m"
+    assert countdown(timedelta(minutes=12)) == "12m"
+    assert countdown(timedelta(seconds=40)) == "40s"
+    assert countdown(timedelta(seconds=-3)) == "0s"
+
+
+def test_spend_level_is_the_planes_definition() -> None:
+    assert spend_level(agent("a", "3.99", "5")) == "ok"
+    assert spend_level(agent("a", "4.00", "5")) == "warn"  # 0.8 x 5
+    assert spend_level(agent("a", "5.00", "5")) == "over"
+    assert spend_level(agent("a", "9", None)) == "ok"
+    assert spend_level(agent("a", "0", "0")) == "over"  # a ceiling of zero is a pause
+    assert spend_level(agent("a", "0.5", "1", warn_ratio=0.5)) == "warn"

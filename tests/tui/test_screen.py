@@ -1,0 +1,250 @@
+"""The main screen fed frames directly, as `PlaneClient` would post them.
+
+These pin how the screen reads what the plane says; the same behaviour
+against a real plane is in test_live.py."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from textual.message import Message
+
+from plane.protocol import AgentUpdated, MessageAppended, TextDelta, TurnFinished, Usage
+from tests.tui.conftest import feed, settle
+from tests.tui.factories import agent, cost, message, snapshot
+from tui.app import PlaneApp
+from tui.widgets.agent_list import AgentList
+from tui.widgets.agent_row import AgentRow
+from tui.widgets.composer import Composer
+from tui.widgets.conversation import ConversationPane
+from tui.widgets.message_line import MessageLine
+from tui.widgets.title_bar import TitleBar
+
+SIZE = (100, 30)
+
+
+def rows(app: PlaneApp) -> dict[str, AgentRow]:
+    return {row.agent_name: row for row in app.screen.query(AgentRow)}
+
+
+def row_text(row: AgentRow) -> str:
+    return row.render().plain.strip()
+
+
+def title(app: PlaneApp) -> str:
+    return app.screen.query_one(TitleBar).render().plain
+
+
+async def test_rows_show_no_figure_at_zero_amber_at_warn_red_at_ceiling() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, snapshot(
+            agent("idle", "0"), agent("cheap", "1.00"), agent("amber", "4.00"),
+            agent("red", "5.00", status="held"), agent("free", "9.99", None),
+        ))
+        await settle(pilot)
+        shown = rows(app)
+        assert row_text(shown["idle"]) == "○ idle"
+        assert "$" not in row_text(shown["idle"])
+        assert row_text(shown["cheap"]).endswith("$1.00")
+        assert row_text(shown["amber"]).endswith("$4.00")
+        assert row_text(shown["red"]).startswith("■ red")
+        classes = {name: (row.has_class("-warn"), row.has_class("-over")) for name, row in
+                   shown.items()}
+        assert classes == {
+            "idle": (False, False), "cheap": (False, False), "amber": (True, False),
+            "red": (False, True), "free": (False, False),
+        }
+        labels = [str(item.render()) for item in app.screen.query("ListItem")]
+        assert labels[-1] == "+ new agent"
+
+
+async def test_rows_follow_spend_updates_and_the_day_rolling_over() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, snapshot(agent("demo", "0"), agent("scout", "0")))
+        await settle(pilot)
+        feed(app, AgentUpdated(agent=agent("scout", "4.50", status="working")))
+        await settle(pilot)
+        scout = rows(app)["scout"]
+        assert row_text(scout) == "● scout $4.50" or row_text(scout).endswith("$4.50")
+        assert scout.has_class("-warn") and scout.has_class("-working")
+        feed(app, AgentUpdated(agent=agent("scout", "5.10", status="held")))
+        await settle(pilot)
+        assert scout.has_class("-over") and not scout.has_class("-warn")
+        feed(app, snapshot(agent("demo", "0"), agent("scout", "0")))  # the day rolled
+        await settle(pilot)
+        assert "$" not in row_text(rows(app)["scout"])
+        assert not rows(app)["scout"].has_class("-over")
+
+
+async def test_title_bar_says_model_spend_and_limit() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, snapshot(agent("demo", "4.10"), agent("free", "4.10", None),
+                           agent("calm", "1.00")))
+        await settle(pilot)
+        assert title(app).startswith("demo · smollm2-135m · $4.10 of $5.00 today · resets in 3h")
+        await pilot.press("down")
+        await settle(pilot)
+        assert title(app) == "free · smollm2-135m · $4.10 today, no limit"
+        await pilot.press("down")
+        await settle(pilot)
+        assert title(app) == "calm · smollm2-135m · $1.00 of $5.00 today"
+
+
+async def test_countdown_runs_from_the_planes_clock_not_this_ones() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        ticks = iter([100.0, 100.0, 160.0, 160.0, 160.0, 160.0])
+        app.store._clock = lambda: next(ticks, 160.0)
+        feed(app, snapshot(agent("demo", "5", status="held")))
+        await settle(pilot)
+        assert app.store.resets_in() == timedelta(hours=3, minutes=12)
+        assert title(app).endswith("held · resets in 3h 12m")
+
+
+async def test_focus_starts_in_the_input_with_the_first_agent_selected() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, snapshot(agent("demo"), agent("scout")))
+        await settle(pilot)
+        assert isinstance(app.focused, Composer)
+        assert app.screen.query_one(AgentList).selected == "demo"
+        highlighted = [r.agent_name for r in rows(app).values() if r.highlighted]
+        assert highlighted == ["demo"]
+
+
+async def test_arrows_in_the_input_move_between_agents_and_say_so() -> None:
+    posted: list[Message] = []
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE, message_hook=posted.append) as pilot:
+        feed(app, snapshot(agent("demo"), agent("scout"), agent("third")))
+        await settle(pilot)
+        posted.clear()
+        await pilot.press("down", "down", "up")
+        await settle(pilot)
+        once = list({id(m): m for m in posted}.values())  # a bubbling message is seen per hop
+        steps = [m.delta for m in once if isinstance(m, Composer.Step)]
+        chosen = [m.agent for m in once if isinstance(m, AgentList.Selected)]
+        assert steps == [1, 1, -1]
+        assert chosen == ["scout", "third", "scout"]
+        assert isinstance(app.focused, Composer)
+
+
+async def test_tab_reaches_the_rows_and_enter_on_new_agent_opens_the_form() -> None:
+    posted: list[Message] = []
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE, message_hook=posted.append) as pilot:
+        feed(app, snapshot(agent("demo")))
+        await settle(pilot)
+        await pilot.press("ctrl+l", "down", "enter")
+        await settle(pilot)
+        assert any(isinstance(m, AgentList.NewAgentWanted) for m in posted)
+        assert type(app.screen).__name__ == "NewAgentScreen"
+        await pilot.press("escape")
+        await settle(pilot)
+        assert type(app.screen).__name__ == "MainScreen"
+
+
+async def test_clicking_a_row_selects_it() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, snapshot(agent("demo"), agent("scout")))
+        await settle(pilot)
+        await pilot.click(rows(app)["scout"])
+        await settle(pilot)
+        assert app.screen.query_one(AgentList).selected == "scout"
+        assert title(app).startswith("scout ·")
+
+
+async def test_conversation_shows_every_kind_and_marks_held_messages() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, snapshot(agent("demo", "0.42")))
+        feed(app, *[MessageAppended(message=m) for m in (
+            message("demo", "operator", "what failed in the last build?"),
+            message("demo", "agent", "The linker could not find libssl."),
+            cost("demo", "0.03", 12_400, 11_900, 320),
+            message("demo", "tool", "shell: make -j2 (exit 2)"),
+            message("demo", "ask", "/limit 50"),
+            message("demo", "operator", "are you there?", held=True),
+            message("demo", "plane", "demo is held at its ceiling; it answers at 00:00 UTC."),
+        )])
+        await settle(pilot, 5)
+        lines = list(app.screen.query(MessageLine))
+        kinds = [line.message.kind for line in lines]
+        assert kinds == ["operator", "agent", "cost", "tool", "ask", "operator", "plane"]
+        texts = [" ".join(str(w.render()) for w in line.children) for line in lines]
+        assert texts[0].startswith("14:02 you") and "what failed" in texts[0]
+        assert texts[2].strip() == "$0.03 · 12.4k in (11.9k cached) · 320 out"
+        assert "‹ask› /limit 50" in texts[4]
+        assert lines[5].has_class("-held") and texts[5].endswith("held")
+        assert not lines[0].has_class("-held")
+
+
+async def test_long_answers_render_markdown_and_short_ones_plain() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, snapshot(agent("demo")))
+        feed(app, MessageAppended(message=message("demo", "agent", "ok [red]not markup[/]")))
+        feed(app, MessageAppended(message=message(
+            "demo", "agent", "## Plan\n\n- read the log\n- fix `ld` flags\n")))
+        await settle(pilot, 5)
+        plain, rich = app.screen.query(MessageLine)
+        assert not plain.query("Markdown") and "[red]not markup[/]" in str(
+            plain.query_one(".body").render())
+        assert rich.query("Markdown")
+
+
+async def test_streamed_text_shows_as_it_arrives_then_becomes_the_message() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, snapshot(agent("demo", status="working")))
+        feed(app, TextDelta(agent="demo", turn=1, text="The link"),
+             TextDelta(agent="demo", turn=1, text="er could"))
+        await settle(pilot, 5)
+        pane = app.screen.query_one(ConversationPane)
+        streaming = pane.query("StreamingAnswer")
+        assert streaming and "The linker could" in str(streaming.first().query_one(".body")
+                                                        .render())
+        feed(app, MessageAppended(message=message("demo", "agent", "The linker could not.")),
+             TurnFinished(agent="demo", turn=1, cost_usd=0, usage=Usage()))
+        await settle(pilot, 5)
+        assert not pane.query("StreamingAnswer")
+        assert [line.message.text for line in pane.query(MessageLine)] == [
+            "The linker could not."]
+
+
+async def test_help_is_shown_in_the_pane_and_not_sent() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, snapshot(agent("demo")))
+        await settle(pilot)
+        await pilot.press(*"/help", "enter")
+        await settle(pilot)
+        notes = [str(n.render()) for n in app.screen.query(".note")]
+        assert notes and "/limit [amount|off]" in notes[0]
+
+
+async def test_typing_a_slash_shows_the_matching_commands() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, snapshot(agent("demo")))
+        await settle(pilot)
+        await pilot.press("/", "l")
+        await settle(pilot)
+        hint = app.screen.query_one("#hint")
+        assert hint.has_class("-shown") and "/limit [amount|off]" in str(hint.render())
+        assert app.screen.query_one(Composer)._suggestion == "/limit "
+
+
+async def test_sending_without_a_plane_says_so_in_the_pane() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, snapshot(agent("demo")))
+        await settle(pilot)
+        await pilot.press(*"hello", "enter")
+        await settle(pilot, 6)
+        notes = [str(n.render()) for n in app.screen.query(".note")]
+        assert notes == ["Not sent (no connection to the plane): hello"]
