@@ -19,7 +19,7 @@ from pydantic import Field
 from plane.errors import ToolError
 from plane.tools.base import Args, Tool, ToolContext
 from plane.tools.scan import BINARY_SNIFF, lines, looks_binary, matches, walk
-from plane.tools.workspace import os_failure, relative, resolve_inside, shown
+from plane.tools.workspace import os_failure, refuse_special, relative, resolve_inside, shown
 
 READ_CAP_BYTES = 64 * 1024
 LINE_CAP = 4000
@@ -43,6 +43,7 @@ def _read(root: Path, args: ReadFileArgs) -> str:
     real = resolve_inside(root, args.path)
     if real.is_dir():
         raise ToolError(f"{shown(args.path)} is a directory; list_files shows what is in it.")
+    refuse_special(real, args.path)
     try:
         with open(real, "rb") as f:
             head = f.read(BINARY_SNIFF)
@@ -105,6 +106,7 @@ def _write(root: Path, args: WriteFileArgs) -> str:
     real = resolve_inside(root, args.path)
     if real.is_dir():
         raise ToolError(f"{shown(args.path)} is a directory; give a file path.")
+    refuse_special(real, args.path)
     existed = real.exists()
     data = args.content.encode("utf-8", errors="replace")
     try:

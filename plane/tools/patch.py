@@ -17,7 +17,7 @@ from plane.errors import ToolError
 from plane.tools.base import Args, Tool, ToolContext
 from plane.tools.files import write_bytes
 from plane.tools.unidiff import FilePatch, PatchError, apply, parse
-from plane.tools.workspace import os_failure, relative, resolve_inside
+from plane.tools.workspace import os_failure, refuse_special, relative, resolve_inside
 
 
 class ApplyPatchArgs(Args):
@@ -65,6 +65,7 @@ def _apply(root: Path, text: str) -> str:
 def _read(real: Path, patch: FilePatch) -> str | None:
     if real.is_dir():
         raise ToolError(f"`{patch.path}` is a directory.")
+    refuse_special(real, patch.path)
     try:
         return real.read_bytes().decode("utf-8")
     except FileNotFoundError:

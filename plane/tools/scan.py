@@ -113,7 +113,8 @@ def grep(
 
 def _files(root: str, start: str) -> Iterator[str]:
     if not os.path.isdir(start):
-        yield start
+        if os.path.isfile(start):  # a regular file: never a FIFO that would block
+            yield start
         return
     for entry in walk(start):
         if entry.is_file(follow_symlinks=False):

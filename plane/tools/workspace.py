@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from pathlib import Path
 
 from plane.errors import ToolError
@@ -50,6 +51,17 @@ def resolve_inside(root: Path, path: str) -> Path:
     if real != real_root and real_root not in real.parents:
         raise ToolError(f"{shown(path)} is outside the workspace.")
     return real
+
+
+def refuse_special(real: Path, path: str) -> None:
+    """A FIFO, socket or device would block a reader for ever (and a thread
+    cannot be stopped); the file tools take regular files and directories."""
+    try:
+        mode = real.stat().st_mode
+    except OSError:
+        return  # missing (or unreachable): the caller's open says which
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise ToolError(f"{shown(path)} is not a regular file (a FIFO, socket or device).")
 
 
 def relative(root: Path, real: Path) -> str:

@@ -214,3 +214,19 @@ async def test_list_files_refusals(run: Run, project: Path):
     empty = project / "empty"
     empty.mkdir()
     assert (await run("list_files", path="empty")).text == "(`empty` is empty.)"
+
+
+async def test_a_fifo_is_refused_rather_than_read_for_ever(run: Run, workspace: Path):
+    os.mkfifo(workspace / "pipe")
+    for tool, arguments in [
+        ("read_file", {"path": "pipe"}),
+        ("write_file", {"path": "pipe", "content": "x"}),
+        ("apply_patch", {"patch": "--- a/pipe\n+++ b/pipe\n@@ -1 +1 @@\n-a\n+b\n"}),
+    ]:
+        result = await run(tool, **arguments)
+        assert (result.ok, result.text) == (
+            False,
+            "`pipe` is not a regular file (a FIFO, socket or device).",
+        ), tool
+    result = await run("grep", pattern="x", path="pipe")
+    assert (result.ok, result.text) == (True, "(No match for `x` in `pipe`.)")
