@@ -59,34 +59,44 @@ def _read(root: Path, args: ReadFileArgs) -> str:
 
 
 def _page(f: BinaryIO, args: ReadFileArgs) -> str:
-    shown_lines: list[str] = []
-    size = 0
-    last = args.offset - 1
-    total = 0
-    for number, (text, length) in enumerate(lines(f, LINE_CAP), start=1):
-        total = number
-        if number < args.offset or len(shown_lines) == args.limit:
-            continue
-        if length > LINE_CAP:
-            text += f" [… line cut at {LINE_CAP:,} of {length:,} bytes]"
-        if size + len(text) + 1 > READ_CAP_BYTES and shown_lines:
-            continue
-        shown_lines.append(text)
-        size += len(text) + 1
-        last = number
+    total = _count_lines(f)
     if total == 0:
         return f"({shown(args.path)} is empty.)"
     if args.offset > total:
         raise ToolError(
             f"{shown(args.path)} has {total:,} lines; offset {args.offset:,} is past its end."
         )
-    body = "\n".join(shown_lines)
+    f.seek(0)
+    page: list[str] = []
+    size = 0
+    for number, (text, length) in enumerate(lines(f, LINE_CAP), start=1):
+        if number < args.offset:
+            continue
+        if length > LINE_CAP:
+            text += f" [… line cut at {LINE_CAP:,} of {length:,} bytes]"
+        cost = len(text.encode()) + 1
+        if len(page) == args.limit or (page and size + cost > READ_CAP_BYTES):
+            break
+        page.append(text)
+        size += cost
+    last = args.offset + len(page) - 1
+    body = "\n".join(page)
     if args.offset == 1 and last == total:
         return body
     trailer = f"[lines {args.offset:,}–{last:,} of {total:,}"
     if last < total:
         trailer += f"; read on with offset={last + 1}"
     return f"{body}\n{trailer}]"
+
+
+def _count_lines(f: BinaryIO) -> int:
+    """Lines as `lines()` yields them: a final line without a newline counts."""
+    count = 0
+    tail = b"\n"
+    while chunk := f.read(1 << 20):
+        count += chunk.count(b"\n")
+        tail = chunk[-1:]
+    return count + (tail != b"\n")
 
 
 class WriteFileArgs(Args):

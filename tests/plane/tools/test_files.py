@@ -230,3 +230,22 @@ async def test_a_fifo_is_refused_rather_than_read_for_ever(run: Run, workspace: 
         ), tool
     result = await run("grep", pattern="x", path="pipe")
     assert (result.ok, result.text) == (True, "(No match for `x` in `pipe`.)")
+
+
+async def test_read_file_pages_are_contiguous_even_after_a_line_too_big_to_fit(
+    run: Run, workspace: Path
+):
+    (workspace / "mixed.txt").write_text("a\n" + ("w" * 3999 + "\n") * 17 + "b\nc\n")
+    result = await run("read_file", path="mixed.txt")
+    shown = result.text.splitlines()
+    assert shown[0] == "a"
+    assert shown[-1] == "[lines 1–17 of 20; read on with offset=18]"
+    assert shown[1:-1] == ["w" * 3999] * 16
+    result = await run("read_file", path="mixed.txt", offset=18)
+    assert result.text == "w" * 3999 + "\nb\nc\n[lines 18–20 of 20]"
+
+
+async def test_read_file_counts_a_last_line_without_newline(run: Run, workspace: Path):
+    (workspace / "f.txt").write_text("a\nb")
+    result = await run("read_file", path="f.txt", offset=2)
+    assert result.text == "b\n[lines 2–2 of 2]"
