@@ -70,7 +70,7 @@ class Store:
     """The plane's state as last told, with signals for each kind of change."""
 
     def __init__(self, owner: DOMNode, clock: Callable[[], float] = time.monotonic) -> None:
-        self._clock = clock
+        self.clock = clock
         self.agents: dict[str, AgentState] = {}
         self.models: list[str] = []
         self.day: date | None = None
@@ -95,7 +95,7 @@ class Store:
     def plane_now(self) -> datetime | None:
         if self._plane_now is None:
             return None
-        return self._plane_now + timedelta(seconds=self._clock() - self._told_at)
+        return self._plane_now + timedelta(seconds=self.clock() - self._told_at)
 
     def resets_in(self) -> timedelta | None:
         now = self.plane_now()
@@ -114,7 +114,7 @@ class Store:
         self.models = list(snapshot.models)
         self.day = snapshot.day
         self._plane_now = snapshot.now
-        self._told_at = self._clock()
+        self._told_at = self.clock()
         self.resets_at = snapshot.resets_at
         for conversation in self.conversations.values():
             conversation.loaded = False

@@ -97,7 +97,7 @@ async def test_countdown_runs_from_the_planes_clock_not_this_ones() -> None:
     app = PlaneApp(None)
     async with app.run_test(size=SIZE) as pilot:
         ticks = iter([100.0, 100.0, 160.0, 160.0, 160.0, 160.0])
-        app.store._clock = lambda: next(ticks, 160.0)
+        app.store.clock = lambda: next(ticks, 160.0)
         feed(app, snapshot(agent("demo", "5", status="held")))
         await settle(pilot)
         assert app.store.resets_in() == timedelta(hours=3, minutes=12)

@@ -85,6 +85,8 @@ class MainScreen(Screen[None]):
         self.store.message_added.subscribe(self, self._message_added, immediate=True)
         self.store.streaming.subscribe(self, self._streaming, immediate=True)
         self.set_interval(1.0, self._tick)
+        self.query_one(AgentList).border_title = "agents"
+        self.query_one(ConversationPane).border_title = "conversation"
         self.query_one(ConversationPane).show(None, [])
 
     # ── what the store says ────────────────────────────────────────────────
@@ -127,6 +129,7 @@ class MainScreen(Screen[None]):
         self.query_one(TitleBar).resets_in = self.store.resets_in()
 
     def watch_lost(self, lost: str | None) -> None:
+        self.set_class(lost is not None, "-lost")
         self.query_one(ConnectionBanner).lost = lost
         self._show_title()
 
@@ -134,6 +137,7 @@ class MainScreen(Screen[None]):
 
     @on(AgentList.Selected)
     def _agent_selected(self, event: AgentList.Selected) -> None:
+        self.query_one(ConversationPane).border_title = event.agent
         conversation = self.store.conversation(event.agent)
         self.query_one(ConversationPane).show(event.agent, conversation.ordered())
         if conversation.streaming:

@@ -18,7 +18,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Select, Static, TextArea
+from textual.widgets import Button, Footer, Input, Label, Select, Static, TextArea
 
 from plane.protocol import AgentCreated, AgentState
 from tui.client import PlaneRefused, PlaneUnavailable
@@ -53,8 +53,8 @@ class NewAgentScreen(ModalScreen[AgentState | None]):
         self.plane = plane
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="form"):
-            yield Label("New agent", id="heading")
+        with Vertical(id="form") as form:
+            form.border_title = "new agent"
             yield Label("Name", classes="field")
             yield Input(placeholder="e.g. scout", id="name")
             yield Label("Model", classes="field")
@@ -71,6 +71,7 @@ class NewAgentScreen(ModalScreen[AgentState | None]):
             with Horizontal(id="buttons"):
                 yield Button("Create", variant="primary", id="create")
                 yield Button("Cancel", id="cancel")
+        yield Footer()
 
     @on(Input.Submitted, "#name")
     @on(Button.Pressed, "#create")

@@ -1,0 +1,73 @@
+"""SVG snapshots of the main screens (pytest-textual-snapshot).
+
+Frames are fed directly (fixed times, fixed monotonic clock), so a picture
+changes only when the drawing does. Update with `pytest --snapshot-update`.
+"""
+
+from __future__ import annotations
+
+from tests.tui.conftest import feed, settle
+from tests.tui.scenes import burner_conversation, demo_conversation, fleet
+from tui.app import PlaneApp
+from tui.messages import PlaneLost
+from tui.widgets.composer import Composer
+
+SIZE = (100, 30)
+
+
+def offline_app() -> PlaneApp:
+    app = PlaneApp(None)
+    app.store.clock = lambda: 0.0
+    return app
+
+
+async def demo(pilot) -> None:  # type: ignore[no-untyped-def]
+    pilot.app.screen.query_one(Composer).cursor_blink = False
+    feed(pilot.app, fleet(), *demo_conversation(), *burner_conversation())
+    await settle(pilot, 6)
+
+
+def test_main_screen(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(offline_app(), terminal_size=SIZE, run_before=demo)
+
+
+def test_main_screen_light_theme(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    async def light(pilot) -> None:  # type: ignore[no-untyped-def]
+        await demo(pilot)
+        pilot.app.theme = "textual-light"
+        await settle(pilot)
+
+    assert snap_compare(offline_app(), terminal_size=SIZE, run_before=light)
+
+
+def test_held_agent(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    async def held(pilot) -> None:  # type: ignore[no-untyped-def]
+        await demo(pilot)
+        await pilot.press("down", "down", "down")
+        await settle(pilot, 6)
+
+    assert snap_compare(offline_app(), terminal_size=SIZE, run_before=held)
+
+
+def test_new_agent_form(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    async def form(pilot) -> None:  # type: ignore[no-untyped-def]
+        await demo(pilot)
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+        await pilot.press(*"scout")
+        pilot.app.screen._refused(pilot.app.screen.Refused(
+            "An agent named scout already exists; pick another name."))
+        pilot.app.screen.query_one("#name").cursor_blink = False
+        await settle(pilot)
+
+    assert snap_compare(offline_app(), terminal_size=SIZE, run_before=form)
+
+
+def test_connection_lost(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    async def lost(pilot) -> None:  # type: ignore[no-untyped-def]
+        await demo(pilot)
+        pilot.app.post_message(PlaneLost("The plane is not running.", 2.0, 3,
+                                         "/home/op/.local/share/plane/plane.sock"))
+        await settle(pilot)
+
+    assert snap_compare(offline_app(), terminal_size=SIZE, run_before=lost)
