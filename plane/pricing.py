@@ -1,0 +1,127 @@
+"""What an LLM call cost, in exact Decimal dollars, and where the price came from.
+
+Two sources, in order:
+
+1. `pricing:` in agents.yaml (USD per 1M tokens), matched by model substring,
+   case-insensitively; the longest matching key wins.
+2. The `genai-prices` package's bundled table. It is only read: its price
+   updater (which fetches over the network) is never started.
+
+A model neither knows raises `UnknownPrice`: a call is never priced as free
+because nobody said what it costs.
+
+Usage arrives normalised (`plane.protocol.Usage`): `input_tokens` counts
+every prompt token, and the cache reads and writes are parts of it. That is
+also how genai-prices reads its `input_tokens`, so both sources price the
+same four counts the same way: uncached input at the input price, cache
+reads and writes at theirs, output at the output price.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from importlib.metadata import version
+
+import genai_prices
+
+from plane.config import Price
+from plane.errors import UnknownPrice
+from plane.protocol import Usage
+
+MILLION = Decimal(1_000_000)
+GENAI_PRICES = f"genai-prices {version('genai-prices')}"
+
+
+@dataclass(frozen=True)
+class Priced:
+    cost_usd: Decimal
+    source: str
+    """Where the price came from, as the ledger records it, e.g.
+    "agents.yaml pricing 'smollm2'" or "genai-prices 0.2.3 (openai gpt-4o)"."""
+
+
+def override_cost(price: Price, usage: Usage) -> Decimal:
+    """The cost of `usage` at a per-1M price; cache prices default to the input price."""
+    read = usage.cache_read_tokens
+    written = usage.cache_write_tokens
+    uncached = max(0, usage.input_tokens - read - written)
+    per_million = (
+        uncached * price.input
+        + read * (price.input if price.cached_input is None else price.cached_input)
+        + written * (price.input if price.cache_write is None else price.cache_write)
+        + usage.output_tokens * price.output
+    )
+    return per_million / MILLION
+
+
+class Pricer:
+    def __init__(self, overrides: Mapping[str, Price]) -> None:
+        self._overrides = sorted(
+            ((key.lower(), key, price) for key, price in overrides.items()),
+            key=lambda entry: -len(entry[0]),
+        )
+
+    def override_for(self, model: str) -> tuple[str, Price] | None:
+        """The agents.yaml key and price that match `model`, longest key first."""
+        lowered = model.lower()
+        for lowered_key, key, price in self._overrides:
+            if lowered_key in lowered:
+                return key, price
+        return None
+
+    def price(self, model: str, usage: Usage, *, at: datetime | None = None) -> Priced:
+        """The cost of one call. `at` is when it was made (prices change over
+        time in genai-prices' table); None is now."""
+        if (match := self.override_for(model)) is not None:
+            key, price = match
+            return Priced(override_cost(price, usage), f"agents.yaml pricing {key!r}")
+        calculation = _calc(model, _genai_usage(usage), at)
+        if calculation is None:
+            raise UnknownPrice(model)
+        where = f"{calculation.provider.id} {calculation.model.id}"
+        return Priced(Decimal(calculation.total_price), f"{GENAI_PRICES} ({where})")
+
+    def is_known(self, model: str) -> bool:
+        if self.override_for(model) is not None:
+            return True
+        return _calc(model, _genai_usage(Usage())) is not None
+
+    def estimate(self, model: str, prompt_tokens: int, max_output_tokens: int) -> Decimal:
+        """An upper bound on a call's cost before it is made (a pending ledger
+        entry): every prompt token at the dearer of the input and cache-write
+        prices, and every output token the call may produce."""
+        fresh = Usage(input_tokens=prompt_tokens, output_tokens=max_output_tokens)
+        written = Usage(
+            input_tokens=prompt_tokens,
+            cache_write_tokens=prompt_tokens,
+            output_tokens=max_output_tokens,
+        )
+        return max(self.price(model, fresh).cost_usd, self.price(model, written).cost_usd)
+
+
+def _genai_usage(usage: Usage) -> genai_prices.Usage:
+    return genai_prices.Usage(
+        input_tokens=usage.input_tokens,
+        cache_read_tokens=usage.cache_read_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+        output_tokens=usage.output_tokens,
+    )
+
+
+def _calc(
+    model: str, usage: genai_prices.Usage, at: datetime | None = None
+) -> genai_prices.types.PriceCalculation | None:
+    """genai-prices' calculation, or None when it does not know the model.
+    A `vendor/model` name (OpenRouter's style) is looked up at OpenRouter."""
+    attempts: list[str | None] = [None, "openrouter"] if "/" in model else [None]
+    for provider_id in attempts:
+        try:
+            return genai_prices.calc_price(
+                usage, model, provider_id=provider_id, genai_request_timestamp=at
+            )
+        except LookupError:
+            continue
+    return None
