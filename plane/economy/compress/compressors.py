@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from plane.economy.compress import plain
+from plane.economy.compress import diffs, jsondoc, listings, plain, search, source, tables
 from plane.economy.compress.plan import Plan
 
 Compressor = Callable[[list[str], "str | None"], Plan]
@@ -15,12 +15,12 @@ COMPRESSORS: dict[str, Compressor] = {
     "logs": plain.compress,
     "diagnostics": plain.compress,
     "redraw": plain.compress,
-    "json": plain.compress,
-    "table": plain.compress,
-    "search": plain.compress,
-    "diff": plain.compress,
-    "listing": plain.compress,
-    "source": plain.compress,
+    "json": jsondoc.compress,
+    "table": tables.compress,
+    "search": search.compress,
+    "diff": diffs.compress,
+    "listing": listings.compress,
+    "source": source.compress,
     "config": plain.compress,
     "mixed": plain.compress,
     "html": plain.compress,

@@ -30,6 +30,7 @@ class Fold:
     start: int
     end: int
     kind: str = "lines"
+    atomic: bool = False  # the guard may drop this fold, never split it (code must still parse)
 
 
 @dataclass(frozen=True)
@@ -50,9 +51,9 @@ class Plan:
     comment: str | None = None  # "# " / "// " / "...  # ": code markers keep the indent
     protect_paths: bool = True  # the guard keeps lines showing a location nothing else shows
 
-    def fold(self, start: int, end: int, kind: str = "lines") -> None:
+    def fold(self, start: int, end: int, kind: str = "lines", atomic: bool = False) -> None:
         if end > start:
-            self.folds.append(Fold(start, end, kind))
+            self.folds.append(Fold(start, end, kind, atomic))
 
     def folded_mask(self) -> list[bool]:
         mask = [False] * len(self.lines)
@@ -66,10 +67,20 @@ class Plan:
         out: list[Fold] = []
         last = 0
         for f in sorted(self.folds, key=lambda f: (f.start, f.end)):
-            if f.start < last:
+            if f.start < last or (self.inlines and any(i in self.inlines for i in range(f.start, f.end))):
                 continue
             out.append(f)
             last = f.end
+        return out
+
+    def merged(self) -> list[Fold]:
+        """Normalised folds with touching folds of one kind made one marker."""
+        out: list[Fold] = []
+        for f in self.normalised():
+            if out and out[-1].end == f.start and out[-1].kind == f.kind:
+                out[-1] = Fold(out[-1].start, f.end, f.kind, f.atomic)
+            else:
+                out.append(f)
         return out
 
 
@@ -86,6 +97,8 @@ def default_label(kind: str, removed: list[str]) -> tuple[str, str]:
         "items": f"… {n} {noun} of items omitted",
         "body": f"… body, {n} {noun}",
         "context": f"… {n} unchanged {noun}",
+        "added": f"… {n} more added {noun}",
+        "removed": f"… {n} more removed {noun}",
         "matches": f"… {n} more {noun} of matches",
         "entries": f"… {n} {noun} omitted",
         "frames": f"… {n} stack {noun}",
@@ -109,7 +122,7 @@ def render(plan: Plan, labeller: Labeller = default_label) -> tuple[str, dict[st
     out: list[str] = []
     refs: dict[str, str] = {}
     pos = 0
-    for f in plan.normalised():
+    for f in plan.merged():
         _keep(plan, pos, f.start, out, refs, labeller)
         removed = lines[f.start : f.end]
         content = "\n".join(removed)

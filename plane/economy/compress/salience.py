@@ -14,6 +14,7 @@ the location half (`Plan.protect_paths = False`); errors are always guarded.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -31,14 +32,33 @@ ERROR_LINE_RE = re.compile(
     r"error|fail|warning|exception|traceback|fatal|denied|not found|undefined", re.I
 )
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
-_ERROR_LEVEL_RE = re.compile(
-    r"\b(?:error|errors|failed|failure|fatal|exception|traceback|denied)\b|Error\b", re.I
+_PATH_HINT = re.compile(r"\.(?:%s)\b" % _EXT)
+
+
+_KEYWORDS = (
+    "error", "fail", "warning", "exception", "traceback", "fatal", "denied", "not found",
+    "undefined",
 )
-_WARNING_LEVEL_RE = re.compile(r"\bwarn(?:ing)?s?\b", re.I)
 
 
 def is_error_line(line: str) -> bool:
     return ERROR_LINE_RE.search(line) is not None
+
+
+def error_lines(lines: list[str], words: tuple[str, ...] = _KEYWORDS) -> list[bool]:
+    """Which lines mention an error or a warning, found with a few fast scans of the text."""
+    flags = [False] * len(lines)
+    low = "\n".join(lines).lower()
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    for word in words:
+        pos = low.find(word)
+        while pos >= 0:
+            n = bisect_right(starts, pos) - 1
+            flags[n] = True
+            pos = low.find(word, starts[n + 1])
+    return flags
 
 
 def details(line: str, paths: bool = True) -> set[str]:
@@ -51,40 +71,59 @@ def details(line: str, paths: bool = True) -> set[str]:
     return found
 
 
+_ERROR_WORDS = ("error", "fail", "fatal", "exception", "traceback", "denied")
+
+
 def count_levels(lines: list[str]) -> tuple[int, int]:
-    """How many of these lines report an error, and how many a warning."""
-    errors = warnings = 0
-    for line in lines:
-        if _ERROR_LEVEL_RE.search(line):
-            errors += 1
-        elif _WARNING_LEVEL_RE.search(line):
-            warnings += 1
-    return errors, warnings
+    """How many of these lines report an error, and how many (other) a warning."""
+    errors = error_lines(lines, _ERROR_WORDS)
+    warnings = error_lines(lines, ("warn",))
+    n_errors = sum(errors)
+    n_warnings = sum(1 for e, w in zip(errors, warnings, strict=True) if w and not e)
+    return n_errors, n_warnings
 
 
 def guard(plan: Plan) -> Plan:
     """Reopen folded lines that carry a detail no kept line shows."""
     if not plan.folds:
         return plan
+    lines = plan.lines
     folded = plan.folded_mask()
-    visible: set[str] = set()
-    for i, line in enumerate(plan.lines):
-        if not folded[i] and i not in plan.inlines:
-            visible |= _words(line)
+    kept = [line for i, line in enumerate(lines) if not folded[i] and i not in plan.inlines]
     for inline in plan.inlines.values():
-        for text, kind in inline.pieces:
-            if kind is None:
-                visible |= _words(text)
+        kept.extend(text for text, kind in inline.pieces if kind is None)
+    visible = _words("\n".join(kept))
+    flagged = error_lines(lines)
     pinned: list[int] = []
+    dropped: list[Fold] = []
     for fold in plan.normalised():
-        for i in range(fold.start, fold.end):
-            wanted = details(plan.lines[i], plan.protect_paths)
+        for i in _candidates(plan, fold, flagged):
+            line = lines[i]
+            wanted = set(PATH_RE.findall(line))
+            if flagged[i]:
+                wanted.update(IDENT_RE.findall(line))
             if wanted and not wanted <= visible:
+                if fold.atomic:
+                    dropped.append(fold)
+                    visible |= _words("\n".join(lines[fold.start : fold.end]))
+                    break
                 pinned.append(i)
-                visible |= _words(plan.lines[i])
+                visible |= _words(line)
+    if dropped:
+        plan.folds = [f for f in plan.normalised() if f not in dropped]
     if pinned:
         plan.folds = _split(plan.normalised(), pinned)
     return plan
+
+
+def _candidates(plan: Plan, fold: Fold, flagged: list[bool]) -> list[int]:
+    """Folded lines that may carry a detail: error lines, and lines showing a location."""
+    found = {i for i in range(fold.start, fold.end) if flagged[i]}
+    if plan.protect_paths:
+        for i in range(fold.start, fold.end):
+            if not flagged[i] and _PATH_HINT.search(plan.lines[i]):
+                found.add(i)
+    return sorted(found)
 
 
 def _words(text: str) -> set[str]:
@@ -102,9 +141,9 @@ def _split(folds: list[Fold], pinned: list[int]) -> list[Fold]:
         while k < len(pins) and pins[k] < fold.end:
             if pins[k] >= fold.start:
                 if pins[k] > start:
-                    out.append(type(fold)(start, pins[k], fold.kind))
+                    out.append(type(fold)(start, pins[k], fold.kind, fold.atomic))
                 start = pins[k] + 1
             k += 1
         if fold.end > start:
-            out.append(type(fold)(start, fold.end, fold.kind))
+            out.append(type(fold)(start, fold.end, fold.kind, fold.atomic))
     return out

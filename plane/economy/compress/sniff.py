@@ -73,6 +73,7 @@ _CONFIG = re.compile(
     r"|#|;|[\w-]+\s+[\w\"/.-]+$)"
 )
 _TABLE_SEP = re.compile(r"^\s*\|.*\|\s*$|^[+|][-=+|]{6,}")
+_PROSE = re.compile(r"(?:\b[a-z][a-z']+\b[,;]? ){5}")
 _MARKDOWN = re.compile(r"^(?:#{1,6} |```|~~~|\* |- |\d+\. |> |\.\. |={3,}|-{3,})")
 
 
@@ -111,7 +112,6 @@ def _parses(line: str) -> bool:
 _AGREEMENT = {
     "search": (_SEARCH, 0.5),
     "diagnostics": (_DIAG, 0.05),
-    "listing": (_LISTING, 0.3),
     "source": (_SOURCE, 0.1),
     "config": (_CONFIG, 0.3),
 }
@@ -143,6 +143,8 @@ def by_content(sample: Sample) -> str:
         return best
     if sample.share(_MARKDOWN) > 0.05:
         return "mixed"
+    if len(sample.lines) >= 60 and sample.share(_PROSE) < 0.2:
+        return "listing"
     return "plain"
 
 

@@ -1,0 +1,83 @@
+"""Diffs (unified, git diff/show/log -p): hunks narrowed to the lines around each change.
+
+What a reader of a diff needs is every file and hunk header, every commit's
+header and message, and each change with a line or two of context. Longer
+unchanged context folds, and a long run of added or removed lines (a new
+file, a deleted module) keeps its first and last lines around a marker.
+"""
+
+from __future__ import annotations
+
+from plane.economy.compress.plan import Plan
+
+CONTEXT = 2
+RUN_HEAD = 6
+RUN_TAIL = 2
+_HEADERS = (
+    "diff --git ", "index ", "--- ", "+++ ", "new file mode", "deleted file mode",
+    "similarity index", "rename from", "rename to", "old mode", "new mode", "Binary files",
+)
+
+
+def compress(lines: list[str], command: str | None = None) -> Plan:
+    plan = Plan(lines)
+    kinds = _kinds(lines)
+    _narrow_context(plan, kinds)
+    _shorten_runs(plan, kinds, "+", "added")
+    _shorten_runs(plan, kinds, "-", "removed")
+    return plan
+
+
+def _kinds(lines: list[str]) -> list[str]:
+    """'h' header, '@' hunk header, ' ' context, '+' added, '-' removed, 'o' other."""
+    kinds = []
+    in_hunk = False
+    for line in lines:
+        if line.startswith("@@"):
+            kinds.append("@")
+            in_hunk = True
+        elif line.startswith(_HEADERS) and not (
+            in_hunk and line[:1] in ("+", "-") and not line.startswith(("--- a/", "+++ b/"))
+        ):
+            kinds.append("h")
+            in_hunk = False
+        elif in_hunk and line[:1] in (" ", "+", "-"):
+            kinds.append(line[0])
+        elif in_hunk and line == "":
+            kinds.append(" ")
+        else:
+            kinds.append("o")
+            in_hunk = in_hunk and line.startswith("\\")
+    return kinds
+
+
+def _narrow_context(plan: Plan, kinds: list[str]) -> None:
+    near = [False] * len(kinds)
+    for i, kind in enumerate(kinds):
+        if kind in "+-":
+            for j in range(max(0, i - CONTEXT), min(len(kinds), i + CONTEXT + 1)):
+                near[j] = True
+    i = 0
+    while i < len(kinds):
+        if kinds[i] != " " or near[i]:
+            i += 1
+            continue
+        j = i
+        while j < len(kinds) and kinds[j] == " " and not near[j]:
+            j += 1
+        plan.fold(i, j, "context")
+        i = j
+
+
+def _shorten_runs(plan: Plan, kinds: list[str], sign: str, kind: str) -> None:
+    i = 0
+    while i < len(kinds):
+        if kinds[i] != sign:
+            i += 1
+            continue
+        j = i
+        while j < len(kinds) and kinds[j] == sign:
+            j += 1
+        if j - i > RUN_HEAD + RUN_TAIL + 2:
+            plan.fold(i + RUN_HEAD, j - RUN_TAIL, kind)
+        i = j

@@ -1,0 +1,71 @@
+"""Search results (grep -n, rg, git grep): grouped by file, context narrowed, the rest counted.
+
+A match line is `path:line:text`; context lines (`path-line-text`, rg -C)
+and `--` separators surround it. Context beyond one line on each side of a
+match folds; within a file, matches beyond the first few fold, and files
+beyond the first few keep only their first matches. Every match whose
+location (`file.ext:123`) nothing else shows stays visible through the
+engine's guard, so what folds is mostly context and repeats.
+"""
+
+from __future__ import annotations
+
+import re
+
+from plane.economy.compress.plan import Plan
+
+_MATCH = re.compile(r"^(?P<path>[^\s:][^:]*?)(?P<sep>[:=-])(?P<line>\d+)(?P=sep)")
+_FILE_ONLY = re.compile(r"^(?P<path>[^\s:][^:]*?):(?P<count>\d+)$")
+PER_FILE = 4
+CONTEXT = 1
+
+
+def compress(lines: list[str], command: str | None = None) -> Plan:
+    plan = Plan(lines)
+    kinds = [_kind(line) for line in lines]
+    keep = [k == "match" or k == "other" for k in kinds]
+    _keep_context(kinds, keep)
+    _limit_per_file(lines, kinds, keep)
+    i = 0
+    while i < len(lines):
+        if keep[i]:
+            i += 1
+            continue
+        j = i
+        while j < len(lines) and not keep[j]:
+            j += 1
+        plan.fold(i, j, "matches")
+        i = j
+    return plan
+
+
+def _kind(line: str) -> str:
+    if line == "--":
+        return "separator"
+    found = _MATCH.match(line)
+    if found:
+        return "match" if found.group("sep") == ":" else "context"
+    return "other"
+
+
+def _keep_context(kinds: list[str], keep: list[bool]) -> None:
+    """Context lines right next to a match stay; the rest of the context folds."""
+    for i, kind in enumerate(kinds):
+        if kind != "match":
+            continue
+        for j in range(max(0, i - CONTEXT), min(len(kinds), i + CONTEXT + 1)):
+            if kinds[j] == "context":
+                keep[j] = True
+
+
+def _limit_per_file(lines: list[str], kinds: list[str], keep: list[bool]) -> None:
+    """After PER_FILE matches in one file, later ones fold (the guard keeps new locations)."""
+    counts: dict[str, int] = {}
+    for i, kind in enumerate(kinds):
+        if kind != "match":
+            continue
+        found = _MATCH.match(lines[i])
+        path = found.group("path") if found else ""
+        counts[path] = counts.get(path, 0) + 1
+        if counts[path] > PER_FILE:
+            keep[i] = False

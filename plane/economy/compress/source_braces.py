@@ -1,0 +1,157 @@
+"""Brace languages (C, C++, Java, C#, JS/TS, Go, Rust): long function bodies elided.
+
+Blocks are found by brace depth with strings, characters and comments
+skipped. A block is a function when its header looks like a call or a
+declaration with parameters (`name(…) {`, `fn name(…) -> T {`, `=> {`) and
+not a control statement; a container (class, struct, impl, namespace, a test
+suite) is entered instead. An elided body is the lines strictly between the
+line that opens it and the line that closes it, so braces stay balanced and
+the marker is a line comment.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from plane.economy.compress.plan import Plan
+
+MIN_BODY = 6
+COMMENT_KEEP = 2
+_COMMENT = re.compile(r"^\s*(?://|/\*|\*|#(?!include|define|if|endif|else|pragma)|--)|^\s*$")
+_CONTROL = re.compile(r"^\s*(?:}\s*)?(?:if|else|for|while|switch|do|try|catch|finally|match|loop"
+                      r"|select|unsafe|return|case|default)\b")
+_CONTAINER = re.compile(
+    r"\b(?:class|struct|impl|trait|interface|namespace|mod|enum|union|extern\s+\"C\"|object"
+    r"|describe|suite|context)\b"
+)
+_FUNCTION = re.compile(r"\)\s*(?:->\s*[^{]+|:\s*[\w<>\[\], .|?]+|const|noexcept|override|throws"
+                       r"[\w., ]+|where[^{]*)?\s*\{\s*$|=>\s*\{\s*$|\bfunc\b.*\{\s*$")
+_NOISE = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`[^`]*`|//.*$')
+
+
+@dataclass
+class Block:
+    open_line: int
+    close_line: int = -1
+    children: list[Block] = field(default_factory=list)
+
+
+def compress(lines: list[str]) -> Plan:
+    plan = Plan(lines, comment="// ")
+    depths = _depths(lines)
+    for block in _blocks(lines):
+        _visit(plan, lines, block, depths)
+    fold_comment_blocks(plan, _COMMENT)
+    return plan
+
+
+def fold_comment_blocks(plan: Plan, comment: re.Pattern[str]) -> None:
+    """Long comment blocks keep their first lines (what the thing is); the rest folds."""
+    folded = plan.folded_mask()
+    i = 0
+    lines = plan.lines
+    while i < len(lines):
+        if folded[i] or not comment.match(lines[i]):
+            i += 1
+            continue
+        j = i
+        while j < len(lines) and not folded[j] and comment.match(lines[j]):
+            j += 1
+        if j - i > COMMENT_KEEP + 3:
+            plan.fold(i + COMMENT_KEEP, j, "comments")
+        i = j
+
+
+def _visit(plan: Plan, lines: list[str], block: Block, depths: list[int]) -> None:
+    header = _header(lines, block.open_line)
+    if block.close_line < 0 or _CONTAINER.search(header) or not _FUNCTION.search(header):
+        _visit_children(plan, lines, block, depths)
+        return
+    body = block.close_line - block.open_line - 1
+    if _CONTROL.match(header) or body < MIN_BODY:
+        return
+    nested = sum(c.close_line - c.open_line for c in block.children if c.close_line > 0)
+    if nested > body * 2 // 3 and any(_FUNCTION.search(lines[c.open_line]) for c in block.children):
+        _visit_children(plan, lines, block, depths)
+        return
+    _fold_statements(plan, block, depths)
+
+
+def _fold_statements(plan: Plan, block: Block, depths: list[int]) -> None:
+    """Fold the body one top-level statement at a time: each unit is brace-balanced."""
+    level = depths[block.open_line + 1]
+    start = block.open_line + 1
+    for i in range(block.open_line + 1, block.close_line):
+        if depths[i + 1] <= level:
+            plan.fold(start, i + 1, "body", atomic=True)
+            start = i + 1
+    if start < block.close_line:
+        plan.fold(start, block.close_line, "body", atomic=True)
+
+
+def _depths(lines: list[str]) -> list[int]:
+    """Brace depth before each line (and after the last)."""
+    depths = [0]
+    depth = 0
+    in_comment = False
+    for raw in lines:
+        line, in_comment = _code_part(raw, in_comment)
+        depth = max(0, depth + line.count("{") - line.count("}"))
+        depths.append(depth)
+    return depths
+
+
+def _visit_children(plan: Plan, lines: list[str], block: Block, depths: list[int]) -> None:
+    for child in block.children:
+        _visit(plan, lines, child, depths)
+
+
+def _header(lines: list[str], i: int) -> str:
+    """The line that opens a block, with the previous line when the brace stands alone."""
+    line = lines[i]
+    if line.strip() == "{" and i > 0:
+        return lines[i - 1] + " {"
+    return line
+
+
+def _blocks(lines: list[str]) -> list[Block]:
+    """Top-level blocks, each with its nested blocks; braces in strings and comments ignored."""
+    roots: list[Block] = []
+    stack: list[Block] = []
+    in_comment = False
+    for i, raw in enumerate(lines):
+        line, in_comment = _code_part(raw, in_comment)
+        for ch in line:
+            if ch == "{":
+                block = Block(i)
+                (stack[-1].children if stack else roots).append(block)
+                stack.append(block)
+            elif ch == "}" and stack:
+                block = stack.pop()
+                block.close_line = i
+                if block.open_line == i:
+                    block.close_line = -1
+    return roots
+
+
+def _code_part(line: str, in_comment: bool) -> tuple[str, bool]:
+    """The braces-relevant part of a line: strings, chars and comments removed."""
+    out = []
+    rest = line
+    while rest:
+        if in_comment:
+            end = rest.find("*/")
+            if end < 0:
+                return "".join(out), True
+            rest = rest[end + 2 :]
+            in_comment = False
+            continue
+        start = rest.find("/*")
+        chunk = rest if start < 0 else rest[:start]
+        out.append(_NOISE.sub("", chunk))
+        if start < 0:
+            break
+        rest = rest[start + 2 :]
+        in_comment = True
+    return "".join(out), in_comment
