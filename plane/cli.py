@@ -30,7 +30,7 @@ from plane.client import PlaneClient
 from plane.config import load_config
 from plane.errors import NotRunning, PlaneError
 from plane.home import Home, user_config_path
-from plane.money import usd, usd_exact
+from plane.money import plain, usd, usd_exact
 
 START_TIMEOUT_S = 60.0
 
@@ -218,8 +218,8 @@ def _status_json(snapshot: p.Snapshot) -> str:
                 "name": a.name,
                 "model": a.model,
                 "state": a.status,
-                "spend_today_usd": str(a.spend_today_usd),
-                "limit_usd": None if a.limit_usd is None else str(a.limit_usd),
+                "spend_today_usd": plain(a.spend_today_usd),
+                "limit_usd": None if a.limit_usd is None else plain(a.limit_usd),
                 "waiting": a.waiting,
             }
             for a in snapshot.agents
@@ -290,7 +290,7 @@ def _entry_row(e: p.LedgerEntry) -> dict[str, Any]:
     return {
         "id": e.id, "agent": e.agent, "day": e.day.isoformat(), "at": e.at.isoformat(),
         "provider": e.provider, "model": e.model, **e.usage.model_dump(),
-        "cost_usd": str(e.cost_usd), "price_source": e.price_source, "status": e.status,
+        "cost_usd": plain(e.cost_usd), "price_source": e.price_source, "status": e.status,
         "estimated": e.estimated,
     }
 
@@ -312,8 +312,9 @@ def _print_ledger(day: date, entries: list[p.LedgerEntry]) -> None:
     print(f"{day} (UTC): {len(entries)} calls, {usd(total)}")
     for e in entries:
         u = e.usage
-        print(f"  {e.at:%H:%M:%S}  {e.agent}  {e.model}  in {u.input_tokens} "
-              f"(cached {u.cache_read_tokens})  out {u.output_tokens}  ${e.cost_usd}  {e.status}")
+        tokens = f"in {u.input_tokens} (cached {u.cache_read_tokens})  out {u.output_tokens}"
+        cost = f"${plain(e.cost_usd)}"
+        print(f"  {e.at:%H:%M:%S}  {e.agent}  {e.model}  {tokens}  {cost}  {e.status}")
 
 
 def _new(args: argparse.Namespace) -> int:

@@ -26,6 +26,12 @@ def usd_exact(amount: Decimal) -> str:
     return f"${amount.quantize(CENT, rounding=ROUND_HALF_UP):,.2f}"
 
 
+def plain(amount: Decimal) -> str:
+    """Exact, without trailing zeros or exponent (`0.12`, `5`): for machine
+    output, where a figure must read back as the same Decimal."""
+    return format(amount.normalize(), "f")
+
+
 def tokens(count: int) -> str:
     """`320`, `12.4k`, `1.2M`."""
     if count < 1000:

@@ -32,8 +32,8 @@ from plane.home import Home
 from plane.ledger import Ledger
 from plane.listener import Listener
 from plane.pricing import Pricer
-from plane.providers.build import build_providers
 from plane.providers.base import Provider
+from plane.providers.build import build_providers
 from plane.providers.local import EmbeddedModel
 from plane.roster import Roster
 from plane.runtime.crew import Crew

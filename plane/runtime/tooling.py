@@ -2,8 +2,9 @@
 
 The set of tools is decided once per session, from its founding message
 (the capability diet), so the tool schemas — part of the cached prompt
-prefix — stay the same turn after turn. A tool's output is machine-made, so
-it goes through compression on its way to the model; people see a summary.
+prefix — stay the same turn after turn; a call to a tool outside that set is
+refused like an unknown one. A tool's output is machine-made, so it goes
+through compression on its way to the model; people see a summary.
 """
 
 from __future__ import annotations
@@ -33,14 +34,18 @@ class Tooling:
         self._services = services
         self._scout = scout
 
-    def specs_for(self, spec: AgentSpec, messages: list[ChatMessage]) -> tuple[ToolSpec, ...]:
+    def session(self, spec: AgentSpec, messages: list[ChatMessage]) -> tuple[str, ...]:
+        """The session's tools: decided by its founding message, the first
+        user message of the history."""
         founding = next((m.content for m in messages if m.role == "user"), "")
-        return registry.specs(registry.select_for_session(spec.tools, founding))
+        return registry.select_for_session(spec.tools, founding)
 
-    async def run(self, spec: AgentSpec, call: ToolCall, workspace: Path) -> ToolOutcome:
-        if spec.tools is not None and call.name not in spec.tools:
-            text = f"The tool {call.name!r} is not available to {spec.name}."
-            return ToolOutcome(text, text, ok=False)
+    def specs(self, names: tuple[str, ...]) -> tuple[ToolSpec, ...]:
+        return registry.specs(names)
+
+    async def run(
+        self, spec: AgentSpec, call: ToolCall, workspace: Path, available: tuple[str, ...]
+    ) -> ToolOutcome:
         context = AgentToolContext(self._services, spec.name, workspace, self._scout)
-        result = await registry.call(call.name, call.arguments, context)
+        result = await registry.call(call.name, call.arguments, context, available=available)
         return ToolOutcome(result.text, result.text, result.ok)

@@ -45,12 +45,14 @@ class Turn:
         self.tooling = tooling
         self.workspace = workspace or spec.workspace
         self.result = TurnResult()
+        self.tools: tuple[str, ...] = ()
 
     async def run(self, incoming: str) -> TurnResult:
         services, spec = self.services, self.spec
         history = await services.transcript.load(spec.name)
         new = [ChatMessage("user", incoming)]
-        tools = self.tooling.specs_for(spec, history + new)
+        self.tools = self.tooling.session(spec, history + new)
+        tools = self.tooling.specs(self.tools)
         provider = services.config.providers[spec.provider]
         for _ in range(services.config.defaults.max_calls_per_turn):
             request = CompletionRequest(
@@ -93,7 +95,7 @@ class Turn:
         return metered
 
     async def _tool(self, call: ToolCall) -> ChatMessage:
-        outcome = await self.tooling.run(self.spec, call, self.workspace)
+        outcome = await self.tooling.run(self.spec, call, self.workspace, self.tools)
         first = outcome.shown.strip().splitlines()[0] if outcome.shown.strip() else ""
         mark = "" if outcome.ok else " (refused)"
         await self.say("tool", f"{call.name}{mark} → {first[:SUMMARY_CHARS]}")

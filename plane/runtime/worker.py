@@ -42,6 +42,7 @@ class AgentWorker:
         self._next_turn = next_turn
         self._wake = asyncio.Event()
         self._told_hold = False
+        self._busy = False
 
     def wake(self) -> None:
         self._wake.set()
@@ -57,11 +58,19 @@ class AgentWorker:
         while True:
             await self._wake.wait()
             self._wake.clear()
+            self._busy = True
             try:
                 await self._work()
             except Exception:
                 log.exception("worker for %s", self.spec.name)
                 await self.say("plane", "The turn failed inside the plane; see plane.log.")
+            finally:
+                self._busy = False
+
+    @property
+    def idle(self) -> bool:
+        """Nothing in flight and nothing about to be: no turn, no pending wake."""
+        return not (self._busy or self._wake.is_set() or self.turn_lock.locked())
 
     async def tell_hold(self, hold: Hold) -> Message | None:
         """Say why the agent is quiet, once per held spell."""

@@ -67,17 +67,17 @@ class RunningPlane:
     async def send(self, agent: str, text: str) -> list[p.Message]:
         return await self.plane.send(agent, text)
 
-    async def turn(self, agent: str, text: str, timeout: float = 20) -> list[p.Message]:
+    async def turn(self, agent: str, text: str, within: float = 20) -> list[p.Message]:
         """Send `text` and collect what `agent`'s conversation gets until its
         turn finishes."""
         subscription = self.services.bus.subscribe()
         try:
-            said = await self.send(agent, text)
-            return said + await self.until_turn_ends(agent, subscription, timeout)
+            await self.send(agent, text)
+            return await self.until_turn_ends(agent, subscription, within)
         finally:
             self.services.bus.unsubscribe(subscription)
 
-    async def until_turn_ends(self, agent: str, subscription, timeout: float = 20):  # type: ignore[no-untyped-def]
+    async def until_turn_ends(self, agent: str, subscription, within: float = 20):  # type: ignore[no-untyped-def]
         said: list[p.Message] = []
 
         async def collect() -> None:
@@ -88,15 +88,14 @@ class RunningPlane:
                 if isinstance(event, p.TurnFinished) and event.agent == agent:
                     return
 
-        await asyncio.wait_for(collect(), timeout)
+        await asyncio.wait_for(collect(), within)
         return said
 
     async def quiet(self) -> None:
         """Until no agent is working or has work it may start."""
-        for _ in range(500):
-            await asyncio.sleep(0.01)
-            workers = self.services.crew.workers.values()
-            if not any(w.working or w.turn_lock.locked() for w in workers):
+        for _ in range(2000):
+            await asyncio.sleep(0.005)
+            if all(w.idle for w in self.services.crew.workers.values()):
                 return
         raise TimeoutError("agents still working")
 
@@ -109,6 +108,21 @@ class RunningPlane:
 
 
 StartPlane = Callable[..., Awaitable[RunningPlane]]
+
+
+async def launch(
+    root: Path,
+    llm: ScriptedLLM,
+    config_text: str | None = None,
+    clock: ManualClock | None = None,
+) -> RunningPlane:
+    """A started plane with its home under `root`."""
+    text = (config_text or CONFIG).replace("{base_url}", llm.base_url)
+    home = Home(root / "home")
+    clock = clock or ManualClock(NOON)
+    plane = Plane(parse_config(text), home, clock)
+    await plane.startup()
+    return RunningPlane(plane, home, clock, llm, config_text or CONFIG)
 
 
 @pytest.fixture
@@ -130,12 +144,7 @@ async def start_plane(
             running.remove(restart)
             config_text = config_text or restart.config_text
             clock = clock or restart.clock
-        text = (config_text or CONFIG).replace("{base_url}", scripted_llm.base_url)
-        home = Home(tmp_path / "home")
-        clock = clock or ManualClock(NOON)
-        plane = Plane(parse_config(text), home, clock)
-        await plane.startup()
-        started = RunningPlane(plane, home, clock, scripted_llm, config_text or CONFIG)
+        started = await launch(tmp_path, scripted_llm, config_text, clock)
         running.append(started)
         return started
 

@@ -1,0 +1,135 @@
+"""The gate, on a real plane with a scripted LLM and a clock the test moves:
+an agent at its ceiling takes no new turn, loses nothing it receives, says
+why it is quiet, and answers what waited when the day or the limit allows."""
+
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+from plane.protocol import Usage
+from tests.support.scripted_llm import Reply
+
+TWENTY_CENTS = Usage(input_tokens=100, output_tokens=50)
+"""$0.20 at the test prices ($0.001 an input token, $0.002 an output token)."""
+
+
+async def spend(plane, agent="demo"):
+    return await plane.services.ledger.spend_today(agent)
+
+
+async def spend_to_the_ceiling(plane, turns=5):
+    plane.llm.default_reply = Reply("done", usage=TWENTY_CENTS)
+    for n in range(turns):
+        await plane.turn("demo", f"task {n}")
+
+
+async def test_each_turn_is_metered_and_says_its_cost(start_plane):
+    plane = await start_plane()
+    plane.llm.reply("hi there", usage=TWENTY_CENTS)
+    said = await plane.turn("demo", "hello")
+    assert [m.kind for m in said] == ["operator", "agent", "cost"]
+    assert said[1].text == "hi there"
+    assert said[2].text == "$0.20 · 100 in · 50 out"
+    assert said[2].cost_usd == Decimal("0.2")
+    assert await spend(plane) == Decimal("0.2")
+
+
+async def test_at_its_ceiling_an_agent_starts_no_turn_and_loses_nothing(start_plane):
+    plane = await start_plane()
+    await spend_to_the_ceiling(plane)
+    assert await spend(plane) == Decimal("1.0")
+    calls = len(plane.llm.requests)
+
+    first = await plane.send("demo", "are you there?")
+    second = await plane.send("demo", "hello??")
+    await plane.quiet()
+
+    assert len(plane.llm.requests) == calls
+    assert first[0].held and second[0].held
+    assert [m.kind for m in first] == ["operator", "plane"]
+    assert first[1].text == (
+        "demo has spent $1.00 today, at its $1.00 daily ceiling; it answers at 00:00 UTC, "
+        "in 12h 0m, or when the limit is raised."
+    )
+    assert len(second) == 1, "one notice per held spell, not one per message"
+    history = await plane.services.conversation.history("demo")
+    assert [m.text for m in history if m.held] == ["are you there?", "hello??"]
+    state = await plane.services.crew.state("demo")
+    assert (state.status, state.waiting) == ("held", 2)
+
+
+async def test_the_next_utc_day_it_answers_everything_that_waited(start_plane):
+    plane = await start_plane()
+    await spend_to_the_ceiling(plane)
+    await plane.send("demo", "first")
+    await plane.send("demo", "second")
+    subscription = plane.services.bus.subscribe()
+    await plane.clock.set(datetime(2026, 11, 30, 0, 0, tzinfo=UTC))
+    said = await plane.until_turn_ends("demo", subscription)
+
+    prompt = plane.llm.requests[-1]["messages"][-1]["content"]
+    assert "first" in prompt and "second" in prompt and "while you were held" in prompt
+    assert [m.kind for m in said] == ["agent", "cost"]
+    assert await spend(plane) == Decimal("0.2")
+    assert (await plane.services.crew.state("demo")).waiting == 0
+
+
+async def test_raising_the_limit_answers_what_waited_at_once(start_plane):
+    plane = await start_plane()
+    await spend_to_the_ceiling(plane)
+    await plane.send("demo", "waiting for you")
+    subscription = plane.services.bus.subscribe()
+    said = await plane.send("demo", "/limit 3")
+    assert said[1].text == "Spending limit set to $3.00 a day. $1.00 spent today, of $3.00 a day."
+    answered = await plane.until_turn_ends("demo", subscription)
+    assert "waiting for you" in plane.llm.requests[-1]["messages"][-1]["content"]
+    assert [m.kind for m in answered] == ["operator", "plane", "agent", "cost"]
+
+
+async def test_crossing_four_fifths_is_said_once_a_day(start_plane):
+    plane = await start_plane()
+    await spend_to_the_ceiling(plane, turns=4)
+    warnings = [
+        m for m in await plane.services.conversation.history("demo")
+        if m.kind == "plane" and "80% of its $1.00 daily ceiling" in m.text
+    ]
+    assert [w.text for w in warnings] == [
+        "demo has spent $0.80 today, 80% of its $1.00 daily ceiling."
+    ]
+    await plane.turn("demo", "one more")
+    texts = [m.text for m in await plane.services.conversation.history("demo")]
+    assert sum("80% of its" in t for t in texts) == 1
+    assert sum("has reached its $1.00 daily ceiling" in t for t in texts) == 1
+
+
+async def test_a_turn_that_crosses_the_ceiling_finishes_and_the_next_does_not_start(start_plane):
+    plane = await start_plane()
+    plane.llm.reply("", tool_calls=[("budget_status", {})], usage=Usage(input_tokens=700))
+    plane.llm.reply("finished", usage=Usage(input_tokens=600))
+    said = await plane.turn("demo", "a long job")
+    assert said[-2].text == "finished"
+    assert await spend(plane) == Decimal("1.3")
+    calls = len(plane.llm.requests)
+    held = await plane.send("demo", "and another")
+    await plane.quiet()
+    assert held[0].held and len(plane.llm.requests) == calls
+
+
+async def test_a_limit_of_zero_is_a_pause(start_plane):
+    plane = await start_plane()
+    await plane.send("demo", "/limit 0")
+    said = await plane.send("demo", "hello")
+    await plane.quiet()
+    assert said[0].held and "at its $0.00 daily ceiling" in said[1].text
+    assert plane.llm.requests == []
+
+
+async def test_held_messages_survive_a_restart_and_are_answered_the_next_day(start_plane):
+    plane = await start_plane()
+    await spend_to_the_ceiling(plane)
+    await plane.send("demo", "kept across a restart")
+    plane = await start_plane(restart=plane)
+    assert (await plane.services.crew.state("demo")).status == "held"
+    subscription = plane.services.bus.subscribe()
+    await plane.clock.advance(timedelta(hours=12))
+    await plane.until_turn_ends("demo", subscription)
+    assert "kept across a restart" in plane.llm.requests[-1]["messages"][-1]["content"]
