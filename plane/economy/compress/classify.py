@@ -32,16 +32,33 @@ _BY_NAME = {
     "copying": "plain",
 }
 _PROGRAMS = [
-    (re.compile(r"\bgit\s+(?:diff|show|log\s+[^|]*-p|format-patch)\b|\bdiff\s+-[a-zA-Z]*u"), "diff"),
+    (
+        re.compile(r"\bgit\s+(?:diff|show|log\s+[^|]*-p|format-patch)\b|\bdiff\s+-[a-zA-Z]*u"),
+        "diff",
+    ),
     (re.compile(r"\b(?:grep|rg|ag|ack|git\s+grep)\b[^|]*$"), "search"),
-    (re.compile(r"\b(?:pip|pip3|npm|yarn|pnpm|apt|apt-get|dpkg|make|cmake|ctest|cargo\s+build"
-                r"|pytest|tox|mvn|gradle|bundle|gem)\b"), "build"),
-    (re.compile(r"\b(?:gcc|g\+\+|clang|clang\+\+|cc|rustc|tsc|mypy|ruff|eslint|pylint|flake8"
-                r"|javac|go\s+vet|go\s+build|node\s+--check|cargo\s+(?:check|clippy))\b"),
-     "diagnostics"),
-    (re.compile(r"(?:^|[;&|(]\s*)(?:ls|find|tree|du|df|ps|file|nm|readelf|objdump|xxd|hexdump"
-                r"|od|lsof|ss|netstat|unzip\s+-l|tar\s+-?t|git\s+ls-tree|git\s+ls-files|dpkg\s+-l"
-                r"|pip\s+list|docker\s+ps|strings)\b"), "listing"),
+    (
+        re.compile(
+            r"\b(?:pip|pip3|npm|yarn|pnpm|apt|apt-get|dpkg|make|cmake|ctest|cargo\s+build"
+            r"|pytest|tox|mvn|gradle|bundle|gem)\b"
+        ),
+        "build",
+    ),
+    (
+        re.compile(
+            r"\b(?:gcc|g\+\+|clang|clang\+\+|cc|rustc|tsc|mypy|ruff|eslint|pylint|flake8"
+            r"|javac|go\s+vet|go\s+build|node\s+--check|cargo\s+(?:check|clippy))\b"
+        ),
+        "diagnostics",
+    ),
+    (
+        re.compile(
+            r"(?:^|[;&|(]\s*)(?:ls|find|tree|du|df|ps|file|nm|readelf|objdump|xxd|hexdump"
+            r"|od|lsof|ss|netstat|unzip\s+-l|tar\s+-?t|git\s+ls-tree|git\s+ls-files|dpkg\s+-l"
+            r"|pip\s+list|docker\s+ps|strings)\b"
+        ),
+        "listing",
+    ),
     (re.compile(r"\b(?:wget|curl|dd|rsync|git\s+clone|tqdm)\b"), "redraw"),
     (re.compile(r"\bstrace\b|\bjournalctl\b|-X\s*importtime|/var/log/"), "logs"),
 ]

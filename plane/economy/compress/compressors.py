@@ -4,24 +4,38 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from plane.economy.compress import diffs, jsondoc, listings, plain, search, source, tables
+from plane.economy.compress import (
+    build,
+    config,
+    diagnostics,
+    diffs,
+    jsondoc,
+    listings,
+    logs,
+    mixed,
+    plain,
+    redraw,
+    search,
+    source,
+    tables,
+)
 from plane.economy.compress.plan import Plan
 
 Compressor = Callable[[list[str], "str | None"], Plan]
 
 COMPRESSORS: dict[str, Compressor] = {
     "plain": plain.compress,
-    "build": plain.compress,
-    "logs": plain.compress,
-    "diagnostics": plain.compress,
-    "redraw": plain.compress,
+    "build": build.compress,
+    "logs": logs.compress,
+    "diagnostics": diagnostics.compress,
+    "redraw": redraw.compress,
     "json": jsondoc.compress,
     "table": tables.compress,
     "search": search.compress,
     "diff": diffs.compress,
     "listing": listings.compress,
     "source": source.compress,
-    "config": plain.compress,
-    "mixed": plain.compress,
+    "config": config.compress,
+    "mixed": mixed.compress,
     "html": plain.compress,
 }

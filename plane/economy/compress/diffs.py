@@ -14,8 +14,18 @@ CONTEXT = 2
 RUN_HEAD = 6
 RUN_TAIL = 2
 _HEADERS = (
-    "diff --git ", "index ", "--- ", "+++ ", "new file mode", "deleted file mode",
-    "similarity index", "rename from", "rename to", "old mode", "new mode", "Binary files",
+    "diff --git ",
+    "index ",
+    "--- ",
+    "+++ ",
+    "new file mode",
+    "deleted file mode",
+    "similarity index",
+    "rename from",
+    "rename to",
+    "old mode",
+    "new mode",
+    "Binary files",
 )
 
 

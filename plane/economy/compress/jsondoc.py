@@ -90,7 +90,9 @@ def _flush(plan: Plan, run: list[tuple[int, int]]) -> None:
         plan.fold(run[0][0], run[-1][1], "items")
 
 
-def _chosen(lines: list[str], depths: _Depths, items: list[tuple[int, int]], level: int) -> set[int]:
+def _chosen(
+    lines: list[str], depths: _Depths, items: list[tuple[int, int]], level: int
+) -> set[int]:
     """Which items of a container stay: all of a short one, else head, tail and new shapes."""
     n = len(items)
     if n <= HEAD + TAIL + SHAPES:

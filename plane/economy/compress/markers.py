@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable
 
 REF_CHARS = 10
-_REF = r"k_[A-Za-z0-9_-]{%d}" % REF_CHARS
+_REF = r"k_[A-Za-z0-9_-]{" + str(REF_CHARS) + "}"
 
 
 def _inline(name: str) -> str:
@@ -35,9 +35,7 @@ def _inline(name: str) -> str:
 
 
 CODE_MARKER_RE = re.compile(
-    r"^[ \t]*(?:\.\.\.[ \t]+)?(?:#|//|--|;|%|/\*) "
-    + _inline("cref")
-    + r"(?: \*/)?$",
+    r"^[ \t]*(?:\.\.\.[ \t]+)?(?:#|//|--|;|%|/\*) " + _inline("cref") + r"(?: \*/)?$",
     re.M,
 )
 VIEW_RE = re.compile(

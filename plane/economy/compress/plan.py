@@ -67,7 +67,9 @@ class Plan:
         out: list[Fold] = []
         last = 0
         for f in sorted(self.folds, key=lambda f: (f.start, f.end)):
-            if f.start < last or (self.inlines and any(i in self.inlines for i in range(f.start, f.end))):
+            if f.start < last or (
+                self.inlines and any(i in self.inlines for i in range(f.start, f.end))
+            ):
                 continue
             out.append(f)
             last = f.end

@@ -26,17 +26,26 @@ _EXT = (
     "|mk|cmake|gradle|tar|gz|tgz|zip|whl|deb|rpm|jar|bz2|xz|7z|so|a|dll|dylib|o|lib"
 )
 PATH_RE = re.compile(
-    r"(?<![\w./-])((?:[\w.@+-]+/)*[\w@+-][\w.@+-]*\.(?:%s)(?:\.\d+)*(?::\d+)?)(?![\w/])" % _EXT
+    r"(?<![\w./-])((?:[\w.@+-]+/)*[\w@+-][\w.@+-]*\.(?:"
+    + _EXT
+    + r")(?:\.\d+)*(?::\d+)?)(?![\w/])"
 )
 ERROR_LINE_RE = re.compile(
     r"error|fail|warning|exception|traceback|fatal|denied|not found|undefined", re.I
 )
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
-_PATH_HINT = re.compile(r"\.(?:%s)\b" % _EXT)
+_PATH_HINT = re.compile(r"\.(?:" + _EXT + r")\b")
 
 
 _KEYWORDS = (
-    "error", "fail", "warning", "exception", "traceback", "fatal", "denied", "not found",
+    "error",
+    "fail",
+    "warning",
+    "exception",
+    "traceback",
+    "fatal",
+    "denied",
+    "not found",
     "undefined",
 )
 

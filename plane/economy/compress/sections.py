@@ -59,7 +59,9 @@ def _fold_indices(plan: Plan, indices: list[int], kind: str) -> None:
             run_start = -1
     if run_start >= 0:
         kept_runs.append((run_start, hi))
-    plan.folds = [f for f in plan.folds if f.end <= lo or f.start >= hi or not _within(f, kept_runs)]
+    plan.folds = [
+        f for f in plan.folds if f.end <= lo or f.start >= hi or not _within(f, kept_runs)
+    ]
     for a, b in kept_runs:
         plan.fold(a, b, kind)
 

@@ -113,7 +113,6 @@ _AGREEMENT = {
     "search": (_SEARCH, 0.5),
     "diagnostics": (_DIAG, 0.05),
     "source": (_SOURCE, 0.1),
-    "config": (_CONFIG, 0.3),
 }
 
 

@@ -19,14 +19,18 @@ from plane.economy.compress.plan import Plan
 MIN_BODY = 6
 COMMENT_KEEP = 2
 _COMMENT = re.compile(r"^\s*(?://|/\*|\*|#(?!include|define|if|endif|else|pragma)|--)|^\s*$")
-_CONTROL = re.compile(r"^\s*(?:}\s*)?(?:if|else|for|while|switch|do|try|catch|finally|match|loop"
-                      r"|select|unsafe|return|case|default)\b")
+_CONTROL = re.compile(
+    r"^\s*(?:}\s*)?(?:if|else|for|while|switch|do|try|catch|finally|match|loop"
+    r"|select|unsafe|return|case|default)\b"
+)
 _CONTAINER = re.compile(
     r"\b(?:class|struct|impl|trait|interface|namespace|mod|enum|union|extern\s+\"C\"|object"
     r"|describe|suite|context)\b"
 )
-_FUNCTION = re.compile(r"\)\s*(?:->\s*[^{]+|:\s*[\w<>\[\], .|?]+|const|noexcept|override|throws"
-                       r"[\w., ]+|where[^{]*)?\s*\{\s*$|=>\s*\{\s*$|\bfunc\b.*\{\s*$")
+_FUNCTION = re.compile(
+    r"\)\s*(?:->\s*[^{]+|:\s*[\w<>\[\], .|?]+|const|noexcept|override|throws"
+    r"[\w., ]+|where[^{]*)?\s*\{\s*$|=>\s*\{\s*$|\bfunc\b.*\{\s*$"
+)
 _NOISE = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`[^`]*`|//.*$')
 
 

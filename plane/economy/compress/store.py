@@ -79,7 +79,9 @@ class RefStore:
         if not refs:
             return
         now = self._now()
-        rows = [(ref, content.encode("utf-8", "surrogatepass"), now) for ref, content in refs.items()]
+        rows = [
+            (ref, content.encode("utf-8", "surrogatepass"), now) for ref, content in refs.items()
+        ]
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
