@@ -28,6 +28,9 @@ def serve(settings: dict) -> None:
     params.n_ctx = settings["n_ctx"]
     params.cpuparams.n_threads = settings["threads"]
     params.cpuparams_batch.n_threads = settings["threads"]
+    if settings.get("poll") is not None:
+        params.cpuparams.poll = settings["poll"]
+        params.cpuparams_batch.poll = settings["poll"]
     params.model_alias = {settings["alias"]}
     params.verbosity = 0
     params.api_keys = [settings["api_key"]]

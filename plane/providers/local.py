@@ -68,6 +68,7 @@ class EmbeddedModel:
         threads: int = 2,
         cache_ram_mib: int | None = None,
         n_parallel: int | None = None,
+        poll: int | None = None,
         start_timeout_s: float = 60,
     ) -> None:
         """`cache_ram_mib=0, n_parallel=1` give clean request-to-request cache
@@ -78,6 +79,7 @@ class EmbeddedModel:
         self.threads = threads
         self.cache_ram_mib = cache_ram_mib
         self.n_parallel = n_parallel
+        self.poll = poll
         self.start_timeout_s = start_timeout_s
         self.api_key = secrets.token_urlsafe(24)
         """Only a request carrying this key gets an answer."""
@@ -137,6 +139,7 @@ class EmbeddedModel:
             "api_key": self.api_key,
             "cache_ram_mib": self.cache_ram_mib,
             "n_parallel": self.n_parallel,
+            "poll": self.poll,
         }
         assert self._process.stdin and self._process.stdout
         self._process.stdin.write(json.dumps(settings) + "\n")

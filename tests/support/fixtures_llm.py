@@ -30,8 +30,12 @@ def embedded_model() -> Iterator[EmbeddedModel]:
     """One started `EmbeddedModel` for the whole session: `.base_url` (ending
     in /v1) and `.api_key`. Started and stopped without an event loop, so any
     test's loop can use it. Tests share its prompt cache: measure cached
-    tokens on prefixes of your own."""
-    model = EmbeddedModel()
+    tokens on prefixes of your own.
+
+    One thread: on this 2-core machine, shared with other test processes,
+    llama.cpp's two threads spin-wait on each other and run 3-10x slower
+    than one."""
+    model = EmbeddedModel(threads=1)
     model.start_blocking()
     try:
         yield model

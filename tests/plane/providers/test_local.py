@@ -29,7 +29,7 @@ def test_the_weights_are_found_without_importing_their_package():
 
 
 async def test_stop_ends_the_child_quickly():
-    model = EmbeddedModel(n_ctx=512)
+    model = EmbeddedModel(n_ctx=512, threads=1)
     url = await model.start()
     assert model.running
     began = time.monotonic()
