@@ -143,6 +143,7 @@ def _log_to(home: Home) -> None:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         handlers=[logging.StreamHandler(), logging.FileHandler(home.log)],
     )
+    logging.getLogger("httpx").setLevel(logging.WARNING)
 
 
 def _tui(args: argparse.Namespace) -> int:

@@ -43,7 +43,7 @@ class Listener:
         self._version = version
         self._token = token
         self._servers: list[asyncio.Server] = []
-        self._connections: set[asyncio.Task[None]] = set()
+        self._connections: dict[_Connection, asyncio.Task[None]] = {}
 
     async def listen_unix(self, path: Path) -> None:
         with contextlib.suppress(FileNotFoundError):
@@ -66,9 +66,12 @@ class Listener:
     async def close(self) -> None:
         for server in self._servers:
             server.close()
-        for task in list(self._connections):
-            task.cancel()
-        await asyncio.gather(*self._connections, return_exceptions=True)
+        # Closing each stream ends its connection's loop; cancelling the
+        # task instead trips asyncio's stream callback on 3.11.
+        for connection in list(self._connections):
+            connection.hang_up()
+        if self._connections:
+            await asyncio.wait(list(self._connections.values()), timeout=5)
         for server in self._servers:
             await server.wait_closed()
 
@@ -78,11 +81,12 @@ class Listener:
         async def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             task = asyncio.current_task()
             assert task is not None
-            self._connections.add(task)
+            connection = _Connection(self, reader, writer, needs_token)
+            self._connections[connection] = task
             try:
-                await _Connection(self, reader, writer, needs_token).run()
+                await connection.run()
             finally:
-                self._connections.discard(task)
+                self._connections.pop(connection, None)
 
         return accept
 
@@ -112,6 +116,10 @@ class _Connection:
             pass
         finally:
             await self._close()
+
+    def hang_up(self) -> None:
+        self._writer.close()
+        self._reader.feed_eof()
 
     async def _frame(self, line: bytes | None) -> None:
         if line is None:

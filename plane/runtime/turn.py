@@ -15,7 +15,7 @@ from pathlib import Path
 from plane.clock import day_of
 from plane.errors import ProviderError
 from plane.protocol import Message, MessageKind, Usage
-from plane.providers.base import ChatMessage, CompletionRequest, ToolCall
+from plane.providers.base import ChatMessage, CompletionRequest, ToolCall, ToolSpec
 from plane.roster import AgentSpec
 from plane.runtime.calls import Metered, metered_call
 from plane.runtime.prompt import system_prompt
@@ -23,6 +23,10 @@ from plane.runtime.services import Services
 from plane.runtime.tooling import Tooling
 
 SUMMARY_CHARS = 160
+REPEATED = (
+    "You already made this exact call in this turn; its result is above. "
+    "Answer now with what you have."
+)
 
 
 @dataclass
@@ -36,7 +40,11 @@ class TurnResult:
 
 class Turn:
     def __init__(
-        self, services: Services, spec: AgentSpec, number: int, tooling: Tooling,
+        self,
+        services: Services,
+        spec: AgentSpec,
+        number: int,
+        tooling: Tooling,
         workspace: Path | None = None,
     ) -> None:
         self.services = services
@@ -46,24 +54,17 @@ class Turn:
         self.workspace = workspace or spec.workspace
         self.result = TurnResult()
         self.tools: tuple[str, ...] = ()
+        self._calls_made: set[tuple[str, str]] = set()
+        self._repeated = False
 
     async def run(self, incoming: str) -> TurnResult:
-        services, spec = self.services, self.spec
-        history = await services.transcript.load(spec.name)
+        history = await self.services.transcript.load(self.spec.name)
         new = [ChatMessage("user", incoming)]
-        self.tools = self.tooling.session(spec, history + new)
+        self.tools = self.tooling.session(self.spec, history + new)
         tools = self.tooling.specs(self.tools)
-        provider = services.config.providers[spec.provider]
-        for _ in range(services.config.defaults.max_calls_per_turn):
-            request = CompletionRequest(
-                model=spec.model,
-                system=system_prompt(spec, day_of(services.clock.now())),
-                messages=tuple(history + new),
-                tools=tools,
-                tool_mode=provider.effective_tool_mode,
-                max_output_tokens=services.config.defaults.max_output_tokens,
-            )
-            metered = await self._call(request)
+        cap = self.services.config.defaults.max_calls_per_turn
+        for _ in range(cap):
+            metered = await self._call(self._request(history + new, tools))
             if metered is None:
                 break
             completion = metered.completion
@@ -74,10 +75,25 @@ class Turn:
             new.append(ChatMessage("assistant", completion.text, completion.tool_calls))
             for call in completion.tool_calls:
                 new.append(await self._tool(call))
+            if self._repeated:
+                tools = ()  # a model calling the same tool again gets no tools: it answers
         else:
-            await self.say("plane", _cap_notice(services.config.defaults.max_calls_per_turn))
-        await services.transcript.extend(spec.name, new)
+            await self.say("plane", _cap_notice(cap))
+        await self.services.transcript.extend(self.spec.name, new)
         return self.result
+
+    def _request(
+        self, messages: list[ChatMessage], tools: tuple[ToolSpec, ...]
+    ) -> CompletionRequest:
+        services = self.services
+        return CompletionRequest(
+            model=self.spec.model,
+            system=system_prompt(self.spec, day_of(services.clock.now())),
+            messages=tuple(messages),
+            tools=tools,
+            tool_mode=services.config.providers[self.spec.provider].effective_tool_mode,
+            max_output_tokens=services.config.defaults.max_output_tokens,
+        )
 
     async def _call(self, request: CompletionRequest) -> Metered | None:
         try:
@@ -95,6 +111,11 @@ class Turn:
         return metered
 
     async def _tool(self, call: ToolCall) -> ChatMessage:
+        signature = (call.name, call.arguments)
+        if signature in self._calls_made:
+            self._repeated = True
+            return ChatMessage("tool", REPEATED, tool_call_id=call.id)
+        self._calls_made.add(signature)
         outcome = await self.tooling.run(self.spec, call, self.workspace, self.tools)
         first = outcome.shown.strip().splitlines()[0] if outcome.shown.strip() else ""
         mark = "" if outcome.ok else " (refused)"
@@ -107,4 +128,3 @@ class Turn:
 
 def _cap_notice(cap: int) -> str:
     return f"The turn ended after {cap} LLM calls, the per-turn cap; ask again to continue."
-

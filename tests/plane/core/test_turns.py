@@ -1,0 +1,133 @@
+"""Agents that work: a multi-step tool loop over a real workspace, bookings
+that fire when the clock says so, the scout on its own row, and a
+self-booking agent that stops at its ceiling and resumes the next day."""
+
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+from plane.protocol import Usage
+
+FREE = Usage()
+CENT = Usage(input_tokens=10)  # $0.01 at the test prices
+
+
+def tool_results(request):
+    return [m["content"] for m in request["messages"] if m["role"] == "tool"]
+
+
+async def test_a_multi_step_tool_loop_in_the_workspace(start_plane):
+    plane = await start_plane()
+    llm = plane.llm
+    llm.reply("", tool_calls=[("write_file", {"path": "src/app.py", "content": "x = 1\n"})],
+              usage=CENT)
+    llm.reply("", tool_calls=[("run_command", {"command": "cat src/app.py && echo done"})],
+              usage=CENT)
+    llm.reply("", tool_calls=[("grep", {"pattern": "x =", "path": "."})], usage=CENT)
+    llm.reply("", tool_calls=[("read_file", {"path": "../../etc/passwd"})], usage=CENT)
+    llm.reply("All done.", usage=CENT)
+    said = await plane.turn("demo", "build it")
+
+    workspace = plane.services.roster.get("demo").workspace
+    assert (workspace / "src" / "app.py").read_text() == "x = 1\n"
+    results = tool_results(llm.requests[-1])
+    assert "done" in results[1] and "[exit 0" in results[1]
+    assert "src/app.py:1:x = 1" in results[2]
+    assert "outside the workspace" in results[3]
+    tools = [m.text for m in said if m.kind == "tool"]
+    assert len(tools) == 4 and "(refused)" in tools[3]
+    assert said[-2].text == "All done." and said[-1].text.startswith("$0.05 ·")
+
+
+async def test_a_model_that_repeats_a_call_is_made_to_answer(start_plane):
+    plane = await start_plane()
+    for _ in range(2):
+        plane.llm.reply("", tool_calls=[("budget_status", {})], usage=FREE)
+    plane.llm.reply("Fine.", usage=FREE)
+    said = await plane.turn("demo", "how much?")
+    assert said[-1].text == "Fine."
+    assert "tools" in plane.llm.requests[1] and "tools" not in plane.llm.requests[2]
+
+
+async def test_a_booked_turn_fires_when_the_clock_reaches_it(start_plane):
+    plane = await start_plane()
+    plane.llm.reply("", tool_calls=[("schedule_turn", {"in_seconds": 3600, "note": "check CI"})],
+                    usage=FREE)
+    plane.llm.reply("Booked.", usage=FREE)
+    await plane.turn("demo", "remind yourself")
+    calls = len(plane.llm.requests)
+    await plane.clock.advance(timedelta(minutes=30))
+    await plane.quiet()
+    assert len(plane.llm.requests) == calls, "not due yet"
+
+    subscription = plane.services.bus.subscribe()
+    await plane.clock.advance(timedelta(minutes=31))
+    await plane.until_turn_ends("demo", subscription)
+    assert "check CI" in plane.llm.requests[-1]["messages"][-1]["content"]
+    assert await plane.services.scheduler.open("demo") == []
+
+
+async def test_bookings_survive_a_restart(start_plane):
+    plane = await start_plane()
+    await plane.services.scheduler.book("demo", plane.clock.now() + timedelta(hours=1), "later")
+    plane = await start_plane(restart=plane)
+    subscription = plane.services.bus.subscribe()
+    await plane.clock.advance(timedelta(hours=2))
+    await plane.until_turn_ends("demo", subscription)
+    assert "later" in plane.llm.requests[-1]["messages"][-1]["content"]
+
+
+async def test_ask_scout_is_billed_to_the_scouts_row(start_plane):
+    plane = await start_plane()
+    workspace = plane.services.roster.get("demo").workspace
+    (workspace / "notes.md").write_text("The deploy key rotates on Fridays.\n" * 50)
+    llm = plane.llm
+    llm.reply("", tool_calls=[("ask_scout", {"question": "When does the key rotate?",
+                                             "paths": ["notes.md"]})], usage=CENT)
+    llm.reply("", tool_calls=[("read_file", {"path": "notes.md"})],
+              usage=Usage(input_tokens=300))  # the scout reads: $0.30
+    llm.reply("On Fridays.", usage=CENT)  # the scout answers
+    llm.reply("The key rotates on Fridays.", usage=CENT)  # demo answers
+    said = await plane.turn("demo", "when does the key rotate?")
+    assert said[-2].text == "The key rotates on Fridays."
+    assert "On Fridays." in tool_results(llm.requests[-1])[0]
+    assert "Fridays.\nThe deploy key" not in tool_results(llm.requests[-1])[0]
+    spend = await plane.services.ledger.spend_by_agent()
+    assert spend == {"demo": Decimal("0.02"), "scout": Decimal("0.31")}
+
+
+async def test_a_held_scout_says_so_to_the_asking_agent(start_plane):
+    plane = await start_plane()
+    await plane.send("scout", "/limit 0")
+    plane.llm.reply("", tool_calls=[("ask_scout", {"question": "anything?", "paths": []})],
+                    usage=FREE)
+    plane.llm.reply("ok", usage=FREE)
+    await plane.turn("demo", "ask the scout")
+    [result] = tool_results(plane.llm.requests[-1])
+    assert "The scout is not answering" in result and "00:00 UTC" in result
+
+
+async def test_a_self_booking_agent_stops_at_its_ceiling_and_resumes_the_next_day(start_plane):
+    plane = await start_plane()
+    await plane.send("demo", "/limit 0.05")
+    book = ("schedule_turn", {"in_seconds": 60, "note": "keep going"})
+    for _ in range(12):
+        plane.llm.reply("", tool_calls=[book], usage=CENT)
+        plane.llm.reply("working", usage=CENT)
+    await plane.turn("demo", "start your loop")
+    for _ in range(6):
+        await plane.clock.advance(timedelta(seconds=61))
+        await plane.quiet()
+    spend = await plane.services.ledger.spend_today("demo")
+    assert Decimal("0.05") <= spend <= Decimal("0.07"), "overshoot at most one turn"
+    state = await plane.services.crew.state("demo")
+    assert state.status == "held"
+    calls = len(plane.llm.requests)
+    await plane.clock.advance(timedelta(minutes=5))
+    await plane.quiet()
+    assert len(plane.llm.requests) == calls
+    assert len(await plane.services.scheduler.open("demo")) == 1, "the booking is kept"
+
+    subscription = plane.services.bus.subscribe()
+    await plane.clock.set(datetime(2026, 11, 30, 0, 0, 1, tzinfo=UTC))
+    await plane.until_turn_ends("demo", subscription)
+    assert "keep going" in plane.llm.requests[calls]["messages"][-1]["content"]
