@@ -199,3 +199,23 @@ async def test_nobody_listening(sleeps: Sleeps):
             await provider.complete(ask())
     finally:
         await provider.aclose()
+
+
+async def test_a_dropped_keep_alive_connection_is_retried_at_once(
+    provider: Provider, scripted_llm: ScriptedLLM, sleeps: Sleeps
+):
+    """Servers (llama.cpp among them) close idle pooled connections; the one
+    request that meets such a close is sent again without a wait or a retry."""
+    scripted_llm.hang(0).reply("fine")
+    assert (await provider.complete(ask())).text == "fine"
+    assert len(scripted_llm.requests) == 2 and sleeps.waits == []
+
+
+async def test_a_server_quoting_the_key_back_does_not_leak_it(
+    provider: Provider, scripted_llm: ScriptedLLM
+):
+    for _ in range(4):
+        scripted_llm.fault(500, message=f"upstream rejected token {SECRET} for org-1")
+    with pytest.raises(ProviderError, match=r"HTTP 500: upstream rejected token \[redacted\]") as e:
+        await provider.complete(ask())
+    assert_secret_kept(e.value)
