@@ -15,8 +15,8 @@ from decimal import Decimal
 
 from plane.errors import ProviderError, UnknownPrice
 from plane.ledger import Charge
-from plane.protocol import TextDelta
-from plane.providers.base import Completion, CompletionRequest
+from plane.protocol import TextDelta, Usage
+from plane.providers.base import BrokenReply, Completion, CompletionRequest
 from plane.runtime.services import Services
 
 UNPRICED = "unpriced"
@@ -27,6 +27,8 @@ class Metered:
     completion: Completion
     charge: Charge
     priced: bool
+    failure: str | None = None
+    """The provider answered but the reply was unusable: charged, then stopped."""
 
 
 def prompt_tokens_estimate(request: CompletionRequest) -> int:
@@ -39,12 +41,11 @@ async def metered_call(
     services: Services, agent: str, provider_name: str, request: CompletionRequest, turn: int
 ) -> Metered:
     provider = services.providers[provider_name]
-    priced = services.pricer.is_known(request.model)
     estimate = (
         services.pricer.estimate(
             request.model, prompt_tokens_estimate(request), request.max_output_tokens
         )
-        if priced
+        if services.pricer.is_known(request.model)
         else Decimal(0)
     )
     ledger = services.ledger
@@ -55,15 +56,29 @@ async def metered_call(
 
     try:
         completion = await provider.complete(request, on_text=on_text)
+    except BrokenReply as broken:
+        # It answered, so it may have billed: charge the estimate, never nothing.
+        charge, priced = await _settle(services, call, request.model, broken.usage, estimated=True)
+        nothing = Completion("", (), broken.usage, request.model, usage_estimated=True)
+        return Metered(nothing, charge, priced, failure=str(broken))
     except ProviderError:
         await ledger.fail(call)
         raise
-    try:
-        price = services.pricer.price(request.model, completion.usage)
-        cost, source = price.cost_usd, price.source
-    except UnknownPrice:
-        cost, source, priced = Decimal(0), UNPRICED, False
-    charge = await ledger.settle(
-        call, completion.usage, cost, source, estimated=completion.usage_estimated
+    charge, priced = await _settle(
+        services, call, request.model, completion.usage, estimated=completion.usage_estimated
     )
     return Metered(completion, charge, priced)
+
+
+async def _settle(
+    services: Services, call: int, model: str, usage: Usage, *, estimated: bool
+) -> tuple[Charge, bool]:
+    try:
+        price = services.pricer.price(model, usage)
+    except UnknownPrice:
+        charge = await services.ledger.settle(call, usage, Decimal(0), UNPRICED, estimated=True)
+        return charge, False
+    charge = await services.ledger.settle(
+        call, usage, price.cost_usd, price.source, estimated=estimated
+    )
+    return charge, True

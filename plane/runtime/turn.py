@@ -23,6 +23,7 @@ from plane.runtime.services import Services
 from plane.runtime.tooling import Tooling
 
 SUMMARY_CHARS = 160
+CUT_OFF = "The connection to the provider broke mid-answer; what arrived is kept, at an estimate."
 REPEATED = (
     "You already made this exact call in this turn; its result is above. "
     "Answer now with what you have."
@@ -108,6 +109,12 @@ class Turn:
         self.result.usage = self.result.usage + metered.completion.usage
         self.result.unpriced |= not metered.priced
         await self.services.crew.after_spend(self.spec.name)
+        if metered.failure is not None:
+            self.result.ok = False
+            await self.say("plane", f"The turn stopped: {metered.failure}")
+            return None
+        if metered.completion.stop_reason == "interrupted":
+            await self.say("plane", CUT_OFF)
         return metered
 
     async def _tool(self, call: ToolCall) -> ChatMessage:

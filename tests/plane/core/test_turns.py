@@ -131,3 +131,48 @@ async def test_a_self_booking_agent_stops_at_its_ceiling_and_resumes_the_next_da
     await plane.clock.set(datetime(2026, 11, 30, 0, 0, 1, tzinfo=UTC))
     await plane.until_turn_ends("demo", subscription)
     assert "keep going" in plane.llm.requests[calls]["messages"][-1]["content"]
+
+
+async def test_a_failed_call_is_said_in_one_line_costs_nothing_and_the_agent_goes_on(start_plane):
+    plane = await start_plane()
+    plane.llm.fault(503)
+    said = await plane.turn("demo", "hello")
+    [notice] = [m for m in said if m.kind == "plane"]
+    assert notice.text.startswith("The turn stopped: ") and "\n" not in notice.text
+    [entry] = await plane.services.ledger.entries(plane.clock.now().date())
+    assert (entry.status, entry.cost_usd) == ("failed", 0)
+    plane.llm.reply("Back.", usage=CENT)
+    said = await plane.turn("demo", "again")
+    assert said[-2].text == "Back."
+
+
+async def test_an_unreadable_answer_is_charged_at_an_estimate_never_free(start_plane):
+    plane = await start_plane()
+    plane.llm.malformed()
+    said = await plane.turn("demo", "hello")
+    assert any(m.text.startswith("The turn stopped: ") for m in said)
+    [entry] = await plane.services.ledger.entries(plane.clock.now().date())
+    assert entry.status == "settled" and entry.estimated and entry.cost_usd > 0
+
+
+async def test_a_stream_without_usage_is_charged_from_an_estimate(start_plane):
+    plane = await start_plane()
+    plane.llm.cut_stream(after_text="Partial ans")
+    await plane.turn("demo", "hello")
+    [entry] = await plane.services.ledger.entries(plane.clock.now().date())
+    assert entry.estimated and entry.cost_usd > 0 and entry.usage.output_tokens > 0
+
+
+async def test_an_unpriced_model_is_said_and_a_ceiling_holds_it(start_plane):
+    from tests.support.fixtures_plane import CONFIG
+
+    plane = await start_plane(CONFIG.replace("  demo: {}", "  demo: {model: other-model}"))
+    said = await plane.send("demo", "hello")
+    await plane.quiet()
+    assert said[0].held and "no price is known for other-model" in said[1].text
+    assert plane.llm.requests == []
+    await plane.send("demo", "/limit off")
+    subscription = plane.services.bus.subscribe()
+    plane.services.crew.wake("demo")
+    said = await plane.until_turn_ends("demo", subscription)
+    assert "No price is known for other-model, so this turn's cost is not counted" in said[-1].text
