@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from plane.economy.compress import logs
+from plane.economy.compress import diagnostics, logs
 from plane.economy.compress.fold import template
 from plane.economy.compress.plan import Plan
 
@@ -31,7 +31,9 @@ _VERB = re.compile(
 
 
 def compress(lines: list[str], command: str | None = None) -> Plan:
-    return logs.compress_with(lines, _key)
+    plan = logs.compress_with(lines, _key)
+    diagnostics.fold_echo(plan)
+    return plan
 
 
 def _key(line: str) -> str:

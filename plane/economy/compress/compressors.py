@@ -12,6 +12,7 @@ from plane.economy.compress import (
     jsondoc,
     listings,
     logs,
+    markup,
     mixed,
     plain,
     redraw,
@@ -37,5 +38,5 @@ COMPRESSORS: dict[str, Compressor] = {
     "source": source.compress,
     "config": config.compress,
     "mixed": mixed.compress,
-    "html": plain.compress,
+    "html": markup.compress,
 }

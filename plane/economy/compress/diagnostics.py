@@ -22,6 +22,14 @@ _ECHO = re.compile(
 
 def compress(lines: list[str], command: str | None = None) -> Plan:
     plan = Plan(lines)
+    fold_echo(plan)
+    dedup(plan, key=lambda line: "" if not line.strip() else template(line))
+    return plan
+
+
+def fold_echo(plan: Plan) -> None:
+    """Fold the source lines and carets a compiler echoes under its diagnostics."""
+    lines = plan.lines
     echo = [bool(_ECHO.match(line)) for line in lines]
     i = 0
     while i < len(lines):
@@ -35,5 +43,3 @@ def compress(lines: list[str], command: str | None = None) -> Plan:
             j += 1
         plan.fold(i, j, "echo")
         i = j
-    dedup(plan, key=lambda line: "" if not line.strip() else template(line))
-    return plan

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from plane.economy.compress.plan import Plan
 
-CONTEXT = 2
-RUN_HEAD = 6
-RUN_TAIL = 2
+CONTEXT = 1
+RUN_HEAD = 4
+RUN_TAIL = 1
 _HEADERS = (
     "diff --git ",
     "index ",

@@ -77,6 +77,8 @@ def _compress(text: str, command: str | None) -> Compressed:
     plan = COMPRESSORS[name](bare, command)
     plan = guard(plan)
     if numbered:
+        if plan.view_of is not None:
+            raise ValueError("a view of a numbered listing cannot be put back")
         plan = numbered.restore(plan)
         plan = guard(plan)
     out, refs = render(plan)

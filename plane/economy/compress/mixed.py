@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from plane.economy.compress import jsondoc, logs, source, tables
+from plane.economy.compress import documents, jsondoc, logs, source, tables
 from plane.economy.compress.fold import dedup, exact
 from plane.economy.compress.plan import Plan
 
@@ -27,6 +27,7 @@ def compress(lines: list[str], command: str | None = None) -> Plan:
         if end - start >= MIN_BLOCK:
             _compress_block(plan, start, end, kind)
     dedup(plan, key=_prose_key)
+    documents.skim(plan)
     return plan
 
 

@@ -8,6 +8,7 @@ marker on their own; they travel inside runs of duplicates.
 
 from __future__ import annotations
 
+from plane.economy.compress import documents
 from plane.economy.compress.fold import dedup, exact
 from plane.economy.compress.plan import Plan
 
@@ -17,6 +18,7 @@ _SHORT = 3  # lines this short are separators, not content worth remembering
 def compress(lines: list[str], command: str | None = None) -> Plan:
     plan = Plan(lines)
     dedup(plan, key=_paragraph_key)
+    documents.skim(plan)
     return plan
 
 

@@ -49,6 +49,8 @@ class Plan:
     folds: list[Fold] = field(default_factory=list)
     inlines: dict[int, Inline] = field(default_factory=dict)
     comment: str | None = None  # "# " / "// " / "...  # ": code markers keep the indent
+    view_of: str | None = None  # the lines are a rendering of this text (HTML as text)
+    view_label: str = "HTML shown as text"
     protect_paths: bool = True  # the guard keeps lines showing a location nothing else shows
 
     def fold(self, start: int, end: int, kind: str = "lines", atomic: bool = False) -> None:
@@ -92,11 +94,11 @@ def default_label(kind: str, removed: list[str]) -> tuple[str, str]:
     noun = "line" if n == 1 else "lines"
     heads = {
         "repeat": f"×{n + 1}",
-        "similar": f"… {n} {noun} like those above",
+        "similar": f"… {n} similar {noun}",
         "lines": f"… {n} {noun} omitted",
         "log": f"… {n} log {noun} omitted",
         "rows": f"… {n} rows omitted",
-        "items": f"… {n} {noun} of items omitted",
+        "items": f"… {n} {noun} of items",
         "body": f"… body, {n} {noun}",
         "context": f"… {n} unchanged {noun}",
         "added": f"… {n} more added {noun}",
@@ -104,8 +106,9 @@ def default_label(kind: str, removed: list[str]) -> tuple[str, str]:
         "matches": f"… {n} more {noun} of matches",
         "entries": f"… {n} {noun} omitted",
         "frames": f"… {n} stack {noun}",
-        "comments": f"… {n} comment or blank {noun}",
+        "comments": f"… {n} comment {noun}",
         "echo": f"… {n} {noun} of echoed source",
+        "paragraph": f"… {n} more {noun} of this paragraph",
         "redraws": f"… {sum(line.count(chr(13)) for line in removed)} earlier frames",
     }
     head = heads.get(kind, f"… {n} {noun} omitted")
@@ -138,7 +141,12 @@ def render(plan: Plan, labeller: Labeller = default_label) -> tuple[str, dict[st
             out.append(text)
         pos = f.end
     _keep(plan, pos, len(lines), out, refs, labeller)
-    return "\n".join(out), refs
+    text = "\n".join(out)
+    if plan.view_of is not None:
+        ref = ref_for(plan.view_of)
+        refs[ref] = plan.view_of
+        text = f"[… {plan.view_label} view ref:{ref}]\n{text}\n[end of view ref:{ref}]"
+    return text, refs
 
 
 def _marker_line(plan: Plan, removed: list[str], head: str, ref: str, tail: str) -> str:

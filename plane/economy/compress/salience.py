@@ -26,7 +26,7 @@ _EXT = (
     "|mk|cmake|gradle|tar|gz|tgz|zip|whl|deb|rpm|jar|bz2|xz|7z|so|a|dll|dylib|o|lib"
 )
 PATH_RE = re.compile(
-    r"(?<![\w./-])((?:[\w.@+-]+/)*[\w@+-][\w.@+-]*\.(?:"
+    r"(?<![\w./-])((?:/|~/|\./|\.\./)?(?:[\w.@+-]+/)*[\w@+-][\w.@+-]*\.(?:"
     + _EXT
     + r")(?:\.\d+)*(?::\d+)?)(?![\w/])"
 )

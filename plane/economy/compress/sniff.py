@@ -86,7 +86,7 @@ def structural(sample: Sample) -> str | None:
     start = sample.start
     if start[:1] in "{[" and _looks_json(sample):
         return "json"
-    if _HTML.search(start[:2048]) and sample.share(_TAG) > 0.3:
+    if sample.share(_TAG) > 0.3 and any(_HTML.search(line) for line in sample.lines[:200]):
         return "html"
     return None
 
@@ -112,7 +112,7 @@ def _parses(line: str) -> bool:
 _AGREEMENT = {
     "search": (_SEARCH, 0.5),
     "diagnostics": (_DIAG, 0.05),
-    "source": (_SOURCE, 0.1),
+    "source": (_SOURCE, 0.04),
 }
 
 

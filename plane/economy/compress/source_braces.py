@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from plane.economy.compress.plan import Plan
 
 MIN_BODY = 6
-COMMENT_KEEP = 2
+COMMENT_MIN = 3
+_WORDS = re.compile(r"[A-Za-z]{3,}")
 _COMMENT = re.compile(r"^\s*(?://|/\*|\*|#(?!include|define|if|endif|else|pragma)|--)|^\s*$")
 _CONTROL = re.compile(
     r"^\s*(?:}\s*)?(?:if|else|for|while|switch|do|try|catch|finally|match|loop"
@@ -51,7 +52,7 @@ def compress(lines: list[str]) -> Plan:
 
 
 def fold_comment_blocks(plan: Plan, comment: re.Pattern[str]) -> None:
-    """Long comment blocks keep their first lines (what the thing is); the rest folds."""
+    """Long comment blocks keep their first line of words (what the thing is); the rest folds."""
     folded = plan.folded_mask()
     i = 0
     lines = plan.lines
@@ -62,8 +63,9 @@ def fold_comment_blocks(plan: Plan, comment: re.Pattern[str]) -> None:
         j = i
         while j < len(lines) and not folded[j] and comment.match(lines[j]):
             j += 1
-        if j - i > COMMENT_KEEP + 3:
-            plan.fold(i + COMMENT_KEEP, j, "comments")
+        first = next((k for k in range(i, j) if _WORDS.search(lines[k])), i)
+        if j - first > COMMENT_MIN:
+            plan.fold(first + 1, j, "comments")
         i = j
 
 

@@ -1,0 +1,89 @@
+"""HTML: shown as text, then folded like any document.
+
+Markup is most of an HTML page's bytes and none of what a model reads. The
+page is shown as its text (block elements on their own lines, scripts and
+styles dropped, each distinct link target once, in angle brackets), inside a
+view whose ref restores the original page byte for byte. No article
+extraction: every piece of text stays, only repeats fold.
+"""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+from plane.economy.compress import plain
+from plane.economy.compress.plan import Plan
+
+_BLOCK = frozenset(
+    "address article aside blockquote body br dd div dl dt fieldset figcaption figure footer form "
+    "h1 h2 h3 h4 h5 h6 header hr li main nav ol p pre section table tbody thead tfoot tr ul "
+    "title caption".split()
+)
+_SKIP = frozenset(("script", "style", "noscript", "template", "svg"))
+_START = re.compile(r"\s*<(?:!DOCTYPE|html|head|body)\b", re.I)
+_SPACES = re.compile(r"[ \t\r\f\v]+")
+
+
+class _Text(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.skipping = 0
+        self.pre = 0
+        self.links: dict[str, None] = {}
+        self.href: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _SKIP:
+            self.skipping += 1
+        elif tag in _BLOCK:
+            self.parts.append("\n")
+        if tag == "pre":
+            self.pre += 1
+        if tag in ("td", "th"):
+            self.parts.append(" ")
+        if tag == "a":
+            self.href = dict(attrs).get("href")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _SKIP:
+            self.skipping = max(0, self.skipping - 1)
+        elif tag in _BLOCK:
+            self.parts.append("\n")
+        if tag == "pre":
+            self.pre = max(0, self.pre - 1)
+        if tag == "a" and self.href:
+            href, self.href = self.href, None
+            if not href.startswith(("#", "javascript:")) and href not in self.links:
+                self.links[href] = None
+                self.parts.append(f" <{href}>")
+
+    def handle_data(self, data: str) -> None:
+        if self.skipping:
+            return
+        self.parts.append(data if self.pre else _SPACES.sub(" ", data.replace("\n", " ")))
+
+
+def as_text(html: str) -> list[str]:
+    """The page's text, one block a line, blank runs collapsed."""
+    parser = _Text()
+    parser.feed(html)
+    parser.close()
+    lines: list[str] = []
+    for line in "".join(parser.parts).split("\n"):
+        line = line.rstrip()
+        if line.strip() or (lines and lines[-1]):
+            lines.append(line if line.strip() else "")
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def compress(lines: list[str], command: str | None = None) -> Plan:
+    """The page as text in a view; lines before the markup (a tool's warnings) shown as they are."""
+    start = next((i for i, line in enumerate(lines) if _START.match(line)), 0)
+    text = "\n".join(lines)
+    plan = plain.compress(lines[:start] + as_text("\n".join(lines[start:])))
+    plan.view_of = text
+    return plan

@@ -1,0 +1,173 @@
+"""Each compressor on real output made on this machine: what must stay, what must go."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from plane.economy.compress import compress
+from plane.economy.compress.classify import classify
+from tests.plane.compress.helpers import FIXTURES, fixture, kept_lines, round_trips, run
+
+
+def _kept_verbatim(text: str, result_text: str) -> bool:
+    """Every non-marker line of the output is a line of the input (never rewritten)."""
+    originals = set(text.split("\n"))
+    return all(line in originals for line in result_text.split("\n") if "ref:k_" not in line)
+
+
+def test_classifier_routes_each_fixture() -> None:
+    expected = {
+        "gcc.txt": "diagnostics",
+        "make.txt": "build",
+        "git_diff.txt": "diff",
+        "ls_l.txt": "listing",
+        "ps.txt": "listing",
+        "grep_n.txt": "search",
+        "pip_list.json.txt": "json",
+        "progress.txt": "redraw",
+        "readme.md.txt": "mixed",
+        "pydoc_textwrap.html.txt": "html",
+        "files.csv.txt": "table",
+        "pip_wheel.txt": "build",
+        "debconf.conf.txt": "config",
+        "textwrap_py.txt": "source",
+    }
+    for name, kind in expected.items():
+        assert classify(fixture(name), FIXTURES[name]) == kind, name
+
+
+def test_kept_lines_are_never_rewritten() -> None:
+    for name in FIXTURES:
+        text, result = run(name)
+        if result.compressor in ("html", "redraw"):
+            continue  # a view and inline frames: checked on their own below
+        assert _kept_verbatim(text, result.text), name
+
+
+def test_gcc_keeps_every_diagnostic_and_drops_the_echo() -> None:
+    text, result = run("gcc.txt")
+    diagnostics = [line for line in text.split("\n") if re.match(r"bad\.c:\d+:\d+: ", line)]
+    assert diagnostics and all(line in result.text for line in diagnostics)
+    echoes = [line for line in text.split("\n") if re.match(r"\s+\d+ \| ", line)]
+    assert any(line not in kept_lines(result) for line in echoes)
+
+
+def test_make_folds_the_repeated_steps_and_keeps_each_warning_location() -> None:
+    text, result = run("make.txt")
+    assert result.chars_out < result.chars_in / 2
+    for n in range(1, 41):
+        assert f"f{n}.c:1:" in result.text  # every file's warning location stays visible
+    assert "gcc -Wall -O2 -c f1.c -o f1.o" in result.text
+
+
+def test_traceback_keeps_the_ends_and_the_exception() -> None:
+    text, result = run("traceback.txt")
+    lines = text.rstrip("\n").split("\n")
+    assert lines[0] in result.text and lines[-1] in result.text
+    assert "ValueError: depth" in result.text
+    assert "stack lines" in result.text
+
+
+def test_importtime_log_keeps_head_and_tail() -> None:
+    text, result = run("importtime.txt")
+    lines = text.rstrip("\n").split("\n")
+    assert lines[0] in result.text and lines[-1] in result.text
+    assert round_trips(text, result)
+
+
+def test_diff_keeps_headers_and_changes_and_narrows_context() -> None:
+    text, result = run("git_diff.txt")
+    for line in text.split("\n"):
+        if line.startswith(("@@", "+", "-", "diff --git")):
+            assert line in result.text
+    assert "unchanged" in result.text
+
+
+def test_listings_keep_head_and_tail() -> None:
+    for name in ("ls_l.txt", "ps.txt"):
+        text, result = run(name)
+        lines = text.rstrip("\n").split("\n")
+        assert lines[0] in result.text and lines[-1] in result.text
+        assert result.chars_out < result.chars_in / 2, name
+
+
+def test_search_keeps_every_match_location() -> None:
+    text, result = run("grep_n.txt")
+    for line in text.split("\n"):
+        found = re.match(r"(\S+?\.py:\d+):", line)
+        if found:
+            assert found.group(1) in result.text
+
+
+def test_python_source_still_parses_with_every_signature() -> None:
+    text, result = run("textwrap_py.txt")
+    ast.parse(result.text)
+    for line in text.split("\n"):
+        if line.lstrip().startswith("def "):
+            assert line in result.text
+    assert result.chars_out < 0.6 * result.chars_in
+
+
+def test_brace_source_keeps_signatures_and_balanced_braces() -> None:
+    body = "\n".join(f"    total += values[{i}] * {i};" for i in range(12))
+    text = "\n".join(
+        f"static int sum{n}(const int *values) {{\n    int total = 0;\n{body}\n    return total;\n}}\n"
+        for n in range(6)
+    )
+    result = compress(text, command="cat sum.c")
+    assert result.compressor == "source"
+    for n in range(6):
+        assert f"static int sum{n}(const int *values) {{" in result.text
+    assert result.text.count("{") == result.text.count("}")
+    assert "// [… body" in result.text
+
+
+def test_json_samples_long_arrays() -> None:
+    text, result = run("pip_list.json.txt")
+    assert result.text.startswith("[")
+    assert "items omitted" in result.text
+    assert result.chars_out < result.chars_in / 3
+
+
+def test_table_keeps_the_header() -> None:
+    text, result = run("files.csv.txt")
+    assert result.text.split("\n")[0] == "path,size,mode"
+    assert "rows omitted" in result.text or "ref:k_" in result.text
+
+
+def test_progress_keeps_only_the_last_frame() -> None:
+    text, result = run("progress.txt")
+    assert "downloading model.bin 100% [####################]" in result.text
+    assert "downloading model.bin  50%" not in result.text
+    assert "earlier frames" in result.text
+    assert "done" in result.text
+
+
+def test_config_drops_comments_and_keeps_settings() -> None:
+    text, result = run("debconf.conf.txt")
+    settings = [
+        line for line in text.split("\n") if line.strip() and not line.lstrip().startswith("#")
+    ]
+    assert all(line in result.text for line in settings)
+    assert "comment or blank lines" in result.text
+
+
+def test_mixed_document_keeps_prose_byte_identical() -> None:
+    text, result = run("readme.md.txt")
+    assert _kept_verbatim(text, result.text)
+    first_paragraph = text.split("\n\n")[0]
+    assert first_paragraph in result.text
+
+
+def test_html_is_shown_as_text_and_expands_back() -> None:
+    text, result = run("pydoc_textwrap.html.txt")
+    assert result.compressor == "html"
+    assert "<table" not in result.text and "TextWrapper" in result.text
+    assert round_trips(text, result)
+
+
+def test_errors_are_never_hidden() -> None:
+    text, result = run("pip_wheel.txt")
+    assert "error: invalid command 'bdist_wheel'" in result.text
+    assert "exit code: 1" in result.text

@@ -1,0 +1,139 @@
+"""The engine's contract: threshold, round trip, fail-open, never larger, deterministic."""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from plane.economy.compress import MIN_CHARS, compress, expand
+from plane.economy.compress import engine as engine_module
+from plane.economy.compress.markers import ref_for
+from tests.plane.compress.helpers import FIXTURES, fixture, round_trips, run
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_every_fixture_round_trips_and_shrinks(name: str) -> None:
+    text, result = run(name)
+    assert round_trips(text, result)
+    assert result.chars_out < result.chars_in, result.note
+    assert result.chars_in == len(text) and result.chars_out == len(result.text)
+    for ref, content in result.refs.items():
+        assert ref == ref_for(content)
+        assert ref in result.text
+
+
+def test_short_output_is_untouched() -> None:
+    text = "warning: x\n" * ((MIN_CHARS - 1) // 11)
+    result = compress(text)
+    assert result.text == text and result.refs == {} and result.note == "short"
+
+
+def test_output_that_already_has_markers_is_untouched() -> None:
+    text = fixture("ls_l.txt") + "\n[… 3 lines omitted ref:k_AAAAAAAAAA]\n"
+    assert compress(text).text == text
+
+
+def test_an_exception_sends_the_input_back_and_is_logged(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(lines: list[str], command: str | None) -> None:
+        raise RuntimeError("boom")
+
+    for name in list(engine_module.COMPRESSORS):
+        monkeypatch.setitem(engine_module.COMPRESSORS, name, broken)
+    text = fixture("ps.txt")
+    with caplog.at_level(logging.ERROR):
+        result = compress(text)
+    assert result.text == text and result.refs == {} and result.note == "error"
+    assert "compression failed" in caplog.text
+
+
+def test_a_result_that_would_not_round_trip_is_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = engine_module.render
+
+    def lossy(plan):
+        text, refs = real(plan)
+        return text, {ref: content + "x" for ref, content in refs.items()}
+
+    monkeypatch.setattr(engine_module, "render", lossy)
+    text = fixture("ls_l.txt")
+    result = compress(text)
+    assert result.text == text and result.note == "round trip failed"
+
+
+def test_a_result_that_is_not_smaller_is_dropped() -> None:
+    text = "".join(f"line {i} says something different {i * 7919 % 1000}\n" for i in range(40))
+    result = compress(text)
+    assert result.text == text and result.refs == {}
+
+
+def test_same_input_same_bytes_in_two_fresh_processes() -> None:
+    script = (
+        "import hashlib, json, sys\n"
+        "from plane.economy.compress import compress\n"
+        "from tests.plane.compress.helpers import FIXTURES, fixture\n"
+        "out = {}\n"
+        "for name, command in sorted(FIXTURES.items()):\n"
+        "    r = compress(fixture(name), command=command)\n"
+        "    out[name] = hashlib.sha256((r.text + json.dumps(r.refs, sort_keys=True))"
+        ".encode('utf-8', 'surrogatepass')).hexdigest()\n"
+        "print(json.dumps(out))\n"
+    )
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"},
+            cwd=ROOT,
+        ).stdout
+        for seed in ("1", "2")
+    ]
+    assert json.loads(runs[0]) == json.loads(runs[1])
+    assert len(json.loads(runs[0])) == len(FIXTURES)
+
+
+_LINES = st.sampled_from(
+    [
+        "",
+        "  ",
+        "Setting up libfoo (1.2.3) ...",
+        "error: cannot find -lfoo",
+        "src/app.py:12: warning: unused import",
+        "    at Object.<anonymous> (x.js:3:1)",
+        '{"a": [1, 2, 3]}',
+        "  1 | int main(void) {",
+        "      |     ^~~~",
+        "@@ -1,3 +1,4 @@",
+        "+added line",
+        "-removed line",
+        " context line",
+        "\r 45% [####    ]",
+        "--",
+        "-rw-r--r-- 1 root root 12 Jan  1 00:00 a.txt",
+        "def f(x):",
+        "    return x",
+    ]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.one_of(_LINES, st.text(max_size=30)), min_size=1, max_size=200),
+    st.sampled_from([None, "make", "git diff", "grep -rn x .", "ls -l", "cat a.py", "cat a.json"]),
+)
+def test_round_trip_property(lines: list[str], command: str | None) -> None:
+    text = "\n".join(lines) * (1 + MIN_CHARS // max(1, len("\n".join(lines))))
+    result = compress(text, command=command)
+    assert expand(result.text, result.refs.__getitem__) == text
+    assert len(result.text) <= len(text)
