@@ -25,6 +25,7 @@ from plane.clock import Clock, SystemClock
 from plane.commands import is_command, run_command
 from plane.config import EMBEDDED, Config
 from plane.conversation import Conversation
+from plane.economy.compress.store import RefStore
 from plane.errors import PlaneError
 from plane.events import EventBus
 from plane.gate import Ceilings, Gate
@@ -94,6 +95,7 @@ class Plane:
             gate=Gate(ledger, ceilings, self.clock), conversation=Conversation(db, self.clock),
             transcript=Transcript(db), roster=roster, bus=EventBus(),
             pricer=Pricer(self.config.pricing), providers=await self._providers(roster),
+            refs=self._refs(),
         )
         services.crew = crew = Crew(services)
         services.scheduler = Scheduler(db, self.clock, crew.wake)
@@ -116,6 +118,8 @@ class Plane:
             await self.services.crew.stop(SHUTDOWN_GRACE_S)
             for provider in self.services.providers.values():
                 await provider.aclose()
+            if self.services.refs is not None:
+                self.services.refs.close()
         for task in self._background:
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
@@ -136,6 +140,12 @@ class Plane:
         return dict(build_providers(
             self.config, embedded=self._embedded, transports=self._transports
         ))
+
+    def _refs(self) -> RefStore | None:
+        compression = self.config.compression
+        if not compression.enabled:
+            return None
+        return RefStore(self.home.refs_db, compression.ttl_seconds, self.clock)
 
     async def _listen(self) -> None:
         token = None

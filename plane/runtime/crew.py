@@ -121,7 +121,7 @@ class Crew:
 
     async def cost_line(self, agent: str, result: TurnResult) -> None:
         await self._services.say(
-            agent, "cost", turn_line(result.cost, result.usage),
+            agent, "cost", turn_line(result.cost, result.usage, result.saved_chars),
             cost_usd=result.cost, usage=result.usage,
         )
         model = self.workers[agent].spec.model

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from plane.clock import Clock
 from plane.config import Config
 from plane.conversation import Conversation
+from plane.economy.compress.store import RefStore
 from plane.events import EventBus
 from plane.gate import Gate
 from plane.home import Home
@@ -38,6 +39,8 @@ class Services:
     bus: EventBus
     pricer: Pricer
     providers: dict[str, Provider]
+    refs: RefStore | None
+    """Where compression keeps what it removed; None with compression off."""
     scheduler: Scheduler = field(init=False)
     crew: Crew = field(init=False)
 

@@ -7,12 +7,14 @@ scout runs a turn of its own, on its own row and ceiling.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
 
 from plane.clock import Clock, next_midnight, until
 from plane.commands import ask_limit
+from plane.economy.compress.retrieve import retrieve
 from plane.errors import ToolError
 from plane.money import usd, usd_exact
 from plane.protocol import MessageAppended
@@ -76,4 +78,9 @@ class AgentToolContext:
         pointer: str | None,
         grep: str | None,
     ) -> str:
-        raise ToolError("Retrieval is not available on this plane yet.")
+        refs = self._services.refs
+        if refs is None:
+            raise ToolError("Compression is off on this plane, so there is nothing to retrieve.")
+        return await asyncio.to_thread(
+            retrieve, refs, ref, lines=lines, chars=chars, pointer=pointer, grep=grep
+        )

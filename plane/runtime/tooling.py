@@ -9,14 +9,21 @@ through compression on its way to the model; people see a summary.
 
 from __future__ import annotations
 
+import asyncio
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from plane.economy.compress import compress
 from plane.providers.base import ChatMessage, ToolCall, ToolSpec
 from plane.roster import AgentSpec
 from plane.runtime.services import Services
 from plane.runtime.tool_context import AgentToolContext, Scout
 from plane.tools import registry
+
+UNCOMPRESSED = frozenset({"retrieve"})
+"""Retrieval returns what compression removed: compressing it again would
+only hide it a second time."""
 
 
 @dataclass(frozen=True)
@@ -48,4 +55,21 @@ class Tooling:
     ) -> ToolOutcome:
         context = AgentToolContext(self._services, spec.name, workspace, self._scout)
         result = await registry.call(call.name, call.arguments, context, available=available)
-        return ToolOutcome(result.text, result.text, result.ok)
+        refs = self._services.refs
+        if refs is None or call.name in UNCOMPRESSED:
+            return ToolOutcome(result.text, result.text, result.ok)
+        compressed = compress(result.text, command=_command_of(call))
+        if compressed.refs:
+            await asyncio.to_thread(refs.put, compressed.refs)
+        return ToolOutcome(compressed.text, result.text, result.ok, compressed.saved)
+
+
+def _command_of(call: ToolCall) -> str | None:
+    """The shell command behind a run_command call: the compressor's best hint."""
+    if call.name != "run_command":
+        return None
+    try:
+        command = json.loads(call.arguments).get("command")
+    except (ValueError, AttributeError):
+        return None
+    return command if isinstance(command, str) else None

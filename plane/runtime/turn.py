@@ -37,6 +37,10 @@ class TurnResult:
     usage: Usage = field(default_factory=Usage)
     ok: bool = True
     unpriced: bool = False
+    calls: int = 0
+    """LLM calls made, failed ones included."""
+    saved_chars: int = 0
+    """What compression kept out of the model's input this turn."""
 
 
 class Turn:
@@ -97,6 +101,7 @@ class Turn:
         )
 
     async def _call(self, request: CompletionRequest) -> Metered | None:
+        self.result.calls += 1
         try:
             metered = await metered_call(
                 self.services, self.spec.name, self.spec.provider, request, self.number
@@ -124,6 +129,7 @@ class Turn:
             return ChatMessage("tool", REPEATED, tool_call_id=call.id)
         self._calls_made.add(signature)
         outcome = await self.tooling.run(self.spec, call, self.workspace, self.tools)
+        self.result.saved_chars += outcome.saved_chars
         first = outcome.shown.strip().splitlines()[0] if outcome.shown.strip() else ""
         mark = "" if outcome.ok else " (refused)"
         await self.say("tool", f"{call.name}{mark} → {first[:SUMMARY_CHARS]}")

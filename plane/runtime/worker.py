@@ -117,7 +117,7 @@ class AgentWorker:
         name = self.spec.name
         if result.answer:
             await self.say("agent", result.answer)
-        if result.usage.input_tokens or result.cost:
+        if result.calls:
             await self._services.crew.cost_line(name, result)
         self._services.bus.emit(
             TurnFinished(agent=name, turn=number, cost_usd=result.cost, usage=result.usage,

@@ -44,7 +44,7 @@ async def test_a_model_that_repeats_a_call_is_made_to_answer(start_plane):
         plane.llm.reply("", tool_calls=[("budget_status", {})], usage=FREE)
     plane.llm.reply("Fine.", usage=FREE)
     said = await plane.turn("demo", "how much?")
-    assert said[-1].text == "Fine."
+    assert said[-2].text == "Fine."
     assert "tools" in plane.llm.requests[1] and "tools" not in plane.llm.requests[2]
 
 
@@ -176,3 +176,23 @@ async def test_an_unpriced_model_is_said_and_a_ceiling_holds_it(start_plane):
     plane.services.crew.wake("demo")
     said = await plane.until_turn_ends("demo", subscription)
     assert "No price is known for other-model, so this turn's cost is not counted" in said[-1].text
+
+
+async def test_tool_output_reaches_the_model_compressed_and_comes_back_whole(start_plane):
+    import re
+
+    plane = await start_plane()
+    command = "for i in $(seq 1 300); do echo \"Setting up libfoo$i (1.2.$i) ...\"; done"
+    plane.llm.reply("", tool_calls=[("run_command", {"command": command})], usage=FREE)
+    plane.llm.reply("Installed.", usage=FREE)
+    said = await plane.turn("demo", "install things")
+    [result] = tool_results(plane.llm.requests[-1])
+    assert len(result) < 2000 and "Setting up libfoo1 (1.2.1) ..." in result
+    [ref] = re.findall(r"ref:(k_[A-Za-z0-9_-]+)", result)
+    assert "compression saved" in said[-1].text
+
+    plane.llm.reply("", tool_calls=[("retrieve", {"ref": ref, "grep": "libfoo250 "})], usage=FREE)
+    plane.llm.reply("Found it.", usage=FREE)
+    await plane.turn("demo", "find 250")
+    [_, again] = tool_results(plane.llm.requests[-1])
+    assert "Setting up libfoo250 (1.2.250) ..." in again
