@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import fcntl
 import logging
+import os
 import secrets
 from collections.abc import Mapping
 from importlib.metadata import version
@@ -135,7 +136,10 @@ class Plane:
     async def _providers(self, roster: Roster) -> dict[str, Provider]:
         kinds = {self.config.providers[spec.provider].kind for spec in roster}
         if EMBEDDED in kinds:
-            self._embedded = EmbeddedModel()
+            # One core stays free for the plane, its clients and the shell:
+            # llama.cpp's threads spin-wait, and fighting for cores is slower.
+            threads = max(1, min(4, (os.cpu_count() or 2) - 1))
+            self._embedded = EmbeddedModel(threads=threads)
             await self._embedded.start()
         return dict(build_providers(
             self.config, embedded=self._embedded, transports=self._transports
