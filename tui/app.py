@@ -8,6 +8,7 @@ onto the screen's banner. It decides nothing about money or days.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
 
 from textual import on
@@ -27,7 +28,7 @@ class PlaneApp(App[None]):
     """`PlaneApp(Address(path=…))` connects on start; `address=None` stays
     offline (tests feed it frames as the client would post them)."""
 
-    CSS_PATH = "app.tcss"
+    CSS_PATH = Path(__file__).with_name("app.tcss")
     TITLE = "plane"
     COMMANDS = App.COMMANDS | {PlaneCommands}
     COMMAND_PALETTE_BINDING = "ctrl+p"

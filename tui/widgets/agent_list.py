@@ -3,6 +3,11 @@
 The list subscribes to the store itself (rows are the store's most frequent
 readers: a spend update touches one row, found by name, and nothing else).
 Moving the highlight selects an agent; it tells the screen with `Selected`.
+
+Rows out of view are not redrawn when their agent changes: they take the new
+state quietly and are brought up to date when scrolled into view. (Refreshing
+a widget the compositor cannot see makes it re-map every widget on the next
+frame; with 500 agents and 100 updates a second that was most of the time.)
 Enter or a click on `+ new agent` asks for the form with `NewAgentWanted`.
 """
 
@@ -65,6 +70,10 @@ class AgentList(Widget):
         """The agent whose conversation is shown (the `+` row is never it)."""
         self._wanted: str | None = None
         """An agent to select as soon as its row exists (one just created)."""
+        self._position: dict[str, int] = {}
+        """Each agent's row number (rows are one line each)."""
+        self._stale: set[str] = set()
+        """Rows out of view whose agent changed since they were last drawn."""
 
     def compose(self) -> ComposeResult:
         yield ListView(NewAgentRow(id="new-agent-row"), id="rows")
@@ -80,13 +89,31 @@ class AgentList(Widget):
         self.store.roster_changed.subscribe(self, self._sync, immediate=True)
         self.store.agent_changed.subscribe(self, self._update, immediate=True)
         self._sync(self.store.names)
+        self.watch(self.rows, "scroll_y", self._scrolled, init=False)
 
     # ── keeping in step with the store ─────────────────────────────────────
 
     def _update(self, agent: AgentState) -> None:
         row = self._rows.get(agent.name)
-        if row is not None:
+        if row is None:
+            return
+        if self._in_view(agent.name):
             row.agent = agent
+        else:
+            row.set_reactive(AgentRow.agent, agent)
+            self._stale.add(agent.name)
+
+    def _in_view(self, name: str) -> bool:
+        rows = self.rows
+        top = int(rows.scroll_y)
+        return top - 2 <= self._position.get(name, 0) <= top + rows.size.height + 2
+
+    def _scrolled(self) -> None:
+        for name in [n for n in self._stale if self._in_view(n)]:
+            self._stale.discard(name)
+            row = self._rows[name]
+            row.watch_agent(row.agent)
+            row.refresh()
 
     def _sync(self, names: list[str]) -> None:
         for gone in set(self._rows) - set(names):
@@ -99,6 +126,8 @@ class AgentList(Widget):
             else:
                 self._rows[name] = AgentRow(agent)
                 fresh.append(self._rows[name])
+        self._position = {name: index for index, name in enumerate(names)}
+        self._stale.clear()
         if fresh:
             self.rows.mount_all(fresh, before=self.rows.query_one(NewAgentRow))
         self.call_after_refresh(self._keep_selection)

@@ -1,0 +1,167 @@
+"""Keypress-to-repaint latency of the TUI under load.
+
+    .venv/bin/python bench/tui.py [--agents 500] [--rate 100] [--presses 200]
+
+A stand-in plane on a temporary Unix socket speaks the real protocol to the
+real `PlaneClient`: a snapshot of N agents, then `agent_updated` events at
+R a second (spend rising, statuses changing, some crossing amber and red),
+and empty replies to `history`. The app runs headless at 120x40. Each sample
+is one arrow key that moves the selection: the time from posting the key to
+the first screen update painted with the new agent selected (the row
+highlighted, the title changed). Prints the median, p95 and max, and how
+many updates were folded in meanwhile.
+
+Why not the real plane: 100 spend updates a second means 100 priced LLM
+calls a second, which measures the plane and the model, not the screen.
+This measures the screen, fed through the same socket, decoder and store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from plane import protocol as p
+from tui.app import PlaneApp
+from tui.client import Address
+
+NOW = datetime(2026, 1, 1, 20, 0, tzinfo=UTC)
+
+
+def fleet(count: int) -> list[p.AgentState]:
+    return [
+        p.AgentState(name=f"agent-{i:03d}", model="smollm2-135m", provider="local",
+                     limit_usd=Decimal(5))
+        for i in range(count)
+    ]
+
+
+class StandInPlane:
+    """Speaks just enough of the protocol to feed a client: hello, subscribe,
+    history, then a stream of spend updates."""
+
+    def __init__(self, agents: list[p.AgentState], rate: float) -> None:
+        self.agents = {a.name: a for a in agents}
+        self.rate = rate
+        self.sent = 0
+        self._writers: list[asyncio.StreamWriter] = []
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while line := await reader.readline():
+            request = p.decode_request(line)
+            if isinstance(request, p.Hello):
+                reply: p.Frame = p.Welcome(id=request.id, plane_version="bench")
+            elif isinstance(request, p.Subscribe):
+                reply = p.SnapshotReply(id=request.id, snapshot=p.Snapshot(
+                    day=date(2026, 1, 1), now=NOW, resets_at=datetime(2026, 1, 2, tzinfo=UTC),
+                    agents=list(self.agents.values()), models=["smollm2-135m"]))
+                self._writers.append(writer)
+            elif isinstance(request, p.History):
+                reply = p.Messages(id=request.id, agent=request.agent, messages=[])
+            else:
+                reply = p.Error(id=getattr(request, "id", None), code="invalid", message="bench")
+            writer.write(p.encode(reply))
+            await writer.drain()
+
+    async def stream(self) -> None:
+        names = list(self.agents)
+        period = 1 / self.rate
+        start = time.perf_counter()
+        while True:
+            agent = self.agents[random.choice(names)]
+            spend = agent.spend_today_usd + Decimal("0.07")
+            status = "held" if spend >= 5 else random.choice(["working", "idle"])
+            agent = agent.model_copy(update={"spend_today_usd": spend, "status": status})
+            self.agents[agent.name] = agent
+            frame = p.encode(p.AgentUpdated(agent=agent))
+            for writer in self._writers:
+                writer.write(frame)
+            self.sent += 1
+            await asyncio.sleep(max(0.0, start + self.sent * period - time.perf_counter()))
+
+
+class TimedApp(PlaneApp):
+    """Notes the time of every screen update, and of the first one that
+    shows what a sample is waiting for."""
+
+    def __init__(self, address: Address) -> None:
+        super().__init__(address)
+        self.waiting_for: str | None = None
+        self.painted_at: float | None = None
+        self.painted = asyncio.Event()
+        self.paints = 0
+
+    def _display(self, screen, renderable) -> None:  # type: ignore[no-untyped-def]
+        super()._display(screen, renderable)
+        if renderable is None:
+            return
+        self.paints += 1
+        if self.waiting_for is not None and self.main_screen.selected == self.waiting_for:
+            self.painted_at = time.perf_counter()
+            self.waiting_for = None
+            self.painted.set()
+
+
+async def run(agents: int, rate: float, presses: int) -> None:
+    plane = StandInPlane(fleet(agents), rate)
+    with tempfile.TemporaryDirectory() as home:
+        path = Path(home) / "plane.sock"
+        server = await asyncio.start_unix_server(plane.handle, path)
+        app = TimedApp(Address(path=path))
+        async with app.run_test(size=(120, 40)) as pilot:
+            started = time.perf_counter()
+            while len(app.main_screen.query("AgentRow")) < agents:
+                await pilot.pause(0.05)
+            mounted = time.perf_counter() - started
+            feeding = asyncio.create_task(plane.stream())
+            await asyncio.sleep(1.0)
+            latencies, sent_before, paints_before = [], plane.sent, app.paints
+            began = time.perf_counter()
+            names = list(plane.agents)
+            for i in range(presses):
+                key, step = ("down", 1) if (i // 20) % 2 == 0 else ("up", -1)
+                here = names.index(app.main_screen.selected or names[0])
+                app.waiting_for = names[here + step]
+                app.painted_at = None
+                app.painted.clear()
+                pressed = time.perf_counter()
+                await pilot.press(key)
+                await asyncio.wait_for(app.painted.wait(), 10)
+                assert app.painted_at is not None
+                latencies.append((app.painted_at - pressed) * 1000)
+                await asyncio.sleep(random.uniform(0.02, 0.08))
+            elapsed = time.perf_counter() - began
+            feeding.cancel()
+            updates = plane.sent - sent_before
+            paints = app.paints - paints_before
+        server.close()
+    latencies.sort()
+    p95 = latencies[int(len(latencies) * 0.95) - 1]
+    print(f"agents {agents}, spend updates {updates / elapsed:.0f}/s, "
+          f"screen updates {paints / elapsed:.0f}/s, first paint of {agents} rows "
+          f"{mounted:.2f}s")
+    print(f"keypress-to-repaint over {presses} arrow keys: median "
+          f"{statistics.median(latencies):.1f} ms, p95 {p95:.1f} ms, max {latencies[-1]:.1f} ms")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--agents", type=int, default=500)
+    parser.add_argument("--rate", type=float, default=100)
+    parser.add_argument("--presses", type=int, default=200)
+    args = parser.parse_args()
+    asyncio.run(run(args.agents, args.rate, args.presses))
+
+
+if __name__ == "__main__":
+    main()
