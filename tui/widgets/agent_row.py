@@ -47,7 +47,7 @@ class AgentRow(ListItem):
 
     def render(self) -> Content:
         agent = self.agent
-        width = self.size.width - self.styles.gutter.width
+        width = self.size.width  # the content area: padding already excluded
         figure = dollars(agent.spend_today_usd) if agent.spend_today_usd > 0 else ""
         glyph = (GLYPHS.get(agent.status, "?"), self.get_visual_style("agent-row--glyph"))
         room = max(1, width - 2 - (len(figure) + 1 if figure else 0))
