@@ -31,9 +31,9 @@ _VERB = re.compile(
 
 
 def compress(lines: list[str], command: str | None = None) -> Plan:
-    plan = logs.compress_with(lines, _key)
+    plan = Plan(lines)
     diagnostics.fold_echo(plan)
-    return plan
+    return logs.compress_plan(plan, _key)
 
 
 def _key(line: str) -> str:

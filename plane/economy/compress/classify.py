@@ -30,6 +30,12 @@ _BY_NAME = {
     "license": "plain",
     "licence": "plain",
     "copying": "plain",
+    "metadata": "mixed",
+    "pkg-info": "mixed",
+    "readme": "mixed",
+    "changelog": "mixed",
+    "changes": "mixed",
+    "news": "mixed",
 }
 _PROGRAMS = [
     (

@@ -50,9 +50,15 @@ def dedup(
     lines = plan.lines
     end = len(lines) if end is None else end
     seen = {} if seen is None else seen
+    folded = plan.folded_mask() if plan.folds else None
     run_start = -1
     run_keys: set[str] = set()
     for i in range(start, end):
+        if folded is not None and folded[i]:
+            if run_start >= 0:
+                _fold_run(plan, run_start, i, run_keys, key)
+                run_start = -1
+            continue
         k = key(lines[i])
         if k in seen:
             if run_start < 0:

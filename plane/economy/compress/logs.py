@@ -36,7 +36,11 @@ def compress(lines: list[str], command: str | None = None) -> Plan:
 
 
 def compress_with(lines: list[str], key: Key) -> Plan:
-    plan = Plan(lines)
+    return compress_plan(Plan(lines), key)
+
+
+def compress_plan(plan: Plan, key: Key) -> Plan:
+    """Fold repeats (lines already folded stay as they are), frames, then the unremarkable."""
     dedup(plan, key=key)
     collapse_frames(plan)
     keep_essentials(plan)

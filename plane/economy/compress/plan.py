@@ -109,6 +109,7 @@ def default_label(kind: str, removed: list[str]) -> tuple[str, str]:
         "comments": f"… {n} comment {noun}",
         "echo": f"… {n} {noun} of echoed source",
         "paragraph": f"… {n} more {noun} of this paragraph",
+        "docstring": f"… {n} more {noun} of docstring",
         "redraws": f"… {sum(line.count(chr(13)) for line in removed)} earlier frames",
     }
     head = heads.get(kind, f"… {n} {noun} omitted")

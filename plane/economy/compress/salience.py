@@ -70,6 +70,18 @@ def error_lines(lines: list[str], words: tuple[str, ...] = _KEYWORDS) -> list[bo
     return flags
 
 
+def novel_error_lines(lines: list[str]) -> list[bool]:
+    """Error lines that name something no earlier error line named (the ones a fold must keep)."""
+    flags = error_lines(lines)
+    seen: set[str] = set()
+    for i, flagged in enumerate(flags):
+        if flagged:
+            names = set(IDENT_RE.findall(lines[i])) | set(PATH_RE.findall(lines[i]))
+            flags[i] = not names <= seen
+            seen |= names
+    return flags
+
+
 def details(line: str, paths: bool = True) -> set[str]:
     """The details of a line an agent may need: locations, and names on error lines."""
     found: set[str] = set(PATH_RE.findall(line)) if paths else set()

@@ -10,13 +10,12 @@ languages keep balanced braces. Containers (classes, impl blocks, modules,
 
 from __future__ import annotations
 
-from plane.economy.compress import source_braces, source_python
+from plane.economy.compress import mixed, source_braces, source_python
 from plane.economy.compress.plan import Plan
 
 
 def compress(lines: list[str], command: str | None = None) -> Plan:
     if source_python.looks_python(lines, command):
         plan = source_python.compress(lines)
-        if plan is not None:
-            return plan
+        return plan if plan is not None else mixed.compress(lines)
     return source_braces.compress(lines)

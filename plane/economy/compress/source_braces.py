@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from plane.economy.compress.plan import Plan
+from plane.economy.compress.salience import novel_error_lines
 
 MIN_BODY = 6
 COMMENT_MIN = 3
@@ -45,8 +46,9 @@ class Block:
 def compress(lines: list[str]) -> Plan:
     plan = Plan(lines, comment="// ")
     depths = _depths(lines)
+    flagged = novel_error_lines(lines)
     for block in _blocks(lines):
-        _visit(plan, lines, block, depths)
+        _visit(plan, lines, block, depths, flagged)
     fold_comment_blocks(plan, _COMMENT)
     return plan
 
@@ -69,31 +71,45 @@ def fold_comment_blocks(plan: Plan, comment: re.Pattern[str]) -> None:
         i = j
 
 
-def _visit(plan: Plan, lines: list[str], block: Block, depths: list[int]) -> None:
+def _visit(
+    plan: Plan, lines: list[str], block: Block, depths: list[int], flagged: list[bool]
+) -> None:
     header = _header(lines, block.open_line)
     if block.close_line < 0 or _CONTAINER.search(header) or not _FUNCTION.search(header):
-        _visit_children(plan, lines, block, depths)
+        _visit_children(plan, lines, block, depths, flagged)
         return
     body = block.close_line - block.open_line - 1
     if _CONTROL.match(header) or body < MIN_BODY:
         return
     nested = sum(c.close_line - c.open_line for c in block.children if c.close_line > 0)
     if nested > body * 2 // 3 and any(_FUNCTION.search(lines[c.open_line]) for c in block.children):
-        _visit_children(plan, lines, block, depths)
+        _visit_children(plan, lines, block, depths, flagged)
         return
-    _fold_statements(plan, block, depths)
+    _fold_statements(plan, block, depths, flagged)
 
 
-def _fold_statements(plan: Plan, block: Block, depths: list[int]) -> None:
-    """Fold the body one top-level statement at a time: each unit is brace-balanced."""
-    level = depths[block.open_line + 1]
-    start = block.open_line + 1
-    for i in range(block.open_line + 1, block.close_line):
-        if depths[i + 1] <= level:
-            plan.fold(start, i + 1, "body", atomic=True)
+def _fold_statements(plan: Plan, block: Block, depths: list[int], flagged: list[bool]) -> None:
+    _fold_range(plan, block.open_line + 1, block.close_line, depths, flagged)
+
+
+def _fold_range(plan: Plan, a: int, b: int, depths: list[int], flagged: list[bool]) -> None:
+    """Fold [a, b) one brace-balanced statement at a time; a statement holding an error
+    keeps its own lines and has its inner block folded the same way."""
+    if a >= b:
+        return
+    level = depths[a]
+    start = a
+    for i in range(a, b):
+        if depths[i + 1] <= level or i == b - 1:
+            _fold_unit(plan, start, i + 1, depths, flagged)
             start = i + 1
-    if start < block.close_line:
-        plan.fold(start, block.close_line, "body", atomic=True)
+
+
+def _fold_unit(plan: Plan, a: int, b: int, depths: list[int], flagged: list[bool]) -> None:
+    if not any(flagged[a:b]):
+        plan.fold(a, b, "body", atomic=True)
+    elif b - a > 2 and depths[a + 1] > depths[a]:
+        _fold_range(plan, a + 1, b - 1, depths, flagged)
 
 
 def _depths(lines: list[str]) -> list[int]:
@@ -108,9 +124,11 @@ def _depths(lines: list[str]) -> list[int]:
     return depths
 
 
-def _visit_children(plan: Plan, lines: list[str], block: Block, depths: list[int]) -> None:
+def _visit_children(
+    plan: Plan, lines: list[str], block: Block, depths: list[int], flagged: list[bool]
+) -> None:
     for child in block.children:
-        _visit(plan, lines, child, depths)
+        _visit(plan, lines, child, depths, flagged)
 
 
 def _header(lines: list[str], i: int) -> str:

@@ -6,8 +6,10 @@ import ast
 import re
 
 from plane.economy.compress.plan import Fold, Plan, render
+from plane.economy.compress.salience import novel_error_lines
 
-MIN_BODY = 6  # bodies this short are the signature's own explanation
+MIN_BODY = 6
+DOCSTRING_KEPT = 2  # the opening line and the summary under it  # bodies this short are the signature's own explanation
 _PYTHONIC = re.compile(r"^\s*(?:def |class |import |from \S+ import |async def |@\w)")
 
 
@@ -26,31 +28,71 @@ def compress(lines: list[str]) -> Plan | None:
     except (SyntaxError, ValueError):
         return None
     plan = Plan(lines, comment="...  # ")
+    flagged = novel_error_lines(lines)
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            _elide(plan, node, lines)
+            _elide(plan, node, lines, flagged)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            _trim_docstring(plan, node, flagged)
     plan.folds = _outermost(plan.folds)
     if not _still_parses(plan):
         return None
     return plan
 
 
-def _elide(plan: Plan, node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> None:
-    """Fold a long body statement by statement, so the guard can keep one whole statement."""
+def _elide(
+    plan: Plan, node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str], flagged: list[bool]
+) -> None:
+    """Fold a long body statement by statement (errors keep their statement, nested)."""
     body = list(node.body)
     if _is_docstring(body[0]):
         body = body[1:]
     if not body:
         return
+    first = _first_line(body[0])
+    while first - 1 > node.lineno - 1 and lines[first - 1].strip().startswith("#"):
+        first -= 1  # a comment leading the first statement goes with it
     end = node.end_lineno or 0
-    starts = [_first_line(stmt) for stmt in body]
-    if starts[0] <= node.lineno - 1 or end - starts[0] < MIN_BODY:
+    if end - first < MIN_BODY or body[0].lineno - 1 < first:
         return
     # the elided lines must start a line of their own (not `def f(): return 1`)
-    if lines[starts[0]][: body[0].col_offset].strip():
+    if lines[body[0].lineno - 1][: body[0].col_offset].strip():
         return
-    for a, b in zip(starts, [*starts[1:], end], strict=True):
-        plan.fold(a, b, "body", atomic=True)
+    _fold_body(plan, body, first, end, flagged)
+
+
+def _fold_body(plan: Plan, body: list[ast.stmt], first: int, end: int, flagged: list[bool]) -> None:
+    starts = [first] + [_first_line(stmt) for stmt in body[1:]]
+    for stmt, a, b in zip(body, starts, [*starts[1:], end], strict=True):
+        if not any(flagged[a:b]):
+            plan.fold(a, b, "body", atomic=True)
+            continue
+        for inner in _sub_bodies(stmt):
+            head = inner[0].lineno - 1
+            if head > _first_line(stmt) and inner[-1].end_lineno:
+                _fold_body(plan, inner, head, inner[-1].end_lineno, flagged)
+
+
+def _sub_bodies(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists nested in a compound statement (if/for/while/with/try…)."""
+    found = []
+    for name in ("body", "orelse", "finalbody"):
+        value = getattr(stmt, name, None)
+        if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+            found.append(value)
+    for handler in getattr(stmt, "handlers", []):
+        found.append(handler.body)
+    return found
+
+
+def _trim_docstring(plan: Plan, node: ast.AST, flagged: list[bool]) -> None:
+    """A long docstring keeps its summary line and its closing quotes; the middle folds."""
+    body = getattr(node, "body", None)
+    if not body or not _is_docstring(body[0]):
+        return
+    start, end = body[0].lineno - 1, (body[0].end_lineno or 0) - 1
+    if end - start > DOCSTRING_KEPT + 2 and not any(flagged[start:end]):
+        plan.fold(start + DOCSTRING_KEPT, end, "docstring", atomic=True)
 
 
 def _first_line(stmt: ast.stmt) -> int:

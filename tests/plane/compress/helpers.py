@@ -21,7 +21,7 @@ FIXTURES = {
     "git_diff.txt": "git diff",
     "ls_l.txt": "ls -l /usr/bin | head -300",
     "ps.txt": "ps aux",
-    "grep_n.txt": "grep -rn 'def ' /usr/lib/python3.11/json/",
+    "grep_n.txt": "grep -rn -C2 import /usr/lib/python3.11/json/*.py",
     "textwrap_py.txt": "cat /usr/lib/python3.11/textwrap.py",
     "pip_wheel.txt": "pip wheel -v --no-build-isolation --no-deps -w wh .",
     "pip_list.json.txt": "pip list --format=json | python3 -m json.tool",

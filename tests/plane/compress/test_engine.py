@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import subprocess
@@ -71,8 +72,14 @@ def test_a_result_that_would_not_round_trip_is_dropped(monkeypatch: pytest.Monke
 
 
 def test_a_result_that_is_not_smaller_is_dropped() -> None:
-    text = "".join(f"line {i} says something different {i * 7919 % 1000}\n" for i in range(40))
-    result = compress(text)
+    def word(seed: str) -> str:
+        return "".join(chr(97 + b % 26) for b in hashlib.sha256(seed.encode()).digest()[:7])
+
+    text = "".join(
+        "the " + " and ".join(word(f"{i}.{k}") for k in range(2 + i % 5)) + " were here.\n"
+        for i in range(40)
+    )
+    result = compress(text, command="cat notes.txt")
     assert result.text == text and result.refs == {}
 
 
