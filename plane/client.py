@@ -46,8 +46,13 @@ class PlaneClient:
         except (FileNotFoundError, ConnectionRefusedError):
             raise NotRunning(f"{tcp[0]}:{tcp[1]}" if tcp else str(socket)) from None
         client = cls(reader, writer)
-        await client.request(p.Hello, protocol_version=p.PROTOCOL_VERSION, client="plane-cli",
-                             token=token)
+        try:
+            await client.request(
+                p.Hello, protocol_version=p.PROTOCOL_VERSION, client="plane-cli", token=token
+            )
+        except BaseException:
+            await client.close()
+            raise
         return client
 
     async def request(self, kind: type[p.Frame], **fields: Any) -> p.Reply:

@@ -115,12 +115,13 @@ async def launch(
     llm: ScriptedLLM,
     config_text: str | None = None,
     clock: ManualClock | None = None,
+    tcp: tuple[str, int] | None = None,
 ) -> RunningPlane:
     """A started plane with its home under `root`."""
     text = (config_text or CONFIG).replace("{base_url}", llm.base_url)
     home = Home(root / "home")
     clock = clock or ManualClock(NOON)
-    plane = Plane(parse_config(text), home, clock)
+    plane = Plane(parse_config(text), home, clock, tcp=tcp)
     await plane.startup()
     return RunningPlane(plane, home, clock, llm, config_text or CONFIG)
 
@@ -138,13 +139,14 @@ async def start_plane(
         *,
         clock: ManualClock | None = None,
         restart: RunningPlane | None = None,
+        tcp: tuple[str, int] | None = None,
     ) -> RunningPlane:
         if restart is not None:
             await restart.stop()
             running.remove(restart)
             config_text = config_text or restart.config_text
             clock = clock or restart.clock
-        started = await launch(tmp_path, scripted_llm, config_text, clock)
+        started = await launch(tmp_path, scripted_llm, config_text, clock, tcp)
         running.append(started)
         return started
 

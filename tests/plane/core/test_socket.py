@@ -123,3 +123,21 @@ async def test_a_second_plane_on_the_same_home_refuses_to_start(start_plane):
 def test_frames_round_trip_as_json():
     frame = p.Send(id=3, agent="demo", text="hi")
     assert json.loads(p.encode(frame)) == {"type": "send", "id": 3, "agent": "demo", "text": "hi"}
+
+
+async def test_tcp_needs_the_token(start_plane):
+    from plane.client import PlaneClient
+
+    plane = await start_plane(tcp=("127.0.0.1", 0))
+    token_file = plane.home.root / "token"
+    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+    where = ("127.0.0.1", plane.plane.tcp_port)
+    for wrong in (None, "not-the-token"):
+        with pytest.raises(RequestFailed) as caught:
+            await PlaneClient.connect(plane.home.socket, tcp=where, token=wrong)
+        assert caught.value.error.code == "unauthorized"
+    client = await PlaneClient.connect(plane.home.socket, tcp=where, token=token_file.read_text())
+    try:
+        assert isinstance(await client.request(p.Status), p.SnapshotReply)
+    finally:
+        await client.close()
