@@ -1,0 +1,203 @@
+"""The TUI against a real plane: a real SQLite file and socket in a temporary
+home, agents answered by the scripted LLM server, the plane's clock at noon
+UTC. Nothing here is faked between the screen and the plane.
+
+Prices in the fixture's config make a token cost $0.001 on input, so
+`input_tokens=800` is $0.80: amber against the default $1.00 ceiling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+
+from plane.protocol import Usage
+from tests.tui.conftest import settle
+from tui.app import PlaneApp
+from tui.client import Address, Backoff
+from tui.widgets.agent_list import AgentList
+from tui.widgets.agent_row import AgentRow
+from tui.widgets.connection_banner import ConnectionBanner
+from tui.widgets.conversation import ConversationPane
+from tui.widgets.message_line import MessageLine
+from tui.widgets.title_bar import TitleBar
+
+SIZE = (100, 30)
+
+
+async def until(pilot, ready: Callable[[], object], within: float = 15.0) -> None:  # type: ignore[no-untyped-def]
+    """Let the app and the plane run until `ready()` holds."""
+    for _ in range(int(within / 0.05)):
+        if ready():
+            await settle(pilot)
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"not within {within}s: {ready}")
+
+
+def app_for(plane) -> PlaneApp:  # type: ignore[no-untyped-def]
+    return PlaneApp(Address(path=plane.home.socket), backoff=Backoff(first=0.05, most=0.3))
+
+
+def row(app: PlaneApp, name: str) -> AgentRow | None:
+    return next((r for r in app.screen.query(AgentRow) if r.agent_name == name), None)
+
+
+def row_text(app: PlaneApp, name: str) -> str:
+    found = row(app, name)
+    return found.render().plain.strip() if found else ""
+
+
+def title(app: PlaneApp) -> str:
+    return app.screen.query_one(TitleBar).render().plain
+
+
+def pane_lines(app: PlaneApp) -> list[tuple[str, str]]:
+    return [(line.message.kind, line.message.text)
+            for line in app.screen.query_one(ConversationPane).query(MessageLine)]
+
+
+async def type_line(pilot, text: str) -> None:  # type: ignore[no-untyped-def]
+    await pilot.press(*text, "enter")
+
+
+async def test_rows_no_figure_at_zero_amber_at_80_red_at_100_and_the_title(
+    start_plane, scripted_llm
+) -> None:  # type: ignore[no-untyped-def]
+    plane = await start_plane()
+    app = app_for(plane)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: row(app, "scout") and app.main_screen.selected == "demo")
+        assert row_text(app, "demo") == "○ demo" and row_text(app, "scout") == "○ scout"
+        assert title(app) == "demo · scripted-model · $0.00 of $1.00 today"
+
+        scripted_llm.reply("The linker lost libssl.", usage=Usage(input_tokens=800))
+        await type_line(pilot, "what failed?")
+        await until(pilot, lambda: row_text(app, "demo").endswith("$0.80"))
+        demo = row(app, "demo")
+        assert demo is not None and demo.has_class("-warn") and not demo.has_class("-over")
+        assert "$" not in row_text(app, "scout")
+        await until(pilot, lambda: "resets in" in title(app))
+        assert title(app).startswith("demo · scripted-model · $0.80 of $1.00 today · resets in ")
+        assert title(app).endswith(("12h 00m", "11h 59m"))
+        await until(pilot, lambda: ("agent", "The linker lost libssl.") in pane_lines(app))
+        assert ("operator", "what failed?") in pane_lines(app)
+        assert any(kind == "cost" for kind, _ in pane_lines(app))
+
+        scripted_llm.reply("Fixed.", usage=Usage(input_tokens=200))
+        await type_line(pilot, "fix it")
+        await until(pilot, lambda: row_text(app, "demo").endswith("$1.00"))
+        await until(pilot, lambda: row(app, "demo").has_class("-over"))  # type: ignore[union-attr]
+        assert not row(app, "demo").has_class("-warn")  # type: ignore[union-attr]
+        await until(pilot, lambda: row_text(app, "demo").startswith("■"))  # held
+        assert title(app).startswith("demo · scripted-model · $1.00 of $1.00 today · held")
+
+        await type_line(pilot, "are you there?")
+        await until(pilot, lambda: any(
+            line.message.held for line in app.screen.query(MessageLine)))
+        held = [line for line in app.screen.query(MessageLine) if line.message.held]
+        assert held[0].message.text == "are you there?" and held[0].has_class("-held")
+
+
+async def test_limit_shows_both_halves_in_the_pane(start_plane) -> None:  # type: ignore[no-untyped-def]
+    plane = await start_plane()
+    app = app_for(plane)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.main_screen.selected == "demo")
+        await type_line(pilot, "/limit 5")
+        expected = [
+            ("operator", "/limit 5"),
+            ("plane", "Spending limit set to $5.00 a day. $0.00 spent today, of $5.00 a day."),
+        ]
+        await until(pilot, lambda: pane_lines(app)[-2:] == expected)
+        await until(pilot, lambda: title(app).endswith("$0.00 of $5.00 today"))
+        await type_line(pilot, "/limit off")
+        await until(pilot, lambda: pane_lines(app)[-1] == (
+            "plane", "Spending limit removed. $0.00 spent today, against no limit."))
+        await until(pilot, lambda: title(app).endswith("$0.00 today, no limit"))
+
+
+async def test_creating_an_agent_from_the_keyboard_adds_a_row_with_the_default_ceiling(
+    start_plane,
+) -> None:  # type: ignore[no-untyped-def]
+    plane = await start_plane()
+    app = app_for(plane)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.main_screen.selected == "demo")
+        await pilot.press("ctrl+n")
+        await until(pilot, lambda: type(app.screen).__name__ == "NewAgentScreen")
+
+        await type_line(pilot, "demo")  # taken: the plane's sentence, inline
+        error = app.screen.query_one("#error")
+        await until(pilot, lambda: error.has_class("-shown"))
+        assert "demo" in str(error.render())
+        assert type(app.screen).__name__ == "NewAgentScreen"
+
+        await pilot.press(*["backspace"] * 4)
+        await type_line(pilot, "Bad Name!")  # invalid: also the plane's sentence
+        await until(pilot, lambda: "demo" not in str(error.render()))
+        assert error.has_class("-shown") and str(error.render())
+
+        await pilot.press(*["backspace"] * 9)
+        await type_line(pilot, "helper")
+        await until(pilot, lambda: row(app, "helper") is not None)
+        assert type(app.screen).__name__ == "MainScreen"
+        assert app.main_screen.selected == "helper"
+        assert app.store.agents["helper"].limit_usd == 1  # defaults.limitUsd
+        assert title(app) == "helper · scripted-model · $0.00 of $1.00 today"
+        names = [r.agent_name for r in app.screen.query(AgentRow)]
+        assert names == ["demo", "scout", "helper"]
+        assert app.focused is app.main_screen.query_one("#composer")
+
+    plane = await start_plane(restart=plane)  # it survives a restart of the plane
+    app = app_for(plane)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: row(app, "helper") is not None)
+
+
+async def test_the_plane_restarting_is_survived(start_plane, scripted_llm) -> None:  # type: ignore[no-untyped-def]
+    plane = await start_plane()
+    app = app_for(plane)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.main_screen.selected == "demo")
+        await type_line(pilot, "/limit 3")
+        await until(pilot, lambda: title(app).endswith("of $3.00 today"))
+        banner = app.screen.query_one(ConnectionBanner)
+
+        await plane.stop()
+        await until(pilot, lambda: banner.has_class("-lost"))
+        assert "Reconnecting" in str(banner.render())
+
+        plane = await start_plane(restart=plane)
+        await until(pilot, lambda: not banner.has_class("-lost"))
+        await until(pilot, lambda: ("operator", "/limit 3") in pane_lines(app))  # resynced
+        assert title(app).endswith("of $3.00 today")  # the limit persisted
+        scripted_llm.reply("back", usage=Usage(input_tokens=100))
+        await type_line(pilot, "still there?")
+        await until(pilot, lambda: ("agent", "back") in pane_lines(app))
+        await until(pilot, lambda: row_text(app, "demo").endswith("$0.10"))
+
+
+async def test_the_day_rolling_over_clears_every_figure(start_plane, scripted_llm) -> None:  # type: ignore[no-untyped-def]
+    plane = await start_plane()
+    app = app_for(plane)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.main_screen.selected == "demo")
+        scripted_llm.reply("ok", usage=Usage(input_tokens=900))
+        await type_line(pilot, "spend")
+        await until(pilot, lambda: row_text(app, "demo").endswith("$0.90"))
+        await plane.clock.advance(timedelta(hours=12, seconds=1))
+        await until(pilot, lambda: row_text(app, "demo") == "○ demo")
+        assert title(app) == "demo · scripted-model · $0.00 of $1.00 today"
+
+
+async def test_arrows_and_the_mouse_select_agents_on_a_real_plane(start_plane) -> None:  # type: ignore[no-untyped-def]
+    plane = await start_plane()
+    app = app_for(plane)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.main_screen.selected == "demo")
+        await pilot.press("down")
+        await until(pilot, lambda: title(app).startswith("scout ·"))
+        await pilot.click(row(app, "demo"))
+        await until(pilot, lambda: app.screen.query_one(AgentList).selected == "demo")
+        assert title(app).startswith("demo ·")
