@@ -1,0 +1,153 @@
+"""The real `plane` command in a real terminal: tmux runs it, send-keys
+types, capture-pane reads the screen.
+
+`plane` with no argument finds no plane running on the temporary
+PLANE_HOME, starts the daemon in the background, and execs the TUI. The
+agents answer from the scripted LLM server (a real local HTTP server), so
+spend is exact: $0.001 an input token, against a $1.00 default ceiling.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from plane.protocol import Usage
+from tests.support.scripted_llm import ScriptedLLM
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("tmux") is None,
+    reason="tmux is not installed (apt-get install tmux): this test needs a real terminal",
+)
+
+PLANE = Path(sys.executable).with_name("plane")
+
+CONFIG = """
+defaults:
+  limitUsd: 1
+  provider: scripted
+  model: scripted-model
+providers:
+  scripted:
+    kind: openai-compatible
+    base_url: {base_url}
+    models: [scripted-model]
+    max_retries: 0
+pricing:
+  scripted-model: {{input: 1000, cached_input: 100, output: 2000}}
+agents:
+  demo: {{}}
+  scout: {{}}
+"""
+
+
+class Terminal:
+    """One tmux server of its own (-L), so no one else's sessions are touched."""
+
+    def __init__(self, name: str, cwd: Path, env: dict[str, str]) -> None:
+        self.socket = name
+        self.cwd = cwd
+        self.env = env
+
+    def tmux(self, *args: str) -> str:
+        done = subprocess.run(["tmux", "-u", "-L", self.socket, *args], capture_output=True,
+                              text=True, timeout=20, check=True)
+        return done.stdout
+
+    def start(self, command: str) -> None:
+        env = [arg for key, value in self.env.items() for arg in ("-e", f"{key}={value}")]
+        self.tmux("new-session", "-d", "-s", "plane", "-x", "120", "-y", "35",
+                  "-c", str(self.cwd), *env, command)
+
+    def keys(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", "plane", *keys)
+
+    def type(self, text: str) -> None:
+        self.tmux("send-keys", "-t", "plane", "-l", text)
+        self.keys("Enter")
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "plane")
+
+    def wait_for(self, pattern: str, within: float = 60) -> str:
+        deadline = time.monotonic() + within
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if re.search(pattern, screen):
+                return screen
+            time.sleep(0.2)
+        raise AssertionError(f"{pattern!r} not on screen within {within}s:\n{screen}")
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True,
+                       timeout=20, check=False)
+
+
+@pytest.fixture
+def terminal(tmp_path: Path) -> Iterator[tuple[Terminal, ScriptedLLM]]:
+    with ScriptedLLM() as llm:
+        (tmp_path / "agents.yaml").write_text(CONFIG.format(base_url=llm.base_url))
+        env = {
+            "PLANE_HOME": str(tmp_path / "home"),
+            "LANG": "C.UTF-8",
+            "TERM": "xterm-256color",
+            "PATH": f"{PLANE.parent}:{os.environ.get('PATH', '')}",
+            "TZ": "UTC",
+        }
+        term = Terminal(f"plane-e2e-{os.getpid()}", tmp_path, env)
+        try:
+            yield term, llm
+        finally:
+            term.close()
+            subprocess.run([str(PLANE), "stop"], env={**os.environ, **env}, cwd=tmp_path,
+                           capture_output=True, timeout=60, check=False)
+
+
+def row(screen: str, name: str) -> str:
+    """The agent's row as drawn: glyph, name, and figure if any."""
+    found = re.search(rf"[●○■] {name}\b[^│]*", screen)
+    return " ".join(found.group(0).split()) if found else ""
+
+
+def title(screen: str) -> str:
+    return screen.splitlines()[0].strip()
+
+
+def test_plane_opens_the_tui_and_the_screen_shows_rows_and_title(terminal) -> None:  # type: ignore[no-untyped-def]
+    term, llm = terminal
+    term.start(str(PLANE))
+    screen = term.wait_for(r"demo · scripted-model · \$0\.00 of \$1\.00 today")
+    assert row(screen, "demo") == "○ demo"
+    assert row(screen, "scout") == "○ scout"
+    assert "+ new agent" in screen
+    assert re.search(r"\^n New agent", screen)
+
+    llm.reply("The linker lost libssl.", usage=Usage(input_tokens=800))
+    term.type("what failed in the last build?")
+    screen = term.wait_for(r"○ demo\s+\$0\.80")
+    assert row(screen, "demo") == "○ demo $0.80"
+    assert row(screen, "scout") == "○ scout"
+    screen = term.wait_for(r"resets in")
+    assert re.fullmatch(
+        r"demo · scripted-model · \$0\.80 of \$1\.00 today · resets in (\d+h \d\dm|\d+m|\d+s)",
+        title(screen),
+    ), title(screen)
+    assert "The linker lost libssl." in screen
+
+    term.type("/limit 5")
+    screen = term.wait_for(r"Spending limit set to \$5\.00 a day\.")
+    assert re.search(r"you\s+/limit 5", screen)
+    screen = term.wait_for(r"\$0\.80 of \$5\.00 today")
+    assert title(screen) == "demo · scripted-model · $0.80 of $5.00 today"
+
+    term.keys("Down")
+    screen = term.wait_for(r"^\s*scout · scripted-model · \$0\.00 of \$1\.00 today")
