@@ -17,11 +17,12 @@ from plane.economy.compress.plan import Plan
 _MATCH = re.compile(r"^(?P<path>[^\s:][^:]*?)(?P<sep>[:=-])(?P<line>\d+)(?P=sep)")
 _FILE_ONLY = re.compile(r"^(?P<path>[^\s:][^:]*?):(?P<count>\d+)$")
 PER_FILE = 4
+LONG_MATCH = 50  # characters of matched text after `path:line:`
 CONTEXT = 1
 
 
 def compress(lines: list[str], command: str | None = None) -> Plan:
-    plan = Plan(lines)
+    plan = Plan(lines, protect_paths=False)
     kinds = [_kind(line) for line in lines]
     keep = [k == "match" or k == "other" for k in kinds]
     _keep_context(kinds, keep)
@@ -59,7 +60,8 @@ def _keep_context(kinds: list[str], keep: list[bool]) -> None:
 
 
 def _limit_per_file(lines: list[str], kinds: list[str], keep: list[bool]) -> None:
-    """After PER_FILE matches in one file, later ones fold (the guard keeps new locations)."""
+    """After PER_FILE matches in one file, long match lines fold: each folded match hides
+    one location, so the lines that cost the most are the ones worth folding."""
     counts: dict[str, int] = {}
     for i, kind in enumerate(kinds):
         if kind != "match":
@@ -67,5 +69,5 @@ def _limit_per_file(lines: list[str], kinds: list[str], keep: list[bool]) -> Non
         found = _MATCH.match(lines[i])
         path = found.group("path") if found else ""
         counts[path] = counts.get(path, 0) + 1
-        if counts[path] > PER_FILE:
+        if counts[path] > PER_FILE and len(lines[i]) - len(found.group(0)) >= LONG_MATCH:
             keep[i] = False
