@@ -39,6 +39,13 @@ _BY_NAME = {
 }
 _PROGRAMS = [
     (
+        re.compile(
+            r"\bstrace\b|\bjournalctl\b|\bdmesg\b|-X\s*importtime|/var/log/"
+            r"|\bgit\s+(?:log|reflog|shortlog)\b(?![^|]*\s-p\b)(?![^|]*--patch)"
+        ),
+        "logs",
+    ),
+    (
         re.compile(r"\bgit\s+(?:diff|show|log\s+[^|]*-p|format-patch)\b|\bdiff\s+-[a-zA-Z]*u"),
         "diff",
     ),
@@ -66,7 +73,6 @@ _PROGRAMS = [
         "listing",
     ),
     (re.compile(r"\b(?:wget|curl|dd|rsync|git\s+clone|tqdm)\b"), "redraw"),
-    (re.compile(r"\bstrace\b|\bjournalctl\b|-X\s*importtime|/var/log/"), "logs"),
 ]
 _CAT = re.compile(r"\b(?:cat|zcat|bat|head|tail|less|more|sed\s+-n\s+\S+)\s+(?:-\S+\s+)*(\S+)\s*$")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from plane.economy.compress.plan import Plan
 
 CONTEXT = 1
-RUN_HEAD = 4
+RUN_HEAD = 3
 RUN_TAIL = 1
 _HEADERS = (
     "diff --git ",

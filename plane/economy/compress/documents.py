@@ -14,8 +14,8 @@ import re
 
 from plane.economy.compress.plan import Plan
 
-LONG_DOCUMENT = 12_000
-OPENING_LINES = 6
+LONG_DOCUMENT = 8_000
+OPENING_LINES = 3
 _UNDERLINE = re.compile(r"^([=\-~^*#+])\1{2,}\s*$")
 _MARKDOWN_HEADING = re.compile(r"^#{1,6} |^[A-Z][A-Z0-9 ,()/-]{2,}$")
 

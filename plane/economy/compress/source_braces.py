@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from plane.economy.compress.plan import Plan
 from plane.economy.compress.salience import novel_error_lines
 
-MIN_BODY = 6
+MIN_BODY = 4
 COMMENT_MIN = 3
 _WORDS = re.compile(r"[A-Za-z]{3,}")
 _COMMENT = re.compile(r"^\s*(?://|/\*|\*|#(?!include|define|if|endif|else|pragma)|--)|^\s*$")

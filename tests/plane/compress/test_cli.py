@@ -1,0 +1,93 @@
+"""`plane compress | expand | retrieve` as a person runs them, without a plane, under PLANE_HOME."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.plane.compress.helpers import HERE
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def plane(home: Path, *args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "PLANE_HOME": str(home)}
+    return subprocess.run(
+        [sys.executable, "-m", "plane.economy.compress.cli", *args],
+        input=stdin,
+        capture_output=True,
+        env=env,
+        cwd=ROOT,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def compressed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, bytes, bytes]:
+    home = tmp_path_factory.mktemp("home")
+    original = (HERE / "make.txt").read_bytes() + b"\xff\xfe not UTF-8 at all\n"
+    done = plane(home, "compress", "--command", "make", stdin=original)
+    assert done.returncode == 0, done.stderr
+    return home, original, done.stdout
+
+
+def test_compress_then_expand_gives_the_bytes_back(compressed: tuple[Path, bytes, bytes]) -> None:
+    home, original, text = compressed
+    assert len(text) < len(original) and b"ref:k_" in text
+    back = plane(home, "expand", stdin=text)
+    assert back.returncode == 0 and back.stdout == original
+
+
+def test_json_has_refs_and_stats(compressed: tuple[Path, bytes, bytes]) -> None:
+    home, original, _ = compressed
+    done = plane(home, "compress", "--json", "--command", "make", stdin=original)
+    report = json.loads(done.stdout)
+    assert report["stats"]["compressor"] == "build"
+    assert report["stats"]["chars_out"] < report["stats"]["chars_in"]
+    assert set(report["refs"]) == set(re.findall(r"k_[\w-]{10}", report["text"]))
+
+
+def test_retrieve_modes(compressed: tuple[Path, bytes, bytes]) -> None:
+    home, _, text = compressed
+    ref = re.search(rb"k_[\w-]{10}", text).group(0).decode()
+    whole = plane(home, "retrieve", ref)
+    assert whole.returncode == 0 and whole.stdout.strip()
+    first = plane(home, "retrieve", ref, "--lines", "1:1")
+    assert first.stdout == whole.stdout.split(b"\n")[0] + b"\n"
+    grep = plane(home, "retrieve", ref, "--grep", ".")
+    assert grep.stdout.startswith(b"1:")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("retrieve", "k_AAAAAAAAAA"), ("retrieve", "k_AAAAAAAAAA", "--lines", "zz")],
+)
+def test_errors_are_one_line_and_nothing_on_stdout(
+    compressed: tuple[Path, bytes, bytes], args: tuple[str, ...]
+) -> None:
+    home, _, _ = compressed
+    done = plane(home, *args)
+    assert done.returncode == 1 and done.stdout == b""
+    assert done.stderr.count(b"\n") == 1 and done.stderr.startswith(b"plane: ")
+
+
+def test_expand_with_an_unknown_ref_fails_cleanly(tmp_path: Path) -> None:
+    done = plane(tmp_path, "expand", stdin=b"[\xe2\x80\xa6 3 lines omitted ref:k_AAAAAAAAAA]\n")
+    assert done.returncode == 1 and done.stdout == b"" and b"Unknown or expired ref" in done.stderr
+
+
+def test_two_modes_at_once_is_a_usage_error(tmp_path: Path) -> None:
+    done = plane(tmp_path, "retrieve", "k_AAAAAAAAAA", "--lines", "1:2", "--grep", "x")
+    assert done.returncode == 2 and done.stdout == b""
+
+
+@pytest.mark.parametrize("command", ["compress", "expand", "retrieve"])
+def test_help(tmp_path: Path, command: str) -> None:
+    done = plane(tmp_path, command, "--help")
+    assert done.returncode == 0 and b"usage:" in done.stdout

@@ -1,0 +1,93 @@
+"""retrieve by every mode, from a store reopened as after a plane restart."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from plane.economy.compress.markers import ref_for
+from plane.economy.compress.retrieve import retrieve
+from plane.economy.compress.store import RefStore, UnknownRef
+from plane.errors import ToolError
+
+LOG = "\n".join(f"line {n}: {'ERROR disk full' if n % 4 == 0 else 'ok'}" for n in range(1, 11))
+DOC = json.dumps({"a": {"b/c": [10, {"d~e": "deep"}]}, "s": "text"})
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    with RefStore(tmp_path / "refs.db") as first:
+        first.put({ref_for(LOG): LOG, ref_for(DOC): DOC})
+    with RefStore(tmp_path / "refs.db") as reopened:  # a restart between put and retrieve
+        yield reopened
+
+
+def test_whole(store: RefStore) -> None:
+    assert retrieve(store, ref_for(LOG)) == LOG
+
+
+def test_lines(store: RefStore) -> None:
+    assert retrieve(store, ref_for(LOG), lines="2:3") == "line 2: ok\nline 3: ok"
+    assert retrieve(store, ref_for(LOG), lines="9:") == "line 9: ok\nline 10: ok"
+    assert retrieve(store, ref_for(LOG), lines=":1") == "line 1: ok"
+
+
+def test_chars(store: RefStore) -> None:
+    assert retrieve(store, ref_for(LOG), chars="1:6") == "line 1"
+
+
+def test_pointer(store: RefStore) -> None:
+    ref = ref_for(DOC)
+    assert retrieve(store, ref, pointer="/a/b~1c/1/d~0e") == "deep"
+    assert retrieve(store, ref, pointer="/a/b~1c/0") == "10"
+    assert json.loads(retrieve(store, ref, pointer="")) == json.loads(DOC)
+
+
+def test_grep(store: RefStore) -> None:
+    found = retrieve(store, ref_for(LOG), grep=r"ERROR")
+    assert found.split("\n") == ["4:line 4: ERROR disk full", "8:line 8: ERROR disk full"]
+    assert retrieve(store, ref_for(LOG), grep="nothing here") == "No line matches 'nothing here'."
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"lines": "x"}, "lines must look like A:B"),
+        ({"lines": "5:2"}, "is empty"),
+        ({"lines": "40:50"}, "starts after the end"),
+        ({"chars": "0:3"}, "is empty"),
+        ({"grep": "("}, "not a valid regular expression"),
+        ({"lines": "1:2", "grep": "x"}, "Choose one of"),
+    ],
+)
+def test_bad_arguments_are_refused_in_one_sentence(
+    store: RefStore, kwargs: dict[str, str], message: str
+) -> None:
+    with pytest.raises(ToolError, match=message):
+        retrieve(store, ref_for(LOG), **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("pointer", "message"),
+    [
+        ("a", "starts with '/'"),
+        ("/zz", "No key 'zz'"),
+        ("/a/b~1c/7", "is not an index"),
+        ("/s/x", "neither an object nor an array"),
+    ],
+)
+def test_bad_pointers(store: RefStore, pointer: str, message: str) -> None:
+    with pytest.raises(ToolError, match=message):
+        retrieve(store, ref_for(DOC), pointer=pointer)
+
+
+def test_pointer_into_text_that_is_not_json(store: RefStore) -> None:
+    with pytest.raises(ToolError, match="not JSON"):
+        retrieve(store, ref_for(LOG), pointer="/a")
+
+
+def test_unknown_ref(store: RefStore) -> None:
+    with pytest.raises(UnknownRef):
+        retrieve(store, "k_0000000000")
