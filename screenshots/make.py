@@ -1,0 +1,221 @@
+"""Real screenshots of the TUI, from a real plane.
+
+    .venv/bin/python screenshots/make.py
+
+Starts a plane in-process on a temporary PLANE_HOME (real SQLite, real
+socket), its agents answered by the scripted LLM server from the tests (a
+real local HTTP server speaking OpenAI's protocol; the answers are scripted
+here, the tokens and prices are counted by the plane as for any provider).
+The plane's clock is fixed at 20:47 UTC so the pictures are the same every
+run. The app connects over the socket like any client, is driven into each
+state by keys, and each screen is written as SVG (Textual's own export) and
+PNG (the SVG rendered by rsvg-convert: `apt-get install librsvg2-bin`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from textual.widgets import Input
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from plane.clock import ManualClock
+from plane.config import parse_config
+from plane.home import Home
+from plane.protocol import Usage
+from plane.server import Plane
+from tests.support.scripted_llm import ScriptedLLM
+from tui.app import PlaneApp
+from tui.client import Address
+from tui.widgets.composer import Composer
+
+OUT = Path(__file__).resolve().parent
+SIZE = (120, 34)
+START = datetime(2026, 3, 14, 20, 31, tzinfo=UTC)
+
+CONFIG = """
+defaults:
+  limitUsd: 1
+  warnRatio: 0.8
+  provider: local
+  model: smollm2-135m
+providers:
+  local:
+    kind: openai-compatible
+    base_url: {base_url}
+    models: [smollm2-135m]
+    max_retries: 0
+pricing:
+  smollm2: {{input: 30, cached_input: 3, output: 120}}
+agents:
+  demo: {{}}
+  scout: {{}}
+  builder: {{}}
+  burner: {{limitUsd: 0.5}}
+  reviewer: {{}}
+"""
+"""The shipped config's notional price for the embedded model; ceilings
+small enough that a few turns show amber and red."""
+
+
+def usage(total: int, cached: int, out: int) -> Usage:
+    return Usage(input_tokens=total, cache_read_tokens=cached, output_tokens=out)
+
+
+class Director:
+    """Drives the app and the plane together, one step at a time."""
+
+    def __init__(self, app: PlaneApp, pilot, plane: Plane, clock: ManualClock,  # type: ignore[no-untyped-def]
+                 llm: ScriptedLLM) -> None:
+        self.app, self.pilot, self.plane, self.clock, self.llm = app, pilot, plane, clock, llm
+
+    async def until(self, ready: Callable[[], object], within: float = 20) -> None:
+        deadline = time.monotonic() + within
+        while not ready():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"screenshots: not within {within}s: {ready}")
+            await self.pilot.pause(0.05)
+        for _ in range(4):
+            await self.pilot.pause()
+
+    def spent(self, agent: str) -> float:
+        return float(self.app.store.agents[agent].spend_today_usd)
+
+    def said(self, agent: str, text: str) -> bool:
+        return any(m.text == text for m in self.app.store.conversation(agent).ordered())
+
+    async def select(self, agent: str) -> None:
+        self.app.main_screen.select_agent(agent)
+        await self.until(lambda: self.app.main_screen.selected == agent)
+
+    async def type(self, text: str, minutes: int = 1) -> None:
+        await self.clock.advance(timedelta(minutes=minutes))
+        await self.pilot.press(*text, "enter")
+
+    async def turn(self, agent: str, ask: str, answer: str, spent: Usage) -> None:
+        """One real turn: the operator types, the scripted model answers."""
+        await self.select(agent)
+        before = self.spent(agent)
+        self.llm.reply(answer, usage=spent)
+        await self.type(ask)
+        await self.until(lambda: self.spent(agent) > before and self.said(agent, answer))
+        await self.until(lambda: self.app.store.agents[agent].status != "working")
+
+    async def shoot(self, name: str) -> None:
+        self.app.main_screen.query_one(Composer).cursor_blink = False
+        for _ in range(6):
+            await self.pilot.pause(0.05)
+        svg = self.app.export_screenshot(title="plane")
+        (OUT / f"{name}.svg").write_text(svg)
+        png = to_png(OUT / f"{name}.svg")
+        print(f"screenshots/{name}.svg" + (f" + {png.name}" if png else ""))
+
+
+def to_png(svg: Path) -> Path | None:
+    """rsvg-convert draws Textual's SVG faithfully once told to keep its
+    spaces (xml:space), which it otherwise trims at the start of each run."""
+    if shutil.which("rsvg-convert") is None:
+        print("  (no PNG: apt-get install librsvg2-bin for rsvg-convert)")
+        return None
+    png = svg.with_suffix(".png")
+    text = svg.read_text().replace("<svg ", '<svg xml:space="preserve" ', 1)
+    subprocess.run(["rsvg-convert", "-f", "png", "-z", "1", "-o", str(png)],
+                   input=text.encode(), check=True)
+    return png
+
+
+async def scenes(d: Director) -> None:
+    await d.until(lambda: len(d.app.store.agents) == 5 and d.app.main_screen.selected == "demo")
+
+    await d.turn("builder", "run the test suite and tell me what broke",
+                 "Two failures, both in `test_ledger.py`: the rollover test expects "
+                 "00:00 UTC but the fixture clock is local.", usage(41_800, 36_200, 310))
+    await d.select("reviewer")
+    await d.type("/limit off")
+    await d.until(lambda: d.app.store.agents["reviewer"].limit_usd is None)
+    await d.turn("reviewer", "review the diff in PR 41",
+                 "Looks right. One nit: `resets_at` is computed twice; keep the one in "
+                 "the clock module.", usage(22_900, 20_100, 240))
+
+    await d.turn("burner", "crawl the docs site and summarise each page",
+                 "Crawled 40 pages; summaries follow in batches.", usage(16_000, 2_000, 1_900))
+    await d.until(lambda: d.app.store.agents["burner"].status == "held")
+    await d.type("also check the sitemap", minutes=3)
+    await d.until(lambda: d.said("burner", "also check the sitemap"))
+
+    await d.turn("demo", "summarise yesterday's incidents",
+                 "Two: the nightly build (linker) and a 5-minute API timeout at 03:10.",
+                 usage(14_200, 6_000, 280))
+    await d.turn("demo", "what failed in the last build?",
+                 "The linker could not find `libssl`: the build image lost `libssl-dev` "
+                 "when the base moved to bookworm.\n\n- add `libssl-dev` to the Dockerfile\n"
+                 "- pin the base image digest", usage(16_400, 9_900, 320))
+    await d.turn("demo", "open a PR with both fixes",
+                 "Opened #212: `Dockerfile: add libssl-dev, pin base digest`.",
+                 usage(17_100, 10_200, 150))
+    await d.select("demo")
+    await d.type("/limit")
+    await d.until(lambda: d.said("demo", "/limit") and d.app.store.conversation("demo")
+                  .ordered()[-1].kind == "plane")
+    await d.type("/limit 1.50")
+    await d.until(lambda: d.app.store.agents["demo"].limit_usd is not None
+                  and float(d.app.store.agents["demo"].limit_usd) == 1.5)
+    await d.type("/limit 1")
+    await d.until(lambda: float(d.app.store.agents["demo"].limit_usd or 0) == 1.0)
+    await d.shoot("main")
+
+    d.app.theme = "textual-light"
+    await d.shoot("main-light")
+    d.app.theme = "textual-dark"
+
+    await d.select("burner")
+    await d.shoot("held")
+
+    await d.select("demo")
+    await d.pilot.press("ctrl+n")
+    await d.until(lambda: type(d.app.screen).__name__ == "NewAgentScreen")
+    await d.pilot.press(*"scout", "enter")
+    await d.until(lambda: d.app.screen.query_one("#error").has_class("-shown"))
+    d.app.screen.query_one("#name", Input).cursor_blink = False
+    await d.shoot("new-agent")
+    await d.pilot.press("escape")
+
+    d.plane.stop_event.set()
+    await d.plane.shutdown()
+    await d.until(lambda: d.app.main_screen.lost is not None)
+    await d.shoot("connection-lost")
+
+
+async def main() -> None:
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+    workdir = Path(tempfile.gettempdir()) / "plane-screenshots"
+    shutil.rmtree(workdir, ignore_errors=True)
+    with ScriptedLLM() as llm:
+        llm.default_reply = "ok"
+        clock = ManualClock(START)
+        home = Home(workdir)  # a fixed path: it shows in the connection-lost picture
+        plane = Plane(parse_config(CONFIG.format(base_url=llm.base_url)), home, clock)
+        await plane.startup()
+        try:
+            app = PlaneApp(Address(path=home.socket))
+            async with app.run_test(size=SIZE) as pilot:
+                await scenes(Director(app, pilot, plane, clock, llm))
+        finally:
+            plane.stop_event.set()
+            await plane.shutdown()
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
