@@ -29,9 +29,13 @@ _HEADERS = (
 )
 
 
+_FILE_HEADERS = ("index ", "--- ", "+++ ", "old mode", "new mode")
+
+
 def compress(lines: list[str], command: str | None = None) -> Plan:
     plan = Plan(lines)
     kinds = _kinds(lines)
+    _fold_file_headers(plan, lines)
     _narrow_context(plan, kinds)
     _shorten_runs(plan, kinds, "+", "added")
     _shorten_runs(plan, kinds, "-", "removed")
@@ -59,6 +63,18 @@ def _kinds(lines: list[str]) -> list[str]:
             kinds.append("o")
             in_hunk = in_hunk and line.startswith("\\")
     return kinds
+
+
+def _fold_file_headers(plan: Plan, lines: list[str]) -> None:
+    """`index …`, `--- a/…`, `+++ b/…` repeat what `diff --git a/… b/…` already says."""
+    for i, line in enumerate(lines):
+        if not line.startswith("diff --git "):
+            continue
+        j = i + 1
+        while j < len(lines) and j - i <= 4 and lines[j].startswith(_FILE_HEADERS):
+            j += 1
+        if j - i >= 3 and lines[j - 1].startswith("+++ "):
+            plan.fold(i + 1, j, "header")
 
 
 def _narrow_context(plan: Plan, kinds: list[str]) -> None:

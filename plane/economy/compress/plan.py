@@ -110,6 +110,7 @@ def default_label(kind: str, removed: list[str]) -> tuple[str, str]:
         "echo": f"… {n} {noun} of echoed source",
         "paragraph": f"… {n} more {noun} of this paragraph",
         "docstring": f"… {n} more {noun} of docstring",
+        "header": f"… index, ---, +++ ({n} {noun})",
         "redraws": f"… {sum(line.count(chr(13)) for line in removed)} earlier frames",
     }
     head = heads.get(kind, f"… {n} {noun} omitted")

@@ -17,7 +17,7 @@ from plane.economy.compress.plan import Plan
 _MATCH = re.compile(r"^(?P<path>[^\s:][^:]*?)(?P<sep>[:=-])(?P<line>\d+)(?P=sep)")
 _FILE_ONLY = re.compile(r"^(?P<path>[^\s:][^:]*?):(?P<count>\d+)$")
 PER_FILE = 4
-LONG_MATCH = 50  # characters of matched text after `path:line:`
+LONG_MATCH = 48  # characters of matched text after `path:line:`
 CONTEXT = 1
 
 
