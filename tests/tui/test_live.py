@@ -201,3 +201,43 @@ async def test_arrows_and_the_mouse_select_agents_on_a_real_plane(start_plane) -
         await pilot.click(row(app, "demo"))
         await until(pilot, lambda: app.screen.query_one(AgentList).selected == "demo")
         assert title(app).startswith("demo ·")
+
+
+async def test_tcp_with_the_token_connects_and_a_wrong_token_is_shown(
+    start_plane, unused_tcp_port
+) -> None:  # type: ignore[no-untyped-def]
+    plane = await start_plane(tcp=("127.0.0.1", unused_tcp_port))
+    token = (plane.home.root / "token").read_text().strip()
+    app = PlaneApp(Address(host="127.0.0.1", port=unused_tcp_port, token=token))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: row(app, "scout") is not None)
+        assert title(app) == "demo · scripted-model · $0.00 of $1.00 today"
+
+    app = PlaneApp(Address(host="127.0.0.1", port=unused_tcp_port, token="wrong"),
+                   backoff=Backoff(first=0.05, most=0.3))
+    async with app.run_test(size=SIZE) as pilot:
+        banner = app.screen.query_one(ConnectionBanner)
+        await until(pilot, lambda: banner.has_class("-lost"))
+        assert "token" in str(banner.render()).lower()
+        assert not app.store.agents
+
+
+async def test_an_answer_streams_into_the_pane_before_it_is_whole(
+    start_plane, scripted_llm
+) -> None:  # type: ignore[no-untyped-def]
+    plane = await start_plane()
+    app = app_for(plane)
+    streamed: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.main_screen.selected == "demo")
+        app.store.streaming.subscribe(app.main_screen, lambda s: streamed.append(s.text),
+                                      immediate=True)
+        scripted_llm.reply("A long answer, streamed in pieces.", usage=Usage(input_tokens=5))
+        await type_line(pilot, "go")
+        await until(pilot, lambda: ("agent", "A long answer, streamed in pieces.")
+                    in pane_lines(app))
+        assert not app.screen.query("StreamingAnswer")
+    text = "A long answer, streamed in pieces."
+    partial = [t for t in streamed if t and t != text]
+    assert partial and all(text.startswith(t) for t in partial)  # shown as it arrived
+    assert streamed[-1] == ""  # then replaced by the whole message
