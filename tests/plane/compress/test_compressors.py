@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
-from plane.economy.compress import compress
+from plane.economy.compress import compress, search
 from plane.economy.compress.classify import classify
 from tests.plane.compress.helpers import FIXTURES, fixture, kept_lines, round_trips, run
 
@@ -82,9 +82,12 @@ def test_diff_keeps_headers_and_changes_and_narrows_context() -> None:
     text, result = run("git_diff.txt")
     lines = text.split("\n")
     for n, line in enumerate(lines):
-        if line.startswith(("@@", "diff --git", "--- a/", "+++ b/")):
+        if line.startswith(("@@", "diff --git")):
             assert line in result.text
-        starts_run = line[:1] in ("+", "-") and lines[n - 1][:1] != line[:1]
+        if line.startswith(("index ", "--- a/", "+++ b/")):
+            assert line not in kept_lines(result)  # `diff --git a/… b/…` already says it
+        header = line.startswith(("--- ", "+++ "))
+        starts_run = not header and line[:1] in ("+", "-") and lines[n - 1][:1] != line[:1]
         if starts_run:
             assert line in result.text  # every change shows at least its first line
     assert "unchanged" in result.text and "more removed lines" in result.text
@@ -98,12 +101,18 @@ def test_listings_keep_head_and_tail() -> None:
         assert result.chars_out < result.chars_in / 2, name
 
 
-def test_search_keeps_every_match_and_folds_far_context() -> None:
+def test_search_keeps_the_first_matches_of_every_file_and_folds_far_context() -> None:
     text, result = run("grep_n.txt")
+    per_file: dict[str, int] = {}
     for line in text.split("\n"):
-        found = re.match(r"(\S+?\.py:\d+):", line)
-        if found:
-            assert found.group(1) in result.text
+        found = re.match(r"(\S+?\.py):(\d+):", line)
+        if not found:
+            continue
+        per_file[found.group(1)] = per_file.get(found.group(1), 0) + 1
+        if per_file[found.group(1)] <= search.PER_FILE or len(line) < 60:
+            assert line in result.text
+        else:
+            assert line in result.text or any(line in chunk for chunk in result.refs.values())
     assert "more lines of matches" in result.text
 
 
