@@ -18,6 +18,7 @@ from plane.economy.compress.plan import Plan
 from plane.economy.compress.salience import novel_error_lines
 
 MIN_BODY = 4
+MAX_NESTING = 60
 COMMENT_MIN = 3
 _WORDS = re.compile(r"[A-Za-z]{3,}")
 _COMMENT = re.compile(r"^\s*(?://|/\*|\*|#(?!include|define|if|endif|else|pragma)|--)|^\s*$")
@@ -74,6 +75,8 @@ def fold_comment_blocks(plan: Plan, comment: re.Pattern[str]) -> None:
 def _visit(
     plan: Plan, lines: list[str], block: Block, depths: list[int], flagged: list[bool]
 ) -> None:
+    if depths[block.open_line] > MAX_NESTING:
+        return  # generated or pathological nesting: leave it whole
     header = _header(lines, block.open_line)
     if block.close_line < 0 or _CONTAINER.search(header) or not _FUNCTION.search(header):
         _visit_children(plan, lines, block, depths, flagged)
@@ -108,7 +111,7 @@ def _fold_range(plan: Plan, a: int, b: int, depths: list[int], flagged: list[boo
 def _fold_unit(plan: Plan, a: int, b: int, depths: list[int], flagged: list[bool]) -> None:
     if not any(flagged[a:b]):
         plan.fold(a, b, "body", atomic=True)
-    elif b - a > 2 and depths[a + 1] > depths[a]:
+    elif b - a > 2 and depths[a + 1] > depths[a] and depths[a] < MAX_NESTING:
         _fold_range(plan, a + 1, b - 1, depths, flagged)
 
 

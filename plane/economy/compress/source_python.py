@@ -25,7 +25,7 @@ def compress(lines: list[str]) -> Plan | None:
     text = "\n".join(lines)
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     plan = Plan(lines, comment="...  # ")
     flagged = novel_error_lines(lines)
@@ -126,6 +126,6 @@ def _still_parses(plan: Plan) -> bool:
     text, _ = render(plan)
     try:
         ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
