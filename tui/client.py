@@ -172,11 +172,15 @@ class PlaneClient:
             writer.close()
 
     async def _read(self, reader: asyncio.StreamReader) -> None:
-        while line := await reader.readline():
-            if not line.endswith(b"\n"):
-                break
-            self._dispatch(decode_server_frame(line))
-        raise _Lost("The plane closed the connection.")
+        try:
+            while line := await reader.readline():
+                if not line.endswith(b"\n"):
+                    break
+                self._dispatch(decode_server_frame(line))
+            raise _Lost("The plane closed the connection.")
+        finally:
+            # Whoever waits for a reply (the handshake too) hears it now, not at a timeout.
+            self._fail_pending()
 
     def _dispatch(self, frame: Any) -> None:
         if frame.type in EVENT_TYPES:
@@ -196,6 +200,9 @@ class PlaneClient:
     def _drop(self) -> None:
         self._ready.clear()
         self._writer = None
+        self._fail_pending()
+
+    def _fail_pending(self) -> None:
         for future in self._pending.values():
             if not future.done():
                 future.set_exception(PlaneUnavailable("The connection to the plane was lost."))

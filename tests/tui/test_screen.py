@@ -248,3 +248,18 @@ async def test_sending_without_a_plane_says_so_in_the_pane() -> None:
         await settle(pilot, 6)
         notes = [str(n.render()) for n in app.screen.query(".note")]
         assert notes == ["Not sent (no connection to the plane): hello"]
+
+
+async def test_tab_moves_between_the_input_the_rows_and_the_conversation() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, snapshot(agent("demo"), agent("scout")))
+        await settle(pilot)
+        seen = []
+        for _ in range(3):
+            await pilot.press("tab")
+            seen.append(app.focused.id if app.focused else None)
+        assert seen == ["rows", "conversation", "composer"]
+        await pilot.press("shift+tab", "shift+tab", "down")
+        await settle(pilot)
+        assert app.screen.query_one(AgentList).selected == "scout"

@@ -118,12 +118,12 @@ class MainScreen(Screen[None]):
         agent = self.store.agents.get(self.selected or "")
         title.agent = agent
         title.resets_in = self.store.resets_in()
-        if agent is None:
-            title.waiting_text = (
-                "connecting to the plane…" if self.store.day is None and not self.lost
-                else "no agents yet: ctrl+n creates one" if not self.lost
-                else "not connected"
-            )
+        if self.lost:
+            title.waiting_text = "not connected"
+        elif self.store.day is None:
+            title.waiting_text = "connecting to the plane…"
+        else:
+            title.waiting_text = "no agents yet: ctrl+n creates one"
 
     def _tick(self) -> None:
         self.query_one(TitleBar).resets_in = self.store.resets_in()
@@ -175,10 +175,10 @@ class MainScreen(Screen[None]):
     def _delivered(self, event: Delivered) -> None:
         if event.whole_history:
             conversation = self.store.conversation(event.agent)
-            conversation.add(event.messages)
+            fresh = conversation.add(event.messages)
             conversation.loaded = True
-            if event.agent == self.selected:
-                pane = self.query_one(ConversationPane)
+            pane = self.query_one(ConversationPane)
+            if event.agent == self.selected and (fresh or pane.agent != event.agent):
                 pane.show(event.agent, conversation.ordered())
                 pane.stream(conversation.streaming)
         else:
