@@ -94,26 +94,26 @@ def default_label(kind: str, removed: list[str]) -> tuple[str, str]:
     noun = "line" if n == 1 else "lines"
     heads = {
         "repeat": f"×{n + 1}",
-        "similar": f"… {n} similar {noun}",
-        "lines": f"… {n} {noun} omitted",
-        "log": f"… {n} log {noun} omitted",
-        "rows": f"… {n} rows omitted",
-        "items": f"… {n} {noun} of items",
-        "body": f"… body, {n} {noun}",
-        "context": f"… {n} unchanged {noun}",
-        "added": f"… {n} more added {noun}",
-        "removed": f"… {n} more removed {noun}",
-        "matches": f"… {n} more {noun} of matches",
-        "entries": f"… {n} {noun} omitted",
+        "similar": f"… {n} similar",
+        "lines": f"… {n} {noun}",
+        "log": f"… {n} log {noun}",
+        "rows": f"… {n} rows",
+        "items": f"… {n} {noun}",
+        "body": f"… body {n} {noun}",
+        "context": f"… {n} unchanged",
+        "added": f"… {n} more added",
+        "removed": f"… {n} more removed",
+        "matches": f"… {n} more matches",
+        "entries": f"… {n} entries",
         "frames": f"… {n} stack {noun}",
         "comments": f"… {n} comment {noun}",
-        "echo": f"… {n} {noun} of echoed source",
-        "paragraph": f"… {n} more {noun} of this paragraph",
-        "docstring": f"… {n} more {noun} of docstring",
-        "header": f"… index, ---, +++ ({n} {noun})",
+        "echo": f"… {n} echoed {noun}",
+        "paragraph": f"… {n} more {noun}",
+        "docstring": f"… {n} docstring {noun}",
+        "header": "… index/---/+++",
         "redraws": f"… {sum(line.count(chr(13)) for line in removed)} earlier frames",
     }
-    head = heads.get(kind, f"… {n} {noun} omitted")
+    head = heads.get(kind, f"… {n} {noun}")
     errors, warnings = count_levels(removed)
     parts = []
     if errors:

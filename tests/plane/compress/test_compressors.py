@@ -90,7 +90,7 @@ def test_diff_keeps_headers_and_changes_and_narrows_context() -> None:
         starts_run = not header and line[:1] in ("+", "-") and lines[n - 1][:1] != line[:1]
         if starts_run:
             assert line in result.text  # every change shows at least its first line
-    assert "unchanged" in result.text and "more removed lines" in result.text
+    assert "unchanged" in result.text and "more removed" in result.text
 
 
 def test_listings_keep_head_and_tail() -> None:
@@ -113,7 +113,7 @@ def test_search_keeps_the_first_matches_of_every_file_and_folds_far_context() ->
             assert line in result.text
         else:
             assert line in result.text or any(line in chunk for chunk in result.refs.values())
-    assert "more lines of matches" in result.text
+    assert "more matches" in result.text
 
 
 def test_python_source_still_parses_with_every_signature() -> None:
@@ -147,14 +147,14 @@ def test_brace_source_keeps_signatures_and_balanced_braces() -> None:
 def test_json_samples_long_arrays() -> None:
     _, result = run("pip_list.json.txt")
     assert result.text.startswith("[")
-    assert "lines of items" in result.text
+    assert re.search(r"\[… \d+ lines ref:", result.text)
     assert result.chars_out < result.chars_in / 3
 
 
 def test_table_keeps_the_header() -> None:
     _, result = run("files.csv.txt")
     assert result.text.split("\n")[0] == "path,size,mode\r"
-    assert "rows omitted" in result.text
+    assert re.search(r"\[… \d+ rows ref:", result.text)
 
 
 def test_progress_keeps_only_the_last_frame() -> None:
