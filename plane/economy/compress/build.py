@@ -33,10 +33,11 @@ _VERB = re.compile(
 def compress(lines: list[str], command: str | None = None) -> Plan:
     plan = Plan(lines)
     diagnostics.fold_echo(plan)
-    return logs.compress_plan(plan, _key)
+    return logs.compress_plan(plan, verb_key)
 
 
-def _key(line: str) -> str:
+def verb_key(line: str) -> str:
+    """The verb of a package/build step line (its kind), else the line's template."""
     found = _VERB.match(line)
     if found:
         return "verb:" + template(found.group(0))

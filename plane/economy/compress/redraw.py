@@ -9,14 +9,13 @@ line per epoch, per file, per percent) fold by template like any log.
 
 from __future__ import annotations
 
-from plane.economy.compress import logs
-from plane.economy.compress.fold import template
+from plane.economy.compress import build, logs
 from plane.economy.compress.plan import Inline, Plan
 from plane.economy.compress.salience import is_error_line
 
 
 def compress(lines: list[str], command: str | None = None) -> Plan:
-    plan = logs.compress_with(lines, template)
+    plan = logs.compress_with(lines, build.verb_key)
     folded = plan.folded_mask()
     for i, line in enumerate(lines):
         if "\r" in line.rstrip("\r") and not folded[i]:
