@@ -60,7 +60,7 @@ pricing:
 agents:
   demo: {{}}
   scout: {{}}
-  builder: {{}}
+  builder: {{tools: [set_own_limit]}}
   burner: {{limitUsd: 0.5}}
   reviewer: {{}}
 """
@@ -140,6 +140,16 @@ async def scenes(d: Director) -> None:
     await d.turn("builder", "run the test suite and tell me what broke",
                  "Two failures, both in `test_ledger.py`: the rollover test expects "
                  "00:00 UTC but the fixture clock is local.", usage(41_800, 36_200, 310))
+    await d.select("builder")
+    d.llm.reply("", tool_calls=[("set_own_limit", {"usd": "5"})], usage=usage(9_800, 8_900, 40))
+    d.llm.reply("Asked for $5.00 a day; the plane refused, so I stop here until you decide.",
+                usage=usage(10_300, 9_700, 60))
+    await d.type("finish the flaky-test hunt even if it costs more")
+    await d.until(lambda: d.said("builder", "Asked for $5.00 a day; the plane refused, so I "
+                                 "stop here until you decide."))
+    await d.until(lambda: d.app.store.agents["builder"].status != "working")
+    await d.shoot("ask")
+
     await d.select("reviewer")
     await d.type("/limit off")
     await d.until(lambda: d.app.store.agents["reviewer"].limit_usd is None)
