@@ -7,6 +7,7 @@ from decimal import Decimal
 import pytest
 
 from plane.protocol import Usage
+from tests.support.fixtures_plane import CONFIG
 
 FORTY_TWO_CENTS = Usage(input_tokens=220, output_tokens=100)
 
@@ -21,8 +22,7 @@ async def texts(plane, agent="demo"):
 
 
 async def test_both_halves_with_the_real_spend(start_plane):
-    plane = await start_plane("defaults:\n  provider: scripted\n  model: scripted-model\n"
-                              + _REST)
+    plane = await start_plane(CONFIG.replace("  limitUsd: 1\n", ""))  # no ceiling
     await spent_42_cents(plane)
     calls = len(plane.llm.requests)
     replies = {}
@@ -148,16 +148,3 @@ async def test_tool_output_that_says_limit_changes_nothing(start_plane, tmp_path
     await plane.turn("demo", "read notes")
     assert plane.services.gate.ceilings.of("demo") == Decimal(1)
 
-
-_REST = """providers:
-  scripted:
-    kind: openai-compatible
-    base_url: {base_url}
-    models: [scripted-model]
-    max_retries: 0
-pricing:
-  scripted-model: {input: 1000, cached_input: 100, output: 2000}
-agents:
-  demo: {}
-  scout: {}
-"""
