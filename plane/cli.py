@@ -155,8 +155,11 @@ def _tui(args: argparse.Namespace) -> int:
 
 
 def _start_daemon(home: Home) -> None:
+    """Start `plane serve` in the background; return once it answers. A plane
+    that exits instead (a bad agents.yaml, say) is reported in its own words."""
+    start = home.log.stat().st_size if home.log.exists() else 0
     with open(home.log, "ab") as log:
-        subprocess.Popen(
+        daemon = subprocess.Popen(
             [sys.executable, "-m", "plane", "serve"],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
         )
@@ -164,6 +167,10 @@ def _start_daemon(home: Home) -> None:
     while time.monotonic() < deadline:
         if asyncio.run(_answers(home)):
             return
+        if daemon.poll() is not None:
+            said = home.log.read_bytes()[start:].decode(errors="replace").strip().splitlines()
+            last = said[-1].removeprefix("plane: ") if said else f"see {home.log}"
+            raise PlaneError(f"The plane did not start: {last}")
         time.sleep(0.2)
     raise PlaneError(f"The plane did not start within {START_TIMEOUT_S:.0f}s; see {home.log}.")
 

@@ -112,3 +112,15 @@ def test_a_bad_config_stops_the_plane_before_it_starts(tmp_path):
 def test_every_command_has_help(command, tmp_path):
     result = plane_cmd(tmp_path, command, "--help")
     assert result.returncode == 0 and "usage: plane" in result.stdout
+
+
+def test_plane_alone_reports_a_daemon_that_could_not_start(tmp_path):
+    (tmp_path / "agents.yaml").write_text("agents:\n  demo:\n    limitusd: 2\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "plane"], cwd=tmp_path, capture_output=True, text=True,
+        env={**os.environ, "PLANE_HOME": str(tmp_path / "home")}, timeout=120,
+    )
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        "plane: The plane did not start: agents.yaml line 3: agents.demo.limitusd: unknown key."
+    )
