@@ -8,11 +8,13 @@ model through the toolbox and compression; people see a one-line summary.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
 from plane.clock import day_of
+from plane.economy.compact import compact
 from plane.errors import ProviderError
 from plane.protocol import Message, MessageKind, Usage
 from plane.providers.base import ChatMessage, CompletionRequest, ToolCall, ToolSpec
@@ -63,7 +65,7 @@ class Turn:
         self._repeated = False
 
     async def run(self, incoming: str) -> TurnResult:
-        history = await self.services.transcript.load(self.spec.name)
+        history = await self._history()
         new = [ChatMessage("user", incoming)]
         self.tools = self.tooling.session(self.spec, history + new)
         tools = self.tooling.specs(self.tools)
@@ -86,6 +88,19 @@ class Turn:
             await self.say("plane", _cap_notice(cap))
         await self.services.transcript.extend(self.spec.name, new)
         return self.result
+
+    async def _history(self) -> list[ChatMessage]:
+        """The model's history, compacted first when a batch is due."""
+        services, agent = self.services, self.spec.name
+        history = await services.transcript.load(agent)
+        compaction = compact(history, services.config.session)
+        if compaction is None:
+            return history
+        if services.refs is not None:
+            await asyncio.to_thread(services.refs.put, compaction.removed)
+        await services.transcript.replace(agent, compaction.history)
+        self.result.saved_chars += compaction.saved_chars
+        return compaction.history
 
     def _request(
         self, messages: list[ChatMessage], tools: tuple[ToolSpec, ...]
