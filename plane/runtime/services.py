@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from plane.clock import Clock
 from plane.config import Config
 from plane.conversation import Conversation
+from plane.economy.autocompact import Breaker
 from plane.economy.compress.store import RefStore
 from plane.events import EventBus
 from plane.gate import Gate
@@ -41,6 +42,8 @@ class Services:
     providers: dict[str, Provider]
     refs: RefStore | None
     """Where compression keeps what it removed; None with compression off."""
+    breaker: Breaker = field(default_factory=Breaker)
+    """Auto-compact's: three failed summaries in a row and an agent stops trying."""
     scheduler: Scheduler = field(init=False)
     crew: Crew = field(init=False)
 

@@ -14,6 +14,13 @@ from decimal import Decimal
 from pathlib import Path
 
 from plane.clock import day_of
+from plane.economy.autocompact import (
+    SUMMARY_ASK,
+    over_budget,
+    recent_files,
+    replacement,
+    save,
+)
 from plane.economy.compact import compact
 from plane.errors import ProviderError
 from plane.protocol import Message, MessageKind, Usage
@@ -26,6 +33,10 @@ from plane.runtime.tooling import Tooling
 
 SUMMARY_CHARS = 160
 CUT_OFF = "The connection to the provider broke mid-answer; what arrived is kept, at an estimate."
+BREAKER_NOTICE = (
+    "Summarising the history failed three times in a row; auto-compact is off for this agent "
+    "until the plane restarts."
+)
 REPEATED = (
     "You already made this exact call in this turn; its result is above. "
     "Answer now with what you have."
@@ -94,13 +105,39 @@ class Turn:
         services, agent = self.services, self.spec.name
         history = await services.transcript.load(agent)
         compaction = compact(history, services.config.session)
-        if compaction is None:
+        if compaction is not None:
+            if services.refs is not None:
+                await asyncio.to_thread(services.refs.put, compaction.removed)
+            await services.transcript.replace(agent, compaction.history)
+            self.result.saved_chars += compaction.saved_chars
+            history = compaction.history
+        if services.config.session.auto_compact and not services.breaker.tripped(agent):
+            history = await self._auto_compact(history)
+        return history
+
+    async def _auto_compact(self, history: list[ChatMessage]) -> list[ChatMessage]:
+        """Summarise the history when it nears the context window (saved first)."""
+        services, agent = self.services, self.spec.name
+        window = services.config.providers[self.spec.provider].context_window
+        probe = self._request(history, ())
+        if not over_budget(probe.system, history, window, probe.max_output_tokens):
             return history
-        if services.refs is not None:
-            await asyncio.to_thread(services.refs.put, compaction.removed)
-        await services.transcript.replace(agent, compaction.history)
-        self.result.saved_chars += compaction.saved_chars
-        return compaction.history
+        saved = await asyncio.to_thread(save, history, self.workspace, services.clock.now())
+        metered = await self._call(self._request([*history, ChatMessage("user", SUMMARY_ASK)], ()))
+        summary = metered.completion.text.strip() if metered else ""
+        if not summary:
+            if services.breaker.failed(agent):
+                await self.say("plane", BREAKER_NOTICE)
+            return history
+        services.breaker.succeeded(agent)
+        compacted = replacement(summary, recent_files(history), saved)
+        await services.transcript.replace(agent, compacted)
+        await self.say(
+            "plane",
+            f"The history was summarised to fit the context window; "
+            f"the whole of it is saved in {saved}.",
+        )
+        return compacted
 
     def _request(
         self, messages: list[ChatMessage], tools: tuple[ToolSpec, ...]
