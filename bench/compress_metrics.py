@@ -1,7 +1,7 @@
 """The bench's own definition of "salient tokens", written from the issue, not the engine.
 
 A token is salient when it is path-like anywhere in the output (`dir/name.ext`,
-`name.ext`, `name.ext:12`, for common source, config, archive and library
+`/abs/dir/name.ext`, `name.ext`, `name.ext:12`, for common source, config, archive and library
 extensions), or an identifier of 4+ characters on a line that mentions error,
 fail, warning, exception, traceback, fatal, denied, not found or undefined
 (case-insensitive). Tokens are counted once per sample. A token is visible
@@ -27,8 +27,10 @@ _EXTENSIONS = (
     # libraries and objects
     " so a dll dylib o lib"
 ).split()
+# An absolute or home-relative path (`/usr/lib/x.py`, `~/a/b.rs`) is one token, leading
+# slash included: the lookbehind alone would refuse every start inside it and so miss it.
 PATH_TOKEN = re.compile(
-    r"(?<![\w./-])((?:[\w.@+-]+/)*[\w@+-][\w.@+-]*\.(?:"
+    r"(?<![\w./~-])((?:/|~/)?(?:[\w.@+-]+/)*[\w@+-][\w.@+-]*\.(?:"
     + "|".join(_EXTENSIONS)
     + r")(?:\.\d+)*(?::\d+)?)(?![\w/])"
 )

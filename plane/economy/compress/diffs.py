@@ -1,18 +1,25 @@
 """Diffs (unified, git diff/show/log -p): hunks narrowed to the lines around each change.
 
 What a reader of a diff needs is every file and hunk header, every commit's
-header and message, and each change with a line or two of context. Longer
-unchanged context folds, and a long run of added or removed lines (a new
-file, a deleted module) keeps its first and last lines around a marker.
+header and message, and what each change made of the file. The hunk header
+already says where a change is (line numbers, and the enclosing function for
+git), so unchanged context folds whole: a `[… 3 unchanged]` marker says how
+much stood between two changes. Where lines were replaced (a run of removed
+lines straight before a run of added ones) the new text is kept and the old
+folds behind `[… N removed lines]`; its ref gives it back when the old version
+matters. A long run of added or removed lines (a new file, a deleted module)
+keeps its first and last lines around a marker. Paths and names on error
+lines in anything folded stay visible through the engine's guard.
 """
 
 from __future__ import annotations
 
 from plane.economy.compress.plan import Plan
 
-CONTEXT = 1
-RUN_HEAD = 3
+CONTEXT = 0
+RUN_HEAD = 1
 RUN_TAIL = 1
+REPEAT_MIN = 24  # shorter repeated lines (`+    }`) cost less than a marker
 _HEADERS = (
     "diff --git ",
     "index ",
@@ -37,8 +44,10 @@ def compress(lines: list[str], command: str | None = None) -> Plan:
     kinds = _kinds(lines)
     _fold_file_headers(plan, lines)
     _narrow_context(plan, kinds)
+    _fold_replaced(plan, kinds)
     _shorten_runs(plan, kinds, "+", "added")
     _shorten_runs(plan, kinds, "-", "removed")
+    _fold_repeated_changes(plan, kinds)
     return plan
 
 
@@ -93,6 +102,36 @@ def _narrow_context(plan: Plan, kinds: list[str]) -> None:
             j += 1
         plan.fold(i, j, "context")
         i = j
+
+
+def _fold_replaced(plan: Plan, kinds: list[str]) -> None:
+    """The removed half of a replacement folds: the added half right after it is the news."""
+    i = 0
+    while i < len(kinds):
+        if kinds[i] != "-":
+            i += 1
+            continue
+        j = i
+        while j < len(kinds) and kinds[j] == "-":
+            j += 1
+        if j < len(kinds) and kinds[j] == "+":
+            plan.fold(i, j, "replaced")
+        i = j
+
+
+def _fold_repeated_changes(plan: Plan, kinds: list[str]) -> None:
+    """An added line already shown verbatim earlier (the same bump in ten workflow files)
+    folds as a repeat of it; the first instance stays."""
+    seen: set[str] = set()
+    folded = plan.folded_mask()
+    for i, kind in enumerate(kinds):
+        line = plan.lines[i]
+        if kind != "+" or folded[i] or len(line) < REPEAT_MIN:
+            continue
+        if line in seen:
+            plan.fold(i, i + 1, "similar")
+        else:
+            seen.add(line)
 
 
 def _shorten_runs(plan: Plan, kinds: list[str], sign: str, kind: str) -> None:

@@ -31,6 +31,7 @@ class Fold:
     end: int
     kind: str = "lines"
     atomic: bool = False  # the guard may drop this fold, never split it (code must still parse)
+    parts: tuple[tuple[str, int], ...] = ()  # (kind, lines) of touching folds made one marker
 
 
 @dataclass(frozen=True)
@@ -78,14 +79,34 @@ class Plan:
         return out
 
     def merged(self) -> list[Fold]:
-        """Normalised folds with touching folds of one kind made one marker."""
+        """Normalised folds with touching folds made one marker.
+
+        Folds of one kind simply grow. Touching folds of different kinds (three
+        unchanged lines, then two removed ones) become one marker whose label
+        names each part: two markers in a row cost a second ref and tell the
+        reader nothing the parts of one label do not. Code folds stay apart,
+        since each is a comment line the language must still parse around.
+        """
         out: list[Fold] = []
         for f in self.normalised():
-            if out and out[-1].end == f.start and out[-1].kind == f.kind:
-                out[-1] = Fold(out[-1].start, f.end, f.kind, f.atomic)
+            last = out[-1] if out else None
+            if last is None or last.end != f.start:
+                out.append(f)
+            elif last.kind == f.kind and not last.parts:
+                out[-1] = Fold(last.start, f.end, f.kind, f.atomic)
+            elif self.comment is None and not (last.atomic or f.atomic):
+                parts = last.parts or ((last.kind, last.end - last.start),)
+                out[-1] = Fold(last.start, f.end, "parts", False, _add(parts, f))
             else:
                 out.append(f)
         return out
+
+
+def _add(parts: tuple[tuple[str, int], ...], fold: Fold) -> tuple[tuple[str, int], ...]:
+    kind, n = parts[-1]
+    if kind == fold.kind:
+        return (*parts[:-1], (kind, n + fold.end - fold.start))
+    return (*parts, (fold.kind, fold.end - fold.start))
 
 
 def default_label(kind: str, removed: list[str]) -> tuple[str, str]:
@@ -103,6 +124,7 @@ def default_label(kind: str, removed: list[str]) -> tuple[str, str]:
         "context": f"… {n} unchanged",
         "added": f"… {n} more added",
         "removed": f"… {n} more removed",
+        "replaced": f"… {n} removed {noun}",
         "matches": f"… {n} more matches",
         "entries": f"… {n} entries",
         "frames": f"… {n} stack {noun}",
@@ -133,7 +155,7 @@ def render(plan: Plan, labeller: Labeller = default_label) -> tuple[str, dict[st
         _keep(plan, pos, f.start, out, refs, labeller)
         removed = lines[f.start : f.end]
         content = "\n".join(removed)
-        head, tail = labeller(f.kind, removed)
+        head, tail = _label(f, removed, labeller)
         ref = ref_for(content)
         text = _marker_line(plan, removed, head, ref, tail)
         if len(text) >= len(content):
@@ -149,6 +171,23 @@ def render(plan: Plan, labeller: Labeller = default_label) -> tuple[str, dict[st
         refs[ref] = plan.view_of
         text = f"[… {plan.view_label} view ref:{ref}]\n{text}\n[end of view ref:{ref}]"
     return text, refs
+
+
+def _label(fold: Fold, removed: list[str], labeller: Labeller) -> tuple[str, str]:
+    """A fold's label; a merged fold's sums its parts by kind, counts errors once."""
+    if not fold.parts:
+        return labeller(fold.kind, removed)
+    by_kind: dict[str, list[str]] = {}
+    at = 0
+    for kind, n in fold.parts:
+        by_kind.setdefault(kind, []).extend(removed[at : at + n])
+        at += n
+    heads = []
+    for kind, lines in by_kind.items():
+        head, _ = labeller(kind, lines)
+        heads.append(head.removeprefix("… ") if heads else head)
+    _, tail = labeller("lines", removed)
+    return ", ".join(heads), tail
 
 
 def _marker_line(plan: Plan, removed: list[str], head: str, ref: str, tail: str) -> str:

@@ -113,7 +113,7 @@ def guard(plan: Plan) -> Plan:
     kept = [line for i, line in enumerate(lines) if not folded[i] and i not in plan.inlines]
     for inline in plan.inlines.values():
         kept.extend(text for text, kind in inline.pieces if kind is None)
-    visible = _words("\n".join(kept))
+    visible = _Visible("\n".join(kept))
     flagged = error_lines(lines)
     pinned: list[int] = []
     dropped: list[Fold] = []
@@ -123,13 +123,13 @@ def guard(plan: Plan) -> Plan:
             wanted = set(PATH_RE.findall(line))
             if flagged[i]:
                 wanted.update(IDENT_RE.findall(line))
-            if wanted and not wanted <= visible:
+            if wanted and not visible.shows(wanted):
                 if fold.atomic:
                     dropped.append(fold)
-                    visible |= _words("\n".join(lines[fold.start : fold.end]))
+                    visible.add("\n".join(lines[fold.start : fold.end]))
                     break
                 pinned.append(i)
-                visible |= _words(line)
+                visible.add(line)
     if dropped:
         plan.folds = [f for f in plan.normalised() if f not in dropped]
     if pinned:
@@ -145,6 +145,43 @@ def _candidates(plan: Plan, fold: Fold, flagged: list[bool]) -> list[int]:
             if not flagged[i] and _PATH_HINT.search(plan.lines[i]):
                 found.add(i)
     return sorted(found)
+
+
+class _Visible:
+    """What kept text shows. A detail is shown when it occurs anywhere in it, inside a
+    longer word too (`Error` in `TypeError`, `app.py` in `src/app.py:3`): that is what a
+    reader searching the text finds. Whole words are a set lookup; a name is looked for
+    in the distinct words, a path in the texts, and the answer remembered."""
+
+    def __init__(self, text: str) -> None:
+        self.words: set[str] = set()
+        self.texts: list[str] = []
+        self.runs: dict[str, None] = {}
+        self.joined: list[str] = []
+        self.found: dict[str, bool] = {}
+        self.add(text)
+
+    def add(self, text: str) -> None:
+        self.words |= _words(text)
+        self.texts.append(text)
+        new = [run for run in dict.fromkeys(_RUN_RE.findall(text)) if run not in self.runs]
+        self.runs.update(dict.fromkeys(new))
+        self.joined.append("\n".join(new))
+        self.found = {k: v for k, v in self.found.items() if v}
+
+    def shows(self, wanted: set[str]) -> bool:
+        return all(w in self.words or self._inside(w) for w in wanted)
+
+    def _inside(self, token: str) -> bool:
+        known = self.found.get(token)
+        if known is None:
+            where = self.joined if _RUN_RE.fullmatch(token) else self.texts
+            known = any(token in text for text in where)
+            self.found[token] = known
+        return known
+
+
+_RUN_RE = re.compile(r"\w+")
 
 
 def _words(text: str) -> set[str]:

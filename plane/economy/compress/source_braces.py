@@ -85,10 +85,17 @@ def _visit(
     if _CONTROL.match(header) or body < MIN_BODY:
         return
     nested = sum(c.close_line - c.open_line for c in block.children if c.close_line > 0)
-    if nested > body * 2 // 3 and any(_FUNCTION.search(lines[c.open_line]) for c in block.children):
+    if nested > body * 2 // 3 and any(_is_function(lines, c) for c in block.children):
         _visit_children(plan, lines, block, depths, flagged)
         return
     _fold_statements(plan, block, depths, flagged)
+
+
+def _is_function(lines: list[str], block: Block) -> bool:
+    """A nested function (a closure, a method of an IIFE module), not `if (…) {` or `for … {`:
+    only nested functions make a body a container worth entering rather than eliding."""
+    header = _header(lines, block.open_line)
+    return _FUNCTION.search(header) is not None and _CONTROL.match(header) is None
 
 
 def _fold_statements(plan: Plan, block: Block, depths: list[int], flagged: list[bool]) -> None:

@@ -88,9 +88,22 @@ def test_diff_keeps_headers_and_changes_and_narrows_context() -> None:
             assert line not in kept_lines(result)  # `diff --git a/… b/…` already says it
         header = line.startswith(("--- ", "+++ "))
         starts_run = not header and line[:1] in ("+", "-") and lines[n - 1][:1] != line[:1]
-        if starts_run:
-            assert line in result.text  # every change shows at least its first line
-    assert "unchanged" in result.text and "more removed" in result.text
+        end = n
+        while end < len(lines) and lines[end][:1] == line[:1]:
+            end += 1
+        replaced = line[:1] == "-" and end < len(lines) and lines[end][:1] == "+"
+        if starts_run and not replaced:
+            assert line in result.text  # every addition and deletion shows its first line
+    assert "unchanged" in result.text and "removed line" in result.text
+    assert "+def fill(text, width=72, **kwargs):" in kept_lines(result)  # the new text of a
+    assert "-def fill(text, width=70, **kwargs):" not in kept_lines(result)  # replacement
+
+
+def test_diff_folds_context_and_old_text_into_one_marker_with_each_part_named() -> None:
+    _, result = run("git_diff.txt")
+    merged = [m for m in result.text.split("\n") if "unchanged, " in m and "removed" in m]
+    assert merged, "touching context and removed folds share one marker"
+    assert round_trips(fixture("git_diff.txt"), result)
 
 
 def test_listings_keep_head_and_tail() -> None:
