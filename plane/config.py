@@ -163,6 +163,11 @@ class Config(Block):
     session: SessionConfig = SessionConfig()
     repo_map: RepoMapConfig = RepoMapConfig()
     compression: CompressionConfig = CompressionConfig()
+    sandbox: bool = True
+    """Run agents' shell commands under Linux Landlock: they may read the
+    system and work in their own workspace, and reach nothing else (not the
+    plane's database, not your home). Where the kernel has no Landlock,
+    commands are refused; `false` runs them unconfined."""
 
     @model_validator(mode="after")
     def _with_embedded(self) -> Config:

@@ -32,6 +32,7 @@ class AgentToolContext:
     ) -> None:
         self.agent = agent
         self.workspace = workspace
+        self.sandboxed = services.config.sandbox
         self.clock: Clock = services.clock
         self._services = services
         self._scout = scout

@@ -29,6 +29,8 @@ class ToolContext(Protocol):
     agent: str
     workspace: Path
     """The agent's workspace directory (it exists). File tools are confined to it."""
+    sandboxed: bool
+    """Whether `run_command` runs under the Landlock sandbox (see `sandbox`)."""
     clock: Clock
 
     async def schedule_turn(self, at: datetime, note: str) -> str:

@@ -19,6 +19,7 @@ from pydantic import Field
 from plane.errors import ToolError
 from plane.tools.base import Args, Tool, ToolContext
 from plane.tools.process import run_process, tool_environment
+from plane.tools.sandbox import launcher
 
 OUTPUT_CAP = 64 * 1024
 MAX_TIMEOUT_S = 600
@@ -40,10 +41,17 @@ class RunCommandArgs(Args):
 
 
 async def run_command(args: RunCommandArgs, ctx: ToolContext) -> str:
+    argv = [SHELL, "-c", args.command]
+    env = tool_environment(ctx.workspace)
+    if ctx.sandboxed:
+        argv = launcher(ctx.workspace, argv)
+        scratch = ctx.workspace / ".tmp"  # /tmp is outside the sandbox
+        scratch.mkdir(exist_ok=True)
+        env["TMPDIR"] = str(scratch)
     finished = await run_process(
-        [SHELL, "-c", args.command],
+        argv,
         cwd=ctx.workspace,
-        env=tool_environment(ctx.workspace),
+        env=env,
         timeout_s=args.timeout_s,
         cap_bytes=OUTPUT_CAP,
     )

@@ -28,6 +28,7 @@ class FakeContext:
     agent: str
     workspace: Path
     clock: ManualClock
+    sandboxed: bool = False
     asked: list[tuple[str, Any]] = field(default_factory=list)
 
     async def schedule_turn(self, at: datetime, note: str) -> str:
