@@ -74,7 +74,9 @@ _PROGRAMS = [
     ),
     (re.compile(r"\b(?:wget|curl|dd|rsync|git\s+clone|tqdm)\b"), "redraw"),
 ]
-_CAT = re.compile(r"\b(?:cat|zcat|bat|head|tail|less|more|sed\s+-n\s+\S+)\s+(?:-\S+\s+)*(\S+)\s*$")
+_CAT = re.compile(
+    r"\b(?:cat|zcat|bat|head|tail|less|more|sed\s+-n\s+\S+)\s+(?:-\S+\s+)*(?:\S+\s+)*(\S+)\s*$"
+)
 
 
 def classify(text: str, command: str | None = None) -> str:
@@ -100,9 +102,13 @@ def _from_command(command: str) -> str | None:
     return _by_path(found.group(1).strip("'\""))
 
 
+_REDIRECT = re.compile(r"\s+\d?>>?\s*(?:&\d|\S+)")
+
+
 def _last_stage(command: str) -> str:
+    """The stage that printed the output, its redirections (`2>/dev/null`) dropped."""
     stages = [s for s in re.split(r"\|(?!\|)", command) if not re.match(r"\s*(?:head|tail)\b", s)]
-    return stages[-1] if stages else command
+    return _REDIRECT.sub("", stages[-1] if stages else command)
 
 
 def _by_path(path: str) -> str | None:

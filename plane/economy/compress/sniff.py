@@ -147,8 +147,13 @@ def by_content(sample: Sample) -> str:
     return "plain"
 
 
+_MATRIX = re.compile(r"^\s*\[*(?:\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?,?)+\s*\]*,?$")
+
+
 def _table_score(sample: Sample) -> float:
     if sample.share(_TABLE_SEP) > 0.5:
+        return 0.9
+    if sample.share(_MATRIX) > 0.8:  # a printed array (numpy, torch): rows of numbers
         return 0.9
     lines = sample.lines
     if len(lines) < 5:
