@@ -30,6 +30,13 @@ FIXTURES = {
     "pydoc_textwrap.html.txt": "python3 -m pydoc -w textwrap; cat textwrap.html",
     "readme.md.txt": "cat README.md",
     "debconf.conf.txt": "cat /etc/debconf.conf",
+    "git_diff_repeated.txt": "git diff",
+    "numpy_array.txt": "python -c 'import numpy as np; print(np.linspace(-3, 3, 240)…)'",
+    "metadata.txt": (
+        "cat site-packages/httpx-0.28.1.dist-info/METADATA"
+        " site-packages/click-8.5.1.dist-info/METADATA 2>/dev/null | head -150"
+    ),
+    "book_js.txt": "head -n 100 book-a0b12cfe.js",
 }
 
 

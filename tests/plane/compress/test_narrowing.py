@@ -1,0 +1,92 @@
+"""Narrowing: diffs kept to what changed, touching markers merged, details found inside words,
+brace bodies elided around their control blocks, and outputs routed by what printed them."""
+
+from __future__ import annotations
+
+from plane.economy.compress import expand, plan
+from plane.economy.compress.classify import classify
+from plane.economy.compress.plan import Plan, render
+from plane.economy.compress.salience import guard
+from tests.plane.compress.helpers import FIXTURES, fixture, kept_lines, round_trips, run
+
+
+def test_diff_keeps_each_new_line_once_and_folds_its_repeats_in_later_files() -> None:
+    text, result = run("git_diff_repeated.txt")
+    kept = kept_lines(result)
+    new = "+      - uses: actions/checkout@v4  # pinned for the node 20 runtime"
+    assert kept.count(new) == 1  # three files got the same line: the first shows it
+    assert text.count(new) == 3
+    assert "-      - uses: actions/checkout@v3" not in kept  # replaced: the new text is kept
+    assert all(f"diff --git a/{f}.yaml b/{f}.yaml" in kept for f in "abc")
+    assert round_trips(text, result)
+
+
+def test_touching_folds_of_different_kinds_are_one_marker_naming_each() -> None:
+    lines = [f"line {n}" * 3 for n in range(12)]
+    p = Plan(lines)
+    p.fold(1, 4, "context")
+    p.fold(4, 6, "replaced")
+    p.fold(6, 7, "context")
+    p.fold(9, 11, "context")
+    out, refs = render(p)
+    markers = [line for line in out.split("\n") if "ref:k_" in line]
+    assert len(markers) == 2
+    assert markers[0].startswith("[… 4 unchanged, 2 removed lines ref:k_")
+    assert expand(out, refs.__getitem__) == "\n".join(lines)
+
+
+def test_code_folds_stay_apart_so_each_stays_a_comment_line() -> None:
+    lines = [f"    x{n} = {n}" for n in range(10)]
+    p = Plan(lines, comment="...  # ")
+    p.fold(1, 4, "body", atomic=True)
+    p.fold(4, 8, "comments")
+    assert len(p.merged()) == 2
+
+
+def test_the_guard_counts_a_name_shown_inside_a_longer_word() -> None:
+    lines = [
+        "raise TypeError(mismatch) if error in parser",
+        *[f"padding line {n} that is long enough to fold" for n in range(6)],
+        "error: Type mismatch",  # `Type` shows inside `TypeError` above
+        "error: KeyMissing in table",  # `KeyMissing` shows nowhere else
+    ]
+    p = Plan(lines)
+    p.fold(1, len(lines), "lines")
+    guarded = guard(p)
+    folded = guarded.folded_mask()
+    assert folded[7], "a name visible inside a kept word needs no second copy"
+    assert not folded[8], "a name nothing kept shows is pinned"
+
+
+def test_a_function_body_that_is_mostly_one_if_block_is_elided() -> None:
+    text, result = run("book_js.txt")
+    kept = kept_lines(result)
+    assert "function playground_text(playground, hidden = true) {" in kept
+    assert "    const code_block = playground.querySelector('code');" in text
+    assert "    const code_block = playground.querySelector('code');" not in kept
+    assert "body 10 lines" in result.text
+    assert round_trips(text, result)
+
+
+def test_printed_number_arrays_are_tables() -> None:
+    text = fixture("numpy_array.txt")
+    assert classify(text, FIXTURES["numpy_array.txt"]) == "table"
+    _, result = run("numpy_array.txt")
+    assert result.chars_out < result.chars_in / 2
+    assert text.split("\n")[0] in kept_lines(result)
+
+
+def test_cat_of_several_files_with_redirections_goes_by_the_file_name() -> None:
+    text = fixture("metadata.txt")
+    assert classify(text, FIXTURES["metadata.txt"]) == "mixed"
+    assert classify(text, "cat a/METADATA b/METADATA 2>&1") == "mixed"
+
+
+def test_merged_labels_count_errors_once() -> None:
+    head, tail = plan._label(
+        plan.Fold(0, 3, "parts", parts=(("context", 2), ("replaced", 1))),
+        [" ok", " error: boom", "-error: gone"],
+        plan.default_label,
+    )
+    assert head == "… 2 unchanged, 1 removed line"
+    assert tail == "; 2 ERROR"
