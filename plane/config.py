@@ -59,6 +59,10 @@ class ProviderConfig(Block):
     """Models offered when an agent is created from the keyboard."""
     context_window: int = Field(default=128_000, gt=0)
     """Tokens the models here accept in one call (auto-compact works from it)."""
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    """Sampling temperature (default: the provider's own)."""
+    frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
+    """Discourages repeating tokens (OpenAI-compatible providers only)."""
 
     @property
     def effective_tool_mode(self) -> Literal["native", "json_schema"]:
@@ -74,7 +78,12 @@ class ProviderConfig(Block):
 
 
 EMBEDDED_PROVIDER = ProviderConfig(
-    kind="embedded", models=[EMBEDDED_MODEL], context_window=4096
+    kind="embedded",
+    models=[EMBEDDED_MODEL],
+    context_window=4096,
+    # A 135M model left to itself repeats itself; these keep its answers short.
+    temperature=0.3,
+    frequency_penalty=0.5,
 )
 
 

@@ -212,6 +212,8 @@ class AnthropicProvider:
             "max_tokens": request.max_output_tokens,
             "messages": wire_messages(request),
         }
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
         if request.system:
             body["system"] = [
                 {"type": "text", "text": request.system, "cache_control": dict(EPHEMERAL)}

@@ -63,6 +63,10 @@ class CompletionRequest:
     tool_mode: ToolMode = "native"
     max_output_tokens: int = 1024
     stream: bool = True
+    temperature: float | None = None
+    """None: the provider's default."""
+    frequency_penalty: float | None = None
+    """OpenAI-compatible only; None: the provider's default."""
     cache_breakpoints: tuple[int, ...] = ()
     """Indexes into `messages` after which a provider with explicit prompt
     caching (Anthropic) places a cache breakpoint. The system prompt always

@@ -151,6 +151,10 @@ class OpenAIProvider:
                 }
                 for t in request.tools
             ]
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        if request.frequency_penalty is not None:
+            body["frequency_penalty"] = request.frequency_penalty
         if request.stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}

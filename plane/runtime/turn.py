@@ -143,13 +143,16 @@ class Turn:
         self, messages: list[ChatMessage], tools: tuple[ToolSpec, ...]
     ) -> CompletionRequest:
         services = self.services
+        provider = services.config.providers[self.spec.provider]
         return CompletionRequest(
             model=self.spec.model,
             system=system_prompt(self.spec, day_of(services.clock.now())),
             messages=tuple(messages),
             tools=tools,
-            tool_mode=services.config.providers[self.spec.provider].effective_tool_mode,
+            tool_mode=provider.effective_tool_mode,
             max_output_tokens=services.config.defaults.max_output_tokens,
+            temperature=provider.temperature,
+            frequency_penalty=provider.frequency_penalty,
         )
 
     async def _call(self, request: CompletionRequest) -> Metered | None:
