@@ -34,6 +34,7 @@ ERROR_LINE_RE = re.compile(
     r"error|fail|warning|exception|traceback|fatal|denied|not found|undefined", re.I
 )
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
+PAGE_LINE = 4000  # characters: a line longer than this is a page, not a line of output
 _PATH_HINT = re.compile(r"\.(?:" + _EXT + r")\b")
 
 
@@ -120,7 +121,7 @@ def guard(plan: Plan) -> Plan:
     for fold in plan.normalised():
         for i in _candidates(plan, fold, flagged):
             line = lines[i]
-            wanted = set(PATH_RE.findall(line))
+            wanted = set(PATH_RE.findall(line)) if flagged[i] or _worth_a_line(line) else set()
             if flagged[i]:
                 wanted.update(IDENT_RE.findall(line))
             if wanted and not visible.shows(wanted):
@@ -135,6 +136,13 @@ def guard(plan: Plan) -> Plan:
     if pinned:
         plan.folds = _split(plan.normalised(), pinned)
     return plan
+
+
+def _worth_a_line(line: str) -> bool:
+    """Whether a location is worth reopening this line for: a path reported on a line of
+    output is; a path mentioned in a page-long line (a README held in a JSON string) is not,
+    since reopening the page to show one file name would undo the fold it sits in."""
+    return len(line) <= PAGE_LINE
 
 
 def _candidates(plan: Plan, fold: Fold, flagged: list[bool]) -> list[int]:

@@ -90,3 +90,13 @@ def test_merged_labels_count_errors_once() -> None:
     )
     assert head == "… 2 unchanged, 1 removed line"
     assert tail == "; 2 ERROR"
+
+
+def test_a_path_mentioned_in_a_page_long_line_does_not_reopen_the_page() -> None:
+    page = "Install it, then see docs/setup.py for the options. " + "More prose here. " * 300
+    lines = ["header line", "see src/tool.py for details", page, "footer"]
+    p = Plan(lines)
+    p.fold(1, 3, "lines")
+    folded = guard(p).folded_mask()
+    assert not folded[1], "a path reported on a line of output stays visible"
+    assert folded[2], "a page is not reopened for one file name in it"
