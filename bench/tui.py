@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from plane import protocol as p
 from tui.app import PlaneApp
 from tui.client import Address
+from tui.widgets.agent_list import AgentList
 
 NOW = datetime(2026, 1, 1, 20, 0, tzinfo=UTC)
 
@@ -57,6 +58,12 @@ class StandInPlane:
         self._writers: list[asyncio.StreamWriter] = []
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await self._serve(reader, writer)
+        except (ConnectionError, asyncio.CancelledError):
+            pass  # the app went away first: the bench is over
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while line := await reader.readline():
             request = p.decode_request(line)
             if isinstance(request, p.Hello):
@@ -72,6 +79,10 @@ class StandInPlane:
                 reply = p.Error(id=getattr(request, "id", None), code="invalid", message="bench")
             writer.write(p.encode(reply))
             await writer.drain()
+
+    def close(self) -> None:
+        for writer in self._writers:
+            writer.close()
 
     async def stream(self) -> None:
         names = list(self.agents)
@@ -118,10 +129,10 @@ async def run(agents: int, rate: float, presses: int) -> None:
         path = Path(home) / "plane.sock"
         server = await asyncio.start_unix_server(plane.handle, path)
         app = TimedApp(Address(path=path))
+        started = time.perf_counter()
         async with app.run_test(size=(120, 40)) as pilot:
-            started = time.perf_counter()
-            while len(app.main_screen.query("AgentRow")) < agents:
-                await pilot.pause(0.05)
+            while len(app.main_screen.query_one(AgentList).names) < agents:
+                await pilot.pause(0.01)
             mounted = time.perf_counter() - started
             feeding = asyncio.create_task(plane.stream())
             await asyncio.sleep(1.0)
@@ -144,11 +155,13 @@ async def run(agents: int, rate: float, presses: int) -> None:
             feeding.cancel()
             updates = plane.sent - sent_before
             paints = app.paints - paints_before
+        plane.close()
         server.close()
+        await server.wait_closed()
     latencies.sort()
     p95 = latencies[int(len(latencies) * 0.95) - 1]
     print(f"agents {agents}, spend updates {updates / elapsed:.0f}/s, "
-          f"screen updates {paints / elapsed:.0f}/s, first paint of {agents} rows "
+          f"screen updates {paints / elapsed:.0f}/s, start to {agents} rows on screen "
           f"{mounted:.2f}s")
     print(f"keypress-to-repaint over {presses} arrow keys: median "
           f"{statistics.median(latencies):.1f} ms, p95 {p95:.1f} ms, max {latencies[-1]:.1f} ms")

@@ -11,6 +11,7 @@ import pytest
 from plane.protocol import Event, Snapshot
 from tui.app import PlaneApp
 from tui.messages import PlaneConnected, PlaneEvent
+from tui.widgets.agent_list import AgentList
 
 
 @pytest.fixture(autouse=True)
@@ -35,3 +36,18 @@ async def settle(pilot, rounds: int = 3) -> None:  # type: ignore[no-untyped-def
     """Let posted messages, signals and mounts run through."""
     for _ in range(rounds):
         await pilot.pause()
+
+
+def drawn_row(app: PlaneApp, agent: str) -> str:
+    """The agent's row as drawn on screen (words joined by single spaces),
+    or "" when it has no row."""
+    agents = app.main_screen.query_one(AgentList)
+    if agent not in agents.names:
+        return ""
+    line = agents.render_line(agents.names.index(agent) - agents.scroll_offset.y)
+    return " ".join(line.text.split())
+
+
+def row_classes(app: PlaneApp, agent: str) -> frozenset[str]:
+    """The row's state classes (`-warn`, `-over`, `-held`, …)."""
+    return app.main_screen.query_one(AgentList).row_state(agent)[1]

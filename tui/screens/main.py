@@ -252,7 +252,7 @@ class MainScreen(Screen[None]):
         self.open_new_agent()
 
     def action_focus_agents(self) -> None:
-        self.query_one(AgentList).focus_rows()
+        self.query_one(AgentList).focus()
 
     def action_focus_composer(self) -> None:
         self.query_one(Composer).focus()

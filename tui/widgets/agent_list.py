@@ -1,14 +1,21 @@
-"""The agent rows, kept in step with the store, and the `+ new agent` row.
+"""Every agent's row: state glyph, name, and what it spent today.
 
-The list subscribes to the store itself (rows are the store's most frequent
-readers: a spend update touches one row, found by name, and nothing else).
-Moving the highlight selects an agent; it tells the screen with `Selected`.
+One widget draws all the rows, line by line (like Textual's own OptionList
+and DataTable), rather than one widget per row: with 500 agents, every
+layout of the screen walked 500 row widgets (53 ms a layout, measured by
+bench/tui.py), and a row refreshed out of view made the compositor re-map
+them all. Drawn here, a spend update repaints one line if it is in view,
+and nothing if it is not.
 
-Rows out of view are not redrawn when their agent changes: they take the new
-state quietly and are brought up to date when scrolled into view. (Refreshing
-a widget the compositor cannot see makes it re-map every widget on the next
-frame; with 500 agents and 100 updates a second that was most of the time.)
-Enter or a click on `+ new agent` asks for the form with `NewAgentWanted`.
+A row still has state "classes" (`-warn`, `-over`, `-working`, `-held`,
+`-idle`, see `row_classes`); each picks a component class of this widget,
+coloured in `app.tcss` with theme variables. An agent that has spent
+nothing shows no figure: a column of `$0.00` is noise, and the row you look
+for is the one unlike the others. The last row is `+ new agent`.
+
+The list subscribes to the store itself: rows are the store's busiest
+readers. Moving the cursor selects an agent and says so with `Selected`;
+Enter or a click on `+ new agent` (or `n`) asks for the form.
 """
 
 from __future__ import annotations
@@ -16,29 +23,74 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from textual.app import ComposeResult
+from textual import events
 from textual.binding import Binding, BindingType
+from textual.cache import LRUCache
+from textual.content import Content
+from textual.geometry import Region, Size
 from textual.message import Message
-from textual.widget import Widget
-from textual.widgets import ListView
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.visual import Visual
 
 from plane.protocol import AgentState
+from tui.formatting import dollars, spend_level
 from tui.store import Store
-from tui.widgets.agent_row import AgentRow
-from tui.widgets.new_agent_row import NewAgentRow
+
+GLYPHS = {"working": "●", "idle": "○", "held": "■"}
+"""working: a turn in flight; idle: waiting; held: at its ceiling, taking no turn."""
+NEW_AGENT = "+ new agent"
 
 
-class AgentList(Widget):
-    """Every agent of the plane, one row each; the selected one is highlighted.
+def row_classes(agent: AgentState) -> frozenset[str]:
+    """The row's state, in the words `app.tcss` uses."""
+    level = spend_level(agent)
+    classes = {f"-{agent.status}"}
+    if level != "ok":
+        classes.add(f"-{level}")
+    return frozenset(classes)
 
-    It wraps a `ListView` (keys, mouse, scrolling) rather than subclassing it,
-    so its own `Selected` message can say what the screen needs: a name."""
+
+def row_text(agent: AgentState, width: int) -> tuple[str, str, str]:
+    """Glyph, name (padded or cut to fit) and figure of a row `width` wide
+    (not counting the one-cell margin each side)."""
+    figure = dollars(agent.spend_today_usd) if agent.spend_today_usd > 0 else ""
+    room = max(1, width - 2 - (len(figure) + 1 if figure else 0))
+    name = agent.name if len(agent.name) <= room else agent.name[: room - 1] + "…"
+    return GLYPHS.get(agent.status, "?"), name.ljust(room), figure
+
+
+class AgentList(ScrollView, can_focus=True):
+    """The agents of the plane, one line each, then `+ new agent`."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "move(-1)", "Up", show=False),
+        Binding("down", "move(1)", "Down", show=False),
+        Binding("pageup", "move(-10)", "Page up", show=False),
+        Binding("pagedown", "move(10)", "Page down", show=False),
+        Binding("home", "move(-1_000_000)", "First", show=False),
+        Binding("end", "move(1_000_000)", "Last", show=False),
+        Binding("enter", "choose", "Choose", show=False),
         Binding("n", "new_agent", "New agent", show=False),
-        Binding("home", "first", "First", show=False),
-        Binding("end", "last", "Last", show=False),
     ]
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "agent-list--row",
+        "agent-list--cursor",
+        "agent-list--cursor-blurred",
+        "agent-list--hover",
+        "agent-list--glyph",
+        "agent-list--glyph-working",
+        "agent-list--glyph-held",
+        "agent-list--spend",
+        "agent-list--spend-warn",
+        "agent-list--spend-over",
+        "agent-list--new",
+    }
+
+    cursor: reactive[int] = reactive(0)
+    """The highlighted line: an agent's, or the last one, `+ new agent`."""
 
     @dataclass
     class Selected(Message):
@@ -65,133 +117,176 @@ class AgentList(Widget):
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.store = store
-        self._rows: dict[str, AgentRow] = {}
+        self.names: list[str] = []
+        """Agents in row order."""
         self.selected: str | None = None
-        """The agent whose conversation is shown (the `+` row is never it)."""
+        """The agent whose conversation is shown (`+ new agent` is never it)."""
         self._wanted: str | None = None
         """An agent to select as soon as its row exists (one just created)."""
-        self._position: dict[str, int] = {}
-        """Each agent's row number (rows are one line each)."""
-        self._stale: set[str] = set()
-        """Rows out of view whose agent changed since they were last drawn."""
-
-    def compose(self) -> ComposeResult:
-        yield ListView(NewAgentRow(id="new-agent-row"), id="rows")
-
-    @property
-    def rows(self) -> ListView:
-        return self.query_one("#rows", ListView)
-
-    def focus_rows(self) -> None:
-        self.rows.focus()
+        self._row_of: dict[str, int] = {}
+        self._hover: int | None = None
+        self._lines: LRUCache[tuple[object, ...], Strip] = LRUCache(1024)
 
     def on_mount(self) -> None:
         self.store.roster_changed.subscribe(self, self._sync, immediate=True)
         self.store.agent_changed.subscribe(self, self._update, immediate=True)
         self._sync(self.store.names)
-        self.watch(self.rows, "scroll_y", self._scrolled, init=False)
 
     # ── keeping in step with the store ─────────────────────────────────────
 
-    def _update(self, agent: AgentState) -> None:
-        row = self._rows.get(agent.name)
-        if row is None:
-            return
-        if self._in_view(agent.name):
-            row.agent = agent
-        else:
-            row.set_reactive(AgentRow.agent, agent)
-            self._stale.add(agent.name)
-
-    def _in_view(self, name: str) -> bool:
-        rows = self.rows
-        top = int(rows.scroll_y)
-        return top - 2 <= self._position.get(name, 0) <= top + rows.size.height + 2
-
-    def _scrolled(self) -> None:
-        for name in [n for n in self._stale if self._in_view(n)]:
-            self._stale.discard(name)
-            row = self._rows[name]
-            row.watch_agent(row.agent)
-            row.refresh()
-
     def _sync(self, names: list[str]) -> None:
-        for gone in set(self._rows) - set(names):
-            self._rows.pop(gone).remove()
-        fresh = []
-        for name in names:
-            agent = self.store.agents[name]
-            if name in self._rows:
-                self._rows[name].agent = agent
-            else:
-                self._rows[name] = AgentRow(agent)
-                fresh.append(self._rows[name])
-        self._position = {name: index for index, name in enumerate(names)}
-        self._stale.clear()
-        if fresh:
-            self.rows.mount_all(fresh, before=self.rows.query_one(NewAgentRow))
-        self.call_after_refresh(self._keep_selection)
-
-    def _keep_selection(self) -> None:
+        self.names = list(names)
+        self._row_of = {name: row for row, name in enumerate(self.names)}
+        self.virtual_size = Size(self.scrollable_content_region.width, len(self.names) + 1)
+        self.refresh()
         wanted, self._wanted = self._wanted, None
-        for name in (wanted, self.selected, next(iter(self._rows), None)):
-            if name in self._rows:
+        for name in (wanted, self.selected, next(iter(self.names), None)):
+            if name in self._row_of:
                 self.select(name)
                 return
         self.selected = None
-        self.rows.index = 0
+        self.cursor = len(self.names)
+
+    def _update(self, agent: AgentState) -> None:
+        row = self._row_of.get(agent.name)
+        if row is not None and self._in_view(row):
+            self.refresh_line(row)
+
+    def _in_view(self, row: int) -> bool:
+        top = self.scroll_offset.y
+        return top <= row < top + self.scrollable_content_region.height
 
     # ── attributes down ────────────────────────────────────────────────────
 
     def select(self, agent: str) -> None:
-        """Highlight `agent`'s row (as if the operator moved there)."""
-        row = self._rows.get(agent)
+        """Put the cursor on `agent` (as if the operator moved there)."""
+        row = self._row_of.get(agent)
         if row is None:
             self._wanted = agent
             return
-        rows = self.rows
-        index = rows.children.index(row)
-        if rows.index != index:
-            rows.index = index  # the ListView highlights it and says so
-            return
-        # Same index, other row (rows were inserted above): move the mark by hand.
-        for child in rows.children:
-            child.highlighted = child is row  # type: ignore[attr-defined]
+        self.cursor = row
         if self.selected != agent:
             self._announce(agent)
 
     def step(self, delta: int) -> None:
-        """Move the selection `delta` agents up or down (not onto `+ new agent`)."""
-        names = list(self._rows)
-        if not names:
-            return
-        here = names.index(self.selected) if self.selected in self._rows else 0
-        self.select(names[max(0, min(len(names) - 1, here + delta))])
+        """Move the selection `delta` agents (never onto `+ new agent`)."""
+        if self.names:
+            here = self._row_of.get(self.selected or "", 0)
+            self.select(self.names[max(0, min(len(self.names) - 1, here + delta))])
+
+    def row_state(self, agent: str) -> tuple[str, frozenset[str]]:
+        """What `agent`'s row shows, as text, and its state classes."""
+        state = self.store.agents[agent]
+        glyph, name, figure = row_text(state, self.scrollable_content_region.width - 2)
+        return " ".join(f"{glyph} {name} {figure}".split()), row_classes(state)
 
     def _announce(self, agent: str) -> None:
         self.selected = agent
         self.post_message(self.Selected(agent))
 
+    # ── drawing ────────────────────────────────────────────────────────────
+
+    def render_line(self, y: int) -> Strip:
+        row = self.scroll_offset.y + y
+        width = self.scrollable_content_region.width
+        if row > len(self.names):
+            return Strip.blank(width, self.get_visual_style("agent-list--row").rich_style)
+        look = self._look(row)
+        agent = self.store.agents.get(self.names[row]) if row < len(self.names) else None
+        key = (agent, look, width, row == len(self.names))
+        if (strip := self._lines.get(key)) is None:
+            strip = self._draw(agent, look, width)
+            self._lines[key] = strip
+        return strip
+
+    def _look(self, row: int) -> str:
+        if row == self.cursor:
+            return "agent-list--cursor" if self.has_focus else "agent-list--cursor-blurred"
+        return "agent-list--hover" if row == self._hover else ""
+
+    def _draw(self, agent: AgentState | None, look: str, width: int) -> Strip:
+        base = self.get_visual_style("agent-list--row", *([look] if look else []))
+        if agent is None:
+            content = Content.assemble(" ", (NEW_AGENT, self._part("agent-list--new")))
+        else:
+            glyph, name, figure = row_text(agent, width - 2)
+            level = spend_level(agent)
+            spend = "agent-list--spend" + ("" if level == "ok" else f"-{level}")
+            mark = {"working": "-working", "held": "-held"}.get(agent.status, "")
+            content = Content.assemble(
+                " ", (glyph, self._part(f"agent-list--glyph{mark}")), " ", name,
+                " " if figure else "", (figure, self._part(spend)),
+            )
+        return Visual.to_strips(self, content, width, 1, base)[0].extend_cell_length(
+            width, base.rich_style)
+
+    def _part(self, component: str):  # type: ignore[no-untyped-def]
+        return self.get_visual_style(component, partial=True)
+
+    def notify_style_update(self) -> None:
+        self._lines.clear()
+        super().notify_style_update()
+
     # ── events ─────────────────────────────────────────────────────────────
 
-    def on_list_view_highlighted(self, event: ListView.Highlighted) -> None:
-        event.stop()
-        item = event.item
-        if isinstance(item, AgentRow) and item.agent_name != self.selected:
-            self._announce(item.agent_name)
+    def watch_cursor(self, old: int, new: int) -> None:
+        self.refresh_line(old)
+        self.refresh_line(new)
+        width = self.scrollable_content_region.width
+        self.scroll_to_region(Region(0, new, width, 1), animate=False, force=True,
+                              immediate=True)
 
-    def on_list_view_selected(self, event: ListView.Selected) -> None:
-        event.stop()
-        if isinstance(event.item, NewAgentRow):
+    def on_focus(self) -> None:
+        self.refresh_line(self.cursor)
+
+    def on_blur(self) -> None:
+        self.refresh_line(self.cursor)
+
+    def on_resize(self) -> None:
+        self.virtual_size = Size(self.scrollable_content_region.width, len(self.names) + 1)
+
+    def on_click(self, event: events.Click) -> None:
+        row = self._row_at(event)
+        if row is not None:
+            self.focus()
+            self.cursor = row
+            self.action_choose()
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        row = self._row_at(event)
+        if row != self._hover:
+            for line in (self._hover, row):
+                if line is not None:
+                    self.refresh_line(line)
+            self._hover = row
+
+    def on_leave(self) -> None:
+        if self._hover is not None:
+            self.refresh_line(self._hover)
+            self._hover = None
+
+    def _row_at(self, event: events.MouseEvent) -> int | None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return None
+        row = offset.y + self.scroll_offset.y
+        return row if 0 <= row <= len(self.names) else None
+
+    # ── actions ────────────────────────────────────────────────────────────
+
+    def action_move(self, delta: int) -> None:
+        self.cursor = max(0, min(len(self.names), self.cursor + delta))
+        if self.cursor < len(self.names) and self.names[self.cursor] != self.selected:
+            self._announce(self.names[self.cursor])
+
+    def action_choose(self) -> None:
+        if self.cursor >= len(self.names):
             self.post_message(self.NewAgentWanted())
-        elif isinstance(event.item, AgentRow):
-            self.post_message(self.Chosen(event.item.agent_name))
+        else:
+            agent = self.names[self.cursor]
+            if agent != self.selected:
+                self._announce(agent)
+            self.post_message(self.Chosen(agent))
 
     def action_new_agent(self) -> None:
         self.post_message(self.NewAgentWanted())
-
-    def action_first(self) -> None:
-        self.rows.index = 0
-
-    def action_last(self) -> None:
-        self.rows.index = len(self.rows) - 1
