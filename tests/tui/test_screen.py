@@ -84,9 +84,13 @@ async def test_title_bar_says_model_spend_and_limit() -> None:
 async def test_countdown_runs_from_the_planes_clock_not_this_ones() -> None:
     app = PlaneApp(None)
     async with app.run_test(size=SIZE) as pilot:
-        ticks = iter([100.0, 100.0, 160.0, 160.0, 160.0, 160.0])
-        app.store.clock = lambda: next(ticks, 160.0)
-        feed(app, snapshot(agent("demo", "5", status="held")))
+        monotonic = [100.0]
+        app.store.clock = lambda: monotonic[0]
+        feed(app, snapshot(agent("demo", "5", status="held")))  # plane: 20:47:00 UTC
+        await settle(pilot)
+        assert title(app).endswith("held · resets in 3h 13m")
+        monotonic[0] += 60  # a minute passes here, whatever this machine's clock says
+        app.main_screen._tick()
         await settle(pilot)
         assert app.store.resets_in() == timedelta(hours=3, minutes=12)
         assert title(app).endswith("held · resets in 3h 12m")
