@@ -7,6 +7,11 @@ reopens any folded line carrying such a detail that no kept line shows; the
 fold around it splits in two. Compressors can therefore be bold about what
 is redundant without each re-implementing "but keep the errors".
 
+A detail counts as shown when it occurs anywhere in the kept text, inside a
+longer word too (`Type` in `TypeError`): that is what a reader searching the
+text finds. A path mentioned in a page-long line (a README in a JSON string)
+does not reopen the page; a name on an error line always does.
+
 Compressors whose lines *are* locations (search results, listings) switch off
 the location half (`Plan.protect_paths = False`); errors are always guarded.
 """
