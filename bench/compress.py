@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from compress_metrics import error_lines, salient, visible  # noqa: E402
+from compress_metrics import error_lines, line_shape, salient, visible  # noqa: E402
 from compress_report import Row, print_report  # noqa: E402
 
 from plane.economy.compress import compress, expand  # noqa: E402
@@ -182,6 +182,10 @@ def measure(s: Sample, ours: Outcome, theirs: Outcome | None) -> Row:
         lines = error_lines(s.text)
         row.err_lines = len(lines)
         row.err_lines_seen = sum(1 for line in lines if line in ours.text)
+        shapes = {line_shape(line) for line in ours.text.split("\n")}
+        row.err_lines_repeated = sum(
+            1 for line in lines if line not in ours.text and line_shape(line) in shapes
+        )
     if theirs is not None:
         row.hr_out = len(theirs.text)
         row.hr_ms = theirs.ms

@@ -70,3 +70,12 @@ def error_lines(text: str) -> list[str]:
         if ERROR_LINE.search(line) and line.strip():
             seen.setdefault(line, None)
     return list(seen)
+
+
+_VARYING = re.compile(r"0x[0-9a-fA-F]+|\d+")
+
+
+def line_shape(line: str) -> str:
+    """A line with its numbers and addresses made uniform and its spacing collapsed: two
+    error lines of one shape differ only by a count, a line number or an address."""
+    return " ".join(_VARYING.sub("#", line).split())
