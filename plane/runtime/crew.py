@@ -96,8 +96,11 @@ class Crew:
         self._services.bus.emit(AgentUpdated(agent=await self.state(agent)))
 
     async def after_spend(self, agent: str) -> None:
-        """After each metered call: the row, and the once-a-day notices."""
+        """After each metered call: the row shows it at once."""
         await self.publish(agent)
+
+    async def spend_notices(self, agent: str) -> None:
+        """After a turn's cost line: the once-a-day warning and ceiling notices."""
         services = self._services
         ceiling = services.gate.ceilings.of(agent)
         if ceiling is None or ceiling == 0:
@@ -108,8 +111,8 @@ class Crew:
             now = services.clock.now()
             await services.say(agent, "plane", (
                 f"{agent} has reached its {usd_exact(ceiling)} daily ceiling ({usd(spent)} "
-                "spent). A turn in flight finishes; no new one starts until 00:00 UTC, "
-                f"in {until(now, next_midnight(now))}, or until the limit is raised."
+                f"spent) and starts no new turn until 00:00 UTC, in "
+                f"{until(now, next_midnight(now))}, or until the limit is raised."
             ))
         ratio = Decimal(str(services.config.defaults.warn_ratio))
         if spent >= ceiling * ratio and await services.conversation.first_today(agent, "warn"):

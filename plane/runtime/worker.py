@@ -119,6 +119,7 @@ class AgentWorker:
             await self.say("agent", result.answer)
         if result.calls:
             await self._services.crew.cost_line(name, result)
+            await self._services.crew.spend_notices(name)
         self._services.bus.emit(
             TurnFinished(agent=name, turn=number, cost_usd=result.cost, usage=result.usage,
                          ok=result.ok)

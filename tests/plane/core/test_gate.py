@@ -106,7 +106,12 @@ async def test_a_turn_that_crosses_the_ceiling_finishes_and_the_next_does_not_st
     plane.llm.reply("", tool_calls=[("budget_status", {})], usage=Usage(input_tokens=700))
     plane.llm.reply("finished", usage=Usage(input_tokens=600))
     said = await plane.turn("demo", "a long job")
-    assert said[-2].text == "finished"
+    assert [m.kind for m in said][-3:] == ["agent", "cost", "plane"]
+    assert said[-3].text == "finished"
+    assert said[-1].text == (
+        "demo has reached its $1.00 daily ceiling ($1.30 spent) and starts no new turn "
+        "until 00:00 UTC, in 12h 0m, or until the limit is raised."
+    )
     assert await spend(plane) == Decimal("1.3")
     calls = len(plane.llm.requests)
     held = await plane.send("demo", "and another")
