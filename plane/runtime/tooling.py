@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from plane.economy.compress import compress
+from plane.economy.repomap import note_read
 from plane.providers.base import ChatMessage, ToolCall, ToolSpec
 from plane.roster import AgentSpec
 from plane.runtime.services import Services
@@ -55,6 +56,8 @@ class Tooling:
     ) -> ToolOutcome:
         context = AgentToolContext(self._services, spec.name, workspace, self._scout)
         result = await registry.call(call.name, call.arguments, context, available=available)
+        if call.name == "read_file" and result.ok:
+            await self._remember(workspace, call, result.text)
         refs = self._services.refs
         if refs is None or call.name in UNCOMPRESSED:
             return ToolOutcome(result.text, result.text, result.ok)
@@ -65,12 +68,22 @@ class Tooling:
         return ToolOutcome(compressed.text, result.text, result.ok, compressed.saved)
 
 
-def _command_of(call: ToolCall) -> str | None:
-    """The shell command behind a run_command call: the compressor's best hint."""
-    if call.name != "run_command":
-        return None
+    async def _remember(self, workspace: Path, call: ToolCall, text: str) -> None:
+        """Put a file the agent read on its repo map (when the map is on)."""
+        settings = self._services.config.repo_map
+        path = _argument(call, "path")
+        if settings.enabled and path:
+            await asyncio.to_thread(note_read, workspace, path, text, settings)
+
+
+def _argument(call: ToolCall, name: str) -> str | None:
     try:
-        command = json.loads(call.arguments).get("command")
+        value = json.loads(call.arguments).get(name)
     except (ValueError, AttributeError):
         return None
-    return command if isinstance(command, str) else None
+    return value if isinstance(value, str) else None
+
+
+def _command_of(call: ToolCall) -> str | None:
+    """The shell command behind a run_command call: the compressor's best hint."""
+    return _argument(call, "command") if call.name == "run_command" else None

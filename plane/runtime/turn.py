@@ -22,6 +22,7 @@ from plane.economy.autocompact import (
     save,
 )
 from plane.economy.compact import compact
+from plane.economy.repomap import layer
 from plane.errors import ProviderError
 from plane.protocol import Message, MessageKind, Usage
 from plane.providers.base import ChatMessage, CompletionRequest, ToolCall, ToolSpec
@@ -74,9 +75,11 @@ class Turn:
         self.tools: tuple[str, ...] = ()
         self._calls_made: set[tuple[str, str]] = set()
         self._repeated = False
+        self._layers: tuple[str, ...] = ()
 
     async def run(self, incoming: str) -> TurnResult:
         history = await self._history()
+        self._layers = await self._prompt_layers()
         new = [ChatMessage("user", incoming)]
         self.tools = self.tooling.session(self.spec, history + new)
         tools = self.tooling.specs(self.tools)
@@ -139,6 +142,14 @@ class Turn:
         )
         return compacted
 
+    async def _prompt_layers(self) -> tuple[str, ...]:
+        """Extra stable sections of the system prompt, fixed for the whole turn."""
+        settings = self.services.config.repo_map
+        if not settings.enabled:
+            return ()
+        repo_map = await asyncio.to_thread(layer, self.workspace, settings)
+        return (repo_map,) if repo_map else ()
+
     def _request(
         self, messages: list[ChatMessage], tools: tuple[ToolSpec, ...]
     ) -> CompletionRequest:
@@ -146,7 +157,7 @@ class Turn:
         provider = services.config.providers[self.spec.provider]
         return CompletionRequest(
             model=self.spec.model,
-            system=system_prompt(self.spec, day_of(services.clock.now())),
+            system=system_prompt(self.spec, day_of(services.clock.now()), self._layers),
             messages=tuple(messages),
             tools=tools,
             tool_mode=provider.effective_tool_mode,

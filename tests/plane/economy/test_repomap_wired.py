@@ -1,0 +1,25 @@
+"""The repo map in a running plane: a file read in one turn is on the map,
+and the next turn's system prompt carries the ## Repo Map layer."""
+
+from plane.protocol import Usage
+from tests.support.fixtures_plane import CONFIG
+
+
+async def test_a_read_file_reaches_the_next_turns_prompt(start_plane):
+    plane = await start_plane(CONFIG + "repo_map:\n  enabled: true\n")
+    workspace = plane.services.roster.get("demo").workspace
+    (workspace / "billing.py").write_text(
+        '"""Charges each call to the day its cost became known."""\n\n'
+        "def settle(call):\n    return call\n"
+    )
+    plane.llm.reply("", tool_calls=[("read_file", {"path": "billing.py"})], usage=Usage())
+    plane.llm.reply("Read it.", usage=Usage())
+    await plane.turn("demo", "read billing.py")
+    assert "## Repo Map" not in plane.llm.requests[0]["messages"][0]["content"]
+    assert (workspace / "REPO_MAP.json").exists()
+
+    plane.llm.reply("Noted.", usage=Usage())
+    await plane.turn("demo", "what do you know?")
+    system = plane.llm.requests[-1]["messages"][0]["content"]
+    assert "## Repo Map" in system and "billing.py" in system and "settle" in system
+    assert system.endswith("(UTC)."), "the map sits in the stable part, before the date tail"
