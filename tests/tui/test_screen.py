@@ -166,11 +166,15 @@ async def test_conversation_shows_every_kind_and_marks_held_messages() -> None:
         lines = list(app.screen.query(MessageLine))
         kinds = [line.message.kind for line in lines]
         assert kinds == ["operator", "agent", "cost", "tool", "ask", "operator", "plane"]
-        texts = [" ".join(str(w.render()) for w in line.children) for line in lines]
-        assert texts[0].startswith("14:02 you") and "what failed" in texts[0]
+        texts = [line.plain(80) for line in lines]
+        assert texts[0] == "14:02 you   what failed in the last build?"
+        assert texts[1] == "14:02 demo  The linker could not find libssl."
         assert texts[2].strip() == "$0.03 · 12.4k in (11.9k cached) · 320 out"
-        assert "‹ask› /limit 50" in texts[4]
-        assert lines[5].has_class("-held") and texts[5].endswith("held")
+        assert texts[3] == "14:02 demo  ⚙ shell: make -j2 (exit 2)"
+        assert texts[4] == "14:02 demo  ‹ask› /limit 50"
+        assert texts[5].startswith("14:02 you   are you there?") and texts[5].endswith(" held")
+        assert lines[5].has_class("-held")
+        assert texts[6].startswith("14:02 plane demo is held at its ceiling;")
         assert not lines[0].has_class("-held")
 
 
@@ -180,12 +184,28 @@ async def test_long_answers_render_markdown_and_short_ones_plain() -> None:
         feed(app, snapshot(agent("demo")))
         feed(app, MessageAppended(message=message("demo", "agent", "ok [red]not markup[/]")))
         feed(app, MessageAppended(message=message(
-            "demo", "agent", "## Plan\n\n- read the log\n- fix `ld` flags\n")))
+            "demo", "agent", "## Plan\n\nRead **the log**, then:\n\n- read the log\n"
+            "- fix `ld` flags\n\n```\nmake -j2\n```\n")))
         await settle(pilot, 5)
         plain, rich = app.screen.query(MessageLine)
-        assert not plain.query("Markdown") and "[red]not markup[/]" in str(
-            plain.query_one(".body").render())
-        assert rich.query("Markdown")
+        assert plain.plain(80) == "14:02 demo  ok [red]not markup[/]"
+        assert not plain.has_class("-markdown") and rich.has_class("-markdown")
+        assert rich.plain(80).splitlines() == [
+            "14:02 demo  Plan",
+            "            Read the log, then:",
+            "            • read the log",
+            "            • fix ld flags",
+            "",
+            "              make -j2",
+        ]
+
+
+def test_markdown_wraps_under_its_own_markers() -> None:
+    from tui.markdown_lines import blocks
+
+    found = blocks("1. first\n2. second, much longer\n\n> said\n", lambda name: "")
+    assert [(b.first, b.rest, b.content.plain) for b in found] == [
+        ("1. ", "   ", "first"), ("2. ", "   ", "second, much longer"), ("▌ ", "▌ ", "said")]
 
 
 async def test_streamed_text_shows_as_it_arrives_then_becomes_the_message() -> None:
@@ -254,3 +274,29 @@ async def test_tab_moves_between_the_input_the_rows_and_the_conversation() -> No
         await pilot.press("shift+tab", "shift+tab", "down")
         await settle(pilot)
         assert app.screen.query_one(AgentList).selected == "scout"
+
+
+async def test_a_long_history_lays_out_the_newest_and_offers_the_rest() -> None:
+    from tui.widgets.conversation import WINDOW
+
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, snapshot(agent("demo"), agent("scout")))
+        await settle(pilot)
+        history = [message("demo", "operator", f"note {i}") for i in range(WINDOW + 25)]
+        app.store.conversation("demo").add(history)
+        await pilot.press("down", "up")  # away and back: the pane is drawn from the store
+        await settle(pilot, 5)
+        pane = app.screen.query_one(ConversationPane)
+        shown = [line.message.text for line in pane.query(MessageLine)]
+        assert shown == [f"note {i}" for i in range(25, WINDOW + 25)]
+        earlier = pane.query_one(".earlier")
+        assert str(earlier.render()).startswith("↑ 25 earlier messages")
+        pane.focus()
+        await pilot.press("home")  # scroll to the top, where the offer is
+        await settle(pilot)
+        await pilot.click(earlier)
+        await settle(pilot, 5)
+        shown = [line.message.text for line in pane.query(MessageLine)]
+        assert shown == [f"note {i}" for i in range(WINDOW + 25)]
+        assert not pane.query(".earlier")
