@@ -7,12 +7,13 @@ not laid out as Textual's Markdown widget: a history of 60 answers is then
 60 widgets for the layout to measure, not several hundred. (Measured: a
 conversation switch took seconds before.)
 
-The kind of message is a class (`-operator`, `-agent`, `-plane`, `-ask`,
-`-cost`, `-tool`, and `-held` for what waited for a hold to end). The parts
-of a line take their colours from the conversation pane's component
-classes (one computation for the pane, not one per message), so how each
-kind reads is decided in `app.tcss`. Text is never parsed as markup: an
-agent can write `[red]` and it shows as typed.
+The kind of message is a class on the line (`-operator`, `-agent`,
+`-plane`, `-ask`, `-cost`, `-tool`, `-markdown`, and `-held` for what waited
+for a hold to end). Each part of a line is coloured by one of the
+conversation pane's component classes, picked by kind (`WHO`, `BODY`): one
+style computation for the pane rather than one per message, and how each
+kind reads is still decided in `app.tcss`. Text is never parsed as markup:
+an agent can write `[red]` and it shows as typed.
 """
 
 from __future__ import annotations
