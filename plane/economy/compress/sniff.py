@@ -147,7 +147,9 @@ def by_content(sample: Sample) -> str:
     return "plain"
 
 
-_MATRIX = re.compile(r"^\s*\[*(?:\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?,?)+\s*\]*,?$")
+_NUMBER = r"(?>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?)"
+# Numbers need a separator between them, so the pattern cannot split a digit run two ways.
+_MATRIX = re.compile(r"^\s*\[*\s*" + _NUMBER + r"(?:(?:\s+|,\s*)" + _NUMBER + r")*+\s*\]*,?$")
 
 
 def _table_score(sample: Sample) -> float:

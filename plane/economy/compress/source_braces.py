@@ -103,23 +103,56 @@ def _fold_statements(plan: Plan, block: Block, depths: list[int], flagged: list[
 
 
 def _fold_range(plan: Plan, a: int, b: int, depths: list[int], flagged: list[bool]) -> None:
-    """Fold [a, b) one brace-balanced statement at a time; a statement holding an error
-    keeps its own lines and has its inner block folded the same way."""
+    """Fold [a, b) one balanced statement at a time; a statement holding an error
+    keeps its own lines and has its inner block folded the same way.
+
+    A statement ends where braces are back at the body's level and no bracket or
+    parenthesis is open: `return Promise.race([` … `]);` is one statement, so a kept
+    line inside it keeps all of it and the code around the marker still parses."""
     if a >= b:
         return
     level = depths[a]
     start = a
+    open_brackets = 0
+    in_comment = False
     for i in range(a, b):
-        if depths[i + 1] <= level or i == b - 1:
+        code, in_comment = _code_part(plan.lines[i], in_comment)
+        open_brackets += code.count("(") + code.count("[") - code.count(")") - code.count("]")
+        ends = depths[i + 1] <= level and open_brackets <= 0 and not _continues(plan.lines, i)
+        if ends or i == b - 1:
             _fold_unit(plan, start, i + 1, depths, flagged)
             start = i + 1
+            open_brackets = 0
+
+
+_GOES_ON = (".", "?", ":", "&&", "||", "+", "=>")
+_LEFT_OPEN = (",", "&&", "||", "+", "=", "?", ":", "=>", "(", "[")
+
+
+def _continues(lines: list[str], i: int) -> bool:
+    """Whether the statement on line i goes on below (`.then(…)` chains, `a &&` / `|| b`)."""
+    here = lines[i].rstrip()
+    after = lines[i + 1].lstrip() if i + 1 < len(lines) else ""
+    return here.endswith(_LEFT_OPEN) or after.startswith(_GOES_ON)
 
 
 def _fold_unit(plan: Plan, a: int, b: int, depths: list[int], flagged: list[bool]) -> None:
     if not any(flagged[a:b]):
         plan.fold(a, b, "body", atomic=True)
-    elif b - a > 2 and depths[a + 1] > depths[a] and depths[a] < MAX_NESTING:
+    elif b - a > 2 and depths[a] < MAX_NESTING and _one_block(plan.lines, a, b, depths):
         _fold_range(plan, a + 1, b - 1, depths, flagged)
+
+
+def _one_block(lines: list[str], a: int, b: int, depths: list[int]) -> bool:
+    """Whether lines [a, b) are `head {` … `}`: one block whose inside can fold on its own
+    (not `f({` … `}).then(…)`, where folding the inside would cut the chain, nor
+    `try {` … `} catch {` … `}`, whose inside holds the closing of the first block)."""
+    inner = depths[a] + 1
+    if min(depths[a + 1 : b]) < inner or not lines[b - 1].lstrip().startswith("}"):
+        return False
+    return not any(
+        depths[k] == inner and lines[k].lstrip().startswith("}") for k in range(a + 1, b - 1)
+    )
 
 
 def _depths(lines: list[str]) -> list[int]:

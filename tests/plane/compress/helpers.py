@@ -37,6 +37,7 @@ FIXTURES = {
         " site-packages/click-8.5.1.dist-info/METADATA 2>/dev/null | head -150"
     ),
     "book_js.txt": "head -n 100 book-a0b12cfe.js",
+    "book_js_functions.txt": "sed -n '104,155p;348,357p' book-a0b12cfe.js",
 }
 
 

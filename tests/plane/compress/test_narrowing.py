@@ -3,6 +3,10 @@ brace bodies elided around their control blocks, and outputs routed by what prin
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+from pathlib import Path
+
 from plane.economy.compress import expand, plan
 from plane.economy.compress.classify import classify
 from plane.economy.compress.plan import Plan, render
@@ -100,3 +104,18 @@ def test_a_path_mentioned_in_a_page_long_line_does_not_reopen_the_page() -> None
     folded = guard(p).folded_mask()
     assert not folded[1], "a path reported on a line of output stays visible"
     assert folded[2], "a page is not reopened for one file name in it"
+
+
+def test_a_kept_statement_stays_whole_so_the_code_still_parses(tmp_path: Path) -> None:
+    text, result = run("book_js_functions.txt")
+    assert round_trips(text, result)
+    kept = kept_lines(result)
+    assert "        // [… body 29 lines" in result.text  # the body before it still folds
+    assert "            .then(response => response.json())" in kept  # the chain is one statement
+    assert "        } catch {" in kept  # a try/catch holding an error line is not cut inside
+    node = shutil.which("node")
+    if node is not None:
+        out = tmp_path / "out.js"
+        out.write_text(result.text)
+        check = subprocess.run([node, "--check", str(out)], capture_output=True, text=True)
+        assert check.returncode == 0, check.stderr
