@@ -16,7 +16,10 @@ from tui.client import Address
 
 
 def parse(argv: list[str] | None = None) -> Address:
-    parser = argparse.ArgumentParser(prog="python -m tui", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tui",
+        description="The plane's terminal client: agents, spend, conversations.",
+    )
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--socket", type=Path, help="the plane's Unix socket")
     where.add_argument("--tcp", metavar="HOST:PORT", help="the plane's TCP address")
@@ -26,6 +29,9 @@ def parse(argv: list[str] | None = None) -> Address:
         token = args.token or os.environ.get("PLANE_TOKEN")
         if not token:
             parser.error("--tcp needs a token: --token or $PLANE_TOKEN")
+        host, _, port = args.tcp.rpartition(":")
+        if not host or not port.isdigit():
+            parser.error(f"--tcp wants HOST:PORT, like 127.0.0.1:7878, not {args.tcp!r}")
         return Address.tcp(args.tcp, token)
     return Address(path=args.socket or Home.from_env().socket)
 

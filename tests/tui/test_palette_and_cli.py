@@ -69,3 +69,5 @@ def test_arguments(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("PLANE_TOKEN")
     with pytest.raises(SystemExit):
         parse(["--tcp", "h:1"])
+    with pytest.raises(SystemExit):
+        parse(["--tcp", "nowhere", "--token", "t"])
