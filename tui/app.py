@@ -35,6 +35,7 @@ class PlaneApp(App[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+t", "toggle_theme", "Light/dark"),
+        Binding("ctrl+q", "quit", "Quit (the plane keeps running)", priority=True),
     ]
 
     def __init__(

@@ -129,8 +129,11 @@ class MainScreen(Screen[None]):
         self.query_one(TitleBar).resets_in = self.store.resets_in()
 
     def watch_lost(self, lost: str | None) -> None:
+        banners = self.query(ConnectionBanner)
+        if not banners:
+            return  # the app is closing: its last connection drop needs no banner
         self.set_class(lost is not None, "-lost")
-        self.query_one(ConnectionBanner).lost = lost
+        banners.first().lost = lost
         self._show_title()
 
     # ── what the widgets say ───────────────────────────────────────────────

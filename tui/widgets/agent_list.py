@@ -20,7 +20,7 @@ Enter or a click on `+ new agent` (or `n`) asks for the form.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from textual import events
@@ -221,7 +221,11 @@ class AgentList(ScrollView, can_focus=True):
             width, base.rich_style)
 
     def _part(self, component: str):  # type: ignore[no-untyped-def]
-        return self.get_visual_style(component, partial=True)
+        """A part's colour and weight, without a background of its own, so
+        the cursor's background shows through. Computed whole, then the
+        background dropped: muted colours are translucent and only come out
+        right blended over the list's own background."""
+        return replace(self.get_visual_style(component), background=None)
 
     def notify_style_update(self) -> None:
         self._lines.clear()

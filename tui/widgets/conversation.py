@@ -145,8 +145,11 @@ class ConversationPane(VerticalScroll, can_focus=True):
     # ── drawing ────────────────────────────────────────────────────────────
 
     def part(self, name: str):  # type: ignore[no-untyped-def]
-        """The style of one part of a message line (`stamp`, `who-plane`, …)."""
-        return self.get_visual_style(f"conversation--{name}", partial=True)
+        """The style of one part of a message line (`stamp`, `who-plane`, …).
+
+        Whole, not partial: a translucent background (`$warning-muted`) only
+        shows once blended over the pane's own."""
+        return self.get_visual_style(f"conversation--{name}")
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
