@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -40,8 +41,14 @@ def test_make_run_from_a_clean_clone_opens_the_tui_on_the_embedded_model(tmp_pat
         term.type("Say hello.")
         screen = term.wait_for(r"\$[\d.]+ · \d+ in .*· \d+ out", within=240)
         assert "○ demo" in screen or "● demo" in screen
+        term.keys("C-q")  # quit the TUI; make run returns
+        deadline = time.monotonic() + 30
+        while subprocess.run(["pgrep", "-f", f"{clone}/.venv/bin/python -m tui"]).returncode == 0:
+            assert time.monotonic() < deadline, "the TUI did not quit"
+            time.sleep(0.2)
     finally:
         term.close()
+        subprocess.run(["pkill", "-f", f"{clone}/.venv/bin/python -m tui"], check=False)
         subprocess.run(
             [str(clone / ".venv" / "bin" / "plane"), "stop"],
             env={**os.environ, "PLANE_HOME": str(home)}, capture_output=True, timeout=60,
