@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from plane.protocol import Usage
+from tests.support.fixtures_plane import CONFIG
 from tests.support.scripted_llm import ScriptedLLM
 
 pytestmark = pytest.mark.skipif(
@@ -30,23 +31,6 @@ pytestmark = pytest.mark.skipif(
 
 PLANE = Path(sys.executable).with_name("plane")
 
-CONFIG = """
-defaults:
-  limitUsd: 1
-  provider: scripted
-  model: scripted-model
-providers:
-  scripted:
-    kind: openai-compatible
-    base_url: {base_url}
-    models: [scripted-model]
-    max_retries: 0
-pricing:
-  scripted-model: {{input: 1000, cached_input: 100, output: 2000}}
-agents:
-  demo: {{}}
-  scout: {{}}
-"""
 
 
 class Terminal:
@@ -95,7 +79,7 @@ class Terminal:
 @pytest.fixture
 def terminal(tmp_path: Path) -> Iterator[tuple[Terminal, ScriptedLLM]]:
     with ScriptedLLM() as llm:
-        (tmp_path / "agents.yaml").write_text(CONFIG.format(base_url=llm.base_url))
+        (tmp_path / "agents.yaml").write_text(CONFIG.replace("{base_url}", llm.base_url))
         env = {
             "PLANE_HOME": str(tmp_path / "home"),
             "LANG": "C.UTF-8",
