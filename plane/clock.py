@@ -32,12 +32,17 @@ def next_midnight(moment: datetime) -> datetime:
 
 
 def until(moment: datetime, when: datetime) -> str:
-    """`3h 12m`, `12m`, `40s`: how long from `moment` to `when`, as a person says it."""
-    seconds = max(0, int((when - moment).total_seconds()))
+    """How long from `moment` to `when`, as a person says it (see `duration`)."""
+    return duration(when - moment)
+
+
+def duration(left: timedelta) -> str:
+    """`3h 05m`, `12m`, `40s`."""
+    seconds = max(0, int(left.total_seconds()))
     hours, rest = divmod(seconds, 3600)
     minutes = rest // 60
     if hours:
-        return f"{hours}h {minutes}m"
+        return f"{hours}h {minutes:02d}m"
     if minutes:
         return f"{minutes}m"
     return f"{seconds}s"

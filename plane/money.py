@@ -1,7 +1,9 @@
-"""Dollars and tokens as the conversation writes them.
+"""Dollars and tokens as people read them, in the conversation, the CLI and
+the TUI alike.
 
 Money is `Decimal` from the price table to the screen; these are the only
-places a figure is rounded, and only for display.
+places a figure is rounded, and only for display. A figure is never rounded
+down to `$0.00` when something was spent.
 """
 
 from __future__ import annotations
@@ -41,11 +43,23 @@ def tokens(count: int) -> str:
     return f"{count / 1_000_000:.1f}M".replace(".0M", "M")
 
 
+def turn_cost(amount: Decimal) -> str:
+    """A single turn's cost: cents, or four decimals when under a cent (a
+    small model's turn costs fractions of a cent, and they add up)."""
+    if Decimal(0) < amount < CENT:
+        return f"${amount.quantize(Decimal('0.0001'), rounding=ROUND_HALF_UP)}"
+    return usd(amount)
+
+
+def usage_text(usage: Usage) -> str:
+    """`12.4k in (11.9k cached) · 320 out`."""
+    cached = f" ({tokens(usage.cache_read_tokens)} cached)" if usage.cache_read_tokens else ""
+    return f"{tokens(usage.input_tokens)} in{cached} · {tokens(usage.output_tokens)} out"
+
+
 def turn_line(cost: Decimal, usage: Usage, saved_chars: int = 0) -> str:
     """The quiet line after a turn: `$0.03 · 12.4k in (11.9k cached) · 320 out`."""
-    cached = f" ({tokens(usage.cache_read_tokens)} cached)" if usage.cache_read_tokens else ""
-    tokens_in, tokens_out = tokens(usage.input_tokens), tokens(usage.output_tokens)
-    line = f"{usd(cost)} · {tokens_in} in{cached} · {tokens_out} out"
+    line = f"{turn_cost(cost)} · {usage_text(usage)}"
     if saved_chars:
         line += f" · compression saved {tokens(saved_chars)} chars"
     return line

@@ -3,14 +3,14 @@ from decimal import Decimal
 
 from plane.protocol import Usage
 from tests.tui.factories import agent
-from tui.formatting import countdown, dollars, spend_level, tokens, turn_cost, usage_line
+from tui.formatting import duration, spend_level, tokens, turn_cost, usage_line, usd
 
 
 def test_dollars_never_round_a_real_spend_to_zero() -> None:
-    assert dollars(Decimal("4.1")) == "$4.10"
-    assert dollars(Decimal("0.004")) == "<$0.01"
-    assert dollars(Decimal("0.005")) == "$0.01"
-    assert dollars(Decimal("1234.5")) == "$1,234.50"
+    assert usd(Decimal("4.1")) == "$4.10"
+    assert usd(Decimal("0.004")) == "<$0.01"
+    assert usd(Decimal("0.005")) == "$0.01"
+    assert usd(Decimal("1234.5")) == "$1,234.50"
 
 
 def test_turn_cost_shows_fractions_of_a_cent() -> None:
@@ -28,10 +28,10 @@ def test_tokens_and_usage_line() -> None:
 
 
 def test_countdown() -> None:
-    assert countdown(timedelta(hours=3, minutes=12, seconds=5)) == "3h 12m"
-    assert countdown(timedelta(minutes=12)) == "12m"
-    assert countdown(timedelta(seconds=40)) == "40s"
-    assert countdown(timedelta(seconds=-3)) == "0s"
+    assert duration(timedelta(hours=3, minutes=12, seconds=5)) == "3h 12m"
+    assert duration(timedelta(minutes=12)) == "12m"
+    assert duration(timedelta(seconds=40)) == "40s"
+    assert duration(timedelta(seconds=-3)) == "0s"
 
 
 def test_spend_level_is_the_planes_definition() -> None:

@@ -35,7 +35,7 @@ from textual.strip import Strip
 from textual.visual import Visual
 
 from plane.protocol import AgentState
-from tui.formatting import dollars, spend_level
+from tui.formatting import spend_level, usd
 from tui.store import Store
 
 GLYPHS = {"working": "●", "idle": "○", "held": "■"}
@@ -55,7 +55,7 @@ def row_classes(agent: AgentState) -> frozenset[str]:
 def row_text(agent: AgentState, width: int) -> tuple[str, str, str]:
     """Glyph, name (padded or cut to fit) and figure of a row `width` wide
     (not counting the one-cell margin each side)."""
-    figure = dollars(agent.spend_today_usd) if agent.spend_today_usd > 0 else ""
+    figure = usd(agent.spend_today_usd) if agent.spend_today_usd > 0 else ""
     room = max(1, width - 2 - (len(figure) + 1 if figure else 0))
     name = agent.name if len(agent.name) <= room else agent.name[: room - 1] + "…"
     return GLYPHS.get(agent.status, "?"), name.ljust(room), figure

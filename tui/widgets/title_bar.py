@@ -17,15 +17,15 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from plane.protocol import AgentState
-from tui.formatting import countdown, dollars, spend_level
+from tui.formatting import duration, spend_level, usd
 
 
 def spend_phrase(agent: AgentState) -> str:
     """`$4.10 of $5.00 today` or `$4.10 today, no limit`."""
-    spent = dollars(agent.spend_today_usd)
+    spent = usd(agent.spend_today_usd)
     if agent.limit_usd is None:
         return f"{spent} today, no limit"
-    return f"{spent} of {dollars(agent.limit_usd)} today"
+    return f"{spent} of {usd(agent.limit_usd)} today"
 
 
 class TitleBar(Widget):
@@ -60,7 +60,7 @@ class TitleBar(Widget):
         if self.has_class("-held"):
             parts.append((" · held", self.get_visual_style("title-bar--spend")))
         if self.resets_in is not None and self.classes & {"-warn", "-over", "-held"}:
-            parts.append((f" · resets in {countdown(self.resets_in)}", muted))
+            parts.append((f" · resets in {duration(self.resets_in)}", muted))
         return Content.assemble(*parts)  # type: ignore[arg-type]
 
     def watch_agent(self, agent: AgentState | None) -> None:

@@ -48,7 +48,7 @@ async def test_at_its_ceiling_an_agent_starts_no_turn_and_loses_nothing(start_pl
     assert [m.kind for m in first] == ["operator", "plane"]
     assert first[1].text == (
         "demo has spent $1.00 today, at its $1.00 daily ceiling; it answers at 00:00 UTC, "
-        "in 12h 0m, or when the limit is raised."
+        "in 12h 00m, or when the limit is raised."
     )
     assert len(second) == 1, "one notice per held spell, not one per message"
     history = await plane.services.conversation.history("demo")
@@ -110,7 +110,7 @@ async def test_a_turn_that_crosses_the_ceiling_finishes_and_the_next_does_not_st
     assert said[-3].text == "finished"
     assert said[-1].text == (
         "demo has reached its $1.00 daily ceiling ($1.30 spent) and starts no new turn "
-        "until 00:00 UTC, in 12h 0m, or until the limit is raised."
+        "until 00:00 UTC, in 12h 00m, or until the limit is raised."
     )
     assert await spend(plane) == Decimal("1.3")
     calls = len(plane.llm.requests)
