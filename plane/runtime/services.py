@@ -42,6 +42,8 @@ class Services:
     providers: dict[str, Provider]
     refs: RefStore | None
     """Where compression keeps what it removed; None with compression off."""
+    session_layers: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Each agent's extra system-prompt sections, fixed for its session."""
     breaker: Breaker = field(default_factory=Breaker)
     """Auto-compact's: three failed summaries in a row and an agent stops trying."""
     scheduler: Scheduler = field(init=False)

@@ -76,10 +76,11 @@ class Turn:
         self._calls_made: set[tuple[str, str]] = set()
         self._repeated = False
         self._layers: tuple[str, ...] = ()
+        self._summarised = False
 
     async def run(self, incoming: str) -> TurnResult:
         history = await self._history()
-        self._layers = await self._prompt_layers()
+        self._layers = await self._prompt_layers(fresh=not history or self._summarised)
         new = [ChatMessage("user", incoming)]
         self.tools = self.tooling.session(self.spec, history + new)
         tools = self.tooling.specs(self.tools)
@@ -133,6 +134,7 @@ class Turn:
                 await self.say("plane", BREAKER_NOTICE)
             return history
         services.breaker.succeeded(agent)
+        self._summarised = True
         compacted = replacement(summary, recent_files(history), saved)
         await services.transcript.replace(agent, compacted)
         await self.say(
@@ -142,13 +144,21 @@ class Turn:
         )
         return compacted
 
-    async def _prompt_layers(self) -> tuple[str, ...]:
-        """Extra stable sections of the system prompt, fixed for the whole turn."""
-        settings = self.services.config.repo_map
+    async def _prompt_layers(self, *, fresh: bool) -> tuple[str, ...]:
+        """Extra stable sections of the system prompt, fixed for a whole session.
+
+        The repo map orients the *next* session; within one, the files are in
+        the history already, and a layer that moved with every new read would
+        break the cache of everything after it. So it is taken when a session
+        starts (or restarts from a summary) and kept until then."""
+        settings, sessions = self.services.config.repo_map, self.services.session_layers
+        agent = self.spec.name
         if not settings.enabled:
             return ()
-        repo_map = await asyncio.to_thread(layer, self.workspace, settings)
-        return (repo_map,) if repo_map else ()
+        if fresh or agent not in sessions:
+            repo_map = await asyncio.to_thread(layer, self.workspace, settings)
+            sessions[agent] = (repo_map,) if repo_map else ()
+        return sessions[agent]
 
     def _request(
         self, messages: list[ChatMessage], tools: tuple[ToolSpec, ...]

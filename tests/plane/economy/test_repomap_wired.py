@@ -1,5 +1,6 @@
-"""The repo map in a running plane: a file read in one turn is on the map,
-and the next turn's system prompt carries the ## Repo Map layer."""
+"""The repo map in a running plane: a file read in one session is on the
+map, and the next session's system prompt carries the ## Repo Map layer —
+fixed for that session, so the prompt cache is not broken by each read."""
 
 from plane.protocol import Usage
 from tests.support.fixtures_plane import CONFIG
@@ -18,6 +19,12 @@ async def test_a_read_file_reaches_the_next_turns_prompt(start_plane):
     assert "## Repo Map" not in plane.llm.requests[0]["messages"][0]["content"]
     assert (workspace / "REPO_MAP.json").exists()
 
+    plane.llm.reply("Noted.", usage=Usage())
+    await plane.turn("demo", "what do you know?")
+    same_session = plane.llm.requests[-1]["messages"][0]["content"]
+    assert same_session == plane.llm.requests[0]["messages"][0]["content"], "cache-safe"
+
+    await plane.services.transcript.replace("demo", [])  # a new session
     plane.llm.reply("Noted.", usage=Usage())
     await plane.turn("demo", "what do you know?")
     system = plane.llm.requests[-1]["messages"][0]["content"]
