@@ -196,3 +196,15 @@ async def test_tool_output_reaches_the_model_compressed_and_comes_back_whole(sta
     await plane.turn("demo", "find 250")
     [_, again] = tool_results(plane.llm.requests[-1])
     assert "Setting up libfoo250 (1.2.250) ..." in again
+
+
+async def test_an_agent_created_from_the_keyboard_works_like_one_from_the_file(start_plane):
+    plane = await start_plane()
+    await plane.plane.new_agent("helper", "scripted-model", "You help.")
+    plane.llm.reply("", tool_calls=[("write_file", {"path": "x.txt", "content": "1"})], usage=CENT)
+    plane.llm.reply("Wrote it.", usage=CENT)
+    said = await plane.turn("helper", "write x.txt")
+    assert said[-2].text == "Wrote it." and said[-1].text.startswith("$0.02")
+    assert (plane.services.roster.get("helper").workspace / "x.txt").read_text() == "1"
+    assert "You help." in plane.llm.requests[-1]["messages"][0]["content"]
+    assert (await plane.services.crew.state("helper")).limit_usd == 1
