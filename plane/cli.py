@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import csv
 import json
 import logging
@@ -28,6 +27,7 @@ from typing import Any
 from plane import protocol as p
 from plane.client import PlaneClient
 from plane.config import load_config
+from plane.economy.compress.cli import add_commands as add_compression_commands
 from plane.errors import NotRunning, PlaneError
 from plane.home import Home, user_config_path
 from plane.money import plain, usd, usd_exact
@@ -88,15 +88,8 @@ def parser() -> argparse.ArgumentParser:
     new.add_argument("--role", default="", help="the role / system prompt")
     new.set_defaults(func=_new)
 
-    _economy_commands(sub)
+    add_compression_commands(sub)
     return top
-
-
-def _economy_commands(sub: Any) -> None:
-    with contextlib.suppress(ImportError):
-        from plane.economy.compress.cli import add_commands
-
-        add_commands(sub)
 
 
 # ── the daemon ─────────────────────────────────────────────────────────────
