@@ -15,9 +15,11 @@ agent's behalf.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from plane.economy.autocompact import save
 from plane.limits import BadLimit, is_tighter, parse_limit, refusal, set_reply, standing
 from plane.protocol import Message
 from plane.runtime.services import Services
@@ -45,6 +47,22 @@ async def _limit(services: Services, agent: str, arg: str) -> str:
     return set_reply(spent, value.usd)
 
 
+async def _new(services: Services, agent: str, arg: str) -> str:
+    """A new session: the model's history is saved whole, then starts empty.
+    The conversation people read is untouched."""
+    history = await services.transcript.load(agent)
+    if not history:
+        return "This is already a new session: the model's history is empty."
+    workspace = services.roster.get(agent).workspace
+    saved = await asyncio.to_thread(save, history, workspace, services.clock.now())
+    await services.transcript.replace(agent, [])
+    services.session_layers.pop(agent, None)
+    return (
+        f"New session: the model's history ({len(history)} messages) is saved in "
+        f".transcripts/{saved.name}, and the next turn starts without it."
+    )
+
+
 async def _help(services: Services, agent: str, arg: str) -> str:
     return " ".join(f"{c.usage} — {c.help}." for c in COMMANDS.values())
 
@@ -59,6 +77,7 @@ COMMANDS: dict[str, Command] = {
             "or remove it (/limit off)",
             _limit,
         ),
+        Command("new", "/new", "start a new session for the model (its history is saved)", _new),
         Command("help", "/help", "list the commands", _help),
     )
 }

@@ -114,6 +114,9 @@ COMMANDS = Commands()
 COMMANDS.plane_command(
     "limit", "/limit [amount|off]", "Show or set this agent's daily ceiling (the plane answers)."
 )
+COMMANDS.plane_command(
+    "new", "/new", "Start a new session for the model; its history is saved (the plane does it)."
+)
 
 
 @COMMANDS.register("help", "/help", "List the commands.")

@@ -62,7 +62,7 @@ async def test_keyboard_limits_persist_and_off_stays_off(start_plane):
 async def test_unknown_commands_are_answered_not_sent(start_plane):
     plane = await start_plane()
     said = await plane.send("demo", "/frobnicate now")
-    assert said[1].text == "/frobnicate is not a command. Commands: /limit, /help."
+    assert said[1].text == "/frobnicate is not a command. Commands: /limit, /new, /help."
     assert plane.llm.requests == []
 
 

@@ -208,3 +208,19 @@ async def test_an_agent_created_from_the_keyboard_works_like_one_from_the_file(s
     assert (plane.services.roster.get("helper").workspace / "x.txt").read_text() == "1"
     assert "You help." in plane.llm.requests[-1]["messages"][0]["content"]
     assert (await plane.services.crew.state("helper")).limit_usd == 1
+
+
+async def test_new_starts_a_session_without_the_history_and_keeps_it_on_disk(start_plane):
+    plane = await start_plane()
+    plane.llm.reply("first answer", usage=CENT)
+    await plane.turn("demo", "remember the word teapot")
+    said = await plane.send("demo", "/new")
+    assert said[1].text.startswith("New session: the model's history (2 messages) is saved in ")
+    [saved] = (plane.services.roster.get("demo").workspace / ".transcripts").glob("*.jsonl")
+    assert "teapot" in saved.read_text()
+    plane.llm.reply("fresh", usage=CENT)
+    await plane.turn("demo", "what word?")
+    assert [m["content"] for m in plane.llm.requests[-1]["messages"][1:]] == ["what word?"]
+    again = await plane.send("demo", "/new")
+    assert again[1].text.startswith("New session:")
+    assert len(await plane.services.conversation.history("demo")) > 4, "people's view stays"
