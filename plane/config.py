@@ -130,6 +130,15 @@ class CompressionConfig(Block):
     """How long what compression removed stays retrievable (at least an hour)."""
 
 
+class AmbientConfig(Block):
+    every_minutes: int = Field(ge=1, le=7 * 24 * 60)
+    """Wake the agent this often for a turn of its own. It goes through the
+    gate like any turn: while the agent is held it waits (one turn, not a
+    backlog), and runs when the hold ends."""
+    note: str = "An ambient turn: check whether anything needs doing, and do it."
+    """What the agent is told at each ambient turn."""
+
+
 class AgentConfig(Block):
     limit_usd: Usd | None = Field(default=None, alias="limitUsd")
     """This agent's daily ceiling in USD. It can only narrow defaults.limitUsd."""
@@ -143,6 +152,8 @@ class AgentConfig(Block):
     """The tools this agent may use (default: all)."""
     workspace: Path | None = None
     """The agent's working directory (default: a directory under the plane's home)."""
+    ambient: AmbientConfig | None = None
+    """Ambient turns: the agent wakes on its own every so often."""
 
 
 class Defaults(Block):

@@ -13,7 +13,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from plane.clock import Clock
-from plane.config import AGENT_NAME, AGENT_NAME_RULE, AgentConfig, Config
+from plane.config import AGENT_NAME, AGENT_NAME_RULE, AgentConfig, AmbientConfig, Config
 from plane.errors import AgentExists, InvalidRequest, NoSuchAgent
 from plane.home import Home
 from plane.store import Database
@@ -28,6 +28,7 @@ class AgentSpec:
     tools: tuple[str, ...] | None
     workspace: Path
     ceiling_from_file: Decimal | None
+    ambient: AmbientConfig | None = None
 
 
 class Roster:
@@ -91,6 +92,7 @@ class Roster:
             tools=None if block.tools is None else tuple(block.tools),
             workspace=block.workspace or self._home.workspace(name),
             ceiling_from_file=self._config.ceiling_of(block),
+            ambient=block.ambient,
         )
 
     def _add(self, spec: AgentSpec) -> AgentSpec:

@@ -96,6 +96,9 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (agent, day, kind)
     );
     """,
+    """
+    ALTER TABLE bookings ADD COLUMN ambient INTEGER NOT NULL DEFAULT 0;
+    """,
 )
 
 

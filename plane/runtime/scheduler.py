@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from plane.clock import Clock
 from plane.store import Database
@@ -25,6 +25,7 @@ class Booking:
     due: datetime
     note: str
     booked_at: datetime
+    ambient: bool = False
 
 
 class Scheduler:
@@ -34,16 +35,25 @@ class Scheduler:
         self._wake = wake
         self._changed = asyncio.Event()
 
-    async def book(self, agent: str, due: datetime, note: str) -> Booking:
+    async def book(
+        self, agent: str, due: datetime, note: str, *, ambient: bool = False
+    ) -> Booking:
         now = self._clock.now()
         async with self._db.transaction() as tx:
             cursor = await tx.execute(
-                "INSERT INTO bookings (agent, due, note, booked_at) VALUES (?, ?, ?, ?)",
-                (agent, due.isoformat(), note, now.isoformat()),
+                "INSERT INTO bookings (agent, due, note, booked_at, ambient)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (agent, due.isoformat(), note, now.isoformat(), int(ambient)),
             )
         self._changed.set()
         assert cursor.lastrowid is not None
-        return Booking(cursor.lastrowid, agent, due, note, now)
+        return Booking(cursor.lastrowid, agent, due, note, now, ambient)
+
+    async def keep_ambient(self, agent: str, every: timedelta, note: str) -> None:
+        """Make sure the agent's next ambient turn is booked: one at a time, so
+        a long hold defers one turn rather than piling up a backlog."""
+        if not any(b.ambient for b in await self.open(agent)):
+            await self.book(agent, self._clock.now() + every, note, ambient=True)
 
     async def open(self, agent: str | None = None) -> list[Booking]:
         rows = await self._db.fetchall(
@@ -99,4 +109,5 @@ def _booking(row: object) -> Booking:
         due=datetime.fromisoformat(r["due"]),
         note=r["note"],
         booked_at=datetime.fromisoformat(r["booked_at"]),
+        ambient=bool(r["ambient"]),
     )

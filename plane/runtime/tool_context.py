@@ -8,6 +8,7 @@ scout runs a turn of its own, on its own row and ceiling.
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
@@ -16,7 +17,7 @@ from plane.clock import Clock, next_midnight, until
 from plane.commands import ask_limit
 from plane.economy.compress.retrieve import retrieve
 from plane.errors import ToolError
-from plane.money import usd, usd_exact
+from plane.money import tokens, usd, usd_exact
 from plane.protocol import MessageAppended
 from plane.runtime.services import Services
 
@@ -57,13 +58,22 @@ class AgentToolContext:
         ceiling = services.gate.ceilings.of(self.agent)
         now = self.clock.now()
         reset = f"The day resets at 00:00 UTC, in {until(now, next_midnight(now))}."
+        context = await self._context_used()
         if ceiling is None:
-            return f"Spent today: {usd(spent)}; no daily ceiling. {reset}"
+            return f"Spent today: {usd(spent)}; no daily ceiling. {reset} {context}"
         left = max(ceiling - spent, 0)
         return (
             f"Spent today: {usd(spent)} of a {usd_exact(ceiling)} daily ceiling "
-            f"({usd(left)} left). {reset}"
+            f"({usd(left)} left). {reset} {context}"
         )
+
+    async def _context_used(self) -> str:
+        """How full the model's context is, estimated (3.5 characters a token)."""
+        services = self._services
+        history = await services.transcript.load(self.agent)
+        used = math.ceil(sum(len(m.content) for m in history) / 3.5)
+        window = services.config.providers[services.roster.get(self.agent).provider]
+        return f"Context: about {tokens(used)} of {tokens(window.context_window)} tokens used."
 
     async def ask_scout(self, question: str, paths: list[str]) -> str:
         if self._scout is None:

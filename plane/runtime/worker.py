@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from plane.gate import Hold
@@ -54,6 +55,7 @@ class AgentWorker:
 
     async def run(self) -> None:
         """Forever: wait to be woken, then work until nothing is left or held."""
+        await self._keep_ambient()
         self._wake.set()  # answer what waited through a restart
         while True:
             await self._wake.wait()
@@ -110,7 +112,14 @@ class AgentWorker:
             self.working = False
             await services.conversation.answered([m.id for m in waiting])
             await services.scheduler.done(due)
+            await self._keep_ambient()
         await self.finish(number, result)
+
+    async def _keep_ambient(self) -> None:
+        ambient = self.spec.ambient
+        if ambient is not None:
+            every = timedelta(minutes=ambient.every_minutes)
+            await self._services.scheduler.keep_ambient(self.spec.name, every, ambient.note)
 
     async def finish(self, number: int, result: TurnResult) -> None:
         """The turn's answer and cost line, in that order, then the events."""
@@ -142,5 +151,6 @@ def incoming(waiting: list[Message], due: list[Booking]) -> str:
             parts.append(message.text)
     for booking in due:
         booked = f"{booking.booked_at:%Y-%m-%d %H:%M} UTC"
-        parts.append(f"[a turn you booked at {booked}] {booking.note}")
+        kind = "ambient turn" if booking.ambient else f"a turn you booked at {booked}"
+        parts.append(f"[{kind}] {booking.note}")
     return "\n\n".join(parts)

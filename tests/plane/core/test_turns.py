@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from plane.protocol import Usage
+from tests.support.scripted_llm import Reply
 
 FREE = Usage()
 CENT = Usage(input_tokens=10)  # $0.01 at the test prices
@@ -224,3 +225,43 @@ async def test_new_starts_a_session_without_the_history_and_keeps_it_on_disk(sta
     again = await plane.send("demo", "/new")
     assert again[1].text.startswith("New session:")
     assert len(await plane.services.conversation.history("demo")) > 4, "people's view stays"
+
+
+AMBIENT = "  demo:\n    ambient: {every_minutes: 30, note: Check the queue.}\n"
+
+
+async def test_ambient_turns_come_every_so_often_through_the_gate(start_plane):
+    from tests.support.fixtures_plane import CONFIG
+
+    plane = await start_plane(CONFIG.replace("  demo: {}\n", AMBIENT))
+    plane.llm.default_reply = Reply("Nothing to do.", usage=CENT)
+    await plane.quiet()
+    assert plane.llm.requests == []
+    for _ in range(2):
+        subscription = plane.services.bus.subscribe()
+        await plane.clock.advance(timedelta(minutes=31))
+        await plane.until_turn_ends("demo", subscription)
+        prompt = plane.llm.requests[-1]["messages"][-1]["content"]
+        assert "[ambient turn] Check the queue." in prompt
+    await plane.send("demo", "/limit 0")
+    calls = len(plane.llm.requests)
+    await plane.clock.advance(timedelta(hours=3))
+    await plane.quiet()
+    assert len(plane.llm.requests) == calls, "held: the ambient turn waits"
+    [waiting] = await plane.services.scheduler.open("demo")
+    assert waiting.ambient, "one deferred turn, not a backlog of six"
+    subscription = plane.services.bus.subscribe()
+    await plane.send("demo", "/limit 1")
+    await plane.until_turn_ends("demo", subscription)
+    assert "[ambient turn]" in plane.llm.requests[-1]["messages"][-1]["content"]
+
+
+async def test_budget_status_tells_the_agent_its_spend_ceiling_reset_and_context(start_plane):
+    plane = await start_plane()
+    plane.llm.reply("", tool_calls=[("budget_status", {})], usage=Usage(input_tokens=250))
+    plane.llm.reply("Pacing.", usage=FREE)
+    await plane.turn("demo", "how am I doing?")
+    [status] = tool_results(plane.llm.requests[-1])
+    assert status.startswith("Spent today: $0.25 of a $1.00 daily ceiling ($0.75 left). ")
+    assert "00:00 UTC, in 12h 00m." in status
+    assert status.endswith("of 128k tokens used.") and "Context: about " in status
