@@ -63,11 +63,11 @@ class Conversation:
         )
         return [_message(row) for row in rows]
 
-    async def count_waiting(self) -> dict[str, int]:
-        rows = await self._db.fetchall(
-            "SELECT agent, COUNT(*) AS n FROM messages WHERE waiting = 1 GROUP BY agent"
+    async def count_waiting(self, agent: str) -> int:
+        row = await self._db.fetchone(
+            "SELECT COUNT(*) FROM messages WHERE agent = ? AND waiting = 1", agent
         )
-        return {row["agent"]: row["n"] for row in rows}
+        return int(row[0]) if row else 0
 
     async def answered(self, ids: list[int]) -> None:
         if not ids:

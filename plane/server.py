@@ -202,10 +202,7 @@ class Plane:
             return messages
         worker = crew.workers[agent]
         hold = await worker.hold()
-        message = await services.conversation.append(
-            agent, "operator", text, held=hold is not None, waiting=True
-        )
-        services.bus.emit(p.MessageAppended(message=message))
+        message = await services.say(agent, "operator", text, held=hold is not None, waiting=True)
         said = [message]
         if hold is not None and (notice := await worker.tell_hold(hold)):
             said.append(notice)

@@ -47,14 +47,14 @@ class Crew:
 
     async def stop(self, grace_s: float) -> None:
         """Let turns in flight finish within `grace_s`, then cancel the rest."""
-        locks = [w.turn_lock for w in self.workers.values() if w.working]
-        if locks:
-            await asyncio.wait(
-                [asyncio.create_task(_acquire(lock)) for lock in locks], timeout=grace_s
-            )
-        for task in self._tasks:
+        waits = [
+            asyncio.create_task(_acquire(w.turn_lock)) for w in self.workers.values() if w.working
+        ]
+        if waits:
+            await asyncio.wait(waits, timeout=grace_s)
+        for task in [*waits, *self._tasks]:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*waits, *self._tasks, return_exceptions=True)
 
     def wake(self, agent: str) -> None:
         if agent in self.workers:
@@ -79,7 +79,7 @@ class Crew:
             limit_usd=services.gate.ceilings.of(agent),
             warn_ratio=services.config.defaults.warn_ratio,
             price_known=services.pricer.is_known(spec.model),
-            waiting=len(await services.conversation.waiting(agent)),
+            waiting=await services.conversation.count_waiting(agent),
         )
 
     async def snapshot(self) -> Snapshot:

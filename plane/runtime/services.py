@@ -55,12 +55,14 @@ class Services:
         kind: MessageKind,
         text: str,
         *,
+        held: bool = False,
+        waiting: bool = False,
         cost_usd: Decimal | None = None,
         usage: Usage | None = None,
     ) -> Message:
         """Store a message in `agent`'s conversation, then tell the clients."""
         message = await self.conversation.append(
-            agent, kind, text, cost_usd=cost_usd, usage=usage
+            agent, kind, text, held=held, waiting=waiting, cost_usd=cost_usd, usage=usage
         )
         self.bus.emit(MessageAppended(message=message))
         return message
