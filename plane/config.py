@@ -13,7 +13,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
@@ -45,7 +45,9 @@ class ProviderConfig(Block):
     default is https://api.anthropic.com; the embedded model needs none."""
     api_key_env: str | None = None
     """The environment variable holding the API key. The key itself never
-    goes in this file, in a log, or to the TUI."""
+    goes in this file, in a log, or to the TUI. While it is not set, a
+    provider no agent uses is left out (its models are not offered); one an
+    agent uses stops the plane, saying which variable to set."""
     timeout_s: float = Field(default=120, gt=0, le=3600)
     """Seconds to wait for a response before the call counts as failed."""
     max_retries: int = Field(default=4, ge=0, le=10)
@@ -189,6 +191,15 @@ class Config(Block):
     plane's database, not your home). Where the kernel has no Landlock,
     commands are refused; `false` runs them unconfined."""
 
+    _source: str = PrivateAttr("agents.yaml")
+    _tree: Any = PrivateAttr(None)
+    """The YAML as read, kept so a problem found after loading still names its line."""
+
+    def explain(self, loc: list[str], message: str) -> str:
+        """A problem found after loading (a key missing from the environment),
+        said as a load error says it: the file, the line, the key."""
+        return _locate(self._tree, loc, self._source, message)
+
     @model_validator(mode="after")
     def _with_embedded(self) -> Config:
         self.providers.setdefault(EMBEDDED, EMBEDDED_PROVIDER)
@@ -260,6 +271,7 @@ def parse_config(text: str, source: str = "agents.yaml") -> Config:
     if problem := incoherence(config):
         loc, message = problem
         raise ConfigError(_locate(data, loc, source, message))
+    config._source, config._tree = source, data
     return config
 
 

@@ -1,14 +1,19 @@
 """Providers from the config, built once at start-up.
 
 API keys come only from the environment variable each provider names
-(`api_key_env`); a missing one is a `ConfigError` that names the variable and
-nothing else. Every key is read before any client is built, so a bad config
-leaves nothing open.
+(`api_key_env`). A missing key only matters to the agents that need it: a
+provider no agent uses (nor `defaults.provider`, which new agents get) may sit
+in agents.yaml for later without its key; it is left out with one warning,
+and its models are not offered for new agents (`models_offered`). A provider
+an agent uses without its key is a `ConfigError` naming the agents, the
+provider and the variable, never the key. Every key is read before any client
+is built, so a bad config leaves nothing open.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 from collections.abc import Mapping
 
@@ -22,6 +27,8 @@ from plane.providers.http import RetryPolicy
 from plane.providers.local import EmbeddedModel
 from plane.providers.openai import OpenAIProvider
 
+log = logging.getLogger(__name__)
+
 ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
 """Read for an `anthropic` provider on Anthropic's own URL that names no variable."""
 
@@ -33,19 +40,34 @@ def build_providers(
     transports: Mapping[str, httpx.AsyncBaseTransport] | None = None,
     retry: RetryPolicy | None = None,
     environ: Mapping[str, str] | None = None,
+    agents: Mapping[str, str] | None = None,
 ) -> dict[str, Provider]:
-    """One provider per name in `config.providers`.
+    """One provider per name in `config.providers`, but for those left out:
+    unused ones without their key, and `embedded` unless its model is given.
 
-    The `embedded` provider is built only when the started `embedded` model
-    is given (or a transport stands in for it). `transports` replaces the
-    network per provider name (tests); `retry` is the template for every
-    provider's retries (its `max_retries` comes from each provider's config;
-    tests pass a `sleep` that does not wait)."""
+    `agents` says who uses which provider (agent name → provider name);
+    by default the agents of agents.yaml. Pass the whole roster so agents
+    created from the keyboard count too. `transports` replaces the network
+    per provider name (tests, and a transport stands in for the embedded
+    model); `retry` is the template for every provider's retries (its
+    `max_retries` comes from each provider's config; tests pass a `sleep`
+    that does not wait)."""
     env = os.environ if environ is None else environ
     transports = transports or {}
-    keys = {name: _api_key(name, cfg, env) for name, cfg in config.providers.items()}
+    missing = missing_keys(config, env)
+    _refuse_if_needed(config, missing, agents)
+    for name, variable in missing.items():
+        log.warning(
+            "Provider %r is left out: no agent uses it and its API key is not set (%s). "
+            "Its models are not offered for new agents.",
+            name,
+            variable,
+        )
+    keys = {name: _api_key(cfg, env) for name, cfg in config.providers.items()}
     providers: dict[str, Provider] = {}
     for name, cfg in config.providers.items():
+        if name in missing:
+            continue
         policy = dataclasses.replace(retry or RetryPolicy(), max_retries=cfg.max_retries)
         transport = transports.get(name)
         if cfg.kind == EMBEDDED:
@@ -106,14 +128,58 @@ def _key_env(cfg: ProviderConfig) -> str | None:
     return None
 
 
-def _api_key(name: str, cfg: ProviderConfig, env: Mapping[str, str]) -> str | None:
+def _api_key(cfg: ProviderConfig, env: Mapping[str, str]) -> str | None:
     variable = _key_env(cfg) if cfg.kind != EMBEDDED else None
     if variable is None:
         return None
-    key = env.get(variable, "").strip()
-    if not key:
-        raise ConfigError(
-            f"Provider {name!r} needs an API key in the environment variable {variable}, "
-            "which is not set."
+    return env.get(variable, "").strip() or None
+
+
+def missing_keys(config: Config, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Providers whose API key is not in the environment: name → the variable to set."""
+    env = os.environ if environ is None else environ
+    return {
+        name: variable
+        for name, cfg in config.providers.items()
+        if cfg.kind != EMBEDDED
+        and (variable := _key_env(cfg))
+        and not env.get(variable, "").strip()
+    }
+
+
+def models_offered(config: Config, environ: Mapping[str, str] | None = None) -> list[str]:
+    """`config.models()` without those only keyless providers list: an agent
+    put on one could never take a turn."""
+    missing = missing_keys(config, environ)
+    keyless = {m for name in missing for m in config.providers[name].models}
+    keyed = {m for name, p in config.providers.items() if name not in missing for m in p.models}
+    return [m for m in config.models() if m not in keyless - keyed]
+
+
+def _refuse_if_needed(
+    config: Config, missing: Mapping[str, str], agents: Mapping[str, str] | None
+) -> None:
+    """Refuse to start on the first provider that is needed without its key,
+    naming who needs it: agents, and new agents when it is `defaults.provider`."""
+    if agents is None:
+        agents = {name: config.provider_of(block) for name, block in config.agents.items()}
+    for name, variable in missing.items():
+        users = sorted(agent for agent, provider in agents.items() if provider == name)
+        by_default = config.defaults.provider == name
+        if not users and not by_default:
+            continue
+        who = []
+        if users:
+            who.append(f"agent{'s' if len(users) > 1 else ''} {_and([repr(u) for u in users])}")
+        if by_default:
+            who.append("new agents (defaults.provider)")
+        loc = ["providers", name] + (["api_key_env"] if config.providers[name].api_key_env else [])
+        message = (
+            f"provider {name!r} is used by {_and(who)}, but its API key is not set: "
+            f"set the environment variable {variable}"
         )
-    return key
+        raise ConfigError(config.explain(loc, message))
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]

@@ -1,15 +1,19 @@
 """Providers built from agents.yaml: keys from the environment only, the
-config's retries and URLs honoured."""
+config's retries and URLs honoured, and a missing key only stopping the plane
+when an agent needs it."""
 
 from __future__ import annotations
+
+import logging
+from pathlib import Path
 
 import httpx
 import pytest
 
-from plane.config import parse_config
+from plane.config import EMBEDDED_MODEL, load_config, parse_config
 from plane.errors import ConfigError
 from plane.providers.anthropic import AnthropicProvider
-from plane.providers.build import build_providers
+from plane.providers.build import build_providers, models_offered
 from plane.providers.http import RetryPolicy
 from plane.providers.openai import OpenAIProvider
 from tests.plane.providers.support import Sleeps, ask
@@ -42,15 +46,6 @@ async def test_one_provider_per_configured_name():
         await provider.aclose()
 
 
-def test_a_missing_key_names_the_variable_and_nothing_else():
-    env = {"PLANE_TEST_OPENAI_KEY": "sk-openai-value"}
-    with pytest.raises(ConfigError) as caught:
-        build_providers(CONFIG, embedded=None, environ=env)
-    message = str(caught.value)
-    assert "PLANE_TEST_ANTHROPIC_KEY" in message and "'claude'" in message
-    assert "sk-openai-value" not in message
-
-
 async def test_transports_keys_and_retries_come_from_the_config():
     seen: list[httpx.Request] = []
 
@@ -60,7 +55,9 @@ async def test_transports_keys_and_retries_come_from_the_config():
 
     sleeps = Sleeps()
     providers = build_providers(
-        CONFIG, embedded=None, environ=ENV,
+        CONFIG,
+        embedded=None,
+        environ=ENV,
         transports={"openai": httpx.MockTransport(failing), "claude": httpx.MockTransport(failing)},
         retry=RetryPolicy(sleep=sleeps),
     )
@@ -83,11 +80,14 @@ async def test_the_embedded_provider_uses_the_models_own_key():
 
     def answer(request: httpx.Request) -> httpx.Response:
         seen.append(request)
-        return httpx.Response(200, json={
-            "model": "smollm2-135m",
-            "choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 3, "completion_tokens": 1},
-        })
+        return httpx.Response(
+            200,
+            json={
+                "model": "smollm2-135m",
+                "choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 3, "completion_tokens": 1},
+            },
+        )
 
     providers = build_providers(
         CONFIG, embedded=None, environ=ENV, transports={"embedded": httpx.MockTransport(answer)}
@@ -96,3 +96,89 @@ async def test_the_embedded_provider_uses_the_models_own_key():
     assert completion.text == "hi" and "authorization" not in seen[0].headers
     for provider in providers.values():
         await provider.aclose()
+
+
+KEPT_FOR_LATER = """\
+providers:
+  anthropic:
+    kind: anthropic
+    models: [claude-sonnet-4-5]
+  openai:
+    kind: openai-compatible
+    base_url: https://api.openai.com/v1
+    api_key_env: PLANE_TEST_OPENAI_KEY
+    models: [gpt-5-mini]
+agents:
+  demo: {}
+  coder:
+    provider: openai
+    model: gpt-5-mini
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "agents.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+async def test_an_unused_provider_without_its_key_is_left_out_with_one_warning(
+    tmp_path, monkeypatch, caplog
+):
+    config = load_config(write(tmp_path, KEPT_FOR_LATER))
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setenv("PLANE_TEST_OPENAI_KEY", "sk-openai-value")
+    with caplog.at_level(logging.WARNING, logger="plane.providers.build"):
+        providers = build_providers(config, embedded=None)
+    assert sorted(providers) == ["openai"]  # no embedded model given, anthropic left out
+    [warning] = caplog.records
+    assert "'anthropic'" in warning.getMessage() and "ANTHROPIC_API_KEY" in warning.getMessage()
+    assert models_offered(config) == [EMBEDDED_MODEL, "gpt-5-mini"]
+    await providers["openai"].aclose()
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-value")
+    assert "claude-sonnet-4-5" in models_offered(config)
+    providers = build_providers(config, embedded=None)
+    assert sorted(providers) == ["anthropic", "openai"]
+    for provider in providers.values():
+        await provider.aclose()
+
+
+def test_agents_on_a_provider_without_its_key_stop_the_plane_saying_who_and_what_to_set(
+    tmp_path, monkeypatch
+):
+    path = write(tmp_path, KEPT_FOR_LATER + "  reviewer:\n    provider: openai\n")
+    config = load_config(path)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-value")
+    monkeypatch.setenv("PLANE_TEST_OPENAI_KEY", "  ")  # blank is not a key
+    with pytest.raises(ConfigError) as caught:
+        build_providers(config, embedded=None)
+    assert str(caught.value) == (
+        f"{path} line 8: providers.openai.api_key_env: provider 'openai' is used by agents "
+        "'coder' and 'reviewer', but its API key is not set: "
+        "set the environment variable PLANE_TEST_OPENAI_KEY."
+    )
+    assert "sk-ant-value" not in str(caught.value)
+
+
+def test_the_default_provider_without_its_key_stops_the_plane_for_new_agents(tmp_path, monkeypatch):
+    path = write(
+        tmp_path, "defaults:\n  provider: claude\nproviders:\n  claude:\n    kind: anthropic\n"
+    )
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with pytest.raises(ConfigError) as caught:
+        build_providers(load_config(path), embedded=None)
+    assert str(caught.value) == (
+        f"{path} line 4: providers.claude: provider 'claude' is used by new agents "
+        "(defaults.provider), but its API key is not set: "
+        "set the environment variable ANTHROPIC_API_KEY."
+    )
+
+
+def test_agents_created_from_the_keyboard_count_when_the_roster_is_given(tmp_path, monkeypatch):
+    config = load_config(write(tmp_path, KEPT_FOR_LATER))
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setenv("PLANE_TEST_OPENAI_KEY", "sk-openai-value")
+    roster = {"demo": "embedded", "coder": "openai", "poet": "anthropic"}
+    with pytest.raises(ConfigError, match=r"used by agent 'poet', but .* ANTHROPIC_API_KEY\.$"):
+        build_providers(config, embedded=None, agents=roster)
