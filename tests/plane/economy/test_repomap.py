@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from plane.config import RepoMapConfig
-from plane.economy.repomap import MAP_NAME, layer, note_read, summarise
+from plane.economy.repomap import MAP_NAME, layer, note_read
+from plane.economy.summarise import summarise
 
 ON = RepoMapConfig(enabled=True)
 
