@@ -49,11 +49,21 @@ class Conversation:
             cost_usd=cost_usd, usage=usage,
         )
 
-    async def history(self, agent: str, limit: int = 200) -> list[Message]:
+    async def history(
+        self, agent: str, limit: int = 200, *, before_id: int | None = None
+    ) -> list[Message]:
+        """The newest `limit` messages, oldest first; with `before_id`, the
+        `limit` just before that message, so a reader pages back by passing
+        the oldest id it holds, with no gap and no message twice. Both walk
+        the `messages_by_agent (agent, id)` index backwards."""
+        if before_id is None:
+            below, params = "", (agent, limit)
+        else:
+            below, params = " AND id < ?", (agent, before_id, limit)
         rows = await self._db.fetchall(
-            "SELECT * FROM (SELECT * FROM messages WHERE agent = ? ORDER BY id DESC LIMIT ?)"
-            " ORDER BY id",
-            agent, limit,
+            f"SELECT * FROM (SELECT * FROM messages WHERE agent = ?{below}"
+            " ORDER BY id DESC LIMIT ?) ORDER BY id",
+            *params,
         )
         return [_message(row) for row in rows]
 

@@ -31,6 +31,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 PROTOCOL_VERSION = 1
 MAX_FRAME_BYTES = 1 << 20
 """A frame longer than this (1 MiB) is refused without being parsed."""
+MAX_ID = (1 << 63) - 1
+"""The largest id SQLite stores: a bigger one is a bad frame, not a crash."""
 
 
 class Frame(BaseModel):
@@ -82,6 +84,11 @@ class AgentState(Frame):
     price_known: bool = True
     waiting: int = 0
     """Messages stored while held, not yet answered."""
+    resumes_at: datetime | None = None
+    """When a held agent starts again on its own: the plane's next 00:00 UTC,
+    which clears the day's spend. None when it is not held, and when the day
+    turning would not free it (a ceiling of zero, a model with no price):
+    those wait for the operator."""
 
 
 MessageKind = Literal["operator", "agent", "plane", "ask", "cost", "tool"]
@@ -114,6 +121,12 @@ class Snapshot(Frame):
     agents: list[AgentState]
     models: list[str]
     """Models an agent can be created on (those configured)."""
+    default_model: str | None = Field(default=None, min_length=1)
+    """The model a new agent is put on unless told otherwise (defaults.model).
+    A plane always says; None is an older plane that did not."""
+    default_limit_usd: Decimal | None = Field(default=None, ge=0, allow_inf_nan=False)
+    """The daily ceiling a new agent starts with (defaults.limitUsd); None is
+    none. Meaningful only when `default_model` is set."""
 
 
 LedgerStatus = Literal["pending", "settled", "interrupted", "failed"]
@@ -168,10 +181,16 @@ class Send(Frame):
 
 
 class History(Frame):
+    """Up to `limit` of an agent's messages, oldest first: the newest ones, or,
+    with `before_id`, the ones just before that message (the previous page)."""
+
     type: Literal["history"] = "history"
     id: int
     agent: str
     limit: int = Field(default=200, ge=1, le=10_000)
+    before_id: int | None = Field(default=None, ge=1, le=MAX_ID)
+    """Only messages with a smaller id: pass the oldest id you hold to page back.
+    Fewer than `limit` back means the conversation's first message is among them."""
 
 
 class NewAgent(Frame):

@@ -174,7 +174,9 @@ class Plane:
                 return p.Sent(id=request.id, messages=await self.send(request.agent, request.text))
             case p.History():
                 services.roster.get(request.agent)
-                messages = await services.conversation.history(request.agent, request.limit)
+                messages = await services.conversation.history(
+                    request.agent, request.limit, before_id=request.before_id
+                )
                 return p.Messages(id=request.id, agent=request.agent, messages=messages)
             case p.NewAgent():
                 state = await self.new_agent(request.name, request.model, request.role)

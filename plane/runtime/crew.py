@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 
 from plane.clock import day_of, next_midnight, until
 from plane.errors import ToolError
+from plane.gate import Hold
 from plane.money import turn_line, usd, usd_exact
 from plane.protocol import AgentState, AgentUpdated, DayRolled, Snapshot
 from plane.roster import AgentSpec
@@ -69,27 +71,41 @@ class Crew:
         worker = self.workers[agent]
         spec = worker.spec
         hold = await worker.hold()
+        held = hold is not None and not worker.working
         return AgentState(
             name=spec.name,
             model=spec.model,
             provider=spec.provider,
             role=spec.role,
-            status="working" if worker.working else "held" if hold else "idle",
+            status="working" if worker.working else "held" if held else "idle",
             spend_today_usd=await services.ledger.spend_today(agent),
             limit_usd=services.gate.ceilings.of(agent),
             warn_ratio=services.config.defaults.warn_ratio,
             price_known=services.pricer.is_known(spec.model),
             waiting=await services.conversation.count_waiting(agent),
+            resumes_at=self._resumes_at(agent, hold) if held else None,
         )
+
+    def _resumes_at(self, agent: str, hold: Hold | None) -> datetime | None:
+        """When the day turning frees a held agent. Only a ceiling above zero
+        is one a new day's empty spend is under; a zero ceiling (a pause) and
+        an unpriced model wait for the operator, whatever the day."""
+        services = self._services
+        if hold is None or hold.reason != "ceiling" or not services.gate.ceilings.of(agent):
+            return None
+        return next_midnight(services.clock.now())
 
     async def snapshot(self) -> Snapshot:
         now = self._services.clock.now()
+        defaults = self._services.config.defaults
         return Snapshot(
             day=day_of(now),
             now=now,
             resets_at=next_midnight(now),
             agents=[await self.state(name) for name in self.workers],
             models=self._services.config.models(),
+            default_model=defaults.model,
+            default_limit_usd=defaults.limit_usd,
         )
 
     async def publish(self, agent: str) -> None:
