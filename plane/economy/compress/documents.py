@@ -33,12 +33,12 @@ def skim(plan: Plan, start: int = 0, end: int | None = None) -> None:
         if not lines[i].strip() or folded[i]:
             i += 1
             continue
-        if _is_heading(lines, i):
+        if is_heading(lines, i):
             seen_paragraph_in_section = False
             i += 1
             continue
         j = i
-        while j < end and lines[j].strip() and not folded[j] and not _is_heading(lines, j):
+        while j < end and lines[j].strip() and not folded[j] and not is_heading(lines, j):
             j += 1
         keep = OPENING_LINES if not seen_paragraph_in_section else 1
         if j - i > keep + 1:
@@ -47,7 +47,7 @@ def skim(plan: Plan, start: int = 0, end: int | None = None) -> None:
         i = j
 
 
-def _is_heading(lines: list[str], i: int) -> bool:
+def is_heading(lines: list[str], i: int) -> bool:
     line = lines[i]
     if _MARKDOWN_HEADING.match(line) or _UNDERLINE.match(line):
         return True

@@ -7,13 +7,16 @@ lines form one item of which container. In a container with many items, the
 first few, the last, and the first item of every distinct shape (its keys)
 are kept, and kept containers are sampled in turn; the runs in between fold.
 Errors, outliers that carry a unique detail and change points in shape stay
-visible through the shape rule and the engine's guard.
+visible through the shape rule and the engine's guard. A long string holding
+a document, a log or code (a README in `pip inspect`) has the lines it holds
+folded inline by their own compressor (see `strings`).
 """
 
 from __future__ import annotations
 
 import re
 
+from plane.economy.compress import strings
 from plane.economy.compress.plan import Plan
 
 HEAD = 3
@@ -51,9 +54,15 @@ class _Depths:
 
 
 def compress(lines: list[str], command: str | None = None) -> Plan:
-    plan = Plan(lines)
+    plan = Plan(lines, reshape=strings.inline)
     depths = _Depths(lines)
     _sample(plan, depths, 0, len(lines), min(depths.start[:1] or [0]), 0)
+    folded = plan.folded_mask()
+    for i, line in enumerate(lines):
+        if not folded[i] and len(line) >= strings.LONG_STRING:
+            held = strings.inline(i, line)
+            if held is not None:
+                plan.inlines[i] = held
     return plan
 
 

@@ -36,10 +36,16 @@ class Fold:
 
 @dataclass(frozen=True)
 class Inline:
-    """One line rendered from pieces: (text, None) kept, (text, kind) folded."""
+    """One line rendered from pieces: (text, None) kept, (text, kind) folded.
+
+    `glue` is the separator between the lines a long line holds (`\\n` in a JSON
+    string): folded pieces of one kind with only glue between them become one
+    marker, so the guard can reopen one held line without splitting a marker by hand.
+    """
 
     index: int
     pieces: tuple[tuple[str, str | None], ...]
+    glue: str = ""
 
 
 @dataclass
@@ -53,6 +59,9 @@ class Plan:
     view_of: str | None = None  # the lines are a rendering of this text (HTML as text)
     view_label: str = "HTML shown as text"
     protect_paths: bool = True  # the guard keeps lines showing a location nothing else shows
+    # A line the guard must reopen may be reopened in part instead: a page-long line
+    # holding many lines (a README in a JSON string) becomes an Inline of its own.
+    reshape: Callable[[int, str], Inline | None] | None = None
 
     def fold(self, start: int, end: int, kind: str = "lines", atomic: bool = False) -> None:
         if end > start:
@@ -213,11 +222,12 @@ def _keep(
 
 def _render_inline(inline: Inline, refs: dict[str, str], labeller: Labeller) -> str:
     parts: list[str] = []
-    for text, kind in inline.pieces:
+    for texts, kind in _runs(inline):
+        text = inline.glue.join(texts)
         if kind is None:
             parts.append(text)
             continue
-        head, tail = labeller(kind, [text])
+        head, tail = labeller(kind, texts)
         ref = ref_for(text)
         mark = marker(head, ref, tail)
         if len(mark) >= len(text):
@@ -226,3 +236,25 @@ def _render_inline(inline: Inline, refs: dict[str, str], labeller: Labeller) -> 
             refs[ref] = text
             parts.append(mark)
     return "".join(parts)
+
+
+def _runs(inline: Inline) -> list[tuple[list[str], str | None]]:
+    """The pieces with folded ones of one kind joined across the glue between them."""
+    pieces = inline.pieces
+    out: list[tuple[list[str], str | None]] = []
+    i = 0
+    while i < len(pieces):
+        text, kind = pieces[i]
+        texts = [text]
+        i += 1
+        while (
+            kind is not None
+            and inline.glue
+            and i + 1 < len(pieces)
+            and pieces[i] == (inline.glue, None)
+            and pieces[i + 1][1] == kind
+        ):
+            texts.append(pieces[i + 1][0])
+            i += 2
+        out.append((texts, kind))
+    return out

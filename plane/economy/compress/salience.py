@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from plane.economy.compress.plan import Fold, Plan
+    from plane.economy.compress.plan import Fold, Inline, Plan
 
 _EXT = (
     "py|pyi|pyx|js|mjs|cjs|ts|tsx|jsx|go|rs|c|h|cc|cpp|cxx|hpp|hh|java|kt|cs|rb|php|sh|bash"
@@ -111,8 +113,10 @@ def count_levels(lines: list[str]) -> tuple[int, int]:
 
 
 def guard(plan: Plan) -> Plan:
-    """Reopen folded lines that carry a detail no kept line shows."""
-    if not plan.folds:
+    """Reopen folded lines, and folded pieces of inline lines, that carry a detail no kept
+    text shows. A line the plan can reshape is reopened in part: only its pieces that
+    carry such a detail."""
+    if not plan.folds and not plan.inlines:
         return plan
     lines = plan.lines
     folded = plan.folded_mask()
@@ -121,26 +125,115 @@ def guard(plan: Plan) -> Plan:
         kept.extend(text for text, kind in inline.pieces if kind is None)
     visible = _Visible("\n".join(kept))
     flagged = error_lines(lines)
-    pinned: list[int] = []
+    for i in sorted(plan.inlines):
+        plan.inlines[i] = _guard_pieces(plan, plan.inlines[i], flagged[i], visible)
+    folds = plan.normalised()
     dropped: list[Fold] = []
-    for fold in plan.normalised():
+    needs: dict[int, list[str]] = {}
+    for fold in folds:
         for i in _candidates(plan, fold, flagged):
-            line = lines[i]
-            wanted = set(PATH_RE.findall(line)) if flagged[i] or _worth_a_line(line) else set()
-            if flagged[i]:
-                wanted.update(IDENT_RE.findall(line))
-            if wanted and not visible.shows(wanted):
-                if fold.atomic:
-                    dropped.append(fold)
-                    visible.add("\n".join(lines[fold.start : fold.end]))
-                    break
-                pinned.append(i)
-                visible.add(line)
+            missing = [w for w in sorted(_wanted(lines[i], flagged[i])) if not visible.shows({w})]
+            if not missing:
+                continue
+            if fold.atomic:
+                dropped.append(fold)
+                visible.add("\n".join(lines[fold.start : fold.end]))
+                break
+            needs[i] = missing
+    pinned = _cover(needs, lines, visible, lambda i: _reopen(plan, i, flagged[i], visible))
     if dropped:
-        plan.folds = [f for f in plan.normalised() if f not in dropped]
+        folds = [f for f in folds if f not in dropped]
     if pinned:
-        plan.folds = _split(plan.normalised(), pinned)
+        folds = _split(folds, pinned)
+    if dropped or pinned:
+        plan.folds = folds
     return plan
+
+
+def _wanted(line: str, flagged: bool) -> set[str]:
+    wanted = set(PATH_RE.findall(line)) if flagged or _worth_a_line(line) else set()
+    if flagged:
+        wanted.update(IDENT_RE.findall(line))
+    return wanted
+
+
+OWNERS_WEIGHED = 64  # lines compared when choosing which one shows a detail
+
+
+def _cover(
+    needs: dict[int, list[str]],
+    lines: list[str],
+    visible: _Visible,
+    reopen: Callable[[int], None],
+) -> list[int]:
+    """Folded lines to reopen so that every needed detail shows, cheaply.
+
+    A detail only one folded line carries decides for itself. For the rest, the line
+    reopened is the one showing the most still-hidden details per character: the
+    first line naming a module in a thousand matches is rarely the shortest. Ties go
+    to the earlier line, so the choice depends on the text alone.
+    """
+    owners: dict[str, list[int]] = {}
+    for i in sorted(needs):
+        for token in needs[i]:
+            owners.setdefault(token, []).append(i)
+    only: dict[int, list[str]] = {}
+    for token, found in owners.items():
+        if len(found) == 1:
+            only.setdefault(found[0], []).append(token)
+    pinned: list[int] = []
+    shown: set[str] = set()
+
+    def pin(i: int) -> None:
+        pinned.append(i)
+        shown.update(needs[i])
+        reopen(i)
+
+    for i in sorted(only):
+        if not visible.shows(set(only[i])):
+            pin(i)
+    for token in sorted(owners, key=lambda t: (owners[t][0], t)):
+        if token in shown or visible.shows({token}):
+            continue
+        pin(
+            max(
+                owners[token][:OWNERS_WEIGHED],
+                key=lambda i: (sum(t not in shown for t in needs[i]) / (len(lines[i]) + 1), -i),
+            )
+        )
+    return sorted(pinned)
+
+
+def _reopen(plan: Plan, i: int, flagged: bool, visible: _Visible) -> None:
+    """Keep line i: whole, or as an inline of which only the pieces that matter show."""
+    line = plan.lines[i]
+    reshaped = plan.reshape(i, line) if plan.reshape is not None else None
+    if reshaped is None:
+        visible.add(line)
+        return
+    visible.add("\n".join(text for text, kind in reshaped.pieces if kind is None))
+    plan.inlines[i] = _guard_pieces(plan, reshaped, flagged, visible)
+
+
+def _guard_pieces(plan: Plan, inline: Inline, flagged: bool, visible: _Visible) -> Inline:
+    """The inline with every folded piece that carries an unshown detail kept."""
+    pieces = list(inline.pieces)
+    for n, (text, kind) in enumerate(pieces):
+        if kind is None:
+            continue
+        if flagged:
+            # Read with the glue before it, as a reader of the whole line does: after
+            # `\\n`, `Usage` reads as the name `nUsage`.
+            glued = inline.glue + text if n and pieces[n - 1][0] == inline.glue else text
+            wanted = set(PATH_RE.findall(glued)) | set(IDENT_RE.findall(glued))
+        elif plan.protect_paths and _worth_a_line(text) and _PATH_HINT.search(text):
+            wanted = set(PATH_RE.findall(text))
+        else:
+            continue
+        if wanted and not visible.shows(wanted):
+            pieces[n] = (text, None)
+            visible.add(text)
+    return replace(inline, pieces=tuple(pieces))
 
 
 def _worth_a_line(line: str) -> bool:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from plane.economy.compress.plan import Plan
 from plane.economy.compress.salience import novel_error_lines
 
-MIN_BODY = 4
+MIN_BODY = 3
 MAX_NESTING = 60
 COMMENT_MIN = 3
 _WORDS = re.compile(r"[A-Za-z]{3,}")

@@ -8,7 +8,7 @@ import re
 from plane.economy.compress.plan import Fold, Plan, render
 from plane.economy.compress.salience import novel_error_lines
 
-MIN_BODY = 4  # bodies this short are the signature's own explanation
+MIN_BODY = 3  # bodies this short are the signature's own explanation
 DOCSTRING_KEPT = 2  # the opening line and the summary under it
 _PYTHONIC = re.compile(r"^\s*(?:def |class |import |from \S+ import |async def |@\w)")
 

@@ -38,6 +38,18 @@ FIXTURES = {
     ),
     "book_js.txt": "head -n 100 book-a0b12cfe.js",
     "book_js_functions.txt": "sed -n '104,155p;348,357p' book-a0b12cfe.js",
+    "pip_inspect_meta.json.txt": (
+        "pip inspect --local | python3 -c 'import json, sys; m = json.load(sys.stdin)"
+        '["installed"][2]["metadata"]; print(json.dumps({k: m[k] for k in'
+        ' ("name", "version", "summary", "description")}, indent=2))\''
+    ),
+    "pip_download_harness.json.txt": (
+        'python3 -c \'import json, subprocess as s; r = s.run(["python", "-m", "pip",'
+        ' "download", "--retries", "8", "--index-url", "http://127.0.0.1:9/simple",'
+        ' "-d", "./pvd", "platformdirs", "requests"], capture_output=True, text=True);'
+        ' print(json.dumps({"returncode": r.returncode, "stdout": r.stdout,'
+        ' "stderr": r.stderr}, indent=2))\''
+    ),
 }
 
 

@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 import ast
+import json
 import re
+from itertools import pairwise
 
-from plane.economy.compress import compress, search
+from plane.economy.compress import Compressed, compress, expand, search
 from plane.economy.compress.classify import classify
+from plane.economy.compress.markers import CODE_MARKER_RE, MARKER_RE
 from tests.plane.compress.helpers import FIXTURES, fixture, kept_lines, round_trips, run
 
 
-def _kept_verbatim(text: str, result_text: str) -> bool:
-    """Every non-marker line of the output is a line of the input (never rewritten)."""
+def _kept_verbatim(text: str, result: Compressed) -> bool:
+    """Every line of the output is a line of the input, or a marker standing for whole lines,
+    or a line of the input with parts of it folded inline (its markers expand back to it)."""
     originals = set(text.split("\n"))
-    return all(line in originals for line in result_text.split("\n") if "ref:k_" not in line)
+    for line in result.text.split("\n"):
+        if line in originals or CODE_MARKER_RE.fullmatch(line) or MARKER_RE.fullmatch(line):
+            continue
+        if expand(line, result.refs.__getitem__) not in originals:
+            return False
+    return True
 
 
 def test_classifier_routes_each_fixture() -> None:
@@ -42,7 +51,7 @@ def test_kept_lines_are_never_rewritten() -> None:
         text, result = run(name)
         if result.compressor in ("html", "redraw"):
             continue  # a view and inline frames: checked on their own below
-        assert _kept_verbatim(text, result.text), name
+        assert _kept_verbatim(text, result), name
 
 
 def test_gcc_keeps_every_diagnostic_and_drops_the_echo() -> None:
@@ -164,6 +173,30 @@ def test_json_samples_long_arrays() -> None:
     assert result.chars_out < result.chars_in / 3
 
 
+def test_a_readme_held_in_a_json_string_folds_to_its_outline() -> None:
+    text, result = run("pip_inspect_meta.json.txt")
+    assert result.chars_out < result.chars_in / 5
+    shown, original = json.loads(result.text), json.loads(text)  # markers hold no quote
+    assert {k: shown[k] for k in ("name", "version", "summary")} == {
+        k: original[k] for k in ("name", "version", "summary")
+    }
+    held, readme = shown["description"].split("\n"), original["description"].split("\n")
+    assert held[:6] == readme[:6]
+    headings = [line for line, under in pairwise(readme) if re.fullmatch(r"=+", under)]
+    assert len(headings) > 3 and all(heading in held for heading in headings)
+    assert re.search(r"\[… \d+ more lines ref:k_[\w-]{10}\]", shown["description"])
+    assert round_trips(text, result)
+
+
+def test_a_log_held_in_a_json_string_keeps_every_name_its_failure_line_carries() -> None:
+    text, result = run("pip_download_harness.json.txt")
+    stderr = next(line for line in text.split("\n") if line.startswith('  "stderr"'))
+    assert "Failed to establish a new connection" in stderr
+    names = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]{3,}", stderr))
+    assert all(name in result.text for name in names)
+    assert round_trips(text, result)
+
+
 def test_table_keeps_the_header() -> None:
     _, result = run("files.csv.txt")
     assert result.text.split("\n")[0] == "path,size,mode\r"
@@ -189,7 +222,7 @@ def test_config_drops_comments_and_keeps_settings() -> None:
 
 def test_mixed_document_keeps_prose_byte_identical() -> None:
     text, result = run("readme.md.txt")
-    assert _kept_verbatim(text, result.text)
+    assert _kept_verbatim(text, result)
     first_paragraph = text.split("\n\n")[0]
     assert first_paragraph in result.text
 

@@ -7,7 +7,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from plane.economy.compress import expand, plan
+from plane.economy.compress import expand, plan, strings
 from plane.economy.compress.classify import classify
 from plane.economy.compress.plan import Plan, render
 from plane.economy.compress.salience import guard
@@ -119,3 +119,33 @@ def test_a_kept_statement_stays_whole_so_the_code_still_parses(tmp_path: Path) -
         out.write_text(result.text)
         check = subprocess.run([node, "--check", str(out)], capture_output=True, text=True)
         assert check.returncode == 0, check.stderr
+
+
+def test_the_guard_reopens_the_cheapest_line_that_shows_a_name() -> None:
+    long_one = "error: ConnectionReset while fetching index " + "with a long tail " * 8
+    lines = [
+        "kept header: while fetching index with a long tail",
+        long_one,
+        "error: ConnectionReset",  # the same name, in a tenth of the characters
+        "error: QuotaExceeded in upload",  # only this line names QuotaExceeded
+    ]
+    p = Plan(lines)
+    p.fold(1, len(lines), "lines")
+    folded = guard(p).folded_mask()
+    assert folded[1] and not folded[2], "the short line shows ConnectionReset for less"
+    assert not folded[3], "a name only one line carries reopens that line"
+
+
+def test_the_guard_reopens_only_the_pieces_of_a_held_string_that_carry_an_unshown_name() -> None:
+    held = ["Traceback (most recent call last):", *[f"  step {n} of the job" for n in range(12)]]
+    held.append("ValueError: checksum mismatch in bundle")
+    line = '  "stderr": "' + "\\n".join(held) + " padding" * 120 + '"'
+    lines = ["{", line, "}"]
+    p = Plan(lines, reshape=strings.inline)
+    p.fold(1, 2, "items")
+    guarded = guard(p)
+    assert 1 in guarded.inlines and not guarded.folded_mask()[1]
+    out, refs = render(guarded)
+    assert "ValueError: checksum mismatch in bundle" in out
+    assert "step 5 of the job" not in out  # no name of its own: it stays folded
+    assert expand(out, refs.__getitem__) == "\n".join(lines)

@@ -1,0 +1,90 @@
+"""Long JSON strings holding a document, a log or code: the lines they hold, folded inline.
+
+`pip inspect` prints each package's README as one JSON string, `\\n` escapes
+and all: a page of prose on one physical line, which no fold of whole lines
+can touch and which the guard must keep whole if it names anything an error
+line names. Such a string is split at its `\\n` escapes into the lines it
+holds; those go to the compressor their content calls for, as any output
+would, and its folds become inline folds of the one physical line. Kept
+pieces are byte-identical, the markers hold no quote or backslash (the line
+stays valid JSON), and the guard treats each held line as a line of its own.
+"""
+
+from __future__ import annotations
+
+import re
+
+from plane.economy.compress import documents
+from plane.economy.compress.classify import classify
+from plane.economy.compress.plan import Inline, Plan
+
+LONG_STRING = 1024  # characters: a shorter string is a value, not a document
+MIN_LINES = 8  # held lines: fewer are not worth a compressor
+OPENING = 6  # lines of a held document kept before its headings alone
+_DOCUMENTS = ("plain", "mixed", "html")
+GLUE = "\\n"
+_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_ESCAPE = re.compile(r"\\.")
+
+
+def inline(index: int, line: str) -> Inline | None:
+    """This line with the long strings in it folded by what they hold, or None."""
+    pieces: list[tuple[str, str | None]] = []
+    at = 0
+    for found in _STRING.finditer(line):
+        if found.end() - found.start() < LONG_STRING:
+            continue
+        held = _held_lines(line, found.start() + 1, found.end() - 1)
+        if len(held) < MIN_LINES:
+            continue
+        kinds = _fold_kinds([line[a:b] for a, b in held])
+        if not any(kinds):
+            continue
+        pieces.append((line[at : held[0][0]], None))
+        for n, ((a, b), kind) in enumerate(zip(held, kinds, strict=True)):
+            if n:
+                pieces.append((GLUE, None))
+            pieces.append((line[a:b], kind))
+        at = held[-1][1]
+    if not pieces:
+        return None
+    pieces.append((line[at:], None))
+    return Inline(index, tuple(p for p in pieces if p[0] or p[1]), glue=GLUE)
+
+
+def _held_lines(line: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Spans of the lines a string holds, between its `\\n` escapes (`\\\\n` is not one)."""
+    spans = []
+    begin = start
+    for escape in _ESCAPE.finditer(line, start, end):
+        if escape.group() == GLUE:
+            spans.append((begin, escape.start()))
+            begin = escape.end()
+    spans.append((begin, end))
+    return spans
+
+
+def _fold_kinds(held: list[str]) -> list[str | None]:
+    """For each held line, the kind of fold its compressor chose, or None to keep it."""
+    from plane.economy.compress.compressors import COMPRESSORS  # the table includes JSON
+
+    name = classify("\n".join(held))
+    if name in _DOCUMENTS:
+        return _outline(held)
+    plan: Plan = COMPRESSORS[name](held, None)
+    if plan.view_of is not None:  # a rendering cannot stand inside a string
+        return [None] * len(held)
+    kinds: list[str | None] = [None] * len(held)
+    for fold in plan.normalised():
+        for i in range(fold.start, fold.end):
+            kinds[i] = fold.kind
+    return kinds
+
+
+def _outline(held: list[str]) -> list[str | None]:
+    """A document held in data (a package's README in its metadata) is a field's value, not
+    what the agent opened: its opening lines and headings say what it is, the rest folds."""
+    return [
+        None if i < OPENING or documents.is_heading(held, i) else "paragraph"
+        for i in range(len(held))
+    ]
