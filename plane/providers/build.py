@@ -116,7 +116,8 @@ def _embedded(
         api_key=model.api_key if model else None,
         timeout_s=cfg.timeout_s,
         retry=policy,
-        transport=transport,
+        # While the supervisor restarts a dead child, requests wait for it, not retry blind.
+        transport=transport or (model.transport() if model is not None else None),
     )
 
 
