@@ -233,8 +233,8 @@ class PlaneClient:
     async def send(self, agent: str, text: str) -> Sent:
         return await self.request(Send, agent=agent, text=text)
 
-    async def history(self, agent: str, limit: int = 200) -> Messages:
-        return await self.request(History, agent=agent, limit=limit)
+    async def history(self, agent: str, limit: int = 200, before_id: int | None = None) -> Messages:
+        return await self.request(History, agent=agent, limit=limit, before_id=before_id)
 
     async def new_agent(self, name: str, model: str, role: str = "") -> AgentCreated:
         return await self.request(NewAgent, name=name, model=model, role=role)

@@ -7,8 +7,9 @@ Textual signals. It decides nothing: `load()` takes a snapshot whole, and
 main screen to the rest.
 
 Time: the plane's `now` arrives with each snapshot. The countdown to the
-reset is that `now` plus local *monotonic* time elapsed since, so a wrong
-local clock or a local time zone never moves the plane's day.
+reset (or to a held agent resuming) is that `now` plus local *monotonic*
+time elapsed since, so a wrong local clock or a local time zone never moves
+the plane's day.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from decimal import Decimal
 
 from textual.dom import DOMNode
 from textual.signal import Signal
@@ -45,6 +47,8 @@ class Conversation:
     """Text of the answer being streamed, until the whole message arrives."""
     loaded: bool = False
     """History has been fetched at least once since connecting."""
+    from_start: bool = False
+    """The agent's first message is among these: there is nothing earlier to fetch."""
 
     def add(self, messages: Iterable[Message]) -> list[Message]:
         """Adds what is new; returns it, in id order."""
@@ -54,6 +58,30 @@ class Conversation:
         if fresh and max(m.id for m in fresh) < max(self.messages):
             self.messages = dict(sorted(self.messages.items()))
         return sorted(fresh, key=lambda m: m.id)
+
+    def newest(self, messages: list[Message], *, whole: bool) -> list[Message]:
+        """Fold in the plane's newest page (`whole`: it is all there is).
+
+        What is held stays one unbroken stretch of the conversation, so paging
+        back from its oldest message never skips any: a full page that starts
+        after everything held (the plane went on talking while this client was
+        away) may have a gap before it, so it replaces what was held."""
+        if not whole and self.messages and messages and messages[0].id > max(self.messages):
+            self.messages = {}
+            self.from_start = False
+        self.from_start = self.from_start or whole
+        return self.add(messages)
+
+    def earlier(self, messages: list[Message], *, reached_start: bool) -> list[Message]:
+        """Fold in a page from before the oldest message held."""
+        self.from_start = self.from_start or reached_start
+        return self.add(messages)
+
+    @property
+    def earlier_on_plane(self) -> bool:
+        """The plane may hold older messages than these: a full page came
+        back and the first message has not."""
+        return self.loaded and not self.from_start
 
     def ordered(self) -> list[Message]:
         return list(self.messages.values())
@@ -73,6 +101,10 @@ class Store:
         self.clock = clock
         self.agents: dict[str, AgentState] = {}
         self.models: list[str] = []
+        self.default_model: str | None = None
+        """The model a new agent is put on; None until a plane says."""
+        self.default_limit_usd: Decimal | None = None
+        """The daily ceiling a new agent starts with (None: none)."""
         self.day: date | None = None
         self._plane_now: datetime | None = None
         self._told_at = 0.0
@@ -98,10 +130,14 @@ class Store:
         return self._plane_now + timedelta(seconds=self.clock() - self._told_at)
 
     def resets_in(self) -> timedelta | None:
+        return self.time_until(self.resets_at)
+
+    def time_until(self, moment: datetime | None) -> timedelta | None:
+        """From the plane's now to `moment` (never negative)."""
         now = self.plane_now()
-        if now is None or self.resets_at is None:
+        if now is None or moment is None:
             return None
-        return max(timedelta(0), self.resets_at - now)
+        return max(timedelta(0), moment - now)
 
     def conversation(self, agent: str) -> Conversation:
         return self.conversations.setdefault(agent, Conversation(agent))
@@ -112,6 +148,8 @@ class Store:
         """Replace everything with a snapshot (connect, reconnect, new day)."""
         self.agents = {agent.name: agent for agent in snapshot.agents}
         self.models = list(snapshot.models)
+        self.default_model = snapshot.default_model
+        self.default_limit_usd = snapshot.default_limit_usd
         self.day = snapshot.day
         self._plane_now = snapshot.now
         self._told_at = self.clock()

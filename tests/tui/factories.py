@@ -24,13 +24,16 @@ def agent(name: str, spend: str = "0", limit: str | None = "5", **fields: Any) -
     )
 
 
-def snapshot(*agents: AgentState, models: list[str] | None = None) -> Snapshot:
+def snapshot(*agents: AgentState, models: list[str] | None = None, **fields: Any) -> Snapshot:
     return Snapshot(
         day=date(2025, 3, 14),
         now=NOW,
         resets_at=RESETS,
         agents=list(agents),
         models=models if models is not None else ["smollm2-135m", "claude-haiku-4-5"],
+        default_model=fields.pop("default_model", "smollm2-135m"),
+        default_limit_usd=fields.pop("default_limit_usd", Decimal(5)),
+        **fields,
     )
 
 

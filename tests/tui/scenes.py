@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from plane.protocol import Event, MessageAppended, Snapshot
-from tests.tui.factories import agent, cost, message, snapshot
+from tests.tui.factories import RESETS, agent, cost, message, snapshot
 
 
 def fleet() -> Snapshot:
@@ -11,7 +11,7 @@ def fleet() -> Snapshot:
         agent("demo", "4.10", status="working"),
         agent("scout", "0"),
         agent("builder", "1.37", "5"),
-        agent("burner", "2.00", "2", status="held", waiting=2),
+        agent("burner", "2.00", "2", status="held", waiting=2, resumes_at=RESETS),
         agent("reviewer", "0.42", None, model="claude-haiku-4-5", provider="anthropic"),
     )
 

@@ -28,8 +28,12 @@ from tui.store import Store, Streaming
 from tui.widgets.agent_list import AgentList
 from tui.widgets.composer import Composer
 from tui.widgets.connection_banner import ConnectionBanner
-from tui.widgets.conversation import ConversationPane
+from tui.widgets.conversation import WINDOW, ConversationPane
 from tui.widgets.title_bar import TitleBar
+
+HISTORY = 200
+"""The newest messages fetched when an agent is shown; earlier ones come a
+page (`WINDOW`) at a time as the operator scrolls back."""
 
 
 class MainScreen(Screen[None]):
@@ -54,6 +58,15 @@ class MainScreen(Screen[None]):
         agent: str
         messages: list[Message]
         whole_history: bool = False
+
+    @dataclass
+    class Paged(TextualMessage):
+        """A page of earlier messages; `failure` says why there is none."""
+
+        agent: str
+        messages: list[Message]
+        reached_start: bool = False
+        failure: str | None = None
 
     @dataclass
     class Failed(TextualMessage):
@@ -117,7 +130,7 @@ class MainScreen(Screen[None]):
         title = self.query_one(TitleBar)
         agent = self.store.agents.get(self.selected or "")
         title.agent = agent
-        title.resets_in = self.store.resets_in()
+        self._tick()
         if self.lost:
             title.waiting_text = "not connected"
         elif self.store.day is None:
@@ -126,7 +139,10 @@ class MainScreen(Screen[None]):
             title.waiting_text = "no agents yet: ctrl+n creates one"
 
     def _tick(self) -> None:
-        self.query_one(TitleBar).resets_in = self.store.resets_in()
+        """The title's countdowns, from the plane's clock (each second, and on change)."""
+        title = self.query_one(TitleBar)
+        title.resets_in = self.store.resets_in()
+        title.resumes_in = self.store.time_until(title.agent.resumes_at if title.agent else None)
 
     def watch_lost(self, lost: str | None) -> None:
         banners = self.query(ConnectionBanner)
@@ -142,7 +158,9 @@ class MainScreen(Screen[None]):
     def _agent_selected(self, event: AgentList.Selected) -> None:
         self.query_one(ConversationPane).border_title = event.agent
         conversation = self.store.conversation(event.agent)
-        self.query_one(ConversationPane).show(event.agent, conversation.ordered())
+        self.query_one(ConversationPane).show(
+            event.agent, conversation.ordered(), earlier_on_plane=conversation.earlier_on_plane
+        )
         if conversation.streaming:
             self.query_one(ConversationPane).stream(conversation.streaming)
         self._show_title()
@@ -151,6 +169,12 @@ class MainScreen(Screen[None]):
     @on(AgentList.Chosen)
     def _agent_chosen(self) -> None:
         self.action_focus_composer()
+
+    @on(AgentList.Typed)
+    def _typed_in_list(self, event: AgentList.Typed) -> None:
+        composer = self.query_one(Composer)
+        composer.focus()
+        composer.insert_text_at_cursor(event.character)
 
     @on(AgentList.NewAgentWanted)
     def _new_agent_wanted(self) -> None:
@@ -174,18 +198,41 @@ class MainScreen(Screen[None]):
         if text:
             await self.commands.dispatch(self, text)
 
+    @on(ConversationPane.EarlierWanted)
+    def _earlier_wanted(self, event: ConversationPane.EarlierWanted) -> None:
+        self.load_earlier(event.agent, event.before_id)
+
     @on(Delivered)
-    def _delivered(self, event: Delivered) -> None:
+    async def _delivered(self, event: Delivered) -> None:
         if event.whole_history:
             conversation = self.store.conversation(event.agent)
-            fresh = conversation.add(event.messages)
+            whole = len(event.messages) < HISTORY
+            fresh = conversation.newest(event.messages, whole=whole)
             conversation.loaded = True
             pane = self.query_one(ConversationPane)
-            if event.agent == self.selected and (fresh or pane.agent != event.agent):
-                pane.show(event.agent, conversation.ordered())
+            if event.agent != self.selected:
+                return
+            if fresh or pane.agent != event.agent:
+                pane.show(
+                    event.agent,
+                    conversation.ordered(),
+                    earlier_on_plane=conversation.earlier_on_plane,
+                )
                 pane.stream(conversation.streaming)
+            else:
+                await pane.offer_earlier(conversation.earlier_on_plane)
         else:
             self.store.add_messages(event.messages)
+
+    @on(Paged)
+    async def _paged(self, event: Paged) -> None:
+        conversation = self.store.conversation(event.agent)
+        conversation.earlier(event.messages, reached_start=event.reached_start)
+        await self.query_one(ConversationPane).earlier_arrived(
+            event.agent, event.messages, earlier_on_plane=conversation.earlier_on_plane
+        )
+        if event.failure:
+            self.notify(event.failure, severity="error")
 
     @on(Failed)
     def _failed(self, event: Failed) -> None:
@@ -207,7 +254,13 @@ class MainScreen(Screen[None]):
         self.query_one(ConversationPane).note(text)
 
     def open_new_agent(self) -> None:
-        screen = NewAgentScreen(self.store.models, self.client)
+        store = self.store
+        screen = NewAgentScreen(
+            store.models,
+            self.client,
+            default_model=store.default_model,
+            default_limit=store.default_limit_usd,
+        )
         self.app.push_screen(screen, callback=self._created)
 
     def select_agent(self, agent: str) -> None:
@@ -233,10 +286,21 @@ class MainScreen(Screen[None]):
     @work(exclusive=True, group="history", exit_on_error=False)
     async def load_history(self, agent: str) -> None:
         try:
-            reply = await self.client.history(agent)
+            reply = await self.client.history(agent, limit=HISTORY)
         except (PlaneRefused, PlaneUnavailable):
             return  # the banner already says why; a reconnect loads it again
         self.post_message(self.Delivered(agent, reply.messages, whole_history=True))
+
+    @work(exclusive=True, group="earlier", exit_on_error=False)
+    async def load_earlier(self, agent: str, before_id: int) -> None:
+        try:
+            reply = await self.client.history(agent, limit=WINDOW, before_id=before_id)
+        except (PlaneRefused, PlaneUnavailable, TimeoutError) as exc:
+            failure = f"Earlier messages could not be fetched: {exc or 'no answer in time.'}"
+            self.post_message(self.Paged(agent, [], failure=failure))
+            return
+        reached_start = len(reply.messages) < WINDOW
+        self.post_message(self.Paged(agent, reply.messages, reached_start=reached_start))
 
     @work(group="send", exit_on_error=False)
     async def send(self, agent: str, text: str) -> None:

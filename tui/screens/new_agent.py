@@ -4,12 +4,14 @@ The plane validates and creates; this form only collects and shows what the
 plane answered. A refusal (`invalid`, `exists`) appears under the fields as
 the plane's own sentence, and the form stays open with what was typed. The
 new agent gets the plane's `defaults`, ceiling included; nothing here sets
-one.
+one, but the form says which it will be (the plane sends its defaults with
+every snapshot), because a ceiling nobody saw set is one nobody remembers.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import ClassVar, Protocol
 
 from textual import on, work
@@ -20,8 +22,19 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, Label, Select, Static, TextArea
 
+from plane.money import usd_exact
 from plane.protocol import AgentCreated, AgentState
 from tui.client import PlaneRefused, PlaneUnavailable
+
+
+def starting_limit(limit: Decimal | None, *, known: bool = True) -> str:
+    """The line under the form: the daily ceiling the new agent starts with.
+    `known` is False when the plane did not say its defaults (an older one)."""
+    if not known:
+        return "It starts with the plane's default daily ceiling."
+    if limit is None:
+        return "No spending limit: defaults set none; /limit sets one."
+    return f"Spending limit: {usd_exact(limit)} a day, from defaults; /limit changes it."
 
 
 class CreatesAgents(Protocol):
@@ -47,10 +60,20 @@ class NewAgentScreen(ModalScreen[AgentState | None]):
     class Refused(Message):
         reason: str
 
-    def __init__(self, models: list[str], plane: CreatesAgents) -> None:
+    def __init__(
+        self,
+        models: list[str],
+        plane: CreatesAgents,
+        *,
+        default_model: str | None = None,
+        default_limit: Decimal | None = None,
+    ) -> None:
+        """`default_model` None: the plane did not say its defaults."""
         super().__init__()
         self.models = models
         self.plane = plane
+        self.default_model = default_model
+        self.default_limit = default_limit
 
     def compose(self) -> ComposeResult:
         with Vertical(id="form") as form:
@@ -63,11 +86,13 @@ class NewAgentScreen(ModalScreen[AgentState | None]):
                 allow_blank=not self.models,
                 prompt="no models configured",
                 id="model",
+                value=self.default_model if self.default_model in self.models else Select.NULL,
             )
             yield Label("Role (system prompt, optional)", classes="field")
             yield TextArea(id="role", soft_wrap=True, show_line_numbers=False)
             yield Static("", id="error")
-            yield Static("It starts with the plane's default daily ceiling.", id="note")
+            known = self.default_model is not None
+            yield Static(starting_limit(self.default_limit, known=known), id="note")
             with Horizontal(id="buttons"):
                 yield Button("Create", variant="primary", id="create")
                 yield Button("Cancel", id="cancel")

@@ -15,7 +15,9 @@ for is the one unlike the others. The last row is `+ new agent`.
 
 The list subscribes to the store itself: rows are the store's busiest
 readers. Moving the cursor selects an agent and says so with `Selected`;
-Enter or a click on `+ new agent` (or `n`) asks for the form.
+Enter or a click on `+ new agent` (or `n`) asks for the form. Any other
+printable key is the start of a message, so it is passed on (`Typed`) for
+the screen to put in the composer.
 """
 
 from __future__ import annotations
@@ -106,6 +108,12 @@ class AgentList(ScrollView, can_focus=True):
 
     class NewAgentWanted(Message):
         """Enter or a click on `+ new agent`, or `n` in the list."""
+
+    @dataclass
+    class Typed(Message):
+        """A printable key no binding wants: the operator started typing."""
+
+        character: str
 
     def __init__(
         self,
@@ -248,6 +256,16 @@ class AgentList(ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         self.virtual_size = Size(self.scrollable_content_region.width, len(self.names) + 1)
+
+    def on_key(self, event: events.Key) -> None:
+        if not event.is_printable or event.character is None:
+            return
+        bound = self.screen.active_bindings
+        if any(key in bound for key in event.aliases):
+            return  # `n`, and whatever else the list, the screen or the app binds
+        event.stop()
+        event.prevent_default()
+        self.post_message(self.Typed(event.character))
 
     def on_click(self, event: events.Click) -> None:
         row = self._row_at(event)

@@ -32,9 +32,12 @@ class Composer(Input):
         delta: int
 
     def __init__(self, commands: Commands, *, id: str | None = None) -> None:
+        # Not Input's select-on-focus: coming back to a draft (or to a line
+        # the list or a command began) must not make the next key replace it.
         super().__init__(
             placeholder="Message the agent, or /help",
             suggester=CommandSuggester(commands),
+            select_on_focus=False,
             id=id,
         )
 

@@ -1,10 +1,12 @@
 """The line at the top: the selected agent, its model, its day so far.
 
 `demo · smollm2-135m · $4.10 of $5.00 today`, or `$4.10 today, no limit`;
-when the agent is amber or held, also how long until the plane's day resets
-(the one moment a held agent will start again on its own). The screen sets
-`agent` and `resets_in`; the spend is coloured by the `-warn` / `-over`
-classes, like a row's.
+when the agent is amber or held, also how long until the plane's day resets.
+A held agent that the reset frees says it in its own terms, `held · resumes
+in 3h 13m` (the plane's `resumes_at`: the one moment it starts again on its
+own); one the reset does not free (a zero ceiling, an unpriced model) keeps
+`resets in`. The screen sets `agent`, `resets_in` and `resumes_in`; the spend
+is coloured by the `-warn` / `-over` classes, like a row's.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ class TitleBar(Widget):
     """The selected agent, as the plane last described it."""
     resets_in: reactive[timedelta | None] = reactive(None)
     """Time left in the plane's day (from the plane's clock, not this one's)."""
+    resumes_in: reactive[timedelta | None] = reactive(None)
+    """Time until the held agent starts again on its own, when the plane says it will."""
     waiting_text: reactive[str] = reactive("connecting to the plane…")
     """Shown instead of figures while there is no agent to describe."""
 
@@ -59,7 +63,9 @@ class TitleBar(Widget):
         ]
         if self.has_class("-held"):
             parts.append((" · held", self.get_visual_style("title-bar--spend")))
-        if self.resets_in is not None and self.classes & {"-warn", "-over", "-held"}:
+        if self.has_class("-held") and self.resumes_in is not None:
+            parts.append((f" · resumes in {duration(self.resumes_in)}", muted))
+        elif self.resets_in is not None and self.classes & {"-warn", "-over", "-held"}:
             parts.append((f" · resets in {duration(self.resets_in)}", muted))
         return Content.assemble(*parts)  # type: ignore[arg-type]
 

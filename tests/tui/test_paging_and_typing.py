@@ -1,0 +1,192 @@
+"""Scrolling back through a long conversation on a real plane (older pages
+come from the plane, and what was being read stays put), and typing that
+starts in the agent list ending up in the composer."""
+
+from __future__ import annotations
+
+from textual import events
+from textual.widgets import Input
+
+from tests.tui.conftest import feed, settle
+from tests.tui.factories import agent, message, snapshot
+from tests.tui.test_live import SIZE, app_for, has_row, pane_lines, until
+from tui.app import PlaneApp
+from tui.screens.main import HISTORY
+from tui.screens.new_agent import NewAgentScreen
+from tui.store import Conversation
+from tui.widgets.agent_list import AgentList
+from tui.widgets.composer import Composer
+from tui.widgets.conversation import WINDOW, ConversationPane
+from tui.widgets.message_line import MessageLine
+
+COUNT = HISTORY + 2 * WINDOW + 7
+"""More than the first fetch: the rest is two full pages from the plane and a short one."""
+
+
+async def fill(plane, count: int = COUNT) -> None:  # type: ignore[no-untyped-def]
+    for n in range(count):
+        await plane.services.conversation.append("demo", "operator", f"m{n}")
+        await plane.services.conversation.append("scout", "operator", f"s{n}")
+
+
+def shown(app: PlaneApp) -> list[str]:
+    return [text for _, text in pane_lines(app)]
+
+
+def first_line(app: PlaneApp) -> MessageLine:
+    return app.screen.query_one(ConversationPane).query(MessageLine).first()
+
+
+def earlier_line(app: PlaneApp) -> str | None:
+    offers = app.screen.query_one(ConversationPane).query(".earlier")
+    return str(offers.first().render()) if offers else None
+
+
+async def test_scrolling_back_pages_in_older_messages_and_keeps_the_view(start_plane) -> None:  # type: ignore[no-untyped-def]
+    plane = await start_plane()
+    await fill(plane)
+    everything = [f"m{n}" for n in range(COUNT)]
+    app = app_for(plane)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: shown(app) == everything[-WINDOW:])
+        assert earlier_line(app) == "↑ earlier messages (click, or Enter here)"
+        pane = app.screen.query_one(ConversationPane)
+        pane.focus()
+        await pilot.press("home")  # to the top: nothing loads yet
+        await settle(pilot)
+        assert shown(app) == everything[-WINDOW:] and pane.scroll_offset.y == 0
+
+        batches = 0
+        while earlier_line(app) is not None:
+            reading = first_line(app)
+            was = (reading.message.text, reading.region.y)
+            count = len(shown(app))
+            await pilot.press("up")  # further up from the top: the batch before
+            await until(pilot, lambda c=count: len(shown(app)) > c)
+            await until(pilot, lambda r=reading, y=was[1]: r.region.y == y)
+            assert reading.message.text == was[0]  # the same line, on the same row
+            assert pane.scroll_offset.y > 0, "the new lines are above, to scroll up to"
+            assert shown(app) == everything[-len(shown(app)) :], "no gap, nothing twice"
+            await pilot.press("home")
+            await settle(pilot)
+            batches += 1
+            assert batches < 20
+        assert shown(app) == everything
+        assert batches == 6  # two held batches of the first 200, then three pages, the last short
+        assert app.store.conversation("demo").from_start
+
+
+async def test_clicking_the_offer_fetches_the_page_before(start_plane) -> None:  # type: ignore[no-untyped-def]
+    plane = await start_plane()
+    await fill(plane, HISTORY + 3)
+    app = app_for(plane)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: len(shown(app)) == WINDOW)
+        pane = app.screen.query_one(ConversationPane)
+        pane.focus()
+        while len(shown(app)) < HISTORY:  # the held ones first, by Enter
+            count = len(shown(app))
+            await pilot.press("enter")
+            await until(pilot, lambda c=count: len(shown(app)) > c)
+        assert earlier_line(app) == "↑ earlier messages (click, or Enter here)"
+        await pilot.press("home")
+        await settle(pilot)
+        await pilot.click(".earlier")
+        await until(pilot, lambda: len(shown(app)) == HISTORY + 3)
+        assert shown(app) == [f"m{n}" for n in range(HISTORY + 3)]
+        assert earlier_line(app) is None
+
+
+async def test_a_short_conversation_offers_nothing_earlier(start_plane) -> None:  # type: ignore[no-untyped-def]
+    plane = await start_plane()
+    await fill(plane, 5)
+    app = app_for(plane)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: shown(app) == [f"m{n}" for n in range(5)])
+        assert earlier_line(app) is None
+        app.screen.query_one(ConversationPane).focus()
+        await pilot.press("up", "home", "pageup")
+        await settle(pilot)
+        assert shown(app) == [f"m{n}" for n in range(5)]
+
+
+async def test_typing_in_the_agent_list_starts_a_message(start_plane) -> None:  # type: ignore[no-untyped-def]
+    plane = await start_plane()
+    app = app_for(plane)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: has_row(app, "scout") and app.main_screen.selected == "demo")
+        await pilot.press("ctrl+l", "down")  # the list's own keys still move it
+        await until(pilot, lambda: app.main_screen.selected == "scout")
+        assert isinstance(app.focused, AgentList)
+
+        await pilot.press(*"Hi there")
+        composer = app.screen.query_one(Composer)
+        await until(pilot, lambda: composer.value == "Hi there")
+        assert app.focused is composer
+        await pilot.press("enter")
+        await until(pilot, lambda: ("operator", "Hi there") in pane_lines(app))
+        assert app.main_screen.selected == "scout"
+
+
+async def test_keys_the_list_binds_keep_their_meaning() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, snapshot(agent("demo"), agent("scout")))
+        await settle(pilot)
+        await pilot.press("ctrl+l", "n")  # `n` is the list's: the new-agent form
+        await settle(pilot)
+        assert isinstance(app.screen, NewAgentScreen)
+        assert app.screen.query_one("#name", Input).value == ""
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("ctrl+l", "down", "up", "x")
+        await settle(pilot)
+        assert app.main_screen.selected == "demo"
+        assert app.screen.query_one(Composer).value == "x"
+
+
+async def test_without_a_plane_the_wheel_and_page_up_lay_out_what_is_held() -> None:
+    """Offline, what the client holds is all there is: no offer to fetch more."""
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, snapshot(agent("demo"), agent("scout")))
+        await settle(pilot)
+        held = [message("demo", "operator", f"n{i}") for i in range(2 * WINDOW + 3)]
+        app.store.conversation("demo").add(held)
+        await pilot.press("down", "up")
+        await settle(pilot, 5)
+        assert earlier_line(app) == f"↑ {WINDOW + 3} earlier messages (click, or Enter here)"
+        pane = app.screen.query_one(ConversationPane)
+        pane.focus()
+        await pilot.press("home")
+        await settle(pilot)
+        wheel = events.MouseScrollUp(pane, 5, 5, 0, -1, 0, False, False, False)
+        pane.post_message(wheel)  # the wheel, at the top
+        await settle(pilot, 5)
+        assert len(pane_lines(app)) == 2 * WINDOW
+        assert earlier_line(app) == "↑ 3 earlier messages (click, or Enter here)"
+        await pilot.press("home", "pageup")
+        await settle(pilot, 5)
+        assert [t for _, t in pane_lines(app)] == [m.text for m in held]
+        assert earlier_line(app) is None
+
+
+def test_what_the_client_holds_stays_one_unbroken_stretch() -> None:
+    """Paging back starts from the oldest message held, so a gap in what is
+    held would be skipped for ever: a full newest page that starts after
+    everything held replaces it; one that overlaps joins it."""
+    old = [message("demo", "operator", f"old {i}") for i in range(3)]
+    newer = [message("demo", "operator", f"new {i}") for i in range(5)]
+    conversation = Conversation("demo", loaded=True)
+    conversation.newest(old, whole=False)
+
+    conversation.newest(newer[2:], whole=False)  # the plane went on while this client was away
+    assert [m.text for m in conversation.ordered()] == ["new 2", "new 3", "new 4"]
+    assert conversation.earlier_on_plane
+
+    conversation.newest(newer[1:4], whole=False)  # overlaps: nothing is dropped
+    assert [m.text for m in conversation.ordered()] == ["new 1", "new 2", "new 3", "new 4"]
+
+    conversation.earlier(newer[:1], reached_start=True)
+    assert [m.text for m in conversation.ordered()] == [f"new {i}" for i in range(5)]
+    assert conversation.from_start and not conversation.earlier_on_plane
