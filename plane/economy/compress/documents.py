@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import re
 
-from plane.economy.compress.plan import Plan
+from plane.economy.compress.plan import Inline, Plan
 
 LONG_DOCUMENT = 8_000
 OPENING_LINES = 3
+LONG_LINE = 320  # characters: a line this long is a paragraph of its own
+FIRST_SENTENCE_MIN = 40
+FIRST_SENTENCE_MAX = 240
+_SENTENCE_END = re.compile(r"[.!?:;][)\]\"']* +(?=\S)")
 _UNDERLINE = re.compile(r"^([=\-~^*#+])\1{2,}\s*$")
 _MARKDOWN_HEADING = re.compile(r"^#{1,6} |^[A-Z][A-Z0-9 ,()/-]{2,}$")
 
@@ -43,8 +47,27 @@ def skim(plan: Plan, start: int = 0, end: int | None = None) -> None:
         keep = OPENING_LINES if not seen_paragraph_in_section else 1
         if j - i > keep + 1:
             plan.fold(i + keep, j, "paragraph")
+        if seen_paragraph_in_section:
+            _keep_first_sentence(plan, i)
         seen_paragraph_in_section = True
         i = j
+
+
+def _keep_first_sentence(plan: Plan, i: int) -> None:
+    """A later paragraph written as one long line (HTML shown as text, Markdown without
+    hard wraps) keeps its first sentence, as a wrapped paragraph keeps its first line."""
+    line = plan.lines[i]
+    if len(line) < LONG_LINE or i in plan.inlines:
+        return
+    end = _SENTENCE_END.search(line, FIRST_SENTENCE_MIN)
+    cut = (
+        end.end()
+        if end and end.end() <= FIRST_SENTENCE_MAX
+        else line.rfind(" ", 0, FIRST_SENTENCE_MAX) + 1
+    )
+    if cut <= 0 or len(line) - cut < LONG_LINE // 2:
+        return
+    plan.inlines[i] = Inline(i, ((line[:cut], None), (line[cut:], "words")))
 
 
 def is_heading(lines: list[str], i: int) -> bool:

@@ -59,7 +59,7 @@ def compress(lines: list[str], command: str | None = None) -> Plan:
     _sample(plan, depths, 0, len(lines), min(depths.start[:1] or [0]), 0)
     folded = plan.folded_mask()
     for i, line in enumerate(lines):
-        if not folded[i] and len(line) >= strings.LONG_STRING:
+        if not folded[i] and len(line) >= strings.LONG_HTML:
             held = strings.inline(i, line)
             if held is not None:
                 plan.inlines[i] = held

@@ -111,6 +111,24 @@ class Plan:
         return out
 
 
+def split_folds(folds: list[Fold], pinned: list[int]) -> list[Fold]:
+    """The folds with the pinned lines taken out of them: each fold around one splits in two."""
+    out: list[Fold] = []
+    pins = sorted(pinned)
+    k = 0
+    for fold in folds:
+        start = fold.start
+        while k < len(pins) and pins[k] < fold.end:
+            if pins[k] >= fold.start:
+                if pins[k] > start:
+                    out.append(Fold(start, pins[k], fold.kind, fold.atomic))
+                start = pins[k] + 1
+            k += 1
+        if fold.end > start:
+            out.append(Fold(start, fold.end, fold.kind, fold.atomic))
+    return out
+
+
 def _add(parts: tuple[tuple[str, int], ...], fold: Fold) -> tuple[tuple[str, int], ...]:
     kind, n = parts[-1]
     if kind == fold.kind:
@@ -140,6 +158,8 @@ def default_label(kind: str, removed: list[str]) -> tuple[str, str]:
         "comments": f"… {n} comment {noun}",
         "echo": f"… {n} echoed {noun}",
         "paragraph": f"… {n} more {noun}",
+        "paragraphs": f"… {n} more paragraph{'' if n == 1 else 's'}",
+        "words": f"… {sum(len(text.split()) for text in removed)} more words",
         "docstring": f"… {n} docstring {noun}",
         "header": "… index/---/+++",
         "redraws": f"… {sum(line.count(chr(13)) for line in removed)} earlier frames",
@@ -239,22 +259,29 @@ def _render_inline(inline: Inline, refs: dict[str, str], labeller: Labeller) -> 
 
 
 def _runs(inline: Inline) -> list[tuple[list[str], str | None]]:
-    """The pieces with folded ones of one kind joined across the glue between them."""
+    """The pieces, with folded ones of one kind joined when they touch or have only the
+    glue between them."""
     pieces = inline.pieces
+    glue = (inline.glue, None)
     out: list[tuple[list[str], str | None]] = []
     i = 0
     while i < len(pieces):
         text, kind = pieces[i]
         texts = [text]
         i += 1
-        while (
-            kind is not None
-            and inline.glue
-            and i + 1 < len(pieces)
-            and pieces[i] == (inline.glue, None)
-            and pieces[i + 1][1] == kind
-        ):
-            texts.append(pieces[i + 1][0])
-            i += 2
+        while kind is not None and i < len(pieces):
+            if pieces[i][1] == kind:
+                texts[-1] += pieces[i][0]
+                i += 1
+            elif (
+                inline.glue
+                and pieces[i] == glue
+                and i + 1 < len(pieces)
+                and pieces[i + 1][1] == kind
+            ):
+                texts.append(pieces[i + 1][0])
+                i += 2
+            else:
+                break
         out.append((texts, kind))
     return out

@@ -144,7 +144,9 @@ def guard(plan: Plan) -> Plan:
     if dropped:
         folds = [f for f in folds if f not in dropped]
     if pinned:
-        folds = _split(folds, pinned)
+        from plane.economy.compress.plan import split_folds  # plan imports this module
+
+        folds = split_folds(folds, pinned)
     if dropped or pinned:
         plan.folds = folds
     return plan
@@ -294,20 +296,3 @@ def _words(text: str) -> set[str]:
     found = set(IDENT_RE.findall(text))
     found.update(PATH_RE.findall(text))
     return found
-
-
-def _split(folds: list[Fold], pinned: list[int]) -> list[Fold]:
-    out: list[Fold] = []
-    pins = sorted(pinned)
-    k = 0
-    for fold in folds:
-        start = fold.start
-        while k < len(pins) and pins[k] < fold.end:
-            if pins[k] >= fold.start:
-                if pins[k] > start:
-                    out.append(type(fold)(start, pins[k], fold.kind, fold.atomic))
-                start = pins[k] + 1
-            k += 1
-        if fold.end > start:
-            out.append(type(fold)(start, fold.end, fold.kind, fold.atomic))
-    return out

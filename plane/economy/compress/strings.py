@@ -19,12 +19,15 @@ from plane.economy.compress.classify import classify
 from plane.economy.compress.plan import Inline, Plan
 
 LONG_STRING = 1024  # characters: a shorter string is a value, not a document
+LONG_HTML = 400  # an HTML string shorter than this is a sentence or two
 MIN_LINES = 8  # held lines: fewer are not worth a compressor
+MIN_BLOCKS = 3  # HTML blocks (`<p>`, `<li>`) in a string without lines: fewer stay whole
 OPENING = 6  # lines of a held document kept before its headings alone
 _DOCUMENTS = ("plain", "mixed", "html")
 GLUE = "\\n"
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _ESCAPE = re.compile(r"\\.")
+_BLOCK = re.compile(r"<(?:p|ul|ol|li|dl|dt|dd|h[1-6]|pre|table|tr|note|important)\b", re.I)
 
 
 def inline(index: int, line: str) -> Inline | None:
@@ -32,24 +35,42 @@ def inline(index: int, line: str) -> Inline | None:
     pieces: list[tuple[str, str | None]] = []
     at = 0
     for found in _STRING.finditer(line):
-        if found.end() - found.start() < LONG_STRING:
+        if found.end() - found.start() < LONG_HTML:
             continue
-        held = _held_lines(line, found.start() + 1, found.end() - 1)
-        if len(held) < MIN_LINES:
+        held = _held(line, found.start() + 1, found.end() - 1)
+        if held is None:
             continue
-        kinds = _fold_kinds([line[a:b] for a, b in held])
-        if not any(kinds):
-            continue
-        pieces.append((line[at : held[0][0]], None))
-        for n, ((a, b), kind) in enumerate(zip(held, kinds, strict=True)):
-            if n:
-                pieces.append((GLUE, None))
-            pieces.append((line[a:b], kind))
-        at = held[-1][1]
+        pieces.append((line[at : held[0][0][0]], None))
+        pieces.extend(held[1])
+        at = held[0][-1][1]
     if not pieces:
         return None
     pieces.append((line[at:], None))
     return Inline(index, tuple(p for p in pieces if p[0] or p[1]), glue=GLUE)
+
+
+def _held(
+    line: str, start: int, end: int
+) -> tuple[list[tuple[int, int]], list[tuple[str, str | None]]] | None:
+    """The spans a string holds and its pieces, folded by what they are, or None."""
+    lines = _held_lines(line, start, end)
+    if len(lines) >= MIN_LINES and end - start >= LONG_STRING:
+        kinds = _fold_kinds([line[a:b] for a, b in lines])
+        pieces: list[tuple[str, str | None]] = []
+        for n, ((a, b), kind) in enumerate(zip(lines, kinds, strict=True)):
+            if n:
+                pieces.append((GLUE, None))
+            pieces.append((line[a:b], kind))
+        return (lines, pieces) if any(kinds) else None
+    blocks = _held_blocks(line, start, end)
+    if len(blocks) >= MIN_BLOCKS:
+        # An HTML document with no line breaks (API reference text): its first block
+        # says what the thing is; the guard reopens any later one naming what nothing
+        # else shows.
+        return blocks, [
+            (line[a:b], None if n == 0 else "paragraphs") for n, (a, b) in enumerate(blocks)
+        ]
+    return None
 
 
 def _held_lines(line: str, start: int, end: int) -> list[tuple[int, int]]:
@@ -62,6 +83,12 @@ def _held_lines(line: str, start: int, end: int) -> list[tuple[int, int]]:
             begin = escape.end()
     spans.append((begin, end))
     return spans
+
+
+def _held_blocks(line: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Spans of the HTML blocks a string holds, each from its opening tag to the next."""
+    cuts = [start, *(m.start() for m in _BLOCK.finditer(line, start, end) if m.start() > start)]
+    return [(a, b) for a, b in zip(cuts, [*cuts[1:], end], strict=True)]
 
 
 def _fold_kinds(held: list[str]) -> list[str | None]:

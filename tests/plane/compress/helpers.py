@@ -38,6 +38,14 @@ FIXTURES = {
     ),
     "book_js.txt": "head -n 100 book-a0b12cfe.js",
     "book_js_functions.txt": "sed -n '104,155p;348,357p' book-a0b12cfe.js",
+    "botocore_service.json.txt": (
+        "zcat botocore/data/marketplace-entitlement/2017-01-11/service-2.json.gz"
+        " | python3 -m json.tool"
+    ),
+    "rustdoc_how_to_write.html.txt": "cat rustdoc/how-to-write-documentation.html",
+    "ruff_full.txt": (
+        "ruff check --no-cache --isolated --select ALL --output-format full textwrap.py"
+    ),
     "pip_inspect_meta.json.txt": (
         "pip inspect --local | python3 -c 'import json, sys; m = json.load(sys.stdin)"
         '["installed"][2]["metadata"]; print(json.dumps({k: m[k] for k in'

@@ -7,7 +7,7 @@ import json
 import re
 from itertools import pairwise
 
-from plane.economy.compress import Compressed, compress, expand, search
+from plane.economy.compress import Compressed, compress, expand, markup, search
 from plane.economy.compress.classify import classify
 from plane.economy.compress.markers import CODE_MARKER_RE, MARKER_RE
 from tests.plane.compress.helpers import FIXTURES, fixture, kept_lines, round_trips, run
@@ -194,6 +194,41 @@ def test_a_log_held_in_a_json_string_keeps_every_name_its_failure_line_carries()
     assert "Failed to establish a new connection" in stderr
     names = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]{3,}", stderr))
     assert all(name in result.text for name in names)
+    assert round_trips(text, result)
+
+
+def test_html_documentation_held_in_json_keeps_its_first_paragraph() -> None:
+    text, result = run("botocore_service.json.txt")
+    line = next(line for line in result.text.split("\n") if line.startswith('    "documentation"'))
+    shown = json.loads("{" + line + "}")["documentation"]  # markers hold no quote: still JSON
+    whole = json.loads(text)["documentation"]
+    assert shown.startswith("<fullname>AWS Marketplace Entitlement Service</fullname>")
+    assert re.fullmatch(r"(.*) \[… 1 more paragraph ref:k_[\w-]{10}\]", shown)
+    assert whole.startswith(shown.split(" [… ")[0]) and len(whole) > 2 * len(shown)
+    assert round_trips(text, result)
+
+
+def test_a_long_page_keeps_the_first_sentence_of_each_later_one_line_paragraph() -> None:
+    text, result = run("rustdoc_how_to_write.html.txt")
+    rendered = markup.as_text(text)
+    cut = [line for line in result.text.split("\n") if re.search(r"more words ref:k_", line)]
+    assert len(cut) >= 2
+    for line in cut:
+        kept = line[: line.index(" [… ")]
+        whole = next(r for r in rendered if r.startswith(kept))
+        words = int(re.search(r"\[… (\d+) more words", line).group(1))
+        assert len(whole[len(kept) :].split()) == words
+    assert round_trips(text, result)
+
+
+def test_every_location_a_linter_prints_stays_under_its_diagnostic() -> None:
+    text, result = run("ruff_full.txt")
+    locations = [line for line in text.split("\n") if line.lstrip().startswith("--> ")]
+    assert len(locations) > 100
+    assert [line for line in result.text.split("\n") if line.lstrip().startswith("--> ")] == (
+        locations
+    )
+    assert result.chars_out < result.chars_in / 3
     assert round_trips(text, result)
 
 
