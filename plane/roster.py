@@ -3,11 +3,15 @@
 Agents created later get `defaults` — the default ceiling above all, since
 they are exactly the ones nobody remembers to cap — and are kept in the
 database, so they survive restarts and run exactly like the file's.
+
+A new agent goes only on a model it could take a turn on (`offered`): a
+provider kept in agents.yaml without its API key is refused here, in one
+sentence naming the variable, not at the agent's first call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -32,12 +36,26 @@ class AgentSpec:
 
 
 class Roster:
-    def __init__(self, config: Config, db: Database, home: Home, clock: Clock) -> None:
+    def __init__(
+        self,
+        config: Config,
+        db: Database,
+        home: Home,
+        clock: Clock,
+        *,
+        offered: list[str] | None = None,
+        keyless: Mapping[str, str] | None = None,
+    ) -> None:
+        """`offered`: the models a new agent may be put on (by default every
+        configured one); `keyless`: providers whose API key is not set, each
+        with the variable to set. Both are read once, at start-up."""
         self._config = config
         self._db = db
         self._home = home
         self._clock = clock
         self._agents: dict[str, AgentSpec] = {}
+        self.offered = config.models() if offered is None else list(offered)
+        self._keyless = dict(keyless or {})
 
     async def load(self) -> None:
         for name, block in self._config.agents.items():
@@ -59,12 +77,17 @@ class Roster:
     def names(self) -> list[str]:
         return list(self._agents)
 
-    async def create(self, name: str, model: str, role: str) -> AgentSpec:
+    def admit(self, name: str, model: str) -> str:
+        """The provider a new agent `name` on `model` would use, or the one
+        sentence saying why it cannot be made."""
         if not AGENT_NAME.match(name):
             raise InvalidRequest(f"{name!r} is not a valid name: {AGENT_NAME_RULE}.")
         if name in self._agents:
             raise AgentExists(f"An agent named {name!r} already exists.")
-        provider = self._provider_for(model)
+        return self._provider_for(model)
+
+    async def create(self, name: str, model: str, role: str) -> AgentSpec:
+        provider = self.admit(name, model)
         spec = self._from_block(name, AgentConfig(model=model, provider=provider, role=role))
         async with self._db.transaction() as tx:
             await tx.execute(
@@ -75,13 +98,28 @@ class Roster:
         return self._add(spec)
 
     def _provider_for(self, model: str) -> str:
-        if model not in self._config.models():
-            choices = ", ".join(self._config.models())
-            raise InvalidRequest(f"{model!r} is not a configured model; choose one of {choices}.")
-        for name, provider in self._config.providers.items():
-            if model in provider.models:
+        """A provider that lists `model` and has its key; for a model no
+        provider lists, that of the file's agent on it, else the default."""
+        config = self._config
+        if model not in self.offered:
+            raise InvalidRequest(self._not_offered(model))
+        for name, provider in config.providers.items():
+            if model in provider.models and name not in self._keyless:
                 return name
-        return self._config.defaults.provider
+        for block in config.agents.values():
+            if block.model == model:
+                return config.provider_of(block)
+        return config.defaults.provider
+
+    def _not_offered(self, model: str) -> str:
+        for name, provider in self._config.providers.items():
+            if model in provider.models and name in self._keyless:
+                return (
+                    f"{model!r} is not offered: its provider {name!r} has no API key; "
+                    f"set the environment variable {self._keyless[name]} and restart the plane."
+                )
+        choices = ", ".join(self.offered)
+        return f"{model!r} is not a configured model; choose one of {choices}."
 
     def _from_block(self, name: str, block: AgentConfig) -> AgentSpec:
         return AgentSpec(

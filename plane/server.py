@@ -1,10 +1,16 @@
 """The plane: start up, serve until told to stop, shut down.
 
 Like uvicorn's server: `startup()` opens the store, recovers what a crash
-left, starts the embedded model if an agent uses it, builds the providers
-and starts listening; `serve()` waits on a stop event (signal handlers only
-set it); `shutdown()` stops accepting, lets turns in flight finish within a
-timeout, cancels the rest and closes everything.
+left, refuses to go on if an agent's provider has no API key, starts the
+embedded model if an agent uses it, builds the providers and starts
+listening; `serve()` waits on a stop event (signal handlers only set it);
+`shutdown()` stops accepting, lets turns in flight finish within a timeout,
+cancels the rest and closes everything. A start-up that fails closes what
+it opened, so a refusal leaves nothing running.
+
+The embedded model is also started later, by the first agent created on it
+from the keyboard: it is offered to new agents (it needs no key), so an
+agent put on it has to be able to take turns.
 """
 
 from __future__ import annotations
@@ -35,7 +41,13 @@ from plane.ledger import Ledger
 from plane.listener import Listener
 from plane.pricing import Pricer
 from plane.providers.base import Provider
-from plane.providers.build import build_providers
+from plane.providers.build import (
+    build_providers,
+    embedded_providers,
+    missing_keys,
+    models_offered,
+    refuse_missing_keys,
+)
 from plane.providers.local import EmbeddedModel
 from plane.roster import Roster
 from plane.runtime.crew import Crew
@@ -73,6 +85,8 @@ class Plane:
         self._lock: IO[str] | None = None
         self._db: Database | None = None
         self._embedded: EmbeddedModel | None = None
+        self._embedded_starting = asyncio.Lock()
+        """Two agents created on the embedded model at once start it once."""
         self._listener: Listener | None = None
         self._background: list[asyncio.Task[None]] = []
         self.services: Services
@@ -80,6 +94,13 @@ class Plane:
     # ── lifecycle ──────────────────────────────────────────────────────────
 
     async def startup(self) -> None:
+        try:
+            await self._start()
+        except BaseException:
+            await self.shutdown()
+            raise
+
+    async def _start(self) -> None:
         self.home.ensure()
         self._lock = _lock(self.home)
         self._db = db = await Database.open(self.home.db)
@@ -87,7 +108,10 @@ class Plane:
         if interrupted := await ledger.recover():
             log.warning("%d calls were in flight when the plane stopped; kept at estimate",
                         interrupted)
-        roster = Roster(self.config, db, self.home, self.clock)
+        roster = Roster(
+            self.config, db, self.home, self.clock,
+            offered=models_offered(self.config), keyless=missing_keys(self.config),
+        )
         await roster.load()
         ceilings = Ceilings(db, self.clock)
         await ceilings.load({spec.name: spec.ceiling_from_file for spec in roster})
@@ -116,7 +140,8 @@ class Plane:
             await self._listener.close()
         if hasattr(self, "services"):
             self.services.bus.close()
-            await self.services.crew.stop(SHUTDOWN_GRACE_S)
+            if crew := getattr(self.services, "crew", None):  # a start-up that failed has none
+                await crew.stop(SHUTDOWN_GRACE_S)
             for provider in self.services.providers.values():
                 await provider.aclose()
             if self.services.refs is not None:
@@ -128,22 +153,42 @@ class Plane:
             await self._embedded.stop()
         if self._db is not None:
             await self._db.close()
-        with contextlib.suppress(FileNotFoundError):
-            self.home.socket.unlink()
-        if self._lock is not None:
+        if self._lock is not None:  # not another plane's socket, when this one never started
+            with contextlib.suppress(FileNotFoundError):
+                self.home.socket.unlink()
             self._lock.close()
 
     async def _providers(self, roster: Roster) -> dict[str, Provider]:
-        kinds = {self.config.providers[spec.provider].kind for spec in roster}
-        if EMBEDDED in kinds:
+        """Every agent counts as a user of its provider, those created from
+        the keyboard too: a key they need that is missing stops the plane
+        here, before the embedded model is started."""
+        agents = {spec.name: spec.provider for spec in roster}
+        refuse_missing_keys(self.config, agents)
+        if any(self.config.providers[name].kind == EMBEDDED for name in agents.values()):
+            await self._start_embedded()
+        return build_providers(
+            self.config, embedded=self._embedded, transports=self._transports, agents=agents
+        )
+
+    async def _start_embedded(self) -> EmbeddedModel:
+        if self._embedded is None:
             # One core stays free for the plane, its clients and the shell:
             # llama.cpp's threads spin-wait, and fighting for cores is slower.
             threads = max(1, min(4, (os.cpu_count() or 2) - 1))
             self._embedded = EmbeddedModel(threads=threads)
-            await self._embedded.start()
-        return dict(build_providers(
-            self.config, embedded=self._embedded, transports=self._transports
-        ))
+        await self._embedded.start()
+        return self._embedded
+
+    async def _provider_ready(self, provider: str) -> None:
+        """A new agent's provider, ready before the agent exists: the
+        embedded model, when no agent used it at start-up, starts now. Its
+        failure to start is the request's error, and no agent is made."""
+        providers = self.services.providers
+        if provider in providers or self.config.providers[provider].kind != EMBEDDED:
+            return
+        async with self._embedded_starting:
+            if provider not in providers:
+                providers.update(embedded_providers(self.config, await self._start_embedded()))
 
     def _refs(self) -> RefStore | None:
         compression = self.config.compression
@@ -214,6 +259,7 @@ class Plane:
 
     async def new_agent(self, name: str, model: str, role: str) -> p.AgentState:
         services = self.services
+        await self._provider_ready(services.roster.admit(name, model))
         spec = await services.roster.create(name, model, role)
         services.crew.add(spec)
         await services.crew.publish(name)

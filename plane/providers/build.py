@@ -101,6 +101,19 @@ def build_providers(
     return providers
 
 
+def embedded_providers(
+    config: Config, model: EmbeddedModel, retry: RetryPolicy | None = None
+) -> dict[str, Provider]:
+    """The `embedded` providers on a model started after the others were
+    built: the first agent put on it from the keyboard starts it."""
+    providers: dict[str, Provider] = {}
+    for name, cfg in config.providers.items():
+        if cfg.kind == EMBEDDED:
+            policy = dataclasses.replace(retry or RetryPolicy(), max_retries=cfg.max_retries)
+            providers[name] = _embedded(name, cfg, model, policy, None)
+    return providers
+
+
 def _embedded(
     name: str,
     cfg: ProviderConfig,
@@ -155,6 +168,17 @@ def models_offered(config: Config, environ: Mapping[str, str] | None = None) -> 
     keyless = {m for name in missing for m in config.providers[name].models}
     keyed = {m for name, p in config.providers.items() if name not in missing for m in p.models}
     return [m for m in config.models() if m not in keyless - keyed]
+
+
+def refuse_missing_keys(
+    config: Config,
+    agents: Mapping[str, str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> None:
+    """The `ConfigError` `build_providers` would raise, raised before
+    anything is started: the embedded model takes seconds to come up, and a
+    plane that will refuse should say so at once and leave nothing running."""
+    _refuse_if_needed(config, missing_keys(config, environ), agents)
 
 
 def _refuse_if_needed(

@@ -103,7 +103,7 @@ class Crew:
             now=now,
             resets_at=next_midnight(now),
             agents=[await self.state(name) for name in self.workers],
-            models=self._services.config.models(),
+            models=self._services.roster.offered,
             default_model=defaults.model,
             default_limit_usd=defaults.limit_usd,
         )
