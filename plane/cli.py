@@ -26,6 +26,7 @@ from typing import Any
 
 from plane import protocol as p
 from plane.client import PlaneClient
+from plane.clock import until
 from plane.config import load_config
 from plane.economy.compress.cli import add_commands as add_compression_commands
 from plane.errors import NotRunning, PlaneError
@@ -211,31 +212,45 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _status_json(snapshot: p.Snapshot) -> str:
+    """What the TUI is told, for scripts: `default_model` and
+    `default_limit_usd` are what `plane new` gives an agent; an agent's
+    `resumes_at` is when a held one starts again on its own (null if it
+    does not: not held, a zero ceiling, an unpriced model)."""
     return json.dumps({
         "day": snapshot.day.isoformat(),
         "resets_at": snapshot.resets_at.isoformat(),
+        "default_model": snapshot.default_model,
+        "default_limit_usd": _plain(snapshot.default_limit_usd),
         "agents": [
             {
                 "name": a.name,
                 "model": a.model,
                 "state": a.status,
                 "spend_today_usd": plain(a.spend_today_usd),
-                "limit_usd": None if a.limit_usd is None else plain(a.limit_usd),
+                "limit_usd": _plain(a.limit_usd),
                 "waiting": a.waiting,
+                "resumes_at": None if a.resumes_at is None else a.resumes_at.isoformat(),
             }
             for a in snapshot.agents
         ],
     }, indent=2)
 
 
+def _plain(amount: Decimal | None) -> str | None:
+    return None if amount is None else plain(amount)
+
+
 def _status_text(snapshot: p.Snapshot) -> str:
+    """One line an agent; a held one the day's end frees says when, as the
+    TUI's title does (on the plane's clock, not this machine's)."""
     lines = [f"{snapshot.day} (UTC)"]
     width = max((len(a.name) for a in snapshot.agents), default=0)
     for a in snapshot.agents:
         ceiling = "no limit" if a.limit_usd is None else f"of {usd_exact(a.limit_usd)}"
-        lines.append(
-            f"  {a.name:<{width}}  {a.status:<7}  {a.model}  {usd(a.spend_today_usd)} {ceiling}"
-        )
+        line = f"  {a.name:<{width}}  {a.status:<7}  {a.model}  {usd(a.spend_today_usd)} {ceiling}"
+        if a.status == "held" and a.resumes_at is not None:
+            line += f"  resumes in {until(snapshot.now, a.resumes_at)}"
+        lines.append(line)
     return "\n".join(lines)
 
 

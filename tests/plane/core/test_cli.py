@@ -3,13 +3,16 @@ socket, the scripted LLM server over real HTTP."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from plane.clock import next_midnight
 from plane.protocol import Usage
 from tests.support.fixtures_plane import CONFIG
 
@@ -59,6 +62,30 @@ def test_send_status_and_ledger(daemon, scripted_llm):
 
     csv = plane_cmd(daemon, "ledger", "--csv").stdout.splitlines()
     assert csv[0].startswith("id,agent,day,at,provider,model") and len(csv) == 2
+
+
+def test_status_says_what_a_new_agent_gets_and_when_a_held_agent_resumes(daemon, scripted_llm):
+    scripted_llm.reply("Done.", usage=Usage(input_tokens=100, output_tokens=10))
+    assert plane_cmd(daemon, "send", "demo", "work", "--wait").returncode == 0
+    held = plane_cmd(daemon, "send", "demo", "/limit 0.10")  # $0.12 spent: over it
+    assert held.stdout.startswith("Spending limit set to $0.10 a day.")
+
+    status = json.loads(plane_cmd(daemon, "status", "--json").stdout)
+    assert (status["default_model"], status["default_limit_usd"]) == ("scripted-model", "1")
+    agents = {a["name"]: a for a in status["agents"]}
+    assert agents["demo"]["state"] == "held"
+    resumes_at = datetime.fromisoformat(agents["demo"]["resumes_at"])
+    assert resumes_at == next_midnight(datetime.now(UTC))
+    assert agents["scout"]["resumes_at"] is None
+
+    text = plane_cmd(daemon, "status").stdout.splitlines()
+    demo = next(line for line in text if line.startswith("  demo "))
+    scout = next(line for line in text if line.startswith("  scout "))
+    assert re.fullmatch(
+        r"  demo   held     scripted-model  \$0\.12 of \$0\.10  resumes in (\d+h \d\dm|\d+m|\d+s)",
+        demo,
+    ), demo
+    assert scout == "  scout  idle     scripted-model  $0.00 of $1.00"
 
 
 def test_limit_from_the_command_line(daemon):
