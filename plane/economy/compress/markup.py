@@ -1,10 +1,10 @@
 """HTML: shown as text, then folded like any document.
 
 Markup is most of an HTML page's bytes and none of what a model reads. The
-page is shown as its text (block elements on their own lines, scripts and
-styles dropped, each distinct link target once, in angle brackets), inside a
-view whose ref restores the original page byte for byte. No article
-extraction: every piece of text stays, only repeats fold.
+page is shown as its text (block elements on their own lines, headings marked
+as in Markdown, scripts and styles dropped, each distinct link target once, in
+angle brackets), inside a view whose ref restores the original page byte for
+byte. No article extraction: the text is folded like any long document's.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ _BLOCK = frozenset(
     "h1 h2 h3 h4 h5 h6 header hr li main nav ol p pre section table tbody thead tfoot tr ul "
     "title caption".split()
 )
+_HEADINGS = {f"h{n}": n for n in range(1, 7)}
 _SKIP = frozenset(("script", "style", "noscript", "template", "svg"))
 _START = re.compile(r"\s*<(?:!DOCTYPE|html|head|body)\b", re.I)
 _SPACES = re.compile(r"[ \t\r\f\v]+")
@@ -39,6 +40,8 @@ class _Text(HTMLParser):
             self.skipping += 1
         elif tag in _BLOCK:
             self.parts.append("\n")
+        if tag in _HEADINGS:  # shown as Markdown, so a long page skims section by section
+            self.parts.append("#" * _HEADINGS[tag] + " ")
         if tag == "pre":
             self.pre += 1
         if tag in ("td", "th"):

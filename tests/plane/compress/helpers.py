@@ -43,6 +43,7 @@ FIXTURES = {
         " | python3 -m json.tool"
     ),
     "rustdoc_how_to_write.html.txt": "cat rustdoc/how-to-write-documentation.html",
+    "man_find.txt": "man -P cat find | col -b | head -700",
     "ruff_full.txt": (
         "ruff check --no-cache --isolated --select ALL --output-format full textwrap.py"
     ),

@@ -208,17 +208,37 @@ def test_html_documentation_held_in_json_keeps_its_first_paragraph() -> None:
     assert round_trips(text, result)
 
 
-def test_a_long_page_keeps_the_first_sentence_of_each_later_one_line_paragraph() -> None:
+def test_a_long_page_keeps_every_heading_and_skims_each_section() -> None:
     text, result = run("rustdoc_how_to_write.html.txt")
     rendered = markup.as_text(text)
-    cut = [line for line in result.text.split("\n") if re.search(r"more words ref:k_", line)]
-    assert len(cut) >= 2
+    headings = [line for line in rendered if line.startswith("#")]
+    assert len(headings) > 5
+    shown = result.text.split("\n")
+    assert all(heading in shown for heading in headings)
+    for heading in ("# How to write documentation", "## Documenting components"):
+        opening = rendered[rendered.index(heading) + 2]  # the section's first paragraph
+        assert opening in shown
+    cut = [line for line in shown if re.search(r"more words ref:k_", line)]
+    assert cut  # a later one-line paragraph keeps its first sentence
     for line in cut:
         kept = line[: line.index(" [… ")]
         whole = next(r for r in rendered if r.startswith(kept))
         words = int(re.search(r"\[… (\d+) more words", line).group(1))
         assert len(whole[len(kept) :].split()) == words
+    assert result.chars_out < result.chars_in / 4
     assert round_trips(text, result)
+
+
+def test_a_manual_page_keeps_every_heading_and_every_option_it_lists() -> None:
+    text, result = run("man_find.txt")
+    lines = text.split("\n")
+    headings = [line for line in lines if re.fullmatch(r"[A-Z][A-Z ]+", line)]
+    options = [line for line in lines if re.match(r"       -\w+(?: \S+)?$", line)]
+    assert len(headings) > 4 and len(options) > 30
+    shown = result.text.split("\n")
+    assert all(line in shown for line in headings + options)
+    assert result.chars_out < result.chars_in / 3
+    assert _kept_verbatim(text, result) and round_trips(text, result)
 
 
 def test_every_location_a_linter_prints_stays_under_its_diagnostic() -> None:
