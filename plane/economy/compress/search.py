@@ -32,10 +32,11 @@ def compress(lines: list[str], command: str | None = None) -> Plan:
         if keep[i]:
             i += 1
             continue
+        kind = "matches" if kinds[i] == "match" else "nearby"
         j = i
-        while j < len(lines) and not keep[j]:
+        while j < len(lines) and not keep[j] and (kinds[j] == "match") == (kind == "matches"):
             j += 1
-        plan.fold(i, j, "matches")
+        plan.fold(i, j, kind)  # touching folds of the two kinds become one marker
         i = j
     return plan
 
