@@ -23,7 +23,6 @@ HEAD = 3
 TAIL = 1
 SHAPES = 4  # distinct item shapes kept beyond the head and tail
 RECORD = 30  # an object of scalars this small is a record: every field matters
-_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _BRACKET = re.compile(r"[\[\]{}]")
 _KEY = re.compile(r'^\s*"((?:[^"\\]|\\.)*)"\s*:')
 
@@ -38,7 +37,7 @@ class _Depths:
         for line in lines:
             self.start.append(depth)
             if '"' in line:
-                line = _STRING.sub("", line)
+                line = strings.STRING.sub("", line)
             opens = line.count("{") + line.count("[")
             closes = line.count("}") + line.count("]")
             if opens and closes:

@@ -8,6 +8,8 @@ holds; those go to the compressor their content calls for, as any output
 would, and its folds become inline folds of the one physical line. Kept
 pieces are byte-identical, the markers hold no quote or backslash (the line
 stays valid JSON), and the guard treats each held line as a line of its own.
+HTML text with no line breaks (API reference documentation) is held the same
+way, block by block (`<p>`, `<li>`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ MIN_BLOCKS = 3  # HTML blocks (`<p>`, `<li>`) in a string without lines: fewer s
 OPENING = 6  # lines of a held document kept before its headings alone
 _DOCUMENTS = ("plain", "mixed", "html")
 GLUE = "\\n"
-_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')  # a JSON string, quotes included
 _ESCAPE = re.compile(r"\\.")
 _BLOCK = re.compile(r"<(?:p|ul|ol|li|dl|dt|dd|h[1-6]|pre|table|tr|note|important)\b", re.I)
 
@@ -34,43 +36,39 @@ def inline(index: int, line: str) -> Inline | None:
     """This line with the long strings in it folded by what they hold, or None."""
     pieces: list[tuple[str, str | None]] = []
     at = 0
-    for found in _STRING.finditer(line):
+    for found in STRING.finditer(line):
         if found.end() - found.start() < LONG_HTML:
             continue
         held = _held(line, found.start() + 1, found.end() - 1)
-        if held is None:
-            continue
-        pieces.append((line[at : held[0][0][0]], None))
-        pieces.extend(held[1])
-        at = held[0][-1][1]
+        if held:
+            pieces.append((line[at : found.start() + 1], None))
+            pieces.extend(held)
+            at = found.end() - 1
     if not pieces:
         return None
     pieces.append((line[at:], None))
     return Inline(index, tuple(p for p in pieces if p[0] or p[1]), glue=GLUE)
 
 
-def _held(
-    line: str, start: int, end: int
-) -> tuple[list[tuple[int, int]], list[tuple[str, str | None]]] | None:
-    """The spans a string holds and its pieces, folded by what they are, or None."""
+def _held(line: str, start: int, end: int) -> list[tuple[str, str | None]]:
+    """The pieces of line[start:end] (a string's inside), folded by what they hold, or none."""
     lines = _held_lines(line, start, end)
     if len(lines) >= MIN_LINES and end - start >= LONG_STRING:
         kinds = _fold_kinds([line[a:b] for a, b in lines])
+        if not any(kinds):
+            return []
         pieces: list[tuple[str, str | None]] = []
         for n, ((a, b), kind) in enumerate(zip(lines, kinds, strict=True)):
             if n:
                 pieces.append((GLUE, None))
             pieces.append((line[a:b], kind))
-        return (lines, pieces) if any(kinds) else None
+        return pieces
     blocks = _held_blocks(line, start, end)
-    if len(blocks) >= MIN_BLOCKS:
-        # An HTML document with no line breaks (API reference text): its first block
-        # says what the thing is; the guard reopens any later one naming what nothing
-        # else shows.
-        return blocks, [
-            (line[a:b], None if n == 0 else "paragraphs") for n, (a, b) in enumerate(blocks)
-        ]
-    return None
+    if len(blocks) < MIN_BLOCKS:
+        return []
+    # An HTML document with no line breaks (API reference text): its first block says
+    # what the thing is; the guard reopens any later one naming what nothing else shows.
+    return [(line[a:b], None if n == 0 else "paragraphs") for n, (a, b) in enumerate(blocks)]
 
 
 def _held_lines(line: str, start: int, end: int) -> list[tuple[int, int]]:
