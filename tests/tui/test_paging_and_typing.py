@@ -1,6 +1,6 @@
 """Scrolling back through a long conversation on a real plane (older pages
 come from the plane, and what was being read stays put), and typing that
-starts in the agent list ending up in the composer."""
+starts in the agent list or the conversation ending up in the composer."""
 
 from __future__ import annotations
 
@@ -126,6 +126,37 @@ async def test_typing_in_the_agent_list_starts_a_message(start_plane) -> None:  
         await pilot.press("enter")
         await until(pilot, lambda: ("operator", "Hi there") in pane_lines(app))
         assert app.main_screen.selected == "scout"
+
+
+async def test_typing_in_the_conversation_starts_a_message_and_its_keys_still_scroll(
+    start_plane,
+) -> None:  # type: ignore[no-untyped-def]
+    plane = await start_plane()
+    await fill(plane, HISTORY + 3)
+    app = app_for(plane)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: len(shown(app)) == WINDOW)
+        pane = app.screen.query_one(ConversationPane)
+        composer = app.screen.query_one(Composer)
+        pane.focus()
+        await pilot.press("end", "pageup")  # the pane's own keys still scroll it
+        await settle(pilot)
+        assert 0 < pane.scroll_offset.y < pane.max_scroll_y
+        await pilot.press("home", "up")  # and, from the top, page back
+        await until(pilot, lambda: len(shown(app)) == 2 * WINDOW)
+        await pilot.press("home")
+        await settle(pilot)
+        await pilot.press("enter")  # Enter is still the pane's: the next batch
+        await until(pilot, lambda: len(shown(app)) == 3 * WINDOW)
+        assert app.focused is pane and composer.value == ""
+
+        await pilot.press(*"Hi there")
+        await until(pilot, lambda: composer.value == "Hi there")
+        assert app.focused is composer
+        await pilot.press("enter")
+        await until(pilot, lambda: ("operator", "Hi there") in pane_lines(app))
+        stored = await plane.services.conversation.history("demo", 5)
+        assert ("operator", "Hi there") in [(m.kind, m.text) for m in stored]
 
 
 async def test_keys_the_list_binds_keep_their_meaning() -> None:

@@ -171,7 +171,9 @@ class MainScreen(Screen[None]):
         self.action_focus_composer()
 
     @on(AgentList.Typed)
-    def _typed_in_list(self, event: AgentList.Typed) -> None:
+    @on(ConversationPane.Typed)
+    def _typed(self, event: AgentList.Typed | ConversationPane.Typed) -> None:
+        """Typing begun while reading the list or the conversation is a message."""
         composer = self.query_one(Composer)
         composer.focus()
         composer.insert_text_at_cursor(event.character)

@@ -38,6 +38,7 @@ from textual.visual import Visual
 
 from plane.protocol import AgentState
 from tui.formatting import spend_level, usd
+from tui.keys import typed
 from tui.store import Store
 
 GLYPHS = {"working": "●", "idle": "○", "held": "■"}
@@ -258,14 +259,8 @@ class AgentList(ScrollView, can_focus=True):
         self.virtual_size = Size(self.scrollable_content_region.width, len(self.names) + 1)
 
     def on_key(self, event: events.Key) -> None:
-        if not event.is_printable or event.character is None:
-            return
-        bound = self.screen.active_bindings
-        if any(key in bound for key in event.aliases):
-            return  # `n`, and whatever else the list, the screen or the app binds
-        event.stop()
-        event.prevent_default()
-        self.post_message(self.Typed(event.character))
+        if (character := typed(self, event)) is not None:  # never `n`: the list binds it
+            self.post_message(self.Typed(character))
 
     def on_click(self, event: events.Click) -> None:
         row = self._row_at(event)

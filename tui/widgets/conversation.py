@@ -14,6 +14,10 @@ costs as much to lay out as it costs to read, and the screen shows thirty
 lines. What the operator was reading stays where it was on screen: the
 earlier messages arrive above it, to be scrolled up to.
 
+A printable key no binding wants is the start of a message: it is passed on
+(`Typed`) for the screen to put in the composer, while the pane's own keys
+(arrows, PageUp, Home, End, Enter) go on scrolling and paging.
+
 The pane also owns the styles its lines are drawn with (component classes,
 coloured in `app.tcss`): computed once here, not once per message.
 """
@@ -33,6 +37,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from plane.protocol import Message
+from tui.keys import typed
 from tui.widgets.message_line import MessageLine
 from tui.widgets.streaming_answer import StreamingAnswer
 
@@ -81,6 +86,12 @@ class ConversationPane(VerticalScroll, can_focus=True):
 
         agent: str
         before_id: int
+
+    @dataclass
+    class Typed(TextualMessage):
+        """A printable key no binding wants: the operator started typing."""
+
+        character: str
 
     def __init__(self, *, name: str | None = None, id: str | None = None,
                  classes: str | None = None) -> None:
@@ -175,6 +186,10 @@ class ConversationPane(VerticalScroll, can_focus=True):
         if on_plane != self._on_plane:
             self._on_plane = on_plane
             await self._sync_earlier()
+
+    def on_key(self, event: events.Key) -> None:
+        if (character := typed(self, event)) is not None:
+            self.post_message(self.Typed(character))
 
     async def on_click(self, event: events.Click) -> None:
         if isinstance(event.widget, Earlier):
