@@ -70,7 +70,11 @@ def _items(depths: _Depths, a: int, b: int, level: int) -> list[tuple[int, int]]
     starts = [a]
     for i in range(a + 1, b):
         d = depths.start[i]
-        if d == level or (d == level + 1 and depths.low[i] <= level):
+        if d == level and depths.low[i] < level:
+            b = i  # the container's own closing `]` or `}`: not an item, never folded
+            break
+        reopens = depths.low[i] <= level < depths.start[i + 1]  # `}, {` ends one, starts one
+        if d == level or (d == level + 1 and reopens):
             starts.append(i)
     return [(s, e) for s, e in zip(starts, [*starts[1:], b], strict=True)]
 

@@ -77,11 +77,10 @@ def by_lines(content: str, spec: str) -> str:
 
 
 def by_pointer(content: str, pointer: str) -> str:
-    """An RFC 6901 JSON pointer into a chunk that is JSON."""
-    try:
-        value = json.loads(content)
-    except ValueError:
-        raise ToolError("This chunk is not JSON on its own; use lines, chars or grep.") from None
+    """An RFC 6901 JSON pointer into a chunk that is JSON, or a run of a JSON document's
+    items (what a marker in a long array or object stands for), read as the array or
+    object of those items, or JSON Lines, read as the array of its lines."""
+    value = _as_json(content)
     if pointer and not pointer.startswith("/"):
         raise ToolError(f"A JSON pointer starts with '/' (or is empty for all): {pointer!r}.")
     for raw in pointer.split("/")[1:] if pointer else []:
@@ -90,6 +89,19 @@ def by_pointer(content: str, pointer: str) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def _as_json(content: str) -> object:
+    body = content.strip().rstrip(",")
+    for text in (content, f"[{body}]", f"{{{body}}}"):
+        try:
+            return json.loads(text)
+        except ValueError:
+            pass
+    try:
+        return [json.loads(line) for line in content.splitlines() if line.strip()]
+    except ValueError:
+        raise ToolError("This chunk is not JSON on its own; use lines, chars or grep.") from None
 
 
 def _step(value: object, token: str, pointer: str) -> object:

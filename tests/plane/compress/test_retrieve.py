@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from plane.economy.compress import compress, jsondoc
 from plane.economy.compress.markers import ref_for
 from plane.economy.compress.retrieve import retrieve
 from plane.economy.compress.store import RefStore, UnknownRef
@@ -91,3 +92,24 @@ def test_pointer_into_text_that_is_not_json(store: RefStore) -> None:
 def test_unknown_ref(store: RefStore) -> None:
     with pytest.raises(UnknownRef):
         retrieve(store, "k_0000000000")
+
+
+def test_pointer_into_a_run_of_items_a_marker_stands_for(tmp_path: Path) -> None:
+    array = json.dumps([{"id": n, "name": f"pkg{n}"} for n in range(40)], indent=2)
+    result = compress(array, command="cat packages.json")
+    with RefStore(tmp_path / "refs.db") as store:
+        store.put(result.refs)
+        [items] = [chunk for chunk in result.refs.values() if '"pkg20"' in chunk]
+        ref = ref_for(items)
+        first = jsondoc.HEAD  # the items before it are shown
+        assert json.loads(retrieve(store, ref, pointer="/0")) == {
+            "id": first,
+            "name": f"pkg{first}",
+        }
+        assert retrieve(store, ref, pointer="/1/name") == f"pkg{first + 1}"
+    members = '  "a": 1,\n  "b": {"c": [true, null]},'
+    lines = '{"event": "start"}\n{"event": "stop", "code": 3}\n'
+    with RefStore(tmp_path / "refs.db") as store:
+        store.put({ref_for(members): members, ref_for(lines): lines})
+        assert retrieve(store, ref_for(members), pointer="/b/c/0") == "true"
+        assert retrieve(store, ref_for(lines), pointer="/1/code") == "3"
