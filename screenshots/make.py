@@ -6,7 +6,8 @@ Starts a plane in-process on a temporary PLANE_HOME (real SQLite, real
 socket), its agents answered by the scripted LLM server from the tests (a
 real local HTTP server speaking OpenAI's protocol; the answers are scripted
 here, the tokens and prices are counted by the plane as for any provider).
-The plane's clock is fixed at 20:47 UTC so the pictures are the same every
+The plane's clock starts at 20:31 UTC and moves only when a step moves it,
+and the TUI counts time on that clock, so the pictures are the same every
 run. The app connects over the socket like any client, is driven into each
 state by keys, and each screen is written as SVG (Textual's own export) and
 PNG (the SVG rendered by rsvg-convert: `apt-get install librsvg2-bin`).
@@ -219,6 +220,10 @@ async def main() -> None:
         await plane.startup()
         try:
             app = PlaneApp(Address(path=home.socket))
+            # The TUI counts the plane's time on from the last snapshot with its
+            # own clock; here the plane's clock jumps minutes per step, so the
+            # TUI counts on the plane's, or the title would trail the notices.
+            app.store.clock = lambda: clock.now().timestamp()
             async with app.run_test(size=SIZE) as pilot:
                 await scenes(Director(app, pilot, plane, clock, llm))
         finally:
