@@ -11,6 +11,7 @@ sentence naming the variable, not at the agent's first call.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -18,9 +19,11 @@ from pathlib import Path
 
 from plane.clock import Clock
 from plane.config import AGENT_NAME, AGENT_NAME_RULE, AgentConfig, AmbientConfig, Config
-from plane.errors import AgentExists, InvalidRequest, NoSuchAgent
+from plane.errors import AgentExists, ConfigError, InvalidRequest, NoSuchAgent
 from plane.home import Home
 from plane.store import Database
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -62,8 +65,30 @@ class Roster:
             self._add(self._from_block(name, block))
         for row in await self._db.fetchall("SELECT * FROM agents ORDER BY created_at, name"):
             if row["name"] not in self._agents:
-                block = AgentConfig(model=row["model"], provider=row["provider"], role=row["role"])
+                provider = self._stored_provider(row["name"], row["model"], row["provider"])
+                block = AgentConfig(model=row["model"], provider=provider, role=row["role"])
                 self._add(self._from_block(row["name"], block))
+
+    def _stored_provider(self, name: str, model: str, provider: str) -> str:
+        """An agent made from the keyboard keeps its provider while agents.yaml has it; when
+        the block is gone, one that offers its model takes over, else the plane says so."""
+        if provider in self._config.providers:
+            return provider
+        try:
+            moved = self._provider_for(model)
+        except InvalidRequest:
+            raise ConfigError(
+                f"Agent {name!r} (made from the keyboard) is on provider {provider!r}, which "
+                f"agents.yaml no longer has, and no provider there offers its model {model!r}: "
+                "add a provider that lists it."
+            ) from None
+        log.warning(
+            "Agent %r was on provider %r, which agents.yaml no longer has; it now uses %r.",
+            name,
+            provider,
+            moved,
+        )
+        return moved
 
     def get(self, name: str) -> AgentSpec:
         try:

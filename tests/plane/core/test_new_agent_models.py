@@ -85,6 +85,29 @@ async def test_an_agent_made_on_a_keyed_provider_stops_the_plane_once_its_key_is
     assert await names(plane) == ["demo", "scout", "poet"]
 
 
+async def test_an_agent_whose_provider_block_is_gone_moves_to_one_offering_its_model(
+    start_plane, monkeypatch
+):
+    monkeypatch.setenv(KEY, "sk-test-value")
+    plane = await start_plane(KEYED)
+    client = await plane.client()
+    await client.request(p.NewAgent, name="poet", model="keyed-model")
+
+    offered_elsewhere = CONFIG.replace(
+        "[scripted-model, other-model]", "[scripted-model, keyed-model]"
+    )
+    plane = await start_plane(offered_elsewhere, restart=plane)
+    assert plane.services.roster.get("poet").provider == "scripted"
+
+    with pytest.raises(ConfigError) as caught:
+        await start_plane(CONFIG, restart=plane)
+    assert str(caught.value) == (
+        "Agent 'poet' (made from the keyboard) is on provider 'keyed', which agents.yaml no "
+        "longer has, and no provider there offers its model 'keyed-model': add a provider "
+        "that lists it."
+    )
+
+
 async def test_the_embedded_model_starts_for_the_first_agent_put_on_it(start_plane):
     short = CONFIG.replace(
         "defaults:\n", "defaults:\n  max_calls_per_turn: 1\n  max_output_tokens: 32\n"
