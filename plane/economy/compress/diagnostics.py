@@ -5,8 +5,9 @@ message, then often echo the source line with carets under it. The location
 and message lines are the diagnostic and stay (one of each, when the same
 message repeats at other columns with no location of its own); the echo is
 the agent's own file repeated back and folds — it is one retrieve away. A
-location printed on a line of its own (`--> app.py:11:5`) belongs to the
-diagnostic above it and stays, even when another diagnostic is at the same place.
+location printed on a line of its own (`--> app.py:11:5`) stays, and so does
+the headline above it, so no location ever shows under another diagnostic's
+message; a note shown for what it names brings its error with it.
 """
 
 from __future__ import annotations
@@ -26,16 +27,59 @@ def compress(lines: list[str], command: str | None = None) -> Plan:
     plan = Plan(lines)
     fold_echo(plan)
     dedup(plan, key=_template)
-    locations = [i for i, line in enumerate(lines) if _LOCATION.match(line)]
-    plan.folds = split_folds(plan.normalised(), locations)
+    plan.folds = split_folds(plan.normalised(), _diagnostics(plan))
+    _attach_notes(plan)
     return plan
 
 
-_LOCATION = re.compile(r"^\s*(?:-->|==>)\s*\S+?:\d+")  # rustc, ruff: `  --> src/app.rs:11:5`
+_LOCATION = re.compile(r"^\s*(?:-->|==>|::?)\s*\S+?:\d+")  # rustc, ruff: `  --> src/app.rs:11:5`
+_REPORT = re.compile(r"\b(?:error|warning)\b(?:\[\w+\])?:", re.I)
+_NOTE = re.compile(r"\bnote:")
 
 
 def _template(line: str) -> str:
     return "" if not line.strip() else template(line)
+
+
+def _diagnostics(plan: Plan) -> list[int]:
+    """Lines every diagnostic printed with its location on a line of its own keeps: the
+    location, and the headline above it (`error[E0432]: unresolved import`), even when
+    that headline repeats one shown for another place. A pair shown before folds."""
+    lines = plan.lines
+    seen: set[tuple[str, str]] = set()
+    keep: list[int] = []
+    for i, line in enumerate(lines):
+        if not _LOCATION.match(line):
+            continue
+        head = next(
+            (h for h in range(i - 1, max(-1, i - 4), -1) if lines[h].strip()),
+            None,
+        )
+        if head is None or _ECHO.match(lines[head]):
+            continue  # a location quoted inside an echo, not a diagnostic's own
+        pair = (lines[head].strip(), line.strip())
+        if pair not in seen:
+            seen.add(pair)
+            keep += [head, i]
+    return keep
+
+
+def _attach_notes(plan: Plan) -> None:
+    """A note (`note: in expansion of macro …`) explains the error or
+    warning nearest above it: a note shown shows its report, and if the guard shows a
+    folded note for what it names, the report comes with it."""
+    folded = plan.folded_mask()
+    report = None
+    shown: list[int] = []
+    for i, line in enumerate(plan.lines):
+        if _NOTE.search(line) and report is not None:
+            if not folded[i]:
+                shown.append(report)
+            plan.companions[i] = report
+        elif _REPORT.search(line):
+            report = i
+    if shown:
+        plan.folds = split_folds(plan.normalised(), shown)
 
 
 def fold_echo(plan: Plan) -> None:

@@ -62,6 +62,9 @@ class Plan:
     # A line the guard must reopen may be reopened in part instead: a page-long line
     # holding many lines (a README in a JSON string) becomes an Inline of its own.
     reshape: Callable[[int, str], Inline | None] | None = None
+    # A line that means nothing without another: a compiler's `note:` without its
+    # error. When the guard reopens the key, it reopens the value too.
+    companions: dict[int, int] = field(default_factory=dict)
 
     def fold(self, start: int, end: int, kind: str = "lines", atomic: bool = False) -> None:
         if end > start:
@@ -212,6 +215,10 @@ def _label(fold: Fold, removed: list[str], labeller: Labeller) -> tuple[str, str
     for kind, n in fold.parts:
         by_kind.setdefault(kind, []).extend(removed[at : at + n])
         at += n
+    if any(any(line.strip() for line in lines) for lines in by_kind.values()):
+        # Blank lines folded along with content are not worth naming: "1 similar" for
+        # the empty line after an echo would read as one more diagnostic.
+        by_kind = {k: lines for k, lines in by_kind.items() if any(x.strip() for x in lines)}
     heads = []
     for kind, lines in by_kind.items():
         head, _ = labeller(kind, lines)

@@ -141,6 +141,13 @@ def guard(plan: Plan) -> Plan:
                 break
             needs[i] = missing
     pinned = _cover(needs, lines, visible, lambda i: _reopen(plan, i, flagged[i], visible))
+    folded = plan.folded_mask()
+    for i in list(pinned):
+        j = plan.companions.get(i)
+        if j is not None and folded[j] and j not in pinned:
+            pinned.append(j)
+            _reopen(plan, j, flagged[j], visible)
+    pinned.sort()
     if dropped:
         folds = [f for f in folds if f not in dropped]
     if pinned:

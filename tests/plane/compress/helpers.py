@@ -44,6 +44,10 @@ FIXTURES = {
     ),
     "rustdoc_how_to_write.html.txt": "cat rustdoc/how-to-write-documentation.html",
     "man_find.txt": "man -P cat find | col -b | head -700",
+    "rustc_imports.txt": (
+        "rustc --edition 2021 --crate-type lib --emit=metadata -o /dev/null lib.rs"
+    ),
+    "gpp_macro_notes.txt": "g++ -std=c++17 -Wall -fsyntax-only -x c++ m.c",
     "ruff_full.txt": (
         "ruff check --no-cache --isolated --select ALL --output-format full textwrap.py"
     ),

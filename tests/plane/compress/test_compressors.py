@@ -241,6 +241,29 @@ def test_a_manual_page_keeps_every_heading_and_every_option_it_lists() -> None:
     assert _kept_verbatim(text, result) and round_trips(text, result)
 
 
+def test_each_location_stays_under_its_own_headline_even_when_the_headline_repeats() -> None:
+    text, result = run("rustc_imports.txt")
+    lines, shown = text.split("\n"), result.text.split("\n")
+    pairs = [
+        (lines[i - 1], line) for i, line in enumerate(lines) if line.startswith(" --> lib.rs:")
+    ]
+    assert len(pairs) >= 6 and lines.count("error[E0432]: unresolved import `serde`") == 2
+    for headline, location in pairs:
+        assert shown[shown.index(location) - 1] == headline
+    assert round_trips(text, result)
+
+
+def test_a_note_shown_brings_the_error_it_explains() -> None:
+    text, result = run("gpp_macro_notes.txt")
+    lines, shown = text.split("\n"), result.text.split("\n")
+    notes = [line for line in shown if ": note: " in line]
+    assert notes
+    for note in notes:
+        report = next(line for line in reversed(lines[: lines.index(note)]) if ": error: " in line)
+        assert report in shown[: shown.index(note)]
+    assert round_trips(text, result)
+
+
 def test_every_location_a_linter_prints_stays_under_its_diagnostic() -> None:
     text, result = run("ruff_full.txt")
     locations = [line for line in text.split("\n") if line.lstrip().startswith("--> ")]
