@@ -19,8 +19,12 @@ from plane.economy.compress.plan import Plan, split_folds
 
 _ECHO = re.compile(
     r"^\s*\d*\s*\|(?:\s|$)|^\s*\|\s*[\^~_|/\\-]|^\s+[\^~]+[\s\^~-]*$|^\s*= (?:note|help): "
-    r"|^\s*\d+\s*[-+]\s|^\s*help: |^\s*\.\.\.$"
+    r"|^\s*help: |^\s*\.\.\.$"
 )
+# A suggested edit (`12 +     ],`, `3 - use x;`) is an echo only beside the gutter of one:
+# `1 - Create a string: PASSED` in a test log is not.
+_SUGGESTION = re.compile(r"^\s*\d+\s*[-+]\s")
+_GUTTER = re.compile(r"^\s*\d*\s*\|(?:\s|$)")
 
 
 def compress(lines: list[str], command: str | None = None) -> Plan:
@@ -86,6 +90,10 @@ def fold_echo(plan: Plan) -> None:
     """Fold the source lines and carets a compiler echoes under its diagnostics."""
     lines = plan.lines
     echo = [bool(_ECHO.match(line)) for line in lines]
+    for i, line in enumerate(lines):
+        if not echo[i] and _SUGGESTION.match(line):
+            near = lines[max(0, i - 3) : i + 4]
+            echo[i] = any(_GUTTER.match(other) for other in near)
     i = 0
     while i < len(lines):
         if not echo[i]:

@@ -52,32 +52,32 @@ def dedup(
     seen = {} if seen is None else seen
     folded = plan.folded_mask() if plan.folds else None
     run_start = -1
-    run_keys: set[str] = set()
     for i in range(start, end):
         if folded is not None and folded[i]:
             if run_start >= 0:
-                _fold_run(plan, run_start, i, run_keys, key)
+                _fold_run(plan, run_start, i)
                 run_start = -1
             continue
         k = key(lines[i])
         if k in seen:
             if run_start < 0:
-                run_start, run_keys = i, set()
-            run_keys.add(k)
+                run_start = i
             continue
         if run_start >= 0:
-            _fold_run(plan, run_start, i, run_keys, key)
+            _fold_run(plan, run_start, i)
             run_start = -1
         seen[k] = i
     if run_start >= 0:
-        _fold_run(plan, run_start, end, run_keys, key)
+        _fold_run(plan, run_start, end)
     return seen
 
 
-def _fold_run(plan: Plan, start: int, end: int, keys: set[str], key: Key) -> None:
+def _fold_run(plan: Plan, start: int, end: int) -> None:
+    """`[×N]` says the line above, N times over: only for exact copies of it. Lines
+    alike up to their numbers (`CXXABI_1.3.2`, `CXXABI_1.3.3`) are `similar`."""
     above = plan.lines[start - 1] if start > 0 else None
-    same_as_above = len(keys) == 1 and above is not None and key(above) in keys
-    plan.fold(start, end, "repeat" if same_as_above else "similar")
+    copies = above is not None and all(line == above for line in plan.lines[start:end])
+    plan.fold(start, end, "repeat" if copies else "similar")
 
 
 def middle(plan: Plan, start: int, end: int, head: int, tail: int, kind: str = "lines") -> None:

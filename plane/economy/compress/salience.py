@@ -100,16 +100,27 @@ def details(line: str, paths: bool = True) -> set[str]:
     return found
 
 
-_ERROR_WORDS = ("error", "fail", "fatal", "exception", "traceback", "denied")
+# What a label counts: a line that reports an error or a warning, not every line that
+# mentions one (`test_broken_pipe_error ... ok`, `libgpg-error-dev` are neither).
+_REPORTS_ERROR = re.compile(
+    r"(?i:(?<!\w)(?:errors?|fail(?:ed|ure|s)?|fatal|exception|traceback|denied"
+    r"|panic(?:ked)?)(?!\w|-\w))|[a-z](?:Error|Exception)\b|^E {2,}\S"
+)
+_REPORTS_WARNING = re.compile(r"(?i:(?<!\w)warn(?:ing|ings|s)?(?!\w|-\w))|[a-z]Warning\b")
+_PASSED = re.compile(r"(?:\.\.\. ok|\bPASSED|\bpassed|\bok)\s*$")
 
 
 def count_levels(lines: list[str]) -> tuple[int, int]:
     """How many of these lines report an error, and how many (other) a warning."""
-    errors = error_lines(lines, _ERROR_WORDS)
-    warnings = error_lines(lines, ("warn",))
-    n_errors = sum(errors)
-    n_warnings = sum(1 for e, w in zip(errors, warnings, strict=True) if w and not e)
-    return n_errors, n_warnings
+    errors = warnings = 0
+    for line in lines:
+        if _PASSED.search(line):
+            continue
+        if _REPORTS_ERROR.search(line):
+            errors += 1
+        elif _REPORTS_WARNING.search(line):
+            warnings += 1
+    return errors, warnings
 
 
 def guard(plan: Plan) -> Plan:

@@ -7,7 +7,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from plane.economy.compress import expand, plan, strings
+from plane.economy.compress import expand, plan, salience, strings
 from plane.economy.compress.classify import classify
 from plane.economy.compress.plan import Plan, render
 from plane.economy.compress.salience import guard
@@ -149,3 +149,16 @@ def test_the_guard_reopens_only_the_pieces_of_a_held_string_that_carry_an_unshow
     assert "ValueError: checksum mismatch in bundle" in out
     assert "step 5 of the job" not in out  # no name of its own: it stays folded
     assert expand(out, refs.__getitem__) == "\n".join(lines)
+
+
+def test_labels_count_lines_that_report_an_error_not_lines_that_mention_one() -> None:
+    lines = [
+        "test_broken_pipe_error (test.test_json.test_dump.TestPyDump) ... ok",
+        "Setting up libgpg-error-dev:amd64 (1.46-1) ...",
+        "E       itsdangerous.exc.BadSignature: Signature b'x' does not match",
+        "TypeError: unsupported operand",
+        "-error: gone",
+        "foo.py:3: DeprecationWarning: use bar",
+        "1 - Create a string and obtain the length: PASSED",
+    ]
+    assert salience.count_levels(lines) == (3, 1)
