@@ -91,8 +91,13 @@ def classify(text: str, command: str | None = None) -> str:
     return sniff.by_content(sample)
 
 
+_HELP = re.compile(r"(?:^|\s)(?:--help(?:[\s=]|$)|-h(?:\s|$)|help(?:\s|$))")
+
+
 def _from_command(command: str) -> str | None:
     last = command.split("|")[0] if "| head" in command or "| tail" in command else command
+    if _HELP.search(_last_stage(last)):
+        return "plain"  # `curl --help all` prints a manual, not a download
     for pattern, kind in _PROGRAMS:
         if pattern.search(last):
             return kind

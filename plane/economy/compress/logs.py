@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from plane.economy.compress.fold import Key, dedup, template
-from plane.economy.compress.plan import Plan
+from plane.economy.compress.plan import Plan, split_folds
 from plane.economy.compress.salience import error_lines
 
 HEAD = 12
@@ -40,10 +40,14 @@ def compress_with(lines: list[str], key: Key) -> Plan:
 
 
 def compress_plan(plan: Plan, key: Key) -> Plan:
-    """Fold repeats (lines already folded stay as they are), frames, then the unremarkable."""
+    """Fold repeats (lines already folded stay as they are), frames, then the unremarkable.
+    The last line stays whatever it repeats: it says how the run ended."""
     dedup(plan, key=key)
     collapse_frames(plan)
     keep_essentials(plan)
+    last = next((i for i in range(len(plan.lines) - 1, -1, -1) if plan.lines[i].strip()), None)
+    if last is not None:
+        plan.folds = split_folds(plan.normalised(), [last])
     return plan
 
 

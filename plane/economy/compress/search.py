@@ -12,9 +12,14 @@ from __future__ import annotations
 
 import re
 
+from plane.economy.compress import logs
 from plane.economy.compress.plan import Plan
 
-_MATCH = re.compile(r"^(?P<path>[^\s:][^:]*?)(?P<sep>[:=-])(?P<line>\d+)(?P=sep)")
+# The path has a letter, a dot or a slash in it: `2026-05-09 07:41` (grep over a log with
+# no file name in front) is a date, not `2026`, line 05.
+_MATCH = re.compile(
+    r"^(?P<path>(?=[^\s:]*?[A-Za-z_./])[^\s:][^:]*?)(?P<sep>[:=-])(?P<line>\d+)(?P=sep)"
+)
 _FILE_ONLY = re.compile(r"^(?P<path>[^\s:][^:]*?):(?P<count>\d+)$")
 PER_FILE = 4
 LONG_MATCH = 48  # characters of matched text after `path:line:`
@@ -22,8 +27,11 @@ CONTEXT = 1
 
 
 def compress(lines: list[str], command: str | None = None) -> Plan:
-    plan = Plan(lines, protect_paths=False)
     kinds = [_kind(line) for line in lines]
+    located = sum(1 for kind in kinds if kind in ("match", "context"))
+    if located < sum(1 for line in lines if line.strip()) / 2:
+        return logs.compress(lines)  # `grep` over one file prints lines, not locations
+    plan = Plan(lines, protect_paths=False)
     keep = [k == "match" or k == "other" for k in kinds]
     _keep_context(kinds, keep)
     _limit_per_file(lines, kinds, keep)

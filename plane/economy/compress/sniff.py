@@ -38,8 +38,14 @@ class Sample:
 
 _DIFF = re.compile(r"^(?:diff --git |@@ -\d+(?:,\d+)? \+\d+|\+\+\+ |--- a/|index [0-9a-f]+\.\.)")
 _HTML = re.compile(r"<(?:!DOCTYPE html|html|head|body|div|p|table|span|a )\b", re.I)
-_TAG = re.compile(r"<[a-zA-Z/!][^>]*>")
-_SEARCH = re.compile(r"^(?:\./)?[\w./@+-]+[:=-]\d+[:=-]|^(?:\./)?[\w./@+-]+\.\w+:\d+$")
+# A tag, not an address in angle brackets (`<jane@example.org>` in `git shortlog -e`).
+_TAG = re.compile(r"<(?:[a-zA-Z][\w-]*(?:\s[^<>@]*)?/?|/[a-zA-Z][\w-]*|!\w[^>]*)>")
+# `path:12:` or `path-12-`, where the path has a letter, a dot or a slash in it: a log's
+# `2026-05-09 07:41` is a date.
+_SEARCH = re.compile(
+    r"^(?:\./)?(?=[\w./@+-]*[A-Za-z_./])[\w./@+-]+[:=-]\d+[:=-]"
+    r"|^(?:\./)?[\w./@+-]+\.\w+:\d+$"
+)
 _DIAG = re.compile(
     r"^\S+?:\d+(?::\d+)?:? (?:fatal )?(?:error|warning|note)\b|^(?:error|warning)(?:\[\w+\])?: "
     r"|^\s*--> \S+:\d+:\d+|\(\d+,\d+\): error TS\d+|^\s+\d+:\d+\s+(?:error|warning)\s"
@@ -61,7 +67,8 @@ _BUILD = re.compile(
     r"cached|Obtaining|Preparing|Unpacking|Setting up|Selecting|Processing|Get:\d|Hit:\d"
     r"|Fetched|Reading|Created wheel|Stored in|npm (?:http|info|verb|sill|WARN|ERR)|added \d+"
     r"|Scanning|Linking|Compiling|\[ *\d+%\]|make(?:\[\d+\])?:|-- |\s*(?:CC|LD|AR|CXX) "
-    r"|=+ .* =+$|PASSED|FAILED|\S+::\S+ (?:PASSED|FAILED|SKIPPED)|\d+: Test|test \S+ \.\.\. )"
+    r"|=+ .* =+$|PASSED|FAILED|\S+::\S+ (?:PASSED|FAILED|SKIPPED)|\d+: Test|test \S+ \.\.\. "
+    r"|\w+ \([\w.]+\)(?: \S.*)? \.\.\. (?:ok|FAIL|ERROR|skipped|expected failure))"
 )
 _SOURCE = re.compile(
     r"^\s*(?:def |class |import |from \S+ import|fn |pub |impl |use |func |package |#include"
@@ -83,8 +90,7 @@ def structural(sample: Sample) -> str | None:
         return "redraw"
     if sample.share(_DIFF) > 0.02 and any(_DIFF.match(x) for x in sample.lines[:40]):
         return "diff"
-    start = sample.start
-    if start[:1] in "{[" and _looks_json(sample):
+    if _looks_json(sample):
         return "json"
     if sample.share(_TAG) > 0.3 and any(_HTML.search(line) for line in sample.lines[:200]):
         return "html"
@@ -92,7 +98,12 @@ def structural(sample: Sample) -> str | None:
 
 
 def _looks_json(sample: Sample) -> bool:
-    head = sample.lines[:40]
+    """JSON, or JSON Lines, from the start or after a few lines a tool printed first
+    (`warning: … are incompatible` before ruff's JSON report)."""
+    lead = next((n for n, line in enumerate(sample.lines[:6]) if line[:1] in "{["), None)
+    if lead is None:
+        return False
+    head = sample.lines[lead : lead + 40]
     if sum(1 for line in head if line.startswith("{") and line.rstrip().endswith("}")) > 0.8 * len(
         head
     ):

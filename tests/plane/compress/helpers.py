@@ -48,6 +48,12 @@ FIXTURES = {
         "rustc --edition 2021 --crate-type lib --emit=metadata -o /dev/null lib.rs"
     ),
     "gpp_macro_notes.txt": "g++ -std=c++17 -Wall -fsyntax-only -x c++ m.c",
+    "dpkg_grep.txt": "grep -E ' (status|configure) ' /var/log/dpkg.log | tail -300",
+    "shortlog.txt": "git shortlog -sne HEAD",
+    "ruff_json.txt": (
+        "ruff check --no-cache --isolated --select ALL --output-format json textwrap.py"
+    ),
+    "unittest_json.txt": "python -m unittest -v test.test_json",
     "ruff_full.txt": (
         "ruff check --no-cache --isolated --select ALL --output-format full textwrap.py"
     ),

@@ -162,3 +162,38 @@ def test_labels_count_lines_that_report_an_error_not_lines_that_mention_one() ->
         "1 - Create a string and obtain the length: PASSED",
     ]
     assert salience.count_levels(lines) == (3, 1)
+
+
+def test_grep_over_one_file_prints_lines_not_locations_and_folds_as_a_log() -> None:
+    text, result = run("dpkg_grep.txt")
+    lines = text.rstrip("\n").split("\n")
+    assert result.compressor == "logs"
+    assert lines[0] in result.text and lines[-1] in result.text
+    assert "context line" not in result.text and result.chars_out < result.chars_in / 5
+
+
+def test_addresses_in_angle_brackets_are_not_html() -> None:
+    text, result = run("shortlog.txt")
+    assert result.compressor != "html" and "view" not in result.text
+    assert text.split("\n")[0] in result.text and round_trips(text, result)
+
+
+def test_json_after_the_lines_a_tool_printed_first_is_json() -> None:
+    text, result = run("ruff_json.txt")
+    warnings = text.split("\n")[:2]
+    assert all(line.startswith("warning: ") for line in warnings)
+    assert result.compressor == "json" and all(line in result.text for line in warnings)
+    assert result.chars_out < result.chars_in / 10
+
+
+def test_a_passing_unittest_run_is_a_build_log_and_no_marker_counts_an_error() -> None:
+    text, result = run("unittest_json.txt")
+    assert result.compressor == "build"
+    assert "OK (skipped=1)" in result.text and "ERROR" not in result.text
+    assert "test_broken_pipe_error" in text
+
+
+def test_help_output_is_a_document_whatever_the_program() -> None:
+    text = fixture("man_find.txt")
+    assert classify(text, "curl --help all") in ("plain", "mixed")
+    assert classify(text, "cargo build --help") in ("plain", "mixed")
