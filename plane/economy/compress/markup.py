@@ -2,8 +2,8 @@
 
 Markup is most of an HTML page's bytes and none of what a model reads. The
 page is shown as its text (block elements on their own lines, headings marked
-as in Markdown, scripts and styles dropped, each distinct link target once, in
-angle brackets), inside a view whose ref restores the original page byte for
+as in Markdown, scripts and styles dropped, each distinct link target and
+resource once, in angle brackets), inside a view whose ref restores the original page byte for
 byte. No article extraction: the text is folded like any long document's.
 """
 
@@ -21,6 +21,9 @@ _BLOCK = frozenset(
     "title caption".split()
 )
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
+_RESOURCES = {"link": "href", "script": "src", "img": "src", "iframe": "src", "source": "src"}
+_NOT_SHOWN = ("#", "javascript:", "data:")
+MAX_URL = 300
 _SKIP = frozenset(("script", "style", "noscript", "template", "svg"))
 _START = re.compile(r"\s*<(?:!DOCTYPE|html|head|body)\b", re.I)
 _SPACES = re.compile(r"[ \t\r\f\v]+")
@@ -48,6 +51,13 @@ class _Text(HTMLParser):
             self.parts.append(" ")
         if tag == "a":
             self.href = dict(attrs).get("href")
+        elif tag in _RESOURCES:  # what the page loads: its styles, scripts, images
+            self._link(dict(attrs).get(_RESOURCES[tag]))
+
+    def _link(self, url: str | None) -> None:
+        if url and len(url) <= MAX_URL and not url.startswith(_NOT_SHOWN) and url not in self.links:
+            self.links[url] = None
+            self.parts.append(f" <{url}>")
 
     def handle_endtag(self, tag: str) -> None:
         if tag in _SKIP:
@@ -58,9 +68,7 @@ class _Text(HTMLParser):
             self.pre = max(0, self.pre - 1)
         if tag == "a" and self.href:
             href, self.href = self.href, None
-            if not href.startswith(("#", "javascript:")) and href not in self.links:
-                self.links[href] = None
-                self.parts.append(f" <{href}>")
+            self._link(href)
 
     def handle_data(self, data: str) -> None:
         if self.skipping:

@@ -264,6 +264,13 @@ def test_a_note_shown_brings_the_error_it_explains() -> None:
     assert round_trips(text, result)
 
 
+def test_a_page_shows_what_it_loads() -> None:
+    text, result = run("rustdoc_how_to_write.html.txt")
+    loads = re.findall(r'<(?:link [^>]*href|script [^>]*src)="([^"]+)"', text)
+    assert len(loads) > 5
+    assert all(f"<{url}>" in result.text for url in loads)
+
+
 def test_every_location_a_linter_prints_stays_under_its_diagnostic() -> None:
     text, result = run("ruff_full.txt")
     locations = [line for line in text.split("\n") if line.lstrip().startswith("--> ")]
