@@ -49,18 +49,18 @@ _PROGRAMS = [
         re.compile(r"\bgit\s+(?:diff|show|log\s+[^|]*-p|format-patch)\b|\bdiff\s+-[a-zA-Z]*u"),
         "diff",
     ),
-    (re.compile(r"\b(?:grep|rg|ag|ack|git\s+grep)\b[^|]*$"), "search"),
+    (re.compile(r"\b(?:grep|rg|ag|ack|git\s+grep)\b(?![/.-])[^|]*$"), "search"),
     (
         re.compile(
             r"\b(?:pip|pip3|npm|yarn|pnpm|apt|apt-get|dpkg|make|cmake|ctest|cargo\s+build"
-            r"|pytest|tox|mvn|gradle|bundle|gem)\b"
+            r"|pytest|tox|mvn|gradle|bundle|gem)\b(?![/.-])"
         ),
         "build",
     ),
     (
         re.compile(
             r"\b(?:gcc|g\+\+|clang|clang\+\+|cc|rustc|tsc|mypy|ruff|eslint|pylint|flake8"
-            r"|javac|go\s+vet|go\s+build|node\s+--check|cargo\s+(?:check|clippy))\b"
+            r"|javac|go\s+vet|go\s+build|node\s+--check|cargo\s+(?:check|clippy))\b(?![/.-])"
         ),
         "diagnostics",
     ),
@@ -68,12 +68,14 @@ _PROGRAMS = [
         re.compile(
             r"(?:^|[;&|(]\s*)(?:ls|find|tree|du|df|ps|file|nm|readelf|objdump|xxd|hexdump"
             r"|od|lsof|ss|netstat|unzip\s+-l|tar\s+-?t|git\s+ls-tree|git\s+ls-files|dpkg\s+-l"
-            r"|pip\s+list|docker\s+ps|strings)\b"
+            r"|pip\s+list|docker\s+ps|strings)\b(?![/.-])"
         ),
         "listing",
     ),
-    (re.compile(r"\b(?:wget|curl|dd|rsync|git\s+clone|tqdm)\b"), "redraw"),
+    (re.compile(r"\b(?:wget|curl|dd|rsync|git\s+clone|tqdm)\b(?![/.-])"), "redraw"),
 ]
+# A program's name is followed by a space or the end (`(?![/.-])`): `npm` in
+# `cat /usr/lib/node_modules/npm/lib/x.js` is a directory, not the program.
 _CAT = re.compile(
     r"\b(?:cat|zcat|bat|head|tail|less|more|sed\s+-n\s+\S+)\s+(?:-\S+\s+)*(?:\S+\s+)*(\S+)\s*$"
 )

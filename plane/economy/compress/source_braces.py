@@ -55,21 +55,38 @@ def compress(lines: list[str]) -> Plan:
 
 
 def fold_comment_blocks(plan: Plan, comment: re.Pattern[str]) -> None:
-    """Long comment blocks keep their first line of words (what the thing is); the rest folds."""
+    """Long comment blocks keep their first line of words (what the thing is); the rest folds.
+    A line inside a `/* … */` block is comment whatever it starts with (zlib.h's prose)."""
     folded = plan.folded_mask()
-    i = 0
     lines = plan.lines
+    opened = _block_comment_open(lines)
+    is_comment = [
+        (opened[k] and not _code_part(line, True)[0].strip()) or comment.match(line) is not None
+        for k, line in enumerate(lines)
+    ]
+    i = 0
     while i < len(lines):
-        if folded[i] or not comment.match(lines[i]):
+        if folded[i] or not is_comment[i]:
             i += 1
             continue
         j = i
-        while j < len(lines) and not folded[j] and comment.match(lines[j]):
+        while j < len(lines) and not folded[j] and is_comment[j]:
             j += 1
         first = next((k for k in range(i, j) if _WORDS.search(lines[k])), i)
-        if j - first > COMMENT_MIN:
-            plan.fold(first + 1, j, "comments")
+        end = j
+        while end > first + 1 and opened[end] != opened[first + 1]:
+            end -= 1  # the line closing a `/* … */` stays, or what follows would be comment
+        if end - first > COMMENT_MIN:
+            plan.fold(first + 1, end, "comments")
         i = j
+
+
+def _block_comment_open(lines: list[str]) -> list[bool]:
+    """Whether a block comment is open at the start of each line (and after the last)."""
+    opened = [False]
+    for line in lines:
+        opened.append(_code_part(line, opened[-1])[1])
+    return opened
 
 
 def _visit(
@@ -126,14 +143,18 @@ def _fold_range(plan: Plan, a: int, b: int, depths: list[int], flagged: list[boo
 
 
 _GOES_ON = (".", "?", ":", "&&", "||", "+", "=>")
+_GOES_ON_BLOCK = re.compile(r"(?:else|catch|finally)\b")  # `}` then `else {` on its own line
 _LEFT_OPEN = (",", "&&", "||", "+", "=", "?", ":", "=>", "(", "[")
 
 
 def _continues(lines: list[str], i: int) -> bool:
-    """Whether the statement on line i goes on below (`.then(…)` chains, `a &&` / `|| b`)."""
+    """Whether the statement on line i goes on below (`.then(…)` chains, `a &&` / `|| b`,
+    `}` with its `else {` on the next line)."""
     here = lines[i].rstrip()
     after = lines[i + 1].lstrip() if i + 1 < len(lines) else ""
-    return here.endswith(_LEFT_OPEN) or after.startswith(_GOES_ON)
+    return (
+        here.endswith(_LEFT_OPEN) or after.startswith(_GOES_ON) or bool(_GOES_ON_BLOCK.match(after))
+    )
 
 
 def _fold_unit(plan: Plan, a: int, b: int, depths: list[int], flagged: list[bool]) -> None:

@@ -54,6 +54,10 @@ FIXTURES = {
         "ruff check --no-cache --isolated --select ALL --output-format json textwrap.py"
     ),
     "unittest_json.txt": "python -m unittest -v test.test_json",
+    "selector_attribute_js.txt": (
+        "cat /usr/lib/node_modules/npm/node_modules/postcss-selector-parser/dist/selectors/"
+        "attribute.js"
+    ),
     "ruff_full.txt": (
         "ruff check --no-cache --isolated --select ALL --output-format full textwrap.py"
     ),

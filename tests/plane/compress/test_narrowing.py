@@ -197,3 +197,16 @@ def test_help_output_is_a_document_whatever_the_program() -> None:
     text = fixture("man_find.txt")
     assert classify(text, "curl --help all") in ("plain", "mixed")
     assert classify(text, "cargo build --help") in ("plain", "mixed")
+
+
+def test_javascript_with_doc_comments_and_else_blocks_still_parses(tmp_path: Path) -> None:
+    text, result = run("selector_attribute_js.txt")
+    assert result.compressor == "source"  # `npm` in the path is a directory, not the program
+    assert "comment lines ref:" in result.text and "// [… body" in result.text
+    assert round_trips(text, result)
+    node = shutil.which("node")
+    if node is not None:
+        out = tmp_path / "out.js"
+        out.write_text(result.text)
+        check = subprocess.run([node, "--check", str(out)], capture_output=True, text=True)
+        assert check.returncode == 0, check.stderr
