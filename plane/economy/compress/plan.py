@@ -139,36 +139,47 @@ def _add(parts: tuple[tuple[str, int], ...], fold: Fold) -> tuple[tuple[str, int
     return (*parts, (fold.kind, fold.end - fold.start))
 
 
+_HEADS = {
+    "similar": "… {n} similar",
+    "lines": "… {n} {noun}",
+    "log": "… {n} log {noun}",
+    "rows": "… {n} rows",
+    "items": "… {n} {noun}",
+    "body": "… body {n} {noun}",
+    "context": "… {n} unchanged",
+    "added": "… {n} more added",
+    "removed": "… {n} more removed",
+    "replaced": "… {n} removed {noun}",
+    "matches": "… {n} more match{es}",
+    "nearby": "… {n} context {noun}",
+    "entries": "… {n} entries",
+    "frames": "… {n} stack {noun}",
+    "comments": "… {n} comment {noun}",
+    "echo": "… {n} echoed {noun}",
+    "paragraph": "… {n} more {noun}",
+    "docstring": "… {n} docstring {noun}",
+    "header": "… index/---/+++",
+}
+# Heads that count something other than lines, worked out only when asked for.
+_COUNTED = {
+    "repeat": lambda removed: f"×{len(removed) + 1}",
+    "paragraphs": lambda removed: (
+        f"… {len(removed)} more paragraph{'' if len(removed) == 1 else 's'}"
+    ),
+    "words": lambda removed: f"… {sum(len(text.split()) for text in removed)} more words",
+    "redraws": lambda removed: f"… {sum(line.count(chr(13)) for line in removed)} earlier frames",
+}
+
+
 def default_label(kind: str, removed: list[str]) -> tuple[str, str]:
     """Labels say what was removed and how much, and count errors and warnings in it."""
     n = len(removed)
     noun = "line" if n == 1 else "lines"
-    heads = {
-        "repeat": f"×{n + 1}",
-        "similar": f"… {n} similar",
-        "lines": f"… {n} {noun}",
-        "log": f"… {n} log {noun}",
-        "rows": f"… {n} rows",
-        "items": f"… {n} {noun}",
-        "body": f"… body {n} {noun}",
-        "context": f"… {n} unchanged",
-        "added": f"… {n} more added",
-        "removed": f"… {n} more removed",
-        "replaced": f"… {n} removed {noun}",
-        "matches": f"… {n} more match{'' if n == 1 else 'es'}",
-        "nearby": f"… {n} context {noun}",
-        "entries": f"… {n} entries",
-        "frames": f"… {n} stack {noun}",
-        "comments": f"… {n} comment {noun}",
-        "echo": f"… {n} echoed {noun}",
-        "paragraph": f"… {n} more {noun}",
-        "paragraphs": f"… {n} more paragraph{'' if n == 1 else 's'}",
-        "words": f"… {sum(len(text.split()) for text in removed)} more words",
-        "docstring": f"… {n} docstring {noun}",
-        "header": "… index/---/+++",
-        "redraws": f"… {sum(line.count(chr(13)) for line in removed)} earlier frames",
-    }
-    head = heads.get(kind, f"… {n} {noun}")
+    special = _COUNTED.get(kind)
+    if special is not None:
+        head = special(removed)
+    else:
+        head = _HEADS.get(kind, "… {n} {noun}").format(n=n, noun=noun, es="" if n == 1 else "es")
     errors, warnings = count_levels(removed)
     parts = []
     if errors:

@@ -112,15 +112,19 @@ _PASSED = re.compile(r"(?:\.\.\. ok|\bPASSED|\bpassed|\bok)\s*$")
 
 def count_levels(lines: list[str]) -> tuple[int, int]:
     """How many of these lines report an error, and how many (other) a warning."""
+    mentions = error_lines(lines, _LEVEL_WORDS)  # a fast pass; the patterns judge the few
     errors = warnings = 0
-    for line in lines:
-        if _PASSED.search(line):
+    for line, mentioned in zip(lines, mentions, strict=True):
+        if not (mentioned or line.startswith("E ")) or _PASSED.search(line):
             continue
         if _REPORTS_ERROR.search(line):
             errors += 1
         elif _REPORTS_WARNING.search(line):
             warnings += 1
     return errors, warnings
+
+
+_LEVEL_WORDS = ("error", "fail", "fatal", "exception", "traceback", "denied", "panic", "warn")
 
 
 def guard(plan: Plan) -> Plan:
