@@ -70,7 +70,7 @@ def _items(depths: _Depths, a: int, b: int, level: int) -> list[tuple[int, int]]
     starts = [a]
     for i in range(a + 1, b):
         d = depths.start[i]
-        if d == level and depths.low[i] < level:
+        if d == level and depths.start[i + 1] < level:
             b = i  # the container's own closing `]` or `}`: not an item, never folded
             break
         reopens = depths.low[i] <= level < depths.start[i + 1]  # `}, {` ends one, starts one

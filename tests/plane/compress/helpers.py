@@ -54,6 +54,7 @@ FIXTURES = {
         "ruff check --no-cache --isolated --select ALL --output-format json textwrap.py"
     ),
     "unittest_json.txt": "python -m unittest -v test.test_json",
+    "ip_json.txt": "ip -j -p addr; ip -j -p route; ip -j -p link",
     "selector_attribute_js.txt": (
         "cat /usr/lib/node_modules/npm/node_modules/postcss-selector-parser/dist/selectors/"
         "attribute.js"

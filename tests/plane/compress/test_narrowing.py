@@ -210,3 +210,11 @@ def test_javascript_with_doc_comments_and_else_blocks_still_parses(tmp_path: Pat
         out.write_text(result.text)
         check = subprocess.run([node, "--check", str(out)], capture_output=True, text=True)
         assert check.returncode == 0, check.stderr
+
+
+def test_json_whose_items_open_and_close_on_shared_lines_is_sampled() -> None:
+    text, result = run("ip_json.txt")  # `[ {` … `},{` … `} ]`, three documents in a row
+    assert result.compressor == "json" and result.chars_out < 0.6 * result.chars_in
+    lines = text.rstrip("\n").split("\n")
+    assert result.text.rstrip("\n").split("\n")[-1] == lines[-1]
+    assert round_trips(text, result)
