@@ -16,7 +16,8 @@ run: $(BIN)/plane
 	$(BIN)/plane
 
 lint: $(BIN)/plane
-	$(BIN)/ruff check plane tui tests bench
+	$(BIN)/ruff check plane tui tests bench screenshots
+	$(BIN)/ruff format --check plane tui tests bench screenshots
 	$(BIN)/lint-imports
 
 test: lint

@@ -128,9 +128,11 @@ def tool_result(turn: int) -> str:
 
 def naive(system: str) -> Callable[[int], str]:
     """The layout plane avoids: what changes every turn comes first."""
+
     def build(_turn: int) -> str:
         stamp = datetime.now(UTC).strftime("%H:%M:%S.%f")[:-3]
         return f"Current time: {stamp} UTC.\n\n{system}"
+
     return build
 
 
@@ -182,8 +184,11 @@ async def flush(provider: OpenAIProvider) -> None:
     """Start each layout cold. The one slot still holds the last prompt (and
     this server build does not erase slots): a tiny unrelated one replaces it."""
     request = CompletionRequest(
-        model=EMBEDDED_MODEL, system="x", messages=(ChatMessage("user", "x"),),
-        max_output_tokens=1, stream=False,
+        model=EMBEDDED_MODEL,
+        system="x",
+        messages=(ChatMessage("user", "x"),),
+        max_output_tokens=1,
+        stream=False,
     )
     await provider.complete(request)
 
@@ -205,8 +210,9 @@ async def measure(args: argparse.Namespace) -> None:
     try:
         with tempfile.TemporaryDirectory() as workspace:
             layer = build_map(Path(workspace))
-            spec = AgentSpec("reviewer", EMBEDDED_MODEL, "embedded", ROLE, None,
-                             Path(workspace), None)
+            spec = AgentSpec(
+                "reviewer", EMBEDDED_MODEL, "embedded", ROLE, None, Path(workspace), None
+            )
         system = system_prompt(spec, datetime.now(UTC).date(), (layer,))
         plan = [
             ("a", lambda _turn: system, {}),
@@ -229,12 +235,15 @@ async def measure(args: argparse.Namespace) -> None:
 def report(runs: list[Run], system: str, layer: str, tokens: int, seconds: float) -> None:
     a, b, c0, c = runs
     files = [line for line in layer.splitlines() if line.startswith("- ") and line[2] != "…"]
-    print(f"System prompt as sent: {tokens:,} tokens (with the read_file tool's description); "
-          f"its repo-map layer is {len(layer):,} chars and shows {len(files)} files; "
-          f"{datetime.now(UTC):%Y-%m-%d}, {len(a.prompt)} turns, "
-          f"SmolLM2-135M on llama.cpp, 1 thread, RAM cache off.\n")
-    print("| turn | (a) plane layout | (b) timestamp first | (c0) tool results "
-          "| (c) + compaction |")
+    print(
+        f"System prompt as sent: {tokens:,} tokens (with the read_file tool's description); "
+        f"its repo-map layer is {len(layer):,} chars and shows {len(files)} files; "
+        f"{datetime.now(UTC):%Y-%m-%d}, {len(a.prompt)} turns, "
+        f"SmolLM2-135M on llama.cpp, 1 thread, RAM cache off.\n"
+    )
+    print(
+        "| turn | (a) plane layout | (b) timestamp first | (c0) tool results | (c) + compaction |"
+    )
     print("|---:|---:|---:|---:|---:|")
     for turn in range(len(a.prompt)):
         mark = " ✂" if turn in c.compacted else ""
@@ -243,10 +252,12 @@ def report(runs: list[Run], system: str, layer: str, tokens: int, seconds: float
     print("| **total** | " + " | ".join(f"**{r.total()}**" for r in runs) + " |")
     print("| uncached | " + " | ".join(f"{sum(r.prompt) - sum(r.cached):,}" for r in runs) + " |")
     print("| seconds | " + " | ".join(f"{r.seconds:.1f}" for r in runs) + " |")
-    print(f"\nCells: cached_tokens/prompt_tokens (cached share), from the server's usage; "
-          f"uncached: prompt tokens the server had to process. ✂: a compaction batch went on "
-          f"that turn. Last turn's prompt: c0 {c0.prompt[-1]:,} tokens, c {c.prompt[-1]:,}. "
-          f"Whole run: {seconds:.0f} s.")
+    print(
+        f"\nCells: cached_tokens/prompt_tokens (cached share), from the server's usage; "
+        f"uncached: prompt tokens the server had to process. ✂: a compaction batch went on "
+        f"that turn. Last turn's prompt: c0 {c0.prompt[-1]:,} tokens, c {c.prompt[-1]:,}. "
+        f"Whole run: {seconds:.0f} s."
+    )
 
 
 def main() -> None:

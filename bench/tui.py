@@ -41,8 +41,9 @@ NOW = datetime(2026, 1, 1, 20, 0, tzinfo=UTC)
 
 def fleet(count: int) -> list[p.AgentState]:
     return [
-        p.AgentState(name=f"agent-{i:03d}", model="smollm2-135m", provider="local",
-                     limit_usd=Decimal(5))
+        p.AgentState(
+            name=f"agent-{i:03d}", model="smollm2-135m", provider="local", limit_usd=Decimal(5)
+        )
         for i in range(count)
     ]
 
@@ -69,9 +70,16 @@ class StandInPlane:
             if isinstance(request, p.Hello):
                 reply: p.Frame = p.Welcome(id=request.id, plane_version="bench")
             elif isinstance(request, p.Subscribe):
-                reply = p.SnapshotReply(id=request.id, snapshot=p.Snapshot(
-                    day=date(2026, 1, 1), now=NOW, resets_at=datetime(2026, 1, 2, tzinfo=UTC),
-                    agents=list(self.agents.values()), models=["smollm2-135m"]))
+                reply = p.SnapshotReply(
+                    id=request.id,
+                    snapshot=p.Snapshot(
+                        day=date(2026, 1, 1),
+                        now=NOW,
+                        resets_at=datetime(2026, 1, 2, tzinfo=UTC),
+                        agents=list(self.agents.values()),
+                        models=["smollm2-135m"],
+                    ),
+                )
                 self._writers.append(writer)
             elif isinstance(request, p.History):
                 reply = p.Messages(id=request.id, agent=request.agent, messages=[])
@@ -160,11 +168,15 @@ async def run(agents: int, rate: float, presses: int) -> None:
         await server.wait_closed()
     latencies.sort()
     p95 = latencies[int(len(latencies) * 0.95) - 1]
-    print(f"agents {agents}, spend updates {updates / elapsed:.0f}/s, "
-          f"screen updates {paints / elapsed:.0f}/s, start to {agents} rows on screen "
-          f"{mounted:.2f}s")
-    print(f"keypress-to-repaint over {presses} arrow keys: median "
-          f"{statistics.median(latencies):.1f} ms, p95 {p95:.1f} ms, max {latencies[-1]:.1f} ms")
+    print(
+        f"agents {agents}, spend updates {updates / elapsed:.0f}/s, "
+        f"screen updates {paints / elapsed:.0f}/s, start to {agents} rows on screen "
+        f"{mounted:.2f}s"
+    )
+    print(
+        f"keypress-to-repaint over {presses} arrow keys: median "
+        f"{statistics.median(latencies):.1f} ms, p95 {p95:.1f} ms, max {latencies[-1]:.1f} ms"
+    )
 
 
 def main() -> None:

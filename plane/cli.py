@@ -57,10 +57,16 @@ def parser() -> argparse.ArgumentParser:
     sub = top.add_subparsers(title="commands", metavar="COMMAND")
 
     serve = sub.add_parser("serve", help="run the plane in the foreground")
-    serve.add_argument("--config", type=Path, help="agents.yaml (default: ./agents.yaml, "
-                       f"else {user_config_path()})")
-    serve.add_argument("--tcp", metavar="HOST:PORT",
-                       help="also listen on TCP; clients need the token in $PLANE_HOME/token")
+    serve.add_argument(
+        "--config",
+        type=Path,
+        help=f"agents.yaml (default: ./agents.yaml, else {user_config_path()})",
+    )
+    serve.add_argument(
+        "--tcp",
+        metavar="HOST:PORT",
+        help="also listen on TCP; clients need the token in $PLANE_HOME/token",
+    )
     serve.set_defaults(func=_serve)
 
     sub.add_parser("stop", help="stop the running plane").set_defaults(func=_stop)
@@ -155,7 +161,10 @@ def _start_daemon(home: Home) -> None:
     with open(home.log, "ab") as log:
         daemon = subprocess.Popen(
             [sys.executable, "-m", "plane", "serve"],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
         )
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
@@ -216,24 +225,27 @@ def _status_json(snapshot: p.Snapshot) -> str:
     `default_limit_usd` are what `plane new` gives an agent; an agent's
     `resumes_at` is when a held one starts again on its own (null if it
     does not: not held, a zero ceiling, an unpriced model)."""
-    return json.dumps({
-        "day": snapshot.day.isoformat(),
-        "resets_at": snapshot.resets_at.isoformat(),
-        "default_model": snapshot.default_model,
-        "default_limit_usd": _plain(snapshot.default_limit_usd),
-        "agents": [
-            {
-                "name": a.name,
-                "model": a.model,
-                "state": a.status,
-                "spend_today_usd": plain(a.spend_today_usd),
-                "limit_usd": _plain(a.limit_usd),
-                "waiting": a.waiting,
-                "resumes_at": None if a.resumes_at is None else a.resumes_at.isoformat(),
-            }
-            for a in snapshot.agents
-        ],
-    }, indent=2)
+    return json.dumps(
+        {
+            "day": snapshot.day.isoformat(),
+            "resets_at": snapshot.resets_at.isoformat(),
+            "default_model": snapshot.default_model,
+            "default_limit_usd": _plain(snapshot.default_limit_usd),
+            "agents": [
+                {
+                    "name": a.name,
+                    "model": a.model,
+                    "state": a.status,
+                    "spend_today_usd": plain(a.spend_today_usd),
+                    "limit_usd": _plain(a.limit_usd),
+                    "waiting": a.waiting,
+                    "resumes_at": None if a.resumes_at is None else a.resumes_at.isoformat(),
+                }
+                for a in snapshot.agents
+            ],
+        },
+        indent=2,
+    )
 
 
 def _plain(amount: Decimal | None) -> str | None:
@@ -304,16 +316,35 @@ def _ledger(args: argparse.Namespace) -> int:
 
 def _entry_row(e: p.LedgerEntry) -> dict[str, Any]:
     return {
-        "id": e.id, "agent": e.agent, "day": e.day.isoformat(), "at": e.at.isoformat(),
-        "provider": e.provider, "model": e.model, **e.usage.model_dump(),
-        "cost_usd": plain(e.cost_usd), "price_source": e.price_source, "status": e.status,
+        "id": e.id,
+        "agent": e.agent,
+        "day": e.day.isoformat(),
+        "at": e.at.isoformat(),
+        "provider": e.provider,
+        "model": e.model,
+        **e.usage.model_dump(),
+        "cost_usd": plain(e.cost_usd),
+        "price_source": e.price_source,
+        "status": e.status,
         "estimated": e.estimated,
     }
 
 
 LEDGER_FIELDS = [
-    "id", "agent", "day", "at", "provider", "model", "input_tokens", "cache_read_tokens",
-    "cache_write_tokens", "output_tokens", "cost_usd", "price_source", "status", "estimated",
+    "id",
+    "agent",
+    "day",
+    "at",
+    "provider",
+    "model",
+    "input_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+    "cost_usd",
+    "price_source",
+    "status",
+    "estimated",
 ]
 
 

@@ -39,14 +39,27 @@ class Conversation:
             cursor = await tx.execute(
                 "INSERT INTO messages (agent, at, kind, text, held, waiting, cost_usd, usage)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (agent, at.isoformat(), kind, text, int(held), int(waiting),
-                 None if cost_usd is None else str(cost_usd),
-                 None if usage is None else usage.model_dump_json()),
+                (
+                    agent,
+                    at.isoformat(),
+                    kind,
+                    text,
+                    int(held),
+                    int(waiting),
+                    None if cost_usd is None else str(cost_usd),
+                    None if usage is None else usage.model_dump_json(),
+                ),
             )
         assert cursor.lastrowid is not None
         return Message(
-            id=cursor.lastrowid, agent=agent, at=at, kind=kind, text=text, held=held,
-            cost_usd=cost_usd, usage=usage,
+            id=cursor.lastrowid,
+            agent=agent,
+            at=at,
+            kind=kind,
+            text=text,
+            held=held,
+            cost_usd=cost_usd,
+            usage=usage,
         )
 
     async def history(

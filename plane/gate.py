@@ -59,8 +59,12 @@ class Ceilings:
                 "INSERT INTO ceilings (agent, limit_usd, set_at, set_by) VALUES (?, ?, ?, ?)"
                 " ON CONFLICT (agent) DO UPDATE SET limit_usd = excluded.limit_usd,"
                 " set_at = excluded.set_at, set_by = excluded.set_by",
-                (agent, None if ceiling is None else str(ceiling),
-                 self._clock.now().isoformat(), by),
+                (
+                    agent,
+                    None if ceiling is None else str(ceiling),
+                    self._clock.now().isoformat(),
+                    by,
+                ),
             )
         self._set[agent] = ceiling
 

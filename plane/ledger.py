@@ -65,8 +65,15 @@ class Ledger:
             cursor = await tx.execute(
                 "INSERT INTO calls (agent, day, at, provider, model, cost_usd, price_source,"
                 " status, estimated) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1)",
-                (agent, day_of(now).isoformat(), now.isoformat(), provider, model,
-                 str(estimate), source),
+                (
+                    agent,
+                    day_of(now).isoformat(),
+                    now.isoformat(),
+                    provider,
+                    model,
+                    str(estimate),
+                    source,
+                ),
             )
         today[agent] = today.get(agent, Decimal(0)) + estimate
         assert cursor.lastrowid is not None
@@ -112,9 +119,19 @@ class Ledger:
                 "UPDATE calls SET day = ?, at = ?, input_tokens = ?, cache_read_tokens = ?,"
                 " cache_write_tokens = ?, output_tokens = ?, cost_usd = ?, price_source = ?,"
                 " status = ?, estimated = ? WHERE id = ?",
-                (known_day.isoformat(), now.isoformat(), usage.input_tokens,
-                 usage.cache_read_tokens, usage.cache_write_tokens, usage.output_tokens,
-                 str(cost), source, status, int(estimated), call),
+                (
+                    known_day.isoformat(),
+                    now.isoformat(),
+                    usage.input_tokens,
+                    usage.cache_read_tokens,
+                    usage.cache_write_tokens,
+                    usage.output_tokens,
+                    str(cost),
+                    source,
+                    status,
+                    int(estimated),
+                    call,
+                ),
             )
         sent[agent] = sent.get(agent, Decimal(0)) - estimate
         known[agent] = known.get(agent, Decimal(0)) + cost

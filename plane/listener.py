@@ -151,17 +151,23 @@ class _Connection:
 
     def _hello(self, hello: p.Hello) -> p.Reply:
         if hello.protocol_version != p.PROTOCOL_VERSION:
-            return p.Error(id=hello.id, code="version", message=(
-                f"This plane speaks protocol {p.PROTOCOL_VERSION}; the client speaks "
-                f"{hello.protocol_version}. Upgrade the older one."
-            ))
+            return p.Error(
+                id=hello.id,
+                code="version",
+                message=(
+                    f"This plane speaks protocol {p.PROTOCOL_VERSION}; the client speaks "
+                    f"{hello.protocol_version}. Upgrade the older one."
+                ),
+            )
         token = self._listener._token
         if self._needs_token and not (
             hello.token and token and hmac.compare_digest(hello.token, token)
         ):
-            return p.Error(id=hello.id, code="unauthorized", message=(
-                "Wrong or missing token; it is in the plane's home, in the file `token`."
-            ))
+            return p.Error(
+                id=hello.id,
+                code="unauthorized",
+                message=("Wrong or missing token; it is in the plane's home, in the file `token`."),
+            )
         self._greeted = True
         return p.Welcome(id=hello.id, plane_version=self._listener._version)
 

@@ -106,20 +106,32 @@ class Plane:
         self._db = db = await Database.open(self.home.db)
         ledger = Ledger(db, self.clock)
         if interrupted := await ledger.recover():
-            log.warning("%d calls were in flight when the plane stopped; kept at estimate",
-                        interrupted)
+            log.warning(
+                "%d calls were in flight when the plane stopped; kept at estimate", interrupted
+            )
         roster = Roster(
-            self.config, db, self.home, self.clock,
-            offered=models_offered(self.config), keyless=missing_keys(self.config),
+            self.config,
+            db,
+            self.home,
+            self.clock,
+            offered=models_offered(self.config),
+            keyless=missing_keys(self.config),
         )
         await roster.load()
         ceilings = Ceilings(db, self.clock)
         await ceilings.load({spec.name: spec.ceiling_from_file for spec in roster})
         services = self.services = Services(
-            config=self.config, home=self.home, clock=self.clock, ledger=ledger,
-            gate=Gate(ledger, ceilings, self.clock), conversation=Conversation(db, self.clock),
-            transcript=Transcript(db), roster=roster, bus=EventBus(),
-            pricer=Pricer(self.config.pricing), providers=await self._providers(roster),
+            config=self.config,
+            home=self.home,
+            clock=self.clock,
+            ledger=ledger,
+            gate=Gate(ledger, ceilings, self.clock),
+            conversation=Conversation(db, self.clock),
+            transcript=Transcript(db),
+            roster=roster,
+            bus=EventBus(),
+            pricer=Pricer(self.config.pricing),
+            providers=await self._providers(roster),
             refs=self._refs(),
         )
         services.crew = crew = Crew(services)
@@ -201,8 +213,11 @@ class Plane:
         if self._tcp is not None:
             token = _token(self.home)
         self._listener = Listener(
-            self.handle, self.services.crew.snapshot, self.services.bus,
-            version("plane"), token,
+            self.handle,
+            self.services.crew.snapshot,
+            self.services.bus,
+            version("plane"),
+            token,
         )
         await self._listener.listen_unix(self.home.socket)
         if self._tcp is not None:

@@ -76,8 +76,14 @@ def usage(total: int, cached: int, out: int) -> Usage:
 class Director:
     """Drives the app and the plane together, one step at a time."""
 
-    def __init__(self, app: PlaneApp, pilot, plane: Plane, clock: ManualClock,  # type: ignore[no-untyped-def]
-                 llm: ScriptedLLM) -> None:
+    def __init__(
+        self,
+        app: PlaneApp,
+        pilot,
+        plane: Plane,
+        clock: ManualClock,  # type: ignore[no-untyped-def]
+        llm: ScriptedLLM,
+    ) -> None:
         self.app, self.pilot, self.plane, self.clock, self.llm = app, pilot, plane, clock, llm
 
     async def until(self, ready: Callable[[], object], within: float = 20) -> None:
@@ -130,57 +136,92 @@ def to_png(svg: Path) -> Path | None:
         return None
     png = svg.with_suffix(".png")
     text = svg.read_text().replace("<svg ", '<svg xml:space="preserve" ', 1)
-    subprocess.run(["rsvg-convert", "-f", "png", "-z", "1", "-o", str(png)],
-                   input=text.encode(), check=True)
+    subprocess.run(
+        ["rsvg-convert", "-f", "png", "-z", "1", "-o", str(png)], input=text.encode(), check=True
+    )
     return png
 
 
 async def scenes(d: Director) -> None:
     await d.until(lambda: len(d.app.store.agents) == 5 and d.app.main_screen.selected == "demo")
 
-    await d.turn("builder", "run the test suite and tell me what broke",
-                 "Two failures, both in `test_ledger.py`: the rollover test expects "
-                 "00:00 UTC but the fixture clock is local.", usage(41_800, 36_200, 310))
+    await d.turn(
+        "builder",
+        "run the test suite and tell me what broke",
+        "Two failures, both in `test_ledger.py`: the rollover test expects "
+        "00:00 UTC but the fixture clock is local.",
+        usage(41_800, 36_200, 310),
+    )
     await d.select("builder")
     d.llm.reply("", tool_calls=[("set_own_limit", {"usd": "5"})], usage=usage(9_800, 8_900, 40))
-    d.llm.reply("Asked for $5.00 a day; the plane refused, so I stop here until you decide.",
-                usage=usage(10_300, 9_700, 60))
+    d.llm.reply(
+        "Asked for $5.00 a day; the plane refused, so I stop here until you decide.",
+        usage=usage(10_300, 9_700, 60),
+    )
     await d.type("finish the flaky-test hunt even if it costs more")
-    await d.until(lambda: d.said("builder", "Asked for $5.00 a day; the plane refused, so I "
-                                 "stop here until you decide."))
+    await d.until(
+        lambda: d.said(
+            "builder", "Asked for $5.00 a day; the plane refused, so I stop here until you decide."
+        )
+    )
     await d.until(lambda: d.app.store.agents["builder"].status != "working")
     await d.shoot("ask")
 
     await d.select("reviewer")
     await d.type("/limit off")
     await d.until(lambda: d.app.store.agents["reviewer"].limit_usd is None)
-    await d.turn("reviewer", "review the diff in PR 41",
-                 "Looks right. One nit: `resets_at` is computed twice; keep the one in "
-                 "the clock module.", usage(22_900, 20_100, 240))
+    await d.turn(
+        "reviewer",
+        "review the diff in PR 41",
+        "Looks right. One nit: `resets_at` is computed twice; keep the one in the clock module.",
+        usage(22_900, 20_100, 240),
+    )
 
-    await d.turn("burner", "crawl the docs site and summarise each page",
-                 "Crawled 40 pages; summaries follow in batches.", usage(16_000, 2_000, 1_900))
+    await d.turn(
+        "burner",
+        "crawl the docs site and summarise each page",
+        "Crawled 40 pages; summaries follow in batches.",
+        usage(16_000, 2_000, 1_900),
+    )
     await d.until(lambda: d.app.store.agents["burner"].status == "held")
     await d.type("also check the sitemap", minutes=3)
     await d.until(lambda: d.said("burner", "also check the sitemap"))
 
-    await d.turn("demo", "summarise yesterday's incidents",
-                 "Two: the nightly build (linker) and a 5-minute API timeout at 03:10.",
-                 usage(14_200, 6_000, 280))
-    await d.turn("demo", "what failed in the last build?",
-                 "The linker could not find `libssl`: the build image lost `libssl-dev` "
-                 "when the base moved to bookworm.\n\n- add `libssl-dev` to the Dockerfile\n"
-                 "- pin the base image digest", usage(16_400, 9_900, 320))
-    await d.turn("demo", "open a PR with both fixes",
-                 "Opened #212: `Dockerfile: add libssl-dev, pin base digest`.",
-                 usage(17_100, 10_200, 150))
+    await d.turn(
+        "demo",
+        "summarise yesterday's incidents",
+        "Two: the nightly build (linker) and a 5-minute API timeout at 03:10.",
+        usage(14_200, 6_000, 280),
+    )
+    await d.turn(
+        "demo",
+        "what failed in the last build?",
+        "The linker could not find `libssl`: the build image lost `libssl-dev` "
+        "when the base moved to bookworm.\n\n- add `libssl-dev` to the Dockerfile\n"
+        "- pin the base image digest",
+        usage(16_400, 9_900, 320),
+    )
+    await d.turn(
+        "demo",
+        "open a PR with both fixes",
+        "Opened #212: `Dockerfile: add libssl-dev, pin base digest`.",
+        usage(17_100, 10_200, 150),
+    )
     await d.select("demo")
     await d.type("/limit")
-    await d.until(lambda: d.said("demo", "/limit") and d.app.store.conversation("demo")
-                  .ordered()[-1].kind == "plane")
+    await d.until(
+        lambda: (
+            d.said("demo", "/limit")
+            and d.app.store.conversation("demo").ordered()[-1].kind == "plane"
+        )
+    )
     await d.type("/limit 1.50")
-    await d.until(lambda: d.app.store.agents["demo"].limit_usd is not None
-                  and float(d.app.store.agents["demo"].limit_usd) == 1.5)
+    await d.until(
+        lambda: (
+            d.app.store.agents["demo"].limit_usd is not None
+            and float(d.app.store.agents["demo"].limit_usd) == 1.5
+        )
+    )
     await d.type("/limit 1")
     await d.until(lambda: float(d.app.store.agents["demo"].limit_usd or 0) == 1.0)
     await d.shoot("main")

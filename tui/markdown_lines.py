@@ -122,8 +122,15 @@ class _Walker:
     def _fence(self, token: Token, _: Token | None) -> None:
         code = token.content.rstrip("\n")
         indent = self._indent() + "  "
-        self.out.append(Block(Content(code).stylize(self.style("code")), indent, indent,
-                              wrap=False, gap=bool(self.out)))
+        self.out.append(
+            Block(
+                Content(code).stylize(self.style("code")),
+                indent,
+                indent,
+                wrap=False,
+                gap=bool(self.out),
+            )
+        )
 
     _code_block = _fence
 

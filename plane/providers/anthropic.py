@@ -77,16 +77,13 @@ def wire_messages(request: CompletionRequest) -> list[dict[str, Any]]:
 def _blocks(message: ChatMessage) -> list[dict[str, Any]]:
     if message.role == "tool":
         return [
-            {"type": "tool_result", "tool_use_id": message.tool_call_id,
-             "content": message.content}
+            {"type": "tool_result", "tool_use_id": message.tool_call_id, "content": message.content}
         ]
     blocks: list[dict[str, Any]] = []
     if message.content:
         blocks.append({"type": "text", "text": message.content})
     for call in message.tool_calls:
-        blocks.append(
-            {"type": "tool_use", "id": call.id, "name": call.name, "input": _input(call)}
-        )
+        blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": _input(call)})
     return blocks
 
 
@@ -130,7 +127,6 @@ class _Stream:
             return anthropic_usage(self.start_usage | {"output_tokens": output}), True
         return estimate_usage(request, self.output_chars), True
 
-
     def feed(self, kind: str, event: dict[str, Any]) -> str:
         """One event into the state; the text it carries. Raises KeyError,
         TypeError or ValueError on an event of the wrong shape."""
@@ -151,7 +147,10 @@ class _Stream:
         block = event["content_block"]
         if block["type"] == "tool_use":
             self.blocks[int(event["index"])] = {
-                "id": str(block["id"]), "name": str(block["name"]), "args": [], "done": False,
+                "id": str(block["id"]),
+                "name": str(block["name"]),
+                "args": [],
+                "done": False,
             }
         return (block.get("text") or "") if block["type"] == "text" else ""
 
@@ -244,8 +243,9 @@ class AnthropicProvider:
                     text += block["text"]
                 elif block["type"] == "tool_use":
                     arguments = json.dumps(block.get("input") or {})
-                    calls.append(ToolCall(id=str(block["id"]), name=str(block["name"]),
-                                          arguments=arguments))
+                    calls.append(
+                        ToolCall(id=str(block["id"]), name=str(block["name"]), arguments=arguments)
+                    )
             usage = anthropic_usage(data["usage"])
             if not isinstance(text, str):
                 raise TypeError("text is not text")

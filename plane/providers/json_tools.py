@@ -104,4 +104,3 @@ def parse(text: str, tools: tuple[ToolSpec, ...]) -> tuple[str, tuple[ToolCall, 
     if isinstance(data.get("answer"), str):
         return data["answer"], ()
     return text, ()
-

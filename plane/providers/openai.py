@@ -55,8 +55,8 @@ def openai_usage(usage: dict[str, Any]) -> Usage:
 
 def wire_messages(request: CompletionRequest) -> list[dict[str, Any]]:
     json_mode = request.tool_mode == "json_schema" and bool(request.tools)
-    system = json_tools.system_prompt(request.system, request.tools) if json_mode else (
-        request.system
+    system = (
+        json_tools.system_prompt(request.system, request.tools) if json_mode else (request.system)
     )
     head = [{"role": "system", "content": system}] if system else []
     if json_mode:
@@ -146,8 +146,11 @@ class OpenAIProvider:
             body["tools"] = [
                 {
                     "type": "function",
-                    "function": {"name": t.name, "description": t.description,
-                                 "parameters": t.parameters},
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.parameters,
+                    },
                 }
                 for t in request.tools
             ]

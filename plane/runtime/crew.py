@@ -125,30 +125,45 @@ class Crew:
         if spent >= ceiling and await services.conversation.first_today(agent, "ceiling"):
             await services.conversation.first_today(agent, "warn")
             now = services.clock.now()
-            await services.say(agent, "plane", (
-                f"{agent} has reached its {usd_exact(ceiling)} daily ceiling ({usd(spent)} "
-                f"spent) and starts no new turn until 00:00 UTC, in "
-                f"{until(now, next_midnight(now))}, or until the limit is raised."
-            ))
+            await services.say(
+                agent,
+                "plane",
+                (
+                    f"{agent} has reached its {usd_exact(ceiling)} daily ceiling ({usd(spent)} "
+                    f"spent) and starts no new turn until 00:00 UTC, in "
+                    f"{until(now, next_midnight(now))}, or until the limit is raised."
+                ),
+            )
         ratio = Decimal(str(services.config.defaults.warn_ratio))
         if spent >= ceiling * ratio and await services.conversation.first_today(agent, "warn"):
             share = int(spent / ceiling * 100)
-            await services.say(agent, "plane", (
-                f"{agent} has spent {usd(spent)} today, {share}% of its "
-                f"{usd_exact(ceiling)} daily ceiling."
-            ))
+            await services.say(
+                agent,
+                "plane",
+                (
+                    f"{agent} has spent {usd(spent)} today, {share}% of its "
+                    f"{usd_exact(ceiling)} daily ceiling."
+                ),
+            )
 
     async def cost_line(self, agent: str, result: TurnResult) -> None:
         await self._services.say(
-            agent, "cost", turn_line(result.cost, result.usage, result.saved_chars),
-            cost_usd=result.cost, usage=result.usage,
+            agent,
+            "cost",
+            turn_line(result.cost, result.usage, result.saved_chars),
+            cost_usd=result.cost,
+            usage=result.usage,
         )
         model = self.workers[agent].spec.model
         if result.unpriced and await self._services.conversation.first_today(agent, "unpriced"):
-            await self._services.say(agent, "plane", (
-                f"No price is known for {model}, so this turn's cost is not counted; "
-                "add the model under `pricing:` in agents.yaml."
-            ))
+            await self._services.say(
+                agent,
+                "plane",
+                (
+                    f"No price is known for {model}, so this turn's cost is not counted; "
+                    "add the model under `pricing:` in agents.yaml."
+                ),
+            )
 
     async def scout(self, asker: str, question: str, paths: list[str], workspace: Path) -> str:
         """Run one scout turn on `asker`'s workspace; return its answer, capped."""

@@ -35,9 +35,7 @@ class Scheduler:
         self._wake = wake
         self._changed = asyncio.Event()
 
-    async def book(
-        self, agent: str, due: datetime, note: str, *, ambient: bool = False
-    ) -> Booking:
+    async def book(self, agent: str, due: datetime, note: str, *, ambient: bool = False) -> Booking:
         now = self._clock.now()
         async with self._db.transaction() as tx:
             cursor = await tx.execute(
@@ -58,7 +56,8 @@ class Scheduler:
     async def open(self, agent: str | None = None) -> list[Booking]:
         rows = await self._db.fetchall(
             "SELECT * FROM bookings WHERE done = 0 AND (? IS NULL OR agent = ?) ORDER BY due, id",
-            agent, agent,
+            agent,
+            agent,
         )
         return [_booking(row) for row in rows]
 

@@ -67,7 +67,6 @@ class Tooling:
             await asyncio.to_thread(refs.put, compressed.refs)
         return ToolOutcome(compressed.text, result.text, result.ok, compressed.saved)
 
-
     async def _remember(self, workspace: Path, call: ToolCall, text: str) -> None:
         """Put a file the agent read on its repo map (when the map is on)."""
         settings = self._services.config.repo_map

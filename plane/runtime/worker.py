@@ -130,8 +130,9 @@ class AgentWorker:
             await self._services.crew.cost_line(name, result)
             await self._services.crew.spend_notices(name)
         self._services.bus.emit(
-            TurnFinished(agent=name, turn=number, cost_usd=result.cost, usage=result.usage,
-                         ok=result.ok)
+            TurnFinished(
+                agent=name, turn=number, cost_usd=result.cost, usage=result.usage, ok=result.ok
+            )
         )
         await self._services.crew.publish(name)
 

@@ -51,6 +51,8 @@ def test_make_run_from_a_clean_clone_opens_the_tui_on_the_embedded_model(tmp_pat
         subprocess.run(["pkill", "-f", f"{clone}/.venv/bin/python -m tui"], check=False)
         subprocess.run(
             [str(clone / ".venv" / "bin" / "plane"), "stop"],
-            env={**os.environ, "PLANE_HOME": str(home)}, capture_output=True, timeout=60,
+            env={**os.environ, "PLANE_HOME": str(home)},
+            capture_output=True,
+            timeout=60,
             check=False,
         )

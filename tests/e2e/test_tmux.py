@@ -32,7 +32,6 @@ pytestmark = pytest.mark.skipif(
 PLANE = Path(sys.executable).with_name("plane")
 
 
-
 class Terminal:
     """One tmux server of its own (-L), so no one else's sessions are touched."""
 
@@ -42,14 +41,31 @@ class Terminal:
         self.env = env
 
     def tmux(self, *args: str) -> str:
-        done = subprocess.run(["tmux", "-u", "-L", self.socket, *args], capture_output=True,
-                              text=True, timeout=20, check=True)
+        done = subprocess.run(
+            ["tmux", "-u", "-L", self.socket, *args],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=True,
+        )
         return done.stdout
 
     def start(self, command: str) -> None:
         env = [arg for key, value in self.env.items() for arg in ("-e", f"{key}={value}")]
-        self.tmux("new-session", "-d", "-s", "plane", "-x", "120", "-y", "35",
-                  "-c", str(self.cwd), *env, command)
+        self.tmux(
+            "new-session",
+            "-d",
+            "-s",
+            "plane",
+            "-x",
+            "120",
+            "-y",
+            "35",
+            "-c",
+            str(self.cwd),
+            *env,
+            command,
+        )
 
     def keys(self, *keys: str) -> None:
         self.tmux("send-keys", "-t", "plane", *keys)
@@ -72,8 +88,9 @@ class Terminal:
         raise AssertionError(f"{pattern!r} not on screen within {within}s:\n{screen}")
 
     def close(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True,
-                       timeout=20, check=False)
+        subprocess.run(
+            ["tmux", "-L", self.socket, "kill-server"], capture_output=True, timeout=20, check=False
+        )
 
 
 @pytest.fixture
@@ -92,8 +109,14 @@ def terminal(tmp_path: Path) -> Iterator[tuple[Terminal, ScriptedLLM]]:
             yield term, llm
         finally:
             term.close()
-            subprocess.run([str(PLANE), "stop"], env={**os.environ, **env}, cwd=tmp_path,
-                           capture_output=True, timeout=60, check=False)
+            subprocess.run(
+                [str(PLANE), "stop"],
+                env={**os.environ, **env},
+                cwd=tmp_path,
+                capture_output=True,
+                timeout=60,
+                check=False,
+            )
 
 
 def row(screen: str, name: str) -> str:

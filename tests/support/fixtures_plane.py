@@ -127,9 +127,7 @@ async def launch(
 
 
 @pytest.fixture
-async def start_plane(
-    tmp_path: Path, scripted_llm: ScriptedLLM
-) -> AsyncIterator[StartPlane]:
+async def start_plane(tmp_path: Path, scripted_llm: ScriptedLLM) -> AsyncIterator[StartPlane]:
     """Start a plane; call again with `restart=plane` to stop that one and
     start a new one on the same home (the restart tests)."""
     running: list[RunningPlane] = []

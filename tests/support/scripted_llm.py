@@ -348,8 +348,10 @@ class _Anthropic(_Wire):
             for piece in _pieces(text):
                 delta = {"type": "text_delta", "text": piece}
                 out.append(
-                    _sse({"type": "content_block_delta", "index": 0, "delta": delta},
-                         "content_block_delta")
+                    _sse(
+                        {"type": "content_block_delta", "index": 0, "delta": delta},
+                        "content_block_delta",
+                    )
                 )
             if cut:
                 return out
@@ -360,15 +362,19 @@ class _Anthropic(_Wire):
                 continue
             head = {**block, "input": {}}
             out.append(
-                _sse({"type": "content_block_start", "index": index, "content_block": head},
-                     "content_block_start")
+                _sse(
+                    {"type": "content_block_start", "index": index, "content_block": head},
+                    "content_block_start",
+                )
             )
             args = json.dumps(block["input"])
             for j in range(0, len(args), 8):
                 delta = {"type": "input_json_delta", "partial_json": args[j : j + 8]}
                 out.append(
-                    _sse({"type": "content_block_delta", "index": index, "delta": delta},
-                         "content_block_delta")
+                    _sse(
+                        {"type": "content_block_delta", "index": index, "delta": delta},
+                        "content_block_delta",
+                    )
                 )
             out.append(_sse({"type": "content_block_stop", "index": index}, "content_block_stop"))
             index += 1
@@ -563,8 +569,10 @@ class ScriptedLLM:
     def start(self) -> ScriptedLLM:
         self._server = _Server(self)
         self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-            name="scripted-llm", daemon=True,
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="scripted-llm",
+            daemon=True,
         )
         self._thread.start()
         return self

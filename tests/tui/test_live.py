@@ -50,8 +50,10 @@ def title(app: PlaneApp) -> str:
 
 
 def pane_lines(app: PlaneApp) -> list[tuple[str, str]]:
-    return [(line.message.kind, line.message.text)
-            for line in app.screen.query_one(ConversationPane).query(MessageLine)]
+    return [
+        (line.message.kind, line.message.text)
+        for line in app.screen.query_one(ConversationPane).query(MessageLine)
+    ]
 
 
 async def type_line(pilot, text: str) -> None:  # type: ignore[no-untyped-def]
@@ -72,7 +74,9 @@ async def test_rows_no_figure_at_zero_amber_at_80_red_at_100_and_the_title(
         await type_line(pilot, "what failed?")
         await until(pilot, lambda: row_text(app, "demo").endswith("$0.80"))
         assert row_classes(app, "demo") == {"-warn", "-idle"} or row_classes(app, "demo") == {
-            "-warn", "-working"}
+            "-warn",
+            "-working",
+        }
         assert "$" not in row_text(app, "scout")
         await until(pilot, lambda: "resets in" in title(app))
         assert title(app).startswith("demo · scripted-model · $0.80 of $1.00 today · resets in ")
@@ -90,8 +94,7 @@ async def test_rows_no_figure_at_zero_amber_at_80_red_at_100_and_the_title(
         assert title(app).startswith("demo · scripted-model · $1.00 of $1.00 today · held")
 
         await type_line(pilot, "are you there?")
-        await until(pilot, lambda: any(
-            line.message.held for line in app.screen.query(MessageLine)))
+        await until(pilot, lambda: any(line.message.held for line in app.screen.query(MessageLine)))
         held = [line for line in app.screen.query(MessageLine) if line.message.held]
         assert held[0].message.text == "are you there?" and held[0].has_class("-held")
 
@@ -109,8 +112,13 @@ async def test_limit_shows_both_halves_in_the_pane(start_plane) -> None:  # type
         await until(pilot, lambda: pane_lines(app)[-2:] == expected)
         await until(pilot, lambda: title(app).endswith("$0.00 of $5.00 today"))
         await type_line(pilot, "/limit off")
-        await until(pilot, lambda: pane_lines(app)[-1] == (
-            "plane", "Spending limit removed. $0.00 spent today, against no limit."))
+        await until(
+            pilot,
+            lambda: (
+                pane_lines(app)[-1]
+                == ("plane", "Spending limit removed. $0.00 spent today, against no limit.")
+            ),
+        )
         await until(pilot, lambda: title(app).endswith("$0.00 today, no limit"))
 
 
@@ -210,8 +218,10 @@ async def test_tcp_with_the_token_connects_and_a_wrong_token_is_shown(
         await until(pilot, lambda: has_row(app, "scout"))
         assert title(app) == "demo · scripted-model · $0.00 of $1.00 today"
 
-    app = PlaneApp(Address(host="127.0.0.1", port=unused_tcp_port, token="wrong"),
-                   backoff=Backoff(first=0.05, most=0.3))
+    app = PlaneApp(
+        Address(host="127.0.0.1", port=unused_tcp_port, token="wrong"),
+        backoff=Backoff(first=0.05, most=0.3),
+    )
     async with app.run_test(size=SIZE) as pilot:
         banner = app.screen.query_one(ConnectionBanner)
         await until(pilot, lambda: banner.has_class("-lost"))
@@ -227,12 +237,14 @@ async def test_an_answer_streams_into_the_pane_before_it_is_whole(
     streamed: list[str] = []
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.main_screen.selected == "demo")
-        app.store.streaming.subscribe(app.main_screen, lambda s: streamed.append(s.text),
-                                      immediate=True)
+        app.store.streaming.subscribe(
+            app.main_screen, lambda s: streamed.append(s.text), immediate=True
+        )
         scripted_llm.reply("A long answer, streamed in pieces.", usage=Usage(input_tokens=5))
         await type_line(pilot, "go")
-        await until(pilot, lambda: ("agent", "A long answer, streamed in pieces.")
-                    in pane_lines(app))
+        await until(
+            pilot, lambda: ("agent", "A long answer, streamed in pieces.") in pane_lines(app)
+        )
         assert not app.screen.query("StreamingAnswer")
     text = "A long answer, streamed in pieces."
     partial = [t for t in streamed if t and t != text]

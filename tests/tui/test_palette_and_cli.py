@@ -63,7 +63,8 @@ def test_arguments(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     assert parse([]) == Address(path=tmp_path.resolve() / "plane.sock")
     assert parse(["--socket", "/x/p.sock"]) == Address(path=Path("/x/p.sock"))
     assert parse(["--tcp", "10.0.0.5:7878", "--token", "t"]) == Address(
-        host="10.0.0.5", port=7878, token="t")
+        host="10.0.0.5", port=7878, token="t"
+    )
     monkeypatch.setenv("PLANE_TOKEN", "from-env")
     assert parse(["--tcp", "h:1"]).token == "from-env"
     monkeypatch.delenv("PLANE_TOKEN")

@@ -29,20 +29,33 @@ def title(app: PlaneApp) -> str:
 async def test_rows_show_no_figure_at_zero_amber_at_warn_red_at_ceiling() -> None:
     app = PlaneApp(None)
     async with app.run_test(size=SIZE) as pilot:
-        feed(app, snapshot(
-            agent("idle", "0"), agent("cheap", "1.00"), agent("amber", "4.00"),
-            agent("red", "5.00", status="held"), agent("free", "9.99", None),
-        ))
+        feed(
+            app,
+            snapshot(
+                agent("idle", "0"),
+                agent("cheap", "1.00"),
+                agent("amber", "4.00"),
+                agent("red", "5.00", status="held"),
+                agent("free", "9.99", None),
+            ),
+        )
         await settle(pilot)
         assert drawn_row(app, "idle") == "○ idle"
         assert drawn_row(app, "cheap") == "○ cheap $1.00"
         assert drawn_row(app, "amber") == "○ amber $4.00"
         assert drawn_row(app, "red") == "■ red $5.00"
         assert drawn_row(app, "free") == "○ free $9.99"
-        levels = {name: row_classes(app, name) & {"-warn", "-over"}
-                  for name in ("idle", "cheap", "amber", "red", "free")}
-        assert levels == {"idle": set(), "cheap": set(), "amber": {"-warn"}, "red": {"-over"},
-                          "free": set()}
+        levels = {
+            name: row_classes(app, name) & {"-warn", "-over"}
+            for name in ("idle", "cheap", "amber", "red", "free")
+        }
+        assert levels == {
+            "idle": set(),
+            "cheap": set(),
+            "amber": {"-warn"},
+            "red": {"-over"},
+            "free": set(),
+        }
         agents = app.screen.query_one(AgentList)
         assert agents.render_line(5).text.strip() == "+ new agent"
 
@@ -69,8 +82,9 @@ async def test_rows_follow_spend_updates_and_the_day_rolling_over() -> None:
 async def test_title_bar_says_model_spend_and_limit() -> None:
     app = PlaneApp(None)
     async with app.run_test(size=SIZE) as pilot:
-        feed(app, snapshot(agent("demo", "4.10"), agent("free", "4.10", None),
-                           agent("calm", "1.00")))
+        feed(
+            app, snapshot(agent("demo", "4.10"), agent("free", "4.10", None), agent("calm", "1.00"))
+        )
         await settle(pilot)
         assert title(app).startswith("demo · smollm2-135m · $4.10 of $5.00 today · resets in 3h")
         await pilot.press("down")
@@ -153,15 +167,23 @@ async def test_conversation_shows_every_kind_and_marks_held_messages() -> None:
     app = PlaneApp(None)
     async with app.run_test(size=SIZE) as pilot:
         feed(app, snapshot(agent("demo", "0.42")))
-        feed(app, *[MessageAppended(message=m) for m in (
-            message("demo", "operator", "what failed in the last build?"),
-            message("demo", "agent", "The linker could not find libssl."),
-            cost("demo", "0.03", 12_400, 11_900, 320),
-            message("demo", "tool", "shell: make -j2 (exit 2)"),
-            message("demo", "ask", "/limit 50"),
-            message("demo", "operator", "are you there?", held=True),
-            message("demo", "plane", "demo is held at its ceiling; it answers at 00:00 UTC."),
-        )])
+        feed(
+            app,
+            *[
+                MessageAppended(message=m)
+                for m in (
+                    message("demo", "operator", "what failed in the last build?"),
+                    message("demo", "agent", "The linker could not find libssl."),
+                    cost("demo", "0.03", 12_400, 11_900, 320),
+                    message("demo", "tool", "shell: make -j2 (exit 2)"),
+                    message("demo", "ask", "/limit 50"),
+                    message("demo", "operator", "are you there?", held=True),
+                    message(
+                        "demo", "plane", "demo is held at its ceiling; it answers at 00:00 UTC."
+                    ),
+                )
+            ],
+        )
         await settle(pilot, 5)
         lines = list(app.screen.query(MessageLine))
         kinds = [line.message.kind for line in lines]
@@ -183,9 +205,17 @@ async def test_long_answers_render_markdown_and_short_ones_plain() -> None:
     async with app.run_test(size=SIZE) as pilot:
         feed(app, snapshot(agent("demo")))
         feed(app, MessageAppended(message=message("demo", "agent", "ok [red]not markup[/]")))
-        feed(app, MessageAppended(message=message(
-            "demo", "agent", "## Plan\n\nRead **the log**, then:\n\n- read the log\n"
-            "- fix `ld` flags\n\n```\nmake -j2\n```\n")))
+        feed(
+            app,
+            MessageAppended(
+                message=message(
+                    "demo",
+                    "agent",
+                    "## Plan\n\nRead **the log**, then:\n\n- read the log\n"
+                    "- fix `ld` flags\n\n```\nmake -j2\n```\n",
+                )
+            ),
+        )
         await settle(pilot, 5)
         plain, rich = app.screen.query(MessageLine)
         assert plain.plain(80) == "14:02 demo  ok [red]not markup[/]"
@@ -205,26 +235,35 @@ def test_markdown_wraps_under_its_own_markers() -> None:
 
     found = blocks("1. first\n2. second, much longer\n\n> said\n", lambda name: "")
     assert [(b.first, b.rest, b.content.plain) for b in found] == [
-        ("1. ", "   ", "first"), ("2. ", "   ", "second, much longer"), ("▌ ", "▌ ", "said")]
+        ("1. ", "   ", "first"),
+        ("2. ", "   ", "second, much longer"),
+        ("▌ ", "▌ ", "said"),
+    ]
 
 
 async def test_streamed_text_shows_as_it_arrives_then_becomes_the_message() -> None:
     app = PlaneApp(None)
     async with app.run_test(size=SIZE) as pilot:
         feed(app, snapshot(agent("demo", status="working")))
-        feed(app, TextDelta(agent="demo", turn=1, text="The link"),
-             TextDelta(agent="demo", turn=1, text="er could"))
+        feed(
+            app,
+            TextDelta(agent="demo", turn=1, text="The link"),
+            TextDelta(agent="demo", turn=1, text="er could"),
+        )
         await settle(pilot, 5)
         pane = app.screen.query_one(ConversationPane)
         streaming = pane.query("StreamingAnswer")
-        assert streaming and "The linker could" in str(streaming.first().query_one(".body")
-                                                        .render())
-        feed(app, MessageAppended(message=message("demo", "agent", "The linker could not.")),
-             TurnFinished(agent="demo", turn=1, cost_usd=0, usage=Usage()))
+        assert streaming and "The linker could" in str(
+            streaming.first().query_one(".body").render()
+        )
+        feed(
+            app,
+            MessageAppended(message=message("demo", "agent", "The linker could not.")),
+            TurnFinished(agent="demo", turn=1, cost_usd=0, usage=Usage()),
+        )
         await settle(pilot, 5)
         assert not pane.query("StreamingAnswer")
-        assert [line.message.text for line in pane.query(MessageLine)] == [
-            "The linker could not."]
+        assert [line.message.text for line in pane.query(MessageLine)] == ["The linker could not."]
 
 
 async def test_help_is_shown_in_the_pane_and_not_sent() -> None:

@@ -55,8 +55,9 @@ def test_new_agent_form(snap_compare) -> None:  # type: ignore[no-untyped-def]
         await pilot.press("ctrl+n")
         await settle(pilot)
         await pilot.press(*"scout")
-        pilot.app.screen._refused(pilot.app.screen.Refused(
-            "An agent named scout already exists; pick another name."))
+        pilot.app.screen._refused(
+            pilot.app.screen.Refused("An agent named scout already exists; pick another name.")
+        )
         pilot.app.screen.query_one("#name").cursor_blink = False
         await settle(pilot)
 
@@ -66,8 +67,9 @@ def test_new_agent_form(snap_compare) -> None:  # type: ignore[no-untyped-def]
 def test_connection_lost(snap_compare) -> None:  # type: ignore[no-untyped-def]
     async def lost(pilot) -> None:  # type: ignore[no-untyped-def]
         await demo(pilot)
-        pilot.app.post_message(PlaneLost("The plane is not running.", 2.0, 3,
-                                         "/home/op/.local/share/plane/plane.sock"))
+        pilot.app.post_message(
+            PlaneLost("The plane is not running.", 2.0, 3, "/home/op/.local/share/plane/plane.sock")
+        )
         await settle(pilot)
 
     assert snap_compare(offline_app(), terminal_size=SIZE, run_before=lost)

@@ -223,11 +223,16 @@ class AgentList(ScrollView, can_focus=True):
             spend = "agent-list--spend" + ("" if level == "ok" else f"-{level}")
             mark = {"working": "-working", "held": "-held"}.get(agent.status, "")
             content = Content.assemble(
-                " ", (glyph, self._part(f"agent-list--glyph{mark}")), " ", name,
-                " " if figure else "", (figure, self._part(spend)),
+                " ",
+                (glyph, self._part(f"agent-list--glyph{mark}")),
+                " ",
+                name,
+                " " if figure else "",
+                (figure, self._part(spend)),
             )
         return Visual.to_strips(self, content, width, 1, base)[0].extend_cell_length(
-            width, base.rich_style)
+            width, base.rich_style
+        )
 
     def _part(self, component: str):  # type: ignore[no-untyped-def]
         """A part's colour and weight, without a background of its own, so
@@ -246,8 +251,7 @@ class AgentList(ScrollView, can_focus=True):
         self.refresh_line(old)
         self.refresh_line(new)
         width = self.scrollable_content_region.width
-        self.scroll_to_region(Region(0, new, width, 1), animate=False, force=True,
-                              immediate=True)
+        self.scroll_to_region(Region(0, new, width, 1), animate=False, force=True, immediate=True)
 
     def on_focus(self) -> None:
         self.refresh_line(self.cursor)

@@ -93,8 +93,9 @@ class ConversationPane(VerticalScroll, can_focus=True):
 
         character: str
 
-    def __init__(self, *, name: str | None = None, id: str | None = None,
-                 classes: str | None = None) -> None:
+    def __init__(
+        self, *, name: str | None = None, id: str | None = None, classes: str | None = None
+    ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.agent: str | None = None
         self._who_width = 6
@@ -116,8 +117,9 @@ class ConversationPane(VerticalScroll, can_focus=True):
     def on_mount(self) -> None:
         self.anchor()
 
-    def show(self, agent: str | None, messages: Iterable[Message], *,
-             earlier_on_plane: bool = False) -> None:
+    def show(
+        self, agent: str | None, messages: Iterable[Message], *, earlier_on_plane: bool = False
+    ) -> None:
         """Replace everything with `agent`'s messages; `earlier_on_plane`: the
         plane may have older ones than these."""
         self.agent = agent
@@ -166,8 +168,9 @@ class ConversationPane(VerticalScroll, can_focus=True):
 
     # ── earlier messages ───────────────────────────────────────────────────
 
-    async def earlier_arrived(self, agent: str, messages: list[Message], *,
-                              earlier_on_plane: bool) -> None:
+    async def earlier_arrived(
+        self, agent: str, messages: list[Message], *, earlier_on_plane: bool
+    ) -> None:
         """The page `EarlierWanted` asked for (empty if it could not be had)."""
         if agent != self.agent:
             return
@@ -309,5 +312,6 @@ class ConversationPane(VerticalScroll, can_focus=True):
     def _empty_hint(agent: str | None) -> Static:
         if agent is None:
             return Static("No agent yet: press ctrl+n to create one.", classes="empty")
-        return Static(Content(f"Nothing here yet. Type to talk to {agent}, or /help."),
-                      classes="empty")
+        return Static(
+            Content(f"Nothing here yet. Type to talk to {agent}, or /help."), classes="empty"
+        )

@@ -125,7 +125,8 @@ class MessageLine(Widget):
         first = Content.assemble(
             (stamp.ljust(STAMP), self._part("stamp")),
             who.pad_right(self.gutter - STAMP - who.cell_length).stylize(
-                self._part(WHO.get(message.kind, "who"))),
+                self._part(WHO.get(message.kind, "who"))
+            ),
             lines[0],
         )
         if badge:

@@ -52,8 +52,10 @@ class TitleBar(Widget):
         agent = self.agent
         muted = self.get_visual_style("title-bar--muted")
         if agent is None:
-            return Content.assemble(("plane", self.get_visual_style("title-bar--name")),
-                                    (f" · {self.waiting_text}", muted))
+            return Content.assemble(
+                ("plane", self.get_visual_style("title-bar--name")),
+                (f" · {self.waiting_text}", muted),
+            )
         parts: list[str | tuple[str, object]] = [
             (agent.name, self.get_visual_style("title-bar--name")),
             (" · ", muted),

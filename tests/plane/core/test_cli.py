@@ -21,7 +21,10 @@ def plane_cmd(home: Path, *args: str, timeout: float = 60) -> subprocess.Complet
     env = {**os.environ, "PLANE_HOME": str(home)}
     return subprocess.run(
         [sys.executable, "-m", "plane", *args],
-        env=env, capture_output=True, text=True, timeout=timeout,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
@@ -33,7 +36,10 @@ def daemon(tmp_path, scripted_llm):
     env = {**os.environ, "PLANE_HOME": str(home)}
     process = subprocess.Popen(
         [sys.executable, "-m", "plane", "serve", "--config", str(config)],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     deadline = time.monotonic() + 30
     while plane_cmd(home, "status").returncode != 0:
@@ -144,8 +150,12 @@ def test_every_command_has_help(command, tmp_path):
 def test_plane_alone_reports_a_daemon_that_could_not_start(tmp_path):
     (tmp_path / "agents.yaml").write_text("agents:\n  demo:\n    limitusd: 2\n")
     result = subprocess.run(
-        [sys.executable, "-m", "plane"], cwd=tmp_path, capture_output=True, text=True,
-        env={**os.environ, "PLANE_HOME": str(tmp_path / "home")}, timeout=120,
+        [sys.executable, "-m", "plane"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PLANE_HOME": str(tmp_path / "home")},
+        timeout=120,
     )
     assert result.returncode == 1
     assert result.stderr.strip() == (

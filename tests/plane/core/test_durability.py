@@ -20,8 +20,11 @@ from tests.support.scripted_llm import Reply
 
 def cli(home, *args):
     return subprocess.run(
-        [sys.executable, "-m", "plane", *args], env={**os.environ, "PLANE_HOME": str(home)},
-        capture_output=True, text=True, timeout=60,
+        [sys.executable, "-m", "plane", *args],
+        env={**os.environ, "PLANE_HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
@@ -29,7 +32,8 @@ def serve(home, config):
     process = subprocess.Popen(
         [sys.executable, "-m", "plane", "serve", "--config", str(config)],
         env={**os.environ, "PLANE_HOME": str(home)},
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 30
     while cli(home, "status").returncode != 0:
@@ -77,9 +81,11 @@ def test_a_plane_killed_mid_call_keeps_the_estimate_and_the_message(tmp_path, sc
     finally:
         second.terminate()
         second.wait(timeout=20)
-    rows = sqlite3.connect(home / "plane.db").execute(
-        "SELECT kind, text FROM messages WHERE agent = 'demo' ORDER BY id"
-    ).fetchall()
+    rows = (
+        sqlite3.connect(home / "plane.db")
+        .execute("SELECT kind, text FROM messages WHERE agent = 'demo' ORDER BY id")
+        .fetchall()
+    )
     assert ("operator", "a question nobody may lose") in rows
     assert ("agent", "answered after the crash") in rows
 

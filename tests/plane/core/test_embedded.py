@@ -16,7 +16,10 @@ def plane(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "plane", *args],
         env={**os.environ, "PLANE_HOME": str(home)},
-        capture_output=True, text=True, timeout=300, cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
     )
 
 
@@ -24,8 +27,11 @@ def test_hello_from_the_embedded_model(tmp_path):
     home = tmp_path / "home"
     server = subprocess.Popen(
         [sys.executable, "-m", "plane", "serve"],
-        env={**os.environ, "PLANE_HOME": str(home)}, cwd=REPO,
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PLANE_HOME": str(home)},
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         deadline = time.monotonic() + 120

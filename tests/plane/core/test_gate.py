@@ -89,7 +89,8 @@ async def test_crossing_four_fifths_is_said_once_a_day(start_plane):
     plane = await start_plane()
     await spend_to_the_ceiling(plane, turns=4)
     warnings = [
-        m for m in await plane.services.conversation.history("demo")
+        m
+        for m in await plane.services.conversation.history("demo")
         if m.kind == "plane" and "80% of its $1.00 daily ceiling" in m.text
     ]
     assert [w.text for w in warnings] == [

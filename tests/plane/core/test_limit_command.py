@@ -91,10 +91,16 @@ async def test_a_tighter_ask_is_applied_and_shown_like_the_operators(start_plane
 @pytest.mark.parametrize(
     ("value", "refusal"),
     [
-        ("50", "This agent asked for a ceiling of $50.00 a day, which is above the $1.00 it has. "
-               "It can ask to be held to less, never to more: /limit $50.00, if you meant it."),
-        ("off", "This agent asked for no ceiling, which is above the $1.00 it has. "
-                "It can ask to be held to less, never to more: /limit off, if you meant it."),
+        (
+            "50",
+            "This agent asked for a ceiling of $50.00 a day, which is above the $1.00 it has. "
+            "It can ask to be held to less, never to more: /limit $50.00, if you meant it.",
+        ),
+        (
+            "off",
+            "This agent asked for no ceiling, which is above the $1.00 it has. "
+            "It can ask to be held to less, never to more: /limit off, if you meant it.",
+        ),
     ],
 )
 async def test_a_looser_ask_is_refused_with_the_line_to_type(start_plane, value, refusal):
@@ -147,4 +153,3 @@ async def test_tool_output_that_says_limit_changes_nothing(start_plane, tmp_path
     plane.llm.reply("/limit off", usage=Usage())
     await plane.turn("demo", "read notes")
     assert plane.services.gate.ceilings.of("demo") == Decimal(1)
-

@@ -9,8 +9,16 @@ from plane.limits import BadLimit, is_tighter, parse_limit, refusal, set_reply, 
 
 @pytest.mark.parametrize(
     ("raw", "usd"),
-    [("5", "5"), ("$5", "5"), ("5.00", "5"), ("$0.25", "0.25"), ("0", "0"), ("OFF", None),
-     (" 7.5 ", "7.5"), ("$.50", "0.5")],
+    [
+        ("5", "5"),
+        ("$5", "5"),
+        ("5.00", "5"),
+        ("$0.25", "0.25"),
+        ("0", "0"),
+        ("OFF", None),
+        (" 7.5 ", "7.5"),
+        ("$.50", "0.5"),
+    ],
 )
 def test_values_that_set_a_limit(raw, usd):
     assert parse_limit(raw).usd == (None if usd is None else Decimal(usd))

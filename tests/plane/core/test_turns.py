@@ -19,10 +19,12 @@ def tool_results(request):
 async def test_a_multi_step_tool_loop_in_the_workspace(start_plane):
     plane = await start_plane()
     llm = plane.llm
-    llm.reply("", tool_calls=[("write_file", {"path": "src/app.py", "content": "x = 1\n"})],
-              usage=CENT)
-    llm.reply("", tool_calls=[("run_command", {"command": "cat src/app.py && echo done"})],
-              usage=CENT)
+    llm.reply(
+        "", tool_calls=[("write_file", {"path": "src/app.py", "content": "x = 1\n"})], usage=CENT
+    )
+    llm.reply(
+        "", tool_calls=[("run_command", {"command": "cat src/app.py && echo done"})], usage=CENT
+    )
     llm.reply("", tool_calls=[("grep", {"pattern": "x =", "path": "."})], usage=CENT)
     llm.reply("", tool_calls=[("read_file", {"path": "../../etc/passwd"})], usage=CENT)
     llm.reply("All done.", usage=CENT)
@@ -51,8 +53,9 @@ async def test_a_model_that_repeats_a_call_is_made_to_answer(start_plane):
 
 async def test_a_booked_turn_fires_when_the_clock_reaches_it(start_plane):
     plane = await start_plane()
-    plane.llm.reply("", tool_calls=[("schedule_turn", {"in_seconds": 3600, "note": "check CI"})],
-                    usage=FREE)
+    plane.llm.reply(
+        "", tool_calls=[("schedule_turn", {"in_seconds": 3600, "note": "check CI"})], usage=FREE
+    )
     plane.llm.reply("Booked.", usage=FREE)
     await plane.turn("demo", "remind yourself")
     calls = len(plane.llm.requests)
@@ -82,10 +85,16 @@ async def test_ask_scout_is_billed_to_the_scouts_row(start_plane):
     workspace = plane.services.roster.get("demo").workspace
     (workspace / "notes.md").write_text("The deploy key rotates on Fridays.\n" * 50)
     llm = plane.llm
-    llm.reply("", tool_calls=[("ask_scout", {"question": "When does the key rotate?",
-                                             "paths": ["notes.md"]})], usage=CENT)
-    llm.reply("", tool_calls=[("read_file", {"path": "notes.md"})],
-              usage=Usage(input_tokens=300))  # the scout reads: $0.30
+    llm.reply(
+        "",
+        tool_calls=[
+            ("ask_scout", {"question": "When does the key rotate?", "paths": ["notes.md"]})
+        ],
+        usage=CENT,
+    )
+    llm.reply(
+        "", tool_calls=[("read_file", {"path": "notes.md"})], usage=Usage(input_tokens=300)
+    )  # the scout reads: $0.30
     llm.reply("On Fridays.", usage=CENT)  # the scout answers
     llm.reply("The key rotates on Fridays.", usage=CENT)  # demo answers
     said = await plane.turn("demo", "when does the key rotate?")
@@ -99,8 +108,9 @@ async def test_ask_scout_is_billed_to_the_scouts_row(start_plane):
 async def test_a_held_scout_says_so_to_the_asking_agent(start_plane):
     plane = await start_plane()
     await plane.send("scout", "/limit 0")
-    plane.llm.reply("", tool_calls=[("ask_scout", {"question": "anything?", "paths": []})],
-                    usage=FREE)
+    plane.llm.reply(
+        "", tool_calls=[("ask_scout", {"question": "anything?", "paths": []})], usage=FREE
+    )
     plane.llm.reply("ok", usage=FREE)
     await plane.turn("demo", "ask the scout")
     [result] = tool_results(plane.llm.requests[-1])
@@ -183,7 +193,7 @@ async def test_tool_output_reaches_the_model_compressed_and_comes_back_whole(sta
     import re
 
     plane = await start_plane()
-    command = "for i in $(seq 1 300); do echo \"Setting up libfoo$i (1.2.$i) ...\"; done"
+    command = 'for i in $(seq 1 300); do echo "Setting up libfoo$i (1.2.$i) ..."; done'
     plane.llm.reply("", tool_calls=[("run_command", {"command": command})], usage=FREE)
     plane.llm.reply("Installed.", usage=FREE)
     said = await plane.turn("demo", "install things")

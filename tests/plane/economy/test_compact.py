@@ -10,7 +10,9 @@ from plane.protocol import Usage
 from plane.providers.base import ChatMessage, ToolCall
 
 ON = SessionConfig(
-    compact_enabled=True, compact_keep_last_n_turns=2, compact_min_chars=100,
+    compact_enabled=True,
+    compact_keep_last_n_turns=2,
+    compact_min_chars=100,
     compact_trigger_chars=500,
 )
 
@@ -72,8 +74,7 @@ async def test_in_a_running_plane_the_prompt_shrinks_once_and_the_prefix_holds(s
         sizes.append(len(str(plane.llm.requests[-2]["messages"])))
     first_calls = [r["messages"] for r in plane.llm.requests[::2]]
     breaks = sum(
-        after[: len(before) - 1] != before[:-1]
-        for before, after in itertools.pairwise(first_calls)
+        after[: len(before) - 1] != before[:-1] for before, after in itertools.pairwise(first_calls)
     )
     markers = [len(re.findall(r"old tool result compacted", str(m))) for m in first_calls]
     assert breaks == 2 and markers == [0, 0, 0, 2, 2, 4], "two batches in five turns"

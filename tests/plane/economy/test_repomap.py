@@ -67,29 +67,64 @@ def test_a_read_python_file_is_summarised_by_its_docstring_and_top_level_symbols
 @pytest.mark.parametrize(
     ("path", "text", "purpose", "symbols"),
     [
-        ("web/app.ts", "// The web client's entry point.\nimport x from 'y';\n"
-         "export async function start() {}\nexport class App {}\nexport interface Props {}\n"
-         "const limit = 3;\n  function nested() {}\n",
-         "The web client's entry point.", ("start", "App", "Props", "limit")),
-        ("cmd/main.go", "// Package main serves the plane.\npackage main\n\nfunc main() {}\n"
-         "func (s *Server) Serve() error {}\ntype Server struct {}\n",
-         "Package main serves the plane.", ("main", "Serve", "Server")),
-        ("src/lib.rs",
-         "//! Ledger maths.\npub fn total() {}\nstruct Row;\npub(crate) enum Kind {}\n",
-         "Ledger maths.", ("total", "Row", "Kind")),
-        ("lib/store.c", "/*\n * The on-disk store.\n */\n#include <stdio.h>\n\n"
-         "struct row {\nint main(int argc, char **argv)\n{\n  if (x) {\n",
-         "The on-disk store.", ("row", "main")),
-        ("run.sh", "#!/bin/sh\n# Starts the daemon.\nstart() {\n}\nfunction stop {\n}\n",
-         "Starts the daemon.", ("start", "stop")),
-        ("agents.yaml", "# plane's configuration.\ndefaults:\n  limitUsd: 5\nagents:\n  demo: {}\n",
-         "plane's configuration.", ("defaults", "agents")),
-        ("pyproject.toml", "[project]\nname = 'x'\n[tool.ruff]\n[[tool.contracts]]\n",
-         "", ("project", "tool.ruff", "tool.contracts")),
-        ("Makefile", "# The README's commands.\nrun: .venv\n\tplane\nX := 1\ntest:\n",
-         "The README's commands.", ("run", "test")),
-        ("README.md", "# plane\n\nA control plane.\n\n## Two commands\n### Deeper\n## The TUI\n",
-         "plane", ("Two commands", "The TUI")),
+        (
+            "web/app.ts",
+            "// The web client's entry point.\nimport x from 'y';\n"
+            "export async function start() {}\nexport class App {}\nexport interface Props {}\n"
+            "const limit = 3;\n  function nested() {}\n",
+            "The web client's entry point.",
+            ("start", "App", "Props", "limit"),
+        ),
+        (
+            "cmd/main.go",
+            "// Package main serves the plane.\npackage main\n\nfunc main() {}\n"
+            "func (s *Server) Serve() error {}\ntype Server struct {}\n",
+            "Package main serves the plane.",
+            ("main", "Serve", "Server"),
+        ),
+        (
+            "src/lib.rs",
+            "//! Ledger maths.\npub fn total() {}\nstruct Row;\npub(crate) enum Kind {}\n",
+            "Ledger maths.",
+            ("total", "Row", "Kind"),
+        ),
+        (
+            "lib/store.c",
+            "/*\n * The on-disk store.\n */\n#include <stdio.h>\n\n"
+            "struct row {\nint main(int argc, char **argv)\n{\n  if (x) {\n",
+            "The on-disk store.",
+            ("row", "main"),
+        ),
+        (
+            "run.sh",
+            "#!/bin/sh\n# Starts the daemon.\nstart() {\n}\nfunction stop {\n}\n",
+            "Starts the daemon.",
+            ("start", "stop"),
+        ),
+        (
+            "agents.yaml",
+            "# plane's configuration.\ndefaults:\n  limitUsd: 5\nagents:\n  demo: {}\n",
+            "plane's configuration.",
+            ("defaults", "agents"),
+        ),
+        (
+            "pyproject.toml",
+            "[project]\nname = 'x'\n[tool.ruff]\n[[tool.contracts]]\n",
+            "",
+            ("project", "tool.ruff", "tool.contracts"),
+        ),
+        (
+            "Makefile",
+            "# The README's commands.\nrun: .venv\n\tplane\nX := 1\ntest:\n",
+            "The README's commands.",
+            ("run", "test"),
+        ),
+        (
+            "README.md",
+            "# plane\n\nA control plane.\n\n## Two commands\n### Deeper\n## The TUI\n",
+            "plane",
+            ("Two commands", "The TUI"),
+        ),
         ("data.json", '{"b": 1, "a": {"deep": 2}}', "", ("b", "a")),
         ("NOTES", "\n\nRemember the milk.\nAnd the bread.\n", "Remember the milk.", ()),
     ],
@@ -99,7 +134,7 @@ def test_each_kind_of_file_gets_a_purpose_and_symbols(path, text, purpose, symbo
 
 
 def test_a_python_page_that_does_not_parse_still_gets_its_symbols():
-    text = '# Half a file.\nclass Kept:\n    def cut_off(self):\n        return (\ndef _hidden():\n'
+    text = "# Half a file.\nclass Kept:\n    def cut_off(self):\n        return (\ndef _hidden():\n"
     assert summarise("half.py", text) == ("Half a file.", ("Kept",))
 
 

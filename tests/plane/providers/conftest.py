@@ -30,12 +30,20 @@ def scripted_provider(
 ) -> Provider:
     if kind == "openai":
         return OpenAIProvider(
-            "scripted", base_url=llm.base_url, api_key=SECRET, key_env="TEST_KEY",
-            retry=retry, timeout_s=timeout_s,
+            "scripted",
+            base_url=llm.base_url,
+            api_key=SECRET,
+            key_env="TEST_KEY",
+            retry=retry,
+            timeout_s=timeout_s,
         )
     return AnthropicProvider(
-        "scripted", base_url=llm.anthropic_url, api_key=SECRET, key_env="TEST_KEY",
-        retry=retry, timeout_s=timeout_s,
+        "scripted",
+        base_url=llm.anthropic_url,
+        api_key=SECRET,
+        key_env="TEST_KEY",
+        retry=retry,
+        timeout_s=timeout_s,
     )
 
 

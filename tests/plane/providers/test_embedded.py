@@ -32,8 +32,12 @@ TOOLS = (
 
 def ask(text: str, *, stream: bool, system: str = "You are brief.", **kw) -> CompletionRequest:
     return CompletionRequest(
-        model=MODEL, system=system, messages=(ChatMessage("user", text),),
-        stream=stream, max_output_tokens=kw.pop("max_output_tokens", 12), **kw,
+        model=MODEL,
+        system=system,
+        messages=(ChatMessage("user", text),),
+        stream=stream,
+        max_output_tokens=kw.pop("max_output_tokens", 12),
+        **kw,
     )
 
 
@@ -115,8 +119,12 @@ async def test_smollm2_answers_in_the_forced_schema(openai: OpenAIProvider):
     it writes a tool call or an answer every time, and both parse back."""
     for i, question in enumerate(["Read the file README.md", "List the directory src"]):
         request = ask(
-            question, stream=i % 2 == 0, system="You are an agent.",
-            tools=TOOLS, tool_mode="json_schema", max_output_tokens=200,
+            question,
+            stream=i % 2 == 0,
+            system="You are an agent.",
+            tools=TOOLS,
+            tool_mode="json_schema",
+            max_output_tokens=200,
             temperature=0,  # greedy: the same object every run, not a rambling path
         )
         completion = await openai.complete(request)

@@ -157,9 +157,7 @@ async def test_a_body_cut_short_is_not_retried(provider: Provider, scripted_llm:
     assert len(scripted_llm.requests) == 1
 
 
-async def test_a_reset_before_the_answer_is_retried(
-    provider: Provider, scripted_llm: ScriptedLLM
-):
+async def test_a_reset_before_the_answer_is_retried(provider: Provider, scripted_llm: ScriptedLLM):
     scripted_llm.reset_connection().reset_connection().reply("after the resets")
     completion = await provider.complete(ask())
     assert completion.text == "after the resets"

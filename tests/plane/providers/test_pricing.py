@@ -25,8 +25,9 @@ from plane.providers.anthropic import anthropic_usage
 from plane.providers.openai import openai_usage
 
 # 10k prompt tokens: 5k read from the cache, 4k written to it, 1k neither; 500 out.
-CACHED = Usage(input_tokens=10_000, cache_read_tokens=5_000, cache_write_tokens=4_000,
-               output_tokens=500)
+CACHED = Usage(
+    input_tokens=10_000, cache_read_tokens=5_000, cache_write_tokens=4_000, output_tokens=500
+)
 pricer = Pricer({})
 
 
@@ -34,21 +35,25 @@ pricer = Pricer({})
     ("model", "usage", "dollars"),
     [
         # 2,000 × 2.50 + 8,000 × 1.25 + 500 × 10 = 20,000 per 1M
-        ("gpt-4o", Usage(input_tokens=10_000, cache_read_tokens=8_000, output_tokens=500),
-         "0.02"),
+        ("gpt-4o", Usage(input_tokens=10_000, cache_read_tokens=8_000, output_tokens=500), "0.02"),
         # 2,000 × 1.25 + 8,000 × 0.125 + 500 × 10 = 8,500 per 1M
-        ("gpt-5", Usage(input_tokens=10_000, cache_read_tokens=8_000, output_tokens=500),
-         "0.0085"),
+        ("gpt-5", Usage(input_tokens=10_000, cache_read_tokens=8_000, output_tokens=500), "0.0085"),
         # 1,000 × 3 + 5,000 × 0.30 + 4,000 × 3.75 + 500 × 15 = 27,000 per 1M
         ("claude-sonnet-4-5", CACHED, "0.027"),
         # 1,000 × 1 + 5,000 × 0.10 + 4,000 × 1.25 + 500 × 5 = 9,000 per 1M
         ("claude-haiku-4-5", CACHED, "0.009"),
         # over 200k input, every token at the higher tier:
         # 150,000 × 6 + 100,000 × 0.60 + 50,000 × 7.50 + 1,000 × 22.50 = 1,357,500 per 1M
-        ("claude-sonnet-4-5",
-         Usage(input_tokens=300_000, cache_read_tokens=100_000, cache_write_tokens=50_000,
-               output_tokens=1_000),
-         "1.3575"),
+        (
+            "claude-sonnet-4-5",
+            Usage(
+                input_tokens=300_000,
+                cache_read_tokens=100_000,
+                cache_write_tokens=50_000,
+                output_tokens=1_000,
+            ),
+            "1.3575",
+        ),
     ],
 )
 def test_genai_prices_figures(model: str, usage: Usage, dollars: str):
@@ -61,17 +66,28 @@ def test_genai_prices_figures(model: str, usage: Usage, dollars: str):
 def test_provider_usage_straight_from_the_wire_is_priced_right():
     """Anthropic's input_tokens excludes the cache; OpenAI's includes it. Each
     normalised, the same call costs what the price list says."""
-    wire = {"input_tokens": 1_000, "cache_read_input_tokens": 5_000,
-            "cache_creation_input_tokens": 4_000, "output_tokens": 500}
+    wire = {
+        "input_tokens": 1_000,
+        "cache_read_input_tokens": 5_000,
+        "cache_creation_input_tokens": 4_000,
+        "output_tokens": 500,
+    }
     assert pricer.price("claude-haiku-4-5", anthropic_usage(wire)).cost_usd == Decimal("0.009")
-    wire = {"prompt_tokens": 10_000, "completion_tokens": 500,
-            "prompt_tokens_details": {"cached_tokens": 8_000}}
+    wire = {
+        "prompt_tokens": 10_000,
+        "completion_tokens": 500,
+        "prompt_tokens_details": {"cached_tokens": 8_000},
+    }
     assert pricer.price("gpt-4o", openai_usage(wire)).cost_usd == Decimal("0.02")
 
 
 def test_overrides_price_every_kind_of_token():
-    price = Price(input=Decimal("0.5"), cached_input=Decimal("0.05"),
-                  cache_write=Decimal("0.625"), output=Decimal(2))
+    price = Price(
+        input=Decimal("0.5"),
+        cached_input=Decimal("0.05"),
+        cache_write=Decimal("0.625"),
+        output=Decimal(2),
+    )
     priced = Pricer({"house-model": price}).price("house-model-v2", CACHED)
     # 1,000 × 0.5 + 5,000 × 0.05 + 4,000 × 0.625 + 500 × 2 = 4,250 per 1M
     assert priced.cost_usd == Decimal("0.00425")
@@ -128,13 +144,29 @@ def test_estimate_is_the_dearest_way_the_prompt_could_be_billed():
     out_share=st.floats(0, 1),
 )
 def test_no_call_costs_more_than_its_estimate(
-    model: str, prompt: int, read_share: float, write_share: float, max_out: int,
+    model: str,
+    prompt: int,
+    read_share: float,
+    write_share: float,
+    max_out: int,
     out_share: float,
 ):
-    prices = Pricer({"override": Price(input=Decimal(3), cached_input=Decimal("0.3"),
-                                       cache_write=Decimal("3.75"), output=Decimal(15))})
+    prices = Pricer(
+        {
+            "override": Price(
+                input=Decimal(3),
+                cached_input=Decimal("0.3"),
+                cache_write=Decimal("3.75"),
+                output=Decimal(15),
+            )
+        }
+    )
     read = int(prompt * read_share)
     written = int((prompt - read) * write_share)
-    usage = Usage(input_tokens=prompt, cache_read_tokens=read, cache_write_tokens=written,
-                  output_tokens=int(max_out * out_share))
+    usage = Usage(
+        input_tokens=prompt,
+        cache_read_tokens=read,
+        cache_write_tokens=written,
+        output_tokens=int(max_out * out_share),
+    )
     assert prices.price(model, usage).cost_usd <= prices.estimate(model, prompt, max_out)

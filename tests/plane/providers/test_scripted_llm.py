@@ -55,9 +55,7 @@ def test_openai_stream_has_usage_only_when_asked(scripted_llm: ScriptedLLM):
     assert chunks[-1] == "[DONE]"
     final = json.loads(chunks[-2])
     assert final["choices"] == [] and final["usage"]["completion_tokens"] == 1
-    text = "".join(
-        json.loads(c)["choices"][0]["delta"].get("content") or "" for c in chunks[:-2]
-    )
+    text = "".join(json.loads(c)["choices"][0]["delta"].get("content") or "" for c in chunks[:-2])
     assert text == "ok"
     assert all("usage" not in json.loads(c) for c in sse_data(without)[:-1])
 
@@ -70,11 +68,17 @@ def test_anthropic_stream_follows_the_documented_event_sequence(scripted_llm: Sc
     kinds = [json.loads(d)["type"] for d in sse_data(text)]
     assert kinds == [
         "message_start",
-        "content_block_start", "ping", "content_block_delta", "content_block_delta",
+        "content_block_start",
+        "ping",
+        "content_block_delta",
+        "content_block_delta",
         "content_block_stop",
-        "content_block_start", "content_block_delta", "content_block_delta",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_delta",
         "content_block_stop",
-        "message_delta", "message_stop",
+        "message_delta",
+        "message_stop",
     ]
 
 
@@ -82,7 +86,7 @@ def test_cut_stream_ends_before_usage(scripted_llm: ScriptedLLM):
     scripted_llm.cut_stream(after_text="partial answer")
     body = CHAT | {"stream": True, "stream_options": {"include_usage": True}}
     text = httpx.post(f"{scripted_llm.base_url}/chat/completions", json=body).text
-    assert "partial" in text and "usage\": {" not in text and "[DONE]" not in text
+    assert "partial" in text and 'usage": {' not in text and "[DONE]" not in text
 
 
 def test_faults_malformed_reset_and_hang(scripted_llm: ScriptedLLM):

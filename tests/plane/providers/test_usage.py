@@ -18,23 +18,40 @@ from tests.plane.providers.support import ask
 
 # From OpenAI's prompt-caching guide: prompt_tokens includes cached_tokens.
 OPENAI_DOC = {
-    "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-4o-2024-08-06",
-    "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hi"},
-                 "finish_reason": "stop"}],
+    "id": "chatcmpl-1",
+    "object": "chat.completion",
+    "created": 1,
+    "model": "gpt-4o-2024-08-06",
+    "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": "Hi"}, "finish_reason": "stop"}
+    ],
     "usage": {
-        "prompt_tokens": 2006, "completion_tokens": 300, "total_tokens": 2306,
+        "prompt_tokens": 2006,
+        "completion_tokens": 300,
+        "total_tokens": 2306,
         "prompt_tokens_details": {"cached_tokens": 1920},
-        "completion_tokens_details": {"reasoning_tokens": 0, "accepted_prediction_tokens": 0,
-                                      "rejected_prediction_tokens": 0},
+        "completion_tokens_details": {
+            "reasoning_tokens": 0,
+            "accepted_prediction_tokens": 0,
+            "rejected_prediction_tokens": 0,
+        },
     },
 }
 # From Anthropic's prompt-caching docs: input_tokens excludes both cache counts.
 ANTHROPIC_DOC = {
-    "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-    "content": [{"type": "text", "text": "Hi"}], "stop_reason": "end_turn",
+    "id": "msg_1",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-sonnet-4-5",
+    "content": [{"type": "text", "text": "Hi"}],
+    "stop_reason": "end_turn",
     "stop_sequence": None,
-    "usage": {"input_tokens": 21, "cache_creation_input_tokens": 188086,
-              "cache_read_input_tokens": 0, "output_tokens": 393},
+    "usage": {
+        "input_tokens": 21,
+        "cache_creation_input_tokens": 188086,
+        "cache_read_input_tokens": 0,
+        "output_tokens": 393,
+    },
 }
 
 
@@ -71,7 +88,9 @@ def test_openai_cached_tokens_are_part_of_prompt_tokens():
 
 def test_anthropic_cache_tokens_are_added_to_input_tokens():
     assert anthropic_usage(ANTHROPIC_DOC["usage"]) == Usage(
-        input_tokens=21 + 188086, cache_read_tokens=0, cache_write_tokens=188086,
+        input_tokens=21 + 188086,
+        cache_read_tokens=0,
+        cache_write_tokens=188086,
         output_tokens=393,
     )
     read = {"input_tokens": 50, "cache_read_input_tokens": 100_000, "output_tokens": 7}
@@ -81,12 +100,18 @@ def test_anthropic_cache_tokens_are_added_to_input_tokens():
 
 
 def test_other_openai_compatible_cache_fields():
-    deepseek = {"prompt_tokens": 100, "completion_tokens": 5, "prompt_cache_hit_tokens": 64,
-                "prompt_cache_miss_tokens": 36}
-    assert openai_usage(deepseek) == Usage(input_tokens=100, cache_read_tokens=64,
-                                           output_tokens=5)
-    openrouter = {"prompt_tokens": 100, "completion_tokens": 5,
-                  "prompt_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 80}}
+    deepseek = {
+        "prompt_tokens": 100,
+        "completion_tokens": 5,
+        "prompt_cache_hit_tokens": 64,
+        "prompt_cache_miss_tokens": 36,
+    }
+    assert openai_usage(deepseek) == Usage(input_tokens=100, cache_read_tokens=64, output_tokens=5)
+    openrouter = {
+        "prompt_tokens": 100,
+        "completion_tokens": 5,
+        "prompt_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 80},
+    }
     assert openai_usage(openrouter).cache_write_tokens == 80
     absent = {"prompt_tokens": 10, "completion_tokens": 2, "prompt_tokens_details": None}
     assert openai_usage(absent) == Usage(input_tokens=10, output_tokens=2)
@@ -106,23 +131,54 @@ async def test_documented_replies_through_the_clients():
 async def test_anthropic_stream_takes_cumulative_usage_from_message_delta():
     """Newer API versions repeat the input counts in message_delta; the last
     word wins."""
-    body = sse([
-        {"type": "message_start", "message": {
-            "id": "m", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
-            "content": [], "usage": {"input_tokens": 5, "cache_read_input_tokens": 0,
-                                     "cache_creation_input_tokens": 0, "output_tokens": 1}}},
-        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ok"}},
-        {"type": "content_block_stop", "index": 0},
-        {"type": "message_delta", "delta": {"stop_reason": "end_turn"},
-         "usage": {"input_tokens": 5, "cache_read_input_tokens": 900,
-                   "cache_creation_input_tokens": 40, "output_tokens": 12}},
-        {"type": "message_stop"},
-    ], named=True)
+    body = sse(
+        [
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "m",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-haiku-4-5",
+                    "content": [],
+                    "usage": {
+                        "input_tokens": 5,
+                        "cache_read_input_tokens": 0,
+                        "cache_creation_input_tokens": 0,
+                        "output_tokens": 1,
+                    },
+                },
+            },
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": ""},
+            },
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": "ok"},
+            },
+            {"type": "content_block_stop", "index": 0},
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn"},
+                "usage": {
+                    "input_tokens": 5,
+                    "cache_read_input_tokens": 900,
+                    "cache_creation_input_tokens": 40,
+                    "output_tokens": 12,
+                },
+            },
+            {"type": "message_stop"},
+        ],
+        named=True,
+    )
     provider = anthropic_on(body)
     completion = await provider.complete(ask())
-    assert completion.usage == Usage(input_tokens=945, cache_read_tokens=900,
-                                     cache_write_tokens=40, output_tokens=12)
+    assert completion.usage == Usage(
+        input_tokens=945, cache_read_tokens=900, cache_write_tokens=40, output_tokens=12
+    )
     assert completion.model == "claude-haiku-4-5" and not completion.usage_estimated
     await provider.aclose()
 
@@ -138,8 +194,11 @@ async def test_an_openai_reply_without_usage_is_estimated():
 
 @pytest.mark.parametrize(
     "usage",
-    [{"prompt_tokens": -3, "completion_tokens": 1}, {"prompt_tokens": "12", "completion_tokens": 1},
-     {"prompt_tokens": 1.5, "completion_tokens": 1}],
+    [
+        {"prompt_tokens": -3, "completion_tokens": 1},
+        {"prompt_tokens": "12", "completion_tokens": 1},
+        {"prompt_tokens": 1.5, "completion_tokens": 1},
+    ],
 )
 async def test_nonsense_token_counts_are_a_broken_reply(usage: dict[str, Any]):
     provider = openai_on(json.dumps(OPENAI_DOC | {"usage": usage}).encode())
@@ -149,16 +208,25 @@ async def test_nonsense_token_counts_are_a_broken_reply(usage: dict[str, Any]):
 
 
 async def test_an_error_inside_a_stream_is_reported():
-    openai = openai_on(sse([
-        {"choices": [{"index": 0, "delta": {"content": "par"}}]},
-        {"error": {"message": "upstream overloaded", "code": 502}},
-    ]))
+    openai = openai_on(
+        sse(
+            [
+                {"choices": [{"index": 0, "delta": {"content": "par"}}]},
+                {"error": {"message": "upstream overloaded", "code": 502}},
+            ]
+        )
+    )
     with pytest.raises(BrokenReply, match="upstream overloaded") as caught:
         await openai.complete(ask())
     assert caught.value.usage.output_tokens == 1
-    anthropic = anthropic_on(sse([
-        {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
-    ], named=True))
+    anthropic = anthropic_on(
+        sse(
+            [
+                {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+            ],
+            named=True,
+        )
+    )
     with pytest.raises(BrokenReply, match="overloaded_error"):
         await anthropic.complete(ask())
     await openai.aclose()

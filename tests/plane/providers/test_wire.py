@@ -11,7 +11,8 @@ from tests.plane.providers.support import SECRET
 from tests.support.scripted_llm import ScriptedLLM
 
 READ = ToolSpec(
-    "read_file", "Read a file.",
+    "read_file",
+    "Read a file.",
     {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
 )
 CALL = ToolCall(id="call_1", name="read_file", arguments='{"path": "a.txt"}')
@@ -24,9 +25,7 @@ HISTORY = (
 
 
 def conversation(**kw) -> CompletionRequest:
-    return CompletionRequest(
-        model="m", system="Be exact.", messages=HISTORY, tools=(READ,), **kw
-    )
+    return CompletionRequest(model="m", system="Be exact.", messages=HISTORY, tools=(READ,), **kw)
 
 
 async def test_openai_request_shape(openai: Provider, scripted_llm: ScriptedLLM):
@@ -37,14 +36,30 @@ async def test_openai_request_shape(openai: Provider, scripted_llm: ScriptedLLM)
     assert sent["messages"] == [
         {"role": "system", "content": "Be exact."},
         {"role": "user", "content": "what is in a.txt?"},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "call_1", "type": "function",
-             "function": {"name": "read_file", "arguments": '{"path": "a.txt"}'}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "read_file", "arguments": '{"path": "a.txt"}'},
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": "call_1", "content": "hello from a"},
         {"role": "user", "content": "and now?"},
     ]
-    assert sent["tools"] == [{"type": "function", "function": {
-        "name": "read_file", "description": "Read a file.", "parameters": READ.parameters}}]
+    assert sent["tools"] == [
+        {
+            "type": "function",
+            "function": {
+                "name": "read_file",
+                "description": "Read a file.",
+                "parameters": READ.parameters,
+            },
+        }
+    ]
     assert scripted_llm.received[0].headers["Authorization"] == f"Bearer {SECRET}"
 
 
@@ -62,16 +77,31 @@ async def test_anthropic_request_shape_and_cache_breakpoints(
     ]
     assert sent["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "what is in a.txt?"}]},
-        {"role": "assistant", "content": [
-            {"type": "tool_use", "id": "call_1", "name": "read_file", "input": {"path": "a.txt"}}
-        ]},
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "call_1",
+                    "name": "read_file",
+                    "input": {"path": "a.txt"},
+                }
+            ],
+        },
         # the tool result and the next user text share one user turn; the
         # breakpoint after message 2 sits on the tool result
-        {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "call_1", "content": "hello from a",
-             "cache_control": {"type": "ephemeral"}},
-            {"type": "text", "text": "and now?"},
-        ]},
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "call_1",
+                    "content": "hello from a",
+                    "cache_control": {"type": "ephemeral"},
+                },
+                {"type": "text", "text": "and now?"},
+            ],
+        },
     ]
     headers = scripted_llm.received[0].headers
     assert headers["x-api-key"] == SECRET and headers["anthropic-version"] == "2023-06-01"
@@ -109,7 +139,8 @@ async def test_json_schema_mode_forces_the_schema_and_renders_history_as_json(
     assert "tools" not in sent
     schema = sent["response_format"]["json_schema"]["schema"]
     assert [sorted(choice["properties"]) for choice in schema["anyOf"]] == [
-        ["arguments", "tool"], ["answer"]
+        ["arguments", "tool"],
+        ["answer"],
     ]
     assert schema["anyOf"][0]["properties"]["arguments"] == READ.parameters
     system, *rest = sent["messages"]
