@@ -44,6 +44,7 @@ from tui.messages import PlaneConnected, PlaneEvent, PlaneLost
 
 R = TypeVar("R")
 
+NEW_AGENT_TIMEOUT_S = 90.0  # longer than the embedded model's 60 s to start
 EVENT_TYPES = frozenset(
     {"message", "text_delta", "turn_started", "turn_finished", "agent_updated", "day_rolled"}
 )
@@ -210,7 +211,7 @@ class PlaneClient:
 
     # ── requests ───────────────────────────────────────────────────────────
 
-    async def _call(self, kind: type[Any], **fields: Any) -> Any:
+    async def _call(self, kind: type[Any], within_s: float | None = None, **fields: Any) -> Any:
         writer = self._writer
         if writer is None:
             raise PlaneUnavailable("Not connected to the plane.")
@@ -220,15 +221,15 @@ class PlaneClient:
         writer.write(encode(kind(id=ident, **fields)))
         try:
             await writer.drain()
-            return await asyncio.wait_for(future, self._timeout)
+            return await asyncio.wait_for(future, within_s or self._timeout)
         finally:
             self._pending.pop(ident, None)
 
-    async def request(self, kind: type[Any], **fields: Any) -> Any:
+    async def request(self, kind: type[Any], within_s: float | None = None, **fields: Any) -> Any:
         """Send one request once connected; its reply, or `PlaneRefused`."""
         if not self._ready.is_set():
             raise PlaneUnavailable("Not connected to the plane.")
-        return await self._call(kind, **fields)
+        return await self._call(kind, within_s, **fields)
 
     async def send(self, agent: str, text: str) -> Sent:
         return await self.request(Send, agent=agent, text=text)
@@ -237,7 +238,10 @@ class PlaneClient:
         return await self.request(History, agent=agent, limit=limit, before_id=before_id)
 
     async def new_agent(self, name: str, model: str, role: str = "") -> AgentCreated:
-        return await self.request(NewAgent, name=name, model=model, role=role)
+        # The first agent on the embedded model starts it (up to a minute on a slow machine).
+        return await self.request(
+            NewAgent, within_s=NEW_AGENT_TIMEOUT_S, name=name, model=model, role=role
+        )
 
     async def ledger(self) -> Ledger:
         return await self.request(LedgerQuery)
