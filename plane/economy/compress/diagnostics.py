@@ -36,7 +36,7 @@ def compress(lines: list[str], command: str | None = None) -> Plan:
     return plan
 
 
-_LOCATION = re.compile(r"^\s*(?:-->|==>|::?)\s*\S+?:\d+")  # rustc, ruff: `  --> src/app.rs:11:5`
+_LOCATION = re.compile(r"^\s*(?:-->|==>)\s*\S+?:\d+")  # rustc, ruff: `  --> src/app.rs:11:5`
 _REPORT = re.compile(r"\b(?:error|warning)\b(?:\[\w+\])?:", re.I)
 _NOTE = re.compile(r"\bnote:")
 
@@ -69,9 +69,9 @@ def _diagnostics(plan: Plan) -> list[int]:
 
 
 def _attach_notes(plan: Plan) -> None:
-    """A note (`note: in expansion of macro …`) explains the error or
-    warning nearest above it: a note shown shows its report, and if the guard shows a
-    folded note for what it names, the report comes with it."""
+    """A note (`note: in expansion of macro …`) explains the error or warning nearest
+    above it: a note shown shows its report, and if the guard shows a folded note for
+    what it names, the report comes with it."""
     folded = plan.folded_mask()
     report = None
     shown: list[int] = []
