@@ -11,6 +11,7 @@ import asyncio
 import math
 from collections.abc import Awaitable, Callable
 from datetime import datetime
+from decimal import Decimal
 from pathlib import Path
 
 from plane.clock import Clock, next_midnight, until
@@ -61,7 +62,7 @@ class AgentToolContext:
         context = await self._context_used()
         if ceiling is None:
             return f"Spent today: {usd(spent)}; no daily ceiling. {reset} {context}"
-        left = max(ceiling - spent, 0)
+        left = max(ceiling - spent, Decimal(0))  # a turn may cross it; `usd` takes a Decimal
         return (
             f"Spent today: {usd(spent)} of a {usd_exact(ceiling)} daily ceiling "
             f"({usd(left)} left). {reset} {context}"

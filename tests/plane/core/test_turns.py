@@ -275,3 +275,14 @@ async def test_budget_status_tells_the_agent_its_spend_ceiling_reset_and_context
     assert status.startswith("Spent today: $0.25 of a $1.00 daily ceiling ($0.75 left). ")
     assert "00:00 UTC, in 12h 00m." in status
     assert status.endswith("of 128k tokens used.") and "Context: about " in status
+
+
+async def test_budget_status_past_the_ceiling_says_nothing_is_left(start_plane):
+    """A turn may cross the ceiling (a call is paid for once made): the status
+    then reads $0.00 left, not a failed tool."""
+    plane = await start_plane()
+    plane.llm.reply("", tool_calls=[("budget_status", {})], usage=Usage(input_tokens=1100))
+    plane.llm.reply("Over it.", usage=FREE)
+    await plane.turn("demo", "how am I doing?")
+    [status] = tool_results(plane.llm.requests[-1])
+    assert status.startswith("Spent today: $1.10 of a $1.00 daily ceiling ($0.00 left). ")
