@@ -230,6 +230,22 @@ async def test_long_answers_render_markdown_and_short_ones_plain() -> None:
         ]
 
 
+async def test_dragging_across_a_message_selects_its_words() -> None:
+    """Textual finds where the mouse is in a widget from the widget's `gutter`
+    (padding and border); a message line must not mean anything else by it."""
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, snapshot(agent("demo")))
+        feed(app, MessageAppended(message=message("demo", "agent", "The linker could not.")))
+        await settle(pilot, 5)
+        line = app.screen.query_one(MessageLine)
+        await pilot.mouse_down(line, offset=(12, 0))  # `14:02 demo  ` is 12 cells
+        await pilot.hover(line, offset=(22, 0))
+        await pilot.mouse_up(line, offset=(22, 0))
+        await settle(pilot)
+        assert app.screen.get_selected_text() == "The linker "
+
+
 def test_markdown_wraps_under_its_own_markers() -> None:
     from tui.markdown_lines import blocks
 

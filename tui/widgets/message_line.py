@@ -19,10 +19,12 @@ an agent can write `[red]` and it shows as typed.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from textual.cache import LRUCache
 from textual.content import Content
 from textual.geometry import Size
+from textual.style import Style
 from textual.widget import Widget
 
 from plane.protocol import Message
@@ -84,7 +86,9 @@ class MessageLine(Widget):
         self._wrapped: LRUCache[int, list[Content]] = LRUCache(4)
 
     @property
-    def gutter(self) -> int:
+    def text_indent(self) -> int:
+        """Cells before the text: time and who. (Not `gutter`: Textual reads a
+        widget's `gutter` as its padding and border, to place the mouse.)"""
         return STAMP + self.who_width + 1
 
     def plain(self, width: int = 100) -> str:
@@ -118,13 +122,13 @@ class MessageLine(Widget):
     def _wrap(self, width: int) -> list[Content]:
         message = self.message
         badge = " held " if message.held else ""
-        room = max(8, width - self.gutter - (len(badge) + 1 if badge else 0))
+        room = max(8, width - self.text_indent - (len(badge) + 1 if badge else 0))
         lines = self._body_lines(room)
         stamp = "" if message.kind == "cost" else clock_time(message.at)
         who = Content(speaker(message)).truncate(self.who_width, ellipsis=True)
         first = Content.assemble(
             (stamp.ljust(STAMP), self._part("stamp")),
-            who.pad_right(self.gutter - STAMP - who.cell_length).stylize(
+            who.pad_right(self.text_indent - STAMP - who.cell_length).stylize(
                 self._part(WHO.get(message.kind, "who"))
             ),
             lines[0],
@@ -132,7 +136,7 @@ class MessageLine(Widget):
         if badge:
             gap = max(1, width - first.cell_length - len(badge))
             first = Content.assemble(first, " " * gap, (badge, self._part("badge")))
-        indent = " " * self.gutter
+        indent = " " * self.text_indent
         return [first, *(Content.assemble(indent, line) for line in lines[1:])]
 
     def _body_lines(self, room: int) -> list[Content]:
@@ -154,8 +158,10 @@ class MessageLine(Widget):
                 lines.append(Content.assemble((prefix, marker), line))
         return lines or [Content("")]
 
-    def _part(self, name: str):  # type: ignore[no-untyped-def]
+    def _part(self, name: str) -> Style | str:
+        """The pane's style for a part (see `ConversationPane.part`, which imports
+        this module); none for a line drawn outside one, or not yet mounted."""
         if name == "body" and self.message.held:
             name = "body-quiet"
-        pane = self.parent
-        return pane.part(name) if hasattr(pane, "part") else ""
+        part: Callable[[str], Style] | None = getattr(self.parent, "part", None)
+        return part(name) if part is not None else ""
