@@ -4,14 +4,21 @@ starts in the agent list or the conversation ending up in the composer."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+from pathlib import Path
+
 from textual import events
+from textual.message import Message as TextualMessage
 from textual.widgets import Input
 
+from plane.protocol import SnapshotReply, Welcome, encode
 from tests.tui.conftest import feed, settle
 from tests.tui.factories import agent, message, snapshot
 from tests.tui.test_live import SIZE, app_for, has_row, pane_lines, until
 from tui.app import PlaneApp
-from tui.screens.main import HISTORY
+from tui.client import Address
+from tui.screens.main import HISTORY, MainScreen
 from tui.screens.new_agent import NewAgentScreen
 from tui.store import Conversation
 from tui.widgets.agent_list import AgentList
@@ -95,6 +102,42 @@ async def test_clicking_the_offer_fetches_the_page_before(start_plane) -> None: 
         await until(pilot, lambda: len(shown(app)) == HISTORY + 3)
         assert shown(app) == [f"m{n}" for n in range(HISTORY + 3)]
         assert earlier_line(app) is None
+
+
+async def test_a_page_the_plane_never_sends_is_reported_as_no_answer_in_time(
+    tmp_path: Path,
+) -> None:
+    """A request that times out raises a `TimeoutError` with no words of its own:
+    the operator still reads why no page came."""
+
+    hung_up = asyncio.Event()
+
+    async def answer_only_the_handshake(
+        reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        while line := await reader.readline():
+            request = json.loads(line)
+            if request["type"] == "hello":
+                writer.write(encode(Welcome(id=request["id"], plane_version="test")))
+            elif request["type"] == "subscribe":
+                reply = SnapshotReply(id=request["id"], snapshot=snapshot(agent("demo")))
+                writer.write(encode(reply))
+        writer.close()
+        hung_up.set()
+
+    socket = tmp_path / "plane.sock"
+    server = await asyncio.start_unix_server(answer_only_the_handshake, socket)
+    posted: list[TextualMessage] = []
+    app = PlaneApp(Address(path=socket))
+    app.client._timeout = 0.2  # not 30 s: the plane's silence is the point, not the wait
+    async with server:
+        async with app.run_test(size=SIZE, message_hook=posted.append) as pilot:
+            await until(pilot, lambda: app.client.connected)
+            app.main_screen.load_earlier("demo", 1)
+            await until(pilot, lambda: any(isinstance(m, MainScreen.Paged) for m in posted))
+        await asyncio.wait_for(hung_up.wait(), 5)  # the app closed its end on the way out
+    failures = {m.failure for m in posted if isinstance(m, MainScreen.Paged)}
+    assert failures == {"Earlier messages could not be fetched: no answer in time."}
 
 
 async def test_a_short_conversation_offers_nothing_earlier(start_plane) -> None:  # type: ignore[no-untyped-def]

@@ -298,7 +298,8 @@ class MainScreen(Screen[None]):
         try:
             reply = await self.client.history(agent, limit=WINDOW, before_id=before_id)
         except (PlaneRefused, PlaneUnavailable, TimeoutError) as exc:
-            failure = f"Earlier messages could not be fetched: {exc or 'no answer in time.'}"
+            # `exc` itself is always true; a timeout's text is empty.
+            failure = f"Earlier messages could not be fetched: {str(exc) or 'no answer in time.'}"
             self.post_message(self.Paged(agent, [], failure=failure))
             return
         reached_start = len(reply.messages) < WINDOW
