@@ -18,6 +18,7 @@ run: $(BIN)/plane
 lint: $(BIN)/plane
 	$(BIN)/ruff check plane tui tests bench screenshots
 	$(BIN)/ruff format --check plane tui tests bench screenshots
+	$(BIN)/mypy plane tui
 	$(BIN)/lint-imports
 
 test: lint

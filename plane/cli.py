@@ -150,8 +150,8 @@ def _tui(args: argparse.Namespace) -> int:
     home = Home.from_env().ensure()
     if not asyncio.run(_answers(home)):
         _start_daemon(home)
+    # Does not return: the TUI replaces this process.
     os.execv(sys.executable, [sys.executable, "-m", "tui", "--socket", str(home.socket)])
-    return 0  # pragma: no cover - execv does not return
 
 
 def _start_daemon(home: Home) -> None:

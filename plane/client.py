@@ -55,7 +55,7 @@ class PlaneClient:
             raise
         return client
 
-    async def request(self, kind: type[p.Frame], **fields: Any) -> p.Reply:
+    async def request(self, kind: type[p.RequestFrame], **fields: Any) -> p.Reply:
         ident = next(self._ids)
         future: asyncio.Future[p.Reply] = asyncio.get_running_loop().create_future()
         self._waiting[ident] = future

@@ -13,6 +13,8 @@ import json
 from datetime import datetime
 from decimal import Decimal
 
+from aiosqlite import Row
+
 from plane.clock import Clock, day_of
 from plane.protocol import Message, MessageKind, Usage
 from plane.store import Database
@@ -69,6 +71,7 @@ class Conversation:
         `limit` just before that message, so a reader pages back by passing
         the oldest id it holds, with no gap and no message twice. Both walk
         the `messages_by_agent (agent, id)` index backwards."""
+        params: tuple[str | int, ...]
         if before_id is None:
             below, params = "", (agent, limit)
         else:
@@ -111,15 +114,14 @@ class Conversation:
             return cursor.rowcount == 1
 
 
-def _message(row: object) -> Message:
-    r = dict(row)  # type: ignore[call-overload]
+def _message(row: Row) -> Message:
     return Message(
-        id=r["id"],
-        agent=r["agent"],
-        at=datetime.fromisoformat(r["at"]),
-        kind=r["kind"],
-        text=r["text"],
-        held=bool(r["held"]),
-        cost_usd=None if r["cost_usd"] is None else Decimal(r["cost_usd"]),
-        usage=None if r["usage"] is None else Usage(**json.loads(r["usage"])),
+        id=row["id"],
+        agent=row["agent"],
+        at=datetime.fromisoformat(row["at"]),
+        kind=row["kind"],
+        text=row["text"],
+        held=bool(row["held"]),
+        cost_usd=None if row["cost_usd"] is None else Decimal(row["cost_usd"]),
+        usage=None if row["usage"] is None else Usage(**json.loads(row["usage"])),
     )

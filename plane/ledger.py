@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
 
+from aiosqlite import Row
+
 from plane.clock import Clock, day_of
 from plane.protocol import LedgerEntry, Usage
 from plane.store import Database
@@ -33,6 +35,17 @@ class Charge:
     agent: str
     cost_usd: Decimal
     day: date
+
+
+@dataclass(frozen=True)
+class _Recorded:
+    """A call as its row holds it, parsed: what closing it needs to know."""
+
+    agent: str
+    day: date
+    cost_usd: Decimal
+    status: str
+    price_source: str
 
 
 class Ledger:
@@ -87,9 +100,9 @@ class Ledger:
 
     async def fail(self, call: int) -> Charge:
         """The call got no response: nothing was bought."""
-        row = await self._row(call)
+        recorded = await self._recorded(call)
         return await self._close(
-            call, self._clock.now(), "failed", Usage(), Decimal(0), row["price_source"], False
+            call, self._clock.now(), "failed", Usage(), Decimal(0), recorded.price_source, False
         )
 
     async def entries(self, day: date) -> list[LedgerEntry]:
@@ -108,11 +121,11 @@ class Ledger:
         source: str,
         estimated: bool,
     ) -> Charge:
-        row = await self._row(call)
-        if row["status"] != "pending":
-            raise ValueError(f"call {call} is already {row['status']}")
-        sent_day, agent = date.fromisoformat(row["day"]), row["agent"]
-        known_day, estimate = day_of(now), Decimal(row["cost_usd"])
+        recorded = await self._recorded(call)
+        if recorded.status != "pending":
+            raise ValueError(f"call {call} is already {recorded.status}")
+        sent_day, agent = recorded.day, recorded.agent
+        known_day, estimate = day_of(now), recorded.cost_usd
         sent, known = await self._day(sent_day), await self._day(known_day)
         async with self._db.transaction() as tx:
             await tx.execute(
@@ -137,11 +150,19 @@ class Ledger:
         known[agent] = known.get(agent, Decimal(0)) + cost
         return Charge(agent, cost, known_day)
 
-    async def _row(self, call: int) -> dict[str, object]:
-        row = await self._db.fetchone("SELECT * FROM calls WHERE id = ?", call)
+    async def _recorded(self, call: int) -> _Recorded:
+        row = await self._db.fetchone(
+            "SELECT agent, day, cost_usd, status, price_source FROM calls WHERE id = ?", call
+        )
         if row is None:
             raise KeyError(f"no call {call} in the ledger")
-        return dict(row)
+        return _Recorded(
+            agent=row["agent"],
+            day=date.fromisoformat(row["day"]),
+            cost_usd=Decimal(row["cost_usd"]),
+            status=row["status"],
+            price_source=row["price_source"],
+        )
 
     async def _day(self, day: date) -> dict[str, Decimal]:
         if day not in self._days:
@@ -156,23 +177,22 @@ class Ledger:
         return self._days[day]
 
 
-def _entry(row: object) -> LedgerEntry:
-    r = dict(row)  # type: ignore[call-overload]
+def _entry(row: Row) -> LedgerEntry:
     return LedgerEntry(
-        id=r["id"],
-        agent=r["agent"],
-        day=date.fromisoformat(r["day"]),
-        at=datetime.fromisoformat(r["at"]),
-        provider=r["provider"],
-        model=r["model"],
+        id=row["id"],
+        agent=row["agent"],
+        day=date.fromisoformat(row["day"]),
+        at=datetime.fromisoformat(row["at"]),
+        provider=row["provider"],
+        model=row["model"],
         usage=Usage(
-            input_tokens=r["input_tokens"],
-            cache_read_tokens=r["cache_read_tokens"],
-            cache_write_tokens=r["cache_write_tokens"],
-            output_tokens=r["output_tokens"],
+            input_tokens=row["input_tokens"],
+            cache_read_tokens=row["cache_read_tokens"],
+            cache_write_tokens=row["cache_write_tokens"],
+            output_tokens=row["output_tokens"],
         ),
-        cost_usd=Decimal(r["cost_usd"]),
-        price_source=r["price_source"],
-        status=r["status"],
-        estimated=bool(r["estimated"]),
+        cost_usd=Decimal(row["cost_usd"]),
+        price_source=row["price_source"],
+        status=row["status"],
+        estimated=bool(row["estimated"]),
     )

@@ -213,10 +213,9 @@ class Stop(Frame):
     id: int
 
 
-Request = Annotated[
-    Hello | Subscribe | Status | Send | History | NewAgent | LedgerQuery | Stop,
-    Field(discriminator="type"),
-]
+RequestFrame = Hello | Subscribe | Status | Send | History | NewAgent | LedgerQuery | Stop
+"""Any request, as the class a client builds one from (every one carries an `id`)."""
+Request = Annotated[RequestFrame, Field(discriminator="type")]
 
 
 # ── replies: plane → client, carrying the request's id ──────────────────────

@@ -32,6 +32,8 @@ from plane.protocol import (
     LedgerQuery,
     Messages,
     NewAgent,
+    Reply,
+    RequestFrame,
     Send,
     Sent,
     SnapshotReply,
@@ -42,7 +44,7 @@ from plane.protocol import (
 )
 from tui.messages import PlaneConnected, PlaneEvent, PlaneLost
 
-R = TypeVar("R")
+R = TypeVar("R", bound=Reply)
 
 NEW_AGENT_TIMEOUT_S = 90.0  # longer than the embedded model's 60 s to start
 EVENT_TYPES = frozenset(
@@ -97,7 +99,7 @@ class Backoff:
     most: float = 5.0
 
     def delay(self, attempt: int) -> float:
-        return min(self.most, self.first * 2 ** max(0, attempt - 1))
+        return min(self.most, self.first * 2.0 ** max(0, attempt - 1))
 
 
 class _Lost(Exception):
@@ -120,7 +122,7 @@ class PlaneClient:
         self._backoff = backoff or Backoff()
         self._timeout = request_timeout
         self._ids = itertools.count(1)
-        self._pending: dict[int, asyncio.Future[Any]] = {}
+        self._pending: dict[int, asyncio.Future[Reply]] = {}
         self._writer: asyncio.StreamWriter | None = None
         self._ready = asyncio.Event()
         self._was_up = False
@@ -211,12 +213,14 @@ class PlaneClient:
 
     # ── requests ───────────────────────────────────────────────────────────
 
-    async def _call(self, kind: type[Any], within_s: float | None = None, **fields: Any) -> Any:
+    async def _call(
+        self, kind: type[RequestFrame], within_s: float | None = None, **fields: Any
+    ) -> Reply:
         writer = self._writer
         if writer is None:
             raise PlaneUnavailable("Not connected to the plane.")
         ident = next(self._ids)
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
         self._pending[ident] = future
         writer.write(encode(kind(id=ident, **fields)))
         try:
@@ -225,26 +229,38 @@ class PlaneClient:
         finally:
             self._pending.pop(ident, None)
 
-    async def request(self, kind: type[Any], within_s: float | None = None, **fields: Any) -> Any:
-        """Send one request once connected; its reply, or `PlaneRefused`."""
+    async def request(
+        self,
+        kind: type[RequestFrame],
+        answer: type[R],
+        within_s: float | None = None,
+        **fields: Any,
+    ) -> R:
+        """Send one request once connected; its reply (an `answer`), or `PlaneRefused`."""
         if not self._ready.is_set():
             raise PlaneUnavailable("Not connected to the plane.")
-        return await self._call(kind, within_s, **fields)
+        reply = await self._call(kind, within_s, **fields)
+        if not isinstance(reply, answer):
+            raise PlaneRefused(
+                "bad_frame",
+                f"The plane answered with a `{reply.type}` frame this client did not expect.",
+            )
+        return reply
 
     async def send(self, agent: str, text: str) -> Sent:
-        return await self.request(Send, agent=agent, text=text)
+        return await self.request(Send, Sent, agent=agent, text=text)
 
     async def history(self, agent: str, limit: int = 200, before_id: int | None = None) -> Messages:
-        return await self.request(History, agent=agent, limit=limit, before_id=before_id)
+        return await self.request(History, Messages, agent=agent, limit=limit, before_id=before_id)
 
     async def new_agent(self, name: str, model: str, role: str = "") -> AgentCreated:
         # The first agent on the embedded model starts it (up to a minute on a slow machine).
         return await self.request(
-            NewAgent, within_s=NEW_AGENT_TIMEOUT_S, name=name, model=model, role=role
+            NewAgent, AgentCreated, within_s=NEW_AGENT_TIMEOUT_S, name=name, model=model, role=role
         )
 
     async def ledger(self) -> Ledger:
-        return await self.request(LedgerQuery)
+        return await self.request(LedgerQuery, Ledger)
 
 
 def _sentence(exc: BaseException) -> str:

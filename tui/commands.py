@@ -10,7 +10,7 @@ Text starting with `/` that no entry claims also goes to the plane as typed.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -56,7 +56,7 @@ class Commands:
         """A command the plane handles: listed and completed here, sent as typed."""
         self._commands[name] = SlashCommand(name, usage, help, None)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[SlashCommand]:
         return iter(sorted(self._commands.values(), key=lambda c: c.name))
 
     def find(self, text: str) -> tuple[SlashCommand, str] | None:

@@ -4,6 +4,7 @@ decides nothing either."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
@@ -14,9 +15,9 @@ from tui.commands import COMMANDS
 class PlaneCommands(Provider):
     """Agents by name, and each slash command with its help."""
 
-    def _entries(self) -> list[tuple[str, str, object]]:
+    def _entries(self) -> list[tuple[str, str, Callable[[], object]]]:
         screen = self.app.main_screen  # type: ignore[attr-defined]
-        entries: list[tuple[str, str, object]] = [
+        entries: list[tuple[str, str, Callable[[], object]]] = [
             (f"Go to agent {name}", "Show its conversation", partial(screen.select_agent, name))
             for name in screen.store.names
         ]
@@ -29,11 +30,11 @@ class PlaneCommands(Provider):
 
     async def discover(self) -> Hits:
         for title, help, run in self._entries():
-            yield DiscoveryHit(title, run, help=help)  # type: ignore[arg-type]
+            yield DiscoveryHit(title, run, help=help)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for title, help, run in self._entries():
             score = matcher.match(title)
             if score > 0:
-                yield Hit(score, matcher.highlight(title), run, help=help)  # type: ignore[arg-type]
+                yield Hit(score, matcher.highlight(title), run, help=help)

@@ -29,6 +29,7 @@ import re
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TypeGuard
 
 from plane.config import RepoMapConfig
 from plane.economy.summarise import (
@@ -100,7 +101,9 @@ def _is_clean(value: object, limit: int) -> bool:
     return isinstance(value, str) and clean(value, limit) == value
 
 
-def _count(value: object) -> bool:
+def _count(value: object) -> TypeGuard[int]:
+    """A count read from the map: an int, not a bool, not negative. (A guard, not
+    `TypeIs`: a negative int is still an int.)"""
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 

@@ -294,7 +294,7 @@ class AnthropicProvider:
         """One event into `state`, its text to `on_text`; True at message_stop."""
         try:
             event = json.loads(data)
-            kind = event["type"]
+            kind: str = event["type"]
             if kind == "error":
                 error = event.get("error") or {}
                 said = f": {error.get('type', 'error')}, {str(error.get('message', ''))[:160]}"

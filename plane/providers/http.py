@@ -56,7 +56,7 @@ class RetryPolicy:
 
     def backoff(self, retry: int) -> float:
         """The wait before retry number `retry` (0-based), without Retry-After."""
-        cap = min(self.max_delay_s, self.base_delay_s * 2**retry)
+        cap = min(self.max_delay_s, self.base_delay_s * 2.0**retry)
         return cap * (1 - self.jitter() / 4)
 
 

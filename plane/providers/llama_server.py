@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 
-def serve(settings: dict) -> None:
+def serve(settings: dict[str, Any]) -> None:
     import xllamacpp  # here, not at the top: only the child loads llama.cpp
 
     params = xllamacpp.CommonParams()

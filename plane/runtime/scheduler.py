@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from aiosqlite import Row
+
 from plane.clock import Clock
 from plane.store import Database
 
@@ -88,7 +90,7 @@ class Scheduler:
 
     async def _sleep(self, until: datetime | None) -> None:
         """Until `until` or a new booking, whichever comes first."""
-        waits = [asyncio.ensure_future(self._changed.wait())]
+        waits: list[asyncio.Future[object]] = [asyncio.ensure_future(self._changed.wait())]
         if until is not None:
             waits.append(asyncio.ensure_future(self._clock.sleep_until(until)))
         try:
@@ -100,13 +102,12 @@ class Scheduler:
                     await task
 
 
-def _booking(row: object) -> Booking:
-    r = dict(row)  # type: ignore[call-overload]
+def _booking(row: Row) -> Booking:
     return Booking(
-        id=r["id"],
-        agent=r["agent"],
-        due=datetime.fromisoformat(r["due"]),
-        note=r["note"],
-        booked_at=datetime.fromisoformat(r["booked_at"]),
-        ambient=bool(r["ambient"]),
+        id=row["id"],
+        agent=row["agent"],
+        due=datetime.fromisoformat(row["due"]),
+        note=row["note"],
+        booked_at=datetime.fromisoformat(row["booked_at"]),
+        ambient=bool(row["ambient"]),
     )

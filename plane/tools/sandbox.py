@@ -114,8 +114,7 @@ def main(args: list[str]) -> int:
             file=sys.stderr,
         )
         return REFUSED
-    os.execvp(args[2], args[2:])
-    return REFUSED  # pragma: no cover - execvp does not return
+    os.execvp(args[2], args[2:])  # does not return: the command replaces this process
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.style import Style
 from textual.visual import Visual
 
 from plane.protocol import AgentState
@@ -234,7 +235,7 @@ class AgentList(ScrollView, can_focus=True):
             width, base.rich_style
         )
 
-    def _part(self, component: str):  # type: ignore[no-untyped-def]
+    def _part(self, component: str) -> Style:
         """A part's colour and weight, without a background of its own, so
         the cursor's background shows through. Computed whole, then the
         background dropped: muted colours are translucent and only come out

@@ -33,6 +33,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.message import Message as TextualMessage
+from textual.style import Style
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -202,15 +203,17 @@ class ConversationPane(VerticalScroll, can_focus=True):
         if await self._further_up():
             event.stop()
 
-    async def action_scroll_up(self) -> None:
+    # Async overrides of Widget's sync scroll actions: Textual awaits an action that is a
+    # coroutine ("Action methods may be coroutines", its guide); only the signature differs.
+    async def action_scroll_up(self) -> None:  # type: ignore[override]
         if not await self._further_up():
             super().action_scroll_up()
 
-    async def action_page_up(self) -> None:
+    async def action_page_up(self) -> None:  # type: ignore[override]
         if not await self._further_up():
             super().action_page_up()
 
-    async def action_scroll_home(self) -> None:
+    async def action_scroll_home(self) -> None:  # type: ignore[override]
         if not await self._further_up():
             super().action_scroll_home()
 
@@ -288,7 +291,7 @@ class ConversationPane(VerticalScroll, can_focus=True):
 
     # ── drawing ────────────────────────────────────────────────────────────
 
-    def part(self, name: str):  # type: ignore[no-untyped-def]
+    def part(self, name: str) -> Style:
         """The style of one part of a message line (`stamp`, `who-plane`, …).
 
         Whole, not partial: a translucent background (`$warning-muted`) only

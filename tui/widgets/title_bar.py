@@ -16,6 +16,7 @@ from typing import ClassVar
 
 from textual.content import Content
 from textual.reactive import reactive
+from textual.style import Style
 from textual.widget import Widget
 
 from plane.protocol import AgentState
@@ -56,7 +57,7 @@ class TitleBar(Widget):
                 ("plane", self.get_visual_style("title-bar--name")),
                 (f" · {self.waiting_text}", muted),
             )
-        parts: list[str | tuple[str, object]] = [
+        parts: list[str | tuple[str, str | Style]] = [
             (agent.name, self.get_visual_style("title-bar--name")),
             (" · ", muted),
             agent.model,
@@ -69,7 +70,7 @@ class TitleBar(Widget):
             parts.append((f" · resumes in {duration(self.resumes_in)}", muted))
         elif self.resets_in is not None and self.classes & {"-warn", "-over", "-held"}:
             parts.append((f" · resets in {duration(self.resets_in)}", muted))
-        return Content.assemble(*parts)  # type: ignore[arg-type]
+        return Content.assemble(*parts)
 
     def watch_agent(self, agent: AgentState | None) -> None:
         level = spend_level(agent) if agent is not None else "ok"

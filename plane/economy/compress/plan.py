@@ -230,7 +230,7 @@ def _label(fold: Fold, removed: list[str], labeller: Labeller) -> tuple[str, str
         # Blank lines folded along with content are not worth naming: "1 similar" for
         # the empty line after an echo would read as one more diagnostic.
         by_kind = {k: lines for k, lines in by_kind.items() if any(x.strip() for x in lines)}
-    heads = []
+    heads: list[str] = []
     for kind, lines in by_kind.items():
         head, _ = labeller(kind, lines)
         heads.append(head.removeprefix("… ") if heads else head)

@@ -76,7 +76,9 @@ def _limit_per_file(lines: list[str], kinds: list[str], keep: list[bool]) -> Non
         if kind != "match":
             continue
         found = _MATCH.match(lines[i])
-        path = found.group("path") if found else ""
+        if found is None:  # `_kind` calls a line a match only when the pattern matched it
+            continue
+        path = found.group("path")
         counts[path] = counts.get(path, 0) + 1
         if counts[path] > PER_FILE and len(lines[i]) - len(found.group(0)) >= LONG_MATCH:
             keep[i] = False

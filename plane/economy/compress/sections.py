@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from plane.economy.compress.fold import uncovered_runs
-from plane.economy.compress.plan import Plan
+from plane.economy.compress.plan import Fold, Plan
 
 _HEADER = re.compile(r"^\S.*:\s*$|^\S[^:]*:$|^[A-Z][\w ]+ (?:section|table|Headers?)\b")
 
@@ -66,5 +66,5 @@ def _fold_indices(plan: Plan, indices: list[int], kind: str) -> None:
         plan.fold(a, b, kind)
 
 
-def _within(fold, runs: list[tuple[int, int]]) -> bool:
+def _within(fold: Fold, runs: list[tuple[int, int]]) -> bool:
     return any(a <= fold.start and fold.end <= b for a, b in runs)

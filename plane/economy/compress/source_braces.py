@@ -225,7 +225,7 @@ def _blocks(lines: list[str]) -> list[Block]:
 
 def _code_part(line: str, in_comment: bool) -> tuple[str, bool]:
     """The braces-relevant part of a line: strings, chars and comments removed."""
-    out = []
+    out: list[str] = []
     rest = line
     while rest:
         if in_comment:

@@ -96,7 +96,7 @@ def _trim_docstring(plan: Plan, node: ast.AST, flagged: list[bool]) -> None:
 
 
 def _first_line(stmt: ast.stmt) -> int:
-    decorators = getattr(stmt, "decorator_list", None)
+    decorators: list[ast.expr] = getattr(stmt, "decorator_list", [])
     if decorators:
         return min(stmt.lineno, *(d.lineno for d in decorators)) - 1
     return stmt.lineno - 1
