@@ -3,19 +3,40 @@ user's documentation of that key.
 
 `load_config()` is the one reader of the file. A bad file raises one
 `ConfigError` naming the key, the line and what is wrong, and the plane does
-not start half-configured.
+not start half-configured. The reading is bounded before YAML sees a byte of
+it: a file that is not UTF-8 text, is too large, nests too deep, or whose
+aliases expand past a fixed number of values is refused with its line, so no
+file can hang the start or exhaust memory (an alias bomb is a few hundred
+bytes). An empty file is refused too: it would silently drop every ceiling.
 """
 
 from __future__ import annotations
 
+import codecs
+import difflib
+import os
 import re
+import stat
 from decimal import Decimal
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NoReturn
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from ruamel.yaml import YAML
+from ruamel.yaml.constructor import ConstructorError, RoundTripConstructor
 from ruamel.yaml.error import YAMLError
+from ruamel.yaml.reader import ReaderError
+from ruamel.yaml.scanner import RoundTripScanner, ScannerError
 
 from plane.errors import ConfigError
 
@@ -29,6 +50,56 @@ AGENT_NAME_RULE = (
 )
 
 Usd = Annotated[Decimal, Field(ge=0, le=1_000_000, allow_inf_nan=False, decimal_places=6)]
+
+MAX_CONFIG_BYTES = 1 << 20
+"""A config is read whole, so its size is bounded (long roles fit easily)."""
+MAX_TOKENS = 10_000
+"""YAML tokens (keys, values, brackets) in one file: about 400 agents. The
+YAML reader is pure Python; this keeps the worst file's read near a second."""
+MAX_DEPTH = 32
+"""Nesting levels of mappings and lists; agents.yaml needs four."""
+MAX_VALUES = 50_000
+"""Values in the file once its aliases are expanded (a billion-laughs file is
+tiny and expands to a billion)."""
+
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _known_tool(name: str) -> str:
+    # The registry is the one list of tools. Imported here, not at the top,
+    # so that the tools (and what they import) never depend on the config.
+    from plane.tools.registry import TOOLS
+
+    if name in TOOLS:
+        return name
+    close = difflib.get_close_matches(name, list(TOOLS), n=1)
+    hint = f"did you mean {close[0]}? " if close else ""
+    raise ValueError(f"{name!r} is not a tool ({hint}the tools are {', '.join(TOOLS)})")
+
+
+ToolName = Annotated[str, AfterValidator(_known_tool)]
+
+
+def _http_url(url: str) -> str:
+    """An http(s) URL with a host, or a sentence saying what is wrong with it."""
+    example = "like https://api.openai.com/v1"
+    if url != url.strip() or any(c.isspace() or not c.isprintable() for c in url):
+        raise ValueError(f"must be a URL without spaces or control characters, {example}")
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        reason = str(exc)[:1].lower() + str(exc)[1:]
+        raise ValueError(f"is not a valid URL ({reason}), {example}") from None
+    if parts.scheme not in ("http", "https"):
+        raise ValueError(f"must start with http:// or https://, {example}")
+    if not parts.hostname:
+        raise ValueError(f"has no host, {example}")
+    if parts.username is not None or parts.password is not None:
+        raise ValueError("must not carry a user or password; put the key in api_key_env's variable")
+    if port == 0:
+        raise ValueError(f"has port 0, {example}")
+    return url
 
 
 class Block(BaseModel):
@@ -65,6 +136,22 @@ class ProviderConfig(Block):
     """Sampling temperature (default: the provider's own)."""
     frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
     """Discourages repeating tokens (OpenAI-compatible providers only)."""
+
+    @field_validator("base_url")
+    @classmethod
+    def _valid_url(cls, url: str | None) -> str | None:
+        return None if url is None else _http_url(url)
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name(cls, name: str | None) -> str | None:
+        # Never echo the value: it may be the key itself, pasted by mistake.
+        if name is not None and not ENV_NAME.match(name):
+            raise ValueError(
+                "must be the name of an environment variable, like OPENAI_API_KEY "
+                "(the key itself never goes in this file)"
+            )
+        return name
 
     @property
     def effective_tool_mode(self) -> Literal["native", "json_schema"]:
@@ -150,8 +237,9 @@ class AgentConfig(Block):
     """A provider name from `providers` (default: defaults.provider)."""
     role: str = ""
     """The role / system prompt."""
-    tools: list[str] | None = None
-    """The tools this agent may use (default: all)."""
+    tools: list[ToolName] | None = None
+    """The tools this agent may use (default: all), by their names in the
+    tool registry; a name that is not one is refused, with the list."""
     workspace: Path | None = None
     """The agent's working directory (default: a directory under the plane's home)."""
     ambient: AmbientConfig | None = None
@@ -243,29 +331,104 @@ def incoherence(config: Config) -> tuple[list[str], str] | None:
 
 def load_config(path: Path | None) -> Config:
     """Read and validate agents.yaml; `None` gives the built-in defaults
-    (the embedded model, no ceiling)."""
+    (the embedded model, no ceiling). A file with nothing in it is refused:
+    it would run every agent with no ceiling, which is not what its author
+    meant, and nothing would say so."""
     if path is None:
         return Config()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"Cannot read {path}: {exc.strerror}.") from None
-    return parse_config(text, str(path))
+    source = str(path)
+    data = _document(_text(_read(path), source), source)
+    if data is None:
+        raise ConfigError(
+            f"{source}: the file is empty (no settings, only blank lines or comments), "
+            "so it would set no ceiling; write the settings in it, or remove it to run "
+            "on the built-in defaults."
+        )
+    return _validated(data, source)
 
 
 def parse_config(text: str, source: str = "agents.yaml") -> Config:
+    """A config from YAML text; empty text is the built-in defaults."""
+    data = _document(text, source)
+    return _validated({} if data is None else data, source)
+
+
+def _read(path: Path) -> bytes:
+    """The file's bytes, at most one more than the limit. Opened without
+    blocking, so a FIFO named by mistake is refused instead of waited on."""
     try:
-        data = YAML(typ="rt").load(text)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise ConfigError(f"Cannot read {path}: {exc.strerror}.") from None
+    with os.fdopen(fd, "rb") as file:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise ConfigError(f"Cannot read {path}: it is a directory, not a file.")
+        if not stat.S_ISREG(mode):
+            raise ConfigError(f"Cannot read {path}: it is not a regular file.")
+        try:
+            return file.read(MAX_CONFIG_BYTES + 1)
+        except OSError as exc:
+            raise ConfigError(f"Cannot read {path}: {exc.strerror}.") from None
+
+
+def _text(raw: bytes, source: str) -> str:
+    """UTF-8 text, or one sentence saying what the bytes are instead."""
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{source}: the file is over {MAX_CONFIG_BYTES >> 20} MiB; not a config.")
+    if raw.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        raise ConfigError(f"{source}: the file is UTF-32 text; save it as UTF-8.")
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or _utf16_without_bom(raw):
+        raise ConfigError(f"{source}: the file is UTF-16 text; save it as UTF-8.")
+    raw = raw.removeprefix(codecs.BOM_UTF8)
+    if (nul := raw.find(b"\0")) >= 0:
+        line = raw.count(b"\n", 0, nul) + 1
+        raise ConfigError(f"{source} line {line}: a NUL byte; this is a binary file, not YAML.")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(
+            f"{source} line {line}: byte 0x{raw[exc.start]:02x} is not UTF-8 text; "
+            "save the file as UTF-8."
+        ) from None
+
+
+def _utf16_without_bom(raw: bytes) -> bool:
+    """ASCII saved as UTF-16: every other byte is a NUL."""
+    half = len(raw) // 2
+    return half >= 2 and max(raw[0::2].count(0), raw[1::2].count(0)) >= half * 0.8
+
+
+def _document(text: str, source: str) -> Any:
+    """The YAML as read (ruamel's round-trip types, which know their lines)."""
+    yaml = YAML(typ="rt")
+    yaml.Scanner = _BoundedScanner
+    yaml.Constructor = _Constructor
+    try:
+        return yaml.load(text)
+    except ReaderError as exc:
+        line = text.count("\n", 0, max(exc.position, 0)) + 1
+        char = f"U+{exc.character:04X}" if isinstance(exc.character, int) else "a character"
+        raise ConfigError(
+            f"{source} line {line}: not valid YAML ({char} is a control character; "
+            "is this a binary file?)."
+        ) from None
     except YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         where = f" line {mark.line + 1}" if mark else ""
+        if isinstance(exc, _TooMuch):
+            raise ConfigError(f"{source}{where}: {exc.problem}; not read further.") from None
         raise ConfigError(f"{source}{where}: not valid YAML ({_yaml_problem(exc)}).") from None
-    if data is None:
-        data = {}
+    except RecursionError:  # a nesting the bounds above did not foresee
+        raise ConfigError(f"{source}: nested too deeply to read.") from None
+
+
+def _validated(data: Any, source: str) -> Config:
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the top level must be a mapping of keys.")
     try:
-        config = Config.model_validate(_plain(data))
+        config = Config.model_validate(_Plain(data, source).value(data))
     except ValidationError as exc:
         raise ConfigError(_explain(exc, data, source)) from None
     if problem := incoherence(config):
@@ -276,18 +439,133 @@ def parse_config(text: str, source: str = "agents.yaml") -> Config:
 
 
 def _yaml_problem(exc: YAMLError) -> str:
-    return str(getattr(exc, "problem", None) or exc).strip()
+    problem = getattr(exc, "problem", None)
+    context = getattr(exc, "context", None)
+    if problem and context and str(problem).startswith("but "):
+        problem = f"{context}, {problem}"
+    text = str(problem or context or exc)
+    return " ".join(text.split())
 
 
-def _plain(value: Any) -> Any:
-    """ruamel's round-trip types, as plain Python (floats as exact decimals)."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, float):
-        return Decimal(repr(float(value)))
-    return value
+class _TooMuch(ScannerError):
+    """A file past one of the bounds: refused where the bound was crossed."""
+
+
+def _bound(mark: Any, problem: str) -> _TooMuch:
+    return _TooMuch(None, None, problem, mark)
+
+
+_TOO_LONG = f"more than {MAX_TOKENS:,} keys, values and brackets (about 400 agents)"
+_TOO_DEEP = f"nested more than {MAX_DEPTH} levels deep (agents.yaml needs four)"
+
+
+class _BoundedScanner(RoundTripScanner):
+    """ruamel's scanner, refusing a file before it costs more than its bounds:
+    every open bracket makes each later token slower (2,000 nested brackets
+    take minutes), and deep block nesting overflows the composer's stack."""
+
+    def fetch_more_tokens(self) -> Any:
+        if self.tokens_taken + len(self.tokens) > MAX_TOKENS:
+            raise _bound(self.reader.get_mark(), _TOO_LONG)
+        return super().fetch_more_tokens()
+
+    def fetch_flow_collection_start(self, TokenClass: Any, to_push: str) -> None:
+        if self.flow_level + len(self.indents) >= MAX_DEPTH:
+            raise _bound(self.reader.get_mark(), _TOO_DEEP)
+        super().fetch_flow_collection_start(TokenClass, to_push)
+
+    def add_indent(self, column: int) -> bool:
+        if self.indent < column and self.flow_level + len(self.indents) >= MAX_DEPTH:
+            raise _bound(self.reader.get_mark(), _TOO_DEEP)
+        return bool(super().add_indent(column))
+
+
+class _Constructor(RoundTripConstructor):
+    """Values YAML reads but Python cannot make (`!!int zz`, a 5,000-digit
+    number) are errors at their line, like any other YAML error."""
+
+    def construct_non_recursive_object(self, node: Any, tag: str | None = None) -> Any:
+        try:
+            return super().construct_non_recursive_object(node, tag)
+        except (ValueError, OverflowError, TypeError):
+            value = str(getattr(node, "value", ""))
+            shown = value if len(value) <= 20 else value[:20] + "…"
+            problem = f"cannot read {shown!r} as {_kind(node)}"
+            raise ConstructorError(None, None, problem, node.start_mark) from None
+
+
+def _kind(node: Any) -> str:
+    tag = str(getattr(node, "tag", ""))
+    kind = tag.rsplit(":", 1)[-1]
+    names = {"int": "a whole number", "float": "a number"}
+    return names.get(kind, f"!!{kind}" if kind else "a value")
+
+
+class _Plain:
+    """ruamel's round-trip types as plain Python (floats as exact decimals),
+    each shared (aliased) value converted once. Counts the values as the
+    model would see them, aliases expanded, and refuses past `MAX_VALUES`
+    before anything walks the expansion; refuses strings that cannot be
+    stored or sent (lone surrogates)."""
+
+    def __init__(self, tree: Any, source: str) -> None:
+        self._tree, self._source = tree, source
+        self._done: dict[int, tuple[Any, int]] = {}
+        self._open: set[int] = set()
+        self._loc: list[str] = []
+
+    def value(self, value: Any) -> Any:
+        return self._walk(value)[0]
+
+    def _walk(self, value: Any) -> tuple[Any, int]:
+        if isinstance(value, dict | list):
+            return self._container(value)
+        if isinstance(value, str):
+            return self._text(value), 1
+        if isinstance(value, float):
+            return Decimal(repr(float(value))), 1
+        return value, 1
+
+    def _container(self, value: dict[Any, Any] | list[Any]) -> tuple[Any, int]:
+        ident = id(value)
+        if ident in self._done:
+            return self._done[ident]
+        if ident in self._open:
+            self._fail("an alias refers to the value it is inside of")
+        self._open.add(ident)
+        size = 1
+        plain: Any
+        if isinstance(value, dict):
+            plain = {}
+            for key, item in value.items():
+                name = self._text(str(key))
+                self._loc.append(name)
+                plain[name], n = self._walk(item)
+                self._loc.pop()
+                size += n
+        else:
+            plain = []
+            for index, item in enumerate(value):
+                self._loc.append(str(index))
+                converted, n = self._walk(item)
+                self._loc.pop()
+                plain.append(converted)
+                size += n
+        if size > MAX_VALUES:
+            self._fail(f"its aliases expand it to more than {MAX_VALUES:,} values")
+        self._open.discard(ident)
+        self._done[ident] = (plain, size)
+        return plain, size
+
+    def _text(self, text: str) -> str:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            self._fail("a string with a lone surrogate (\\ud800–\\udfff), which is not text")
+        return text
+
+    def _fail(self, message: str) -> NoReturn:
+        raise ConfigError(_locate(self._tree, self._loc, self._source, message))
 
 
 def _explain(exc: ValidationError, data: Any, source: str) -> str:
