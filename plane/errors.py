@@ -10,6 +10,8 @@
     ├── UnknownPrice               invalid      no price for a model: never treated as free
     ├── ToolError                  invalid      a tool call the plane refused (told to the model)
     ├── LedgerError                internal     the ledger could not record spend: nothing proceeds
+    ├── StoreError                 internal     a database cannot be opened, read or written:
+    │                                           the plane does not start
     └── NotRunning                 —            (client side) no plane answers on the socket
 
 The socket server maps each to its protocol error code; the CLI prints the
@@ -68,6 +70,10 @@ class ToolError(PlaneError):
 
 
 class LedgerError(PlaneError):
+    code: ErrorCode = "internal"
+
+
+class StoreError(PlaneError):
     code: ErrorCode = "internal"
 
 

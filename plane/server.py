@@ -21,6 +21,7 @@ import fcntl
 import logging
 import os
 import secrets
+import sqlite3
 from collections.abc import Mapping
 from importlib.metadata import version
 from typing import IO
@@ -30,7 +31,7 @@ import httpx
 from plane import protocol as p
 from plane.clock import Clock, SystemClock
 from plane.commands import is_command, run_command
-from plane.config import EMBEDDED, Config
+from plane.config import EMBEDDED, EMBEDDED_MODEL, Config
 from plane.conversation import Conversation
 from plane.economy.compress.store import RefStore
 from plane.errors import PlaneError
@@ -53,7 +54,7 @@ from plane.roster import Roster
 from plane.runtime.crew import Crew
 from plane.runtime.scheduler import Scheduler
 from plane.runtime.services import Services
-from plane.store import Database
+from plane.store import Database, refusal
 from plane.transcript import Transcript
 
 log = logging.getLogger(__name__)
@@ -94,11 +95,35 @@ class Plane:
     # ── lifecycle ──────────────────────────────────────────────────────────
 
     async def startup(self) -> None:
+        """Start, or close what was opened and raise one `PlaneError` saying
+        why: a start that fails leaves no thread, child, socket or lock."""
         try:
             await self._start()
-        except BaseException:
-            await self.shutdown()
+        except BaseException as exc:
+            try:
+                await self.shutdown()
+            except Exception:  # the first failure is the one to report
+                log.exception("closing after a failed start also failed")
+            if isinstance(exc, sqlite3.Error):  # read after the store opened it: plane.db's
+                raise refusal(self.home.db, exc) from None
             raise
+        log.info("%s", self.started())
+
+    def started(self) -> str:
+        """The start line: where clients reach the plane, and what it runs."""
+        where = str(self.home.socket)
+        if self._tcp is not None and self.tcp_port is not None:
+            host = self._tcp[0]
+            host = f"[{host}]" if ":" in host else host
+            where += f" and {host}:{self.tcp_port} (token in {self.home.root / 'token'})"
+        names = [spec.name for spec in self.services.roster]
+        agents = f"{len(names)} agent{'' if len(names) == 1 else 's'}"
+        if names:
+            agents += f" ({', '.join(names)})"
+        model = ""
+        if self._embedded is not None:
+            model = f"; the embedded model ({EMBEDDED_MODEL}) at {self._embedded.base_url}"
+        return f"serving on {where}; {agents}{model}"
 
     async def _start(self) -> None:
         self.home.ensure()
@@ -206,7 +231,10 @@ class Plane:
         compression = self.config.compression
         if not compression.enabled:
             return None
-        return RefStore(self.home.refs_db, compression.ttl_seconds, self.clock)
+        try:
+            return RefStore(self.home.refs_db, compression.ttl_seconds, self.clock)
+        except sqlite3.Error as exc:
+            raise refusal(self.home.refs_db, exc) from None
 
     async def _listen(self) -> None:
         token = None

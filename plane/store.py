@@ -13,11 +13,14 @@ once released — a new step is appended instead.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import aiosqlite
+
+from plane.errors import StoreError
 
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -112,16 +115,49 @@ class Database:
 
     @classmethod
     async def open(cls, path: Path) -> Database:
-        connection = await aiosqlite.connect(path, isolation_level=None)
+        """The database at `path`, checked before anything trusts it: a file
+        that is not SQLite, has damaged pages, cannot be written, or is from
+        a newer plane raises `StoreError` naming the file and what to do. The
+        connection (a thread, which would keep the process alive) is closed
+        before the error leaves."""
+        if path.is_dir():
+            raise StoreError(f"Cannot open {path}: it is a directory; the ledger must be a file.")
+        try:
+            connection = await aiosqlite.connect(path, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise refusal(path, exc) from None
+        db = cls(connection)
+        try:
+            await db._prepare(path)
+        except BaseException as exc:
+            await connection.close()
+            if isinstance(exc, sqlite3.Error):
+                raise refusal(path, exc) from None
+            raise
+        return db
+
+    async def _prepare(self, path: Path) -> None:
+        connection = self.connection
         connection.row_factory = aiosqlite.Row
+        await connection.execute("PRAGMA busy_timeout=5000")
         # NORMAL in WAL mode survives a crash of the process (what "nothing is
         # lost" promises); only a power cut can lose the last commits.
         for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON"):
             await connection.execute(f"PRAGMA {pragma}")
-        await connection.execute("PRAGMA busy_timeout=5000")
-        db = cls(connection)
-        await db._migrate()
-        return db
+        # Every page read once (a fraction of a second for 100 MB): damage is
+        # found now, with a sentence, not in the middle of a turn.
+        verdict = await self.fetchall("PRAGMA quick_check")
+        if [tuple(row) for row in verdict] != [("ok",)]:
+            raise refusal(path, sqlite3.DatabaseError(str(verdict[0][0]) if verdict else "?"))
+        await self._migrate(path)
+        # A file the plane may read but not write (read-only, or on a read-only
+        # mount) is found here, not at the first call's ledger entry.
+        row = await self.fetchone("PRAGMA user_version")
+        await connection.execute("BEGIN IMMEDIATE")
+        try:
+            await connection.execute(f"PRAGMA user_version = {row[0] if row else 0}")
+        finally:
+            await connection.execute("ROLLBACK")
 
     async def close(self) -> None:
         await self.connection.close()
@@ -145,12 +181,13 @@ class Database:
         async with self.connection.execute(sql, params) as cursor:
             return await cursor.fetchone()
 
-    async def _migrate(self) -> None:
+    async def _migrate(self, path: Path) -> None:
         row = await self.fetchone("PRAGMA user_version")
         version = row[0] if row else 0
         if version > len(MIGRATIONS):
-            raise RuntimeError(
-                f"The database is from a newer plane (schema {version}); upgrade plane."
+            raise StoreError(
+                f"{path} is from a newer plane (schema {version}, this one knows "
+                f"{len(MIGRATIONS)}); upgrade plane."
             )
         for step, script in enumerate(MIGRATIONS[version:], start=version + 1):
             async with self.transaction() as tx:
@@ -161,3 +198,30 @@ class Database:
 
 def _statements(script: str) -> list[str]:
     return [s.strip() for s in script.split(";") if s.strip()]
+
+
+def refusal(path: Path, exc: sqlite3.Error) -> StoreError:
+    """What a database that cannot be used means to the person who runs the
+    plane: the file, what is wrong, and what to do, in one sentence."""
+    detail = str(exc) or type(exc).__name__
+    name = getattr(exc, "sqlite_errorname", "")
+    if name in ("SQLITE_NOTADB", "SQLITE_CORRUPT") or "malformed" in detail or (
+        type(exc) is sqlite3.DatabaseError
+    ):
+        return StoreError(
+            f"{path} is damaged ({detail}); restore it from a backup, or move it aside to "
+            "start a new ledger (today's spend then starts again from $0)."
+        )
+    if name.startswith(("SQLITE_READONLY", "SQLITE_PERM")):
+        return StoreError(
+            f"Cannot write {path} ({detail}); make it and its directory writable for this user."
+        )
+    if name.startswith("SQLITE_CANTOPEN"):
+        return StoreError(
+            f"Cannot open {path} ({detail}); it and its directory must be readable and writable."
+        )
+    if name == "SQLITE_FULL":
+        return StoreError(f"Cannot write {path}: the disk is full; free some space.")
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+        return StoreError(f"{path} is locked by another process ({detail}); stop it first.")
+    return StoreError(f"Cannot use {path}: {detail}.")
