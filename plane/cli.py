@@ -10,19 +10,25 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import csv
 import json
 import logging
+import math
 import os
+import select
 import signal
 import subprocess
 import sys
 import time
+import traceback
 from collections.abc import Awaitable, Callable
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, NoReturn
+
+from pydantic import ValidationError
 
 from plane import protocol as p
 from plane.client import PlaneClient
@@ -34,21 +40,167 @@ from plane.home import Home, user_config_path
 from plane.money import plain, usd, usd_exact
 
 START_TIMEOUT_S = 60.0
+MAX_WAIT_S = 7 * 24 * 3600.0
+
+log = logging.getLogger("plane")
+
+EXIT_FAILED = 1
+"""The plane (or this command) refused or could not do it; stderr says why."""
+EXIT_USAGE = 2
+"""The command line itself is wrong (argparse's code)."""
+EXIT_NO_ANSWER = 124
+"""`send --wait` gave up waiting (as timeout(1) does)."""
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
+"""What a shell reports for a writer whose reader went away (`| head`)."""
+
+
+class NoAnswer(PlaneError):
+    """`send --wait` waited its whole timeout."""
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    """Run one command. Whatever goes wrong is one line on stderr and an exit
+    code (see `_failed`), never a traceback."""
     try:
-        return int(args.func(args) or 0)
-    except PlaneError as exc:
-        print(f"plane: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
+        args = parser().parse_args(argv)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # here, where a closed pipe is still ours to answer
+        return code
+    except SystemExit:
+        raise
+    except BaseException as exc:
+        return _failed(exc)
+
+
+def _failed(exc: BaseException) -> int:
+    """The one place an exception becomes a line on stderr and an exit code."""
+    if isinstance(exc, KeyboardInterrupt):
+        return EXIT_INTERRUPTED
+    if isinstance(exc, BrokenPipeError) and _stdout_closed():
+        # The reader (`head`, a pager) has what it wanted: nothing to say, and
+        # nothing more may be flushed into the closed pipe at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+    code = EXIT_NO_ANSWER if isinstance(exc, NoAnswer) else EXIT_FAILED
+    _say(_sentence(exc))
+    return code
+
+
+def _sentence(exc: BaseException) -> str:
+    if isinstance(exc, PlaneError):
+        return str(exc)
+    if isinstance(exc, ValidationError):  # a request this command could not even build
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        return f"{where + ': ' if where else ''}{error['msg']}."
+    if isinstance(exc, ConnectionError | EOFError | asyncio.IncompleteReadError):
+        return "The plane closed the connection without answering (is it stopping?)."
+    if isinstance(exc, p.BadFrame):
+        return (
+            f"Cannot read the plane's answer ({str(exc).rstrip('.')}); are this command and "
+            "the plane the same version?"
+        )
+    if isinstance(exc, OSError):
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        if "AF_UNIX path too long" in reason:
+            return (
+                f"The socket path {Home.from_env().socket} is too long (Unix allows 107 "
+                "bytes); set PLANE_HOME to a shorter directory."
+            )
+        return f"{reason}: {exc.filename}." if exc.filename else f"{reason}."
+    what = f"{type(exc).__name__}: {str(exc).rstrip('.')}"
+    return f"Unexpected {what}. This is a bug in plane{_keep_traceback(exc)}."
+
+
+def _say(line: str) -> None:
+    with contextlib.suppress(OSError):
+        print(f"plane: {' '.join(line.split())}", file=sys.stderr, flush=True)
+
+
+def _stdout_closed() -> bool:
+    """Whether stdout is a pipe whose reader has gone."""
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (OSError, ValueError):
+        return False
+
+
+def _keep_traceback(exc: BaseException) -> str:
+    """Write the traceback to the plane's log, for a bug report; say where."""
+    try:
+        path = Home.from_env().log
+        if not path.parent.is_dir():
+            return ""
+        with open(path, "a", encoding="utf-8", errors="replace") as file:
+            traceback.print_exception(exc, file=file)
+    except Exception:
+        return ""
+    return f"; the traceback is in {path}"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a bad command line said in one line (not the usage block)."""
+
+    def error(self, message: str) -> NoReturn:
+        with contextlib.suppress(OSError):
+            print(f"{self.prog}: {message} (see `{self.prog} --help`).", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
+# ── argument types: a bad value is refused by argparse, in one line ───────
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 < value <= MAX_WAIT_S):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number of seconds (more than 0, at most {MAX_WAIT_S:.0f})"
+        )
+    return value
+
+
+def _day(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a day like 2026-11-29") from None
+
+
+def _text(what: str, *, blank: bool = False) -> Callable[[str], str]:
+    """Text for the plane: UTF-8 (a terminal's undecodable bytes are not), and
+    not empty unless `blank`."""
+
+    def check(text: str) -> str:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise argparse.ArgumentTypeError(f"the {what} is not valid UTF-8") from None
+        if not blank and not text.strip():
+            raise argparse.ArgumentTypeError(f"the {what} is empty")
+        return text
+
+    check.__name__ = what  # argparse names the type in some messages
+    return check
+
+
+def _address(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")  # [::1]:7878
+    if not host or not (port.isascii() and port.isdigit()) or int(port) > 65535:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not HOST:PORT, like 127.0.0.1:7878 (port 0 picks a free one)"
+        )
+    return host, int(port)
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(
+    top = _Parser(
         prog="plane",
         description="A control plane for always-on LLM agents, with a daily spend ceiling "
         "per agent. With no command, opens the TUI (starting the plane if none runs).",
@@ -65,7 +217,9 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--tcp",
         metavar="HOST:PORT",
-        help="also listen on TCP; clients need the token in $PLANE_HOME/token",
+        type=_address,
+        help="also listen on TCP (port 0: a free one, said at start); clients need the "
+        "token in $PLANE_HOME/token",
     )
     serve.set_defaults(func=_serve)
 
@@ -76,23 +230,27 @@ def parser() -> argparse.ArgumentParser:
     status.set_defaults(func=_status)
 
     send = sub.add_parser("send", help="post a message (or /limit …) to an agent as the operator")
-    send.add_argument("agent")
-    send.add_argument("text")
+    send.add_argument("agent", type=_text("agent name"))
+    send.add_argument("text", type=_text("text"))
     send.add_argument("--wait", action="store_true", help="wait for the agent's answer")
-    send.add_argument("--timeout", type=float, default=600, help="seconds --wait waits")
+    send.add_argument(
+        "--timeout", type=_seconds, default=600, help="seconds --wait waits (default: 600)"
+    )
     send.set_defaults(func=_send)
 
     ledger = sub.add_parser("ledger", help="every LLM call of a day, with tokens and cost")
-    ledger.add_argument("--day", type=date.fromisoformat, help="YYYY-MM-DD (default: today, UTC)")
+    ledger.add_argument("--day", type=_day, help="YYYY-MM-DD (default: today, UTC)")
     form = ledger.add_mutually_exclusive_group()
     form.add_argument("--json", action="store_true")
     form.add_argument("--csv", action="store_true")
     ledger.set_defaults(func=_ledger)
 
     new = sub.add_parser("new", help="create an agent (it gets the defaults, ceiling included)")
-    new.add_argument("name")
-    new.add_argument("--model", required=True)
-    new.add_argument("--role", default="", help="the role / system prompt")
+    new.add_argument("name", type=_text("name"))
+    new.add_argument("--model", required=True, type=_text("model"))
+    new.add_argument(
+        "--role", default="", type=_text("role", blank=True), help="the role / system prompt"
+    )
     new.set_defaults(func=_new)
 
     add_compression_commands(sub)
@@ -103,13 +261,20 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    path, looked = _config_path(args.config)
+    config = load_config(path)  # before anything is made: a bad file leaves nothing behind
     from plane.server import Plane
 
-    home = Home.from_env().ensure()
-    config = load_config(_config_path(args.config))
+    home = _home()
     _log_to(home)
-    tcp = _host_port(args.tcp) if args.tcp else None
-    plane = Plane(config, home, tcp=tcp)
+    if path is not None:
+        log.info("config from %s", path.resolve())
+    else:
+        log.info(
+            "no config in %s; running on the built-in defaults (the embedded model, no ceiling)",
+            " or ".join(str(p.absolute()) for p in looked),
+        )
+    plane = Plane(config, home, tcp=args.tcp)
 
     async def run() -> None:
         loop = asyncio.get_running_loop()
@@ -118,36 +283,59 @@ def _serve(args: argparse.Namespace) -> int:
         await plane.serve()
 
     asyncio.run(run())
+    log.info("plane stopped")
     return 0
 
 
-def _config_path(given: Path | None) -> Path | None:
+def _config_path(given: Path | None) -> tuple[Path | None, list[Path]]:
+    """The config to read, and where it was looked for."""
     if given is not None:
-        return given
-    for candidate in (Path("agents.yaml"), user_config_path()):
+        return given, [given]
+    looked = [Path("agents.yaml"), user_config_path()]
+    for candidate in looked:
         if candidate.is_file():
-            return candidate
-    return None
+            return candidate, looked
+    return None, looked
 
 
-def _host_port(text: str) -> tuple[str, int]:
-    host, _, port = text.rpartition(":")
-    if not host or not port.isdigit():
-        raise PlaneError(f"--tcp wants HOST:PORT, like 127.0.0.1:7878, not {text!r}.")
-    return host, int(port)
+def _home() -> Home:
+    home = Home.from_env()
+    try:
+        return home.ensure()
+    except OSError as exc:
+        raise PlaneError(
+            f"Cannot use {home.root} as the plane's home ({exc.strerror}); set PLANE_HOME "
+            "to a directory this user can write."
+        ) from None
 
 
 def _log_to(home: Home) -> None:
-    logging.basicConfig(
-        level=logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        handlers=[logging.StreamHandler(), logging.FileHandler(home.log)],
-    )
+    """The log file, with times; and stderr, where each line starts `plane:`,
+    unless stderr is the log file already (a plane started in the background)."""
+    try:
+        file = logging.FileHandler(home.log)
+    except OSError as exc:
+        raise PlaneError(f"Cannot write {home.log} ({exc.strerror}).") from None
+    file.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handlers: list[logging.Handler] = [file]
+    if not _is_file(sys.stderr, home.log):
+        console = logging.StreamHandler()
+        console.setFormatter(logging.Formatter("plane: %(message)s"))
+        handlers.append(console)
+    logging.basicConfig(level=logging.INFO, handlers=handlers, force=True)
     logging.getLogger("httpx").setLevel(logging.WARNING)
 
 
+def _is_file(stream: IO[str], path: Path) -> bool:
+    try:
+        mine, theirs = os.fstat(stream.fileno()), os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return (mine.st_dev, mine.st_ino) == (theirs.st_dev, theirs.st_ino)
+
+
 def _tui(args: argparse.Namespace) -> int:
-    home = Home.from_env().ensure()
+    home = _home()
     if not asyncio.run(_answers(home)):
         _start_daemon(home)
     # Does not return: the TUI replaces this process.
@@ -276,7 +464,13 @@ def _send(args: argparse.Namespace) -> int:
         for message in said:
             print(_line(message))
         if args.wait and not said:
-            return await asyncio.wait_for(_answer(client, args.agent), args.timeout)
+            try:
+                return await asyncio.wait_for(_answer(client, args.agent), args.timeout)
+            except TimeoutError:
+                raise NoAnswer(
+                    f"No answer from {args.agent} within {args.timeout:g}s; its turn goes on "
+                    "(`plane status` shows it)."
+                ) from None
         return 0
 
     return _client(work)

@@ -57,10 +57,17 @@ class PlaneClient:
 
     async def request(self, kind: type[p.RequestFrame], **fields: Any) -> p.Reply:
         ident = next(self._ids)
+        frame = p.encode(kind(id=ident, **fields))
         future: asyncio.Future[p.Reply] = asyncio.get_running_loop().create_future()
         self._waiting[ident] = future
-        self._writer.write(p.encode(kind(id=ident, **fields)))
-        await self._writer.drain()
+        try:
+            self._writer.write(frame)
+            await self._writer.drain()
+        except BaseException:  # never sent: nobody will wait for its reply
+            self._waiting.pop(ident, None)
+            if future.done() and not future.cancelled():
+                future.exception()  # the reader's "connection gone", superseded by this one
+            raise
         reply = await future
         if isinstance(reply, p.Error):
             raise RequestFailed(reply)

@@ -4,8 +4,10 @@ socket, the scripted LLM server over real HTTP."""
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
+import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from plane.clock import next_midnight
-from plane.protocol import Usage
+from plane.protocol import Usage, Welcome, encode
 from tests.support.fixtures_plane import CONFIG
 
 
@@ -161,3 +163,192 @@ def test_plane_alone_reports_a_daemon_that_could_not_start(tmp_path):
     assert result.stderr.strip() == (
         "plane: The plane did not start: agents.yaml line 3: agents.demo.limitusd: unknown key."
     )
+
+
+# ── every failure is one line and an exit code ─────────────────────────────
+
+
+def one_line(result: subprocess.CompletedProcess[str]) -> str:
+    """The one line a failing command printed, checked to be just that."""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr and "Error:" not in result.stderr.split(":", 1)[0]
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["send", "demo", "hi", "--wait", "--timeout", "-1"], "'-1' is not a number of seconds"),
+        (["send", "demo", "hi", "--timeout", "0"], "'0' is not a number of seconds"),
+        (["send", "demo", "hi", "--timeout", "nan"], "'nan' is not a number of seconds"),
+        (["send", "demo", "hi", "--timeout", "inf"], "'inf' is not a number of seconds"),
+        (["send", "demo", "hi", "--timeout", "soon"], "'soon' is not a number of seconds"),
+        (["send", "demo", ""], "argument text: the text is empty"),
+        (["send", "demo", "  \n "], "argument text: the text is empty"),
+        (["send", "", "hi"], "the agent name is empty"),
+        (["send", "demo"], "the following arguments are required: text"),
+        (["send", "demo", "hi", "--bogus"], "unrecognized arguments: --bogus"),
+        (["ledger", "--day", "2026-13-01"], "'2026-13-01' is not a day like 2026-11-29"),
+        (["ledger", "--day", "yesterday"], "'yesterday' is not a day"),
+        (["ledger", "--json", "--csv"], "not allowed with argument"),
+        (["new", "x"], "the following arguments are required: --model"),
+        (["new", "", "--model", "m"], "the name is empty"),
+        (["new", "x", "--model", " "], "the model is empty"),
+        (["serve", "--tcp", "7878"], "'7878' is not HOST:PORT"),
+        (["serve", "--tcp", "127.0.0.1:99999"], "'127.0.0.1:99999' is not HOST:PORT"),
+        (["serve", "--tcp", "127.0.0.1:-1"], "is not HOST:PORT"),
+        (["serve", "--tcp", "127.0.0.1:٣"], "is not HOST:PORT"),
+        (["serve", "--tcp"], "expected one argument"),
+        (["status", "--jsn"], "unrecognized arguments: --jsn"),
+        (["fly"], "invalid choice: 'fly'"),
+        (["retrieve"], "the following arguments are required: ref"),
+    ],
+)
+def test_a_bad_command_line_is_one_line_and_exit_2(tmp_path, args, expected):
+    result = plane_cmd(tmp_path, *args)
+    assert result.returncode == 2, result.stderr
+    line = one_line(result)
+    assert expected in line
+    assert line.startswith("plane") and line.endswith("--help`).")
+    assert result.stdout == ""
+
+
+def test_text_that_is_not_utf8_is_refused_before_it_is_sent(tmp_path):
+    env = {**os.environ, "PLANE_HOME": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable.encode(), b"-m", b"plane", b"send", b"demo", b"caf\xe9"],
+        env=env,
+        capture_output=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert b"argument text: the text is not valid UTF-8" in result.stderr
+    assert b"Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["stop"],
+        ["status", "--json"],
+        ["send", "demo", "hi", "--wait"],
+        ["ledger", "--csv"],
+        ["new", "x", "--model", "m"],
+    ],
+)
+def test_every_client_command_says_when_no_plane_runs(tmp_path, args):
+    result = plane_cmd(tmp_path, *args)
+    assert result.returncode == 1
+    assert one_line(result) == (
+        f"plane: No plane is running at {tmp_path / 'plane.sock'}. Start one with `plane serve`."
+    )
+
+
+@pytest.mark.parametrize("kind", ["directory", "file"])
+def test_a_socket_path_that_is_not_a_socket_is_one_line(tmp_path, kind):
+    where = tmp_path / "plane.sock"
+    where.mkdir() if kind == "directory" else where.write_text("x")
+    result = plane_cmd(tmp_path, "status")
+    assert result.returncode == 1
+    assert one_line(result).startswith("plane: ")
+
+
+class FakePlane:
+    """A Unix socket at the plane's place that misbehaves as told: `close`
+    hangs up at once, `hello` answers the handshake and then hangs up,
+    `garbage` answers the handshake with a line that is not a frame."""
+
+    def __init__(self, path: Path, behaviour: str) -> None:
+        self.server = socket.socket(socket.AF_UNIX)
+        self.server.bind(str(path))
+        self.server.listen(8)
+        self.behaviour = behaviour
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                return
+            with conn:
+                if self.behaviour == "close":
+                    continue
+                hello = json.loads(conn.makefile("rb").readline())
+                if self.behaviour == "garbage":
+                    conn.sendall(b"\x00\xff not a frame\n")
+                    time.sleep(0.5)
+                    continue
+                conn.sendall(encode(Welcome(id=hello["id"], plane_version="0")))
+
+    def close(self) -> None:
+        self.server.close()
+
+
+@pytest.mark.parametrize("behaviour", ["close", "hello", "garbage"])
+@pytest.mark.parametrize(
+    "args", [["status"], ["send", "demo", "hi", "--wait"], ["ledger", "--json"], ["stop"]]
+)
+def test_a_plane_that_hangs_up_is_one_line(tmp_path, behaviour, args):
+    fake = FakePlane(tmp_path / "plane.sock", behaviour)
+    try:
+        result = plane_cmd(tmp_path, *args, timeout=30)
+    finally:
+        fake.close()
+    assert result.returncode == 1, result.stderr
+    assert one_line(result).startswith("plane: ")
+
+
+def test_send_wait_that_times_out_says_so_in_one_line(daemon, scripted_llm):
+    scripted_llm.reply("Too late.", delay_s=5)
+    started = time.monotonic()
+    result = plane_cmd(daemon, "send", "demo", "hello", "--wait", "--timeout", "0.5")
+    assert time.monotonic() - started < 10
+    assert result.returncode == 124
+    assert one_line(result) == (
+        "plane: No answer from demo within 0.5s; its turn goes on (`plane status` shows it)."
+    )
+
+
+@pytest.mark.parametrize("args", [["ledger", "--csv"], ["ledger", "--json"], ["status", "--json"]])
+def test_output_into_a_closed_pipe_ends_quietly(daemon, scripted_llm, args):
+    scripted_llm.reply("Hi.", usage=Usage(input_tokens=100, output_tokens=10))
+    assert plane_cmd(daemon, "send", "demo", "hello", "--wait").returncode == 0
+    read, write = os.pipe()
+    os.close(read)  # the reader (`head`) is gone before a byte is written
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "plane", *args],
+            env={**os.environ, "PLANE_HOME": str(daemon)},
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        os.close(write)
+    assert (result.returncode, result.stderr) == (141, "")
+
+
+def test_ledger_csv_through_head_in_a_shell(daemon, scripted_llm):
+    for _ in range(3):
+        scripted_llm.reply("Hi.", usage=Usage(input_tokens=100, output_tokens=10))
+        assert plane_cmd(daemon, "send", "demo", "hello", "--wait").returncode == 0
+    shell = subprocess.run(
+        [
+            "bash",
+            "-o",
+            "pipefail",
+            "-c",
+            f"{sys.executable} -m plane ledger --csv | head -1",
+        ],
+        env={**os.environ, "PLANE_HOME": str(daemon)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert shell.stdout.startswith("id,agent,day,at,provider,model")
+    assert shell.stderr == ""
+    assert shell.returncode in (0, 141)
