@@ -283,7 +283,7 @@ def _serve(args: argparse.Namespace) -> int:
         await plane.serve()
 
     asyncio.run(run())
-    log.info("plane stopped")
+    log.info("stopped")
     return 0
 
 

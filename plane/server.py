@@ -117,9 +117,9 @@ class Plane:
             host = f"[{host}]" if ":" in host else host
             where += f" and {host}:{self.tcp_port} (token in {self.home.root / 'token'})"
         names = [spec.name for spec in self.services.roster]
-        agents = f"{len(names)} agent{'' if len(names) == 1 else 's'}"
+        agents = "no agents"
         if names:
-            agents += f" ({', '.join(names)})"
+            agents = f"{len(names)} agent{'' if len(names) == 1 else 's'} ({', '.join(names)})"
         model = ""
         if self._embedded is not None:
             model = f"; the embedded model ({EMBEDDED_MODEL}) at {self._embedded.base_url}"

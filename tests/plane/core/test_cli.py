@@ -1,21 +1,28 @@
 """The `plane` command, run as a user runs it: a real daemon process, real
 socket, the scripted LLM server over real HTTP."""
 
+import asyncio
+import fcntl
 import json
 import os
 import re
+import shutil
 import socket
+import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from plane.clock import next_midnight
 from plane.protocol import Usage, Welcome, encode
+from plane.store import Database
 from tests.support.fixtures_plane import CONFIG
 
 
@@ -352,3 +359,220 @@ def test_ledger_csv_through_head_in_a_shell(daemon, scripted_llm):
     assert shell.stdout.startswith("id,agent,day,at,provider,model")
     assert shell.stderr == ""
     assert shell.returncode in (0, 141)
+
+
+# ── `plane serve` says what it read, where it listens, and when it stops ───
+
+
+def serve(home: Path, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None):
+    return subprocess.Popen(
+        [sys.executable, "-m", "plane", "serve", *args],
+        env={**os.environ, "PLANE_HOME": str(home), **(env or {})},
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def until_serving(process: subprocess.Popen[str]) -> list[str]:
+    """stderr's lines up to and including the start line."""
+    lines: list[str] = []
+    assert process.stderr is not None
+    while not lines or " serving on " not in lines[-1]:
+        line = process.stderr.readline()
+        assert line, f"the plane exited: {lines}"
+        lines.append(line.rstrip("\n"))
+    return lines
+
+
+def test_serve_says_its_config_its_addresses_and_that_it_stopped(tmp_path, scripted_llm):
+    config = tmp_path / "agents.yaml"
+    config.write_text(CONFIG.replace("{base_url}", scripted_llm.base_url))
+    home = tmp_path / "home"
+    process = serve(home, "--config", str(config), "--tcp", "127.0.0.1:0")
+    try:
+        said = until_serving(process)
+        started = re.fullmatch(
+            rf"plane: serving on {re.escape(str(home))}/plane\.sock and 127\.0\.0\.1:(\d+) "
+            rf"\(token in {re.escape(str(home))}/token\); 2 agents \(demo, scout\)",
+            said[-1],
+        )
+        assert started, said
+        assert said[0] == f"plane: config from {config}"
+        port = int(started.group(1))
+        assert port != 0
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()  # it is listening there
+    finally:
+        process.terminate()
+        _, rest = process.communicate(timeout=30)
+    assert process.returncode == 0
+    assert rest.splitlines()[-1] == "plane: stopped"
+    logged = (home / "plane.log").read_text().splitlines()
+    assert [line.split(" INFO ", 1)[1] for line in logged if " INFO " in line] == [
+        f"plane: config from {config}",
+        said[-1].replace("plane: ", "plane.server: ", 1),
+        "plane: stopped",
+    ]
+
+
+def test_serve_without_a_config_says_where_it_looked(tmp_path):
+    home, xdg = tmp_path / "home", tmp_path / "xdg"
+    process = serve(home, cwd=tmp_path, env={"XDG_CONFIG_HOME": str(xdg)})
+    try:
+        said = until_serving(process)
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
+    assert said == [
+        f"plane: no config in {tmp_path}/agents.yaml or {xdg}/plane/agents.yaml; running on "
+        "the built-in defaults (the embedded model, no ceiling)",
+        f"plane: serving on {home}/plane.sock; no agents",
+    ]
+
+
+# ── a plane.db that cannot be used: one line, an exit, nothing left ────────
+
+
+@pytest.fixture(scope="module")
+def start_cost() -> float:
+    """Seconds this machine takes to start Python and import the plane (it is
+    loaded by other tests): the 2 s a refusal may take come on top."""
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-c", "import plane.cli, plane.server"], check=True)
+    return time.monotonic() - started
+
+
+def refused(home: Path, start_cost: float, **popen: Any) -> str:
+    """Run `plane serve` on `home`; check it refused in one line, quickly,
+    leaving no socket and no held lock; return the line."""
+    config = home.parent / "agents.yaml"
+    if not config.exists():
+        config.write_text("defaults:\n  limitUsd: 1\n")
+    started = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-m", "plane", "serve", "--config", str(config)],
+        env={**os.environ, "PLANE_HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        **popen,
+    )
+    elapsed = time.monotonic() - started
+    assert result.returncode == 1, result.stderr
+    assert elapsed < start_cost + 2, f"{elapsed:.1f}s to refuse (start-up alone {start_cost:.1f}s)"
+    assert not (home / "plane.sock").exists()
+    lock = home / "plane.lock"
+    if lock.exists():
+        with open(lock) as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # nobody holds it
+    assert "Traceback" not in result.stderr
+    said = result.stderr.splitlines()
+    assert said[:-1] == [f"plane: config from {config}"], result.stderr
+    return said[-1]
+
+
+def plane_db(home: Path, messages: int = 0) -> Path:
+    """A real plane.db (the plane's own schema), with `messages` rows."""
+
+    async def make() -> None:
+        db = await Database.open(home / "plane.db")
+        async with db.transaction() as tx:
+            for _ in range(messages):
+                await tx.execute(
+                    "INSERT INTO messages (agent, at, kind, text) VALUES ('demo', '', 'op', ?)",
+                    ("hello " * 40,),
+                )
+        await db.close()
+
+    home.mkdir(parents=True, exist_ok=True)
+    asyncio.run(make())
+    with sqlite3.connect(home / "plane.db") as connection:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return home / "plane.db"
+
+
+DAMAGED = "is damaged ({}); restore it from a backup, or move it aside to start a new ledger"
+
+
+def test_a_plane_db_of_garbage_bytes_is_refused(tmp_path, start_cost):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "plane.db").write_bytes(bytes(range(256)) * 64)
+    line = refused(home, start_cost)
+    assert line.startswith(f"plane: {home}/plane.db " + DAMAGED.format("file is not a database"))
+
+
+def test_a_plane_db_with_damaged_pages_is_refused(tmp_path, start_cost):
+    home = tmp_path / "home"
+    db = plane_db(home, messages=2000)
+    with open(db, "r+b") as file:  # the header and schema stay; later pages do not
+        file.seek(4096 * 5)
+        file.write(b"\xa5" * 4096 * 3)
+    line = refused(home, start_cost)
+    assert line.startswith(f"plane: {db} " + DAMAGED.format("database disk image is malformed"))
+
+
+def test_a_plane_db_that_is_a_directory_is_refused(tmp_path, start_cost):
+    home = tmp_path / "home"
+    (home / "plane.db").mkdir(parents=True)
+    line = refused(home, start_cost)
+    assert line == (
+        f"plane: Cannot open {home}/plane.db: it is a directory; the ledger must be a file."
+    )
+
+
+def test_a_plane_db_from_a_newer_plane_is_refused(tmp_path, start_cost):
+    home = tmp_path / "home"
+    db = plane_db(home)
+    with sqlite3.connect(db) as connection:
+        connection.execute("PRAGMA user_version = 999")
+    line = refused(home, start_cost)
+    assert line.startswith(f"plane: {db} is from a newer plane (schema 999, this one knows ")
+    assert line.endswith("); upgrade plane.")
+
+
+def test_an_immutable_plane_db_is_refused(tmp_path, start_cost):
+    """Read-only even for root: chattr +i (where the file system has it)."""
+    home = tmp_path / "home"
+    db = plane_db(home)
+    if subprocess.run(["chattr", "+i", str(db)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not available here")
+    try:
+        line = refused(home, start_cost)
+    finally:
+        subprocess.run(["chattr", "-i", str(db)], check=True)
+    assert line == (
+        f"plane: Cannot write {db} (attempt to write a readonly database); "
+        "make it and its directory writable for this user."
+    )
+
+
+def runs_as_nobody() -> bool:
+    if os.geteuid() != 0:
+        return False
+    try:
+        return subprocess.run([sys.executable, "-c", ""], user=65534).returncode == 0
+    except PermissionError:  # this Python lives where nobody may not read
+        return False
+
+
+@pytest.mark.skipif(not runs_as_nobody(), reason="needs root, and a Python `nobody` can run")
+def test_a_read_only_plane_db_is_refused_for_an_ordinary_user(start_cost):
+    """chmod 0444 stops an ordinary user (it never stops root)."""
+    nobody = 65534
+    root = Path(tempfile.mkdtemp(prefix="plane-ro-"))
+    try:
+        root.chmod(0o755)
+        home = root / "home"
+        db = plane_db(home)
+        for path in (home, *home.iterdir()):
+            os.chown(path, nobody, nobody)
+        db.chmod(0o444)
+        line = refused(home, start_cost, user=nobody, group=nobody, extra_groups=[], cwd=root)
+    finally:
+        shutil.rmtree(root)
+    assert line == (
+        f"plane: Cannot write {db} (attempt to write a readonly database); "
+        "make it and its directory writable for this user."
+    )
