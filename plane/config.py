@@ -315,6 +315,9 @@ def incoherence(config: Config) -> tuple[list[str], str] | None:
     where it is; None when there is none."""
     if config.defaults.provider not in config.providers:
         return ["defaults", "provider"], "is not one of the providers"
+    for model in config.pricing:
+        if not model.strip():
+            return ["pricing"], f"the model name {model!r} would match, and price, every model"
     default = config.defaults.limit_usd
     for name, agent in config.agents.items():
         if not AGENT_NAME.match(name):
@@ -360,16 +363,18 @@ def _read(path: Path) -> bytes:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
         raise ConfigError(f"Cannot read {path}: {exc.strerror}.") from None
-    with os.fdopen(fd, "rb") as file:
+    try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
             raise ConfigError(f"Cannot read {path}: it is a directory, not a file.")
         if not stat.S_ISREG(mode):
             raise ConfigError(f"Cannot read {path}: it is not a regular file.")
-        try:
+        with os.fdopen(fd, "rb", closefd=False) as file:
             return file.read(MAX_CONFIG_BYTES + 1)
-        except OSError as exc:
-            raise ConfigError(f"Cannot read {path}: {exc.strerror}.") from None
+    except OSError as exc:
+        raise ConfigError(f"Cannot read {path}: {exc.strerror}.") from None
+    finally:
+        os.close(fd)
 
 
 def _text(raw: bytes, source: str) -> str:

@@ -1,0 +1,381 @@
+"""Broken agents.yaml files, each with the one line the plane must print.
+
+Every file in TABLE goes through `load_config` (one `ConfigError`, one line,
+naming the line or the key, in well under 2 s of CPU); SAMPLE goes through
+the real `plane serve` as well: exit 1, that line on stderr and nothing
+else, no traceback, within 2 s of Python's own start-up, and nothing left
+behind (the plane's home is not even created).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from plane.config import load_config
+from plane.errors import ConfigError
+
+URL = "http://127.0.0.1:9/v1"
+BOMB = b'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + b"".join(
+    f"{c}: &{c} [{','.join([f'*{p}'] * 9)}]\n".encode()
+    for p, c in zip("abcdefgh", "bcdefghi", strict=True)
+)
+MAP_BOMB = b"a: &a {x: 1, y: 1, z: 1, w: 1}\n" + b"".join(
+    f"{c}: &{c} {{x: *{p}, y: *{p}, z: *{p}, w: *{p}}}\n".encode()
+    for p, c in zip("abcdefghijk", "bcdefghijkl", strict=True)
+)
+GOOD = b"defaults:\n  limitUsd: 5\nagents:\n  demo: {}\n"
+
+
+def provider(block: str) -> bytes:
+    return f"providers:\n  x: {{{block}}}\n".encode()
+
+
+EMPTY = "{path}: the file is empty (no settings, only blank lines or comments), so it would set "
+DEEP = "nested more than 32 levels deep (agents.yaml needs four); not read further."
+URL_EXAMPLE = "like https://api.openai.com/v1."
+
+TABLE: dict[str, tuple[bytes, str]] = {
+    # nothing in it: every ceiling would silently go
+    "empty": (b"", EMPTY),
+    "comments only": (b"# agents\n# (none yet)\n", EMPTY),
+    "blank lines": (b"\n\n   \n\t\n", EMPTY),
+    "document marker only": (b"---\n...\n", EMPTY),
+    "null document": (b"~\n", EMPTY),
+    # not UTF-8 text
+    "UTF-16 with BOM": (
+        GOOD.decode().encode("utf-16"),
+        "{path}: the file is UTF-16 text; save it as UTF-8.",
+    ),
+    "UTF-16 without BOM": (
+        GOOD.decode().encode("utf-16-be"),
+        "{path}: the file is UTF-16 text; save it as UTF-8.",
+    ),
+    "UTF-32": (
+        GOOD.decode().encode("utf-32"),
+        "{path}: the file is UTF-32 text; save it as UTF-8.",
+    ),
+    "PNG": (
+        b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+        "{path} line 3: a NUL byte; this is a binary file, not YAML.",
+    ),
+    "gzip": (
+        b"\x1f\x8b\x08\x00\x00\x00\x00\x00",
+        "{path} line 1: a NUL byte; this is a binary file, not YAML.",
+    ),
+    "Windows-1252 quotes": (
+        b"agents:\n  demo:\n    role: \x93be brief\x94\n",
+        "{path} line 3: byte 0x93 is not UTF-8 text; save the file as UTF-8.",
+    ),
+    "Latin-1": (
+        "defaults:\n  model: café\n".encode("latin-1"),
+        "{path} line 2: byte 0xe9 is not UTF-8 text",
+    ),
+    "control character": (
+        b"defaults:\n  model: a\x01b\n",
+        "{path} line 2: not valid YAML (U+0001 is a control character; is this a binary file?).",
+    ),
+    "over 1 MiB": (b"# padding\n" * 120_000, "{path}: the file is over 1 MiB; not a config."),
+    # costs that grow faster than the file
+    "deep flow nesting": (b"defaults: " + b"[" * 50_000, "{path} line 1: " + DEEP),
+    "deep block nesting": (
+        b"".join(b" " * i + b"k:\n" for i in range(200)),
+        "{path} line 33: " + DEEP,
+    ),
+    "deep compact lists": (b"- " * 5000 + b"x\n", "{path} line 1: " + DEEP),
+    "alias bomb": (BOMB, "{path} line 5: e: its aliases expand it to more than 50,000 values."),
+    "alias bomb of mappings": (MAP_BOMB, "its aliases expand it to more than 50,000 values."),
+    "too many tokens": (
+        b"pricing: [" + b"1," * 20_000 + b"]\n",
+        "{path} line 1: "
+        "more than 10,000 keys, values and brackets (about 400 agents); not read further.",
+    ),
+    # not YAML
+    "unclosed bracket": (b"defaults: [1\n", "{path} line 2: not valid YAML ("),
+    "tab indentation": (
+        b"defaults:\n\tlimitUsd: 5\n",
+        "{path} line 2: not valid YAML (found character '\\t' that cannot start any token).",
+    ),
+    "duplicate key": (
+        b"defaults:\n  limitUsd: 5\n  limitUsd: 50\n",
+        "{path} line 3: "
+        'not valid YAML (found duplicate key "limitUsd" with value "50" (original value: "5")).',
+    ),
+    "two documents": (
+        GOOD + b"---\n" + GOOD,
+        "{path} line 5: "
+        "not valid YAML (expected a single document in the stream, but found another document).",
+    ),
+    "undefined alias": (
+        b"defaults:\n  limitUsd: *five\n",
+        "{path} line 2: not valid YAML (found undefined alias 'five').",
+    ),
+    "merge of a scalar": (
+        b"defaults: {<<: 3}\n",
+        "{path} line 1: "
+        "not valid YAML (expected a mapping or list of mappings for merging, but found scalar).",
+    ),
+    "bad !!int": (
+        b"defaults:\n  max_calls_per_turn: !!int many\n",
+        "{path} line 2: not valid YAML (cannot read 'many' as a whole number).",
+    ),
+    "5,000-digit number": (
+        b"defaults:\n  limitUsd: " + b"9" * 5000 + b"\n",
+        "{path} line 2: not valid YAML (cannot read '99999999999999999999…' as a whole number).",
+    ),
+    "bad !!binary": (
+        b"defaults:\n  model: !!binary ZZZ\n",
+        "{path} line 2: not valid YAML (failed to decode base64 data",
+    ),
+    # the wrong shape
+    "top-level list": (b"- demo\n- scout\n", "{path}: the top level must be a mapping of keys."),
+    "top-level scalar": (
+        b"limitUsd: 5\n"[:8] + b"\n",
+        "{path}: the top level must be a mapping of keys.",
+    ),
+    "unknown top-level key": (b"agent:\n  demo: {}\n", "{path} line 1: agent: unknown key."),
+    "misspelt limitUsd": (
+        b"agents:\n  demo:\n    limitusd: 2\n",
+        "{path} line 3: agents.demo.limitusd: unknown key.",
+    ),
+    "complex key": (b"? [a, b]\n: 1\n", "unknown key."),
+    # money
+    "negative ceiling": (
+        b"defaults:\n  limitUsd: -1\n",
+        "{path} line 2: defaults.limitUsd: Input should be greater than or equal to 0.",
+    ),
+    "ceiling in words": (
+        b"defaults:\n  limitUsd: five\n",
+        "{path} line 2: defaults.limitUsd: Input should be a valid decimal.",
+    ),
+    "NaN ceiling": (
+        b"defaults:\n  limitUsd: .nan\n",
+        "{path} line 2: defaults.limitUsd: Input should be a finite number.",
+    ),
+    "infinite ceiling": (
+        b"defaults:\n  limitUsd: .inf\n",
+        "{path} line 2: defaults.limitUsd: Input should be a finite number.",
+    ),
+    "sub-micro-dollar ceiling": (
+        b"defaults:\n  limitUsd: 0.0000001\n",
+        "{path} line 2: "
+        "defaults.limitUsd: Decimal input should have no more than 6 decimal places.",
+    ),
+    "agent above the default": (
+        b"defaults:\n  limitUsd: 5\nagents:\n  demo:\n    limitUsd: 7\n",
+        "{path} line 5: "
+        "agents.demo.limitUsd: $7.00 is above defaults.limitUsd $5.00; an agent's own block can "
+        "only narrow the default.",
+    ),
+    "price without output": (
+        b"pricing:\n  m: {input: 1}\n",
+        "{path} line 2: pricing.m.output: Field required.",
+    ),
+    "empty price key": (
+        b'pricing:\n  "": {input: 0, output: 0}\n',
+        "{path} line 1: pricing: the model name '' would match, and price, every model.",
+    ),
+    "warnRatio above 1": (
+        b"defaults:\n  warnRatio: 2\n",
+        "{path} line 2: defaults.warnRatio: Input should be less than or equal to 1.",
+    ),
+    "zero calls per turn": (
+        b"defaults:\n  max_calls_per_turn: 0\n",
+        "{path} line 2: defaults.max_calls_per_turn: Input should be greater than or equal to 1.",
+    ),
+    # providers
+    "base_url with ftp": (
+        provider("kind: openai-compatible, base_url: 'ftp://h/v1'"),
+        "{path} line 2: providers.x.base_url: must start with http:// or https://, " + URL_EXAMPLE,
+    ),
+    "base_url without scheme": (
+        provider("kind: openai-compatible, base_url: api.openai.com/v1"),
+        "providers.x.base_url: must start with http:// or https://",
+    ),
+    "base_url without host": (
+        provider("kind: openai-compatible, base_url: 'https://'"),
+        "{path} line 2: providers.x.base_url: has no host, " + URL_EXAMPLE,
+    ),
+    "base_url with a space": (
+        provider("kind: openai-compatible, base_url: 'http://a b/v1'"),
+        "{path} line 2: providers.x.base_url: must be a URL without spaces or control characters, "
+        + URL_EXAMPLE,
+    ),
+    "base_url with a password": (
+        provider("kind: openai-compatible, base_url: 'https://me:sk-1@h/v1'"),
+        "{path} line 2: "
+        "providers.x.base_url: must not carry a user or password; put the key in api_key_env's "
+        "variable.",
+    ),
+    "base_url with a bad port": (
+        provider("kind: openai-compatible, base_url: 'http://h:99999/v1'"),
+        "{path} line 2: providers.x.base_url: is not a valid URL (port out of range 0-65535), "
+        + URL_EXAMPLE,
+    ),
+    "base_url a list": (
+        provider("kind: openai-compatible, base_url: [a]"),
+        "{path} line 2: providers.x.base_url: Input should be a valid string.",
+    ),
+    "no base_url": (
+        provider("kind: openai-compatible"),
+        "{path} line 2: providers.x: an openai-compatible provider needs a base_url.",
+    ),
+    "unknown kind": (
+        provider(f"kind: openai, base_url: '{URL}'"),
+        "{path} line 2: "
+        "providers.x.kind: Input should be 'openai-compatible', 'anthropic' or 'embedded'.",
+    ),
+    "the key itself in api_key_env": (
+        provider("kind: anthropic, api_key_env: sk-ant-api03-abc"),
+        "{path} line 2: "
+        "providers.x.api_key_env: must be the name of an environment variable, like "
+        "OPENAI_API_KEY (the key itself never goes in this file).",
+    ),
+    "unknown default provider": (
+        b"defaults:\n  provider: openai\n",
+        "{path} line 2: defaults.provider: is not one of the providers.",
+    ),
+    # agents
+    "misspelt tool": (
+        b"agents:\n  demo:\n    tools: [read_file, read_flie]\n",
+        "{path} line 3: "
+        "agents.demo.tools.1: 'read_flie' is not a tool (did you mean read_file? the tools are "
+        "run_command, read_file,",
+    ),
+    "unknown tool": (
+        b"agents:\n  demo:\n    tools:\n      - fly\n",
+        "{path} line 4: agents.demo.tools.0: 'fly' is not a tool (the tools are run_command,",
+    ),
+    "tools not a list": (
+        b"agents:\n  demo:\n    tools: read_file\n",
+        "{path} line 3: agents.demo.tools: Input should be a valid list.",
+    ),
+    "bad agent name": (
+        b"agents:\n  Demo!: {}\n",
+        "{path} line 2: agents.Demo!: not a valid agent name",
+    ),
+    "unknown agent provider": (
+        b"agents:\n  demo:\n    provider: nope\n",
+        "{path} line 3: agents.demo.provider: is not one of the providers.",
+    ),
+    "ambient every 0 minutes": (
+        b"agents:\n  demo:\n    ambient: {every_minutes: 0}\n",
+        "{path} line 3: "
+        "agents.demo.ambient.every_minutes: Input should be greater than or equal to 1.",
+    ),
+    "lone surrogate in a role": (
+        b'agents:\n  demo:\n    role: "\\ud800"\n',
+        "{path} line 3: "
+        "agents.demo.role: a string with a lone surrogate (\\ud800–\\udfff), which is not text.",
+    ),
+}
+
+SAMPLE = [
+    "empty",
+    "comments only",
+    "UTF-16 with BOM",
+    "PNG",
+    "deep flow nesting",
+    "alias bomb",
+    "too many tokens",
+    "duplicate key",
+    "base_url without host",
+    "misspelt tool",
+    "agent above the default",
+]
+
+
+def test_the_table_is_large_enough():
+    assert len(TABLE) >= 40
+    assert set(SAMPLE) <= set(TABLE)
+
+
+@pytest.mark.parametrize("name", list(TABLE))
+def test_a_broken_file_is_one_line(tmp_path, name):
+    raw, expected = TABLE[name]
+    path = tmp_path / "agents.yaml"
+    path.write_bytes(raw)
+    started = time.process_time()
+    with pytest.raises(ConfigError) as refused:
+        load_config(path)
+    assert time.process_time() - started < 2
+    line = str(refused.value)
+    assert "\n" not in line and len(line) < 400
+    assert expected.format(path=path) in line
+
+
+@pytest.mark.parametrize(
+    ("name", "make"),
+    [
+        ("a directory", lambda p: p.mkdir()),
+        ("a FIFO", lambda p: os.mkfifo(p)),
+        ("missing", lambda p: None),
+    ],
+)
+def test_a_config_that_is_not_a_file_is_one_line(tmp_path, name, make):
+    path = tmp_path / "agents.yaml"
+    make(path)
+    with pytest.raises(ConfigError) as refused:
+        load_config(path)
+    expected = {
+        "a directory": f"Cannot read {path}: it is a directory, not a file.",
+        "a FIFO": f"Cannot read {path}: it is not a regular file.",
+        "missing": f"Cannot read {path}: No such file or directory.",
+    }[name]
+    assert str(refused.value) == expected
+
+
+@pytest.fixture(scope="module")
+def start_cost() -> float:
+    """Python's start and the command's imports on this (shared, loaded)
+    machine: the 2 s a refusal may take come on top of it."""
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-m", "plane", "serve", "--help"], capture_output=True)
+    return time.monotonic() - started
+
+
+@pytest.mark.parametrize("name", SAMPLE)
+def test_plane_serve_refuses_a_broken_file_in_one_line(tmp_path, start_cost, name):
+    raw, expected = TABLE[name]
+    path = tmp_path / "agents.yaml"
+    path.write_bytes(raw)
+    home = tmp_path / "home"
+    started = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-m", "plane", "serve", "--config", str(path)],
+        env={**os.environ, "PLANE_HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    elapsed = time.monotonic() - started
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    [line] = result.stderr.splitlines()
+    assert line.startswith("plane: ") and expected.format(path=path) in line
+    assert elapsed < start_cost + 2, f"{elapsed:.1f}s (start-up alone {start_cost:.1f}s)"
+    assert not home.exists()  # no socket, no lock, no database: nothing was made
+    assert result.stdout == ""
+
+
+def test_the_plane_started_with_no_command_reports_the_broken_file(tmp_path):
+    (tmp_path / "agents.yaml").write_bytes(b"# everything commented out\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "plane"],
+        cwd=tmp_path,
+        env={**os.environ, "PLANE_HOME": str(tmp_path / "home")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        "plane: The plane did not start: agents.yaml: the file is empty (no settings, only "
+        "blank lines or comments), so it would set no ceiling; write the settings in it, or "
+        "remove it to run on the built-in defaults."
+    )
+    assert not (tmp_path / "home" / "plane.sock").exists()
