@@ -339,28 +339,6 @@ def test_output_into_a_closed_pipe_ends_quietly(daemon, scripted_llm, args):
     assert (result.returncode, result.stderr) == (141, "")
 
 
-def test_ledger_csv_through_head_in_a_shell(daemon, scripted_llm):
-    for _ in range(3):
-        scripted_llm.reply("Hi.", usage=Usage(input_tokens=100, output_tokens=10))
-        assert plane_cmd(daemon, "send", "demo", "hello", "--wait").returncode == 0
-    shell = subprocess.run(
-        [
-            "bash",
-            "-o",
-            "pipefail",
-            "-c",
-            f"{sys.executable} -m plane ledger --csv | head -1",
-        ],
-        env={**os.environ, "PLANE_HOME": str(daemon)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert shell.stdout.startswith("id,agent,day,at,provider,model")
-    assert shell.stderr == ""
-    assert shell.returncode in (0, 141)
-
-
 # ── `plane serve` says what it read, where it listens, and when it stops ───
 
 
