@@ -234,7 +234,8 @@ class Plane:
         try:
             return RefStore(self.home.refs_db, compression.ttl_seconds, self.clock)
         except sqlite3.Error as exc:
-            raise refusal(self.home.refs_db, exc) from None
+            aside = "start an empty one (what compression removed so far is then gone)"
+            raise refusal(self.home.refs_db, exc, aside=aside) from None
 
     async def _listen(self) -> None:
         token = None

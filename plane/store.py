@@ -200,9 +200,13 @@ def _statements(script: str) -> list[str]:
     return [s.strip() for s in script.split(";") if s.strip()]
 
 
-def refusal(path: Path, exc: sqlite3.Error) -> StoreError:
+LEDGER_ASIDE = "start a new ledger (today's spend then starts again from $0)"
+
+
+def refusal(path: Path, exc: sqlite3.Error, *, aside: str = LEDGER_ASIDE) -> StoreError:
     """What a database that cannot be used means to the person who runs the
-    plane: the file, what is wrong, and what to do, in one sentence."""
+    plane: the file, what is wrong, and what to do, in one sentence. `aside`
+    is what moving a damaged file aside costs."""
     detail = str(exc) or type(exc).__name__
     name = getattr(exc, "sqlite_errorname", "")
     if name in ("SQLITE_NOTADB", "SQLITE_CORRUPT") or "malformed" in detail or (
@@ -210,7 +214,7 @@ def refusal(path: Path, exc: sqlite3.Error) -> StoreError:
     ):
         return StoreError(
             f"{path} is damaged ({detail}); restore it from a backup, or move it aside to "
-            "start a new ledger (today's spend then starts again from $0)."
+            f"{aside}."
         )
     if name.startswith(("SQLITE_READONLY", "SQLITE_PERM")):
         return StoreError(

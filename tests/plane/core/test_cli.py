@@ -554,3 +554,15 @@ def test_a_read_only_plane_db_is_refused_for_an_ordinary_user(start_cost):
         f"plane: Cannot write {db} (attempt to write a readonly database); "
         "make it and its directory writable for this user."
     )
+
+
+def test_a_damaged_compression_store_is_refused_by_name(tmp_path, start_cost):
+    home = tmp_path / "home"
+    plane_db(home)
+    (home / "refs.db").write_bytes(b"\x00not sqlite\xff" * 500)
+    line = refused(home, start_cost)
+    assert line == (
+        f"plane: {home}/refs.db is damaged (file is not a database); restore it from a "
+        "backup, or move it aside to start an empty one (what compression removed so far "
+        "is then gone)."
+    )

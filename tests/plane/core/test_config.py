@@ -1,5 +1,6 @@
 """agents.yaml: a bad file says what and where, once, and nothing starts."""
 
+import time
 from decimal import Decimal
 from pathlib import Path
 
@@ -7,6 +8,7 @@ import pytest
 
 from plane.config import EMBEDDED, load_config, parse_config
 from plane.errors import ConfigError
+from plane.tools.registry import TOOLS
 
 REPO = Path(__file__).parents[3]
 
@@ -68,3 +70,67 @@ def test_a_bad_file_names_the_key_the_line_and_the_problem(text, expected):
 def test_an_unreadable_file_is_one_clear_error(tmp_path):
     with pytest.raises(ConfigError, match="Cannot read"):
         load_config(tmp_path / "missing.yaml")
+
+
+# ── the bounds refuse attacks, not configs people write ───────────────────
+
+
+def test_aliases_and_merges_within_the_bound_still_work():
+    config = parse_config(
+        "pricing:\n"
+        "  a: &price {input: 1, output: 2}\n"
+        "  b: *price\n"
+        "agents:\n"
+        "  base: &agent {limitUsd: 1, role: be brief}\n"
+        "  other: {<<: *agent, role: be thorough}\n"
+    )
+    assert config.pricing["b"] == config.pricing["a"]
+    assert config.agents["other"].limit_usd == Decimal(1)
+    assert config.agents["other"].role == "be thorough"
+
+
+def test_a_fleet_of_300_agents_with_long_roles_loads_quickly(tmp_path):
+    role = "You review pull requests and say what is wrong, briefly. " * 40
+    agents = "".join(
+        f"  agent-{i}:\n    limitUsd: 0.5\n    role: {role}\n    tools: [read_file, grep]\n"
+        for i in range(300)
+    )
+    path = tmp_path / "agents.yaml"
+    path.write_text(f"defaults:\n  limitUsd: 1\nagents:\n{agents}")
+    started = time.process_time()
+    config = load_config(path)
+    assert time.process_time() - started < 2
+    assert len(config.agents) == 300
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:11434/v1",
+        "https://api.openai.com/v1",
+        "http://[::1]:8080/v1",
+        "https://openrouter.ai/api/v1",
+        "http://localhost:1234/v1/",
+    ],
+)
+def test_real_base_urls_are_accepted(url):
+    config = parse_config(f"providers:\n  x: {{kind: openai-compatible, base_url: '{url}'}}\n")
+    assert config.providers["x"].base_url == url
+
+
+def test_every_tool_in_the_registry_is_a_valid_tool_name():
+    names = ", ".join(TOOLS)
+    config = parse_config(f"agents:\n  a:\n    tools: [{names}]\n")
+    assert config.agents["a"].tools == list(TOOLS)
+
+
+def test_a_utf8_bom_and_windows_line_endings_are_fine(tmp_path):
+    path = tmp_path / "agents.yaml"
+    path.write_bytes(b"\xef\xbb\xbfdefaults:\r\n  limitUsd: 3\r\n")
+    assert load_config(path).defaults.limit_usd == Decimal(3)
+
+
+def test_an_explicitly_empty_mapping_is_a_deliberate_choice_of_the_defaults(tmp_path):
+    path = tmp_path / "agents.yaml"
+    path.write_text("{}  # every default, on purpose\n")
+    assert load_config(path).defaults.limit_usd is None
