@@ -209,12 +209,13 @@ def refusal(path: Path, exc: sqlite3.Error, *, aside: str = LEDGER_ASIDE) -> Sto
     is what moving a damaged file aside costs."""
     detail = str(exc) or type(exc).__name__
     name = getattr(exc, "sqlite_errorname", "")
-    if name in ("SQLITE_NOTADB", "SQLITE_CORRUPT") or "malformed" in detail or (
-        type(exc) is sqlite3.DatabaseError
+    if (
+        name in ("SQLITE_NOTADB", "SQLITE_CORRUPT")
+        or "malformed" in detail
+        or (type(exc) is sqlite3.DatabaseError)
     ):
         return StoreError(
-            f"{path} is damaged ({detail}); restore it from a backup, or move it aside to "
-            f"{aside}."
+            f"{path} is damaged ({detail}); restore it from a backup, or move it aside to {aside}."
         )
     if name.startswith(("SQLITE_READONLY", "SQLITE_PERM")):
         return StoreError(
