@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from plane.economy.autocompact import save
 from plane.limits import BadLimit, is_tighter, parse_limit, refusal, set_reply, standing
-from plane.protocol import Message
+from plane.protocol import CommandInfo, Message
 from plane.runtime.services import Services
 
 Handler = Callable[[Services, str, str], Awaitable[str]]
@@ -81,6 +81,11 @@ COMMANDS: dict[str, Command] = {
         Command("help", "/help", "list the commands", _help),
     )
 }
+
+
+def registry() -> list[CommandInfo]:
+    """The commands as clients are told of them (in every snapshot)."""
+    return [CommandInfo(name=c.name, usage=c.usage, help=c.help) for c in COMMANDS.values()]
 
 
 def is_command(text: str) -> bool:

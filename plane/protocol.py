@@ -112,6 +112,15 @@ class Message(Frame):
     """For `cost` lines: the turn's tokens."""
 
 
+class CommandInfo(Frame):
+    """One slash command the plane handles, as `/help` and autocomplete show it."""
+
+    name: str = Field(min_length=1)
+    """Without the slash: `limit`."""
+    usage: str
+    help: str
+
+
 class Snapshot(Frame):
     """Everything a client needs to draw the screen, as of `now`."""
 
@@ -127,6 +136,9 @@ class Snapshot(Frame):
     default_limit_usd: Decimal | None = Field(default=None, ge=0, allow_inf_nan=False)
     """The daily ceiling a new agent starts with (defaults.limitUsd); None is
     none. Meaningful only when `default_model` is set."""
+    commands: list[CommandInfo] = Field(default_factory=list)
+    """The plane's slash commands: the one registry, which clients list and
+    complete but never reinterpret."""
 
 
 LedgerStatus = Literal["pending", "settled", "interrupted", "failed"]

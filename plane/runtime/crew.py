@@ -11,6 +11,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from plane.clock import day_of, next_midnight, until
+from plane.commands import registry
 from plane.errors import ToolError
 from plane.gate import Hold
 from plane.money import turn_line, usd, usd_exact
@@ -106,6 +107,7 @@ class Crew:
             models=self._services.roster.offered,
             default_model=defaults.model,
             default_limit_usd=defaults.limit_usd,
+            commands=registry(),
         )
 
     async def publish(self, agent: str) -> None:

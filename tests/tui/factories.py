@@ -7,6 +7,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
+from plane.commands import registry
 from plane.protocol import AgentState, Message, Snapshot, Usage
 
 NOW = datetime(2025, 3, 14, 20, 47, 0, tzinfo=UTC)
@@ -33,6 +34,7 @@ def snapshot(*agents: AgentState, models: list[str] | None = None, **fields: Any
         models=models if models is not None else ["smollm2-135m", "claude-haiku-4-5"],
         default_model=fields.pop("default_model", "smollm2-135m"),
         default_limit_usd=fields.pop("default_limit_usd", Decimal(5)),
+        commands=fields.pop("commands", registry()),
         **fields,
     )
 
