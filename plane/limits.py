@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from plane.money import usd, usd_exact
+from plane.protocol import SpendLevel
 
 MAX_LIMIT = Decimal(1_000_000)
 _USE = "Use /limit 5, /limit $0.25 or /limit off."
@@ -80,3 +81,14 @@ def is_tighter(asked: Decimal | None, has: Decimal | None) -> bool:
     if has is None:
         return True
     return asked is not None and asked <= has
+
+
+def spend_level(spent: Decimal, ceiling: Decimal | None, warn_ratio: float) -> SpendLevel:
+    """Where `spent` stands against `ceiling`: the one definition of amber and red."""
+    if ceiling is None:
+        return "ok"
+    if spent >= ceiling:
+        return "over"
+    if spent >= ceiling * Decimal(str(warn_ratio)):
+        return "warn"
+    return "ok"

@@ -69,6 +69,12 @@ AgentStatus = Literal["idle", "working", "held"]
 ceiling (or on an unpriced model under a ceiling), taking no new turn."""
 
 
+SpendLevel = Literal["ok", "warn", "over"]
+"""How today's spend stands against the ceiling: `over` at or past it (a
+ceiling of zero is a pause, so always over), `warn` from `warn_ratio` of it,
+else `ok` (and always `ok` with no ceiling)."""
+
+
 class AgentState(Frame):
     """One agent as a row shows it."""
 
@@ -81,6 +87,9 @@ class AgentState(Frame):
     limit_usd: Decimal | None = None
     """The effective daily ceiling; None is no ceiling."""
     warn_ratio: float = 0.8
+    spend_level: SpendLevel = "ok"
+    """Decided by the plane, once (`plane.limits.spend_level`): clients colour
+    by it and never compare the figures themselves."""
     price_known: bool = True
     waiting: int = 0
     """Messages stored while held, not yet answered."""

@@ -14,6 +14,7 @@ from plane.clock import day_of, next_midnight, until
 from plane.commands import registry
 from plane.errors import ToolError
 from plane.gate import Hold
+from plane.limits import spend_level
 from plane.money import turn_line, usd, usd_exact
 from plane.protocol import AgentState, AgentUpdated, DayRolled, Snapshot
 from plane.roster import AgentSpec
@@ -73,15 +74,19 @@ class Crew:
         spec = worker.spec
         hold = await worker.hold()
         held = hold is not None and not worker.working
+        spent = await services.ledger.spend_today(agent)
+        ceiling = services.gate.ceilings.of(agent)
+        warn_ratio = services.config.defaults.warn_ratio
         return AgentState(
             name=spec.name,
             model=spec.model,
             provider=spec.provider,
             role=spec.role,
             status="working" if worker.working else "held" if held else "idle",
-            spend_today_usd=await services.ledger.spend_today(agent),
-            limit_usd=services.gate.ceilings.of(agent),
-            warn_ratio=services.config.defaults.warn_ratio,
+            spend_today_usd=spent,
+            limit_usd=ceiling,
+            warn_ratio=warn_ratio,
+            spend_level=spend_level(spent, ceiling, warn_ratio),
             price_known=services.pricer.is_known(spec.model),
             waiting=await services.conversation.count_waiting(agent),
             resumes_at=self._resumes_at(agent, hold) if held else None,
