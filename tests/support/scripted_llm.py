@@ -517,10 +517,13 @@ class _Server(ThreadingHTTPServer):
         self.llm = llm
         self.connections: set[socket.socket] = set()
         self.connections_lock = threading.Lock()
+        self.accepted = 0
+        """Connections ever accepted: a client that keeps them alive makes few."""
         super().__init__(("127.0.0.1", 0), _Handler)
 
     def process_request(self, request: Any, client_address: Any) -> None:
         with self.connections_lock:
+            self.accepted += 1
             self.connections.add(request)
         super().process_request(request, client_address)
 
@@ -593,6 +596,11 @@ class ScriptedLLM:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    @property
+    def connections_accepted(self) -> int:
+        assert self._server is not None
+        return self._server.accepted
 
     # where it listens
 
