@@ -150,7 +150,10 @@ class HttpCaller:
             headers=dict(headers),
             timeout=timeouts(timeout_s),
             transport=transport,
-            limits=httpx.Limits(max_connections=32, max_keepalive_connections=8),
+            # No cap of its own: calls in flight are already bounded (one turn at
+            # a time per agent), and a pool cap would queue agents behind each
+            # other. Idle connections are kept (5 s) for the next call to reuse.
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=None),
         )
 
     async def aclose(self) -> None:
