@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -20,6 +21,8 @@ from plane.runtime.services import Services
 from plane.runtime.tooling import Tooling
 from plane.runtime.turn import Turn, TurnResult
 from plane.runtime.worker import AgentWorker
+
+log = logging.getLogger(__name__)
 
 SCOUT = "scout"
 SCOUT_ANSWER_CHARS = 2000
@@ -199,8 +202,11 @@ class Crew:
                 )
             except LedgerError as error:
                 worker.working = False
-                await worker.unrecorded(error)
-                await worker.finish(number, TurnResult(ok=False))
+                try:
+                    await worker.unrecorded(error)
+                    await worker.finish(number, TurnResult(ok=False))
+                except Exception:  # saying so failed too; the error below still stops the asker
+                    log.exception("scout: telling of an unrecorded turn")
                 raise
             finally:
                 worker.working = False
@@ -212,7 +218,10 @@ class Crew:
         while the clock is behind it), tell the clients and wake everyone."""
         services = self._services
         while True:
-            await services.ledger.today()
+            try:
+                await services.ledger.today()
+            except LedgerError:
+                log.exception("the plane's day could not be read")
             await services.clock.sleep_until(services.gate.resets_at())
             self._services.bus.emit(DayRolled(snapshot=await self.snapshot()))
             self.wake_all()

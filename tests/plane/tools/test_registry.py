@@ -124,6 +124,7 @@ async def test_numeric_strings_are_accepted_for_numbers(ctx: FakeContext, worksp
             "object. Its arguments: in_seconds, at, note (required).",
         ),
     ],
+    ids=["5001-digit number", "5001-digit string", "nested 100,000 deep"],
 )
 async def test_arguments_python_cannot_read_are_one_clear_sentence(
     ctx: FakeContext, arguments, says, caplog: pytest.LogCaptureFixture
