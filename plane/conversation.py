@@ -10,7 +10,7 @@ answered it.
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import date, datetime
 from decimal import Decimal
 
 from aiosqlite import Row
@@ -102,14 +102,15 @@ class Conversation:
         async with self._db.transaction() as tx:
             await tx.execute(f"UPDATE messages SET waiting = 0 WHERE id IN ({marks})", ids)
 
-    async def first_today(self, agent: str, kind: str) -> bool:
-        """True the first time it is asked for (agent, kind) on the plane's
-        current day: for notices said once a day, across restarts too."""
-        day = day_of(self._clock.now()).isoformat()
+    async def first_today(self, agent: str, kind: str, day: date | None = None) -> bool:
+        """True the first time it is asked for (agent, kind) on `day` (the
+        plane's day, which the ledger keeps; the clock's by default): for
+        notices said once a day, across restarts too."""
+        day = day or day_of(self._clock.now())
         async with self._db.transaction() as tx:
             cursor = await tx.execute(
                 "INSERT OR IGNORE INTO notices (agent, day, kind) VALUES (?, ?, ?)",
-                (agent, day, kind),
+                (agent, day.isoformat(), kind),
             )
             return cursor.rowcount == 1
 

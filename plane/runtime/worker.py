@@ -16,6 +16,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from plane.errors import LedgerError
 from plane.gate import Hold
 from plane.protocol import Message, MessageKind, TurnFinished, TurnStarted
 from plane.roster import AgentSpec
@@ -82,21 +83,46 @@ class AgentWorker:
         return await self.say("plane", hold.notice)
 
     async def _work(self) -> None:
-        services, name = self._services, self.spec.name
+        """Take turns while there is work and the gate lets the agent go.
+
+        The gate is asked with the turn lock held, right before the turn: a
+        turn someone else ran meanwhile (another agent's scout call) has
+        already spent, and a check made before waiting for the lock would
+        let this turn start over the ceiling."""
         while True:
-            hold = await self.hold()
-            if hold is None:
-                self._told_hold = False
-            waiting = await services.conversation.waiting(name)
-            due = await services.scheduler.due(name)
-            if not waiting and not due:
-                return
-            if hold is not None:
-                await self.tell_hold(hold)
-                await services.crew.publish(name)
-                return
             async with self.turn_lock:
-                await self._turn(waiting, due)
+                try:
+                    if not await self._next():
+                        return
+                except LedgerError as error:
+                    await self.unrecorded(error)
+                    await self._services.crew.publish(self.spec.name)
+                    return
+
+    async def _next(self) -> bool:
+        """One step of `_work`, under the turn lock: a turn if there is work
+        and no hold. False when there is nothing more to do now."""
+        services, name = self._services, self.spec.name
+        hold = await self.hold()
+        if hold is None:
+            self._told_hold = False
+        waiting = await services.conversation.waiting(name)
+        due = await services.scheduler.due(name)
+        if not waiting and not due:
+            return False
+        if hold is not None:
+            await self.tell_hold(hold)
+            await services.crew.publish(name)
+            return False
+        await self._turn(waiting, due)
+        return True
+
+    async def unrecorded(self, error: LedgerError) -> None:
+        """Money that could not be recorded stops the turn, and says so. The
+        next turn tries again; its first call is written before it is sent,
+        so nothing is spent while the ledger refuses."""
+        log.error("%s: %s", self.spec.name, error, exc_info=error)
+        await self.say("plane", unrecorded_notice(error))
 
     async def _turn(self, waiting: list[Message], due: list[Booking]) -> None:
         services, name = self._services, self.spec.name
@@ -138,6 +164,13 @@ class AgentWorker:
 
     async def say(self, kind: MessageKind, text: str) -> Message:
         return await self._services.say(self.spec.name, kind, text)
+
+
+def unrecorded_notice(error: LedgerError) -> str:
+    return (
+        f"The turn stopped. {error} No LLM call is made while the ledger cannot record "
+        "spend; see plane.log."
+    )
 
 
 def incoming(waiting: list[Message], due: list[Booking]) -> str:

@@ -62,7 +62,9 @@ class Reply:
     text: str = "ok"
     usage: Usage | None = None
     """None: derived from the request's size (see `derived_usage`)."""
-    tool_calls: tuple[tuple[str, dict[str, Any]], ...] = ()
+    tool_calls: tuple[tuple[str, dict[str, Any] | str], ...] = ()
+    """(name, arguments); arguments given as a string are sent verbatim on the
+    OpenAI wire (text no JSON encoder would write: a 5,000-digit number)."""
     delay_s: float = 0
     """Seconds to wait before answering (a slow provider, a turn in flight)."""
 
@@ -146,11 +148,15 @@ def derived_usage(body: dict[str, Any], text: str, tool_calls: tuple = ()) -> Us
     """What a scripted reply with no explicit usage reports: ceil(chars / 4)
     of the prompt in, ceil(chars / 4) of the answer out, never zero, no cache.
     Deterministic, so costs in tests are predictable."""
-    out_chars = len(text) + sum(len(name) + len(json.dumps(args)) for name, args in tool_calls)
+    out_chars = len(text) + sum(len(name) + len(_arguments(args)) for name, args in tool_calls)
     return Usage(input_tokens=_tokens(prompt_chars(body)), output_tokens=_tokens(out_chars))
 
 
 # ── wire shapes ─────────────────────────────────────────────────────────────
+
+
+def _arguments(args: dict[str, Any] | str) -> str:
+    return args if isinstance(args, str) else json.dumps(args)
 
 
 def _openai_usage(usage: Usage) -> dict[str, Any]:
@@ -213,7 +219,7 @@ class _OpenAI(_Wire):
             {
                 "id": f"call_{self.serial}_{i}",
                 "type": "function",
-                "function": {"name": name, "arguments": json.dumps(args)},
+                "function": {"name": name, "arguments": _arguments(args)},
             }
             for i, (name, args) in enumerate(reply.tool_calls)
         ]
@@ -626,7 +632,7 @@ class ScriptedLLM:
         text: str = "ok",
         *,
         usage: Usage | None = None,
-        tool_calls: list[tuple[str, dict[str, Any]]] | None = None,
+        tool_calls: list[tuple[str, dict[str, Any] | str]] | None = None,
         delay_s: float = 0,
     ) -> ScriptedLLM:
         return self._push(Reply(text, usage, tuple(tool_calls or ()), delay_s))

@@ -77,3 +77,28 @@ def test_tighter_means_less_capacity_or_equal():
 def test_spend_level_is_decided_once_here(spent, ceiling, ratio, level) -> None:
     limit = Decimal(ceiling) if ceiling is not None else None
     assert spend_level(Decimal(spent), limit, ratio) == level
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "١٠٠",  # Arabic-Indic 100
+        "$١٠٠",
+        "１０",  # fullwidth 10
+        "५",  # Devanagari 5
+        "1.٥٠",
+        "𝟗",  # mathematical bold 9
+    ],
+)
+def test_only_ascii_digits_are_an_amount(raw):
+    with pytest.raises(BadLimit, match="is not an amount"):
+        parse_limit(raw)
+
+
+def test_a_huge_or_multiline_value_is_quoted_short_on_one_line():
+    with pytest.raises(BadLimit) as caught:
+        parse_limit("1" + "0" * 5000)
+    assert len(str(caught.value)) < 120 and "\n" not in str(caught.value)
+    with pytest.raises(BadLimit) as caught:
+        parse_limit("5\n/limit off")
+    assert "\n" not in str(caught.value)
