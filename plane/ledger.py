@@ -17,11 +17,12 @@ seen since it started (a restart, a clock that jumped).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
 
-from aiosqlite import Row
+from aiosqlite import Connection, Row
 
 from plane.clock import Clock, day_of
 from plane.protocol import LedgerEntry, Usage
@@ -35,6 +36,19 @@ class Charge:
     agent: str
     cost_usd: Decimal
     day: date
+
+
+@dataclass(frozen=True)
+class Interrupted:
+    """One agent's calls a plane that died left in flight."""
+
+    calls: int
+    estimate_usd: Decimal
+    """What they count: their estimates, summed."""
+
+
+Tell = Callable[[Connection, dict[str, Interrupted]], Awaitable[None]]
+"""Says what recovery found, inside recovery's own transaction."""
 
 
 @dataclass(frozen=True)
@@ -54,14 +68,29 @@ class Ledger:
         self._clock = clock
         self._days: dict[date, dict[str, Decimal]] = {}
 
-    async def recover(self) -> int:
-        """Mark calls left pending by a plane that died as interrupted.
-        Returns how many there were."""
+    async def recover(self, tell: Tell | None = None) -> dict[str, Interrupted]:
+        """Mark calls left pending by a plane that died as interrupted, at
+        their estimates. Returns, per agent, how many there were and what
+        they count. `tell` runs inside the same transaction, so what is said
+        about them (the agent's conversation) commits with them or not at all:
+        a plane killed again during start-up finds them still pending."""
+        cut: dict[str, Interrupted] = {}
         async with self._db.transaction() as tx:
-            cursor = await tx.execute(
+            async with tx.execute(
+                "SELECT agent, cost_usd FROM calls WHERE status = 'pending' ORDER BY id"
+            ) as cursor:
+                rows = list(await cursor.fetchall())
+            for row in rows:
+                before = cut.get(row["agent"], Interrupted(0, Decimal(0)))
+                cut[row["agent"]] = Interrupted(
+                    before.calls + 1, before.estimate_usd + Decimal(row["cost_usd"])
+                )
+            await tx.execute(
                 "UPDATE calls SET status = 'interrupted', estimated = 1 WHERE status = 'pending'"
             )
-            return cursor.rowcount
+            if tell is not None and cut:
+                await tell(tx, cut)
+        return cut
 
     async def spend_today(self, agent: str) -> Decimal:
         return (await self._day(day_of(self._clock.now()))).get(agent, Decimal(0))
