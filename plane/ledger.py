@@ -34,14 +34,14 @@ from __future__ import annotations
 import logging
 import sqlite3
 from collections import defaultdict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
 
 import aiosqlite
-from aiosqlite import Row
+from aiosqlite import Connection, Row
 
 from plane.clock import Clock, day_of
 from plane.errors import LedgerError
@@ -58,6 +58,19 @@ class Charge:
     agent: str
     cost_usd: Decimal
     day: date
+
+
+@dataclass(frozen=True)
+class Interrupted:
+    """One agent's calls a plane that died left in flight."""
+
+    calls: int
+    estimate_usd: Decimal
+    """What they count: their estimates, summed."""
+
+
+Tell = Callable[[Connection, dict[str, Interrupted]], Awaitable[None]]
+"""Says what recovery found, inside recovery's own transaction."""
 
 
 @dataclass(frozen=True)
@@ -80,14 +93,29 @@ class Ledger:
         """The latest day reached (None until read from the database)."""
         self._told_back: date | None = None
 
-    async def recover(self) -> int:
-        """Mark calls left pending by a plane that died as interrupted.
-        Returns how many there were."""
+    async def recover(self, tell: Tell | None = None) -> dict[str, Interrupted]:
+        """Mark calls left pending by a plane that died as interrupted, at
+        their estimates. Returns, per agent, how many there were and what
+        they count. `tell` runs inside the same transaction, so what is said
+        about them (the agent's conversation) commits with them or not at all:
+        a plane killed again during start-up finds them still pending."""
+        cut: dict[str, Interrupted] = {}
         async with self._writing() as tx:
-            cursor = await tx.execute(
+            async with tx.execute(
+                "SELECT agent, cost_usd FROM calls WHERE status = 'pending' ORDER BY id"
+            ) as cursor:
+                rows = list(await cursor.fetchall())
+            for row in rows:
+                before = cut.get(row["agent"], Interrupted(0, Decimal(0)))
+                cut[row["agent"]] = Interrupted(
+                    before.calls + 1, before.estimate_usd + Decimal(row["cost_usd"])
+                )
+            await tx.execute(
                 "UPDATE calls SET status = 'interrupted', estimated = 1 WHERE status = 'pending'"
             )
-            return cursor.rowcount
+            if tell is not None and cut:
+                await tell(tx, cut)
+        return cut
 
     async def today(self) -> date:
         """The plane's day: the later of the clock's and the latest reached.

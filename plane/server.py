@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import functools
 import logging
 import os
 import secrets
@@ -53,6 +54,7 @@ from plane.roster import Roster
 from plane.runtime.crew import Crew
 from plane.runtime.scheduler import Scheduler
 from plane.runtime.services import Services
+from plane.runtime.worker import tell_cut_turns
 from plane.store import Database
 from plane.transcript import Transcript
 
@@ -105,10 +107,10 @@ class Plane:
         self._lock = _lock(self.home)
         self._db = db = await Database.open(self.home.db)
         ledger = Ledger(db, self.clock)
-        if interrupted := await ledger.recover():
-            log.warning(
-                "%d calls were in flight when the plane stopped; kept at estimate", interrupted
-            )
+        conversation = Conversation(db, self.clock)
+        if cut := await ledger.recover(tell=functools.partial(tell_cut_turns, conversation)):
+            calls = sum(c.calls for c in cut.values())
+            log.warning("%d calls were in flight when the plane stopped; kept at estimate", calls)
         roster = Roster(
             self.config,
             db,
@@ -126,7 +128,7 @@ class Plane:
             clock=self.clock,
             ledger=ledger,
             gate=Gate(ledger, ceilings, self.clock),
-            conversation=Conversation(db, self.clock),
+            conversation=conversation,
             transcript=Transcript(db),
             roster=roster,
             bus=EventBus(),

@@ -8,7 +8,7 @@ import pytest
 
 from plane.clock import ManualClock
 from plane.errors import LedgerError
-from plane.ledger import Ledger
+from plane.ledger import Interrupted, Ledger
 from plane.protocol import Usage
 from plane.store import MIGRATIONS, Database
 
@@ -56,7 +56,7 @@ async def test_settled_calls_survive_a_restart(open_ledger):
         await ledger.settle(call, USAGE, Decimal(cost), "table")
     await db.close()
     _, again = await open_ledger(ManualClock(NOON))
-    assert await again.recover() == 0
+    assert await again.recover() == {}
     assert await again.spend_today("demo") == Decimal("0.35")
 
 
@@ -65,11 +65,11 @@ async def test_a_call_in_flight_when_the_plane_died_keeps_its_estimate(open_ledg
     await ledger.open_call("demo", "p", "m", Decimal("0.07"), "estimate")
     await db.close()  # the process dies: no settle
     _, again = await open_ledger(ManualClock(NOON))
-    assert await again.recover() == 1
+    assert await again.recover() == {"demo": Interrupted(calls=1, estimate_usd=Decimal("0.07"))}
     assert await again.spend_today("demo") == Decimal("0.07")
     [entry] = await again.entries(date(2026, 11, 29))
     assert (entry.status, entry.estimated) == ("interrupted", True)
-    assert await again.recover() == 0  # never counted twice
+    assert await again.recover() == {}  # never counted twice
 
 
 async def test_a_call_is_charged_to_the_day_its_cost_became_known(open_ledger):
