@@ -2,6 +2,8 @@
 readable, and nothing else can be reached — checked by the kernel."""
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -41,8 +43,29 @@ async def test_temporary_files_go_to_the_workspace(confined):
     assert str(confined.workspace / ".tmp") in out
 
 
-def test_without_landlock_the_command_is_refused_not_run_unconfined(monkeypatch, capsys, tmp_path):
-    monkeypatch.setattr(sandbox, "abi", lambda: 0)
-    assert sandbox.main([str(tmp_path), "--", "touch", str(tmp_path / "ran")]) == sandbox.REFUSED
-    assert "sandbox: false" in capsys.readouterr().err
+def _launch(tmp_path, prelude, *argv):
+    """The launcher in a process of its own (it changes namespaces), after `prelude`."""
+    code = "\n".join(
+        [
+            "import sys",
+            "from plane.tools import sandbox",
+            prelude,
+            "sys.exit(sandbox.main(sys.argv[1:]))",
+        ]
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path), "--", *argv],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+def test_without_landlock_the_command_is_refused_not_run_unconfined(tmp_path):
+    done = _launch(tmp_path, "sandbox.abi = lambda: 0", "touch", str(tmp_path / "ran"))
+    assert done.returncode == sandbox.REFUSED
+    assert done.stderr == (
+        "The command was not run: the sandbox needs Linux Landlock (this kernel has no "
+        "Landlock). Set `sandbox: false` in agents.yaml to run commands unconfined.\n"
+    )
     assert not (tmp_path / "ran").exists()
