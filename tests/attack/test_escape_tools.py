@@ -67,6 +67,7 @@ def context(home: Path, *, sandboxed: bool) -> FakeContext:
 
 async def call(ctx: FakeContext, tool: str, **arguments: object) -> tuple[bool, str]:
     result = await registry.call(tool, json.dumps(arguments), ctx)
+    assert "failed unexpectedly" not in result.text, result.text  # a refusal, never a crash
     return result.ok, result.text
 
 
@@ -101,23 +102,24 @@ def gone(prefix: str, within: float = 3.0) -> bool:
 # -- 1. the file tools against a symlink swapped in a tight loop -------------
 
 SWAPPER = """
-import os, sys
+import ctypes, os, sys
 os.chdir(sys.argv[1])
-outside = sys.argv[2]
-while True:
-    os.rename("d", "d.aside")
-    os.symlink(outside, "d")
-    os.unlink("d")
-    os.rename("d.aside", "d")
+os.symlink(sys.argv[2], "d.link")
+libc = ctypes.CDLL(None, use_errno=True)
+AT_FDCWD, RENAME_EXCHANGE = -100, 2
+while True:  # d/ and the symlink trade names atomically: d always exists, as one or the other
+    libc.renameat2(AT_FDCWD, b"d", AT_FDCWD, b"d.link", RENAME_EXCHANGE)
 """
 
 
 @pytest.fixture
 def swapping(home: Path, outside: Path):
-    """`d/` in the workspace, swapped for a symlink to `outside/` and back, for ever."""
+    """`d/` in the workspace, swapped for a symlink to `outside/` and back, for ever
+    (as a process the agent left behind would, had it survived its command)."""
     workspace = home / "workspaces" / "agent"
     (workspace / "d").mkdir()
     (workspace / "d" / "f.txt").write_text("inside\n")
+    (outside / "only-outside.txt").write_text(f"{SECRET}\n")
     swapper = subprocess.Popen([sys.executable, "-c", SWAPPER, str(workspace), str(outside)])
     time.sleep(0.1)
     yield workspace
@@ -130,10 +132,11 @@ async def test_reads_writes_and_greps_never_reach_through_a_swapped_directory(
 ):
     ctx = context(home, sandboxed=False)
     leaks: list[str] = []
-    refused = 0
+    refused = served = 0
     for n in range(300):
         ok, text = await call(ctx, "read_file", path="d/f.txt")
         refused += not ok
+        served += text == "inside"
         if SECRET in text:
             leaks.append(f"read {n}")
         ok, text = await call(ctx, "write_file", path=f"d/w{n}.txt", content="pwned")
@@ -145,14 +148,15 @@ async def test_reads_writes_and_greps_never_reach_through_a_swapped_directory(
             if SECRET in text:
                 leaks.append(f"grep {n}")
         ok, text = await call(ctx, "list_files", path="d")
-        if ok and "f.txt" in text and n > 1 and "w0.txt" not in text:
-            leaks.append(f"list {n}")  # a listing of outside/, which holds no w*.txt
-    assert leaks == []
-    assert sorted(os.listdir(outside)) == ["f.txt"]
+        if "only-outside" in text:
+            leaks.append(f"list {n}")
+    landed = sorted(set(os.listdir(outside)) - {"f.txt", "only-outside.txt"})
+    kinds = {
+        kind: sum(leak.startswith(kind) for leak in leaks) for kind in ("read", "grep", "list")
+    }
+    assert (leaks, landed) == ([], []), f"leaked {kinds}, {len(landed)} of 300 writes outside"
     assert (outside / "f.txt").read_text() == f"{SECRET} outside\n"
-    written = [name for name in os.listdir(swapping / "d") if name.startswith("w")]
-    assert written  # the tools kept working while attacked
-    assert refused < 600  # and refused only when the swap was caught in the act
+    assert served and refused < 600  # it kept working while attacked; refused when d/ was a link
 
 
 async def test_a_patch_never_writes_through_a_swapped_directory(
@@ -162,7 +166,8 @@ async def test_a_patch_never_writes_through_a_swapped_directory(
     for n in range(100):
         patch = f"--- /dev/null\n+++ b/d/p{n}.txt\n@@ -0,0 +1 @@\n+pwned\n"
         await call(ctx, "apply_patch", patch=patch)
-    assert sorted(os.listdir(outside)) == ["f.txt"]
+    landed = sorted(set(os.listdir(outside)) - {"f.txt", "only-outside.txt"})
+    assert landed == [], f"{len(landed)} of 100 patches wrote outside"
 
 
 # -- 2. a command's whole process tree ends with it ---------------------------
