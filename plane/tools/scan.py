@@ -1,6 +1,6 @@
 """Walking a workspace and searching it. Standard library only, on purpose.
 
-`grep` runs this file as a child process (`python -I scan.py '<json>'`, under
+`grep` runs this file as a child process (`python -I -c <this file> '<json>'`, under
 the same launcher and sandbox as `run_command`) rather than in a thread: a
 regular expression can backtrack for hours, a thread cannot be stopped, and a
 process can. The plane resolves the path to search (`workspace.locate`) and

@@ -34,6 +34,9 @@ from plane.tools.workspace import (
 )
 
 GREP_TIMEOUT_S = 30
+SCAN_SOURCE = Path(scan.__file__).read_text(encoding="utf-8")
+"""scan.py, passed as `-c`: the sandboxed child need not be able to read the
+plane's own files (in a source checkout they lie outside every readable root)."""
 MAX_MATCHES = 200
 MAX_LINE = 300
 
@@ -66,7 +69,7 @@ async def grep(args: GrepArgs, ctx: ToolContext) -> str:
             "max_line": MAX_LINE,
         }
         finished = await run_process(
-            [sys.executable, "-I", scan.__file__, json.dumps(request)],
+            [sys.executable, "-I", "-c", SCAN_SOURCE, json.dumps(request)],
             workspace=ctx.workspace,
             sandboxed=ctx.sandboxed,
             env=tool_environment(ctx.workspace),
