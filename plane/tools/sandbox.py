@@ -156,9 +156,16 @@ def readable_roots(
     return roots, dropped
 
 
+_LOGGED: set[tuple[Path, Path]] = set()
+
+
 def log_dropped(path_variable: str, protected: Iterable[Path]) -> None:
-    """Say in the plane's log which readable roots the sandbox leaves out, and why."""
+    """Say in the plane's log (once each) which readable roots the sandbox
+    leaves out, and why."""
     for root, home in readable_roots(path_variable, protected)[1].items():
+        if (root, home) in _LOGGED:
+            continue
+        _LOGGED.add((root, home))
         log.warning(
             "The sandbox does not grant reading %s: it holds or lies in the plane's home %s, "
             "which agents' commands must not read.",
