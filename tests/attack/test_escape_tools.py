@@ -127,6 +127,7 @@ def swapping(home: Path, outside: Path):
     swapper.wait()
 
 
+@pytest.mark.slow
 async def test_reads_writes_and_greps_never_reach_through_a_swapped_directory(
     home: Path, outside: Path, swapping: Path
 ):
