@@ -170,6 +170,7 @@ class Plane:
             with contextlib.suppress(FileNotFoundError):
                 self.home.socket.unlink()
             self._lock.close()
+            self._lock = None  # shut down twice, it does not touch the next plane's socket
 
     async def _providers(self, roster: Roster) -> dict[str, Provider]:
         """Every agent counts as a user of its provider, those created from
