@@ -2,6 +2,7 @@
 command says so: run as a user runs them, against a real daemon process."""
 
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -67,14 +68,16 @@ def test_stop_waits_and_every_command_agrees_while_it_stops(tmp_path, config, sc
             assert time.monotonic() < deadline, "the turn never reached the model"
             time.sleep(0.05)
 
-        told = plane_cmd(home, "stop", "--no-wait")
-        assert (told.returncode, told.stdout) == (0, "The plane is stopping.\n"), told.stderr
-        # All at once, while the turn holds the stop up (each takes a second or two here).
         with ThreadPoolExecutor() as pool:
+            stopping = pool.submit(plane_cmd, home, "stop")
+            until_the_socket_refuses(home)
+            # All at once, while the turn holds the stop up (each takes a second or two here).
             status, second, impatient = pool.map(
                 lambda args: plane_cmd(home, *args),
                 [("status",), ("serve", "--config", str(config)), ("stop", "--timeout", "0.2")],
             )
+            assert not stopping.done(), "`plane stop` returned before the plane had stopped"
+            stopped = stopping.result()
         assert (status.returncode, status.stderr) == (
             1,
             f"plane: The plane in {home} is stopping.\n",
@@ -85,8 +88,6 @@ def test_stop_waits_and_every_command_agrees_while_it_stops(tmp_path, config, sc
         )
         assert impatient.returncode == 1
         assert impatient.stderr.startswith("plane: The plane is still stopping after 0.2s")
-
-        stopped = plane_cmd(home, "stop")
         assert (stopped.returncode, stopped.stdout) == (0, "The plane has stopped.\n"), stopped
         assert not (home / "plane.sock").exists()
         assert daemon.wait(timeout=5) == 0
@@ -100,12 +101,26 @@ def test_stop_waits_and_every_command_agrees_while_it_stops(tmp_path, config, sc
     again = serve(home, config)  # `plane stop && plane serve`: the home is free
     try:
         until_it_answers(home, again)
-        stopped = plane_cmd(home, "stop")
-        assert stopped.returncode == 0 and again.wait(timeout=5) == 0
+        told = plane_cmd(home, "stop", "--no-wait")
+        assert (told.returncode, told.stdout) == (0, "The plane is stopping.\n"), told.stderr
+        assert again.wait(timeout=20) == 0
     finally:
         if again.poll() is None:
             again.kill()
             again.wait()
+
+
+def until_the_socket_refuses(home: Path) -> None:
+    """The plane has stopped listening: its stop has begun."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with socket.socket(socket.AF_UNIX) as probe:
+            try:
+                probe.connect(str(home / "plane.sock"))
+            except OSError:
+                return
+        time.sleep(0.02)
+    raise AssertionError("the plane never stopped listening")
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "soon"])
