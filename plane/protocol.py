@@ -1,13 +1,14 @@
 """Every frame that crosses the plane's socket.
 
 The plane and its clients (the TUI, the `plane` CLI) speak newline-delimited
-JSON over a Unix socket (mode 0600) or TCP with a token. Every frame is one of
+JSON over a Unix socket (mode 0600) or TCP; on both, `hello` carries the
+plane's token. Every frame is one of
 the pydantic models below, told apart by its `type`; no untyped dict crosses
 the socket. This is the only module of `plane` that `tui` imports.
 
 A conversation on the socket:
 
-    client → hello (protocol_version)        plane → welcome
+    client → hello (protocol_version, token) plane → welcome
     client → subscribe                       plane → snapshot, then events
     client → send / history / new_agent / …  plane → a reply with the same id
 
@@ -21,12 +22,12 @@ through a float.
 
 from __future__ import annotations
 
-import json
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Annotated, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic_core import from_json
 
 PROTOCOL_VERSION = 1
 MAX_FRAME_BYTES = 1 << 20
@@ -179,7 +180,10 @@ class Hello(Frame):
     protocol_version: int
     client: str = ""
     token: str | None = None
-    """Required on TCP; ignored on the Unix socket, which only its owner can open."""
+    """The plane's token (the file `token` in its home), on the Unix socket as
+    on TCP: it is what tells the operator's clients from anything else that
+    can reach the socket, an agent's commands included. Clients read it from
+    the socket's directory; a missing or wrong one is `unauthorized`."""
 
 
 class Subscribe(Frame):
@@ -403,8 +407,10 @@ def _describe(exc: ValidationError) -> str:
 
 def _id_of(line: bytes) -> int | None:
     try:
-        value = json.loads(line)
-    except ValueError:
+        # pydantic's parser has a depth limit and says so with a ValueError;
+        # json.loads raises RecursionError on a frame nested ~1,000 deep.
+        value = from_json(line)
+    except (ValueError, RecursionError):
         return None
     ident = value.get("id") if isinstance(value, dict) else None
     return ident if isinstance(ident, int) and not isinstance(ident, bool) else None

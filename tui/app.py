@@ -64,6 +64,9 @@ class PlaneApp(App[None]):
 
     @on(PlaneLost)
     def _lost(self, event: PlaneLost) -> None:
+        if event.final:
+            self.main_screen.lost = event.reason
+            return
         wait = f"{event.retry_in:.0f}s" if event.retry_in >= 1 else "a moment"
         self.main_screen.lost = (
             f"{event.reason} Reconnecting to {event.address} in {wait} (try {event.attempt})."
