@@ -56,6 +56,7 @@ def config(tmp_path: Path, scripted_llm: ScriptedLLM) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_stop_waits_and_every_command_agrees_while_it_stops(tmp_path, config, scripted_llm):
     home = tmp_path / "home"
     daemon = serve(home, config)
