@@ -112,7 +112,7 @@ def run_ours(samples: list[Sample], store: RefStore) -> dict[str, Outcome]:
             result.compressor,
             result.note,
             round_trip_ok=ok and result.note != "round trip failed",
-            crashed=result.note == "error",
+            crashed=result.note.startswith("error"),
             digest=digest(result.text, result.refs),
         )
     return outcomes

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from plane.economy.compress.levels import count_levels
 from plane.economy.compress.markers import marker, ref_for
-from plane.economy.compress.salience import count_levels
 
 # A labeller turns (kind, removed lines) into the marker's label and tail.
 Labeller = Callable[[str, list[str]], tuple[str, str]]

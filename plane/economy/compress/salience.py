@@ -19,13 +19,11 @@ the location half (`Plan.protect_paths = False`); errors are always guarded.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from plane.economy.compress.plan import Fold, Inline, Plan
+from plane.economy.compress.levels import ERROR_LINE_RE, error_lines
+from plane.economy.compress.plan import Fold, Inline, Plan, split_folds
 
 _EXT = (
     "py|pyi|pyx|js|mjs|cjs|ts|tsx|jsx|go|rs|c|h|cc|cpp|cxx|hpp|hh|java|kt|cs|rb|php|sh|bash"
@@ -37,45 +35,9 @@ PATH_RE = re.compile(
     + _EXT
     + r")(?:\.\d+)*(?::\d+)?)(?![\w/])"
 )
-ERROR_LINE_RE = re.compile(
-    r"error|fail|warning|exception|traceback|fatal|denied|not found|undefined", re.I
-)
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
 PAGE_LINE = 4000  # characters: a line longer than this is a page, not a line of output
 _PATH_HINT = re.compile(r"\.(?:" + _EXT + r")\b")
-
-
-_KEYWORDS = (
-    "error",
-    "fail",
-    "warning",
-    "exception",
-    "traceback",
-    "fatal",
-    "denied",
-    "not found",
-    "undefined",
-)
-
-
-def is_error_line(line: str) -> bool:
-    return ERROR_LINE_RE.search(line) is not None
-
-
-def error_lines(lines: list[str], words: tuple[str, ...] = _KEYWORDS) -> list[bool]:
-    """Which lines mention an error or a warning, found with a few fast scans of the text."""
-    flags = [False] * len(lines)
-    low = "\n".join(lines).lower()
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line) + 1)
-    for word in words:
-        pos = low.find(word)
-        while pos >= 0:
-            n = bisect_right(starts, pos) - 1
-            flags[n] = True
-            pos = low.find(word, starts[n + 1])
-    return flags
 
 
 def novel_error_lines(lines: list[str]) -> list[bool]:
@@ -98,33 +60,6 @@ def details(line: str, paths: bool = True) -> set[str]:
         if not paths:
             found.update(PATH_RE.findall(line))
     return found
-
-
-# What a label counts: a line that reports an error or a warning, not every line that
-# mentions one (`test_broken_pipe_error ... ok`, `libgpg-error-dev` are neither).
-_REPORTS_ERROR = re.compile(
-    r"(?i:(?<!\w)(?:errors?|fail(?:ed|ure|s)?|fatal|exception|traceback|denied"
-    r"|panic(?:ked)?)(?!\w|-\w))|[a-z](?:Error|Exception)\b|^E {2,}\S"
-)
-_REPORTS_WARNING = re.compile(r"(?i:(?<!\w)warn(?:ing|ings|s)?(?!\w|-\w))|[a-z]Warning\b")
-_PASSED = re.compile(r"(?:\.\.\. ok|\bPASSED|\bpassed|\bok)\s*$")
-
-
-def count_levels(lines: list[str]) -> tuple[int, int]:
-    """How many of these lines report an error, and how many (other) a warning."""
-    mentions = error_lines(lines, _LEVEL_WORDS)  # a fast pass; the patterns judge the few
-    errors = warnings = 0
-    for line, mentioned in zip(lines, mentions, strict=True):
-        if not (mentioned or line.startswith("E ")) or _PASSED.search(line):
-            continue
-        if _REPORTS_ERROR.search(line):
-            errors += 1
-        elif _REPORTS_WARNING.search(line):
-            warnings += 1
-    return errors, warnings
-
-
-_LEVEL_WORDS = ("error", "fail", "fatal", "exception", "traceback", "denied", "panic", "warn")
 
 
 def guard(plan: Plan) -> Plan:
@@ -166,8 +101,6 @@ def guard(plan: Plan) -> Plan:
     if dropped:
         folds = [f for f in folds if f not in dropped]
     if pinned:
-        from plane.economy.compress.plan import split_folds  # plan imports this module
-
         folds = split_folds(folds, pinned)
     if dropped or pinned:
         plan.folds = folds

@@ -7,8 +7,9 @@ import json
 import re
 from itertools import pairwise
 
-from plane.economy.compress import Compressed, compress, expand, markup, search
+from plane.economy.compress import Compressed, compress, expand
 from plane.economy.compress.classify import classify
+from plane.economy.compress.formats import markup, search
 from plane.economy.compress.markers import CODE_MARKER_RE, MARKER_RE
 from tests.plane.compress.helpers import FIXTURES, fixture, kept_lines, round_trips, run
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 
-from plane.economy.compress import logs
+from plane.economy.compress.context import NO_CONTEXT, Context
+from plane.economy.compress.formats import logs
 from plane.economy.compress.plan import Plan
 
 # The path has a letter, a dot or a slash in it: `2026-05-09 07:41` (grep over a log with
@@ -26,11 +27,11 @@ LONG_MATCH = 48  # characters of matched text after `path:line:`
 CONTEXT = 1
 
 
-def compress(lines: list[str], command: str | None = None) -> Plan:
+def compress(lines: list[str], context: Context = NO_CONTEXT) -> Plan:
     kinds = [_kind(line) for line in lines]
     located = sum(1 for kind in kinds if kind in ("match", "context"))
     if located < sum(1 for line in lines if line.strip()) / 2:
-        return logs.compress(lines)  # `grep` over one file prints lines, not locations
+        return logs.compress(lines, context)  # `grep` over one file prints lines, not locations
     plan = Plan(lines, protect_paths=False)
     keep = [k == "match" or k == "other" for k in kinds]
     _keep_context(kinds, keep)
