@@ -74,6 +74,13 @@ _LEVEL_WORDS = (
 )
 
 
+def reports_level(line: str) -> bool:
+    """Whether this line reports an error or a warning (not only mentions one)."""
+    if _PASSED.search(line):
+        return False
+    return bool(_REPORTS_ERROR.search(line) or _REPORTS_WARNING.search(line))
+
+
 def count_levels(lines: list[str]) -> tuple[int, int]:
     """How many of these lines report an error, and how many (other) a warning."""
     mentions = error_lines(lines, _LEVEL_WORDS)  # a fast pass; the patterns judge the few

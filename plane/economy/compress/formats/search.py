@@ -17,9 +17,11 @@ from plane.economy.compress.formats import logs
 from plane.economy.compress.plan import Plan
 
 # The path has a letter, a dot or a slash in it: `2026-05-09 07:41` (grep over a log with
-# no file name in front) is a date, not `2026`, line 05.
+# no file name in front) is a date, not `2026`, line 05; and a line that starts with a date
+# (`2026-05-09T07:41:12`) is a log line, not `2026-05-09T07`, line 41.
 _MATCH = re.compile(
-    r"^(?P<path>(?=[^\s:]*?[A-Za-z_./])[^\s:][^:]*?)(?P<sep>[:=-])(?P<line>\d+)(?P=sep)"
+    r"^(?!\[?\d{4}-\d\d-\d\d)"
+    r"(?P<path>(?=[^\s:]*?[A-Za-z_./])[^\s:][^:]*?)(?P<sep>[:=-])(?P<line>\d+)(?P=sep)"
 )
 _FILE_ONLY = re.compile(r"^(?P<path>[^\s:][^:]*?):(?P<count>\d+)$")
 PER_FILE = 4
@@ -30,8 +32,10 @@ CONTEXT = 1
 def compress(lines: list[str], context: Context = NO_CONTEXT) -> Plan:
     kinds = [_kind(line) for line in lines]
     located = sum(1 for kind in kinds if kind in ("match", "context"))
-    if located < sum(1 for line in lines if line.strip()) / 2:
-        return logs.compress(lines, context)  # `grep` over one file prints lines, not locations
+    if "match" not in kinds or located < sum(1 for line in lines if line.strip()) / 2:
+        # `grep` over one file prints lines, not locations; with no `path:line:` match at
+        # all, it is not search output
+        return logs.compress(lines, context)
     plan = Plan(lines, protect_paths=False)
     keep = [k == "match" or k == "other" for k in kinds]
     _keep_context(kinds, keep)
