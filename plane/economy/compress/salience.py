@@ -57,10 +57,11 @@ def locations(text: str) -> list[str]:
     ]
 
 
-# What a warning or an error is about, quoted (`'cgi' is deprecated`, `unused variable 'n'`).
-_QUOTED = re.compile(
-    r"'[^'\s][^'\n]{0,120}'|\"[^\"\s][^\"\n]{0,120}\"|‘[^’\n]{1,120}’|`[^`\s][^`\n]{0,120}`"
-)
+# What a warning or an error is about, quoted as a name (`'cgi' is deprecated`, gcc's
+# `unused variable ‘n’`): one word between single quotes, not a quoted phrase, nor the
+# double-quoted strings of JSON.
+_QUOTED = re.compile(r"'[\w.@/+:-]{1,80}'|‘[^’\s]{1,80}’|`[^`\s]{1,80}`")
+_AT_LINE = re.compile(r":\d+$")  # `warn.c:12` is about warn.c: the line is not a subject
 
 
 def subjects(line: str) -> list[str]:
@@ -68,7 +69,7 @@ def subjects(line: str) -> list[str]:
     in it. Two such lines alike but for their subjects are not repeats of each other."""
     if not reports_level(line):
         return []
-    return [*locations(line), *_QUOTED.findall(line)]
+    return [*(_AT_LINE.sub("", p) for p in locations(line)), *_QUOTED.findall(line)]
 
 
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")

@@ -2,10 +2,10 @@
 
 A match line is `path:line:text`; context lines (`path-line-text`, rg -C)
 and `--` separators surround it. Context beyond one line on each side of a
-match folds; within a file, matches beyond the first few fold, and files
-beyond the first few keep only their first matches. Every match whose
-location (`file.ext:123`) nothing else shows stays visible through the
-engine's guard, so what folds is mostly context and repeats.
+match folds; within a file, matches beyond the first few fold but for their
+locations: the marker lists each folded match's file and line numbers
+(`[… 9 more matches at app.py:12,40,88; util.py:7 ref:…]`), so a location is
+never what a fold hides. Matches on error lines stay through the guard.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ _MATCH = re.compile(
 )
 _FILE_ONLY = re.compile(r"^(?P<path>[^\s:][^:]*?):(?P<count>\d+)$")
 PER_FILE = 4
-LONG_MATCH = 48  # characters of matched text after `path:line:`
+LONG_MATCH = 24  # characters of matched text after `path:line:`: shorter ones cost no more kept
 CONTEXT = 1
 
 
@@ -74,8 +74,8 @@ def _keep_context(kinds: list[str], keep: list[bool]) -> None:
 
 
 def _limit_per_file(lines: list[str], kinds: list[str], keep: list[bool]) -> None:
-    """After PER_FILE matches in one file, long match lines fold: each folded match hides
-    one location, so the lines that cost the most are the ones worth folding."""
+    """After PER_FILE matches in one file, match lines fold unless short: the marker still
+    names each folded match's location (`a.py:12,40`), so what folds is only its text."""
     counts: dict[str, int] = {}
     for i, kind in enumerate(kinds):
         if kind != "match":
