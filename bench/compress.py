@@ -131,7 +131,9 @@ def run_ours(samples: list[Sample], store: RefStore) -> dict[str, Outcome]:
             continue
         store.put(result.refs)
         try:
-            ok = expand(result.text, store.get) == s.text
+            # an output sent unchanged needs no expanding (and may hold marker-like text
+            # of its own: a README that shows one)
+            ok = result.text == s.text or expand(result.text, store.get) == s.text
         except Exception:
             ok = False
         outcomes[s.id] = Outcome(

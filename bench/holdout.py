@@ -164,7 +164,6 @@ JOBS = [
     Job("plain", "cat /usr/share/doc/bash/copyright"),
     # progress meters and redraws
     Job("progress", "timeout -s INT 9 dd if=/dev/zero of=/dev/null bs=512 status=progress 2>&1"),
-    Job("progress", "curl -# --limit-rate 1M -o /dev/null http://127.0.0.1:{port}/blob.bin 2>&1"),
     Job(
         "progress",
         "wget --progress=bar:force:noscroll --limit-rate=1m -O /dev/null"
@@ -175,6 +174,7 @@ JOBS = [
         "progress",
         "rm -rf {work}/clone && git clone --progress --no-local {repo} {work}/clone 2>&1",
     ),
+    Job("progress", "cd {work}/clone && git repack -a -d -f --progress 2>&1"),
     # search results
     Job("search", "cd {repo} && grep -rn 'def ' plane | head -4000"),
     Job("search", "grep -rn -C2 'import' /usr/lib/python3.11/email/*.py | head -4000"),
@@ -393,7 +393,8 @@ def _diagnostics(root: Path) -> None:
     (root / "warn.c").write_text("".join(warn))
     tmpl = [
         "#include <map>\n#include <string>\n#include <vector>\n",
-        "template <typename T> struct Box { T value; T get() const { return value.missing(); } };\n",
+        "template <typename T> struct Box { T value;"
+        " T get() const { return value.missing(); } };\n",
     ]
     for n in range(12):
         tmpl.append(
@@ -404,13 +405,15 @@ def _diagnostics(root: Path) -> None:
     rust = ["use std::collections::HashMapp;\n"]
     for n in range(15):
         rust.append(
-            f"pub fn take_{n}(v: Vec<String>) -> usize {{ let r = &v; drop(v); r.len() + undefined_{n} }}\n"
+            f"pub fn take_{n}(v: Vec<String>) -> usize {{"
+            f" let r = &v; drop(v); r.len() + undefined_{n} }}\n"
         )
     (root / "broken.rs").write_text("".join(rust))
     java = ["import java.util.*;\npublic class Broken {\n"]
     for n in range(20):
         java.append(
-            f"  public int m{n}(List raw) {{ List<String> s = raw; return s.size() + missing{n}; }}\n"
+            f"  public int m{n}(List raw) {{"
+            f" List<String> s = raw; return s.size() + missing{n}; }}\n"
         )
     java.append("}\n")
     (root / "Broken.java").write_text("".join(java))
