@@ -179,7 +179,7 @@ def _matches(removed: list[str]) -> str:
 
 
 # Heads that count something other than lines, worked out only when asked for.
-_COUNTED = {
+_COUNTED: dict[str, Callable[[list[str]], str]] = {
     "matches": _matches,
     "repeat": lambda removed: f"×{len(removed) + 1}",
     "paragraphs": lambda removed: (
