@@ -174,7 +174,6 @@ JOBS = [
         "progress",
         "rm -rf {work}/clone && git clone --progress --no-local {repo} {work}/clone 2>&1",
     ),
-    Job("progress", "cd {work}/clone && git repack -a -d -f --progress 2>&1"),
     # search results
     Job("search", "cd {repo} && grep -rn 'def ' plane | head -4000"),
     Job("search", "grep -rn -C2 'import' /usr/lib/python3.11/email/*.py | head -4000"),
