@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: run test lint bench snapshots clean
+.PHONY: run test test-fast lint bench snapshots clean
 
 $(BIN)/plane: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,10 @@ lint: $(BIN)/plane
 
 test: lint
 	$(BIN)/pytest
+
+# The inner loop: everything but the e2e, embedded-model and slow tiers.
+test-fast: $(BIN)/plane
+	$(BIN)/pytest -q -m "not e2e and not embedded and not slow"
 
 bench: $(BIN)/plane
 	$(BIN)/python bench/compress.py

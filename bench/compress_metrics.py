@@ -1,14 +1,21 @@
 """The bench's own definition of "salient tokens", written from the issue, not the engine.
 
-A token is salient when it is path-like anywhere in the output (`dir/name.ext`,
-`/abs/dir/name.ext`, `name.ext`, `name.ext:12`, for common source, config, archive and library
-extensions), or an identifier of 4+ characters on a line that mentions error,
-fail, warning, exception, traceback, fatal, denied, not found or undefined
-(case-insensitive). Tokens are counted once per sample. A token is visible
-when it occurs anywhere in the compressed text.
+A token is salient when it is a location anywhere in the output, counted
+broadly: any `dir/name.ext` or `/abs/dir/name.ext` whatever the extension (one
+that starts with a letter: `dir/1.2.3` is a version), a bare `name.ext` of a
+common source, config, archive or library kind, with its `:line` when it has
+one; or an identifier of 4+ characters on an error line, a line where an
+error word stands as a word (`error`, `failed`, `warning`, `Traceback`,
+`not found`, `No such file or directory`, a `TypeError` or `DeprecationWarning`
+name; not `libgpg-error-dev` or `test_broken_pipe_error`). Tokens are counted
+once per sample. A token is visible when it occurs anywhere in the compressed
+text; a location `path:12` also when the text names the file with the line in
+a list of its line numbers (`path:3,12,40`).
 
 Deliberately independent of `plane.economy.compress.salience`: the engine's
-guard and the bench's yardstick must not share a bug.
+guard and the bench's yardstick must not share a bug. (The only exclusions
+are bytecode caches and hash-bearing download URLs, which are not locations
+anyone acts on.)
 """
 
 from __future__ import annotations
@@ -30,12 +37,18 @@ _EXTENSIONS = (
 # An absolute or home-relative path (`/usr/lib/x.py`, `~/a/b.rs`) is one token, leading
 # slash included: the lookbehind alone would refuse every start inside it and so miss it.
 PATH_TOKEN = re.compile(
-    r"(?<![\w./~-])((?:/|~/)?(?:[\w.@+-]+/)*[\w@+-][\w.@+-]*\.(?:"
-    + "|".join(_EXTENSIONS)
-    + r")(?:\.\d+)*(?::\d+)?)(?![\w/])"
+    r"(?<![\w./~-])("
+    r"(?:/|~/|\./|\.\./)?(?:[\w.@+-]+/)+[\w@+-][\w.@+-]*\.[A-Za-z][A-Za-z0-9_]*(?:\.\d+)*"
+    r"(?::\d+)?"
+    r"|(?:[\w@+-][\w.@+-]*)\.(?:" + "|".join(_EXTENSIONS) + r")(?:\.\d+)*(?::\d+)?"
+    r")(?![\w/])"
 )
+_SKIP = re.compile(r"__pycache__|\.pyc(?::\d+)?$|/[0-9a-f]{20,}/")
 ERROR_LINE = re.compile(
-    r"error|fail|warning|exception|traceback|fatal|denied|not found|undefined", re.I
+    r"(?<![\w-])(?:errors?|fail(?:s|ed|ure|ures)?|warnings?|exceptions?|traceback|fatal|denied"
+    r"|not found|undefined|no such file or directory)(?![\w-])"
+    r"|[a-z](?:Error|Exception|Warning)\b",
+    re.I,
 )
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
 
@@ -51,7 +64,7 @@ class Tokens:
 
 
 def salient(text: str) -> Tokens:
-    paths = set(PATH_TOKEN.findall(text))
+    paths = {p for p in PATH_TOKEN.findall(text) if not _SKIP.search(p)}
     words: set[str] = set()
     for line in text.splitlines():
         if ERROR_LINE.search(line):
@@ -59,8 +72,22 @@ def salient(text: str) -> Tokens:
     return Tokens(frozenset(paths), frozenset(words))
 
 
+_AT_LINE = re.compile(r"^(.+):(\d+)$")
+
+
 def visible(tokens: frozenset[str], compressed: str) -> int:
-    return sum(1 for token in tokens if token in compressed)
+    return sum(1 for token in tokens if _shown(token, compressed))
+
+
+def _shown(token: str, text: str) -> bool:
+    if token in text:
+        return True
+    at = _AT_LINE.match(token)
+    if at is None or at.group(1) + ":" not in text:
+        return False
+    path, line = at.groups()
+    listed = re.compile(re.escape(path) + r":(?:\d+,)*" + line + r"(?![\d])")
+    return listed.search(text) is not None
 
 
 def error_lines(text: str) -> list[str]:

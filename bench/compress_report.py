@@ -158,3 +158,62 @@ def _print_checks(rows: list[Row], t: Totals, headroom: bool) -> None:
         f"{err_lines_seen}/{err_lines}, {err_lines_repeated} more folded as repeats of a kept"
         f" line's shape, {err_lines - err_lines_seen - err_lines_repeated} neither"
     )
+
+
+def print_side_by_side(results: dict[str, list[Row]], headroom: bool) -> None:
+    """The aims and headline figures of each corpus in one table, a column per corpus."""
+    names = list(results)
+    totals = {name: Totals.of(rows) for name, rows in results.items()}
+
+    def ratio(part: int, whole: int) -> float:
+        return part / whole if whole else 1.0
+
+    lines: list[tuple[str, list[str], bool | None]] = []
+
+    def row(label: str, cells: list[str], ok: bool | None = None) -> None:
+        lines.append((label, cells, ok))
+
+    def every(test: list[bool]) -> bool:
+        return all(test)
+
+    removed = [ratio(t.removed, t.chars) for t in totals.values()]
+    seen = [ratio(t.seen, t.tokens) for t in totals.values()]
+    err = [ratio(t.err_seen, t.err_tokens) for t in totals.values()]
+    row("samples", [str(t.n) for t in totals.values()])
+    row(
+        "removed (aim ≥ 72%)",
+        [f"{100 * r:.1f}%" for r in removed],
+        every([r >= 0.72 for r in removed]),
+    )
+    if headroom:
+        row("  Headroom removed", [_pct(t.hr_removed, t.chars).strip() for t in totals.values()])
+    row(
+        "salient visible (aim ≥ 90%)",
+        [f"{100 * r:.1f}%" for r in seen],
+        every([r >= 0.90 for r in seen]),
+    )
+    if headroom:
+        row("  Headroom", [_pct(t.hr_seen, t.tokens).strip() for t in totals.values()])
+    row(
+        "error-line tokens (aim ≥ 99.5%)",
+        [f"{100 * r:.2f}%" for r in err],
+        every([r >= 0.995 for r in err]),
+    )
+    if headroom:
+        row("  Headroom", [_pct(t.hr_err_seen, t.err_tokens).strip() for t in totals.values()])
+    row("median ms/KB", [f"{statistics.median(t.ms_kb):.3f}" for t in totals.values()])
+    if headroom:
+        row("  Headroom", [f"{statistics.median(t.hr_ms_kb):.3f}" for t in totals.values()])
+    for label, attr in (
+        ("non-deterministic", "nondeterministic"),
+        ("round-trip failures", "round_trip_failed"),
+        ("larger than input", "larger"),
+        ("crashes", "crashed"),
+    ):
+        counts = [sum(getattr(r, attr) for r in rows) for rows in results.values()]
+        row(label, [str(c) for c in counts], every([c == 0 for c in counts]))
+    width = max(len(label) for label, _, _ in lines) + 2
+    print("side by side".ljust(width) + "".join(f"{name:>10}" for name in names))
+    for label, cells, ok in lines:
+        mark = "" if ok is None else ("  ✓" if ok else "  ✗")
+        print(label.ljust(width) + "".join(f"{c:>10}" for c in cells) + mark)

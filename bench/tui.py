@@ -32,6 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from plane import protocol as p
+from plane.limits import spend_level
 from tui.app import PlaneApp
 from tui.client import Address
 from tui.widgets.agent_list import AgentList
@@ -100,7 +101,10 @@ class StandInPlane:
             agent = self.agents[random.choice(names)]
             spend = agent.spend_today_usd + Decimal("0.07")
             status = "held" if spend >= 5 else random.choice(["working", "idle"])
-            agent = agent.model_copy(update={"spend_today_usd": spend, "status": status})
+            level = spend_level(spend, agent.limit_usd, agent.warn_ratio)
+            agent = agent.model_copy(
+                update={"spend_today_usd": spend, "status": status, "spend_level": level}
+            )
             self.agents[agent.name] = agent
             frame = p.encode(p.AgentUpdated(agent=agent))
             for writer in self._writers:

@@ -36,10 +36,13 @@ from plane.clock import until
 from plane.config import load_config
 from plane.economy.compress.cli import add_commands as add_compression_commands
 from plane.errors import NotRunning, PlaneError
-from plane.home import Home, user_config_path
+from plane.home import Home, PlaneState, user_config_path
 from plane.money import plain, usd, usd_exact
 
 START_TIMEOUT_S = 60.0
+STOP_TIMEOUT_S = 30.0
+"""How long `plane stop` waits: turns in flight get 10 s, then the rest closes."""
+STOP_POLL_S = 0.05
 MAX_WAIT_S = 7 * 24 * 3600.0
 
 log = logging.getLogger("plane")
@@ -160,7 +163,7 @@ def _seconds(text: str) -> float:
         value = math.nan
     if not (math.isfinite(value) and 0 < value <= MAX_WAIT_S):
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not a number of seconds (more than 0, at most {MAX_WAIT_S:.0f})"
+            f"wants a number of seconds over 0 (at most {MAX_WAIT_S:.0f}), not {text!r}"
         )
     return value
 
@@ -223,7 +226,17 @@ def parser() -> argparse.ArgumentParser:
     )
     serve.set_defaults(func=_serve)
 
-    sub.add_parser("stop", help="stop the running plane").set_defaults(func=_stop)
+    stop = sub.add_parser("stop", help="stop the running plane; returns once it has stopped")
+    stop.add_argument(
+        "--no-wait", action="store_true", help="return once the plane has been told to stop"
+    )
+    stop.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=STOP_TIMEOUT_S,
+        help=f"seconds to wait for it to stop (default {STOP_TIMEOUT_S:.0f})",
+    )
+    stop.set_defaults(func=_stop)
 
     status = sub.add_parser("status", help="the day, and each agent's spend and ceiling")
     status.add_argument("--json", action="store_true", help="machine-readable")
@@ -380,7 +393,7 @@ async def _answers(home: Home) -> bool:
 
 def _client(work: Callable[[PlaneClient], Awaitable[int]]) -> int:
     async def run() -> int:
-        client = await PlaneClient.connect(Home.from_env().socket)
+        client = await _connect(Home.from_env())
         try:
             return await work(client)
         finally:
@@ -389,13 +402,61 @@ def _client(work: Callable[[PlaneClient], Awaitable[int]]) -> int:
     return asyncio.run(run())
 
 
+async def _connect(home: Home) -> PlaneClient:
+    """A client of the plane in `home`; when none answers, what its lock
+    says: no plane, or one starting or stopping (its socket closed)."""
+    try:
+        return await PlaneClient.connect(home.socket)
+    except NotRunning:
+        state = home.state()
+        if state == "none":
+            raise
+        raise NotAnswering(home, state) from None
+
+
+class NotAnswering(PlaneError):
+    def __init__(self, home: Home, state: PlaneState) -> None:
+        said = {
+            "starting": "is starting; try again in a moment",
+            "stopping": "is stopping",
+            "running": f"holds its lock but does not answer on {home.socket}",
+        }
+        super().__init__(f"The plane in {home.root} {said.get(state, state)}.")
+        self.state = state
+
+
 def _stop(args: argparse.Namespace) -> int:
-    async def work(client: PlaneClient) -> int:
-        await client.request(p.Stop)
+    """Tell the plane to stop, then wait until it has let go of its home
+    (its socket is removed before its lock is released): `plane stop &&
+    plane serve` starts the next one."""
+    home = Home.from_env()
+    try:
+        asyncio.run(_tell_stop(home))
+    except NotAnswering as exc:
+        if exc.state != "stopping":  # already stopping: wait for it all the same
+            raise
+    if args.no_wait:
         print("The plane is stopping.")
         return 0
+    deadline = time.monotonic() + args.timeout
+    while home.state() != "none":
+        if time.monotonic() > deadline:
+            raise PlaneError(
+                f"The plane is still stopping after {args.timeout:g}s (turns in flight "
+                f"finish first); `plane status` says when it has, {home.log} says why."
+            )
+        time.sleep(STOP_POLL_S)
+    print("The plane has stopped.")
+    return 0
 
-    return _client(work)
+
+async def _tell_stop(home: Home) -> None:
+    client = await _connect(home)
+    try:
+        with contextlib.suppress(NotRunning):  # it may hang up before its `ok`: told all the same
+            await client.request(p.Stop)
+    finally:
+        await client.close()
 
 
 def _status(args: argparse.Namespace) -> int:

@@ -1,7 +1,8 @@
 """A client of the plane's socket, for the `plane` command.
 
-`request()` sends a frame and returns the reply with its id; events that
-arrive in between are queued for `events()`.
+`connect()` says hello with the plane's token, read from the socket's
+directory (the home) unless given; `request()` sends a frame and returns the
+reply with its id; events that arrive in between are queued for `events()`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from plane import protocol as p
 from plane.errors import NotRunning, PlaneError
+from plane.home import read_token
 
 
 class RequestFailed(PlaneError):
@@ -45,6 +47,8 @@ class PlaneClient:
                 )
         except (FileNotFoundError, ConnectionRefusedError):
             raise NotRunning(f"{tcp[0]}:{tcp[1]}" if tcp else str(socket)) from None
+        if token is None and tcp is None:
+            token = read_token(socket.with_name("token"))
         client = cls(reader, writer)
         try:
             await client.request(

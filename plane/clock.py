@@ -27,8 +27,13 @@ def day_of(moment: datetime) -> date:
 
 
 def next_midnight(moment: datetime) -> datetime:
-    """The next 00:00 UTC after `moment`: when the plane's day resets."""
-    return datetime.combine(day_of(moment) + timedelta(days=1), time(0), tzinfo=UTC)
+    """The next 00:00 UTC after `moment`."""
+    return midnight_after(day_of(moment))
+
+
+def midnight_after(day: date) -> datetime:
+    """00:00 UTC at the end of `day`: when a plane on that day resets."""
+    return datetime.combine(day + timedelta(days=1), time(0), tzinfo=UTC)
 
 
 def until(moment: datetime, when: datetime) -> str:

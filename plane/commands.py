@@ -7,10 +7,11 @@ whose reason nobody can find later. The registry (name, usage, help,
 handler) also answers `/help`.
 
 The one setting an agent can touch is its own ceiling, and only downwards:
-`ask_limit` applies a tighter ceiling like the operator's and refuses a
-looser one with the exact line the operator would type. Nothing else —
-message text, tool output, a crafted argument — reaches `set_ceiling` on the
-agent's behalf.
+`ask_limit` applies a tighter ceiling (shown like the operator's, stored
+apart from it: see `plane.gate`) and refuses a looser one with the exact
+line the operator would type. Nothing else — message text, tool output, a
+crafted argument — reaches `Ceilings.set`, the operator's, on the agent's
+behalf.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from plane.economy.autocompact import save
-from plane.limits import BadLimit, is_tighter, parse_limit, refusal, set_reply, standing
-from plane.protocol import Message
+from plane.limits import BadLimit, parse_limit, refusal, set_reply, standing
+from plane.protocol import CommandInfo, Message
 from plane.runtime.services import Services
 
 Handler = Callable[[Services, str, str], Awaitable[str]]
@@ -43,7 +44,7 @@ async def _limit(services: Services, agent: str, arg: str) -> str:
         value = parse_limit(arg)
     except BadLimit as exc:
         return str(exc)
-    await services.gate.ceilings.set(agent, value.usd, by="operator")
+    await services.gate.ceilings.set(agent, value.usd)
     return set_reply(spent, value.usd)
 
 
@@ -83,6 +84,11 @@ COMMANDS: dict[str, Command] = {
 }
 
 
+def registry() -> list[CommandInfo]:
+    """The commands as clients are told of them (in every snapshot)."""
+    return [CommandInfo(name=c.name, usage=c.usage, help=c.help) for c in COMMANDS.values()]
+
+
 def is_command(text: str) -> bool:
     return text.startswith("/")
 
@@ -113,9 +119,8 @@ async def ask_limit(services: Services, agent: str, raw: str) -> tuple[list[Mess
     except BadLimit as exc:
         reply = str(exc)
     else:
-        if is_tighter(value.usd, has):
-            await services.gate.ceilings.set(agent, value.usd, by="agent")
-            reply = set_reply(spent, value.usd)
+        if await services.gate.ceilings.ask(agent, value.usd):
+            reply = set_reply(spent, services.gate.ceilings.of(agent))
         else:
             assert has is not None
             reply = refusal(value.usd, has)

@@ -10,10 +10,10 @@ answered it.
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import date, datetime
 from decimal import Decimal
 
-from aiosqlite import Row
+from aiosqlite import Connection, Row
 
 from plane.clock import Clock, day_of
 from plane.protocol import Message, MessageKind, Usage
@@ -102,14 +102,57 @@ class Conversation:
         async with self._db.transaction() as tx:
             await tx.execute(f"UPDATE messages SET waiting = 0 WHERE id IN ({marks})", ids)
 
-    async def first_today(self, agent: str, kind: str) -> bool:
-        """True the first time it is asked for (agent, kind) on the plane's
-        current day: for notices said once a day, across restarts too."""
-        day = day_of(self._clock.now()).isoformat()
+    async def answer(self, agent: str, text: str, questions: list[int]) -> Message:
+        """The agent's answer, and the messages it answers no longer waiting,
+        in one commit: a plane killed in between neither loses the answer of
+        a question marked answered, nor the question of one not."""
+        async with self._db.transaction() as tx:
+            message = await self.append_within(tx, agent, "agent", text)
+            if questions:
+                marks = ",".join("?" * len(questions))
+                await tx.execute(
+                    f"UPDATE messages SET waiting = 0 WHERE id IN ({marks})", questions
+                )
+        return message
+
+    async def append_within(
+        self,
+        tx: Connection,
+        agent: str,
+        kind: MessageKind,
+        text: str,
+        *,
+        cost_usd: Decimal | None = None,
+    ) -> Message:
+        """`append`, inside a transaction the caller holds: the message is
+        committed with the rest of it, or not at all."""
+        at = self._clock.now()
+        cursor = await tx.execute(
+            "INSERT INTO messages (agent, at, kind, text, cost_usd) VALUES (?, ?, ?, ?, ?)",
+            (agent, at.isoformat(), kind, text, None if cost_usd is None else str(cost_usd)),
+        )
+        assert cursor.lastrowid is not None
+        return Message(
+            id=cursor.lastrowid, agent=agent, at=at, kind=kind, text=text, cost_usd=cost_usd
+        )
+
+    async def waiting_within(self, tx: Connection, agent: str) -> int:
+        """How many of `agent`'s messages wait for an answer, read inside `tx`."""
+        async with tx.execute(
+            "SELECT COUNT(*) FROM messages WHERE agent = ? AND waiting = 1", (agent,)
+        ) as cursor:
+            row = await cursor.fetchone()
+        return int(row[0]) if row else 0
+
+    async def first_today(self, agent: str, kind: str, day: date | None = None) -> bool:
+        """True the first time it is asked for (agent, kind) on `day` (the
+        plane's day, which the ledger keeps; the clock's by default): for
+        notices said once a day, across restarts too."""
+        day = day or day_of(self._clock.now())
         async with self._db.transaction() as tx:
             cursor = await tx.execute(
                 "INSERT OR IGNORE INTO notices (agent, day, kind) VALUES (?, ?, ?)",
-                (agent, day, kind),
+                (agent, day.isoformat(), kind),
             )
             return cursor.rowcount == 1
 

@@ -20,7 +20,10 @@ sentence and exits non-zero.
 
 from __future__ import annotations
 
-from plane.protocol import ErrorCode
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # a type only: importing the protocol (pydantic) costs a CLI call ~0.1 s
+    from plane.protocol import ErrorCode
 
 
 class PlaneError(Exception):

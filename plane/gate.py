@@ -1,13 +1,26 @@
 """Turn gating: whether an agent may start a turn now, and if not, why.
 
 A ceiling stops an agent from *taking* turns, not a turn in flight: the gate
-is asked once, before a turn starts. Turns are bounded (a maximum number of
-LLM calls), so an agent overshoots its ceiling by at most one turn.
+is asked when a turn is about to start, with the agent's turn lock held, so
+no turn (its own, a booking, an ambient turn, another agent's scout call)
+starts while the day's spend is at or over the ceiling. Turns are bounded
+(a maximum number of LLM calls), so an agent overshoots by at most one turn.
 
-The effective ceiling is the operator's (or the agent's own tighter ask),
-set from the conversation and kept in the database, when there is one —
-including "off", which stays off — and otherwise the file's: the agent's own
-block, else `defaults.limitUsd`.
+The effective ceiling is the tighter of two values, kept apart:
+
+- the **base**: the operator's value, set from the keyboard and kept in the
+  `ceilings` table, when there is one — including "off", which stays off —
+  and otherwise the file's (the agent's own block, else `defaults.limitUsd`);
+- the agent's own **ask** (`asks` table), which can only tighten: it is
+  applied only when it is at or under the effective ceiling, and it never
+  replaces the base, so a later, tighter agents.yaml still binds.
+
+Only the operator overrides the file, and an operator's value clears the
+agent's ask: the operator decided, with the ask in front of them.
+
+The day is the ledger's (see `Ledger.today`): it never goes back, so a clock
+that steps back a day holds an agent that spent the later day's budget until
+the clock passes that day.
 """
 
 from __future__ import annotations
@@ -16,8 +29,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
-from plane.clock import Clock, next_midnight, until
+from plane.clock import Clock, midnight_after, until
 from plane.ledger import Ledger
+from plane.limits import is_tighter
 from plane.money import usd, usd_exact
 from plane.store import Database
 
@@ -32,28 +46,39 @@ class Hold:
 
 class Ceilings:
     """Each agent's effective ceiling. The file's values are given at
-    construction; the conversation's live in the `ceilings` table."""
+    construction; the operator's live in the `ceilings` table, the agents'
+    own asks in `asks`."""
 
     def __init__(self, db: Database, clock: Clock) -> None:
         self._db = db
         self._clock = clock
         self._from_file: dict[str, Decimal | None] = {}
         self._set: dict[str, Decimal | None] = {}
+        self._asked: dict[str, Decimal] = {}
 
     async def load(self, from_file: dict[str, Decimal | None]) -> None:
         self._from_file = dict(from_file)
         rows = await self._db.fetchall("SELECT agent, limit_usd FROM ceilings")
         self._set = {r["agent"]: _decimal(r["limit_usd"]) for r in rows}
+        asks = await self._db.fetchall("SELECT agent, limit_usd FROM asks")
+        self._asked = {r["agent"]: Decimal(r["limit_usd"]) for r in asks}
 
     def add_agent(self, agent: str, from_file: Decimal | None) -> None:
         self._from_file[agent] = from_file
 
-    def of(self, agent: str) -> Decimal | None:
+    def base(self, agent: str) -> Decimal | None:
+        """The operator's value when there is one, else the file's."""
         if agent in self._set:
             return self._set[agent]
         return self._from_file.get(agent)
 
-    async def set(self, agent: str, ceiling: Decimal | None, by: str) -> None:
+    def of(self, agent: str) -> Decimal | None:
+        """The effective ceiling: the tighter of the base and the agent's ask."""
+        return tighter(self.base(agent), self._asked.get(agent))
+
+    async def set(self, agent: str, ceiling: Decimal | None) -> None:
+        """The operator's value, from the keyboard: it replaces the file's and
+        clears the agent's own ask."""
         async with self._db.transaction() as tx:
             await tx.execute(
                 "INSERT INTO ceilings (agent, limit_usd, set_at, set_by) VALUES (?, ?, ?, ?)"
@@ -63,10 +88,42 @@ class Ceilings:
                     agent,
                     None if ceiling is None else str(ceiling),
                     self._clock.now().isoformat(),
-                    by,
+                    "operator",
                 ),
             )
+            await tx.execute("DELETE FROM asks WHERE agent = ?", (agent,))
         self._set[agent] = ceiling
+        self._asked.pop(agent, None)
+
+    async def ask(self, agent: str, asked: Decimal | None) -> bool:
+        """The agent asks to be held to `asked` (None: no ceiling). Applied
+        when it only removes capacity (at or under the effective ceiling);
+        returns whether it was. The decision and the new value are made
+        before anything is awaited, so no interleaving can loosen it."""
+        if not is_tighter(asked, self.of(agent)):
+            return False
+        if asked is None:
+            return True  # no ceiling asked, none there: nothing to hold it to
+        current = self._asked.get(agent)
+        held_to = asked if current is None else min(current, asked)
+        self._asked[agent] = held_to
+        async with self._db.transaction() as tx:
+            await tx.execute(
+                "INSERT INTO asks (agent, limit_usd, asked_at) VALUES (?, ?, ?)"
+                " ON CONFLICT (agent) DO UPDATE SET limit_usd = excluded.limit_usd,"
+                " asked_at = excluded.asked_at",
+                (agent, str(held_to), self._clock.now().isoformat()),
+            )
+        return True
+
+
+def tighter(a: Decimal | None, b: Decimal | None) -> Decimal | None:
+    """The lower of two ceilings, None being no ceiling."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return min(a, b)
 
 
 class Gate:
@@ -76,7 +133,8 @@ class Gate:
         self._clock = clock
 
     async def hold(self, agent: str, *, price_known: bool, model: str) -> Hold | None:
-        """None when `agent` may start a turn now."""
+        """None when `agent` may start a turn now. Ask it with the agent's
+        turn lock held, right before the turn."""
         ceiling = self.ceilings.of(agent)
         if ceiling is None:
             return None
@@ -93,16 +151,22 @@ class Gate:
         return Hold("ceiling", self._ceiling_notice(agent, spent, ceiling))
 
     def resets_at(self) -> datetime:
-        return next_midnight(self._clock.now())
+        """00:00 UTC after the plane's day (later than the clock's next
+        midnight while the clock is behind the day already charged)."""
+        return midnight_after(self.ledger.day())
 
     def _ceiling_notice(self, agent: str, spent: Decimal, ceiling: Decimal) -> str:
         now = self._clock.now()
         where = "at" if spent == ceiling else "over"
-        return (
+        notice = (
             f"{agent} has spent {usd(spent)} today, {where} its {usd_exact(ceiling)} daily "
-            f"ceiling; it answers at 00:00 UTC, in {until(now, next_midnight(now))}, "
+            f"ceiling; it answers at 00:00 UTC, in {until(now, self.resets_at())}, "
             "or when the limit is raised."
         )
+        behind = self.ledger.clock_behind()
+        if behind is not None:
+            notice += f" {behind}"
+        return notice
 
 
 def _decimal(value: str | None) -> Decimal | None:

@@ -4,17 +4,33 @@ Everything the plane writes lives under one directory: the database, the
 socket, logs, agents' workspaces, transcripts. It is `PLANE_HOME` when set,
 else the user's data directory (platformdirs), so one variable moves a whole
 plane — which is how tests and a second plane on the same machine stay apart.
+
+The home is private: the directory is 0700 and the plane's own files in it
+0600, whatever was there before (a home made by hand, a looser umask): the
+database holds every conversation, and `token` is the operator's proof.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
+import secrets
+import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import platformdirs
 
+from plane.errors import PlaneError
+
 APP = "plane"
+
+PlaneState = Literal["none", "starting", "running", "stopping"]
+"""What the lock file says of the plane that holds it (`none`: no plane holds it)."""
+STATE_WIDTH = 8
+"""Every state is written padded to this width at offset 0: one write, never a half one."""
 
 
 @dataclass(frozen=True)
@@ -28,8 +44,27 @@ class Home:
         return cls(root.expanduser().resolve())
 
     def ensure(self) -> Home:
-        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        """Make the home private, and the plane's files in it 0600 before
+        anything is written to them (SQLite gives `-wal` and `-shm` the
+        database's mode)."""
+        try:
+            self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self.root.chmod(0o700)
+            for path in self.private_files:
+                _private(path)
+        except OSError as exc:
+            raise PlaneError(
+                f"The plane's home {self.root} cannot be made private "
+                f"({exc.strerror or exc}); it must be a directory you own."
+            ) from None
         return self
+
+    @property
+    def private_files(self) -> list[Path]:
+        """The plane's own files in the home, existing or about to be."""
+        made = [self.db, self.refs_db, self.log, self.lock]
+        sqlite = [Path(f"{db}{end}") for db in (self.db, self.refs_db) for end in _SQLITE_FILES]
+        return made + [p for p in [self.token, *sqlite] if p.exists()]
 
     @property
     def db(self) -> Path:
@@ -45,6 +80,16 @@ class Home:
         return self.root / "plane.sock"
 
     @property
+    def token(self) -> Path:
+        """The operator's proof: every client presents it in its `hello`."""
+        return self.root / "token"
+
+    @property
+    def lock(self) -> Path:
+        """Held (flock) by the running plane, which writes its state in it."""
+        return self.root / "plane.lock"
+
+    @property
     def log(self) -> Path:
         return self.root / "plane.log"
 
@@ -55,7 +100,86 @@ class Home:
     def workspace(self, agent: str) -> Path:
         return self.workspaces / agent
 
+    def make_token(self) -> str:
+        """The token, made now if the home has none (or an empty one).
+
+        Written whole to a file created 0600 with O_EXCL, then renamed into
+        place: no process ever sees a token file half-written or readable by
+        others. Only the plane calls this, holding the home's lock."""
+        if token := read_token(self.token):
+            return token
+        token = secrets.token_urlsafe(32)
+        draft = self.root / ".token.new"
+        with contextlib.suppress(FileNotFoundError):
+            draft.unlink()
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(draft, flags, 0o600)
+        try:
+            os.write(fd, token.encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(draft, self.token)
+        return token
+
+    def state(self) -> PlaneState:
+        """Whether a plane holds this home's lock, and what it said it is doing.
+
+        Probed with a shared lock, so it never conflicts with another probe;
+        a plane starting during the probe's instant is told it is already
+        running, and its operator runs it again."""
+        try:
+            handle = open(self.lock, "rb")
+        except OSError:
+            return "none"
+        with handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                said = handle.read(STATE_WIDTH).decode(errors="replace").strip()
+                return said if said in ("running", "stopping") else "starting"  # type: ignore[return-value]
+            fcntl.flock(handle, fcntl.LOCK_UN)
+            return "none"
+
+
+def say_state(handle: int, state: PlaneState) -> None:
+    """Record the plane's state in its lock file (held open as `handle`)."""
+    os.pwrite(handle, state.ljust(STATE_WIDTH).encode(), 0)
+
+
+def read_token(path: Path) -> str | None:
+    """The token in `path`; None when there is none to read (no file, an empty
+    one, or one this process may not open)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        text = os.read(fd, 4096)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return text.decode("ascii", errors="replace").strip() or None
+
 
 def user_config_path() -> Path:
     """agents.yaml in the user's config directory, used when ./agents.yaml is absent."""
     return Path(platformdirs.user_config_dir(APP)) / "agents.yaml"
+
+
+_SQLITE_FILES = ("-wal", "-shm", "-journal")
+
+
+def _private(path: Path) -> None:
+    """Create `path` 0600 if missing; make it 0600 if it is a file. A symlink
+    or a directory of the same name is left alone (and is not followed)."""
+    if path.is_symlink() or path.is_dir():
+        return
+    fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISREG(mode) and stat.S_IMODE(mode) != 0o600:  # an immutable file may be 0600
+            os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)

@@ -11,21 +11,44 @@ A call is charged to the UTC day in which its cost became known: a pending
 call counts on the day it was sent, and settling moves it to the day of the
 response. The day's sums per agent live in memory for the gate; the table is
 the record, and the sums are rebuilt from it for any day the plane has not
-seen since it started (a restart, a clock that jumped).
+seen since it started (a restart).
+
+**The plane's day never goes back.** It is the later of the clock's day and
+the latest day the ledger has reached (`plane_day`, written the first time
+a day is seen and before anything is charged to it, so it holds across a
+restart). A clock that steps back — NTP correcting a clock that ran ahead,
+a virtual machine restored from a snapshot, a date set by hand — reopens no
+earlier day's budget and grants the day already spent no second one: spend
+keeps counting against the later day until the clock passes it, and the
+plane says so (in its log, and in the notice of an agent it holds). The
+price of that rule is the other direction: a clock that once ran days
+ahead keeps the plane on that day until real time reaches it. Budget is
+withheld then, never granted twice.
+
+**Failures raise `LedgerError`.** Money that cannot be recorded (or read)
+stops whatever was about to spend it; nothing here is ever swallowed.
 """
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 from collections import defaultdict
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
 
-from aiosqlite import Row
+import aiosqlite
+from aiosqlite import Connection, Row
 
 from plane.clock import Clock, day_of
+from plane.errors import LedgerError
 from plane.protocol import LedgerEntry, Usage
 from plane.store import Database
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -35,6 +58,19 @@ class Charge:
     agent: str
     cost_usd: Decimal
     day: date
+
+
+@dataclass(frozen=True)
+class Interrupted:
+    """One agent's calls a plane that died left in flight."""
+
+    calls: int
+    estimate_usd: Decimal
+    """What they count: their estimates, summed."""
+
+
+Tell = Callable[[Connection, dict[str, Interrupted]], Awaitable[None]]
+"""Says what recovery found, inside recovery's own transaction."""
 
 
 @dataclass(frozen=True)
@@ -53,34 +89,86 @@ class Ledger:
         self._db = db
         self._clock = clock
         self._days: dict[date, dict[str, Decimal]] = {}
+        self._latest: date | None = None
+        """The latest day reached (None until read from the database)."""
+        self._told_back: date | None = None
 
-    async def recover(self) -> int:
-        """Mark calls left pending by a plane that died as interrupted.
-        Returns how many there were."""
-        async with self._db.transaction() as tx:
-            cursor = await tx.execute(
+    async def recover(self, tell: Tell | None = None) -> dict[str, Interrupted]:
+        """Mark calls left pending by a plane that died as interrupted, at
+        their estimates. Returns, per agent, how many there were and what
+        they count. `tell` runs inside the same transaction, so what is said
+        about them (the agent's conversation) commits with them or not at all:
+        a plane killed again during start-up finds them still pending."""
+        cut: dict[str, Interrupted] = {}
+        async with self._writing() as tx:
+            async with tx.execute(
+                "SELECT agent, cost_usd FROM calls WHERE status = 'pending' ORDER BY id"
+            ) as cursor:
+                rows = list(await cursor.fetchall())
+            for row in rows:
+                before = cut.get(row["agent"], Interrupted(0, Decimal(0)))
+                cut[row["agent"]] = Interrupted(
+                    before.calls + 1, before.estimate_usd + Decimal(row["cost_usd"])
+                )
+            await tx.execute(
                 "UPDATE calls SET status = 'interrupted', estimated = 1 WHERE status = 'pending'"
             )
-            return cursor.rowcount
+            if tell is not None and cut:
+                await tell(tx, cut)
+        return cut
+
+    async def today(self) -> date:
+        """The plane's day: the later of the clock's and the latest reached.
+        A new day is recorded before this returns, so nothing is charged to a
+        day a restart could forget."""
+        clock_day = day_of(self._clock.now())
+        latest = await self._latest_day()
+        if clock_day > latest:
+            async with self._writing() as tx:
+                await tx.execute(
+                    "INSERT INTO plane_day (id, day) VALUES (1, ?) ON CONFLICT (id)"
+                    " DO UPDATE SET day = excluded.day WHERE excluded.day > plane_day.day",
+                    (clock_day.isoformat(),),
+                )
+            return self._reached(clock_day)
+        if clock_day < latest and self._told_back != clock_day:
+            self._told_back = clock_day
+            log.warning("%s", self.clock_behind())
+        return latest
+
+    def day(self) -> date:
+        """The plane's day as last known, without a database round trip."""
+        clock_day = day_of(self._clock.now())
+        return clock_day if self._latest is None else max(clock_day, self._latest)
+
+    def clock_behind(self) -> str | None:
+        """What to say while the clock reads a day before the plane's."""
+        clock_day = day_of(self._clock.now())
+        if self._latest is None or clock_day >= self._latest:
+            return None
+        return (
+            f"The clock moved back to {clock_day}, before {self._latest}, a day already "
+            f"counted: spend counts against {self._latest} until the clock passes it."
+        )
 
     async def spend_today(self, agent: str) -> Decimal:
-        return (await self._day(day_of(self._clock.now()))).get(agent, Decimal(0))
+        return (await self._day(await self.today())).get(agent, Decimal(0))
 
     async def spend_by_agent(self, day: date | None = None) -> dict[str, Decimal]:
-        return dict(await self._day(day or day_of(self._clock.now())))
+        return dict(await self._day(day or await self.today()))
 
     async def open_call(
         self, agent: str, provider: str, model: str, estimate: Decimal, source: str
     ) -> int:
-        now = self._clock.now()
-        today = await self._day(day_of(now))
-        async with self._db.transaction() as tx:
+        now, day = self._clock.now(), await self.today()
+        today = await self._day(day)
+        async with self._writing() as tx:
             cursor = await tx.execute(
                 "INSERT INTO calls (agent, day, at, provider, model, cost_usd, price_source,"
                 " status, estimated) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1)",
                 (
                     agent,
-                    day_of(now).isoformat(),
+                    day.isoformat(),
                     now.isoformat(),
                     provider,
                     model,
@@ -106,9 +194,7 @@ class Ledger:
         )
 
     async def entries(self, day: date) -> list[LedgerEntry]:
-        rows = await self._db.fetchall(
-            "SELECT * FROM calls WHERE day = ? ORDER BY id", day.isoformat()
-        )
+        rows = await self._read("SELECT * FROM calls WHERE day = ? ORDER BY id", day.isoformat())
         return [_entry(row) for row in rows]
 
     async def _close(
@@ -125,9 +211,9 @@ class Ledger:
         if recorded.status != "pending":
             raise ValueError(f"call {call} is already {recorded.status}")
         sent_day, agent = recorded.day, recorded.agent
-        known_day, estimate = day_of(now), recorded.cost_usd
+        known_day, estimate = await self.today(), recorded.cost_usd
         sent, known = await self._day(sent_day), await self._day(known_day)
-        async with self._db.transaction() as tx:
+        async with self._writing() as tx:
             await tx.execute(
                 "UPDATE calls SET day = ?, at = ?, input_tokens = ?, cache_read_tokens = ?,"
                 " cache_write_tokens = ?, output_tokens = ?, cost_usd = ?, price_source = ?,"
@@ -151,9 +237,10 @@ class Ledger:
         return Charge(agent, cost, known_day)
 
     async def _recorded(self, call: int) -> _Recorded:
-        row = await self._db.fetchone(
+        rows = await self._read(
             "SELECT agent, day, cost_usd, status, price_source FROM calls WHERE id = ?", call
         )
+        row = rows[0] if rows else None
         if row is None:
             raise KeyError(f"no call {call} in the ledger")
         return _Recorded(
@@ -166,7 +253,7 @@ class Ledger:
 
     async def _day(self, day: date) -> dict[str, Decimal]:
         if day not in self._days:
-            rows = await self._db.fetchall(
+            rows = await self._read(
                 "SELECT agent, cost_usd FROM calls WHERE day = ?", day.isoformat()
             )
             sums: dict[str, Decimal] = defaultdict(Decimal)
@@ -175,6 +262,37 @@ class Ledger:
             # A second reader may have filled it while this one awaited.
             self._days.setdefault(day, dict(sums))
         return self._days[day]
+
+    async def _latest_day(self) -> date:
+        if self._latest is None:
+            rows = await self._read(
+                "SELECT MAX(day) FROM (SELECT MAX(day) AS day FROM calls"
+                " UNION ALL SELECT day FROM plane_day)"
+            )
+            found = rows[0][0] if rows else None
+            return self._reached(date.min if found is None else date.fromisoformat(found))
+        return self._latest
+
+    def _reached(self, day: date) -> date:
+        """Move the latest day reached up to `day` (never down: another
+        coroutine may have moved it meanwhile)."""
+        self._latest = day if self._latest is None else max(day, self._latest)
+        return self._latest
+
+    @asynccontextmanager
+    async def _writing(self) -> AsyncIterator[aiosqlite.Connection]:
+        """A ledger transaction; a database that refuses it is a LedgerError."""
+        try:
+            async with self._db.transaction() as tx:
+                yield tx
+        except sqlite3.Error as error:
+            raise LedgerError(f"Spend could not be recorded in the ledger ({error}).") from error
+
+    async def _read(self, sql: str, *params: object) -> list[Row]:
+        try:
+            return await self._db.fetchall(sql, *params)
+        except sqlite3.Error as error:
+            raise LedgerError(f"The ledger could not be read ({error}).") from error
 
 
 def _entry(row: Row) -> LedgerEntry:

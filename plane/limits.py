@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from plane.money import usd, usd_exact
+from plane.protocol import SpendLevel
 
 MAX_LIMIT = Decimal(1_000_000)
 _USE = "Use /limit 5, /limit $0.25 or /limit off."
-_AMOUNT = re.compile(r"^\$?(\d+)(?:\.(\d*))?$|^\$?\.(\d+)$")
+_AMOUNT = re.compile(r"^\$?([0-9]+)(?:\.([0-9]*))?$|^\$?\.([0-9]+)$")
+"""ASCII digits only: `\\d` would take any script's (`/limit ١٠٠` is not $100)."""
 
 
 @dataclass(frozen=True)
@@ -33,19 +35,26 @@ def parse_limit(raw: str) -> LimitValue:
     value = raw.strip()
     if value.lower() == "off":
         return LimitValue(None)
+    shown = _shown(value)
     if value.startswith("-") or value.startswith("$-"):
-        raise BadLimit(f"A limit can't be negative ({value}). {_USE}")
+        raise BadLimit(f"A limit can't be negative ({shown}). {_USE}")
     match = _AMOUNT.match(value)
     if not match:
-        raise BadLimit(f"{value or 'That'} is not an amount. {_USE}")
+        raise BadLimit(f"{shown or 'That'} is not an amount. {_USE}")
     whole, cents, bare_cents = match.groups()
     cents = bare_cents if bare_cents is not None else cents
     if cents and len(cents) > 2:
-        raise BadLimit(f"{value} has more than two decimals; a limit is in dollars and cents.")
+        raise BadLimit(f"{shown} has more than two decimals; a limit is in dollars and cents.")
     amount = Decimal(f"{whole or 0}.{cents or 0}")
     if amount > MAX_LIMIT:
-        raise BadLimit(f"{value} is more than the largest limit, {usd_exact(MAX_LIMIT)} a day.")
+        raise BadLimit(f"{shown} is more than the largest limit, {usd_exact(MAX_LIMIT)} a day.")
     return LimitValue(amount)
+
+
+def _shown(value: str) -> str:
+    """A value as a one-line reply quotes it: on one line, and short."""
+    line = " ".join(value.split())
+    return line if len(line) <= 40 else line[:39] + "…"
 
 
 def standing(spent: Decimal, ceiling: Decimal | None) -> str:
@@ -80,3 +89,14 @@ def is_tighter(asked: Decimal | None, has: Decimal | None) -> bool:
     if has is None:
         return True
     return asked is not None and asked <= has
+
+
+def spend_level(spent: Decimal, ceiling: Decimal | None, warn_ratio: float) -> SpendLevel:
+    """Where `spent` stands against `ceiling`: the one definition of amber and red."""
+    if ceiling is None:
+        return "ok"
+    if spent >= ceiling:
+        return "over"
+    if spent >= ceiling * Decimal(str(warn_ratio)):
+        return "warn"
+    return "ok"

@@ -1,9 +1,27 @@
 """The plane's socket: frames in, replies and events out.
 
-A Unix socket that only its owner can open (mode 0600), and optionally TCP,
-where a client must present the plane's token in its `hello`. Each line is
-one frame; a line that is not a valid frame, too long, or out of turn gets
-one `error` reply and changes nothing — the plane never dies of a bad frame.
+A Unix socket that only its owner can open (mode 0600), and optionally TCP.
+On both, a client proves it is the operator by presenting the plane's token
+(the file `token` in the home, 0600, which an agent's commands cannot read)
+in its `hello`; anything else it says before that is refused.
+
+On the Unix socket the peer's credentials are checked too, as a second wall
+(SO_PEERCRED, read when the client connects): a peer of another user (other
+than root) is refused, and so is one in another PID namespace than the plane
+(an agent's commands run in their own). The rule when the namespace cannot be
+read:
+
+- the plane's own (no `/proc`): the check is off, the token alone decides;
+- the peer's (it is gone, or `/proc` hides it, or its pid is not visible
+  from here — SO_PEERCRED gives 0 then): the peer is refused.
+
+A refusal is one `unauthorized` error, in answer to the client's first frame
+(its hello), and the connection closes.
+
+Each line is one frame; a line that is not a valid frame, too long, or out of
+turn gets one `error` reply and changes nothing — the connection goes on, and
+the plane never dies of a bad frame. A connection holds at most one frame's
+worth of unread input (1 MiB, plus one read), whatever it sends.
 """
 
 from __future__ import annotations
@@ -13,6 +31,8 @@ import contextlib
 import hmac
 import logging
 import os
+import socket
+import struct
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
@@ -23,6 +43,8 @@ from plane.events import EventBus, Subscription
 log = logging.getLogger(__name__)
 
 CHUNK = 64 * 1024
+CLOSE_GRACE_S = 5.0
+"""On shutdown, how long a connection may take to flush what it was sent."""
 
 Handler = Callable[[p.Request], Awaitable[p.Reply]]
 SnapshotFn = Callable[[], Awaitable[p.Snapshot]]
@@ -35,13 +57,18 @@ class Listener:
         snapshot: SnapshotFn,
         bus: EventBus,
         version: str,
-        token: str | None = None,
+        token: str,
     ) -> None:
+        if not token:
+            raise PlaneError("The plane has no token: no client could prove it is the operator.")
         self._handle = handle
         self._snapshot = snapshot
         self._bus = bus
         self._version = version
-        self._token = token
+        self._token = token.encode()
+        self._namespace = pid_namespace("self")
+        if self._namespace is None:
+            log.warning("this process's PID namespace is unreadable: clients are checked by token")
         self._servers: list[asyncio.Server] = []
         self._connections: dict[_Connection, asyncio.Task[None]] = {}
 
@@ -50,16 +77,14 @@ class Listener:
             path.unlink()
         old = os.umask(0o177)
         try:
-            server = await asyncio.start_unix_server(self._accept(needs_token=False), path)
+            server = await asyncio.start_unix_server(self._accept(local=True), path)
         finally:
             os.umask(old)
         path.chmod(0o600)
         self._servers.append(server)
 
     async def listen_tcp(self, host: str, port: int) -> int:
-        if not self._token:
-            raise PlaneError("TCP needs a token; the plane did not get one.")
-        server = await asyncio.start_server(self._accept(needs_token=True), host, port)
+        server = await asyncio.start_server(self._accept(local=False), host, port)
         self._servers.append(server)
         return int(server.sockets[0].getsockname()[1])
 
@@ -71,17 +96,35 @@ class Listener:
         for connection in list(self._connections):
             connection.hang_up()
         if self._connections:
-            await asyncio.wait(list(self._connections.values()), timeout=5)
+            await asyncio.wait(list(self._connections.values()), timeout=CLOSE_GRACE_S)
+        for connection in list(self._connections):  # a client that reads nothing
+            connection.abort()
         for server in self._servers:
             await server.wait_closed()
 
+    def refusal(self, writer: asyncio.StreamWriter) -> str | None:
+        """Why this Unix-socket peer may not be the operator, or None."""
+        sock = writer.get_extra_info("socket")
+        option = getattr(socket, "SO_PEERCRED", None)
+        if sock is None or option is None or self._namespace is None:
+            return None
+        pid, uid, _ = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, option, 12))
+        if uid not in (os.geteuid(), 0):
+            return _OTHER_USER
+        if pid <= 0 or (theirs := pid_namespace(str(pid))) is None:
+            return _UNKNOWN_PEER
+        if theirs != self._namespace:
+            return _OTHER_NAMESPACE
+        return None
+
     def _accept(
-        self, needs_token: bool
+        self, local: bool
     ) -> Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]:
         async def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             task = asyncio.current_task()
             assert task is not None
-            connection = _Connection(self, reader, writer, needs_token)
+            refused = self.refusal(writer) if local else None
+            connection = _Connection(self, reader, writer, refused)
             self._connections[connection] = task
             try:
                 await connection.run()
@@ -91,19 +134,30 @@ class Listener:
         return accept
 
 
+def pid_namespace(pid: str) -> str | None:
+    """The PID namespace of process `pid` ("self" for this one), or None
+    when it cannot be read."""
+    try:
+        return os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return None
+
+
 class _Connection:
     def __init__(
         self,
         listener: Listener,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
-        needs_token: bool,
+        refused: str | None,
     ) -> None:
         self._listener = listener
         self._reader = reader
         self._writer = writer
-        self._needs_token = needs_token
+        self._refused = refused
+        """Set when the peer may not be the operator: its first frame is answered with it."""
         self._greeted = False
+        self._done = False
         self._subscription: Subscription | None = None
         self._pump: asyncio.Task[None] | None = None
         self._writing = asyncio.Lock()
@@ -112,6 +166,8 @@ class _Connection:
         try:
             async for line in _lines(self._reader):
                 await self._frame(line)
+                if self._done:
+                    break
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
@@ -121,27 +177,44 @@ class _Connection:
         self._writer.close()
         self._reader.feed_eof()
 
+    def abort(self) -> None:
+        transport = self._writer.transport
+        transport.abort()
+
     async def _frame(self, line: bytes | None) -> None:
         if line is None:
-            await self._send(p.Error(code="too_large", message="Frame over the 1 MiB limit."))
-            return
-        if not line.strip():
-            return
+            reply = self._error(None, "too_large", "Frame over the 1 MiB limit.")
+        elif not line.strip():
+            return  # a blank line is no frame (as in NDJSON): nothing to answer
+        else:
+            reply = await self._answer(line)
+        await self._send(reply)
+
+    async def _answer(self, line: bytes) -> p.Reply:
         try:
             request = p.decode_request(line)
         except p.BadFrame as exc:
-            await self._send(p.Error(id=exc.id, code=exc.code, message=str(exc)))
-            return
-        await self._send(await self._reply(request))
+            return self._error(exc.id, exc.code, str(exc))
+        except Exception:  # a line the decoder cannot cope with: still one reply
+            log.exception("decoding a frame of %d bytes", len(line))
+            return self._error(None, "bad_frame", _UNREADABLE)
+        return await self._reply(request)
+
+    def _error(self, ident: int | None, code: p.ErrorCode, message: str) -> p.Reply:
+        if self._refused is not None:  # whatever a refused peer says, it hears why
+            return self._refuse(ident, self._refused)
+        return p.Error(id=ident, code=code, message=message)
 
     async def _reply(self, request: p.Request) -> p.Reply:
+        if self._refused is not None:
+            return self._refuse(request.id, self._refused)
         if isinstance(request, p.Hello):
             return self._hello(request)
         if not self._greeted:
             return p.Error(id=request.id, code="version", message=_SAY_HELLO)
-        if isinstance(request, p.Subscribe):
-            return await self._subscribe(request)
         try:
+            if isinstance(request, p.Subscribe):
+                return await self._subscribe(request)
             return await self._listener._handle(request)
         except PlaneError as exc:
             return p.Error(id=request.id, code=exc.code, message=str(exc))
@@ -159,17 +232,19 @@ class _Connection:
                     f"{hello.protocol_version}. Upgrade the older one."
                 ),
             )
-        token = self._listener._token
-        if self._needs_token and not (
-            hello.token and token and hmac.compare_digest(hello.token, token)
-        ):
-            return p.Error(
-                id=hello.id,
-                code="unauthorized",
-                message=("Wrong or missing token; it is in the plane's home, in the file `token`."),
-            )
+        # Bytes, not str: compare_digest refuses a str that is not ASCII. The
+        # token has no spaces, so a newline pasted from its file is no matter.
+        given = (hello.token or "").strip().encode("utf-8", "surrogatepass")
+        if not hmac.compare_digest(given, self._listener._token):
+            return self._refuse(hello.id, _WRONG_TOKEN)
         self._greeted = True
         return p.Welcome(id=hello.id, plane_version=self._listener._version)
+
+    def _refuse(self, ident: int | None, why: str) -> p.Reply:
+        """A refusal is final: this reply is the connection's last."""
+        self._done = True
+        self._greeted = False
+        return p.Error(id=ident, code="unauthorized", message=why)
 
     async def _subscribe(self, request: p.Subscribe) -> p.Reply:
         if self._subscription is None:
@@ -199,26 +274,48 @@ class _Connection:
 
 async def _lines(reader: asyncio.StreamReader) -> AsyncIterator[bytes | None]:
     """Complete lines; None for a line over the frame limit (which is skipped
-    up to its end, so the next frame is read cleanly)."""
-    buffer = b""
+    up to its end, so the next frame is read cleanly).
+
+    The buffer never holds more than the limit plus one read, and a line
+    arriving a byte at a time is searched once, not once a byte."""
+    buffer = bytearray()
+    searched = 0
     skipping = False
     while chunk := await reader.read(CHUNK):
         buffer += chunk
-        while (end := buffer.find(b"\n")) >= 0:
-            line, buffer = buffer[:end], buffer[end + 1 :]
+        start = 0
+        while (end := buffer.find(b"\n", max(start, searched))) >= 0:
+            line = bytes(buffer[start:end])
+            start, searched = end + 1, 0
             if skipping:
                 skipping = False
             elif len(line) > p.MAX_FRAME_BYTES:
                 yield None
             else:
                 yield line
-        if len(buffer) > p.MAX_FRAME_BYTES and not skipping:
+        del buffer[:start]
+        searched = len(buffer)
+        if skipping or len(buffer) > p.MAX_FRAME_BYTES:
+            if not skipping:
+                yield None
             skipping = True
-            buffer = b""
-            yield None
-        elif skipping:
-            buffer = b""
+            buffer.clear()
+            searched = 0
 
 
-_SAY_HELLO = f"Say hello first: send a hello frame with protocol_version {p.PROTOCOL_VERSION}."
+_SAY_HELLO = (
+    f"Say hello first: send a hello frame with protocol_version {p.PROTOCOL_VERSION} "
+    "and the plane's token."
+)
 _INTERNAL = "The plane failed to handle this request; the details are in plane.log."
+_UNREADABLE = "Bad frame: the plane could not read this line; the details are in plane.log."
+_WRONG_TOKEN = "Wrong or missing token; it is in the plane's home, in the file `token`."
+_OTHER_USER = "Refused: this client runs as another user than the plane."
+_OTHER_NAMESPACE = (
+    "Refused: this client runs in another PID namespace than the plane, as an agent's "
+    "commands do; only the operator's own clients may connect."
+)
+_UNKNOWN_PEER = (
+    "Refused: the plane cannot see which process this client is (its PID namespace "
+    "cannot be read), so it cannot be the operator's."
+)

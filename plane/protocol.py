@@ -1,13 +1,14 @@
 """Every frame that crosses the plane's socket.
 
 The plane and its clients (the TUI, the `plane` CLI) speak newline-delimited
-JSON over a Unix socket (mode 0600) or TCP with a token. Every frame is one of
+JSON over a Unix socket (mode 0600) or TCP; on both, `hello` carries the
+plane's token. Every frame is one of
 the pydantic models below, told apart by its `type`; no untyped dict crosses
 the socket. This is the only module of `plane` that `tui` imports.
 
 A conversation on the socket:
 
-    client → hello (protocol_version)        plane → welcome
+    client → hello (protocol_version, token) plane → welcome
     client → subscribe                       plane → snapshot, then events
     client → send / history / new_agent / …  plane → a reply with the same id
 
@@ -21,12 +22,12 @@ through a float.
 
 from __future__ import annotations
 
-import json
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Annotated, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic_core import from_json
 
 PROTOCOL_VERSION = 1
 MAX_FRAME_BYTES = 1 << 20
@@ -69,6 +70,12 @@ AgentStatus = Literal["idle", "working", "held"]
 ceiling (or on an unpriced model under a ceiling), taking no new turn."""
 
 
+SpendLevel = Literal["ok", "warn", "over"]
+"""How today's spend stands against the ceiling: `over` at or past it (a
+ceiling of zero is a pause, so always over), `warn` from `warn_ratio` of it,
+else `ok` (and always `ok` with no ceiling)."""
+
+
 class AgentState(Frame):
     """One agent as a row shows it."""
 
@@ -81,6 +88,9 @@ class AgentState(Frame):
     limit_usd: Decimal | None = None
     """The effective daily ceiling; None is no ceiling."""
     warn_ratio: float = 0.8
+    spend_level: SpendLevel = "ok"
+    """Decided by the plane, once (`plane.limits.spend_level`): clients colour
+    by it and never compare the figures themselves."""
     price_known: bool = True
     waiting: int = 0
     """Messages stored while held, not yet answered."""
@@ -112,6 +122,15 @@ class Message(Frame):
     """For `cost` lines: the turn's tokens."""
 
 
+class CommandInfo(Frame):
+    """One slash command the plane handles, as `/help` and autocomplete show it."""
+
+    name: str = Field(min_length=1)
+    """Without the slash: `limit`."""
+    usage: str
+    help: str
+
+
 class Snapshot(Frame):
     """Everything a client needs to draw the screen, as of `now`."""
 
@@ -127,6 +146,9 @@ class Snapshot(Frame):
     default_limit_usd: Decimal | None = Field(default=None, ge=0, allow_inf_nan=False)
     """The daily ceiling a new agent starts with (defaults.limitUsd); None is
     none. Meaningful only when `default_model` is set."""
+    commands: list[CommandInfo] = Field(default_factory=list)
+    """The plane's slash commands: the one registry, which clients list and
+    complete but never reinterpret."""
 
 
 LedgerStatus = Literal["pending", "settled", "interrupted", "failed"]
@@ -158,7 +180,10 @@ class Hello(Frame):
     protocol_version: int
     client: str = ""
     token: str | None = None
-    """Required on TCP; ignored on the Unix socket, which only its owner can open."""
+    """The plane's token (the file `token` in its home), on the Unix socket as
+    on TCP: it is what tells the operator's clients from anything else that
+    can reach the socket, an agent's commands included. Clients read it from
+    the socket's directory; a missing or wrong one is `unauthorized`."""
 
 
 class Subscribe(Frame):
@@ -382,8 +407,10 @@ def _describe(exc: ValidationError) -> str:
 
 def _id_of(line: bytes) -> int | None:
     try:
-        value = json.loads(line)
-    except ValueError:
+        # pydantic's parser has a depth limit and says so with a ValueError;
+        # json.loads raises RecursionError on a frame nested ~1,000 deep.
+        value = from_json(line)
+    except (ValueError, RecursionError):
         return None
     ident = value.get("id") if isinstance(value, dict) else None
     return ident if isinstance(ident, int) and not isinstance(ident, bool) else None

@@ -18,9 +18,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import functools
 import logging
 import os
-import secrets
 import sqlite3
 from collections.abc import Mapping
 from importlib.metadata import version
@@ -37,7 +37,7 @@ from plane.economy.compress.store import RefStore
 from plane.errors import PlaneError
 from plane.events import EventBus
 from plane.gate import Ceilings, Gate
-from plane.home import Home
+from plane.home import Home, say_state
 from plane.ledger import Ledger
 from plane.listener import Listener
 from plane.pricing import Pricer
@@ -54,6 +54,7 @@ from plane.roster import Roster
 from plane.runtime.crew import Crew
 from plane.runtime.scheduler import Scheduler
 from plane.runtime.services import Services
+from plane.runtime.worker import tell_cut_turns
 from plane.store import Database, refusal
 from plane.transcript import Transcript
 
@@ -115,7 +116,8 @@ class Plane:
         if self._tcp is not None and self.tcp_port is not None:
             host = self._tcp[0]
             host = f"[{host}]" if ":" in host else host
-            where += f" and {host}:{self.tcp_port} (token in {self.home.root / 'token'})"
+            where += f" and {host}:{self.tcp_port}"
+        where += f" (token in {self.home.token})"
         names = [spec.name for spec in self.services.roster]
         agents = "no agents"
         if names:
@@ -130,10 +132,10 @@ class Plane:
         self._lock = _lock(self.home)
         self._db = db = await Database.open(self.home.db)
         ledger = Ledger(db, self.clock)
-        if interrupted := await ledger.recover():
-            log.warning(
-                "%d calls were in flight when the plane stopped; kept at estimate", interrupted
-            )
+        conversation = Conversation(db, self.clock)
+        if cut := await ledger.recover(tell=functools.partial(tell_cut_turns, conversation)):
+            calls = sum(c.calls for c in cut.values())
+            log.warning("%d calls were in flight when the plane stopped; kept at estimate", calls)
         roster = Roster(
             self.config,
             db,
@@ -151,7 +153,7 @@ class Plane:
             clock=self.clock,
             ledger=ledger,
             gate=Gate(ledger, ceilings, self.clock),
-            conversation=Conversation(db, self.clock),
+            conversation=conversation,
             transcript=Transcript(db),
             roster=roster,
             bus=EventBus(),
@@ -173,6 +175,8 @@ class Plane:
             await self.shutdown()
 
     async def shutdown(self) -> None:
+        if self._lock is not None:  # until the lock is let go, `plane status` says "stopping"
+            say_state(self._lock.fileno(), "stopping")
         if self._listener is not None:
             await self._listener.close()
         if hasattr(self, "services"):
@@ -194,6 +198,7 @@ class Plane:
             with contextlib.suppress(FileNotFoundError):
                 self.home.socket.unlink()
             self._lock.close()
+            self._lock = None  # shut down twice, it does not touch the next plane's socket
 
     async def _providers(self, roster: Roster) -> dict[str, Provider]:
         """Every agent counts as a user of its provider, those created from
@@ -238,19 +243,18 @@ class Plane:
             raise refusal(self.home.refs_db, exc, aside=aside) from None
 
     async def _listen(self) -> None:
-        token = None
-        if self._tcp is not None:
-            token = _token(self.home)
         self._listener = Listener(
             self.handle,
             self.services.crew.snapshot,
             self.services.bus,
             version("plane"),
-            token,
+            self.home.make_token(),
         )
         await self._listener.listen_unix(self.home.socket)
         if self._tcp is not None:
             self.tcp_port = await self._listener.listen_tcp(*self._tcp)
+        if self._lock is not None:
+            say_state(self._lock.fileno(), "running")
 
     # ── requests ───────────────────────────────────────────────────────────
 
@@ -311,22 +315,23 @@ class Plane:
 
 
 def _lock(home: Home) -> IO[str]:
-    """One plane per home: an exclusive lock held for the plane's life."""
-    handle = open(home.root / "plane.lock", "a+")
+    """One plane per home: an exclusive lock held for the plane's life, in a
+    file that says what the plane is doing (see `Home.state`)."""
+    # Not O_APPEND: the state is written at offset 0 (Linux's pwrite appends under O_APPEND).
+    handle = open(os.open(home.lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600), "r+")
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
+        handle.seek(0)
+        stopping = handle.read().strip() == "stopping"
         handle.close()
+        if stopping:
+            raise AlreadyRunning(
+                f"The plane in {home.root} is still stopping; `plane stop` waits until it has."
+            ) from None
         raise AlreadyRunning(
             f"A plane is already running in {home.root}; `plane stop` stops it."
         ) from None
+    handle.truncate(0)
+    say_state(handle.fileno(), "starting")
     return handle
-
-
-def _token(home: Home) -> str:
-    """The TCP token, made once and kept in the home (mode 0600)."""
-    path = home.root / "token"
-    if not path.exists():
-        path.touch(mode=0o600)
-        path.write_text(secrets.token_urlsafe(32))
-    return path.read_text().strip()

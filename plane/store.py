@@ -102,6 +102,25 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE bookings ADD COLUMN ambient INTEGER NOT NULL DEFAULT 0;
     """,
+    # An agent's own ask is kept apart from the operator's value, so that it
+    # only ever tightens (the tighter of the two binds); asks stored as the
+    # operator's before move over. And the plane's day, which never goes back.
+    """
+    CREATE TABLE asks (
+        agent TEXT PRIMARY KEY,
+        limit_usd TEXT NOT NULL,
+        asked_at TEXT NOT NULL
+    );
+    INSERT INTO asks (agent, limit_usd, asked_at)
+        SELECT agent, limit_usd, set_at FROM ceilings
+        WHERE set_by = 'agent' AND limit_usd IS NOT NULL;
+    DELETE FROM ceilings WHERE set_by = 'agent';
+
+    CREATE TABLE plane_day (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        day TEXT NOT NULL
+    );
+    """,
 )
 
 

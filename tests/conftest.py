@@ -1,9 +1,26 @@
 """Shared test fixtures. Each `tests/support/fixtures_*.py` module is a pytest
-plugin that registers its own; this file only collects them."""
+plugin that registers its own; this file collects them, and sorts the tests
+into tiers (`make test-fast` leaves out the last three):
+
+- `e2e`: everything under tests/e2e (the real `plane` command in tmux, a clean clone);
+- `embedded`: tests on the real embedded model (the `embedded_model` fixture,
+  or a module that starts one itself and says so with `pytestmark`);
+- `slow`: tests that say so.
+"""
 
 from pathlib import Path
+
+import pytest
 
 pytest_plugins = [
     f"tests.support.{path.stem}"
     for path in sorted((Path(__file__).parent / "support").glob("fixtures_*.py"))
 ]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "e2e" in item.path.parts:
+            item.add_marker(pytest.mark.e2e)
+        if "embedded_model" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.embedded)

@@ -16,8 +16,7 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 
 from tui.client import Address, Backoff, PlaneClient
-from tui.commands import COMMANDS as SLASH_COMMANDS
-from tui.commands import Commands
+from tui.commands import Commands, client_commands
 from tui.messages import PlaneConnected, PlaneEvent, PlaneLost
 from tui.palette import PlaneCommands
 from tui.screens.main import MainScreen
@@ -42,14 +41,15 @@ class PlaneApp(App[None]):
         self,
         address: Address | None,
         *,
-        commands: Commands = SLASH_COMMANDS,
+        commands: Commands | None = None,
         backoff: Backoff | None = None,
     ) -> None:
         super().__init__()
         self.address = address
         self.store = Store(self)
         self.client = PlaneClient(address or Address(), self.post_message, backoff=backoff)
-        self.main_screen = MainScreen(self.store, self.client, commands)
+        self.commands = commands or client_commands()
+        self.main_screen = MainScreen(self.store, self.client, self.commands)
 
     def on_mount(self) -> None:
         self.push_screen(self.main_screen)
@@ -59,10 +59,14 @@ class PlaneApp(App[None]):
     @on(PlaneConnected)
     def _connected(self, event: PlaneConnected) -> None:
         self.main_screen.lost = None
+        self.commands.load_plane(event.snapshot.commands)
         self.store.load(event.snapshot)
 
     @on(PlaneLost)
     def _lost(self, event: PlaneLost) -> None:
+        if event.final:
+            self.main_screen.lost = event.reason
+            return
         wait = f"{event.retry_in:.0f}s" if event.retry_in >= 1 else "a moment"
         self.main_screen.lost = (
             f"{event.reason} Reconnecting to {event.address} in {wait} (try {event.attempt})."

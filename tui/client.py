@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 from textual.message import Message
 
+from plane.home import read_token
 from plane.protocol import (
     MAX_FRAME_BYTES,
     PROTOCOL_VERSION,
@@ -67,7 +68,11 @@ class PlaneRefused(Exception):
 
 @dataclass(frozen=True)
 class Address:
-    """Where the plane listens: a Unix socket path, or host:port with a token."""
+    """Where the plane listens: a Unix socket path, or host:port with a token.
+
+    On the socket the token is read from the socket's directory (the plane's
+    home) at every attempt, unless given: a plane that starts after the app
+    has made it by the time its socket answers."""
 
     path: Path | None = None
     host: str | None = None
@@ -84,6 +89,11 @@ class Address:
         if self.path is not None:
             return await asyncio.open_unix_connection(self.path, limit=limit)
         return await asyncio.open_connection(self.host, self.port, limit=limit)
+
+    def hello_token(self) -> str | None:
+        if self.token is None and self.path is not None:
+            return read_token(self.path.with_name("token"))
+        return self.token
 
     def __str__(self) -> str:
         return str(self.path) if self.path is not None else f"{self.host}:{self.port}"
@@ -135,13 +145,20 @@ class PlaneClient:
     # ── the connection's life ──────────────────────────────────────────────
 
     async def run(self) -> None:
-        """Connect, serve, and reconnect until cancelled."""
+        """Connect, serve, and reconnect until cancelled, or until the plane
+        refuses this client: trying again would be refused the same way."""
         attempt = 0
         while True:
             try:
                 await self._session()
                 reason = "The plane closed the connection."
-            except (OSError, asyncio.IncompleteReadError, _Lost, PlaneRefused) as exc:
+            except PlaneRefused as exc:
+                if exc.code == "unauthorized":
+                    where = str(self.address)
+                    self._post(PlaneLost(f"{exc} {_FINAL}", 0, attempt + 1, where, final=True))
+                    return
+                reason = _sentence(exc)
+            except (OSError, asyncio.IncompleteReadError, _Lost) as exc:
                 reason = _sentence(exc)
             except BadFrame as exc:
                 reason = f"The plane sent a frame this client cannot read: {exc}"
@@ -162,7 +179,7 @@ class PlaneClient:
                 Hello,
                 protocol_version=PROTOCOL_VERSION,
                 client="tui",
-                token=self.address.token,
+                token=self.address.hello_token(),
             )
             if not isinstance(welcome, Welcome) or welcome.protocol_version != PROTOCOL_VERSION:
                 raise _Lost("The plane speaks another protocol version; upgrade one of them.")
@@ -261,6 +278,9 @@ class PlaneClient:
 
     async def ledger(self) -> Ledger:
         return await self.request(LedgerQuery, Ledger)
+
+
+_FINAL = "Not trying again: start the app again once the plane would let it in."
 
 
 def _sentence(exc: BaseException) -> str:

@@ -1,20 +1,23 @@
 """Slash commands: one registry that dispatches, autocompletes and explains.
 
-A command is a name, a usage line, a sentence of help and a handler. The
-input's autocomplete and `/help` both read this registry, so a command that
-exists is a command that is documented. Commands the plane owns (`/limit`)
-are registered too, with a handler that sends the text as typed: the plane
-parses the value and answers in the conversation; this client never does.
-Text starting with `/` that no entry claims also goes to the plane as typed.
+The plane owns the commands: each snapshot carries its registry (name,
+usage, help), loaded here with `load_plane()`, and what they mean is the
+plane's — `/limit`, `/new` (a new model session) and the rest are sent
+exactly as typed, and the plane answers in the conversation. This client adds
+only names of its own that no plane command has (`/quit`), and `/help`,
+which shows that same registry here instead of asking for it. Text starting
+with `/` that no entry claims also goes to the plane as typed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
 from textual.suggester import Suggester
+
+from plane.protocol import CommandInfo
 
 
 class CommandContext(Protocol):
@@ -22,7 +25,6 @@ class CommandContext(Protocol):
 
     def send_to_plane(self, text: str) -> None: ...
     def show_local(self, text: str) -> None: ...
-    def open_new_agent(self) -> None: ...
     def quit(self) -> None: ...
 
 
@@ -56,6 +58,16 @@ class Commands:
         """A command the plane handles: listed and completed here, sent as typed."""
         self._commands[name] = SlashCommand(name, usage, help, None)
 
+    def load_plane(self, commands: Iterable[CommandInfo]) -> None:
+        """Take the plane's registry (from a snapshot) in place of the last one.
+        A client command keeps its name; a plane command by the same name is
+        the plane's to show, so the client's entry describes it (`/help`)."""
+        for name in [n for n, c in self._commands.items() if c.handler is None]:
+            del self._commands[name]
+        for command in commands:
+            if command.name not in self._commands:
+                self.plane_command(command.name, command.usage, command.help)
+
     def __iter__(self) -> Iterator[SlashCommand]:
         return iter(sorted(self._commands.values(), key=lambda c: c.name))
 
@@ -74,6 +86,8 @@ class Commands:
         return [c for c in self if f"/{c.name}".startswith(prefix)]
 
     def help_text(self) -> str:
+        if not any(c.handler is None for c in self):
+            return "The plane's commands are listed once it is connected."
         width = max(len(c.usage) for c in self)
         return "\n".join(f"{c.usage:<{width}}  {c.help}" for c in self)
 
@@ -108,27 +122,17 @@ class CommandSuggester(Suggester):
         return f"/{command.name}{' ' if takes_argument else ''}"
 
 
-COMMANDS = Commands()
+def client_commands() -> Commands:
+    """A registry with this client's own commands; the plane's arrive with
+    its snapshot. One per app, since loading the plane's changes it."""
+    commands = Commands()
 
+    @commands.register("help", "/help", "List the commands (ctrl+n creates an agent).")
+    def _help(context: CommandContext, argument: str) -> None:
+        context.show_local(commands.help_text())
 
-COMMANDS.plane_command(
-    "limit", "/limit [amount|off]", "Show or set this agent's daily ceiling (the plane answers)."
-)
-COMMANDS.plane_command(
-    "new", "/new", "Start a new session for the model; its history is saved (the plane does it)."
-)
+    @commands.register("quit", "/quit", "Close this window; the plane keeps running.")
+    def _quit(context: CommandContext, argument: str) -> None:
+        context.quit()
 
-
-@COMMANDS.register("help", "/help", "List the commands.")
-def _help(context: CommandContext, argument: str) -> None:
-    context.show_local(COMMANDS.help_text())
-
-
-@COMMANDS.register("new", "/new", "Create an agent (also ctrl+n).")
-def _new(context: CommandContext, argument: str) -> None:
-    context.open_new_agent()
-
-
-@COMMANDS.register("quit", "/quit", "Close this window; the plane keeps running.")
-def _quit(context: CommandContext, argument: str) -> None:
-    context.quit()
+    return commands

@@ -31,15 +31,5 @@ def clock_time(moment: datetime) -> str:
 
 
 def spend_level(agent: AgentState) -> str:
-    """`over` at or past the ceiling, `warn` from `warn_ratio` of it, else `ok`.
-
-    The plane's numbers, compared as the plane defines them; only the colour
-    is decided here."""
-    limit = agent.limit_usd
-    if limit is None:
-        return "ok"
-    if agent.spend_today_usd >= limit:
-        return "over"
-    if agent.spend_today_usd >= limit * Decimal(str(agent.warn_ratio)):
-        return "warn"
-    return "ok"
+    """`over`, `warn` or `ok`, as the plane decided it (never recomputed here)."""
+    return agent.spend_level

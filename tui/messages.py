@@ -24,12 +24,14 @@ class PlaneConnected(Message):
 
 @dataclass
 class PlaneLost(Message):
-    """The connection is gone (or never came); another try in `retry_in` s."""
+    """The connection is gone (or never came); another try in `retry_in` s,
+    unless `final`: the plane refused this client, and no try follows."""
 
     reason: str
     retry_in: float
     attempt: int
     address: str
+    final: bool = False
 
 
 @dataclass

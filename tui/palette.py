@@ -9,8 +9,6 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from tui.commands import COMMANDS
-
 
 class PlaneCommands(Provider):
     """Agents by name, and each slash command with its help."""
@@ -22,7 +20,7 @@ class PlaneCommands(Provider):
             for name in screen.store.names
         ]
         entries.append(("New agent", "Open the new-agent form", screen.open_new_agent))
-        for command in COMMANDS:
+        for command in screen.commands:
             entries.append(
                 (command.usage, command.help, partial(screen.prefill, f"/{command.name} "))
             )

@@ -28,6 +28,7 @@ from plane.providers.base import ChatMessage, Completion, CompletionRequest, OnT
 from plane.providers.http import (
     HttpCaller,
     RetryPolicy,
+    drain,
     estimate_tokens,
     estimate_usage,
     sse_events,
@@ -265,10 +266,12 @@ class AnthropicProvider:
         self, response: httpx.Response, request: CompletionRequest, on_text: OnText | None
     ) -> Completion:
         state = _Stream(model=request.model)
+        events = sse_events(response)
         try:
-            async for _, data in sse_events(response):
+            async for _, data in events:
                 if await self._take(state, data, request, on_text):
                     break
+            await drain(events)
         except httpx.TransportError as exc:
             if not state.output_chars:
                 usage, _ = state.usage(request)

@@ -22,6 +22,7 @@ API key, nor anything in a provider's message that looks like one.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import json
 import math
@@ -149,7 +150,10 @@ class HttpCaller:
             headers=dict(headers),
             timeout=timeouts(timeout_s),
             transport=transport,
-            limits=httpx.Limits(max_connections=32, max_keepalive_connections=8),
+            # No cap of its own: calls in flight are already bounded (one turn at
+            # a time per agent), and a pool cap would queue agents behind each
+            # other. Idle connections are kept (5 s) for the next call to reuse.
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=None),
         )
 
     async def aclose(self) -> None:
@@ -259,6 +263,23 @@ async def sse_events(response: httpx.Response) -> AsyncIterator[tuple[str, str]]
                 data.append(value)
     if data:
         yield event, "\n".join(data)
+
+
+DRAIN_S = 1.0
+"""How long a stream may take to end after its last event."""
+
+
+async def drain(events: AsyncIterator[tuple[str, str]]) -> None:
+    """Read a stream to its end after its last event, within `DRAIN_S`.
+
+    The body's terminating chunk must be read for the connection to go back
+    to the pool; a reader that stops at its last event leaves it unread, and
+    each call then opens a new connection (against a real provider, a TLS
+    handshake per call). What still arrives is not an answer: it is ignored."""
+    with contextlib.suppress(TimeoutError, httpx.TransportError):
+        async with asyncio.timeout(DRAIN_S):
+            async for _ in events:
+                pass
 
 
 # ── estimates, for calls whose usage never came back ────────────────────────

@@ -28,6 +28,7 @@ from plane.providers.base import (
 from plane.providers.http import (
     HttpCaller,
     RetryPolicy,
+    drain,
     estimate_usage,
     sse_events,
     token_count,
@@ -223,12 +224,14 @@ class OpenAIProvider:
         self, response: httpx.Response, request: CompletionRequest, on_text: OnText | None
     ) -> Completion:
         state = _Stream(model=request.model)
+        events = sse_events(response)
         try:
-            async for _, data in sse_events(response):
+            async for _, data in events:
                 if data.strip() == "[DONE]":
                     state.done = True
                     break
                 await self._take(state, data, request, on_text)
+            await drain(events)
         except httpx.TransportError as exc:
             if not state.output_chars:
                 estimate = estimate_usage(request)

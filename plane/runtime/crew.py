@@ -6,20 +6,25 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 
-from plane.clock import day_of, next_midnight, until
-from plane.errors import ToolError
+from plane.clock import until
+from plane.commands import registry
+from plane.errors import LedgerError, ToolError
 from plane.gate import Hold
+from plane.limits import spend_level
 from plane.money import turn_line, usd, usd_exact
-from plane.protocol import AgentState, AgentUpdated, DayRolled, Snapshot
+from plane.protocol import AgentState, AgentUpdated, DayRolled, Snapshot, TurnStarted
 from plane.roster import AgentSpec
 from plane.runtime.services import Services
 from plane.runtime.tooling import Tooling
 from plane.runtime.turn import Turn, TurnResult
 from plane.runtime.worker import AgentWorker
+
+log = logging.getLogger(__name__)
 
 SCOUT = "scout"
 SCOUT_ANSWER_CHARS = 2000
@@ -72,15 +77,19 @@ class Crew:
         spec = worker.spec
         hold = await worker.hold()
         held = hold is not None and not worker.working
+        spent = await services.ledger.spend_today(agent)
+        ceiling = services.gate.ceilings.of(agent)
+        warn_ratio = services.config.defaults.warn_ratio
         return AgentState(
             name=spec.name,
             model=spec.model,
             provider=spec.provider,
             role=spec.role,
             status="working" if worker.working else "held" if held else "idle",
-            spend_today_usd=await services.ledger.spend_today(agent),
-            limit_usd=services.gate.ceilings.of(agent),
-            warn_ratio=services.config.defaults.warn_ratio,
+            spend_today_usd=spent,
+            limit_usd=ceiling,
+            warn_ratio=warn_ratio,
+            spend_level=spend_level(spent, ceiling, warn_ratio),
             price_known=services.pricer.is_known(spec.model),
             waiting=await services.conversation.count_waiting(agent),
             resumes_at=self._resumes_at(agent, hold) if held else None,
@@ -93,19 +102,21 @@ class Crew:
         services = self._services
         if hold is None or hold.reason != "ceiling" or not services.gate.ceilings.of(agent):
             return None
-        return next_midnight(services.clock.now())
+        return services.gate.resets_at()
 
     async def snapshot(self) -> Snapshot:
-        now = self._services.clock.now()
-        defaults = self._services.config.defaults
+        services = self._services
+        now = services.clock.now()
+        defaults = services.config.defaults
         return Snapshot(
-            day=day_of(now),
+            day=await services.ledger.today(),
             now=now,
-            resets_at=next_midnight(now),
+            resets_at=services.gate.resets_at(),
             agents=[await self.state(name) for name in self.workers],
             models=self._services.roster.offered,
             default_model=defaults.model,
             default_limit_usd=defaults.limit_usd,
+            commands=registry(),
         )
 
     async def publish(self, agent: str) -> None:
@@ -122,8 +133,10 @@ class Crew:
         if ceiling is None or ceiling == 0:
             return
         spent = await services.ledger.spend_today(agent)
-        if spent >= ceiling and await services.conversation.first_today(agent, "ceiling"):
-            await services.conversation.first_today(agent, "warn")
+        day = await services.ledger.today()
+        first_today = services.conversation.first_today
+        if spent >= ceiling and await first_today(agent, "ceiling", day):
+            await first_today(agent, "warn", day)
             now = services.clock.now()
             await services.say(
                 agent,
@@ -131,11 +144,11 @@ class Crew:
                 (
                     f"{agent} has reached its {usd_exact(ceiling)} daily ceiling ({usd(spent)} "
                     f"spent) and starts no new turn until 00:00 UTC, in "
-                    f"{until(now, next_midnight(now))}, or until the limit is raised."
+                    f"{until(now, services.gate.resets_at())}, or until the limit is raised."
                 ),
             )
         ratio = Decimal(str(services.config.defaults.warn_ratio))
-        if spent >= ceiling * ratio and await services.conversation.first_today(agent, "warn"):
+        if spent >= ceiling * ratio and await first_today(agent, "warn", day):
             share = int(spent / ceiling * 100)
             await services.say(
                 agent,
@@ -155,7 +168,10 @@ class Crew:
             usage=result.usage,
         )
         model = self.workers[agent].spec.model
-        if result.unpriced and await self._services.conversation.first_today(agent, "unpriced"):
+        day = await self._services.ledger.today()
+        if result.unpriced and await self._services.conversation.first_today(
+            agent, "unpriced", day
+        ):
             await self._services.say(
                 agent,
                 "plane",
@@ -166,33 +182,54 @@ class Crew:
             )
 
     async def scout(self, asker: str, question: str, paths: list[str], workspace: Path) -> str:
-        """Run one scout turn on `asker`'s workspace; return its answer, capped."""
+        """Run one scout turn on `asker`'s workspace; return its answer, capped.
+
+        The gate is asked with the scout's turn lock held, right before the
+        turn: when several agents ask at once, each waits for the one before
+        it, whose spend then counts."""
         worker = self.workers.get(SCOUT)
         if worker is None or asker == SCOUT:
             raise ToolError("There is no scout on this plane to ask.")
-        hold = await worker.hold()
-        if hold is not None:
-            raise ToolError(f"The scout is not answering: {hold.notice}")
         listed = ", ".join(paths) if paths else "the workspace"
-        await self._services.say(SCOUT, "operator", f"[from {asker}] {question} ({listed})")
         async with worker.turn_lock:
+            hold = await worker.hold()
+            if hold is not None:
+                raise ToolError(f"The scout is not answering: {hold.notice}")
+            # The asking agent's words, never shown as the operator's.
+            await self._services.say(SCOUT, "plane", f"{asker} asks: {question} ({listed})")
             number = next(self._turns)
             worker.working = True
+            self._services.bus.emit(TurnStarted(agent=SCOUT, turn=number))
+            await self.publish(SCOUT)
             try:
                 turn = Turn(self._services, worker.spec, number, self._tooling, workspace)
                 result = await turn.run(
                     f"{asker} asks: {question}\nLook at: {listed}\n"
                     "Answer concisely with only what answers the question."
                 )
+            except LedgerError as error:
+                worker.working = False
+                try:
+                    await worker.unrecorded(error)
+                    await worker.finish(number, TurnResult(ok=False))
+                except Exception:  # saying so failed too; the error below still stops the asker
+                    log.exception("scout: telling of an unrecorded turn")
+                raise
             finally:
                 worker.working = False
             await worker.finish(number, result)
         return result.answer[:SCOUT_ANSWER_CHARS] or "The scout found no answer."
 
     async def _watch_day(self) -> None:
-        clock = self._services.clock
+        """At the end of the plane's day (later than the clock's midnight
+        while the clock is behind it), tell the clients and wake everyone."""
+        services = self._services
         while True:
-            await clock.sleep_until(next_midnight(clock.now()))
+            try:
+                await services.ledger.today()
+            except LedgerError:
+                log.exception("the plane's day could not be read")
+            await services.clock.sleep_until(services.gate.resets_at())
             self._services.bus.emit(DayRolled(snapshot=await self.snapshot()))
             self.wake_all()
 

@@ -14,7 +14,7 @@ from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 
-from plane.clock import Clock, next_midnight, until
+from plane.clock import Clock, until
 from plane.commands import ask_limit
 from plane.economy.compress.retrieve import retrieve
 from plane.errors import ToolError
@@ -58,7 +58,7 @@ class AgentToolContext:
         spent = await services.ledger.spend_today(self.agent)
         ceiling = services.gate.ceilings.of(self.agent)
         now = self.clock.now()
-        reset = f"The day resets at 00:00 UTC, in {until(now, next_midnight(now))}."
+        reset = f"The day resets at 00:00 UTC, in {until(now, services.gate.resets_at())}."
         context = await self._context_used()
         if ceiling is None:
             return f"Spent today: {usd(spent)}; no daily ceiling. {reset} {context}"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,5 +85,9 @@ def _argument(call: ToolCall, name: str) -> str | None:
 
 
 def _command_of(call: ToolCall) -> str | None:
-    """The shell command behind a run_command call: the compressor's best hint."""
+    """What printed the output, as a shell command: the compressor's best hint (read_file
+    prints a file as `cat` would, and the file's name says what it holds)."""
+    if call.name == "read_file":
+        path = _argument(call, "path")
+        return f"cat {shlex.quote(path)}" if path else None
     return _argument(call, "command") if call.name == "run_command" else None

@@ -174,6 +174,7 @@ class Turn:
             max_output_tokens=services.config.defaults.max_output_tokens,
             temperature=provider.temperature,
             frequency_penalty=provider.frequency_penalty,
+            cache_breakpoints=cache_breakpoints(len(messages)),
         )
 
     async def _call(self, request: CompletionRequest) -> Metered | None:
@@ -217,3 +218,15 @@ class Turn:
 
 def _cap_notice(cap: int) -> str:
     return f"The turn ended after {cap} LLM calls, the per-turn cap; ask again to continue."
+
+
+BREAKPOINT_SPACING = 16
+"""Anthropic looks for a cached prefix up to 20 blocks back from a breakpoint."""
+
+
+def cache_breakpoints(count: int) -> tuple[int, ...]:
+    """Where a provider with explicit caching marks the prompt: its end, so
+    the next call reads what this one wrote, and every `BREAKPOINT_SPACING`
+    messages before it (at most three), so a long stretch of tool results
+    added in one turn still finds the prefix the last call cached."""
+    return tuple(sorted(range(count - 1, -1, -BREAKPOINT_SPACING)[:3]))

@@ -12,12 +12,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from aiosqlite import Connection
+
+from plane.conversation import Conversation
+from plane.errors import LedgerError
 from plane.gate import Hold
-from plane.protocol import Message, MessageKind, TurnFinished, TurnStarted
+from plane.ledger import Interrupted
+from plane.money import turn_cost
+from plane.protocol import Message, MessageAppended, MessageKind, TurnFinished, TurnStarted
 from plane.roster import AgentSpec
 from plane.runtime.scheduler import Booking
 from plane.runtime.services import Services
@@ -82,21 +88,46 @@ class AgentWorker:
         return await self.say("plane", hold.notice)
 
     async def _work(self) -> None:
-        services, name = self._services, self.spec.name
+        """Take turns while there is work and the gate lets the agent go.
+
+        The gate is asked with the turn lock held, right before the turn: a
+        turn someone else ran meanwhile (another agent's scout call) has
+        already spent, and a check made before waiting for the lock would
+        let this turn start over the ceiling."""
         while True:
-            hold = await self.hold()
-            if hold is None:
-                self._told_hold = False
-            waiting = await services.conversation.waiting(name)
-            due = await services.scheduler.due(name)
-            if not waiting and not due:
-                return
-            if hold is not None:
-                await self.tell_hold(hold)
-                await services.crew.publish(name)
-                return
             async with self.turn_lock:
-                await self._turn(waiting, due)
+                try:
+                    if not await self._next():
+                        return
+                except LedgerError as error:
+                    await self.unrecorded(error)
+                    await self._services.crew.publish(self.spec.name)
+                    return
+
+    async def _next(self) -> bool:
+        """One step of `_work`, under the turn lock: a turn if there is work
+        and no hold. False when there is nothing more to do now."""
+        services, name = self._services, self.spec.name
+        hold = await self.hold()
+        if hold is None:
+            self._told_hold = False
+        waiting = await services.conversation.waiting(name)
+        due = await services.scheduler.due(name)
+        if not waiting and not due:
+            return False
+        if hold is not None:
+            await self.tell_hold(hold)
+            await services.crew.publish(name)
+            return False
+        await self._turn(waiting, due)
+        return True
+
+    async def unrecorded(self, error: LedgerError) -> None:
+        """Money that could not be recorded stops the turn, and says so. The
+        next turn tries again; its first call is written before it is sent,
+        so nothing is spent while the ledger refuses."""
+        log.error("%s: %s", self.spec.name, error, exc_info=error)
+        await self.say("plane", unrecorded_notice(error))
 
     async def _turn(self, waiting: list[Message], due: list[Booking]) -> None:
         services, name = self._services, self.spec.name
@@ -108,12 +139,24 @@ class AgentWorker:
             result = await Turn(services, self.spec, number, self._tooling).run(
                 incoming(waiting, due)
             )
+        except asyncio.CancelledError:
+            # Cut by a stop: nothing answered it, so what it saw stays waiting
+            # and its bookings open; the next start says what the call in
+            # flight counted and takes the turn again.
+            raise
+        except LedgerError:
+            # Spend could not be recorded: the turn never really ran, so what
+            # it saw stays waiting for a turn the ledger can record.
+            raise
+        except Exception:
+            # Failed inside the plane: `run` says so, and that is its answer.
+            await self._services.conversation.answered([m.id for m in waiting])
+            await self._services.scheduler.done(due)
+            await self._keep_ambient()
+            raise
         finally:
             self.working = False
-            await services.conversation.answered([m.id for m in waiting])
-            await services.scheduler.done(due)
-            await self._keep_ambient()
-        await self.finish(number, result)
+        await self.finish(number, result, answering=waiting, due=due)
 
     async def _keep_ambient(self) -> None:
         ambient = self.spec.ambient
@@ -121,23 +164,46 @@ class AgentWorker:
             every = timedelta(minutes=ambient.every_minutes)
             await self._services.scheduler.keep_ambient(self.spec.name, every, ambient.note)
 
-    async def finish(self, number: int, result: TurnResult) -> None:
-        """The turn's answer and cost line, in that order, then the events."""
-        name = self.spec.name
+    async def finish(
+        self,
+        number: int,
+        result: TurnResult,
+        *,
+        answering: Sequence[Message] = (),
+        due: Sequence[Booking] = (),
+    ) -> None:
+        """The turn's answer and cost line, in that order, then the events.
+        What the turn answered is marked so only now, in the answer's own
+        commit: a plane killed before it answers the question after the
+        restart, and never leaves one marked answered without its answer."""
+        services, name = self._services, self.spec.name
+        questions = [m.id for m in answering]
         if result.answer:
-            await self.say("agent", result.answer)
+            answer = await services.conversation.answer(name, result.answer, questions)
+            services.bus.emit(MessageAppended(message=answer))
+        else:  # a turn that failed: its notices are what it answered
+            await services.conversation.answered(questions)
+        await services.scheduler.done(list(due))
+        await self._keep_ambient()
         if result.calls:
-            await self._services.crew.cost_line(name, result)
-            await self._services.crew.spend_notices(name)
-        self._services.bus.emit(
+            await services.crew.cost_line(name, result)
+            await services.crew.spend_notices(name)
+        services.bus.emit(
             TurnFinished(
                 agent=name, turn=number, cost_usd=result.cost, usage=result.usage, ok=result.ok
             )
         )
-        await self._services.crew.publish(name)
+        await services.crew.publish(name)
 
     async def say(self, kind: MessageKind, text: str) -> Message:
         return await self._services.say(self.spec.name, kind, text)
+
+
+def unrecorded_notice(error: LedgerError) -> str:
+    return (
+        f"The turn stopped. {error} No LLM call is made while the ledger cannot record "
+        "spend; see plane.log."
+    )
 
 
 def incoming(waiting: list[Message], due: list[Booking]) -> str:
@@ -155,3 +221,32 @@ def incoming(waiting: list[Message], due: list[Booking]) -> str:
         kind = "ambient turn" if booking.ambient else f"a turn you booked at {booked}"
         parts.append(f"[{kind}] {booking.note}")
     return "\n\n".join(parts)
+
+
+def cut_turn_notice(cut: Interrupted, waiting: int) -> str:
+    """What an agent's conversation says after a restart found its turn cut."""
+    if cut.calls == 1:
+        counted = f"the call in flight is counted at its estimate, {turn_cost(cut.estimate_usd)}"
+    else:
+        counted = (
+            f"the {cut.calls} calls in flight are counted at their estimates, "
+            f"{turn_cost(cut.estimate_usd)}"
+        )
+    notice = f"The plane stopped during this agent's turn; {counted}."
+    if waiting:
+        notice += " It now answers what it had not answered."
+    return notice
+
+
+async def tell_cut_turns(
+    conversation: Conversation, tx: Connection, cut: dict[str, Interrupted]
+) -> None:
+    """At start-up, in the transaction that marks the calls interrupted: each
+    agent whose turn a stop cut says so, with what was counted, so its row
+    and its feed agree."""
+    for agent, interrupted in cut.items():
+        waiting = await conversation.waiting_within(tx, agent)
+        notice = cut_turn_notice(interrupted, waiting)
+        await conversation.append_within(
+            tx, agent, "plane", notice, cost_usd=interrupted.estimate_usd
+        )

@@ -4,8 +4,10 @@ registry.py    TOOLS, CORE, specs(), select_for_session(), call()
 base.py        Tool, ToolContext (what a tool may ask of the plane), ToolResult
 arguments.py   the model's JSON → validated arguments, or a sentence why not
 schema.py      pydantic models → the JSON schemas the model sees, byte-stable
-workspace.py   resolve_inside(): the one confinement check for every path
-process.py     child processes: timeout, process-group kill, scrubbed env
+workspace.py   locate(): the one confinement walk for every path, by descriptors
+process.py     child processes: timeout, output cap, scrubbed env, through the launcher
+sandbox.py     the launcher: Landlock, no capabilities, the plane's home out of reach
+tree.py        the launcher's PID namespace (or subreaper): a command's tree ends with it
 capture.py     head-and-tail output capture with a marker for the cut
 shell.py       run_command
 files.py       read_file, write_file, list_files

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -33,19 +34,13 @@ def _json_object(tool: Tool, text: str | None) -> dict[str, Any]:
     raw = (text or "").strip()
     if not raw:
         return {}  # a call with no arguments is often sent as ""
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as error:
-        raise ToolError(
-            f"The arguments for {tool.name} are not valid JSON ({error.msg} at character "
-            f"{error.pos}); send one JSON object. {signature(tool)}"
-        ) from None
+    data = _decode(tool, raw)
     if isinstance(data, str):
         # Arguments encoded twice ("{\"path\": …}") are a common slip; one more
         # decode is unambiguous when it yields an object.
         try:
-            data = json.loads(data)
-        except json.JSONDecodeError:
+            data = _decode(tool, data)
+        except ToolError:
             pass
     if not isinstance(data, dict):
         raise ToolError(
@@ -53,6 +48,28 @@ def _json_object(tool: Tool, text: str | None) -> dict[str, Any]:
             f"{signature(tool)}"
         )
     return data
+
+
+def _decode(tool: Tool, raw: str) -> Any:
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as error:
+        raise ToolError(
+            f"The arguments for {tool.name} are not valid JSON ({error.msg} at character "
+            f"{error.pos}); send one JSON object. {signature(tool)}"
+        ) from None
+    except ValueError:
+        # Python reads no integer of more than 4,300 digits (int_max_str_digits).
+        raise ToolError(
+            f"The arguments for {tool.name} hold a number too long to read (over "
+            f"{sys.get_int_max_str_digits():,} digits); send one JSON object with the "
+            f"number written shorter. {signature(tool)}"
+        ) from None
+    except RecursionError:
+        raise ToolError(
+            f"The arguments for {tool.name} are nested too deeply to read; send one flat "
+            f"JSON object. {signature(tool)}"
+        ) from None
 
 
 def explain(tool: Tool, error: ValidationError) -> str:
@@ -84,8 +101,11 @@ def _verb(message: str) -> str:
 def _short(value: Any) -> str:
     try:
         text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = repr(value)
+    except (TypeError, ValueError, RecursionError):
+        try:
+            text = repr(value)
+        except (ValueError, RecursionError):  # an integer too long to write out
+            text = f"a {type(value).__name__} too long to show"
     return text if len(text) <= 60 else text[:59] + "…"
 
 

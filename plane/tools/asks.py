@@ -76,7 +76,7 @@ def _existing_inside(ctx: ToolContext, paths: list[str]) -> list[str]:
     return checked
 
 
-_RANGE = re.compile(r"^\s*\d*\s*:\s*\d*\s*$")
+_RANGE = re.compile(r"^\s*[0-9]*\s*:\s*[0-9]*\s*$")
 
 
 class RetrieveArgs(Args):

@@ -1,7 +1,9 @@
 """`read_file`, `write_file`, `list_files`: the workspace's files, confined.
 
-Each tool resolves its path through `resolve_inside` first and does its disk
-work in a thread, so a large file never stalls the plane's event loop. Output
+Each tool finds its path with `workspace.locate` and then touches the disk
+only through the descriptors it holds (no path is opened twice by name, so no
+symlink swap can redirect it), in a thread, so a large file never stalls the
+plane's event loop. Output
 is bounded by lines and by bytes, and whenever less than everything is shown a
 trailer says what is missing and how to get it.
 """
@@ -9,8 +11,11 @@ trailer says what is missing and how to get it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import secrets
+import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -18,8 +23,8 @@ from pydantic import Field
 
 from plane.errors import ToolError
 from plane.tools.base import Args, Tool, ToolContext
-from plane.tools.scan import BINARY_SNIFF, lines, looks_binary, matches, walk
-from plane.tools.workspace import os_failure, refuse_special, relative, resolve_inside, shown
+from plane.tools.scan import BINARY_SNIFF, Entry, lines, looks_binary, matches, walk
+from plane.tools.workspace import DIR_FLAGS, Place, locate, os_failure, refuse_special, shown
 
 READ_CAP_BYTES = 64 * 1024
 LINE_CAP = 4000
@@ -40,12 +45,10 @@ async def read_file(args: ReadFileArgs, ctx: ToolContext) -> str:
 
 
 def _read(root: Path, args: ReadFileArgs) -> str:
-    real = resolve_inside(root, args.path)
-    if real.is_dir():
-        raise ToolError(f"{shown(args.path)} is a directory; list_files shows what is in it.")
-    refuse_special(real, args.path)
-    try:
-        with open(real, "rb") as f:
+    with locate(root, args.path) as place:
+        fd = _open_to_read(place, args.path)
+    with os.fdopen(fd, "rb") as f:
+        try:
             head = f.read(BINARY_SNIFF)
             if looks_binary(head):
                 size = os.fstat(f.fileno()).st_size
@@ -54,8 +57,26 @@ def _read(root: Path, args: ReadFileArgs) -> str:
                 )
             f.seek(0)
             return _page(f, args)
+        except OSError as error:
+            raise os_failure(error, args.path) from None
+
+
+def _open_to_read(place: Place, path: str) -> int:
+    """The regular file at `place`, open; its type is checked on the descriptor."""
+    if place.lstat() is None:
+        raise ToolError(f"{shown(path)} does not exist.")
+    try:
+        fd = place.open()
     except OSError as error:
-        raise os_failure(error, args.path) from None
+        raise os_failure(error, path) from None
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISREG(mode):
+        return fd
+    os.close(fd)
+    if stat.S_ISDIR(mode):
+        raise ToolError(f"{shown(path)} is a directory; list_files shows what is in it.")
+    refuse_special(mode, path)
+    raise AssertionError("refuse_special refuses what is neither a file nor a directory")
 
 
 def _page(f: BinaryIO, args: ReadFileArgs) -> str:
@@ -113,38 +134,57 @@ async def write_file(args: WriteFileArgs, ctx: ToolContext) -> str:
 
 
 def _write(root: Path, args: WriteFileArgs) -> str:
-    real = resolve_inside(root, args.path)
-    if real.is_dir():
-        raise ToolError(f"{shown(args.path)} is a directory; give a file path.")
-    refuse_special(real, args.path)
-    existed = real.exists()
     data = args.content.encode("utf-8", errors="replace")
-    try:
-        real.parent.mkdir(parents=True, exist_ok=True)
-        write_bytes(real, data)
-    except OSError as error:
-        raise os_failure(error, args.path) from None
-    verb = "Replaced" if existed else "Created"
+    with locate(root, args.path, make_parents=True) as place:
+        before = place.lstat()
+        if place.name == "." or (before and stat.S_ISDIR(before.st_mode)):
+            raise ToolError(f"{shown(args.path)} is a directory; give a file path.")
+        if before is not None:
+            refuse_special(before.st_mode, args.path)
+        try:
+            write_at(place, data)
+        except OSError as error:
+            raise os_failure(error, args.path) from None
+    verb = "Replaced" if before is not None else "Created"
     count = args.content.count("\n") + (0 if args.content.endswith("\n") or not data else 1)
-    return f"{verb} {shown(relative(root, real))}: {len(data):,} bytes, {count:,} lines."
+    return f"{verb} {shown(place.rel)}: {len(data):,} bytes, {count:,} lines."
 
 
-def write_bytes(real: Path, data: bytes) -> None:
+def write_at(place: Place, data: bytes) -> None:
     """Write through a new temporary file renamed into place, so a crash
-    mid-write leaves the old content or the new one, never half of each. The
-    temporary is created exclusively and never through a symlink, and the
-    rename replaces a symlink rather than writing where it points."""
-    temporary = real.with_name(f".plane-write-{secrets.token_hex(6)}.tmp")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-    fd = os.open(temporary, flags, 0o666)
+    mid-write leaves the old content or the new one, never half of each. Both
+    are named relative to the directory's descriptor: the temporary is created
+    exclusively and never through a symlink, and the rename replaces a symlink
+    rather than writing where it points."""
+    if place.parent is None:
+        raise FileNotFoundError(2, "missing directory")
+    _write_in(place.parent, place.name, data)
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    """`write_at` for a file the plane names itself (its directory trusted)."""
+    parent = os.open(path.parent, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        _write_in(parent, path.name, data)
+    finally:
+        os.close(parent)
+
+
+def _write_in(parent: int, name: str, data: bytes) -> None:
+    temporary = f".plane-write-{secrets.token_hex(6)}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(temporary, flags, 0o666, dir_fd=parent)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-        if real.exists():
-            os.chmod(temporary, real.stat().st_mode & 0o7777)
-        os.replace(temporary, real)
+            with contextlib.suppress(FileNotFoundError):
+                before = os.stat(name, dir_fd=parent, follow_symlinks=False)
+                if stat.S_ISREG(before.st_mode):
+                    os.fchmod(f.fileno(), before.st_mode & 0o7777)
+        os.rename(temporary, name, src_dir_fd=parent, dst_dir_fd=parent)
     finally:
-        temporary.unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary, dir_fd=parent)
 
 
 class ListFilesArgs(Args):
@@ -164,40 +204,40 @@ async def list_files(args: ListFilesArgs, ctx: ToolContext) -> str:
 
 
 def _list(root: Path, args: ListFilesArgs) -> str:
-    real = resolve_inside(root, args.path)
-    if not real.exists():
-        raise ToolError(f"{shown(args.path)} does not exist.")
-    if not real.is_dir():
-        raise ToolError(f"{shown(args.path)} is a file, not a directory; read_file reads it.")
+    with locate(root, args.path) as place:
+        before = place.lstat()
+        if before is None:
+            raise ToolError(f"{shown(args.path)} does not exist.")
+        if not stat.S_ISDIR(before.st_mode):
+            raise ToolError(f"{shown(args.path)} is a file, not a directory; read_file reads it.")
+        try:
+            fd = place.open(DIR_FLAGS)
+        except OSError as error:
+            raise os_failure(error, args.path) from None
     try:
-        entries = walk(str(real)) if args.recursive else _children(real)
-    except OSError as error:
-        raise os_failure(error, args.path) from None
-    found: list[str] = []
-    for entry in entries:
-        rel = relative(root, Path(entry.path))
-        if not matches(rel, args.glob):
-            continue
-        if len(found) == LIST_CAP:
-            found.append(f"[… stopped at {LIST_CAP} entries; narrow it with path or glob]")
-            break
-        found.append(rel + _kind(entry))
+        found = _listing(walk(fd, place.rel, recursive=args.recursive), args.glob)
+    finally:
+        os.close(fd)
     if not found:
-        where = shown(relative(root, real))
+        where = shown(place.rel)
         return f"(Nothing in {where} matches {args.glob}.)" if args.glob else f"({where} is empty.)"
     return "\n".join(found)
 
 
-def _children(directory: Path) -> list[os.DirEntry[str]]:
-    with os.scandir(directory) as it:
-        return sorted(it, key=lambda entry: entry.name)
+def _listing(entries: Iterator[Entry], glob: str | None) -> list[str]:
+    found: list[str] = []
+    for entry in entries:
+        if not matches(entry.rel, glob):
+            continue
+        if len(found) == LIST_CAP:
+            found.append(f"[… stopped at {LIST_CAP} entries; narrow it with path or glob]")
+            break
+        found.append(entry.rel + MARKS.get(entry.kind, ""))
+    return found
 
 
-def _kind(entry: os.DirEntry[str]) -> str:
-    """`ls -F` marks: `/` for a directory, `@` for a symlink (never followed)."""
-    if entry.is_symlink():
-        return "@"
-    return "/" if entry.is_dir(follow_symlinks=False) else ""
+MARKS = {"dir": "/", "link": "@"}
+"""`ls -F` marks: `/` for a directory, `@` for a symlink (never followed)."""
 
 
 READ = Tool(

@@ -1,23 +1,26 @@
 """`apply_patch`: a unified diff applied inside the workspace, all or nothing.
 
 A heavy tool (its description teaches a format), so it is loaded only into
-sessions that talk about patching or editing. Every file the diff names goes
-through `resolve_inside`; every hunk is checked against the file before any
+sessions that talk about patching or editing. Every file the diff names is
+found with `workspace.locate` and read, written or deleted only through the
+descriptor of its directory; every hunk is checked against the file before any
 file is written, so a diff that half fits changes nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import stat
 from pathlib import Path
 
 from pydantic import Field
 
 from plane.errors import ToolError
 from plane.tools.base import Args, Tool, ToolContext
-from plane.tools.files import write_bytes
+from plane.tools.files import write_at
 from plane.tools.unidiff import FilePatch, PatchError, apply, parse
-from plane.tools.workspace import os_failure, refuse_special, relative, resolve_inside
+from plane.tools.workspace import locate, os_failure, refuse_special
 
 
 class ApplyPatchArgs(Args):
@@ -38,63 +41,76 @@ def _apply(root: Path, text: str) -> str:
         patches = parse(text)
     except PatchError as error:
         raise ToolError(f"The patch cannot be read: {error}.") from None
-    after: dict[Path, str | None] = {}
-    changes: dict[Path, tuple[int, int]] = {}
+    after: dict[str, str | None] = {}
+    changes: dict[str, tuple[int, int]] = {}
     for patch in patches:
-        source = resolve_inside(root, patch.old_path) if patch.old_path else None
-        target = resolve_inside(root, patch.new_path) if patch.new_path else None
+        source = _where(root, patch.old_path) if patch.old_path else None
+        target = _where(root, patch.new_path) if patch.new_path else None
         if source and target and source != target:
             raise ToolError(f"`{patch.path}`: renames are not supported; write the new file.")
-        real = target or source
-        assert real is not None  # parse() refuses /dev/null on both sides
-        before = after[real] if real in after else _read(real, patch)
+        rel = target or source
+        assert rel is not None  # parse() refuses /dev/null on both sides
+        before = after[rel] if rel in after else _read(root, rel, patch)
         try:
-            after[real] = apply(before, patch)
+            after[rel] = apply(before, patch)
         except PatchError as error:
             raise ToolError(f"Nothing was changed: {error}.") from None
-        added, removed = changes.get(real, (0, 0))
-        changes[real] = (
+        added, removed = changes.get(rel, (0, 0))
+        changes[rel] = (
             added + sum(hunk.added for hunk in patch.hunks),
             removed + sum(hunk.removed for hunk in patch.hunks),
         )
-    for real, content in after.items():
-        _store(real, content, relative(root, real))
-    return _summary(root, after, changes)
+    for rel, content in after.items():
+        _store(root, rel, content)
+    return _summary(after, changes)
 
 
-def _read(real: Path, patch: FilePatch) -> str | None:
-    if real.is_dir():
-        raise ToolError(f"`{patch.path}` is a directory.")
-    refuse_special(real, patch.path)
+def _where(root: Path, path: str) -> str:
+    """The workspace-relative path `path` lands on (refused if outside)."""
+    with locate(root, path) as place:
+        return place.rel
+
+
+def _read(root: Path, rel: str, patch: FilePatch) -> str | None:
+    with locate(root, rel) as place:
+        before = place.lstat()
+        if before is None:
+            return None
+        if place.name == "." or stat.S_ISDIR(before.st_mode):
+            raise ToolError(f"`{patch.path}` is a directory.")
+        refuse_special(before.st_mode, patch.path)
+        try:
+            fd = place.open()
+        except OSError as error:
+            raise os_failure(error, patch.path) from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise ToolError(f"`{patch.path}` changed while it was read; read it and try again.")
+        try:
+            return f.read().decode("utf-8")
+        except UnicodeDecodeError:
+            raise ToolError(f"`{patch.path}` is not UTF-8 text; it cannot be patched.") from None
+        except OSError as error:
+            raise os_failure(error, patch.path) from None
+
+
+def _store(root: Path, rel: str, content: str | None) -> None:
     try:
-        return real.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        return None
-    except UnicodeDecodeError:
-        raise ToolError(f"`{patch.path}` is not UTF-8 text; it cannot be patched.") from None
+        with locate(root, rel, make_parents=content is not None) as place:
+            if content is not None:
+                write_at(place, content.encode("utf-8"))
+            elif place.parent is not None:
+                os.unlink(place.name, dir_fd=place.parent)  # a symlink is removed, not followed
     except OSError as error:
-        raise os_failure(error, patch.path) from None
+        raise os_failure(error, rel) from None
 
 
-def _store(real: Path, content: str | None, shown_as: str) -> None:
-    try:
-        if content is None:
-            real.unlink()
-        else:
-            real.parent.mkdir(parents=True, exist_ok=True)
-            write_bytes(real, content.encode("utf-8"))
-    except OSError as error:
-        raise os_failure(error, shown_as) from None
-
-
-def _summary(
-    root: Path, after: dict[Path, str | None], changes: dict[Path, tuple[int, int]]
-) -> str:
+def _summary(after: dict[str, str | None], changes: dict[str, tuple[int, int]]) -> str:
     parts = []
-    for real, content in after.items():
-        added, removed = changes[real]
+    for rel, content in after.items():
+        added, removed = changes[rel]
         state = "deleted" if content is None else f"+{added} −{removed}"
-        parts.append(f"`{relative(root, real)}` ({state})")
+        parts.append(f"`{rel}` ({state})")
     noun = "file" if len(parts) == 1 else "files"
     return f"Patched {len(parts)} {noun}: " + ", ".join(parts) + "."
 

@@ -1,13 +1,17 @@
 """Running a child process for a tool: bounded in time, output and reach.
 
-Every child starts in its own session (so its own process group), with stdin
-closed, stdout and stderr merged in the order they were written, and a scrubbed
-environment: the daemon's environment holds the providers' API keys, and a
-tool's output goes straight to a model. When the command returns, times out or
-its turn is cancelled, the whole group is killed: nothing a tool started keeps
-running, and nothing it left behind can hold the output pipe open. (A child
-that makes its own session escapes the group; the pipe is then abandoned after
-a short drain rather than waited on.)
+Every child runs through the launcher (`sandbox.py`, `tree.py`): in a process
+tree of its own that ends with it — a PID namespace whose init takes every
+descendant with it, `setsid -f` daemons included — and, unless the operator
+set `sandbox: false`, under Landlock with no capabilities. It starts in its own
+session, with stdin closed, stdout and stderr merged in the order they were
+written, and a scrubbed environment: the daemon's environment holds the
+providers' API keys, and a tool's output goes straight to a model.
+
+When the command returns, nothing it started is left. When it times out or
+its turn is cancelled, the launcher is asked to stop (SIGTERM: it ends the
+tree and exits), and its whole group is killed after `STOP_WAIT_S` whatever
+it did; a launcher killed outright still takes the namespace with it.
 """
 
 from __future__ import annotations
@@ -17,14 +21,18 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from plane.home import Home
+from plane.tools import sandbox
 from plane.tools.capture import HeadTail
 
 DRAIN_S = 0.5
 """After the group is killed, how long its output may take to arrive."""
+STOP_WAIT_S = 2.0
+"""After SIGTERM on a timeout or cancellation, how long the launcher has to end its tree."""
 KILL_WAIT_S = 5.0
 """After SIGKILL, how long the leader may take to be reported gone."""
 
@@ -61,35 +69,57 @@ class Finished:
     timed_out: bool
 
 
+def protected_homes(workspace: Path) -> list[Path]:
+    """What an agent's command must never read: the plane's home (its token,
+    databases, log, socket and the other agents' workspaces)."""
+    homes = [Home.from_env().root]
+    if workspace.parent.name == "workspaces":  # <home>/workspaces/<agent>
+        homes.append(workspace.parent.parent)
+    return list(dict.fromkeys(Path(os.path.realpath(home)) for home in homes))
+
+
 async def run_process(
     argv: Sequence[str],
     *,
-    cwd: Path,
+    workspace: Path,
+    sandboxed: bool,
     env: Mapping[str, str],
     timeout_s: float,
     cap_bytes: int,
+    pass_fds: Iterable[int] = (),
 ) -> Finished:
+    """Run `argv` in `workspace` through the launcher, confined if `sandboxed`."""
+    homes = protected_homes(workspace)
+    if sandboxed:
+        sandbox.log_dropped(env.get("PATH", ""), homes)
+    command = sandbox.launcher(workspace, list(argv), confined=sandboxed, protected=homes)
     started = time.monotonic()
     loop = asyncio.get_running_loop()
     captured = HeadTail(cap_bytes)
     transport, child = await loop.subprocess_exec(
         lambda: _Child(captured),
-        *argv,
-        cwd=cwd,
+        *command,
+        cwd=workspace,
         env=dict(env),
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
         start_new_session=True,
+        pass_fds=tuple(pass_fds),
     )
     timed_out = False
+    finished = False
     try:
         await asyncio.wait_for(child.exited.wait(), timeout_s)
+        finished = True
     except TimeoutError:
         timed_out = True
     finally:
         # Also on cancellation: the turn is gone, so is everything it started.
-        _kill_group(transport.get_pid())
+        pid = transport.get_pid()
+        if not finished:
+            await _stop(pid, child)
+        _kill_group(pid)
         await _settle(child)
         transport.close()
     return Finished(
@@ -98,6 +128,14 @@ async def run_process(
         seconds=time.monotonic() - started,
         timed_out=timed_out,
     )
+
+
+async def _stop(pid: int, child: _Child) -> None:
+    """Ask the launcher to end its tree, and give it a moment to."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signal.SIGTERM)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(child.exited.wait(), STOP_WAIT_S)
 
 
 class _Child(asyncio.SubprocessProtocol):

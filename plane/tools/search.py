@@ -1,8 +1,11 @@
 """`grep`: a regular expression over the workspace's text files.
 
 The search itself runs in a child process (see `scan.py` for why), bounded by
-`GREP_TIMEOUT_S`; this module checks the arguments, confines the path, and
-turns the child's outcome into a result or a sentence.
+`GREP_TIMEOUT_S`, under the same launcher as `run_command` (its own process
+tree, the Landlock sandbox when the plane has it on). This module checks the
+arguments, finds the path inside the workspace and opens it (`locate`), and
+hands the child that descriptor, so the child never resolves a path itself;
+then it turns the child's outcome into a result or a sentence.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import asyncio
 import json
 import os
 import re
+import stat
 import sys
 from pathlib import Path
 
@@ -20,9 +24,19 @@ from plane.errors import ToolError
 from plane.tools import scan
 from plane.tools.base import Args, Tool, ToolContext
 from plane.tools.process import run_process, tool_environment
-from plane.tools.workspace import relative, resolve_inside, shown
+from plane.tools.workspace import (
+    DIR_FLAGS,
+    READ_FLAGS,
+    locate,
+    os_failure,
+    refuse_special,
+    shown,
+)
 
 GREP_TIMEOUT_S = 30
+SCAN_SOURCE = Path(scan.__file__).read_text(encoding="utf-8")
+"""scan.py, passed as `-c`: the sandboxed child need not be able to read the
+plane's own files (in a source checkout they lie outside every readable root)."""
 MAX_MATCHES = 200
 MAX_LINE = 300
 
@@ -43,23 +57,28 @@ async def grep(args: GrepArgs, ctx: ToolContext) -> str:
         re.compile(args.pattern)
     except re.error as error:
         raise ToolError(f"`pattern` is not a valid regular expression: {error}.") from None
-    root, real = await asyncio.to_thread(_where, ctx.workspace, args.path)
-    request = {
-        "root": str(root),
-        "start": str(real),
-        "pattern": args.pattern,
-        "ignore_case": args.ignore_case,
-        "glob": args.glob,
-        "max_matches": MAX_MATCHES,
-        "max_line": MAX_LINE,
-    }
-    finished = await run_process(
-        [sys.executable, "-I", scan.__file__, json.dumps(request)],
-        cwd=root,
-        env=tool_environment(ctx.workspace),
-        timeout_s=GREP_TIMEOUT_S,
-        cap_bytes=256 * 1024,
-    )
+    fd, rel = await asyncio.to_thread(_open_start, ctx.workspace, args.path)
+    try:
+        request = {
+            "fd": fd,
+            "base": rel,
+            "pattern": args.pattern,
+            "ignore_case": args.ignore_case,
+            "glob": args.glob,
+            "max_matches": MAX_MATCHES,
+            "max_line": MAX_LINE,
+        }
+        finished = await run_process(
+            [sys.executable, "-I", "-c", SCAN_SOURCE, json.dumps(request)],
+            workspace=ctx.workspace,
+            sandboxed=ctx.sandboxed,
+            env=tool_environment(ctx.workspace),
+            timeout_s=GREP_TIMEOUT_S,
+            cap_bytes=256 * 1024,
+            pass_fds=(fd,),
+        )
+    finally:
+        os.close(fd)
     if finished.timed_out:
         raise ToolError(
             f"grep was stopped after {GREP_TIMEOUT_S}s; narrow the path or glob, "
@@ -68,16 +87,22 @@ async def grep(args: GrepArgs, ctx: ToolContext) -> str:
     if finished.exit_code != 0:
         raise ToolError(f"grep failed: {finished.output.strip()[-500:]}")
     if not finished.output:
-        return f"(No match for `{args.pattern}` in {shown(relative(root, real))}.)"
+        return f"(No match for `{args.pattern}` in {shown(rel)}.)"
     return finished.output.rstrip("\n")
 
 
-def _where(workspace: Path, path: str) -> tuple[Path, Path]:
-    """The real workspace and the real path searched, which exists inside it."""
-    real = resolve_inside(workspace, path)
-    if not real.exists():
-        raise ToolError(f"{shown(path)} does not exist.")
-    return Path(os.path.realpath(workspace)), real
+def _open_start(workspace: Path, path: str) -> tuple[int, str]:
+    """The file or directory searched, open, and its workspace-relative name."""
+    with locate(workspace, path) as place:
+        before = place.lstat()
+        if before is None:
+            raise ToolError(f"{shown(path)} does not exist.")
+        refuse_special(before.st_mode, path)
+        flags = DIR_FLAGS if stat.S_ISDIR(before.st_mode) else READ_FLAGS
+        try:
+            return place.open(flags), place.rel
+        except OSError as error:
+            raise os_failure(error, path) from None
 
 
 TOOL = Tool(

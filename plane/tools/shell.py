@@ -11,6 +11,7 @@ sees the same shape every turn:
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import signal
 
@@ -19,7 +20,6 @@ from pydantic import Field
 from plane.errors import ToolError
 from plane.tools.base import Args, Tool, ToolContext
 from plane.tools.process import run_process, tool_environment
-from plane.tools.sandbox import launcher
 
 OUTPUT_CAP = 64 * 1024
 MAX_TIMEOUT_S = 600
@@ -41,16 +41,16 @@ class RunCommandArgs(Args):
 
 
 async def run_command(args: RunCommandArgs, ctx: ToolContext) -> str:
-    argv = [SHELL, "-c", args.command]
     env = tool_environment(ctx.workspace)
     if ctx.sandboxed:
-        argv = launcher(ctx.workspace, argv)
         scratch = ctx.workspace / ".tmp"  # /tmp is outside the sandbox
-        scratch.mkdir(exist_ok=True)
+        with contextlib.suppress(OSError):  # a .tmp that is not a directory: the shell says
+            scratch.mkdir()
         env["TMPDIR"] = str(scratch)
     finished = await run_process(
-        argv,
-        cwd=ctx.workspace,
+        [SHELL, "-c", args.command],
+        workspace=ctx.workspace,
+        sandboxed=ctx.sandboxed,
         env=env,
         timeout_s=args.timeout_s,
         cap_bytes=OUTPUT_CAP,

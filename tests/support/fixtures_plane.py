@@ -20,7 +20,7 @@ from plane import protocol as p
 from plane.client import PlaneClient
 from plane.clock import ManualClock
 from plane.config import parse_config
-from plane.home import Home
+from plane.home import Home, read_token
 from plane.server import Plane
 from tests.support.scripted_llm import ScriptedLLM
 
@@ -58,6 +58,17 @@ class RunningPlane:
     @property
     def services(self):  # type: ignore[no-untyped-def]
         return self.plane.services
+
+    @property
+    def token(self) -> str:
+        """What the operator's clients present (read from the home, as they do)."""
+        token = read_token(self.home.token)
+        assert token, "the plane made no token"
+        return token
+
+    def hello(self, ident: int = 1) -> bytes:
+        """The operator's hello, as a raw line."""
+        return p.encode(p.Hello(id=ident, protocol_version=p.PROTOCOL_VERSION, token=self.token))
 
     async def client(self) -> PlaneClient:
         client = await PlaneClient.connect(self.home.socket)

@@ -14,10 +14,11 @@ replies are shaped like the providers' documented ones:
   `cache_read_input_tokens` and `cache_creation_input_tokens`; streaming is
   the `message_start … message_stop` event sequence.
 
-Script it with `reply()`, `fault()`, `malformed()`, `cut_stream()`, `hang()`
-and `reset_connection()`; each request takes the next scripted step, and an
-empty script answers with `default_reply`. Every request body is kept in
-`requests`, in order.
+Script it with `reply()`, `fault()`, `malformed()`, `cut_stream()`, `stall()`,
+`hang()` and `reset_connection()`; each request takes the next scripted step,
+and an empty script asks `responder` (when set) or answers with
+`default_reply`. Every request body is kept in `requests`, in order, and every
+response the server finished sending — what a provider bills — in `billed`.
 
 Outside pytest:
 
@@ -36,6 +37,7 @@ import struct
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -43,6 +45,7 @@ from typing import Any
 from plane.protocol import Usage
 
 __all__ = [
+    "Billed",
     "CutStream",
     "Fault",
     "Hang",
@@ -50,6 +53,7 @@ __all__ = [
     "Reply",
     "Reset",
     "ScriptedLLM",
+    "Stall",
     "derived_usage",
 ]
 
@@ -62,7 +66,9 @@ class Reply:
     text: str = "ok"
     usage: Usage | None = None
     """None: derived from the request's size (see `derived_usage`)."""
-    tool_calls: tuple[tuple[str, dict[str, Any]], ...] = ()
+    tool_calls: tuple[tuple[str, dict[str, Any] | str], ...] = ()
+    """(name, arguments); arguments given as a string are sent verbatim on the
+    OpenAI wire (text no JSON encoder would write: a 5,000-digit number)."""
     delay_s: float = 0
     """Seconds to wait before answering (a slow provider, a turn in flight)."""
 
@@ -91,6 +97,15 @@ class CutStream:
 
 
 @dataclass(frozen=True)
+class Stall:
+    """Streaming: the text up to `after_text`, then nothing for `seconds`
+    (a turn caught mid-stream), then the connection drops. Never billed."""
+
+    after_text: str = ""
+    seconds: float = 30
+
+
+@dataclass(frozen=True)
 class Hang:
     """Accept the request, send nothing for `seconds`, then drop the connection."""
 
@@ -102,7 +117,21 @@ class Reset:
     """Close the connection with a TCP RST as soon as the request is read."""
 
 
-Step = Reply | Fault | Malformed | CutStream | Hang | Reset
+Step = Reply | Fault | Malformed | CutStream | Stall | Hang | Reset
+
+
+@dataclass(frozen=True)
+class Billed:
+    """A response the server sent to its last byte: what a provider bills."""
+
+    serial: int
+    """The request's number, from 1, as in `requests`."""
+    model: str
+    cut: bool
+    """A cut stream or body: the client never saw its usage."""
+    usage: Usage
+    """What the response reported (for a cut one, what it would have)."""
+    at: float = field(default_factory=time.monotonic)
 
 
 # ── deterministic usage ─────────────────────────────────────────────────────
@@ -146,11 +175,15 @@ def derived_usage(body: dict[str, Any], text: str, tool_calls: tuple = ()) -> Us
     """What a scripted reply with no explicit usage reports: ceil(chars / 4)
     of the prompt in, ceil(chars / 4) of the answer out, never zero, no cache.
     Deterministic, so costs in tests are predictable."""
-    out_chars = len(text) + sum(len(name) + len(json.dumps(args)) for name, args in tool_calls)
+    out_chars = len(text) + sum(len(name) + len(_arguments(args)) for name, args in tool_calls)
     return Usage(input_tokens=_tokens(prompt_chars(body)), output_tokens=_tokens(out_chars))
 
 
 # ── wire shapes ─────────────────────────────────────────────────────────────
+
+
+def _arguments(args: dict[str, Any] | str) -> str:
+    return args if isinstance(args, str) else json.dumps(args)
 
 
 def _openai_usage(usage: Usage) -> dict[str, Any]:
@@ -213,7 +246,7 @@ class _OpenAI(_Wire):
             {
                 "id": f"call_{self.serial}_{i}",
                 "type": "function",
-                "function": {"name": name, "arguments": json.dumps(args)},
+                "function": {"name": name, "arguments": _arguments(args)},
             }
             for i, (name, args) in enumerate(reply.tool_calls)
         ]
@@ -431,15 +464,17 @@ class _Handler(BaseHTTPRequestHandler):
         self._answer(step, wire_class(body, serial), bool(body.get("stream")))
 
     def _answer(self, step: Step, wire: _Wire, stream: bool) -> None:
+        llm = self.server.llm
         match step:
             case Reply():
-                if step.delay_s and self.server.llm._stopping.wait(step.delay_s):
+                if step.delay_s and llm._stopping.wait(step.delay_s):
                     return
                 usage = step.usage or derived_usage(wire.body, step.text, step.tool_calls)
                 if stream:
                     self._stream(wire.events(step, usage))
                 else:
                     self._json(200, wire.message(step, usage))
+                llm._bill(Billed(wire.serial, wire.model, False, usage))
             case Fault():
                 headers = {}
                 if step.retry_after is not None:
@@ -451,12 +486,24 @@ class _Handler(BaseHTTPRequestHandler):
                 else:
                     self._raw(200, b'{"id": "broken", "choices": [', "application/json")
             case CutStream():
+                usage = derived_usage(wire.body, step.after_text)
                 if stream:
                     reply = Reply(step.after_text)
-                    usage = derived_usage(wire.body, step.after_text)
                     self._stream(wire.events(reply, usage, cut=True), reset=step.reset)
                 else:
                     self._cut_body(wire)
+                llm._bill(Billed(wire.serial, wire.model, True, usage))
+            case Stall():
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                reply = Reply(step.after_text)
+                for event in wire.events(reply, Usage(), cut=True):
+                    self.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
+                    self.wfile.flush()
+                llm._stopping.wait(step.seconds)
+                self.close_connection = True
             case Hang():
                 self.server.llm._stopping.wait(step.seconds)
                 self.close_connection = True
@@ -517,10 +564,13 @@ class _Server(ThreadingHTTPServer):
         self.llm = llm
         self.connections: set[socket.socket] = set()
         self.connections_lock = threading.Lock()
+        self.accepted = 0
+        """Connections ever accepted: a client that keeps them alive makes few."""
         super().__init__(("127.0.0.1", 0), _Handler)
 
     def process_request(self, request: Any, client_address: Any) -> None:
         with self.connections_lock:
+            self.accepted += 1
             self.connections.add(request)
         super().process_request(request, client_address)
 
@@ -563,6 +613,10 @@ class ScriptedLLM:
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._default: Reply = Reply("ok")
+        self._billed: list[Billed] = []
+        self.responder: Callable[[dict[str, Any], int], Step] | None = None
+        """What answers when the script is empty, from the request body and
+        its number (a scripted model that decides); None: `default_reply`."""
 
     # lifecycle
 
@@ -594,6 +648,11 @@ class ScriptedLLM:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
+    @property
+    def connections_accepted(self) -> int:
+        assert self._server is not None
+        return self._server.accepted
+
     # where it listens
 
     @property
@@ -618,7 +677,7 @@ class ScriptedLLM:
         text: str = "ok",
         *,
         usage: Usage | None = None,
-        tool_calls: list[tuple[str, dict[str, Any]]] | None = None,
+        tool_calls: list[tuple[str, dict[str, Any] | str]] | None = None,
         delay_s: float = 0,
     ) -> ScriptedLLM:
         return self._push(Reply(text, usage, tuple(tool_calls or ()), delay_s))
@@ -640,6 +699,10 @@ class ScriptedLLM:
         """Stream `after_text`, then end without the usage (or, with `reset`,
         break the connection)."""
         return self._push(CutStream(after_text, reset))
+
+    def stall(self, after_text: str = "", *, seconds: float = 30) -> ScriptedLLM:
+        """Stream `after_text`, then send nothing for `seconds`: a call in flight."""
+        return self._push(Stall(after_text, seconds))
 
     def hang(self, seconds: float) -> ScriptedLLM:
         return self._push(Hang(seconds))
@@ -681,8 +744,22 @@ class ScriptedLLM:
         with self._lock:
             return list(self._received)
 
+    @property
+    def billed(self) -> list[Billed]:
+        """Every response sent to its last byte, in the order they finished."""
+        with self._lock:
+            return list(self._billed)
+
+    def _bill(self, billed: Billed) -> None:
+        with self._lock:
+            self._billed.append(billed)
+
     def _record(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> tuple[Step, int]:
         with self._lock:
             self._received.append(_Received(path, headers, body))
-            step = self._script.popleft() if self._script else self._default
-            return step, len(self._received)
+            serial = len(self._received)
+            if self._script:
+                return self._script.popleft(), serial
+            responder = self.responder
+        # Outside the lock: a responder may look at what was received.
+        return (responder(body, serial) if responder else self._default), serial

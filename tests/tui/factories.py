@@ -7,6 +7,8 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
+from plane.commands import registry
+from plane.limits import spend_level
 from plane.protocol import AgentState, Message, Snapshot, Usage
 
 NOW = datetime(2025, 3, 14, 20, 47, 0, tzinfo=UTC)
@@ -14,12 +16,17 @@ RESETS = datetime(2025, 3, 15, 0, 0, 0, tzinfo=UTC)
 
 
 def agent(name: str, spend: str = "0", limit: str | None = "5", **fields: Any) -> AgentState:
+    """A row as the plane would send it, its spend level decided the plane's way."""
+    ceiling = Decimal(limit) if limit is not None else None
+    warn_ratio = fields.pop("warn_ratio", 0.8)
     return AgentState(
         name=name,
         model=fields.pop("model", "smollm2-135m"),
         provider=fields.pop("provider", "local"),
         spend_today_usd=Decimal(spend),
-        limit_usd=Decimal(limit) if limit is not None else None,
+        limit_usd=ceiling,
+        warn_ratio=warn_ratio,
+        spend_level=spend_level(Decimal(spend), ceiling, warn_ratio),
         **fields,
     )
 
@@ -33,6 +40,7 @@ def snapshot(*agents: AgentState, models: list[str] | None = None, **fields: Any
         models=models if models is not None else ["smollm2-135m", "claude-haiku-4-5"],
         default_model=fields.pop("default_model", "smollm2-135m"),
         default_limit_usd=fields.pop("default_limit_usd", Decimal(5)),
+        commands=fields.pop("commands", registry()),
         **fields,
     )
 

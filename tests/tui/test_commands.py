@@ -1,8 +1,23 @@
-"""The slash-command registry: dispatch, autocomplete, /help."""
+"""The slash-command registry: dispatch, autocomplete, /help.
+
+The registry under test is the client's, loaded with the plane's real one
+(`plane.commands.registry()`, what every snapshot carries)."""
 
 from __future__ import annotations
 
-from tui.commands import COMMANDS, Commands, CommandSuggester
+import pytest
+
+from plane.commands import COMMANDS as PLANE_COMMANDS
+from plane.commands import registry
+from plane.protocol import CommandInfo
+from tui.commands import Commands, CommandSuggester, client_commands
+
+
+@pytest.fixture
+def COMMANDS() -> Commands:
+    commands = client_commands()
+    commands.load_plane(registry())
+    return commands
 
 
 class Recorder:
@@ -25,7 +40,7 @@ class Recorder:
         self.quits += 1
 
 
-async def test_limit_goes_to_the_plane_exactly_as_typed() -> None:
+async def test_limit_goes_to_the_plane_exactly_as_typed(COMMANDS: Commands) -> None:
     context = Recorder()
     for text in ("/limit", "/limit 5", "/limit  $0.25", "/limit off", "/limit abc"):
         await COMMANDS.dispatch(context, text)
@@ -33,14 +48,14 @@ async def test_limit_goes_to_the_plane_exactly_as_typed() -> None:
     assert context.local == []
 
 
-async def test_plain_text_and_unknown_commands_go_to_the_plane() -> None:
+async def test_plain_text_and_unknown_commands_go_to_the_plane(COMMANDS: Commands) -> None:
     context = Recorder()
     await COMMANDS.dispatch(context, "what failed in the last build?")
     await COMMANDS.dispatch(context, "/frobnicate now")
     assert context.sent == ["what failed in the last build?", "/frobnicate now"]
 
 
-async def test_help_is_local_and_lists_every_command() -> None:
+async def test_help_is_local_and_lists_every_command(COMMANDS: Commands) -> None:
     context = Recorder()
     await COMMANDS.dispatch(context, "/help")
     assert context.sent == []
@@ -49,14 +64,38 @@ async def test_help_is_local_and_lists_every_command() -> None:
         assert command.usage in text and command.help in text
 
 
-async def test_new_and_quit_are_the_clients() -> None:
+async def test_new_is_the_planes_new_session_and_quit_is_the_clients(COMMANDS: Commands) -> None:
     context = Recorder()
     await COMMANDS.dispatch(context, "/new")
     await COMMANDS.dispatch(context, "/quit")
-    assert (context.forms, context.quits, context.sent) == (1, 1, [])
+    assert (context.forms, context.quits, context.sent) == (0, 1, ["/new"])
 
 
-async def test_autocomplete_comes_from_the_registry() -> None:
+def test_the_clients_own_names_are_not_the_planes_except_help_which_shows_them() -> None:
+    client = {c.name for c in client_commands()}
+    assert client & set(PLANE_COMMANDS) == {"help"}
+
+
+def test_every_plane_command_is_listed_with_the_planes_words(COMMANDS: Commands) -> None:
+    listed = {c.name: (c.usage, c.help) for c in COMMANDS if c.handler is None}
+    assert listed == {
+        c.name: (c.usage, c.help) for c in PLANE_COMMANDS.values() if c.name != "help"
+    }
+
+
+def test_a_new_snapshot_replaces_the_planes_commands() -> None:
+    commands = client_commands()
+    commands.load_plane([CommandInfo(name="pause", usage="/pause", help="Pause it.")])
+    commands.load_plane(registry())
+    names = {c.name for c in commands}
+    assert "pause" not in names and {"limit", "new", "help", "quit"} <= names
+
+
+def test_before_any_snapshot_help_says_the_plane_lists_its_commands() -> None:
+    assert "once it is connected" in client_commands().help_text()
+
+
+async def test_autocomplete_comes_from_the_registry(COMMANDS: Commands) -> None:
     suggester = CommandSuggester(COMMANDS)
     assert await suggester.get_suggestion("/li") == "/limit "
     assert await suggester.get_suggestion("/he") == "/help"

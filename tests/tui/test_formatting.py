@@ -34,10 +34,7 @@ def test_countdown() -> None:
     assert duration(timedelta(seconds=-3)) == "0s"
 
 
-def test_spend_level_is_the_planes_definition() -> None:
-    assert spend_level(agent("a", "3.99", "5")) == "ok"
-    assert spend_level(agent("a", "4.00", "5")) == "warn"  # 0.8 x 5
+def test_the_spend_level_is_the_one_the_plane_sent() -> None:
+    said = agent("a", "0.01", "5").model_copy(update={"spend_level": "warn"})
+    assert spend_level(said) == "warn"  # not recomputed from the figures
     assert spend_level(agent("a", "5.00", "5")) == "over"
-    assert spend_level(agent("a", "9", None)) == "ok"
-    assert spend_level(agent("a", "0", "0")) == "over"  # a ceiling of zero is a pause
-    assert spend_level(agent("a", "0.5", "1", warn_ratio=0.5)) == "warn"

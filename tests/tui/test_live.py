@@ -250,3 +250,19 @@ async def test_an_answer_streams_into_the_pane_before_it_is_whole(
     partial = [t for t in streamed if t and t != text]
     assert partial and all(text.startswith(t) for t in partial)  # shown as it arrived
     assert streamed[-1] == ""  # then replaced by the whole message
+
+
+async def test_new_from_the_tui_starts_a_new_model_session_as_the_readme_says(
+    start_plane, scripted_llm
+) -> None:  # type: ignore[no-untyped-def]
+    plane = await start_plane()
+    app = app_for(plane)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.main_screen.selected == "demo")
+        scripted_llm.reply("Hello.")
+        await type_line(pilot, "hi")
+        await until(pilot, lambda: ("agent", "Hello.") in pane_lines(app))
+        await type_line(pilot, "/new")
+        await until(pilot, lambda: pane_lines(app)[-1][1].startswith("New session: "))
+        assert pane_lines(app)[-2] == ("operator", "/new")
+        assert app.screen is app.main_screen  # no new-agent form

@@ -290,7 +290,7 @@ async def test_help_is_shown_in_the_pane_and_not_sent() -> None:
         await pilot.press(*"/help", "enter")
         await settle(pilot)
         notes = [str(n.render()) for n in app.screen.query(".note")]
-        assert notes and "/limit [amount|off]" in notes[0]
+        assert notes and "/limit [AMOUNT|off]" in notes[0]
 
 
 async def test_typing_a_slash_shows_the_matching_commands() -> None:
@@ -301,7 +301,7 @@ async def test_typing_a_slash_shows_the_matching_commands() -> None:
         await pilot.press("/", "l")
         await settle(pilot)
         hint = app.screen.query_one("#hint")
-        assert hint.has_class("-shown") and "/limit [amount|off]" in str(hint.render())
+        assert hint.has_class("-shown") and "/limit [AMOUNT|off]" in str(hint.render())
         assert app.screen.query_one(Composer)._suggestion == "/limit "
 
 

@@ -7,10 +7,38 @@
     expand(result.text, result.refs.__getitem__) == output
 
 See `engine` for the contract, `plan` and `markers` for the mechanics,
-`store` and `retrieve` for getting removed text back.
+`formats/` for the compressors, `store` and `retrieve` for getting removed
+text back.
+
+Lazy, as Textual's `widgets/__init__.py` is: importing one module of the
+package (`markers`, `store`) does not load the engine and its formats; a name
+below is imported the first time it is used.
 """
 
-from plane.economy.compress.engine import MIN_CHARS, Compressed, compress
-from plane.economy.compress.markers import expand, refs_in
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from plane.economy.compress.engine import MIN_CHARS, Compressed, compress
+    from plane.economy.compress.markers import expand, refs_in
 
 __all__ = ["MIN_CHARS", "Compressed", "compress", "expand", "refs_in"]
+
+_WHERE = {
+    "MIN_CHARS": "engine",
+    "Compressed": "engine",
+    "compress": "engine",
+    "expand": "markers",
+    "refs_in": "markers",
+}
+
+
+def __getattr__(name: str) -> object:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{where}"), name)
+    globals()[name] = value
+    return value

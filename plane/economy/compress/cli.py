@@ -5,6 +5,10 @@ plane's home (PLANE_HOME, else the user's data directory) directly. Errors
 are one line on stderr and a non-zero exit, with nothing on stdout.
 Text is read and written as bytes (UTF-8, undecodable bytes carried through),
 so `plane compress | plane expand` gives back the input byte for byte.
+
+Each command imports what it needs when it runs: adding the commands to the
+`plane` parser costs nothing, and `plane compress` loads the engine, the one
+format its input is, and the store — not the others' modules.
 """
 
 from __future__ import annotations
@@ -12,14 +16,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from plane.economy.compress.engine import compress
-from plane.economy.compress.markers import expand
-from plane.economy.compress.retrieve import retrieve
-from plane.economy.compress.store import RefStore
-from plane.errors import PlaneError
-from plane.home import Home
+if TYPE_CHECKING:
+    from plane.economy.compress.store import RefStore
 
 _ENCODING = ("utf-8", "surrogateescape")
 
@@ -73,10 +73,15 @@ def _fail(message: str, code: int = 1) -> int:
 
 
 def _store() -> RefStore:
+    from plane.economy.compress.store import RefStore
+    from plane.home import Home
+
     return RefStore(Home.from_env().ensure().refs_db)
 
 
 def run_compress(args: argparse.Namespace) -> int:
+    from plane.economy.compress.engine import compress
+
     text = _stdin()
     result = compress(text, command=args.command)
     try:
@@ -98,6 +103,9 @@ def run_compress(args: argparse.Namespace) -> int:
 
 
 def run_expand(args: argparse.Namespace) -> int:
+    from plane.economy.compress.markers import expand
+    from plane.errors import PlaneError
+
     text = _stdin()
     try:
         with _store() as store:
@@ -109,6 +117,9 @@ def run_expand(args: argparse.Namespace) -> int:
 
 
 def run_retrieve(args: argparse.Namespace) -> int:
+    from plane.economy.compress.retrieve import retrieve
+    from plane.errors import PlaneError
+
     try:
         with _store() as store:
             found = retrieve(

@@ -14,17 +14,28 @@ number, uses `hash()` or iterates a set into the output.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from plane.economy.compress import frame, margins
 from plane.economy.compress.classify import classify
-from plane.economy.compress.compressors import COMPRESSORS
+from plane.economy.compress.context import Context, keep_all
+from plane.economy.compress.formats import compressor
 from plane.economy.compress.markers import LOOKS_LIKE_MARKER_RE, expand
 from plane.economy.compress.plan import Plan, render
 from plane.economy.compress.salience import guard
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    import logging
+
+
+def _log() -> logging.Logger:
+    """The engine's logger, loaded only when something goes wrong: `logging` costs a
+    `plane compress` call a tenth of its budget."""
+    import logging
+
+    return logging.getLogger(__name__)
+
 
 MIN_CHARS = 512
 
@@ -53,9 +64,9 @@ def compress(text: str, *, command: str | None = None) -> Compressed:
         return _unchanged(text, "already has markers")
     try:
         result = _compress(text, command)
-    except Exception:  # fail-open is the contract: log it, send the original
-        log.exception("compression failed; sending the output unchanged")
-        return _unchanged(text, "error")
+    except Exception as err:  # fail-open is the contract: log it, send the original
+        _log().exception("compression failed; sending the output unchanged")
+        return _unchanged(text, f"error: {type(err).__name__}")
     if len(result.text) >= len(text):
         return _unchanged(text, "not smaller", result.compressor)
     try:
@@ -63,18 +74,19 @@ def compress(text: str, *, command: str | None = None) -> Compressed:
     except KeyError:
         restored = None
     if restored != text:
-        log.error("compressor %s failed its round trip; sending unchanged", result.compressor)
+        _log().error("compressor %s failed its round trip; sending unchanged", result.compressor)
         return _unchanged(text, "round trip failed", result.compressor)
     return result
 
 
 def _compress(text: str, command: str | None) -> Compressed:
-    head, body, tail = frame.split(text)
+    head, body, tail = frame.split(text, command)
+    command = command or frame.command(head)
     lines = body.split("\n")
     numbered = margins.strip(lines)
     bare = numbered.bodies if numbered else lines
     name = classify("\n".join(bare) if numbered else body, command)
-    plan = COMPRESSORS[name](bare, command)
+    plan = _Nesting(command).compress(bare, name)
     plan = guard(plan)
     if numbered:
         if plan.view_of is not None:
@@ -90,5 +102,32 @@ def _unchanged(text: str, note: str, name: str = "none") -> Compressed:
     return Compressed(text, {}, name, len(text), len(text), note)
 
 
-def as_plan(lines: list[str]) -> Plan:
-    return Plan(list(lines))
+def context(command: str | None = None) -> Context:
+    """A context whose nesting runs the real compressors (for a format used on its own)."""
+    return Context(command, _Nesting(command).compress)
+
+
+MAX_NESTING = 8  # a JSON string holding a Markdown file holding a table is three
+
+
+class _Nesting:
+    """The nesting callback of one compression: runs a format's compressor on part of
+    the output, and refuses (keeps every line) a text already in the hands of that
+    compressor further up, and any nesting deeper than MAX_NESTING."""
+
+    def __init__(self, command: str | None) -> None:
+        self.command = command
+        self.working: list[tuple[str, list[str]]] = []
+
+    def compress(self, lines: list[str], kind: str | None) -> Plan:
+        name = kind or classify("\n".join(lines))
+        if len(self.working) >= MAX_NESTING or any(
+            name == held and lines == text for held, text in self.working
+        ):
+            return keep_all(lines)
+        context = Context(self.command if not self.working else None, self.compress)
+        self.working.append((name, lines))
+        try:
+            return compressor(name)(lines, context)
+        finally:
+            self.working.pop()

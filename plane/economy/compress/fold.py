@@ -14,7 +14,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from plane.economy.compress.levels import error_lines
 from plane.economy.compress.plan import Plan
+from plane.economy.compress.salience import subjects
 
 _VARYING = re.compile(
     r"0x[0-9a-fA-F]+"  # addresses
@@ -45,12 +47,15 @@ def dedup(
     """Fold every line of [start, end) whose key a kept line already has.
 
     Returns the keys seen (key → index of the kept instance) so a caller can
-    continue de-duplicating another region against the same memory.
+    continue de-duplicating another region against the same memory. A line that
+    reports a warning or an error is a repeat only of one about the same subjects
+    (`'cgi' is deprecated` does not repeat `'uu' is deprecated`).
     """
     lines = plan.lines
     end = len(lines) if end is None else end
     seen = {} if seen is None else seen
     folded = plan.folded_mask() if plan.folds else None
+    flagged = error_lines(lines)
     run_start = -1
     for i in range(start, end):
         if folded is not None and folded[i]:
@@ -59,6 +64,8 @@ def dedup(
                 run_start = -1
             continue
         k = key(lines[i])
+        if flagged[i]:
+            k += "\0" + "\0".join(subjects(lines[i]))
         if k in seen:
             if run_start < 0:
                 run_start = i

@@ -79,9 +79,14 @@ def expand(text: str, lookup: Callable[[str], str]) -> str:
     return MARKER_RE.sub(lambda m: lookup(m.group("ref")), text)
 
 
+# A ref standing on its own: not the tail of an identifier (`blk_k_…`), nor the start of a
+# longer one.
+_REF_WORD = re.compile(r"(?<![\w-])" + _REF + r"(?![\w-])")
+
+
 def refs_in(text: str) -> list[str]:
     """Every ref mentioned in a compressed text, in order of first appearance."""
     seen: dict[str, None] = {}
-    for found in re.finditer(_REF, text):
+    for found in _REF_WORD.finditer(text):
         seen.setdefault(found.group(0), None)
     return list(seen)

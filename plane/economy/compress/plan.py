@@ -13,11 +13,12 @@ gives the input back.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from plane.economy.compress.levels import count_levels
 from plane.economy.compress.markers import marker, ref_for
-from plane.economy.compress.salience import count_levels
 
 # A labeller turns (kind, removed lines) into the marker's label and tail.
 Labeller = Callable[[str, list[str]], tuple[str, str]]
@@ -150,7 +151,6 @@ _HEADS = {
     "added": "… {n} more added",
     "removed": "… {n} more removed",
     "replaced": "… {n} removed {noun}",
-    "matches": "… {n} more match{es}",
     "nearby": "… {n} context {noun}",
     "entries": "… {n} entries",
     "frames": "… {n} stack {noun}",
@@ -160,8 +160,27 @@ _HEADS = {
     "docstring": "… {n} docstring {noun}",
     "header": "… index/---/+++",
 }
+_MATCH_AT = re.compile(r"^(?P<path>(?=[^\s:]*?[A-Za-z_./])[^\s:][^:]*?):(?P<line>\d+):")
+
+
+def _matches(removed: list[str]) -> str:
+    """`… 5 more matches at a.py:12,40,88; b.py:7`: folded search matches keep their
+    locations in the label, each file once with its line numbers."""
+    at: dict[str, list[str]] = {}
+    for line in removed:
+        found = _MATCH_AT.match(line)
+        if found:
+            at.setdefault(found.group("path"), []).append(found.group("line"))
+    n = len(removed)
+    head = f"… {n} more match{'' if n == 1 else 'es'}"
+    if not at:
+        return head
+    return head + " at " + "; ".join(f"{path}:{','.join(lines)}" for path, lines in at.items())
+
+
 # Heads that count something other than lines, worked out only when asked for.
-_COUNTED = {
+_COUNTED: dict[str, Callable[[list[str]], str]] = {
+    "matches": _matches,
     "repeat": lambda removed: f"×{len(removed) + 1}",
     "paragraphs": lambda removed: (
         f"… {len(removed)} more paragraph{'' if len(removed) == 1 else 's'}"

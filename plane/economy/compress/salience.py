@@ -19,63 +19,62 @@ the location half (`Plan.protect_paths = False`); errors are always guarded.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from plane.economy.compress.plan import Fold, Inline, Plan
+from plane.economy.compress.levels import ERROR_LINE_RE, error_lines, reports_level
+from plane.economy.compress.plan import Fold, Inline, Plan, split_folds
 
+# Extensions that make a bare `name.ext` a file (`app.py`, `libz.so.1`): without a
+# directory, `e.g.` and `self.value` would be files too.
 _EXT = (
     "py|pyi|pyx|js|mjs|cjs|ts|tsx|jsx|go|rs|c|h|cc|cpp|cxx|hpp|hh|java|kt|cs|rb|php|sh|bash"
     "|pl|lua|swift|scala|m|json|yaml|yml|toml|ini|cfg|conf|xml|lock|env|txt|md|rst|html|css"
     "|mk|cmake|gradle|tar|gz|tgz|zip|whl|deb|rpm|jar|bz2|xz|7z|so|a|dll|dylib|o|lib"
 )
-PATH_RE = re.compile(
-    r"(?<![\w./-])((?:/|~/|\./|\.\./)?(?:[\w.@+-]+/)*[\w@+-][\w.@+-]*\.(?:"
-    + _EXT
-    + r")(?:\.\d+)*(?::\d+)?)(?![\w/])"
+# A location: any `dir/name.ext` (the extension starts with a letter: `dir/1.2.3` is a
+# version), a bare `name.ext` of a known kind, or a URL to a file; `:line` included.
+_LOCATION = re.compile(
+    r"(?<![\w./~-])("
+    r"(?:https?|file)://[\w.-]+(?::\d+)?/(?:[\w.@%+~-]+/)*[\w@%+~-][\w.@%+~-]*\.[A-Za-z]\w{0,9}"
+    r"|(?:/|~/|\./|\.\./)?(?:[\w.@+-]+/)+[\w@+-][\w.@+-]*\.[A-Za-z]\w{0,9}(?:\.\d+)*(?::\d+)?"
+    r"|[\w@+-][\w.@+-]*\.(?:" + _EXT + r")(?:\.\d+)*(?::\d+)?"
+    r")(?![\w/])"
 )
-ERROR_LINE_RE = re.compile(
-    r"error|fail|warning|exception|traceback|fatal|denied|not found|undefined", re.I
-)
+# Not locations an agent acts on: bytecode caches, and URLs that carry a content hash
+# (a package index's `/packages/3c/ab/96f2…/x.whl`), which no one types or opens.
+_NOT_A_LOCATION = re.compile(r"__pycache__/|\.py[co](?::\d+)?$")
+_HASH_SEGMENT = re.compile(r"/[0-9a-f]{16,}(?:/|$)|[#=][0-9a-f]{32,}")
+
+
+def locations(text: str) -> list[str]:
+    """The locations in a text: files and URLs to files, as the guard keeps them."""
+    return [
+        found
+        for found in _LOCATION.findall(text)
+        if not _NOT_A_LOCATION.search(found)
+        and not ("://" in found and _HASH_SEGMENT.search(found))
+    ]
+
+
+# What a warning or an error is about, quoted as a name (`'cgi' is deprecated`, gcc's
+# `unused variable ‘n’`): one word between single quotes, not a quoted phrase, nor the
+# double-quoted strings of JSON.
+_QUOTED = re.compile(r"'[\w.@/+:-]{1,80}'|‘[^’\s]{1,80}’|`[^`\s]{1,80}`")
+_AT_LINE = re.compile(r":\d+$")  # `warn.c:12` is about warn.c: the line is not a subject
+
+
+def subjects(line: str) -> list[str]:
+    """What a line reporting a warning or an error is about: the locations and quoted names
+    in it. Two such lines alike but for their subjects are not repeats of each other."""
+    if not reports_level(line):
+        return []
+    return [*(_AT_LINE.sub("", p) for p in locations(line)), *_QUOTED.findall(line)]
+
+
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
 PAGE_LINE = 4000  # characters: a line longer than this is a page, not a line of output
-_PATH_HINT = re.compile(r"\.(?:" + _EXT + r")\b")
-
-
-_KEYWORDS = (
-    "error",
-    "fail",
-    "warning",
-    "exception",
-    "traceback",
-    "fatal",
-    "denied",
-    "not found",
-    "undefined",
-)
-
-
-def is_error_line(line: str) -> bool:
-    return ERROR_LINE_RE.search(line) is not None
-
-
-def error_lines(lines: list[str], words: tuple[str, ...] = _KEYWORDS) -> list[bool]:
-    """Which lines mention an error or a warning, found with a few fast scans of the text."""
-    flags = [False] * len(lines)
-    low = "\n".join(lines).lower()
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line) + 1)
-    for word in words:
-        pos = low.find(word)
-        while pos >= 0:
-            n = bisect_right(starts, pos) - 1
-            flags[n] = True
-            pos = low.find(word, starts[n + 1])
-    return flags
+_PATH_HINT = re.compile(r"/[\w.@+-]*\.[A-Za-z]|\.(?:" + _EXT + r")\b")
 
 
 def novel_error_lines(lines: list[str]) -> list[bool]:
@@ -84,7 +83,7 @@ def novel_error_lines(lines: list[str]) -> list[bool]:
     seen: set[str] = set()
     for i, flagged in enumerate(flags):
         if flagged:
-            names = set(IDENT_RE.findall(lines[i])) | set(PATH_RE.findall(lines[i]))
+            names = set(IDENT_RE.findall(lines[i])) | set(locations(lines[i]))
             flags[i] = not names <= seen
             seen |= names
     return flags
@@ -92,39 +91,12 @@ def novel_error_lines(lines: list[str]) -> list[bool]:
 
 def details(line: str, paths: bool = True) -> set[str]:
     """The details of a line an agent may need: locations, and names on error lines."""
-    found: set[str] = set(PATH_RE.findall(line)) if paths else set()
+    found: set[str] = set(locations(line)) if paths else set()
     if ERROR_LINE_RE.search(line):
         found.update(IDENT_RE.findall(line))
         if not paths:
-            found.update(PATH_RE.findall(line))
+            found.update(locations(line))
     return found
-
-
-# What a label counts: a line that reports an error or a warning, not every line that
-# mentions one (`test_broken_pipe_error ... ok`, `libgpg-error-dev` are neither).
-_REPORTS_ERROR = re.compile(
-    r"(?i:(?<!\w)(?:errors?|fail(?:ed|ure|s)?|fatal|exception|traceback|denied"
-    r"|panic(?:ked)?)(?!\w|-\w))|[a-z](?:Error|Exception)\b|^E {2,}\S"
-)
-_REPORTS_WARNING = re.compile(r"(?i:(?<!\w)warn(?:ing|ings|s)?(?!\w|-\w))|[a-z]Warning\b")
-_PASSED = re.compile(r"(?:\.\.\. ok|\bPASSED|\bpassed|\bok)\s*$")
-
-
-def count_levels(lines: list[str]) -> tuple[int, int]:
-    """How many of these lines report an error, and how many (other) a warning."""
-    mentions = error_lines(lines, _LEVEL_WORDS)  # a fast pass; the patterns judge the few
-    errors = warnings = 0
-    for line, mentioned in zip(lines, mentions, strict=True):
-        if not (mentioned or line.startswith("E ")) or _PASSED.search(line):
-            continue
-        if _REPORTS_ERROR.search(line):
-            errors += 1
-        elif _REPORTS_WARNING.search(line):
-            warnings += 1
-    return errors, warnings
-
-
-_LEVEL_WORDS = ("error", "fail", "fatal", "exception", "traceback", "denied", "panic", "warn")
 
 
 def guard(plan: Plan) -> Plan:
@@ -166,8 +138,6 @@ def guard(plan: Plan) -> Plan:
     if dropped:
         folds = [f for f in folds if f not in dropped]
     if pinned:
-        from plane.economy.compress.plan import split_folds  # plan imports this module
-
         folds = split_folds(folds, pinned)
     if dropped or pinned:
         plan.folds = folds
@@ -175,9 +145,10 @@ def guard(plan: Plan) -> Plan:
 
 
 def _wanted(line: str, flagged: bool) -> set[str]:
-    wanted = set(PATH_RE.findall(line)) if flagged or _worth_a_line(line) else set()
+    wanted = set(locations(line)) if flagged or _worth_a_line(line) else set()
     if flagged:
         wanted.update(IDENT_RE.findall(line))
+        wanted.update(subjects(line))
     return wanted
 
 
@@ -249,9 +220,9 @@ def _guard_pieces(plan: Plan, inline: Inline, flagged: bool, visible: _Visible) 
             # Read with the glue before it, as a reader of the whole line does: after
             # `\\n`, `Usage` reads as the name `nUsage`.
             glued = inline.glue + text if n and pieces[n - 1][0] == inline.glue else text
-            wanted = set(PATH_RE.findall(glued)) | set(IDENT_RE.findall(glued))
+            wanted = set(locations(glued)) | set(IDENT_RE.findall(glued))
         elif plan.protect_paths and _worth_a_line(text) and _PATH_HINT.search(text):
-            wanted = set(PATH_RE.findall(text))
+            wanted = set(locations(text))
         else:
             continue
         if wanted and not visible.shows(wanted):
@@ -316,5 +287,5 @@ _RUN_RE = re.compile(r"\w+")
 
 def _words(text: str) -> set[str]:
     found = set(IDENT_RE.findall(text))
-    found.update(PATH_RE.findall(text))
+    found.update(locations(text))
     return found

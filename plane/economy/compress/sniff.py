@@ -28,7 +28,7 @@ class Sample:
         self.start = text[:4096].lstrip()
         self.carriage_returns = text.count("\r") - text.count("\r\n")
         self.text_len = len(text)
-        self._text = text
+        self.text = text
 
     def share(self, pattern: re.Pattern[str]) -> float:
         if not self.lines:
@@ -41,11 +41,15 @@ _HTML = re.compile(r"<(?:!DOCTYPE html|html|head|body|div|p|table|span|a )\b", r
 # A tag, not an address in angle brackets (`<jane@example.org>` in `git shortlog -e`).
 _TAG = re.compile(r"<(?:[a-zA-Z][\w-]*(?:\s[^<>@]*)?/?|/[a-zA-Z][\w-]*|!\w[^>]*)>")
 # `path:12:` or `path-12-`, where the path has a letter, a dot or a slash in it: a log's
-# `2026-05-09 07:41` is a date.
+# `2026-05-09 07:41` is a date, and so is `2026-05-09T07:41:12` (a line that starts with a
+# date is a log line, whatever follows).
+_DATE = r"\[?\d{4}-\d\d-\d\d"
 _SEARCH = re.compile(
-    r"^(?:\./)?(?=[\w./@+-]*[A-Za-z_./])[\w./@+-]+[:=-]\d+[:=-]"
-    r"|^(?:\./)?[\w./@+-]+\.\w+:\d+$"
+    r"^(?!" + _DATE + r")(?:\./)?(?=[\w./@+-]*[A-Za-z_./])[\w./@+-]+[:=-]\d+[:=-]"
+    r"|^(?!" + _DATE + r")(?:\./)?[\w./@+-]+\.\w+:\d+$"
 )
+# A match (`path:12:`), not only context (`path-12-`): search output has at least one.
+_SEARCH_MATCH = re.compile(r"^(?!" + _DATE + r")(?:\./)?(?=[\w./@+-]*[A-Za-z_./])[\w./@+-]+:\d+:")
 _DIAG = re.compile(
     r"^\S+?:\d+(?::\d+)?:? (?:fatal )?(?:error|warning|note)\b|^(?:error|warning)(?:\[\w+\])?: "
     r"|^\s*--> \S+:\d+:\d+|\(\d+,\d+\): error TS\d+|^\s+\d+:\d+\s+(?:error|warning)\s"
@@ -85,12 +89,13 @@ _MARKDOWN = re.compile(r"^(?:#{1,6} |```|~~~|\* |- |\d+\. |> |\.\. |={3,}|-{3,})
 
 
 def structural(sample: Sample) -> str | None:
-    """A type the content makes unmistakable, whatever the command was."""
+    """A type the content makes unmistakable, whatever the command was. Text that parses
+    as JSON is JSON, whatever markup its strings hold."""
     if sample.carriage_returns >= 8:
         return "redraw"
     if sample.share(_DIFF) > 0.02 and any(_DIFF.match(x) for x in sample.lines[:40]):
         return "diff"
-    if _looks_json(sample):
+    if _looks_json(sample) or _parses_whole(sample):
         return "json"
     if sample.share(_TAG) > 0.3 and any(_HTML.search(line) for line in sample.lines[:200]):
         return "html"
@@ -110,6 +115,13 @@ def _looks_json(sample: Sample) -> bool:
         return all(_parses(line) for line in head[:5])
     json_line = re.compile(r'^\s*(?:"[^"]*"\s*:|[\[\]{}],?\s*$|"[^"]*",?\s*$|-?\d|true|false|null)')
     return sample.share(json_line) > 0.85
+
+
+def _parses_whole(sample: Sample) -> bool:
+    text = sample.start
+    if not text or text[0] not in "{[":
+        return False
+    return _parses(sample.text)
 
 
 def _parses(line: str) -> bool:
@@ -132,6 +144,8 @@ def agrees(kind: str, sample: Sample) -> bool:
     test = _AGREEMENT.get(kind)
     if test is None:
         return True
+    if kind == "search" and not sample.share(_SEARCH_MATCH):
+        return False  # no `path:line:` match at all: not search output, whatever printed it
     pattern, share = test
     return sample.share(pattern) >= share
 
@@ -139,7 +153,7 @@ def agrees(kind: str, sample: Sample) -> bool:
 def by_content(sample: Sample) -> str:
     """The best guess from the lines alone."""
     scores = {
-        "search": sample.share(_SEARCH) * 1.2,
+        "search": sample.share(_SEARCH) * 1.2 if sample.share(_SEARCH_MATCH) else 0.0,
         "diagnostics": sample.share(_DIAG) * 2.5,
         "listing": sample.share(_LISTING),
         "logs": sample.share(_LOG),

@@ -16,12 +16,16 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
-from plane.clock import Clock, SystemClock
 from plane.errors import ToolError
+
+if TYPE_CHECKING:  # the plane's clock module loads asyncio: too slow for `plane compress`
+    from plane.clock import Clock
 
 DEFAULT_TTL_SECONDS = 3600
 
@@ -60,7 +64,7 @@ class RefStore:
             raise ValueError("ttl_seconds must be positive")
         self.path = Path(path)
         self.ttl_seconds = ttl_seconds
-        self._clock = clock or SystemClock()
+        self._clock = clock
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._lock = threading.Lock()
@@ -72,7 +76,7 @@ class RefStore:
         self.expire()
 
     def _now(self) -> float:
-        return self._clock.now().timestamp()
+        return self._clock.now().timestamp() if self._clock is not None else time.time()
 
     def put(self, refs: Mapping[str, str]) -> None:
         """Store every chunk (or refresh its time if it is already here), in one transaction."""

@@ -74,6 +74,14 @@ FIXTURES = {
         ' print(json.dumps({"returncode": r.returncode, "stdout": r.stdout,'
         ' "stderr": r.stderr}, indent=2))\''
     ),
+    "grep_self.txt": (
+        'grep -rn "raise \\|self\\.[a-z_]* = " /usr/lib/python3.11/shlex.py'
+        " /usr/lib/python3.11/netrc.py /usr/lib/python3.11/getopt.py"
+    ),
+    "python_defs.txt": (
+        "grep -h '^    def ' /usr/lib/python3.11/shlex.py /usr/lib/python3.11/netrc.py"
+        " /usr/lib/python3.11/textwrap.py /usr/lib/python3.11/getopt.py"
+    ),
 }
 
 

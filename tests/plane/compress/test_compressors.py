@@ -7,8 +7,9 @@ import json
 import re
 from itertools import pairwise
 
-from plane.economy.compress import Compressed, compress, expand, markup, search
+from plane.economy.compress import Compressed, compress, expand
 from plane.economy.compress.classify import classify
+from plane.economy.compress.formats import markup, search
 from plane.economy.compress.markers import CODE_MARKER_RE, MARKER_RE
 from tests.plane.compress.helpers import FIXTURES, fixture, kept_lines, round_trips, run
 
@@ -219,12 +220,15 @@ def test_a_long_page_keeps_every_heading_and_skims_each_section() -> None:
         opening = rendered[rendered.index(heading) + 2]  # the section's first paragraph
         assert opening in shown
     cut = [line for line in shown if re.search(r"more words ref:k_", line)]
-    assert cut  # a later one-line paragraph keeps its first sentence
-    for line in cut:
+    for line in cut:  # a later one-line paragraph keeps its first sentence
         kept = line[: line.index(" [… ")]
         whole = next(r for r in rendered if r.startswith(kept))
         words = int(re.search(r"\[… (\d+) more words", line).group(1))
         assert len(whole[len(kept) :].split()) == words
+    # a paragraph that links to a page keeps the link: a URL to a file is a location
+    linked = next(r for r in rendered if r.startswith("Everything before the first empty line"))
+    assert "<https://doc.rust-lang.org/stable/std/env/index.html#functions>" in linked
+    assert linked in shown
     assert result.chars_out < result.chars_in / 4
     assert round_trips(text, result)
 

@@ -7,8 +7,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from plane.economy.compress import expand, plan, salience, strings
+from plane.economy.compress import engine, expand, levels, plan
 from plane.economy.compress.classify import classify
+from plane.economy.compress.formats import strings
 from plane.economy.compress.plan import Plan, render
 from plane.economy.compress.salience import guard
 from tests.plane.compress.helpers import FIXTURES, fixture, kept_lines, round_trips, run
@@ -136,7 +137,7 @@ def test_the_guard_reopens_only_the_pieces_of_a_held_string_that_carry_an_unshow
     held.append("ValueError: checksum mismatch in bundle")
     line = '  "stderr": "' + "\\n".join(held) + " padding" * 120 + '"'
     lines = ["{", line, "}"]
-    p = Plan(lines, reshape=strings.inline)
+    p = Plan(lines, reshape=strings.reshaper(engine.context()))
     p.fold(1, 2, "items")
     guarded = guard(p)
     assert 1 in guarded.inlines and not guarded.folded_mask()[1]
@@ -156,7 +157,7 @@ def test_labels_count_lines_that_report_an_error_not_lines_that_mention_one() ->
         "foo.py:3: DeprecationWarning: use bar",
         "1 - Create a string and obtain the length: PASSED",
     ]
-    assert salience.count_levels(lines) == (3, 1)
+    assert levels.count_levels(lines) == (3, 1)
 
 
 def test_grep_over_one_file_prints_lines_not_locations_and_folds_as_a_log() -> None:

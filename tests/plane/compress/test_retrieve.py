@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from plane.economy.compress import compress, jsondoc
+from plane.economy.compress import compress
+from plane.economy.compress.formats import jsondoc
 from plane.economy.compress.markers import ref_for
 from plane.economy.compress.retrieve import retrieve
 from plane.economy.compress.store import RefStore, UnknownRef

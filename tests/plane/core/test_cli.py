@@ -186,11 +186,17 @@ def one_line(result: subprocess.CompletedProcess[str]) -> str:
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["send", "demo", "hi", "--wait", "--timeout", "-1"], "'-1' is not a number of seconds"),
-        (["send", "demo", "hi", "--timeout", "0"], "'0' is not a number of seconds"),
-        (["send", "demo", "hi", "--timeout", "nan"], "'nan' is not a number of seconds"),
-        (["send", "demo", "hi", "--timeout", "inf"], "'inf' is not a number of seconds"),
-        (["send", "demo", "hi", "--timeout", "soon"], "'soon' is not a number of seconds"),
+        (
+            ["send", "demo", "hi", "--wait", "--timeout", "-1"],
+            "seconds over 0 (at most 604800), not '-1'",
+        ),
+        (["send", "demo", "hi", "--timeout", "0"], "seconds over 0 (at most 604800), not '0'"),
+        (["send", "demo", "hi", "--timeout", "nan"], "seconds over 0 (at most 604800), not 'nan'"),
+        (["send", "demo", "hi", "--timeout", "inf"], "seconds over 0 (at most 604800), not 'inf'"),
+        (
+            ["send", "demo", "hi", "--timeout", "soon"],
+            "seconds over 0 (at most 604800), not 'soon'",
+        ),
         (["send", "demo", ""], "argument text: the text is empty"),
         (["send", "demo", "  \n "], "argument text: the text is empty"),
         (["send", "", "hi"], "the agent name is empty"),
@@ -405,7 +411,7 @@ def test_serve_without_a_config_says_where_it_looked(tmp_path):
     assert said == [
         f"plane: no config in {tmp_path}/agents.yaml or {xdg}/plane/agents.yaml; running on "
         "the built-in defaults (the embedded model, no ceiling)",
-        f"plane: serving on {home}/plane.sock; no agents",
+        f"plane: serving on {home}/plane.sock (token in {home}/token); no agents",
     ]
 
 
@@ -514,6 +520,7 @@ def test_an_immutable_plane_db_is_refused(tmp_path, start_cost):
     """Read-only even for root: chattr +i (where the file system has it)."""
     home = tmp_path / "home"
     db = plane_db(home)
+    db.chmod(0o600)  # as the plane leaves it
     if subprocess.run(["chattr", "+i", str(db)], capture_output=True).returncode != 0:
         pytest.skip("chattr +i is not available here")
     try:

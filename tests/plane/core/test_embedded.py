@@ -9,6 +9,10 @@ import time
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.embedded  # starts the real embedded model itself
+
 REPO = Path(__file__).parents[3]
 
 

@@ -139,3 +139,38 @@ async def test_held_messages_survive_a_restart_and_are_answered_the_next_day(sta
     await plane.clock.advance(timedelta(hours=12))
     await plane.until_turn_ends("demo", subscription)
     assert "kept across a restart" in plane.llm.requests[-1]["messages"][-1]["content"]
+
+
+# ── a clock that steps back ────────────────────────────────────────────────
+
+
+async def test_a_clock_that_steps_back_a_day_grants_no_second_budget(start_plane):
+    plane = await start_plane()
+    await spend_to_the_ceiling(plane)
+    calls = len(plane.llm.requests)
+    await plane.clock.set(datetime(2026, 11, 28, 12, 0, tzinfo=UTC))
+
+    said = await plane.send("demo", "a new day?")
+    await plane.quiet()
+    assert len(plane.llm.requests) == calls, "the day already spent is not granted again"
+    assert said[0].held
+    assert said[1].text == (
+        "demo has spent $1.00 today, at its $1.00 daily ceiling; it answers at 00:00 UTC, "
+        "in 36h 00m, or when the limit is raised. The clock moved back to 2026-11-28, "
+        "before 2026-11-29, a day already counted: spend counts against 2026-11-29 until "
+        "the clock passes it."
+    )
+
+    plane = await start_plane(restart=plane)  # same database, the clock still back
+    await plane.send("demo", "and after a restart?")
+    await plane.quiet()
+    assert len(plane.llm.requests) == calls
+    state = await plane.services.crew.state("demo")
+    assert state.status == "held"
+    assert state.resumes_at == datetime(2026, 11, 30, 0, 0, tzinfo=UTC)
+
+    subscription = plane.services.bus.subscribe()
+    await plane.clock.set(datetime(2026, 11, 30, 0, 0, tzinfo=UTC))
+    await plane.until_turn_ends("demo", subscription)
+    prompt = plane.llm.requests[-1]["messages"][-1]["content"]
+    assert "a new day?" in prompt and "and after a restart?" in prompt

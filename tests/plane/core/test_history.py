@@ -73,7 +73,7 @@ async def test_a_bad_before_id_gets_one_error_and_changes_nothing(start_plane, v
     plane = await start_plane()
     await fill(plane, 2)
     say, writer = await raw(plane)
-    await say(p.encode(p.Hello(id=1, protocol_version=p.PROTOCOL_VERSION)))
+    await say(plane.hello())
     frame = f'{{"type":"history","id":7,"agent":"demo","before_id":{value}}}\n'.encode()
     reply = await say(frame)
     assert isinstance(reply, p.Error) and (reply.code, reply.id) == ("bad_frame", 7)

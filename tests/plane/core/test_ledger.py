@@ -7,7 +7,8 @@ from decimal import Decimal
 import pytest
 
 from plane.clock import ManualClock
-from plane.ledger import Ledger
+from plane.errors import LedgerError
+from plane.ledger import Interrupted, Ledger
 from plane.protocol import Usage
 from plane.store import MIGRATIONS, Database
 
@@ -55,7 +56,7 @@ async def test_settled_calls_survive_a_restart(open_ledger):
         await ledger.settle(call, USAGE, Decimal(cost), "table")
     await db.close()
     _, again = await open_ledger(ManualClock(NOON))
-    assert await again.recover() == 0
+    assert await again.recover() == {}
     assert await again.spend_today("demo") == Decimal("0.35")
 
 
@@ -64,11 +65,11 @@ async def test_a_call_in_flight_when_the_plane_died_keeps_its_estimate(open_ledg
     await ledger.open_call("demo", "p", "m", Decimal("0.07"), "estimate")
     await db.close()  # the process dies: no settle
     _, again = await open_ledger(ManualClock(NOON))
-    assert await again.recover() == 1
+    assert await again.recover() == {"demo": Interrupted(calls=1, estimate_usd=Decimal("0.07"))}
     assert await again.spend_today("demo") == Decimal("0.07")
     [entry] = await again.entries(date(2026, 11, 29))
     assert (entry.status, entry.estimated) == ("interrupted", True)
-    assert await again.recover() == 0  # never counted twice
+    assert await again.recover() == {}  # never counted twice
 
 
 async def test_a_call_is_charged_to_the_day_its_cost_became_known(open_ledger):
@@ -82,7 +83,9 @@ async def test_a_call_is_charged_to_the_day_its_cost_became_known(open_ledger):
     assert [e.day for e in await ledger.entries(date(2026, 11, 30))] == [date(2026, 11, 30)]
 
 
-async def test_a_clock_that_jumps_back_reads_that_day_from_the_record(open_ledger):
+async def test_a_clock_that_jumps_back_keeps_the_later_day(open_ledger):
+    """The plane's day never goes back: the later day's spend goes on
+    counting, and new spend is charged to it, until the clock passes it."""
     clock = ManualClock(NOON)
     _, ledger = await open_ledger(clock)
     call = await ledger.open_call("demo", "p", "m", Decimal("0.01"), "estimate")
@@ -90,7 +93,55 @@ async def test_a_clock_that_jumps_back_reads_that_day_from_the_record(open_ledge
     await clock.advance(timedelta(days=1))
     assert await ledger.spend_today("demo") == 0
     await clock.advance(timedelta(days=-1))
-    assert await ledger.spend_today("demo") == Decimal("0.30")
+    assert await ledger.today() == date(2026, 11, 30)
+    assert await ledger.spend_today("demo") == 0, "the 29th is closed, not reopened"
+    call = await ledger.open_call("demo", "p", "m", Decimal("0.01"), "estimate")
+    await ledger.settle(call, USAGE, Decimal("0.05"), "table")
+    assert [e.day for e in await ledger.entries(date(2026, 11, 30))] == [date(2026, 11, 30)]
+    assert await ledger.spend_by_agent(date(2026, 11, 29)) == {"demo": Decimal("0.30")}
+    assert "before 2026-11-30" in (ledger.clock_behind() or "")
+    await clock.advance(timedelta(days=1))  # the clock reaches the 30th: nothing new
+    assert await ledger.spend_today("demo") == Decimal("0.05")
+    assert ledger.clock_behind() is None
+
+
+@pytest.mark.parametrize("charged", [True, False])
+async def test_the_later_day_holds_across_a_restart_with_the_clock_back(open_ledger, charged):
+    """Whether or not anything was charged on the later day, a plane started
+    with the clock a day back stays on it."""
+    clock = ManualClock(NOON + timedelta(days=1))
+    db, ledger = await open_ledger(clock)
+    if charged:
+        call = await ledger.open_call("demo", "p", "m", Decimal("0.01"), "estimate")
+        await ledger.settle(call, USAGE, Decimal("0.40"), "table")
+    else:
+        await ledger.spend_today("demo")  # the 30th is seen (the gate asks)
+    await db.close()
+    _, again = await open_ledger(ManualClock(NOON))
+    assert await again.today() == date(2026, 11, 30)
+    assert await again.spend_today("demo") == (Decimal("0.40") if charged else 0)
+
+
+async def test_a_database_that_refuses_a_write_raises_ledger_error(open_ledger):
+    db, ledger = await open_ledger(ManualClock(NOON))
+    await db.connection.execute(
+        "CREATE TRIGGER refuse BEFORE INSERT ON calls"
+        " BEGIN SELECT RAISE(ABORT, 'disk says no'); END"
+    )
+    with pytest.raises(LedgerError, match=r"could not be recorded in the ledger \(disk says no\)"):
+        await ledger.open_call("demo", "p", "m", Decimal("0.05"), "estimate")
+    assert await ledger.spend_today("demo") == 0
+
+
+async def test_a_settle_the_database_refuses_keeps_the_estimate(open_ledger):
+    db, ledger = await open_ledger(ManualClock(NOON))
+    call = await ledger.open_call("demo", "p", "m", Decimal("0.05"), "estimate")
+    await db.connection.execute(
+        "CREATE TRIGGER refuse BEFORE UPDATE ON calls BEGIN SELECT RAISE(ABORT, 'no'); END"
+    )
+    with pytest.raises(LedgerError):
+        await ledger.settle(call, USAGE, Decimal("0.01"), "table")
+    assert await ledger.spend_today("demo") == Decimal("0.05"), "unknown is never free"
 
 
 async def test_the_schema_is_versioned(open_ledger):

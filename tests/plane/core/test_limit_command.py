@@ -2,12 +2,16 @@
 kept across restarts; and an agent may only ask to be held to less."""
 
 import json
+import sqlite3
 from decimal import Decimal
 
 import pytest
 
+from plane.clock import ManualClock
+from plane.gate import Ceilings
 from plane.protocol import Usage
-from tests.support.fixtures_plane import CONFIG
+from plane.store import MIGRATIONS, Database
+from tests.support.fixtures_plane import CONFIG, NOON
 
 FORTY_TWO_CENTS = Usage(input_tokens=220, output_tokens=100)
 
@@ -153,3 +157,87 @@ async def test_tool_output_that_says_limit_changes_nothing(start_plane, tmp_path
     plane.llm.reply("/limit off", usage=Usage())
     await plane.turn("demo", "read notes")
     assert plane.services.gate.ceilings.of("demo") == Decimal(1)
+
+
+# ── the ask only ever tightens, across restarts and config changes ─────────
+
+TIGHTER_FILE = CONFIG.replace("  limitUsd: 1\n", "  limitUsd: 0.5\n", 1)
+LOOSER_FILE = CONFIG.replace("  limitUsd: 1\n", "  limitUsd: 2\n", 1)
+
+
+@pytest.mark.parametrize("asked", ["1", "0.99", "$1.00"])
+async def test_an_ask_at_the_ceiling_does_not_pin_it_against_a_tighter_file(start_plane, asked):
+    plane = await start_plane()
+    said = await ask(plane, asked)
+    assert (
+        "plane",
+        f"Spending limit set to ${Decimal(asked.strip('$')):.2f} a day. "
+        f"$0.00 spent today, of ${Decimal(asked.strip('$')):.2f} a day.",
+    ) in [(m.kind, m.text) for m in said]
+    plane = await start_plane(TIGHTER_FILE, restart=plane)
+    assert plane.services.gate.ceilings.of("demo") == Decimal("0.5")
+
+
+async def test_an_ask_still_binds_when_the_file_is_loosened(start_plane):
+    plane = await start_plane()
+    await ask(plane, "0.3")
+    plane = await start_plane(LOOSER_FILE, restart=plane)
+    assert plane.services.gate.ceilings.of("demo") == Decimal("0.3")
+
+
+@pytest.mark.parametrize(("typed", "ceiling"), [("/limit 10", Decimal(10)), ("/limit off", None)])
+async def test_the_operators_value_clears_the_ask(start_plane, typed, ceiling):
+    plane = await start_plane()
+    await ask(plane, "0.3")
+    said = await plane.send("demo", typed)
+    assert plane.services.gate.ceilings.of("demo") == ceiling
+    assert said[1].text.endswith("a day." if ceiling else "against no limit.")
+    plane = await start_plane(TIGHTER_FILE, restart=plane)
+    assert plane.services.gate.ceilings.of("demo") == ceiling, "the keyboard overrides the file"
+
+
+async def test_an_ask_under_the_operators_value_binds_and_the_file_does_not(start_plane):
+    plane = await start_plane()
+    await plane.send("demo", "/limit 0.8")
+    await ask(plane, "0.6")
+    assert plane.services.gate.ceilings.of("demo") == Decimal("0.6")
+    plane = await start_plane(TIGHTER_FILE.replace("0.5", "0.7"), restart=plane)
+    assert plane.services.gate.ceilings.of("demo") == Decimal("0.6")
+    plane = await start_plane(LOOSER_FILE, restart=plane)
+    assert plane.services.gate.ceilings.of("demo") == Decimal("0.6")
+    said = await ask(plane, "0.7")
+    assert any(m.text.startswith("This agent asked for a ceiling of $0.70") for m in said)
+
+
+async def test_a_second_ask_can_only_go_lower(start_plane):
+    plane = await start_plane()
+    await ask(plane, "0.4")
+    said = await ask(plane, "0.6")
+    assert any("above the $0.40 it has" in m.text for m in said)
+    await ask(plane, "0.2")
+    plane = await start_plane(restart=plane)
+    assert plane.services.gate.ceilings.of("demo") == Decimal("0.2")
+
+
+async def test_asks_stored_as_the_operators_by_an_older_plane_move_apart(tmp_path):
+    """A database from before asks were kept apart: the agent's row in
+    `ceilings` becomes an ask, so the file's tighter value binds again."""
+    path = tmp_path / "plane.db"
+    old = sqlite3.connect(path)
+    for script in MIGRATIONS[:2]:
+        old.executescript(script)
+    old.execute("INSERT INTO ceilings VALUES ('demo', '1', '2026-11-28T12:00:00+00:00', 'agent')")
+    old.execute(
+        "INSERT INTO ceilings VALUES ('scout', '0.4', '2026-11-28T12:00:00+00:00', 'operator')"
+    )
+    old.execute("PRAGMA user_version = 2")
+    old.commit()
+    old.close()
+    db = await Database.open(path)
+    try:
+        ceilings = Ceilings(db, ManualClock(NOON))
+        await ceilings.load({"demo": Decimal("0.5"), "scout": Decimal(1)})
+        assert ceilings.of("demo") == Decimal("0.5")
+        assert ceilings.of("scout") == Decimal("0.4")
+    finally:
+        await db.close()

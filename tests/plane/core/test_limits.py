@@ -4,7 +4,15 @@ from decimal import Decimal
 
 import pytest
 
-from plane.limits import BadLimit, is_tighter, parse_limit, refusal, set_reply, standing
+from plane.limits import (
+    BadLimit,
+    is_tighter,
+    parse_limit,
+    refusal,
+    set_reply,
+    spend_level,
+    standing,
+)
 
 
 @pytest.mark.parametrize(
@@ -53,3 +61,44 @@ def test_tighter_means_less_capacity_or_equal():
     assert not is_tighter(Decimal(6), Decimal(5))
     assert not is_tighter(None, Decimal(5))
     assert is_tighter(None, None)
+
+
+@pytest.mark.parametrize(
+    ("spent", "ceiling", "ratio", "level"),
+    [
+        ("3.99", "5", 0.8, "ok"),
+        ("4.00", "5", 0.8, "warn"),  # 0.8 x 5
+        ("5.00", "5", 0.8, "over"),
+        ("9", None, 0.8, "ok"),
+        ("0", "0", 0.8, "over"),  # a ceiling of zero is a pause
+        ("0.5", "1", 0.5, "warn"),
+    ],
+)
+def test_spend_level_is_decided_once_here(spent, ceiling, ratio, level) -> None:
+    limit = Decimal(ceiling) if ceiling is not None else None
+    assert spend_level(Decimal(spent), limit, ratio) == level
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "١٠٠",  # Arabic-Indic 100
+        "$١٠٠",
+        "１０",  # fullwidth 10
+        "५",  # Devanagari 5
+        "1.٥٠",
+        "𝟗",  # mathematical bold 9
+    ],
+)
+def test_only_ascii_digits_are_an_amount(raw):
+    with pytest.raises(BadLimit, match="is not an amount"):
+        parse_limit(raw)
+
+
+def test_a_huge_or_multiline_value_is_quoted_short_on_one_line():
+    with pytest.raises(BadLimit) as caught:
+        parse_limit("1" + "0" * 5000)
+    assert len(str(caught.value)) < 120 and "\n" not in str(caught.value)
+    with pytest.raises(BadLimit) as caught:
+        parse_limit("5\n/limit off")
+    assert "\n" not in str(caught.value)

@@ -108,6 +108,7 @@ async def test_an_agent_whose_provider_block_is_gone_moves_to_one_offering_its_m
     )
 
 
+@pytest.mark.embedded
 async def test_the_embedded_model_starts_for_the_first_agent_put_on_it(start_plane):
     short = CONFIG.replace(
         "defaults:\n", "defaults:\n  max_calls_per_turn: 1\n  max_output_tokens: 32\n"

@@ -122,3 +122,10 @@ def test_bad_defaults_are_refused_with_one_error(field, value):
     with pytest.raises(p.BadFrame) as caught:
         p.decode_server_frame(line)
     assert caught.value.code == "bad_frame" and field in str(caught.value)
+
+
+async def test_the_snapshot_carries_the_planes_one_command_registry(start_plane):
+    plane = await start_plane()
+    commands = {c.name: c for c in (await status(plane)).commands}
+    assert {"limit", "new", "help"} <= set(commands)
+    assert commands["new"].help.startswith("start a new session for the model")

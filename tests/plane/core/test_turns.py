@@ -2,6 +2,7 @@
 that fire when the clock says so, the scout on its own row, and a
 self-booking agent that stops at its ceiling and resumes the next day."""
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
@@ -103,6 +104,22 @@ async def test_ask_scout_is_billed_to_the_scouts_row(start_plane):
     assert "Fridays.\nThe deploy key" not in tool_results(llm.requests[-1])[0]
     spend = await plane.services.ledger.spend_by_agent()
     assert spend == {"demo": Decimal("0.02"), "scout": Decimal("0.31")}
+
+
+async def test_the_scouts_conversation_shows_the_question_as_the_asking_agents(start_plane):
+    plane = await start_plane()
+    plane.llm.reply(
+        "", tool_calls=[("ask_scout", {"question": "What changed?", "paths": []})], usage=FREE
+    )
+    plane.llm.reply("Nothing.", usage=FREE)  # the scout
+    plane.llm.reply("Nothing changed.", usage=FREE)  # demo
+    await plane.turn("demo", "ask the scout")
+    history = await plane.services.conversation.history("scout")
+    assert [(m.kind, m.text) for m in history][:2] == [
+        ("plane", "demo asks: What changed? (the workspace)"),
+        ("agent", "Nothing."),
+    ]
+    assert all(m.kind != "operator" for m in history), "the operator asked nothing"
 
 
 async def test_a_held_scout_says_so_to_the_asking_agent(start_plane):
@@ -286,3 +303,59 @@ async def test_budget_status_past_the_ceiling_says_nothing_is_left(start_plane):
     await plane.turn("demo", "how am I doing?")
     [status] = tool_results(plane.llm.requests[-1])
     assert status.startswith("Spent today: $1.10 of a $1.00 daily ceiling ($0.00 left). ")
+
+
+# ── money that cannot be recorded stops the turn ───────────────────────────
+
+REFUSE_CALLS = (
+    "CREATE TRIGGER refuse_calls BEFORE INSERT ON calls {when}"
+    " BEGIN SELECT RAISE(ABORT, 'the disk refused'); END"
+)
+
+
+async def refuse_calls(plane, when=""):
+    """A real database failure: the plane's own connection, and the calls
+    table refusing every new row (for one agent, with `when`)."""
+    await plane.plane._db.connection.execute(REFUSE_CALLS.format(when=when))
+
+
+async def until_said(plane, agent, starts, within=10):
+    for _ in range(int(within / 0.02)):
+        history = await plane.services.conversation.history(agent)
+        found = [m for m in history if m.text.startswith(starts)]
+        if found:
+            return found
+        await asyncio.sleep(0.02)
+    raise TimeoutError(f"{agent} never said {starts!r}")
+
+
+STOPPED = (
+    "The turn stopped. Spend could not be recorded in the ledger (the disk refused). No LLM "
+    "call is made while the ledger cannot record spend; see plane.log."
+)
+
+
+async def test_a_ledger_that_cannot_record_stops_the_turn_before_any_call(start_plane):
+    plane = await start_plane()
+    await refuse_calls(plane)
+    await plane.send("demo", "hello")
+    [notice] = await until_said(plane, "demo", "The turn stopped.")
+    await plane.quiet()
+    assert notice.kind == "plane" and notice.text == STOPPED
+    assert plane.llm.requests == [], "nothing is sent that could not be counted"
+    assert (await plane.services.crew.state("demo")).status == "idle"
+
+
+async def test_the_scouts_unrecorded_spend_stops_the_asking_agents_turn_too(start_plane):
+    plane = await start_plane()
+    await refuse_calls(plane, "WHEN NEW.agent = 'scout'")
+    plane.llm.reply(
+        "", tool_calls=[("ask_scout", {"question": "anything?", "paths": []})], usage=FREE
+    )
+    plane.llm.reply("this answer must never be asked for", usage=FREE)
+    await plane.send("demo", "ask the scout")
+    [notice] = await until_said(plane, "demo", "The turn stopped.")
+    await plane.quiet()
+    assert notice.text == STOPPED
+    assert len(plane.llm.requests) == 1, "the asking turn went no further than the tool call"
+    assert STOPPED in [m.text for m in await plane.services.conversation.history("scout")]

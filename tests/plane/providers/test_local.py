@@ -13,6 +13,8 @@ import pytest
 from plane.errors import ProviderError
 from plane.providers.local import EmbeddedModel, find_gguf
 
+pytestmark = pytest.mark.embedded  # starts the real embedded model itself
+
 
 def test_serves_its_alias_behind_the_key(embedded_model: EmbeddedModel):
     url = embedded_model.base_url

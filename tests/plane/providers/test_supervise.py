@@ -38,6 +38,8 @@ from plane.runtime.services import Services
 from plane.store import Database
 from tests.support.fixtures_plane import NOON
 
+pytestmark = pytest.mark.embedded  # starts the real embedded model itself
+
 MODEL = "smollm2-135m"
 BOUND_S = 60
 """How long anything may take before the test fails; never a measurement."""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from plane.tools import search
+from plane.tools import sandbox, search
 
 from .conftest import Run
 
@@ -35,10 +35,26 @@ async def test_grep_finds_lines_as_path_line_text_in_order(run: Run, project: Pa
     assert result.ok
     assert result.text.splitlines() == [
         "README.md:1:A TODO list",
-        "alias.md:1:A TODO list",
         "src/app.py:4:    return TODO",
         "src/notes.md:2:TODO later",
     ]
+
+
+async def test_grep_follows_no_symlink_it_meets_but_searches_one_it_is_given(
+    run: Run, project: Path
+):
+    result = await run("grep", pattern="TODO", path="alias.md")
+    assert (result.ok, result.text) == (True, "README.md:1:A TODO list")  # where it leads
+
+
+@pytest.mark.skipif(sandbox.abi() == 0, reason="this kernel has no Landlock")
+async def test_grep_runs_in_the_sandbox_when_commands_do(run: Run, project: Path, ctx):
+    ctx.sandboxed = True
+    result = await run("grep", pattern="TODO", path="src")
+    assert (result.ok, result.text) == (
+        True,
+        "src/app.py:4:    return TODO\nsrc/notes.md:2:TODO later",
+    )
 
 
 async def test_grep_options(run: Run, project: Path):

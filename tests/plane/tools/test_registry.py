@@ -103,6 +103,39 @@ async def test_numeric_strings_are_accepted_for_numbers(ctx: FakeContext, worksp
     assert result.text == "2\n[lines 2–2 of 3; read on with offset=3]"
 
 
+@pytest.mark.parametrize(
+    ("arguments", "says"),
+    [
+        (
+            '{"in_seconds": 1' + "0" * 5000 + ', "note": "n"}',
+            "The arguments for schedule_turn hold a number too long to read (over 4,300 "
+            "digits); send one JSON object with the number written shorter. "
+            "Its arguments: in_seconds, at, note (required).",
+        ),
+        (
+            '{"in_seconds": "1' + "0" * 5000 + '", "note": "n"}',
+            "Invalid arguments for schedule_turn: `in_seconds` unable to parse input string as "
+            'an integer, exceeded maximum size (got "1' + "0" * 57 + "…). "
+            "Its arguments: in_seconds, at, note (required).",
+        ),
+        (
+            '{"note": ' + "[" * 100_000 + "]" * 100_000 + "}",
+            "The arguments for schedule_turn are nested too deeply to read; send one flat JSON "
+            "object. Its arguments: in_seconds, at, note (required).",
+        ),
+    ],
+    ids=["5001-digit number", "5001-digit string", "nested 100,000 deep"],
+)
+async def test_arguments_python_cannot_read_are_one_clear_sentence(
+    ctx: FakeContext, arguments, says, caplog: pytest.LogCaptureFixture
+):
+    with caplog.at_level(logging.ERROR, logger="plane.tools.registry"):
+        result = await call("schedule_turn", arguments, ctx)
+    assert (result.ok, result.text) == (False, says)
+    assert caplog.records == [], "a bad argument is the model's, not a bug of the plane"
+    assert ctx.asked == []
+
+
 def _swap(monkeypatch: pytest.MonkeyPatch, name: str, **changes) -> None:
     tools = dict(TOOLS)
     tools[name] = dataclasses.replace(tools[name], **changes)

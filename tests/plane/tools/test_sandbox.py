@@ -2,6 +2,8 @@
 readable, and nothing else can be reached — checked by the kernel."""
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -41,8 +43,61 @@ async def test_temporary_files_go_to_the_workspace(confined):
     assert str(confined.workspace / ".tmp") in out
 
 
-def test_without_landlock_the_command_is_refused_not_run_unconfined(monkeypatch, capsys, tmp_path):
-    monkeypatch.setattr(sandbox, "abi", lambda: 0)
-    assert sandbox.main([str(tmp_path), "--", "touch", str(tmp_path / "ran")]) == sandbox.REFUSED
-    assert "sandbox: false" in capsys.readouterr().err
+def _launch(tmp_path, prelude, *argv):
+    """The launcher in a process of its own (it changes namespaces), after `prelude`."""
+    code = "\n".join(
+        [
+            "import sys",
+            "from plane.tools import sandbox",
+            prelude,
+            "sys.exit(sandbox.main(sys.argv[1:]))",
+        ]
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path), "--", *argv],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+def test_without_landlock_the_command_is_refused_not_run_unconfined(tmp_path):
+    done = _launch(tmp_path, "sandbox.abi = lambda: 0", "touch", str(tmp_path / "ran"))
+    assert done.returncode == sandbox.REFUSED
+    assert done.stderr == (
+        "The command was not run: the sandbox needs Linux Landlock (this kernel has no "
+        "Landlock). Set `sandbox: false` in agents.yaml to run commands unconfined.\n"
+    )
     assert not (tmp_path / "ran").exists()
+
+
+def test_a_readable_root_that_holds_or_lies_in_the_planes_home_is_left_out(tmp_path):
+    home = tmp_path / "data" / "plane"
+    (home / "bin").mkdir(parents=True)
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    path = f"{tmp_path}:{tmp_path / 'data'}:{home / 'bin'}:{tools}"
+    roots, dropped = sandbox.readable_roots(path, [home])
+    assert tools in roots
+    assert not any(root == home or home in root.parents or root in home.parents for root in roots)
+    assert dropped == {tmp_path: home, tmp_path / "data": home, home / "bin": home}
+
+
+def test_odd_path_entries_are_skipped_not_fatal(tmp_path):
+    a_file = tmp_path / "file"
+    a_file.write_text("")
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    roots, dropped = sandbox.readable_roots(f"{a_file}:{loop}:relative::{tmp_path / 'gone'}")
+    assert dropped == {}
+    assert not {a_file, loop, tmp_path / "gone"} & set(roots)
+    assert all(root.is_absolute() and root.is_dir() for root in roots)
+
+
+def test_a_failure_that_is_not_a_missing_landlock_says_what_it_is():
+    text = sandbox.refusal(OSError(22, "Invalid argument"))
+    assert (
+        text
+        == "The command was not run: the sandbox could not be set up ([Errno 22] Invalid argument)."
+    )
+    assert "Landlock" not in text

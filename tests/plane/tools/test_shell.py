@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+import json
 import re
 import time
 from pathlib import Path
@@ -16,19 +16,25 @@ from .conftest import FakeContext, Run
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="process checks read /proc")
 
 
-def _alive(pid: int) -> bool:
-    """A zombie is dead: only its entry waits for a parent to reap it."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+def _running_with(text: str) -> list[int]:
+    """Live (non-zombie) processes whose command line starts with `text`:
+    found by name, since a command's own PIDs are those of its namespace."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if cmdline.startswith(text) and state != "Z":
+            found.append(int(proc.name))
+    return found
 
 
-def _wait_dead(pid: int, within: float = 2.0) -> bool:
+def _none_running(text: str, within: float = 2.0) -> bool:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
-        if not _alive(pid):
+        if not _running_with(text):
             return True
         time.sleep(0.02)
     return False
@@ -82,39 +88,37 @@ async def test_secrets_in_the_planes_environment_do_not_reach_the_command(
     assert "NO_COLOR=1" in result.text
 
 
-async def test_a_timeout_kills_the_whole_process_group(run: Run, workspace: Path):
+async def test_a_timeout_kills_the_whole_process_tree(run: Run, workspace: Path):
     started = time.monotonic()
     result = await run(
         "run_command",
-        command="sleep 60 & echo $! > bg.pid; echo started; sleep 60",
+        command="sleep 60.101 & echo started; setsid -f sleep 60.102; sleep 60",
         timeout_s=1,
     )
     assert time.monotonic() - started < 5
     assert not result.ok
     assert result.text.startswith(
-        "$ sleep 60 & echo $! > bg.pid; echo started; sleep 60\nstarted\n"
+        "$ sleep 60.101 & echo started; setsid -f sleep 60.102; sleep 60\nstarted\n"
     )
     assert "[killed: timed out after 1s · " in result.text
-    assert _wait_dead(int((workspace / "bg.pid").read_text()))
+    assert _none_running("sleep 60.10")
 
 
 async def test_background_processes_end_with_the_command(run: Run, workspace: Path):
     started = time.monotonic()
-    result = await run("run_command", command="sleep 60 & echo $! > bg.pid; echo back")
+    result = await run("run_command", command="sleep 60.201 & echo back")
     assert time.monotonic() - started < 5  # the background sleep does not hold the pipe open
     assert result.ok and "back\n[exit 0" in result.text
-    assert _wait_dead(int((workspace / "bg.pid").read_text()))
+    assert _none_running("sleep 60.201")
 
 
-async def test_a_process_that_escapes_the_group_does_not_hang_the_call(run: Run, workspace: Path):
+async def test_a_process_that_leaves_the_session_ends_with_the_command_too(run: Run):
     started = time.monotonic()
-    result = await run("run_command", command="setsid sleep 30 & echo $! > bg.pid; echo back")
-    pid = int((workspace / "bg.pid").read_text())
-    try:
-        assert time.monotonic() - started < 5
-        assert result.ok and "back\n" in result.text
-    finally:
-        os.kill(pid, 9)
+    command = "setsid -f sleep 60.301; (setsid sleep 60.302 &); echo back"
+    result = await run("run_command", command=command)
+    assert time.monotonic() - started < 5
+    assert result.ok and "back\n" in result.text
+    assert _none_running("sleep 60.30")
 
 
 async def test_a_signal_is_reported_by_name(run: Run):
@@ -141,19 +145,19 @@ async def test_cancelling_the_turn_kills_the_command(ctx: FakeContext, workspace
 
     from plane.tools import registry
 
+    command = "setsid -f sleep 60.401; sleep 60.402"
     task = asyncio.create_task(
-        registry.call(
-            "run_command", '{"command": "echo $$ > sh.pid; sleep 60", "timeout_s": 60}', ctx
-        )
+        registry.call("run_command", json.dumps({"command": command, "timeout_s": 60}), ctx)
     )
-    for _ in range(200):
-        if (workspace / "sh.pid").exists() and (workspace / "sh.pid").read_text().strip():
+    for _ in range(500):
+        if len(_running_with("sleep 60.40")) == 2:
             break
         await asyncio.sleep(0.01)
+    assert len(_running_with("sleep 60.40")) == 2
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert _wait_dead(int((workspace / "sh.pid").read_text()))
+    assert _none_running("sleep 60.40")
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plane.errors import ToolError
-from plane.tools.workspace import relative, resolve_inside
+from plane.tools.workspace import locate, relative, resolve_inside
 
 
 @pytest.fixture
@@ -40,7 +40,6 @@ def tree(tmp_path: Path) -> Path:
         ("new/deeper/file.txt", "new/deeper/file.txt"),
         ("to_sub/f.txt", "sub/f.txt"),
         ("to_sub/new.txt", "sub/new.txt"),
-        ("up/workspace/sub/f.txt", "sub/f.txt"),  # out and back in, physically inside
         ("~/x", "~/x"),  # no home expansion: a directory named ~
     ],
 )
@@ -72,6 +71,7 @@ def test_an_absolute_path_inside_the_workspace_is_allowed(tree: Path):
         "dangling_out",
         "up",
         "up/outside/secret.txt",
+        "up/workspace/sub/f.txt",  # out and back in: a symlink may not leave, even briefly
     ],
 )
 def test_paths_that_escape_are_refused(tree: Path, path: str):
@@ -164,3 +164,28 @@ def _shared_tree(factory: pytest.TempPathFactory) -> Path:
         (root / "up").symlink_to("..")
         _TREES[key] = root
     return _TREES[key]
+
+
+def test_a_symlink_with_an_absolute_target_inside_is_followed_from_the_workspace(tree: Path):
+    (tree / "abs_sub").symlink_to(tree / "sub")
+    (tree / "abs_real").symlink_to(Path(os.path.realpath(tree)) / "sub" / "f.txt")
+    assert relative(tree, resolve_inside(tree, "abs_sub/f.txt")) == "sub/f.txt"
+    assert relative(tree, resolve_inside(tree, "abs_real")) == "sub/f.txt"
+
+
+def test_a_refused_path_makes_no_directory_on_its_way(tree: Path):
+    with pytest.raises(ToolError, match="outside"):
+        locate(tree, "made/../../x", make_parents=True)
+    assert not (tree / "made").exists()
+
+
+def test_missing_directories_are_made_one_at_a_time_inside(tree: Path):
+    with locate(tree, "to_sub/a/b/new.txt", make_parents=True) as place:
+        assert (place.rel, place.name) == ("sub/a/b/new.txt", "new.txt")
+        assert place.lstat() is None and place.parent is not None
+    assert (tree / "sub" / "a" / "b").is_dir()
+
+
+def test_a_file_in_the_middle_of_a_path_is_named(tree: Path):
+    with pytest.raises(ToolError, match="has a part that is not a directory"):
+        locate(tree, "sub/f.txt/more")

@@ -9,12 +9,13 @@ line per epoch, per file, per percent) fold by template like any log.
 
 from __future__ import annotations
 
-from plane.economy.compress import build, logs
+from plane.economy.compress.context import NO_CONTEXT, Context
+from plane.economy.compress.formats import build, logs
+from plane.economy.compress.levels import is_error_line
 from plane.economy.compress.plan import Inline, Plan
-from plane.economy.compress.salience import is_error_line
 
 
-def compress(lines: list[str], command: str | None = None) -> Plan:
+def compress(lines: list[str], context: Context = NO_CONTEXT) -> Plan:
     plan = logs.compress_with(lines, build.verb_key)
     folded = plan.folded_mask()
     for i, line in enumerate(lines):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from plane.economy.compress.context import NO_CONTEXT, Context
 from plane.economy.compress.plan import Plan
 
 SAME_SHAPE_KEPT = 3
@@ -18,7 +19,7 @@ _KEY = re.compile(r"^\s*(?:- )?\"?([\w.\-/ ]+?)\"?\s*(?:=|:(?:\s|$))")
 _TOP = re.compile(r"^(?:\[|[\w\"'.-][^=:]*[=:]|- |[\w.-]+\s*\{?$)")
 
 
-def compress(lines: list[str], command: str | None = None) -> Plan:
+def compress(lines: list[str], context: Context = NO_CONTEXT) -> Plan:
     plan = Plan(lines)
     _fold_comments(plan)
     _fold_repeated_blocks(plan)

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 
-from plane.economy.compress import documents, jsondoc, logs, source, tables
+from plane.economy.compress.context import NO_CONTEXT, Context
 from plane.economy.compress.fold import dedup, exact
+from plane.economy.compress.formats import documents
 from plane.economy.compress.plan import Plan
 
 MIN_BLOCK = 8
@@ -21,11 +22,11 @@ _TABLE = re.compile(r"^\s*\|.*\|\s*$|^\s*[+][-=+]+[+]\s*$")
 _INDENTED = re.compile(r"^(?: {4}|\t)\S")
 
 
-def compress(lines: list[str], command: str | None = None) -> Plan:
+def compress(lines: list[str], context: Context = NO_CONTEXT) -> Plan:
     plan = Plan(lines)
     for start, end, kind in _blocks(lines):
         if end - start >= MIN_BLOCK:
-            _compress_block(plan, start, end, kind)
+            _compress_block(plan, start, end, kind, context)
     dedup(plan, key=_prose_key)
     documents.skim(plan)
     return plan
@@ -35,16 +36,16 @@ def _prose_key(line: str) -> str:
     return "" if len(line.strip()) <= 3 else exact(line)
 
 
-def _compress_block(plan: Plan, start: int, end: int, kind: str) -> None:
+def _compress_block(plan: Plan, start: int, end: int, kind: str, context: Context) -> None:
     block = plan.lines[start:end]
     if kind == "table":
-        inner = tables.compress(block)
+        inner = context.compress(block, "table")
     elif block[0].lstrip().startswith(("{", "[")):
-        inner = jsondoc.compress(block)
+        inner = context.compress(block, "json")
     elif kind == "code" and _looks_like_output(block):
-        inner = logs.compress(block)
+        inner = context.compress(block, "logs")
     else:
-        inner = source.compress(block)
+        inner = context.compress(block, "source")
     for f in inner.folds:
         plan.fold(start + f.start, start + f.end, f.kind)
 

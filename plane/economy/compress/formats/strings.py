@@ -14,11 +14,14 @@ way, block by block (`<p>`, `<li>`).
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 
-from plane.economy.compress import documents
 from plane.economy.compress.classify import classify
-from plane.economy.compress.plan import Inline, Plan
+from plane.economy.compress.context import NO_CONTEXT, Context
+from plane.economy.compress.formats import documents
+from plane.economy.compress.plan import Inline
 
 LONG_STRING = 1024  # characters: a shorter string is a value, not a document
 LONG_HTML = 400  # an HTML string shorter than this is a sentence or two
@@ -32,14 +35,19 @@ _ESCAPE = re.compile(r"\\.")
 _BLOCK = re.compile(r"<(?:p|ul|ol|li|dl|dt|dd|h[1-6]|pre|table|tr|note|important)\b", re.I)
 
 
-def inline(index: int, line: str) -> Inline | None:
+def reshaper(context: Context) -> Callable[[int, str], Inline | None]:
+    """`inline`, nesting through this context: a plan's `reshape`."""
+    return functools.partial(inline, context=context)
+
+
+def inline(index: int, line: str, context: Context = NO_CONTEXT) -> Inline | None:
     """This line with the long strings in it folded by what they hold, or None."""
     pieces: list[tuple[str, str | None]] = []
     at = 0
     for found in STRING.finditer(line):
         if found.end() - found.start() < LONG_HTML:
             continue
-        held = _held(line, found.start() + 1, found.end() - 1)
+        held = _held(line, found.start() + 1, found.end() - 1, context)
         if held:
             pieces.append((line[at : found.start() + 1], None))
             pieces.extend(held)
@@ -50,11 +58,11 @@ def inline(index: int, line: str) -> Inline | None:
     return Inline(index, tuple(p for p in pieces if p[0] or p[1]), glue=GLUE)
 
 
-def _held(line: str, start: int, end: int) -> list[tuple[str, str | None]]:
+def _held(line: str, start: int, end: int, context: Context) -> list[tuple[str, str | None]]:
     """The pieces of line[start:end] (a string's inside), folded by what they hold, or none."""
     lines = _held_lines(line, start, end)
     if len(lines) >= MIN_LINES and end - start >= LONG_STRING:
-        kinds = _fold_kinds([line[a:b] for a, b in lines])
+        kinds = _fold_kinds([line[a:b] for a, b in lines], context)
         if not any(kinds):
             return []
         pieces: list[tuple[str, str | None]] = []
@@ -89,14 +97,12 @@ def _held_blocks(line: str, start: int, end: int) -> list[tuple[int, int]]:
     return [(a, b) for a, b in zip(cuts, [*cuts[1:], end], strict=True)]
 
 
-def _fold_kinds(held: list[str]) -> list[str | None]:
+def _fold_kinds(held: list[str], context: Context) -> list[str | None]:
     """For each held line, the kind of fold its compressor chose, or None to keep it."""
-    from plane.economy.compress.compressors import COMPRESSORS  # the table includes JSON
-
     name = classify("\n".join(held))
     if name in _DOCUMENTS:
         return _outline(held)
-    plan: Plan = COMPRESSORS[name](held, None)
+    plan = context.compress(held, name)
     if plan.view_of is not None:  # a rendering cannot stand inside a string
         return [None] * len(held)
     kinds: list[str | None] = [None] * len(held)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from plane.economy.compress.context import NO_CONTEXT, Context
 from plane.economy.compress.fold import dedup, template
 from plane.economy.compress.plan import Plan, split_folds
 
@@ -27,7 +28,7 @@ _SUGGESTION = re.compile(r"^\s*\d+\s*[-+]\s")
 _GUTTER = re.compile(r"^\s*\d*\s*\|(?:\s|$)")
 
 
-def compress(lines: list[str], command: str | None = None) -> Plan:
+def compress(lines: list[str], context: Context = NO_CONTEXT) -> Plan:
     plan = Plan(lines)
     fold_echo(plan)
     dedup(plan, key=_template)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from plane.economy.compress.context import NO_CONTEXT, Context
 from plane.economy.compress.fold import dedup, template
 from plane.economy.compress.plan import Plan
 from plane.economy.compress.sections import sample_sections, split_sections
@@ -21,7 +22,7 @@ TAIL = 3
 _ADDRESS = re.compile(r"\b[0-9a-f]{6,16}\b")
 
 
-def compress(lines: list[str], command: str | None = None) -> Plan:
+def compress(lines: list[str], context: Context = NO_CONTEXT) -> Plan:
     plan = Plan(lines)
     dedup(plan, key=_row_key)
     sample_sections(plan, split_sections(lines), HEAD, TAIL, "entries")

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import re
 
-from plane.economy.compress import strings
+from plane.economy.compress.context import NO_CONTEXT, Context
+from plane.economy.compress.formats import strings
 from plane.economy.compress.plan import Plan
 
 HEAD = 3
@@ -52,14 +53,14 @@ class _Depths:
         self.start.append(depth)
 
 
-def compress(lines: list[str], command: str | None = None) -> Plan:
-    plan = Plan(lines, reshape=strings.inline)
+def compress(lines: list[str], context: Context = NO_CONTEXT) -> Plan:
+    plan = Plan(lines, reshape=strings.reshaper(context))
     depths = _Depths(lines)
     _sample(plan, depths, 0, len(lines), min(depths.start[:1] or [0]), 0)
     folded = plan.folded_mask()
     for i, line in enumerate(lines):
         if not folded[i] and len(line) >= strings.LONG_HTML:
-            held = strings.inline(i, line)
+            held = strings.inline(i, line, context)
             if held is not None:
                 plan.inlines[i] = held
     return plan

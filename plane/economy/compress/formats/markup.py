@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-from plane.economy.compress import plain
+from plane.economy.compress.context import NO_CONTEXT, Context
+from plane.economy.compress.formats import plain
 from plane.economy.compress.plan import Plan
 
 _BLOCK = frozenset(
@@ -91,10 +92,10 @@ def as_text(html: str) -> list[str]:
     return lines
 
 
-def compress(lines: list[str], command: str | None = None) -> Plan:
+def compress(lines: list[str], context: Context = NO_CONTEXT) -> Plan:
     """The page as text in a view; lines before the markup (a tool's warnings) shown as they are."""
     start = next((i for i, line in enumerate(lines) if _START.match(line)), 0)
     text = "\n".join(lines)
-    plan = plain.compress(lines[:start] + as_text("\n".join(lines[start:])))
+    plan = plain.compress(lines[:start] + as_text("\n".join(lines[start:])), context)
     plan.view_of = text
     return plan

@@ -2,35 +2,40 @@
 
 A match line is `path:line:text`; context lines (`path-line-text`, rg -C)
 and `--` separators surround it. Context beyond one line on each side of a
-match folds; within a file, matches beyond the first few fold, and files
-beyond the first few keep only their first matches. Every match whose
-location (`file.ext:123`) nothing else shows stays visible through the
-engine's guard, so what folds is mostly context and repeats.
+match folds; within a file, matches beyond the first few fold but for their
+locations: the marker lists each folded match's file and line numbers
+(`[… 9 more matches at app.py:12,40,88; util.py:7 ref:…]`), so a location is
+never what a fold hides. Matches on error lines stay through the guard.
 """
 
 from __future__ import annotations
 
 import re
 
-from plane.economy.compress import logs
+from plane.economy.compress.context import NO_CONTEXT, Context
+from plane.economy.compress.formats import logs
 from plane.economy.compress.plan import Plan
 
 # The path has a letter, a dot or a slash in it: `2026-05-09 07:41` (grep over a log with
-# no file name in front) is a date, not `2026`, line 05.
+# no file name in front) is a date, not `2026`, line 05; and a line that starts with a date
+# (`2026-05-09T07:41:12`) is a log line, not `2026-05-09T07`, line 41.
 _MATCH = re.compile(
-    r"^(?P<path>(?=[^\s:]*?[A-Za-z_./])[^\s:][^:]*?)(?P<sep>[:=-])(?P<line>\d+)(?P=sep)"
+    r"^(?!\[?\d{4}-\d\d-\d\d)"
+    r"(?P<path>(?=[^\s:]*?[A-Za-z_./])[^\s:][^:]*?)(?P<sep>[:=-])(?P<line>\d+)(?P=sep)"
 )
 _FILE_ONLY = re.compile(r"^(?P<path>[^\s:][^:]*?):(?P<count>\d+)$")
 PER_FILE = 4
-LONG_MATCH = 48  # characters of matched text after `path:line:`
+LONG_MATCH = 24  # characters of matched text after `path:line:`: shorter ones cost no more kept
 CONTEXT = 1
 
 
-def compress(lines: list[str], command: str | None = None) -> Plan:
+def compress(lines: list[str], context: Context = NO_CONTEXT) -> Plan:
     kinds = [_kind(line) for line in lines]
     located = sum(1 for kind in kinds if kind in ("match", "context"))
-    if located < sum(1 for line in lines if line.strip()) / 2:
-        return logs.compress(lines)  # `grep` over one file prints lines, not locations
+    if "match" not in kinds or located < sum(1 for line in lines if line.strip()) / 2:
+        # `grep` over one file prints lines, not locations; with no `path:line:` match at
+        # all, it is not search output
+        return logs.compress(lines, context)
     plan = Plan(lines, protect_paths=False)
     keep = [k == "match" or k == "other" for k in kinds]
     _keep_context(kinds, keep)
@@ -69,8 +74,8 @@ def _keep_context(kinds: list[str], keep: list[bool]) -> None:
 
 
 def _limit_per_file(lines: list[str], kinds: list[str], keep: list[bool]) -> None:
-    """After PER_FILE matches in one file, long match lines fold: each folded match hides
-    one location, so the lines that cost the most are the ones worth folding."""
+    """After PER_FILE matches in one file, match lines fold unless short: the marker still
+    names each folded match's location (`a.py:12,40`), so what folds is only its text."""
     counts: dict[str, int] = {}
     for i, kind in enumerate(kinds):
         if kind != "match":

@@ -8,14 +8,15 @@ marker on their own; they travel inside runs of duplicates.
 
 from __future__ import annotations
 
-from plane.economy.compress import documents
+from plane.economy.compress.context import NO_CONTEXT, Context
 from plane.economy.compress.fold import dedup, exact
+from plane.economy.compress.formats import documents
 from plane.economy.compress.plan import Plan
 
 _SHORT = 3  # lines this short are separators, not content worth remembering
 
 
-def compress(lines: list[str], command: str | None = None) -> Plan:
+def compress(lines: list[str], context: Context = NO_CONTEXT) -> Plan:
     plan = Plan(lines)
     dedup(plan, key=_paragraph_key)
     documents.skim(plan)

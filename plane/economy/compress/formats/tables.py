@@ -8,6 +8,7 @@ repeated rows fold first.
 
 from __future__ import annotations
 
+from plane.economy.compress.context import NO_CONTEXT, Context
 from plane.economy.compress.fold import dedup, template
 from plane.economy.compress.plan import Plan
 from plane.economy.compress.sections import sample_sections, split_sections
@@ -16,7 +17,7 @@ HEAD = 10
 TAIL = 3
 
 
-def compress(lines: list[str], command: str | None = None) -> Plan:
+def compress(lines: list[str], context: Context = NO_CONTEXT) -> Plan:
     plan = Plan(lines)
     dedup(plan, key=template)
     sample_sections(plan, split_sections(lines), HEAD, TAIL, "rows")

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import re
 
+from plane.economy.compress.context import NO_CONTEXT, Context
 from plane.economy.compress.fold import Key, dedup, template
+from plane.economy.compress.levels import error_lines
 from plane.economy.compress.plan import Plan, split_folds
-from plane.economy.compress.salience import error_lines
 
 HEAD = 12
 TAIL = 12
@@ -31,7 +32,7 @@ _FRAME = re.compile(r'^\s+File "[^"]+", line \d+|^\s+at \S+ \(|^\s+at \S+:\d+|^#
 FRAMES_KEPT = 3
 
 
-def compress(lines: list[str], command: str | None = None) -> Plan:
+def compress(lines: list[str], context: Context = NO_CONTEXT) -> Plan:
     return compress_with(lines, template)
 
 

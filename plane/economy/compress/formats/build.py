@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 
-from plane.economy.compress import diagnostics, logs
+from plane.economy.compress.context import NO_CONTEXT, Context
 from plane.economy.compress.fold import template
+from plane.economy.compress.formats import diagnostics, logs
 from plane.economy.compress.plan import Plan
 
 _VERB = re.compile(
@@ -30,7 +31,7 @@ _VERB = re.compile(
 )
 
 
-def compress(lines: list[str], command: str | None = None) -> Plan:
+def compress(lines: list[str], context: Context = NO_CONTEXT) -> Plan:
     plan = Plan(lines)
     diagnostics.fold_echo(plan)
     return logs.compress_plan(plan, verb_key)

@@ -14,6 +14,7 @@ lines in anything folded stay visible through the engine's guard.
 
 from __future__ import annotations
 
+from plane.economy.compress.context import NO_CONTEXT, Context
 from plane.economy.compress.plan import Plan
 
 CONTEXT = 0
@@ -39,7 +40,7 @@ _HEADERS = (
 _FILE_HEADERS = ("index ", "--- ", "+++ ", "old mode", "new mode")
 
 
-def compress(lines: list[str], command: str | None = None) -> Plan:
+def compress(lines: list[str], context: Context = NO_CONTEXT) -> Plan:
     plan = Plan(lines)
     kinds = _kinds(lines)
     _fold_file_headers(plan, lines)
