@@ -1,3 +1,3 @@
-from plane.cli import main
+from plane.entry import main
 
 raise SystemExit(main())

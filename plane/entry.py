@@ -1,0 +1,48 @@
+"""The `plane` command's entry point.
+
+`plane compress`, `plane expand` and `plane retrieve` sit in shell pipelines
+and run often, so they start without loading the daemon's modules (the
+client, the protocol, pydantic): only the compressor's own command module,
+which loads the engine and the one format its input is. Every other command
+goes to `plane.cli`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+COMPRESSION = frozenset({"compress", "expand", "retrieve"})
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args and args[0] in COMPRESSION:
+        return _compression(args)
+    from plane.cli import main as run
+
+    return run(argv)
+
+
+def _compression(args: list[str]) -> int:
+    import argparse
+
+    from plane.economy.compress.cli import add_commands
+
+    parser = argparse.ArgumentParser(prog="plane")
+    add_commands(parser.add_subparsers(dest="command", required=True))
+    parsed = parser.parse_args(args)
+    try:
+        return int(parsed.func(parsed) or 0)
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (`| head`): quietly, as other Unix tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
