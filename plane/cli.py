@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
-from typing import IO, Any, NoReturn
+from typing import IO, Any
 
 from pydantic import ValidationError
 
@@ -38,6 +38,7 @@ from plane.economy.compress.cli import add_commands as add_compression_commands
 from plane.errors import NotRunning, PlaneError
 from plane.home import Home, PlaneState, user_config_path
 from plane.money import plain, usd, usd_exact
+from plane.usage import OneLineParser
 
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 30.0
@@ -49,8 +50,6 @@ log = logging.getLogger("plane")
 
 EXIT_FAILED = 1
 """The plane (or this command) refused or could not do it; stderr says why."""
-EXIT_USAGE = 2
-"""The command line itself is wrong (argparse's code)."""
 EXIT_NO_ANSWER = 124
 """`send --wait` gave up waiting (as timeout(1) does)."""
 EXIT_INTERRUPTED = 130
@@ -144,15 +143,6 @@ def _keep_traceback(exc: BaseException) -> str:
     return f"; the traceback is in {path}"
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, with a bad command line said in one line (not the usage block)."""
-
-    def error(self, message: str) -> NoReturn:
-        with contextlib.suppress(OSError):
-            print(f"{self.prog}: {message} (see `{self.prog} --help`).", file=sys.stderr)
-        raise SystemExit(EXIT_USAGE)
-
-
 # ── argument types: a bad value is refused by argparse, in one line ───────
 
 
@@ -203,7 +193,7 @@ def _address(text: str) -> tuple[str, int]:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = _Parser(
+    top = OneLineParser(
         prog="plane",
         description="A control plane for always-on LLM agents, with a daily spend ceiling "
         "per agent. With no command, opens the TUI (starting the plane if none runs).",

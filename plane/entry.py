@@ -27,11 +27,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _compression(args: list[str]) -> int:
-    import argparse
-
     from plane.economy.compress.cli import add_commands
+    from plane.usage import OneLineParser
 
-    parser = argparse.ArgumentParser(prog="plane")
+    parser = OneLineParser(prog="plane")
     add_commands(parser.add_subparsers(dest="command", required=True))
     parsed = parser.parse_args(args)
     try:
