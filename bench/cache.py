@@ -5,13 +5,13 @@ cache off and one slot, so each request is measured against the one before
 it; each layout starts cold) and talks to it through plane's
 `OpenAIProvider`, as an agent would (json_schema tool mode, the `read_file`
 tool). A 10-turn conversation, its system prompt of ~1,000 tokens carrying a
-real `## Repo Map` layer built by `plane.economy.repomap` from this
+real `## Repo Map` layer built by `plane.economy.repomap.map` from this
 repository's own files, is run in four ways:
 
   a  plane's layout: `system_prompt(...)`, stable prefix, the date in the tail
   b  naive: a timestamp (HH:MM:SS.mmm, new every turn) opening the system prompt
   c0 plane's layout, each turn bringing a synthetic tool result, no compaction
-  c  the same with history compaction (`plane.economy.compact`, small thresholds)
+  c  the same with history compaction (`plane.economy.compaction`, small thresholds)
 
 and prints, per turn and in total, `cached_tokens / prompt_tokens` as the
 server reported them (and prompt tokens, for c0 and c). Nothing is assumed.
@@ -39,15 +39,15 @@ from pathlib import Path
 
 import httpx
 
+from plane.agents.prompt import system_prompt
+from plane.agents.roster import AgentSpec
 from plane.config import EMBEDDED_MODEL, RepoMapConfig, SessionConfig
-from plane.economy import repomap
-from plane.economy.compact import compact
+from plane.economy.compaction import compact
+from plane.economy.repomap.map import map as repomap
 from plane.providers import json_tools
 from plane.providers.base import ChatMessage, CompletionRequest, ToolCall
 from plane.providers.local import EmbeddedModel
 from plane.providers.openai import OpenAIProvider
-from plane.roster import AgentSpec
-from plane.runtime.prompt import system_prompt
 from plane.tools.registry import specs
 
 REPO = Path(__file__).resolve().parent.parent

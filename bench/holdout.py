@@ -91,7 +91,7 @@ JOBS = [
     Job("config", "cd {repo} && git config --list --show-origin 2>&1"),
     Job("config", "cat /etc/security/limits.conf /etc/logrotate.conf 2>&1"),
     # diffs
-    Job("diffs", "cd {repo} && git log -p -n 12 -- plane/runtime plane/tools"),
+    Job("diffs", "cd {repo} && git log -p -n 12 -- plane/agents plane/tools"),
     Job("diffs", "cd {repo} && git diff HEAD~40 HEAD -- tui"),
     Job("diffs", "cd {repo} && git show --stat --patch HEAD~3"),
     Job("diffs", "cd {work} && diff -u orig.py edited.py"),
@@ -184,7 +184,7 @@ JOBS = [
     # source code
     Job("source", "cat /usr/include/stdio.h"),
     Job("source", "cat {site}/httpx/_client.py"),
-    Job("source", "cat -n {repo}/plane/runtime/turn.py"),
+    Job("source", "cat -n {repo}/plane/agents/turn.py"),
     Job("source", "cat /usr/share/doc/git/contrib/fast-import/import-zips.py"),
     Job(
         "source", "grep -h '^    def ' /usr/lib/python3.11/argparse.py /usr/lib/python3.11/shlex.py"

@@ -14,8 +14,8 @@ from decimal import Decimal
 import genai_prices
 from genai_prices.types import TieredPrices
 
-from plane.pricing import GENAI_PRICES, Pricer
-from plane.protocol import Usage
+from plane.money.pricing import GENAI_PRICES, Pricer
+from plane.wire.protocol import Usage
 
 MODELS = ["gpt-4o", "gpt-5", "claude-sonnet-4-5", "claude-haiku-4-5"]
 

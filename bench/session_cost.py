@@ -62,7 +62,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from compress import DEV_CORPUS, HOLDOUT_CORPUS, ensure_headroom  # noqa: E402
 
 import tests.support.scripted_llm as scripted  # noqa: E402
-from plane.protocol import Usage  # noqa: E402
+from plane.wire.protocol import Usage  # noqa: E402
 from tests.support.fixtures_plane import NOON, launch  # noqa: E402
 from tests.support.scripted_llm import ScriptedLLM  # noqa: E402
 

@@ -31,8 +31,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from plane import protocol as p
-from plane.limits import spend_level
+from plane.money.limits import spend_level
+from plane.wire import protocol as p
 from tui.app import PlaneApp
 from tui.client import Address
 from tui.widgets.agent_list import AgentList

@@ -30,15 +30,15 @@ from typing import IO, Any
 
 from pydantic import ValidationError
 
-from plane import protocol as p
-from plane.client import PlaneClient
 from plane.clock import until
 from plane.config import load_config
 from plane.economy.compress.cli import add_commands as add_compression_commands
 from plane.errors import NotRunning, PlaneError
 from plane.home import Home, PlaneState, user_config_path
-from plane.money import plain, usd, usd_exact
 from plane.usage import OneLineParser
+from plane.wire import protocol as p
+from plane.wire.client import PlaneClient
+from plane.wire.words import plain, usd, usd_exact
 
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 30.0
@@ -266,7 +266,7 @@ def parser() -> argparse.ArgumentParser:
 def _serve(args: argparse.Namespace) -> int:
     path, looked = _config_path(args.config)
     config = load_config(path)  # before anything is made: a bad file leaves nothing behind
-    from plane.server import Plane
+    from plane.daemon.server import Plane
 
     home = _home()
     _log_to(home)

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # a type only: importing the protocol (pydantic) costs a CLI call ~0.1 s
-    from plane.protocol import ErrorCode
+    from plane.wire.protocol import ErrorCode
 
 
 class PlaneError(Exception):

@@ -32,9 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from plane.clock import ManualClock
 from plane.config import parse_config
+from plane.daemon.server import Plane
 from plane.home import Home
-from plane.protocol import Usage
-from plane.server import Plane
+from plane.wire.protocol import Usage
 from tests.support.scripted_llm import ScriptedLLM
 from tui.app import PlaneApp
 from tui.client import Address

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 from textual.message import Message
 
 from plane.home import read_token
-from plane.protocol import (
+from plane.wire.protocol import (
     MAX_FRAME_BYTES,
     PROTOCOL_VERSION,
     AgentCreated,

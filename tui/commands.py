@@ -17,7 +17,7 @@ from typing import Protocol
 
 from textual.suggester import Suggester
 
-from plane.protocol import CommandInfo
+from plane.wire.protocol import CommandInfo
 
 
 class CommandContext(Protocol):

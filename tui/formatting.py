@@ -1,7 +1,7 @@
 """How figures read on screen: dollars, token counts, time to reset.
 
 The plane sends exact `Decimal`s; the wording of a figure is the product's
-one voice, so it comes from `plane.money` and `plane.clock`, the same as in
+one voice, so it comes from `plane.wire.words` and `plane.clock`, the same as in
 the conversation and the CLI. What is the screen's own is here.
 """
 
@@ -11,8 +11,8 @@ from datetime import datetime
 from decimal import Decimal
 
 from plane.clock import duration
-from plane.money import tokens, turn_cost, usage_text, usd
-from plane.protocol import AgentState, Usage
+from plane.wire.protocol import AgentState, Usage
+from plane.wire.words import tokens, turn_cost, usage_text, usd
 
 __all__ = ["clock_time", "duration", "spend_level", "tokens", "turn_cost", "usage_line", "usd"]
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from plane.protocol import Event, Snapshot
+from plane.wire.protocol import Event, Snapshot
 
 
 @dataclass

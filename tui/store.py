@@ -23,7 +23,7 @@ from decimal import Decimal
 from textual.dom import DOMNode
 from textual.signal import Signal
 
-from plane.protocol import (
+from plane.wire.protocol import (
     AgentState,
     AgentUpdated,
     DayRolled,

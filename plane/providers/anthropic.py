@@ -23,7 +23,6 @@ from typing import Any
 
 import httpx
 
-from plane.protocol import Usage
 from plane.providers.base import ChatMessage, Completion, CompletionRequest, OnText, ToolCall
 from plane.providers.http import (
     HttpCaller,
@@ -34,6 +33,7 @@ from plane.providers.http import (
     sse_events,
     token_count,
 )
+from plane.wire.protocol import Usage
 
 API_VERSION = "2023-06-01"
 DEFAULT_BASE_URL = "https://api.anthropic.com"

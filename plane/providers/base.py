@@ -2,7 +2,7 @@
 
 A provider turns a `CompletionRequest` into one `Completion`: the text, any
 tool calls, and the usage the provider reported, normalised (see
-`plane.protocol.Usage`). Streaming is the provider's business: text reaches
+`plane.wire.protocol.Usage`). Streaming is the provider's business: text reaches
 `on_text` as it arrives, and the call still returns one `Completion`.
 
 Each provider owns one pooled `httpx.AsyncClient`, built at start-up and
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from plane.errors import ProviderReplyError
-from plane.protocol import Usage
+from plane.wire.protocol import Usage
 
 Role = Literal["system", "user", "assistant", "tool"]
 

@@ -36,8 +36,8 @@ from typing import Any
 import httpx
 
 from plane.errors import ProviderError
-from plane.protocol import Usage
 from plane.providers.base import BrokenReply, CompletionRequest
+from plane.wire.protocol import Usage
 
 Sleep = Callable[[float], Awaitable[None]]
 

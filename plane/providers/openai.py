@@ -16,7 +16,6 @@ from typing import Any
 
 import httpx
 
-from plane.protocol import Usage
 from plane.providers import json_tools
 from plane.providers.base import (
     ChatMessage,
@@ -33,6 +32,7 @@ from plane.providers.http import (
     sse_events,
     token_count,
 )
+from plane.wire.protocol import Usage
 
 
 def openai_usage(usage: dict[str, Any]) -> Usage:

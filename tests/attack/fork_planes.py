@@ -16,7 +16,7 @@ import sys
 import traceback
 
 from plane import cli
-from plane import server as _server  # noqa: F401  (imported here, not once per plane)
+from plane.daemon import server as _server  # noqa: F401  (imported here, not once per plane)
 
 
 def _serve(config: str, log: str) -> int:

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from plane.clock import day_of
-from plane.protocol import Usage
+from plane.wire.protocol import Usage
 from tests.support.fixtures_plane import launch
 from tests.support.scripted_llm import Reply, ScriptedLLM, Step
 

@@ -40,10 +40,10 @@ from typing import IO, Any
 
 import pytest
 
-from plane import protocol as p
-from plane.client import PlaneClient
 from plane.errors import NotRunning
-from plane.protocol import Usage
+from plane.wire import protocol as p
+from plane.wire.client import PlaneClient
+from plane.wire.protocol import Usage
 from tests.support.scripted_llm import Billed, CutStream, Fault, Reply, ScriptedLLM, Step
 
 KILLS = int(os.environ.get("PLANE_KILLS") or 50)

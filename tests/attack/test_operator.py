@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from plane import protocol as p
 from plane.clock import ManualClock
 from plane.tools import sandbox
 from plane.tools.shell import RunCommandArgs, run_command
+from plane.wire import protocol as p
 from tests.support.fixtures_plane import NOON
 
 pytestmark = pytest.mark.skipif(sandbox.abi() == 0, reason="run_command needs Landlock here")
@@ -154,7 +154,7 @@ async def test_an_agents_commands_cannot_act_as_the_operator(start_plane):
     assert not plane.plane.stop_event.is_set(), "the plane was not stopped"
     assert await plane.services.conversation.history("demo") == [], "nothing said as the operator"
 
-    client = await plane.client()  # the operator still gets in
+    client = await plane.wire.client()  # the operator still gets in
     assert isinstance(await client.request(p.Status), p.SnapshotReply)
 
 

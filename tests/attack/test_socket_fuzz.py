@@ -28,7 +28,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from plane import protocol as p
+from plane.wire import protocol as p
 
 TALLY: Counter[str] = Counter()
 REPLIES = {"welcome", "snapshot", "sent", "messages", "agent_created", "ledger", "ok", "error"}

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from plane.protocol import Usage
+from plane.wire.protocol import Usage
 from tests.support.fixtures_plane import CONFIG
 from tests.support.scripted_llm import ScriptedLLM
 

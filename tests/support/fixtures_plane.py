@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from plane import protocol as p
-from plane.client import PlaneClient
 from plane.clock import ManualClock
 from plane.config import parse_config
+from plane.daemon.server import Plane
 from plane.home import Home, read_token
-from plane.server import Plane
+from plane.wire import protocol as p
+from plane.wire.client import PlaneClient
 from tests.support.scripted_llm import ScriptedLLM
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from plane.protocol import Usage
+from plane.wire.protocol import Usage
 
 __all__ = [
     "Billed",

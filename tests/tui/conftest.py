@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from plane.protocol import Event, Snapshot
+from plane.wire.protocol import Event, Snapshot
 from tui.app import PlaneApp
 from tui.messages import PlaneConnected, PlaneEvent
 from tui.widgets.agent_list import AgentList

@@ -7,9 +7,9 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
-from plane.commands import registry
-from plane.limits import spend_level
-from plane.protocol import AgentState, Message, Snapshot, Usage
+from plane.agents.commands import registry
+from plane.money.limits import spend_level
+from plane.wire.protocol import AgentState, Message, Snapshot, Usage
 
 NOW = datetime(2025, 3, 14, 20, 47, 0, tzinfo=UTC)
 RESETS = datetime(2025, 3, 15, 0, 0, 0, tzinfo=UTC)

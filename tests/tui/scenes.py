@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from plane.protocol import Event, MessageAppended, Snapshot
+from plane.wire.protocol import Event, MessageAppended, Snapshot
 from tests.tui.factories import RESETS, agent, cost, message, snapshot
 
 

@@ -1,15 +1,15 @@
 """The slash-command registry: dispatch, autocomplete, /help.
 
 The registry under test is the client's, loaded with the plane's real one
-(`plane.commands.registry()`, what every snapshot carries)."""
+(`plane.agents.commands.registry()`, what every snapshot carries)."""
 
 from __future__ import annotations
 
 import pytest
 
-from plane.commands import COMMANDS as PLANE_COMMANDS
-from plane.commands import registry
-from plane.protocol import CommandInfo
+from plane.agents.commands import COMMANDS as PLANE_COMMANDS
+from plane.agents.commands import registry
+from plane.wire.protocol import CommandInfo
 from tui.commands import Commands, CommandSuggester, client_commands
 
 

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 from textual.widgets import Select, Static
 
-from plane.protocol import AgentUpdated, Usage
+from plane.wire.protocol import AgentUpdated, Usage
 from tests.support.fixtures_plane import CONFIG
 from tests.support.scripted_llm import Reply
 from tests.tui.conftest import feed, settle

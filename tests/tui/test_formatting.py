@@ -1,7 +1,7 @@
 from datetime import timedelta
 from decimal import Decimal
 
-from plane.protocol import Usage
+from plane.wire.protocol import Usage
 from tests.tui.factories import agent
 from tui.formatting import duration, spend_level, tokens, turn_cost, usage_line, usd
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import timedelta
 
-from plane.protocol import Usage
+from plane.wire.protocol import Usage
 from tests.tui.conftest import drawn_row, row_classes, settle
 from tui.app import PlaneApp
 from tui.client import Address, Backoff

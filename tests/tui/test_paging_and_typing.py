@@ -12,7 +12,7 @@ from textual import events
 from textual.message import Message as TextualMessage
 from textual.widgets import Input
 
-from plane.protocol import SnapshotReply, Welcome, encode
+from plane.wire.protocol import SnapshotReply, Welcome, encode
 from tests.tui.conftest import feed, settle
 from tests.tui.factories import agent, message, snapshot
 from tests.tui.test_live import SIZE, app_for, has_row, pane_lines, until

@@ -9,7 +9,7 @@ from datetime import timedelta
 
 from textual.message import Message
 
-from plane.protocol import AgentUpdated, MessageAppended, TextDelta, TurnFinished, Usage
+from plane.wire.protocol import AgentUpdated, MessageAppended, TextDelta, TurnFinished, Usage
 from tests.tui.conftest import drawn_row, feed, row_classes, settle
 from tests.tui.factories import agent, cost, message, snapshot
 from tui.app import PlaneApp

@@ -20,7 +20,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
-from plane.protocol import AgentState, Message
+from plane.wire.protocol import AgentState, Message
 from tui.client import PlaneClient, PlaneRefused, PlaneUnavailable
 from tui.commands import Commands
 from tui.screens.new_agent import NewAgentScreen

@@ -22,8 +22,8 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, Label, Select, Static, TextArea
 
-from plane.money import usd_exact
-from plane.protocol import AgentCreated, AgentState
+from plane.wire.protocol import AgentCreated, AgentState
+from plane.wire.words import usd_exact
 from tui.client import PlaneRefused, PlaneUnavailable
 
 

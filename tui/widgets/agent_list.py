@@ -37,7 +37,7 @@ from textual.strip import Strip
 from textual.style import Style
 from textual.visual import Visual
 
-from plane.protocol import AgentState
+from plane.wire.protocol import AgentState
 from tui.formatting import spend_level, usd
 from tui.keys import typed
 from tui.store import Store

@@ -37,7 +37,7 @@ from textual.style import Style
 from textual.widget import Widget
 from textual.widgets import Static
 
-from plane.protocol import Message
+from plane.wire.protocol import Message
 from tui.keys import typed
 from tui.widgets.message_line import MessageLine
 from tui.widgets.streaming_answer import StreamingAnswer

@@ -27,7 +27,7 @@ from textual.geometry import Size
 from textual.style import Style
 from textual.widget import Widget
 
-from plane.protocol import Message
+from plane.wire.protocol import Message
 from tui.formatting import clock_time, usage_line
 from tui.markdown_lines import Block, blocks
 

@@ -19,7 +19,7 @@ from textual.reactive import reactive
 from textual.style import Style
 from textual.widget import Widget
 
-from plane.protocol import AgentState
+from plane.wire.protocol import AgentState
 from tui.formatting import duration, spend_level, usd
 
 

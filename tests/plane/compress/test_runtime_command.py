@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from plane.protocol import Usage
+from plane.wire.protocol import Usage
 
 FREE = Usage()
 SOURCE = Path("/usr/lib/python3.11/textwrap.py")

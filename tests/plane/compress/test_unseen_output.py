@@ -217,7 +217,7 @@ def _modules_after(code: str) -> set[str]:
 def test_importing_the_cli_module_loads_no_engine_and_no_pydantic() -> None:
     loaded = _modules_after("import plane.economy.compress.cli")
     assert "plane.economy.compress.engine" not in loaded
-    assert not any(m.startswith(("pydantic", "asyncio", "plane.protocol")) for m in loaded)
+    assert not any(m.startswith(("pydantic", "asyncio", "plane.wire.protocol")) for m in loaded)
 
 
 def test_compressing_one_output_loads_only_its_format() -> None:
@@ -231,7 +231,7 @@ def test_compressing_one_output_loads_only_its_format() -> None:
         "plane.economy.compress.formats.strings",
         "plane.economy.compress.formats.documents",
     }
-    assert not any(m.startswith(("pydantic", "plane.protocol")) for m in loaded)
+    assert not any(m.startswith(("pydantic", "plane.wire.protocol")) for m in loaded)
 
 
 # 8. the runtime's command reaches the classifier

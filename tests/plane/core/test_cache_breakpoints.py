@@ -2,7 +2,7 @@
 ends, so the next call of the session reads what this one wrote (the system
 prompt alone was marked before, and each turn paid full price for the rest)."""
 
-from plane.protocol import Usage
+from plane.wire.protocol import Usage
 from tests.support.fixtures_plane import CONFIG
 
 ANTHROPIC = CONFIG.replace(

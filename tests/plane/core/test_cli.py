@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from plane.clock import next_midnight
-from plane.protocol import Usage, Welcome, encode
-from plane.store import Database
+from plane.db import Database
+from plane.wire.protocol import Usage, Welcome, encode
 from tests.support.fixtures_plane import CONFIG
 
 
@@ -395,7 +395,7 @@ def test_serve_says_its_config_its_addresses_and_that_it_stopped(tmp_path, scrip
     logged = (home / "plane.log").read_text().splitlines()
     assert [line.split(" INFO ", 1)[1] for line in logged if " INFO " in line] == [
         f"plane: config from {config}",
-        said[-1].replace("plane: ", "plane.server: ", 1),
+        said[-1].replace("plane: ", "plane.daemon.server: ", 1),
         "plane: stopped",
     ]
 
@@ -423,7 +423,7 @@ def start_cost() -> float:
     """Seconds this machine takes to start Python and import the plane (it is
     loaded by other tests): the 2 s a refusal may take come on top."""
     started = time.monotonic()
-    subprocess.run([sys.executable, "-c", "import plane.cli, plane.server"], check=True)
+    subprocess.run([sys.executable, "-c", "import plane.cli, plane.daemon.server"], check=True)
     return time.monotonic() - started
 
 

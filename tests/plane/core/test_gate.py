@@ -5,7 +5,7 @@ why it is quiet, and answers what waited when the day or the limit allows."""
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from plane.protocol import Usage
+from plane.wire.protocol import Usage
 from tests.support.scripted_llm import Reply
 
 TWENTY_CENTS = Usage(input_tokens=100, output_tokens=50)

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from plane.clock import day_of
-from plane.protocol import Usage
+from plane.wire.protocol import Usage
 from tests.support.fixtures_plane import launch
 from tests.support.scripted_llm import Reply, ScriptedLLM
 

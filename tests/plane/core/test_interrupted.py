@@ -13,9 +13,9 @@ from decimal import Decimal
 
 import pytest
 
-from plane import protocol as p
-from plane.money import turn_cost
-from plane.protocol import Usage
+from plane.wire import protocol as p
+from plane.wire.protocol import Usage
+from plane.wire.words import turn_cost
 from tests.support.fixtures_plane import CONFIG, RunningPlane
 
 QUESTION = "a question the stop cuts mid-answer"
@@ -35,7 +35,7 @@ def notice(estimate: Decimal, *, answers: bool = True) -> str:
 @pytest.fixture(autouse=True)
 def short_grace(monkeypatch):
     """A stop waits this long for a turn in flight before cutting it."""
-    monkeypatch.setattr("plane.server.SHUTDOWN_GRACE_S", 0.2)
+    monkeypatch.setattr("plane.daemon.server.SHUTDOWN_GRACE_S", 0.2)
 
 
 async def mid_stream(plane: RunningPlane, agent: str, text: str) -> None:
@@ -115,7 +115,7 @@ async def test_a_turn_that_fails_inside_the_plane_is_answered_once(start_plane, 
     async def broken(self, incoming):  # type: ignore[no-untyped-def]
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr("plane.runtime.turn.Turn.run", broken)
+    monkeypatch.setattr("plane.agents.turn.Turn.run", broken)
     await plane.send("demo", "hello")
     history = await asyncio.wait_for(
         until_said(plane, "demo", "The turn failed inside the plane; see plane.log."), 10

@@ -7,10 +7,10 @@ from decimal import Decimal
 import pytest
 
 from plane.clock import ManualClock
+from plane.db import MIGRATIONS, Database
 from plane.errors import LedgerError
-from plane.ledger import Interrupted, Ledger
-from plane.protocol import Usage
-from plane.store import MIGRATIONS, Database
+from plane.money.ledger import Interrupted, Ledger
+from plane.wire.protocol import Usage
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 USAGE = Usage(input_tokens=1200, cache_read_tokens=1000, output_tokens=80)

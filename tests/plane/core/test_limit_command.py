@@ -8,9 +8,9 @@ from decimal import Decimal
 import pytest
 
 from plane.clock import ManualClock
-from plane.gate import Ceilings
-from plane.protocol import Usage
-from plane.store import MIGRATIONS, Database
+from plane.db import MIGRATIONS, Database
+from plane.money.gate import Ceilings
+from plane.wire.protocol import Usage
 from tests.support.fixtures_plane import CONFIG, NOON
 
 FORTY_TWO_CENTS = Usage(input_tokens=220, output_tokens=100)

@@ -4,7 +4,7 @@ from decimal import Decimal
 
 import pytest
 
-from plane.limits import (
+from plane.money.limits import (
     BadLimit,
     is_tighter,
     parse_limit,

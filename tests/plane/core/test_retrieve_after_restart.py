@@ -4,7 +4,7 @@ the agent's `retrieve` tool, by every mode (`plane retrieve` from a shell: test_
 import json
 import re
 
-from plane.protocol import Usage
+from plane.wire.protocol import Usage
 
 FREE = Usage()
 PACKAGES = "packages.json"

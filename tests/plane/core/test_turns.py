@@ -6,7 +6,7 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from plane.protocol import Usage
+from plane.wire.protocol import Usage
 from tests.support.scripted_llm import Reply
 
 FREE = Usage()

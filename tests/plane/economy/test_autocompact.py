@@ -4,7 +4,7 @@ failures in a row stop the trying."""
 
 import json
 
-from plane.protocol import Usage
+from plane.wire.protocol import Usage
 from tests.support.fixtures_plane import CONFIG
 
 SMALL_WINDOW = (
@@ -61,7 +61,7 @@ async def test_three_failures_in_a_row_trip_the_breaker(start_plane):
 
 
 def test_the_reserve_is_13000_tokens_or_a_quarter_of_a_small_window():
-    from plane.economy.autocompact import over_budget
+    from plane.economy.summary import over_budget
     from plane.providers.base import ChatMessage
 
     history = [ChatMessage("user", "x" * 3500 * 100)]  # ~100,000 tokens
@@ -73,7 +73,7 @@ def test_the_reserve_is_13000_tokens_or_a_quarter_of_a_small_window():
 
 
 def test_recent_files_are_the_last_read_first_each_once():
-    from plane.economy.autocompact import recent_files
+    from plane.economy.summary import recent_files
     from plane.providers.base import ChatMessage, ToolCall
 
     def read(path):

@@ -5,9 +5,9 @@ import itertools
 import re
 
 from plane.config import SessionConfig
-from plane.economy.compact import compact
-from plane.protocol import Usage
+from plane.economy.compaction import compact
 from plane.providers.base import ChatMessage, ToolCall
+from plane.wire.protocol import Usage
 
 ON = SessionConfig(
     compact_enabled=True,

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from plane.config import RepoMapConfig
-from plane.economy.repomap import MAP_NAME, layer, note_read
-from plane.economy.summarise import summarise
+from plane.economy.repomap.map import MAP_NAME, layer, note_read
+from plane.economy.repomap.summarise import summarise
 
 ON = RepoMapConfig(enabled=True)
 
@@ -274,7 +274,7 @@ def test_an_empty_map_gives_no_layer(tmp_path):
 )
 def test_a_corrupt_map_is_logged_and_started_over(tmp_path, caplog, garbage):
     (tmp_path / MAP_NAME).write_bytes(garbage)
-    with caplog.at_level(logging.WARNING, logger="plane.economy.repomap"):
+    with caplog.at_level(logging.WARNING, logger="plane.economy.repomap.map"):
         assert layer(tmp_path, ON) == ""
         assert note_read(tmp_path, "a.py", write(tmp_path, "a.py", CONFIG_PY), ON) is True
     assert "starting the repo map over" in caplog.text
@@ -284,7 +284,7 @@ def test_a_corrupt_map_is_logged_and_started_over(tmp_path, caplog, garbage):
 
 def test_a_map_that_is_a_directory_never_fails_the_turn(tmp_path, caplog):
     (tmp_path / MAP_NAME).mkdir()
-    with caplog.at_level(logging.WARNING, logger="plane.economy.repomap"):
+    with caplog.at_level(logging.WARNING, logger="plane.economy.repomap.map"):
         assert layer(tmp_path, ON) == ""
         assert note_read(tmp_path, "a.py", write(tmp_path, "a.py", CONFIG_PY), ON) is False
     assert "Could not write" in caplog.text

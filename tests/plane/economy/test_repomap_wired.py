@@ -2,7 +2,7 @@
 map, and the next session's system prompt carries the ## Repo Map layer —
 fixed for that session, so the prompt cache is not broken by each read."""
 
-from plane.protocol import Usage
+from plane.wire.protocol import Usage
 from tests.support.fixtures_plane import CONFIG
 
 

@@ -13,9 +13,9 @@ import pytest
 from plane.config import EMBEDDED_MODEL, load_config, parse_config
 from plane.errors import ConfigError
 from plane.providers.anthropic import AnthropicProvider
-from plane.providers.build import build_providers, models_offered
 from plane.providers.http import RetryPolicy
 from plane.providers.openai import OpenAIProvider
+from plane.providers.pool import build_providers, models_offered
 from tests.plane.providers.support import Sleeps, ask
 
 CONFIG = parse_config("""
@@ -128,7 +128,7 @@ async def test_an_unused_provider_without_its_key_is_left_out_with_one_warning(
     config = load_config(write(tmp_path, KEPT_FOR_LATER))
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.setenv("PLANE_TEST_OPENAI_KEY", "sk-openai-value")
-    with caplog.at_level(logging.WARNING, logger="plane.providers.build"):
+    with caplog.at_level(logging.WARNING, logger="plane.providers.pool"):
         providers = build_providers(config, embedded=None)
     assert sorted(providers) == ["openai"]  # no embedded model given, anthropic left out
     [warning] = caplog.records

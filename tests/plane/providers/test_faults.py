@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from plane.errors import ProviderError
-from plane.protocol import Usage
 from plane.providers.base import BrokenReply, Provider, ToolSpec
 from plane.providers.http import RetryPolicy
 from plane.providers.openai import OpenAIProvider
+from plane.wire.protocol import Usage
 from tests.plane.providers.conftest import scripted_provider
 from tests.plane.providers.support import SECRET, Collected, Sleeps, ask
 from tests.support.scripted_llm import ScriptedLLM

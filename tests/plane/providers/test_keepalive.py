@@ -4,8 +4,8 @@ real provider, a connection left unread costs a TLS handshake per call)."""
 
 from __future__ import annotations
 
-from plane.protocol import Usage
 from plane.providers.base import Provider
+from plane.wire.protocol import Usage
 from tests.plane.providers.support import ask
 from tests.support.scripted_llm import ScriptedLLM
 

@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 
 from plane.config import Price
 from plane.errors import UnknownPrice
-from plane.pricing import Pricer
-from plane.protocol import Usage
+from plane.money.pricing import Pricer
 from plane.providers.anthropic import anthropic_usage
 from plane.providers.openai import openai_usage
+from plane.wire.protocol import Usage
 
 # 10k prompt tokens: 5k read from the cache, 4k written to it, 1k neither; 500 out.
 CACHED = Usage(

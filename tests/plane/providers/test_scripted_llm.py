@@ -8,7 +8,7 @@ import json
 import httpx
 import pytest
 
-from plane.protocol import Usage
+from plane.wire.protocol import Usage
 from tests.support.scripted_llm import ScriptedLLM, derived_usage
 
 CHAT = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hello there"}]}

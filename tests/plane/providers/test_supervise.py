@@ -23,19 +23,19 @@ from typing import Any, cast
 
 import pytest
 
+from plane.agents.metering import metered_call
+from plane.agents.services import Services
 from plane.clock import ManualClock
 from plane.config import Price
+from plane.db import Database
 from plane.errors import ProviderError
-from plane.ledger import Ledger
-from plane.pricing import Pricer
+from plane.money.ledger import Ledger
+from plane.money.pricing import Pricer
 from plane.providers.base import ChatMessage, CompletionRequest
 from plane.providers.http import RetryPolicy
 from plane.providers.local import EmbeddedModel, find_gguf
 from plane.providers.openai import OpenAIProvider
 from plane.providers.supervise import Backoff
-from plane.runtime.calls import metered_call
-from plane.runtime.services import Services
-from plane.store import Database
 from tests.support.fixtures_plane import NOON
 
 pytestmark = pytest.mark.embedded  # starts the real embedded model itself

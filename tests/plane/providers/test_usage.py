@@ -10,10 +10,10 @@ from typing import Any
 import httpx
 import pytest
 
-from plane.protocol import Usage
 from plane.providers.anthropic import AnthropicProvider, anthropic_usage
 from plane.providers.base import BrokenReply, Provider
 from plane.providers.openai import OpenAIProvider, openai_usage
+from plane.wire.protocol import Usage
 from tests.plane.providers.support import ask
 
 # From OpenAI's prompt-caching guide: prompt_tokens includes cached_tokens.

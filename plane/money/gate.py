@@ -30,10 +30,10 @@ from datetime import datetime
 from decimal import Decimal
 
 from plane.clock import Clock, midnight_after, until
-from plane.ledger import Ledger
-from plane.limits import is_tighter
-from plane.money import usd, usd_exact
-from plane.store import Database
+from plane.db import Database
+from plane.money.ledger import Ledger
+from plane.money.limits import is_tighter
+from plane.wire.words import usd, usd_exact
 
 
 @dataclass(frozen=True)

@@ -89,7 +89,7 @@ class AgentState(Frame):
     """The effective daily ceiling; None is no ceiling."""
     warn_ratio: float = 0.8
     spend_level: SpendLevel = "ok"
-    """Decided by the plane, once (`plane.limits.spend_level`): clients colour
+    """Decided by the plane, once (`plane.money.limits.spend_level`): clients colour
     by it and never compare the figures themselves."""
     price_known: bool = True
     waiting: int = 0

@@ -8,7 +8,7 @@ handler) also answers `/help`.
 
 The one setting an agent can touch is its own ceiling, and only downwards:
 `ask_limit` applies a tighter ceiling (shown like the operator's, stored
-apart from it: see `plane.gate`) and refuses a looser one with the exact
+apart from it: see `plane.money.gate`) and refuses a looser one with the exact
 line the operator would type. Nothing else — message text, tool output, a
 crafted argument — reaches `Ceilings.set`, the operator's, on the agent's
 behalf.
@@ -20,10 +20,10 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from plane.economy.autocompact import save
-from plane.limits import BadLimit, parse_limit, refusal, set_reply, standing
-from plane.protocol import CommandInfo, Message
-from plane.runtime.services import Services
+from plane.agents.services import Services
+from plane.economy.summary import save
+from plane.money.limits import BadLimit, parse_limit, refusal, set_reply, standing
+from plane.wire.protocol import CommandInfo, Message
 
 Handler = Callable[[Services, str, str], Awaitable[str]]
 

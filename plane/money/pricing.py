@@ -10,7 +10,7 @@ Two sources, in order:
 A model neither knows raises `UnknownPrice`: a call is never priced as free
 because nobody said what it costs.
 
-Usage arrives normalised (`plane.protocol.Usage`): `input_tokens` counts
+Usage arrives normalised (`plane.wire.protocol.Usage`): `input_tokens` counts
 every prompt token, and the cache reads and writes are parts of it. That is
 also how genai-prices reads its `input_tokens`, so both sources price the
 same four counts the same way: uncached input at the input price, cache
@@ -29,7 +29,7 @@ import genai_prices
 
 from plane.config import Price
 from plane.errors import UnknownPrice
-from plane.protocol import Usage
+from plane.wire.protocol import Usage
 
 MILLION = Decimal(1_000_000)
 GENAI_PRICES = f"genai-prices {version('genai-prices')}"

@@ -13,24 +13,24 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
+from plane.agents.metering import Metered, metered_call
+from plane.agents.prompt import system_prompt
+from plane.agents.roster import AgentSpec
+from plane.agents.services import Services
+from plane.agents.toolbox import Tooling
 from plane.clock import day_of
-from plane.economy.autocompact import (
+from plane.economy.compaction import compact
+from plane.economy.repomap.map import layer
+from plane.economy.summary import (
     SUMMARY_ASK,
     over_budget,
     recent_files,
     replacement,
     save,
 )
-from plane.economy.compact import compact
-from plane.economy.repomap import layer
 from plane.errors import ProviderError
-from plane.protocol import Message, MessageKind, Usage
 from plane.providers.base import ChatMessage, CompletionRequest, ToolCall, ToolSpec
-from plane.roster import AgentSpec
-from plane.runtime.calls import Metered, metered_call
-from plane.runtime.prompt import system_prompt
-from plane.runtime.services import Services
-from plane.runtime.tooling import Tooling
+from plane.wire.protocol import Message, MessageKind, Usage
 
 SUMMARY_CHARS = 160
 CUT_OFF = "The connection to the provider broke mid-answer; what arrived is kept, at an estimate."

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from plane.roster import AgentSpec
+from plane.agents.roster import AgentSpec
 
 BASE = (
     "You are {name}, an agent run by plane, a control plane that meters every call "

@@ -18,19 +18,19 @@ from typing import TYPE_CHECKING
 
 from aiosqlite import Connection
 
-from plane.conversation import Conversation
+from plane.agents.roster import AgentSpec
+from plane.agents.scheduler import Booking
+from plane.agents.services import Services
+from plane.agents.turn import Turn, TurnResult
 from plane.errors import LedgerError
-from plane.gate import Hold
-from plane.ledger import Interrupted
-from plane.money import turn_cost
-from plane.protocol import Message, MessageAppended, MessageKind, TurnFinished, TurnStarted
-from plane.roster import AgentSpec
-from plane.runtime.scheduler import Booking
-from plane.runtime.services import Services
-from plane.runtime.turn import Turn, TurnResult
+from plane.history.conversation import Conversation
+from plane.money.gate import Hold
+from plane.money.ledger import Interrupted
+from plane.wire.protocol import Message, MessageAppended, MessageKind, TurnFinished, TurnStarted
+from plane.wire.words import turn_cost
 
 if TYPE_CHECKING:
-    from plane.runtime.tooling import Tooling
+    from plane.agents.toolbox import Tooling
 
 log = logging.getLogger(__name__)
 

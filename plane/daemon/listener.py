@@ -36,9 +36,9 @@ import struct
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
-from plane import protocol as p
+from plane.daemon.events import EventBus, Subscription
 from plane.errors import PlaneError
-from plane.events import EventBus, Subscription
+from plane.wire import protocol as p
 
 log = logging.getLogger(__name__)
 

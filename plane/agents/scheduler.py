@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from aiosqlite import Row
 
 from plane.clock import Clock
-from plane.store import Database
+from plane.db import Database
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 A new session knows nothing of the files read in the last one, so the agent
 reads them again and pays for every byte twice. The map keeps a line's worth
 per file read — its purpose and top-level symbols (read from the text by
-`plane.economy.summarise`), a hash of its content — in the workspace's
+`plane.economy.repomap.summarise`), a hash of its content — in the workspace's
 REPO_MAP.json, and a compact `## Repo Map` prompt layer renders from it, so
 the next session orients without re-reading.
 
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TypeGuard
 
 from plane.config import RepoMapConfig
-from plane.economy.summarise import (
+from plane.economy.repomap.summarise import (
     MAX_SYMBOLS,
     PURPOSE_CHARS,
     SYMBOL_CHARS,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal
 
-from plane.protocol import Usage
+from plane.wire.protocol import Usage
 
 CENT = Decimal("0.01")
 

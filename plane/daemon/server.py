@@ -28,35 +28,35 @@ from typing import IO
 
 import httpx
 
-from plane import protocol as p
+from plane.agents.commands import is_command, run_command
+from plane.agents.crew import Crew
+from plane.agents.roster import Roster
+from plane.agents.scheduler import Scheduler
+from plane.agents.services import Services
+from plane.agents.worker import tell_cut_turns
 from plane.clock import Clock, SystemClock
-from plane.commands import is_command, run_command
 from plane.config import EMBEDDED, EMBEDDED_MODEL, Config
-from plane.conversation import Conversation
+from plane.daemon.events import EventBus
+from plane.daemon.listener import Listener
+from plane.db import Database, refusal
 from plane.economy.compress.store import RefStore
 from plane.errors import PlaneError
-from plane.events import EventBus
-from plane.gate import Ceilings, Gate
+from plane.history.conversation import Conversation
+from plane.history.transcript import Transcript
 from plane.home import Home, say_state
-from plane.ledger import Ledger
-from plane.listener import Listener
-from plane.pricing import Pricer
+from plane.money.gate import Ceilings, Gate
+from plane.money.ledger import Ledger
+from plane.money.pricing import Pricer
 from plane.providers.base import Provider
-from plane.providers.build import (
+from plane.providers.local import EmbeddedModel
+from plane.providers.pool import (
     build_providers,
     embedded_providers,
     missing_keys,
     models_offered,
     refuse_missing_keys,
 )
-from plane.providers.local import EmbeddedModel
-from plane.roster import Roster
-from plane.runtime.crew import Crew
-from plane.runtime.scheduler import Scheduler
-from plane.runtime.services import Services
-from plane.runtime.worker import tell_cut_turns
-from plane.store import Database, refusal
-from plane.transcript import Transcript
+from plane.wire import protocol as p
 
 log = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 
+from plane.db import Database
 from plane.providers.base import ChatMessage, ToolCall
-from plane.store import Database
 
 
 class Transcript:

@@ -13,11 +13,11 @@ import math
 from dataclasses import dataclass
 from decimal import Decimal
 
+from plane.agents.services import Services
 from plane.errors import ProviderError, UnknownPrice
-from plane.ledger import Charge
-from plane.protocol import TextDelta, Usage
+from plane.money.ledger import Charge
 from plane.providers.base import BrokenReply, Completion, CompletionRequest
-from plane.runtime.services import Services
+from plane.wire.protocol import TextDelta, Usage
 
 UNPRICED = "unpriced"
 

@@ -11,18 +11,18 @@ from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 
+from plane.agents.commands import registry
+from plane.agents.roster import AgentSpec
+from plane.agents.services import Services
+from plane.agents.toolbox import Tooling
+from plane.agents.turn import Turn, TurnResult
+from plane.agents.worker import AgentWorker
 from plane.clock import until
-from plane.commands import registry
 from plane.errors import LedgerError, ToolError
-from plane.gate import Hold
-from plane.limits import spend_level
-from plane.money import turn_line, usd, usd_exact
-from plane.protocol import AgentState, AgentUpdated, DayRolled, Snapshot, TurnStarted
-from plane.roster import AgentSpec
-from plane.runtime.services import Services
-from plane.runtime.tooling import Tooling
-from plane.runtime.turn import Turn, TurnResult
-from plane.runtime.worker import AgentWorker
+from plane.money.gate import Hold
+from plane.money.limits import spend_level
+from plane.wire.protocol import AgentState, AgentUpdated, DayRolled, Snapshot, TurnStarted
+from plane.wire.words import turn_line, usd, usd_exact
 
 log = logging.getLogger(__name__)
 

@@ -14,13 +14,13 @@ from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 
+from plane.agents.commands import ask_limit
+from plane.agents.services import Services
 from plane.clock import Clock, until
-from plane.commands import ask_limit
 from plane.economy.compress.retrieve import retrieve
 from plane.errors import ToolError
-from plane.money import tokens, usd, usd_exact
-from plane.protocol import MessageAppended
-from plane.runtime.services import Services
+from plane.wire.protocol import MessageAppended
+from plane.wire.words import tokens, usd, usd_exact
 
 Scout = Callable[[str, str, list[str], Path], Awaitable[str]]
 """(asking agent, question, paths, workspace) → the scout's concise answer."""

@@ -44,9 +44,9 @@ import aiosqlite
 from aiosqlite import Connection, Row
 
 from plane.clock import Clock, day_of
+from plane.db import Database
 from plane.errors import LedgerError
-from plane.protocol import LedgerEntry, Usage
-from plane.store import Database
+from plane.wire.protocol import LedgerEntry, Usage
 
 log = logging.getLogger(__name__)
 

@@ -16,8 +16,8 @@ from decimal import Decimal
 from aiosqlite import Connection, Row
 
 from plane.clock import Clock, day_of
-from plane.protocol import Message, MessageKind, Usage
-from plane.store import Database
+from plane.db import Database
+from plane.wire.protocol import Message, MessageKind, Usage
 
 
 class Conversation:

@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 
-from plane.money import usd, usd_exact
-from plane.protocol import SpendLevel
+from plane.wire.protocol import SpendLevel
+from plane.wire.words import usd, usd_exact
 
 MAX_LIMIT = Decimal(1_000_000)
 _USE = "Use /limit 5, /limit $0.25 or /limit off."

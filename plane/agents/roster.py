@@ -19,9 +19,9 @@ from pathlib import Path
 
 from plane.clock import Clock
 from plane.config import AGENT_NAME, AGENT_NAME_RULE, AgentConfig, AmbientConfig, Config
+from plane.db import Database
 from plane.errors import AgentExists, ConfigError, InvalidRequest, NoSuchAgent
 from plane.home import Home
-from plane.store import Database
 
 log = logging.getLogger(__name__)
 

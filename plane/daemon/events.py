@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from plane.protocol import Event
+from plane.wire.protocol import Event
 
 log = logging.getLogger(__name__)
 

@@ -7,24 +7,24 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from plane.agents.roster import Roster
 from plane.clock import Clock
 from plane.config import Config
-from plane.conversation import Conversation
-from plane.economy.autocompact import Breaker
+from plane.daemon.events import EventBus
 from plane.economy.compress.store import RefStore
-from plane.events import EventBus
-from plane.gate import Gate
+from plane.economy.summary import Breaker
+from plane.history.conversation import Conversation
+from plane.history.transcript import Transcript
 from plane.home import Home
-from plane.ledger import Ledger
-from plane.pricing import Pricer
-from plane.protocol import Message, MessageAppended, MessageKind, Usage
+from plane.money.gate import Gate
+from plane.money.ledger import Ledger
+from plane.money.pricing import Pricer
 from plane.providers.base import Provider
-from plane.roster import Roster
-from plane.transcript import Transcript
+from plane.wire.protocol import Message, MessageAppended, MessageKind, Usage
 
 if TYPE_CHECKING:
-    from plane.runtime.crew import Crew
-    from plane.runtime.scheduler import Scheduler
+    from plane.agents.crew import Crew
+    from plane.agents.scheduler import Scheduler
 
 
 @dataclass

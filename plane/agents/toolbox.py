@@ -15,12 +15,12 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from plane.agents.roster import AgentSpec
+from plane.agents.services import Services
+from plane.agents.tool_context import AgentToolContext, Scout
 from plane.economy.compress import compress
-from plane.economy.repomap import note_read
+from plane.economy.repomap.map import note_read
 from plane.providers.base import ChatMessage, ToolCall, ToolSpec
-from plane.roster import AgentSpec
-from plane.runtime.services import Services
-from plane.runtime.tool_context import AgentToolContext, Scout
 from plane.tools import registry
 
 UNCOMPRESSED = frozenset({"retrieve"})

@@ -1,1 +1,0 @@
-"""The agents' runtime: one worker per agent, turns, tools, bookings."""
