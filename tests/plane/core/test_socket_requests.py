@@ -35,10 +35,13 @@ class SlowHistory:
     def __init__(self) -> None:
         self.release = asyncio.Event()
         self.waiting = 0
+        self.arrived = asyncio.Event()
+        """Set as each history starts waiting."""
 
     async def __call__(self, request: p.Request) -> p.Reply:
         if isinstance(request, p.History):
             self.waiting += 1
+            self.arrived.set()
             await self.release.wait()
             return p.Messages(id=request.id, agent=request.agent, messages=[])
         return p.SnapshotReply(id=request.id, snapshot=snapshot())
@@ -79,7 +82,8 @@ async def served(tmp_path: Path) -> AsyncIterator[Served]:
 async def started(handler: SlowHistory, count: int) -> None:
     async with asyncio.timeout(5):
         while handler.waiting < count:
-            await asyncio.sleep(0.01)
+            await handler.arrived.wait()
+            handler.arrived.clear()
 
 
 async def test_a_slow_request_does_not_delay_a_status_sent_after_it(served: Served) -> None:
