@@ -24,8 +24,7 @@ from typing import Any, Literal, TypeVar
 
 from textual.message import Message
 
-from plane.errors import NotRunning, PlaneError
-from plane.wire.client import PlaneClient, RequestFailed
+from plane.wire.client import NotRunning, PlaneClient, PlaneError, RequestFailed
 from plane.wire.protocol import (
     AgentCreated,
     History,

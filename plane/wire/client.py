@@ -20,7 +20,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, get_args
 
-from plane.errors import NotRunning, PlaneError
+# Re-exported: the TUI imports only plane.wire (and plane.home), and catches these.
+from plane.errors import NotRunning as NotRunning
+from plane.errors import PlaneError as PlaneError
 from plane.home import read_token
 from plane.wire import protocol as p
 
