@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from plane.money.limits import spend_level
 from plane.wire import protocol as p
 from tui.app import PlaneApp
-from tui.client import Address
+from tui.link import Address
 from tui.widgets.agent_list import AgentList
 
 NOW = datetime(2026, 1, 1, 20, 0, tzinfo=UTC)

@@ -37,7 +37,7 @@ from plane.home import Home
 from plane.wire.protocol import Usage
 from tests.support.scripted_llm import ScriptedLLM
 from tui.app import PlaneApp
-from tui.client import Address
+from tui.link import Address
 from tui.widgets.composer import Composer
 
 OUT = Path(__file__).resolve().parent

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from plane.home import Home
 from tui.app import PlaneApp
-from tui.client import Address
+from tui.link import Address
 
 
 def parse(argv: list[str] | None = None) -> Address:

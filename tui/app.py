@@ -1,8 +1,8 @@
 """The plane's terminal client.
 
-The app owns the three non-widgets (the store, the client, the command
-registry), hands them down to the main screen, and routes what the client
-posts: a snapshot into the store, an event into the store, a lost connection
+The app owns the three non-widgets (the store, the link to the plane, the
+command registry), hands them down to the main screen, and routes what the
+link posts: a snapshot into the store, an event into the store, a lost connection
 onto the screen's banner. It decides nothing about money or days.
 """
 
@@ -15,8 +15,8 @@ from textual import on
 from textual.app import App
 from textual.binding import Binding, BindingType
 
-from tui.client import Address, Backoff, PlaneClient
 from tui.commands import Commands, client_commands
+from tui.link import Address, Backoff, Link, Timeouts
 from tui.messages import PlaneConnected, PlaneEvent, PlaneLost
 from tui.palette import PlaneCommands
 from tui.screens.main import MainScreen
@@ -25,7 +25,7 @@ from tui.store import Store
 
 class PlaneApp(App[None]):
     """`PlaneApp(Address(path=…))` connects on start; `address=None` stays
-    offline (tests feed it frames as the client would post them)."""
+    offline (tests feed it frames as the link would post them)."""
 
     CSS_PATH = Path(__file__).with_name("app.tcss")
     TITLE = "plane"
@@ -43,18 +43,21 @@ class PlaneApp(App[None]):
         *,
         commands: Commands | None = None,
         backoff: Backoff | None = None,
+        timeouts: Timeouts | None = None,
     ) -> None:
         super().__init__()
         self.address = address
         self.store = Store(self)
-        self.client = PlaneClient(address or Address(), self.post_message, backoff=backoff)
+        self.link = Link(
+            address or Address(), self.post_message, backoff=backoff, timeouts=timeouts
+        )
         self.commands = commands or client_commands()
-        self.main_screen = MainScreen(self.store, self.client, self.commands)
+        self.main_screen = MainScreen(self.store, self.link, self.commands)
 
     def on_mount(self) -> None:
         self.push_screen(self.main_screen)
         if self.address is not None:
-            self.run_worker(self.client.run(), name="plane-link", exit_on_error=False)
+            self.run_worker(self.link.run(), name="plane-link", exit_on_error=False)
 
     @on(PlaneConnected)
     def _connected(self, event: PlaneConnected) -> None:

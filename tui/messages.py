@@ -1,8 +1,10 @@
-"""App-wide messages: what the plane's connection tells the app.
+"""App-wide messages: what the plane's link tells the app, and what became
+of a request.
 
-`PlaneClient` is not a widget, so it cannot bubble anything; it posts these to
-the app, in the order the frames arrived, and the app hands them to the store.
-Widget-specific messages live on their widgets (`AgentList.Selected`).
+The link (`tui.link.Link`) is not a widget, so it cannot bubble anything; it
+posts these to the app, in the order the frames arrived, and the app hands
+them to the store. Widget-specific messages live on their widgets
+(`AgentList.Selected`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from plane.wire.protocol import Event, Snapshot
+from plane.wire.protocol import Event, RequestFrame, Snapshot
 
 
 @dataclass
@@ -39,3 +41,18 @@ class PlaneEvent(Message):
     """One event frame from the plane, decoded."""
 
     event: Event
+
+
+@dataclass
+class Failed(Message):
+    """A request did not go through: `text` is the one sentence to show."""
+
+    request: RequestFrame | None
+    """What was asked; None when nothing could be (no connection)."""
+    text: str
+
+    @property
+    def agent(self) -> str | None:
+        """The agent the request was about, if any."""
+        agent = getattr(self.request, "agent", None)
+        return agent if isinstance(agent, str) else None

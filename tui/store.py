@@ -177,6 +177,18 @@ class Store:
                 self.streaming.publish(Streaming(message.agent, ""))
             self.message_added.publish(message)
 
+    def history_arrived(self, agent: str, messages: list[Message], *, whole: bool) -> list[Message]:
+        """The plane's newest page of `agent`'s conversation (`whole`: it is
+        all there is); returns what is new to this client."""
+        conversation = self.conversation(agent)
+        fresh = conversation.newest(messages, whole=whole)
+        conversation.loaded = True
+        return fresh
+
+    def earlier_arrived(self, agent: str, messages: list[Message], *, reached_start: bool) -> None:
+        """A page from before the oldest message held (none, when it failed)."""
+        self.conversation(agent).earlier(messages, reached_start=reached_start)
+
     def apply(self, event: Event) -> None:
         _APPLY[type(event)](self, event)
 

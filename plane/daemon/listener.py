@@ -22,6 +22,17 @@ Each line is one frame; a line that is not a valid frame, too long, or out of
 turn gets one `error` reply and changes nothing — the connection goes on, and
 the plane never dies of a bad frame. A connection holds at most one frame's
 worth of unread input (1 MiB, plus one read), whatever it sends.
+
+Each request is answered by its own task (as uvicorn answers each HTTP
+request), so a fast request never waits behind a slow one on the same
+connection; replies go out as they are ready and carry their request's id.
+The frame-level work — decoding, hello, the refusal, "say hello first" — is
+done in order as frames arrive; only the handling itself runs concurrently.
+At most `MAX_IN_FLIGHT` requests of one connection are in flight: past that,
+the plane stops reading from it until one finishes (a flood of frames makes
+no flood of tasks). When the listener closes it stops accepting and reading,
+lets the requests in flight finish within `REQUEST_GRACE_S`, cancels the rest
+and logs how many.
 """
 
 from __future__ import annotations
@@ -45,6 +56,12 @@ log = logging.getLogger(__name__)
 CHUNK = 64 * 1024
 CLOSE_GRACE_S = 5.0
 """On shutdown, how long a connection may take to flush what it was sent."""
+REQUEST_GRACE_S = 10.0
+"""On shutdown, how long the requests in flight may take to finish before
+they are cancelled."""
+MAX_IN_FLIGHT = 32
+"""Requests of one connection handled at once; past it the plane reads no
+further frames from that connection until one is answered."""
 
 Handler = Callable[[p.Request], Awaitable[p.Reply]]
 SnapshotFn = Callable[[], Awaitable[p.Snapshot]]
@@ -91,12 +108,14 @@ class Listener:
     async def close(self) -> None:
         for server in self._servers:
             server.close()
-        # Closing each stream ends its connection's loop; cancelling the
-        # task instead trips asyncio's stream callback on 3.11.
+        # Ending each stream's input ends its connection's loop, which then
+        # drains its requests; cancelling the task instead trips asyncio's
+        # stream callback on 3.11.
         for connection in list(self._connections):
             connection.hang_up()
         if self._connections:
-            await asyncio.wait(list(self._connections.values()), timeout=CLOSE_GRACE_S)
+            grace = REQUEST_GRACE_S + CLOSE_GRACE_S
+            await asyncio.wait(list(self._connections.values()), timeout=grace)
         for connection in list(self._connections):  # a client that reads nothing
             connection.abort()
         for server in self._servers:
@@ -161,6 +180,10 @@ class _Connection:
         self._subscription: Subscription | None = None
         self._pump: asyncio.Task[None] | None = None
         self._writing = asyncio.Lock()
+        self._requests: set[asyncio.Task[None]] = set()
+        """One task per request being answered (`_answer`), dropped when it ends."""
+        self._room = asyncio.Semaphore(MAX_IN_FLIGHT)
+        self._closing = False
 
     async def run(self) -> None:
         try:
@@ -171,26 +194,42 @@ class _Connection:
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
+            await self._drain()
             await self._close()
 
     def hang_up(self) -> None:
-        self._writer.close()
+        """Stop reading: the requests in flight finish (within the grace) and
+        their replies still go out, then the connection closes."""
+        self._closing = True
         self._reader.feed_eof()
 
     def abort(self) -> None:
+        for task in list(self._requests):
+            task.cancel()
         transport = self._writer.transport
         transport.abort()
 
     async def _frame(self, line: bytes | None) -> None:
         if line is None:
-            reply = self._error(None, "too_large", "Frame over the 1 MiB limit.")
+            await self._send(self._error(None, "too_large", "Frame over the 1 MiB limit."))
         elif not line.strip():
             return  # a blank line is no frame (as in NDJSON): nothing to answer
+        elif isinstance(answer := self._read(line), p.Error | p.Welcome):
+            await self._send(answer)
         else:
-            reply = await self._answer(line)
-        await self._send(reply)
+            await self._room.acquire()  # a full connection is read no further until one ends
+            task = asyncio.create_task(self._answer(answer))
+            self._requests.add(task)
+            task.add_done_callback(self._finished)
 
-    async def _answer(self, line: bytes) -> p.Reply:
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self._requests.discard(task)
+        self._room.release()
+
+    def _read(self, line: bytes) -> p.Error | p.Welcome | p.Request:
+        """The reply due at once (an error, a refusal, a welcome), or the
+        request to hand to a task. In frame order: hello is settled before
+        the next frame is read."""
         try:
             request = p.decode_request(line)
         except p.BadFrame as exc:
@@ -198,23 +237,33 @@ class _Connection:
         except Exception:  # a line the decoder cannot cope with: still one reply
             log.exception("decoding a frame of %d bytes", len(line))
             return self._error(None, "bad_frame", _UNREADABLE)
-        return await self._reply(request)
-
-    def _error(self, ident: int | None, code: p.ErrorCode, message: str) -> p.Reply:
-        if self._refused is not None:  # whatever a refused peer says, it hears why
-            return self._refuse(ident, self._refused)
-        return p.Error(id=ident, code=code, message=message)
-
-    async def _reply(self, request: p.Request) -> p.Reply:
         if self._refused is not None:
             return self._refuse(request.id, self._refused)
         if isinstance(request, p.Hello):
             return self._hello(request)
         if not self._greeted:
             return p.Error(id=request.id, code="version", message=_SAY_HELLO)
+        return request
+
+    def _error(self, ident: int | None, code: p.ErrorCode, message: str) -> p.Error:
+        if self._refused is not None:  # whatever a refused peer says, it hears why
+            return self._refuse(ident, self._refused)
+        return p.Error(id=ident, code=code, message=message)
+
+    async def _answer(self, request: p.Request) -> None:
+        subscription = self._subscribe() if isinstance(request, p.Subscribe) else None
+        reply = await self._reply(request)
+        with contextlib.suppress(ConnectionError):  # a client gone: its reply has nowhere to go
+            await self._send(reply)
+        if subscription is not None and self._pump is None:
+            # Events start after the snapshot they follow: none was missed
+            # (the subscription queued them) and none overtakes it.
+            self._pump = asyncio.create_task(self._forward(subscription))
+
+    async def _reply(self, request: p.Request) -> p.Reply:
         try:
             if isinstance(request, p.Subscribe):
-                return await self._subscribe(request)
+                return p.SnapshotReply(id=request.id, snapshot=await self._listener._snapshot())
             return await self._listener._handle(request)
         except PlaneError as exc:
             return p.Error(id=request.id, code=exc.code, message=str(exc))
@@ -222,7 +271,21 @@ class _Connection:
             log.exception("request %s", request.type)
             return p.Error(id=request.id, code="internal", message=_INTERNAL)
 
-    def _hello(self, hello: p.Hello) -> p.Reply:
+    async def _drain(self) -> None:
+        """Let the requests in flight finish: all of them when the client
+        left (what it asked for still happens), within the grace when the
+        plane is closing; cancel the rest and say how many."""
+        if not self._requests:
+            return
+        grace = REQUEST_GRACE_S if self._closing else None
+        _, late = await asyncio.wait(set(self._requests), timeout=grace)
+        for task in late:
+            task.cancel()
+        if late:
+            log.warning("cancelled %d request(s) still in flight at shutdown", len(late))
+            await asyncio.wait(late)
+
+    def _hello(self, hello: p.Hello) -> p.Error | p.Welcome:
         if hello.protocol_version != p.PROTOCOL_VERSION:
             return p.Error(
                 id=hello.id,
@@ -240,17 +303,19 @@ class _Connection:
         self._greeted = True
         return p.Welcome(id=hello.id, plane_version=self._listener._version)
 
-    def _refuse(self, ident: int | None, why: str) -> p.Reply:
+    def _refuse(self, ident: int | None, why: str) -> p.Error:
         """A refusal is final: this reply is the connection's last."""
         self._done = True
         self._greeted = False
         return p.Error(id=ident, code="unauthorized", message=why)
 
-    async def _subscribe(self, request: p.Subscribe) -> p.Reply:
-        if self._subscription is None:
-            self._subscription = self._listener._bus.subscribe()
-            self._pump = asyncio.create_task(self._forward(self._subscription))
-        return p.SnapshotReply(id=request.id, snapshot=await self._listener._snapshot())
+    def _subscribe(self) -> Subscription | None:
+        """The connection's subscription, made before its snapshot is taken;
+        None when it has one already (a second subscribe is just a snapshot)."""
+        if self._subscription is not None:
+            return None
+        self._subscription = self._listener._bus.subscribe()
+        return self._subscription
 
     async def _forward(self, subscription: Subscription) -> None:
         while (event := await subscription.queue.get()) is not None:

@@ -1,8 +1,13 @@
-"""A client of the plane's socket, for the `plane` command.
+"""THE client of the plane's socket: the `plane` command's, and under the
+TUI's link (`tui.link`), which adds reconnecting and Textual messages on top.
 
 `connect()` says hello with the plane's token, read from the socket's
 directory (the home) unless given; `request()` sends a frame and returns the
-reply with its id; events that arrive in between are queued for `events()`.
+reply with its id (within a time, if given); events that arrive in between
+are queued, in the order they came, for `events()`, which ends when the
+connection does. An event of a type this client does not know (a newer
+plane's) is logged and skipped: a plane may add events without breaking its
+older clients.
 """
 
 from __future__ import annotations
@@ -10,19 +15,29 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
-from plane.errors import NotRunning, PlaneError
+# Re-exported: the TUI imports only plane.wire (and plane.home), and catches these.
+from plane.errors import NotRunning as NotRunning
+from plane.errors import PlaneError as PlaneError
 from plane.home import read_token
 from plane.wire import protocol as p
 
+log = logging.getLogger(__name__)
+
+_EVENTS: tuple[type[p.Event], ...] = get_args(p.Event)
+
 
 class RequestFailed(PlaneError):
+    """The plane answered with an `error` frame; `str()` is its sentence."""
+
     def __init__(self, error: p.Error) -> None:
         super().__init__(error.message)
         self.error = error
+        self.code = error.code
 
 
 class PlaneClient:
@@ -32,12 +47,22 @@ class PlaneClient:
         self._ids = itertools.count(1)
         self._waiting: dict[int, asyncio.Future[p.Reply]] = {}
         self._events: asyncio.Queue[p.Event | None] = asyncio.Queue()
+        self.ended: str | None = None
+        """Why the connection ended (a sentence), once it has."""
         self._task = asyncio.create_task(self._read())
 
     @classmethod
     async def connect(
-        cls, socket: Path, *, tcp: tuple[str, int] | None = None, token: str | None = None
+        cls,
+        socket: Path,
+        *,
+        tcp: tuple[str, int] | None = None,
+        token: str | None = None,
+        name: str = "plane-cli",
+        within_s: float | None = None,
     ) -> PlaneClient:
+        """Connected and welcomed; `NotRunning` when nothing listens there,
+        `RequestFailed` when the plane refuses the hello."""
         try:
             if tcp is not None:
                 reader, writer = await asyncio.open_connection(*tcp, limit=p.MAX_FRAME_BYTES * 2)
@@ -52,27 +77,37 @@ class PlaneClient:
         client = cls(reader, writer)
         try:
             await client.request(
-                p.Hello, protocol_version=p.PROTOCOL_VERSION, client="plane-cli", token=token
+                p.Hello,
+                within_s=within_s,
+                protocol_version=p.PROTOCOL_VERSION,
+                client=name,
+                token=token,
             )
         except BaseException:
             await client.close()
             raise
         return client
 
-    async def request(self, kind: type[p.RequestFrame], **fields: Any) -> p.Reply:
+    async def request(
+        self, kind: type[p.RequestFrame], *, within_s: float | None = None, **fields: Any
+    ) -> p.Reply:
+        """The reply to one request; `RequestFailed` for an `error` reply,
+        `TimeoutError` past `within_s`, `NotRunning` when the connection is gone."""
         ident = next(self._ids)
         frame = p.encode(kind(id=ident, **fields))
         future: asyncio.Future[p.Reply] = asyncio.get_running_loop().create_future()
         self._waiting[ident] = future
         try:
+            if self._task.done():
+                raise _gone()
             self._writer.write(frame)
             await self._writer.drain()
-        except BaseException:  # never sent: nobody will wait for its reply
+            reply = await asyncio.wait_for(future, within_s)
+        except BaseException:
             self._waiting.pop(ident, None)
             if future.done() and not future.cancelled():
                 future.exception()  # the reader's "connection gone", superseded by this one
             raise
-        reply = await future
         if isinstance(reply, p.Error):
             raise RequestFailed(reply)
         return reply
@@ -92,17 +127,37 @@ class PlaneClient:
     async def _read(self) -> None:
         try:
             while line := await self._reader.readline():
-                frame = p.decode_server_frame(line)
-                ident = getattr(frame, "id", None)
-                if ident is not None and ident in self._waiting:
-                    self._waiting.pop(ident).set_result(frame)  # type: ignore[arg-type]
-                elif isinstance(frame, p.Error):
-                    continue
-                else:
-                    self._events.put_nowait(frame)  # type: ignore[arg-type]
+                if not line.endswith(b"\n"):
+                    break  # cut off as the plane went: no frame
+                self._take(line)
+            self.ended = "The plane closed the connection."
+        except p.BadFrame as exc:
+            self.ended = f"The plane sent a frame this client cannot read: {exc}"
+        except ValueError:  # a line past the reader's limit
+            self.ended = "The plane sent a frame over the size limit."
+        except (ConnectionError, asyncio.IncompleteReadError):
+            self.ended = "The connection to the plane broke."
         finally:
-            gone = NotRunning("the socket (the plane closed the connection)")
             for future in self._waiting.values():
                 if not future.done():
-                    future.set_exception(gone)
+                    future.set_exception(_gone())
             self._events.put_nowait(None)
+
+    def _take(self, line: bytes) -> None:
+        try:
+            frame = p.decode_server_frame(line)
+        except p.UnknownFrame as exc:
+            log.warning("skipping a frame this client does not know: %s", exc.kind)
+            return
+        ident = getattr(frame, "id", None)
+        if ident is not None and ident in self._waiting:
+            self._waiting.pop(ident).set_result(frame)  # type: ignore[arg-type]
+        elif isinstance(frame, _EVENTS):
+            self._events.put_nowait(frame)
+        elif isinstance(frame, p.Error):
+            log.warning("an error from the plane for no request: %s", frame.message)
+        # else: the reply to a request given up on (timed out): nobody waits for it
+
+
+def _gone() -> NotRunning:
+    return NotRunning("the socket (the plane closed the connection)")

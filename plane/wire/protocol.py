@@ -4,7 +4,8 @@ The plane and its clients (the TUI, the `plane` CLI) speak newline-delimited
 JSON over a Unix socket (mode 0600) or TCP; on both, `hello` carries the
 plane's token. Every frame is one of
 the pydantic models below, told apart by its `type`; no untyped dict crosses
-the socket. This is the only module of `plane` that `tui` imports.
+the socket. With the rest of `plane.wire` (and `plane.home`), it is all of
+`plane` that `tui` imports.
 
 A conversation on the socket:
 
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic_core import from_json
@@ -362,6 +363,10 @@ Reply = Welcome | SnapshotReply | Sent | Messages | AgentCreated | Ledger | Ok |
 Event = MessageAppended | TextDelta | TurnStarted | TurnFinished | AgentUpdated | DayRolled
 ServerFrame = Annotated[Reply | Event, Field(discriminator="type")]
 
+EVENT_TYPES = frozenset(kind.model_fields["type"].default for kind in get_args(Event))
+"""The `type` of every event, from the union itself: the one list there is."""
+SERVER_FRAME_TYPES = EVENT_TYPES | {kind.model_fields["type"].default for kind in get_args(Reply)}
+
 T = TypeVar("T")
 
 _requests: TypeAdapter[Request] = TypeAdapter(Request)
@@ -378,6 +383,15 @@ class BadFrame(ValueError):
         self.id = id
 
 
+class UnknownFrame(BadFrame):
+    """A frame whose `type` this side does not know: a newer peer's. A client
+    skips it (and logs it) rather than giving up on the connection."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__("bad_frame", f"A frame of a type this client does not know: {kind!r}.")
+        self.kind = kind
+
+
 def encode(frame: Frame) -> bytes:
     return frame.model_dump_json().encode() + b"\n"
 
@@ -387,7 +401,15 @@ def decode_request(line: bytes) -> Request:
 
 
 def decode_server_frame(line: bytes) -> ServerFrame:
-    return _decode(_server_frames, line)
+    """A reply or an event; `UnknownFrame` for one of a type not in this
+    protocol (a newer plane's event), `BadFrame` for anything else unreadable."""
+    try:
+        return _decode(_server_frames, line)
+    except BadFrame as exc:
+        kind = _type_of(line)
+        if exc.code == "bad_frame" and kind is not None and kind not in SERVER_FRAME_TYPES:
+            raise UnknownFrame(kind) from None
+        raise
 
 
 def _decode(adapter: TypeAdapter[T], line: bytes) -> T:
@@ -406,11 +428,20 @@ def _describe(exc: ValidationError) -> str:
 
 
 def _id_of(line: bytes) -> int | None:
+    ident = _field(line, "id")
+    return ident if isinstance(ident, int) and not isinstance(ident, bool) else None
+
+
+def _type_of(line: bytes) -> str | None:
+    kind = _field(line, "type")
+    return kind if isinstance(kind, str) else None
+
+
+def _field(line: bytes, name: str) -> object:
     try:
         # pydantic's parser has a depth limit and says so with a ValueError;
         # json.loads raises RecursionError on a frame nested ~1,000 deep.
         value = from_json(line)
     except (ValueError, RecursionError):
         return None
-    ident = value.get("id") if isinstance(value, dict) else None
-    return ident if isinstance(ident, int) and not isinstance(ident, bool) else None
+    return value.get(name) if isinstance(value, dict) else None

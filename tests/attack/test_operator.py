@@ -159,13 +159,13 @@ async def test_an_agents_commands_cannot_act_as_the_operator(start_plane):
 
 
 async def test_the_tui_reads_the_token_from_the_home_and_a_refusal_is_final(start_plane):
-    from tui.client import Address, Backoff, PlaneClient
+    from tui.link import Address, Backoff, Link
     from tui.messages import PlaneConnected, PlaneLost
 
     plane = await start_plane()
     where, soon = Address(path=plane.home.socket), Backoff(0.01, 0.01)
     posted: list[object] = []
-    client = PlaneClient(where, posted.append, backoff=soon)
+    client = Link(where, posted.append, backoff=soon)
     running = asyncio.create_task(client.run())
     try:
         for _ in range(500):
@@ -178,7 +178,7 @@ async def test_the_tui_reads_the_token_from_the_home_and_a_refusal_is_final(star
 
     plane.home.token.write_text("a-token-from-somewhere-else")
     posted.clear()
-    client = PlaneClient(where, posted.append, backoff=soon)
+    client = Link(where, posted.append, backoff=soon)
     await asyncio.wait_for(client.run(), 10)  # returns: no retrying a refusal
     [lost] = posted
     assert isinstance(lost, PlaneLost) and lost.final

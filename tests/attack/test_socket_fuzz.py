@@ -69,9 +69,10 @@ class Conn:
     async def exchange(
         self, data: bytes, within: float = 30, expected: int | None = None
     ) -> list[dict]:
-        """Send `data`, then a probe; every reply before the probe's, checked
+        """Send `data`, then a probe; every reply but the probe's, checked
         to be one per complete non-blank line of `data` (or `expected`, when
-        the first line began in an earlier write)."""
+        the first line began in an earlier write). Requests are answered
+        concurrently, so the probe's reply may come before theirs."""
         if expected is None:
             expected = sum(1 for line in data.split(b"\n")[:-1] if line.strip())
         probe = next(PROBES)
@@ -79,7 +80,7 @@ class Conn:
         TALLY["sent"] += expected + 1
         try:
             await self.writer.drain()
-            replies = await asyncio.wait_for(self._until(probe), within)
+            replies = await asyncio.wait_for(self._until(probe, expected), within)
         except (ConnectionError, asyncio.IncompleteReadError, TimeoutError):
             TALLY["lost"] += 1
             raise
@@ -87,9 +88,10 @@ class Conn:
         assert len(replies) == expected, (data[:200], replies)
         return replies
 
-    async def _until(self, probe: int) -> list[dict]:
-        replies = []
-        while True:
+    async def _until(self, probe: int, expected: int) -> list[dict]:
+        replies: list[dict] = []
+        probed = False
+        while not probed or len(replies) < expected:
             line = await self.reader.readline()
             if not line.endswith(b"\n"):
                 raise asyncio.IncompleteReadError(line, None)
@@ -99,8 +101,10 @@ class Conn:
                 continue  # an event, on a connection that subscribed
             if frame.get("id") == probe:
                 assert frame["type"] == "snapshot"
-                return replies
-            replies.append(frame)
+                probed = True
+            else:
+                replies.append(frame)
+        return replies
 
     def close(self) -> None:
         self.writer.close()

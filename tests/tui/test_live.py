@@ -14,7 +14,7 @@ from datetime import timedelta
 from plane.wire.protocol import Usage
 from tests.tui.conftest import drawn_row, row_classes, settle
 from tui.app import PlaneApp
-from tui.client import Address, Backoff
+from tui.link import Address, Backoff
 from tui.widgets.agent_list import AgentList
 from tui.widgets.connection_banner import ConnectionBanner
 from tui.widgets.conversation import ConversationPane

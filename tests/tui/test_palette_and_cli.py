@@ -10,7 +10,7 @@ from tests.tui.conftest import feed, settle
 from tests.tui.factories import agent, snapshot
 from tui.__main__ import parse
 from tui.app import PlaneApp
-from tui.client import Address
+from tui.link import Address
 from tui.widgets.agent_list import AgentList
 
 SIZE = (100, 30)

@@ -2,12 +2,15 @@
 
 The screen mediates: widgets post messages up, the screen sets attributes
 down, and the store's signals tell it what the plane changed. Network work
-(history, sending) runs in workers that post their results back as messages
-and never touch a widget.
+(history, sending) runs in workers of a few lines: each calls the link and
+posts one message for its answer; a failure is caught in one place
+(`_worker_ended`) and becomes one `Failed` message, which says it. The store
+is the only writer of what the plane said; the screen hands it what arrived.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -19,10 +22,12 @@ from textual.message import Message as TextualMessage
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
+from textual.worker import Worker, WorkerState
 
-from plane.wire.protocol import AgentState, Message
-from tui.client import PlaneClient, PlaneRefused, PlaneUnavailable
+from plane.wire.protocol import AgentState, History, Message, Send
 from tui.commands import Commands
+from tui.link import Link, LinkFailed
+from tui.messages import Failed
 from tui.screens.new_agent import NewAgentScreen
 from tui.store import Store, Streaming
 from tui.widgets.agent_list import AgentList
@@ -30,6 +35,8 @@ from tui.widgets.composer import Composer
 from tui.widgets.connection_banner import ConnectionBanner
 from tui.widgets.conversation import WINDOW, ConversationPane
 from tui.widgets.title_bar import TitleBar
+
+log = logging.getLogger(__name__)
 
 HISTORY = 200
 """The newest messages fetched when an agent is shown; earlier ones come a
@@ -61,24 +68,16 @@ class MainScreen(Screen[None]):
 
     @dataclass
     class Paged(TextualMessage):
-        """A page of earlier messages; `failure` says why there is none."""
+        """A page of earlier messages."""
 
         agent: str
         messages: list[Message]
         reached_start: bool = False
-        failure: str | None = None
 
-    @dataclass
-    class Failed(TextualMessage):
-        """A request did not go through; the sentence to show."""
-
-        agent: str | None
-        text: str
-
-    def __init__(self, store: Store, client: PlaneClient, commands: Commands) -> None:
+    def __init__(self, store: Store, link: Link, commands: Commands) -> None:
         super().__init__()
         self.store = store
-        self.client = client
+        self.link = link
         self.commands = commands
 
     def compose(self) -> ComposeResult:
@@ -206,39 +205,52 @@ class MainScreen(Screen[None]):
 
     @on(Delivered)
     async def _delivered(self, event: Delivered) -> None:
-        if event.whole_history:
-            conversation = self.store.conversation(event.agent)
-            whole = len(event.messages) < HISTORY
-            fresh = conversation.newest(event.messages, whole=whole)
-            conversation.loaded = True
-            pane = self.query_one(ConversationPane)
-            if event.agent != self.selected:
-                return
-            if fresh or pane.agent != event.agent:
-                pane.show(
-                    event.agent,
-                    conversation.ordered(),
-                    earlier_on_plane=conversation.earlier_on_plane,
-                )
-                pane.stream(conversation.streaming)
-            else:
-                await pane.offer_earlier(conversation.earlier_on_plane)
-        else:
+        if not event.whole_history:
             self.store.add_messages(event.messages)
+            return
+        whole = len(event.messages) < HISTORY
+        fresh = self.store.history_arrived(event.agent, event.messages, whole=whole)
+        if event.agent != self.selected:
+            return
+        conversation = self.store.conversation(event.agent)
+        pane = self.query_one(ConversationPane)
+        if fresh or pane.agent != event.agent:
+            pane.show(
+                event.agent, conversation.ordered(), earlier_on_plane=conversation.earlier_on_plane
+            )
+            pane.stream(conversation.streaming)
+        else:
+            await pane.offer_earlier(conversation.earlier_on_plane)
 
     @on(Paged)
     async def _paged(self, event: Paged) -> None:
+        self.store.earlier_arrived(event.agent, event.messages, reached_start=event.reached_start)
         conversation = self.store.conversation(event.agent)
-        conversation.earlier(event.messages, reached_start=event.reached_start)
         await self.query_one(ConversationPane).earlier_arrived(
             event.agent, event.messages, earlier_on_plane=conversation.earlier_on_plane
         )
-        if event.failure:
-            self.notify(event.failure, severity="error")
+
+    @on(Worker.StateChanged)
+    def _worker_ended(self, event: Worker.StateChanged) -> None:
+        """The one place a request's failure is caught: it becomes one `Failed`."""
+        if event.state is not WorkerState.ERROR:
+            return
+        error = event.worker.error
+        if isinstance(error, LinkFailed):
+            self.post_message(Failed(error.request, _failure(error)))
+        else:  # a defect, not the plane: say so, keep the details for the log
+            log.error("worker %s failed", event.worker.name, exc_info=error)
+            self.post_message(Failed(None, f"Something went wrong in this client: {error!r}"))
 
     @on(Failed)
     def _failed(self, event: Failed) -> None:
-        if event.agent is None or event.agent == self.selected:
+        request, agent = event.request, event.agent
+        if isinstance(request, History) and request.before_id is not None and agent is not None:
+            self.post_message(self.Paged(agent, []))  # the pane stops waiting for the page
+            self.notify(event.text, severity="error")
+        elif not event.text:
+            return  # nothing worth a line: the banner already says it
+        elif agent is None or agent == self.selected:
             self.query_one(ConversationPane).note(event.text)
         else:
             self.notify(event.text, severity="error")
@@ -259,7 +271,7 @@ class MainScreen(Screen[None]):
         store = self.store
         screen = NewAgentScreen(
             store.models,
-            self.client,
+            self.link,
             default_model=store.default_model,
             default_limit=store.default_limit_usd,
         )
@@ -283,38 +295,24 @@ class MainScreen(Screen[None]):
             self.query_one(AgentList).select(agent.name)
         self.action_focus_composer()
 
-    # ── workers ────────────────────────────────────────────────────────────
+    # ── workers: each calls the link and posts its answer; `_worker_ended` its failure ──
 
     @work(exclusive=True, group="history", exit_on_error=False)
     async def load_history(self, agent: str) -> None:
-        try:
-            reply = await self.client.history(agent, limit=HISTORY)
-        except (PlaneRefused, PlaneUnavailable):
-            return  # the banner already says why; a reconnect loads it again
+        reply = await self.link.history(agent, limit=HISTORY)
         self.post_message(self.Delivered(agent, reply.messages, whole_history=True))
 
     @work(exclusive=True, group="earlier", exit_on_error=False)
     async def load_earlier(self, agent: str, before_id: int) -> None:
-        try:
-            reply = await self.client.history(agent, limit=WINDOW, before_id=before_id)
-        except (PlaneRefused, PlaneUnavailable, TimeoutError) as exc:
-            # `exc` itself is always true; a timeout's text is empty.
-            failure = f"Earlier messages could not be fetched: {str(exc) or 'no answer in time.'}"
-            self.post_message(self.Paged(agent, [], failure=failure))
-            return
+        reply = await self.link.history(agent, limit=WINDOW, before_id=before_id)
         reached_start = len(reply.messages) < WINDOW
         self.post_message(self.Paged(agent, reply.messages, reached_start=reached_start))
 
+    # Not exclusive: a second message must not cancel the first on its way.
     @work(group="send", exit_on_error=False)
     async def send(self, agent: str, text: str) -> None:
-        try:
-            sent = await self.client.send(agent, text)
-        except PlaneRefused as exc:
-            self.post_message(self.Failed(agent, str(exc)))
-        except PlaneUnavailable:
-            self.post_message(self.Failed(agent, f"Not sent (no connection to the plane): {text}"))
-        else:
-            self.post_message(self.Delivered(agent, sent.messages))
+        sent = await self.link.send(agent, text)
+        self.post_message(self.Delivered(agent, sent.messages))
 
     # ── actions ────────────────────────────────────────────────────────────
 
@@ -326,3 +324,22 @@ class MainScreen(Screen[None]):
 
     def action_focus_composer(self) -> None:
         self.query_one(Composer).focus()
+
+
+def _failure(error: LinkFailed) -> str:
+    """The sentence for a request that did not go through ("" for none)."""
+    request, reason = error.request, str(error)
+    if isinstance(request, History) and request.before_id is not None:
+        return f"Earlier messages could not be fetched: {reason}."
+    if isinstance(request, History):
+        # Offline, the banner says so, and the reconnect fetches it.
+        return (
+            ""
+            if error.failure == "offline"
+            else f"The conversation could not be fetched: {reason}."
+        )
+    if isinstance(request, Send) and error.failure != "refused":
+        if error.failure == "timeout":
+            return f"No answer from the plane in time (it may have the message): {request.text}"
+        return f"Not sent (no connection to the plane): {request.text}"
+    return reason  # the plane's own sentence

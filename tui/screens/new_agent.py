@@ -24,7 +24,7 @@ from textual.widgets import Button, Footer, Input, Label, Select, Static, TextAr
 
 from plane.wire.protocol import AgentCreated, AgentState
 from plane.wire.words import usd_exact
-from tui.client import PlaneRefused, PlaneUnavailable
+from tui.link import LinkFailed
 
 
 def starting_limit(limit: Decimal | None, *, known: bool = True) -> str:
@@ -133,9 +133,14 @@ class NewAgentScreen(ModalScreen[AgentState | None]):
     async def submit(self, name: str, model: str, role: str) -> None:
         try:
             reply = await self.plane.new_agent(name, model, role)
-        except PlaneRefused as exc:
-            self.post_message(self.Refused(str(exc)))
-        except PlaneUnavailable:
-            self.post_message(self.Refused("Not connected to the plane; try again once it is."))
+        except LinkFailed as exc:
+            self.post_message(self.Refused(_NOT_CREATED.get(exc.failure, str(exc))))
         else:
             self.post_message(self.Created(reply.agent))
+
+
+_NOT_CREATED = {
+    "offline": "Not connected to the plane; try again once it is.",
+    "timeout": "The plane did not answer in time; the agent may appear once it has.",
+}
+"""What the form says when no refusal came; a refusal is the plane's own sentence."""

@@ -1,0 +1,82 @@
+"""The TUI's link against a real socket server that speaks for a newer plane:
+an event of a type this client does not know is logged and skipped, and the
+connection goes on, events after it included."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+from plane.wire import protocol as p
+from plane.wire.client import PlaneClient
+from tests.tui.factories import agent, snapshot
+from tui.link import Address, Backoff, Link
+from tui.messages import PlaneConnected, PlaneEvent, PlaneLost
+
+NEWER = b'{"type":"weather_changed","agent":"demo","forecast":"rain"}\n'
+
+
+async def newer_plane(socket: Path) -> asyncio.Server:
+    """Welcomes, answers subscribe and status, and after the snapshot sends a
+    known event, one it made up, and a known one again."""
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while line := await reader.readline():
+            request = json.loads(line)
+            ident = request["id"]
+            if request["type"] == "hello":
+                writer.write(p.encode(p.Welcome(id=ident, plane_version="newer")))
+            elif request["type"] == "subscribe":
+                writer.write(p.encode(p.SnapshotReply(id=ident, snapshot=snapshot(agent("demo")))))
+                writer.write(p.encode(p.AgentUpdated(agent=agent("demo", status="working"))))
+                writer.write(NEWER)
+                writer.write(p.encode(p.AgentUpdated(agent=agent("demo", status="idle"))))
+            else:
+                writer.write(p.encode(p.SnapshotReply(id=ident, snapshot=snapshot(agent("demo")))))
+            await writer.drain()
+        writer.close()
+
+    return await asyncio.start_unix_server(serve, socket)
+
+
+async def test_an_unknown_event_is_skipped_and_the_link_goes_on(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    socket = tmp_path / "plane.sock"
+    posted: list[object] = []
+    second_event = asyncio.Event()
+
+    def post(message: object) -> None:
+        posted.append(message)
+        if len([m for m in posted if isinstance(m, PlaneEvent)]) == 2:
+            second_event.set()
+
+    link = Link(Address(path=socket, token="t"), post, backoff=Backoff(0.01, 0.01))
+    async with await newer_plane(socket):
+        with caplog.at_level(logging.WARNING):
+            running = asyncio.create_task(link.run())
+            await asyncio.wait_for(second_event.wait(), 5)
+            await asyncio.sleep(0.1)  # room for a drop, had the frame ended the connection
+            running.cancel()
+    assert isinstance(posted[0], PlaneConnected)
+    statuses = [m.event.agent.status for m in posted if isinstance(m, PlaneEvent)]  # type: ignore[union-attr]
+    assert statuses == ["working", "idle"]
+    assert not [m for m in posted if isinstance(m, PlaneLost)], "the connection never dropped"
+    assert "weather_changed" in caplog.text
+
+
+async def test_the_socket_client_skips_it_too_and_still_answers(tmp_path: Path) -> None:
+    socket = tmp_path / "plane.sock"
+    async with await newer_plane(socket):
+        client = await PlaneClient.connect(socket, token="t")
+        await client.request(p.Subscribe)
+        events = client.events()
+        first, second = await anext(events), await anext(events)
+        assert isinstance(first, p.AgentUpdated) and isinstance(second, p.AgentUpdated)
+        assert (first.agent.status, second.agent.status) == ("working", "idle")
+        assert isinstance(await client.request(p.Status, within_s=5), p.SnapshotReply)
+        await client.close()

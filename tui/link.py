@@ -1,0 +1,233 @@
+"""The TUI's link to the plane: a thin Textual layer over THE socket client
+(`plane.wire.client.PlaneClient`).
+
+The link is deliberately not a widget: it connects (Unix socket, or TCP with
+a token), says hello, subscribes, and posts what the plane says to the app
+as Textual messages, in the order it arrived: the snapshot first, then each
+event, so the store never sees an event from before the snapshot it came
+after. When the plane goes away it says so, waits (with backoff), and does it
+all again; the fresh snapshot is the resync. A plane that refuses this client
+(`unauthorized`) is told once, finally: trying again would be refused the
+same way.
+
+Requests go through the client with a time limit each, and every way one can
+fail becomes one `LinkFailed`, with a sentence to show.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from textual.message import Message
+
+from plane.wire.client import NotRunning, PlaneClient, PlaneError, RequestFailed
+from plane.wire.protocol import (
+    AgentCreated,
+    History,
+    Ledger,
+    LedgerQuery,
+    Messages,
+    NewAgent,
+    Reply,
+    RequestFrame,
+    Send,
+    Sent,
+    SnapshotReply,
+    Subscribe,
+)
+from tui.messages import PlaneConnected, PlaneEvent, PlaneLost
+
+R = TypeVar("R", bound=Reply)
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """How long the link waits for each kind of answer before saying so."""
+
+    request_s: float = 10.0
+    """A status, a page of history, a send (the plane answers these at once;
+    the agent's reply comes later, as events)."""
+    new_agent_s: float = 90.0
+    """Creating an agent: the first one on the embedded model starts it, up
+    to a minute on a slow machine."""
+
+
+Failure = Literal["refused", "offline", "timeout"]
+
+
+class LinkFailed(Exception):
+    """A request did not go through. `str()` is why, as the operator reads it:
+    the plane's own sentence when it refused, else what happened."""
+
+    def __init__(self, request: RequestFrame, failure: Failure, reason: str) -> None:
+        super().__init__(reason)
+        self.request = request
+        """What was asked."""
+        self.failure: Failure = failure
+
+
+@dataclass(frozen=True)
+class Address:
+    """Where the plane listens: a Unix socket path, or host:port with a token.
+
+    On the socket the token is read from the socket's directory (the plane's
+    home) at every attempt, unless given: a plane that starts after the app
+    has made it by the time its socket answers."""
+
+    path: Path | None = None
+    host: str | None = None
+    port: int | None = None
+    token: str | None = None
+
+    @classmethod
+    def tcp(cls, host_port: str, token: str | None) -> Address:
+        host, _, port = host_port.rpartition(":")
+        return cls(host=host or "127.0.0.1", port=int(port), token=token)
+
+    async def connect(self, within_s: float) -> PlaneClient:
+        tcp = (self.host or "127.0.0.1", self.port) if self.port is not None else None
+        socket = self.path or Path("plane.sock")
+        return await PlaneClient.connect(
+            socket, tcp=tcp, token=self.token, name="tui", within_s=within_s
+        )
+
+    def __str__(self) -> str:
+        return str(self.path) if self.path is not None else f"{self.host}:{self.port}"
+
+
+@dataclass
+class Backoff:
+    """Delays between reconnection attempts: doubling from `first`, capped at
+    `most`, so a restarting plane is found within seconds and a dead one is
+    not hammered."""
+
+    first: float = 0.25
+    most: float = 5.0
+
+    def delay(self, attempt: int) -> float:
+        return min(self.most, self.first * 2.0 ** max(0, attempt - 1))
+
+
+class Link:
+    """Talks to one plane for the life of the app."""
+
+    def __init__(
+        self,
+        address: Address,
+        post: Callable[[Message], Any],
+        *,
+        backoff: Backoff | None = None,
+        timeouts: Timeouts | None = None,
+    ) -> None:
+        self.address = address
+        self._post = post
+        self._backoff = backoff or Backoff()
+        self.timeouts = timeouts or Timeouts()
+        self._client: PlaneClient | None = None
+        self._was_up = False
+        """The last session got as far as a snapshot: the next wait starts short."""
+
+    @property
+    def connected(self) -> bool:
+        return self._client is not None
+
+    # ── the connection's life ──────────────────────────────────────────────
+
+    async def run(self) -> None:
+        """Connect, serve, and reconnect until cancelled, or until the plane
+        refuses this client."""
+        attempt = 0
+        while True:
+            try:
+                reason = await self._session()
+            except RequestFailed as exc:
+                if exc.code == "unauthorized":
+                    where = str(self.address)
+                    self._post(PlaneLost(f"{exc} {_FINAL}", 0, attempt + 1, where, final=True))
+                    return
+                reason = str(exc)
+            except (PlaneError, OSError, TimeoutError) as exc:
+                reason = _sentence(exc)
+            attempt = 1 if self._was_up else attempt + 1
+            delay = self._backoff.delay(attempt)
+            self._post(PlaneLost(reason, delay, attempt, str(self.address)))
+            await asyncio.sleep(delay)
+
+    async def _session(self) -> str:
+        """One connection, from hello to its end; why it ended."""
+        self._was_up = False
+        client = await self.address.connect(self.timeouts.request_s)
+        try:
+            reply = await client.request(Subscribe, within_s=self.timeouts.request_s)
+            assert isinstance(reply, SnapshotReply)
+            self._client, self._was_up = client, True
+            # The plane sends no event before the snapshot it follows; posted
+            # from here, in stream order, none overtakes it either.
+            self._post(PlaneConnected(reply.snapshot, str(self.address)))
+            async for event in client.events():
+                self._post(PlaneEvent(event))
+            return client.ended or "The plane closed the connection."
+        finally:
+            self._client = None
+            await client.close()
+
+    # ── requests ───────────────────────────────────────────────────────────
+
+    async def request(
+        self, kind: type[RequestFrame], answer: type[R], within_s: float, **fields: Any
+    ) -> R:
+        """One request's reply (an `answer`); every failure is a `LinkFailed`."""
+        asked = kind(id=0, **fields)  # as it is sent; its id is the client's business
+        client = self._client
+        if client is None:
+            raise LinkFailed(asked, "offline", _OFFLINE)
+        try:
+            reply = await client.request(kind, within_s=within_s, **fields)
+        except RequestFailed as exc:
+            raise LinkFailed(asked, "refused", str(exc)) from None
+        except TimeoutError:
+            raise LinkFailed(asked, "timeout", "no answer in time") from None
+        except (PlaneError, OSError):
+            raise LinkFailed(asked, "offline", _OFFLINE) from None
+        if not isinstance(reply, answer):
+            why = f"The plane answered with a `{reply.type}` frame this client did not expect."
+            raise LinkFailed(asked, "refused", why)
+        return reply
+
+    async def send(self, agent: str, text: str) -> Sent:
+        return await self.request(Send, Sent, self.timeouts.request_s, agent=agent, text=text)
+
+    async def history(self, agent: str, limit: int = 200, before_id: int | None = None) -> Messages:
+        return await self.request(
+            History,
+            Messages,
+            self.timeouts.request_s,
+            agent=agent,
+            limit=limit,
+            before_id=before_id,
+        )
+
+    async def new_agent(self, name: str, model: str, role: str = "") -> AgentCreated:
+        return await self.request(
+            NewAgent, AgentCreated, self.timeouts.new_agent_s, name=name, model=model, role=role
+        )
+
+    async def ledger(self) -> Ledger:
+        return await self.request(LedgerQuery, Ledger, self.timeouts.request_s)
+
+
+_OFFLINE = "no connection to the plane"
+_FINAL = "Not trying again: start the app again once the plane would let it in."
+
+
+def _sentence(exc: BaseException) -> str:
+    if isinstance(exc, TimeoutError):
+        return "The plane did not answer in time."
+    if isinstance(exc, NotRunning | ConnectionRefusedError | FileNotFoundError):
+        return "The plane is not running."
+    text = str(exc).strip()
+    return text or type(exc).__name__
