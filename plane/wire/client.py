@@ -14,9 +14,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from plane.errors import NotRunning, PlaneError
-from plane.home import read_token
 from plane.wire import protocol as p
+from plane.wire.errors import NotRunning, PlaneError
+from plane.wire.token import read_token
 
 
 class RequestFailed(PlaneError):
