@@ -154,7 +154,7 @@ async def test_an_agents_commands_cannot_act_as_the_operator(start_plane):
     assert not plane.plane.stop_event.is_set(), "the plane was not stopped"
     assert await plane.services.conversation.history("demo") == [], "nothing said as the operator"
 
-    client = await plane.wire.client()  # the operator still gets in
+    client = await plane.client()  # the operator still gets in
     assert isinstance(await client.request(p.Status), p.SnapshotReply)
 
 

@@ -93,7 +93,7 @@ def test_a_plane_killed_mid_call_keeps_the_estimate_and_the_message(tmp_path, sc
 async def test_many_clients_at_once_never_overspend(start_plane):
     plane = await start_plane()
     plane.llm.default_reply = Reply("ok", usage=Usage(input_tokens=300), delay_s=0.05)  # $0.30
-    clients = [await plane.wire.client() for _ in range(8)]
+    clients = [await plane.client() for _ in range(8)]
 
     async def burst(client, n):
         for i in range(6):

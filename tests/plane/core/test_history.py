@@ -28,7 +28,7 @@ async def page(client, **fields) -> list[p.Message]:
 async def test_paging_back_returns_the_previous_page_exactly(start_plane):
     plane = await start_plane()
     said = await fill(plane, 25)
-    client = await plane.wire.client()
+    client = await plane.client()
 
     newest = await page(client, limit=10)
     assert [m.text for m in newest] == [f"m{n}" for n in range(15, 25)]
@@ -47,7 +47,7 @@ async def test_before_an_id_that_is_not_the_agents_is_still_a_clean_cut(start_pl
     said = await fill(plane, 6)
     scouts = await plane.services.conversation.history("scout")
     cut = scouts[2].id  # between demo's m2 and m3
-    client = await plane.wire.client()
+    client = await plane.client()
     assert await page(client, limit=100, before_id=cut) == said[:3]
     assert await page(client, limit=100, before_id=p.MAX_ID) == said
 
@@ -55,14 +55,14 @@ async def test_before_an_id_that_is_not_the_agents_is_still_a_clean_cut(start_pl
 async def test_without_before_id_history_is_what_it_was(start_plane):
     plane = await start_plane()
     said = await fill(plane, 5)
-    client = await plane.wire.client()
+    client = await plane.client()
     assert await page(client) == said
     assert await page(client, limit=2) == said[-2:]
 
 
 async def test_paging_an_unknown_agent_is_refused(start_plane):
     plane = await start_plane()
-    client = await plane.wire.client()
+    client = await plane.client()
     with pytest.raises(RequestFailed) as caught:
         await client.request(p.History, agent="nobody", before_id=5)
     assert caught.value.error.code == "no_such_agent"

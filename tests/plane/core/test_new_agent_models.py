@@ -29,7 +29,7 @@ KEYED = CONFIG.replace(
 
 
 async def status(plane) -> p.Snapshot:  # type: ignore[no-untyped-def]
-    client = await plane.wire.client()
+    client = await plane.client()
     reply = await client.request(p.Status)
     assert isinstance(reply, p.SnapshotReply)
     return reply.snapshot
@@ -46,7 +46,7 @@ async def test_a_provider_kept_without_its_key_offers_nothing_and_makes_no_agent
     plane = await start_plane(KEYED)
     assert (await status(plane)).models == ["scripted-model", "other-model", EMBEDDED_MODEL]
 
-    client = await plane.wire.client()
+    client = await plane.client()
     with pytest.raises(RequestFailed) as caught:
         await client.request(p.NewAgent, name="poet", model="keyed-model")
     assert caught.value.error.code == "invalid"
@@ -66,7 +66,7 @@ async def test_an_agent_made_on_a_keyed_provider_stops_the_plane_once_its_key_is
     monkeypatch.setenv(KEY, "sk-test-value")
     plane = await start_plane(KEYED)
     assert "keyed-model" in (await status(plane)).models
-    client = await plane.wire.client()
+    client = await plane.client()
     reply = await client.request(p.NewAgent, name="poet", model="keyed-model")
     assert reply.agent.provider == "keyed"
 
@@ -90,7 +90,7 @@ async def test_an_agent_whose_provider_block_is_gone_moves_to_one_offering_its_m
 ):
     monkeypatch.setenv(KEY, "sk-test-value")
     plane = await start_plane(KEYED)
-    client = await plane.wire.client()
+    client = await plane.client()
     await client.request(p.NewAgent, name="poet", model="keyed-model")
 
     offered_elsewhere = CONFIG.replace(
@@ -118,7 +118,7 @@ async def test_the_embedded_model_starts_for_the_first_agent_put_on_it(start_pla
     assert "embedded" not in plane.services.providers, "no agent used it at start-up"
     assert EMBEDDED_MODEL in (await status(plane)).models
 
-    client = await plane.wire.client()
+    client = await plane.client()
     made = await asyncio.gather(
         client.request(p.NewAgent, name="tiny", model=EMBEDDED_MODEL),
         client.request(p.NewAgent, name="wee", model=EMBEDDED_MODEL),

@@ -17,7 +17,7 @@ TWENTY_CENTS = p.Usage(input_tokens=100, output_tokens=50)
 
 
 async def status(plane) -> p.Snapshot:
-    client = await plane.wire.client()
+    client = await plane.client()
     reply = await client.request(p.Status)
     assert isinstance(reply, p.SnapshotReply)
     return reply.snapshot
@@ -55,7 +55,7 @@ async def test_a_held_agent_says_when_it_resumes_and_not_once_it_is_free(start_p
     assert (held.status, held.resumes_at) == ("held", MIDNIGHT)
     assert row(await status(plane), "scout").resumes_at is None
 
-    client = await plane.wire.client()
+    client = await plane.client()
     await client.request(p.Subscribe)
     await plane.send("demo", "/limit 3")
     async for event in client.events():
@@ -67,7 +67,7 @@ async def test_a_held_agent_says_when_it_resumes_and_not_once_it_is_free(start_p
 async def test_the_day_turning_clears_it(start_plane):
     plane = await start_plane()
     await spend_to_the_ceiling(plane)
-    client = await plane.wire.client()
+    client = await plane.client()
     await client.request(p.Subscribe)
     await plane.clock.set(MIDNIGHT)
     async for event in client.events():

@@ -80,14 +80,14 @@ async def test_bad_frames_get_one_error_and_the_plane_stays_up(start_plane, fram
     status = await say(p.encode(p.Status(id=2)))
     assert isinstance(status, p.SnapshotReply), "the same connection still works"
     writer.close()
-    client = await plane.wire.client()
+    client = await plane.client()
     assert isinstance(await client.request(p.Status), p.SnapshotReply)
     assert await plane.services.conversation.history("demo") == []
 
 
 async def test_a_subscriber_gets_a_snapshot_then_events(start_plane):
     plane = await start_plane()
-    client = await plane.wire.client()
+    client = await plane.client()
     reply = await client.request(p.Subscribe)
     assert isinstance(reply, p.SnapshotReply)
     assert [a.name for a in reply.snapshot.agents] == ["demo", "scout"]
@@ -105,7 +105,7 @@ async def test_a_subscriber_gets_a_snapshot_then_events(start_plane):
 
 async def test_errors_reach_the_client_as_one_sentence(start_plane):
     plane = await start_plane()
-    client = await plane.wire.client()
+    client = await plane.client()
     with pytest.raises(RequestFailed) as caught:
         await client.request(p.NewAgent, name="demo", model="scripted-model")
     assert caught.value.error.code == "exists"
@@ -115,7 +115,7 @@ async def test_errors_reach_the_client_as_one_sentence(start_plane):
 
 async def test_an_agent_created_from_the_keyboard_gets_the_default_ceiling_and_stays(start_plane):
     plane = await start_plane()
-    client = await plane.wire.client()
+    client = await plane.client()
     reply = await client.request(p.NewAgent, name="fresh", model="other-model", role="be brief")
     assert reply.agent.limit_usd == 1
     plane = await start_plane(restart=plane)
@@ -130,7 +130,7 @@ async def test_a_second_plane_on_the_same_home_refuses_to_start(start_plane):
     second = Plane(plane.plane.config, plane.home, plane.clock)
     with pytest.raises(AlreadyRunning):
         await second.startup()
-    client = await plane.wire.client()
+    client = await plane.client()
     assert isinstance(await client.request(p.Status), p.SnapshotReply)
 
 
@@ -228,7 +228,7 @@ async def test_the_plane_makes_its_token_at_every_start_and_clients_read_it(star
     plane.home.token.unlink()
     plane = await start_plane(restart=plane)
     assert plane.token != token, "made again when missing"
-    client = await plane.wire.client()  # reads it from the socket's directory: nothing to pass
+    client = await plane.client()  # reads it from the socket's directory: nothing to pass
     assert isinstance(await client.request(p.Status), p.SnapshotReply)
     plane.home.token.write_text("")
     plane = await start_plane(restart=plane)
@@ -269,7 +269,7 @@ async def test_a_peer_in_another_pid_namespace_is_refused_even_with_the_token(st
     assert isinstance(reply, p.Error) and (reply.id, reply.code) == (1, "unauthorized")
     assert "PID namespace" in reply.message
     assert rest == "b''", "and the connection is closed"
-    client = await plane.wire.client()  # the operator, in the plane's namespace, still gets in
+    client = await plane.client()  # the operator, in the plane's namespace, still gets in
     assert isinstance(await client.request(p.Status), p.SnapshotReply)
 
 
