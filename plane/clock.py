@@ -11,6 +11,8 @@ import asyncio
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Protocol
 
+from plane.wire.words import duration
+
 
 class Clock(Protocol):
     def now(self) -> datetime:
@@ -37,20 +39,9 @@ def midnight_after(day: date) -> datetime:
 
 
 def until(moment: datetime, when: datetime) -> str:
-    """How long from `moment` to `when`, as a person says it (see `duration`)."""
+    """How long from `moment` to `when`, as a person says it (the wording is
+    `plane.wire.words.duration`'s, shared with the TUI)."""
     return duration(when - moment)
-
-
-def duration(left: timedelta) -> str:
-    """`3h 05m`, `12m`, `40s`."""
-    seconds = max(0, int(left.total_seconds()))
-    hours, rest = divmod(seconds, 3600)
-    minutes = rest // 60
-    if hours:
-        return f"{hours}h {minutes:02d}m"
-    if minutes:
-        return f"{minutes}m"
-    return f"{seconds}s"
 
 
 class SystemClock:

@@ -14,20 +14,35 @@
     │                                           the plane does not start
     └── NotRunning                 —            (client side) no plane answers on the socket
 
-The socket server maps each to its protocol error code; the CLI prints the
-sentence and exits non-zero.
+`PlaneError` and `NotRunning` are defined in `plane.wire.errors`, which the
+socket client and the TUI import without this module. The socket server
+maps each to its protocol error code; the CLI prints the sentence and exits
+non-zero.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from plane.wire.errors import NotRunning, PlaneError
+
 if TYPE_CHECKING:  # a type only: importing the protocol (pydantic) costs a CLI call ~0.1 s
     from plane.wire.protocol import ErrorCode
 
-
-class PlaneError(Exception):
-    code: ErrorCode = "internal"
+__all__ = [
+    "AgentExists",
+    "ConfigError",
+    "InvalidRequest",
+    "LedgerError",
+    "NoSuchAgent",
+    "NotRunning",
+    "PlaneError",
+    "ProviderError",
+    "ProviderReplyError",
+    "StoreError",
+    "ToolError",
+    "UnknownPrice",
+]
 
 
 class ConfigError(PlaneError):
@@ -78,8 +93,3 @@ class LedgerError(PlaneError):
 
 class StoreError(PlaneError):
     code: ErrorCode = "internal"
-
-
-class NotRunning(PlaneError):
-    def __init__(self, where: str) -> None:
-        super().__init__(f"No plane is running at {where}. Start one with `plane serve`.")

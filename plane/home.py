@@ -23,7 +23,10 @@ from typing import Literal
 
 import platformdirs
 
-from plane.errors import PlaneError
+from plane.wire.errors import PlaneError
+from plane.wire.token import read_token
+
+__all__ = ["Home", "read_token", "say_state", "user_config_path"]
 
 APP = "plane"
 
@@ -145,22 +148,6 @@ class Home:
 def say_state(handle: int, state: PlaneState) -> None:
     """Record the plane's state in its lock file (held open as `handle`)."""
     os.pwrite(handle, state.ljust(STATE_WIDTH).encode(), 0)
-
-
-def read_token(path: Path) -> str | None:
-    """The token in `path`; None when there is none to read (no file, an empty
-    one, or one this process may not open)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        text = os.read(fd, 4096)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return text.decode("ascii", errors="replace").strip() or None
 
 
 def user_config_path() -> Path:

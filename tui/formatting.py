@@ -1,7 +1,7 @@
 """How figures read on screen: dollars, token counts, time to reset.
 
 The plane sends exact `Decimal`s; the wording of a figure is the product's
-one voice, so it comes from `plane.wire.words` and `plane.clock`, the same as in
+one voice, so it comes from `plane.wire.words`, the same as in
 the conversation and the CLI. What is the screen's own is here.
 """
 
@@ -10,9 +10,8 @@ from __future__ import annotations
 from datetime import datetime
 from decimal import Decimal
 
-from plane.clock import duration
 from plane.wire.protocol import AgentState, Usage
-from plane.wire.words import tokens, turn_cost, usage_text, usd
+from plane.wire.words import duration, tokens, turn_cost, usage_text, usd
 
 __all__ = ["clock_time", "duration", "spend_level", "tokens", "turn_cost", "usage_line", "usd"]
 

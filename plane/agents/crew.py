@@ -1,5 +1,10 @@
 """All the agents' workers, and what concerns them together: their state as
-rows show it, the notices spend brings, the day rolling over, the scout.
+rows show it, the operator's messages, the notices spend brings, the day
+rolling over, the scout.
+
+The crew is the top of the agents: it builds workers, turns and tool
+contexts and hands each the narrow callables it needs (`publish`,
+`after_turn`, `book`, `scout`); nothing below imports or holds it.
 """
 
 from __future__ import annotations
@@ -11,18 +16,28 @@ from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 
-from plane.agents.commands import registry
+from plane.agents.commands import is_command, registry, run_command
 from plane.agents.roster import AgentSpec
+from plane.agents.scheduler import Scheduler
 from plane.agents.services import Services
 from plane.agents.toolbox import Tooling
 from plane.agents.turn import Turn, TurnResult
 from plane.agents.worker import AgentWorker
 from plane.clock import until
 from plane.errors import LedgerError, ToolError
+from plane.money import notices
 from plane.money.gate import Hold
 from plane.money.limits import spend_level
-from plane.wire.protocol import AgentState, AgentUpdated, DayRolled, Snapshot, TurnStarted
-from plane.wire.words import turn_line, usd, usd_exact
+from plane.wire.protocol import (
+    AgentState,
+    AgentUpdated,
+    DayRolled,
+    Message,
+    MessageAppended,
+    Snapshot,
+    TurnStarted,
+)
+from plane.wire.words import turn_line
 
 log = logging.getLogger(__name__)
 
@@ -33,15 +48,24 @@ asking agent gets at most this much back."""
 
 
 class Crew:
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Services, scheduler: Scheduler) -> None:
         self._services = services
+        self._scheduler = scheduler
         self._turns = itertools.count(1)
-        self._tooling = Tooling(services, scout=self.scout)
+        self._tooling = Tooling(services, scheduler.book, scout=self.scout)
         self.workers: dict[str, AgentWorker] = {}
         self._tasks: list[asyncio.Task[None]] = []
 
     def add(self, spec: AgentSpec) -> AgentWorker:
-        worker = AgentWorker(self._services, spec, self._tooling, lambda: next(self._turns))
+        worker = AgentWorker(
+            self._services,
+            spec,
+            self._tooling,
+            lambda: next(self._turns),
+            bookings=self._scheduler,
+            publish=self.publish,
+            after_turn=self.after_turn,
+        )
         self.workers[spec.name] = worker
         self._services.gate.ceilings.add_agent(spec.name, spec.ceiling_from_file)
         self._tasks.append(asyncio.create_task(worker.run(), name=f"worker:{spec.name}"))
@@ -71,11 +95,41 @@ class Crew:
         for worker in self.workers.values():
             worker.wake()
 
+    async def send(self, agent: str, text: str) -> list[Message]:
+        """The operator's text, posted: a slash command is run by the plane;
+        anything else waits for the agent's next turn. Returns what was
+        stored and said at once (with their ids).
+
+        A plain message asks the gate once, is written once, and shows as
+        one `MessageAppended` and one `AgentUpdated` (built with that same
+        answer from the gate) before the worker is woken, so the row never
+        shows the turn before the message it answers."""
+        if is_command(text):
+            messages = await run_command(self._services, agent, text)
+            for message in messages:
+                self._services.emit(MessageAppended(message=message))
+            await self.publish(agent)
+            self.wake(agent)
+            return messages
+        worker = self.workers[agent]
+        hold = await worker.hold()
+        said = [
+            await self._services.say(agent, "operator", text, held=hold is not None, waiting=True)
+        ]
+        if hold is not None and (notice := await worker.tell_hold(hold)):
+            said.append(notice)
+        self._services.emit(AgentUpdated(agent=await self._state(agent, hold)))
+        worker.wake()
+        return said
+
     async def state(self, agent: str) -> AgentState:
+        return await self._state(agent, await self.workers[agent].hold())
+
+    async def _state(self, agent: str, hold: Hold | None) -> AgentState:
+        """The row, given what the gate just said of the agent."""
         services = self._services
         worker = self.workers[agent]
         spec = worker.spec
-        hold = await worker.hold()
         held = hold is not None and not worker.working
         spent = await services.ledger.spend_today(agent)
         ceiling = services.gate.ceilings.of(agent)
@@ -119,12 +173,16 @@ class Crew:
             commands=registry(),
         )
 
-    async def publish(self, agent: str) -> None:
-        self._services.bus.emit(AgentUpdated(agent=await self.state(agent)))
+    async def publish(self, agent: str) -> AgentState:
+        """Show `agent`'s row as it is now; return it."""
+        state = await self.state(agent)
+        self._services.emit(AgentUpdated(agent=state))
+        return state
 
-    async def after_spend(self, agent: str) -> None:
-        """After each metered call: the row shows it at once."""
-        await self.publish(agent)
+    async def after_turn(self, agent: str, result: TurnResult) -> None:
+        """After a turn that called the model: its cost line, then the notices."""
+        await self.cost_line(agent, result)
+        await self.spend_notices(agent)
 
     async def spend_notices(self, agent: str) -> None:
         """After a turn's cost line: the once-a-day warning and ceiling notices."""
@@ -137,27 +195,13 @@ class Crew:
         first_today = services.conversation.first_today
         if spent >= ceiling and await first_today(agent, "ceiling", day):
             await first_today(agent, "warn", day)
-            now = services.clock.now()
+            resets_in = until(services.clock.now(), services.gate.resets_at())
             await services.say(
-                agent,
-                "plane",
-                (
-                    f"{agent} has reached its {usd_exact(ceiling)} daily ceiling ({usd(spent)} "
-                    f"spent) and starts no new turn until 00:00 UTC, in "
-                    f"{until(now, services.gate.resets_at())}, or until the limit is raised."
-                ),
+                agent, "plane", notices.ceiling_reached(agent, ceiling, spent, resets_in)
             )
         ratio = Decimal(str(services.config.defaults.warn_ratio))
         if spent >= ceiling * ratio and await first_today(agent, "warn", day):
-            share = int(spent / ceiling * 100)
-            await services.say(
-                agent,
-                "plane",
-                (
-                    f"{agent} has spent {usd(spent)} today, {share}% of its "
-                    f"{usd_exact(ceiling)} daily ceiling."
-                ),
-            )
+            await services.say(agent, "plane", notices.warning(agent, ceiling, spent))
 
     async def cost_line(self, agent: str, result: TurnResult) -> None:
         await self._services.say(
@@ -172,14 +216,7 @@ class Crew:
         if result.unpriced and await self._services.conversation.first_today(
             agent, "unpriced", day
         ):
-            await self._services.say(
-                agent,
-                "plane",
-                (
-                    f"No price is known for {model}, so this turn's cost is not counted; "
-                    "add the model under `pricing:` in agents.yaml."
-                ),
-            )
+            await self._services.say(agent, "plane", notices.unpriced(model))
 
     async def scout(self, asker: str, question: str, paths: list[str], workspace: Path) -> str:
         """Run one scout turn on `asker`'s workspace; return its answer, capped.
@@ -199,10 +236,17 @@ class Crew:
             await self._services.say(SCOUT, "plane", f"{asker} asks: {question} ({listed})")
             number = next(self._turns)
             worker.working = True
-            self._services.bus.emit(TurnStarted(agent=SCOUT, turn=number))
+            self._services.emit(TurnStarted(agent=SCOUT, turn=number))
             await self.publish(SCOUT)
             try:
-                turn = Turn(self._services, worker.spec, number, self._tooling, workspace)
+                turn = Turn(
+                    self._services,
+                    worker.spec,
+                    number,
+                    self._tooling,
+                    workspace,
+                    on_spend=self.publish,
+                )
                 result = await turn.run(
                     f"{asker} asks: {question}\nLook at: {listed}\n"
                     "Answer concisely with only what answers the question."
@@ -230,7 +274,7 @@ class Crew:
             except LedgerError:
                 log.exception("the plane's day could not be read")
             await services.clock.sleep_until(services.gate.resets_at())
-            self._services.bus.emit(DayRolled(snapshot=await self.snapshot()))
+            self._services.emit(DayRolled(snapshot=await self.snapshot()))
             self.wake_all()
 
 

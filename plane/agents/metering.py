@@ -52,7 +52,7 @@ async def metered_call(
     call = await ledger.open_call(agent, provider_name, request.model, estimate, "estimate")
 
     async def on_text(text: str) -> None:
-        services.bus.emit(TextDelta(agent=agent, turn=turn, text=text))
+        services.emit(TextDelta(agent=agent, turn=turn, text=text))
 
     try:
         completion = await provider.complete(request, on_text=on_text)

@@ -1,16 +1,21 @@
 """What the runtime works with, built once by the plane at start-up and
-passed down (no globals)."""
+passed down (no globals).
+
+Only the layers below the agents: the ledger and gate, the histories, the
+providers, the config. Nothing here points back at the crew, its workers or
+the scheduler: what a worker or a turn tells them is passed to it as a
+narrow callable, as `Scheduler(db, clock, wake=…)` is told whom to wake.
+Events leave through `emit`, so the agents know nothing of who listens."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING
 
 from plane.agents.roster import Roster
 from plane.clock import Clock
 from plane.config import Config
-from plane.daemon.events import EventBus
 from plane.economy.compress.store import RefStore
 from plane.economy.summary import Breaker
 from plane.history.conversation import Conversation
@@ -20,11 +25,7 @@ from plane.money.gate import Gate
 from plane.money.ledger import Ledger
 from plane.money.pricing import Pricer
 from plane.providers.base import Provider
-from plane.wire.protocol import Message, MessageAppended, MessageKind, Usage
-
-if TYPE_CHECKING:
-    from plane.agents.crew import Crew
-    from plane.agents.scheduler import Scheduler
+from plane.wire.protocol import Event, Message, MessageAppended, MessageKind, Usage
 
 
 @dataclass
@@ -37,7 +38,8 @@ class Services:
     conversation: Conversation
     transcript: Transcript
     roster: Roster
-    bus: EventBus
+    emit: Callable[[Event], None]
+    """Tells the clients (the daemon's event bus)."""
     pricer: Pricer
     providers: dict[str, Provider]
     refs: RefStore | None
@@ -46,8 +48,6 @@ class Services:
     """Each agent's extra system-prompt sections, fixed for its session."""
     breaker: Breaker = field(default_factory=Breaker)
     """Auto-compact's: three failed summaries in a row and an agent stops trying."""
-    scheduler: Scheduler = field(init=False)
-    crew: Crew = field(init=False)
 
     async def say(
         self,
@@ -64,5 +64,5 @@ class Services:
         message = await self.conversation.append(
             agent, kind, text, held=held, waiting=waiting, cost_usd=cost_usd, usage=usage
         )
-        self.bus.emit(MessageAppended(message=message))
+        self.emit(MessageAppended(message=message))
         return message

@@ -1,8 +1,9 @@
 """The plane's side of an agent's tools: the `ToolContext` a turn hands them.
 
 Tools ask; this decides. A ceiling can only be asked for through
-`commands.ask_limit` (tighten-only); a booking goes to the scheduler; the
-scout runs a turn of its own, on its own row and ceiling.
+`commands.ask_limit` (tighten-only); a booking goes to `book` (the
+scheduler's); the scout runs a turn of its own, on its own row and ceiling.
+Both are callables the crew hands down: nothing here reaches back up.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from plane.agents.commands import ask_limit
 from plane.agents.services import Services
@@ -20,27 +22,34 @@ from plane.clock import Clock, until
 from plane.economy.compress.retrieve import retrieve
 from plane.errors import ToolError
 from plane.wire.protocol import MessageAppended
+
+if TYPE_CHECKING:
+    from plane.agents.scheduler import Booking
 from plane.wire.words import tokens, usd, usd_exact
 
 Scout = Callable[[str, str, list[str], Path], Awaitable[str]]
 """(asking agent, question, paths, workspace) → the scout's concise answer."""
+
+Book = Callable[[str, datetime, str], Awaitable["Booking"]]
+"""(agent, when, note) → the booking made (`Scheduler.book`)."""
 
 
 class AgentToolContext:
     """One agent's turn, as its tools see it."""
 
     def __init__(
-        self, services: Services, agent: str, workspace: Path, scout: Scout | None
+        self, services: Services, agent: str, workspace: Path, book: Book, scout: Scout | None
     ) -> None:
         self.agent = agent
         self.workspace = workspace
         self.sandboxed = services.config.sandbox
         self.clock: Clock = services.clock
         self._services = services
+        self._book = book
         self._scout = scout
 
     async def schedule_turn(self, at: datetime, note: str) -> str:
-        booking = await self._services.scheduler.book(self.agent, at, note)
+        booking = await self._book(self.agent, at, note)
         now = self.clock.now()
         return (
             f"Booked a turn for {booking.due:%Y-%m-%d %H:%M:%S} UTC "
@@ -50,7 +59,7 @@ class AgentToolContext:
     async def ask_limit(self, value: str) -> str:
         messages, reply = await ask_limit(self._services, self.agent, value)
         for message in messages:
-            self._services.bus.emit(MessageAppended(message=message))
+            self._services.emit(MessageAppended(message=message))
         return reply
 
     async def budget_status(self) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from plane.agents.roster import AgentSpec
 from plane.agents.services import Services
-from plane.agents.tool_context import AgentToolContext, Scout
+from plane.agents.tool_context import AgentToolContext, Book, Scout
 from plane.economy.compress import compress
 from plane.economy.repomap.map import note_read
 from plane.providers.base import ChatMessage, ToolCall, ToolSpec
@@ -39,8 +39,9 @@ class ToolOutcome:
 
 
 class Tooling:
-    def __init__(self, services: Services, scout: Scout | None = None) -> None:
+    def __init__(self, services: Services, book: Book, scout: Scout | None = None) -> None:
         self._services = services
+        self._book = book
         self._scout = scout
 
     def session(self, spec: AgentSpec, messages: list[ChatMessage]) -> tuple[str, ...]:
@@ -55,7 +56,7 @@ class Tooling:
     async def run(
         self, spec: AgentSpec, call: ToolCall, workspace: Path, available: tuple[str, ...]
     ) -> ToolOutcome:
-        context = AgentToolContext(self._services, spec.name, workspace, self._scout)
+        context = AgentToolContext(self._services, spec.name, workspace, self._book, self._scout)
         result = await registry.call(call.name, call.arguments, context, available=available)
         if call.name == "read_file" and result.ok:
             await self._remember(workspace, call, result.text)

@@ -9,6 +9,7 @@ model through the toolbox and compression; people see a one-line summary.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -65,8 +66,12 @@ class Turn:
         number: int,
         tooling: Tooling,
         workspace: Path | None = None,
+        *,
+        on_spend: Callable[[str], Awaitable[object]],
     ) -> None:
         self.services = services
+        self._on_spend = on_spend
+        """After each metered call (the agent's name): its row shows the spend at once."""
         self.spec = spec
         self.number = number
         self.tooling = tooling
@@ -190,7 +195,7 @@ class Turn:
         self.result.cost += metered.charge.cost_usd
         self.result.usage = self.result.usage + metered.completion.usage
         self.result.unpriced |= not metered.priced
-        await self.services.crew.after_spend(self.spec.name)
+        await self._on_spend(self.spec.name)
         if metered.failure is not None:
             self.result.ok = False
             await self.say("plane", f"The turn stopped: {metered.failure}")

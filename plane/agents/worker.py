@@ -6,20 +6,24 @@ turn that sees all of it. When the gate holds it, the work stays where it is
 (nothing is lost) and the conversation says why the agent is quiet — once
 per held spell, not once per message. The day rolling over or a raised
 limit wakes the worker, and it answers what waited.
+
+The worker is told what to call and knows nothing of who it calls:
+`publish` shows its row, `after_turn` says a turn's cost and the spend
+notices, the scheduler keeps its bookings. None of them is the crew.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from aiosqlite import Connection
 
 from plane.agents.roster import AgentSpec
-from plane.agents.scheduler import Booking
+from plane.agents.scheduler import Booking, Scheduler
 from plane.agents.services import Services
 from plane.agents.turn import Turn, TurnResult
 from plane.errors import LedgerError
@@ -35,9 +39,23 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+Publish = Callable[[str], Awaitable[object]]
+"""(agent) → its row is shown to the clients as it is now."""
+AfterTurn = Callable[[str, TurnResult], Awaitable[None]]
+"""(agent, what its turn did) → the cost line and the spend notices."""
+
+
 class AgentWorker:
     def __init__(
-        self, services: Services, spec: AgentSpec, tooling: Tooling, next_turn: Callable[[], int]
+        self,
+        services: Services,
+        spec: AgentSpec,
+        tooling: Tooling,
+        next_turn: Callable[[], int],
+        *,
+        bookings: Scheduler,
+        publish: Publish,
+        after_turn: AfterTurn,
     ) -> None:
         self.spec = spec
         self.working = False
@@ -47,6 +65,9 @@ class AgentWorker:
         self._services = services
         self._tooling = tooling
         self._next_turn = next_turn
+        self._bookings = bookings
+        self._publish = publish
+        self._after_turn = after_turn
         self._wake = asyncio.Event()
         self._told_hold = False
         self._busy = False
@@ -101,7 +122,7 @@ class AgentWorker:
                         return
                 except LedgerError as error:
                     await self.unrecorded(error)
-                    await self._services.crew.publish(self.spec.name)
+                    await self._publish(self.spec.name)
                     return
 
     async def _next(self) -> bool:
@@ -112,12 +133,14 @@ class AgentWorker:
         if hold is None:
             self._told_hold = False
         waiting = await services.conversation.waiting(name)
-        due = await services.scheduler.due(name)
+        due = await self._bookings.due(name)
         if not waiting and not due:
             return False
         if hold is not None:
-            await self.tell_hold(hold)
-            await services.crew.publish(name)
+            # Told already (by the send that woke it, or earlier in this spell):
+            # the row is as the clients last saw it, so it is not sent again.
+            if await self.tell_hold(hold) is not None:
+                await self._publish(name)
             return False
         await self._turn(waiting, due)
         return True
@@ -133,12 +156,11 @@ class AgentWorker:
         services, name = self._services, self.spec.name
         number = self._next_turn()
         self.working = True
-        services.bus.emit(TurnStarted(agent=name, turn=number))
-        await services.crew.publish(name)
+        services.emit(TurnStarted(agent=name, turn=number))
+        await self._publish(name)
         try:
-            result = await Turn(services, self.spec, number, self._tooling).run(
-                incoming(waiting, due)
-            )
+            turn = Turn(services, self.spec, number, self._tooling, on_spend=self._publish)
+            result = await turn.run(incoming(waiting, due))
         except asyncio.CancelledError:
             # Cut by a stop: nothing answered it, so what it saw stays waiting
             # and its bookings open; the next start says what the call in
@@ -151,7 +173,7 @@ class AgentWorker:
         except Exception:
             # Failed inside the plane: `run` says so, and that is its answer.
             await self._services.conversation.answered([m.id for m in waiting])
-            await self._services.scheduler.done(due)
+            await self._bookings.done(due)
             await self._keep_ambient()
             raise
         finally:
@@ -162,7 +184,7 @@ class AgentWorker:
         ambient = self.spec.ambient
         if ambient is not None:
             every = timedelta(minutes=ambient.every_minutes)
-            await self._services.scheduler.keep_ambient(self.spec.name, every, ambient.note)
+            await self._bookings.keep_ambient(self.spec.name, every, ambient.note)
 
     async def finish(
         self,
@@ -180,20 +202,19 @@ class AgentWorker:
         questions = [m.id for m in answering]
         if result.answer:
             answer = await services.conversation.answer(name, result.answer, questions)
-            services.bus.emit(MessageAppended(message=answer))
+            services.emit(MessageAppended(message=answer))
         else:  # a turn that failed: its notices are what it answered
             await services.conversation.answered(questions)
-        await services.scheduler.done(list(due))
+        await self._bookings.done(list(due))
         await self._keep_ambient()
         if result.calls:
-            await services.crew.cost_line(name, result)
-            await services.crew.spend_notices(name)
-        services.bus.emit(
+            await self._after_turn(name, result)
+        services.emit(
             TurnFinished(
                 agent=name, turn=number, cost_usd=result.cost, usage=result.usage, ok=result.ok
             )
         )
-        await services.crew.publish(name)
+        await self._publish(name)
 
     async def say(self, kind: MessageKind, text: str) -> Message:
         return await self._services.say(self.spec.name, kind, text)

@@ -8,6 +8,8 @@ listening; `serve()` waits on a stop event (signal handlers only set it);
 cancels the rest and closes everything. A start-up that fails closes what
 it opened, so a refusal leaves nothing running.
 
+Lifecycle only: what each request asks is `plane.daemon.api`'s.
+
 The embedded model is also started later, by the first agent created on it
 from the keyboard: it is offered to new agents (it needs no key), so an
 agent put on it has to be able to take turns.
@@ -28,7 +30,6 @@ from typing import IO
 
 import httpx
 
-from plane.agents.commands import is_command, run_command
 from plane.agents.crew import Crew
 from plane.agents.roster import Roster
 from plane.agents.scheduler import Scheduler
@@ -36,6 +37,7 @@ from plane.agents.services import Services
 from plane.agents.worker import tell_cut_turns
 from plane.clock import Clock, SystemClock
 from plane.config import EMBEDDED, EMBEDDED_MODEL, Config
+from plane.daemon.api import Api
 from plane.daemon.events import EventBus
 from plane.daemon.listener import Listener
 from plane.db import Database, refusal
@@ -56,7 +58,6 @@ from plane.providers.pool import (
     models_offered,
     refuse_missing_keys,
 )
-from plane.wire import protocol as p
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +92,12 @@ class Plane:
         """Two agents created on the embedded model at once start it once."""
         self._listener: Listener | None = None
         self._background: list[asyncio.Task[None]] = []
+        self.bus = EventBus()
+        """What the clients are told; the agents reach it only through `emit`."""
         self.services: Services
+        self.scheduler: Scheduler
+        self.crew: Crew
+        self.api: Api
 
     # ── lifecycle ──────────────────────────────────────────────────────────
 
@@ -156,16 +162,29 @@ class Plane:
             conversation=conversation,
             transcript=Transcript(db),
             roster=roster,
-            bus=EventBus(),
+            emit=self.bus.emit,
             pricer=Pricer(self.config.pricing),
             providers=await self._providers(roster),
             refs=self._refs(),
         )
-        services.crew = crew = Crew(services)
-        services.scheduler = Scheduler(db, self.clock, crew.wake)
+        self.scheduler = Scheduler(db, self.clock, wake=self._wake)
+        self.crew = crew = Crew(services, self.scheduler)
+        self.api = Api(
+            crew=crew,
+            roster=roster,
+            conversation=conversation,
+            ledger=ledger,
+            clock=self.clock,
+            provider_ready=self._provider_ready,
+            stop=self.stop_event.set,
+        )
         crew.start()
-        self._background.append(asyncio.create_task(services.scheduler.run()))
+        self._background.append(asyncio.create_task(self.scheduler.run()))
         await self._listen()
+
+    def _wake(self, agent: str) -> None:
+        """The scheduler's: a booking came due (the crew exists by the time it runs)."""
+        self.crew.wake(agent)
 
     async def serve(self) -> None:
         await self.startup()
@@ -179,10 +198,10 @@ class Plane:
             say_state(self._lock.fileno(), "stopping")
         if self._listener is not None:
             await self._listener.close()
+        self.bus.close()
+        if hasattr(self, "crew"):  # a start-up that failed may have none
+            await self.crew.stop(SHUTDOWN_GRACE_S)
         if hasattr(self, "services"):
-            self.services.bus.close()
-            if crew := getattr(self.services, "crew", None):  # a start-up that failed has none
-                await crew.stop(SHUTDOWN_GRACE_S)
             for provider in self.services.providers.values():
                 await provider.aclose()
             if self.services.refs is not None:
@@ -244,9 +263,9 @@ class Plane:
 
     async def _listen(self) -> None:
         self._listener = Listener(
-            self.handle,
-            self.services.crew.snapshot,
-            self.services.bus,
+            self.api.handle,
+            self.crew.snapshot,
+            self.bus,
             version("plane"),
             self.home.make_token(),
         )
@@ -255,63 +274,6 @@ class Plane:
             self.tcp_port = await self._listener.listen_tcp(*self._tcp)
         if self._lock is not None:
             say_state(self._lock.fileno(), "running")
-
-    # ── requests ───────────────────────────────────────────────────────────
-
-    async def handle(self, request: p.Request) -> p.Reply:
-        services = self.services
-        match request:
-            case p.Status():
-                return p.SnapshotReply(id=request.id, snapshot=await services.crew.snapshot())
-            case p.Send():
-                return p.Sent(id=request.id, messages=await self.send(request.agent, request.text))
-            case p.History():
-                services.roster.get(request.agent)
-                messages = await services.conversation.history(
-                    request.agent, request.limit, before_id=request.before_id
-                )
-                return p.Messages(id=request.id, agent=request.agent, messages=messages)
-            case p.NewAgent():
-                state = await self.new_agent(request.name, request.model, request.role)
-                return p.AgentCreated(id=request.id, agent=state)
-            case p.LedgerQuery():
-                day = request.day or services.clock.now().date()
-                entries = await services.ledger.entries(day)
-                return p.Ledger(id=request.id, day=day, entries=entries)
-            case p.Stop():
-                self.stop_event.set()
-                return p.Ok(id=request.id)
-        raise PlaneError(f"Requests of type {request.type!r} are not handled here.")
-
-    async def send(self, agent: str, text: str) -> list[p.Message]:
-        """Post the operator's text; return what was stored and said at once."""
-        services = self.services
-        services.roster.get(agent)
-        crew = services.crew
-        if is_command(text):
-            messages = await run_command(services, agent, text)
-            for message in messages:
-                services.bus.emit(p.MessageAppended(message=message))
-            crew.wake(agent)
-            await crew.publish(agent)
-            return messages
-        worker = crew.workers[agent]
-        hold = await worker.hold()
-        message = await services.say(agent, "operator", text, held=hold is not None, waiting=True)
-        said = [message]
-        if hold is not None and (notice := await worker.tell_hold(hold)):
-            said.append(notice)
-        worker.wake()
-        await crew.publish(agent)
-        return said
-
-    async def new_agent(self, name: str, model: str, role: str) -> p.AgentState:
-        services = self.services
-        await self._provider_ready(services.roster.admit(name, model))
-        spec = await services.roster.create(name, model, role)
-        services.crew.add(spec)
-        await services.crew.publish(name)
-        return await services.crew.state(name)
 
 
 def _lock(home: Home) -> IO[str]:

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from plane.errors import ProviderReplyError
+from plane.tools.base import ToolSpec as ToolSpec  # what a request offers: the tools' own schema
 from plane.wire.protocol import Usage
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -37,14 +38,6 @@ class ChatMessage:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     """For role `tool`: the call this message answers."""
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    name: str
-    description: str
-    parameters: dict[str, Any]
-    """A JSON schema object for the arguments."""
 
 
 ToolMode = Literal["native", "json_schema"]

@@ -23,6 +23,17 @@ from pydantic import BaseModel, ConfigDict
 from plane.clock import Clock
 
 
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as a model is offered it. Defined with the tools, not the
+    providers: the registry makes these, and a provider only sends them."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    """A JSON schema object for the arguments."""
+
+
 class ToolContext(Protocol):
     """One agent's turn, as its tools see it."""
 

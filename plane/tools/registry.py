@@ -23,10 +23,9 @@ from collections.abc import Collection, Iterable, Mapping
 from types import MappingProxyType
 
 from plane.errors import LedgerError, ToolError
-from plane.providers.base import ToolSpec
 from plane.tools import asks, files, patch, schedule, search, shell
 from plane.tools.arguments import parse_arguments
-from plane.tools.base import Tool, ToolContext, ToolResult
+from plane.tools.base import Tool, ToolContext, ToolResult, ToolSpec
 from plane.tools.schema import arguments_schema
 
 __all__ = ["CORE", "TOOLS", "Tool", "ToolResult", "call", "select_for_session", "specs"]

@@ -20,11 +20,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, get_args
 
-# Re-exported: the TUI imports only plane.wire (and plane.home), and catches these.
-from plane.errors import NotRunning as NotRunning
-from plane.errors import PlaneError as PlaneError
-from plane.home import read_token
 from plane.wire import protocol as p
+
+# Re-exported: the TUI imports only plane.wire (and plane.home), and catches these.
+from plane.wire.errors import NotRunning as NotRunning
+from plane.wire.errors import PlaneError as PlaneError
+from plane.wire.token import read_token
 
 log = logging.getLogger(__name__)
 

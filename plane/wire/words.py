@@ -1,4 +1,4 @@
-"""Dollars and tokens as people read them, in the conversation, the CLI and
+"""Dollars, tokens and durations as people read them, in the conversation, the CLI and
 the TUI alike.
 
 Money is `Decimal` from the price table to the screen; these are the only
@@ -8,9 +8,12 @@ down to `$0.00` when something was spent.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from decimal import ROUND_HALF_UP, Decimal
+from typing import TYPE_CHECKING
 
-from plane.wire.protocol import Usage
+if TYPE_CHECKING:  # a type only: the clock and the CLI word durations without pydantic
+    from plane.wire.protocol import Usage
 
 CENT = Decimal("0.01")
 
@@ -63,3 +66,15 @@ def turn_line(cost: Decimal, usage: Usage, saved_chars: int = 0) -> str:
     if saved_chars:
         line += f" · compression saved {tokens(saved_chars)} chars"
     return line
+
+
+def duration(left: timedelta) -> str:
+    """`3h 05m`, `12m`, `40s`."""
+    seconds = max(0, int(left.total_seconds()))
+    hours, rest = divmod(seconds, 3600)
+    minutes = rest // 60
+    if hours:
+        return f"{hours}h {minutes:02d}m"
+    if minutes:
+        return f"{minutes}m"
+    return f"{seconds}s"

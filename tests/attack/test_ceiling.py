@@ -117,7 +117,7 @@ async def settle(plane, within: float = 30) -> None:
     while asyncio.get_running_loop().time() < deadline:
         await plane.quiet()
         await asyncio.sleep(0.05)
-        if all(w.idle for w in plane.services.crew.workers.values()):
+        if all(w.idle for w in plane.crew.workers.values()):
             return
     raise TimeoutError("agents still working")
 
@@ -152,10 +152,9 @@ async def test_turns_from_every_source_at_once_never_start_over_the_ceiling(tmp_
     scout = "scout: {limitUsd: 0.25, ambient: {every_minutes: 5}}"
     with RoutedLLM(scout_fleet_route) as llm:
         plane = await launch(tmp_path, llm, fleet_config(askers, scout))
-        services = plane.services
         try:
             now = plane.clock.now()
-            await services.scheduler.book("scout", now + timedelta(minutes=5), "check the logs")
+            await plane.scheduler.book("scout", now + timedelta(minutes=5), "check the logs")
             moved = plane.clock.advance(timedelta(minutes=5))  # the booking and ambient are due
             await asyncio.gather(
                 moved,
@@ -165,15 +164,15 @@ async def test_turns_from_every_source_at_once_never_start_over_the_ceiling(tmp_
             await settle(plane)
             costs = await assert_no_turn_began_at_or_over(plane, "scout", Decimal("0.25"))
             assert len(costs) == 3 and sum(costs) == Decimal("0.3")
-            state = await services.crew.state("scout")
+            state = await plane.crew.state("scout")
             assert state.status == "held"
             # Whatever came first, nothing was dropped: each source took a
             # turn or waits, deferred, for the hold to end.
             prompts = " ".join(str(body["messages"][-1]["content"]) for body in llm.by("scout"))
-            due = [b.note for b in await services.scheduler.due("scout")]
+            due = [b.note for b in await plane.scheduler.due("scout")]
             assert "check the logs" in prompts or "check the logs" in due
             assert "[ambient turn]" in prompts or any(
-                b.ambient for b in await services.scheduler.due("scout")
+                b.ambient for b in await plane.scheduler.due("scout")
             )
             assert "operator task 2" in prompts or state.waiting == 3
         finally:

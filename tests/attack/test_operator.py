@@ -115,7 +115,7 @@ async def test_an_agents_commands_cannot_act_as_the_operator(start_plane):
     plane = await start_plane(tcp=("127.0.0.1", 0))
     workspace = plane.home.workspace("demo")
     (workspace / "attack.py").write_text(AGENT_SCRIPT)
-    before = await plane.services.crew.state("demo")
+    before = await plane.crew.state("demo")
 
     frame = await run_as_agent(
         workspace,
@@ -148,7 +148,7 @@ async def test_an_agents_commands_cannot_act_as_the_operator(start_plane):
         else:
             assert refused == [(2, "version"), (3, "version"), (4, "version")], (where, replies)
 
-    after = await plane.services.crew.state("demo")
+    after = await plane.crew.state("demo")
     assert after.limit_usd == before.limit_usd == 1, "the ceiling is where the operator left it"
     assert [s.name for s in plane.services.roster] == ["demo", "scout"], "no agent was made"
     assert not plane.plane.stop_event.is_set(), "the plane was not stopped"

@@ -60,6 +60,18 @@ class RunningPlane:
         return self.plane.services
 
     @property
+    def crew(self):  # type: ignore[no-untyped-def]
+        return self.plane.crew
+
+    @property
+    def scheduler(self):  # type: ignore[no-untyped-def]
+        return self.plane.scheduler
+
+    @property
+    def bus(self):  # type: ignore[no-untyped-def]
+        return self.plane.bus
+
+    @property
     def token(self) -> str:
         """What the operator's clients present (read from the home, as they do)."""
         token = read_token(self.home.token)
@@ -76,17 +88,17 @@ class RunningPlane:
         return client
 
     async def send(self, agent: str, text: str) -> list[p.Message]:
-        return await self.plane.send(agent, text)
+        return await self.plane.api.send(agent, text)
 
     async def turn(self, agent: str, text: str, within: float = 20) -> list[p.Message]:
         """Send `text` and collect what `agent`'s conversation gets until its
         turn finishes."""
-        subscription = self.services.bus.subscribe()
+        subscription = self.bus.subscribe()
         try:
             await self.send(agent, text)
             return await self.until_turn_ends(agent, subscription, within)
         finally:
-            self.services.bus.unsubscribe(subscription)
+            self.bus.unsubscribe(subscription)
 
     async def until_turn_ends(self, agent: str, subscription, within: float = 20):  # type: ignore[no-untyped-def]
         said: list[p.Message] = []
@@ -106,7 +118,7 @@ class RunningPlane:
         """Until no agent is working or has work it may start."""
         for _ in range(2000):
             await asyncio.sleep(0.005)
-            if all(w.idle for w in self.services.crew.workers.values()):
+            if all(w.idle for w in self.crew.workers.values()):
                 return
         raise TimeoutError("agents still working")
 

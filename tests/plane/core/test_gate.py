@@ -53,7 +53,7 @@ async def test_at_its_ceiling_an_agent_starts_no_turn_and_loses_nothing(start_pl
     assert len(second) == 1, "one notice per held spell, not one per message"
     history = await plane.services.conversation.history("demo")
     assert [m.text for m in history if m.held] == ["are you there?", "hello??"]
-    state = await plane.services.crew.state("demo")
+    state = await plane.crew.state("demo")
     assert (state.status, state.waiting) == ("held", 2)
 
 
@@ -62,7 +62,7 @@ async def test_the_next_utc_day_it_answers_everything_that_waited(start_plane):
     await spend_to_the_ceiling(plane)
     await plane.send("demo", "first")
     await plane.send("demo", "second")
-    subscription = plane.services.bus.subscribe()
+    subscription = plane.bus.subscribe()
     await plane.clock.set(datetime(2026, 11, 30, 0, 0, tzinfo=UTC))
     said = await plane.until_turn_ends("demo", subscription)
 
@@ -70,14 +70,14 @@ async def test_the_next_utc_day_it_answers_everything_that_waited(start_plane):
     assert "first" in prompt and "second" in prompt and "while you were held" in prompt
     assert [m.kind for m in said] == ["agent", "cost"]
     assert await spend(plane) == Decimal("0.2")
-    assert (await plane.services.crew.state("demo")).waiting == 0
+    assert (await plane.crew.state("demo")).waiting == 0
 
 
 async def test_raising_the_limit_answers_what_waited_at_once(start_plane):
     plane = await start_plane()
     await spend_to_the_ceiling(plane)
     await plane.send("demo", "waiting for you")
-    subscription = plane.services.bus.subscribe()
+    subscription = plane.bus.subscribe()
     said = await plane.send("demo", "/limit 3")
     assert said[1].text == "Spending limit set to $3.00 a day. $1.00 spent today, of $3.00 a day."
     answered = await plane.until_turn_ends("demo", subscription)
@@ -134,8 +134,8 @@ async def test_held_messages_survive_a_restart_and_are_answered_the_next_day(sta
     await spend_to_the_ceiling(plane)
     await plane.send("demo", "kept across a restart")
     plane = await start_plane(restart=plane)
-    assert (await plane.services.crew.state("demo")).status == "held"
-    subscription = plane.services.bus.subscribe()
+    assert (await plane.crew.state("demo")).status == "held"
+    subscription = plane.bus.subscribe()
     await plane.clock.advance(timedelta(hours=12))
     await plane.until_turn_ends("demo", subscription)
     assert "kept across a restart" in plane.llm.requests[-1]["messages"][-1]["content"]
@@ -165,11 +165,11 @@ async def test_a_clock_that_steps_back_a_day_grants_no_second_budget(start_plane
     await plane.send("demo", "and after a restart?")
     await plane.quiet()
     assert len(plane.llm.requests) == calls
-    state = await plane.services.crew.state("demo")
+    state = await plane.crew.state("demo")
     assert state.status == "held"
     assert state.resumes_at == datetime(2026, 11, 30, 0, 0, tzinfo=UTC)
 
-    subscription = plane.services.bus.subscribe()
+    subscription = plane.bus.subscribe()
     await plane.clock.set(datetime(2026, 11, 30, 0, 0, tzinfo=UTC))
     await plane.until_turn_ends("demo", subscription)
     prompt = plane.llm.requests[-1]["messages"][-1]["content"]

@@ -40,13 +40,13 @@ def short_grace(monkeypatch):
 
 async def mid_stream(plane: RunningPlane, agent: str, text: str) -> None:
     """Send `text`, and return once the answer has begun to stream."""
-    subscription = plane.services.bus.subscribe()
+    subscription = plane.bus.subscribe()
     try:
         await plane.send(agent, text)
         while not isinstance(await subscription.queue.get(), p.TextDelta):
             pass
     finally:
-        plane.services.bus.unsubscribe(subscription)
+        plane.bus.unsubscribe(subscription)
 
 
 async def until_said(plane: RunningPlane, agent: str, text: str) -> list[p.Message]:
@@ -89,11 +89,11 @@ async def test_a_booked_turn_cut_by_a_stop_is_taken_again(start_plane):
     plane = await start_plane(ROOMY)
     plane.llm.stall("Checking the", seconds=30)
     plane.llm.reply("checked", usage=Usage(input_tokens=10))
-    subscription = plane.services.bus.subscribe()
-    await plane.services.scheduler.book("demo", plane.clock.now(), "check the build")
+    subscription = plane.bus.subscribe()
+    await plane.scheduler.book("demo", plane.clock.now(), "check the build")
     while not isinstance(await asyncio.wait_for(subscription.queue.get(), 10), p.TextDelta):
         pass
-    plane.services.bus.unsubscribe(subscription)
+    plane.bus.unsubscribe(subscription)
 
     again = await start_plane(restart=plane)
     history = await asyncio.wait_for(until_said(again, "demo", "checked"), 15)
@@ -105,7 +105,7 @@ async def test_a_booked_turn_cut_by_a_stop_is_taken_again(start_plane):
     ]
     assert "check the build" in again.llm.requests[-1]["messages"][-1]["content"]
     await again.quiet()
-    assert await again.services.scheduler.open("demo") == []
+    assert await again.scheduler.open("demo") == []
 
 
 async def test_a_turn_that_fails_inside_the_plane_is_answered_once(start_plane, monkeypatch):

@@ -64,18 +64,18 @@ async def test_a_booked_turn_fires_when_the_clock_reaches_it(start_plane):
     await plane.quiet()
     assert len(plane.llm.requests) == calls, "not due yet"
 
-    subscription = plane.services.bus.subscribe()
+    subscription = plane.bus.subscribe()
     await plane.clock.advance(timedelta(minutes=31))
     await plane.until_turn_ends("demo", subscription)
     assert "check CI" in plane.llm.requests[-1]["messages"][-1]["content"]
-    assert await plane.services.scheduler.open("demo") == []
+    assert await plane.scheduler.open("demo") == []
 
 
 async def test_bookings_survive_a_restart(start_plane):
     plane = await start_plane()
-    await plane.services.scheduler.book("demo", plane.clock.now() + timedelta(hours=1), "later")
+    await plane.scheduler.book("demo", plane.clock.now() + timedelta(hours=1), "later")
     plane = await start_plane(restart=plane)
-    subscription = plane.services.bus.subscribe()
+    subscription = plane.bus.subscribe()
     await plane.clock.advance(timedelta(hours=2))
     await plane.until_turn_ends("demo", subscription)
     assert "later" in plane.llm.requests[-1]["messages"][-1]["content"]
@@ -147,15 +147,15 @@ async def test_a_self_booking_agent_stops_at_its_ceiling_and_resumes_the_next_da
         await plane.quiet()
     spend = await plane.services.ledger.spend_today("demo")
     assert Decimal("0.05") <= spend <= Decimal("0.07"), "overshoot at most one turn"
-    state = await plane.services.crew.state("demo")
+    state = await plane.crew.state("demo")
     assert state.status == "held"
     calls = len(plane.llm.requests)
     await plane.clock.advance(timedelta(minutes=5))
     await plane.quiet()
     assert len(plane.llm.requests) == calls
-    assert len(await plane.services.scheduler.open("demo")) == 1, "the booking is kept"
+    assert len(await plane.scheduler.open("demo")) == 1, "the booking is kept"
 
-    subscription = plane.services.bus.subscribe()
+    subscription = plane.bus.subscribe()
     await plane.clock.set(datetime(2026, 11, 30, 0, 0, 1, tzinfo=UTC))
     await plane.until_turn_ends("demo", subscription)
     assert "keep going" in plane.llm.requests[calls]["messages"][-1]["content"]
@@ -200,8 +200,8 @@ async def test_an_unpriced_model_is_said_and_a_ceiling_holds_it(start_plane):
     assert said[0].held and "no price is known for other-model" in said[1].text
     assert plane.llm.requests == []
     await plane.send("demo", "/limit off")
-    subscription = plane.services.bus.subscribe()
-    plane.services.crew.wake("demo")
+    subscription = plane.bus.subscribe()
+    plane.crew.wake("demo")
     said = await plane.until_turn_ends("demo", subscription)
     assert "No price is known for other-model, so this turn's cost is not counted" in said[-1].text
 
@@ -228,14 +228,14 @@ async def test_tool_output_reaches_the_model_compressed_and_comes_back_whole(sta
 
 async def test_an_agent_created_from_the_keyboard_works_like_one_from_the_file(start_plane):
     plane = await start_plane()
-    await plane.plane.new_agent("helper", "scripted-model", "You help.")
+    await plane.plane.api.new_agent("helper", "scripted-model", "You help.")
     plane.llm.reply("", tool_calls=[("write_file", {"path": "x.txt", "content": "1"})], usage=CENT)
     plane.llm.reply("Wrote it.", usage=CENT)
     said = await plane.turn("helper", "write x.txt")
     assert said[-2].text == "Wrote it." and said[-1].text.startswith("$0.02")
     assert (plane.services.roster.get("helper").workspace / "x.txt").read_text() == "1"
     assert "You help." in plane.llm.requests[-1]["messages"][0]["content"]
-    assert (await plane.services.crew.state("helper")).limit_usd == 1
+    assert (await plane.crew.state("helper")).limit_usd == 1
 
 
 async def test_new_starts_a_session_without_the_history_and_keeps_it_on_disk(start_plane):
@@ -265,7 +265,7 @@ async def test_ambient_turns_come_every_so_often_through_the_gate(start_plane):
     await plane.quiet()
     assert plane.llm.requests == []
     for _ in range(2):
-        subscription = plane.services.bus.subscribe()
+        subscription = plane.bus.subscribe()
         await plane.clock.advance(timedelta(minutes=31))
         await plane.until_turn_ends("demo", subscription)
         prompt = plane.llm.requests[-1]["messages"][-1]["content"]
@@ -275,9 +275,9 @@ async def test_ambient_turns_come_every_so_often_through_the_gate(start_plane):
     await plane.clock.advance(timedelta(hours=3))
     await plane.quiet()
     assert len(plane.llm.requests) == calls, "held: the ambient turn waits"
-    [waiting] = await plane.services.scheduler.open("demo")
+    [waiting] = await plane.scheduler.open("demo")
     assert waiting.ambient, "one deferred turn, not a backlog of six"
-    subscription = plane.services.bus.subscribe()
+    subscription = plane.bus.subscribe()
     await plane.send("demo", "/limit 1")
     await plane.until_turn_ends("demo", subscription)
     assert "[ambient turn]" in plane.llm.requests[-1]["messages"][-1]["content"]
@@ -343,7 +343,7 @@ async def test_a_ledger_that_cannot_record_stops_the_turn_before_any_call(start_
     await plane.quiet()
     assert notice.kind == "plane" and notice.text == STOPPED
     assert plane.llm.requests == [], "nothing is sent that could not be counted"
-    assert (await plane.services.crew.state("demo")).status == "idle"
+    assert (await plane.crew.state("demo")).status == "idle"
 
 
 async def test_the_scouts_unrecorded_spend_stops_the_asking_agents_turn_too(start_plane):

@@ -176,10 +176,12 @@ async def ledger(tmp_path: Path) -> AsyncIterator[Ledger]:
     await db.close()
 
 
-def services(provider: OpenAIProvider, ledger: Ledger, bus: object) -> Services:
+def services(provider: OpenAIProvider, ledger: Ledger, bus: KillOnFirstText) -> Services:
     """What `metered_call` reads of the plane's services, all real but the bus."""
     pricer = Pricer({"smollm2": Price(input=Decimal(30), output=Decimal(120))})
-    found = SimpleNamespace(providers={"embedded": provider}, pricer=pricer, ledger=ledger, bus=bus)
+    found = SimpleNamespace(
+        providers={"embedded": provider}, pricer=pricer, ledger=ledger, emit=bus.emit
+    )
     return cast(Services, found)
 
 
@@ -199,7 +201,7 @@ async def test_a_call_cut_by_the_childs_death_is_kept_at_an_estimate_and_the_nex
     assert cut.failure is None and cut.completion.stop_reason == "interrupted"
     assert cut.completion.text and cut.completion.usage_estimated
     await until(lambda: model.supervisor.ready and model.pid != bus.killed, "the restart")
-    plane.bus = SimpleNamespace(emit=lambda event: None)
+    plane.emit = lambda event: None
     whole = await metered_call(plane, "demo", "embedded", ask(), 2)
     assert whole.completion.text.strip() and not whole.completion.usage_estimated
     first, second = await ledger.entries(NOON.date())

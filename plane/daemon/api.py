@@ -1,0 +1,81 @@
+"""Requests → runtime calls: what each request a client sends asks of the
+plane, and the reply it gets.
+
+The routing only: the conversation's rules are the crew's (`Crew.send`),
+the agents' the roster's, money's the ledger's. The lifecycle — what exists
+and when — is `plane.daemon.server`'s; it hands this what a request may
+call, as narrow parts and callables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from plane.agents.crew import Crew
+from plane.agents.roster import Roster
+from plane.clock import Clock
+from plane.errors import PlaneError
+from plane.history.conversation import Conversation
+from plane.money.ledger import Ledger
+from plane.wire import protocol as p
+
+ProviderReady = Callable[[str], Awaitable[None]]
+"""(provider) → returns once the provider can take calls (the embedded model
+starts on the first agent put on it), or raises why it cannot."""
+
+
+class Api:
+    def __init__(
+        self,
+        *,
+        crew: Crew,
+        roster: Roster,
+        conversation: Conversation,
+        ledger: Ledger,
+        clock: Clock,
+        provider_ready: ProviderReady,
+        stop: Callable[[], None],
+    ) -> None:
+        self._crew = crew
+        self._roster = roster
+        self._conversation = conversation
+        self._ledger = ledger
+        self._clock = clock
+        self._provider_ready = provider_ready
+        self._stop = stop
+
+    async def handle(self, request: p.Request) -> p.Reply:
+        match request:
+            case p.Status():
+                return p.SnapshotReply(id=request.id, snapshot=await self._crew.snapshot())
+            case p.Send():
+                return p.Sent(id=request.id, messages=await self.send(request.agent, request.text))
+            case p.History():
+                self._roster.get(request.agent)
+                messages = await self._conversation.history(
+                    request.agent, request.limit, before_id=request.before_id
+                )
+                return p.Messages(id=request.id, agent=request.agent, messages=messages)
+            case p.NewAgent():
+                state = await self.new_agent(request.name, request.model, request.role)
+                return p.AgentCreated(id=request.id, agent=state)
+            case p.LedgerQuery():
+                day = request.day or self._clock.now().date()
+                entries = await self._ledger.entries(day)
+                return p.Ledger(id=request.id, day=day, entries=entries)
+            case p.Stop():
+                self._stop()
+                return p.Ok(id=request.id)
+        raise PlaneError(f"Requests of type {request.type!r} are not handled here.")
+
+    async def send(self, agent: str, text: str) -> list[p.Message]:
+        """Post the operator's text; return what was stored and said at once."""
+        self._roster.get(agent)
+        return await self._crew.send(agent, text)
+
+    async def new_agent(self, name: str, model: str, role: str) -> p.AgentState:
+        """Its provider ready first: a model that cannot start makes no agent."""
+        await self._provider_ready(self._roster.admit(name, model))
+        spec = await self._roster.create(name, model, role)
+        self._crew.add(spec)
+        return await self._crew.publish(name)

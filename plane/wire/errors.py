@@ -1,0 +1,23 @@
+"""The errors both sides of the socket know: the base every plane error
+derives from, and the client's "no plane answers here".
+
+They live in `wire`, the bottom layer, so the socket client and the TUI
+raise and catch them without loading the daemon's modules. The rest of the
+hierarchy, and the tree of it, is in `plane.errors`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # a type only: importing the protocol (pydantic) costs a CLI call ~0.1 s
+    from plane.wire.protocol import ErrorCode
+
+
+class PlaneError(Exception):
+    code: ErrorCode = "internal"
+
+
+class NotRunning(PlaneError):
+    def __init__(self, where: str) -> None:
+        super().__init__(f"No plane is running at {where}. Start one with `plane serve`.")

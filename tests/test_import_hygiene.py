@@ -1,0 +1,25 @@
+"""The TUI loads no part of the daemon: proved by importing it, not only by
+the import-linter contract (which cannot see an import made at run time)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+ALLOWED = ("plane", "plane.home", "plane.wire")
+
+
+def loaded_after(module: str) -> list[str]:
+    code = f"import json, sys, {module}; print(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    return [name for name in json.loads(out) if name == "plane" or name.startswith("plane.")]
+
+
+def test_importing_the_tui_loads_only_plane_wire_and_plane_home() -> None:
+    loaded = loaded_after("tui.app")
+    others = [m for m in loaded if m not in ALLOWED and not m.startswith("plane.wire.")]
+    assert others == [], f"tui.app loads {others}"
+    assert "plane.wire.protocol" in loaded, "the test imports what it means to"
