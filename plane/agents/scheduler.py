@@ -13,8 +13,7 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-
-from aiosqlite import Row
+from sqlite3 import Row
 
 from plane.clock import Clock
 from plane.db import Database
@@ -39,15 +38,19 @@ class Scheduler:
 
     async def book(self, agent: str, due: datetime, note: str, *, ambient: bool = False) -> Booking:
         now = self._clock.now()
-        async with self._db.transaction() as tx:
-            cursor = await tx.execute(
-                "INSERT INTO bookings (agent, due, note, booked_at, ambient)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (agent, due.isoformat(), note, now.isoformat(), int(ambient)),
+        row = (agent, due.isoformat(), note, now.isoformat(), int(ambient))
+        booked = await self._db.write(
+            lambda conn: (
+                conn.execute(
+                    "INSERT INTO bookings (agent, due, note, booked_at, ambient)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    row,
+                ).lastrowid
             )
+        )
         self._changed.set()
-        assert cursor.lastrowid is not None
-        return Booking(cursor.lastrowid, agent, due, note, now, ambient)
+        assert booked is not None
+        return Booking(booked, agent, due, note, now, ambient)
 
     async def keep_ambient(self, agent: str, every: timedelta, note: str) -> None:
         """Make sure the agent's next ambient turn is booked: one at a time, so
@@ -70,10 +73,10 @@ class Scheduler:
     async def done(self, bookings: list[Booking]) -> None:
         if not bookings:
             return
-        async with self._db.transaction() as tx:
-            await tx.executemany(
-                "UPDATE bookings SET done = 1 WHERE id = ?", [(b.id,) for b in bookings]
-            )
+        ids = [(b.id,) for b in bookings]
+        await self._db.write(
+            lambda conn: conn.executemany("UPDATE bookings SET done = 1 WHERE id = ?", ids)
+        )
 
     async def run(self) -> None:
         """Wake each agent when a booking of its comes due; forever."""

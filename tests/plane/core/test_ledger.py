@@ -124,9 +124,11 @@ async def test_the_later_day_holds_across_a_restart_with_the_clock_back(open_led
 
 async def test_a_database_that_refuses_a_write_raises_ledger_error(open_ledger):
     db, ledger = await open_ledger(ManualClock(NOON))
-    await db.connection.execute(
-        "CREATE TRIGGER refuse BEFORE INSERT ON calls"
-        " BEGIN SELECT RAISE(ABORT, 'disk says no'); END"
+    await db.write(
+        lambda conn: conn.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON calls"
+            " BEGIN SELECT RAISE(ABORT, 'disk says no'); END"
+        )
     )
     with pytest.raises(LedgerError, match=r"could not be recorded in the ledger \(disk says no\)"):
         await ledger.open_call("demo", "p", "m", Decimal("0.05"), "estimate")
@@ -136,8 +138,10 @@ async def test_a_database_that_refuses_a_write_raises_ledger_error(open_ledger):
 async def test_a_settle_the_database_refuses_keeps_the_estimate(open_ledger):
     db, ledger = await open_ledger(ManualClock(NOON))
     call = await ledger.open_call("demo", "p", "m", Decimal("0.05"), "estimate")
-    await db.connection.execute(
-        "CREATE TRIGGER refuse BEFORE UPDATE ON calls BEGIN SELECT RAISE(ABORT, 'no'); END"
+    await db.write(
+        lambda conn: conn.execute(
+            "CREATE TRIGGER refuse BEFORE UPDATE ON calls BEGIN SELECT RAISE(ABORT, 'no'); END"
+        )
     )
     with pytest.raises(LedgerError):
         await ledger.settle(call, USAGE, Decimal("0.01"), "table")
