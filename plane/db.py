@@ -147,10 +147,10 @@ MIGRATIONS: tuple[str, ...] = (
         day TEXT NOT NULL
     );
     """,
-    # Each agent's spend per day, kept by the ledger in the transaction that
-    # changes `calls`, so the first gate check of a day reads one row per
-    # agent instead of summing the day's calls. Summed exactly (decimal_sum,
-    # the writer's own function), never as floats.
+    # Each agent's spend per day on the calls no longer pending, kept by the
+    # ledger in the transaction that closes them, so the first gate check of
+    # a day reads one row per agent instead of summing the day's calls.
+    # Summed exactly (decimal_sum, the writer's own function), never as floats.
     """
     CREATE TABLE spend (
         day TEXT NOT NULL,
@@ -159,7 +159,8 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (day, agent)
     ) WITHOUT ROWID;
     INSERT INTO spend (day, agent, cost_usd)
-        SELECT day, agent, decimal_sum(cost_usd) FROM calls GROUP BY day, agent;
+        SELECT day, agent, decimal_sum(cost_usd) FROM calls WHERE status != 'pending'
+        GROUP BY day, agent;
     """,
 )
 
@@ -167,9 +168,11 @@ MIGRATIONS: tuple[str, ...] = (
 @dataclass
 class Counts:
     """What the database has done, for the benchmark: writes asked for,
-    transactions committed, reads answered."""
+    batches the writer took (a thread hop each, there and back),
+    transactions committed, reads answered (on the reader's thread)."""
 
     writes: int = 0
+    batches: int = 0
     commits: int = 0
     reads: int = 0
 
@@ -309,6 +312,7 @@ class Database:
                         break
                     batch.append(item)
                 self._commit(batch)
+                self.counts.batches += 1
                 self._loop.call_soon_threadsafe(self._deliver, batch)
         finally:
             self._writer.close()
@@ -375,6 +379,7 @@ def _connect_writer(path: Path) -> sqlite3.Connection:
         for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON"):
             conn.execute(f"PRAGMA {pragma}")
         conn.create_aggregate("decimal_sum", 1, _DecimalSum)  # type: ignore[arg-type]
+        conn.create_function("decimal_add", 2, _decimal_add, deterministic=True)
     except BaseException:
         conn.close()
         raise
@@ -393,6 +398,11 @@ class _DecimalSum:
 
     def finalize(self) -> str:
         return str(self.total)
+
+
+def _decimal_add(a: str, b: str) -> str:
+    """a + b, decimal strings added exactly (SQLite's + would use floats)."""
+    return str(Decimal(a) + Decimal(b))
 
 
 def _migration(conn: sqlite3.Connection, script: str, step: int) -> None:

@@ -10,9 +10,10 @@ under-counts, and never counts twice. A call that failed with no response is
 A call is charged to the UTC day in which its cost became known: a pending
 call counts on the day it was sent, and settling moves it to the day of the
 response. The day's sums per agent live in memory for the gate; the tables
-are the record: `calls`, and `spend`, each agent's sum per day, kept in the
-same transaction as the calls it sums, so the first gate check of a day
-(after a restart) reads one row per agent, not the day's every call.
+are the record: `calls`, and `spend`, each agent's sum per day of the calls
+no longer pending, kept in the transaction that closes them, so the first
+gate check of a day (after a restart) reads one row per agent and the few
+calls in flight, not the day's every call.
 
 Every change is one write function, one transaction on the database's
 writer, and the sums in memory move only once it has committed.
@@ -96,6 +97,8 @@ class Ledger:
         self._latest: date | None = None
         """The latest day reached (None until read from the database)."""
         self._told_back: date | None = None
+        self._open: dict[int, _Recorded] = {}
+        """The calls this plane opened and has not closed, as written."""
 
     async def recover(self, tell: Tell | None = None) -> dict[str, Interrupted]:
         """Mark calls left pending by a plane that died as interrupted, at
@@ -107,11 +110,12 @@ class Ledger:
         def recover(conn: Connection) -> dict[str, Interrupted]:
             cut: dict[str, Interrupted] = {}
             rows = conn.execute(
-                "SELECT agent, cost_usd FROM calls WHERE status = 'pending' ORDER BY id"
+                "SELECT agent, day, cost_usd FROM calls WHERE status = 'pending' ORDER BY id"
             )
-            for agent, cost in rows.fetchall():
+            for agent, day, cost in rows.fetchall():
                 before = cut.get(agent, Interrupted(0, Decimal(0)))
                 cut[agent] = Interrupted(before.calls + 1, before.estimate_usd + Decimal(cost))
+                _add_spend(conn, date.fromisoformat(day), agent, Decimal(cost))
             conn.execute(
                 "UPDATE calls SET status = 'interrupted', estimated = 1 WHERE status = 'pending'"
             )
@@ -175,11 +179,14 @@ class Ledger:
                 " status, estimated) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1)",
                 row,
             )
-            _add_spend(conn, day, agent, estimate)
             assert cursor.lastrowid is not None
             return cursor.lastrowid
 
-        return await self._write(open_call, then=lambda _: self._count(day, agent, estimate))
+        def opened(call: int) -> None:
+            self._open[call] = _Recorded(agent, day, estimate, "pending", source)
+            self._count(day, agent, estimate)
+
+        return await self._write(open_call, then=opened)
 
     async def settle(
         self, call: int, usage: Usage, cost: Decimal, source: str, *, estimated: bool = False
@@ -212,17 +219,19 @@ class Ledger:
         transaction. `source` None keeps the price source recorded."""
         known_day = await self.today()
         await self._day(known_day)
+        opened = self._open.get(call)
 
         def close(conn: Connection) -> _Recorded:
-            recorded = _recorded(conn, call)
-            if recorded.status != "pending":
-                raise ValueError(f"call {call} is already {recorded.status}")
-            conn.execute(
-                "UPDATE calls SET day = ?, at = ?, input_tokens = ?, cache_read_tokens = ?,"
+            recorded = opened or _recorded(conn, call)
+            # The day is set only when it moves: an unchanged day would still
+            # rewrite the row's entry in the index by day.
+            moves = "day = ?, " if recorded.day != known_day else ""
+            changed = conn.execute(
+                f"UPDATE calls SET {moves}at = ?, input_tokens = ?, cache_read_tokens = ?,"
                 " cache_write_tokens = ?, output_tokens = ?, cost_usd = ?, price_source = ?,"
-                " status = ?, estimated = ? WHERE id = ?",
+                " status = ?, estimated = ? WHERE id = ? AND status = 'pending'",
                 (
-                    known_day.isoformat(),
+                    *((known_day.isoformat(),) if moves else ()),
                     now.isoformat(),
                     usage.input_tokens,
                     usage.cache_read_tokens,
@@ -234,12 +243,15 @@ class Ledger:
                     int(estimated),
                     call,
                 ),
-            )
-            _add_spend(conn, recorded.day, recorded.agent, -recorded.cost_usd)
-            _add_spend(conn, known_day, recorded.agent, cost)
+            ).rowcount
+            if not changed:
+                raise ValueError(f"call {call} is already {_recorded(conn, call).status}")
+            if cost:
+                _add_spend(conn, known_day, recorded.agent, cost)
             return recorded
 
         def moved(recorded: _Recorded) -> None:
+            self._open.pop(call, None)
             self._count(recorded.day, recorded.agent, -recorded.cost_usd)
             self._count(known_day, recorded.agent, cost)
 
@@ -254,15 +266,21 @@ class Ledger:
             sums[agent] = sums.get(agent, Decimal(0)) + amount
 
     async def _day(self, day: date) -> dict[str, Decimal]:
-        """The day's sums, read once. Read on the writer, between two
+        """The day's sums, read once: the closed calls' from `spend`, and the
+        estimates of calls still pending. Read on the writer, between two
         commits, so no commit can fall between the read and the sums."""
         if day not in self._days:
 
             def read(conn: Connection) -> dict[str, Decimal]:
                 rows = conn.execute(
-                    "SELECT agent, cost_usd FROM spend WHERE day = ?", (day.isoformat(),)
+                    "SELECT agent, cost_usd FROM spend WHERE day = ?1 UNION ALL"
+                    " SELECT agent, cost_usd FROM calls WHERE status = 'pending' AND day = ?1",
+                    (day.isoformat(),),
                 )
-                return {agent: Decimal(cost) for agent, cost in rows.fetchall()}
+                sums: dict[str, Decimal] = {}
+                for agent, cost in rows.fetchall():
+                    sums[agent] = sums.get(agent, Decimal(0)) + Decimal(cost)
+                return sums
 
             await self._write(
                 read, then=lambda sums: self._days.setdefault(day, sums), reading=True
@@ -323,13 +341,12 @@ def _recorded(conn: Connection, call: int) -> _Recorded:
 
 
 def _add_spend(conn: Connection, day: date, agent: str, amount: Decimal) -> None:
-    """Move `agent`'s sum for `day` by `amount`, exactly (as text, in Python:
-    SQLite would add floats)."""
-    key = (day.isoformat(), agent)
-    row = conn.execute("SELECT cost_usd FROM spend WHERE day = ? AND agent = ?", key).fetchone()
-    total = amount if row is None else Decimal(row[0]) + amount
+    """Move `agent`'s sum for `day` by `amount`, exactly (`decimal_add`, the
+    writer's own function: SQLite's + would add floats)."""
     conn.execute(
-        "INSERT OR REPLACE INTO spend (day, agent, cost_usd) VALUES (?, ?, ?)", (*key, str(total))
+        "INSERT INTO spend (day, agent, cost_usd) VALUES (?, ?, ?) ON CONFLICT (day, agent)"
+        " DO UPDATE SET cost_usd = decimal_add(cost_usd, excluded.cost_usd)",
+        (day.isoformat(), agent, str(amount)),
     )
 
 
