@@ -130,6 +130,8 @@ class Ledger:
         A new day is recorded before this returns, so nothing is charged to a
         day a restart could forget."""
         clock_day = day_of(self._clock.now())
+        if clock_day == self._latest:
+            return clock_day  # every call but a day's first
         latest = await self._latest_day()
         if clock_day > latest:
             await self._write(
@@ -170,7 +172,8 @@ class Ledger:
         self, agent: str, provider: str, model: str, estimate: Decimal, source: str
     ) -> int:
         now, day = self._clock.now(), await self.today()
-        await self._day(day)  # the gate's sum for the day, before it moves
+        if day not in self._days:
+            await self._day(day)  # the gate's sum for the day, before it moves
         row = (agent, day.isoformat(), now.isoformat(), provider, model, str(estimate), source)
 
         def open_call(conn: Connection) -> int:
@@ -218,7 +221,8 @@ class Ledger:
         it was sent to its cost on the day it became known, in one
         transaction. `source` None keeps the price source recorded."""
         known_day = await self.today()
-        await self._day(known_day)
+        if known_day not in self._days:
+            await self._day(known_day)
         opened = self._open.get(call)
 
         def close(conn: Connection) -> _Recorded:
