@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import aiosqlite
 
@@ -177,6 +177,16 @@ class Counts:
     reads: int = 0
 
 
+class Finisher(Protocol):
+    """The last part of every transaction (see `Database.finish_with`)."""
+
+    def write(self, conn: sqlite3.Connection) -> None:
+        """Write what this transaction's functions left, before COMMIT."""
+
+    def forget(self) -> None:
+        """The transaction did not commit: drop what its functions left."""
+
+
 @dataclass
 class _Write(Generic[T]):
     fn: Callable[[sqlite3.Connection], T]
@@ -196,6 +206,7 @@ class Database:
         self._queue: queue.SimpleQueue[_Write[Any] | None] = queue.SimpleQueue()
         self._stopped: asyncio.Future[None] = self._loop.create_future()
         self._closing = False
+        self._finishers: list[Finisher] = []
         self.counts = Counts()
         self._thread = threading.Thread(target=self._serve, name="plane-db-writer", daemon=True)
         self._thread.start()
@@ -271,6 +282,12 @@ class Database:
         self._queue.put(_Write(fn, future, then))
         return await future
 
+    def finish_with(self, finisher: Finisher) -> None:
+        """Have `finisher` end every transaction: what the write functions of
+        a batch left to write once (the ledger's sums) is written last, inside
+        the transaction, on the writer."""
+        self._finishers.append(finisher)
+
     async def fetchall(self, sql: str, *params: object) -> list[sqlite3.Row]:
         self.counts.reads += 1
         async with self._reader.execute(sql, params) as cursor:
@@ -333,8 +350,12 @@ class Database:
             conn.execute("BEGIN IMMEDIATE")
             for item in batch:
                 item.outcome = (True, item.fn(conn))
+            for finish in self._finishers:
+                finish.write(conn)
             conn.execute("COMMIT")
         except Exception as exc:
+            for finish in self._finishers:
+                finish.forget()
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             if len(batch) > 1:

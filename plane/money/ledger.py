@@ -99,6 +99,8 @@ class Ledger:
         self._told_back: date | None = None
         self._open: dict[int, _Recorded] = {}
         """The calls this plane opened and has not closed, as written."""
+        self._sums = _Sums()
+        db.finish_with(self._sums)
 
     async def recover(self, tell: Tell | None = None) -> dict[str, Interrupted]:
         """Mark calls left pending by a plane that died as interrupted, at
@@ -115,7 +117,7 @@ class Ledger:
             for agent, day, cost in rows.fetchall():
                 before = cut.get(agent, Interrupted(0, Decimal(0)))
                 cut[agent] = Interrupted(before.calls + 1, before.estimate_usd + Decimal(cost))
-                _add_spend(conn, date.fromisoformat(day), agent, Decimal(cost))
+                self._sums.add(date.fromisoformat(day), agent, Decimal(cost))
             conn.execute(
                 "UPDATE calls SET status = 'interrupted', estimated = 1 WHERE status = 'pending'"
             )
@@ -251,7 +253,7 @@ class Ledger:
             if not changed:
                 raise ValueError(f"call {call} is already {_recorded(conn, call).status}")
             if cost:
-                _add_spend(conn, known_day, recorded.agent, cost)
+                self._sums.add(known_day, recorded.agent, cost)
             return recorded
 
         def moved(recorded: _Recorded) -> None:
@@ -344,14 +346,31 @@ def _recorded(conn: Connection, call: int) -> _Recorded:
     )
 
 
-def _add_spend(conn: Connection, day: date, agent: str, amount: Decimal) -> None:
-    """Move `agent`'s sum for `day` by `amount`, exactly (`decimal_add`, the
-    writer's own function: SQLite's + would add floats)."""
-    conn.execute(
-        "INSERT INTO spend (day, agent, cost_usd) VALUES (?, ?, ?) ON CONFLICT (day, agent)"
-        " DO UPDATE SET cost_usd = decimal_add(cost_usd, excluded.cost_usd)",
-        (day.isoformat(), agent, str(amount)),
-    )
+class _Sums:
+    """The `spend` rows a transaction moves, added up as its functions run
+    and written once at its end: one row per agent per batch, not one per
+    call. Used only on the database's writer thread."""
+
+    def __init__(self) -> None:
+        self._moved: dict[tuple[str, str], Decimal] = {}
+
+    def add(self, day: date, agent: str, amount: Decimal) -> None:
+        key = (day.isoformat(), agent)
+        self._moved[key] = self._moved.get(key, Decimal(0)) + amount
+
+    def write(self, conn: Connection) -> None:
+        """Each sum moved, exactly (`decimal_add`, the writer's own function:
+        SQLite's + would add floats)."""
+        if self._moved:
+            conn.executemany(
+                "INSERT INTO spend (day, agent, cost_usd) VALUES (?, ?, ?) ON CONFLICT"
+                " (day, agent) DO UPDATE SET cost_usd = decimal_add(cost_usd, excluded.cost_usd)",
+                [(day, agent, str(amount)) for (day, agent), amount in self._moved.items()],
+            )
+            self._moved.clear()
+
+    def forget(self) -> None:
+        self._moved.clear()
 
 
 def _entry(row: Row) -> LedgerEntry:

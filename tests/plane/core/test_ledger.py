@@ -1,7 +1,9 @@
 """The ledger on a real SQLite file: pending before the call, settled after,
 interrupted (at its estimate) when the plane died between the two."""
 
+import asyncio
 import sqlite3
+import threading
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
@@ -215,3 +217,31 @@ async def test_the_spend_table_is_the_calls_summed_through_every_change(tmp_path
     assert spend_table(path) == sums_of_calls(path)
     assert await again.spend_by_agent(date(2026, 11, 29)) == {"demo": Decimal("0.07")}
     assert await again.spend_today("demo") == Decimal("0.0123")
+
+
+async def test_a_settle_refused_in_a_batch_moves_no_sum_twice(tmp_path, open_ledger):
+    """Two settles queued behind a busy writer share a transaction; one is of
+    a call already settled. It alone is refused; the other's cost is counted
+    once, in memory and in the table."""
+    db, ledger = await open_ledger(ManualClock(NOON))
+    first = await ledger.open_call("demo", "p", "m", Decimal("0.05"), "estimate")
+    second = await ledger.open_call("demo", "p", "m", Decimal("0.05"), "estimate")
+    await ledger.settle(first, USAGE, Decimal("0.01"), "table")
+    inside, release = threading.Event(), threading.Event()
+
+    def hold(conn):
+        inside.set()
+        release.wait(5)
+
+    held = asyncio.ensure_future(db.write(hold))
+    await asyncio.to_thread(inside.wait, 5)
+    other = asyncio.ensure_future(ledger.settle(second, USAGE, Decimal("0.02"), "table"))
+    again = asyncio.ensure_future(ledger.settle(first, USAGE, Decimal("0.01"), "table"))
+    await asyncio.sleep(0.05)
+    release.set()
+    await held
+    with pytest.raises(ValueError, match="already settled"):
+        await again
+    assert (await other).cost_usd == Decimal("0.02")
+    assert await ledger.spend_today("demo") == Decimal("0.03")
+    assert spend_table(tmp_path / "plane.db") == sums_of_calls(tmp_path / "plane.db")
