@@ -13,7 +13,7 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from sqlite3 import Row
+from sqlite3 import Connection, Row
 
 from plane.clock import Clock
 from plane.db import Database
@@ -54,9 +54,23 @@ class Scheduler:
 
     async def keep_ambient(self, agent: str, every: timedelta, note: str) -> None:
         """Make sure the agent's next ambient turn is booked: one at a time, so
-        a long hold defers one turn rather than piling up a backlog."""
-        if not any(b.ambient for b in await self.open(agent)):
-            await self.book(agent, self._clock.now() + every, note, ambient=True)
+        a long hold defers one turn rather than piling up a backlog. Looked
+        for and booked in one transaction, so two callers book one turn, due
+        `every` after it was asked for."""
+        now = self._clock.now()
+        row = (agent, (now + every).isoformat(), note, now.isoformat())
+
+        def keep(conn: Connection) -> bool:
+            cursor = conn.execute(
+                "INSERT INTO bookings (agent, due, note, booked_at, ambient)"
+                " SELECT ?1, ?2, ?3, ?4, 1 WHERE NOT EXISTS (SELECT 1 FROM bookings"
+                " WHERE agent = ?1 AND ambient = 1 AND done = 0)",
+                row,
+            )
+            return cursor.rowcount == 1
+
+        if await self._db.write(keep):
+            self._changed.set()
 
     async def open(self, agent: str | None = None) -> list[Booking]:
         rows = await self._db.fetchall(
