@@ -328,7 +328,11 @@ class Database:
                         closing = True
                         break
                     batch.append(item)
-                self._commit(batch)
+                try:
+                    self._commit(batch)
+                except Exception as exc:  # the connection failed (a refused ROLLBACK)
+                    for item in batch:
+                        item.outcome = (False, exc)
                 self.counts.batches += 1
                 self._loop.call_soon_threadsafe(self._deliver, batch)
         finally:

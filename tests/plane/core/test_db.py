@@ -178,3 +178,17 @@ async def test_a_closed_database_refuses_writes(tmp_path):
     await db.close()
     with pytest.raises(sqlite3.ProgrammingError):
         await db.write(lambda conn: None)
+
+
+async def test_a_write_the_connection_cannot_undo_is_answered_not_left_waiting(db):
+    """A function that ends its own transaction leaves nothing to roll back
+    or commit: its caller gets the error, and the writer goes on."""
+
+    def breaks(conn):
+        conn.execute("COMMIT")
+        conn.execute("BEGIN")
+        conn.execute("ROLLBACK")
+
+    with pytest.raises(sqlite3.Error):
+        await asyncio.wait_for(db.write(breaks), 5)
+    assert await db.write(lambda conn: 42) == 42
