@@ -31,6 +31,7 @@ test-fast: $(BIN)/plane
 bench: $(BIN)/plane
 	$(BIN)/python bench/compress.py
 	$(BIN)/python bench/tui.py
+	$(BIN)/python bench/ledger.py
 
 snapshots: $(BIN)/plane
 	$(BIN)/python screenshots/make.py

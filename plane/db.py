@@ -1,9 +1,21 @@
-"""The plane's SQLite database: one long-lived connection, WAL, migrations.
+"""The plane's SQLite database: one writer connection, one reader, WAL, migrations.
 
-One connection is one thread (aiosqlite), and one writer is what SQLite
-wants, so the plane opens exactly one. Every write goes through
-`transaction()`, which takes the write lock up front (`BEGIN IMMEDIATE`) and
-commits before returning: when a method that wrote returns, it is on disk.
+**One writer that owns its connection** (as datasette's write connection):
+`await db.write(fn)` hands `fn(conn)`, a synchronous function, to the writer
+thread, which runs it inside `BEGIN IMMEDIATE` … `COMMIT`. A transaction is
+one function in one thread hop, so no coroutine can run in the middle of
+one, and none can read what it has not committed: reads go to a second
+connection (`fetchall`, `fetchone`), which WAL lets read the last commit
+while the writer writes.
+
+**Group commit.** Writes that arrive while the writer is busy wait in its
+queue; the next transaction takes all of them, one after another, and
+commits once. Each caller's future is resolved only after that commit, so
+nothing written is shown before it is on disk, and a crash loses nothing
+that was shown. A function that raises takes only itself out: the batch is
+rolled back and each of its functions runs again alone, so the failure is
+its caller's and the others commit. That is why a write function must do
+nothing but SQL on the connection it is given: it may run twice.
 
 The schema is versioned with `PRAGMA user_version`; each entry of
 `MIGRATIONS` moves it one step, inside one transaction, and is never edited
@@ -13,14 +25,28 @@ once released — a new step is appended instead.
 from __future__ import annotations
 
 import asyncio
+import functools
+import logging
+import queue
 import sqlite3
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
+from typing import Any, Generic, Protocol, TypeVar
 
 import aiosqlite
 
 from plane.errors import StoreError
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+BATCH = 256
+"""At most this many writes share one commit: a bound on how long the first
+of them waits for the last."""
 
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -121,83 +147,155 @@ MIGRATIONS: tuple[str, ...] = (
         day TEXT NOT NULL
     );
     """,
+    # Each agent's spend per day on the calls no longer pending, kept by the
+    # ledger in the transaction that closes them, so the first gate check of
+    # a day reads one row per agent instead of summing the day's calls.
+    # Summed exactly (decimal_sum, the writer's own function), never as floats.
+    """
+    CREATE TABLE spend (
+        day TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        cost_usd TEXT NOT NULL,
+        PRIMARY KEY (day, agent)
+    ) WITHOUT ROWID;
+    INSERT INTO spend (day, agent, cost_usd)
+        SELECT day, agent, decimal_sum(cost_usd) FROM calls WHERE status != 'pending'
+        GROUP BY day, agent;
+    """,
 )
 
 
-class Database:
-    """The one connection. Reads may run any time; writes go through
-    `transaction()`, one at a time."""
+@dataclass
+class Counts:
+    """What the database has done, for the benchmark: writes asked for,
+    batches the writer took (a thread hop each, there and back),
+    transactions committed, reads answered (on the reader's thread)."""
 
-    def __init__(self, connection: aiosqlite.Connection) -> None:
-        self.connection = connection
-        self._write = asyncio.Lock()
+    writes: int = 0
+    batches: int = 0
+    commits: int = 0
+    reads: int = 0
+
+
+class Finisher(Protocol):
+    """The last part of every transaction (see `Database.finish_with`)."""
+
+    def write(self, conn: sqlite3.Connection) -> None:
+        """Write what this transaction's functions left, before COMMIT."""
+
+    def forget(self) -> None:
+        """The transaction did not commit: drop what its functions left."""
+
+
+@dataclass
+class _Write(Generic[T]):
+    fn: Callable[[sqlite3.Connection], T]
+    future: asyncio.Future[T]
+    then: Callable[[T], object] | None
+    outcome: tuple[bool, Any] = field(default=(False, None))
+    """(True, value) once run, or (False, the exception)."""
+
+
+class Database:
+    """The writer (a thread that owns its connection) and the reader."""
+
+    def __init__(self, writer: sqlite3.Connection, reader: aiosqlite.Connection) -> None:
+        self._writer = writer
+        self._reader = reader
+        self._loop = asyncio.get_running_loop()
+        self._queue: queue.SimpleQueue[_Write[Any] | None] = queue.SimpleQueue()
+        self._stopped: asyncio.Future[None] = self._loop.create_future()
+        self._closing = False
+        self._finishers: list[Finisher] = []
+        self.counts = Counts()
+        self._thread = threading.Thread(target=self._serve, name="plane-db-writer", daemon=True)
+        self._thread.start()
 
     @classmethod
     async def open(cls, path: Path) -> Database:
         """The database at `path`, checked before anything trusts it: a file
         that is not SQLite, has damaged pages, cannot be written, or is from
         a newer plane raises `StoreError` naming the file and what to do. The
-        connection (a thread, which would keep the process alive) is closed
+        connections (threads, which would keep the process alive) are closed
         before the error leaves."""
         if path.is_dir():
             raise StoreError(f"Cannot open {path}: it is a directory; the ledger must be a file.")
         try:
-            connection = await aiosqlite.connect(path, isolation_level=None)
+            writer = await asyncio.to_thread(_connect_writer, path)
         except sqlite3.Error as exc:
             raise refusal(path, exc) from None
-        db = cls(connection)
+        try:
+            reader = await aiosqlite.connect(path, isolation_level=None)
+        except sqlite3.Error as exc:
+            writer.close()
+            raise refusal(path, exc) from None
+        db = cls(writer, reader)
         try:
             await db._prepare(path)
         except BaseException as exc:
-            await connection.close()
+            await db.close()
             if isinstance(exc, sqlite3.Error):
                 raise refusal(path, exc) from None
             raise
         return db
 
     async def _prepare(self, path: Path) -> None:
-        connection = self.connection
-        connection.row_factory = aiosqlite.Row
-        await connection.execute("PRAGMA busy_timeout=5000")
-        # NORMAL in WAL mode survives a crash of the process (what "nothing is
-        # lost" promises); only a power cut can lose the last commits.
-        for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON"):
-            await connection.execute(f"PRAGMA {pragma}")
+        reader = self._reader
+        reader.row_factory = sqlite3.Row
+        await reader.execute("PRAGMA busy_timeout=5000")
         # Every page read once (a fraction of a second for 100 MB): damage is
         # found now, with a sentence, not in the middle of a turn.
         verdict = await self.fetchall("PRAGMA quick_check")
         if [tuple(row) for row in verdict] != [("ok",)]:
             raise refusal(path, sqlite3.DatabaseError(str(verdict[0][0]) if verdict else "?"))
         await self._migrate(path)
+        # The reader only reads: a write sent to it by mistake fails loudly.
+        await reader.execute("PRAGMA query_only=ON")
         # A file the plane may read but not write (read-only, or on a read-only
         # mount) is found here, not at the first call's ledger entry.
-        row = await self.fetchone("PRAGMA user_version")
-        await connection.execute("BEGIN IMMEDIATE")
-        try:
-            await connection.execute(f"PRAGMA user_version = {row[0] if row else 0}")
-        finally:
-            await connection.execute("ROLLBACK")
+        await self.write(_touch_version)
 
     async def close(self) -> None:
-        await self.connection.close()
+        """Finish the writes already asked for, then close both connections."""
+        if not self._closing and self._thread.is_alive():
+            self._closing = True
+            self._queue.put(None)
+            await asyncio.shield(self._stopped)
+        await self._reader.close()
 
-    @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
-        async with self._write:
-            await self.connection.execute("BEGIN IMMEDIATE")
-            try:
-                yield self.connection
-            except BaseException:
-                await self.connection.execute("ROLLBACK")
-                raise
-            await self.connection.execute("COMMIT")
+    async def write(
+        self, fn: Callable[[sqlite3.Connection], T], then: Callable[[T], object] | None = None
+    ) -> T:
+        """Run `fn(conn)` in a transaction of the writer's, and return what it
+        returned once that transaction has committed (or raise what it
+        raised, with nothing of it written). `fn` is synchronous, does only
+        SQL, and may run twice (see the module's docstring).
 
-    async def fetchall(self, sql: str, *params: object) -> list[aiosqlite.Row]:
-        async with self.connection.execute(sql, params) as cursor:
+        `then(value)` runs on the event loop as soon as the commit is known,
+        in commit order, even if the caller was cancelled meanwhile: what a
+        commit changes in memory (the ledger's day sums) follows every
+        commit, and nothing reads it in between."""
+        if self._closing:
+            raise sqlite3.ProgrammingError("the database is closed")
+        future: asyncio.Future[T] = self._loop.create_future()
+        self.counts.writes += 1
+        self._queue.put(_Write(fn, future, then))
+        return await future
+
+    def finish_with(self, finisher: Finisher) -> None:
+        """Have `finisher` end every transaction: what the write functions of
+        a batch left to write once (the ledger's sums) is written last, inside
+        the transaction, on the writer."""
+        self._finishers.append(finisher)
+
+    async def fetchall(self, sql: str, *params: object) -> list[sqlite3.Row]:
+        self.counts.reads += 1
+        async with self._reader.execute(sql, params) as cursor:
             return list(await cursor.fetchall())
 
-    async def fetchone(self, sql: str, *params: object) -> aiosqlite.Row | None:
-        async with self.connection.execute(sql, params) as cursor:
+    async def fetchone(self, sql: str, *params: object) -> sqlite3.Row | None:
+        self.counts.reads += 1
+        async with self._reader.execute(sql, params) as cursor:
             return await cursor.fetchone()
 
     async def _migrate(self, path: Path) -> None:
@@ -209,10 +307,140 @@ class Database:
                 f"{len(MIGRATIONS)}); upgrade plane."
             )
         for step, script in enumerate(MIGRATIONS[version:], start=version + 1):
-            async with self.transaction() as tx:
-                for statement in _statements(script):
-                    await tx.execute(statement)
-                await tx.execute(f"PRAGMA user_version = {step}")
+            await self.write(functools.partial(_migration, script=script, step=step))
+
+    # The writer thread: everything below runs there, and only there.
+
+    def _serve(self) -> None:
+        closing = False
+        try:
+            while not closing:
+                first = self._queue.get()
+                if first is None:
+                    break
+                batch = [first]
+                while len(batch) < BATCH:
+                    try:
+                        item = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    if item is None:
+                        closing = True
+                        break
+                    batch.append(item)
+                try:
+                    self._commit(batch)
+                except Exception as exc:  # the connection failed (a refused ROLLBACK)
+                    for item in batch:
+                        item.outcome = (False, exc)
+                self.counts.batches += 1
+                self._loop.call_soon_threadsafe(self._deliver, batch)
+        finally:
+            self._writer.close()
+            self._loop.call_soon_threadsafe(_settle_future, self._stopped)
+
+    def _commit(self, batch: list[_Write[Any]]) -> None:
+        """All of `batch` in one transaction; if any of it fails, each alone."""
+        if len(batch) > 1 and self._transaction(batch):
+            return
+        for item in batch:
+            self._transaction([item])
+
+    def _transaction(self, batch: list[_Write[Any]]) -> bool:
+        """Run `batch` in one transaction; True if it committed. A lone
+        write's failure is its outcome; a batch's sends each to run alone."""
+        conn = self._writer
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for item in batch:
+                item.outcome = (True, item.fn(conn))
+            for finish in self._finishers:
+                finish.write(conn)
+            conn.execute("COMMIT")
+        except Exception as exc:
+            for finish in self._finishers:
+                finish.forget()
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if len(batch) > 1:
+                return False
+            batch[0].outcome = (False, exc)
+            return True
+        self.counts.commits += 1
+        return True
+
+    # Back on the event loop.
+
+    def _deliver(self, batch: list[_Write[Any]]) -> None:
+        for item in batch:
+            ok, value = item.outcome
+            if ok and item.then is not None:
+                try:
+                    item.then(value)
+                except Exception as exc:  # a bug of the caller's: its own error
+                    log.exception("after a commit")
+                    ok, value = False, exc
+            if item.future.done():  # the caller was cancelled; the commit stands
+                continue
+            if ok:
+                item.future.set_result(value)
+            else:
+                item.future.set_exception(value)
+
+
+def _settle_future(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def _connect_writer(path: Path) -> sqlite3.Connection:
+    """The writer's connection: opened here, used only by the writer thread."""
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    try:
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA busy_timeout=5000")
+        # NORMAL in WAL mode survives a crash of the process (what "nothing is
+        # lost" promises); only a power cut can lose the last commits.
+        for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON"):
+            conn.execute(f"PRAGMA {pragma}")
+        conn.create_aggregate("decimal_sum", 1, _DecimalSum)  # type: ignore[arg-type]
+        conn.create_function("decimal_add", 2, _decimal_add, deterministic=True)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+class _DecimalSum:
+    """SUM over decimal strings, exactly (SQLite's SUM would use floats)."""
+
+    def __init__(self) -> None:
+        self.total = Decimal(0)
+
+    def step(self, value: str | None) -> None:
+        if value is not None:
+            self.total += Decimal(value)
+
+    def finalize(self) -> str:
+        return str(self.total)
+
+
+def _decimal_add(a: str, b: str) -> str:
+    """a + b, decimal strings added exactly (SQLite's + would use floats)."""
+    return str(Decimal(a) + Decimal(b))
+
+
+def _migration(conn: sqlite3.Connection, script: str, step: int) -> None:
+    for statement in _statements(script):
+        conn.execute(statement)
+    conn.execute(f"PRAGMA user_version = {step}")
+
+
+def _touch_version(conn: sqlite3.Connection) -> None:
+    """Rewrite the schema version as it is: a write that changes nothing,
+    which a file the plane cannot write refuses."""
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    conn.execute(f"PRAGMA user_version = {version}")
 
 
 def _statements(script: str) -> list[str]:

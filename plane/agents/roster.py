@@ -114,12 +114,14 @@ class Roster:
     async def create(self, name: str, model: str, role: str) -> AgentSpec:
         provider = self.admit(name, model)
         spec = self._from_block(name, AgentConfig(model=model, provider=provider, role=role))
-        async with self._db.transaction() as tx:
-            await tx.execute(
+        row = (name, model, provider, role, self._clock.now().isoformat())
+        await self._db.write(
+            lambda conn: conn.execute(
                 "INSERT INTO agents (name, model, provider, role, created_at)"
                 " VALUES (?, ?, ?, ?, ?)",
-                (name, model, provider, role, self._clock.now().isoformat()),
+                row,
             )
+        )
         return self._add(spec)
 
     def _provider_for(self, model: str) -> str:

@@ -13,8 +13,7 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-
-from aiosqlite import Row
+from sqlite3 import Connection, Row
 
 from plane.clock import Clock
 from plane.db import Database
@@ -39,21 +38,39 @@ class Scheduler:
 
     async def book(self, agent: str, due: datetime, note: str, *, ambient: bool = False) -> Booking:
         now = self._clock.now()
-        async with self._db.transaction() as tx:
-            cursor = await tx.execute(
-                "INSERT INTO bookings (agent, due, note, booked_at, ambient)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (agent, due.isoformat(), note, now.isoformat(), int(ambient)),
+        row = (agent, due.isoformat(), note, now.isoformat(), int(ambient))
+        booked = await self._db.write(
+            lambda conn: (
+                conn.execute(
+                    "INSERT INTO bookings (agent, due, note, booked_at, ambient)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    row,
+                ).lastrowid
             )
+        )
         self._changed.set()
-        assert cursor.lastrowid is not None
-        return Booking(cursor.lastrowid, agent, due, note, now, ambient)
+        assert booked is not None
+        return Booking(booked, agent, due, note, now, ambient)
 
     async def keep_ambient(self, agent: str, every: timedelta, note: str) -> None:
         """Make sure the agent's next ambient turn is booked: one at a time, so
-        a long hold defers one turn rather than piling up a backlog."""
-        if not any(b.ambient for b in await self.open(agent)):
-            await self.book(agent, self._clock.now() + every, note, ambient=True)
+        a long hold defers one turn rather than piling up a backlog. Looked
+        for and booked in one transaction, so two callers book one turn, due
+        `every` after it was asked for."""
+        now = self._clock.now()
+        row = (agent, (now + every).isoformat(), note, now.isoformat())
+
+        def keep(conn: Connection) -> bool:
+            cursor = conn.execute(
+                "INSERT INTO bookings (agent, due, note, booked_at, ambient)"
+                " SELECT ?1, ?2, ?3, ?4, 1 WHERE NOT EXISTS (SELECT 1 FROM bookings"
+                " WHERE agent = ?1 AND ambient = 1 AND done = 0)",
+                row,
+            )
+            return cursor.rowcount == 1
+
+        if await self._db.write(keep):
+            self._changed.set()
 
     async def open(self, agent: str | None = None) -> list[Booking]:
         rows = await self._db.fetchall(
@@ -70,10 +87,10 @@ class Scheduler:
     async def done(self, bookings: list[Booking]) -> None:
         if not bookings:
             return
-        async with self._db.transaction() as tx:
-            await tx.executemany(
-                "UPDATE bookings SET done = 1 WHERE id = ?", [(b.id,) for b in bookings]
-            )
+        ids = [(b.id,) for b in bookings]
+        await self._db.write(
+            lambda conn: conn.executemany("UPDATE bookings SET done = 1 WHERE id = ?", ids)
+        )
 
     async def run(self) -> None:
         """Wake each agent when a booking of its comes due; forever."""

@@ -18,9 +18,8 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
+from sqlite3 import Connection
 from typing import TYPE_CHECKING
-
-from aiosqlite import Connection
 
 from plane.agents.roster import AgentSpec
 from plane.agents.scheduler import Booking, Scheduler
@@ -259,15 +258,11 @@ def cut_turn_notice(cut: Interrupted, waiting: int) -> str:
     return notice
 
 
-async def tell_cut_turns(
-    conversation: Conversation, tx: Connection, cut: dict[str, Interrupted]
-) -> None:
+def tell_cut_turns(conversation: Conversation, tx: Connection, cut: dict[str, Interrupted]) -> None:
     """At start-up, in the transaction that marks the calls interrupted: each
     agent whose turn a stop cut says so, with what was counted, so its row
     and its feed agree."""
     for agent, interrupted in cut.items():
-        waiting = await conversation.waiting_within(tx, agent)
+        waiting = conversation.waiting_within(tx, agent)
         notice = cut_turn_notice(interrupted, waiting)
-        await conversation.append_within(
-            tx, agent, "plane", notice, cost_usd=interrupted.estimate_usd
-        )
+        conversation.append_within(tx, agent, "plane", notice, cost_usd=interrupted.estimate_usd)

@@ -12,8 +12,7 @@ from __future__ import annotations
 import json
 from datetime import date, datetime
 from decimal import Decimal
-
-from aiosqlite import Connection, Row
+from sqlite3 import Connection, Row
 
 from plane.clock import Clock, day_of
 from plane.db import Database
@@ -37,24 +36,28 @@ class Conversation:
         usage: Usage | None = None,
     ) -> Message:
         at = self._clock.now()
-        async with self._db.transaction() as tx:
-            cursor = await tx.execute(
-                "INSERT INTO messages (agent, at, kind, text, held, waiting, cost_usd, usage)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    agent,
-                    at.isoformat(),
-                    kind,
-                    text,
-                    int(held),
-                    int(waiting),
-                    None if cost_usd is None else str(cost_usd),
-                    None if usage is None else usage.model_dump_json(),
-                ),
+        row = (
+            agent,
+            at.isoformat(),
+            kind,
+            text,
+            int(held),
+            int(waiting),
+            None if cost_usd is None else str(cost_usd),
+            None if usage is None else usage.model_dump_json(),
+        )
+        message_id = await self._db.write(
+            lambda conn: (
+                conn.execute(
+                    "INSERT INTO messages (agent, at, kind, text, held, waiting, cost_usd, usage)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    row,
+                ).lastrowid
             )
-        assert cursor.lastrowid is not None
+        )
+        assert message_id is not None
         return Message(
-            id=cursor.lastrowid,
+            id=message_id,
             agent=agent,
             at=at,
             kind=kind,
@@ -96,38 +99,34 @@ class Conversation:
         return int(row[0]) if row else 0
 
     async def answered(self, ids: list[int]) -> None:
-        if not ids:
-            return
-        marks = ",".join("?" * len(ids))
-        async with self._db.transaction() as tx:
-            await tx.execute(f"UPDATE messages SET waiting = 0 WHERE id IN ({marks})", ids)
+        if ids:
+            await self._db.write(lambda conn: _mark_answered(conn, ids))
 
     async def answer(self, agent: str, text: str, questions: list[int]) -> Message:
         """The agent's answer, and the messages it answers no longer waiting,
         in one commit: a plane killed in between neither loses the answer of
         a question marked answered, nor the question of one not."""
-        async with self._db.transaction() as tx:
-            message = await self.append_within(tx, agent, "agent", text)
-            if questions:
-                marks = ",".join("?" * len(questions))
-                await tx.execute(
-                    f"UPDATE messages SET waiting = 0 WHERE id IN ({marks})", questions
-                )
-        return message
 
-    async def append_within(
+        def answer(conn: Connection) -> Message:
+            message = self.append_within(conn, agent, "agent", text)
+            _mark_answered(conn, questions)
+            return message
+
+        return await self._db.write(answer)
+
+    def append_within(
         self,
-        tx: Connection,
+        conn: Connection,
         agent: str,
         kind: MessageKind,
         text: str,
         *,
         cost_usd: Decimal | None = None,
     ) -> Message:
-        """`append`, inside a transaction the caller holds: the message is
-        committed with the rest of it, or not at all."""
+        """`append`, as part of a write function (`Database.write`): the
+        message is committed with the rest of it, or not at all."""
         at = self._clock.now()
-        cursor = await tx.execute(
+        cursor = conn.execute(
             "INSERT INTO messages (agent, at, kind, text, cost_usd) VALUES (?, ?, ?, ?, ?)",
             (agent, at.isoformat(), kind, text, None if cost_usd is None else str(cost_usd)),
         )
@@ -136,25 +135,33 @@ class Conversation:
             id=cursor.lastrowid, agent=agent, at=at, kind=kind, text=text, cost_usd=cost_usd
         )
 
-    async def waiting_within(self, tx: Connection, agent: str) -> int:
-        """How many of `agent`'s messages wait for an answer, read inside `tx`."""
-        async with tx.execute(
+    def waiting_within(self, conn: Connection, agent: str) -> int:
+        """How many of `agent`'s messages wait for an answer, read inside a
+        write function."""
+        row = conn.execute(
             "SELECT COUNT(*) FROM messages WHERE agent = ? AND waiting = 1", (agent,)
-        ) as cursor:
-            row = await cursor.fetchone()
+        ).fetchone()
         return int(row[0]) if row else 0
 
     async def first_today(self, agent: str, kind: str, day: date | None = None) -> bool:
         """True the first time it is asked for (agent, kind) on `day` (the
         plane's day, which the ledger keeps; the clock's by default): for
         notices said once a day, across restarts too."""
-        day = day or day_of(self._clock.now())
-        async with self._db.transaction() as tx:
-            cursor = await tx.execute(
-                "INSERT OR IGNORE INTO notices (agent, day, kind) VALUES (?, ?, ?)",
-                (agent, day.isoformat(), kind),
+        key = (agent, (day or day_of(self._clock.now())).isoformat(), kind)
+        added: int = await self._db.write(
+            lambda conn: (
+                conn.execute(
+                    "INSERT OR IGNORE INTO notices (agent, day, kind) VALUES (?, ?, ?)", key
+                ).rowcount
             )
-            return cursor.rowcount == 1
+        )
+        return added == 1
+
+
+def _mark_answered(conn: Connection, ids: list[int]) -> None:
+    if ids:
+        marks = ",".join("?" * len(ids))
+        conn.execute(f"UPDATE messages SET waiting = 0 WHERE id IN ({marks})", ids)
 
 
 def _message(row: Row) -> Message:

@@ -9,6 +9,7 @@ rewrites this history and never the conversation.
 from __future__ import annotations
 
 import json
+from sqlite3 import Connection
 
 from plane.db import Database
 from plane.providers.base import ChatMessage, ToolCall
@@ -35,22 +36,23 @@ class Transcript:
         ]
 
     async def extend(self, agent: str, messages: list[ChatMessage]) -> None:
-        async with self._db.transaction() as tx:
-            await tx.executemany(
-                "INSERT INTO context (agent, role, content, tool_calls, tool_call_id)"
-                " VALUES (?, ?, ?, ?, ?)",
-                [_row(agent, m) for m in messages],
-            )
+        rows = [_row(agent, m) for m in messages]
+        await self._db.write(lambda conn: conn.executemany(INSERT, rows))
 
     async def replace(self, agent: str, messages: list[ChatMessage]) -> None:
         """Swap the whole history (compaction), in one transaction."""
-        async with self._db.transaction() as tx:
-            await tx.execute("DELETE FROM context WHERE agent = ?", (agent,))
-            await tx.executemany(
-                "INSERT INTO context (agent, role, content, tool_calls, tool_call_id)"
-                " VALUES (?, ?, ?, ?, ?)",
-                [_row(agent, m) for m in messages],
-            )
+        rows = [_row(agent, m) for m in messages]
+
+        def replace(conn: Connection) -> None:
+            conn.execute("DELETE FROM context WHERE agent = ?", (agent,))
+            conn.executemany(INSERT, rows)
+
+        await self._db.write(replace)
+
+
+INSERT = (
+    "INSERT INTO context (agent, role, content, tool_calls, tool_call_id) VALUES (?, ?, ?, ?, ?)"
+)
 
 
 def _row(agent: str, m: ChatMessage) -> tuple[str, str, str, str | None, str | None]:

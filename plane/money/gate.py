@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
+from sqlite3 import Connection
 
 from plane.clock import Clock, midnight_after, until
 from plane.db import Database
@@ -79,19 +80,19 @@ class Ceilings:
     async def set(self, agent: str, ceiling: Decimal | None) -> None:
         """The operator's value, from the keyboard: it replaces the file's and
         clears the agent's own ask."""
-        async with self._db.transaction() as tx:
-            await tx.execute(
-                "INSERT INTO ceilings (agent, limit_usd, set_at, set_by) VALUES (?, ?, ?, ?)"
-                " ON CONFLICT (agent) DO UPDATE SET limit_usd = excluded.limit_usd,"
-                " set_at = excluded.set_at, set_by = excluded.set_by",
-                (
-                    agent,
-                    None if ceiling is None else str(ceiling),
-                    self._clock.now().isoformat(),
-                    "operator",
-                ),
+        row = (agent, None if ceiling is None else str(ceiling), self._clock.now().isoformat())
+
+        def set_ceiling(conn: Connection) -> None:
+            conn.execute(
+                "INSERT INTO ceilings (agent, limit_usd, set_at, set_by)"
+                " VALUES (?, ?, ?, 'operator') ON CONFLICT (agent) DO UPDATE SET"
+                " limit_usd = excluded.limit_usd, set_at = excluded.set_at,"
+                " set_by = excluded.set_by",
+                row,
             )
-            await tx.execute("DELETE FROM asks WHERE agent = ?", (agent,))
+            conn.execute("DELETE FROM asks WHERE agent = ?", (agent,))
+
+        await self._db.write(set_ceiling)
         self._set[agent] = ceiling
         self._asked.pop(agent, None)
 
@@ -107,13 +108,15 @@ class Ceilings:
         current = self._asked.get(agent)
         held_to = asked if current is None else min(current, asked)
         self._asked[agent] = held_to
-        async with self._db.transaction() as tx:
-            await tx.execute(
+        row = (agent, str(held_to), self._clock.now().isoformat())
+        await self._db.write(
+            lambda conn: conn.execute(
                 "INSERT INTO asks (agent, limit_usd, asked_at) VALUES (?, ?, ?)"
                 " ON CONFLICT (agent) DO UPDATE SET limit_usd = excluded.limit_usd,"
                 " asked_at = excluded.asked_at",
-                (agent, str(held_to), self._clock.now().isoformat()),
+                row,
             )
+        )
         return True
 
 

@@ -9,9 +9,14 @@ under-counts, and never counts twice. A call that failed with no response is
 
 A call is charged to the UTC day in which its cost became known: a pending
 call counts on the day it was sent, and settling moves it to the day of the
-response. The day's sums per agent live in memory for the gate; the table is
-the record, and the sums are rebuilt from it for any day the plane has not
-seen since it started (a restart).
+response. The day's sums per agent live in memory for the gate; the tables
+are the record: `calls`, and `spend`, each agent's sum per day of the calls
+no longer pending, kept in the transaction that closes them, so the first
+gate check of a day (after a restart) reads one row per agent and the few
+calls in flight, not the day's every call.
+
+Every change is one write function, one transaction on the database's
+writer, and the sums in memory move only once it has committed.
 
 **The plane's day never goes back.** It is the later of the clock's day and
 the latest day the ledger has reached (`plane_day`, written the first time
@@ -33,15 +38,12 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections import defaultdict
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
-
-import aiosqlite
-from aiosqlite import Connection, Row
+from sqlite3 import Connection, Row
+from typing import TypeVar
 
 from plane.clock import Clock, day_of
 from plane.db import Database
@@ -49,6 +51,8 @@ from plane.errors import LedgerError
 from plane.wire.protocol import LedgerEntry, Usage
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -69,8 +73,9 @@ class Interrupted:
     """What they count: their estimates, summed."""
 
 
-Tell = Callable[[Connection, dict[str, Interrupted]], Awaitable[None]]
-"""Says what recovery found, inside recovery's own transaction."""
+Tell = Callable[[Connection, dict[str, Interrupted]], None]
+"""Says what recovery found, inside recovery's own transaction (a write
+function's part: SQL only)."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +97,10 @@ class Ledger:
         self._latest: date | None = None
         """The latest day reached (None until read from the database)."""
         self._told_back: date | None = None
+        self._open: dict[int, _Recorded] = {}
+        """The calls this plane opened and has not closed, as written."""
+        self._sums = _Sums()
+        db.finish_with(self._sums)
 
     async def recover(self, tell: Tell | None = None) -> dict[str, Interrupted]:
         """Mark calls left pending by a plane that died as interrupted, at
@@ -99,37 +108,41 @@ class Ledger:
         they count. `tell` runs inside the same transaction, so what is said
         about them (the agent's conversation) commits with them or not at all:
         a plane killed again during start-up finds them still pending."""
-        cut: dict[str, Interrupted] = {}
-        async with self._writing() as tx:
-            async with tx.execute(
-                "SELECT agent, cost_usd FROM calls WHERE status = 'pending' ORDER BY id"
-            ) as cursor:
-                rows = list(await cursor.fetchall())
-            for row in rows:
-                before = cut.get(row["agent"], Interrupted(0, Decimal(0)))
-                cut[row["agent"]] = Interrupted(
-                    before.calls + 1, before.estimate_usd + Decimal(row["cost_usd"])
-                )
-            await tx.execute(
+
+        def recover(conn: Connection) -> dict[str, Interrupted]:
+            cut: dict[str, Interrupted] = {}
+            rows = conn.execute(
+                "SELECT agent, day, cost_usd FROM calls WHERE status = 'pending' ORDER BY id"
+            )
+            for agent, day, cost in rows.fetchall():
+                before = cut.get(agent, Interrupted(0, Decimal(0)))
+                cut[agent] = Interrupted(before.calls + 1, before.estimate_usd + Decimal(cost))
+                self._sums.add(date.fromisoformat(day), agent, Decimal(cost))
+            conn.execute(
                 "UPDATE calls SET status = 'interrupted', estimated = 1 WHERE status = 'pending'"
             )
             if tell is not None and cut:
-                await tell(tx, cut)
-        return cut
+                tell(conn, cut)
+            return cut
+
+        return await self._write(recover)
 
     async def today(self) -> date:
         """The plane's day: the later of the clock's and the latest reached.
         A new day is recorded before this returns, so nothing is charged to a
         day a restart could forget."""
         clock_day = day_of(self._clock.now())
+        if clock_day == self._latest:
+            return clock_day  # every call but a day's first
         latest = await self._latest_day()
         if clock_day > latest:
-            async with self._writing() as tx:
-                await tx.execute(
+            await self._write(
+                lambda conn: conn.execute(
                     "INSERT INTO plane_day (id, day) VALUES (1, ?) ON CONFLICT (id)"
                     " DO UPDATE SET day = excluded.day WHERE excluded.day > plane_day.day",
                     (clock_day.isoformat(),),
                 )
+            )
             return self._reached(clock_day)
         if clock_day < latest and self._told_back != clock_day:
             self._told_back = clock_day
@@ -161,24 +174,24 @@ class Ledger:
         self, agent: str, provider: str, model: str, estimate: Decimal, source: str
     ) -> int:
         now, day = self._clock.now(), await self.today()
-        today = await self._day(day)
-        async with self._writing() as tx:
-            cursor = await tx.execute(
+        if day not in self._days:
+            await self._day(day)  # the gate's sum for the day, before it moves
+        row = (agent, day.isoformat(), now.isoformat(), provider, model, str(estimate), source)
+
+        def open_call(conn: Connection) -> int:
+            cursor = conn.execute(
                 "INSERT INTO calls (agent, day, at, provider, model, cost_usd, price_source,"
                 " status, estimated) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1)",
-                (
-                    agent,
-                    day.isoformat(),
-                    now.isoformat(),
-                    provider,
-                    model,
-                    str(estimate),
-                    source,
-                ),
+                row,
             )
-        today[agent] = today.get(agent, Decimal(0)) + estimate
-        assert cursor.lastrowid is not None
-        return cursor.lastrowid
+            assert cursor.lastrowid is not None
+            return cursor.lastrowid
+
+        def opened(call: int) -> None:
+            self._open[call] = _Recorded(agent, day, estimate, "pending", source)
+            self._count(day, agent, estimate)
+
+        return await self._write(open_call, then=opened)
 
     async def settle(
         self, call: int, usage: Usage, cost: Decimal, source: str, *, estimated: bool = False
@@ -188,9 +201,8 @@ class Ledger:
 
     async def fail(self, call: int) -> Charge:
         """The call got no response: nothing was bought."""
-        recorded = await self._recorded(call)
         return await self._close(
-            call, self._clock.now(), "failed", Usage(), Decimal(0), recorded.price_source, False
+            call, self._clock.now(), "failed", Usage(), Decimal(0), None, False
         )
 
     async def entries(self, day: date) -> list[LedgerEntry]:
@@ -204,63 +216,81 @@ class Ledger:
         status: str,
         usage: Usage,
         cost: Decimal,
-        source: str,
+        source: str | None,
         estimated: bool,
     ) -> Charge:
-        recorded = await self._recorded(call)
-        if recorded.status != "pending":
-            raise ValueError(f"call {call} is already {recorded.status}")
-        sent_day, agent = recorded.day, recorded.agent
-        known_day, estimate = await self.today(), recorded.cost_usd
-        sent, known = await self._day(sent_day), await self._day(known_day)
-        async with self._writing() as tx:
-            await tx.execute(
-                "UPDATE calls SET day = ?, at = ?, input_tokens = ?, cache_read_tokens = ?,"
+        """Close a pending call: its row, and its estimate moved from the day
+        it was sent to its cost on the day it became known, in one
+        transaction. `source` None keeps the price source recorded."""
+        known_day = await self.today()
+        if known_day not in self._days:
+            await self._day(known_day)
+        opened = self._open.get(call)
+
+        def close(conn: Connection) -> _Recorded:
+            recorded = opened or _recorded(conn, call)
+            # The day is set only when it moves: an unchanged day would still
+            # rewrite the row's entry in the index by day.
+            moves = "day = ?, " if recorded.day != known_day else ""
+            changed = conn.execute(
+                f"UPDATE calls SET {moves}at = ?, input_tokens = ?, cache_read_tokens = ?,"
                 " cache_write_tokens = ?, output_tokens = ?, cost_usd = ?, price_source = ?,"
-                " status = ?, estimated = ? WHERE id = ?",
+                " status = ?, estimated = ? WHERE id = ? AND status = 'pending'",
                 (
-                    known_day.isoformat(),
+                    *((known_day.isoformat(),) if moves else ()),
                     now.isoformat(),
                     usage.input_tokens,
                     usage.cache_read_tokens,
                     usage.cache_write_tokens,
                     usage.output_tokens,
                     str(cost),
-                    source,
+                    recorded.price_source if source is None else source,
                     status,
                     int(estimated),
                     call,
                 ),
-            )
-        sent[agent] = sent.get(agent, Decimal(0)) - estimate
-        known[agent] = known.get(agent, Decimal(0)) + cost
-        return Charge(agent, cost, known_day)
+            ).rowcount
+            if not changed:
+                raise ValueError(f"call {call} is already {_recorded(conn, call).status}")
+            if cost:
+                self._sums.add(known_day, recorded.agent, cost)
+            return recorded
 
-    async def _recorded(self, call: int) -> _Recorded:
-        rows = await self._read(
-            "SELECT agent, day, cost_usd, status, price_source FROM calls WHERE id = ?", call
-        )
-        row = rows[0] if rows else None
-        if row is None:
-            raise KeyError(f"no call {call} in the ledger")
-        return _Recorded(
-            agent=row["agent"],
-            day=date.fromisoformat(row["day"]),
-            cost_usd=Decimal(row["cost_usd"]),
-            status=row["status"],
-            price_source=row["price_source"],
-        )
+        def moved(recorded: _Recorded) -> None:
+            self._open.pop(call, None)
+            self._count(recorded.day, recorded.agent, -recorded.cost_usd)
+            self._count(known_day, recorded.agent, cost)
+
+        recorded = await self._write(close, then=moved)
+        return Charge(recorded.agent, cost, known_day)
+
+    def _count(self, day: date, agent: str, amount: Decimal) -> None:
+        """Move a day's sum in memory (a day not loaded yet is read from the
+        table, which already holds the change, when first asked for)."""
+        sums = self._days.get(day)
+        if sums is not None:
+            sums[agent] = sums.get(agent, Decimal(0)) + amount
 
     async def _day(self, day: date) -> dict[str, Decimal]:
+        """The day's sums, read once: the closed calls' from `spend`, and the
+        estimates of calls still pending. Read on the writer, between two
+        commits, so no commit can fall between the read and the sums."""
         if day not in self._days:
-            rows = await self._read(
-                "SELECT agent, cost_usd FROM calls WHERE day = ?", day.isoformat()
+
+            def read(conn: Connection) -> dict[str, Decimal]:
+                rows = conn.execute(
+                    "SELECT agent, cost_usd FROM spend WHERE day = ?1 UNION ALL"
+                    " SELECT agent, cost_usd FROM calls WHERE status = 'pending' AND day = ?1",
+                    (day.isoformat(),),
+                )
+                sums: dict[str, Decimal] = {}
+                for agent, cost in rows.fetchall():
+                    sums[agent] = sums.get(agent, Decimal(0)) + Decimal(cost)
+                return sums
+
+            await self._write(
+                read, then=lambda sums: self._days.setdefault(day, sums), reading=True
             )
-            sums: dict[str, Decimal] = defaultdict(Decimal)
-            for row in rows:
-                sums[row["agent"]] += Decimal(row["cost_usd"])
-            # A second reader may have filled it while this one awaited.
-            self._days.setdefault(day, dict(sums))
         return self._days[day]
 
     async def _latest_day(self) -> date:
@@ -279,13 +309,19 @@ class Ledger:
         self._latest = day if self._latest is None else max(day, self._latest)
         return self._latest
 
-    @asynccontextmanager
-    async def _writing(self) -> AsyncIterator[aiosqlite.Connection]:
-        """A ledger transaction; a database that refuses it is a LedgerError."""
+    async def _write(
+        self,
+        fn: Callable[[Connection], T],
+        then: Callable[[T], object] | None = None,
+        *,
+        reading: bool = False,
+    ) -> T:
+        """One ledger transaction; a database that refuses it is a LedgerError."""
         try:
-            async with self._db.transaction() as tx:
-                yield tx
+            return await self._db.write(fn, then)
         except sqlite3.Error as error:
+            if reading:
+                raise LedgerError(f"The ledger could not be read ({error}).") from error
             raise LedgerError(f"Spend could not be recorded in the ledger ({error}).") from error
 
     async def _read(self, sql: str, *params: object) -> list[Row]:
@@ -293,6 +329,48 @@ class Ledger:
             return await self._db.fetchall(sql, *params)
         except sqlite3.Error as error:
             raise LedgerError(f"The ledger could not be read ({error}).") from error
+
+
+def _recorded(conn: Connection, call: int) -> _Recorded:
+    row = conn.execute(
+        "SELECT agent, day, cost_usd, status, price_source FROM calls WHERE id = ?", (call,)
+    ).fetchone()
+    if row is None:
+        raise KeyError(f"no call {call} in the ledger")
+    return _Recorded(
+        agent=row["agent"],
+        day=date.fromisoformat(row["day"]),
+        cost_usd=Decimal(row["cost_usd"]),
+        status=row["status"],
+        price_source=row["price_source"],
+    )
+
+
+class _Sums:
+    """The `spend` rows a transaction moves, added up as its functions run
+    and written once at its end: one row per agent per batch, not one per
+    call. Used only on the database's writer thread."""
+
+    def __init__(self) -> None:
+        self._moved: dict[tuple[str, str], Decimal] = {}
+
+    def add(self, day: date, agent: str, amount: Decimal) -> None:
+        key = (day.isoformat(), agent)
+        self._moved[key] = self._moved.get(key, Decimal(0)) + amount
+
+    def write(self, conn: Connection) -> None:
+        """Each sum moved, exactly (`decimal_add`, the writer's own function:
+        SQLite's + would add floats)."""
+        if self._moved:
+            conn.executemany(
+                "INSERT INTO spend (day, agent, cost_usd) VALUES (?, ?, ?) ON CONFLICT"
+                " (day, agent) DO UPDATE SET cost_usd = decimal_add(cost_usd, excluded.cost_usd)",
+                [(day, agent, str(amount)) for (day, agent), amount in self._moved.items()],
+            )
+            self._moved.clear()
+
+    def forget(self) -> None:
+        self._moved.clear()
 
 
 def _entry(row: Row) -> LedgerEntry:

@@ -461,12 +461,12 @@ def plane_db(home: Path, messages: int = 0) -> Path:
 
     async def make() -> None:
         db = await Database.open(home / "plane.db")
-        async with db.transaction() as tx:
-            for _ in range(messages):
-                await tx.execute(
-                    "INSERT INTO messages (agent, at, kind, text) VALUES ('demo', '', 'op', ?)",
-                    ("hello " * 40,),
-                )
+        await db.write(
+            lambda conn: conn.executemany(
+                "INSERT INTO messages (agent, at, kind, text) VALUES ('demo', '', 'op', ?)",
+                [("hello " * 40,)] * messages,
+            )
+        )
         await db.close()
 
     home.mkdir(parents=True, exist_ok=True)

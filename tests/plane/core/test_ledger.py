@@ -1,6 +1,9 @@
 """The ledger on a real SQLite file: pending before the call, settled after,
 interrupted (at its estimate) when the plane died between the two."""
 
+import asyncio
+import sqlite3
+import threading
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
@@ -124,9 +127,11 @@ async def test_the_later_day_holds_across_a_restart_with_the_clock_back(open_led
 
 async def test_a_database_that_refuses_a_write_raises_ledger_error(open_ledger):
     db, ledger = await open_ledger(ManualClock(NOON))
-    await db.connection.execute(
-        "CREATE TRIGGER refuse BEFORE INSERT ON calls"
-        " BEGIN SELECT RAISE(ABORT, 'disk says no'); END"
+    await db.write(
+        lambda conn: conn.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON calls"
+            " BEGIN SELECT RAISE(ABORT, 'disk says no'); END"
+        )
     )
     with pytest.raises(LedgerError, match=r"could not be recorded in the ledger \(disk says no\)"):
         await ledger.open_call("demo", "p", "m", Decimal("0.05"), "estimate")
@@ -136,8 +141,10 @@ async def test_a_database_that_refuses_a_write_raises_ledger_error(open_ledger):
 async def test_a_settle_the_database_refuses_keeps_the_estimate(open_ledger):
     db, ledger = await open_ledger(ManualClock(NOON))
     call = await ledger.open_call("demo", "p", "m", Decimal("0.05"), "estimate")
-    await db.connection.execute(
-        "CREATE TRIGGER refuse BEFORE UPDATE ON calls BEGIN SELECT RAISE(ABORT, 'no'); END"
+    await db.write(
+        lambda conn: conn.execute(
+            "CREATE TRIGGER refuse BEFORE UPDATE ON calls BEGIN SELECT RAISE(ABORT, 'no'); END"
+        )
     )
     with pytest.raises(LedgerError):
         await ledger.settle(call, USAGE, Decimal("0.01"), "table")
@@ -150,3 +157,91 @@ async def test_the_schema_is_versioned(open_ledger):
     assert row[0] == len(MIGRATIONS)
     mode = await db.fetchone("PRAGMA journal_mode")
     assert mode[0] == "wal"
+
+
+def sums_of_calls(path) -> dict[tuple[str, str], Decimal]:
+    """Each (day, agent)'s spend on closed calls, summed from the calls
+    themselves, exactly (calls in flight are counted from their rows)."""
+    sums: dict[tuple[str, str], Decimal] = {}
+    with sqlite3.connect(path) as raw:
+        closed = "SELECT day, agent, cost_usd FROM calls WHERE status != 'pending'"
+        for day, agent, cost in raw.execute(closed):
+            sums[(day, agent)] = sums.get((day, agent), Decimal(0)) + Decimal(cost)
+    return {key: total for key, total in sums.items() if total}
+
+
+def spend_table(path) -> dict[tuple[str, str], Decimal]:
+    """The sums the ledger keeps (a sum moved back to zero may stay a row)."""
+    with sqlite3.connect(path) as raw:
+        rows = raw.execute("SELECT day, agent, cost_usd FROM spend").fetchall()
+    return {(day, agent): Decimal(cost) for day, agent, cost in rows if Decimal(cost)}
+
+
+async def test_a_ledger_from_before_the_spend_table_is_summed_exactly(tmp_path, open_ledger):
+    path = tmp_path / "plane.db"
+    old = sqlite3.connect(path)
+    for script in MIGRATIONS[:3]:
+        old.executescript(script)
+    costs = ["0.1", "0.2", "0.000000123456789"] * 10  # 0.1 + 0.2 is not 0.3 in floats
+    old.executemany(
+        "INSERT INTO calls (agent, day, at, provider, model, cost_usd, price_source, status)"
+        " VALUES ('demo', '2026-11-29', '', 'p', 'm', ?, 'table', 'settled')",
+        [(c,) for c in costs],
+    )
+    old.execute("PRAGMA user_version = 3")
+    old.commit()
+    old.close()
+    _, ledger = await open_ledger(ManualClock(NOON))
+    assert await ledger.spend_today("demo") == Decimal("3.00000123456789")
+    assert spend_table(path) == sums_of_calls(path)
+
+
+async def test_the_spend_table_is_the_calls_summed_through_every_change(tmp_path, open_ledger):
+    """Calls opened, settled across midnight, failed, and cut by a stop:
+    after each, the day sums kept beside the calls are the calls summed,
+    and a plane started again reads the same sums."""
+    path = tmp_path / "plane.db"
+    clock = ManualClock(NOON)
+    db, ledger = await open_ledger(clock)
+    first = await ledger.open_call("demo", "p", "m", Decimal("0.05"), "estimate")
+    second = await ledger.open_call("scout", "p", "m", Decimal("0.30"), "estimate")
+    await ledger.open_call("demo", "p", "m", Decimal("0.07"), "estimate")  # cut by the stop
+    assert spend_table(path) == sums_of_calls(path)
+    await clock.advance(timedelta(hours=12))  # the response arrives on the next day
+    await ledger.settle(first, USAGE, Decimal("0.0123"), "table")
+    await ledger.fail(second)
+    assert spend_table(path) == sums_of_calls(path)
+    await db.close()
+    _, again = await open_ledger(clock)
+    assert (await again.recover())["demo"].estimate_usd == Decimal("0.07")
+    assert spend_table(path) == sums_of_calls(path)
+    assert await again.spend_by_agent(date(2026, 11, 29)) == {"demo": Decimal("0.07")}
+    assert await again.spend_today("demo") == Decimal("0.0123")
+
+
+async def test_a_settle_refused_in_a_batch_moves_no_sum_twice(tmp_path, open_ledger):
+    """Two settles queued behind a busy writer share a transaction; one is of
+    a call already settled. It alone is refused; the other's cost is counted
+    once, in memory and in the table."""
+    db, ledger = await open_ledger(ManualClock(NOON))
+    first = await ledger.open_call("demo", "p", "m", Decimal("0.05"), "estimate")
+    second = await ledger.open_call("demo", "p", "m", Decimal("0.05"), "estimate")
+    await ledger.settle(first, USAGE, Decimal("0.01"), "table")
+    inside, release = threading.Event(), threading.Event()
+
+    def hold(conn):
+        inside.set()
+        release.wait(5)
+
+    held = asyncio.ensure_future(db.write(hold))
+    await asyncio.to_thread(inside.wait, 5)
+    other = asyncio.ensure_future(ledger.settle(second, USAGE, Decimal("0.02"), "table"))
+    again = asyncio.ensure_future(ledger.settle(first, USAGE, Decimal("0.01"), "table"))
+    await asyncio.sleep(0.05)
+    release.set()
+    await held
+    with pytest.raises(ValueError, match="already settled"):
+        await again
+    assert (await other).cost_usd == Decimal("0.02")
+    assert await ledger.spend_today("demo") == Decimal("0.03")
+    assert spend_table(tmp_path / "plane.db") == sums_of_calls(tmp_path / "plane.db")

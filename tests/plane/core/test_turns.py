@@ -316,7 +316,7 @@ REFUSE_CALLS = (
 async def refuse_calls(plane, when=""):
     """A real database failure: the plane's own connection, and the calls
     table refusing every new row (for one agent, with `when`)."""
-    await plane.plane._db.connection.execute(REFUSE_CALLS.format(when=when))
+    await plane.plane._db.write(lambda conn: conn.execute(REFUSE_CALLS.format(when=when)))
 
 
 async def until_said(plane, agent, starts, within=10):

@@ -1,0 +1,147 @@
+"""Settled calls per second through the plane's ledger, next to raw sqlite3
+on the same disk, in one run; then the first gate check of a day at 100k
+calls.
+
+    .venv/bin/python bench/ledger.py
+    .venv/bin/python bench/ledger.py --agents 100 --seconds 5 --dir /var/tmp
+
+The plane's side: `--agents` coroutines, each opening a call (pending, at its
+estimate) and settling it, through `Ledger` on its `Database` (one writer
+thread, group commit). The raw side: one INSERT and one COMMIT per call
+with the sqlite3 module, WAL and synchronous=NORMAL, as the plane sets them,
+on the plane's own schema. The aim (issue 14) is at least 1.0x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sqlite3
+import tempfile
+import time
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+
+from plane.clock import ManualClock
+from plane.db import MIGRATIONS, Database
+from plane.money.ledger import Ledger
+from plane.wire.protocol import Usage
+
+NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+USAGE = Usage(input_tokens=1200, cache_read_tokens=1000, output_tokens=80)
+AIM = 1.0
+
+
+def schema(path: Path, steps: int = len(MIGRATIONS)) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    for script in MIGRATIONS[:steps]:
+        if "decimal_sum" not in script:
+            conn.executescript(script)
+    conn.execute(f"PRAGMA user_version = {steps}")
+    return conn
+
+
+def raw(path: Path, seconds: float) -> float:
+    """Calls/s: one insert and one commit per call, one thread."""
+    conn = schema(path)
+    insert = (
+        "INSERT INTO calls (agent, day, at, provider, model, input_tokens, cache_read_tokens,"
+        " output_tokens, cost_usd, price_source, status) VALUES (?, ?, ?, 'p', 'm', 1200,"
+        " 1000, 80, '0.0123', 'table', 'settled')"
+    )
+    done, start = 0, time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        for _ in range(100):
+            conn.execute("BEGIN")
+            conn.execute(insert, (f"agent-{done % 100}", "2026-11-29", NOON.isoformat()))
+            conn.execute("COMMIT")
+            done += 1
+    conn.close()
+    return done / elapsed
+
+
+async def plane(path: Path, agents: int, seconds: float) -> tuple[float, dict[str, float]]:
+    """Calls/s through the ledger, and what each call cost the database."""
+    db = await Database.open(path)
+    ledger = Ledger(db, ManualClock(NOON))
+    await ledger.spend_today("agent-0")
+    before = dict(vars(db.counts))
+    done = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+
+    async def agent(name: str) -> None:
+        nonlocal done
+        while time.perf_counter() < deadline:
+            call = await ledger.open_call(name, "p", "m", Decimal("0.05"), "estimate")
+            await ledger.settle(call, USAGE, Decimal("0.0123"), "table")
+            done += 1
+
+    await asyncio.gather(*(agent(f"agent-{n}") for n in range(agents)))
+    elapsed = time.perf_counter() - start
+    per_call = {k: (v - before[k]) / done for k, v in vars(db.counts).items()}
+    await db.close()
+    return done / elapsed, per_call
+
+
+async def first_check(path: Path, calls: int, agents: int = 100) -> tuple[float, float]:
+    """Milliseconds for the first gate check of a day with `calls` calls in
+    it: through the ledger (the spend table), and summing the day's calls
+    as the ledger did before that table."""
+    conn = schema(path, 3)
+    conn.execute("BEGIN")
+    conn.executemany(
+        "INSERT INTO calls (agent, day, at, provider, model, cost_usd, price_source, status)"
+        " VALUES (?, '2026-11-29', '', 'p', 'm', '0.0123', 'table', 'settled')",
+        ((f"agent-{n % agents}",) for n in range(calls)),
+    )
+    conn.execute("COMMIT")
+    conn.close()
+    await (await Database.open(path)).close()  # migrates: the sums are filled once
+    db = await Database.open(path)
+    start = time.perf_counter()
+    await Ledger(db, ManualClock(NOON)).spend_today("agent-0")
+    now = (time.perf_counter() - start) * 1000
+    start = time.perf_counter()
+    rows = await db.fetchall("SELECT agent, cost_usd FROM calls WHERE day = ?", "2026-11-29")
+    sums: dict[str, Decimal] = {}
+    for row in rows:
+        sums[row["agent"]] = sums.get(row["agent"], Decimal(0)) + Decimal(row["cost_usd"])
+    summed = (time.perf_counter() - start) * 1000
+    await db.close()
+    return now, summed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--agents", type=int, default=100)
+    parser.add_argument("--seconds", type=float, default=5.0, help="per side")
+    parser.add_argument("--calls", type=int, default=100_000, help="in the day, for the gate")
+    parser.add_argument("--dir", type=Path, default=None, help="where the files go")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
+        where = Path(tmp)
+        raw_rate = raw(where / "raw.db", args.seconds)
+        rate, per_call = asyncio.run(plane(where / "plane.db", args.agents, args.seconds))
+        gate_ms, summed_ms = asyncio.run(first_check(where / "gate.db", args.calls))
+    ratio = rate / raw_rate
+    print(f"ledger on {where} ({args.agents} agents, {args.seconds:g} s a side)")
+    print(f"  raw sqlite3 insert+commit  {raw_rate:9,.0f} calls/s")
+    print(f"  plane open_call+settle     {rate:9,.0f} calls/s")
+    met = "met" if ratio >= AIM else "NOT met"
+    print(f"  ratio {ratio:.2f}x (aim >= {AIM:.1f}x: {met})")
+    print(
+        f"  per call: {per_call['writes']:.2f} writes, {per_call['batches']:.3f} writer hops,"
+        f" {per_call['commits']:.3f} commits, {per_call['reads']:.3f} reads"
+    )
+    print(
+        f"first gate check of a day at {args.calls:,} calls: {gate_ms:.1f} ms"
+        f" (summing the day's calls: {summed_ms:.0f} ms)"
+    )
+
+
+if __name__ == "__main__":
+    main()
