@@ -165,12 +165,9 @@ class AgentWorker:
             # and its bookings open; the next start says what the call in
             # flight counted and takes the turn again.
             raise
-        except LedgerError:
-            # Spend could not be recorded: the turn never really ran, so what
-            # it saw stays waiting for a turn the ledger can record.
-            raise
         except Exception:
-            # Failed inside the plane: `run` says so, and that is its answer.
+            # Failed inside the plane, or its spend could not be recorded: the
+            # notice that says so is its answer (a retry now would spend again).
             await self._services.conversation.answered([m.id for m in waiting])
             await self._bookings.done(due)
             await self._keep_ambient()
