@@ -37,10 +37,13 @@ from plane.agents.worker import tell_cut_turns
 from plane.clock import Clock, SystemClock
 from plane.config import EMBEDDED, EMBEDDED_MODEL, Config
 from plane.daemon.events import EventBus
+from plane.daemon.http import HttpListener
 from plane.daemon.listener import Listener
 from plane.db import Database, refusal
 from plane.economy.compress.store import RefStore
 from plane.errors import PlaneError
+from plane.gateway.forward import Gateway
+from plane.gateway.keys import Keys
 from plane.history.conversation import Conversation
 from plane.history.transcript import Transcript
 from plane.home import Home, say_state
@@ -75,6 +78,7 @@ class Plane:
         clock: Clock | None = None,
         *,
         tcp: tuple[str, int] | None = None,
+        http: tuple[str, int] | None = None,
         transports: Mapping[str, httpx.AsyncBaseTransport] | None = None,
     ) -> None:
         self.config = config
@@ -83,6 +87,10 @@ class Plane:
         self.stop_event = asyncio.Event()
         self.tcp_port: int | None = None
         self._tcp = tcp
+        self._http = http
+        self._http_listener: HttpListener | None = None
+        self.http_port: int | None = None
+        """The gateway's port (`--http`), once listening."""
         self._transports = transports
         self._lock: IO[str] | None = None
         self._db: Database | None = None
@@ -118,6 +126,8 @@ class Plane:
             host = f"[{host}]" if ":" in host else host
             where += f" and {host}:{self.tcp_port}"
         where += f" (token in {self.home.token})"
+        if self._http is not None and self.http_port is not None:
+            where += f"; the gateway on http://{self._http[0]}:{self.http_port}"
         names = [spec.name for spec in self.services.roster]
         agents = "no agents"
         if names:
@@ -166,6 +176,10 @@ class Plane:
         crew.start()
         self._background.append(asyncio.create_task(services.scheduler.run()))
         await self._listen()
+        if self._http is not None:  # the gateway: plane.daemon.http
+            gateway = Gateway(services, Keys(self.home.gateway_keys))
+            self._http_listener = HttpListener(gateway, SHUTDOWN_GRACE_S)
+            self.http_port = await self._http_listener.listen(*self._http)
 
     async def serve(self) -> None:
         await self.startup()
@@ -179,6 +193,9 @@ class Plane:
             say_state(self._lock.fileno(), "stopping")
         if self._listener is not None:
             await self._listener.close()
+        if self._http_listener is not None:  # calls in flight finish, then the gateway closes
+            await self._http_listener.close()
+            await self._http_listener.gateway.aclose()
         if hasattr(self, "services"):
             self.services.bus.close()
             if crew := getattr(self.services, "crew", None):  # a start-up that failed has none

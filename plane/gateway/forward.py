@@ -1,0 +1,346 @@
+"""One gateway call: who sends it, whether the agent may spend, the ledger,
+the upstream, the ledger again, then the client's conversation line.
+
+The order is the plane's: the gate is asked before any byte of a success is
+sent; the call is written pending with an estimate before it is forwarded;
+it is settled from the upstream's usage, and a stream that ended without
+its usage (cut by the upstream, or by a client that left) is charged at its
+estimate, never $0. A call the upstream refused or never answered bought
+nothing and is marked failed. A call cancelled mid-flight (the plane
+stopping) stays pending, and the next start counts its estimate.
+
+The gate and the pending write happen under the agent's lock, so calls
+arriving together each see the estimates of those before them: a ceiling is
+overshot by at most the calls already in flight when it was reached.
+
+HTTP itself is the listener's (`plane.daemon.http`); this module sees a
+request as path, headers and bytes, and answers through a `Responder`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+import os
+from collections import defaultdict
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any, Protocol
+
+import httpx
+
+from plane.agents.roster import AgentSpec
+from plane.agents.services import Services
+from plane.config import ProviderConfig
+from plane.errors import NoSuchAgent, UnknownPrice
+from plane.gateway.keys import Keys
+from plane.money.gate import Hold
+from plane.gateway.wire import Wire, event_data, prompt_tokens_estimate, sse_events
+from plane.wire.protocol import Usage
+from plane.wire.words import turn_cost, usage_text
+
+log = logging.getLogger(__name__)
+
+ANTHROPIC_URL = "https://api.anthropic.com"
+ANTHROPIC_VERSION = "2023-06-01"
+PASSED_HEADERS = ("anthropic-version", "anthropic-beta")
+"""Client headers the upstream needs to read the request as the client meant it."""
+UNKNOWN_KEY = (
+    "This key is not a gateway agent's key. `plane key AGENT` makes one for an agent "
+    "with a `gateway:` block in agents.yaml."
+)
+
+
+class Responder(Protocol):
+    """How the gateway answers its client (the listener implements it)."""
+
+    async def whole(self, status: int, body: bytes, headers: Mapping[str, str]) -> None: ...
+
+    async def open(self, status: int, headers: Mapping[str, str]) -> None: ...
+
+    async def write(self, chunk: bytes) -> None: ...
+
+
+class Refused(Exception):
+    """A call answered with an error of the client's API, before the ledger."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        headers: Mapping[str, str] | None = None,
+        body: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.headers = dict(headers or {})
+        self.body = body
+        """The whole error, when it is more than the API's usual shape."""
+
+
+def presented_key(headers: Mapping[str, str]) -> str:
+    """The client's key: Anthropic's `x-api-key`, or a bearer token."""
+    key = headers.get("x-api-key", "").strip()
+    if key:
+        return key
+    scheme, _, token = headers.get("authorization", "").strip().partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
+def upstream_url(wire: Wire, provider: ProviderConfig) -> str:
+    if wire.upstream_kind == "anthropic":
+        root = (provider.base_url or ANTHROPIC_URL).rstrip("/").removesuffix("/v1")
+        return root + wire.path
+    assert provider.base_url is not None  # config: openai-compatible needs one
+    return provider.base_url.rstrip("/") + wire.path.removeprefix("/v1")
+
+
+def upstream_key(provider: ProviderConfig) -> str | None:
+    variable = provider.api_key_env
+    if variable is None and provider.kind == "anthropic" and not provider.base_url:
+        variable = "ANTHROPIC_API_KEY"
+    return (os.environ.get(variable, "").strip() or None) if variable else None
+
+
+class Gateway:
+    def __init__(
+        self,
+        services: Services,
+        keys: Keys,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self._services = services
+        self._keys = keys
+        self._http = httpx.AsyncClient(
+            timeout=httpx.Timeout(600, connect=30), transport=transport, trust_env=False
+        )
+        self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    def agent(self, headers: Mapping[str, str]) -> AgentSpec:
+        """The gateway agent this key is, or `Refused` (401)."""
+        name = self._keys.agent_of(presented_key(headers))
+        try:
+            spec = self._services.roster.get(name) if name else None
+        except NoSuchAgent:
+            spec = None
+        if spec is None or spec.gateway is None:
+            raise Refused(401, UNKNOWN_KEY)
+        return spec
+
+    def models(self, headers: Mapping[str, str]) -> list[str]:
+        """The models the agent's client may name: its own, and its provider's."""
+        return _models_of(self.agent(headers), self._services)
+
+    async def handle(
+        self, wire: Wire, headers: Mapping[str, str], raw: bytes, out: Responder
+    ) -> None:
+        try:
+            spec = self.agent(headers)
+            body = _body(raw)
+            provider = self._upstream(wire, spec)
+            model = body.get("model")
+            if not isinstance(model, str) or not model:
+                raise Refused(400, "The request names no model.")
+            call, estimate = await self._open(wire, spec, model, body)
+        except Refused as refused:
+            shaped = refused.body or wire.error(refused.status, str(refused))
+            error = json.dumps(shaped).encode()
+            await out.whole(refused.status, error, refused.headers)
+            return
+        await self._forward(wire, spec, provider, model, body, headers, call, estimate, out)
+
+    def _upstream(self, wire: Wire, spec: AgentSpec) -> ProviderConfig:
+        provider = self._services.config.providers[spec.provider]
+        if provider.kind != wire.upstream_kind:
+            raise Refused(
+                400,
+                f"{spec.name}'s provider {spec.provider!r} does not speak {wire.name}; "
+                f"point this client at the plane's API that provider speaks.",
+            )
+        return provider
+
+    async def _open(
+        self, wire: Wire, spec: AgentSpec, model: str, body: dict[str, Any]
+    ) -> tuple[int, Decimal]:
+        """Ask the gate, then write the call pending: one step per agent."""
+        services = self._services
+        known = services.pricer.is_known(model)
+        async with self._locks[spec.name]:
+            hold = await services.gate.hold(spec.name, price_known=known, model=model)
+            if hold is not None:
+                await self._told(spec.name, hold)
+                status, error, extra = wire.held(hold.notice, self._seconds_to_reset())
+                raise Refused(status, hold.notice, extra, error)
+            estimate = Decimal(0)
+            if known:
+                estimate = services.pricer.estimate(
+                    model, prompt_tokens_estimate(body), wire.max_output(body)
+                )
+            call = await services.ledger.open_call(
+                spec.name, spec.provider, model, estimate, "estimate"
+            )
+        return call, estimate
+
+    async def _told(self, agent: str, hold: Hold) -> None:
+        """The conversation says why the agent is held, once per held spell."""
+        worker = self._services.crew.workers.get(agent)
+        if worker is not None and await worker.tell_hold(hold):
+            await self._services.crew.publish(agent)
+
+    def _seconds_to_reset(self) -> int:
+        services = self._services
+        left = (services.gate.resets_at() - services.clock.now()).total_seconds()
+        return max(1, math.ceil(left))
+
+    async def _forward(
+        self,
+        wire: Wire,
+        spec: AgentSpec,
+        provider: ProviderConfig,
+        model: str,
+        body: dict[str, Any],
+        headers: Mapping[str, str],
+        call: int,
+        estimate: Decimal,
+        out: Responder,
+    ) -> None:
+        request = self._http.build_request(
+            "POST",
+            upstream_url(wire, provider),
+            json=wire.upstream_body(body),
+            headers=self._upstream_headers(wire, provider, headers),
+        )
+        try:
+            response = await self._http.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            await self._services.ledger.fail(call)
+            message = f"The plane could not reach {spec.name}'s provider {spec.provider!r} ({exc})."
+            await out.whole(502, json.dumps(wire.error(502, message)).encode(), {})
+            return
+        try:
+            if response.status_code != 200:
+                await self._refused_upstream(response, call, out)
+            elif response.headers.get("content-type", "").startswith("text/event-stream"):
+                await self._stream(wire, spec, model, body, response, call, estimate, out)
+            else:
+                await self._whole(wire, spec, model, response, call, estimate, out)
+        finally:
+            await response.aclose()
+
+    def _upstream_headers(
+        self, wire: Wire, provider: ProviderConfig, headers: Mapping[str, str]
+    ) -> dict[str, str]:
+        sent = {name: headers[name] for name in PASSED_HEADERS if name in headers}
+        key = upstream_key(provider)
+        if wire.upstream_kind == "anthropic":
+            sent.setdefault("anthropic-version", ANTHROPIC_VERSION)
+            if key:
+                sent["x-api-key"] = key
+        elif key:
+            sent["authorization"] = f"Bearer {key}"
+        return sent
+
+    async def _refused_upstream(self, response: httpx.Response, call: int, out: Responder) -> None:
+        """The upstream's own error, passed on as it said it: nothing was bought."""
+        body = await response.aread()
+        await self._services.ledger.fail(call)
+        passed = {"content-type": response.headers.get("content-type", "application/json")}
+        if "retry-after" in response.headers:
+            passed["retry-after"] = response.headers["retry-after"]
+        await out.whole(response.status_code, body, passed)
+
+    async def _whole(
+        self,
+        wire: Wire,
+        spec: AgentSpec,
+        model: str,
+        response: httpx.Response,
+        call: int,
+        estimate: Decimal,
+        out: Responder,
+    ) -> None:
+        try:
+            raw = await response.aread()
+            usage = wire.usage_of(json.loads(raw))
+        except (httpx.HTTPError, ValueError, AttributeError):
+            # It answered, so it may have billed: the estimate, never nothing.
+            await self._settle(spec, model, call, None, estimate)
+            message = f"{spec.name}'s provider sent a reply the plane could not read."
+            await out.whole(502, json.dumps(wire.error(502, message)).encode(), {})
+            return
+        await self._settle(spec, model, call, usage, estimate)
+        await out.whole(200, raw, {"content-type": "application/json"})
+
+    async def _stream(
+        self,
+        wire: Wire,
+        spec: AgentSpec,
+        model: str,
+        body: dict[str, Any],
+        response: httpx.Response,
+        call: int,
+        estimate: Decimal,
+        out: Responder,
+    ) -> None:
+        meter = wire.meter(body)
+        pending = bytearray()
+        try:
+            await out.open(200, {"content-type": "text/event-stream", "cache-control": "no-cache"})
+            async for chunk in response.aiter_bytes():
+                pending += chunk
+                for event in sse_events(pending):
+                    data = event_data(event)
+                    if data is None or meter.feed(data):
+                        await out.write(event)
+        except (httpx.HTTPError, OSError) as exc:
+            log.info("%s: a stream was cut (%s); charged at its estimate", spec.name, exc)
+        await self._settle(spec, model, call, meter.usage if meter.done else None, estimate)
+
+    async def _settle(
+        self, spec: AgentSpec, model: str, call: int, usage: Usage | None, estimate: Decimal
+    ) -> None:
+        """Settle from the usage; without it (a cut stream, a broken body), at the estimate."""
+        services = self._services
+        if usage is None:
+            seen = Usage()
+            charge = await services.ledger.settle(call, seen, estimate, "estimate", estimated=True)
+            cut = True
+        else:
+            seen, cut = usage, False
+            try:
+                price = services.pricer.price(model, usage)
+            except UnknownPrice:
+                charge = await services.ledger.settle(
+                    call, usage, Decimal(0), "unpriced", estimated=True
+                )
+            else:
+                charge = await services.ledger.settle(call, usage, price.cost_usd, price.source)
+        line = f"{model} · {usage_text(seen)} · {turn_cost(charge.cost_usd)}"
+        if cut:
+            line = f"{model} · cut before its usage, charged at its estimate · "
+            line += turn_cost(charge.cost_usd)
+        await services.say(spec.name, "cost", line, cost_usd=charge.cost_usd, usage=seen)
+        await services.crew.after_spend(spec.name)
+        await services.crew.spend_notices(spec.name)
+
+
+def _body(raw: bytes) -> dict[str, Any]:
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        raise Refused(400, "The request body is not JSON.") from None
+    if not isinstance(body, dict):
+        raise Refused(400, "The request body is not a JSON object.")
+    return body
+
+
+
+def _models_of(spec: AgentSpec, services: Services) -> list[str]:
+    offered = services.config.providers[spec.provider].models
+    return list(dict.fromkeys([spec.model, *offered]))
