@@ -53,6 +53,10 @@ class _Responder:
         assert self.response is not None
         await self.response.write(chunk)
 
+    def abort(self) -> None:
+        if self._request.transport is not None:
+            self._request.transport.abort()
+
 
 class HttpListener:
     def __init__(self, gateway: Gateway, grace_s: float) -> None:
@@ -98,16 +102,27 @@ class HttpListener:
 
     async def _models(self, request: web.Request) -> web.Response:
         headers = {k.lower(): v for k, v in request.headers.items()}
-        wire: Wire = WIRES[Messages.path if "anthropic-version" in headers else ChatCompletions.path]
+        wire: Wire = WIRES[
+            Messages.path if "anthropic-version" in headers else ChatCompletions.path
+        ]
         try:
             models = self.gateway.models(headers)
         except Refused as refused:
-            return web.json_response(wire.error(refused.status, str(refused)), status=refused.status)
-        if isinstance(wire, Messages):
-            data = [{"type": "model", "id": m, "display_name": m, "created_at": "2025-01-01T00:00:00Z"} for m in models]
             return web.json_response(
-                {"data": data, "has_more": False, "first_id": models[0] if models else None,
-                 "last_id": models[-1] if models else None}
+                wire.error(refused.status, str(refused)), status=refused.status
+            )
+        if isinstance(wire, Messages):
+            data = [
+                {"type": "model", "id": m, "display_name": m, "created_at": "2025-01-01T00:00:00Z"}
+                for m in models
+            ]
+            return web.json_response(
+                {
+                    "data": data,
+                    "has_more": False,
+                    "first_id": models[0] if models else None,
+                    "last_id": models[-1] if models else None,
+                }
             )
         data2 = [{"id": m, "object": "model", "created": 0, "owned_by": "plane"} for m in models]
         return web.json_response({"object": "list", "data": data2})

@@ -20,6 +20,7 @@ request as path, headers and bytes, and answers through a `Responder`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import math
@@ -36,8 +37,8 @@ from plane.agents.services import Services
 from plane.config import ProviderConfig
 from plane.errors import NoSuchAgent, UnknownPrice
 from plane.gateway.keys import Keys
-from plane.money.gate import Hold
 from plane.gateway.wire import Wire, event_data, prompt_tokens_estimate, sse_events
+from plane.money.gate import Hold
 from plane.wire.protocol import Usage
 from plane.wire.words import turn_cost, usage_text
 
@@ -61,6 +62,10 @@ class Responder(Protocol):
     async def open(self, status: int, headers: Mapping[str, str]) -> None: ...
 
     async def write(self, chunk: bytes) -> None: ...
+
+    def abort(self) -> None:
+        """Break the connection: the upstream broke its stream, and the client
+        must not take what came before for a whole answer."""
 
 
 class Refused(Exception):
@@ -290,17 +295,29 @@ class Gateway:
     ) -> None:
         meter = wire.meter(body)
         pending = bytearray()
+        tail: list[bytes] = []
+        """From the event that carries the final usage on: sent once the call is settled,
+        so a client that has seen its stream end finds the call in the ledger."""
         try:
             await out.open(200, {"content-type": "text/event-stream", "cache-control": "no-cache"})
             async for chunk in response.aiter_bytes():
                 pending += chunk
                 for event in sse_events(pending):
                     data = event_data(event)
-                    if data is None or meter.feed(data):
+                    shown = data is None or meter.feed(data)
+                    if shown and meter.done:
+                        tail.append(event)
+                    elif shown:
                         await out.write(event)
-        except (httpx.HTTPError, OSError) as exc:
-            log.info("%s: a stream was cut (%s); charged at its estimate", spec.name, exc)
+        except httpx.HTTPError as exc:
+            log.info("%s: the upstream cut a stream (%s)", spec.name, exc)
+            out.abort()
+        except OSError as exc:  # the client left
+            log.info("%s: the client left a stream (%s)", spec.name, exc)
         await self._settle(spec, model, call, meter.usage if meter.done else None, estimate)
+        with contextlib.suppress(OSError):  # a client that left misses only the end
+            for event in tail:
+                await out.write(event)
 
     async def _settle(
         self, spec: AgentSpec, model: str, call: int, usage: Usage | None, estimate: Decimal
@@ -338,7 +355,6 @@ def _body(raw: bytes) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise Refused(400, "The request body is not a JSON object.")
     return body
-
 
 
 def _models_of(spec: AgentSpec, services: Services) -> list[str]:

@@ -3,6 +3,7 @@ scripted provider server (which speaks both APIs), and a key for each."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 
 from plane.clock import ManualClock
 from plane.config import parse_config
+from plane.daemon.events import Subscription
 from plane.daemon.server import Plane
 from plane.gateway.keys import Keys
 from plane.home import Home
@@ -63,6 +65,23 @@ class GatewayPlane:
     async def entries(self) -> list[p.LedgerEntry]:
         return await self.services.ledger.entries(self.clock.now().date())
 
+    def watch(self) -> Subscription:
+        """Subscribe before a call, then `await settled(...)` on it."""
+        return self.services.bus.subscribe()
+
+    async def settled(self, watching: Subscription, agent: str, within: float = 10) -> p.Message:
+        """The cost line of `agent`'s next settled call: the gateway says it
+        after the ledger has it, so the test need not guess when."""
+
+        async def wait() -> p.Message:
+            while True:
+                event = await watching.queue.get()
+                if isinstance(event, p.MessageAppended) and event.message.agent == agent:
+                    if event.message.kind == "cost":
+                        return event.message
+
+        return await asyncio.wait_for(wait(), within)
+
     async def said(self, agent: str) -> list[p.Message]:
         return await self.services.conversation.history(agent, 50)
 
@@ -71,9 +90,7 @@ StartGateway = Callable[..., Awaitable[GatewayPlane]]
 
 
 @pytest.fixture
-async def start_gateway(
-    tmp_path: Path, scripted_llm: ScriptedLLM
-) -> AsyncIterator[StartGateway]:
+async def start_gateway(tmp_path: Path, scripted_llm: ScriptedLLM) -> AsyncIterator[StartGateway]:
     running: list[Plane] = []
 
     async def start(config_text: str = CONFIG) -> GatewayPlane:
