@@ -12,7 +12,7 @@ import openai
 import pytest
 
 from plane.wire.protocol import Usage
-from tests.plane.gateway.conftest import GatewayPlane, StartGateway
+from tests.support.fixtures_gateway import GatewayPlane, StartGateway
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -17,8 +18,9 @@ from plane.daemon.server import Plane
 from plane.gateway.keys import Keys
 from plane.home import Home
 from plane.wire import protocol as p
-from tests.support.fixtures_plane import NOON
 from tests.support.scripted_llm import ScriptedLLM
+
+NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
 CONFIG = """
 defaults:
