@@ -27,6 +27,7 @@ import math
 import os
 from collections import defaultdict
 from collections.abc import Mapping
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Protocol
 
@@ -40,7 +41,7 @@ from plane.gateway.keys import Keys
 from plane.gateway.wire import Wire, event_data, prompt_tokens_estimate, sse_events
 from plane.money.gate import Hold
 from plane.wire.protocol import Usage
-from plane.wire.words import turn_cost, usage_text
+from plane.wire.words import tokens, turn_cost, usage_text
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +124,8 @@ class Gateway:
             timeout=httpx.Timeout(600, connect=30), transport=transport, trust_env=False
         )
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._held: set[str] = set()
+        """Agents whose conversation has said why they are held, this held spell."""
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -149,16 +152,28 @@ class Gateway:
             spec = self.agent(headers)
             body = _body(raw)
             provider = self._upstream(wire, spec)
+            body, saved = await self._compressed(wire, spec, body)
             model = body.get("model")
             if not isinstance(model, str) or not model:
                 raise Refused(400, "The request names no model.")
             call, estimate = await self._open(wire, spec, model, body)
+            opened = _Call(call, wire, spec, provider, model, body, estimate, saved)
         except Refused as refused:
             shaped = refused.body or wire.error(refused.status, str(refused))
             error = json.dumps(shaped).encode()
             await out.whole(refused.status, error, refused.headers)
             return
-        await self._forward(wire, spec, provider, model, body, headers, call, estimate, out)
+        await self._forward(opened, headers, out)
+
+    async def _compressed(
+        self, wire: Wire, spec: AgentSpec, body: dict[str, Any]
+    ) -> tuple[dict[str, Any], int]:
+        """Tool results compressed, for an agent that asked (`gateway: {compress: true}`);
+        in a thread, as the plane's own tool output is (the engine and the ref store block)."""
+        refs = self._services.refs
+        if spec.gateway is None or not spec.gateway.compress or refs is None:
+            return body, 0
+        return await asyncio.to_thread(wire.compressed, body, refs.put)
 
     def _upstream(self, wire: Wire, spec: AgentSpec) -> ProviderConfig:
         provider = self._services.config.providers[spec.provider]
@@ -178,7 +193,9 @@ class Gateway:
         known = services.pricer.is_known(model)
         async with self._locks[spec.name]:
             hold = await services.gate.hold(spec.name, price_known=known, model=model)
-            if hold is not None:
+            if hold is None:
+                self._held.discard(spec.name)
+            else:
                 await self._told(spec.name, hold)
                 status, error, extra = wire.held(hold.notice, self._seconds_to_reset())
                 raise Refused(status, hold.notice, extra, error)
@@ -193,38 +210,31 @@ class Gateway:
         return call, estimate
 
     async def _told(self, agent: str, hold: Hold) -> None:
-        """The conversation says why the agent is held, once per held spell."""
-        worker = self._services.crew.workers.get(agent)
-        if worker is not None and await worker.tell_hold(hold):
-            await self._services.crew.publish(agent)
+        """The conversation says why the agent is held, once per held spell
+        (a client that keeps asking does not fill it)."""
+        if agent in self._held:
+            return
+        self._held.add(agent)
+        await self._services.say(agent, "plane", hold.notice)
+        await self._services.crew.publish(agent)
 
     def _seconds_to_reset(self) -> int:
         services = self._services
         left = (services.gate.resets_at() - services.clock.now()).total_seconds()
         return max(1, math.ceil(left))
 
-    async def _forward(
-        self,
-        wire: Wire,
-        spec: AgentSpec,
-        provider: ProviderConfig,
-        model: str,
-        body: dict[str, Any],
-        headers: Mapping[str, str],
-        call: int,
-        estimate: Decimal,
-        out: Responder,
-    ) -> None:
+    async def _forward(self, call: _Call, headers: Mapping[str, str], out: Responder) -> None:
+        wire, spec = call.wire, call.spec
         request = self._http.build_request(
             "POST",
-            upstream_url(wire, provider),
-            json=wire.upstream_body(body),
-            headers=self._upstream_headers(wire, provider, headers),
+            upstream_url(wire, call.provider),
+            json=wire.upstream_body(call.body),
+            headers=self._upstream_headers(wire, call.provider, headers),
         )
         try:
             response = await self._http.send(request, stream=True)
         except httpx.HTTPError as exc:
-            await self._services.ledger.fail(call)
+            await self._services.ledger.fail(call.id)
             message = f"The plane could not reach {spec.name}'s provider {spec.provider!r} ({exc})."
             await out.whole(502, json.dumps(wire.error(502, message)).encode(), {})
             return
@@ -232,9 +242,9 @@ class Gateway:
             if response.status_code != 200:
                 await self._refused_upstream(response, call, out)
             elif response.headers.get("content-type", "").startswith("text/event-stream"):
-                await self._stream(wire, spec, model, body, response, call, estimate, out)
+                await self._stream(call, response, out)
             else:
-                await self._whole(wire, spec, model, response, call, estimate, out)
+                await self._whole(call, response, out)
         finally:
             await response.aclose()
 
@@ -251,49 +261,32 @@ class Gateway:
             sent["authorization"] = f"Bearer {key}"
         return sent
 
-    async def _refused_upstream(self, response: httpx.Response, call: int, out: Responder) -> None:
+    async def _refused_upstream(
+        self, response: httpx.Response, call: _Call, out: Responder
+    ) -> None:
         """The upstream's own error, passed on as it said it: nothing was bought."""
         body = await response.aread()
-        await self._services.ledger.fail(call)
+        await self._services.ledger.fail(call.id)
         passed = {"content-type": response.headers.get("content-type", "application/json")}
         if "retry-after" in response.headers:
             passed["retry-after"] = response.headers["retry-after"]
         await out.whole(response.status_code, body, passed)
 
-    async def _whole(
-        self,
-        wire: Wire,
-        spec: AgentSpec,
-        model: str,
-        response: httpx.Response,
-        call: int,
-        estimate: Decimal,
-        out: Responder,
-    ) -> None:
+    async def _whole(self, call: _Call, response: httpx.Response, out: Responder) -> None:
         try:
             raw = await response.aread()
-            usage = wire.usage_of(json.loads(raw))
+            usage = call.wire.usage_of(json.loads(raw))
         except (httpx.HTTPError, ValueError, AttributeError):
             # It answered, so it may have billed: the estimate, never nothing.
-            await self._settle(spec, model, call, None, estimate)
-            message = f"{spec.name}'s provider sent a reply the plane could not read."
-            await out.whole(502, json.dumps(wire.error(502, message)).encode(), {})
+            await self._settle(call, None)
+            message = f"{call.spec.name}'s provider sent a reply the plane could not read."
+            await out.whole(502, json.dumps(call.wire.error(502, message)).encode(), {})
             return
-        await self._settle(spec, model, call, usage, estimate)
+        await self._settle(call, usage)
         await out.whole(200, raw, {"content-type": "application/json"})
 
-    async def _stream(
-        self,
-        wire: Wire,
-        spec: AgentSpec,
-        model: str,
-        body: dict[str, Any],
-        response: httpx.Response,
-        call: int,
-        estimate: Decimal,
-        out: Responder,
-    ) -> None:
-        meter = wire.meter(body)
+    async def _stream(self, call: _Call, response: httpx.Response, out: Responder) -> None:
+        meter = call.wire.meter(call.body)
         pending = bytearray()
         tail: list[bytes] = []
         """From the event that carries the final usage on: sent once the call is settled,
@@ -310,41 +303,53 @@ class Gateway:
                     elif shown:
                         await out.write(event)
         except httpx.HTTPError as exc:
-            log.info("%s: the upstream cut a stream (%s)", spec.name, exc)
+            log.info("%s: the upstream cut a stream (%s)", call.spec.name, exc)
             out.abort()
         except OSError as exc:  # the client left
-            log.info("%s: the client left a stream (%s)", spec.name, exc)
-        await self._settle(spec, model, call, meter.usage if meter.done else None, estimate)
+            log.info("%s: the client left a stream (%s)", call.spec.name, exc)
+        await self._settle(call, meter.usage if meter.done else None)
         with contextlib.suppress(OSError):  # a client that left misses only the end
             for event in tail:
                 await out.write(event)
 
-    async def _settle(
-        self, spec: AgentSpec, model: str, call: int, usage: Usage | None, estimate: Decimal
-    ) -> None:
+    async def _settle(self, call: _Call, usage: Usage | None) -> None:
         """Settle from the usage; without it (a cut stream, a broken body), at the estimate."""
-        services = self._services
+        services, agent, model = self._services, call.spec.name, call.model
+        ledger = services.ledger
         if usage is None:
             seen = Usage()
-            charge = await services.ledger.settle(call, seen, estimate, "estimate", estimated=True)
-            cut = True
+            charge = await ledger.settle(call.id, seen, call.estimate, "estimate", estimated=True)
+            line = f"{model} · cut before its usage, charged at its estimate"
         else:
-            seen, cut = usage, False
+            seen = usage
             try:
                 price = services.pricer.price(model, usage)
             except UnknownPrice:
-                charge = await services.ledger.settle(
-                    call, usage, Decimal(0), "unpriced", estimated=True
-                )
+                charge = await ledger.settle(call.id, usage, Decimal(0), "unpriced", estimated=True)
             else:
-                charge = await services.ledger.settle(call, usage, price.cost_usd, price.source)
-        line = f"{model} · {usage_text(seen)} · {turn_cost(charge.cost_usd)}"
-        if cut:
-            line = f"{model} · cut before its usage, charged at its estimate · "
-            line += turn_cost(charge.cost_usd)
-        await services.say(spec.name, "cost", line, cost_usd=charge.cost_usd, usage=seen)
-        await services.crew.after_spend(spec.name)
-        await services.crew.spend_notices(spec.name)
+                charge = await ledger.settle(call.id, usage, price.cost_usd, price.source)
+            line = f"{model} · {usage_text(seen)}"
+        line += f" · {turn_cost(charge.cost_usd)}"
+        if call.saved:
+            line += f" · compression saved {tokens(call.saved)} chars"
+        await services.say(agent, "cost", line, cost_usd=charge.cost_usd, usage=seen)
+        await services.crew.after_spend(agent)
+        await services.crew.spend_notices(agent)
+
+
+@dataclass(frozen=True)
+class _Call:
+    """One forwarded call, written pending as `id`."""
+
+    id: int
+    wire: Wire
+    spec: AgentSpec
+    provider: ProviderConfig
+    model: str
+    body: dict[str, Any]
+    estimate: Decimal
+    saved: int
+    """Characters compression took out of the request."""
 
 
 def _body(raw: bytes) -> dict[str, Any]:

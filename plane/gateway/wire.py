@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from plane.gateway.compress import Keep, compress_chat, compress_messages
 from plane.wire.protocol import Usage
 
 DEFAULT_MAX_OUTPUT = 4096
@@ -71,6 +72,10 @@ class Wire:
         return body
 
     def usage_of(self, response: dict[str, Any]) -> Usage | None:
+        raise NotImplementedError
+
+    def compressed(self, body: dict[str, Any], keep: Keep) -> tuple[dict[str, Any], int]:
+        """The request with its tool results compressed, and the chars saved."""
         raise NotImplementedError
 
     def meter(self, body: dict[str, Any]) -> StreamMeter:
@@ -136,6 +141,9 @@ class Messages(Wire):
 
     def meter(self, body: dict[str, Any]) -> StreamMeter:
         return _MessagesMeter()
+
+    def compressed(self, body: dict[str, Any], keep: Keep) -> tuple[dict[str, Any], int]:
+        return compress_messages(body, keep)
 
     def error(self, status: int, message: str) -> dict[str, Any]:
         kind = {
@@ -203,6 +211,9 @@ class ChatCompletions(Wire):
 
     def meter(self, body: dict[str, Any]) -> StreamMeter:
         return _ChatMeter(_asked_usage(body))
+
+    def compressed(self, body: dict[str, Any], keep: Keep) -> tuple[dict[str, Any], int]:
+        return compress_chat(body, keep)
 
     def error(self, status: int, message: str) -> dict[str, Any]:
         kind = {401: "invalid_api_key", 429: "rate_limit_exceeded"}.get(
