@@ -8,7 +8,8 @@ embeds). Its `shutdown_timeout` lets requests in flight finish on stop: a
 client's call in flight is a call already written in the ledger.
 
 Routes: `POST /v1/messages` (Anthropic), `POST /v1/chat/completions`
-(OpenAI), `GET /v1/models` (the agent's provider's models, in the shape of
+(OpenAI), `POST /v1/messages/count_tokens` (passed to the upstream, free,
+not metered), `GET /v1/models` (the agent's provider's models, in the shape of
 the API the client speaks). Anything else is 404 in OpenAI's error shape.
 """
 
@@ -64,6 +65,7 @@ class HttpListener:
         app = web.Application(client_max_size=MAX_BODY_BYTES)
         for path, wire in WIRES.items():
             app.router.add_post(path, self._calls(wire))
+        app.router.add_post("/v1/messages/count_tokens", self._count_tokens)
         app.router.add_get("/v1/models", self._models)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=grace_s)
         self.port: int | None = None
@@ -99,6 +101,14 @@ class HttpListener:
             return out.response
 
         return answer
+
+    async def _count_tokens(self, request: web.Request) -> web.StreamResponse:
+        out = _Responder(request)
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        wire = WIRES[Messages.path]
+        await self.gateway.passthrough(wire, request.path, headers, await request.read(), out)
+        assert out.response is not None
+        return out.response
 
     async def _models(self, request: web.Request) -> web.Response:
         headers = {k.lower(): v for k, v in request.headers.items()}

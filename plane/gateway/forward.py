@@ -49,6 +49,7 @@ ANTHROPIC_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
 PASSED_HEADERS = ("anthropic-version", "anthropic-beta")
 """Client headers the upstream needs to read the request as the client meant it."""
+SESSION_HEADERS = ("x-claude-code-session-id", "session-id", "session_id")
 UNKNOWN_KEY = (
     "This key is not a gateway agent's key. `plane key AGENT` makes one for an agent "
     "with a `gateway:` block in agents.yaml."
@@ -93,6 +94,14 @@ def presented_key(headers: Mapping[str, str]) -> str:
         return key
     scheme, _, token = headers.get("authorization", "").strip().partition(" ")
     return token.strip() if scheme.lower() == "bearer" else ""
+
+
+def session(headers: Mapping[str, str]) -> str | None:
+    """The client's session id (Claude Code's, Codex's), kept with each call's line."""
+    for name in SESSION_HEADERS:
+        if value := headers.get(name, "").strip():
+            return value[:64]
+    return None
 
 
 def upstream_url(wire: Wire, provider: ProviderConfig) -> str:
@@ -141,6 +150,30 @@ class Gateway:
             raise Refused(401, UNKNOWN_KEY)
         return spec
 
+    async def passthrough(
+        self, wire: Wire, path: str, headers: Mapping[str, str], raw: bytes, out: Responder
+    ) -> None:
+        """A call that buys nothing (`/v1/messages/count_tokens`): the agent's key is
+        checked, and the upstream's answer is passed on; nothing is metered."""
+        try:
+            spec = self.agent(headers)
+            provider = self._upstream(wire, spec)
+        except Refused as refused:
+            body = json.dumps(wire.error(refused.status, str(refused))).encode()
+            await out.whole(refused.status, body, {})
+            return
+        url = upstream_url(wire, provider).removesuffix(wire.path) + path
+        try:
+            response = await self._http.post(
+                url, content=raw, headers=self._upstream_headers(wire, provider, headers)
+            )
+        except httpx.HTTPError as exc:
+            message = f"The plane could not reach {spec.name}'s provider {spec.provider!r} ({exc})."
+            await out.whole(502, json.dumps(wire.error(502, message)).encode(), {})
+            return
+        kind = response.headers.get("content-type", "application/json")
+        await out.whole(response.status_code, response.content, {"content-type": kind})
+
     def models(self, headers: Mapping[str, str]) -> list[str]:
         """The models the agent's client may name: its own, and its provider's."""
         return _models_of(self.agent(headers), self._services)
@@ -157,7 +190,9 @@ class Gateway:
             if not isinstance(model, str) or not model:
                 raise Refused(400, "The request names no model.")
             call, estimate = await self._open(wire, spec, model, body)
-            opened = _Call(call, wire, spec, provider, model, body, estimate, saved)
+            opened = _Call(
+                call, wire, spec, provider, model, body, estimate, saved, session(headers)
+            )
         except Refused as refused:
             shaped = refused.body or wire.error(refused.status, str(refused))
             error = json.dumps(shaped).encode()
@@ -332,6 +367,8 @@ class Gateway:
         line += f" · {turn_cost(charge.cost_usd)}"
         if call.saved:
             line += f" · compression saved {tokens(call.saved)} chars"
+        if call.session:
+            line += f" · session {call.session}"
         await services.say(agent, "cost", line, cost_usd=charge.cost_usd, usage=seen)
         await services.crew.after_spend(agent)
         await services.crew.spend_notices(agent)
@@ -350,6 +387,8 @@ class _Call:
     estimate: Decimal
     saved: int
     """Characters compression took out of the request."""
+    session: str | None
+    """The client's session, as its headers name it."""
 
 
 def _body(raw: bytes) -> dict[str, Any]:

@@ -211,3 +211,18 @@ async def test_bad_requests_get_one_clear_error_and_change_nothing(
 async def test_the_start_line_names_the_gateway(start_gateway: StartGateway) -> None:
     gw = await start_gateway()
     assert f"the gateway on http://127.0.0.1:{gw.plane.http_port}" in gw.plane.started()
+
+
+async def test_count_tokens_checks_the_key_and_asks_the_upstream_unmetered(
+    start_gateway: StartGateway,
+) -> None:
+    gw = await start_gateway()
+    body = {"model": "scripted-model", "messages": HELLO}
+    url = f"{gw.url}/v1/messages/count_tokens"
+    async with httpx.AsyncClient() as client:
+        unknown = await client.post(url, json=body, headers={"x-api-key": "x"})
+        known = await client.post(url, json=body, headers={"x-api-key": gw.keys["claude"]})
+    assert unknown.status_code == 401
+    # The scripted upstream has no such route: its answer, passed on as it said it.
+    assert known.status_code == 404 and "no route /v1/messages/count_tokens" in known.text
+    assert await gw.entries() == []

@@ -45,7 +45,12 @@ async def test_an_anthropic_call_is_metered_from_its_usage(start_gateway: StartG
     gw = await start_gateway()
     gw.llm.reply("hi there", usage=CLAUDE_USAGE)
     async with claude(gw) as client:
-        reply = await client.messages.create(model="scripted-model", max_tokens=100, messages=HELLO)
+        reply = await client.messages.create(
+            model="scripted-model",
+            max_tokens=100,
+            messages=HELLO,
+            extra_headers={"X-Claude-Code-Session-Id": "5e55-10n"},
+        )
     assert reply.content[0].text == "hi there"  # type: ignore[union-attr]
     [entry] = await gw.entries()
     assert (entry.agent, entry.status, entry.estimated) == ("claude", "settled", False)
@@ -54,7 +59,7 @@ async def test_an_anthropic_call_is_metered_from_its_usage(start_gateway: StartG
     assert await gw.services.ledger.spend_today("claude") == CLAUDE_COST
     line = (await gw.said("claude"))[-1]
     assert line.kind == "cost" and line.cost_usd == CLAUDE_COST
-    assert line.text.startswith("scripted-model · 100 in (20 cached) · 10 out")
+    assert line.text == "scripted-model · 100 in (20 cached) · 10 out · $0.11 · session 5e55-10n"
     assert (await gw.services.crew.state("claude")).spend_today_usd == CLAUDE_COST
     assert gw.llm.received[0].headers.get("anthropic-version")
 
