@@ -226,3 +226,20 @@ async def test_count_tokens_checks_the_key_and_asks_the_upstream_unmetered(
     # The scripted upstream has no such route: its answer, passed on as it said it.
     assert known.status_code == 404 and "no route /v1/messages/count_tokens" in known.text
     assert await gw.entries() == []
+
+
+async def test_a_gateway_agent_has_a_row_and_limit_but_takes_no_turns(
+    start_gateway: StartGateway,
+) -> None:
+    gw = await start_gateway()
+    await gw.plane.send("claude", "/limit 0.02")
+    assert gw.services.gate.ceilings.of("claude") == Decimal("0.02")
+    await gw.plane.send("claude", "are you there?")
+    snapshot = await gw.services.crew.snapshot()
+    row = next(a for a in snapshot.agents if a.name == "claude")
+    assert (row.limit_usd, row.provider, row.status) == (
+        Decimal("0.02"),
+        "scripted-anthropic",
+        "idle",
+    )
+    assert gw.llm.requests == [], "a gateway agent took a turn of its own"
