@@ -7,10 +7,10 @@ signal handling of its own and no thread (it is also what textual-serve
 embeds). Its `shutdown_timeout` lets requests in flight finish on stop: a
 client's call in flight is a call already written in the ledger.
 
-Routes: `POST /v1/messages` (Anthropic), `POST /v1/chat/completions`
-(OpenAI), `POST /v1/messages/count_tokens` (passed to the upstream, free,
+Routes: `POST /v1/messages` (Anthropic), `POST /v1/chat/completions` and
+`POST /v1/responses` (OpenAI), `POST /v1/messages/count_tokens` (passed to the upstream, free,
 not metered), `GET /v1/models` (the agent's provider's models, in the shape of
-the API the client speaks). Anything else is 404 in OpenAI's error shape.
+the API the client speaks). Anything else is aiohttp's plain 404.
 """
 
 from __future__ import annotations

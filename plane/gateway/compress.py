@@ -1,12 +1,13 @@
 """Compression inside a gateway agent's requests (`gateway: {compress: true}`).
 
-Only tool results pass through the engine — Anthropic `tool_result` blocks
-and OpenAI `tool` messages — never system, user or assistant text, and
-never a block that carries a `cache_control` breakpoint (nor a tool result
-that holds one): what the client marked for its prompt cache reaches the
-provider exactly as sent. The engine is deterministic (no clock, no
-randomness, no set order), so the same request gives the same bytes every
-time and the client's cached prefix stays warm across requests.
+Only tool results pass through the engine — Anthropic `tool_result` blocks,
+OpenAI `tool` messages and Responses `function_call_output` items — never
+system, user or assistant text, and never a block that carries a
+`cache_control` breakpoint (nor a tool result that holds one): what the
+client marked for its prompt cache reaches the provider exactly as sent.
+The engine is deterministic (no clock, no randomness, no set order), so the
+same request gives the same bytes every time and the client's cached prefix
+stays warm across requests.
 
 What compression left out is kept in the plane's ref store, as for the
 plane's own agents, and is reached with `plane retrieve REF` (or `plane
@@ -99,3 +100,20 @@ def compress_chat(body: dict[str, Any], keep: Keep) -> tuple[dict[str, Any], int
         for m in messages
     ]
     return {**body, "messages": out}, work.saved
+
+
+def compress_responses(body: dict[str, Any], keep: Keep) -> tuple[dict[str, Any], int]:
+    """The Responses request with its `function_call_output` items compressed."""
+    work = _Pass(keep)
+    items = body.get("input")
+    if not isinstance(items, list):
+        return body, 0
+    out = [
+        {**item, "output": work.parts(item.get("output"))}
+        if isinstance(item, dict)
+        and item.get("type") == "function_call_output"
+        and not _marked(item)
+        else item
+        for item in items
+    ]
+    return {**body, "input": out}, work.saved

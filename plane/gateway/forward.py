@@ -232,7 +232,10 @@ class Gateway:
                 self._held.discard(spec.name)
             else:
                 await self._told(spec.name, hold)
-                status, error, extra = wire.held(hold.notice, self._seconds_to_reset())
+                resets = services.gate.resets_at()
+                status, error, extra = wire.held(
+                    hold.notice, self._seconds_to_reset(), int(resets.timestamp())
+                )
                 raise Refused(status, hold.notice, extra, error)
             estimate = Decimal(0)
             if known:

@@ -24,8 +24,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from plane.gateway.compress import Keep, compress_chat, compress_messages
+from plane.gateway.compress import Keep, compress_chat, compress_messages, compress_responses
 from plane.wire.protocol import Usage
+
+Refusal = tuple[int, dict[str, Any], dict[str, str]]
 
 DEFAULT_MAX_OUTPUT = 4096
 """An estimate's output when a Chat Completions request sets no limit."""
@@ -42,7 +44,8 @@ def _chars(value: Any) -> int:
 
 def prompt_tokens_estimate(body: dict[str, Any]) -> int:
     """An over-estimate of a request's prompt tokens (JSON's punctuation counted too)."""
-    chars = sum(_chars(body.get(key)) for key in ("system", "messages", "tools", "input"))
+    keys = ("system", "instructions", "messages", "input", "tools")
+    chars = sum(_chars(body.get(key)) for key in keys)
     return math.ceil(chars / 3)
 
 
@@ -84,8 +87,9 @@ class Wire:
     def error(self, status: int, message: str) -> dict[str, Any]:
         raise NotImplementedError
 
-    def held(self, notice: str, retry_after_s: int) -> tuple[int, dict[str, Any], dict[str, str]]:
-        """Status, body and headers of the refusal of a held agent's call."""
+    def held(self, notice: str, retry_after_s: int, resets_at: int) -> Refusal:
+        """Status, body and headers of the refusal of a held agent's call;
+        `resets_at` is 00:00 UTC as Unix seconds."""
         raise NotImplementedError
 
 
@@ -154,7 +158,7 @@ class Messages(Wire):
         }.get(status, "api_error")
         return {"type": "error", "error": {"type": kind, "message": message}}
 
-    def held(self, notice: str, retry_after_s: int) -> tuple[int, dict[str, Any], dict[str, str]]:
+    def held(self, notice: str, retry_after_s: int, resets_at: int) -> Refusal:
         return 429, self.error(429, notice), {"Retry-After": str(retry_after_s)}
 
 
@@ -221,13 +225,76 @@ class ChatCompletions(Wire):
         )
         return {"error": {"message": message, "type": kind, "param": None, "code": kind}}
 
-    def held(self, notice: str, retry_after_s: int) -> tuple[int, dict[str, Any], dict[str, str]]:
+    def held(self, notice: str, retry_after_s: int, resets_at: int) -> Refusal:
         body = self.error(400, notice)
         body["error"]["code"] = "daily_ceiling_reached"
         return 400, body, {}
 
 
-WIRES: dict[str, Wire] = {wire.path: wire for wire in (Messages(), ChatCompletions())}
+def _responses_usage(data: dict[str, Any]) -> Usage:
+    details = data.get("input_tokens_details")
+    cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else 0
+    return Usage(
+        input_tokens=max(_int(data.get("input_tokens")), cached),
+        cache_read_tokens=cached,
+        output_tokens=_int(data.get("output_tokens")),  # reasoning tokens are part of it
+    )
+
+
+FINAL_RESPONSE_EVENTS = ("response.completed", "response.incomplete", "response.failed")
+
+
+class _ResponsesMeter(StreamMeter):
+    def feed(self, event: dict[str, Any]) -> bool:
+        response = event.get("response")
+        if event.get("type") in FINAL_RESPONSE_EVENTS and isinstance(response, dict):
+            usage = response.get("usage")
+            if isinstance(usage, dict):
+                self.usage = _responses_usage(usage)
+                self.done = True
+        return True
+
+
+class Responses(Wire):
+    """OpenAI's `/v1/responses` (Codex). Usage arrives in the final
+    `response.completed` event. Held: Codex's own `usage_limit_reached`, with
+    `resets_at`, which it shows and waits out instead of retrying."""
+
+    name = "OpenAI Responses"
+    path = "/v1/responses"
+    upstream_kind = "openai-compatible"
+
+    def max_output(self, body: dict[str, Any]) -> int:
+        return _int(body.get("max_output_tokens")) or DEFAULT_MAX_OUTPUT
+
+    def usage_of(self, response: dict[str, Any]) -> Usage | None:
+        usage = response.get("usage")
+        return _responses_usage(usage) if isinstance(usage, dict) else None
+
+    def meter(self, body: dict[str, Any]) -> StreamMeter:
+        return _ResponsesMeter()
+
+    def compressed(self, body: dict[str, Any], keep: Keep) -> tuple[dict[str, Any], int]:
+        return compress_responses(body, keep)
+
+    def error(self, status: int, message: str) -> dict[str, Any]:
+        return ChatCompletions().error(status, message)
+
+    def held(self, notice: str, retry_after_s: int, resets_at: int) -> Refusal:
+        body = {
+            "error": {
+                "type": "usage_limit_reached",
+                "code": "usage_limit_reached",
+                "message": notice,
+                "param": None,
+                "resets_at": resets_at,
+                "resets_in_seconds": retry_after_s,
+            }
+        }
+        return 429, body, {"Retry-After": str(retry_after_s)}
+
+
+WIRES: dict[str, Wire] = {w.path: w for w in (Messages(), ChatCompletions(), Responses())}
 
 
 def sse_events(buffer: bytearray) -> list[bytes]:
