@@ -75,5 +75,5 @@ def env_lines(
         '# name = "plane"',
         f'# base_url = "{url}/v1"',
         '# env_key = "PLANE_GATEWAY_KEY"',
-        '# wire_api = "chat"',
+        '# wire_api = "responses"',
     ]
