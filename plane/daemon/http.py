@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 
 from aiohttp import web
 
@@ -84,7 +84,7 @@ class HttpListener:
         """Stop accepting; calls in flight finish within the grace."""
         await self._runner.cleanup()
 
-    def _calls(self, wire: Wire):  # type: ignore[no-untyped-def]
+    def _calls(self, wire: Wire) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
         async def answer(request: web.Request) -> web.StreamResponse:
             out = _Responder(request)
             raw = await request.read()
@@ -112,27 +112,11 @@ class HttpListener:
 
     async def _models(self, request: web.Request) -> web.Response:
         headers = {k.lower(): v for k, v in request.headers.items()}
-        wire: Wire = WIRES[
-            Messages.path if "anthropic-version" in headers else ChatCompletions.path
-        ]
+        wire = WIRES[Messages.path if "anthropic-version" in headers else ChatCompletions.path]
         try:
             models = self.gateway.models(headers)
         except Refused as refused:
             return web.json_response(
                 wire.error(refused.status, str(refused)), status=refused.status
             )
-        if isinstance(wire, Messages):
-            data = [
-                {"type": "model", "id": m, "display_name": m, "created_at": "2025-01-01T00:00:00Z"}
-                for m in models
-            ]
-            return web.json_response(
-                {
-                    "data": data,
-                    "has_more": False,
-                    "first_id": models[0] if models else None,
-                    "last_id": models[-1] if models else None,
-                }
-            )
-        data2 = [{"id": m, "object": "model", "created": 0, "owned_by": "plane"} for m in models]
-        return web.json_response({"object": "list", "data": data2})
+        return web.json_response(wire.listing(models))

@@ -24,7 +24,6 @@ import contextlib
 import json
 import logging
 import math
-import os
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -38,6 +37,14 @@ from plane.agents.services import Services
 from plane.config import ProviderConfig
 from plane.errors import NoSuchAgent, UnknownPrice
 from plane.gateway.keys import Keys
+from plane.gateway.routing import (
+    ANTHROPIC_VERSION,
+    PASSED_HEADERS,
+    presented_key,
+    session,
+    upstream_key,
+    upstream_url,
+)
 from plane.gateway.wire import Wire, event_data, prompt_tokens_estimate, sse_events
 from plane.money.gate import Hold
 from plane.wire.protocol import Usage
@@ -45,11 +52,6 @@ from plane.wire.words import tokens, turn_cost, usage_text
 
 log = logging.getLogger(__name__)
 
-ANTHROPIC_URL = "https://api.anthropic.com"
-ANTHROPIC_VERSION = "2023-06-01"
-PASSED_HEADERS = ("anthropic-version", "anthropic-beta")
-"""Client headers the upstream needs to read the request as the client meant it."""
-SESSION_HEADERS = ("x-claude-code-session-id", "session-id", "session_id")
 UNKNOWN_KEY = (
     "This key is not a gateway agent's key. `plane key AGENT` makes one for an agent "
     "with a `gateway:` block in agents.yaml."
@@ -85,38 +87,6 @@ class Refused(Exception):
         self.headers = dict(headers or {})
         self.body = body
         """The whole error, when it is more than the API's usual shape."""
-
-
-def presented_key(headers: Mapping[str, str]) -> str:
-    """The client's key: Anthropic's `x-api-key`, or a bearer token."""
-    key = headers.get("x-api-key", "").strip()
-    if key:
-        return key
-    scheme, _, token = headers.get("authorization", "").strip().partition(" ")
-    return token.strip() if scheme.lower() == "bearer" else ""
-
-
-def session(headers: Mapping[str, str]) -> str | None:
-    """The client's session id (Claude Code's, Codex's), kept with each call's line."""
-    for name in SESSION_HEADERS:
-        if value := headers.get(name, "").strip():
-            return value[:64]
-    return None
-
-
-def upstream_url(wire: Wire, provider: ProviderConfig) -> str:
-    if wire.upstream_kind == "anthropic":
-        root = (provider.base_url or ANTHROPIC_URL).rstrip("/").removesuffix("/v1")
-        return root + wire.path
-    assert provider.base_url is not None  # config: openai-compatible needs one
-    return provider.base_url.rstrip("/") + wire.path.removeprefix("/v1")
-
-
-def upstream_key(provider: ProviderConfig) -> str | None:
-    variable = provider.api_key_env
-    if variable is None and provider.kind == "anthropic" and not provider.base_url:
-        variable = "ANTHROPIC_API_KEY"
-    return (os.environ.get(variable, "").strip() or None) if variable else None
 
 
 class Gateway:

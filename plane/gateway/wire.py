@@ -87,6 +87,11 @@ class Wire:
     def error(self, status: int, message: str) -> dict[str, Any]:
         raise NotImplementedError
 
+    def listing(self, models: list[str]) -> dict[str, Any]:
+        """`/v1/models`, in this API's shape."""
+        data = [{"id": m, "object": "model", "created": 0, "owned_by": "plane"} for m in models]
+        return {"object": "list", "data": data}
+
     def held(self, notice: str, retry_after_s: int, resets_at: int) -> Refusal:
         """Status, body and headers of the refusal of a held agent's call;
         `resets_at` is 00:00 UTC as Unix seconds."""
@@ -160,6 +165,12 @@ class Messages(Wire):
 
     def held(self, notice: str, retry_after_s: int, resets_at: int) -> Refusal:
         return 429, self.error(429, notice), {"Retry-After": str(retry_after_s)}
+
+    def listing(self, models: list[str]) -> dict[str, Any]:
+        made = "2025-01-01T00:00:00Z"  # the API requires a date; the plane has none to give
+        data = [{"type": "model", "id": m, "display_name": m, "created_at": made} for m in models]
+        first, last = (models[0], models[-1]) if models else (None, None)
+        return {"data": data, "has_more": False, "first_id": first, "last_id": last}
 
 
 def _openai_usage(data: dict[str, Any]) -> Usage:
