@@ -62,7 +62,7 @@ async def test_aider_is_metered_then_held_without_a_retry_storm(
     home.mkdir()
     gw.llm.default_reply = "Four."  # type: ignore[assignment]
     code, out = await aider(gw, home, "What is 2+2?")
-    assert "Four." in out, out
+    assert code == 0 and "Four." in out, out
     asked = len(gw.llm.requests)
     assert asked >= 1
     entries = await gw.entries()
@@ -76,6 +76,7 @@ async def test_aider_is_metered_then_held_without_a_retry_storm(
     took = time.monotonic() - started
     said = " ".join(out.split())  # Aider wraps lines at its terminal's width
     # Aider 0.86 shows the plane's sentence through litellm, and stops (exit 0).
+    assert code == 0, said
     assert "BadRequestError: OpenAIException - aider has spent $0.62 today, over its" in said
     assert "daily ceiling; it answers at 00:00 UTC, in 12h 00m" in said, said
     assert len(gw.llm.requests) == asked, "a held call reached the upstream"
