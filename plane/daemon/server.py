@@ -196,6 +196,7 @@ class Plane:
         if self._http_listener is not None:  # calls in flight finish, then the gateway closes
             await self._http_listener.close()
             await self._http_listener.gateway.aclose()
+            self._http_listener = None
         if hasattr(self, "services"):
             self.services.bus.close()
             if crew := getattr(self.services, "crew", None):  # a start-up that failed has none

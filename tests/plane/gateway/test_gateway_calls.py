@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import threading
 from decimal import Decimal
+from pathlib import Path
 
 import anthropic
 import httpx
@@ -243,3 +245,34 @@ async def test_a_gateway_agent_has_a_row_and_limit_but_takes_no_turns(
         "idle",
     )
     assert gw.llm.requests == [], "a gateway agent took a turn of its own"
+
+
+async def test_a_call_in_flight_when_the_plane_stops_finishes_and_is_settled(
+    start_gateway: StartGateway,
+) -> None:
+    gw = await start_gateway()
+    arrived = threading.Event()
+
+    def slow(body: dict, serial: int) -> Reply:  # type: ignore[type-arg]
+        arrived.set()
+        return Reply("finished", Usage(input_tokens=100, output_tokens=10), delay_s=0.5)
+
+    gw.llm.responder = slow
+    async with openai.AsyncOpenAI(
+        base_url=f"{gw.url}/v1", api_key=gw.keys["aider"], max_retries=0
+    ) as client:
+        flying = asyncio.create_task(
+            client.chat.completions.create(model="scripted-model", messages=HELLO)  # type: ignore[arg-type]
+        )
+        assert await asyncio.to_thread(arrived.wait, 5)
+        gw.plane.stop_event.set()
+        await gw.plane.shutdown()
+        reply = await flying
+    assert reply.choices[0].message.content == "finished"
+    rows = await _calls(gw.home.db)
+    assert rows == [("aider", "settled", "0.12")]
+
+
+async def _calls(db: Path) -> list[tuple[str, str, str]]:
+    with sqlite3.connect(db) as conn:
+        return list(conn.execute("SELECT agent, status, cost_usd FROM calls ORDER BY id"))
