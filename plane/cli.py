@@ -214,7 +214,34 @@ def parser() -> argparse.ArgumentParser:
         help="also listen on TCP (port 0: a free one, said at start); clients need the "
         "token in $PLANE_HOME/token",
     )
+    serve.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        type=_address,
+        help="also serve the gateway's HTTP APIs (Anthropic Messages, OpenAI Chat "
+        "Completions) for gateway agents' clients; port 0 picks a free one",
+    )
     serve.set_defaults(func=_serve)
+
+    key = sub.add_parser("key", help="make a new key for a gateway agent (the old one stops)")
+    key.add_argument("agent", type=_text("agent name"))
+    key.add_argument("--config", type=Path, help="agents.yaml (as for serve)")
+    key.set_defaults(func=_key)
+
+    gateway = sub.add_parser("gateway", help="point Claude Code, Codex or Aider at the plane")
+    gateway_sub = gateway.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    env = gateway_sub.add_parser("env", help="the lines that point a client at a gateway agent")
+    env.add_argument("agent", type=_text("agent name"))
+    env.add_argument("--client", required=True, choices=["claude-code", "codex", "aider"])
+    env.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        type=_address,
+        default=("127.0.0.1", 7878),
+        help="where `plane serve --http` listens (default 127.0.0.1:7878)",
+    )
+    env.add_argument("--config", type=Path, help="agents.yaml (as for serve)")
+    env.set_defaults(func=_gateway_env)
 
     stop = sub.add_parser("stop", help="stop the running plane; returns once it has stopped")
     stop.add_argument(
@@ -277,7 +304,7 @@ def _serve(args: argparse.Namespace) -> int:
             "no config in %s; running on the built-in defaults (the embedded model, no ceiling)",
             " or ".join(str(p.absolute()) for p in looked),
         )
-    plane = Plane(config, home, tcp=args.tcp)
+    plane = Plane(config, home, tcp=args.tcp, http=args.http)
 
     async def run() -> None:
         loop = asyncio.get_running_loop()
@@ -287,6 +314,21 @@ def _serve(args: argparse.Namespace) -> int:
 
     asyncio.run(run())
     log.info("stopped")
+    return 0
+
+
+def _key(args: argparse.Namespace) -> int:
+    from plane.gateway.cli import make_key
+
+    print(make_key(load_config(_config_path(args.config)[0]), _home(), args.agent))
+    return 0
+
+
+def _gateway_env(args: argparse.Namespace) -> int:
+    from plane.gateway.cli import env_lines
+
+    config = load_config(_config_path(args.config)[0])
+    print("\n".join(env_lines(config, _home(), args.agent, args.client, args.http)))
     return 0
 
 

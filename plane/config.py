@@ -228,6 +228,16 @@ class AmbientConfig(Block):
     """What the agent is told at each ambient turn."""
 
 
+class GatewayConfig(Block):
+    """An agent the plane does not run: a client (Claude Code, Codex, Aider)
+    sends its LLM calls to the plane's HTTP listener with the agent's key, and
+    the plane forwards each to the agent's `provider`, metered and capped."""
+
+    compress: bool = False
+    """Pass tool results inside the client's requests through the plane's
+    deterministic compressor (never text people or models wrote)."""
+
+
 class AgentConfig(Block):
     limit_usd: Usd | None = Field(default=None, alias="limitUsd")
     """This agent's daily ceiling in USD. It can only narrow defaults.limitUsd."""
@@ -244,6 +254,9 @@ class AgentConfig(Block):
     """The agent's working directory (default: a directory under the plane's home)."""
     ambient: AmbientConfig | None = None
     """Ambient turns: the agent wakes on its own every so often."""
+    gateway: GatewayConfig | None = None
+    """Make this a gateway agent: it takes no turns of its own; a client
+    outside the plane spends through it (see `plane key` and `plane gateway env`)."""
 
 
 class Defaults(Block):
@@ -324,6 +337,8 @@ def incoherence(config: Config) -> tuple[list[str], str] | None:
             return ["agents", name], f"not a valid agent name ({AGENT_NAME_RULE})"
         if agent.provider and agent.provider not in config.providers:
             return ["agents", name, "provider"], "is not one of the providers"
+        if agent.gateway is not None and agent.ambient is not None:
+            return ["agents", name, "ambient"], "a gateway agent takes no turns of its own"
         if agent.limit_usd is not None and default is not None and agent.limit_usd > default:
             return ["agents", name, "limitUsd"], (
                 f"${agent.limit_usd:.2f} is above defaults.limitUsd ${default:.2f}; "

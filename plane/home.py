@@ -67,7 +67,7 @@ class Home:
         """The plane's own files in the home, existing or about to be."""
         made = [self.db, self.refs_db, self.log, self.lock]
         sqlite = [Path(f"{db}{end}") for db in (self.db, self.refs_db) for end in _SQLITE_FILES]
-        return made + [p for p in [self.token, *sqlite] if p.exists()]
+        return made + [p for p in [self.token, self.gateway_keys, *sqlite] if p.exists()]
 
     @property
     def db(self) -> Path:
@@ -86,6 +86,11 @@ class Home:
     def token(self) -> Path:
         """The operator's proof: every client presents it in its `hello`."""
         return self.root / "token"
+
+    @property
+    def gateway_keys(self) -> Path:
+        """The gateway agents' keys, hashed (see `plane.gateway.keys`)."""
+        return self.root / "gateway-keys"
 
     @property
     def lock(self) -> Path:

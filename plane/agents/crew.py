@@ -68,7 +68,8 @@ class Crew:
         )
         self.workers[spec.name] = worker
         self._services.gate.ceilings.add_agent(spec.name, spec.ceiling_from_file)
-        self._tasks.append(asyncio.create_task(worker.run(), name=f"worker:{spec.name}"))
+        if spec.gateway is None:  # a gateway agent's calls come from its client, not from turns
+            self._tasks.append(asyncio.create_task(worker.run(), name=f"worker:{spec.name}"))
         return worker
 
     def start(self) -> None:

@@ -18,7 +18,14 @@ from decimal import Decimal
 from pathlib import Path
 
 from plane.clock import Clock
-from plane.config import AGENT_NAME, AGENT_NAME_RULE, AgentConfig, AmbientConfig, Config
+from plane.config import (
+    AGENT_NAME,
+    AGENT_NAME_RULE,
+    AgentConfig,
+    AmbientConfig,
+    Config,
+    GatewayConfig,
+)
 from plane.db import Database
 from plane.errors import AgentExists, ConfigError, InvalidRequest, NoSuchAgent
 from plane.home import Home
@@ -36,6 +43,8 @@ class AgentSpec:
     workspace: Path
     ceiling_from_file: Decimal | None
     ambient: AmbientConfig | None = None
+    gateway: GatewayConfig | None = None
+    """Set for an agent a client outside the plane spends through: no turns of its own."""
 
 
 class Roster:
@@ -158,6 +167,7 @@ class Roster:
             workspace=block.workspace or self._home.workspace(name),
             ceiling_from_file=self._config.ceiling_of(block),
             ambient=block.ambient,
+            gateway=block.gateway,
         )
 
     def _add(self, spec: AgentSpec) -> AgentSpec:

@@ -39,10 +39,13 @@ from plane.clock import Clock, SystemClock
 from plane.config import EMBEDDED, EMBEDDED_MODEL, Config
 from plane.daemon.api import Api
 from plane.daemon.events import EventBus
+from plane.daemon.http import HttpListener
 from plane.daemon.listener import Listener
 from plane.db import Database, refusal
 from plane.economy.compress.store import RefStore
 from plane.errors import PlaneError
+from plane.gateway.forward import Gateway
+from plane.gateway.keys import Keys
 from plane.history.conversation import Conversation
 from plane.history.transcript import Transcript
 from plane.home import Home, say_state
@@ -76,6 +79,7 @@ class Plane:
         clock: Clock | None = None,
         *,
         tcp: tuple[str, int] | None = None,
+        http: tuple[str, int] | None = None,
         transports: Mapping[str, httpx.AsyncBaseTransport] | None = None,
     ) -> None:
         self.config = config
@@ -84,6 +88,10 @@ class Plane:
         self.stop_event = asyncio.Event()
         self.tcp_port: int | None = None
         self._tcp = tcp
+        self._http = http
+        self._http_listener: HttpListener | None = None
+        self.http_port: int | None = None
+        """The gateway's port (`--http`), once listening."""
         self._transports = transports
         self._lock: IO[str] | None = None
         self._db: Database | None = None
@@ -124,6 +132,8 @@ class Plane:
             host = f"[{host}]" if ":" in host else host
             where += f" and {host}:{self.tcp_port}"
         where += f" (token in {self.home.token})"
+        if self._http is not None and self.http_port is not None:
+            where += f"; the gateway on http://{self._http[0]}:{self.http_port}"
         names = [spec.name for spec in self.services.roster]
         agents = "no agents"
         if names:
@@ -181,6 +191,15 @@ class Plane:
         crew.start()
         self._background.append(asyncio.create_task(self.scheduler.run()))
         await self._listen()
+        if self._http is not None:  # the gateway: plane.daemon.http
+            gateway = Gateway(
+                services,
+                Keys(self.home.gateway_keys),
+                publish=crew.publish,
+                spend_notices=crew.spend_notices,
+            )
+            self._http_listener = HttpListener(gateway, SHUTDOWN_GRACE_S)
+            self.http_port = await self._http_listener.listen(*self._http)
 
     def _wake(self, agent: str) -> None:
         """The scheduler's: a booking came due (the crew exists by the time it runs)."""
@@ -198,6 +217,10 @@ class Plane:
             say_state(self._lock.fileno(), "stopping")
         if self._listener is not None:
             await self._listener.close()
+        if self._http_listener is not None:  # calls in flight finish, then the gateway closes
+            await self._http_listener.close()
+            await self._http_listener.gateway.aclose()
+            self._http_listener = None
         self.bus.close()
         if hasattr(self, "crew"):  # a start-up that failed may have none
             await self.crew.stop(SHUTDOWN_GRACE_S)

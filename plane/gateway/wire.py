@@ -1,0 +1,334 @@
+"""The APIs gateway clients speak: what a request asks, what a response
+used, and how a refusal is said so that the client shows it and stops.
+
+One small seam per API (the shape of `plane.providers`' wire formats), and
+`forward.Gateway` drives them all the same way:
+
+- `Messages`: Anthropic's `/v1/messages`. Usage arrives in `message_start`
+  (input, cache writes, cache reads) and `message_delta` (output; newer
+  servers repeat the input counts there too). Its `input_tokens` excludes the
+  cache parts; the plane's `Usage` counts every prompt token (as OpenAI
+  does), so they are added up here. Held: 429 `rate_limit_error` with
+  Retry-After, which Claude Code prints and does not retry when the wait is
+  over a minute.
+- `ChatCompletions`: OpenAI's `/v1/chat/completions`. Usage is the final
+  chunk of a stream only when `stream_options.include_usage` is set, so the
+  gateway always sets it and drops that chunk again for a client that did not
+  ask for it. Held: 400, which Aider, OpenHands and Cline do not retry.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from plane.gateway.compress import Keep, compress_chat, compress_messages, compress_responses
+from plane.wire.protocol import Usage
+
+Refusal = tuple[int, dict[str, Any], dict[str, str]]
+
+DEFAULT_MAX_OUTPUT = 4096
+"""An estimate's output when a Chat Completions request sets no limit."""
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and value >= 0 else 0
+
+
+def _chars(value: Any) -> int:
+    """Characters of a request's JSON values: a prompt's size, whatever its shape."""
+    return len(json.dumps(value, ensure_ascii=False)) if value is not None else 0
+
+
+def prompt_tokens_estimate(body: dict[str, Any]) -> int:
+    """An over-estimate of a request's prompt tokens (JSON's punctuation counted too)."""
+    keys = ("system", "instructions", "messages", "input", "tools")
+    chars = sum(_chars(body.get(key)) for key in keys)
+    return math.ceil(chars / 3)
+
+
+@dataclass
+class StreamMeter:
+    """What a stream used, read event by event; `done` once its usage is final."""
+
+    usage: Usage = field(default_factory=Usage)
+    done: bool = False
+
+    def feed(self, event: dict[str, Any]) -> bool:
+        """Read one event; return whether the client should see it."""
+        raise NotImplementedError
+
+
+class Wire:
+    name: str
+    path: str
+    """Where the client sends it, and where the upstream is asked."""
+    upstream_kind: str
+    """The provider kind (agents.yaml) that speaks it."""
+
+    def max_output(self, body: dict[str, Any]) -> int:
+        raise NotImplementedError
+
+    def upstream_body(self, body: dict[str, Any]) -> dict[str, Any]:
+        return body
+
+    def usage_of(self, response: dict[str, Any]) -> Usage | None:
+        raise NotImplementedError
+
+    def compressed(self, body: dict[str, Any], keep: Keep) -> tuple[dict[str, Any], int]:
+        """The request with its tool results compressed, and the chars saved."""
+        raise NotImplementedError
+
+    def meter(self, body: dict[str, Any]) -> StreamMeter:
+        raise NotImplementedError
+
+    def error(self, status: int, message: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def listing(self, models: list[str]) -> dict[str, Any]:
+        """`/v1/models`, in this API's shape."""
+        data = [{"id": m, "object": "model", "created": 0, "owned_by": "plane"} for m in models]
+        return {"object": "list", "data": data}
+
+    def held(self, notice: str, retry_after_s: int, resets_at: int) -> Refusal:
+        """Status, body and headers of the refusal of a held agent's call;
+        `resets_at` is 00:00 UTC as Unix seconds."""
+        raise NotImplementedError
+
+
+def _anthropic_usage(data: dict[str, Any], before: Usage) -> Usage:
+    """Anthropic's usage object over what was already known (a delta may
+    repeat some counts, or carry only the output)."""
+    fresh = _int(data.get("input_tokens")) if "input_tokens" in data else None
+    read = _int(data.get("cache_read_input_tokens")) if "cache_read_input_tokens" in data else None
+    written = (
+        _int(data.get("cache_creation_input_tokens"))
+        if "cache_creation_input_tokens" in data
+        else None
+    )
+    cache_read = before.cache_read_tokens if read is None else read
+    cache_write = before.cache_write_tokens if written is None else written
+    if fresh is None:
+        uncached = before.input_tokens - before.cache_read_tokens - before.cache_write_tokens
+    else:
+        uncached = fresh
+    output = _int(data.get("output_tokens")) if "output_tokens" in data else before.output_tokens
+    return Usage(
+        input_tokens=uncached + cache_read + cache_write,
+        cache_read_tokens=cache_read,
+        cache_write_tokens=cache_write,
+        output_tokens=output,
+    )
+
+
+class _MessagesMeter(StreamMeter):
+    def feed(self, event: dict[str, Any]) -> bool:
+        kind = event.get("type")
+        if kind == "message_start" and isinstance(event.get("message"), dict):
+            usage = event["message"].get("usage")
+            if isinstance(usage, dict):
+                self.usage = _anthropic_usage(usage, self.usage)
+        elif kind == "message_delta" and isinstance(event.get("usage"), dict):
+            self.usage = _anthropic_usage(event["usage"], self.usage)
+            self.done = True
+        return True
+
+
+class Messages(Wire):
+    name = "Anthropic Messages"
+    path = "/v1/messages"
+    upstream_kind = "anthropic"
+
+    def max_output(self, body: dict[str, Any]) -> int:
+        return _int(body.get("max_tokens")) or DEFAULT_MAX_OUTPUT
+
+    def usage_of(self, response: dict[str, Any]) -> Usage | None:
+        usage = response.get("usage")
+        return _anthropic_usage(usage, Usage()) if isinstance(usage, dict) else None
+
+    def meter(self, body: dict[str, Any]) -> StreamMeter:
+        return _MessagesMeter()
+
+    def compressed(self, body: dict[str, Any], keep: Keep) -> tuple[dict[str, Any], int]:
+        return compress_messages(body, keep)
+
+    def error(self, status: int, message: str) -> dict[str, Any]:
+        kind = {
+            400: "invalid_request_error",
+            401: "authentication_error",
+            404: "not_found_error",
+            429: "rate_limit_error",
+        }.get(status, "api_error")
+        return {"type": "error", "error": {"type": kind, "message": message}}
+
+    def held(self, notice: str, retry_after_s: int, resets_at: int) -> Refusal:
+        return 429, self.error(429, notice), {"Retry-After": str(retry_after_s)}
+
+    def listing(self, models: list[str]) -> dict[str, Any]:
+        made = "2025-01-01T00:00:00Z"  # the API requires a date; the plane has none to give
+        data = [{"type": "model", "id": m, "display_name": m, "created_at": made} for m in models]
+        first, last = (models[0], models[-1]) if models else (None, None)
+        return {"data": data, "has_more": False, "first_id": first, "last_id": last}
+
+
+def _openai_usage(data: dict[str, Any]) -> Usage:
+    details = data.get("prompt_tokens_details")
+    cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else 0
+    prompt = _int(data.get("prompt_tokens"))
+    return Usage(
+        input_tokens=max(prompt, cached),
+        cache_read_tokens=cached,
+        output_tokens=_int(data.get("completion_tokens")),  # reasoning tokens are part of it
+    )
+
+
+class _ChatMeter(StreamMeter):
+    def __init__(self, client_asked: bool) -> None:
+        super().__init__()
+        self._client_asked = client_asked
+
+    def feed(self, event: dict[str, Any]) -> bool:
+        usage = event.get("usage")
+        if isinstance(usage, dict):
+            self.usage = _openai_usage(usage)
+            self.done = True
+            # The chunk that only carries usage goes to a client that asked for it.
+            return self._client_asked or bool(event.get("choices"))
+        return True
+
+
+def _asked_usage(body: dict[str, Any]) -> bool:
+    options = body.get("stream_options")
+    return isinstance(options, dict) and options.get("include_usage") is True
+
+
+class ChatCompletions(Wire):
+    name = "OpenAI Chat Completions"
+    path = "/v1/chat/completions"
+    upstream_kind = "openai-compatible"
+
+    def max_output(self, body: dict[str, Any]) -> int:
+        given = body.get("max_completion_tokens", body.get("max_tokens"))
+        return _int(given) or DEFAULT_MAX_OUTPUT
+
+    def upstream_body(self, body: dict[str, Any]) -> dict[str, Any]:
+        if not body.get("stream") or _asked_usage(body):
+            return body
+        options = body.get("stream_options")
+        options = dict(options) if isinstance(options, dict) else {}
+        return {**body, "stream_options": {**options, "include_usage": True}}
+
+    def usage_of(self, response: dict[str, Any]) -> Usage | None:
+        usage = response.get("usage")
+        return _openai_usage(usage) if isinstance(usage, dict) else None
+
+    def meter(self, body: dict[str, Any]) -> StreamMeter:
+        return _ChatMeter(_asked_usage(body))
+
+    def compressed(self, body: dict[str, Any], keep: Keep) -> tuple[dict[str, Any], int]:
+        return compress_chat(body, keep)
+
+    def error(self, status: int, message: str) -> dict[str, Any]:
+        kind = {401: "invalid_api_key", 429: "rate_limit_exceeded"}.get(
+            status, "invalid_request_error"
+        )
+        return {"error": {"message": message, "type": kind, "param": None, "code": kind}}
+
+    def held(self, notice: str, retry_after_s: int, resets_at: int) -> Refusal:
+        body = self.error(400, notice)
+        body["error"]["code"] = "daily_ceiling_reached"
+        return 400, body, {}
+
+
+def _responses_usage(data: dict[str, Any]) -> Usage:
+    details = data.get("input_tokens_details")
+    cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else 0
+    return Usage(
+        input_tokens=max(_int(data.get("input_tokens")), cached),
+        cache_read_tokens=cached,
+        output_tokens=_int(data.get("output_tokens")),  # reasoning tokens are part of it
+    )
+
+
+FINAL_RESPONSE_EVENTS = ("response.completed", "response.incomplete", "response.failed")
+
+
+class _ResponsesMeter(StreamMeter):
+    def feed(self, event: dict[str, Any]) -> bool:
+        response = event.get("response")
+        if event.get("type") in FINAL_RESPONSE_EVENTS and isinstance(response, dict):
+            usage = response.get("usage")
+            if isinstance(usage, dict):
+                self.usage = _responses_usage(usage)
+                self.done = True
+        return True
+
+
+class Responses(Wire):
+    """OpenAI's `/v1/responses` (Codex). Usage arrives in the final
+    `response.completed` event. Held: Codex's own `usage_limit_reached`, with
+    `resets_at`, which it shows and waits out instead of retrying."""
+
+    name = "OpenAI Responses"
+    path = "/v1/responses"
+    upstream_kind = "openai-compatible"
+
+    def max_output(self, body: dict[str, Any]) -> int:
+        return _int(body.get("max_output_tokens")) or DEFAULT_MAX_OUTPUT
+
+    def usage_of(self, response: dict[str, Any]) -> Usage | None:
+        usage = response.get("usage")
+        return _responses_usage(usage) if isinstance(usage, dict) else None
+
+    def meter(self, body: dict[str, Any]) -> StreamMeter:
+        return _ResponsesMeter()
+
+    def compressed(self, body: dict[str, Any], keep: Keep) -> tuple[dict[str, Any], int]:
+        return compress_responses(body, keep)
+
+    def error(self, status: int, message: str) -> dict[str, Any]:
+        return ChatCompletions().error(status, message)
+
+    def held(self, notice: str, retry_after_s: int, resets_at: int) -> Refusal:
+        body = {
+            "error": {
+                "type": "usage_limit_reached",
+                "code": "usage_limit_reached",
+                "message": notice,
+                "param": None,
+                "resets_at": resets_at,
+                "resets_in_seconds": retry_after_s,
+            }
+        }
+        return 429, body, {"Retry-After": str(retry_after_s)}
+
+
+WIRES: dict[str, Wire] = {w.path: w for w in (Messages(), ChatCompletions(), Responses())}
+
+
+def sse_events(buffer: bytearray) -> list[bytes]:
+    """Take the complete server-sent events off the front of `buffer`."""
+    events: list[bytes] = []
+    while True:
+        normalised = buffer.replace(b"\r\n", b"\n")
+        if len(normalised) != len(buffer):
+            buffer[:] = normalised
+        end = buffer.find(b"\n\n")
+        if end < 0:
+            return events
+        events.append(bytes(buffer[: end + 2]))
+        del buffer[: end + 2]
+
+
+def event_data(event: bytes) -> dict[str, Any] | None:
+    """The JSON of an event's `data:` lines; None for `[DONE]`, pings without data, junk."""
+    lines = [line[5:].strip() for line in event.split(b"\n") if line.startswith(b"data:")]
+    if not lines:
+        return None
+    try:
+        data = json.loads(b"\n".join(lines))
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None

@@ -1,0 +1,278 @@
+"""The gateway's rules beyond one call: a call in flight finishes when the
+ceiling is reached meanwhile, compression touches only unmarked tool
+results and gives the same bytes every time, models are listed, the plane's
+start line names the gateway."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import threading
+from decimal import Decimal
+from pathlib import Path
+
+import anthropic
+import httpx
+import openai
+import pytest
+
+from plane.wire.protocol import Usage
+from tests.support.fixtures_gateway import CONFIG, StartGateway
+from tests.support.scripted_llm import Reply
+
+pytestmark = pytest.mark.timeout(30)
+
+HELLO = [{"role": "user", "content": "hello"}]
+LISTING = json.dumps(
+    [{"id": i, "name": f"item {i}", "status": "ok", "tags": ["a", "b"]} for i in range(200)],
+    indent=2,
+)
+"""A tool output the engine compresses (to a few hundred chars)."""
+
+
+async def test_a_call_in_flight_finishes_and_the_next_is_refused(
+    start_gateway: StartGateway,
+) -> None:
+    gw = await start_gateway()
+    usage = Usage(input_tokens=100, output_tokens=10)
+    arrived = threading.Event()
+
+    def slow(body: dict, serial: int) -> Reply:  # type: ignore[type-arg]
+        arrived.set()
+        return Reply("slow but paid", usage, delay_s=0.5)
+
+    gw.llm.responder = slow
+    async with anthropic.AsyncAnthropic(
+        base_url=gw.url, api_key=gw.keys["claude"], max_retries=0
+    ) as client:
+        flying = asyncio.create_task(
+            client.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
+        )
+        assert await asyncio.to_thread(arrived.wait, 5)  # the call is at the upstream
+        await gw.services.gate.ceilings.set("claude", Decimal("0.01"))
+        reply = await flying
+        assert reply.content[0].text == "slow but paid"  # type: ignore[union-attr]
+        with pytest.raises(anthropic.RateLimitError):
+            await client.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
+    [entry] = await gw.entries()
+    assert (entry.status, entry.cost_usd) == ("settled", Decimal("0.12"))
+
+
+async def test_calls_arriving_together_see_each_others_estimates(
+    start_gateway: StartGateway,
+) -> None:
+    """Two calls at once under a ceiling one estimate fills: only one goes."""
+    gw = await start_gateway()
+    await gw.services.gate.ceilings.set("aider", Decimal("0.05"))
+    gw.llm.default_reply = "ok"  # type: ignore[assignment]
+    async with openai.AsyncOpenAI(
+        base_url=f"{gw.url}/v1", api_key=gw.keys["aider"], max_retries=0
+    ) as client:
+        calls = [
+            client.chat.completions.create(
+                model="scripted-model",
+                messages=HELLO,  # type: ignore[arg-type]
+                max_tokens=100,  # an estimate of at least $0.20
+            )
+            for _ in range(2)
+        ]
+        results = await asyncio.gather(*calls, return_exceptions=True)
+    refused = [r for r in results if isinstance(r, openai.BadRequestError)]
+    assert len(refused) == 1 and len(gw.llm.requests) == 1
+
+
+COMPRESSING = CONFIG.replace(
+    "claude: {provider: scripted-anthropic, gateway: {}}",
+    "claude: {provider: scripted-anthropic, gateway: {compress: true}}",
+).replace(
+    "aider: {provider: scripted, gateway: {}}",
+    "aider: {provider: scripted, gateway: {compress: true}}",
+)
+
+
+def _anthropic_request() -> dict:  # type: ignore[type-arg]
+    return {
+        "model": "scripted-model",
+        "max_tokens": 10,
+        "system": LISTING,
+        "messages": [
+            {"role": "user", "content": LISTING},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t1", "name": "ls", "input": {}}],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": LISTING},
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "t2",
+                        "content": LISTING,
+                        "cache_control": {"type": "ephemeral"},
+                    },
+                ],
+            },
+        ],
+    }
+
+
+async def test_compression_touches_only_unmarked_tool_results_the_same_every_time(
+    start_gateway: StartGateway,
+) -> None:
+    gw = await start_gateway(COMPRESSING)
+    await gw.services.gate.ceilings.set("claude", None)  # the listing's estimate is over $1
+    headers = {"x-api-key": gw.keys["claude"], "anthropic-version": "2023-06-01"}
+    async with httpx.AsyncClient() as client:
+        for _ in range(2):
+            answer = await client.post(
+                f"{gw.url}/v1/messages", json=_anthropic_request(), headers=headers
+            )
+            assert answer.status_code == 200
+    first, second = gw.llm.requests
+    assert json.dumps(first) == json.dumps(second), "the same request gave other bytes"
+    assert first["system"] == LISTING
+    assert first["messages"][0]["content"] == LISTING  # a user's text, untouched
+    fresh, marked = first["messages"][2]["content"]
+    assert len(fresh["content"]) < len(LISTING) / 10
+    assert marked["content"] == LISTING, "a block with a cache breakpoint was changed"
+    line = (await gw.said("claude"))[-1].text
+    assert "compression saved" in line
+
+
+async def test_compression_of_chat_tool_messages(start_gateway: StartGateway) -> None:
+    gw = await start_gateway(COMPRESSING)
+    await gw.services.gate.ceilings.set("aider", None)
+    async with openai.AsyncOpenAI(
+        base_url=f"{gw.url}/v1", api_key=gw.keys["aider"], max_retries=0
+    ) as client:
+        await client.chat.completions.create(
+            model="scripted-model",
+            messages=[  # type: ignore[list-item]
+                {"role": "user", "content": LISTING},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "ls", "arguments": "{}"},
+                        }
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": LISTING},
+            ],
+        )
+    sent = gw.llm.requests[0]["messages"]
+    assert sent[0]["content"] == LISTING and len(sent[2]["content"]) < len(LISTING) / 10
+
+
+async def test_without_compress_the_request_goes_as_sent(start_gateway: StartGateway) -> None:
+    gw = await start_gateway()
+    await gw.services.gate.ceilings.set("claude", None)
+    headers = {"x-api-key": gw.keys["claude"]}
+    async with httpx.AsyncClient() as client:
+        await client.post(f"{gw.url}/v1/messages", json=_anthropic_request(), headers=headers)
+    assert gw.llm.requests[0] == _anthropic_request()
+
+
+async def test_models_are_listed_in_each_apis_shape(start_gateway: StartGateway) -> None:
+    gw = await start_gateway()
+    async with openai.AsyncOpenAI(
+        base_url=f"{gw.url}/v1", api_key=gw.keys["aider"], max_retries=0
+    ) as client:
+        listed = [m.id async for m in client.models.list()]
+    assert listed == ["scripted-model"]
+    async with anthropic.AsyncAnthropic(
+        base_url=gw.url, api_key=gw.keys["claude"], max_retries=0
+    ) as by_anthropic:
+        page = await by_anthropic.models.list()
+    assert [m.id for m in page.data] == ["scripted-model"]
+
+
+async def test_bad_requests_get_one_clear_error_and_change_nothing(
+    start_gateway: StartGateway,
+) -> None:
+    gw = await start_gateway()
+    headers = {"x-api-key": gw.keys["claude"]}
+    async with httpx.AsyncClient() as client:
+        not_json = await client.post(f"{gw.url}/v1/messages", content=b"{", headers=headers)
+        no_model = await client.post(f"{gw.url}/v1/messages", json={"x": 1}, headers=headers)
+        wrong_api = await client.post(
+            f"{gw.url}/v1/chat/completions", json={"model": "m"}, headers=headers
+        )
+    assert not_json.status_code == 400 and "not JSON" in not_json.json()["error"]["message"]
+    assert no_model.status_code == 400 and "names no model" in no_model.text
+    assert wrong_api.status_code == 400
+    assert "does not speak OpenAI Chat Completions" in wrong_api.json()["error"]["message"]
+    assert gw.llm.requests == [] and await gw.entries() == []
+
+
+async def test_the_start_line_names_the_gateway(start_gateway: StartGateway) -> None:
+    gw = await start_gateway()
+    assert f"the gateway on http://127.0.0.1:{gw.plane.http_port}" in gw.plane.started()
+
+
+async def test_count_tokens_checks_the_key_and_asks_the_upstream_unmetered(
+    start_gateway: StartGateway,
+) -> None:
+    gw = await start_gateway()
+    body = {"model": "scripted-model", "messages": HELLO}
+    url = f"{gw.url}/v1/messages/count_tokens"
+    async with httpx.AsyncClient() as client:
+        unknown = await client.post(url, json=body, headers={"x-api-key": "x"})
+        known = await client.post(url, json=body, headers={"x-api-key": gw.keys["claude"]})
+    assert unknown.status_code == 401
+    # The scripted upstream has no such route: its answer, passed on as it said it.
+    assert known.status_code == 404 and "no route /v1/messages/count_tokens" in known.text
+    assert await gw.entries() == []
+
+
+async def test_a_gateway_agent_has_a_row_and_limit_but_takes_no_turns(
+    start_gateway: StartGateway,
+) -> None:
+    gw = await start_gateway()
+    await gw.plane.send("claude", "/limit 0.02")
+    assert gw.services.gate.ceilings.of("claude") == Decimal("0.02")
+    await gw.plane.send("claude", "are you there?")
+    snapshot = await gw.services.crew.snapshot()
+    row = next(a for a in snapshot.agents if a.name == "claude")
+    assert (row.limit_usd, row.provider, row.status) == (
+        Decimal("0.02"),
+        "scripted-anthropic",
+        "idle",
+    )
+    assert gw.llm.requests == [], "a gateway agent took a turn of its own"
+
+
+async def test_a_call_in_flight_when_the_plane_stops_finishes_and_is_settled(
+    start_gateway: StartGateway,
+) -> None:
+    gw = await start_gateway()
+    arrived = threading.Event()
+
+    def slow(body: dict, serial: int) -> Reply:  # type: ignore[type-arg]
+        arrived.set()
+        return Reply("finished", Usage(input_tokens=100, output_tokens=10), delay_s=0.5)
+
+    gw.llm.responder = slow
+    async with openai.AsyncOpenAI(
+        base_url=f"{gw.url}/v1", api_key=gw.keys["aider"], max_retries=0
+    ) as client:
+        flying = asyncio.create_task(
+            client.chat.completions.create(model="scripted-model", messages=HELLO)  # type: ignore[arg-type]
+        )
+        assert await asyncio.to_thread(arrived.wait, 5)
+        gw.plane.stop_event.set()
+        await gw.plane.shutdown()
+        reply = await flying
+    assert reply.choices[0].message.content == "finished"
+    rows = await _calls(gw.home.db)
+    assert rows == [("aider", "settled", "0.12")]
+
+
+async def _calls(db: Path) -> list[tuple[str, str, str]]:
+    with sqlite3.connect(db) as conn:
+        return list(conn.execute("SELECT agent, status, cost_usd FROM calls ORDER BY id"))

@@ -1,0 +1,113 @@
+"""The real `plane` command: `plane serve --http`, `plane key`, `plane gateway env`."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.support.fixtures_gateway import CONFIG
+from tests.support.scripted_llm import ScriptedLLM
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def plane(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PLANE_HOME": str(home)}
+    return subprocess.run(
+        [sys.executable, "-m", "plane", *args], env=env, capture_output=True, text=True, timeout=30
+    )
+
+
+def config(tmp_path: Path, llm: ScriptedLLM) -> Path:
+    path = tmp_path / "agents.yaml"
+    text = CONFIG.replace("{base_url}", llm.base_url).replace("{anthropic_url}", llm.anthropic_url)
+    path.write_text(text)
+    return path
+
+
+def test_serve_with_http_meters_a_call_made_with_a_key_from_plane_key(
+    tmp_path: Path, scripted_llm: ScriptedLLM
+) -> None:
+    home, path = tmp_path / "home", config(tmp_path, scripted_llm)
+    made = plane(home, "key", "claude", "--config", str(path))
+    assert made.returncode == 0, made.stderr
+    key = made.stdout.strip()
+    assert key.startswith("plane-claude-") and key not in (home / "gateway-keys").read_text()
+    env = {**os.environ, "PLANE_HOME": str(home)}
+    serving = subprocess.Popen(
+        [sys.executable, "-m", "plane", "serve", "--config", str(path), "--http", "127.0.0.1:0"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        port = None
+        while port is None:
+            assert serving.poll() is None and time.monotonic() < deadline
+            log = (home / "plane.log").read_text() if (home / "plane.log").exists() else ""
+            if found := re.search(r"the gateway on http://127\.0\.0\.1:(\d+)", log):
+                port = int(found.group(1))
+            else:
+                time.sleep(0.1)
+        scripted_llm.reply("hi")
+        answer = httpx.post(
+            f"http://127.0.0.1:{port}/v1/messages",
+            headers={"x-api-key": key},
+            json={
+                "model": "scripted-model",
+                "max_tokens": 5,
+                "messages": [{"role": "user", "content": "x"}],
+            },
+        )
+        assert answer.status_code == 200, answer.text
+        ledger = plane(home, "ledger", "--json")
+        [entry] = json.loads(ledger.stdout)["calls"]
+        assert (entry["agent"], entry["status"]) == ("claude", "settled")
+    finally:
+        plane(home, "stop")
+        serving.wait(timeout=20)
+
+
+@pytest.mark.parametrize(
+    ("agent", "client", "expected"),
+    [
+        ("claude", "claude-code", "export ANTHROPIC_AUTH_TOKEN=plane-claude-"),
+        ("aider", "aider", "export OPENAI_API_BASE=http://127.0.0.1:7878/v1"),
+        ("aider", "codex", '# base_url = "http://127.0.0.1:7878/v1"'),
+    ],
+)
+def test_gateway_env_prints_the_lines_for_each_client(
+    tmp_path: Path, scripted_llm: ScriptedLLM, agent: str, client: str, expected: str
+) -> None:
+    path = config(tmp_path, scripted_llm)
+    result = plane(
+        tmp_path / "home", "gateway", "env", agent, "--client", client, "--config", str(path)
+    )
+    assert result.returncode == 0, result.stderr
+    assert expected in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["key", "demo"], "'demo' is not a gateway agent in agents.yaml"),
+        (["gateway", "env", "claude", "--client", "aider"], "aider speaks Chat Completions"),
+    ],
+)
+def test_a_command_that_cannot_be_done_says_why_in_one_line(
+    tmp_path: Path, scripted_llm: ScriptedLLM, args: list[str], said: str
+) -> None:
+    path = config(tmp_path, scripted_llm)
+    result = plane(tmp_path / "home", *args, "--config", str(path))
+    assert result.returncode != 0 and result.stdout == ""
+    assert said in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "home" / "gateway-keys").exists()

@@ -1,0 +1,99 @@
+"""OpenAI Responses (`/v1/responses`, what Codex speaks) through the gateway,
+with the official `openai` SDK as the client, to a real HTTP server answering
+the Responses shapes (tests/support/fixtures_responses.py)."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from typing import Any
+
+import openai
+import pytest
+
+from plane.gateway.keys import Keys
+from tests.support.fixtures_gateway import StartGateway
+from tests.support.fixtures_responses import COST, Upstream, responses_config
+
+pytestmark = pytest.mark.timeout(30)
+
+
+async def test_a_responses_call_is_metered_streaming_and_not(
+    start_gateway: StartGateway, responses_upstream: tuple[Upstream, str]
+) -> None:
+    served, base_url = responses_upstream
+    gw = await start_gateway(responses_config(base_url))
+    key = Keys(gw.home.gateway_keys).make("codex")
+    async with openai.AsyncOpenAI(base_url=f"{gw.url}/v1", api_key=key, max_retries=0) as client:
+        plain = await client.responses.create(model="scripted-model", input="hello")
+        stream = await client.responses.create(model="scripted-model", input="hello", stream=True)
+        kinds = [event.type async for event in stream]
+    assert plain.output_text == "plain answer"
+    assert kinds[-1] == "response.completed"
+    entries = await gw.entries()
+    assert [(e.agent, e.status, e.estimated, e.cost_usd) for e in entries] == [
+        ("codex", "settled", False, COST),
+        ("codex", "settled", False, COST),
+    ]
+    assert len(served.requests) == 2
+
+
+async def test_a_held_codex_gets_usage_limit_reached_with_resets_at(
+    start_gateway: StartGateway, responses_upstream: tuple[Upstream, str]
+) -> None:
+    served, base_url = responses_upstream
+    gw = await start_gateway(responses_config(base_url))
+    key = Keys(gw.home.gateway_keys).make("codex")
+    await gw.services.gate.ceilings.set("codex", Decimal(0))
+    async with openai.AsyncOpenAI(base_url=f"{gw.url}/v1", api_key=key, max_retries=0) as client:
+        with pytest.raises(openai.RateLimitError) as refused:
+            await client.responses.create(model="scripted-model", input="hello")
+    error = refused.value.body
+    assert isinstance(error, dict) and error["type"] == "usage_limit_reached"
+    midnight = int(gw.services.gate.resets_at().timestamp())
+    assert (error["resets_at"], error["resets_in_seconds"]) == (midnight, 12 * 3600)
+    assert error["message"].startswith("codex has spent $0.00 today, at its $0.00 daily ceiling")
+    assert refused.value.response.headers["retry-after"] == str(12 * 3600)
+    assert served.requests == []
+
+
+async def test_a_responses_stream_cut_before_completed_is_charged_at_its_estimate(
+    start_gateway: StartGateway, responses_upstream: tuple[Upstream, str]
+) -> None:
+    served, base_url = responses_upstream
+    served.cut = True
+    gw = await start_gateway(responses_config(base_url))
+    key = Keys(gw.home.gateway_keys).make("codex")
+    watching = gw.watch()
+    async with openai.AsyncOpenAI(base_url=f"{gw.url}/v1", api_key=key, max_retries=0) as client:
+        stream = await client.responses.create(
+            model="scripted-model", input="hello", stream=True, max_output_tokens=50
+        )
+        async for _ in stream:
+            pass
+    await gw.settled(watching, "codex")
+    [entry] = await gw.entries()
+    assert (entry.status, entry.estimated) == ("settled", True)
+    assert entry.cost_usd >= Decimal("0.1")
+
+
+async def test_function_call_outputs_are_compressed_for_an_agent_that_asks(
+    start_gateway: StartGateway, responses_upstream: tuple[Upstream, str]
+) -> None:
+    served, base_url = responses_upstream
+    text = responses_config(base_url).replace(
+        "codex: {provider: responses-up, gateway: {}}",
+        "codex: {provider: responses-up, gateway: {compress: true}}",
+    )
+    gw = await start_gateway(text)
+    key = Keys(gw.home.gateway_keys).make("codex")
+    listing = json.dumps([{"id": i, "name": f"item {i}", "ok": True} for i in range(200)], indent=2)
+    items: list[Any] = [
+        {"role": "user", "content": listing},
+        {"type": "function_call", "call_id": "c1", "name": "ls", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": listing},
+    ]
+    async with openai.AsyncOpenAI(base_url=f"{gw.url}/v1", api_key=key, max_retries=0) as client:
+        await client.responses.create(model="scripted-model", input=items)
+    sent = served.requests[0]["input"]
+    assert sent[0]["content"] == listing and len(sent[2]["output"]) < len(listing) / 10

@@ -1,0 +1,113 @@
+"""A real plane with its gateway on a real TCP port, gateway agents on the
+scripted provider server (which speaks both APIs), and a key for each."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from plane.clock import ManualClock
+from plane.config import parse_config
+from plane.daemon.events import Subscription
+from plane.daemon.server import Plane
+from plane.gateway.keys import Keys
+from plane.home import Home
+from plane.wire import protocol as p
+from tests.support.scripted_llm import ScriptedLLM
+
+NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+
+CONFIG = """
+defaults:
+  limitUsd: 1
+  provider: scripted
+  model: scripted-model
+providers:
+  scripted:
+    kind: openai-compatible
+    base_url: {base_url}
+    models: [scripted-model]
+    max_retries: 0
+  scripted-anthropic:
+    kind: anthropic
+    base_url: {anthropic_url}
+    models: [scripted-model]
+    max_retries: 0
+pricing:
+  scripted-model: {input: 1000, cached_input: 100, cache_write: 1250, output: 2000}
+agents:
+  claude: {provider: scripted-anthropic, gateway: {}}
+  aider: {provider: scripted, gateway: {}}
+  demo: {}
+"""
+"""$1000 per 1M input tokens is $0.001 a token: costs in tests are round."""
+
+
+@dataclass
+class GatewayPlane:
+    plane: Plane
+    home: Home
+    clock: ManualClock
+    llm: ScriptedLLM
+    keys: dict[str, str]
+
+    @property
+    def services(self):  # type: ignore[no-untyped-def]
+        return self.plane.services
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.plane.http_port}"
+
+    async def entries(self) -> list[p.LedgerEntry]:
+        return await self.services.ledger.entries(self.clock.now().date())
+
+    def watch(self) -> Subscription:
+        """Subscribe before a call, then `await settled(...)` on it."""
+        return self.services.bus.subscribe()
+
+    async def settled(self, watching: Subscription, agent: str, within: float = 10) -> p.Message:
+        """The cost line of `agent`'s next settled call: the gateway says it
+        after the ledger has it, so the test need not guess when."""
+
+        async def wait() -> p.Message:
+            while True:
+                event = await watching.queue.get()
+                if isinstance(event, p.MessageAppended) and event.message.agent == agent:
+                    if event.message.kind == "cost":
+                        return event.message
+
+        return await asyncio.wait_for(wait(), within)
+
+    async def said(self, agent: str) -> list[p.Message]:
+        return await self.services.conversation.history(agent, 50)
+
+
+StartGateway = Callable[..., Awaitable[GatewayPlane]]
+
+
+@pytest.fixture
+async def start_gateway(tmp_path: Path, scripted_llm: ScriptedLLM) -> AsyncIterator[StartGateway]:
+    running: list[Plane] = []
+
+    async def start(config_text: str = CONFIG) -> GatewayPlane:
+        text = config_text.replace("{base_url}", scripted_llm.base_url)
+        text = text.replace("{anthropic_url}", scripted_llm.anthropic_url)
+        home = Home(tmp_path / "home")
+        clock = ManualClock(NOON)
+        plane = Plane(parse_config(text), home, clock, http=("127.0.0.1", 0))
+        await plane.startup()
+        running.append(plane)
+        keys = Keys(home.gateway_keys)
+        made = {name: keys.make(name) for name in ("claude", "aider")}
+        return GatewayPlane(plane, home, clock, scripted_llm, made)
+
+    yield start
+    for plane in running:
+        plane.stop_event.set()
+        await plane.shutdown()
