@@ -21,7 +21,23 @@ lint: $(BIN)/plane
 	$(BIN)/mypy plane tui
 	$(BIN)/lint-imports
 
-test: lint
+# The gateway's end-to-end tests drive the real clients: Claude Code and Codex
+# (where Node's npm is on the machine; without it those tests skip) and Aider,
+# in a virtualenv of its own (its pinned dependencies would fight the plane's).
+E2E_NODE  := tests/e2e/node/node_modules/.bin/claude
+E2E_AIDER := tests/e2e/aider/bin/aider
+
+$(E2E_NODE):
+	@if command -v npm >/dev/null 2>&1; then \
+	    npm install --prefix tests/e2e/node --no-audit --no-fund --silent \
+	        @anthropic-ai/claude-code@2.1.197 @openai/codex@0.171.0 >/dev/null; \
+	else echo "npm is not on this machine: the Claude Code and Codex tests will skip"; fi
+
+$(E2E_AIDER):
+	$(PYTHON) -m venv tests/e2e/aider
+	tests/e2e/aider/bin/python -m pip install -q aider-chat==0.86.2
+
+test: lint $(E2E_NODE) $(E2E_AIDER)
 	$(BIN)/pytest
 
 # The inner loop: everything but the e2e, embedded-model and slow tiers.
