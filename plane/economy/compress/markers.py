@@ -26,6 +26,8 @@ import hashlib
 import re
 from collections.abc import Callable
 
+from plane.economy.compress.patterns import lazy
+
 REF_CHARS = 10
 _REF = r"k_[A-Za-z0-9_-]{" + str(REF_CHARS) + "}"
 
@@ -34,19 +36,19 @@ def _inline(name: str) -> str:
     return r"\[[^\[\]\n]*?ref:(?P<" + name + ">" + _REF + r")[^\[\]\n]*\]"
 
 
-CODE_MARKER_RE = re.compile(
+CODE_MARKER_RE = lazy(
     r"^[ \t]*(?:\.\.\.[ \t]+)?(?:#|//|--|;|%|/\*) " + _inline("cref") + r"(?: \*/)?$",
     re.M,
 )
-VIEW_RE = re.compile(
+VIEW_RE = lazy(
     r"\[[^\[\]\n]*? view ref:(?P<vref>"
     + _REF
     + r")\]\n(?P<body>[\s\S]*?)\n\[end of view ref:(?P=vref)\]"
 )
-MARKER_RE = re.compile(_inline("ref"))
+MARKER_RE = lazy(_inline("ref"))
 # Anything that looks like a marker in an input makes the input ineligible:
 # expanding it later could not tell our markers from the tool's own text.
-LOOKS_LIKE_MARKER_RE = re.compile(r"ref:" + _REF)
+LOOKS_LIKE_MARKER_RE = lazy(r"ref:" + _REF)
 
 
 def ref_for(content: str) -> str:
@@ -81,7 +83,7 @@ def expand(text: str, lookup: Callable[[str], str]) -> str:
 
 # A ref standing on its own: not the tail of an identifier (`blk_k_…`), nor the start of a
 # longer one.
-_REF_WORD = re.compile(r"(?<![\w-])" + _REF + r"(?![\w-])")
+_REF_WORD = lazy(r"(?<![\w-])" + _REF + r"(?![\w-])")
 
 
 def refs_in(text: str) -> list[str]:

@@ -13,12 +13,12 @@ gives the input back.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from plane.economy.compress.levels import count_levels
 from plane.economy.compress.markers import marker, ref_for
+from plane.economy.compress.patterns import lazy
 
 # A labeller turns (kind, removed lines) into the marker's label and tail.
 Labeller = Callable[[str, list[str]], tuple[str, str]]
@@ -160,7 +160,7 @@ _HEADS = {
     "docstring": "… {n} docstring {noun}",
     "header": "… index/---/+++",
 }
-_MATCH_AT = re.compile(r"^(?P<path>(?=[^\s:]*?[A-Za-z_./])[^\s:][^:]*?):(?P<line>\d+):")
+_MATCH_AT = lazy(r"^(?P<path>(?=[^\s:]*?[A-Za-z_./])[^\s:][^:]*?):(?P<line>\d+):")
 
 
 def _matches(removed: list[str]) -> str:

@@ -16,16 +16,17 @@ import re
 
 from plane.economy.compress.context import NO_CONTEXT, Context
 from plane.economy.compress.fold import dedup, template
+from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Plan, split_folds
 
-_ECHO = re.compile(
+_ECHO = lazy(
     r"^\s*\d*\s*\|(?:\s|$)|^\s*\|\s*[\^~_|/\\-]|^\s+[\^~]+[\s\^~-]*$|^\s*= (?:note|help): "
     r"|^\s*help: |^\s*\.\.\.$"
 )
 # A suggested edit (`12 +     ],`, `3 - use x;`) is an echo only beside the gutter of one:
 # `1 - Create a string: PASSED` in a test log is not.
-_SUGGESTION = re.compile(r"^\s*\d+\s*[-+]\s")
-_GUTTER = re.compile(r"^\s*\d*\s*\|(?:\s|$)")
+_SUGGESTION = lazy(r"^\s*\d+\s*[-+]\s")
+_GUTTER = lazy(r"^\s*\d*\s*\|(?:\s|$)")
 
 
 def compress(lines: list[str], context: Context = NO_CONTEXT) -> Plan:
@@ -37,9 +38,9 @@ def compress(lines: list[str], context: Context = NO_CONTEXT) -> Plan:
     return plan
 
 
-_LOCATION = re.compile(r"^\s*(?:-->|==>)\s*\S+?:\d+")  # rustc, ruff: `  --> src/app.rs:11:5`
-_REPORT = re.compile(r"\b(?:error|warning)\b(?:\[\w+\])?:", re.I)
-_NOTE = re.compile(r"\bnote:")
+_LOCATION = lazy(r"^\s*(?:-->|==>)\s*\S+?:\d+")  # rustc, ruff: `  --> src/app.rs:11:5`
+_REPORT = lazy(r"\b(?:error|warning)\b(?:\[\w+\])?:", re.I)
+_NOTE = lazy(r"\bnote:")
 
 
 def _template(line: str) -> str:

@@ -10,20 +10,19 @@ never what a fold hides. Matches on error lines stay through the guard.
 
 from __future__ import annotations
 
-import re
-
 from plane.economy.compress.context import NO_CONTEXT, Context
 from plane.economy.compress.formats import logs
+from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Plan
 
 # The path has a letter, a dot or a slash in it: `2026-05-09 07:41` (grep over a log with
 # no file name in front) is a date, not `2026`, line 05; and a line that starts with a date
 # (`2026-05-09T07:41:12`) is a log line, not `2026-05-09T07`, line 41.
-_MATCH = re.compile(
+_MATCH = lazy(
     r"^(?!\[?\d{4}-\d\d-\d\d)"
     r"(?P<path>(?=[^\s:]*?[A-Za-z_./])[^\s:][^:]*?)(?P<sep>[:=-])(?P<line>\d+)(?P=sep)"
 )
-_FILE_ONLY = re.compile(r"^(?P<path>[^\s:][^:]*?):(?P<count>\d+)$")
+_FILE_ONLY = lazy(r"^(?P<path>[^\s:][^:]*?):(?P<count>\d+)$")
 PER_FILE = 4
 LONG_MATCH = 24  # characters of matched text after `path:line:`: shorter ones cost no more kept
 CONTEXT = 1
