@@ -14,7 +14,6 @@ format its input is, and the store — not the others' modules.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -84,12 +83,15 @@ def run_compress(args: argparse.Namespace) -> int:
 
     text = _stdin()
     result = compress(text, command=args.command)
-    try:
-        with _store() as store:
-            store.put(result.refs)
-    except Exception as err:  # a store that cannot be written makes refs unretrievable
-        return _fail(f"could not keep the removed text in the ref store: {err}")
+    if result.refs:  # nothing removed, nothing to keep: the store is not even opened
+        try:
+            with _store() as store:
+                store.put(result.refs)
+        except Exception as err:  # a store that cannot be written makes refs unretrievable
+            return _fail(f"could not keep the removed text in the ref store: {err}")
     if args.json:
+        import json
+
         stats = {
             "compressor": result.compressor,
             "chars_in": result.chars_in,

@@ -21,14 +21,22 @@ verbatim copy, and expanding the view puts the original region back.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import re
+from binascii import b2a_base64
 from collections.abc import Callable
+
+try:  # the builtin module: `hashlib` loads OpenSSL, a tenth of a `plane compress` call
+    from _sha256 import sha256  # type: ignore[import-not-found]  # CPython 3.11
+except ImportError:  # pragma: no cover - 3.12 renamed it; anything else has hashlib
+    try:
+        from _sha2 import sha256  # type: ignore[import-not-found]
+    except ImportError:
+        from hashlib import sha256
 
 from plane.economy.compress.patterns import lazy
 
 REF_CHARS = 10
+_URLSAFE = bytes.maketrans(b"+/", b"-_")
 _REF = r"k_[A-Za-z0-9_-]{" + str(REF_CHARS) + "}"
 
 
@@ -57,8 +65,9 @@ def ref_for(content: str) -> str:
     Sixty bits: two different chunks meeting in one store within the hour it
     keeps them is not a practical concern, and every marker stays short.
     """
-    digest = hashlib.sha256(content.encode("utf-8", "surrogatepass")).digest()
-    return "k_" + base64.urlsafe_b64encode(digest).decode("ascii")[:REF_CHARS]
+    digest = sha256(content.encode("utf-8", "surrogatepass")).digest()
+    encoded = b2a_base64(digest, newline=False).translate(_URLSAFE)  # base64url
+    return "k_" + encoded.decode("ascii")[:REF_CHARS]
 
 
 def marker(label: str, ref: str, tail: str = "") -> str:

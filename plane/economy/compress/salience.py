@@ -19,7 +19,6 @@ the location half (`Plan.protect_paths = False`); errors are always guarded.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 
 from plane.economy.compress.levels import ERROR_LINE_RE, error_lines, reports_level
 from plane.economy.compress.patterns import lazy
@@ -228,7 +227,7 @@ def _guard_pieces(plan: Plan, inline: Inline, flagged: bool, visible: _Visible) 
         if wanted and not visible.shows(wanted):
             pieces[n] = (text, None)
             visible.add(text)
-    return replace(inline, pieces=tuple(pieces))
+    return inline._replace(pieces=tuple(pieces))
 
 
 def _worth_a_line(line: str) -> bool:

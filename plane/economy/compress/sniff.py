@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import dataclass
 
 from plane.economy.compress.patterns import lazy
 
 _SAMPLE_LINES = 400
 
 
-@dataclass
 class Sample:
     """Up to 400 lines from the start, middle and end, and the text's first 4 KB."""
 
@@ -127,6 +124,8 @@ def _parses_whole(sample: Sample) -> bool:
 
 
 def _parses(line: str) -> bool:
+    import json  # only an output that starts like JSON gets here
+
     try:
         json.loads(line)
     except ValueError:

@@ -12,7 +12,6 @@ the marker is a line comment.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Plan
@@ -38,11 +37,13 @@ _FUNCTION = lazy(
 _NOISE = lazy(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`[^`]*`|//.*$')
 
 
-@dataclass
 class Block:
-    open_line: int
-    close_line: int = -1
-    children: list[Block] = field(default_factory=list)
+    __slots__ = ("children", "close_line", "open_line")
+
+    def __init__(self, open_line: int, close_line: int = -1) -> None:
+        self.open_line = open_line
+        self.close_line = close_line
+        self.children: list[Block] = []
 
 
 def compress(lines: list[str]) -> Plan:
