@@ -163,6 +163,10 @@ def by_content(sample: Sample) -> str:
         "source": sample.share(_SOURCE) * 0.9,
         "config": sample.share(_CONFIG) * 0.8,
     }
+    if _defines_python(sample):
+        # `self.x = y` and `# comment` look like config; `def f(x):` never is.
+        scores["source"] = max(scores["source"], scores["config"])
+        scores["config"] = 0.0
     best = max(scores, key=lambda k: scores[k])
     if scores[best] >= 0.35:
         return best
@@ -171,6 +175,15 @@ def by_content(sample: Sample) -> str:
     if len(sample.lines) >= 60 and sample.share(_PROSE) < 0.2:
         return "listing"
     return "plain"
+
+
+# A Python definition: a `def` or `class` line ending its header with a colon.
+_PY_DEFINITION = lazy(r"^\s*(?:async\s+def|def|class)\s+[A-Za-z_]\w*\s*[(:].*:\s*(?:#.*)?$")
+
+
+def _defines_python(sample: Sample) -> bool:
+    """Python code: a few definitions (config never has one)."""
+    return sum(1 for line in sample.lines if _PY_DEFINITION.match(line)) >= 3
 
 
 _NUMBER = r"(?>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?)"

@@ -106,6 +106,22 @@ def test_one_line_json_with_html_in_its_strings_is_json() -> None:
     assert round_trips(text, result)
 
 
+def test_python_read_with_no_command_is_source_not_config() -> None:
+    # `self.x = y` and `# comment` lines look like config; `def f(x):` never is. A
+    # Python file piped to `plane compress` with no --command was kept almost whole.
+    import argparse
+
+    done = subprocess.run(
+        ["head", "-c", "20480", argparse.__file__], capture_output=True, text=True, check=True
+    )
+    text = done.stdout[: done.stdout.rfind("\n") + 1]  # cut at a line: it need not parse
+    assert classify(text) == "source"
+    result = compress(text)
+    assert result.compressor == "source"
+    assert 1 - result.chars_out / result.chars_in > 0.4
+    assert round_trips(text, result)
+
+
 # 3. no hand-back between compressors; an exception is never silent
 
 
