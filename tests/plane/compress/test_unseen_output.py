@@ -21,6 +21,7 @@ import pytest
 from plane.economy.compress import compress, engine, levels, refs_in
 from plane.economy.compress.classify import classify
 from plane.economy.compress.context import Compressor, Context
+from plane.economy.compress.formats import search
 from plane.economy.compress.markers import MARKER_RE
 from plane.economy.compress.plan import Plan
 from plane.economy.compress.salience import guard, locations
@@ -67,6 +68,41 @@ def test_folded_search_matches_keep_every_location() -> None:
     for line in text.split("\n"):
         found = _MATCH.match(line)
         if found is None or found.group(0) in shown:
+            continue
+        path, number = found.group("path"), found.group("line")
+        listed = re.compile(re.escape(path) + r":(?:\d+,)*" + number + r"\b")
+        assert any(listed.search(m) for m in markers), f"{path}:{number} is hidden"
+    assert round_trips(text, result)
+
+
+def test_a_search_over_a_whole_tree_shows_each_file_once_past_the_budget() -> None:
+    # `grep -rn 'def '` over a package: dozens of files, each with a few matches. The first
+    # files keep four matches each; once 40 are kept, a file keeps its first match and its
+    # other lines are listed in a marker, never hidden.
+    import email
+
+    tree = Path(email.__file__).parent
+    done = subprocess.run(
+        ["grep", "-rn", "--include=*.py", "def ", "."], cwd=tree, capture_output=True, text=True
+    )
+    text = done.stdout
+    result = compress(text, command="grep -rn 'def ' .")
+    assert result.compressor == "search"
+    shown = kept_lines(result)
+    files = {found.group("path") for found in map(_MATCH.match, text.split("\n")) if found}
+    # a long match that says no error costs its text: past the budget, one per file
+    long_matches = [
+        line
+        for line in shown
+        if (found := _MATCH.match(line))
+        and len(line) - len(found.group(0)) >= search.LONG_MATCH
+        and not levels.ERROR_LINE_RE.search(line)
+    ]
+    assert len(files) > 20 and len(long_matches) <= 40 + len(files)  # 73 before
+    markers = [m.group(0) for m in MARKER_RE.finditer(result.text)]
+    for line in text.split("\n"):
+        found = _MATCH.match(line)
+        if found is None or found.group(0) in "\n".join(shown):
             continue
         path, number = found.group("path"), found.group("line")
         listed = re.compile(re.escape(path) + r":(?:\d+,)*" + number + r"\b")

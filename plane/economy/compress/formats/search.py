@@ -24,6 +24,10 @@ _MATCH = lazy(
 )
 _FILE_ONLY = lazy(r"^(?P<path>[^\s:][^:]*?):(?P<count>\d+)$")
 PER_FILE = 4
+# Past this many kept matches in all, a file keeps only its first: a search over a whole
+# tree (`grep -rn 'def ' src`) shows each file once and lists the rest of its lines.
+BUDGET = 40
+PER_FILE_PAST_BUDGET = 1
 LONG_MATCH = 24  # characters of matched text after `path:line:`: shorter ones cost no more kept
 CONTEXT = 1
 
@@ -73,9 +77,11 @@ def _keep_context(kinds: list[str], keep: list[bool]) -> None:
 
 
 def _limit_per_file(lines: list[str], kinds: list[str], keep: list[bool]) -> None:
-    """After PER_FILE matches in one file, match lines fold unless short: the marker still
-    names each folded match's location (`a.py:12,40`), so what folds is only its text."""
+    """After PER_FILE matches in one file (one, once BUDGET matches are kept in all), match
+    lines fold unless short: the marker still names each folded match's location
+    (`a.py:12,40`), so what folds is only its text."""
     counts: dict[str, int] = {}
+    kept = 0
     for i, kind in enumerate(kinds):
         if kind != "match":
             continue
@@ -84,5 +90,8 @@ def _limit_per_file(lines: list[str], kinds: list[str], keep: list[bool]) -> Non
             continue
         path = found.group("path")
         counts[path] = counts.get(path, 0) + 1
-        if counts[path] > PER_FILE and len(lines[i]) - len(found.group(0)) >= LONG_MATCH:
+        limit = PER_FILE if kept < BUDGET else PER_FILE_PAST_BUDGET
+        if counts[path] > limit and len(lines[i]) - len(found.group(0)) >= LONG_MATCH:
             keep[i] = False
+        else:
+            kept += 1
