@@ -214,9 +214,22 @@ def _matches(removed: list[str]) -> str:
     return head + " at " + "; ".join(f"{path}:{','.join(lines)}" for path, lines in at.items())
 
 
+_RULE_AT = lazy(r"^[^\s:][^:]*?:\d+:(?:\d+:)? (?P<code>[A-Z]+\d+)\b")
+
+
+def _rules(removed: list[str]) -> str:
+    """`… 12 more D102, ANN001 at a.py:12,40`: folded linter diagnostics keep their rule
+    codes and locations in the label."""
+    codes = dict.fromkeys(m.group("code") for m in map(_RULE_AT.match, removed) if m)
+    located = _matches(removed).partition(" at ")[2]
+    head = f"… {len(removed)} more {', '.join(codes) or 'diagnostics'}"
+    return head + (" at " + located if located else "")
+
+
 # Heads that count something other than lines, worked out only when asked for.
 _COUNTED: dict[str, Callable[[list[str]], str]] = {
     "matches": _matches,
+    "rules": _rules,
     "repeat": lambda removed: f"×{len(removed) + 1}",
     "paragraphs": lambda removed: (
         f"… {len(removed)} more paragraph{'' if len(removed) == 1 else 's'}"

@@ -247,6 +247,48 @@ def test_no_such_file_and_not_found_count_as_errors_in_labels(tmp_path: Path) ->
     assert levels.count_levels(["test_not_found_handler ... ok"]) == (0, 0)
 
 
+def test_a_linters_report_keeps_each_rules_first_diagnostics_and_lists_the_rest(
+    tmp_path: Path,
+) -> None:
+    # `ruff --select ALL --output-format concise` on a standard library module: a line per
+    # diagnostic, the same few rules at hundreds of places. Each rule's first stays (and
+    # its next two, unless they repeat its message); the rest fold, their codes and each
+    # `file:line` listed in the marker.
+    import shlex
+
+    source = tmp_path / "shlex.py"
+    source.write_bytes(Path(shlex.__file__).read_bytes())
+    ruff = Path(sys.executable).with_name("ruff")
+    args = ["check", "--no-cache", "--isolated", "--select", "ALL", "--output-format", "concise"]
+    done = subprocess.run(
+        [str(ruff), *args, "shlex.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    text = done.stdout
+    rule = re.compile(r"^shlex\.py:(?P<line>\d+):\d+: (?P<code>[A-Z]+\d+) ")
+    assert sum(1 for line in text.split("\n") if rule.match(line)) > 100
+    result = compress(text, command="ruff check --select ALL shlex.py")
+    assert result.compressor == "diagnostics"
+    assert 1 - result.chars_out / result.chars_in > 0.4  # 15% before
+    shown = kept_lines(result)
+    first: set[str] = set()
+    for line in text.split("\n"):
+        found = rule.match(line)
+        if found and found.group("code") not in first:
+            first.add(found.group("code"))
+            assert line in shown, f"{line} is its rule's first"
+    markers = [m.group(0) for m in MARKER_RE.finditer(result.text)]
+    for line in text.split("\n"):
+        found = rule.match(line)
+        if found is None or line in shown:
+            continue
+        listed = re.compile(r"shlex\.py:(?:\d+,)*" + found.group("line") + r"\b")
+        assert any(found.group("code") in m and listed.search(m) for m in markers), line
+    assert round_trips(text, result)
+
+
 # 6. refs are words
 
 
