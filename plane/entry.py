@@ -27,14 +27,17 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _compression(args: list[str]) -> int:
-    import argparse
+    from plane.economy.compress.cli import add_commands, run_plain
 
-    from plane.economy.compress.cli import add_commands
-
-    parser = argparse.ArgumentParser(prog="plane")
-    add_commands(parser.add_subparsers(dest="command", required=True))
-    parsed = parser.parse_args(args)
     try:
+        done = run_plain(args)
+        if done is not None:
+            return done
+        import argparse
+
+        parser = argparse.ArgumentParser(prog="plane")
+        add_commands(parser.add_subparsers(dest="command", required=True))
+        parsed = parser.parse_args(args)
         return int(parsed.func(parsed) or 0)
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED

@@ -13,11 +13,13 @@ format its input is, and the store — not the others' modules.
 
 from __future__ import annotations
 
-import argparse
 import sys
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import argparse
+
     from plane.economy.compress.store import RefStore
 
 _ENCODING = ("utf-8", "surrogateescape")
@@ -55,6 +57,30 @@ def add_commands(subparsers: Any) -> None:
     mode.add_argument("--pointer", metavar="/p", help="an RFC 6901 JSON pointer into a JSON chunk")
     mode.add_argument("--grep", metavar="RE", help="lines matching a regular expression, numbered")
     p.set_defaults(func=run_retrieve)
+
+
+def run_plain(args: list[str]) -> int | None:
+    """`plane compress [--command CMD] [--json]` and `plane expand`, run without building
+    the parser (argparse's help formatter alone costs a call several milliseconds); None
+    for anything else (help, a mistake, `retrieve`), which the parser then handles."""
+    if args == ["expand"]:
+        return run_expand(SimpleNamespace())  # type: ignore[arg-type]
+    if not args or args[0] != "compress":
+        return None
+    command: str | None = None
+    as_json = False
+    rest = args[1:]
+    while rest:
+        word = rest.pop(0)
+        if word == "--json" and not as_json:
+            as_json = True
+        elif word == "--command" and rest and command is None and not rest[0].startswith("-"):
+            command = rest.pop(0)
+        elif word.startswith("--command=") and command is None:
+            command = word.removeprefix("--command=")
+        else:
+            return None
+    return run_compress(SimpleNamespace(command=command, json=as_json))  # type: ignore[arg-type]
 
 
 def _stdin() -> str:
@@ -140,6 +166,8 @@ def run_retrieve(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the three commands on their own (`python -m plane.economy.compress.cli`)."""
+    import argparse
+
     parser = argparse.ArgumentParser(prog="plane")
     add_commands(parser.add_subparsers(dest="command_name", required=True))
     args = parser.parse_args(argv)
