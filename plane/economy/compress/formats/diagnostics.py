@@ -111,7 +111,7 @@ def _fold_repeated_rules(plan: Plan) -> None:
             else f
             for f in plan.folds
         ]
-        plan.protect_paths = all(f.kind == "rules" for f in plan.folds) is False
+        plan.protect_paths = not all(f.kind == "rules" for f in plan.folds)
 
 
 def _attach_notes(plan: Plan) -> None:
