@@ -27,13 +27,17 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _compression(args: list[str]) -> int:
-    from plane.economy.compress.cli import add_commands
-    from plane.usage import OneLineParser
+    from plane.economy.compress.cli import add_commands, run_plain
 
-    parser = OneLineParser(prog="plane")
-    add_commands(parser.add_subparsers(dest="command", required=True))
-    parsed = parser.parse_args(args)
     try:
+        done = run_plain(args)
+        if done is not None:
+            return done
+        from plane.usage import OneLineParser
+
+        parser = OneLineParser(prog="plane")
+        add_commands(parser.add_subparsers(dest="command", required=True))
+        parsed = parser.parse_args(args)
         return int(parsed.func(parsed) or 0)
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED

@@ -15,13 +15,9 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import secrets
 import stat
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
-
-import platformdirs
+from typing import Literal, NamedTuple
 
 from plane.wire.errors import PlaneError
 from plane.wire.token import read_token
@@ -36,14 +32,22 @@ STATE_WIDTH = 8
 """Every state is written padded to this width at offset 0: one write, never a half one."""
 
 
-@dataclass(frozen=True)
-class Home:
+class Home(NamedTuple):
+    """The home's directory and the paths in it. (A NamedTuple, and platformdirs and
+    secrets loaded only when used: `plane compress` opens the ref store here, and
+    their imports were most of its start.)"""
+
     root: Path
 
     @classmethod
     def from_env(cls) -> Home:
         override = os.environ.get("PLANE_HOME")
-        root = Path(override) if override else Path(platformdirs.user_data_dir(APP))
+        if override:
+            root = Path(override)
+        else:
+            import platformdirs
+
+            root = Path(platformdirs.user_data_dir(APP))
         return cls(root.expanduser().resolve())
 
     def ensure(self) -> Home:
@@ -116,6 +120,8 @@ class Home:
         others. Only the plane calls this, holding the home's lock."""
         if token := read_token(self.token):
             return token
+        import secrets
+
         token = secrets.token_urlsafe(32)
         draft = self.root / ".token.new"
         with contextlib.suppress(FileNotFoundError):
@@ -157,6 +163,8 @@ def say_state(handle: int, state: PlaneState) -> None:
 
 def user_config_path() -> Path:
     """agents.yaml in the user's config directory, used when ./agents.yaml is absent."""
+    import platformdirs
+
     return Path(platformdirs.user_config_dir(APP)) / "agents.yaml"
 
 

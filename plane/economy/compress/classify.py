@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from plane.economy.compress import sniff
+from plane.economy.compress.patterns import lazy
 
 _EXTENSIONS = {
     "source": "py pyi js mjs cjs ts tsx jsx go rs c h cc cpp cxx hpp hh java kt cs rb php swift",
@@ -39,44 +40,44 @@ _BY_NAME = {
 }
 _PROGRAMS = [
     (
-        re.compile(
+        lazy(
             r"\bstrace\b|\bjournalctl\b|\bdmesg\b|-X\s*importtime|/var/log/"
             r"|\bgit\s+(?:log|reflog|shortlog)\b(?![^|]*\s-p\b)(?![^|]*--patch)"
         ),
         "logs",
     ),
     (
-        re.compile(r"\bgit\s+(?:diff|show|log\s+[^|]*-p|format-patch)\b|\bdiff\s+-[a-zA-Z]*u"),
+        lazy(r"\bgit\s+(?:diff|show|log\s+[^|]*-p|format-patch)\b|\bdiff\s+-[a-zA-Z]*u"),
         "diff",
     ),
-    (re.compile(r"\b(?:grep|rg|ag|ack|git\s+grep)\b(?![/.-])[^|]*$"), "search"),
+    (lazy(r"\b(?:grep|rg|ag|ack|git\s+grep)\b(?![/.-])[^|]*$"), "search"),
     (
-        re.compile(
+        lazy(
             r"\b(?:pip|pip3|npm|yarn|pnpm|apt|apt-get|dpkg|make|cmake|ctest|cargo\s+build"
             r"|pytest|tox|mvn|gradle|bundle|gem)\b(?![/.-])"
         ),
         "build",
     ),
     (
-        re.compile(
+        lazy(
             r"\b(?:gcc|g\+\+|clang|clang\+\+|cc|rustc|tsc|mypy|ruff|eslint|pylint|flake8"
             r"|javac|go\s+vet|go\s+build|node\s+--check|cargo\s+(?:check|clippy))\b(?![/.-])"
         ),
         "diagnostics",
     ),
     (
-        re.compile(
+        lazy(
             r"(?:^|[;&|(]\s*)(?:ls|find|tree|du|df|ps|file|nm|readelf|objdump|xxd|hexdump"
             r"|od|lsof|ss|netstat|unzip\s+-l|tar\s+-?t|git\s+ls-tree|git\s+ls-files|dpkg\s+-l"
             r"|pip\s+list|docker\s+ps|strings)\b(?![/.-])"
         ),
         "listing",
     ),
-    (re.compile(r"\b(?:wget|curl|dd|rsync|git\s+clone|tqdm)\b(?![/.-])"), "redraw"),
+    (lazy(r"\b(?:wget|curl|dd|rsync|git\s+clone|tqdm)\b(?![/.-])"), "redraw"),
 ]
 # A program's name is followed by a space or the end (`(?![/.-])`): `npm` in
 # `cat /usr/lib/node_modules/npm/lib/x.js` is a directory, not the program.
-_CAT = re.compile(
+_CAT = lazy(
     r"\b(?:cat|zcat|bat|head|tail|less|more|sed\s+-n\s+\S+)\s+(?:-\S+\s+)*(?:\S+\s+)*(\S+)\s*$"
 )
 
@@ -93,7 +94,7 @@ def classify(text: str, command: str | None = None) -> str:
     return sniff.by_content(sample)
 
 
-_HELP = re.compile(r"(?:^|\s)(?:--help(?:[\s=]|$)|-h(?:\s|$)|help(?:\s|$))")
+_HELP = lazy(r"(?:^|\s)(?:--help(?:[\s=]|$)|-h(?:\s|$)|help(?:\s|$))")
 
 
 def _from_command(command: str) -> str | None:
@@ -109,7 +110,7 @@ def _from_command(command: str) -> str | None:
     return _by_path(found.group(1).strip("'\""))
 
 
-_REDIRECT = re.compile(r"\s+\d?>>?\s*(?:&\d|\S+)")
+_REDIRECT = lazy(r"\s+\d?>>?\s*(?:&\d|\S+)")
 
 
 def _last_stage(command: str) -> str:

@@ -13,12 +13,13 @@ format its input is, and the store — not the others' modules.
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import argparse
+
     from plane.economy.compress.store import RefStore
 
 _ENCODING = ("utf-8", "surrogateescape")
@@ -58,6 +59,30 @@ def add_commands(subparsers: Any) -> None:
     p.set_defaults(func=run_retrieve)
 
 
+def run_plain(args: list[str]) -> int | None:
+    """`plane compress [--command CMD] [--json]` and `plane expand`, run without building
+    the parser (argparse's help formatter alone costs a call several milliseconds); None
+    for anything else (help, a mistake, `retrieve`), which the parser then handles."""
+    if args == ["expand"]:
+        return run_expand(SimpleNamespace())  # type: ignore[arg-type]
+    if not args or args[0] != "compress":
+        return None
+    command: str | None = None
+    as_json = False
+    rest = args[1:]
+    while rest:
+        word = rest.pop(0)
+        if word == "--json" and not as_json:
+            as_json = True
+        elif word == "--command" and rest and command is None and not rest[0].startswith("-"):
+            command = rest.pop(0)
+        elif word.startswith("--command=") and command is None:
+            command = word.removeprefix("--command=")
+        else:
+            return None
+    return run_compress(SimpleNamespace(command=command, json=as_json))  # type: ignore[arg-type]
+
+
 def _stdin() -> str:
     return sys.stdin.buffer.read().decode(*_ENCODING)
 
@@ -84,12 +109,15 @@ def run_compress(args: argparse.Namespace) -> int:
 
     text = _stdin()
     result = compress(text, command=args.command)
-    try:
-        with _store() as store:
-            store.put(result.refs)
-    except Exception as err:  # a store that cannot be written makes refs unretrievable
-        return _fail(f"could not keep the removed text in the ref store: {err}")
+    if result.refs:  # nothing removed, nothing to keep: the store is not even opened
+        try:
+            with _store() as store:
+                store.put(result.refs)
+        except Exception as err:  # a store that cannot be written makes refs unretrievable
+            return _fail(f"could not keep the removed text in the ref store: {err}")
     if args.json:
+        import json
+
         stats = {
             "compressor": result.compressor,
             "chars_in": result.chars_in,
@@ -138,6 +166,8 @@ def run_retrieve(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the three commands on their own (`python -m plane.economy.compress.cli`)."""
+    import argparse
+
     parser = argparse.ArgumentParser(prog="plane")
     add_commands(parser.add_subparsers(dest="command_name", required=True))
     args = parser.parse_args(argv)

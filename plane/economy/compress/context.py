@@ -14,7 +14,7 @@ should handle a text cannot bounce it between them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from plane.economy.compress.plan import Plan
 
@@ -27,8 +27,7 @@ def keep_all(lines: list[str], kind: str | None = None) -> Plan:
     return Plan(list(lines))
 
 
-@dataclass(frozen=True)
-class Context:
+class Context(NamedTuple):
     """The command that printed the output (a hint, or None) and the nesting callback."""
 
     command: str | None = None

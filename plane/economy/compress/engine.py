@@ -14,7 +14,6 @@ number, uses `hash()` or iterates a set into the output.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from plane.economy.compress import frame, margins
@@ -38,18 +37,51 @@ def _log() -> logging.Logger:
 
 
 MIN_CHARS = 512
+_FIELDS = ("text", "refs", "compressor", "chars_in", "chars_out", "note")
 
 
-@dataclass(frozen=True)
 class Compressed:
-    """A compressed tool output: the text to send and what it left out."""
+    """A compressed tool output: the text to send and what it left out. Immutable.
 
+    A plain class, not a dataclass: importing dataclasses cost a `plane compress`
+    call more than compressing a small output does.
+    """
+
+    __slots__ = ("chars_in", "chars_out", "compressor", "note", "refs", "text")
     text: str
-    refs: dict[str, str] = field(default_factory=dict)
-    compressor: str = "none"
-    chars_in: int = 0
-    chars_out: int = 0
-    note: str = ""  # why nothing was done, when nothing was
+    refs: dict[str, str]
+    compressor: str
+    chars_in: int
+    chars_out: int
+    note: str  # why nothing was done, when nothing was
+
+    def __init__(
+        self,
+        text: str,
+        refs: dict[str, str] | None = None,
+        compressor: str = "none",
+        chars_in: int = 0,
+        chars_out: int = 0,
+        note: str = "",
+    ) -> None:
+        values = (text, {} if refs is None else refs, compressor, chars_in, chars_out, note)
+        for name, value in zip(_FIELDS, values, strict=True):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Compressed is immutable: cannot set {name}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Compressed):
+            return NotImplemented
+        return all(getattr(self, k) == getattr(other, k) for k in _FIELDS)
+
+    def __hash__(self) -> int:
+        return hash((self.text, self.compressor, self.chars_in, self.chars_out, self.note))
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={getattr(self, k)!r}" for k in _FIELDS)
+        return f"Compressed({fields})"
 
     @property
     def saved(self) -> int:

@@ -11,19 +11,19 @@ and the ref gives the rest back.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from plane.economy.compress.levels import error_lines
+from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Plan
 from plane.economy.compress.salience import subjects
 
-_VARYING = re.compile(
+_VARYING = lazy(
     r"0x[0-9a-fA-F]+"  # addresses
     r"|\b[0-9a-fA-F]*\d[0-9a-fA-F]*\b"  # hex ids, hashes, plain numbers as words
     r"|\d+"  # numbers inside words: v2, GLIBC_2, 12ms
 )
-_SPACES = re.compile(r"[ \t]+")
+_SPACES = lazy(r"[ \t]+")
 
 Key = Callable[[str], str]
 

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import re
 
-_HEADER_LINE = re.compile(
+from plane.economy.compress.patterns import lazy
+
+_HEADER_LINE = lazy(
     r"(?:Chunk ID|Wall time|Process exited with code|Exit code|Original token count|Command"
     r"|Duration|Status|Process running with session ID)\b[^\n]*",
     re.I,
 )
-_OUTPUT_LINE = re.compile(r"Output:[ \t]*", re.I)
-_TRAILER = re.compile(
+_OUTPUT_LINE = lazy(r"Output:[ \t]*", re.I)
+_TRAILER = lazy(
     r"\n(?:Process exited with code -?\d+|\[exit code:? -?\d+\]"
     r"|\[(?:exit -?\d+|killed[^\]\n]*) · \d+(?:\.\d+)?s\])[ \t]*\n?\Z"
 )

@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-ERROR_LINE_RE = re.compile(
+from plane.economy.compress.patterns import lazy
+
+ERROR_LINE_RE = lazy(
     r"error|fail|warning|exception|traceback|fatal|denied|not found|undefined"
     r"|no such file or directory",
     re.I,
@@ -53,13 +55,13 @@ def error_lines(lines: list[str], words: tuple[str, ...] = KEYWORDS) -> list[boo
 # mentions one (`test_broken_pipe_error ... ok`, `libgpg-error-dev` are neither). A file
 # that is not there (`No such file or directory`, `command not found`, `x: not found`) is
 # an error: the command did not do what it was asked.
-_REPORTS_ERROR = re.compile(
+_REPORTS_ERROR = lazy(
     r"(?i:(?<!\w)(?:errors?|fail(?:ed|ure|s)?|fatal|exception|traceback|denied"
     r"|panic(?:ked)?|no such file or directory|not found)(?!\w|-\w))"
     r"|[a-z](?:Error|Exception)\b|^E {2,}\S"
 )
-_REPORTS_WARNING = re.compile(r"(?i:(?<!\w)warn(?:ing|ings|s)?(?!\w|-\w))|[a-z]Warning\b")
-_PASSED = re.compile(r"(?:\.\.\. ok|\bPASSED|\bpassed|\bok)\s*$")
+_REPORTS_WARNING = lazy(r"(?i:(?<!\w)warn(?:ing|ings|s)?(?!\w|-\w))|[a-z]Warning\b")
+_PASSED = lazy(r"(?:\.\.\. ok|\bPASSED|\bpassed|\bok)\s*$")
 _LEVEL_WORDS = (
     "error",
     "fail",

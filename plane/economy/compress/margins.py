@@ -8,18 +8,17 @@ lines: kept lines come back with their own numbers, verbatim.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
+from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Inline, Plan
 
-_MARGIN = re.compile(r"^( *\d+(?:\t|  |:|-(?=\S)))")
+_MARGIN = lazy(r"^( *\d+(?:\t|  |:|-(?=\S)))")
 _MIN_SHARE = 0.9
 _MIN_LINES = 8
 
 
-@dataclass(frozen=True)
-class Numbered:
+class Numbered(NamedTuple):
     """The original lines, their margins, and the bodies with margins removed."""
 
     lines: list[str]

@@ -21,12 +21,22 @@ verbatim copy, and expanding the view puts the original region back.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import re
+from binascii import b2a_base64
 from collections.abc import Callable
 
+try:  # the builtin module: `hashlib` loads OpenSSL, a tenth of a `plane compress` call
+    from _sha256 import sha256  # type: ignore[import-not-found]  # CPython 3.11
+except ImportError:  # pragma: no cover - 3.12 renamed it; anything else has hashlib
+    try:
+        from _sha2 import sha256  # type: ignore[import-not-found]
+    except ImportError:
+        from hashlib import sha256
+
+from plane.economy.compress.patterns import lazy
+
 REF_CHARS = 10
+_URLSAFE = bytes.maketrans(b"+/", b"-_")
 _REF = r"k_[A-Za-z0-9_-]{" + str(REF_CHARS) + "}"
 
 
@@ -34,19 +44,19 @@ def _inline(name: str) -> str:
     return r"\[[^\[\]\n]*?ref:(?P<" + name + ">" + _REF + r")[^\[\]\n]*\]"
 
 
-CODE_MARKER_RE = re.compile(
+CODE_MARKER_RE = lazy(
     r"^[ \t]*(?:\.\.\.[ \t]+)?(?:#|//|--|;|%|/\*) " + _inline("cref") + r"(?: \*/)?$",
     re.M,
 )
-VIEW_RE = re.compile(
+VIEW_RE = lazy(
     r"\[[^\[\]\n]*? view ref:(?P<vref>"
     + _REF
     + r")\]\n(?P<body>[\s\S]*?)\n\[end of view ref:(?P=vref)\]"
 )
-MARKER_RE = re.compile(_inline("ref"))
+MARKER_RE = lazy(_inline("ref"))
 # Anything that looks like a marker in an input makes the input ineligible:
 # expanding it later could not tell our markers from the tool's own text.
-LOOKS_LIKE_MARKER_RE = re.compile(r"ref:" + _REF)
+LOOKS_LIKE_MARKER_RE = lazy(r"ref:" + _REF)
 
 
 def ref_for(content: str) -> str:
@@ -55,8 +65,9 @@ def ref_for(content: str) -> str:
     Sixty bits: two different chunks meeting in one store within the hour it
     keeps them is not a practical concern, and every marker stays short.
     """
-    digest = hashlib.sha256(content.encode("utf-8", "surrogatepass")).digest()
-    return "k_" + base64.urlsafe_b64encode(digest).decode("ascii")[:REF_CHARS]
+    digest = sha256(content.encode("utf-8", "surrogatepass")).digest()
+    encoded = b2a_base64(digest, newline=False).translate(_URLSAFE)  # base64url
+    return "k_" + encoded.decode("ascii")[:REF_CHARS]
 
 
 def marker(label: str, ref: str, tail: str = "") -> str:
@@ -81,7 +92,7 @@ def expand(text: str, lookup: Callable[[str], str]) -> str:
 
 # A ref standing on its own: not the tail of an identifier (`blk_k_…`), nor the start of a
 # longer one.
-_REF_WORD = re.compile(r"(?<![\w-])" + _REF + r"(?![\w-])")
+_REF_WORD = lazy(r"(?<![\w-])" + _REF + r"(?![\w-])")
 
 
 def refs_in(text: str) -> list[str]:

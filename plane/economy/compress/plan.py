@@ -13,19 +13,18 @@ gives the input back.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from plane.economy.compress.levels import count_levels
 from plane.economy.compress.markers import marker, ref_for
+from plane.economy.compress.patterns import lazy
 
 # A labeller turns (kind, removed lines) into the marker's label and tail.
 Labeller = Callable[[str, list[str]], tuple[str, str]]
 
 
-@dataclass(frozen=True)
-class Fold:
+class Fold(NamedTuple):
     """Lines [start, end) replaced by one marker of the given kind."""
 
     start: int
@@ -35,8 +34,7 @@ class Fold:
     parts: tuple[tuple[str, int], ...] = ()  # (kind, lines) of touching folds made one marker
 
 
-@dataclass(frozen=True)
-class Inline:
+class Inline(NamedTuple):
     """One line rendered from pieces: (text, None) kept, (text, kind) folded.
 
     `glue` is the separator between the lines a long line holds (`\\n` in a JSON
@@ -44,28 +42,66 @@ class Inline:
     marker, so the guard can reopen one held line without splitting a marker by hand.
     """
 
-    index: int
+    index: int  # type: ignore[assignment]  # the line it renders, not tuple.index
     pieces: tuple[tuple[str, str | None], ...]
     glue: str = ""
 
 
-@dataclass
 class Plan:
-    """Folds and inline edits over `lines`; every line not folded is kept."""
+    """Folds and inline edits over `lines`; every line not folded is kept.
 
-    lines: list[str]
-    folds: list[Fold] = field(default_factory=list)
-    inlines: dict[int, Inline] = field(default_factory=dict)
-    comment: str | None = None  # "# " / "// " / "...  # ": code markers keep the indent
-    view_of: str | None = None  # the lines are a rendering of this text (HTML as text)
-    view_label: str = "HTML shown as text"
-    protect_paths: bool = True  # the guard keeps lines showing a location nothing else shows
-    # A line the guard must reopen may be reopened in part instead: a page-long line
-    # holding many lines (a README in a JSON string) becomes an Inline of its own.
-    reshape: Callable[[int, str], Inline | None] | None = None
-    # A line that means nothing without another: a compiler's `note:` without its
-    # error. When the guard reopens the key, it reopens the value too.
-    companions: dict[int, int] = field(default_factory=dict)
+    A plain class, not a dataclass: `plane compress` runs once per shell call,
+    and importing dataclasses cost more than compressing a small output.
+    """
+
+    __slots__ = (
+        "comment",
+        "companions",
+        "folds",
+        "inlines",
+        "lines",
+        "protect_paths",
+        "reshape",
+        "view_label",
+        "view_of",
+    )
+
+    def __init__(
+        self,
+        lines: list[str],
+        folds: list[Fold] | None = None,
+        inlines: dict[int, Inline] | None = None,
+        comment: str | None = None,
+        view_of: str | None = None,
+        view_label: str = "HTML shown as text",
+        protect_paths: bool = True,
+        reshape: Callable[[int, str], Inline | None] | None = None,
+        companions: dict[int, int] | None = None,
+    ) -> None:
+        self.lines = lines
+        self.folds: list[Fold] = [] if folds is None else folds
+        self.inlines: dict[int, Inline] = {} if inlines is None else inlines
+        self.comment = comment  # "# " / "// " / "...  # ": code markers keep the indent
+        self.view_of = view_of  # the lines are a rendering of this text (HTML as text)
+        self.view_label = view_label
+        self.protect_paths = protect_paths  # the guard keeps lines showing a location
+        # A line the guard must reopen may be reopened in part instead: a page-long line
+        # holding many lines (a README in a JSON string) becomes an Inline of its own.
+        self.reshape = reshape
+        # A line that means nothing without another: a compiler's `note:` without its
+        # error. When the guard reopens the key, it reopens the value too.
+        self.companions: dict[int, int] = {} if companions is None else companions
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Plan):
+            return NotImplemented
+        return all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__)
+        return f"Plan({fields})"
 
     def fold(self, start: int, end: int, kind: str = "lines", atomic: bool = False) -> None:
         if end > start:
@@ -160,7 +196,7 @@ _HEADS = {
     "docstring": "… {n} docstring {noun}",
     "header": "… index/---/+++",
 }
-_MATCH_AT = re.compile(r"^(?P<path>(?=[^\s:]*?[A-Za-z_./])[^\s:][^:]*?):(?P<line>\d+):")
+_MATCH_AT = lazy(r"^(?P<path>(?=[^\s:]*?[A-Za-z_./])[^\s:][^:]*?):(?P<line>\d+):")
 
 
 def _matches(removed: list[str]) -> str:
@@ -178,9 +214,22 @@ def _matches(removed: list[str]) -> str:
     return head + " at " + "; ".join(f"{path}:{','.join(lines)}" for path, lines in at.items())
 
 
+_RULE_AT = lazy(r"^[^\s:][^:]*?:\d+:(?:\d+:)? (?P<code>[A-Z]+\d+)\b")
+
+
+def _rules(removed: list[str]) -> str:
+    """`… 12 more D102, ANN001 at a.py:12,40`: folded linter diagnostics keep their rule
+    codes and locations in the label."""
+    codes = dict.fromkeys(m.group("code") for m in map(_RULE_AT.match, removed) if m)
+    located = _matches(removed).partition(" at ")[2]
+    head = f"… {len(removed)} more {', '.join(codes) or 'diagnostics'}"
+    return head + (" at " + located if located else "")
+
+
 # Heads that count something other than lines, worked out only when asked for.
 _COUNTED: dict[str, Callable[[list[str]], str]] = {
     "matches": _matches,
+    "rules": _rules,
     "repeat": lambda removed: f"×{len(removed) + 1}",
     "paragraphs": lambda removed: (
         f"… {len(removed)} more paragraph{'' if len(removed) == 1 else 's'}"

@@ -18,11 +18,10 @@ the location half (`Plan.protect_paths = False`); errors are always guarded.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
-from dataclasses import replace
 
 from plane.economy.compress.levels import ERROR_LINE_RE, error_lines, reports_level
+from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Fold, Inline, Plan, split_folds
 
 # Extensions that make a bare `name.ext` a file (`app.py`, `libz.so.1`): without a
@@ -34,7 +33,7 @@ _EXT = (
 )
 # A location: any `dir/name.ext` (the extension starts with a letter: `dir/1.2.3` is a
 # version), a bare `name.ext` of a known kind, or a URL to a file; `:line` included.
-_LOCATION = re.compile(
+_LOCATION = lazy(
     r"(?<![\w./~-])("
     r"(?:https?|file)://[\w.-]+(?::\d+)?/(?:[\w.@%+~-]+/)*[\w@%+~-][\w.@%+~-]*\.[A-Za-z]\w{0,9}"
     r"|(?:/|~/|\./|\.\./)?(?:[\w.@+-]+/)+[\w@+-][\w.@+-]*\.[A-Za-z]\w{0,9}(?:\.\d+)*(?::\d+)?"
@@ -43,8 +42,8 @@ _LOCATION = re.compile(
 )
 # Not locations an agent acts on: bytecode caches, and URLs that carry a content hash
 # (a package index's `/packages/3c/ab/96f2…/x.whl`), which no one types or opens.
-_NOT_A_LOCATION = re.compile(r"__pycache__/|\.py[co](?::\d+)?$")
-_HASH_SEGMENT = re.compile(r"/[0-9a-f]{16,}(?:/|$)|[#=][0-9a-f]{32,}")
+_NOT_A_LOCATION = lazy(r"__pycache__/|\.py[co](?::\d+)?$")
+_HASH_SEGMENT = lazy(r"/[0-9a-f]{16,}(?:/|$)|[#=][0-9a-f]{32,}")
 
 
 def locations(text: str) -> list[str]:
@@ -60,8 +59,8 @@ def locations(text: str) -> list[str]:
 # What a warning or an error is about, quoted as a name (`'cgi' is deprecated`, gcc's
 # `unused variable ‘n’`): one word between single quotes, not a quoted phrase, nor the
 # double-quoted strings of JSON.
-_QUOTED = re.compile(r"'[\w.@/+:-]{1,80}'|‘[^’\s]{1,80}’|`[^`\s]{1,80}`")
-_AT_LINE = re.compile(r":\d+$")  # `warn.c:12` is about warn.c: the line is not a subject
+_QUOTED = lazy(r"'[\w.@/+:-]{1,80}'|‘[^’\s]{1,80}’|`[^`\s]{1,80}`")
+_AT_LINE = lazy(r":\d+$")  # `warn.c:12` is about warn.c: the line is not a subject
 
 
 def subjects(line: str) -> list[str]:
@@ -72,9 +71,9 @@ def subjects(line: str) -> list[str]:
     return [*(_AT_LINE.sub("", p) for p in locations(line)), *_QUOTED.findall(line)]
 
 
-IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
+IDENT_RE = lazy(r"[A-Za-z_][A-Za-z0-9_]{3,}")
 PAGE_LINE = 4000  # characters: a line longer than this is a page, not a line of output
-_PATH_HINT = re.compile(r"/[\w.@+-]*\.[A-Za-z]|\.(?:" + _EXT + r")\b")
+_PATH_HINT = lazy(r"/[\w.@+-]*\.[A-Za-z]|\.(?:" + _EXT + r")\b")
 
 
 def novel_error_lines(lines: list[str]) -> list[bool]:
@@ -228,7 +227,7 @@ def _guard_pieces(plan: Plan, inline: Inline, flagged: bool, visible: _Visible) 
         if wanted and not visible.shows(wanted):
             pieces[n] = (text, None)
             visible.add(text)
-    return replace(inline, pieces=tuple(pieces))
+    return inline._replace(pieces=tuple(pieces))
 
 
 def _worth_a_line(line: str) -> bool:
@@ -282,7 +281,7 @@ class _Visible:
         return known
 
 
-_RUN_RE = re.compile(r"\w+")
+_RUN_RE = lazy(r"\w+")
 
 
 def _words(text: str) -> set[str]:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
-
 from plane.economy.compress.fold import uncovered_runs
+from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Fold, Plan
 
-_HEADER = re.compile(r"^\S.*:\s*$|^\S[^:]*:$|^[A-Z][\w ]+ (?:section|table|Headers?)\b")
+_HEADER = lazy(r"^\S.*:\s*$|^\S[^:]*:$|^[A-Z][\w ]+ (?:section|table|Headers?)\b")
 
 
 def split_sections(lines: list[str]) -> list[tuple[int, int]]:

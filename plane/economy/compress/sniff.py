@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import dataclass
+
+from plane.economy.compress.patterns import lazy
 
 _SAMPLE_LINES = 400
 
 
-@dataclass
 class Sample:
     """Up to 400 lines from the start, middle and end, and the text's first 4 KB."""
 
@@ -36,37 +35,37 @@ class Sample:
         return sum(1 for line in self.lines if pattern.search(line)) / len(self.lines)
 
 
-_DIFF = re.compile(r"^(?:diff --git |@@ -\d+(?:,\d+)? \+\d+|\+\+\+ |--- a/|index [0-9a-f]+\.\.)")
-_HTML = re.compile(r"<(?:!DOCTYPE html|html|head|body|div|p|table|span|a )\b", re.I)
+_DIFF = lazy(r"^(?:diff --git |@@ -\d+(?:,\d+)? \+\d+|\+\+\+ |--- a/|index [0-9a-f]+\.\.)")
+_HTML = lazy(r"<(?:!DOCTYPE html|html|head|body|div|p|table|span|a )\b", re.I)
 # A tag, not an address in angle brackets (`<jane@example.org>` in `git shortlog -e`).
-_TAG = re.compile(r"<(?:[a-zA-Z][\w-]*(?:\s[^<>@]*)?/?|/[a-zA-Z][\w-]*|!\w[^>]*)>")
+_TAG = lazy(r"<(?:[a-zA-Z][\w-]*(?:\s[^<>@]*)?/?|/[a-zA-Z][\w-]*|!\w[^>]*)>")
 # `path:12:` or `path-12-`, where the path has a letter, a dot or a slash in it: a log's
 # `2026-05-09 07:41` is a date, and so is `2026-05-09T07:41:12` (a line that starts with a
 # date is a log line, whatever follows).
 _DATE = r"\[?\d{4}-\d\d-\d\d"
-_SEARCH = re.compile(
+_SEARCH = lazy(
     r"^(?!" + _DATE + r")(?:\./)?(?=[\w./@+-]*[A-Za-z_./])[\w./@+-]+[:=-]\d+[:=-]"
     r"|^(?!" + _DATE + r")(?:\./)?[\w./@+-]+\.\w+:\d+$"
 )
 # A match (`path:12:`), not only context (`path-12-`): search output has at least one.
-_SEARCH_MATCH = re.compile(r"^(?!" + _DATE + r")(?:\./)?(?=[\w./@+-]*[A-Za-z_./])[\w./@+-]+:\d+:")
-_DIAG = re.compile(
+_SEARCH_MATCH = lazy(r"^(?!" + _DATE + r")(?:\./)?(?=[\w./@+-]*[A-Za-z_./])[\w./@+-]+:\d+:")
+_DIAG = lazy(
     r"^\S+?:\d+(?::\d+)?:? (?:fatal )?(?:error|warning|note)\b|^(?:error|warning)(?:\[\w+\])?: "
     r"|^\s*--> \S+:\d+:\d+|\(\d+,\d+\): error TS\d+|^\s+\d+:\d+\s+(?:error|warning)\s"
     r"|^\S+:\d+:\d+: [A-Z]+\d+ |^\S+:\d+: error:|^SyntaxError:|^\s+\^+\s*$"
 )
-_LISTING = re.compile(
+_LISTING = lazy(
     r"^[-dlcbps][rwxsStT-]{9}[.+@]?\s|^[0-9a-f]{7,16}:? (?:[0-9a-f]{2,8} ){2}"
     r"|^[0-9a-f]{8,16} [A-Za-z] \S|^\s*[0-9a-f]{8,16}:\s|^[\d.]+[KMGT]?\s+[./]"
     r"|^\s*\d+\s+\d+\s+[\d.]+\s+[\d.]+\s|^\s*(?:[│├└]|\|--|`--)"
     r"|^\s+\d+: [0-9a-f]{16}\s+\d+ |^\s*\[\s*\d+\] "
 )
-_LOG = re.compile(
+_LOG = lazy(
     r"^\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|^\w{3} [ \d]\d \d\d:\d\d:\d\d|^\d\d:\d\d:\d\d"
     r"|\b(?:DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|TRACE)\b|^import time:|^\[pid +\d+\]"
     r"|^\d+ +\d\d:\d\d:\d\d|^Traceback |^  File \"|^commit [0-9a-f]{40}"
 )
-_BUILD = re.compile(
+_BUILD = lazy(
     r"^(?:Collecting|Downloading|Installing|Requirement already|Successfully|Building|Using "
     r"cached|Obtaining|Preparing|Unpacking|Setting up|Selecting|Processing|Get:\d|Hit:\d"
     r"|Fetched|Reading|Created wheel|Stored in|npm (?:http|info|verb|sill|WARN|ERR)|added \d+"
@@ -74,18 +73,18 @@ _BUILD = re.compile(
     r"|=+ .* =+$|PASSED|FAILED|\S+::\S+ (?:PASSED|FAILED|SKIPPED)|\d+: Test|test \S+ \.\.\. "
     r"|\w+ \([\w.]+\)(?: \S.*)? \.\.\. (?:ok|FAIL|ERROR|skipped|expected failure))"
 )
-_SOURCE = re.compile(
+_SOURCE = lazy(
     r"^\s*(?:def |class |import |from \S+ import|fn |pub |impl |use |func |package |#include"
     r"|#define|static |struct |enum |const |let |var |function |return\b|if \(|for \(|}\s*$"
     r"|\w+\([^)]*\)\s*\{$|public |private |namespace |@\w+|//|/\*|\* |async |export )"
 )
-_CONFIG = re.compile(
+_CONFIG = lazy(
     r"^\s*(?:\[[\w.\-\" ]+\]|[\w.\-\"]+\s*=\s*\S|[\w.\-\"]+:\s*\S|[\w.\-\"]+:\s*$|- [\w\"]+"
     r"|#|;|[\w-]+\s+[\w\"/.-]+$)"
 )
-_TABLE_SEP = re.compile(r"^\s*\|.*\|\s*$|^[+|][-=+|]{6,}")
-_PROSE = re.compile(r"(?:\b[a-z][a-z']+\b[,;]? ){5}")
-_MARKDOWN = re.compile(r"^(?:#{1,6} |```|~~~|\* |- |\d+\. |> |\.\. |={3,}|-{3,})")
+_TABLE_SEP = lazy(r"^\s*\|.*\|\s*$|^[+|][-=+|]{6,}")
+_PROSE = lazy(r"(?:\b[a-z][a-z']+\b[,;]? ){5}")
+_MARKDOWN = lazy(r"^(?:#{1,6} |```|~~~|\* |- |\d+\. |> |\.\. |={3,}|-{3,})")
 
 
 def structural(sample: Sample) -> str | None:
@@ -125,6 +124,8 @@ def _parses_whole(sample: Sample) -> bool:
 
 
 def _parses(line: str) -> bool:
+    import json  # only an output that starts like JSON gets here
+
     try:
         json.loads(line)
     except ValueError:
@@ -162,6 +163,10 @@ def by_content(sample: Sample) -> str:
         "source": sample.share(_SOURCE) * 0.9,
         "config": sample.share(_CONFIG) * 0.8,
     }
+    if _defines_python(sample):
+        # `self.x = y` and `# comment` look like config; `def f(x):` never is.
+        scores["source"] = max(scores["source"], scores["config"])
+        scores["config"] = 0.0
     best = max(scores, key=lambda k: scores[k])
     if scores[best] >= 0.35:
         return best
@@ -172,9 +177,18 @@ def by_content(sample: Sample) -> str:
     return "plain"
 
 
+# A Python definition: a `def` or `class` line ending its header with a colon.
+_PY_DEFINITION = lazy(r"^\s*(?:async\s+def|def|class)\s+[A-Za-z_]\w*\s*[(:].*:\s*(?:#.*)?$")
+
+
+def _defines_python(sample: Sample) -> bool:
+    """Python code: a few definitions (config never has one)."""
+    return sum(1 for line in sample.lines if _PY_DEFINITION.match(line)) >= 3
+
+
 _NUMBER = r"(?>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?)"
 # Numbers need a separator between them, so the pattern cannot split a digit run two ways.
-_MATRIX = re.compile(r"^\s*\[*\s*" + _NUMBER + r"(?:(?:\s+|,\s*)" + _NUMBER + r")*+\s*\]*,?$")
+_MATRIX = lazy(r"^\s*\[*\s*" + _NUMBER + r"(?:(?:\s+|,\s*)" + _NUMBER + r")*+\s*\]*,?$")
 
 
 def _table_score(sample: Sample) -> float:

@@ -91,3 +91,59 @@ def test_two_modes_at_once_is_a_usage_error(tmp_path: Path) -> None:
 def test_help(tmp_path: Path, command: str) -> None:
     done = plane(tmp_path, command, "--help")
     assert done.returncode == 0 and b"usage:" in done.stdout
+
+
+def entry(
+    home: Path, *args: str, stdin: bytes = b"", importtime: bool = False
+) -> subprocess.CompletedProcess[bytes]:
+    """The `plane` console script's own entry point (plane.entry), as a shell runs it."""
+    env = {**os.environ, "PLANE_HOME": str(home)}
+    flags = ["-X", "importtime"] if importtime else []
+    return subprocess.run(
+        [sys.executable, *flags, "-m", "plane.entry", *args],
+        input=stdin,
+        capture_output=True,
+        env=env,
+        cwd=ROOT,
+        check=False,
+    )
+
+
+def test_plane_compress_starts_without_argparse_dataclasses_hashlib_json_or_platformdirs(
+    tmp_path: Path,
+) -> None:
+    done = entry(
+        tmp_path,
+        "compress",
+        "--command",
+        "make",
+        stdin=(HERE / "make.txt").read_bytes(),
+        importtime=True,
+    )
+    assert done.returncode == 0, done.stderr
+    loaded = {
+        line.split("|")[-1].strip() for line in done.stderr.decode().splitlines() if "|" in line
+    }
+    assert "plane.economy.compress.engine" in loaded and "sqlite3" in loaded  # it did the work
+    heavy = {"argparse", "dataclasses", "inspect", "hashlib", "json", "platformdirs", "secrets"}
+    assert not heavy & loaded
+
+
+def test_plane_compress_forms_agree_and_a_mistake_is_still_a_usage_error(tmp_path: Path) -> None:
+    original = (HERE / "make.txt").read_bytes()
+    spaced = entry(tmp_path, "compress", "--command", "make", stdin=original)
+    joined = entry(tmp_path, "compress", "--command=make", stdin=original)
+    assert spaced.returncode == joined.returncode == 0
+    assert spaced.stdout == joined.stdout and len(spaced.stdout) < len(original)
+    as_json = entry(tmp_path, "compress", "--json", "--command", "make", stdin=original)
+    assert json.loads(as_json.stdout)["text"].encode() == spaced.stdout
+    assert entry(tmp_path, "expand", stdin=spaced.stdout).stdout == original
+    wrong = entry(tmp_path, "compress", "--bogus", stdin=original)
+    assert wrong.returncode == 2 and b"usage: plane" in wrong.stderr and not wrong.stdout
+
+
+def test_a_short_output_leaves_no_ref_store_behind(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    done = entry(home, "compress", stdin=b"hello\n")
+    assert done.returncode == 0 and done.stdout == b"hello\n"
+    assert not (home / "refs.db").exists()

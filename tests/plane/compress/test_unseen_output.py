@@ -21,6 +21,7 @@ import pytest
 from plane.economy.compress import compress, engine, levels, refs_in
 from plane.economy.compress.classify import classify
 from plane.economy.compress.context import Compressor, Context
+from plane.economy.compress.formats import search
 from plane.economy.compress.markers import MARKER_RE
 from plane.economy.compress.plan import Plan
 from plane.economy.compress.salience import guard, locations
@@ -74,6 +75,41 @@ def test_folded_search_matches_keep_every_location() -> None:
     assert round_trips(text, result)
 
 
+def test_a_search_over_a_whole_tree_shows_each_file_once_past_the_budget() -> None:
+    # `grep -rn 'def '` over a package: dozens of files, each with a few matches. The first
+    # files keep four matches each; once 40 are kept, a file keeps its first match and its
+    # other lines are listed in a marker, never hidden.
+    import email
+
+    tree = Path(email.__file__).parent
+    done = subprocess.run(
+        ["grep", "-rn", "--include=*.py", "def ", "."], cwd=tree, capture_output=True, text=True
+    )
+    text = done.stdout
+    result = compress(text, command="grep -rn 'def ' .")
+    assert result.compressor == "search"
+    shown = kept_lines(result)
+    files = {found.group("path") for found in map(_MATCH.match, text.split("\n")) if found}
+    # a long match that says no error costs its text: past the budget, one per file
+    long_matches = [
+        line
+        for line in shown
+        if (found := _MATCH.match(line))
+        and len(line) - len(found.group(0)) >= search.LONG_MATCH
+        and not levels.ERROR_LINE_RE.search(line)
+    ]
+    assert len(files) > 20 and len(long_matches) <= 40 + len(files)  # 73 before
+    markers = [m.group(0) for m in MARKER_RE.finditer(result.text)]
+    for line in text.split("\n"):
+        found = _MATCH.match(line)
+        if found is None or found.group(0) in "\n".join(shown):
+            continue
+        path, number = found.group("path"), found.group("line")
+        listed = re.compile(re.escape(path) + r":(?:\d+,)*" + number + r"\b")
+        assert any(listed.search(m) for m in markers), f"{path}:{number} is hidden"
+    assert round_trips(text, result)
+
+
 # 2. what a line is, before what it looks like
 
 
@@ -103,6 +139,22 @@ def test_one_line_json_with_html_in_its_strings_is_json() -> None:
     result = compress(text, command="python3 dump_pages.py")
     assert result.compressor == "json"
     assert "HTML shown as text" not in result.text
+    assert round_trips(text, result)
+
+
+def test_python_read_with_no_command_is_source_not_config() -> None:
+    # `self.x = y` and `# comment` lines look like config; `def f(x):` never is. A
+    # Python file piped to `plane compress` with no --command was kept almost whole.
+    import argparse
+
+    done = subprocess.run(
+        ["head", "-c", "20480", argparse.__file__], capture_output=True, text=True, check=True
+    )
+    text = done.stdout[: done.stdout.rfind("\n") + 1]  # cut at a line: it need not parse
+    assert classify(text) == "source"
+    result = compress(text)
+    assert result.compressor == "source"
+    assert 1 - result.chars_out / result.chars_in > 0.4
     assert round_trips(text, result)
 
 
@@ -193,6 +245,48 @@ def test_no_such_file_and_not_found_count_as_errors_in_labels(tmp_path: Path) ->
     )
     assert levels.count_levels(shell.stderr.rstrip("\n").split("\n")) == (2, 0)
     assert levels.count_levels(["test_not_found_handler ... ok"]) == (0, 0)
+
+
+def test_a_linters_report_keeps_each_rules_first_diagnostics_and_lists_the_rest(
+    tmp_path: Path,
+) -> None:
+    # `ruff --select ALL --output-format concise` on a standard library module: a line per
+    # diagnostic, the same few rules at hundreds of places. Each rule's first stays (and
+    # its next two, unless they repeat its message); the rest fold, their codes and each
+    # `file:line` listed in the marker.
+    import shlex
+
+    source = tmp_path / "shlex.py"
+    source.write_bytes(Path(shlex.__file__).read_bytes())
+    ruff = Path(sys.executable).with_name("ruff")
+    args = ["check", "--no-cache", "--isolated", "--select", "ALL", "--output-format", "concise"]
+    done = subprocess.run(
+        [str(ruff), *args, "shlex.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    text = done.stdout
+    rule = re.compile(r"^shlex\.py:(?P<line>\d+):\d+: (?P<code>[A-Z]+\d+) ")
+    assert sum(1 for line in text.split("\n") if rule.match(line)) > 100
+    result = compress(text, command="ruff check --select ALL shlex.py")
+    assert result.compressor == "diagnostics"
+    assert 1 - result.chars_out / result.chars_in > 0.4  # 15% before
+    shown = kept_lines(result)
+    first: set[str] = set()
+    for line in text.split("\n"):
+        found = rule.match(line)
+        if found and found.group("code") not in first:
+            first.add(found.group("code"))
+            assert line in shown, f"{line} is its rule's first"
+    markers = [m.group(0) for m in MARKER_RE.finditer(result.text)]
+    for line in text.split("\n"):
+        found = rule.match(line)
+        if found is None or line in shown:
+            continue
+        listed = re.compile(r"shlex\.py:(?:\d+,)*" + found.group("line") + r"\b")
+        assert any(found.group("code") in m and listed.search(m) for m in markers), line
+    assert round_trips(text, result)
 
 
 # 6. refs are words

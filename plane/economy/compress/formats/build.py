@@ -9,14 +9,13 @@ rest is treated as a log.
 
 from __future__ import annotations
 
-import re
-
 from plane.economy.compress.context import NO_CONTEXT, Context
 from plane.economy.compress.fold import template
 from plane.economy.compress.formats import diagnostics, logs
+from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Plan
 
-_VERB = re.compile(
+_VERB = lazy(
     r"^\s*(?:Collecting|Downloading|Using cached|Obtaining|Requirement already satisfied"
     r"|Installing collected packages|Successfully (?:installed|built|uninstalled)|Building wheel"
     r"|Created wheel|Stored in directory|Preparing metadata|Getting requirements|Attempting"

@@ -8,15 +8,14 @@ shape and the last stay, the others fold. Settings are never rewritten.
 
 from __future__ import annotations
 
-import re
-
 from plane.economy.compress.context import NO_CONTEXT, Context
+from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Plan
 
 SAME_SHAPE_KEPT = 3
-_COMMENT = re.compile(r"^\s*(?:#|;|//)|^\s*$")
-_KEY = re.compile(r"^\s*(?:- )?\"?([\w.\-/ ]+?)\"?\s*(?:=|:(?:\s|$))")
-_TOP = re.compile(r"^(?:\[|[\w\"'.-][^=:]*[=:]|- |[\w.-]+\s*\{?$)")
+_COMMENT = lazy(r"^\s*(?:#|;|//)|^\s*$")
+_KEY = lazy(r"^\s*(?:- )?\"?([\w.\-/ ]+?)\"?\s*(?:=|:(?:\s|$))")
+_TOP = lazy(r"^(?:\[|[\w\"'.-][^=:]*[=:]|- |[\w.-]+\s*\{?$)")
 
 
 def compress(lines: list[str], context: Context = NO_CONTEXT) -> Plan:

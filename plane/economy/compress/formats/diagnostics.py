@@ -16,30 +16,32 @@ import re
 
 from plane.economy.compress.context import NO_CONTEXT, Context
 from plane.economy.compress.fold import dedup, template
+from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Plan, split_folds
 
-_ECHO = re.compile(
+_ECHO = lazy(
     r"^\s*\d*\s*\|(?:\s|$)|^\s*\|\s*[\^~_|/\\-]|^\s+[\^~]+[\s\^~-]*$|^\s*= (?:note|help): "
     r"|^\s*help: |^\s*\.\.\.$"
 )
 # A suggested edit (`12 +     ],`, `3 - use x;`) is an echo only beside the gutter of one:
 # `1 - Create a string: PASSED` in a test log is not.
-_SUGGESTION = re.compile(r"^\s*\d+\s*[-+]\s")
-_GUTTER = re.compile(r"^\s*\d*\s*\|(?:\s|$)")
+_SUGGESTION = lazy(r"^\s*\d+\s*[-+]\s")
+_GUTTER = lazy(r"^\s*\d*\s*\|(?:\s|$)")
 
 
 def compress(lines: list[str], context: Context = NO_CONTEXT) -> Plan:
     plan = Plan(lines)
     fold_echo(plan)
     dedup(plan, key=_template)
+    _fold_repeated_rules(plan)
     plan.folds = split_folds(plan.normalised(), _diagnostics(plan))
     _attach_notes(plan)
     return plan
 
 
-_LOCATION = re.compile(r"^\s*(?:-->|==>)\s*\S+?:\d+")  # rustc, ruff: `  --> src/app.rs:11:5`
-_REPORT = re.compile(r"\b(?:error|warning)\b(?:\[\w+\])?:", re.I)
-_NOTE = re.compile(r"\bnote:")
+_LOCATION = lazy(r"^\s*(?:-->|==>)\s*\S+?:\d+")  # rustc, ruff: `  --> src/app.rs:11:5`
+_REPORT = lazy(r"\b(?:error|warning)\b(?:\[\w+\])?:", re.I)
+_NOTE = lazy(r"\bnote:")
 
 
 def _template(line: str) -> str:
@@ -67,6 +69,49 @@ def _diagnostics(plan: Plan) -> list[int]:
             seen.add(pair)
             keep += [head, i]
     return keep
+
+
+# A linter's one-line diagnostic: `app.py:12:5: D102 Missing docstring in public method`.
+_RULE_LINE = lazy(r"^[^\s:][^:]*?:\d+:(?:\d+:)? (?P<code>[A-Z]+\d+) ")
+PER_RULE = 3
+
+
+def _fold_repeated_rules(plan: Plan) -> None:
+    """Past its first PER_RULE diagnostics, a rule's further ones fold, their codes and
+    locations listed in the marker (`… 12 more D102 at app.py:12,40`): what folds is the
+    message the first ones already showed, for another name."""
+    folded = plan.folded_mask()
+    seen: dict[str, int] = {}
+    fold = [False] * len(plan.lines)
+    for i, line in enumerate(plan.lines):
+        found = _RULE_LINE.match(line)
+        if found is None or folded[i]:
+            continue
+        code = found.group("code")
+        seen[code] = seen.get(code, 0) + 1
+        fold[i] = seen[code] > PER_RULE
+    i = 0
+    while i < len(fold):
+        if not fold[i]:
+            i += 1
+            continue
+        j = i
+        while j < len(fold) and fold[j]:
+            j += 1
+        plan.fold(i, j, "rules")
+        i = j
+    rule_lines = sum(1 for line in plan.lines if _RULE_LINE.match(line))
+    if rule_lines * 2 > sum(1 for line in plan.lines if line.strip()):
+        # a linter's report, line by line: its folded locations are in the markers' lists
+        # (repeats of one message too), so the guard keeps error lines only, as it does
+        # for search results
+        plan.folds = [
+            f._replace(kind="rules")
+            if all(_RULE_LINE.match(line) for line in plan.lines[f.start : f.end])
+            else f
+            for f in plan.folds
+        ]
+        plan.protect_paths = not all(f.kind == "rules" for f in plan.folds)
 
 
 def _attach_notes(plan: Plan) -> None:

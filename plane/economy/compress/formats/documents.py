@@ -13,8 +13,7 @@ left alone.
 
 from __future__ import annotations
 
-import re
-
+from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Inline, Plan
 
 LONG_DOCUMENT = 8_000
@@ -24,10 +23,10 @@ TERM = 48  # characters: a first line this short is a term, not prose
 LONG_LINE = 320  # characters: a line this long is a paragraph of its own
 FIRST_SENTENCE_MIN = 40
 FIRST_SENTENCE_MAX = 240
-_SENTENCE_END = re.compile(r"[.!?:;][)\]\"']* +(?=\S)")
-_OPTION = re.compile(r"^\s*(?:--?|\+)[A-Za-z0-9][\w-]*\b")
-_UNDERLINE = re.compile(r"^([=\-~^*#+])\1{2,}\s*$")
-_MARKDOWN_HEADING = re.compile(r"^#{1,6} |^[A-Z][A-Z0-9 ,()/-]{2,}$")
+_SENTENCE_END = lazy(r"[.!?:;][)\]\"']* +(?=\S)")
+_OPTION = lazy(r"^\s*(?:--?|\+)[A-Za-z0-9][\w-]*\b")
+_UNDERLINE = lazy(r"^([=\-~^*#+])\1{2,}\s*$")
+_MARKDOWN_HEADING = lazy(r"^#{1,6} |^[A-Z][A-Z0-9 ,()/-]{2,}$")
 
 
 def skim(plan: Plan, start: int = 0, end: int | None = None) -> None:

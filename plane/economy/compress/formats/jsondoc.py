@@ -14,18 +14,17 @@ folded inline by their own compressor (see `strings`).
 
 from __future__ import annotations
 
-import re
-
 from plane.economy.compress.context import NO_CONTEXT, Context
 from plane.economy.compress.formats import strings
+from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Plan
 
 HEAD = 3
 TAIL = 1
 SHAPES = 4  # distinct item shapes kept beyond the head and tail
 RECORD = 30  # an object of scalars this small is a record: every field matters
-_BRACKET = re.compile(r"[\[\]{}]")
-_KEY = re.compile(r'^\s*"((?:[^"\\]|\\.)*)"\s*:')
+_BRACKET = lazy(r"[\[\]{}]")
+_KEY = lazy(r'^\s*"((?:[^"\\]|\\.)*)"\s*:')
 
 
 class _Depths:

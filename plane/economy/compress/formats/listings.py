@@ -10,16 +10,15 @@ through the engine's guard.
 
 from __future__ import annotations
 
-import re
-
 from plane.economy.compress.context import NO_CONTEXT, Context
 from plane.economy.compress.fold import dedup, template
+from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Plan
 from plane.economy.compress.sections import sample_sections, split_sections
 
 HEAD = 8
 TAIL = 3
-_ADDRESS = re.compile(r"\b[0-9a-f]{6,16}\b")
+_ADDRESS = lazy(r"\b[0-9a-f]{6,16}\b")
 
 
 def compress(lines: list[str], context: Context = NO_CONTEXT) -> Plan:

@@ -15,6 +15,7 @@ import re
 from plane.economy.compress.context import NO_CONTEXT, Context
 from plane.economy.compress.fold import Key, dedup, template
 from plane.economy.compress.levels import error_lines
+from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Plan, split_folds
 
 HEAD = 12
@@ -22,13 +23,13 @@ TAIL = 12
 CONTEXT = 2
 FIRST_WARNINGS = 3
 LONG = HEAD + TAIL + 20
-_ERROR = re.compile(
+_ERROR = lazy(
     r"\b(?:error|errors|failed|failure|fatal|exception|traceback|denied|panic)\b|Error\b"
     r"|\bE\d{3,}\b|^E\s",
     re.I,
 )
-_WARNING = re.compile(r"\bwarn(?:ing)?s?\b", re.I)
-_FRAME = re.compile(r'^\s+File "[^"]+", line \d+|^\s+at \S+ \(|^\s+at \S+:\d+|^#\d+ +0x')
+_WARNING = lazy(r"\bwarn(?:ing)?s?\b", re.I)
+_FRAME = lazy(r'^\s+File "[^"]+", line \d+|^\s+at \S+ \(|^\s+at \S+:\d+|^#\d+ +0x')
 FRAMES_KEPT = 3
 
 

@@ -14,6 +14,7 @@ from html.parser import HTMLParser
 
 from plane.economy.compress.context import NO_CONTEXT, Context
 from plane.economy.compress.formats import plain
+from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Plan
 
 _BLOCK = frozenset(
@@ -26,8 +27,8 @@ _RESOURCES = {"link": "href", "script": "src", "img": "src", "iframe": "src", "s
 _NOT_SHOWN = ("#", "javascript:", "data:")
 MAX_URL = 300
 _SKIP = frozenset(("script", "style", "noscript", "template", "svg"))
-_START = re.compile(r"\s*<(?:!DOCTYPE|html|head|body)\b", re.I)
-_SPACES = re.compile(r"[ \t\r\f\v]+")
+_START = lazy(r"\s*<(?:!DOCTYPE|html|head|body)\b", re.I)
+_SPACES = lazy(r"[ \t\r\f\v]+")
 
 
 class _Text(HTMLParser):

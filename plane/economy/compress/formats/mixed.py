@@ -9,17 +9,16 @@ shifted into place, with ordinary markers (no parser reads a document).
 
 from __future__ import annotations
 
-import re
-
 from plane.economy.compress.context import NO_CONTEXT, Context
 from plane.economy.compress.fold import dedup, exact
 from plane.economy.compress.formats import documents
+from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Plan
 
 MIN_BLOCK = 8
-_FENCE = re.compile(r"^\s*(```|~~~)")
-_TABLE = re.compile(r"^\s*\|.*\|\s*$|^\s*[+][-=+]+[+]\s*$")
-_INDENTED = re.compile(r"^(?: {4}|\t)\S")
+_FENCE = lazy(r"^\s*(```|~~~)")
+_TABLE = lazy(r"^\s*\|.*\|\s*$|^\s*[+][-=+]+[+]\s*$")
+_INDENTED = lazy(r"^(?: {4}|\t)\S")
 
 
 def compress(lines: list[str], context: Context = NO_CONTEXT) -> Plan:

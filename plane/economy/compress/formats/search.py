@@ -10,21 +10,24 @@ never what a fold hides. Matches on error lines stay through the guard.
 
 from __future__ import annotations
 
-import re
-
 from plane.economy.compress.context import NO_CONTEXT, Context
 from plane.economy.compress.formats import logs
+from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Plan
 
 # The path has a letter, a dot or a slash in it: `2026-05-09 07:41` (grep over a log with
 # no file name in front) is a date, not `2026`, line 05; and a line that starts with a date
 # (`2026-05-09T07:41:12`) is a log line, not `2026-05-09T07`, line 41.
-_MATCH = re.compile(
+_MATCH = lazy(
     r"^(?!\[?\d{4}-\d\d-\d\d)"
     r"(?P<path>(?=[^\s:]*?[A-Za-z_./])[^\s:][^:]*?)(?P<sep>[:=-])(?P<line>\d+)(?P=sep)"
 )
-_FILE_ONLY = re.compile(r"^(?P<path>[^\s:][^:]*?):(?P<count>\d+)$")
+_FILE_ONLY = lazy(r"^(?P<path>[^\s:][^:]*?):(?P<count>\d+)$")
 PER_FILE = 4
+# Past this many kept matches in all, a file keeps only its first: a search over a whole
+# tree (`grep -rn 'def ' src`) shows each file once and lists the rest of its lines.
+BUDGET = 40
+PER_FILE_PAST_BUDGET = 1
 LONG_MATCH = 24  # characters of matched text after `path:line:`: shorter ones cost no more kept
 CONTEXT = 1
 
@@ -74,9 +77,11 @@ def _keep_context(kinds: list[str], keep: list[bool]) -> None:
 
 
 def _limit_per_file(lines: list[str], kinds: list[str], keep: list[bool]) -> None:
-    """After PER_FILE matches in one file, match lines fold unless short: the marker still
-    names each folded match's location (`a.py:12,40`), so what folds is only its text."""
+    """After PER_FILE matches in one file (one, once BUDGET matches are kept in all), match
+    lines fold unless short: the marker still names each folded match's location
+    (`a.py:12,40`), so what folds is only its text."""
     counts: dict[str, int] = {}
+    kept = 0
     for i, kind in enumerate(kinds):
         if kind != "match":
             continue
@@ -85,5 +90,8 @@ def _limit_per_file(lines: list[str], kinds: list[str], keep: list[bool]) -> Non
             continue
         path = found.group("path")
         counts[path] = counts.get(path, 0) + 1
-        if counts[path] > PER_FILE and len(lines[i]) - len(found.group(0)) >= LONG_MATCH:
+        limit = PER_FILE if kept < BUDGET else PER_FILE_PAST_BUDGET
+        if counts[path] > limit and len(lines[i]) - len(found.group(0)) >= LONG_MATCH:
             keep[i] = False
+        else:
+            kept += 1

@@ -12,36 +12,38 @@ the marker is a line comment.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
+from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Plan
 from plane.economy.compress.salience import novel_error_lines
 
 MIN_BODY = 3
 MAX_NESTING = 60
 COMMENT_MIN = 3
-_WORDS = re.compile(r"[A-Za-z]{3,}")
-_COMMENT = re.compile(r"^\s*(?://|/\*|\*|#(?!include|define|if|endif|else|pragma)|--)|^\s*$")
-_CONTROL = re.compile(
+_WORDS = lazy(r"[A-Za-z]{3,}")
+_COMMENT = lazy(r"^\s*(?://|/\*|\*|#(?!include|define|if|endif|else|pragma)|--)|^\s*$")
+_CONTROL = lazy(
     r"^\s*(?:}\s*)?(?:if|else|for|while|switch|do|try|catch|finally|match|loop"
     r"|select|unsafe|return|case|default)\b"
 )
-_CONTAINER = re.compile(
+_CONTAINER = lazy(
     r"\b(?:class|struct|impl|trait|interface|namespace|mod|enum|union|extern\s+\"C\"|object"
     r"|describe|suite|context)\b"
 )
-_FUNCTION = re.compile(
+_FUNCTION = lazy(
     r"\)\s*(?:->\s*[^{]+|:\s*[\w<>\[\], .|?]+|const|noexcept|override|throws"
     r"[\w., ]+|where[^{]*)?\s*\{\s*$|=>\s*\{\s*$|\bfunc\b.*\{\s*$"
 )
-_NOISE = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`[^`]*`|//.*$')
+_NOISE = lazy(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`[^`]*`|//.*$')
 
 
-@dataclass
 class Block:
-    open_line: int
-    close_line: int = -1
-    children: list[Block] = field(default_factory=list)
+    __slots__ = ("children", "close_line", "open_line")
+
+    def __init__(self, open_line: int, close_line: int = -1) -> None:
+        self.open_line = open_line
+        self.close_line = close_line
+        self.children: list[Block] = []
 
 
 def compress(lines: list[str]) -> Plan:
@@ -143,7 +145,7 @@ def _fold_range(plan: Plan, a: int, b: int, depths: list[int], flagged: list[boo
 
 
 _GOES_ON = (".", "?", ":", "&&", "||", "+", "=>")
-_GOES_ON_BLOCK = re.compile(r"(?:else|catch|finally)\b")  # `}` then `else {` on its own line
+_GOES_ON_BLOCK = lazy(r"(?:else|catch|finally)\b")  # `}` then `else {` on its own line
 _LEFT_OPEN = (",", "&&", "||", "+", "=", "?", ":", "=>", "(", "[")
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import ast
 import re
 
+from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Fold, Plan, render
 from plane.economy.compress.salience import novel_error_lines
 
 MIN_BODY = 3  # bodies this short are the signature's own explanation
 DOCSTRING_KEPT = 2  # the opening line and the summary under it
-_PYTHONIC = re.compile(r"^\s*(?:def |class |import |from \S+ import |async def |@\w)")
+_PYTHONIC = lazy(r"^\s*(?:def |class |import |from \S+ import |async def |@\w)")
 
 
 def looks_python(lines: list[str], command: str | None) -> bool:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from plane.economy.compress.classify import classify
 from plane.economy.compress.context import NO_CONTEXT, Context
 from plane.economy.compress.formats import documents
+from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Inline
 
 LONG_STRING = 1024  # characters: a shorter string is a value, not a document
@@ -30,9 +31,9 @@ MIN_BLOCKS = 3  # HTML blocks (`<p>`, `<li>`) in a string without lines: fewer s
 OPENING = 6  # lines of a held document kept before its headings alone
 _DOCUMENTS = ("plain", "mixed", "html")
 GLUE = "\\n"
-STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')  # a JSON string, quotes included
-_ESCAPE = re.compile(r"\\.")
-_BLOCK = re.compile(r"<(?:p|ul|ol|li|dl|dt|dd|h[1-6]|pre|table|tr|note|important)\b", re.I)
+STRING = lazy(r'"(?:[^"\\\n]|\\.)*"')  # a JSON string, quotes included
+_ESCAPE = lazy(r"\\.")
+_BLOCK = lazy(r"<(?:p|ul|ol|li|dl|dt|dd|h[1-6]|pre|table|tr|note|important)\b", re.I)
 
 
 def reshaper(context: Context) -> Callable[[int, str], Inline | None]:

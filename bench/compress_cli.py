@@ -1,0 +1,95 @@
+"""What one `plane compress` call costs from a shell, against the aim of 60 ms.
+
+    .venv/bin/python bench/compress_cli.py [--runs 15]
+
+Runs the installed console script (`.venv/bin/plane`, which points at
+plane.entry:main) on two inputs made here: a 4 KB log (this machine's own
+`python -m pip list -v` and a `python -X importtime` trace of the command
+itself) and a 20 KB Python file (the start of the standard library's
+argparse.py). Each is piped into a fresh process RUNS times; the minimum is
+the figure (the machine's load only ever adds), with the least CPU time
+(user + system) beside it, which a busy machine disturbs less. `python -c pass` runs in the
+same loop as the floor. The ref store is a scratch PLANE_HOME; bytecode is
+cached (in a scratch PYTHONPYCACHEPREFIX, warmed by one run first) as an
+installed package's is, even where PYTHONDONTWRITEBYTECODE is set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PLANE = ROOT / ".venv" / "bin" / "plane"
+PYTHON = ROOT / ".venv" / "bin" / "python"
+AIM_MS = 60.0
+
+
+def log_4k() -> bytes:
+    """A real log: pip's verbose listing and Python's import trace, cut to 4 KB at a line."""
+    pip = subprocess.run(
+        [str(PYTHON), "-m", "pip", "list", "-v", "--disable-pip-version-check"],
+        capture_output=True,
+        check=False,
+    ).stdout
+    trace = subprocess.run(
+        [str(PYTHON), "-X", "importtime", "-c", "import plane.economy.compress.engine"],
+        capture_output=True,
+        check=False,
+    ).stderr
+    text = trace + pip
+    return text[: text.rfind(b"\n", 0, 4096) + 1]
+
+
+def python_20k() -> bytes:
+    source = Path(argparse.__file__).read_bytes()
+    return source[: source.rfind(b"\n", 0, 20480) + 1]
+
+
+def best_ms(cmd: list[str], stdin: bytes, runs: int, env: dict[str, str]) -> tuple[float, float]:
+    """The least wall time and the least CPU time (user + system) of `runs` calls, in ms."""
+    walls, cpus = [], []
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        done = subprocess.run(cmd, input=stdin, capture_output=True, env=env, check=False)
+        walls.append((time.perf_counter() - start) * 1000)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+        cpus.append(cpu * 1000)
+        if done.returncode != 0:
+            sys.exit(f"{' '.join(cmd)} failed: {done.stderr.decode(errors='replace')}")
+    return min(walls), min(cpus)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=15)
+    args = parser.parse_args()
+    if not PLANE.exists():
+        sys.exit(f"no {PLANE}: run `make .venv/bin/plane` first")
+    inputs = {"4 KB log": log_4k(), "20 KB Python file": python_20k()}
+    with tempfile.TemporaryDirectory() as home:
+        env = {**os.environ, "PLANE_HOME": home, "PYTHONPYCACHEPREFIX": f"{home}/pycache"}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        best_ms([str(PLANE), "compress"], inputs["20 KB Python file"], 1, env)  # warm the cache
+        floor, floor_cpu = best_ms([str(PYTHON), "-c", "pass"], b"", args.runs, env)
+        print(f"python -c pass: {floor:.1f} ms, {floor_cpu:.1f} ms CPU (min of {args.runs})")
+        for name, data in inputs.items():
+            ms, cpu = best_ms([str(PLANE), "compress"], data, args.runs, env)
+            print(
+                f"plane compress, {name} ({len(data):,} bytes): {ms:.1f} ms a call"
+                f" (min of {args.runs}), {ms / AIM_MS:.2f}× the {AIM_MS:.0f} ms aim,"
+                f" {ms - floor:.1f} ms over python -c pass; {cpu:.1f} ms CPU"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
