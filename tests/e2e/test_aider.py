@@ -1,6 +1,6 @@
 """The real Aider (PyPI `aider-chat`) through the gateway on Chat
 Completions, as `plane gateway env AGENT --client aider` points it. It lives
-in its own virtualenv (`tests/e2e/aider`, made by `.ci/run`: its pins would
+in its own virtualenv (`tests/e2e/aider`, made by `make test`: its pins would
 fight the plane's); without it the test skips."""
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ async def aider(gw: GatewayPlane, home: Path, message: str) -> tuple[int, str]:
     return child.returncode, out.decode()
 
 
-@pytest.mark.skipif(not AIDER.exists(), reason="Aider is not installed (see .ci/run)")
+@pytest.mark.skipif(not AIDER.exists(), reason="Aider is not installed (make test does)")
 async def test_aider_is_metered_then_held_without_a_retry_storm(
     start_gateway: StartGateway, tmp_path: Path
 ) -> None:

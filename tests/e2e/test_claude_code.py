@@ -1,6 +1,6 @@
 """The real Claude Code CLI through the gateway to the scripted upstream.
 
-`.ci/run` installs it (`npm install --prefix tests/e2e/node
+`make test` installs it (`npm install --prefix tests/e2e/node
 @anthropic-ai/claude-code`); without it here the test skips. Claude Code is
 pointed at the plane exactly as `plane gateway env AGENT --client
 claude-code` says, with HOME in a temporary directory so nothing of the
@@ -52,7 +52,7 @@ async def claude_p(gw: GatewayPlane, home: Path, prompt: str) -> tuple[int, str,
     return child.returncode, out.decode(), err.decode()
 
 
-@pytest.mark.skipif(not CLAUDE.exists(), reason="Claude Code is not installed (see .ci/run)")
+@pytest.mark.skipif(not CLAUDE.exists(), reason="Claude Code is not installed (make test does)")
 async def test_claude_code_is_metered_then_held_without_a_retry_storm(
     start_gateway: StartGateway, tmp_path: Path
 ) -> None:
@@ -70,7 +70,7 @@ async def test_claude_code_is_metered_then_held_without_a_retry_storm(
     assert entries and all(e.agent == "claude" and e.status == "settled" for e in entries)
     spent = await gw.services.ledger.spend_today("claude")
     assert spent == sum((e.cost_usd for e in entries), Decimal(0)) > 0
-    assert (await gw.services.crew.state("claude")).spend_today_usd == spent
+    assert (await gw.crew.state("claude")).spend_today_usd == spent
 
     await gw.services.gate.ceilings.set("claude", spent / 2)
     started = time.monotonic()

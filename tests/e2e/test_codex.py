@@ -1,7 +1,7 @@
 """The real Codex CLI (npm `@openai/codex`) through the gateway, configured
 through a `model_providers` table as `plane gateway env AGENT --client codex`
 prints it, to an upstream answering OpenAI Responses. Skips when Codex is
-not installed (`.ci/run` installs it)."""
+not installed (`make test` installs it where npm is)."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ async def codex_exec(gw: GatewayPlane, home: Path, key: str, prompt: str) -> tup
     return child.returncode, out.decode()
 
 
-@pytest.mark.skipif(not CODEX.exists(), reason="Codex is not installed (see .ci/run)")
+@pytest.mark.skipif(not CODEX.exists(), reason="Codex is not installed (make test does)")
 async def test_codex_is_metered_then_held_without_a_retry_storm(
     start_gateway: StartGateway, responses_upstream: tuple[Upstream, str], tmp_path: Path
 ) -> None:

@@ -61,6 +61,10 @@ class GatewayPlane:
         return self.plane.services
 
     @property
+    def crew(self):  # type: ignore[no-untyped-def]
+        return self.plane.crew
+
+    @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.plane.http_port}"
 
@@ -69,7 +73,7 @@ class GatewayPlane:
 
     def watch(self) -> Subscription:
         """Subscribe before a call, then `await settled(...)` on it."""
-        return self.services.bus.subscribe()
+        return self.plane.bus.subscribe()
 
     async def settled(self, watching: Subscription, agent: str, within: float = 10) -> p.Message:
         """The cost line of `agent`'s next settled call: the gateway says it

@@ -234,10 +234,10 @@ async def test_a_gateway_agent_has_a_row_and_limit_but_takes_no_turns(
     start_gateway: StartGateway,
 ) -> None:
     gw = await start_gateway()
-    await gw.plane.send("claude", "/limit 0.02")
+    await gw.plane.api.send("claude", "/limit 0.02")
     assert gw.services.gate.ceilings.of("claude") == Decimal("0.02")
-    await gw.plane.send("claude", "are you there?")
-    snapshot = await gw.services.crew.snapshot()
+    await gw.plane.api.send("claude", "are you there?")
+    snapshot = await gw.crew.snapshot()
     row = next(a for a in snapshot.agents if a.name == "claude")
     assert (row.limit_usd, row.provider, row.status) == (
         Decimal("0.02"),
