@@ -113,6 +113,8 @@ class Crew:
             self.wake(agent)
             return messages
         worker = self.workers[agent]
+        if worker.spec.gateway is not None:
+            return await self._not_for_a_gateway_agent(agent, text)
         hold = await worker.hold()
         said = [
             await self._services.say(agent, "operator", text, held=hold is not None, waiting=True)
@@ -121,6 +123,17 @@ class Crew:
             said.append(notice)
         self._services.emit(AgentUpdated(agent=await self._state(agent, hold)))
         worker.wake()
+        return said
+
+    async def _not_for_a_gateway_agent(self, agent: str, text: str) -> list[Message]:
+        """A gateway agent answers only its own client: what is typed to it is
+        kept (not left waiting for a turn that never comes), and the plane
+        says so at once."""
+        said = [
+            await self._services.say(agent, "operator", text),
+            await self._services.say(agent, "plane", gateway_notice(agent)),
+        ]
+        await self.publish(agent)
         return said
 
     async def state(self, agent: str) -> AgentState:
@@ -282,3 +295,11 @@ class Crew:
 async def _acquire(lock: asyncio.Lock) -> None:
     async with lock:
         pass
+
+
+def gateway_notice(agent: str) -> str:
+    return (
+        f"{agent} is a gateway agent: its calls come from its own client (`plane gateway "
+        f"env {agent}` says how to point one at the plane), so it answers nothing typed here. "
+        "/limit works as on any agent."
+    )

@@ -17,6 +17,7 @@ import httpx
 import openai
 import pytest
 
+from plane.agents.crew import gateway_notice
 from plane.wire.protocol import Usage
 from tests.support.fixtures_gateway import CONFIG, StartGateway
 from tests.support.scripted_llm import Reply
@@ -236,7 +237,12 @@ async def test_a_gateway_agent_has_a_row_and_limit_but_takes_no_turns(
     gw = await start_gateway()
     await gw.plane.api.send("claude", "/limit 0.02")
     assert gw.services.gate.ceilings.of("claude") == Decimal("0.02")
-    await gw.plane.api.send("claude", "are you there?")
+    said = await gw.plane.api.send("claude", "are you there?")
+    assert [(m.kind, m.text) for m in said] == [
+        ("operator", "are you there?"),
+        ("plane", gateway_notice("claude")),
+    ]
+    assert await gw.services.conversation.count_waiting("claude") == 0, "nothing waits for ever"
     snapshot = await gw.crew.snapshot()
     row = next(a for a in snapshot.agents if a.name == "claude")
     assert (row.limit_usd, row.provider, row.status) == (
