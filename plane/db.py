@@ -289,14 +289,15 @@ class Database:
         self._finishers.append(finisher)
 
     async def fetchall(self, sql: str, *params: object) -> list[sqlite3.Row]:
+        """One read, in one hop to the reader's thread: a statement left open
+        across hops would hold its read snapshot, and another coroutine's read
+        in between would see that older snapshot, not the last commit."""
         self.counts.reads += 1
-        async with self._reader.execute(sql, params) as cursor:
-            return list(await cursor.fetchall())
+        return list(await self._reader.execute_fetchall(sql, params))
 
     async def fetchone(self, sql: str, *params: object) -> sqlite3.Row | None:
-        self.counts.reads += 1
-        async with self._reader.execute(sql, params) as cursor:
-            return await cursor.fetchone()
+        rows = await self.fetchall(sql, *params)
+        return rows[0] if rows else None
 
     async def _migrate(self, path: Path) -> None:
         row = await self.fetchone("PRAGMA user_version")
