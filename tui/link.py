@@ -17,6 +17,7 @@ fail becomes one `LinkFailed`, with a sentence to show.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,6 +129,9 @@ class Link:
         self._backoff = backoff or Backoff()
         self.timeouts = timeouts or Timeouts()
         self._client: PlaneClient | None = None
+        self._up = asyncio.Event()
+        """Set while connected; a request made during a reconnect waits on it."""
+        self._ever_up = False
         self._was_up = False
         """The last session got as far as a snapshot: the next wait starts short."""
 
@@ -165,6 +169,8 @@ class Link:
             reply = await client.request(Subscribe, within_s=self.timeouts.request_s)
             assert isinstance(reply, SnapshotReply)
             self._client, self._was_up = client, True
+            self._ever_up = True
+            self._up.set()
             # The plane sends no event before the snapshot it follows; posted
             # from here, in stream order, none overtakes it either.
             self._post(PlaneConnected(reply.snapshot, str(self.address)))
@@ -173,6 +179,7 @@ class Link:
             return client.ended or "The plane closed the connection."
         finally:
             self._client = None
+            self._up.clear()
             await client.close()
 
     # ── requests ───────────────────────────────────────────────────────────
@@ -183,6 +190,12 @@ class Link:
         """One request's reply (an `answer`); every failure is a `LinkFailed`."""
         asked = kind(id=0, **fields)  # as it is sent; its id is the client's business
         client = self._client
+        if client is None and self._ever_up:
+            # Reconnecting: nothing was sent yet, so waiting briefly for the
+            # connection to come back loses nothing and sends nothing twice.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._up.wait(), min(within_s, RECONNECT_WAIT_S))
+            client = self._client
         if client is None:
             raise LinkFailed(asked, "offline", _OFFLINE)
         try:
@@ -221,6 +234,8 @@ class Link:
 
 
 _OFFLINE = "no connection to the plane"
+RECONNECT_WAIT_S = 3.0
+"""How long a request made while the link reconnects waits for it."""
 _FINAL = "Not trying again: start the app again once the plane would let it in."
 
 
