@@ -3,11 +3,8 @@ what the call in flight was counted at: a graceful `plane stop`, a booked
 turn, and a real SIGKILL of a plane in its own process."""
 
 import asyncio
-import os
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from decimal import Decimal
 
@@ -16,6 +13,7 @@ import pytest
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
 from plane.wire.words import turn_cost
+from tests.plane.core.test_durability import cli, serve
 from tests.support.fixtures_plane import CONFIG, RunningPlane
 
 QUESTION = "a question the stop cuts mid-answer"
@@ -124,31 +122,7 @@ async def test_a_turn_that_fails_inside_the_plane_is_answered_once(start_plane, 
     assert await plane.services.conversation.count_waiting("demo") == 0
 
 
-# ── a real SIGKILL ──────────────────────────────────────────────────────────
-
-
-def cli(home, *args):
-    return subprocess.run(
-        [sys.executable, "-m", "plane", *args],
-        env={**os.environ, "PLANE_HOME": str(home)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-
-def serve(home, config):
-    process = subprocess.Popen(
-        [sys.executable, "-m", "plane", "serve", "--config", str(config)],
-        env={**os.environ, "PLANE_HOME": str(home)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 30
-    while cli(home, "status").returncode != 0:
-        assert time.monotonic() < deadline and process.poll() is None
-        time.sleep(0.1)
-    return process
+# ── a real SIGKILL (a real `plane serve`, started as test_durability starts it) ──
 
 
 def conversation(home):
