@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +44,8 @@ from plane.wire.protocol import (
 from tui.messages import PlaneConnected, PlaneEvent, PlaneLost
 
 R = TypeVar("R", bound=Reply)
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -156,6 +159,9 @@ class Link:
                 reason = str(exc)
             except (PlaneError, OSError, TimeoutError) as exc:
                 reason = _sentence(exc)
+            except Exception:  # a defect: the link says so and tries again, never dies
+                log.exception("the link to %s", self.address)
+                reason = "The connection to the plane ended on an error in this app."
             attempt = 1 if self._was_up else attempt + 1
             delay = self._backoff.delay(attempt)
             self._post(PlaneLost(reason, delay, attempt, str(self.address)))
@@ -190,6 +196,9 @@ class Link:
         """One request's reply (an `answer`); every failure is a `LinkFailed`."""
         asked = kind(id=0, **fields)  # as it is sent; its id is the client's business
         client = self._client
+        if client is not None and not client.open:
+            self._up.clear()  # ending: its session's end clears it too, a moment later
+            client = None
         if client is None and self._ever_up:
             # Reconnecting: nothing was sent yet, so waiting briefly for the
             # connection to come back loses nothing and sends nothing twice.

@@ -113,6 +113,11 @@ class PlaneClient:
             raise RequestFailed(reply)
         return reply
 
+    @property
+    def open(self) -> bool:
+        """Still reading: the connection has not ended (it may end any moment)."""
+        return not self._task.done()
+
     async def events(self) -> AsyncIterator[p.Event]:
         while (event := await self._events.get()) is not None:
             yield event
@@ -138,6 +143,9 @@ class PlaneClient:
             self.ended = "The plane sent a frame over the size limit."
         except (ConnectionError, asyncio.IncompleteReadError):
             self.ended = "The connection to the plane broke."
+        except Exception:  # a defect here must end this connection, never its user
+            log.exception("reading from the plane")
+            self.ended = "The plane's connection ended on an error in this client."
         finally:
             for future in self._waiting.values():
                 if not future.done():
@@ -151,8 +159,12 @@ class PlaneClient:
             log.warning("skipping a frame this client does not know: %s", exc.kind)
             return
         ident = getattr(frame, "id", None)
-        if ident is not None and ident in self._waiting:
-            self._waiting.pop(ident).set_result(frame)  # type: ignore[arg-type]
+        waiting = self._waiting.pop(ident, None) if ident is not None else None
+        if waiting is not None:
+            # Given up on (cancelled) in the moment its reply was on the way:
+            # nobody waits for it, and the connection goes on.
+            if not waiting.done():
+                waiting.set_result(frame)  # type: ignore[arg-type]
         elif isinstance(frame, _EVENTS):
             self._events.put_nowait(frame)
         elif isinstance(frame, p.Error):

@@ -5,6 +5,7 @@ connection goes on, events after it included."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from pathlib import Path
@@ -80,3 +81,78 @@ async def test_the_socket_client_skips_it_too_and_still_answers(tmp_path: Path) 
         assert (first.agent.status, second.agent.status) == ("working", "idle")
         assert isinstance(await client.request(p.Status, within_s=5), p.SnapshotReply)
         await client.close()
+
+
+async def test_a_request_given_up_on_as_its_reply_arrives_leaves_the_connection_up(
+    tmp_path: Path,
+) -> None:
+    """The TUI gives up on a request when a newer one replaces it (a second
+    conversation fetch cancels the first). Cancelled in the moment between its
+    reply arriving and the reader taking it, the reply once found a cancelled
+    future, and the reader died with the connection: every later request was
+    "Not sent (no connection to the plane)". Each step of the loop below moves
+    the cancel one turn of the event loop later, across that moment."""
+    socket = tmp_path / "plane.sock"
+    async with await newer_plane(socket):
+        client = await PlaneClient.connect(socket, token="t")
+        for turns in range(12):
+            for _ in range(4):
+                asked = asyncio.create_task(client.request(p.Status, within_s=5))
+                for _ in range(turns):
+                    await asyncio.sleep(0)
+                asked.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asked
+        assert client.ended is None
+        assert isinstance(await client.request(p.Status, within_s=5), p.SnapshotReply)
+        await client.close()
+
+
+async def dropping_plane(socket: Path) -> asyncio.Server:
+    """Its first connection ends right after the snapshot; the next ones stay
+    and take messages."""
+    connections = 0
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        first = connections == 1
+        while line := await reader.readline():
+            request = json.loads(line)
+            ident = request["id"]
+            if request["type"] == "hello":
+                writer.write(p.encode(p.Welcome(id=ident, plane_version="test")))
+            elif request["type"] == "subscribe":
+                writer.write(p.encode(p.SnapshotReply(id=ident, snapshot=snapshot(agent("demo")))))
+                if first:
+                    await writer.drain()
+                    break
+            elif request["type"] == "send":
+                writer.write(p.encode(p.Sent(id=ident, messages=[])))
+            await writer.drain()
+        writer.close()
+
+    return await asyncio.start_unix_server(serve, socket)
+
+
+async def test_a_message_typed_while_the_link_reconnects_waits_for_it_and_goes(
+    tmp_path: Path,
+) -> None:
+    socket = tmp_path / "plane.sock"
+    posted: list[object] = []
+    lost = asyncio.Event()
+
+    def post(message: object) -> None:
+        posted.append(message)
+        if isinstance(message, PlaneLost):
+            lost.set()
+
+    link = Link(Address(path=socket, token="t"), post, backoff=Backoff(0.3, 0.3))
+    async with await dropping_plane(socket):
+        running = asyncio.create_task(link.run())
+        await asyncio.wait_for(lost.wait(), 5)
+        assert not link.connected
+        sent = await link.send("demo", "still there?")
+        running.cancel()
+    assert sent.messages == []
+    assert [type(m) for m in posted] == [PlaneConnected, PlaneLost, PlaneConnected]
