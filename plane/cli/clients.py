@@ -1,0 +1,192 @@
+"""Commands that ask the running plane: status, send, ledger, new."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import csv
+import json
+import sys
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+from plane.cli.connect import with_client
+from plane.cli.failing import NoAnswer
+from plane.clock import until
+from plane.errors import NotRunning
+from plane.wire import protocol as p
+from plane.wire.client import PlaneClient
+from plane.wire.words import plain, usd, usd_exact
+
+
+def status(args: argparse.Namespace) -> int:
+    async def work(client: PlaneClient) -> int:
+        reply = await client.request(p.Status)
+        assert isinstance(reply, p.SnapshotReply)
+        print(_status_json(reply.snapshot) if args.json else _status_text(reply.snapshot))
+        return 0
+
+    return with_client(work)
+
+
+def _status_json(snapshot: p.Snapshot) -> str:
+    """What the TUI is told, for scripts: `default_model` and
+    `default_limit_usd` are what `plane new` gives an agent; an agent's
+    `resumes_at` is when a held one starts again on its own (null if it
+    does not: not held, a zero ceiling, an unpriced model)."""
+    return json.dumps(
+        {
+            "day": snapshot.day.isoformat(),
+            "resets_at": snapshot.resets_at.isoformat(),
+            "default_model": snapshot.default_model,
+            "default_limit_usd": _plain(snapshot.default_limit_usd),
+            "agents": [
+                {
+                    "name": a.name,
+                    "model": a.model,
+                    "state": a.status,
+                    "spend_today_usd": plain(a.spend_today_usd),
+                    "limit_usd": _plain(a.limit_usd),
+                    "waiting": a.waiting,
+                    "resumes_at": None if a.resumes_at is None else a.resumes_at.isoformat(),
+                }
+                for a in snapshot.agents
+            ],
+        },
+        indent=2,
+    )
+
+
+def _plain(amount: Decimal | None) -> str | None:
+    return None if amount is None else plain(amount)
+
+
+def _status_text(snapshot: p.Snapshot) -> str:
+    """One line an agent; a held one the day's end frees says when, as the
+    TUI's title does (on the plane's clock, not this machine's)."""
+    lines = [f"{snapshot.day} (UTC)"]
+    width = max((len(a.name) for a in snapshot.agents), default=0)
+    for a in snapshot.agents:
+        ceiling = "no limit" if a.limit_usd is None else f"of {usd_exact(a.limit_usd)}"
+        line = f"  {a.name:<{width}}  {a.status:<7}  {a.model}  {usd(a.spend_today_usd)} {ceiling}"
+        if a.status == "held" and a.resumes_at is not None:
+            line += f"  resumes in {until(snapshot.now, a.resumes_at)}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def send(args: argparse.Namespace) -> int:
+    async def work(client: PlaneClient) -> int:
+        if args.wait:
+            await client.request(p.Subscribe)
+        reply = await client.request(p.Send, agent=args.agent, text=args.text)
+        assert isinstance(reply, p.Sent)
+        said = [m for m in reply.messages if m.kind != "operator"]
+        for message in said:
+            print(_line(message))
+        if args.wait and not said:
+            try:
+                return await asyncio.wait_for(_answer(client, args.agent), args.timeout)
+            except TimeoutError:
+                raise NoAnswer(
+                    f"No answer from {args.agent} within {args.timeout:g}s; its turn goes on "
+                    "(`plane status` shows it)."
+                ) from None
+        return 0
+
+    return with_client(work)
+
+
+async def _answer(client: PlaneClient, agent: str) -> int:
+    """Print the agent's side until its turn finishes."""
+    async for event in client.events():
+        if isinstance(event, p.MessageAppended) and event.message.agent == agent:
+            if event.message.kind != "operator":
+                print(_line(event.message), flush=True)
+        elif isinstance(event, p.TurnFinished) and event.agent == agent:
+            return 0 if event.ok else 1
+    raise NotRunning("the socket (the plane closed the connection)")
+
+
+def _line(message: p.Message) -> str:
+    prefix = {"ask": "‹ask› ", "tool": "· ", "cost": "  "}.get(message.kind, "")
+    return prefix + message.text
+
+
+def ledger(args: argparse.Namespace) -> int:
+    async def work(client: PlaneClient) -> int:
+        reply = await client.request(p.LedgerQuery, day=args.day)
+        assert isinstance(reply, p.Ledger)
+        rows = [_entry_row(e) for e in reply.entries]
+        if args.json:
+            print(json.dumps({"day": reply.day.isoformat(), "calls": rows}, indent=2))
+        elif args.csv:
+            _write_csv(rows)
+        else:
+            _print_ledger(reply.day, reply.entries)
+        return 0
+
+    return with_client(work)
+
+
+def _entry_row(e: p.LedgerEntry) -> dict[str, Any]:
+    return {
+        "id": e.id,
+        "agent": e.agent,
+        "day": e.day.isoformat(),
+        "at": e.at.isoformat(),
+        "provider": e.provider,
+        "model": e.model,
+        **e.usage.model_dump(),
+        "cost_usd": plain(e.cost_usd),
+        "price_source": e.price_source,
+        "status": e.status,
+        "estimated": e.estimated,
+    }
+
+
+LEDGER_FIELDS = [
+    "id",
+    "agent",
+    "day",
+    "at",
+    "provider",
+    "model",
+    "input_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+    "cost_usd",
+    "price_source",
+    "status",
+    "estimated",
+]
+
+
+def _write_csv(rows: list[dict[str, Any]]) -> None:
+    writer = csv.DictWriter(sys.stdout, fieldnames=LEDGER_FIELDS)
+    writer.writeheader()
+    writer.writerows(rows)
+
+
+def _print_ledger(day: date, entries: list[p.LedgerEntry]) -> None:
+    total = sum((e.cost_usd for e in entries), Decimal(0))
+    print(f"{day} (UTC): {len(entries)} calls, {usd(total)}")
+    for e in entries:
+        u = e.usage
+        tokens = f"in {u.input_tokens} (cached {u.cache_read_tokens})  out {u.output_tokens}"
+        cost = f"${plain(e.cost_usd)}"
+        print(f"  {e.at:%H:%M:%S}  {e.agent}  {e.model}  {tokens}  {cost}  {e.status}")
+
+
+def new(args: argparse.Namespace) -> int:
+    async def work(client: PlaneClient) -> int:
+        reply = await client.request(p.NewAgent, name=args.name, model=args.model, role=args.role)
+        assert isinstance(reply, p.AgentCreated)
+        a = reply.agent
+        ceiling = "no limit" if a.limit_usd is None else f"{usd_exact(a.limit_usd)} a day"
+        print(f"Created {a.name} on {a.model}, {ceiling}.")
+        return 0
+
+    return with_client(work)

@@ -1,0 +1,198 @@
+"""The daemon's commands: `plane serve`, `plane stop`, `plane` alone (the
+TUI, starting a plane in the background when none answers), and the
+gateway's keys and client lines."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import IO
+
+from plane.cli.connect import NotAnswering, connect
+from plane.config import load_config
+from plane.errors import NotRunning, PlaneError
+from plane.home import Home, user_config_path
+from plane.wire import protocol as p
+from plane.wire.client import PlaneClient
+
+log = logging.getLogger("plane")
+
+START_TIMEOUT_S = 60.0
+STOP_TIMEOUT_S = 30.0
+"""How long `plane stop` waits: turns in flight get 10 s, then the rest closes."""
+STOP_POLL_S = 0.05
+
+
+def serve(args: argparse.Namespace) -> int:
+    path, looked = config_path(args.config)
+    config = load_config(path)  # before anything is made: a bad file leaves nothing behind
+    from plane.daemon.server import Plane
+
+    home = open_home()
+    _log_to(home)
+    if path is not None:
+        log.info("config from %s", path.resolve())
+    else:
+        log.info(
+            "no config in %s; running on the built-in defaults (the embedded model, no ceiling)",
+            " or ".join(str(p.absolute()) for p in looked),
+        )
+    plane = Plane(config, home, tcp=args.tcp, http=args.http)
+
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, plane.stop_event.set)
+        await plane.serve()
+
+    asyncio.run(run())
+    log.info("stopped")
+    return 0
+
+
+def key(args: argparse.Namespace) -> int:
+    from plane.gateway.cli import make_key
+
+    print(make_key(load_config(config_path(args.config)[0]), open_home(), args.agent))
+    return 0
+
+
+def gateway_env(args: argparse.Namespace) -> int:
+    from plane.gateway.cli import env_lines
+
+    config = load_config(config_path(args.config)[0])
+    print("\n".join(env_lines(config, open_home(), args.agent, args.client, args.http)))
+    return 0
+
+
+def config_path(given: Path | None) -> tuple[Path | None, list[Path]]:
+    """The config to read, and where it was looked for."""
+    if given is not None:
+        return given, [given]
+    looked = [Path("agents.yaml"), user_config_path()]
+    for candidate in looked:
+        if candidate.is_file():
+            return candidate, looked
+    return None, looked
+
+
+def open_home() -> Home:
+    home = Home.from_env()
+    try:
+        return home.ensure()
+    except OSError as exc:
+        raise PlaneError(
+            f"Cannot use {home.root} as the plane's home ({exc.strerror}); set PLANE_HOME "
+            "to a directory this user can write."
+        ) from None
+
+
+def _log_to(home: Home) -> None:
+    """The log file, with times; and stderr, where each line starts `plane:`,
+    unless stderr is the log file already (a plane started in the background)."""
+    try:
+        file = logging.FileHandler(home.log)
+    except OSError as exc:
+        raise PlaneError(f"Cannot write {home.log} ({exc.strerror}).") from None
+    file.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handlers: list[logging.Handler] = [file]
+    if not _is_file(sys.stderr, home.log):
+        console = logging.StreamHandler()
+        console.setFormatter(logging.Formatter("plane: %(message)s"))
+        handlers.append(console)
+    logging.basicConfig(level=logging.INFO, handlers=handlers, force=True)
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+
+
+def _is_file(stream: IO[str], path: Path) -> bool:
+    try:
+        mine, theirs = os.fstat(stream.fileno()), os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return (mine.st_dev, mine.st_ino) == (theirs.st_dev, theirs.st_ino)
+
+
+def tui(args: argparse.Namespace) -> int:
+    home = open_home()
+    if not asyncio.run(_answers(home)):
+        _start_daemon(home)
+    # Does not return: the TUI replaces this process.
+    os.execv(sys.executable, [sys.executable, "-m", "tui", "--socket", str(home.socket)])
+
+
+def _start_daemon(home: Home) -> None:
+    """Start `plane serve` in the background; return once it answers. A plane
+    that exits instead (a bad agents.yaml, say) is reported in its own words."""
+    start = home.log.stat().st_size if home.log.exists() else 0
+    with open(home.log, "ab") as log:
+        daemon = subprocess.Popen(
+            [sys.executable, "-m", "plane", "serve"],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+        )
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if asyncio.run(_answers(home)):
+            return
+        if daemon.poll() is not None:
+            said = home.log.read_bytes()[start:].decode(errors="replace").strip().splitlines()
+            last = said[-1].removeprefix("plane: ") if said else f"see {home.log}"
+            raise PlaneError(f"The plane did not start: {last}")
+        time.sleep(0.2)
+    raise PlaneError(f"The plane did not start within {START_TIMEOUT_S:.0f}s; see {home.log}.")
+
+
+async def _answers(home: Home) -> bool:
+    try:
+        client = await PlaneClient.connect(home.socket)
+    except (NotRunning, OSError):
+        return False
+    await client.close()
+    return True
+
+
+# ── clients ────────────────────────────────────────────────────────────────
+
+
+def stop(args: argparse.Namespace) -> int:
+    """Tell the plane to stop, then wait until it has let go of its home
+    (its socket is removed before its lock is released): `plane stop &&
+    plane serve` starts the next one."""
+    home = Home.from_env()
+    try:
+        asyncio.run(_tell_stop(home))
+    except NotAnswering as exc:
+        if exc.state != "stopping":  # already stopping: wait for it all the same
+            raise
+    if args.no_wait:
+        print("The plane is stopping.")
+        return 0
+    deadline = time.monotonic() + args.timeout
+    while home.state() != "none":
+        if time.monotonic() > deadline:
+            raise PlaneError(
+                f"The plane is still stopping after {args.timeout:g}s (turns in flight "
+                f"finish first); `plane status` says when it has, {home.log} says why."
+            )
+        time.sleep(STOP_POLL_S)
+    print("The plane has stopped.")
+    return 0
+
+
+async def _tell_stop(home: Home) -> None:
+    client = await connect(home)
+    try:
+        with contextlib.suppress(NotRunning):  # it may hang up before its `ok`: told all the same
+            await client.request(p.Stop)
+    finally:
+        await client.close()
