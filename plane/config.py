@@ -185,6 +185,8 @@ class Price(Block):
     """Prompt tokens read from the provider's cache (default: the input price)."""
     cache_write: Usd | None = None
     """Prompt tokens written to the provider's cache (default: the input price)."""
+    cache_write_1h: Usd | None = None
+    """Prompt tokens written to Anthropic's 1-hour cache (default: the cache-write price)."""
     output: Usd
     """Generated tokens."""
 

@@ -162,6 +162,10 @@ MIGRATIONS: tuple[str, ...] = (
         SELECT day, agent, decimal_sum(cost_usd) FROM calls WHERE status != 'pending'
         GROUP BY day, agent;
     """,
+    # Anthropic's 1-hour cache writes, a part of cache_write_tokens priced higher.
+    """
+    ALTER TABLE calls ADD COLUMN cache_write_1h_tokens INTEGER NOT NULL DEFAULT 0;
+    """,
 )
 
 

@@ -156,6 +156,7 @@ LEDGER_FIELDS = [
     "input_tokens",
     "cache_read_tokens",
     "cache_write_tokens",
+    "cache_write_1h_tokens",
     "output_tokens",
     "cost_usd",
     "price_source",

@@ -45,7 +45,13 @@ from plane.gateway.routing import (
     upstream_key,
     upstream_url,
 )
-from plane.gateway.wire import Wire, event_data, prompt_tokens_estimate, sse_events
+from plane.gateway.wire import (
+    Wire,
+    asks_for_an_hour,
+    event_data,
+    prompt_tokens_estimate,
+    sse_events,
+)
 from plane.money.gate import Hold
 from plane.wire.protocol import Usage
 from plane.wire.words import tokens, turn_cost, usage_text
@@ -208,15 +214,15 @@ class Gateway:
                 self._held.discard(spec.name)
             else:
                 await self._told(spec.name, hold)
-                resets = services.gate.resets_at()
-                status, error, extra = wire.held(
-                    hold.notice, self._seconds_to_reset(), int(resets.timestamp())
-                )
+                status, error, extra = wire.held(hold.notice, self._seconds_to_reset())
                 raise Refused(status, hold.notice, extra, error)
             estimate = Decimal(0)
             if known:
                 estimate = services.pricer.estimate(
-                    model, prompt_tokens_estimate(body), wire.max_output(body)
+                    model,
+                    prompt_tokens_estimate(body),
+                    wire.max_output(body),
+                    hour_cache=asks_for_an_hour(body),
                 )
             call = await services.ledger.open_call(
                 spec.name, spec.provider, model, estimate, "estimate"

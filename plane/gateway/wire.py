@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from plane.gateway.compress import Keep, compress_chat, compress_messages, compress_responses
+from plane.providers.anthropic import hour_writes
 from plane.wire.protocol import Usage
 
 Refusal = tuple[int, dict[str, Any], dict[str, str]]
@@ -47,6 +48,19 @@ def prompt_tokens_estimate(body: dict[str, Any]) -> int:
     keys = ("system", "instructions", "messages", "input", "tools")
     chars = sum(_chars(body.get(key)) for key in keys)
     return math.ceil(chars / 3)
+
+
+def asks_for_an_hour(body: Any) -> bool:
+    """Whether any `cache_control` in an Anthropic request asks for the
+    1-hour cache (`"ttl": "1h"`), whose writes cost more."""
+    if isinstance(body, dict):
+        control = body.get("cache_control")
+        if isinstance(control, dict) and control.get("ttl") == "1h":
+            return True
+        return any(asks_for_an_hour(value) for value in body.values())
+    if isinstance(body, list):
+        return any(asks_for_an_hour(item) for item in body)
+    return False
 
 
 @dataclass
@@ -92,9 +106,9 @@ class Wire:
         data = [{"id": m, "object": "model", "created": 0, "owned_by": "plane"} for m in models]
         return {"object": "list", "data": data}
 
-    def held(self, notice: str, retry_after_s: int, resets_at: int) -> Refusal:
+    def held(self, notice: str, retry_after_s: int) -> Refusal:
         """Status, body and headers of the refusal of a held agent's call;
-        `resets_at` is 00:00 UTC as Unix seconds."""
+        `retry_after_s` is the seconds to 00:00 UTC."""
         raise NotImplementedError
 
 
@@ -110,6 +124,10 @@ def _anthropic_usage(data: dict[str, Any], before: Usage) -> Usage:
     )
     cache_read = before.cache_read_tokens if read is None else read
     cache_write = before.cache_write_tokens if written is None else written
+    if written is None and "cache_creation" not in data:
+        hour = before.cache_write_1h_tokens
+    else:
+        hour = hour_writes(data, cache_write)
     if fresh is None:
         uncached = before.input_tokens - before.cache_read_tokens - before.cache_write_tokens
     else:
@@ -119,6 +137,7 @@ def _anthropic_usage(data: dict[str, Any], before: Usage) -> Usage:
         input_tokens=uncached + cache_read + cache_write,
         cache_read_tokens=cache_read,
         cache_write_tokens=cache_write,
+        cache_write_1h_tokens=hour,
         output_tokens=output,
     )
 
@@ -163,7 +182,7 @@ class Messages(Wire):
         }.get(status, "api_error")
         return {"type": "error", "error": {"type": kind, "message": message}}
 
-    def held(self, notice: str, retry_after_s: int, resets_at: int) -> Refusal:
+    def held(self, notice: str, retry_after_s: int) -> Refusal:
         return 429, self.error(429, notice), {"Retry-After": str(retry_after_s)}
 
     def listing(self, models: list[str]) -> dict[str, Any]:
@@ -236,7 +255,7 @@ class ChatCompletions(Wire):
         )
         return {"error": {"message": message, "type": kind, "param": None, "code": kind}}
 
-    def held(self, notice: str, retry_after_s: int, resets_at: int) -> Refusal:
+    def held(self, notice: str, retry_after_s: int) -> Refusal:
         body = self.error(400, notice)
         body["error"]["code"] = "daily_ceiling_reached"
         return 400, body, {}
@@ -268,8 +287,8 @@ class _ResponsesMeter(StreamMeter):
 
 class Responses(Wire):
     """OpenAI's `/v1/responses` (Codex). Usage arrives in the final
-    `response.completed` event. Held: Codex's own `usage_limit_reached`, with
-    `resets_at`, which it shows and waits out instead of retrying."""
+    `response.completed` event. Held: a 400, as for Chat Completions, which
+    Codex prints (the plane's sentence in it) and does not retry."""
 
     name = "OpenAI Responses"
     path = "/v1/responses"
@@ -291,18 +310,12 @@ class Responses(Wire):
     def error(self, status: int, message: str) -> dict[str, Any]:
         return ChatCompletions().error(status, message)
 
-    def held(self, notice: str, retry_after_s: int, resets_at: int) -> Refusal:
-        body = {
-            "error": {
-                "type": "usage_limit_reached",
-                "code": "usage_limit_reached",
-                "message": notice,
-                "param": None,
-                "resets_at": resets_at,
-                "resets_in_seconds": retry_after_s,
-            }
-        }
-        return 429, body, {"Retry-After": str(retry_after_s)}
+    def held(self, notice: str, retry_after_s: int) -> Refusal:
+        # Not Codex's own `usage_limit_reached`: for that it prints a sentence
+        # of its own ("You've hit your usage limit…") and drops the plane's.
+        # A 400 it neither retries nor rewrites: it prints the body, the
+        # plane's sentence in it, and exits.
+        return ChatCompletions().held(notice, retry_after_s)
 
 
 WIRES: dict[str, Wire] = {w.path: w for w in (Messages(), ChatCompletions(), Responses())}

@@ -234,7 +234,8 @@ class Ledger:
             moves = "day = ?, " if recorded.day != known_day else ""
             changed = conn.execute(
                 f"UPDATE calls SET {moves}at = ?, input_tokens = ?, cache_read_tokens = ?,"
-                " cache_write_tokens = ?, output_tokens = ?, cost_usd = ?, price_source = ?,"
+                " cache_write_tokens = ?, cache_write_1h_tokens = ?, output_tokens = ?,"
+                " cost_usd = ?, price_source = ?,"
                 " status = ?, estimated = ? WHERE id = ? AND status = 'pending'",
                 (
                     *((known_day.isoformat(),) if moves else ()),
@@ -242,6 +243,7 @@ class Ledger:
                     usage.input_tokens,
                     usage.cache_read_tokens,
                     usage.cache_write_tokens,
+                    usage.cache_write_1h_tokens,
                     usage.output_tokens,
                     str(cost),
                     recorded.price_source if source is None else source,
@@ -385,6 +387,7 @@ def _entry(row: Row) -> LedgerEntry:
             input_tokens=row["input_tokens"],
             cache_read_tokens=row["cache_read_tokens"],
             cache_write_tokens=row["cache_write_tokens"],
+            cache_write_1h_tokens=row["cache_write_1h_tokens"],
             output_tokens=row["output_tokens"],
         ),
         cost_usd=Decimal(row["cost_usd"]),

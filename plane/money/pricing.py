@@ -47,11 +47,14 @@ def override_cost(price: Price, usage: Usage) -> Decimal:
     """The cost of `usage` at a per-1M price; cache prices default to the input price."""
     read = usage.cache_read_tokens
     written = usage.cache_write_tokens
+    hour = min(usage.cache_write_1h_tokens, written)
     uncached = max(0, usage.input_tokens - read - written)
+    write_price = price.input if price.cache_write is None else price.cache_write
     per_million = (
         uncached * price.input
         + read * (price.input if price.cached_input is None else price.cached_input)
-        + written * (price.input if price.cache_write is None else price.cache_write)
+        + (written - hour) * write_price
+        + hour * (write_price if price.cache_write_1h is None else price.cache_write_1h)
         + usage.output_tokens * price.output
     )
     return per_million / MILLION
@@ -89,17 +92,23 @@ class Pricer:
             return True
         return _calc(model, _genai_usage(Usage())) is not None
 
-    def estimate(self, model: str, prompt_tokens: int, max_output_tokens: int) -> Decimal:
+    def estimate(
+        self, model: str, prompt_tokens: int, max_output_tokens: int, *, hour_cache: bool = False
+    ) -> Decimal:
         """An upper bound on a call's cost before it is made (a pending ledger
-        entry): every prompt token at the dearer of the input and cache-write
-        prices, and every output token the call may produce."""
+        entry): every prompt token at the dearest of the input and cache-write
+        prices (the 1-hour cache's too when the request asks for it), and every
+        output token the call may produce."""
         fresh = Usage(input_tokens=prompt_tokens, output_tokens=max_output_tokens)
         written = Usage(
             input_tokens=prompt_tokens,
             cache_write_tokens=prompt_tokens,
             output_tokens=max_output_tokens,
         )
-        return max(self.price(model, fresh).cost_usd, self.price(model, written).cost_usd)
+        ways = [fresh, written]
+        if hour_cache:
+            ways.append(written.model_copy(update={"cache_write_1h_tokens": prompt_tokens}))
+        return max(self.price(model, usage).cost_usd for usage in ways)
 
 
 def _genai_usage(usage: Usage) -> genai_prices.Usage:
@@ -107,6 +116,7 @@ def _genai_usage(usage: Usage) -> genai_prices.Usage:
         input_tokens=usage.input_tokens,
         cache_read_tokens=usage.cache_read_tokens,
         cache_write_tokens=usage.cache_write_tokens,
+        cache_write_1h_tokens=min(usage.cache_write_1h_tokens, usage.cache_write_tokens),
         output_tokens=usage.output_tokens,
     )
 

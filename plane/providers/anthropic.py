@@ -50,8 +50,17 @@ def anthropic_usage(usage: dict[str, Any]) -> Usage:
         input_tokens=fresh + read + written,
         cache_read_tokens=read,
         cache_write_tokens=written,
+        cache_write_1h_tokens=hour_writes(usage, written),
         output_tokens=token_count(usage.get("output_tokens")),
     )
+
+
+def hour_writes(usage: dict[str, Any], written: int) -> int:
+    """The part of `written` kept for an hour: `cache_creation`'s
+    `ephemeral_1h_input_tokens` (never more than was written)."""
+    split = usage.get("cache_creation")
+    hour = token_count(split.get("ephemeral_1h_input_tokens")) if isinstance(split, dict) else 0
+    return min(hour, written)
 
 
 def wire_messages(request: CompletionRequest) -> list[dict[str, Any]]:

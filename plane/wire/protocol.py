@@ -49,12 +49,15 @@ class Usage(Frame):
 
     `input_tokens` counts every prompt token, cached or not (as OpenAI does);
     `cache_read_tokens` and `cache_write_tokens` are the parts of it that were
-    read from or written to the provider's prompt cache.
+    read from or written to the provider's prompt cache; `cache_write_1h_tokens`
+    is the part of the writes kept for an hour (Anthropic's 1-hour cache, priced
+    above its 5-minute one).
     """
 
     input_tokens: int = Field(default=0, ge=0)
     cache_read_tokens: int = Field(default=0, ge=0)
     cache_write_tokens: int = Field(default=0, ge=0)
+    cache_write_1h_tokens: int = Field(default=0, ge=0)
     output_tokens: int = Field(default=0, ge=0)
 
     def __add__(self, other: Usage) -> Usage:
@@ -62,6 +65,7 @@ class Usage(Frame):
             input_tokens=self.input_tokens + other.input_tokens,
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            cache_write_1h_tokens=self.cache_write_1h_tokens + other.cache_write_1h_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
         )
 

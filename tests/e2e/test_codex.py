@@ -75,9 +75,8 @@ async def test_codex_is_metered_then_held_without_a_retry_storm(
     started = time.monotonic()
     code, out = await codex_exec(gw, home, key, "Again.")
     took = time.monotonic() - started
-    # Codex 0.171 shows its own sentence for `usage_limit_reached`, with the
-    # plane's `resets_at` (00:00 UTC after the test clock's noon), and stops.
+    # Codex 0.171 prints a 400's body, the plane's held sentence in it, and stops.
     assert code != 0
-    assert "You’ve hit your usage limit. Try again at Nov 30th, 2026 12:00 AM." in out, out
+    assert "codex has spent $" in out and "it answers at 00:00 UTC, in 12h 00m" in out, out
     assert len(served.requests) == asked, "a held call reached the upstream"
     assert took < 30, f"Codex took {took:.0f} s to give up: it retried"

@@ -39,7 +39,8 @@ providers:
     models: [scripted-model]
     max_retries: 0
 pricing:
-  scripted-model: {input: 1000, cached_input: 100, cache_write: 1250, output: 2000}
+  scripted-model:
+    {input: 1000, cached_input: 100, cache_write: 1250, cache_write_1h: 2000, output: 2000}
 agents:
   claude: {provider: scripted-anthropic, gateway: {}}
   aider: {provider: scripted, gateway: {}}

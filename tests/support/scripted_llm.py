@@ -205,6 +205,17 @@ def _anthropic_usage(usage: Usage) -> dict[str, Any]:
     return {
         "input_tokens": usage.input_tokens - usage.cache_read_tokens - usage.cache_write_tokens,
         "cache_creation_input_tokens": usage.cache_write_tokens,
+        **(
+            {
+                "cache_creation": {
+                    "ephemeral_5m_input_tokens": usage.cache_write_tokens
+                    - usage.cache_write_1h_tokens,
+                    "ephemeral_1h_input_tokens": usage.cache_write_1h_tokens,
+                }
+            }
+            if usage.cache_write_1h_tokens
+            else {}
+        ),
         "cache_read_input_tokens": usage.cache_read_tokens,
         "output_tokens": usage.output_tokens,
     }

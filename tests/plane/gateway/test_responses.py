@@ -38,7 +38,7 @@ async def test_a_responses_call_is_metered_streaming_and_not(
     assert len(served.requests) == 2
 
 
-async def test_a_held_codex_gets_usage_limit_reached_with_resets_at(
+async def test_a_held_codex_gets_a_400_with_the_planes_sentence(
     start_gateway: StartGateway, responses_upstream: tuple[Upstream, str]
 ) -> None:
     served, base_url = responses_upstream
@@ -46,14 +46,12 @@ async def test_a_held_codex_gets_usage_limit_reached_with_resets_at(
     key = Keys(gw.home.gateway_keys).make("codex")
     await gw.services.gate.ceilings.set("codex", Decimal(0))
     async with openai.AsyncOpenAI(base_url=f"{gw.url}/v1", api_key=key, max_retries=0) as client:
-        with pytest.raises(openai.RateLimitError) as refused:
+        with pytest.raises(openai.BadRequestError) as refused:
             await client.responses.create(model="scripted-model", input="hello")
     error = refused.value.body
-    assert isinstance(error, dict) and error["type"] == "usage_limit_reached"
-    midnight = int(gw.services.gate.resets_at().timestamp())
-    assert (error["resets_at"], error["resets_in_seconds"]) == (midnight, 12 * 3600)
+    assert isinstance(error, dict) and error["code"] == "daily_ceiling_reached"
     assert error["message"].startswith("codex has spent $0.00 today, at its $0.00 daily ceiling")
-    assert refused.value.response.headers["retry-after"] == str(12 * 3600)
+    assert error["message"].endswith("in 12h 00m, or when the limit is raised.")
     assert served.requests == []
 
 

@@ -80,6 +80,24 @@ async def test_an_anthropic_stream_is_metered_from_message_start_and_delta(
     assert entry.cost_usd == CLAUDE_COST
 
 
+async def test_writes_to_the_one_hour_cache_are_metered_at_their_own_rate(
+    start_gateway: StartGateway,
+) -> None:
+    """The stream's `message_start` splits the writes (`cache_creation`): 10 of
+    the 30 kept for an hour cost $0.002 each, not the 5-minute $0.00125."""
+    gw = await start_gateway()
+    hour = CLAUDE_USAGE.model_copy(update={"cache_write_1h_tokens": 10})
+    gw.llm.reply("kept an hour", usage=hour)
+    async with claude(gw) as client:
+        async with client.messages.stream(
+            model="scripted-model", max_tokens=100, messages=HELLO
+        ) as stream:
+            await stream.until_done()
+    [entry] = await gw.entries()
+    assert entry.usage == hour
+    assert entry.cost_usd == CLAUDE_COST + 10 * (Decimal("0.002") - Decimal("0.00125"))
+
+
 async def test_a_chat_completions_call_is_metered_with_its_cached_tokens(
     start_gateway: StartGateway,
 ) -> None:

@@ -81,6 +81,27 @@ def test_provider_usage_straight_from_the_wire_is_priced_right():
     assert pricer.price("gpt-4o", openai_usage(wire)).cost_usd == Decimal("0.02")
 
 
+def test_an_hour_in_anthropics_cache_is_priced_at_the_hour_rate_not_the_five_minute_one():
+    """`cache_creation` splits the writes; genai-prices has both rates (haiku
+    4.5: $1.25 for 5 minutes, $2 for an hour, per 1M)."""
+    wire = {
+        "input_tokens": 1_000,
+        "cache_read_input_tokens": 5_000,
+        "cache_creation_input_tokens": 4_000,
+        "cache_creation": {"ephemeral_5m_input_tokens": 1_000, "ephemeral_1h_input_tokens": 3_000},
+        "output_tokens": 500,
+    }
+    usage = anthropic_usage(wire)
+    assert (usage.cache_write_tokens, usage.cache_write_1h_tokens) == (4_000, 3_000)
+    # 1,000 × 1 + 5,000 × 0.1 + 1,000 × 1.25 + 3,000 × 2 + 500 × 5 = 11,250 per 1M
+    assert pricer.price("claude-haiku-4-5", usage).cost_usd == Decimal("0.01125")
+    price = Price(input=Decimal(1), cache_write=Decimal(2), cache_write_1h=Decimal(4), output=0)
+    # 1,000 × 1 + 5,000 × 1 + 1,000 × 2 + 3,000 × 4 = 20,000 per 1M
+    assert Pricer({"m": price}).price("m", usage).cost_usd == Decimal("0.02")
+    without = Price(input=Decimal(1), cache_write=Decimal(2), output=0)
+    assert Pricer({"m": without}).price("m", usage).cost_usd == Decimal("0.014")
+
+
 def test_overrides_price_every_kind_of_token():
     price = Price(
         input=Decimal("0.5"),
@@ -132,6 +153,8 @@ def test_estimate_is_the_dearest_way_the_prompt_could_be_billed():
     assert pricer.estimate("claude-haiku-4-5", 1_000, 100) == Decimal("0.00175")
     # gpt-4o has no cache-write price: 1,000 × 2.50 + 100 × 10
     assert pricer.estimate("gpt-4o", 1_000, 100) == Decimal("0.0035")
+    # a request that asks for the 1-hour cache: 1,000 at 2.00 + 100 × 5
+    assert pricer.estimate("claude-haiku-4-5", 1_000, 100, hour_cache=True) == Decimal("0.0025")
 
 
 @settings(max_examples=60, deadline=None)
