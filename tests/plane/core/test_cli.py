@@ -23,6 +23,7 @@ import pytest
 from plane.clock import next_midnight
 from plane.db import Database
 from plane.wire.protocol import Usage, Welcome, encode
+from tests.support.cpu import REFUSAL_CPU_S, cpu_limit, out_of_cpu
 from tests.support.fixtures_plane import CONFIG
 
 
@@ -315,10 +316,10 @@ def test_a_plane_that_hangs_up_is_one_line(tmp_path, behaviour, args):
 
 
 def test_send_wait_that_times_out_says_so_in_one_line(daemon, scripted_llm):
-    scripted_llm.reply("Too late.", delay_s=5)
+    scripted_llm.reply("Too late.", delay_s=60)
     started = time.monotonic()
     result = plane_cmd(daemon, "send", "demo", "hello", "--wait", "--timeout", "0.5")
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 30  # gave up; the answer is a minute away
     assert result.returncode == 124
     assert one_line(result) == (
         "plane: No answer from demo within 0.5s; its turn goes on (`plane status` shows it)."
@@ -418,33 +419,23 @@ def test_serve_without_a_config_says_where_it_looked(tmp_path):
 # ── a plane.db that cannot be used: one line, an exit, nothing left ────────
 
 
-@pytest.fixture(scope="module")
-def start_cost() -> float:
-    """Seconds this machine takes to start Python and import the plane (it is
-    loaded by other tests): the 2 s a refusal may take come on top."""
-    started = time.monotonic()
-    subprocess.run([sys.executable, "-c", "import plane.cli, plane.daemon.server"], check=True)
-    return time.monotonic() - started
-
-
-def refused(home: Path, start_cost: float, **popen: Any) -> str:
-    """Run `plane serve` on `home`; check it refused in one line, quickly,
+def refused(home: Path, **popen: Any) -> str:
+    """Run `plane serve` on `home`; check it refused in one line, within a few CPU seconds,
     leaving no socket and no held lock; return the line."""
     config = home.parent / "agents.yaml"
     if not config.exists():
         config.write_text("defaults:\n  limitUsd: 1\n")
-    started = time.monotonic()
     result = subprocess.run(
         [sys.executable, "-m", "plane", "serve", "--config", str(config)],
         env={**os.environ, "PLANE_HOME": str(home)},
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
+        preexec_fn=cpu_limit(),
         **popen,
     )
-    elapsed = time.monotonic() - started
+    assert not out_of_cpu(result.returncode), f"worked over {REFUSAL_CPU_S} CPU seconds"
     assert result.returncode == 1, result.stderr
-    assert elapsed < start_cost + 2, f"{elapsed:.1f}s to refuse (start-up alone {start_cost:.1f}s)"
     assert not (home / "plane.sock").exists()
     lock = home / "plane.lock"
     if lock.exists():
@@ -479,44 +470,44 @@ def plane_db(home: Path, messages: int = 0) -> Path:
 DAMAGED = "is damaged ({}); restore it from a backup, or move it aside to start a new ledger"
 
 
-def test_a_plane_db_of_garbage_bytes_is_refused(tmp_path, start_cost):
+def test_a_plane_db_of_garbage_bytes_is_refused(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
     (home / "plane.db").write_bytes(bytes(range(256)) * 64)
-    line = refused(home, start_cost)
+    line = refused(home)
     assert line.startswith(f"plane: {home}/plane.db " + DAMAGED.format("file is not a database"))
 
 
-def test_a_plane_db_with_damaged_pages_is_refused(tmp_path, start_cost):
+def test_a_plane_db_with_damaged_pages_is_refused(tmp_path):
     home = tmp_path / "home"
     db = plane_db(home, messages=2000)
     with open(db, "r+b") as file:  # the header and schema stay; later pages do not
         file.seek(4096 * 5)
         file.write(b"\xa5" * 4096 * 3)
-    line = refused(home, start_cost)
+    line = refused(home)
     assert line.startswith(f"plane: {db} " + DAMAGED.format("database disk image is malformed"))
 
 
-def test_a_plane_db_that_is_a_directory_is_refused(tmp_path, start_cost):
+def test_a_plane_db_that_is_a_directory_is_refused(tmp_path):
     home = tmp_path / "home"
     (home / "plane.db").mkdir(parents=True)
-    line = refused(home, start_cost)
+    line = refused(home)
     assert line == (
         f"plane: Cannot open {home}/plane.db: it is a directory; the ledger must be a file."
     )
 
 
-def test_a_plane_db_from_a_newer_plane_is_refused(tmp_path, start_cost):
+def test_a_plane_db_from_a_newer_plane_is_refused(tmp_path):
     home = tmp_path / "home"
     db = plane_db(home)
     with sqlite3.connect(db) as connection:
         connection.execute("PRAGMA user_version = 999")
-    line = refused(home, start_cost)
+    line = refused(home)
     assert line.startswith(f"plane: {db} is from a newer plane (schema 999, this one knows ")
     assert line.endswith("); upgrade plane.")
 
 
-def test_an_immutable_plane_db_is_refused(tmp_path, start_cost):
+def test_an_immutable_plane_db_is_refused(tmp_path):
     """Read-only even for root: chattr +i (where the file system has it)."""
     home = tmp_path / "home"
     db = plane_db(home)
@@ -524,7 +515,7 @@ def test_an_immutable_plane_db_is_refused(tmp_path, start_cost):
     if subprocess.run(["chattr", "+i", str(db)], capture_output=True).returncode != 0:
         pytest.skip("chattr +i is not available here")
     try:
-        line = refused(home, start_cost)
+        line = refused(home)
     finally:
         subprocess.run(["chattr", "-i", str(db)], check=True)
     assert line == (
@@ -543,7 +534,7 @@ def runs_as_nobody() -> bool:
 
 
 @pytest.mark.skipif(not runs_as_nobody(), reason="needs root, and a Python `nobody` can run")
-def test_a_read_only_plane_db_is_refused_for_an_ordinary_user(start_cost):
+def test_a_read_only_plane_db_is_refused_for_an_ordinary_user():
     """chmod 0444 stops an ordinary user (it never stops root)."""
     nobody = 65534
     root = Path(tempfile.mkdtemp(prefix="plane-ro-"))
@@ -554,7 +545,7 @@ def test_a_read_only_plane_db_is_refused_for_an_ordinary_user(start_cost):
         for path in (home, *home.iterdir()):
             os.chown(path, nobody, nobody)
         db.chmod(0o444)
-        line = refused(home, start_cost, user=nobody, group=nobody, extra_groups=[], cwd=root)
+        line = refused(home, user=nobody, group=nobody, extra_groups=[], cwd=root)
     finally:
         shutil.rmtree(root)
     assert line == (
@@ -563,11 +554,11 @@ def test_a_read_only_plane_db_is_refused_for_an_ordinary_user(start_cost):
     )
 
 
-def test_a_damaged_compression_store_is_refused_by_name(tmp_path, start_cost):
+def test_a_damaged_compression_store_is_refused_by_name(tmp_path):
     home = tmp_path / "home"
     plane_db(home)
     (home / "refs.db").write_bytes(b"\x00not sqlite\xff" * 500)
-    line = refused(home, start_cost)
+    line = refused(home)
     assert line == (
         f"plane: {home}/refs.db is damaged (file is not a database); restore it from a "
         "backup, or move it aside to start an empty one (what compression removed so far "

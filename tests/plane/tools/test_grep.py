@@ -100,7 +100,7 @@ async def test_a_runaway_regex_is_stopped_and_its_process_killed(
     (workspace / "evil.txt").write_text("a" * 40 + "!\n")
     started = time.monotonic()
     result = await run("grep", pattern=r"^(a+)+$")
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # the regex alone would run for hours
     assert (result.ok, result.text) == (
         False,
         "grep was stopped after 1s; narrow the path or glob, or simplify the pattern.",

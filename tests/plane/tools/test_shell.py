@@ -95,7 +95,7 @@ async def test_a_timeout_kills_the_whole_process_tree(run: Run, workspace: Path)
         command="sleep 60.101 & echo started; setsid -f sleep 60.102; sleep 60",
         timeout_s=1,
     )
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # far under the sleeps: killed, not waited for
     assert not result.ok
     assert result.text.startswith(
         "$ sleep 60.101 & echo started; setsid -f sleep 60.102; sleep 60\nstarted\n"
@@ -107,7 +107,7 @@ async def test_a_timeout_kills_the_whole_process_tree(run: Run, workspace: Path)
 async def test_background_processes_end_with_the_command(run: Run, workspace: Path):
     started = time.monotonic()
     result = await run("run_command", command="sleep 60.201 & echo back")
-    assert time.monotonic() - started < 5  # the background sleep does not hold the pipe open
+    assert time.monotonic() - started < 30  # the background sleep does not hold the pipe open
     assert result.ok and "back\n[exit 0" in result.text
     assert _none_running("sleep 60.201")
 
@@ -116,7 +116,7 @@ async def test_a_process_that_leaves_the_session_ends_with_the_command_too(run: 
     started = time.monotonic()
     command = "setsid -f sleep 60.301; (setsid sleep 60.302 &); echo back"
     result = await run("run_command", command=command)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # far under the sleeps: killed, not waited for
     assert result.ok and "back\n" in result.text
     assert _none_running("sleep 60.30")
 
