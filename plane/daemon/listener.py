@@ -47,7 +47,7 @@ import struct
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
-from plane.daemon.events import EventBus, Subscription
+from plane.daemon.events import EventBus, Subscription, coalesced
 from plane.errors import PlaneError
 from plane.wire import protocol as p
 
@@ -318,13 +318,20 @@ class _Connection:
         return self._subscription
 
     async def _forward(self, subscription: Subscription) -> None:
-        while (event := await subscription.queue.get()) is not None:
-            await self._send(event)
+        """Events, as they come; what piled up while a write waited goes in one."""
+        while (first := await subscription.queue.get()) is not None:
+            rest, ended = subscription.waiting()
+            await self._write(coalesced([first, *rest]))
+            if ended:
+                break
         self._writer.close()
 
     async def _send(self, frame: p.Frame) -> None:
+        await self._write(p.encode(frame))
+
+    async def _write(self, data: bytes) -> None:
         async with self._writing:  # replies and events share the stream
-            self._writer.write(p.encode(frame))
+            self._writer.write(data)
             await self._writer.drain()
 
     async def _close(self) -> None:

@@ -82,7 +82,7 @@ class GatewayPlane:
 
         async def wait() -> p.Message:
             while True:
-                event = await watching.queue.get()
+                event = await watching.next()
                 if isinstance(event, p.MessageAppended) and event.message.agent == agent:
                     if event.message.kind == "cost":
                         return event.message

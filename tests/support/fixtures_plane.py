@@ -105,7 +105,7 @@ class RunningPlane:
 
         async def collect() -> None:
             while True:
-                event = await subscription.queue.get()
+                event = await subscription.next()
                 if isinstance(event, p.MessageAppended) and event.message.agent == agent:
                     said.append(event.message)
                 if isinstance(event, p.TurnFinished) and event.agent == agent:

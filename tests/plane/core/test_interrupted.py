@@ -41,7 +41,7 @@ async def mid_stream(plane: RunningPlane, agent: str, text: str) -> None:
     subscription = plane.bus.subscribe()
     try:
         await plane.send(agent, text)
-        while not isinstance(await subscription.queue.get(), p.TextDelta):
+        while not isinstance(await subscription.next(), p.TextDelta):
             pass
     finally:
         plane.bus.unsubscribe(subscription)
@@ -89,7 +89,7 @@ async def test_a_booked_turn_cut_by_a_stop_is_taken_again(start_plane):
     plane.llm.reply("checked", usage=Usage(input_tokens=10))
     subscription = plane.bus.subscribe()
     await plane.scheduler.book("demo", plane.clock.now(), "check the build")
-    while not isinstance(await asyncio.wait_for(subscription.queue.get(), 10), p.TextDelta):
+    while not isinstance(await asyncio.wait_for(subscription.next(), 10), p.TextDelta):
         pass
     plane.bus.unsubscribe(subscription)
 
