@@ -37,12 +37,14 @@ $(E2E_AIDER):
 	$(PYTHON) -m venv tests/e2e/aider
 	tests/e2e/aider/bin/python -m pip install -q aider-chat==0.86.2
 
+# On every core (pytest-xdist); tests/conftest.py keeps the embedded model's
+# tests on one worker.
 test: lint $(E2E_NODE) $(E2E_AIDER)
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto --dist loadgroup
 
 # The inner loop: everything but the e2e, embedded-model and slow tiers.
 test-fast: $(BIN)/plane
-	$(BIN)/pytest -q -m "not e2e and not embedded and not slow"
+	$(BIN)/pytest -q -n auto --dist loadgroup -m "not e2e and not embedded and not slow"
 
 bench: $(BIN)/plane
 	$(BIN)/python bench/compress.py

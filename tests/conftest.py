@@ -6,6 +6,10 @@ into tiers (`make test-fast` leaves out the last three):
 - `embedded`: tests on the real embedded model (the `embedded_model` fixture,
   or a module that starts one itself and says so with `pytestmark`);
 - `slow`: tests that say so.
+
+`make test` runs the suite on every core (pytest-xdist, `--dist loadgroup`);
+the embedded-model tests all go to one worker, so the model starts once and
+two copies never fight over the cores.
 """
 
 from pathlib import Path
@@ -18,9 +22,11 @@ pytest_plugins = [
 ]
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if "e2e" in item.path.parts:
-            item.add_marker(pytest.mark.e2e)
-        if "embedded_model" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.embedded)
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Tiers, marked as each test is collected: before xdist reads its groups."""
+    if "e2e" in item.path.parts:
+        item.add_marker(pytest.mark.e2e)
+    if "embedded_model" in getattr(item, "fixturenames", ()):
+        item.add_marker(pytest.mark.embedded)
+    if item.get_closest_marker("embedded") is not None:
+        item.add_marker(pytest.mark.xdist_group("embedded"))
