@@ -22,6 +22,7 @@ import pytest
 
 from plane.clock import next_midnight
 from plane.db import Database
+from plane.wire.client import PlaneClient, PlaneError
 from plane.wire.protocol import Usage, Welcome, encode
 from tests.support.cpu import REFUSAL_CPU_S, cpu_limit, out_of_cpu
 from tests.support.fixtures_plane import CONFIG
@@ -38,6 +39,21 @@ def plane_cmd(home: Path, *args: str, timeout: float = 60) -> subprocess.Complet
     )
 
 
+def answers(home: Path) -> bool:
+    """Whether a plane answers on `home`'s socket (asked from here: a `plane
+    status` process a poll would cost a Python start each time)."""
+
+    async def hello() -> None:
+        client = await PlaneClient.connect(home / "plane.sock")
+        await client.close()
+
+    try:
+        asyncio.run(hello())
+    except (PlaneError, OSError):
+        return False
+    return True
+
+
 @pytest.fixture
 def daemon(tmp_path, scripted_llm):
     home = tmp_path / "home"
@@ -51,11 +67,11 @@ def daemon(tmp_path, scripted_llm):
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 30
-    while plane_cmd(home, "status").returncode != 0:
+    deadline = time.monotonic() + 60
+    while not answers(home):
         assert process.poll() is None, process.stderr.read()
         assert time.monotonic() < deadline, "the plane did not start"
-        time.sleep(0.2)
+        time.sleep(0.1)
     yield home
     process.terminate()
     process.wait(timeout=20)
