@@ -197,6 +197,7 @@ class Plane:
                 Keys(self.home.gateway_keys),
                 publish=crew.publish,
                 spend_notices=crew.spend_notices,
+                embedded=self._embedded_address,
             )
             self._http_listener = HttpListener(gateway, SHUTDOWN_GRACE_S)
             self.http_port = await self._http_listener.listen(*self._http)
@@ -253,6 +254,13 @@ class Plane:
         return build_providers(
             self.config, embedded=self._embedded, transports=self._transports, agents=agents
         )
+
+    def _embedded_address(self) -> tuple[str, str | None] | None:
+        """The embedded model's base URL and key, while it runs (the gateway's upstream)."""
+        model = self._embedded
+        if model is None or not model.base_url:
+            return None
+        return model.base_url, model.api_key
 
     async def _start_embedded(self) -> EmbeddedModel:
         if self._embedded is None:

@@ -34,16 +34,13 @@ import httpx
 
 from plane.agents.roster import AgentSpec
 from plane.agents.services import Services
-from plane.config import ProviderConfig
-from plane.errors import NoSuchAgent, UnknownPrice
+from plane.errors import NoSuchAgent, ProviderError, UnknownPrice
 from plane.gateway.keys import Keys
 from plane.gateway.routing import (
-    ANTHROPIC_VERSION,
-    PASSED_HEADERS,
+    Upstream,
     presented_key,
     session,
-    upstream_key,
-    upstream_url,
+    upstream,
 )
 from plane.gateway.wire import (
     Wire,
@@ -104,10 +101,13 @@ class Gateway:
         publish: Callable[[str], Awaitable[object]],
         spend_notices: Callable[[str], Awaitable[None]],
         transport: httpx.AsyncBaseTransport | None = None,
+        embedded: Callable[[], tuple[str, str | None] | None] = lambda: None,
     ) -> None:
         """`publish` sends an agent's row to the clients; `spend_notices`
-        says the day's warning and ceiling notices (both the crew's)."""
+        says the day's warning and ceiling notices (both the crew's);
+        `embedded` the embedded model's base URL and key, while it runs."""
         self._services = services
+        self._embedded = embedded
         self._keys = keys
         self._publish = publish
         self._spend_notices = spend_notices
@@ -144,10 +144,9 @@ class Gateway:
             body = json.dumps(wire.error(refused.status, str(refused))).encode()
             await out.whole(refused.status, body, {})
             return
-        url = upstream_url(wire, provider).removesuffix(wire.path) + path
         try:
             response = await self._http.post(
-                url, content=raw, headers=self._upstream_headers(wire, provider, headers)
+                provider.url(wire, path), content=raw, headers=provider.headers(wire, headers)
             )
         except httpx.HTTPError as exc:
             message = f"The plane could not reach {spec.name}'s provider {spec.provider!r} ({exc})."
@@ -192,15 +191,18 @@ class Gateway:
             return body, 0
         return await asyncio.to_thread(wire.compressed, body, refs.put)
 
-    def _upstream(self, wire: Wire, spec: AgentSpec) -> ProviderConfig:
-        provider = self._services.config.providers[spec.provider]
-        if provider.kind != wire.upstream_kind:
+    def _upstream(self, wire: Wire, spec: AgentSpec) -> Upstream:
+        try:
+            found = upstream(self._services.config.providers[spec.provider], self._embedded())
+        except ProviderError as exc:
+            raise Refused(503, f"{spec.name}'s provider {spec.provider!r}: {exc}") from None
+        if wire.upstream_kind not in found.speaks:
             raise Refused(
                 400,
                 f"{spec.name}'s provider {spec.provider!r} does not speak {wire.name}; "
                 f"point this client at the plane's API that provider speaks.",
             )
-        return provider
+        return found
 
     async def _open(
         self, wire: Wire, spec: AgentSpec, model: str, body: dict[str, Any]
@@ -247,9 +249,9 @@ class Gateway:
         wire, spec = call.wire, call.spec
         request = self._http.build_request(
             "POST",
-            upstream_url(wire, call.provider),
+            call.provider.url(wire),
             json=wire.upstream_body(call.body),
-            headers=self._upstream_headers(wire, call.provider, headers),
+            headers=call.provider.headers(wire, headers),
         )
         try:
             response = await self._http.send(request, stream=True)
@@ -267,19 +269,6 @@ class Gateway:
                 await self._whole(call, response, out)
         finally:
             await response.aclose()
-
-    def _upstream_headers(
-        self, wire: Wire, provider: ProviderConfig, headers: Mapping[str, str]
-    ) -> dict[str, str]:
-        sent = {name: headers[name] for name in PASSED_HEADERS if name in headers}
-        key = upstream_key(provider)
-        if wire.upstream_kind == "anthropic":
-            sent.setdefault("anthropic-version", ANTHROPIC_VERSION)
-            if key:
-                sent["x-api-key"] = key
-        elif key:
-            sent["authorization"] = f"Bearer {key}"
-        return sent
 
     async def _refused_upstream(
         self, response: httpx.Response, call: _Call, out: Responder
@@ -366,7 +355,7 @@ class _Call:
     id: int
     wire: Wire
     spec: AgentSpec
-    provider: ProviderConfig
+    provider: Upstream
     model: str
     body: dict[str, Any]
     estimate: Decimal
