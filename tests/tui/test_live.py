@@ -232,6 +232,8 @@ async def test_tcp_with_the_token_connects_and_a_wrong_token_is_shown(
 async def test_an_answer_streams_into_the_pane_before_it_is_whole(
     start_plane, scripted_llm
 ) -> None:  # type: ignore[no-untyped-def]
+    """Whole, an answer replaces its streaming text; caught mid-stream (the
+    provider stalls after a few words), the pane shows those words already."""
     plane = await start_plane()
     app = app_for(plane)
     streamed: list[str] = []
@@ -240,16 +242,17 @@ async def test_an_answer_streams_into_the_pane_before_it_is_whole(
         app.store.streaming.subscribe(
             app.main_screen, lambda s: streamed.append(s.text), immediate=True
         )
-        scripted_llm.reply("A long answer, streamed in pieces.", usage=Usage(input_tokens=5))
-        await type_line(pilot, "go")
-        await until(
-            pilot, lambda: ("agent", "A long answer, streamed in pieces.") in pane_lines(app)
-        )
+        scripted_llm.reply("A short answer.", usage=Usage(input_tokens=5))
+        await type_line(pilot, "hi")
+        await until(pilot, lambda: ("agent", "A short answer.") in pane_lines(app))
         assert not app.screen.query("StreamingAnswer")
-    text = "A long answer, streamed in pieces."
-    partial = [t for t in streamed if t and t != text]
-    assert partial and all(text.startswith(t) for t in partial)  # shown as it arrived
-    assert streamed[-1] == ""  # then replaced by the whole message
+        assert streamed[-1] == ""  # the streaming text gave way to the whole message
+
+        scripted_llm.stall("A long answer, streamed", seconds=30)
+        await type_line(pilot, "go")
+        await until(pilot, lambda: streamed[-1] == "A long answer, streamed")
+        assert app.screen.query("StreamingAnswer")
+        assert ("agent", "A long answer, streamed") not in pane_lines(app)  # not whole yet
 
 
 async def test_new_from_the_tui_starts_a_new_model_session_as_the_readme_says(
