@@ -69,6 +69,10 @@ class EventBus:
     def unsubscribe(self, subscription: Subscription) -> None:
         self._subscriptions.discard(subscription)
 
+    def backlog(self) -> int:
+        """Events waiting for the slowest subscriber."""
+        return max((s.queue.qsize() for s in self._subscriptions), default=0)
+
     def emit(self, event: Event) -> None:
         published = Published(event)
         for subscription in list(self._subscriptions):

@@ -1,0 +1,161 @@
+"""Fan-out: the plane's event stream to 1 and to 20 subscribers, in one run.
+
+    .venv/bin/python bench/fanout.py [--agents 200] [--subscribers 20] [--seconds 5]
+
+A real plane (a temporary home, its real Unix socket and listener) and
+subscribers in processes of their own, as TUIs are: each says hello with the
+token, subscribes, and reads its lines. The plane's side publishes token
+deltas through its own event bus, as turns do.
+
+- Throughput: `--agents` streams publish as fast as the plane delivers (the
+  publisher waits while the slowest subscriber has `BACKLOG` events waiting),
+  for `--seconds`; events/s that reached every subscriber, with 1 and with
+  `--subscribers`. Aim (issue 14): 20 subscribers >= 0.8x of 1.
+- Delay: the same streams paced at `--rate` deltas a second each; from
+  publishing to a subscriber reading it, p50/p99 over every subscriber.
+  Aim: p99 < 50 ms with 20 subscribers.
+
+A delta carries the moment it was published (CLOCK_MONOTONIC, the same in
+every process); a subscriber samples the newest delta of each read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from plane.config import parse_config
+from plane.daemon.server import Plane
+from plane.home import Home
+from plane.wire import protocol as p
+
+THROUGHPUT_AIM = 0.8
+BACKLOG = 2_000
+"""Events the publisher lets wait for the slowest subscriber (the plane drops one at 10,000)."""
+DELAY_AIM_MS = 50.0
+
+READER = r"""
+import json, socket, sys, time
+path, token = sys.argv[1], sys.argv[2]
+s = socket.socket(socket.AF_UNIX)
+s.connect(path)
+s.sendall(json.dumps({"type": "hello", "id": 1, "protocol_version": 1, "client": "bench",
+                      "token": token}).encode() + b"\n" + b'{"type": "subscribe", "id": 2}\n')
+print("ready", flush=True)
+count, delays, tail = 0, [], b""
+while True:
+    data = s.recv(1 << 20)
+    if not data:
+        break
+    count += data.count(b"|")
+    chunk = tail + data
+    at = chunk.rfind(b'"text":"')
+    if at >= 0 and (bar := chunk.find(b"|", at)) > 0:  # one delay a read: the newest delta's
+        delays.append(time.monotonic() - float(chunk[at + 8:bar]))
+    if b'"text":"end"' in chunk:
+        break
+    tail = data[-64:]
+print(json.dumps({"count": count, "delays": delays}), flush=True)
+"""
+"""A subscriber that reads as cheaply as Python can (counting in C, one
+delay sampled a read), so that what is measured is the plane's sending."""
+
+
+async def run(agents: int, subscribers: int, seconds: float, rate: float | None) -> dict:
+    """Publish for `seconds` with `subscribers` reading; what they received."""
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Home(Path(tmp) / "home")
+        plane = Plane(parse_config("agents: {}\n"), home)
+        await plane.startup()
+        token = (home.root / "token").read_text().strip()
+        readers = [
+            await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-c",
+                READER,
+                str(home.socket),
+                token,
+                stdout=asyncio.subprocess.PIPE,
+                limit=1 << 28,  # the last line holds every delay seen
+            )
+            for _ in range(subscribers)
+        ]
+        for reader in readers:
+            assert reader.stdout is not None
+            await reader.stdout.readline()  # ready
+        await asyncio.sleep(0.5)  # every subscription taken
+        published = await publish(plane, agents, seconds, rate)
+        plane.bus.emit(p.TextDelta(agent="end", turn=0, text="end"))
+        results = []
+        for reader in readers:
+            assert reader.stdout is not None
+            results.append(json.loads(await reader.stdout.readline()))
+            await reader.wait()
+        plane.stop_event.set()
+        await plane.shutdown()
+    delays = sorted(d for r in results for d in r["delays"])
+    return {
+        "published": published,
+        "received": min(r["count"] for r in results),
+        "p50_ms": 1000 * statistics.median(delays) if delays else float("nan"),
+        "p99_ms": 1000 * delays[int(len(delays) * 0.99)] if delays else float("nan"),
+    }
+
+
+async def publish(plane: Plane, agents: int, seconds: float, rate: float | None) -> int:
+    """Deltas from `agents` streams; as fast as the plane delivers (a round
+    of every agent, then the loop's turn for the writers), or `rate` a second each."""
+    names = [f"agent-{i}" for i in range(agents)]
+    sent, start = 0, time.monotonic()
+    round_s = None if rate is None else 1 / rate
+    while time.monotonic() - start < seconds:
+        for name in names:
+            plane.bus.emit(p.TextDelta(agent=name, turn=1, text=f"{time.monotonic()}|word "))
+        sent += agents
+        if round_s is None:
+            await asyncio.sleep(0)
+            # As fast as delivered, never dropped: the bus has no event to wait on (by design
+            # it never waits on a client), so the bench looks.
+            while plane.bus.backlog() > BACKLOG:  # noqa: ASYNC110
+                await asyncio.sleep(0.001)
+        else:
+            await asyncio.sleep(max(0.0, start + (sent / agents) * round_s - time.monotonic()))
+    return sent
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--agents", type=int, default=200)
+    parser.add_argument("--subscribers", type=int, default=20)
+    parser.add_argument("--seconds", type=float, default=5)
+    parser.add_argument("--rate", type=float, default=10, help="deltas a second each (delay)")
+    args = parser.parse_args()
+    one = asyncio.run(run(args.agents, 1, args.seconds, None))
+    many = asyncio.run(run(args.agents, args.subscribers, args.seconds, None))
+    paced = asyncio.run(run(args.agents, args.subscribers, args.seconds, args.rate))
+    rate_one = one["received"] / args.seconds
+    rate_many = many["received"] / args.seconds
+    ratio = rate_many / rate_one
+    print(f"fan-out: {args.agents} streaming agents, {args.seconds:g} s a side")
+    print(f"  1 subscriber    {rate_one:10,.0f} events/s delivered")
+    print(f"  {args.subscribers} subscribers  {rate_many:10,.0f} events/s delivered to each")
+    met = "met" if ratio >= THROUGHPUT_AIM else "NOT met"
+    print(f"  ratio {ratio:.2f}x (aim >= {THROUGHPUT_AIM:.1f}x: {met})")
+    met = "met" if paced["p99_ms"] < DELAY_AIM_MS else "NOT met"
+    print(
+        f"  delay at {args.rate:g} deltas/s per agent, {args.subscribers} subscribers: "
+        f"p50 {paced['p50_ms']:.1f} ms, p99 {paced['p99_ms']:.1f} ms "
+        f"(aim p99 < {DELAY_AIM_MS:.0f} ms: {met})"
+    )
+
+
+if __name__ == "__main__":
+    main()
