@@ -39,7 +39,7 @@ from plane.wire.protocol import (
     TurnStarted,
     Usage,
 )
-from plane.wire.words import turn_line
+from plane.wire.words import plain, turn_line
 
 log = logging.getLogger(__name__)
 
@@ -205,7 +205,10 @@ class Crew:
         await self.spend_notices(agent)
 
     async def spend_notices(self, agent: str) -> None:
-        """After a turn's cost line: the once-a-day warning and ceiling notices."""
+        """After a turn's cost line: the once-a-day warning, and the ceiling
+        reached — each time the agent is stopped: once per ceiling a day, so
+        a raised limit reached again is said again, while calls settling
+        together over one ceiling (a gateway's) say it once."""
         services = self._services
         ceiling = services.gate.ceilings.of(agent)
         if ceiling is None or ceiling == 0:
@@ -213,7 +216,7 @@ class Crew:
         spent = await services.ledger.spend_today(agent)
         day = await services.ledger.today()
         first_today = services.conversation.first_today
-        if spent >= ceiling and await first_today(agent, "ceiling", day):
+        if spent >= ceiling and await first_today(agent, f"ceiling {plain(ceiling)}", day):
             await first_today(agent, "warn", day)
             resets_in = until(services.clock.now(), services.gate.resets_at())
             await services.say(

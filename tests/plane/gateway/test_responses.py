@@ -52,7 +52,7 @@ async def test_a_held_codex_gets_usage_limit_reached_with_resets_at(
     assert isinstance(error, dict) and error["type"] == "usage_limit_reached"
     midnight = int(gw.services.gate.resets_at().timestamp())
     assert (error["resets_at"], error["resets_in_seconds"]) == (midnight, 12 * 3600)
-    assert error["message"].startswith("codex has spent $0.00 today, at its $0.00 daily ceiling")
+    assert error["message"].startswith("codex is paused: its daily ceiling is $0.00")
     assert refused.value.response.headers["retry-after"] == str(12 * 3600)
     assert served.requests == []
 
