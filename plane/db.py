@@ -162,6 +162,11 @@ MIGRATIONS: tuple[str, ...] = (
         SELECT day, agent, decimal_sum(cost_usd) FROM calls WHERE status != 'pending'
         GROUP BY day, agent;
     """,
+    # The tools of an agent made from the keyboard, as a JSON list of names;
+    # NULL (every agent made before) is every tool, as it was.
+    """
+    ALTER TABLE agents ADD COLUMN tools TEXT;
+    """,
 )
 
 

@@ -167,6 +167,7 @@ class Crew:
             price_known=services.pricer.is_known(spec.model),
             waiting=await services.conversation.count_waiting(agent),
             resumes_at=self._resumes_at(agent, hold) if held else None,
+            tools=spec.tools,
         )
 
     def _resumes_at(self, agent: str, hold: Hold | None) -> datetime | None:
@@ -191,6 +192,7 @@ class Crew:
             default_model=defaults.model,
             default_limit_usd=defaults.limit_usd,
             commands=registry(),
+            tool_defaults=self._services.roster.tool_defaults(),
         )
 
     async def publish(self, agent: str) -> AgentState:

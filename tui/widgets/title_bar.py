@@ -5,8 +5,9 @@ when the agent is amber or held, also how long until the plane's day resets.
 A held agent that the reset frees says it in its own terms, `held · resumes
 in 3h 13m` (the plane's `resumes_at`: the one moment it starts again on its
 own); a zero ceiling is a pause, `paused`, which no reset ends; another hold
-the reset does not free (an unpriced model) keeps `resets in`. The screen sets `agent`, `resets_in` and `resumes_in`; the spend
-is coloured by the `-warn` / `-over` classes, like a row's.
+the reset does not free (an unpriced model) keeps `resets in`. The screen
+sets `agent`, `resets_in` and `resumes_in`; the spend is coloured by the
+`-warn` / `-over` classes, like a row's.
 """
 
 from __future__ import annotations
