@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from plane.errors import ContextOverflow, ProviderError
+from plane.providers.openai import OpenAIProvider
 from tests.plane.providers.conftest import scripted_provider
 from tests.plane.providers.support import ask
 from tests.support.scripted_llm import ScriptedLLM
@@ -79,3 +80,19 @@ async def test_another_bad_request_is_not_an_overflow(kind, scripted_llm: Script
     finally:
         await provider.aclose()
     assert not isinstance(caught.value, ContextOverflow)
+
+
+async def test_the_real_llama_cpp_servers_refusal_is_an_overflow(embedded_model):
+    """The embedded model's own server (4,096 tokens) says it in the shape
+    the plane reads: no scripted body stands in for the real one here."""
+    assert embedded_model.base_url
+    provider = OpenAIProvider(
+        "embedded", base_url=embedded_model.base_url, api_key=embedded_model.api_key
+    )
+    words = "The linker could not find libfoo in any of the search paths. " * 600
+    try:
+        with pytest.raises(ContextOverflow) as caught:
+            await provider.complete(ask(words, max_output_tokens=8))
+    finally:
+        await provider.aclose()
+    assert "longer than the model's context" in str(caught.value)
