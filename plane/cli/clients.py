@@ -18,7 +18,7 @@ from plane.clock import until
 from plane.errors import NotRunning, PlaneError
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
-from plane.wire.words import plain, usd, usd_exact
+from plane.wire.words import plain, spend_against, usd, usd_exact
 
 
 def status(args: argparse.Namespace) -> int:
@@ -70,7 +70,8 @@ def _status_text(snapshot: p.Snapshot) -> str:
     width = max((len(a.name) for a in snapshot.agents), default=0)
     for a in snapshot.agents:
         ceiling = "no limit" if a.limit_usd is None else f"of {usd_exact(a.limit_usd)}"
-        line = f"  {a.name:<{width}}  {a.status:<7}  {a.model}  {usd(a.spend_today_usd)} {ceiling}"
+        spent = spend_against(a.spend_today_usd, a.limit_usd)
+        line = f"  {a.name:<{width}}  {a.status:<7}  {a.model}  {spent} {ceiling}"
         if a.status == "held" and a.resumes_at is not None:
             line += f"  resumes in {until(snapshot.now, a.resumes_at)}"
         lines.append(line)

@@ -112,3 +112,13 @@ async def test_a_failed_turn_says_what_to_do_and_shows_no_empty_cost_line(start_
         "The turn stopped: scripted: the server failed (HTTP 503: scripted fault) (1 attempt). "
         "Nothing was charged; send the message again to retry."
     )
+
+
+async def test_the_agents_own_budget_status_reads_the_same_digits(start_plane):
+    plane = await start_plane()
+    await plane.send("demo", "/limit $0.02")
+    plane.llm.reply("", tool_calls=[("budget_status", {})], usage=TOKENS(input_tokens=16))
+    plane.llm.reply("Pacing.", usage=TOKENS())
+    await plane.turn("demo", "how am I doing?")
+    [status] = [m["content"] for m in plane.llm.requests[-1]["messages"] if m["role"] == "tool"]
+    assert status.startswith("Spent today: $0.016 of a $0.02 daily ceiling (<$0.01 left). ")
