@@ -166,6 +166,11 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE calls ADD COLUMN cache_write_1h_tokens INTEGER NOT NULL DEFAULT 0;
     """,
+    # The tools of an agent made from the keyboard, as a JSON list of names;
+    # NULL (every agent made before) is every tool, as it was.
+    """
+    ALTER TABLE agents ADD COLUMN tools TEXT;
+    """,
 )
 
 

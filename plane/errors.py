@@ -6,7 +6,8 @@
     ├── AgentExists                exists
     ├── InvalidRequest             invalid      a well-formed request the plane refuses
     ├── ProviderError              internal     an LLM call failed after its retries
-    │   └── ProviderReplyError     internal     the provider answered with something unreadable
+    │   ├── ProviderReplyError     internal     the provider answered with something unreadable
+    │   └── ContextOverflow        internal     the prompt is more than the model's context holds
     ├── UnknownPrice               invalid      no price for a model: never treated as free
     ├── ToolError                  invalid      a tool call the plane refused (told to the model)
     ├── LedgerError                internal     the ledger could not record spend: nothing proceeds
@@ -32,6 +33,7 @@ if TYPE_CHECKING:  # a type only: importing the protocol (pydantic) costs a CLI 
 __all__ = [
     "AgentExists",
     "ConfigError",
+    "ContextOverflow",
     "InvalidRequest",
     "LedgerError",
     "NoSuchAgent",
@@ -71,6 +73,13 @@ class ProviderError(PlaneError):
 
 class ProviderReplyError(ProviderError):
     pass
+
+
+class ContextOverflow(ProviderError):
+    """The provider refused the prompt as longer than the model's context
+    (llama.cpp's `exceed_context_size_error`, OpenAI's `context_length_exceeded`,
+    Anthropic's "prompt is too long"). Sending it again fails the same way:
+    the turn that hit it must not leave it in the model's history."""
 
 
 class UnknownPrice(PlaneError):

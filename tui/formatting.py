@@ -11,9 +11,18 @@ from datetime import datetime
 from decimal import Decimal
 
 from plane.wire.protocol import AgentState, Usage
-from plane.wire.words import duration, tokens, turn_cost, usage_text, usd
+from plane.wire.words import duration, spend_against, tokens, turn_cost, usage_text, usd
 
-__all__ = ["clock_time", "duration", "spend_level", "tokens", "turn_cost", "usage_line", "usd"]
+__all__ = [
+    "clock_time",
+    "duration",
+    "spend_against",
+    "spend_level",
+    "tokens",
+    "turn_cost",
+    "usage_line",
+    "usd",
+]
 
 
 def usage_line(cost: Decimal | None, usage: Usage | None) -> str:

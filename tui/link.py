@@ -40,6 +40,7 @@ from plane.wire.protocol import (
     Sent,
     SnapshotReply,
     Subscribe,
+    ToolSet,
 )
 from tui.messages import PlaneConnected, PlaneEvent, PlaneLost
 
@@ -233,9 +234,17 @@ class Link:
             before_id=before_id,
         )
 
-    async def new_agent(self, name: str, model: str, role: str = "") -> AgentCreated:
+    async def new_agent(
+        self, name: str, model: str, role: str = "", tools: ToolSet | None = None
+    ) -> AgentCreated:
         return await self.request(
-            NewAgent, AgentCreated, self.timeouts.new_agent_s, name=name, model=model, role=role
+            NewAgent,
+            AgentCreated,
+            self.timeouts.new_agent_s,
+            name=name,
+            model=model,
+            role=role,
+            tools=tools,
         )
 
     async def ledger(self) -> Ledger:

@@ -32,6 +32,7 @@ from plane.wire.protocol import (
     MessageAppended,
     Snapshot,
     TextDelta,
+    ToolSet,
     TurnFinished,
     TurnStarted,
 )
@@ -105,6 +106,8 @@ class Store:
         """The model a new agent is put on; None until a plane says."""
         self.default_limit_usd: Decimal | None = None
         """The daily ceiling a new agent starts with (None: none)."""
+        self.tool_defaults: dict[str, ToolSet] = {}
+        """For each model, the tools a new agent on it gets unless told otherwise."""
         self.day: date | None = None
         self._plane_now: datetime | None = None
         self._told_at = 0.0
@@ -150,6 +153,7 @@ class Store:
         self.models = list(snapshot.models)
         self.default_model = snapshot.default_model
         self.default_limit_usd = snapshot.default_limit_usd
+        self.tool_defaults = dict(snapshot.tool_defaults)
         self.day = snapshot.day
         self._plane_now = snapshot.now
         self._told_at = self.clock()

@@ -17,14 +17,15 @@ from decimal import Decimal
 from pathlib import Path
 
 from plane.agents.commands import is_command, registry, run_command
+from plane.agents.fit import too_large
 from plane.agents.roster import AgentSpec
 from plane.agents.scheduler import Scheduler
 from plane.agents.services import Services
 from plane.agents.toolbox import Tooling
 from plane.agents.turn import Turn, TurnResult
 from plane.agents.worker import AgentWorker
-from plane.clock import until
-from plane.errors import LedgerError, ToolError
+from plane.clock import day_of, until
+from plane.errors import InvalidRequest, LedgerError, ToolError
 from plane.money import notices
 from plane.money.gate import Hold
 from plane.money.limits import spend_level
@@ -36,8 +37,9 @@ from plane.wire.protocol import (
     MessageAppended,
     Snapshot,
     TurnStarted,
+    Usage,
 )
-from plane.wire.words import turn_line
+from plane.wire.words import plain, turn_line
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +106,8 @@ class Crew:
         A plain message asks the gate once, is written once, and shows as
         one `MessageAppended` and one `AgentUpdated` (built with that same
         answer from the gate) before the worker is woken, so the row never
-        shows the turn before the message it answers."""
+        shows the turn before the message it answers. A message larger than
+        the model's whole context is refused, and nothing is stored."""
         if is_command(text):
             messages = await run_command(self._services, agent, text)
             for message in messages:
@@ -115,6 +118,9 @@ class Crew:
         worker = self.workers[agent]
         if worker.spec.gateway is not None:
             return await self._not_for_a_gateway_agent(agent, text)
+        today = day_of(self._services.clock.now())
+        if (refused := too_large(self._services.config, worker.spec, text, today)) is not None:
+            raise InvalidRequest(refused)  # stored nowhere: it would jam every later turn
         hold = await worker.hold()
         said = [
             await self._services.say(agent, "operator", text, held=hold is not None, waiting=True)
@@ -161,6 +167,7 @@ class Crew:
             price_known=services.pricer.is_known(spec.model),
             waiting=await services.conversation.count_waiting(agent),
             resumes_at=self._resumes_at(agent, hold) if held else None,
+            tools=spec.tools,
         )
 
     def _resumes_at(self, agent: str, hold: Hold | None) -> datetime | None:
@@ -185,6 +192,7 @@ class Crew:
             default_model=defaults.model,
             default_limit_usd=defaults.limit_usd,
             commands=registry(),
+            tool_defaults=self._services.roster.tool_defaults(),
         )
 
     async def publish(self, agent: str) -> AgentState:
@@ -199,7 +207,10 @@ class Crew:
         await self.spend_notices(agent)
 
     async def spend_notices(self, agent: str) -> None:
-        """After a turn's cost line: the once-a-day warning and ceiling notices."""
+        """After a turn's cost line: the once-a-day warning, and the ceiling
+        reached — each time the agent is stopped: once per ceiling a day, so
+        a raised limit reached again is said again, while calls settling
+        together over one ceiling (a gateway's) say it once."""
         services = self._services
         ceiling = services.gate.ceilings.of(agent)
         if ceiling is None or ceiling == 0:
@@ -207,7 +218,7 @@ class Crew:
         spent = await services.ledger.spend_today(agent)
         day = await services.ledger.today()
         first_today = services.conversation.first_today
-        if spent >= ceiling and await first_today(agent, "ceiling", day):
+        if spent >= ceiling and await first_today(agent, f"ceiling {plain(ceiling)}", day):
             await first_today(agent, "warn", day)
             resets_in = until(services.clock.now(), services.gate.resets_at())
             await services.say(
@@ -218,6 +229,11 @@ class Crew:
             await services.say(agent, "plane", notices.warning(agent, ceiling, spent))
 
     async def cost_line(self, agent: str, result: TurnResult) -> None:
+        """The turn's quiet cost line, when it spent anything: a turn whose
+        calls all failed unbilled gets none (`$0.00 · 0 in · 0 out` says
+        nothing; the notice above it says what happened)."""
+        if result.cost == 0 and result.usage == Usage() and not result.saved_chars:
+            return
         await self._services.say(
             agent,
             "cost",

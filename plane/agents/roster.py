@@ -11,12 +11,14 @@ sentence naming the variable, not at the agent's first call.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
+from plane.agents.toolsets import allowlist, suited
 from plane.clock import Clock
 from plane.config import (
     AGENT_NAME,
@@ -29,6 +31,7 @@ from plane.config import (
 from plane.db import Database
 from plane.errors import AgentExists, ConfigError, InvalidRequest, NoSuchAgent
 from plane.home import Home
+from plane.wire.protocol import ToolSet
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +78,10 @@ class Roster:
         for row in await self._db.fetchall("SELECT * FROM agents ORDER BY created_at, name"):
             if row["name"] not in self._agents:
                 provider = self._stored_provider(row["name"], row["model"], row["provider"])
-                block = AgentConfig(model=row["model"], provider=provider, role=row["role"])
+                tools = None if row["tools"] is None else json.loads(row["tools"])
+                block = AgentConfig(
+                    model=row["model"], provider=provider, role=row["role"], tools=tools
+                )
                 self._add(self._from_block(row["name"], block))
 
     def _stored_provider(self, name: str, model: str, provider: str) -> str:
@@ -120,18 +126,36 @@ class Roster:
             raise AgentExists(f"An agent named {name!r} already exists.")
         return self._provider_for(model)
 
-    async def create(self, name: str, model: str, role: str) -> AgentSpec:
+    async def create(
+        self, name: str, model: str, role: str, tools: ToolSet | None = None
+    ) -> AgentSpec:
+        """`tools` None: the set that suits the model (`toolsets.suited`)."""
         provider = self.admit(name, model)
-        spec = self._from_block(name, AgentConfig(model=model, provider=provider, role=role))
-        row = (name, model, provider, role, self._clock.now().isoformat())
+        allowed = allowlist(tools or suited(self._config, provider))
+        block = AgentConfig(
+            model=model, provider=provider, role=role, tools=None if allowed is None else [*allowed]
+        )
+        spec = self._from_block(name, block)
+        stored = None if allowed is None else json.dumps(list(allowed))
+        row = (name, model, provider, role, self._clock.now().isoformat(), stored)
         await self._db.write(
             lambda conn: conn.execute(
-                "INSERT INTO agents (name, model, provider, role, created_at)"
-                " VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO agents (name, model, provider, role, created_at, tools)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
                 row,
             )
         )
         return self._add(spec)
+
+    def tool_defaults(self) -> dict[str, ToolSet]:
+        """For each offered model, the tools a new agent on it gets by default."""
+        defaults: dict[str, ToolSet] = {}
+        for model in self.offered:
+            try:
+                defaults[model] = suited(self._config, self._provider_for(model))
+            except InvalidRequest:
+                continue
+        return defaults
 
     def _provider_for(self, model: str) -> str:
         """A provider that lists `model` and has its key; for a model no

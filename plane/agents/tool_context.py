@@ -25,7 +25,7 @@ from plane.wire.protocol import MessageAppended
 
 if TYPE_CHECKING:
     from plane.agents.scheduler import Booking
-from plane.wire.words import tokens, usd, usd_exact
+from plane.wire.words import spend_against, tokens, usd, usd_exact
 
 Scout = Callable[[str, str, list[str], Path], Awaitable[str]]
 """(asking agent, question, paths, workspace) → the scout's concise answer."""
@@ -73,7 +73,7 @@ class AgentToolContext:
             return f"Spent today: {usd(spent)}; no daily ceiling. {reset} {context}"
         left = max(ceiling - spent, Decimal(0))  # a turn may cross it; `usd` takes a Decimal
         return (
-            f"Spent today: {usd(spent)} of a {usd_exact(ceiling)} daily ceiling "
+            f"Spent today: {spend_against(spent, ceiling)} of a {usd_exact(ceiling)} daily ceiling "
             f"({usd(left)} left). {reset} {context}"
         )
 

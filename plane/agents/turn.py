@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
+from plane.agents.fit import overflow_notice
 from plane.agents.metering import Metered, metered_call
 from plane.agents.prompt import system_prompt
 from plane.agents.roster import AgentSpec
@@ -29,7 +30,7 @@ from plane.economy.summary import (
     replacement,
     save,
 )
-from plane.errors import ProviderError
+from plane.errors import ContextOverflow, ProviderError
 from plane.providers.base import ChatMessage, CompletionRequest, ToolCall, ToolSpec
 from plane.wire.protocol import Message, MessageKind, Usage
 
@@ -56,6 +57,9 @@ class TurnResult:
     """LLM calls made, failed ones included."""
     saved_chars: int = 0
     """What compression kept out of the model's input this turn."""
+    overflowed: bool = False
+    """The provider refused the prompt as longer than the model's context:
+    nothing of this turn is kept in the model's history."""
 
 
 class Turn:
@@ -97,7 +101,8 @@ class Turn:
             completion = metered.completion
             if not completion.tool_calls:
                 new.append(ChatMessage("assistant", completion.text))
-                self.result.answer = completion.text
+                limit = self.services.config.defaults.max_output_tokens
+                self.result.answer = completion.text + cut_mark(completion.stop_reason, limit)
                 break
             new.append(ChatMessage("assistant", completion.text, completion.tool_calls))
             for call in completion.tool_calls:
@@ -106,7 +111,13 @@ class Turn:
                 tools = ()  # a model calling the same tool again gets no tools: it answers
         else:
             await self.say("plane", _cap_notice(cap))
-        await self.services.transcript.extend(self.spec.name, new)
+        if self.result.overflowed:
+            # Kept, it would make every later prompt too long as well: the
+            # agent would fail each turn on one oversized message or result.
+            window = self.services.config.providers[self.spec.provider].context_window
+            await self.say("plane", overflow_notice(self.spec, window, history))
+        else:
+            await self.services.transcript.extend(self.spec.name, new)
         return self.result
 
     async def _history(self) -> list[ChatMessage]:
@@ -134,6 +145,9 @@ class Turn:
         saved = await asyncio.to_thread(save, history, self.workspace, services.clock.now())
         metered = await self._call(self._request([*history, ChatMessage("user", SUMMARY_ASK)], ()))
         summary = metered.completion.text.strip() if metered else ""
+        # A summary refused as too long leaves the history as it was; it is the
+        # breaker's to count, not a reason to drop the turn that follows.
+        self.result.overflowed = False
         if not summary:
             if services.breaker.failed(agent):
                 await self.say("plane", BREAKER_NOTICE)
@@ -188,9 +202,13 @@ class Turn:
             metered = await metered_call(
                 self.services, self.spec.name, self.spec.provider, request, self.number
             )
+        except ContextOverflow:
+            self.result.ok = False
+            self.result.overflowed = True  # said once the turn knows its history
+            return None
         except ProviderError as exc:
             self.result.ok = False
-            await self.say("plane", f"The turn stopped: {exc}")
+            await self.say("plane", failed_notice(str(exc)))
             return None
         self.result.cost += metered.charge.cost_usd
         self.result.usage = self.result.usage + metered.completion.usage
@@ -198,7 +216,7 @@ class Turn:
         await self._on_spend(self.spec.name)
         if metered.failure is not None:
             self.result.ok = False
-            await self.say("plane", f"The turn stopped: {metered.failure}")
+            await self.say("plane", broken_notice(metered.failure))
             return None
         if metered.completion.stop_reason == "interrupted":
             await self.say("plane", CUT_OFF)
@@ -219,6 +237,33 @@ class Turn:
 
     async def say(self, kind: MessageKind, text: str) -> Message:
         return await self.services.say(self.spec.name, kind, text)
+
+
+CUT_AT_LIMIT = frozenset({"length", "max_tokens"})
+"""Stop reasons that mean the answer hit max_output_tokens (OpenAI's and
+llama.cpp's `length`, Anthropic's `max_tokens`)."""
+
+
+def cut_mark(stop_reason: str, max_output_tokens: int) -> str:
+    """What people read after an answer the output limit cut: ` (cut at 256
+    tokens)`; nothing for an answer that ended on its own. The model's
+    history keeps the answer as it came."""
+    if stop_reason not in CUT_AT_LIMIT:
+        return ""
+    return f" (cut at {max_output_tokens:,} tokens)"
+
+
+def failed_notice(error: str) -> str:
+    """A call that got no usable answer (and was not billed): what happened, and what to do."""
+    return f"The turn stopped: {error} Nothing was charged; send the message again to retry."
+
+
+def broken_notice(failure: str) -> str:
+    """A reply that broke off: the provider may bill it, so the plane counts an estimate."""
+    return (
+        f"The turn stopped: {failure} The call is counted at an estimate; "
+        "send the message again to retry."
+    )
 
 
 def _cap_notice(cap: int) -> str:

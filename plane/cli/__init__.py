@@ -124,9 +124,14 @@ def parser() -> argparse.ArgumentParser:
 
     new = sub.add_parser("new", help="create an agent (it gets the defaults, ceiling included)")
     new.add_argument("name", type=arg.text("name"))
-    new.add_argument("--model", required=True, type=arg.text("model"))
+    new.add_argument("--model", type=arg.text("model"), help="the model (default: defaults.model)")
     new.add_argument(
         "--role", default="", type=arg.text("role", blank=True), help="the role / system prompt"
+    )
+    new.add_argument(
+        "--tools",
+        choices=["none", "read-only", "all"],
+        help="the tools it gets (default: what suits the model; none on the embedded one)",
     )
     new.set_defaults(func=clients.new)
 

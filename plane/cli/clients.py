@@ -11,13 +11,14 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
+from plane.agents.toolsets import described
 from plane.cli.connect import with_client
 from plane.cli.failing import NoAnswer
 from plane.clock import until
-from plane.errors import NotRunning
+from plane.errors import NotRunning, PlaneError
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
-from plane.wire.words import plain, usd, usd_exact
+from plane.wire.words import plain, spend_against, usd, usd_exact
 
 
 def status(args: argparse.Namespace) -> int:
@@ -69,7 +70,8 @@ def _status_text(snapshot: p.Snapshot) -> str:
     width = max((len(a.name) for a in snapshot.agents), default=0)
     for a in snapshot.agents:
         ceiling = "no limit" if a.limit_usd is None else f"of {usd_exact(a.limit_usd)}"
-        line = f"  {a.name:<{width}}  {a.status:<7}  {a.model}  {usd(a.spend_today_usd)} {ceiling}"
+        spent = spend_against(a.spend_today_usd, a.limit_usd)
+        line = f"  {a.name:<{width}}  {a.status:<7}  {a.model}  {spent} {ceiling}"
         if a.status == "held" and a.resumes_at is not None:
             line += f"  resumes in {until(snapshot.now, a.resumes_at)}"
         lines.append(line)
@@ -181,13 +183,25 @@ def _print_ledger(day: date, entries: list[p.LedgerEntry]) -> None:
         print(f"  {e.at:%H:%M:%S}  {e.agent}  {e.model}  {tokens}  {cost}  {e.status}")
 
 
+async def _default_model(client: PlaneClient) -> str:
+    """The plane's `defaults.model` (the plane's, not this machine's agents.yaml)."""
+    reply = await client.request(p.Status)
+    assert isinstance(reply, p.SnapshotReply)
+    if reply.snapshot.default_model is None:
+        raise PlaneError("This plane does not say its default model; give one with --model.")
+    return reply.snapshot.default_model
+
+
 def new(args: argparse.Namespace) -> int:
     async def work(client: PlaneClient) -> int:
-        reply = await client.request(p.NewAgent, name=args.name, model=args.model, role=args.role)
+        model = args.model or await _default_model(client)
+        reply = await client.request(
+            p.NewAgent, name=args.name, model=model, role=args.role, tools=args.tools
+        )
         assert isinstance(reply, p.AgentCreated)
         a = reply.agent
         ceiling = "no limit" if a.limit_usd is None else f"{usd_exact(a.limit_usd)} a day"
-        print(f"Created {a.name} on {a.model}, {ceiling}.")
+        print(f"Created {a.name} on {a.model}, {ceiling}, {described(a.tools)}.")
         return 0
 
     return with_client(work)

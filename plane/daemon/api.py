@@ -57,7 +57,9 @@ class Api:
                 )
                 return p.Messages(id=request.id, agent=request.agent, messages=messages)
             case p.NewAgent():
-                state = await self.new_agent(request.name, request.model, request.role)
+                state = await self.new_agent(
+                    request.name, request.model, request.role, request.tools
+                )
                 return p.AgentCreated(id=request.id, agent=state)
             case p.LedgerQuery():
                 day = request.day or self._clock.now().date()
@@ -73,9 +75,11 @@ class Api:
         self._roster.get(agent)
         return await self._crew.send(agent, text)
 
-    async def new_agent(self, name: str, model: str, role: str) -> p.AgentState:
+    async def new_agent(
+        self, name: str, model: str, role: str, tools: p.ToolSet | None = None
+    ) -> p.AgentState:
         """Its provider ready first: a model that cannot start makes no agent."""
         await self._provider_ready(self._roster.admit(name, model))
-        spec = await self._roster.create(name, model, role)
+        spec = await self._roster.create(name, model, role, tools)
         self._crew.add(spec)
         return await self._crew.publish(name)

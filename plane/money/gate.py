@@ -32,9 +32,9 @@ from sqlite3 import Connection
 
 from plane.clock import Clock, midnight_after, until
 from plane.db import Database
+from plane.money import notices
 from plane.money.ledger import Ledger
 from plane.money.limits import is_tighter
-from plane.wire.words import usd, usd_exact
 
 
 @dataclass(frozen=True)
@@ -159,15 +159,9 @@ class Gate:
         return midnight_after(self.ledger.day())
 
     def _ceiling_notice(self, agent: str, spent: Decimal, ceiling: Decimal) -> str:
-        now = self._clock.now()
-        where = "at" if spent == ceiling else "over"
-        notice = (
-            f"{agent} has spent {usd(spent)} today, {where} its {usd_exact(ceiling)} daily "
-            f"ceiling; it answers at 00:00 UTC, in {until(now, self.resets_at())}, "
-            "or when the limit is raised."
-        )
+        notice = notices.held(agent, ceiling, spent, until(self._clock.now(), self.resets_at()))
         behind = self.ledger.clock_behind()
-        if behind is not None:
+        if behind is not None and ceiling:
             notice += f" {behind}"
         return notice
 

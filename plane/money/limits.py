@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from plane.wire.protocol import SpendLevel
-from plane.wire.words import usd, usd_exact
+from plane.wire.words import spend_against, usd, usd_exact
 
 MAX_LIMIT = Decimal(1_000_000)
 _USE = "Use /limit 5, /limit $0.25 or /limit off."
@@ -61,13 +61,17 @@ def standing(spent: Decimal, ceiling: Decimal | None) -> str:
     """`$0.42 spent today, of $5.00 a day.` / `…, against no limit.`"""
     if ceiling is None:
         return f"{usd(spent)} spent today, against no limit."
-    return f"{usd(spent)} spent today, of {usd_exact(ceiling)} a day."
+    return f"{spend_against(spent, ceiling)} spent today, of {usd_exact(ceiling)} a day."
+
+
+PAUSE = "A ceiling of $0.00 is a pause: no turn until the limit is raised."
 
 
 def set_reply(spent: Decimal, ceiling: Decimal | None) -> str:
     if ceiling is None:
         return f"Spending limit removed. {standing(spent, None)}"
-    return f"Spending limit set to {usd_exact(ceiling)} a day. {standing(spent, ceiling)}"
+    reply = f"Spending limit set to {usd_exact(ceiling)} a day. {standing(spent, ceiling)}"
+    return f"{reply} {PAUSE}" if ceiling == 0 else reply
 
 
 def refusal(asked: Decimal | None, has: Decimal) -> str:

@@ -1,27 +1,53 @@
 """What the conversation says when spend crosses a line: the once-a-day
-warning, the ceiling reached, a model with no price. The words only; the
-crew decides when (once a day each, through `Conversation.first_today`).
+warning, the ceiling reached (each time the agent is stopped), why a held
+agent is quiet, a model with no price. The words only; the crew and the
+gate decide when.
+
+Each figure of spend stands beside its ceiling with the digits it takes to
+tell the two apart (`spend_against`): below a dollar, `$0.02 over its
+$0.02 ceiling` would read as a contradiction.
 """
 
 from __future__ import annotations
 
 from decimal import Decimal
 
-from plane.wire.words import usd, usd_exact
+from plane.wire.words import spend_against, usd_exact
 
 
 def ceiling_reached(agent: str, ceiling: Decimal, spent: Decimal, resets_in: str) -> str:
     return (
-        f"{agent} has reached its {usd_exact(ceiling)} daily ceiling ({usd(spent)} "
-        f"spent) and starts no new turn until 00:00 UTC, in "
+        f"{agent} has reached its {usd_exact(ceiling)} daily ceiling "
+        f"({spend_against(spent, ceiling)} spent) and starts no new turn until 00:00 UTC, in "
         f"{resets_in}, or until the limit is raised."
+    )
+
+
+def held(agent: str, ceiling: Decimal, spent: Decimal, resets_in: str) -> str:
+    """Why an agent at or over its ceiling is not answering, and when it will."""
+    if ceiling == 0:
+        return paused(agent)
+    where = "at" if spent == ceiling else "over"
+    return (
+        f"{agent} has spent {spend_against(spent, ceiling)} today, {where} its "
+        f"{usd_exact(ceiling)} daily ceiling; it answers at 00:00 UTC, in {resets_in}, "
+        "or when the limit is raised."
+    )
+
+
+def paused(agent: str) -> str:
+    """A ceiling of zero is a pause: the day turning over does not end it."""
+    return (
+        f"{agent} is paused: its daily ceiling is $0.00, so it takes no turn until the "
+        "limit is raised (/limit 5, or /limit off); a new day does not end a pause."
     )
 
 
 def warning(agent: str, ceiling: Decimal, spent: Decimal) -> str:
     share = int(spent / ceiling * 100)
     return (
-        f"{agent} has spent {usd(spent)} today, {share}% of its {usd_exact(ceiling)} daily ceiling."
+        f"{agent} has spent {spend_against(spent, ceiling)} today, {share}% of its "
+        f"{usd_exact(ceiling)} daily ceiling."
     )
 
 

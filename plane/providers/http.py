@@ -35,7 +35,7 @@ from typing import Any
 
 import httpx
 
-from plane.errors import ProviderError
+from plane.errors import ContextOverflow, ProviderError
 from plane.providers.base import BrokenReply, CompletionRequest
 from plane.wire.protocol import Usage
 
@@ -121,6 +121,34 @@ def error_message(body: bytes) -> str:
         return ""
     message = " ".join(message.split()).rstrip(".")
     return message[:160] + ("…" if len(message) > 160 else "")
+
+
+_OVERFLOW_KINDS = frozenset({"exceed_context_size_error", "context_length_exceeded"})
+_OVERFLOW_WORDS = re.compile(
+    r"exceeds? (?:the )?(?:available )?context|maximum context length|prompt is too long"
+    r"|context[ _]length[ _]exceeded",
+    re.IGNORECASE,
+)
+
+
+def is_context_overflow(status: int, body: bytes) -> bool:
+    """Whether a refusal says the prompt is longer than the model's context:
+    llama.cpp's `exceed_context_size_error`, OpenAI's `context_length_exceeded`
+    (both 400), Anthropic's 400 "prompt is too long", or any 400/413 whose
+    words say so (vLLM, Ollama, OpenRouter word it their own way)."""
+    if status not in (400, 413):
+        return False
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return bool(_OVERFLOW_WORDS.search(body.decode("utf-8", "replace")))
+    error = data.get("error") if isinstance(data, dict) else None
+    if isinstance(error, dict):
+        kinds = {str(error.get("type", "")), str(error.get("code", ""))}
+        if kinds & _OVERFLOW_KINDS:
+            return True
+        return bool(_OVERFLOW_WORDS.search(str(error.get("message", ""))))
+    return bool(_OVERFLOW_WORDS.search(str(error or "")))
 
 
 # ── the caller ──────────────────────────────────────────────────────────────
@@ -211,6 +239,11 @@ class HttpCaller:
             # Not the provider's words: they often quote part of the key.
             where = f" (from {self._key_env})" if self._key_env else ""
             raise self.fail(f"the API key{where} was refused (HTTP {status}).")
+        if is_context_overflow(status, body):
+            raise self.fail(
+                f"the prompt is longer than the model's context (HTTP {status}{detail}).",
+                ContextOverflow,
+            )
         if status not in RETRIED_STATUS and status < 500:
             raise self.fail(f"the request was refused (HTTP {status}{detail}).")
         what = "rate limited" if status == 429 else "the server failed"

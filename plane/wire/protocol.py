@@ -70,6 +70,10 @@ class Usage(Frame):
         )
 
 
+ToolSet = Literal["none", "read-only", "all"]
+"""The tools a new agent gets: none; read-only (list, read, grep, retrieve
+what compression removed, its own budget); or all of them."""
+
 AgentStatus = Literal["idle", "working", "held"]
 """idle: waiting for work; working: a turn is in flight; held: at or over its
 ceiling (or on an unpriced model under a ceiling), taking no new turn."""
@@ -104,6 +108,9 @@ class AgentState(Frame):
     which clears the day's spend. None when it is not held, and when the day
     turning would not free it (a ceiling of zero, a model with no price):
     those wait for the operator."""
+    tools: tuple[str, ...] | None = None
+    """The tools it may use, by name; None: every tool. (A tuple: a state is
+    hashable, and rows cache their drawing by it.)"""
 
 
 MessageKind = Literal["operator", "agent", "plane", "ask", "cost", "tool"]
@@ -154,6 +161,10 @@ class Snapshot(Frame):
     commands: list[CommandInfo] = Field(default_factory=list)
     """The plane's slash commands: the one registry, which clients list and
     complete but never reinterpret."""
+    tool_defaults: dict[str, ToolSet] = Field(default_factory=dict)
+    """For each model in `models`, the tools a new agent on it gets unless
+    told otherwise (none on the embedded model: it flails with tools, at
+    12–20× a plain turn's cost). Empty from an older plane."""
 
 
 LedgerStatus = Literal["pending", "settled", "interrupted", "failed"]
@@ -229,6 +240,8 @@ class NewAgent(Frame):
     name: str
     model: str
     role: str = ""
+    tools: ToolSet | None = None
+    """None: the set that suits the model (`Snapshot.tool_defaults`)."""
 
 
 class LedgerQuery(Frame):

@@ -9,7 +9,7 @@ down to `$0.00` when something was spent.
 from __future__ import annotations
 
 from datetime import timedelta
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_DOWN, ROUND_HALF_UP, ROUND_UP, Decimal
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # a type only: the clock and the CLI word durations without pydantic
@@ -24,6 +24,35 @@ def usd(amount: Decimal) -> str:
     if Decimal(0) < amount < Decimal("0.005"):
         return "<$0.01"
     return f"${amount.quantize(CENT, rounding=ROUND_HALF_UP):,.2f}"
+
+
+def spend_against(spent: Decimal, ceiling: Decimal | None) -> str:
+    """The day's spend beside its ceiling, with as many decimals as it takes
+    for the two figures to stand as the amounts do: `$0.019 of $0.02` (amber,
+    not yet there), `$0.021 of $0.02` (over), never `$0.02 of $0.02` unless it
+    is exactly there. Cents whenever cents tell it (`$4.10 of $5.00`); more
+    digits only near a ceiling, rounded away from it, so a figure under the
+    ceiling never reads as reaching it."""
+    shown = usd(spent)
+    if ceiling is None:
+        return shown
+    limit = ceiling.quantize(CENT, rounding=ROUND_HALF_UP)
+    side = _compare(spent, ceiling)
+    if shown.startswith("<"):  # `<$0.01`: under any ceiling of a cent or more
+        if side < 0 and limit >= CENT:
+            return shown
+    elif _compare(spent.quantize(CENT, rounding=ROUND_HALF_UP), limit) == side:
+        return shown
+    rounding = ROUND_DOWN if side < 0 else ROUND_UP
+    for places in range(3, 9):
+        figure = spent.quantize(Decimal(1).scaleb(-places), rounding=rounding)
+        if _compare(figure, limit) == side and (figure > 0) == (spent > 0):
+            return f"${figure:,.{places}f}"
+    return f"${spent:,f}"
+
+
+def _compare(a: Decimal, b: Decimal) -> int:
+    return (a > b) - (a < b)
 
 
 def usd_exact(amount: Decimal) -> str:

@@ -71,6 +71,9 @@ class Reply:
     OpenAI wire (text no JSON encoder would write: a 5,000-digit number)."""
     delay_s: float = 0
     """Seconds to wait before answering (a slow provider, a turn in flight)."""
+    cut_at_limit: bool = False
+    """The answer ends because it reached the request's max tokens (OpenAI's
+    finish_reason `length`, Anthropic's stop_reason `max_tokens`)."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,8 @@ class Fault:
     status: int
     retry_after: float | str | None = None
     message: str = "scripted fault"
+    body: dict[str, Any] | None = None
+    """The error body verbatim (a real server's own shape); None: the wire's usual one."""
 
 
 @dataclass(frozen=True)
@@ -247,6 +252,13 @@ class _Wire:
         raise NotImplementedError
 
 
+def _finish(reply: Reply) -> str:
+    """OpenAI's finish_reason for `reply`."""
+    if reply.cut_at_limit:
+        return "length"
+    return "tool_calls" if reply.tool_calls else "stop"
+
+
 class _OpenAI(_Wire):
     def error(self, status: int, message: str) -> dict[str, Any]:
         kind = {429: "rate_limit_exceeded", 401: "invalid_api_key"}.get(status, "server_error")
@@ -276,7 +288,7 @@ class _OpenAI(_Wire):
                     "index": 0,
                     "message": message,
                     "logprobs": None,
-                    "finish_reason": "tool_calls" if reply.tool_calls else "stop",
+                    "finish_reason": _finish(reply),
                 }
             ],
             "usage": _openai_usage(usage),
@@ -314,7 +326,7 @@ class _OpenAI(_Wire):
             for j in range(0, len(args), 8):
                 piece = {"index": i, "function": {"arguments": args[j : j + 8]}}
                 out.append(self._chunk({"tool_calls": [piece]}))
-        out.append(self._chunk({}, "tool_calls" if reply.tool_calls else "stop"))
+        out.append(self._chunk({}, _finish(reply)))
         if self._include_usage:
             final = {
                 "id": f"chatcmpl-{self.serial}",
@@ -353,6 +365,8 @@ class _Anthropic(_Wire):
         return blocks
 
     def _stop_reason(self, reply: Reply) -> str:
+        if reply.cut_at_limit:
+            return "max_tokens"
         return "tool_use" if reply.tool_calls else "end_turn"
 
     def message(self, reply: Reply, usage: Usage) -> dict[str, Any]:
@@ -490,7 +504,8 @@ class _Handler(BaseHTTPRequestHandler):
                 headers = {}
                 if step.retry_after is not None:
                     headers["Retry-After"] = str(step.retry_after)
-                self._json(step.status, wire.error(step.status, step.message), headers)
+                body = step.body if step.body is not None else wire.error(step.status, step.message)
+                self._json(step.status, body, headers)
             case Malformed():
                 if stream:
                     self._stream([b'data: {"choices": [{"delta": {"content": "x"\n\n'])
@@ -690,8 +705,9 @@ class ScriptedLLM:
         usage: Usage | None = None,
         tool_calls: list[tuple[str, dict[str, Any] | str]] | None = None,
         delay_s: float = 0,
+        cut_at_limit: bool = False,
     ) -> ScriptedLLM:
-        return self._push(Reply(text, usage, tuple(tool_calls or ()), delay_s))
+        return self._push(Reply(text, usage, tuple(tool_calls or ()), delay_s, cut_at_limit))
 
     def fault(
         self,
@@ -699,9 +715,11 @@ class ScriptedLLM:
         retry_after: float | str | None = None,
         *,
         message: str = "scripted fault",
+        body: dict[str, Any] | None = None,
     ) -> ScriptedLLM:
-        """An error status with the provider's error body (and Retry-After)."""
-        return self._push(Fault(status, retry_after, message))
+        """An error status with the provider's error body (and Retry-After);
+        `body` sends a real server's own error body verbatim instead."""
+        return self._push(Fault(status, retry_after, message, body))
 
     def malformed(self) -> ScriptedLLM:
         return self._push(Malformed())

@@ -120,4 +120,4 @@ async def test_the_title_counts_down_to_resuming_and_keeps_resets_for_other_hold
         paused = agent("demo", "0", "0", status="held")  # a zero ceiling: the day frees nothing
         feed(app, AgentUpdated(agent=paused))
         await settle(pilot)
-        assert title(app) == "demo · smollm2-135m · $0.00 of $0.00 today · held · resets in 3h 12m"
+        assert title(app) == "demo · smollm2-135m · $0.00 of $0.00 today · paused"

@@ -274,6 +274,7 @@ class MainScreen(Screen[None]):
             self.link,
             default_model=store.default_model,
             default_limit=store.default_limit_usd,
+            tool_defaults=store.tool_defaults,
         )
         self.app.push_screen(screen, callback=self._created)
 

@@ -38,7 +38,7 @@ from textual.style import Style
 from textual.visual import Visual
 
 from plane.wire.protocol import AgentState
-from tui.formatting import spend_level, usd
+from tui.formatting import spend_against, spend_level
 from tui.keys import typed
 from tui.store import Store
 
@@ -59,7 +59,8 @@ def row_classes(agent: AgentState) -> frozenset[str]:
 def row_text(agent: AgentState, width: int) -> tuple[str, str, str]:
     """Glyph, name (padded or cut to fit) and figure of a row `width` wide
     (not counting the one-cell margin each side)."""
-    figure = usd(agent.spend_today_usd) if agent.spend_today_usd > 0 else ""
+    spent = agent.spend_today_usd
+    figure = spend_against(spent, agent.limit_usd) if spent > 0 else ""
     room = max(1, width - 2 - (len(figure) + 1 if figure else 0))
     name = agent.name if len(agent.name) <= room else agent.name[: room - 1] + "…"
     return GLYPHS.get(agent.status, "?"), name.ljust(room), figure

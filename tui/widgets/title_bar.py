@@ -4,9 +4,10 @@
 when the agent is amber or held, also how long until the plane's day resets.
 A held agent that the reset frees says it in its own terms, `held · resumes
 in 3h 13m` (the plane's `resumes_at`: the one moment it starts again on its
-own); one the reset does not free (a zero ceiling, an unpriced model) keeps
-`resets in`. The screen sets `agent`, `resets_in` and `resumes_in`; the spend
-is coloured by the `-warn` / `-over` classes, like a row's.
+own); a zero ceiling is a pause, `paused`, which no reset ends; another hold
+the reset does not free (an unpriced model) keeps `resets in`. The screen
+sets `agent`, `resets_in` and `resumes_in`; the spend is coloured by the
+`-warn` / `-over` classes, like a row's.
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ from textual.style import Style
 from textual.widget import Widget
 
 from plane.wire.protocol import AgentState
-from tui.formatting import duration, spend_level, usd
+from tui.formatting import duration, spend_against, spend_level, usd
 
 
 def spend_phrase(agent: AgentState) -> str:
-    """`$4.10 of $5.00 today` or `$4.10 today, no limit`."""
-    spent = usd(agent.spend_today_usd)
+    """`$4.10 of $5.00 today` or `$4.10 today, no limit`; near a ceiling below
+    a dollar, the digits that tell them apart (`$0.019 of $0.02 today`)."""
+    spent = spend_against(agent.spend_today_usd, agent.limit_usd)
     if agent.limit_usd is None:
         return f"{spent} today, no limit"
     return f"{spent} of {usd(agent.limit_usd)} today"
@@ -65,10 +67,17 @@ class TitleBar(Widget):
             (spend_phrase(agent), self.get_visual_style("title-bar--spend")),
         ]
         if self.has_class("-held"):
-            parts.append((" · held", self.get_visual_style("title-bar--spend")))
+            # A zero ceiling is a pause: no day's end frees it, so no "resets in".
+            paused = agent.limit_usd == 0
+            held = " · paused" if paused else " · held"
+            parts.append((held, self.get_visual_style("title-bar--spend")))
         if self.has_class("-held") and self.resumes_in is not None:
             parts.append((f" · resumes in {duration(self.resumes_in)}", muted))
-        elif self.resets_in is not None and self.classes & {"-warn", "-over", "-held"}:
+        elif (
+            self.resets_in is not None
+            and self.classes & {"-warn", "-over", "-held"}
+            and not (self.has_class("-held") and agent.limit_usd == 0)
+        ):
             parts.append((f" · resets in {duration(self.resets_in)}", muted))
         return Content.assemble(*parts)
 

@@ -138,7 +138,7 @@ def test_limit_from_the_command_line(daemon):
 
 def test_new_agent_and_stop(daemon):
     created = plane_cmd(daemon, "new", "helper", "--model", "other-model", "--role", "be brief")
-    assert created.stdout.strip() == "Created helper on other-model, $1.00 a day."
+    assert created.stdout.strip() == "Created helper on other-model, $1.00 a day, every tool."
     taken = plane_cmd(daemon, "new", "helper", "--model", "other-model")
     assert taken.returncode == 1 and "already exists" in taken.stderr
     assert plane_cmd(daemon, "stop").returncode == 0
@@ -146,6 +146,18 @@ def test_new_agent_and_stop(daemon):
     while plane_cmd(daemon, "status").returncode == 0:
         assert time.monotonic() < deadline
         time.sleep(0.2)
+
+
+def test_new_takes_the_default_model_and_the_tools_asked_for(daemon, scripted_llm):
+    plain = plane_cmd(daemon, "new", "poet")  # defaults.model, and what suits it
+    assert plain.stdout.strip() == "Created poet on scripted-model, $1.00 a day, every tool."
+    reader = plane_cmd(daemon, "new", "reader", "--tools", "read-only")
+    assert reader.stdout.strip() == (
+        "Created reader on scripted-model, $1.00 a day, read-only tools "
+        "(read_file, list_files, grep, retrieve, budget_status)."
+    )
+    bare = plane_cmd(daemon, "new", "bare", "--model", "other-model", "--tools", "none")
+    assert bare.stdout.strip() == "Created bare on other-model, $1.00 a day, no tools."
 
 
 def test_clear_errors_when_no_plane_runs(tmp_path):
@@ -222,7 +234,7 @@ def one_line(result: subprocess.CompletedProcess[str]) -> str:
         (["ledger", "--day", "2026-13-01"], "'2026-13-01' is not a day like 2026-11-29"),
         (["ledger", "--day", "yesterday"], "'yesterday' is not a day"),
         (["ledger", "--json", "--csv"], "not allowed with argument"),
-        (["new", "x"], "the following arguments are required: --model"),
+        (["new", "x", "--tools", "some"], "argument --tools: invalid choice: 'some'"),
         (["new", "", "--model", "m"], "the name is empty"),
         (["new", "x", "--model", " "], "the model is empty"),
         (["serve", "--tcp", "7878"], "'7878' is not HOST:PORT"),

@@ -125,7 +125,11 @@ async def test_a_limit_of_zero_is_a_pause(start_plane):
     await plane.send("demo", "/limit 0")
     said = await plane.send("demo", "hello")
     await plane.quiet()
-    assert said[0].held and "at its $0.00 daily ceiling" in said[1].text
+    assert said[0].held and said[1].text == (
+        "demo is paused: its daily ceiling is $0.00, so it takes no turn until the limit is "
+        "raised (/limit 5, or /limit off); a new day does not end a pause."
+    )
+    assert "00:00 UTC" not in said[1].text
     assert plane.llm.requests == []
 
 

@@ -50,8 +50,7 @@ async def test_a_held_codex_gets_a_400_with_the_planes_sentence(
             await client.responses.create(model="scripted-model", input="hello")
     error = refused.value.body
     assert isinstance(error, dict) and error["code"] == "daily_ceiling_reached"
-    assert error["message"].startswith("codex has spent $0.00 today, at its $0.00 daily ceiling")
-    assert error["message"].endswith("in 12h 00m, or when the limit is raised.")
+    assert error["message"].startswith("codex is paused: its daily ceiling is $0.00")
     assert served.requests == []
 
 

@@ -168,7 +168,7 @@ async def test_over_its_ceiling_a_chat_client_gets_400_saying_why(
             )
     assert refused.value.status_code == 400
     assert refused.value.code == "daily_ceiling_reached"
-    assert "aider has spent $0.00 today, at its $0.00 daily ceiling" in refused.value.message
+    assert "aider is paused: its daily ceiling is $0.00" in refused.value.message
     assert gw.llm.requests == [] and await gw.entries() == []
 
 
