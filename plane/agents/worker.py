@@ -69,7 +69,8 @@ class AgentWorker:
         self._publish = publish
         self._after_turn = after_turn
         self._wake = asyncio.Event()
-        self._told_hold = False
+        self._told_hold: str | None = None
+        """The reason of the hold last told (None: not held since)."""
         self._busy = False
         self._turn_task: asyncio.Task[TurnResult] | None = None
         """The running turn, a task of its own so the operator can cut it alone."""
@@ -102,8 +103,8 @@ class AgentWorker:
                 self._busy = False
 
     def hold_changed(self) -> None:
-        """Paused or resumed: the next hold is a new spell, told again."""
-        self._told_hold = False
+        """Paused, resumed, or its ceiling changed: look again (a hold for
+        another reason is told; the same one is not said twice)."""
         self.wake()
 
     async def interrupt(self) -> bool:
@@ -123,10 +124,10 @@ class AgentWorker:
         return not (self._busy or self._wake.is_set() or self.turn_lock.locked())
 
     async def tell_hold(self, hold: Hold) -> Message | None:
-        """Say why the agent is quiet, once per held spell."""
-        if self._told_hold:
+        """Say why the agent is quiet, once per held spell and reason."""
+        if self._told_hold == hold.reason:
             return None
-        self._told_hold = True
+        self._told_hold = hold.reason
         return await self.say("plane", hold.notice)
 
     async def _work(self) -> None:
@@ -152,7 +153,7 @@ class AgentWorker:
         services, name = self._services, self.spec.name
         hold = await self.hold()
         if hold is None:
-            self._told_hold = False
+            self._told_hold = None
         waiting = await services.conversation.waiting(name)
         due = await self._bookings.due(name)
         if not waiting and not due:

@@ -11,10 +11,12 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from plane.cli.connect import with_client
+from plane.cli.connect import NotAnswering, remote, with_client
 from plane.cli.failing import NoAnswer
+from plane.cli.offline import ledger_entries
 from plane.clock import until
 from plane.errors import NotRunning
+from plane.home import Home
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
 from plane.wire.words import plain, usd, usd_exact
@@ -118,16 +120,26 @@ def ledger(args: argparse.Namespace) -> int:
     async def work(client: PlaneClient) -> int:
         reply = await client.request(p.LedgerQuery, day=args.day)
         assert isinstance(reply, p.Ledger)
-        rows = [_entry_row(e) for e in reply.entries]
-        if args.json:
-            print(json.dumps({"day": reply.day.isoformat(), "calls": rows}, indent=2))
-        elif args.csv:
-            _write_csv(rows)
-        else:
-            _print_ledger(reply.day, reply.entries)
-        return 0
+        return _show_ledger(args, reply.day, reply.entries)
 
-    return with_client(work)
+    try:
+        return with_client(work)
+    except (NotRunning, NotAnswering):
+        if remote() is not None:
+            raise
+        # No plane to ask: the home's file, read-only, says the same.
+        return _show_ledger(args, *ledger_entries(Home.from_env(), args.day))
+
+
+def _show_ledger(args: argparse.Namespace, day: date, entries: list[p.LedgerEntry]) -> int:
+    rows = [_entry_row(e) for e in entries]
+    if args.json:
+        print(json.dumps({"day": day.isoformat(), "calls": rows}, indent=2))
+    elif args.csv:
+        _write_csv(rows)
+    else:
+        _print_ledger(day, entries)
+    return 0
 
 
 def _entry_row(e: p.LedgerEntry) -> dict[str, Any]:

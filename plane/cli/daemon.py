@@ -16,12 +16,13 @@ import time
 from pathlib import Path
 from typing import IO
 
-from plane.cli.connect import NotAnswering, connect
+from plane.cli.connect import NotAnswering, connect, remote
 from plane.config import load_config
 from plane.errors import NotRunning, PlaneError
 from plane.home import Home, user_config_path
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
+from plane.wire.token import read_token
 
 log = logging.getLogger("plane")
 
@@ -121,6 +122,17 @@ def _is_file(stream: IO[str], path: Path) -> bool:
 
 
 def tui(args: argparse.Namespace) -> int:
+    aimed = remote()
+    if aimed is not None:  # a plane elsewhere: nothing to start here
+        host, port = aimed.tcp
+        token = aimed.token or read_token(Home.from_env().token)
+        if not token:
+            raise PlaneError("--tcp needs the plane's token: --token T or $PLANE_TOKEN.")
+        # The token goes in the environment, not the command line (which any
+        # process on the machine can read).
+        environment = {**os.environ, "PLANE_TOKEN": token}
+        where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        os.execve(sys.executable, [sys.executable, "-m", "tui", "--tcp", where], environment)
     home = open_home()
     if not asyncio.run(_answers(home)):
         _start_daemon(home)
@@ -174,7 +186,7 @@ def stop(args: argparse.Namespace) -> int:
     except NotAnswering as exc:
         if exc.state != "stopping":  # already stopping: wait for it all the same
             raise
-    if args.no_wait:
+    if args.no_wait or remote() is not None:  # a plane elsewhere: its home is not here to watch
         print("The plane is stopping.")
         return 0
     deadline = time.monotonic() + args.timeout
