@@ -188,7 +188,7 @@ class Crew:
             waiting=await services.conversation.count_waiting(agent),
             resumes_at=self._resumes_at(agent, hold) if held else None,
             paused=spec.paused,
-            tools=None if spec.tools is None else list(spec.tools),
+            tools=spec.tools,
         )
 
     def _resumes_at(self, agent: str, hold: Hold | None) -> datetime | None:

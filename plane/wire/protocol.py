@@ -104,8 +104,9 @@ class AgentState(Frame):
     paused: bool = False
     """The operator paused it: it starts no turn (one in flight finishes) and
     keeps what it receives. Its ceiling is untouched: a pause is not /limit 0."""
-    tools: list[str] | None = None
-    """The tools it may use, by name; None is every tool."""
+    tools: tuple[str, ...] | None = None
+    """The tools it may use, by name; None is every tool. (A tuple: a row's
+    state is hashable, for the list's cache of drawn lines.)"""
 
 
 MessageKind = Literal["operator", "agent", "plane", "ask", "cost", "tool"]

@@ -64,6 +64,8 @@ class TitleBar(Widget):
             (" · ", muted),
             (spend_phrase(agent), self.get_visual_style("title-bar--spend")),
         ]
+        if agent.paused:
+            parts.append((" · paused", muted))
         if self.has_class("-held"):
             parts.append((" · held", self.get_visual_style("title-bar--spend")))
         if self.has_class("-held") and self.resumes_in is not None:

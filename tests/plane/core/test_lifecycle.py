@@ -99,7 +99,7 @@ async def test_edit_changes_role_model_tools_and_ceiling_and_keeps_them(start_pl
         "other-model",
         Decimal("2.5"),
     )
-    assert agent.tools == ["read_file", "grep"]
+    assert agent.tools == ("read_file", "grep")
     history = await plane.services.conversation.history("poet", 10)
     assert history[-1].text == (
         "Edited by the operator: model other-model; role changed; tools: read_file, grep; "
@@ -113,7 +113,7 @@ async def test_edit_changes_role_model_tools_and_ceiling_and_keeps_them(start_pl
         "other-model",
         Decimal("2.5"),
     )
-    assert state.tools == ["read_file", "grep"]
+    assert state.tools == ("read_file", "grep")
 
 
 @pytest.mark.parametrize(
