@@ -122,8 +122,15 @@ class Lifecycle:
 
     async def interrupt(self, agent: str) -> None:
         self._services.roster.get(agent)
-        if not await self._crew.workers[agent].interrupt():
-            raise InvalidRequest(f"{agent} is not taking a turn: there is nothing to interrupt.")
+        worker = self._crew.workers[agent]
+        if await worker.interrupt():
+            return
+        if worker.working:  # a scout turn another agent's ask_scout is waiting on
+            raise InvalidRequest(
+                f"{agent} is answering another agent's question; that turn is the asker's "
+                "to wait for, and cannot be interrupted."
+            )
+        raise InvalidRequest(f"{agent} is not taking a turn: there is nothing to interrupt.")
 
     # ── rename ─────────────────────────────────────────────────────────────
 
