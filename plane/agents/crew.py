@@ -208,7 +208,7 @@ class Crew:
             day=await services.ledger.today(),
             now=now,
             resets_at=services.gate.resets_at(),
-            agents=[await self.state(name) for name in self.workers],
+            agents=await self._states(),
             models=self._services.roster.offered,
             default_model=defaults.model,
             default_limit_usd=defaults.limit_usd,
@@ -217,6 +217,16 @@ class Crew:
                 (await services.ledger.spend_by_agent()).values(), start=Decimal(0)
             ),
         )
+
+    async def _states(self) -> list[AgentState]:
+        """Every row; an agent deleted while they are read is left out."""
+        states = []
+        for name in list(self.workers):
+            try:
+                states.append(await self.state(name))
+            except KeyError:
+                continue
+        return states
 
     async def publish(self, agent: str) -> AgentState:
         """Show `agent`'s row as it is now; return it."""

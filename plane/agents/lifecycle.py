@@ -194,8 +194,8 @@ class Lifecycle:
         spec = self._made_here(agent, "delete")
         worker = self._crew.workers[agent]
         await worker.interrupt()  # its running turn, cut and counted first
+        services.roster.forget(agent)  # first: a request for it is now "no such agent"
         await self._crew.remove(agent)
-        services.roster.forget(agent)
         history = await services.transcript.load(agent)
         if history:
             await asyncio.to_thread(save, history, spec.workspace, services.clock.now())

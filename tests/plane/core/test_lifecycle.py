@@ -245,3 +245,22 @@ async def test_interrupting_an_idle_agent_is_one_clear_error(start_plane):
     assert await refused(client, p.InterruptTurn, agent="demo") == (
         "demo is not taking a turn: there is nothing to interrupt."
     )
+
+
+async def test_deleting_an_agent_mid_turn_cuts_and_counts_the_turn_first(start_plane):
+    plane = await start_plane(ROOMY)
+    client = await made(plane)
+    plane.llm.stall("Half a ver", seconds=30)
+    subscription = plane.bus.subscribe()
+    await plane.send("poet", "a long poem")
+    while not isinstance(await asyncio.wait_for(subscription.queue.get(), 10), p.TextDelta):
+        pass
+    assert isinstance(await client.request(p.DeleteAgent, agent="poet"), p.Ok)
+    [cut] = await plane.services.ledger.entries(plane.clock.now().date())
+    assert (cut.agent, cut.status, cut.estimated) == ("poet", "interrupted", True)
+    assert cut.cost_usd > 0
+    assert (await plane.crew.snapshot()).spend_today_usd == cut.cost_usd
+    texts = [t for (t,) in rows(plane, "SELECT text FROM messages WHERE agent = 'poet'")]
+    assert texts[1].startswith("Interrupted by the operator.")
+    assert texts[2].startswith("Deleted by the operator.")
+    assert rows(plane, "SELECT COUNT(*) FROM messages WHERE waiting = 1") == [(0,)]
