@@ -54,10 +54,12 @@ class Api:
             case p.Send():
                 return p.Sent(id=request.id, messages=await self.send(request.agent, request.text))
             case p.History():
-                self._roster.get(request.agent)
                 messages = await self._conversation.history(
                     request.agent, request.limit, before_id=request.before_id
                 )
+                if not messages and request.agent not in self._roster.names():
+                    self._roster.get(request.agent)  # no such agent, and none deleted
+                # A deleted agent's conversation is kept, and read like any other.
                 return p.Messages(id=request.id, agent=request.agent, messages=messages)
             case p.NewAgent():
                 state = await self.new_agent(request.name, request.model, request.role)

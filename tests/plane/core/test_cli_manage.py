@@ -98,6 +98,10 @@ def test_pause_edit_rename_show_log_and_delete(daemon):
     gone = plane_cmd(home, "show", "bard")
     assert gone.returncode == 1
     assert one_line(gone) == "plane: No agent named 'bard'. `plane status` lists them."
+    kept = ok(plane_cmd(home, "log", "bard", "-n", "1"))  # its conversation is kept, and read
+    assert "plane  Deleted by the operator. Its conversation and ledger rows are kept" in kept[0]
+    never = plane_cmd(home, "log", "nobody")
+    assert one_line(never) == "plane: No agent named 'nobody'. `plane status` lists them."
 
 
 def test_interrupt_from_the_command_line(daemon, scripted_llm):
