@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
@@ -62,16 +63,33 @@ def serve(args: argparse.Namespace) -> int:
 def key(args: argparse.Namespace) -> int:
     from plane.gateway.cli import make_key
 
-    print(make_key(load_config(config_path(args.config)[0]), open_home(), args.agent))
+    path, looked = config_path(args.config)
+    with _where_looked(path, looked):
+        print(make_key(load_config(path), open_home(), args.agent))
     return 0
 
 
 def gateway_env(args: argparse.Namespace) -> int:
     from plane.gateway.cli import env_lines
 
-    config = load_config(config_path(args.config)[0])
-    print("\n".join(env_lines(config, open_home(), args.agent, args.client, args.http)))
+    path, looked = config_path(args.config)
+    with _where_looked(path, looked):
+        config = load_config(path)
+        print("\n".join(env_lines(config, open_home(), args.agent, args.client, args.http)))
     return 0
+
+
+@contextlib.contextmanager
+def _where_looked(path: Path | None, looked: list[Path]) -> Iterator[None]:
+    """A refusal made on the built-in defaults says that no file was found, and where
+    it was looked for: "not in agents.yaml" is a puzzle when there is no agents.yaml."""
+    try:
+        yield
+    except PlaneError as exc:
+        if path is not None:
+            raise
+        places = " or ".join(str(p.absolute()) for p in looked)
+        raise PlaneError(f"{exc} (No agents.yaml was found: looked in {places}.)") from None
 
 
 def config_path(given: Path | None) -> tuple[Path | None, list[Path]]:

@@ -185,3 +185,20 @@ def test_version_and_a_token_without_tcp(tmp_path):
 def test_every_new_command_has_help(command, tmp_path):
     result = plane_cmd(tmp_path, command, "--help")
     assert result.returncode == 0 and "usage: plane" in result.stdout
+
+
+@pytest.mark.parametrize("args", [["key", "demo"], ["gateway", "env", "demo", "--client", "codex"]])
+def test_with_no_config_a_refusal_says_where_it_looked(tmp_path, args):
+    xdg = tmp_path / "xdg"
+    result = subprocess.run(
+        [sys.executable, "-m", "plane", *args],
+        env={**os.environ, "PLANE_HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(xdg)},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert one_line(result).endswith(
+        f"(No agents.yaml was found: looked in {tmp_path}/agents.yaml or {xdg}/plane/agents.yaml.)"
+    )
