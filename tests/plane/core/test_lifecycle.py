@@ -264,3 +264,16 @@ async def test_deleting_an_agent_mid_turn_cuts_and_counts_the_turn_first(start_p
     assert texts[1].startswith("Interrupted by the operator.")
     assert texts[2].startswith("Deleted by the operator.")
     assert rows(plane, "SELECT COUNT(*) FROM messages WHERE waiting = 1") == [(0,)]
+
+
+async def test_an_edit_of_a_file_agent_outlasts_the_file_across_a_restart(start_plane):
+    plane = await start_plane()
+    client = await plane.client()
+    await client.request(p.EditAgent, agent="demo", model="other-model", tools=["none"])
+    details = await client.request(p.ShowAgent, agent="demo")
+    assert isinstance(details, p.AgentDetails)
+    assert (details.made, details.ceiling_from) == ("agents.yaml", "defaults")
+    again = await start_plane(restart=plane)
+    state = await again.crew.state("demo")
+    assert (state.model, state.tools) == ("other-model", ())
+    assert again.crew.workers["demo"].spec.tools == (), "the turn gets no tools"
