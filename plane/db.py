@@ -171,6 +171,21 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE agents ADD COLUMN tools TEXT;
     """,
+    # What the operator changed of an agent after it was made (from the TUI or
+    # `plane edit` / `pause`), for agents.yaml's as for those made at run time:
+    # a NULL column is "as the file or its creation said". `tools` is JSON
+    # (a list of names, or "all").
+    """
+    CREATE TABLE agent_settings (
+        name TEXT PRIMARY KEY,
+        model TEXT,
+        provider TEXT,
+        role TEXT,
+        tools TEXT,
+        paused INTEGER NOT NULL DEFAULT 0,
+        set_at TEXT NOT NULL
+    );
+    """,
 )
 
 

@@ -37,7 +37,17 @@ def parse(argv: list[str] | None = None) -> Address:
 
 
 def main(argv: list[str] | None = None) -> None:
-    PlaneApp(parse(argv)).run()
+    address = parse(argv)
+    PlaneApp(address).run()
+    print(farewell(address))
+
+
+def farewell(address: Address) -> str:
+    """The one line left on the terminal: closing the TUI stops nothing."""
+    if address.port is not None:
+        where = f"{address.host}:{address.port}"
+        return f"The plane at {where} keeps running; `plane --tcp {where} stop` stops it."
+    return "The plane keeps running (its agents go on without the TUI); `plane stop` stops it."
 
 
 if __name__ == "__main__":

@@ -28,12 +28,19 @@ from textual.message import Message
 
 from plane.wire.client import NotRunning, PlaneClient, PlaneError, RequestFailed
 from plane.wire.protocol import (
+    AgentChanged,
     AgentCreated,
+    DeleteAgent,
+    EditAgent,
     History,
+    InterruptTurn,
     Ledger,
     LedgerQuery,
     Messages,
     NewAgent,
+    Ok,
+    PauseAgent,
+    RenameAgent,
     Reply,
     RequestFrame,
     Send,
@@ -249,6 +256,32 @@ class Link:
 
     async def ledger(self) -> Ledger:
         return await self.request(LedgerQuery, Ledger, self.timeouts.request_s)
+
+    # ── managing agents (plane.agents.lifecycle decides; these only ask) ──
+
+    async def delete_agent(self, agent: str) -> Ok:
+        # A turn in flight is cut first: as long as an interrupt may take.
+        return await self.request(DeleteAgent, Ok, self.timeouts.new_agent_s, agent=agent)
+
+    async def pause_agent(self, agent: str, paused: bool) -> AgentChanged:
+        return await self.request(
+            PauseAgent, AgentChanged, self.timeouts.request_s, agent=agent, paused=paused
+        )
+
+    async def rename_agent(self, agent: str, new_name: str) -> AgentChanged:
+        return await self.request(
+            RenameAgent, AgentChanged, self.timeouts.request_s, agent=agent, new_name=new_name
+        )
+
+    async def edit_agent(self, agent: str, **changes: Any) -> AgentChanged:
+        """`changes`: role, model, tools, limit; the ones left out stay."""
+        # A new model may be the embedded one, which starts on first use.
+        return await self.request(
+            EditAgent, AgentChanged, self.timeouts.new_agent_s, agent=agent, **changes
+        )
+
+    async def interrupt(self, agent: str) -> Ok:
+        return await self.request(InterruptTurn, Ok, self.timeouts.request_s, agent=agent)
 
 
 _OFFLINE = "no connection to the plane"

@@ -24,6 +24,8 @@ from textual.dom import DOMNode
 from textual.signal import Signal
 
 from plane.wire.protocol import (
+    AgentRemoved,
+    AgentRenamed,
     AgentState,
     AgentUpdated,
     DayRolled,
@@ -219,6 +221,23 @@ class Store:
     def _on_day(self, event: DayRolled) -> None:
         self.load(event.snapshot)
 
+    def _on_removed(self, event: AgentRemoved) -> None:
+        if self.agents.pop(event.agent, None) is not None:
+            self.conversations.pop(event.agent, None)
+            self.roster_changed.publish(self.names)
+
+    def _on_renamed(self, event: AgentRenamed) -> None:
+        """The row keeps its place; the conversation is fetched again under
+        the new name (its messages carry the old one)."""
+        self.agents = {
+            (event.agent.name if name == event.old else name): (
+                event.agent if name == event.old else agent
+            )
+            for name, agent in self.agents.items()
+        }
+        self.conversations.pop(event.old, None)
+        self.roster_changed.publish(self.names)
+
 
 _APPLY: dict[type, Callable[[Store, object], None]] = {
     MessageAppended: Store._on_message,  # type: ignore[dict-item]
@@ -227,5 +246,7 @@ _APPLY: dict[type, Callable[[Store, object], None]] = {
     TurnFinished: Store._on_turn_finished,  # type: ignore[dict-item]
     AgentUpdated: Store._on_agent,  # type: ignore[dict-item]
     DayRolled: Store._on_day,  # type: ignore[dict-item]
+    AgentRemoved: Store._on_removed,  # type: ignore[dict-item]
+    AgentRenamed: Store._on_renamed,  # type: ignore[dict-item]
 }
 """Which method folds which event in: a table, not an if/elif chain."""

@@ -57,6 +57,8 @@ class Crew:
         self._tooling = Tooling(services, scheduler.book, scout=self.scout)
         self.workers: dict[str, AgentWorker] = {}
         self._tasks: list[asyncio.Task[None]] = []
+        self._runs: dict[AgentWorker, asyncio.Task[None]] = {}
+        """Each worker's own task, so a deleted agent's can be ended alone."""
 
     def add(self, spec: AgentSpec) -> AgentWorker:
         worker = AgentWorker(
@@ -71,8 +73,26 @@ class Crew:
         self.workers[spec.name] = worker
         self._services.gate.ceilings.add_agent(spec.name, spec.ceiling_from_file)
         if spec.gateway is None:  # a gateway agent's calls come from its client, not from turns
-            self._tasks.append(asyncio.create_task(worker.run(), name=f"worker:{spec.name}"))
+            task = asyncio.create_task(worker.run(), name=f"worker:{spec.name}")
+            self._tasks.append(task)
+            self._runs[worker] = task
         return worker
+
+    async def remove(self, agent: str) -> None:
+        """End `agent`'s worker (its turn cut first, by the caller) and forget it."""
+        worker = self.workers.pop(agent)
+        task = self._runs.pop(worker, None)
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            self._tasks.remove(task)
+
+    def renamed(self, old: str, spec: AgentSpec) -> None:
+        """`old` is now `spec.name`, in the same place in the order."""
+        self.workers[old].spec = spec
+        self.workers = {
+            (spec.name if name == old else name): worker for name, worker in self.workers.items()
+        }
 
     def start(self) -> None:
         for spec in self._services.roster:
@@ -159,7 +179,13 @@ class Crew:
             model=spec.model,
             provider=spec.provider,
             role=spec.role,
-            status="working" if worker.working else "held" if held else "idle",
+            status="working"
+            if worker.working
+            else "paused"
+            if spec.paused
+            else "held"
+            if held
+            else "idle",
             spend_today_usd=spent,
             limit_usd=ceiling,
             warn_ratio=warn_ratio,
@@ -167,6 +193,7 @@ class Crew:
             price_known=services.pricer.is_known(spec.model),
             waiting=await services.conversation.count_waiting(agent),
             resumes_at=self._resumes_at(agent, hold) if held else None,
+            paused=spec.paused,
             tools=spec.tools,
         )
 
@@ -187,13 +214,26 @@ class Crew:
             day=await services.ledger.today(),
             now=now,
             resets_at=services.gate.resets_at(),
-            agents=[await self.state(name) for name in self.workers],
+            agents=await self._states(),
             models=self._services.roster.offered,
             default_model=defaults.model,
             default_limit_usd=defaults.limit_usd,
             commands=registry(),
             tool_defaults=self._services.roster.tool_defaults(),
+            spend_today_usd=sum(
+                (await services.ledger.spend_by_agent()).values(), start=Decimal(0)
+            ),
         )
+
+    async def _states(self) -> list[AgentState]:
+        """Every row; an agent deleted while they are read is left out."""
+        states = []
+        for name in list(self.workers):
+            try:
+                states.append(await self.state(name))
+            except KeyError:
+                continue
+        return states
 
     async def publish(self, agent: str) -> AgentState:
         """Show `agent`'s row as it is now; return it."""

@@ -14,9 +14,11 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
+from sqlite3 import Row
+from typing import Literal
 
 from plane.agents.toolsets import allowlist, suited
 from plane.clock import Clock
@@ -48,6 +50,12 @@ class AgentSpec:
     ambient: AmbientConfig | None = None
     gateway: GatewayConfig | None = None
     """Set for an agent a client outside the plane spends through: no turns of its own."""
+    paused: bool = False
+    """The operator paused it: it starts no turn until resumed (its ceiling is kept)."""
+
+
+ALL_TOOLS = "all"
+"""What `edit --tools all` and the settings table say for "every tool"."""
 
 
 class Roster:
@@ -83,6 +91,83 @@ class Roster:
                     model=row["model"], provider=provider, role=row["role"], tools=tools
                 )
                 self._add(self._from_block(row["name"], block))
+        for row in await self._db.fetchall("SELECT * FROM agent_settings"):
+            spec = self._agents.get(row["name"])
+            if spec is not None:  # an orphan (its agent left agents.yaml) waits, harmless
+                self._agents[spec.name] = self._with_settings(spec, row)
+
+    def _with_settings(self, spec: AgentSpec, row: Row) -> AgentSpec:
+        """What the operator changed since, over what the file or its creation said."""
+        model = row["model"] if isinstance(row["model"], str) else spec.model
+        provider = spec.provider
+        if isinstance(row["provider"], str):
+            provider = self._stored_provider(spec.name, model, row["provider"])
+        role = row["role"] if isinstance(row["role"], str) else spec.role
+        tools = spec.tools
+        if isinstance(row["tools"], str):
+            stored = json.loads(row["tools"])
+            tools = None if stored == ALL_TOOLS else tuple(stored)
+        paused = bool(row["paused"])
+        return replace(spec, model=model, provider=provider, role=role, tools=tools, paused=paused)
+
+    def from_file(self, name: str) -> bool:
+        """Made by agents.yaml (so the file, not the keyboard, says it exists)."""
+        return name in self._config.agents
+
+    def provider_for(self, model: str) -> str:
+        """The provider an agent moved to `model` would use, or why it cannot."""
+        return self._provider_for(model)
+
+    async def change(
+        self,
+        name: str,
+        *,
+        model: str | None = None,
+        role: str | None = None,
+        tools: tuple[str, ...] | Literal["keep"] | None = "keep",
+        paused: bool | None = None,
+    ) -> AgentSpec:
+        """Change what is given and keep it across restarts; checked first, so
+        a model no provider offers changes nothing."""
+        spec = self.get(name)
+        provider = None if model is None else self._provider_for(model)
+        stored_tools = None
+        if tools != "keep":
+            stored_tools = json.dumps(ALL_TOOLS if tools is None else list(tools))
+        new = replace(
+            spec,
+            model=spec.model if model is None else model,
+            provider=spec.provider if provider is None else provider,
+            role=spec.role if role is None else role,
+            tools=spec.tools if tools == "keep" else tools,
+            paused=spec.paused if paused is None else paused,
+        )
+        row = (name, model, provider, role, stored_tools, int(new.paused))
+        now = self._clock.now().isoformat()
+        await self._db.write(
+            lambda conn: conn.execute(
+                "INSERT INTO agent_settings (name, model, provider, role, tools, paused, set_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET"
+                " model = COALESCE(excluded.model, model),"
+                " provider = COALESCE(excluded.provider, provider),"
+                " role = COALESCE(excluded.role, role), tools = COALESCE(excluded.tools, tools),"
+                " paused = excluded.paused, set_at = excluded.set_at",
+                (*row, now),
+            )
+        )
+        self._agents[name] = new
+        return new
+
+    def forget(self, name: str) -> AgentSpec:
+        """Out of the roster (its rows were deleted by the caller's transaction)."""
+        return self._agents.pop(name)
+
+    def renamed(self, old: str, spec: AgentSpec) -> None:
+        """`old` is now `spec.name`, in the same place in the order."""
+        self._agents = {
+            (spec.name if name == old else name): (spec if name == old else each)
+            for name, each in self._agents.items()
+        }
 
     def _stored_provider(self, name: str, model: str, provider: str) -> str:
         """An agent made from the keyboard keeps its provider while agents.yaml has it; when

@@ -18,6 +18,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
+from decimal import Decimal
 from sqlite3 import Connection
 from typing import TYPE_CHECKING
 
@@ -68,14 +69,20 @@ class AgentWorker:
         self._publish = publish
         self._after_turn = after_turn
         self._wake = asyncio.Event()
-        self._told_hold = False
+        self._told_hold: str | None = None
+        """The reason of the hold last told (None: not held since)."""
         self._busy = False
+        self._turn_task: asyncio.Task[TurnResult] | None = None
+        """The running turn, a task of its own so the operator can cut it alone."""
+        self._cutting = False
 
     def wake(self) -> None:
         self._wake.set()
 
     async def hold(self) -> Hold | None:
         spec = self.spec
+        if spec.paused:
+            return Hold("paused", paused_notice(spec.name))
         known = self._services.pricer.is_known(spec.model)
         return await self._services.gate.hold(spec.name, price_known=known, model=spec.model)
 
@@ -95,16 +102,32 @@ class AgentWorker:
             finally:
                 self._busy = False
 
+    def hold_changed(self) -> None:
+        """Paused, resumed, or its ceiling changed: look again (a hold for
+        another reason is told; the same one is not said twice)."""
+        self.wake()
+
+    async def interrupt(self) -> bool:
+        """Cut the running turn; return once the conversation says what it
+        cost (False: no turn of its own was running)."""
+        task = self._turn_task
+        if task is None or task.done() or not task.cancel():
+            return False
+        self._cutting = True
+        async with self.turn_lock:  # released once the cut turn is told
+            pass
+        return True
+
     @property
     def idle(self) -> bool:
         """Nothing in flight and nothing about to be: no turn, no pending wake."""
         return not (self._busy or self._wake.is_set() or self.turn_lock.locked())
 
     async def tell_hold(self, hold: Hold) -> Message | None:
-        """Say why the agent is quiet, once per held spell."""
-        if self._told_hold:
+        """Say why the agent is quiet, once per held spell and reason."""
+        if self._told_hold == hold.reason:
             return None
-        self._told_hold = True
+        self._told_hold = hold.reason
         return await self.say("plane", hold.notice)
 
     async def _work(self) -> None:
@@ -128,11 +151,13 @@ class AgentWorker:
         """One step of `_work`, under the turn lock: a turn if there is work
         and no hold. False when there is nothing more to do now."""
         services, name = self._services, self.spec.name
-        hold = await self.hold()
-        if hold is None:
-            self._told_hold = False
         waiting = await services.conversation.waiting(name)
         due = await self._bookings.due(name)
+        # Asked after the reads, with no await between it and the turn: a
+        # pause (or a /limit) that lands while they are read is not missed.
+        hold = await self.hold()
+        if hold is None:
+            self._told_hold = None
         if not waiting and not due:
             return False
         if hold is not None:
@@ -157,10 +182,16 @@ class AgentWorker:
         self.working = True
         services.emit(TurnStarted(agent=name, turn=number))
         await self._publish(name)
+        turn = Turn(services, self.spec, number, self._tooling, on_spend=self._publish)
         try:
-            turn = Turn(services, self.spec, number, self._tooling, on_spend=self._publish)
-            result = await turn.run(incoming(waiting, due))
+            self._turn_task = asyncio.create_task(turn.run(incoming(waiting, due)))
+            result = await self._turn_task
         except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if self._cutting and not (current is not None and current.cancelling()):
+                self.working = False
+                await self._cut(number, turn.result, waiting, due)
+                return
             # Cut by a stop: nothing answered it, so what it saw stays waiting
             # and its bookings open; the next start says what the call in
             # flight counted and takes the turn again.
@@ -174,6 +205,22 @@ class AgentWorker:
             raise
         finally:
             self.working = False
+            self._turn_task = None
+            self._cutting = False
+        await self.finish(number, result, answering=waiting, due=due)
+
+    async def _cut(
+        self, number: int, so_far: TurnResult, waiting: list[Message], due: list[Booking]
+    ) -> None:
+        """The operator cut the turn: the calls in flight count their estimates,
+        what it was answering is answered by the notice (taking it again would
+        undo the cut), and the conversation says what the turn cost."""
+        services = self._services
+        cut = await services.ledger.interrupt_open(self.spec.name)
+        cost = so_far.cost + cut.estimate_usd
+        # calls=0: the notice is this turn's cost line (it carries the cost).
+        result = TurnResult(cost=cost, usage=so_far.usage, ok=False, unpriced=so_far.unpriced)
+        await services.say(self.spec.name, "plane", interrupted_notice(cost, cut), cost_usd=cost)
         await self.finish(number, result, answering=waiting, due=due)
 
     async def _keep_ambient(self) -> None:
@@ -238,6 +285,26 @@ def incoming(waiting: list[Message], due: list[Booking]) -> str:
         kind = "ambient turn" if booking.ambient else f"a turn you booked at {booked}"
         parts.append(f"[{kind}] {booking.note}")
     return "\n\n".join(parts)
+
+
+def paused_notice(agent: str) -> str:
+    return (
+        f"{agent} is paused: it takes no turn until it is resumed (p in the TUI, "
+        f"`plane resume {agent}`), and answers then what waited. Its ceiling is kept."
+    )
+
+
+def interrupted_notice(cost: Decimal, cut: Interrupted) -> str:
+    """What the conversation says of a turn the operator cut."""
+    said = f"Interrupted by the operator. The cut-off turn cost {turn_cost(cost)}"
+    if cut.calls == 1:
+        said += f", the call in flight counted at its estimate, {turn_cost(cut.estimate_usd)}"
+    elif cut.calls:
+        said += (
+            f", the {cut.calls} calls in flight counted at their estimates, "
+            f"{turn_cost(cut.estimate_usd)}"
+        )
+    return said + "."
 
 
 def cut_turn_notice(cut: Interrupted, waiting: int) -> str:

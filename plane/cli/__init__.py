@@ -15,12 +15,15 @@ exit code). A module with commands of its own adds them to the parser with
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from plane.cli import arguments as arg
-from plane.cli import clients, daemon, failing
+from plane.cli import clients, connect, daemon, failing, manage
 from plane.economy.compress.cli import add_commands as add_compression_commands
+from plane.errors import PlaneError
 from plane.home import user_config_path
 from plane.usage import OneLineParser
 
@@ -30,6 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     code (see `failing.failed`), never a traceback."""
     try:
         args = parser().parse_args(argv)
+        connect.aim(_remote(args))
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # here, where a closed pipe is still ours to answer
         return code
@@ -46,6 +50,22 @@ def parser() -> argparse.ArgumentParser:
         "per agent. With no command, opens the TUI (starting the plane if none runs).",
     )
     top.set_defaults(func=daemon.tui)
+    top.add_argument("--version", action="version", version=f"plane {_version()}")
+    top.add_argument(
+        "--tcp",
+        dest="remote_tcp",
+        metavar="HOST:PORT",
+        type=arg.address,
+        help="talk to the plane on TCP (`plane serve --tcp`), for the TUI and every client "
+        "command: `plane --tcp HOST:PORT status`",
+    )
+    top.add_argument(
+        "--token",
+        dest="remote_token",
+        metavar="T",
+        help="the plane's token for --tcp (default: $PLANE_TOKEN, else the file `token` "
+        "in this machine's $PLANE_HOME)",
+    )
     sub = top.add_subparsers(title="commands", metavar="COMMAND")
 
     serve = sub.add_parser("serve", help="run the plane in the foreground")
@@ -136,7 +156,24 @@ def parser() -> argparse.ArgumentParser:
     new.set_defaults(func=clients.new)
 
     add_compression_commands(sub)
+    manage.add_commands(sub)
     return top
+
+
+def _remote(args: argparse.Namespace) -> connect.Remote | None:
+    tcp = getattr(args, "remote_tcp", None)
+    if tcp is None:
+        if getattr(args, "remote_token", None):
+            raise PlaneError("--token goes with --tcp HOST:PORT (on the socket it is read).")
+        return None
+    return connect.Remote(tcp, args.remote_token or os.environ.get("PLANE_TOKEN") or None)
+
+
+def _version() -> str:
+    try:
+        return version("plane")
+    except PackageNotFoundError:
+        return "(not installed)"
 
 
 # ── the daemon ─────────────────────────────────────────────────────────────

@@ -12,10 +12,12 @@ from decimal import Decimal
 from typing import Any
 
 from plane.agents.toolsets import described
-from plane.cli.connect import with_client
+from plane.cli.connect import NotAnswering, remote, with_client
 from plane.cli.failing import NoAnswer
+from plane.cli.offline import ledger_entries
 from plane.clock import until
 from plane.errors import NotRunning, PlaneError
+from plane.home import Home
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
 from plane.wire.words import plain, spend_against, usd, usd_exact
@@ -120,16 +122,26 @@ def ledger(args: argparse.Namespace) -> int:
     async def work(client: PlaneClient) -> int:
         reply = await client.request(p.LedgerQuery, day=args.day)
         assert isinstance(reply, p.Ledger)
-        rows = [_entry_row(e) for e in reply.entries]
-        if args.json:
-            print(json.dumps({"day": reply.day.isoformat(), "calls": rows}, indent=2))
-        elif args.csv:
-            _write_csv(rows)
-        else:
-            _print_ledger(reply.day, reply.entries)
-        return 0
+        return _show_ledger(args, reply.day, reply.entries)
 
-    return with_client(work)
+    try:
+        return with_client(work)
+    except (NotRunning, NotAnswering):
+        if remote() is not None:
+            raise
+        # No plane to ask: the home's file, read-only, says the same.
+        return _show_ledger(args, *ledger_entries(Home.from_env(), args.day))
+
+
+def _show_ledger(args: argparse.Namespace, day: date, entries: list[p.LedgerEntry]) -> int:
+    rows = [_entry_row(e) for e in entries]
+    if args.json:
+        print(json.dumps({"day": day.isoformat(), "calls": rows}, indent=2))
+    elif args.csv:
+        _write_csv(rows)
+    else:
+        _print_ledger(day, entries)
+    return 0
 
 
 def _entry_row(e: p.LedgerEntry) -> dict[str, Any]:

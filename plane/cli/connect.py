@@ -4,10 +4,35 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from plane.errors import NotRunning, PlaneError
 from plane.home import Home, PlaneState
 from plane.wire.client import PlaneClient
+from plane.wire.token import read_token
+
+
+@dataclass(frozen=True)
+class Remote:
+    """`plane --tcp HOST:PORT [--token T]`: the plane every client command of
+    this run talks to, instead of the home's socket."""
+
+    tcp: tuple[str, int]
+    token: str | None
+
+
+_remote: Remote | None = None
+"""Set once, by `plane.cli.main`, from the top-level options: a module value
+rather than an argument so the commands keep their one-argument shape."""
+
+
+def aim(remote: Remote | None) -> None:
+    global _remote
+    _remote = remote
+
+
+def remote() -> Remote | None:
+    return _remote
 
 
 def with_client(work: Callable[[PlaneClient], Awaitable[int]]) -> int:
@@ -24,6 +49,9 @@ def with_client(work: Callable[[PlaneClient], Awaitable[int]]) -> int:
 async def connect(home: Home) -> PlaneClient:
     """A client of the plane in `home`; when none answers, what its lock
     says: no plane, or one starting or stopping (its socket closed)."""
+    if _remote is not None:
+        token = _remote.token or read_token(home.token)  # a plane on this machine: its home's
+        return await PlaneClient.connect(home.socket, tcp=_remote.tcp, token=token)
     try:
         return await PlaneClient.connect(home.socket)
     except NotRunning:

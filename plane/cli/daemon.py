@@ -13,15 +13,17 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from plane.cli.connect import NotAnswering, connect
+from plane.cli.connect import NotAnswering, connect, remote
 from plane.config import load_config
 from plane.errors import NotRunning, PlaneError
 from plane.home import Home, user_config_path
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
+from plane.wire.token import read_token
 
 log = logging.getLogger("plane")
 
@@ -61,16 +63,33 @@ def serve(args: argparse.Namespace) -> int:
 def key(args: argparse.Namespace) -> int:
     from plane.gateway.cli import make_key
 
-    print(make_key(load_config(config_path(args.config)[0]), open_home(), args.agent))
+    path, looked = config_path(args.config)
+    with _where_looked(path, looked):
+        print(make_key(load_config(path), open_home(), args.agent))
     return 0
 
 
 def gateway_env(args: argparse.Namespace) -> int:
     from plane.gateway.cli import env_lines
 
-    config = load_config(config_path(args.config)[0])
-    print("\n".join(env_lines(config, open_home(), args.agent, args.client, args.http)))
+    path, looked = config_path(args.config)
+    with _where_looked(path, looked):
+        config = load_config(path)
+        print("\n".join(env_lines(config, open_home(), args.agent, args.client, args.http)))
     return 0
+
+
+@contextlib.contextmanager
+def _where_looked(path: Path | None, looked: list[Path]) -> Iterator[None]:
+    """A refusal made on the built-in defaults says that no file was found, and where
+    it was looked for: "not in agents.yaml" is a puzzle when there is no agents.yaml."""
+    try:
+        yield
+    except PlaneError as exc:
+        if path is not None:
+            raise
+        places = " or ".join(str(p.absolute()) for p in looked)
+        raise PlaneError(f"{exc} (No agents.yaml was found: looked in {places}.)") from None
 
 
 def config_path(given: Path | None) -> tuple[Path | None, list[Path]]:
@@ -121,6 +140,17 @@ def _is_file(stream: IO[str], path: Path) -> bool:
 
 
 def tui(args: argparse.Namespace) -> int:
+    aimed = remote()
+    if aimed is not None:  # a plane elsewhere: nothing to start here
+        host, port = aimed.tcp
+        token = aimed.token or read_token(Home.from_env().token)
+        if not token:
+            raise PlaneError("--tcp needs the plane's token: --token T or $PLANE_TOKEN.")
+        # The token goes in the environment, not the command line (which any
+        # process on the machine can read).
+        environment = {**os.environ, "PLANE_TOKEN": token}
+        where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        os.execve(sys.executable, [sys.executable, "-m", "tui", "--tcp", where], environment)
     home = open_home()
     if not asyncio.run(_answers(home)):
         _start_daemon(home)
@@ -174,7 +204,7 @@ def stop(args: argparse.Namespace) -> int:
     except NotAnswering as exc:
         if exc.state != "stopping":  # already stopping: wait for it all the same
             raise
-    if args.no_wait:
+    if args.no_wait or remote() is not None:  # a plane elsewhere: its home is not here to watch
         print("The plane is stopping.")
         return 0
     deadline = time.monotonic() + args.timeout

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from plane.agents.crew import Crew
+from plane.agents.lifecycle import Lifecycle
 from plane.agents.roster import Roster
 from plane.clock import Clock
 from plane.errors import PlaneError
@@ -35,6 +36,7 @@ class Api:
         clock: Clock,
         provider_ready: ProviderReady,
         stop: Callable[[], None],
+        lifecycle: Lifecycle,
     ) -> None:
         self._crew = crew
         self._roster = roster
@@ -43,6 +45,7 @@ class Api:
         self._clock = clock
         self._provider_ready = provider_ready
         self._stop = stop
+        self._lifecycle = lifecycle
 
     async def handle(self, request: p.Request) -> p.Reply:
         match request:
@@ -51,10 +54,12 @@ class Api:
             case p.Send():
                 return p.Sent(id=request.id, messages=await self.send(request.agent, request.text))
             case p.History():
-                self._roster.get(request.agent)
                 messages = await self._conversation.history(
                     request.agent, request.limit, before_id=request.before_id
                 )
+                if not messages and request.agent not in self._roster.names():
+                    self._roster.get(request.agent)  # no such agent, and none deleted
+                # A deleted agent's conversation is kept, and read like any other.
                 return p.Messages(id=request.id, agent=request.agent, messages=messages)
             case p.NewAgent():
                 state = await self.new_agent(
@@ -68,6 +73,39 @@ class Api:
             case p.Stop():
                 self._stop()
                 return p.Ok(id=request.id)
+            case _:
+                return await self._manage(request)
+        raise PlaneError(f"Requests of type {request.type!r} are not handled here.")
+
+    async def _manage(self, request: p.Request) -> p.Reply:
+        """The operator's lifecycle requests (`plane.agents.lifecycle`)."""
+        life = self._lifecycle
+        match request:
+            case p.PauseAgent():
+                state = await life.pause(request.agent, request.paused)
+                return p.AgentChanged(id=request.id, agent=state)
+            case p.EditAgent():
+                if request.model is not None:
+                    await self._provider_ready(self._roster.provider_for(request.model))
+                state = await life.edit(
+                    request.agent,
+                    role=request.role,
+                    model=request.model,
+                    tools=request.tools,
+                    limit=request.limit,
+                )
+                return p.AgentChanged(id=request.id, agent=state)
+            case p.RenameAgent():
+                state = await life.rename(request.agent, request.new_name)
+                return p.AgentChanged(id=request.id, agent=state)
+            case p.DeleteAgent():
+                await life.delete(request.agent)
+                return p.Ok(id=request.id)
+            case p.InterruptTurn():
+                await life.interrupt(request.agent)
+                return p.Ok(id=request.id)
+            case p.ShowAgent():
+                return await life.show(request.agent, request.id)
         raise PlaneError(f"Requests of type {request.type!r} are not handled here.")
 
     async def send(self, agent: str, text: str) -> list[p.Message]:

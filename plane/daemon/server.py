@@ -31,6 +31,7 @@ from typing import IO
 import httpx
 
 from plane.agents.crew import Crew
+from plane.agents.lifecycle import Lifecycle
 from plane.agents.roster import Roster
 from plane.agents.scheduler import Scheduler
 from plane.agents.services import Services
@@ -187,6 +188,7 @@ class Plane:
             clock=self.clock,
             provider_ready=self._provider_ready,
             stop=self.stop_event.set,
+            lifecycle=Lifecycle(services, crew, self.scheduler, db),
         )
         crew.start()
         self._background.append(asyncio.create_task(self.scheduler.run()))

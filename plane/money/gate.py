@@ -67,6 +67,28 @@ class Ceilings:
     def add_agent(self, agent: str, from_file: Decimal | None) -> None:
         self._from_file[agent] = from_file
 
+    def source(self, agent: str) -> str:
+        """Where the effective ceiling comes from: "/limit" (the operator's),
+        "its own ask", "file" (agents.yaml or its defaults), or "none"."""
+        base, asked = self.base(agent), self._asked.get(agent)
+        if asked is not None and (base is None or asked < base):
+            return "its own ask"
+        if agent in self._set:
+            return "/limit" if self._set[agent] is not None else "none"
+        return "file" if base is not None else "none"
+
+    def renamed(self, old: str, new: str) -> None:
+        """After the transaction that moved `old`'s rows to `new` committed."""
+        for values in (self._from_file, self._set, self._asked):
+            if old in values:
+                values[new] = values.pop(old)  # type: ignore[assignment]
+
+    def forget(self, agent: str) -> None:
+        """After the transaction that deleted `agent`'s ceiling rows committed:
+        an agent made later with its name starts from the defaults."""
+        for values in (self._from_file, self._set, self._asked):
+            values.pop(agent, None)
+
     def base(self, agent: str) -> Decimal | None:
         """The operator's value when there is one, else the file's."""
         if agent in self._set:

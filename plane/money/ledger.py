@@ -205,6 +205,42 @@ class Ledger:
             call, self._clock.now(), "failed", Usage(), Decimal(0), None, False
         )
 
+    async def interrupt_open(self, agent: str) -> Interrupted:
+        """The operator cut `agent`'s turn: the calls it has in flight get no
+        response now, and count their estimates as interrupted (as a stop
+        would leave them), never $0. Their estimates are in the day's sums
+        already, so the sums in memory do not move."""
+
+        def interrupt(conn: Connection) -> tuple[list[int], Interrupted]:
+            rows = conn.execute(
+                "SELECT id, day, cost_usd FROM calls WHERE status = 'pending' AND agent = ?"
+                " ORDER BY id",
+                (agent,),
+            ).fetchall()
+            total = Decimal(0)
+            for call, day, cost in rows:
+                conn.execute("UPDATE calls SET status = 'interrupted' WHERE id = ?", (call,))
+                self._sums.add(date.fromisoformat(day), agent, Decimal(cost))
+                total += Decimal(cost)
+            return [row[0] for row in rows], Interrupted(len(rows), total)
+
+        def closed(outcome: tuple[list[int], Interrupted]) -> None:
+            for call in outcome[0]:
+                self._open.pop(call, None)
+
+        return (await self._write(interrupt, then=closed))[1]
+
+    def renamed(self, old: str, new: str) -> None:
+        """After the transaction that moved `old`'s rows to `new` committed."""
+        for sums in self._days.values():
+            if old in sums:
+                sums[new] = sums.get(new, Decimal(0)) + sums.pop(old)
+        for call, recorded in list(self._open.items()):
+            if recorded.agent == old:
+                self._open[call] = _Recorded(
+                    new, recorded.day, recorded.cost_usd, recorded.status, recorded.price_source
+                )
+
     async def entries(self, day: date) -> list[LedgerEntry]:
         rows = await self._read("SELECT * FROM calls WHERE day = ? ORDER BY id", day.isoformat())
         return [_entry(row) for row in rows]

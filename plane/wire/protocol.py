@@ -74,9 +74,10 @@ ToolSet = Literal["none", "read-only", "all"]
 """The tools a new agent gets: none; read-only (list, read, grep, retrieve
 what compression removed, its own budget); or all of them."""
 
-AgentStatus = Literal["idle", "working", "held"]
+AgentStatus = Literal["idle", "working", "held", "paused"]
 """idle: waiting for work; working: a turn is in flight; held: at or over its
-ceiling (or on an unpriced model under a ceiling), taking no new turn."""
+ceiling (or on an unpriced model under a ceiling), taking no new turn;
+paused: the operator paused it (its ceiling kept): no new turn until resumed."""
 
 
 SpendLevel = Literal["ok", "warn", "over"]
@@ -108,9 +109,12 @@ class AgentState(Frame):
     which clears the day's spend. None when it is not held, and when the day
     turning would not free it (a ceiling of zero, a model with no price):
     those wait for the operator."""
+    paused: bool = False
+    """The operator paused it: it starts no turn (one in flight finishes) and
+    keeps what it receives. Its ceiling is untouched: a pause is not /limit 0."""
     tools: tuple[str, ...] | None = None
-    """The tools it may use, by name; None: every tool. (A tuple: a state is
-    hashable, and rows cache their drawing by it.)"""
+    """The tools it may use, by name; None is every tool. (A tuple: a row's
+    state is hashable, for the list's cache of drawn lines.)"""
 
 
 MessageKind = Literal["operator", "agent", "plane", "ask", "cost", "tool"]
@@ -165,6 +169,9 @@ class Snapshot(Frame):
     """For each model in `models`, the tools a new agent on it gets unless
     told otherwise (none on the embedded model: it flails with tools, at
     12–20× a plain turn's cost). Empty from an older plane."""
+    spend_today_usd: Decimal | None = None
+    """The whole plane's spend today, deleted agents' included (deleting never
+    refunds): the fleet's total, which the rows alone may not add up to."""
 
 
 LedgerStatus = Literal["pending", "settled", "interrupted", "failed"]
@@ -256,7 +263,78 @@ class Stop(Frame):
     id: int
 
 
-RequestFrame = Hello | Subscribe | Status | Send | History | NewAgent | LedgerQuery | Stop
+class DeleteAgent(Frame):
+    """Delete an agent made at run time. Its conversation and ledger rows are
+    kept and its spend still counts for the day: deleting never refunds, and a
+    new agent given the same name starts with that spend, not with $0."""
+
+    type: Literal["delete_agent"] = "delete_agent"
+    id: int
+    agent: str
+
+
+class PauseAgent(Frame):
+    """Pause (`paused` true) or resume an agent. Its ceiling is kept."""
+
+    type: Literal["pause_agent"] = "pause_agent"
+    id: int
+    agent: str
+    paused: bool = True
+
+
+class RenameAgent(Frame):
+    type: Literal["rename_agent"] = "rename_agent"
+    id: int
+    agent: str
+    new_name: str
+
+
+class EditAgent(Frame):
+    """Change what is given; a field left None is left as it is. All of it
+    is checked before anything changes: one bad value changes nothing."""
+
+    type: Literal["edit_agent"] = "edit_agent"
+    id: int
+    agent: str
+    role: str | None = Field(default=None, max_length=100_000)
+    model: str | None = None
+    tools: list[str] | None = Field(default=None, max_length=64)
+    """Tool names; `["all"]` is every tool, `[]` none."""
+    limit: str | None = Field(default=None, max_length=64)
+    """As `/limit` takes it: `5`, `$0.25`, `off`."""
+
+
+class InterruptTurn(Frame):
+    """Cut the agent's running turn: the call in flight is counted at its
+    estimate, and the conversation says what the turn cost."""
+
+    type: Literal["interrupt"] = "interrupt"
+    id: int
+    agent: str
+
+
+class ShowAgent(Frame):
+    type: Literal["show_agent"] = "show_agent"
+    id: int
+    agent: str
+
+
+RequestFrame = (
+    Hello
+    | Subscribe
+    | Status
+    | Send
+    | History
+    | NewAgent
+    | LedgerQuery
+    | Stop
+    | DeleteAgent
+    | PauseAgent
+    | RenameAgent
+    | EditAgent
+    | InterruptTurn
+    | ShowAgent
+)
 """Any request, as the class a client builds one from (every one carries an `id`)."""
 Request = Annotated[RequestFrame, Field(discriminator="type")]
 
@@ -309,6 +387,36 @@ class Ledger(Frame):
 class Ok(Frame):
     type: Literal["ok"] = "ok"
     id: int
+
+
+class AgentChanged(Frame):
+    """The agent as it is after a pause, resume, rename or edit."""
+
+    type: Literal["agent_changed"] = "agent_changed"
+    id: int
+    agent: AgentState
+
+
+CeilingSource = Literal["agents.yaml", "defaults", "/limit", "its own ask", "none"]
+
+
+class AgentDetails(Frame):
+    """What `plane show AGENT` prints."""
+
+    type: Literal["agent_details"] = "agent_details"
+    id: int
+    agent: AgentState
+    ceiling_from: CeilingSource
+    """Where the ceiling comes from: the agent's block in agents.yaml, the
+    file's defaults, the operator's /limit (or edit), or the agent's ask."""
+    made: Literal["agents.yaml", "run time"]
+    workspace: str
+    bookings: list[str]
+    """Open bookings, as `due (UTC): note`."""
+    sessions: int
+    """Model sessions saved by /new or auto-compact (.transcripts/)."""
+    session_messages: int
+    """Messages in the model's current session."""
 
 
 ErrorCode = Literal[
@@ -369,6 +477,21 @@ class AgentUpdated(Frame):
     agent: AgentState
 
 
+class AgentRemoved(Frame):
+    """An agent was deleted: its row goes; its records stay on the plane."""
+
+    type: Literal["agent_removed"] = "agent_removed"
+    agent: str
+
+
+class AgentRenamed(Frame):
+    """`old` is now `agent.name`: its row, conversation and spend go with it."""
+
+    type: Literal["agent_renamed"] = "agent_renamed"
+    old: str
+    agent: AgentState
+
+
 class DayRolled(Frame):
     """The plane's UTC day changed: every row's spend starts again."""
 
@@ -376,8 +499,28 @@ class DayRolled(Frame):
     snapshot: Snapshot
 
 
-Reply = Welcome | SnapshotReply | Sent | Messages | AgentCreated | Ledger | Ok | Error
-Event = MessageAppended | TextDelta | TurnStarted | TurnFinished | AgentUpdated | DayRolled
+Reply = (
+    Welcome
+    | SnapshotReply
+    | Sent
+    | Messages
+    | AgentCreated
+    | Ledger
+    | Ok
+    | Error
+    | AgentChanged
+    | AgentDetails
+)
+Event = (
+    MessageAppended
+    | TextDelta
+    | TurnStarted
+    | TurnFinished
+    | AgentUpdated
+    | DayRolled
+    | AgentRemoved
+    | AgentRenamed
+)
 ServerFrame = Annotated[Reply | Event, Field(discriminator="type")]
 
 EVENT_TYPES = frozenset(kind.model_fields["type"].default for kind in get_args(Event))

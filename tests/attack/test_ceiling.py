@@ -351,7 +351,7 @@ async def test_no_looser_ask_is_applied(tmp_path):
             await assert_refused_everywhere(plane)
             result = llm.requests[-1]["messages"][-1]
             assert result["role"] == "tool" and "failed unexpectedly" not in result["content"]
-            assert [m.kind for m in said][-2:] == ["agent", "cost"], arguments
+            assert said[-1].kind == "agent", arguments  # answered (a free turn has no cost line)
             refused += 1
         plane = await launch_again(tmp_path, llm, plane)
         await assert_refused_everywhere(plane)
@@ -373,7 +373,7 @@ async def test_text_the_model_writes_is_never_a_command(tmp_path):
         for answer in HOSTILE_ANSWERS:
             llm.route = lambda body, answer=answer: Reply(answer, usage=Usage())
             said = await plane.turn("demo", "what now?")
-            assert [m.kind for m in said] == ["operator", "agent", "cost"]
+            assert [m.kind for m in said] == ["operator", "agent"]  # free: no cost line
             await assert_refused_everywhere(plane)
         said = await plane.send("demo", "/limit")  # the operator's own question is answered
         assert said[1].text == "$0.00 spent today, of $1.00 a day."
@@ -397,7 +397,7 @@ async def test_tool_output_that_says_limit_off_changes_nothing(tmp_path):
 
             llm.route = route
             said = await plane.turn("demo", "read your notes (grep, patch, search)")
-            assert "/limit off" in said[-2].text, "the output reached the model and its answer"
+            assert "/limit off" in said[-1].text, "the output reached the model and its answer"
             await assert_refused_everywhere(plane)
     finally:
         await plane.stop()

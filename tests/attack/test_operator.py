@@ -5,7 +5,8 @@ The script below is what an agent would write with `write_file` and run with
 scrubbed environment, the process group), against a real plane listening on
 its Unix socket and on TCP. It tries to take the operator's proof (the token
 file, any process's command line or environment) and to act as the operator
-without it: `/limit off`, `new_agent` and `stop`, after a hello with no
+without it: `/limit off`, `new_agent`, `stop` and every lifecycle request
+(delete, pause, rename, edit, interrupt, show), after a hello with no
 token, a guessed one or an empty one, and before any hello. Every attempt is
 refused; the ceiling, the roster and the conversation are as they were.
 """
@@ -56,6 +57,12 @@ AGENT_SCRIPT = textwrap.dedent(
         {"type": "send", "id": 2, "agent": "demo", "text": "/limit off"},
         {"type": "new_agent", "id": 3, "name": "mole", "model": "scripted-model"},
         {"type": "stop", "id": 4},
+        {"type": "delete_agent", "id": 5, "agent": "demo"},
+        {"type": "pause_agent", "id": 6, "agent": "demo", "paused": True},
+        {"type": "rename_agent", "id": 7, "agent": "demo", "new_name": "mole"},
+        {"type": "edit_agent", "id": 8, "agent": "demo", "limit": "off", "tools": ["all"]},
+        {"type": "interrupt", "id": 9, "agent": "demo"},
+        {"type": "show_agent", "id": 10, "agent": "demo"},
     ]
 
     def talk(family, address, hello):
@@ -146,10 +153,11 @@ async def test_an_agents_commands_cannot_act_as_the_operator(start_plane):
             assert refused == [(2, "unauthorized")], (where, replies)
             assert "another PID namespace" in replies[0]["message"]
         else:
-            assert refused == [(2, "version"), (3, "version"), (4, "version")], (where, replies)
+            assert refused == [(n, "version") for n in range(2, 11)], (where, replies)
 
     after = await plane.crew.state("demo")
     assert after.limit_usd == before.limit_usd == 1, "the ceiling is where the operator left it"
+    assert after == before, "not paused, renamed, edited or deleted"
     assert [s.name for s in plane.services.roster] == ["demo", "scout"], "no agent was made"
     assert not plane.plane.stop_event.is_set(), "the plane was not stopped"
     assert await plane.services.conversation.history("demo") == [], "nothing said as the operator"

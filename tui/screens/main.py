@@ -20,7 +20,6 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message as TextualMessage
 from textual.reactive import reactive
-from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 from textual.worker import Worker, WorkerState
 
@@ -28,6 +27,7 @@ from plane.wire.protocol import AgentState, History, Message, Send
 from tui.commands import Commands
 from tui.link import Link, LinkFailed
 from tui.messages import Failed
+from tui.screens.manage import ManageAgents
 from tui.screens.new_agent import NewAgentScreen
 from tui.store import Store, Streaming
 from tui.widgets.agent_list import AgentList
@@ -43,7 +43,7 @@ HISTORY = 200
 page (`WINDOW`) at a time as the operator scrolls back."""
 
 
-class MainScreen(Screen[None]):
+class MainScreen(ManageAgents):
     """Agents on the left, the selected one's conversation on the right."""
 
     CSS_PATH = "main.tcss"
@@ -52,7 +52,7 @@ class MainScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+n", "new_agent", "New agent"),
         Binding("ctrl+l", "focus_agents", "Agents"),
-        Binding("escape", "focus_composer", "Type", show=False),
+        # escape: in ManageAgents (interrupt a running turn, else focus the composer)
     ]
 
     lost: reactive[str | None] = reactive(None)

@@ -42,8 +42,9 @@ from tui.formatting import spend_against, spend_level
 from tui.keys import typed
 from tui.store import Store
 
-GLYPHS = {"working": "●", "idle": "○", "held": "■"}
-"""working: a turn in flight; idle: waiting; held: at its ceiling, taking no turn."""
+GLYPHS = {"working": "●", "idle": "○", "held": "■", "paused": "‖"}
+"""working: a turn in flight; idle: waiting; held: at its ceiling, taking no
+turn; paused: by the operator, its ceiling kept."""
 NEW_AGENT = "+ new agent"
 
 

@@ -66,6 +66,8 @@ class TitleBar(Widget):
             (" · ", muted),
             (spend_phrase(agent), self.get_visual_style("title-bar--spend")),
         ]
+        if agent.paused:
+            parts.append((" · paused", muted))
         if self.has_class("-held"):
             # A zero ceiling is a pause: no day's end frees it, so no "resets in".
             paused = agent.limit_usd == 0

@@ -275,8 +275,9 @@ def test_text_that_is_not_utf8_is_refused_before_it_is_sent(tmp_path):
         ["stop"],
         ["status", "--json"],
         ["send", "demo", "hi", "--wait"],
-        ["ledger", "--csv"],
         ["new", "x", "--model", "m"],
+        ["show", "demo"],
+        ["pause", "demo"],
     ],
 )
 def test_every_client_command_says_when_no_plane_runs(tmp_path, args):

@@ -1,0 +1,334 @@
+"""What the operator does to an agent after it exists: pause and resume it,
+edit it, rename it, delete it, cut its running turn, and look at it whole.
+
+Every one is an operator action (a socket request, token-guarded); no tool
+reaches any of them. Each checks everything first and changes nothing when
+it refuses, in one sentence; each that changes something says so in the
+agent's conversation, because a change nobody can see later is one nobody
+can explain later.
+
+- A **pause** keeps the ceiling (it is not `/limit 0`): the agent starts no
+  turn, keeps what it receives, and answers what waited when resumed.
+- **Deleting** keeps the agent's conversation and ledger rows, and its spend
+  still counts for the day: deleting never refunds, and a new agent given the
+  same name starts with that spend. Its model history is saved into its
+  workspace, which is moved aside (`workspaces/.deleted/`), so the new one
+  starts a fresh session in an empty directory. Agents from agents.yaml are
+  the file's to delete.
+- **Renaming** moves every row the name keys (conversation, ledger, ceiling,
+  bookings, model history) in one transaction, and the workspace with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from dataclasses import replace
+from decimal import Decimal
+from pathlib import Path
+from sqlite3 import Connection
+from typing import Literal
+
+from plane.agents.crew import Crew
+from plane.agents.roster import ALL_TOOLS, AgentSpec
+from plane.agents.scheduler import Scheduler
+from plane.agents.services import Services
+from plane.config import AGENT_NAME, AGENT_NAME_RULE
+from plane.db import Database
+from plane.economy.summary import save
+from plane.errors import AgentExists, InvalidRequest
+from plane.money.limits import BadLimit, parse_limit
+from plane.wire.protocol import AgentDetails, AgentRemoved, AgentRenamed, AgentState
+from plane.wire.words import usd, usd_exact
+
+RENAMED_TABLES = (
+    "calls",
+    "messages",
+    "context",
+    "ceilings",
+    "bookings",
+    "notices",
+    "asks",
+    "spend",
+)
+"""Every table keyed by an agent's name in a column `agent`."""
+
+Tools = tuple[str, ...] | None | Literal["keep"]
+
+
+class Lifecycle:
+    def __init__(self, services: Services, crew: Crew, scheduler: Scheduler, db: Database) -> None:
+        self._services = services
+        self._db = db
+        self._crew = crew
+        self._scheduler = scheduler
+
+    # ── pause, edit ────────────────────────────────────────────────────────
+
+    async def pause(self, agent: str, paused: bool) -> AgentState:
+        spec = self._turning(agent, "pause" if paused else "resume")
+        if spec.paused == paused:
+            raise InvalidRequest(f"{agent} is already {'paused' if paused else 'running'}.")
+        worker = self._crew.workers[agent]
+        worker.spec = await self._services.roster.change(agent, paused=paused)
+        worker.hold_changed()
+        await self._services.say(agent, "plane", self._paused_line(agent, paused, worker.working))
+        return await self._crew.publish(agent)
+
+    def _paused_line(self, agent: str, paused: bool, working: bool) -> str:
+        if not paused:
+            return "Resumed by the operator: it answers what waited."
+        ceiling = self._services.gate.ceilings.of(agent)
+        kept = "no ceiling" if ceiling is None else f"its {usd_exact(ceiling)} daily ceiling"
+        line = f"Paused by the operator: it starts no new turn until resumed; {kept} is kept."
+        return line + (" The turn in flight finishes." if working else "")
+
+    async def edit(
+        self,
+        agent: str,
+        *,
+        role: str | None = None,
+        model: str | None = None,
+        tools: list[str] | None = None,
+        limit: str | None = None,
+    ) -> AgentState:
+        """Everything is checked before anything changes."""
+        spec = self._turning(agent, "edit")
+        if role is None and model is None and tools is None and limit is None:
+            raise InvalidRequest("Nothing to change: give a role, a model, tools or a limit.")
+        services = self._services
+        if model is not None:
+            if spec.gateway is not None:
+                raise InvalidRequest(f"{agent} is a gateway agent: its client chooses the model.")
+            services.roster.provider_for(model)  # raises why it cannot
+        chosen = _tools(tools)
+        ceiling: Decimal | Literal["keep"] | None = "keep"
+        if limit is not None:
+            try:
+                ceiling = parse_limit(limit).usd
+            except BadLimit as exc:
+                raise InvalidRequest(str(exc)) from None
+        worker = self._crew.workers[agent]
+        worker.spec = await services.roster.change(agent, model=model, role=role, tools=chosen)
+        if ceiling != "keep":
+            await services.gate.ceilings.set(agent, ceiling)
+            worker.hold_changed()
+        services.session_layers.pop(agent, None)
+        await services.say(agent, "plane", _edited(worker.spec, role, model, chosen, ceiling))
+        return await self._crew.publish(agent)
+
+    # ── interrupt ──────────────────────────────────────────────────────────
+
+    async def interrupt(self, agent: str) -> None:
+        self._services.roster.get(agent)
+        worker = self._crew.workers[agent]
+        if await worker.interrupt():
+            return
+        if worker.working:  # a scout turn another agent's ask_scout is waiting on
+            raise InvalidRequest(
+                f"{agent} is answering another agent's question; that turn is the asker's "
+                "to wait for, and cannot be interrupted."
+            )
+        raise InvalidRequest(f"{agent} is not taking a turn: there is nothing to interrupt.")
+
+    # ── rename ─────────────────────────────────────────────────────────────
+
+    async def rename(self, agent: str, new: str) -> AgentState:
+        services = self._services
+        spec = self._made_here(agent, "rename")
+        if not AGENT_NAME.match(new):
+            raise InvalidRequest(f"{new!r} is not a valid name: {AGENT_NAME_RULE}.")
+        if new == agent:
+            raise InvalidRequest(f"{agent} is already called {new}.")
+        if new in services.roster.names():
+            raise AgentExists(f"An agent named {new!r} already exists.")
+        if await services.conversation.history(new, 1):
+            raise InvalidRequest(
+                f"A deleted agent named {new!r} left its conversation and ledger rows; "
+                "choose another name."
+            )
+        worker = self._crew.workers[agent]
+        async with worker.turn_lock:  # no turn starts while its rows move
+            if worker.working:
+                raise InvalidRequest(
+                    f"{agent} is taking a turn; interrupt it or wait, then rename."
+                )
+            workspace = spec.workspace
+            moved = workspace == services.home.workspace(agent)
+            if moved:
+                workspace = services.home.workspace(new)
+                if workspace.exists():
+                    raise InvalidRequest(f"{workspace} exists already; move it, then rename.")
+                await asyncio.to_thread(os.rename, spec.workspace, workspace)
+            try:
+                await self._db.write(
+                    lambda conn: _move_rows(conn, agent, new),
+                    then=lambda _: self._renamed(agent, new),
+                )
+            except BaseException:
+                if moved:
+                    await asyncio.to_thread(os.rename, workspace, spec.workspace)
+                raise
+            renamed = replace(spec, name=new, workspace=workspace)
+            services.roster.renamed(agent, renamed)
+            self._crew.renamed(agent, renamed)
+        await services.say(new, "plane", f"Renamed from {agent} by the operator.")
+        state = await self._crew.state(new)
+        services.emit(AgentRenamed(old=agent, agent=state))
+        return state
+
+    def _renamed(self, old: str, new: str) -> None:
+        """In memory, in the commit's own moment: nothing reads in between."""
+        services = self._services
+        services.ledger.renamed(old, new)
+        services.gate.ceilings.renamed(old, new)
+        for per_agent in (services.session_layers, services.breaker.failures):
+            if old in per_agent:
+                per_agent[new] = per_agent.pop(old)  # type: ignore[assignment]
+
+    # ── delete ─────────────────────────────────────────────────────────────
+
+    async def delete(self, agent: str) -> None:
+        services = self._services
+        spec = self._made_here(agent, "delete")
+        worker = self._crew.workers[agent]
+        await worker.interrupt()  # its running turn, cut and counted first
+        services.roster.forget(agent)  # first: a request for it is now "no such agent"
+        await self._crew.remove(agent)
+        history = await services.transcript.load(agent)
+        if history:
+            await asyncio.to_thread(save, history, spec.workspace, services.clock.now())
+        spent = await services.ledger.spend_today(agent)
+        notice = (
+            f"Deleted by the operator. Its conversation and ledger rows are kept, and its "
+            f"{usd(spent)} today still counts: deleting never refunds."
+        )
+        await self._db.write(
+            lambda conn: _delete_rows(conn, services, agent, notice),
+            then=lambda _: services.gate.ceilings.forget(agent),
+        )
+        services.session_layers.pop(agent, None)
+        services.breaker.failures.pop(agent, None)
+        if spec.workspace == services.home.workspace(agent) and spec.workspace.exists():
+            await asyncio.to_thread(_aside, spec.workspace, services.clock.now().timestamp())
+        services.emit(AgentRemoved(agent=agent))
+
+    # ── show ───────────────────────────────────────────────────────────────
+
+    async def show(self, agent: str, ident: int) -> AgentDetails:
+        services = self._services
+        spec = services.roster.get(agent)
+        ceilings = services.gate.ceilings
+        source = ceilings.source(agent)
+        if source == "file":
+            block = services.config.agents.get(agent)
+            source = (
+                "agents.yaml" if block is not None and block.limit_usd is not None else "defaults"
+            )
+        bookings = [
+            f"{b.due:%Y-%m-%d %H:%M} UTC: {b.note}" for b in await self._scheduler.open(agent)
+        ]
+        saved = spec.workspace / ".transcripts"
+        sessions = len(list(saved.glob("transcript_*.jsonl"))) if saved.is_dir() else 0
+        return AgentDetails(
+            id=ident,
+            agent=await self._crew.state(agent),
+            ceiling_from=source,  # type: ignore[arg-type]
+            made="agents.yaml" if services.roster.from_file(agent) else "run time",
+            workspace=str(spec.workspace),
+            bookings=bookings,
+            sessions=sessions,
+            session_messages=len(await services.transcript.load(agent)),
+        )
+
+    # ── checks ─────────────────────────────────────────────────────────────
+
+    def _turning(self, agent: str, what: str) -> AgentSpec:
+        spec = self._services.roster.get(agent)
+        if spec.gateway is not None and what in ("pause", "resume"):
+            raise InvalidRequest(
+                f"{agent} is a gateway agent: its client makes its calls, so there is no turn "
+                f"to {what}; /limit 0 refuses its calls."
+            )
+        return spec
+
+    def _made_here(self, agent: str, what: str) -> AgentSpec:
+        spec = self._services.roster.get(agent)
+        if self._services.roster.from_file(agent):
+            where = "remove its block" if what == "delete" else "rename its block"
+            raise InvalidRequest(
+                f"{agent} comes from agents.yaml: {where} there and restart the plane."
+            )
+        return spec
+
+
+def _tools(tools: list[str] | None) -> Tools:
+    """`None`: unchanged; `["all"]`: every tool; `[]` or `["none"]`: none."""
+    if tools is None:
+        return "keep"
+    from plane.tools.registry import TOOLS  # the one list of tools
+
+    names = [t.strip() for t in tools if t.strip()]
+    if names == [ALL_TOOLS]:
+        return None
+    if names == ["none"]:
+        return ()
+    unknown = [n for n in names if n not in TOOLS]
+    if unknown:
+        raise InvalidRequest(
+            f"{unknown[0]!r} is not a tool; the tools are {', '.join(TOOLS)} (or all, or none)."
+        )
+    return tuple(n for n in TOOLS if n in names)
+
+
+def _edited(
+    spec: AgentSpec,
+    role: str | None,
+    model: str | None,
+    tools: Tools,
+    ceiling: Decimal | Literal["keep"] | None,
+) -> str:
+    changed = []
+    if model is not None:
+        changed.append(f"model {model}")
+    if role is not None:
+        changed.append("role changed" if role else "role cleared")
+    if tools != "keep":
+        changed.append(
+            "every tool" if tools is None else f"tools: {', '.join(tools) if tools else 'none'}"
+        )
+    if ceiling != "keep":
+        changed.append(
+            "no spending limit" if ceiling is None else f"ceiling {usd_exact(ceiling)} a day"
+        )
+    return f"Edited by the operator: {'; '.join(changed)}."
+
+
+def _move_rows(conn: Connection, old: str, new: str) -> None:
+    for table in RENAMED_TABLES:
+        conn.execute(f"UPDATE {table} SET agent = ? WHERE agent = ?", (new, old))
+    conn.execute("UPDATE agents SET name = ? WHERE name = ?", (new, old))
+    conn.execute("UPDATE agent_settings SET name = ? WHERE name = ?", (new, old))
+
+
+def _delete_rows(conn: Connection, services: Services, agent: str, notice: str) -> None:
+    """The agent goes; what it said and spent stays. Its waiting messages and
+    bookings are closed (nobody is left to answer them) and its model history
+    (saved to its workspace first) and ceiling go, so an agent made later with
+    its name starts a new session on the defaults, with the day's spend."""
+    conn.execute("DELETE FROM agents WHERE name = ?", (agent,))
+    conn.execute("DELETE FROM agent_settings WHERE name = ?", (agent,))
+    for table in ("ceilings", "asks", "context"):
+        conn.execute(f"DELETE FROM {table} WHERE agent = ?", (agent,))
+    conn.execute("UPDATE messages SET waiting = 0 WHERE agent = ? AND waiting = 1", (agent,))
+    conn.execute("UPDATE bookings SET done = 1 WHERE agent = ? AND done = 0", (agent,))
+    services.conversation.append_within(conn, agent, "plane", notice)
+
+
+def _aside(workspace: Path, stamp: float) -> None:
+    """Out of the way of an agent made later with the name, kept."""
+    aside = workspace.parent / ".deleted" / f"{workspace.name}-{int(stamp)}"
+    aside.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileNotFoundError):
+        os.rename(workspace, aside)

@@ -1,0 +1,218 @@
+"""Managing agents from the command line: `plane delete|pause|resume|rename|
+edit|interrupt AGENT …`, `plane show AGENT` and `plane log AGENT [-n N]`.
+
+Each is one request to the running plane, which checks and decides; what it
+refuses is its own sentence on stderr and exit code 1, nothing changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from plane.cli import arguments as arg
+from plane.cli.connect import with_client
+from plane.errors import PlaneError
+from plane.wire import protocol as p
+from plane.wire.client import PlaneClient
+from plane.wire.words import usd, usd_exact
+
+LOG_LINES = 20
+
+
+def add_commands(sub: Any) -> None:
+    """`sub`: the `plane` parser's subparsers."""
+    agent = arg.text("agent name")
+
+    delete = sub.add_parser(
+        "delete",
+        help="delete an agent made at run time (its conversation and ledger rows are kept; "
+        "its spend still counts today)",
+    )
+    delete.add_argument("agent", type=agent)
+    delete.add_argument("--yes", action="store_true", help="do not ask to confirm")
+    delete.set_defaults(func=delete_agent)
+
+    for name, paused, said in (
+        ("pause", True, "pause an agent: no new turn until resumed (its ceiling is kept)"),
+        ("resume", False, "resume a paused agent: it answers what waited"),
+    ):
+        command = sub.add_parser(name, help=said)
+        command.add_argument("agent", type=agent)
+        command.set_defaults(func=pause_agent, paused=paused)
+
+    rename = sub.add_parser("rename", help="rename an agent (its conversation and spend follow)")
+    rename.add_argument("agent", type=agent)
+    rename.add_argument("new_name", type=arg.text("new name"))
+    rename.set_defaults(func=rename_agent)
+
+    edit = sub.add_parser("edit", help="change an agent's role, model, tools or ceiling")
+    edit.add_argument("agent", type=agent)
+    edit.add_argument("--role", type=arg.text("role", blank=True), help="the role / system prompt")
+    edit.add_argument("--model", type=arg.text("model"))
+    edit.add_argument("--tools", type=arg.text("tools"), help="all, none, or names: read_file,grep")
+    edit.add_argument("--limit", type=arg.text("limit"), help="as /limit takes it: 5, $0.25, off")
+    edit.set_defaults(func=edit_agent)
+
+    interrupt = sub.add_parser(
+        "interrupt", help="cut an agent's running turn (the conversation says what it cost)"
+    )
+    interrupt.add_argument("agent", type=agent)
+    interrupt.set_defaults(func=interrupt_turn)
+
+    show = sub.add_parser(
+        "show", help="an agent whole: model, role, tools, ceiling and its source, bookings"
+    )
+    show.add_argument("agent", type=agent)
+    show.set_defaults(func=show_agent)
+
+    log = sub.add_parser("log", help="an agent's conversation, the newest messages")
+    log.add_argument("agent", type=agent)
+    log.add_argument(
+        "-n", type=_count, default=LOG_LINES, help=f"how many messages (default {LOG_LINES})"
+    )
+    log.set_defaults(func=show_log)
+
+
+def _count(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= 10_000:
+        raise argparse.ArgumentTypeError(f"wants a number from 1 to 10000, not {text!r}")
+    return int(text)
+
+
+def delete_agent(args: argparse.Namespace) -> int:
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise PlaneError(f"Deleting {args.agent} needs --yes when nobody is there to confirm.")
+        asked = f"Delete {args.agent}? Its conversation and ledger rows are kept. [y/N] "
+        if input(asked).strip().lower() not in ("y", "yes"):
+            print("Nothing deleted.")
+            return 1
+
+    async def work(client: PlaneClient) -> int:
+        await client.request(p.DeleteAgent, agent=args.agent)
+        print(f"Deleted {args.agent}; its conversation and ledger rows are kept.")
+        return 0
+
+    return with_client(work)
+
+
+def pause_agent(args: argparse.Namespace) -> int:
+    async def work(client: PlaneClient) -> int:
+        reply = await client.request(p.PauseAgent, agent=args.agent, paused=args.paused)
+        assert isinstance(reply, p.AgentChanged)
+        a = reply.agent
+        if args.paused:
+            print(f"Paused {a.name}: it takes no new turn until `plane resume {a.name}`.")
+        else:
+            print(f"Resumed {a.name}.")
+        return 0
+
+    return with_client(work)
+
+
+def rename_agent(args: argparse.Namespace) -> int:
+    async def work(client: PlaneClient) -> int:
+        await client.request(p.RenameAgent, agent=args.agent, new_name=args.new_name)
+        print(f"Renamed {args.agent} to {args.new_name}.")
+        return 0
+
+    return with_client(work)
+
+
+def edit_agent(args: argparse.Namespace) -> int:
+    tools = None if args.tools is None else [t for t in args.tools.split(",") if t.strip()]
+    if tools == []:
+        raise PlaneError("--tools wants all, none, or tool names separated by commas.")
+
+    async def work(client: PlaneClient) -> int:
+        reply = await client.request(
+            p.EditAgent,
+            agent=args.agent,
+            role=args.role,
+            model=args.model,
+            tools=tools,
+            limit=args.limit,
+        )
+        assert isinstance(reply, p.AgentChanged)
+        print(f"Edited {args.agent}.")
+        print(_described(reply.agent))
+        return 0
+
+    return with_client(work)
+
+
+def interrupt_turn(args: argparse.Namespace) -> int:
+    async def work(client: PlaneClient) -> int:
+        await client.request(p.InterruptTurn, agent=args.agent)
+        print(f"Interrupted {args.agent}'s turn; its conversation says what it cost.")
+        return 0
+
+    return with_client(work)
+
+
+def show_agent(args: argparse.Namespace) -> int:
+    async def work(client: PlaneClient) -> int:
+        reply = await client.request(p.ShowAgent, agent=args.agent)
+        assert isinstance(reply, p.AgentDetails)
+        print(shown(reply))
+        return 0
+
+    return with_client(work)
+
+
+def shown(details: p.AgentDetails) -> str:
+    a = details.agent
+    sessions = f"{details.sessions} saved, {details.session_messages} messages in the current one"
+    bookings = details.bookings or ["none"]
+    lines = [
+        f"{a.name} ({'from agents.yaml' if details.made == 'agents.yaml' else 'made at run time'})",
+        _described(a, details.ceiling_from),
+        f"  today      {usd(a.spend_today_usd)} spent · {a.status}"
+        + (f" · {a.waiting} waiting" if a.waiting else ""),
+        f"  workspace  {details.workspace}",
+        f"  sessions   {sessions}",
+        f"  bookings   {bookings[0]}",
+        *(f"             {b}" for b in bookings[1:]),
+    ]
+    return "\n".join(lines)
+
+
+def _described(a: p.AgentState, source: str | None = None) -> str:
+    tools = "every tool" if a.tools is None else ", ".join(a.tools) or "none"
+    if a.limit_usd is None:
+        ceiling = "no ceiling"
+    else:
+        ceiling = f"{usd_exact(a.limit_usd)} a day"
+    if source is not None and source != "none":
+        ceiling += f", from {source}"
+    return "\n".join(
+        [
+            f"  model      {a.model} ({a.provider})",
+            f"  role       {a.role or '(none)'}",
+            f"  tools      {tools}",
+            f"  ceiling    {ceiling}" + (" · paused" if a.paused else ""),
+        ]
+    )
+
+
+def show_log(args: argparse.Namespace) -> int:
+    async def work(client: PlaneClient) -> int:
+        reply = await client.request(p.History, agent=args.agent, limit=args.n)
+        assert isinstance(reply, p.Messages)
+        for message in reply.messages:
+            print(log_line(message))
+        return 0
+
+    return with_client(work)
+
+
+WHO = {"operator": "you", "plane": "plane", "ask": "‹ask›", "tool": "·", "cost": " "}
+
+
+def log_line(m: p.Message) -> str:
+    who = m.agent if m.kind == "agent" else WHO[m.kind]
+    held = " (held)" if m.held else ""
+    text = m.text.replace("\n", "\n" + " " * 17)
+    return f"{m.at:%Y-%m-%d %H:%M} {who:<6} {text}{held}"

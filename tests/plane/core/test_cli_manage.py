@@ -1,0 +1,204 @@
+"""Managing agents with the real `plane` command against a real daemon:
+pause/resume, edit, rename, show, log, delete, interrupt; `plane --tcp` for
+every client command (a refused token is one line); `plane ledger` with no
+plane running; `--version`."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from plane.wire.protocol import Usage
+from tests.plane.core.test_cli import one_line, plane_cmd
+from tests.support.fixtures_plane import CONFIG
+
+ROOMY = CONFIG.replace("limitUsd: 1", "limitUsd: 9")
+
+
+@pytest.fixture
+def daemon(tmp_path, scripted_llm):
+    """A real `plane serve` on the socket and on TCP; yields (home, port)."""
+    home = tmp_path / "home"
+    config = tmp_path / "agents.yaml"
+    config.write_text(ROOMY.replace("{base_url}", scripted_llm.base_url))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "plane", "serve", "--config", str(config), "--tcp", "127.0.0.1:0"],
+        env={**os.environ, "PLANE_HOME": str(home)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    port = None
+    deadline = time.monotonic() + 30
+    while port is None:
+        line = process.stderr.readline()
+        assert line and time.monotonic() < deadline, "the plane did not start"
+        if found := re.search(r" and 127\.0\.0\.1:(\d+) ", line):
+            port = int(found.group(1))
+    yield home, port
+    process.terminate()
+    process.communicate(timeout=30)
+
+
+def ok(result: subprocess.CompletedProcess[str]) -> list[str]:
+    assert result.returncode == 0, result.stderr
+    return result.stdout.splitlines()
+
+
+def test_pause_edit_rename_show_log_and_delete(daemon):
+    home, _ = daemon
+    ok(plane_cmd(home, "new", "poet", "--model", "scripted-model", "--role", "writes verse"))
+    assert ok(plane_cmd(home, "pause", "poet")) == [
+        "Paused poet: it takes no new turn until `plane resume poet`."
+    ]
+    ok(plane_cmd(home, "send", "poet", "a haiku please"))
+    assert ok(plane_cmd(home, "edit", "poet", "--tools", "read_file,grep", "--limit", "2")) == [
+        "Edited poet.",
+        "  model      scripted-model (scripted)",
+        "  role       writes verse",
+        "  tools      read_file, grep",
+        "  ceiling    $2.00 a day · paused",
+    ]
+    bad = plane_cmd(home, "edit", "poet", "--model", "gpt-9", "--role", "x")
+    assert bad.returncode == 1
+    assert one_line(bad).startswith("plane: 'gpt-9' is not a configured model")
+    ok(plane_cmd(home, "rename", "poet", "bard"))
+
+    shown = ok(plane_cmd(home, "show", "bard"))
+    assert shown[0] == "bard (made at run time)"
+    assert "  role       writes verse" in shown, "the bad edit changed nothing"
+    assert "  ceiling    $2.00 a day, from /limit · paused" in shown
+    assert "  today      $0.00 spent · paused · 1 waiting" in shown
+    assert shown[-1] == "  bookings   none"
+    file_agent = ok(plane_cmd(home, "show", "demo"))
+    assert file_agent[0] == "demo (from agents.yaml)"
+    assert "  ceiling    $9.00 a day, from defaults" in file_agent
+
+    log = ok(plane_cmd(home, "log", "bard", "-n", "3"))
+    assert [re.sub(r"^\S+ \S+ ", "", line) for line in log] == [
+        "plane  poet is paused: it takes no turn until it is resumed (p in the TUI, `plane "
+        "resume poet`), and answers then what waited. Its ceiling is kept.",
+        "plane  Edited by the operator: tools: read_file, grep; ceiling $2.00 a day.",
+        "plane  Renamed from poet by the operator.",
+    ]
+
+    assert ok(plane_cmd(home, "resume", "bard")) == ["Resumed bard."]
+    refused = plane_cmd(home, "delete", "bard")  # no terminal to confirm on
+    assert refused.returncode == 1 and "needs --yes" in one_line(refused)
+    assert ok(plane_cmd(home, "delete", "bard", "--yes")) == [
+        "Deleted bard; its conversation and ledger rows are kept."
+    ]
+    gone = plane_cmd(home, "show", "bard")
+    assert gone.returncode == 1
+    assert one_line(gone) == "plane: No agent named 'bard'. `plane status` lists them."
+    kept = ok(plane_cmd(home, "log", "bard", "-n", "1"))  # its conversation is kept, and read
+    assert "plane  Deleted by the operator. Its conversation and ledger rows are kept" in kept[0]
+    never = plane_cmd(home, "log", "nobody")
+    assert one_line(never) == "plane: No agent named 'nobody'. `plane status` lists them."
+
+
+def test_interrupt_from_the_command_line(daemon, scripted_llm):
+    home, _ = daemon
+    scripted_llm.stall("Half an ans", seconds=30)
+    ok(plane_cmd(home, "send", "demo", "a long one"))
+    deadline = time.monotonic() + 20
+    while not scripted_llm.received:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    time.sleep(0.2)  # the stream has begun
+    assert ok(plane_cmd(home, "interrupt", "demo")) == [
+        "Interrupted demo's turn; its conversation says what it cost."
+    ]
+    last = ok(plane_cmd(home, "log", "demo", "-n", "1"))[0]
+    assert "plane  Interrupted by the operator. The cut-off turn cost $" in last
+    idle = plane_cmd(home, "interrupt", "demo")
+    assert one_line(idle) == "plane: demo is not taking a turn: there is nothing to interrupt."
+
+
+def test_every_client_command_over_tcp(daemon, scripted_llm):
+    home, port = daemon
+    token = (home / "token").read_text().strip()
+    elsewhere = Path(os.environ.get("TMPDIR", "/tmp")) / "no-such-plane-home"
+    scripted_llm.reply("over the wire", usage=Usage(input_tokens=10))
+    remote = ("--tcp", f"127.0.0.1:{port}", "--token", token)
+    # Another home (none there): everything goes to TCP.
+    assert ok(plane_cmd(elsewhere, *remote, "send", "demo", "hi", "--wait"))[0] == "over the wire"
+    assert "demo" in ok(plane_cmd(elsewhere, *remote, "status"))[1]
+    assert ok(plane_cmd(elsewhere, *remote, "show", "demo"))[0] == "demo (from agents.yaml)"
+    assert len(ok(plane_cmd(elsewhere, *remote, "ledger", "--csv"))) == 2
+
+    wrong = plane_cmd(elsewhere, "--tcp", f"127.0.0.1:{port}", "--token", "guess", "status")
+    assert wrong.returncode == 1
+    assert one_line(wrong) == (
+        "plane: Wrong or missing token; it is in the plane's home, in the file `token`."
+    )
+
+
+def test_the_ledger_is_read_without_a_plane(tmp_path, scripted_llm):
+    home = tmp_path / "home"
+    nothing = plane_cmd(home, "ledger")
+    assert nothing.returncode == 1
+    assert one_line(nothing) == f"plane: No ledger in {home} yet: no plane has run there."
+
+    config = tmp_path / "agents.yaml"
+    config.write_text(ROOMY.replace("{base_url}", scripted_llm.base_url))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "plane", "serve", "--config", str(config)],
+        env={**os.environ, "PLANE_HOME": str(home)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while plane_cmd(home, "status").returncode != 0:
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.2)
+        scripted_llm.reply("spent", usage=Usage(input_tokens=100, output_tokens=10))
+        ok(plane_cmd(home, "send", "demo", "spend", "--wait"))
+        running = ok(plane_cmd(home, "ledger", "--csv"))
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    before = (home / "plane.db").read_bytes()
+    stopped = ok(plane_cmd(home, "ledger", "--csv"))
+    assert stopped == running and len(stopped) == 2
+    assert ok(plane_cmd(home, "ledger"))[0].endswith("(UTC): 1 calls, $0.12")
+    assert (home / "plane.db").read_bytes() == before, "read-only: nothing written"
+
+
+def test_version_and_a_token_without_tcp(tmp_path):
+    assert re.fullmatch(r"plane \S+", ok(plane_cmd(tmp_path, "--version"))[0])
+    alone = plane_cmd(tmp_path, "--token", "t", "status")
+    assert one_line(alone) == "plane: --token goes with --tcp HOST:PORT (on the socket it is read)."
+
+
+@pytest.mark.parametrize(
+    "command", ["delete", "pause", "resume", "rename", "edit", "interrupt", "show", "log"]
+)
+def test_every_new_command_has_help(command, tmp_path):
+    result = plane_cmd(tmp_path, command, "--help")
+    assert result.returncode == 0 and "usage: plane" in result.stdout
+
+
+@pytest.mark.parametrize("args", [["key", "demo"], ["gateway", "env", "demo", "--client", "codex"]])
+def test_with_no_config_a_refusal_says_where_it_looked(tmp_path, args):
+    xdg = tmp_path / "xdg"
+    result = subprocess.run(
+        [sys.executable, "-m", "plane", *args],
+        env={**os.environ, "PLANE_HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(xdg)},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert one_line(result).endswith(
+        f"(No agents.yaml was found: looked in {tmp_path}/agents.yaml or {xdg}/plane/agents.yaml.)"
+    )

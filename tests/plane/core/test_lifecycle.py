@@ -1,0 +1,279 @@
+"""The operator manages agents over the real socket: pause and resume (the
+ceiling kept), edit (one bad value changes nothing), rename (conversation and
+spend go with the name), delete (records kept, spend still counted, never
+refunded, not even to a new agent of the same name), each across a restart,
+and the running turn cut with what it cost said."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from decimal import Decimal
+
+import pytest
+
+from plane.wire import protocol as p
+from plane.wire.client import PlaneClient, RequestFailed
+from plane.wire.protocol import Usage
+from tests.support.fixtures_plane import CONFIG, RunningPlane
+
+ROOMY = CONFIG.replace("limitUsd: 1", "limitUsd: 9")
+
+
+async def made(plane: RunningPlane, name: str = "poet") -> PlaneClient:
+    client = await plane.client()
+    await client.request(p.NewAgent, name=name, model="scripted-model", role="writes verse")
+    return client
+
+
+async def refused(client: PlaneClient, kind: type[p.RequestFrame], **fields: object) -> str:
+    with pytest.raises(RequestFailed) as caught:
+        await client.request(kind, **fields)
+    return str(caught.value)
+
+
+def rows(plane: RunningPlane, sql: str, *args: object) -> list[tuple[object, ...]]:
+    with sqlite3.connect(plane.home.db) as db:
+        return db.execute(sql, args).fetchall()
+
+
+# ── pause / resume ──────────────────────────────────────────────────────────
+
+
+async def test_a_paused_agent_keeps_its_ceiling_and_what_it_receives(start_plane):
+    plane = await start_plane()
+    client = await plane.client()
+    reply = await client.request(p.PauseAgent, agent="demo", paused=True)
+    assert isinstance(reply, p.AgentChanged)
+    assert (reply.agent.status, reply.agent.paused) == ("paused", True)
+    assert reply.agent.limit_usd == Decimal(1), "a pause is not /limit 0"
+
+    said = await plane.send("demo", "are you there?")
+    assert said[0].held and said[1].kind == "plane" and "is paused" in said[1].text
+    await plane.quiet()
+    assert plane.llm.requests == [], "a paused agent starts no turn"
+    assert await plane.services.conversation.count_waiting("demo") == 1
+
+    again = await start_plane(restart=plane)  # the pause outlives the plane
+    state = await again.crew.state("demo")
+    assert (state.status, state.limit_usd) == ("paused", Decimal(1))
+    await again.quiet()
+    assert again.llm.requests == []
+
+    again.llm.reply("here now", usage=Usage(input_tokens=10))
+    subscription = again.bus.subscribe()
+    resumed = await (await again.client()).request(p.PauseAgent, agent="demo", paused=False)
+    assert isinstance(resumed, p.AgentChanged) and resumed.agent.status != "paused"
+    said = await again.until_turn_ends("demo", subscription)
+    assert ("agent", "here now") in [(m.kind, m.text) for m in said], "what waited is answered"
+
+
+async def test_pausing_twice_is_one_clear_error(start_plane):
+    plane = await start_plane()
+    client = await plane.client()
+    await client.request(p.PauseAgent, agent="demo", paused=True)
+    assert await refused(client, p.PauseAgent, agent="demo", paused=True) == (
+        "demo is already paused."
+    )
+    assert "No agent named 'ghost'" in await refused(client, p.PauseAgent, agent="ghost")
+
+
+# ── edit ────────────────────────────────────────────────────────────────────
+
+
+async def test_edit_changes_role_model_tools_and_ceiling_and_keeps_them(start_plane):
+    plane = await start_plane()
+    client = await made(plane)
+    reply = await client.request(
+        p.EditAgent,
+        agent="poet",
+        role="writes prose",
+        model="other-model",
+        tools=["read_file", "grep"],
+        limit="$2.50",
+    )
+    assert isinstance(reply, p.AgentChanged)
+    agent = reply.agent
+    assert (agent.role, agent.model, agent.limit_usd) == (
+        "writes prose",
+        "other-model",
+        Decimal("2.5"),
+    )
+    assert agent.tools == ("read_file", "grep")
+    history = await plane.services.conversation.history("poet", 10)
+    assert history[-1].text == (
+        "Edited by the operator: model other-model; role changed; tools: read_file, grep; "
+        "ceiling $2.50 a day."
+    )
+
+    again = await start_plane(restart=plane)
+    state = await again.crew.state("poet")
+    assert (state.role, state.model, state.limit_usd) == (
+        "writes prose",
+        "other-model",
+        Decimal("2.5"),
+    )
+    assert state.tools == ("read_file", "grep")
+
+
+@pytest.mark.parametrize(
+    ("fields", "said"),
+    [
+        ({"model": "no-such-model"}, "'no-such-model' is not a configured model"),
+        ({"tools": ["read_file", "rm_rf"]}, "'rm_rf' is not a tool"),
+        ({"limit": "-1"}, "A limit can't be negative"),
+        ({"limit": "nan"}, "is not an amount"),
+        ({}, "Nothing to change"),
+    ],
+)
+async def test_a_bad_edit_is_one_error_and_changes_nothing(start_plane, fields, said):
+    plane = await start_plane()
+    client = await made(plane)
+    before = await plane.crew.state("poet")
+    # The good values beside the bad one are not applied either.
+    good = {"role": "changed"} if fields else {}
+    assert said in await refused(client, p.EditAgent, agent="poet", **good, **fields)
+    assert await plane.crew.state("poet") == before
+    assert rows(plane, "SELECT * FROM agent_settings") == []
+
+
+# ── rename ──────────────────────────────────────────────────────────────────
+
+
+async def test_rename_moves_conversation_spend_and_ceiling(start_plane):
+    plane = await start_plane()
+    client = await made(plane)
+    plane.llm.reply("a verse", usage=Usage(input_tokens=100))
+    await plane.turn("poet", "write")
+    await plane.send("poet", "/limit 0.5")
+    reply = await client.request(p.RenameAgent, agent="poet", new_name="bard")
+    assert isinstance(reply, p.AgentChanged)
+    assert (reply.agent.name, reply.agent.spend_today_usd) == ("bard", Decimal("0.1"))
+    assert reply.agent.limit_usd == Decimal("0.5")
+    assert "poet" not in plane.crew.workers
+    texts = [m.text for m in await plane.services.conversation.history("bard", 20)]
+    assert texts[:2] == ["write", "a verse"] and texts[-1] == "Renamed from poet by the operator."
+    assert plane.home.workspace("bard").is_dir() and not plane.home.workspace("poet").exists()
+
+    again = await start_plane(restart=plane)
+    assert [a.name for a in (await again.crew.snapshot()).agents] == ["demo", "scout", "bard"]
+    assert await again.services.ledger.spend_today("bard") == Decimal("0.1")
+    assert again.services.gate.ceilings.of("bard") == Decimal("0.5")
+
+
+async def test_a_bad_rename_is_refused(start_plane):
+    plane = await start_plane()
+    client = await made(plane)
+    assert "already exists" in await refused(client, p.RenameAgent, agent="poet", new_name="demo")
+    assert "is not a valid name" in await refused(
+        client, p.RenameAgent, agent="poet", new_name="Bad Name"
+    )
+    assert "comes from agents.yaml" in await refused(
+        client, p.RenameAgent, agent="demo", new_name="demo2"
+    )
+    assert list(plane.crew.workers) == ["demo", "scout", "poet"]
+
+
+# ── delete ──────────────────────────────────────────────────────────────────
+
+
+async def test_delete_keeps_the_records_and_never_refunds(start_plane):
+    plane = await start_plane()
+    client = await made(plane)
+    plane.llm.reply("a verse", usage=Usage(input_tokens=600))
+    await plane.turn("poet", "write")
+    assert isinstance(await client.request(p.DeleteAgent, agent="poet"), p.Ok)
+    assert "poet" not in plane.crew.workers
+    snapshot = await plane.crew.snapshot()
+    assert [a.name for a in snapshot.agents] == ["demo", "scout"]
+    assert snapshot.spend_today_usd == Decimal("0.6"), "its spend still counts for the day"
+    kinds = [k for (k,) in rows(plane, "SELECT kind FROM messages WHERE agent = 'poet'")]
+    assert kinds == ["operator", "agent", "cost", "plane"], "its conversation is kept"
+    assert len(await plane.services.ledger.entries(plane.clock.now().date())) == 1
+
+    again = await start_plane(restart=plane)
+    assert "poet" not in again.crew.workers, "it stays deleted"
+    client = await again.client()
+    reply = await client.request(p.NewAgent, name="poet", model="scripted-model")
+    assert isinstance(reply, p.AgentCreated)
+    # A new agent of the same name gets the defaults, and the day's spend: no refund.
+    assert (reply.agent.spend_today_usd, reply.agent.limit_usd) == (Decimal("0.6"), Decimal(1))
+    assert await again.services.transcript.load("poet") == [], "a fresh model session"
+
+
+async def test_an_agent_from_the_file_is_the_files_to_delete(start_plane):
+    plane = await start_plane()
+    client = await plane.client()
+    assert await refused(client, p.DeleteAgent, agent="demo") == (
+        "demo comes from agents.yaml: remove its block there and restart the plane."
+    )
+    assert "demo" in plane.crew.workers
+
+
+# ── interrupt ───────────────────────────────────────────────────────────────
+
+
+async def test_interrupt_cuts_the_turn_and_says_what_it_cost(start_plane):
+    plane = await start_plane(ROOMY)
+    plane.llm.stall("Half an ans", seconds=30)
+    subscription = plane.bus.subscribe()
+    await plane.send("demo", "a long question")
+    while not isinstance(await asyncio.wait_for(subscription.next(), 10), p.TextDelta):
+        pass
+    client = await plane.client()
+    assert isinstance(await client.request(p.InterruptTurn, agent="demo"), p.Ok)
+    said = await plane.until_turn_ends("demo", subscription, within=5)
+
+    [cut] = await plane.services.ledger.entries(plane.clock.now().date())
+    assert (cut.status, cut.estimated) == ("interrupted", True) and cut.cost_usd > 0
+    [notice] = [m for m in said if m.kind == "plane"]
+    assert notice.text.startswith("Interrupted by the operator. The cut-off turn cost $")
+    assert notice.cost_usd == cut.cost_usd
+    assert await plane.services.ledger.spend_today("demo") == cut.cost_usd
+    assert await plane.services.conversation.count_waiting("demo") == 0, "not taken again"
+    await plane.quiet()
+    assert len(plane.llm.requests) == 1
+    assert (await plane.crew.state("demo")).status == "idle"
+
+    again = await start_plane(restart=plane)  # nothing left pending to recover
+    assert await again.services.ledger.spend_today("demo") == cut.cost_usd
+
+
+async def test_interrupting_an_idle_agent_is_one_clear_error(start_plane):
+    plane = await start_plane()
+    client = await plane.client()
+    assert await refused(client, p.InterruptTurn, agent="demo") == (
+        "demo is not taking a turn: there is nothing to interrupt."
+    )
+
+
+async def test_deleting_an_agent_mid_turn_cuts_and_counts_the_turn_first(start_plane):
+    plane = await start_plane(ROOMY)
+    client = await made(plane)
+    plane.llm.stall("Half a ver", seconds=30)
+    subscription = plane.bus.subscribe()
+    await plane.send("poet", "a long poem")
+    while not isinstance(await asyncio.wait_for(subscription.next(), 10), p.TextDelta):
+        pass
+    assert isinstance(await client.request(p.DeleteAgent, agent="poet"), p.Ok)
+    [cut] = await plane.services.ledger.entries(plane.clock.now().date())
+    assert (cut.agent, cut.status, cut.estimated) == ("poet", "interrupted", True)
+    assert cut.cost_usd > 0
+    assert (await plane.crew.snapshot()).spend_today_usd == cut.cost_usd
+    texts = [t for (t,) in rows(plane, "SELECT text FROM messages WHERE agent = 'poet'")]
+    assert texts[1].startswith("Interrupted by the operator.")
+    assert texts[2].startswith("Deleted by the operator.")
+    assert rows(plane, "SELECT COUNT(*) FROM messages WHERE waiting = 1") == [(0,)]
+
+
+async def test_an_edit_of_a_file_agent_outlasts_the_file_across_a_restart(start_plane):
+    plane = await start_plane()
+    client = await plane.client()
+    await client.request(p.EditAgent, agent="demo", model="other-model", tools=["none"])
+    details = await client.request(p.ShowAgent, agent="demo")
+    assert isinstance(details, p.AgentDetails)
+    assert (details.made, details.ceiling_from) == ("agents.yaml", "defaults")
+    again = await start_plane(restart=plane)
+    state = await again.crew.state("demo")
+    assert (state.model, state.tools) == ("other-model", ())
+    assert again.crew.workers["demo"].spec.tools == (), "the turn gets no tools"

@@ -1,0 +1,132 @@
+"""The operator's keys for managing agents, as part of the main screen:
+on the focused agent list `d` deletes (after a confirmation), `p` pauses or
+resumes, `r` renames, `e` edits; Esc or ctrl+c in the conversation or the
+composer interrupts the selected agent's running turn.
+
+A base class of `MainScreen` rather than lines in it: the keys, when they
+apply and what they do are one concern, kept in one file. Each key applies
+only where it says (`check_action`): elsewhere it is not bound at all, so
+`d` in the composer is a letter, and Esc or ctrl+c with no turn running keep
+their usual meaning (focus the composer, copy).
+
+The plane decides everything; these only ask (`tui.link`), in workers whose
+failures the main screen turns into one line, like any request's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar
+
+from textual import on, work
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+
+from plane.wire.protocol import AgentState
+from tui.link import Link
+from tui.screens.confirm_delete import ConfirmDelete
+from tui.screens.edit_agent import EditAgent
+from tui.screens.rename_agent import RenameAgent
+from tui.store import Store
+from tui.widgets.agent_list import AgentList
+
+LIST_KEYS = frozenset({"delete_agent", "pause_agent", "rename_agent", "edit_agent"})
+"""Actions of the focused agent list."""
+
+
+class ManageAgents(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("d", "delete_agent", "Delete"),
+        Binding("p", "pause_agent", "Pause/resume"),
+        Binding("r", "rename_agent", "Rename"),
+        Binding("e", "edit_agent", "Edit"),
+        # Priority, so the composer's own keys do not come first; when no turn
+        # runs they do not apply, and the key goes on to the binding after it.
+        Binding("escape", "interrupt", "Interrupt", priority=True),
+        Binding("escape", "focus_composer", "Type", show=False),
+        Binding("ctrl+c", "interrupt", "Interrupt", show=False, priority=True),
+        Binding("ctrl+c", "screen.copy_text", "Copy selected text", show=False),
+    ]
+    """One class's list keeps every binding of a key; a subclass's binding of
+    a key would replace them all (Textual merges by key), so Esc and ctrl+c
+    are bound here and only here."""
+
+    store: Store
+    link: Link
+
+    def on_mount(self) -> None:
+        # Whether Interrupt applies moves with the selected agent's state.
+        self.store.agent_changed.subscribe(self, self._state_changed)
+
+    def _state_changed(self, agent: AgentState) -> None:
+        if agent.name == self._managed():
+            self.refresh_bindings()
+
+    @on(AgentList.Selected)
+    def _selection_changed(self) -> None:
+        self.refresh_bindings()
+
+    def _managed(self) -> str | None:
+        """The agent the keys act on: the selected one."""
+        lists = self.query(AgentList)
+        return lists.first().selected if lists else None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        agent = self.store.agents.get(self._managed() or "")
+        on_list = isinstance(self.focused, AgentList)
+        if action in LIST_KEYS:
+            return on_list and agent is not None
+        if action == "interrupt":
+            return not on_list and agent is not None and agent.status == "working"
+        return super().check_action(action, parameters)
+
+    # ── actions ────────────────────────────────────────────────────────────
+
+    def action_delete_agent(self) -> None:
+        agent = self._managed()
+        if agent is not None:
+            self.app.push_screen(ConfirmDelete(agent, self.link), callback=self._deleted(agent))
+
+    def _deleted(self, agent: str) -> Callable[[bool | None], None]:
+        def done(deleted: bool | None) -> None:
+            if deleted:
+                self.notify(f"Deleted {agent}; its conversation and ledger rows are kept.")
+
+        return done
+
+    def action_pause_agent(self) -> None:
+        agent = self.store.agents.get(self._managed() or "")
+        if agent is not None:
+            self.pause(agent.name, not agent.paused)
+
+    def action_rename_agent(self) -> None:
+        agent = self._managed()
+        if agent is not None:
+            self.app.push_screen(RenameAgent(agent, self.link), callback=self._changed)
+
+    def action_edit_agent(self) -> None:
+        agent = self.store.agents.get(self._managed() or "")
+        if agent is not None:
+            form = EditAgent(agent, self.store.models, self.link)
+            self.app.push_screen(form, callback=self._changed)
+
+    def action_interrupt(self) -> None:
+        agent = self._managed()
+        if agent is not None:
+            self.interrupt(agent)
+
+    def _changed(self, agent: AgentState | None) -> None:
+        if agent is not None:
+            self.store.upsert(agent)
+            self.query_one(AgentList).select(agent.name)
+
+    # ── workers: each asks the plane once; the screen says a failure ──────
+
+    @work(group="manage", exit_on_error=False)
+    async def pause(self, agent: str, paused: bool) -> None:
+        reply = await self.link.pause_agent(agent, paused)
+        self.store.upsert(reply.agent)
+
+    @work(group="manage", exit_on_error=False)
+    async def interrupt(self, agent: str) -> None:
+        await self.link.interrupt(agent)
