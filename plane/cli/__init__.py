@@ -20,6 +20,7 @@ from pathlib import Path
 
 from plane.cli import arguments as arg
 from plane.cli import clients, daemon, failing
+from plane.cli.summary import add_commands as add_summary_commands
 from plane.economy.compress.cli import add_commands as add_compression_commands
 from plane.home import user_config_path
 from plane.usage import OneLineParser
@@ -131,6 +132,7 @@ def parser() -> argparse.ArgumentParser:
     new.set_defaults(func=clients.new)
 
     add_compression_commands(sub)
+    add_summary_commands(sub)
     return top
 
 
