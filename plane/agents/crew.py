@@ -227,6 +227,8 @@ class Crew:
         )
         model = self.workers[agent].spec.model
         day = await self._services.ledger.today()
+        if self._services.savings is not None:
+            await self._services.savings.record(agent, model, result.saved_chars, day)
         if result.unpriced and await self._services.conversation.first_today(
             agent, "unpriced", day
         ):

@@ -49,7 +49,9 @@ def parser() -> argparse.ArgumentParser:
     top.set_defaults(func=daemon.tui)
     sub = top.add_subparsers(title="commands", metavar="COMMAND")
 
-    serve = sub.add_parser("serve", help="run the plane in the foreground")
+    serve = sub.add_parser(
+        "serve", help="run the plane in the foreground (--http: the gateway and /metrics)"
+    )
     serve.add_argument(
         "--config",
         type=Path,
@@ -67,7 +69,8 @@ def parser() -> argparse.ArgumentParser:
         metavar="HOST:PORT",
         type=arg.address,
         help="also serve the gateway's HTTP APIs (Anthropic Messages, OpenAI Chat "
-        "Completions) for gateway agents' clients; port 0 picks a free one",
+        "Completions) for gateway agents' clients, and /metrics for Prometheus (bearer: "
+        "the token in $PLANE_HOME/token); port 0 picks a free one",
     )
     serve.set_defaults(func=daemon.serve)
 

@@ -41,6 +41,7 @@ from plane.daemon.api import Api
 from plane.daemon.events import EventBus
 from plane.daemon.http import HttpListener
 from plane.daemon.listener import Listener
+from plane.daemon.metrics import Metrics
 from plane.db import Database, refusal
 from plane.economy.compress.store import RefStore
 from plane.errors import PlaneError
@@ -52,6 +53,7 @@ from plane.home import Home, say_state
 from plane.money.gate import Ceilings, Gate
 from plane.money.ledger import Ledger
 from plane.money.pricing import Pricer
+from plane.money.savings import Savings
 from plane.providers.base import Provider
 from plane.providers.local import EmbeddedModel
 from plane.providers.pool import (
@@ -177,6 +179,7 @@ class Plane:
             providers=await self._providers(roster),
             refs=self._refs(),
         )
+        services.savings = Savings(db, self.clock, services.pricer)
         self.scheduler = Scheduler(db, self.clock, wake=self._wake)
         self.crew = crew = Crew(services, self.scheduler)
         self.api = Api(
@@ -198,7 +201,12 @@ class Plane:
                 publish=crew.publish,
                 spend_notices=crew.spend_notices,
             )
-            self._http_listener = HttpListener(gateway, SHUTDOWN_GRACE_S)
+            self._http_listener = HttpListener(
+                gateway,
+                SHUTDOWN_GRACE_S,
+                metrics=Metrics(crew.snapshot, db).scrape,
+                token=self.home.make_token(),
+            )
             self.http_port = await self._http_listener.listen(*self._http)
 
     def _wake(self, agent: str) -> None:
