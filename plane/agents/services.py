@@ -51,6 +51,9 @@ class Services:
     """Auto-compact's: three failed summaries in a row and an agent stops trying."""
     savings: Savings | None = None
     """Where what compression saved is recorded (the charts and /metrics read it)."""
+    refused_ask: Callable[[str, str], None] | None = None
+    """Told (agent, the plane's reply) when an agent asks for a looser ceiling
+    and is refused: the operator is needed (the alerts')."""
 
     async def say(
         self,

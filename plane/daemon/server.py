@@ -37,6 +37,7 @@ from plane.agents.services import Services
 from plane.agents.worker import tell_cut_turns
 from plane.clock import Clock, SystemClock
 from plane.config import EMBEDDED, EMBEDDED_MODEL, Config
+from plane.daemon.alerts import Notifier
 from plane.daemon.api import Api
 from plane.daemon.events import EventBus
 from plane.daemon.http import HttpListener
@@ -102,6 +103,7 @@ class Plane:
         """Two agents created on the embedded model at once start it once."""
         self._listener: Listener | None = None
         self._background: list[asyncio.Task[None]] = []
+        self._notifier: Notifier | None = None
         self.bus = EventBus()
         """What the clients are told; the agents reach it only through `emit`."""
         self.services: Services
@@ -192,6 +194,10 @@ class Plane:
             stop=self.stop_event.set,
         )
         crew.start()
+        if self.config.notify is not None:  # alerts: plane.daemon.alerts
+            self._notifier = Notifier(self.config.notify, self.clock)
+            services.refused_ask = self._notifier.refused_ask
+            self._notifier.start(self.bus, await crew.snapshot())
         self._background.append(asyncio.create_task(self.scheduler.run()))
         await self._listen()
         if self._http is not None:  # the gateway: plane.daemon.http
@@ -230,6 +236,9 @@ class Plane:
             await self._http_listener.gateway.aclose()
             self._http_listener = None
         self.bus.close()
+        if self._notifier is not None:
+            await self._notifier.aclose()
+            self._notifier = None
         if hasattr(self, "crew"):  # a start-up that failed may have none
             await self.crew.stop(SHUTDOWN_GRACE_S)
         if hasattr(self, "services"):
