@@ -39,6 +39,8 @@ from plane.wire.protocol import (
     Send,
     Sent,
     SnapshotReply,
+    SpendHistory,
+    SpendHistoryQuery,
     Subscribe,
 )
 from tui.messages import PlaneConnected, PlaneEvent, PlaneLost
@@ -240,6 +242,11 @@ class Link:
 
     async def ledger(self) -> Ledger:
         return await self.request(LedgerQuery, Ledger, self.timeouts.request_s)
+
+    async def spend_history(self, agent: str | None) -> SpendHistory:
+        return await self.request(
+            SpendHistoryQuery, SpendHistory, self.timeouts.request_s, agent=agent
+        )
 
 
 _OFFLINE = "no connection to the plane"

@@ -14,8 +14,10 @@ from collections.abc import Awaitable, Callable
 from plane.agents.crew import Crew
 from plane.agents.roster import Roster
 from plane.clock import Clock
+from plane.db import Database
 from plane.errors import PlaneError
 from plane.history.conversation import Conversation
+from plane.money.charts import spend_history
 from plane.money.ledger import Ledger
 from plane.wire import protocol as p
 
@@ -35,6 +37,7 @@ class Api:
         clock: Clock,
         provider_ready: ProviderReady,
         stop: Callable[[], None],
+        db: Database | None = None,
     ) -> None:
         self._crew = crew
         self._roster = roster
@@ -43,6 +46,8 @@ class Api:
         self._clock = clock
         self._provider_ready = provider_ready
         self._stop = stop
+        self._db = db
+        """The reader, for the charts' sums (`spend_history`)."""
 
     async def handle(self, request: p.Request) -> p.Reply:
         match request:
@@ -66,6 +71,11 @@ class Api:
             case p.Stop():
                 self._stop()
                 return p.Ok(id=request.id)
+            case p.SpendHistoryQuery():
+                if request.agent is not None:
+                    self._roster.get(request.agent)
+                assert self._db is not None
+                return await spend_history(self._db, self._ledger, request.agent, request.id)
         raise PlaneError(f"Requests of type {request.type!r} are not handled here.")
 
     async def send(self, agent: str, text: str) -> list[p.Message]:

@@ -192,6 +192,7 @@ class Plane:
             clock=self.clock,
             provider_ready=self._provider_ready,
             stop=self.stop_event.set,
+            db=db,
         )
         crew.start()
         if self.config.notify is not None:  # alerts: plane.daemon.alerts

@@ -12,6 +12,7 @@ no plane running), the plane from its reader connection; both use `QUERY`.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -19,6 +20,8 @@ from decimal import Decimal
 from typing import Any, Literal
 
 By = Literal["agent", "model", "day", "hour"]
+Record = sqlite3.Row | Mapping[str, Any]
+"""A `calls` row, as either connection returns it."""
 
 QUERY = (
     "SELECT agent, model, day, at, status, input_tokens, cache_read_tokens,"
@@ -41,7 +44,7 @@ class Line:
     statuses: dict[str, int] = field(default_factory=dict)
     """Calls by ledger status (settled, pending, interrupted, failed)."""
 
-    def add(self, row: Mapping[str, Any]) -> None:
+    def add(self, row: Record) -> None:
         self.calls += 1
         self.input_tokens += int(row["input_tokens"])
         self.cache_read_tokens += int(row["cache_read_tokens"])
@@ -57,13 +60,13 @@ def window(last: date, days: int) -> tuple[date, date]:
     return last - timedelta(days=days - 1), last
 
 
-def key_of(row: Mapping[str, Any], by: By) -> str:
+def key_of(row: Record, by: By) -> str:
     if by == "hour":
         return str(row["at"])[11:13]  # ISO time, `…T14:02:…`: the UTC hour
     return str(row[by])
 
 
-def summarise(rows: Iterable[Mapping[str, Any]], by: By) -> tuple[list[Line], Line]:
+def summarise(rows: Iterable[Record], by: By) -> tuple[list[Line], Line]:
     """The groups (the most spent first; days and hours in order) and the total."""
     groups: dict[str, Line] = {}
     total = Line("total")
@@ -79,7 +82,7 @@ def summarise(rows: Iterable[Mapping[str, Any]], by: By) -> tuple[list[Line], Li
     return lines, total
 
 
-def per_day(rows: Iterable[Mapping[str, Any]], first: date, last: date) -> list[Decimal]:
+def per_day(rows: Iterable[Record], first: date, last: date) -> list[Decimal]:
     """Spend on each day from `first` to `last`, a day with no call as zero
     (a chart's bars, one a day)."""
     sums = {line.key: line.cost_usd for line in summarise(rows, "day")[0]}
@@ -87,7 +90,7 @@ def per_day(rows: Iterable[Mapping[str, Any]], first: date, last: date) -> list[
     return [sums.get((first + timedelta(days=n)).isoformat(), Decimal(0)) for n in range(days)]
 
 
-def per_hour(rows: Iterable[Mapping[str, Any]]) -> list[Decimal]:
+def per_hour(rows: Iterable[Record]) -> list[Decimal]:
     """Spend in each of a day's 24 UTC hours, by when each call was recorded."""
     sums = {line.key: line.cost_usd for line in summarise(rows, "hour")[0]}
     return [sums.get(f"{hour:02d}", Decimal(0)) for hour in range(24)]

@@ -239,7 +239,18 @@ class Stop(Frame):
     id: int
 
 
-RequestFrame = Hello | Subscribe | Status | Send | History | NewAgent | LedgerQuery | Stop
+class SpendHistoryQuery(Frame):
+    """Spend over time, for the charts: `agent`'s day by hour and last 30
+    days (None: the whole fleet's), and the day's top spenders."""
+
+    type: Literal["spend_history"] = "spend_history"
+    id: int
+    agent: str | None = None
+
+
+RequestFrame = (
+    Hello | Subscribe | Status | Send | History | NewAgent | LedgerQuery | Stop | SpendHistoryQuery
+)
 """Any request, as the class a client builds one from (every one carries an `id`)."""
 Request = Annotated[RequestFrame, Field(discriminator="type")]
 
@@ -287,6 +298,28 @@ class Ledger(Frame):
     id: int
     day: date
     entries: list[LedgerEntry]
+
+
+class SpendPoint(Frame):
+    """One bar: an hour (`14`), a day (`2026-11-29`) or an agent."""
+
+    label: str
+    spent_usd: Decimal
+    saved_usd: Decimal = Decimal(0)
+    """What compression kept out of the model's input, priced as its input."""
+
+
+class SpendHistory(Frame):
+    type: Literal["spend_history"] = "spend_history"
+    id: int
+    day: date
+    agent: str | None
+    hours: list[SpendPoint]
+    """The plane's day, 24 UTC hours, `00` first."""
+    days: list[SpendPoint]
+    """The last 30 days, the oldest first, today last."""
+    top: list[SpendPoint]
+    """Today's spenders, the most first (agents that spent nothing left out)."""
 
 
 class Ok(Frame):
@@ -359,7 +392,9 @@ class DayRolled(Frame):
     snapshot: Snapshot
 
 
-Reply = Welcome | SnapshotReply | Sent | Messages | AgentCreated | Ledger | Ok | Error
+Reply = (
+    Welcome | SnapshotReply | Sent | Messages | AgentCreated | Ledger | Ok | Error | SpendHistory
+)
 Event = MessageAppended | TextDelta | TurnStarted | TurnFinished | AgentUpdated | DayRolled
 ServerFrame = Annotated[Reply | Event, Field(discriminator="type")]
 
