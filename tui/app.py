@@ -35,7 +35,7 @@ class PlaneApp(App[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+t", "toggle_theme", "Light/dark"),
-        Binding("ctrl+g", "spend", "Spend charts"),
+        Binding("ctrl+g", "spend", "Spend charts", show=False),
         Binding("ctrl+q", "quit", "Quit (the plane keeps running)", priority=True),
     ]
 

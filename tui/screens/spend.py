@@ -21,7 +21,7 @@ from typing import ClassVar, Protocol
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Label, Sparkline, Static
@@ -89,18 +89,21 @@ class SpendScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="panel") as panel:
             panel.border_title = "spend"
-            yield Label("Today by hour (UTC)", classes="heading")
-            yield Static("", id="hours-total", classes="figures")
+            with Horizontal(classes="heading"):
+                yield Label("Today by hour (UTC)")
+                yield Static("", id="hours-total", classes="figures")
             yield Sparkline([], id="hours", classes="spent")
             yield Sparkline([], id="hours-saved", classes="saved")
             yield Static(_axis(["00", "06", "12", "18", "23"], 72), classes="axis")
-            yield Label("Last 30 days", classes="heading")
-            yield Static("", id="days-total", classes="figures")
+            with Horizontal(classes="heading"):
+                yield Label("Last 30 days")
+                yield Static("", id="days-total", classes="figures")
             yield Sparkline([], id="days", classes="spent")
             yield Sparkline([], id="days-saved", classes="saved")
             yield Static("", id="days-axis", classes="axis")
-            yield Label("Today's top spenders", classes="heading")
-            yield Static("", id="top")
+            with Horizontal(classes="heading"):
+                yield Label("Today's top spenders")
+            yield Vertical(id="top")
             yield Static("", id="note")
         yield Footer()
 
@@ -119,7 +122,9 @@ class SpendScreen(ModalScreen[None]):
         if history.days:
             ends = [history.days[0].label[5:], history.days[-1].label[5:]]
             self.query_one("#days-axis", Static).update(_axis(ends, 60))
-        self.query_one("#top", Static).update("\n".join(top_lines(history.top)))
+        top = self.query_one("#top", Vertical)
+        top.remove_children()
+        top.mount_all(Label(line, classes="spender") for line in top_lines(history.top))
         self.query_one("#note", Static).update("")
 
     @on(Loaded)
