@@ -21,6 +21,7 @@ from pathlib import Path
 from plane.cli import arguments as arg
 from plane.cli import clients, daemon, failing
 from plane.cli.summary import add_commands as add_summary_commands
+from plane.cli.web import add_commands as add_web_commands
 from plane.economy.compress.cli import add_commands as add_compression_commands
 from plane.home import user_config_path
 from plane.usage import OneLineParser
@@ -119,7 +120,9 @@ def parser() -> argparse.ArgumentParser:
     )
     send.set_defaults(func=clients.send)
 
-    ledger = sub.add_parser("ledger", help="every LLM call of a day, with tokens and cost")
+    ledger = sub.add_parser(
+        "ledger", help="every LLM call of a day, with tokens and cost (--summary: sums over days)"
+    )
     ledger.add_argument("--day", type=arg.day, help="YYYY-MM-DD (default: today, UTC)")
     form = ledger.add_mutually_exclusive_group()
     form.add_argument("--json", action="store_true")
@@ -136,6 +139,7 @@ def parser() -> argparse.ArgumentParser:
 
     add_compression_commands(sub)
     add_summary_commands(sub)
+    add_web_commands(sub)
     return top
 
 
