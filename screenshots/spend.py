@@ -78,8 +78,8 @@ async def turn(plane: Plane, llm: ScriptedLLM, agent: str, tokens: int, listing:
                 break
     finally:
         plane.bus.unsubscribe(watching)
-    while plane.crew.workers[agent].working:
-        await asyncio.sleep(0.01)
+    async with plane.crew.workers[agent].turn_lock:  # its cost line is written
+        pass
 
 
 async def month(plane: Plane, clock: ManualClock, llm: ScriptedLLM) -> None:
