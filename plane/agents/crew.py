@@ -218,6 +218,10 @@ class Crew:
             await services.say(agent, "plane", notices.warning(agent, ceiling, spent))
 
     async def cost_line(self, agent: str, result: TurnResult) -> None:
+        model = self.workers[agent].spec.model
+        day = await self._services.ledger.today()
+        if self._services.savings is not None:  # recorded before the line that says it
+            await self._services.savings.record(agent, model, result.saved_chars, day)
         await self._services.say(
             agent,
             "cost",
@@ -225,10 +229,6 @@ class Crew:
             cost_usd=result.cost,
             usage=result.usage,
         )
-        model = self.workers[agent].spec.model
-        day = await self._services.ledger.today()
-        if self._services.savings is not None:
-            await self._services.savings.record(agent, model, result.saved_chars, day)
         if result.unpriced and await self._services.conversation.first_today(
             agent, "unpriced", day
         ):

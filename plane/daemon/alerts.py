@@ -79,11 +79,14 @@ def sentence(kind: AlertKind, state: AgentState, now: datetime) -> str:
     if kind == "amber" and ceiling is not None:
         return warning(name, ceiling, spent)
     if kind == "held":
-        until_when = (
-            f"00:00 UTC, in {until(now, state.resumes_at)}, or until the limit is raised"
-            if state.resumes_at is not None
-            else "the operator raises its limit"
-        )
+        if state.resumes_at is not None:
+            until_when = (
+                f"00:00 UTC, in {until(now, state.resumes_at)}, or until the limit is raised"
+            )
+        elif not state.price_known:
+            until_when = f"{state.model} has a price under `pricing:` in agents.yaml"
+        else:
+            until_when = "the operator raises its limit"
         return (
             f"{name} is held: {standing(spent, ceiling)} It starts no new turn until {until_when}."
         )

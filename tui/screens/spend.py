@@ -8,6 +8,9 @@ theme through its two component classes (so every theme stays readable, as
 the rows are), and comes with Textual, where plotext would bring a second
 plotting library, axes and its own colour scheme for a glance.
 
+A sparkline shows a shape: its lowest bar is the lowest value shown, not
+zero, which is why each chart's figures stand beside its heading.
+
 The plane sums (`spend_history`); this screen only draws what it answered.
 `f` switches between the agent and the whole fleet.
 """

@@ -226,3 +226,28 @@ def _empty():  # type: ignore[no-untyped-def]
     from plane.wire.protocol import Snapshot
 
     return Snapshot(day=NOON.date(), now=NOON, resets_at=NOON, agents=[], models=[])
+
+
+def test_a_held_sentence_says_what_frees_the_agent():
+    from decimal import Decimal
+
+    from plane.daemon.alerts import sentence
+    from plane.wire.protocol import AgentState
+
+    def held(**fields):  # type: ignore[no-untyped-def]
+        base = {"name": "demo", "model": "m", "provider": "p", "status": "held"}
+        return AgentState(**{**base, "spend_today_usd": Decimal("0.2"), **fields})
+
+    resets = datetime(2026, 11, 30, tzinfo=UTC)
+    assert sentence("held", held(limit_usd=Decimal(0)), NOON) == (
+        "demo is held: $0.20 spent today, of $0.00 a day. It starts no new turn until the "
+        "operator raises its limit."
+    )
+    assert sentence("held", held(limit_usd=Decimal(1), price_known=False), NOON) == (
+        "demo is held: $0.20 spent today, of $1.00 a day. It starts no new turn until m has "
+        "a price under `pricing:` in agents.yaml."
+    )
+    assert sentence("held", held(limit_usd=Decimal("0.2"), resumes_at=resets), NOON) == (
+        "demo is held: $0.20 spent today, of $0.20 a day. It starts no new turn until "
+        "00:00 UTC, in 12h 00m, or until the limit is raised."
+    )

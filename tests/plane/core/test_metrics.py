@@ -106,3 +106,34 @@ async def test_without_the_token_a_scrape_gets_401_and_no_figures(
             assert answer.status_code == 401, headers
             assert answer.headers["www-authenticate"] == 'Bearer realm="plane"'
             assert "plane_" not in answer.text and "demo" not in answer.text
+
+
+async def test_what_the_gateways_compression_saved_is_scraped_too(
+    start_gateway: StartGateway,
+) -> None:
+    from tests.plane.gateway.test_gateway_calls import COMPRESSING, _anthropic_request
+
+    gw = await start_gateway(COMPRESSING)
+    await gw.services.gate.ceilings.set("claude", None)
+    headers = {"x-api-key": gw.keys["claude"], "anthropic-version": "2023-06-01"}
+    async with httpx.AsyncClient() as client:
+        watching = gw.watch()
+        answer = await client.post(
+            f"{gw.url}/v1/messages", json=_anthropic_request(), headers=headers
+        )
+        assert answer.status_code == 200
+        await gw.settled(watching, "claude")
+        token = gw.home.token.read_text()
+        text = (
+            await client.get(f"{gw.url}/metrics", headers={"Authorization": f"Bearer {token}"})
+        ).text
+    [chars] = [
+        row["chars"]
+        for row in await gw.plane.services.ledger._db.fetchall(
+            "SELECT chars FROM savings WHERE agent = 'claude'"
+        )
+    ]
+    assert chars > 1000
+    assert (
+        samples(text)["plane_compression_removed_characters_total", (("agent", "claude"),)] == chars
+    )
