@@ -195,8 +195,9 @@ class Notifier:
             while (event := await subscription.queue.get()) is not None:
                 if isinstance(event, AgentUpdated):
                     self._changed(event.agent)
-                elif isinstance(event, DayRolled):
-                    self._rows = {agent.name: agent for agent in event.snapshot.agents}
+                elif isinstance(event, DayRolled):  # the new day frees the held: resumed
+                    for agent in event.snapshot.agents:
+                        self._changed(agent)
             log.warning("alerts stopped watching the plane's events")
 
         self._watching = asyncio.create_task(watch(), name="alerts")

@@ -251,3 +251,18 @@ def test_a_held_sentence_says_what_frees_the_agent():
         "demo is held: $0.20 spent today, of $0.20 a day. It starts no new turn until "
         "00:00 UTC, in 12h 00m, or until the limit is raised."
     )
+
+
+async def test_the_day_turning_over_resumes_a_held_agent_and_says_so(start_plane, receiver):
+    from datetime import timedelta
+
+    plane = await start_plane(notifying(receiver, ntfy=False))
+    plane.llm.reply("All of it.", usage=Usage(input_tokens=1100))  # $1.10 of $1.00
+    await plane.turn("demo", "spend")
+    await plane.plane._notifier.drained()
+    await plane.clock.advance(timedelta(hours=12))  # 00:00 UTC
+    await plane.quiet()
+    await plane.plane._notifier.drained()
+    events = [(h["event"], h["text"]) for h in receiver.hooks()]
+    assert [e for e, _ in events][-1] == "resumed"
+    assert events[-1][1] == "demo has resumed: $0.00 spent today, of $1.00 a day."
