@@ -17,7 +17,7 @@ from typing import Any
 from plane.db import Database
 from plane.money import savings
 from plane.money.ledger import Ledger
-from plane.money.summary import QUERY, Record, per_day, per_hour, window
+from plane.money.summary import QUERY, Record, per_day, per_hour, summarise, window
 from plane.wire.protocol import SpendHistory, SpendPoint
 
 DAYS = 30
@@ -53,6 +53,11 @@ async def spend_history(db: Database, ledger: Ledger, agent: str | None, id: int
         top=[
             SpendPoint(label=name, spent_usd=spent, saved_usd=saved_by_agent.get(name, Decimal(0)))
             for name, spent in top
+        ],
+        models=[
+            SpendPoint(label=line.key, spent_usd=line.cost_usd)
+            for line in summarise(todays, "model")[0]
+            if line.cost_usd
         ],
     )
 

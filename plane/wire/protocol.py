@@ -320,6 +320,8 @@ class SpendHistory(Frame):
     """The last 30 days, the oldest first, today last."""
     top: list[SpendPoint]
     """Today's spenders, the most first (agents that spent nothing left out)."""
+    models: list[SpendPoint] = Field(default_factory=list)
+    """Today's spend by model, of the agent (or the fleet), the most first."""
 
 
 class Ok(Frame):

@@ -37,8 +37,10 @@ async def test_ctrl_g_shows_the_selected_agents_spend_and_f_the_fleets(start_pla
         assert shown(app, "#days-total") == "$0.30 spent"
         hours = app.screen.query_one("#hours").data
         assert hours is not None and hours[12] == 0.3 and sum(hours) == 0.3  # noon UTC
-        spenders = [str(label.render()) for label in app.screen.query(".spender")]
+        spenders = [str(label.render()) for label in app.screen.query("#top .spender")]
         assert spenders == ["demo  ████████████████████████  $0.30"]
+        models = [str(label.render()) for label in app.screen.query("#models .spender")]
+        assert models == ["scripted-model  ████████████████████████  $0.30"]
         await pilot.press("f")
         await until(
             pilot, lambda: app.screen.query_one("#panel").border_title == "spend · the fleet"
@@ -92,6 +94,10 @@ class _Answers:
                 SpendPoint(label="burner", spent_usd=Decimal("2.00")),
                 SpendPoint(label="builder", spent_usd=Decimal("1.37"), saved_usd=Decimal("0.1")),
                 SpendPoint(label="reviewer", spent_usd=Decimal("0.42")),
+            ],
+            models=[
+                SpendPoint(label="smollm2-135m", spent_usd=Decimal("7.47")),
+                SpendPoint(label="claude-haiku-4-5", spent_usd=Decimal("0.42")),
             ],
         )
 

@@ -1,5 +1,6 @@
 """Spend over time: the selected agent's day by hour and its last 30 days,
-and the day's top spenders, each figure beside what compression saved.
+the day's top spenders and the day by model, each figure beside what
+compression saved.
 
 Textual's own `Sparkline` rather than textual-plotext: the charts answer
 "when did it burn" and "is today unlike the month", which a bar's height
@@ -49,10 +50,10 @@ def spent_and_saved(points: list[SpendPoint]) -> str:
     return line + (f" · compression saved {usd(saved)}" if saved else "")
 
 
-def top_lines(top: list[SpendPoint]) -> list[str]:
+def top_lines(top: list[SpendPoint], empty: str = "Nobody has spent anything today.") -> list[str]:
     """One line a spender: name, a bar against the most spent, the figures."""
     if not top:
-        return ["Nobody has spent anything today."]
+        return [empty]
     width = max(len(p.label) for p in top)
     most = max(p.spent_usd for p in top)
     lines = []
@@ -107,6 +108,9 @@ class SpendScreen(ModalScreen[None]):
             with Horizontal(classes="heading"):
                 yield Label("Today's top spenders")
             yield Vertical(id="top")
+            with Horizontal(classes="heading"):
+                yield Label("Today by model")
+            yield Vertical(id="models")
             yield Static("", id="note")
         yield Footer()
 
@@ -125,9 +129,13 @@ class SpendScreen(ModalScreen[None]):
         if history.days:
             ends = [history.days[0].label[5:], history.days[-1].label[5:]]
             self.query_one("#days-axis", Static).update(_axis(ends, 60))
-        top = self.query_one("#top", Vertical)
-        top.remove_children()
-        top.mount_all(Label(line, classes="spender") for line in top_lines(history.top))
+        for where, lines in (
+            ("#top", top_lines(history.top)),
+            ("#models", top_lines(history.models, "Nothing was spent on any model today.")),
+        ):
+            bars = self.query_one(where, Vertical)
+            bars.remove_children()
+            bars.mount_all(Label(line, classes="spender") for line in lines)
         self.query_one("#note", Static).update("")
 
     @on(Loaded)

@@ -57,10 +57,13 @@ async def test_by_hour_by_day_and_top_spenders_with_what_compression_saved(start
         ("demo", Decimal("0.17"), usd),
     ]
 
+    assert [(m.label, m.spent_usd) for m in reply.models] == [("scripted-model", Decimal("0.17"))]
+
     fleet = await client.request(p.SpendHistoryQuery)
     assert isinstance(fleet, p.SpendHistory) and fleet.agent is None
     assert fleet.days[-1].spent_usd == Decimal("0.67")
     assert fleet.top == reply.top
+    assert [(m.label, m.spent_usd) for m in fleet.models] == [("scripted-model", Decimal("0.67"))]
 
 
 async def test_an_unknown_agent_is_one_clear_error(start_plane):
