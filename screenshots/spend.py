@@ -38,7 +38,7 @@ from tui.link import Address
 from tui.screens.spend import SpendScreen
 from tui.widgets.composer import Composer
 
-START = datetime(2026, 2, 12, 7, 0, tzinfo=UTC)
+START = datetime(2026, 2, 12, 0, 0, tzinfo=UTC)
 """Thirty days before the day the picture is of (2026-03-14)."""
 
 CONFIG = """
