@@ -53,6 +53,7 @@ bench: $(BIN)/plane
 
 snapshots: $(BIN)/plane
 	$(BIN)/python screenshots/make.py
+	$(BIN)/python screenshots/spend.py
 
 clean:
 	rm -rf $(VENV)

@@ -277,6 +277,42 @@ class Defaults(Block):
     max_output_tokens: int = Field(default=512, ge=1, le=200_000)
 
 
+AlertKind = Literal["amber", "held", "resumed", "ask_refused"]
+ALERT_KINDS: tuple[AlertKind, ...] = ("amber", "held", "resumed", "ask_refused")
+
+
+class NotifyConfig(Block):
+    """Where the plane pushes a word when an agent needs the operator. Sent
+    in the background: a slow or dead receiver never delays a turn, and an
+    alert it never took is written to the plane's log, not lost silently."""
+
+    webhook: str | None = None
+    """A URL that takes a JSON POST: {"event", "agent", "text", "at",
+    "spend_today_usd", "limit_usd", "resumes_at"}."""
+    ntfy: str | None = None
+    """An ntfy-style topic URL (https://ntfy.sh/your-topic): the sentence as
+    the body of a POST, with a Title and Tags."""
+    on: list[AlertKind] = Field(default_factory=lambda: list(ALERT_KINDS), min_length=1)
+    """Which moments: `amber` (spend crossed warnRatio), `held` (no new
+    turn), `resumed`, `ask_refused` (an agent asked for more; the operator is needed)."""
+    retries: int = Field(default=3, ge=0, le=10)
+    """Tries after the first, with exponential backoff, before the alert is
+    logged as not delivered."""
+    timeout_s: float = Field(default=5, gt=0, le=60)
+    """Seconds one POST may take."""
+
+    @field_validator("webhook", "ntfy")
+    @classmethod
+    def _valid_url(cls, url: str | None) -> str | None:
+        return None if url is None else _http_url(url)
+
+    @model_validator(mode="after")
+    def _somewhere(self) -> NotifyConfig:
+        if self.webhook is None and self.ntfy is None:
+            raise ValueError("needs a webhook or an ntfy URL (or both)")
+        return self
+
+
 class Config(Block):
     defaults: Defaults = Defaults()
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
@@ -293,6 +329,8 @@ class Config(Block):
     system and work in their own workspace, and reach nothing else (not the
     plane's database, not your home). Where the kernel has no Landlock,
     commands are refused; `false` runs them unconfined."""
+    notify: NotifyConfig | None = None
+    """Alerts to a webhook and/or an ntfy topic (off unless set)."""
 
     _source: str = PrivateAttr("agents.yaml")
     _tree: Any = PrivateAttr(None)

@@ -186,6 +186,21 @@ MIGRATIONS: tuple[str, ...] = (
         set_at TEXT NOT NULL
     );
     """,
+    # What compression kept out of the model's input, a row a turn, with its
+    # price at the model's input rate (NULL when the model has no known price:
+    # a saving nobody can price is not claimed as $0 either).
+    """
+    CREATE TABLE savings (
+        id INTEGER PRIMARY KEY,
+        agent TEXT NOT NULL,
+        day TEXT NOT NULL,
+        at TEXT NOT NULL,
+        model TEXT NOT NULL,
+        chars INTEGER NOT NULL,
+        usd TEXT
+    );
+    CREATE INDEX savings_by_day ON savings (day, agent);
+    """,
 )
 
 

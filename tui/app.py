@@ -20,6 +20,7 @@ from tui.link import Address, Backoff, Link, Timeouts
 from tui.messages import PlaneConnected, PlaneEvent, PlaneLost
 from tui.palette import PlaneCommands
 from tui.screens.main import MainScreen
+from tui.screens.spend import SpendScreen
 from tui.store import Store
 
 
@@ -34,6 +35,7 @@ class PlaneApp(App[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+t", "toggle_theme", "Light/dark"),
+        Binding("ctrl+g", "spend", "Spend charts", show=False),
         Binding("ctrl+q", "quit", "Quit (the plane keeps running)", priority=True),
     ]
 
@@ -78,6 +80,11 @@ class PlaneApp(App[None]):
     @on(PlaneEvent)
     def _event(self, event: PlaneEvent) -> None:
         self.store.apply(event.event)
+
+    def action_spend(self) -> None:
+        """Spend over time for the selected agent (tui/screens/spend.py)."""
+        if not isinstance(self.screen, SpendScreen):
+            self.push_screen(SpendScreen(self.link, self.main_screen.selected))
 
     def action_toggle_theme(self) -> None:
         self.theme = "textual-light" if self.current_theme.dark else "textual-dark"

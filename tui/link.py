@@ -46,6 +46,8 @@ from plane.wire.protocol import (
     Send,
     Sent,
     SnapshotReply,
+    SpendHistory,
+    SpendHistoryQuery,
     Subscribe,
     ToolSet,
 )
@@ -282,6 +284,11 @@ class Link:
 
     async def interrupt(self, agent: str) -> Ok:
         return await self.request(InterruptTurn, Ok, self.timeouts.request_s, agent=agent)
+
+    async def spend_history(self, agent: str | None) -> SpendHistory:
+        return await self.request(
+            SpendHistoryQuery, SpendHistory, self.timeouts.request_s, agent=agent
+        )
 
 
 _OFFLINE = "no connection to the plane"

@@ -20,6 +20,7 @@ class PlaneCommands(Provider):
             for name in screen.store.names
         ]
         entries.append(("New agent", "Open the new-agent form", screen.open_new_agent))
+        entries.append(("Spend charts", "Spend over time (ctrl+g)", self.app.action_spend))  # type: ignore[attr-defined]
         for command in screen.commands:
             entries.append(
                 (command.usage, command.help, partial(screen.prefill, f"/{command.name} "))

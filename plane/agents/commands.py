@@ -124,5 +124,7 @@ async def ask_limit(services: Services, agent: str, raw: str) -> tuple[list[Mess
         else:
             assert has is not None
             reply = refusal(value.usd, has)
+            if services.refused_ask is not None:
+                services.refused_ask(agent, reply)
     answer = await services.conversation.append(agent, "plane", reply)
     return [asked, answer], reply

@@ -271,7 +271,12 @@ class Crew:
     async def cost_line(self, agent: str, result: TurnResult) -> None:
         """The turn's quiet cost line, when it spent anything: a turn whose
         calls all failed unbilled gets none (`$0.00 · 0 in · 0 out` says
-        nothing; the notice above it says what happened)."""
+        nothing; the notice above it says what happened). What compression
+        saved is recorded before the line that says it."""
+        model = self.workers[agent].spec.model
+        day = await self._services.ledger.today()
+        if self._services.savings is not None:
+            await self._services.savings.record(agent, model, result.saved_chars, day)
         if result.cost == 0 and result.usage == Usage() and not result.saved_chars:
             return
         await self._services.say(
@@ -281,8 +286,6 @@ class Crew:
             cost_usd=result.cost,
             usage=result.usage,
         )
-        model = self.workers[agent].spec.model
-        day = await self._services.ledger.today()
         if result.unpriced and await self._services.conversation.first_today(
             agent, "unpriced", day
         ):

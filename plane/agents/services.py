@@ -24,6 +24,7 @@ from plane.home import Home
 from plane.money.gate import Gate
 from plane.money.ledger import Ledger
 from plane.money.pricing import Pricer
+from plane.money.savings import Savings
 from plane.providers.base import Provider
 from plane.wire.protocol import Event, Message, MessageAppended, MessageKind, Usage
 
@@ -48,6 +49,11 @@ class Services:
     """Each agent's extra system-prompt sections, fixed for its session."""
     breaker: Breaker = field(default_factory=Breaker)
     """Auto-compact's: three failed summaries in a row and an agent stops trying."""
+    savings: Savings | None = None
+    """Where what compression saved is recorded (the charts and /metrics read it)."""
+    refused_ask: Callable[[str, str], None] | None = None
+    """Told (agent, the plane's reply) when an agent asks for a looser ceiling
+    and is refused: the operator is needed (the alerts')."""
 
     async def say(
         self,

@@ -22,6 +22,8 @@ from pathlib import Path
 
 from plane.cli import arguments as arg
 from plane.cli import clients, connect, daemon, failing, manage
+from plane.cli.summary import add_commands as add_summary_commands
+from plane.cli.web import add_commands as add_web_commands
 from plane.economy.compress.cli import add_commands as add_compression_commands
 from plane.errors import PlaneError
 from plane.home import user_config_path
@@ -68,7 +70,9 @@ def parser() -> argparse.ArgumentParser:
     )
     sub = top.add_subparsers(title="commands", metavar="COMMAND")
 
-    serve = sub.add_parser("serve", help="run the plane in the foreground")
+    serve = sub.add_parser(
+        "serve", help="run the plane in the foreground (--http: the gateway and /metrics)"
+    )
     serve.add_argument(
         "--config",
         type=Path,
@@ -86,7 +90,8 @@ def parser() -> argparse.ArgumentParser:
         metavar="HOST:PORT",
         type=arg.address,
         help="also serve the gateway's HTTP APIs (Anthropic Messages, OpenAI Chat "
-        "Completions) for gateway agents' clients; port 0 picks a free one",
+        "Completions) for gateway agents' clients, and /metrics for Prometheus (bearer: "
+        "the token in $PLANE_HOME/token); port 0 picks a free one",
     )
     serve.set_defaults(func=daemon.serve)
 
@@ -135,7 +140,9 @@ def parser() -> argparse.ArgumentParser:
     )
     send.set_defaults(func=clients.send)
 
-    ledger = sub.add_parser("ledger", help="every LLM call of a day, with tokens and cost")
+    ledger = sub.add_parser(
+        "ledger", help="every LLM call of a day, with tokens and cost (--summary: sums over days)"
+    )
     ledger.add_argument("--day", type=arg.day, help="YYYY-MM-DD (default: today, UTC)")
     form = ledger.add_mutually_exclusive_group()
     form.add_argument("--json", action="store_true")
@@ -157,6 +164,8 @@ def parser() -> argparse.ArgumentParser:
 
     add_compression_commands(sub)
     manage.add_commands(sub)
+    add_summary_commands(sub)
+    add_web_commands(sub)
     return top
 
 

@@ -15,8 +15,10 @@ from plane.agents.crew import Crew
 from plane.agents.lifecycle import Lifecycle
 from plane.agents.roster import Roster
 from plane.clock import Clock
+from plane.db import Database
 from plane.errors import PlaneError
 from plane.history.conversation import Conversation
+from plane.money.charts import spend_history
 from plane.money.ledger import Ledger
 from plane.wire import protocol as p
 
@@ -37,6 +39,7 @@ class Api:
         provider_ready: ProviderReady,
         stop: Callable[[], None],
         lifecycle: Lifecycle,
+        db: Database | None = None,
     ) -> None:
         self._crew = crew
         self._roster = roster
@@ -46,6 +49,8 @@ class Api:
         self._provider_ready = provider_ready
         self._stop = stop
         self._lifecycle = lifecycle
+        self._db = db
+        """The reader, for the charts' sums (`spend_history`)."""
 
     async def handle(self, request: p.Request) -> p.Reply:
         match request:
@@ -73,6 +78,11 @@ class Api:
             case p.Stop():
                 self._stop()
                 return p.Ok(id=request.id)
+            case p.SpendHistoryQuery():
+                if request.agent is not None:
+                    self._roster.get(request.agent)
+                assert self._db is not None
+                return await spend_history(self._db, self._ledger, request.agent, request.id)
             case _:
                 return await self._manage(request)
         raise PlaneError(f"Requests of type {request.type!r} are not handled here.")

@@ -37,20 +37,26 @@ class Published:
 
 
 class Subscription:
+    """What a subscriber reads: `next()` (the event) or `next_published()`
+    (with its encoding); the queue itself is the bus's."""
+
     def __init__(self) -> None:
-        self.queue: asyncio.Queue[Published | None] = asyncio.Queue(QUEUE_LIMIT)
+        self._queue: asyncio.Queue[Published | None] = asyncio.Queue(QUEUE_LIMIT)
         self.dropped = False
 
     async def next(self) -> Event | None:
         """The next event; None once the subscription has ended."""
-        published = await self.queue.get()
+        published = await self._queue.get()
         return None if published is None else published.event
+
+    async def next_published(self) -> Published | None:
+        return await self._queue.get()
 
     def waiting(self) -> tuple[list[Published], bool]:
         """What is already queued, without waiting; and whether the end mark was among it."""
         taken: list[Published] = []
-        while not self.queue.empty():
-            published = self.queue.get_nowait()
+        while not self._queue.empty():
+            published = self._queue.get_nowait()
             if published is None:
                 return taken, True
             taken.append(published)
@@ -71,13 +77,13 @@ class EventBus:
 
     def backlog(self) -> int:
         """Events waiting for the slowest subscriber."""
-        return max((s.queue.qsize() for s in self._subscriptions), default=0)
+        return max((s._queue.qsize() for s in self._subscriptions), default=0)
 
     def emit(self, event: Event) -> None:
         published = Published(event)
         for subscription in list(self._subscriptions):
             try:
-                subscription.queue.put_nowait(published)
+                subscription._queue.put_nowait(published)
             except asyncio.QueueFull:
                 log.warning("dropping a subscriber %d events behind", QUEUE_LIMIT)
                 self._drop(subscription)
@@ -90,9 +96,9 @@ class EventBus:
         """Empty its queue and leave the end-of-stream mark (None) for its writer."""
         self._subscriptions.discard(subscription)
         subscription.dropped = True
-        while not subscription.queue.empty():
-            subscription.queue.get_nowait()
-        subscription.queue.put_nowait(None)
+        while not subscription._queue.empty():
+            subscription._queue.get_nowait()
+        subscription._queue.put_nowait(None)
 
 
 def coalesced(batch: Iterable[Published]) -> bytes:

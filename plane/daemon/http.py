@@ -10,17 +10,20 @@ client's call in flight is a call already written in the ledger.
 Routes: `POST /v1/messages` (Anthropic), `POST /v1/chat/completions` and
 `POST /v1/responses` (OpenAI), `POST /v1/messages/count_tokens` (passed to the upstream, free,
 not metered), `GET /v1/models` (the agent's provider's models, in the shape of
-the API the client speaks). Anything else is aiohttp's plain 404.
+the API the client speaks), `GET /metrics` (Prometheus, behind the plane's
+token: `plane.daemon.metrics`). Anything else is aiohttp's plain 404.
 """
 
 from __future__ import annotations
 
+import hmac
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 
 from aiohttp import web
 
+from plane.daemon.metrics import CONTENT_TYPE
 from plane.gateway.forward import Gateway, Refused
 from plane.gateway.wire import WIRES, ChatCompletions, Messages, Wire
 
@@ -59,14 +62,29 @@ class _Responder:
             self._request.transport.abort()
 
 
+Scrape = Callable[[], Awaitable[bytes]]
+"""The metrics' text, read fresh (`plane.daemon.metrics.Metrics.scrape`)."""
+
+
 class HttpListener:
-    def __init__(self, gateway: Gateway, grace_s: float) -> None:
+    def __init__(
+        self,
+        gateway: Gateway,
+        grace_s: float,
+        *,
+        metrics: Scrape | None = None,
+        token: str | None = None,
+    ) -> None:
         self.gateway = gateway
+        self._metrics = metrics
+        self._token = token
         app = web.Application(client_max_size=MAX_BODY_BYTES)
         for path, wire in WIRES.items():
             app.router.add_post(path, self._calls(wire))
         app.router.add_post("/v1/messages/count_tokens", self._count_tokens)
         app.router.add_get("/v1/models", self._models)
+        if metrics is not None and token:
+            app.router.add_get("/metrics", self._scrape)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=grace_s)
         self.port: int | None = None
 
@@ -120,3 +138,24 @@ class HttpListener:
                 wire.error(refused.status, str(refused)), status=refused.status
             )
         return web.json_response(wire.listing(models))
+
+    async def _scrape(self, request: web.Request) -> web.Response:
+        """`/metrics`, for the operator's Prometheus only: the plane's token
+        (the file `token` in its home) as a bearer token, compared in constant
+        time. Without it, 401 and nothing about any agent."""
+        assert self._metrics is not None and self._token is not None
+        given = request.headers.get("Authorization", "")
+        scheme, _, presented = given.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(
+            presented.strip().encode(), self._token.encode()
+        ):
+            return web.Response(
+                status=401,
+                text="/metrics wants the plane's token: "
+                "Authorization: Bearer <the file token in the plane's home>\n",
+                headers={"WWW-Authenticate": 'Bearer realm="plane"'},
+            )
+        body = await self._metrics()
+        response = web.Response(body=body)
+        response.headers["Content-Type"] = CONTENT_TYPE
+        return response

@@ -319,7 +319,7 @@ class _Connection:
 
     async def _forward(self, subscription: Subscription) -> None:
         """Events, as they come; what piled up while a write waited goes in one."""
-        while (first := await subscription.queue.get()) is not None:
+        while (first := await subscription.next_published()) is not None:
             rest, ended = subscription.waiting()
             await self._write(coalesced([first, *rest]))
             if ended:

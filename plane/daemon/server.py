@@ -38,10 +38,12 @@ from plane.agents.services import Services
 from plane.agents.worker import tell_cut_turns
 from plane.clock import Clock, SystemClock
 from plane.config import EMBEDDED, EMBEDDED_MODEL, Config
+from plane.daemon.alerts import Notifier
 from plane.daemon.api import Api
 from plane.daemon.events import EventBus
 from plane.daemon.http import HttpListener
 from plane.daemon.listener import Listener
+from plane.daemon.metrics import Metrics
 from plane.db import Database, refusal
 from plane.economy.compress.store import RefStore
 from plane.errors import PlaneError
@@ -53,6 +55,7 @@ from plane.home import Home, say_state
 from plane.money.gate import Ceilings, Gate
 from plane.money.ledger import Ledger
 from plane.money.pricing import Pricer
+from plane.money.savings import Savings
 from plane.providers.base import Provider
 from plane.providers.local import EmbeddedModel
 from plane.providers.pool import (
@@ -101,6 +104,7 @@ class Plane:
         """Two agents created on the embedded model at once start it once."""
         self._listener: Listener | None = None
         self._background: list[asyncio.Task[None]] = []
+        self._notifier: Notifier | None = None
         self.bus = EventBus()
         """What the clients are told; the agents reach it only through `emit`."""
         self.services: Services
@@ -178,6 +182,7 @@ class Plane:
             providers=await self._providers(roster),
             refs=self._refs(),
         )
+        services.savings = Savings(db, self.clock, services.pricer)
         self.scheduler = Scheduler(db, self.clock, wake=self._wake)
         self.crew = crew = Crew(services, self.scheduler)
         self.api = Api(
@@ -189,8 +194,13 @@ class Plane:
             provider_ready=self._provider_ready,
             stop=self.stop_event.set,
             lifecycle=Lifecycle(services, crew, self.scheduler, db),
+            db=db,
         )
         crew.start()
+        if self.config.notify is not None:  # alerts: plane.daemon.alerts
+            self._notifier = Notifier(self.config.notify, self.clock)
+            services.refused_ask = self._notifier.refused_ask
+            self._notifier.start(self.bus, await crew.snapshot())
         self._background.append(asyncio.create_task(self.scheduler.run()))
         await self._listen()
         if self._http is not None:  # the gateway: plane.daemon.http
@@ -201,7 +211,12 @@ class Plane:
                 spend_notices=crew.spend_notices,
                 embedded=self._embedded_address,
             )
-            self._http_listener = HttpListener(gateway, SHUTDOWN_GRACE_S)
+            self._http_listener = HttpListener(
+                gateway,
+                SHUTDOWN_GRACE_S,
+                metrics=Metrics(crew.snapshot, db).scrape,
+                token=self.home.make_token(),
+            )
             self.http_port = await self._http_listener.listen(*self._http)
 
     def _wake(self, agent: str) -> None:
@@ -225,6 +240,9 @@ class Plane:
             await self._http_listener.gateway.aclose()
             self._http_listener = None
         self.bus.close()
+        if self._notifier is not None:
+            await self._notifier.aclose()
+            self._notifier = None
         if hasattr(self, "crew"):  # a start-up that failed may have none
             await self.crew.stop(SHUTDOWN_GRACE_S)
         if hasattr(self, "services"):

@@ -343,6 +343,8 @@ class Gateway:
             line += f" · compression saved {tokens(call.saved)} chars"
         if call.session:
             line += f" · session {call.session}"
+        if services.savings is not None:  # the charts' and /metrics' "compression saved"
+            await services.savings.record(agent, model, call.saved, charge.day)
         await services.say(agent, "cost", line, cost_usd=charge.cost_usd, usage=seen)
         await self._publish(agent)
         await self._spend_notices(agent)

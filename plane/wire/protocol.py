@@ -263,6 +263,15 @@ class Stop(Frame):
     id: int
 
 
+class SpendHistoryQuery(Frame):
+    """Spend over time, for the charts: `agent`'s day by hour and last 30
+    days (None: the whole fleet's), and the day's top spenders."""
+
+    type: Literal["spend_history"] = "spend_history"
+    id: int
+    agent: str | None = None
+
+
 class DeleteAgent(Frame):
     """Delete an agent made at run time. Its conversation and ledger rows are
     kept and its spend still counts for the day: deleting never refunds, and a
@@ -334,6 +343,7 @@ RequestFrame = (
     | EditAgent
     | InterruptTurn
     | ShowAgent
+    | SpendHistoryQuery
 )
 """Any request, as the class a client builds one from (every one carries an `id`)."""
 Request = Annotated[RequestFrame, Field(discriminator="type")]
@@ -382,6 +392,30 @@ class Ledger(Frame):
     id: int
     day: date
     entries: list[LedgerEntry]
+
+
+class SpendPoint(Frame):
+    """One bar: an hour (`14`), a day (`2026-11-29`) or an agent."""
+
+    label: str
+    spent_usd: Decimal
+    saved_usd: Decimal = Decimal(0)
+    """What compression kept out of the model's input, priced as its input."""
+
+
+class SpendHistory(Frame):
+    type: Literal["spend_history"] = "spend_history"
+    id: int
+    day: date
+    agent: str | None
+    hours: list[SpendPoint]
+    """The plane's day, 24 UTC hours, `00` first."""
+    days: list[SpendPoint]
+    """The last 30 days, the oldest first, today last."""
+    top: list[SpendPoint]
+    """Today's spenders, the most first (agents that spent nothing left out)."""
+    models: list[SpendPoint] = Field(default_factory=list)
+    """Today's spend by model, of the agent (or the fleet), the most first."""
 
 
 class Ok(Frame):
@@ -510,6 +544,7 @@ Reply = (
     | Error
     | AgentChanged
     | AgentDetails
+    | SpendHistory
 )
 Event = (
     MessageAppended

@@ -1,0 +1,169 @@
+"""`plane ledger --summary`: the ledger summed over the last days, by agent,
+model or day, as text, JSON or CSV.
+
+It reads the database file itself, read-only, rather than asking the
+plane: the ledger is the record, WAL lets it be read while a plane writes,
+and a summary of last week is wanted most when no plane runs. The plane's
+day is found the way the ledger finds it (the later of the clock's and the
+latest day the ledger reached), so "today" is the same day the plane says.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sqlite3
+import sys
+from collections.abc import Callable
+from datetime import date
+from pathlib import Path
+from typing import Any, cast
+
+from plane.clock import SystemClock, day_of
+from plane.errors import PlaneError
+from plane.home import Home
+from plane.money.summary import QUERY, By, Line, summarise, window
+from plane.wire.words import plain, tokens, usd
+
+DEFAULT_DAYS = 7
+MAX_DAYS = 3660
+FIELDS = [
+    "calls",
+    "input_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+    "cost_usd",
+]
+
+
+def add_commands(sub: Any) -> None:
+    """`--summary`, `--days` and `--by` on the `ledger` command, which keeps
+    its own behaviour without them."""
+    ledger = sub.choices["ledger"]
+    ledger.add_argument(
+        "--summary",
+        action="store_true",
+        help="sums over the last days instead of every call (read from the ledger file: "
+        "works with no plane running); --day is then the last day",
+    )
+    ledger.add_argument(
+        "--days",
+        type=days,
+        help=f"with --summary: how many days, ending today (default {DEFAULT_DAYS})",
+    )
+    ledger.add_argument(
+        "--by",
+        choices=["agent", "model", "day"],
+        help="with --summary: one line per agent (the default), model or day",
+    )
+    calls = ledger.get_default("func")
+    ledger.set_defaults(func=_either(calls, ledger))
+
+
+def days(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_DAYS:
+        raise argparse.ArgumentTypeError(
+            f"wants a whole number of days from 1 to {MAX_DAYS}, not {text!r}"
+        )
+    return int(text)
+
+
+def _either(
+    calls: Callable[[argparse.Namespace], int], parser: argparse.ArgumentParser
+) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        if args.summary:
+            return summary(args)
+        if args.days is not None or args.by is not None:
+            parser.error("--days and --by go with --summary")
+        return calls(args)
+
+    return run
+
+
+def summary(args: argparse.Namespace) -> int:
+    by = cast(By, args.by or "agent")
+    home = Home.from_env()
+    with _open(home.db) as conn:
+        last = args.day or _plane_day(conn)
+        first, last = window(last, args.days or DEFAULT_DAYS)
+        rows = conn.execute(QUERY, (first.isoformat(), last.isoformat())).fetchall()
+    lines, total = summarise(rows, by)
+    if args.json:
+        print(json.dumps(_json(first, last, by, lines, total), indent=2))
+    elif args.csv:
+        writer = csv.DictWriter(sys.stdout, fieldnames=[by, *FIELDS])
+        writer.writeheader()
+        writer.writerows({by: line.key, **_figures(line)} for line in lines)
+    else:
+        print(_text(first, last, by, lines, total))
+    return 0
+
+
+class _Closing(sqlite3.Connection):
+    """A connection that closes when its `with` ends (sqlite3's own only commits)."""
+
+    def __exit__(self, *exc: object) -> None:  # type: ignore[override]
+        self.close()
+
+
+def _open(path: Path) -> _Closing:
+    if not path.is_file():
+        raise PlaneError(f"No ledger at {path} yet: no plane has run in {path.parent}.")
+    try:
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, factory=_Closing)
+        conn.row_factory = sqlite3.Row
+        conn.execute("SELECT 1 FROM calls LIMIT 1")
+    except sqlite3.Error as error:
+        raise PlaneError(f"Cannot read the ledger {path} ({error}).") from None
+    return conn
+
+
+def _plane_day(conn: sqlite3.Connection) -> date:
+    """The later of the clock's day and the latest the ledger reached, as the
+    ledger's `today()` (a clock that moved back does not move the day back)."""
+    (latest,) = conn.execute(
+        "SELECT MAX(day) FROM (SELECT MAX(day) AS day FROM calls"
+        " UNION ALL SELECT day FROM plane_day)"
+    ).fetchone()
+    clock_day = day_of(SystemClock().now())
+    return clock_day if latest is None else max(clock_day, date.fromisoformat(latest))
+
+
+def _figures(line: Line) -> dict[str, Any]:
+    return {
+        "calls": line.calls,
+        "input_tokens": line.input_tokens,
+        "cache_read_tokens": line.cache_read_tokens,
+        "cache_write_tokens": line.cache_write_tokens,
+        "output_tokens": line.output_tokens,
+        "cost_usd": plain(line.cost_usd),
+    }
+
+
+def _json(first: date, last: date, by: By, lines: list[Line], total: Line) -> dict[str, Any]:
+    return {
+        "first_day": first.isoformat(),
+        "last_day": last.isoformat(),
+        "by": by,
+        "groups": [{by: line.key, **_figures(line), "statuses": line.statuses} for line in lines],
+        "total": {**_figures(total), "statuses": total.statuses},
+    }
+
+
+def _text(first: date, last: date, by: By, lines: list[Line], total: Line) -> str:
+    span = (last - first).days + 1
+    head = f"{first} to {last} (UTC, {span} day{'s' if span != 1 else ''}), by {by}: "
+    out = [head + f"{_calls(total.calls)}, {usd(total.cost_usd)}"]
+    width = max((len(line.key) for line in lines), default=0)
+    for line in lines:
+        cached = f" ({tokens(line.cache_read_tokens)} cached)" if line.cache_read_tokens else ""
+        used = f"{tokens(line.input_tokens)} in{cached} · {tokens(line.output_tokens)} out"
+        out.append(f"  {line.key:<{width}}  {usd(line.cost_usd):>9}  {_calls(line.calls)}  {used}")
+    return "\n".join(out)
+
+
+def _calls(count: int) -> str:
+    return f"{count} call{'' if count == 1 else 's'}"

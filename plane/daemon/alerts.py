@@ -1,0 +1,242 @@
+"""Alerts (`notify:` in agents.yaml): a push to a webhook and/or an ntfy
+topic when an agent needs the operator — its spend turned amber, it is
+held, it resumed, or it asked for a looser ceiling and was refused.
+
+What happened is read from what the clients are told (the rows'
+`AgentUpdated` on the event bus: a row's state and spend level changing),
+plus the crew's word when an ask is refused, so nothing that spends knows
+alerts exist. Each receiver has its own queue and task: a slow or dead one
+never delays a turn (`tell` only enqueues) nor the other receiver. An alert
+not delivered after its retries, or one a full queue cannot take, is
+written to the plane's log with its sentence: never lost silently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import httpx
+
+from plane.clock import Clock, until
+from plane.config import AlertKind, NotifyConfig
+from plane.daemon.events import EventBus
+from plane.money.limits import standing
+from plane.money.notices import warning
+from plane.wire.protocol import AgentState, AgentUpdated, DayRolled, Snapshot
+from plane.wire.words import plain
+
+log = logging.getLogger(__name__)
+
+QUEUE_LIMIT = 1000
+BACKOFF_CAP_S = 30.0
+TITLES: dict[AlertKind, str] = {
+    "amber": "is amber",
+    "held": "is held",
+    "resumed": "resumed",
+    "ask_refused": "asked for more",
+}
+TAGS: dict[AlertKind, str] = {
+    "amber": "warning",
+    "held": "no_entry",
+    "resumed": "white_check_mark",
+    "ask_refused": "raising_hand",
+}
+
+
+@dataclass(frozen=True)
+class Alert:
+    kind: AlertKind
+    agent: str
+    text: str
+    at: datetime
+    state: AgentState | None = None
+
+    def payload(self) -> dict[str, Any]:
+        state = self.state
+        return {
+            "event": self.kind,
+            "agent": self.agent,
+            "text": self.text,
+            "at": self.at.isoformat(),
+            "spend_today_usd": None if state is None else plain(state.spend_today_usd),
+            "limit_usd": None
+            if state is None or state.limit_usd is None
+            else plain(state.limit_usd),
+            "resumes_at": None
+            if state is None or state.resumes_at is None
+            else state.resumes_at.isoformat(),
+        }
+
+
+def sentence(kind: AlertKind, state: AgentState, now: datetime) -> str:
+    """What the alert says, in the conversation's words."""
+    name, spent, ceiling = state.name, state.spend_today_usd, state.limit_usd
+    if kind == "amber" and ceiling is not None:
+        return warning(name, ceiling, spent)
+    if kind == "held":
+        if state.resumes_at is not None:
+            until_when = (
+                f"00:00 UTC, in {until(now, state.resumes_at)}, or until the limit is raised"
+            )
+        elif not state.price_known:
+            until_when = f"{state.model} has a price under `pricing:` in agents.yaml"
+        else:
+            until_when = "the operator raises its limit"
+        return (
+            f"{name} is held: {standing(spent, ceiling)} It starts no new turn until {until_when}."
+        )
+    return f"{name} has resumed: {standing(spent, ceiling)}"
+
+
+class _Receiver:
+    """One URL, its queue and the task that sends to it."""
+
+    def __init__(self, url: str, ntfy: bool, config: NotifyConfig, backoff_s: float) -> None:
+        self.url = url
+        self.ntfy = ntfy
+        self._retries = config.retries
+        self._backoff_s = backoff_s
+        self._client = httpx.AsyncClient(timeout=config.timeout_s)
+        self.queue: asyncio.Queue[Alert] = asyncio.Queue(QUEUE_LIMIT)
+        self.task: asyncio.Task[None] | None = None
+
+    def put(self, alert: Alert) -> None:
+        try:
+            self.queue.put_nowait(alert)
+        except asyncio.QueueFull:
+            log.error("alert not sent to %s (%d waiting): %s", self.url, QUEUE_LIMIT, alert.text)
+
+    async def run(self) -> None:
+        while True:
+            alert = await self.queue.get()
+            try:
+                await self._deliver(alert)
+            except asyncio.CancelledError:
+                log.error("alert not sent to %s (the plane stopped): %s", self.url, alert.text)
+                raise
+            finally:
+                self.queue.task_done()
+
+    async def _deliver(self, alert: Alert) -> None:
+        why = ""
+        for attempt in range(self._retries + 1):
+            if attempt:
+                await asyncio.sleep(min(BACKOFF_CAP_S, self._backoff_s * 2 ** (attempt - 1)))
+            try:
+                answer = await self._post(alert)
+            except httpx.HTTPError as error:
+                why = f"{type(error).__name__} {error}".strip()
+            else:
+                if answer.is_success:
+                    return
+                why = f"HTTP {answer.status_code}"
+            log.warning("alert to %s, try %d: %s", self.url, attempt + 1, why)
+        log.error(
+            "alert not delivered to %s after %d tries (%s): %s",
+            self.url,
+            self._retries + 1,
+            why,
+            alert.text,
+        )
+
+    async def _post(self, alert: Alert) -> httpx.Response:
+        if self.ntfy:
+            headers = {
+                "Title": f"plane: {alert.agent} {TITLES[alert.kind]}",
+                "Tags": TAGS[alert.kind],
+            }
+            return await self._client.post(self.url, content=alert.text.encode(), headers=headers)
+        return await self._client.post(self.url, json=alert.payload())
+
+    async def aclose(self, grace_s: float) -> None:
+        """Deliver what is queued within `grace_s`; log what is left."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.queue.join(), grace_s)
+        while not self.queue.empty():
+            log.error(
+                "alert not sent to %s (the plane stopped): %s",
+                self.url,
+                self.queue.get_nowait().text,
+            )
+        if self.task is not None:
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.task
+        await self._client.aclose()
+
+
+class Notifier:
+    def __init__(self, config: NotifyConfig, clock: Clock, *, backoff_s: float = 1.0) -> None:
+        self._on = set(config.on)
+        self._grace_s = config.timeout_s
+        self._clock = clock
+        self._receivers = [
+            _Receiver(url, ntfy, config, backoff_s)
+            for url, ntfy in ((config.webhook, False), (config.ntfy, True))
+            if url is not None
+        ]
+        self._rows: dict[str, AgentState] = {}
+        self._watching: asyncio.Task[None] | None = None
+
+    def start(self, bus: EventBus, snapshot: Snapshot) -> None:
+        """Watch the rows from `snapshot` on: what already stood (an agent held
+        before a restart) is not news."""
+        self._rows = {agent.name: agent for agent in snapshot.agents}
+        subscription = bus.subscribe()
+        for receiver in self._receivers:
+            receiver.task = asyncio.create_task(receiver.run(), name=f"alerts:{receiver.url}")
+
+        async def watch() -> None:
+            while (event := await subscription.next()) is not None:
+                if isinstance(event, AgentUpdated):
+                    self._changed(event.agent)
+                elif isinstance(event, DayRolled):  # the new day frees the held: resumed
+                    for agent in event.snapshot.agents:
+                        self._changed(agent)
+            log.warning("alerts stopped watching the plane's events")
+
+        self._watching = asyncio.create_task(watch(), name="alerts")
+
+    def refused_ask(self, agent: str, reply: str) -> None:
+        """The crew's word: `agent` asked for more than it has."""
+        self.tell(Alert("ask_refused", agent, f"{agent}: {reply}", self._clock.now()))
+
+    def tell(self, alert: Alert) -> None:
+        """Queue `alert` for every receiver; returns at once."""
+        if alert.kind in self._on:
+            for receiver in self._receivers:
+                receiver.put(alert)
+
+    async def drained(self) -> None:
+        """Until every alert queued so far has been delivered or logged."""
+        for receiver in self._receivers:
+            await receiver.queue.join()
+
+    async def aclose(self) -> None:
+        if self._watching is not None:
+            self._watching.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watching
+        for receiver in self._receivers:
+            await receiver.aclose(self._grace_s)
+
+    def _changed(self, state: AgentState) -> None:
+        before = self._rows.get(state.name)
+        self._rows[state.name] = state
+        if before is None:
+            return
+        now = self._clock.now()
+        kind: AlertKind | None = None
+        if state.status == "held" and before.status != "held":
+            kind = "held"
+        elif before.status == "held" and state.status != "held":
+            kind = "resumed"
+        elif state.spend_level == "warn" and before.spend_level == "ok":
+            kind = "amber"
+        if kind is not None:
+            self.tell(Alert(kind, state.name, sentence(kind, state, now), now, state))

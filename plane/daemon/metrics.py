@@ -1,0 +1,172 @@
+"""`GET /metrics`: the plane in Prometheus' text format (prometheus-client).
+
+Read fresh at each scrape (nothing is kept between scrapes, so nothing can
+drift from the ledger): the rows as the TUI shows them, and sums over the
+ledger's `calls`, `spend` and `savings` tables since the ledger began.
+
+Names follow Prometheus' conventions (`plane_` prefix, the unit last, `_usd`
+for dollars, `_total` on counters, which prometheus-client adds). Where
+OpenTelemetry's GenAI conventions name the same thing, their attribute is
+the label, dots written as underscores as OpenTelemetry's own Prometheus
+exporter writes them: `gen_ai_request_model` (gen_ai.request.model) and
+`gen_ai_token_type` (gen_ai.token.type: `input`, `output`; and
+`cache_read` / `cache_creation`, the parts of the input OpenTelemetry counts
+as gen_ai.usage.cache_read.input_tokens and
+gen_ai.usage.cache_creation.input_tokens). Each metric's HELP names the
+attribute it carries.
+
+Dollars are floats here because Prometheus' samples are: for exact figures,
+`plane ledger --summary --json`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterator
+from decimal import Decimal
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from plane.db import Database
+from plane.money import savings
+from plane.wire.protocol import Snapshot
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+CALLS = (
+    "SELECT agent, model, status, COUNT(*) AS calls, SUM(input_tokens) AS input,"
+    " SUM(cache_read_tokens) AS cache_read, SUM(cache_write_tokens) AS cache_write,"
+    " SUM(output_tokens) AS output FROM calls GROUP BY agent, model, status"
+)
+MODEL = "gen_ai_request_model"
+TOKEN_TYPE = "gen_ai_token_type"
+
+
+class Metrics:
+    """What one scrape reads; `snapshot` is the crew's (the rows)."""
+
+    def __init__(self, snapshot: Callable[[], Awaitable[Snapshot]], db: Database) -> None:
+        self._snapshot = snapshot
+        self._db = db
+
+    async def scrape(self) -> bytes:
+        families = [
+            *_rows(await self._snapshot()),
+            *_calls(await self._db.fetchall(CALLS)),
+            _spent(await self._db.fetchall("SELECT agent, cost_usd FROM spend")),
+            *_saved(await savings.totals(self._db)),
+        ]
+        registry = CollectorRegistry(auto_describe=False)
+        registry.register(_Families(families))
+        return generate_latest(registry)
+
+
+class _Families(Collector):
+    """Families already read (prometheus-client's collectors are synchronous;
+    the reading is not)."""
+
+    def __init__(self, families: list[Metric]) -> None:
+        self._families = families
+
+    def collect(self) -> Iterator[Metric]:
+        yield from self._families
+
+
+def _rows(snapshot: Snapshot) -> list[Metric]:
+    spend = GaugeMetricFamily(
+        "plane_agent_spend_today_usd",
+        "What the agent has spent on the plane's UTC day, in US dollars.",
+        labels=["agent"],
+    )
+    ceiling = GaugeMetricFamily(
+        "plane_agent_ceiling_usd",
+        "The agent's daily ceiling in US dollars (absent: no ceiling; 0 is a pause).",
+        labels=["agent"],
+    )
+    held = GaugeMetricFamily(
+        "plane_agent_held",
+        "1 while the agent is held (over its ceiling, or unpriced under one): no new turn.",
+        labels=["agent"],
+    )
+    waiting = GaugeMetricFamily(
+        "plane_agent_waiting_messages",
+        "Messages stored while the agent was held, not yet answered.",
+        labels=["agent"],
+    )
+    for agent in snapshot.agents:
+        spend.add_metric([agent.name], float(agent.spend_today_usd))
+        if agent.limit_usd is not None:
+            ceiling.add_metric([agent.name], float(agent.limit_usd))
+        held.add_metric([agent.name], 1.0 if agent.status == "held" else 0.0)
+        waiting.add_metric([agent.name], float(agent.waiting))
+    reset = GaugeMetricFamily(
+        "plane_day_resets_in_seconds",
+        "Seconds until 00:00 UTC ends the plane's day and every agent's spend starts again.",
+        value=max(0.0, (snapshot.resets_at - snapshot.now).total_seconds()),
+    )
+    return [spend, ceiling, held, waiting, reset]
+
+
+def _calls(rows: list) -> list[Metric]:  # type: ignore[type-arg]
+    calls = CounterMetricFamily(
+        "plane_llm_calls",
+        f"LLM calls in the ledger, by status (settled, pending, interrupted, failed); "
+        f"{MODEL} is OpenTelemetry's gen_ai.request.model.",
+        labels=["agent", MODEL, "status"],
+    )
+    tokens = CounterMetricFamily(
+        "plane_llm_tokens",
+        f"Tokens of the ledger's LLM calls; {TOKEN_TYPE} is OpenTelemetry's gen_ai.token.type "
+        "(input: gen_ai.usage.input_tokens, every prompt token, cached or not; output: "
+        "gen_ai.usage.output_tokens; cache_read: gen_ai.usage.cache_read.input_tokens; "
+        "cache_creation: gen_ai.usage.cache_creation.input_tokens).",
+        labels=["agent", MODEL, TOKEN_TYPE],
+    )
+    used: dict[tuple[str, str, str], int] = {}
+    for row in rows:
+        calls.add_metric([row["agent"], row["model"], row["status"]], row["calls"])
+        for kind, column in (
+            ("input", "input"),
+            ("output", "output"),
+            ("cache_read", "cache_read"),
+            ("cache_creation", "cache_write"),
+        ):
+            key = (row["agent"], row["model"], kind)
+            used[key] = used.get(key, 0) + int(row[column] or 0)
+    for key, count in used.items():
+        tokens.add_metric(list(key), count)
+    return [calls, tokens]
+
+
+def _spent(rows: list) -> Metric:  # type: ignore[type-arg]
+    spent = CounterMetricFamily(
+        "plane_llm_cost_usd",
+        "What the agent's closed LLM calls cost since the ledger began, in US dollars "
+        "(a call in flight counts in plane_agent_spend_today_usd at its estimate).",
+        labels=["agent"],
+    )
+    sums: dict[str, Decimal] = {}
+    for row in rows:
+        sums[row["agent"]] = sums.get(row["agent"], Decimal(0)) + Decimal(row["cost_usd"])
+    for agent, total in sorted(sums.items()):
+        spent.add_metric([agent], float(total))
+    return spent
+
+
+def _saved(totals: dict[str, tuple[int, Decimal]]) -> list[Metric]:
+    chars = CounterMetricFamily(
+        "plane_compression_removed_characters",
+        "Characters of tool output compression kept out of the model's input.",
+        labels=["agent"],
+    )
+    usd = CounterMetricFamily(
+        "plane_compression_saved_usd",
+        "What those characters would have cost as input tokens of the agent's model "
+        "(4 characters a token), in US dollars; unpriced models add nothing.",
+        labels=["agent"],
+    )
+    for agent, (removed, saved) in sorted(totals.items()):
+        chars.add_metric([agent], removed)
+        usd.add_metric([agent], float(saved))
+    return [chars, usd]

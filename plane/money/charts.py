@@ -1,0 +1,87 @@
+"""Spend over time for the TUI's charts (`spend_history`): an agent's day by
+hour, its last 30 days, and the day's top spenders, each beside what
+compression saved. Read on the reader connection; sums exact (Decimal).
+
+A call counts in the hour its cost became known (`at`, the time its row
+was last written), as it counts on that day; a call in flight counts at its
+estimate, as the gate counts it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+from plane.db import Database
+from plane.money import savings
+from plane.money.ledger import Ledger
+from plane.money.summary import QUERY, Record, per_day, per_hour, summarise, window
+from plane.wire.protocol import SpendHistory, SpendPoint
+
+DAYS = 30
+
+
+async def spend_history(db: Database, ledger: Ledger, agent: str | None, id: int) -> SpendHistory:
+    today = await ledger.today()
+    first, last = window(today, DAYS)
+    span = (first.isoformat(), last.isoformat())
+    if agent is None:
+        calls = await db.fetchall(QUERY, *span)
+    else:
+        calls = await db.fetchall(QUERY + " AND agent = ?", *span, agent)
+    saved = await savings.between(db, first, last, agent)
+    todays = [row for row in calls if row["day"] == today.isoformat()]
+    saved_today = [row for row in saved if row["day"] == today.isoformat()]
+    hours = [f"{hour:02d}" for hour in range(24)]
+    days = [(first + timedelta(days=n)).isoformat() for n in range(DAYS)]
+    by_agent = await ledger.spend_by_agent(today)
+    saved_by_agent = _saved_by(
+        await savings.between(db, today, today), lambda row: str(row["agent"])
+    )
+    top = sorted(
+        ((name, spent) for name, spent in by_agent.items() if spent),
+        key=lambda pair: (-pair[1], pair[0]),
+    )
+    return SpendHistory(
+        id=id,
+        day=today,
+        agent=agent,
+        hours=_points(hours, per_hour(todays), _saved_by(saved_today, _hour)),
+        days=_points(days, per_day(calls, first, last), _saved_by(saved, _day)),
+        top=[
+            SpendPoint(label=name, spent_usd=spent, saved_usd=saved_by_agent.get(name, Decimal(0)))
+            for name, spent in top
+        ],
+        models=[
+            SpendPoint(label=line.key, spent_usd=line.cost_usd)
+            for line in summarise(todays, "model")[0]
+            if line.cost_usd
+        ],
+    )
+
+
+def _hour(row: Record) -> str:
+    return str(row["at"])[11:13]
+
+
+def _day(row: Record) -> str:
+    return str(row["day"])
+
+
+def _saved_by(rows: Iterable[Record], key: Any) -> dict[str, Decimal]:
+    """Priced savings summed by `key(row)` (an unpriced saving adds no dollars)."""
+    sums: dict[str, Decimal] = {}
+    for row in rows:
+        if row["usd"] is not None:
+            k = key(row)
+            sums[k] = sums.get(k, Decimal(0)) + Decimal(row["usd"])
+    return sums
+
+
+def _points(labels: list[str], spent: list[Decimal], saved: dict[str, Decimal]) -> list[SpendPoint]:
+    return [
+        SpendPoint(label=label, spent_usd=amount, saved_usd=saved.get(label, Decimal(0)))
+        for label, amount in zip(labels, spent, strict=True)
+    ]

@@ -1,0 +1,86 @@
+"""What compression saved: characters kept out of the model's input, a row
+a turn, priced at the model's input rate.
+
+A character is counted as a quarter of a token (fewer tokens than the
+plane's own estimate of 1 in 3.5 gives): a saving is a claim, and a claim
+should be the smaller figure. Priced as an uncached input token of the
+turn's model, like the call that would have carried it; a model with no
+known price saves characters and no stated dollars (never "$0").
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from datetime import date
+from decimal import Decimal
+from sqlite3 import Row
+
+from plane.clock import Clock, day_of
+from plane.db import Database
+from plane.errors import UnknownPrice
+from plane.money.pricing import Pricer
+from plane.wire.protocol import Usage
+
+log = logging.getLogger(__name__)
+
+CHARS_PER_TOKEN = 4
+
+
+def priced(pricer: Pricer, model: str, chars: int) -> Decimal | None:
+    """What `chars` of input would have cost on `model`; None if unknown."""
+    try:
+        return pricer.price(model, Usage(input_tokens=chars // CHARS_PER_TOKEN)).cost_usd
+    except UnknownPrice:
+        return None
+
+
+class Savings:
+    def __init__(self, db: Database, clock: Clock, pricer: Pricer) -> None:
+        self._db = db
+        self._clock = clock
+        self._pricer = pricer
+
+    async def record(self, agent: str, model: str, chars: int, day: date | None = None) -> None:
+        """One turn's saving (nothing for a turn that saved nothing)."""
+        if chars <= 0:
+            return
+        now = self._clock.now()
+        usd = priced(self._pricer, model, chars)
+        row = (
+            agent,
+            (day or day_of(now)).isoformat(),
+            now.isoformat(),
+            model,
+            chars,
+            None if usd is None else str(usd),
+        )
+        try:
+            await self._db.write(
+                lambda conn: conn.execute(
+                    "INSERT INTO savings (agent, day, at, model, chars, usd)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    row,
+                )
+            )
+        except sqlite3.Error:  # a figure for the charts, not money: the turn goes on
+            log.exception("what compression saved could not be recorded")
+
+
+async def totals(db: Database) -> dict[str, tuple[int, Decimal]]:
+    """Per agent, since the ledger began: characters saved and their price
+    (the priced rows only)."""
+    rows = await db.fetchall("SELECT agent, chars, usd FROM savings")
+    sums: dict[str, tuple[int, Decimal]] = {}
+    for row in rows:
+        chars, usd = sums.get(row["agent"], (0, Decimal(0)))
+        sums[row["agent"]] = (chars + row["chars"], usd + Decimal(row["usd"] or 0))
+    return sums
+
+
+async def between(db: Database, first: date, last: date, agent: str | None = None) -> list[Row]:
+    """Savings rows on days in [first, last], of one agent or all."""
+    sql = "SELECT agent, day, at, chars, usd FROM savings WHERE day BETWEEN ? AND ?"
+    if agent is None:
+        return await db.fetchall(sql, first.isoformat(), last.isoformat())
+    return await db.fetchall(sql + " AND agent = ?", first.isoformat(), last.isoformat(), agent)

@@ -1,0 +1,96 @@
+"""The ledger summed over days: by agent, by model, by day or by hour.
+
+The sums are of the `calls` rows themselves, exact (each cost a Decimal
+read from its string, added in Python: SQLite's SUM would add floats). A
+pending call counts at its estimate and an interrupted one at what it was
+kept at, as the gate counts them: a summary never shows less than the day
+was charged. A failed call costs nothing and is still a call.
+
+Pure over rows: the CLI reads them from the database file (so it works with
+no plane running), the plane from its reader connection; both use `QUERY`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from decimal import Decimal
+from typing import Any, Literal
+
+By = Literal["agent", "model", "day", "hour"]
+Record = sqlite3.Row | Mapping[str, Any]
+"""A `calls` row, as either connection returns it."""
+
+QUERY = (
+    "SELECT agent, model, day, at, status, input_tokens, cache_read_tokens,"
+    " cache_write_tokens, output_tokens, cost_usd FROM calls WHERE day BETWEEN ? AND ?"
+)
+"""Every call charged to a day in [first, last] (ISO days: they sort as text)."""
+
+
+@dataclass
+class Line:
+    """One group's sums."""
+
+    key: str
+    calls: int = 0
+    input_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: Decimal = Decimal(0)
+    statuses: dict[str, int] = field(default_factory=dict)
+    """Calls by ledger status (settled, pending, interrupted, failed)."""
+
+    def add(self, row: Record) -> None:
+        self.calls += 1
+        self.input_tokens += int(row["input_tokens"])
+        self.cache_read_tokens += int(row["cache_read_tokens"])
+        self.cache_write_tokens += int(row["cache_write_tokens"])
+        self.output_tokens += int(row["output_tokens"])
+        self.cost_usd += Decimal(row["cost_usd"])
+        status = str(row["status"])
+        self.statuses[status] = self.statuses.get(status, 0) + 1
+
+
+def window(last: date, days: int) -> tuple[date, date]:
+    """The `days` days ending on `last`, both ends included."""
+    return last - timedelta(days=days - 1), last
+
+
+def key_of(row: Record, by: By) -> str:
+    if by == "hour":
+        return str(row["at"])[11:13]  # ISO time, `…T14:02:…`: the UTC hour
+    return str(row[by])
+
+
+def summarise(rows: Iterable[Record], by: By) -> tuple[list[Line], Line]:
+    """The groups (the most spent first; days and hours in order) and the total."""
+    groups: dict[str, Line] = {}
+    total = Line("total")
+    for row in rows:
+        key = key_of(row, by)
+        groups.setdefault(key, Line(key)).add(row)
+        total.add(row)
+    lines = list(groups.values())
+    if by in ("day", "hour"):
+        lines.sort(key=lambda line: line.key)
+    else:
+        lines.sort(key=lambda line: (-line.cost_usd, line.key))
+    return lines, total
+
+
+def per_day(rows: Iterable[Record], first: date, last: date) -> list[Decimal]:
+    """Spend on each day from `first` to `last`, a day with no call as zero
+    (a chart's bars, one a day)."""
+    sums = {line.key: line.cost_usd for line in summarise(rows, "day")[0]}
+    days = (last - first).days + 1
+    return [sums.get((first + timedelta(days=n)).isoformat(), Decimal(0)) for n in range(days)]
+
+
+def per_hour(rows: Iterable[Record]) -> list[Decimal]:
+    """Spend in each of a day's 24 UTC hours, by when each call was recorded."""
+    sums = {line.key: line.cost_usd for line in summarise(rows, "hour")[0]}
+    return [sums.get(f"{hour:02d}", Decimal(0)) for hour in range(24)]

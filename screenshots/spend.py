@@ -1,0 +1,141 @@
+"""The spend screen (ctrl+g), from a real plane with a month of real turns.
+
+    .venv/bin/python screenshots/spend.py
+
+As make.py: a plane in-process on a temporary PLANE_HOME (real SQLite, real
+socket), agents answered by the scripted LLM server, the plane's clock moved
+by each step. Thirty days of turns go through the plane (the ledger and the
+savings it records are the plane's own), some with a long tool output that
+compression shortens; then the TUI connects, selects demo and opens the
+charts. Written as SVG (and PNG where rsvg-convert is installed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from make import OUT, SIZE, to_png  # the screenshots' own helpers
+
+from plane.clock import ManualClock
+from plane.config import parse_config
+from plane.daemon.server import Plane
+from plane.home import Home
+from plane.wire import protocol as p
+from plane.wire.protocol import Usage
+from tests.support.scripted_llm import ScriptedLLM
+from tui.app import PlaneApp
+from tui.link import Address
+from tui.screens.spend import SpendScreen
+from tui.widgets.composer import Composer
+
+START = datetime(2026, 2, 12, 0, 0, tzinfo=UTC)
+"""Thirty days before the day the picture is of (2026-03-14)."""
+
+CONFIG = """
+defaults:
+  limitUsd: 5
+  provider: local
+  model: smollm2-135m
+providers:
+  local:
+    kind: openai-compatible
+    base_url: {base_url}
+    models: [smollm2-135m]
+    max_retries: 0
+pricing:
+  smollm2: {{input: 30, cached_input: 3, output: 120}}
+agents:
+  demo: {{}}
+  builder: {{}}
+  reviewer: {{}}
+"""
+LISTING = 'for i in $(seq 1 {lines}); do echo "Setting up libfoo$i (1.2.$i) ..."; done'
+
+
+async def turn(plane: Plane, llm: ScriptedLLM, agent: str, tokens: int, listing: int = 0) -> None:
+    """One real turn through the plane; a `listing` of that many lines runs a
+    command whose long output compression shortens (what the charts show as saved)."""
+    if listing:
+        command = LISTING.format(lines=listing)
+        llm.reply("", tool_calls=[("run_command", {"command": command})], usage=Usage())
+    llm.reply("Done.", usage=Usage(input_tokens=tokens, cache_read_tokens=tokens // 2))
+    watching = plane.bus.subscribe()
+    try:
+        await plane.api.send(agent, "carry on")
+        while True:
+            event = await asyncio.wait_for(watching.queue.get(), 30)
+            if isinstance(event, p.TurnFinished) and event.agent == agent:
+                break
+    finally:
+        plane.bus.unsubscribe(watching)
+    async with plane.crew.workers[agent].turn_lock:  # its cost line is written
+        pass
+
+
+async def month(plane: Plane, clock: ManualClock, llm: ScriptedLLM) -> None:
+    """A working month: weekdays busier, a few heavy days, today in bursts."""
+    for day in range(30):
+        busy = 2 if (day % 7) in (5, 6) else 4 + day % 3
+        for n in range(busy):
+            await clock.set(START + timedelta(days=day, hours=1 + n * 3 + day % 2))
+            listing = 100 + (day * 53) % 400 if n == 1 and day % 3 else 0
+            await turn(plane, llm, "demo", 6_000 + (day * 977 + n * 3331) % 9_000, listing)
+            await turn(plane, llm, "builder", 3_000 + (day * 613) % 5_000)
+        if day % 4 == 0:
+            await turn(plane, llm, "reviewer", 4_000)
+    today = START + timedelta(days=30)
+    for hour, tokens in ((8, 9_000), (9, 14_000), (11, 6_000), (14, 21_000), (15, 8_000)):
+        await clock.set(today.replace(hour=hour))
+        await turn(plane, llm, "demo", tokens, 300 if hour in (9, 14) else 0)
+        await turn(plane, llm, "builder", tokens // 3)
+    await clock.set(today.replace(hour=16, minute=5))
+
+
+async def main() -> None:
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+    workdir = Path(tempfile.gettempdir()) / "plane-screenshots-spend"
+    shutil.rmtree(workdir, ignore_errors=True)
+    with ScriptedLLM() as llm:
+        llm.default_reply = "ok"
+        clock = ManualClock(START)
+        home = Home(workdir)
+        plane = Plane(parse_config(CONFIG.format(base_url=llm.base_url)), home, clock)
+        await plane.startup()
+        try:
+            await month(plane, clock, llm)
+            app = PlaneApp(Address(path=home.socket))
+            app.store.clock = lambda: clock.now().timestamp()
+            async with app.run_test(size=SIZE) as pilot:
+                while app.main_screen.selected != "demo":
+                    await pilot.pause(0.05)
+                app.main_screen.query_one(Composer).cursor_blink = False
+                await pilot.press("ctrl+g")
+                while not (
+                    isinstance(app.screen, SpendScreen)
+                    and "spent" in str(app.screen.query_one("#days-total").render())
+                ):
+                    await pilot.pause(0.05)
+                for _ in range(6):
+                    await pilot.pause(0.05)
+                (OUT / "spend.svg").write_text(app.export_screenshot(title="plane"))
+                png = to_png(OUT / "spend.svg")
+                print("screenshots/spend.svg" + (f" + {png.name}" if png else ""))
+        finally:
+            plane.stop_event.set()
+            await plane.shutdown()
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
