@@ -21,7 +21,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message as TextualMessage
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Footer, Static, TextArea
 from textual.worker import Worker, WorkerState
 
 from plane.wire.protocol import AgentState, History, Message, Send
@@ -53,6 +53,8 @@ class MainScreen(Screen[None]):
         Binding("ctrl+n", "new_agent", "New agent"),
         Binding("ctrl+l", "focus_agents", "Agents"),
         Binding("escape", "focus_composer", "Type", show=False),
+        Binding("alt+up,ctrl+up", "step(-1)", "Previous agent", show=False),
+        Binding("alt+down,ctrl+down", "step(1)", "Next agent", show=False),
     ]
 
     lost: reactive[str | None] = reactive(None)
@@ -79,6 +81,10 @@ class MainScreen(Screen[None]):
         self.store = store
         self.link = link
         self.commands = commands
+        self.drafts: dict[str, str] = {}
+        """What was being written to each agent, kept while another is shown."""
+        self._drafting: str | None = None
+        """The agent the composer's text is for."""
 
     def compose(self) -> ComposeResult:
         yield TitleBar(id="title")
@@ -155,6 +161,7 @@ class MainScreen(Screen[None]):
 
     @on(AgentList.Selected)
     def _agent_selected(self, event: AgentList.Selected) -> None:
+        self._swap_draft(event.agent)
         self.query_one(ConversationPane).border_title = event.agent
         conversation = self.store.conversation(event.agent)
         self.query_one(ConversationPane).show(
@@ -181,21 +188,34 @@ class MainScreen(Screen[None]):
     def _new_agent_wanted(self) -> None:
         self.open_new_agent()
 
-    @on(Composer.Step)
-    def _step(self, event: Composer.Step) -> None:
-        self.query_one(AgentList).step(event.delta)
+    def _swap_draft(self, agent: str) -> None:
+        """Keep the text written to the agent left; bring back the one for `agent`."""
+        composer = self.query_one(Composer)
+        if self._drafting is not None and self._drafting != agent:
+            self.drafts[self._drafting] = composer.value
+            composer.value = self.drafts.pop(agent, "")
+        self._drafting = agent
 
-    @on(Input.Changed, "#composer")
-    def _typing(self, event: Input.Changed) -> None:
-        matches = self.commands.completions(event.value.split(" ")[0])
+    @on(Composer.Page)
+    async def _page(self, event: Composer.Page) -> None:
+        pane = self.query_one(ConversationPane)
+        if event.delta < 0:
+            await pane.action_page_up()
+        else:
+            pane.action_page_down()
+
+    @on(TextArea.Changed, "#composer")
+    def _typing(self, event: TextArea.Changed) -> None:
+        matches = self.commands.completions(event.text_area.text.split(" ")[0])
         hint = "   ".join(f"{c.usage}  {c.help}" for c in matches[:2])
         self.query_one("#hint", Static).update(hint)
         self.query_one("#hint").set_class(bool(hint), "-shown")
 
-    @on(Input.Submitted, "#composer")
-    async def _submitted(self, event: Input.Submitted) -> None:
+    @on(Composer.Submitted)
+    async def _submitted(self, event: Composer.Submitted) -> None:
         text = event.value.strip()
-        event.input.clear()
+        event.composer.clear()
+        event.composer.remember(text)
         if text:
             await self.commands.dispatch(self, text)
 
@@ -283,7 +303,6 @@ class MainScreen(Screen[None]):
     def prefill(self, text: str) -> None:
         composer = self.query_one(Composer)
         composer.value = text
-        composer.cursor_position = len(text)
         composer.focus()
 
     def quit(self) -> None:
@@ -324,6 +343,9 @@ class MainScreen(Screen[None]):
 
     def action_focus_composer(self) -> None:
         self.query_one(Composer).focus()
+
+    def action_step(self, delta: int) -> None:
+        self.query_one(AgentList).step(delta)
 
 
 def _failure(error: LinkFailed) -> str:
