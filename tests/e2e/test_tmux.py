@@ -74,6 +74,11 @@ class Terminal:
         self.tmux("send-keys", "-t", "plane", "-l", text)
         self.keys("Enter")
 
+    def paste(self, text: str) -> None:
+        """As a terminal pastes: bracketed (-p), so the app sees one paste, not keys."""
+        self.tmux("set-buffer", "-b", "e2e", text)
+        self.tmux("paste-buffer", "-p", "-d", "-b", "e2e", "-t", "plane")
+
     def screen(self) -> str:
         return self.tmux("capture-pane", "-p", "-t", "plane")
 
@@ -156,5 +161,26 @@ def test_plane_opens_the_tui_and_the_screen_shows_rows_and_title(terminal) -> No
     screen = term.wait_for(r"\$0\.80 of \$5\.00 today")
     assert title(screen) == "demo · scripted-model · $0.80 of $5.00 today"
 
-    term.keys("Down")
+    term.keys("M-Down")  # alt+down: Down alone is the composer's (its lines, its history)
     screen = term.wait_for(r"^\s*scout · scripted-model · \$0\.00 of \$1\.00 today")
+
+
+def test_a_pasted_log_keeps_every_line_in_a_real_terminal(terminal) -> None:  # type: ignore[no-untyped-def]
+    term, llm = terminal
+    term.start(str(PLANE))
+    term.wait_for(r"demo · scripted-model")
+    log = [
+        "ld: error 1: cannot find -lssl",
+        "ld: error 2: cannot find -lcrypto",
+        "collect2: exit 1",
+    ]
+    llm.reply("Install libssl-dev.", usage=Usage(input_tokens=10))
+    term.paste("\n".join(log))
+    screen = term.wait_for(r"collect2: exit 1")
+    assert all(line in screen for line in log), screen
+    assert "Install libssl-dev." not in screen, "a paste is not sent before Enter"
+    term.keys("Enter")
+    screen = term.wait_for(r"Install libssl-dev\.")
+    you = screen.index("you ")
+    for line in log:  # all three in the sent message, in order, above the answer
+        assert screen.index(line, you) < screen.index("Install libssl-dev.")
