@@ -19,6 +19,7 @@ from tui.commands import Commands, client_commands
 from tui.link import Address, Backoff, Link, Timeouts
 from tui.messages import PlaneConnected, PlaneEvent, PlaneLost
 from tui.palette import PlaneCommands
+from tui.screens.help import HelpScreen
 from tui.screens.main import MainScreen
 from tui.store import Store
 
@@ -33,6 +34,8 @@ class PlaneApp(App[None]):
     COMMAND_PALETTE_BINDING = "ctrl+p"
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        # Priority: F1 works over the form and inside its inputs too.
+        Binding("f1", "help", "Help", priority=True),
         Binding("ctrl+t", "toggle_theme", "Light/dark"),
         Binding("ctrl+q", "quit", "Quit (the plane keeps running)", priority=True),
     ]
@@ -78,6 +81,13 @@ class PlaneApp(App[None]):
     @on(PlaneEvent)
     def _event(self, event: PlaneEvent) -> None:
         self.store.apply(event.event)
+
+    def action_help(self) -> None:
+        """The keys and the rows' legend (F1 anywhere, `?` in the list); F1 again closes it."""
+        if isinstance(self.screen, HelpScreen):
+            self.screen.dismiss(None)
+        else:
+            self.push_screen(HelpScreen())
 
     def action_toggle_theme(self) -> None:
         self.theme = "textual-light" if self.current_theme.dark else "textual-dark"

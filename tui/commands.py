@@ -86,10 +86,11 @@ class Commands:
         return [c for c in self if f"/{c.name}".startswith(prefix)]
 
     def help_text(self) -> str:
+        keys = "F1 (or ? in the agent list) shows the keys and what ○ ● ■ mean."
         if not any(c.handler is None for c in self):
-            return "The plane's commands are listed once it is connected."
+            return f"The plane's commands are listed once it is connected.\n{keys}"
         width = max(len(c.usage) for c in self)
-        return "\n".join(f"{c.usage:<{width}}  {c.help}" for c in self)
+        return "\n".join([*(f"{c.usage:<{width}}  {c.help}" for c in self), keys])
 
     async def dispatch(self, context: CommandContext, text: str) -> None:
         """Run what `text` asks for; plain text and unknown commands go to the plane."""

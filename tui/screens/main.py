@@ -52,7 +52,7 @@ class MainScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+n", "new_agent", "New agent"),
         Binding("ctrl+l", "focus_agents", "Agents"),
-        Binding("escape", "focus_composer", "Type", show=False),
+        Binding("escape", "back", "Close the keys panel; else back to the composer", show=False),
         Binding("alt+up,ctrl+up", "step(-1)", "Previous agent", show=False),
         Binding("alt+down,ctrl+down", "step(1)", "Next agent", show=False),
     ]
@@ -343,6 +343,13 @@ class MainScreen(Screen[None]):
 
     def action_focus_composer(self) -> None:
         self.query_one(Composer).focus()
+
+    def action_back(self) -> None:
+        """Esc: close Textual's keys panel if it is open, else go back to typing."""
+        if self.query("HelpPanel"):
+            self.app.action_hide_help_panel()
+        else:
+            self.action_focus_composer()
 
     def action_step(self, delta: int) -> None:
         self.query_one(AgentList).step(delta)

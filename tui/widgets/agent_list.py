@@ -44,6 +44,18 @@ from tui.store import Store
 
 GLYPHS = {"working": "●", "idle": "○", "held": "■"}
 """working: a turn in flight; idle: waiting; held: at its ceiling, taking no turn."""
+GLYPH_MEANINGS = [
+    (GLYPHS["idle"], "idle: waiting for a message or its next booked turn"),
+    (GLYPHS["working"], "working: a turn is running"),
+    (GLYPHS["held"], "held: at its daily ceiling (or on an unpriced model); takes no turn"),
+]
+"""The legend the help panel shows, in the order a row's life goes."""
+UNREAD = "*"
+"""After the name: the agent said something since its conversation was last shown."""
+MARK_MEANINGS = [
+    (UNREAD, "after a name: it answered while you looked elsewhere"),
+    ("$0.80", "spent today; amber from warnRatio of its ceiling, red at the ceiling"),
+]
 NEW_AGENT = "+ new agent"
 
 
@@ -69,14 +81,15 @@ class AgentList(ScrollView, can_focus=True):
     """The agents of the plane, one line each, then `+ new agent`."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "move(-1)", "Up", show=False),
-        Binding("down", "move(1)", "Down", show=False),
-        Binding("pageup", "move(-10)", "Page up", show=False),
-        Binding("pagedown", "move(10)", "Page down", show=False),
-        Binding("home", "move(-1_000_000)", "First", show=False),
-        Binding("end", "move(1_000_000)", "Last", show=False),
-        Binding("enter", "choose", "Choose", show=False),
+        Binding("up", "move(-1)", "Previous agent", show=False),
+        Binding("down", "move(1)", "Next agent", show=False),
+        Binding("pageup", "move(-10)", "Ten rows up", show=False),
+        Binding("pagedown", "move(10)", "Ten rows down", show=False),
+        Binding("home", "move(-1_000_000)", "First row", show=False),
+        Binding("end", "move(1_000_000)", "Last row (+ new agent)", show=False),
+        Binding("enter", "choose", "Talk to it (on + new agent: the form)", show=False),
         Binding("n", "new_agent", "New agent", show=False),
+        Binding("question_mark", "app.help", "Help: keys and marks", show=False),
     ]
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {

@@ -26,7 +26,7 @@ from textual.widgets import TextArea
 
 from tui.commands import Commands
 
-NEWLINE_KEYS = frozenset({"shift+enter", "ctrl+j", "alt+enter"})
+NEWLINE_KEYS = ("ctrl+j", "shift+enter", "alt+enter")
 """Keys that start a new line in the composer instead of sending."""
 HISTORY_SIZE = 200
 """Sent lines remembered for Up/Down (for this window's life)."""
