@@ -21,11 +21,12 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message as TextualMessage
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, Static, TextArea
+from textual.widgets import Footer, Input, Static, TextArea
 from textual.worker import Worker, WorkerState
 
 from plane.wire.protocol import AgentState, History, Message, Send
 from tui.commands import Commands
+from tui.fleet import fleet
 from tui.link import Link, LinkFailed
 from tui.messages import Failed
 from tui.screens.new_agent import NewAgentScreen
@@ -34,6 +35,7 @@ from tui.widgets.agent_list import AgentList
 from tui.widgets.composer import Composer
 from tui.widgets.connection_banner import ConnectionBanner
 from tui.widgets.conversation import WINDOW, ConversationPane
+from tui.widgets.fleet_line import FleetLine
 from tui.widgets.title_bar import TitleBar
 
 log = logging.getLogger(__name__)
@@ -52,7 +54,9 @@ class MainScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+n", "new_agent", "New agent"),
         Binding("ctrl+l", "focus_agents", "Agents"),
-        Binding("escape", "back", "Close the keys panel; else back to the composer", show=False),
+        Binding(
+            "escape", "back", "Close the keys panel or the filter; else to the composer", show=False
+        ),
         Binding("alt+up,ctrl+up", "step(-1)", "Previous agent", show=False),
         Binding("alt+down,ctrl+down", "step(1)", "Next agent", show=False),
     ]
@@ -88,9 +92,12 @@ class MainScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield TitleBar(id="title")
+        yield FleetLine(id="fleet")
         yield ConnectionBanner(id="banner")
         with Horizontal(id="body"):
-            yield AgentList(self.store, id="agents")
+            with Vertical(id="side"):
+                yield Input(placeholder="a piece of a name", id="filter")
+                yield AgentList(self.store, id="agents")
             with Vertical(id="talk"):
                 yield ConversationPane(id="conversation")
                 yield Static("", id="hint")
@@ -115,13 +122,20 @@ class MainScreen(Screen[None]):
 
     def _roster_changed(self, names: list[str]) -> None:
         self._show_title()
+        self._show_fleet()
         agent = self.selected
         if agent is not None and not self.store.conversation(agent).loaded:
             self.load_history(agent)
 
     def _agent_changed(self, agent: AgentState) -> None:
+        self._show_fleet()
         if agent.name == self.selected:
             self._show_title()
+
+    def _show_fleet(self) -> None:
+        self.query_one(FleetLine).fleet = (
+            fleet(self.store.agents.values()) if self.store.day else None
+        )
 
     def _message_added(self, message: Message) -> None:
         if message.agent == self.selected:
@@ -187,6 +201,34 @@ class MainScreen(Screen[None]):
     @on(AgentList.NewAgentWanted)
     def _new_agent_wanted(self) -> None:
         self.open_new_agent()
+
+    @on(AgentList.FilterWanted)
+    def _filter_wanted(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.add_class("-shown")
+        box.focus()
+
+    @on(AgentList.Narrowed)
+    def _narrowed(self) -> None:
+        agents = self.query_one(AgentList)
+        agents.border_title = agents.describe()
+
+    @on(Input.Changed, "#filter")
+    def _filter_typed(self, event: Input.Changed) -> None:
+        self.query_one(AgentList).narrow(name=event.value.strip())
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self, event: Input.Submitted) -> None:
+        """Enter keeps the filter and goes back to the rows (it hides when empty)."""
+        event.input.set_class(bool(event.value.strip()), "-shown")
+        self.query_one(AgentList).focus()
+
+    def _clear_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.value = ""
+        box.remove_class("-shown")
+        self.query_one(AgentList).narrow(name="")
+        self.query_one(AgentList).focus()
 
     def _swap_draft(self, agent: str) -> None:
         """Keep the text written to the agent left; bring back the one for `agent`."""
@@ -348,6 +390,8 @@ class MainScreen(Screen[None]):
         """Esc: close Textual's keys panel if it is open, else go back to typing."""
         if self.query("HelpPanel"):
             self.app.action_hide_help_panel()
+        elif self.focused is self.query_one("#filter"):
+            self._clear_filter()
         else:
             self.action_focus_composer()
 
