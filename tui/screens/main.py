@@ -40,6 +40,9 @@ from tui.widgets.title_bar import TitleBar
 
 log = logging.getLogger(__name__)
 
+UNREAD_KINDS = frozenset({"agent", "ask"})
+"""What makes an agent unread: it answered (or asked) while not shown."""
+
 HISTORY = 200
 """The newest messages fetched when an agent is shown; earlier ones come a
 page (`WINDOW`) at a time as the operator scrolls back."""
@@ -100,6 +103,7 @@ class MainScreen(Screen[None]):
                 yield AgentList(self.store, id="agents")
             with Vertical(id="talk"):
                 yield ConversationPane(id="conversation")
+                yield Static("", id="activity")
                 yield Static("", id="hint")
                 yield Composer(self.commands, id="composer")
         yield Footer()
@@ -109,6 +113,7 @@ class MainScreen(Screen[None]):
         self.store.agent_changed.subscribe(self, self._agent_changed, immediate=True)
         self.store.message_added.subscribe(self, self._message_added, immediate=True)
         self.store.streaming.subscribe(self, self._streaming, immediate=True)
+        self.store.activity_changed.subscribe(self, self._activity_changed, immediate=True)
         self.set_interval(1.0, self._tick)
         self.query_one(AgentList).border_title = "agents"
         self.query_one(ConversationPane).border_title = "conversation"
@@ -140,6 +145,19 @@ class MainScreen(Screen[None]):
     def _message_added(self, message: Message) -> None:
         if message.agent == self.selected:
             self.query_one(ConversationPane).append(message)
+        elif message.kind in UNREAD_KINDS:
+            self.query_one(AgentList).mark_unread(message.agent, True)
+
+    def _activity_changed(self, agent: str) -> None:
+        if agent == self.selected:
+            self._show_activity()
+
+    def _show_activity(self) -> None:
+        """`poet is thinking · 12 s · called grep` under the conversation, while a turn runs."""
+        text = self.store.activity_text(self.selected or "")
+        line = self.query_one("#activity", Static)
+        line.update(text)
+        line.set_class(bool(text), "-shown")
 
     def _streaming(self, streaming: Streaming) -> None:
         if streaming.agent == self.selected:
@@ -162,6 +180,7 @@ class MainScreen(Screen[None]):
         title = self.query_one(TitleBar)
         title.resets_in = self.store.resets_in()
         title.resumes_in = self.store.time_until(title.agent.resumes_at if title.agent else None)
+        self._show_activity()
 
     def watch_lost(self, lost: str | None) -> None:
         banners = self.query(ConnectionBanner)
@@ -176,6 +195,7 @@ class MainScreen(Screen[None]):
     @on(AgentList.Selected)
     def _agent_selected(self, event: AgentList.Selected) -> None:
         self._swap_draft(event.agent)
+        self.query_one(AgentList).mark_unread(event.agent, False)
         self.query_one(ConversationPane).border_title = event.agent
         conversation = self.store.conversation(event.agent)
         self.query_one(ConversationPane).show(

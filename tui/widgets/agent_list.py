@@ -307,8 +307,8 @@ class AgentList(ScrollView, can_focus=True):
             self.unread.add(agent)
         else:
             self.unread.discard(agent)
-        if self.state_filter == "unread":
-            self._sync()
+        if self.state_filter == "unread" and unread:
+            self._sync()  # a row read under this filter stays until the filter changes
         else:
             self._lines.clear()
             self._refresh_row(self._row_of.get(agent))
