@@ -76,11 +76,12 @@ def sections() -> list[Section]:
     from tui.widgets.agent_list import AgentList
     from tui.widgets.composer import NEWLINE_KEYS, Composer
     from tui.widgets.conversation import ConversationPane
+    from tui.widgets.message_line import MessageLine
 
     anywhere = [
         ("F1", "This help (also ? in the agent list)"),
         ("Esc", "Close a panel, a form or the palette; else back to the composer"),
-        ("Tab / shift+Tab", "Composer → agents → conversation"),
+        ("Tab / shift+Tab", "Composer → agents → conversation → its lines that open"),
         *bound(own_bindings(MainScreen)),
         *bound(own_bindings(PlaneApp)),
     ]
@@ -95,7 +96,16 @@ def sections() -> list[Section]:
         ("Anywhere", _unique(anywhere)),
         ("Composer", _unique(composer)),
         ("Agent list", _unique(bound(own_bindings(AgentList)))),
-        ("Conversation", _unique([*CONVERSATION, *bound(own_bindings(ConversationPane))])),
+        (
+            "Conversation",
+            _unique(
+                [
+                    *CONVERSATION,
+                    *bound(own_bindings(ConversationPane)),
+                    *[(f"{k} (on a line)", w) for k, w in bound(own_bindings(MessageLine))],
+                ]
+            ),
+        ),
         ("Rows", legend),
     ]
 
