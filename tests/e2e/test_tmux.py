@@ -50,7 +50,7 @@ class Terminal:
         )
         return done.stdout
 
-    def start(self, command: str) -> None:
+    def start(self, command: str, width: int = 120, height: int = 35) -> None:
         env = [arg for key, value in self.env.items() for arg in ("-e", f"{key}={value}")]
         self.tmux(
             "new-session",
@@ -58,9 +58,9 @@ class Terminal:
             "-s",
             "plane",
             "-x",
-            "120",
+            str(width),
             "-y",
-            "35",
+            str(height),
             "-c",
             str(self.cwd),
             *env,

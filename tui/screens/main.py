@@ -14,7 +14,7 @@ import logging
 from dataclasses import dataclass
 from typing import ClassVar
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -40,8 +40,14 @@ from tui.widgets.title_bar import TitleBar
 
 log = logging.getLogger(__name__)
 
+NARROW = 80
+"""Below this many columns the agent list shrinks."""
+TINY = 60
+"""Below this it folds away."""
+
 UNREAD_KINDS = frozenset({"agent", "ask"})
 """What makes an agent unread: it answered (or asked) while not shown."""
+
 
 HISTORY = 200
 """The newest messages fetched when an agent is shown; earlier ones come a
@@ -181,6 +187,23 @@ class MainScreen(Screen[None]):
         title.resets_in = self.store.resets_in()
         title.resumes_in = self.store.time_until(title.agent.resumes_at if title.agent else None)
         self._show_activity()
+        self._fit()
+
+    def on_resize(self) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        """Below 80 columns the agent list shrinks; below 60 it folds away, and
+        ctrl+l shows it in place of the conversation (see main.tcss). Read
+        from the app's size, on a resize and each second: a terminal that
+        reports its size in-band (tmux) changes it without a screen resize."""
+        width = self.app.size.width
+        self.set_class(TINY <= width < NARROW, "-narrow")
+        self.set_class(width < TINY, "-tiny")
+
+    def _browse(self, browsing: bool) -> None:
+        """On a tiny screen, show the list in place of the conversation (or not)."""
+        self.set_class(browsing, "-browsing")
 
     def watch_lost(self, lost: str | None) -> None:
         banners = self.query(ConnectionBanner)
@@ -210,10 +233,14 @@ class MainScreen(Screen[None]):
     def _agent_chosen(self) -> None:
         self.action_focus_composer()
 
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        self._browse(event.widget.id in ("agents", "filter"))
+
     @on(AgentList.Typed)
     @on(ConversationPane.Typed)
     def _typed(self, event: AgentList.Typed | ConversationPane.Typed) -> None:
         """Typing begun while reading the list or the conversation is a message."""
+        self._browse(False)
         composer = self.query_one(Composer)
         composer.focus()
         composer.insert_text_at_cursor(event.character)
@@ -401,9 +428,11 @@ class MainScreen(Screen[None]):
         self.open_new_agent()
 
     def action_focus_agents(self) -> None:
+        self._browse(True)  # on a tiny screen the list shows only while in use
         self.query_one(AgentList).focus()
 
     def action_focus_composer(self) -> None:
+        self._browse(False)
         self.query_one(Composer).focus()
 
     def action_back(self) -> None:

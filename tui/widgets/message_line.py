@@ -184,9 +184,8 @@ class MessageLine(Widget):
             ),
             lines[0],
         )
-        if badge:
-            gap = max(1, width - first.cell_length - len(badge))
-            first = Content.assemble(first, " " * gap, (badge, self._part("badge")))
+        if badge:  # right after the text, never across a wide screen from it
+            first = Content.assemble(first.rstrip(), " ", (badge, self._part("badge")))
         indent = " " * self.text_indent
         return [first, *(Content.assemble(indent, line) for line in lines[1:])]
 
