@@ -17,11 +17,13 @@ from textual.binding import Binding, BindingType
 
 from tui.commands import Commands, client_commands
 from tui.link import Address, Backoff, Link, Timeouts
+from tui.memory import Memory
 from tui.messages import PlaneConnected, PlaneEvent, PlaneLost
 from tui.palette import PlaneCommands
 from tui.screens.help import HelpScreen
 from tui.screens.main import MainScreen
 from tui.store import Store
+from tui.widgets.agent_list import AgentList
 
 
 class PlaneApp(App[None]):
@@ -56,11 +58,20 @@ class PlaneApp(App[None]):
         )
         self.commands = commands or client_commands()
         self.main_screen = MainScreen(self.store, self.link, self.commands)
+        self.memory = Memory.for_socket(address.path) if address is not None else None
+        """The agent shown last time (none offline: tests and scenes stay as fed)."""
+        if self.memory is not None and address is not None:
+            self.main_screen.remembered = self.memory.recall(str(address))
 
     def on_mount(self) -> None:
         self.push_screen(self.main_screen)
         if self.address is not None:
             self.run_worker(self.link.run(), name="plane-link", exit_on_error=False)
+
+    @on(AgentList.Selected)
+    def _selected(self, event: AgentList.Selected) -> None:
+        if self.memory is not None and self.address is not None:
+            self.memory.remember(str(self.address), event.agent)
 
     @on(PlaneConnected)
     def _connected(self, event: PlaneConnected) -> None:

@@ -98,6 +98,8 @@ class MainScreen(Screen[None]):
         """What was being written to each agent, kept while another is shown."""
         self._drafting: str | None = None
         """The agent the composer's text is for."""
+        self.remembered: str | None = None
+        """The agent shown when this app last closed: selected once its row exists."""
 
     def compose(self) -> ComposeResult:
         yield TitleBar(id="title")
@@ -124,6 +126,8 @@ class MainScreen(Screen[None]):
         self.query_one(AgentList).border_title = "agents"
         self.query_one(ConversationPane).border_title = "conversation"
         self.query_one(ConversationPane).show(None, [])
+        if self.remembered is not None:
+            self.select_agent(self.remembered)
 
     # ── what the store says ────────────────────────────────────────────────
 

@@ -198,7 +198,9 @@ class AgentList(ScrollView, can_focus=True):
         self._row_of = {name: row for row, name in enumerate(self.names)}
         self.virtual_size = Size(self.scrollable_content_region.width, len(self.names) + 1)
         self.refresh()
-        wanted, self._wanted = self._wanted, None
+        wanted = self._wanted
+        if self.store.agents:  # kept until there are rows (a remembered agent, at start)
+            self._wanted = None
         for name in (wanted, self.selected, next(iter(self.names), None)):
             if name in self._row_of:
                 self.select(name)
