@@ -8,8 +8,9 @@ help panel (F1) is shown over it (`embedded`, `help`). Its answer is the
 model's own, so that picture changes from run to run.
 
 Then the scripted scenes (captioned "scripted" in the README): a plane
-in-process on a temporary PLANE_HOME (real SQLite, real socket), its agents answered by the scripted LLM server from the tests (a
-real local HTTP server speaking OpenAI's protocol; the answers are scripted
+in-process on a temporary PLANE_HOME (real SQLite, real socket), its
+agents answered by the scripted LLM server from the tests (a real local
+HTTP server speaking OpenAI's protocol; the answers are scripted
 here, the tokens and prices are counted by the plane as for any provider).
 The plane's clock starts at 20:31 UTC and moves only when a step moves it,
 and the TUI counts time on that clock, so the pictures are the same every
