@@ -30,6 +30,10 @@ pytestmark = pytest.mark.skipif(
 )
 
 PLANE = Path(sys.executable).with_name("plane")
+TMUX_ENV = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+"""The tmux server's environment, without the COLUMNS=80 LINES=24 that the
+test session sets (Textual's test harness): the server passes them on, and
+the TUI would believe them over the terminal and draw 80x24 at any size."""
 
 
 class Terminal:
@@ -47,6 +51,7 @@ class Terminal:
             text=True,
             timeout=20,
             check=True,
+            env=TMUX_ENV,
         )
         return done.stdout
 
@@ -184,3 +189,26 @@ def test_a_pasted_log_keeps_every_line_in_a_real_terminal(terminal) -> None:  # 
     you = screen.index("you ")
     for line in log:  # all three in the sent message, in order, above the answer
         assert screen.index(line, you) < screen.index("Install libssl-dev.")
+
+
+def test_resizing_the_terminal_shrinks_then_folds_the_list(terminal) -> None:  # type: ignore[no-untyped-def]
+    term, _ = terminal
+    term.start(str(PLANE))
+    screen = term.wait_for(r"Nothing here yet")
+    assert re.search(r"\n│ ○ demo {19}│", screen), "28 columns of list at 120 wide"
+    term.tmux("resize-window", "-t", "plane", "-x", "72", "-y", "30")
+    screen = term.wait_for(r"\n│ ○ demo {11}│", within=20)  # below 80: 20 columns
+    assert "+ new agent" in screen and "Nothing here yet" in screen
+    term.tmux("resize-window", "-t", "plane", "-x", "50", "-y", "30")
+    deadline = time.monotonic() + 20
+    while "+ new agent" in (screen := term.screen()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert "○ demo" not in screen, "below 60 columns the list folds away"
+    assert "Nothing here yet" in screen
+    term.keys("C-l")  # and comes back in place of the conversation
+    screen = term.wait_for(r"\+ new agent", within=20)
+    assert row(screen, "scout") == "○ scout" and "Nothing here yet" not in screen
+    term.keys("Enter")
+    term.wait_for(r"Nothing here yet", within=20)
+    term.tmux("resize-window", "-t", "plane", "-x", "120", "-y", "35")
+    term.wait_for(r"\n│ ○ demo {19}│", within=20)

@@ -191,16 +191,13 @@ class MainScreen(Screen[None]):
         title.resets_in = self.store.resets_in()
         title.resumes_in = self.store.time_until(title.agent.resumes_at if title.agent else None)
         self._show_activity()
-        self._fit()
 
     def on_resize(self) -> None:
         self._fit()
 
     def _fit(self) -> None:
         """Below 80 columns the agent list shrinks; below 60 it folds away, and
-        ctrl+l shows it in place of the conversation (see main.tcss). Read
-        from the app's size, on a resize and each second: a terminal that
-        reports its size in-band (tmux) changes it without a screen resize."""
+        ctrl+l shows it in place of the conversation (see main.tcss)."""
         width = self.app.size.width
         self.set_class(TINY <= width < NARROW, "-narrow")
         self.set_class(width < TINY, "-tiny")
