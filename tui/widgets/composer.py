@@ -114,13 +114,9 @@ class Composer(TextArea):
     def update_suggestion(self) -> None:
         """The rest of a slash command's name, while only its start is typed."""
         text = self.text
-        matches = self._commands.completions(text) if "\n" not in text else []
-        suggestion = ""
-        if matches and len(text) >= 2 and self.cursor_location == self.document.end:
-            command = matches[0]
-            whole = f"/{command.name}{' ' if ' ' in command.usage else ''}"
-            suggestion = whole[len(text) :]
-        self.suggestion = suggestion
+        at_end = self.cursor_location == self.document.end
+        whole = self._commands.completion(text) if at_end and "\n" not in text else None
+        self.suggestion = whole[len(text) :] if whole else ""
 
     def action_cursor_up(self, select: bool = False) -> None:
         if not select and self.cursor_at_first_line and self.sent:
