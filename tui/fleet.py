@@ -53,6 +53,13 @@ def ordered(agents: Sequence[AgentState], sort: str) -> list[AgentState]:
     return [a for a in rows if alarming(a)] + [a for a in rows if not alarming(a)]
 
 
+def place(agent: AgentState, sort: str, name: str, state: str | None, unread: set[str]) -> tuple:  # type: ignore[type-arg]
+    """What decides `agent`'s row position: while it is unchanged by an
+    update, the row stays where it is and only its line is redrawn."""
+    key = {"state": _rank(agent), "spend": agent.spend_today_usd}.get(sort)
+    return (alarming(agent), shown(agent, name, state, unread), key)
+
+
 def shown(agent: AgentState, name: str, state: str | None, unread: set[str]) -> bool:
     """Does `agent` pass the name filter (a piece of its name, any case) and the state one?"""
     if name and name.casefold() not in agent.name.casefold():

@@ -8,7 +8,8 @@ from tests.tui.conftest import feed, settle
 from tests.tui.factories import agent, snapshot
 from tui.app import PlaneApp
 from tui.fleet import fleet
-from tui.widgets.agent_list import AgentList
+from tui.screens.main import FLEET_S
+from tui.widgets.agent_list import RESORT_S, AgentList
 from tui.widgets.fleet_line import FleetLine
 
 SIZE = (100, 30)
@@ -37,8 +38,15 @@ def on_screen(app: PlaneApp) -> list[str]:
 
 async def started(pilot) -> AgentList:  # type: ignore[no-untyped-def]
     feed(pilot.app, fifty_five())
-    await settle(pilot)
+    await redrawn(pilot)
     return pilot.app.main_screen.query_one(AgentList)
+
+
+async def redrawn(pilot) -> None:  # type: ignore[no-untyped-def]
+    """Past the fleet line's and the rows' short redraw delays."""
+    await settle(pilot)
+    await pilot.pause(max(FLEET_S, RESORT_S) * 2)
+    await settle(pilot)
 
 
 def test_the_fleet_line_counts_by_state_and_sums_the_day() -> None:
@@ -57,7 +65,7 @@ async def test_the_fleet_line_is_on_screen_and_follows_the_plane() -> None:
         from plane.wire.protocol import AgentUpdated
 
         feed(app, AgentUpdated(agent=agent("poet", "0.10")))  # its turn ended, dearer
-        await settle(pilot)
+        await redrawn(pilot)
         assert fleet_text(app) == "55 agents · 3 working · 1 amber · 3 held · $1.15 today"
 
 
@@ -149,5 +157,5 @@ async def test_a_row_that_turns_amber_moves_up_into_sight() -> None:
         agents = await started(pilot)
         assert "agent-46" not in on_screen(app)
         feed(app, AgentUpdated(agent=agent("agent-46", "4.50", "5")))
-        await settle(pilot)
+        await redrawn(pilot)  # rows an update moves are ordered again soon after
         assert "agent-46" in agents.names[:5] and "agent-46" in on_screen(app)

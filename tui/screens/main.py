@@ -22,6 +22,7 @@ from textual.message import Message as TextualMessage
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static, TextArea
+from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
 from plane.wire.protocol import AgentState, History, Message, Send
@@ -39,6 +40,9 @@ from tui.widgets.fleet_line import FleetLine
 from tui.widgets.title_bar import TitleBar
 
 log = logging.getLogger(__name__)
+
+FLEET_S = 0.25
+"""The fleet line is redrawn at most this often."""
 
 NARROW = 80
 """Below this many columns the agent list shrinks."""
@@ -98,6 +102,7 @@ class MainScreen(Screen[None]):
         """What was being written to each agent, kept while another is shown."""
         self._drafting: str | None = None
         """The agent the composer's text is for."""
+        self._fleet_due: Timer | None = None
         self.remembered: str | None = None
         """The agent shown when this app last closed: selected once its row exists."""
 
@@ -148,9 +153,15 @@ class MainScreen(Screen[None]):
             self._show_title()
 
     def _show_fleet(self) -> None:
-        self.query_one(FleetLine).fleet = (
-            fleet(self.store.agents.values()) if self.store.day else None
-        )
+        """At most every `FLEET_S`: with 100 spend updates a second, redrawing
+        the line for each made the screen repaint five times as often."""
+        if self._fleet_due is None:
+            self._fleet_due = self.set_timer(FLEET_S, self._fleet_now)
+
+    def _fleet_now(self) -> None:
+        self._fleet_due = None
+        agents = self.store.agents.values()
+        self.query_one(FleetLine).fleet = fleet(agents) if self.store.day else None
 
     def _message_added(self, message: Message) -> None:
         if message.agent == self.selected:
