@@ -21,8 +21,8 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message as TextualMessage
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static, TextArea
 from textual.timer import Timer
+from textual.widgets import Footer, Input, Static, TextArea
 from textual.worker import Worker, WorkerState
 
 from plane.wire.protocol import AgentState, History, Message, Send
