@@ -119,7 +119,8 @@ class TimedApp(PlaneApp):
 
     def __init__(self, address: Address) -> None:
         super().__init__(address)
-        self.waiting_for: str | None = None
+        self.leaving: str | None = None
+        """The agent selected when the key was pressed: painted once another is."""
         self.painted_at: float | None = None
         self.painted = asyncio.Event()
         self.paints = 0
@@ -129,9 +130,9 @@ class TimedApp(PlaneApp):
         if renderable is None:
             return
         self.paints += 1
-        if self.waiting_for is not None and self.main_screen.selected == self.waiting_for:
+        if self.leaving is not None and self.main_screen.selected not in (None, self.leaving):
             self.painted_at = time.perf_counter()
-            self.waiting_for = None
+            self.leaving = None
             self.painted.set()
 
 
@@ -147,14 +148,19 @@ async def run(agents: int, rate: float, presses: int) -> None:
                 await pilot.pause(0.01)
             mounted = time.perf_counter() - started
             feeding = asyncio.create_task(plane.stream())
+            # The list's own arrows (in the composer they walk its history);
+            # rows reorder as agents turn amber, so the target is "another row".
+            await pilot.press("ctrl+l")
             await asyncio.sleep(1.0)
             latencies, sent_before, paints_before = [], plane.sent, app.paints
             began = time.perf_counter()
-            names = list(plane.agents)
+            rows = app.main_screen.query_one(AgentList)
             for i in range(presses):
-                key, step = ("down", 1) if (i // 20) % 2 == 0 else ("up", -1)
-                here = names.index(app.main_screen.selected or names[0])
-                app.waiting_for = names[here + step]
+                key = "down" if (i // 20) % 2 == 0 else "up"
+                at = rows.names.index(app.main_screen.selected or rows.names[0])
+                if at == 0 or at == len(rows.names) - 1:  # an agent that turned amber jumped up
+                    key = "down" if at == 0 else "up"
+                app.leaving = app.main_screen.selected
                 app.painted_at = None
                 app.painted.clear()
                 pressed = time.perf_counter()

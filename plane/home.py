@@ -106,6 +106,12 @@ class Home(NamedTuple):
         return self.root / "plane.log"
 
     @property
+    def tui_memory(self) -> Path:
+        """What the TUI remembers between launches (the agent it showed, per
+        plane address). The TUI's own: the plane never reads it."""
+        return self.root / "tui.json"
+
+    @property
     def workspaces(self) -> Path:
         return self.root / "workspaces"
 

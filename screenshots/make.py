@@ -2,15 +2,22 @@
 
     .venv/bin/python screenshots/make.py
 
-Starts a plane in-process on a temporary PLANE_HOME (real SQLite, real
-socket), its agents answered by the scripted LLM server from the tests (a
-real local HTTP server speaking OpenAI's protocol; the answers are scripted
+First the shipped `agents.yaml` as a new user gets it: the real embedded
+model (llama.cpp's server, SmolLM2-135M) answers a real question, and the
+help panel (F1) is shown over it (`embedded`, `help`). Its answer is the
+model's own, so that picture changes from run to run.
+
+Then the scripted scenes (captioned "scripted" in the README): a plane
+in-process on a temporary PLANE_HOME (real SQLite, real socket), its
+agents answered by the scripted LLM server from the tests (a real local
+HTTP server speaking OpenAI's protocol; the answers are scripted
 here, the tokens and prices are counted by the plane as for any provider).
 The plane's clock starts at 20:31 UTC and moves only when a step moves it,
 and the TUI counts time on that clock, so the pictures are the same every
 run. The app connects over the socket like any client, is driven into each
-state by keys, and each screen is written as SVG (Textual's own export) and
-PNG (the SVG rendered by rsvg-convert: `apt-get install librsvg2-bin`).
+state by keys, and each screen is written as SVG (Textual's own export; the
+README shows these) and, where rsvg-convert is installed (`apt-get install
+librsvg2-bin`), PNG too.
 """
 
 from __future__ import annotations
@@ -41,6 +48,8 @@ from tui.link import Address
 from tui.widgets.composer import Composer
 
 OUT = Path(__file__).resolve().parent
+SHIPPED = OUT.parent / "agents.yaml"
+QUESTION = "In one sentence: what does a control plane do?"
 SIZE = (120, 34)
 START = datetime(2026, 3, 14, 20, 31, tzinfo=UTC)
 
@@ -82,7 +91,7 @@ class Director:
         pilot,
         plane: Plane,
         clock: ManualClock,  # type: ignore[no-untyped-def]
-        llm: ScriptedLLM,
+        llm: ScriptedLLM | None,
     ) -> None:
         self.app, self.pilot, self.plane, self.clock, self.llm = app, pilot, plane, clock, llm
 
@@ -113,6 +122,7 @@ class Director:
         """One real turn: the operator types, the scripted model answers."""
         await self.select(agent)
         before = self.spent(agent)
+        assert self.llm is not None, "a scripted turn needs the scripted model"
         self.llm.reply(answer, usage=spent)
         await self.type(ask)
         await self.until(lambda: self.spent(agent) > before and self.said(agent, answer))
@@ -140,6 +150,37 @@ def to_png(svg: Path) -> Path | None:
         ["rsvg-convert", "-f", "png", "-z", "1", "-o", str(png)], input=text.encode(), check=True
     )
     return png
+
+
+async def embedded_scenes(workdir: Path) -> None:
+    """The shipped config on the real embedded model: one real turn, then F1."""
+    clock = ManualClock(START)
+    home = Home(workdir / "embedded")
+    plane = Plane(parse_config(SHIPPED.read_text()), home, clock)
+    await plane.startup()
+    try:
+        app = PlaneApp(Address(path=home.socket))
+        app.store.clock = lambda: clock.now().timestamp()
+        async with app.run_test(size=SIZE) as pilot:
+            d = Director(app, pilot, plane, clock, None)
+            await d.until(lambda: d.app.main_screen.selected == "demo", within=60)
+            await d.type(QUESTION)
+            await d.until(lambda: d.said("demo", QUESTION), within=60)
+            await d.until(
+                lambda: (
+                    any(m.kind == "cost" for m in d.app.store.conversation("demo").ordered())
+                    and d.app.store.agents["demo"].status != "working"
+                ),
+                within=300,
+            )
+            await d.shoot("embedded")
+            await d.pilot.press("f1")
+            await d.until(lambda: type(d.app.screen).__name__ == "HelpScreen")
+            await d.shoot("help")
+            await d.pilot.press("escape")
+    finally:
+        plane.stop_event.set()
+        await plane.shutdown()
 
 
 async def scenes(d: Director) -> None:
@@ -253,6 +294,7 @@ async def main() -> None:
     time.tzset()
     workdir = Path(tempfile.gettempdir()) / "plane-screenshots"
     shutil.rmtree(workdir, ignore_errors=True)
+    await embedded_scenes(workdir)
     with ScriptedLLM() as llm:
         llm.default_reply = "ok"
         clock = ManualClock(START)

@@ -17,11 +17,14 @@ from textual.binding import Binding, BindingType
 
 from tui.commands import Commands, client_commands
 from tui.link import Address, Backoff, Link, Timeouts
+from tui.memory import Memory
 from tui.messages import PlaneConnected, PlaneEvent, PlaneLost
 from tui.palette import PlaneCommands
+from tui.screens.help import HelpScreen
 from tui.screens.main import MainScreen
 from tui.screens.spend import SpendScreen
 from tui.store import Store
+from tui.widgets.agent_list import AgentList
 
 
 class PlaneApp(App[None]):
@@ -34,6 +37,8 @@ class PlaneApp(App[None]):
     COMMAND_PALETTE_BINDING = "ctrl+p"
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        # Priority: F1 works over the form and inside its inputs too.
+        Binding("f1", "help", "Help", priority=True),
         Binding("ctrl+t", "toggle_theme", "Light/dark"),
         Binding("ctrl+g", "spend", "Spend charts", show=False),
         Binding("ctrl+q", "quit", "Quit (the plane keeps running)", priority=True),
@@ -55,11 +60,20 @@ class PlaneApp(App[None]):
         )
         self.commands = commands or client_commands()
         self.main_screen = MainScreen(self.store, self.link, self.commands)
+        self.memory = Memory.for_socket(address.path) if address is not None else None
+        """The agent shown last time (none offline: tests and scenes stay as fed)."""
+        if self.memory is not None and address is not None:
+            self.main_screen.remembered = self.memory.recall(str(address))
 
     def on_mount(self) -> None:
         self.push_screen(self.main_screen)
         if self.address is not None:
             self.run_worker(self.link.run(), name="plane-link", exit_on_error=False)
+
+    @on(AgentList.Selected)
+    def _selected(self, event: AgentList.Selected) -> None:
+        if self.memory is not None and self.address is not None:
+            self.memory.remember(str(self.address), event.agent)
 
     @on(PlaneConnected)
     def _connected(self, event: PlaneConnected) -> None:
@@ -85,6 +99,13 @@ class PlaneApp(App[None]):
         """Spend over time for the selected agent (tui/screens/spend.py)."""
         if not isinstance(self.screen, SpendScreen):
             self.push_screen(SpendScreen(self.link, self.main_screen.selected))
+
+    def action_help(self) -> None:
+        """The keys and the rows' legend (F1 anywhere, `?` in the list); F1 again closes it."""
+        if isinstance(self.screen, HelpScreen):
+            self.screen.dismiss(None)
+        else:
+            self.push_screen(HelpScreen())
 
     def action_toggle_theme(self) -> None:
         self.theme = "textual-light" if self.current_theme.dark else "textual-dark"

@@ -85,11 +85,21 @@ class Commands:
             return []
         return [c for c in self if f"/{c.name}".startswith(prefix)]
 
+    def completion(self, value: str) -> str | None:
+        """What `value` (`/li`) completes to (`/limit `), or None."""
+        matches = self.completions(value)
+        if not matches or len(value) < 2:
+            return None
+        command = matches[0]
+        takes_argument = " " in command.usage
+        return f"/{command.name}{' ' if takes_argument else ''}"
+
     def help_text(self) -> str:
+        keys = "F1 (or ? in the agent list) shows the keys and what ○ ● ■ mean."
         if not any(c.handler is None for c in self):
-            return "The plane's commands are listed once it is connected."
+            return f"The plane's commands are listed once it is connected.\n{keys}"
         width = max(len(c.usage) for c in self)
-        return "\n".join(f"{c.usage:<{width}}  {c.help}" for c in self)
+        return "\n".join([*(f"{c.usage:<{width}}  {c.help}" for c in self), keys])
 
     async def dispatch(self, context: CommandContext, text: str) -> None:
         """Run what `text` asks for; plain text and unknown commands go to the plane."""
@@ -114,12 +124,7 @@ class CommandSuggester(Suggester):
         self._commands = commands
 
     async def get_suggestion(self, value: str) -> str | None:
-        matches = self._commands.completions(value)
-        if not matches or len(value) < 2:
-            return None
-        command = matches[0]
-        takes_argument = " " in command.usage
-        return f"/{command.name}{' ' if takes_argument else ''}"
+        return self._commands.completion(value)
 
 
 def client_commands() -> Commands:

@@ -90,6 +90,25 @@ class Conversation:
         return list(self.messages.values())
 
 
+@dataclass
+class Activity:
+    """What a running turn has shown so far, from the events the plane sends
+    (`turn_started`, `text_delta`, a `tool` message, `turn_finished`)."""
+
+    started: float | None
+    """When the turn began, on this client's monotonic clock; None when it was
+    already running as this client connected (its start was not seen)."""
+    tool: str | None = None
+    """The last tool the turn called (the plane says so once it returns)."""
+    writing: bool = False
+    """Answer text is streaming in."""
+
+
+def tool_name(text: str) -> str:
+    """`grep` from a tool line, `grep → 3 matches` or `shell (refused) → …`."""
+    return text.split(" → ", 1)[0].split(" (", 1)[0].strip()
+
+
 @dataclass(frozen=True)
 class Streaming:
     agent: str
@@ -115,6 +134,8 @@ class Store:
         self._told_at = 0.0
         self.resets_at: datetime | None = None
         self.conversations: dict[str, Conversation] = {}
+        self.activity: dict[str, Activity] = {}
+        """The turns running now, by agent."""
 
         self.roster_changed: Signal[list[str]] = Signal(owner, "roster_changed")
         """The set or order of agents changed, or everything was reloaded."""
@@ -122,6 +143,8 @@ class Store:
         """One agent's row changed (spend, status, ceiling)."""
         self.message_added: Signal[Message] = Signal(owner, "message_added")
         self.streaming: Signal[Streaming] = Signal(owner, "streaming")
+        self.activity_changed: Signal[str] = Signal(owner, "activity_changed")
+        """A turn began, called a tool, began to write, or ended (the agent's name)."""
 
     # ── reading ────────────────────────────────────────────────────────────
 
@@ -144,6 +167,22 @@ class Store:
             return None
         return max(timedelta(0), moment - now)
 
+    def activity_text(self, agent: str) -> str:
+        """`poet is thinking · 12 s · called grep`, or "" when no turn runs."""
+        activity = self.activity.get(agent)
+        if activity is None:
+            return ""
+        doing = "writing" if activity.writing else "thinking"
+        parts = [f"{agent} is {doing}" if activity.started is not None else f"{agent} is working"]
+        if activity.started is not None:
+            seconds = int(self.clock() - activity.started)
+            parts.append(
+                f"{seconds} s" if seconds < 60 else f"{seconds // 60} min {seconds % 60} s"
+            )
+        if activity.tool:
+            parts.append(f"called {activity.tool}")
+        return " · ".join(parts)
+
     def conversation(self, agent: str) -> Conversation:
         return self.conversations.setdefault(agent, Conversation(agent))
 
@@ -163,6 +202,10 @@ class Store:
         for conversation in self.conversations.values():
             conversation.loaded = False
             conversation.streaming = ""
+        running = {a.name for a in snapshot.agents if a.status == "working"}
+        self.activity = {
+            name: self.activity.get(name) or Activity(started=None) for name in running
+        }
         self.roster_changed.publish(self.names)
 
     def upsert(self, agent: AgentState) -> None:
@@ -181,6 +224,11 @@ class Store:
             if message.kind == "agent" and conversation.streaming:
                 conversation.streaming = ""
                 self.streaming.publish(Streaming(message.agent, ""))
+            activity = self.activity.get(message.agent)
+            if activity is not None and message.kind in ("tool", "agent"):
+                activity.tool = tool_name(message.text) if message.kind == "tool" else None
+                activity.writing = False
+                self.activity_changed.publish(message.agent)
             self.message_added.publish(message)
 
     def history_arrived(self, agent: str, messages: list[Message], *, whole: bool) -> list[Message]:
@@ -205,15 +253,23 @@ class Store:
         conversation = self.conversation(event.agent)
         conversation.streaming += event.text
         self.streaming.publish(Streaming(event.agent, conversation.streaming))
+        activity = self.activity.get(event.agent)
+        if activity is not None and not activity.writing:
+            activity.writing = True
+            self.activity_changed.publish(event.agent)
 
     def _on_turn_started(self, event: TurnStarted) -> None:
         self.conversation(event.agent).streaming = ""
+        self.activity[event.agent] = Activity(started=self.clock())
+        self.activity_changed.publish(event.agent)
 
     def _on_turn_finished(self, event: TurnFinished) -> None:
         conversation = self.conversation(event.agent)
         if conversation.streaming:
             conversation.streaming = ""
             self.streaming.publish(Streaming(event.agent, ""))
+        if self.activity.pop(event.agent, None) is not None:
+            self.activity_changed.publish(event.agent)
 
     def _on_agent(self, event: AgentUpdated) -> None:
         self.upsert(event.agent)

@@ -232,7 +232,11 @@ class Turn:
         self.result.saved_chars += outcome.saved_chars
         first = outcome.shown.strip().splitlines()[0] if outcome.shown.strip() else ""
         mark = "" if outcome.ok else " (refused)"
-        await self.say("tool", f"{call.name}{mark} → {first[:SUMMARY_CHARS]}")
+        summary = f"{call.name}{mark} → {first[:SUMMARY_CHARS]}"
+        # The whole result, as the model read it (compressed), under the summary
+        # line: the conversation shows the summary, and a reader can open it.
+        whole = outcome.for_model.strip()
+        await self.say("tool", f"{summary}\n{whole}" if whole and whole != first else summary)
         return ChatMessage("tool", outcome.for_model, tool_call_id=call.id)
 
     async def say(self, kind: MessageKind, text: str) -> Message:

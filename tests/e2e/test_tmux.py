@@ -30,6 +30,10 @@ pytestmark = pytest.mark.skipif(
 )
 
 PLANE = Path(sys.executable).with_name("plane")
+TMUX_ENV = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+"""The tmux server's environment, without the COLUMNS=80 LINES=24 that the
+test session sets (Textual's test harness): the server passes them on, and
+the TUI would believe them over the terminal and draw 80x24 at any size."""
 
 
 class Terminal:
@@ -47,10 +51,11 @@ class Terminal:
             text=True,
             timeout=20,
             check=True,
+            env=TMUX_ENV,
         )
         return done.stdout
 
-    def start(self, command: str) -> None:
+    def start(self, command: str, width: int = 120, height: int = 35) -> None:
         env = [arg for key, value in self.env.items() for arg in ("-e", f"{key}={value}")]
         self.tmux(
             "new-session",
@@ -58,9 +63,9 @@ class Terminal:
             "-s",
             "plane",
             "-x",
-            "120",
+            str(width),
             "-y",
-            "35",
+            str(height),
             "-c",
             str(self.cwd),
             *env,
@@ -73,6 +78,11 @@ class Terminal:
     def type(self, text: str) -> None:
         self.tmux("send-keys", "-t", "plane", "-l", text)
         self.keys("Enter")
+
+    def paste(self, text: str) -> None:
+        """As a terminal pastes: bracketed (-p), so the app sees one paste, not keys."""
+        self.tmux("set-buffer", "-b", "e2e", text)
+        self.tmux("paste-buffer", "-p", "-d", "-b", "e2e", "-t", "plane")
 
     def screen(self) -> str:
         return self.tmux("capture-pane", "-p", "-t", "plane")
@@ -156,5 +166,49 @@ def test_plane_opens_the_tui_and_the_screen_shows_rows_and_title(terminal) -> No
     screen = term.wait_for(r"\$0\.80 of \$5\.00 today")
     assert title(screen) == "demo · scripted-model · $0.80 of $5.00 today"
 
-    term.keys("Down")
+    term.keys("M-Down")  # alt+down: Down alone is the composer's (its lines, its history)
     screen = term.wait_for(r"^\s*scout · scripted-model · \$0\.00 of \$1\.00 today")
+
+
+def test_a_pasted_log_keeps_every_line_in_a_real_terminal(terminal) -> None:  # type: ignore[no-untyped-def]
+    term, llm = terminal
+    term.start(str(PLANE))
+    term.wait_for(r"demo · scripted-model")
+    log = [
+        "ld: error 1: cannot find -lssl",
+        "ld: error 2: cannot find -lcrypto",
+        "collect2: exit 1",
+    ]
+    llm.reply("Install libssl-dev.", usage=Usage(input_tokens=10))
+    term.paste("\n".join(log))
+    screen = term.wait_for(r"collect2: exit 1")
+    assert all(line in screen for line in log), screen
+    assert "Install libssl-dev." not in screen, "a paste is not sent before Enter"
+    term.keys("Enter")
+    screen = term.wait_for(r"Install libssl-dev\.")
+    you = screen.index("you ")
+    for line in log:  # all three in the sent message, in order, above the answer
+        assert screen.index(line, you) < screen.index("Install libssl-dev.")
+
+
+def test_resizing_the_terminal_shrinks_then_folds_the_list(terminal) -> None:  # type: ignore[no-untyped-def]
+    term, _ = terminal
+    term.start(str(PLANE))
+    screen = term.wait_for(r"Nothing here yet")
+    assert re.search(r"\n│ ○ demo {19}│", screen), "28 columns of list at 120 wide"
+    term.tmux("resize-window", "-t", "plane", "-x", "72", "-y", "30")
+    screen = term.wait_for(r"\n│ ○ demo {11}│", within=20)  # below 80: 20 columns
+    assert "+ new agent" in screen and "Nothing here yet" in screen
+    term.tmux("resize-window", "-t", "plane", "-x", "50", "-y", "30")
+    deadline = time.monotonic() + 20
+    while "+ new agent" in (screen := term.screen()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert "○ demo" not in screen, "below 60 columns the list folds away"
+    assert "Nothing here yet" in screen
+    term.keys("C-l")  # and comes back in place of the conversation
+    screen = term.wait_for(r"\+ new agent", within=20)
+    assert row(screen, "scout") == "○ scout" and "Nothing here yet" not in screen
+    term.keys("Enter")
+    term.wait_for(r"Nothing here yet", within=20)
+    term.tmux("resize-window", "-t", "plane", "-x", "120", "-y", "35")
+    term.wait_for(r"\n│ ○ demo {19}│", within=20)

@@ -201,7 +201,7 @@ async def test_arrows_and_the_mouse_select_agents_on_a_real_plane(start_plane) -
     app = app_for(plane)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.main_screen.selected == "demo")
-        await pilot.press("down")
+        await pilot.press("alt+down")
         await until(pilot, lambda: title(app).startswith("scout ·"))
         await pilot.click(AgentList, offset=(4, 1))  # inside the border: the first row
         await until(pilot, lambda: app.screen.query_one(AgentList).selected == "demo")

@@ -233,7 +233,7 @@ async def test_without_a_plane_the_wheel_and_page_up_lay_out_what_is_held() -> N
         await settle(pilot)
         held = [message("demo", "operator", f"n{i}") for i in range(2 * WINDOW + 3)]
         app.store.conversation("demo").add(held)
-        await pilot.press("down", "up")
+        await pilot.press("alt+down", "alt+up")
         await settle(pilot, 5)
         assert earlier_line(app) == f"↑ {WINDOW + 3} earlier messages (click, or Enter here)"
         pane = app.screen.query_one(ConversationPane)

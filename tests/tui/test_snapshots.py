@@ -43,7 +43,7 @@ def test_main_screen_light_theme(snap_compare) -> None:  # type: ignore[no-untyp
 def test_held_agent(snap_compare) -> None:  # type: ignore[no-untyped-def]
     async def held(pilot) -> None:  # type: ignore[no-untyped-def]
         await demo(pilot)
-        await pilot.press("down", "down", "down")
+        await pilot.press("alt+down", "alt+down", "alt+down")
         await settle(pilot, 6)
 
     assert snap_compare(offline_app(), terminal_size=SIZE, run_before=held)

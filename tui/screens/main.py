@@ -14,17 +14,19 @@ import logging
 from dataclasses import dataclass
 from typing import ClassVar
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message as TextualMessage
 from textual.reactive import reactive
-from textual.widgets import Footer, Input, Static
+from textual.timer import Timer
+from textual.widgets import Footer, Input, Static, TextArea
 from textual.worker import Worker, WorkerState
 
 from plane.wire.protocol import AgentState, History, Message, Send
 from tui.commands import Commands
+from tui.fleet import fleet
 from tui.link import Link, LinkFailed
 from tui.messages import Failed
 from tui.screens.manage import ManageAgents
@@ -34,9 +36,22 @@ from tui.widgets.agent_list import AgentList
 from tui.widgets.composer import Composer
 from tui.widgets.connection_banner import ConnectionBanner
 from tui.widgets.conversation import WINDOW, ConversationPane
+from tui.widgets.fleet_line import FleetLine
 from tui.widgets.title_bar import TitleBar
 
 log = logging.getLogger(__name__)
+
+FLEET_S = 0.25
+"""The fleet line is redrawn at most this often."""
+
+NARROW = 80
+"""Below this many columns the agent list shrinks."""
+TINY = 60
+"""Below this it folds away."""
+
+UNREAD_KINDS = frozenset({"agent", "ask"})
+"""What makes an agent unread: it answered (or asked) while not shown."""
+
 
 HISTORY = 200
 """The newest messages fetched when an agent is shown; earlier ones come a
@@ -52,7 +67,9 @@ class MainScreen(ManageAgents):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+n", "new_agent", "New agent"),
         Binding("ctrl+l", "focus_agents", "Agents"),
-        # escape: in ManageAgents (interrupt a running turn, else focus the composer)
+        # escape: in ManageAgents (interrupt a running turn, else `back`)
+        Binding("alt+up,ctrl+up", "step(-1)", "Previous agent", show=False),
+        Binding("alt+down,ctrl+down", "step(1)", "Next agent", show=False),
     ]
 
     lost: reactive[str | None] = reactive(None)
@@ -79,14 +96,25 @@ class MainScreen(ManageAgents):
         self.store = store
         self.link = link
         self.commands = commands
+        self.drafts: dict[str, str] = {}
+        """What was being written to each agent, kept while another is shown."""
+        self._drafting: str | None = None
+        """The agent the composer's text is for."""
+        self._fleet_due: Timer | None = None
+        self.remembered: str | None = None
+        """The agent shown when this app last closed: selected once its row exists."""
 
     def compose(self) -> ComposeResult:
         yield TitleBar(id="title")
+        yield FleetLine(id="fleet")
         yield ConnectionBanner(id="banner")
         with Horizontal(id="body"):
-            yield AgentList(self.store, id="agents")
+            with Vertical(id="side"):
+                yield Input(placeholder="a piece of a name", id="filter")
+                yield AgentList(self.store, id="agents")
             with Vertical(id="talk"):
                 yield ConversationPane(id="conversation")
+                yield Static("", id="activity")
                 yield Static("", id="hint")
                 yield Composer(self.commands, id="composer")
         yield Footer()
@@ -96,10 +124,13 @@ class MainScreen(ManageAgents):
         self.store.agent_changed.subscribe(self, self._agent_changed, immediate=True)
         self.store.message_added.subscribe(self, self._message_added, immediate=True)
         self.store.streaming.subscribe(self, self._streaming, immediate=True)
+        self.store.activity_changed.subscribe(self, self._activity_changed, immediate=True)
         self.set_interval(1.0, self._tick)
         self.query_one(AgentList).border_title = "agents"
         self.query_one(ConversationPane).border_title = "conversation"
         self.query_one(ConversationPane).show(None, [])
+        if self.remembered is not None:
+            self.select_agent(self.remembered)
 
     # ── what the store says ────────────────────────────────────────────────
 
@@ -109,17 +140,43 @@ class MainScreen(ManageAgents):
 
     def _roster_changed(self, names: list[str]) -> None:
         self._show_title()
+        self._show_fleet()
         agent = self.selected
         if agent is not None and not self.store.conversation(agent).loaded:
             self.load_history(agent)
 
     def _agent_changed(self, agent: AgentState) -> None:
+        self._show_fleet()
         if agent.name == self.selected:
             self._show_title()
+
+    def _show_fleet(self) -> None:
+        """At most every `FLEET_S`: with 100 spend updates a second, redrawing
+        the line for each made the screen repaint five times as often."""
+        if self._fleet_due is None:
+            self._fleet_due = self.set_timer(FLEET_S, self._fleet_now)
+
+    def _fleet_now(self) -> None:
+        self._fleet_due = None
+        agents = self.store.agents.values()
+        self.query_one(FleetLine).fleet = fleet(agents) if self.store.day else None
 
     def _message_added(self, message: Message) -> None:
         if message.agent == self.selected:
             self.query_one(ConversationPane).append(message)
+        elif message.kind in UNREAD_KINDS:
+            self.query_one(AgentList).mark_unread(message.agent, True)
+
+    def _activity_changed(self, agent: str) -> None:
+        if agent == self.selected:
+            self._show_activity()
+
+    def _show_activity(self) -> None:
+        """`poet is thinking · 12 s · called grep` under the conversation, while a turn runs."""
+        text = self.store.activity_text(self.selected or "")
+        line = self.query_one("#activity", Static)
+        line.update(text)
+        line.set_class(bool(text), "-shown")
 
     def _streaming(self, streaming: Streaming) -> None:
         if streaming.agent == self.selected:
@@ -142,6 +199,21 @@ class MainScreen(ManageAgents):
         title = self.query_one(TitleBar)
         title.resets_in = self.store.resets_in()
         title.resumes_in = self.store.time_until(title.agent.resumes_at if title.agent else None)
+        self._show_activity()
+
+    def on_resize(self) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        """Below 80 columns the agent list shrinks; below 60 it folds away, and
+        ctrl+l shows it in place of the conversation (see main.tcss)."""
+        width = self.app.size.width
+        self.set_class(TINY <= width < NARROW, "-narrow")
+        self.set_class(width < TINY, "-tiny")
+
+    def _browse(self, browsing: bool) -> None:
+        """On a tiny screen, show the list in place of the conversation (or not)."""
+        self.set_class(browsing, "-browsing")
 
     def watch_lost(self, lost: str | None) -> None:
         banners = self.query(ConnectionBanner)
@@ -155,6 +227,8 @@ class MainScreen(ManageAgents):
 
     @on(AgentList.Selected)
     def _agent_selected(self, event: AgentList.Selected) -> None:
+        self._swap_draft(event.agent)
+        self.query_one(AgentList).mark_unread(event.agent, False)
         self.query_one(ConversationPane).border_title = event.agent
         conversation = self.store.conversation(event.agent)
         self.query_one(ConversationPane).show(
@@ -169,10 +243,14 @@ class MainScreen(ManageAgents):
     def _agent_chosen(self) -> None:
         self.action_focus_composer()
 
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        self._browse(event.widget.id in ("agents", "filter"))
+
     @on(AgentList.Typed)
     @on(ConversationPane.Typed)
     def _typed(self, event: AgentList.Typed | ConversationPane.Typed) -> None:
         """Typing begun while reading the list or the conversation is a message."""
+        self._browse(False)
         composer = self.query_one(Composer)
         composer.focus()
         composer.insert_text_at_cursor(event.character)
@@ -181,21 +259,62 @@ class MainScreen(ManageAgents):
     def _new_agent_wanted(self) -> None:
         self.open_new_agent()
 
-    @on(Composer.Step)
-    def _step(self, event: Composer.Step) -> None:
-        self.query_one(AgentList).step(event.delta)
+    @on(AgentList.FilterWanted)
+    def _filter_wanted(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.add_class("-shown")
+        box.focus()
 
-    @on(Input.Changed, "#composer")
-    def _typing(self, event: Input.Changed) -> None:
-        matches = self.commands.completions(event.value.split(" ")[0])
+    @on(AgentList.Narrowed)
+    def _narrowed(self) -> None:
+        agents = self.query_one(AgentList)
+        agents.border_title = agents.describe()
+
+    @on(Input.Changed, "#filter")
+    def _filter_typed(self, event: Input.Changed) -> None:
+        self.query_one(AgentList).narrow(name=event.value.strip())
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self, event: Input.Submitted) -> None:
+        """Enter keeps the filter and goes back to the rows (it hides when empty)."""
+        event.input.set_class(bool(event.value.strip()), "-shown")
+        self.query_one(AgentList).focus()
+
+    def _clear_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.value = ""
+        box.remove_class("-shown")
+        self.query_one(AgentList).narrow(name="")
+        self.query_one(AgentList).focus()
+
+    def _swap_draft(self, agent: str) -> None:
+        """Keep the text written to the agent left; bring back the one for `agent`."""
+        composer = self.query_one(Composer)
+        if self._drafting is not None and self._drafting != agent:
+            self.drafts[self._drafting] = composer.value
+            composer.value = self.drafts.pop(agent, "")
+        self._drafting = agent
+
+    @on(Composer.Page)
+    async def _page(self, event: Composer.Page) -> None:
+        pane = self.query_one(ConversationPane)
+        if event.delta < 0:
+            await pane.action_page_up()
+        else:
+            pane.action_page_down()
+
+    @on(TextArea.Changed, "#composer")
+    def _typing(self, event: TextArea.Changed) -> None:
+        matches = self.commands.completions(event.text_area.text.split(" ")[0])
         hint = "   ".join(f"{c.usage}  {c.help}" for c in matches[:2])
         self.query_one("#hint", Static).update(hint)
         self.query_one("#hint").set_class(bool(hint), "-shown")
 
-    @on(Input.Submitted, "#composer")
-    async def _submitted(self, event: Input.Submitted) -> None:
+    @on(Composer.Submitted)
+    async def _submitted(self, event: Composer.Submitted) -> None:
         text = event.value.strip()
-        event.input.clear()
+        event.composer.clear()
+        event.composer.remember(text)
         if text:
             await self.commands.dispatch(self, text)
 
@@ -284,7 +403,6 @@ class MainScreen(ManageAgents):
     def prefill(self, text: str) -> None:
         composer = self.query_one(Composer)
         composer.value = text
-        composer.cursor_position = len(text)
         composer.focus()
 
     def quit(self) -> None:
@@ -321,10 +439,24 @@ class MainScreen(ManageAgents):
         self.open_new_agent()
 
     def action_focus_agents(self) -> None:
+        self._browse(True)  # on a tiny screen the list shows only while in use
         self.query_one(AgentList).focus()
 
     def action_focus_composer(self) -> None:
+        self._browse(False)
         self.query_one(Composer).focus()
+
+    def action_back(self) -> None:
+        """Esc: close Textual's keys panel if it is open, else go back to typing."""
+        if self.query("HelpPanel"):
+            self.app.action_hide_help_panel()
+        elif self.focused is self.query_one("#filter"):
+            self._clear_filter()
+        else:
+            self.action_focus_composer()
+
+    def action_step(self, delta: int) -> None:
+        self.query_one(AgentList).step(delta)
 
 
 def _failure(error: LinkFailed) -> str:

@@ -21,6 +21,7 @@ from typing import ClassVar
 from textual import on, work
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
+from textual.widgets import Input
 
 from plane.wire.protocol import AgentState
 from tui.link import Link
@@ -43,7 +44,9 @@ class ManageAgents(Screen[None]):
         # Priority, so the composer's own keys do not come first; when no turn
         # runs they do not apply, and the key goes on to the binding after it.
         Binding("escape", "interrupt", "Interrupt", priority=True),
-        Binding("escape", "focus_composer", "Type", show=False),
+        Binding(
+            "escape", "back", "Close the keys panel or the filter; else to the composer", show=False
+        ),
         Binding("ctrl+c", "interrupt", "Interrupt", show=False, priority=True),
         Binding("ctrl+c", "screen.copy_text", "Copy selected text", show=False),
     ]
@@ -77,7 +80,10 @@ class ManageAgents(Screen[None]):
         if action in LIST_KEYS:
             return on_list and agent is not None
         if action == "interrupt":
-            return not on_list and agent is not None and agent.status == "working"
+            # Not from the list (its keys are its own), nor from the list's
+            # filter (an Input: Esc there clears the filter).
+            elsewhere = on_list or isinstance(self.focused, Input)
+            return not elsewhere and agent is not None and agent.status == "working"
         return super().check_action(action, parameters)
 
     # ── actions ────────────────────────────────────────────────────────────

@@ -13,6 +13,14 @@ coloured in `app.tcss` with theme variables. An agent that has spent
 nothing shows no figure: a column of `$0.00` is noise, and the row you look
 for is the one unlike the others. The last row is `+ new agent`.
 
+Rows come in the order `tui.fleet.ordered` gives (held and amber first,
+then the chosen sort, `s`), narrowed by a piece of a name (`/`) and a state
+(`f`). The held and amber rows at the top are pinned: the top lines of the
+list always show them (up to half its height) and the other rows scroll
+under them, so moving down fifty rows never hides the ones that need the
+operator. An agent that answered while it was not shown has `*` after its
+name (`unread`, kept by the screen).
+
 The list subscribes to the store itself: rows are the store's busiest
 readers. Moving the cursor selects an agent and says so with `Selected`;
 Enter or a click on `+ new agent` (or `n`) asks for the form. Any other
@@ -35,9 +43,11 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.style import Style
+from textual.timer import Timer
 from textual.visual import Visual
 
 from plane.wire.protocol import AgentState
+from tui.fleet import SORT_WORDS, SORTS, STATE_FILTERS, alarming, ordered, place, shown
 from tui.formatting import spend_against, spend_level
 from tui.keys import typed
 from tui.store import Store
@@ -45,7 +55,22 @@ from tui.store import Store
 GLYPHS = {"working": "●", "idle": "○", "held": "■", "paused": "‖"}
 """working: a turn in flight; idle: waiting; held: at its ceiling, taking no
 turn; paused: by the operator, its ceiling kept."""
+GLYPH_MEANINGS = [
+    (GLYPHS["idle"], "idle: waiting for a message or its next booked turn"),
+    (GLYPHS["working"], "working: a turn is running"),
+    (GLYPHS["held"], "held: at its daily ceiling (or on an unpriced model); takes no turn"),
+    (GLYPHS["paused"], "paused: by the operator (p resumes it); its ceiling is kept"),
+]
+"""The legend the help panel shows, in the order a row's life goes."""
+UNREAD = "*"
+"""After the name: the agent said something since its conversation was last shown."""
+MARK_MEANINGS = [
+    (UNREAD, "after a name: it answered while you looked elsewhere"),
+    ("$0.80", "spent today; amber from warnRatio of its ceiling, red at the ceiling"),
+]
 NEW_AGENT = "+ new agent"
+RESORT_S = 0.1
+"""Rows that an update moves are ordered again after this long."""
 
 
 def row_classes(agent: AgentState) -> frozenset[str]:
@@ -57,28 +82,33 @@ def row_classes(agent: AgentState) -> frozenset[str]:
     return frozenset(classes)
 
 
-def row_text(agent: AgentState, width: int) -> tuple[str, str, str]:
-    """Glyph, name (padded or cut to fit) and figure of a row `width` wide
-    (not counting the one-cell margin each side)."""
+def row_text(agent: AgentState, width: int, *, unread: bool = False) -> tuple[str, str, str]:
+    """Glyph, name (padded or cut to fit, `*` after it when unread) and
+    figure of a row `width` wide (not counting the one-cell margin each side)."""
     spent = agent.spend_today_usd
     figure = spend_against(spent, agent.limit_usd) if spent > 0 else ""
-    room = max(1, width - 2 - (len(figure) + 1 if figure else 0))
+    mark = f" {UNREAD}" if unread else ""
+    room = max(1, width - 2 - (len(figure) + 1 if figure else 0) - len(mark))
     name = agent.name if len(agent.name) <= room else agent.name[: room - 1] + "…"
-    return GLYPHS.get(agent.status, "?"), name.ljust(room), figure
+    return GLYPHS.get(agent.status, "?"), (name + mark).ljust(room + len(mark)), figure
 
 
 class AgentList(ScrollView, can_focus=True):
     """The agents of the plane, one line each, then `+ new agent`."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "move(-1)", "Up", show=False),
-        Binding("down", "move(1)", "Down", show=False),
-        Binding("pageup", "move(-10)", "Page up", show=False),
-        Binding("pagedown", "move(10)", "Page down", show=False),
-        Binding("home", "move(-1_000_000)", "First", show=False),
-        Binding("end", "move(1_000_000)", "Last", show=False),
-        Binding("enter", "choose", "Choose", show=False),
+        Binding("up", "move(-1)", "Previous agent", show=False),
+        Binding("down", "move(1)", "Next agent", show=False),
+        Binding("pageup", "move(-10)", "Ten rows up", show=False),
+        Binding("pagedown", "move(10)", "Ten rows down", show=False),
+        Binding("home", "move(-1_000_000)", "First row", show=False),
+        Binding("end", "move(1_000_000)", "Last row (+ new agent)", show=False),
+        Binding("enter", "choose", "Talk to it (on + new agent: the form)", show=False),
         Binding("n", "new_agent", "New agent", show=False),
+        Binding("question_mark", "app.help", "Help: keys and marks", show=False),
+        Binding("slash", "filter_names", "Filter by name (Esc clears)", show=False),
+        Binding("f", "filter_state", "Show: all → working → held → amber → unread", show=False),
+        Binding("s", "sort", "Sort: as configured → state → spend → name", show=False),
     ]
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -113,6 +143,12 @@ class AgentList(ScrollView, can_focus=True):
     class NewAgentWanted(Message):
         """Enter or a click on `+ new agent`, or `n` in the list."""
 
+    class FilterWanted(Message):
+        """`/`: the operator wants to type a piece of a name."""
+
+    class Narrowed(Message):
+        """The sort or a filter changed (the screen retitles the list)."""
+
     @dataclass
     class Typed(Message):
         """A printable key no binding wants: the operator started typing."""
@@ -130,7 +166,17 @@ class AgentList(ScrollView, can_focus=True):
         super().__init__(name=name, id=id, classes=classes)
         self.store = store
         self.names: list[str] = []
-        """Agents in row order."""
+        """Agents in row order (those the filters let through)."""
+        self.sort_by = SORTS[0]
+        self.name_filter = ""
+        self.state_filter: str | None = None
+        self.unread: set[str] = set()
+        """Agents that said something since their conversation was shown."""
+        self._pinned = 0
+        """How many rows at the top are alarming (held, amber, red)."""
+        self._places: dict[str, tuple] = {}  # type: ignore[type-arg]
+        """Each agent's `place` when the rows were last ordered."""
+        self._resort: Timer | None = None
         self.selected: str | None = None
         """The agent whose conversation is shown (`+ new agent` is never it)."""
         self._wanted: str | None = None
@@ -142,31 +188,90 @@ class AgentList(ScrollView, can_focus=True):
     def on_mount(self) -> None:
         self.store.roster_changed.subscribe(self, self._sync, immediate=True)
         self.store.agent_changed.subscribe(self, self._update, immediate=True)
-        self._sync(self.store.names)
+        self._sync()
 
     # ── keeping in step with the store ─────────────────────────────────────
 
-    def _sync(self, names: list[str]) -> None:
-        self.names = list(names)
+    def _order(self) -> list[AgentState]:
+        agents = [
+            agent
+            for agent in self.store.agents.values()
+            if shown(agent, self.name_filter, self.state_filter, self.unread)
+        ]
+        return ordered(agents, self.sort_by)
+
+    def _sync(self, names: list[str] | None = None) -> None:
+        rows = self._order()
+        self._places = {a.name: self._place(a) for a in self.store.agents.values()}
+        self.names = [agent.name for agent in rows]
+        self._pinned = sum(1 for agent in rows if alarming(agent))
         self._row_of = {name: row for row, name in enumerate(self.names)}
         self.virtual_size = Size(self.scrollable_content_region.width, len(self.names) + 1)
         self.refresh()
-        wanted, self._wanted = self._wanted, None
+        wanted = self._wanted
+        if self.store.agents:  # kept until there are rows (a remembered agent, at start)
+            self._wanted = None
         for name in (wanted, self.selected, next(iter(self.names), None)):
             if name in self._row_of:
                 self.select(name)
+                self._keep_in_view(self.cursor)
                 return
         self.selected = None
         self.cursor = len(self.names)
 
     def _update(self, agent: AgentState) -> None:
-        row = self._row_of.get(agent.name)
-        if row is not None and self._in_view(row):
-            self.refresh_line(row)
+        """One row changed: redraw its line; if the change moves it (it turned
+        amber, left a filter, its spend moved it in the spend sort), order
+        the rows again, at most once per `RESORT_S` however fast updates come
+        (100 a second with 500 agents was enough to keep the app from idling)."""
+        place = self._place(agent)
+        if self._places.get(agent.name) != place:
+            self._places[agent.name] = place
+            if self._resort is None:
+                self._resort = self.set_timer(RESORT_S, self._resorted)
+        self._refresh_row(self._row_of.get(agent.name))
 
-    def _in_view(self, row: int) -> bool:
+    def _place(self, agent: AgentState) -> tuple:  # type: ignore[type-arg]
+        return place(agent, self.sort_by, self.name_filter, self.state_filter, self.unread)
+
+    def _resorted(self) -> None:
+        self._resort = None
+        self._sync()
+
+    @property
+    def pinned(self) -> int:
+        """Top lines that keep the alarming rows in view (at most half the list)."""
+        return min(self._pinned, self.scrollable_content_region.height // 2)
+
+    def line_of(self, row: int) -> int | None:
+        """The line of the view a row is drawn on, or None when scrolled away."""
+        pinned, height = self.pinned, self.scrollable_content_region.height
+        if row < pinned:
+            return row
+        line = row - self.scroll_offset.y
+        return line if pinned <= line < height else None
+
+    def row_on(self, line: int) -> int:
+        """The row drawn on a line of the view."""
+        return line if line < self.pinned else self.scroll_offset.y + line
+
+    def _refresh_row(self, row: int | None) -> None:
+        line = self.line_of(row) if row is not None else None
+        if line is not None:
+            self.refresh(Region(0, line, self.size.width, 1))
+
+    def _keep_in_view(self, row: int) -> None:
+        """Scroll so `row` shows below the pinned ones (which always show)."""
+        pinned, height = self.pinned, self.scrollable_content_region.height
         top = self.scroll_offset.y
-        return top <= row < top + self.scrollable_content_region.height
+        if row < pinned:  # always in view; the first row (Home) also brings the top back
+            if row == 0:
+                self.scroll_to(y=0, animate=False, force=True, immediate=True)
+            return
+        if row < top + pinned:
+            self.scroll_to(y=row - pinned, animate=False, force=True, immediate=True)
+        elif row >= top + height:
+            self.scroll_to(y=row - height + 1, animate=False, force=True, immediate=True)
 
     # ── attributes down ────────────────────────────────────────────────────
 
@@ -189,8 +294,48 @@ class AgentList(ScrollView, can_focus=True):
     def row_state(self, agent: str) -> tuple[str, frozenset[str]]:
         """What `agent`'s row shows, as text, and its state classes."""
         state = self.store.agents[agent]
-        glyph, name, figure = row_text(state, self.scrollable_content_region.width - 2)
+        width = self.scrollable_content_region.width - 2
+        glyph, name, figure = row_text(state, width, unread=agent in self.unread)
         return " ".join(f"{glyph} {name} {figure}".split()), row_classes(state)
+
+    def narrow(
+        self, *, sort: str | None = None, name: str | None = None, state: str | None = ""
+    ) -> None:
+        """Change the sort, the name filter or the state filter (`state=None`:
+        every state; the default "" leaves it as it is), keeping the selection."""
+        if sort is not None:
+            self.sort_by = sort
+        if name is not None:
+            self.name_filter = name
+        if state != "":
+            self.state_filter = state
+        self._sync()
+        self.post_message(self.Narrowed())
+
+    def describe(self) -> str:
+        """The list's title: `agents`, or what narrows it (`agents · held · by spend`)."""
+        parts = ["agents"]
+        if self.name_filter:
+            parts.append(f"/{self.name_filter}")
+        if self.state_filter:
+            parts.append(self.state_filter)
+        if SORT_WORDS[self.sort_by]:
+            parts.append(SORT_WORDS[self.sort_by])
+        return " · ".join(parts)
+
+    def mark_unread(self, agent: str, unread: bool) -> None:
+        """The screen says `agent` has (or no longer has) something unseen."""
+        if (agent in self.unread) == unread:
+            return
+        if unread:
+            self.unread.add(agent)
+        else:
+            self.unread.discard(agent)
+        if self.state_filter == "unread" and unread:
+            self._sync()  # a row read under this filter stays until the filter changes
+        else:
+            self._lines.clear()
+            self._refresh_row(self._row_of.get(agent))
 
     def _announce(self, agent: str) -> None:
         self.selected = agent
@@ -199,15 +344,16 @@ class AgentList(ScrollView, can_focus=True):
     # ── drawing ────────────────────────────────────────────────────────────
 
     def render_line(self, y: int) -> Strip:
-        row = self.scroll_offset.y + y
+        row = self.row_on(y)
         width = self.scrollable_content_region.width
         if row > len(self.names):
             return Strip.blank(width, self.get_visual_style("agent-list--row").rich_style)
         look = self._look(row)
         agent = self.store.agents.get(self.names[row]) if row < len(self.names) else None
-        key = (agent, look, width, row == len(self.names))
+        unread = agent is not None and agent.name in self.unread
+        key = (agent, look, width, row == len(self.names), unread)
         if (strip := self._lines.get(key)) is None:
-            strip = self._draw(agent, look, width)
+            strip = self._draw(agent, look, width, unread)
             self._lines[key] = strip
         return strip
 
@@ -216,12 +362,12 @@ class AgentList(ScrollView, can_focus=True):
             return "agent-list--cursor" if self.has_focus else "agent-list--cursor-blurred"
         return "agent-list--hover" if row == self._hover else ""
 
-    def _draw(self, agent: AgentState | None, look: str, width: int) -> Strip:
+    def _draw(self, agent: AgentState | None, look: str, width: int, unread: bool) -> Strip:
         base = self.get_visual_style("agent-list--row", *([look] if look else []))
         if agent is None:
             content = Content.assemble(" ", (NEW_AGENT, self._part("agent-list--new")))
         else:
-            glyph, name, figure = row_text(agent, width - 2)
+            glyph, name, figure = row_text(agent, width - 2, unread=unread)
             level = spend_level(agent)
             spend = "agent-list--spend" + ("" if level == "ok" else f"-{level}")
             mark = {"working": "-working", "held": "-held"}.get(agent.status, "")
@@ -251,19 +397,19 @@ class AgentList(ScrollView, can_focus=True):
     # ── events ─────────────────────────────────────────────────────────────
 
     def watch_cursor(self, old: int, new: int) -> None:
-        self.refresh_line(old)
-        self.refresh_line(new)
-        width = self.scrollable_content_region.width
-        self.scroll_to_region(Region(0, new, width, 1), animate=False, force=True, immediate=True)
+        self._refresh_row(old)
+        self._keep_in_view(new)
+        self._refresh_row(new)
 
     def on_focus(self) -> None:
-        self.refresh_line(self.cursor)
+        self._refresh_row(self.cursor)
 
     def on_blur(self) -> None:
-        self.refresh_line(self.cursor)
+        self._refresh_row(self.cursor)
 
     def on_resize(self) -> None:
         self.virtual_size = Size(self.scrollable_content_region.width, len(self.names) + 1)
+        self._keep_in_view(self.cursor)
 
     def on_key(self, event: events.Key) -> None:
         if (character := typed(self, event)) is not None:  # never `n`: the list binds it
@@ -280,20 +426,19 @@ class AgentList(ScrollView, can_focus=True):
         row = self._row_at(event)
         if row != self._hover:
             for line in (self._hover, row):
-                if line is not None:
-                    self.refresh_line(line)
+                self._refresh_row(line)
             self._hover = row
 
     def on_leave(self) -> None:
         if self._hover is not None:
-            self.refresh_line(self._hover)
+            self._refresh_row(self._hover)
             self._hover = None
 
     def _row_at(self, event: events.MouseEvent) -> int | None:
         offset = event.get_content_offset(self)
         if offset is None:
             return None
-        row = offset.y + self.scroll_offset.y
+        row = self.row_on(offset.y)
         return row if 0 <= row <= len(self.names) else None
 
     # ── actions ────────────────────────────────────────────────────────────
@@ -314,3 +459,13 @@ class AgentList(ScrollView, can_focus=True):
 
     def action_new_agent(self) -> None:
         self.post_message(self.NewAgentWanted())
+
+    def action_filter_names(self) -> None:
+        self.post_message(self.FilterWanted())
+
+    def action_filter_state(self) -> None:
+        at = STATE_FILTERS.index(self.state_filter)
+        self.narrow(state=STATE_FILTERS[(at + 1) % len(STATE_FILTERS)])
+
+    def action_sort(self) -> None:
+        self.narrow(sort=SORTS[(SORTS.index(self.sort_by) + 1) % len(SORTS)])

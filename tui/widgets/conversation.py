@@ -59,7 +59,8 @@ class ConversationPane(VerticalScroll, can_focus=True):
     """Messages top to bottom, oldest first."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "earlier", "Earlier messages", show=False),
+        Binding("enter", "earlier", "Earlier messages (on the ↑ line)", show=False),
+        Binding("o", "open_newest", "Open / close the newest tool line or long message in view"),
     ]
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -78,6 +79,7 @@ class ConversationPane(VerticalScroll, can_focus=True):
         "conversation--md-em",
         "conversation--md-link",
         "conversation--md-bullet",
+        "conversation--fold",
     }
 
     @dataclass
@@ -228,6 +230,15 @@ class ConversationPane(VerticalScroll, can_focus=True):
             self._fetching = True
             await self._sync_earlier()
             self.post_message(self.EarlierWanted(self.agent, self._oldest))
+
+    def action_open_newest(self) -> None:
+        """Open (or close) the lowest line in view that folds."""
+        top, bottom = self.scroll_offset.y, self.scroll_offset.y + self.size.height
+        for line in reversed(list(self.query_children(MessageLine))):
+            region = line.virtual_region
+            if line.folds and region.y < bottom and region.bottom > top:
+                line.action_fold()
+                return
 
     async def _further_up(self) -> bool:
         """At the top, a move further up asks for earlier messages; True when

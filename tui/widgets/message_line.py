@@ -14,13 +14,23 @@ conversation pane's component classes, picked by kind (`WHO`, `BODY`): one
 style computation for the pane rather than one per message, and how each
 kind reads is still decided in `app.tcss`. Text is never parsed as markup:
 an agent can write `[red]` and it shows as typed.
+
+Some lines fold. A tool line shows the first line of its result and opens
+to the whole of it (the plane sends the result, compressed as the model read
+it, under the first line); a message over `FOLD_CHARS` shows its first
+`FOLD_LINES` lines and `20,000 characters · Enter to expand`. A line that
+folds can take focus (Tab, shift+Tab from the composer reaches the newest
+first), and Enter or a click opens and closes it.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import ClassVar
 
+from textual import events
+from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
 from textual.content import Content
 from textual.geometry import Size
@@ -36,6 +46,26 @@ LONG = 240
 """An agent answer this long (or with Markdown in it) renders as Markdown."""
 STAMP = 6
 """`14:02 `"""
+FOLD_CHARS = 2_000
+"""A message longer than this folds (a pasted log, a long answer)."""
+FOLD_LINES = 8
+"""Lines a folded message still shows."""
+
+
+def folds(message: Message) -> bool:
+    """Has more than it shows at first: a tool line with its result under
+    it, or a message over `FOLD_CHARS`."""
+    if message.kind == "tool":
+        return "\n" in message.text.strip()
+    return message.kind != "cost" and len(message.text) > FOLD_CHARS
+
+
+def fold_hint(message: Message) -> str:
+    """What a folded line says under itself."""
+    if message.kind == "tool":
+        rest = message.text.strip().count("\n")
+        return f"{rest:,} more line{'s' if rest != 1 else ''} · Enter to open"
+    return f"{len(message.text):,} characters · Enter to expand"
 
 
 def speaker(message: Message) -> str:
@@ -73,17 +103,38 @@ BODY = {"plane": "body-plane", "ask": "body-ask", "cost": "body-quiet", "tool": 
 
 class MessageLine(Widget):
     """A message drawn as three columns: time, who, and the text wrapped
-    under itself (a tool call keeps to one line; a long or formatted agent
-    answer is drawn from its Markdown)."""
+    under itself (a tool call keeps to one line until opened; a long or
+    formatted agent answer is drawn from its Markdown)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "fold", "Open / close this line", show=False)
+    ]
 
     def __init__(self, message: Message, *, who_width: int = 6) -> None:
         classes = f"-{message.kind}" + (" -held" if message.held else "")
         if wants_markdown(message):
             classes += " -markdown"
+        self.folds = folds(message)
+        if self.folds:
+            classes += " -folds"
         super().__init__(classes=classes)
+        self.can_focus = self.folds
         self.message = message
         self.who_width = who_width
+        self.expanded = False
+        """Opened to the whole (a tool's result, a long message)."""
         self._wrapped: LRUCache[int, list[Content]] = LRUCache(4)
+
+    def action_fold(self) -> None:
+        if self.folds:
+            self.expanded = not self.expanded
+            self.set_class(self.expanded, "-expanded")
+            self._wrapped.clear()
+            self.refresh(layout=True)
+
+    def on_click(self, event: events.Click) -> None:
+        if self.folds and event.chain == 1:
+            self.action_fold()
 
     @property
     def text_indent(self) -> int:
@@ -133,16 +184,24 @@ class MessageLine(Widget):
             ),
             lines[0],
         )
-        if badge:
-            gap = max(1, width - first.cell_length - len(badge))
-            first = Content.assemble(first, " " * gap, (badge, self._part("badge")))
+        if badge:  # right after the text, never across a wide screen from it
+            first = Content.assemble(first.rstrip(), " ", (badge, self._part("badge")))
         indent = " " * self.text_indent
         return [first, *(Content.assemble(indent, line) for line in lines[1:])]
 
     def _body_lines(self, room: int) -> list[Content]:
-        if self.message.kind == "tool":
+        if self.message.kind == "tool" and not self.expanded:
             body = self._blocks()[0].content
-            return [body.split("\n")[0].truncate(room, ellipsis=True)]
+            lines = [body.split("\n")[0].truncate(room, ellipsis=True)]
+        else:
+            lines = self._all_lines(room)
+            if self.folds and not self.expanded:
+                lines = lines[:FOLD_LINES]
+        if self.folds and not self.expanded:
+            lines.append(Content(fold_hint(self.message)).stylize(self._part("fold")))
+        return lines
+
+    def _all_lines(self, room: int) -> list[Content]:
         lines: list[Content] = []
         marker = self._part("md-bullet")
         for block in self._blocks():

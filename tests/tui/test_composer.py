@@ -1,0 +1,131 @@
+"""The composer: a paste keeps every line, ctrl+j starts one, Enter sends
+the lot; Up/Down walk what was sent; each agent keeps its own draft; PageUp
+and PageDown scroll the conversation from where the operator types."""
+
+from __future__ import annotations
+
+from textual import events
+
+from tests.tui.conftest import feed, settle
+from tests.tui.factories import agent, message, snapshot
+from tests.tui.test_live import SIZE, app_for, pane_lines, until
+from tui.app import PlaneApp
+from tui.widgets.composer import Composer
+from tui.widgets.conversation import ConversationPane
+
+LOG = 'Traceback (most recent call last):\n  File "build.py", line 3\nImportError: libssl.so.3'
+
+
+def composer(app: PlaneApp) -> Composer:
+    return app.main_screen.query_one(Composer)
+
+
+def sent_texts(app: PlaneApp) -> list[str]:
+    """What the screen sent, as the offline plane's refusal quotes it."""
+    prefix = "Not sent (no connection to the plane): "
+    notes = [str(n.render()) for n in app.main_screen.query(".note")]
+    return [n.removeprefix(prefix) for n in notes if n.startswith(prefix)]
+
+
+async def offline(pilot) -> None:  # type: ignore[no-untyped-def]
+    feed(pilot.app, snapshot(agent("demo"), agent("scout"), agent("third")))
+    await settle(pilot)
+
+
+async def test_a_pasted_log_keeps_every_line_on_a_real_plane(start_plane) -> None:  # type: ignore[no-untyped-def]
+    plane = await start_plane()
+    app = app_for(plane)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.main_screen.selected == "demo")
+        app.post_message(events.Paste(LOG))  # as the terminal's bracketed paste arrives
+        await until(pilot, lambda: composer(app).value == LOG)
+        assert app.focused is composer(app) and composer(app).size.height == 3  # every line in view
+        await pilot.press("enter")
+        await until(pilot, lambda: ("operator", LOG) in pane_lines(app))
+        stored = await plane.services.conversation.history("demo", 5)
+        assert ("operator", LOG) in [(m.kind, m.text) for m in stored]
+        assert composer(app).value == ""
+
+
+async def test_ctrl_j_starts_a_new_line_and_enter_sends_them_all() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await offline(pilot)
+        await pilot.press(*"first", "ctrl+j", *"second", "shift+enter", *"third")
+        await settle(pilot)
+        assert composer(app).value == "first\nsecond\nthird"
+        assert sent_texts(app) == []
+        await pilot.press("enter")
+        await settle(pilot, 6)
+        assert sent_texts(app) == ["first\nsecond\nthird"]
+        assert composer(app).value == ""
+
+
+async def test_up_and_down_walk_what_was_sent_and_come_back_to_the_draft() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await offline(pilot)
+        for text in ("one", "two"):
+            await pilot.press(*text, "enter")
+        await pilot.press(*"draft")
+        await settle(pilot)
+        await pilot.press("up")
+        assert composer(app).value == "two"
+        await pilot.press("up", "up")  # the oldest stays
+        assert composer(app).value == "one"
+        await pilot.press("down")
+        assert composer(app).value == "two"
+        await pilot.press("down")
+        assert composer(app).value == "draft"
+        assert app.main_screen.selected == "demo", "arrows in the composer never switch agent"
+
+
+async def test_up_inside_a_message_of_several_lines_moves_the_cursor_not_the_history() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await offline(pilot)
+        await pilot.press(*"sent", "enter", *"a", "ctrl+j", *"b")
+        await pilot.press("up")  # from the second line to the first: still the draft
+        assert composer(app).value == "a\nb"
+        await pilot.press("up")  # from the first line: the history
+        assert composer(app).value == "sent"
+
+
+async def test_each_agent_keeps_its_own_draft() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await offline(pilot)
+        await pilot.press(*"for demo")
+        await pilot.press("alt+down")
+        await settle(pilot)
+        assert app.main_screen.selected == "scout" and composer(app).value == ""
+        await pilot.press(*"for scout")
+        await pilot.press("ctrl+l", "up")  # from the list, too
+        await settle(pilot)
+        assert app.main_screen.selected == "demo" and composer(app).value == "for demo"
+        await pilot.press("down", "enter")  # Enter on a row: back to the composer
+        await settle(pilot)
+        assert app.focused is composer(app) and composer(app).value == "for scout"
+        await pilot.press("enter")
+        await settle(pilot, 6)
+        assert sent_texts(app) == ["for scout"], "only the shown agent's draft is sent"
+
+
+async def test_page_up_and_down_in_the_composer_scroll_the_conversation() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await offline(pilot)
+        app.store.conversation("scout").add(
+            [message("scout", "operator", f"line {i}") for i in range(50)]
+        )
+        app.main_screen.select_agent("scout")
+        await settle(pilot, 5)
+        pane = app.main_screen.query_one(ConversationPane)
+        await until(
+            pilot, lambda: pane.max_scroll_y > 0 and pane.scroll_offset.y == pane.max_scroll_y
+        )
+        await pilot.press("pageup")
+        await until(pilot, lambda: pane.scroll_offset.y < pane.max_scroll_y)
+        assert app.focused is composer(app)
+        await pilot.press("pagedown")
+        await until(pilot, lambda: pane.scroll_offset.y == pane.max_scroll_y)

@@ -1,0 +1,161 @@
+"""Finding an agent among 55: the fleet line, `/` to filter by name, `f` by
+state, `s` to sort; held and amber rows stay in sight however far the
+cursor goes."""
+
+from __future__ import annotations
+
+from tests.tui.conftest import feed, settle
+from tests.tui.factories import agent, snapshot
+from tui.app import PlaneApp
+from tui.fleet import fleet
+from tui.screens.main import FLEET_S
+from tui.widgets.agent_list import RESORT_S, AgentList
+from tui.widgets.fleet_line import FleetLine
+
+SIZE = (100, 30)
+
+
+def fifty_five():  # type: ignore[no-untyped-def]
+    held = [agent(f"held-{n}", "0.20", "0.20", status="held") for n in range(3)]
+    amber = [agent("scout", "0.45", "0.50")]
+    working = [agent("poet", "0.07", status="working")]
+    working += [agent(f"worker-{n}", status="working") for n in range(3)]
+    idle = [agent(f"agent-{n:02}") for n in range(47)]
+    # Configured with the alarming ones in the middle, where 55 rows would bury them.
+    return snapshot(*idle[:20], *held[:2], *working, *idle[20:40], *amber, held[2], *idle[40:])
+
+
+def fleet_text(app: PlaneApp) -> str:
+    return app.main_screen.query_one(FleetLine).render().plain
+
+
+def on_screen(app: PlaneApp) -> list[str]:
+    """The rows the list draws, top to bottom (names only)."""
+    agents = app.main_screen.query_one(AgentList)
+    lines = [agents.render_line(y).text.split() for y in range(agents.size.height)]
+    return [words[1] for words in lines if len(words) >= 2 and words[0] in "○●■"]
+
+
+async def started(pilot) -> AgentList:  # type: ignore[no-untyped-def]
+    feed(pilot.app, fifty_five())
+    await redrawn(pilot)
+    return pilot.app.main_screen.query_one(AgentList)
+
+
+async def redrawn(pilot) -> None:  # type: ignore[no-untyped-def]
+    """Past the fleet line's and the rows' short redraw delays."""
+    await settle(pilot)
+    await pilot.pause(max(FLEET_S, RESORT_S) * 2)
+    await settle(pilot)
+
+
+def test_the_fleet_line_counts_by_state_and_sums_the_day() -> None:
+    assert fleet(fifty_five().agents).text() == (
+        "55 agents · 4 working · 1 amber · 3 held · $1.12 today"
+    )
+    calm = fleet([agent("demo"), agent("scout")])
+    assert calm.text() == "2 agents · $0.00 today", "a count of zero says nothing"
+
+
+async def test_the_fleet_line_is_on_screen_and_follows_the_plane() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        assert fleet_text(app) == "55 agents · 4 working · 1 amber · 3 held · $1.12 today"
+        from plane.wire.protocol import AgentUpdated
+
+        feed(app, AgentUpdated(agent=agent("poet", "0.10")))  # its turn ended, dearer
+        await redrawn(pilot)
+        assert fleet_text(app) == "55 agents · 3 working · 1 amber · 3 held · $1.15 today"
+
+
+async def test_held_and_amber_rows_come_first_and_stay_in_sight_at_the_bottom() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        agents = await started(pilot)
+        alarms = {"held-0", "held-1", "held-2", "scout"}
+        assert set(agents.names[:4]) == alarms
+        await pilot.press("ctrl+l", "end")  # to `+ new agent`, 51 rows down
+        await settle(pilot)
+        assert agents.scroll_offset.y > 0
+        seen = on_screen(app)
+        assert alarms <= set(seen[:4]), seen
+        assert "agent-46" in seen, "the bottom rows show under the pinned ones"
+        await pilot.press("up")
+        await settle(pilot)
+        assert app.main_screen.selected == "agent-46"
+        await pilot.press("home")
+        await settle(pilot)
+        assert app.main_screen.selected == agents.names[0]
+        assert on_screen(app)[:6] == agents.names[:6], "back at the top, nothing hidden"
+
+
+async def test_slash_filters_by_a_piece_of_the_name_and_esc_clears_it() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        agents = await started(pilot)
+        await pilot.press("ctrl+l", "/")
+        await settle(pilot)
+        await pilot.press(*"WORK")
+        await settle(pilot)
+        assert agents.names == ["worker-0", "worker-1", "worker-2"]
+        assert agents.border_title == "agents · /WORK"
+        assert fleet_text(app).startswith("55 agents"), "the fleet line counts every agent"
+        await pilot.press("enter")  # keep it, back to the rows
+        await settle(pilot)
+        assert app.focused is agents and app.main_screen.selected == "worker-0"
+        await pilot.press("down")
+        await settle(pilot)
+        assert app.main_screen.selected == "worker-1"
+        await pilot.press("/", "escape")
+        await settle(pilot)
+        assert len(agents.names) == 55 and agents.border_title == "agents"
+        assert app.main_screen.selected == "worker-1", "clearing keeps the selection"
+
+
+async def test_f_steps_through_the_states_and_s_through_the_sorts() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        agents = await started(pilot)
+        await pilot.press("ctrl+l", "f")
+        await settle(pilot)
+        assert agents.state_filter == "working"
+        assert agents.names == ["poet", "worker-0", "worker-1", "worker-2"]
+        await pilot.press("f")
+        assert agents.names == ["held-0", "held-1", "held-2"]
+        assert agents.border_title == "agents · held"
+        await pilot.press("f")
+        assert agents.names == ["held-0", "held-1", "scout", "held-2"], "amber or red"
+        await pilot.press("f", "f")  # unread (none), then every agent again
+        assert len(agents.names) == 55 and agents.state_filter is None
+
+        await pilot.press("s")  # by state: held, then red/amber, working, idle
+        assert agents.names[:8] == [
+            "held-0",
+            "held-1",
+            "held-2",
+            "scout",
+            "poet",
+            "worker-0",
+            "worker-1",
+            "worker-2",
+        ]
+        await pilot.press("s")  # by spend, the alarming ones still first
+        assert agents.names[:5] == ["scout", "held-0", "held-1", "held-2", "poet"]
+        assert agents.border_title == "agents · by spend"
+        await pilot.press("s")  # by name
+        assert agents.names[4:7] == ["agent-00", "agent-01", "agent-02"]
+        await pilot.press("s")  # as configured
+        assert agents.names[4] == "agent-00" and agents.border_title == "agents"
+
+
+async def test_a_row_that_turns_amber_moves_up_into_sight() -> None:
+    from plane.wire.protocol import AgentUpdated
+
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        agents = await started(pilot)
+        assert "agent-46" not in on_screen(app)
+        feed(app, AgentUpdated(agent=agent("agent-46", "4.50", "5")))
+        await redrawn(pilot)  # rows an update moves are ordered again soon after
+        assert "agent-46" in agents.names[:5] and "agent-46" in on_screen(app)

@@ -1,0 +1,117 @@
+"""Help: F1 anywhere and `?` in the agent list show this app's keys and the
+rows' legend; Esc closes any panel (help, Textual's keys panel, the palette,
+the form)."""
+
+from __future__ import annotations
+
+from textual.command import CommandPalette
+
+from tests.tui.conftest import feed, settle
+from tests.tui.factories import agent, snapshot
+from tui.app import PlaneApp
+from tui.help import as_text
+from tui.screens.help import HelpScreen
+from tui.screens.main import MainScreen
+from tui.screens.new_agent import NewAgentScreen
+from tui.widgets.agent_list import GLYPHS
+from tui.widgets.composer import Composer
+
+SIZE = (100, 40)
+
+
+def help_text(app: PlaneApp) -> str:
+    return "\n".join(str(s.render()) for s in app.screen.query("#help Static"))
+
+
+async def started(pilot) -> None:  # type: ignore[no-untyped-def]
+    feed(pilot.app, snapshot(agent("demo"), agent("scout")))
+    await settle(pilot)
+
+
+async def test_f1_from_the_composer_shows_the_keys_and_every_glyph_and_esc_closes_it() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        await pilot.press("f1")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        text = help_text(app)
+        for glyph in GLYPHS.values():
+            assert glyph in text, f"{glyph} is not explained"
+        for key, what in [("ctrl+j", "New line"), ("ctrl+n", "New agent"), ("?", "Help")]:
+            line = next((ln for ln in text.splitlines() if ln.strip().startswith(key)), "")
+            assert what in line, f"{key}: {line!r}"
+        assert "held: at its daily ceiling" in text and "working: a turn is running" in text
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, MainScreen) and isinstance(app.focused, Composer)
+        assert app.screen.query_one(Composer).value == "", "F1 and Esc typed nothing"
+
+
+async def test_question_mark_is_help_in_the_list_and_text_in_the_composer() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        await pilot.press("?")
+        await settle(pilot)
+        assert isinstance(app.screen, MainScreen)
+        assert app.screen.query_one(Composer).value == "?"
+        await pilot.press("ctrl+l", "?")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("?")  # the same key closes it
+        await settle(pilot)
+        assert isinstance(app.screen, MainScreen)
+
+
+async def test_f1_works_over_the_form_and_esc_closes_each_panel_in_turn() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+        await pilot.press("f1")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, NewAgentScreen)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, MainScreen)
+
+        await pilot.press("ctrl+p")
+        await settle(pilot)
+        assert isinstance(app.screen, CommandPalette)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, MainScreen)
+
+
+async def test_esc_closes_textuals_keys_panel() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        app.action_show_help_panel()  # the palette's "Keys" entry
+        await settle(pilot)
+        assert app.screen.query("HelpPanel")
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not app.screen.query("HelpPanel")
+
+
+async def test_slash_help_points_at_the_keys() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        await pilot.press(*"/help", "enter")
+        await settle(pilot)
+        notes = [str(n.render()) for n in app.screen.query(".note")]
+        assert notes and notes[0].endswith(
+            "F1 (or ? in the agent list) shows the keys and what ○ ● ■ mean."
+        )
+
+
+def test_the_readme_keys_section_is_the_help_panels_text() -> None:
+    readme = (__import__("pathlib").Path(__file__).parents[2] / "README.md").read_text()
+    assert as_text() in readme, "README's Keys section is stale: python -m tui.help prints it"

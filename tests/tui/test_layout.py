@@ -1,0 +1,93 @@
+"""Layout: below 80 columns the agent list shrinks, below 60 it folds away
+(ctrl+l shows it in place of the conversation); a badge stays beside its
+message at any width; amber is only ever spend."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from plane.wire.protocol import MessageAppended
+from tests.tui.conftest import feed, settle
+from tests.tui.factories import agent, message, snapshot
+from tui.app import PlaneApp
+from tui.widgets.agent_list import AgentList
+from tui.widgets.composer import Composer
+from tui.widgets.conversation import ConversationPane
+from tui.widgets.message_line import MessageLine
+
+TUI = Path(__file__).parents[2] / "tui"
+
+
+async def widths(size: tuple[int, int]) -> tuple[int, int, bool]:
+    """The list's and the conversation's widths, and whether the list shows."""
+    app = PlaneApp(None)
+    async with app.run_test(size=size) as pilot:
+        feed(app, snapshot(agent("demo"), agent("scout")))
+        await settle(pilot)
+        agents = app.main_screen.query_one("#side")
+        pane = app.main_screen.query_one(ConversationPane)
+        return agents.size.width, pane.size.width, agents.display and agents.size.width > 0
+
+
+async def test_the_list_keeps_28_columns_when_wide_and_shrinks_below_80() -> None:
+    assert (await widths((120, 30)))[0] == 28
+    side, pane, shown = await widths((79, 30))
+    assert shown and side == 20 and pane >= 79 - 20 - 4
+    side, pane, shown = await widths((50, 30))
+    assert not shown and pane >= 50 - 4, "below 60 the conversation gets the width"
+
+
+async def test_on_a_tiny_screen_ctrl_l_shows_the_list_and_choosing_brings_back_the_talk() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=(50, 24)) as pilot:
+        feed(app, snapshot(agent("demo"), agent("scout")))
+        await settle(pilot)
+        await pilot.press("ctrl+l")
+        await settle(pilot)
+        agents = app.main_screen.query_one(AgentList)
+        assert app.focused is agents and agents.size.width > 40
+        assert not app.main_screen.query_one("#talk").display
+        await pilot.press("down", "enter")
+        await settle(pilot)
+        assert app.main_screen.selected == "scout"
+        assert isinstance(app.focused, Composer) and app.main_screen.query_one("#talk").display
+        await pilot.press("ctrl+l", *"hi")  # typing in the list goes to the composer
+        await settle(pilot)
+        assert isinstance(app.focused, Composer) and app.focused.value == "hi"
+
+
+async def test_the_held_badge_sits_beside_its_message_at_250_columns() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=(250, 30)) as pilot:
+        feed(app, snapshot(agent("burner", "2", "2", status="held")))
+        await settle(pilot)
+        feed(
+            app,
+            MessageAppended(message=message("burner", "operator", "check the sitemap", held=True)),
+        )
+        await settle(pilot)
+        line = app.main_screen.query_one(MessageLine).plain(250)
+        assert (
+            line.endswith("check the sitemap  held "[:-1].rstrip() + "") or "sitemap  held" in line
+        )
+        assert line.index("held") - line.index("sitemap") < 12, line
+
+
+def test_amber_is_only_for_spend() -> None:
+    """Every rule coloured amber ($warning, or $accent: amber in the dark
+    theme) is a spend figure's; + new agent, code and asks are not."""
+    amber_rules = []
+    for sheet in TUI.rglob("*.tcss"):
+        css = re.sub(r"/\*.*?\*/", "", sheet.read_text(), flags=re.S)
+        for rule in css.split("}"):
+            if "warning" in rule or "accent" in rule:
+                amber_rules.append(rule.split("{")[0].strip())
+    assert sorted(amber_rules) == [
+        "#top, #models, .spender",  # the spend screen: its figures are all spend
+        "AgentList > .agent-list--spend-warn",
+        "FleetLine > .fleet-line--warn",
+        "Sparkline.spent > .sparkline--max-color",
+        "Sparkline.spent > .sparkline--min-color",
+        "TitleBar.-warn > .title-bar--spend",
+    ]

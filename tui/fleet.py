@@ -1,0 +1,117 @@
+"""Finding an agent among fifty: the fleet line, the row order, the filters.
+
+Pure functions over the plane's `AgentState`s, so the agent list, the fleet
+line and the tests read the same answer.
+
+Held and amber rows come first in every order (then the chosen sort), and
+the list pins them at its top while the rest scroll under them: an operator
+browsing fifty agents by name is still looking at the three that need them.
+A filter is the operator asking for fewer rows, so it may leave them out;
+the fleet line, always on screen, still counts them (in their colours).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+
+from plane.wire.protocol import AgentState
+from tui.formatting import spend_level, usd
+
+SORTS = ("listed", "state", "spend", "name")
+"""`s` in the list steps through these; `listed` is the plane's own order
+(the config's, then creation)."""
+SORT_WORDS = {"listed": "", "state": "by state", "spend": "by spend", "name": "by name"}
+STATE_FILTERS: tuple[str | None, ...] = (None, "working", "held", "amber", "unread")
+"""`f` in the list steps through these; None shows every agent."""
+_RANK = {"held": 0, "over": 1, "warn": 2, "working": 3}
+
+
+def alarming(agent: AgentState) -> bool:
+    """Held, or amber or red on spend: a row that must stay in sight."""
+    return agent.status == "held" or spend_level(agent) != "ok"
+
+
+def _rank(agent: AgentState) -> int:
+    if agent.status == "held":
+        return _RANK["held"]
+    level = spend_level(agent)
+    return _RANK.get(level, _RANK.get(agent.status, 9))
+
+
+def ordered(agents: Sequence[AgentState], sort: str) -> list[AgentState]:
+    """`agents` in `sort` order, the alarming ones first (stably)."""
+    if sort == "state":
+        rows = sorted(agents, key=lambda a: (_rank(a), a.name.casefold()))
+    elif sort == "spend":
+        rows = sorted(agents, key=lambda a: (-a.spend_today_usd, a.name.casefold()))
+    elif sort == "name":
+        rows = sorted(agents, key=lambda a: a.name.casefold())
+    else:
+        rows = list(agents)
+    return [a for a in rows if alarming(a)] + [a for a in rows if not alarming(a)]
+
+
+def place(agent: AgentState, sort: str, name: str, state: str | None, unread: set[str]) -> tuple:  # type: ignore[type-arg]
+    """What decides `agent`'s row position: while it is unchanged by an
+    update, the row stays where it is and only its line is redrawn."""
+    key = {"state": _rank(agent), "spend": agent.spend_today_usd}.get(sort)
+    return (alarming(agent), shown(agent, name, state, unread), key)
+
+
+def shown(agent: AgentState, name: str, state: str | None, unread: set[str]) -> bool:
+    """Does `agent` pass the name filter (a piece of its name, any case) and the state one?"""
+    if name and name.casefold() not in agent.name.casefold():
+        return False
+    if state is None:
+        return True
+    if state == "amber":
+        return spend_level(agent) != "ok"
+    if state == "unread":
+        return agent.name in unread
+    return agent.status == state
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """What the fleet line says."""
+
+    agents: int
+    working: int
+    amber: int
+    held: int
+    spent: Decimal
+
+    def parts(self) -> list[tuple[str, str]]:
+        """(text, state) pieces: `55 agents`, `4 working`, `1 amber`, `3 held`,
+        `$1.12 today`; a count of zero says nothing, like a row at $0."""
+        plural = "" if self.agents == 1 else "s"
+        parts = [(f"{self.agents} agent{plural}", "")]
+        for count, word, state in (
+            (self.working, "working", "working"),
+            (self.amber, "amber", "warn"),
+            (self.held, "held", "held"),
+        ):
+            if count:
+                parts.append((f"{count} {word}", state))
+        parts.append((f"{usd(self.spent)} today", ""))
+        return parts
+
+    def text(self) -> str:
+        """`55 agents · 4 working · 1 amber · 3 held · $1.12 today`"""
+        return " · ".join(text for text, _ in self.parts())
+
+
+def fleet(agents: Iterable[AgentState]) -> Fleet:
+    """Counts by state and the day's spend of every agent the plane listed.
+    Amber is spend past `warnRatio` and short of the ceiling (red, at the
+    ceiling, is held and counted there)."""
+    rows = list(agents)
+    return Fleet(
+        agents=len(rows),
+        working=sum(a.status == "working" for a in rows),
+        amber=sum(spend_level(a) == "warn" for a in rows),
+        held=sum(a.status == "held" for a in rows),
+        spent=sum((a.spend_today_usd for a in rows), Decimal(0)),
+    )

@@ -1,0 +1,42 @@
+"""The fleet at a glance: `55 agents · 4 working · 1 amber · 3 held · $1.12 today`.
+
+One line under the title, whatever the list shows: a filter narrows the
+rows, never this count, so held and amber agents are never out of sight.
+The screen sets `fleet`; the amber and held counts take the rows' colours.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.content import Content
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from tui.fleet import Fleet
+
+
+class FleetLine(Widget):
+    """Counts by state and the day's spend, from `tui.fleet.fleet`."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "fleet-line--muted",
+        "fleet-line--working",
+        "fleet-line--warn",
+        "fleet-line--held",
+    }
+
+    fleet: reactive[Fleet | None] = reactive(None)
+    """None until the plane has listed its agents."""
+
+    def render(self) -> Content:
+        if self.fleet is None or not self.fleet.agents:
+            return Content("")
+        muted = self.get_visual_style("fleet-line--muted")
+        parts: list[tuple[str, object]] = []
+        for number, (text, state) in enumerate(self.fleet.parts()):
+            if number:
+                parts.append((" · ", muted))
+            style = self.get_visual_style(f"fleet-line--{state}") if state else muted
+            parts.append((text, style))
+        return Content.assemble(*parts)  # type: ignore[arg-type]
