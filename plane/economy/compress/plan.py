@@ -226,6 +226,33 @@ def _rules(removed: list[str]) -> str:
     return head + (" at " + located if located else "")
 
 
+def _values(removed: list[str]) -> int:
+    """How many JSON values folded pieces of one line hold: their parts between commas
+    outside strings and brackets (`1, {"a": [2, 3]}, "x,y"` is three)."""
+    n = 0
+    for text in removed:
+        depth = 0
+        part = quoted = escaped = False
+        for ch in text:
+            if quoted:
+                quoted = escaped or ch != '"'
+                escaped = not escaped and ch == "\\"
+                continue
+            if ch == "," and depth == 0:
+                n += part
+                part = False
+                continue
+            if ch == '"':
+                quoted = True
+            elif ch in "[{":
+                depth += 1
+            elif ch in "]}":
+                depth -= 1
+            part = part or not ch.isspace()
+        n += part
+    return n
+
+
 # Heads that count something other than lines, worked out only when asked for.
 _COUNTED: dict[str, Callable[[list[str]], str]] = {
     "matches": _matches,
@@ -235,6 +262,7 @@ _COUNTED: dict[str, Callable[[list[str]], str]] = {
         f"… {len(removed)} more paragraph{'' if len(removed) == 1 else 's'}"
     ),
     "words": lambda removed: f"… {sum(len(text.split()) for text in removed)} more words",
+    "values": lambda removed: f"… {_values(removed)} more values",
     "redraws": lambda removed: f"… {sum(line.count(chr(13)) for line in removed)} earlier frames",
 }
 

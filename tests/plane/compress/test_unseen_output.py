@@ -322,6 +322,7 @@ def test_compressing_one_output_loads_only_its_format() -> None:
     formats = {m for m in loaded if m.startswith("plane.economy.compress.formats.")}
     assert formats == {
         "plane.economy.compress.formats.jsondoc",
+        "plane.economy.compress.formats.jsonline",
         "plane.economy.compress.formats.strings",
         "plane.economy.compress.formats.documents",
     }
