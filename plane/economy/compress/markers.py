@@ -85,9 +85,16 @@ def expand(text: str, lookup: Callable[[str], str]) -> str:
     `lookup(ref)` returns the removed content (a dict's `__getitem__`, or a
     store's `get`); whatever it raises for an unknown ref propagates.
     """
-    text = VIEW_RE.sub(lambda m: lookup(m.group("vref")), text)
-    text = CODE_MARKER_RE.sub(lambda m: lookup(m.group("cref")), text)
-    return MARKER_RE.sub(lambda m: lookup(m.group("ref")), text)
+    return _ANY_RE.sub(lambda m: lookup(m["vref"] or m["cref"] or m["ref"]), text)
+
+
+# Views, code markers and inline markers in one pass, left to right: what a marker puts
+# back is never read again, so an output that itself shows a marker (a README about
+# this very compressor) round-trips once its own marker-like lines are folded.
+_ANY_RE = lazy(
+    "|".join(p.pattern for p in (VIEW_RE, CODE_MARKER_RE, MARKER_RE)),
+    re.M,
+)
 
 
 # A ref standing on its own: not the tail of an identifier (`blk_k_…`), nor the start of a
