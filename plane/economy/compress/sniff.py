@@ -29,10 +29,18 @@ class Sample:
         self.text_len = len(text)
         self.text = text
 
-    def share(self, pattern: re.Pattern[str]) -> float:
+    def share(self, pattern: re.Pattern[str], starts: str = "", holds: str = "") -> float:
+        """The share of lines the pattern finds. `starts` (the characters a matching line
+        can start with) and `holds` (one every matching line has) rule lines out as plain
+        string tests first: with none left, the pattern is not even compiled."""
         if not self.lines:
             return 0.0
-        return sum(1 for line in self.lines if pattern.search(line)) / len(self.lines)
+        lines = self.lines
+        if starts:
+            lines = [line for line in lines if line[:1] in starts]
+        if holds:
+            lines = [line for line in lines if holds in line]
+        return sum(1 for line in lines if pattern.search(line)) / len(self.lines)
 
     def logs(self) -> float:
         """The share of lines that are log lines: a timestamp or a log's opening, or a level
@@ -109,11 +117,15 @@ def structural(sample: Sample) -> str | None:
     as JSON is JSON, whatever markup its strings hold."""
     if sample.carriage_returns >= 8:
         return "redraw"
-    if sample.share(_DIFF) > 0.02 and any(_DIFF.match(x) for x in sample.lines[:40]):
+    if sample.share(_DIFF, starts="d@+-i") > 0.02 and any(
+        _DIFF.match(x) for x in sample.lines[:40]
+    ):
         return "diff"
     if _looks_json(sample) or _parses_whole(sample):
         return "json"
-    if sample.share(_TAG) > 0.3 and any(_HTML.search(line) for line in sample.lines[:200]):
+    if sample.share(_TAG, holds="<") > 0.3 and any(
+        _HTML.search(line) for line in sample.lines[:200]
+    ):
         return "html"
     return None
 
