@@ -54,8 +54,8 @@ VIEW_RE = lazy(
     + r")\]\n(?P<body>[\s\S]*?)\n\[end of view ref:(?P=vref)\]"
 )
 MARKER_RE = lazy(_inline("ref"))
-# Anything that looks like a marker in an input makes the input ineligible:
-# expanding it later could not tell our markers from the tool's own text.
+# Anything that looks like a marker in an input: expanding could not tell it from ours, so
+# the engine folds every line holding one (what a marker puts back is never read again).
 LOOKS_LIKE_MARKER_RE = lazy(r"ref:" + _REF)
 
 
