@@ -12,6 +12,12 @@ the figure (the machine's load only ever adds), with the least CPU time
 same loop as the floor. The ref store is a scratch PLANE_HOME; bytecode is
 cached (in a scratch PYTHONPYCACHEPREFIX, warmed by one run first) as an
 installed package's is, even where PYTHONDONTWRITEBYTECODE is set.
+
+`--against REV` also times the plane package as it was at a git revision
+against this tree, both run with `python -S` (no site, so no editable-install
+finder that would load this tree in both) from an extracted copy of each, in
+one interleaved loop: the two figures share the machine's load, so their
+difference is the code's.
 """
 
 from __future__ import annotations
@@ -68,9 +74,52 @@ def best_ms(cmd: list[str], stdin: bytes, runs: int, env: dict[str, str]) -> tup
     return min(walls), min(cpus)
 
 
+def against(rev: str, inputs: dict[str, bytes], runs: int, env: dict[str, str]) -> None:
+    """This tree's plane package and the one at `rev`, under `python -S`, interleaved."""
+    with tempfile.TemporaryDirectory() as scratch:
+        trees = {}
+        for name, source in ((rev, rev), ("this tree", None)):
+            tree = Path(scratch) / ("rev" if source else "tree")
+            tree.mkdir()
+            if source is None:
+                archive = subprocess.run(
+                    ["git", "-C", str(ROOT), "ls-files", "-z", "plane"],
+                    capture_output=True,
+                    check=True,
+                ).stdout
+                subprocess.run(
+                    ["tar", "-C", str(ROOT), "--null", "-T", "-", "-cf", str(tree / "t.tar")],
+                    input=archive,
+                    check=True,
+                )
+            else:
+                subprocess.run(
+                    ["git", "-C", str(ROOT), "archive", "-o", str(tree / "t.tar"), source, "plane"],
+                    check=True,
+                )
+            subprocess.run(["tar", "-C", str(tree), "-xf", str(tree / "t.tar")], check=True)
+            trees[name] = tree
+        code = "import sys; from plane.entry import main; sys.exit(main(['compress']))"
+        jobs = {}
+        for name, tree in trees.items():
+            for label, data in inputs.items():
+                cmd = [str(PYTHON), "-S", "-c", code]
+                jobs[(name, label)] = (cmd, data, {**env, "PYTHONPATH": str(tree)})
+        best = {key: (1e9, 1e9) for key in jobs}
+        for _ in range(runs + 1):  # the first round warms each copy's bytecode
+            for key, (cmd, data, job_env) in jobs.items():
+                ms, cpu = best_ms(cmd, data, 1, job_env)
+                best[key] = (min(best[key][0], ms), min(best[key][1], cpu))
+        floor, _ = best_ms([str(PYTHON), "-S", "-c", "pass"], b"", runs, env)
+        print(f"with python -S (python -S -c pass: {floor:.1f} ms), min of {runs}, interleaved:")
+        for (name, label), (ms, cpu) in best.items():
+            print(f"  {name:>12}, {label}: {ms:.1f} ms a call, {cpu:.1f} ms CPU")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--against", metavar="REV", help="also time the plane as it was at REV")
     args = parser.parse_args()
     if not PLANE.exists():
         sys.exit(f"no {PLANE}: run `make .venv/bin/plane` first")
@@ -88,6 +137,8 @@ def main() -> int:
                 f" (min of {args.runs}), {ms / AIM_MS:.2f}× the {AIM_MS:.0f} ms aim,"
                 f" {ms - floor:.1f} ms over python -c pass; {cpu:.1f} ms CPU"
             )
+        if args.against:
+            against(args.against, inputs, args.runs, env)
     return 0
 
 

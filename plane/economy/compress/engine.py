@@ -92,10 +92,9 @@ def compress(text: str, *, command: str | None = None) -> Compressed:
     """Compress one tool output; on any doubt, return it unchanged."""
     if len(text) < MIN_CHARS:
         return _unchanged(text, "short")
-    if LOOKS_LIKE_MARKER_RE.search(text):
-        return _unchanged(text, "already has markers")
+    marked = LOOKS_LIKE_MARKER_RE.search(text) is not None
     try:
-        result = _compress(text, command)
+        result = _compress(text, command, marked)
     except Exception as err:  # fail-open is the contract: log it, send the original
         _log().exception("compression failed; sending the output unchanged")
         return _unchanged(text, f"error: {type(err).__name__}")
@@ -111,7 +110,7 @@ def compress(text: str, *, command: str | None = None) -> Compressed:
     return result
 
 
-def _compress(text: str, command: str | None) -> Compressed:
+def _compress(text: str, command: str | None, marked: bool = False) -> Compressed:
     head, body, tail = frame.split(text, command)
     command = command or frame.command(head)
     lines = body.split("\n")
@@ -125,9 +124,33 @@ def _compress(text: str, command: str | None) -> Compressed:
             raise ValueError("a view of a numbered listing cannot be put back")
         plan = numbered.restore(plan)
         plan = guard(plan)
+    if marked:
+        plan = _hide_markers(plan)
     out, refs = render(plan)
+    if marked and not _expands_to(out, refs, body):
+        return _unchanged(text, "already has markers")  # one stayed in view: nothing done
     text_out = head + out + tail
     return Compressed(text_out, refs, name, len(text), len(text_out))
+
+
+def _expands_to(out: str, refs: dict[str, str], body: str) -> bool:
+    try:
+        return expand(out, refs.__getitem__) == body
+    except KeyError:  # marker-like text of the input's own, kept: not ours to expand
+        return False
+
+
+def _hide_markers(plan: Plan) -> Plan:
+    """The plan with every line that holds marker-like text (`ref:k_…` in a README that
+    shows a marker) folded, so that expanding the result puts back only what was removed:
+    what a marker puts back is never read again for markers (see `markers.expand`)."""
+    folded = plan.folded_mask()
+    for i, line in enumerate(plan.lines):
+        if LOOKS_LIKE_MARKER_RE.search(line):
+            plan.inlines.pop(i, None)
+            if not folded[i]:
+                plan.fold(i, i + 1, "lines")
+    return plan
 
 
 def _unchanged(text: str, note: str, name: str = "none") -> Compressed:

@@ -54,8 +54,8 @@ VIEW_RE = lazy(
     + r")\]\n(?P<body>[\s\S]*?)\n\[end of view ref:(?P=vref)\]"
 )
 MARKER_RE = lazy(_inline("ref"))
-# Anything that looks like a marker in an input makes the input ineligible:
-# expanding it later could not tell our markers from the tool's own text.
+# Anything that looks like a marker in an input: expanding could not tell it from ours, so
+# the engine folds every line holding one (what a marker puts back is never read again).
 LOOKS_LIKE_MARKER_RE = lazy(r"ref:" + _REF)
 
 
@@ -85,9 +85,16 @@ def expand(text: str, lookup: Callable[[str], str]) -> str:
     `lookup(ref)` returns the removed content (a dict's `__getitem__`, or a
     store's `get`); whatever it raises for an unknown ref propagates.
     """
-    text = VIEW_RE.sub(lambda m: lookup(m.group("vref")), text)
-    text = CODE_MARKER_RE.sub(lambda m: lookup(m.group("cref")), text)
-    return MARKER_RE.sub(lambda m: lookup(m.group("ref")), text)
+    return _ANY_RE.sub(lambda m: lookup(m["vref"] or m["cref"] or m["ref"]), text)
+
+
+# Views, code markers and inline markers in one pass, left to right: what a marker puts
+# back is never read again, so an output that itself shows a marker (a README about
+# this very compressor) round-trips once its own marker-like lines are folded.
+_ANY_RE = lazy(
+    "|".join(p.pattern for p in (VIEW_RE, CODE_MARKER_RE, MARKER_RE)),
+    re.M,
+)
 
 
 # A ref standing on its own: not the tail of an identifier (`blk_k_…`), nor the start of a

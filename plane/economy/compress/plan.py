@@ -226,6 +226,46 @@ def _rules(removed: list[str]) -> str:
     return head + (" at " + located if located else "")
 
 
+_CODE_HEADLINE = lazy(r"^(?P<code>[A-Z]+\d+) ")
+_LOCATION_LINE = lazy(r"^\s*(?:-->|==>)\s*(?P<at>\S+?:\d+(?::\d+)?)")
+
+
+def _located(removed: list[str]) -> str:
+    """`… 40 more D102, ANN001 at app.py:14:9, app.py:30:5`: diagnostics folded whole keep
+    their rule codes and their locations, each as printed, in the label."""
+    codes = dict.fromkeys(m.group("code") for m in map(_CODE_HEADLINE.match, removed) if m)
+    at = [m.group("at") for m in map(_LOCATION_LINE.match, removed) if m]
+    head = f"… {len(at)} more {', '.join(codes) or 'diagnostics'}"
+    return head + (" at " + ", ".join(at) if at else "")
+
+
+def _values(removed: list[str]) -> int:
+    """How many JSON values folded pieces of one line hold: their parts between commas
+    outside strings and brackets (`1, {"a": [2, 3]}, "x,y"` is three)."""
+    n = 0
+    for text in removed:
+        depth = 0
+        part = quoted = escaped = False
+        for ch in text:
+            if quoted:
+                quoted = escaped or ch != '"'
+                escaped = not escaped and ch == "\\"
+                continue
+            if ch == "," and depth == 0:
+                n += part
+                part = False
+                continue
+            if ch == '"':
+                quoted = True
+            elif ch in "[{":
+                depth += 1
+            elif ch in "]}":
+                depth -= 1
+            part = part or not ch.isspace()
+        n += part
+    return n
+
+
 # Heads that count something other than lines, worked out only when asked for.
 _COUNTED: dict[str, Callable[[list[str]], str]] = {
     "matches": _matches,
@@ -235,6 +275,8 @@ _COUNTED: dict[str, Callable[[list[str]], str]] = {
         f"… {len(removed)} more paragraph{'' if len(removed) == 1 else 's'}"
     ),
     "words": lambda removed: f"… {sum(len(text.split()) for text in removed)} more words",
+    "values": lambda removed: f"… {_values(removed)} more values",
+    "diagnostics": lambda removed: _located(removed),
     "redraws": lambda removed: f"… {sum(line.count(chr(13)) for line in removed)} earlier frames",
 }
 

@@ -237,10 +237,15 @@ def _worth_a_line(line: str) -> bool:
     return len(line) <= PAGE_LINE
 
 
+# Folds whose markers list the locations of what they hold (`… 9 more matches at
+# app.py:12,40`): a location in one is shown by its marker.
+LISTS_LOCATIONS = frozenset({"matches", "rules", "diagnostics"})
+
+
 def _candidates(plan: Plan, fold: Fold, flagged: list[bool]) -> list[int]:
     """Folded lines that may carry a detail: error lines, and lines showing a location."""
     found = {i for i in range(fold.start, fold.end) if flagged[i]}
-    if plan.protect_paths:
+    if plan.protect_paths and fold.kind not in LISTS_LOCATIONS:
         for i in range(fold.start, fold.end):
             if not flagged[i] and _PATH_HINT.search(plan.lines[i]):
                 found.add(i)

@@ -29,10 +29,32 @@ class Sample:
         self.text_len = len(text)
         self.text = text
 
-    def share(self, pattern: re.Pattern[str]) -> float:
+    def share(self, pattern: re.Pattern[str], starts: str = "", holds: str = "") -> float:
+        """The share of lines the pattern finds. `starts` (the characters a matching line
+        can start with) and `holds` (one every matching line has) rule lines out as plain
+        string tests first: with none left, the pattern is not even compiled."""
         if not self.lines:
             return 0.0
-        return sum(1 for line in self.lines if pattern.search(line)) / len(self.lines)
+        lines = self.lines
+        if starts:
+            lines = [line for line in lines if line[:1] in starts]
+        if holds:
+            lines = [line for line in lines if holds in line]
+        return sum(1 for line in lines if pattern.search(line)) / len(self.lines)
+
+    def logs(self) -> float:
+        """The share of lines that are log lines: a timestamp or a log's opening, or a level
+        word anywhere (looked for as plain text first: a regular expression searching every
+        position of every line costs a call more than the rest of the classifier)."""
+        if not self.lines:
+            return 0.0
+        found = 0
+        for line in self.lines:
+            if _LOG_START.match(line) or (
+                any(level in line for level in _LEVELS) and _LEVEL.search(line)
+            ):
+                found += 1
+        return found / len(self.lines)
 
 
 _DIFF = lazy(r"^(?:diff --git |@@ -\d+(?:,\d+)? \+\d+|\+\+\+ |--- a/|index [0-9a-f]+\.\.)")
@@ -51,7 +73,7 @@ _SEARCH = lazy(
 _SEARCH_MATCH = lazy(r"^(?!" + _DATE + r")(?:\./)?(?=[\w./@+-]*[A-Za-z_./])[\w./@+-]+:\d+:")
 _DIAG = lazy(
     r"^\S+?:\d+(?::\d+)?:? (?:fatal )?(?:error|warning|note)\b|^(?:error|warning)(?:\[\w+\])?: "
-    r"|^\s*--> \S+:\d+:\d+|\(\d+,\d+\): error TS\d+|^\s+\d+:\d+\s+(?:error|warning)\s"
+    r"|^\s*--> \S+:\d+:\d+|^\S+\(\d+,\d+\): error TS\d+|^\s+\d+:\d+\s+(?:error|warning)\s"
     r"|^\S+:\d+:\d+: [A-Z]+\d+ |^\S+:\d+: error:|^SyntaxError:|^\s+\^+\s*$"
 )
 _LISTING = lazy(
@@ -60,11 +82,14 @@ _LISTING = lazy(
     r"|^\s*\d+\s+\d+\s+[\d.]+\s+[\d.]+\s|^\s*(?:[│├└]|\|--|`--)"
     r"|^\s+\d+: [0-9a-f]{16}\s+\d+ |^\s*\[\s*\d+\] "
 )
-_LOG = lazy(
+# Every alternative is anchored, so a line that does not start like a log line fails at
+# once; the level words, which may stand anywhere, are looked for apart (see `Sample.logs`).
+_LOG_START = lazy(
     r"^\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|^\w{3} [ \d]\d \d\d:\d\d:\d\d|^\d\d:\d\d:\d\d"
-    r"|\b(?:DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|TRACE)\b|^import time:|^\[pid +\d+\]"
-    r"|^\d+ +\d\d:\d\d:\d\d|^Traceback |^  File \"|^commit [0-9a-f]{40}"
+    r"|^import time:|^\[pid +\d+\]|^\d+ +\d\d:\d\d:\d\d|^Traceback |^  File \"|^commit [0-9a-f]{40}"
 )
+_LEVELS = ("DEBUG", "INFO", "WARN", "ERROR", "CRITICAL", "TRACE")  # WARNING holds WARN
+_LEVEL = lazy(r"\b(?:DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|TRACE)\b")
 _BUILD = lazy(
     r"^(?:Collecting|Downloading|Installing|Requirement already|Successfully|Building|Using "
     r"cached|Obtaining|Preparing|Unpacking|Setting up|Selecting|Processing|Get:\d|Hit:\d"
@@ -92,11 +117,15 @@ def structural(sample: Sample) -> str | None:
     as JSON is JSON, whatever markup its strings hold."""
     if sample.carriage_returns >= 8:
         return "redraw"
-    if sample.share(_DIFF) > 0.02 and any(_DIFF.match(x) for x in sample.lines[:40]):
+    if sample.share(_DIFF, starts="d@+-i") > 0.02 and any(
+        _DIFF.match(x) for x in sample.lines[:40]
+    ):
         return "diff"
     if _looks_json(sample) or _parses_whole(sample):
         return "json"
-    if sample.share(_TAG) > 0.3 and any(_HTML.search(line) for line in sample.lines[:200]):
+    if sample.share(_TAG, holds="<") > 0.3 and any(
+        _HTML.search(line) for line in sample.lines[:200]
+    ):
         return "html"
     return None
 
@@ -157,7 +186,7 @@ def by_content(sample: Sample) -> str:
         "search": sample.share(_SEARCH) * 1.2 if sample.share(_SEARCH_MATCH) else 0.0,
         "diagnostics": sample.share(_DIAG) * 2.5,
         "listing": sample.share(_LISTING),
-        "logs": sample.share(_LOG),
+        "logs": sample.logs(),
         "build": sample.share(_BUILD),
         "table": _table_score(sample),
         "source": sample.share(_SOURCE) * 0.9,
@@ -194,7 +223,7 @@ _MATRIX = lazy(r"^\s*\[*\s*" + _NUMBER + r"(?:(?:\s+|,\s*)" + _NUMBER + r")*+\s*
 def _table_score(sample: Sample) -> float:
     if sample.share(_TABLE_SEP) > 0.5:
         return 0.9
-    if sample.share(_MATRIX) > 0.8:  # a printed array (numpy, torch): rows of numbers
+    if _matrix(sample.lines):  # a printed array (numpy, torch): rows of numbers
         return 0.9
     lines = sample.lines
     if len(lines) < 5:
@@ -205,6 +234,21 @@ def _table_score(sample: Sample) -> float:
         if common >= 1 and counts.count(common) > 0.8 * len(counts):
             return 0.85 if sep == "\t" else 0.6
     return _column_score(lines)
+
+
+_NUMBER_START = frozenset("-+.0123456789")
+
+
+def _matrix(lines: list[str]) -> bool:
+    """Whether over 80% of the lines are rows of numbers. Lines that cannot be (they do not
+    open with a number after their spaces and brackets) are counted out first, as plain
+    string tests: compiling `_MATRIX` alone costs more than classifying a 20 KB output."""
+    if not lines:
+        return False
+    rows = [line for line in lines if line.lstrip().lstrip("[").lstrip()[:1] in _NUMBER_START]
+    if len(rows) <= 0.8 * len(lines):
+        return False
+    return sum(1 for line in rows if _MATRIX.search(line)) > 0.8 * len(lines)
 
 
 def _column_score(lines: list[str]) -> float:

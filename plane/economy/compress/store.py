@@ -15,8 +15,8 @@ still call it from a worker thread, hence the lock.
 from __future__ import annotations
 
 import sqlite3
-import threading
 import time
+from _thread import allocate_lock  # threading.Lock itself, without importing threading
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
@@ -67,7 +67,7 @@ class RefStore:
         self._clock = clock
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
         with self._lock:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")

@@ -127,6 +127,20 @@ def test_plane_compress_starts_without_argparse_dataclasses_hashlib_json_or_plat
     assert "plane.economy.compress.engine" in loaded and "sqlite3" in loaded  # it did the work
     heavy = {"argparse", "dataclasses", "inspect", "hashlib", "json", "platformdirs", "secrets"}
     assert not heavy & loaded
+    assert "threading" not in loaded  # the ref store's lock is _thread's own
+
+
+def test_compressing_python_loads_no_brace_language_compressor(tmp_path: Path) -> None:
+    source = (HERE / "textwrap_py.txt").read_bytes()
+    done = entry(
+        tmp_path, "compress", "--command", "cat textwrap.py", stdin=source, importtime=True
+    )
+    assert done.returncode == 0, done.stderr
+    loaded = {
+        line.split("|")[-1].strip() for line in done.stderr.decode().splitlines() if "|" in line
+    }
+    assert "plane.economy.compress.formats.source_python" in loaded
+    assert "plane.economy.compress.formats.source_braces" not in loaded
 
 
 def test_plane_compress_forms_agree_and_a_mistake_is_still_a_usage_error(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plane.economy.compress import MIN_CHARS, compress, expand
+from plane.economy.compress import MIN_CHARS, compress, expand, refs_in
 from plane.economy.compress import engine as engine_module
 from plane.economy.compress.markers import ref_for
 from tests.plane.compress.helpers import FIXTURES, fixture, round_trips, run
@@ -48,9 +48,31 @@ def test_short_output_is_untouched() -> None:
     assert result.text == text and result.refs == {} and result.note == "short"
 
 
-def test_output_that_already_has_markers_is_untouched() -> None:
-    text = fixture("ls_l.txt") + "\n[… 3 lines omitted ref:k_AAAAAAAAAA]\n"
-    assert compress(text).text == text
+def test_output_that_already_shows_markers_is_compressed_with_them_folded() -> None:
+    # A README about this compressor shows markers; it used to go out whole. Its own
+    # marker-like lines are folded (never left where expanding would read them as ours),
+    # and expanding puts back exactly the input.
+    shown = "[… 3 lines omitted ref:k_AAAAAAAAAA]"
+    text = fixture("ls_l.txt") + "\n" + shown + "\n"
+    result = compress(text)
+    assert result.chars_out < result.chars_in / 2
+    assert "k_AAAAAAAAAA" not in result.text
+    assert "k_AAAAAAAAAA" not in refs_in(result.text)
+    assert expand(result.text, result.refs.__getitem__) == text
+
+
+@pytest.mark.parametrize("name", ["readme.md.txt", "textwrap_py.txt"])
+def test_a_document_or_source_showing_a_marker_round_trips(name: str) -> None:
+    # inline markers in prose; code markers (comment lines) in source, whose content is
+    # put back in the same single pass and never read for markers again
+    lines = fixture(name).split("\n")
+    lines.insert(len(lines) // 3, "# folded text reads like [… 9 lines ref:k_BBBBBBBBBB] here")
+    text = "\n".join(lines)
+    result = compress(text, command=FIXTURES[name])
+    assert result.compressor == ("source" if name.endswith("py.txt") else "mixed")
+    assert result.chars_out < result.chars_in
+    assert "k_BBBBBBBBBB" not in result.text
+    assert expand(result.text, result.refs.__getitem__) == text
 
 
 def test_an_exception_sends_the_input_back_and_is_logged(

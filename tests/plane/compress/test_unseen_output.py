@@ -21,7 +21,6 @@ import pytest
 from plane.economy.compress import compress, engine, levels, refs_in
 from plane.economy.compress.classify import classify
 from plane.economy.compress.context import Compressor, Context
-from plane.economy.compress.formats import search
 from plane.economy.compress.markers import MARKER_RE
 from plane.economy.compress.plan import Plan
 from plane.economy.compress.salience import guard, locations
@@ -90,15 +89,12 @@ def test_a_search_over_a_whole_tree_shows_each_file_once_past_the_budget() -> No
     assert result.compressor == "search"
     shown = kept_lines(result)
     files = {found.group("path") for found in map(_MATCH.match, text.split("\n")) if found}
-    # a long match that says no error costs its text: past the budget, one per file
-    long_matches = [
-        line
-        for line in shown
-        if (found := _MATCH.match(line))
-        and len(line) - len(found.group(0)) >= search.LONG_MATCH
-        and not levels.ERROR_LINE_RE.search(line)
+    # a match that says no error costs its text: past the budget, one per file, and short
+    # ones fold as well (a run of them costs one path and its line numbers)
+    matches = [
+        line for line in shown if _MATCH.match(line) and not levels.ERROR_LINE_RE.search(line)
     ]
-    assert len(files) > 20 and len(long_matches) <= 40 + len(files)  # 73 before
+    assert len(files) > 20 and len(matches) <= 40 + len(files)
     markers = [m.group(0) for m in MARKER_RE.finditer(result.text)]
     for line in text.split("\n"):
         found = _MATCH.match(line)
@@ -289,6 +285,46 @@ def test_a_linters_report_keeps_each_rules_first_diagnostics_and_lists_the_rest(
     assert round_trips(text, result)
 
 
+def test_a_linters_full_report_folds_a_rules_later_diagnostics_whole_and_lists_them(
+    tmp_path: Path,
+) -> None:
+    # `ruff --output-format full`: a headline, a `--> file:line:col` line and echoed source
+    # per diagnostic. Each rule's first diagnostics stay with their locations; its later
+    # ones fold whole, the marker naming the code and each location as printed.
+    import shlex
+
+    source = tmp_path / "shlex.py"
+    source.write_bytes(Path(shlex.__file__).read_bytes())
+    ruff = Path(sys.executable).with_name("ruff")
+    args = ["check", "--no-cache", "--isolated", "--select", "ALL", "--output-format", "full"]
+    done = subprocess.run(
+        [str(ruff), *args, "shlex.py"], cwd=tmp_path, capture_output=True, text=True
+    )
+    text = done.stdout
+    lines = text.split("\n")
+    at = re.compile(r"^\s*--> (?P<at>shlex\.py:\d+:\d+)$")
+    headline = re.compile(r"^(?P<code>[A-Z]+\d+) ")
+    blocks = [
+        (m.group("code"), a.group("at"))
+        for m, a in zip(map(headline.match, lines), map(at.match, lines[1:]), strict=False)
+        if m and a
+    ]
+    assert len(blocks) > 100
+    result = compress(text, command="ruff check --select ALL --output-format full shlex.py")
+    assert result.compressor == "diagnostics"
+    assert 1 - result.chars_out / result.chars_in > 0.75  # 61% before
+    shown = "\n".join(kept_lines(result))
+    markers = [m.group(0) for m in MARKER_RE.finditer(result.text)]
+    firsts: set[str] = set()
+    for code, where in blocks:
+        if code not in firsts:
+            firsts.add(code)
+            assert where in shown, f"{code} at {where} is its rule's first"
+        elif where not in shown:
+            assert any(code in m and where in m for m in markers), f"{code} at {where}"
+    assert round_trips(text, result)
+
+
 # 6. refs are words
 
 
@@ -322,6 +358,7 @@ def test_compressing_one_output_loads_only_its_format() -> None:
     formats = {m for m in loaded if m.startswith("plane.economy.compress.formats.")}
     assert formats == {
         "plane.economy.compress.formats.jsondoc",
+        "plane.economy.compress.formats.jsonline",
         "plane.economy.compress.formats.strings",
         "plane.economy.compress.formats.documents",
     }

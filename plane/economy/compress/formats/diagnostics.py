@@ -34,7 +34,8 @@ def compress(lines: list[str], context: Context = NO_CONTEXT) -> Plan:
     fold_echo(plan)
     dedup(plan, key=_template)
     _fold_repeated_rules(plan)
-    plan.folds = split_folds(plan.normalised(), _diagnostics(plan))
+    pinned = _diagnostics(plan)  # folds repeated rules' diagnostics whole: first
+    plan.folds = split_folds(plan.normalised(), pinned)
     _attach_notes(plan)
     return plan
 
@@ -48,13 +49,24 @@ def _template(line: str) -> str:
     return "" if not line.strip() else template(line)
 
 
+# A linter's headline with its rule code, its location on the next line (`ruff check
+# --output-format full`): `D102 Missing docstring in public method` / `--> app.py:14:9`.
+_RULE_HEADLINE = lazy(r"^(?P<code>[A-Z]+\d+) ")
+
+
 def _diagnostics(plan: Plan) -> list[int]:
     """Lines every diagnostic printed with its location on a line of its own keeps: the
     location, and the headline above it (`error[E0432]: unresolved import`), even when
-    that headline repeats one shown for another place. A pair shown before folds."""
+    that headline repeats one shown for another place. A pair shown before folds.
+
+    A linter's rule past its first PER_RULE diagnostics is the exception: its further
+    ones fold whole (headline, location, echoed source), the marker listing each one's
+    code and location (`… 40 more D102 at app.py:14:9, app.py:30:5`), as a line-per-
+    diagnostic report's do."""
     lines = plan.lines
     seen: set[tuple[str, str]] = set()
     keep: list[int] = []
+    rules: dict[str, int] = {}
     for i, line in enumerate(lines):
         if not _LOCATION.match(line):
             continue
@@ -64,11 +76,48 @@ def _diagnostics(plan: Plan) -> list[int]:
         )
         if head is None or _ECHO.match(lines[head]):
             continue  # a location quoted inside an echo, not a diagnostic's own
+        rule = _RULE_HEADLINE.match(lines[head])
+        if rule is not None and head == i - 1:
+            code = rule.group("code")
+            rules[code] = rules.get(code, 0) + 1
+            if rules[code] > PER_RULE:
+                _fold_block(plan, head, _block_end(plan, i))
+                continue
         pair = (lines[head].strip(), line.strip())
         if pair not in seen:
             seen.add(pair)
             keep += [head, i]
     return keep
+
+
+def _fold_block(plan: Plan, start: int, end: int) -> None:
+    """Fold one diagnostic whole; a fold already over part of it (its echo, a headline
+    folded as a repeat) gives that part up, so the block's marker lists its location."""
+    folds = []
+    for f in plan.folds:
+        if f.end <= start or f.start >= end:
+            folds.append(f)
+            continue
+        if f.start < start:
+            folds.append(f._replace(end=start))
+        if f.end > end:
+            folds.append(f._replace(start=end))
+    plan.folds = folds
+    plan.fold(start, end, "diagnostics")
+
+
+def _block_end(plan: Plan, location: int) -> int:
+    """Where the diagnostic whose location line is given ends: after the source it echoes
+    (or a suggested edit) and one blank line."""
+    lines = plan.lines
+    j = location + 1
+    while j < len(lines) and (
+        _ECHO.match(lines[j]) or _SUGGESTION.match(lines[j]) or _GUTTER.match(lines[j])
+    ):
+        j += 1
+    if j < len(lines) and not lines[j].strip():
+        j += 1
+    return j
 
 
 # A linter's one-line diagnostic: `app.py:12:5: D102 Missing docstring in public method`.

@@ -15,7 +15,7 @@ folded inline by their own compressor (see `strings`).
 from __future__ import annotations
 
 from plane.economy.compress.context import NO_CONTEXT, Context
-from plane.economy.compress.formats import strings
+from plane.economy.compress.formats import jsonline, strings
 from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Plan
 
@@ -59,7 +59,7 @@ def compress(lines: list[str], context: Context = NO_CONTEXT) -> Plan:
     folded = plan.folded_mask()
     for i, line in enumerate(lines):
         if not folded[i] and len(line) >= strings.LONG_HTML:
-            held = strings.inline(i, line, context)
+            held = jsonline.inline(i, line, context) or strings.inline(i, line, context)
             if held is not None:
                 plan.inlines[i] = held
     return plan

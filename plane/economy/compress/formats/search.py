@@ -28,7 +28,6 @@ PER_FILE = 4
 # tree (`grep -rn 'def ' src`) shows each file once and lists the rest of its lines.
 BUDGET = 40
 PER_FILE_PAST_BUDGET = 1
-LONG_MATCH = 24  # characters of matched text after `path:line:`: shorter ones cost no more kept
 CONTEXT = 1
 
 
@@ -78,8 +77,10 @@ def _keep_context(kinds: list[str], keep: list[bool]) -> None:
 
 def _limit_per_file(lines: list[str], kinds: list[str], keep: list[bool]) -> None:
     """After PER_FILE matches in one file (one, once BUDGET matches are kept in all), match
-    lines fold unless short: the marker still names each folded match's location
-    (`a.py:12,40`), so what folds is only its text."""
+    lines fold, short ones too: the marker names each folded match's location
+    (`a.py:12,40`), so what folds is only its text, and a run of short matches costs one
+    path and its line numbers. (A lone short match whose marker would be longer than it
+    stays as it is: rendering keeps any fold that saves nothing.)"""
     counts: dict[str, int] = {}
     kept = 0
     for i, kind in enumerate(kinds):
@@ -91,7 +92,7 @@ def _limit_per_file(lines: list[str], kinds: list[str], keep: list[bool]) -> Non
         path = found.group("path")
         counts[path] = counts.get(path, 0) + 1
         limit = PER_FILE if kept < BUDGET else PER_FILE_PAST_BUDGET
-        if counts[path] > limit and len(lines[i]) - len(found.group(0)) >= LONG_MATCH:
+        if counts[path] > limit:
             keep[i] = False
         else:
             kept += 1

@@ -13,7 +13,7 @@ code in it, through the context: that reading never hands the same text back.
 from __future__ import annotations
 
 from plane.economy.compress.context import NO_CONTEXT, Context
-from plane.economy.compress.formats import source_braces, source_python
+from plane.economy.compress.formats import source_python
 from plane.economy.compress.plan import Plan
 
 
@@ -21,4 +21,6 @@ def compress(lines: list[str], context: Context = NO_CONTEXT) -> Plan:
     if source_python.looks_python(lines, context.command):
         plan = source_python.compress(lines)
         return plan if plan is not None else context.compress(lines, "mixed")
+    from plane.economy.compress.formats import source_braces  # not loaded for Python
+
     return source_braces.compress(lines)

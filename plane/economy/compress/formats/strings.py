@@ -48,10 +48,10 @@ def inline(index: int, line: str, context: Context = NO_CONTEXT) -> Inline | Non
     for found in STRING.finditer(line):
         if found.end() - found.start() < LONG_HTML:
             continue
-        held = _held(line, found.start() + 1, found.end() - 1, context)
-        if held:
+        inside = held(line, found.start() + 1, found.end() - 1, context)
+        if inside:
             pieces.append((line[at : found.start() + 1], None))
-            pieces.extend(held)
+            pieces.extend(inside)
             at = found.end() - 1
     if not pieces:
         return None
@@ -59,7 +59,7 @@ def inline(index: int, line: str, context: Context = NO_CONTEXT) -> Inline | Non
     return Inline(index, tuple(p for p in pieces if p[0] or p[1]), glue=GLUE)
 
 
-def _held(line: str, start: int, end: int, context: Context) -> list[tuple[str, str | None]]:
+def held(line: str, start: int, end: int, context: Context) -> list[tuple[str, str | None]]:
     """The pieces of line[start:end] (a string's inside), folded by what they hold, or none."""
     lines = _held_lines(line, start, end)
     if len(lines) >= MIN_LINES and end - start >= LONG_STRING:
