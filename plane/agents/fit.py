@@ -1,22 +1,21 @@
 """Whether a message can fit the model's context at all, and what the plane
 says when a turn does not fit.
 
-A message is refused when it is sent if it could not fit even a fresh
-session: the system prompt, the session's tool schemas, the message and the
-room kept for the answer, against the provider's `context_window`. Refused,
-not compacted: compaction shortens the *history*, and a message that alone
-is larger than the window has nothing left to shorten but itself — which
-only its author can do well. Refusing it at the door keeps it out of the
-model's history, so it cannot jam every later turn (a 20,000-character
-paste once did, on the embedded model's 4,096 tokens).
+A message is refused when it is sent if it could not fit even beside the
+room kept for the answer, against the provider's `context_window` (the
+refusal says how much room the prompt and tool schemas leave). Refused, not
+compacted: compaction shortens the *history*, and a message that alone is
+larger than the window has nothing left to shorten but itself — which only
+its author can do well. Refusing it at the door keeps it out of the model's
+history, so it cannot jam every later turn (a 20,000-character paste once
+did, on the embedded model's 4,096 tokens).
 
-A message that fits alone but not with the history goes through, and the
-provider decides: if it refuses the prompt as too long, the turn keeps
-nothing of itself in the model's history and says to start a new session.
-
-The estimate is the plane's usual `chars / 3.5` (it over-counts English
-prose, which is the safe side for a refusal: a message it lets through that
-the provider then refuses still jams nothing).
+A message that fits alone but not with the prompt or the history goes
+through, and the provider decides: if it refuses the prompt as too long, the
+turn keeps nothing of itself in the model's history and says to start a new
+session. The prompt's share is left out of the refusal's test because it is
+an estimate (`chars / 3.5`, which over-counts English prose): a refusal on an
+estimate would turn away messages that fit.
 """
 
 from __future__ import annotations
@@ -49,7 +48,11 @@ def too_large(config: Config, spec: AgentSpec, text: str, today: date) -> str | 
     )
     fixed = estimate(len(system_prompt(spec, today)) + schema_chars)
     message = estimate(len(text))
-    if fixed + message + answer <= window:
+    # Refused only when the message alone, beside the answer's room, cannot
+    # fit: the prompt's share is an estimate, and a message that might fit is
+    # sent (should the provider find it too long, the turn says so and keeps
+    # nothing of itself, so the agent is not jammed).
+    if message + answer <= window:
         return None
     room = max(0, window - answer - fixed)
     return refusal(spec, len(text), message, window, room)
