@@ -199,7 +199,9 @@ class _Write(Generic[T]):
 class Database:
     """The writer (a thread that owns its connection) and the reader."""
 
-    def __init__(self, writer: sqlite3.Connection, reader: aiosqlite.Connection) -> None:
+    def __init__(self, writer: Any, reader: Any) -> None:
+        # The engine's connections: sqlite3's and aiosqlite's here, their
+        # PostgreSQL counterparts in plane/postgres.py (the same few methods).
         self._writer = writer
         self._reader = reader
         self._loop = asyncio.get_running_loop()
@@ -352,7 +354,7 @@ class Database:
         write's failure is its outcome; a batch's sends each to run alone."""
         conn = self._writer
         try:
-            conn.execute("BEGIN IMMEDIATE")
+            self._begin(conn)
             for item in batch:
                 item.outcome = (True, item.fn(conn))
             for finish in self._finishers:
@@ -369,6 +371,11 @@ class Database:
             return True
         self.counts.commits += 1
         return True
+
+    def _begin(self, conn: Any) -> None:
+        # IMMEDIATE: the write lock now, not at the first write, so a
+        # transaction never fails half-way for another process's lock.
+        conn.execute("BEGIN IMMEDIATE")
 
     # Back on the event loop.
 

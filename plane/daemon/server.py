@@ -43,7 +43,7 @@ from plane.daemon.http import HttpListener
 from plane.daemon.listener import Listener
 from plane.db import Database, refusal
 from plane.economy.compress.store import RefStore
-from plane.errors import PlaneError
+from plane.errors import PlaneError, StoreError
 from plane.gateway.forward import Gateway
 from plane.gateway.keys import Keys
 from plane.history.conversation import Conversation
@@ -52,6 +52,7 @@ from plane.home import Home, say_state
 from plane.money.gate import Ceilings, Gate
 from plane.money.ledger import Ledger
 from plane.money.pricing import Pricer
+from plane.postgres import StoreFault, open_store
 from plane.providers.base import Provider
 from plane.providers.local import EmbeddedModel
 from plane.providers.pool import (
@@ -119,6 +120,8 @@ class Plane:
                 await self.shutdown()
             except Exception:  # the first failure is the one to report
                 log.exception("closing after a failed start also failed")
+            if isinstance(exc, StoreFault):  # the PostgreSQL store failed during start-up
+                raise StoreError(f"The store failed during start-up: {exc}.") from None
             if isinstance(exc, sqlite3.Error):  # read after the store opened it: plane.db's
                 raise refusal(self.home.db, exc) from None
             raise
@@ -146,7 +149,9 @@ class Plane:
     async def _start(self) -> None:
         self.home.ensure()
         self._lock = _lock(self.home)
-        self._db = db = await Database.open(self.home.db)
+        # PLANE_STORE, else agents.yaml's `store:`, else the SQLite file in the home.
+        store = os.environ.get("PLANE_STORE") or self.config.store
+        self._db = db = await open_store(store, self.home.db)
         ledger = Ledger(db, self.clock)
         conversation = Conversation(db, self.clock)
         if cut := await ledger.recover(tell=functools.partial(tell_cut_turns, conversation)):

@@ -297,7 +297,7 @@ class Ledger:
         if self._latest is None:
             rows = await self._read(
                 "SELECT MAX(day) FROM (SELECT MAX(day) AS day FROM calls"
-                " UNION ALL SELECT day FROM plane_day)"
+                " UNION ALL SELECT day FROM plane_day) AS reached"
             )
             found = rows[0][0] if rows else None
             return self._reached(date.min if found is None else date.fromisoformat(found))
@@ -363,8 +363,8 @@ class _Sums:
         SQLite's + would add floats)."""
         if self._moved:
             conn.executemany(
-                "INSERT INTO spend (day, agent, cost_usd) VALUES (?, ?, ?) ON CONFLICT"
-                " (day, agent) DO UPDATE SET cost_usd = decimal_add(cost_usd, excluded.cost_usd)",
+                "INSERT INTO spend (day, agent, cost_usd) VALUES (?, ?, ?) ON CONFLICT (day, agent)"
+                " DO UPDATE SET cost_usd = decimal_add(spend.cost_usd, excluded.cost_usd)",
                 [(day, agent, str(amount)) for (day, agent), amount in self._moved.items()],
             )
             self._moved.clear()
