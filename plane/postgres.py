@@ -123,8 +123,8 @@ def translate(sql: str) -> tuple[str, tuple[int, ...] | None]:
                 order.append(position)
             position += 1
             out.append("%s")
-        elif token == "%":
-            out.append("%%")
+        elif token == "%" or token.startswith(("'", '"')):
+            out.append(token.replace("%", "%%"))  # psycopg reads % even inside quotes
         else:
             out.append(token)
     return "".join(out), (tuple(order) if numbered else None)
