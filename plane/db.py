@@ -162,6 +162,35 @@ MIGRATIONS: tuple[str, ...] = (
         SELECT day, agent, decimal_sum(cost_usd) FROM calls WHERE status != 'pending'
         GROUP BY day, agent;
     """,
+    # Several planes on one store (README, "Several machines"; on SQLite one
+    # plane has them all): the fleet's ceiling as the operator set it, in the
+    # one row every admission of a call locks; each agent's lease (times in
+    # the database's clock, ms since the epoch); the planes seen, for a fair
+    # share; and the plane that opened each call, for the sweep of a dead one.
+    """
+    CREATE TABLE fleet (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        limit_usd TEXT,
+        set_at TEXT,
+        set_by TEXT,
+        admitted INTEGER NOT NULL DEFAULT 0
+    );
+    INSERT INTO fleet (id) VALUES (1);
+
+    CREATE TABLE leases (
+        agent TEXT PRIMARY KEY,
+        plane TEXT NOT NULL,
+        expires_ms INTEGER NOT NULL
+    );
+    CREATE INDEX leases_by_plane ON leases (plane);
+
+    CREATE TABLE planes (
+        name TEXT PRIMARY KEY,
+        seen_ms INTEGER NOT NULL
+    );
+
+    ALTER TABLE calls ADD COLUMN plane TEXT;
+    """,
 )
 
 

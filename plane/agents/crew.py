@@ -110,7 +110,11 @@ class Crew:
             for message in messages:
                 self._services.emit(MessageAppended(message=message))
             await self.publish(agent)
-            self.wake(agent)
+            if text[1:].split()[1:2] == ["fleet"]:  # a fleet limit may free any agent
+                for other in self.workers:
+                    self.wake(other)
+            else:
+                self.wake(agent)
             return messages
         worker = self.workers[agent]
         if worker.spec.gateway is not None:
@@ -168,6 +172,8 @@ class Crew:
         is one a new day's empty spend is under; a zero ceiling (a pause) and
         an unpriced model wait for the operator, whatever the day."""
         services = self._services
+        if hold is not None and hold.reason == "fleet" and services.gate.ceilings.fleet():
+            return services.gate.resets_at()
         if hold is None or hold.reason != "ceiling" or not services.gate.ceilings.of(agent):
             return None
         return services.gate.resets_at()

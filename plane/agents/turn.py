@@ -30,6 +30,7 @@ from plane.economy.summary import (
     save,
 )
 from plane.errors import ProviderError
+from plane.money.ledger import FleetFull
 from plane.providers.base import ChatMessage, CompletionRequest, ToolCall, ToolSpec
 from plane.wire.protocol import Message, MessageKind, Usage
 
@@ -56,6 +57,9 @@ class TurnResult:
     """LLM calls made, failed ones included."""
     saved_chars: int = 0
     """What compression kept out of the model's input this turn."""
+    held: bool = False
+    """Stopped by the fleet's ceiling at a call's admission: what it was
+    answering stays waiting, for the turn after the hold."""
 
 
 class Turn:
@@ -191,6 +195,14 @@ class Turn:
         except ProviderError as exc:
             self.result.ok = False
             await self.say("plane", f"The turn stopped: {exc}")
+            return None
+        except FleetFull as full:
+            # Refused at admission (nothing was sent or written): the turn
+            # ends, and what it was answering waits for the next one.
+            self.result.ok = False
+            self.result.held = True
+            notice = self.services.gate.fleet_notice(self.spec.name, full.spent, full.ceiling)
+            await self.say("plane", notice)
             return None
         self.result.cost += metered.charge.cost_usd
         self.result.usage = self.result.usage + metered.completion.usage

@@ -199,8 +199,10 @@ class AgentWorker:
         if result.answer:
             answer = await services.conversation.answer(name, result.answer, questions)
             services.emit(MessageAppended(message=answer))
-        else:  # a turn that failed: its notices are what it answered
+        elif not result.held:  # a turn that failed: its notices are what it answered
             await services.conversation.answered(questions)
+        if result.held:
+            self._told_hold = True  # the turn said why it stopped: said once a spell
         await self._bookings.done(list(due))
         await self._keep_ambient()
         if result.calls:

@@ -167,7 +167,9 @@ class Plane:
         )
         await roster.load()
         ceilings = Ceilings(db, self.clock)
-        await ceilings.load({spec.name: spec.ceiling_from_file for spec in roster})
+        await ceilings.load(
+            {spec.name: spec.ceiling_from_file for spec in roster}, self.config.fleet.limit_usd
+        )
         services = self.services = Services(
             config=self.config,
             home=self.home,

@@ -64,6 +64,16 @@ class Charge:
     day: date
 
 
+class FleetFull(Exception):
+    """A call refused at admission: the fleet's spend today (calls in flight
+    at their estimates, on every plane) is at or over its ceiling."""
+
+    def __init__(self, spent: Decimal, ceiling: Decimal) -> None:
+        super().__init__(f"the fleet has spent {spent} today, of its {ceiling} ceiling")
+        self.spent = spent
+        self.ceiling = ceiling
+
+
 @dataclass(frozen=True)
 class Interrupted:
     """One agent's calls a plane that died left in flight."""
@@ -101,6 +111,9 @@ class Ledger:
         """The calls this plane opened and has not closed, as written."""
         self._sums = _Sums()
         db.finish_with(self._sums)
+        self.plane: str | None = None
+        """This plane's name, recorded with each call it opens, when several
+        planes share the store (None: the store is this plane's alone)."""
 
     async def recover(self, tell: Tell | None = None) -> dict[str, Interrupted]:
         """Mark calls left pending by a plane that died as interrupted, at
@@ -170,18 +183,58 @@ class Ledger:
     async def spend_by_agent(self, day: date | None = None) -> dict[str, Decimal]:
         return dict(await self._day(day or await self.today()))
 
+    async def fleet_today(self) -> Decimal:
+        """Every agent's spend today together, calls in flight at their
+        estimates. With several planes on the store, read from it (the
+        others' calls are not in this plane's sums); else summed here."""
+        day = await self.today()
+        if self.plane is None:
+            return sum((await self._day(day)).values(), Decimal(0))
+        rows = await self._read(_FLEET_SPENT, day.isoformat(), day.isoformat())
+        return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
+
+    def forget_sums(self) -> None:
+        """Read the day's sums from the store again when next asked: agents
+        that moved here from another plane bring spend this plane never saw."""
+        self._days.clear()
+
     async def open_call(
-        self, agent: str, provider: str, model: str, estimate: Decimal, source: str
+        self,
+        agent: str,
+        provider: str,
+        model: str,
+        estimate: Decimal,
+        source: str,
+        *,
+        fleet_ceiling: Decimal | None = None,
     ) -> int:
+        """Write the call pending at `estimate`, before it is sent. With a
+        fleet ceiling it is first admitted, in the same transaction: the
+        fleet row locked (every plane's admissions queue on it), the fleet's
+        spend today read with every call in flight at its estimate, and the
+        call refused (`FleetFull`, nothing written) when that is at or over
+        the ceiling. So admissions on all planes together pass the ceiling by
+        at most the one call admitted last under it."""
         now, day = self._clock.now(), await self.today()
         if day not in self._days:
             await self._day(day)  # the gate's sum for the day, before it moves
-        row = (agent, day.isoformat(), now.isoformat(), provider, model, str(estimate), source)
+        row = (
+            agent, day.isoformat(), now.isoformat(), provider, model, str(estimate), source,
+            self.plane,
+        )  # fmt: skip
 
         def open_call(conn: Connection) -> int:
+            if fleet_ceiling is not None:
+                # An UPDATE, so the lock is a row lock on PostgreSQL and the
+                # write lock (already held: BEGIN IMMEDIATE) on SQLite.
+                conn.execute("UPDATE fleet SET admitted = admitted + 1 WHERE id = 1")
+                # What this batch's settles moved is not in `spend` until its end.
+                spent = fleet_spent_within(conn, day) + self._sums.on(day)
+                if spent >= fleet_ceiling:
+                    raise FleetFull(spent, fleet_ceiling)
             cursor = conn.execute(
                 "INSERT INTO calls (agent, day, at, provider, model, cost_usd, price_source,"
-                " status, estimated) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1)",
+                " status, estimated, plane) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?)",
                 row,
             )
             assert cursor.lastrowid is not None
@@ -331,6 +384,18 @@ class Ledger:
             raise LedgerError(f"The ledger could not be read ({error}).") from error
 
 
+_FLEET_SPENT = (
+    "SELECT cost_usd FROM spend WHERE day = ?"
+    " UNION ALL SELECT cost_usd FROM calls WHERE status = 'pending' AND day = ?"
+)
+
+
+def fleet_spent_within(conn: Connection, day: date) -> Decimal:
+    """The fleet's spend on `day`, read inside a write function."""
+    rows = conn.execute(_FLEET_SPENT, (day.isoformat(), day.isoformat())).fetchall()
+    return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
+
+
 def _recorded(conn: Connection, call: int) -> _Recorded:
     row = conn.execute(
         "SELECT agent, day, cost_usd, status, price_source FROM calls WHERE id = ?", (call,)
@@ -357,6 +422,11 @@ class _Sums:
     def add(self, day: date, agent: str, amount: Decimal) -> None:
         key = (day.isoformat(), agent)
         self._moved[key] = self._moved.get(key, Decimal(0)) + amount
+
+    def on(self, day: date) -> Decimal:
+        """What this transaction moved so far on `day`, all agents together."""
+        key = day.isoformat()
+        return sum((v for (d, _), v in self._moved.items() if d == key), Decimal(0))
 
     def write(self, conn: Connection) -> None:
         """Each sum moved, exactly (`decimal_add`, the writer's own function:

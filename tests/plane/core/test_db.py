@@ -12,7 +12,6 @@ from decimal import Decimal
 import pytest
 
 from plane.clock import ManualClock
-from plane.db import Database
 from plane.history.conversation import Conversation
 from plane.money.ledger import Ledger
 from plane.wire.protocol import Usage
