@@ -89,6 +89,9 @@ class Crew:
         await asyncio.gather(*waits, *self._tasks, return_exceptions=True)
 
     def wake(self, agent: str) -> None:
+        ownership = self._services.ownership
+        if not ownership.owns(agent) and ownership.notify is not None:
+            ownership.notify(agent)  # its owner, on another plane, takes the turn
         if agent in self.workers:
             self.workers[agent].wake()
 
@@ -165,6 +168,7 @@ class Crew:
             price_known=services.pricer.is_known(spec.model),
             waiting=await services.conversation.count_waiting(agent),
             resumes_at=self._resumes_at(agent, hold) if held else None,
+            plane=services.ownership.owner(agent) if services.ownership.plane else None,
         )
 
     def _resumes_at(self, agent: str, hold: Hold | None) -> datetime | None:
@@ -191,6 +195,8 @@ class Crew:
             default_model=defaults.model,
             default_limit_usd=defaults.limit_usd,
             commands=registry(),
+            fleet_spend_today_usd=await services.ledger.fleet_today(),
+            fleet_limit_usd=services.gate.ceilings.fleet(),
         )
 
     async def publish(self, agent: str) -> AgentState:

@@ -28,6 +28,28 @@ from plane.providers.base import Provider
 from plane.wire.protocol import Event, Message, MessageAppended, MessageKind, Usage
 
 
+class Ownership:
+    """Which plane runs each agent's turns. A plane alone on its store runs
+    them all (`mine` None); planes sharing one are told by their leases
+    (plane/daemon/fleet.py), and a message for an agent another plane runs
+    is stored here and the owner told (`notify`)."""
+
+    def __init__(self) -> None:
+        self.plane: str | None = None
+        self.mine: frozenset[str] | None = None
+        self.owners: dict[str, str] = {}
+        self.notify: Callable[[str], None] | None = None
+
+    def owns(self, agent: str) -> bool:
+        return self.mine is None or agent in self.mine
+
+    def owner(self, agent: str) -> str | None:
+        """The plane that runs `agent` now (None: none holds its lease)."""
+        if self.mine is None or agent in self.mine:
+            return self.plane
+        return self.owners.get(agent)
+
+
 @dataclass
 class Services:
     config: Config
@@ -48,6 +70,7 @@ class Services:
     """Each agent's extra system-prompt sections, fixed for its session."""
     breaker: Breaker = field(default_factory=Breaker)
     """Auto-compact's: three failed summaries in a row and an agent stops trying."""
+    ownership: Ownership = field(default_factory=Ownership)
 
     async def say(
         self,

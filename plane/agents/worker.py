@@ -128,6 +128,8 @@ class AgentWorker:
         """One step of `_work`, under the turn lock: a turn if there is work
         and no hold. False when there is nothing more to do now."""
         services, name = self._services, self.spec.name
+        if not services.ownership.owns(name):
+            return False  # another plane runs it: what waits is in the store, for its owner
         hold = await self.hold()
         if hold is None:
             self._told_hold = False

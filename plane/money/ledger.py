@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
@@ -123,22 +123,38 @@ class Ledger:
         a plane killed again during start-up finds them still pending."""
 
         def recover(conn: Connection) -> dict[str, Interrupted]:
-            cut: dict[str, Interrupted] = {}
-            rows = conn.execute(
-                "SELECT agent, day, cost_usd FROM calls WHERE status = 'pending' ORDER BY id"
-            )
-            for agent, day, cost in rows.fetchall():
-                before = cut.get(agent, Interrupted(0, Decimal(0)))
-                cut[agent] = Interrupted(before.calls + 1, before.estimate_usd + Decimal(cost))
-                self._sums.add(date.fromisoformat(day), agent, Decimal(cost))
-            conn.execute(
-                "UPDATE calls SET status = 'interrupted', estimated = 1 WHERE status = 'pending'"
-            )
-            if tell is not None and cut:
-                tell(conn, cut)
-            return cut
+            return self.sweep_within(conn, None, tell)
 
         return await self._write(recover)
+
+    def sweep_within(
+        self, conn: Connection, agents: Collection[str] | None, tell: Tell | None = None
+    ) -> dict[str, Interrupted]:
+        """`recover`, as part of a write function, for `agents` only (None:
+        all): a plane that takes over agents whose plane died sweeps their
+        calls in flight, in the transaction that takes their leases."""
+        where = "status = 'pending'"
+        params: list[str] = []
+        if agents is not None:
+            if not agents:
+                return {}
+            params = sorted(agents)
+            where += f" AND agent IN ({','.join('?' * len(params))})"
+        cut: dict[str, Interrupted] = {}
+        rows = conn.execute(
+            f"SELECT agent, day, cost_usd FROM calls WHERE {where} ORDER BY id", params
+        )
+        for agent, day, cost in rows.fetchall():
+            before = cut.get(agent, Interrupted(0, Decimal(0)))
+            cut[agent] = Interrupted(before.calls + 1, before.estimate_usd + Decimal(cost))
+            self._sums.add(date.fromisoformat(day), agent, Decimal(cost))
+        if cut:
+            conn.execute(
+                f"UPDATE calls SET status = 'interrupted', estimated = 1 WHERE {where}", params
+            )
+        if tell is not None and cut:
+            tell(conn, cut)
+        return cut
 
     async def today(self) -> date:
         """The plane's day: the later of the clock's and the latest reached.

@@ -100,6 +100,9 @@ class AgentState(Frame):
     which clears the day's spend. None when it is not held, and when the day
     turning would not free it (a ceiling of zero, a model with no price):
     those wait for the operator."""
+    plane: str | None = None
+    """The plane that runs the agent's turns, when several share one store
+    (None: a plane alone, or no plane holds its lease now)."""
 
 
 MessageKind = Literal["operator", "agent", "plane", "ask", "cost", "tool"]
@@ -150,6 +153,10 @@ class Snapshot(Frame):
     commands: list[CommandInfo] = Field(default_factory=list)
     """The plane's slash commands: the one registry, which clients list and
     complete but never reinterpret."""
+    fleet_spend_today_usd: Decimal | None = None
+    """Every agent's spend today together, on every plane of the store."""
+    fleet_limit_usd: Decimal | None = None
+    """The fleet's daily ceiling (`fleet: {limitUsd}`, `/limit fleet`); None is none."""
 
 
 LedgerStatus = Literal["pending", "settled", "interrupted", "failed"]
