@@ -197,8 +197,9 @@ class Cursor:
         self._rows = rows
         self.rowcount = rowcount
 
-    @property
+    @functools.cached_property
     def lastrowid(self) -> int | None:
+        """Read when first asked for (a round trip), then kept."""
         row = self._conn.execute("SELECT lastval()").fetchone()
         return None if row is None else int(row[0])
 

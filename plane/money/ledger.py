@@ -248,13 +248,14 @@ class Ledger:
                 spent = fleet_spent_within(conn, day) + self._sums.on(day)
                 if spent >= fleet_ceiling:
                     raise FleetFull(spent, fleet_ceiling)
-            cursor = conn.execute(
+            # RETURNING, not lastrowid: one statement on either engine.
+            (call,) = conn.execute(
                 "INSERT INTO calls (agent, day, at, provider, model, cost_usd, price_source,"
-                " status, estimated, plane) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?)",
+                " status, estimated, plane) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?)"
+                " RETURNING id",
                 row,
-            )
-            assert cursor.lastrowid is not None
-            return cursor.lastrowid
+            ).fetchone()
+            return int(call)
 
         def opened(call: int) -> None:
             self._open[call] = _Recorded(agent, day, estimate, "pending", source)
