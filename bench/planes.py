@@ -33,10 +33,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from plane.clock import ManualClock  # noqa: E402
-from plane.money.ledger import Ledger  # noqa: E402
-from plane.postgres import open_store  # noqa: E402
-from plane.wire.protocol import Usage  # noqa: E402
+from plane.clock import ManualClock
+from plane.money.ledger import Ledger
+from plane.postgres import open_store
+from plane.wire.protocol import Usage
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 USAGE = Usage(input_tokens=1200, cache_read_tokens=1000, output_tokens=80)
@@ -71,26 +71,23 @@ async def plane(store: str | None, path: Path, agents: list[str], seconds: float
 def run_planes(store: str | None, root: Path, planes: int, agents: int, seconds: float) -> float:
     """Calls/s of `planes` processes together (each its own store connection)."""
     names = [f"agent-{n}" for n in range(agents)]
+    specs = [
+        {
+            "store": store,
+            "path": str(root / f"plane-{i}.db"),
+            "agents": names[i::planes],
+            "seconds": seconds,
+            "name": f"p{i}",
+        }
+        for i in range(planes)
+    ]
     children = [
         subprocess.Popen(
-            [
-                sys.executable,
-                __file__,
-                "--plane",
-                json.dumps(
-                    {
-                        "store": store,
-                        "path": str(root / f"plane-{i}.db"),
-                        "agents": names[i::planes],
-                        "seconds": seconds,
-                        "name": f"p{i}",
-                    }
-                ),
-            ],
+            [sys.executable, __file__, "--plane", json.dumps(spec)],
             stdout=subprocess.PIPE,
             text=True,
-        )  # fmt: skip
-        for i in range(planes)
+        )
+        for spec in specs
     ]
     total = 0
     for child in children:
@@ -118,12 +115,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.plane:  # one plane, in its own process
         spec = json.loads(args.plane)
-        print(
-            asyncio.run(
-                plane(spec["store"], Path(spec["path"]), spec["agents"], spec["seconds"],
-                      spec["name"])
-            )
-        )  # fmt: skip
+        run = plane(
+            spec["store"], Path(spec["path"]), spec["agents"], spec["seconds"], spec["name"]
+        )
+        print(asyncio.run(run))
         return
 
     server_url = os.environ.get("PLANE_TEST_PG")
