@@ -23,6 +23,9 @@ from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
 from plane.wire.protocol import Usage
 from tests.support.scripted_llm import Reply
+from tui.app import PlaneApp
+from tui.link import Address, Backoff
+from tui.widgets.agent_list import AgentList
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -104,6 +107,18 @@ async def snapshot(home: Path) -> p.Snapshot:
         await client.close()
     assert isinstance(reply, p.SnapshotReply)
     return reply.snapshot
+
+
+async def tui_rows(home: Path) -> list[str]:
+    """The agents' rows the real TUI draws, attached to the plane in `home`."""
+    app = PlaneApp(Address(path=home / "plane.sock"), backoff=Backoff(first=0.05, most=0.3))
+    async with app.run_test(size=(100, 40)) as pilot:
+        for _ in range(300):
+            names = list(app.main_screen.query_one(AgentList).names)
+            if len(names) == len(AGENTS):
+                break
+            await pilot.pause(0.05)
+        return names
 
 
 def test_three_planes_thirty_agents_one_killed_mid_turn(tmp_path, scripted_llm, postgres_url):
@@ -202,6 +217,7 @@ def test_three_planes_thirty_agents_one_killed_mid_turn(tmp_path, scripted_llm, 
         owners = {s.name: s.plane for s in shown.agents}
         assert set(owners.values()) <= {"p0", "p2"} and all(owners.values()), owners
         assert all(owners[a] in ("p0", "p2") for a in victim)
+        assert sorted(asyncio.run(tui_rows(homes[2]))) == AGENTS, "the TUI shows all 30"
         assert shown.fleet_limit_usd == FLEET_LIMIT
         assert shown.fleet_spend_today_usd == fleet
     finally:
