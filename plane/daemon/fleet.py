@@ -41,6 +41,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from sqlite3 import Connection
 from typing import Any, cast
 
@@ -230,9 +231,23 @@ class Fleet:
                 "SELECT agent, plane FROM leases WHERE expires_ms > ?", (now,)
             )
         }
-        swept = gained | (mine if first else set())
         tell = lambda tx, cut: tell_cut_turns(self._conversation, tx, cut)  # noqa: E731
-        cut = self._ledger.sweep_within(conn, swept, tell)
+        cut = self._ledger.sweep_within(conn, gained | (mine if first else set()), tell)
+        # Calls no lease covers (a gateway agent's, made on whichever plane
+        # its client reached): swept when the plane that opened them is dead,
+        # or, at start, when it was this one in an earlier life.
+        dead = [
+            name
+            for (name,) in conn.execute("SELECT name FROM planes WHERE seen_ms < ?", (now - lease,))
+        ]
+        for agent, more in self._ledger.sweep_within(
+            conn, None, tell, planes=dead + ([me] if first else [])
+        ).items():
+            before = cut.get(agent, Interrupted(0, Decimal(0)))
+            cut[agent] = Interrupted(
+                before.calls + more.calls, before.estimate_usd + more.estimate_usd
+            )
+        conn.execute("DELETE FROM planes WHERE seen_ms < ?", (now - lease,))
         return Tick(now, frozenset(mine), frozenset(gained), owners, cut)
 
     async def _ticks(self) -> None:

@@ -128,18 +128,25 @@ class Ledger:
         return await self._write(recover)
 
     def sweep_within(
-        self, conn: Connection, agents: Collection[str] | None, tell: Tell | None = None
+        self,
+        conn: Connection,
+        agents: Collection[str] | None,
+        tell: Tell | None = None,
+        *,
+        planes: Collection[str] | None = None,
     ) -> dict[str, Interrupted]:
         """`recover`, as part of a write function, for `agents` only (None:
-        all): a plane that takes over agents whose plane died sweeps their
-        calls in flight, in the transaction that takes their leases."""
+        all), or the calls opened by `planes`: a plane that takes over agents
+        whose plane died sweeps their calls in flight, in the transaction that
+        takes their leases."""
         where = "status = 'pending'"
         params: list[str] = []
-        if agents is not None:
-            if not agents:
-                return {}
-            params = sorted(agents)
-            where += f" AND agent IN ({','.join('?' * len(params))})"
+        for column, only in (("agent", agents), ("plane", planes)):
+            if only is not None:
+                if not only:
+                    return {}
+                params += sorted(only)
+                where += f" AND {column} IN ({','.join('?' * len(only))})"
         cut: dict[str, Interrupted] = {}
         rows = conn.execute(
             f"SELECT agent, day, cost_usd FROM calls WHERE {where} ORDER BY id", params
