@@ -75,7 +75,7 @@ class DatabaseClock:
         self.offset = timedelta(0)
 
     def now(self) -> datetime:
-        return datetime.now(UTC) + self.offset
+        return datetime.fromtimestamp(time.time(), UTC) + self.offset
 
     async def sleep_until(self, when: datetime) -> None:
         while (left := (when - self.now()).total_seconds()) > 0:  # noqa: ASYNC110 - polls the clock itself
