@@ -72,7 +72,9 @@ class Server:
         command = list(argv)
         if self.user is not None:
             command = ["runuser", "-u", self.user, "--", *command]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        # Run from the server's own directory: the user it runs as may not
+        # enter the one the tests were started from.
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=self.root)
         if done.returncode != 0:
             raise RuntimeError(f"{' '.join(command)} failed:\n{done.stdout}\n{done.stderr}")
 

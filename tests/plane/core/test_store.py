@@ -89,3 +89,31 @@ def test_agents_yaml_names_a_bad_store_with_its_line():
     with pytest.raises(ConfigError, match=r"store.*is not a postgresql:// URL"):
         parse_config("store: /var/lib/plane.db\n")
     assert parse_config("store: postgresql://h/db\n").store == "postgresql://h/db"
+
+
+def test_serve_with_a_store_it_cannot_reach_says_one_line_and_exits(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    config = tmp_path / "agents.yaml"
+    config.write_text("agents:\n  demo: {}\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "plane", "serve", "--config", str(config)],
+        env={
+            **os.environ,
+            "PLANE_HOME": str(tmp_path / "home"),
+            "PLANE_STORE": f"postgresql://plane:pw@127.0.0.1:{port}/plane",
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    said = [line for line in done.stderr.splitlines() if line.startswith("plane: Cannot use")]
+    assert said and said[0].startswith(f"plane: Cannot use the store at postgresql://plane:…@")
+    assert "Traceback" not in done.stderr and "pw@" not in done.stderr
+    assert not (tmp_path / "home" / "plane.sock").exists()
