@@ -114,6 +114,8 @@ def test_serve_with_a_store_it_cannot_reach_says_one_line_and_exits(tmp_path):
     )
     assert done.returncode != 0
     said = [line for line in done.stderr.splitlines() if line.startswith("plane: Cannot use")]
-    assert said and said[0].startswith(f"plane: Cannot use the store at postgresql://plane:…@127.0.0.1:{port}/plane")
+    assert said and said[0].startswith(
+        f"plane: Cannot use the store at postgresql://plane:…@127.0.0.1:{port}/plane"
+    )
     assert "Traceback" not in done.stderr and "pw@" not in done.stderr
     assert not (tmp_path / "home" / "plane.sock").exists()
