@@ -74,6 +74,11 @@ class FleetFull(Exception):
         self.ceiling = ceiling
 
 
+class LeaseLost(Exception):
+    """A call refused at admission: another plane holds the agent's lease
+    now, or this plane's ran out (several planes on one store)."""
+
+
 @dataclass(frozen=True)
 class Interrupted:
     """One agent's calls a plane that died left in flight."""
@@ -247,6 +252,8 @@ class Ledger:
         )  # fmt: skip
 
         def open_call(conn: Connection) -> int:
+            if self.plane is not None:
+                _hold_the_lease(conn, agent, self.plane)
             if fleet_ceiling is not None:
                 # An UPDATE, so the lock is a row lock on PostgreSQL and the
                 # write lock (already held: BEGIN IMMEDIATE) on SQLite.
@@ -412,6 +419,21 @@ _FLEET_SPENT = (
     "SELECT cost_usd FROM spend WHERE day = ?"
     " UNION ALL SELECT cost_usd FROM calls WHERE status = 'pending' AND day = ?"
 )
+
+
+def _hold_the_lease(conn: Connection, agent: str, plane: str) -> None:
+    """Refuse a call for an agent under a lease this plane does not hold
+    live, by the database's clock (only with several planes, so PostgreSQL's
+    SQL): a plane that lost an agent opens no call for it, so no two planes
+    ever spend for one agent at once. An agent under no lease (a gateway
+    agent, called from whichever plane its client reached) is not refused."""
+    row = conn.execute(
+        "SELECT plane, expires_ms > CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"
+        " FROM leases WHERE agent = ?",
+        (agent,),
+    ).fetchone()
+    if row is not None and (row[0] != plane or not row[1]):
+        raise LeaseLost(f"{agent} is run by {row[0]} now" if row[0] != plane else agent)
 
 
 def fleet_spent_within(conn: Connection, day: date) -> Decimal:

@@ -64,7 +64,8 @@ async def test_a_turn_cut_by_a_stop_is_answered_after_the_restart(start_plane):
     await asyncio.wait_for(mid_stream(plane, "demo", QUESTION), 10)
 
     again = await start_plane(restart=plane)
-    history = await asyncio.wait_for(until_said(again, "demo", ANSWER), 15)
+    # The answer's cost line is said last (on PostgreSQL, a round trip after it).
+    history = await asyncio.wait_for(until_said(again, "demo", "$0.01 · 10 in · 0 out"), 15)
 
     [cut, settled] = await again.services.ledger.entries(again.clock.now().date())
     assert (cut.status, cut.estimated) == ("interrupted", True) and cut.cost_usd > 0

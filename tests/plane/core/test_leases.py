@@ -14,7 +14,7 @@ from plane.clock import ManualClock
 from plane.daemon.fleet import DatabaseClock, Fleet
 from plane.history.conversation import Conversation
 from plane.money.gate import Ceilings
-from plane.money.ledger import Ledger
+from plane.money.ledger import LeaseLost, Ledger
 from plane.postgres import PostgresDatabase
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -112,3 +112,20 @@ async def test_a_plane_whose_machine_clock_is_an_hour_off_keeps_the_databases_ti
     assert abs((clock.now() - datetime.now(UTC)).total_seconds() - 3600) < 1
     await fleet.tick(first=True)
     assert abs((clock.now() - datetime.now(UTC)).total_seconds()) < 1
+
+
+async def test_a_plane_that_lost_an_agent_opens_no_call_for_it(planes):
+    first = await planes("p0")
+    await first.tick(first=True)
+    await first._ledger.open_call("a", "p", "m", Decimal("0.01"), "estimate")
+    await asyncio.sleep(0.6)  # p0's leases run out
+    with pytest.raises(LeaseLost):  # not renewed: refused even before another takes it
+        await first._ledger.open_call("a", "p", "m", Decimal("0.01"), "estimate")
+    second = await planes("p1")
+    await second.tick(first=True)
+    with pytest.raises(LeaseLost, match="a is run by p1 now"):
+        await first._ledger.open_call("a", "p", "m", Decimal("0.01"), "estimate")
+    await first._ledger.open_call("gateway", "p", "m", Decimal("0.01"), "estimate")
+    await second._ledger.open_call("a", "p", "m", Decimal("0.01"), "estimate")
+    rows = await second._db.fetchall("SELECT agent, plane FROM calls ORDER BY id")
+    assert [tuple(r) for r in rows] == [("a", "p0"), ("gateway", "p0"), ("a", "p1")]
