@@ -47,6 +47,7 @@ from plane.gateway.routing import (
 )
 from plane.gateway.wire import Wire, event_data, prompt_tokens_estimate, sse_events
 from plane.money.gate import Hold
+from plane.money.ledger import FleetFull
 from plane.wire.protocol import Usage
 from plane.wire.words import tokens, turn_cost, usage_text
 
@@ -218,9 +219,23 @@ class Gateway:
                 estimate = services.pricer.estimate(
                     model, prompt_tokens_estimate(body), wire.max_output(body)
                 )
-            call = await services.ledger.open_call(
-                spec.name, spec.provider, model, estimate, "estimate"
-            )
+            try:
+                call = await services.ledger.open_call(
+                    spec.name,
+                    spec.provider,
+                    model,
+                    estimate,
+                    "estimate",
+                    fleet_ceiling=services.gate.ceilings.fleet(),
+                )
+            except FleetFull as full:  # refused at admission: held, as by the gate
+                notice = services.gate.fleet_notice(spec.name, full.spent, full.ceiling)
+                await self._told(spec.name, Hold("fleet", notice))
+                resets = services.gate.resets_at()
+                status, error, extra = wire.held(
+                    notice, self._seconds_to_reset(), int(resets.timestamp())
+                )
+                raise Refused(status, notice, extra, error) from None
         return call, estimate
 
     async def _told(self, agent: str, hold: Hold) -> None:
