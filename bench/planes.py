@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -139,6 +140,7 @@ def main() -> None:
         finally:
             if server is not None:
                 server.stop()
+                shutil.rmtree(server.root, ignore_errors=True)
     print(f"metered calls/s, {args.agents} agents calling at once, {args.seconds:g} s each:")
     print(f"  one plane on SQLite          {sqlite:8.0f}")
     print(f"  one plane on PostgreSQL      {one:8.0f}   {one / sqlite:.2f}x SQLite")
