@@ -313,6 +313,15 @@ class NotifyConfig(Block):
         return self
 
 
+class FleetConfig(Block):
+    limit_usd: Usd | None = Field(default=None, alias="limitUsd")
+    """All agents' spend together, per UTC day, across every plane on the
+    store. Omit it for no fleet ceiling."""
+
+
+STORE_RULE = "a postgresql:// URL (omit `store` for the SQLite file in the plane's home)"
+
+
 class Config(Block):
     defaults: Defaults = Defaults()
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
@@ -331,6 +340,19 @@ class Config(Block):
     commands are refused; `false` runs them unconfined."""
     notify: NotifyConfig | None = None
     """Alerts to a webhook and/or an ntfy topic (off unless set)."""
+    store: str | None = None
+    """Where the ledger, conversations and agents live: omitted, the SQLite
+    file in the plane's home; `postgresql://…`, a PostgreSQL database that
+    several planes share (README, "Several machines"). `PLANE_STORE`, when
+    set, is used instead."""
+    fleet: FleetConfig = FleetConfig()
+
+    @field_validator("store")
+    @classmethod
+    def _a_store_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("postgresql://", "postgres://")):
+            raise ValueError(f"{value!r} is not {STORE_RULE}")
+        return value
 
     _source: str = PrivateAttr("agents.yaml")
     _tree: Any = PrivateAttr(None)

@@ -201,6 +201,35 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX savings_by_day ON savings (day, agent);
     """,
+    # Several planes on one store (README, "Several machines"; on SQLite one
+    # plane has them all): the fleet's ceiling as the operator set it, in the
+    # one row every admission of a call locks; each agent's lease (times in
+    # the database's clock, ms since the epoch); the planes seen, for a fair
+    # share; and the plane that opened each call, for the sweep of a dead one.
+    """
+    CREATE TABLE fleet (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        limit_usd TEXT,
+        set_at TEXT,
+        set_by TEXT,
+        admitted INTEGER NOT NULL DEFAULT 0
+    );
+    INSERT INTO fleet (id) VALUES (1);
+
+    CREATE TABLE leases (
+        agent TEXT PRIMARY KEY,
+        plane TEXT NOT NULL,
+        expires_ms INTEGER NOT NULL
+    );
+    CREATE INDEX leases_by_plane ON leases (plane);
+
+    CREATE TABLE planes (
+        name TEXT PRIMARY KEY,
+        seen_ms INTEGER NOT NULL
+    );
+
+    ALTER TABLE calls ADD COLUMN plane TEXT;
+    """,
 )
 
 
@@ -238,7 +267,9 @@ class _Write(Generic[T]):
 class Database:
     """The writer (a thread that owns its connection) and the reader."""
 
-    def __init__(self, writer: sqlite3.Connection, reader: aiosqlite.Connection) -> None:
+    def __init__(self, writer: Any, reader: Any) -> None:
+        # The engine's connections: sqlite3's and aiosqlite's here, their
+        # PostgreSQL counterparts in plane/postgres.py (the same few methods).
         self._writer = writer
         self._reader = reader
         self._loop = asyncio.get_running_loop()
@@ -391,7 +422,7 @@ class Database:
         write's failure is its outcome; a batch's sends each to run alone."""
         conn = self._writer
         try:
-            conn.execute("BEGIN IMMEDIATE")
+            self._begin(conn)
             for item in batch:
                 item.outcome = (True, item.fn(conn))
             for finish in self._finishers:
@@ -408,6 +439,11 @@ class Database:
             return True
         self.counts.commits += 1
         return True
+
+    def _begin(self, conn: Any) -> None:
+        # IMMEDIATE: the write lock now, not at the first write, so a
+        # transaction never fails half-way for another process's lock.
+        conn.execute("BEGIN IMMEDIATE")
 
     # Back on the event loop.
 

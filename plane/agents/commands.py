@@ -22,7 +22,16 @@ from dataclasses import dataclass
 
 from plane.agents.services import Services
 from plane.economy.summary import save
-from plane.money.limits import BadLimit, parse_limit, refusal, set_reply, standing
+from plane.money.limits import (
+    BadLimit,
+    fleet_set_reply,
+    fleet_standing,
+    parse_fleet_limit,
+    parse_limit,
+    refusal,
+    set_reply,
+    standing,
+)
 from plane.wire.protocol import CommandInfo, Message
 
 Handler = Callable[[Services, str, str], Awaitable[str]]
@@ -37,6 +46,9 @@ class Command:
 
 
 async def _limit(services: Services, agent: str, arg: str) -> str:
+    first, _, rest = arg.partition(" ")
+    if first.lower() == "fleet":
+        return await _fleet_limit(services, rest.strip())
     spent = await services.ledger.spend_today(agent)
     if not arg:
         return standing(spent, services.gate.ceilings.of(agent))
@@ -46,6 +58,20 @@ async def _limit(services: Services, agent: str, arg: str) -> str:
         return str(exc)
     await services.gate.ceilings.set(agent, value.usd)
     return set_reply(spent, value.usd)
+
+
+async def _fleet_limit(services: Services, arg: str) -> str:
+    """`/limit fleet [AMOUNT|off]`: every agent together, on every plane."""
+    spent = await services.ledger.fleet_today()
+    ceilings = services.gate.ceilings
+    if not arg:
+        return fleet_standing(spent, ceilings.fleet())
+    try:
+        value = parse_fleet_limit(arg)
+    except BadLimit as exc:
+        return str(exc)
+    await ceilings.set_fleet(value.usd)
+    return fleet_set_reply(spent, value.usd)
 
 
 async def _new(services: Services, agent: str, arg: str) -> str:
@@ -75,7 +101,7 @@ COMMANDS: dict[str, Command] = {
             "limit",
             "/limit [AMOUNT|off]",
             "show today's spend and the daily ceiling, set it (/limit 5), "
-            "or remove it (/limit off)",
+            "or remove it (/limit off); /limit fleet does the same for all agents together",
             _limit,
         ),
         Command("new", "/new", "start a new session for the model (its history is saved)", _new),

@@ -111,6 +111,9 @@ class Crew:
         await asyncio.gather(*waits, *self._tasks, return_exceptions=True)
 
     def wake(self, agent: str) -> None:
+        ownership = self._services.ownership
+        if not ownership.owns(agent) and ownership.notify is not None:
+            ownership.notify(agent)  # its owner, on another plane, takes the turn
         if agent in self.workers:
             self.workers[agent].wake()
 
@@ -133,7 +136,11 @@ class Crew:
             for message in messages:
                 self._services.emit(MessageAppended(message=message))
             await self.publish(agent)
-            self.wake(agent)
+            if text[1:].split()[1:2] == ["fleet"]:  # a fleet limit may free any agent
+                for other in self.workers:
+                    self.wake(other)
+            else:
+                self.wake(agent)
             return messages
         worker = self.workers[agent]
         if worker.spec.gateway is not None:
@@ -195,6 +202,7 @@ class Crew:
             resumes_at=self._resumes_at(agent, hold) if held else None,
             paused=spec.paused,
             tools=spec.tools,
+            plane=services.ownership.owner(agent) if services.ownership.plane else None,
         )
 
     def _resumes_at(self, agent: str, hold: Hold | None) -> datetime | None:
@@ -202,6 +210,8 @@ class Crew:
         is one a new day's empty spend is under; a zero ceiling (a pause) and
         an unpriced model wait for the operator, whatever the day."""
         services = self._services
+        if hold is not None and hold.reason == "fleet" and services.gate.ceilings.fleet():
+            return services.gate.resets_at()
         if hold is None or hold.reason != "ceiling" or not services.gate.ceilings.of(agent):
             return None
         return services.gate.resets_at()
@@ -223,6 +233,8 @@ class Crew:
             spend_today_usd=sum(
                 (await services.ledger.spend_by_agent()).values(), start=Decimal(0)
             ),
+            fleet_spend_today_usd=await services.ledger.fleet_today(),
+            fleet_limit_usd=services.gate.ceilings.fleet(),
         )
 
     async def _states(self) -> list[AgentState]:

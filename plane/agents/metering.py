@@ -49,7 +49,14 @@ async def metered_call(
         else Decimal(0)
     )
     ledger = services.ledger
-    call = await ledger.open_call(agent, provider_name, request.model, estimate, "estimate")
+    call = await ledger.open_call(
+        agent,
+        provider_name,
+        request.model,
+        estimate,
+        "estimate",
+        fleet_ceiling=services.gate.ceilings.fleet(),
+    )
 
     async def on_text(text: str) -> None:
         services.emit(TextDelta(agent=agent, turn=turn, text=text))

@@ -29,6 +29,28 @@ from plane.providers.base import Provider
 from plane.wire.protocol import Event, Message, MessageAppended, MessageKind, Usage
 
 
+class Ownership:
+    """Which plane runs each agent's turns. A plane alone on its store runs
+    them all (`mine` None); planes sharing one are told by their leases
+    (plane/daemon/fleet.py), and a message for an agent another plane runs
+    is stored here and the owner told (`notify`)."""
+
+    def __init__(self) -> None:
+        self.plane: str | None = None
+        self.mine: frozenset[str] | None = None
+        self.owners: dict[str, str] = {}
+        self.notify: Callable[[str], None] | None = None
+
+    def owns(self, agent: str) -> bool:
+        return self.mine is None or agent in self.mine
+
+    def owner(self, agent: str) -> str | None:
+        """The plane that runs `agent` now (None: none holds its lease)."""
+        if self.mine is None or agent in self.mine:
+            return self.plane
+        return self.owners.get(agent)
+
+
 @dataclass
 class Services:
     config: Config
@@ -54,6 +76,7 @@ class Services:
     refused_ask: Callable[[str, str], None] | None = None
     """Told (agent, the plane's reply) when an agent asks for a looser ceiling
     and is refused: the operator is needed (the alerts')."""
+    ownership: Ownership = field(default_factory=Ownership)
 
     async def say(
         self,

@@ -31,6 +31,7 @@ from plane.economy.summary import (
     save,
 )
 from plane.errors import ContextOverflow, ProviderError
+from plane.money.ledger import FleetFull, LeaseLost
 from plane.providers.base import ChatMessage, CompletionRequest, ToolCall, ToolSpec
 from plane.wire.protocol import Message, MessageKind, Usage
 
@@ -60,6 +61,9 @@ class TurnResult:
     overflowed: bool = False
     """The provider refused the prompt as longer than the model's context:
     nothing of this turn is kept in the model's history."""
+    held: bool = False
+    """Stopped by the fleet's ceiling at a call's admission: what it was
+    answering stays waiting, for the turn after the hold."""
 
 
 class Turn:
@@ -209,6 +213,20 @@ class Turn:
         except ProviderError as exc:
             self.result.ok = False
             await self.say("plane", failed_notice(str(exc)))
+            return None
+        except LeaseLost:
+            # Another plane runs the agent now (this one's lease ran out):
+            # nothing was sent; what the turn answered waits for that plane.
+            self.result.ok = False
+            self.result.held = True
+            return None
+        except FleetFull as full:
+            # Refused at admission (nothing was sent or written): the turn
+            # ends, and what it was answering waits for the next one.
+            self.result.ok = False
+            self.result.held = True
+            notice = self.services.gate.fleet_notice(self.spec.name, full.spent, full.ceiling)
+            await self.say("plane", notice)
             return None
         self.result.cost += metered.charge.cost_usd
         self.result.usage = self.result.usage + metered.completion.usage

@@ -151,6 +151,8 @@ class AgentWorker:
         """One step of `_work`, under the turn lock: a turn if there is work
         and no hold. False when there is nothing more to do now."""
         services, name = self._services, self.spec.name
+        if not services.ownership.owns(name):
+            return False  # another plane runs it: what waits is in the store, for its owner
         waiting = await services.conversation.waiting(name)
         due = await self._bookings.due(name)
         # Asked after the reads, with no await between it and the turn: a
@@ -246,8 +248,10 @@ class AgentWorker:
         if result.answer:
             answer = await services.conversation.answer(name, result.answer, questions)
             services.emit(MessageAppended(message=answer))
-        else:  # a turn that failed: its notices are what it answered
+        elif not result.held:  # a turn that failed: its notices are what it answered
             await services.conversation.answered(questions)
+        if result.held:
+            self._told_hold = "fleet"  # the turn said why it stopped: said once a spell
         await self._bookings.done(list(due))
         await self._keep_ambient()
         if result.calls:

@@ -41,12 +41,13 @@ from plane.config import EMBEDDED, EMBEDDED_MODEL, Config
 from plane.daemon.alerts import Notifier
 from plane.daemon.api import Api
 from plane.daemon.events import EventBus
+from plane.daemon.fleet import DatabaseClock, Fleet, plane_name
 from plane.daemon.http import HttpListener
 from plane.daemon.listener import Listener
 from plane.daemon.metrics import Metrics
 from plane.db import Database, refusal
 from plane.economy.compress.store import RefStore
-from plane.errors import PlaneError
+from plane.errors import PlaneError, StoreError
 from plane.gateway.forward import Gateway
 from plane.gateway.keys import Keys
 from plane.history.conversation import Conversation
@@ -56,6 +57,7 @@ from plane.money.gate import Ceilings, Gate
 from plane.money.ledger import Ledger
 from plane.money.pricing import Pricer
 from plane.money.savings import Savings
+from plane.postgres import PostgresDatabase, StoreFault, open_store
 from plane.providers.base import Provider
 from plane.providers.local import EmbeddedModel
 from plane.providers.pool import (
@@ -99,6 +101,7 @@ class Plane:
         self._transports = transports
         self._lock: IO[str] | None = None
         self._db: Database | None = None
+        self._fleet: Fleet | None = None
         self._embedded: EmbeddedModel | None = None
         self._embedded_starting = asyncio.Lock()
         """Two agents created on the embedded model at once start it once."""
@@ -124,6 +127,8 @@ class Plane:
                 await self.shutdown()
             except Exception:  # the first failure is the one to report
                 log.exception("closing after a failed start also failed")
+            if isinstance(exc, StoreFault):  # the PostgreSQL store failed during start-up
+                raise StoreError(f"The store failed during start-up: {exc}.") from None
             if isinstance(exc, sqlite3.Error):  # read after the store opened it: plane.db's
                 raise refusal(self.home.db, exc) from None
             raise
@@ -151,10 +156,18 @@ class Plane:
     async def _start(self) -> None:
         self.home.ensure()
         self._lock = _lock(self.home)
-        self._db = db = await Database.open(self.home.db)
+        # PLANE_STORE, else agents.yaml's `store:`, else the SQLite file in the home.
+        store = os.environ.get("PLANE_STORE") or self.config.store
+        self._db = db = await open_store(store, self.home.db)
+        shared = isinstance(db, PostgresDatabase)  # several planes may share it
+        db_clock = None
+        if shared and isinstance(self.clock, SystemClock):
+            self.clock = db_clock = DatabaseClock()  # the day is the database's
         ledger = Ledger(db, self.clock)
         conversation = Conversation(db, self.clock)
-        if cut := await ledger.recover(tell=functools.partial(tell_cut_turns, conversation)):
+        if shared:
+            ledger.plane = plane_name(str(self.home.root))
+        elif cut := await ledger.recover(tell=functools.partial(tell_cut_turns, conversation)):
             calls = sum(c.calls for c in cut.values())
             log.warning("%d calls were in flight when the plane stopped; kept at estimate", calls)
         roster = Roster(
@@ -167,7 +180,9 @@ class Plane:
         )
         await roster.load()
         ceilings = Ceilings(db, self.clock)
-        await ceilings.load({spec.name: spec.ceiling_from_file for spec in roster})
+        await ceilings.load(
+            {spec.name: spec.ceiling_from_file for spec in roster}, self.config.fleet.limit_usd
+        )
         services = self.services = Services(
             config=self.config,
             home=self.home,
@@ -201,6 +216,21 @@ class Plane:
             self._notifier = Notifier(self.config.notify, self.clock)
             services.refused_ask = self._notifier.refused_ask
             self._notifier.start(self.bus, await crew.snapshot())
+        if isinstance(db, PostgresDatabase) and ledger.plane is not None:
+            self._fleet = Fleet(
+                db,
+                ledger.plane,
+                lambda: [spec.name for spec in roster if spec.gateway is None],
+                ledger,
+                ceilings,
+                conversation,
+                services.ownership,
+                db_clock,
+            )
+            self._fleet.wake = crew.wake
+            self._fleet.idle = lambda agent: agent not in crew.workers or crew.workers[agent].idle
+            self._fleet.changed = self._show_owners
+            await self._fleet.start()  # leases taken and their calls swept before any turn
         self._background.append(asyncio.create_task(self.scheduler.run()))
         await self._listen()
         if self._http is not None:  # the gateway: plane.daemon.http
@@ -218,6 +248,15 @@ class Plane:
                 token=self.home.make_token(),
             )
             self.http_port = await self._http_listener.listen(*self._http)
+
+    def _show_owners(self, agents: set[str]) -> None:
+        """Rows whose owner changed, shown again (the fleet's ticks)."""
+        for agent in agents:
+            if agent in self.crew.workers:
+                self._background.append(asyncio.create_task(self._show(agent)))
+
+    async def _show(self, agent: str) -> None:
+        await self.crew.publish(agent)
 
     def _wake(self, agent: str) -> None:
         """The scheduler's: a booking came due (the crew exists by the time it runs)."""
@@ -255,6 +294,9 @@ class Plane:
         await asyncio.gather(*self._background, return_exceptions=True)
         if self._embedded is not None:
             await self._embedded.stop()
+        if self._fleet is not None:  # after the turns: their calls cut are swept by the next owner
+            await self._fleet.stop()
+            self._fleet = None
         if self._db is not None:
             await self._db.close()
         if self._lock is not None:  # not another plane's socket, when this one never started

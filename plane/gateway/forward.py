@@ -50,6 +50,7 @@ from plane.gateway.wire import (
     sse_events,
 )
 from plane.money.gate import Hold
+from plane.money.ledger import FleetFull
 from plane.wire.protocol import Usage
 from plane.wire.words import tokens, turn_cost, usage_text
 
@@ -226,9 +227,20 @@ class Gateway:
                     wire.max_output(body),
                     hour_cache=asks_for_an_hour(body),
                 )
-            call = await services.ledger.open_call(
-                spec.name, spec.provider, model, estimate, "estimate"
-            )
+            try:
+                call = await services.ledger.open_call(
+                    spec.name,
+                    spec.provider,
+                    model,
+                    estimate,
+                    "estimate",
+                    fleet_ceiling=services.gate.ceilings.fleet(),
+                )
+            except FleetFull as full:  # refused at admission: held, as by the gate
+                notice = services.gate.fleet_notice(spec.name, full.spent, full.ceiling)
+                await self._told(spec.name, Hold("fleet", notice))
+                status, error, extra = wire.held(notice, self._seconds_to_reset())
+                raise Refused(status, notice, extra, error) from None
         return call, estimate
 
     async def _told(self, agent: str, hold: Hold) -> None:

@@ -81,7 +81,7 @@ class Conversation:
             below, params = " AND id < ?", (agent, before_id, limit)
         rows = await self._db.fetchall(
             f"SELECT * FROM (SELECT * FROM messages WHERE agent = ?{below}"
-            " ORDER BY id DESC LIMIT ?) ORDER BY id",
+            " ORDER BY id DESC LIMIT ?) AS page ORDER BY id",
             *params,
         )
         return [_message(row) for row in rows]
@@ -151,7 +151,9 @@ class Conversation:
         added: int = await self._db.write(
             lambda conn: (
                 conn.execute(
-                    "INSERT OR IGNORE INTO notices (agent, day, kind) VALUES (?, ?, ?)", key
+                    "INSERT INTO notices (agent, day, kind) VALUES (?, ?, ?)"
+                    " ON CONFLICT DO NOTHING",
+                    key,
                 ).rowcount
             )
         )

@@ -35,6 +35,7 @@ from plane.db import Database
 from plane.money import notices
 from plane.money.ledger import Ledger
 from plane.money.limits import is_tighter
+from plane.wire.words import usd, usd_exact
 
 
 @dataclass(frozen=True)
@@ -56,13 +57,47 @@ class Ceilings:
         self._from_file: dict[str, Decimal | None] = {}
         self._set: dict[str, Decimal | None] = {}
         self._asked: dict[str, Decimal] = {}
+        self._fleet_from_file: Decimal | None = None
+        self._fleet_set: tuple[Decimal | None] | None = None
+        """The operator's fleet value, as a 1-tuple (None inside is "off"); None: not set."""
 
-    async def load(self, from_file: dict[str, Decimal | None]) -> None:
+    async def load(
+        self, from_file: dict[str, Decimal | None], fleet_from_file: Decimal | None = None
+    ) -> None:
         self._from_file = dict(from_file)
+        self._fleet_from_file = fleet_from_file
+        await self.reload()
+
+    async def reload(self) -> bool:
+        """Read the operator's values and the asks again (another plane on
+        the store may have changed them); True if any changed."""
+        before = (self._set, self._asked, self._fleet_set)
         rows = await self._db.fetchall("SELECT agent, limit_usd FROM ceilings")
         self._set = {r["agent"]: _decimal(r["limit_usd"]) for r in rows}
         asks = await self._db.fetchall("SELECT agent, limit_usd FROM asks")
         self._asked = {r["agent"]: Decimal(r["limit_usd"]) for r in asks}
+        fleet = await self._db.fetchone("SELECT limit_usd, set_by FROM fleet WHERE id = 1")
+        self._fleet_set = (
+            (_decimal(fleet["limit_usd"]),) if fleet is not None and fleet["set_by"] else None
+        )
+        return before != (self._set, self._asked, self._fleet_set)
+
+    def fleet(self) -> Decimal | None:
+        """The fleet's ceiling: the operator's value when there is one (off
+        included), else the file's `fleet: {limitUsd: …}`."""
+        if self._fleet_set is not None:
+            return self._fleet_set[0]
+        return self._fleet_from_file
+
+    async def set_fleet(self, ceiling: Decimal | None) -> None:
+        """The operator's fleet ceiling, from the keyboard: it replaces the file's."""
+        row = (None if ceiling is None else str(ceiling), self._clock.now().isoformat())
+        await self._db.write(
+            lambda conn: conn.execute(
+                "UPDATE fleet SET limit_usd = ?, set_at = ?, set_by = 'operator' WHERE id = 1", row
+            )
+        )
+        self._fleet_set = (ceiling,)
 
     def add_agent(self, agent: str, from_file: Decimal | None) -> None:
         self._from_file[agent] = from_file
@@ -161,19 +196,44 @@ class Gate:
         """None when `agent` may start a turn now. Ask it with the agent's
         turn lock held, right before the turn."""
         ceiling = self.ceilings.of(agent)
-        if ceiling is None:
+        if ceiling is not None:
+            if not price_known:
+                return Hold(
+                    "unpriced",
+                    f"{agent} is not answering: no price is known for {model}, and an agent "
+                    "under a ceiling takes no turn it cannot count. Add the model under "
+                    "`pricing:` in agents.yaml, or remove the limit with /limit off.",
+                )
+            spent = await self.ledger.spend_today(agent)
+            if spent >= ceiling:
+                return Hold("ceiling", self._ceiling_notice(agent, spent, ceiling))
+        return await self._fleet_hold(agent, price_known=price_known, model=model)
+
+    async def _fleet_hold(self, agent: str, *, price_known: bool, model: str) -> Hold | None:
+        """The fleet's ceiling, asked the same way: at or over it, no agent
+        of the fleet starts a turn, on any plane."""
+        fleet = self.ceilings.fleet()
+        if fleet is None:
             return None
         if not price_known:
             return Hold(
                 "unpriced",
-                f"{agent} is not answering: no price is known for {model}, and an agent "
-                "under a ceiling takes no turn it cannot count. Add the model under "
-                "`pricing:` in agents.yaml, or remove the limit with /limit off.",
+                f"{agent} is not answering: no price is known for {model}, and the fleet "
+                "is under a ceiling, which counts every turn. Add the model under "
+                "`pricing:` in agents.yaml, or remove the fleet limit with /limit fleet off.",
             )
-        spent = await self.ledger.spend_today(agent)
-        if spent < ceiling:
+        spent = await self.ledger.fleet_today()
+        if spent < fleet:
             return None
-        return Hold("ceiling", self._ceiling_notice(agent, spent, ceiling))
+        return Hold("fleet", self.fleet_notice(agent, spent, fleet))
+
+    def fleet_notice(self, agent: str, spent: Decimal, fleet: Decimal) -> str:
+        where = "at" if spent == fleet else "over"
+        return (
+            f"{agent} is not answering: the fleet has spent {usd(spent)} today, {where} its "
+            f"{usd_exact(fleet)} daily ceiling; it answers at 00:00 UTC, in "
+            f"{until(self._clock.now(), self.resets_at())}, or when the fleet limit is raised."
+        )
 
     def resets_at(self) -> datetime:
         """00:00 UTC after the plane's day (later than the clock's next

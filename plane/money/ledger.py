@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
@@ -62,6 +62,21 @@ class Charge:
     agent: str
     cost_usd: Decimal
     day: date
+
+
+class FleetFull(Exception):
+    """A call refused at admission: the fleet's spend today (calls in flight
+    at their estimates, on every plane) is at or over its ceiling."""
+
+    def __init__(self, spent: Decimal, ceiling: Decimal) -> None:
+        super().__init__(f"the fleet has spent {spent} today, of its {ceiling} ceiling")
+        self.spent = spent
+        self.ceiling = ceiling
+
+
+class LeaseLost(Exception):
+    """A call refused at admission: another plane holds the agent's lease
+    now, or this plane's ran out (several planes on one store)."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +116,9 @@ class Ledger:
         """The calls this plane opened and has not closed, as written."""
         self._sums = _Sums()
         db.finish_with(self._sums)
+        self.plane: str | None = None
+        """This plane's name, recorded with each call it opens, when several
+        planes share the store (None: the store is this plane's alone)."""
 
     async def recover(self, tell: Tell | None = None) -> dict[str, Interrupted]:
         """Mark calls left pending by a plane that died as interrupted, at
@@ -110,22 +128,45 @@ class Ledger:
         a plane killed again during start-up finds them still pending."""
 
         def recover(conn: Connection) -> dict[str, Interrupted]:
-            cut: dict[str, Interrupted] = {}
-            rows = conn.execute(
-                "SELECT agent, day, cost_usd FROM calls WHERE status = 'pending' ORDER BY id"
-            )
-            for agent, day, cost in rows.fetchall():
-                before = cut.get(agent, Interrupted(0, Decimal(0)))
-                cut[agent] = Interrupted(before.calls + 1, before.estimate_usd + Decimal(cost))
-                self._sums.add(date.fromisoformat(day), agent, Decimal(cost))
-            conn.execute(
-                "UPDATE calls SET status = 'interrupted', estimated = 1 WHERE status = 'pending'"
-            )
-            if tell is not None and cut:
-                tell(conn, cut)
-            return cut
+            return self.sweep_within(conn, None, tell)
 
         return await self._write(recover)
+
+    def sweep_within(
+        self,
+        conn: Connection,
+        agents: Collection[str] | None,
+        tell: Tell | None = None,
+        *,
+        planes: Collection[str] | None = None,
+    ) -> dict[str, Interrupted]:
+        """`recover`, as part of a write function, for `agents` only (None:
+        all), or the calls opened by `planes`: a plane that takes over agents
+        whose plane died sweeps their calls in flight, in the transaction that
+        takes their leases."""
+        where = "status = 'pending'"
+        params: list[str] = []
+        for column, only in (("agent", agents), ("plane", planes)):
+            if only is not None:
+                if not only:
+                    return {}
+                params += sorted(only)
+                where += f" AND {column} IN ({','.join('?' * len(only))})"
+        cut: dict[str, Interrupted] = {}
+        rows = conn.execute(
+            f"SELECT agent, day, cost_usd FROM calls WHERE {where} ORDER BY id", params
+        )
+        for agent, day, cost in rows.fetchall():
+            before = cut.get(agent, Interrupted(0, Decimal(0)))
+            cut[agent] = Interrupted(before.calls + 1, before.estimate_usd + Decimal(cost))
+            self._sums.add(date.fromisoformat(day), agent, Decimal(cost))
+        if cut:
+            conn.execute(
+                f"UPDATE calls SET status = 'interrupted', estimated = 1 WHERE {where}", params
+            )
+        if tell is not None and cut:
+            tell(conn, cut)
+        return cut
 
     async def today(self) -> date:
         """The plane's day: the later of the clock's and the latest reached.
@@ -170,22 +211,65 @@ class Ledger:
     async def spend_by_agent(self, day: date | None = None) -> dict[str, Decimal]:
         return dict(await self._day(day or await self.today()))
 
+    async def fleet_today(self) -> Decimal:
+        """Every agent's spend today together, calls in flight at their
+        estimates. With several planes on the store, read from it (the
+        others' calls are not in this plane's sums); else summed here."""
+        day = await self.today()
+        if self.plane is None:
+            return sum((await self._day(day)).values(), Decimal(0))
+        rows = await self._read(_FLEET_SPENT, day.isoformat(), day.isoformat())
+        return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
+
+    def forget_sums(self) -> None:
+        """Read the day's sums from the store again when next asked: agents
+        that moved here from another plane bring spend this plane never saw."""
+        self._days.clear()
+
     async def open_call(
-        self, agent: str, provider: str, model: str, estimate: Decimal, source: str
+        self,
+        agent: str,
+        provider: str,
+        model: str,
+        estimate: Decimal,
+        source: str,
+        *,
+        fleet_ceiling: Decimal | None = None,
     ) -> int:
+        """Write the call pending at `estimate`, before it is sent. With a
+        fleet ceiling it is first admitted, in the same transaction: the
+        fleet row locked (every plane's admissions queue on it), the fleet's
+        spend today read with every call in flight at its estimate, and the
+        call refused (`FleetFull`, nothing written) when that is at or over
+        the ceiling. So admissions on all planes together pass the ceiling by
+        at most the one call admitted last under it."""
         now, day = self._clock.now(), await self.today()
         if day not in self._days:
             await self._day(day)  # the gate's sum for the day, before it moves
-        row = (agent, day.isoformat(), now.isoformat(), provider, model, str(estimate), source)
+        row = (
+            agent, day.isoformat(), now.isoformat(), provider, model, str(estimate), source,
+            self.plane,
+        )  # fmt: skip
 
         def open_call(conn: Connection) -> int:
-            cursor = conn.execute(
+            if self.plane is not None:
+                _hold_the_lease(conn, agent, self.plane)
+            if fleet_ceiling is not None:
+                # An UPDATE, so the lock is a row lock on PostgreSQL and the
+                # write lock (already held: BEGIN IMMEDIATE) on SQLite.
+                conn.execute("UPDATE fleet SET admitted = admitted + 1 WHERE id = 1")
+                # What this batch's settles moved is not in `spend` until its end.
+                spent = fleet_spent_within(conn, day) + self._sums.on(day)
+                if spent >= fleet_ceiling:
+                    raise FleetFull(spent, fleet_ceiling)
+            # RETURNING, not lastrowid: one statement on either engine.
+            (call,) = conn.execute(
                 "INSERT INTO calls (agent, day, at, provider, model, cost_usd, price_source,"
-                " status, estimated) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1)",
+                " status, estimated, plane) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?)"
+                " RETURNING id",
                 row,
-            )
-            assert cursor.lastrowid is not None
-            return cursor.lastrowid
+            ).fetchone()
+            return int(call)
 
         def opened(call: int) -> None:
             self._open[call] = _Recorded(agent, day, estimate, "pending", source)
@@ -335,7 +419,7 @@ class Ledger:
         if self._latest is None:
             rows = await self._read(
                 "SELECT MAX(day) FROM (SELECT MAX(day) AS day FROM calls"
-                " UNION ALL SELECT day FROM plane_day)"
+                " UNION ALL SELECT day FROM plane_day) AS reached"
             )
             found = rows[0][0] if rows else None
             return self._reached(date.min if found is None else date.fromisoformat(found))
@@ -369,6 +453,33 @@ class Ledger:
             raise LedgerError(f"The ledger could not be read ({error}).") from error
 
 
+_FLEET_SPENT = (
+    "SELECT cost_usd FROM spend WHERE day = ?"
+    " UNION ALL SELECT cost_usd FROM calls WHERE status = 'pending' AND day = ?"
+)
+
+
+def _hold_the_lease(conn: Connection, agent: str, plane: str) -> None:
+    """Refuse a call for an agent under a lease this plane does not hold
+    live, by the database's clock (only with several planes, so PostgreSQL's
+    SQL): a plane that lost an agent opens no call for it, so no two planes
+    ever spend for one agent at once. An agent under no lease (a gateway
+    agent, called from whichever plane its client reached) is not refused."""
+    row = conn.execute(
+        "SELECT plane, expires_ms > CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"
+        " FROM leases WHERE agent = ?",
+        (agent,),
+    ).fetchone()
+    if row is not None and (row[0] != plane or not row[1]):
+        raise LeaseLost(f"{agent} is run by {row[0]} now" if row[0] != plane else agent)
+
+
+def fleet_spent_within(conn: Connection, day: date) -> Decimal:
+    """The fleet's spend on `day`, read inside a write function."""
+    rows = conn.execute(_FLEET_SPENT, (day.isoformat(), day.isoformat())).fetchall()
+    return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
+
+
 def _recorded(conn: Connection, call: int) -> _Recorded:
     row = conn.execute(
         "SELECT agent, day, cost_usd, status, price_source FROM calls WHERE id = ?", (call,)
@@ -396,13 +507,18 @@ class _Sums:
         key = (day.isoformat(), agent)
         self._moved[key] = self._moved.get(key, Decimal(0)) + amount
 
+    def on(self, day: date) -> Decimal:
+        """What this transaction moved so far on `day`, all agents together."""
+        key = day.isoformat()
+        return sum((v for (d, _), v in self._moved.items() if d == key), Decimal(0))
+
     def write(self, conn: Connection) -> None:
         """Each sum moved, exactly (`decimal_add`, the writer's own function:
         SQLite's + would add floats)."""
         if self._moved:
             conn.executemany(
-                "INSERT INTO spend (day, agent, cost_usd) VALUES (?, ?, ?) ON CONFLICT"
-                " (day, agent) DO UPDATE SET cost_usd = decimal_add(cost_usd, excluded.cost_usd)",
+                "INSERT INTO spend (day, agent, cost_usd) VALUES (?, ?, ?) ON CONFLICT (day, agent)"
+                " DO UPDATE SET cost_usd = decimal_add(spend.cost_usd, excluded.cost_usd)",
                 [(day, agent, str(amount)) for (day, agent), amount in self._moved.items()],
             )
             self._moved.clear()

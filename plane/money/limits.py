@@ -74,6 +74,27 @@ def set_reply(spent: Decimal, ceiling: Decimal | None) -> str:
     return f"{reply} {PAUSE}" if ceiling == 0 else reply
 
 
+def parse_fleet_limit(raw: str) -> LimitValue:
+    """`/limit fleet AMOUNT|off`'s value, its errors naming the fleet form."""
+    try:
+        return parse_limit(raw)
+    except BadLimit as exc:
+        raise BadLimit(str(exc).replace(_USE, _USE.replace("/limit ", "/limit fleet "))) from None
+
+
+def fleet_standing(spent: Decimal, ceiling: Decimal | None) -> str:
+    """`$12.40 spent today by the fleet, of $50.00 a day.` / `…, against no limit.`"""
+    if ceiling is None:
+        return f"{usd(spent)} spent today by the fleet, against no limit."
+    return f"{usd(spent)} spent today by the fleet, of {usd_exact(ceiling)} a day."
+
+
+def fleet_set_reply(spent: Decimal, ceiling: Decimal | None) -> str:
+    if ceiling is None:
+        return f"Fleet limit removed. {fleet_standing(spent, None)}"
+    return f"Fleet limit set to {usd_exact(ceiling)} a day. {fleet_standing(spent, ceiling)}"
+
+
 def refusal(asked: Decimal | None, has: Decimal) -> str:
     """What the plane says when an agent asks to be held to more."""
     if asked is None:

@@ -115,6 +115,9 @@ class AgentState(Frame):
     tools: tuple[str, ...] | None = None
     """The tools it may use, by name; None is every tool. (A tuple: a row's
     state is hashable, for the list's cache of drawn lines.)"""
+    plane: str | None = None
+    """The plane that runs the agent's turns, when several share one store
+    (None: a plane alone, or no plane holds its lease now)."""
 
 
 MessageKind = Literal["operator", "agent", "plane", "ask", "cost", "tool"]
@@ -172,6 +175,10 @@ class Snapshot(Frame):
     spend_today_usd: Decimal | None = None
     """The whole plane's spend today, deleted agents' included (deleting never
     refunds): the fleet's total, which the rows alone may not add up to."""
+    fleet_spend_today_usd: Decimal | None = None
+    """Every agent's spend today together, on every plane of the store."""
+    fleet_limit_usd: Decimal | None = None
+    """The fleet's daily ceiling (`fleet: {limitUsd}`, `/limit fleet`); None is none."""
 
 
 LedgerStatus = Literal["pending", "settled", "interrupted", "failed"]

@@ -90,7 +90,7 @@ def _parent(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
 
 
-def gone(prefix: str, within: float = 3.0) -> bool:
+def gone(prefix: str, within: float = 15.0) -> bool:
     deadline = time.monotonic() + within
     while running(prefix):
         if time.monotonic() > deadline:
@@ -173,37 +173,46 @@ async def test_a_patch_never_writes_through_a_swapped_directory(
 
 # -- 2. a command's whole process tree ends with it ---------------------------
 
-LEAVERS = (
-    "setsid -f sleep 77.1; "
-    "(sleep 77.2 &); "
-    "nohup sleep 77.3 >/dev/null 2>&1 & disown; "
-    'python3 -c \'import os; os.fork() or (os.setsid(), os.fork() or os.execvp("sleep", '
-    '["sleep", "77.4"]))\'; '
-)
+
+def leavers(mark: str) -> str:
+    """Four ways to leave a command behind, each a `sleep {mark}N`: a mark of
+    its own per test, so tests run side by side (xdist) never count each
+    other's processes."""
+    return (
+        f"setsid -f sleep {mark}1; "
+        f"(sleep {mark}2 &); "
+        f"nohup sleep {mark}3 >/dev/null 2>&1 & disown; "
+        f'python3 -c \'import os; os.fork() or (os.setsid(), os.fork() or os.execvp("sleep", '
+        f'["sleep", "{mark}4"]))\'; '
+    )
+
+
+HOWS = ["returns", "times out", "is cancelled"]
 
 
 @pytest.mark.parametrize("sandboxed", [True, False], ids=["sandboxed", "unconfined"])
-@pytest.mark.parametrize("how", ["returns", "times out", "is cancelled"])
+@pytest.mark.parametrize("how", HOWS)
 async def test_nothing_a_command_starts_outlives_it(home: Path, sandboxed: bool, how: str):
     if sandboxed and sandbox.abi() == 0:
         pytest.skip("this kernel has no Landlock")
     ctx = context(home, sandboxed=sandboxed)
+    mark = f"7{HOWS.index(how) * 2 + sandboxed + 1}."  # 71. … 76.: one a case
     tail = {"returns": "echo done", "times out": "sleep 30", "is cancelled": "sleep 30"}[how]
-    arguments = {"command": LEAVERS + tail, "timeout_s": 1 if how == "times out" else 60}
+    arguments = {"command": leavers(mark) + tail, "timeout_s": 1 if how == "times out" else 60}
     task = asyncio.create_task(call(ctx, "run_command", **arguments))
     if how == "is cancelled":
-        for _ in range(500):
-            if len(running("sleep 77.")) == 4:
+        for _ in range(3000):  # a loaded machine may take seconds to start them
+            if len(running(f"sleep {mark}")) == 4:
                 break
             await asyncio.sleep(0.01)
-        assert len(running("sleep 77.")) == 4
+        assert len(running(f"sleep {mark}")) == 4
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
     else:
         ok, text = await task
         assert ok == (how == "returns"), text
-    assert gone("sleep 77.")
+    assert gone(f"sleep {mark}")
 
 
 async def test_a_launcher_killed_outright_takes_its_tree_with_it(home: Path):

@@ -58,8 +58,10 @@ class Conn:
         self.writer = writer
 
     @classmethod
-    async def open(cls, plane, *, greet: bool = True) -> Conn:  # type: ignore[no-untyped-def]
-        reader, writer = await asyncio.open_unix_connection(plane.home.socket, limit=8 << 20)
+    async def open(cls, plane, *, greet: bool = True, limit: int = 8 << 20) -> Conn:  # type: ignore[no-untyped-def]
+        """`limit`: how much this client buffers before it stops reading
+        (asyncio reads on up to twice that, unasked)."""
+        reader, writer = await asyncio.open_unix_connection(plane.home.socket, limit=limit)
         conn = cls(reader, writer)
         if greet:
             [welcome] = await conn.exchange(plane.hello())
@@ -322,7 +324,9 @@ async def test_a_connection_holds_at_most_one_frame_whatever_it_sends(start_plan
         [reply] = await conn.exchange(b"\n", expected=1)
         assert reply["code"] == "too_large"
 
-        unread = await Conn.open(plane)
+        # A client that reads nothing: its own buffer (counted here too, in
+        # this process) stops at a few frames, so what grows is the plane's.
+        unread = await Conn.open(plane, limit=64 * 1024)
         base = tracemalloc.get_traced_memory()[0]
         tracemalloc.reset_peak()
         unread.writer.write(p.encode(p.Status(id=1)) * 3000)

@@ -1,6 +1,7 @@
-"""The database on a real SQLite file: a transaction is one function on the
-writer, reads never see what it has not committed, and writes that arrive
-together share one commit without one's failure costing the others."""
+"""The database on each engine (a real SQLite file, a real PostgreSQL): a
+transaction is one function on the writer, reads never see what it has not
+committed, and writes that arrive together share one commit without one's
+failure costing the others."""
 
 import asyncio
 import sqlite3
@@ -11,19 +12,34 @@ from decimal import Decimal
 import pytest
 
 from plane.clock import ManualClock
-from plane.db import Database
 from plane.history.conversation import Conversation
 from plane.money.ledger import Ledger
 from plane.wire.protocol import Usage
+from tests.support.fixtures_postgres import open_db, refuse
+
+pytestmark = pytest.mark.usefixtures("each_store")
+sqlite_only = pytest.mark.parametrize("each_store", ["sqlite"], indirect=True)
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture
 async def db(tmp_path):
-    db = await Database.open(tmp_path / "plane.db")
+    db = await open_db(tmp_path / "plane.db")
     yield db
     await db.close()
+
+
+def committed(db, path, sql: str) -> list[tuple]:
+    """What another connection (another process) reads: only what was committed."""
+    url = getattr(db, "url", None)
+    if url is None:
+        with sqlite3.connect(path) as raw:
+            return [tuple(row) for row in raw.execute(sql)]
+    import psycopg
+
+    with psycopg.connect(url) as raw:
+        return [tuple(row) for row in raw.execute(sql)]
 
 
 def wal_frames(path) -> int:
@@ -43,11 +59,7 @@ async def test_a_read_never_sees_a_write_that_is_rolled_back(tmp_path, db):
     Someone reading the conversation all the while never sees it."""
     conversation = Conversation(db, ManualClock(NOON))
     question = await conversation.append("demo", "operator", "hello?", waiting=True)
-    with sqlite3.connect(tmp_path / "plane.db") as raw:
-        raw.execute(
-            "CREATE TRIGGER refuse BEFORE UPDATE OF waiting ON messages"
-            " BEGIN SELECT RAISE(ABORT, 'refused'); END"
-        )
+    await refuse(db, "UPDATE", "messages", "refused")
     seen: set[str] = set()
     done = asyncio.Event()
 
@@ -58,7 +70,7 @@ async def test_a_read_never_sees_a_write_that_is_rolled_back(tmp_path, db):
     async def answer() -> None:
         try:
             for _ in range(20):
-                with pytest.raises(sqlite3.IntegrityError, match="refused"):
+                with pytest.raises(sqlite3.DatabaseError, match="refused"):
                     await conversation.answer("demo", "never said", [question.id])
         finally:
             done.set()
@@ -86,6 +98,7 @@ async def test_a_transaction_is_one_function_nothing_interleaves(db):
     assert len(await db.fetchall("SELECT * FROM notices")) == 1
 
 
+@sqlite_only
 async def test_writes_that_arrive_together_share_a_commit(tmp_path, db):
     """Fifty agents' calls, opened and settled at once: far fewer commits
     than writes (one commit each would write at least a WAL frame each)."""
@@ -133,8 +146,7 @@ async def test_a_write_that_fails_in_a_batch_costs_the_others_nothing(tmp_path, 
     results = await asyncio.gather(*writes, return_exceptions=True)
     assert results[:2] == ["one", "two"] and results[3] == "three"
     assert isinstance(results[2], ValueError)
-    with sqlite3.connect(tmp_path / "plane.db") as raw:
-        stored = {k for (k,) in raw.execute("SELECT kind FROM notices")}
+    stored = {k for (k,) in committed(db, tmp_path / "plane.db", "SELECT kind FROM notices")}
     assert stored == {"one", "two", "three"}
     assert db.counts.commits - commits <= 4
 
@@ -142,8 +154,9 @@ async def test_a_write_that_fails_in_a_batch_costs_the_others_nothing(tmp_path, 
 async def test_what_a_write_returns_is_already_on_disk(tmp_path, db):
     ledger = Ledger(db, ManualClock(NOON))
     call = await ledger.open_call("demo", "p", "m", Decimal("0.05"), "estimate")
-    with sqlite3.connect(tmp_path / "plane.db") as raw:
-        [(status,)] = raw.execute("SELECT status FROM calls WHERE id = ?", (call,))
+    [(status,)] = committed(
+        db, tmp_path / "plane.db", f"SELECT status FROM calls WHERE id = {call}"
+    )
     assert status == "pending"
 
 
@@ -174,12 +187,13 @@ async def test_after_a_commit_runs_even_when_the_caller_is_cancelled(db):
 
 
 async def test_a_closed_database_refuses_writes(tmp_path):
-    db = await Database.open(tmp_path / "plane.db")
+    db = await open_db(tmp_path / "plane.db")
     await db.close()
     with pytest.raises(sqlite3.ProgrammingError):
         await db.write(lambda conn: None)
 
 
+@sqlite_only  # PostgreSQL answers a COMMIT outside a transaction with a warning only
 async def test_a_write_the_connection_cannot_undo_is_answered_not_left_waiting(db):
     """A function that ends its own transaction leaves nothing to roll back
     or commit: its caller gets the error, and the writer goes on."""

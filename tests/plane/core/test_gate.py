@@ -5,8 +5,13 @@ why it is quiet, and answers what waited when the day or the limit allows."""
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
+import pytest
+
 from plane.wire.protocol import Usage
 from tests.support.scripted_llm import Reply
+
+# Each test runs on each engine: the SQLite file, and PostgreSQL.
+pytestmark = pytest.mark.usefixtures("each_store")
 
 TWENTY_CENTS = Usage(input_tokens=100, output_tokens=50)
 """$0.20 at the test prices ($0.001 an input token, $0.002 an output token)."""

@@ -8,6 +8,9 @@ from plane.wire import protocol as p
 from plane.wire.client import RequestFailed
 from tests.plane.core.test_socket import raw
 
+# Each test runs on each engine: the SQLite file, and PostgreSQL.
+pytestmark = pytest.mark.usefixtures("each_store")
+
 
 async def fill(plane, count: int) -> list[p.Message]:
     """`count` messages for demo, with scout's between them (ids are shared

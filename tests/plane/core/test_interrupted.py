@@ -56,6 +56,7 @@ async def until_said(plane: RunningPlane, agent: str, text: str) -> list[p.Messa
     raise AssertionError(f"{text!r} never said: {[m.text for m in history]}")
 
 
+@pytest.mark.usefixtures("each_store")  # on each engine
 async def test_a_turn_cut_by_a_stop_is_answered_after_the_restart(start_plane):
     plane = await start_plane(ROOMY)
     plane.llm.stall("Half an ans", seconds=30)
@@ -63,7 +64,8 @@ async def test_a_turn_cut_by_a_stop_is_answered_after_the_restart(start_plane):
     await asyncio.wait_for(mid_stream(plane, "demo", QUESTION), 10)
 
     again = await start_plane(restart=plane)
-    history = await asyncio.wait_for(until_said(again, "demo", ANSWER), 15)
+    # The answer's cost line is said last (on PostgreSQL, a round trip after it).
+    history = await asyncio.wait_for(until_said(again, "demo", "$0.01 · 10 in · 0 out"), 15)
 
     [cut, settled] = await again.services.ledger.entries(again.clock.now().date())
     assert (cut.status, cut.estimated) == ("interrupted", True) and cut.cost_usd > 0
@@ -83,6 +85,7 @@ async def test_a_turn_cut_by_a_stop_is_answered_after_the_restart(start_plane):
     assert [m["content"] for m in retaken if m["role"] == "user"] == [QUESTION]
 
 
+@pytest.mark.usefixtures("each_store")  # on each engine
 async def test_a_booked_turn_cut_by_a_stop_is_taken_again(start_plane):
     plane = await start_plane(ROOMY)
     plane.llm.stall("Checking the", seconds=30)
@@ -106,6 +109,7 @@ async def test_a_booked_turn_cut_by_a_stop_is_taken_again(start_plane):
     assert await again.scheduler.open("demo") == []
 
 
+@pytest.mark.usefixtures("each_store")  # on each engine
 async def test_a_turn_that_fails_inside_the_plane_is_answered_once(start_plane, monkeypatch):
     """Not cut, failed: the plane says so, and that answers it (no retry loop)."""
     plane = await start_plane()

@@ -1,5 +1,6 @@
-"""The ledger on a real SQLite file: pending before the call, settled after,
-interrupted (at its estimate) when the plane died between the two."""
+"""The ledger on each engine (a real SQLite file, a real PostgreSQL): pending
+before the call, settled after, interrupted (at its estimate) when the plane
+died between the two."""
 
 import asyncio
 import sqlite3
@@ -10,10 +11,14 @@ from decimal import Decimal
 import pytest
 
 from plane.clock import ManualClock
-from plane.db import MIGRATIONS, Database
+from plane.db import MIGRATIONS
 from plane.errors import LedgerError
 from plane.money.ledger import Interrupted, Ledger
 from plane.wire.protocol import Usage
+from tests.support.fixtures_postgres import open_db, refuse
+
+pytestmark = pytest.mark.usefixtures("each_store")
+sqlite_only = pytest.mark.parametrize("each_store", ["sqlite"], indirect=True)
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 USAGE = Usage(input_tokens=1200, cache_read_tokens=1000, output_tokens=80)
@@ -24,7 +29,7 @@ async def open_ledger(tmp_path):
     opened = []
 
     async def open_(clock):
-        db = await Database.open(tmp_path / "plane.db")
+        db = await open_db(tmp_path / "plane.db")
         opened.append(db)
         return db, Ledger(db, clock)
 
@@ -127,12 +132,7 @@ async def test_the_later_day_holds_across_a_restart_with_the_clock_back(open_led
 
 async def test_a_database_that_refuses_a_write_raises_ledger_error(open_ledger):
     db, ledger = await open_ledger(ManualClock(NOON))
-    await db.write(
-        lambda conn: conn.execute(
-            "CREATE TRIGGER refuse BEFORE INSERT ON calls"
-            " BEGIN SELECT RAISE(ABORT, 'disk says no'); END"
-        )
-    )
+    await refuse(db, "INSERT", "calls", "disk says no")
     with pytest.raises(LedgerError, match=r"could not be recorded in the ledger \(disk says no\)"):
         await ledger.open_call("demo", "p", "m", Decimal("0.05"), "estimate")
     assert await ledger.spend_today("demo") == 0
@@ -141,16 +141,13 @@ async def test_a_database_that_refuses_a_write_raises_ledger_error(open_ledger):
 async def test_a_settle_the_database_refuses_keeps_the_estimate(open_ledger):
     db, ledger = await open_ledger(ManualClock(NOON))
     call = await ledger.open_call("demo", "p", "m", Decimal("0.05"), "estimate")
-    await db.write(
-        lambda conn: conn.execute(
-            "CREATE TRIGGER refuse BEFORE UPDATE ON calls BEGIN SELECT RAISE(ABORT, 'no'); END"
-        )
-    )
+    await refuse(db, "UPDATE", "calls", "no")
     with pytest.raises(LedgerError):
         await ledger.settle(call, USAGE, Decimal("0.01"), "table")
     assert await ledger.spend_today("demo") == Decimal("0.05"), "unknown is never free"
 
 
+@sqlite_only
 async def test_the_schema_is_versioned(open_ledger):
     db, _ = await open_ledger(ManualClock(NOON))
     row = await db.fetchone("PRAGMA user_version")
@@ -159,24 +156,31 @@ async def test_the_schema_is_versioned(open_ledger):
     assert mode[0] == "wal"
 
 
-def sums_of_calls(path) -> dict[tuple[str, str], Decimal]:
+async def sums_of_calls(db) -> dict[tuple[str, str], Decimal]:
     """Each (day, agent)'s spend on closed calls, summed from the calls
     themselves, exactly (calls in flight are counted from their rows)."""
     sums: dict[tuple[str, str], Decimal] = {}
-    with sqlite3.connect(path) as raw:
-        closed = "SELECT day, agent, cost_usd FROM calls WHERE status != 'pending'"
-        for day, agent, cost in raw.execute(closed):
-            sums[(day, agent)] = sums.get((day, agent), Decimal(0)) + Decimal(cost)
+    closed = "SELECT day, agent, cost_usd FROM calls WHERE status != 'pending'"
+    for day, agent, cost in await db.fetchall(closed):
+        sums[(day, agent)] = sums.get((day, agent), Decimal(0)) + Decimal(cost)
     return {key: total for key, total in sums.items() if total}
 
 
-def spend_table(path) -> dict[tuple[str, str], Decimal]:
+async def spend_table(db) -> dict[tuple[str, str], Decimal]:
     """The sums the ledger keeps (a sum moved back to zero may stay a row)."""
-    with sqlite3.connect(path) as raw:
-        rows = raw.execute("SELECT day, agent, cost_usd FROM spend").fetchall()
+    rows = await db.fetchall("SELECT day, agent, cost_usd FROM spend")
     return {(day, agent): Decimal(cost) for day, agent, cost in rows if Decimal(cost)}
 
 
+async def test_the_schema_is_versioned_on_postgresql(open_ledger, each_store):
+    db, _ = await open_ledger(ManualClock(NOON))
+    if each_store != "postgresql":
+        pytest.skip("the SQLite file's version is PRAGMA user_version (the test above)")
+    row = await db.fetchone("SELECT version FROM plane_schema")
+    assert row[0] == len(MIGRATIONS)
+
+
+@sqlite_only
 async def test_a_ledger_from_before_the_spend_table_is_summed_exactly(tmp_path, open_ledger):
     path = tmp_path / "plane.db"
     old = sqlite3.connect(path)
@@ -191,30 +195,29 @@ async def test_a_ledger_from_before_the_spend_table_is_summed_exactly(tmp_path, 
     old.execute("PRAGMA user_version = 3")
     old.commit()
     old.close()
-    _, ledger = await open_ledger(ManualClock(NOON))
+    db, ledger = await open_ledger(ManualClock(NOON))
     assert await ledger.spend_today("demo") == Decimal("3.00000123456789")
-    assert spend_table(path) == sums_of_calls(path)
+    assert await spend_table(db) == await sums_of_calls(db)
 
 
 async def test_the_spend_table_is_the_calls_summed_through_every_change(tmp_path, open_ledger):
     """Calls opened, settled across midnight, failed, and cut by a stop:
     after each, the day sums kept beside the calls are the calls summed,
     and a plane started again reads the same sums."""
-    path = tmp_path / "plane.db"
     clock = ManualClock(NOON)
     db, ledger = await open_ledger(clock)
     first = await ledger.open_call("demo", "p", "m", Decimal("0.05"), "estimate")
     second = await ledger.open_call("scout", "p", "m", Decimal("0.30"), "estimate")
     await ledger.open_call("demo", "p", "m", Decimal("0.07"), "estimate")  # cut by the stop
-    assert spend_table(path) == sums_of_calls(path)
+    assert await spend_table(db) == await sums_of_calls(db)
     await clock.advance(timedelta(hours=12))  # the response arrives on the next day
     await ledger.settle(first, USAGE, Decimal("0.0123"), "table")
     await ledger.fail(second)
-    assert spend_table(path) == sums_of_calls(path)
+    assert await spend_table(db) == await sums_of_calls(db)
     await db.close()
-    _, again = await open_ledger(clock)
+    db, again = await open_ledger(clock)
     assert (await again.recover())["demo"].estimate_usd == Decimal("0.07")
-    assert spend_table(path) == sums_of_calls(path)
+    assert await spend_table(db) == await sums_of_calls(db)
     assert await again.spend_by_agent(date(2026, 11, 29)) == {"demo": Decimal("0.07")}
     assert await again.spend_today("demo") == Decimal("0.0123")
 
@@ -244,4 +247,4 @@ async def test_a_settle_refused_in_a_batch_moves_no_sum_twice(tmp_path, open_led
         await again
     assert (await other).cost_usd == Decimal("0.02")
     assert await ledger.spend_today("demo") == Decimal("0.03")
-    assert spend_table(tmp_path / "plane.db") == sums_of_calls(tmp_path / "plane.db")
+    assert await spend_table(db) == await sums_of_calls(db)

@@ -1,0 +1,55 @@
+"""The fleet's ceiling holds calls that come through the gateway too: at the
+gate, and at admission when another plane filled the fleet in between."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import openai
+import pytest
+
+from tests.support.fixtures_gateway import StartGateway
+
+pytestmark = pytest.mark.timeout(30)
+
+HELLO = [{"role": "user", "content": "hello"}]
+
+
+async def call(gw) -> object:  # type: ignore[no-untyped-def]
+    async with openai.AsyncOpenAI(
+        base_url=f"{gw.url}/v1", api_key=gw.keys["aider"], max_retries=0
+    ) as client:
+        return await client.chat.completions.create(
+            model="scripted-model",
+            messages=HELLO,  # type: ignore[arg-type]
+            max_tokens=10,
+        )
+
+
+async def test_a_gateway_call_refused_at_admission_is_held_and_not_sent(
+    start_gateway: StartGateway, monkeypatch
+) -> None:
+    gw = await start_gateway()
+    gw.llm.default_reply = "ok"  # type: ignore[assignment]
+    await gw.services.gate.ceilings.set_fleet(Decimal("0.05"))
+    await gw.services.ledger.open_call("claude", "p", "m", Decimal("0.05"), "estimate")
+
+    async def gate_says_go(self, agent, *, price_known, model):  # type: ignore[no-untyped-def]
+        return None  # as when another plane filled the fleet after the gate was asked
+
+    monkeypatch.setattr("plane.money.gate.Gate._fleet_hold", gate_says_go)
+    with pytest.raises(openai.APIStatusError) as refused:
+        await call(gw)
+    assert "the fleet has spent $0.05 today, at its $0.05 daily ceiling" in str(refused.value)
+    assert gw.llm.requests == [], "nothing was sent"
+    assert [e.agent for e in await gw.entries()] == ["claude"], "nothing was written"
+    said = await gw.services.conversation.history("aider")
+    assert said[-1].text.startswith("aider is not answering: the fleet has spent $0.05 today")
+
+
+async def test_at_the_fleet_ceiling_the_gate_holds_a_gateway_call(start_gateway) -> None:  # type: ignore[no-untyped-def]
+    gw = await start_gateway()
+    await gw.services.gate.ceilings.set_fleet(Decimal(0))
+    with pytest.raises(openai.APIStatusError, match="the fleet has spent"):
+        await call(gw)
+    assert gw.llm.requests == []

@@ -1,0 +1,65 @@
+"""The PostgreSQL fixtures (tests/support/postgres.py), and `each_store`: a
+test or module that uses it runs once on each engine.
+
+    pytestmark = pytest.mark.usefixtures("each_store")
+
+On "postgresql" it sets `PLANE_STORE` to a database of the test's own, so
+every plane the test starts (and `open_db`) uses it; on "sqlite" nothing is
+set and the store is the SQLite file in the plane's home, as by default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from plane.db import Database
+from plane.postgres import open_store
+from tests.support.postgres import postgres_server, postgres_url
+
+__all__ = ["each_store", "open_db", "postgres_server", "postgres_url"]
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def each_store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    if request.param == "postgresql":
+        url = request.getfixturevalue("postgres_url")
+        monkeypatch.setenv("PLANE_STORE", url)
+    else:
+        monkeypatch.delenv("PLANE_STORE", raising=False)
+    yield request.param
+
+
+async def open_db(path: Path) -> Database:
+    """The store a plane would open: PLANE_STORE's when set, else the file at `path`."""
+    import os
+
+    return await open_store(os.environ.get("PLANE_STORE"), path)
+
+
+async def refuse(db: Database, operation: str, table: str, message: str) -> None:
+    """Make the store refuse every `operation` (INSERT, UPDATE) on `table`
+    with `message`, as a disk or a constraint would: a trigger, in each
+    engine's dialect."""
+    from plane.postgres import PostgresDatabase
+
+    if isinstance(db, PostgresDatabase):
+        statements = [
+            "CREATE OR REPLACE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS"
+            f" $$ BEGIN RAISE EXCEPTION '{message}'; END $$",
+            f"CREATE TRIGGER refuse BEFORE {operation} ON {table}"
+            " FOR EACH ROW EXECUTE FUNCTION refuse()",
+        ]
+    else:
+        statements = [
+            f"CREATE TRIGGER refuse BEFORE {operation} ON {table}"
+            f" BEGIN SELECT RAISE(ABORT, '{message}'); END"
+        ]
+
+    def create(conn):  # type: ignore[no-untyped-def]
+        for statement in statements:
+            conn.execute(statement)
+
+    await db.write(create)
