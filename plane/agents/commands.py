@@ -16,12 +16,11 @@ behalf.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from plane.agents.services import Services
-from plane.economy.summary import save
+from plane.agents.session import new_session
 from plane.money.limits import (
     BadLimit,
     fleet_set_reply,
@@ -77,16 +76,12 @@ async def _fleet_limit(services: Services, arg: str) -> str:
 async def _new(services: Services, agent: str, arg: str) -> str:
     """A new session: the model's history is saved whole, then starts empty.
     The conversation people read is untouched."""
-    history = await services.transcript.load(agent)
-    if not history:
+    saved = await new_session(services, agent)
+    if saved is None:
         return "This is already a new session: the model's history is empty."
-    workspace = services.roster.get(agent).workspace
-    saved = await asyncio.to_thread(save, history, workspace, services.clock.now())
-    await services.transcript.replace(agent, [])
-    services.session_layers.pop(agent, None)
     return (
-        f"New session: the model's history ({len(history)} messages) is saved in "
-        f".transcripts/{saved.name}, and the next turn starts without it."
+        f"New session: the model's history ({saved.messages} messages) is saved in "
+        f".transcripts/{saved.file}, and the next turn starts without it."
     )
 
 

@@ -25,8 +25,8 @@ from datetime import date
 
 from plane.agents.prompt import system_prompt
 from plane.agents.roster import AgentSpec
+from plane.agents.session import Saved
 from plane.config import Config
-from plane.providers.base import ChatMessage
 from plane.tools import registry
 from plane.wire.words import tokens
 
@@ -67,17 +67,18 @@ def refusal(spec: AgentSpec, chars: int, message: int, window: int, room: int) -
     )
 
 
-def overflow_notice(spec: AgentSpec, window: int, history: list[ChatMessage]) -> str:
+def overflow_notice(spec: AgentSpec, window: int, saved: Saved | None) -> str:
     """A turn the provider refused as longer than the context: what happened
-    and what to do. The turn's messages are already left out of the history."""
+    and what to do. The turn's messages are already left out of the history,
+    and a history there was is saved and the session started anew (`saved`)."""
     said = (
         f"The turn stopped: what {spec.name} would read is more than {spec.model}'s "
         f"context holds ({window:,} tokens), so this turn is left out of its history "
         "and nothing was charged."
     )
-    if history:
+    if saved is not None:
         return (
-            f"{said} Type /new to start a fresh session (the {len(history)} messages of "
-            "the history are saved), then send it again."
+            f"{said} The plane started a new session, as /new does (the {saved.messages} "
+            f"messages of the history are saved in .transcripts/{saved.file}): send it again."
         )
     return f"{said} Send a shorter message, or the same one in parts."

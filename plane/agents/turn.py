@@ -19,6 +19,7 @@ from plane.agents.metering import Metered, metered_call
 from plane.agents.prompt import system_prompt
 from plane.agents.roster import AgentSpec
 from plane.agents.services import Services
+from plane.agents.session import new_session
 from plane.agents.toolbox import Tooling
 from plane.clock import day_of
 from plane.economy.compaction import compact
@@ -117,9 +118,11 @@ class Turn:
             await self.say("plane", _cap_notice(cap))
         if self.result.overflowed:
             # Kept, it would make every later prompt too long as well: the
-            # agent would fail each turn on one oversized message or result.
+            # agent would fail each turn on one oversized message or result;
+            # and a history too long alone would fail every turn after it.
             window = self.services.config.providers[self.spec.provider].context_window
-            await self.say("plane", overflow_notice(self.spec, window, history))
+            saved = await new_session(self.services, self.spec.name)
+            await self.say("plane", overflow_notice(self.spec, window, saved))
         else:
             await self.services.transcript.extend(self.spec.name, new)
         return self.result

@@ -6,6 +6,8 @@ says what to do, and the next message is answered."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from plane.wire import protocol as p
@@ -102,21 +104,26 @@ async def test_a_turn_refused_as_too_long_keeps_nothing_and_the_next_one_is_answ
     assert "oversized" not in contents(plane.llm.requests[-1])
 
 
-async def test_a_history_grown_too_long_is_told_to_start_a_new_session(start_plane):
+async def test_a_history_grown_too_long_starts_a_new_session_so_the_next_turn_is_answered(
+    start_plane,
+):
+    """A history the model can no longer read would fail every turn after it:
+    the plane saves it and starts a new session itself, as /new does."""
     plane = await start_plane(SMALL)
     plane.llm.reply("First answer.", usage=CENT)
     await plane.turn("demo", "first question")
     plane.llm.fault(400, body=LLAMA_CPP)
     said = await plane.turn("demo", "second question")
     [notice] = [m for m in said if m.kind == "plane"]
-    assert notice.text.endswith(
-        "Type /new to start a fresh session (the 2 messages of the history are saved), "
-        "then send it again."
-    )
-    history = await plane.services.transcript.load("demo")
-    assert [m.content for m in history] == ["first question", "First answer."]
+    assert re.search(
+        r"The plane started a new session, as /new does \(the 2 messages of the history are "
+        r"saved in \.transcripts/[^)]+\): send it again\.$",
+        notice.text,
+    ), notice.text
+    assert await plane.services.transcript.load("demo") == []
+    saved = list((plane.services.roster.get("demo").workspace / ".transcripts").iterdir())
+    assert len(saved) == 1 and "first question" in saved[0].read_text()
 
-    await plane.send("demo", "/new")
     plane.llm.reply("Fresh.", usage=CENT)
     said = await plane.turn("demo", "second question")
     assert said[-2].text == "Fresh."
