@@ -177,10 +177,16 @@ async def ledger(tmp_path: Path) -> AsyncIterator[Ledger]:
 
 
 def services(provider: OpenAIProvider, ledger: Ledger, bus: KillOnFirstText) -> Services:
-    """What `metered_call` reads of the plane's services, all real but the bus."""
+    """What `metered_call` reads of the plane's services, all real but the bus
+    (and the gate, asked only for a fleet ceiling there is none of)."""
     pricer = Pricer({"smollm2": Price(input=Decimal(30), output=Decimal(120))})
+    no_fleet_ceiling = SimpleNamespace(ceilings=SimpleNamespace(fleet=lambda: None))
     found = SimpleNamespace(
-        providers={"embedded": provider}, pricer=pricer, ledger=ledger, emit=bus.emit
+        providers={"embedded": provider},
+        pricer=pricer,
+        ledger=ledger,
+        emit=bus.emit,
+        gate=no_fleet_ceiling,  # one plane alone: no fleet ceiling to admit against
     )
     return cast(Services, found)
 
