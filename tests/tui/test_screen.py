@@ -95,6 +95,17 @@ async def test_title_bar_says_model_spend_and_limit() -> None:
         assert title(app) == "calm · smollm2-135m · $1.00 of $5.00 today"
 
 
+async def test_with_several_planes_the_title_says_which_one_runs_the_agent() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, snapshot(agent("calm", "1.00", plane="plane-b"), agent("solo", "1.00")))
+        await settle(pilot)
+        assert title(app) == "calm · smollm2-135m · $1.00 of $5.00 today · on plane-b"
+        await pilot.press("alt+down")
+        await settle(pilot)
+        assert title(app) == "solo · smollm2-135m · $1.00 of $5.00 today"
+
+
 async def test_countdown_runs_from_the_planes_clock_not_this_ones() -> None:
     app = PlaneApp(None)
     async with app.run_test(size=SIZE) as pilot:

@@ -81,6 +81,8 @@ class TitleBar(Widget):
             and not (self.has_class("-held") and agent.limit_usd == 0)
         ):
             parts.append((f" · resets in {duration(self.resets_in)}", muted))
+        if agent.plane is not None:  # several planes share the store: which one runs it
+            parts.append((f" · on {agent.plane}", muted))
         return Content.assemble(*parts)
 
     def watch_agent(self, agent: AgentState | None) -> None:
