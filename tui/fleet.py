@@ -82,6 +82,8 @@ class Fleet:
     amber: int
     held: int
     spent: Decimal
+    ceiling: Decimal | None = None
+    """The fleet's daily ceiling, when there is one (several planes, one store)."""
 
     def parts(self) -> list[tuple[str, str]]:
         """(text, state) pieces: `55 agents`, `4 working`, `1 amber`, `3 held`,
@@ -95,7 +97,10 @@ class Fleet:
         ):
             if count:
                 parts.append((f"{count} {word}", state))
-        parts.append((f"{usd(self.spent)} today", ""))
+        if self.ceiling is None:
+            parts.append((f"{usd(self.spent)} today", ""))
+        else:
+            parts.append((f"{usd(self.spent)} of {usd(self.ceiling)} today", ""))
         return parts
 
     def text(self) -> str:
@@ -103,7 +108,7 @@ class Fleet:
         return " · ".join(text for text, _ in self.parts())
 
 
-def fleet(agents: Iterable[AgentState]) -> Fleet:
+def fleet(agents: Iterable[AgentState], ceiling: Decimal | None = None) -> Fleet:
     """Counts by state and the day's spend of every agent the plane listed.
     Amber is spend past `warnRatio` and short of the ceiling (red, at the
     ceiling, is held and counted there)."""
@@ -114,4 +119,5 @@ def fleet(agents: Iterable[AgentState]) -> Fleet:
         amber=sum(spend_level(a) == "warn" for a in rows),
         held=sum(a.status == "held" for a in rows),
         spent=sum((a.spend_today_usd for a in rows), Decimal(0)),
+        ceiling=ceiling,
     )

@@ -30,6 +30,7 @@ from plane.wire.protocol import (
     AgentUpdated,
     DayRolled,
     Event,
+    FleetChanged,
     Message,
     MessageAppended,
     Snapshot,
@@ -130,6 +131,8 @@ class Store:
         self.tool_defaults: dict[str, ToolSet] = {}
         """For each model, the tools a new agent on it gets unless told otherwise."""
         self.day: date | None = None
+        self.fleet_limit_usd: Decimal | None = None
+        """The fleet's daily ceiling, across every plane of the store (None: none)."""
         self._plane_now: datetime | None = None
         self._told_at = 0.0
         self.resets_at: datetime | None = None
@@ -196,6 +199,7 @@ class Store:
         self.default_limit_usd = snapshot.default_limit_usd
         self.tool_defaults = dict(snapshot.tool_defaults)
         self.day = snapshot.day
+        self.fleet_limit_usd = snapshot.fleet_limit_usd
         self._plane_now = snapshot.now
         self._told_at = self.clock()
         self.resets_at = snapshot.resets_at
@@ -277,6 +281,10 @@ class Store:
     def _on_day(self, event: DayRolled) -> None:
         self.load(event.snapshot)
 
+    def _on_fleet(self, event: FleetChanged) -> None:
+        self.fleet_limit_usd = event.limit_usd
+        self.roster_changed.publish(self.names)  # the fleet line reads it
+
     def _on_removed(self, event: AgentRemoved) -> None:
         if self.agents.pop(event.agent, None) is not None:
             self.conversations.pop(event.agent, None)
@@ -304,5 +312,6 @@ _APPLY: dict[type, Callable[[Store, object], None]] = {
     DayRolled: Store._on_day,  # type: ignore[dict-item]
     AgentRemoved: Store._on_removed,  # type: ignore[dict-item]
     AgentRenamed: Store._on_renamed,  # type: ignore[dict-item]
+    FleetChanged: Store._on_fleet,  # type: ignore[dict-item]
 }
 """Which method folds which event in: a table, not an if/elif chain."""

@@ -31,7 +31,7 @@ from plane.money.limits import (
     set_reply,
     standing,
 )
-from plane.wire.protocol import CommandInfo, Message
+from plane.wire.protocol import CommandInfo, FleetChanged, Message
 
 Handler = Callable[[Services, str, str], Awaitable[str]]
 
@@ -70,6 +70,7 @@ async def _fleet_limit(services: Services, arg: str) -> str:
     except BadLimit as exc:
         return str(exc)
     await ceilings.set_fleet(value.usd)
+    services.emit(FleetChanged(limit_usd=value.usd))
     return fleet_set_reply(spent, value.usd)
 
 

@@ -533,6 +533,14 @@ class AgentRenamed(Frame):
     agent: AgentState
 
 
+class FleetChanged(Frame):
+    """The fleet's daily ceiling changed (`/limit fleet`): every client's
+    fleet line says the new one."""
+
+    type: Literal["fleet_changed"] = "fleet_changed"
+    limit_usd: Decimal | None
+
+
 class DayRolled(Frame):
     """The plane's UTC day changed: every row's spend starts again."""
 
@@ -562,6 +570,7 @@ Event = (
     | DayRolled
     | AgentRemoved
     | AgentRenamed
+    | FleetChanged
 )
 ServerFrame = Annotated[Reply | Event, Field(discriminator="type")]
 

@@ -4,6 +4,9 @@ cursor goes."""
 
 from __future__ import annotations
 
+from decimal import Decimal
+
+from plane.wire import protocol as p
 from tests.tui.conftest import feed, settle
 from tests.tui.factories import agent, snapshot
 from tui.app import PlaneApp
@@ -159,3 +162,20 @@ async def test_a_row_that_turns_amber_moves_up_into_sight() -> None:
         feed(app, AgentUpdated(agent=agent("agent-46", "4.50", "5")))
         await redrawn(pilot)  # rows an update moves are ordered again soon after
         assert "agent-46" in agents.names[:5] and "agent-46" in on_screen(app)
+
+
+async def test_the_fleet_line_says_the_fleets_ceiling_and_follows_limit_fleet() -> None:
+    """Several planes on one store share a fleet ceiling (`/limit fleet`):
+    the line says it beside the day's spend, and a change reaches every
+    client as it is made."""
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, snapshot(agent("a", "1.50"), agent("b", "0.50"), fleet_limit_usd=Decimal(50)))
+        await redrawn(pilot)
+        assert fleet_text(app) == "2 agents · $2.00 of $50.00 today"
+        feed(app, p.FleetChanged(limit_usd=Decimal(20)))
+        await redrawn(pilot)
+        assert fleet_text(app) == "2 agents · $2.00 of $20.00 today"
+        feed(app, p.FleetChanged(limit_usd=None))
+        await redrawn(pilot)
+        assert fleet_text(app) == "2 agents · $2.00 today"

@@ -159,7 +159,8 @@ class MainScreen(ManageAgents):
     def _fleet_now(self) -> None:
         self._fleet_due = None
         agents = self.store.agents.values()
-        self.query_one(FleetLine).fleet = fleet(agents) if self.store.day else None
+        ceiling = self.store.fleet_limit_usd
+        self.query_one(FleetLine).fleet = fleet(agents, ceiling) if self.store.day else None
 
     def _message_added(self, message: Message) -> None:
         if message.agent == self.selected:

@@ -11,6 +11,7 @@ import pytest
 from plane.clock import ManualClock
 from plane.money.ledger import FleetFull, Ledger
 from plane.postgres import PostgresDatabase
+from plane.wire import protocol as p
 from plane.wire.protocol import Usage
 from tests.support.fixtures_plane import CONFIG
 from tests.support.fixtures_postgres import open_db
@@ -47,6 +48,27 @@ async def test_limit_fleet_shows_sets_and_removes_the_fleet_ceiling(start_plane)
         "Fleet limit removed. $0.40 spent today by the fleet, against no limit."
     )
     assert await reply(plane, "/limit") == "$0.20 spent today, of $1.00 a day.", "the agent's own"
+
+
+async def test_a_new_fleet_limit_reaches_every_client_as_it_is_set(start_plane):
+    plane = await start_plane()
+    client = await plane.client()
+    await client.request(p.Subscribe)
+    await reply(plane, "/limit fleet $50")
+    await reply(plane, "/limit fleet off")
+    changed: list[p.FleetChanged] = []
+
+    async def read() -> None:
+        async for event in client.events():
+            if isinstance(event, p.FleetChanged):
+                changed.append(event)
+                if len(changed) == 2:
+                    return
+
+    await asyncio.wait_for(read(), 10)
+    assert [c.limit_usd for c in changed] == [Decimal(50), None]
+    snapshot = (await client.request(p.Status)).snapshot  # type: ignore[union-attr]
+    assert snapshot.fleet_limit_usd is None
 
 
 async def test_a_bad_fleet_limit_gets_one_line_and_changes_nothing(start_plane):
