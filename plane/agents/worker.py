@@ -153,15 +153,19 @@ class AgentWorker:
         services, name = self._services, self.spec.name
         if not services.ownership.owns(name):
             return False  # another plane runs it: what waits is in the store, for its owner
-        waiting = await services.conversation.waiting(name)
-        due = await self._bookings.due(name)
-        # Asked after the reads, with no await between it and the turn: a
-        # pause (or a /limit) that lands while they are read is not missed.
         hold = await self.hold()
         if hold is None:
             self._told_hold = None
+        waiting = await services.conversation.waiting(name)
+        due = await self._bookings.due(name)
         if not waiting and not due:
             return False
+        if hold is None and self.spec.paused:
+            # Paused while what waits was read: looked at again with no await
+            # between it and the turn (the gate's answer is kept: asked again
+            # after the reads, a day that turned meanwhile would start a turn
+            # on what was read before the rest arrived).
+            hold = await self.hold()
         if hold is not None:
             # Told already (by the send that woke it, or earlier in this spell):
             # the row is as the clients last saw it, so it is not sent again.

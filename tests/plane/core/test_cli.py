@@ -330,10 +330,17 @@ class FakePlane:
         self.server.close()
 
 
-@pytest.mark.parametrize("behaviour", ["close", "hello", "garbage"])
-@pytest.mark.parametrize(
-    "args", [["status"], ["send", "demo", "hi", "--wait"], ["ledger", "--json"], ["stop"]]
-)
+HANG_UPS = [
+    (behaviour, args)
+    for behaviour in ("close", "hello", "garbage")
+    for args in (["status"], ["send", "demo", "hi", "--wait"], ["ledger", "--json"], ["stop"])
+    # Not `stop` after a welcome: a plane that is stopping may hang up before its
+    # `ok`, so stop counts that as told, and (no lock held here) as stopped.
+    if not (behaviour == "hello" and args == ["stop"])
+]
+
+
+@pytest.mark.parametrize(("behaviour", "args"), HANG_UPS)
 def test_a_plane_that_hangs_up_is_one_line(tmp_path, behaviour, args):
     fake = FakePlane(tmp_path / "plane.sock", behaviour)
     try:
