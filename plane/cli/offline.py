@@ -8,7 +8,8 @@ from datetime import UTC, date, datetime
 
 from plane.errors import PlaneError
 from plane.home import Home
-from plane.wire.protocol import LedgerEntry, Usage
+from plane.money.ledger import entry_of
+from plane.wire.protocol import LedgerEntry
 
 
 def ledger_entries(home: Home, day: date | None) -> tuple[date, list[LedgerEntry]]:
@@ -27,7 +28,7 @@ def ledger_entries(home: Home, day: date | None) -> tuple[date, list[LedgerEntry
             ).fetchall()
     except sqlite3.Error as exc:
         raise PlaneError(f"Cannot read the ledger in {path} ({exc}).") from None
-    return day, [_entry(row) for row in rows]
+    return day, [entry_of(row) for row in rows]
 
 
 def _today(db: sqlite3.Connection) -> date:
@@ -37,24 +38,3 @@ def _today(db: sqlite3.Connection) -> date:
     except sqlite3.OperationalError:  # a ledger from before the plane kept its day
         row = None
     return max(clock, date.fromisoformat(row[0])) if row else clock
-
-
-def _entry(row: sqlite3.Row) -> LedgerEntry:
-    return LedgerEntry(
-        id=row["id"],
-        agent=row["agent"],
-        day=date.fromisoformat(row["day"]),
-        at=datetime.fromisoformat(row["at"]),
-        provider=row["provider"],
-        model=row["model"],
-        usage=Usage(
-            input_tokens=row["input_tokens"],
-            cache_read_tokens=row["cache_read_tokens"],
-            cache_write_tokens=row["cache_write_tokens"],
-            output_tokens=row["output_tokens"],
-        ),
-        cost_usd=row["cost_usd"],
-        price_source=row["price_source"],
-        status=row["status"],
-        estimated=bool(row["estimated"]),
-    )

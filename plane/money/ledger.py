@@ -327,7 +327,7 @@ class Ledger:
 
     async def entries(self, day: date) -> list[LedgerEntry]:
         rows = await self._read("SELECT * FROM calls WHERE day = ? ORDER BY id", day.isoformat())
-        return [_entry(row) for row in rows]
+        return [entry_of(row) for row in rows]
 
     async def _close(
         self,
@@ -527,7 +527,10 @@ class _Sums:
         self._moved.clear()
 
 
-def _entry(row: Row) -> LedgerEntry:
+def entry_of(row: Row) -> LedgerEntry:
+    """A `calls` row as the protocol carries it (also read by `plane ledger`
+    with no plane running, on a file an older plane may have written: a count
+    it had no column for is 0)."""
     return LedgerEntry(
         id=row["id"],
         agent=row["agent"],
@@ -539,7 +542,9 @@ def _entry(row: Row) -> LedgerEntry:
             input_tokens=row["input_tokens"],
             cache_read_tokens=row["cache_read_tokens"],
             cache_write_tokens=row["cache_write_tokens"],
-            cache_write_1h_tokens=row["cache_write_1h_tokens"],
+            cache_write_1h_tokens=(
+                row["cache_write_1h_tokens"] if "cache_write_1h_tokens" in row.keys() else 0
+            ),
             output_tokens=row["output_tokens"],
         ),
         cost_usd=Decimal(row["cost_usd"]),

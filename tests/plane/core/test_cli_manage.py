@@ -5,8 +5,10 @@ plane running; `--version`."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 import time
@@ -171,6 +173,34 @@ def test_the_ledger_is_read_without_a_plane(tmp_path, scripted_llm):
     assert stopped == running and len(stopped) == 2
     assert ok(plane_cmd(home, "ledger"))[0].endswith("(UTC): 1 calls, $0.12")
     assert (home / "plane.db").read_bytes() == before, "read-only: nothing written"
+
+
+def test_the_ledger_read_without_a_plane_has_every_count(tmp_path, scripted_llm):
+    """Offline, a call reads as the plane itself reads it: the 1-hour cache
+    writes too (the offline reader once had its own copy, without them)."""
+    home = tmp_path / "home"
+    config = tmp_path / "agents.yaml"
+    config.write_text(ROOMY.replace("{base_url}", scripted_llm.base_url))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "plane", "serve", "--config", str(config)],
+        env={**os.environ, "PLANE_HOME": str(home)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while plane_cmd(home, "status").returncode != 0:
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.2)
+        scripted_llm.reply("spent", usage=Usage(input_tokens=100, output_tokens=10))
+        ok(plane_cmd(home, "send", "demo", "spend", "--wait"))
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    with sqlite3.connect(home / "plane.db") as db:  # as an Anthropic call would have it
+        db.execute("UPDATE calls SET cache_write_tokens = 40, cache_write_1h_tokens = 30")
+    [call] = json.loads("\n".join(ok(plane_cmd(home, "ledger", "--json"))))["calls"]
+    assert (call["cache_write_tokens"], call["cache_write_1h_tokens"]) == (40, 30)
 
 
 def test_version_and_a_token_without_tcp(tmp_path):
