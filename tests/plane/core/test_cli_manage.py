@@ -5,6 +5,7 @@ plane running; `--version`."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -12,12 +13,13 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from plane.wire.protocol import Usage
-from tests.plane.core.test_cli import one_line, plane_cmd
+from tests.plane.core.test_cli import answers, one_line, plane_cmd
 from tests.support.fixtures_plane import CONFIG
 
 ROOMY = CONFIG.replace("limitUsd: 1", "limitUsd: 9")
@@ -47,6 +49,28 @@ def daemon(tmp_path, scripted_llm):
     yield home, port
     process.terminate()
     process.communicate(timeout=30)
+
+
+@contextlib.contextmanager
+def serving(home: Path, tmp_path: Path, scripted_llm) -> Iterator[None]:  # type: ignore[no-untyped-def]
+    """A real `plane serve` on `home`, on the socket only, for the block's length."""
+    config = tmp_path / "agents.yaml"
+    config.write_text(ROOMY.replace("{base_url}", scripted_llm.base_url))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "plane", "serve", "--config", str(config)],
+        env={**os.environ, "PLANE_HOME": str(home)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not answers(home):
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.1)
+        yield
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
 
 
 def ok(result: subprocess.CompletedProcess[str]) -> list[str]:
@@ -149,25 +173,10 @@ def test_the_ledger_is_read_without_a_plane(tmp_path, scripted_llm):
     assert nothing.returncode == 1
     assert one_line(nothing) == f"plane: No ledger in {home} yet: no plane has run there."
 
-    config = tmp_path / "agents.yaml"
-    config.write_text(ROOMY.replace("{base_url}", scripted_llm.base_url))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "plane", "serve", "--config", str(config)],
-        env={**os.environ, "PLANE_HOME": str(home)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while plane_cmd(home, "status").returncode != 0:
-            assert time.monotonic() < deadline and process.poll() is None
-            time.sleep(0.2)
+    with serving(home, tmp_path, scripted_llm):
         scripted_llm.reply("spent", usage=Usage(input_tokens=100, output_tokens=10))
         ok(plane_cmd(home, "send", "demo", "spend", "--wait"))
         running = ok(plane_cmd(home, "ledger", "--csv"))
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
     before = (home / "plane.db").read_bytes()
     stopped = ok(plane_cmd(home, "ledger", "--csv"))
     assert stopped == running and len(stopped) == 2
@@ -179,24 +188,9 @@ def test_the_ledger_read_without_a_plane_has_every_count(tmp_path, scripted_llm)
     """Offline, a call reads as the plane itself reads it: the 1-hour cache
     writes too (the offline reader once had its own copy, without them)."""
     home = tmp_path / "home"
-    config = tmp_path / "agents.yaml"
-    config.write_text(ROOMY.replace("{base_url}", scripted_llm.base_url))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "plane", "serve", "--config", str(config)],
-        env={**os.environ, "PLANE_HOME": str(home)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while plane_cmd(home, "status").returncode != 0:
-            assert time.monotonic() < deadline and process.poll() is None
-            time.sleep(0.2)
+    with serving(home, tmp_path, scripted_llm):
         scripted_llm.reply("spent", usage=Usage(input_tokens=100, output_tokens=10))
         ok(plane_cmd(home, "send", "demo", "spend", "--wait"))
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
     with sqlite3.connect(home / "plane.db") as db:  # as an Anthropic call would have it
         db.execute("UPDATE calls SET cache_write_tokens = 40, cache_write_1h_tokens = 30")
     [call] = json.loads("\n".join(ok(plane_cmd(home, "ledger", "--json"))))["calls"]
