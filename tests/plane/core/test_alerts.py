@@ -47,6 +47,14 @@ class Receiver:
     def hooks(self) -> list[dict[str, Any]]:
         return [json.loads(body) for path, _, body in self.got if path == "/hook"]
 
+    async def until_hook(self, event: str, timeout_s: float = 10) -> None:
+        """Until a webhook for `event` has arrived: the notifier reads rows from
+        the event bus in its own task, so a row published is not yet an alert sent."""
+        async with asyncio.timeout(timeout_s):
+            while not any(h["event"] == event for h in self.hooks()):
+                self.arrived.clear()
+                await self.arrived.wait()
+
     def topics(self) -> list[tuple[str, str]]:
         return [(h["Title"], body.decode()) for path, h, body in self.got if path == "/topic"]
 
@@ -126,6 +134,7 @@ async def test_only_the_moments_asked_for_are_sent(start_plane, receiver):
     plane.llm.reply("The rest.", usage=Usage(input_tokens=200))
     await plane.turn("demo", "more")
     await plane.send("demo", "/limit off")
+    await receiver.until_hook("held")
     await plane.quiet()
     await plane.plane._notifier.drained()
     assert [h["event"] for h in receiver.hooks()] == ["held"]
@@ -261,8 +270,7 @@ async def test_the_day_turning_over_resumes_a_held_agent_and_says_so(start_plane
     await plane.turn("demo", "spend")
     await plane.plane._notifier.drained()
     await plane.clock.advance(timedelta(hours=12))  # 00:00 UTC
-    await plane.quiet()
-    await plane.plane._notifier.drained()
+    await receiver.until_hook("resumed")
     events = [(h["event"], h["text"]) for h in receiver.hooks()]
     assert [e for e, _ in events][-1] == "resumed"
     assert events[-1][1] == "demo has resumed: $0.00 spent today, of $1.00 a day."
