@@ -172,5 +172,6 @@ async def start_plane(tmp_path: Path, scripted_llm: ScriptedLLM) -> AsyncIterato
         return started
 
     yield start
+    scripted_llm.hang_up()
     for started in running:
         await started.stop()

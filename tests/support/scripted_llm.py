@@ -493,6 +493,7 @@ class _Handler(BaseHTTPRequestHandler):
         match step:
             case Reply():
                 if step.delay_s and llm._stopping.wait(step.delay_s):
+                    self.close_connection = True  # hung up: the client hears it at once
                     return
                 usage = step.usage or derived_usage(wire.body, step.text, step.tool_calls)
                 if stream:
@@ -657,10 +658,16 @@ class ScriptedLLM:
         self._thread.start()
         return self
 
+    def hang_up(self) -> None:
+        """Every delayed, stalled or hanging answer ends now, unanswered, and
+        later ones do not wait: a test's plane then stops at once instead of
+        giving the turn it left hanging its whole grace."""
+        self._stopping.set()
+
     def stop(self) -> None:
         if self._server is None:
             return
-        self._stopping.set()
+        self.hang_up()
         self._server.shutdown()
         self._server.drop_connections()
         self._server.server_close()

@@ -73,6 +73,7 @@ def daemon(tmp_path, scripted_llm):
         assert time.monotonic() < deadline, "the plane did not start"
         time.sleep(0.1)
     yield home
+    scripted_llm.hang_up()
     process.terminate()
     process.wait(timeout=20)
 
