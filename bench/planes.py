@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from plane.clock import ManualClock
 from plane.money.ledger import Ledger
-from plane.postgres import open_store
+from plane.store import open_store
 from plane.wire.protocol import Usage
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)

@@ -23,6 +23,7 @@ non-zero.
 
 from __future__ import annotations
 
+import sqlite3
 from typing import TYPE_CHECKING
 
 from plane.wire.errors import NotRunning, PlaneError
@@ -42,6 +43,7 @@ __all__ = [
     "ProviderError",
     "ProviderReplyError",
     "StoreError",
+    "StoreFault",
     "ToolError",
     "UnknownPrice",
 ]
@@ -102,3 +104,13 @@ class LedgerError(PlaneError):
 
 class StoreError(PlaneError):
     code: ErrorCode = "internal"
+
+
+class StoreFault(sqlite3.DatabaseError):
+    """PostgreSQL refused or failed a statement (its SQLSTATE in `sqlstate`).
+    A `sqlite3.DatabaseError`, so what catches a store's failure (the
+    ledger's `LedgerError`) catches either engine's."""
+
+    def __init__(self, message: str, sqlstate: str | None = None) -> None:
+        super().__init__(message)
+        self.sqlstate = sqlstate

@@ -40,7 +40,6 @@ import functools
 import re
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
 from typing import Any, cast
 
 import psycopg
@@ -48,7 +47,7 @@ from psycopg import errors as pg_errors
 from psycopg.pq import TransactionStatus
 
 from plane.db import MIGRATIONS, Database, _statements
-from plane.errors import StoreError
+from plane.errors import StoreError, StoreFault
 
 RETRIES = 20
 """A transaction aborted by a deadlock or serialisation failure is run again
@@ -68,31 +67,6 @@ PRELUDE: tuple[str, ...] = (
     "CREATE OR REPLACE AGGREGATE decimal_sum(text) (SFUNC = decimal_sum_step,"
     " STYPE = numeric, FINALFUNC = decimal_sum_end, INITCOND = '0')",
 )
-
-
-def is_postgres(store: str | None) -> bool:
-    return bool(store) and str(store).startswith(("postgresql://", "postgres://"))
-
-
-async def open_store(store: str | None, path: Path) -> Database:
-    """The plane's store: PostgreSQL at `store` when it is a postgresql://
-    URL, else the SQLite file at `path` (the default)."""
-    if not store:
-        return await Database.open(path)
-    if not is_postgres(store):
-        raise StoreError(
-            f"{store!r} is not a store the plane can use: give a postgresql:// URL "
-            "(PLANE_STORE, or `store:` in agents.yaml), or none for the SQLite file in its home."
-        )
-    return await PostgresDatabase.connect(store)
-
-
-class StoreFault(sqlite3.DatabaseError):
-    """PostgreSQL refused or failed a statement (its SQLSTATE in `sqlstate`)."""
-
-    def __init__(self, message: str, sqlstate: str | None = None) -> None:
-        super().__init__(message)
-        self.sqlstate = sqlstate
 
 
 def _fault(exc: psycopg.Error) -> StoreFault:

@@ -23,3 +23,31 @@ def test_importing_the_tui_loads_only_plane_wire_and_plane_home() -> None:
     others = [m for m in loaded if m not in ALLOWED and not m.startswith("plane.wire.")]
     assert others == [], f"tui.app loads {others}"
     assert "plane.wire.protocol" in loaded, "the test imports what it means to"
+
+
+SERVE = """
+import asyncio, json, sys, tempfile
+from pathlib import Path
+from plane.config import parse_config
+from plane.daemon.server import Plane
+from plane.home import Home
+
+async def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        plane = Plane(parse_config("agents: {}\\n"), Home(Path(tmp)))
+        await plane.startup()
+        await plane.shutdown()
+    print(json.dumps(sorted(sys.modules)))
+
+asyncio.run(main())
+"""
+
+
+def test_a_plane_on_sqlite_without_http_loads_neither_psycopg_nor_aiohttp() -> None:
+    """Each costs a start ~0.1 s: loaded only for a PostgreSQL store or `--http`."""
+    out = subprocess.run(
+        [sys.executable, "-c", SERVE], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    loaded = {name.split(".")[0] for name in json.loads(out)}
+    assert "plane" in loaded, "the test imports what it means to"
+    assert not loaded & {"psycopg", "aiohttp", "prometheus_client"}

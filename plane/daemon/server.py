@@ -26,7 +26,7 @@ import os
 import sqlite3
 from collections.abc import Mapping
 from importlib.metadata import version
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import httpx
 
@@ -41,15 +41,10 @@ from plane.config import EMBEDDED, EMBEDDED_MODEL, Config
 from plane.daemon.alerts import Notifier
 from plane.daemon.api import Api
 from plane.daemon.events import EventBus
-from plane.daemon.fleet import DatabaseClock, Fleet, plane_name
-from plane.daemon.http import HttpListener
 from plane.daemon.listener import Listener
-from plane.daemon.metrics import Metrics
 from plane.db import Database, refusal
 from plane.economy.compress.store import RefStore
-from plane.errors import PlaneError, StoreError
-from plane.gateway.forward import Gateway
-from plane.gateway.keys import Keys
+from plane.errors import PlaneError, StoreError, StoreFault
 from plane.history.conversation import Conversation
 from plane.history.transcript import Transcript
 from plane.home import Home, say_state
@@ -57,7 +52,6 @@ from plane.money.gate import Ceilings, Gate
 from plane.money.ledger import Ledger
 from plane.money.pricing import Pricer
 from plane.money.savings import Savings
-from plane.postgres import PostgresDatabase, StoreFault, open_store
 from plane.providers.base import Provider
 from plane.providers.local import EmbeddedModel
 from plane.providers.pool import (
@@ -67,6 +61,11 @@ from plane.providers.pool import (
     models_offered,
     refuse_missing_keys,
 )
+from plane.store import is_postgres, open_store
+
+if TYPE_CHECKING:  # loaded only when used: psycopg with a PostgreSQL store, aiohttp with --http
+    from plane.daemon.fleet import Fleet
+    from plane.daemon.http import HttpListener
 
 log = logging.getLogger(__name__)
 
@@ -159,13 +158,17 @@ class Plane:
         # PLANE_STORE, else agents.yaml's `store:`, else the SQLite file in the home.
         store = os.environ.get("PLANE_STORE") or self.config.store
         self._db = db = await open_store(store, self.home.db)
-        shared = isinstance(db, PostgresDatabase)  # several planes may share it
+        shared = is_postgres(store)  # several planes may share it
         db_clock = None
         if shared and isinstance(self.clock, SystemClock):
+            from plane.daemon.fleet import DatabaseClock
+
             self.clock = db_clock = DatabaseClock()  # the day is the database's
         ledger = Ledger(db, self.clock)
         conversation = Conversation(db, self.clock)
         if shared:
+            from plane.daemon.fleet import plane_name
+
             ledger.plane = plane_name(str(self.home.root))
         elif cut := await ledger.recover(tell=functools.partial(tell_cut_turns, conversation)):
             calls = sum(c.calls for c in cut.values())
@@ -216,7 +219,11 @@ class Plane:
             self._notifier = Notifier(self.config.notify, self.clock)
             services.refused_ask = self._notifier.refused_ask
             self._notifier.start(self.bus, await crew.snapshot())
-        if isinstance(db, PostgresDatabase) and ledger.plane is not None:
+        if shared and ledger.plane is not None:
+            from plane.daemon.fleet import Fleet
+            from plane.postgres import PostgresDatabase
+
+            assert isinstance(db, PostgresDatabase)
             self._fleet = Fleet(
                 db,
                 ledger.plane,
@@ -234,6 +241,11 @@ class Plane:
         self._background.append(asyncio.create_task(self.scheduler.run()))
         await self._listen()
         if self._http is not None:  # the gateway: plane.daemon.http
+            from plane.daemon.http import HttpListener
+            from plane.daemon.metrics import Metrics
+            from plane.gateway.forward import Gateway
+            from plane.gateway.keys import Keys
+
             gateway = Gateway(
                 services,
                 Keys(self.home.gateway_keys),

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from plane.db import Database
-from plane.postgres import open_store
+from plane.store import open_store
 from tests.support.postgres import postgres_server, postgres_url
 
 __all__ = ["each_store", "open_db", "postgres_server", "postgres_url"]
