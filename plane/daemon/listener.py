@@ -47,7 +47,7 @@ import struct
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
-from plane.daemon.events import EventBus, Subscription, coalesced
+from plane.daemon.events import EventBus, Subscription
 from plane.errors import PlaneError
 from plane.wire import protocol as p
 
@@ -319,11 +319,8 @@ class _Connection:
 
     async def _forward(self, subscription: Subscription) -> None:
         """Events, as they come; what piled up while a write waited goes in one."""
-        while (first := await subscription.next_published()) is not None:
-            rest, ended = subscription.waiting()
-            await self._write(coalesced([first, *rest]))
-            if ended:
-                break
+        while (lines := await subscription.next_lines()) is not None:
+            await self._write(lines)
         self._writer.close()
 
     async def _send(self, frame: p.Frame) -> None:

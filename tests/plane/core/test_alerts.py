@@ -15,6 +15,7 @@ from aiohttp import web
 from plane.clock import ManualClock
 from plane.config import parse_config
 from plane.daemon.alerts import Alert, Notifier
+from plane.daemon.events import EventBus
 from plane.errors import ConfigError
 from plane.wire.protocol import Usage
 from tests.support.fixtures_plane import CONFIG
@@ -164,7 +165,7 @@ def _notifier(url: str, retries: int) -> Notifier:
 async def test_a_failing_receiver_is_retried_within_the_bound(receiver, caplog):
     receiver.failures = 2
     notifier = _notifier(f"{receiver.url}/hook", retries=2)
-    notifier.start(_Bus(), _empty())
+    notifier.start(EventBus(), _empty())  # nothing on it: told directly
     notifier.tell(Alert("held", "demo", "demo is held.", NOON))
     await notifier.drained()
     await notifier.aclose()
@@ -175,7 +176,7 @@ async def test_a_failing_receiver_is_retried_within_the_bound(receiver, caplog):
 async def test_a_dead_receiver_has_its_alert_logged_not_lost(receiver, caplog):
     receiver.failures = 10
     notifier = _notifier(f"{receiver.url}/hook", retries=1)
-    notifier.start(_Bus(), _empty())
+    notifier.start(EventBus(), _empty())  # nothing on it: told directly
     notifier.tell(Alert("held", "demo", "demo is held.", NOON))
     with caplog.at_level(logging.WARNING, logger="plane.daemon.alerts"):
         await notifier.drained()
@@ -189,7 +190,7 @@ async def test_a_dead_receiver_has_its_alert_logged_not_lost(receiver, caplog):
 
 async def test_nobody_listening_is_logged_too(caplog, unused_tcp_port):
     notifier = _notifier(f"http://127.0.0.1:{unused_tcp_port}/hook", retries=0)
-    notifier.start(_Bus(), _empty())
+    notifier.start(EventBus(), _empty())  # nothing on it: told directly
     notifier.tell(Alert("amber", "demo", "demo is amber.", NOON))
     with caplog.at_level(logging.WARNING, logger="plane.daemon.alerts"):
         await notifier.drained()
@@ -220,15 +221,6 @@ def test_a_bad_notify_block_is_one_line_with_its_key_and_line(block, expected):
     with pytest.raises(ConfigError) as refused:
         parse_config(block)
     assert expected in str(refused.value) and "\n" not in str(refused.value)
-
-
-class _Bus:
-    """An event bus with nothing on it (these tests tell the notifier directly)."""
-
-    def subscribe(self):  # type: ignore[no-untyped-def]
-        from plane.daemon.events import Subscription
-
-        return Subscription()
 
 
 def _empty():  # type: ignore[no-untyped-def]

@@ -1,12 +1,12 @@
-"""Fan-out over the real socket: an event is encoded once for every
-subscriber, and a subscriber that is behind gets its runs of token deltas
-joined — the same text, in order, in fewer frames."""
+"""Fan-out: what a loop turn emits is one batch, encoded once for every
+subscriber, each turn's token deltas joined — the same text, in order, in
+fewer frames; in-process readers get every event."""
 
 from __future__ import annotations
 
 import asyncio
 
-from plane.daemon.events import EventBus, Published, coalesced
+from plane.daemon.events import QUEUE_LIMIT, EventBus, coalesced
 from plane.wire import protocol as p
 
 
@@ -18,17 +18,68 @@ def finished(agent: str, turn: int = 1) -> p.TurnFinished:
     return p.TurnFinished(agent=agent, turn=turn, cost_usd=0, usage=p.Usage())
 
 
-def test_twenty_subscribers_share_one_encoding() -> None:
+async def test_twenty_subscribers_share_one_encoding_of_a_batch() -> None:
     bus = EventBus()
     subscriptions = [bus.subscribe() for _ in range(20)]
     bus.emit(delta("demo", "hi"))
-    got = [s.waiting()[0] for s in subscriptions]
-    assert all(len(g) == 1 and isinstance(g[0], Published) for g in got)
-    lines = {id(g[0].line) for g in got}
-    assert len(lines) == 1
+    bus.emit(finished("demo"))
+    got = [await s.next_lines() for s in subscriptions]
+    assert len({id(lines) for lines in got}) == 1  # one bytes object, written twenty times
+    assert [p.decode_server_frame(line) for line in got[0].splitlines()] == [
+        delta("demo", "hi"),
+        finished("demo"),
+    ]
 
 
-def test_runs_of_one_turns_deltas_join_and_nothing_else_moves() -> None:
+async def test_in_process_readers_get_every_event_as_emitted() -> None:
+    bus = EventBus()
+    subscription = bus.subscribe()
+    events = [delta("demo", "a"), delta("scout", "b"), delta("demo", "c"), finished("demo")]
+    for event in events:
+        bus.emit(event)
+    assert [await subscription.next() for _ in events] == events
+    bus.emit(delta("demo", "later"))  # a batch of the next loop turn
+    assert await subscription.next() == delta("demo", "later")
+
+
+async def test_a_subscription_sees_what_is_emitted_after_it_only() -> None:
+    bus = EventBus()
+    bus.emit(delta("demo", "before "))
+    late = bus.subscribe()  # in the same loop turn as the event before it
+    bus.emit(delta("demo", "after"))
+    assert await late.next_lines() == p.encode(delta("demo", "after"))
+
+
+async def test_a_subscriber_that_never_reads_is_dropped_and_the_log_forgets() -> None:
+    bus = EventBus()
+    stuck, reading = bus.subscribe(), bus.subscribe()
+    got: list[bytes] = []
+
+    async def read() -> None:
+        while b"10000 " not in (lines := await reading.next_lines() or b""):
+            got.append(lines)
+
+    reader = asyncio.create_task(read())
+    for n in range(QUEUE_LIMIT + 1):
+        bus.emit(delta("demo", f"{n} "))
+        if n % 1000 == 0:
+            await asyncio.sleep(0)  # a batch of a thousand; the reader takes it
+    await asyncio.wait_for(reader, 5)
+    assert stuck.dropped and await stuck.next() is None
+    assert not reading.dropped and bus.backlog() == 0 and not bus._log
+    assert len(got) <= 12  # a write a batch, not a write a word
+
+
+async def test_close_ends_every_subscription() -> None:
+    bus = EventBus()
+    subscription = bus.subscribe()
+    waiting = asyncio.create_task(subscription.next_lines())
+    await asyncio.sleep(0)
+    bus.close()
+    assert await asyncio.wait_for(waiting, 1) is None
+
+
+def test_each_turns_deltas_join_up_to_the_next_other_event_and_nothing_else_moves() -> None:
     updated = finished("demo")
     batch = [
         delta("demo", "The "),
@@ -39,11 +90,10 @@ def test_runs_of_one_turns_deltas_join_and_nothing_else_moves() -> None:
         updated,
         delta("demo", "!", turn=2),
     ]
-    frames = [p.decode_server_frame(line) for line in coalesced(map(Published, batch)).splitlines()]
+    frames = [p.decode_server_frame(line) for line in coalesced(batch).splitlines()]
     assert frames == [
-        delta("demo", "The linker "),
+        delta("demo", "The linker lost "),
         delta("scout", "Look"),
-        delta("demo", "lost "),
         delta("demo", "libssl.", turn=2),
         updated,
         delta("demo", "!", turn=2),
