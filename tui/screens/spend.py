@@ -194,10 +194,10 @@ class SpendScreen(ModalScreen[None]):
 
     def show_stack(self, stack: SpendStack) -> None:
         """Draw the fleet's days stacked, as the plane answered."""
-        self.query_one("#stack-title", Label).update(f"The fleet's last 30 days by {stack.by}")
-        self.query_one("#stacked", StackedBars).data = [
-            [p.spent_usd for p in layer.days] for layer in stack.series
-        ]
+        self.query_one("#stack-title", Label).update(f"Last 30 days by {stack.by}")
+        bars = self.query_one("#stacked", StackedBars)
+        bars.rest = bool(stack.series) and stack.series[-1].folded > 0
+        bars.data = [[p.spent_usd for p in layer.days] for layer in stack.series]
         days = day_totals(stack.series)
         self.query_one("#stack-saved", Sparkline).data = [float(p.saved_usd) for p in days]
         self.query_one("#stack-total", Static).update(spent_and_saved(days))
@@ -205,10 +205,11 @@ class SpendScreen(ModalScreen[None]):
         self.query_one("#stack-axis", Static).update(_axis(ends, 60))
         legend = self.query_one("#legend", Vertical)
         legend.remove_children()
+        classes = [f"spender {layer_class(n, s.folded > 0)}" for n, s in enumerate(stack.series)]
         lines = legend_lines(stack.series)
         legend.mount_all(
-            Label(line, classes=f"spender {layer_class(n)}" if stack.series else "spender")
-            for n, line in enumerate(lines)
+            Label(line, classes=kind)
+            for line, kind in zip(lines, classes or ["spender"], strict=True)
         )
         self.query_one("#note", Static).update("")
 

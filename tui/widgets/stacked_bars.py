@@ -22,7 +22,6 @@ from decimal import Decimal
 from typing import ClassVar
 
 from rich.segment import Segment
-from rich.style import Style
 from textual.reactive import reactive
 from textual.strip import Strip
 from textual.widget import Widget
@@ -33,10 +32,11 @@ LAYERS = 6
 _EIGHTHS = " ▁▂▃▄▅▆▇█"
 
 
-def layer_class(n: int) -> str:
+def layer_class(n: int, rest: bool = False) -> str:
     """The component class (and, for a legend, the CSS class) of layer `n`,
-    0 the bottom; layers past the last colour share it."""
-    return f"stacked--layer-{min(n, LAYERS - 1) + 1}"
+    0 the bottom: its own colour, or the last one for the rest (`rest`);
+    layers past the colours there are for them share the one before it."""
+    return f"stacked--layer-{LAYERS if rest else min(n, LAYERS - 2) + 1}"
 
 
 class StackedBars(Widget):
@@ -52,6 +52,8 @@ class StackedBars(Widget):
     """
 
     data: reactive[list[list[Decimal]]] = reactive(list, layout=False)
+    rest: reactive[bool] = reactive(False)
+    """The top layer is the rest, drawn in the rest's colour."""
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
@@ -65,9 +67,10 @@ class StackedBars(Widget):
         totals = [sum((layer[d] for layer in data), Decimal(0)) for d in range(days)]
         most = max(totals)
         row = height - 1 - y  # 0 at the bottom
+        base = self.rich_style  # the widget's own background under every cell
         segments: list[Segment] = []
         for day in range(days):
-            glyph, style = " ", Style()
+            glyph, style = " ", base
             if most > 0 and totals[day] > 0:
                 tops = _tops([layer[day] for layer in data], most, height * 8)
                 filled = min(8, tops[-1] - row * 8)
@@ -76,10 +79,13 @@ class StackedBars(Widget):
                     layer = next(n for n, top in enumerate(tops) if middle < top)
                     glyph, style = (
                         _EIGHTHS[filled],
-                        self.get_component_rich_style(layer_class(layer)),
+                        self.get_component_rich_style(
+                            layer_class(layer, self.rest and layer == len(data) - 1)
+                        ),
                     )
-            segments += [Segment(glyph, style), Segment(" ")]
-        return Strip(segments).crop(0, self.size.width).extend_cell_length(self.size.width)
+            segments += [Segment(glyph, style), Segment(" ", base)]
+        strip = Strip(segments).crop(0, self.size.width)
+        return strip.extend_cell_length(self.size.width, base)
 
 
 def _tops(amounts: list[Decimal], most: Decimal, eighths: int) -> list[int]:
