@@ -53,12 +53,12 @@ async def test_by_agent_a_series_each_a_day_each_days_with_nothing_zero(month) -
     assert (str(stack.day), stack.by) == ("2026-12-01", "agent")
     assert [(s.label, s.folded) for s in stack.series] == [("demo", 0), ("scout", 0), ("extra", 0)]
     demo, scout, extra = stack.series
-    assert [d.label for d in demo.days][0] == "2026-11-02"
+    assert next(d.label for d in demo.days) == "2026-11-02"
     assert [d.label for d in demo.days][-3:] == ["2026-11-29", "2026-11-30", "2026-12-01"]
     zero = [Decimal(0)] * 27
-    assert spent(demo) == zero + [Decimal("0.3"), Decimal(0), Decimal("0.1")]
-    assert spent(scout) == zero + [Decimal("0.2"), Decimal(0), Decimal(0)]
-    assert spent(extra) == zero + [Decimal(0), Decimal(0), Decimal("0.05")]
+    assert spent(demo) == [*zero, Decimal("0.3"), Decimal(0), Decimal("0.1")]
+    assert spent(scout) == [*zero, Decimal("0.2"), Decimal(0), Decimal(0)]
+    assert spent(extra) == [*zero, Decimal(0), Decimal(0), Decimal("0.05")]
     assert saved > 0 and [d.saved_usd for d in demo.days] == [Decimal(0)] * 29 + [saved]
     assert all(d.saved_usd == 0 for d in scout.days + extra.days)
 
@@ -71,14 +71,14 @@ async def test_by_model_and_the_rest_summed_past_the_top(month) -> None:  # type
     assert [s.label for s in by_model.series] == ["scripted-model", "other-model"]
     scripted, other = by_model.series
     zero = [Decimal(0)] * 27
-    assert spent(scripted) == zero + [Decimal("0.3"), Decimal(0), Decimal("0.15")]
-    assert spent(other) == zero + [Decimal("0.2"), Decimal(0), Decimal(0)]
+    assert spent(scripted) == [*zero, Decimal("0.3"), Decimal(0), Decimal("0.15")]
+    assert spent(other) == [*zero, Decimal("0.2"), Decimal(0), Decimal(0)]
     assert scripted.days[-1].saved_usd == saved
 
     top_one = await client.request(p.SpendStackQuery, top=1)
     assert isinstance(top_one, p.SpendStack)
     assert [(s.label, s.folded) for s in top_one.series] == [("demo", 0), ("others", 2)]
-    assert spent(top_one.series[1]) == zero + [Decimal("0.2"), Decimal(0), Decimal("0.05")]
+    assert spent(top_one.series[1]) == [*zero, Decimal("0.2"), Decimal(0), Decimal("0.05")]
 
 
 async def test_an_empty_fleet_stacks_nothing_and_a_bad_by_is_refused(start_plane) -> None:  # type: ignore[no-untyped-def]
