@@ -6,11 +6,19 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal
 
-from plane.wire.protocol import SpendHistory, SpendPoint, SpendSeries, SpendStack, Usage
+from plane.wire.protocol import (
+    SpendHistory,
+    SpendPoint,
+    SpendSeries,
+    SpendStack,
+    SpendStackQuery,
+    Usage,
+)
 from tests.tui.conftest import feed, settle
 from tests.tui.scenes import fleet
 from tests.tui.test_live import SIZE, app_for, has_row, type_line, until
 from tests.tui.test_snapshots import offline_app
+from tui.link import LinkFailed
 from tui.screens.spend import SpendScreen, legend_lines, top_lines
 from tui.widgets.composer import Composer
 from tui.widgets.stacked_bars import StackedBars, _tops
@@ -231,3 +239,21 @@ def test_spend_stacked_by_agent_light_theme(snap_compare) -> None:  # type: igno
         await settle(pilot)
 
     assert snap_compare(offline_app(), terminal_size=SIZE, run_before=light)
+
+
+class _OlderPlane(_Answers):
+    """A plane from before `spend_stack`: it refuses the request it does not know."""
+
+    async def spend_stack(self, by: str) -> SpendStack:
+        raise LinkFailed(SpendStackQuery(id=0), "refused", "A frame of a type it does not know.")
+
+
+async def test_a_plane_without_the_stacked_days_says_so_and_the_rest_still_shows() -> None:
+    app = offline_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.push_screen(SpendScreen(_OlderPlane(), None))
+        await until(pilot, lambda: "spent" in shown(app, "#days-total"))
+        await until(pilot, lambda: "could not be read" in shown(app, "#note"))
+        assert shown(app, "#note") == (
+            "The fleet's days could not be read: A frame of a type it does not know."
+        )

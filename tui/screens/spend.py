@@ -240,7 +240,8 @@ class SpendScreen(ModalScreen[None]):
         try:
             stack = await self.plane.spend_stack(by)
         except LinkFailed as failed:
-            self.post_message(self.Unread(f"The fleet's days could not be read: {failed}."))
+            why = str(failed).rstrip(".")  # an older plane's refusal ends in its own stop
+            self.post_message(self.Unread(f"The fleet's days could not be read: {why}."))
             return
         self.post_message(self.Stacked(stack))
 
