@@ -1,4 +1,6 @@
-"""The spend screen (ctrl+g), from a real plane with a month of real turns.
+"""The spend screen (ctrl+g), from a real plane with a month of real turns:
+demo's charts (spend.svg), then the fleet's (`f`) scrolled to its last 30
+days stacked by agent (spend-fleet.svg).
 
     .venv/bin/python screenshots/spend.py
 
@@ -73,7 +75,7 @@ async def turn(plane: Plane, llm: ScriptedLLM, agent: str, tokens: int, listing:
     try:
         await plane.api.send(agent, "carry on")
         while True:
-            event = await asyncio.wait_for(watching.queue.get(), 30)
+            event = await asyncio.wait_for(watching.next(), 30)
             if isinstance(event, p.TurnFinished) and event.agent == agent:
                 break
     finally:
@@ -131,6 +133,18 @@ async def main() -> None:
                 (OUT / "spend.svg").write_text(app.export_screenshot(title="plane"))
                 png = to_png(OUT / "spend.svg")
                 print("screenshots/spend.svg" + (f" + {png.name}" if png else ""))
+                await pilot.press("f")
+                while "spent" not in str(app.screen.query_one("#stack-total").render()):
+                    await pilot.pause(0.05)
+                for _ in range(6):
+                    await pilot.pause(0.05)
+                legend = app.screen.query_one("#legend")
+                app.screen.query_one("#panel").scroll_to_widget(legend, animate=False, top=False)
+                for _ in range(6):
+                    await pilot.pause(0.05)
+                (OUT / "spend-fleet.svg").write_text(app.export_screenshot(title="plane"))
+                png = to_png(OUT / "spend-fleet.svg")
+                print("screenshots/spend-fleet.svg" + (f" + {png.name}" if png else ""))
         finally:
             plane.stop_event.set()
             await plane.shutdown()

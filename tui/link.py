@@ -48,6 +48,8 @@ from plane.wire.protocol import (
     SnapshotReply,
     SpendHistory,
     SpendHistoryQuery,
+    SpendStack,
+    SpendStackQuery,
     Subscribe,
     ToolSet,
 )
@@ -289,6 +291,9 @@ class Link:
         return await self.request(
             SpendHistoryQuery, SpendHistory, self.timeouts.request_s, agent=agent
         )
+
+    async def spend_stack(self, by: Literal["agent", "model"]) -> SpendStack:
+        return await self.request(SpendStackQuery, SpendStack, self.timeouts.request_s, by=by)
 
 
 _OFFLINE = "no connection to the plane"

@@ -18,7 +18,7 @@ from plane.clock import Clock
 from plane.db import Database
 from plane.errors import PlaneError
 from plane.history.conversation import Conversation
-from plane.money.charts import spend_history
+from plane.money.charts import spend_history, spend_stack
 from plane.money.ledger import Ledger
 from plane.wire import protocol as p
 
@@ -83,6 +83,11 @@ class Api:
                     self._roster.get(request.agent)
                 assert self._db is not None
                 return await spend_history(self._db, self._ledger, request.agent, request.id)
+            case p.SpendStackQuery():
+                assert self._db is not None
+                return await spend_stack(
+                    self._db, self._ledger, request.by, request.top, request.id
+                )
             case _:
                 return await self._manage(request)
         raise PlaneError(f"Requests of type {request.type!r} are not handled here.")

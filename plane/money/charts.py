@@ -1,6 +1,7 @@
 """Spend over time for the TUI's charts (`spend_history`): an agent's day by
 hour, its last 30 days, and the day's top spenders, each beside what
-compression saved. Read on the reader connection; sums exact (Decimal).
+compression saved; and the fleet's last 30 days stacked by agent or by model
+(`spend_stack`). Read on the reader connection; sums exact (Decimal).
 
 A call counts in the hour its cost became known (`at`, the time its row
 was last written), as it counts on that day; a call in flight counts at its
@@ -10,15 +11,15 @@ estimate, as the gate counts it.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import timedelta
+from datetime import date, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, Literal
 
 from plane.db import Database
 from plane.money import savings
 from plane.money.ledger import Ledger
 from plane.money.summary import QUERY, Record, per_day, per_hour, summarise, window
-from plane.wire.protocol import SpendHistory, SpendPoint
+from plane.wire.protocol import SpendHistory, SpendPoint, SpendSeries, SpendStack
 
 DAYS = 30
 
@@ -60,6 +61,75 @@ async def spend_history(db: Database, ledger: Ledger, agent: str | None, id: int
             if line.cost_usd
         ],
     )
+
+
+async def spend_stack(
+    db: Database, ledger: Ledger, by: Literal["agent", "model"], top: int, id: int
+) -> SpendStack:
+    """The fleet's last 30 days, a series each for the `top` agents (or
+    models) that spent the most over them and one for the rest."""
+    today = await ledger.today()
+    first, last = window(today, DAYS)
+    calls = await db.fetchall(QUERY, first.isoformat(), last.isoformat())
+    saved = await savings.between(db, first, last)
+    return SpendStack(id=id, day=today, by=by, series=stacked(calls, saved, by, first, top))
+
+
+def stacked(
+    calls: Iterable[Record],
+    saved: Iterable[Record],
+    by: Literal["agent", "model"],
+    first: date,
+    top: int,
+) -> list[SpendSeries]:
+    """Per day from `first` (DAYS of them), spent and saved of each agent or
+    model; the `top` most spent apart (ties by name), the rest summed into
+    one series (`folded`: how many). A day with nothing is zero; an agent or
+    model that neither spent nor saved is left out."""
+    days = [(first + timedelta(days=n)).isoformat() for n in range(DAYS)]
+    spent: dict[str, dict[str, Decimal]] = {}
+    for row in calls:
+        cost = Decimal(row["cost_usd"])
+        if cost:
+            sums = spent.setdefault(str(row[by]), {})
+            sums[str(row["day"])] = sums.get(str(row["day"]), Decimal(0)) + cost
+    kept: dict[str, dict[str, Decimal]] = {}
+    for row in saved:
+        if row["usd"] is not None and Decimal(row["usd"]):
+            sums = kept.setdefault(str(row[by]), {})
+            sums[str(row["day"])] = sums.get(str(row["day"]), Decimal(0)) + Decimal(row["usd"])
+
+    def total(sums: dict[str, Decimal]) -> Decimal:
+        return sum(sums.values(), Decimal(0))
+
+    keys = sorted(
+        spent.keys() | kept.keys(),
+        key=lambda k: (-total(spent.get(k, {})), -total(kept.get(k, {})), k),
+    )
+    apart, rest = keys[:top], keys[top:]
+
+    def series(label: str, members: list[str], folded: int = 0) -> SpendSeries:
+        return SpendSeries(
+            label=label,
+            folded=folded,
+            days=[
+                SpendPoint(
+                    label=day,
+                    spent_usd=sum(
+                        (spent.get(k, {}).get(day, Decimal(0)) for k in members), Decimal(0)
+                    ),
+                    saved_usd=sum(
+                        (kept.get(k, {}).get(day, Decimal(0)) for k in members), Decimal(0)
+                    ),
+                )
+                for day in days
+            ],
+        )
+
+    layers = [series(key, [key]) for key in apart]
+    if rest:
+        layers.append(series("others", rest, folded=len(rest)))
+    return layers
 
 
 def _hour(row: Record) -> str:

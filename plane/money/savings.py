@@ -80,7 +80,7 @@ async def totals(db: Database) -> dict[str, tuple[int, Decimal]]:
 
 async def between(db: Database, first: date, last: date, agent: str | None = None) -> list[Row]:
     """Savings rows on days in [first, last], of one agent or all."""
-    sql = "SELECT agent, day, at, chars, usd FROM savings WHERE day BETWEEN ? AND ?"
+    sql = "SELECT agent, model, day, at, chars, usd FROM savings WHERE day BETWEEN ? AND ?"
     if agent is None:
         return await db.fetchall(sql, first.isoformat(), last.isoformat())
     return await db.fetchall(sql + " AND agent = ?", first.isoformat(), last.isoformat(), agent)

@@ -279,6 +279,18 @@ class SpendHistoryQuery(Frame):
     agent: str | None = None
 
 
+class SpendStackQuery(Frame):
+    """The whole fleet's last 30 days stacked `by` agent or model: the `top`
+    that spent the most apart, the rest summed as one. A request of its own
+    (not a field of `spend_history`): a client that never asks for it never
+    meets a reply shape it does not know."""
+
+    type: Literal["spend_stack"] = "spend_stack"
+    id: int
+    by: Literal["agent", "model"] = "agent"
+    top: int = Field(default=5, ge=1, le=20)
+
+
 class DeleteAgent(Frame):
     """Delete an agent made at run time. Its conversation and ledger rows are
     kept and its spend still counts for the day: deleting never refunds, and a
@@ -351,6 +363,7 @@ RequestFrame = (
     | InterruptTurn
     | ShowAgent
     | SpendHistoryQuery
+    | SpendStackQuery
 )
 """Any request, as the class a client builds one from (every one carries an `id`)."""
 Request = Annotated[RequestFrame, Field(discriminator="type")]
@@ -423,6 +436,26 @@ class SpendHistory(Frame):
     """Today's spenders, the most first (agents that spent nothing left out)."""
     models: list[SpendPoint] = Field(default_factory=list)
     """Today's spend by model, of the agent (or the fleet), the most first."""
+
+
+class SpendSeries(Frame):
+    """One layer of a stacked chart: an agent or a model, a point a day."""
+
+    label: str
+    days: list[SpendPoint]
+    """As `SpendHistory.days`: the last 30 days, the oldest first, today last."""
+    folded: int = 0
+    """0 for one agent or model; else this is the rest, that many summed."""
+
+
+class SpendStack(Frame):
+    type: Literal["spend_stack"] = "spend_stack"
+    id: int
+    day: date
+    by: Literal["agent", "model"]
+    series: list[SpendSeries]
+    """The most spent over the days first; the rest (`folded`) last. Only
+    those that spent or saved something in the days."""
 
 
 class Ok(Frame):
@@ -560,6 +593,7 @@ Reply = (
     | AgentChanged
     | AgentDetails
     | SpendHistory
+    | SpendStack
 )
 Event = (
     MessageAppended

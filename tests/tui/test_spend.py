@@ -6,13 +6,22 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal
 
-from plane.wire.protocol import SpendHistory, SpendPoint, Usage
+from plane.wire.protocol import (
+    SpendHistory,
+    SpendPoint,
+    SpendSeries,
+    SpendStack,
+    SpendStackQuery,
+    Usage,
+)
 from tests.tui.conftest import feed, settle
 from tests.tui.scenes import fleet
 from tests.tui.test_live import SIZE, app_for, has_row, type_line, until
 from tests.tui.test_snapshots import offline_app
-from tui.screens.spend import SpendScreen, top_lines
+from tui.link import LinkFailed
+from tui.screens.spend import SpendScreen, legend_lines, top_lines
 from tui.widgets.composer import Composer
+from tui.widgets.stacked_bars import StackedBars, _tops
 
 
 def shown(app, widget: str) -> str:  # type: ignore[no-untyped-def]
@@ -121,3 +130,130 @@ def test_spend_charts_light_theme(snap_compare) -> None:  # type: ignore[no-unty
         await settle(pilot)
 
     assert snap_compare(offline_app(), terminal_size=SIZE, run_before=light)
+
+
+async def test_the_fleets_days_stack_by_agent_and_b_stacks_them_by_model(start_plane) -> None:  # type: ignore[no-untyped-def]
+    plane = await start_plane()
+    app = app_for(plane)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: has_row(app, "scout") and app.main_screen.selected == "demo")
+        plane.llm.reply("Spent some.", usage=Usage(input_tokens=300))
+        await type_line(pilot, "spend")
+        await until(
+            pilot, lambda: not plane.crew.workers["demo"].working and plane.llm.pending == 0
+        )
+        await plane.quiet()
+        await pilot.press("ctrl+g")
+        await until(pilot, lambda: isinstance(app.screen, SpendScreen))
+        screen = app.screen
+        assert not screen.query_one("#stack").display  # the agent's view: no stack
+        await pilot.press("b")  # not the fleet's view: nothing to switch
+        assert screen.by == "agent"
+        await pilot.press("f")
+        await until(pilot, lambda: shown(app, "#stack-title") == "Last 30 days by agent")
+        assert screen.query_one("#stack").display
+        assert shown(app, "#stack-total") == "$0.30 spent"
+        legend = [str(label.render()) for label in screen.query("#legend .spender")]
+        assert legend == ["█ demo  $0.30"]
+        data = screen.query_one("#stacked", StackedBars).data
+        assert data == [[Decimal(0)] * 29 + [Decimal("0.3")]]
+        await pilot.press("b")
+        await until(pilot, lambda: shown(app, "#stack-title") == "Last 30 days by model")
+        legend = [str(label.render()) for label in screen.query("#legend .spender")]
+        assert legend == ["█ scripted-model  $0.30"]
+        await pilot.press("b")
+        await until(pilot, lambda: shown(app, "#stack-title") == "Last 30 days by agent")
+
+
+def test_the_legend_names_each_layer_and_how_many_the_rest_sums() -> None:
+    def layer(label: str, spent: str, saved: str = "0", folded: int = 0) -> SpendSeries:
+        point = SpendPoint(label="2025-03-14", spent_usd=Decimal(spent), saved_usd=Decimal(saved))
+        return SpendSeries(label=label, days=[point], folded=folded)
+
+    assert legend_lines([layer("demo", "4.1", "0.58"), layer("others", "0.3", folded=3)]) == [
+        "█ demo        $4.10  saved $0.58",
+        "█ others (3)  $0.30",
+    ]
+    assert legend_lines([]) == ["Nothing was spent in the last 30 days."]
+
+
+def test_bars_start_at_zero_and_a_cell_takes_the_layer_in_its_middle() -> None:
+    assert _tops([Decimal(1), Decimal(1)], Decimal(2), 64) == [32, 64]
+    assert _tops([Decimal("0.001"), Decimal(0)], Decimal(100), 64) == [0, 1]  # never nothing
+
+
+def _stack(by: str) -> SpendStack:
+    names = (
+        ["demo", "builder", "burner", "reviewer", "scout", "scribe"]
+        if by == "agent"
+        else [
+            "smollm2-135m",
+            "claude-haiku-4-5",
+        ]
+    )
+    series = [
+        SpendSeries(
+            label=name,
+            days=[
+                SpendPoint(
+                    label=f"2025-{2 if d < 16 else 3:02d}-{(d + 13) % 28 + 1:02d}",
+                    spent_usd=Decimal((d * (7 + 3 * n)) % 9) / (2 + n),
+                    saved_usd=Decimal((d * 17 + n) % 5) / 40 if n < 2 else Decimal(0),
+                )
+                for d in range(30)
+            ],
+        )
+        for n, name in enumerate(names)
+    ]
+    if by == "agent":
+        rest = series[-1].model_copy(update={"label": "others", "folded": 2})
+        series = [*series[:-1], rest]
+    return SpendStack(id=2, day=date(2025, 3, 14), by=by, series=series)  # type: ignore[arg-type]
+
+
+class _FleetAnswers(_Answers):
+    async def spend_stack(self, by: str) -> SpendStack:
+        return _stack(by)
+
+
+async def _open_stack(pilot) -> None:  # type: ignore[no-untyped-def]
+    pilot.app.screen.query_one(Composer).cursor_blink = False
+    feed(pilot.app, fleet())
+    await settle(pilot, 6)
+    await pilot.app.push_screen(SpendScreen(_FleetAnswers(), None))
+    await settle(pilot, 6)
+    pilot.app.screen.query_one("#panel").scroll_to_widget(
+        pilot.app.screen.query_one("#legend"), animate=False, top=False
+    )
+    await settle(pilot, 6)
+
+
+def test_spend_stacked_by_agent(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(offline_app(), terminal_size=SIZE, run_before=_open_stack)
+
+
+def test_spend_stacked_by_agent_light_theme(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    async def light(pilot) -> None:  # type: ignore[no-untyped-def]
+        await _open_stack(pilot)
+        pilot.app.theme = "textual-light"
+        await settle(pilot)
+
+    assert snap_compare(offline_app(), terminal_size=SIZE, run_before=light)
+
+
+class _OlderPlane(_Answers):
+    """A plane from before `spend_stack`: it refuses the request it does not know."""
+
+    async def spend_stack(self, by: str) -> SpendStack:
+        raise LinkFailed(SpendStackQuery(id=0), "refused", "A frame of a type it does not know.")
+
+
+async def test_a_plane_without_the_stacked_days_says_so_and_the_rest_still_shows() -> None:
+    app = offline_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.push_screen(SpendScreen(_OlderPlane(), None))
+        await until(pilot, lambda: "spent" in shown(app, "#days-total"))
+        await until(pilot, lambda: "could not be read" in shown(app, "#note"))
+        assert shown(app, "#note") == (
+            "The fleet's days could not be read: A frame of a type it does not know."
+        )

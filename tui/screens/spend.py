@@ -12,15 +12,20 @@ plotting library, axes and its own colour scheme for a glance.
 A sparkline shows a shape: its lowest bar is the lowest value shown, not
 zero, which is why each chart's figures stand beside its heading.
 
-The plane sums (`spend_history`); this screen only draws what it answered.
-`f` switches between the agent and the whole fleet.
+The fleet's view adds its last 30 days stacked by agent or by model (`b`
+switches), a layer for each of the five that spent the most and one for
+the rest (`StackedBars`, which says why not textual-plotext), with a legend
+of each layer's spent and saved.
+
+The plane sums (`spend_history`, `spend_stack`); this screen only draws
+what it answered. `f` switches between the agent and the whole fleet.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import ClassVar, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -30,9 +35,10 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Label, Sparkline, Static
 
-from plane.wire.protocol import SpendHistory, SpendPoint
+from plane.wire.protocol import SpendHistory, SpendPoint, SpendSeries, SpendStack
 from plane.wire.words import usd
 from tui.link import LinkFailed
+from tui.widgets.stacked_bars import StackedBars, layer_class
 
 BAR_WIDTH = 24
 """The widest top-spender bar, in cells."""
@@ -40,6 +46,8 @@ BAR_WIDTH = 24
 
 class ReadsSpend(Protocol):
     async def spend_history(self, agent: str | None) -> SpendHistory: ...
+
+    async def spend_stack(self, by: Literal["agent", "model"]) -> SpendStack: ...
 
 
 def spent_and_saved(points: list[SpendPoint]) -> str:
@@ -65,6 +73,36 @@ def top_lines(top: list[SpendPoint], empty: str = "Nobody has spent anything tod
     return lines
 
 
+def legend_lines(series: list[SpendSeries]) -> list[str]:
+    """One line a layer, the bottom one first: its swatch, name (the rest
+    with how many it sums), and its spent and saved over the days."""
+    if not series:
+        return ["Nothing was spent in the last 30 days."]
+    names = [s.label if not s.folded else f"{s.label} ({s.folded})" for s in series]
+    width = max(len(name) for name in names)
+    lines = []
+    for name, layer in zip(names, series, strict=True):
+        spent = sum((p.spent_usd for p in layer.days), Decimal(0))
+        saved = sum((p.saved_usd for p in layer.days), Decimal(0))
+        kept = f"  saved {usd(saved)}" if saved else ""
+        lines.append(f"█ {name:<{width}}  {usd(spent)}{kept}")
+    return lines
+
+
+def day_totals(series: list[SpendSeries]) -> list[SpendPoint]:
+    """Every layer's day summed: the whole fleet's day."""
+    if not series:
+        return []
+    return [
+        SpendPoint(
+            label=points[0].label,
+            spent_usd=sum((p.spent_usd for p in points), Decimal(0)),
+            saved_usd=sum((p.saved_usd for p in points), Decimal(0)),
+        )
+        for points in zip(*(s.days for s in series), strict=True)
+    ]
+
+
 class SpendScreen(ModalScreen[None]):
     """Dismissed with nothing; reads the plane once each time it is shown."""
 
@@ -73,11 +111,16 @@ class SpendScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Back"),
         Binding("f", "fleet", "Agent / fleet"),
+        Binding("b", "stack_by", "By agent / model"),
     ]
 
     @dataclass
     class Loaded(Message):
         history: SpendHistory
+
+    @dataclass
+    class Stacked(Message):
+        stack: SpendStack
 
     @dataclass
     class Unread(Message):
@@ -89,6 +132,8 @@ class SpendScreen(ModalScreen[None]):
         self.agent = agent
         self._chosen = agent
         """The selected agent, to come back to from the fleet."""
+        self.by: Literal["agent", "model"] = "agent"
+        """What the fleet's 30 days are stacked by."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="panel") as panel:
@@ -111,11 +156,20 @@ class SpendScreen(ModalScreen[None]):
             with Horizontal(classes="heading"):
                 yield Label("Today by model")
             yield Vertical(id="models")
+            with Vertical(id="stack"):
+                with Horizontal(classes="heading"):
+                    yield Label("", id="stack-title")
+                    yield Static("", id="stack-total", classes="figures")
+                yield StackedBars(id="stacked")
+                yield Sparkline([], id="stack-saved", classes="saved")
+                yield Static("", id="stack-axis", classes="axis")
+                yield Vertical(id="legend")
             yield Static("", id="note")
         yield Footer()
 
     def on_mount(self) -> None:
         self.load(self.agent)
+        self._show_stack()
 
     def show(self, history: SpendHistory) -> None:
         """Draw what the plane answered."""
@@ -138,9 +192,35 @@ class SpendScreen(ModalScreen[None]):
             bars.mount_all(Label(line, classes="spender") for line in lines)
         self.query_one("#note", Static).update("")
 
+    def show_stack(self, stack: SpendStack) -> None:
+        """Draw the fleet's days stacked, as the plane answered."""
+        self.query_one("#stack-title", Label).update(f"Last 30 days by {stack.by}")
+        bars = self.query_one("#stacked", StackedBars)
+        bars.rest = bool(stack.series) and stack.series[-1].folded > 0
+        bars.data = [[p.spent_usd for p in layer.days] for layer in stack.series]
+        days = day_totals(stack.series)
+        self.query_one("#stack-saved", Sparkline).data = [float(p.saved_usd) for p in days]
+        self.query_one("#stack-total", Static).update(spent_and_saved(days))
+        ends = [days[0].label[5:], days[-1].label[5:]] if days else []
+        self.query_one("#stack-axis", Static).update(_axis(ends, 60))
+        legend = self.query_one("#legend", Vertical)
+        legend.remove_children()
+        classes = [f"spender {layer_class(n, s.folded > 0)}" for n, s in enumerate(stack.series)]
+        lines = legend_lines(stack.series)
+        legend.mount_all(
+            Label(line, classes=kind)
+            for line, kind in zip(lines, classes or ["spender"], strict=True)
+        )
+        self.query_one("#note", Static).update("")
+
     @on(Loaded)
     def _loaded(self, event: Loaded) -> None:
         self.show(event.history)
+
+    @on(Stacked)
+    def _stacked(self, event: Stacked) -> None:
+        if event.stack.by == self.by:  # not one asked for before a switch
+            self.show_stack(event.stack)
 
     @on(Unread)
     def _unread(self, event: Unread) -> None:
@@ -155,9 +235,35 @@ class SpendScreen(ModalScreen[None]):
             return
         self.post_message(self.Loaded(history))
 
+    @work(exclusive=True, group="stack", exit_on_error=False)
+    async def load_stack(self, by: Literal["agent", "model"]) -> None:
+        try:
+            stack = await self.plane.spend_stack(by)
+        except LinkFailed as failed:
+            why = str(failed).rstrip(".")  # an older plane's refusal ends in its own stop
+            self.post_message(self.Unread(f"The fleet's days could not be read: {why}."))
+            return
+        self.post_message(self.Stacked(stack))
+
+    def _show_stack(self) -> None:
+        """The stacked days belong to the fleet's view: shown (and read) there."""
+        fleet = self.agent is None
+        self.query_one("#stack").display = fleet
+        self.refresh_bindings()
+        if fleet:
+            self.load_stack(self.by)
+
+    def check_action(self, action: str, parameters: tuple[Any, ...]) -> bool | None:
+        return action != "stack_by" or self.agent is None
+
     def action_fleet(self) -> None:
         self.agent = None if self.agent is not None else self._chosen
         self.load(self.agent)
+        self._show_stack()
+
+    def action_stack_by(self) -> None:
+        self.by = "model" if self.by == "agent" else "agent"
+        self.load_stack(self.by)
 
     def action_close(self) -> None:
         self.dismiss(None)
