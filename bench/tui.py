@@ -39,10 +39,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from plane.money.limits import spend_level
-from plane.wire import protocol as p
 from textual import events
 
+from plane.money.limits import spend_level
+from plane.wire import protocol as p
 from tui.app import PlaneApp
 from tui.link import Address
 from tui.widgets.agent_list import AgentList

@@ -234,18 +234,21 @@ class MainScreen(ManageAgents):
     # ── what the widgets say ───────────────────────────────────────────────
 
     @on(AgentList.Selected)
-    def _agent_selected(self, event: AgentList.Selected) -> None:
-        self._swap_draft(event.agent)
-        self.query_one(AgentList).mark_unread(event.agent, False)
-        self.query_one(ConversationPane).border_title = event.agent
-        conversation = self.store.conversation(event.agent)
-        self.query_one(ConversationPane).show(
-            event.agent, conversation.ordered(), earlier_on_plane=conversation.earlier_on_plane
-        )
-        if conversation.streaming:
-            self.query_one(ConversationPane).stream(conversation.streaming)
-        self._show_title()
-        self.load_history(event.agent)
+    async def _agent_selected(self, event: AgentList.Selected) -> None:
+        """One paint for all of it: the row, the title and the conversation."""
+        with self.app.batch_update():
+            self._swap_draft(event.agent)
+            self.query_one(AgentList).mark_unread(event.agent, False)
+            pane = self.query_one(ConversationPane)
+            pane.border_title = event.agent
+            conversation = self.store.conversation(event.agent)
+            self._show_title()
+            self.load_history(event.agent)
+            await pane.show(
+                event.agent, conversation.ordered(), earlier_on_plane=conversation.earlier_on_plane
+            )
+            if conversation.streaming:
+                pane.stream(conversation.streaming)
 
     @on(AgentList.Chosen)
     def _agent_chosen(self) -> None:
