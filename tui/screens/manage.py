@@ -64,7 +64,9 @@ class ManageAgents(Screen[None]):
 
     def on_mount(self) -> None:
         # Whether Interrupt applies moves with the selected agent's state.
-        self.store.agent_changed.subscribe(self, self._state_changed)
+        # Immediate: posted instead, each of 200 updates a second was one
+        # more callback for the screen to run between a key and its paint.
+        self.store.agent_changed.subscribe(self, self._state_changed, immediate=True)
 
     def _state_changed(self, agent: AgentState) -> None:
         if agent.name == self._managed():
