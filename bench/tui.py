@@ -1,6 +1,7 @@
 """Keypress-to-repaint latency of the TUI under load.
 
     .venv/bin/python bench/tui.py [--agents 1000] [--rate 200] [--presses 200] [--history 0]
+                                  [--profile tui.prof]
 
 A stand-in plane on a temporary Unix socket speaks the real protocol to the
 real `PlaneClient`: a snapshot of N agents, then `agent_updated` events at
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import math
 import random
 import statistics
@@ -269,8 +271,18 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=200)
     parser.add_argument("--presses", type=int, default=200)
     parser.add_argument("--history", type=int, default=0, help="messages each conversation has")
+    parser.add_argument(
+        "--profile", type=Path, help="also write a cProfile of the run here (pstats format)"
+    )
     args = parser.parse_args()
-    asyncio.run(run(args.agents, args.rate, args.presses, args.history))
+    bench = run(args.agents, args.rate, args.presses, args.history)
+    if args.profile is None:
+        asyncio.run(bench)
+        return
+    profile = cProfile.Profile()
+    profile.runcall(asyncio.run, bench)
+    profile.dump_stats(args.profile)
+    print(f"profile written to {args.profile} (python -m pstats {args.profile})")
 
 
 if __name__ == "__main__":
