@@ -14,7 +14,9 @@ from typing import ClassVar
 from textual import on
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.timer import Timer
 
+from tui import heap
 from tui.commands import Commands, client_commands
 from tui.link import Address, Backoff, Link, Timeouts
 from tui.memory import Memory
@@ -25,6 +27,11 @@ from tui.screens.main import MainScreen
 from tui.screens.spend import SpendScreen
 from tui.store import Store
 from tui.widgets.agent_list import AgentList
+
+REMEMBER_S = 1.0
+"""The agent shown is written down once the selection has rested this long
+(and on quitting): writing the file on every arrow key cost a keypress 5 to
+50 ms of disk (bench/tui.py)."""
 
 
 class PlaneApp(App[None]):
@@ -64,22 +71,38 @@ class PlaneApp(App[None]):
         """The agent shown last time (none offline: tests and scenes stay as fed)."""
         if self.memory is not None and address is not None:
             self.main_screen.remembered = self.memory.recall(str(address))
+        self._to_remember: str | None = None
+        self._remembering: Timer | None = None
 
     def on_mount(self) -> None:
         self.push_screen(self.main_screen)
         if self.address is not None:
             self.run_worker(self.link.run(), name="plane-link", exit_on_error=False)
 
+    def on_unmount(self) -> None:
+        self._remember_now()
+
     @on(AgentList.Selected)
     def _selected(self, event: AgentList.Selected) -> None:
-        if self.memory is not None and self.address is not None:
-            self.memory.remember(str(self.address), event.agent)
+        if self.memory is None:
+            return
+        self._to_remember = event.agent
+        if self._remembering is not None:
+            self._remembering.stop()
+        self._remembering = self.set_timer(REMEMBER_S, self._remember_now)
+
+    def _remember_now(self) -> None:
+        self._remembering = None
+        agent, self._to_remember = self._to_remember, None
+        if agent is not None and self.memory is not None and self.address is not None:
+            self.memory.remember(str(self.address), agent)
 
     @on(PlaneConnected)
     def _connected(self, event: PlaneConnected) -> None:
         self.main_screen.lost = None
         self.commands.load_plane(event.snapshot.commands)
         self.store.load(event.snapshot)
+        heap.settle()
 
     @on(PlaneLost)
     def _lost(self, event: PlaneLost) -> None:

@@ -101,6 +101,10 @@ class MainScreen(ManageAgents):
         self._drafting: str | None = None
         """The agent the composer's text is for."""
         self._fleet_due: Timer | None = None
+        self._activity_shown = ""
+        """What the activity line says (it starts empty)."""
+        self._hint_shown = ""
+        """What the command hint line says."""
         self.remembered: str | None = None
         """The agent shown when this app last closed: selected once its row exists."""
 
@@ -136,7 +140,7 @@ class MainScreen(ManageAgents):
 
     @property
     def selected(self) -> str | None:
-        return self.query_one(AgentList).selected
+        return self._managed()
 
     def _roster_changed(self, names: list[str]) -> None:
         self._show_title()
@@ -175,6 +179,9 @@ class MainScreen(ManageAgents):
     def _show_activity(self) -> None:
         """`poet is thinking · 12 s · called grep` under the conversation, while a turn runs."""
         text = self.store.activity_text(self.selected or "")
+        if text == self._activity_shown:
+            return  # an update lays the screen out again: on every key, for the same ""
+        self._activity_shown = text
         line = self.query_one("#activity", Static)
         line.update(text)
         line.set_class(bool(text), "-shown")
@@ -227,18 +234,21 @@ class MainScreen(ManageAgents):
     # ── what the widgets say ───────────────────────────────────────────────
 
     @on(AgentList.Selected)
-    def _agent_selected(self, event: AgentList.Selected) -> None:
-        self._swap_draft(event.agent)
-        self.query_one(AgentList).mark_unread(event.agent, False)
-        self.query_one(ConversationPane).border_title = event.agent
-        conversation = self.store.conversation(event.agent)
-        self.query_one(ConversationPane).show(
-            event.agent, conversation.ordered(), earlier_on_plane=conversation.earlier_on_plane
-        )
-        if conversation.streaming:
-            self.query_one(ConversationPane).stream(conversation.streaming)
-        self._show_title()
-        self.load_history(event.agent)
+    async def _agent_selected(self, event: AgentList.Selected) -> None:
+        """One paint for all of it: the row, the title and the conversation."""
+        with self.app.batch_update():
+            self._swap_draft(event.agent)
+            self.query_one(AgentList).mark_unread(event.agent, False)
+            pane = self.query_one(ConversationPane)
+            pane.border_title = event.agent
+            conversation = self.store.conversation(event.agent)
+            self._show_title()
+            self.load_history(event.agent)
+            await pane.show(
+                event.agent, conversation.ordered(), earlier_on_plane=conversation.earlier_on_plane
+            )
+            if conversation.streaming:
+                pane.stream(conversation.streaming)
 
     @on(AgentList.Chosen)
     def _agent_chosen(self) -> None:
@@ -293,7 +303,11 @@ class MainScreen(ManageAgents):
         composer = self.query_one(Composer)
         if self._drafting is not None and self._drafting != agent:
             self.drafts[self._drafting] = composer.value
-            composer.value = self.drafts.pop(agent, "")
+            draft = self.drafts.pop(agent, "")
+            if composer.value != draft:
+                composer.value = draft
+            else:  # setting it to itself laid the screen out again, on every key
+                composer.history.clear()  # as setting it does: no undo into another's draft
         self._drafting = agent
 
     @on(Composer.Page)
@@ -308,6 +322,9 @@ class MainScreen(ManageAgents):
     def _typing(self, event: TextArea.Changed) -> None:
         matches = self.commands.completions(event.text_area.text.split(" ")[0])
         hint = "   ".join(f"{c.usage}  {c.help}" for c in matches[:2])
+        if hint == self._hint_shown:
+            return
+        self._hint_shown = hint
         self.query_one("#hint", Static).update(hint)
         self.query_one("#hint").set_class(bool(hint), "-shown")
 

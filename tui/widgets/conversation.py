@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from textual import events
+from textual.await_complete import AwaitComplete
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
@@ -122,14 +123,17 @@ class ConversationPane(VerticalScroll, can_focus=True):
 
     def show(
         self, agent: str | None, messages: Iterable[Message], *, earlier_on_plane: bool = False
-    ) -> None:
+    ) -> AwaitComplete:
         """Replace everything with `agent`'s messages; `earlier_on_plane`: the
-        plane may have older ones than these."""
+        plane may have older ones than these. Awaiting it waits for the old
+        lines to go and the new ones to be mounted: inside a batch
+        (`App.batch_update`) the screen is then laid out once for both, not
+        once for each (a selection made two full paints)."""
         self.agent = agent
         self._who_width = min(max(len(agent or ""), 5), 14)
         self._stream = self._hint = self._earlier = None
         self._fetching = self._settling = False
-        self.remove_children()
+        removing = self.remove_children()
         messages = list(messages)
         self._unshown, newest = messages[:-WINDOW], messages[-WINDOW:]
         self._oldest = newest[0].id if newest else None
@@ -141,8 +145,9 @@ class ConversationPane(VerticalScroll, can_focus=True):
         if not widgets:
             self._hint = self._empty_hint(agent)
             widgets.append(self._hint)
-        self.mount_all(widgets)
+        mounting = self.mount_all(widgets)
         self.anchor()
+        return AwaitComplete(removing, mounting)
 
     def append(self, message: Message) -> None:
         self._drop_hint()
