@@ -15,14 +15,19 @@ its usage at once, on keep-alive connections.
   its turn finishes, the next: every turn is one metered call (written
   pending, sent, streamed, settled), its answer and cost line stored, its
   events published (one subscriber: this bench, waiting for the turns' ends).
-- The bare side: `--agents` coroutines, each streaming the plane's own first
-  request body, reading the SSE lines and parsing each event, one call after
-  another, on one client.
+- The bare sides: `--agents` coroutines, each streaming the plane's own
+  first request body, reading the SSE lines and parsing each event, one call
+  after another, on one client: httpx's own pool (no cap), as the aim is
+  stated; and on the plane's pool (plane.providers.connections), which is
+  what the plane adds to the HTTP alone. httpcore's pool looks at every
+  connection it holds on each call, so the first falls behind as agents grow.
 
-For each side: calls/s, CPU ms per call (this process's CPU time, its
-threads included, over the calls made) and new TCP connections per call (as
-the server counts them, over the measured window). Aims (issue 14): the
-plane at >= 0.7x the bare client's calls/s, <= 0.05 new connections per call.
+Each side runs alone, in turn: measured over `--seconds` once `--warmup`
+seconds have passed and each agent has made a call (its connection open).
+For each: calls/s, CPU ms per call (this process's CPU time, its threads
+included, over the calls made) and new TCP connections per call (as the
+server counts them, over the measured window). Aims (issue 14): the plane at
+>= 0.7x the bare client's calls/s, <= 0.05 new connections per call.
 """
 
 from __future__ import annotations
@@ -53,8 +58,8 @@ from plane.wire import protocol as p
 RATIO_AIM = 0.7
 CONNECTIONS_AIM = 0.05
 SERVER = Path(__file__).with_name("zero_server.py")
-WARMUP_S = 1.0
-"""Each side runs this long before it is measured: connections open, caches warm."""
+WARMUP_CAP_S = 30.0
+"""The longest a side waits for each of its agents to have made a call."""
 
 CONFIG = """
 defaults:
@@ -118,69 +123,53 @@ class Server:
 
 
 class Load:
-    """`agents` coroutines, each making one call after another while the
-    load runs; paused, they finish the calls in flight and wait."""
+    """`agents` coroutines, each making one call after another until stopped."""
 
-    def __init__(self, name: str, agents: int, call: Callable[[int], Awaitable[None]]) -> None:
-        self.name = name
-        self.side = Side(0, 0.0, 0.0, 0)
-        self._call = call
-        self._running = asyncio.Event()
-        self._in_flight = 0
-        self._drained = asyncio.Event()
-        self._stop = False
+    def __init__(self, agents: int, call: Callable[[int], Awaitable[None]]) -> None:
         self.done = 0
+        self._call = call
         self._tasks = [asyncio.create_task(self._agent(n)) for n in range(agents)]
 
     async def _agent(self, n: int) -> None:
         while True:
-            await self._running.wait()
-            if self._stop:
-                return
-            self._in_flight += 1
-            try:
-                await self._call(n)
-                self.done += 1
-            finally:
-                self._in_flight -= 1
-                if not self._in_flight:
-                    self._drained.set()
-
-    async def run_for(self, seconds: float) -> None:
-        self._running.set()
-        await asyncio.sleep(seconds)
-        self._drained.clear()
-        self._running.clear()
-        if self._in_flight:
-            await self._drained.wait()
+            await self._call(n)
+            self.done += 1
 
     async def stop(self) -> None:
-        self._stop = True
-        self._running.set()
-        await asyncio.gather(*self._tasks)
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
 
 
-async def phase(server: Server, load: Load, seconds: float, profiler: Any) -> None:
-    """`load` alone for `seconds`, counted into its side."""
+async def measure(
+    server: Server, load: Load, agents: int, warmup: float, seconds: float, profile: Path | None
+) -> Side:
+    """Counted over `seconds`, once `warmup` seconds have passed and every
+    agent has made a call (its connection is open; at most `WARMUP_CAP_S`)."""
+    deadline = time.perf_counter() + WARMUP_CAP_S
+    await asyncio.sleep(warmup)
+    while load.done < agents and time.perf_counter() < deadline:  # noqa: ASYNC110 (a count)
+        await asyncio.sleep(0.05)
     await asyncio.to_thread(server.reset)
+    profiler = cProfile.Profile() if profile else None
     calls, cpu, start = load.done, time.process_time(), time.perf_counter()
     if profiler:
         profiler.enable()
-    await load.run_for(seconds)
+    await asyncio.sleep(seconds)
     if profiler:
         profiler.disable()
-    side = load.side
-    side.calls += load.done - calls
-    side.cpu_s += time.process_time() - cpu
-    side.seconds += time.perf_counter() - start
-    side.connections += (await asyncio.to_thread(server.stats))["connections"]
+    calls, cpu = load.done - calls, time.process_time() - cpu
+    elapsed = time.perf_counter() - start
+    connections = (await asyncio.to_thread(server.stats))["connections"]
+    if profiler and profile:
+        profiler.dump_stats(profile)
+    return Side(calls, elapsed, cpu, connections)
 
 
-async def bench(
-    server: Server, agents: int, seconds: float, rounds: int, profile: Path | None
-) -> list[Side]:
-    """The plane, bare httpx, and bare httpx on the plane's pool, taking
-    turns for `rounds` rounds (the machine's load drifts alike for each)."""
+async def plane_side(
+    server: Server, agents: int, warmup: float, seconds: float, profile: Path | None
+) -> tuple[Side, dict[str, Any]]:
+    """The plane's calls/s; and its first request body, for the bare sides."""
     names = [f"agent-{n}" for n in range(agents)]
     text = CONFIG.format(base_url=server.base_url) + "".join(f"  {n}: {{}}\n" for n in names)
     with tempfile.TemporaryDirectory() as tmp:
@@ -214,33 +203,33 @@ async def bench(
             await finished[name].wait()
 
         watcher = asyncio.create_task(watch())
-        loads = [Load("plane", agents, turn)]
-        await loads[0].run_for(WARMUP_S)
+        load = Load(agents, turn)
+        side = await measure(server, load, agents, warmup, seconds, profile)
         if watcher.done():
             watcher.result()  # a turn failed: say why
-        limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
-        bare = httpx.AsyncClient(base_url=server.base_url, limits=limits)
-        pooled = httpx.AsyncClient(base_url=server.base_url, transport=connections.pooled())
-        for client, name in ((bare, "bare httpx"), (pooled, "bare, plane's pool")):
-            loads.append(Load(name, agents, streamed(client, bodies[0])))
-            await loads[-1].run_for(WARMUP_S)
-        profiler = cProfile.Profile() if profile else None
-        for _ in range(rounds):
-            for load in loads:
-                await phase(server, load, seconds / rounds, profiler if load is loads[0] else None)
-        if watcher.done():
-            watcher.result()
-        for load in loads:
-            await load.stop()
-        await bare.aclose()
-        await pooled.aclose()
-        plane.bus.unsubscribe(subscription)
+        await load.stop()
         watcher.cancel()
+        plane.bus.unsubscribe(subscription)
         plane.stop_event.set()
         await plane.shutdown()
-    if profiler and profile:
-        profiler.dump_stats(profile)
-    return [load.side for load in loads]
+    return side, bodies[0]
+
+
+async def bare_side(
+    server: Server, agents: int, body: dict[str, Any], warmup: float, seconds: float, pool: bool
+) -> Side:
+    """The same streamed calls from a bare client: no ledger, no history.
+    httpx's own pool (no cap), or with `pool` the plane's."""
+    if pool:
+        client = httpx.AsyncClient(base_url=server.base_url, transport=connections.pooled())
+    else:
+        limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+        client = httpx.AsyncClient(base_url=server.base_url, limits=limits)
+    load = Load(agents, streamed(client, body))
+    side = await measure(server, load, agents, warmup, seconds, None)
+    await load.stop()
+    await client.aclose()
+    return side
 
 
 def streamed(client: httpx.AsyncClient, body: dict[str, Any]) -> Callable[[int], Awaitable[None]]:
@@ -259,13 +248,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agents", type=int, default=100)
     parser.add_argument("--seconds", type=float, default=8, help="measured, a side")
-    parser.add_argument("--rounds", type=int, default=6, help="the sides take turns this often")
+    parser.add_argument("--warmup", type=float, default=2, help="before measuring, a side")
     parser.add_argument("--profile", type=Path, help="write a cProfile of the plane's side here")
     args = parser.parse_args()
     server = Server()
     try:
-        plane, bare, pooled = asyncio.run(
-            bench(server, args.agents, args.seconds, args.rounds, args.profile)
+        plane, body = asyncio.run(
+            plane_side(server, args.agents, args.warmup, args.seconds, args.profile)
+        )
+        bare, pooled = (
+            asyncio.run(bare_side(server, args.agents, body, args.warmup, args.seconds, pool))
+            for pool in (False, True)
         )
     finally:
         server.close()

@@ -181,6 +181,8 @@ class Lifecycle:
     def _renamed(self, old: str, new: str) -> None:
         """In memory, in the commit's own moment: nothing reads in between."""
         services = self._services
+        self._scheduler.forget(old)
+        self._scheduler.forget(new)
         services.ledger.renamed(old, new)
         services.gate.ceilings.renamed(old, new)
         for per_agent in (services.session_layers, services.breaker.failures):

@@ -198,7 +198,7 @@ class Plane:
             refs=self._refs(),
         )
         services.savings = Savings(db, self.clock, services.pricer)
-        self.scheduler = Scheduler(db, self.clock, wake=self._wake)
+        self.scheduler = Scheduler(db, self.clock, wake=self._wake, only_writer=not shared)
         self.crew = crew = Crew(services, self.scheduler)
         self.api = Api(
             crew=crew,
