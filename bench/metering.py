@@ -15,10 +15,11 @@ its usage at once, on keep-alive connections.
   its turn finishes, the next: every turn is one metered call (written
   pending, sent, streamed, settled), its answer and cost line stored, its
   events published (one subscriber: this bench, waiting for the turns' ends).
-- The bare sides: `--agents` coroutines, each streaming the plane's own
-  first request body, reading the SSE lines and parsing each event, one call
-  after another, on one client: httpx's own pool (no cap), as the aim is
-  stated; and on the plane's pool (plane.providers.connections), which is
+- The bare sides: `--agents` coroutines, each streaming a request body the
+  plane sent halfway through its measured run (the histories grow with each
+  turn: one of about their average length), reading the SSE lines and
+  parsing each event, one call after another, on one client: httpx's own
+  pool (no cap), as the aim is stated; and on the plane's pool (plane.providers.connections), which is
   what the plane adds to the HTTP alone. httpcore's pool looks at every
   connection it holds on each call, so the first falls behind as agents grow.
 
@@ -85,6 +86,8 @@ class Side:
     seconds: float
     cpu_s: float
     connections: int
+    loop_cpu_s: float = 0.0
+    """Of `cpu_s`, the event loop's thread's; the rest is SQLite's threads (the plane's)."""
 
     @property
     def rate(self) -> float:
@@ -93,6 +96,10 @@ class Side:
     @property
     def cpu_ms(self) -> float:
         return 1000 * self.cpu_s / max(1, self.calls)
+
+    @property
+    def loop_ms(self) -> float:
+        return 1000 * self.loop_cpu_s / max(1, self.calls)
 
     @property
     def per_call(self) -> float:
@@ -142,7 +149,13 @@ class Load:
 
 
 async def measure(
-    server: Server, load: Load, agents: int, warmup: float, seconds: float, profile: Path | None
+    server: Server,
+    load: Load,
+    agents: int,
+    warmup: float,
+    seconds: float,
+    profile: Path | None,
+    midway: Callable[[], None] = lambda: None,
 ) -> Side:
     """Counted over `seconds`, once `warmup` seconds have passed and every
     agent has made a call (its connection is open; at most `WARMUP_CAP_S`)."""
@@ -153,39 +166,42 @@ async def measure(
     await asyncio.to_thread(server.reset)
     profiler = cProfile.Profile() if profile else None
     calls, cpu, start = load.done, time.process_time(), time.perf_counter()
+    loop = time.thread_time()
     if profiler:
         profiler.enable()
-    await asyncio.sleep(seconds)
+    await asyncio.sleep(seconds / 2)
+    midway()
+    await asyncio.sleep(seconds / 2)
     if profiler:
         profiler.disable()
-    calls, cpu = load.done - calls, time.process_time() - cpu
+    calls, cpu, loop = load.done - calls, time.process_time() - cpu, time.thread_time() - loop
     elapsed = time.perf_counter() - start
     connections = (await asyncio.to_thread(server.stats))["connections"]
     if profiler and profile:
         profiler.dump_stats(profile)
-    return Side(calls, elapsed, cpu, connections)
+    return Side(calls, elapsed, cpu, connections, loop)
 
 
 async def plane_side(
     server: Server, agents: int, warmup: float, seconds: float, profile: Path | None
 ) -> tuple[Side, dict[str, Any]]:
-    """The plane's calls/s; and its first request body, for the bare sides."""
+    """The plane's calls/s; and a request body it sent halfway through, for
+    the bare sides (its histories grow as it runs: one of average length)."""
     names = [f"agent-{n}" for n in range(agents)]
     text = CONFIG.format(base_url=server.base_url) + "".join(f"  {n}: {{}}\n" for n in names)
     with tempfile.TemporaryDirectory() as tmp:
         plane = Plane(parse_config(text), Home(Path(tmp) / "home"))
         await plane.startup()
         provider: Any = plane.services.providers["zero"]
-        bodies: list[dict[str, Any]] = []
+        latest: list[dict[str, Any]] = [{}]
+        taken: list[dict[str, Any]] = []
         body = provider.body
 
-        def first_body(request: Any) -> dict[str, Any]:
-            made: dict[str, Any] = body(request)
-            bodies.append(made)
-            provider.body = body  # once: the plane's own method from then on
+        def keep_body(request: Any) -> dict[str, Any]:
+            latest[0] = made = body(request)
             return made
 
-        provider.body = first_body
+        provider.body = keep_body
         subscription = plane.bus.subscribe()
         finished = {n: asyncio.Event() for n in names}
 
@@ -204,7 +220,9 @@ async def plane_side(
 
         watcher = asyncio.create_task(watch())
         load = Load(agents, turn)
-        side = await measure(server, load, agents, warmup, seconds, profile)
+        side = await measure(
+            server, load, agents, warmup, seconds, profile, lambda: taken.append(latest[0])
+        )
         if watcher.done():
             watcher.result()  # a turn failed: say why
         await load.stop()
@@ -212,7 +230,7 @@ async def plane_side(
         plane.bus.unsubscribe(subscription)
         plane.stop_event.set()
         await plane.shutdown()
-    return side, bodies[0]
+    return side, taken[0]
 
 
 async def bare_side(
@@ -263,9 +281,14 @@ def main() -> None:
     finally:
         server.close()
     print(f"metering: {args.agents} agents, one call a turn, zero-latency server")
-    print(f"  {'':20} {'calls/s':>9} {'CPU ms/call':>12} {'new conns/call':>15}")
+    print(
+        f"  {'':20} {'calls/s':>9} {'CPU ms/call':>12} {'(event loop)':>13} {'new conns/call':>15}"
+    )
     for name, side in (("bare httpx", bare), ("bare, plane's pool", pooled), ("plane", plane)):
-        print(f"  {name:20} {side.rate:9,.0f} {side.cpu_ms:12.2f} {side.per_call:15.3f}")
+        print(
+            f"  {name:20} {side.rate:9,.0f} {side.cpu_ms:12.2f} {side.loop_ms:13.2f}"
+            f" {side.per_call:15.3f}"
+        )
     ratio = plane.rate / bare.rate
     met = "met" if ratio >= RATIO_AIM else "NOT met"
     print(f"  plane vs bare httpx: {ratio:.2f}x calls/s (aim >= {RATIO_AIM:.1f}x: {met}),", end="")
