@@ -19,8 +19,9 @@ its usage at once, on keep-alive connections.
   plane sent halfway through its measured run (the histories grow with each
   turn: one of about their average length), reading the SSE lines and
   parsing each event, one call after another, on one client: httpx's own
-  pool (no cap), as the aim is stated; and on the plane's pool (plane.providers.connections), which is
-  what the plane adds to the HTTP alone. httpcore's pool looks at every
+  pool (no cap), as the aim is stated; and on the plane's pool
+  (plane.providers.connections), which shows what the plane adds to the
+  HTTP alone. httpcore's pool looks at every
   connection it holds on each call, so the first falls behind as agents grow.
 
 Each side runs alone, in turn: measured over `--seconds` once `--warmup`

@@ -190,7 +190,7 @@ class Plane:
             ledger=ledger,
             gate=Gate(ledger, ceilings, self.clock),
             conversation=conversation,
-            transcript=Transcript(db),
+            transcript=Transcript(db, only_writer=not shared),
             roster=roster,
             emit=self.bus.emit,
             pricer=Pricer(self.config.pricing),
