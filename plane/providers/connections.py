@@ -11,13 +11,15 @@ expired or the server closed it), or opens one; a response read to its end
 puts its connection back. Nothing caps the calls in flight: they are
 bounded already, one turn at a time per agent.
 
-The stack's oldest connection is looked at too, with each call, so the ones
-a quieter hour leaves idle are closed once expired, not held open forever.
+The stack's oldest connection is looked at too, with each call (by the clock
+alone), so the ones a quieter hour leaves idle are closed once expired, not
+held open forever.
 """
 
 from __future__ import annotations
 
 import ssl
+import time
 from collections import deque
 from collections.abc import AsyncIterator
 
@@ -43,12 +45,13 @@ class Pool(httpcore.AsyncConnectionPool):
         super().__init__(ssl_context=ssl_context, keepalive_expiry=KEEPALIVE_S)
         self._ssl = ssl_context
         self._backend = httpcore.AnyIOBackend()
-        self._idle: dict[Key, deque[httpcore.AsyncHTTPConnection]] = {}
+        self._idle: dict[Key, deque[tuple[httpcore.AsyncHTTPConnection, float]]] = {}
+        """Per origin, idle connections and when each was put back, the last last."""
         self._busy: set[httpcore.AsyncHTTPConnection] = set()
 
     @property
     def connections(self) -> list[httpcore.AsyncConnectionInterface]:
-        idle = [c for stack in self._idle.values() for c in stack]
+        idle = [c for stack in self._idle.values() for c, _ in stack]
         return [*self._busy, *idle]
 
     async def handle_async_request(self, request: httpcore.Request) -> httpcore.Response:
@@ -82,8 +85,9 @@ class Pool(httpcore.AsyncConnectionPool):
         stack = self._idle.get(_key(origin))
         while stack:
             # Taken off the stack before any await: another call may take the next.
-            connection = stack.pop()
-            stale = [stack.popleft()] if stack and stack[0].has_expired() else []
+            connection, _ = stack.pop()
+            # The oldest, by the clock alone (asking a socket costs a poll and more).
+            stale = [stack.popleft()[0]] if stack and _idle_too_long(stack[0][1]) else []
             good = not connection.has_expired()  # idle too long, or the server closed it
             if good:
                 self._busy.add(connection)
@@ -106,14 +110,18 @@ class Pool(httpcore.AsyncConnectionPool):
         """After its response was closed: kept if it can carry another call."""
         self._busy.discard(connection)
         if connection.is_idle():
-            self._idle.setdefault(_key(origin), deque()).append(connection)
+            self._idle.setdefault(_key(origin), deque()).append((connection, time.monotonic()))
 
     async def aclose(self) -> None:
-        connections = [*self._busy, *(c for stack in self._idle.values() for c in stack)]
+        connections = [*self._busy, *(c for stack in self._idle.values() for c, _ in stack)]
         self._busy.clear()
         self._idle.clear()
         for connection in connections:
             await connection.aclose()
+
+
+def _idle_too_long(since: float) -> bool:
+    return time.monotonic() - since > KEEPALIVE_S
 
 
 class _Body:
