@@ -51,6 +51,8 @@ bench: $(BIN)/plane
 	$(BIN)/python bench/tui.py
 	$(BIN)/python bench/ledger.py
 	$(BIN)/python bench/fanout.py
+	$(BIN)/python bench/metering.py
+	$(BIN)/python bench/metering.py --agents 1000
 	$(BIN)/python bench/planes.py
 
 snapshots: $(BIN)/plane

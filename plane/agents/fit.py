@@ -42,18 +42,19 @@ def too_large(config: Config, spec: AgentSpec, text: str, today: date) -> str | 
     fresh session's context."""
     window = config.providers[spec.provider].context_window
     answer = config.defaults.max_output_tokens
+    message = estimate(len(text))
+    # Refused only when the message alone, beside the answer's room, cannot
+    # fit: the prompt's share is an estimate, and a message that might fit is
+    # sent (should the provider find it too long, the turn says so and keeps
+    # nothing of itself, so the agent is not jammed). The prompt's share is
+    # only worked out for the refusal, which says it.
+    if message + answer <= window:
+        return None
     names = registry.select_for_session(spec.tools, text)
     schema_chars = sum(
         len(t.name) + len(t.description) + len(str(t.parameters)) for t in registry.specs(names)
     )
     fixed = estimate(len(system_prompt(spec, today)) + schema_chars)
-    message = estimate(len(text))
-    # Refused only when the message alone, beside the answer's room, cannot
-    # fit: the prompt's share is an estimate, and a message that might fit is
-    # sent (should the provider find it too long, the turn says so and keeps
-    # nothing of itself, so the agent is not jammed).
-    if message + answer <= window:
-        return None
     room = max(0, window - answer - fixed)
     return refusal(spec, len(text), message, window, room)
 

@@ -181,6 +181,9 @@ class Lifecycle:
     def _renamed(self, old: str, new: str) -> None:
         """In memory, in the commit's own moment: nothing reads in between."""
         services = self._services
+        for name in (old, new):
+            self._scheduler.forget(name)
+            services.transcript.forget(name)
         services.ledger.renamed(old, new)
         services.gate.ceilings.renamed(old, new)
         for per_agent in (services.session_layers, services.breaker.failures):
@@ -188,6 +191,11 @@ class Lifecycle:
                 per_agent[new] = per_agent.pop(old)  # type: ignore[assignment]
 
     # ── delete ─────────────────────────────────────────────────────────────
+
+    def _deleted(self, agent: str) -> None:
+        """In memory, in the commit's own moment, as `_renamed`."""
+        self._services.gate.ceilings.forget(agent)
+        self._services.transcript.forget(agent)
 
     async def delete(self, agent: str) -> None:
         services = self._services
@@ -206,7 +214,7 @@ class Lifecycle:
         )
         await self._db.write(
             lambda conn: _delete_rows(conn, services, agent, notice),
-            then=lambda _: services.gate.ceilings.forget(agent),
+            then=lambda _: self._deleted(agent),
         )
         services.session_layers.pop(agent, None)
         services.breaker.failures.pop(agent, None)

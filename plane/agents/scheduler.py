@@ -30,11 +30,26 @@ class Booking:
 
 
 class Scheduler:
-    def __init__(self, db: Database, clock: Clock, wake: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        wake: Callable[[str], None],
+        *,
+        only_writer: bool = False,
+    ) -> None:
+        """`only_writer`: no other plane books in this store (SQLite, whose
+        home is locked), so what `due` read is remembered until this one books."""
         self._db = db
         self._clock = clock
         self._wake = wake
         self._changed = asyncio.Event()
+        self._quiet: dict[str, datetime | None] | None = {} if only_writer else None
+        """Per agent, when its next open booking comes due (None: it has none),
+        as `due` last read it: a worker asks before and after every turn, and
+        most agents have no booking at all."""
+        self._booked = 0
+        """Bookings made or forgotten: a read overtaken by one is not remembered."""
 
     async def book(self, agent: str, due: datetime, note: str, *, ambient: bool = False) -> Booking:
         now = self._clock.now()
@@ -48,6 +63,7 @@ class Scheduler:
                 ).lastrowid
             )
         )
+        self.forget(agent)
         self._changed.set()
         assert booked is not None
         return Booking(booked, agent, due, note, now, ambient)
@@ -70,6 +86,7 @@ class Scheduler:
             return cursor.rowcount == 1
 
         if await self._db.write(keep):
+            self.forget(agent)
             self._changed.set()
 
     async def open(self, agent: str | None = None) -> list[Booking]:
@@ -82,7 +99,22 @@ class Scheduler:
 
     async def due(self, agent: str) -> list[Booking]:
         now = self._clock.now()
-        return [b for b in await self.open(agent) if b.due <= now]
+        if self._quiet is not None and agent in self._quiet:
+            until = self._quiet[agent]
+            if until is None or until > now:
+                return []
+        booked = self._booked
+        bookings = await self.open(agent)
+        due = [b for b in bookings if b.due <= now]
+        if self._quiet is not None and not due and booked == self._booked:
+            self._quiet[agent] = min((b.due for b in bookings), default=None)
+        return due
+
+    def forget(self, agent: str) -> None:
+        """Its bookings changed (booked, moved by a rename): `due` reads them again."""
+        self._booked += 1
+        if self._quiet is not None:
+            self._quiet.pop(agent, None)
 
     async def done(self, bookings: list[Booking]) -> None:
         if not bookings:

@@ -43,6 +43,7 @@ class Tooling:
         self._services = services
         self._book = book
         self._scout = scout
+        self._specs: dict[tuple[str, ...], tuple[ToolSpec, ...]] = {}
 
     def session(self, spec: AgentSpec, messages: list[ChatMessage]) -> tuple[str, ...]:
         """The session's tools: decided by its founding message, the first
@@ -51,7 +52,11 @@ class Tooling:
         return registry.select_for_session(spec.tools, founding)
 
     def specs(self, names: tuple[str, ...]) -> tuple[ToolSpec, ...]:
-        return registry.specs(names)
+        """The same specs for every turn offered the same tools: a turn and the
+        providers only read them (a copy each turn cost 7% of a call's CPU)."""
+        if (made := self._specs.get(names)) is None:
+            made = self._specs[names] = registry.specs(names)
+        return made
 
     async def run(
         self, spec: AgentSpec, call: ToolCall, workspace: Path, available: tuple[str, ...]

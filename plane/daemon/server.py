@@ -193,7 +193,7 @@ class Plane:
             ledger=ledger,
             gate=Gate(ledger, ceilings, self.clock),
             conversation=conversation,
-            transcript=Transcript(db),
+            transcript=Transcript(db, only_writer=not shared),
             roster=roster,
             emit=self.bus.emit,
             pricer=Pricer(self.config.pricing),
@@ -201,7 +201,7 @@ class Plane:
             refs=self._refs(),
         )
         services.savings = Savings(db, self.clock, services.pricer)
-        self.scheduler = Scheduler(db, self.clock, wake=self._wake)
+        self.scheduler = Scheduler(db, self.clock, wake=self._wake, only_writer=not shared)
         self.crew = crew = Crew(services, self.scheduler)
         self.api = Api(
             crew=crew,

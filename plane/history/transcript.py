@@ -9,23 +9,42 @@ rewrites this history and never the conversation.
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from sqlite3 import Connection
 
 from plane.db import Database
 from plane.providers.base import ChatMessage, ToolCall
 
+CACHE_CHARS = 32_000_000
+"""The most history text kept in memory, over every agent (the one used
+longest ago goes first): a turn reads its whole history, and most turns
+follow one another on the same agents."""
+
 
 class Transcript:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, only_writer: bool = False) -> None:
+        """`only_writer`: no other plane writes this store (SQLite, whose home
+        is locked), so what was read and written is kept to be read again."""
         self._db = db
+        self._kept: OrderedDict[str, tuple[list[ChatMessage], int]] | None = (
+            OrderedDict() if only_writer else None
+        )
+        """Per agent, its history and its size in characters, last used last."""
+        self._chars = 0
+        self._writes = 0
+        """Writes made or forgotten: a read overtaken by one is not kept."""
 
     async def load(self, agent: str) -> list[ChatMessage]:
+        if self._kept is not None and agent in self._kept:
+            self._kept.move_to_end(agent)
+            return list(self._kept[agent][0])
+        writes = self._writes
         rows = await self._db.fetchall(
             "SELECT role, content, tool_calls, tool_call_id FROM context"
             " WHERE agent = ? ORDER BY id",
             agent,
         )
-        return [
+        history = [
             ChatMessage(
                 role=row["role"],
                 content=row["content"],
@@ -34,10 +53,17 @@ class Transcript:
             )
             for row in rows
         ]
+        if writes == self._writes:
+            self._keep(agent, list(history), _size(history))
+        return history
 
     async def extend(self, agent: str, messages: list[ChatMessage]) -> None:
         rows = [_row(agent, m) for m in messages]
         await self._db.write(lambda conn: conn.executemany(INSERT, rows))
+        self._writes += 1
+        if self._kept is not None and agent in self._kept:
+            history, size = self._kept[agent]
+            self._keep(agent, history + messages, size + _size(messages))
 
     async def replace(self, agent: str, messages: list[ChatMessage]) -> None:
         """Swap the whole history (compaction), in one transaction."""
@@ -48,6 +74,31 @@ class Transcript:
             conn.executemany(INSERT, rows)
 
         await self._db.write(replace)
+        self._writes += 1
+        self._keep(agent, list(messages), _size(messages))
+
+    def forget(self, agent: str) -> None:
+        """Its rows were changed elsewhere (a rename, a delete): read them again."""
+        self._writes += 1
+        self._keep(agent, [], -1)
+
+    def _keep(self, agent: str, history: list[ChatMessage], size: int) -> None:
+        """Keep `history` (size < 0: drop it), within `CACHE_CHARS` in all."""
+        kept = self._kept
+        if kept is None:
+            return
+        if agent in kept:
+            self._chars -= kept.pop(agent)[1]
+        if size < 0 or size > CACHE_CHARS:
+            return
+        kept[agent] = (history, size)
+        self._chars += size
+        while self._chars > CACHE_CHARS:
+            self._chars -= kept.popitem(last=False)[1][1]
+
+
+def _size(messages: list[ChatMessage]) -> int:
+    return sum(len(m.content) + sum(len(c.arguments) for c in m.tool_calls) for m in messages)
 
 
 INSERT = (

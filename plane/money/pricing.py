@@ -66,6 +66,8 @@ class Pricer:
             ((key.lower(), key, price) for key, price in overrides.items()),
             key=lambda entry: -len(entry[0]),
         )
+        self._known: dict[str, bool] = {}
+        """`is_known`'s answers: asked several times a call, and both tables are fixed."""
 
     def override_for(self, model: str) -> tuple[str, Price] | None:
         """The agents.yaml key and price that match `model`, longest key first."""
@@ -88,9 +90,12 @@ class Pricer:
         return Priced(Decimal(calculation.total_price), f"{GENAI_PRICES} ({where})")
 
     def is_known(self, model: str) -> bool:
-        if self.override_for(model) is not None:
-            return True
-        return _calc(model, _genai_usage(Usage())) is not None
+        if (known := self._known.get(model)) is None:
+            known = self.override_for(model) is not None or (
+                _calc(model, _genai_usage(Usage())) is not None
+            )
+            self._known[model] = known
+        return known
 
     def estimate(
         self, model: str, prompt_tokens: int, max_output_tokens: int, *, hour_cache: bool = False

@@ -36,6 +36,7 @@ from typing import Any
 import httpx
 
 from plane.errors import ContextOverflow, ProviderError
+from plane.providers import connections
 from plane.providers.base import BrokenReply, CompletionRequest
 from plane.wire.protocol import Usage
 
@@ -177,11 +178,10 @@ class HttpCaller:
             base_url=base_url.rstrip("/"),
             headers=dict(headers),
             timeout=timeouts(timeout_s),
-            transport=transport,
-            # No cap of its own: calls in flight are already bounded (one turn at
-            # a time per agent), and a pool cap would queue agents behind each
-            # other. Idle connections are kept (5 s) for the next call to reuse.
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=None),
+            # No cap on calls in flight (they are bounded already, one turn at a
+            # time per agent), idle connections kept for the next call, and a
+            # call's cost that does not grow with the connections held.
+            transport=transport or connections.pooled(),
         )
 
     async def aclose(self) -> None:

@@ -16,7 +16,7 @@ the same bytes for the same names every time, so the prompt cache stays warm.
 from __future__ import annotations
 
 import asyncio
-import copy
+import json
 import logging
 import re
 from collections.abc import Collection, Iterable, Mapping
@@ -57,6 +57,8 @@ _SPECS = {
     for name, tool in TOOLS.items()
 }
 
+_SCHEMAS = {name: json.dumps(spec.parameters) for name, spec in _SPECS.items()}
+
 _SUFFIXES = r"(?:s|es|d|ed|ing|er|ers)?"
 
 
@@ -77,7 +79,13 @@ def specs(names: Iterable[str]) -> tuple[ToolSpec, ...]:
     unknown = wanted - TOOLS.keys()
     if unknown:
         raise KeyError(f"no such tools: {', '.join(sorted(unknown))}")
-    return tuple(copy.deepcopy(spec) for name, spec in _SPECS.items() if name in wanted)
+    # A copy each (the schema read back from its JSON: a deep copy, many times
+    # cheaper than copy.deepcopy, which cost a quarter of a metered call's CPU).
+    return tuple(
+        ToolSpec(spec.name, spec.description, json.loads(_SCHEMAS[name]))
+        for name, spec in _SPECS.items()
+        if name in wanted
+    )
 
 
 def select_for_session(allowed: Iterable[str] | None, founding_message: str) -> tuple[str, ...]:

@@ -586,6 +586,9 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
+    request_queue_size = 128
+    """socketserver's 5 drops connections opened at once (a client's SYN is
+    answered a second later): many calls in flight need a real server's backlog."""
 
     def __init__(self, llm: ScriptedLLM) -> None:
         self.llm = llm
@@ -680,6 +683,11 @@ class ScriptedLLM:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    def drop_connections(self) -> None:
+        """Close every open connection, as a server's idle timeout does."""
+        assert self._server is not None
+        self._server.drop_connections()
 
     @property
     def connections_accepted(self) -> int:

@@ -25,3 +25,40 @@ async def test_an_ambient_turn_asked_for_twice_at_once_is_booked_once(tmp_path):
         assert booking.ambient and booking.due == NOON + every
     finally:
         await db.close()
+
+
+async def test_an_agent_with_nothing_booked_is_read_once_not_before_and_after_each_turn(
+    tmp_path,
+):
+    db = await open_db(tmp_path / "plane.db")
+    try:
+        scheduler = Scheduler(db, ManualClock(NOON), wake=lambda agent: None, only_writer=True)
+        reads = db.counts.reads
+        for _ in range(4):
+            assert await scheduler.due("demo") == []
+        assert db.counts.reads - reads == 1
+    finally:
+        await db.close()
+
+
+async def test_what_is_booked_after_a_read_comes_due_all_the_same(tmp_path):
+    db = await open_db(tmp_path / "plane.db")
+    try:
+        clock = ManualClock(NOON)
+        scheduler = Scheduler(db, clock, wake=lambda agent: None, only_writer=True)
+        assert await scheduler.due("demo") == []  # nothing booked: remembered
+        soon = await scheduler.book("demo", NOON + timedelta(minutes=5), "look")
+        await scheduler.keep_ambient("demo", timedelta(minutes=10), "ambient")
+        assert await scheduler.due("demo") == []  # not yet: remembered until 12:05
+        reads = db.counts.reads
+        assert await scheduler.due("demo") == []
+        assert db.counts.reads == reads
+        await clock.advance(timedelta(minutes=5))
+        assert [b.id for b in await scheduler.due("demo")] == [soon.id]
+        await scheduler.done([soon])
+        assert await scheduler.due("demo") == []
+        await clock.advance(timedelta(minutes=5))
+        [ambient] = await scheduler.due("demo")
+        assert ambient.ambient
+    finally:
+        await db.close()

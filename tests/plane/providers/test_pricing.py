@@ -193,3 +193,22 @@ def test_no_call_costs_more_than_its_estimate(
         output_tokens=int(max_out * out_share),
     )
     assert prices.price(model, usage).cost_usd <= prices.estimate(model, prompt, max_out)
+
+
+def test_whether_a_price_is_known_is_looked_up_once_a_model(monkeypatch: pytest.MonkeyPatch):
+    """Asked several times a call (the gate, the worker, the meter): the
+    genai-prices lookup behind it is not repeated."""
+    from plane.money import pricing
+
+    looked: list[str] = []
+    calc = pricing._calc
+
+    def counted(model, usage, at=None):  # type: ignore[no-untyped-def]
+        looked.append(model)
+        return calc(model, usage, at)
+
+    monkeypatch.setattr(pricing, "_calc", counted)
+    pricer = Pricer({})
+    assert all(pricer.is_known("gpt-4o") for _ in range(5))
+    assert not any(pricer.is_known("no-such-model-anywhere") for _ in range(5))
+    assert looked == ["gpt-4o", "no-such-model-anywhere"]

@@ -320,3 +320,26 @@ def test_the_allowlist_filters_core_and_heavy_alike_in_registry_order():
     assert select_for_session(["read_file"], "patch it") == ("read_file",)
     assert select_for_session([], "patch it") == ()
     assert select_for_session(iter(["grep"]), "x") == ("grep",)
+
+
+def test_a_turn_offered_the_same_tools_as_the_last_is_not_handed_a_new_copy(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """The registry copies its specs for each caller (above); the plane's
+    toolbox asks once per set of tools, and its turns and providers only read
+    them: a copy each turn cost 7% of a metered call's CPU."""
+    from plane.agents import toolbox
+    from plane.agents.toolbox import Tooling
+
+    made: list[tuple[str, ...]] = []
+
+    def counted(names):  # type: ignore[no-untyped-def]
+        made.append(tuple(names))
+        return specs(names)
+
+    monkeypatch.setattr(toolbox.registry, "specs", counted)
+    tooling = Tooling(services=None, book=None)  # type: ignore[arg-type]
+    first = tooling.specs(("read_file", "grep"))
+    assert tooling.specs(("read_file", "grep")) is first
+    assert [s.name for s in tooling.specs(("grep",))] == ["grep"]
+    assert made == [("read_file", "grep"), ("grep",)]

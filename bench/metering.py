@@ -1,0 +1,306 @@
+"""Metered LLM calls per second through the plane, next to a bare
+`httpx.AsyncClient` making the same streamed calls to the same server at the
+same concurrency, in one run.
+
+    .venv/bin/python bench/metering.py
+    .venv/bin/python bench/metering.py --agents 1000 --seconds 10
+    .venv/bin/python bench/metering.py --profile /tmp/plane.prof   # cProfile of the plane's side
+
+The server is `bench/zero_server.py`, in a process of its own: an
+OpenAI-compatible chat-completions endpoint that streams a short answer with
+its usage at once, on keep-alive connections.
+
+- The plane's side: a real plane (a temporary home, its SQLite file) with
+  `--agents` agents on that server. Each agent is sent a message, and when
+  its turn finishes, the next: every turn is one metered call (written
+  pending, sent, streamed, settled), its answer and cost line stored, its
+  events published (one subscriber: this bench, waiting for the turns' ends).
+- The bare sides: `--agents` coroutines, each streaming a request body the
+  plane sent halfway through its measured run (the histories grow with each
+  turn: one of about their average length), reading the SSE lines and
+  parsing each event, one call after another, on one client: httpx's own
+  pool (no cap), as the aim is stated; and on the plane's pool
+  (plane.providers.connections), which shows what the plane adds to the
+  HTTP alone. httpcore's pool looks at every
+  connection it holds on each call, so the first falls behind as agents grow.
+
+Each side runs alone, in turn: measured over `--seconds` once `--warmup`
+seconds have passed and each agent has made a call (its connection open).
+For each: calls/s, CPU ms per call (this process's CPU time, its threads
+included, over the calls made) and new TCP connections per call (as the
+server counts them, over the measured window). Aims (issue 14): the plane at
+>= 0.7x the bare client's calls/s, <= 0.05 new connections per call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from plane.config import parse_config
+from plane.daemon.server import Plane
+from plane.home import Home
+from plane.providers import connections
+from plane.wire import protocol as p
+
+RATIO_AIM = 0.7
+CONNECTIONS_AIM = 0.05
+SERVER = Path(__file__).with_name("zero_server.py")
+WARMUP_CAP_S = 30.0
+"""The longest a side waits for each of its agents to have made a call."""
+
+CONFIG = """
+defaults:
+  limitUsd: 1000000
+  provider: zero
+  model: zero-model
+  max_calls_per_turn: 8
+providers:
+  zero:
+    kind: openai-compatible
+    base_url: {base_url}
+    models: [zero-model]
+    max_retries: 0
+pricing:
+  zero-model: {{input: 1, cached_input: 0.1, output: 2}}
+agents:
+"""
+
+
+@dataclass
+class Side:
+    calls: int
+    seconds: float
+    cpu_s: float
+    connections: int
+    loop_cpu_s: float = 0.0
+    """Of `cpu_s`, the event loop's thread's; the rest is SQLite's threads (the plane's)."""
+
+    @property
+    def rate(self) -> float:
+        return self.calls / self.seconds
+
+    @property
+    def cpu_ms(self) -> float:
+        return 1000 * self.cpu_s / max(1, self.calls)
+
+    @property
+    def loop_ms(self) -> float:
+        return 1000 * self.loop_cpu_s / max(1, self.calls)
+
+    @property
+    def per_call(self) -> float:
+        return self.connections / max(1, self.calls)
+
+
+class Server:
+    """The zero-latency server's process, and its counts."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, str(SERVER)], stdout=subprocess.PIPE, text=True
+        )
+        assert self.process.stdout is not None
+        port = int(self.process.stdout.readline())
+        self.url = f"http://127.0.0.1:{port}"
+        self.base_url = f"{self.url}/v1"
+
+    def stats(self) -> dict[str, int]:
+        return dict(httpx.get(f"{self.url}/stats").json())
+
+    def reset(self) -> None:
+        httpx.post(f"{self.url}/reset")
+
+    def close(self) -> None:
+        self.process.terminate()
+        self.process.wait()
+
+
+class Load:
+    """`agents` coroutines, each making one call after another until stopped."""
+
+    def __init__(self, agents: int, call: Callable[[int], Awaitable[None]]) -> None:
+        self.done = 0
+        self._call = call
+        self._tasks = [asyncio.create_task(self._agent(n)) for n in range(agents)]
+
+    async def _agent(self, n: int) -> None:
+        while True:
+            await self._call(n)
+            self.done += 1
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+async def measure(
+    server: Server,
+    load: Load,
+    agents: int,
+    warmup: float,
+    seconds: float,
+    profile: Path | None,
+    midway: Callable[[], None] = lambda: None,
+) -> Side:
+    """Counted over `seconds`, once `warmup` seconds have passed and every
+    agent has made a call (its connection is open; at most `WARMUP_CAP_S`)."""
+    deadline = time.perf_counter() + WARMUP_CAP_S
+    await asyncio.sleep(warmup)
+    while load.done < agents and time.perf_counter() < deadline:  # noqa: ASYNC110 (a count)
+        await asyncio.sleep(0.05)
+    await asyncio.to_thread(server.reset)
+    profiler = cProfile.Profile() if profile else None
+    calls, cpu, start = load.done, time.process_time(), time.perf_counter()
+    loop = time.thread_time()
+    if profiler:
+        profiler.enable()
+    await asyncio.sleep(seconds / 2)
+    midway()
+    await asyncio.sleep(seconds / 2)
+    if profiler:
+        profiler.disable()
+    calls, cpu, loop = load.done - calls, time.process_time() - cpu, time.thread_time() - loop
+    elapsed = time.perf_counter() - start
+    connections = (await asyncio.to_thread(server.stats))["connections"]
+    if profiler and profile:
+        profiler.dump_stats(profile)
+    return Side(calls, elapsed, cpu, connections, loop)
+
+
+async def plane_side(
+    server: Server, agents: int, warmup: float, seconds: float, profile: Path | None
+) -> tuple[Side, dict[str, Any]]:
+    """The plane's calls/s; and a request body it sent halfway through, for
+    the bare sides (its histories grow as it runs: one of average length)."""
+    names = [f"agent-{n}" for n in range(agents)]
+    text = CONFIG.format(base_url=server.base_url) + "".join(f"  {n}: {{}}\n" for n in names)
+    with tempfile.TemporaryDirectory() as tmp:
+        plane = Plane(parse_config(text), Home(Path(tmp) / "home"))
+        await plane.startup()
+        provider: Any = plane.services.providers["zero"]
+        latest: list[dict[str, Any]] = [{}]
+        taken: list[dict[str, Any]] = []
+        body = provider.body
+
+        def keep_body(request: Any) -> dict[str, Any]:
+            latest[0] = made = body(request)
+            return made
+
+        provider.body = keep_body
+        subscription = plane.bus.subscribe()
+        finished = {n: asyncio.Event() for n in names}
+
+        async def watch() -> None:
+            while (event := await subscription.next()) is not None:
+                if isinstance(event, p.TurnFinished):
+                    if not event.ok:
+                        raise RuntimeError(f"a turn failed: {event}")
+                    finished[event.agent].set()
+
+        async def turn(n: int) -> None:
+            name = names[n]
+            finished[name].clear()
+            await plane.api.send(name, "What is the weather like?")
+            await finished[name].wait()
+
+        watcher = asyncio.create_task(watch())
+        load = Load(agents, turn)
+        side = await measure(
+            server, load, agents, warmup, seconds, profile, lambda: taken.append(latest[0])
+        )
+        if watcher.done():
+            watcher.result()  # a turn failed: say why
+        await load.stop()
+        watcher.cancel()
+        plane.bus.unsubscribe(subscription)
+        plane.stop_event.set()
+        await plane.shutdown()
+    return side, taken[0]
+
+
+async def bare_side(
+    server: Server, agents: int, body: dict[str, Any], warmup: float, seconds: float, pool: bool
+) -> Side:
+    """The same streamed calls from a bare client: no ledger, no history.
+    httpx's own pool (no cap), or with `pool` the plane's."""
+    if pool:
+        client = httpx.AsyncClient(base_url=server.base_url, transport=connections.pooled())
+    else:
+        limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+        client = httpx.AsyncClient(base_url=server.base_url, limits=limits)
+    load = Load(agents, streamed(client, body))
+    side = await measure(server, load, agents, warmup, seconds, None)
+    await load.stop()
+    await client.aclose()
+    return side
+
+
+def streamed(client: httpx.AsyncClient, body: dict[str, Any]) -> Callable[[int], Awaitable[None]]:
+    """One call as a bare client makes it: streamed, each event parsed."""
+
+    async def call(n: int) -> None:
+        async with client.stream("POST", "/chat/completions", json=body) as response:
+            async for line in response.aiter_lines():
+                if line.startswith("data: ") and line != "data: [DONE]":
+                    json.loads(line[6:])
+
+    return call
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--agents", type=int, default=100)
+    parser.add_argument("--seconds", type=float, default=8, help="measured, a side")
+    parser.add_argument("--warmup", type=float, default=2, help="before measuring, a side")
+    parser.add_argument("--profile", type=Path, help="write a cProfile of the plane's side here")
+    args = parser.parse_args()
+    server = Server()
+    try:
+        plane, body = asyncio.run(
+            plane_side(server, args.agents, args.warmup, args.seconds, args.profile)
+        )
+        bare, pooled = (
+            asyncio.run(bare_side(server, args.agents, body, args.warmup, args.seconds, pool))
+            for pool in (False, True)
+        )
+    finally:
+        server.close()
+    print(f"metering: {args.agents} agents, one call a turn, zero-latency server")
+    print(
+        f"  {'':20} {'calls/s':>9} {'CPU ms/call':>12} {'(event loop)':>13} {'new conns/call':>15}"
+    )
+    for name, side in (("bare httpx", bare), ("bare, plane's pool", pooled), ("plane", plane)):
+        print(
+            f"  {name:20} {side.rate:9,.0f} {side.cpu_ms:12.2f} {side.loop_ms:13.2f}"
+            f" {side.per_call:15.3f}"
+        )
+    ratio = plane.rate / bare.rate
+    met = "met" if ratio >= RATIO_AIM else "NOT met"
+    print(f"  plane vs bare httpx: {ratio:.2f}x calls/s (aim >= {RATIO_AIM:.1f}x: {met}),", end="")
+    print(f" {bare.cpu_ms / plane.cpu_ms:.2f}x CPU a call")
+    ratio = plane.rate / pooled.rate
+    print(f"  plane vs bare on the plane's pool: {ratio:.2f}x calls/s,", end="")
+    print(f" {pooled.cpu_ms / plane.cpu_ms:.2f}x CPU a call")
+    met = "met" if plane.per_call <= CONNECTIONS_AIM else "NOT met"
+    aim = f"aim <= {CONNECTIONS_AIM}: {met}"
+    print(f"  plane: {plane.per_call:.3f} new connections per call ({aim})")
+
+
+if __name__ == "__main__":
+    main()
