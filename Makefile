@@ -51,6 +51,7 @@ bench: $(BIN)/plane
 	$(BIN)/python bench/tui.py
 	$(BIN)/python bench/ledger.py
 	$(BIN)/python bench/fanout.py
+	$(BIN)/python bench/status.py
 	$(BIN)/python bench/planes.py
 
 snapshots: $(BIN)/plane

@@ -182,6 +182,7 @@ class Lifecycle:
         """In memory, in the commit's own moment: nothing reads in between."""
         services = self._services
         services.ledger.renamed(old, new)
+        services.conversation.renamed(old, new)
         services.gate.ceilings.renamed(old, new)
         for per_agent in (services.session_layers, services.breaker.failures):
             if old in per_agent:
@@ -206,7 +207,7 @@ class Lifecycle:
         )
         await self._db.write(
             lambda conn: _delete_rows(conn, services, agent, notice),
-            then=lambda _: services.gate.ceilings.forget(agent),
+            then=lambda _: _forget(services, agent),
         )
         services.session_layers.pop(agent, None)
         services.breaker.failures.pop(agent, None)
@@ -303,6 +304,12 @@ def _edited(
             "no spending limit" if ceiling is None else f"ceiling {usd_exact(ceiling)} a day"
         )
     return f"Edited by the operator: {'; '.join(changed)}."
+
+
+def _forget(services: Services, agent: str) -> None:
+    """In memory, once `_delete_rows` committed."""
+    services.gate.ceilings.forget(agent)
+    services.conversation.closed(agent)
 
 
 def _move_rows(conn: Connection, old: str, new: str) -> None:
