@@ -75,6 +75,7 @@ async def plane(path: Path, agents: int, seconds: float) -> tuple[int, float, di
     await ledger.spend_today("agent-0")
     before = dict(vars(db.counts))
     done = 0
+    cpu = time.process_time()
     start = time.perf_counter()
     deadline = start + seconds
 
@@ -88,6 +89,7 @@ async def plane(path: Path, agents: int, seconds: float) -> tuple[int, float, di
     await asyncio.gather(*(agent(f"agent-{n}") for n in range(agents)))
     elapsed = time.perf_counter() - start
     per_call = {k: (v - before[k]) / done for k, v in vars(db.counts).items()}
+    per_call["cpu"] = time.process_time() - cpu  # both threads, the calls alone
     await db.close()
     return done, elapsed, per_call
 
@@ -137,9 +139,8 @@ def main() -> None:
             n, t = raw(where / "raw.db", args.seconds)
             raw_cpu += time.process_time() - cpu
             raw_done, raw_time = raw_done + n, raw_time + t
-            cpu = time.process_time()
             m, u, per_call = asyncio.run(plane(where / "plane.db", args.agents, args.seconds))
-            plane_cpu += time.process_time() - cpu  # both threads, opening and closing too
+            plane_cpu += per_call["cpu"]
             plane_done, plane_time = plane_done + m, plane_time + u
             ratios.append((m / u) / (n / t))
         raw_rate, rate = raw_done / raw_time, plane_done / plane_time
