@@ -4,12 +4,16 @@ same few queries for 2 agents as for 40; the figures in memory are the
 table's after writes, after a write that failed, and after a restart."""
 
 import sqlite3
+from decimal import Decimal
 
 import pytest
 
 from plane.clock import ManualClock
+from plane.errors import LedgerError
 from plane.history.conversation import Conversation
+from plane.money.ledger import Ledger
 from plane.wire import protocol as p
+from plane.wire.protocol import Usage
 from tests.support.fixtures_plane import CONFIG, NOON
 from tests.support.fixtures_postgres import open_db, refuse
 
@@ -53,6 +57,7 @@ async def test_a_snapshot_makes_the_same_few_queries_whatever_the_agents(start_p
     assert await snapshot_queries(plane) <= 2
 
 
+@pytest.mark.usefixtures("each_store")
 async def test_waiting_counts_in_memory_are_the_tables(tmp_path):
     db = await open_db(tmp_path / "plane.db")
     conversation = Conversation(db, ManualClock(NOON))
@@ -108,3 +113,41 @@ async def test_rename_and_delete_keep_the_counts_right(start_plane):
     await plane.plane.api.handle(p.DeleteAgent(id=2, agent="renamed"))
     counts = await conversation.waiting_counts()
     assert counts == await in_table(db) and "renamed" not in counts
+
+
+async def spent_in_table(db, day: str) -> dict[str, Decimal]:
+    """Each agent's spend on `day` summed from its calls, pending at their estimates."""
+    sums: dict[str, Decimal] = {}
+    for agent, cost in await db.fetchall("SELECT agent, cost_usd FROM calls WHERE day = ?", day):
+        sums[agent] = sums.get(agent, Decimal(0)) + Decimal(cost)
+    return sums
+
+
+@pytest.mark.usefixtures("each_store")
+async def test_spend_today_in_memory_is_the_tables(tmp_path):
+    db = await open_db(tmp_path / "plane.db")
+    ledger = Ledger(db, ManualClock(NOON))
+    day = NOON.date().isoformat()
+    calls = [
+        (await ledger.open_call(agent, "p", "m", Decimal("0.05"), "estimate"), agent)
+        for agent in ("ada", "bob")
+        for _ in range(3)
+    ]
+    for call, _ in calls[:4]:
+        await ledger.settle(call, Usage(input_tokens=10), Decimal("0.0123"), "table")
+    assert await ledger.spend_by_agent() == await spent_in_table(db, day)
+
+    await refuse(db, "UPDATE", "calls", "refused")
+    with pytest.raises(LedgerError, match="refused"):
+        await ledger.settle(calls[4][0], Usage(), Decimal("0.02"), "table")
+    assert await ledger.spend_by_agent() == await spent_in_table(db, day)
+    await db.close()
+
+    db = await open_db(tmp_path / "plane.db")
+    again = await Ledger(db, ManualClock(NOON)).spend_by_agent()
+    assert (
+        again
+        == await spent_in_table(db, day)
+        == {"ada": Decimal("0.0369"), "bob": Decimal("0.1123")}
+    )
+    await db.close()
