@@ -53,6 +53,7 @@ bench: $(BIN)/plane
 	$(BIN)/python bench/fanout.py
 	$(BIN)/python bench/metering.py
 	$(BIN)/python bench/metering.py --agents 1000
+	$(BIN)/python bench/status.py
 	$(BIN)/python bench/planes.py
 
 snapshots: $(BIN)/plane

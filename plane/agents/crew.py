@@ -172,8 +172,11 @@ class Crew:
     async def state(self, agent: str) -> AgentState:
         return await self._state(agent, await self.workers[agent].hold())
 
-    async def _state(self, agent: str, hold: Hold | None) -> AgentState:
-        """The row, given what the gate just said of the agent."""
+    async def _state(
+        self, agent: str, hold: Hold | None, waiting: dict[str, int] | None = None
+    ) -> AgentState:
+        """The row, given what the gate just said of the agent (and, for a
+        snapshot, every agent's waiting count, read once for all)."""
         services = self._services
         worker = self.workers[agent]
         spec = worker.spec
@@ -198,7 +201,11 @@ class Crew:
             warn_ratio=warn_ratio,
             spend_level=spend_level(spent, ceiling, warn_ratio),
             price_known=services.pricer.is_known(spec.model),
-            waiting=await services.conversation.count_waiting(agent),
+            waiting=(
+                await services.conversation.count_waiting(agent)
+                if waiting is None
+                else waiting.get(agent, 0)
+            ),
             resumes_at=self._resumes_at(agent, hold) if held else None,
             paused=spec.paused,
             tools=spec.tools,
@@ -238,11 +245,15 @@ class Crew:
         )
 
     async def _states(self) -> list[AgentState]:
-        """Every row; an agent deleted while they are read is left out."""
+        """Every row; an agent deleted while they are read is left out. The
+        waiting counts are read once for all (memory, or one grouped query);
+        spend today is the ledger's, in memory once the day is read."""
+        waiting = await self._services.conversation.waiting_counts()
         states = []
         for name in list(self.workers):
             try:
-                states.append(await self.state(name))
+                worker = self.workers[name]
+                states.append(await self._state(name, await worker.hold(), waiting))
             except KeyError:
                 continue
         return states

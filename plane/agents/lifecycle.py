@@ -185,6 +185,7 @@ class Lifecycle:
             self._scheduler.forget(name)
             services.transcript.forget(name)
         services.ledger.renamed(old, new)
+        services.conversation.renamed(old, new)
         services.gate.ceilings.renamed(old, new)
         for per_agent in (services.session_layers, services.breaker.failures):
             if old in per_agent:
@@ -194,8 +195,11 @@ class Lifecycle:
 
     def _deleted(self, agent: str) -> None:
         """In memory, in the commit's own moment, as `_renamed`."""
-        self._services.gate.ceilings.forget(agent)
-        self._services.transcript.forget(agent)
+        services = self._services
+        services.gate.ceilings.forget(agent)
+        services.conversation.closed(agent)
+        services.transcript.forget(agent)
+        self._scheduler.forget(agent)
 
     async def delete(self, agent: str) -> None:
         services = self._services

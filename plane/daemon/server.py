@@ -165,7 +165,7 @@ class Plane:
 
             self.clock = db_clock = DatabaseClock()  # the day is the database's
         ledger = Ledger(db, self.clock)
-        conversation = Conversation(db, self.clock)
+        conversation = Conversation(db, self.clock, shared=shared)
         if shared:
             from plane.daemon.fleet import plane_name
 

@@ -5,6 +5,14 @@ Every message is committed when it arrives, before anything is said about
 it, so nothing anyone typed is lost — least of all what arrives while the
 agent is held. An operator's message stays *waiting* until a turn has
 answered it.
+
+**How many wait, per agent, is kept in memory** where this plane is the
+store's only writer: read once with one grouped query (on the writer,
+between two commits), then moved by each write that changes it, once it
+has committed (`Database.write`'s `then`), so a row update or a snapshot
+reads no table. A write that fails moves nothing. With several planes on
+one store (`shared`), the others write too: the counts are read each time,
+all agents in one grouped query.
 """
 
 from __future__ import annotations
@@ -18,11 +26,16 @@ from plane.clock import Clock, day_of
 from plane.db import Database
 from plane.wire.protocol import Message, MessageKind, Usage
 
+_WAITING = "SELECT agent, COUNT(*) FROM messages WHERE waiting = 1 GROUP BY agent"
+
 
 class Conversation:
-    def __init__(self, db: Database, clock: Clock) -> None:
+    def __init__(self, db: Database, clock: Clock, *, shared: bool = False) -> None:
         self._db = db
         self._clock = clock
+        self._shared = shared
+        self._waiting: dict[str, int] | None = None
+        """Each agent's waiting messages (None: not read yet; never kept when shared)."""
 
     async def append(
         self,
@@ -53,7 +66,8 @@ class Conversation:
                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     row,
                 ).lastrowid
-            )
+            ),
+            then=(lambda _: self._move({agent: 1})) if waiting else None,
         )
         assert message_id is not None
         return Message(
@@ -93,26 +107,70 @@ class Conversation:
         return [_message(row) for row in rows]
 
     async def count_waiting(self, agent: str) -> int:
-        row = await self._db.fetchone(
-            "SELECT COUNT(*) FROM messages WHERE agent = ? AND waiting = 1", agent
-        )
-        return int(row[0]) if row else 0
+        if self._shared:
+            row = await self._db.fetchone(
+                "SELECT COUNT(*) FROM messages WHERE agent = ? AND waiting = 1", agent
+            )
+            return int(row[0]) if row else 0
+        return (await self._counts()).get(agent, 0)
+
+    async def waiting_counts(self) -> dict[str, int]:
+        """Every agent's count of waiting messages (an agent with none is
+        left out): from memory, or one grouped query when shared."""
+        if self._shared:
+            return {agent: int(n) for agent, n in await self._db.fetchall(_WAITING)}
+        return dict(await self._counts())
+
+    async def _counts(self) -> dict[str, int]:
+        if self._waiting is None:
+
+            def read(conn: Connection) -> dict[str, int]:
+                return {agent: int(n) for agent, n in conn.execute(_WAITING).fetchall()}
+
+            def keep(counts: dict[str, int]) -> None:
+                if self._waiting is None:  # another read may have been kept first
+                    self._waiting = counts
+
+            await self._db.write(read, then=keep)
+        assert self._waiting is not None
+        return self._waiting
+
+    def _move(self, by: dict[str, int]) -> None:
+        """After a commit that changed waiting counts by `by`."""
+        if self._waiting is None:
+            return  # read later, from the table, which holds the change
+        for agent, n in by.items():
+            left = self._waiting.get(agent, 0) + n
+            if left:
+                self._waiting[agent] = left
+            else:
+                self._waiting.pop(agent, None)
+
+    def closed(self, agent: str) -> None:
+        """After the commit that closed all of `agent`'s waiting messages."""
+        if self._waiting is not None:
+            self._waiting.pop(agent, None)
+
+    def renamed(self, old: str, new: str) -> None:
+        """After the commit that moved `old`'s messages to `new`."""
+        if self._waiting is not None and old in self._waiting:
+            self._waiting[new] = self._waiting.get(new, 0) + self._waiting.pop(old)
 
     async def answered(self, ids: list[int]) -> None:
         if ids:
-            await self._db.write(lambda conn: _mark_answered(conn, ids))
+            await self._db.write(lambda conn: _mark_answered(conn, ids), then=self._move)
 
     async def answer(self, agent: str, text: str, questions: list[int]) -> Message:
         """The agent's answer, and the messages it answers no longer waiting,
         in one commit: a plane killed in between neither loses the answer of
         a question marked answered, nor the question of one not."""
 
-        def answer(conn: Connection) -> Message:
+        def answer(conn: Connection) -> tuple[Message, dict[str, int]]:
             message = self.append_within(conn, agent, "agent", text)
-            _mark_answered(conn, questions)
-            return message
+            return message, _mark_answered(conn, questions)
 
-        return await self._db.write(answer)
+        message, _ = await self._db.write(answer, then=lambda done: self._move(done[1]))
+        return message
 
     def append_within(
         self,
@@ -160,10 +218,18 @@ class Conversation:
         return added == 1
 
 
-def _mark_answered(conn: Connection, ids: list[int]) -> None:
-    if ids:
-        marks = ",".join("?" * len(ids))
-        conn.execute(f"UPDATE messages SET waiting = 0 WHERE id IN ({marks})", ids)
+def _mark_answered(conn: Connection, ids: list[int]) -> dict[str, int]:
+    """No longer waiting; returns how each agent's waiting count moved."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    where = f"FROM messages WHERE id IN ({marks}) AND waiting = 1"
+    moved = {
+        agent: -int(n)
+        for agent, n in conn.execute(f"SELECT agent, COUNT(*) {where} GROUP BY agent", ids)
+    }
+    conn.execute(f"UPDATE messages SET waiting = 0 WHERE id IN ({marks}) AND waiting = 1", ids)
+    return moved
 
 
 def _message(row: Row) -> Message:

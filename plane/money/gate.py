@@ -25,9 +25,11 @@ the clock passes that day.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
+from functools import partial
 from sqlite3 import Connection
 
 from plane.clock import Clock, midnight_after, until
@@ -40,10 +42,15 @@ from plane.wire.words import usd, usd_exact
 
 @dataclass(frozen=True)
 class Hold:
-    """Why an agent takes no turn now; `notice` is what the conversation says."""
+    """Why an agent takes no turn now; `notice` is what the conversation says,
+    worded when read (a snapshot asks every agent's hold and reads no notice)."""
 
     reason: str
-    notice: str
+    said: str | Callable[[], str]
+
+    @property
+    def notice(self) -> str:
+        return self.said if isinstance(self.said, str) else self.said()
 
 
 class Ceilings:
@@ -206,7 +213,7 @@ class Gate:
                 )
             spent = await self.ledger.spend_today(agent)
             if spent >= ceiling:
-                return Hold("ceiling", self._ceiling_notice(agent, spent, ceiling))
+                return Hold("ceiling", partial(self._ceiling_notice, agent, spent, ceiling))
         return await self._fleet_hold(agent, price_known=price_known, model=model)
 
     async def _fleet_hold(self, agent: str, *, price_known: bool, model: str) -> Hold | None:
@@ -225,7 +232,7 @@ class Gate:
         spent = await self.ledger.fleet_today()
         if spent < fleet:
             return None
-        return Hold("fleet", self.fleet_notice(agent, spent, fleet))
+        return Hold("fleet", partial(self.fleet_notice, agent, spent, fleet))
 
     def fleet_notice(self, agent: str, spent: Decimal, fleet: Decimal) -> str:
         where = "at" if spent == fleet else "over"

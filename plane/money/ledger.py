@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
 from sqlite3 import Connection, Row
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from plane.clock import Clock, day_of
 from plane.db import Database
@@ -262,13 +262,12 @@ class Ledger:
                 spent = fleet_spent_within(conn, day) + self._sums.on(day)
                 if spent >= fleet_ceiling:
                     raise FleetFull(spent, fleet_ceiling)
-            # RETURNING, not lastrowid: one statement on either engine.
-            (call,) = conn.execute(
-                "INSERT INTO calls (agent, day, at, provider, model, cost_usd, price_source,"
-                " status, estimated, plane) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?)"
-                " RETURNING id",
-                row,
-            ).fetchone()
+            # Typed as sqlite3's, but PostgreSQL's on that engine (plane/postgres.py).
+            if isinstance(cast(object, conn), sqlite3.Connection):  # a third cheaper here
+                call = conn.execute(_OPEN, row).lastrowid
+            else:  # one statement on PostgreSQL, where lastrowid is a second one
+                (call,) = conn.execute(f"{_OPEN} RETURNING id", row).fetchone()
+            assert call is not None
             return int(call)
 
         def opened(call: int) -> None:
@@ -452,6 +451,11 @@ class Ledger:
         except sqlite3.Error as error:
             raise LedgerError(f"The ledger could not be read ({error}).") from error
 
+
+_OPEN = (
+    "INSERT INTO calls (agent, day, at, provider, model, cost_usd, price_source,"
+    " status, estimated, plane) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?)"
+)
 
 _FLEET_SPENT = (
     "SELECT cost_usd FROM spend WHERE day = ?"

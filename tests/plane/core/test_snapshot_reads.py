@@ -1,0 +1,153 @@
+"""What a snapshot reads, and what the plane keeps in memory instead of
+reading: each agent's waiting count and spend today. A snapshot makes the
+same few queries for 2 agents as for 40; the figures in memory are the
+table's after writes, after a write that failed, and after a restart."""
+
+import sqlite3
+from decimal import Decimal
+
+import pytest
+
+from plane.clock import ManualClock
+from plane.errors import LedgerError
+from plane.history.conversation import Conversation
+from plane.money.ledger import Ledger
+from plane.wire import protocol as p
+from plane.wire.protocol import Usage
+from tests.support.fixtures_plane import CONFIG, NOON
+from tests.support.fixtures_postgres import open_db, refuse
+
+WAITING = "SELECT agent, COUNT(*) FROM messages WHERE waiting = 1 GROUP BY agent"
+
+
+def with_agents(count: int) -> str:
+    """The fixture's config, with `count` more agents held by a $0 ceiling
+    (a message to them waits)."""
+    listed = "".join(f"  held-{n}: {{limitUsd: 0}}\n" for n in range(count))
+    return CONFIG.replace("agents:\n", "agents:\n" + listed)
+
+
+async def snapshot_queries(plane) -> int:
+    """Reads and writes one snapshot asks of the database, once warm."""
+    db = plane.plane._db
+    await plane.crew.snapshot()  # the first reads what is then kept
+    before = db.counts.reads + db.counts.writes
+    snapshot = await plane.crew.snapshot()
+    assert all(a.waiting == 1 for a in snapshot.agents if a.name.startswith("held-"))
+    return db.counts.reads + db.counts.writes - before
+
+
+async def stop_refusing(db) -> None:
+    from plane.postgres import PostgresDatabase
+
+    on = " ON messages" if isinstance(db, PostgresDatabase) else ""
+    await db.write(lambda conn: conn.execute(f"DROP TRIGGER refuse{on}"))
+
+
+async def in_table(db) -> dict[str, int]:
+    return {agent: int(n) for agent, n in await db.fetchall(WAITING)}
+
+
+@pytest.mark.parametrize("agents", [2, 40])
+async def test_a_snapshot_makes_the_same_few_queries_whatever_the_agents(start_plane, agents):
+    plane = await start_plane(with_agents(agents))
+    for n in range(agents):
+        await plane.send(f"held-{n}", "are you there?")
+    await plane.quiet()
+    assert await snapshot_queries(plane) <= 2
+
+
+@pytest.mark.usefixtures("each_store")
+async def test_waiting_counts_in_memory_are_the_tables(tmp_path):
+    db = await open_db(tmp_path / "plane.db")
+    conversation = Conversation(db, ManualClock(NOON))
+    questions = [
+        await conversation.append(agent, "operator", f"question {n}", waiting=True)
+        for agent in ("ada", "bob")
+        for n in range(3)
+    ]
+    await conversation.append("ada", "plane", "not a question")
+    assert await conversation.waiting_counts() == await in_table(db) == {"ada": 3, "bob": 3}
+
+    await conversation.answered([questions[0].id, questions[0].id, questions[3].id])
+    await conversation.answer("bob", "an answer", [q.id for q in questions[4:]])
+    assert await conversation.waiting_counts() == await in_table(db) == {"ada": 2}
+    assert await conversation.count_waiting("bob") == 0
+
+    conversation.renamed("ada", "cy")  # as lifecycle does, after its commit moved the rows
+    moved = "UPDATE messages SET agent = 'cy' WHERE agent = 'ada'"
+    await db.write(lambda conn: conn.execute(moved))
+    assert await conversation.waiting_counts() == await in_table(db) == {"cy": 2}
+
+    # A write that fails moves nothing.
+    await refuse(db, "UPDATE", "messages", "refused")
+    with pytest.raises(sqlite3.DatabaseError, match="refused"):
+        await conversation.answer("cy", "never said", [questions[1].id])
+    await stop_refusing(db)
+    await refuse(db, "INSERT", "messages", "refused")
+    with pytest.raises(sqlite3.DatabaseError, match="refused"):
+        await conversation.append("cy", "operator", "lost", waiting=True)
+    assert await conversation.waiting_counts() == await in_table(db) == {"cy": 2}
+    await db.close()
+
+    # A restart reads them again, once, from the table.
+    db = await open_db(tmp_path / "plane.db")
+    conversation = Conversation(db, ManualClock(NOON))
+    assert await conversation.waiting_counts() == await in_table(db) == {"cy": 2}
+    assert await conversation.count_waiting("cy") == 2
+    await db.close()
+
+
+async def test_rename_and_delete_keep_the_counts_right(start_plane):
+    plane = await start_plane(with_agents(1))
+    await plane.plane.api.new_agent("made", "scripted-model", "a role")
+    await plane.send("made", "/limit 0")
+    await plane.send("made", "first")
+    await plane.send("made", "second")
+    await plane.quiet()
+    conversation, db = plane.services.conversation, plane.plane._db
+    assert (await conversation.waiting_counts())["made"] == 2
+    await plane.plane.api.handle(p.RenameAgent(id=1, agent="made", new_name="renamed"))
+    counts = await conversation.waiting_counts()
+    assert counts == await in_table(db) and counts["renamed"] == 2 and "made" not in counts
+    await plane.plane.api.handle(p.DeleteAgent(id=2, agent="renamed"))
+    counts = await conversation.waiting_counts()
+    assert counts == await in_table(db) and "renamed" not in counts
+
+
+async def spent_in_table(db, day: str) -> dict[str, Decimal]:
+    """Each agent's spend on `day` summed from its calls, pending at their estimates."""
+    sums: dict[str, Decimal] = {}
+    for agent, cost in await db.fetchall("SELECT agent, cost_usd FROM calls WHERE day = ?", day):
+        sums[agent] = sums.get(agent, Decimal(0)) + Decimal(cost)
+    return sums
+
+
+@pytest.mark.usefixtures("each_store")
+async def test_spend_today_in_memory_is_the_tables(tmp_path):
+    db = await open_db(tmp_path / "plane.db")
+    ledger = Ledger(db, ManualClock(NOON))
+    day = NOON.date().isoformat()
+    calls = [
+        (await ledger.open_call(agent, "p", "m", Decimal("0.05"), "estimate"), agent)
+        for agent in ("ada", "bob")
+        for _ in range(3)
+    ]
+    for call, _ in calls[:4]:
+        await ledger.settle(call, Usage(input_tokens=10), Decimal("0.0123"), "table")
+    assert await ledger.spend_by_agent() == await spent_in_table(db, day)
+
+    await refuse(db, "UPDATE", "calls", "refused")
+    with pytest.raises(LedgerError, match="refused"):
+        await ledger.settle(calls[4][0], Usage(), Decimal("0.02"), "table")
+    assert await ledger.spend_by_agent() == await spent_in_table(db, day)
+    await db.close()
+
+    db = await open_db(tmp_path / "plane.db")
+    again = await Ledger(db, ManualClock(NOON)).spend_by_agent()
+    assert (
+        again
+        == await spent_in_table(db, day)
+        == {"ada": Decimal("0.0369"), "bob": Decimal("0.1123")}
+    )
+    await db.close()
