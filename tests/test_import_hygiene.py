@@ -51,3 +51,13 @@ def test_a_plane_on_sqlite_without_http_loads_neither_psycopg_nor_aiohttp() -> N
     loaded = {name.split(".")[0] for name in json.loads(out)}
     assert "plane" in loaded, "the test imports what it means to"
     assert not loaded & {"psycopg", "aiohttp", "prometheus_client"}
+
+
+def test_the_command_line_loads_no_config_agents_or_ledger_until_a_command_needs_them() -> None:
+    """`plane status` is a Python start, the protocol and a socket: agents.yaml's
+    models (~0.2 s to build), the agents and the ledger load only for the
+    commands that use them."""
+    loaded = loaded_after("plane.cli")
+    assert "plane.wire.client" in loaded, "the test imports what it means to"
+    heavy = ("plane.config", "plane.agents", "plane.money.ledger", "plane.daemon")
+    assert [m for m in loaded if m.startswith(heavy)] == []

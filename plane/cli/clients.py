@@ -11,10 +11,8 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from plane.agents.toolsets import described
 from plane.cli.connect import NotAnswering, remote, with_client
 from plane.cli.failing import NoAnswer
-from plane.cli.offline import ledger_entries
 from plane.clock import until
 from plane.errors import NotRunning, PlaneError
 from plane.home import Home
@@ -130,6 +128,8 @@ def ledger(args: argparse.Namespace) -> int:
         if remote() is not None:
             raise
         # No plane to ask: the home's file, read-only, says the same.
+        from plane.cli.offline import ledger_entries  # the ledger's module: only without a plane
+
         return _show_ledger(args, *ledger_entries(Home.from_env(), args.day))
 
 
@@ -213,6 +213,8 @@ def new(args: argparse.Namespace) -> int:
         assert isinstance(reply, p.AgentCreated)
         a = reply.agent
         ceiling = "no limit" if a.limit_usd is None else f"{usd_exact(a.limit_usd)} a day"
+        from plane.agents.toolsets import described  # loads the config's models: only here
+
         print(f"Created {a.name} on {a.model}, {ceiling}, {described(a.tools)}.")
         return 0
 

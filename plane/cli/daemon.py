@@ -15,15 +15,17 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from plane.cli.connect import NotAnswering, connect, remote
-from plane.config import load_config
 from plane.errors import NotRunning, PlaneError
 from plane.home import Home, user_config_path
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
 from plane.wire.token import read_token
+
+if TYPE_CHECKING:
+    from plane.config import Config
 
 log = logging.getLogger("plane")
 
@@ -31,6 +33,14 @@ START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 30.0
 """How long `plane stop` waits: turns in flight get 10 s, then the rest closes."""
 STOP_POLL_S = 0.05
+
+
+def load_config(path: Path | None) -> Config:
+    """agents.yaml, read: its models cost a CLI call ~0.2 s to build, so only
+    the commands that read it load them (`plane status` does not)."""
+    from plane.config import load_config as load
+
+    return load(path)
 
 
 def serve(args: argparse.Namespace) -> int:
