@@ -10,7 +10,9 @@ error word stands as a word (`error`, `failed`, `warning`, `Traceback`,
 name; not `libgpg-error-dev` or `test_broken_pipe_error`). Tokens are counted
 once per sample. A token is visible when it occurs anywhere in the compressed
 text; a location `path:12` also when the text names the file with the line in
-a list of its line numbers (`path:3,12,40`).
+a list of its line numbers (`path:3,12,40`), and `src/app/b.py` also when the
+text writes its directory once with the entries in braces, as a shell's brace
+expansion reads (`src/app/{a.py,b.py}`).
 
 Deliberately independent of `plane.economy.compress.salience`: the engine's
 guard and the bench's yardstick must not share a bug. (The only exclusions
@@ -76,7 +78,20 @@ _AT_LINE = re.compile(r"^(.+):(\d+)$")
 
 
 def visible(tokens: frozenset[str], compressed: str) -> int:
-    return sum(1 for token in tokens if _shown(token, compressed))
+    braced = _brace_expanded(compressed) if "/{" in compressed else frozenset()
+    return sum(1 for token in tokens if token in braced or _shown(token, compressed))
+
+
+_BRACES = re.compile(r"((?:/|~/|\./|\.\./)?(?:[\w.@+-]+/)+)\{([^{}\s]*)\}")
+
+
+def _brace_expanded(text: str) -> frozenset[str]:
+    """Every path a `dir/{a.py,b.py}` in the text stands for."""
+    return frozenset(
+        found.group(1) + name
+        for found in _BRACES.finditer(text)
+        for name in found.group(2).split(",")
+    )
 
 
 def _shown(token: str, text: str) -> bool:

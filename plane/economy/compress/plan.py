@@ -214,6 +214,29 @@ def _matches(removed: list[str]) -> str:
     return head + " at " + "; ".join(f"{path}:{','.join(lines)}" for path, lines in at.items())
 
 
+# A line that is one path and nothing else (`find`, `git ls-files`, `rg --files`): no
+# spaces, colons, commas, braces or brackets, so a list of them in braces reads back.
+PATH_LINE = lazy(r"^(?:/|~/|\./|\.\./)?(?:[\w.@+-]+/)+[\w.@+-]+/?$")
+
+
+def _paths(removed: list[str]) -> str:
+    """`… 40 paths: src/app/{a.py,b.py} docs/x.md`: folded path lines keep every path in
+    the label, each directory written once with its entries in braces (as a shell's brace
+    expansion reads), directories in the order they first appear."""
+    under: dict[str, list[str]] = {}
+    for line in removed:
+        if not line:
+            continue
+        slash = line.rstrip("/").rfind("/")
+        under.setdefault(line[: slash + 1], []).append(line[slash + 1 :])
+    groups = [
+        d + names[0] if len(names) == 1 else d + "{" + ",".join(names) + "}"
+        for d, names in under.items()
+    ]
+    n = sum(1 for line in removed if line)
+    return f"… {n} path{'' if n == 1 else 's'}: " + " ".join(groups)
+
+
 _RULE_AT = lazy(r"^[^\s:][^:]*?:\d+:(?:\d+:)? (?P<code>[A-Z]+\d+)\b")
 
 
@@ -269,6 +292,7 @@ def _values(removed: list[str]) -> int:
 # Heads that count something other than lines, worked out only when asked for.
 _COUNTED: dict[str, Callable[[list[str]], str]] = {
     "matches": _matches,
+    "paths": _paths,
     "rules": _rules,
     "repeat": lambda removed: f"×{len(removed) + 1}",
     "paragraphs": lambda removed: (

@@ -238,8 +238,8 @@ def _worth_a_line(line: str) -> bool:
 
 
 # Folds whose markers list the locations of what they hold (`… 9 more matches at
-# app.py:12,40`): a location in one is shown by its marker.
-LISTS_LOCATIONS = frozenset({"matches", "rules", "diagnostics"})
+# app.py:12,40`, `… 40 paths: src/{a.py,b.py}`): a location in one is shown by its marker.
+LISTS_LOCATIONS = frozenset({"matches", "rules", "diagnostics", "paths"})
 
 
 def _candidates(plan: Plan, fold: Fold, flagged: list[bool]) -> list[int]:
