@@ -78,7 +78,8 @@ _AT_LINE = re.compile(r"^(.+):(\d+)$")
 
 
 def visible(tokens: frozenset[str], compressed: str) -> int:
-    braced = _brace_expanded(compressed) if "/{" in compressed else frozenset()
+    # as anywhere else in the text, a token shows when it occurs inside a path
+    braced = "\n".join(sorted(_brace_expanded(compressed))) if "/{" in compressed else ""
     return sum(1 for token in tokens if token in braced or _shown(token, compressed))
 
 

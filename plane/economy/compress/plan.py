@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from plane.economy.compress.levels import count_levels
+from plane.economy.compress.locations import PAGE_LINE, locations
 from plane.economy.compress.markers import marker, ref_for
 from plane.economy.compress.patterns import lazy
 
@@ -219,22 +220,45 @@ def _matches(removed: list[str]) -> str:
 PATH_LINE = lazy(r"^(?:/|~/|\./|\.\./)?(?:[\w.@+-]+/)+[\w.@+-]+/?$")
 
 
-def _paths(removed: list[str]) -> str:
-    """`… 40 paths: src/app/{a.py,b.py} docs/x.md`: folded path lines keep every path in
-    the label, each directory written once with its entries in braces (as a shell's brace
-    expansion reads), directories in the order they first appear."""
-    under: dict[str, list[str]] = {}
+def _paths(removed: list[str], rows: str = "entries") -> str:
+    """`… 40 paths: src/app/{a.py,b.py} docs/x.md`: folded lines keep every location they
+    show in the label (a path line itself, the file an `ls -l` row names), each directory
+    written once with its entries in braces, as a shell's brace expansion reads, in the
+    order they first appear. The rest of a row (sizes, dates) is behind the ref."""
+    under: dict[str, dict[str, None]] = {}
+    bare = True
     for line in removed:
-        if not line:
+        if not line.strip() or len(line) > PAGE_LINE:  # a page is not a row (see salience)
             continue
-        slash = line.rstrip("/").rfind("/")
-        under.setdefault(line[: slash + 1], []).append(line[slash + 1 :])
+        found = [line] if PATH_LINE.match(line) else locations(line)
+        bare = bare and found == [line]
+        for path in found:
+            slash = path.rstrip("/").rfind("/")
+            under.setdefault(path[: slash + 1], {})[path[slash + 1 :]] = None
     groups = [
-        d + names[0] if len(names) == 1 else d + "{" + ",".join(names) + "}"
+        d + next(iter(names)) if len(names) == 1 else d + "{" + ",".join(names) + "}"
         for d, names in under.items()
     ]
-    n = sum(1 for line in removed if line)
-    return f"… {n} path{'' if n == 1 else 's'}: " + " ".join(groups)
+    n = sum(1 for line in removed if line.strip())
+    noun = ("path" if n == 1 else "paths") if bare else rows
+    return f"… {n} {noun}: " + " ".join(groups)
+
+
+def lists_paths(plan: Plan, kinds: frozenset[str], into: str = "paths") -> None:
+    """Folds of the given kinds whose lines show locations list them in their markers
+    (kind `paths`): a listing's names stay in view, their shared prefixes and the rest of
+    their rows do not."""
+    lines = plan.lines
+    plan.folds = [
+        fold._replace(kind=into)
+        if fold.kind in kinds
+        and not fold.atomic
+        and any(
+            PATH_LINE.match(lines[i]) or locations(lines[i]) for i in range(fold.start, fold.end)
+        )
+        else fold
+        for fold in plan.folds
+    ]
 
 
 _RULE_AT = lazy(r"^[^\s:][^:]*?:\d+:(?:\d+:)? (?P<code>[A-Z]+\d+)\b")
@@ -293,6 +317,8 @@ def _values(removed: list[str]) -> int:
 _COUNTED: dict[str, Callable[[list[str]], str]] = {
     "matches": _matches,
     "paths": _paths,
+    "rows with paths": lambda removed: _paths(removed, "rows"),
+    "items with paths": lambda removed: _paths(removed, "items"),
     "rules": _rules,
     "repeat": lambda removed: f"×{len(removed) + 1}",
     "paragraphs": lambda removed: (

@@ -43,3 +43,40 @@ def test_a_list_of_paths_keeps_every_path_with_each_directory_written_once() -> 
     # the shared prefix `/usr/lib/python3.11/email/…` is written once per directory
     assert len(result.text) < 0.6 * len(text)
     assert round_trips(text, result)
+
+
+def test_a_long_ls_l_keeps_every_file_name_in_view_and_folds_the_rest_of_its_rows() -> None:
+    # `ls -l` of the standard library: hundreds of rows, each naming one file. Folded rows
+    # keep their names in the marker; their modes, sizes and dates are behind the ref.
+    import json
+
+    tree = str(Path(json.__file__).parents[1])
+    done = subprocess.run(["ls", "-l", tree], capture_output=True, text=True, check=True)
+    text = done.stdout
+    result = compress(text, command=f"ls -l {tree}")
+    assert result.compressor in ("listing", "table")
+    markers = [m.group(0) for m in MARKER_RE.finditer(result.text)]
+    assert any(" entries: " in m for m in markers)
+    shown = "\n".join(kept_lines(result)) + "\n" + "\n".join(markers)
+    names = [line.split()[-1] for line in text.split("\n")[1:] if line.endswith(".py")]
+    assert len(names) > 100
+    assert all(name in shown for name in names)
+    assert len(result.text) < 0.5 * len(text)
+    assert round_trips(text, result)
+
+
+def test_long_python_comment_blocks_keep_their_first_line_and_the_file_still_parses() -> None:
+    import ast
+    import subprocess as module
+
+    text = Path(module.__file__).read_text(encoding="utf-8")
+    result = compress(text, command="cat subprocess.py")
+    assert result.compressor == "source"
+    markers = [m.group(0) for m in MARKER_RE.finditer(result.text)]
+    assert any("comment lines" in m for m in markers)
+    ast.parse(result.text)
+    # the line that says what the comment is about stays
+    assert "# This lists holds Popen instances for which the underlying process had not" in (
+        result.text
+    )
+    assert round_trips(text, result)

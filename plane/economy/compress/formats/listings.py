@@ -13,11 +13,12 @@ from __future__ import annotations
 from plane.economy.compress.context import NO_CONTEXT, Context
 from plane.economy.compress.fold import dedup, template
 from plane.economy.compress.patterns import lazy
-from plane.economy.compress.plan import PATH_LINE, Plan
+from plane.economy.compress.plan import Plan, lists_paths
 from plane.economy.compress.sections import sample_sections, split_sections
 
 HEAD = 8
 TAIL = 3
+_FOLDED = frozenset({"entries", "similar", "lines"})
 _ADDRESS = lazy(r"\b[0-9a-f]{6,16}\b")
 
 
@@ -25,21 +26,8 @@ def compress(lines: list[str], context: Context = NO_CONTEXT) -> Plan:
     plan = Plan(lines)
     dedup(plan, key=_row_key)
     sample_sections(plan, split_sections(lines), HEAD, TAIL, "entries")
-    _list_paths(plan)
+    lists_paths(plan, _FOLDED)
     return plan
-
-
-def _list_paths(plan: Plan) -> None:
-    """Folds of nothing but path lines (`find`, `git ls-files`) list their paths in the
-    marker, each directory once: the paths stay in view, their shared prefixes do not."""
-    lines = plan.lines
-    plan.folds = [
-        fold._replace(kind="paths")
-        if all(not lines[i] or PATH_LINE.match(lines[i]) for i in range(fold.start, fold.end))
-        and any(lines[i] for i in range(fold.start, fold.end))
-        else fold
-        for fold in plan.folds
-    ]
 
 
 def _row_key(line: str) -> str:
