@@ -1,6 +1,8 @@
 """Rules that remove more without hiding a detail, each on real output made on this machine.
 
-A list of paths writes each directory once, its entries in braces.
+A list of paths writes each directory once, its entries in braces; folded rows list
+the files they name; long Python comment blocks keep their first line; a search past
+its budget lists further matches by location only.
 """
 
 from __future__ import annotations
@@ -79,4 +81,36 @@ def test_long_python_comment_blocks_keep_their_first_line_and_the_file_still_par
     assert "# This lists holds Popen instances for which the underlying process had not" in (
         result.text
     )
+    assert round_trips(text, result)
+
+
+_AT = re.compile(r"^(?P<path>[^\s:]+):(?P<line>\d+):")
+
+
+def test_a_search_past_its_budget_lists_every_further_match_by_location_only() -> None:
+    # `grep -rn 'def '` over a package: the first 40 matches show whole; every later one is
+    # its file and line number in a marker, unless it reports an error (the guard keeps it).
+    import email
+
+    from plane.economy.compress import levels
+
+    tree = Path(email.__file__).parent
+    done = subprocess.run(
+        ["grep", "-rn", "--include=*.py", "def ", "."], cwd=tree, capture_output=True, text=True
+    )
+    text = done.stdout
+    result = compress(text, command="grep -rn 'def ' .")
+    assert result.compressor == "search"
+    shown = kept_lines(result)
+    matches = [line for line in shown if _AT.match(line) and not levels.ERROR_LINE_RE.search(line)]
+    assert 0 < len(matches) <= 40
+    markers = " ".join(m.group(0) for m in MARKER_RE.finditer(result.text))
+    for line in text.split("\n"):
+        found = _AT.match(line)
+        if found is None or line in shown:
+            continue
+        path, number = found.group("path"), found.group("line")
+        listed = re.compile(re.escape(path) + r":(?:\d+,)*" + number + r"\b")
+        assert listed.search(markers), f"{path}:{number} is hidden"
+    assert len(result.text) < 0.3 * len(text)
     assert round_trips(text, result)
