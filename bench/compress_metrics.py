@@ -83,16 +83,34 @@ def visible(tokens: frozenset[str], compressed: str) -> int:
     return sum(1 for token in tokens if token in braced or _shown(token, compressed))
 
 
-_BRACES = re.compile(r"((?:/|~/|\./|\.\./)?(?:[\w.@+-]+/)+)\{([^{}\s]*)\}")
-
-
 def _brace_expanded(text: str) -> frozenset[str]:
-    """Every path a `dir/{a.py,b.py}` in the text stands for."""
-    return frozenset(
-        found.group(1) + name
-        for found in _BRACES.finditer(text)
-        for name in found.group(2).split(",")
-    )
+    """Every path a brace expression in the text stands for, nested ones too, as a
+    shell expands them: `a/{b/{x.py,y.py},c.py}` is a/b/x.py, a/b/y.py and a/c.py."""
+    found: set[str] = set()
+    for word in text.split():
+        if "{" in word and "/" in word:
+            found.update(_expand(word))
+    return frozenset(found)
+
+
+def _expand(word: str) -> list[str]:
+    start = word.find("{")
+    if start < 0:
+        return [word]
+    depth, alternatives, last = 0, [], start + 1
+    for i in range(start, len(word)):
+        if word[i] == "{":
+            depth += 1
+        elif word[i] == "}":
+            depth -= 1
+            if depth == 0:
+                alternatives.append(word[last:i])
+                head, tail = word[:start], word[i + 1 :]
+                return [x for a in alternatives for x in _expand(head + a + tail)]
+        elif word[i] == "," and depth == 1:
+            alternatives.append(word[last:i])
+            last = i + 1
+    return [word]  # unbalanced: not a brace expression
 
 
 def _shown(token: str, text: str) -> bool:

@@ -221,27 +221,35 @@ PATH_LINE = lazy(r"^(?:/|~/|\./|\.\./)?(?:[\w.@+-]+/)+[\w.@+-]+/?$")
 
 
 def _paths(removed: list[str], rows: str = "entries") -> str:
-    """`… 40 paths: src/app/{a.py,b.py} docs/x.md`: folded lines keep every location they
+    """`… 40 paths: {src/app/{a.py,b.py},docs/x.md}`: folded lines keep every location they
     show in the label (a path line itself, the file an `ls -l` row names), each directory
-    written once with its entries in braces, as a shell's brace expansion reads, in the
-    order they first appear. The rest of a row (sizes, dates) is behind the ref."""
-    under: dict[str, dict[str, None]] = {}
+    written once, as a shell's brace expansion reads, in the order they first appear. The
+    rest of a row (sizes, dates) is behind the ref."""
+    found: dict[str, None] = {}
     bare = True
     for line in removed:
         if not line.strip() or len(line) > PAGE_LINE:  # a page is not a row (see salience)
             continue
-        found = [line] if PATH_LINE.match(line) else locations(line)
-        bare = bare and found == [line]
-        for path in found:
-            slash = path.rstrip("/").rfind("/")
-            under.setdefault(path[: slash + 1], {})[path[slash + 1 :]] = None
-    groups = [
-        d + next(iter(names)) if len(names) == 1 else d + "{" + ",".join(names) + "}"
-        for d, names in under.items()
-    ]
+        paths = [line] if PATH_LINE.match(line) else locations(line)
+        bare = bare and paths == [line]
+        found.update(dict.fromkeys(paths))
     n = sum(1 for line in removed if line.strip())
     noun = ("path" if n == 1 else "paths") if bare else rows
-    return f"… {n} {noun}: " + " ".join(groups)
+    return f"… {n} {noun}" + (": " + braced(list(found)) if found else "")
+
+
+def braced(paths: list[str]) -> str:
+    """Distinct paths as one shell brace expression, directories shared once, in the order
+    they first appear: `a/{b/{x.py,y.py},c.py}` stands for a/b/x.py, a/b/y.py, a/c.py."""
+    if len(paths) == 1:
+        return paths[0]
+    buckets: dict[str, list[str]] = {}
+    for path in paths:
+        slash = path.find("/")
+        head, rest = (path, "") if slash < 0 else (path[: slash + 1], path[slash + 1 :])
+        buckets.setdefault(head, []).append(rest)
+    parts = [head + braced(rests) if rests != [""] else head for head, rests in buckets.items()]
+    return parts[0] if len(parts) == 1 else "{" + ",".join(parts) + "}"
 
 
 def lists_paths(plan: Plan, kinds: frozenset[str], into: str = "paths") -> None:

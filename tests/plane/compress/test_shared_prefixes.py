@@ -15,19 +15,26 @@ from plane.economy.compress import compress
 from plane.economy.compress.markers import MARKER_RE
 from tests.plane.compress.helpers import kept_lines, round_trips
 
-_BRACES = re.compile(r"(\S*/)\{([^{}\s]*)\}|(?<=[: ])(/\S+)(?= |\s*ref:)")
+
+def _expand(word: str) -> list[str]:
+    """A shell's brace expansion of one word: `a/{b/{x,y},c}` is a/b/x, a/b/y, a/c."""
+    start = word.find("{")
+    if start < 0:
+        return [word]
+    depth, last, alternatives = 0, start + 1, []
+    for i in range(start, len(word)):
+        depth += {"{": 1, "}": -1}.get(word[i], 0)
+        if (word[i] == "," and depth == 1) or (word[i] == "}" and depth == 0):
+            alternatives.append(word[last:i])
+            last = i + 1
+        if word[i] == "}" and depth == 0:
+            return [x for a in alternatives for x in _expand(word[:start] + a + word[i + 1 :])]
+    return [word]
 
 
 def _listed(markers: list[str]) -> set[str]:
-    """Every path a marker lists: `dir/{a,b}` as dir/a and dir/b, a lone path as itself."""
-    found: set[str] = set()
-    for text in markers:
-        for m in _BRACES.finditer(text):
-            if m.group(3):
-                found.add(m.group(3))
-            else:
-                found.update(m.group(1) + name for name in m.group(2).split(","))
-    return found
+    """Every path a marker lists, brace expressions expanded."""
+    return {path for text in markers for word in text.split() for path in _expand(word)}
 
 
 def test_a_list_of_paths_keeps_every_path_with_each_directory_written_once() -> None:
