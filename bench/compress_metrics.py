@@ -4,15 +4,16 @@ A token is salient when it is a location anywhere in the output, counted
 broadly: any `dir/name.ext` or `/abs/dir/name.ext` whatever the extension (one
 that starts with a letter: `dir/1.2.3` is a version), a bare `name.ext` of a
 common source, config, archive or library kind, with its `:line` when it has
-one; or an identifier of 4+ characters on an error line, a line where an
-error word stands as a word (`error`, `failed`, `warning`, `Traceback`,
-`not found`, `No such file or directory`, a `TypeError` or `DeprecationWarning`
-name; not `libgpg-error-dev` or `test_broken_pipe_error`). Tokens are counted
-once per sample. A token is visible when it occurs anywhere in the compressed
-text; a location `path:12` also when the text names the file with the line in
-a list of its line numbers (`path:3,12,40`), and `src/app/b.py` also when the
-text writes its directory once with the entries in braces, as a shell's brace
-expansion reads (`src/app/{a.py,b.py}`).
+one, or a URL to a file (`https://host/pkgs/x-1.0.tar.gz`); or an identifier
+of 4+ characters on an error line, a line where an error word stands as a
+word (`error`, `failed`, `warning`, `Traceback`, `not found`, `No such file or
+directory`, a `TypeError` or `DeprecationWarning` name; not `libgpg-error-dev`
+or `test_broken_pipe_error`). Tokens are counted once per sample. A token is
+visible when it occurs anywhere in the compressed text; a location `path:12`
+also when the text names the file with the line in a list of its line numbers
+(`path:3,12,40`), and `src/app/b.py` also when the text writes its directories
+once with the entries in braces, as a shell's brace expansion reads
+(`src/{app/{a.py,b.py},docs/x.md}`).
 
 Deliberately independent of `plane.economy.compress.salience`: the engine's
 guard and the bench's yardstick must not share a bug. (The only exclusions
@@ -40,7 +41,10 @@ _EXTENSIONS = (
 # slash included: the lookbehind alone would refuse every start inside it and so miss it.
 PATH_TOKEN = re.compile(
     r"(?<![\w./~-])("
-    r"(?:/|~/|\./|\.\./)?(?:[\w.@+-]+/)+[\w@+-][\w.@+-]*\.[A-Za-z][A-Za-z0-9_]*(?:\.\d+)*"
+    # a URL to a file, host and all (`https://host:8000/simple/x/x-1.0.whl`)
+    r"(?:https?|ftp|file)://[\w.-]*(?::\d+)?(?:/[\w.@%+~-]+)*/[\w@%+~-][\w.@%+~-]*"
+    r"\.[A-Za-z][A-Za-z0-9_]*"
+    r"|(?:/|~/|\./|\.\./)?(?:[\w.@+-]+/)+[\w@+-][\w.@+-]*\.[A-Za-z][A-Za-z0-9_]*(?:\.\d+)*"
     r"(?::\d+)?"
     r"|(?:[\w@+-][\w.@+-]*)\.(?:" + "|".join(_EXTENSIONS) + r")(?:\.\d+)*(?::\d+)?"
     r")(?![\w/])"
