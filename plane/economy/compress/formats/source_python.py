@@ -127,12 +127,12 @@ def _fold_comments(plan: Plan, tree: ast.Module) -> None:
     """A long comment block before a statement keeps its first line; the rest folds. Only
     where a statement may stand (the marker is `...`): the comment's indent is that of the
     statement it leads, never inside brackets or before an `else:`."""
-    starts = _statement_starts(tree)
+    starts: dict[int, int] | None = None  # walked only once a long block is found
     lines = plan.lines
     folded = plan.folded_mask()
     i = 0
     while i < len(lines):
-        found = None if folded[i] else _COMMENT_LINE.match(lines[i])
+        found = None if folded[i] or "#" not in lines[i] else _COMMENT_LINE.match(lines[i])
         if found is None:
             i += 1
             continue
@@ -143,8 +143,11 @@ def _fold_comments(plan: Plan, tree: ast.Module) -> None:
             if more is None or more.group(1) != indent:
                 break
             j += 1
+        if j - i - 1 >= COMMENT_MIN and starts is None:
+            starts = _statement_starts(tree)
         if (
             j - i - 1 >= COMMENT_MIN
+            and starts is not None
             and starts.get(j) == len(indent)
             and not lines[j].lstrip().startswith("elif")  # an `if` in an `else`, no statement
         ):
