@@ -9,11 +9,12 @@ This prints, per category, two bounds computed from the bench's own yardstick
 (compress_metrics), never from the engine:
 
 - tokens: the text could shrink to its distinct salient tokens and nothing
-  else (a `path:line` listed as `path:3,12,40`, as markers do). No line-based
+  else (a `path:line` listed as `path:3,12,40`, and paths as `dir/{a.py,b.py}`,
+  each directory once, as markers do). No line-based
   compressor gets near it; it is the bound only a rewrite of the text would.
 - lines: kept lines stay verbatim, as this engine's do, so a token costs the
   shortest line that shows it (a greedy cover, shortest line first); `path:line`
-  tokens still cost only their place in a marker's list. Long one-line texts
+  tokens, and paths, still cost only their place in a marker's list. Long one-line texts
   (JSON with documents in its strings) are cut inside lines by the engine, so
   for them this bound is too low and the tokens bound is the one to read.
 """
@@ -31,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
 from compress import DEV_CORPUS, HOLDOUT_CORPUS  # noqa: E402
-from compress_metrics import _SKIP, ERROR_LINE, IDENTIFIER, PATH_TOKEN, salient  # noqa: E402
+from compress_metrics import ERROR_LINE, IDENTIFIER, salient  # noqa: E402
 
 _AT_LINE = re.compile(r"^(.+):(\d+)$")
 
@@ -40,20 +41,22 @@ def floors(text: str) -> tuple[int, int]:
     """(tokens bound, lines bound): the fewest characters that show every salient token."""
     tokens = salient(text)
     listed: dict[str, list[str]] = defaultdict(list)
+    under: dict[str, list[str]] = defaultdict(list)
     need = set(tokens.error_words)
     for path in tokens.paths:
         at = _AT_LINE.match(path)
         if at:
             listed[at.group(1)].append(at.group(2))
         else:
-            need.add(path)
+            slash = path.rfind("/")
+            under[path[: slash + 1]].append(path[slash + 1 :])
     lists = sum(len(f) + 1 + sum(len(n) + 1 for n in ns) for f, ns in listed.items())
+    lists += sum(len(d) + 2 + sum(len(n) + 1 for n in ns) for d, ns in under.items())
     by_tokens = lists + sum(len(t) + 1 for t in need)
     by_lines = lists
     covered: set[str] = set()
     for line in sorted(set(text.splitlines()), key=len):
         held = set(IDENTIFIER.findall(line)) if ERROR_LINE.search(line) else set()
-        held |= {p for p in PATH_TOKEN.findall(line) if not _SKIP.search(p)}
         if (held & need) - covered:
             by_lines += len(line) + 1
             covered |= held

@@ -4,13 +4,16 @@ A token is salient when it is a location anywhere in the output, counted
 broadly: any `dir/name.ext` or `/abs/dir/name.ext` whatever the extension (one
 that starts with a letter: `dir/1.2.3` is a version), a bare `name.ext` of a
 common source, config, archive or library kind, with its `:line` when it has
-one; or an identifier of 4+ characters on an error line, a line where an
-error word stands as a word (`error`, `failed`, `warning`, `Traceback`,
-`not found`, `No such file or directory`, a `TypeError` or `DeprecationWarning`
-name; not `libgpg-error-dev` or `test_broken_pipe_error`). Tokens are counted
-once per sample. A token is visible when it occurs anywhere in the compressed
-text; a location `path:12` also when the text names the file with the line in
-a list of its line numbers (`path:3,12,40`).
+one, or a URL to a file (`https://host/pkgs/x-1.0.tar.gz`); or an identifier
+of 4+ characters on an error line, a line where an error word stands as a
+word (`error`, `failed`, `warning`, `Traceback`, `not found`, `No such file or
+directory`, a `TypeError` or `DeprecationWarning` name; not `libgpg-error-dev`
+or `test_broken_pipe_error`). Tokens are counted once per sample. A token is
+visible when it occurs anywhere in the compressed text; a location `path:12`
+also when the text names the file with the line in a list of its line numbers
+(`path:3,12,40`), and `src/app/b.py` also when the text writes its directories
+once with the entries in braces, as a shell's brace expansion reads
+(`src/{app/{a.py,b.py},docs/x.md}`).
 
 Deliberately independent of `plane.economy.compress.salience`: the engine's
 guard and the bench's yardstick must not share a bug. (The only exclusions
@@ -38,7 +41,10 @@ _EXTENSIONS = (
 # slash included: the lookbehind alone would refuse every start inside it and so miss it.
 PATH_TOKEN = re.compile(
     r"(?<![\w./~-])("
-    r"(?:/|~/|\./|\.\./)?(?:[\w.@+-]+/)+[\w@+-][\w.@+-]*\.[A-Za-z][A-Za-z0-9_]*(?:\.\d+)*"
+    # a URL to a file, host and all (`https://host:8000/simple/x/x-1.0.whl`)
+    r"(?:https?|ftp|file)://[\w.-]*(?::\d+)?(?:/[\w.@%+~-]+)*/[\w@%+~-][\w.@%+~-]*"
+    r"\.[A-Za-z][A-Za-z0-9_]*"
+    r"|(?:/|~/|\./|\.\./)?(?:[\w.@+-]+/)+[\w@+-][\w.@+-]*\.[A-Za-z][A-Za-z0-9_]*(?:\.\d+)*"
     r"(?::\d+)?"
     r"|(?:[\w@+-][\w.@+-]*)\.(?:" + "|".join(_EXTENSIONS) + r")(?:\.\d+)*(?::\d+)?"
     r")(?![\w/])"
@@ -76,7 +82,39 @@ _AT_LINE = re.compile(r"^(.+):(\d+)$")
 
 
 def visible(tokens: frozenset[str], compressed: str) -> int:
-    return sum(1 for token in tokens if _shown(token, compressed))
+    # as anywhere else in the text, a token shows when it occurs inside a path
+    braced = "\n".join(sorted(_brace_expanded(compressed))) if "/{" in compressed else ""
+    return sum(1 for token in tokens if token in braced or _shown(token, compressed))
+
+
+def _brace_expanded(text: str) -> frozenset[str]:
+    """Every path a brace expression in the text stands for, nested ones too, as a
+    shell expands them: `a/{b/{x.py,y.py},c.py}` is a/b/x.py, a/b/y.py and a/c.py."""
+    found: set[str] = set()
+    for word in text.split():
+        if "{" in word and "/" in word:
+            found.update(_expand(word))
+    return frozenset(found)
+
+
+def _expand(word: str) -> list[str]:
+    start = word.find("{")
+    if start < 0:
+        return [word]
+    depth, alternatives, last = 0, [], start + 1
+    for i in range(start, len(word)):
+        if word[i] == "{":
+            depth += 1
+        elif word[i] == "}":
+            depth -= 1
+            if depth == 0:
+                alternatives.append(word[last:i])
+                head, tail = word[:start], word[i + 1 :]
+                return [x for a in alternatives for x in _expand(head + a + tail)]
+        elif word[i] == "," and depth == 1:
+            alternatives.append(word[last:i])
+            last = i + 1
+    return [word]  # unbalanced: not a brace expression
 
 
 def _shown(token: str, text: str) -> bool:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from plane.economy.compress.levels import count_levels
+from plane.economy.compress.locations import PAGE_LINE, locations
 from plane.economy.compress.markers import marker, ref_for
 from plane.economy.compress.patterns import lazy
 
@@ -214,6 +215,60 @@ def _matches(removed: list[str]) -> str:
     return head + " at " + "; ".join(f"{path}:{','.join(lines)}" for path, lines in at.items())
 
 
+# A line that is one path and nothing else (`find`, `git ls-files`, `rg --files`): no
+# spaces, colons, commas, braces or brackets, so a list of them in braces reads back.
+PATH_LINE = lazy(r"^(?:/|~/|\./|\.\./)?(?:[\w.@+-]+/)+[\w.@+-]+/?$")
+
+
+def _paths(removed: list[str], rows: str = "entries") -> str:
+    """`… 40 paths: {src/app/{a.py,b.py},docs/x.md}`: folded lines keep every location they
+    show in the label (a path line itself, the file an `ls -l` row names), each directory
+    written once, as a shell's brace expansion reads, in the order they first appear. The
+    rest of a row (sizes, dates) is behind the ref."""
+    found: dict[str, None] = {}
+    bare = True
+    for line in removed:
+        if not line.strip() or len(line) > PAGE_LINE:  # a page is not a row (see salience)
+            continue
+        paths = [line] if PATH_LINE.match(line) else locations(line)
+        bare = bare and paths == [line]
+        found.update(dict.fromkeys(paths))
+    n = sum(1 for line in removed if line.strip())
+    noun = ("path" if n == 1 else "paths") if bare else rows
+    return f"… {n} {noun}" + (": " + braced(list(found)) if found else "")
+
+
+def braced(paths: list[str]) -> str:
+    """Distinct paths as one shell brace expression, directories shared once, in the order
+    they first appear: `a/{b/{x.py,y.py},c.py}` stands for a/b/x.py, a/b/y.py, a/c.py."""
+    if len(paths) == 1:
+        return paths[0]
+    buckets: dict[str, list[str]] = {}
+    for path in paths:
+        slash = path.find("/")
+        head, rest = (path, "") if slash < 0 else (path[: slash + 1], path[slash + 1 :])
+        buckets.setdefault(head, []).append(rest)
+    parts = [head + braced(rests) if rests != [""] else head for head, rests in buckets.items()]
+    return parts[0] if len(parts) == 1 else "{" + ",".join(parts) + "}"
+
+
+def lists_paths(plan: Plan, kinds: frozenset[str], into: str = "paths") -> None:
+    """Folds of the given kinds whose lines show locations list them in their markers
+    (kind `paths`): a listing's names stay in view, their shared prefixes and the rest of
+    their rows do not."""
+    lines = plan.lines
+    plan.folds = [
+        fold._replace(kind=into)
+        if fold.kind in kinds
+        and not fold.atomic
+        and any(
+            PATH_LINE.match(lines[i]) or locations(lines[i]) for i in range(fold.start, fold.end)
+        )
+        else fold
+        for fold in plan.folds
+    ]
+
+
 _RULE_AT = lazy(r"^[^\s:][^:]*?:\d+:(?:\d+:)? (?P<code>[A-Z]+\d+)\b")
 
 
@@ -269,6 +324,9 @@ def _values(removed: list[str]) -> int:
 # Heads that count something other than lines, worked out only when asked for.
 _COUNTED: dict[str, Callable[[list[str]], str]] = {
     "matches": _matches,
+    "paths": _paths,
+    "rows with paths": lambda removed: _paths(removed, "rows"),
+    "items with paths": lambda removed: _paths(removed, "items"),
     "rules": _rules,
     "repeat": lambda removed: f"×{len(removed) + 1}",
     "paragraphs": lambda removed: (

@@ -21,40 +21,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from plane.economy.compress.levels import ERROR_LINE_RE, error_lines, reports_level
+from plane.economy.compress.locations import EXT as _EXT
+from plane.economy.compress.locations import PAGE_LINE, locations
 from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Fold, Inline, Plan, split_folds
-
-# Extensions that make a bare `name.ext` a file (`app.py`, `libz.so.1`): without a
-# directory, `e.g.` and `self.value` would be files too.
-_EXT = (
-    "py|pyi|pyx|js|mjs|cjs|ts|tsx|jsx|go|rs|c|h|cc|cpp|cxx|hpp|hh|java|kt|cs|rb|php|sh|bash"
-    "|pl|lua|swift|scala|m|json|yaml|yml|toml|ini|cfg|conf|xml|lock|env|txt|md|rst|html|css"
-    "|mk|cmake|gradle|tar|gz|tgz|zip|whl|deb|rpm|jar|bz2|xz|7z|so|a|dll|dylib|o|lib"
-)
-# A location: any `dir/name.ext` (the extension starts with a letter: `dir/1.2.3` is a
-# version), a bare `name.ext` of a known kind, or a URL to a file; `:line` included.
-_LOCATION = lazy(
-    r"(?<![\w./~-])("
-    r"(?:https?|file)://[\w.-]+(?::\d+)?/(?:[\w.@%+~-]+/)*[\w@%+~-][\w.@%+~-]*\.[A-Za-z]\w{0,9}"
-    r"|(?:/|~/|\./|\.\./)?(?:[\w.@+-]+/)+[\w@+-][\w.@+-]*\.[A-Za-z]\w{0,9}(?:\.\d+)*(?::\d+)?"
-    r"|[\w@+-][\w.@+-]*\.(?:" + _EXT + r")(?:\.\d+)*(?::\d+)?"
-    r")(?![\w/])"
-)
-# Not locations an agent acts on: bytecode caches, and URLs that carry a content hash
-# (a package index's `/packages/3c/ab/96f2…/x.whl`), which no one types or opens.
-_NOT_A_LOCATION = lazy(r"__pycache__/|\.py[co](?::\d+)?$")
-_HASH_SEGMENT = lazy(r"/[0-9a-f]{16,}(?:/|$)|[#=][0-9a-f]{32,}")
-
-
-def locations(text: str) -> list[str]:
-    """The locations in a text: files and URLs to files, as the guard keeps them."""
-    return [
-        found
-        for found in _LOCATION.findall(text)
-        if not _NOT_A_LOCATION.search(found)
-        and not ("://" in found and _HASH_SEGMENT.search(found))
-    ]
-
 
 # What a warning or an error is about, quoted as a name (`'cgi' is deprecated`, gcc's
 # `unused variable ‘n’`): one word between single quotes, not a quoted phrase, nor the
@@ -72,7 +42,6 @@ def subjects(line: str) -> list[str]:
 
 
 IDENT_RE = lazy(r"[A-Za-z_][A-Za-z0-9_]{3,}")
-PAGE_LINE = 4000  # characters: a line longer than this is a page, not a line of output
 _PATH_HINT = lazy(r"/[\w.@+-]*\.[A-Za-z]|\.(?:" + _EXT + r")\b")
 
 
@@ -238,8 +207,10 @@ def _worth_a_line(line: str) -> bool:
 
 
 # Folds whose markers list the locations of what they hold (`… 9 more matches at
-# app.py:12,40`): a location in one is shown by its marker.
-LISTS_LOCATIONS = frozenset({"matches", "rules", "diagnostics"})
+# app.py:12,40`, `… 40 paths: src/{a.py,b.py}`): a location in one is shown by its marker.
+LISTS_LOCATIONS = frozenset(
+    {"matches", "rules", "diagnostics", "paths", "rows with paths", "items with paths"}
+)
 
 
 def _candidates(plan: Plan, fold: Fold, flagged: list[bool]) -> list[int]:

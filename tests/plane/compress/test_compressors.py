@@ -299,7 +299,8 @@ def test_every_location_a_linter_prints_stays_under_its_diagnostic_or_in_its_mar
 def test_table_keeps_the_header() -> None:
     _, result = run("files.csv.txt")
     assert result.text.split("\n")[0] == "path,size,mode\r"
-    assert re.search(r"\[… \d+ rows ref:", result.text)
+    # the folded rows are counted, and the paths they hold listed (dir/{a.py,b.py})
+    assert re.search(r"\[… \d+ rows: /\S+/\{[^}]+\}.* ref:", result.text)
 
 
 def test_progress_keeps_only_the_last_frame() -> None:

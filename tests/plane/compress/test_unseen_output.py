@@ -76,8 +76,8 @@ def test_folded_search_matches_keep_every_location() -> None:
 
 def test_a_search_over_a_whole_tree_shows_each_file_once_past_the_budget() -> None:
     # `grep -rn 'def '` over a package: dozens of files, each with a few matches. The first
-    # files keep four matches each; once 40 are kept, a file keeps its first match and its
-    # other lines are listed in a marker, never hidden.
+    # files keep four matches each; once 40 are kept, a file's lines are listed in a marker
+    # by file and line number, never hidden.
     import email
 
     tree = Path(email.__file__).parent

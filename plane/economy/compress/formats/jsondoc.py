@@ -17,7 +17,7 @@ from __future__ import annotations
 from plane.economy.compress.context import NO_CONTEXT, Context
 from plane.economy.compress.formats import jsonline, strings
 from plane.economy.compress.patterns import lazy
-from plane.economy.compress.plan import Plan
+from plane.economy.compress.plan import Plan, lists_paths
 
 HEAD = 3
 TAIL = 1
@@ -62,6 +62,7 @@ def compress(lines: list[str], context: Context = NO_CONTEXT) -> Plan:
             held = jsonline.inline(i, line, context) or strings.inline(i, line, context)
             if held is not None:
                 plan.inlines[i] = held
+    lists_paths(plan, frozenset({"items"}), "items with paths")
     return plan
 
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 from plane.economy.compress.context import NO_CONTEXT, Context
 from plane.economy.compress.fold import dedup, template
 from plane.economy.compress.patterns import lazy
-from plane.economy.compress.plan import Plan
+from plane.economy.compress.plan import Plan, lists_paths
 from plane.economy.compress.sections import sample_sections, split_sections
 
 HEAD = 8
 TAIL = 3
+_FOLDED = frozenset({"entries", "similar", "lines"})
 _ADDRESS = lazy(r"\b[0-9a-f]{6,16}\b")
 
 
@@ -25,6 +26,7 @@ def compress(lines: list[str], context: Context = NO_CONTEXT) -> Plan:
     plan = Plan(lines)
     dedup(plan, key=_row_key)
     sample_sections(plan, split_sections(lines), HEAD, TAIL, "entries")
+    lists_paths(plan, _FOLDED)
     return plan
 
 

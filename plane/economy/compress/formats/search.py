@@ -24,10 +24,11 @@ _MATCH = lazy(
 )
 _FILE_ONLY = lazy(r"^(?P<path>[^\s:][^:]*?):(?P<count>\d+)$")
 PER_FILE = 4
-# Past this many kept matches in all, a file keeps only its first: a search over a whole
-# tree (`grep -rn 'def ' src`) shows each file once and lists the rest of its lines.
+# Past this many kept matches in all, a file's matches fold whole: a search over a whole
+# tree (`grep -rn 'def ' src`) shows its first 40 matches and lists every other one by
+# file and line number (`… 9 more matches at a.py:3,12`), error lines kept by the guard.
 BUDGET = 40
-PER_FILE_PAST_BUDGET = 1
+PER_FILE_PAST_BUDGET = 0
 CONTEXT = 1
 
 
@@ -76,7 +77,7 @@ def _keep_context(kinds: list[str], keep: list[bool]) -> None:
 
 
 def _limit_per_file(lines: list[str], kinds: list[str], keep: list[bool]) -> None:
-    """After PER_FILE matches in one file (one, once BUDGET matches are kept in all), match
+    """After PER_FILE matches in one file (none, once BUDGET matches are kept in all), match
     lines fold, short ones too: the marker names each folded match's location
     (`a.py:12,40`), so what folds is only its text, and a run of short matches costs one
     path and its line numbers. (A lone short match whose marker would be longer than it

@@ -36,6 +36,7 @@ def compress(lines: list[str]) -> Plan | None:
             _elide(plan, node, lines, flagged)
         _trim_docstring(plan, node, flagged)
     plan.folds = _outermost(plan.folds)
+    _fold_comments(plan, tree)
     if not _still_parses(plan):
         return None
     return plan
@@ -113,8 +114,60 @@ def _trim_docstring(plan: Plan, node: ast.AST, flagged: list[bool]) -> None:
     if not body or not _is_docstring(body[0]):
         return
     start, end = body[0].lineno - 1, (body[0].end_lineno or 0) - 1
-    if end - start > DOCSTRING_KEPT + 2 and not any(flagged[start:end]):
-        plan.fold(start + DOCSTRING_KEPT, end, "docstring", atomic=True)
+    if end - start > DOCSTRING_KEPT + 2:
+        # lines inside a string: the guard may reopen an error line and split the fold
+        plan.fold(start + DOCSTRING_KEPT, end, "docstring", atomic=not any(flagged[start:end]))
+
+
+COMMENT_MIN = 3
+_COMMENT_LINE = lazy(r"^([ \t]*)#")
+
+
+def _fold_comments(plan: Plan, tree: ast.Module) -> None:
+    """A long comment block before a statement keeps its first line; the rest folds. Only
+    where a statement may stand (the marker is `...`): the comment's indent is that of the
+    statement it leads, never inside brackets or before an `else:`."""
+    starts: dict[int, int] | None = None  # walked only once a long block is found
+    lines = plan.lines
+    folded = plan.folded_mask()
+    i = 0
+    while i < len(lines):
+        found = None if folded[i] or "#" not in lines[i] else _COMMENT_LINE.match(lines[i])
+        if found is None:
+            i += 1
+            continue
+        indent = found.group(1)
+        j = i + 1
+        while j < len(lines) and not folded[j]:
+            more = _COMMENT_LINE.match(lines[j])
+            if more is None or more.group(1) != indent:
+                break
+            j += 1
+        if j - i - 1 >= COMMENT_MIN and starts is None:
+            starts = _statement_starts(tree)
+        if (
+            j - i - 1 >= COMMENT_MIN
+            and starts is not None
+            and starts.get(j) == len(indent)
+            and not lines[j].lstrip().startswith("elif")  # an `if` in an `else`, no statement
+        ):
+            plan.fold(i + 1, j, "comments")
+        i = j
+
+
+def _statement_starts(tree: ast.Module) -> dict[int, int]:
+    """Line index → column of every statement's first line (its decorators' first)."""
+    found: dict[int, int] = {}
+    pending: list[ast.AST] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.stmt):
+            found.setdefault(_first_line(node), node.col_offset)
+        for name in _NESTED:
+            nested = getattr(node, name, None)
+            if nested:
+                pending.extend(nested)
+    return found
 
 
 def _first_line(stmt: ast.stmt) -> int:

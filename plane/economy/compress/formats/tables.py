@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from plane.economy.compress.context import NO_CONTEXT, Context
 from plane.economy.compress.fold import dedup, template
-from plane.economy.compress.plan import Plan
+from plane.economy.compress.plan import Plan, lists_paths
 from plane.economy.compress.sections import sample_sections, split_sections
 
 HEAD = 10
@@ -21,4 +21,5 @@ def compress(lines: list[str], context: Context = NO_CONTEXT) -> Plan:
     plan = Plan(lines)
     dedup(plan, key=template)
     sample_sections(plan, split_sections(lines), HEAD, TAIL, "rows")
+    lists_paths(plan, frozenset({"rows", "similar", "lines"}), "rows with paths")
     return plan
