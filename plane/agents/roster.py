@@ -148,9 +148,12 @@ class Roster:
             lambda conn: conn.execute(
                 "INSERT INTO agent_settings (name, model, provider, role, tools, paused, set_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET"
-                " model = COALESCE(excluded.model, model),"
-                " provider = COALESCE(excluded.provider, provider),"
-                " role = COALESCE(excluded.role, role), tools = COALESCE(excluded.tools, tools),"
+                # The table named: PostgreSQL refuses a bare `model` here as
+                # ambiguous between the row and `excluded`.
+                " model = COALESCE(excluded.model, agent_settings.model),"
+                " provider = COALESCE(excluded.provider, agent_settings.provider),"
+                " role = COALESCE(excluded.role, agent_settings.role),"
+                " tools = COALESCE(excluded.tools, agent_settings.tools),"
                 " paused = excluded.paused, set_at = excluded.set_at",
                 (*row, now),
             )

@@ -79,6 +79,11 @@ class AgentWorker:
     def wake(self) -> None:
         self._wake.set()
 
+    def _gate_inputs(self) -> tuple[int, AgentSpec]:
+        """What the gate's answer depends on besides the spend: every ceiling
+        (by its change count) and the agent's spec (its pause)."""
+        return self._services.gate.ceilings.changes, self.spec
+
     async def hold(self) -> Hold | None:
         spec = self.spec
         if spec.paused:
@@ -153,6 +158,7 @@ class AgentWorker:
         services, name = self._services, self.spec.name
         if not services.ownership.owns(name):
             return False  # another plane runs it: what waits is in the store, for its owner
+        asked = self._gate_inputs()
         hold = await self.hold()
         if hold is None:
             self._told_hold = None
@@ -160,12 +166,14 @@ class AgentWorker:
         due = await self._bookings.due(name)
         if not waiting and not due:
             return False
-        if hold is None and self.spec.paused:
-            # Paused while what waits was read: looked at again with no await
-            # between it and the turn (the gate's answer is kept: asked again
-            # after the reads, a day that turned meanwhile would start a turn
-            # on what was read before the rest arrived).
-            hold = await self.hold()
+        if self._gate_inputs() != asked:
+            # A ceiling set or a pause while the gate was asked or what waits
+            # was read: the answer may be stale, so all of it is asked again
+            # (with no await between this look and the turn). The gate's
+            # answer is otherwise kept: asked again after the reads, a day
+            # that turned meanwhile would start a turn on what was read
+            # before the rest arrived.
+            return True
         if hold is not None:
             # Told already (by the send that woke it, or earlier in this spell):
             # the row is as the clients last saw it, so it is not sent again.

@@ -67,12 +67,16 @@ class Ceilings:
         self._fleet_from_file: Decimal | None = None
         self._fleet_set: tuple[Decimal | None] | None = None
         """The operator's fleet value, as a 1-tuple (None inside is "off"); None: not set."""
+        self.changes = 0
+        """Counts every change to any ceiling: a decision made before an await
+        can tell that it may be stale (the worker's, before it reads what waits)."""
 
     async def load(
         self, from_file: dict[str, Decimal | None], fleet_from_file: Decimal | None = None
     ) -> None:
         self._from_file = dict(from_file)
         self._fleet_from_file = fleet_from_file
+        self.changes += 1
         await self.reload()
 
     async def reload(self) -> bool:
@@ -87,7 +91,9 @@ class Ceilings:
         self._fleet_set = (
             (_decimal(fleet["limit_usd"]),) if fleet is not None and fleet["set_by"] else None
         )
-        return before != (self._set, self._asked, self._fleet_set)
+        changed = before != (self._set, self._asked, self._fleet_set)
+        self.changes += changed
+        return changed
 
     def fleet(self) -> Decimal | None:
         """The fleet's ceiling: the operator's value when there is one (off
@@ -105,9 +111,11 @@ class Ceilings:
             )
         )
         self._fleet_set = (ceiling,)
+        self.changes += 1
 
     def add_agent(self, agent: str, from_file: Decimal | None) -> None:
         self._from_file[agent] = from_file
+        self.changes += 1
 
     def source(self, agent: str) -> str:
         """Where the effective ceiling comes from: "/limit" (the operator's),
@@ -124,12 +132,14 @@ class Ceilings:
         for values in (self._from_file, self._set, self._asked):
             if old in values:
                 values[new] = values.pop(old)  # type: ignore[assignment]
+        self.changes += 1
 
     def forget(self, agent: str) -> None:
         """After the transaction that deleted `agent`'s ceiling rows committed:
         an agent made later with its name starts from the defaults."""
         for values in (self._from_file, self._set, self._asked):
             values.pop(agent, None)
+        self.changes += 1
 
     def base(self, agent: str) -> Decimal | None:
         """The operator's value when there is one, else the file's."""
@@ -159,6 +169,7 @@ class Ceilings:
         await self._db.write(set_ceiling)
         self._set[agent] = ceiling
         self._asked.pop(agent, None)
+        self.changes += 1
 
     async def ask(self, agent: str, asked: Decimal | None) -> bool:
         """The agent asks to be held to `asked` (None: no ceiling). Applied
@@ -172,6 +183,7 @@ class Ceilings:
         current = self._asked.get(agent)
         held_to = asked if current is None else min(current, asked)
         self._asked[agent] = held_to
+        self.changes += 1
         row = (agent, str(held_to), self._clock.now().isoformat())
         await self._db.write(
             lambda conn: conn.execute(

@@ -7,6 +7,7 @@ from decimal import Decimal
 
 import pytest
 
+from plane.wire import protocol as p
 from plane.wire.protocol import Usage
 from tests.support.scripted_llm import Reply
 
@@ -136,6 +137,41 @@ async def test_a_limit_of_zero_is_a_pause(start_plane):
     )
     assert "00:00 UTC" not in said[1].text
     assert plane.llm.requests == []
+
+
+@pytest.mark.parametrize("change", ["/limit 0", "pause"])
+async def test_a_limit_or_pause_set_while_the_worker_reads_what_waits_starts_no_turn(
+    start_plane, monkeypatch, change
+):
+    """The worker asks the gate, then reads what waits: a ceiling or a pause
+    that lands in between (the reads await the store) must not let the turn
+    through on the answer the gate gave before it."""
+    import asyncio
+
+    plane = await start_plane()
+    conversation = plane.services.conversation
+    read, reading, go_on = conversation.waiting, asyncio.Event(), asyncio.Event()
+
+    async def waiting(agent):  # type: ignore[no-untyped-def]
+        found = await read(agent)
+        if found and not go_on.is_set():
+            reading.set()  # the gate said go; what waits is read: hold the worker here
+            await go_on.wait()
+        return found
+
+    monkeypatch.setattr(conversation, "waiting", waiting)
+    await plane.send("demo", "hello")
+    await asyncio.wait_for(reading.wait(), 10)
+    if change == "pause":
+        client = await plane.client()
+        await client.request(p.PauseAgent, agent="demo", paused=True)
+    else:
+        await plane.send("demo", change)
+    go_on.set()
+    await plane.quiet()
+    assert plane.llm.requests == []
+    assert (await plane.crew.state("demo")).status in ("held", "paused")
+    assert (await plane.crew.state("demo")).waiting == 1
 
 
 async def test_held_messages_survive_a_restart_and_are_answered_the_next_day(start_plane):
