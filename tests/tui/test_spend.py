@@ -123,13 +123,19 @@ def test_spend_charts(snap_compare) -> None:  # type: ignore[no-untyped-def]
     assert snap_compare(offline_app(), terminal_size=SIZE, run_before=_open_charts)
 
 
-def test_spend_charts_light_theme(snap_compare) -> None:  # type: ignore[no-untyped-def]
+def in_light(run_before):  # type: ignore[no-untyped-def]
+    """`run_before`, then the light theme: every chart's colours come from it too."""
+
     async def light(pilot) -> None:  # type: ignore[no-untyped-def]
-        await _open_charts(pilot)
+        await run_before(pilot)
         pilot.app.theme = "textual-light"
         await settle(pilot)
 
-    assert snap_compare(offline_app(), terminal_size=SIZE, run_before=light)
+    return light
+
+
+def test_spend_charts_light_theme(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(offline_app(), terminal_size=SIZE, run_before=in_light(_open_charts))
 
 
 async def test_the_fleets_days_stack_by_agent_and_b_stacks_them_by_model(start_plane) -> None:  # type: ignore[no-untyped-def]
@@ -233,12 +239,7 @@ def test_spend_stacked_by_agent(snap_compare) -> None:  # type: ignore[no-untype
 
 
 def test_spend_stacked_by_agent_light_theme(snap_compare) -> None:  # type: ignore[no-untyped-def]
-    async def light(pilot) -> None:  # type: ignore[no-untyped-def]
-        await _open_stack(pilot)
-        pilot.app.theme = "textual-light"
-        await settle(pilot)
-
-    assert snap_compare(offline_app(), terminal_size=SIZE, run_before=light)
+    assert snap_compare(offline_app(), terminal_size=SIZE, run_before=in_light(_open_stack))
 
 
 class _OlderPlane(_Answers):

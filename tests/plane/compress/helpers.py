@@ -101,3 +101,16 @@ def kept_lines(result: Compressed) -> list[str]:
 
 def round_trips(text: str, result: Compressed) -> bool:
     return expand(result.text, result.refs.__getitem__) == text
+
+
+def grep_defs() -> str:
+    """`grep -rn 'def '` over the standard library's email package, run here:
+    dozens of files, each with a few matches (search output past its budget)."""
+    import email
+    import subprocess
+
+    tree = Path(email.__file__).parent
+    done = subprocess.run(
+        ["grep", "-rn", "--include=*.py", "def ", "."], cwd=tree, capture_output=True, text=True
+    )
+    return done.stdout

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from plane.economy.compress import compress
 from plane.economy.compress.markers import MARKER_RE
-from tests.plane.compress.helpers import kept_lines, round_trips
+from tests.plane.compress.helpers import grep_defs, kept_lines, round_trips
 
 
 def _expand(word: str) -> list[str]:
@@ -97,15 +97,9 @@ _AT = re.compile(r"^(?P<path>[^\s:]+):(?P<line>\d+):")
 def test_a_search_past_its_budget_lists_every_further_match_by_location_only() -> None:
     # `grep -rn 'def '` over a package: the first 40 matches show whole; every later one is
     # its file and line number in a marker, unless it reports an error (the guard keeps it).
-    import email
-
     from plane.economy.compress import levels
 
-    tree = Path(email.__file__).parent
-    done = subprocess.run(
-        ["grep", "-rn", "--include=*.py", "def ", "."], cwd=tree, capture_output=True, text=True
-    )
-    text = done.stdout
+    text = grep_defs()
     result = compress(text, command="grep -rn 'def ' .")
     assert result.compressor == "search"
     shown = kept_lines(result)

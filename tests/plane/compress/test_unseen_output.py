@@ -24,7 +24,14 @@ from plane.economy.compress.context import Compressor, Context
 from plane.economy.compress.markers import MARKER_RE
 from plane.economy.compress.plan import Plan
 from plane.economy.compress.salience import guard, locations
-from tests.plane.compress.helpers import FIXTURES, fixture, kept_lines, round_trips, run
+from tests.plane.compress.helpers import (
+    FIXTURES,
+    fixture,
+    grep_defs,
+    kept_lines,
+    round_trips,
+    run,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 _MATCH = re.compile(r"^(?P<path>[^\s:]+):(?P<line>\d+):")
@@ -78,13 +85,7 @@ def test_a_search_over_a_whole_tree_shows_each_file_once_past_the_budget() -> No
     # `grep -rn 'def '` over a package: dozens of files, each with a few matches. The first
     # files keep four matches each; once 40 are kept, a file's lines are listed in a marker
     # by file and line number, never hidden.
-    import email
-
-    tree = Path(email.__file__).parent
-    done = subprocess.run(
-        ["grep", "-rn", "--include=*.py", "def ", "."], cwd=tree, capture_output=True, text=True
-    )
-    text = done.stdout
+    text = grep_defs()
     result = compress(text, command="grep -rn 'def ' .")
     assert result.compressor == "search"
     shown = kept_lines(result)
