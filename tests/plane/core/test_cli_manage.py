@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from plane.wire.protocol import Usage
-from tests.plane.core.test_cli import answers, one_line, plane_cmd
+from tests.plane.core.test_cli import one_line, plane_cmd
+from tests.support.answering import answers
 from tests.support.fixtures_plane import CONFIG
 
 ROOMY = CONFIG.replace("limitUsd: 1", "limitUsd: 9")
