@@ -23,7 +23,7 @@ import pytest
 from plane.clock import next_midnight
 from plane.db import Database
 from plane.wire.protocol import Usage, Welcome, encode
-from tests.support.answering import answers
+from tests.support.answering import answers, until_it_answers
 from tests.support.cpu import REFUSAL_CPU_S, cpu_limit, out_of_cpu
 from tests.support.fixtures_plane import CONFIG
 
@@ -52,11 +52,7 @@ def daemon(tmp_path, scripted_llm):
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 60
-    while not answers(home):
-        assert process.poll() is None, process.stderr.read()
-        assert time.monotonic() < deadline, "the plane did not start"
-        time.sleep(0.1)
+    until_it_answers(home, process, within=60)
     yield home
     scripted_llm.hang_up()
     process.terminate()
