@@ -23,6 +23,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
+from tests.support.answering import until_it_answers
 from tests.support.fixtures_plane import CONFIG
 
 CHROMIUM = "/usr/bin/chromium"
@@ -72,10 +73,8 @@ def served(tmp_path: Path, scripted_llm) -> Iterator[tuple[Path, str]]:  # type:
     )
     web = None
     try:
+        until_it_answers(home, daemon)
         deadline = time.monotonic() + 30
-        while _plane(home, "status").returncode != 0:
-            assert daemon.poll() is None and time.monotonic() < deadline, "no plane"
-            time.sleep(0.2)
         web = subprocess.Popen(
             [sys.executable, "-m", "plane", "web", "--port", str(_free_port())],
             env=env,

@@ -22,8 +22,8 @@ import pytest
 
 from plane.clock import next_midnight
 from plane.db import Database
-from plane.wire.client import PlaneClient, PlaneError
 from plane.wire.protocol import Usage, Welcome, encode
+from tests.support.answering import answers, until_it_answers
 from tests.support.cpu import REFUSAL_CPU_S, cpu_limit, out_of_cpu
 from tests.support.fixtures_plane import CONFIG
 
@@ -39,21 +39,6 @@ def plane_cmd(home: Path, *args: str, timeout: float = 60) -> subprocess.Complet
     )
 
 
-def answers(home: Path) -> bool:
-    """Whether a plane answers on `home`'s socket (asked from here: a `plane
-    status` process a poll would cost a Python start each time)."""
-
-    async def hello() -> None:
-        client = await PlaneClient.connect(home / "plane.sock")
-        await client.close()
-
-    try:
-        asyncio.run(hello())
-    except (PlaneError, OSError):
-        return False
-    return True
-
-
 @pytest.fixture
 def daemon(tmp_path, scripted_llm):
     home = tmp_path / "home"
@@ -67,11 +52,7 @@ def daemon(tmp_path, scripted_llm):
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 60
-    while not answers(home):
-        assert process.poll() is None, process.stderr.read()
-        assert time.monotonic() < deadline, "the plane did not start"
-        time.sleep(0.1)
+    until_it_answers(home, process, within=60)
     yield home
     scripted_llm.hang_up()
     process.terminate()
@@ -144,9 +125,9 @@ def test_new_agent_and_stop(daemon):
     assert taken.returncode == 1 and "already exists" in taken.stderr
     assert plane_cmd(daemon, "stop").returncode == 0
     deadline = time.monotonic() + 20
-    while plane_cmd(daemon, "status").returncode == 0:
+    while answers(daemon):
         assert time.monotonic() < deadline
-        time.sleep(0.2)
+        time.sleep(0.05)
 
 
 def test_new_takes_the_default_model_and_the_tools_asked_for(daemon, scripted_llm):

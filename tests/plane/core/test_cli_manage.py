@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from plane.wire.protocol import Usage
-from tests.plane.core.test_cli import answers, one_line, plane_cmd
+from tests.plane.core.test_cli import one_line, plane_cmd
+from tests.support.answering import until_it_answers
 from tests.support.fixtures_plane import CONFIG
 
 ROOMY = CONFIG.replace("limitUsd: 1", "limitUsd: 9")
@@ -63,10 +64,7 @@ def serving(home: Path, tmp_path: Path, scripted_llm) -> Iterator[None]:  # type
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 60
-        while not answers(home):
-            assert time.monotonic() < deadline and process.poll() is None
-            time.sleep(0.1)
+        until_it_answers(home, process, within=60)
         yield
     finally:
         process.terminate()

@@ -5,11 +5,12 @@ import json
 import os
 import subprocess
 import sys
-import time
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
+
+from tests.support.answering import until_it_answers
 
 pytestmark = pytest.mark.embedded  # starts the real embedded model itself
 
@@ -38,11 +39,7 @@ def test_hello_from_the_embedded_model(tmp_path):
         text=True,
     )
     try:
-        deadline = time.monotonic() + 120
-        while plane(home, "status").returncode != 0:
-            assert server.poll() is None, server.stderr.read()
-            assert time.monotonic() < deadline
-            time.sleep(0.3)
+        until_it_answers(home, server, within=120)
         sent = plane(home, "send", "demo", "Say hello in five words.", "--wait")
         assert sent.returncode == 0, sent.stderr
         answer, cost_line = sent.stdout.rstrip("\n").rsplit("\n", 1)

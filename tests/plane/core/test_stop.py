@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.answering import until_it_answers
 from tests.support.fixtures_plane import CONFIG
 from tests.support.scripted_llm import Reply, ScriptedLLM
 
@@ -39,14 +40,6 @@ def serve(home: Path, config: Path) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
     )
-
-
-def until_it_answers(home: Path, process: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 30
-    while plane_cmd(home, "status").returncode != 0:
-        assert process.poll() is None, process.stderr.read() if process.stderr else ""
-        assert time.monotonic() < deadline, "the plane did not start"
-        time.sleep(0.1)
 
 
 @pytest.fixture
