@@ -3,6 +3,11 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
+# Compiled bytecode is kept (__pycache__, ignored by git) even where the
+# environment says not to: the suite starts a few hundred Python processes,
+# and each would compile the plane from source again.
+export PYTHONDONTWRITEBYTECODE :=
+
 .PHONY: run test test-fast lint bench snapshots clean
 
 $(BIN)/plane: pyproject.toml
