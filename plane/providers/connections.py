@@ -18,6 +18,7 @@ held open forever.
 
 from __future__ import annotations
 
+import functools
 import ssl
 import time
 from collections import deque
@@ -156,9 +157,16 @@ class _Body:
             self._pool.give_back(self._connection, self._origin)
 
 
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """httpx's default verifying context, made once a process: loading the
+    CA bundle takes ~45 ms, and one context serves every connection."""
+    return httpx.create_ssl_context()
+
+
 def pooled() -> httpx.AsyncHTTPTransport:
     """An httpx transport on `Pool`, verifying TLS as httpx does by default."""
-    context = httpx.create_ssl_context()  # once: each takes tens of milliseconds
+    context = tls_context()
     transport = httpx.AsyncHTTPTransport(verify=context)
     transport._pool = Pool(context)
     return transport
