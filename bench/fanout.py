@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import resource
 import statistics
 import sys
 import tempfile
@@ -92,6 +93,8 @@ async def run(agents: int, subscribers: int, seconds: float, rate: float | None)
             assert reader.stdout is not None
             await reader.stdout.readline()  # ready
         await asyncio.sleep(0.5)  # every subscription taken
+        readers_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        plane_before = time.process_time()
         published = await publish(plane, agents, seconds, rate)
         plane.bus.emit(p.TextDelta(agent="end", turn=0, text="end"))
         results = []
@@ -99,12 +102,19 @@ async def run(agents: int, subscribers: int, seconds: float, rate: float | None)
             assert reader.stdout is not None
             results.append(json.loads(await reader.stdout.readline()))
             await reader.wait()
+        plane_cpu = time.process_time() - plane_before
+        readers_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        readers_cpu = sum(
+            getattr(readers_after, f) - getattr(readers_before, f) for f in ("ru_utime", "ru_stime")
+        )
         plane.stop_event.set()
         await plane.shutdown()
     delays = sorted(d for r in results for d in r["delays"])
     return {
         "published": published,
         "received": min(r["count"] for r in results),
+        "plane_cpu_s": plane_cpu,
+        "readers_cpu_s": readers_cpu,
         "p50_ms": 1000 * statistics.median(delays) if delays else float("nan"),
         "p99_ms": 1000 * delays[int(len(delays) * 0.99)] if delays else float("nan"),
     }
@@ -145,15 +155,19 @@ def main() -> None:
     rate_many = many["received"] / args.seconds
     ratio = rate_many / rate_one
     print(f"fan-out: {args.agents} streaming agents, {args.seconds:g} s a side")
-    print(f"  1 subscriber    {rate_one:10,.0f} events/s delivered")
-    print(f"  {args.subscribers} subscribers  {rate_many:10,.0f} events/s delivered to each")
+    for label, run_ in ((" 1 subscriber  ", one), (f"{args.subscribers} subscribers", many)):
+        rate = run_["received"] / args.seconds
+        print(
+            f"  {label} {rate:10,.0f} events/s delivered to each; CPU s: plane + publisher"
+            f" {run_['plane_cpu_s']:.2f}, readers {run_['readers_cpu_s']:.2f}"
+        )
     met = "met" if ratio >= THROUGHPUT_AIM else "NOT met"
     print(f"  ratio {ratio:.2f}x (aim >= {THROUGHPUT_AIM:.1f}x: {met})")
     met = "met" if paced["p99_ms"] < DELAY_AIM_MS else "NOT met"
     print(
         f"  delay at {args.rate:g} deltas/s per agent, {args.subscribers} subscribers: "
         f"p50 {paced['p50_ms']:.1f} ms, p99 {paced['p99_ms']:.1f} ms "
-        f"(aim p99 < {DELAY_AIM_MS:.0f} ms: {met})"
+        f"= {paced['p99_ms'] / DELAY_AIM_MS:.2f}x of the {DELAY_AIM_MS:.0f} ms aim ({met})"
     )
 
 
