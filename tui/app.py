@@ -11,13 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
-from textual import on
+from textual import events, on
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.timer import Timer
 
 from tui import heap
 from tui.commands import Commands, client_commands
+from tui.keys import types_text
 from tui.link import Address, Backoff, Link, Timeouts
 from tui.memory import Memory
 from tui.messages import PlaneConnected, PlaneEvent, PlaneLost
@@ -27,6 +28,7 @@ from tui.screens.main import MainScreen
 from tui.screens.spend import SpendScreen
 from tui.store import Store
 from tui.widgets.agent_list import AgentList
+from tui.widgets.conversation import ConversationPane
 
 REMEMBER_S = 1.0
 """The agent shown is written down once the selection has rested this long
@@ -73,6 +75,23 @@ class PlaneApp(App[None]):
             self.main_screen.remembered = self.memory.recall(str(address))
         self._to_remember: str | None = None
         self._remembering: Timer | None = None
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            self._typing_starts_a_message(event)
+        await super().on_event(event)
+
+    def _typing_starts_a_message(self, event: events.Key) -> None:
+        """A character typed while the list or the conversation has the
+        focus: the composer takes the focus before the key is routed, so
+        this key and every one after it reach the composer in the order
+        typed. (Passed on by the widget instead, a key could land after keys
+        typed after it, once the focus had moved: "/limi 0.t5".) Where the
+        composer cannot take the focus yet (a tiny screen showing the list),
+        the widget passes the key on itself."""
+        focused = self.focused
+        if isinstance(focused, AgentList | ConversationPane) and types_text(focused, event):
+            self.main_screen.focus_composer()
 
     def on_mount(self) -> None:
         self.push_screen(self.main_screen)

@@ -12,14 +12,20 @@ from textual import events
 from textual.widget import Widget
 
 
-def typed(widget: Widget, event: events.Key) -> str | None:
-    """The character of a printable key that no active binding of
-    `widget`'s screen wants, with the key taken (stopped, its default
-    prevented) so it is typed only where it is passed on; else None."""
+def types_text(widget: Widget, event: events.Key) -> bool:
+    """Whether the key types a character: printable, and wanted by no
+    active binding of `widget`'s screen."""
     if not event.is_printable or event.character is None:
-        return None
+        return False
     bound = widget.screen.active_bindings
-    if any(key in bound for key in event.aliases):
+    return not any(key in bound for key in event.aliases)
+
+
+def typed(widget: Widget, event: events.Key) -> str | None:
+    """The character of a key that `types_text`, with the key taken
+    (stopped, its default prevented) so it is typed only where it is passed
+    on; else None."""
+    if not types_text(widget, event) or event.character is None:
         return None
     event.stop()
     event.prevent_default()

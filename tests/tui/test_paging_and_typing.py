@@ -8,6 +8,7 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
 from textual import events
 from textual.message import Message as TextualMessage
 from textual.widgets import Input
@@ -270,3 +271,26 @@ def test_what_the_client_holds_stays_one_unbroken_stretch() -> None:
     conversation.earlier(newer[:1], reached_start=True)
     assert [m.text for m in conversation.ordered()] == [f"new {i}" for i in range(5)]
     assert conversation.from_start and not conversation.earlier_on_plane
+
+
+@pytest.mark.parametrize("turns", [0, 1, 2, 3, 5, 8])
+async def test_keys_typed_from_the_conversation_reach_the_composer_in_order(turns: int) -> None:
+    """A terminal's keys arrive one by one while the app is busy: however
+    many loop turns fall between two keys, the first one moves the focus and
+    none lands after a key typed after it (once seen in a browser:
+    "/limi 0.t5" for "/limit 0.5")."""
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, snapshot(agent("demo"), agent("scout")))
+        await settle(pilot)
+        app.screen.query_one(ConversationPane).focus()
+        await settle(pilot)
+        text = "/limit 0.5 now"
+        for character in text:
+            key = "space" if character == " " else character
+            app.post_message(events.Key(key, character))
+            for _ in range(turns):
+                await asyncio.sleep(0)
+        composer = app.screen.query_one(Composer)
+        await until(pilot, lambda: len(composer.value) == len(text))
+        assert composer.value == text

@@ -266,6 +266,13 @@ class MainScreen(ManageAgents):
         composer.focus()
         composer.insert_text_at_cursor(event.character)
 
+    def focus_composer(self) -> None:
+        """At once, when it can take the focus: the next key routed goes to it."""
+        composer = self.query_one(Composer)
+        if composer.focusable:
+            self._browse(False)
+            self.set_focus(composer)
+
     @on(AgentList.NewAgentWanted)
     def _new_agent_wanted(self) -> None:
         self.open_new_agent()
