@@ -7,7 +7,7 @@ into tiers (`make test-fast` leaves out the last three):
   or a module that starts one itself and says so with `pytestmark`);
 - `slow`: tests that say so.
 
-`make test` runs the suite on every core (pytest-xdist, `--dist loadgroup`);
+`make test` runs the suite on two workers a core (pytest-xdist, `--dist loadgroup`);
 the embedded-model tests all go to one worker, so the model starts once and
 two copies never fight over the cores.
 """
