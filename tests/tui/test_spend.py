@@ -28,19 +28,22 @@ def shown(app, widget: str) -> str:  # type: ignore[no-untyped-def]
     return str(app.screen.query_one(widget).render())
 
 
+async def spend_then_open_the_charts(plane, app, pilot) -> None:  # type: ignore[no-untyped-def]
+    """demo spends $0.30 in a real turn; then ctrl+g opens its charts."""
+    await until(pilot, lambda: has_row(app, "scout") and app.main_screen.selected == "demo")
+    plane.llm.reply("Spent some.", usage=Usage(input_tokens=300))
+    await type_line(pilot, "spend")
+    await until(pilot, lambda: not plane.crew.workers["demo"].working and plane.llm.pending == 0)
+    await plane.quiet()
+    await pilot.press("ctrl+g")
+    await until(pilot, lambda: isinstance(app.screen, SpendScreen))
+
+
 async def test_ctrl_g_shows_the_selected_agents_spend_and_f_the_fleets(start_plane) -> None:  # type: ignore[no-untyped-def]
     plane = await start_plane()
     app = app_for(plane)
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: has_row(app, "scout") and app.main_screen.selected == "demo")
-        plane.llm.reply("Spent some.", usage=Usage(input_tokens=300))
-        await type_line(pilot, "spend")
-        await until(
-            pilot, lambda: not plane.crew.workers["demo"].working and plane.llm.pending == 0
-        )
-        await plane.quiet()
-        await pilot.press("ctrl+g")
-        await until(pilot, lambda: isinstance(app.screen, SpendScreen))
+        await spend_then_open_the_charts(plane, app, pilot)
         await until(pilot, lambda: shown(app, "#hours-total") == "$0.30 spent")
         assert app.screen.query_one("#panel").border_title == "spend · demo"
         assert shown(app, "#days-total") == "$0.30 spent"
@@ -142,15 +145,7 @@ async def test_the_fleets_days_stack_by_agent_and_b_stacks_them_by_model(start_p
     plane = await start_plane()
     app = app_for(plane)
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: has_row(app, "scout") and app.main_screen.selected == "demo")
-        plane.llm.reply("Spent some.", usage=Usage(input_tokens=300))
-        await type_line(pilot, "spend")
-        await until(
-            pilot, lambda: not plane.crew.workers["demo"].working and plane.llm.pending == 0
-        )
-        await plane.quiet()
-        await pilot.press("ctrl+g")
-        await until(pilot, lambda: isinstance(app.screen, SpendScreen))
+        await spend_then_open_the_charts(plane, app, pilot)
         screen = app.screen
         assert not screen.query_one("#stack").display  # the agent's view: no stack
         await pilot.press("b")  # not the fleet's view: nothing to switch
