@@ -114,7 +114,7 @@ class Pool(httpcore.AsyncConnectionPool):
             self._idle.setdefault(_key(origin), deque()).append((connection, time.monotonic()))
 
     async def aclose(self) -> None:
-        connections = [*self._busy, *(c for stack in self._idle.values() for c, _ in stack)]
+        connections = self.connections
         self._busy.clear()
         self._idle.clear()
         for connection in connections:
