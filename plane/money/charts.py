@@ -86,50 +86,42 @@ def stacked(
     model; the `top` most spent apart (ties by name), the rest summed into
     one series (`folded`: how many). A day with nothing is zero; an agent or
     model that neither spent nor saved is left out."""
+    last = first + timedelta(days=DAYS - 1)
     days = [(first + timedelta(days=n)).isoformat() for n in range(DAYS)]
-    spent: dict[str, dict[str, Decimal]] = {}
-    for row in calls:
-        cost = Decimal(row["cost_usd"])
-        if cost:
-            sums = spent.setdefault(str(row[by]), {})
-            sums[str(row["day"])] = sums.get(str(row["day"]), Decimal(0)) + cost
-    kept: dict[str, dict[str, Decimal]] = {}
-    for row in saved:
-        if row["usd"] is not None and Decimal(row["usd"]):
-            sums = kept.setdefault(str(row[by]), {})
-            sums[str(row["day"])] = sums.get(str(row["day"]), Decimal(0)) + Decimal(row["usd"])
+    calls_of, saved_of = _grouped(calls, by), _grouped(saved, by)
 
-    def total(sums: dict[str, Decimal]) -> Decimal:
-        return sum(sums.values(), Decimal(0))
+    def spent(key: str) -> Decimal:
+        return sum((Decimal(row["cost_usd"]) for row in calls_of.get(key, [])), Decimal(0))
+
+    def kept(key: str) -> Decimal:
+        return sum(_saved_by(saved_of.get(key, []), _day).values(), Decimal(0))
 
     keys = sorted(
-        spent.keys() | kept.keys(),
-        key=lambda k: (-total(spent.get(k, {})), -total(kept.get(k, {})), k),
+        (key for key in calls_of.keys() | saved_of.keys() if spent(key) or kept(key)),
+        key=lambda key: (-spent(key), -kept(key), key),
     )
     apart, rest = keys[:top], keys[top:]
 
     def series(label: str, members: list[str], folded: int = 0) -> SpendSeries:
+        rows = [row for key in members for row in calls_of.get(key, [])]
+        saved_rows = [row for key in members for row in saved_of.get(key, [])]
         return SpendSeries(
             label=label,
             folded=folded,
-            days=[
-                SpendPoint(
-                    label=day,
-                    spent_usd=sum(
-                        (spent.get(k, {}).get(day, Decimal(0)) for k in members), Decimal(0)
-                    ),
-                    saved_usd=sum(
-                        (kept.get(k, {}).get(day, Decimal(0)) for k in members), Decimal(0)
-                    ),
-                )
-                for day in days
-            ],
+            days=_points(days, per_day(rows, first, last), _saved_by(saved_rows, _day)),
         )
 
     layers = [series(key, [key]) for key in apart]
     if rest:
         layers.append(series("others", rest, folded=len(rest)))
     return layers
+
+
+def _grouped(rows: Iterable[Record], by: str) -> dict[str, list[Record]]:
+    groups: dict[str, list[Record]] = {}
+    for row in rows:
+        groups.setdefault(str(row[by]), []).append(row)
+    return groups
 
 
 def _hour(row: Record) -> str:
