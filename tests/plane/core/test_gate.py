@@ -26,6 +26,9 @@ async def spend_to_the_ceiling(plane, turns=5):
     plane.llm.default_reply = Reply("done", usage=TWENTY_CENTS)
     for n in range(turns):
         await plane.turn("demo", f"task {n}")
+    # The worker looks for more work after its turn; until it has, a send
+    # and the worker race to say the held notice (said once either way).
+    await plane.quiet()
 
 
 async def test_each_turn_is_metered_and_says_its_cost(start_plane):
