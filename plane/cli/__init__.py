@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from plane.cli import arguments as arg
@@ -52,7 +51,7 @@ def parser() -> argparse.ArgumentParser:
         "per agent. With no command, opens the TUI (starting the plane if none runs).",
     )
     top.set_defaults(func=daemon.tui)
-    top.add_argument("--version", action="version", version=f"plane {_version()}")
+    top.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     top.add_argument(
         "--tcp",
         dest="remote_tcp",
@@ -178,11 +177,19 @@ def _remote(args: argparse.Namespace) -> connect.Remote | None:
     return connect.Remote(tcp, args.remote_token or os.environ.get("PLANE_TOKEN") or None)
 
 
-def _version() -> str:
-    try:
-        return version("plane")
-    except PackageNotFoundError:
-        return "(not installed)"
+class _Version(argparse.Action):
+    """`--version`, looked up only when asked: reading the installed
+    packages' metadata costs every other command tens of milliseconds."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            found = version("plane")
+        except PackageNotFoundError:
+            found = "(not installed)"
+        print(f"plane {found}")
+        parser.exit()
 
 
 # ── the daemon ─────────────────────────────────────────────────────────────

@@ -23,6 +23,8 @@ through a float.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Annotated, Literal, TypeVar, get_args
@@ -38,7 +40,9 @@ MAX_ID = (1 << 63) - 1
 
 
 class Frame(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Each frame's validator is built when first used, not at import: a
+    # `plane status` process meets three kinds of frame, not all of them.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 # ── shapes shared by frames ─────────────────────────────────────────────────
@@ -610,12 +614,22 @@ ServerFrame = Annotated[Reply | Event, Field(discriminator="type")]
 
 EVENT_TYPES = frozenset(kind.model_fields["type"].default for kind in get_args(Event))
 """The `type` of every event, from the union itself: the one list there is."""
-SERVER_FRAME_TYPES = EVENT_TYPES | {kind.model_fields["type"].default for kind in get_args(Reply)}
+_SERVER_FRAMES: dict[str, type[Frame]] = {
+    kind.model_fields["type"].default: kind for kind in (*get_args(Reply), *get_args(Event))
+}
+SERVER_FRAME_TYPES = frozenset(_SERVER_FRAMES)
 
 T = TypeVar("T")
 
-_requests: TypeAdapter[Request] = TypeAdapter(Request)
-_server_frames: TypeAdapter[ServerFrame] = TypeAdapter(ServerFrame)
+
+@functools.cache
+def _requests() -> TypeAdapter[Request]:
+    return TypeAdapter(Request)
+
+
+@functools.cache
+def _server_frames() -> TypeAdapter[ServerFrame]:
+    return TypeAdapter(ServerFrame)
 
 
 class BadFrame(ValueError):
@@ -642,28 +656,36 @@ def encode(frame: Frame) -> bytes:
 
 
 def decode_request(line: bytes) -> Request:
-    return _decode(_requests, line)
+    return _decode(_requests().validate_json, line)
 
 
 def decode_server_frame(line: bytes) -> ServerFrame:
     """A reply or an event; `UnknownFrame` for one of a type not in this
-    protocol (a newer plane's event), `BadFrame` for anything else unreadable."""
-    try:
-        return _decode(_server_frames, line)
-    except BadFrame as exc:
-        kind = _type_of(line)
-        if exc.code == "bad_frame" and kind is not None and kind not in SERVER_FRAME_TYPES:
-            raise UnknownFrame(kind) from None
-        raise
+    protocol (a newer plane's event), `BadFrame` for anything else unreadable.
+
+    The frame is read by the validator of its own type, so a client builds
+    the validators of the frames it meets, not of every frame there is."""
+    _refuse_too_large(line)
+    kind = _type_of(line)
+    if kind is None:  # not an object with a type: the union says what is wrong
+        return _decode(_server_frames().validate_json, line)
+    frame = _SERVER_FRAMES.get(kind)
+    if frame is None:
+        raise UnknownFrame(kind)
+    return _decode(frame.model_validate_json, line)  # type: ignore[return-value]
 
 
-def _decode(adapter: TypeAdapter[T], line: bytes) -> T:
-    if len(line) > MAX_FRAME_BYTES:
-        raise BadFrame("too_large", f"Frame of {len(line)} bytes is over the 1 MiB limit.")
+def _decode(validate: Callable[[bytes], T], line: bytes) -> T:
+    _refuse_too_large(line)
     try:
-        return adapter.validate_json(line)
+        return validate(line)
     except ValidationError as exc:
         raise BadFrame("bad_frame", _describe(exc), _id_of(line)) from None
+
+
+def _refuse_too_large(line: bytes) -> None:
+    if len(line) > MAX_FRAME_BYTES:
+        raise BadFrame("too_large", f"Frame of {len(line)} bytes is over the 1 MiB limit.")
 
 
 def _describe(exc: ValidationError) -> str:
