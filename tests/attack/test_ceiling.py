@@ -340,6 +340,7 @@ async def assert_refused_everywhere(plane, ceiling: Decimal = Decimal(1)) -> Non
     assert not [t for t in texts if t.startswith(("Spending limit set", "Spending limit removed"))]
 
 
+@pytest.mark.slow
 async def test_no_looser_ask_is_applied(tmp_path):
     llm = RoutedLLM(lambda body: None).start()
     plane = await launch(tmp_path, llm)

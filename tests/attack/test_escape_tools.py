@@ -192,6 +192,7 @@ HOWS = ["returns", "times out", "is cancelled"]
 
 @pytest.mark.parametrize("sandboxed", [True, False], ids=["sandboxed", "unconfined"])
 @pytest.mark.parametrize("how", HOWS)
+@pytest.mark.slow
 async def test_nothing_a_command_starts_outlives_it(home: Path, sandboxed: bool, how: str):
     if sandboxed and sandbox.abi() == 0:
         pytest.skip("this kernel has no Landlock")

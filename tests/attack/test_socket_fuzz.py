@@ -152,6 +152,7 @@ FRAMES = st.fixed_dictionaries(
 
 @FUZZ
 @given(frames=st.lists(FRAMES | JSON, min_size=1, max_size=5))
+@pytest.mark.slow
 async def test_any_json_gets_one_reply_a_line(start_plane, frames):
     plane = await _plane(start_plane)
     conn = await _conn(plane)
@@ -307,6 +308,7 @@ async def test_slow_loris_clients_do_not_block_the_others(start_plane):
     assert (await plane.crew.state("demo")).limit_usd == 3
 
 
+@pytest.mark.slow
 async def test_a_connection_holds_at_most_one_frame_whatever_it_sends(start_plane):
     """20 MiB with no newline, and 3,000 requests whose replies are not read:
     the plane's memory grows by about one frame, not by what was sent."""

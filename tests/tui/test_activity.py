@@ -4,6 +4,8 @@ that answered while another was shown has `*` in its row until it is."""
 
 from __future__ import annotations
 
+import pytest
+
 from plane.wire.protocol import MessageAppended, TextDelta, TurnFinished, TurnStarted, Usage
 from tests.tui.conftest import drawn_row, feed, settle
 from tests.tui.factories import agent, message, snapshot
@@ -18,6 +20,7 @@ def activity(app: PlaneApp) -> str:
     return str(line.render()) if line.has_class("-shown") else ""
 
 
+@pytest.mark.slow
 async def test_a_real_turn_says_thinking_then_the_tool_it_called_then_nothing(
     start_plane,
 ) -> None:  # type: ignore[no-untyped-def]

@@ -4,6 +4,7 @@ and PageDown scroll the conversation from where the operator types."""
 
 from __future__ import annotations
 
+import pytest
 from textual import events
 
 from tests.tui.conftest import feed, settle
@@ -47,6 +48,7 @@ async def test_a_pasted_log_keeps_every_line_on_a_real_plane(start_plane) -> Non
         assert composer(app).value == ""
 
 
+@pytest.mark.slow
 async def test_ctrl_j_starts_a_new_line_and_enter_sends_them_all() -> None:
     app = PlaneApp(None)
     async with app.run_test(size=SIZE) as pilot:
@@ -61,6 +63,7 @@ async def test_ctrl_j_starts_a_new_line_and_enter_sends_them_all() -> None:
         assert composer(app).value == ""
 
 
+@pytest.mark.slow
 async def test_up_and_down_walk_what_was_sent_and_come_back_to_the_draft() -> None:
     app = PlaneApp(None)
     async with app.run_test(size=SIZE) as pilot:
@@ -91,6 +94,7 @@ async def test_up_inside_a_message_of_several_lines_moves_the_cursor_not_the_his
         assert composer(app).value == "sent"
 
 
+@pytest.mark.slow
 async def test_each_agent_keeps_its_own_draft() -> None:
     app = PlaneApp(None)
     async with app.run_test(size=SIZE) as pilot:
@@ -111,6 +115,7 @@ async def test_each_agent_keeps_its_own_draft() -> None:
         assert sent_texts(app) == ["for scout"], "only the shown agent's draft is sent"
 
 
+@pytest.mark.slow
 async def test_page_up_and_down_in_the_composer_scroll_the_conversation() -> None:
     app = PlaneApp(None)
     async with app.run_test(size=SIZE) as pilot:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import pytest
 from textual.widgets import Select, Static
 
 from plane.wire.protocol import AgentUpdated, Usage
@@ -35,6 +36,7 @@ async def open_form(app: PlaneApp, pilot) -> None:  # type: ignore[no-untyped-de
     await until(pilot, lambda: isinstance(app.screen, NewAgentScreen))
 
 
+@pytest.mark.slow
 async def test_the_form_says_the_ceiling_a_new_agent_starts_with(start_plane) -> None:  # type: ignore[no-untyped-def]
     plane = await start_plane()
     app = app_for(plane)
@@ -85,6 +87,7 @@ async def test_a_plane_that_does_not_say_its_defaults_gets_the_general_line() ->
         assert form_model(app) == "smollm2-135m"  # the first offered, as before
 
 
+@pytest.mark.slow
 async def test_a_held_agent_says_when_it_resumes_and_stops_once_freed(start_plane) -> None:  # type: ignore[no-untyped-def]
     plane = await start_plane()
     plane.llm.default_reply = Reply("done", usage=TWENTY_CENTS)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import pytest
+
 from plane.wire import protocol as p
 from tests.tui.conftest import feed, settle
 from tests.tui.factories import agent, snapshot
@@ -60,6 +62,7 @@ def test_the_fleet_line_counts_by_state_and_sums_the_day() -> None:
     assert calm.text() == "2 agents · $0.00 today", "a count of zero says nothing"
 
 
+@pytest.mark.slow
 async def test_the_fleet_line_is_on_screen_and_follows_the_plane() -> None:
     app = PlaneApp(None)
     async with app.run_test(size=SIZE) as pilot:
@@ -72,6 +75,7 @@ async def test_the_fleet_line_is_on_screen_and_follows_the_plane() -> None:
         assert fleet_text(app) == "55 agents · 3 working · 1 amber · 3 held · $1.15 today"
 
 
+@pytest.mark.slow
 async def test_held_and_amber_rows_come_first_and_stay_in_sight_at_the_bottom() -> None:
     app = PlaneApp(None)
     async with app.run_test(size=SIZE) as pilot:
@@ -93,6 +97,7 @@ async def test_held_and_amber_rows_come_first_and_stay_in_sight_at_the_bottom() 
         assert on_screen(app)[:6] == agents.names[:6], "back at the top, nothing hidden"
 
 
+@pytest.mark.slow
 async def test_slash_filters_by_a_piece_of_the_name_and_esc_clears_it() -> None:
     app = PlaneApp(None)
     async with app.run_test(size=SIZE) as pilot:
@@ -116,6 +121,7 @@ async def test_slash_filters_by_a_piece_of_the_name_and_esc_clears_it() -> None:
         assert app.main_screen.selected == "worker-1", "clearing keeps the selection"
 
 
+@pytest.mark.slow
 async def test_f_steps_through_the_states_and_s_through_the_sorts() -> None:
     app = PlaneApp(None)
     async with app.run_test(size=SIZE) as pilot:
@@ -152,6 +158,7 @@ async def test_f_steps_through_the_states_and_s_through_the_sorts() -> None:
         assert agents.names[4] == "agent-00" and agents.border_title == "agents"
 
 
+@pytest.mark.slow
 async def test_a_row_that_turns_amber_moves_up_into_sight() -> None:
     from plane.wire.protocol import AgentUpdated
 
@@ -164,6 +171,7 @@ async def test_a_row_that_turns_amber_moves_up_into_sight() -> None:
         assert "agent-46" in agents.names[:5] and "agent-46" in on_screen(app)
 
 
+@pytest.mark.slow
 async def test_the_fleet_line_says_the_fleets_ceiling_and_follows_limit_fleet() -> None:
     """Several planes on one store share a fleet ceiling (`/limit fleet`):
     the line says it beside the day's spend, and a change reaches every

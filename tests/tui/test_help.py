@@ -4,6 +4,7 @@ the form)."""
 
 from __future__ import annotations
 
+import pytest
 from textual.command import CommandPalette
 
 from tests.tui.conftest import feed, settle
@@ -48,6 +49,7 @@ async def test_f1_from_the_composer_shows_the_keys_and_every_glyph_and_esc_close
         assert app.screen.query_one(Composer).value == "", "F1 and Esc typed nothing"
 
 
+@pytest.mark.slow
 async def test_question_mark_is_help_in_the_list_and_text_in_the_composer() -> None:
     app = PlaneApp(None)
     async with app.run_test(size=SIZE) as pilot:
@@ -64,6 +66,7 @@ async def test_question_mark_is_help_in_the_list_and_text_in_the_composer() -> N
         assert isinstance(app.screen, MainScreen)
 
 
+@pytest.mark.slow
 async def test_f1_works_over_the_form_and_esc_closes_each_panel_in_turn() -> None:
     app = PlaneApp(None)
     async with app.run_test(size=SIZE) as pilot:
@@ -88,6 +91,7 @@ async def test_f1_works_over_the_form_and_esc_closes_each_panel_in_turn() -> Non
         assert isinstance(app.screen, MainScreen)
 
 
+@pytest.mark.slow
 async def test_esc_closes_textuals_keys_panel() -> None:
     app = PlaneApp(None)
     async with app.run_test(size=SIZE) as pilot:
@@ -100,6 +104,7 @@ async def test_esc_closes_textuals_keys_panel() -> None:
         assert not app.screen.query("HelpPanel")
 
 
+@pytest.mark.slow
 async def test_slash_help_points_at_the_keys() -> None:
     app = PlaneApp(None)
     async with app.run_test(size=SIZE) as pilot:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from plane.wire.protocol import MessageAppended
 from tests.tui.conftest import feed, settle
 from tests.tui.factories import agent, message, snapshot
@@ -30,6 +32,7 @@ async def widths(size: tuple[int, int]) -> tuple[int, int, bool]:
         return agents.size.width, pane.size.width, agents.display and agents.size.width > 0
 
 
+@pytest.mark.slow
 async def test_the_list_keeps_28_columns_when_wide_and_shrinks_below_80() -> None:
     assert (await widths((120, 30)))[0] == 28
     side, pane, shown = await widths((79, 30))
@@ -38,6 +41,7 @@ async def test_the_list_keeps_28_columns_when_wide_and_shrinks_below_80() -> Non
     assert not shown and pane >= 50 - 4, "below 60 the conversation gets the width"
 
 
+@pytest.mark.slow
 async def test_on_a_tiny_screen_ctrl_l_shows_the_list_and_choosing_brings_back_the_talk() -> None:
     app = PlaneApp(None)
     async with app.run_test(size=(50, 24)) as pilot:

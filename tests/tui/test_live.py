@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import timedelta
 
+import pytest
+
 from plane.wire.protocol import Usage
 from tests.tui.conftest import drawn_row, row_classes, settle
 from tui.app import PlaneApp
@@ -60,6 +62,7 @@ async def type_line(pilot, text: str) -> None:  # type: ignore[no-untyped-def]
     await pilot.press(*text, "enter")
 
 
+@pytest.mark.slow
 async def test_rows_no_figure_at_zero_amber_at_80_red_at_100_and_the_title(
     start_plane, scripted_llm
 ) -> None:  # type: ignore[no-untyped-def]
@@ -99,6 +102,7 @@ async def test_rows_no_figure_at_zero_amber_at_80_red_at_100_and_the_title(
         assert held[0].message.text == "are you there?" and held[0].has_class("-held")
 
 
+@pytest.mark.slow
 async def test_limit_shows_both_halves_in_the_pane(start_plane) -> None:  # type: ignore[no-untyped-def]
     plane = await start_plane()
     app = app_for(plane)
@@ -122,6 +126,7 @@ async def test_limit_shows_both_halves_in_the_pane(start_plane) -> None:  # type
         await until(pilot, lambda: title(app).endswith("$0.00 today, no limit"))
 
 
+@pytest.mark.slow
 async def test_creating_an_agent_from_the_keyboard_adds_a_row_with_the_default_ceiling(
     start_plane,
 ) -> None:  # type: ignore[no-untyped-def]
@@ -160,6 +165,7 @@ async def test_creating_an_agent_from_the_keyboard_adds_a_row_with_the_default_c
         await until(pilot, lambda: has_row(app, "helper"))
 
 
+@pytest.mark.slow
 async def test_the_plane_restarting_is_survived(start_plane, scripted_llm) -> None:  # type: ignore[no-untyped-def]
     plane = await start_plane()
     app = app_for(plane)
@@ -183,6 +189,7 @@ async def test_the_plane_restarting_is_survived(start_plane, scripted_llm) -> No
         await until(pilot, lambda: row_text(app, "demo").endswith("$0.10"))
 
 
+@pytest.mark.slow
 async def test_the_day_rolling_over_clears_every_figure(start_plane, scripted_llm) -> None:  # type: ignore[no-untyped-def]
     plane = await start_plane()
     app = app_for(plane)
@@ -196,6 +203,7 @@ async def test_the_day_rolling_over_clears_every_figure(start_plane, scripted_ll
         assert title(app) == "demo · scripted-model · $0.00 of $1.00 today"
 
 
+@pytest.mark.slow
 async def test_arrows_and_the_mouse_select_agents_on_a_real_plane(start_plane) -> None:  # type: ignore[no-untyped-def]
     plane = await start_plane()
     app = app_for(plane)
@@ -229,6 +237,7 @@ async def test_tcp_with_the_token_connects_and_a_wrong_token_is_shown(
         assert not app.store.agents
 
 
+@pytest.mark.slow
 async def test_an_answer_streams_into_the_pane_before_it_is_whole(
     start_plane, scripted_llm
 ) -> None:  # type: ignore[no-untyped-def]
@@ -255,6 +264,7 @@ async def test_an_answer_streams_into_the_pane_before_it_is_whole(
         assert ("agent", "A long answer, streamed") not in pane_lines(app)  # not whole yet
 
 
+@pytest.mark.slow
 async def test_new_from_the_tui_starts_a_new_model_session_as_the_readme_says(
     start_plane, scripted_llm
 ) -> None:  # type: ignore[no-untyped-def]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from decimal import Decimal
 
+import pytest
 from textual.widgets import Input, Select, TextArea
 
 from plane.wire import protocol as p
@@ -74,6 +75,7 @@ async def test_p_pauses_and_resumes_and_the_row_and_title_say_so(start_plane) ->
         assert not plane.crew.workers["demo"].spec.paused
 
 
+@pytest.mark.slow
 async def test_d_asks_first_and_deletes_only_on_yes(start_plane) -> None:  # type: ignore[no-untyped-def]
     plane = await start_plane()
     await made(plane)
@@ -107,6 +109,7 @@ async def test_deleting_a_file_agent_shows_the_planes_refusal(start_plane) -> No
         assert "demo" in plane.crew.workers
 
 
+@pytest.mark.slow
 async def test_r_renames_and_the_row_follows(start_plane) -> None:  # type: ignore[no-untyped-def]
     plane = await start_plane()
     await made(plane)
@@ -132,6 +135,7 @@ async def test_r_renames_and_the_row_follows(start_plane) -> None:  # type: igno
         )
 
 
+@pytest.mark.slow
 async def test_e_edits_what_changed_and_a_bad_value_changes_nothing(start_plane) -> None:  # type: ignore[no-untyped-def]
     plane = await start_plane()
     await made(plane)
@@ -190,10 +194,12 @@ async def interrupted_from_the_composer(start_plane, key: str) -> None:  # type:
         assert (cut.status, cut.estimated) == ("interrupted", True)
 
 
+@pytest.mark.slow
 async def test_escape_in_the_composer_interrupts_the_running_turn(start_plane) -> None:  # type: ignore[no-untyped-def]
     await interrupted_from_the_composer(start_plane, "escape")
 
 
+@pytest.mark.slow
 async def test_ctrl_c_in_the_composer_interrupts_the_running_turn(start_plane) -> None:  # type: ignore[no-untyped-def]
     await interrupted_from_the_composer(start_plane, "ctrl+c")
 

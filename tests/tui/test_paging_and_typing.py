@@ -51,6 +51,7 @@ def earlier_line(app: PlaneApp) -> str | None:
     return str(offers.first().render()) if offers else None
 
 
+@pytest.mark.slow
 async def test_scrolling_back_pages_in_older_messages_and_keeps_the_view(start_plane) -> None:  # type: ignore[no-untyped-def]
     plane = await start_plane()
     await fill(plane)
@@ -85,6 +86,7 @@ async def test_scrolling_back_pages_in_older_messages_and_keeps_the_view(start_p
         assert app.store.conversation("demo").from_start
 
 
+@pytest.mark.slow
 async def test_clicking_the_offer_fetches_the_page_before(start_plane) -> None:  # type: ignore[no-untyped-def]
     plane = await start_plane()
     await fill(plane, HISTORY + 3)
@@ -160,6 +162,7 @@ async def test_a_short_conversation_offers_nothing_earlier(start_plane) -> None:
         assert shown(app) == [f"m{n}" for n in range(5)]
 
 
+@pytest.mark.slow
 async def test_typing_in_the_agent_list_starts_a_message(start_plane) -> None:  # type: ignore[no-untyped-def]
     plane = await start_plane()
     app = app_for(plane)
@@ -178,6 +181,7 @@ async def test_typing_in_the_agent_list_starts_a_message(start_plane) -> None:  
         assert app.main_screen.selected == "scout"
 
 
+@pytest.mark.slow
 async def test_typing_in_the_conversation_starts_a_message_and_its_keys_still_scroll(
     start_plane,
 ) -> None:  # type: ignore[no-untyped-def]
@@ -209,6 +213,7 @@ async def test_typing_in_the_conversation_starts_a_message_and_its_keys_still_sc
         assert ("operator", "Hi there") in [(m.kind, m.text) for m in stored]
 
 
+@pytest.mark.slow
 async def test_keys_the_list_binds_keep_their_meaning() -> None:
     app = PlaneApp(None)
     async with app.run_test(size=SIZE) as pilot:
@@ -226,6 +231,7 @@ async def test_keys_the_list_binds_keep_their_meaning() -> None:
         assert app.screen.query_one(Composer).value == "x"
 
 
+@pytest.mark.slow
 async def test_without_a_plane_the_wheel_and_page_up_lay_out_what_is_held() -> None:
     """Offline, what the client holds is all there is: no offer to fetch more."""
     app = PlaneApp(None)

@@ -16,6 +16,7 @@ from tui.widgets.agent_list import AgentList
 SIZE = (100, 30)
 
 
+@pytest.mark.slow
 async def test_the_palette_goes_to_an_agent() -> None:
     app = PlaneApp(None)
     async with app.run_test(size=SIZE) as pilot:
@@ -30,6 +31,7 @@ async def test_the_palette_goes_to_an_agent() -> None:
         assert app.screen.query_one(AgentList).selected == "scout"
 
 
+@pytest.mark.slow
 async def test_the_palette_fills_in_a_slash_command() -> None:
     app = PlaneApp(None)
     async with app.run_test(size=SIZE) as pilot:

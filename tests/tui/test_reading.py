@@ -3,6 +3,8 @@ message folds behind `20,000 characters · Enter to expand`."""
 
 from __future__ import annotations
 
+import pytest
+
 from plane.wire.protocol import MessageAppended, Usage
 from tests.tui.conftest import feed, settle
 from tests.tui.factories import agent, message, snapshot
@@ -18,6 +20,7 @@ def line_of(app: PlaneApp, kind: str) -> MessageLine | None:
     return lines[-1] if lines else None
 
 
+@pytest.mark.slow
 async def test_a_real_tool_line_opens_to_the_whole_result(start_plane) -> None:  # type: ignore[no-untyped-def]
     plane = await start_plane()
     plane.llm.reply(
@@ -45,6 +48,7 @@ async def test_a_real_tool_line_opens_to_the_whole_result(start_plane) -> None: 
         assert tool.plain() == folded
 
 
+@pytest.mark.slow
 async def test_a_long_message_folds_and_enter_on_it_expands_it() -> None:
     app = PlaneApp(None)
     text = "\n".join(f"log line {n:05} " + "x" * 60 for n in range(270))  # ~20,000 characters

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 from textual.message import Message
 
 from plane.wire.protocol import AgentUpdated, MessageAppended, TextDelta, TurnFinished, Usage
@@ -149,6 +150,7 @@ async def test_alt_arrows_in_the_composer_move_between_agents_and_plain_arrows_d
         assert isinstance(app.focused, Composer)
 
 
+@pytest.mark.slow
 async def test_tab_reaches_the_rows_and_enter_on_new_agent_opens_the_form() -> None:
     posted: list[Message] = []
     app = PlaneApp(None)
@@ -328,6 +330,7 @@ async def test_sending_without_a_plane_says_so_in_the_pane() -> None:
         assert notes == ["Not sent (no connection to the plane): hello"]
 
 
+@pytest.mark.slow
 async def test_tab_moves_between_the_input_the_rows_and_the_conversation() -> None:
     app = PlaneApp(None)
     async with app.run_test(size=SIZE) as pilot:
@@ -343,6 +346,7 @@ async def test_tab_moves_between_the_input_the_rows_and_the_conversation() -> No
         assert app.screen.query_one(AgentList).selected == "scout"
 
 
+@pytest.mark.slow
 async def test_a_long_history_lays_out_the_newest_and_offers_the_rest() -> None:
     from tui.widgets.conversation import WINDOW
 

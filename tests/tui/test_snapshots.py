@@ -6,6 +6,8 @@ changes only when the drawing does. Update with `pytest --snapshot-update`.
 
 from __future__ import annotations
 
+import pytest
+
 from tests.tui.conftest import feed, settle
 from tests.tui.scenes import burner_conversation, demo_conversation, fleet
 from tui.app import PlaneApp
@@ -49,6 +51,7 @@ def test_held_agent(snap_compare) -> None:  # type: ignore[no-untyped-def]
     assert snap_compare(offline_app(), terminal_size=SIZE, run_before=held)
 
 
+@pytest.mark.slow
 def test_new_agent_form(snap_compare) -> None:  # type: ignore[no-untyped-def]
     async def form(pilot) -> None:  # type: ignore[no-untyped-def]
         await demo(pilot)

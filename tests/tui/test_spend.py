@@ -6,6 +6,8 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal
 
+import pytest
+
 from plane.wire.protocol import (
     SpendHistory,
     SpendPoint,
@@ -39,6 +41,7 @@ async def spend_then_open_the_charts(plane, app, pilot) -> None:  # type: ignore
     await until(pilot, lambda: isinstance(app.screen, SpendScreen))
 
 
+@pytest.mark.slow
 async def test_ctrl_g_shows_the_selected_agents_spend_and_f_the_fleets(start_plane) -> None:  # type: ignore[no-untyped-def]
     plane = await start_plane()
     app = app_for(plane)
@@ -141,6 +144,7 @@ def test_spend_charts_light_theme(snap_compare) -> None:  # type: ignore[no-unty
     assert snap_compare(offline_app(), terminal_size=SIZE, run_before=in_light(_open_charts))
 
 
+@pytest.mark.slow
 async def test_the_fleets_days_stack_by_agent_and_b_stacks_them_by_model(start_plane) -> None:  # type: ignore[no-untyped-def]
     plane = await start_plane()
     app = app_for(plane)
@@ -229,10 +233,12 @@ async def _open_stack(pilot) -> None:  # type: ignore[no-untyped-def]
     await settle(pilot, 6)
 
 
+@pytest.mark.slow
 def test_spend_stacked_by_agent(snap_compare) -> None:  # type: ignore[no-untyped-def]
     assert snap_compare(offline_app(), terminal_size=SIZE, run_before=_open_stack)
 
 
+@pytest.mark.slow
 def test_spend_stacked_by_agent_light_theme(snap_compare) -> None:  # type: ignore[no-untyped-def]
     assert snap_compare(offline_app(), terminal_size=SIZE, run_before=in_light(_open_stack))
 

@@ -6,6 +6,7 @@ a dollar that say which side of the ceiling they are on."""
 
 from __future__ import annotations
 
+import pytest
 from textual import events
 from textual.widgets import Select
 
@@ -23,6 +24,7 @@ def tools_field(app: PlaneApp) -> object:
     return app.screen.query_one("#tools", Select).value
 
 
+@pytest.mark.slow
 async def test_the_form_offers_tools_that_suit_the_model_and_creates_with_the_pick(
     start_plane,
 ) -> None:  # type: ignore[no-untyped-def]

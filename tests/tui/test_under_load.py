@@ -34,6 +34,7 @@ async def on_list(pilot, app: PlaneApp) -> AgentList:  # type: ignore[no-untyped
     return app.main_screen.query_one(AgentList)
 
 
+@pytest.mark.slow
 async def test_an_arrow_key_redraws_the_two_rows_it_moves_between(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -55,6 +56,7 @@ async def test_an_arrow_key_redraws_the_two_rows_it_moves_between(
         assert rows.size.height > 20  # the whole list was there to be drawn again
 
 
+@pytest.mark.slow
 async def test_moving_between_agents_with_the_same_keys_leaves_the_footer_alone() -> None:
     app = thirty()
     async with app.run_test(size=SIZE) as pilot:
@@ -69,6 +71,7 @@ async def test_moving_between_agents_with_the_same_keys_leaves_the_footer_alone(
         assert told == [], "the footer rebuilds itself whole each time it is told"
 
 
+@pytest.mark.slow
 async def test_moving_between_agents_with_no_drafts_sets_no_composer_text(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -89,6 +92,7 @@ async def test_moving_between_agents_with_no_drafts_sets_no_composer_text(
         assert loads == []
 
 
+@pytest.mark.slow
 async def test_a_draft_still_follows_its_agent_and_undo_stays_with_it() -> None:
     app = thirty()
     async with app.run_test(size=SIZE) as pilot:
@@ -110,6 +114,7 @@ async def test_a_draft_still_follows_its_agent_and_undo_stays_with_it() -> None:
         assert composer.value == "yo"
 
 
+@pytest.mark.slow
 async def test_the_agent_shown_is_written_down_once_the_selection_rests(
     start_plane,  # type: ignore[no-untyped-def]
     monkeypatch: pytest.MonkeyPatch,

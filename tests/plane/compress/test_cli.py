@@ -143,6 +143,7 @@ def test_compressing_python_loads_no_brace_language_compressor(tmp_path: Path) -
     assert "plane.economy.compress.formats.source_braces" not in loaded
 
 
+@pytest.mark.slow
 def test_plane_compress_forms_agree_and_a_mistake_is_still_a_usage_error(tmp_path: Path) -> None:
     original = (HERE / "make.txt").read_bytes()
     spaced = entry(tmp_path, "compress", "--command", "make", stdin=original)

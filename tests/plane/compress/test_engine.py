@@ -114,6 +114,7 @@ def test_a_result_that_is_not_smaller_is_dropped() -> None:
     assert result.text == text and result.refs == {}
 
 
+@pytest.mark.slow
 def test_same_input_same_bytes_in_two_fresh_processes() -> None:
     script = (
         "import hashlib, json, sys\n"

@@ -59,6 +59,7 @@ def daemon(tmp_path, scripted_llm):
     process.wait(timeout=20)
 
 
+@pytest.mark.slow
 def test_send_status_and_ledger(daemon, scripted_llm):
     scripted_llm.reply("Hello from the model.", usage=Usage(input_tokens=100, output_tokens=10))
     sent = plane_cmd(daemon, "send", "demo", "hello", "--wait")
@@ -78,6 +79,7 @@ def test_send_status_and_ledger(daemon, scripted_llm):
     assert csv[0].startswith("id,agent,day,at,provider,model") and len(csv) == 2
 
 
+@pytest.mark.slow
 def test_status_says_what_a_new_agent_gets_and_when_a_held_agent_resumes(daemon, scripted_llm):
     scripted_llm.reply("Done.", usage=Usage(input_tokens=100, output_tokens=10))
     assert plane_cmd(daemon, "send", "demo", "work", "--wait").returncode == 0
@@ -102,6 +104,7 @@ def test_status_says_what_a_new_agent_gets_and_when_a_held_agent_resumes(daemon,
     assert scout == "  scout  idle     scripted-model  $0.00 of $1.00"
 
 
+@pytest.mark.slow
 def test_limit_from_the_command_line(daemon):
     lines = {}
     for typed in ("/limit", "/limit 5", "/limit off", "/limit abc"):
@@ -118,6 +121,7 @@ def test_limit_from_the_command_line(daemon):
     assert next(a for a in status["agents"] if a["name"] == "demo")["limit_usd"] is None
 
 
+@pytest.mark.slow
 def test_new_agent_and_stop(daemon):
     created = plane_cmd(daemon, "new", "helper", "--model", "other-model", "--role", "be brief")
     assert created.stdout.strip() == "Created helper on other-model, $1.00 a day, every tool."
@@ -130,6 +134,7 @@ def test_new_agent_and_stop(daemon):
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_new_takes_the_default_model_and_the_tools_asked_for(daemon, scripted_llm):
     plain = plane_cmd(daemon, "new", "poet")  # defaults.model, and what suits it
     assert plain.stdout.strip() == "Created poet on scripted-model, $1.00 a day, every tool."
@@ -333,6 +338,7 @@ def test_a_plane_that_hangs_up_is_one_line(tmp_path, behaviour, args):
     assert one_line(result).startswith("plane: ")
 
 
+@pytest.mark.slow
 def test_send_wait_that_times_out_says_so_in_one_line(daemon, scripted_llm):
     scripted_llm.reply("Too late.", delay_s=60)
     started = time.monotonic()
@@ -345,6 +351,7 @@ def test_send_wait_that_times_out_says_so_in_one_line(daemon, scripted_llm):
 
 
 @pytest.mark.parametrize("args", [["ledger", "--csv"], ["ledger", "--json"], ["status", "--json"]])
+@pytest.mark.slow
 def test_output_into_a_closed_pipe_ends_quietly(daemon, scripted_llm, args):
     scripted_llm.reply("Hi.", usage=Usage(input_tokens=100, output_tokens=10))
     assert plane_cmd(daemon, "send", "demo", "hello", "--wait").returncode == 0

@@ -76,6 +76,7 @@ def ok(result: subprocess.CompletedProcess[str]) -> list[str]:
     return result.stdout.splitlines()
 
 
+@pytest.mark.slow
 def test_pause_edit_rename_show_log_and_delete(daemon):
     home, _ = daemon
     ok(plane_cmd(home, "new", "poet", "--model", "scripted-model", "--role", "writes verse"))
@@ -128,6 +129,7 @@ def test_pause_edit_rename_show_log_and_delete(daemon):
     assert one_line(never) == "plane: No agent named 'nobody'. `plane status` lists them."
 
 
+@pytest.mark.slow
 def test_interrupt_from_the_command_line(daemon, scripted_llm):
     home, _ = daemon
     scripted_llm.stall("Half an ans", seconds=30)
@@ -146,6 +148,7 @@ def test_interrupt_from_the_command_line(daemon, scripted_llm):
     assert one_line(idle) == "plane: demo is not taking a turn: there is nothing to interrupt."
 
 
+@pytest.mark.slow
 def test_every_client_command_over_tcp(daemon, scripted_llm):
     home, port = daemon
     token = (home / "token").read_text().strip()
@@ -165,6 +168,7 @@ def test_every_client_command_over_tcp(daemon, scripted_llm):
     )
 
 
+@pytest.mark.slow
 def test_the_ledger_is_read_without_a_plane(tmp_path, scripted_llm):
     home = tmp_path / "home"
     nothing = plane_cmd(home, "ledger")
@@ -182,6 +186,7 @@ def test_the_ledger_is_read_without_a_plane(tmp_path, scripted_llm):
     assert (home / "plane.db").read_bytes() == before, "read-only: nothing written"
 
 
+@pytest.mark.slow
 def test_the_ledger_read_without_a_plane_has_every_count(tmp_path, scripted_llm):
     """Offline, a call reads as the plane itself reads it: the 1-hour cache
     writes too (the offline reader once had its own copy, without them)."""

@@ -12,6 +12,8 @@ import sys
 import time
 from decimal import Decimal
 
+import pytest
+
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
 from tests.support.answering import until_it_answers
@@ -55,6 +57,7 @@ def statuses(home):
         db.close()
 
 
+@pytest.mark.slow
 def test_a_plane_killed_mid_call_keeps_the_estimate_and_the_message(tmp_path, scripted_llm):
     home, config = tmp_path / "home", tmp_path / "agents.yaml"
     # A ceiling well above the pending estimate (prompt + 512 output tokens).

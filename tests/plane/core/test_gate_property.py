@@ -9,6 +9,7 @@ from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -41,6 +42,7 @@ def usage_costing(cents_: int) -> Usage:
 @example(AT_THE_CEILING)
 @example(OVERNIGHT)
 @example([("limit", "scout", 20), ("turn", "scout", 30), ("turn", "scout", 30)])
+@pytest.mark.slow
 def test_no_day_exceeds_its_ceiling_by_more_than_one_turn(sequence):
     with ScriptedLLM() as llm, tempfile.TemporaryDirectory() as root:
         asyncio.run(_run(sequence, llm, Path(root)))

@@ -136,6 +136,7 @@ def conversation(home):
         ).fetchall()
 
 
+@pytest.mark.slow
 def test_a_turn_cut_by_sigkill_is_answered_after_the_restart(tmp_path, scripted_llm):
     home, config = tmp_path / "home", tmp_path / "agents.yaml"
     config.write_text(ROOMY.replace("{base_url}", scripted_llm.base_url))

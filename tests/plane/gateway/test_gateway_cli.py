@@ -33,6 +33,7 @@ def config(tmp_path: Path, llm: ScriptedLLM) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_serve_with_http_meters_a_call_made_with_a_key_from_plane_key(
     tmp_path: Path, scripted_llm: ScriptedLLM
 ) -> None:
