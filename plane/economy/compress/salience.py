@@ -26,7 +26,7 @@ from plane.economy.compress.levels import ERROR_LINE_RE, error_lines, reports_le
 from plane.economy.compress.locations import EXT as _EXT
 from plane.economy.compress.locations import PAGE_LINE, locations
 from plane.economy.compress.patterns import lazy
-from plane.economy.compress.plan import Fold, Inline, Plan, split_folds
+from plane.economy.compress.plan import Fold, Inline, Plan, default_label, split_folds
 
 # What a warning or an error is about, quoted as a name (`'cgi' is deprecated`, gcc's
 # `unused variable ‘n’`): one word between single quotes, not a quoted phrase, nor the
@@ -88,8 +88,12 @@ def guard(plan: Plan) -> Plan:
     dropped: list[Fold] = []
     needs: dict[int, list[str]] = {}
     for fold in folds:
+        listed = fold.kind in LISTS_LOCATIONS
         for i in _candidates(plan, fold, flagged):
-            missing = [w for w in sorted(_wanted(lines[i], flagged[i])) if not visible.shows({w})]
+            wanted = _wanted(lines[i], flagged[i])
+            if listed:
+                wanted = _not_listed(lines[i], wanted, fold.kind)
+            missing = [w for w in sorted(wanted) if not visible.shows({w})]
             if not missing:
                 continue
             if fold.atomic:
@@ -120,6 +124,15 @@ def _wanted(line: str, flagged: bool) -> set[str]:
         wanted.update(IDENT_RE.findall(line))
         wanted.update(subjects(line))
     return wanted
+
+
+def _not_listed(line: str, wanted: set[str], kind: str) -> set[str]:
+    """What a folded line wants shown beyond what its marker lists, in a fold whose marker
+    lists locations (`… 9 more matches at app.py:12,40`): the line's own location, and the
+    names inside it, are shown by the marker, so an error line of a search is reopened only
+    for the names of its text (a file its text mentions is not listed: still wanted)."""
+    head, _ = default_label(kind, [line])
+    return {w for w in wanted if w not in head}
 
 
 OWNERS_WEIGHED = 64  # lines compared when choosing which one shows a detail
