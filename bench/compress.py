@@ -4,11 +4,17 @@
 
 Every figure is measured in this run: nothing is hard-coded. For each sample
 of a corpus (manifest.jsonl: id, category, path, command) it compresses the
-output in-process (timed, median of 3), expands it back through a real
-RefStore, compresses it again in two fresh processes to check determinism,
-counts salient tokens still visible (see compress_metrics), and runs Headroom
-(headroom-ai, its defaults, in its own venv under bench/.venv-headroom,
-installed on first use) on the same samples for the side-by-side.
+output in-process, expands it back through a real RefStore, compresses it
+again in two fresh processes to check determinism, counts salient tokens
+still visible (see compress_metrics), and runs Headroom (headroom-ai, its
+defaults, in its own venv under bench/.venv-headroom, installed on first use)
+on the same samples for the side-by-side.
+
+Speed is timed interleaved, so that the machine's load falls on both sides
+alike: each sample is compressed by the engine, then by Headroom, three times
+over, and each side's median of the three is its time. Headroom keeps a cache
+of what it compressed, so each of its three timings is by its own worker
+process, each seeing each sample once (as a single pass over the corpus does).
 
 Two corpora, side by side: dev (shared/corpus/dev, what the engine was tuned
 on) and held-out (bench/.holdout, made on this machine by bench/holdout.py,
@@ -23,6 +29,7 @@ import argparse
 import hashlib
 import json
 import logging
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -106,7 +113,13 @@ class _Errors(logging.Handler):
         self.count += 1
 
 
-def run_ours(samples: list[Sample], store: RefStore) -> dict[str, Outcome]:
+REPEATS = 3
+
+
+def run_ours(
+    samples: list[Sample], store: RefStore, headroom: Headroom | None = None
+) -> dict[str, Outcome]:
+    """The engine's outcome of each sample; with `headroom`, Headroom's timed between ours."""
     outcomes = {}
     errors = _Errors()
     engine_log = logging.getLogger("plane.economy.compress")
@@ -117,14 +130,19 @@ def run_ours(samples: list[Sample], store: RefStore) -> dict[str, Outcome]:
         result = None
         crashed = False
         errors.count = 0
-        for _ in range(3):
+        for n in range(REPEATS):
             start = time.perf_counter()
             try:
                 result = compress(s.text, command=s.command or None)
             except Exception:
                 crashed = True
-                break
             times.append((time.perf_counter() - start) * 1000)
+            if headroom is not None:
+                headroom.time(n, s)
+            if crashed:
+                break
+        if headroom is not None:
+            headroom.done(s)
         crashed = crashed or errors.count > 0
         if crashed or result is None:
             outcomes[s.id] = Outcome(s.text, 0.0, crashed=True, round_trip_ok=False)
@@ -138,7 +156,7 @@ def run_ours(samples: list[Sample], store: RefStore) -> dict[str, Outcome]:
             ok = False
         outcomes[s.id] = Outcome(
             result.text,
-            sorted(times)[1],
+            statistics.median(times),
             result.compressor,
             result.note,
             round_trip_ok=ok and result.note != "round trip failed",
@@ -176,19 +194,45 @@ def ensure_headroom() -> Path:
     return python
 
 
-def run_headroom(corpus: Path, samples: list[Sample]) -> dict[str, Outcome]:
-    python = ensure_headroom()
-    wanted = {s.id for s in samples}
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "headroom.jsonl"
+class Headroom:
+    """Headroom's workers (`compress_headroom.py --timed`), one per timing: each compresses
+    each sample once, so none answers from its cache."""
+
+    def __init__(self) -> None:
+        python = ensure_headroom()
         script = ROOT / "bench" / "compress_headroom.py"
-        subprocess.run([str(python), str(script), str(corpus), str(out)], check=True)
-        outcomes = {}
-        for line in out.read_text(encoding="utf-8").splitlines():
-            row = json.loads(line)
-            if row["id"] in wanted:
-                outcomes[row["id"]] = Outcome(row["text"], row["ms"])
-    return outcomes
+        self.workers = [
+            subprocess.Popen(
+                [str(python), str(script), "--timed"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(REPEATS)
+        ]
+        self.outcomes: dict[str, Outcome] = {}
+        self.times: list[float] = []
+        self.text = ""
+
+    def time(self, n: int, s: Sample) -> None:
+        worker = self.workers[n]
+        assert worker.stdin is not None and worker.stdout is not None
+        worker.stdin.write(json.dumps({"command": s.command, "text": s.text}) + "\n")
+        worker.stdin.flush()
+        reply = json.loads(worker.stdout.readline())
+        self.times.append(reply["ms"])
+        self.text = self.text or reply["text"]
+
+    def done(self, s: Sample) -> None:
+        """Headroom's outcome of the sample just timed: its first output, its median time."""
+        self.outcomes[s.id] = Outcome(self.text, statistics.median(self.times))
+        self.times, self.text = [], ""
+
+    def close(self) -> None:
+        for worker in self.workers:
+            if worker.stdin is not None:
+                worker.stdin.close()
+            worker.wait(timeout=60)
 
 
 def measure(s: Sample, ours: Outcome, theirs: Outcome | None) -> Row:
@@ -227,12 +271,17 @@ def measure(s: Sample, ours: Outcome, theirs: Outcome | None) -> Row:
 
 def evaluate(corpus: Path, category: str | None, headroom: bool) -> list[Row]:
     samples = load(corpus, category)
-    with tempfile.TemporaryDirectory() as tmp:
-        store = RefStore(Path(tmp) / "refs.db")
-        ours = run_ours(samples, store)
-        store.close()
+    workers = Headroom() if headroom else None
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            store = RefStore(Path(tmp) / "refs.db")
+            ours = run_ours(samples, store, workers)
+            store.close()
+    finally:
+        if workers is not None:
+            workers.close()
+    theirs = workers.outcomes if workers is not None else {}
     fresh = [digests_in_fresh_process(corpus, category) for _ in range(2)]
-    theirs = run_headroom(corpus, samples) if headroom else {}
     rows = []
     for s in samples:
         row = measure(s, ours[s.id], theirs.get(s.id))

@@ -8,7 +8,8 @@ trying to download its optional ML model (this machine has no network); the
 issue's figures for Headroom (~0.7 ms/KB) are without it too.
 
 Writes one JSON object per sample to the file named by argv[2]:
-{"id", "text", "ms"}.
+{"id", "text", "ms"}. With `--timed` it compresses, and times, one sample per
+line of stdin instead (bench/compress.py's interleaved timing).
 """
 
 from __future__ import annotations
@@ -54,9 +55,34 @@ def serve() -> None:
         sys.stdout.flush()
 
 
+def timed() -> None:
+    """`--timed`: one JSON object a line on stdin ({"command", "text"}), the compressed
+    output and the milliseconds Headroom took on it, timed in here ({"text", "ms"}), a
+    line on stdout: bench/compress.py asks for each sample between its own timings, so
+    both are measured under the same load."""
+    import logging
+
+    logging.disable(logging.WARNING)
+    from headroom import compress
+
+    compress(conversation("true", "warm up " * 400), model="gpt-4o")
+    for line in sys.stdin:
+        request = json.loads(line)
+        messages = conversation(request["command"], request["text"])
+        start = time.perf_counter()
+        result = compress(messages, model="gpt-4o")
+        ms = (time.perf_counter() - start) * 1000
+        reply = {"text": result.messages[2]["content"], "ms": ms}
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+
+
 def main() -> None:
     if sys.argv[1:] == ["--serve"]:
         serve()
+        return
+    if sys.argv[1:] == ["--timed"]:
+        timed()
         return
     import logging
 

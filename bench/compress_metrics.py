@@ -23,6 +23,7 @@ anyone acts on.)
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -72,10 +73,44 @@ class Tokens:
 def salient(text: str) -> Tokens:
     paths = {p for p in PATH_TOKEN.findall(text) if not _SKIP.search(p)}
     words: set[str] = set()
-    for line in text.splitlines():
-        if ERROR_LINE.search(line):
-            words.update(IDENTIFIER.findall(line))
+    for physical in text.splitlines():
+        for line in read_lines(physical):
+            if ERROR_LINE.search(line):
+                words.update(IDENTIFIER.findall(line))
     return Tokens(frozenset(paths), frozenset(words))
+
+
+DOCUMENT_LINE = 4000  # characters: a JSON document printed on one line is longer
+
+
+def read_lines(line: str) -> list[str]:
+    """The lines a reader reads in one physical line: the line itself, or, for a JSON
+    document printed on one line (a page long, one whole array or object: `json.dumps` of
+    a list of pages), the lines its strings hold. Such a document's line breaks are its
+    `\\n` escapes; each escape starts the line after it, so the names read are the ones
+    read in the whole line (`\\nUsage` is `nUsage` either way)."""
+    if len(line) <= DOCUMENT_LINE or line.lstrip()[:1] not in "[{" or not _parses(line):
+        return [line]
+    out: list[str] = []
+    start = i = 0
+    while True:
+        i = line.find("\\", i)
+        if i < 0:
+            break
+        if line.startswith("\\n", i):
+            out.append(line[start:i])
+            start = i
+        i += 2  # the escaped character is never the start of another escape
+    out.append(line[start:])
+    return out
+
+
+def _parses(line: str) -> bool:
+    try:
+        json.loads(line)
+    except ValueError:
+        return False
+    return True
 
 
 _AT_LINE = re.compile(r"^(.+):(\d+)$")

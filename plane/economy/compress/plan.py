@@ -46,6 +46,10 @@ class Inline(NamedTuple):
     index: int  # type: ignore[assignment]  # the line it renders, not tuple.index
     pieces: tuple[tuple[str, str | None], ...]
     glue: str = ""
+    # The line is a JSON document of its own (`json.dumps` of a whole list): the guard
+    # reads each line its strings hold (between `\\n` escapes) as a line of its own, so an
+    # error word flags the names of its own held line, not of the whole document.
+    document: bool = False
 
 
 class Plan:

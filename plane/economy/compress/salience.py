@@ -18,13 +18,15 @@ the location half (`Plan.protect_paths = False`); errors are always guarded.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable
+from itertools import pairwise
 
 from plane.economy.compress.levels import ERROR_LINE_RE, error_lines, reports_level
 from plane.economy.compress.locations import EXT as _EXT
 from plane.economy.compress.locations import PAGE_LINE, locations
 from plane.economy.compress.patterns import lazy
-from plane.economy.compress.plan import Fold, Inline, Plan, split_folds
+from plane.economy.compress.plan import Fold, Inline, Plan, default_label, split_folds
 
 # What a warning or an error is about, quoted as a name (`'cgi' is deprecated`, gcc's
 # `unused variable ‘n’`): one word between single quotes, not a quoted phrase, nor the
@@ -86,8 +88,12 @@ def guard(plan: Plan) -> Plan:
     dropped: list[Fold] = []
     needs: dict[int, list[str]] = {}
     for fold in folds:
+        listed = fold.kind in LISTS_LOCATIONS
         for i in _candidates(plan, fold, flagged):
-            missing = [w for w in sorted(_wanted(lines[i], flagged[i])) if not visible.shows({w})]
+            wanted = _wanted(lines[i], flagged[i])
+            if listed:
+                wanted = _not_listed(lines[i], wanted, fold.kind)
+            missing = [w for w in sorted(wanted) if not visible.shows({w})]
             if not missing:
                 continue
             if fold.atomic:
@@ -118,6 +124,15 @@ def _wanted(line: str, flagged: bool) -> set[str]:
         wanted.update(IDENT_RE.findall(line))
         wanted.update(subjects(line))
     return wanted
+
+
+def _not_listed(line: str, wanted: set[str], kind: str) -> set[str]:
+    """What a folded line wants shown beyond what its marker lists, in a fold whose marker
+    lists locations (`… 9 more matches at app.py:12,40`): the line's own location, and the
+    names inside it, are shown by the marker, so an error line of a search is reopened only
+    for the names of its text (a file its text mentions is not listed: still wanted)."""
+    head, _ = default_label(kind, [line])
+    return {w for w in wanted if w not in head}
 
 
 OWNERS_WEIGHED = 64  # lines compared when choosing which one shows a detail
@@ -181,9 +196,12 @@ def _reopen(plan: Plan, i: int, flagged: bool, visible: _Visible) -> None:
 def _guard_pieces(plan: Plan, inline: Inline, flagged: bool, visible: _Visible) -> Inline:
     """The inline with every folded piece that carries an unshown detail kept."""
     pieces = list(inline.pieces)
+    on_error_line = _held_flags(pieces) if flagged and inline.document else None
     for n, (text, kind) in enumerate(pieces):
         if kind is None:
             continue
+        if on_error_line is not None:
+            flagged = on_error_line[n]
         if flagged:
             # Read with the glue before it, as a reader of the whole line does: after
             # `\\n`, `Usage` reads as the name `nUsage`.
@@ -197,6 +215,27 @@ def _guard_pieces(plan: Plan, inline: Inline, flagged: bool, visible: _Visible) 
             pieces[n] = (text, None)
             visible.add(text)
     return inline._replace(pieces=tuple(pieces))
+
+
+_NEWLINE_ESCAPE = lazy(r"\\.")  # `\\n` ends a held line; `\\\\n` is a backslash and an n
+
+
+def _held_flags(pieces: list[tuple[str, str | None]]) -> list[bool]:
+    """For each piece of a JSON document's line, whether a line its strings hold that the
+    piece is part of (between `\\n` escapes, the escape starting the next) has an error
+    word: names count as on an error line only on such a held line."""
+    line = "".join(text for text, _ in pieces)
+    cuts = [m.start() for m in _NEWLINE_ESCAPE.finditer(line) if m.group() == "\\n"]
+    bounds = [0, *cuts, len(line)]
+    erring = [ERROR_LINE_RE.search(line, a, b) is not None for a, b in pairwise(bounds)]
+    flags: list[bool] = []
+    at = 0
+    for text, _ in pieces:
+        first = bisect_right(bounds, at) - 1
+        last = bisect_right(bounds, at + max(len(text) - 1, 0)) - 1
+        flags.append(any(erring[first : min(last, len(erring) - 1) + 1]))
+        at += len(text)
+    return flags
 
 
 def _worth_a_line(line: str) -> bool:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from plane.economy.compress.context import NO_CONTEXT, Context
 from plane.economy.compress.formats import jsonline, strings
+from plane.economy.compress.locations import PAGE_LINE
 from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Plan, lists_paths
 
@@ -61,9 +62,24 @@ def compress(lines: list[str], context: Context = NO_CONTEXT) -> Plan:
         if not folded[i] and len(line) >= strings.LONG_HTML:
             held = jsonline.inline(i, line, context) or strings.inline(i, line, context)
             if held is not None:
-                plan.inlines[i] = held
+                plan.inlines[i] = held._replace(document=is_document(line))
     lists_paths(plan, frozenset({"items"}), "items with paths")
     return plan
+
+
+def is_document(line: str) -> bool:
+    """Whether a line is a JSON document of its own: a page long (a `json.dumps` of a whole
+    list, as `pip list --format=json` prints one) and one whole array or object. Its line
+    breaks are the `\\n` escapes of its strings: the guard reads the lines they hold."""
+    if len(line) <= PAGE_LINE or line.lstrip()[:1] not in "[{":
+        return False
+    import json  # only a page-long line that starts like JSON gets here
+
+    try:
+        json.loads(line)
+    except ValueError:
+        return False
+    return True
 
 
 def _items(depths: _Depths, a: int, b: int, level: int) -> list[tuple[int, int]]:

@@ -14,8 +14,10 @@ from html.parser import HTMLParser
 
 from plane.economy.compress.context import NO_CONTEXT, Context
 from plane.economy.compress.formats import plain
+from plane.economy.compress.levels import error_lines
 from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Plan
+from plane.economy.compress.salience import IDENT_RE
 
 _BLOCK = frozenset(
     "address article aside blockquote body br dd div dl dt fieldset figcaption figure footer form "
@@ -97,6 +99,26 @@ def compress(lines: list[str], context: Context = NO_CONTEXT) -> Plan:
     """The page as text in a view; lines before the markup (a tool's warnings) shown as they are."""
     start = next((i for i, line in enumerate(lines) if _START.match(line)), 0)
     text = "\n".join(lines)
-    plan = plain.compress(lines[:start] + as_text("\n".join(lines[start:])), context)
+    shown = lines[:start] + as_text("\n".join(lines[start:]))
+    plan = plain.compress(shown, context)
+    hidden = markup_names(lines, shown)
+    if hidden:
+        plan.lines.append(NAMES + ", ".join(hidden))  # after every fold: always shown
     plan.view_of = text
     return plan
+
+
+NAMES = "names in the markup of the page's error and warning lines: "
+
+
+def markup_names(page: list[str], shown: list[str]) -> list[str]:
+    """The names on the page's lines that report an error or a warning which its text does
+    not show: a tag, an attribute or a class on such a line (`<p class="system-message">
+    ERROR/3`) is a name on an error line, which the guard keeps visible in any other
+    output; the text view drops markup, so the view names them once, sorted."""
+    flagged = error_lines(page)
+    names = {name for i, line in enumerate(page) if flagged[i] for name in IDENT_RE.findall(line)}
+    if not names:
+        return []
+    text = "\n".join(shown)
+    return sorted(name for name in names if name not in text)
