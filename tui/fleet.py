@@ -108,16 +108,19 @@ class Fleet:
         return " · ".join(text for text, _ in self.parts())
 
 
-def fleet(agents: Iterable[AgentState], ceiling: Decimal | None = None) -> Fleet:
-    """Counts by state and the day's spend of every agent the plane listed.
-    Amber is spend past `warnRatio` and short of the ceiling (red, at the
-    ceiling, is held and counted there)."""
+def fleet(
+    agents: Iterable[AgentState], ceiling: Decimal | None = None, unlisted: Decimal = Decimal(0)
+) -> Fleet:
+    """Counts by state and the day's spend of every agent the plane listed,
+    plus `unlisted`: what the fleet spent today that no row shows (agents
+    deleted today: deleting never refunds). Amber is spend past `warnRatio`
+    and short of the ceiling (red, at the ceiling, is held and counted there)."""
     rows = list(agents)
     return Fleet(
         agents=len(rows),
         working=sum(a.status == "working" for a in rows),
         amber=sum(spend_level(a) == "warn" for a in rows),
         held=sum(a.status == "held" for a in rows),
-        spent=sum((a.spend_today_usd for a in rows), Decimal(0)),
+        spent=sum((a.spend_today_usd for a in rows), unlisted),
         ceiling=ceiling,
     )

@@ -133,6 +133,9 @@ class Store:
         self.day: date | None = None
         self.fleet_limit_usd: Decimal | None = None
         """The fleet's daily ceiling, across every plane of the store (None: none)."""
+        self.unlisted_spend_usd = Decimal(0)
+        """Today's spend that no row shows (agents deleted today), so the fleet
+        line says the figure the fleet's ceiling is held to, not less."""
         self._plane_now: datetime | None = None
         self._told_at = 0.0
         self.resets_at: datetime | None = None
@@ -200,6 +203,9 @@ class Store:
         self.tool_defaults = dict(snapshot.tool_defaults)
         self.day = snapshot.day
         self.fleet_limit_usd = snapshot.fleet_limit_usd
+        listed = sum((a.spend_today_usd for a in snapshot.agents), Decimal(0))
+        whole = snapshot.fleet_spend_today_usd  # None from an older plane
+        self.unlisted_spend_usd = max(Decimal(0), (whole or listed) - listed)
         self._plane_now = snapshot.now
         self._told_at = self.clock()
         self.resets_at = snapshot.resets_at
@@ -286,7 +292,8 @@ class Store:
         self.roster_changed.publish(self.names)  # the fleet line reads it
 
     def _on_removed(self, event: AgentRemoved) -> None:
-        if self.agents.pop(event.agent, None) is not None:
+        if (gone := self.agents.pop(event.agent, None)) is not None:
+            self.unlisted_spend_usd += gone.spend_today_usd  # still the fleet's today
             self.conversations.pop(event.agent, None)
             self.roster_changed.publish(self.names)
 

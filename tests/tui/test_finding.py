@@ -187,3 +187,23 @@ async def test_the_fleet_line_says_the_fleets_ceiling_and_follows_limit_fleet() 
         feed(app, p.FleetChanged(limit_usd=None))
         await redrawn(pilot)
         assert fleet_text(app) == "2 agents · $2.00 today"
+
+
+async def test_the_fleet_line_counts_what_deleted_agents_spent_today() -> None:
+    """Deleting never refunds: the fleet's ceiling still counts an agent
+    deleted today, so the line says the same figure, not the rows' sum."""
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        shown = snapshot(agent("a", "1.50"), agent("b", "0.50"), fleet_limit_usd=Decimal(50))
+        feed(app, shown.model_copy(update={"fleet_spend_today_usd": Decimal(5)}))
+        await redrawn(pilot)
+        assert fleet_text(app) == "2 agents · $5.00 of $50.00 today"
+        feed(app, p.AgentUpdated(agent=agent("b", "1.00")))
+        await redrawn(pilot)
+        assert fleet_text(app) == "2 agents · $5.50 of $50.00 today"
+        feed(app, p.AgentRemoved(agent="a"))
+        await redrawn(pilot)
+        assert fleet_text(app) == "1 agent · $5.50 of $50.00 today"
+        feed(app, shown)  # an older plane says no fleet figure: the rows' sum
+        await redrawn(pilot)
+        assert fleet_text(app) == "2 agents · $2.00 of $50.00 today"

@@ -164,7 +164,9 @@ class MainScreen(ManageAgents):
         self._fleet_due = None
         agents = self.store.agents.values()
         ceiling = self.store.fleet_limit_usd
-        self.query_one(FleetLine).fleet = fleet(agents, ceiling) if self.store.day else None
+        unlisted = self.store.unlisted_spend_usd
+        line = fleet(agents, ceiling, unlisted) if self.store.day else None
+        self.query_one(FleetLine).fleet = line
 
     def _message_added(self, message: Message) -> None:
         if message.agent == self.selected:

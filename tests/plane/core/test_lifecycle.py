@@ -187,6 +187,7 @@ async def test_delete_keeps_the_records_and_never_refunds(start_plane):
     snapshot = await plane.crew.snapshot()
     assert [a.name for a in snapshot.agents] == ["demo", "scout"]
     assert snapshot.spend_today_usd == Decimal("0.6"), "its spend still counts for the day"
+    assert snapshot.fleet_spend_today_usd == Decimal("0.6"), "the figure the fleet line says"
     kinds = [k for (k,) in rows(plane, "SELECT kind FROM messages WHERE agent = 'poet'")]
     assert kinds == ["operator", "agent", "cost", "plane"], "its conversation is kept"
     assert len(await plane.services.ledger.entries(plane.clock.now().date())) == 1
