@@ -1,6 +1,7 @@
 """What an arrow key in the agent list costs, counted (not timed: the times
 are bench/tui.py's, at 1,000 agents and 200 updates a second): it redraws
-the two rows it moves between, tells the footer nothing when no key came
+the two rows it moves between, in the same paint as the title and the
+conversation of the agent it reaches, tells the footer nothing when no key came
 or went, sets no composer text that is already there, and the agent shown
 is written down once the selection rests, not on every key. After a
 snapshot the heap is out of the garbage collector's full passes."""
@@ -19,6 +20,7 @@ from tui.app import PlaneApp
 from tui.memory import Memory
 from tui.widgets.agent_list import AgentList
 from tui.widgets.composer import Composer
+from tui.widgets.title_bar import TitleBar
 
 
 def thirty() -> PlaneApp:
@@ -54,6 +56,34 @@ async def test_an_arrow_key_redraws_the_two_rows_it_moves_between(
         assert app.main_screen.selected == "agent-01"
         assert sorted(set(drawn)) == [0, 1], f"lines drawn again: {sorted(set(drawn))}"
         assert rows.size.height > 20  # the whole list was there to be drawn again
+
+
+@pytest.mark.slow
+async def test_an_arrow_key_moves_the_row_and_the_title_in_one_paint(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A paint with the cursor on the new row under the old agent's title was
+    followed by the rest one or two frames later (30 ms of a key's 40)."""
+    app = thirty()
+    async with app.run_test(size=SIZE) as pilot:
+        rows = await on_list(pilot, app)
+        title = app.main_screen.query_one(TitleBar)
+        painted: list[tuple[str, str | None]] = []
+        display = PlaneApp._display
+
+        def noted(self: PlaneApp, screen, renderable) -> None:  # type: ignore[no-untyped-def]
+            display(self, screen, renderable)
+            if renderable is not None:
+                shown = title.agent.name if title.agent is not None else None
+                painted.append((rows.names[rows.cursor], shown))
+
+        monkeypatch.setattr(PlaneApp, "_display", noted)
+        for key in ("down", "down", "down", "up"):
+            await pilot.press(key)
+            await settle(pilot)
+        assert app.main_screen.selected == "agent-02"
+        assert painted, "no paint was seen"
+        assert [p for p in painted if p[0] != p[1]] == [], "a row moved without its title"
 
 
 @pytest.mark.slow

@@ -22,7 +22,8 @@ operator. An agent that answered while it was not shown has `*` after its
 name (`unread`, kept by the screen).
 
 The list subscribes to the store itself: rows are the store's busiest
-readers. Moving the cursor selects an agent and says so with `Selected`;
+readers. Moving the cursor selects an agent and says so with `Selected`
+(to the screen, in the same paint as the row: `_move_to`);
 Enter or a click on `+ new agent` (or `n`) asks for the form. Any other
 printable key is the start of a message, so it is passed on (`Typed`) for
 the screen to put in the composer.
@@ -289,9 +290,7 @@ class AgentList(ScrollView, can_focus=True):
         if row is None:
             self._wanted = agent
             return
-        self.cursor = row
-        if self.selected != agent:
-            self._announce(agent)
+        self._move_to(row)
 
     def step(self, delta: int) -> None:
         """Move the selection `delta` agents (never onto `+ new agent`)."""
@@ -345,9 +344,26 @@ class AgentList(ScrollView, can_focus=True):
             self._lines.clear()
             self._refresh_row(self._row_of.get(agent))
 
+    def _move_to(self, row: int) -> None:
+        """Put the cursor on `row`, selecting its agent if it has one.
+
+        The selection is said first (see `_announce`), the cursor's lines
+        redrawn after, so the screen hears of it before the list asks for
+        a repaint: the row, the title and the conversation change in one
+        paint. The other way round the rows were painted alone first, and
+        Textual's frame timer held the rest back one or two frames after
+        that paint: 30 of the 40 ms a key took (bench/tui.py)."""
+        if row < len(self.names) and self.names[row] != self.selected:
+            self._announce(self.names[row])
+        self.cursor = row
+
     def _announce(self, agent: str) -> None:
+        """`Selected`, posted to the screen itself (it still bubbles on to the
+        app): posted here it went through the two containers' queues on its
+        way up, and the list's own repaint request, posted straight to the
+        screen, overtook it."""
         self.selected = agent
-        self.post_message(self.Selected(agent))
+        self.screen.post_message(self.Selected(agent))
 
     # ── drawing ────────────────────────────────────────────────────────────
 
@@ -452,9 +468,7 @@ class AgentList(ScrollView, can_focus=True):
     # ── actions ────────────────────────────────────────────────────────────
 
     def action_move(self, delta: int) -> None:
-        self.cursor = max(0, min(len(self.names), self.cursor + delta))
-        if self.cursor < len(self.names) and self.names[self.cursor] != self.selected:
-            self._announce(self.names[self.cursor])
+        self._move_to(max(0, min(len(self.names), self.cursor + delta)))
 
     def action_choose(self) -> None:
         if self.cursor >= len(self.names):
