@@ -248,3 +248,54 @@ async def test_a_settle_refused_in_a_batch_moves_no_sum_twice(tmp_path, open_led
     assert (await other).cost_usd == Decimal("0.02")
     assert await ledger.spend_today("demo") == Decimal("0.03")
     assert await spend_table(db) == await sums_of_calls(db)
+
+
+async def test_settles_queued_together_are_one_statement_and_a_double_settle_still_fails(
+    tmp_path,
+):
+    """Settles that wait behind a transaction are sent as one executemany;
+    one that finds its call already settled makes the batch run again, each
+    alone: the others commit and it alone fails, as it would alone."""
+    db = await open_db(tmp_path / "plane.db")
+    ledger = Ledger(db, ManualClock(NOON))
+    calls = [await ledger.open_call("demo", "p", "m", Decimal("0.05"), "e") for _ in range(3)]
+    many: list[tuple[str, int]] = []
+
+    class Counting:
+        """The writer's connection, noting each executemany."""
+
+        def __init__(self, conn):
+            self.conn = conn
+
+        def __getattr__(self, name):
+            return getattr(self.conn, name)
+
+        def executemany(self, sql, rows):
+            rows = list(rows)
+            many.append((sql.split(" SET")[0], len(rows)))
+            return self.conn.executemany(sql, rows)
+
+    db._writer = Counting(db._writer)
+    inside, release = threading.Event(), threading.Event()
+
+    def hold(conn):
+        inside.set()
+        release.wait(5)
+
+    held = asyncio.ensure_future(db.write(hold))
+    await asyncio.to_thread(inside.wait, 5)
+    usage = Usage(input_tokens=10, output_tokens=2)
+    settles = [
+        asyncio.ensure_future(ledger.settle(call, usage, Decimal("0.01"), "table"))
+        for call in [*calls, calls[0]]
+    ]
+    await asyncio.sleep(0.05)
+    release.set()
+    await held
+    results = await asyncio.gather(*settles, return_exceptions=True)
+    assert [r.cost_usd for r in results[:3]] == [Decimal("0.01")] * 3
+    assert isinstance(results[3], LedgerError | ValueError)
+    assert await ledger.spend_today("demo") == Decimal("0.03")
+    assert ("UPDATE calls", 4) in many  # the first try: one statement for the four
+    db._writer = db._writer.conn
+    await db.close()
