@@ -15,11 +15,7 @@ nothing written is shown before it is on disk, and a crash loses nothing
 that was shown. A function that raises takes only itself out: the batch is
 rolled back and each of its functions runs again alone, so the failure is
 its caller's and the others commit. That is why a write function must do
-nothing but SQL on the connection it is given: it may run twice. A write
-that is one statement changing one row may say so (`OneRow`, the ledger's
-settles): a batch's run of them with the same SQL goes as one
-`executemany`, and one that changes no row sends the batch back to each
-alone, where its own function says why.
+nothing but SQL on the connection it is given: it may run twice.
 
 The schema is versioned with `PRAGMA user_version`; each entry of
 `MIGRATIONS` moves it one step, inside one transaction, and is never edited
@@ -259,29 +255,11 @@ class Finisher(Protocol):
         """The transaction did not commit: drop what its functions left."""
 
 
-@dataclass(frozen=True, slots=True)
-class OneRow(Generic[T]):
-    """A write that is one statement changing one row, said as such so that
-    a batch's run of them with the same `sql` is sent as one `executemany`
-    (see `Database.write`): its parameters, and `done()`, what the write
-    function returns after it (Python only, no SQL)."""
-
-    sql: str
-    params: tuple[Any, ...]
-    done: Callable[[], T]
-
-
-class _Unchanged(Exception):
-    """An executemany of `OneRow`s changed fewer rows than it had: the batch
-    runs again, each write alone (its function says which and why)."""
-
-
-@dataclass(slots=True)
+@dataclass
 class _Write(Generic[T]):
     fn: Callable[[sqlite3.Connection], T]
     future: asyncio.Future[T]
     then: Callable[[T], object] | None
-    row: OneRow[T] | None = None
     outcome: tuple[bool, Any] = field(default=(False, None))
     """(True, value) once run, or (False, the exception)."""
 
@@ -367,25 +345,12 @@ class Database:
         in commit order, even if the caller was cancelled meanwhile: what a
         commit changes in memory (the ledger's day sums) follows every
         commit, and nothing reads it in between."""
-        return await self.submit(fn, then)
-
-    def submit(
-        self,
-        fn: Callable[[sqlite3.Connection], T],
-        then: Callable[[T], object] | None = None,
-        row: OneRow[T] | None = None,
-    ) -> asyncio.Future[T]:
-        """`write`, as a future to await (one coroutine level fewer, for the
-        ledger's hot path). `row`: the same write as one statement changing
-        one row; in a batch, a run of them with the same SQL is sent as one
-        `executemany`, and `fn` runs only when the write runs alone (a batch
-        of one, or again after a batch failed), so both must do the same."""
         if self._closing:
             raise sqlite3.ProgrammingError("the database is closed")
         future: asyncio.Future[T] = self._loop.create_future()
         self.counts.writes += 1
-        self._queue.put(_Write(fn, future, then, row))
-        return future
+        self._queue.put(_Write(fn, future, then))
+        return await future
 
     def finish_with(self, finisher: Finisher) -> None:
         """Have `finisher` end every transaction: what the write functions of
@@ -458,10 +423,8 @@ class Database:
         conn = self._writer
         try:
             self._begin(conn)
-            if len(batch) == 1:
-                batch[0].outcome = (True, batch[0].fn(conn))
-            else:
-                _run(conn, batch)
+            for item in batch:
+                item.outcome = (True, item.fn(conn))
             for finish in self._finishers:
                 finish.write(conn)
             conn.execute("COMMIT")
@@ -499,30 +462,6 @@ class Database:
                 item.future.set_result(value)
             else:
                 item.future.set_exception(value)
-
-
-def _run(conn: sqlite3.Connection, batch: list[_Write[Any]]) -> None:
-    """A batch's writes in order, each run of `OneRow`s with the same SQL as one
-    executemany (which must change a row for each, or `_Unchanged`)."""
-    i, end = 0, len(batch)
-    while i < end:
-        row = batch[i].row
-        j = i + 1
-        if row is not None:
-            while j < end and (other := batch[j].row) is not None and other.sql == row.sql:
-                j += 1
-        if j - i == 1:
-            batch[i].outcome = (True, batch[i].fn(conn))
-        else:
-            run = batch[i:j]
-            assert row is not None
-            rows = [item.row for item in run if item.row is not None]
-            changed = conn.executemany(row.sql, [r.params for r in rows]).rowcount
-            if changed != len(run):
-                raise _Unchanged(f"{changed} of {len(run)} rows changed")
-            for item, one in zip(run, rows, strict=True):
-                item.outcome = (True, one.done())
-        i = j
 
 
 def _settle_future(future: asyncio.Future[None]) -> None:

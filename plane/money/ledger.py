@@ -46,7 +46,7 @@ from sqlite3 import Connection, Row
 from typing import TypeVar
 
 from plane.clock import Clock, day_of
-from plane.db import Database, OneRow
+from plane.db import Database
 from plane.errors import LedgerError
 from plane.wire.protocol import LedgerEntry, Usage
 
@@ -190,12 +190,6 @@ class Ledger:
             log.warning("%s", self.clock_behind())
         return latest
 
-    def _known_day(self) -> date | None:
-        """`today()` without its coroutine, for every call but a day's
-        first: the clock's day, when it is the latest reached (else None)."""
-        clock_day = day_of(self._clock.now())
-        return clock_day if clock_day == self._latest else None
-
     def day(self) -> date:
         """The plane's day as last known, without a database round trip."""
         clock_day = day_of(self._clock.now())
@@ -249,8 +243,7 @@ class Ledger:
         call refused (`FleetFull`, nothing written) when that is at or over
         the ceiling. So admissions on all planes together pass the ceiling by
         at most the one call admitted last under it."""
-        now = self._clock.now()
-        day = self._known_day() or await self.today()
+        now, day = self._clock.now(), await self.today()
         if day not in self._days:
             await self._day(day)  # the gate's sum for the day, before it moves
         row = (
@@ -346,45 +339,48 @@ class Ledger:
         """Close a pending call: its row, and its estimate moved from the day
         it was sent to its cost on the day it became known, in one
         transaction. `source` None keeps the price source recorded."""
-        known_day = self._known_day() or await self.today()
+        known_day = await self.today()
         if known_day not in self._days:
             await self._day(known_day)
         opened = self._open.get(call)
-        at = now.isoformat()
-        values = (
-            usage.input_tokens, usage.cache_read_tokens, usage.cache_write_tokens,
-            usage.cache_write_1h_tokens, usage.output_tokens, str(cost),
-        )  # fmt: skip
-
-        def statement(recorded: _Recorded) -> tuple[str, tuple[object, ...]]:
-            # The day is set only when it moves: an unchanged day would still
-            # rewrite the row's entry in the index by day.
-            kept = recorded.price_source if source is None else source
-            tail = (*values, kept, status, int(estimated), call)
-            if recorded.day != known_day:
-                return _CLOSE_MOVED, (known_day.isoformat(), at, *tail)
-            return _CLOSE, (at, *tail)
-
-        def counted(recorded: _Recorded) -> _Recorded:
-            if cost:
-                self._sums.add(known_day, recorded.agent, cost)
-            return recorded
 
         def close(conn: Connection) -> _Recorded:
             recorded = opened or _recorded(conn, call)
-            if not conn.execute(*statement(recorded)).rowcount:
+            # The day is set only when it moves: an unchanged day would still
+            # rewrite the row's entry in the index by day.
+            moves = "day = ?, " if recorded.day != known_day else ""
+            changed = conn.execute(
+                f"UPDATE calls SET {moves}at = ?, input_tokens = ?, cache_read_tokens = ?,"
+                " cache_write_tokens = ?, cache_write_1h_tokens = ?, output_tokens = ?,"
+                " cost_usd = ?, price_source = ?,"
+                " status = ?, estimated = ? WHERE id = ? AND status = 'pending'",
+                (
+                    *((known_day.isoformat(),) if moves else ()),
+                    now.isoformat(),
+                    usage.input_tokens,
+                    usage.cache_read_tokens,
+                    usage.cache_write_tokens,
+                    usage.cache_write_1h_tokens,
+                    usage.output_tokens,
+                    str(cost),
+                    recorded.price_source if source is None else source,
+                    status,
+                    int(estimated),
+                    call,
+                ),
+            ).rowcount
+            if not changed:
                 raise ValueError(f"call {call} is already {_recorded(conn, call).status}")
-            return counted(recorded)
+            if cost:
+                self._sums.add(known_day, recorded.agent, cost)
+            return recorded
 
         def moved(recorded: _Recorded) -> None:
             self._open.pop(call, None)
             self._count(recorded.day, recorded.agent, -recorded.cost_usd)
             self._count(known_day, recorded.agent, cost)
 
-        # A call this plane opened is one UPDATE of a known row: a batch's
-        # settles go as one executemany (plane/db.py, `OneRow`).
-        row = None if opened is None else OneRow(*statement(opened), lambda: counted(opened))
-        recorded = await self._write(close, then=moved, row=row)
+        recorded = await self._write(close, then=moved)
         return Charge(recorded.agent, cost, known_day)
 
     def _count(self, day: date, agent: str, amount: Decimal) -> None:
@@ -438,11 +434,10 @@ class Ledger:
         then: Callable[[T], object] | None = None,
         *,
         reading: bool = False,
-        row: OneRow[T] | None = None,
     ) -> T:
         """One ledger transaction; a database that refuses it is a LedgerError."""
         try:
-            return await self._db.submit(fn, then, row)
+            return await self._db.write(fn, then)
         except sqlite3.Error as error:
             if reading:
                 raise LedgerError(f"The ledger could not be read ({error}).") from error
@@ -459,14 +454,6 @@ _OPEN = (
     "INSERT INTO calls (agent, day, at, provider, model, cost_usd, price_source,"
     " status, estimated, plane) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?)"
 )
-
-_SETTLE = (
-    "at = ?, input_tokens = ?, cache_read_tokens = ?, cache_write_tokens = ?,"
-    " cache_write_1h_tokens = ?, output_tokens = ?, cost_usd = ?, price_source = ?,"
-    " status = ?, estimated = ? WHERE id = ? AND status = 'pending'"
-)
-_CLOSE = f"UPDATE calls SET {_SETTLE}"
-_CLOSE_MOVED = f"UPDATE calls SET day = ?, {_SETTLE}"
 
 _FLEET_SPENT = (
     "SELECT cost_usd FROM spend WHERE day = ?"
