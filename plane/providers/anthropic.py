@@ -280,7 +280,7 @@ class AnthropicProvider:
             async for _, data in events:
                 if await self._take(state, data, request, on_text):
                     break
-            await drain(events)
+            await drain(events, response)
         except httpx.TransportError as exc:
             if not state.output_chars:
                 usage, _ = state.usage(request)

@@ -24,11 +24,18 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator
 
+import h11
 import httpcore
 import httpx
 
 KEEPALIVE_S = 5.0
 """How long an idle connection is kept for the next call."""
+
+BODY = "plane_body"
+"""The response extension that carries its `_Body` (see `ended`)."""
+
+_LAST_CHUNK = b"0\r\n\r\n"
+"""A chunked body's terminating chunk, with no trailers."""
 
 
 Key = tuple[bytes, bytes, int]
@@ -78,7 +85,7 @@ class Pool(httpcore.AsyncConnectionPool):
                 status=response.status,
                 headers=response.headers,
                 content=body,
-                extensions=response.extensions,
+                extensions={**response.extensions, BODY: body},
             )
 
     async def _take(self, origin: httpcore.Origin) -> tuple[httpcore.AsyncHTTPConnection, bool]:
@@ -146,6 +153,21 @@ class _Body:
         async for part in self._stream:
             yield part
 
+    def ended(self) -> bool:
+        """True when the body's end has already arrived: all that is left
+        unread is in the connection's buffer, so reading it to its end waits
+        for no network. Only the plain case is recognised (HTTP/1.1, the
+        previous chunk read whole, then the terminating chunk with no
+        trailers); anything else is False, never a wrong True."""
+        h11_conn = getattr(self._connection, "_connection", None)
+        state = getattr(h11_conn, "_h11_state", None)
+        if not isinstance(state, h11.Connection) or state.their_state is not h11.SEND_BODY:
+            return False
+        unread, closed = state.trailing_data
+        # After a Data event the buffer holds nothing of the chunk it came
+        # from but, at most, the chunk's closing CRLF.
+        return not closed and unread.removeprefix(b"\r\n") == _LAST_CHUNK
+
     async def aclose(self) -> None:
         if self._closed:
             return
@@ -162,6 +184,13 @@ def tls_context() -> ssl.SSLContext:
     """httpx's default verifying context, made once a process: loading the
     CA bundle takes ~45 ms, and one context serves every connection."""
     return httpx.create_ssl_context()
+
+
+def ended(response: httpx.Response) -> bool:
+    """True when a streamed response's end is already in its connection's
+    buffer (a response not from `Pool`: False)."""
+    body = response.extensions.get(BODY)
+    return isinstance(body, _Body) and body.ended()
 
 
 def pooled() -> httpx.AsyncHTTPTransport:

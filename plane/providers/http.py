@@ -302,14 +302,23 @@ DRAIN_S = 1.0
 """How long a stream may take to end after its last event."""
 
 
-async def drain(events: AsyncIterator[tuple[str, str]]) -> None:
+async def drain(events: AsyncIterator[tuple[str, str]], response: httpx.Response) -> None:
     """Read a stream to its end after its last event, within `DRAIN_S`.
 
     The body's terminating chunk must be read for the connection to go back
     to the pool; a reader that stops at its last event leaves it unread, and
     each call then opens a new connection (against a real provider, a TLS
-    handshake per call). What still arrives is not an answer: it is ignored."""
+    handshake per call). What still arrives is not an answer: it is ignored.
+
+    When the end has already arrived (`connections.ended`: usually, as a
+    provider sends its last event and the terminating chunk together) it is
+    read with no timer: it waits for no network, and a loop running late
+    (1,000 agents) must not let the timer win and throw the connection away."""
     with contextlib.suppress(TimeoutError, httpx.TransportError):
+        if connections.ended(response):
+            async for _ in events:
+                pass
+            return
         async with asyncio.timeout(DRAIN_S):
             async for _ in events:
                 pass

@@ -231,7 +231,7 @@ class OpenAIProvider:
                     state.done = True
                     break
                 await self._take(state, data, request, on_text)
-            await drain(events)
+            await drain(events, response)
         except httpx.TransportError as exc:
             if not state.output_chars:
                 estimate = estimate_usage(request)
