@@ -59,7 +59,14 @@ class Child:
     def _read_line(self, stdout: IO[str], timeout_s: float) -> str:
         """The child's first line, or "" once it exits; raises on a timeout."""
         result: list[str] = []
-        reader = threading.Thread(target=lambda: result.append(stdout.readline()), daemon=True)
+
+        def read() -> None:
+            try:
+                result.append(stdout.readline())
+            except (OSError, ValueError):  # its pipe closed under it: the plane stopped it
+                result.append("")
+
+        reader = threading.Thread(target=read, daemon=True)
         reader.start()
         reader.join(timeout_s)
         if reader.is_alive():
