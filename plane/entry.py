@@ -21,6 +21,10 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] in COMPRESSION:
         return _compression(args)
+    if args and args[0] == "status":  # scripts poll it: see plane.cli.status
+        from plane.cli.status import main as status
+
+        return status(args[1:])
     from plane.cli import main as run
 
     return run(argv)

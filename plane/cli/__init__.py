@@ -5,191 +5,20 @@ small clients of a running plane for scripts and people.
 none runs. The TUI is its own program (`python -m tui`): the daemon's
 package never imports it.
 
-One module a concern: `daemon` (serve, stop, the TUI's start), `clients`
-(status, send, ledger, new), `connect` (a client of the running plane),
-`arguments` (argument types), `failing` (an exception → one line and an
-exit code). A module with commands of its own adds them to the parser with
-`add_commands(sub)`.
+One module a concern: `program` (the parser and `main`), `daemon` (serve,
+stop, the TUI's start), `clients` (send, ledger, new), `status` (which
+starts without pydantic: `plane.entry` sends it there directly), `connect`
+(a client of the running plane), `arguments` (argument types), `failing`
+(an exception → one line and an exit code). A module with commands of its
+own adds them to the parser with `add_commands(sub)`.
 """
 
 from __future__ import annotations
 
-import argparse
-import os
-import sys
-from pathlib import Path
-
-from plane.cli import arguments as arg
-from plane.cli import clients, connect, daemon, failing, manage
-from plane.cli.summary import add_commands as add_summary_commands
-from plane.cli.web import add_commands as add_web_commands
-from plane.economy.compress.cli import add_commands as add_compression_commands
-from plane.errors import PlaneError
-from plane.home import user_config_path
-from plane.usage import OneLineParser
-
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command. Whatever goes wrong is one line on stderr and an exit
-    code (see `failing.failed`), never a traceback."""
-    try:
-        args = parser().parse_args(argv)
-        connect.aim(_remote(args))
-        code = int(args.func(args) or 0)
-        sys.stdout.flush()  # here, where a closed pipe is still ours to answer
-        return code
-    except SystemExit:
-        raise
-    except BaseException as exc:
-        return failing.failed(exc)
+    """Run one command (`plane.cli.program`). The package itself loads
+    nothing, so `plane.cli.status` starts without the rest."""
+    from plane.cli.program import main as run
 
-
-def parser() -> argparse.ArgumentParser:
-    top = OneLineParser(
-        prog="plane",
-        description="A control plane for always-on LLM agents, with a daily spend ceiling "
-        "per agent. With no command, opens the TUI (starting the plane if none runs).",
-    )
-    top.set_defaults(func=daemon.tui)
-    top.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
-    top.add_argument(
-        "--tcp",
-        dest="remote_tcp",
-        metavar="HOST:PORT",
-        type=arg.address,
-        help="talk to the plane on TCP (`plane serve --tcp`), for the TUI and every client "
-        "command: `plane --tcp HOST:PORT status`",
-    )
-    top.add_argument(
-        "--token",
-        dest="remote_token",
-        metavar="T",
-        help="the plane's token for --tcp (default: $PLANE_TOKEN, else the file `token` "
-        "in this machine's $PLANE_HOME)",
-    )
-    sub = top.add_subparsers(title="commands", metavar="COMMAND")
-
-    serve = sub.add_parser(
-        "serve", help="run the plane in the foreground (--http: the gateway and /metrics)"
-    )
-    serve.add_argument(
-        "--config",
-        type=Path,
-        help=f"agents.yaml (default: ./agents.yaml, else {user_config_path()})",
-    )
-    serve.add_argument(
-        "--tcp",
-        metavar="HOST:PORT",
-        type=arg.address,
-        help="also listen on TCP (port 0: a free one, said at start); clients need the "
-        "token in $PLANE_HOME/token",
-    )
-    serve.add_argument(
-        "--http",
-        metavar="HOST:PORT",
-        type=arg.address,
-        help="also serve the gateway's HTTP APIs (Anthropic Messages, OpenAI Chat "
-        "Completions) for gateway agents' clients, and /metrics for Prometheus (bearer: "
-        "the token in $PLANE_HOME/token); port 0 picks a free one",
-    )
-    serve.set_defaults(func=daemon.serve)
-
-    key = sub.add_parser("key", help="make a new key for a gateway agent (the old one stops)")
-    key.add_argument("agent", type=arg.text("agent name"))
-    key.add_argument("--config", type=Path, help="agents.yaml (as for serve)")
-    key.set_defaults(func=daemon.key)
-
-    gateway = sub.add_parser("gateway", help="point Claude Code, Codex or Aider at the plane")
-    gateway_sub = gateway.add_subparsers(title="commands", metavar="COMMAND", required=True)
-    env = gateway_sub.add_parser("env", help="the lines that point a client at a gateway agent")
-    env.add_argument("agent", type=arg.text("agent name"))
-    env.add_argument("--client", required=True, choices=["claude-code", "codex", "aider"])
-    env.add_argument(
-        "--http",
-        metavar="HOST:PORT",
-        type=arg.address,
-        default=("127.0.0.1", 7878),
-        help="where `plane serve --http` listens (default 127.0.0.1:7878)",
-    )
-    env.add_argument("--config", type=Path, help="agents.yaml (as for serve)")
-    env.set_defaults(func=daemon.gateway_env)
-
-    stop = sub.add_parser("stop", help="stop the running plane; returns once it has stopped")
-    stop.add_argument(
-        "--no-wait", action="store_true", help="return once the plane has been told to stop"
-    )
-    stop.add_argument(
-        "--timeout",
-        type=arg.seconds,
-        default=daemon.STOP_TIMEOUT_S,
-        help=f"seconds to wait for it to stop (default {daemon.STOP_TIMEOUT_S:.0f})",
-    )
-    stop.set_defaults(func=daemon.stop)
-
-    status = sub.add_parser("status", help="the day, and each agent's spend and ceiling")
-    status.add_argument("--json", action="store_true", help="machine-readable")
-    status.set_defaults(func=clients.status)
-
-    send = sub.add_parser("send", help="post a message (or /limit …) to an agent as the operator")
-    send.add_argument("agent", type=arg.text("agent name"))
-    send.add_argument("text", type=arg.text("text"))
-    send.add_argument("--wait", action="store_true", help="wait for the agent's answer")
-    send.add_argument(
-        "--timeout", type=arg.seconds, default=600, help="seconds --wait waits (default: 600)"
-    )
-    send.set_defaults(func=clients.send)
-
-    ledger = sub.add_parser(
-        "ledger", help="every LLM call of a day, with tokens and cost (--summary: sums over days)"
-    )
-    ledger.add_argument("--day", type=arg.day, help="YYYY-MM-DD (default: today, UTC)")
-    form = ledger.add_mutually_exclusive_group()
-    form.add_argument("--json", action="store_true")
-    form.add_argument("--csv", action="store_true")
-    ledger.set_defaults(func=clients.ledger)
-
-    new = sub.add_parser("new", help="create an agent (it gets the defaults, ceiling included)")
-    new.add_argument("name", type=arg.text("name"))
-    new.add_argument("--model", type=arg.text("model"), help="the model (default: defaults.model)")
-    new.add_argument(
-        "--role", default="", type=arg.text("role", blank=True), help="the role / system prompt"
-    )
-    new.add_argument(
-        "--tools",
-        choices=["none", "read-only", "all"],
-        help="the tools it gets (default: what suits the model; none on the embedded one)",
-    )
-    new.set_defaults(func=clients.new)
-
-    add_compression_commands(sub)
-    manage.add_commands(sub)
-    add_summary_commands(sub)
-    add_web_commands(sub)
-    return top
-
-
-def _remote(args: argparse.Namespace) -> connect.Remote | None:
-    tcp = getattr(args, "remote_tcp", None)
-    if tcp is None:
-        if getattr(args, "remote_token", None):
-            raise PlaneError("--token goes with --tcp HOST:PORT (on the socket it is read).")
-        return None
-    return connect.Remote(tcp, args.remote_token or os.environ.get("PLANE_TOKEN") or None)
-
-
-class _Version(argparse.Action):
-    """`--version`, looked up only when asked: reading the installed
-    packages' metadata costs every other command tens of milliseconds."""
-
-    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
-        from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            found = version("plane")
-        except PackageNotFoundError:
-            found = "(not installed)"
-        print(f"plane {found}")
-        parser.exit()
-
-
-# ── the daemon ─────────────────────────────────────────────────────────────
+    return run(argv)

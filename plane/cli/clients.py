@@ -1,4 +1,4 @@
-"""Commands that ask the running plane: status, send, ledger, new."""
+"""Commands that ask the running plane: send, ledger, new (status: `status`)."""
 
 from __future__ import annotations
 
@@ -13,69 +13,11 @@ from typing import Any
 
 from plane.cli.connect import NotAnswering, remote, with_client
 from plane.cli.failing import NoAnswer
-from plane.clock import until
 from plane.errors import NotRunning, PlaneError
 from plane.home import Home
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
-from plane.wire.words import plain, spend_against, usd, usd_exact
-
-
-def status(args: argparse.Namespace) -> int:
-    async def work(client: PlaneClient) -> int:
-        reply = await client.request(p.Status)
-        assert isinstance(reply, p.SnapshotReply)
-        print(_status_json(reply.snapshot) if args.json else _status_text(reply.snapshot))
-        return 0
-
-    return with_client(work)
-
-
-def _status_json(snapshot: p.Snapshot) -> str:
-    """What the TUI is told, for scripts: `default_model` and
-    `default_limit_usd` are what `plane new` gives an agent; an agent's
-    `resumes_at` is when a held one starts again on its own (null if it
-    does not: not held, a zero ceiling, an unpriced model)."""
-    return json.dumps(
-        {
-            "day": snapshot.day.isoformat(),
-            "resets_at": snapshot.resets_at.isoformat(),
-            "default_model": snapshot.default_model,
-            "default_limit_usd": _plain(snapshot.default_limit_usd),
-            "agents": [
-                {
-                    "name": a.name,
-                    "model": a.model,
-                    "state": a.status,
-                    "spend_today_usd": plain(a.spend_today_usd),
-                    "limit_usd": _plain(a.limit_usd),
-                    "waiting": a.waiting,
-                    "resumes_at": None if a.resumes_at is None else a.resumes_at.isoformat(),
-                }
-                for a in snapshot.agents
-            ],
-        },
-        indent=2,
-    )
-
-
-def _plain(amount: Decimal | None) -> str | None:
-    return None if amount is None else plain(amount)
-
-
-def _status_text(snapshot: p.Snapshot) -> str:
-    """One line an agent; a held one the day's end frees says when, as the
-    TUI's title does (on the plane's clock, not this machine's)."""
-    lines = [f"{snapshot.day} (UTC)"]
-    width = max((len(a.name) for a in snapshot.agents), default=0)
-    for a in snapshot.agents:
-        ceiling = "no limit" if a.limit_usd is None else f"of {usd_exact(a.limit_usd)}"
-        spent = spend_against(a.spend_today_usd, a.limit_usd)
-        line = f"  {a.name:<{width}}  {a.status:<7}  {a.model}  {spent} {ceiling}"
-        if a.status == "held" and a.resumes_at is not None:
-            line += f"  resumes in {until(snapshot.now, a.resumes_at)}"
-        lines.append(line)
-    return "\n".join(lines)
+from plane.wire.words import plain, usd, usd_exact
 
 
 def send(args: argparse.Namespace) -> int:

@@ -5,11 +5,25 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from plane.errors import NotRunning, PlaneError
 from plane.home import Home, PlaneState
-from plane.wire.client import PlaneClient
 from plane.wire.token import read_token
+
+if TYPE_CHECKING:  # loaded when used: `plane status` reaches the plane without it (pydantic)
+    from plane.wire.client import PlaneClient
+
+T = TypeVar("T", covariant=True)
+
+
+class Dial(Protocol[T]):
+    """How a command reaches the plane: THE client's `connect`, or a one-shot ask."""
+
+    def __call__(
+        self, socket: Path, *, tcp: tuple[str, int] | None = ..., token: str | None = ...
+    ) -> Awaitable[T]: ...
 
 
 @dataclass(frozen=True)
@@ -47,13 +61,21 @@ def with_client(work: Callable[[PlaneClient], Awaitable[int]]) -> int:
 
 
 async def connect(home: Home) -> PlaneClient:
-    """A client of the plane in `home`; when none answers, what its lock
-    says: no plane, or one starting or stopping (its socket closed)."""
+    """A client of the plane in `home` (see `reach`)."""
+    from plane.wire.client import PlaneClient
+
+    return await reach(home, PlaneClient.connect)
+
+
+async def reach(home: Home, dial: Dial[T]) -> T:
+    """`dial` the plane in `home`, or the one `--tcp` names; when none
+    answers, what its lock says: no plane, or one starting or stopping
+    (its socket closed)."""
     if _remote is not None:
         token = _remote.token or read_token(home.token)  # a plane on this machine: its home's
-        return await PlaneClient.connect(home.socket, tcp=_remote.tcp, token=token)
+        return await dial(home.socket, tcp=_remote.tcp, token=token)
     try:
-        return await PlaneClient.connect(home.socket)
+        return await dial(home.socket)
     except NotRunning:
         state = home.state()
         if state == "none":

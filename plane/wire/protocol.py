@@ -32,11 +32,9 @@ from typing import Annotated, Literal, TypeVar, get_args
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic_core import from_json
 
-PROTOCOL_VERSION = 1
-MAX_FRAME_BYTES = 1 << 20
-"""A frame longer than this (1 MiB) is refused without being parsed."""
-MAX_ID = (1 << 63) - 1
-"""The largest id SQLite stores: a bigger one is a bad frame, not a crash."""
+from plane.wire.framing import MAX_FRAME_BYTES as MAX_FRAME_BYTES
+from plane.wire.framing import MAX_ID as MAX_ID
+from plane.wire.framing import PROTOCOL_VERSION as PROTOCOL_VERSION
 
 
 class Frame(BaseModel):

@@ -103,6 +103,15 @@ def test_status_says_what_a_new_agent_gets_and_when_a_held_agent_resumes(daemon,
     ), demo
     assert scout == "  scout  idle     scripted-model  $0.00 of $1.00"
 
+    # Scripts poll it: the process loads neither pydantic nor the protocol's models.
+    env = {**os.environ, "PLANE_HOME": str(daemon)}
+    command = [sys.executable, "-X", "importtime", "-m", "plane", "status", "--json"]
+    timed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+    assert json.loads(timed.stdout) == status
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in timed.stderr.splitlines()}
+    assert "pydantic" not in loaded and "plane.wire.protocol" not in loaded
+    assert "plane.wire.once" in loaded
+
 
 @pytest.mark.slow
 def test_limit_from_the_command_line(daemon):

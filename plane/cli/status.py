@@ -1,0 +1,129 @@
+"""`plane status`: the day, and each agent's spend and ceiling.
+
+Scripts poll it, so it starts fast: `plane.entry` sends `plane status ...`
+here without loading `plane.cli` (the protocol's models, pydantic), and the
+snapshot is read as the plain JSON it is on the wire (`plane.wire.once`).
+`plane --tcp HOST:PORT status` comes through `plane.cli`, to the same code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import json
+import sys
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from plane.cli.connect import reach
+from plane.clock import until
+from plane.home import Home
+from plane.usage import OneLineParser
+from plane.wire.once import ask
+from plane.wire.words import plain, spend_against, usd_exact
+
+HELP = "the day, and each agent's spend and ceiling"
+
+
+def add_command(sub: Any) -> None:  # argparse's subparsers action
+    parser = sub.add_parser("status", help=HELP)
+    _arguments(parser)
+    parser.set_defaults(func=status)
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="machine-readable")
+
+
+def main(argv: list[str]) -> int:
+    """`plane status ...` straight from `plane.entry`: whatever goes wrong
+    is one line and an exit code, as for every command (`failing`)."""
+    parser = OneLineParser(prog="plane status", description=HELP)
+    _arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        code = status(args)
+        sys.stdout.flush()
+        return code
+    except BaseException as exc:
+        from plane.cli.failing import failed  # pydantic's: only when something failed
+
+        return failed(exc)
+
+
+def status(args: argparse.Namespace) -> int:
+    snapshot = asyncio.run(_snapshot())
+    print(_json(snapshot) if args.json else _text(snapshot))
+    return 0
+
+
+async def _snapshot() -> dict[str, Any]:
+    reply = await reach(Home.from_env(), functools.partial(ask, request={"type": "status"}))
+    snapshot: dict[str, Any] = reply["snapshot"]
+    return snapshot
+
+
+def _json(snapshot: dict[str, Any]) -> str:
+    """What the TUI is told, for scripts: `default_model` and
+    `default_limit_usd` are what `plane new` gives an agent; an agent's
+    `resumes_at` is when a held one starts again on its own (null if it
+    does not: not held, a zero ceiling, an unpriced model)."""
+    return json.dumps(
+        {
+            "day": snapshot["day"],
+            "resets_at": _moment(snapshot["resets_at"]).isoformat(),
+            "default_model": snapshot.get("default_model"),
+            "default_limit_usd": _plain(snapshot.get("default_limit_usd")),
+            "agents": [
+                {
+                    "name": a["name"],
+                    "model": a["model"],
+                    "state": a["status"],
+                    "spend_today_usd": _plain(a.get("spend_today_usd", 0)),
+                    "limit_usd": _plain(a.get("limit_usd")),
+                    "waiting": a.get("waiting", 0),
+                    "resumes_at": _iso(a.get("resumes_at")),
+                }
+                for a in snapshot["agents"]
+            ],
+        },
+        indent=2,
+    )
+
+
+def _text(snapshot: dict[str, Any]) -> str:
+    """One line an agent; a held one the day's end frees says when, as the
+    TUI's title does (on the plane's clock, not this machine's)."""
+    lines = [f"{snapshot['day']} (UTC)"]
+    agents = snapshot["agents"]
+    width = max((len(a["name"]) for a in agents), default=0)
+    for a in agents:
+        limit = _amount(a.get("limit_usd"))
+        ceiling = "no limit" if limit is None else f"of {usd_exact(limit)}"
+        spent = spend_against(_amount(a.get("spend_today_usd", 0)) or Decimal(0), limit)
+        line = f"  {a['name']:<{width}}  {a['status']:<7}  {a['model']}  {spent} {ceiling}"
+        if a["status"] == "held" and a.get("resumes_at") is not None:
+            resumes = _moment(a["resumes_at"])
+            line += f"  resumes in {until(_moment(snapshot['now']), resumes)}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _amount(value: object) -> Decimal | None:
+    """A Decimal as the wire carries it (a string), None as None."""
+    return None if value is None else Decimal(str(value))
+
+
+def _plain(value: object) -> str | None:
+    amount = _amount(value)
+    return None if amount is None else plain(amount)
+
+
+def _moment(value: str) -> datetime:
+    return datetime.fromisoformat(value)
+
+
+def _iso(value: str | None) -> str | None:
+    return None if value is None else _moment(value).isoformat()

@@ -1,0 +1,81 @@
+"""One request to the plane, answered, with the frames as plain JSON: for
+`plane status`, which scripts poll, so its process loads neither pydantic
+nor the protocol's models (they are most of a CLI call's start).
+
+The frames are the protocol's own (`hello`, then the request; the reply
+with the request's id, events skipped), and a test reads what this sends
+with the protocol's decoder. Anything longer-lived uses THE client,
+`plane.wire.client`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from pathlib import Path
+from typing import Any
+
+from plane.wire.errors import NotRunning, PlaneError
+from plane.wire.framing import MAX_FRAME_BYTES, PROTOCOL_VERSION
+from plane.wire.token import read_token
+
+_HELLO_ID, _REQUEST_ID = 1, 2
+
+
+class Refused(PlaneError):
+    """The plane answered with an `error` frame; `str()` is its sentence."""
+
+
+async def ask(
+    socket: Path,
+    request: dict[str, Any],
+    *,
+    tcp: tuple[str, int] | None = None,
+    token: str | None = None,
+    client: str = "plane-cli",
+) -> dict[str, Any]:
+    """The plane's reply to `request` (a frame without its id), as JSON;
+    `NotRunning` when nothing listens, `Refused` for an `error` reply."""
+    try:
+        if tcp is not None:
+            reader, writer = await asyncio.open_connection(*tcp, limit=MAX_FRAME_BYTES * 2)
+        else:
+            reader, writer = await asyncio.open_unix_connection(socket, limit=MAX_FRAME_BYTES * 2)
+    except (FileNotFoundError, ConnectionRefusedError):
+        raise NotRunning(f"{tcp[0]}:{tcp[1]}" if tcp else str(socket)) from None
+    if token is None and tcp is None:
+        token = read_token(socket.with_name("token"))
+    hello = {"type": "hello", "id": _HELLO_ID, "protocol_version": PROTOCOL_VERSION}
+    try:
+        writer.write(_line({**hello, "client": client, "token": token}))
+        await _reply(reader, _HELLO_ID)
+        writer.write(_line({**request, "id": _REQUEST_ID}))
+        return await _reply(reader, _REQUEST_ID)
+    finally:
+        writer.close()
+        with contextlib.suppress(Exception):
+            await writer.wait_closed()
+
+
+async def _reply(reader: asyncio.StreamReader, ident: int) -> dict[str, Any]:
+    while True:
+        try:
+            line = await reader.readline()
+        except ValueError:  # a line past the reader's limit
+            raise PlaneError("The plane sent a frame over the size limit.") from None
+        if not line.endswith(b"\n"):
+            raise NotRunning("the socket (the plane closed the connection)")
+        try:
+            frame = json.loads(line)
+        except ValueError:
+            raise PlaneError("The plane sent a frame this client cannot read.") from None
+        if not isinstance(frame, dict) or frame.get("id") != ident:
+            continue  # an event, or not ours
+        if frame.get("type") == "error":
+            raise Refused(str(frame.get("message") or "The plane refused the request."))
+        return frame
+
+
+def _line(frame: dict[str, Any]) -> bytes:
+    return json.dumps(frame).encode() + b"\n"

@@ -1,0 +1,35 @@
+"""`plane status`'s one-shot ask (plane.wire.once) against a real plane on
+its real socket: the frames it sends are the protocol's (the plane's own
+decoder reads them), and what it reads is the snapshot THE client reads."""
+
+import pytest
+
+from plane.wire import protocol as p
+from plane.wire.once import Refused, ask
+
+
+async def test_it_reads_the_snapshot_the_client_reads(start_plane):
+    plane = await start_plane()
+    await plane.send("demo", "/limit 2.5")
+    reply = await ask(plane.home.socket, {"type": "status"})
+    assert reply["type"] == "snapshot" and reply["id"] == 2
+    asked = p.Snapshot.model_validate(reply["snapshot"])
+    client = await plane.client()
+    told = await client.request(p.Status)
+    assert isinstance(told, p.SnapshotReply)
+    assert asked.agents == told.snapshot.agents
+    assert (asked.day, asked.resets_at) == (told.snapshot.day, told.snapshot.resets_at)
+
+
+async def test_a_wrong_token_is_the_planes_sentence(start_plane):
+    plane = await start_plane()
+    with pytest.raises(Refused) as refused:
+        await ask(plane.home.socket, {"type": "status"}, token="not-the-token")
+    assert "token" in str(refused.value)
+
+
+async def test_a_refused_request_is_the_planes_sentence(start_plane):
+    plane = await start_plane()
+    with pytest.raises(Refused) as refused:
+        await ask(plane.home.socket, {"type": "history", "agent": "nobody"})
+    assert "nobody" in str(refused.value)
