@@ -54,10 +54,11 @@ def test_a_plane_on_sqlite_without_http_loads_neither_psycopg_nor_aiohttp() -> N
 
 
 def test_the_command_line_loads_no_config_agents_or_ledger_until_a_command_needs_them() -> None:
-    """`plane status` is a Python start, the protocol and a socket: agents.yaml's
-    models (~0.2 s to build), the agents and the ledger load only for the
-    commands that use them."""
-    loaded = loaded_after("plane.cli")
+    """Every command's parser and the socket client, and not agents.yaml's
+    models (~0.2 s to build), the agents or the ledger: those load only for
+    the commands that use them. (`plane status` loads less still: its test
+    is in tests/plane/core/test_cli.py.)"""
+    loaded = loaded_after("plane.cli.program")
     assert "plane.wire.client" in loaded, "the test imports what it means to"
     heavy = ("plane.config", "plane.agents", "plane.money.ledger", "plane.daemon")
     assert [m for m in loaded if m.startswith(heavy)] == []
