@@ -204,8 +204,10 @@ class Store:
         self.day = snapshot.day
         self.fleet_limit_usd = snapshot.fleet_limit_usd
         listed = sum((a.spend_today_usd for a in snapshot.agents), Decimal(0))
-        whole = snapshot.fleet_spend_today_usd  # None from an older plane
-        self.unlisted_spend_usd = max(Decimal(0), (whole or listed) - listed)
+        whole = snapshot.fleet_spend_today_usd
+        if whole is None:  # an older plane: the rows are all it says
+            whole = listed
+        self.unlisted_spend_usd = max(Decimal(0), whole - listed)
         self._plane_now = snapshot.now
         self._told_at = self.clock()
         self.resets_at = snapshot.resets_at

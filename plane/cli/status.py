@@ -102,7 +102,7 @@ def _text(snapshot: dict[str, Any]) -> str:
     for a in agents:
         limit = _amount(a.get("limit_usd"))
         ceiling = "no limit" if limit is None else f"of {usd_exact(limit)}"
-        spent = spend_against(_amount(a.get("spend_today_usd", 0)) or Decimal(0), limit)
+        spent = spend_against(Decimal(str(a.get("spend_today_usd", 0))), limit)
         line = f"  {a['name']:<{width}}  {a['status']:<7}  {a['model']}  {spent} {ceiling}"
         if a["status"] == "held" and a.get("resumes_at") is not None:
             resumes = _moment(a["resumes_at"])
