@@ -394,23 +394,26 @@ class Ledger:
         """The day's sums, read once: the closed calls' from `spend`, and the
         estimates of calls still pending. Read on the writer, between two
         commits, so no commit can fall between the read and the sums."""
-        if day not in self._days:
 
-            def read(conn: Connection) -> dict[str, Decimal]:
-                rows = conn.execute(
-                    "SELECT agent, cost_usd FROM spend WHERE day = ?1 UNION ALL"
-                    " SELECT agent, cost_usd FROM calls WHERE status = 'pending' AND day = ?1",
-                    (day.isoformat(),),
-                )
-                sums: dict[str, Decimal] = {}
-                for agent, cost in rows.fetchall():
-                    sums[agent] = sums.get(agent, Decimal(0)) + Decimal(cost)
-                return sums
+        def read(conn: Connection) -> dict[str, Decimal]:
+            rows = conn.execute(
+                "SELECT agent, cost_usd FROM spend WHERE day = ?1 UNION ALL"
+                " SELECT agent, cost_usd FROM calls WHERE status = 'pending' AND day = ?1",
+                (day.isoformat(),),
+            )
+            sums: dict[str, Decimal] = {}
+            for agent, cost in rows.fetchall():
+                sums[agent] = sums.get(agent, Decimal(0)) + Decimal(cost)
+            return sums
 
+        # Until the sums are there when this coroutine runs again: the
+        # fleet's tick may forget them (`forget_sums`) between the commit
+        # that kept them and this return, and then they are read anew.
+        while (kept := self._days.get(day)) is None:
             await self._write(
                 read, then=lambda sums: self._days.setdefault(day, sums), reading=True
             )
-        return self._days[day]
+        return kept
 
     async def _latest_day(self) -> date:
         if self._latest is None:

@@ -114,6 +114,26 @@ class RunningPlane:
         await asyncio.wait_for(collect(), within)
         return said
 
+    def stacks(self) -> str:
+        """Where each agent's worker is now: for a test that timed out waiting
+        on one to say why."""
+        lines = []
+        for worker, task in self.crew._runs.items():
+            lines.append(f"{worker.spec.name}: busy={worker._busy} wake={worker._wake.is_set()}")
+            awaiting = task.get_coro()
+            while awaiting is not None:  # down the chain of awaits, outermost first
+                frame = getattr(awaiting, "cr_frame", None) or getattr(awaiting, "gi_frame", None)
+                if frame is not None:
+                    lines.append(
+                        f"  {frame.f_code.co_filename}:{frame.f_lineno} {frame.f_code.co_name}"
+                    )
+                awaiting = getattr(awaiting, "cr_await", None) or getattr(
+                    awaiting, "gi_yieldfrom", None
+                )
+            if awaiting is None and task.done():
+                lines.append(f"  done: {task}")
+        return "\n".join(lines)
+
     async def quiet(self) -> None:
         """Until no agent is working or has work it may start."""
         for _ in range(2000):

@@ -164,7 +164,10 @@ async def test_a_limit_or_pause_set_while_the_worker_reads_what_waits_starts_no_
 
     monkeypatch.setattr(conversation, "waiting", waiting)
     await plane.send("demo", "hello")
-    await asyncio.wait_for(reading.wait(), 10)
+    try:
+        await asyncio.wait_for(reading.wait(), 30)
+    except TimeoutError:
+        raise AssertionError(f"the worker never read what waits:\n{plane.stacks()}") from None
     if change == "pause":
         client = await plane.client()
         await client.request(p.PauseAgent, agent="demo", paused=True)

@@ -248,3 +248,25 @@ async def test_a_settle_refused_in_a_batch_moves_no_sum_twice(tmp_path, open_led
     assert (await other).cost_usd == Decimal("0.02")
     assert await ledger.spend_today("demo") == Decimal("0.03")
     assert await spend_table(db) == await sums_of_calls(db)
+
+
+async def test_sums_forgotten_while_the_day_is_read_are_read_again(open_ledger):
+    """The fleet's tick forgets the day's sums (another plane's spend may be
+    in the store) whenever it runs: landing between the read's commit and the
+    reader's return, it must not lose the answer (it raised KeyError)."""
+    db, ledger = await open_ledger(ManualClock(NOON))
+    call = await ledger.open_call("demo", "p", "m", Decimal("0.01"), "estimate")
+    await ledger.settle(call, USAGE, Decimal("0.25"), "table")
+    ledger.forget_sums()
+    write, ticks = db.write, []
+
+    async def a_tick_lands(fn, then=None):  # type: ignore[no-untyped-def]
+        value = await write(fn, then)
+        if not ticks:
+            ticks.append(1)
+            ledger.forget_sums()
+        return value
+
+    db.write = a_tick_lands  # type: ignore[method-assign]
+    assert await ledger.spend_today("demo") == Decimal("0.25")
+    assert ticks
