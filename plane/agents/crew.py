@@ -227,11 +227,13 @@ class Crew:
         services = self._services
         now = services.clock.now()
         defaults = services.config.defaults
+        day = await services.ledger.today()
+        fleet_spent = await services.ledger.fleet_today()  # once, for every row's gate
         return Snapshot(
-            day=await services.ledger.today(),
+            day=day,
             now=now,
             resets_at=services.gate.resets_at(),
-            agents=await self._states(),
+            agents=await self._states(fleet_spent),
             models=self._services.roster.offered,
             default_model=defaults.model,
             default_limit_usd=defaults.limit_usd,
@@ -240,20 +242,21 @@ class Crew:
             spend_today_usd=sum(
                 (await services.ledger.spend_by_agent()).values(), start=Decimal(0)
             ),
-            fleet_spend_today_usd=await services.ledger.fleet_today(),
+            fleet_spend_today_usd=fleet_spent,
             fleet_limit_usd=services.gate.ceilings.fleet(),
         )
 
-    async def _states(self) -> list[AgentState]:
+    async def _states(self, fleet_spent: Decimal) -> list[AgentState]:
         """Every row; an agent deleted while they are read is left out. The
-        waiting counts are read once for all (memory, or one grouped query);
-        spend today is the ledger's, in memory once the day is read."""
+        waiting counts are read once for all (memory, or one grouped query),
+        and so is the fleet's spend (`fleet_spent`, for the gate's fleet
+        ceiling); spend today is the ledger's, in memory once the day is read."""
         waiting = await self._services.conversation.waiting_counts()
         states = []
         for name in list(self.workers):
             try:
                 worker = self.workers[name]
-                states.append(await self._state(name, await worker.hold(), waiting))
+                states.append(await self._state(name, await worker.hold(fleet_spent), waiting))
             except KeyError:
                 continue
         return states

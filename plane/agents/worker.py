@@ -84,12 +84,15 @@ class AgentWorker:
         (by its change count) and the agent's spec (its pause)."""
         return self._services.gate.ceilings.changes, self.spec
 
-    async def hold(self) -> Hold | None:
+    async def hold(self, fleet_spent: Decimal | None = None) -> Hold | None:
         spec = self.spec
         if spec.paused:
             return Hold("paused", paused_notice(spec.name))
         known = self._services.pricer.is_known(spec.model)
-        return await self._services.gate.hold(spec.name, price_known=known, model=spec.model)
+        gate = self._services.gate
+        return await gate.hold(
+            spec.name, price_known=known, model=spec.model, fleet_spent=fleet_spent
+        )
 
     async def run(self) -> None:
         """Forever: wait to be woken, then work until nothing is left or held."""

@@ -211,9 +211,13 @@ class Gate:
         self.ceilings = ceilings
         self._clock = clock
 
-    async def hold(self, agent: str, *, price_known: bool, model: str) -> Hold | None:
+    async def hold(
+        self, agent: str, *, price_known: bool, model: str, fleet_spent: Decimal | None = None
+    ) -> Hold | None:
         """None when `agent` may start a turn now. Ask it with the agent's
-        turn lock held, right before the turn."""
+        turn lock held, right before the turn. `fleet_spent`: the fleet's
+        spend today, when the caller asks of every agent at once (a
+        snapshot) and has read it once for all."""
         ceiling = self.ceilings.of(agent)
         if ceiling is not None:
             if not price_known:
@@ -226,9 +230,11 @@ class Gate:
             spent = await self.ledger.spend_today(agent)
             if spent >= ceiling:
                 return Hold("ceiling", partial(self._ceiling_notice, agent, spent, ceiling))
-        return await self._fleet_hold(agent, price_known=price_known, model=model)
+        return await self._fleet_hold(agent, price_known, model, fleet_spent)
 
-    async def _fleet_hold(self, agent: str, *, price_known: bool, model: str) -> Hold | None:
+    async def _fleet_hold(
+        self, agent: str, price_known: bool, model: str, spent: Decimal | None
+    ) -> Hold | None:
         """The fleet's ceiling, asked the same way: at or over it, no agent
         of the fleet starts a turn, on any plane."""
         fleet = self.ceilings.fleet()
@@ -241,7 +247,8 @@ class Gate:
                 "is under a ceiling, which counts every turn. Add the model under "
                 "`pricing:` in agents.yaml, or remove the fleet limit with /limit fleet off.",
             )
-        spent = await self.ledger.fleet_today()
+        if spent is None:
+            spent = await self.ledger.fleet_today()
         if spent < fleet:
             return None
         return Hold("fleet", partial(self.fleet_notice, agent, spent, fleet))

@@ -151,3 +151,18 @@ async def test_spend_today_in_memory_is_the_tables(tmp_path):
         == {"ada": Decimal("0.0369"), "bob": Decimal("0.1123")}
     )
     await db.close()
+
+
+@pytest.mark.usefixtures("each_store")
+@pytest.mark.parametrize("agents", [2, 40])
+async def test_under_a_fleet_ceiling_a_snapshot_reads_the_fleets_spend_once(start_plane, agents):
+    """With planes sharing a store, the fleet's spend is read from it (the
+    others' calls are not in this plane's sums): once a snapshot, not once
+    a row."""
+    idle = "".join(f"  idle-{n}: {{}}\n" for n in range(agents))  # the gate asks the fleet of each
+    config = with_agents(agents).replace("agents:\n", "agents:\n" + idle)
+    plane = await start_plane(config + "fleet: {limitUsd: 50}\n")
+    for n in range(agents):
+        await plane.send(f"held-{n}", "are you there?")
+    await plane.quiet()
+    assert await snapshot_queries(plane) <= 3
