@@ -308,8 +308,8 @@ class Crew:
         await self._services.say(
             agent,
             "cost",
-            turn_line(result.cost, result.usage, result.saved_chars),
-            cost_usd=result.cost,
+            turn_line(result.cost, result.usage, result.saved_chars, unpriced=result.unpriced),
+            cost_usd=None if result.unpriced and not result.cost else result.cost,
             usage=result.usage,
         )
         if result.unpriced and await self._services.conversation.first_today(

@@ -18,8 +18,7 @@ from plane.errors import ProviderError, UnknownPrice
 from plane.money.ledger import Charge
 from plane.providers.base import BrokenReply, Completion, CompletionRequest
 from plane.wire.protocol import TextDelta, Usage
-
-UNPRICED = "unpriced"
+from plane.wire.words import UNPRICED
 
 
 @dataclass(frozen=True)

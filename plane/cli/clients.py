@@ -17,7 +17,7 @@ from plane.errors import NotRunning, PlaneError
 from plane.home import Home
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
-from plane.wire.words import plain, usd, usd_exact
+from plane.wire.words import UNPRICED, call_count, plain, usd, usd_exact
 
 
 def send(args: argparse.Namespace) -> int:
@@ -128,13 +128,24 @@ def _write_csv(rows: list[dict[str, Any]]) -> None:
 
 
 def _print_ledger(day: date, entries: list[p.LedgerEntry]) -> None:
+    print("\n".join(ledger_lines(day, entries)))
+
+
+def ledger_lines(day: date, entries: list[p.LedgerEntry]) -> list[str]:
+    """A day's calls as `plane ledger` prints them. A call no price is known
+    for shows `unpriced`, and the day's total says how many it leaves out."""
     total = sum((e.cost_usd for e in entries), Decimal(0))
-    print(f"{day} (UTC): {len(entries)} calls, {usd(total)}")
+    unpriced = sum(e.price_source == UNPRICED for e in entries)
+    head = f"{day} (UTC): {call_count(len(entries))}, {usd(total)}"
+    if unpriced:
+        head += f" ({unpriced} {UNPRICED}, not in the total)"
+    lines = [head]
     for e in entries:
         u = e.usage
         tokens = f"in {u.input_tokens} (cached {u.cache_read_tokens})  out {u.output_tokens}"
-        cost = f"${plain(e.cost_usd)}"
-        print(f"  {e.at:%H:%M:%S}  {e.agent}  {e.model}  {tokens}  {cost}  {e.status}")
+        cost = UNPRICED if e.price_source == UNPRICED else f"${plain(e.cost_usd)}"
+        lines.append(f"  {e.at:%H:%M:%S}  {e.agent}  {e.model}  {tokens}  {cost}  {e.status}")
+    return lines
 
 
 async def _default_model(client: PlaneClient) -> str:

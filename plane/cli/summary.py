@@ -24,7 +24,7 @@ from plane.clock import SystemClock, day_of
 from plane.errors import PlaneError
 from plane.home import Home
 from plane.money.summary import QUERY, By, Line, summarise, window
-from plane.wire.words import plain, tokens, usd
+from plane.wire.words import UNPRICED, call_count, plain, tokens, usd
 
 DEFAULT_DAYS = 7
 MAX_DAYS = 3660
@@ -35,6 +35,7 @@ FIELDS = [
     "cache_write_tokens",
     "output_tokens",
     "cost_usd",
+    "unpriced_calls",
 ]
 
 
@@ -140,6 +141,7 @@ def _figures(line: Line) -> dict[str, Any]:
         "cache_write_tokens": line.cache_write_tokens,
         "output_tokens": line.output_tokens,
         "cost_usd": plain(line.cost_usd),
+        "unpriced_calls": line.unpriced,
     }
 
 
@@ -156,14 +158,16 @@ def _json(first: date, last: date, by: By, lines: list[Line], total: Line) -> di
 def _text(first: date, last: date, by: By, lines: list[Line], total: Line) -> str:
     span = (last - first).days + 1
     head = f"{first} to {last} (UTC, {span} day{'s' if span != 1 else ''}), by {by}: "
-    out = [head + f"{_calls(total.calls)}, {usd(total.cost_usd)}"]
+    out = [head + f"{call_count(total.calls)}, {usd(total.cost_usd)}" + _unpriced(total)]
     width = max((len(line.key) for line in lines), default=0)
     for line in lines:
         cached = f" ({tokens(line.cache_read_tokens)} cached)" if line.cache_read_tokens else ""
         used = f"{tokens(line.input_tokens)} in{cached} · {tokens(line.output_tokens)} out"
-        out.append(f"  {line.key:<{width}}  {usd(line.cost_usd):>9}  {_calls(line.calls)}  {used}")
+        shown = f"  {line.key:<{width}}  {usd(line.cost_usd):>9}  {call_count(line.calls)}  {used}"
+        out.append(shown + _unpriced(line))
     return "\n".join(out)
 
 
-def _calls(count: int) -> str:
-    return f"{count} call{'' if count == 1 else 's'}"
+def _unpriced(line: Line) -> str:
+    """What a sum leaves out: calls no price is known for are not free."""
+    return f" ({line.unpriced} {UNPRICED}, not in the total)" if line.unpriced else ""

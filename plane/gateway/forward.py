@@ -52,7 +52,7 @@ from plane.gateway.wire import (
 from plane.money.gate import Hold
 from plane.money.ledger import FleetFull
 from plane.wire.protocol import Usage
-from plane.wire.words import tokens, turn_cost, usage_text
+from plane.wire.words import UNPRICED, tokens, turn_cost, usage_text
 
 log = logging.getLogger(__name__)
 
@@ -337,6 +337,7 @@ class Gateway:
         """Settle from the usage; without it (a cut stream, a broken body), at the estimate."""
         services, agent, model = self._services, call.spec.name, call.model
         ledger = services.ledger
+        unpriced = False
         if usage is None:
             seen = Usage()
             charge = await ledger.settle(call.id, seen, call.estimate, "estimate", estimated=True)
@@ -346,18 +347,20 @@ class Gateway:
             try:
                 price = services.pricer.price(model, usage)
             except UnknownPrice:
-                charge = await ledger.settle(call.id, usage, Decimal(0), "unpriced", estimated=True)
+                unpriced = True
+                charge = await ledger.settle(call.id, usage, Decimal(0), UNPRICED, estimated=True)
             else:
                 charge = await ledger.settle(call.id, usage, price.cost_usd, price.source)
             line = f"{model} · {usage_text(seen)}"
-        line += f" · {turn_cost(charge.cost_usd)}"
+        line += f" · {UNPRICED if unpriced else turn_cost(charge.cost_usd)}"
         if call.saved:
             line += f" · compression saved {tokens(call.saved)} chars"
         if call.session:
             line += f" · session {call.session}"
         if services.savings is not None:  # the charts' and /metrics' "compression saved"
             await services.savings.record(agent, model, call.saved, charge.day)
-        await services.say(agent, "cost", line, cost_usd=charge.cost_usd, usage=seen)
+        cost = None if unpriced else charge.cost_usd  # unknown, not $0
+        await services.say(agent, "cost", line, cost_usd=cost, usage=seen)
         await self._publish(agent)
         await self._spend_notices(agent)
 

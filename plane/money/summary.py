@@ -19,13 +19,16 @@ from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any, Literal
 
+from plane.wire.words import UNPRICED
+
 By = Literal["agent", "model", "day", "hour"]
 Record = sqlite3.Row | Mapping[str, Any]
 """A `calls` row, as either connection returns it."""
 
 QUERY = (
     "SELECT agent, model, day, at, status, input_tokens, cache_read_tokens,"
-    " cache_write_tokens, output_tokens, cost_usd FROM calls WHERE day BETWEEN ? AND ?"
+    " cache_write_tokens, output_tokens, cost_usd, price_source FROM calls"
+    " WHERE day BETWEEN ? AND ?"
 )
 """Every call charged to a day in [first, last] (ISO days: they sort as text)."""
 
@@ -43,6 +46,8 @@ class Line:
     cost_usd: Decimal = Decimal(0)
     statuses: dict[str, int] = field(default_factory=dict)
     """Calls by ledger status (settled, pending, interrupted, failed)."""
+    unpriced: int = 0
+    """Calls of a model with no known price: in `calls`, not in `cost_usd`."""
 
     def add(self, row: Record) -> None:
         self.calls += 1
@@ -53,6 +58,8 @@ class Line:
         self.cost_usd += Decimal(row["cost_usd"])
         status = str(row["status"])
         self.statuses[status] = self.statuses.get(status, 0) + 1
+        if row["price_source"] == UNPRICED:
+            self.unpriced += 1
 
 
 def window(last: date, days: int) -> tuple[date, date]:

@@ -16,6 +16,10 @@ if TYPE_CHECKING:  # a type only: the clock and the CLI word durations without p
     from plane.wire.protocol import Usage
 
 CENT = Decimal("0.01")
+UNPRICED = "unpriced"
+"""A call whose model has no known price: its price source in the ledger
+(recorded at $0, which is not its cost) and the word shown for its cost,
+never a figure: unknown never reads as free."""
 
 
 def usd(amount: Decimal) -> str:
@@ -75,6 +79,11 @@ def tokens(count: int) -> str:
     return f"{count / 1_000_000:.1f}M".replace(".0M", "M")
 
 
+def call_count(count: int) -> str:
+    """`1 call`, `2 calls`."""
+    return f"{count:,} call{'' if count == 1 else 's'}"
+
+
 def turn_cost(amount: Decimal) -> str:
     """A single turn's cost: cents, or four decimals when under a cent (a
     small model's turn costs fractions of a cent, and they add up)."""
@@ -89,9 +98,15 @@ def usage_text(usage: Usage) -> str:
     return f"{tokens(usage.input_tokens)} in{cached} · {tokens(usage.output_tokens)} out"
 
 
-def turn_line(cost: Decimal, usage: Usage, saved_chars: int = 0) -> str:
-    """The quiet line after a turn: `$0.03 · 12.4k in (11.9k cached) · 320 out`."""
-    line = f"{turn_cost(cost)} · {usage_text(usage)}"
+def turn_line(cost: Decimal, usage: Usage, saved_chars: int = 0, *, unpriced: bool = False) -> str:
+    """The quiet line after a turn: `$0.03 · 12.4k in (11.9k cached) · 320 out`.
+    A turn with calls no price is known for says so instead of a figure that
+    would read as free: `unpriced · 81 in · 27 out`, or `$0.03 + unpriced · …`
+    when some of its calls were priced."""
+    shown = turn_cost(cost)
+    if unpriced:
+        shown = f"{shown} + {UNPRICED}" if cost else UNPRICED
+    line = f"{shown} · {usage_text(usage)}"
     if saved_chars:
         line += f" · compression saved {tokens(saved_chars)} chars"
     return line

@@ -38,3 +38,12 @@ def test_the_spend_level_is_the_one_the_plane_sent() -> None:
     said = agent("a", "0.01", "5").model_copy(update={"spend_level": "warn"})
     assert spend_level(said) == "warn"  # not recomputed from the figures
     assert spend_level(agent("a", "5.00", "5")) == "over"
+
+
+def test_a_turn_with_unpriced_calls_never_reads_as_free() -> None:
+    from plane.wire.words import turn_line
+
+    used = Usage(input_tokens=81, output_tokens=27)
+    assert turn_line(Decimal(0), used, unpriced=True) == "unpriced · 81 in · 27 out"
+    assert turn_line(Decimal("0.03"), used, unpriced=True) == "$0.03 + unpriced · 81 in · 27 out"
+    assert turn_line(Decimal("0.03"), used) == "$0.03 · 81 in · 27 out"

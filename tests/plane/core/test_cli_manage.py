@@ -182,7 +182,7 @@ def test_the_ledger_is_read_without_a_plane(tmp_path, scripted_llm):
     before = (home / "plane.db").read_bytes()
     stopped = ok(plane_cmd(home, "ledger", "--csv"))
     assert stopped == running and len(stopped) == 2
-    assert ok(plane_cmd(home, "ledger"))[0].endswith("(UTC): 1 calls, $0.12")
+    assert ok(plane_cmd(home, "ledger"))[0].endswith("(UTC): 1 call, $0.12")
     assert (home / "plane.db").read_bytes() == before, "read-only: nothing written"
 
 

@@ -159,3 +159,32 @@ def test_a_file_that_is_not_a_ledger_is_one_line(tmp_path):
     assert out.returncode == 1
     [line] = out.stderr.splitlines()
     assert line.startswith(f"plane: Cannot read the ledger {home.db} (")
+
+
+async def test_an_unpriced_call_is_said_in_both_forms_never_shown_as_free(tmp_path):
+    """A model with no known price is recorded at $0 with its source
+    `unpriced`: the sums say how many calls they leave out, and a day's
+    listing shows the word, not `$0`."""
+    from plane.cli.clients import ledger_lines
+
+    home = Home(tmp_path / "home").ensure()
+    db = await Database.open(home.db)
+    ledger = Ledger(db, ManualClock(NOON))
+    await _call(ledger, "demo", "gpt-a", "0.1", Usage(input_tokens=1000, output_tokens=10))
+    call = await ledger.open_call("demo", "p", "mystery", Decimal(0), "estimate")
+    await ledger.settle(call, Usage(input_tokens=81, output_tokens=27), Decimal(0), "unpriced")
+    out = plane_cmd(home.root, "ledger", "--summary", "--day", "2026-11-29", "--by", "model")
+    assert out.stdout.splitlines() == [
+        "2026-11-23 to 2026-11-29 (UTC, 7 days), by model: 2 calls, $0.10"
+        " (1 unpriced, not in the total)",
+        "  gpt-a        $0.10  1 call  1k in · 10 out",
+        "  mystery      $0.00  1 call  81 in · 27 out (1 unpriced, not in the total)",
+    ]
+    summary = json.loads(
+        plane_cmd(home.root, "ledger", "--summary", "--day", "2026-11-29", "--json").stdout
+    )
+    assert summary["total"]["unpriced_calls"] == 1
+    lines = ledger_lines(NOON.date(), await ledger.entries(NOON.date()))
+    assert lines[0] == "2026-11-29 (UTC): 2 calls, $0.10 (1 unpriced, not in the total)"
+    assert lines[2].endswith("in 81 (cached 0)  out 27  unpriced  settled")
+    await db.close()

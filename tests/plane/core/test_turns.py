@@ -205,6 +205,8 @@ async def test_an_unpriced_model_is_said_and_a_ceiling_holds_it(start_plane):
     plane.crew.wake("demo")
     said = await plane.until_turn_ends("demo", subscription)
     assert "No price is known for other-model, so this turn's cost is not counted" in said[-1].text
+    [line] = [m for m in said if m.kind == "cost"]  # unknown never reads as free
+    assert line.text.startswith("unpriced · ") and line.cost_usd is None
 
 
 async def test_tool_output_reaches_the_model_compressed_and_comes_back_whole(start_plane):
