@@ -108,6 +108,8 @@ def _text(snapshot: dict[str, Any]) -> str:
             resumes = _moment(a["resumes_at"])
             line += f"  resumes in {until(_moment(snapshot['now']), resumes)}"
         lines.append(line)
+    if not agents:
+        lines.append("  No agents yet: `plane new NAME` creates one, or list them in agents.yaml.")
     return "\n".join(lines)
 
 

@@ -33,3 +33,13 @@ async def test_a_refused_request_is_the_planes_sentence(start_plane):
     with pytest.raises(Refused) as refused:
         await ask(plane.home.socket, {"type": "history", "agent": "nobody"})
     assert "nobody" in str(refused.value)
+
+
+def test_a_plane_with_no_agents_says_how_to_make_one():
+    from plane.cli.status import _text
+
+    snapshot = {"day": "2026-11-29", "now": "2026-11-29T12:00:00+00:00", "agents": []}
+    assert _text(snapshot).splitlines() == [
+        "2026-11-29 (UTC)",
+        "  No agents yet: `plane new NAME` creates one, or list them in agents.yaml.",
+    ]
