@@ -1,10 +1,13 @@
 """Fan-out: the plane's event stream to 1 and to 20 subscribers, in one run.
 
     .venv/bin/python bench/fanout.py [--agents 200] [--subscribers 20] [--seconds 5]
+                                     [--reader-processes 1]
 
 A real plane (a temporary home, its real Unix socket and listener) and
-subscribers in processes of their own, as TUIs are: each says hello with the
-token, subscribes, and reads its lines. The plane's side publishes token
+subscribers on connections of their own, as TUIs are: each says hello with
+the token, subscribes, and reads its lines. They are read by
+`--reader-processes` processes outside the plane's (one by default, its
+sockets multiplexed: see READER). The plane's side publishes token
 deltas through its own event bus, as turns do.
 
 - Throughput: `--agents` streams publish as fast as the plane delivers (the
@@ -44,39 +47,51 @@ BACKLOG = 2_000
 DELAY_AIM_MS = 50.0
 
 READER = r"""
-import json, socket, sys, time
-path, token = sys.argv[1], sys.argv[2]
-s = socket.socket(socket.AF_UNIX)
-s.connect(path)
-s.sendall(json.dumps({"type": "hello", "id": 1, "protocol_version": 1, "client": "bench",
-                      "token": token}).encode() + b"\n" + b'{"type": "subscribe", "id": 2}\n')
+import json, selectors, socket, sys, time
+path, token, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+hello = json.dumps({"type": "hello", "id": 1, "protocol_version": 1, "client": "bench",
+                    "token": token}).encode() + b"\n" + b'{"type": "subscribe", "id": 2}\n'
+sel = selectors.DefaultSelector()
+for _ in range(n):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path)
+    s.sendall(hello)
+    s.setblocking(False)
+    sel.register(s, selectors.EVENT_READ, {"count": 0, "delays": [], "tail": b""})
 print("ready", flush=True)
-count, delays, tail = 0, [], b""
-while True:
-    data = s.recv(1 << 20)
-    if not data:
-        break
-    count += data.count(b"|")
-    chunk = tail + data
-    at = chunk.rfind(b'"text":"')
-    if at >= 0 and (bar := chunk.find(b"|", at)) > 0:  # one delay a read: the newest delta's
-        delays.append(time.monotonic() - float(chunk[at + 8:bar]))
-    if b'"text":"end"' in chunk:
-        break
-    tail = data[-64:]
-print(json.dumps({"count": count, "delays": delays}), flush=True)
+done = []
+while len(done) < n:
+    for key, _ in sel.select():
+        state, s = key.data, key.fileobj
+        data = s.recv(1 << 20)
+        chunk = state["tail"] + data
+        state["count"] += data.count(b"|")
+        at = chunk.rfind(b'"text":"')
+        if at >= 0 and (bar := chunk.find(b"|", at)) > 0:  # one delay a read: the newest delta's
+            state["delays"].append(time.monotonic() - float(chunk[at + 8:bar]))
+        if not data or b'"text":"end"' in chunk:
+            sel.unregister(s)
+            done.append(state)
+        state["tail"] = data[-64:]
+print(json.dumps([{"count": d["count"], "delays": d["delays"]} for d in done]), flush=True)
 """
-"""A subscriber that reads as cheaply as Python can (counting in C, one
-delay sampled a read), so that what is measured is the plane's sending."""
+"""Subscribers that read as cheaply as Python can (counting in C, one delay
+sampled a read), `n` sockets to a process, multiplexed with epoll: what is
+measured is the plane's sending, and on a machine of two cores twenty
+reader processes would spend it on switching between themselves (with a
+process each, the readers took a whole core and the plane waited on them)."""
 
 
-async def run(agents: int, subscribers: int, seconds: float, rate: float | None) -> dict:
+async def run(
+    agents: int, subscribers: int, seconds: float, rate: float | None, processes: int = 1
+) -> dict:
     """Publish for `seconds` with `subscribers` reading; what they received."""
     with tempfile.TemporaryDirectory() as tmp:
         home = Home(Path(tmp) / "home")
         plane = Plane(parse_config("agents: {}\n"), home)
         await plane.startup()
         token = (home.root / "token").read_text().strip()
+        shares = [len(range(i, subscribers, processes)) for i in range(processes)]
         readers = [
             await asyncio.create_subprocess_exec(
                 sys.executable,
@@ -84,10 +99,12 @@ async def run(agents: int, subscribers: int, seconds: float, rate: float | None)
                 READER,
                 str(home.socket),
                 token,
+                str(share),
                 stdout=asyncio.subprocess.PIPE,
                 limit=1 << 28,  # the last line holds every delay seen
             )
-            for _ in range(subscribers)
+            for share in shares
+            if share
         ]
         for reader in readers:
             assert reader.stdout is not None
@@ -100,7 +117,7 @@ async def run(agents: int, subscribers: int, seconds: float, rate: float | None)
         results = []
         for reader in readers:
             assert reader.stdout is not None
-            results.append(json.loads(await reader.stdout.readline()))
+            results.extend(json.loads(await reader.stdout.readline()))
             await reader.wait()
         plane_cpu = time.process_time() - plane_before
         readers_after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -147,14 +164,21 @@ def main() -> None:
     parser.add_argument("--subscribers", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=5)
     parser.add_argument("--rate", type=float, default=10, help="deltas a second each (delay)")
+    parser.add_argument(
+        "--reader-processes", type=int, default=1, help="processes the subscribers are read by"
+    )
     args = parser.parse_args()
+    procs = max(1, args.reader_processes)
     one = asyncio.run(run(args.agents, 1, args.seconds, None))
-    many = asyncio.run(run(args.agents, args.subscribers, args.seconds, None))
-    paced = asyncio.run(run(args.agents, args.subscribers, args.seconds, args.rate))
+    many = asyncio.run(run(args.agents, args.subscribers, args.seconds, None, procs))
+    paced = asyncio.run(run(args.agents, args.subscribers, args.seconds, args.rate, procs))
     rate_one = one["received"] / args.seconds
     rate_many = many["received"] / args.seconds
     ratio = rate_many / rate_one
-    print(f"fan-out: {args.agents} streaming agents, {args.seconds:g} s a side")
+    print(
+        f"fan-out: {args.agents} streaming agents, {args.seconds:g} s a side, the subscribers"
+        f" read by {procs} process{'es' if procs != 1 else ''}"
+    )
     for label, run_ in ((" 1 subscriber  ", one), (f"{args.subscribers} subscribers", many)):
         rate = run_["received"] / args.seconds
         print(
