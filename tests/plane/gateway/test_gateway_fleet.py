@@ -34,7 +34,7 @@ async def test_a_gateway_call_refused_at_admission_is_held_and_not_sent(
     await gw.services.gate.ceilings.set_fleet(Decimal("0.05"))
     await gw.services.ledger.open_call("claude", "p", "m", Decimal("0.05"), "estimate")
 
-    async def gate_says_go(self, agent, *, price_known, model):  # type: ignore[no-untyped-def]
+    async def gate_says_go(self, *asked):  # type: ignore[no-untyped-def]
         return None  # as when another plane filled the fleet after the gate was asked
 
     monkeypatch.setattr("plane.money.gate.Gate._fleet_hold", gate_says_go)
