@@ -267,6 +267,8 @@ class _Write(Generic[T]):
 class Database:
     """The writer (a thread that owns its connection) and the reader."""
 
+    path: Path
+
     def __init__(self, writer: Any, reader: Any) -> None:
         # The engine's connections: sqlite3's and aiosqlite's here, their
         # PostgreSQL counterparts in plane/postgres.py (the same few methods).
@@ -300,6 +302,7 @@ class Database:
             writer.close()
             raise refusal(path, exc) from None
         db = cls(writer, reader)
+        db.path = path
         try:
             await db._prepare(path)
         except BaseException as exc:
@@ -364,6 +367,26 @@ class Database:
         in between would see that older snapshot, not the last commit."""
         self.counts.reads += 1
         return list(await self._reader.execute_fetchall(sql, params))
+
+    async def read_aside(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """`fn` run in a thread of its own on a read-only connection of its
+        own: for a long read (a scrape summing the whole ledger) that would
+        otherwise hold the reader every other read queues on, or the event
+        loop while it adds up what it read. WAL lets it read beside the writer."""
+        return await asyncio.to_thread(self._aside, fn)
+
+    def _aside(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        conn = self._open_aside()
+        try:
+            return fn(conn)
+        finally:
+            conn.close()
+
+    def _open_aside(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA busy_timeout=5000")
+        return conn
 
     async def fetchone(self, sql: str, *params: object) -> sqlite3.Row | None:
         rows = await self.fetchall(sql, *params)

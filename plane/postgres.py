@@ -287,6 +287,10 @@ class PostgresDatabase(Database):
         reader: Reader = self._reader
         return await reader.fetchall(sql, params)
 
+    def _open_aside(self) -> sqlite3.Connection:
+        # Typed as sqlite3's, as write functions are: the same few methods.
+        return cast(sqlite3.Connection, Connection(_connect(self.url)))
+
     async def _migrate_pg(self, shown: str) -> None:
         # Write functions are typed for sqlite3's connection; this one is
         # PostgreSQL's own, and gets the writer's Connection above.

@@ -14,7 +14,7 @@ import logging
 import sqlite3
 from datetime import date
 from decimal import Decimal
-from sqlite3 import Row
+from sqlite3 import Connection, Row
 
 from plane.clock import Clock, day_of
 from plane.db import Database
@@ -67,10 +67,10 @@ class Savings:
             log.exception("what compression saved could not be recorded")
 
 
-async def totals(db: Database) -> dict[str, tuple[int, Decimal]]:
+def totals_within(conn: Connection) -> dict[str, tuple[int, Decimal]]:
     """Per agent, since the ledger began: characters saved and their price
     (the priced rows only)."""
-    rows = await db.fetchall("SELECT agent, chars, usd FROM savings")
+    rows = conn.execute("SELECT agent, chars, usd FROM savings").fetchall()
     sums: dict[str, tuple[int, Decimal]] = {}
     for row in rows:
         chars, usd = sums.get(row["agent"], (0, Decimal(0)))

@@ -4,6 +4,7 @@ prometheus_client's own text parser, after a real turn on the scripted LLM."""
 from decimal import Decimal
 
 import httpx
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from plane.wire import protocol as p
@@ -137,3 +138,39 @@ async def test_what_the_gateways_compression_saved_is_scraped_too(
     assert (
         samples(text)["plane_compression_removed_characters_total", (("agent", "claude"),)] == chars
     )
+
+
+SLOW = (
+    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5000000)"
+    " SELECT agent, model, status, COUNT(*) AS calls, SUM(input_tokens) AS input,"
+    " SUM(cache_read_tokens) AS cache_read, SUM(cache_write_tokens) AS cache_write,"
+    " SUM(output_tokens) AS output FROM calls WHERE (SELECT COUNT(*) FROM c) > 0"
+    " GROUP BY agent, model, status"
+)
+"""The scrape's sums over a ledger of millions of calls: a read of a second or more."""
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("each_store")
+async def test_a_long_scrape_holds_up_no_other_read(start_plane, monkeypatch) -> None:
+    """Every turn reads what waits; a scrape summing a long-lived ledger must
+    not make those reads queue behind it (on the plane's one reader they did,
+    for the whole of the sum)."""
+    import asyncio
+    import time
+
+    from plane.daemon import metrics
+
+    plane = await start_plane()
+    await plane.services.ledger.open_call("demo", "p", "m", Decimal("0.01"), "estimate")
+    monkeypatch.setattr(metrics, "CALLS", SLOW)
+    scrape = metrics.Metrics(plane.crew.snapshot, plane.plane._db).scrape
+    started = time.monotonic()
+    scraping = asyncio.create_task(scrape())
+    await asyncio.sleep(0.1)  # the sum is under way
+    await plane.services.conversation.waiting("demo")
+    read_in = time.monotonic() - started
+    await scraping
+    scraped_in = time.monotonic() - started
+    assert read_in < scraped_in / 2, f"a read waited {read_in:.2f} s of a {scraped_in:.2f} s scrape"
+    assert b"plane_llm_calls" in scraping.result()
