@@ -1,7 +1,9 @@
 """Spend over time for the TUI's charts (`spend_history`): an agent's day by
 hour, its last 30 days, and the day's top spenders, each beside what
 compression saved; and the fleet's last 30 days stacked by agent or by model
-(`spend_stack`). Read on the reader connection; sums exact (Decimal).
+(`spend_stack`). Sums exact (Decimal). Thirty days of a busy fleet's calls
+are read and added up aside (`Database.read_aside`), so opening a chart
+holds up neither the turns' reads nor the event loop.
 
 A call counts in the hour its cost became known (`at`, the time its row
 was last written), as it counts on that day; a call in flight counts at its
@@ -13,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import date, timedelta
 from decimal import Decimal
+from functools import partial
+from sqlite3 import Connection
 from typing import Any, Literal
 
 from plane.db import Database
@@ -26,21 +30,25 @@ DAYS = 30
 
 async def spend_history(db: Database, ledger: Ledger, agent: str | None, id: int) -> SpendHistory:
     today = await ledger.today()
+    by_agent = await ledger.spend_by_agent(today)
+    return await db.read_aside(partial(_history, today, by_agent, agent, id))
+
+
+def _history(
+    today: date, by_agent: dict[str, Decimal], agent: str | None, id: int, conn: Connection
+) -> SpendHistory:
     first, last = window(today, DAYS)
     span = (first.isoformat(), last.isoformat())
     if agent is None:
-        calls = await db.fetchall(QUERY, *span)
+        calls = conn.execute(QUERY, span).fetchall()
     else:
-        calls = await db.fetchall(QUERY + " AND agent = ?", *span, agent)
-    saved = await savings.between(db, first, last, agent)
+        calls = conn.execute(QUERY + " AND agent = ?", (*span, agent)).fetchall()
+    saved = savings.between(conn, first, last, agent)
     todays = [row for row in calls if row["day"] == today.isoformat()]
     saved_today = [row for row in saved if row["day"] == today.isoformat()]
     hours = [f"{hour:02d}" for hour in range(24)]
     days = [(first + timedelta(days=n)).isoformat() for n in range(DAYS)]
-    by_agent = await ledger.spend_by_agent(today)
-    saved_by_agent = _saved_by(
-        await savings.between(db, today, today), lambda row: str(row["agent"])
-    )
+    saved_by_agent = _saved_by(savings.between(conn, today, today), lambda row: str(row["agent"]))
     top = sorted(
         ((name, spent) for name, spent in by_agent.items() if spent),
         key=lambda pair: (-pair[1], pair[0]),
@@ -70,9 +78,12 @@ async def spend_stack(
     models) that spent the most over them and one for the rest."""
     today = await ledger.today()
     first, last = window(today, DAYS)
-    calls = await db.fetchall(QUERY, first.isoformat(), last.isoformat())
-    saved = await savings.between(db, first, last)
-    return SpendStack(id=id, day=today, by=by, series=stacked(calls, saved, by, first, top))
+
+    def read(conn: Connection) -> list[SpendSeries]:
+        calls = conn.execute(QUERY, (first.isoformat(), last.isoformat())).fetchall()
+        return stacked(calls, savings.between(conn, first, last), by, first, top)
+
+    return SpendStack(id=id, day=today, by=by, series=await db.read_aside(read))
 
 
 def stacked(

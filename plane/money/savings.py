@@ -78,9 +78,10 @@ def totals_within(conn: Connection) -> dict[str, tuple[int, Decimal]]:
     return sums
 
 
-async def between(db: Database, first: date, last: date, agent: str | None = None) -> list[Row]:
+def between(conn: Connection, first: date, last: date, agent: str | None = None) -> list[Row]:
     """Savings rows on days in [first, last], of one agent or all."""
     sql = "SELECT agent, model, day, at, chars, usd FROM savings WHERE day BETWEEN ? AND ?"
+    span = (first.isoformat(), last.isoformat())
     if agent is None:
-        return await db.fetchall(sql, first.isoformat(), last.isoformat())
-    return await db.fetchall(sql + " AND agent = ?", first.isoformat(), last.isoformat(), agent)
+        return conn.execute(sql, span).fetchall()
+    return conn.execute(sql + " AND agent = ?", (*span, agent)).fetchall()

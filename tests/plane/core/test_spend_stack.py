@@ -11,6 +11,8 @@ from plane.wire import protocol as p
 from plane.wire.protocol import Usage
 from tests.support.fixtures_plane import CONFIG
 
+pytestmark = pytest.mark.usefixtures("each_store")  # read aside, on either engine
+
 LISTING = 'for i in $(seq 1 300); do echo "Setting up libfoo$i (1.2.$i) ..."; done'
 
 THREE = CONFIG.replace(
