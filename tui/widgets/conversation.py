@@ -414,7 +414,8 @@ class ConversationPane(ScrollView, can_focus=True):
 
     def _newest_folding(self) -> MessageLine | None:
         """The lowest line in view that folds."""
-        top, bottom = self.scroll_offset.y, self.scroll_offset.y + self.size.height
+        top = self.scroll_offset.y
+        bottom = top + self.scrollable_content_region.height
         for line in reversed(self.messages):
             start = self._layout.top(line)
             if line.folds and start is not None and start < bottom:
@@ -460,6 +461,10 @@ class ConversationPane(ScrollView, can_focus=True):
         self._strips.clear()
 
     def on_resize(self) -> None:
+        self._laid_out()
+
+    def watch_show_vertical_scrollbar(self) -> None:
+        """The scrollbar came or went: the lines have a cell more or less."""
         self._laid_out()
 
     def _first_row(self) -> int:
