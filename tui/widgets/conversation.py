@@ -41,10 +41,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
-from rich.segment import Segment
 from textual import events
 from textual.binding import Binding, BindingType
-from textual.content import Content
 from textual.geometry import Size
 from textual.message import Message as TextualMessage
 from textual.scroll_view import ScrollView
@@ -56,6 +54,7 @@ from plane.wire.protocol import Message
 from tui.keys import typed
 from tui.widgets.conversation_items import Hint, Item, Note, Offer
 from tui.widgets.conversation_layout import Layout
+from tui.widgets.line_strip import line_strip
 from tui.widgets.message_line import MessageLine
 from tui.widgets.streaming_answer import StreamingAnswer
 
@@ -143,6 +142,8 @@ class ConversationPane(ScrollView, can_focus=True):
         self._fetching = False
         """A page was asked of the plane and has not arrived."""
         self._offer: Offer | None = None
+        self._parts: dict[str, Style] = {}
+        """Each part's style, computed once a theme (a few for every line drawn)."""
 
     def on_mount(self) -> None:
         self.anchor()
@@ -290,7 +291,7 @@ class ConversationPane(ScrollView, can_focus=True):
 
     def _reading(self) -> Reading:
         """The first item in view (not the offer), and its line in the view."""
-        top = self.scroll_offset.y
+        top = self._first_row()
         for item in self._layout.items:
             start = self._layout.top(item)
             if item is self._offer or start is None:
@@ -414,7 +415,7 @@ class ConversationPane(ScrollView, can_focus=True):
 
     def _newest_folding(self) -> MessageLine | None:
         """The lowest line in view that folds."""
-        top = self.scroll_offset.y
+        top = self._first_row()
         bottom = top + self.scrollable_content_region.height
         for line in reversed(self.messages):
             start = self._layout.top(line)
@@ -424,11 +425,9 @@ class ConversationPane(ScrollView, can_focus=True):
         return None
 
     def _show_line(self, line: MessageLine) -> None:
-        top = self._layout.top(line)
-        if (
-            top is not None
-            and not self.scroll_offset.y <= top < self.scroll_offset.y + self.size.height
-        ):
+        """Scroll `line` into view, if it is not."""
+        top, first = self._layout.top(line), self._first_row()
+        if top is not None and not first <= top < first + self.scrollable_content_region.height:
             self.scroll_to(y=top, animate=False, immediate=True)
 
     def _item_at(self, event: events.MouseEvent) -> Item | None:
@@ -451,10 +450,13 @@ class ConversationPane(ScrollView, can_focus=True):
 
         Whole, not partial: a translucent background (`$warning-muted`) only
         shows once blended over the pane's own."""
-        return self.get_visual_style(f"conversation--{name}")
+        if (style := self._parts.get(name)) is None:
+            style = self._parts[name] = self.get_visual_style(f"conversation--{name}")
+        return style
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
+        self._parts.clear()
         for line in self.messages:
             line.restyle()
         self._layout.redraw_all()
@@ -490,7 +492,7 @@ class ConversationPane(ScrollView, can_focus=True):
         if selection is not None and (span := selection.get_span(row)) is not None:
             start, end = span
             line = line.stylize(self._selected(), start, len(line.plain) if end == -1 else end)
-        strip = _strip(line, base, row, width)
+        strip = line_strip(line, base, row, width)
         if selection is None:
             self._strips[row] = strip
         return strip
@@ -533,15 +535,3 @@ class ConversationPane(ScrollView, can_focus=True):
         if agent is None:
             return Hint("No agent yet: press ctrl+n to create one.", self.part)
         return Hint(f"Nothing here yet. Type to talk to {agent}, or /help.", self.part)
-
-
-def _strip(line: Content, base: Style, y: int, width: int) -> Strip:
-    """One line painted over `base`, `width` cells, each character marked
-    with where it is (`offset`, which a mouse selection reads)."""
-    segments: list[Segment] = []
-    x = 0
-    for text, style in line.render(base, end=""):
-        segments.append(Segment(text, (base + style).rich_style_with_offset(x, y)))
-        x += len(text)
-    strip = Strip(segments, line.cell_length)
-    return strip.extend_cell_length(width, base.rich_style).crop(0, width)
