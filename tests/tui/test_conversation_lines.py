@@ -150,3 +150,30 @@ async def test_lines_fit_the_pane_when_its_scrollbar_comes_and_when_it_narrows()
                 await settle(pilot, 5)
             newest = pane.messages[-1].plain(pane.scrollable_content_region.width)
             assert view(pane)[-len(newest.splitlines()) :] == newest.splitlines()
+
+
+async def test_the_offer_of_earlier_messages_is_underlined_under_the_mouse() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, snapshot(agent("demo"), agent("scout")))
+        await settle(pilot)
+        said = [message("demo", "operator", f"note {i}") for i in range(WINDOW + 1)]
+        app.store.conversation("demo").add(said)
+        await pilot.press("alt+down", "alt+up")
+        await settle(pilot, 5)
+        pane = pane_of(app)
+        pane.scroll_home(animate=False, immediate=True)
+        await settle(pilot)
+
+        def underlined() -> bool:
+            strip = pane.render_line(0)
+            assert strip.text.strip().startswith("↑ 1 earlier message")
+            return any(s.style is not None and s.style.underline for s in strip if s.text.strip())
+
+        assert not underlined()
+        await pilot.hover(pane, offset=(10, 1))  # the offer, inside the border and padding
+        await settle(pilot)
+        assert underlined()
+        await pilot.hover(pane, offset=(10, 3))  # a message
+        await settle(pilot)
+        assert not underlined()
