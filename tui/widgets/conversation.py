@@ -457,8 +457,6 @@ class ConversationPane(ScrollView, can_focus=True):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._parts.clear()
-        for line in self.messages:
-            line.restyle()
         self._layout.redraw_all()
         self._strips.clear()
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from textual.cache import LRUCache
 from textual.content import Content
 from textual.style import Style
 
@@ -121,13 +120,11 @@ class MessageLine:
         self.expanded = False
         """Opened to the whole (a tool's result, a long message)."""
         self._style = part
-        self._wrapped: LRUCache[int, list[Content]] = LRUCache(4)
 
     def fold(self) -> None:
         """Open a line that folds, or close it again."""
         if self.folds:
             self.expanded = not self.expanded
-            self._wrapped.clear()
 
     @property
     def text_indent(self) -> int:
@@ -138,16 +135,12 @@ class MessageLine:
         """The message as drawn `width` cells wide, without styles."""
         return "\n".join(line.plain.rstrip() for line in self.lines(width))
 
-    def restyle(self) -> None:
-        """The pane's styles changed (a new theme): draw again with them."""
-        self._wrapped.clear()
-
     def lines(self, width: int) -> list[Content]:
-        """The lines drawn `width` cells wide (kept for the last few widths)."""
-        if (lines := self._wrapped.get(width)) is None:
-            lines = self._wrap(width)
-            self._wrapped[width] = lines
-        return lines
+        """The lines drawn `width` cells wide. Not kept here: the pane's layout
+        keeps them (a cache of Textual's here was a ring of lists, a cycle
+        only the garbage collector's full passes freed, for every message
+        shown)."""
+        return self._wrap(width)
 
     def _blocks(self) -> list[Block]:
         message = self.message
