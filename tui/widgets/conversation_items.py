@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from textual.content import Content
+from textual.style import Style
 
 from tui.widgets.message_line import Part
 
@@ -23,9 +24,9 @@ class Item(Protocol):
     def lines(self, width: int) -> list[Content]: ...
 
 
-def wrapped(text: str, width: int, style: object, *, indent: int = 0) -> list[Content]:
+def wrapped(text: str, width: int, style: Style | str, *, indent: int = 0) -> list[Content]:
     """`text` wrapped `width` cells wide, `indent` cells in; never markup."""
-    body = Content(text).stylize(style) if style else Content(text)  # type: ignore[arg-type]
+    body = Content(text).stylize(style) if style else Content(text)
     pad = " " * indent
     return [Content.assemble(pad, line) for line in body.wrap(max(4, width - indent))]
 
