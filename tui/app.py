@@ -94,12 +94,19 @@ class PlaneApp(App[None]):
             self.main_screen.focus_composer()
 
     def on_mount(self) -> None:
+        heap.hold()
+        self.set_interval(heap.FULL_PASS_S, self._full_pass_due)
         self.push_screen(self.main_screen)
         if self.address is not None:
             self.run_worker(self.link.run(), name="plane-link", exit_on_error=False)
 
     def on_unmount(self) -> None:
         self._remember_now()
+        heap.release()
+
+    def _full_pass_due(self) -> None:
+        """The collector's full pass, just after the next screen update (see heap.py)."""
+        self.call_after_refresh(heap.full_pass)
 
     @on(AgentList.Selected)
     def _selected(self, event: AgentList.Selected) -> None:

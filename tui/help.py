@@ -76,7 +76,6 @@ def sections() -> list[Section]:
     from tui.widgets.agent_list import AgentList
     from tui.widgets.composer import NEWLINE_KEYS, Composer
     from tui.widgets.conversation import ConversationPane
-    from tui.widgets.message_line import MessageLine
 
     anywhere = [
         ("F1", "This help (also ? in the agent list)"),
@@ -102,7 +101,6 @@ def sections() -> list[Section]:
                 [
                     *CONVERSATION,
                     *bound(own_bindings(ConversationPane)),
-                    *[(f"{k} (on a line)", w) for k, w in bound(own_bindings(MessageLine))],
                 ]
             ),
         ),

@@ -24,7 +24,7 @@ def composer(app: PlaneApp) -> Composer:
 def sent_texts(app: PlaneApp) -> list[str]:
     """What the screen sent, as the offline plane's refusal quotes it."""
     prefix = "Not sent (no connection to the plane): "
-    notes = [str(n.render()) for n in app.main_screen.query(".note")]
+    notes = app.main_screen.query_one(ConversationPane).notes
     return [n.removeprefix(prefix) for n in notes if n.startswith(prefix)]
 
 

@@ -16,6 +16,7 @@ from tui.screens.main import MainScreen
 from tui.screens.new_agent import NewAgentScreen
 from tui.widgets.agent_list import GLYPHS
 from tui.widgets.composer import Composer
+from tui.widgets.conversation import ConversationPane
 
 SIZE = (100, 40)
 
@@ -111,7 +112,7 @@ async def test_slash_help_points_at_the_keys() -> None:
         await started(pilot)
         await pilot.press(*"/help", "enter")
         await settle(pilot)
-        notes = [str(n.render()) for n in app.screen.query(".note")]
+        notes = app.screen.query_one(ConversationPane).notes
         assert notes and notes[0].endswith(
             "F1 (or ? in the agent list) shows the keys and what ○ ● ■ mean."
         )

@@ -16,7 +16,6 @@ from tui.app import PlaneApp
 from tui.widgets.agent_list import AgentList
 from tui.widgets.composer import Composer
 from tui.widgets.conversation import ConversationPane
-from tui.widgets.message_line import MessageLine
 
 TUI = Path(__file__).parents[2] / "tui"
 
@@ -71,7 +70,7 @@ async def test_the_held_badge_sits_beside_its_message_at_250_columns() -> None:
             MessageAppended(message=message("burner", "operator", "check the sitemap", held=True)),
         )
         await settle(pilot)
-        line = app.main_screen.query_one(MessageLine).plain(250)
+        line = app.main_screen.query_one(ConversationPane).messages[0].plain(250)
         assert (
             line.endswith("check the sitemap  held "[:-1].rstrip() + "") or "sitemap  held" in line
         )

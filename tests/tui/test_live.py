@@ -20,7 +20,6 @@ from tui.link import Address, Backoff
 from tui.widgets.agent_list import AgentList
 from tui.widgets.connection_banner import ConnectionBanner
 from tui.widgets.conversation import ConversationPane
-from tui.widgets.message_line import MessageLine
 from tui.widgets.title_bar import TitleBar
 
 SIZE = (100, 30)
@@ -54,7 +53,7 @@ def title(app: PlaneApp) -> str:
 def pane_lines(app: PlaneApp) -> list[tuple[str, str]]:
     return [
         (line.message.kind, line.message.text)
-        for line in app.screen.query_one(ConversationPane).query(MessageLine)
+        for line in app.screen.query_one(ConversationPane).messages
     ]
 
 
@@ -97,9 +96,10 @@ async def test_rows_no_figure_at_zero_amber_at_80_red_at_100_and_the_title(
         assert title(app).startswith("demo · scripted-model · $1.00 of $1.00 today · held")
 
         await type_line(pilot, "are you there?")
-        await until(pilot, lambda: any(line.message.held for line in app.screen.query(MessageLine)))
-        held = [line for line in app.screen.query(MessageLine) if line.message.held]
-        assert held[0].message.text == "are you there?" and held[0].has_class("-held")
+        pane = app.screen.query_one(ConversationPane)
+        await until(pilot, lambda: any(line.message.held for line in pane.messages))
+        held = [line for line in pane.messages if line.message.held]
+        assert held[0].message.text == "are you there?" and held[0].plain().endswith(" held")
 
 
 @pytest.mark.slow
@@ -254,13 +254,13 @@ async def test_an_answer_streams_into_the_pane_before_it_is_whole(
         scripted_llm.reply("A short answer.", usage=Usage(input_tokens=5))
         await type_line(pilot, "hi")
         await until(pilot, lambda: ("agent", "A short answer.") in pane_lines(app))
-        assert not app.screen.query("StreamingAnswer")
+        assert app.screen.query_one(ConversationPane).streaming is None
         assert streamed[-1] == ""  # the streaming text gave way to the whole message
 
         scripted_llm.stall("A long answer, streamed", seconds=30)
         await type_line(pilot, "go")
         await until(pilot, lambda: streamed[-1] == "A long answer, streamed")
-        assert app.screen.query("StreamingAnswer")
+        assert app.screen.query_one(ConversationPane).streaming is not None
         assert ("agent", "A long answer, streamed") not in pane_lines(app)  # not whole yet
 
 

@@ -28,6 +28,8 @@ from tui.widgets.composer import Composer
 from tui.widgets.conversation import WINDOW, ConversationPane
 from tui.widgets.message_line import MessageLine
 
+OFFER = (10, 1)
+"""Where the offer is in the pane scrolled to the top (inside its border and padding)."""
 COUNT = HISTORY + 2 * WINDOW + 7
 """More than the first fetch: the rest is two full pages from the plane and a short one."""
 
@@ -43,12 +45,11 @@ def shown(app: PlaneApp) -> list[str]:
 
 
 def first_line(app: PlaneApp) -> MessageLine:
-    return app.screen.query_one(ConversationPane).query(MessageLine).first()
+    return app.screen.query_one(ConversationPane).messages[0]
 
 
 def earlier_line(app: PlaneApp) -> str | None:
-    offers = app.screen.query_one(ConversationPane).query(".earlier")
-    return str(offers.first().render()) if offers else None
+    return app.screen.query_one(ConversationPane).earlier_offered
 
 
 @pytest.mark.slow
@@ -69,11 +70,11 @@ async def test_scrolling_back_pages_in_older_messages_and_keeps_the_view(start_p
         batches = 0
         while earlier_line(app) is not None:
             reading = first_line(app)
-            was = (reading.message.text, reading.region.y)
+            was = (reading.message.text, pane.row_of(reading))
             count = len(shown(app))
             await pilot.press("up")  # further up from the top: the batch before
             await until(pilot, lambda c=count: len(shown(app)) > c)
-            await until(pilot, lambda r=reading, y=was[1]: r.region.y == y)
+            await until(pilot, lambda r=reading, y=was[1]: pane.row_of(r) == y)
             assert reading.message.text == was[0]  # the same line, on the same row
             assert pane.scroll_offset.y > 0, "the new lines are above, to scroll up to"
             assert shown(app) == everything[-len(shown(app)) :], "no gap, nothing twice"
@@ -102,7 +103,7 @@ async def test_clicking_the_offer_fetches_the_page_before(start_plane) -> None: 
         assert earlier_line(app) == "↑ earlier messages (click, or Enter here)"
         await pilot.press("home")
         await settle(pilot)
-        await pilot.click(".earlier")
+        await pilot.click(pane, offset=OFFER)
         await until(pilot, lambda: len(shown(app)) == HISTORY + 3)
         assert shown(app) == [f"m{n}" for n in range(HISTORY + 3)]
         assert earlier_line(app) is None

@@ -16,7 +16,8 @@ from tui.widgets.message_line import MessageLine
 
 
 def line_of(app: PlaneApp, kind: str) -> MessageLine | None:
-    lines = [m for m in app.main_screen.query(MessageLine) if m.message.kind == kind]
+    pane = app.main_screen.query_one(ConversationPane)
+    lines = [m for m in pane.messages if m.message.kind == kind]
     return lines[-1] if lines else None
 
 
@@ -42,7 +43,7 @@ async def test_a_real_tool_line_opens_to_the_whole_result(start_plane) -> None: 
         await settle(pilot)
         opened = tool.plain()
         assert all(f"n{n}" in opened for n in range(101, 131)), opened
-        assert tool.size.height > 30
+        assert len(opened.splitlines()) > 30
         await pilot.press("o")
         await settle(pilot)
         assert tool.plain() == folded
@@ -66,10 +67,12 @@ async def test_a_long_message_folds_and_enter_on_it_expands_it() -> None:
         assert f"{len(text):,}".startswith("20,")
         await pilot.press("shift+tab")  # from the composer: the newest line that opens
         await settle(pilot)
-        assert app.focused is long
+        pane = app.main_screen.query_one(ConversationPane)
+        assert app.focused is pane and pane.cursor is long
         await pilot.press("enter")
         await settle(pilot)
-        assert "log line 00269" in long.plain() and long.size.height >= 270
+        assert "log line 00269" in long.plain() and len(long.plain().splitlines()) >= 270
+        assert "log line 00269" in pane.plain(), "laid out open in the pane"
         await pilot.press("enter")
         await settle(pilot)
         assert long.plain() == folded
@@ -84,6 +87,5 @@ async def test_short_messages_and_one_line_tool_results_do_not_fold() -> None:
         feed(app, MessageAppended(message=message("demo", "tool", "grep → no match")))
         feed(app, MessageAppended(message=message("demo", "agent", "y" * 1_999)))
         await settle(pilot)
-        lines = list(app.main_screen.query(MessageLine))
+        lines = app.main_screen.query_one(ConversationPane).messages
         assert [line.folds for line in lines] == [False, False]
-        assert not any(line.can_focus for line in lines)

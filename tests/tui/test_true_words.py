@@ -70,7 +70,7 @@ async def test_a_paste_too_large_for_the_context_is_refused_in_the_pane(start_pl
         pane = app.main_screen.query_one(ConversationPane)
         await until(
             pilot,
-            lambda: any("Not sent: this message" in str(n.render()) for n in pane.query(".note")),
+            lambda: any("Not sent: this message" in note for note in pane.notes),
         )
     assert await plane.services.conversation.history("demo") == []
     assert plane.llm.requests == []

@@ -16,6 +16,7 @@ from tests.tui.conftest import feed, settle
 from tests.tui.factories import agent, snapshot
 from tests.tui.test_live import SIZE, app_for, until
 from tui import app as app_module
+from tui import heap
 from tui.app import PlaneApp
 from tui.memory import Memory
 from tui.widgets.agent_list import AgentList
@@ -179,3 +180,30 @@ async def test_after_a_snapshot_the_heap_is_out_of_the_collectors_full_passes() 
         await settle(pilot)
         assert len(app.main_screen.query_one(AgentList).names) == 30
         assert gc.get_freeze_count() > 0
+
+
+async def test_full_passes_are_the_apps_own_just_after_a_screen_update(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The collector makes no full pass of its own while the app runs (one
+    landed in a key's work, the p99 of bench/tui.py); the app makes them,
+    after a screen update, and gives the collector its thresholds back."""
+    monkeypatch.setattr(heap, "FULL_PASS_S", 0.05)
+    before = gc.get_threshold()
+    full: list[int] = []
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "start" and info["generation"] == 2:
+            full.append(1)
+
+    app = thirty()
+    gc.callbacks.append(seen)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            assert gc.get_threshold()[2] == heap.NEVER
+            full.clear()
+            await until(pilot, lambda: len(full) >= 2)
+    finally:
+        gc.callbacks.remove(seen)
+    assert gc.get_threshold() == before

@@ -236,7 +236,7 @@ class MainScreen(ManageAgents):
     # ── what the widgets say ───────────────────────────────────────────────
 
     @on(AgentList.Selected)
-    async def _agent_selected(self, event: AgentList.Selected) -> None:
+    def _agent_selected(self, event: AgentList.Selected) -> None:
         """One paint for all of it: the row, the title and the conversation."""
         with self.app.batch_update():
             self._swap_draft(event.agent)
@@ -246,7 +246,7 @@ class MainScreen(ManageAgents):
             conversation = self.store.conversation(event.agent)
             self._show_title()
             self.load_history(event.agent)
-            await pane.show(
+            pane.show(
                 event.agent, conversation.ordered(), earlier_on_plane=conversation.earlier_on_plane
             )
             if conversation.streaming:

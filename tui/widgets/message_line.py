@@ -1,41 +1,35 @@
 """One message of a conversation: time, who, and what was said.
 
-A message is one widget that draws its own three columns (time, who, text
-wrapped under itself), not a row of three widgets, and a long or formatted
-agent answer is drawn from its Markdown here too (see markdown_lines.py),
-not laid out as Textual's Markdown widget: a history of 60 answers is then
-60 widgets for the layout to measure, not several hundred. (Measured: a
-conversation switch took seconds before.)
+A message is drawn as three columns (time, who, text wrapped under itself),
+and a long or formatted agent answer from its Markdown here too (see
+markdown_lines.py), not laid out as Textual's Markdown widget. It is not a
+widget at all: the conversation pane draws every line itself (see
+conversation.py), so selecting an agent mounts, styles and lays out no
+widget per message. (Measured: a conversation switch took seconds with a
+widget per Markdown block, and still ~35 ms with one per message.)
 
-The kind of message is a class on the line (`-operator`, `-agent`,
-`-plane`, `-ask`, `-cost`, `-tool`, `-markdown`, and `-held` for what waited
-for a hold to end). Each part of a line is coloured by one of the
-conversation pane's component classes, picked by kind (`WHO`, `BODY`): one
-style computation for the pane rather than one per message, and how each
-kind reads is still decided in `app.tcss`. Text is never parsed as markup:
-an agent can write `[red]` and it shows as typed.
+Each part of a line is coloured by one of the conversation pane's
+component classes, picked by kind (`WHO`, `BODY`): one style computation
+for the pane rather than one per message, and how each kind reads is still
+decided in `app.tcss`. A message that waited for a hold to end reads quiet,
+with ` held ` after it. Text is never parsed as markup: an agent can write
+`[red]` and it shows as typed.
 
 Some lines fold. A tool line shows the first line of its result and opens
 to the whole of it (the plane sends the result, compressed as the model read
 it, under the first line); a message over `FOLD_CHARS` shows its first
-`FOLD_LINES` lines and `20,000 characters · Enter to expand`. A line that
-folds can take focus (Tab, shift+Tab from the composer reaches the newest
-first), and Enter or a click opens and closes it.
+`FOLD_LINES` lines and `20,000 characters · Enter to expand`. The pane keeps
+a cursor on one such line (Tab, shift+Tab), and Enter or a click opens and
+closes it.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import ClassVar
 
-from textual import events
-from textual.binding import Binding, BindingType
-from textual.cache import LRUCache
 from textual.content import Content
-from textual.geometry import Size
 from textual.style import Style
-from textual.widget import Widget
 
 from plane.wire.protocol import Message
 from tui.formatting import clock_time, usage_line
@@ -101,71 +95,56 @@ BODY = {"plane": "body-plane", "ask": "body-ask", "cost": "body-quiet", "tool": 
 """Which pane style draws the text, by kind (default `body`)."""
 
 
-class MessageLine(Widget):
+Part = Callable[[str], Style | str]
+"""The pane's style for a part of a line (`stamp`, `who-plane`, …)."""
+
+
+def _unstyled(name: str) -> str:
+    return ""
+
+
+class MessageLine:
     """A message drawn as three columns: time, who, and the text wrapped
     under itself (a tool call keeps to one line until opened; a long or
-    formatted agent answer is drawn from its Markdown)."""
+    formatted agent answer is drawn from its Markdown).
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "fold", "Open / close this line", show=False)
-    ]
+    Not a widget: the conversation pane draws its lines (`lines`) among the
+    others, and keeps which ones are open. `part` is the pane's style for
+    each part (none for a line drawn outside one)."""
 
-    def __init__(self, message: Message, *, who_width: int = 6) -> None:
-        classes = f"-{message.kind}" + (" -held" if message.held else "")
-        if wants_markdown(message):
-            classes += " -markdown"
-        self.folds = folds(message)
-        if self.folds:
-            classes += " -folds"
-        super().__init__(classes=classes)
-        self.can_focus = self.folds
+    def __init__(self, message: Message, *, who_width: int = 6, part: Part = _unstyled) -> None:
         self.message = message
         self.who_width = who_width
+        self.folds = folds(message)
+        self.markdown = wants_markdown(message)
         self.expanded = False
         """Opened to the whole (a tool's result, a long message)."""
-        self._wrapped: LRUCache[int, list[Content]] = LRUCache(4)
+        self._style = part
 
-    def action_fold(self) -> None:
+    def fold(self) -> None:
+        """Open a line that folds, or close it again."""
         if self.folds:
             self.expanded = not self.expanded
-            self.set_class(self.expanded, "-expanded")
-            self._wrapped.clear()
-            self.refresh(layout=True)
-
-    def on_click(self, event: events.Click) -> None:
-        if self.folds and event.chain == 1:
-            self.action_fold()
 
     @property
     def text_indent(self) -> int:
-        """Cells before the text: time and who. (Not `gutter`: Textual reads a
-        widget's `gutter` as its padding and border, to place the mouse.)"""
+        """Cells before the text: time and who."""
         return STAMP + self.who_width + 1
 
     def plain(self, width: int = 100) -> str:
         """The message as drawn `width` cells wide, without styles."""
-        return "\n".join(line.plain.rstrip() for line in self._lines(width))
+        return "\n".join(line.plain.rstrip() for line in self.lines(width))
 
-    def render(self) -> Content:
-        return Content("\n").join(self._lines(self.size.width))
-
-    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        return len(self._lines(width))
-
-    def restyle(self) -> None:
-        """The pane's styles changed (a new theme): draw again with them."""
-        self._wrapped.clear()
-        self.refresh(layout=True)
-
-    def _lines(self, width: int) -> list[Content]:
-        if (lines := self._wrapped.get(width)) is None:
-            lines = self._wrap(width)
-            self._wrapped[width] = lines
-        return lines
+    def lines(self, width: int) -> list[Content]:
+        """The lines drawn `width` cells wide. Not kept here: the pane's layout
+        keeps them (a cache of Textual's here was a ring of lists, a cycle
+        only the garbage collector's full passes freed, for every message
+        shown)."""
+        return self._wrap(width)
 
     def _blocks(self) -> list[Block]:
         message = self.message
-        if self.has_class("-markdown"):
+        if self.markdown:
             return blocks(message.text, lambda name: self._part(f"md-{name}"))
         body = Content(body_text(message)).stylize(self._part(BODY.get(message.kind, "body")))
         return [Block(body)]
@@ -218,9 +197,6 @@ class MessageLine(Widget):
         return lines or [Content("")]
 
     def _part(self, name: str) -> Style | str:
-        """The pane's style for a part (see `ConversationPane.part`, which imports
-        this module); none for a line drawn outside one, or not yet mounted."""
         if name == "body" and self.message.held:
             name = "body-quiet"
-        part: Callable[[str], Style] | None = getattr(self.parent, "part", None)
-        return part(name) if part is not None else ""
+        return self._style(name)

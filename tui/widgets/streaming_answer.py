@@ -1,36 +1,36 @@
 """An agent's answer while it streams in, shown as it arrives.
 
 It stands in for the message until the plane has the whole answer in its
-ledger and sends it as a `message` event; then the screen removes this.
+ledger and sends it as a `message` event; then the screen ends it. Drawn
+as a message is (no time yet), quiet, with `▍` where the next words come.
 """
 
 from __future__ import annotations
 
-from textual.app import ComposeResult
-from textual.containers import Horizontal
 from textual.content import Content
-from textual.reactive import reactive
-from textual.widgets import Static
+
+from tui.widgets.message_line import STAMP, Part
 
 
-class StreamingAnswer(Horizontal):
+class StreamingAnswer:
     """Set `text` to everything streamed so far."""
 
-    text: reactive[str] = reactive("", layout=True)
-    """The answer so far."""
-
-    def __init__(self, agent: str, *, who_width: int = 6) -> None:
-        super().__init__(classes="-agent -streaming")
+    def __init__(self, agent: str, part: Part, *, who_width: int = 6) -> None:
         self.agent = agent
         self.who_width = who_width
-        self._body = Static("", classes="body")
+        self.text = ""
+        """The answer so far."""
+        self._part = part
 
-    def compose(self) -> ComposeResult:
-        yield Static("", classes="stamp")
-        who = Static(Content(self.agent).truncate(self.who_width, ellipsis=True), classes="who")
-        who.styles.width = self.who_width + 1
-        yield who
-        yield self._body
-
-    def watch_text(self, text: str) -> None:
-        self._body.update(Content(text + "▍"))
+    def lines(self, width: int) -> list[Content]:
+        indent = STAMP + self.who_width + 1
+        body = Content(self.text + "▍").stylize(self._part("body-quiet"))
+        lines = body.wrap(max(8, width - indent)) or [Content("")]
+        who = Content(self.agent).truncate(self.who_width, ellipsis=True)
+        first = Content.assemble(
+            " " * STAMP, who.pad_right(indent - STAMP - who.cell_length).stylize(self._part("who"))
+        )
+        return [
+            Content.assemble(first, lines[0]),
+            *(Content.assemble(" " * indent, line) for line in lines[1:]),
+        ]
