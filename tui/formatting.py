@@ -8,10 +8,9 @@ the conversation and the CLI. What is the screen's own is here.
 from __future__ import annotations
 
 from datetime import datetime
-from decimal import Decimal
 
-from plane.wire.protocol import AgentState, Usage
-from plane.wire.words import duration, spend_against, tokens, turn_cost, usage_text, usd
+from plane.wire.protocol import AgentState
+from plane.wire.words import duration, spend_against, tokens, turn_cost, usd
 
 __all__ = [
     "clock_time",
@@ -20,17 +19,8 @@ __all__ = [
     "spend_level",
     "tokens",
     "turn_cost",
-    "usage_line",
     "usd",
 ]
-
-
-def usage_line(cost: Decimal | None, usage: Usage | None) -> str:
-    """The quiet turn-cost line: `$0.03 · 12.4k in (11.9k cached) · 320 out`."""
-    parts = [turn_cost(cost)] if cost is not None else []
-    if usage is not None:
-        parts.append(usage_text(usage))
-    return " · ".join(parts)
 
 
 def clock_time(moment: datetime) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 from plane.agents.commands import registry
 from plane.money.limits import spend_level
 from plane.wire.protocol import AgentState, Message, Snapshot, Usage
+from plane.wire.words import turn_line
 
 NOW = datetime(2025, 3, 14, 20, 47, 0, tzinfo=UTC)
 RESETS = datetime(2025, 3, 15, 0, 0, 0, tzinfo=UTC)
@@ -60,11 +61,7 @@ def message(agent: str, kind: str, text: str, *, minute: int = 2, **fields: Any)
 
 
 def cost(agent: str, usd: str, tokens_in: int, cached: int, out: int, **fields: Any) -> Message:
-    return message(
-        agent,
-        "cost",
-        "",
-        cost_usd=Decimal(usd),
-        usage=Usage(input_tokens=tokens_in, cache_read_tokens=cached, output_tokens=out),
-        **fields,
-    )
+    """A turn's cost line, its text in the plane's words (what the TUI shows)."""
+    used = Usage(input_tokens=tokens_in, cache_read_tokens=cached, output_tokens=out)
+    text = turn_line(Decimal(usd), used)
+    return message(agent, "cost", text, cost_usd=Decimal(usd), usage=used, **fields)

@@ -2,8 +2,9 @@ from datetime import timedelta
 from decimal import Decimal
 
 from plane.wire.protocol import Usage
+from plane.wire.words import turn_line
 from tests.tui.factories import agent
-from tui.formatting import duration, spend_level, tokens, turn_cost, usage_line, usd
+from tui.formatting import duration, spend_level, tokens, turn_cost, usd
 
 
 def test_dollars_never_round_a_real_spend_to_zero() -> None:
@@ -18,11 +19,11 @@ def test_turn_cost_shows_fractions_of_a_cent() -> None:
     assert turn_cost(Decimal("0.03")) == "$0.03"
 
 
-def test_tokens_and_usage_line() -> None:
+def test_tokens_and_the_turns_cost_line() -> None:
     assert [tokens(n) for n in (320, 1000, 12_400, 2_000_000)] == ["320", "1k", "12.4k", "2M"]
     usage = Usage(input_tokens=12_400, cache_read_tokens=11_900, output_tokens=320)
-    assert usage_line(Decimal("0.03"), usage) == "$0.03 · 12.4k in (11.9k cached) · 320 out"
-    assert usage_line(Decimal("0.03"), Usage(input_tokens=5, output_tokens=1)) == (
+    assert turn_line(Decimal("0.03"), usage) == "$0.03 · 12.4k in (11.9k cached) · 320 out"
+    assert turn_line(Decimal("0.03"), Usage(input_tokens=5, output_tokens=1)) == (
         "$0.03 · 5 in · 1 out"
     )
 
@@ -41,8 +42,6 @@ def test_the_spend_level_is_the_one_the_plane_sent() -> None:
 
 
 def test_a_turn_with_unpriced_calls_never_reads_as_free() -> None:
-    from plane.wire.words import turn_line
-
     used = Usage(input_tokens=81, output_tokens=27)
     assert turn_line(Decimal(0), used, unpriced=True) == "unpriced · 81 in · 27 out"
     assert turn_line(Decimal("0.03"), used, unpriced=True) == "$0.03 + unpriced · 81 in · 27 out"

@@ -32,7 +32,7 @@ from textual.content import Content
 from textual.style import Style
 
 from plane.wire.protocol import Message
-from tui.formatting import clock_time, usage_line
+from tui.formatting import clock_time
 from tui.markdown_lines import Block, blocks
 
 MARKDOWN_HINT = re.compile(r"(^|\n)(#{1,6} |[-*] |\d+\. |```|> )|\*\*|`[^`]+`|\n\n")
@@ -80,8 +80,8 @@ def wants_markdown(message: Message) -> bool:
 
 
 def body_text(message: Message) -> str:
-    if message.kind == "cost" and (message.cost_usd is not None or message.usage is not None):
-        return usage_line(message.cost_usd, message.usage)
+    """A cost line is the plane's own words (`$0.03 · 12.4k in · 320 out`,
+    `unpriced · …`, a gateway call's model and session), as the CLI shows it."""
     if message.kind == "ask":
         return f"‹ask› {message.text}"
     if message.kind == "tool":
