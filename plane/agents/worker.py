@@ -235,9 +235,15 @@ class AgentWorker:
         services = self._services
         cut = await services.ledger.interrupt_open(self.spec.name)
         cost = so_far.cost + cut.estimate_usd
+        unpriced = so_far.unpriced or cut.unpriced > 0
         # calls=0: the notice is this turn's cost line (it carries the cost).
-        result = TurnResult(cost=cost, usage=so_far.usage, ok=False, unpriced=so_far.unpriced)
-        await services.say(self.spec.name, "plane", interrupted_notice(cost, cut), cost_usd=cost)
+        result = TurnResult(cost=cost, usage=so_far.usage, ok=False, unpriced=unpriced)
+        if unpriced:  # unknown never reads as free: no $0.00, no cost carried
+            notice = unpriced_cut_notice(self.spec.model, cut)
+            await services.say(self.spec.name, "plane", notice)
+        else:
+            notice = interrupted_notice(cost, cut)
+            await services.say(self.spec.name, "plane", notice, cost_usd=cost)
         await self.finish(number, result, answering=waiting, due=due)
 
     async def _keep_ambient(self) -> None:
@@ -323,6 +329,19 @@ def interrupted_notice(cost: Decimal, cut: Interrupted) -> str:
             f", the {cut.calls} calls in flight counted at their estimates, "
             f"{turn_cost(cut.estimate_usd)}"
         )
+    return said + "."
+
+
+def unpriced_cut_notice(model: str, cut: Interrupted) -> str:
+    """What the conversation says of a cut turn on a model with no price."""
+    said = (
+        "Interrupted by the operator. The cut-off turn cost is not known: "
+        f"no price is known for {model}"
+    )
+    if cut.calls == 1:
+        said += ", so its call in flight is not counted"
+    elif cut.calls:
+        said += f", so its {cut.calls} calls in flight are not counted"
     return said + "."
 
 

@@ -240,6 +240,36 @@ async def test_interrupt_cuts_the_turn_and_says_what_it_cost(start_plane):
     assert await again.services.ledger.spend_today("demo") == cut.cost_usd
 
 
+async def test_an_unpriced_call_cut_in_flight_never_reads_as_free(start_plane):
+    """No price, no estimate: the call in flight is recorded `unpriced` from
+    the moment it is written, so the ledger and the notice never say $0."""
+    from plane.cli.clients import ledger_lines
+
+    plane = await start_plane(CONFIG.replace("  demo: {}", "  demo: {model: other-model}"))
+    await plane.send("demo", "/limit off")
+    plane.llm.stall("Half an ans", seconds=30)
+    subscription = plane.bus.subscribe()
+    await plane.send("demo", "a long question")
+    while not isinstance(await asyncio.wait_for(subscription.next(), 10), p.TextDelta):
+        pass
+    day = plane.clock.now().date()
+    [pending] = await plane.services.ledger.entries(day)
+    assert (pending.status, pending.price_source) == ("pending", "unpriced")
+    client = await plane.client()
+    assert isinstance(await client.request(p.InterruptTurn, agent="demo"), p.Ok)
+    said = await plane.until_turn_ends("demo", subscription, within=5)
+
+    [cut] = await plane.services.ledger.entries(day)
+    assert (cut.status, cut.price_source) == ("interrupted", "unpriced")
+    assert ledger_lines(day, [cut])[1].endswith("  unpriced  interrupted")
+    [notice] = [m for m in said if m.kind == "plane"]
+    assert notice.text == (
+        "Interrupted by the operator. The cut-off turn cost is not known: no price is known"
+        " for other-model, so its call in flight is not counted."
+    )
+    assert "$" not in notice.text and notice.cost_usd is None
+
+
 async def test_interrupting_an_idle_agent_is_one_clear_error(start_plane):
     plane = await start_plane()
     client = await plane.client()
