@@ -29,6 +29,13 @@ def send(args: argparse.Namespace) -> int:
         said = [m for m in reply.messages if m.kind != "operator"]
         for message in said:
             print(_line(message))
+        if args.wait and not said and any(m.held for m in reply.messages):
+            # Held, and told so already this spell: no turn is coming to wait for.
+            print(
+                f"{args.agent} is held: the message is kept, marked held, and answered when "
+                f"{args.agent} takes turns again (`plane log {args.agent}` says why)."
+            )
+            return 0
         if args.wait and not said:
             try:
                 return await asyncio.wait_for(_answer(client, args.agent), args.timeout)

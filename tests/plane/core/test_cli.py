@@ -359,6 +359,24 @@ def test_send_wait_that_times_out_says_so_in_one_line(daemon, scripted_llm):
     )
 
 
+@pytest.mark.slow
+def test_send_wait_to_an_agent_already_held_says_so_and_waits_for_nothing(daemon, scripted_llm):
+    """The hold is told once a spell: the second message's reply carries no
+    notice, and no turn is coming to wait for (never "its turn goes on")."""
+    assert plane_cmd(daemon, "send", "demo", "/limit 0").returncode == 0
+    first = plane_cmd(daemon, "send", "demo", "one", "--wait", "--timeout", "20")
+    assert first.returncode == 0 and "demo is paused" in first.stdout
+    started = time.monotonic()
+    second = plane_cmd(daemon, "send", "demo", "two", "--wait", "--timeout", "20")
+    assert time.monotonic() - started < 15, "it waited for a turn that is not coming"
+    assert (second.returncode, second.stderr) == (0, "")
+    assert second.stdout.splitlines() == [
+        "demo is held: the message is kept, marked held, and answered when demo takes"
+        " turns again (`plane log demo` says why)."
+    ]
+    assert scripted_llm.requests == []
+
+
 @pytest.mark.parametrize("args", [["ledger", "--csv"], ["ledger", "--json"], ["status", "--json"]])
 @pytest.mark.slow
 def test_output_into_a_closed_pipe_ends_quietly(daemon, scripted_llm, args):
