@@ -297,12 +297,13 @@ def unrecorded_notice(error: LedgerError) -> str:
 
 def incoming(waiting: list[Message], due: list[Booking]) -> str:
     """What the turn's user message says: everything that waited, marked with
-    when it arrived when it waited through a hold."""
+    when it arrived when it waited through a hold (of any kind: a pause, the
+    ceiling, the fleet's, an unpriced model; the message does not say which)."""
     parts = []
     for message in waiting:
         if message.held:
             when = f"{message.at:%Y-%m-%d %H:%M} UTC"
-            parts.append(f"[arrived {when}, while you were held at your ceiling] {message.text}")
+            parts.append(f"[arrived {when}, while you were held] {message.text}")
         else:
             parts.append(message.text)
     for booking in due:

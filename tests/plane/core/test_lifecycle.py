@@ -68,6 +68,22 @@ async def test_a_paused_agent_keeps_its_ceiling_and_what_it_receives(start_plane
     assert ("agent", "here now") in [(m.kind, m.text) for m in said], "what waited is answered"
 
 
+async def test_what_waited_through_a_pause_is_not_said_to_have_waited_on_a_ceiling(start_plane):
+    """The model is told the message is old, and not a reason that is not so
+    (it said to the operator "It seems I've been held at my ceiling")."""
+    plane = await start_plane()
+    client = await plane.client()
+    await client.request(p.PauseAgent, agent="demo", paused=True)
+    await plane.send("demo", "are you there?")
+    plane.llm.reply("here now", usage=Usage(input_tokens=10))
+    subscription = plane.bus.subscribe()
+    await client.request(p.PauseAgent, agent="demo", paused=False)
+    await plane.until_turn_ends("demo", subscription)
+    prompt = plane.llm.requests[-1]["messages"][-1]["content"]
+    assert prompt.endswith(", while you were held] are you there?")
+    assert "ceiling" not in prompt
+
+
 async def test_pausing_twice_is_one_clear_error(start_plane):
     plane = await start_plane()
     client = await plane.client()
