@@ -31,7 +31,7 @@ from plane.history.conversation import Conversation
 from plane.money.gate import Hold
 from plane.money.ledger import Interrupted
 from plane.wire.protocol import Message, MessageAppended, MessageKind, TurnFinished, TurnStarted
-from plane.wire.words import turn_cost
+from plane.wire.words import UNPRICED, turn_cost
 
 if TYPE_CHECKING:
     from plane.agents.toolbox import Tooling
@@ -347,14 +347,23 @@ def unpriced_cut_notice(model: str, cut: Interrupted) -> str:
 
 
 def cut_turn_notice(cut: Interrupted, waiting: int) -> str:
-    """What an agent's conversation says after a restart found its turn cut."""
-    if cut.calls == 1:
+    """What an agent's conversation says after a restart found its turn cut.
+    A call of a model with no price counts no estimate: said so, never $0.00."""
+    if cut.unpriced == cut.calls:
+        counted = (
+            "the call in flight is not counted"
+            if cut.calls == 1
+            else f"the {cut.calls} calls in flight are not counted"
+        ) + ": no price is known for its model"
+    elif cut.calls == 1:
         counted = f"the call in flight is counted at its estimate, {turn_cost(cut.estimate_usd)}"
     else:
         counted = (
             f"the {cut.calls} calls in flight are counted at their estimates, "
             f"{turn_cost(cut.estimate_usd)}"
         )
+    if cut.unpriced and cut.unpriced < cut.calls:
+        counted += f" ({cut.unpriced} {UNPRICED}, not counted)"
     notice = f"The plane stopped during this agent's turn; {counted}."
     if waiting:
         notice += " It now answers what it had not answered."
@@ -368,4 +377,5 @@ def tell_cut_turns(conversation: Conversation, tx: Connection, cut: dict[str, In
     for agent, interrupted in cut.items():
         waiting = conversation.waiting_within(tx, agent)
         notice = cut_turn_notice(interrupted, waiting)
-        conversation.append_within(tx, agent, "plane", notice, cost_usd=interrupted.estimate_usd)
+        cost = None if interrupted.unpriced == interrupted.calls else interrupted.estimate_usd
+        conversation.append_within(tx, agent, "plane", notice, cost_usd=cost)

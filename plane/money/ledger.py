@@ -157,11 +157,16 @@ class Ledger:
                 where += f" AND {column} IN ({','.join('?' * len(only))})"
         cut: dict[str, Interrupted] = {}
         rows = conn.execute(
-            f"SELECT agent, day, cost_usd FROM calls WHERE {where} ORDER BY id", params
+            f"SELECT agent, day, cost_usd, price_source FROM calls WHERE {where} ORDER BY id",
+            params,
         )
-        for agent, day, cost in rows.fetchall():
+        for agent, day, cost, source in rows.fetchall():
             before = cut.get(agent, Interrupted(0, Decimal(0)))
-            cut[agent] = Interrupted(before.calls + 1, before.estimate_usd + Decimal(cost))
+            cut[agent] = Interrupted(
+                before.calls + 1,
+                before.estimate_usd + Decimal(cost),
+                before.unpriced + (source == UNPRICED),
+            )
             self._sums.add(date.fromisoformat(day), agent, Decimal(cost))
         if cut:
             conn.execute(
