@@ -377,6 +377,25 @@ def test_send_wait_to_an_agent_already_held_says_so_and_waits_for_nothing(daemon
     assert scripted_llm.requests == []
 
 
+@pytest.mark.slow
+def test_send_wait_prints_the_answer_to_its_message_not_the_turn_already_running(
+    daemon, scripted_llm
+):
+    """A message sent while a turn runs is answered by the next turn: the
+    running one's answer is not this message's, and its end is not the wait's."""
+    scripted_llm.reply("The answer to one.", usage=Usage(input_tokens=10), delay_s=2)
+    scripted_llm.reply("The answer to two.", usage=Usage(input_tokens=10))
+    assert plane_cmd(daemon, "send", "demo", "/limit off").returncode == 0  # room for estimates
+    assert plane_cmd(daemon, "send", "demo", "one").returncode == 0
+    while json.loads(plane_cmd(daemon, "status", "--json").stdout)["agents"][0]["state"] != (
+        "working"
+    ):
+        time.sleep(0.05)
+    second = plane_cmd(daemon, "send", "demo", "two", "--wait", "--timeout", "20")
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.splitlines() == ["The answer to two.", "  $0.01 · 10 in · 0 out"]
+
+
 @pytest.mark.parametrize("args", [["ledger", "--csv"], ["ledger", "--json"], ["status", "--json"]])
 @pytest.mark.slow
 def test_output_into_a_closed_pipe_ends_quietly(daemon, scripted_llm, args):
