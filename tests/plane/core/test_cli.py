@@ -396,6 +396,34 @@ def test_send_wait_prints_the_answer_to_its_message_not_the_turn_already_running
     assert second.stdout.splitlines() == ["The answer to two.", "  $0.01 · 10 in · 0 out"]
 
 
+@pytest.mark.slow
+def test_the_tui_is_the_plane_s_own_whatever_the_directory_holds(tmp_path):
+    """`plane` execs `python -m tui`: run in a directory that has a `tui/`
+    package of its own (a common name), that package must not be what runs."""
+    shadow = tmp_path / "project" / "tui"
+    shadow.mkdir(parents=True)
+    ran = tmp_path / "shadow-ran"
+    (shadow / "__init__.py").write_text("")
+    (shadow / "__main__.py").write_text(f"open({str(ran)!r}, 'w').close()\nraise SystemExit(3)\n")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "plane", "--tcp", "127.0.0.1:9", "--token", "t"],
+        cwd=shadow.parent,
+        env={**os.environ, "PLANE_HOME": str(tmp_path / "home")},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass  # the real TUI, retrying a plane that is not there
+    finally:
+        process.kill()
+        process.wait()
+    assert not ran.exists(), "the directory's own tui package ran"
+    assert process.returncode != 3
+
+
 @pytest.mark.parametrize("args", [["ledger", "--csv"], ["ledger", "--json"], ["status", "--json"]])
 @pytest.mark.slow
 def test_output_into_a_closed_pipe_ends_quietly(daemon, scripted_llm, args):
