@@ -61,3 +61,13 @@ async def test_an_agent_on_an_unpriced_model_never_reads_as_free(start_plane):
     assert "unpriced" not in scout
     agents = {a["name"]: a for a in json.loads(_json(snapshot))["agents"]}
     assert (agents["demo"]["price_known"], agents["scout"]["price_known"]) == (False, True)
+
+
+async def test_plane_show_says_an_unpriced_model_is_unpriced(start_plane):
+    from plane.cli.manage import shown
+    from tests.support.fixtures_plane import CONFIG
+
+    plane = await start_plane(CONFIG.replace("  demo: {}", "  demo: {model: other-model}"))
+    details = await (await plane.client()).request(p.ShowAgent, agent="demo")
+    assert isinstance(details, p.AgentDetails)
+    assert "  model      other-model (scripted, unpriced)" in shown(details).splitlines()
