@@ -71,3 +71,16 @@ async def test_plane_show_says_an_unpriced_model_is_unpriced(start_plane):
     details = await (await plane.client()).request(p.ShowAgent, agent="demo")
     assert isinstance(details, p.AgentDetails)
     assert "  model      other-model (scripted, unpriced)" in shown(details).splitlines()
+
+
+async def test_plane_show_never_reads_at_the_ceiling_short_of_it(start_plane):
+    """$0.998 of a $1.00 ceiling is `$0.998`, as the row and `plane status` say."""
+    from plane.cli.manage import shown
+    from plane.wire.protocol import Usage
+
+    plane = await start_plane()
+    plane.llm.reply("ok", usage=Usage(input_tokens=998))
+    await plane.turn("demo", "hello")
+    details = await (await plane.client()).request(p.ShowAgent, agent="demo")
+    assert isinstance(details, p.AgentDetails)
+    assert "  today      $0.998 spent · idle" in shown(details).splitlines()
