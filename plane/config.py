@@ -51,6 +51,17 @@ AGENT_NAME_RULE = (
 
 Usd = Annotated[Decimal, Field(ge=0, le=1_000_000, allow_inf_nan=False, decimal_places=6)]
 
+
+def _in_cents(amount: Decimal) -> Decimal:
+    """A ceiling is dollars and cents, as /limit takes it: $0.001 would read
+    `$0.00`, a pause by its figure, while it lets calls through."""
+    if amount != amount.quantize(Decimal("0.01")):
+        raise ValueError(f"{amount} has more than two decimals; a limit is in dollars and cents")
+    return amount
+
+
+Limit = Annotated[Usd, AfterValidator(_in_cents)]
+
 MAX_CONFIG_BYTES = 1 << 20
 """A config is read whole, so its size is bounded (long roles fit easily)."""
 MAX_TOKENS = 10_000
@@ -241,7 +252,7 @@ class GatewayConfig(Block):
 
 
 class AgentConfig(Block):
-    limit_usd: Usd | None = Field(default=None, alias="limitUsd")
+    limit_usd: Limit | None = Field(default=None, alias="limitUsd")
     """This agent's daily ceiling in USD. It can only narrow defaults.limitUsd."""
     model: str | None = None
     """The model (default: defaults.model)."""
@@ -262,7 +273,7 @@ class AgentConfig(Block):
 
 
 class Defaults(Block):
-    limit_usd: Usd | None = Field(default=None, alias="limitUsd")
+    limit_usd: Limit | None = Field(default=None, alias="limitUsd")
     """Every agent's daily ceiling in USD per UTC day, including agents created
     later from the keyboard. Omit it for no ceiling (spend is still measured);
     0 is a real ceiling: no paid turns."""
@@ -314,7 +325,7 @@ class NotifyConfig(Block):
 
 
 class FleetConfig(Block):
-    limit_usd: Usd | None = Field(default=None, alias="limitUsd")
+    limit_usd: Limit | None = Field(default=None, alias="limitUsd")
     """All agents' spend together, per UTC day, across every plane on the
     store. Omit it for no fleet ceiling."""
 

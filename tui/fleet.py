@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from plane.wire.protocol import AgentState
-from tui.formatting import spend_level, usd
+from tui.formatting import spend_against, spend_level, usd
 
 SORTS = ("listed", "state", "spend", "name")
 """`s` in the list steps through these; `listed` is the plane's own order
@@ -100,7 +100,8 @@ class Fleet:
         if self.ceiling is None:
             parts.append((f"{usd(self.spent)} today", ""))
         else:
-            parts.append((f"{usd(self.spent)} of {usd(self.ceiling)} today", ""))
+            spent = spend_against(self.spent, self.ceiling)  # never at it short of it
+            parts.append((f"{spent} of {usd(self.ceiling)} today", ""))
         return parts
 
     def text(self) -> str:

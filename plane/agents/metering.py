@@ -40,11 +40,12 @@ async def metered_call(
     services: Services, agent: str, provider_name: str, request: CompletionRequest, turn: int
 ) -> Metered:
     provider = services.providers[provider_name]
+    known = services.pricer.is_known(request.model)
     estimate = (
         services.pricer.estimate(
             request.model, prompt_tokens_estimate(request), request.max_output_tokens
         )
-        if services.pricer.is_known(request.model)
+        if known
         else Decimal(0)
     )
     ledger = services.ledger
@@ -53,7 +54,7 @@ async def metered_call(
         provider_name,
         request.model,
         estimate,
-        "estimate",
+        "estimate" if known else UNPRICED,  # in flight, cut or swept: never read as $0
         fleet_ceiling=services.gate.ceilings.fleet(),
     )
 

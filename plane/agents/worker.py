@@ -31,7 +31,7 @@ from plane.history.conversation import Conversation
 from plane.money.gate import Hold
 from plane.money.ledger import Interrupted
 from plane.wire.protocol import Message, MessageAppended, MessageKind, TurnFinished, TurnStarted
-from plane.wire.words import turn_cost
+from plane.wire.words import UNPRICED, turn_cost
 
 if TYPE_CHECKING:
     from plane.agents.toolbox import Tooling
@@ -235,9 +235,15 @@ class AgentWorker:
         services = self._services
         cut = await services.ledger.interrupt_open(self.spec.name)
         cost = so_far.cost + cut.estimate_usd
+        unpriced = so_far.unpriced or cut.unpriced > 0
         # calls=0: the notice is this turn's cost line (it carries the cost).
-        result = TurnResult(cost=cost, usage=so_far.usage, ok=False, unpriced=so_far.unpriced)
-        await services.say(self.spec.name, "plane", interrupted_notice(cost, cut), cost_usd=cost)
+        result = TurnResult(cost=cost, usage=so_far.usage, ok=False, unpriced=unpriced)
+        if unpriced:  # unknown never reads as free: no $0.00, no cost carried
+            notice = unpriced_cut_notice(self.spec.model, cut)
+            await services.say(self.spec.name, "plane", notice)
+        else:
+            notice = interrupted_notice(cost, cut)
+            await services.say(self.spec.name, "plane", notice, cost_usd=cost)
         await self.finish(number, result, answering=waiting, due=due)
 
     async def _keep_ambient(self) -> None:
@@ -291,12 +297,13 @@ def unrecorded_notice(error: LedgerError) -> str:
 
 def incoming(waiting: list[Message], due: list[Booking]) -> str:
     """What the turn's user message says: everything that waited, marked with
-    when it arrived when it waited through a hold."""
+    when it arrived when it waited through a hold (of any kind: a pause, the
+    ceiling, the fleet's, an unpriced model; the message does not say which)."""
     parts = []
     for message in waiting:
         if message.held:
             when = f"{message.at:%Y-%m-%d %H:%M} UTC"
-            parts.append(f"[arrived {when}, while you were held at your ceiling] {message.text}")
+            parts.append(f"[arrived {when}, while you were held] {message.text}")
         else:
             parts.append(message.text)
     for booking in due:
@@ -326,15 +333,37 @@ def interrupted_notice(cost: Decimal, cut: Interrupted) -> str:
     return said + "."
 
 
-def cut_turn_notice(cut: Interrupted, waiting: int) -> str:
-    """What an agent's conversation says after a restart found its turn cut."""
+def unpriced_cut_notice(model: str, cut: Interrupted) -> str:
+    """What the conversation says of a cut turn on a model with no price."""
+    said = (
+        "Interrupted by the operator. The cut-off turn cost is not known: "
+        f"no price is known for {model}"
+    )
     if cut.calls == 1:
+        said += ", so its call in flight is not counted"
+    elif cut.calls:
+        said += f", so its {cut.calls} calls in flight are not counted"
+    return said + "."
+
+
+def cut_turn_notice(cut: Interrupted, waiting: int) -> str:
+    """What an agent's conversation says after a restart found its turn cut.
+    A call of a model with no price counts no estimate: said so, never $0.00."""
+    if cut.unpriced == cut.calls:
+        counted = (
+            "the call in flight is not counted"
+            if cut.calls == 1
+            else f"the {cut.calls} calls in flight are not counted"
+        ) + ": no price is known for its model"
+    elif cut.calls == 1:
         counted = f"the call in flight is counted at its estimate, {turn_cost(cut.estimate_usd)}"
     else:
         counted = (
             f"the {cut.calls} calls in flight are counted at their estimates, "
             f"{turn_cost(cut.estimate_usd)}"
         )
+    if cut.unpriced and cut.unpriced < cut.calls:
+        counted += f" ({cut.unpriced} {UNPRICED}, not counted)"
     notice = f"The plane stopped during this agent's turn; {counted}."
     if waiting:
         notice += " It now answers what it had not answered."
@@ -348,4 +377,5 @@ def tell_cut_turns(conversation: Conversation, tx: Connection, cut: dict[str, In
     for agent, interrupted in cut.items():
         waiting = conversation.waiting_within(tx, agent)
         notice = cut_turn_notice(interrupted, waiting)
-        conversation.append_within(tx, agent, "plane", notice, cost_usd=interrupted.estimate_usd)
+        cost = None if interrupted.unpriced == interrupted.calls else interrupted.estimate_usd
+        conversation.append_within(tx, agent, "plane", notice, cost_usd=cost)

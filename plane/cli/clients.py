@@ -29,6 +29,13 @@ def send(args: argparse.Namespace) -> int:
         said = [m for m in reply.messages if m.kind != "operator"]
         for message in said:
             print(_line(message))
+        if args.wait and not said and any(m.held for m in reply.messages):
+            # Held, and told so already this spell: no turn is coming to wait for.
+            print(
+                f"{args.agent} is held: the message is kept, marked held, and answered when "
+                f"{args.agent} takes turns again (`plane log {args.agent}` says why)."
+            )
+            return 0
         if args.wait and not said:
             try:
                 return await asyncio.wait_for(_answer(client, args.agent), args.timeout)
@@ -43,12 +50,19 @@ def send(args: argparse.Namespace) -> int:
 
 
 async def _answer(client: PlaneClient, agent: str) -> int:
-    """Print the agent's side until its turn finishes."""
+    """Print the agent's side until its turn finishes: the turn that starts
+    after the message, not one already running (it read what waited before
+    the message came, so its answer and its end are another message's)."""
+    ours: int | None = None
     async for event in client.events():
-        if isinstance(event, p.MessageAppended) and event.message.agent == agent:
+        if isinstance(event, p.TurnStarted) and event.agent == agent and ours is None:
+            ours = event.turn
+        elif ours is None:
+            continue
+        elif isinstance(event, p.MessageAppended) and event.message.agent == agent:
             if event.message.kind != "operator":
                 print(_line(event.message), flush=True)
-        elif isinstance(event, p.TurnFinished) and event.agent == agent:
+        elif isinstance(event, p.TurnFinished) and event.agent == agent and event.turn == ours:
             return 0 if event.ok else 1
     raise NotRunning("the socket (the plane closed the connection)")
 

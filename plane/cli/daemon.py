@@ -160,12 +160,13 @@ def tui(args: argparse.Namespace) -> int:
         # process on the machine can read).
         environment = {**os.environ, "PLANE_TOKEN": token}
         where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-        os.execve(sys.executable, [sys.executable, "-m", "tui", "--tcp", where], environment)
+        os.execve(sys.executable, [sys.executable, "-P", "-m", "tui", "--tcp", where], environment)
     home = open_home()
     if not asyncio.run(_answers(home)):
         _start_daemon(home)
-    # Does not return: the TUI replaces this process.
-    os.execv(sys.executable, [sys.executable, "-m", "tui", "--socket", str(home.socket)])
+    # Does not return: the TUI replaces this process. -P: a `tui` (or `plane`)
+    # directory where the operator stands is not what runs.
+    os.execv(sys.executable, [sys.executable, "-P", "-m", "tui", "--socket", str(home.socket)])
 
 
 def _start_daemon(home: Home) -> None:
@@ -174,7 +175,7 @@ def _start_daemon(home: Home) -> None:
     start = home.log.stat().st_size if home.log.exists() else 0
     with open(home.log, "ab") as log:
         daemon = subprocess.Popen(
-            [sys.executable, "-m", "plane", "serve"],
+            [sys.executable, "-P", "-m", "plane", "serve"],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,

@@ -16,7 +16,7 @@ from plane.cli.connect import with_client
 from plane.errors import PlaneError
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
-from plane.wire.words import usd, usd_exact
+from plane.wire.words import UNPRICED, spend_against, usd_exact
 
 LOG_LINES = 20
 
@@ -169,7 +169,7 @@ def shown(details: p.AgentDetails) -> str:
     lines = [
         f"{a.name} ({'from agents.yaml' if details.made == 'agents.yaml' else 'made at run time'})",
         _described(a, details.ceiling_from),
-        f"  today      {usd(a.spend_today_usd)} spent · {a.status}"
+        f"  today      {spend_against(a.spend_today_usd, a.limit_usd)} spent · {a.status}"
         + (f" · {a.waiting} waiting" if a.waiting else ""),
         f"  workspace  {details.workspace}",
         f"  sessions   {sessions}",
@@ -189,7 +189,7 @@ def _described(a: p.AgentState, source: str | None = None) -> str:
         ceiling += f", from {source}"
     return "\n".join(
         [
-            f"  model      {a.model} ({a.provider})",
+            f"  model      {a.model} ({a.provider}{'' if a.price_known else ', ' + UNPRICED})",
             f"  role       {a.role or '(none)'}",
             f"  tools      {tools}",
             f"  ceiling    {ceiling}" + (" · paused" if a.paused else ""),

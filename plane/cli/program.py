@@ -13,7 +13,6 @@ from plane.cli import clients, connect, daemon, failing, manage, status
 from plane.cli.summary import add_commands as add_summary_commands
 from plane.cli.web import add_commands as add_web_commands
 from plane.economy.compress.cli import add_commands as add_compression_commands
-from plane.errors import PlaneError
 from plane.home import user_config_path
 from plane.usage import OneLineParser
 
@@ -22,7 +21,10 @@ def main(argv: list[str] | None = None) -> int:
     """Run one command. Whatever goes wrong is one line on stderr and an exit
     code (see `failing.failed`), never a traceback."""
     try:
-        args = parser().parse_args(argv)
+        top = parser()
+        args = top.parse_args(argv)
+        if getattr(args, "remote_tcp", None) is None and getattr(args, "remote_token", None):
+            top.error("--token goes with --tcp HOST:PORT (on the socket it is read)")
         connect.aim(_remote(args))
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # here, where a closed pipe is still ours to answer
@@ -158,8 +160,6 @@ def parser() -> argparse.ArgumentParser:
 def _remote(args: argparse.Namespace) -> connect.Remote | None:
     tcp = getattr(args, "remote_tcp", None)
     if tcp is None:
-        if getattr(args, "remote_token", None):
-            raise PlaneError("--token goes with --tcp HOST:PORT (on the socket it is read).")
         return None
     return connect.Remote(tcp, args.remote_token or os.environ.get("PLANE_TOKEN") or None)
 

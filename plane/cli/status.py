@@ -22,7 +22,7 @@ from plane.clock import until
 from plane.home import Home
 from plane.usage import OneLineParser
 from plane.wire.once import ask
-from plane.wire.words import plain, spend_against, usd_exact
+from plane.wire.words import UNPRICED, plain, spend_against, usd_exact
 
 HELP = "the day, and each agent's spend and ceiling"
 
@@ -69,7 +69,8 @@ def _json(snapshot: dict[str, Any]) -> str:
     """What the TUI is told, for scripts: `default_model` and
     `default_limit_usd` are what `plane new` gives an agent; an agent's
     `resumes_at` is when a held one starts again on its own (null if it
-    does not: not held, a zero ceiling, an unpriced model)."""
+    does not: not held, a zero ceiling, an unpriced model); `price_known`
+    false: its model's calls are counted at $0, which is not their cost."""
     return json.dumps(
         {
             "day": snapshot["day"],
@@ -85,6 +86,7 @@ def _json(snapshot: dict[str, Any]) -> str:
                     "limit_usd": _plain(a.get("limit_usd")),
                     "waiting": a.get("waiting", 0),
                     "resumes_at": _iso(a.get("resumes_at")),
+                    "price_known": a.get("price_known", True),
                 }
                 for a in snapshot["agents"]
             ],
@@ -103,7 +105,8 @@ def _text(snapshot: dict[str, Any]) -> str:
         limit = _amount(a.get("limit_usd"))
         ceiling = "no limit" if limit is None else f"of {usd_exact(limit)}"
         spent = spend_against(Decimal(str(a.get("spend_today_usd", 0))), limit)
-        line = f"  {a['name']:<{width}}  {a['status']:<7}  {a['model']}  {spent} {ceiling}"
+        model = a["model"] if a.get("price_known", True) else f"{a['model']} ({UNPRICED})"
+        line = f"  {a['name']:<{width}}  {a['status']:<7}  {model}  {spent} {ceiling}"
         if a["status"] == "held" and a.get("resumes_at") is not None:
             resumes = _moment(a["resumes_at"])
             line += f"  resumes in {until(_moment(snapshot['now']), resumes)}"

@@ -20,6 +20,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, cast
 
+from plane.cli.connect import remote
 from plane.clock import SystemClock, day_of
 from plane.errors import PlaneError
 from plane.home import Home
@@ -75,6 +76,11 @@ def _either(
     calls: Callable[[argparse.Namespace], int], parser: argparse.ArgumentParser
 ) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
+        if args.summary and remote() is not None:  # this machine's file is not that plane's
+            parser.error(
+                "--summary reads the ledger file of this machine's plane, not the one --tcp "
+                "names: run it on that plane's machine"
+            )
         if args.summary:
             return summary(args)
         if args.days is not None or args.by is not None:

@@ -58,7 +58,7 @@ def serve_web(args: argparse.Namespace) -> int:
     if not token:
         raise PlaneError(f"The plane in {home.root} has no token yet; is it starting?")
     host = f"[{args.host}]" if ":" in args.host else args.host
-    command = shlex.join([sys.executable, "-m", "tui", "--socket", str(home.socket)])
+    command = shlex.join([sys.executable, "-P", "-m", "tui", "--socket", str(home.socket)])
     server = TokenServer(
         command, token, host=args.host, port=args.port, public_url=f"http://{host}:{args.port}"
     )

@@ -245,7 +245,9 @@ class Fleet:
         ).items():
             before = cut.get(agent, Interrupted(0, Decimal(0)))
             cut[agent] = Interrupted(
-                before.calls + more.calls, before.estimate_usd + more.estimate_usd
+                before.calls + more.calls,
+                before.estimate_usd + more.estimate_usd,
+                before.unpriced + more.unpriced,
             )
         conn.execute("DELETE FROM planes WHERE seen_ms < ?", (now - lease,))
         return Tick(now, frozenset(mine), frozenset(gained), owners, cut)

@@ -8,7 +8,7 @@ the one it replaces stops working at once.
 
 from __future__ import annotations
 
-from plane.config import Config
+from plane.config import EMBEDDED, Config
 from plane.errors import PlaneError
 from plane.gateway.keys import Keys
 from plane.home import Home
@@ -41,7 +41,7 @@ def env_lines(
 ) -> list[str]:
     """Shell lines (and, for Codex, its config) pointing `client` at `agent`."""
     kind = gateway_agent(config, agent)
-    if SPEAKS[client] != kind:
+    if kind != EMBEDDED and SPEAKS[client] != kind:  # the embedded model speaks both
         api = "Anthropic Messages" if SPEAKS[client] == "anthropic" else "Chat Completions"
         raise PlaneError(
             f"{client} speaks {api}, and {agent}'s provider does not; put {agent} on "

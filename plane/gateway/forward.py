@@ -233,7 +233,7 @@ class Gateway:
                     spec.provider,
                     model,
                     estimate,
-                    "estimate",
+                    "estimate" if known else UNPRICED,
                     fleet_ceiling=services.gate.ceilings.fleet(),
                 )
             except FleetFull as full:  # refused at admission: held, as by the gate

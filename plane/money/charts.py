@@ -64,9 +64,9 @@ def _history(
             for name, spent in top
         ],
         models=[
-            SpendPoint(label=line.key, spent_usd=line.cost_usd)
+            SpendPoint(label=line.key, spent_usd=line.cost_usd, unpriced_calls=line.unpriced)
             for line in summarise(todays, "model")[0]
-            if line.cost_usd
+            if line.cost_usd or line.unpriced  # an unpriced model spent what is not known
         ],
     )
 

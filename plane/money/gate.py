@@ -37,7 +37,7 @@ from plane.db import Database
 from plane.money import notices
 from plane.money.ledger import Ledger
 from plane.money.limits import is_tighter
-from plane.wire.words import usd, usd_exact
+from plane.wire.words import spend_against, usd_exact
 
 
 @dataclass(frozen=True)
@@ -256,8 +256,8 @@ class Gate:
     def fleet_notice(self, agent: str, spent: Decimal, fleet: Decimal) -> str:
         where = "at" if spent == fleet else "over"
         return (
-            f"{agent} is not answering: the fleet has spent {usd(spent)} today, {where} its "
-            f"{usd_exact(fleet)} daily ceiling; it answers at 00:00 UTC, in "
+            f"{agent} is not answering: the fleet has spent {spend_against(spent, fleet)} today, "
+            f"{where} its {usd_exact(fleet)} daily ceiling; it answers at 00:00 UTC, in "
             f"{until(self._clock.now(), self.resets_at())}, or when the fleet limit is raised."
         )
 

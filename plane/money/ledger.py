@@ -49,6 +49,7 @@ from plane.clock import Clock, day_of
 from plane.db import Database
 from plane.errors import LedgerError
 from plane.wire.protocol import LedgerEntry, Usage
+from plane.wire.words import UNPRICED
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +87,8 @@ class Interrupted:
     calls: int
     estimate_usd: Decimal
     """What they count: their estimates, summed."""
+    unpriced: int = 0
+    """How many of them no price is known for: their $0 is not their cost."""
 
 
 Tell = Callable[[Connection, dict[str, Interrupted]], None]
@@ -154,11 +157,16 @@ class Ledger:
                 where += f" AND {column} IN ({','.join('?' * len(only))})"
         cut: dict[str, Interrupted] = {}
         rows = conn.execute(
-            f"SELECT agent, day, cost_usd FROM calls WHERE {where} ORDER BY id", params
+            f"SELECT agent, day, cost_usd, price_source FROM calls WHERE {where} ORDER BY id",
+            params,
         )
-        for agent, day, cost in rows.fetchall():
+        for agent, day, cost, source in rows.fetchall():
             before = cut.get(agent, Interrupted(0, Decimal(0)))
-            cut[agent] = Interrupted(before.calls + 1, before.estimate_usd + Decimal(cost))
+            cut[agent] = Interrupted(
+                before.calls + 1,
+                before.estimate_usd + Decimal(cost),
+                before.unpriced + (source == UNPRICED),
+            )
             self._sums.add(date.fromisoformat(day), agent, Decimal(cost))
         if cut:
             conn.execute(
@@ -294,16 +302,17 @@ class Ledger:
 
         def interrupt(conn: Connection) -> tuple[list[int], Interrupted]:
             rows = conn.execute(
-                "SELECT id, day, cost_usd FROM calls WHERE status = 'pending' AND agent = ?"
-                " ORDER BY id",
+                "SELECT id, day, cost_usd, price_source FROM calls"
+                " WHERE status = 'pending' AND agent = ? ORDER BY id",
                 (agent,),
             ).fetchall()
             total = Decimal(0)
-            for call, day, cost in rows:
+            for call, day, cost, _ in rows:
                 conn.execute("UPDATE calls SET status = 'interrupted' WHERE id = ?", (call,))
                 self._sums.add(date.fromisoformat(day), agent, Decimal(cost))
                 total += Decimal(cost)
-            return [row[0] for row in rows], Interrupted(len(rows), total)
+            unpriced = sum(row[3] == UNPRICED for row in rows)
+            return [row[0] for row in rows], Interrupted(len(rows), total, unpriced)
 
         def closed(outcome: tuple[list[int], Interrupted]) -> None:
             for call in outcome[0]:

@@ -86,7 +86,9 @@ def fleet_standing(spent: Decimal, ceiling: Decimal | None) -> str:
     """`$12.40 spent today by the fleet, of $50.00 a day.` / `…, against no limit.`"""
     if ceiling is None:
         return f"{usd(spent)} spent today by the fleet, against no limit."
-    return f"{usd(spent)} spent today by the fleet, of {usd_exact(ceiling)} a day."
+    return (
+        f"{spend_against(spent, ceiling)} spent today by the fleet, of {usd_exact(ceiling)} a day."
+    )
 
 
 def fleet_set_reply(spent: Decimal, ceiling: Decimal | None) -> str:

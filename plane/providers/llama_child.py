@@ -34,7 +34,7 @@ class Child:
         source_root = str(Path(plane.__file__).resolve().parent.parent)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [source_root, env.get("PYTHONPATH")]))
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "plane.providers.llama_server"],
+            [sys.executable, "-P", "-m", "plane.providers.llama_server"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr,

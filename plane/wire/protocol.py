@@ -423,6 +423,8 @@ class SpendPoint(Frame):
     spent_usd: Decimal
     saved_usd: Decimal = Decimal(0)
     """What compression kept out of the model's input, priced as its input."""
+    unpriced_calls: int = 0
+    """Calls of a model no price is known for: their $0 is not their cost."""
 
 
 class SpendHistory(Frame):

@@ -86,7 +86,10 @@ def call_count(count: int) -> str:
 
 def turn_cost(amount: Decimal) -> str:
     """A single turn's cost: cents, or four decimals when under a cent (a
-    small model's turn costs fractions of a cent, and they add up)."""
+    small model's turn costs fractions of a cent, and they add up); under
+    those four, `<$0.0001`, so a cost that exists never reads as `$0.0000`."""
+    if Decimal(0) < amount < Decimal("0.00005"):
+        return "<$0.0001"
     if Decimal(0) < amount < CENT:
         return f"${amount.quantize(Decimal('0.0001'), rounding=ROUND_HALF_UP)}"
     return usd(amount)

@@ -62,6 +62,17 @@ def test_the_fleet_line_counts_by_state_and_sums_the_day() -> None:
     assert calm.text() == "2 agents · $0.00 today", "a count of zero says nothing"
 
 
+def test_the_fleet_line_never_reads_at_its_ceiling_short_of_it() -> None:
+    """As an agent's spend does: the digits that tell the two apart, rounded
+    away from the ceiling, never `$50.00 of $50.00` unless it is exactly there."""
+    under = fleet([agent("a", "49.996", None)], ceiling=Decimal(50))
+    assert under.text() == "1 agent · $49.996 of $50.00 today"
+    over = fleet([agent("a", "50.004", None)], ceiling=Decimal(50))
+    assert over.text() == "1 agent · $50.004 of $50.00 today"
+    at = fleet([agent("a", "50", None)], ceiling=Decimal(50))
+    assert at.text() == "1 agent · $50.00 of $50.00 today"
+
+
 @pytest.mark.slow
 async def test_the_fleet_line_is_on_screen_and_follows_the_plane() -> None:
     app = PlaneApp(None)

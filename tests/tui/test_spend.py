@@ -78,6 +78,19 @@ def test_top_spenders_are_bars_against_the_most_with_what_was_saved() -> None:
     assert top_lines([]) == ["Nobody has spent anything today."]
 
 
+def test_a_model_with_no_price_reads_unpriced_never_as_nothing_spent() -> None:
+    models = [
+        SpendPoint(label="gpt-a", spent_usd=Decimal("0.30")),
+        SpendPoint(label="mystery", spent_usd=Decimal(0), unpriced_calls=2),
+    ]
+    assert top_lines(models) == [
+        "gpt-a    ████████████████████████  $0.30",
+        "mystery  █                         unpriced (2 calls)",
+    ]
+    alone = [SpendPoint(label="mystery", spent_usd=Decimal(0), unpriced_calls=1)]
+    assert top_lines(alone) == ["mystery  █                         unpriced (1 call)"]
+
+
 class _Answers:
     """What the plane answered, frozen (the snapshot's picture must not move)."""
 

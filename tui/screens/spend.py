@@ -66,10 +66,15 @@ def top_lines(top: list[SpendPoint], empty: str = "Nobody has spent anything tod
     most = max(p.spent_usd for p in top)
     lines = []
     for point in top:
-        cells = max(1, int(point.spent_usd / most * BAR_WIDTH))
+        cells = max(1, int(point.spent_usd / most * BAR_WIDTH)) if most else 1
         saved = f"  saved {usd(point.saved_usd)}" if point.saved_usd else ""
         bar = "█" * cells
-        lines.append(f"{point.label:<{width}}  {bar:<{BAR_WIDTH}}  {usd(point.spent_usd)}{saved}")
+        figure = usd(point.spent_usd)
+        if point.unpriced_calls:  # unknown never reads as free
+            calls = f"{point.unpriced_calls} call{'s' if point.unpriced_calls != 1 else ''}"
+            unpriced = f"unpriced ({calls})"
+            figure = f"{figure} + {unpriced}" if point.spent_usd else unpriced
+        lines.append(f"{point.label:<{width}}  {bar:<{BAR_WIDTH}}  {figure}{saved}")
     return lines
 
 

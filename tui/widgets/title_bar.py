@@ -21,6 +21,7 @@ from textual.style import Style
 from textual.widget import Widget
 
 from plane.wire.protocol import AgentState
+from plane.wire.words import UNPRICED
 from tui.formatting import duration, spend_against, spend_level, usd
 
 
@@ -63,6 +64,7 @@ class TitleBar(Widget):
             (agent.name, self.get_visual_style("title-bar--name")),
             (" · ", muted),
             agent.model,
+            *([(f" ({UNPRICED})", muted)] if not agent.price_known else []),  # its $ is not all
             (" · ", muted),
             (spend_phrase(agent), self.get_visual_style("title-bar--spend")),
         ]

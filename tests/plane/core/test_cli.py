@@ -359,6 +359,71 @@ def test_send_wait_that_times_out_says_so_in_one_line(daemon, scripted_llm):
     )
 
 
+@pytest.mark.slow
+def test_send_wait_to_an_agent_already_held_says_so_and_waits_for_nothing(daemon, scripted_llm):
+    """The hold is told once a spell: the second message's reply carries no
+    notice, and no turn is coming to wait for (never "its turn goes on")."""
+    assert plane_cmd(daemon, "send", "demo", "/limit 0").returncode == 0
+    first = plane_cmd(daemon, "send", "demo", "one", "--wait", "--timeout", "20")
+    assert first.returncode == 0 and "demo is paused" in first.stdout
+    started = time.monotonic()
+    second = plane_cmd(daemon, "send", "demo", "two", "--wait", "--timeout", "20")
+    assert time.monotonic() - started < 15, "it waited for a turn that is not coming"
+    assert (second.returncode, second.stderr) == (0, "")
+    assert second.stdout.splitlines() == [
+        "demo is held: the message is kept, marked held, and answered when demo takes"
+        " turns again (`plane log demo` says why)."
+    ]
+    assert scripted_llm.requests == []
+
+
+@pytest.mark.slow
+def test_send_wait_prints_the_answer_to_its_message_not_the_turn_already_running(
+    daemon, scripted_llm
+):
+    """A message sent while a turn runs is answered by the next turn: the
+    running one's answer is not this message's, and its end is not the wait's."""
+    scripted_llm.reply("The answer to one.", usage=Usage(input_tokens=10), delay_s=2)
+    scripted_llm.reply("The answer to two.", usage=Usage(input_tokens=10))
+    assert plane_cmd(daemon, "send", "demo", "/limit off").returncode == 0  # room for estimates
+    assert plane_cmd(daemon, "send", "demo", "one").returncode == 0
+    while json.loads(plane_cmd(daemon, "status", "--json").stdout)["agents"][0]["state"] != (
+        "working"
+    ):
+        time.sleep(0.05)
+    second = plane_cmd(daemon, "send", "demo", "two", "--wait", "--timeout", "20")
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.splitlines() == ["The answer to two.", "  $0.01 · 10 in · 0 out"]
+
+
+@pytest.mark.slow
+def test_the_tui_is_the_plane_s_own_whatever_the_directory_holds(tmp_path):
+    """`plane` execs `python -m tui`: run in a directory that has a `tui/`
+    package of its own (a common name), that package must not be what runs."""
+    shadow = tmp_path / "project" / "tui"
+    shadow.mkdir(parents=True)
+    ran = tmp_path / "shadow-ran"
+    (shadow / "__init__.py").write_text("")
+    (shadow / "__main__.py").write_text(f"open({str(ran)!r}, 'w').close()\nraise SystemExit(3)\n")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "plane", "--tcp", "127.0.0.1:9", "--token", "t"],
+        cwd=shadow.parent,
+        env={**os.environ, "PLANE_HOME": str(tmp_path / "home")},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass  # the real TUI, retrying a plane that is not there
+    finally:
+        process.kill()
+        process.wait()
+    assert not ran.exists(), "the directory's own tui package ran"
+    assert process.returncode != 3
+
+
 @pytest.mark.parametrize("args", [["ledger", "--csv"], ["ledger", "--json"], ["status", "--json"]])
 @pytest.mark.slow
 def test_output_into_a_closed_pipe_ends_quietly(daemon, scripted_llm, args):

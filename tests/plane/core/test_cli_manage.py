@@ -203,7 +203,10 @@ def test_the_ledger_read_without_a_plane_has_every_count(tmp_path, scripted_llm)
 def test_version_and_a_token_without_tcp(tmp_path):
     assert re.fullmatch(r"plane \S+", ok(plane_cmd(tmp_path, "--version"))[0])
     alone = plane_cmd(tmp_path, "--token", "t", "status")
-    assert one_line(alone) == "plane: --token goes with --tcp HOST:PORT (on the socket it is read)."
+    assert alone.returncode == 2, "a bad command line (the README: exit 2)"
+    assert one_line(alone) == (
+        "plane: --token goes with --tcp HOST:PORT (on the socket it is read) (see `plane --help`)."
+    )
 
 
 @pytest.mark.parametrize(

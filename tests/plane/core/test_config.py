@@ -35,6 +35,25 @@ def test_prices_from_yaml_are_exact_decimals():
     assert config.pricing["m"].output == Decimal("0.3")
 
 
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("defaults:\n  limitUsd: 0.001\n", "defaults.limitUsd"),
+        ("defaults:\n  limitUsd: 5\nagents:\n  a: {limitUsd: 0.004}\n", "agents.a.limitUsd"),
+        ("fleet:\n  limitUsd: 49.999\n", "fleet.limitUsd"),
+    ],
+)
+def test_a_ceiling_is_in_dollars_and_cents_as_limit_takes_it(text, key):
+    """A ceiling of $0.001 read `$0 of $0.00` (a pause, by its figure) and
+    /limit refuses it: the file refuses it too, in /limit's words."""
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text)
+    assert f"{key}: " in str(caught.value)
+    assert str(caught.value).endswith(
+        " has more than two decimals; a limit is in dollars and cents."
+    )
+
+
 def test_zero_is_a_real_ceiling_not_unlimited():
     config = parse_config("defaults:\n  limitUsd: 0\nagents:\n  a: {}\n")
     assert config.ceiling_of(config.agents["a"]) == Decimal(0)

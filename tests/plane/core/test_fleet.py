@@ -105,6 +105,19 @@ async def test_at_the_fleet_ceiling_no_agent_starts_and_nothing_is_lost(start_pl
     assert "anyone?" in plane.llm.requests[-1]["messages"][-1]["content"]
 
 
+async def test_the_fleets_figures_never_read_at_its_ceiling_when_they_are_not(start_plane):
+    """As an agent's: `$0.604 … over its $0.60`, never `$0.60 … over its $0.60`."""
+    plane = await start_plane(FLEET)
+    plane.llm.default_reply = Reply("done", usage=Usage(input_tokens=302, output_tokens=0))
+    await plane.turn("scout", "one")
+    await plane.turn("demo", "two")  # $0.302 each: the fleet at $0.604, over $0.60
+    assert await reply(plane, "/limit fleet") == "$0.604 spent today by the fleet, of $0.60 a day."
+    said = await plane.send("scout", "anyone?")
+    assert said[1].text.startswith(
+        "scout is not answering: the fleet has spent $0.604 today, over its $0.60 daily ceiling;"
+    )
+
+
 async def test_a_fleet_limit_set_from_the_keyboard_outlives_a_restart(start_plane):
     plane = await start_plane(FLEET)
     await plane.send("demo", "/limit fleet off")

@@ -85,6 +85,27 @@ async def test_a_turn_cut_by_a_stop_is_answered_after_the_restart(start_plane):
     assert [m["content"] for m in retaken if m["role"] == "user"] == [QUESTION]
 
 
+async def test_an_unpriced_call_a_stop_cut_is_not_said_to_count_nothing(start_plane):
+    """No price, no estimate: the restart says the call is not counted, never
+    that it was counted at $0.00, and the notice carries no figure."""
+    plane = await start_plane(CONFIG.replace("  demo: {}", "  demo: {model: other-model}"))
+    await plane.send("demo", "/limit off")
+    plane.llm.stall("Half an ans", seconds=30)
+    plane.llm.reply(ANSWER, usage=Usage(input_tokens=10))
+    await asyncio.wait_for(mid_stream(plane, "demo", QUESTION), 10)
+
+    again = await start_plane(restart=plane)
+    history = await asyncio.wait_for(until_said(again, "demo", ANSWER), 15)
+    [told] = [m for m in history if m.text.startswith("The plane stopped")]
+    assert told.text == (
+        "The plane stopped during this agent's turn; the call in flight is not counted: no"
+        " price is known for its model. It now answers what it had not answered."
+    )
+    assert told.cost_usd is None
+    cut = (await again.services.ledger.entries(again.clock.now().date()))[0]
+    assert (cut.status, cut.price_source) == ("interrupted", "unpriced")
+
+
 @pytest.mark.usefixtures("each_store")  # on each engine
 async def test_a_booked_turn_cut_by_a_stop_is_taken_again(start_plane):
     plane = await start_plane(ROOMY)

@@ -188,3 +188,15 @@ async def test_an_unpriced_call_is_said_in_both_forms_never_shown_as_free(tmp_pa
     assert lines[0] == "2026-11-29 (UTC): 2 calls, $0.10 (1 unpriced, not in the total)"
     assert lines[2].endswith("in 81 (cached 0)  out 27  unpriced  settled")
     await db.close()
+
+
+def test_a_summary_for_a_plane_elsewhere_never_shows_this_machines_ledger(written):
+    """`--summary` reads the ledger file of this machine's home; with --tcp the
+    plane asked about is another, so its figures would be the wrong plane's."""
+    elsewhere = ["--tcp", "127.0.0.1:7", "--token", "t"]
+    out = plane_cmd(written, *elsewhere, "ledger", "--summary", "--day", "2026-11-29")
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr.splitlines() == [
+        "plane ledger: --summary reads the ledger file of this machine's plane, not the one"
+        " --tcp names: run it on that plane's machine (see `plane ledger --help`)."
+    ]

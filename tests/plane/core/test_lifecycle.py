@@ -68,6 +68,22 @@ async def test_a_paused_agent_keeps_its_ceiling_and_what_it_receives(start_plane
     assert ("agent", "here now") in [(m.kind, m.text) for m in said], "what waited is answered"
 
 
+async def test_what_waited_through_a_pause_is_not_said_to_have_waited_on_a_ceiling(start_plane):
+    """The model is told the message is old, and not a reason that is not so
+    (it said to the operator "It seems I've been held at my ceiling")."""
+    plane = await start_plane()
+    client = await plane.client()
+    await client.request(p.PauseAgent, agent="demo", paused=True)
+    await plane.send("demo", "are you there?")
+    plane.llm.reply("here now", usage=Usage(input_tokens=10))
+    subscription = plane.bus.subscribe()
+    await client.request(p.PauseAgent, agent="demo", paused=False)
+    await plane.until_turn_ends("demo", subscription)
+    prompt = plane.llm.requests[-1]["messages"][-1]["content"]
+    assert prompt.endswith(", while you were held] are you there?")
+    assert "ceiling" not in prompt
+
+
 async def test_pausing_twice_is_one_clear_error(start_plane):
     plane = await start_plane()
     client = await plane.client()
@@ -238,6 +254,36 @@ async def test_interrupt_cuts_the_turn_and_says_what_it_cost(start_plane):
 
     again = await start_plane(restart=plane)  # nothing left pending to recover
     assert await again.services.ledger.spend_today("demo") == cut.cost_usd
+
+
+async def test_an_unpriced_call_cut_in_flight_never_reads_as_free(start_plane):
+    """No price, no estimate: the call in flight is recorded `unpriced` from
+    the moment it is written, so the ledger and the notice never say $0."""
+    from plane.cli.clients import ledger_lines
+
+    plane = await start_plane(CONFIG.replace("  demo: {}", "  demo: {model: other-model}"))
+    await plane.send("demo", "/limit off")
+    plane.llm.stall("Half an ans", seconds=30)
+    subscription = plane.bus.subscribe()
+    await plane.send("demo", "a long question")
+    while not isinstance(await asyncio.wait_for(subscription.next(), 10), p.TextDelta):
+        pass
+    day = plane.clock.now().date()
+    [pending] = await plane.services.ledger.entries(day)
+    assert (pending.status, pending.price_source) == ("pending", "unpriced")
+    client = await plane.client()
+    assert isinstance(await client.request(p.InterruptTurn, agent="demo"), p.Ok)
+    said = await plane.until_turn_ends("demo", subscription, within=5)
+
+    [cut] = await plane.services.ledger.entries(day)
+    assert (cut.status, cut.price_source) == ("interrupted", "unpriced")
+    assert ledger_lines(day, [cut])[1].endswith("  unpriced  interrupted")
+    [notice] = [m for m in said if m.kind == "plane"]
+    assert notice.text == (
+        "Interrupted by the operator. The cut-off turn cost is not known: no price is known"
+        " for other-model, so its call in flight is not counted."
+    )
+    assert "$" not in notice.text and notice.cost_usd is None
 
 
 async def test_interrupting_an_idle_agent_is_one_clear_error(start_plane):

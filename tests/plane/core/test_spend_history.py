@@ -74,3 +74,19 @@ async def test_an_unknown_agent_is_one_clear_error(start_plane):
     with pytest.raises(RequestFailed, match="nobody") as refused:
         await client.request(p.SpendHistoryQuery, agent="nobody")
     assert refused.value.code == "no_such_agent"
+
+
+async def test_a_model_with_no_price_is_in_the_days_models_as_unpriced(start_plane):
+    """Its calls are at $0, which is not their cost: the day by model keeps
+    it and says how many calls it leaves out, never "nothing was spent"."""
+    from tests.support.fixtures_plane import CONFIG
+
+    plane = await start_plane(CONFIG.replace("  demo: {}", "  demo: {model: other-model}"))
+    await plane.send("demo", "/limit off")
+    plane.llm.reply("Free?", usage=Usage(input_tokens=100))
+    await plane.turn("demo", "hello")
+    reply = await (await plane.client()).request(p.SpendHistoryQuery, agent="demo")
+    assert isinstance(reply, p.SpendHistory)
+    assert [(m.label, m.spent_usd, m.unpriced_calls) for m in reply.models] == [
+        ("other-model", Decimal(0), 1)
+    ]

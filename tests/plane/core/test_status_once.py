@@ -43,3 +43,44 @@ def test_a_plane_with_no_agents_says_how_to_make_one():
         "2026-11-29 (UTC)",
         "  No agents yet: `plane new NAME` creates one, or list them in agents.yaml.",
     ]
+
+
+async def test_an_agent_on_an_unpriced_model_never_reads_as_free(start_plane):
+    """Its calls are counted at $0, which is not their cost: `plane status`
+    says the model has no price, in text and in JSON."""
+    import json
+
+    from plane.cli.status import _json, _text
+    from tests.support.fixtures_plane import CONFIG
+
+    plane = await start_plane(CONFIG.replace("  demo: {}", "  demo: {model: other-model}"))
+    await plane.send("demo", "/limit off")
+    snapshot = (await ask(plane.home.socket, {"type": "status"}))["snapshot"]
+    demo, scout = _text(snapshot).splitlines()[1:]
+    assert demo.split() == ["demo", "idle", "other-model", "(unpriced)", "$0.00", "no", "limit"]
+    assert "unpriced" not in scout
+    agents = {a["name"]: a for a in json.loads(_json(snapshot))["agents"]}
+    assert (agents["demo"]["price_known"], agents["scout"]["price_known"]) == (False, True)
+
+
+async def test_plane_show_says_an_unpriced_model_is_unpriced(start_plane):
+    from plane.cli.manage import shown
+    from tests.support.fixtures_plane import CONFIG
+
+    plane = await start_plane(CONFIG.replace("  demo: {}", "  demo: {model: other-model}"))
+    details = await (await plane.client()).request(p.ShowAgent, agent="demo")
+    assert isinstance(details, p.AgentDetails)
+    assert "  model      other-model (scripted, unpriced)" in shown(details).splitlines()
+
+
+async def test_plane_show_never_reads_at_the_ceiling_short_of_it(start_plane):
+    """$0.998 of a $1.00 ceiling is `$0.998`, as the row and `plane status` say."""
+    from plane.cli.manage import shown
+    from plane.wire.protocol import Usage
+
+    plane = await start_plane()
+    plane.llm.reply("ok", usage=Usage(input_tokens=998))
+    await plane.turn("demo", "hello")
+    details = await (await plane.client()).request(p.ShowAgent, agent="demo")
+    assert isinstance(details, p.AgentDetails)
+    assert "  today      $0.998 spent · idle" in shown(details).splitlines()

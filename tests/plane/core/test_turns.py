@@ -209,6 +209,20 @@ async def test_an_unpriced_model_is_said_and_a_ceiling_holds_it(start_plane):
     assert line.text.startswith("unpriced · ") and line.cost_usd is None
 
 
+async def test_a_turn_that_cost_a_sliver_of_a_cent_never_reads_as_free(start_plane):
+    """At a cheap model's price a short turn costs $0.000014: its line says
+    that it cost something, never `$0.0000`."""
+    from tests.support.fixtures_plane import CONFIG
+
+    cheap = CONFIG.replace("pricing:\n", "pricing:\n  other-model: {input: 0.1, output: 0.4}\n")
+    plane = await start_plane(cheap.replace("  demo: {}", "  demo: {model: other-model}"))
+    plane.llm.reply("Yes.", usage=Usage(input_tokens=100, output_tokens=10))
+    said = await plane.turn("demo", "short?")
+    [line] = [m for m in said if m.kind == "cost"]
+    assert line.cost_usd == Decimal("0.000014")
+    assert line.text == "<$0.0001 · 100 in · 10 out"
+
+
 async def test_tool_output_reaches_the_model_compressed_and_comes_back_whole(start_plane):
     import re
 

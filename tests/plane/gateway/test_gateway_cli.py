@@ -97,6 +97,21 @@ def test_gateway_env_prints_the_lines_for_each_client(
     assert expected in result.stdout
 
 
+@pytest.mark.parametrize("client", ["claude-code", "codex", "aider"])
+def test_gateway_env_points_every_client_at_an_agent_on_the_embedded_model(
+    tmp_path: Path, client: str
+) -> None:
+    """The embedded model speaks Anthropic's API and OpenAI's (the README: "a
+    client can be tried against the plane with no key and no network")."""
+    path = tmp_path / "agents.yaml"
+    path.write_text("agents:\n  trial: {provider: embedded, gateway: {}}\n")
+    result = plane(
+        tmp_path / "home", "gateway", "env", "trial", "--client", client, "--config", str(path)
+    )
+    assert (result.returncode, result.stderr) == (0, "")
+    assert "plane-trial-" in result.stdout
+
+
 @pytest.mark.parametrize(
     ("args", "said"),
     [
