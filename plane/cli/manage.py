@@ -13,7 +13,7 @@ from typing import Any
 
 from plane.cli import arguments as arg
 from plane.cli.connect import with_client
-from plane.errors import PlaneError
+from plane.errors import NoSuchAgent, PlaneError
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
 from plane.wire.words import UNPRICED, spend_against, usd_exact
@@ -82,20 +82,28 @@ def _count(text: str) -> int:
 
 
 def delete_agent(args: argparse.Namespace) -> int:
-    if not args.yes:
-        if not sys.stdin.isatty():
-            raise PlaneError(f"Deleting {args.agent} needs --yes when nobody is there to confirm.")
-        asked = f"Delete {args.agent}? Its conversation and ledger rows are kept. [y/N] "
-        if input(asked).strip().lower() not in ("y", "yes"):
+    async def work(client: PlaneClient) -> int:
+        # An agent that is not there is said first, not after a confirmation
+        # (or a missing --yes) about deleting it.
+        status = await client.request(p.Status)
+        assert isinstance(status, p.SnapshotReply)
+        if all(a.name != args.agent for a in status.snapshot.agents):
+            raise NoSuchAgent(args.agent)
+        if not args.yes and not _confirmed(args.agent):
             print("Nothing deleted.")
             return 1
-
-    async def work(client: PlaneClient) -> int:
         await client.request(p.DeleteAgent, agent=args.agent)
         print(f"Deleted {args.agent}; its conversation and ledger rows are kept.")
         return 0
 
     return with_client(work)
+
+
+def _confirmed(agent: str) -> bool:
+    if not sys.stdin.isatty():
+        raise PlaneError(f"Deleting {agent} needs --yes when nobody is there to confirm.")
+    asked = f"Delete {agent}? Its conversation and ledger rows are kept. [y/N] "
+    return input(asked).strip().lower() in ("y", "yes")
 
 
 def pause_agent(args: argparse.Namespace) -> int:

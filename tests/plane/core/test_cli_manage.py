@@ -127,6 +127,9 @@ def test_pause_edit_rename_show_log_and_delete(daemon):
     assert "plane  Deleted by the operator. Its conversation and ledger rows are kept" in kept[0]
     never = plane_cmd(home, "log", "nobody")
     assert one_line(never) == "plane: No agent named 'nobody'. `plane status` lists them."
+    nobody = plane_cmd(home, "delete", "nobody")  # said before any talk of --yes
+    assert nobody.returncode == 1
+    assert one_line(nobody) == "plane: No agent named 'nobody'. `plane status` lists them."
 
 
 @pytest.mark.slow
