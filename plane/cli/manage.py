@@ -51,7 +51,9 @@ def add_commands(sub: Any) -> None:
     edit.add_argument("agent", type=agent)
     edit.add_argument("--role", type=arg.text("role", blank=True), help="the role / system prompt")
     edit.add_argument("--model", type=arg.text("model"))
-    edit.add_argument("--tools", type=arg.text("tools"), help="all, none, or names: read_file,grep")
+    edit.add_argument(
+        "--tools", type=arg.text("list of tools"), help="all, none, or names: read_file,grep"
+    )
     edit.add_argument("--limit", type=arg.text("limit"), help="as /limit takes it: 5, $0.25, off")
     edit.set_defaults(func=edit_agent)
 
