@@ -34,6 +34,16 @@ from plane.money.limits import (
 from plane.wire.protocol import CommandInfo, FleetChanged, Message
 
 Handler = Callable[[Services, str, str], Awaitable[str]]
+"""(services, agent, argument) → the plane's reply; `BadLimit` when the
+argument is refused (its sentence is the reply, and nothing changed)."""
+
+
+@dataclass(frozen=True)
+class Ran:
+    """A command's two halves as stored, and whether it was refused."""
+
+    messages: list[Message]
+    refused: bool = False
 
 
 @dataclass(frozen=True)
@@ -51,10 +61,7 @@ async def _limit(services: Services, agent: str, arg: str) -> str:
     spent = await services.ledger.spend_today(agent)
     if not arg:
         return standing(spent, services.gate.ceilings.of(agent))
-    try:
-        value = parse_limit(arg)
-    except BadLimit as exc:
-        return str(exc)
+    value = parse_limit(arg)  # BadLimit: refused (run_command)
     await services.gate.ceilings.set(agent, value.usd)
     return set_reply(spent, value.usd)
 
@@ -65,10 +72,7 @@ async def _fleet_limit(services: Services, arg: str) -> str:
     ceilings = services.gate.ceilings
     if not arg:
         return fleet_standing(spent, ceilings.fleet())
-    try:
-        value = parse_fleet_limit(arg)
-    except BadLimit as exc:
-        return str(exc)
+    value = parse_fleet_limit(arg)  # BadLimit: refused (run_command)
     await ceilings.set_fleet(value.usd)
     services.emit(FleetChanged(limit_usd=value.usd))
     return fleet_set_reply(spent, value.usd)
@@ -115,18 +119,23 @@ def is_command(text: str) -> bool:
     return text.startswith("/")
 
 
-async def run_command(services: Services, agent: str, text: str) -> list[Message]:
-    """Store the command and the plane's reply; return both."""
+async def run_command(services: Services, agent: str, text: str) -> Ran:
+    """Store the command and the plane's reply; return both, and whether the
+    command was refused (unknown, or its argument bad: nothing changed)."""
     name, _, arg = text[1:].strip().partition(" ")
     typed = await services.conversation.append(agent, "operator", text)
     command = COMMANDS.get(name.lower())
+    refused = command is None
     if command is None:
         known = ", ".join(f"/{n}" for n in COMMANDS)
         reply = f"/{name} is not a command. Commands: {known}."
     else:
-        reply = await command.run(services, agent, arg.strip())
+        try:
+            reply = await command.run(services, agent, arg.strip())
+        except BadLimit as exc:
+            reply, refused = str(exc), True
     answer = await services.conversation.append(agent, "plane", reply)
-    return [typed, answer]
+    return Ran([typed, answer], refused)
 
 
 async def ask_limit(services: Services, agent: str, raw: str) -> tuple[list[Message], str]:

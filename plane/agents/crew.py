@@ -16,7 +16,7 @@ from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 
-from plane.agents.commands import is_command, registry, run_command
+from plane.agents.commands import Ran, is_command, registry, run_command
 from plane.agents.fit import too_large
 from plane.agents.roster import AgentSpec
 from plane.agents.scheduler import Scheduler
@@ -121,10 +121,11 @@ class Crew:
         for worker in self.workers.values():
             worker.wake()
 
-    async def send(self, agent: str, text: str) -> list[Message]:
+    async def send(self, agent: str, text: str) -> Ran:
         """The operator's text, posted: a slash command is run by the plane;
         anything else waits for the agent's next turn. Returns what was
-        stored and said at once (with their ids).
+        stored and said at once (with their ids), and whether a command was
+        refused.
 
         A plain message asks the gate once, is written once, and shows as
         one `MessageAppended` and one `AgentUpdated` (built with that same
@@ -132,8 +133,8 @@ class Crew:
         shows the turn before the message it answers. A message larger than
         the model's whole context is refused, and nothing is stored."""
         if is_command(text):
-            messages = await run_command(self._services, agent, text)
-            for message in messages:
+            ran = await run_command(self._services, agent, text)
+            for message in ran.messages:
                 self._services.emit(MessageAppended(message=message))
             await self.publish(agent)
             if text[1:].split()[1:2] == ["fleet"]:  # a fleet limit may free any agent
@@ -141,10 +142,10 @@ class Crew:
                     self.wake(other)
             else:
                 self.wake(agent)
-            return messages
+            return ran
         worker = self.workers[agent]
         if worker.spec.gateway is not None:
-            return await self._not_for_a_gateway_agent(agent, text)
+            return Ran(await self._not_for_a_gateway_agent(agent, text))
         today = day_of(self._services.clock.now())
         if (refused := too_large(self._services.config, worker.spec, text, today)) is not None:
             raise InvalidRequest(refused)  # stored nowhere: it would jam every later turn
@@ -156,7 +157,7 @@ class Crew:
             said.append(notice)
         self._services.emit(AgentUpdated(agent=await self._state(agent, hold)))
         worker.wake()
-        return said
+        return Ran(said)
 
     async def _not_for_a_gateway_agent(self, agent: str, text: str) -> list[Message]:
         """A gateway agent answers only its own client: what is typed to it is

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+from plane.agents.commands import Ran
 from plane.agents.crew import Crew
 from plane.agents.lifecycle import Lifecycle
 from plane.agents.roster import Roster
@@ -57,7 +58,8 @@ class Api:
             case p.Status():
                 return p.SnapshotReply(id=request.id, snapshot=await self._crew.snapshot())
             case p.Send():
-                return p.Sent(id=request.id, messages=await self.send(request.agent, request.text))
+                ran = await self.post(request.agent, request.text)
+                return p.Sent(id=request.id, messages=ran.messages, refused=ran.refused)
             case p.History():
                 messages = await self._conversation.history(
                     request.agent, request.limit, before_id=request.before_id
@@ -125,6 +127,10 @@ class Api:
 
     async def send(self, agent: str, text: str) -> list[p.Message]:
         """Post the operator's text; return what was stored and said at once."""
+        return (await self.post(agent, text)).messages
+
+    async def post(self, agent: str, text: str) -> Ran:
+        """As `send`, and whether a command was refused (nothing changed)."""
         self._roster.get(agent)
         return await self._crew.send(agent, text)
 

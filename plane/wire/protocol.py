@@ -394,6 +394,9 @@ class Sent(Frame):
     type: Literal["sent"] = "sent"
     id: int
     messages: list[Message]
+    refused: bool = False
+    """A slash command the plane refused (unknown, or a bad argument): its
+    reply says why, and nothing changed."""
 
 
 class Messages(Frame):

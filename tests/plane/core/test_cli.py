@@ -115,17 +115,19 @@ def test_status_says_what_a_new_agent_gets_and_when_a_held_agent_resumes(daemon,
 
 @pytest.mark.slow
 def test_limit_from_the_command_line(daemon):
-    lines = {}
-    for typed in ("/limit", "/limit 5", "/limit off", "/limit abc"):
+    lines, codes = {}, {}
+    for typed in ("/limit", "/limit 5", "/limit off", "/limit abc", "/limt 5"):
         result = plane_cmd(daemon, "send", "demo", typed)
-        assert result.returncode == 0
-        lines[typed] = result.stdout.strip()
+        lines[typed], codes[typed] = result.stdout.strip(), result.returncode
     assert lines == {
         "/limit": "$0.00 spent today, of $1.00 a day.",
         "/limit 5": "Spending limit set to $5.00 a day. $0.00 spent today, of $5.00 a day.",
         "/limit off": "Spending limit removed. $0.00 spent today, against no limit.",
         "/limit abc": "abc is not an amount. Use /limit 5, /limit $0.25 or /limit off.",
+        "/limt 5": "/limt is not a command. Commands: /limit, /new, /help.",
     }
+    # A script can tell a refused command from one that took: 1, as for any refusal.
+    assert codes == {"/limit": 0, "/limit 5": 0, "/limit off": 0, "/limit abc": 1, "/limt 5": 1}
     status = json.loads(plane_cmd(daemon, "status", "--json").stdout)
     assert next(a for a in status["agents"] if a["name"] == "demo")["limit_usd"] is None
 
