@@ -55,7 +55,7 @@ class Command:
 
 
 async def _limit(services: Services, agent: str, arg: str) -> str:
-    first, _, rest = arg.partition(" ")
+    first, rest = _word(arg)
     if first.lower() == "fleet":
         return await _fleet_limit(services, rest.strip())
     spent = await services.ledger.spend_today(agent)
@@ -115,6 +115,13 @@ def registry() -> list[CommandInfo]:
     return [CommandInfo(name=c.name, usage=c.usage, help=c.help) for c in COMMANDS.values()]
 
 
+def _word(text: str) -> tuple[str, str]:
+    """The first word and the rest, split at any whitespace (`/limit\t8` is
+    `/limit 8`, as a shell reads it)."""
+    words = text.split(None, 1)
+    return (words[0], words[1].strip() if len(words) > 1 else "") if words else ("", "")
+
+
 def is_command(text: str) -> bool:
     return text.startswith("/")
 
@@ -122,7 +129,7 @@ def is_command(text: str) -> bool:
 async def run_command(services: Services, agent: str, text: str) -> Ran:
     """Store the command and the plane's reply; return both, and whether the
     command was refused (unknown, or its argument bad: nothing changed)."""
-    name, _, arg = text[1:].strip().partition(" ")
+    name, arg = _word(text[1:])
     typed = await services.conversation.append(agent, "operator", text)
     command = COMMANDS.get(name.lower())
     refused = command is None

@@ -67,7 +67,17 @@ async def test_unknown_commands_are_answered_not_sent(start_plane):
     plane = await start_plane()
     said = await plane.send("demo", "/frobnicate now")
     assert said[1].text == "/frobnicate is not a command. Commands: /limit, /new, /help."
+    said = await plane.send("demo", "/")
+    assert said[1].text == "/ is not a command. Commands: /limit, /new, /help."
     assert plane.llm.requests == []
+
+
+async def test_a_command_and_its_argument_may_be_split_by_any_whitespace(start_plane):
+    plane = await start_plane()
+    said = await plane.send("demo", "/limit\t8")  # a tab, as a shell would read it
+    assert said[1].text.startswith("Spending limit set to $8.00 a day.")
+    said = await plane.send("demo", "/limit\tfleet \n 40")
+    assert said[1].text.startswith("Fleet limit set to $40.00 a day")
 
 
 # ── the agent's own ask: tighten only ──────────────────────────────────────
