@@ -46,3 +46,11 @@ def test_a_turn_with_unpriced_calls_never_reads_as_free() -> None:
     assert turn_line(Decimal(0), used, unpriced=True) == "unpriced · 81 in · 27 out"
     assert turn_line(Decimal("0.03"), used, unpriced=True) == "$0.03 + unpriced · 81 in · 27 out"
     assert turn_line(Decimal("0.03"), used) == "$0.03 · 81 in · 27 out"
+
+
+def test_a_row_on_a_model_with_no_price_never_reads_as_free() -> None:
+    from tui.widgets.agent_list import row_text
+
+    assert row_text(agent("demo", "0"), 26)[2] == ""  # nothing at $0, priced
+    assert row_text(agent("demo", "0", None, price_known=False), 26)[2] == "$?"
+    assert row_text(agent("demo", "0.42", None, price_known=False), 26)[2] == "$0.42+$?"

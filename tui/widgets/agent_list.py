@@ -68,6 +68,7 @@ UNREAD = "*"
 MARK_MEANINGS = [
     (UNREAD, "after a name: it answered while you looked elsewhere"),
     ("$0.80", "spent today; amber from warnRatio of its ceiling, red at the ceiling"),
+    ("$?", "its model has no known price: its calls are counted, not priced"),
 ]
 NEW_AGENT = "+ new agent"
 RESORT_S = 0.1
@@ -93,6 +94,8 @@ def row_text(agent: AgentState, width: int, *, unread: bool = False) -> tuple[st
     figure of a row `width` wide (not counting the one-cell margin each side)."""
     spent = agent.spend_today_usd
     figure = spend_against(spent, agent.limit_usd) if spent > 0 else ""
+    if not agent.price_known:  # its calls count $0, which is not what they cost
+        figure = f"{figure}+$?" if figure else "$?"
     mark = f" {UNREAD}" if unread else ""
     room = max(1, width - 2 - (len(figure) + 1 if figure else 0) - len(mark))
     name = agent.name if len(agent.name) <= room else agent.name[: room - 1] + "…"
