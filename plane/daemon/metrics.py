@@ -103,8 +103,15 @@ def _rows(snapshot: Snapshot) -> list[Metric]:
         "Messages stored while the agent was held, not yet answered.",
         labels=["agent"],
     )
+    priced = GaugeMetricFamily(
+        "plane_agent_price_known",
+        "1 while the agent's model has a known price; 0: its calls count $0 in the spend "
+        "figures, which is not what they cost.",
+        labels=["agent"],
+    )
     for agent in snapshot.agents:
         spend.add_metric([agent.name], float(agent.spend_today_usd))
+        priced.add_metric([agent.name], 1.0 if agent.price_known else 0.0)
         if agent.limit_usd is not None:
             ceiling.add_metric([agent.name], float(agent.limit_usd))
         held.add_metric([agent.name], 1.0 if agent.status == "held" else 0.0)
@@ -114,7 +121,7 @@ def _rows(snapshot: Snapshot) -> list[Metric]:
         "Seconds until 00:00 UTC ends the plane's day and every agent's spend starts again.",
         value=max(0.0, (snapshot.resets_at - snapshot.now).total_seconds()),
     )
-    return [spend, ceiling, held, waiting, reset]
+    return [spend, ceiling, held, waiting, priced, reset]
 
 
 def _calls(rows: list) -> list[Metric]:  # type: ignore[type-arg]

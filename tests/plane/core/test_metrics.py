@@ -55,6 +55,7 @@ async def test_a_scrape_says_spend_ceiling_calls_tokens_and_compression(
     assert got["plane_agent_spend_today_usd", demo] == 0.168
     assert got["plane_agent_ceiling_usd", demo] == 1.0
     assert got["plane_agent_held", demo] == 0.0
+    assert got["plane_agent_price_known", demo] == 1.0
     assert got["plane_day_resets_in_seconds", ()] == 12 * 3600  # the plane's clock: noon
     assert got["plane_llm_calls_total", (*model, ("status", "settled"))] == 2
     assert got["plane_llm_tokens_total", (*model, ("gen_ai_token_type", "input"))] == 200
@@ -174,3 +175,19 @@ async def test_a_long_scrape_holds_up_no_other_read(start_plane, monkeypatch) ->
     scraped_in = time.monotonic() - started
     assert read_in < scraped_in / 2, f"a read waited {read_in:.2f} s of a {scraped_in:.2f} s scrape"
     assert b"plane_llm_calls" in scraping.result()
+
+
+async def test_an_agent_on_a_model_with_no_price_says_so_in_the_scrape(start_plane) -> None:
+    """Its spend reads $0, which is not what its calls cost: the scrape says
+    the price is not known, so a dashboard need not take the $0 as free."""
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from plane.daemon.metrics import _Families, _rows
+    from tests.support.fixtures_plane import CONFIG
+
+    plane = await start_plane(CONFIG.replace("  demo: {}", "  demo: {model: other-model}"))
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Families(_rows(await plane.crew.snapshot())))
+    got = samples(generate_latest(registry).decode())
+    assert got["plane_agent_price_known", (("agent", "demo"),)] == 0.0
+    assert got["plane_agent_price_known", (("agent", "scout"),)] == 1.0
