@@ -24,6 +24,7 @@ from plane.money import savings
 from plane.money.ledger import Ledger
 from plane.money.summary import QUERY, Record, per_day, per_hour, summarise, window
 from plane.wire.protocol import SpendHistory, SpendPoint, SpendSeries, SpendStack
+from plane.wire.words import UNPRICED
 
 DAYS = 30
 
@@ -57,8 +58,12 @@ def _history(
         id=id,
         day=today,
         agent=agent,
-        hours=_points(hours, per_hour(todays), _saved_by(saved_today, _hour)),
-        days=_points(days, per_day(calls, first, last), _saved_by(saved, _day)),
+        hours=_points(
+            hours, per_hour(todays), _saved_by(saved_today, _hour), _unpriced_by(todays, _hour)
+        ),
+        days=_points(
+            days, per_day(calls, first, last), _saved_by(saved, _day), _unpriced_by(calls, _day)
+        ),
         top=[
             SpendPoint(label=name, spent_usd=spent, saved_usd=saved_by_agent.get(name, Decimal(0)))
             for name, spent in top
@@ -153,8 +158,28 @@ def _saved_by(rows: Iterable[Record], key: Any) -> dict[str, Decimal]:
     return sums
 
 
-def _points(labels: list[str], spent: list[Decimal], saved: dict[str, Decimal]) -> list[SpendPoint]:
+def _points(
+    labels: list[str],
+    spent: list[Decimal],
+    saved: dict[str, Decimal],
+    unpriced: dict[str, int] | None = None,
+) -> list[SpendPoint]:
+    unpriced = unpriced or {}
     return [
-        SpendPoint(label=label, spent_usd=amount, saved_usd=saved.get(label, Decimal(0)))
+        SpendPoint(
+            label=label,
+            spent_usd=amount,
+            saved_usd=saved.get(label, Decimal(0)),
+            unpriced_calls=unpriced.get(label, 0),
+        )
         for label, amount in zip(labels, spent, strict=True)
     ]
+
+
+def _unpriced_by(rows: Iterable[Record], key: Any) -> dict[str, int]:
+    """Calls no price is known for, counted by `key(row)`: their $0 is not their cost."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        if row["price_source"] == UNPRICED:
+            counts[key(row)] = counts.get(key(row), 0) + 1
+    return counts

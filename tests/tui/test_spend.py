@@ -91,6 +91,18 @@ def test_a_model_with_no_price_reads_unpriced_never_as_nothing_spent() -> None:
     assert top_lines(alone) == ["mystery  █                         unpriced (1 call)"]
 
 
+def test_a_header_over_unpriced_calls_never_says_nothing_was_spent() -> None:
+    from tui.screens.spend import spent_and_saved
+
+    hours = [
+        SpendPoint(label="11", spent_usd=Decimal("0.30")),
+        SpendPoint(label="12", spent_usd=Decimal(0), unpriced_calls=2),
+    ]
+    assert spent_and_saved(hours) == "$0.30 + unpriced (2 calls) spent"
+    assert spent_and_saved(hours[1:]) == "unpriced (2 calls) spent"
+    assert spent_and_saved(hours[:1]) == "$0.30 spent"
+
+
 class _Answers:
     """What the plane answered, frozen (the snapshot's picture must not move)."""
 

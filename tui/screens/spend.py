@@ -54,8 +54,17 @@ def spent_and_saved(points: list[SpendPoint]) -> str:
     """`$1.05 spent · compression saved $0.02` (the saving only when there was one)."""
     spent = sum((p.spent_usd for p in points), Decimal(0))
     saved = sum((p.saved_usd for p in points), Decimal(0))
-    line = f"{usd(spent)} spent"
+    line = f"{with_unpriced(spent, sum(p.unpriced_calls for p in points))} spent"
     return line + (f" · compression saved {usd(saved)}" if saved else "")
+
+
+def with_unpriced(spent: Decimal, calls: int) -> str:
+    """`$1.05`, or `$1.05 + unpriced (2 calls)`: calls no price is known for
+    cost what is not known, never nothing."""
+    if not calls:
+        return usd(spent)
+    unpriced = f"unpriced ({calls} call{'s' if calls != 1 else ''})"
+    return f"{usd(spent)} + {unpriced}" if spent else unpriced
 
 
 def top_lines(top: list[SpendPoint], empty: str = "Nobody has spent anything today.") -> list[str]:
@@ -69,11 +78,7 @@ def top_lines(top: list[SpendPoint], empty: str = "Nobody has spent anything tod
         cells = max(1, int(point.spent_usd / most * BAR_WIDTH)) if most else 1
         saved = f"  saved {usd(point.saved_usd)}" if point.saved_usd else ""
         bar = "█" * cells
-        figure = usd(point.spent_usd)
-        if point.unpriced_calls:  # unknown never reads as free
-            calls = f"{point.unpriced_calls} call{'s' if point.unpriced_calls != 1 else ''}"
-            unpriced = f"unpriced ({calls})"
-            figure = f"{figure} + {unpriced}" if point.spent_usd else unpriced
+        figure = with_unpriced(point.spent_usd, point.unpriced_calls)
         lines.append(f"{point.label:<{width}}  {bar:<{BAR_WIDTH}}  {figure}{saved}")
     return lines
 

@@ -90,3 +90,6 @@ async def test_a_model_with_no_price_is_in_the_days_models_as_unpriced(start_pla
     assert [(m.label, m.spent_usd, m.unpriced_calls) for m in reply.models] == [
         ("other-model", Decimal(0), 1)
     ]
+    # The hour and the day it fell in say so too (the screen's headers sum them).
+    assert sum(h.unpriced_calls for h in reply.hours) == 1
+    assert reply.hours[12].unpriced_calls == 1 and reply.days[-1].unpriced_calls == 1
