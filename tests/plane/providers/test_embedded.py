@@ -82,8 +82,16 @@ async def test_openai_client_gets_real_tokens(openai: OpenAIProvider, stream: bo
 
 @pytest.mark.parametrize("stream", [True, False])
 async def test_anthropic_client_gets_real_tokens(anthropic: AnthropicProvider, stream: bool):
-    seen = Collected()
-    completion = await anthropic.complete(ask("Say hello.", stream=stream), seen)
+    # llama.cpp leaves out a stream's `message_start` (the input usage) when
+    # the answer's first token is part of a character (an emoji, which this
+    # model opens with now and then); the plane then estimates the input and
+    # says so. The usage the server did send is what is tested: a few tries.
+    for _ in range(4):
+        seen = Collected()
+        completion = await anthropic.complete(ask("Say hello.", stream=stream), seen)
+        if not completion.usage_estimated:
+            break
+        assert stream, "a whole (unstreamed) answer always carries its usage"
     assert completion.text.strip() and not completion.usage_estimated
     assert completion.usage.input_tokens > 10
     assert 0 < completion.usage.output_tokens <= 12
