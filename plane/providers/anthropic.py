@@ -135,6 +135,12 @@ class _Stream:
         output = estimate_tokens(self.output_chars)
         if self.start_usage is not None:
             return anthropic_usage(self.start_usage | {"output_tokens": output}), True
+        if self.final_usage is not None and not self.final_usage.keys() - {"output_tokens"}:
+            # No message_start (llama.cpp leaves it out when the answer opens
+            # with part of a character): the input is estimated, the output
+            # is the count message_delta did give.
+            guessed = {"input_tokens": estimate_usage(request).input_tokens}
+            return anthropic_usage(guessed | self.final_usage), True
         return estimate_usage(request, self.output_chars), True
 
     def feed(self, kind: str, event: dict[str, Any]) -> str:

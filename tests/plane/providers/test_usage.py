@@ -231,3 +231,32 @@ async def test_an_error_inside_a_stream_is_reported():
         await anthropic.complete(ask())
     await openai.aclose()
     await anthropic.aclose()
+
+
+async def test_an_anthropic_stream_without_message_start_keeps_the_output_it_was_told():
+    """llama.cpp's /v1/messages leaves out message_start when the answer
+    opens with part of a character: the input is estimated (and the call
+    marked so), the output is message_delta's own count, not a guess."""
+    body = sse(
+        [
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text"}},
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": "🌌"},
+            },
+            {"type": "content_block_stop", "index": 0},
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn"},
+                "usage": {"output_tokens": 10},
+            },
+            {"type": "message_stop"},
+        ],
+        named=True,
+    )
+    provider = anthropic_on(body)
+    completion = await provider.complete(ask())
+    assert completion.usage_estimated and completion.text == "🌌"
+    assert completion.usage.output_tokens == 10 and completion.usage.input_tokens > 0
+    await provider.aclose()
