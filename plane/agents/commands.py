@@ -57,7 +57,7 @@ class Command:
 async def _limit(services: Services, agent: str, arg: str) -> str:
     first, rest = _word(arg)
     if first.lower() == "fleet":
-        return await _fleet_limit(services, rest.strip())
+        return await _fleet_limit(services, rest)
     spent = await services.ledger.spend_today(agent)
     if not arg:
         return standing(spent, services.gate.ceilings.of(agent))
@@ -138,7 +138,7 @@ async def run_command(services: Services, agent: str, text: str) -> Ran:
         reply = f"/{name} is not a command. Commands: {known}."
     else:
         try:
-            reply = await command.run(services, agent, arg.strip())
+            reply = await command.run(services, agent, arg)
         except BadLimit as exc:
             reply, refused = str(exc), True
     answer = await services.conversation.append(agent, "plane", reply)

@@ -243,12 +243,7 @@ class Fleet:
         for agent, more in self._ledger.sweep_within(
             conn, None, tell, planes=dead + ([me] if first else [])
         ).items():
-            before = cut.get(agent, Interrupted(0, Decimal(0)))
-            cut[agent] = Interrupted(
-                before.calls + more.calls,
-                before.estimate_usd + more.estimate_usd,
-                before.unpriced + more.unpriced,
-            )
+            cut[agent] = cut.get(agent, Interrupted(0, Decimal(0))) + more
         conn.execute("DELETE FROM planes WHERE seen_ms < ?", (now - lease,))
         return Tick(now, frozenset(mine), frozenset(gained), owners, cut)
 

@@ -90,6 +90,13 @@ class Interrupted:
     unpriced: int = 0
     """How many of them no price is known for: their $0 is not their cost."""
 
+    def __add__(self, other: Interrupted) -> Interrupted:
+        return Interrupted(
+            self.calls + other.calls,
+            self.estimate_usd + other.estimate_usd,
+            self.unpriced + other.unpriced,
+        )
+
 
 Tell = Callable[[Connection, dict[str, Interrupted]], None]
 """Says what recovery found, inside recovery's own transaction (a write
@@ -161,12 +168,8 @@ class Ledger:
             params,
         )
         for agent, day, cost, source in rows.fetchall():
-            before = cut.get(agent, Interrupted(0, Decimal(0)))
-            cut[agent] = Interrupted(
-                before.calls + 1,
-                before.estimate_usd + Decimal(cost),
-                before.unpriced + (source == UNPRICED),
-            )
+            one = Interrupted(1, Decimal(cost), int(source == UNPRICED))
+            cut[agent] = cut.get(agent, Interrupted(0, Decimal(0))) + one
             self._sums.add(date.fromisoformat(day), agent, Decimal(cost))
         if cut:
             conn.execute(

@@ -36,7 +36,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Label, Sparkline, Static
 
 from plane.wire.protocol import SpendHistory, SpendPoint, SpendSeries, SpendStack
-from plane.wire.words import usd
+from plane.wire.words import UNPRICED, call_count, usd
 from tui.link import LinkFailed
 from tui.widgets.stacked_bars import StackedBars, layer_class
 
@@ -63,7 +63,7 @@ def with_unpriced(spent: Decimal, calls: int) -> str:
     cost what is not known, never nothing."""
     if not calls:
         return usd(spent)
-    unpriced = f"unpriced ({calls} call{'s' if calls != 1 else ''})"
+    unpriced = f"{UNPRICED} ({call_count(calls)})"
     return f"{usd(spent)} + {unpriced}" if spent else unpriced
 
 
