@@ -173,8 +173,10 @@ async def test_the_agent_shown_is_written_down_once_the_selection_rests(
     assert Memory(plane.home.tui_memory).recall(str(plane.home.socket)) == "demo"
 
 
-async def test_after_a_snapshot_the_heap_is_out_of_the_collectors_full_passes() -> None:
-    gc.unfreeze()
+async def test_after_a_snapshot_the_heap_is_out_of_the_collectors_full_passes(
+    app_freezes: None,
+) -> None:
+    assert gc.get_freeze_count() == 0
     app = thirty()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
