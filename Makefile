@@ -42,10 +42,11 @@ $(E2E_AIDER):
 	$(PYTHON) -m venv tests/e2e/aider
 	tests/e2e/aider/bin/python -m pip install -q aider-chat==0.86.2
 
-# Two workers a core (pytest-xdist): half of the suite's time is waiting (on
+# Two workers a core (pytest-xdist): a third of the suite's time is waiting (on
 # planes in subprocesses, sockets, timers), so a worker a core leaves the cores
-# idle. On a 2-core machine: 320 s with 2 workers, 210 s with 4, 252 s with 6
-# (one run each). tests/conftest.py keeps the embedded model's tests on one worker.
+# idle. On a 2-core machine, pytest took 146 s with 4 workers, 146 s with 5 and
+# 144 s with 6 (one run each); more workers only take more memory.
+# tests/conftest.py keeps the embedded model's tests on one worker.
 WORKERS ?= $(shell $(PYTHON) -c 'import os; print(2 * (os.cpu_count() or 1))')
 
 test: lint $(E2E_NODE) $(E2E_AIDER)
