@@ -230,6 +230,14 @@ MIGRATIONS: tuple[str, ...] = (
 
     ALTER TABLE calls ADD COLUMN plane TEXT;
     """,
+    # Why each held agent was last told it is quiet (the hold's reason), so a
+    # restart does not say it again; the row goes when the hold ends.
+    """
+    CREATE TABLE holds_told (
+        agent TEXT PRIMARY KEY,
+        reason TEXT NOT NULL
+    );
+    """,
 )
 
 

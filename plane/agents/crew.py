@@ -159,6 +159,15 @@ class Crew:
         worker.wake()
         return Ran(said)
 
+    async def tell_hold(self, agent: str, hold: Hold | None) -> None:
+        """Why a gateway agent's call was refused, said once a held spell
+        (None: its call went through, and the spell is over)."""
+        worker = self.workers[agent]
+        if hold is None:
+            await worker.unheld()
+        elif await worker.tell_hold(hold):
+            await self.publish(agent)
+
     async def _not_for_a_gateway_agent(self, agent: str, text: str) -> list[Message]:
         """A gateway agent answers only its own client: what is typed to it is
         kept (not left waiting for a turn that never comes), and the plane

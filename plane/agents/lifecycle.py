@@ -51,6 +51,7 @@ RENAMED_TABLES = (
     "notices",
     "asks",
     "spend",
+    "holds_told",
 )
 """Every table keyed by an agent's name in a column `agent`."""
 
@@ -331,7 +332,7 @@ def _delete_rows(conn: Connection, services: Services, agent: str, notice: str) 
     its name starts a new session on the defaults, with the day's spend."""
     conn.execute("DELETE FROM agents WHERE name = ?", (agent,))
     conn.execute("DELETE FROM agent_settings WHERE name = ?", (agent,))
-    for table in ("ceilings", "asks", "context"):
+    for table in ("ceilings", "asks", "context", "holds_told"):
         conn.execute(f"DELETE FROM {table} WHERE agent = ?", (agent,))
     conn.execute("UPDATE messages SET waiting = 0 WHERE agent = ? AND waiting = 1", (agent,))
     conn.execute("UPDATE bookings SET done = 1 WHERE agent = ? AND done = 0", (agent,))

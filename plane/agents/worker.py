@@ -70,7 +70,9 @@ class AgentWorker:
         self._after_turn = after_turn
         self._wake = asyncio.Event()
         self._told_hold: str | None = None
-        """The reason of the hold last told (None: not held since)."""
+        """The reason of the hold last told (None: not held since), as the
+        store keeps it across restarts; read from there first (`_last_told`)."""
+        self._told_read = False
         self._busy = False
         self._turn_task: asyncio.Task[TurnResult] | None = None
         """The running turn, a task of its own so the operator can cut it alone."""
@@ -133,10 +135,29 @@ class AgentWorker:
 
     async def tell_hold(self, hold: Hold) -> Message | None:
         """Say why the agent is quiet, once per held spell and reason."""
-        if self._told_hold == hold.reason:
+        if await self._last_told() == hold.reason:
             return None
-        self._told_hold = hold.reason
-        return await self.say("plane", hold.notice)
+        self._told_hold = hold.reason  # before the await: a send and the worker race to say it
+        said = await self.say("plane", hold.notice)
+        await self._services.conversation.remember_hold(self.spec.name, hold.reason)
+        return said
+
+    async def _last_told(self) -> str | None:
+        if not self._told_read:
+            told = await self._services.conversation.told_hold(self.spec.name)
+            if not self._told_read:
+                self._told_hold, self._told_read = told, True
+        return self._told_hold
+
+    async def unheld(self) -> None:
+        """The held spell is over: the next hold is told."""
+        await self._remember_hold(None)
+
+    async def _remember_hold(self, reason: str | None) -> None:
+        """What was last told, kept in the store too: a restart does not say it again."""
+        if await self._last_told() != reason:
+            self._told_hold = reason
+            await self._services.conversation.remember_hold(self.spec.name, reason)
 
     async def _work(self) -> None:
         """Take turns while there is work and the gate lets the agent go.
@@ -164,7 +185,7 @@ class AgentWorker:
         asked = self._gate_inputs()
         hold = await self.hold()
         if hold is None:
-            self._told_hold = None
+            await self.unheld()
         waiting = await services.conversation.waiting(name)
         due = await self._bookings.due(name)
         if not waiting and not due:
@@ -271,8 +292,8 @@ class AgentWorker:
             services.emit(MessageAppended(message=answer))
         elif not result.held:  # a turn that failed: its notices are what it answered
             await services.conversation.answered(questions)
-        if result.held:
-            self._told_hold = "fleet"  # the turn said why it stopped: said once a spell
+        if result.held:  # the turn said why it stopped: said once a spell
+            await self._remember_hold("fleet")
         await self._bookings.done(list(due))
         await self._keep_ambient()
         if result.calls:

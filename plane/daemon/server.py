@@ -251,6 +251,7 @@ class Plane:
                 Keys(self.home.gateway_keys),
                 publish=crew.publish,
                 spend_notices=crew.spend_notices,
+                tell_hold=crew.tell_hold,
                 embedded=self._embedded_address,
             )
             self._http_listener = HttpListener(

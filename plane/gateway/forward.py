@@ -101,23 +101,24 @@ class Gateway:
         *,
         publish: Callable[[str], Awaitable[object]],
         spend_notices: Callable[[str], Awaitable[None]],
+        tell_hold: Callable[[str, Hold | None], Awaitable[None]],
         transport: httpx.AsyncBaseTransport | None = None,
         embedded: Callable[[], tuple[str, str | None] | None] = lambda: None,
     ) -> None:
         """`publish` sends an agent's row to the clients; `spend_notices`
-        says the day's warning and ceiling notices (both the crew's);
+        says the day's warning and ceiling notices; `tell_hold` why a call was
+        refused, once a held spell (all three the crew's);
         `embedded` the embedded model's base URL and key, while it runs."""
         self._services = services
         self._embedded = embedded
         self._keys = keys
         self._publish = publish
         self._spend_notices = spend_notices
+        self._tell_hold = tell_hold
         self._http = httpx.AsyncClient(
             timeout=httpx.Timeout(600, connect=30), transport=transport, trust_env=False
         )
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
-        self._held: set[str] = set()
-        """Agents whose conversation has said why they are held, this held spell."""
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -213,10 +214,8 @@ class Gateway:
         known = services.pricer.is_known(model)
         async with self._locks[spec.name]:
             hold = await services.gate.hold(spec.name, price_known=known, model=model)
-            if hold is None:
-                self._held.discard(spec.name)
-            else:
-                await self._told(spec.name, hold)
+            await self._tell_hold(spec.name, hold)
+            if hold is not None:
                 status, error, extra = wire.held(hold.notice, self._seconds_to_reset())
                 raise Refused(status, hold.notice, extra, error)
             estimate = Decimal(0)
@@ -238,19 +237,10 @@ class Gateway:
                 )
             except FleetFull as full:  # refused at admission: held, as by the gate
                 notice = services.gate.fleet_notice(spec.name, full.spent, full.ceiling)
-                await self._told(spec.name, Hold("fleet", notice))
+                await self._tell_hold(spec.name, Hold("fleet", notice))
                 status, error, extra = wire.held(notice, self._seconds_to_reset())
                 raise Refused(status, notice, extra, error) from None
         return call, estimate
-
-    async def _told(self, agent: str, hold: Hold) -> None:
-        """The conversation says why the agent is held, once per held spell
-        (a client that keeps asking does not fill it)."""
-        if agent in self._held:
-            return
-        self._held.add(agent)
-        await self._services.say(agent, "plane", hold.notice)
-        await self._publish(agent)
 
     def _seconds_to_reset(self) -> int:
         services = self._services

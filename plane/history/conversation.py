@@ -217,6 +217,26 @@ class Conversation:
         )
         return added == 1
 
+    async def told_hold(self, agent: str) -> str | None:
+        """The reason of the hold `agent` was last told of and is still in."""
+        row = await self._db.fetchone("SELECT reason FROM holds_told WHERE agent = ?", agent)
+        return None if row is None else str(row[0])
+
+    async def remember_hold(self, agent: str, reason: str | None) -> None:
+        """`agent` was told of a hold for `reason` (None: its hold ended)."""
+
+        def write(conn: Connection) -> None:
+            if reason is None:
+                conn.execute("DELETE FROM holds_told WHERE agent = ?", (agent,))
+            else:
+                conn.execute(
+                    "INSERT INTO holds_told (agent, reason) VALUES (?, ?)"
+                    " ON CONFLICT (agent) DO UPDATE SET reason = excluded.reason",
+                    (agent, reason),
+                )
+
+        await self._db.write(write)
+
 
 def _mark_answered(conn: Connection, ids: list[int]) -> dict[str, int]:
     """No longer waiting; returns how each agent's waiting count moved."""

@@ -100,11 +100,19 @@ StartGateway = Callable[..., Awaitable[GatewayPlane]]
 async def start_gateway(tmp_path: Path, scripted_llm: ScriptedLLM) -> AsyncIterator[StartGateway]:
     running: list[Plane] = []
 
-    async def start(config_text: str = CONFIG) -> GatewayPlane:
+    async def start(
+        config_text: str = CONFIG, *, restart: GatewayPlane | None = None
+    ) -> GatewayPlane:
+        """A gateway plane; with `restart`, that one stopped first and this one
+        on its home and clock (its keys made again)."""
+        if restart is not None:
+            running.remove(restart.plane)
+            restart.plane.stop_event.set()
+            await restart.plane.shutdown()
         text = config_text.replace("{base_url}", scripted_llm.base_url)
         text = text.replace("{anthropic_url}", scripted_llm.anthropic_url)
         home = Home(tmp_path / "home")
-        clock = ManualClock(NOON)
+        clock = restart.clock if restart is not None else ManualClock(NOON)
         plane = Plane(parse_config(text), home, clock, http=("127.0.0.1", 0))
         await plane.startup()
         running.append(plane)

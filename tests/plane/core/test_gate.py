@@ -192,6 +192,26 @@ async def test_held_messages_survive_a_restart_and_are_answered_the_next_day(sta
     assert "kept across a restart" in plane.llm.requests[-1]["messages"][-1]["content"]
 
 
+async def test_a_restart_does_not_say_the_hold_again(start_plane):
+    plane = await start_plane()
+    await spend_to_the_ceiling(plane)
+    said = await plane.send("demo", "still there?")
+    assert [m.kind for m in said] == ["operator", "plane"]
+    plane = await start_plane(restart=plane)
+    await plane.quiet()  # the worker looks at what waited through the restart
+    said = await plane.send("demo", "and now?")
+    await plane.quiet()
+    assert [m.kind for m in said] == ["operator"]
+    history = await plane.services.conversation.history("demo")
+    told = [m.text for m in history if m.kind == "plane" and "it answers at" in m.text]
+    assert len(told) == 1, told
+
+    subscription = plane.bus.subscribe()
+    await plane.send("demo", "/limit 3")  # the spell ends, and what was told with it
+    await plane.until_turn_ends("demo", subscription)
+    assert await plane.services.conversation.told_hold("demo") is None
+
+
 # ── a clock that steps back ────────────────────────────────────────────────
 
 

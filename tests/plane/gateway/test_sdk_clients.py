@@ -154,6 +154,25 @@ async def test_over_its_ceiling_claude_gets_429_with_retry_after_to_midnight(
     assert any(m.text == notice for m in await gw.said("claude"))
 
 
+async def test_a_held_clients_retries_are_told_once_across_a_restart(
+    start_gateway: StartGateway,
+) -> None:
+    gw = await start_gateway()
+    await gw.services.gate.ceilings.set("claude", Decimal("0.10"))
+    gw.llm.reply("first", usage=CLAUDE_USAGE)
+    async with claude(gw) as client:
+        await client.messages.create(model="scripted-model", max_tokens=100, messages=HELLO)
+        for _ in range(2):
+            with pytest.raises(anthropic.RateLimitError):
+                await client.messages.create(model="scripted-model", max_tokens=100, messages=HELLO)
+    gw = await start_gateway(restart=gw)
+    async with claude(gw) as client:
+        with pytest.raises(anthropic.RateLimitError):
+            await client.messages.create(model="scripted-model", max_tokens=100, messages=HELLO)
+    told = [m for m in await gw.said("claude") if m.text.startswith("claude has spent")]
+    assert len(told) == 1, [m.text for m in told]
+
+
 async def test_over_its_ceiling_a_chat_client_gets_400_saying_why(
     start_gateway: StartGateway,
 ) -> None:
