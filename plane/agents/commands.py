@@ -34,8 +34,12 @@ from plane.money.limits import (
 from plane.wire.protocol import CommandInfo, FleetChanged, Message
 
 Handler = Callable[[Services, str, str], Awaitable[str]]
-"""(services, agent, argument) → the plane's reply; `BadLimit` when the
-argument is refused (its sentence is the reply, and nothing changed)."""
+"""(services, agent, argument) → the plane's reply; `BadLimit` or `Refused`
+when the command is refused (its sentence is the reply, and nothing changed)."""
+
+
+class Refused(Exception):
+    """A command that does not apply here; the message is the plane's reply."""
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,10 @@ async def _fleet_limit(services: Services, arg: str) -> str:
 async def _new(services: Services, agent: str, arg: str) -> str:
     """A new session: the model's history is saved whole, then starts empty.
     The conversation people read is untouched."""
+    if services.roster.get(agent).gateway is not None:
+        raise Refused(
+            f"{agent} is a gateway agent: its sessions are its client's, so /new starts none here."
+        )
     saved = await new_session(services, agent)
     if saved is None:
         return "This is already a new session: the model's history is empty."
@@ -139,7 +147,7 @@ async def run_command(services: Services, agent: str, text: str) -> Ran:
     else:
         try:
             reply = await command.run(services, agent, arg)
-        except BadLimit as exc:
+        except (BadLimit, Refused) as exc:
             reply, refused = str(exc), True
     answer = await services.conversation.append(agent, "plane", reply)
     return Ran([typed, answer], refused)

@@ -220,6 +220,7 @@ class Crew:
             paused=spec.paused,
             tools=spec.tools,
             plane=services.ownership.owner(agent) if services.ownership.plane else None,
+            gateway=spec.gateway is not None,
         )
 
     def _resumes_at(self, agent: str, hold: Hold | None) -> datetime | None:

@@ -38,7 +38,7 @@ from plane.config import AGENT_NAME, AGENT_NAME_RULE
 from plane.db import Database
 from plane.economy.summary import save
 from plane.errors import AgentExists, InvalidRequest
-from plane.money.limits import BadLimit, parse_limit
+from plane.money.limits import BadLimit, parse_limit_field
 from plane.wire.protocol import AgentDetails, AgentRemoved, AgentRenamed, AgentState
 from plane.wire.words import usd, usd_exact
 
@@ -99,15 +99,18 @@ class Lifecycle:
         if role is None and model is None and tools is None and limit is None:
             raise InvalidRequest("Nothing to change: give a role, a model, tools or a limit.")
         services = self._services
+        if spec.gateway is not None and (role, model, tools) != (None, None, None):
+            raise InvalidRequest(
+                f"{agent} is a gateway agent: its client chooses the model, the tools and "
+                "the prompt; only its limit is edited here."
+            )
         if model is not None:
-            if spec.gateway is not None:
-                raise InvalidRequest(f"{agent} is a gateway agent: its client chooses the model.")
             services.roster.provider_for(model)  # raises why it cannot
         chosen = _tools(tools)
         ceiling: Decimal | Literal["keep"] | None = "keep"
         if limit is not None:
             try:
-                ceiling = parse_limit(limit).usd
+                ceiling = parse_limit_field(limit).usd
             except BadLimit as exc:
                 raise InvalidRequest(str(exc)) from None
         worker = self._crew.workers[agent]

@@ -54,7 +54,7 @@ def add_commands(sub: Any) -> None:
     edit.add_argument(
         "--tools", type=arg.text("list of tools"), help="all, none, or names: read_file,grep"
     )
-    edit.add_argument("--limit", type=arg.text("limit"), help="as /limit takes it: 5, $0.25, off")
+    edit.add_argument("--limit", type=arg.text("limit"), help="the daily ceiling: 5, $0.25 or off")
     edit.set_defaults(func=edit_agent)
 
     interrupt = sub.add_parser(
@@ -174,13 +174,18 @@ def show_agent(args: argparse.Namespace) -> int:
 
 def shown(details: p.AgentDetails) -> str:
     a = details.agent
-    sessions = f"{details.sessions} saved, {details.session_messages} messages in the current one"
-    bookings = details.bookings or ["none"]
+    made = "from agents.yaml" if details.made == "agents.yaml" else "made at run time"
     lines = [
-        f"{a.name} ({'from agents.yaml' if details.made == 'agents.yaml' else 'made at run time'})",
+        f"{a.name} ({made}{'; a gateway agent' if a.gateway else ''})",
         _described(a, details.ceiling_from),
         f"  today      {spend_against(a.spend_today_usd, a.limit_usd)} spent · {a.status}"
         + (f" · {a.waiting} waiting" if a.waiting else ""),
+    ]
+    if a.gateway:  # its client has the rest
+        return "\n".join(lines)
+    sessions = f"{details.sessions} saved, {details.session_messages} messages in the current one"
+    bookings = details.bookings or ["none"]
+    lines += [
         f"  workspace  {details.workspace}",
         f"  sessions   {sessions}",
         f"  bookings   {bookings[0]}",
@@ -190,21 +195,23 @@ def shown(details: p.AgentDetails) -> str:
 
 
 def _described(a: p.AgentState, source: str | None = None) -> str:
-    tools = "every tool" if a.tools is None else ", ".join(a.tools) or "none"
-    if a.limit_usd is None:
-        ceiling = "no ceiling"
+    if a.gateway:
+        what = ["  calls      from its own client, with the client's tools and prompt"]
     else:
-        ceiling = f"{usd_exact(a.limit_usd)} a day"
+        tools = "every tool" if a.tools is None else ", ".join(a.tools) or "none"
+        what = [f"  role       {a.role or '(none)'}", f"  tools      {tools}"]
+    return "\n".join([_model_line(a), *what, _ceiling_line(a, source)])
+
+
+def _model_line(a: p.AgentState) -> str:
+    return f"  model      {a.model} ({a.provider}{'' if a.price_known else ', ' + UNPRICED})"
+
+
+def _ceiling_line(a: p.AgentState, source: str | None) -> str:
+    ceiling = "no ceiling" if a.limit_usd is None else f"{usd_exact(a.limit_usd)} a day"
     if source is not None and source != "none":
         ceiling += f", from {source}"
-    return "\n".join(
-        [
-            f"  model      {a.model} ({a.provider}{'' if a.price_known else ', ' + UNPRICED})",
-            f"  role       {a.role or '(none)'}",
-            f"  tools      {tools}",
-            f"  ceiling    {ceiling}" + (" · paused" if a.paused else ""),
-        ]
-    )
+    return f"  ceiling    {ceiling}" + (" · paused" if a.paused else "")
 
 
 def show_log(args: argparse.Namespace) -> int:

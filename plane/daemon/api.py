@@ -102,7 +102,8 @@ class Api:
                 state = await life.pause(request.agent, request.paused)
                 return p.AgentChanged(id=request.id, agent=state)
             case p.EditAgent():
-                if request.model is not None:
+                gateway = self._roster.get(request.agent).gateway is not None
+                if request.model is not None and not gateway:  # a gateway agent's: refused
                     await self._provider_ready(self._roster.provider_for(request.model))
                 state = await life.edit(
                     request.agent,

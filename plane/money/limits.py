@@ -82,6 +82,15 @@ def parse_fleet_limit(raw: str) -> LimitValue:
         raise BadLimit(str(exc).replace(_USE, _USE.replace("/limit ", "/limit fleet "))) from None
 
 
+def parse_limit_field(raw: str) -> LimitValue:
+    """A limit given as a value of its own (`plane edit --limit`, the TUI's
+    edit form), its errors naming no command."""
+    try:
+        return parse_limit(raw)
+    except BadLimit as exc:
+        raise BadLimit(str(exc).replace(_USE, "A limit is 5, $0.25 or off.")) from None
+
+
 def fleet_standing(spent: Decimal, ceiling: Decimal | None) -> str:
     """`$12.40 spent today by the fleet, of $50.00 a day.` / `…, against no limit.`"""
     if ceiling is None:

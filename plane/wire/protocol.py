@@ -120,6 +120,9 @@ class AgentState(Frame):
     plane: str | None = None
     """The plane that runs the agent's turns, when several share one store
     (None: a plane alone, or no plane holds its lease now)."""
+    gateway: bool = False
+    """A gateway agent: its own client makes its calls, with the client's
+    model, tools and prompt (no turns, workspace, sessions or bookings here)."""
 
 
 MessageKind = Literal["operator", "agent", "plane", "ask", "cost", "tool"]

@@ -169,6 +169,22 @@ async def test_e_edits_what_changed_and_a_bad_value_changes_nothing(start_plane)
         await until(pilot, lambda: "other-model" in title(app))
 
 
+async def test_e_on_a_gateway_agent_edits_only_its_limit(start_plane) -> None:  # type: ignore[no-untyped-def]
+    plane = await start_plane(CONFIG + "  cc: {gateway: {}}\n")
+    app = app_for(plane)
+    async with app.run_test(size=SIZE) as pilot:
+        await on_list(pilot, app, "cc")
+        await pilot.press("e")
+        await until(pilot, lambda: isinstance(app.screen, EditAgent))
+        form = app.screen
+        assert not form.query("#role, #model, #tools"), "the client chooses those"
+        assert form.focused is form.query_one("#limit", Input)
+        form.query_one("#limit", Input).value = "2.5"
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: not isinstance(app.screen, EditAgent))
+        assert plane.services.gate.ceilings.of("cc") == Decimal("2.5")
+
+
 async def interrupted_from_the_composer(start_plane, key: str) -> None:  # type: ignore[no-untyped-def]
     plane = await start_plane(CONFIG.replace(*ROOMY_LIMIT))
     plane.llm.stall("Half an ans", seconds=30)

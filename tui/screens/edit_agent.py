@@ -32,10 +32,14 @@ def limit_text(agent: AgentState) -> str:
     return "off" if agent.limit_usd is None else plain(agent.limit_usd)
 
 
+GATEWAY = "A gateway agent: its client chooses the model, the tools and the prompt."
+
+
 class EditAgent(AgentForm[AgentState]):
     """Dismissed with the agent as the plane has it after the edit."""
 
-    AUTO_FOCUS = "#role"
+    AUTO_FOCUS = "#role, #limit"
+    """The first field: a gateway agent's form has only its limit."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("ctrl+s", "save", "Save")]
 
@@ -49,14 +53,17 @@ class EditAgent(AgentForm[AgentState]):
         agent = self.state
         with Vertical(id="form") as form:
             form.border_title = f"edit {agent.name}"
-            yield Label("Role (system prompt)", classes="field")
-            yield TextArea(agent.role, id="role", soft_wrap=True, show_line_numbers=False)
-            yield Label("Model", classes="field")
-            yield Select(
-                [(m, m) for m in self.models], allow_blank=False, value=agent.model, id="model"
-            )
-            yield Label("Tools: all, none, or names (read_file, grep)", classes="field")
-            yield Input(tools_text(agent.tools), id="tools")
+            if agent.gateway:
+                yield Label(GATEWAY, classes="field")
+            else:
+                yield Label("Role (system prompt)", classes="field")
+                yield TextArea(agent.role, id="role", soft_wrap=True, show_line_numbers=False)
+                yield Label("Model", classes="field")
+                yield Select(
+                    [(m, m) for m in self.models], allow_blank=False, value=agent.model, id="model"
+                )
+                yield Label("Tools: all, none, or names (read_file, grep)", classes="field")
+                yield Input(tools_text(agent.tools), id="tools")
             yield Label("Daily ceiling: 5, $0.25, or off (as /limit)", classes="field")
             yield Input(limit_text(agent), id="limit")
             yield Static("", id="error")
@@ -69,6 +76,11 @@ class EditAgent(AgentForm[AgentState]):
         """What differs from the agent as it was: only that is sent."""
         agent = self.state
         changed: dict[str, object] = {}
+        limit = self.query_one("#limit", Input).value.strip()
+        if limit != limit_text(agent):
+            changed["limit"] = limit
+        if agent.gateway:
+            return changed
         role = self.query_one("#role", TextArea).text.strip()
         if role != agent.role:
             changed["role"] = role
@@ -78,9 +90,6 @@ class EditAgent(AgentForm[AgentState]):
         tools = self.query_one("#tools", Input).value.strip()
         if tools != tools_text(agent.tools):
             changed["tools"] = [t.strip() for t in tools.split(",") if t.strip()]
-        limit = self.query_one("#limit", Input).value.strip()
-        if limit != limit_text(agent):
-            changed["limit"] = limit
         return changed
 
     @on(Input.Submitted)

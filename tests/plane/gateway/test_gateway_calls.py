@@ -18,6 +18,9 @@ import openai
 import pytest
 
 from plane.agents.crew import gateway_notice
+from plane.cli.manage import shown
+from plane.errors import InvalidRequest
+from plane.wire import protocol as p
 from plane.wire.protocol import Usage
 from tests.support.fixtures_gateway import CONFIG, StartGateway
 from tests.support.scripted_llm import Reply
@@ -251,6 +254,50 @@ async def test_a_gateway_agent_has_a_row_and_limit_but_takes_no_turns(
         "idle",
     )
     assert gw.llm.requests == [], "a gateway agent took a turn of its own"
+
+
+@pytest.mark.parametrize(
+    "fields", [{"role": "terse"}, {"tools": []}, {"model": "scripted-model"}, {"limit": "abc"}]
+)
+async def test_what_is_the_clients_own_is_refused_for_a_gateway_agent(
+    start_gateway: StartGateway, fields: dict[str, object]
+) -> None:
+    gw = await start_gateway()
+    before = await gw.crew.state("claude")
+    with pytest.raises(InvalidRequest) as refused:
+        await gw.plane.api.handle(p.EditAgent(id=1, agent="claude", **fields))
+    assert str(refused.value) == (
+        "abc is not an amount. A limit is 5, $0.25 or off."
+        if "limit" in fields
+        else "claude is a gateway agent: its client chooses the model, the tools and the "
+        "prompt; only its limit is edited here."
+    )
+    assert await gw.crew.state("claude") == before
+
+
+async def test_a_gateway_agent_is_shown_and_edited_as_what_applies_to_it(
+    start_gateway: StartGateway,
+) -> None:
+    gw = await start_gateway()
+    ran = await gw.plane.api.post("claude", "/new")
+    assert ran.refused
+    assert ran.messages[1].text == (
+        "claude is a gateway agent: its sessions are its client's, so /new starts none here."
+    )
+    changed = await gw.plane.api.handle(p.EditAgent(id=1, agent="claude", limit="3"))
+    assert isinstance(changed, p.AgentChanged) and changed.agent.limit_usd == Decimal(3)
+    details = await gw.plane.api.handle(p.ShowAgent(id=2, agent="claude"))
+    assert isinstance(details, p.AgentDetails) and details.agent.gateway
+    assert shown(details).splitlines() == [
+        "claude (from agents.yaml; a gateway agent)",
+        "  model      scripted-model (scripted-anthropic)",
+        "  calls      from its own client, with the client's tools and prompt",
+        "  ceiling    $3.00 a day, from /limit",
+        "  today      $0.00 spent · idle",
+    ]
+    demo = await gw.plane.api.handle(p.ShowAgent(id=3, agent="demo"))
+    assert isinstance(demo, p.AgentDetails) and not demo.agent.gateway
+    assert "  workspace  " in shown(demo)
 
 
 async def test_a_call_in_flight_when_the_plane_stops_finishes_and_is_settled(
