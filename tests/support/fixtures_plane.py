@@ -134,9 +134,6 @@ class RunningPlane:
                 lines.append(f"  done: {task}")
         ownership = self.services.ownership
         lines.append(f"runs here: {'all' if ownership.mine is None else sorted(ownership.mine)}")
-        log = self.home.log
-        if log.exists():
-            lines += ["plane.log, last lines:", *log.read_text().splitlines()[-15:]]
         return "\n".join(lines)
 
     async def quiet(self) -> None:

@@ -152,6 +152,10 @@ async def test_a_limit_or_pause_set_while_the_worker_reads_what_waits_starts_no_
     import asyncio
 
     plane = await start_plane()
+    # The workers look for work once started; a look begun before the patch
+    # below and slow to reach the store (on PostgreSQL, under load) read the
+    # message sent next and answered it unpatched.
+    await plane.quiet()
     conversation = plane.services.conversation
     read, reading, go_on = conversation.waiting, asyncio.Event(), asyncio.Event()
 
