@@ -56,6 +56,9 @@ class Command:
     usage: str
     help: str
     run: Handler
+    between_turns: bool = False
+    """Refused while the agent takes a turn, and run with its turn lock held
+    (`/new`: a turn's exchange would land in the session started under it)."""
 
 
 async def _limit(services: Services, agent: str, arg: str) -> str:
@@ -112,7 +115,13 @@ COMMANDS: dict[str, Command] = {
             "or remove it (/limit off); /limit fleet does the same for all agents together",
             _limit,
         ),
-        Command("new", "/new", "start a new session for the model (its history is saved)", _new),
+        Command(
+            "new",
+            "/new",
+            "start a new session for the model (its history is saved)",
+            _new,
+            between_turns=True,
+        ),
         Command("help", "/help", "list the commands", _help),
     )
 }
@@ -134,9 +143,16 @@ def is_command(text: str) -> bool:
     return text.startswith("/")
 
 
-async def run_command(services: Services, agent: str, text: str) -> Ran:
+def between_turns(text: str) -> bool:
+    """The command typed runs only between the agent's turns."""
+    command = COMMANDS.get(_word(text[1:])[0].lower())
+    return command is not None and command.between_turns
+
+
+async def run_command(services: Services, agent: str, text: str, *, in_a_turn: bool = False) -> Ran:
     """Store the command and the plane's reply; return both, and whether the
-    command was refused (unknown, or its argument bad: nothing changed)."""
+    command was refused (unknown, its argument bad, or not while the agent
+    takes a turn: nothing changed)."""
     name, arg = _word(text[1:])
     typed = await services.conversation.append(agent, "operator", text)
     command = COMMANDS.get(name.lower())
@@ -144,6 +160,12 @@ async def run_command(services: Services, agent: str, text: str) -> Ran:
     if command is None:
         known = ", ".join(f"/{n}" for n in COMMANDS)
         reply = f"/{name} is not a command. Commands: {known}."
+    elif in_a_turn and command.between_turns:
+        refused = True
+        reply = (
+            f"{agent} is taking a turn: /{command.name} once it ends, or interrupt it first "
+            f"(Esc in the TUI, or plane interrupt {agent})."
+        )
     else:
         try:
             reply = await command.run(services, agent, arg)

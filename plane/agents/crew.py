@@ -10,13 +10,14 @@ contexts and hands each the narrow callables it needs (`publish`,
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 
-from plane.agents.commands import Ran, is_command, registry, run_command
+from plane.agents.commands import Ran, between_turns, is_command, registry, run_command
 from plane.agents.fit import too_large
 from plane.agents.roster import AgentSpec
 from plane.agents.scheduler import Scheduler
@@ -133,7 +134,11 @@ class Crew:
         shows the turn before the message it answers. A message larger than
         the model's whole context is refused, and nothing is stored."""
         if is_command(text):
-            ran = await run_command(self._services, agent, text)
+            worker = self.workers[agent]
+            in_a_turn = worker.working
+            between = between_turns(text) and not in_a_turn
+            async with worker.turn_lock if between else contextlib.nullcontext():
+                ran = await run_command(self._services, agent, text, in_a_turn=in_a_turn)
             for message in ran.messages:
                 self._services.emit(MessageAppended(message=message))
             await self.publish(agent)

@@ -271,6 +271,26 @@ async def test_new_starts_a_session_without_the_history_and_keeps_it_on_disk(sta
     assert len(await plane.services.conversation.history("demo")) > 4, "people's view stays"
 
 
+async def test_new_during_a_turn_is_refused_and_the_turn_stays_in_its_session(start_plane):
+    from tests.plane.core.test_interrupted import mid_stream
+
+    plane = await start_plane()
+    plane.llm.stall("Half an ans", seconds=2)
+    await asyncio.wait_for(mid_stream(plane, "demo", "a long question"), 10)
+    ran = await plane.plane.api.post("demo", "/new")
+    assert ran.refused
+    assert ran.messages[1].text == (
+        "demo is taking a turn: /new once it ends, or interrupt it first "
+        "(Esc in the TUI, or plane interrupt demo)."
+    )
+    await plane.quiet()
+    kept = await plane.services.transcript.load("demo")
+    assert [m.content for m in kept if m.role == "user"] == ["a long question"]
+    said = await plane.send("demo", "/new")
+    assert said[1].text.startswith("New session: the model's history (2 messages) is saved in ")
+    assert await plane.services.transcript.load("demo") == []
+
+
 AMBIENT = "  demo:\n    ambient: {every_minutes: 30, note: Check the queue.}\n"
 
 
