@@ -380,7 +380,15 @@ class Config(Block):
         return self
 
     def provider_of(self, agent: AgentConfig) -> str:
-        return agent.provider or self.defaults.provider
+        """The agent's provider; with none named, the default, unless another
+        provider lists the agent's model and the default does not."""
+        if agent.provider:
+            return agent.provider
+        default, model = self.defaults.provider, self.model_of(agent)
+        if default in self.providers and model in self.providers[default].models:
+            return default
+        listing = [name for name, p in self.providers.items() if model in p.models]
+        return listing[0] if listing else default
 
     def model_of(self, agent: AgentConfig) -> str:
         return agent.model or self.defaults.model
@@ -404,6 +412,8 @@ def incoherence(config: Config) -> tuple[list[str], str] | None:
     for model in config.pricing:
         if not model.strip():
             return ["pricing"], f"the model name {model!r} would match, and price, every model"
+    if (wrong := _not_embedded(config, AgentConfig())) is not None:
+        return ["defaults", "model"], wrong
     default = config.defaults.limit_usd
     for name, agent in config.agents.items():
         if not AGENT_NAME.match(name):
@@ -412,12 +422,27 @@ def incoherence(config: Config) -> tuple[list[str], str] | None:
             return ["agents", name, "provider"], "is not one of the providers"
         if agent.gateway is not None and agent.ambient is not None:
             return ["agents", name, "ambient"], "a gateway agent takes no turns of its own"
+        if agent.gateway is None and (wrong := _not_embedded(config, agent)) is not None:
+            return ["agents", name, "model" if agent.model else "provider"], wrong
         if agent.limit_usd is not None and default is not None and agent.limit_usd > default:
             return ["agents", name, "limitUsd"], (
                 f"${agent.limit_usd:.2f} is above defaults.limitUsd ${default:.2f}; "
                 "an agent's own block can only narrow the default"
             )
     return None
+
+
+def _not_embedded(config: Config, agent: AgentConfig) -> str | None:
+    """Why `agent` cannot run as configured on the embedded model: it serves
+    only its own, and would answer as itself under another model's name (and
+    be billed at that model's price)."""
+    model, provider = config.model_of(agent), config.provider_of(agent)
+    if config.providers[provider].kind != EMBEDDED or model == EMBEDDED_MODEL:
+        return None
+    return (
+        f"{model!r} would run on the embedded model ({EMBEDDED_MODEL}), which answers as "
+        "itself whatever it is called; name the provider that serves it (provider: …)"
+    )
 
 
 def load_config(path: Path | None) -> Config:

@@ -263,6 +263,15 @@ TABLE: dict[str, tuple[bytes, str]] = {
         b"agents:\n  demo:\n    provider: nope\n",
         "{path} line 3: agents.demo.provider: is not one of the providers.",
     ),
+    "another model on the embedded one": (
+        b"agents:\n  demo:\n    model: claude-haiku-4-5\n",
+        "{path} line 3: agents.demo.model: 'claude-haiku-4-5' would run on the embedded "
+        "model (smollm2-135m), which answers as itself whatever it is called",
+    ),
+    "a default model on the embedded one": (
+        b"defaults:\n  model: gpt-5\n",
+        "{path} line 2: defaults.model: 'gpt-5' would run on the embedded model",
+    ),
     "ambient every 0 minutes": (
         b"agents:\n  demo:\n    ambient: {every_minutes: 0}\n",
         "{path} line 3: "

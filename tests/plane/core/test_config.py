@@ -153,3 +153,20 @@ def test_an_explicitly_empty_mapping_is_a_deliberate_choice_of_the_defaults(tmp_
     path = tmp_path / "agents.yaml"
     path.write_text("{}  # every default, on purpose\n")
     assert load_config(path).defaults.limit_usd is None
+
+
+def test_an_agent_naming_no_provider_runs_where_its_model_is_listed():
+    config = parse_config(
+        "providers:\n"
+        "  anthropic: {kind: anthropic, models: [claude-haiku-4-5]}\n"
+        "  local: {kind: openai-compatible, base_url: 'http://127.0.0.1:8080/v1', models: [q]}\n"
+        "agents:\n"
+        "  poet: {model: claude-haiku-4-5}\n"
+        "  demo: {}\n"
+        "  mine: {model: q, provider: local}\n"
+    )
+    assert [config.provider_of(a) for a in config.agents.values()] == [
+        "anthropic",
+        EMBEDDED,
+        "local",
+    ]
