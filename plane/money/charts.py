@@ -99,9 +99,10 @@ def stacked(
     top: int,
 ) -> list[SpendSeries]:
     """Per day from `first` (DAYS of them), spent and saved of each agent or
-    model; the `top` most spent apart (ties by name), the rest summed into
+    model, with its unpriced calls; the `top` most spent apart (ties by what
+    was saved, then by unpriced calls, then by name), the rest summed into
     one series (`folded`: how many). A day with nothing is zero; an agent or
-    model that neither spent nor saved is left out."""
+    model that neither spent, saved nor made an unpriced call is left out."""
     last = first + timedelta(days=DAYS - 1)
     days = [(first + timedelta(days=n)).isoformat() for n in range(DAYS)]
     calls_of, saved_of = _grouped(calls, by), _grouped(saved, by)
@@ -112,9 +113,16 @@ def stacked(
     def kept(key: str) -> Decimal:
         return sum(_saved_by(saved_of.get(key, []), _day).values(), Decimal(0))
 
+    def unpriced(key: str) -> int:
+        return sum(_unpriced_by(calls_of.get(key, []), _day).values())
+
     keys = sorted(
-        (key for key in calls_of.keys() | saved_of.keys() if spent(key) or kept(key)),
-        key=lambda key: (-spent(key), -kept(key), key),
+        (
+            key
+            for key in calls_of.keys() | saved_of.keys()
+            if spent(key) or kept(key) or unpriced(key)  # unknown is not nothing
+        ),
+        key=lambda key: (-spent(key), -kept(key), -unpriced(key), key),
     )
     apart, rest = keys[:top], keys[top:]
 
@@ -124,7 +132,12 @@ def stacked(
         return SpendSeries(
             label=label,
             folded=folded,
-            days=_points(days, per_day(rows, first, last), _saved_by(saved_rows, _day)),
+            days=_points(
+                days,
+                per_day(rows, first, last),
+                _saved_by(saved_rows, _day),
+                _unpriced_by(rows, _day),
+            ),
         )
 
     layers = [series(key, [key]) for key in apart]

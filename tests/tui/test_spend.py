@@ -196,13 +196,24 @@ async def test_the_fleets_days_stack_by_agent_and_b_stacks_them_by_model(start_p
 
 
 def test_the_legend_names_each_layer_and_how_many_the_rest_sums() -> None:
-    def layer(label: str, spent: str, saved: str = "0", folded: int = 0) -> SpendSeries:
-        point = SpendPoint(label="2025-03-14", spent_usd=Decimal(spent), saved_usd=Decimal(saved))
+    def layer(
+        label: str, spent: str, saved: str = "0", folded: int = 0, unpriced: int = 0
+    ) -> SpendSeries:
+        point = SpendPoint(
+            label="2025-03-14",
+            spent_usd=Decimal(spent),
+            saved_usd=Decimal(saved),
+            unpriced_calls=unpriced,
+        )
         return SpendSeries(label=label, days=[point], folded=folded)
 
     assert legend_lines([layer("demo", "4.1", "0.58"), layer("others", "0.3", folded=3)]) == [
         "█ demo        $4.10  saved $0.58",
         "█ others (3)  $0.30",
+    ]
+    assert legend_lines([layer("demo", "4.1", unpriced=2), layer("scout", "0", unpriced=1)]) == [
+        "█ demo   $4.10 + unpriced (2 calls)",
+        "█ scout  unpriced (1 call)",
     ]
     assert legend_lines([]) == ["Nothing was spent in the last 30 days."]
 

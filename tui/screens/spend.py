@@ -94,8 +94,9 @@ def legend_lines(series: list[SpendSeries]) -> list[str]:
     for name, layer in zip(names, series, strict=True):
         spent = sum((p.spent_usd for p in layer.days), Decimal(0))
         saved = sum((p.saved_usd for p in layer.days), Decimal(0))
+        unpriced = sum(p.unpriced_calls for p in layer.days)
         kept = f"  saved {usd(saved)}" if saved else ""
-        lines.append(f"█ {name:<{width}}  {usd(spent)}{kept}")
+        lines.append(f"█ {name:<{width}}  {with_unpriced(spent, unpriced)}{kept}")
     return lines
 
 
@@ -108,6 +109,7 @@ def day_totals(series: list[SpendSeries]) -> list[SpendPoint]:
             label=points[0].label,
             spent_usd=sum((p.spent_usd for p in points), Decimal(0)),
             saved_usd=sum((p.saved_usd for p in points), Decimal(0)),
+            unpriced_calls=sum(p.unpriced_calls for p in points),
         )
         for points in zip(*(s.days for s in series), strict=True)
     ]

@@ -90,3 +90,22 @@ async def test_an_empty_fleet_stacks_nothing_and_a_bad_by_is_refused(start_plane
     assert isinstance(stack, p.SpendStack) and stack.series == []
     with pytest.raises(ValueError):
         p.SpendStackQuery(id=1, by="day")  # type: ignore[arg-type]
+
+
+async def test_an_agent_on_a_model_with_no_price_is_stacked_with_its_calls_counted(
+    start_plane,
+) -> None:  # type: ignore[no-untyped-def]
+    plane = await start_plane(
+        CONFIG.replace("[scripted-model, other-model]", "[scripted-model, mystery-model]").replace(
+            "  scout: {}", "  scout: {model: mystery-model}"
+        )
+    )
+    await plane.send("scout", "/limit off")  # no price, so no turn under a ceiling
+    plane.llm.reply("Unknown cost.", usage=Usage(input_tokens=100))
+    await plane.turn("scout", "hello")
+    client = await plane.client()
+    stack = await client.request(p.SpendStackQuery)
+    assert isinstance(stack, p.SpendStack)
+    [scout] = stack.series
+    assert scout.label == "scout" and spent(scout) == [Decimal(0)] * 30
+    assert [d.unpriced_calls for d in scout.days] == [0] * 29 + [1]
