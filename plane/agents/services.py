@@ -40,6 +40,9 @@ class Ownership:
         self.mine: frozenset[str] | None = None
         self.owners: dict[str, str] = {}
         self.notify: Callable[[str], None] | None = None
+        self.changes = 0
+        """Counts the changes of `mine`: what was read while other planes ran
+        an agent is read again."""
 
     def owns(self, agent: str) -> bool:
         return self.mine is None or agent in self.mine

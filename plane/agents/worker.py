@@ -72,7 +72,8 @@ class AgentWorker:
         self._told_hold: str | None = None
         """The reason of the hold last told (None: not held since), as the
         store keeps it across restarts; read from there first (`_last_told`)."""
-        self._told_read = False
+        self._told_at: int | None = None
+        """`Ownership.changes` when `_told_hold` was read (None: not yet)."""
         self._busy = False
         self._turn_task: asyncio.Task[TurnResult] | None = None
         """The running turn, a task of its own so the operator can cut it alone."""
@@ -143,10 +144,14 @@ class AgentWorker:
         return said
 
     async def _last_told(self) -> str | None:
-        if not self._told_read:
+        """Read from the store once, and again whenever the agents this plane
+        runs have changed (another plane may have told, or ended, a hold)."""
+        ownership = self._services.ownership
+        if self._told_at != ownership.changes:
+            at = ownership.changes
             told = await self._services.conversation.told_hold(self.spec.name)
-            if not self._told_read:
-                self._told_hold, self._told_read = told, True
+            if self._told_at != at:
+                self._told_hold, self._told_at = told, at
         return self._told_hold
 
     async def unheld(self) -> None:

@@ -163,6 +163,8 @@ class Fleet:
         if self._clock is not None:  # the server's clock, read halfway through the round trip
             self._clock.offset = timedelta(milliseconds=tick.now_ms - (sent + back) * 500)
         before = dict(self._ownership.owners)
+        if tick.mine != self._ownership.mine:
+            self._ownership.changes += 1
         self._ownership.mine = tick.mine
         self._ownership.owners = tick.owners
         self._ledger.forget_sums()  # others' spend since the last tick, and the agents taken

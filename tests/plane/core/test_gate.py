@@ -216,6 +216,27 @@ async def test_a_restart_does_not_say_the_hold_again(start_plane):
     assert await plane.services.conversation.told_hold("demo") is None
 
 
+async def test_what_another_plane_told_is_read_again_once_the_agents_here_change(start_plane):
+    """Planes sharing a store keep the told hold there; one that has run an
+    agent, lost it and taken it back reads it again (the fleet's tick counts
+    the changes), not what it remembered from before."""
+    plane = await start_plane()
+    await spend_to_the_ceiling(plane)
+
+    async def told_after(text: str) -> int:
+        await plane.send("demo", text)
+        await plane.quiet()  # the send or the woken worker says it, once
+        history = await plane.services.conversation.history("demo")
+        return sum(m.kind == "plane" and "it answers at" in m.text for m in history)
+
+    assert await told_after("one") == 1
+    # Meanwhile another plane ran demo, and its spell ended there:
+    await plane.services.conversation.remember_hold("demo", None)
+    assert await told_after("two") == 1, "what this plane remembers still holds"
+    plane.services.ownership.changes += 1  # the tick that gave demo back
+    assert await told_after("three") == 2
+
+
 # ── a clock that steps back ────────────────────────────────────────────────
 
 
