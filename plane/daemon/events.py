@@ -11,6 +11,11 @@ batch is encoded once for every client (`Batch.lines`), its token deltas
 joined per turn (`coalesced`): twenty TUIs cost twenty writes a batch, not
 twenty encodings of every word. In-process readers (`next()`) get every
 event as it was emitted.
+
+**Written from the seal.** A socket reader that has read everything and
+whose connection keeps up (`Subscription.sink`) is written each batch by the
+seal itself; its task, parked, is woken only when the reader falls behind
+(its transport backed up): no wake-up, lock or drain a batch per TUI.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cached_property
 
 from plane.wire.protocol import Event, TextDelta, encode
@@ -53,6 +58,10 @@ class Subscription:
         self._waiter: asyncio.Future[None] | None = None
         self.ended = False
         self.dropped = False
+        self.sink: Callable[[bytes], bool] | None = None
+        """Where the seal may write a batch at once while the reader's task
+        waits for it (`next_lines`); False: it cannot take it now, and the
+        task is woken to write it and wait for the socket."""
 
     @property
     def behind(self) -> int:
@@ -94,6 +103,17 @@ class Subscription:
             await self._waiter
         finally:
             self._waiter = None
+
+    def _take(self, index: int, batch: Batch) -> bool:
+        """Batch `index`, just sealed, written to the sink: only when this
+        reader waits for exactly it, so nothing is written twice or out of turn."""
+        waiting = self._waiter is not None and not self._waiter.done()
+        if self.sink is None or not waiting or (self._batch, self._offset) != (index, 0):
+            return False
+        if not self.sink(batch.lines):
+            return False
+        self._batch = index + 1
+        return True
 
     def _wake(self) -> None:
         if self._waiter is not None and not self._waiter.done():
@@ -145,13 +165,14 @@ class EventBus:
 
     def _seal(self) -> None:
         """The loop turn's batch is complete: readers may take it."""
+        sealed, index = self._open, self._base + len(self._log) - 1
         self._open = None
         for subscription in list(self._subscriptions):
             if subscription.behind > QUEUE_LIMIT:
                 log.warning("dropping a subscriber %d events behind", QUEUE_LIMIT)
                 subscription.dropped = True
                 self._end(subscription)
-            else:
+            elif sealed is None or not subscription._take(index, sealed):
                 subscription._wake()
         self._trim()
 

@@ -318,10 +318,23 @@ class _Connection:
         return self._subscription
 
     async def _forward(self, subscription: Subscription) -> None:
-        """Events, as they come; what piled up while a write waited goes in one."""
+        """Events, as they come; what piled up while a write waited goes in one.
+        While it keeps up, the bus writes them itself (`_write_now`)."""
+        subscription.sink = self._write_now
         while (lines := await subscription.next_lines()) is not None:
             await self._write(lines)
         self._writer.close()
+
+    def _write_now(self, data: bytes) -> bool:
+        """A batch from the bus's seal, written at once unless the socket is
+        backed up (then `_forward` writes it and waits for the socket)."""
+        transport = self._writer.transport
+        if transport.is_closing():
+            return False
+        if transport.get_write_buffer_size() > transport.get_write_buffer_limits()[1]:
+            return False
+        transport.write(data)
+        return True
 
     async def _send(self, frame: p.Frame) -> None:
         await self._write(p.encode(frame))

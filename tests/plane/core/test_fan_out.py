@@ -70,6 +70,34 @@ async def test_a_subscriber_that_never_reads_is_dropped_and_the_log_forgets() ->
     assert len(got) <= 12  # a write a batch, not a write a word
 
 
+async def test_a_reader_waiting_with_a_sink_is_written_from_the_seal_in_order_once() -> None:
+    bus = EventBus()
+    written: list[bytes] = []
+    taking = True
+
+    def sink(data: bytes) -> bool:
+        if taking:
+            written.append(data)
+        return taking
+
+    subscription = bus.subscribe()
+    subscription.sink = sink
+    reader = asyncio.create_task(subscription.next_lines())
+    await asyncio.sleep(0)  # the reader waits for the next batch
+    for n in range(3):
+        bus.emit(delta("demo", f"{n} "))
+        await asyncio.sleep(0)  # sealed: written from the seal, the reader left waiting
+    assert written == [p.encode(delta("demo", f"{n} ")) for n in range(3)]
+    assert not reader.done() and bus.backlog() == 0
+    taking = False  # the socket is backed up: the reader's task takes the next batch
+    bus.emit(delta("demo", "3 "))
+    assert await asyncio.wait_for(reader, 1) == p.encode(delta("demo", "3 "))
+    assert len(written) == 3
+    bus.emit(delta("demo", "4 "))  # the reader is not waiting now: nothing written for it
+    await asyncio.sleep(0)
+    assert len(written) == 3 and await subscription.next_lines() == p.encode(delta("demo", "4 "))
+
+
 async def test_close_ends_every_subscription() -> None:
     bus = EventBus()
     subscription = bus.subscribe()
@@ -120,3 +148,33 @@ async def test_a_subscriber_behind_gets_every_word_in_fewer_frames(start_plane) 
     deltas = [f for f in frames if isinstance(f, p.TextDelta)]
     assert "".join(d.text for d in deltas) == "".join(words)
     assert len(deltas) < len(words) / 10
+
+
+async def test_a_subscriber_that_stops_reading_gets_every_event_once_in_order(start_plane) -> None:  # type: ignore[no-untyped-def]
+    """Written from the seal while the socket keeps up, by the connection's
+    task once it backs up (nobody reads), and from the seal again after: one
+    stream, every event once, in order."""
+    plane = await start_plane()
+    reader, writer = await asyncio.open_unix_connection(plane.home.socket, limit=2**14)
+    writer.write(plane.hello() + p.encode(p.Subscribe(id=2)))
+    await reader.readline()  # welcome
+    await reader.readline()  # the snapshot
+    transport = writer.transport
+    sent = 0
+    for _ in range(180):  # 9,000 frames, ~700 KB unread: past the socket's buffers
+        for _ in range(50):
+            plane.bus.emit(delta("demo", f"{sent:06d}|", turn=sent))  # a frame each
+            sent += 1
+        await asyncio.sleep(0)
+    assert plane.bus.backlog() > 0, "the socket never backed up: the test proves nothing"
+    plane.bus.emit(finished("demo"))
+    texts: list[str] = []
+    while True:
+        frame = p.decode_server_frame(await asyncio.wait_for(reader.readline(), 10))
+        if isinstance(frame, p.TurnFinished):
+            break
+        assert isinstance(frame, p.TextDelta)
+        texts.append(frame.text)
+    assert texts == [f"{n:06d}|" for n in range(sent)]
+    assert not transport.is_closing()
+    writer.close()
