@@ -17,7 +17,7 @@ from plane.errors import NotRunning, PlaneError
 from plane.home import Home
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
-from plane.wire.words import UNPRICED, call_count, plain, usd, usd_exact
+from plane.wire.words import UNPRICED, call_count, plain, terminal_safe, usd, usd_exact
 
 
 def send(args: argparse.Namespace) -> int:
@@ -71,7 +71,7 @@ async def _answer(client: PlaneClient, agent: str) -> int:
 
 def _line(message: p.Message) -> str:
     prefix = {"ask": "‹ask› ", "tool": "· ", "cost": "  "}.get(message.kind, "")
-    return prefix + message.text
+    return prefix + terminal_safe(message.text)
 
 
 def ledger(args: argparse.Namespace) -> int:

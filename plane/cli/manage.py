@@ -16,7 +16,7 @@ from plane.cli.connect import with_client
 from plane.errors import NoSuchAgent, PlaneError
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
-from plane.wire.words import UNPRICED, spend_against, usd_exact
+from plane.wire.words import UNPRICED, spend_against, terminal_safe, usd_exact
 
 LOG_LINES = 20
 
@@ -199,7 +199,8 @@ def _described(a: p.AgentState, source: str | None = None) -> str:
         what = ["  calls      from its own client, with the client's tools and prompt"]
     else:
         tools = "every tool" if a.tools is None else ", ".join(a.tools) or "none"
-        what = [f"  role       {a.role or '(none)'}", f"  tools      {tools}"]
+        role = terminal_safe(a.role) or "(none)"
+        what = [f"  role       {role}", f"  tools      {tools}"]
     return "\n".join([_model_line(a), *what, _ceiling_line(a, source)])
 
 
@@ -231,5 +232,5 @@ WHO = {"operator": "you", "plane": "plane", "ask": "‹ask›", "tool": "·", "c
 def log_line(m: p.Message) -> str:
     who = m.agent if m.kind == "agent" else WHO[m.kind]
     held = " (held)" if m.held else ""
-    text = m.text.replace("\n", "\n" + " " * 17)
+    text = terminal_safe(m.text).replace("\n", "\n" + " " * 17)
     return f"{m.at:%Y-%m-%d %H:%M} {who:<6} {text}{held}"
