@@ -228,6 +228,12 @@ def one_line(result: subprocess.CompletedProcess[str]) -> str:
         (["send", "demo", "  \n "], "argument text: the text is empty"),
         (["send", "", "hi"], "the agent name is empty"),
         (["send", "demo"], "the following arguments are required: text"),
+        (
+            ["send", "demo", "-x"],
+            "required: text ('-x' was read as an option: put `--` before a value starting '-')",
+        ),
+        (["new", "--bad"], "required: name ('--bad' was read as an option"),
+        (["send", "demo", "--wai"], "arguments are required: text (see"),
         (["send", "demo", "hi", "--bogus"], "unrecognized arguments: --bogus"),
         (["ledger", "--day", "2026-13-01"], "'2026-13-01' is not a day like 2026-11-29"),
         (["ledger", "--day", "yesterday"], "'yesterday' is not a day"),
