@@ -47,7 +47,7 @@ def parser() -> argparse.ArgumentParser:
         "--tcp",
         dest="remote_tcp",
         metavar="HOST:PORT",
-        type=arg.address,
+        type=arg.peer,
         help="talk to the plane on TCP (`plane serve --tcp`), for the TUI and every client "
         "command: `plane --tcp HOST:PORT status`",
     )
@@ -98,7 +98,7 @@ def parser() -> argparse.ArgumentParser:
     env.add_argument(
         "--http",
         metavar="HOST:PORT",
-        type=arg.address,
+        type=arg.peer,
         default=("127.0.0.1", 7878),
         help="where `plane serve --http` listens (default 127.0.0.1:7878)",
     )

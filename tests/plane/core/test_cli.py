@@ -246,6 +246,15 @@ def one_line(result: subprocess.CompletedProcess[str]) -> str:
         (["serve", "--tcp", "127.0.0.1:-1"], "is not HOST:PORT"),
         (["serve", "--tcp", "127.0.0.1:٣"], "is not HOST:PORT"),
         (["serve", "--tcp"], "expected one argument"),
+        (["--tcp", "127.0.0.1:0", "status"], "'127.0.0.1:0' has port 0, which only a listener"),
+        (
+            ["gateway", "env", "claude", "--client", "aider", "--http", "127.0.0.1:0"],
+            "'127.0.0.1:0' has port 0, which only a listener can use",
+        ),
+        (
+            ["gateway", "env", "claude", "--client", "aider", "--http", "7878"],
+            "'7878' is not HOST:PORT, like 127.0.0.1:7878 (see",
+        ),
         (["status", "--jsn"], "unrecognized arguments: --jsn"),
         (["fly"], "invalid choice: 'fly'"),
         (["retrieve"], "the following arguments are required: ref"),
