@@ -84,10 +84,11 @@ def plain(amount: Decimal) -> str:
 
 
 def tokens(count: int) -> str:
-    """`320`, `12.4k`, `1.2M`."""
+    """`320`, `12.4k`, `1.2M`: the unit is chosen after rounding, so 999,950
+    reads `1M`, not `1000k`."""
     if count < 1000:
         return str(count)
-    if count < 1_000_000:
+    if round(count / 1000, 1) < 1000:
         return f"{count / 1000:.1f}k".replace(".0k", "k")
     return f"{count / 1_000_000:.1f}M".replace(".0M", "M")
 

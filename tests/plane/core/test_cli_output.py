@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from plane.cli.clients import _line
 from plane.cli.manage import _described, log_line
 from plane.wire.protocol import AgentState, Message
+from plane.wire.words import tokens
 
 ESCAPES = "ok\x1b]0;owned\x07\x1b[2J\rhidden\x9b31m\x00"
 
@@ -31,3 +32,9 @@ def test_line_breaks_and_tabs_are_kept():
 def test_show_prints_a_role_s_control_characters_shown():
     agent = AgentState(name="demo", model="m", provider="p", role="be \x1b[8mquiet")
     assert r"  role       be \x1b[8mquiet" in _described(agent).splitlines()
+
+
+def test_token_counts_round_into_the_next_unit_not_past_it():
+    counts = (999, 1000, 999_949, 999_950, 999_999, 1_000_000, 1_049_999)
+    shown = ["999", "1k", "999.9k", "1M", "1M", "1M", "1M"]
+    assert [tokens(n) for n in counts] == shown
