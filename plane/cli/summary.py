@@ -95,7 +95,7 @@ def summary(args: argparse.Namespace) -> int:
     home = Home.from_env()
     with _open(home.db) as conn:
         last = args.day or _plane_day(conn)
-        first, last = window(last, args.days or DEFAULT_DAYS)
+        first, last = _window(last, args.days or DEFAULT_DAYS)
         rows = conn.execute(QUERY, (first.isoformat(), last.isoformat())).fetchall()
     lines, total = summarise(rows, by)
     if args.json:
@@ -107,6 +107,12 @@ def summary(args: argparse.Namespace) -> int:
     else:
         print(_text(first, last, by, lines, total))
     return 0
+
+
+def _window(last: date, days: int) -> tuple[date, date]:
+    """The days ending on `last`, from 0001-01-01 at the earliest: `--day
+    0001-01-01` is a day like any other, and the calendar has none before it."""
+    return window(last, min(days, (last - date.min).days + 1))
 
 
 class _Closing(sqlite3.Connection):

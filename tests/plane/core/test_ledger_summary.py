@@ -200,3 +200,9 @@ def test_a_summary_for_a_plane_elsewhere_never_shows_this_machines_ledger(writte
         "plane ledger: --summary reads the ledger file of this machine's plane, not the one"
         " --tcp names: run it on that plane's machine (see `plane ledger --help`)."
     ]
+
+
+def test_a_window_reaching_before_the_first_day_of_the_calendar_starts_on_it(written):
+    out = plane_cmd(written, "ledger", "--summary", "--day", "0001-01-03", "--by", "day")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "0001-01-01 to 0001-01-03 (UTC, 3 days), by day: 0 calls, $0.00\n"
