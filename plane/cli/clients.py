@@ -54,7 +54,9 @@ def send(args: argparse.Namespace) -> int:
 async def _answer(client: PlaneClient, agent: str) -> int:
     """Print the agent's side until its turn finishes: the turn that starts
     after the message, not one already running (it read what waited before
-    the message came, so its answer and its end are another message's)."""
+    the message came, so its answer and its end are another message's). A
+    plane that hangs up meanwhile is said as that: the message is delivered,
+    so "no plane is running" would read as if it were lost."""
     ours: int | None = None
     async for event in client.events():
         if isinstance(event, p.TurnStarted) and event.agent == agent and ours is None:
@@ -66,7 +68,10 @@ async def _answer(client: PlaneClient, agent: str) -> int:
                 print(_line(event.message), flush=True)
         elif isinstance(event, p.TurnFinished) and event.agent == agent and event.turn == ours:
             return 0 if event.ok else 1
-    raise NotRunning("the socket (the plane closed the connection)")
+    raise PlaneError(
+        f"The plane closed the connection before {agent} answered (is it stopping?); the "
+        "message is kept, and answered when the plane runs again."
+    )
 
 
 def _line(message: p.Message) -> str:

@@ -22,7 +22,15 @@ import pytest
 
 from plane.clock import next_midnight
 from plane.db import Database
-from plane.wire.protocol import Usage, Welcome, encode
+from plane.wire.protocol import (
+    Message,
+    Sent,
+    Snapshot,
+    SnapshotReply,
+    Usage,
+    Welcome,
+    encode,
+)
 from tests.support.answering import answers, until_it_answers
 from tests.support.cpu import REFUSAL_CPU_S, cpu_limit, out_of_cpu
 from tests.support.fixtures_plane import CONFIG
@@ -313,7 +321,8 @@ def test_a_socket_path_that_is_not_a_socket_is_one_line(tmp_path, kind):
 class FakePlane:
     """A Unix socket at the plane's place that misbehaves as told: `close`
     hangs up at once, `hello` answers the handshake and then hangs up,
-    `garbage` answers the handshake with a line that is not a frame."""
+    `garbage` answers the handshake with a line that is not a frame, `sent`
+    takes a `send --wait`'s message and hangs up before any turn."""
 
     def __init__(self, path: Path, behaviour: str) -> None:
         self.server = socket.socket(socket.AF_UNIX)
@@ -338,6 +347,20 @@ class FakePlane:
                     time.sleep(0.5)
                     continue
                 conn.sendall(encode(Welcome(id=hello["id"], plane_version="0")))
+                if self.behaviour == "sent":
+                    self._take_the_message(conn)
+
+    @staticmethod
+    def _take_the_message(conn: socket.socket) -> None:
+        lines = conn.makefile("rb")
+        now = datetime.now(UTC)
+        snapshot = Snapshot(day=now.date(), now=now, resets_at=now, agents=[], models=[])
+        conn.sendall(
+            encode(SnapshotReply(id=json.loads(lines.readline())["id"], snapshot=snapshot))
+        )
+        send = json.loads(lines.readline())
+        said = Message(id=1, agent="demo", at=now, kind="operator", text=send["text"])
+        conn.sendall(encode(Sent(id=send["id"], messages=[said])))
 
     def close(self) -> None:
         self.server.close()
@@ -362,6 +385,19 @@ def test_a_plane_that_hangs_up_is_one_line(tmp_path, behaviour, args):
         fake.close()
     assert result.returncode == 1, result.stderr
     assert one_line(result).startswith("plane: ")
+
+
+def test_a_plane_that_hangs_up_after_taking_the_message_is_not_said_to_be_absent(tmp_path):
+    fake = FakePlane(tmp_path / "plane.sock", "sent")
+    try:
+        result = plane_cmd(tmp_path, "send", "demo", "hi", "--wait", timeout=30)
+    finally:
+        fake.close()
+    assert result.returncode == 1, result.stderr
+    assert one_line(result) == (
+        "plane: The plane closed the connection before demo answered (is it stopping?); the "
+        "message is kept, and answered when the plane runs again."
+    )
 
 
 @pytest.mark.slow
