@@ -418,6 +418,8 @@ def incoherence(config: Config) -> tuple[list[str], str] | None:
     for name, agent in config.agents.items():
         if not AGENT_NAME.match(name):
             return ["agents", name], f"not a valid agent name ({AGENT_NAME_RULE})"
+        if agent.model == "":  # `model_of` would read it as defaults.model, unsaid
+            return ["agents", name, "model"], "is empty; leave it out for defaults.model"
         if agent.provider and agent.provider not in config.providers:
             return ["agents", name, "provider"], "is not one of the providers"
         if agent.gateway is not None and (unused := _clients_own(agent)) is not None:
