@@ -84,20 +84,25 @@ def _count(text: str) -> int:
 
 
 def delete_agent(args: argparse.Namespace) -> int:
-    async def work(client: PlaneClient) -> int:
-        # An agent that is not there is said first, not after a confirmation
-        # (or a missing --yes) about deleting it.
+    async def there(client: PlaneClient) -> int:
         status = await client.request(p.Status)
         assert isinstance(status, p.SnapshotReply)
         if all(a.name != args.agent for a in status.snapshot.agents):
             raise NoSuchAgent(args.agent)
-        if not args.yes and not _confirmed(args.agent):
-            print("Nothing deleted.")
-            return 1
+        return 0
+
+    async def work(client: PlaneClient) -> int:
         await client.request(p.DeleteAgent, agent=args.agent)
         print(f"Deleted {args.agent}; its conversation and ledger rows are kept.")
         return 0
 
+    # An agent that is not there is said first, not after a confirmation (or a
+    # missing --yes) about deleting it. The question is asked with no event
+    # loop running: the loop's own SIGINT handler would swallow a ctrl+c there.
+    with_client(there)
+    if not args.yes and not _confirmed(args.agent):
+        print("Nothing deleted.")
+        return 1
     return with_client(work)
 
 
@@ -105,7 +110,11 @@ def _confirmed(agent: str) -> bool:
     if not sys.stdin.isatty():
         raise PlaneError(f"Deleting {agent} needs --yes when nobody is there to confirm.")
     asked = f"Delete {agent}? Its conversation and ledger rows are kept. [y/N] "
-    return input(asked).strip().lower() in ("y", "yes")
+    try:
+        return input(asked).strip().lower() in ("y", "yes")
+    except EOFError:  # ctrl+d: no answer is no
+        print()
+        return False
 
 
 def pause_agent(args: argparse.Namespace) -> int:
