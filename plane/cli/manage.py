@@ -208,7 +208,8 @@ def _described(a: p.AgentState, source: str | None = None) -> str:
         what = ["  calls      from its own client, with the client's tools and prompt"]
     else:
         tools = "every tool" if a.tools is None else ", ".join(a.tools) or "none"
-        role = terminal_safe(a.role) or "(none)"
+        # A role of several lines stays in its column, under its first line.
+        role = terminal_safe(a.role).replace("\n", "\n" + " " * 13) or "(none)"
         what = [f"  role       {role}", f"  tools      {tools}"]
     return "\n".join([_model_line(a), *what, _ceiling_line(a, source)])
 

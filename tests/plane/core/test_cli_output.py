@@ -38,3 +38,14 @@ def test_token_counts_round_into_the_next_unit_not_past_it():
     counts = (999, 1000, 999_949, 999_950, 999_999, 1_000_000, 1_049_999)
     shown = ["999", "1k", "999.9k", "1M", "1M", "1M", "1M"]
     assert [tokens(n) for n in counts] == shown
+
+
+def test_show_keeps_a_role_of_several_lines_in_its_column():
+    agent = AgentState(name="demo", model="m", provider="p", role="one\ntwo\n  three")
+    lines = _described(agent).splitlines()
+    at = lines.index("  role       one")
+    assert lines[at + 1 : at + 4] == [
+        " " * 13 + "two",
+        " " * 13 + "  three",
+        "  tools      every tool",
+    ]
