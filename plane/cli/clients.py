@@ -19,8 +19,13 @@ from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
 from plane.wire.words import UNPRICED, call_count, plain, terminal_safe, usd, usd_exact
 
+WAIT_S = 600.0
+"""How long `send --wait` waits unless told (--timeout)."""
+
 
 def send(args: argparse.Namespace) -> int:
+    timeout = WAIT_S if args.timeout is None else args.timeout
+
     async def work(client: PlaneClient) -> int:
         if args.wait:
             await client.request(p.Subscribe)
@@ -40,10 +45,10 @@ def send(args: argparse.Namespace) -> int:
             return 0
         if args.wait and not said:
             try:
-                return await asyncio.wait_for(_answer(client, args.agent), args.timeout)
+                return await asyncio.wait_for(_answer(client, args.agent), timeout)
             except TimeoutError:
                 raise NoAnswer(
-                    f"No answer from {args.agent} within {args.timeout:g}s; its turn goes on "
+                    f"No answer from {args.agent} within {timeout:g}s; its turn goes on "
                     "(`plane status` shows it)."
                 ) from None
         return 0

@@ -226,6 +226,14 @@ def one_line(result: subprocess.CompletedProcess[str]) -> str:
             "seconds over 0 (at most 604800), not '-1'",
         ),
         (["send", "demo", "hi", "--timeout", "0"], "seconds over 0 (at most 604800), not '0'"),
+        (
+            ["send", "demo", "hi", "--timeout", "5"],
+            "--timeout is how long --wait waits; without it, nothing waits",
+        ),
+        (
+            ["stop", "--no-wait", "--timeout", "5"],
+            "--timeout is how long to wait; with --no-wait, nothing waits",
+        ),
         (["send", "demo", "hi", "--timeout", "nan"], "seconds over 0 (at most 604800), not 'nan'"),
         (["send", "demo", "hi", "--timeout", "inf"], "seconds over 0 (at most 604800), not 'inf'"),
         (
