@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from plane.cli.clients import _line
+from plane.cli.failing import say
 from plane.cli.manage import _described, log_line
 from plane.wire.protocol import AgentState, Message
 from plane.wire.words import tokens
@@ -49,3 +50,8 @@ def test_show_keeps_a_role_of_several_lines_in_its_column():
         " " * 13 + "  three",
         "  tools      every tool",
     ]
+
+
+def test_a_refusal_quoting_what_was_typed_shows_its_control_characters(capsys):
+    say("a\x1b]0;owned\x07b is not an amount.\r")
+    assert capsys.readouterr().err == "plane: a\\x1b]0;owned\\x07b is not an amount.\n"
