@@ -137,10 +137,13 @@ def _open(path: Path) -> _Closing:
 def _plane_day(conn: sqlite3.Connection) -> date:
     """The later of the clock's day and the latest the ledger reached, as the
     ledger's `today()` (a clock that moved back does not move the day back)."""
-    (latest,) = conn.execute(
-        "SELECT MAX(day) FROM (SELECT MAX(day) AS day FROM calls"
-        " UNION ALL SELECT day FROM plane_day)"
-    ).fetchone()
+    try:
+        (latest,) = conn.execute(
+            "SELECT MAX(day) FROM (SELECT MAX(day) AS day FROM calls"
+            " UNION ALL SELECT day FROM plane_day)"
+        ).fetchone()
+    except sqlite3.OperationalError:  # a ledger from before the plane kept its day
+        (latest,) = conn.execute("SELECT MAX(day) FROM calls").fetchone()
     clock_day = day_of(SystemClock().now())
     return clock_day if latest is None else max(clock_day, date.fromisoformat(latest))
 

@@ -206,3 +206,18 @@ def test_a_window_reaching_before_the_first_day_of_the_calendar_starts_on_it(wri
     out = plane_cmd(written, "ledger", "--summary", "--day", "0001-01-03", "--by", "day")
     assert out.returncode == 0, out.stderr
     assert out.stdout == "0001-01-01 to 0001-01-03 (UTC, 3 days), by day: 0 calls, $0.00\n"
+
+
+def test_a_ledger_from_before_the_plane_kept_its_day_is_summed(written):
+    """A plane of an older version never made `plane_day`; the newer command
+    reads its ledger before any newer plane has opened (and migrated) it."""
+    import sqlite3
+
+    copy = written.parent / "old"
+    copy.mkdir()
+    with sqlite3.connect(written / "plane.db") as source, sqlite3.connect(copy / "plane.db") as to:
+        source.backup(to)
+        to.execute("DROP TABLE plane_day")
+    out = plane_cmd(copy, "ledger", "--summary", "--days", "3660")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0].endswith("by agent: 5 calls, $0.42")
