@@ -170,8 +170,16 @@ def ledger_lines(day: date, entries: list[p.LedgerEntry]) -> list[str]:
         u = e.usage
         tokens = f"in {u.input_tokens} (cached {u.cache_read_tokens})  out {u.output_tokens}"
         cost = UNPRICED if e.price_source == UNPRICED else f"${plain(e.cost_usd)}"
-        lines.append(f"  {e.at:%H:%M:%S}  {e.agent}  {e.model}  {tokens}  {cost}  {e.status}")
+        lines.append(f"  {e.at:%H:%M:%S}  {e.agent}  {e.model}  {tokens}  {cost}  {_status(e)}")
     return lines
+
+
+def _status(e: p.LedgerEntry) -> str:
+    """A call settled without the provider's usage (a stream cut off, a broken
+    answer) was charged its estimate, as `--json` says: the listing says so
+    too, or the figure would read as measured. Pending and interrupted calls
+    are at their estimate by what they are."""
+    return "settled (estimated)" if e.status == "settled" and e.estimated else e.status
 
 
 async def _default_model(client: PlaneClient) -> str:
