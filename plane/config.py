@@ -418,10 +418,12 @@ def incoherence(config: Config) -> tuple[list[str], str] | None:
     for name, agent in config.agents.items():
         if not AGENT_NAME.match(name):
             return ["agents", name], f"not a valid agent name ({AGENT_NAME_RULE})"
+        if agent.model == "":  # `model_of` would read it as defaults.model, unsaid
+            return ["agents", name, "model"], "is empty; leave it out for defaults.model"
         if agent.provider and agent.provider not in config.providers:
             return ["agents", name, "provider"], "is not one of the providers"
-        if agent.gateway is not None and agent.ambient is not None:
-            return ["agents", name, "ambient"], "a gateway agent takes no turns of its own"
+        if agent.gateway is not None and (unused := _clients_own(agent)) is not None:
+            return ["agents", name, unused[0]], unused[1]
         if agent.gateway is None and (wrong := _not_embedded(config, agent)) is not None:
             return ["agents", name, "model" if agent.model else "provider"], wrong
         if agent.limit_usd is not None and default is not None and agent.limit_usd > default:
@@ -429,6 +431,19 @@ def incoherence(config: Config) -> tuple[list[str], str] | None:
                 f"${agent.limit_usd:.2f} is above defaults.limitUsd ${default:.2f}; "
                 "an agent's own block can only narrow the default"
             )
+    return None
+
+
+def _clients_own(agent: AgentConfig) -> tuple[str, str] | None:
+    """A key of a gateway agent that would do nothing, and why: its client
+    sends the prompt and the tools, so a role or tools set here would be
+    silently ignored (as `plane edit` refuses them)."""
+    if agent.ambient is not None:
+        return "ambient", "a gateway agent takes no turns of its own"
+    if agent.role:
+        return "role", "a gateway agent's client sends its own prompt; the role would be unused"
+    if agent.tools is not None:
+        return "tools", "a gateway agent's client brings its own tools; these would be unused"
     return None
 
 

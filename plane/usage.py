@@ -8,7 +8,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from typing import NoReturn
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
 EXIT_USAGE = 2
 """The command line itself is wrong (argparse's code)."""
@@ -17,7 +18,34 @@ EXIT_USAGE = 2
 class OneLineParser(argparse.ArgumentParser):
     """argparse, with a bad command line said in one line (not the usage block)."""
 
+    _words: Sequence[str] = ()
+    """What this parser was given to read, to explain what it refuses."""
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: Any = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        self._words = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
     def error(self, message: str) -> NoReturn:
+        if message.startswith("the following arguments are required"):
+            message += self._taken_for_an_option()
         with contextlib.suppress(OSError):
             print(f"{self.prog}: {message} (see `{self.prog} --help`).", file=sys.stderr)
         raise SystemExit(EXIT_USAGE)
+
+    def _taken_for_an_option(self) -> str:
+        """argparse reads a lone word that starts with `-` as an option, so
+        `plane send demo -x` was "required: text" though a text was given:
+        say which word was taken for an option, and how to give it as a value."""
+        if "--" in self._words:
+            return ""
+        for word in self._words:
+            name = word.split("=", 1)[0]
+            if word.startswith("-") and not any(o.startswith(name) for o in self._option_strings()):
+                return f" ({word!r} was read as an option: put `--` before a value starting '-')"
+        return ""
+
+    def _option_strings(self) -> list[str]:
+        """Its options' names: a word one of them starts with is an option (abbreviated)."""
+        return list(self._option_string_actions)

@@ -47,10 +47,26 @@ def text(what: str, *, blank: bool = False) -> Callable[[str], str]:
 
 
 def address(text: str) -> tuple[str, int]:
+    """An address to listen on."""
+    return _host_port(text, "like 127.0.0.1:7878 (port 0 picks a free one)")
+
+
+def peer(text: str) -> tuple[str, int]:
+    """An address to reach, not to listen on: port 0 picks a free port only
+    for a listener, and a client (or the lines `gateway env` prints) aimed at
+    it reaches nothing."""
+    host, port = _host_port(text, "like 127.0.0.1:7878")
+    if port == 0:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} has port 0, which only a listener can use; give the port the plane "
+            "said it listens on"
+        )
+    return host, port
+
+
+def _host_port(text: str, example: str) -> tuple[str, int]:
     host, _, port = text.rpartition(":")
     host = host.removeprefix("[").removesuffix("]")  # [::1]:7878
     if not host or not (port.isascii() and port.isdigit()) or int(port) > 65535:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not HOST:PORT, like 127.0.0.1:7878 (port 0 picks a free one)"
-        )
+        raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT, {example}")
     return host, int(port)

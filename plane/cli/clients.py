@@ -17,10 +17,15 @@ from plane.errors import NotRunning, PlaneError
 from plane.home import Home
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
-from plane.wire.words import UNPRICED, call_count, plain, usd, usd_exact
+from plane.wire.words import UNPRICED, call_count, plain, terminal_safe, usd, usd_exact
+
+WAIT_S = 600.0
+"""How long `send --wait` waits unless told (--timeout)."""
 
 
 def send(args: argparse.Namespace) -> int:
+    timeout = WAIT_S if args.timeout is None else args.timeout
+
     async def work(client: PlaneClient) -> int:
         if args.wait:
             await client.request(p.Subscribe)
@@ -40,10 +45,10 @@ def send(args: argparse.Namespace) -> int:
             return 0
         if args.wait and not said:
             try:
-                return await asyncio.wait_for(_answer(client, args.agent), args.timeout)
+                return await asyncio.wait_for(_answer(client, args.agent), timeout)
             except TimeoutError:
                 raise NoAnswer(
-                    f"No answer from {args.agent} within {args.timeout:g}s; its turn goes on "
+                    f"No answer from {args.agent} within {timeout:g}s; its turn goes on "
                     "(`plane status` shows it)."
                 ) from None
         return 0
@@ -54,7 +59,9 @@ def send(args: argparse.Namespace) -> int:
 async def _answer(client: PlaneClient, agent: str) -> int:
     """Print the agent's side until its turn finishes: the turn that starts
     after the message, not one already running (it read what waited before
-    the message came, so its answer and its end are another message's)."""
+    the message came, so its answer and its end are another message's). A
+    plane that hangs up meanwhile is said as that: the message is delivered,
+    so "no plane is running" would read as if it were lost."""
     ours: int | None = None
     async for event in client.events():
         if isinstance(event, p.TurnStarted) and event.agent == agent and ours is None:
@@ -66,12 +73,15 @@ async def _answer(client: PlaneClient, agent: str) -> int:
                 print(_line(event.message), flush=True)
         elif isinstance(event, p.TurnFinished) and event.agent == agent and event.turn == ours:
             return 0 if event.ok else 1
-    raise NotRunning("the socket (the plane closed the connection)")
+    raise PlaneError(
+        f"The plane closed the connection before {agent} answered (is it stopping?); the "
+        "message is kept, and answered when the plane runs again."
+    )
 
 
 def _line(message: p.Message) -> str:
     prefix = {"ask": "‹ask› ", "tool": "· ", "cost": "  "}.get(message.kind, "")
-    return prefix + message.text
+    return prefix + terminal_safe(message.text)
 
 
 def ledger(args: argparse.Namespace) -> int:
@@ -160,8 +170,16 @@ def ledger_lines(day: date, entries: list[p.LedgerEntry]) -> list[str]:
         u = e.usage
         tokens = f"in {u.input_tokens} (cached {u.cache_read_tokens})  out {u.output_tokens}"
         cost = UNPRICED if e.price_source == UNPRICED else f"${plain(e.cost_usd)}"
-        lines.append(f"  {e.at:%H:%M:%S}  {e.agent}  {e.model}  {tokens}  {cost}  {e.status}")
+        lines.append(f"  {e.at:%H:%M:%S}  {e.agent}  {e.model}  {tokens}  {cost}  {_status(e)}")
     return lines
+
+
+def _status(e: p.LedgerEntry) -> str:
+    """A call settled without the provider's usage (a stream cut off, a broken
+    answer) was charged its estimate, as `--json` says: the listing says so
+    too, or the figure would read as measured. Pending and interrupted calls
+    are at their estimate by what they are."""
+    return "settled (estimated)" if e.status == "settled" and e.estimated else e.status
 
 
 async def _default_model(client: PlaneClient) -> str:

@@ -218,11 +218,12 @@ def stop(args: argparse.Namespace) -> int:
     if args.no_wait or remote() is not None:  # a plane elsewhere: its home is not here to watch
         print("The plane is stopping.")
         return 0
-    deadline = time.monotonic() + args.timeout
+    timeout = STOP_TIMEOUT_S if args.timeout is None else args.timeout
+    deadline = time.monotonic() + timeout
     while home.state() != "none":
         if time.monotonic() > deadline:
             raise PlaneError(
-                f"The plane is still stopping after {args.timeout:g}s (turns in flight "
+                f"The plane is still stopping after {timeout:g}s (turns in flight "
                 f"finish first); `plane status` says when it has, {home.log} says why."
             )
         time.sleep(STOP_POLL_S)

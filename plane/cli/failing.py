@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from plane.errors import PlaneError
 from plane.home import Home
 from plane.wire import protocol as p
+from plane.wire.words import terminal_safe
 
 EXIT_FAILED = 1
 """The plane (or this command) refused or could not do it; stderr says why."""
@@ -70,8 +71,10 @@ def _sentence(exc: BaseException) -> str:
 
 
 def say(line: str) -> None:
+    """One line, its control characters shown: a refusal may quote what was
+    typed (`plane edit --limit …`), and a terminal would obey an escape in it."""
     with contextlib.suppress(OSError):
-        print(f"plane: {' '.join(line.split())}", file=sys.stderr, flush=True)
+        print(f"plane: {terminal_safe(' '.join(line.split()))}", file=sys.stderr, flush=True)
 
 
 def _stdout_closed() -> bool:

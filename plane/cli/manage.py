@@ -16,7 +16,7 @@ from plane.cli.connect import with_client
 from plane.errors import NoSuchAgent, PlaneError
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
-from plane.wire.words import UNPRICED, spend_against, usd_exact
+from plane.wire.words import UNPRICED, spend_against, terminal_safe, usd_exact
 
 LOG_LINES = 20
 
@@ -84,20 +84,25 @@ def _count(text: str) -> int:
 
 
 def delete_agent(args: argparse.Namespace) -> int:
-    async def work(client: PlaneClient) -> int:
-        # An agent that is not there is said first, not after a confirmation
-        # (or a missing --yes) about deleting it.
+    async def there(client: PlaneClient) -> int:
         status = await client.request(p.Status)
         assert isinstance(status, p.SnapshotReply)
         if all(a.name != args.agent for a in status.snapshot.agents):
             raise NoSuchAgent(args.agent)
-        if not args.yes and not _confirmed(args.agent):
-            print("Nothing deleted.")
-            return 1
+        return 0
+
+    async def work(client: PlaneClient) -> int:
         await client.request(p.DeleteAgent, agent=args.agent)
         print(f"Deleted {args.agent}; its conversation and ledger rows are kept.")
         return 0
 
+    # An agent that is not there is said first, not after a confirmation (or a
+    # missing --yes) about deleting it. The question is asked with no event
+    # loop running: the loop's own SIGINT handler would swallow a ctrl+c there.
+    with_client(there)
+    if not args.yes and not _confirmed(args.agent):
+        print("Nothing deleted.")
+        return 1
     return with_client(work)
 
 
@@ -105,7 +110,11 @@ def _confirmed(agent: str) -> bool:
     if not sys.stdin.isatty():
         raise PlaneError(f"Deleting {agent} needs --yes when nobody is there to confirm.")
     asked = f"Delete {agent}? Its conversation and ledger rows are kept. [y/N] "
-    return input(asked).strip().lower() in ("y", "yes")
+    try:
+        return input(asked).strip().lower() in ("y", "yes")
+    except EOFError:  # ctrl+d: no answer is no
+        print()
+        return False
 
 
 def pause_agent(args: argparse.Namespace) -> int:
@@ -199,7 +208,9 @@ def _described(a: p.AgentState, source: str | None = None) -> str:
         what = ["  calls      from its own client, with the client's tools and prompt"]
     else:
         tools = "every tool" if a.tools is None else ", ".join(a.tools) or "none"
-        what = [f"  role       {a.role or '(none)'}", f"  tools      {tools}"]
+        # A role of several lines stays in its column, under its first line.
+        role = terminal_safe(a.role).replace("\n", "\n" + " " * 13) or "(none)"
+        what = [f"  role       {role}", f"  tools      {tools}"]
     return "\n".join([_model_line(a), *what, _ceiling_line(a, source)])
 
 
@@ -231,5 +242,5 @@ WHO = {"operator": "you", "plane": "plane", "ask": "‹ask›", "tool": "·", "c
 def log_line(m: p.Message) -> str:
     who = m.agent if m.kind == "agent" else WHO[m.kind]
     held = " (held)" if m.held else ""
-    text = m.text.replace("\n", "\n" + " " * 17)
+    text = terminal_safe(m.text).replace("\n", "\n" + " " * 17)
     return f"{m.at:%Y-%m-%d %H:%M} {who:<6} {text}{held}"

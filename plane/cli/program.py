@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from plane.cli import arguments as arg
@@ -47,7 +48,7 @@ def parser() -> argparse.ArgumentParser:
         "--tcp",
         dest="remote_tcp",
         metavar="HOST:PORT",
-        type=arg.address,
+        type=arg.peer,
         help="talk to the plane on TCP (`plane serve --tcp`), for the TUI and every client "
         "command: `plane --tcp HOST:PORT status`",
     )
@@ -98,7 +99,7 @@ def parser() -> argparse.ArgumentParser:
     env.add_argument(
         "--http",
         metavar="HOST:PORT",
-        type=arg.address,
+        type=arg.peer,
         default=("127.0.0.1", 7878),
         help="where `plane serve --http` listens (default 127.0.0.1:7878)",
     )
@@ -112,10 +113,9 @@ def parser() -> argparse.ArgumentParser:
     stop.add_argument(
         "--timeout",
         type=arg.seconds,
-        default=daemon.STOP_TIMEOUT_S,
         help=f"seconds to wait for it to stop (default {daemon.STOP_TIMEOUT_S:.0f})",
     )
-    stop.set_defaults(func=daemon.stop)
+    stop.set_defaults(func=_unless(daemon.stop, stop, "timeout", without="no_wait", negated=True))
 
     status.add_command(sub)
 
@@ -124,9 +124,11 @@ def parser() -> argparse.ArgumentParser:
     send.add_argument("text", type=arg.text("text"))
     send.add_argument("--wait", action="store_true", help="wait for the agent's answer")
     send.add_argument(
-        "--timeout", type=arg.seconds, default=600, help="seconds --wait waits (default: 600)"
+        "--timeout",
+        type=arg.seconds,
+        help=f"seconds --wait waits (default: {clients.WAIT_S:.0f})",
     )
-    send.set_defaults(func=clients.send)
+    send.set_defaults(func=_unless(clients.send, send, "timeout", without="wait"))
 
     ledger = sub.add_parser(
         "ledger", help="every LLM call of a day, with tokens and cost (--summary: sums over days)"
@@ -155,6 +157,30 @@ def parser() -> argparse.ArgumentParser:
     add_summary_commands(sub)
     add_web_commands(sub)
     return top
+
+
+def _unless(
+    run: Callable[[argparse.Namespace], int],
+    parser: argparse.ArgumentParser,
+    option: str,
+    *,
+    without: str,
+    negated: bool = False,
+) -> Callable[[argparse.Namespace], int]:
+    """`run`, once `--OPTION` is known to mean something: a `--timeout`
+    given where nothing waits would be ignored without a word."""
+
+    def checked(args: argparse.Namespace) -> int:
+        if getattr(args, option) is not None and bool(getattr(args, without)) == negated:
+            flag = without.replace("_", "-")
+            parser.error(
+                f"--{option} is how long --{flag} waits; without it, nothing waits"
+                if not negated
+                else f"--{option} is how long to wait; with --{flag}, nothing waits"
+            )
+        return run(args)
+
+    return checked
 
 
 def _remote(args: argparse.Namespace) -> connect.Remote | None:

@@ -22,7 +22,7 @@ from plane.clock import until
 from plane.home import Home
 from plane.usage import OneLineParser
 from plane.wire.once import ask
-from plane.wire.words import UNPRICED, plain, spend_against, usd_exact
+from plane.wire.words import UNPRICED, plain, spend_against, usd, usd_exact
 
 HELP = "the day, and each agent's spend and ceiling"
 
@@ -70,13 +70,19 @@ def _json(snapshot: dict[str, Any]) -> str:
     `default_limit_usd` are what `plane new` gives an agent; an agent's
     `resumes_at` is when a held one starts again on its own (null if it
     does not: not held, a zero ceiling, an unpriced model); `price_known`
-    false: its model's calls are counted at $0, which is not their cost."""
+    false: its model's calls are counted at $0, which is not their cost.
+    `fleet_spend_today_usd` is the day's spend of every agent together,
+    agents deleted today included (deleting never refunds), so it can be
+    more than the rows add up to; `fleet_limit_usd` is the fleet's ceiling
+    (null: none)."""
     return json.dumps(
         {
             "day": snapshot["day"],
             "resets_at": _moment(snapshot["resets_at"]).isoformat(),
             "default_model": snapshot.get("default_model"),
             "default_limit_usd": _plain(snapshot.get("default_limit_usd")),
+            "fleet_spend_today_usd": plain(_whole(snapshot)),
+            "fleet_limit_usd": _plain(snapshot.get("fleet_limit_usd")),
             "agents": [
                 {
                     "name": a["name"],
@@ -98,7 +104,7 @@ def _json(snapshot: dict[str, Any]) -> str:
 def _text(snapshot: dict[str, Any]) -> str:
     """One line an agent; a held one the day's end frees says when, as the
     TUI's title does (on the plane's clock, not this machine's)."""
-    lines = [f"{snapshot['day']} (UTC)"]
+    lines = [_head(snapshot)]
     agents = snapshot["agents"]
     width = max((len(a["name"]) for a in agents), default=0)
     for a in agents:
@@ -114,6 +120,31 @@ def _text(snapshot: dict[str, Any]) -> str:
     if not agents:
         lines.append("  No agents yet: `plane new NAME` creates one, or list them in agents.yaml.")
     return "\n".join(lines)
+
+
+def _head(snapshot: dict[str, Any]) -> str:
+    """The day, and what it has cost so far, every agent together: the rows
+    alone leave out agents deleted today, whose spend still counts."""
+    head = f"{snapshot['day']} (UTC)"
+    if not snapshot["agents"] and snapshot.get("fleet_spend_today_usd") is None:
+        return head
+    whole, ceiling = _whole(snapshot), _amount(snapshot.get("fleet_limit_usd"))
+    if ceiling is None:
+        head += f": {usd(whole)} spent today"
+    else:
+        head += f": {spend_against(whole, ceiling)} of the fleet's {usd_exact(ceiling)} spent today"
+    unlisted = whole - _listed(snapshot)
+    return head + (f" ({usd(unlisted)} of it by agents deleted today)" if unlisted > 0 else "")
+
+
+def _listed(snapshot: dict[str, Any]) -> Decimal:
+    return sum((Decimal(str(a.get("spend_today_usd", 0))) for a in snapshot["agents"]), Decimal(0))
+
+
+def _whole(snapshot: dict[str, Any]) -> Decimal:
+    """The fleet's spend today; from an older plane that does not say, the rows'."""
+    whole = _amount(snapshot.get("fleet_spend_today_usd"))
+    return _listed(snapshot) if whole is None else whole
 
 
 def _amount(value: object) -> Decimal | None:

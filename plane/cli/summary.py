@@ -95,7 +95,7 @@ def summary(args: argparse.Namespace) -> int:
     home = Home.from_env()
     with _open(home.db) as conn:
         last = args.day or _plane_day(conn)
-        first, last = window(last, args.days or DEFAULT_DAYS)
+        first, last = _window(last, args.days or DEFAULT_DAYS)
         rows = conn.execute(QUERY, (first.isoformat(), last.isoformat())).fetchall()
     lines, total = summarise(rows, by)
     if args.json:
@@ -107,6 +107,12 @@ def summary(args: argparse.Namespace) -> int:
     else:
         print(_text(first, last, by, lines, total))
     return 0
+
+
+def _window(last: date, days: int) -> tuple[date, date]:
+    """The days ending on `last`, from 0001-01-01 at the earliest: `--day
+    0001-01-01` is a day like any other, and the calendar has none before it."""
+    return window(last, min(days, (last - date.min).days + 1))
 
 
 class _Closing(sqlite3.Connection):
@@ -131,10 +137,13 @@ def _open(path: Path) -> _Closing:
 def _plane_day(conn: sqlite3.Connection) -> date:
     """The later of the clock's day and the latest the ledger reached, as the
     ledger's `today()` (a clock that moved back does not move the day back)."""
-    (latest,) = conn.execute(
-        "SELECT MAX(day) FROM (SELECT MAX(day) AS day FROM calls"
-        " UNION ALL SELECT day FROM plane_day)"
-    ).fetchone()
+    try:
+        (latest,) = conn.execute(
+            "SELECT MAX(day) FROM (SELECT MAX(day) AS day FROM calls"
+            " UNION ALL SELECT day FROM plane_day)"
+        ).fetchone()
+    except sqlite3.OperationalError:  # a ledger from before the plane kept its day
+        (latest,) = conn.execute("SELECT MAX(day) FROM calls").fetchone()
     clock_day = day_of(SystemClock().now())
     return clock_day if latest is None else max(clock_day, date.fromisoformat(latest))
 

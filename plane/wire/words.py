@@ -8,6 +8,7 @@ down to `$0.00` when something was spent.
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from decimal import ROUND_DOWN, ROUND_HALF_UP, ROUND_UP, Decimal
 from typing import TYPE_CHECKING
@@ -20,6 +21,18 @@ UNPRICED = "unpriced"
 """A call whose model has no known price: its price source in the ledger
 (recorded at $0, which is not its cost) and the word shown for its cost,
 never a figure: unknown never reads as free."""
+
+
+def terminal_safe(text: str) -> str:
+    """`text` with its control characters shown, not obeyed (`\\x1b`,
+    `\\r`), line breaks and tabs kept: a conversation printed to a terminal
+    carries what models and tools wrote, and an escape sequence or a carriage
+    return in it would recolour, retitle or overwrite the operator's screen."""
+    return _CONTROL.sub(lambda found: repr(found.group())[1:-1], text)
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""C0 and C1 controls and DEL, but for tab and line feed."""
 
 
 def usd(amount: Decimal) -> str:
@@ -71,10 +84,11 @@ def plain(amount: Decimal) -> str:
 
 
 def tokens(count: int) -> str:
-    """`320`, `12.4k`, `1.2M`."""
+    """`320`, `12.4k`, `1.2M`: the unit is chosen after rounding, so 999,950
+    reads `1M`, not `1000k`."""
     if count < 1000:
         return str(count)
-    if count < 1_000_000:
+    if round(count / 1000, 1) < 1000:
         return f"{count / 1000:.1f}k".replace(".0k", "k")
     return f"{count / 1_000_000:.1f}M".replace(".0M", "M")
 

@@ -50,7 +50,9 @@ def add_commands(subparsers: Any) -> None:
         help="print what a ref stands for, or part of it",
         description="Print the chunk a marker's ref stands for: whole, or one part of it.",
     )
-    p.add_argument("ref", help="the ref from a marker, e.g. k_Qm9vXyZ12a")
+    p.add_argument(
+        "ref", help="the ref from a marker, e.g. k_Qm9vXyZ12a (or ref:k_…, or the whole marker)"
+    )
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--lines", metavar="A:B", help="lines A to B (1-based, inclusive)")
     mode.add_argument("--chars", metavar="A:B", help="characters A to B (1-based, inclusive)")
@@ -152,7 +154,7 @@ def run_retrieve(args: argparse.Namespace) -> int:
         with _store() as store:
             found = retrieve(
                 store,
-                args.ref,
+                _ref(args.ref),
                 lines=args.lines,
                 chars=args.chars,
                 pointer=args.pointer,
@@ -162,6 +164,15 @@ def run_retrieve(args: argparse.Namespace) -> int:
         return _fail(str(err))
     _stdout(found if found.endswith("\n") else found + "\n")
     return 0
+
+
+def _ref(given: str) -> str:
+    """The ref in what was given: `k_…`, or `ref:k_…` or the whole marker as
+    copied from the text (one ref in it), which is not an unknown ref."""
+    from plane.economy.compress.markers import refs_in
+
+    found = refs_in(given)
+    return found[0] if len(found) == 1 else given
 
 
 def main(argv: list[str] | None = None) -> int:

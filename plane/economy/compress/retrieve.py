@@ -58,7 +58,8 @@ def retrieve(
 
 def parse_range(spec: str, size: int, what: str) -> tuple[int, int]:
     """`A:B` (1-based, inclusive, either side may be empty) as a 0-based half-open slice."""
-    found = re.fullmatch(r"\s*(\d*)\s*:\s*(\d*)\s*", spec or "")
+    # ASCII digits: `\d` would read `١:٢` (Arabic-Indic digits) as lines 1 to 2.
+    found = re.fullmatch(r"\s*([0-9]*)\s*:\s*([0-9]*)\s*", spec or "")
     if found is None:
         raise ToolError(f"{what} must look like A:B (for example 10:20), not {spec!r}.")
     first = int(found.group(1)) if found.group(1) else 1

@@ -64,6 +64,19 @@ def test_retrieve_modes(compressed: tuple[Path, bytes, bytes]) -> None:
     assert grep.stdout.startswith(b"1:")
 
 
+def test_retrieve_takes_the_ref_as_the_marker_shows_it(
+    compressed: tuple[Path, bytes, bytes],
+) -> None:
+    home, _, text = compressed
+    marker = re.search(rb"\[[^\[\]\n]*ref:(k_[\w-]{10})\]", text)
+    assert marker is not None
+    whole = plane(home, "retrieve", marker.group(1).decode()).stdout
+    for given in (b"ref:" + marker.group(1), marker.group(0)):
+        done = plane(home, "retrieve", given.decode())
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == whole
+
+
 @pytest.mark.parametrize(
     "args",
     [("retrieve", "k_AAAAAAAAAA"), ("retrieve", "k_AAAAAAAAAA", "--lines", "zz")],

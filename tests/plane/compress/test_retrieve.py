@@ -57,6 +57,8 @@ def test_grep(store: RefStore) -> None:
     ("kwargs", "message"),
     [
         ({"lines": "x"}, "lines must look like A:B"),
+        ({"lines": "\u0661:\u0662"}, "lines must look like A:B"),
+        ({"chars": "\uff11:\uff13"}, "chars must look like A:B"),
         ({"lines": "5:2"}, "is empty"),
         ({"lines": "40:50"}, "starts after the end"),
         ({"chars": "0:3"}, "is empty"),

@@ -22,7 +22,15 @@ import pytest
 
 from plane.clock import next_midnight
 from plane.db import Database
-from plane.wire.protocol import Usage, Welcome, encode
+from plane.wire.protocol import (
+    Message,
+    Sent,
+    Snapshot,
+    SnapshotReply,
+    Usage,
+    Welcome,
+    encode,
+)
 from tests.support.answering import answers, until_it_answers
 from tests.support.cpu import REFUSAL_CPU_S, cpu_limit, out_of_cpu
 from tests.support.fixtures_plane import CONFIG
@@ -218,6 +226,14 @@ def one_line(result: subprocess.CompletedProcess[str]) -> str:
             "seconds over 0 (at most 604800), not '-1'",
         ),
         (["send", "demo", "hi", "--timeout", "0"], "seconds over 0 (at most 604800), not '0'"),
+        (
+            ["send", "demo", "hi", "--timeout", "5"],
+            "--timeout is how long --wait waits; without it, nothing waits",
+        ),
+        (
+            ["stop", "--no-wait", "--timeout", "5"],
+            "--timeout is how long to wait; with --no-wait, nothing waits",
+        ),
         (["send", "demo", "hi", "--timeout", "nan"], "seconds over 0 (at most 604800), not 'nan'"),
         (["send", "demo", "hi", "--timeout", "inf"], "seconds over 0 (at most 604800), not 'inf'"),
         (
@@ -228,6 +244,12 @@ def one_line(result: subprocess.CompletedProcess[str]) -> str:
         (["send", "demo", "  \n "], "argument text: the text is empty"),
         (["send", "", "hi"], "the agent name is empty"),
         (["send", "demo"], "the following arguments are required: text"),
+        (
+            ["send", "demo", "-x"],
+            "required: text ('-x' was read as an option: put `--` before a value starting '-')",
+        ),
+        (["new", "--bad"], "required: name ('--bad' was read as an option"),
+        (["send", "demo", "--wai"], "arguments are required: text (see"),
         (["send", "demo", "hi", "--bogus"], "unrecognized arguments: --bogus"),
         (["ledger", "--day", "2026-13-01"], "'2026-13-01' is not a day like 2026-11-29"),
         (["ledger", "--day", "yesterday"], "'yesterday' is not a day"),
@@ -240,6 +262,15 @@ def one_line(result: subprocess.CompletedProcess[str]) -> str:
         (["serve", "--tcp", "127.0.0.1:-1"], "is not HOST:PORT"),
         (["serve", "--tcp", "127.0.0.1:٣"], "is not HOST:PORT"),
         (["serve", "--tcp"], "expected one argument"),
+        (["--tcp", "127.0.0.1:0", "status"], "'127.0.0.1:0' has port 0, which only a listener"),
+        (
+            ["gateway", "env", "claude", "--client", "aider", "--http", "127.0.0.1:0"],
+            "'127.0.0.1:0' has port 0, which only a listener can use",
+        ),
+        (
+            ["gateway", "env", "claude", "--client", "aider", "--http", "7878"],
+            "'7878' is not HOST:PORT, like 127.0.0.1:7878 (see",
+        ),
         (["status", "--jsn"], "unrecognized arguments: --jsn"),
         (["fly"], "invalid choice: 'fly'"),
         (["retrieve"], "the following arguments are required: ref"),
@@ -298,7 +329,8 @@ def test_a_socket_path_that_is_not_a_socket_is_one_line(tmp_path, kind):
 class FakePlane:
     """A Unix socket at the plane's place that misbehaves as told: `close`
     hangs up at once, `hello` answers the handshake and then hangs up,
-    `garbage` answers the handshake with a line that is not a frame."""
+    `garbage` answers the handshake with a line that is not a frame, `sent`
+    takes a `send --wait`'s message and hangs up before any turn."""
 
     def __init__(self, path: Path, behaviour: str) -> None:
         self.server = socket.socket(socket.AF_UNIX)
@@ -323,6 +355,20 @@ class FakePlane:
                     time.sleep(0.5)
                     continue
                 conn.sendall(encode(Welcome(id=hello["id"], plane_version="0")))
+                if self.behaviour == "sent":
+                    self._take_the_message(conn)
+
+    @staticmethod
+    def _take_the_message(conn: socket.socket) -> None:
+        lines = conn.makefile("rb")
+        now = datetime.now(UTC)
+        snapshot = Snapshot(day=now.date(), now=now, resets_at=now, agents=[], models=[])
+        conn.sendall(
+            encode(SnapshotReply(id=json.loads(lines.readline())["id"], snapshot=snapshot))
+        )
+        send = json.loads(lines.readline())
+        said = Message(id=1, agent="demo", at=now, kind="operator", text=send["text"])
+        conn.sendall(encode(Sent(id=send["id"], messages=[said])))
 
     def close(self) -> None:
         self.server.close()
@@ -347,6 +393,19 @@ def test_a_plane_that_hangs_up_is_one_line(tmp_path, behaviour, args):
         fake.close()
     assert result.returncode == 1, result.stderr
     assert one_line(result).startswith("plane: ")
+
+
+def test_a_plane_that_hangs_up_after_taking_the_message_is_not_said_to_be_absent(tmp_path):
+    fake = FakePlane(tmp_path / "plane.sock", "sent")
+    try:
+        result = plane_cmd(tmp_path, "send", "demo", "hi", "--wait", timeout=30)
+    finally:
+        fake.close()
+    assert result.returncode == 1, result.stderr
+    assert one_line(result) == (
+        "plane: The plane closed the connection before demo answered (is it stopping?); the "
+        "message is kept, and answered when the plane runs again."
+    )
 
 
 @pytest.mark.slow

@@ -8,7 +8,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import pty
 import re
+import select
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -130,6 +133,43 @@ def test_pause_edit_rename_show_log_and_delete(daemon):
     nobody = plane_cmd(home, "delete", "nobody")  # said before any talk of --yes
     assert nobody.returncode == 1
     assert one_line(nobody) == "plane: No agent named 'nobody'. `plane status` lists them."
+
+
+def on_a_terminal(home: Path, answer: bytes, *args: str) -> tuple[int, str]:
+    """Run `plane ARGS` on a pseudo-terminal; type `answer` when it asks [y/N]."""
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the command, as a person runs it
+        os.environ["PLANE_HOME"] = str(home)
+        os.execv(sys.executable, [sys.executable, "-m", "plane", *args])
+    said, typed = b"", False
+    deadline = time.monotonic() + 60  # a command that never ends fails here, not hangs
+    while time.monotonic() < deadline:
+        if not select.select([fd], [], [], 0.5)[0]:
+            continue
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # the command ended: the terminal is gone
+            break
+        said += chunk
+        if b"[y/N]" in said and not typed:
+            os.write(fd, answer)
+            typed = True
+    else:
+        os.kill(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    return os.waitstatus_to_exitcode(status), said.decode(errors="replace")
+
+
+@pytest.mark.slow
+def test_delete_s_question_takes_ctrl_d_as_no_and_ctrl_c_as_ctrl_c(daemon):
+    home, _ = daemon
+    ok(plane_cmd(home, "new", "poet", "--model", "scripted-model"))
+    code, said = on_a_terminal(home, b"\x04", "delete", "poet")  # ctrl+d
+    assert code == 1 and said.endswith("[y/N] \r\nNothing deleted.\r\n"), said
+    code, said = on_a_terminal(home, b"\x03", "delete", "poet")  # ctrl+c
+    assert code == 130 and "plane:" not in said, said
+    assert ok(plane_cmd(home, "show", "poet"))[0] == "poet (made at run time)"
 
 
 @pytest.mark.slow

@@ -74,6 +74,7 @@ def test_zero_is_a_real_ceiling_not_unlimited():
         ("defaults:\n  warnRatio: 2\n", "line 2: defaults.warnRatio: Input should be less"),
         ("pricing:\n  x: {input: 1}\n", "line 2: pricing.x.output: Field required."),
         ("agents:\n  a:\n    provider: nope\n", "line 3: agents.a.provider: is not one of"),
+        ("agents:\n  a:\n    model: ''\n", "line 3: agents.a.model: is empty; leave it out"),
         ("- a\n- b\n", "the top level must be a mapping"),
         ("defaults:\n  limitUsd: .nan\n", "defaults.limitUsd"),
         ("providers:\n  x: {kind: openai-compatible}\n", "needs a base_url"),

@@ -200,3 +200,43 @@ def test_a_summary_for_a_plane_elsewhere_never_shows_this_machines_ledger(writte
         "plane ledger: --summary reads the ledger file of this machine's plane, not the one"
         " --tcp names: run it on that plane's machine (see `plane ledger --help`)."
     ]
+
+
+def test_a_window_reaching_before_the_first_day_of_the_calendar_starts_on_it(written):
+    out = plane_cmd(written, "ledger", "--summary", "--day", "0001-01-03", "--by", "day")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "0001-01-01 to 0001-01-03 (UTC, 3 days), by day: 0 calls, $0.00\n"
+
+
+def test_a_ledger_from_before_the_plane_kept_its_day_is_summed(written):
+    """A plane of an older version never made `plane_day`; the newer command
+    reads its ledger before any newer plane has opened (and migrated) it."""
+    import sqlite3
+
+    copy = written.parent / "old"
+    copy.mkdir()
+    with sqlite3.connect(written / "plane.db") as source, sqlite3.connect(copy / "plane.db") as to:
+        source.backup(to)
+        to.execute("DROP TABLE plane_day")
+    out = plane_cmd(copy, "ledger", "--summary", "--days", "3660")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0].endswith("by agent: 5 calls, $0.42")
+
+
+async def test_a_call_settled_at_its_estimate_is_listed_as_estimated(tmp_path):
+    """Settled without the provider's usage (a stream cut off): `--json` says
+    `estimated`, and so does the day's listing, or its cost reads as measured."""
+    from plane.cli.clients import ledger_lines
+
+    home = Home(tmp_path / "home").ensure()
+    db = await Database.open(home.db)
+    try:  # closed whatever the asserts say: its thread would keep the test run alive
+        ledger = Ledger(db, ManualClock(NOON))
+        await _call(ledger, "demo", "gpt-a", "0.1", Usage(input_tokens=1000, output_tokens=10))
+        call = await ledger.open_call("demo", "p", "gpt-a", Decimal("0.5"), "estimate")
+        await ledger.settle(call, Usage(input_tokens=9), Decimal("0.5"), "estimate", estimated=True)
+        lines = ledger_lines(NOON.date(), await ledger.entries(NOON.date()))
+    finally:
+        await db.close()
+    assert lines[1].endswith("  $0.1  settled")
+    assert lines[2].endswith("  $0.5  settled (estimated)")

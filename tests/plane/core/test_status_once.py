@@ -84,3 +84,29 @@ async def test_plane_show_never_reads_at_the_ceiling_short_of_it(start_plane):
     details = await (await plane.client()).request(p.ShowAgent, agent="demo")
     assert isinstance(details, p.AgentDetails)
     assert "  today      $0.998 spent · idle" in shown(details).splitlines()
+
+
+def test_the_day_s_total_counts_agents_deleted_today_as_the_ledger_does():
+    """Deleting never refunds: the rows add up to less than the day cost, and
+    `plane status` says the whole, as `plane ledger` and the TUI's fleet line do."""
+    import json
+
+    from plane.cli.status import _json, _text
+
+    snapshot = {
+        "day": "2026-11-29",
+        "now": "2026-11-29T12:00:00+00:00",
+        "resets_at": "2026-11-30T00:00:00+00:00",
+        "fleet_spend_today_usd": "0.20",
+        "fleet_limit_usd": None,
+        "agents": [{"name": "demo", "model": "m", "status": "idle", "spend_today_usd": "0.15"}],
+    }
+    assert _text(snapshot).splitlines()[0] == (
+        "2026-11-29 (UTC): $0.20 spent today ($0.05 of it by agents deleted today)"
+    )
+    said = json.loads(_json(snapshot))
+    assert (said["fleet_spend_today_usd"], said["fleet_limit_usd"]) == ("0.2", None)
+    capped = {**snapshot, "fleet_limit_usd": "0.20", "fleet_spend_today_usd": "0.15"}
+    assert (
+        _text(capped).splitlines()[0] == "2026-11-29 (UTC): $0.15 of the fleet's $0.20 spent today"
+    )

@@ -28,6 +28,9 @@ def test_a_gateway_block_makes_a_gateway_agent() -> None:
         ("{compres: true}", "compres"),
         ("{compress: maybe}", "compress"),
         ("{}, ambient: {every_minutes: 5}", "a gateway agent takes no turns of its own"),
+        ("{}, role: Be brief.", "agents.claude.role: a gateway agent's client sends its own"),
+        ("{}, tools: [grep]", "agents.claude.tools: a gateway agent's client brings its own"),
+        ("{}, tools: []", "agents.claude.tools: a gateway agent's client brings its own"),
     ],
 )
 def test_a_bad_gateway_block_is_refused_naming_its_line(block: str, said: str) -> None:

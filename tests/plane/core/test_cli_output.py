@@ -1,0 +1,57 @@
+"""What the `plane` command prints, checked on its own functions: a
+conversation shown in a terminal shows control characters, it does not obey
+them."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from plane.cli.clients import _line
+from plane.cli.failing import say
+from plane.cli.manage import _described, log_line
+from plane.wire.protocol import AgentState, Message
+from plane.wire.words import tokens
+
+ESCAPES = "ok\x1b]0;owned\x07\x1b[2J\rhidden\x9b31m\x00"
+
+
+def message(text: str, kind: str = "agent") -> Message:
+    return Message(id=1, agent="demo", at=datetime(2026, 12, 4, tzinfo=UTC), kind=kind, text=text)
+
+
+def test_log_and_send_show_control_characters_instead_of_sending_them_to_the_terminal():
+    for printed in (log_line(message(ESCAPES)), _line(message(ESCAPES))):
+        assert not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in printed), printed
+        assert printed.endswith(r"ok\x1b]0;owned\x07\x1b[2J\rhidden\x9b31m\x00")
+
+
+def test_line_breaks_and_tabs_are_kept():
+    assert log_line(message("one\n\ttwo")).endswith("one\n" + " " * 17 + "\ttwo")
+    assert _line(message("one\n\ttwo", kind="tool")) == "· one\n\ttwo"
+
+
+def test_show_prints_a_role_s_control_characters_shown():
+    agent = AgentState(name="demo", model="m", provider="p", role="be \x1b[8mquiet")
+    assert r"  role       be \x1b[8mquiet" in _described(agent).splitlines()
+
+
+def test_token_counts_round_into_the_next_unit_not_past_it():
+    counts = (999, 1000, 999_949, 999_950, 999_999, 1_000_000, 1_049_999)
+    shown = ["999", "1k", "999.9k", "1M", "1M", "1M", "1M"]
+    assert [tokens(n) for n in counts] == shown
+
+
+def test_show_keeps_a_role_of_several_lines_in_its_column():
+    agent = AgentState(name="demo", model="m", provider="p", role="one\ntwo\n  three")
+    lines = _described(agent).splitlines()
+    at = lines.index("  role       one")
+    assert lines[at + 1 : at + 4] == [
+        " " * 13 + "two",
+        " " * 13 + "  three",
+        "  tools      every tool",
+    ]
+
+
+def test_a_refusal_quoting_what_was_typed_shows_its_control_characters(capsys):
+    say("a\x1b]0;owned\x07b is not an amount.\r")
+    assert capsys.readouterr().err == "plane: a\\x1b]0;owned\\x07b is not an amount.\n"
