@@ -136,15 +136,21 @@ async def test_r_renames_and_the_row_follows(start_plane) -> None:  # type: igno
 
 
 @pytest.mark.slow
+async def edit_form(pilot, app: PlaneApp, agent: str) -> EditAgent:  # type: ignore[no-untyped-def]
+    """`agent`'s edit form, opened with `e` from its row."""
+    await on_list(pilot, app, agent)
+    await pilot.press("e")
+    await until(pilot, lambda: isinstance(app.screen, EditAgent))
+    assert isinstance(app.screen, EditAgent)
+    return app.screen
+
+
 async def test_e_edits_what_changed_and_a_bad_value_changes_nothing(start_plane) -> None:  # type: ignore[no-untyped-def]
     plane = await start_plane()
     await made(plane)
     app = app_for(plane)
     async with app.run_test(size=SIZE) as pilot:
-        await on_list(pilot, app, "poet")
-        await pilot.press("e")
-        await until(pilot, lambda: isinstance(app.screen, EditAgent))
-        form = app.screen
+        form = await edit_form(pilot, app, "poet")
         assert form.query_one("#role", TextArea).text == "writes verse"
         assert form.query_one("#tools", Input).value == "all"
         assert form.query_one("#limit", Input).value == "1"
@@ -173,10 +179,7 @@ async def test_e_on_a_gateway_agent_edits_only_its_limit(start_plane) -> None:  
     plane = await start_plane(CONFIG + "  cc: {gateway: {}}\n")
     app = app_for(plane)
     async with app.run_test(size=SIZE) as pilot:
-        await on_list(pilot, app, "cc")
-        await pilot.press("e")
-        await until(pilot, lambda: isinstance(app.screen, EditAgent))
-        form = app.screen
+        form = await edit_form(pilot, app, "cc")
         assert not form.query("#role, #model, #tools"), "the client chooses those"
         assert form.focused is form.query_one("#limit", Input)
         form.query_one("#limit", Input).value = "2.5"

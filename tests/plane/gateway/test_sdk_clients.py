@@ -132,14 +132,20 @@ async def test_a_chat_stream_is_metered_though_the_client_asked_no_usage(
     assert entry.cost_usd == CHAT_COST
 
 
-async def test_over_its_ceiling_claude_gets_429_with_retry_after_to_midnight(
-    start_gateway: StartGateway,
-) -> None:
-    gw = await start_gateway()
+async def over_its_ceiling(gw: GatewayPlane) -> None:
+    """claude's one call of the day: $0.11, over the $0.10 ceiling set first."""
     await gw.services.gate.ceilings.set("claude", Decimal("0.10"))
     gw.llm.reply("first", usage=CLAUDE_USAGE)
     async with claude(gw) as client:
         await client.messages.create(model="scripted-model", max_tokens=100, messages=HELLO)
+
+
+async def test_over_its_ceiling_claude_gets_429_with_retry_after_to_midnight(
+    start_gateway: StartGateway,
+) -> None:
+    gw = await start_gateway()
+    await over_its_ceiling(gw)
+    async with claude(gw) as client:
         with pytest.raises(anthropic.RateLimitError) as refused:
             await client.messages.create(model="scripted-model", max_tokens=100, messages=HELLO)
     error = refused.value
@@ -158,10 +164,8 @@ async def test_a_held_clients_retries_are_told_once_across_a_restart(
     start_gateway: StartGateway,
 ) -> None:
     gw = await start_gateway()
-    await gw.services.gate.ceilings.set("claude", Decimal("0.10"))
-    gw.llm.reply("first", usage=CLAUDE_USAGE)
+    await over_its_ceiling(gw)
     async with claude(gw) as client:
-        await client.messages.create(model="scripted-model", max_tokens=100, messages=HELLO)
         for _ in range(2):
             with pytest.raises(anthropic.RateLimitError):
                 await client.messages.create(model="scripted-model", max_tokens=100, messages=HELLO)
