@@ -34,6 +34,7 @@ import httpx
 
 from plane.agents.roster import AgentSpec
 from plane.agents.services import Services
+from plane.config import EMBEDDED, EMBEDDED_MODEL
 from plane.errors import NoSuchAgent, ProviderError, UnknownPrice
 from plane.gateway.keys import Keys
 from plane.gateway.routing import (
@@ -172,6 +173,8 @@ class Gateway:
             model = body.get("model")
             if not isinstance(model, str) or not model:
                 raise Refused(400, "The request names no model.")
+            if self._services.config.providers[spec.provider].kind == EMBEDDED:
+                model = EMBEDDED_MODEL  # it answers as itself whatever it is called: metered so
             call, estimate = await self._open(wire, spec, model, body)
             opened = _Call(
                 call, wire, spec, provider, model, body, estimate, saved, session(headers)

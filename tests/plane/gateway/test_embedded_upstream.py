@@ -32,12 +32,13 @@ async def test_the_embedded_model_answers_both_apis_through_the_gateway_metered(
             model="smollm2-135m", max_tokens=8, messages=[{"role": "user", "content": "Hi"}]
         )
     async with openai.AsyncOpenAI(base_url=f"{gw.url}/v1", api_key=key, max_retries=0) as chat:
-        answered = await chat.chat.completions.create(
-            model="smollm2-135m", max_tokens=8, messages=[{"role": "user", "content": "Hi"}]
+        answered = await chat.chat.completions.create(  # a client's own model name: SmolLM2 answers
+            model="gpt-4o", max_tokens=8, messages=[{"role": "user", "content": "Hi"}]
         )
     assert said.content and answered.choices[0].message.content
     first, second = await gw.entries()
     assert [e.status for e in (first, second)] == ["settled", "settled"]
+    assert [e.model for e in (first, second)] == ["smollm2-135m"] * 2, "metered as what ran"
     assert first.usage.input_tokens == said.usage.input_tokens > 0
     assert second.usage.output_tokens == answered.usage.completion_tokens > 0  # type: ignore[union-attr]
     for entry in (first, second):
