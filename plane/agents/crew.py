@@ -150,7 +150,7 @@ class Crew:
             return ran
         worker = self.workers[agent]
         if worker.spec.gateway is not None:
-            return Ran(await self._not_for_a_gateway_agent(agent, text))
+            return Ran(await self._not_for_a_gateway_agent(agent, text), refused=True)
         today = day_of(self._services.clock.now())
         if (refused := too_large(self._services.config, worker.spec, text, today)) is not None:
             raise InvalidRequest(refused)  # stored nowhere: it would jam every later turn

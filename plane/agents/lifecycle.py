@@ -290,6 +290,9 @@ def _tools(tools: list[str] | None) -> Tools:
         return None
     if names == ["none"]:
         return ()
+    alone = [n for n in names if n in (ALL_TOOLS, "none")]
+    if alone:  # beside other names: which was meant is not known
+        raise InvalidRequest(f"{alone[0]!r} stands alone: give it by itself, or only tool names.")
     unknown = [n for n in names if n not in TOOLS]
     if unknown:
         raise InvalidRequest(

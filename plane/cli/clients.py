@@ -34,7 +34,7 @@ def send(args: argparse.Namespace) -> int:
         said = [m for m in reply.messages if m.kind != "operator"]
         for message in said:
             print(_line(message))
-        if reply.refused:  # the plane's reply above says why; nothing changed
+        if reply.refused:  # the plane's reply above says why nothing comes of it
             return 1
         if args.wait and not said and any(m.held for m in reply.messages):
             # Held, and told so already this spell: no turn is coming to wait for.

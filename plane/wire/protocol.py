@@ -398,8 +398,9 @@ class Sent(Frame):
     id: int
     messages: list[Message]
     refused: bool = False
-    """A slash command the plane refused (unknown, or a bad argument): its
-    reply says why, and nothing changed."""
+    """The plane's reply says why it does nothing with this: a slash command
+    refused (unknown, or a bad argument: nothing changed), or a message to a
+    gateway agent (kept, but only its own client's calls are answered)."""
 
 
 class Messages(Frame):

@@ -137,6 +137,7 @@ async def test_edit_changes_role_model_tools_and_ceiling_and_keeps_them(start_pl
     [
         ({"model": "no-such-model"}, "'no-such-model' is not a configured model"),
         ({"tools": ["read_file", "rm_rf"]}, "'rm_rf' is not a tool"),
+        ({"tools": ["none", "grep"]}, "'none' stands alone: give it by itself, or only tool"),
         ({"limit": "-1"}, "A limit can't be negative"),
         ({"limit": "nan"}, "is not an amount"),
         ({}, "Nothing to change"),

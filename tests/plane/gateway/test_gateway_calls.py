@@ -240,7 +240,9 @@ async def test_a_gateway_agent_has_a_row_and_limit_but_takes_no_turns(
     gw = await start_gateway()
     await gw.plane.api.send("claude", "/limit 0.02")
     assert gw.services.gate.ceilings.of("claude") == Decimal("0.02")
-    said = await gw.plane.api.send("claude", "are you there?")
+    ran = await gw.plane.api.post("claude", "are you there?")
+    assert ran.refused, "nothing will answer it: `plane send` exits 1"
+    said = ran.messages
     assert [(m.kind, m.text) for m in said] == [
         ("operator", "are you there?"),
         ("plane", gateway_notice("claude")),
