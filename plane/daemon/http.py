@@ -1,7 +1,7 @@
 """The HTTP listener (`plane serve --http HOST:PORT`): the gateway's APIs.
 
-aiohttp rather than Starlette + uvicorn: `web.AppRunner` and `TCPSite` run
-inside the plane's own event loop, started and stopped from `startup()` and
+aiohttp rather than Starlette + uvicorn: `web.AppRunner` runs inside the
+plane's own event loop, started and stopped from `startup()` and
 `shutdown()` like the socket listener, with no second server lifecycle, no
 signal handling of its own and no thread (it is also what textual-serve
 embeds). Its `shutdown_timeout` lets requests in flight finish on stop: a
@@ -12,25 +12,62 @@ Routes: `POST /v1/messages` (Anthropic), `POST /v1/chat/completions` and
 not metered), `GET /v1/models` (the agent's provider's models, in the shape of
 the API the client speaks), `GET /metrics` (Prometheus, behind the plane's
 token: `plane.daemon.metrics`). Anything else is aiohttp's plain 404.
+
+Nobody unknown costs anything (`Limits` has the figures):
+
+- the key (or the token, for `/metrics`) is checked from the headers, before
+  a byte of the body is read; without it the answer is a 401 in the API's
+  own shape and the connection is closed, its body never read, let alone
+  held (aiohttp stops reading a connection once ~128 KiB of it wait unread);
+- a connection that has not presented a key is a stranger (`plane.daemon.door`):
+  few are held at once, each briefly; aiohttp's keep-alive timeout closes a
+  connection that sends no whole request headers soon after it opened or
+  after its last answer (slow headers included);
+- a body, read only for a client with a key, is bounded in size, in the time
+  it may take to arrive, and, over all calls in flight together, in the
+  bytes held (`plane.daemon.bodies`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from aiohttp import web
 
+from plane.daemon.bodies import Bodies
+from plane.daemon.door import Door
 from plane.daemon.metrics import CONTENT_TYPE
 from plane.gateway.forward import Gateway, Refused
 from plane.gateway.wire import WIRES, ChatCompletions, Messages, Wire
 
 log = logging.getLogger(__name__)
 
-MAX_BODY_BYTES = 32 << 20
-"""A client's request, images and long histories included."""
+
+@dataclass(frozen=True)
+class Limits:
+    """What one client, and all clients together, may hold of the listener."""
+
+    body_bytes: int = 32 << 20
+    """A request's body, images and long histories included."""
+    bodies_bytes: int = 256 << 20
+    """The bodies of all calls in flight together (each is held until its call ends)."""
+    body_s: float = 60.0
+    """A body must have arrived whole within this long of its headers."""
+    idle_s: float = 10.0
+    """A connection that sends no whole request headers within this long of
+    opening, or of its last answer, is closed (aiohttp's keep-alive timeout)."""
+    strangers: int = 128
+    """Connections held at once that have not yet presented a key."""
+    stranger_s: float = 10.0
+    """How long a connection may stay without presenting a key."""
+    max_headers: int = 64
+    """Header lines in a request; each at most 8190 bytes (aiohttp's own limit)."""
 
 
 class _Responder:
@@ -62,8 +99,27 @@ class _Responder:
             self._request.transport.abort()
 
 
+class _Connection(web.RequestHandler):
+    """aiohttp's connection, a stranger at the door from when it opens until
+    it presents a key (`HttpListener._known`) or closes."""
+
+    __slots__ = ("_door",)
+
+    def __init__(self, manager: web.Server, door: Door, **knobs: Any) -> None:
+        super().__init__(manager, **knobs)
+        self._door = door
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        self._door.arrived(self, self.force_close)
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        self._door.left(self)
+        super().connection_lost(exc)
+
+
 Scrape = Callable[[], Awaitable[bytes]]
-"""The metrics' text, read fresh (`plane.daemon.metrics.Metrics.scrape`)."""
+"""The metrics' text, a recent reading (`plane.daemon.metrics.Metrics.scrape`)."""
 
 
 class HttpListener:
@@ -74,11 +130,15 @@ class HttpListener:
         *,
         metrics: Scrape | None = None,
         token: str | None = None,
+        limits: Limits = Limits(),
     ) -> None:
         self.gateway = gateway
+        self.limits = limits
+        self.door = Door(limits.strangers, limits.stranger_s)
+        self.bodies = Bodies(limits.body_bytes, limits.bodies_bytes, limits.body_s)
         self._metrics = metrics
         self._token = token
-        app = web.Application(client_max_size=MAX_BODY_BYTES)
+        app = web.Application(client_max_size=limits.body_bytes)
         for path, wire in WIRES.items():
             app.router.add_post(path, self._calls(wire))
         app.router.add_post("/v1/messages/count_tokens", self._count_tokens)
@@ -86,29 +146,52 @@ class HttpListener:
         if metrics is not None and token:
             app.router.add_get("/metrics", self._scrape)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=grace_s)
+        self._server: asyncio.Server | None = None
         self.port: int | None = None
 
     async def listen(self, host: str, port: int) -> int:
         """Listen on `host:port` (0: a free port); returns the port."""
         await self._runner.setup()
-        site = web.TCPSite(self._runner, host, port)
-        await site.start()
-        server = site._server  # aiohttp keeps the bound sockets here only
-        sockets = getattr(server, "sockets", None) or []
-        self.port = sockets[0].getsockname()[1] if sockets else port
+        manager = self._runner.server
+        assert manager is not None
+        loop = asyncio.get_running_loop()
+        knobs: dict[str, Any] = {
+            "loop": loop,
+            "access_log": None,
+            "keepalive_timeout": self.limits.idle_s,
+            "lingering_time": 0,  # a body left unread is not drained: the connection closes
+            "max_headers": self.limits.max_headers,
+        }
+        self._server = await loop.create_server(
+            lambda: _Connection(manager, self.door, **knobs), host, port, reuse_address=True
+        )
+        self.port = int(self._server.sockets[0].getsockname()[1])
         return self.port
 
     async def close(self) -> None:
         """Stop accepting; calls in flight finish within the grace."""
+        if self._server is not None:
+            self._server.close()
         await self._runner.cleanup()
+        if self._server is not None:
+            await self._server.wait_closed()
+            self._server = None
+
+    def _known(self, request: web.Request, headers: Mapping[str, str]) -> None:
+        """The key is an agent's, or `Refused` (401); read from the headers alone."""
+        self.gateway.agent(headers)
+        self.door.known(request.protocol)
 
     def _calls(self, wire: Wire) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
         async def answer(request: web.Request) -> web.StreamResponse:
             out = _Responder(request)
-            raw = await request.read()
-            headers = {k.lower(): v for k, v in request.headers.items()}
+            headers = _lowered(request)
             try:
-                await self.gateway.handle(wire, headers, raw, out)
+                self._known(request, headers)
+                async with self.bodies.read(request) as raw:
+                    await self.gateway.handle(wire, headers, raw, out)
+            except Refused as refused:  # no key, or a body the plane will not hold
+                return _refusal(wire, refused)
             except Exception:
                 log.exception("gateway: %s", wire.path)
                 if out.response is None:
@@ -122,21 +205,25 @@ class HttpListener:
 
     async def _count_tokens(self, request: web.Request) -> web.StreamResponse:
         out = _Responder(request)
-        headers = {k.lower(): v for k, v in request.headers.items()}
+        headers = _lowered(request)
         wire = WIRES[Messages.path]
-        await self.gateway.passthrough(wire, request.path, headers, await request.read(), out)
+        try:
+            self._known(request, headers)
+            async with self.bodies.read(request) as raw:
+                await self.gateway.passthrough(wire, request.path, headers, raw, out)
+        except Refused as refused:
+            return _refusal(wire, refused)
         assert out.response is not None
         return out.response
 
     async def _models(self, request: web.Request) -> web.Response:
-        headers = {k.lower(): v for k, v in request.headers.items()}
+        headers = _lowered(request)
         wire = WIRES[Messages.path if "anthropic-version" in headers else ChatCompletions.path]
         try:
+            self._known(request, headers)
             models = self.gateway.models(headers)
         except Refused as refused:
-            return web.json_response(
-                wire.error(refused.status, str(refused)), status=refused.status
-            )
+            return _refusal(wire, refused)
         return web.json_response(wire.listing(models))
 
     async def _scrape(self, request: web.Request) -> web.Response:
@@ -149,13 +236,29 @@ class HttpListener:
         if scheme.lower() != "bearer" or not hmac.compare_digest(
             presented.strip().encode(), self._token.encode()
         ):
-            return web.Response(
+            refused = web.Response(
                 status=401,
                 text="/metrics wants the plane's token: "
                 "Authorization: Bearer <the file token in the plane's home>\n",
                 headers={"WWW-Authenticate": 'Bearer realm="plane"'},
             )
+            refused.force_close()
+            return refused
+        self.door.known(request.protocol)
         body = await self._metrics()
         response = web.Response(body=body)
         response.headers["Content-Type"] = CONTENT_TYPE
         return response
+
+
+def _lowered(request: web.Request) -> dict[str, str]:
+    return {k.lower(): v for k, v in request.headers.items()}
+
+
+def _refusal(wire: Wire, refused: Refused) -> web.Response:
+    """The refusal in the API's own shape; the connection closes after it, so
+    whatever body the client is still sending is never read."""
+    body = refused.body or wire.error(refused.status, str(refused))
+    response = web.json_response(body, status=refused.status, headers=refused.headers)
+    response.force_close()
+    return response

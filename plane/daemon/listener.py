@@ -16,7 +16,11 @@ read:
   from here — SO_PEERCRED gives 0 then): the peer is refused.
 
 A refusal is one `unauthorized` error, in answer to the client's first frame
-(its hello), and the connection closes.
+(its hello), and the connection closes. Over TCP, a connection that has not
+said a good hello within `HELLO_S` is closed, and at most `STRANGERS` such
+connections are held at once (`plane.daemon.door`: the oldest goes first);
+once greeted, a connection is never timed out (a TUI's subscription is
+silent for hours).
 
 Each line is one frame; a line that is not a valid frame, too long, or out of
 turn gets one `error` reply and changes nothing — the connection goes on, and
@@ -47,6 +51,7 @@ import struct
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
+from plane.daemon.door import Door
 from plane.daemon.events import EventBus, Subscription
 from plane.errors import PlaneError
 from plane.wire import protocol as p
@@ -59,6 +64,10 @@ CLOSE_GRACE_S = 5.0
 REQUEST_GRACE_S = 10.0
 """On shutdown, how long the requests in flight may take to finish before
 they are cancelled."""
+HELLO_S = 5.0
+"""Over TCP, how long a connection may take to say a good hello."""
+STRANGERS = 64
+"""Over TCP, connections held at once that have not yet said a good hello."""
 MAX_IN_FLIGHT = 32
 """Requests of one connection handled at once; past it the plane reads no
 further frames from that connection until one is answered."""
@@ -75,7 +84,11 @@ class Listener:
         bus: EventBus,
         version: str,
         token: str,
+        *,
+        door: Door | None = None,
     ) -> None:
+        """`door` holds the TCP connections not yet greeted (by default
+        `STRANGERS` of them, `HELLO_S` each)."""
         if not token:
             raise PlaneError("The plane has no token: no client could prove it is the operator.")
         self._handle = handle
@@ -88,6 +101,7 @@ class Listener:
             log.warning("this process's PID namespace is unreadable: clients are checked by token")
         self._servers: list[asyncio.Server] = []
         self._connections: dict[_Connection, asyncio.Task[None]] = {}
+        self.door = door if door is not None else Door(STRANGERS, HELLO_S)
 
     async def listen_unix(self, path: Path) -> None:
         with contextlib.suppress(FileNotFoundError):
@@ -145,9 +159,12 @@ class Listener:
             refused = self.refusal(writer) if local else None
             connection = _Connection(self, reader, writer, refused)
             self._connections[connection] = task
+            if not local:  # the Unix socket's peers are checked before any frame
+                self.door.arrived(connection, connection.abort)
             try:
                 await connection.run()
             finally:
+                self.door.left(connection)
                 self._connections.pop(connection, None)
 
         return accept
@@ -301,6 +318,7 @@ class _Connection:
         if not hmac.compare_digest(given, self._listener._token):
             return self._refuse(hello.id, _WRONG_TOKEN)
         self._greeted = True
+        self._listener.door.known(self)
         return p.Welcome(id=hello.id, plane_version=self._listener._version)
 
     def _refuse(self, ident: int | None, why: str) -> p.Error:

@@ -1,0 +1,292 @@
+"""The gateway's listener, attacked: nobody unknown costs anything.
+
+Keyless clients with big bodies, bodies over the limit, bodies that trickle,
+more bodies at once than the plane will hold, connections that never speak,
+headers sent a byte at a time, and the same on the `--tcp` socket before its
+hello. In-process on a real plane with small bounds (fast), and on a real
+`plane serve --http --tcp` in a subprocess with its real bounds (slow: the
+figures, printed with `-s`, are the README's).
+
+Clients here are raw sockets: an HTTP client library would wait to send its
+whole body before it reads an answer, and what matters is what the plane
+does before it has the body.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+
+from plane.daemon.door import Door
+from plane.daemon.http import HttpListener, Limits
+from plane.daemon.listener import Listener
+from plane.wire import protocol as p
+from plane.wire.client import PlaneClient
+from tests.support.fixtures_gateway import GatewayPlane, StartGateway
+
+MB = 1_000_000
+ROUTES = (
+    ("/v1/messages", {"x-api-key": "plane-claude-guessed"}),
+    ("/v1/chat/completions", {}),
+    ("/v1/responses", {"authorization": "Bearer sk-not-a-key"}),
+    ("/v1/messages/count_tokens", {"x-api-key": ""}),
+)
+
+
+def head(path: str, length: int, headers: dict[str, str], method: str = "POST") -> bytes:
+    lines = [f"{method} {path} HTTP/1.1", "Host: plane", f"Content-Length: {length}"]
+    lines += ["Content-Type: application/json", "anthropic-version: 2023-06-01"]
+    lines += [f"{k}: {v}" for k, v in headers.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+async def answer_of(reader: asyncio.StreamReader, within: float = 5) -> tuple[int, dict, bytes]:  # type: ignore[type-arg]
+    """Status, headers and body of one response (read by its Content-Length)."""
+    async with asyncio.timeout(within):
+        status_line = await reader.readline()
+        headers = {}
+        while (line := await reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.decode().partition(":")
+            headers[name.strip().lower()] = value.strip()
+        body = await reader.readexactly(int(headers.get("content-length", 0)))
+    return int(status_line.split()[1]), headers, body
+
+
+async def closed(reader: asyncio.StreamReader, within: float) -> bool:
+    """The plane closed the connection within `within` seconds."""
+    try:
+        async with asyncio.timeout(within):
+            while await reader.read(65536):
+                pass
+    except TimeoutError:
+        return False
+    except ConnectionError:
+        return True
+    return True
+
+
+async def connect(port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    return await asyncio.open_connection("127.0.0.1", port)
+
+
+@contextlib.asynccontextmanager
+async def listening(gw: GatewayPlane, limits: Limits) -> AsyncIterator[HttpListener]:
+    """A second listener on the gateway plane's own gateway, with `limits`."""
+    assert gw.plane._http_listener is not None
+    listener = HttpListener(gw.plane._http_listener.gateway, 1.0, limits=limits)
+    await listener.listen("127.0.0.1", 0)
+    try:
+        yield listener
+    finally:
+        await listener.close()
+
+
+def call(size: int) -> bytes:
+    """A Messages request of `size` bytes."""
+    shell = {"model": "scripted-model", "max_tokens": 5, "messages": [{"role": "user"}]}
+    text = json.dumps(shell)
+    pad = size - len(text) - len(', "content": ""')
+    shell["messages"][0]["content"] = "x" * pad
+    body = json.dumps(shell).encode()
+    assert len(body) == size
+    return body
+
+
+# ── keyless ─────────────────────────────────────────────────────────────────
+
+
+@pytest.mark.parametrize(("path", "headers"), ROUTES)
+async def test_a_keyless_call_is_refused_from_its_headers_and_its_body_is_never_read(
+    start_gateway: StartGateway, path: str, headers: dict[str, str]
+) -> None:
+    """31 MB announced, none of it sent: the 401 comes at once (the plane
+    waited for the whole body before it looked at the key), in the API's own
+    shape, and the connection closes instead of taking the body."""
+    gw = await start_gateway()
+    reader, writer = await connect(gw.plane.http_port or 0)
+    writer.write(head(path, 31 * MB, headers))
+    status, said, body = await answer_of(reader)
+    assert status == 401
+    assert said.get("connection") == "close"
+    error = json.loads(body)
+    if path.startswith("/v1/messages"):
+        assert error["error"]["type"] == "authentication_error"
+    else:
+        assert error["error"]["code"] == "invalid_api_key"
+    assert "not a gateway agent's key" in error["error"]["message"]
+    sent = 0
+    with contextlib.suppress(ConnectionError):
+        while sent < 31 * MB:  # the plane reads none of it: the socket fills, or is reset
+            writer.write(b"x" * MB)
+            await asyncio.wait_for(writer.drain(), 2)
+            sent += MB
+    assert sent < 31 * MB
+    assert await closed(reader, 2)
+    writer.close()
+
+
+async def test_a_body_over_the_limit_is_refused_before_it_is_read(
+    start_gateway: StartGateway,
+) -> None:
+    gw = await start_gateway()
+    reader, writer = await connect(gw.plane.http_port or 0)
+    writer.write(head("/v1/messages", 33 << 20, {"x-api-key": gw.keys["claude"]}))
+    status, said, body = await answer_of(reader)
+    assert status == 413
+    assert json.loads(body)["error"]["message"] == (
+        "The request body is over the plane's 32 MiB limit."
+    )
+    assert await closed(reader, 2)
+
+
+async def test_bodies_held_at_once_are_bounded_and_a_call_past_that_waits_its_turn(
+    start_gateway: StartGateway,
+) -> None:
+    """Two bodies of 1.5 MiB fill a 3 MiB room: a third gets 503 with a short
+    Retry-After at once, before its body is read; once one leaves, room is made."""
+    gw = await start_gateway()
+    size = 3 << 19
+    limits = Limits(bodies_bytes=3 << 20, body_s=30)
+    async with listening(gw, limits) as listener:
+        key = {"x-api-key": gw.keys["claude"]}
+        holding = []
+        for _ in range(2):
+            reader, writer = await connect(listener.port or 0)
+            writer.write(head("/v1/messages", size, key) + b"{")
+            holding.append((reader, writer))
+        await asyncio.sleep(0.2)
+        assert listener.bodies.held == 2 * size
+        reader, writer = await connect(listener.port or 0)
+        writer.write(head("/v1/messages", size, key))
+        status, said, body = await answer_of(reader)
+        assert (status, said["retry-after"]) == (503, "2")
+        assert "holding 3 MiB of other calls' request bodies" in json.loads(body)["error"]["message"]
+        assert await closed(reader, 2)
+
+        holding[0][1].close()  # one leaves mid-body: its room is given back
+        await asyncio.sleep(0.2)
+        assert listener.bodies.held == size
+        reader, writer = await connect(listener.port or 0)
+        writer.write(head("/v1/messages", size, key) + call(size))
+        status, _, body = await answer_of(reader)
+        assert status != 503, body  # read and sent on (the agent's ceiling decides the rest)
+        holding[1][1].close()
+        await asyncio.sleep(0.2)
+        assert listener.bodies.held == 0
+
+
+async def test_a_body_that_trickles_is_cut_at_its_deadline(start_gateway: StartGateway) -> None:
+    gw = await start_gateway()
+    async with listening(gw, Limits(body_s=0.5)) as listener:
+        reader, writer = await connect(listener.port or 0)
+        writer.write(head("/v1/messages", 1000, {"x-api-key": gw.keys["claude"]}) + b'{"m')
+        began = time.monotonic()
+        status, _, body = await answer_of(reader)
+        assert status == 408
+        assert 0.4 < time.monotonic() - began < 3
+        assert json.loads(body)["error"]["message"] == (
+            "The request body did not arrive whole within 0.5 s."
+        )
+        assert await closed(reader, 2)
+        assert listener.bodies.held == 0
+
+
+# ── slow and silent connections ────────────────────────────────────────────
+
+
+async def test_silent_slow_and_keyless_connections_are_closed_while_a_client_with_a_key_is_served(
+    start_gateway: StartGateway,
+) -> None:
+    """With 0.5 s bounds and room for 20 strangers: 60 silent connections,
+    60 sending their headers a byte at a time and 10 asking for nothing but
+    404s are all closed within a second or two; the oldest go first when
+    more arrive; a client with a key is served throughout."""
+    gw = await start_gateway()
+    limits = Limits(idle_s=0.5, stranger_s=0.5, strangers=20)
+    async with listening(gw, limits) as listener:
+        port = listener.port or 0
+        silent = [await connect(port) for _ in range(60)]
+        slow = [await connect(port) for _ in range(60)]
+        busy = [await connect(port) for _ in range(10)]
+        assert len(listener.door) <= 20
+
+        async def trickle() -> None:
+            for byte in head("/v1/messages", 10, {}):
+                for _, writer in slow:
+                    with contextlib.suppress(ConnectionError):
+                        writer.write(bytes([byte]))
+                await asyncio.sleep(0.05)
+
+        async def not_found() -> None:
+            while True:
+                for _, writer in busy:
+                    with contextlib.suppress(ConnectionError):
+                        writer.write(b"GET /nothing HTTP/1.1\r\nHost: plane\r\n\r\n")
+                await asyncio.sleep(0.1)
+
+        served = 0
+
+        async def keyed() -> None:
+            nonlocal served
+            headers = {"x-api-key": gw.keys["claude"], "anthropic-version": "2023-06-01"}
+            async with httpx.AsyncClient() as client:
+                while True:
+                    answer = await client.get(f"http://127.0.0.1:{port}/v1/models", headers=headers)
+                    assert answer.status_code == 200
+                    served += 1
+                    await asyncio.sleep(0.05)
+
+        tasks = [asyncio.create_task(job()) for job in (trickle, not_found, keyed)]
+        try:
+            await asyncio.sleep(2.0)
+            left = [
+                not await closed(reader, 0.01) for reader, _ in (*silent, *slow, *busy)
+            ].count(True)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        print(f"\nhttp, 0.5 s bounds: 130 strangers, {left} still open after 2 s; {served} calls served")
+        assert left == 0
+        assert served >= 10
+        assert listener.door.turned_away >= 110
+
+
+async def test_tcp_connections_without_a_hello_are_closed_but_a_greeted_subscriber_stays(
+    start_plane,  # type: ignore[no-untyped-def]
+) -> None:
+    plane = await start_plane()
+    listener = Listener(
+        plane.plane.api.handle,
+        plane.crew.snapshot,
+        plane.bus,
+        "test",
+        plane.token,
+        door=Door(16, 0.5),
+    )
+    port = await listener.listen_tcp("127.0.0.1", 0)
+    try:
+        subscriber = await PlaneClient.connect(
+            plane.home.socket, tcp=("127.0.0.1", port), token=plane.token
+        )
+        await subscriber.request(p.Subscribe)
+        strangers = [await connect(port) for _ in range(100)]
+        chatty = await connect(port)  # frames, but never a hello: each is answered, then closed
+        chatty[1].write(b'{"type": "status", "id": 7}\n')
+        said = json.loads(await chatty[0].readline())
+        assert said["message"].startswith("Say hello first")
+        await asyncio.sleep(1.5)
+        left = [not await closed(reader, 0.01) for reader, _ in (*strangers, chatty)].count(True)
+        print(f"\ntcp, 0.5 s bound: 101 strangers, {left} still open after 1.5 s")
+        assert left == 0
+        assert subscriber.open
+        assert isinstance(await subscriber.request(p.Status, within_s=5), p.SnapshotReply)
+        await subscriber.close()
+    finally:
+        await listener.close()
