@@ -17,8 +17,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import re
+import subprocess
+import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -26,9 +31,12 @@ import pytest
 from plane.daemon.door import Door
 from plane.daemon.http import HttpListener, Limits
 from plane.daemon.listener import Listener
+from plane.gateway.keys import Keys
+from plane.home import Home
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
-from tests.support.fixtures_gateway import GatewayPlane, StartGateway
+from tests.support.fixtures_gateway import CONFIG, GatewayPlane, StartGateway
+from tests.support.scripted_llm import ScriptedLLM
 
 MB = 1_000_000
 ROUTES = (
@@ -137,7 +145,7 @@ async def test_a_body_over_the_limit_is_refused_before_it_is_read(
     gw = await start_gateway()
     reader, writer = await connect(gw.plane.http_port or 0)
     writer.write(head("/v1/messages", 33 << 20, {"x-api-key": gw.keys["claude"]}))
-    status, said, body = await answer_of(reader)
+    status, _, body = await answer_of(reader)
     assert status == 413
     assert json.loads(body)["error"]["message"] == (
         "The request body is over the plane's 32 MiB limit."
@@ -166,7 +174,9 @@ async def test_bodies_held_at_once_are_bounded_and_a_call_past_that_waits_its_tu
         writer.write(head("/v1/messages", size, key))
         status, said, body = await answer_of(reader)
         assert (status, said["retry-after"]) == (503, "2")
-        assert "holding 3 MiB of other calls' request bodies" in json.loads(body)["error"]["message"]
+        assert (
+            "holding 3 MiB of other calls' request bodies" in json.loads(body)["error"]["message"]
+        )
         assert await closed(reader, 2)
 
         holding[0][1].close()  # one leaves mid-body: its room is given back
@@ -245,14 +255,14 @@ async def test_silent_slow_and_keyless_connections_are_closed_while_a_client_wit
         tasks = [asyncio.create_task(job()) for job in (trickle, not_found, keyed)]
         try:
             await asyncio.sleep(2.0)
-            left = [
-                not await closed(reader, 0.01) for reader, _ in (*silent, *slow, *busy)
-            ].count(True)
+            left = [not await closed(reader, 0.01) for reader, _ in (*silent, *slow, *busy)].count(
+                True
+            )
         finally:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-        print(f"\nhttp, 0.5 s bounds: 130 strangers, {left} still open after 2 s; {served} calls served")
+        print(f"\nhttp, 0.5 s bounds: 130 strangers, {left} open after 2 s; {served} calls served")
         assert left == 0
         assert served >= 10
         assert listener.door.turned_away >= 110
@@ -290,3 +300,181 @@ async def test_tcp_connections_without_a_hello_are_closed_but_a_greeted_subscrib
         await subscriber.close()
     finally:
         await listener.close()
+
+
+# ── a real `plane serve`, with its real bounds ─────────────────────────────
+
+
+class Served:
+    """`plane serve --http --tcp` in a subprocess, on the gateway config."""
+
+    def __init__(self, tmp_path: Path, llm: ScriptedLLM) -> None:
+        self.home = tmp_path / "home"
+        config = tmp_path / "agents.yaml"
+        text = CONFIG.replace("{base_url}", llm.base_url).replace(
+            "{anthropic_url}", llm.anthropic_url
+        )
+        config.write_text(text)
+        self.log = tmp_path / "serve.err"
+        with self.log.open("w") as err:
+            self.process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "plane",
+                    "serve",
+                    "--config",
+                    str(config),
+                    "--http",
+                    "127.0.0.1:0",
+                    "--tcp",
+                    "127.0.0.1:0",
+                ],
+                env={**os.environ, "PLANE_HOME": str(self.home)},
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+            )
+        deadline = time.monotonic() + 60
+        while not (
+            found := re.search(
+                r" and 127\.0\.0\.1:(\d+) .*the gateway on http://127\.0\.0\.1:(\d+)",
+                self.log.read_text(),
+            )
+        ):
+            assert self.process.poll() is None, self.log.read_text()
+            assert time.monotonic() < deadline, "the plane did not start"
+            time.sleep(0.1)
+        self.tcp_port, self.http_port = int(found.group(1)), int(found.group(2))
+        self.key = Keys(Home(self.home).gateway_keys).make("claude")
+        self.token = (self.home / "token").read_text().strip()
+
+    def rss(self) -> int:
+        """Resident bytes of the plane now."""
+        return _status_kb(self.process.pid, "VmRSS") * 1024
+
+    def peak_from_now(self) -> None:
+        """The peak resident size counts from here (Linux's clear_refs)."""
+        Path(f"/proc/{self.process.pid}/clear_refs").write_text("5")
+
+    def peak(self) -> int:
+        return _status_kb(self.process.pid, "VmHWM") * 1024
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+
+
+def _status_kb(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise AssertionError(f"no {field} for {pid}")
+
+
+@pytest.fixture
+def served(tmp_path: Path, scripted_llm: ScriptedLLM) -> Iterator[Served]:
+    plane = Served(tmp_path, scripted_llm)
+    try:
+        yield plane
+    finally:
+        plane.stop()
+
+
+async def keyless_body(port: int, size: int) -> int:
+    """Headers, then `size` bytes of body sent as fast as the plane takes
+    them (made as they go, never held whole); the answer's status."""
+    reader, writer = await connect(port)
+    writer.write(head("/v1/messages", size, {"x-api-key": "plane-claude-guessed"}))
+    chunk = b"x" * (1 << 20)
+
+    async def send() -> None:
+        with contextlib.suppress(ConnectionError):
+            for start in range(0, size, len(chunk)):
+                writer.write(chunk[: size - start])
+                await writer.drain()
+
+    sending = asyncio.create_task(send())
+    try:
+        status, _, _ = await answer_of(reader, within=60)
+    finally:
+        await sending
+        writer.close()
+    return status
+
+
+@pytest.mark.slow
+async def test_twenty_keyless_clients_of_31_mb_each_grow_the_plane_by_little(
+    served: Served,
+) -> None:
+    await asyncio.sleep(1)  # the plane's start-up settled
+    before = served.rss()
+    served.peak_from_now()
+    statuses = await asyncio.gather(*(keyless_body(served.http_port, 31 * MB) for _ in range(20)))
+    await asyncio.sleep(0.5)
+    after, peak = served.rss(), served.peak()
+    grown, peaked = (after - before) / MB, (peak - before) / MB
+    print(
+        f"\nkeyless bodies: 20 clients x 31 MB, each answered {set(statuses)}; "
+        f"the plane grew {grown:.1f} MB (peak {peaked:.1f} MB over its start)"
+    )
+    assert statuses == [401] * 20
+    assert grown < 100 and peaked < 100
+
+
+@pytest.mark.slow
+async def test_slow_and_silent_strangers_on_http_and_tcp_are_closed_within_their_bounds(
+    served: Served,
+) -> None:
+    """500 connections sending their headers a byte a second and 500 silent
+    ones on the gateway, 1,000 silent ones on `--tcp`: all closed within the
+    bounds (10 s on HTTP, 5 s on TCP), while a client with a key makes calls
+    and a greeted TUI connection, silent throughout, stays."""
+    port = served.http_port
+    tui = await PlaneClient.connect(
+        served.home / "plane.sock", tcp=("127.0.0.1", served.tcp_port), token=served.token
+    )
+    await tui.request(p.Subscribe)
+    slow = [await connect(port) for _ in range(500)]
+    silent = [await connect(port) for _ in range(500)]
+    tcp = [await connect(served.tcp_port) for _ in range(1000)]
+    began = time.monotonic()
+
+    async def trickle() -> None:
+        for byte in head("/v1/messages", 10, {}) * 10:
+            for _, writer in slow:
+                with contextlib.suppress(ConnectionError):
+                    writer.write(bytes([byte]))
+            await asyncio.sleep(1)
+
+    served_calls = 0
+
+    async def keyed() -> None:
+        nonlocal served_calls
+        headers = {"x-api-key": served.key, "anthropic-version": "2023-06-01"}
+        async with httpx.AsyncClient() as client:
+            while True:
+                answer = await client.get(f"http://127.0.0.1:{port}/v1/models", headers=headers)
+                assert answer.status_code == 200
+                served_calls += 1
+                await asyncio.sleep(0.5)
+
+    tasks = [asyncio.create_task(trickle()), asyncio.create_task(keyed())]
+    try:
+        await asyncio.sleep(6.5)
+        tcp_left = [not await closed(r, 0.001) for r, _ in tcp].count(True)
+        await asyncio.sleep(max(0.0, began + 12 - time.monotonic()))
+        http_left = [not await closed(r, 0.001) for r, _ in (*slow, *silent)].count(True)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    print(
+        f"\nstrangers: of 500 slow-header and 500 silent HTTP connections {http_left} open "
+        f"after 12 s; of 1,000 silent TCP connections {tcp_left} open after 6.5 s; "
+        f"{served_calls} keyed calls served meanwhile"
+    )
+    assert (http_left, tcp_left) == (0, 0)
+    assert served_calls >= 15
+    assert tui.open
+    assert isinstance(await tui.request(p.Status, within_s=10), p.SnapshotReply)
+    await tui.close()
