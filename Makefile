@@ -66,6 +66,7 @@ bench: $(BIN)/plane
 	$(BIN)/python bench/metering.py --agents 1000
 	$(BIN)/python bench/status.py
 	$(BIN)/python bench/planes.py
+	$(BIN)/python bench/metrics_scrapes.py
 
 snapshots: $(BIN)/plane
 	$(BIN)/python screenshots/make.py

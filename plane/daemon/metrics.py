@@ -1,12 +1,18 @@
 """`GET /metrics`: the plane in Prometheus' text format (prometheus-client).
 
-Read fresh at each scrape (nothing is kept between scrapes, so nothing can
-drift from the ledger): the rows as the TUI shows them, and sums over the
-ledger's `calls`, `spend` and `savings` tables since the ledger began. The
-sums read the whole ledger (about a second at a million calls), so they are
-read and added up aside (`Database.read_aside`: a thread and a connection
-of their own): neither the reads every turn makes nor the event loop wait
-on a scrape.
+A scrape is served a recent reading: the rows as the TUI shows them, and
+sums over the ledger's `calls`, `spend` and `savings` tables since the
+ledger began, taken together. The sums read the whole ledger (about a second
+at a million calls), so they are read and added up aside
+(`Database.read_aside`: a thread and a connection of their own): neither the
+reads every turn makes nor the event loop wait on a scrape. And a scrape
+must not cost the calls it measures, however many scrapers loop: a reading
+is served again for `FRESH_S` (longer on a ledger so large that taking it
+takes over a tenth of that: `SPARE` times as long as it took); scrapes are
+answered one at a time, at most `1 / EVERY_S` a second, so a reading is
+taken by one scrape and the scrapes that arrive meanwhile are served it. A
+reading is kept in memory only, so nothing drifts from the ledger for longer
+than that.
 
 Names follow Prometheus' conventions (`plane_` prefix, the unit last, `_usd`
 for dollars, `_total` on counters, which prometheus-client adds). Where
@@ -25,6 +31,8 @@ Dollars are floats here because Prometheus' samples are: for exact figures,
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from decimal import Decimal
 from sqlite3 import Connection
@@ -38,6 +46,17 @@ from plane.money import savings
 from plane.wire.protocol import Snapshot
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+FRESH_S = 5.0
+"""How long a reading is served before the next one is taken: well under
+Prometheus' usual scrape interval (15 s to a minute)."""
+SPARE = 10
+"""A reading is served for at least this many times as long as it took, so
+taking readings fills at most a tenth of the plane's time, whatever the
+ledger's size."""
+EVERY_S = 0.05
+"""Scrapes are answered at most once per this long (20 a second, far more
+than Prometheus asks): a scraper that loops waits its turn instead of taking
+the plane's time from the calls it measures."""
 
 CALLS = (
     "SELECT agent, model, status, COUNT(*) AS calls, SUM(input_tokens) AS input,"
@@ -49,17 +68,49 @@ TOKEN_TYPE = "gen_ai_token_type"
 
 
 class Metrics:
-    """What one scrape reads; `snapshot` is the crew's (the rows)."""
+    """What a scrape is served; `snapshot` is the crew's (the rows)."""
 
-    def __init__(self, snapshot: Callable[[], Awaitable[Snapshot]], db: Database) -> None:
+    def __init__(
+        self,
+        snapshot: Callable[[], Awaitable[Snapshot]],
+        db: Database,
+        *,
+        monotonic: Callable[[], float] = time.monotonic,
+        every_s: float = EVERY_S,
+    ) -> None:
         self._snapshot = snapshot
         self._db = db
+        self._monotonic = monotonic
+        self._every_s = every_s
+        self._turn = asyncio.Lock()
+        """Scrapes are answered one at a time (which makes one reading serve all
+        the scrapes that waited for it)."""
+        self._answered = float("-inf")
+        self._reading = b""
+        self._until = float("-inf")
+        """When the reading stops being served (the monotonic clock's time)."""
+        self.readings = 0
+        """Readings taken since the plane started."""
 
     async def scrape(self) -> bytes:
+        """The latest reading while it is recent, else a new one; in turn."""
+        async with self._turn:
+            if (wait := self._answered + self._every_s - self._monotonic()) > 0:
+                await asyncio.sleep(wait)
+            if self._monotonic() >= self._until:
+                await self._take()
+            self._answered = self._monotonic()
+            return self._reading
+
+    async def _take(self) -> None:
+        began = self._monotonic()
         families = [*_rows(await self._snapshot()), *await self._db.read_aside(_ledger)]
         registry = CollectorRegistry(auto_describe=False)
         registry.register(_Families(families))
-        return generate_latest(registry)
+        self._reading = generate_latest(registry)
+        now = self._monotonic()
+        self._until = now + max(FRESH_S, SPARE * (now - began))
+        self.readings += 1
 
 
 class _Families(Collector):
