@@ -45,12 +45,6 @@ playwright = pytest.importorskip("playwright.sync_api", reason="pip install play
 pyte = pytest.importorskip("pyte", reason="pip install pyte")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _plane(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PLANE_HOME": str(home)}
     return subprocess.run(
@@ -76,7 +70,7 @@ def served(tmp_path: Path, scripted_llm) -> Iterator[tuple[Path, str]]:  # type:
         until_it_answers(home, daemon)
         deadline = time.monotonic() + 30
         web = subprocess.Popen(
-            [sys.executable, "-m", "plane", "web", "--port", str(_free_port())],
+            [sys.executable, "-m", "plane", "web", "--port", "0"],  # it says the port it got
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -85,6 +79,7 @@ def served(tmp_path: Path, scripted_llm) -> Iterator[tuple[Path, str]]:  # type:
         assert web.stdout is not None
         line = web.stdout.readline()
         assert line.startswith("The TUI in a browser: http://127.0.0.1:"), line
+        assert not line.startswith("The TUI in a browser: http://127.0.0.1:0/"), line
         address = line.split(": ", 1)[1].strip()
         base = address.split("?")[0]
         while True:  # until it listens
@@ -155,7 +150,12 @@ def test_the_tui_in_a_browser_shows_rows_title_and_a_limit_exchange(served) -> N
 
             page.on("websocket", watch)
             page.goto(address)
-            assert "token=" not in page.url  # kept in the cookie, out of the address bar
+            assert "token=" not in page.url  # traded for a session, out of the address bar
+            assert page.title() == f"plane — {socket.gethostname()}"
+            token = (home / "token").read_text().strip()
+            cookies = page.context.cookies()
+            assert [c["name"] for c in cookies] == ["plane_session"]
+            assert all(token not in c["value"] for c in cookies)  # never the plane's token
             _until(page, seen, "demo · scripted-model · $0.00 of $1.00 today", "○ demo", "○ scout")
 
             page.click(".textual-terminal")
