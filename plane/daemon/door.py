@@ -33,6 +33,9 @@ class Door:
     def __len__(self) -> int:
         return len(self._strangers)
 
+    def __contains__(self, connection: Hashable) -> bool:
+        return connection in self._strangers
+
     def arrived(self, connection: Hashable, close: Callable[[], None]) -> None:
         """A new connection, not yet known; `close` ends it (it must not raise)."""
         while len(self._strangers) >= self.most:

@@ -48,6 +48,14 @@ from plane.gateway.wire import WIRES, ChatCompletions, Messages, Wire
 
 log = logging.getLogger(__name__)
 
+HEAD_BYTES = 64 << 10
+"""A request's line and headers, from a connection that has not presented a key."""
+_HEAD_SAID = b"The request's headers are over the plane's 64 KiB limit.\n"
+_HEAD_TOO_LARGE = (
+    b"HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain\r\n"
+    b"Connection: close\r\nContent-Length: %d\r\n\r\n%s" % (len(_HEAD_SAID), _HEAD_SAID)
+)
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -66,8 +74,6 @@ class Limits:
     """Connections held at once that have not yet presented a key."""
     stranger_s: float = 10.0
     """How long a connection may stay without presenting a key."""
-    max_headers: int = 64
-    """Header lines in a request; each at most 8190 bytes (aiohttp's own limit)."""
 
 
 class _Responder:
@@ -101,13 +107,24 @@ class _Responder:
 
 class _Connection(web.RequestHandler):
     """aiohttp's connection, a stranger at the door from when it opens until
-    it presents a key (`HttpListener._known`) or closes."""
+    it presents a key (`HttpListener._known`) or closes.
 
-    __slots__ = ("_door",)
+    A stranger's request headers are counted as they arrive: aiohttp bounds
+    each line and their number, not their sum (64 lines of 16 KiB each, a
+    megabyte a connection held while it trickles in), so past `HEAD_BYTES`
+    a stranger gets 431 and is closed. Once a head is whole, its request is
+    aiohttp's and the key's to decide; the next head is counted afresh
+    after the answer (`answered`)."""
+
+    __slots__ = ("_door", "_head", "_tail")
 
     def __init__(self, manager: web.Server, door: Door, **knobs: Any) -> None:
         super().__init__(manager, **knobs)
         self._door = door
+        self._head: int | None = 0
+        """Bytes of the head arriving; None while a whole one is being answered."""
+        self._tail = b""
+        """The last bytes seen, in case a head's blank line spans two reads."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
@@ -116,6 +133,22 @@ class _Connection(web.RequestHandler):
     def connection_lost(self, exc: BaseException | None) -> None:
         self._door.left(self)
         super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self._head is not None and self in self._door:
+            if (self._tail + data).find(b"\r\n\r\n") >= 0:
+                self._head = None
+            elif (head := self._head + len(data)) > HEAD_BYTES:
+                if self.transport is not None:
+                    self.transport.write(_HEAD_TOO_LARGE)
+                self.force_close()
+                return
+            else:
+                self._head, self._tail = head, data[-3:]
+        super().data_received(data)
+
+    def answered(self) -> None:
+        self._head, self._tail = 0, b""
 
 
 Scrape = Callable[[], Awaitable[bytes]]
@@ -145,6 +178,7 @@ class HttpListener:
         app.router.add_get("/v1/models", self._models)
         if metrics is not None and token:
             app.router.add_get("/metrics", self._scrape)
+        app.on_response_prepare.append(_answered)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=grace_s)
         self._server: asyncio.Server | None = None
         self.port: int | None = None
@@ -160,7 +194,6 @@ class HttpListener:
             "access_log": None,
             "keepalive_timeout": self.limits.idle_s,
             "lingering_time": 0,  # a body left unread is not drained: the connection closes
-            "max_headers": self.limits.max_headers,
         }
         self._server = await loop.create_server(
             lambda: _Connection(manager, self.door, **knobs), host, port, reuse_address=True
@@ -249,6 +282,11 @@ class HttpListener:
         response = web.Response(body=body)
         response.headers["Content-Type"] = CONTENT_TYPE
         return response
+
+
+async def _answered(request: web.Request, response: web.StreamResponse) -> None:
+    if isinstance(request.protocol, _Connection):
+        request.protocol.answered()
 
 
 def _lowered(request: web.Request) -> dict[str, str]:

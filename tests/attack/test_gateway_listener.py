@@ -207,6 +207,43 @@ async def test_a_body_that_trickles_is_cut_at_its_deadline(start_gateway: StartG
         assert listener.bodies.held == 0
 
 
+async def test_a_strangers_headers_over_64_kib_get_431_and_the_connection_closes(
+    start_gateway: StartGateway,
+) -> None:
+    """aiohttp bounds each header line and their number, not their sum: a
+    connection without a key could hold a megabyte while its headers trickle
+    in. Past 64 KiB (first head or a later one) it gets 431; a client with a
+    key and a 20 KiB head is served."""
+    gw = await start_gateway()
+    port = gw.plane.http_port or 0
+    line = b"X-Pad: " + b"v" * 1000 + b"\r\n"
+    reader, writer = await connect(port)
+    writer.write(b"POST /v1/messages HTTP/1.1\r\nHost: plane\r\n")
+    with contextlib.suppress(ConnectionError):
+        for _ in range(100):
+            writer.write(line)
+            await writer.drain()
+    status, _, body = await answer_of(reader)
+    assert (status, body) == (431, b"The request's headers are over the plane's 64 KiB limit.\n")
+    assert await closed(reader, 2)
+
+    reader, writer = await connect(port)  # a 404 first, then a head that does not end
+    writer.write(b"GET /nothing HTTP/1.1\r\nHost: plane\r\n\r\n")
+    assert (await answer_of(reader))[0] == 404
+    writer.write(b"GET /nothing HTTP/1.1\r\nHost: plane\r\n")
+    with contextlib.suppress(ConnectionError):
+        for _ in range(100):
+            writer.write(line)
+            await writer.drain()
+    assert (await answer_of(reader))[0] == 431
+
+    headers = {f"x-pad-{n}": "v" * 1000 for n in range(20)}
+    headers |= {"x-api-key": gw.keys["claude"], "anthropic-version": "2023-06-01"}
+    async with httpx.AsyncClient() as client:
+        answer = await client.get(f"http://127.0.0.1:{port}/v1/models", headers=headers)
+    assert answer.status_code == 200
+
+
 # ── slow and silent connections ────────────────────────────────────────────
 
 
@@ -419,6 +456,37 @@ async def test_twenty_keyless_clients_of_31_mb_each_grow_the_plane_by_little(
     )
     assert statuses == [401] * 20
     assert grown < 100 and peaked < 100
+
+
+@pytest.mark.slow
+async def test_128_strangers_trickling_half_a_megabyte_of_headers_each_grow_the_plane_by_little(
+    served: Served,
+) -> None:
+    await asyncio.sleep(1)
+    before = served.rss()
+    served.peak_from_now()
+    line = b"X-Pad: " + b"v" * 8000 + b"\r\n"
+    heads = []
+    for _ in range(128):
+        reader, writer = await connect(served.http_port)
+        writer.write(b"POST /v1/messages HTTP/1.1\r\nHost: plane\r\n")
+        heads.append((reader, writer))
+    for _ in range(63):  # 63 lines of 8 KB: within aiohttp's own limits, 504 KB a head
+        for _, writer in heads:
+            with contextlib.suppress(ConnectionError):
+                writer.write(line)
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(1)
+    grown, peaked = (served.rss() - before) / MB, (served.peak() - before) / MB
+    left = [not await closed(reader, 0.01) for reader, _ in heads].count(True)
+    print(
+        f"\nbig heads: 128 strangers x 504 KB of headers; {left} still open, the plane grew "
+        f"{grown:.1f} MB (peak {peaked:.1f} MB over its start)"
+    )
+    assert left == 0
+    assert grown < 40 and peaked < 40
+    for _, writer in heads:
+        writer.close()
 
 
 @pytest.mark.slow
