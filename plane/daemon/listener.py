@@ -25,7 +25,9 @@ silent for hours).
 Each line is one frame; a line that is not a valid frame, too long, or out of
 turn gets one `error` reply and changes nothing — the connection goes on, and
 the plane never dies of a bad frame. A connection holds at most one frame's
-worth of unread input (1 MiB, plus one read), whatever it sends.
+worth of unread input (1 MiB, plus one read), whatever it sends; over TCP
+before a good hello, 64 KiB (a longer line there is refused, and the
+connection closes).
 
 Each request is answered by its own task (as uvicorn answers each HTTP
 request), so a fast request never waits behind a slow one on the same
@@ -68,6 +70,8 @@ HELLO_S = 5.0
 """Over TCP, how long a connection may take to say a good hello."""
 STRANGERS = 64
 """Over TCP, connections held at once that have not yet said a good hello."""
+HELLO_BYTES = 64 * 1024
+"""Over TCP, the longest line read before a good hello (a hello is one short line)."""
 MAX_IN_FLIGHT = 32
 """Requests of one connection handled at once; past it the plane reads no
 further frames from that connection until one is answered."""
@@ -204,7 +208,7 @@ class _Connection:
 
     async def run(self) -> None:
         try:
-            async for line in _lines(self._reader):
+            async for line in _lines(self._reader, self._longest):
                 await self._frame(line)
                 if self._done:
                     break
@@ -226,8 +230,13 @@ class _Connection:
         transport = self._writer.transport
         transport.abort()
 
+    def _longest(self) -> int:
+        return HELLO_BYTES if self in self._listener.door else p.MAX_FRAME_BYTES
+
     async def _frame(self, line: bytes | None) -> None:
-        if line is None:
+        if line is None and self in self._listener.door:
+            await self._send(self._refuse(None, _LONG_HELLO))
+        elif line is None:
             await self._send(self._error(None, "too_large", "Frame over the 1 MiB limit."))
         elif not line.strip():
             return  # a blank line is no frame (as in NDJSON): nothing to answer
@@ -372,9 +381,12 @@ class _Connection:
             await self._writer.wait_closed()
 
 
-async def _lines(reader: asyncio.StreamReader) -> AsyncIterator[bytes | None]:
-    """Complete lines; None for a line over the frame limit (which is skipped
-    up to its end, so the next frame is read cleanly).
+async def _lines(
+    reader: asyncio.StreamReader, longest: Callable[[], int]
+) -> AsyncIterator[bytes | None]:
+    """Complete lines; None for a line over `longest()` (the frame limit; less
+    before a TCP hello), which is skipped up to its end, so the next frame is
+    read cleanly.
 
     The buffer never holds more than the limit plus one read, and a line
     arriving a byte at a time is searched once, not once a byte."""
@@ -389,13 +401,13 @@ async def _lines(reader: asyncio.StreamReader) -> AsyncIterator[bytes | None]:
             start, searched = end + 1, 0
             if skipping:
                 skipping = False
-            elif len(line) > p.MAX_FRAME_BYTES:
+            elif len(line) > longest():
                 yield None
             else:
                 yield line
         del buffer[:start]
         searched = len(buffer)
-        if skipping or len(buffer) > p.MAX_FRAME_BYTES:
+        if skipping or len(buffer) > longest():
             if not skipping:
                 yield None
             skipping = True
@@ -409,6 +421,7 @@ _SAY_HELLO = (
 )
 _INTERNAL = "The plane failed to handle this request; the details are in plane.log."
 _UNREADABLE = "Bad frame: the plane could not read this line; the details are in plane.log."
+_LONG_HELLO = "Refused: a hello is one short line, and this one is over 64 KiB."
 _WRONG_TOKEN = "Wrong or missing token; it is in the plane's home, in the file `token`."
 _OTHER_USER = "Refused: this client runs as another user than the plane."
 _OTHER_NAMESPACE = (

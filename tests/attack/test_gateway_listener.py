@@ -339,6 +339,23 @@ async def test_tcp_connections_without_a_hello_are_closed_but_a_greeted_subscrib
         await listener.close()
 
 
+async def test_a_tcp_stranger_that_sends_a_long_line_is_refused_at_64_kib(
+    start_plane,  # type: ignore[no-untyped-def]
+) -> None:
+    """Before its hello, a connection is read no further than 64 KiB (the
+    frame limit, 1 MiB, is for the operator's own frames)."""
+    plane = await start_plane(tcp=("127.0.0.1", 0))
+    reader, writer = await connect(plane.plane.tcp_port)
+    with contextlib.suppress(ConnectionError):
+        for _ in range(20):
+            writer.write(b"x" * 10_000)
+            await writer.drain()
+    said = json.loads(await asyncio.wait_for(reader.readline(), 5))
+    assert said["code"] == "unauthorized"
+    assert said["message"] == "Refused: a hello is one short line, and this one is over 64 KiB."
+    assert await closed(reader, 2)
+
+
 # ── a real `plane serve`, with its real bounds ─────────────────────────────
 
 
