@@ -250,12 +250,12 @@ async def test_a_strangers_headers_over_64_kib_get_431_and_the_connection_closes
 async def test_silent_slow_and_keyless_connections_are_closed_while_a_client_with_a_key_is_served(
     start_gateway: StartGateway,
 ) -> None:
-    """With 0.5 s bounds and room for 20 strangers: 60 silent connections,
+    """With 0.3 s bounds and room for 20 strangers: 60 silent connections,
     60 sending their headers a byte at a time and 10 asking for nothing but
     404s are all closed within a second or two; the oldest go first when
     more arrive; a client with a key is served throughout."""
     gw = await start_gateway()
-    limits = Limits(idle_s=0.5, stranger_s=0.5, strangers=20)
+    limits = Limits(idle_s=0.3, stranger_s=0.3, strangers=20)
     async with listening(gw, limits) as listener:
         port = listener.port or 0
         silent = [await connect(port) for _ in range(60)]
@@ -291,7 +291,7 @@ async def test_silent_slow_and_keyless_connections_are_closed_while_a_client_wit
 
         tasks = [asyncio.create_task(job()) for job in (trickle, not_found, keyed)]
         try:
-            await asyncio.sleep(2.0)
+            await asyncio.sleep(1.2)
             left = [not await closed(reader, 0.01) for reader, _ in (*silent, *slow, *busy)].count(
                 True
             )
@@ -299,9 +299,11 @@ async def test_silent_slow_and_keyless_connections_are_closed_while_a_client_wit
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-        print(f"\nhttp, 0.5 s bounds: 130 strangers, {left} open after 2 s; {served} calls served")
+        print(
+            f"\nhttp, 0.3 s bounds: 130 strangers, {left} open after 1.2 s; {served} calls served"
+        )
         assert left == 0
-        assert served >= 10
+        assert served >= 5
         assert listener.door.turned_away >= 110
 
 
@@ -315,7 +317,7 @@ async def test_tcp_connections_without_a_hello_are_closed_but_a_greeted_subscrib
         plane.bus,
         "test",
         plane.token,
-        door=Door(16, 0.5),
+        door=Door(16, 0.3),
     )
     port = await listener.listen_tcp("127.0.0.1", 0)
     try:
@@ -328,9 +330,9 @@ async def test_tcp_connections_without_a_hello_are_closed_but_a_greeted_subscrib
         chatty[1].write(b'{"type": "status", "id": 7}\n')
         said = json.loads(await chatty[0].readline())
         assert said["message"].startswith("Say hello first")
-        await asyncio.sleep(1.5)
+        await asyncio.sleep(1.0)
         left = [not await closed(reader, 0.01) for reader, _ in (*strangers, chatty)].count(True)
-        print(f"\ntcp, 0.5 s bound: 101 strangers, {left} still open after 1.5 s")
+        print(f"\ntcp, 0.3 s bound: 101 strangers, {left} still open after 1 s")
         assert left == 0
         assert subscriber.open
         assert isinstance(await subscriber.request(p.Status, within_s=5), p.SnapshotReply)

@@ -48,8 +48,9 @@ async def serving(tmp_path: Path, tabs: int = 8) -> AsyncIterator[tuple[WebServe
         await runner.cleanup()
 
 
-async def sign_in(server: WebServer) -> str:
-    async with httpx.AsyncClient() as client:
+async def sign_in(server: WebServer, browser: httpx.AsyncClient | None = None) -> str:
+    async with contextlib.AsyncExitStack() as stack:
+        client = browser or await stack.enter_async_context(httpx.AsyncClient())
         found = await client.get(f"{server.public_url}/?token={TOKEN}")
     assert found.status_code == 302
     return found.cookies[COOKIE]
@@ -134,7 +135,8 @@ async def test_a_session_ends_with_its_plane_web_and_old_ones_are_forgotten(
     async with serving(tmp_path / "second") as (second, started):
         TRIED.append("a stopped plane web's session")
         assert await handshake(second, {COOKIE: old}, second.public_url) == 401
-        kept = [await sign_in(second) for _ in range(SESSIONS + 1)]
+        async with httpx.AsyncClient() as browser:
+            kept = [await sign_in(second, browser) for _ in range(SESSIONS + 1)]
         TRIED.append("a session pushed out by newer ones")
         assert await handshake(second, {COOKIE: kept[0]}, second.public_url) == 401
         assert tabs_started(started) == 0
