@@ -20,9 +20,10 @@ Nobody unknown costs anything (`Limits` has the figures):
   own shape and the connection is closed, its body never read, let alone
   held (aiohttp stops reading a connection once ~128 KiB of it wait unread);
 - a connection that has not presented a key is a stranger (`plane.daemon.door`):
-  few are held at once, each briefly; aiohttp's keep-alive timeout closes a
-  connection that sends no whole request headers soon after it opened or
-  after its last answer (slow headers included);
+  few are held at once, each briefly, its request headers counted
+  (`_Connection`); aiohttp's keep-alive timeout closes a connection that
+  sends no whole request headers soon after it opened or after its last
+  answer (slow headers included);
 - a body, read only for a client with a key, is bounded in size, in the time
   it may take to arrive, and, over all calls in flight together, in the
   bytes held (`plane.daemon.bodies`).
@@ -110,8 +111,8 @@ class _Connection(web.RequestHandler):
     it presents a key (`HttpListener._known`) or closes.
 
     A stranger's request headers are counted as they arrive: aiohttp bounds
-    each line and their number, not their sum (64 lines of 16 KiB each, a
-    megabyte a connection held while it trickles in), so past `HEAD_BYTES`
+    each line and their number, not their sum (128 lines of 8 KiB: a
+    megabyte held a connection while it trickles in), so past `HEAD_BYTES`
     a stranger gets 431 and is closed. Once a head is whole, its request is
     aiohttp's and the key's to decide; the next head is counted afresh
     after the answer (`answered`)."""
