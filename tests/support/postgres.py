@@ -64,7 +64,31 @@ def _wheel_bin() -> Path | None:
 
 def binaries() -> Path | None:
     """The directory of the server's binaries the tests use (None: none)."""
-    return _system_bin() or _wheel_bin()
+    found = _system_bin() or _wheel_bin()
+    if found is None or _server_user() is None or _open_to_all(found):
+        return found
+    return _copied_out(found.parent)
+
+
+def _open_to_all(path: Path) -> bool:
+    """Whether another user (the server's, when the tests run as root) can
+    reach `path`: every directory on the way lets others through."""
+    return all(part.stat().st_mode & 0o001 for part in [path, *path.parents])
+
+
+_COPY: list[Path] = []
+
+
+def _copied_out(install: Path) -> Path:
+    """The wheel's install tree copied where the server's user can run it
+    (a checkout under /root is closed to it), once per process."""
+    if not _COPY:
+        target = Path(tempfile.mkdtemp(prefix="plane-pgbin-")) / "pginstall"
+        shutil.copytree(install, target, symlinks=True)
+        for part in (target, target.parent):
+            part.chmod(0o755)
+        _COPY.append(target / "bin")
+    return _COPY[0]
 
 
 def postgres_source() -> str:
@@ -105,7 +129,7 @@ def _server_user() -> str | None:
 class Server:
     """A PostgreSQL server in `root`, started with `start` and stopped with `stop`."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, crash_safe: bool = False) -> None:
         self.root = root
         self.data = root / "data"
         self.port = _free_port()
@@ -113,11 +137,13 @@ class Server:
         self.url = f"postgresql://plane@127.0.0.1:{self.port}/postgres"
         self.options = (
             f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.root}"
-            " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-            " -c max_connections=300"
+            " -c fsync=off -c full_page_writes=off -c max_connections=300"
+            + ("" if crash_safe else " -c synchronous_commit=off")
         )
         """Only the loopback address, a socket in the server's own directory,
-        and no fsync: a test database need not survive a power cut."""
+        and no fsync: a test database need not survive a power cut. With
+        `crash_safe`, a commit is in the WAL (the kernel's cache) before it is
+        answered, so a SIGKILLed server loses nothing it acknowledged."""
 
     def _run(self, *argv: str) -> None:
         command = list(argv)
@@ -165,6 +191,11 @@ class Server:
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and _alive(pid):
             time.sleep(0.05)
+        # Where nothing reaps orphans (a container's init), the postmaster
+        # stays a zombie, which PostgreSQL's lock file check takes for a
+        # server still running: the file goes, as an operator would remove it.
+        (self.data / "postmaster.pid").unlink(missing_ok=True)
+        (self.root / f".s.PGSQL.{self.port}.lock").unlink(missing_ok=True)
 
     def stop(self) -> None:
         self._pg_ctl("-m", "immediate", "-w", "stop")
@@ -224,7 +255,7 @@ def postgres_cluster() -> Iterator[Server]:
     database: `postgres`, at `server.url`)."""
     _need_binaries()
     root = Path(tempfile.mkdtemp(prefix="plane-pg-"))
-    server = Server(root)
+    server = Server(root, crash_safe=True)
     server.start()
     try:
         yield server
