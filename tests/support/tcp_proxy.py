@@ -37,7 +37,9 @@ class TcpProxy:
         self._refusing = False
         self._links: set[tuple[asyncio.StreamWriter, asyncio.StreamWriter]] = set()
         self._server: asyncio.Server | None = None
-        self._thread = threading.Thread(target=self._loop.run_forever, name="tcp-proxy", daemon=True)
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="tcp-proxy", daemon=True
+        )
         self.port = 0
         self.stalled_bytes = 0
         """Bytes that arrived while stalled (held, then sent on resume)."""
