@@ -497,7 +497,9 @@ class Ledger:
     ) -> T:
         """One ledger transaction; a database that refuses it is a LedgerError."""
         try:
-            return await self._db.write(fn, then, late=late)
+            if late:
+                return await self._db.write(fn, then, late=True)
+            return await self._db.write(fn, then)
         except sqlite3.Error as error:
             if reading:
                 raise LedgerError(f"The ledger could not be read ({error}).") from error
