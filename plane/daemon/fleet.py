@@ -225,20 +225,20 @@ class Fleet:
         ).fetchone()
         # A lease of mine that ran out unrenewed (or, at start, one from an
         # earlier life) is taken anew: a new epoch, its calls in flight swept.
-        stale = "expires_ms > 0" if first else f"expires_ms > 0 AND expires_ms < {now}"
+        ran_out = now + lease + 1 if first else now
         epochs = {
             agent: int(epoch)
             for agent, epoch in conn.execute(
-                f"UPDATE leases SET expires_ms = ?, epoch = epoch + 1 WHERE plane = ? AND {stale}"
-                " RETURNING agent, epoch",
-                (now + lease, me),
+                "UPDATE leases SET expires_ms = ?, epoch = epoch + 1"
+                " WHERE plane = ? AND expires_ms > 0 AND expires_ms < ? RETURNING agent, epoch",
+                (now + lease, me, ran_out),
             ).fetchall()
         }
         gained = set(epochs)
         for agent, epoch in conn.execute(
             "UPDATE leases SET expires_ms = ? WHERE plane = ? AND expires_ms >= ?"
-            " RETURNING agent, epoch",
-            (now + lease, me, now),
+            " AND NOT (agent = ANY(?)) RETURNING agent, epoch",
+            (now + lease, me, now, list(gained)),
         ).fetchall():
             epochs[agent] = int(epoch)
         mine = set(epochs)

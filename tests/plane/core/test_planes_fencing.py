@@ -88,3 +88,23 @@ async def test_a_write_under_an_older_epoch_is_refused_and_writes_nothing(planes
     assert await second._conversation.history("a") == []
     fresh = second._ownership.fence("a")
     assert fresh is not None and fresh.epoch > stale.epoch
+
+
+async def test_a_lease_of_its_own_that_ran_out_is_taken_anew_and_its_calls_swept(planes):
+    """A plane paused (or its store away) past its lease, the agent taken by
+    no one meanwhile: its next renewal takes the lease anew — a new epoch,
+    so the turn it was in writes nothing more — and counts the call that
+    turn left in flight at its estimate, once."""
+    first = await planes("p0")
+    await first.tick(first=True)
+    before = first._ownership.fence("a")
+    call = await first._ledger.open_call("a", "p", "m", Decimal("0.02"), "estimate")
+    await asyncio.sleep(0.6)
+    assert not first._ownership.owns("a"), "no call is started once a third of it is left"
+    tick = await first.tick()
+    assert "a" in tick.gained and tick.cut["a"].estimate_usd == Decimal("0.02")
+    after = first._ownership.fence("a")
+    assert before is not None and after is not None and after.epoch == before.epoch + 1
+    [row] = await first._db.fetchall("SELECT status FROM calls WHERE id = ?", call)
+    assert row[0] == "interrupted"
+    assert first._ownership.owns("a")
