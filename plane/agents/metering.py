@@ -63,7 +63,7 @@ async def metered_call(
         "estimate" if known else UNPRICED,  # in flight, cut or swept: never read as $0
         fleet_ceiling=services.gate.ceilings.fleet(),
     )
-    if not services.ownership.owns(agent):
+    if ledger.plane is not None and not services.ownership.owns(agent):
         await ledger.fail(call)  # not sent: nothing was bought
         raise LeaseLost(f"{agent}'s lease ran low before its call was sent")
 
