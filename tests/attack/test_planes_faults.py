@@ -320,7 +320,7 @@ def test_three_planes_ride_out_kills_pauses_partitions_and_the_database(tmp_path
         fleet.procs["p1"].wait()
         taken = takeover(fleet, "p1", time.monotonic())
         fleet.figure(f"kill: p1's agents taken over in {taken:.1f} s (lease {LEASE_S:.0f} s)")
-        assert taken <= 2 * LEASE_S + 1
+        assert taken <= 2 * LEASE_S
         fleet.start("p1")
 
         # 2. A plane SIGSTOPped mid-turn, past its lease, then SIGCONT.
@@ -333,7 +333,7 @@ def test_three_planes_ride_out_kills_pauses_partitions_and_the_database(tmp_path
         os.kill(fleet.procs["p2"].pid, signal.SIGCONT)
         fleet.figure(f"stop: p2's agents taken over in {taken:.1f} s; p2 resumed after "
                      f"{time.monotonic() - stopped:.1f} s")  # fmt: skip
-        assert taken <= 2 * LEASE_S + 1
+        assert taken <= 2 * LEASE_S
         time.sleep(LEASE_S)
         failed = fleet.rows("SELECT agent FROM messages WHERE text LIKE %s", f"{FAILED}%")
         assert not failed, f"p2, resumed, wrote false notices into {failed}"
@@ -352,7 +352,7 @@ def test_three_planes_ride_out_kills_pauses_partitions_and_the_database(tmp_path
         before, during = paces(fleet, ["p1", "p2"], (before_start, cut), (cut, ended))
         fleet.figure(f"partition: p0's agents taken over in {taken:.1f} s; the others' pace "
                      f"{before:.2f} calls/s before, {during:.2f} during")  # fmt: skip
-        assert taken <= 2 * LEASE_S + 1
+        assert taken <= 2 * LEASE_S
         assert during >= before / 2
         wait_for(lambda: (s := fleet.status("p0")) is not None
                  and s.store_unreachable_since is None, 30, "p0 never came back")  # fmt: skip
