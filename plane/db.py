@@ -25,6 +25,7 @@ once released — a new step is appended instead.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import logging
 import queue
@@ -32,6 +33,7 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
@@ -238,7 +240,33 @@ MIGRATIONS: tuple[str, ...] = (
         reason TEXT NOT NULL
     );
     """,
+    # Fencing (several planes): each lease's epoch, moved on every take of
+    # it, so a write made under an older one (a plane that was paused or cut
+    # off while another took the agent) is refused. A lease let go keeps its
+    # row (expires_ms 0), so its epoch never starts again from 0.
+    """
+    ALTER TABLE leases ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;
+    """,
 )
+
+
+@dataclass(frozen=True)
+class Fence:
+    """The lease a write is made under (several planes on one store): the
+    write is refused (`LeaseLost`) unless `plane` still holds `agent`'s lease
+    at `epoch` when it runs, in its own transaction."""
+
+    agent: str
+    plane: str
+    epoch: int
+
+
+FENCE: contextvars.ContextVar[Fence | None] = contextvars.ContextVar("plane_fence", default=None)
+"""The fence of the turn being run. A context variable, as `decimal`'s
+context is: a worker sets it once for its turn, and every write made on the
+turn's behalf (the ledger's, the conversation's, the notices', however deep
+and in whatever task the turn starts) carries it without each layer passing
+it on. Unset (None) for the operator's requests and on a store of one plane."""
 
 
 @dataclass
@@ -268,6 +296,9 @@ class _Write(Generic[T]):
     fn: Callable[[sqlite3.Connection], T]
     future: asyncio.Future[T]
     then: Callable[[T], object] | None
+    fence: Fence | None = None
+    late: bool = False
+    """Run at the end of its batch: it takes a lock every plane waits on."""
     outcome: tuple[bool, Any] = field(default=(False, None))
     """(True, value) once run, or (False, the exception)."""
 
@@ -344,8 +375,18 @@ class Database:
             await asyncio.shield(self._stopped)
         await self._reader.close()
 
+    @property
+    def unreachable_since(self) -> datetime | None:
+        """Since when the store cannot be reached (None: it can). A file in
+        the plane's home is always there; PostgreSQL's says."""
+        return None
+
     async def write(
-        self, fn: Callable[[sqlite3.Connection], T], then: Callable[[T], object] | None = None
+        self,
+        fn: Callable[[sqlite3.Connection], T],
+        then: Callable[[T], object] | None = None,
+        *,
+        late: bool = False,
     ) -> T:
         """Run `fn(conn)` in a transaction of the writer's, and return what it
         returned once that transaction has committed (or raise what it
@@ -355,12 +396,17 @@ class Database:
         `then(value)` runs on the event loop as soon as the commit is known,
         in commit order, even if the caller was cancelled meanwhile: what a
         commit changes in memory (the ledger's day sums) follows every
-        commit, and nothing reads it in between."""
+        commit, and nothing reads it in between.
+
+        The write carries the turn's fence (`FENCE`), checked in its own
+        transaction. `late` runs it after the rest of its batch: a write that
+        locks what every plane's writes wait on (the fleet's row) holds it
+        only for the end of the transaction."""
         if self._closing:
             raise sqlite3.ProgrammingError("the database is closed")
         future: asyncio.Future[T] = self._loop.create_future()
         self.counts.writes += 1
-        self._queue.put(_Write(fn, future, then))
+        self._queue.put(_Write(fn, future, then, FENCE.get(), late))
         return await future
 
     def finish_with(self, finisher: Finisher) -> None:
@@ -430,6 +476,7 @@ class Database:
                         closing = True
                         break
                     batch.append(item)
+                batch.sort(key=_is_late)  # stable: the rest keep their order
                 try:
                     self._commit(batch)
                 except Exception as exc:  # the connection failed (a refused ROLLBACK)
@@ -455,6 +502,8 @@ class Database:
         try:
             self._begin(conn)
             for item in batch:
+                if item.fence is not None:
+                    self._guard(conn, item.fence)
                 item.outcome = (True, item.fn(conn))
             for finish in self._finishers:
                 finish.write(conn)
@@ -476,6 +525,10 @@ class Database:
         # transaction never fails half-way for another process's lock.
         conn.execute("BEGIN IMMEDIATE")
 
+    def _guard(self, conn: Any, fence: Fence) -> None:
+        """Refuse a write whose fence is stale. A store of one plane has no
+        leases: nothing to check (PostgreSQL's checks, plane/postgres.py)."""
+
     # Back on the event loop.
 
     def _deliver(self, batch: list[_Write[Any]]) -> None:
@@ -493,6 +546,10 @@ class Database:
                 item.future.set_result(value)
             else:
                 item.future.set_exception(value)
+
+
+def _is_late(item: _Write[Any]) -> bool:
+    return item.late
 
 
 def _settle_future(future: asyncio.Future[None]) -> None:

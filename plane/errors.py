@@ -13,6 +13,10 @@
     ├── LedgerError                internal     the ledger could not record spend: nothing proceeds
     ├── StoreError                 internal     a database cannot be opened, read or written:
     │                                           the plane does not start
+    ├── StoreUnreachable           internal     the shared store is away: what would be written
+    │                                           is refused, not kept and lost
+    ├── LeaseLost                  internal     (several planes) another plane runs the agent
+    │                                           now: a write of this one's for it is refused
     └── NotRunning                 —            (client side) no plane answers on the socket
 
 `PlaneError` and `NotRunning` are defined in `plane.wire.errors`, which the
@@ -36,6 +40,7 @@ __all__ = [
     "ConfigError",
     "ContextOverflow",
     "InvalidRequest",
+    "LeaseLost",
     "LedgerError",
     "NoSuchAgent",
     "NotRunning",
@@ -44,6 +49,7 @@ __all__ = [
     "ProviderReplyError",
     "StoreError",
     "StoreFault",
+    "StoreUnreachable",
     "ToolError",
     "UnknownPrice",
 ]
@@ -106,11 +112,40 @@ class StoreError(PlaneError):
     code: ErrorCode = "internal"
 
 
+class StoreUnreachable(PlaneError):
+    """A request that would write to a store that cannot be reached now."""
+
+    code: ErrorCode = "internal"
+
+
+class LeaseLost(PlaneError):
+    """A write for an agent under a lease this plane no longer holds (at
+    the epoch it was made under), or a call refused at admission for one.
+    Whatever the plane was doing for that agent stops, and says nothing:
+    the plane that holds the lease now answers."""
+
+    code: ErrorCode = "internal"
+
+
 class StoreFault(sqlite3.DatabaseError):
     """PostgreSQL refused or failed a statement (its SQLSTATE in `sqlstate`).
     A `sqlite3.DatabaseError`, so what catches a store's failure (the
-    ledger's `LedgerError`) catches either engine's."""
+    ledger's `LedgerError`) catches either engine's. `unreachable`: the
+    server could not be reached (a connection lost, refused or timed out),
+    not a statement refused."""
 
-    def __init__(self, message: str, sqlstate: str | None = None) -> None:
+    def __init__(
+        self, message: str, sqlstate: str | None = None, *, unreachable: bool = False
+    ) -> None:
         super().__init__(message)
         self.sqlstate = sqlstate
+        self.unreachable = unreachable
+
+
+def unreachable(error: BaseException | None) -> bool:
+    """Whether `error` (or what caused it) is the store being away."""
+    while error is not None:
+        if isinstance(error, StoreFault) and error.unreachable:
+            return True
+        error = error.__cause__
+    return False

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import sqlite3
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -26,7 +27,7 @@ from plane.agents.toolbox import Tooling
 from plane.agents.turn import Turn, TurnResult
 from plane.agents.worker import AgentWorker
 from plane.clock import day_of, until
-from plane.errors import InvalidRequest, LedgerError, ToolError
+from plane.errors import InvalidRequest, LedgerError, StoreUnreachable, ToolError, unreachable
 from plane.money import notices
 from plane.money.gate import Hold
 from plane.money.limits import spend_level
@@ -40,7 +41,7 @@ from plane.wire.protocol import (
     TurnStarted,
     Usage,
 )
-from plane.wire.words import plain, turn_line
+from plane.wire.words import plain, send_refused, turn_line
 
 log = logging.getLogger(__name__)
 
@@ -154,10 +155,18 @@ class Crew:
         today = day_of(self._services.clock.now())
         if (refused := too_large(self._services.config, worker.spec, text, today)) is not None:
             raise InvalidRequest(refused)  # stored nowhere: it would jam every later turn
-        hold = await worker.hold()
-        said = [
-            await self._services.say(agent, "operator", text, held=hold is not None, waiting=True)
-        ]
+        refuse_while_unreachable(self._services.ledger.store_unreachable_since())
+        try:
+            hold = await worker.hold()
+            said = [
+                await self._services.say(
+                    agent, "operator", text, held=hold is not None, waiting=True
+                )
+            ]
+        except (LedgerError, sqlite3.Error) as error:
+            if unreachable(error):
+                refuse_while_unreachable(self._services.ledger.store_unreachable_since())
+            raise
         if hold is not None and (notice := await worker.tell_hold(hold)):
             said.append(notice)
         self._services.emit(AgentUpdated(agent=await self._state(agent, hold)))
@@ -240,6 +249,64 @@ class Crew:
         return services.gate.resets_at()
 
     async def snapshot(self) -> Snapshot:
+        """Everything a client draws; while the shared store is away, what
+        was last read of it, and since when it is away."""
+        services = self._services
+        if (since := services.ledger.store_unreachable_since()) is not None:
+            return self._last_known(since)
+        try:
+            return await self._snapshot()
+        except (LedgerError, sqlite3.Error) as error:
+            since = services.ledger.store_unreachable_since()
+            if since is None or not unreachable(error):
+                raise
+            return self._last_known(since)
+
+    def _last_known(self, since: datetime) -> Snapshot:
+        """The snapshot from memory alone: each row's spend as last read,
+        nothing waiting counted (the store holds that)."""
+        services = self._services
+        defaults = services.config.defaults
+        rows = [self._remembered(name) for name in list(self.workers)]
+        return Snapshot(
+            day=services.ledger.day(),
+            now=services.clock.now(),
+            resets_at=services.gate.resets_at(),
+            agents=rows,
+            models=services.roster.offered,
+            default_model=defaults.model,
+            default_limit_usd=defaults.limit_usd,
+            commands=registry(),
+            tool_defaults=services.roster.tool_defaults(),
+            spend_today_usd=sum((row.spend_today_usd for row in rows), start=Decimal(0)),
+            fleet_limit_usd=services.gate.ceilings.fleet(),
+            store_unreachable_since=since,
+        )
+
+    def _remembered(self, agent: str) -> AgentState:
+        services, worker = self._services, self.workers[agent]
+        spec = worker.spec
+        spent = services.ledger.spend_known(agent)
+        ceiling = services.gate.ceilings.of(agent)
+        warn_ratio = services.config.defaults.warn_ratio
+        return AgentState(
+            name=spec.name,
+            model=spec.model,
+            provider=spec.provider,
+            role=spec.role,
+            status="working" if worker.working else "paused" if spec.paused else "idle",
+            spend_today_usd=spent,
+            limit_usd=ceiling,
+            warn_ratio=warn_ratio,
+            spend_level=spend_level(spent, ceiling, warn_ratio),
+            price_known=services.pricer.is_known(spec.model),
+            paused=spec.paused,
+            tools=spec.tools,
+            plane=services.ownership.owner(agent) if services.ownership.plane else None,
+            gateway=spec.gateway is not None,
+        )
+
+    async def _snapshot(self) -> Snapshot:
         services = self._services
         now = services.clock.now()
         defaults = services.config.defaults
@@ -391,6 +458,13 @@ class Crew:
             await services.clock.sleep_until(services.gate.resets_at())
             self._services.emit(DayRolled(snapshot=await self.snapshot()))
             self.wake_all()
+
+
+def refuse_while_unreachable(since: datetime | None) -> None:
+    """A send while the shared store is away is refused with the sentence
+    that says so: never acknowledged and then lost."""
+    if since is not None:
+        raise StoreUnreachable(send_refused(since))
 
 
 async def _acquire(lock: asyncio.Lock) -> None:

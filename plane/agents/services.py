@@ -9,6 +9,7 @@ Events leave through `emit`, so the agents know nothing of who listens."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -16,6 +17,7 @@ from decimal import Decimal
 from plane.agents.roster import Roster
 from plane.clock import Clock
 from plane.config import Config
+from plane.db import Fence
 from plane.economy.compress.store import RefStore
 from plane.economy.summary import Breaker
 from plane.history.conversation import Conversation
@@ -33,7 +35,11 @@ class Ownership:
     """Which plane runs each agent's turns. A plane alone on its store runs
     them all (`mine` None); planes sharing one are told by their leases
     (plane/daemon/fleet.py), and a message for an agent another plane runs
-    is stored here and the owner told (`notify`)."""
+    is stored here and the owner told (`notify`).
+
+    A lease is owned only until `live_until` (this machine's monotonic
+    clock, which a pause of the process moves on): a plane that could not
+    renew stops starting turns before the lease can have run out."""
 
     def __init__(self) -> None:
         self.plane: str | None = None
@@ -43,9 +49,24 @@ class Ownership:
         self.changes = 0
         """Counts the changes of `mine`: what was read while other planes ran
         an agent is read again."""
+        self.epochs: dict[str, int] = {}
+        """The epoch of each lease held (its fencing token)."""
+        self.live_until = float("inf")
+
+    def renewed(self, mine: frozenset[str], epochs: dict[str, int], live_until: float) -> None:
+        """The leases held after a renewal, and until when to start calls."""
+        self.mine, self.epochs, self.live_until = mine, epochs, live_until
 
     def owns(self, agent: str) -> bool:
-        return self.mine is None or agent in self.mine
+        if self.mine is None:
+            return True
+        return agent in self.mine and time.monotonic() < self.live_until
+
+    def fence(self, agent: str) -> Fence | None:
+        """What a turn of `agent`'s writes under (None: no lease to check)."""
+        if self.plane is None or self.mine is None or agent not in self.epochs:
+            return None
+        return Fence(agent, self.plane, self.epochs[agent])
 
     def owner(self, agent: str) -> str | None:
         """The plane that runs `agent` now (None: none holds its lease)."""

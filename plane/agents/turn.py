@@ -32,7 +32,7 @@ from plane.economy.summary import (
     save,
 )
 from plane.errors import ContextOverflow, ProviderError
-from plane.money.ledger import FleetFull, LeaseLost
+from plane.money.ledger import FleetFull
 from plane.providers.base import ChatMessage, CompletionRequest, ToolCall, ToolSpec
 from plane.wire.protocol import Message, MessageKind, Usage
 
@@ -216,12 +216,6 @@ class Turn:
         except ProviderError as exc:
             self.result.ok = False
             await self.say("plane", failed_notice(str(exc)))
-            return None
-        except LeaseLost:
-            # Another plane runs the agent now (this one's lease ran out):
-            # nothing was sent; what the turn answered waits for that plane.
-            self.result.ok = False
-            self.result.held = True
             return None
         except FleetFull as full:
             # Refused at admission (nothing was sent or written): the turn

@@ -7,6 +7,11 @@ turn that sees all of it. When the gate holds it, the work stays where it is
 per held spell, not once per message. The day rolling over or a raised
 limit wakes the worker, and it answers what waited.
 
+With several planes, a turn runs under its agent's lease at the epoch it
+started with (`plane.db.FENCE`): every write it makes is refused once
+another plane has taken the agent (`LeaseLost`), and the turn then stops
+and says nothing — what it was answering still waits, for the new owner.
+
 The worker is told what to call and knows nothing of who it calls:
 `publish` shows its row, `after_turn` says a turn's cost and the spend
 notices, the scheduler keeps its bookings. None of them is the crew.
@@ -26,7 +31,8 @@ from plane.agents.roster import AgentSpec
 from plane.agents.scheduler import Booking, Scheduler
 from plane.agents.services import Services
 from plane.agents.turn import Turn, TurnResult
-from plane.errors import LedgerError
+from plane.db import FENCE
+from plane.errors import LeaseLost, LedgerError
 from plane.history.conversation import Conversation
 from plane.money.gate import Hold
 from plane.money.ledger import Interrupted
@@ -107,11 +113,22 @@ class AgentWorker:
             self._busy = True
             try:
                 await self._work()
+            except LeaseLost as lost:  # another plane runs it now, and answers
+                log.info("%s: %s; its turn stopped here", self.spec.name, lost)
             except Exception:
                 log.exception("worker for %s", self.spec.name)
-                await self.say("plane", "The turn failed inside the plane; see plane.log.")
+                await self._failed()
             finally:
                 self._busy = False
+
+    async def _failed(self) -> None:
+        """Say that the turn failed — unless saying it fails too (the store
+        away, or the agent taken by another plane meanwhile): then the log
+        has it, and the worker goes on to its next wake."""
+        try:
+            await self.say("plane", "The turn failed inside the plane; see plane.log.")
+        except Exception as exc:
+            log.warning("%s: the failure could not be told: %s", self.spec.name, exc)
 
     def hold_changed(self) -> None:
         """Paused, resumed, or its ceiling changed: look again (a hold for
@@ -173,6 +190,7 @@ class AgentWorker:
         let this turn start over the ceiling."""
         while True:
             async with self.turn_lock:
+                fence = FENCE.set(self._services.ownership.fence(self.spec.name))
                 try:
                     if not await self._next():
                         return
@@ -180,6 +198,8 @@ class AgentWorker:
                     await self.unrecorded(error)
                     await self._publish(self.spec.name)
                     return
+                finally:
+                    FENCE.reset(fence)
 
     async def _next(self) -> bool:
         """One step of `_work`, under the turn lock: a turn if there is work
@@ -239,6 +259,8 @@ class AgentWorker:
             # and its bookings open; the next start says what the call in
             # flight counted and takes the turn again.
             raise
+        except LeaseLost:
+            raise  # another plane answers: nothing of this turn is written
         except Exception:
             # Failed inside the plane, or its spend could not be recorded: the
             # notice that says so is its answer (a retry now would spend again).

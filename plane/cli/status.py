@@ -22,7 +22,7 @@ from plane.clock import until
 from plane.home import Home
 from plane.usage import OneLineParser
 from plane.wire.once import ask
-from plane.wire.words import UNPRICED, plain, spend_against, usd, usd_exact
+from plane.wire.words import UNPRICED, plain, spend_against, store_unreachable, usd, usd_exact
 
 HELP = "the day, and each agent's spend and ceiling"
 
@@ -74,10 +74,13 @@ def _json(snapshot: dict[str, Any]) -> str:
     `fleet_spend_today_usd` is the day's spend of every agent together,
     agents deleted today included (deleting never refunds), so it can be
     more than the rows add up to; `fleet_limit_usd` is the fleet's ceiling
-    (null: none)."""
+    (null: none). `store_unreachable_since`: since when the shared store
+    (PostgreSQL) cannot be reached, null when it can; while it is set, the
+    spend figures are as last read."""
     return json.dumps(
         {
             "day": snapshot["day"],
+            "store_unreachable_since": _iso(snapshot.get("store_unreachable_since")),
             "resets_at": _moment(snapshot["resets_at"]).isoformat(),
             "default_model": snapshot.get("default_model"),
             "default_limit_usd": _plain(snapshot.get("default_limit_usd")),
@@ -105,6 +108,11 @@ def _text(snapshot: dict[str, Any]) -> str:
     """One line an agent; a held one the day's end frees says when, as the
     TUI's title does (on the plane's clock, not this machine's)."""
     lines = [_head(snapshot)]
+    if (since := snapshot.get("store_unreachable_since")) is not None:
+        lines.append(
+            f"{store_unreachable(_moment(since))}: spend as last read; "
+            "sends are refused until it is back."
+        )
     agents = snapshot["agents"]
     width = max((len(a["name"]) for a in agents), default=0)
     for a in agents:

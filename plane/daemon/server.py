@@ -25,6 +25,7 @@ import logging
 import os
 import sqlite3
 from collections.abc import Mapping
+from datetime import datetime
 from importlib.metadata import version
 from typing import IO, TYPE_CHECKING
 
@@ -62,6 +63,7 @@ from plane.providers.pool import (
     refuse_missing_keys,
 )
 from plane.store import is_postgres, open_store
+from plane.wire.protocol import StoreChanged
 
 if TYPE_CHECKING:  # loaded only when used: psycopg with a PostgreSQL store, aiohttp with --http
     from plane.daemon.fleet import Fleet
@@ -159,6 +161,8 @@ class Plane:
         store = os.environ.get("PLANE_STORE") or self.config.store
         self._db = db = await open_store(store, self.home.db)
         shared = is_postgres(store)  # several planes may share it
+        if shared:
+            self._tell_store_changes(db)
         db_clock = None
         if shared and isinstance(self.clock, SystemClock):
             from plane.daemon.fleet import DatabaseClock
@@ -261,6 +265,19 @@ class Plane:
                 token=self.home.make_token(),
             )
             self.http_port = await self._http_listener.listen(*self._http)
+
+    def _tell_store_changes(self, db: Database) -> None:
+        """Every client is told when the shared store goes away and comes
+        back (told from the writer's thread as from the loop)."""
+        from plane.postgres import PostgresDatabase
+
+        assert isinstance(db, PostgresDatabase)
+        loop = asyncio.get_running_loop()
+
+        def changed(since: datetime | None) -> None:
+            loop.call_soon_threadsafe(self.bus.emit, StoreChanged(unreachable_since=since))
+
+        db.link.changed = changed
 
     def _show_owners(self, agents: set[str]) -> None:
         """Rows whose owner changed, shown again (the fleet's ticks)."""

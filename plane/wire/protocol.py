@@ -184,6 +184,10 @@ class Snapshot(Frame):
     """Every agent's spend today together, on every plane of the store."""
     fleet_limit_usd: Decimal | None = None
     """The fleet's daily ceiling (`fleet: {limitUsd}`, `/limit fleet`); None is none."""
+    store_unreachable_since: datetime | None = None
+    """Since when the plane's shared store (PostgreSQL) cannot be reached;
+    None: it can (and always, on the SQLite file). While it is set, the
+    spend shown is as last read and sends are refused."""
 
 
 LedgerStatus = Literal["pending", "settled", "interrupted", "failed"]
@@ -585,6 +589,14 @@ class FleetChanged(Frame):
     limit_usd: Decimal | None
 
 
+class StoreChanged(Frame):
+    """The plane's shared store went away (`unreachable_since` set) or came
+    back (None): every client says so until it is back."""
+
+    type: Literal["store_changed"] = "store_changed"
+    unreachable_since: datetime | None
+
+
 class DayRolled(Frame):
     """The plane's UTC day changed: every row's spend starts again."""
 
@@ -616,6 +628,7 @@ Event = (
     | AgentRemoved
     | AgentRenamed
     | FleetChanged
+    | StoreChanged
 )
 ServerFrame = Annotated[Reply | Event, Field(discriminator="type")]
 

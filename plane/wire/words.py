@@ -9,7 +9,7 @@ down to `$0.00` when something was spent.
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import ROUND_DOWN, ROUND_HALF_UP, ROUND_UP, Decimal
 from typing import TYPE_CHECKING
 
@@ -139,3 +139,16 @@ def duration(left: timedelta) -> str:
     if minutes:
         return f"{minutes}m"
     return f"{seconds}s"
+
+
+def store_unreachable(since: datetime) -> str:
+    """What the plane says while its shared store (PostgreSQL) is away."""
+    return f"The store is unreachable since {since:%H:%M:%S} UTC"
+
+
+def send_refused(since: datetime) -> str:
+    """A message sent while the store is away: refused, never acked and lost."""
+    return (
+        f"{store_unreachable(since)}: the message was not kept; "
+        "send it again once the store is back."
+    )

@@ -17,9 +17,9 @@ import pytest
 
 from plane.db import Database
 from plane.store import open_store
-from tests.support.postgres import postgres_server, postgres_url
+from tests.support.postgres import postgres_cluster, postgres_server, postgres_url
 
-__all__ = ["each_store", "open_db", "postgres_server", "postgres_url"]
+__all__ = ["each_store", "open_db", "postgres_cluster", "postgres_server", "postgres_url"]
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

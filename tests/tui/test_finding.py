@@ -218,3 +218,29 @@ async def test_the_fleet_line_counts_what_deleted_agents_spent_today() -> None:
         feed(app, shown)  # an older plane says no fleet figure: the rows' sum
         await redrawn(pilot)
         assert fleet_text(app) == "2 agents · $2.00 of $50.00 today"
+
+
+async def test_the_banner_says_since_when_the_planes_store_is_unreachable() -> None:
+    """Several planes on one PostgreSQL: while the store is away the plane
+    still answers, and the banner says since when its figures are stale;
+    told it is back, the banner goes."""
+    from datetime import UTC, datetime
+
+    from tui.widgets.connection_banner import ConnectionBanner
+
+    since = datetime(2025, 3, 14, 10, 4, 5, tzinfo=UTC)
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, snapshot(agent("a", "1.50"), store_unreachable_since=since))
+        await redrawn(pilot)
+        banner = app.main_screen.query_one(ConnectionBanner)
+        assert banner.lost == (
+            "The store is unreachable since 10:04:05 UTC: spend as last read; "
+            "sends are refused until it is back."
+        )
+        feed(app, p.StoreChanged(unreachable_since=None))
+        await redrawn(pilot)
+        assert banner.lost is None
+        feed(app, p.StoreChanged(unreachable_since=since))
+        await redrawn(pilot)
+        assert banner.lost is not None and "10:04:05 UTC" in banner.lost

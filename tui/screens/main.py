@@ -25,6 +25,7 @@ from textual.widgets import Footer, Input, Static, TextArea
 from textual.worker import Worker, WorkerState
 
 from plane.wire.protocol import AgentState, History, Message, Send
+from plane.wire.words import store_unreachable
 from tui.commands import Commands
 from tui.fleet import fleet
 from tui.link import Link, LinkFailed
@@ -143,6 +144,7 @@ class MainScreen(ManageAgents):
         return self._managed()
 
     def _roster_changed(self, names: list[str]) -> None:
+        self._show_banner()
         self._show_title()
         self._show_fleet()
         agent = self.selected
@@ -230,8 +232,21 @@ class MainScreen(ManageAgents):
         if not banners:
             return  # the app is closing: its last connection drop needs no banner
         self.set_class(lost is not None, "-lost")
-        banners.first().lost = lost
+        self._show_banner()
         self._show_title()
+
+    def _show_banner(self) -> None:
+        """The banner says the plane is not answering; or, answering, that
+        its shared store is away (its figures are as last read)."""
+        banners = self.query(ConnectionBanner)
+        if not banners:
+            return
+        since = None if self.lost else self.store.store_unreachable_since
+        banners.first().lost = self.lost or (
+            f"{store_unreachable(since)}: spend as last read; sends are refused until it is back."
+            if since is not None
+            else None
+        )
 
     # ── what the widgets say ───────────────────────────────────────────────
 
