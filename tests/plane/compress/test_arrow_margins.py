@@ -1,0 +1,20 @@
+"""Claude Code's Read tool numbers each line as `     12→text`: the margin is
+taken off, the body compressed as the source it is, the numbers put back."""
+
+from __future__ import annotations
+
+import _weakrefset
+from pathlib import Path
+
+from plane.economy.compress import compress, expand
+
+
+def test_a_numbered_read_is_compressed_as_source_with_its_numbers_kept() -> None:
+    source = Path(_weakrefset.__file__).read_text()
+    numbered = "\n".join(f"{n:>6}→{line}" for n, line in enumerate(source.split("\n"), 1))
+    result = compress(numbered, command="cat /repo/_weakrefset.py")
+    assert result.compressor == "source"
+    assert "    36→class WeakSet:" in result.text.split("\n")
+    assert any(line.endswith("→    def add(self, item):") for line in result.text.split("\n"))
+    assert len(result.text) < 0.8 * len(numbered)
+    assert expand(result.text, result.refs.__getitem__) == numbered
