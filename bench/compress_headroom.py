@@ -106,8 +106,8 @@ def _marks_as_sent(out: list[dict], messages: list[dict]) -> list[dict]:
         content = message.get("content")
         return content if isinstance(content, list) else []
 
-    for sent, asked in zip(out, messages):
-        for block, original in zip(blocks(sent), blocks(asked)):
+    for sent, asked in zip(out, messages, strict=True):
+        for block, original in zip(blocks(sent), blocks(asked), strict=False):
             if isinstance(block, dict) and isinstance(original, dict):
                 block.pop("cache_control", None)
                 if "cache_control" in original:

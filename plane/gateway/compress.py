@@ -56,9 +56,7 @@ class _Remembered:
         self._lock = threading.Lock()
 
     def compress(self, text: str, command: str | None) -> Compressed:
-        key = hashlib.sha256(
-            f"{command or ''}\0{text}".encode("utf-8", "surrogatepass")
-        ).digest()
+        key = hashlib.sha256(f"{command or ''}\0{text}".encode("utf-8", "surrogatepass")).digest()
         with self._lock:
             found = self._found.get(key)
             if found is not None:

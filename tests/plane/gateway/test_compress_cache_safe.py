@@ -109,7 +109,7 @@ def test_a_fresh_process_compresses_to_the_same_bytes() -> None:
     """No state of one process (its remembered results) changes what is sent."""
     here, _ = compress_messages(_session(4), _kept)
     code = (
-        "import json, sys; from tests.plane.gateway.test_compress_cache_safe import _session, _kept;"
+        "import json; from tests.plane.gateway.test_compress_cache_safe import _session, _kept;"
         "from plane.gateway.compress import compress_messages;"
         "print(json.dumps(compress_messages(_session(4), _kept)[0]))"
     )
