@@ -76,13 +76,11 @@ SLOW = {
     "compress.py": ["--no-headroom", "--corpus", "{corpus}"],
     "compress_cli.py": ["--smoke"],
     "holdout.py": ["--out", "{tmp}/holdout", "--only", "tables"],
-    "ledger.py": ["--agents", "2", "--seconds", "0.1", "--rounds", "1", "--calls", "100"]
-    + ["--dir", "{tmp}"],
+    "ledger.py": "--agents 2 --seconds 0.1 --rounds 1 --calls 100 --dir {tmp}".split(),
     "metering.py": ["--agents", "2", "--seconds", "0.2", "--warmup", "0.1"],
     "connections.py": ["--agents", "2", "--seconds", "0.2", "--warmup", "0.1"],
     "fanout.py": ["--agents", "2", "--subscribers", "2", "--seconds", "0.3"],
-    "status.py": ["--agents", "5", "--calls", "1", "--waiting", "1", "--repeat", "1"]
-    + ["--dir", "{tmp}"],
+    "status.py": "--agents 5 --calls 1 --waiting 1 --repeat 1 --dir {tmp}".split(),
     "tui.py": ["--agents", "5", "--rate", "20", "--presses", "3"],
     "planes.py": ["--agents", "6", "--seconds", "0.3"],
     "cache.py": ["--turns", "1", "--max-output", "2"],
