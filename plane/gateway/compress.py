@@ -117,9 +117,10 @@ def hint(arguments: Any) -> str | None:
     if isinstance(command, str) and command.strip():
         return command
     if isinstance(command, list) and command and all(isinstance(a, str) for a in command):
-        if len(command) == 3 and command[1] in ("-c", "-lc") and command[0].endswith("sh"):
-            return command[2]
-        return shlex.join(command)
+        argv: list[str] = command
+        if len(argv) == 3 and argv[1] in ("-c", "-lc") and argv[0].endswith("sh"):
+            return argv[2]
+        return shlex.join(argv)
     path = arguments.get("file_path", arguments.get("path"))
     if isinstance(path, str) and path.strip():
         return f"cat {shlex.quote(path)}"
