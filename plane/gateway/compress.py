@@ -42,16 +42,19 @@ from plane.economy.compress.engine import Compressed, compress
 Keep = Callable[[dict[str, str]], None]
 """Where what was left out goes (the ref store)."""
 
-REMEMBERED = 4096
-"""Results remembered across calls (a few sessions' worth of tool output)."""
+REMEMBERED_CHARS = 16_000_000
+"""How much the table of results compressed before may hold (what they were and what
+they became): a few long sessions' worth of tool output, tens of MB at most."""
 
 
 class _Remembered:
     """The engine's answers by (hint, result); safe to share since the engine is
-    deterministic. Keyed by a digest so the table does not hold every text twice."""
+    deterministic. Keyed by a digest so the table does not hold every text twice;
+    the least recently used go first once it holds more than `size` characters."""
 
     def __init__(self, size: int) -> None:
         self.size = size
+        self.held = 0
         self._found: OrderedDict[bytes, Compressed] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -64,13 +67,20 @@ class _Remembered:
                 return found
         found = compress(text, command=command)
         with self._lock:
-            self._found[key] = found
-            while len(self._found) > self.size:
-                self._found.popitem(last=False)
+            if key not in self._found:
+                self._found[key] = found
+                self.held += _weight(found)
+            while self.held > self.size and self._found:
+                _, gone = self._found.popitem(last=False)
+                self.held -= _weight(gone)
         return found
 
 
-_REMEMBERED = _Remembered(REMEMBERED)
+def _weight(found: Compressed) -> int:
+    return found.chars_in + found.chars_out
+
+
+_REMEMBERED = _Remembered(REMEMBERED_CHARS)
 
 
 class _Pass:

@@ -15,7 +15,13 @@ from typing import Any
 
 from plane.config import parse_config
 from plane.economy.compress import compress
-from plane.gateway.compress import compress_chat, compress_messages, compress_responses, hint
+from plane.gateway.compress import (
+    _Remembered,
+    compress_chat,
+    compress_messages,
+    compress_responses,
+    hint,
+)
 
 PYTEST_LOG = "\n".join(
     f"tests/test_area.py::test_case_{i:03} PASSED{' ' * (40 - len(str(i)))}[{i % 100:3}%]"
@@ -181,3 +187,15 @@ agents:
     off = parse_config(base % "{compress: false}").agents["claude"].gateway
     assert on is not None and on.compress is True
     assert off is not None and off.compress is False
+
+
+def test_the_results_remembered_stay_under_their_bound() -> None:
+    """A client resends its history every call, so results are remembered; what the
+    table holds is bounded in characters, the least recently used going first."""
+    table = _Remembered(3 * len(PYTEST_LOG))
+    for n in range(10):
+        table.compress(f"{n}\n{PYTEST_LOG}", None)
+        assert table.held <= 3 * len(PYTEST_LOG)
+    first = table.compress(f"9\n{PYTEST_LOG}", None)
+    assert table.compress(f"9\n{PYTEST_LOG}", None) is first, "the last one is remembered"
+    assert first == compress(f"9\n{PYTEST_LOG}")
