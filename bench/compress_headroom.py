@@ -41,21 +41,6 @@ def conversation(command: str, output: str) -> list[dict]:
     ]
 
 
-def serve() -> None:
-    """`--serve`: one JSON object a line on stdin ({"messages", "model"}), the compressed
-    messages ({"messages"}) a line on stdout (bench/session_cost.py's Headroom)."""
-    import logging
-
-    logging.disable(logging.WARNING)
-    from headroom import compress
-
-    for line in sys.stdin:
-        request = json.loads(line)
-        result = compress(request["messages"], model=request["model"])
-        sys.stdout.write(json.dumps({"messages": result.messages}) + "\n")
-        sys.stdout.flush()
-
-
 def proxy() -> None:
     """`--proxy`: Headroom as its proxy runs a session (headroom/proxy/session_engine.py,
     the Anthropic handler): one JSON object a line on stdin ({"session", "messages",
@@ -138,9 +123,6 @@ def timed() -> None:
 
 
 def main() -> None:
-    if sys.argv[1:] == ["--serve"]:
-        serve()
-        return
     if sys.argv[1:] == ["--timed"]:
         timed()
         return
