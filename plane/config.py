@@ -246,9 +246,12 @@ class GatewayConfig(Block):
     sends its LLM calls to the plane's HTTP listener with the agent's key, and
     the plane forwards each to the agent's `provider`, metered and capped."""
 
-    compress: bool = False
+    compress: bool = True
     """Pass tool results inside the client's requests through the plane's
-    deterministic compressor (never text people or models wrote)."""
+    deterministic compressor (never text people or models wrote), those the
+    client marked for its prompt cache too: the same result gives the same
+    bytes in every request, so the cache stays warm. `false` sends every
+    request as the client wrote it."""
 
 
 class AgentConfig(Block):

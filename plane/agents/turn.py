@@ -150,7 +150,12 @@ class Turn:
         if not over_budget(probe.system, history, window, probe.max_output_tokens):
             return history
         saved = await asyncio.to_thread(save, history, self.workspace, services.clock.now())
-        metered = await self._call(self._request([*history, ChatMessage("user", SUMMARY_ASK)], ()))
+        # The same system prompt and tools as the calls before it, so that the summary
+        # reads the whole history from the provider's cache instead of paying for it anew.
+        self._layers = await self._prompt_layers(fresh=False)
+        tools = self.tooling.specs(self.tooling.session(self.spec, history))
+        ask = [*history, ChatMessage("user", SUMMARY_ASK)]
+        metered = await self._call(self._request(ask, tools))
         summary = metered.completion.text.strip() if metered else ""
         # A summary refused as too long leaves the history as it was; it is the
         # breaker's to count, not a reason to drop the turn that follows.

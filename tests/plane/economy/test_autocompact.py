@@ -33,7 +33,11 @@ async def test_near_the_window_the_history_is_saved_summarised_and_replaced(star
     said = await work(plane, 2)
 
     [ask] = summary_asks(plane)
-    assert ask.get("tools") is None and len(ask["messages"]) > 8
+    before = plane.llm.requests[plane.llm.requests.index(ask) - 1]
+    assert len(ask["messages"]) > 8
+    # The call before it, extended: its system prompt, tools and history, then the ask.
+    assert ask["tools"] == before["tools"] and ask["messages"][0] == before["messages"][0]
+    assert ask["messages"][: len(before["messages"])] == before["messages"]
     notice = next(m.text for m in said if m.text.startswith("The history was summarised"))
     saved = plane.services.roster.get("demo").workspace / ".transcripts"
     [path] = saved.glob("transcript_*.jsonl")

@@ -1,6 +1,6 @@
 """The gateway's rules beyond one call: a call in flight finishes when the
-ceiling is reached meanwhile, compression touches only unmarked tool
-results and gives the same bytes every time, models are listed, the plane's
+ceiling is reached meanwhile, compression touches only tool results and
+gives the same bytes every time, models are listed, the plane's
 start line names the gateway."""
 
 from __future__ import annotations
@@ -86,12 +86,11 @@ async def test_calls_arriving_together_see_each_others_estimates(
     assert len(refused) == 1 and len(gw.llm.requests) == 1
 
 
-COMPRESSING = CONFIG.replace(
+COMPRESSING = CONFIG
+"""Gateway agents compress unless told not to."""
+NOT_COMPRESSING = CONFIG.replace(
     "claude: {provider: scripted-anthropic, gateway: {}}",
-    "claude: {provider: scripted-anthropic, gateway: {compress: true}}",
-).replace(
-    "aider: {provider: scripted, gateway: {}}",
-    "aider: {provider: scripted, gateway: {compress: true}}",
+    "claude: {provider: scripted-anthropic, gateway: {compress: false}}",
 )
 
 
@@ -122,10 +121,11 @@ def _anthropic_request() -> dict:  # type: ignore[type-arg]
     }
 
 
-async def test_compression_touches_only_unmarked_tool_results_the_same_every_time(
+async def test_compression_touches_only_tool_results_the_same_every_time(
     start_gateway: StartGateway,
 ) -> None:
-    gw = await start_gateway(COMPRESSING)
+    """On by default; a result marked for the cache is compressed too, its mark kept."""
+    gw = await start_gateway()
     await gw.services.gate.ceilings.set("claude", None)  # the listing's estimate is over $1
     headers = {"x-api-key": gw.keys["claude"], "anthropic-version": "2023-06-01"}
     async with httpx.AsyncClient() as client:
@@ -140,13 +140,14 @@ async def test_compression_touches_only_unmarked_tool_results_the_same_every_tim
     assert first["messages"][0]["content"] == LISTING  # a user's text, untouched
     fresh, marked = first["messages"][2]["content"]
     assert len(fresh["content"]) < len(LISTING) / 10
-    assert marked["content"] == LISTING, "a block with a cache breakpoint was changed"
+    assert marked["content"] == fresh["content"]  # a result marked for the cache too
+    assert marked["cache_control"] == {"type": "ephemeral"}
     line = (await gw.said("claude"))[-1].text
     assert "compression saved" in line
 
 
 async def test_compression_of_chat_tool_messages(start_gateway: StartGateway) -> None:
-    gw = await start_gateway(COMPRESSING)
+    gw = await start_gateway()
     await gw.services.gate.ceilings.set("aider", None)
     async with openai.AsyncOpenAI(
         base_url=f"{gw.url}/v1", api_key=gw.keys["aider"], max_retries=0
@@ -174,7 +175,7 @@ async def test_compression_of_chat_tool_messages(start_gateway: StartGateway) ->
 
 
 async def test_without_compress_the_request_goes_as_sent(start_gateway: StartGateway) -> None:
-    gw = await start_gateway()
+    gw = await start_gateway(NOT_COMPRESSING)
     await gw.services.gate.ceilings.set("claude", None)
     headers = {"x-api-key": gw.keys["claude"]}
     async with httpx.AsyncClient() as client:
