@@ -321,11 +321,12 @@ class MainScreen(ManageAgents):
 
     @on(Composer.Page)
     async def _page(self, event: Composer.Page) -> None:
+        """Through Textual's action dispatch, never a direct call: a scroll
+        action with nothing to scroll raises `SkipAction`, which only the
+        dispatch catches (called directly, it ended the app on a newcomer's
+        first PageUp over an empty conversation)."""
         pane = self.query_one(ConversationPane)
-        if event.delta < 0:
-            await pane.action_page_up()
-        else:
-            pane.action_page_down()
+        await pane.run_action("page_up" if event.delta < 0 else "page_down")
 
     @on(TextArea.Changed, "#composer")
     def _typing(self, event: TextArea.Changed) -> None:
