@@ -36,20 +36,27 @@ LIST_KEYS = frozenset({"delete_agent", "pause_agent", "rename_agent", "edit_agen
 MANAGE_KEYS = (*sorted(LIST_KEYS), "interrupt")
 """Every action whose applying moves with the selected agent."""
 
+DELETE = "Delete it, after a confirmation (its conversation and ledger rows stay)"
+PAUSE = "Pause it, or resume it (a pause keeps its ceiling)"
+RENAME = "Rename it: its conversation, spend and ceiling follow the name"
+EDIT = "Edit its role, model, tools and ceiling"
+INTERRUPT = "While a turn runs: interrupt it (the conversation says what it cost)"
+
 
 class ManageAgents(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("d", "delete_agent", "Delete"),
-        Binding("p", "pause_agent", "Pause/resume"),
-        Binding("r", "rename_agent", "Rename"),
-        Binding("e", "edit_agent", "Edit"),
+        # The tooltip is the longer sentence the help panel (F1) shows.
+        Binding("d", "delete_agent", "Delete", tooltip=DELETE),
+        Binding("p", "pause_agent", "Pause/resume", tooltip=PAUSE),
+        Binding("r", "rename_agent", "Rename", tooltip=RENAME),
+        Binding("e", "edit_agent", "Edit", tooltip=EDIT),
         # Priority, so the composer's own keys do not come first; when no turn
         # runs they do not apply, and the key goes on to the binding after it.
-        Binding("escape", "interrupt", "Interrupt", priority=True),
+        Binding("escape", "interrupt", "Interrupt", priority=True, tooltip=INTERRUPT),
         Binding(
             "escape", "back", "Close the keys panel or the filter; else to the composer", show=False
         ),
-        Binding("ctrl+c", "interrupt", "Interrupt", show=False, priority=True),
+        Binding("ctrl+c", "interrupt", "Interrupt", show=False, priority=True, tooltip=INTERRUPT),
         Binding("ctrl+c", "screen.copy_text", "Copy selected text", show=False),
     ]
     """One class's list keeps every binding of a key; a subclass's binding of
