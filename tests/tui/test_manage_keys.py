@@ -175,6 +175,24 @@ async def test_e_edits_what_changed_and_a_bad_value_changes_nothing(start_plane)
         await until(pilot, lambda: "other-model" in title(app))
 
 
+async def test_the_edit_form_takes_and_shows_read_only_as_the_new_agent_form_does(
+    start_plane,
+) -> None:  # type: ignore[no-untyped-def]
+    plane = await start_plane()
+    await made(plane)
+    app = app_for(plane)
+    async with app.run_test(size=SIZE) as pilot:
+        form = await edit_form(pilot, app, "poet")
+        assert "read-only" in str(form.query("Label")[2].render())
+        form.query_one("#tools", Input).value = "read-only"
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: not isinstance(app.screen, EditAgent))
+        assert plane.crew.workers["poet"].spec.tools == p.READ_ONLY_TOOLS
+        app.main_screen.query_one(AgentList).focus()
+        form = await edit_form(pilot, app, "poet")
+        assert form.query_one("#tools", Input).value == "read-only"
+
+
 async def test_e_on_a_gateway_agent_edits_only_its_limit(start_plane) -> None:  # type: ignore[no-untyped-def]
     plane = await start_plane(CONFIG + "  cc: {gateway: {}}\n")
     app = app_for(plane)
