@@ -23,7 +23,7 @@ SORTS = ("listed", "state", "spend", "name")
 """`s` in the list steps through these; `listed` is the plane's own order
 (the config's, then creation)."""
 SORT_WORDS = {"listed": "", "state": "by state", "spend": "by spend", "name": "by name"}
-STATE_FILTERS: tuple[str | None, ...] = (None, "working", "held", "amber", "unread")
+STATE_FILTERS: tuple[str | None, ...] = (None, "working", "held", "paused", "amber", "unread")
 """`f` in the list steps through these; None shows every agent."""
 _RANK = {"held": 0, "over": 1, "warn": 2, "working": 3}
 
@@ -82,18 +82,21 @@ class Fleet:
     amber: int
     held: int
     spent: Decimal
+    paused: int = 0
+    """Paused by the operator: not working, not held, and not to be forgotten."""
     ceiling: Decimal | None = None
     """The fleet's daily ceiling, when there is one (several planes, one store)."""
 
     def parts(self) -> list[tuple[str, str]]:
         """(text, state) pieces: `55 agents`, `4 working`, `1 amber`, `3 held`,
-        `$1.12 today`; a count of zero says nothing, like a row at $0."""
+        `1 paused`, `$1.12 today`; a count of zero says nothing, like a row at $0."""
         plural = "" if self.agents == 1 else "s"
         parts = [(f"{self.agents} agent{plural}", "")]
         for count, word, state in (
             (self.working, "working", "working"),
             (self.amber, "amber", "warn"),
             (self.held, "held", "held"),
+            (self.paused, "paused", "paused"),
         ):
             if count:
                 parts.append((f"{count} {word}", state))
@@ -105,7 +108,7 @@ class Fleet:
         return parts
 
     def text(self) -> str:
-        """`55 agents · 4 working · 1 amber · 3 held · $1.12 today`"""
+        """`55 agents · 4 working · 1 amber · 3 held · 1 paused · $1.12 today`"""
         return " · ".join(text for text, _ in self.parts())
 
 
@@ -122,6 +125,7 @@ def fleet(
         working=sum(a.status == "working" for a in rows),
         amber=sum(spend_level(a) == "warn" for a in rows),
         held=sum(a.status == "held" for a in rows),
+        paused=sum(a.status == "paused" for a in rows),
         spent=sum((a.spend_today_usd for a in rows), unlisted),
         ceiling=ceiling,
     )

@@ -41,7 +41,7 @@ from plane.economy.summary import save
 from plane.errors import AgentExists, InvalidRequest
 from plane.money.limits import BadLimit, parse_limit_field
 from plane.wire.protocol import AgentDetails, AgentRemoved, AgentRenamed, AgentState
-from plane.wire.words import usd, usd_exact
+from plane.wire.words import file_agent_refusal, usd, usd_exact
 
 RENAMED_TABLES = (
     "calls",
@@ -273,10 +273,7 @@ class Lifecycle:
     def _made_here(self, agent: str, what: str) -> AgentSpec:
         spec = self._services.roster.get(agent)
         if self._services.roster.from_file(agent):
-            where = "remove its block" if what == "delete" else "rename its block"
-            raise InvalidRequest(
-                f"{agent} comes from agents.yaml: {where} there and restart the plane."
-            )
+            raise InvalidRequest(file_agent_refusal(agent, what))
         return spec
 
 

@@ -128,6 +128,9 @@ class AgentState(Frame):
     gateway: bool = False
     """A gateway agent: its own client makes its calls, with the client's
     model, tools and prompt (no turns, workspace, sessions or bookings here)."""
+    from_file: bool = False
+    """Made by agents.yaml: the file's to rename or delete, not the operator's
+    keys (a client says so when the key is pressed, not after a form)."""
 
 
 MessageKind = Literal["operator", "agent", "plane", "ask", "cost", "tool"]

@@ -139,3 +139,10 @@ def duration(left: timedelta) -> str:
     if minutes:
         return f"{minutes}m"
     return f"{seconds}s"
+
+
+def file_agent_refusal(agent: str, change: str) -> str:
+    """Why an agent from agents.yaml is not renamed or deleted (`change`:
+    `rename` or `delete`), in the plane's words and the TUI's alike."""
+    where = "remove its block" if change == "delete" else "rename its block"
+    return f"{agent} comes from agents.yaml: {where} there and restart the plane."

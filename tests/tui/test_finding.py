@@ -62,6 +62,11 @@ def test_the_fleet_line_counts_by_state_and_sums_the_day() -> None:
     assert calm.text() == "2 agents · $0.00 today", "a count of zero says nothing"
 
 
+def test_the_fleet_line_counts_paused_agents() -> None:
+    agents = [agent("demo", status="paused"), agent("scout", status="working"), agent("poet")]
+    assert fleet(agents).text() == "3 agents · 1 working · 1 paused · $0.00 today"
+
+
 def test_the_fleet_line_never_reads_at_its_ceiling_short_of_it() -> None:
     """As an agent's spend does: the digits that tell the two apart, rounded
     away from the ceiling, never `$50.00 of $50.00` unless it is exactly there."""
@@ -144,7 +149,7 @@ async def test_f_steps_through_the_states_and_s_through_the_sorts() -> None:
         await pilot.press("f")
         assert agents.names == ["held-0", "held-1", "held-2"]
         assert agents.border_title == "agents · held"
-        await pilot.press("f")
+        await pilot.press("f", "f")  # paused (none), then amber
         assert agents.names == ["held-0", "held-1", "scout", "held-2"], "amber or red"
         await pilot.press("f", "f")  # unread (none), then every agent again
         assert len(agents.names) == 55 and agents.state_filter is None

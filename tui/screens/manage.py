@@ -24,6 +24,7 @@ from textual.screen import Screen
 from textual.widgets import Input
 
 from plane.wire.protocol import AgentState
+from plane.wire.words import file_agent_refusal
 from tui.link import Link
 from tui.screens.confirm_delete import ConfirmDelete
 from tui.screens.edit_agent import EditAgent
@@ -125,8 +126,17 @@ class ManageAgents(Screen[None]):
 
     def action_delete_agent(self) -> None:
         agent = self._managed()
-        if agent is not None:
+        if agent is not None and self._made_here(agent, "delete"):
             self.app.push_screen(ConfirmDelete(agent, self.link), callback=self._deleted(agent))
+
+    def _made_here(self, agent: str, change: str) -> bool:
+        """An agent from agents.yaml is the file's to rename or delete: said
+        when the key is pressed, not after a form that could only fail."""
+        state = self.store.agents.get(agent)
+        if state is not None and state.from_file:
+            self.notify(file_agent_refusal(agent, change))
+            return False
+        return True
 
     def _deleted(self, agent: str) -> Callable[[bool | None], None]:
         def done(deleted: bool | None) -> None:
@@ -142,7 +152,7 @@ class ManageAgents(Screen[None]):
 
     def action_rename_agent(self) -> None:
         agent = self._managed()
-        if agent is not None:
+        if agent is not None and self._made_here(agent, "rename"):
             self.app.push_screen(RenameAgent(agent, self.link), callback=self._changed)
 
     def action_edit_agent(self) -> None:

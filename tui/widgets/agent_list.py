@@ -116,7 +116,9 @@ class AgentList(ScrollView, can_focus=True):
         Binding("n", "new_agent", "New agent", show=False),
         Binding("question_mark", "app.help", "Help: keys and marks", show=False),
         Binding("slash", "filter_names", "Filter by name (Esc clears)", show=False),
-        Binding("f", "filter_state", "Show: all → working → held → amber → unread", show=False),
+        Binding(
+            "f", "filter_state", "Show: all → working → held → paused → amber → unread", show=False
+        ),
         Binding("s", "sort", "Sort: as configured → state → spend → name", show=False),
     ]
 

@@ -24,6 +24,7 @@ class FleetLine(Widget):
         "fleet-line--working",
         "fleet-line--warn",
         "fleet-line--held",
+        "fleet-line--paused",
     }
 
     fleet: reactive[Fleet | None] = reactive(None)
