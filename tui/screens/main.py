@@ -384,10 +384,25 @@ class MainScreen(ManageAgents):
             return
         error = event.worker.error
         if isinstance(error, LinkFailed):
+            if isinstance(error.request, Send) and error.failure != "timeout":
+                self._keep_unsent(error.request)
             self.post_message(Failed(error.request, _failure(error)))
         else:  # a defect, not the plane: say so, keep the details for the log
             log.error("worker %s failed", event.worker.name, exc_info=error)
             self.post_message(Failed(None, f"Something went wrong in this client: {error!r}"))
+
+    def _keep_unsent(self, request: Send) -> None:
+        """A message the plane refused (too long) or never got (no plane) is
+        stored nowhere: it goes back where it was written, to be shortened
+        or sent again, unless something new has been written there since.
+        (A timeout is not this: the plane may have it.)"""
+        if request.agent != self._drafting:
+            if not self.drafts.get(request.agent, "").strip():
+                self.drafts[request.agent] = request.text
+            return
+        composer = self.query_one(Composer)
+        if not composer.value.strip():
+            composer.value = request.text
 
     @on(Failed)
     def _failed(self, event: Failed) -> None:
