@@ -64,6 +64,24 @@ async def test_ctrl_g_shows_the_selected_agents_spend_and_f_the_fleets(start_pla
         await until(pilot, lambda: not isinstance(app.screen, SpendScreen))
 
 
+async def test_the_charts_follow_a_call_that_settles_while_they_are_open(start_plane) -> None:  # type: ignore[no-untyped-def]
+    """Opened while demo's call is in flight, the charts show its estimate;
+    once it settles, its cost, without closing and opening them again."""
+    plane = await start_plane()
+    app = app_for(plane)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: has_row(app, "scout") and app.main_screen.selected == "demo")
+        plane.llm.reply("Spent.", usage=Usage(input_tokens=300), delay_s=3)
+        await type_line(pilot, "spend")
+        await until(pilot, lambda: len(plane.llm.requests) == 1)  # in flight, 3 s to go
+        await pilot.press("ctrl+g")
+        await until(pilot, lambda: isinstance(app.screen, SpendScreen))
+        await until(pilot, lambda: shown(app, "#hours-total").endswith("spent"))
+        assert shown(app, "#hours-total") != "$0.30 spent", "the estimate, while in flight"
+        await until(pilot, lambda: shown(app, "#hours-total") == "$0.30 spent", within=30)
+        assert isinstance(app.screen, SpendScreen), "still open: read again, not reopened"
+
+
 def test_top_spenders_are_bars_against_the_most_with_what_was_saved() -> None:
     top = [
         SpendPoint(label="burner", spent_usd=Decimal("2"), saved_usd=Decimal("0.31")),
