@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from plane.wire.protocol import AgentState
+from plane.wire.words import spend_total
 from tui.formatting import spend_against, spend_level, usd
 
 SORTS = ("listed", "state", "spend", "name")
@@ -84,6 +85,8 @@ class Fleet:
     spent: Decimal
     paused: int = 0
     """Paused by the operator: not working, not held, and not to be forgotten."""
+    spent_shown: str = ""
+    """`spent` worded as the rows word theirs (`plane.wire.words.spend_total`)."""
     ceiling: Decimal | None = None
     """The fleet's daily ceiling, when there is one (several planes, one store)."""
 
@@ -101,7 +104,7 @@ class Fleet:
             if count:
                 parts.append((f"{count} {word}", state))
         if self.ceiling is None:
-            parts.append((f"{usd(self.spent)} today", ""))
+            parts.append((f"{self.spent_shown or usd(self.spent)} today", ""))
         else:
             spent = spend_against(self.spent, self.ceiling)  # never at it short of it
             parts.append((f"{spent} of {usd(self.ceiling)} today", ""))
@@ -128,4 +131,5 @@ def fleet(
         paused=sum(a.status == "paused" for a in rows),
         spent=sum((a.spend_today_usd for a in rows), unlisted),
         ceiling=ceiling,
+        spent_shown=spend_total(((a.spend_today_usd, a.limit_usd) for a in rows), unlisted),
     )

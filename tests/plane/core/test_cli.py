@@ -439,6 +439,15 @@ def test_send_wait_to_an_agent_already_held_says_so_and_waits_for_nothing(daemon
 
 
 @pytest.mark.slow
+def test_status_shows_an_unpriced_agents_spend_as_the_tui_does(daemon, scripted_llm):
+    """`$?`, never `$0.00`: its calls are counted, not priced."""
+    assert plane_cmd(daemon, "edit", "scout", "--model", "other-model").returncode == 0
+    text = plane_cmd(daemon, "status").stdout.splitlines()
+    scout = next(line for line in text if line.startswith("  scout "))
+    assert scout == "  scout  held     other-model (unpriced)  $? of $1.00", scout
+
+
+@pytest.mark.slow
 def test_send_wait_to_an_agent_on_an_unpriced_model_exits_kept_not_answered(daemon, scripted_llm):
     """A script tells "answered" (0) from "kept" (75): the message waits, no
     turn is coming now. Without --wait, sending it is a success."""
