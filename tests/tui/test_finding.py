@@ -223,3 +223,19 @@ async def test_the_fleet_line_counts_what_deleted_agents_spent_today() -> None:
         feed(app, shown)  # an older plane says no fleet figure: the rows' sum
         await redrawn(pilot)
         assert fleet_text(app) == "2 agents · $2.00 of $50.00 today"
+
+
+async def test_a_deleted_agents_neighbour_takes_the_selection_not_the_first_row() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, snapshot(*(agent(name) for name in ("ant", "bee", "cat", "dog"))))
+        await settle(pilot)
+        agents = app.main_screen.query_one(AgentList)
+        agents.select("cat")
+        await settle(pilot)
+        feed(app, p.AgentRemoved(agent="cat"))
+        await settle(pilot)
+        assert app.main_screen.selected == "dog", "the one after it"
+        feed(app, p.AgentRemoved(agent="dog"))
+        await settle(pilot)
+        assert app.main_screen.selected == "bee", "the last went: the one before it"

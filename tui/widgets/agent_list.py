@@ -215,6 +215,7 @@ class AgentList(ScrollView, can_focus=True):
         return ordered(agents, self.sort_by)
 
     def _sync(self, names: list[str] | None = None) -> None:
+        was = self._row_of.get(self.selected or "")
         rows = self._order()
         self._places = {a.name: self._place(a) for a in self.store.agents.values()}
         self.names = [agent.name for agent in rows]
@@ -225,13 +226,21 @@ class AgentList(ScrollView, can_focus=True):
         wanted = self._wanted
         if self.store.agents:  # kept until there are rows (a remembered agent, at start)
             self._wanted = None
-        for name in (wanted, self.selected, next(iter(self.names), None)):
+        for name in (wanted, self.selected, self._neighbour(was), next(iter(self.names), None)):
             if name in self._row_of:
                 self.select(name)
                 self._keep_in_view(self.cursor)
                 return
         self.selected = None
         self.cursor = len(self.names)
+
+    def _neighbour(self, row: int | None) -> str | None:
+        """The agent now where a row that went away was (the one after it;
+        the one before, if it was the last): a delete leaves the cursor
+        beside it, not back at the top of fifty rows."""
+        if row is None or not self.names:
+            return None
+        return self.names[min(row, len(self.names) - 1)]
 
     def _update(self, agent: AgentState) -> None:
         """One row changed: redraw its line; if the change moves it (it turned
