@@ -239,3 +239,25 @@ async def test_a_deleted_agents_neighbour_takes_the_selection_not_the_first_row(
         feed(app, p.AgentRemoved(agent="dog"))
         await settle(pilot)
         assert app.main_screen.selected == "bee", "the last went: the one before it"
+
+
+async def test_a_filter_that_leaves_no_row_says_so_and_how_to_move_on() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, snapshot(agent("demo"), agent("scout")))
+        await settle(pilot)
+        agents = app.main_screen.query_one(AgentList)
+        await pilot.press("ctrl+l", "f")  # working: nobody is
+        await settle(pilot)
+        assert drawn(agents) == "+ new agent no agent is working · f: next filter"
+        await pilot.press("f")
+        await settle(pilot)
+        assert drawn(agents) == "+ new agent no agent is held · f: next filter"
+        await pilot.press("slash", *"zz")
+        await settle(pilot)
+        assert drawn(agents) == "+ new agent no agent's name has 'zz' · Esc clears"
+
+
+def drawn(agents: AgentList) -> str:
+    """Every line the list draws, joined by single spaces."""
+    return " ".join(" ".join(agents.render_line(y).text.split()) for y in range(6)).strip()

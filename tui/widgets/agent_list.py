@@ -31,6 +31,7 @@ the screen to put in the composer.
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
@@ -134,6 +135,7 @@ class AgentList(ScrollView, can_focus=True):
         "agent-list--spend-warn",
         "agent-list--spend-over",
         "agent-list--new",
+        "agent-list--hint",
     }
 
     cursor: reactive[int] = reactive(0, repaint=False)
@@ -221,7 +223,7 @@ class AgentList(ScrollView, can_focus=True):
         self.names = [agent.name for agent in rows]
         self._pinned = sum(1 for agent in rows if alarming(agent))
         self._row_of = {name: row for row, name in enumerate(self.names)}
-        self.virtual_size = Size(self.scrollable_content_region.width, len(self.names) + 1)
+        self.virtual_size = Size(self.scrollable_content_region.width, self._lines_drawn())
         self.refresh()
         wanted = self._wanted
         if self.store.agents:  # kept until there are rows (a remembered agent, at start)
@@ -344,6 +346,32 @@ class AgentList(ScrollView, can_focus=True):
             parts.append(SORT_WORDS[self.sort_by])
         return " · ".join(parts)
 
+    def _lines_drawn(self) -> int:
+        """The rows, `+ new agent`, and the empty filter's hint if any."""
+        return len(self.names) + 1 + len(self._hint_lines(self.scrollable_content_region.width))
+
+    def _hint_lines(self, width: int) -> list[str]:
+        """`empty_hint`, wrapped to the list's width (after its margin)."""
+        hint = self.empty_hint()
+        return textwrap.wrap(hint, max(8, width - 2)) if hint else []
+
+    def empty_hint(self) -> str:
+        """What a filter that leaves no row says, under `+ new agent`
+        (`no agent is working · f: next filter`); "" when there are rows, or
+        no filter. An empty list alone read as an empty fleet."""
+        if self.names or not (self.state_filter or self.name_filter):
+            return ""
+        if self.name_filter:
+            return f"no agent's name has {self.name_filter!r} · Esc clears"
+        said = {
+            "working": "no agent is working",
+            "held": "no agent is held",
+            "paused": "no agent is paused",
+            "amber": "no agent is amber or red",
+            "unread": "nothing unread",
+        }
+        return f"{said.get(self.state_filter or '', 'none')} · f: next filter"
+
     def mark_unread(self, agent: str, unread: bool) -> None:
         """The screen says `agent` has (or no longer has) something unseen."""
         if (agent in self.unread) == unread:
@@ -384,6 +412,13 @@ class AgentList(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         row = self.row_on(y)
         width = self.scrollable_content_region.width
+        hint = self._hint_lines(width)
+        if 0 < row - len(self.names) <= len(hint):
+            style = self.get_visual_style("agent-list--row", "agent-list--hint")
+            line = Content(f" {hint[row - len(self.names) - 1]}")
+            return Visual.to_strips(self, line, width, 1, style)[0].extend_cell_length(
+                width, style.rich_style
+            )
         if row > len(self.names):
             return Strip.blank(width, self.get_visual_style("agent-list--row").rich_style)
         look = self._look(row)
@@ -446,7 +481,7 @@ class AgentList(ScrollView, can_focus=True):
         self._refresh_row(self.cursor)
 
     def on_resize(self) -> None:
-        self.virtual_size = Size(self.scrollable_content_region.width, len(self.names) + 1)
+        self.virtual_size = Size(self.scrollable_content_region.width, self._lines_drawn())
         self._keep_in_view(self.cursor)
 
     def on_key(self, event: events.Key) -> None:
