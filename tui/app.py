@@ -50,7 +50,7 @@ class PlaneApp(App[None]):
         Binding("f1", "help", "Help", priority=True),
         Binding("ctrl+t", "toggle_theme", "Light/dark"),
         Binding("ctrl+g", "spend", "Spend charts", show=False),
-        Binding("ctrl+q", "quit", "Quit (the plane keeps running)", priority=True),
+        Binding("ctrl+q", "quit", "Quit", priority=True, tooltip="Quit (the plane keeps running)"),
     ]
 
     def __init__(

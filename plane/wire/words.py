@@ -169,3 +169,28 @@ def file_agent_refusal(agent: str, change: str) -> str:
     `rename` or `delete`), in the plane's words and the TUI's alike."""
     where = "remove its block" if change == "delete" else "rename its block"
     return f"{agent} comes from agents.yaml: {where} there and restart the plane."
+
+
+NOTICES = (
+    ("held", re.compile(r"^\S+ has reached its \$[\d,.]+ daily ceiling ")),
+    ("held", re.compile(r"^\S+ has spent \S+ today, (at|over) its \$[\d,.]+ daily ceiling;")),
+    ("held", re.compile(r"^\S+ is not answering: ")),
+    ("held", re.compile(r"^No price is known for ")),
+    ("paused", re.compile(r"^\S+ is paused: ")),
+    ("paused", re.compile(r"^Paused by the operator: ")),
+    ("warn", re.compile(r"^\S+ has spent \S+ today, \d+% of its \$[\d,.]+ daily ceiling\.$")),
+)
+"""The plane's notices that explain why an agent takes no turn (held:
+its ceiling, the fleet's, a model with no price; paused) or that it nears
+its ceiling (warn), by their opening words. A client draws them apart from
+routine plane lines; tests/plane/core/test_notice_kinds.py holds every
+notice's wording to these."""
+
+
+def notice_kind(text: str) -> str | None:
+    """`held`, `paused` or `warn` for a notice of those, None for any other
+    line of the plane's."""
+    for kind, opening in NOTICES:
+        if opening.search(text):
+            return kind
+    return None

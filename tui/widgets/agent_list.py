@@ -72,6 +72,10 @@ MARK_MEANINGS = [
     ("$?", "its model has no known price: its calls are counted, not priced"),
 ]
 NEW_AGENT = "+ new agent"
+STOPPED = frozenset({"held", "paused"})
+"""Rows that take no turn, drawn as a bar of their own (`agent-list--held`,
+`agent-list--paused`): what the operator must do something about is what
+the eye lands on first, before amber and before the cursor."""
 RESORT_S = 0.1
 """Rows that an update moves are ordered again after this long."""
 LINES_KEPT = 256
@@ -136,6 +140,10 @@ class AgentList(ScrollView, can_focus=True):
         "agent-list--spend-over",
         "agent-list--new",
         "agent-list--hint",
+        "agent-list--held",
+        "agent-list--held-cursor",
+        "agent-list--paused",
+        "agent-list--paused-cursor",
     }
 
     cursor: reactive[int] = reactive(0, repaint=False)
@@ -436,9 +444,18 @@ class AgentList(ScrollView, can_focus=True):
         return "agent-list--hover" if row == self._hover else ""
 
     def _draw(self, agent: AgentState | None, look: str, width: int, unread: bool) -> Strip:
-        base = self.get_visual_style("agent-list--row", *([look] if look else []))
+        stopped = agent is not None and agent.status in STOPPED
+        if stopped:  # a bar of its own colour, under the cursor too (marked, not replaced)
+            assert agent is not None
+            bar = f"agent-list--{agent.status}"
+            looks = [bar, f"{bar}-cursor"] if look == "agent-list--cursor" else [bar]
+        else:
+            looks = [look] if look else []
+        base = self.get_visual_style("agent-list--row", *looks)
         if agent is None:
             content = Content.assemble(" ", (NEW_AGENT, self._part("agent-list--new")))
+        elif stopped:  # the bar's own colours: a red figure on a red bar would not show
+            content = Content(" " + " ".join(row_text(agent, width - 2, unread=unread)))
         else:
             glyph, name, figure = row_text(agent, width - 2, unread=unread)
             level = spend_level(agent)
