@@ -77,7 +77,7 @@ def untested_line(
     parts = [f"{kind.what}, {counts[kind]} ({kind.how})" for kind in MISSING if counts[kind]]
     if counts[None]:
         parts.append(f"other, {counts[None]} (pytest -rs lists them)")
-    if deselected:
+    if marks and deselected:  # a tier left out (`-k` and node ids are the operator's own pick)
         parts.append(f"deselected, {deselected} (make test runs every tier)")
     elif marks:
         parts.append(f"what -m {marks!r} leaves out (make test runs every tier)")
