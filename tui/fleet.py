@@ -74,6 +74,26 @@ def shown(agent: AgentState, name: str, state: str | None, unread: set[str]) -> 
     return agent.status == state
 
 
+NOTHING = {
+    "working": "no agent is working",
+    "held": "no agent is held",
+    "paused": "no agent is paused",
+    "amber": "no agent is amber or red",
+    "unread": "nothing unread",
+}
+
+
+def nothing_shown(name: str, state: str | None) -> str:
+    """What the list says when its filters leave no row, and how to move on
+    (`no agent is working · f: next filter`); "" with no filter. An empty
+    list alone read as an empty fleet."""
+    if name:
+        return f"no agent's name has {name!r} · Esc clears"
+    if state:
+        return f"{NOTHING.get(state, 'none')} · f: next filter"
+    return ""
+
+
 @dataclass(frozen=True)
 class Fleet:
     """What the fleet line says."""

@@ -44,7 +44,7 @@ MISSING = (
     ),
     Missing("Aider", ("aider",), "make test installs it"),
     Missing("tmux", ("tmux",), "apt-get install tmux"),
-    Missing("root-only tests", ("root",), "run as root"),
+    Missing("root-only tests", ("root",), "as root, with a Python the user nobody can run"),
     Missing("Landlock", ("landlock",), "a Linux kernel with Landlock (5.13 or later)"),
     Missing("PID namespaces", ("pid namespace", "needs linux"), "Linux, with user namespaces"),
 )

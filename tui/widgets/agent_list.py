@@ -49,7 +49,16 @@ from textual.timer import Timer
 from textual.visual import Visual
 
 from plane.wire.protocol import AgentState
-from tui.fleet import SORT_WORDS, SORTS, STATE_FILTERS, alarming, ordered, place, shown
+from tui.fleet import (
+    SORT_WORDS,
+    SORTS,
+    STATE_FILTERS,
+    alarming,
+    nothing_shown,
+    ordered,
+    place,
+    shown,
+)
 from tui.formatting import spend_against, spend_level
 from tui.keys import typed
 from tui.store import Store
@@ -364,21 +373,9 @@ class AgentList(ScrollView, can_focus=True):
         return textwrap.wrap(hint, max(8, width - 2)) if hint else []
 
     def empty_hint(self) -> str:
-        """What a filter that leaves no row says, under `+ new agent`
-        (`no agent is working · f: next filter`); "" when there are rows, or
-        no filter. An empty list alone read as an empty fleet."""
-        if self.names or not (self.state_filter or self.name_filter):
-            return ""
-        if self.name_filter:
-            return f"no agent's name has {self.name_filter!r} · Esc clears"
-        said = {
-            "working": "no agent is working",
-            "held": "no agent is held",
-            "paused": "no agent is paused",
-            "amber": "no agent is amber or red",
-            "unread": "nothing unread",
-        }
-        return f"{said.get(self.state_filter or '', 'none')} · f: next filter"
+        """What a filter that leaves no row says, under `+ new agent`; ""
+        when there are rows (`tui.fleet.nothing_shown`)."""
+        return "" if self.names else nothing_shown(self.name_filter, self.state_filter)
 
     def mark_unread(self, agent: str, unread: bool) -> None:
         """The screen says `agent` has (or no longer has) something unseen."""
