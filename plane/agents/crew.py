@@ -235,6 +235,7 @@ class Crew:
             tools=spec.tools,
             plane=services.ownership.owner(agent) if services.ownership.plane else None,
             gateway=spec.gateway is not None,
+            from_file=services.roster.from_file(agent),
         )
 
     def _resumes_at(self, agent: str, hold: Hold | None) -> datetime | None:

@@ -122,7 +122,11 @@ def parser() -> argparse.ArgumentParser:
     send = sub.add_parser("send", help="post a message (or /limit …) to an agent as the operator")
     send.add_argument("agent", type=arg.text("agent name"))
     send.add_argument("text", type=arg.text("text"))
-    send.add_argument("--wait", action="store_true", help="wait for the agent's answer")
+    send.add_argument(
+        "--wait",
+        action="store_true",
+        help="wait for the agent's answer (exit 124: none in time; 75: kept, not answered now)",
+    )
     send.add_argument(
         "--timeout",
         type=arg.seconds,
