@@ -201,6 +201,8 @@ class Plane:
             refs=self._refs(),
         )
         services.savings = Savings(db, self.clock, services.pricer)
+        gateway_agents = [spec.name for spec in roster if spec.gateway is not None]
+        services.client_models.update(await ledger.latest_models(gateway_agents))
         self.scheduler = Scheduler(db, self.clock, wake=self._wake, only_writer=not shared)
         self.crew = crew = Crew(services, self.scheduler)
         self.api = Api(
@@ -249,6 +251,7 @@ class Plane:
             gateway = Gateway(
                 services,
                 Keys(self.home.gateway_keys),
+                db,
                 publish=crew.publish,
                 spend_notices=crew.spend_notices,
                 tell_hold=crew.tell_hold,

@@ -24,7 +24,7 @@ NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
 CONFIG = """
 defaults:
-  limitUsd: 1
+  limitUsd: 10
   provider: scripted
   model: scripted-model
 providers:
