@@ -18,7 +18,7 @@ from typing import Any
 
 from plane.money.pricing import Pricer
 from plane.wire.protocol import Usage
-from tests.support.scripted_llm import Reply, ScriptedLLM, derived_usage
+from tests.support.scripted_llm import Billed, Reply, derived_usage
 
 LIMITS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
 
@@ -62,13 +62,12 @@ class Bills:
         )
 
 
-def billed_usd(llm: ScriptedLLM, pricer: Pricer, model: str | None = None) -> Decimal:
-    """What the upstream billed (for `model` only, when given), at the plane's prices."""
-    return sum(
-        (
-            pricer.price(b.model, b.usage, searches=b.searches).cost_usd
-            for b in llm.billed
-            if model is None or b.model == model
-        ),
-        Decimal(0),
-    )
+def billed_usd(billed: list[Billed], pricer: Pricer) -> Decimal:
+    """What the upstream billed for these responses, at the plane's prices."""
+    return sum((cost_of(b, pricer) for b in billed), Decimal(0))
+
+
+def cost_of(billed: Billed, pricer: Pricer) -> Decimal:
+    """One response's bill: its tokens, and its web searches when it made any."""
+    searched = {"searches": billed.searches} if billed.searches else {}
+    return pricer.price(billed.model, billed.usage, **searched).cost_usd
