@@ -238,8 +238,8 @@ MIGRATIONS: tuple[str, ...] = (
         reason TEXT NOT NULL
     );
     """,
-    # What each settled gateway call was expected to cost before learning, so
-    # an agent's estimates learn from its calls again after a restart
+    # What each settled gateway call's estimated prompt and real answers cost
+    # (`base_usd`), so an agent's estimates learn from its calls again after a restart
     # (plane/gateway/learned.py); the response's id, for a later call that
     # continues it, and the stored prompt or conversation it used.
     """

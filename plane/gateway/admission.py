@@ -9,12 +9,13 @@ ceiling is kept in dollars, two ways at once:
   alone but not beside the calls in flight waits for them (`in flight`).
   Calls far under the ceiling never wait on a worst case that does not come.
 - **bounds** (`Estimate.bound`) keep the overshoot to one call: a call goes
-  only while the calls already in flight, at the most each can cost, still
-  fit in what is left (`may overshoot`, else it waits). Whatever they then
-  cost, the day ends at most the last admitted call over the ceiling: the
-  others were bounded inside it. A call nothing bounds (context the provider
-  holds or fetches, no output limit, with a model whose context window is
-  not known) flies alone near the ceiling.
+  only while the calls in flight and itself, at the most each can cost, all
+  but the dearest of them, still fit in what is left (`may overshoot`, else
+  it waits). Whatever they then cost, the day ends at most one call over the
+  ceiling: the one with the largest bound, at what it really cost. A call
+  nothing bounds (context the provider holds or fetches, no output limit,
+  with a model whose context window is not known) is that one: it flies
+  beside bounded calls that fit, never beside another unbounded one.
 
 What is left is the ceiling less what is settled: the day's spend with the
 calls in flight taken out, so no figure said is one that was not spent.
@@ -32,27 +33,26 @@ Verdict = Literal["go", "too dear", "in flight", "may overshoot"]
 
 
 class Book:
-    """One agent's calls in flight through this plane's gateway: how much more
-    than its likely cost each may bill at most (None: no bound)."""
+    """One agent's calls in flight through this plane's gateway: the most each
+    may bill (None: no bound)."""
 
     def __init__(self) -> None:
-        self._excess: dict[int, Decimal | None] = {}
+        self._bounds: dict[int, Decimal | None] = {}
+        self._likely: dict[int, Decimal] = {}
 
     def add(self, call: int, estimate: Estimate) -> None:
-        bound = estimate.bound
-        self._excess[call] = None if bound is None else max(Decimal(0), bound - estimate.likely)
+        self._bounds[call] = estimate.bound
+        self._likely[call] = estimate.likely
 
     def close(self, call: int) -> None:
-        self._excess.pop(call, None)
+        self._bounds.pop(call, None)
+        self._likely.pop(call, None)
 
-    def excess(self) -> Decimal | None:
-        """Together, what the calls in flight may bill over their likely costs."""
-        total = Decimal(0)
-        for excess in self._excess.values():
-            if excess is None:
-                return None
-            total += excess
-        return total
+    def bounds(self) -> list[Decimal | None]:
+        return list(self._bounds.values())
+
+    def likely(self) -> Decimal:
+        return sum(self._likely.values(), Decimal(0))
 
 
 @dataclass(frozen=True)
@@ -64,8 +64,11 @@ class Standing:
     """Today's spend, calls in flight at their likely costs included (the ledger's)."""
     in_flight: Decimal
     """The part of `spent` its calls in flight count."""
-    excess: Decimal | None
-    """What those may bill over it, at most (None: no bound)."""
+    bounds: list[Decimal | None]
+    """The most each call in flight may bill (None: no bound)."""
+    booked: Decimal = Decimal(0)
+    """The likely costs of those calls (the rest of `in_flight` is of calls
+    whose bound is not known here: counted at their likely cost)."""
 
     @property
     def settled(self) -> Decimal:
@@ -76,10 +79,16 @@ class Standing:
         """What is left today of the ceiling, after what is settled."""
         return self.ceiling - self.settled
 
-    @property
-    def most(self) -> Decimal | None:
-        """What the calls in flight may cost together, at most."""
-        return None if self.excess is None else self.in_flight + self.excess
+    def at_most(self, call: Estimate) -> Decimal | None:
+        """What the calls in flight and `call` may bill together, all but the
+        dearest of them (None: two of them have no bound)."""
+        bounds = [*self.bounds, call.bound]
+        if bounds.count(None) > 1:
+            return None
+        known = [bound for bound in bounds if bound is not None]
+        dropped = max(known, default=Decimal(0)) if None not in bounds else Decimal(0)
+        unbooked = max(Decimal(0), self.in_flight - self.booked)
+        return unbooked + sum(known, Decimal(0)) - dropped
 
 
 def judge(day: Standing, call: Estimate) -> Verdict:
@@ -87,7 +96,7 @@ def judge(day: Standing, call: Estimate) -> Verdict:
         return "too dear"
     if day.in_flight + call.likely > day.left:
         return "in flight"
-    most = day.most
+    most = day.at_most(call)
     if most is None or most > day.left:
         return "may overshoot"
     return "go"

@@ -33,6 +33,13 @@ image it keeps (1.15 megapixels); OpenAI's high detail comes to less."""
 IMAGE_TOKENS_BOUND = 3000
 """What an image may count at most, on either provider (OpenAI's patch-counted
 models come to about 2,500)."""
+FRAMING = 100
+"""Tokens a provider adds around any prompt (its messages' framing)."""
+TOOL_USE_TOKENS = 1000
+"""What tool use adds (Anthropic's own prompt for it is 346 tokens)."""
+TYPED_TOOL_TOKENS = 1000
+"""A typed tool's schema, which the provider writes in (Anthropic's computer,
+text editor and bash tools: 735, 700 and 245 tokens)."""
 PROMPT_FIELDS = ("system", "instructions", "messages", "input", "tools", "tool_choice")
 """Where a request's prompt is, in any of the three APIs."""
 SERVER_TOOLS = (
@@ -72,6 +79,9 @@ class Asked:
     `conversation:ID`): the ledger's last call with it says its size."""
     searches: int | None = 0
     """The most web searches the call may make and bill (None: no bound given)."""
+    framing: int = 0
+    """Tokens the provider adds around the prompt that its bytes do not show:
+    the system prompt of tool use, and the definitions of its own typed tools."""
 
     @property
     def unbounded(self) -> bool:
@@ -86,6 +96,7 @@ class _Tally:
     images: int = 0
     unseen: list[str] = field(default_factory=list)
     hour_cache: bool = False
+    framing: int = FRAMING
 
     def text(self, value: str) -> None:
         self.chars += len(value)
@@ -129,12 +140,17 @@ class _Tally:
         return False
 
     def tools(self, tools: Any) -> None:
-        """The tools' definitions, and those the provider runs itself."""
+        """The tools' definitions; those the provider runs itself; and what
+        it adds for them (tool use's own prompt, its typed tools' schemas)."""
         self.walk(tools)
-        for tool in tools if isinstance(tools, list) else []:
+        listed = tools if isinstance(tools, list) else []
+        self.framing += TOOL_USE_TOKENS if listed else 0
+        for tool in listed:
             kind = tool.get("type") if isinstance(tool, dict) else None
             if isinstance(kind, str) and kind.startswith(SERVER_TOOLS):
                 self.unseen.append(kind)
+            elif isinstance(kind, str) and kind not in ("function", "custom"):
+                self.framing += TYPED_TOOL_TOKENS
 
     def _document(self, source: Any) -> bool:
         """Anthropic's document: its text counts as text; a PDF is billed by its
@@ -191,6 +207,7 @@ def messages_asked(body: dict[str, Any]) -> Asked:
         hour_cache=tally.hour_cache,
         unseen=tuple(dict.fromkeys(tally.unseen)),
         searches=_searches(body.get("tools")),
+        framing=tally.framing,
     )
 
 
@@ -211,6 +228,7 @@ def chat_asked(body: dict[str, Any]) -> Asked:
         choices=_int(body.get("n")) or 1,
         unseen=tuple(dict.fromkeys(tally.unseen)),
         searches=searches,
+        framing=tally.framing,
     )
 
 
@@ -244,6 +262,7 @@ def responses_asked(body: dict[str, Any]) -> Asked:
         previous_response=previous,
         context_key=key,
         searches=None if searching else 0,
+        framing=tally.framing,
     )
 
 

@@ -11,7 +11,7 @@ Two figures, because admission needs both (`plane.gateway.admission`):
   while it flies, and what it is charged if it ends without its usage.
 - **bound**: the most the call can bill: every prompt byte a token (a
   byte-level tokenizer makes no more), written to the dearest cache, plus
-  what the provider wraps around it; every answer at its limit; every web
+  what the provider wraps around it (`Asked.framing`); every answer at its limit; every web
   search it may make. Context the provider adds and an answer without a
   limit are bounded by the model's context window where the price table
   knows it, and unbounded (None) where it does not.
@@ -31,9 +31,6 @@ from plane.wire.protocol import Usage
 COLD_OUTPUT = 1024
 """An answer's likely tokens before any of the agent's calls has settled."""
 CHARS_PER_TOKEN = 3.5
-PROMPT_MARGIN = 2000
-"""Tokens a provider may add around a prompt that its bytes do not show:
-message framing, and the system prompt that comes with tool use."""
 WIDE_CONTEXT = 1_000_000
 """The context window Anthropic's `context-1m` beta opens (wider than the table's)."""
 MICRO = Decimal("0.000001")
@@ -42,11 +39,12 @@ MICRO = Decimal("0.000001")
 @dataclass(frozen=True)
 class Estimate:
     likely: Decimal
-    base: Decimal
-    """The likely cost before learning: what the call's real cost is learned against."""
     bound: Decimal | None
     """The most it can cost; None: nothing bounds it."""
-    unknown: bool
+    prompt: int = 0
+    """The prompt's likely tokens: what the call's real cost is learned against,
+    with its real output (so what the answers' length explains is not learned twice)."""
+    unknown: bool = False
     """The provider adds context whose size neither the body nor the ledger tells."""
 
 
@@ -68,11 +66,10 @@ class Estimator:
         answer = learned.likely_output() or COLD_OUTPUT
         answer = min(answer, cap) if cap else answer
         usage = Usage(input_tokens=prompt, output_tokens=answer * asked.choices)
-        base = self._pricer.price(model, usage).cost_usd
         unknown = bool(asked.unseen)
-        likely = base * learned.factor(unknown)
+        likely = self._pricer.price(model, usage).cost_usd * learned.factor(unknown)
         bound = self._bound(model, asked, held if bounded else None, window)
-        return Estimate(_up(likely), _up(base), None if bound is None else _up(bound), unknown)
+        return Estimate(_up(likely), None if bound is None else _up(bound), prompt, unknown)
 
     async def _resolved(self, agent: str, asked: Asked) -> tuple[Asked, int, bool]:
         """`asked` without what the ledger sizes; the tokens that adds; and
@@ -100,7 +97,7 @@ class Estimator:
         the ledger sized, None when that size is no bound."""
         prompt: int | None = None
         if not asked.unseen and held is not None:
-            prompt = asked.bytes + asked.images * IMAGE_TOKENS_BOUND + PROMPT_MARGIN + held
+            prompt = asked.bytes + asked.images * IMAGE_TOKENS_BOUND + asked.framing + held
         if window is not None:
             prompt = window if prompt is None else min(prompt, window)
         answer = asked.output_limit or window

@@ -250,7 +250,7 @@ class Gateway:
                     await self._tell_hold(agent, hold)
                     status, error, extra = wire.held(hold.notice, self._seconds_to_reset())
                     raise Refused(status, hold.notice, extra, error)
-                estimate = Estimate(Decimal(0), Decimal(0), Decimal(0), unknown=False)
+                estimate = Estimate(Decimal(0), Decimal(0))
                 if known:
                     estimate = await self._estimator.estimate(
                         agent, model, asked, wide_context=wide
@@ -275,11 +275,13 @@ class Gateway:
         ceiling = services.gate.ceilings.of(agent)
         if ceiling is None:
             return None
+        book = self._books[agent]
         day = Standing(
             ceiling,
             await services.ledger.spend_today(agent),
             services.ledger.in_flight(agent),
-            self._books[agent].excess(),
+            book.bounds(),
+            book.likely(),
         )
         verdict = judge(day, estimate)
         if verdict == "go":
@@ -298,7 +300,7 @@ class Gateway:
                 agent, day.in_flight, estimate.likely, day.left, ceiling, RETRY_S
             )
         else:
-            notice = notices.unbounded_in_flight(agent, day.most, day.left, ceiling, RETRY_S)
+            notice = notices.may_overshoot(agent, day.left, ceiling, RETRY_S)
         status, error, extra = wire.busy(notice, RETRY_S)
         raise Refused(status, notice, extra, error)
 
@@ -461,10 +463,11 @@ class Gateway:
             charge = await settle(call.id, bill.usage, Decimal(0), UNPRICED, estimated=True)
             return _Charged(charge.cost_usd, charge.day, bill.usage, line, unpriced=True)
         charge = await settle(call.id, bill.usage, price.cost_usd, price.source)
+        expected = Usage(input_tokens=call.estimate.prompt, output_tokens=bill.usage.output_tokens)
         learned = Settled(
             call.id,
             call.spec.name,
-            call.estimate.base,
+            services.pricer.price(model, expected).cost_usd,
             call.estimate.unknown,
             call.asked.choices,
             price.cost_usd,

@@ -6,11 +6,13 @@ one cheap call does not lower the next estimate and one dear call raises it:
 
 - the tokens each answer really had (the likely output of the next call,
   before the request's own limit caps it);
-- the ratio of a call's real cost to its estimate before learning, apart for
-  calls whose context the provider holds or fetches (a document by URL, a
-  previous response, web search): what the body did not show, the next such
-  call is expected to bring again. A call that settles far above its
-  estimate raises the next ones at once.
+- the ratio of a call's real cost to what its estimated prompt and its real
+  answers would cost (so an answer's length is learned once, above), apart
+  for calls whose context the provider holds or fetches (a document by URL,
+  a previous response, web search): what the body did not show, the next
+  such call is expected to bring again. A call that settles far above its
+  estimate raises the next ones at once; prompts the provider caches lower
+  them.
 
 Kept in `gateway_calls`, a row per settled call beside its ledger row, and
 read back when an agent's first call after a start needs it: a restart
@@ -58,7 +60,7 @@ class Learned:
     ratios: dict[bool, deque[Decimal]] = field(
         default_factory=lambda: {False: deque(maxlen=WINDOW), True: deque(maxlen=WINDOW)}
     )
-    """Real cost over the estimate before learning; True: calls with unseen context."""
+    """Real cost over `Settled.base_usd`; True: calls with unseen context."""
 
     def likely_output(self) -> int | None:
         return high(self.outputs)
@@ -80,7 +82,7 @@ class Settled:
     call: int
     agent: str
     base_usd: Decimal
-    """Its estimate before learning."""
+    """What its estimated prompt and its real answers cost: the ratio's denominator."""
     unseen: bool
     choices: int
     cost_usd: Decimal

@@ -56,20 +56,13 @@ def in_flight(
     )
 
 
-def unbounded_in_flight(
-    agent: str, most: Decimal | None, left: Decimal, ceiling: Decimal, retry_s: int
-) -> str:
-    """Why a call waits while what is in flight could, at most, pass the ceiling:
-    so that the day ends at most one call over it. `most`: what they could cost
-    together (None: one has no bound)."""
-    what = (
-        f"{agent} has a call in flight whose cost nothing in its request bounds"
-        if most is None
-        else f"{agent}'s calls in flight could cost up to {usd(most)} together"
-    )
+def may_overshoot(agent: str, left: Decimal, ceiling: Decimal, retry_s: int) -> str:
+    """Why a call waits while the calls in flight, if each cost all it may,
+    would take the day more than one call past the ceiling."""
     return (
-        f"{what}, and {usd(left)} is left of its {usd_exact(ceiling)} daily ceiling "
-        f"today; this call waits for them to settle: retry in {retry_s} seconds."
+        f"{agent}'s calls in flight, if they cost all they may, would take it more than one "
+        f"call past its {usd_exact(ceiling)} daily ceiling ({usd(left)} is left today); "
+        f"this call waits for them to settle: retry in {retry_s} seconds."
     )
 
 
