@@ -87,14 +87,28 @@ class AgentWorker:
         (by its change count) and the agent's spec (its pause)."""
         return self._services.gate.ceilings.changes, self.spec
 
+    @property
+    def model(self) -> str | None:
+        """The model its calls use. A gateway agent's is the one its client
+        named in its latest call (None: its client has made none yet)."""
+        if self.spec.gateway is None:
+            return self.spec.model
+        return self._services.client_models.get(self.spec.name)
+
     async def hold(self, fleet_spent: Decimal | None = None) -> Hold | None:
+        """Why it takes no turn now (None: it may). A gateway agent is held by
+        what it has settled, not by its calls in flight (the gateway weighs those)."""
         spec = self.spec
         if spec.paused:
             return Hold("paused", paused_notice(spec.name))
-        known = self._services.pricer.is_known(spec.model)
-        gate = self._services.gate
-        return await gate.hold(
-            spec.name, price_known=known, model=spec.model, fleet_spent=fleet_spent
+        model = self.model
+        known = model is None or self._services.pricer.is_known(model)
+        return await self._services.gate.hold(
+            spec.name,
+            price_known=known,
+            model=model or spec.model,
+            fleet_spent=fleet_spent,
+            settled_only=spec.gateway is not None,
         )
 
     async def run(self) -> None:

@@ -241,6 +241,10 @@ class Ledger:
             Decimal(0),
         )
 
+    def flying(self, agent: str) -> int:
+        """How many calls this plane has in flight for `agent`."""
+        return sum(r.agent == agent for r in self._open.values())
+
     async def fleet_in_flight(self) -> Decimal:
         """The same for every agent, on every plane (with several, read from the store)."""
         day = await self.today()
