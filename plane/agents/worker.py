@@ -90,10 +90,18 @@ class AgentWorker:
     @property
     def model(self) -> str | None:
         """The model its calls use. A gateway agent's is the one its client
-        named in its latest call (None: its client has made none yet)."""
-        if self.spec.gateway is None:
-            return self.spec.model
-        return self._services.client_models.get(self.spec.name)
+        named in its latest call; before one, the model its block names or its
+        provider offers (None: neither: the defaults' model may be another
+        provider's, which no call of its will use)."""
+        spec, services = self.spec, self._services
+        if spec.gateway is None:
+            return spec.model
+        if (used := services.client_models.get(spec.name)) is not None:
+            return used
+        block = services.config.agents.get(spec.name)
+        named = block is not None and block.model is not None
+        offered = spec.model in services.config.providers[spec.provider].models
+        return spec.model if named or offered else None
 
     async def hold(self, fleet_spent: Decimal | None = None) -> Hold | None:
         """Why it takes no turn now (None: it may). A gateway agent is held by

@@ -33,26 +33,44 @@ Verdict = Literal["go", "too dear", "in flight", "may overshoot"]
 
 
 class Book:
-    """One agent's calls in flight through this plane's gateway: the most each
-    may bill (None: no bound)."""
+    """One agent's calls in flight through this plane's gateway: what each will
+    likely cost and the most it may bill (None: no bound), both sharpened once
+    its provider announces its prompt."""
 
     def __init__(self) -> None:
         self._bounds: dict[int, Decimal | None] = {}
         self._likely: dict[int, Decimal] = {}
+        self._booked: dict[int, Decimal] = {}
 
     def add(self, call: int, estimate: Estimate) -> None:
         self._bounds[call] = estimate.bound
-        self._likely[call] = estimate.likely
+        self._likely[call] = self._booked[call] = estimate.likely
+
+    def tighten(self, call: int, likely: Decimal, bound: Decimal) -> bool:
+        """What its provider announced of a call in flight: a likely cost and a
+        bound, kept where lower than what it had. True if either moved."""
+        if call not in self._bounds:
+            return False
+        before = (self._likely[call], self._bounds[call])
+        self._likely[call] = min(likely, self._likely[call])
+        held = self._bounds[call]
+        self._bounds[call] = bound if held is None else min(bound, held)
+        return (self._likely[call], self._bounds[call]) != before
 
     def close(self, call: int) -> None:
-        self._bounds.pop(call, None)
-        self._likely.pop(call, None)
+        for kept in (self._bounds, self._likely, self._booked):
+            kept.pop(call, None)
 
     def bounds(self) -> list[Decimal | None]:
         return list(self._bounds.values())
 
     def likely(self) -> Decimal:
+        """Their likely costs now (some sharpened by what was announced)."""
         return sum(self._likely.values(), Decimal(0))
+
+    def booked(self) -> Decimal:
+        """Their likely costs as the ledger has them."""
+        return sum(self._booked.values(), Decimal(0))
 
 
 @dataclass(frozen=True)
@@ -67,8 +85,18 @@ class Standing:
     bounds: list[Decimal | None]
     """The most each call in flight may bill (None: no bound)."""
     booked: Decimal = Decimal(0)
-    """The likely costs of those calls (the rest of `in_flight` is of calls
-    whose bound is not known here: counted at their likely cost)."""
+    """The likely costs of those calls as the ledger has them (the rest of
+    `in_flight` is of calls whose bound is not known here: counted at it)."""
+    announced: Decimal | None = None
+    """Their likely costs now, some sharpened by what their provider announced
+    (None: as booked)."""
+
+    @property
+    def flying(self) -> Decimal:
+        """What the calls in flight will likely cost, as best known now."""
+        if self.announced is None:
+            return self.in_flight
+        return max(Decimal(0), self.in_flight - self.booked) + self.announced
 
     @property
     def settled(self) -> Decimal:
@@ -94,7 +122,7 @@ class Standing:
 def judge(day: Standing, call: Estimate) -> Verdict:
     if call.likely > day.left:
         return "too dear"
-    if day.in_flight + call.likely > day.left:
+    if day.flying + call.likely > day.left:
         return "in flight"
     most = day.at_most(call)
     if most is None or most > day.left:

@@ -46,6 +46,10 @@ class Estimate:
     with its real output (so what the answers' length explains is not learned twice)."""
     unknown: bool = False
     """The provider adds context whose size neither the body nor the ledger tells."""
+    answers: int | None = None
+    """The most tokens its answers may have together (None: no bound)."""
+    likely_answers: int = 0
+    """The tokens its answers will likely have together."""
 
 
 class Estimator:
@@ -68,8 +72,36 @@ class Estimator:
         usage = Usage(input_tokens=prompt, output_tokens=answer * asked.choices)
         unknown = bool(asked.unseen)
         likely = self._pricer.price(model, usage).cost_usd * learned.factor(unknown)
-        bound = self._bound(model, asked, held if bounded else None, window)
-        return Estimate(_up(likely), None if bound is None else _up(bound), prompt, unknown)
+        answers = _answers(asked, window)
+        bound = self._bound(model, asked, held if bounded else None, window, answers)
+        if bound is not None:
+            likely = min(likely, bound)  # never more likely than it can be
+        return Estimate(
+            _up(likely),
+            None if bound is None else _up(bound),
+            prompt,
+            unknown,
+            answers,
+            usage.output_tokens,
+        )
+
+    def announced(
+        self, model: str, asked: Asked, estimate: Estimate, usage: Usage
+    ) -> tuple[Decimal, Decimal] | None:
+        """The call's likely cost and bound once the provider has announced its
+        prompt's tokens (Anthropic's first event): that prompt at its real
+        price (its cache reads and writes told apart), with its answers as
+        likely, and at their most. None when that bounds nothing (the provider
+        may still add context, or the answers have no limit)."""
+        if estimate.unknown or asked.unseen or estimate.answers is None or asked.searches is None:
+            return None
+        price = self._pricer.price
+        likely = usage.model_copy(update={"output_tokens": estimate.likely_answers})
+        most = usage.model_copy(update={"output_tokens": estimate.answers})
+        return (
+            _up(price(model, likely).cost_usd),
+            _up(price(model, most, searches=asked.searches).cost_usd),
+        )
 
     async def _resolved(self, agent: str, asked: Asked) -> tuple[Asked, int, bool]:
         """`asked` without what the ledger sizes; the tokens that adds; and
@@ -91,7 +123,7 @@ class Estimator:
         return replace(asked, unseen=tuple(unseen)), held, bounded
 
     def _bound(
-        self, model: str, asked: Asked, held: int | None, window: int | None
+        self, model: str, asked: Asked, held: int | None, window: int | None, answers: int | None
     ) -> Decimal | None:
         """The most the call can bill, or None. `held`: the tokens of context
         the ledger sized, None when that size is no bound."""
@@ -100,18 +132,20 @@ class Estimator:
             prompt = asked.bytes + asked.images * IMAGE_TOKENS_BOUND + asked.framing + held
         if window is not None:
             prompt = window if prompt is None else min(prompt, window)
-        answer = asked.output_limit or window
-        if window is not None and answer is not None:
-            answer = min(answer, window)
-        if prompt is None or answer is None or asked.searches is None:
+        if prompt is None or answers is None or asked.searches is None:
             return None
         return self._pricer.estimate(
-            model,
-            prompt,
-            answer * asked.choices,
-            hour_cache=asked.hour_cache,
-            searches=asked.searches,
+            model, prompt, answers, hour_cache=asked.hour_cache, searches=asked.searches
         )
+
+
+def _answers(asked: Asked, window: int | None) -> int | None:
+    """The most tokens the answers may have together: each up to the request's
+    limit, or the model's context window (None: neither is known)."""
+    answer = asked.output_limit or window
+    if window is not None and answer is not None:
+        answer = min(answer, window)
+    return None if answer is None else answer * asked.choices
 
 
 def _up(amount: Decimal) -> Decimal:

@@ -281,6 +281,7 @@ class Gateway:
             await services.ledger.spend_today(agent),
             services.ledger.in_flight(agent),
             book.bounds(),
+            book.booked(),
             book.likely(),
         )
         verdict = judge(day, estimate)
@@ -297,7 +298,7 @@ class Gateway:
             return waiting
         if verdict == "in flight":
             notice = notices.in_flight(
-                agent, day.in_flight, estimate.likely, day.left, ceiling, RETRY_S
+                agent, day.flying, estimate.likely, day.left, ceiling, RETRY_S
             )
         else:
             notice = notices.may_overshoot(agent, day.left, ceiling, RETRY_S)
@@ -393,6 +394,7 @@ class Gateway:
         tail: list[bytes] = []
         """From the event that carries the final usage on: sent once the call is settled,
         so a client that has seen its stream end finds the call in the ledger."""
+        tightened = False
         try:
             await out.open(200, {"content-type": "text/event-stream", "cache-control": "no-cache"})
             async for chunk in response.aiter_bytes():
@@ -400,6 +402,8 @@ class Gateway:
                 for event in sse_events(pending):
                     data = event_data(event)
                     shown = data is None or meter.feed(data)
+                    if meter.announced and not tightened:
+                        tightened = await self._tighten(call, meter.usage)
                     if shown and meter.done:
                         tail.append(event)
                     elif shown:
@@ -413,6 +417,18 @@ class Gateway:
         with contextlib.suppress(OSError):  # a client that left misses only the end
             for event in tail:
                 await out.write(event)
+
+    async def _tighten(self, call: _Call, announced: Usage) -> bool:
+        """The call's bound, from the prompt its provider announced: the calls
+        waiting on its worst case may go (Claude Code's fan-out waits a moment,
+        not a whole answer). Returns True once done."""
+        sharper = self._estimator.announced(call.model, call.asked, call.estimate, announced)
+        agent = call.spec.name
+        turn = self._turns[agent]
+        if sharper is not None and self._books[agent].tighten(call.id, *sharper):
+            async with turn:
+                turn.notify_all()
+        return True
 
     async def _fail(self, call: _Call) -> None:
         """No response: nothing was bought, and room is free for those waiting."""

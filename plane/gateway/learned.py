@@ -36,6 +36,10 @@ WINDOW = 32
 """Recent calls an agent's estimates learn from (per kind)."""
 QUANTILE = 0.9
 """How high in those calls' spread the next estimate is taken."""
+PLAIN_MOST = Decimal(14)
+"""The most a prompt the body shows whole can be learned above its count by
+characters: a token per byte at most, four bytes a character at most, where
+3.5 characters were counted to a token."""
 REMEMBERED = 4096
 """Responses kept in memory by id, for the calls that continue them."""
 
@@ -66,8 +70,13 @@ class Learned:
         return high(self.outputs)
 
     def factor(self, unseen: bool) -> Decimal:
+        """What the next call's estimate is multiplied by. A prompt the body
+        shows whole has at most a token per byte, so no more than PLAIN_MOST
+        times its count by characters: one odd call cannot inflate the next."""
         found = high(self.ratios[unseen])
-        return Decimal(1) if found is None else found
+        if found is None:
+            return Decimal(1)
+        return found if unseen else min(found, PLAIN_MOST)
 
     def add(self, settled: Settled) -> None:
         self.outputs.append(math.ceil(settled.output_tokens / max(1, settled.choices)))

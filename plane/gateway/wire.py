@@ -70,6 +70,11 @@ class StreamMeter:
     def bill(self) -> Bill:
         return Bill(self.usage, self.searches, self.response_id)
 
+    @property
+    def announced(self) -> bool:
+        """The provider has stated the prompt's tokens (and the answer is not done)."""
+        return not self.done and self.usage.input_tokens > 0
+
 
 class Wire:
     name: str

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ import httpx
 import pytest
 
 from plane.gateway.keys import Keys
+from plane.wire.protocol import Usage
 from tests.support.billing import Bills, billed_usd
 from tests.support.fixtures_gateway import CONFIG, GatewayPlane, StartGateway
 from tests.support.scripted_llm import Reply
@@ -246,3 +248,164 @@ async def test_table_every_request_shape_ends_the_day_at_most_one_call_over(
             re.search(r"it would cost about \$3\.\d\d, and \$1\.00 is left", s)
             for s in outcome.said
         ), outcome.said
+
+
+# ── no false holds ──────────────────────────────────────────────────────────
+
+OPUS = "claude-opus-4-8"
+"""What Claude Code 2.1 asks for ($5 / $25 per 1M tokens), with `max_tokens: 64000`."""
+CLAUDE_CODE_BETA = "claude-code-20250219,context-1m-2025-08-07,interleaved-thinking-2025-05-14"
+
+
+def claude_code_body(max_tokens: int, history_kb: int) -> dict[str, Any]:
+    """A request shaped as Claude Code sends one (2.1: 24 tools, ~64 KB of them,
+    a system prompt with cache breakpoints, streamed), `history_kb` of session."""
+    prose = "Read the file, then change only what the task asks for; run the tests. "
+    tools = [
+        {
+            "name": f"Tool{i}",
+            "description": prose * 30,
+            "input_schema": {
+                "type": "object",
+                "properties": {
+                    f"arg{j}": {"type": "string", "description": prose} for j in range(4)
+                },
+                "required": ["arg0"],
+            },
+        }
+        for i in range(24)
+    ]
+    system = [
+        {"type": "text", "text": "You are Claude Code.", "cache_control": {"type": "ephemeral"}},
+        {"type": "text", "text": prose * 80, "cache_control": {"type": "ephemeral"}},
+    ]
+    messages: list[dict[str, Any]] = []
+    while len(json.dumps(messages)) < history_kb * 1024:
+        n = len(messages)
+        use = {"type": "tool_use", "id": f"toolu_{n}", "name": "Tool1", "input": {"arg0": "a.py"}}
+        result = {"type": "tool_result", "tool_use_id": f"toolu_{n}", "content": prose * 60}
+        messages += [
+            {"role": "user", "content": [{"type": "text", "text": "Go on."}]},
+            {"role": "assistant", "content": [use]},
+            {"role": "user", "content": [result]},
+            {"role": "assistant", "content": [{"type": "text", "text": "Done."}]},
+        ]
+    messages.append({"role": "user", "content": [{"type": "text", "text": "Next step?"}]})
+    return {
+        "model": OPUS,
+        "max_tokens": max_tokens,
+        "stream": True,
+        "system": system,
+        "tools": tools,
+        "messages": messages,
+        "metadata": {"user_id": "user_1"},
+    }
+
+
+async def stream(http: httpx.AsyncClient, key: str, body: dict[str, Any]) -> tuple[int, str]:
+    heads = headers("/v1/messages", key) | {"anthropic-beta": CLAUDE_CODE_BETA}
+    async with http.stream("POST", "/v1/messages", json=body, headers=heads) as answer:
+        text = (await answer.aread()).decode()
+    return answer.status_code, text
+
+
+@pytest.mark.parametrize("max_tokens", [64000, 1500])
+async def test_three_claude_code_calls_at_011_of_5_all_pass(
+    start_gateway: StartGateway, max_tokens: int
+) -> None:
+    """Each is written to the ledger at what it will likely cost, and flies
+    beside the others once its provider has announced its prompt: none is
+    refused, none waits for another to finish. (Before: the third got 429,
+    `claude has spent $5.01 today, over its $5.00 daily ceiling`.)"""
+    gw = await start_gateway()
+    await gw.services.gate.ceilings.set("claude", Decimal(5))
+    # The session's first call: 20,000 tokens in, 400 out, $0.11.
+    gw.llm.reply("first", usage=Usage(input_tokens=20_000, output_tokens=400))
+    async with httpx.AsyncClient(base_url=gw.url, timeout=60) as http:
+        code, _ = await stream(http, gw.keys["claude"], claude_code_body(max_tokens, 0))
+        assert code == 200
+        assert await gw.services.ledger.spend_today("claude") == Decimal("0.11")
+        # Later in the session: 1.2 MB a request, most of it read from the cache.
+        usage = Usage(input_tokens=300_000, cache_read_tokens=290_000, output_tokens=400)
+        gw.llm.responder = lambda body, serial: Reply("on it", usage, pause_s=1.0)
+        body = claude_code_body(max_tokens, 1150)
+        answers = await asyncio.gather(*(stream(http, gw.keys["claude"], body) for _ in range(3)))
+    assert [code for code, _ in answers] == [200] * 3, answers
+    assert all("message_stop" in text for _, text in answers)
+    starts = sorted(r.at for r in gw.llm.received[1:])
+    ends = sorted(b.at for b in gw.llm.billed[1:])
+    assert starts[-1] < ends[0], "a call waited for another to finish"
+    assert await gw.services.ledger.spend_today("claude") == Decimal("0.11") + 3 * Decimal("0.205")
+
+
+async def test_a_call_the_calls_in_flight_crowd_out_gets_its_own_sentence_and_a_short_retry(
+    start_gateway: StartGateway,
+) -> None:
+    """$0.40 a day; a call likely $0.21 in flight, and another: it would fit
+    alone, not beside it. It waits, then is refused with a sentence of its own
+    (no "has spent": nothing was), and a Retry-After of seconds."""
+    gw = await start_gateway()
+    gw.plane._http_listener.gateway.wait_s = 0.3
+    await gw.services.gate.ceilings.set("aider", Decimal("0.40"))
+    arrived = threading.Event()
+
+    def slow(body: dict[str, Any], serial: int) -> Reply:
+        arrived.set()
+        return Bills(writes=100, delay_s=1.0)(body, serial)
+
+    gw.llm.responder = slow
+    body = {"model": "scripted-model", "messages": HELLO, "max_tokens": 100}
+    heads = headers("/v1/chat/completions", gw.keys["aider"])
+    async with httpx.AsyncClient(base_url=gw.url, timeout=60) as http:
+        flying = asyncio.create_task(http.post("/v1/chat/completions", json=body, headers=heads))
+        assert await asyncio.to_thread(arrived.wait, 5)
+        crowded = await http.post("/v1/chat/completions", json=body, headers=heads)
+        assert (await flying).status_code == 200
+    assert crowded.status_code == 429
+    assert crowded.headers["retry-after"] == "5"
+    said = crowded.json()["error"]["message"]
+    assert said == (
+        "aider's calls in flight (about $0.21) and this one (about $0.21) would take more "
+        "than the $0.40 left of its $0.40 daily ceiling today; it waits for them to settle: "
+        "retry in 5 seconds."
+    )
+    assert len(gw.llm.requests) == 1
+
+
+async def test_a_call_crowded_out_goes_once_the_calls_in_flight_settle_cheaper(
+    start_gateway: StartGateway,
+) -> None:
+    """The same, but the call in flight bills a tenth of its estimate: the
+    waiting call goes as soon as it settles, and nothing is refused."""
+    gw = await start_gateway()
+    await gw.services.gate.ceilings.set("aider", Decimal("0.40"))
+    gw.llm.responder = Bills(writes=10, delay_s=0.3)
+    body = {"model": "scripted-model", "messages": HELLO, "max_tokens": 100}
+    heads = headers("/v1/chat/completions", gw.keys["aider"])
+    async with httpx.AsyncClient(base_url=gw.url, timeout=60) as http:
+        answers = await asyncio.gather(
+            *(http.post("/v1/chat/completions", json=body, headers=heads) for _ in range(2))
+        )
+    assert [a.status_code for a in answers] == [200, 200]
+
+
+# ── cut streams ─────────────────────────────────────────────────────────────
+
+
+async def test_a_stream_cut_after_its_usage_was_announced_is_charged_that(
+    start_gateway: StartGateway,
+) -> None:
+    """The provider announced 20,000 prompt tokens ($20) in `message_start`,
+    then the connection broke: $20, not the $0.03 estimate."""
+    gw = await start_gateway()
+    await gw.services.gate.ceilings.set("claude", None)
+    gw.llm.cut_stream("half", reset=True, usage=Usage(input_tokens=20_000, output_tokens=1))
+    body = {"model": "scripted-model", "max_tokens": 10, "stream": True, "messages": HELLO}
+    async with httpx.AsyncClient(base_url=gw.url, timeout=60) as http:
+        with pytest.raises(httpx.HTTPError):
+            await stream(http, gw.keys["claude"], body)
+    [entry] = await gw.entries()
+    assert (entry.status, entry.estimated) == ("settled", True)
+    assert entry.cost_usd == Decimal("20.002")
+    assert entry.usage.input_tokens == 20_000
+    assert entry.cost_usd == billed_usd(gw.llm.billed, gw.services.pricer)

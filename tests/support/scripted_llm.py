@@ -80,6 +80,9 @@ class Reply:
     finish_reason `length`, Anthropic's stop_reason `max_tokens`)."""
     searches: int = 0
     """Web searches a server tool made (Anthropic's usage reports them; they are billed)."""
+    pause_s: float = 0
+    """Streaming: seconds between the first event (Anthropic's `message_start`,
+    which announces the prompt's tokens) and the rest, as an answer being written."""
 
 
 @dataclass(frozen=True)
@@ -582,7 +585,7 @@ class _Handler(BaseHTTPRequestHandler):
                     return
                 usage = step.usage or derived_usage(wire.body, step.text, step.tool_calls)
                 if stream:
-                    self._stream(wire.events(step, usage))
+                    self._stream(wire.events(step, usage), pause_s=step.pause_s)
                 else:
                     self._json(200, wire.message(step, usage))
                 llm._bill(Billed(wire.serial, wire.model, False, usage, searches=step.searches))
@@ -636,13 +639,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def _stream(self, events: list[bytes], reset: bool = False) -> None:
+    def _stream(self, events: list[bytes], reset: bool = False, pause_s: float = 0) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        for event in events:
+        for n, event in enumerate(events):
+            if n == 1 and pause_s:
+                self.server.llm._stopping.wait(pause_s)
             self.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
             self.wfile.flush()
         if reset:
