@@ -66,7 +66,7 @@ UNKNOWN_KEY = (
     "This key is not a gateway agent's key. `plane key AGENT` makes one for an agent "
     "with a `gateway:` block in agents.yaml."
 )
-WAIT_S = 10.0
+WAIT_S = 30.0
 """How long a call that would fit once the calls in flight settle waits for
 them, before it is refused with a short Retry-After."""
 RETRY_S = 5

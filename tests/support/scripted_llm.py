@@ -506,14 +506,38 @@ class _Responses(_Wire):
         }
 
     def events(self, reply: Reply, usage: Usage, cut: bool = False) -> list[bytes]:
-        where = {"item_id": f"msg_{self.serial}", "output_index": 0, "content_index": 0}
-        out = [{"type": "response.created", "response": self.message(reply, None)}]
+        """As OpenAI streams one: the response created, its message item and
+        text part opened, the text, both closed, then `response.completed`
+        with the usage (left out when `cut`)."""
+        item_id = f"msg_{self.serial}"
+        where = {"item_id": item_id, "output_index": 0, "content_index": 0}
+        item = {"type": "message", "id": item_id, "status": "in_progress", "role": "assistant"}
+        part = {"type": "output_text", "text": "", "annotations": []}
+        out: list[dict[str, Any]] = [
+            {"type": "response.created", "response": self.message(reply, None)},
+            {
+                "type": "response.output_item.added",
+                "output_index": 0,
+                "item": item | {"content": []},
+            },
+            {"type": "response.content_part.added", **where, "part": part},
+        ]
         out += [
             {"type": "response.output_text.delta", **where, "delta": piece}
             for piece in _pieces(reply.text)
         ]
         if not cut:
-            out.append({"type": "response.completed", "response": self.message(reply, usage)})
+            done = part | {"text": reply.text}
+            out += [
+                {"type": "response.output_text.done", **where, "text": reply.text},
+                {"type": "response.content_part.done", **where, "part": done},
+                {
+                    "type": "response.output_item.done",
+                    "output_index": 0,
+                    "item": item | {"status": "completed", "content": [done]},
+                },
+                {"type": "response.completed", "response": self.message(reply, usage)},
+            ]
         return [_sse(event | {"sequence_number": n}, event["type"]) for n, event in enumerate(out)]
 
 
