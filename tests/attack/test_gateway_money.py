@@ -309,6 +309,7 @@ async def stream(http: httpx.AsyncClient, key: str, body: dict[str, Any]) -> tup
     return answer.status_code, text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("max_tokens", [64000, 1500])
 async def test_three_claude_code_calls_at_011_of_5_all_pass(
     start_gateway: StartGateway, max_tokens: int
@@ -327,7 +328,7 @@ async def test_three_claude_code_calls_at_011_of_5_all_pass(
         assert await gw.services.ledger.spend_today("claude") == Decimal("0.11")
         # Later in the session: 1.2 MB a request, most of it read from the cache.
         usage = Usage(input_tokens=300_000, cache_read_tokens=290_000, output_tokens=400)
-        gw.llm.responder = lambda body, serial: Reply("on it", usage, pause_s=1.0)
+        gw.llm.responder = lambda body, serial: Reply("on it", usage, pause_s=0.5)
         body = claude_code_body(max_tokens, 1150)
         answers = await asyncio.gather(*(stream(http, gw.keys["claude"], body) for _ in range(3)))
     assert [code for code, _ in answers] == [200] * 3, answers
