@@ -23,7 +23,6 @@ size: both providers scale an image down before they count it.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -264,8 +263,3 @@ def responses_asked(body: dict[str, Any]) -> Asked:
         searches=None if searching else 0,
         framing=tally.framing,
     )
-
-
-def size_of(body: dict[str, Any]) -> int:
-    """The body's JSON size, for a sentence that names it."""
-    return len(json.dumps(body, ensure_ascii=False))

@@ -162,10 +162,6 @@ class Learning:
             return None
         return int(row[0]) + (int(row[1]) if key.startswith("conversation:") else 0)
 
-    def renamed(self, old: str, new: str) -> None:
-        if old in self._agents:
-            self._agents[new] = self._agents.pop(old)
-
 
 def _settled(agent: str, row: Row) -> Settled:
     return Settled(
