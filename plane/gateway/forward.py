@@ -25,8 +25,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import math
-from collections import defaultdict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import date
@@ -37,15 +35,15 @@ import httpx
 
 from plane.agents.roster import AgentSpec
 from plane.agents.services import Services
-from plane.clock import until
 from plane.config import EMBEDDED, EMBEDDED_MODEL
 from plane.db import Database
 from plane.errors import NoSuchAgent, ProviderError, UnknownPrice
-from plane.gateway.admission import Book, Standing, judge
+from plane.gateway.admission import WAIT_S, Admission
 from plane.gateway.asked import Asked
-from plane.gateway.estimate import Estimate, Estimator
+from plane.gateway.estimate import Estimate
 from plane.gateway.keys import Keys
 from plane.gateway.learned import Learning, Settled
+from plane.gateway.refused import Refused
 from plane.gateway.routing import (
     Upstream,
     presented_key,
@@ -53,12 +51,13 @@ from plane.gateway.routing import (
     upstream,
 )
 from plane.gateway.wire import Bill, Wire, event_data, sse_events
-from plane.money import notices
 from plane.money.gate import Hold
-from plane.money.ledger import FleetFull
 from plane.money.pricing import Priced
 from plane.wire.protocol import Usage
 from plane.wire.words import UNPRICED, tokens, turn_cost, usage_text
+
+__all__ = ["Gateway", "Refused", "Responder"]
+"""`Refused` is `plane.gateway.refused`'s, answered here (the listener catches it)."""
 
 log = logging.getLogger(__name__)
 
@@ -66,11 +65,6 @@ UNKNOWN_KEY = (
     "This key is not a gateway agent's key. `plane key AGENT` makes one for an agent "
     "with a `gateway:` block in agents.yaml."
 )
-WAIT_S = 30.0
-"""How long a call that would fit once the calls in flight settle waits for
-them, before it is refused with a short Retry-After."""
-RETRY_S = 5
-"""The Retry-After of such a refusal: the client tries again soon by itself."""
 
 
 class Responder(Protocol):
@@ -85,23 +79,6 @@ class Responder(Protocol):
     def abort(self) -> None:
         """Break the connection: the upstream broke its stream, and the client
         must not take what came before for a whole answer."""
-
-
-class Refused(Exception):
-    """A call answered with an error of the client's API, before the ledger."""
-
-    def __init__(
-        self,
-        status: int,
-        message: str,
-        headers: Mapping[str, str] | None = None,
-        body: dict[str, Any] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.headers = dict(headers or {})
-        self.body = body
-        """The whole error, when it is more than the API's usual shape."""
 
 
 class Gateway:
@@ -133,12 +110,7 @@ class Gateway:
             timeout=httpx.Timeout(600, connect=30), transport=transport, trust_env=False
         )
         self.learning = Learning(db)
-        self._estimator = Estimator(services.pricer, self.learning)
-        self._turns: defaultdict[str, asyncio.Condition] = defaultdict(asyncio.Condition)
-        """Each agent's admissions and settles, one at a time; a settle wakes
-        the calls waiting for room."""
-        self._books: defaultdict[str, Book] = defaultdict(Book)
-        self.wait_s = wait_s
+        self.admission = Admission(services, self.learning, tell_hold, wait_s)
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -196,7 +168,7 @@ class Gateway:
                 model = EMBEDDED_MODEL  # it answers as itself whatever it is called: metered so
             wide = "context-1m" in headers.get("anthropic-beta", "")
             asked = wire.asked(body)
-            call, estimate = await self._open(wire, spec, model, asked, wide)
+            call, estimate = await self.admission.open(wire, spec, model, asked, wide)
             opened = _Call(
                 call, wire, spec, provider, model, body, asked, estimate, saved, session(headers)
             )
@@ -230,108 +202,6 @@ class Gateway:
             )
         return found
 
-    async def _open(
-        self, wire: Wire, spec: AgentSpec, model: str, asked: Asked, wide: bool
-    ) -> tuple[int, Estimate]:
-        """Admit the call and write it pending, or refuse it (`Refused`):
-        one step per agent. A call that would fit once calls in flight settle
-        waits for them, up to `wait_s`."""
-        services, agent = self._services, spec.name
-        known = services.pricer.is_known(model)
-        services.client_models[agent] = model
-        turn = self._turns[agent]
-        deadline = asyncio.get_running_loop().time() + self.wait_s
-        async with turn:
-            while True:
-                hold = await services.gate.hold(
-                    agent, price_known=known, model=model, settled_only=True
-                )
-                if hold is not None:
-                    await self._tell_hold(agent, hold)
-                    status, error, extra = wire.held(hold.notice, self._seconds_to_reset())
-                    raise Refused(status, hold.notice, extra, error)
-                estimate = Estimate(Decimal(0), Decimal(0))
-                if known:
-                    estimate = await self._estimator.estimate(
-                        agent, model, asked, wide_context=wide
-                    )
-                waiting = await self._weigh(wire, agent, estimate, deadline)
-                if waiting is None:
-                    break
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(turn.wait(), waiting)
-            call = await self._write_pending(wire, spec, model, estimate, known)
-            self._books[agent].add(call, estimate)
-            await self._tell_hold(agent, None)
-        return call, estimate
-
-    async def _weigh(
-        self, wire: Wire, agent: str, estimate: Estimate, deadline: float
-    ) -> float | None:
-        """None when the call may go; else the seconds it may wait for calls
-        in flight to settle. Refuses it (`Refused`) when its own likely cost
-        does not fit, or once it has waited long enough."""
-        services = self._services
-        ceiling = services.gate.ceilings.of(agent)
-        if ceiling is None:
-            return None
-        book = self._books[agent]
-        day = Standing(
-            ceiling,
-            await services.ledger.spend_today(agent),
-            services.ledger.in_flight(agent),
-            book.bounds(),
-            book.booked(),
-            book.likely(),
-        )
-        verdict = judge(day, estimate)
-        if verdict == "go":
-            return None
-        if verdict == "too dear":
-            resets_in = until(services.clock.now(), services.gate.resets_at())
-            notice = notices.too_dear(agent, estimate.likely, day.left, ceiling, resets_in)
-            await self._tell_hold(agent, Hold("too dear", notice))
-            status, error, extra = wire.held(notice, self._seconds_to_reset())
-            raise Refused(status, notice, extra, error)
-        waiting = deadline - asyncio.get_running_loop().time()
-        if waiting > 0:
-            return waiting
-        if verdict == "in flight":
-            notice = notices.in_flight(
-                agent, day.flying, estimate.likely, day.left, ceiling, RETRY_S
-            )
-        else:
-            notice = notices.may_overshoot(agent, day.left, ceiling, RETRY_S)
-        status, error, extra = wire.busy(notice, RETRY_S)
-        raise Refused(status, notice, extra, error)
-
-    async def _write_pending(
-        self, wire: Wire, spec: AgentSpec, model: str, estimate: Estimate, known: bool
-    ) -> int:
-        """The call in the ledger, pending at its likely cost (the fleet's
-        ceiling admits it in the same transaction)."""
-        services = self._services
-        try:
-            return await services.ledger.open_call(
-                spec.name,
-                spec.provider,
-                model,
-                estimate.likely,
-                "estimate" if known else UNPRICED,
-                fleet_ceiling=services.gate.ceilings.fleet(),
-            )
-        except FleetFull as full:  # refused at admission: held, as by the gate
-            flying = await services.ledger.fleet_in_flight()
-            notice = services.gate.fleet_notice(spec.name, full.spent, full.ceiling, flying)
-            await self._tell_hold(spec.name, Hold("fleet", notice))
-            status, error, extra = wire.held(notice, self._seconds_to_reset())
-            raise Refused(status, notice, extra, error) from None
-
-    def _seconds_to_reset(self) -> int:
-        services = self._services
-        left = (services.gate.resets_at() - services.clock.now()).total_seconds()
-        return max(1, math.ceil(left))
-
     async def _forward(self, call: _Call, headers: Mapping[str, str], out: Responder) -> None:
         wire, spec = call.wire, call.spec
         request = self._http.build_request(
@@ -342,8 +212,8 @@ class Gateway:
         )
         try:
             await self._exchange(call, request, out)
-        finally:  # a call left open (the plane stopping) counts its estimate, not its bound
-            self._books[spec.name].close(call.id)
+        finally:
+            self.admission.forget(spec.name, call.id)
 
     async def _exchange(self, call: _Call, request: httpx.Request, out: Responder) -> None:
         wire, spec = call.wire, call.spec
@@ -403,7 +273,7 @@ class Gateway:
                     data = event_data(event)
                     shown = data is None or meter.feed(data)
                     if meter.announced and not tightened:
-                        tightened = await self._tighten(call, meter.usage)
+                        tightened = await self._announced(call, meter.usage)
                     if shown and meter.done:
                         tail.append(event)
                     elif shown:
@@ -418,40 +288,26 @@ class Gateway:
             for event in tail:
                 await out.write(event)
 
-    async def _tighten(self, call: _Call, announced: Usage) -> bool:
-        """The call's bound, from the prompt its provider announced: the calls
-        waiting on its worst case may go (Claude Code's fan-out waits a moment,
-        not a whole answer). Returns True once done."""
-        sharper = self._estimator.announced(call.model, call.asked, call.estimate, announced)
-        agent = call.spec.name
-        turn = self._turns[agent]
-        if sharper is not None and self._books[agent].tighten(call.id, *sharper):
-            async with turn:
-                turn.notify_all()
+    async def _announced(self, call: _Call, usage: Usage) -> bool:
+        """What the provider announced of the call's prompt, to admission; True once told."""
+        agent, asked, estimate = call.spec.name, call.asked, call.estimate
+        await self.admission.announced(agent, call.id, call.model, asked, estimate, usage)
         return True
 
     async def _fail(self, call: _Call) -> None:
         """No response: nothing was bought, and room is free for those waiting."""
-        agent = call.spec.name
-        turn = self._turns[agent]
-        async with turn:
+        async with self.admission.closing(call.spec.name, call.id):
             await self._services.ledger.fail(call.id)
-            self._books[agent].close(call.id)
-            turn.notify_all()
 
     async def _settle(self, call: _Call, bill: Bill | None, *, whole: bool = True) -> None:
         """Settle from the provider's bill; a call that ended without it (a cut
         stream, a broken body) at the larger of its likely cost and what the
         provider had announced. The learned estimates move before the calls
         waiting for room are woken."""
-        agent = call.spec.name
-        turn = self._turns[agent]
-        async with turn:
+        async with self.admission.closing(call.spec.name, call.id):
             charged = await self._charge(call, bill if whole else None, None if whole else bill)
-            self._books[agent].close(call.id)
             if charged.learned is not None:
                 await self.learning.learn(charged.learned)
-            turn.notify_all()
         if charged.learned is not None:
             await self.learning.keep(charged.learned)
         await self._said(call, charged)

@@ -354,7 +354,7 @@ async def test_a_call_the_calls_in_flight_crowd_out_gets_its_own_sentence_and_a_
     alone, not beside it. It waits, then is refused with a sentence of its own
     (no "has spent": nothing was), and a Retry-After of seconds."""
     gw = await start_gateway()
-    gw.plane._http_listener.gateway.wait_s = 0.3
+    gw.plane._http_listener.gateway.admission.wait_s = 0.3
     await gw.services.gate.ceilings.set("aider", Decimal("0.40"))
     arrived = threading.Event()
 
@@ -410,9 +410,12 @@ async def test_a_stream_cut_after_its_usage_was_announced_is_charged_that(
     await gw.services.gate.ceilings.set("claude", None)
     gw.llm.cut_stream("half", reset=True, usage=Usage(input_tokens=20_000, output_tokens=1))
     body = {"model": "scripted-model", "max_tokens": 10, "stream": True, "messages": HELLO}
+    watching = gw.watch()
     async with httpx.AsyncClient(base_url=gw.url, timeout=60) as http:
         with pytest.raises(httpx.HTTPError):
             await stream(http, gw.keys["claude"], body)
+    line = await gw.settled(watching, "claude")
+    assert "cut after 20k in · 1 out was announced, charged that" in line.text, line.text
     [entry] = await gw.entries()
     assert (entry.status, entry.estimated) == ("settled", True)
     assert entry.cost_usd == Decimal("20.002")

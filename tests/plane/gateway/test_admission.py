@@ -8,9 +8,9 @@ from decimal import Decimal
 
 import pytest
 
-from plane.gateway.admission import Book, Standing, judge
 from plane.gateway.asked import IMAGE_TOKENS, chat_asked, messages_asked, responses_asked
 from plane.gateway.estimate import Estimate
+from plane.gateway.standing import Book, Standing, judge
 
 HELLO = [{"role": "user", "content": "hello"}]
 PNG = {"type": "base64", "media_type": "image/png", "data": "A" * 1_000_000}
