@@ -301,7 +301,8 @@ class Crew:
         ceiling = services.gate.ceilings.of(agent)
         if ceiling is None or ceiling == 0:
             return
-        spent = await services.ledger.spend_today(agent)
+        # What is settled: calls still in flight (a gateway agent's) are not spent yet.
+        spent = await services.ledger.spend_today(agent) - services.ledger.in_flight(agent)
         day = await services.ledger.today()
         first_today = services.conversation.first_today
         if spent >= ceiling and await first_today(agent, f"ceiling {plain(ceiling)}", day):

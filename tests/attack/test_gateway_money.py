@@ -190,6 +190,8 @@ async def run(
         (pricer.price(model, b.usage).cost_usd for b in billed), default=Decimal(0)
     )
     outcome.largest_prompt = max((b.usage.input_tokens for b in billed), default=0)
+    notices = [m.text for m in await gw.said(agent) if m.kind == "plane"]
+    outcome.said += notices
     total = Decimal(0)
     for b in sorted(billed, key=lambda b: b.at):
         total += pricer.price(model, b.usage).cost_usd
@@ -245,8 +247,9 @@ async def test_table_every_request_shape_ends_the_day_at_most_one_call_over(
             f"{name}: over by ${outcome.over}, calls ${outcome.largest}"
         )
         assert outcome.spent == outcome.billed, f"{name}: the ledger is not what was billed"
-        for said in outcome.said:  # a figure said spent was spent
-            for figure in re.findall(r"has spent (\$[\d,.]+) today", said):
+        for said in outcome.said:  # a figure said spent, to the client or in the conversation, was
+            spent = r"has spent (\$[\d,.]+) today|\((\$[\d,.]+) spent\)"
+            for figure in (a or b for a, b in re.findall(spent, said)):
                 assert figure in outcome.spent_figures, (said, outcome.spent_figures)
         assert all(0 < wait <= 12 * 3600 for wait in outcome.retry_after), name
     for outcome in (o for o in outcomes if o.row.key == "tenmb"):

@@ -40,6 +40,7 @@ def read_document() -> dict[str, Any]:
     }
 
 
+@pytest.mark.usefixtures("each_store")
 async def test_a_call_far_above_its_estimate_raises_the_next_even_after_a_restart(
     start_gateway: StartGateway,
 ) -> None:
@@ -79,6 +80,7 @@ async def test_a_stored_prompt_is_as_large_as_its_last_use(
     assert len(gw.llm.requests) == 1
 
 
+@pytest.mark.usefixtures("each_store")
 async def test_a_streamed_response_is_known_to_the_call_that_continues_it(
     start_gateway: StartGateway,
 ) -> None:

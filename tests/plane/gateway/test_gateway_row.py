@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from decimal import Decimal
 
 import anthropic
+import httpx
 import pytest
 
 from plane.cli.manage import shown
 from plane.cli.status import _text
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
+from tests.support.billing import Bills
 from tests.support.fixtures_gateway import GatewayPlane, StartGateway
 from tests.support.scripted_llm import Reply
 
@@ -94,3 +97,38 @@ async def test_a_gateway_agent_with_calls_in_flight_is_working_not_held(
         assert (await status_line(gw))[:3] == ["claude", "working", OPUS]
         await flying
     assert (await status_line(gw))[:2] == ["claude", "idle"]
+
+
+async def test_the_days_notices_count_what_is_settled_not_calls_in_flight(
+    start_gateway: StartGateway,
+) -> None:
+    """A call likely $0.60 in flight; another settles at $0.30 meanwhile:
+    no "has spent $0.90" (80% of $1.00) until the first has settled too."""
+    gw = await start_gateway()
+    await gw.services.gate.ceilings.set("aider", Decimal(1))
+    arrived = threading.Event()
+
+    def answer(body: dict, serial: int) -> Reply:  # type: ignore[type-arg]
+        slow = body["max_tokens"] == 300
+        arrived.set()
+        return Bills(writes=body["max_tokens"], delay_s=1.0 if slow else 0)(body, serial)
+
+    gw.llm.responder = answer
+    watching = gw.watch()
+
+    def ask(limit: int) -> dict:  # type: ignore[type-arg]
+        return {"model": "scripted-model", "messages": HELLO, "max_tokens": limit}
+
+    heads = {"authorization": f"Bearer {gw.keys['aider']}"}
+    async with httpx.AsyncClient(base_url=gw.url, timeout=30) as http:
+        flying = asyncio.create_task(
+            http.post("/v1/chat/completions", json=ask(300), headers=heads)
+        )
+        assert await asyncio.to_thread(arrived.wait, 5)
+        assert (await http.post("/v1/chat/completions", json=ask(150), headers=heads)).is_success
+        await gw.settled(watching, "aider")
+        assert not [m.text for m in await gw.said("aider") if "has spent" in m.text]
+        assert (await flying).is_success
+    await gw.settled(watching, "aider")
+    [warning] = [m.text for m in await gw.said("aider") if "has spent" in m.text]
+    assert warning.startswith("aider has spent $0.90 today, 90% of its $1.00 daily ceiling")
