@@ -23,7 +23,9 @@ stored prompt or conversation.
 
 from __future__ import annotations
 
+import logging
 import math
+import sqlite3
 from collections import deque
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -31,6 +33,8 @@ from sqlite3 import Connection, Row
 from typing import TypeVar
 
 from plane.db import Database
+
+log = logging.getLogger(__name__)
 
 WINDOW = 32
 """Recent calls an agent's estimates learn from (per kind)."""
@@ -131,7 +135,9 @@ class Learning:
                 del self._responses[next(iter(self._responses))]
 
     async def keep(self, settled: Settled) -> None:
-        """The same, in the store: a restart learns it again."""
+        """The same, in the store: a restart learns it again. Not money (the
+        ledger has the call already): a store that refuses it is logged, and
+        the call's answer still goes to its client."""
         row = (
             settled.call,
             str(settled.base_usd),
@@ -144,7 +150,12 @@ class Learning:
         def keep(conn: Connection) -> None:
             conn.execute(_KEEP, row)
 
-        await self._db.write(keep)
+        try:
+            await self._db.write(keep)
+        except sqlite3.Error as error:
+            log.warning(
+                "%s: what call %d taught was not kept (%s)", settled.agent, settled.call, error
+            )
 
     async def response_tokens(self, agent: str, response: str) -> int | None:
         """The tokens a response of `agent`'s left in its context (None: the

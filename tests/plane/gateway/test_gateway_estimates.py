@@ -14,6 +14,7 @@ import pytest
 from plane.wire.protocol import Usage
 from tests.support.billing import Bills
 from tests.support.fixtures_gateway import GatewayPlane, StartGateway
+from tests.support.fixtures_postgres import refuse
 from tests.support.scripted_llm import Reply
 
 pytestmark = pytest.mark.timeout(30)
@@ -136,3 +137,17 @@ async def test_n_answers_are_each_counted_before_the_call_is_sent(
     said = answer.json()["error"]["message"]
     assert said.startswith("aider is not answering this call: it would cost about $0.65")
     assert gw.llm.requests == []
+
+
+async def test_a_store_that_refuses_what_was_learned_still_answers_the_call(
+    start_gateway: StartGateway,
+) -> None:
+    """What a call taught is not money: the ledger has the call, the client its answer."""
+    gw = await start_gateway()
+    await refuse(gw.plane._db, "INSERT", "gateway_calls", "disk full")
+    gw.llm.default_reply = Reply("ok", Usage(input_tokens=10, output_tokens=2))
+    body = {"model": "scripted-model", "max_tokens": 10, "messages": HELLO}
+    answer = await post(gw, "/v1/messages", gw.keys["claude"], body)
+    assert answer.status_code == 200
+    [entry] = await gw.entries()
+    assert (entry.status, entry.cost_usd) == ("settled", Decimal("0.014"))
