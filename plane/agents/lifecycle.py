@@ -192,7 +192,11 @@ class Lifecycle:
         services.ledger.renamed(old, new)
         services.conversation.renamed(old, new)
         services.gate.ceilings.renamed(old, new)
-        for per_agent in (services.session_layers, services.breaker.failures):
+        for per_agent in (
+            services.session_layers,
+            services.breaker.failures,
+            services.client_models,
+        ):
             if old in per_agent:
                 per_agent[new] = per_agent.pop(old)  # type: ignore[assignment]
 

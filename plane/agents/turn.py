@@ -238,7 +238,10 @@ class Turn:
             # ends, and what it was answering waits for the next one.
             self.result.ok = False
             self.result.held = True
-            notice = self.services.gate.fleet_notice(self.spec.name, full.spent, full.ceiling)
+            flying = await self.services.ledger.fleet_in_flight()
+            notice = self.services.gate.fleet_notice(
+                self.spec.name, full.spent, full.ceiling, flying
+            )
             await self.say("plane", notice)
             return None
         self.result.cost += metered.charge.cost_usd

@@ -100,8 +100,8 @@ def parser() -> argparse.ArgumentParser:
         "--http",
         metavar="HOST:PORT",
         type=arg.peer,
-        default=("127.0.0.1", 7878),
-        help="where `plane serve --http` listens (default 127.0.0.1:7878)",
+        default=None,
+        help="where a gateway listens (default: where the running plane's does)",
     )
     env.add_argument("--config", type=Path, help="agents.yaml (as for serve)")
     env.set_defaults(func=daemon.gateway_env)
