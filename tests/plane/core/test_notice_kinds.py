@@ -42,8 +42,9 @@ async def test_the_plane_s_own_hold_notices_are_held_kinds(start_plane):
     plane = await start_plane(CONFIG.replace("  demo: {}", "  demo: {model: other-model}"))
     said = await plane.send("demo", "hello")
     assert [notice_kind(m.text) for m in said if m.kind == "plane"] == ["held"]
-    fleet = plane.services.gate.fleet_notice("scout", Decimal(3), Decimal(2))
-    assert notice_kind(fleet) == "held"
+    for flying in (Decimal(0), Decimal("0.5"), None):  # spent, or with calls in flight
+        fleet = plane.services.gate.fleet_notice("scout", Decimal(3), Decimal(2), flying)
+        assert notice_kind(fleet) == "held"
     client = await plane.client()
     from plane.wire import protocol as p
 
