@@ -26,8 +26,8 @@ from decimal import Decimal
 from pathlib import Path
 
 from plane.clock import ManualClock
-from plane.db import MIGRATIONS, Database
 from plane.money.ledger import Ledger
+from plane.store.engine import MIGRATIONS, Database
 from plane.wire.protocol import Usage
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)

@@ -34,9 +34,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from plane.clock import SystemClock
-from plane.db import Database
 from plane.history.conversation import Conversation
 from plane.money.ledger import Ledger
+from plane.store.engine import Database
 from plane.wire import protocol as p
 from plane.wire.client import NotRunning, PlaneClient
 from plane.wire.protocol import Usage

@@ -36,10 +36,10 @@ from plane.agents.scheduler import Scheduler
 from plane.agents.services import Services
 from plane.agents.toolsets import SETS, described
 from plane.config import AGENT_NAME, AGENT_NAME_RULE
-from plane.db import Database
 from plane.economy.summary import save
 from plane.errors import AgentExists, InvalidRequest
 from plane.money.limits import BadLimit, parse_limit_field
+from plane.store.engine import Database
 from plane.wire.protocol import AgentDetails, AgentRemoved, AgentRenamed, AgentState
 from plane.wire.words import file_agent_refusal, usd, usd_exact
 

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from sqlite3 import Connection, Row
 
 from plane.clock import Clock
-from plane.db import Database
+from plane.store.engine import Database
 
 
 @dataclass(frozen=True)

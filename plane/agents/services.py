@@ -17,7 +17,6 @@ from decimal import Decimal
 from plane.agents.roster import Roster
 from plane.clock import Clock
 from plane.config import Config
-from plane.db import Fence
 from plane.economy.compress.store import RefStore
 from plane.economy.summary import Breaker
 from plane.history.conversation import Conversation
@@ -28,6 +27,7 @@ from plane.money.ledger import Ledger
 from plane.money.pricing import Pricer
 from plane.money.savings import Savings
 from plane.providers.base import Provider
+from plane.store.engine import Fence
 from plane.wire.protocol import Event, Message, MessageAppended, MessageKind, Usage
 
 

@@ -8,7 +8,7 @@ per held spell, not once per message. The day rolling over or a raised
 limit wakes the worker, and it answers what waited.
 
 With several planes, a turn runs under its agent's lease at the epoch it
-started with (`plane.db.FENCE`): every write it makes is refused once
+started with (`plane.store.engine.FENCE`): every write it makes is refused once
 another plane has taken the agent (`LeaseLost`), and the turn then stops
 and says nothing — what it was answering still waits, for the new owner.
 
@@ -31,11 +31,11 @@ from plane.agents.roster import AgentSpec
 from plane.agents.scheduler import Booking, Scheduler
 from plane.agents.services import Services
 from plane.agents.turn import Turn, TurnResult
-from plane.db import FENCE
 from plane.errors import LeaseLost, LedgerError
 from plane.history.conversation import Conversation
 from plane.money.gate import Hold
 from plane.money.ledger import Interrupted
+from plane.store.engine import FENCE
 from plane.wire.protocol import Message, MessageAppended, MessageKind, TurnFinished, TurnStarted
 from plane.wire.words import UNPRICED, turn_cost
 

@@ -16,11 +16,11 @@ from plane.agents.crew import Crew
 from plane.agents.lifecycle import Lifecycle
 from plane.agents.roster import Roster
 from plane.clock import Clock
-from plane.db import Database
 from plane.errors import PlaneError
 from plane.history.conversation import Conversation
 from plane.money.charts import spend_history, spend_stack
 from plane.money.ledger import Ledger
+from plane.store.engine import Database
 from plane.wire import protocol as p
 
 ProviderReady = Callable[[str], Awaitable[None]]

@@ -18,7 +18,7 @@ waiting for the fleet's row, and never holds that row itself.
 that ran out unrenewed — the plane paused, or the store away — is taken
 anew too, and its calls in flight swept). A turn runs under the epoch it
 started with (`Ownership.fence`), and every write it makes carries it
-(plane/db.py, `FENCE`): once another plane has taken the agent, nothing of
+(plane/store/engine.py, `FENCE`): once another plane has taken the agent, nothing of
 the old turn is written, not even a notice. Between ticks, a plane stops
 starting calls for its agents once a third of the lease is left since its
 last renewal was sent (by its own monotonic clock, which a pause moves on),
@@ -67,7 +67,7 @@ from plane.agents.worker import tell_cut_turns
 from plane.history.conversation import Conversation
 from plane.money.gate import Ceilings
 from plane.money.ledger import Interrupted, Ledger
-from plane.postgres import MOST_RETRY_S, NOW_MS, PostgresDatabase, listener
+from plane.store.postgres import MOST_RETRY_S, NOW_MS, PostgresDatabase, listener
 
 log = logging.getLogger(__name__)
 

@@ -41,8 +41,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from plane.db import Database
 from plane.money import savings
+from plane.store.engine import Database
 from plane.wire.protocol import Snapshot
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"

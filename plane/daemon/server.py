@@ -43,7 +43,6 @@ from plane.daemon.alerts import Notifier
 from plane.daemon.api import Api
 from plane.daemon.events import EventBus
 from plane.daemon.listener import Listener
-from plane.db import Database, refusal
 from plane.economy.compress.store import RefStore
 from plane.errors import PlaneError, StoreError, StoreFault
 from plane.history.conversation import Conversation
@@ -63,6 +62,7 @@ from plane.providers.pool import (
     refuse_missing_keys,
 )
 from plane.store import is_postgres, open_store
+from plane.store.engine import Database, refusal
 from plane.wire.protocol import StoreChanged
 
 if TYPE_CHECKING:  # loaded only when used: psycopg with a PostgreSQL store, aiohttp with --http
@@ -236,7 +236,7 @@ class Plane:
             self._notifier.start(self.bus, await crew.snapshot())
         if shared and ledger.plane is not None:
             from plane.daemon.fleet import Fleet
-            from plane.postgres import PostgresDatabase
+            from plane.store.postgres import PostgresDatabase
 
             assert isinstance(db, PostgresDatabase)
             self._fleet = Fleet(
@@ -282,7 +282,7 @@ class Plane:
     def _tell_store_changes(self, db: Database) -> None:
         """Every client is told when the shared store goes away and comes
         back (told from the writer's thread as from the loop)."""
-        from plane.postgres import PostgresDatabase
+        from plane.store.postgres import PostgresDatabase
 
         assert isinstance(db, PostgresDatabase)
         loop = asyncio.get_running_loop()

@@ -36,7 +36,6 @@ import httpx
 from plane.agents.roster import AgentSpec
 from plane.agents.services import Services
 from plane.config import EMBEDDED, EMBEDDED_MODEL
-from plane.db import Database
 from plane.errors import NoSuchAgent, ProviderError, UnknownPrice
 from plane.gateway.admission import WAIT_S, Admission
 from plane.gateway.asked import Asked
@@ -53,6 +52,7 @@ from plane.gateway.routing import (
 from plane.gateway.wire import Bill, Wire, event_data, sse_events
 from plane.money.gate import Hold
 from plane.money.pricing import Priced
+from plane.store.engine import Database
 from plane.wire.protocol import Usage
 from plane.wire.words import UNPRICED, tokens, turn_cost, usage_text
 

@@ -32,7 +32,7 @@ from decimal import Decimal
 from sqlite3 import Connection, Row
 from typing import TypeVar
 
-from plane.db import Database
+from plane.store.engine import Database
 
 log = logging.getLogger(__name__)
 

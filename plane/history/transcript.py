@@ -12,8 +12,8 @@ import json
 from collections import OrderedDict
 from sqlite3 import Connection
 
-from plane.db import Database
 from plane.providers.base import ChatMessage, ToolCall
+from plane.store.engine import Database
 
 CACHE_CHARS = 32_000_000
 """The most history text kept in memory, over every agent (the one used

@@ -33,10 +33,10 @@ from functools import partial
 from sqlite3 import Connection
 
 from plane.clock import Clock, midnight_after, until
-from plane.db import Database
 from plane.money import notices
 from plane.money.ledger import Ledger
 from plane.money.limits import is_tighter
+from plane.store.engine import Database
 from plane.wire.words import spend_against, usd_exact
 
 

@@ -38,7 +38,7 @@ call was made, and its row must say what it cost.
 
 **Several planes** (`plane` set): a call is admitted only under the
 agent's lease, checked in the statement that writes it — after the wait for
-the fleet's row, never before it — at the turn's epoch (`plane.db.FENCE`)
+the fleet's row, never before it — at the turn's epoch (`plane.store.engine.FENCE`)
 and with a third of the lease still to run by the database's clock; every
 later write of the call carries the same fence.
 """
@@ -57,8 +57,8 @@ from sqlite3 import Connection, Row
 from typing import TypeVar
 
 from plane.clock import Clock, day_of
-from plane.db import FENCE, Database, Fence
 from plane.errors import LeaseLost, LedgerError, unreachable
+from plane.store.engine import FENCE, Database, Fence
 from plane.wire.protocol import LedgerEntry, Usage
 from plane.wire.words import UNPRICED
 
@@ -340,7 +340,7 @@ class Ledger:
             if plane is not None:
                 return _admit_under_lease(conn, row, plane, fence, margin)
             # lastrowid, as Conversation.append: on SQLite a third cheaper than
-            # RETURNING; plane/postgres.py reads it as lastval().
+            # RETURNING; plane/store/postgres.py reads it as lastval().
             call = conn.execute(_OPEN, row).lastrowid
             assert call is not None
             return int(call)

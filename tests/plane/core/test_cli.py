@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from plane.clock import next_midnight
-from plane.db import Database
+from plane.store.engine import Database
 from plane.wire.protocol import (
     Message,
     Sent,

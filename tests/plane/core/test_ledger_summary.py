@@ -11,9 +11,9 @@ from decimal import Decimal
 import pytest
 
 from plane.clock import ManualClock
-from plane.db import Database
 from plane.home import Home
 from plane.money.ledger import Ledger
+from plane.store.engine import Database
 from plane.wire.protocol import Usage
 from tests.plane.core.test_cli import plane_cmd
 

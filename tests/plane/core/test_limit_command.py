@@ -8,8 +8,8 @@ from decimal import Decimal
 import pytest
 
 from plane.clock import ManualClock
-from plane.db import MIGRATIONS, Database
 from plane.money.gate import Ceilings
+from plane.store.engine import MIGRATIONS, Database
 from plane.wire.protocol import Usage
 from tests.support.fixtures_plane import CONFIG, NOON
 

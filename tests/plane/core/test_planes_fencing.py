@@ -18,7 +18,7 @@ from plane.daemon.fleet import Fleet
 from plane.history.conversation import Conversation
 from plane.money.gate import Ceilings
 from plane.money.ledger import LeaseLost, Ledger
-from plane.postgres import PostgresDatabase
+from plane.store.postgres import PostgresDatabase
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 AGENTS = ["a", "b"]
@@ -68,7 +68,7 @@ async def test_a_call_waiting_for_the_fleet_row_is_refused_if_its_lease_moved_me
 
 
 async def test_a_write_under_an_older_epoch_is_refused_and_writes_nothing(planes):
-    from plane.db import FENCE
+    from plane.store.engine import FENCE
 
     first = await planes("p0")
     await first.tick(first=True)

@@ -17,12 +17,12 @@ import pytest
 from plane.clock import ManualClock
 from plane.errors import StoreFault
 from plane.money.ledger import Ledger
-from plane.postgres import PostgresDatabase
+from plane.store.postgres import PostgresDatabase
 from tests.support.tcp_proxy import TcpProxy
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 BOUND_S = 3.0
-"""plane.postgres.BOUND_S with the default lease (15 s)."""
+"""plane.store.postgres.BOUND_S with the default lease (15 s)."""
 BACK_S = 10.0
 """Within this of the server's return, a connection is open again (the
 backoff's most is 2 s)."""

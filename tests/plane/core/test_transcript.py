@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from plane.db import Database
 from plane.history import transcript as module
 from plane.history.transcript import Transcript
 from plane.providers.base import ChatMessage, ToolCall
+from plane.store.engine import Database
 
 ASKED = ChatMessage("user", "what is in the repo?")
 ANSWERED = (

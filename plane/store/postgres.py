@@ -1,4 +1,4 @@
-"""The store on PostgreSQL: the same `Database` (plane/db.py), another engine.
+"""The store on PostgreSQL: the same `Database` (plane/store/engine.py), another engine.
 
 **Why psycopg 3, not asyncpg.** The store's design is a writer thread that
 owns its connection and runs synchronous write functions (`fn(conn)`, SQL
@@ -78,8 +78,8 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg.pq import TransactionStatus
 
-from plane.db import MIGRATIONS, Database, Fence, _statements
 from plane.errors import LeaseLost, StoreError, StoreFault
+from plane.store.engine import MIGRATIONS, Database, Fence, _statements
 
 log = logging.getLogger(__name__)
 

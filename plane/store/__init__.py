@@ -1,6 +1,6 @@
 """Which store the plane opens: the SQLite file in its home, or PostgreSQL.
 
-Apart from `plane.postgres` so that a plane on SQLite (the default) never
+Apart from `plane.store.postgres` so that a plane on SQLite (the default) never
 loads psycopg: it is imported only when a postgresql:// URL is given.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from plane.db import Database
 from plane.errors import StoreError
+from plane.store.engine import Database
 
 
 def is_postgres(store: str | None) -> bool:
@@ -26,6 +26,6 @@ async def open_store(store: str | None, path: Path) -> Database:
             f"{store!r} is not a store the plane can use: give a postgresql:// URL "
             "(PLANE_STORE, or `store:` in agents.yaml), or none for the SQLite file in its home."
         )
-    from plane.postgres import PostgresDatabase
+    from plane.store.postgres import PostgresDatabase
 
     return await PostgresDatabase.connect(store)

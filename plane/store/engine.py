@@ -328,7 +328,7 @@ class Database:
 
     def __init__(self, writer: Any, reader: Any) -> None:
         # The engine's connections: sqlite3's and aiosqlite's here, their
-        # PostgreSQL counterparts in plane/postgres.py (the same few methods).
+        # PostgreSQL counterparts in plane/store/postgres.py (the same few methods).
         self._writer = writer
         self._reader = reader
         self._loop = asyncio.get_running_loop()
@@ -545,7 +545,7 @@ class Database:
 
     def _guard(self, conn: Any, fence: Fence) -> None:
         """Refuse a write whose fence is stale. A store of one plane has no
-        leases: nothing to check (PostgreSQL's checks, plane/postgres.py)."""
+        leases: nothing to check (PostgreSQL's checks, plane/store/postgres.py)."""
 
     # Back on the event loop.
 
