@@ -27,7 +27,7 @@ from plane.money.ledger import Ledger
 from plane.money.pricing import Pricer
 from plane.money.savings import Savings
 from plane.providers.base import Provider
-from plane.store.engine import Fence
+from plane.store.fence import Fence
 from plane.wire.protocol import Event, Message, MessageAppended, MessageKind, Usage
 
 

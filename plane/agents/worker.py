@@ -35,7 +35,7 @@ from plane.errors import LeaseLost, LedgerError
 from plane.history.conversation import Conversation
 from plane.money.gate import Hold
 from plane.money.ledger import Interrupted
-from plane.store.engine import FENCE
+from plane.store.fence import FENCE
 from plane.wire.protocol import Message, MessageAppended, MessageKind, TurnFinished, TurnStarted
 from plane.wire.words import UNPRICED, turn_cost
 

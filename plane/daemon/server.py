@@ -62,7 +62,8 @@ from plane.providers.pool import (
     refuse_missing_keys,
 )
 from plane.store import is_postgres, open_store
-from plane.store.engine import Database, refusal
+from plane.store.engine import Database
+from plane.store.sqlite import refusal
 from plane.wire.protocol import StoreChanged
 
 if TYPE_CHECKING:  # loaded only when used: psycopg with a PostgreSQL store, aiohttp with --http

@@ -58,7 +58,8 @@ from typing import TypeVar
 
 from plane.clock import Clock, day_of
 from plane.errors import LeaseLost, LedgerError, unreachable
-from plane.store.engine import FENCE, Database, Fence
+from plane.store.engine import Database
+from plane.store.fence import FENCE, Fence
 from plane.wire.protocol import LedgerEntry, Usage
 from plane.wire.words import UNPRICED
 

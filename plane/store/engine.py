@@ -1,11 +1,11 @@
-"""The plane's SQLite database: one writer connection, one reader, WAL, migrations.
+"""The store's design, shared by both engines: one writer that owns its connection, one reader.
 
 **One writer that owns its connection** (as datasette's write connection):
 `await db.write(fn)` hands `fn(conn)`, a synchronous function, to the writer
-thread, which runs it inside `BEGIN IMMEDIATE` … `COMMIT`. A transaction is
+thread, which runs it inside `BEGIN` … `COMMIT`. A transaction is
 one function in one thread hop, so no coroutine can run in the middle of
 one, and none can read what it has not committed: reads go to a second
-connection (`fetchall`, `fetchone`), which WAL lets read the last commit
+connection (`fetchall`, `fetchone`), which reads the last commit
 while the writer writes.
 
 **Group commit.** Writes that arrive while the writer is busy wait in its
@@ -17,30 +17,25 @@ rolled back and each of its functions runs again alone, so the failure is
 its caller's and the others commit. That is why a write function must do
 nothing but SQL on the connection it is given: it may run twice.
 
-The schema is versioned with `PRAGMA user_version`; each entry of
-`MIGRATIONS` moves it one step, inside one transaction, and is never edited
-once released — a new step is appended instead.
+An engine (plane/store/sqlite.py, plane/store/postgres.py) gives the
+connections and says how a transaction begins, how a write's fence is
+checked, how a read is made and where a long read goes aside.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
-import functools
 import logging
 import queue
 import sqlite3
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from decimal import Decimal
-from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
-import aiosqlite
-
-from plane.errors import StoreError
+from plane.store.fence import FENCE, Fence
 
 log = logging.getLogger(__name__)
 
@@ -49,242 +44,6 @@ T = TypeVar("T")
 BATCH = 256
 """At most this many writes share one commit: a bound on how long the first
 of them waits for the last."""
-
-MIGRATIONS: tuple[str, ...] = (
-    """
-    CREATE TABLE calls (
-        id INTEGER PRIMARY KEY,
-        agent TEXT NOT NULL,
-        day TEXT NOT NULL,
-        at TEXT NOT NULL,
-        provider TEXT NOT NULL,
-        model TEXT NOT NULL,
-        input_tokens INTEGER NOT NULL DEFAULT 0,
-        cache_read_tokens INTEGER NOT NULL DEFAULT 0,
-        cache_write_tokens INTEGER NOT NULL DEFAULT 0,
-        output_tokens INTEGER NOT NULL DEFAULT 0,
-        cost_usd TEXT NOT NULL,
-        price_source TEXT NOT NULL,
-        status TEXT NOT NULL CHECK (status IN ('pending', 'settled', 'interrupted', 'failed')),
-        estimated INTEGER NOT NULL DEFAULT 0
-    );
-    CREATE INDEX calls_by_day ON calls (day, agent);
-    CREATE INDEX calls_pending ON calls (status) WHERE status = 'pending';
-
-    CREATE TABLE messages (
-        id INTEGER PRIMARY KEY,
-        agent TEXT NOT NULL,
-        at TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        text TEXT NOT NULL,
-        held INTEGER NOT NULL DEFAULT 0,
-        waiting INTEGER NOT NULL DEFAULT 0,
-        cost_usd TEXT,
-        usage TEXT
-    );
-    CREATE INDEX messages_by_agent ON messages (agent, id);
-    CREATE INDEX messages_waiting ON messages (agent) WHERE waiting = 1;
-
-    CREATE TABLE context (
-        id INTEGER PRIMARY KEY,
-        agent TEXT NOT NULL,
-        role TEXT NOT NULL,
-        content TEXT NOT NULL,
-        tool_calls TEXT,
-        tool_call_id TEXT
-    );
-    CREATE INDEX context_by_agent ON context (agent, id);
-
-    CREATE TABLE ceilings (
-        agent TEXT PRIMARY KEY,
-        limit_usd TEXT,
-        set_at TEXT NOT NULL,
-        set_by TEXT NOT NULL
-    );
-
-    CREATE TABLE agents (
-        name TEXT PRIMARY KEY,
-        model TEXT NOT NULL,
-        provider TEXT NOT NULL,
-        role TEXT NOT NULL,
-        created_at TEXT NOT NULL
-    );
-
-    CREATE TABLE bookings (
-        id INTEGER PRIMARY KEY,
-        agent TEXT NOT NULL,
-        due TEXT NOT NULL,
-        note TEXT NOT NULL,
-        booked_at TEXT NOT NULL,
-        done INTEGER NOT NULL DEFAULT 0
-    );
-    CREATE INDEX bookings_open ON bookings (due) WHERE done = 0;
-
-    CREATE TABLE notices (
-        agent TEXT NOT NULL,
-        day TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        PRIMARY KEY (agent, day, kind)
-    );
-    """,
-    """
-    ALTER TABLE bookings ADD COLUMN ambient INTEGER NOT NULL DEFAULT 0;
-    """,
-    # An agent's own ask is kept apart from the operator's value, so that it
-    # only ever tightens (the tighter of the two binds); asks stored as the
-    # operator's before move over. And the plane's day, which never goes back.
-    """
-    CREATE TABLE asks (
-        agent TEXT PRIMARY KEY,
-        limit_usd TEXT NOT NULL,
-        asked_at TEXT NOT NULL
-    );
-    INSERT INTO asks (agent, limit_usd, asked_at)
-        SELECT agent, limit_usd, set_at FROM ceilings
-        WHERE set_by = 'agent' AND limit_usd IS NOT NULL;
-    DELETE FROM ceilings WHERE set_by = 'agent';
-
-    CREATE TABLE plane_day (
-        id INTEGER PRIMARY KEY CHECK (id = 1),
-        day TEXT NOT NULL
-    );
-    """,
-    # Each agent's spend per day on the calls no longer pending, kept by the
-    # ledger in the transaction that closes them, so the first gate check of
-    # a day reads one row per agent instead of summing the day's calls.
-    # Summed exactly (decimal_sum, the writer's own function), never as floats.
-    """
-    CREATE TABLE spend (
-        day TEXT NOT NULL,
-        agent TEXT NOT NULL,
-        cost_usd TEXT NOT NULL,
-        PRIMARY KEY (day, agent)
-    ) WITHOUT ROWID;
-    INSERT INTO spend (day, agent, cost_usd)
-        SELECT day, agent, decimal_sum(cost_usd) FROM calls WHERE status != 'pending'
-        GROUP BY day, agent;
-    """,
-    # Anthropic's 1-hour cache writes, a part of cache_write_tokens priced higher.
-    """
-    ALTER TABLE calls ADD COLUMN cache_write_1h_tokens INTEGER NOT NULL DEFAULT 0;
-    """,
-    # The tools of an agent made from the keyboard, as a JSON list of names;
-    # NULL (every agent made before) is every tool, as it was.
-    """
-    ALTER TABLE agents ADD COLUMN tools TEXT;
-    """,
-    # What the operator changed of an agent after it was made (from the TUI or
-    # `plane edit` / `pause`), for agents.yaml's as for those made at run time:
-    # a NULL column is "as the file or its creation said". `tools` is JSON
-    # (a list of names, or "all").
-    """
-    CREATE TABLE agent_settings (
-        name TEXT PRIMARY KEY,
-        model TEXT,
-        provider TEXT,
-        role TEXT,
-        tools TEXT,
-        paused INTEGER NOT NULL DEFAULT 0,
-        set_at TEXT NOT NULL
-    );
-    """,
-    # What compression kept out of the model's input, a row a turn, with its
-    # price at the model's input rate (NULL when the model has no known price:
-    # a saving nobody can price is not claimed as $0 either).
-    """
-    CREATE TABLE savings (
-        id INTEGER PRIMARY KEY,
-        agent TEXT NOT NULL,
-        day TEXT NOT NULL,
-        at TEXT NOT NULL,
-        model TEXT NOT NULL,
-        chars INTEGER NOT NULL,
-        usd TEXT
-    );
-    CREATE INDEX savings_by_day ON savings (day, agent);
-    """,
-    # Several planes on one store (README, "Several machines"; on SQLite one
-    # plane has them all): the fleet's ceiling as the operator set it, in the
-    # one row every admission of a call locks; each agent's lease (times in
-    # the database's clock, ms since the epoch); the planes seen, for a fair
-    # share; and the plane that opened each call, for the sweep of a dead one.
-    """
-    CREATE TABLE fleet (
-        id INTEGER PRIMARY KEY CHECK (id = 1),
-        limit_usd TEXT,
-        set_at TEXT,
-        set_by TEXT,
-        admitted INTEGER NOT NULL DEFAULT 0
-    );
-    INSERT INTO fleet (id) VALUES (1);
-
-    CREATE TABLE leases (
-        agent TEXT PRIMARY KEY,
-        plane TEXT NOT NULL,
-        expires_ms INTEGER NOT NULL
-    );
-    CREATE INDEX leases_by_plane ON leases (plane);
-
-    CREATE TABLE planes (
-        name TEXT PRIMARY KEY,
-        seen_ms INTEGER NOT NULL
-    );
-
-    ALTER TABLE calls ADD COLUMN plane TEXT;
-    """,
-    # Why each held agent was last told it is quiet (the hold's reason), so a
-    # restart does not say it again; the row goes when the hold ends.
-    """
-    CREATE TABLE holds_told (
-        agent TEXT PRIMARY KEY,
-        reason TEXT NOT NULL
-    );
-    """,
-    # Fencing (several planes): each lease's epoch, moved on every take of
-    # it, so a write made under an older one (a plane that was paused or cut
-    # off while another took the agent) is refused. A lease let go keeps its
-    # row (expires_ms 0), so its epoch never starts again from 0.
-    """
-    ALTER TABLE leases ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;
-    """,
-    # What each settled gateway call's estimated prompt and real answers cost
-    # (`base_usd`), so an agent's estimates learn from its calls again after a restart
-    # (plane/gateway/learned.py); the response's id, for a later call that
-    # continues it, and the stored prompt or conversation it used.
-    """
-    CREATE TABLE gateway_calls (
-        call INTEGER NOT NULL PRIMARY KEY,
-        base_usd TEXT NOT NULL,
-        unseen INTEGER NOT NULL,
-        choices INTEGER NOT NULL,
-        response_id TEXT,
-        context_key TEXT
-    );
-    CREATE INDEX gateway_calls_by_response ON gateway_calls (response_id)
-        WHERE response_id IS NOT NULL;
-    CREATE INDEX gateway_calls_by_context ON gateway_calls (context_key)
-        WHERE context_key IS NOT NULL;
-    """,
-)
-
-
-@dataclass(frozen=True)
-class Fence:
-    """The lease a write is made under (several planes on one store): the
-    write is refused (`LeaseLost`) unless `plane` still holds `agent`'s lease
-    at `epoch` when it runs, in its own transaction."""
-
-    agent: str
-    plane: str
-    epoch: int
-
-
-FENCE: contextvars.ContextVar[Fence | None] = contextvars.ContextVar("plane_fence", default=None)
-"""The fence of the turn being run. A context variable, as `decimal`'s
-context is: a worker sets it once for its turn, and every write made on the
-turn's behalf (the ledger's, the conversation's, the notices', however deep
-and in whatever task the turn starts) carries it without each layer passing
-it on. Unset (None) for the operator's requests and on a store of one plane."""
 
 
 @dataclass
@@ -321,14 +80,12 @@ class _Write(Generic[T]):
     """(True, value) once run, or (False, the exception)."""
 
 
-class Database:
+class Database(ABC):
     """The writer (a thread that owns its connection) and the reader."""
 
-    path: Path
-
     def __init__(self, writer: Any, reader: Any) -> None:
-        # The engine's connections: sqlite3's and aiosqlite's here, their
-        # PostgreSQL counterparts in plane/store/postgres.py (the same few methods).
+        # The engine's connections: sqlite3's and aiosqlite's (plane/store/sqlite.py),
+        # their PostgreSQL counterparts (plane/store/postgres.py): the same few methods.
         self._writer = writer
         self._reader = reader
         self._loop = asyncio.get_running_loop()
@@ -339,51 +96,6 @@ class Database:
         self.counts = Counts()
         self._thread = threading.Thread(target=self._serve, name="plane-db-writer", daemon=True)
         self._thread.start()
-
-    @classmethod
-    async def open(cls, path: Path) -> Database:
-        """The database at `path`, checked before anything trusts it: a file
-        that is not SQLite, has damaged pages, cannot be written, or is from
-        a newer plane raises `StoreError` naming the file and what to do. The
-        connections (threads, which would keep the process alive) are closed
-        before the error leaves."""
-        if path.is_dir():
-            raise StoreError(f"Cannot open {path}: it is a directory; the ledger must be a file.")
-        try:
-            writer = await asyncio.to_thread(_connect_writer, path)
-        except sqlite3.Error as exc:
-            raise refusal(path, exc) from None
-        try:
-            reader = await aiosqlite.connect(path, isolation_level=None)
-        except sqlite3.Error as exc:
-            writer.close()
-            raise refusal(path, exc) from None
-        db = cls(writer, reader)
-        db.path = path
-        try:
-            await db._prepare(path)
-        except BaseException as exc:
-            await db.close()
-            if isinstance(exc, sqlite3.Error):
-                raise refusal(path, exc) from None
-            raise
-        return db
-
-    async def _prepare(self, path: Path) -> None:
-        reader = self._reader
-        reader.row_factory = sqlite3.Row
-        await reader.execute("PRAGMA busy_timeout=5000")
-        # Every page read once (a fraction of a second for 100 MB): damage is
-        # found now, with a sentence, not in the middle of a turn.
-        verdict = await self.fetchall("PRAGMA quick_check")
-        if [tuple(row) for row in verdict] != [("ok",)]:
-            raise refusal(path, sqlite3.DatabaseError(str(verdict[0][0]) if verdict else "?"))
-        await self._migrate(path)
-        # The reader only reads: a write sent to it by mistake fails loudly.
-        await reader.execute("PRAGMA query_only=ON")
-        # A file the plane may read but not write (read-only, or on a read-only
-        # mount) is found here, not at the first call's ledger entry.
-        await self.write(_touch_version)
 
     async def close(self) -> None:
         """Finish the writes already asked for, then close both connections."""
@@ -433,13 +145,6 @@ class Database:
         the transaction, on the writer."""
         self._finishers.append(finisher)
 
-    async def fetchall(self, sql: str, *params: object) -> list[sqlite3.Row]:
-        """One read, in one hop to the reader's thread: a statement left open
-        across hops would hold its read snapshot, and another coroutine's read
-        in between would see that older snapshot, not the last commit."""
-        self.counts.reads += 1
-        return list(await self._reader.execute_fetchall(sql, params))
-
     async def read_aside(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """`fn` run in a thread of its own on a read-only connection of its
         own: for a long read (a scrape summing the whole ledger) that would
@@ -454,26 +159,9 @@ class Database:
         finally:
             conn.close()
 
-    def _open_aside(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
-        conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA busy_timeout=5000")
-        return conn
-
     async def fetchone(self, sql: str, *params: object) -> sqlite3.Row | None:
         rows = await self.fetchall(sql, *params)
         return rows[0] if rows else None
-
-    async def _migrate(self, path: Path) -> None:
-        row = await self.fetchone("PRAGMA user_version")
-        version = row[0] if row else 0
-        if version > len(MIGRATIONS):
-            raise StoreError(
-                f"{path} is from a newer plane (schema {version}, this one knows "
-                f"{len(MIGRATIONS)}); upgrade plane."
-            )
-        for step, script in enumerate(MIGRATIONS[version:], start=version + 1):
-            await self.write(functools.partial(_migration, script=script, step=step))
 
     # The writer thread: everything below runs there, and only there.
 
@@ -538,14 +226,23 @@ class Database:
         self.counts.commits += 1
         return True
 
-    def _begin(self, conn: Any) -> None:
-        # IMMEDIATE: the write lock now, not at the first write, so a
-        # transaction never fails half-way for another process's lock.
-        conn.execute("BEGIN IMMEDIATE")
+    # The engine's own part.
 
+    @abstractmethod
+    async def fetchall(self, sql: str, *params: object) -> list[sqlite3.Row]:
+        """One read, on the reader: its own snapshot, the last commit."""
+
+    @abstractmethod
+    def _open_aside(self) -> sqlite3.Connection:
+        """A read-only connection of its own, for `read_aside`."""
+
+    @abstractmethod
+    def _begin(self, conn: Any) -> None:
+        """Begin the writer's transaction."""
+
+    @abstractmethod
     def _guard(self, conn: Any, fence: Fence) -> None:
-        """Refuse a write whose fence is stale. A store of one plane has no
-        leases: nothing to check (PostgreSQL's checks, plane/store/postgres.py)."""
+        """Refuse a write whose fence is stale (`LeaseLost`)."""
 
     # Back on the event loop.
 
@@ -573,89 +270,3 @@ def _is_late(item: _Write[Any]) -> bool:
 def _settle_future(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
-
-
-def _connect_writer(path: Path) -> sqlite3.Connection:
-    """The writer's connection: opened here, used only by the writer thread."""
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    try:
-        conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA busy_timeout=5000")
-        # NORMAL in WAL mode survives a crash of the process (what "nothing is
-        # lost" promises); only a power cut can lose the last commits.
-        for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON"):
-            conn.execute(f"PRAGMA {pragma}")
-        conn.create_aggregate("decimal_sum", 1, _DecimalSum)  # type: ignore[arg-type]
-        conn.create_function("decimal_add", 2, _decimal_add, deterministic=True)
-    except BaseException:
-        conn.close()
-        raise
-    return conn
-
-
-class _DecimalSum:
-    """SUM over decimal strings, exactly (SQLite's SUM would use floats)."""
-
-    def __init__(self) -> None:
-        self.total = Decimal(0)
-
-    def step(self, value: str | None) -> None:
-        if value is not None:
-            self.total += Decimal(value)
-
-    def finalize(self) -> str:
-        return str(self.total)
-
-
-def _decimal_add(a: str, b: str) -> str:
-    """a + b, decimal strings added exactly (SQLite's + would use floats)."""
-    return str(Decimal(a) + Decimal(b))
-
-
-def _migration(conn: sqlite3.Connection, script: str, step: int) -> None:
-    for statement in _statements(script):
-        conn.execute(statement)
-    conn.execute(f"PRAGMA user_version = {step}")
-
-
-def _touch_version(conn: sqlite3.Connection) -> None:
-    """Rewrite the schema version as it is: a write that changes nothing,
-    which a file the plane cannot write refuses."""
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    conn.execute(f"PRAGMA user_version = {version}")
-
-
-def _statements(script: str) -> list[str]:
-    return [s.strip() for s in script.split(";") if s.strip()]
-
-
-LEDGER_ASIDE = "start a new ledger (today's spend then starts again from $0)"
-
-
-def refusal(path: Path, exc: sqlite3.Error, *, aside: str = LEDGER_ASIDE) -> StoreError:
-    """What a database that cannot be used means to the person who runs the
-    plane: the file, what is wrong, and what to do, in one sentence. `aside`
-    is what moving a damaged file aside costs."""
-    detail = str(exc) or type(exc).__name__
-    name = getattr(exc, "sqlite_errorname", "")
-    if (
-        name in ("SQLITE_NOTADB", "SQLITE_CORRUPT")
-        or "malformed" in detail
-        or (type(exc) is sqlite3.DatabaseError)
-    ):
-        return StoreError(
-            f"{path} is damaged ({detail}); restore it from a backup, or move it aside to {aside}."
-        )
-    if name.startswith(("SQLITE_READONLY", "SQLITE_PERM")):
-        return StoreError(
-            f"Cannot write {path} ({detail}); make it and its directory writable for this user."
-        )
-    if name.startswith("SQLITE_CANTOPEN"):
-        return StoreError(
-            f"Cannot open {path} ({detail}); it and its directory must be readable and writable."
-        )
-    if name == "SQLITE_FULL":
-        return StoreError(f"Cannot write {path}: the disk is full; free some space.")
-    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
-        return StoreError(f"{path} is locked by another process ({detail}); stop it first.")
-    return StoreError(f"Cannot use {path}: {detail}.")

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from plane.clock import next_midnight
-from plane.store.engine import Database
+from plane.store.sqlite import SqliteDatabase
 from plane.wire.protocol import (
     Message,
     Sent,
@@ -632,7 +632,7 @@ def plane_db(home: Path, messages: int = 0) -> Path:
     """A real plane.db (the plane's own schema), with `messages` rows."""
 
     async def make() -> None:
-        db = await Database.open(home / "plane.db")
+        db = await SqliteDatabase.open(home / "plane.db")
         await db.write(
             lambda conn: conn.executemany(
                 "INSERT INTO messages (agent, at, kind, text) VALUES ('demo', '', 'op', ?)",

@@ -13,7 +13,7 @@ import pytest
 from plane.clock import ManualClock
 from plane.errors import LedgerError
 from plane.money.ledger import Interrupted, Ledger
-from plane.store.engine import MIGRATIONS
+from plane.store.migrations import MIGRATIONS
 from plane.wire.protocol import Usage
 from tests.support.fixtures_postgres import open_db, refuse
 

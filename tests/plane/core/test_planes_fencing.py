@@ -68,7 +68,7 @@ async def test_a_call_waiting_for_the_fleet_row_is_refused_if_its_lease_moved_me
 
 
 async def test_a_write_under_an_older_epoch_is_refused_and_writes_nothing(planes):
-    from plane.store.engine import FENCE
+    from plane.store.fence import FENCE
 
     first = await planes("p0")
     await first.tick(first=True)
