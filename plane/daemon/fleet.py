@@ -67,7 +67,8 @@ from plane.agents.worker import tell_cut_turns
 from plane.history.conversation import Conversation
 from plane.money.gate import Ceilings
 from plane.money.ledger import Interrupted, Ledger
-from plane.store.postgres import MOST_RETRY_S, NOW_MS, PostgresDatabase, listener
+from plane.store.postgres import NOW_MS, PostgresDatabase
+from plane.store.postgres_links import MOST_RETRY_S, listener
 
 log = logging.getLogger(__name__)
 

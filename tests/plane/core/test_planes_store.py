@@ -22,7 +22,7 @@ from tests.support.tcp_proxy import TcpProxy
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 BOUND_S = 3.0
-"""plane.store.postgres.BOUND_S with the default lease (15 s)."""
+"""plane.store.postgres_links.BOUND_S with the default lease (15 s)."""
 BACK_S = 10.0
 """Within this of the server's return, a connection is open again (the
 backoff's most is 2 s)."""
