@@ -4,10 +4,8 @@ user's documentation of that key.
 `load_config()` is the one reader of the file. A bad file raises one
 `ConfigError` naming the key, the line and what is wrong, and the plane does
 not start half-configured. The reading is bounded before YAML sees a byte of
-it: a file that is not UTF-8 text, is too large, nests too deep, or whose
-aliases expand past a fixed number of values is refused with its line, so no
-file can hang the start or exhaust memory (an alias bomb is a few hundred
-bytes). An empty file is refused too: it would silently drop every ceiling.
+it (plane/yaml_reader.py), so no file can hang the start or exhaust memory.
+An empty file is refused too: it would silently drop every ceiling.
 """
 
 from __future__ import annotations
@@ -31,7 +29,7 @@ from pydantic import (
 )
 
 from plane.errors import ConfigError
-from plane.yaml_reader import _document, _locate, _Plain, _read, _text
+from plane.yaml_reader import Plain, as_text, document, locate, read_file
 
 EMBEDDED = "embedded"
 """The provider name of the model the plane runs itself (llama.cpp, SmolLM2)."""
@@ -361,7 +359,7 @@ class Config(Block):
     def explain(self, loc: list[str], message: str) -> str:
         """A problem found after loading (a key missing from the environment),
         said as a load error says it: the file, the line, the key."""
-        return _locate(self._tree, loc, self._source, message)
+        return locate(self._tree, loc, self._source, message)
 
     @model_validator(mode="after")
     def _with_embedded(self) -> Config:
@@ -457,7 +455,7 @@ def load_config(path: Path | None) -> Config:
     if path is None:
         return Config()
     source = str(path)
-    data = _document(_text(_read(path), source), source)
+    data = document(as_text(read_file(path), source), source)
     if data is None:
         raise ConfigError(
             f"{source}: the file is empty (no settings, only blank lines or comments), "
@@ -469,7 +467,7 @@ def load_config(path: Path | None) -> Config:
 
 def parse_config(text: str, source: str = "agents.yaml") -> Config:
     """A config from YAML text; empty text is the built-in defaults."""
-    data = _document(text, source)
+    data = document(text, source)
     return _validated({} if data is None else data, source)
 
 
@@ -477,12 +475,12 @@ def _validated(data: Any, source: str) -> Config:
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the top level must be a mapping of keys.")
     try:
-        config = Config.model_validate(_Plain(data, source).value(data))
+        config = Config.model_validate(Plain(data, source).value(data))
     except ValidationError as exc:
         raise ConfigError(_explain(exc, data, source)) from None
     if problem := incoherence(config):
         loc, message = problem
-        raise ConfigError(_locate(data, loc, source, message))
+        raise ConfigError(locate(data, loc, source, message))
     config._source, config._tree = source, data
     return config
 
@@ -492,4 +490,4 @@ def _explain(exc: ValidationError, data: Any, source: str) -> str:
     message = error["msg"].removeprefix("Value error, ")
     if error["type"] == "extra_forbidden":
         message = "unknown key"
-    return _locate(data, [str(p) for p in error["loc"]], source, message)
+    return locate(data, [str(p) for p in error["loc"]], source, message)

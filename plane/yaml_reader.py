@@ -37,7 +37,7 @@ MAX_VALUES = 50_000
 tiny and expands to a billion)."""
 
 
-def _read(path: Path) -> bytes:
+def read_file(path: Path) -> bytes:
     """The file's bytes, at most one more than the limit. Opened without
     blocking, so a FIFO named by mistake is refused instead of waited on."""
     try:
@@ -58,7 +58,7 @@ def _read(path: Path) -> bytes:
         os.close(fd)
 
 
-def _text(raw: bytes, source: str) -> str:
+def as_text(raw: bytes, source: str) -> str:
     """UTF-8 text, or one sentence saying what the bytes are instead."""
     if len(raw) > MAX_CONFIG_BYTES:
         raise ConfigError(f"{source}: the file is over {MAX_CONFIG_BYTES >> 20} MiB; not a config.")
@@ -86,7 +86,7 @@ def _utf16_without_bom(raw: bytes) -> bool:
     return half >= 2 and max(raw[0::2].count(0), raw[1::2].count(0)) >= half * 0.8
 
 
-def _document(text: str, source: str) -> Any:
+def document(text: str, source: str) -> Any:
     """The YAML as read (ruamel's round-trip types, which know their lines)."""
     yaml = YAML(typ="rt")
     yaml.Scanner = _BoundedScanner
@@ -173,7 +173,7 @@ def _kind(node: Any) -> str:
     return names.get(kind, f"!!{kind}" if kind else "a value")
 
 
-class _Plain:
+class Plain:
     """ruamel's round-trip types as plain Python (floats as exact decimals),
     each shared (aliased) value converted once. Counts the values as the
     model would see them, aliases expanded, and refuses past `MAX_VALUES`
@@ -237,10 +237,10 @@ class _Plain:
         return text
 
     def _fail(self, message: str) -> NoReturn:
-        raise ConfigError(_locate(self._tree, self._loc, self._source, message))
+        raise ConfigError(locate(self._tree, self._loc, self._source, message))
 
 
-def _locate(data: Any, loc: list[str], source: str, message: str) -> str:
+def locate(data: Any, loc: list[str], source: str, message: str) -> str:
     line = _line_of(data, loc)
     where = f"{source} line {line}" if line else source
     key = ".".join(loc)
