@@ -17,7 +17,7 @@ from decimal import Decimal
 from plane.agents.roster import Roster
 from plane.clock import Clock
 from plane.config import Config
-from plane.economy.compress.store import RefStore
+from plane.economy.compress.refs import RefStore
 from plane.economy.summary import Breaker
 from plane.history.conversation import Conversation
 from plane.history.transcript import Transcript

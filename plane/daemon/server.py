@@ -43,7 +43,7 @@ from plane.daemon.alerts import Notifier
 from plane.daemon.api import Api
 from plane.daemon.events import EventBus
 from plane.daemon.listener import Listener
-from plane.economy.compress.store import RefStore
+from plane.economy.compress.refs import RefStore
 from plane.errors import PlaneError, StoreError, StoreFault
 from plane.history.conversation import Conversation
 from plane.history.transcript import Transcript
