@@ -36,7 +36,7 @@ from plane.agents.scheduler import Scheduler
 from plane.agents.services import Services
 from plane.agents.toolsets import SETS, described
 from plane.config import AGENT_NAME, AGENT_NAME_RULE
-from plane.economy.summary import save
+from plane.economy.autocompact import save
 from plane.errors import AgentExists, InvalidRequest
 from plane.money.limits import BadLimit, parse_limit_field
 from plane.store.engine import Database

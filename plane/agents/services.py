@@ -17,8 +17,8 @@ from decimal import Decimal
 from plane.agents.roster import Roster
 from plane.clock import Clock
 from plane.config import Config
+from plane.economy.autocompact import Breaker
 from plane.economy.compress.refs import RefStore
-from plane.economy.summary import Breaker
 from plane.history.conversation import Conversation
 from plane.history.transcript import Transcript
 from plane.home import Home

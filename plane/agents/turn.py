@@ -23,15 +23,15 @@ from plane.agents.services import Services
 from plane.agents.session import new_session
 from plane.agents.toolbox import Tooling
 from plane.clock import day_of
-from plane.economy.compaction import compact
-from plane.economy.repomap.map import layer
-from plane.economy.summary import (
+from plane.economy.autocompact import (
     SUMMARY_ASK,
     over_budget,
     recent_files,
     replacement,
     save,
 )
+from plane.economy.compaction import compact
+from plane.economy.repomap.map import layer
 from plane.errors import ContextOverflow, ProviderError
 from plane.money.ledger import FleetFull
 from plane.providers.base import ChatMessage, CompletionRequest, ToolCall, ToolSpec

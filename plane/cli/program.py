@@ -11,7 +11,7 @@ from pathlib import Path
 
 from plane.cli import arguments as arg
 from plane.cli import clients, connect, daemon, failing, manage, status
-from plane.cli.summary import add_commands as add_summary_commands
+from plane.cli.ledger_summary import add_commands as add_summary_commands
 from plane.cli.web import add_commands as add_web_commands
 from plane.economy.compress.cli import add_commands as add_compression_commands
 from plane.home import user_config_path

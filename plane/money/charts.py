@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from plane.money import savings
 from plane.money.ledger import Ledger
-from plane.money.summary import QUERY, Record, per_day, per_hour, summarise, window
+from plane.money.totals import QUERY, Record, per_day, per_hour, summarise, window
 from plane.store.engine import Database
 from plane.wire.protocol import SpendHistory, SpendPoint, SpendSeries, SpendStack
 from plane.wire.words import UNPRICED

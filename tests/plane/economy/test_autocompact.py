@@ -65,7 +65,7 @@ async def test_three_failures_in_a_row_trip_the_breaker(start_plane):
 
 
 def test_the_reserve_is_13000_tokens_or_a_quarter_of_a_small_window():
-    from plane.economy.summary import over_budget
+    from plane.economy.autocompact import over_budget
     from plane.providers.base import ChatMessage
 
     history = [ChatMessage("user", "x" * 3500 * 100)]  # ~100,000 tokens
@@ -77,7 +77,7 @@ def test_the_reserve_is_13000_tokens_or_a_quarter_of_a_small_window():
 
 
 def test_recent_files_are_the_last_read_first_each_once():
-    from plane.economy.summary import recent_files
+    from plane.economy.autocompact import recent_files
     from plane.providers.base import ChatMessage, ToolCall
 
     def read(path):
