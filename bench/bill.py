@@ -55,7 +55,7 @@ from bill_sessions import (  # noqa: E402
 from compress import DEV_CORPUS, ensure_headroom  # noqa: E402
 
 from plane.config import parse_config  # noqa: E402
-from plane.gateway.wire import Messages, Responses, Wire  # noqa: E402
+from plane.gateway.apis import Messages, Responses, Wire  # noqa: E402
 from plane.money.pricing import Pricer  # noqa: E402
 from plane.wire.protocol import Usage  # noqa: E402
 

@@ -44,8 +44,8 @@ from aiohttp import web
 from plane.daemon.bodies import Bodies
 from plane.daemon.door import Door
 from plane.daemon.metrics import CONTENT_TYPE
+from plane.gateway.apis import WIRES, ChatCompletions, Messages, Wire
 from plane.gateway.forward import Gateway, Refused
-from plane.gateway.wire import WIRES, ChatCompletions, Messages, Wire
 
 log = logging.getLogger(__name__)
 

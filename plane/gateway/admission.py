@@ -20,12 +20,12 @@ from decimal import Decimal
 from plane.agents.roster import AgentSpec
 from plane.agents.services import Services
 from plane.clock import until
+from plane.gateway.apis import Wire
 from plane.gateway.asked import Asked
 from plane.gateway.estimate import Estimate, Estimator
 from plane.gateway.learned import Learning
 from plane.gateway.refused import Refused
 from plane.gateway.standing import Book, Standing, judge
-from plane.gateway.wire import Wire
 from plane.money import notices
 from plane.money.gate import Hold
 from plane.money.ledger import FleetFull

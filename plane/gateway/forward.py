@@ -38,6 +38,7 @@ from plane.agents.services import Services
 from plane.config import EMBEDDED, EMBEDDED_MODEL
 from plane.errors import NoSuchAgent, ProviderError, UnknownPrice
 from plane.gateway.admission import WAIT_S, Admission
+from plane.gateway.apis import Bill, Wire, event_data, sse_events
 from plane.gateway.asked import Asked
 from plane.gateway.estimate import Estimate
 from plane.gateway.keys import Keys
@@ -49,7 +50,6 @@ from plane.gateway.routing import (
     session,
     upstream,
 )
-from plane.gateway.wire import Bill, Wire, event_data, sse_events
 from plane.money.gate import Hold
 from plane.money.pricing import Priced
 from plane.store.engine import Database

@@ -17,7 +17,7 @@ from plane.clock import ManualClock
 from plane.config import parse_config
 from plane.daemon.server import Plane
 from plane.errors import PlaneError
-from plane.gateway.cli import env_lines
+from plane.gateway.client_env import env_lines
 from plane.home import Home
 from tests.support.fixtures_gateway import CONFIG, NOON, StartGateway
 from tests.support.scripted_llm import ScriptedLLM

@@ -15,7 +15,6 @@ from plane.errors import PlaneError
 from plane.gateway.keys import Keys
 from plane.home import Home
 
-CLIENTS = ("claude-code", "codex", "aider")
 SPEAKS = {"claude-code": "anthropic", "codex": "openai-compatible", "aider": "openai-compatible"}
 
 
