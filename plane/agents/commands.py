@@ -34,11 +34,11 @@ from plane.money.limits import (
 from plane.wire.protocol import CommandInfo, FleetChanged, Message
 
 Handler = Callable[[Services, str, str], Awaitable[str]]
-"""(services, agent, argument) → the plane's reply; `BadLimit` or `Refused`
+"""(services, agent, argument) → the plane's reply; `BadLimit` or `CommandRefused`
 when the command is refused (its sentence is the reply, and nothing changed)."""
 
 
-class Refused(Exception):
+class CommandRefused(Exception):
     """A command that does not apply here; the message is the plane's reply."""
 
 
@@ -89,7 +89,7 @@ async def _new(services: Services, agent: str, arg: str) -> str:
     """A new session: the model's history is saved whole, then starts empty.
     The conversation people read is untouched."""
     if services.roster.get(agent).gateway is not None:
-        raise Refused(
+        raise CommandRefused(
             f"{agent} is a gateway agent: its sessions are its client's, so /new starts none here."
         )
     saved = await new_session(services, agent)
@@ -169,7 +169,7 @@ async def run_command(services: Services, agent: str, text: str, *, in_a_turn: b
     else:
         try:
             reply = await command.run(services, agent, arg)
-        except (BadLimit, Refused) as exc:
+        except (BadLimit, CommandRefused) as exc:
             reply, refused = str(exc), True
     answer = await services.conversation.append(agent, "plane", reply)
     return Ran([typed, answer], refused)

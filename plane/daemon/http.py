@@ -45,7 +45,8 @@ from plane.daemon.bodies import Bodies
 from plane.daemon.door import Door
 from plane.daemon.metrics import CONTENT_TYPE
 from plane.gateway.apis import WIRES, ChatCompletions, Messages, Wire
-from plane.gateway.forward import Gateway, Refused
+from plane.gateway.forward import Gateway
+from plane.gateway.refused import GatewayRefused
 
 log = logging.getLogger(__name__)
 
@@ -212,7 +213,7 @@ class HttpListener:
             self._server = None
 
     def _known(self, request: web.Request, headers: Mapping[str, str]) -> None:
-        """The key is an agent's, or `Refused` (401); read from the headers alone."""
+        """The key is an agent's, or `GatewayRefused` (401); read from the headers alone."""
         self.gateway.agent(headers)
         self.door.known(request.protocol)
 
@@ -224,7 +225,7 @@ class HttpListener:
                 self._known(request, headers)
                 async with self.bodies.read(request) as raw:
                     await self.gateway.handle(wire, headers, raw, out)
-            except Refused as refused:  # no key, or a body the plane will not hold
+            except GatewayRefused as refused:  # no key, or a body the plane will not hold
                 return _refusal(wire, refused)
             except Exception:
                 log.exception("gateway: %s", wire.path)
@@ -245,7 +246,7 @@ class HttpListener:
             self._known(request, headers)
             async with self.bodies.read(request) as raw:
                 await self.gateway.passthrough(wire, request.path, headers, raw, out)
-        except Refused as refused:
+        except GatewayRefused as refused:
             return _refusal(wire, refused)
         assert out.response is not None
         return out.response
@@ -256,7 +257,7 @@ class HttpListener:
         try:
             self._known(request, headers)
             models = self.gateway.models(headers)
-        except Refused as refused:
+        except GatewayRefused as refused:
             return _refusal(wire, refused)
         return web.json_response(wire.listing(models))
 
@@ -294,7 +295,7 @@ def _lowered(request: web.Request) -> dict[str, str]:
     return {k.lower(): v for k, v in request.headers.items()}
 
 
-def _refusal(wire: Wire, refused: Refused) -> web.Response:
+def _refusal(wire: Wire, refused: GatewayRefused) -> web.Response:
     """The refusal in the API's own shape; the connection closes after it, so
     whatever body the client is still sending is never read."""
     body = refused.body or wire.error(refused.status, str(refused))

@@ -24,7 +24,7 @@ from plane.gateway.apis import Wire
 from plane.gateway.asked import Asked
 from plane.gateway.estimate import Estimate, Estimator
 from plane.gateway.learned import Learning
-from plane.gateway.refused import Refused
+from plane.gateway.refused import GatewayRefused
 from plane.gateway.standing import Book, Standing, judge
 from plane.money import notices
 from plane.money.gate import Hold
@@ -57,7 +57,7 @@ class Admission:
     async def open(
         self, wire: Wire, spec: AgentSpec, model: str, asked: Asked, wide: bool
     ) -> tuple[int, Estimate]:
-        """Admit the call and write it pending, or refuse it (`Refused`).
+        """Admit the call and write it pending, or refuse it (`GatewayRefused`).
         `wide`: the client opened Anthropic's 1M-token context."""
         services, agent = self._services, spec.name
         known = services.pricer.is_known(model)
@@ -117,7 +117,7 @@ class Admission:
         self, wire: Wire, agent: str, estimate: Estimate, deadline: float
     ) -> float | None:
         """None when the call may go; else the seconds it may wait for calls
-        in flight to settle. Refuses it (`Refused`) when its own likely cost
+        in flight to settle. Refuses it (`GatewayRefused`) when its own likely cost
         does not fit, or once it has waited long enough."""
         services = self._services
         ceiling = services.gate.ceilings.of(agent)
@@ -150,7 +150,7 @@ class Admission:
         else:
             notice = notices.may_overshoot(agent, day.left, ceiling, RETRY_S)
         status, error, extra = wire.busy(notice, RETRY_S)
-        raise Refused(status, notice, extra, error)
+        raise GatewayRefused(status, notice, extra, error)
 
     async def _write_pending(
         self, wire: Wire, spec: AgentSpec, model: str, estimate: Estimate, known: bool
@@ -173,9 +173,9 @@ class Admission:
             await self._tell_hold(spec.name, Hold("fleet", notice))
             raise self._held(wire, notice) from None
 
-    def _held(self, wire: Wire, notice: str) -> Refused:
+    def _held(self, wire: Wire, notice: str) -> GatewayRefused:
         """The refusal of a call that does not fit today: true until 00:00 UTC."""
         services = self._services
         left = (services.gate.resets_at() - services.clock.now()).total_seconds()
         status, error, extra = wire.held(notice, max(1, math.ceil(left)))
-        return Refused(status, notice, extra, error)
+        return GatewayRefused(status, notice, extra, error)

@@ -43,7 +43,7 @@ from plane.gateway.asked import Asked
 from plane.gateway.estimate import Estimate
 from plane.gateway.keys import Keys
 from plane.gateway.learned import Learning, Settled
-from plane.gateway.refused import Refused
+from plane.gateway.refused import GatewayRefused
 from plane.gateway.routing import (
     Upstream,
     presented_key,
@@ -56,8 +56,7 @@ from plane.store.engine import Database
 from plane.wire.protocol import Usage
 from plane.wire.words import UNPRICED, tokens, turn_cost, usage_text
 
-__all__ = ["Gateway", "Refused", "Responder"]
-"""`Refused` is `plane.gateway.refused`'s, answered here (the listener catches it)."""
+__all__ = ["Gateway", "Responder"]
 
 log = logging.getLogger(__name__)
 
@@ -116,14 +115,14 @@ class Gateway:
         await self._http.aclose()
 
     def agent(self, headers: Mapping[str, str]) -> AgentSpec:
-        """The gateway agent this key is, or `Refused` (401)."""
+        """The gateway agent this key is, or `GatewayRefused` (401)."""
         name = self._keys.agent_of(presented_key(headers))
         try:
             spec = self._services.roster.get(name) if name else None
         except NoSuchAgent:
             spec = None
         if spec is None or spec.gateway is None:
-            raise Refused(401, UNKNOWN_KEY)
+            raise GatewayRefused(401, UNKNOWN_KEY)
         return spec
 
     async def passthrough(
@@ -134,7 +133,7 @@ class Gateway:
         try:
             spec = self.agent(headers)
             provider = self._upstream(wire, spec)
-        except Refused as refused:
+        except GatewayRefused as refused:
             body = json.dumps(wire.error(refused.status, str(refused))).encode()
             await out.whole(refused.status, body, {})
             return
@@ -163,7 +162,7 @@ class Gateway:
             body, saved = await self._compressed(wire, spec, body)
             model = body.get("model")
             if not isinstance(model, str) or not model:
-                raise Refused(400, "The request names no model.")
+                raise GatewayRefused(400, "The request names no model.")
             if self._services.config.providers[spec.provider].kind == EMBEDDED:
                 model = EMBEDDED_MODEL  # it answers as itself whatever it is called: metered so
             wide = "context-1m" in headers.get("anthropic-beta", "")
@@ -172,7 +171,7 @@ class Gateway:
             opened = _Call(
                 call, wire, spec, provider, model, body, asked, estimate, saved, session(headers)
             )
-        except Refused as refused:
+        except GatewayRefused as refused:
             shaped = refused.body or wire.error(refused.status, str(refused))
             error = json.dumps(shaped).encode()
             await out.whole(refused.status, error, refused.headers)
@@ -193,9 +192,9 @@ class Gateway:
         try:
             found = upstream(self._services.config.providers[spec.provider], self._embedded())
         except ProviderError as exc:
-            raise Refused(503, f"{spec.name}'s provider {spec.provider!r}: {exc}") from None
+            raise GatewayRefused(503, f"{spec.name}'s provider {spec.provider!r}: {exc}") from None
         if wire.upstream_kind not in found.speaks:
-            raise Refused(
+            raise GatewayRefused(
                 400,
                 f"{spec.name}'s provider {spec.provider!r} does not speak {wire.name}; "
                 f"point this client at the plane's API that provider speaks.",
@@ -410,9 +409,9 @@ def _body(raw: bytes) -> dict[str, Any]:
     try:
         body = json.loads(raw)
     except ValueError:
-        raise Refused(400, "The request body is not JSON.") from None
+        raise GatewayRefused(400, "The request body is not JSON.") from None
     if not isinstance(body, dict):
-        raise Refused(400, "The request body is not a JSON object.")
+        raise GatewayRefused(400, "The request body is not a JSON object.")
     return body
 
 

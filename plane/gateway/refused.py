@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 
-class Refused(Exception):
+class GatewayRefused(Exception):
     """A call answered with an error of the client's API, before the ledger."""
 
     def __init__(
