@@ -1,4 +1,4 @@
-"""The plane's exceptions. Each says, in one sentence, what a person can do.
+"""The plane's exceptions, every one of them. Each says, in one sentence, what a person can do.
 
     PlaneError                     code
     ├── ConfigError                invalid      agents.yaml is wrong; the plane does not start
@@ -7,9 +7,13 @@
     ├── InvalidRequest             invalid      a well-formed request the plane refuses
     ├── ProviderError              internal     an LLM call failed after its retries
     │   ├── ProviderReplyError     internal     the provider answered with something unreadable
+    │   │   └── BrokenReply        internal     (providers.base) it broke off after the provider
+    │   │                                       may have billed: charged at an estimate
     │   └── ContextOverflow        internal     the prompt is more than the model's context holds
     ├── UnknownPrice               invalid      no price for a model: never treated as free
     ├── ToolError                  invalid      a tool call the plane refused (told to the model)
+    │   └── UnknownRef             invalid      (economy.compress.refs; a KeyError too) a ref never
+    │                                           stored, or past its ttl
     ├── LedgerError                internal     the ledger could not record spend: nothing proceeds
     ├── StoreError                 internal     a database cannot be opened, read or written:
     │                                           the plane does not start
@@ -17,12 +21,46 @@
     │                                           is refused, not kept and lost
     ├── LeaseLost                  internal     (several planes) another plane runs the agent
     │                                           now: a write of this one's for it is refused
-    └── NotRunning                 —            (client side) no plane answers on the socket
+    ├── AlreadyRunning             —            (daemon.server) another plane holds the home's lock
+    ├── NotRunning                 —            (client side) no plane answers on the socket
+    ├── RequestFailed              its own      (wire.client; client side) the plane answered with
+    │                                           an error frame, whose code it keeps
+    ├── PlaneRefused               —            (wire.once; client side) the same, for one ask read
+    │                                           as plain JSON (`plane status`)
+    ├── NotAnswering               —            (cli.connect) a plane holds its lock but does not
+    │                                           answer
+    └── NoAnswer                   —            (cli.failing) `send --wait` waited its whole timeout
+
+Outside `PlaneError`: each is caught by its one caller, which says it as a
+sentence (none reaches a user as it is):
+
+    sqlite3.DatabaseError
+    └── StoreFault                 PostgreSQL refused or failed a statement: caught where either
+                                   engine's failure is (the ledger's `LedgerError`)
+    ValueError
+    ├── BadLimit                   (money.limits) not a limit: its message is /limit's reply
+    ├── PatchError                 (tools.unidiff) a patch unreadable or not fitting: the tool's
+    │                              refusal
+    └── BadFrame                   (wire.protocol) a line that is not a valid frame: an error reply
+        └── UnknownFrame           (wire.protocol) a newer peer's frame type: skipped and logged
+    OSError
+    └── NoLandlock                 (tools.sandbox) the kernel has no Landlock: commands are refused
+    Exception
+    ├── CommandRefused             (agents.commands) a slash command that does not apply here: its
+    │                              message is the reply
+    ├── GatewayRefused             (gateway.refused) a gateway call refused before the ledger,
+    │                              answered as the client's API says an error
+    └── FleetFull                  (money.ledger) a call refused at admission: the fleet's ceiling
+    ruamel.yaml's ScannerError
+    └── _TooMuch                   (yaml_reader, private to it) agents.yaml past a bound: said as a
+                                   `ConfigError`
 
 `PlaneError` and `NotRunning` are defined in `plane.wire.errors`, which the
-socket client and the TUI import without this module. The socket server
-maps each to its protocol error code; the CLI prints the sentence and exits
-non-zero.
+socket client and the TUI import without this module; a class drawn with a
+module in brackets is defined there, beside its only users. The socket
+server maps each `PlaneError` to its protocol error code; the CLI prints the
+sentence and exits non-zero. `tests/test_error_tree.py` finds every exception
+class of the plane and checks that it is drawn here.
 """
 
 from __future__ import annotations
