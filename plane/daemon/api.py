@@ -126,12 +126,9 @@ class Api:
                 return await life.show(request.agent, request.id)
         raise PlaneError(f"Requests of type {request.type!r} are not handled here.")
 
-    async def send(self, agent: str, text: str) -> list[p.Message]:
-        """Post the operator's text; return what was stored and said at once."""
-        return (await self.post(agent, text)).messages
-
     async def post(self, agent: str, text: str) -> Ran:
-        """As `send`, and whether a command was refused (nothing changed)."""
+        """Post the operator's text: what was stored and said at once, and
+        whether a command was refused (nothing changed)."""
         self._roster.get(agent)
         return await self._crew.send(agent, text)
 

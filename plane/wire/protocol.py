@@ -640,12 +640,9 @@ Event = (
 )
 ServerFrame = Annotated[Reply | Event, Field(discriminator="type")]
 
-EVENT_TYPES = frozenset(kind.model_fields["type"].default for kind in get_args(Event))
-"""The `type` of every event, from the union itself: the one list there is."""
 _SERVER_FRAMES: dict[str, type[Frame]] = {
     kind.model_fields["type"].default: kind for kind in (*get_args(Reply), *get_args(Event))
 }
-SERVER_FRAME_TYPES = frozenset(_SERVER_FRAMES)
 
 T = TypeVar("T")
 

@@ -88,7 +88,7 @@ class RunningPlane:
         return client
 
     async def send(self, agent: str, text: str) -> list[p.Message]:
-        return await self.plane.api.send(agent, text)
+        return (await self.plane.api.post(agent, text)).messages
 
     async def turn(self, agent: str, text: str, within: float = 20) -> list[p.Message]:
         """Send `text` and collect what `agent`'s conversation gets until its

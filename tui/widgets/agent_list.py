@@ -331,13 +331,6 @@ class AgentList(ScrollView, can_focus=True):
             here = self._row_of.get(self.selected or "", 0)
             self.select(self.names[max(0, min(len(self.names) - 1, here + delta))])
 
-    def row_state(self, agent: str) -> tuple[str, frozenset[str]]:
-        """What `agent`'s row shows, as text, and its state classes."""
-        state = self.store.agents[agent]
-        width = self.scrollable_content_region.width - 2
-        glyph, name, figure = row_text(state, width, unread=agent in self.unread)
-        return " ".join(f"{glyph} {name} {figure}".split()), row_classes(state)
-
     def narrow(
         self, *, sort: str | None = None, name: str | None = None, state: str | None = ""
     ) -> None:

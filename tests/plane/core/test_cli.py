@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from plane.clock import next_midnight
+from plane.clock import day_of, midnight_after
 from plane.store.sqlite import SqliteDatabase
 from plane.wire.protocol import (
     Message,
@@ -99,7 +99,7 @@ def test_status_says_what_a_new_agent_gets_and_when_a_held_agent_resumes(daemon,
     agents = {a["name"]: a for a in status["agents"]}
     assert agents["demo"]["state"] == "held"
     resumes_at = datetime.fromisoformat(agents["demo"]["resumes_at"])
-    assert resumes_at == next_midnight(datetime.now(UTC))
+    assert resumes_at == midnight_after(day_of(datetime.now(UTC)))
     assert agents["scout"]["resumes_at"] is None
 
     text = plane_cmd(daemon, "status").stdout.splitlines()

@@ -246,7 +246,7 @@ async def test_a_gateway_agent_has_a_row_and_limit_but_takes_no_turns(
     start_gateway: StartGateway,
 ) -> None:
     gw = await start_gateway()
-    await gw.plane.api.send("claude", "/limit 0.02")
+    await gw.plane.api.post("claude", "/limit 0.02")
     assert gw.services.gate.ceilings.of("claude") == Decimal("0.02")
     ran = await gw.plane.api.post("claude", "are you there?")
     assert ran.refused, "nothing will answer it: `plane send` exits 1"
