@@ -8,7 +8,7 @@ per held spell, not once per message. The day rolling over or a raised
 limit wakes the worker, and it answers what waited.
 
 With several planes, a turn runs under its agent's lease at the epoch it
-started with (`plane.store.engine.FENCE`): every write it makes is refused once
+started with (`plane.store.fence.FENCE`): every write it makes is refused once
 another plane has taken the agent (`LeaseLost`), and the turn then stops
 and says nothing — what it was answering still waits, for the new owner.
 

@@ -18,7 +18,7 @@ waiting for the fleet's row, and never holds that row itself.
 that ran out unrenewed — the plane paused, or the store away — is taken
 anew too, and its calls in flight swept). A turn runs under the epoch it
 started with (`Ownership.fence`), and every write it makes carries it
-(plane/store/engine.py, `FENCE`): once another plane has taken the agent, nothing of
+(plane/store/fence.py, `FENCE`): once another plane has taken the agent, nothing of
 the old turn is written, not even a notice. Between ticks, a plane stops
 starting calls for its agents once a third of the lease is left since its
 last renewal was sent (by its own monotonic clock, which a pause moves on),

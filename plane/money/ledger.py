@@ -38,7 +38,7 @@ call was made, and its row must say what it cost.
 
 **Several planes** (`plane` set): a call is admitted only under the
 agent's lease, checked in the statement that writes it — after the wait for
-the fleet's row, never before it — at the turn's epoch (`plane.store.engine.FENCE`)
+the fleet's row, never before it — at the turn's epoch (`plane.store.fence.FENCE`)
 and with a third of the lease still to run by the database's clock; every
 later write of the call carries the same fence.
 """
@@ -341,7 +341,7 @@ class Ledger:
             if plane is not None:
                 return _admit_under_lease(conn, row, plane, fence, margin)
             # lastrowid, as Conversation.append: on SQLite a third cheaper than
-            # RETURNING; plane/store/postgres.py reads it as lastval().
+            # RETURNING; plane/store/postgres_dialect.py reads it as lastval().
             call = conn.execute(_OPEN, row).lastrowid
             assert call is not None
             return int(call)
