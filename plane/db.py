@@ -247,6 +247,13 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE leases ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;
     """,
+    # The tool that gave each tool result of the model's history, and the MCP
+    # server for an MCP server's tool (NULL: one of the plane's own, or a
+    # result kept from before): what a result's tokens are attributed to.
+    """
+    ALTER TABLE context ADD COLUMN tool TEXT;
+    ALTER TABLE context ADD COLUMN mcp_server TEXT;
+    """,
 )
 
 
