@@ -17,6 +17,7 @@ from mcp.server.mcpserver import MCPServer
 
 server = MCPServer("notes", version="1.0")
 NOTES = Path("notes.txt")
+answered = 0
 
 
 @server.tool()
@@ -31,6 +32,14 @@ def add_note(text: str) -> str:
 def read_notes() -> str:
     """Every note, one a line."""
     return NOTES.read_text() if NOTES.exists() else "(no notes)"
+
+
+@server.tool()
+def count() -> str:
+    """How many calls this process has answered, this one included."""
+    global answered
+    answered += 1
+    return f"call {answered} of this process"
 
 
 @server.tool()

@@ -17,14 +17,14 @@ import asyncio
 import contextlib
 import logging
 import shutil
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import mcp_types
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from plane.config import McpServerConfig
 from plane.tools.mcp.transport import MESSAGE_CAP, Process, confined_stdio
 from plane.tools.process import tool_environment
 from plane.tools.sandbox import REFUSED
@@ -38,15 +38,31 @@ MAX_PAGES = 10
 CLIENT = mcp_types.Implementation(name="plane", version="1")
 
 
+class Settings(Protocol):
+    """A server's block of agents.yaml (`plane.config.McpServerConfig`, which
+    the tools do not import: the config imports the tool registry)."""
+
+    @property
+    def command(self) -> str: ...
+    @property
+    def args(self) -> Sequence[str]: ...
+    @property
+    def env(self) -> Mapping[str, str]: ...
+    @property
+    def read(self) -> Sequence[Path]: ...
+    @property
+    def start_timeout_s(self) -> float: ...
+    @property
+    def timeout_s(self) -> float: ...
+
+
 class Failed(Exception):
     """A server that could not do what was asked: what it did, said of it
     without a subject ("exited with 1 (…)"), so a sentence can name it."""
 
 
 class Link:
-    def __init__(
-        self, name: str, config: McpServerConfig, workspace: Path, *, sandboxed: bool
-    ) -> None:
+    def __init__(self, name: str, config: Settings, workspace: Path, *, sandboxed: bool) -> None:
         self.name = name
         self.config = config
         self.workspace = workspace
@@ -64,8 +80,9 @@ class Link:
             try:
                 return await asyncio.wait_for(self._list(), self.config.start_timeout_s)
             except TimeoutError:
+                why = self._no_answer("list its tools")
                 await self.stop()
-                raise Failed(self._no_answer("list its tools")) from None
+                raise Failed(why) from None
             except (MCPError, ValueError) as error:
                 await self.stop()
                 raise Failed(f"refused to list its tools ({_said(error)})") from None
@@ -112,9 +129,11 @@ class Link:
                 asyncio.shield(ready), self.config.start_timeout_s
             )
         except TimeoutError:
+            why = self._no_answer("start")
+            ready.cancel()
             self._runner.cancel()
             await self.stop()
-            raise Failed(self._no_answer("start")) from None
+            raise Failed(why) from None
         except Exception as error:
             await self.stop()
             raise Failed(self._why_not_started(error)) from None

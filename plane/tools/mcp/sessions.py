@@ -27,10 +27,9 @@ from pathlib import Path
 
 import mcp_types
 
-from plane.config import McpServerConfig
 from plane.tools.base import ToolResult, ToolSpec
 from plane.tools.mcp import names
-from plane.tools.mcp.link import Failed, Link
+from plane.tools.mcp.link import Failed, Link, Settings
 from plane.tools.mcp.results import as_text
 
 log = logging.getLogger(__name__)
@@ -100,7 +99,7 @@ class McpSessions:
         agent: str,
         workspace: Path,
         founding: str,
-        servers: Mapping[str, McpServerConfig],
+        servers: Mapping[str, Settings],
         allowlist: Iterable[str] | None,
     ) -> Opened:
         """`agent`'s tools for the session `founding` begins in `workspace`:
@@ -154,7 +153,7 @@ class McpSessions:
         self,
         key: str,
         workspace: Path,
-        servers: Mapping[str, McpServerConfig],
+        servers: Mapping[str, Settings],
         allowed: tuple[str, ...] | None,
     ) -> tuple[_Session, tuple[str, ...]]:
         links = {
@@ -225,7 +224,7 @@ def _not_started(server: str, error: BaseException) -> str:
 def _key(
     workspace: Path,
     founding: str,
-    servers: Mapping[str, McpServerConfig],
+    servers: Mapping[str, Settings],
     allowed: tuple[str, ...] | None,
 ) -> str:
     """What makes a session the same one: its founding message and workspace,
@@ -233,7 +232,18 @@ def _key(
     parts = [
         str(workspace),
         founding,
-        json.dumps({n: c.model_dump(mode="json") for n, c in servers.items()}, sort_keys=True),
+        json.dumps({n: _settings(c) for n, c in servers.items()}, sort_keys=True),
         json.dumps(allowed),
     ]
     return hashlib.sha256("\0".join(parts).encode("utf-8", errors="replace")).hexdigest()
+
+
+def _settings(server: Settings) -> list[object]:
+    return [
+        server.command,
+        list(server.args),
+        dict(server.env),
+        [str(path) for path in server.read],
+        server.start_timeout_s,
+        server.timeout_s,
+    ]
