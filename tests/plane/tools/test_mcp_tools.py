@@ -10,6 +10,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from plane.tools import sandbox
 from plane.wire.protocol import Usage
 
@@ -93,7 +95,9 @@ async def test_an_agent_calls_an_mcp_tool_and_the_result_reaches_the_model_and_p
     assert lines[1].startswith("notes.read_notes → buy milk")
     assert said[-2].text == "Noted." and said[-1].kind == "cost"
 
-    # What cost by tool reads: each result of the history names its tool and server.
+    # What cost by tool reads: each result of the history names its tool and
+    # server, in the store (read after a restart).
+    plane = await start_plane(restart=plane)
     history = await plane.services.transcript.load("demo")
     kept = [(m.tool, m.mcp_server) for m in history if m.role == "tool"]
     assert kept == [
@@ -103,6 +107,7 @@ async def test_an_agent_calls_an_mcp_tool_and_the_result_reaches_the_model_and_p
     ]
 
 
+@pytest.mark.slow
 async def test_the_tool_list_is_frozen_for_the_session_and_the_server_lives_with_it(
     start_plane,
 ):
