@@ -187,7 +187,7 @@ MCP = "agents:\n  demo:\n    mcp:\n      servers:\n"
         (MCP + "        Bad: {command: x}\n", "line 5: agents.demo.mcp.servers.Bad: not a valid"),
         (MCP + "        a__b: {command: x}\n", "line 5: agents.demo.mcp.servers.a__b: not a valid"),
         (MCP + "        a: {args: [x]}\n", "line 5: agents.demo.mcp.servers.a.command: Field"),
-        (MCP + "        a: {command: x, bogus: 1}\n", "agents.demo.mcp.servers.a.bogus: unknown key"),
+        (MCP + "        a: {command: x, bogus: 1}\n", "mcp.servers.a.bogus: unknown key"),
         (MCP + "        a: {command: x, env: {1x: y}}\n", "'1x' is not the name of an environment"),
         (MCP + "        a: {command: x, read: [rel]}\n", "'rel' is not an absolute directory"),
         (MCP + "        a: {command: x, timeout_s: 0}\n", "servers.a.timeout_s: Input should be"),
