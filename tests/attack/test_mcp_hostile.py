@@ -186,3 +186,26 @@ async def test_a_turn_cut_while_a_server_hangs_ends_at_once_and_its_server_with_
     assert any("interrupted" in m.text.lower() or "cut" in m.text.lower() for m in said), said
     await plane.stop()
     assert await gone(tag), "the plane's stop ends its servers"
+
+
+async def test_a_turn_cut_while_a_server_will_not_start_ends_at_once_and_so_does_the_server(
+    start_plane,
+):
+    tag = f"hostile-{uuid.uuid4().hex[:12]}"
+    text = config(tag).replace("start_timeout_s: 2", "start_timeout_s: 600")
+    plane = await start_plane(
+        text.replace("tools: [hostile.*, mute.*, dying.*]", "tools: [mute.*]")
+    )
+    subscription = plane.bus.subscribe()
+    await plane.send("demo", "hello")
+    for _ in range(3000):  # the mute server is up, and the turn waits for its handshake
+        if running(f"--mute {tag}"):
+            break
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.5)
+    started = time.monotonic()
+    await plane.plane.api._lifecycle.interrupt("demo")
+    await plane.until_turn_ends("demo", subscription)
+    assert time.monotonic() - started < 10, "the cut is not held up by the server"
+    assert await gone(tag, within=10), "a server cut off while starting does not linger"
+    assert plane.llm.requests == [], "nothing was sent for a turn cut before its first call"

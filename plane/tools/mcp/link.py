@@ -113,9 +113,12 @@ class Link:
 
     async def stop(self) -> None:
         """End the server and everything it started (bounded: see `transport`)."""
-        runner, self._runner, self._client = self._runner, None, None
+        runner, client = self._runner, self._client
+        self._runner, self._client = None, None
         if runner is None:
             return
+        if client is None:
+            runner.cancel()  # still starting: nothing to close gracefully
         self._stop.set()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await asyncio.shield(runner)
@@ -131,7 +134,6 @@ class Link:
         except TimeoutError:
             why = self._no_answer("start")
             ready.cancel()
-            self._runner.cancel()
             await self.stop()
             raise Failed(why) from None
         except Exception as error:
