@@ -50,7 +50,9 @@ sentence (none reaches a user as it is):
     │                              message is the reply
     ├── GatewayRefused             (gateway.refused) a gateway call refused before the ledger,
     │                              answered as the client's API says an error
-    └── FleetFull                  (money.ledger) a call refused at admission: the fleet's ceiling
+    ├── FleetFull                  (money.ledger) a call refused at admission: the fleet's ceiling
+    └── Failed                     (tools.mcp.link, private to tools.mcp) an MCP server that could
+                                   not do what was asked: the tool's result says so
     ruamel.yaml's ScannerError
     └── _TooMuch                   (yaml_reader, private to it) agents.yaml past a bound: said as a
                                    `ConfigError`

@@ -224,6 +224,13 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX gateway_calls_by_context ON gateway_calls (context_key)
         WHERE context_key IS NOT NULL;
     """,
+    # The tool that gave each tool result of the model's history, and the MCP
+    # server for an MCP server's tool (NULL: one of the plane's own, or a
+    # result kept from before): what a result's tokens are attributed to.
+    """
+    ALTER TABLE context ADD COLUMN tool TEXT;
+    ALTER TABLE context ADD COLUMN mcp_server TEXT;
+    """,
 )
 
 
