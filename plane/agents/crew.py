@@ -18,6 +18,7 @@ from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 
+from plane.agents import notices
 from plane.agents.commands import Ran, between_turns, is_command, registry, run_command
 from plane.agents.fit import too_large
 from plane.agents.roster import AgentSpec
@@ -28,7 +29,6 @@ from plane.agents.turn import Turn, TurnResult
 from plane.agents.worker import AgentWorker
 from plane.clock import day_of, until
 from plane.errors import InvalidRequest, LedgerError, StoreUnreachable, ToolError, unreachable
-from plane.money import notices
 from plane.money.gate import Hold
 from plane.money.limits import spend_level
 from plane.wire.protocol import (
@@ -194,7 +194,7 @@ class Crew:
         says so at once."""
         said = [
             await self._services.say(agent, "operator", text),
-            await self._services.say(agent, "plane", gateway_notice(agent)),
+            await self._services.say(agent, "plane", notices.gateway_agent(agent)),
         ]
         await self.publish(agent)
         return said
@@ -423,9 +423,9 @@ class Crew:
         async with worker.turn_lock:
             hold = await worker.hold()
             if hold is not None:
-                raise ToolError(f"The scout is not answering: {hold.notice}")
-            # The asking agent's words, never shown as the operator's.
-            await self._services.say(SCOUT, "plane", f"{asker} asks: {question} ({listed})")
+                notice = notices.why(hold, self._services.clock.now())
+                raise ToolError(f"The scout is not answering: {notice}")
+            await self._services.say(SCOUT, "plane", notices.scout_asked(asker, question, paths))
             number = next(self._turns)
             worker.working = True
             self._services.emit(TurnStarted(agent=SCOUT, turn=number))
@@ -480,11 +480,3 @@ def refuse_while_unreachable(since: datetime | None) -> None:
 async def _acquire(lock: asyncio.Lock) -> None:
     async with lock:
         pass
-
-
-def gateway_notice(agent: str) -> str:
-    return (
-        f"{agent} is a gateway agent: its calls come from its own client (`plane gateway "
-        f"env {agent}` says how to point one at the plane), so it answers nothing typed here. "
-        "/limit works as on any agent."
-    )

@@ -30,18 +30,19 @@ from pathlib import Path
 from sqlite3 import Connection
 from typing import Literal
 
+from plane.agents import notices
 from plane.agents.crew import Crew
 from plane.agents.roster import AgentSpec
 from plane.agents.scheduler import Scheduler
 from plane.agents.services import Services
-from plane.agents.toolsets import SETS, described
+from plane.agents.toolsets import SETS
 from plane.config import AGENT_NAME, AGENT_NAME_RULE
 from plane.economy.autocompact import save
 from plane.errors import AgentExists, InvalidRequest
 from plane.money.limits import BadLimit, parse_limit_field
 from plane.store.engine import Database
 from plane.wire.protocol import AgentDetails, AgentRemoved, AgentRenamed, AgentState
-from plane.wire.words import file_agent_refusal, usd, usd_exact
+from plane.wire.words import file_agent_refusal
 
 RENAMED_TABLES = (
     "calls",
@@ -75,16 +76,10 @@ class Lifecycle:
         worker = self._crew.workers[agent]
         worker.spec = await self._services.roster.change(agent, paused=paused)
         worker.hold_changed()
-        await self._services.say(agent, "plane", self._paused_line(agent, paused, worker.working))
-        return await self._crew.publish(agent)
-
-    def _paused_line(self, agent: str, paused: bool, working: bool) -> str:
-        if not paused:
-            return "Resumed by the operator: it answers what waited."
         ceiling = self._services.gate.ceilings.of(agent)
-        kept = "no ceiling" if ceiling is None else f"its {usd_exact(ceiling)} daily ceiling"
-        line = f"Paused by the operator: it starts no new turn until resumed; {kept} is kept."
-        return line + (" The turn in flight finishes." if working else "")
+        said = notices.paused_now(ceiling, worker.working) if paused else notices.RESUMED
+        await self._services.say(agent, "plane", said)
+        return await self._crew.publish(agent)
 
     async def edit(
         self,
@@ -120,7 +115,7 @@ class Lifecycle:
             await services.gate.ceilings.set(agent, ceiling)
             worker.hold_changed()
         services.session_layers.pop(agent, None)
-        await services.say(agent, "plane", _edited(worker.spec, role, model, chosen, ceiling))
+        await services.say(agent, "plane", notices.edited(model, role, chosen, ceiling))
         return await self._crew.publish(agent)
 
     # ── interrupt ──────────────────────────────────────────────────────────
@@ -178,7 +173,7 @@ class Lifecycle:
             renamed = replace(spec, name=new, workspace=workspace)
             services.roster.renamed(agent, renamed)
             self._crew.renamed(agent, renamed)
-        await services.say(new, "plane", f"Renamed from {agent} by the operator.")
+        await services.say(new, "plane", notices.renamed(agent))
         state = await self._crew.state(new)
         services.emit(AgentRenamed(old=agent, agent=state))
         return state
@@ -221,10 +216,7 @@ class Lifecycle:
         if history:
             await asyncio.to_thread(save, history, spec.workspace, services.clock.now())
         spent = await services.ledger.spend_today(agent)
-        notice = (
-            f"Deleted by the operator. Its conversation and ledger rows are kept, and its "
-            f"{usd(spent)} today still counts: deleting never refunds."
-        )
+        notice = notices.deleted(spent)
         await self._db.write(
             lambda conn: _delete_rows(conn, services, agent, notice),
             then=lambda _: self._deleted(agent),
@@ -303,27 +295,6 @@ def _tools(tools: list[str] | None) -> Tools:
             "(or all, read-only, or none)."
         )
     return tuple(n for n in TOOLS if n in names)
-
-
-def _edited(
-    spec: AgentSpec,
-    role: str | None,
-    model: str | None,
-    tools: Tools,
-    ceiling: Decimal | Literal["keep"] | None,
-) -> str:
-    changed = []
-    if model is not None:
-        changed.append(f"model {model}")
-    if role is not None:
-        changed.append("role changed" if role else "role cleared")
-    if tools != "keep":
-        changed.append(described(tools))
-    if ceiling != "keep":
-        changed.append(
-            "no spending limit" if ceiling is None else f"ceiling {usd_exact(ceiling)} a day"
-        )
-    return f"Edited by the operator: {'; '.join(changed)}."
 
 
 def _move_rows(conn: Connection, old: str, new: str) -> None:

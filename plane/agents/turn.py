@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
-from plane.agents.echo import echo_notice, echoes
-from plane.agents.fit import overflow_notice
+from plane.agents import notices
+from plane.agents.echo import echoes
 from plane.agents.metering import Metered, metered_call
 from plane.agents.prompt import BASE, system_prompt
 from plane.agents.roster import AgentSpec
@@ -38,11 +38,6 @@ from plane.providers.base import ChatMessage, CompletionRequest, ToolCall, ToolS
 from plane.wire.protocol import Message, MessageKind, Usage
 
 SUMMARY_CHARS = 160
-CUT_OFF = "The connection to the provider broke mid-answer; what arrived is kept, at an estimate."
-BREAKER_NOTICE = (
-    "Summarising the history failed three times in a row; auto-compact is off for this agent "
-    "until the plane restarts."
-)
 PLANE_VOICE = frozenset({"set_own_limit"})
 """Tools whose result is a sentence of the plane's (the ceiling's refusal
 or confirmation), not data: an answer repeating it is an echo (`echo.py`)."""
@@ -123,17 +118,17 @@ class Turn:
                 # the plane's in its input was what a small model answered with.
                 tools = ()
         else:
-            await self.say("plane", _cap_notice(cap))
+            await self.say("plane", notices.capped(cap))
         if self.result.answer and echoes(self.result.answer, self._plane_said):
             self.result.answer = ""
-            await self.say("plane", echo_notice(self.spec.name))
+            await self.say("plane", notices.echoed(self.spec.name))
         if self.result.overflowed:
             # Kept, it would make every later prompt too long as well: the
             # agent would fail each turn on one oversized message or result;
             # and a history too long alone would fail every turn after it.
             window = self.services.config.providers[self.spec.provider].context_window
             saved = await new_session(self.services, self.spec.name)
-            await self.say("plane", overflow_notice(self.spec, window, saved))
+            await self.say("plane", notices.overflowed(self.spec, window, saved))
         else:
             await self.services.transcript.extend(self.spec.name, new)
         return self.result
@@ -173,17 +168,13 @@ class Turn:
         self.result.overflowed = False
         if not summary:
             if services.breaker.failed(agent):
-                await self.say("plane", BREAKER_NOTICE)
+                await self.say("plane", notices.BREAKER)
             return history
         services.breaker.succeeded(agent)
         self._summarised = True
         compacted = replacement(summary, recent_files(history), saved)
         await services.transcript.replace(agent, compacted)
-        await self.say(
-            "plane",
-            f"The history was summarised to fit the context window; "
-            f"the whole of it is saved in {saved}.",
-        )
+        await self.say("plane", notices.summarised(saved))
         return compacted
 
     async def _prompt_layers(self, *, fresh: bool) -> tuple[str, ...]:
@@ -231,18 +222,15 @@ class Turn:
             return None
         except ProviderError as exc:
             self.result.ok = False
-            await self.say("plane", failed_notice(str(exc)))
+            await self.say("plane", notices.failed(str(exc)))
             return None
         except FleetFull as full:
             # Refused at admission (nothing was sent or written): the turn
             # ends, and what it was answering waits for the next one.
             self.result.ok = False
             self.result.held = True
-            flying = await self.services.ledger.fleet_in_flight()
-            notice = self.services.gate.fleet_notice(
-                self.spec.name, full.spent, full.ceiling, flying
-            )
-            await self.say("plane", notice)
+            hold = await self.services.gate.fleet_full(self.spec.name, full)
+            await self.say("plane", notices.why(hold, self.services.clock.now()))
             return None
         self.result.cost += metered.charge.cost_usd
         self.result.usage = self.result.usage + metered.completion.usage
@@ -250,10 +238,10 @@ class Turn:
         await self._on_spend(self.spec.name)
         if metered.failure is not None:
             self.result.ok = False
-            await self.say("plane", broken_notice(metered.failure))
+            await self.say("plane", notices.broken(metered.failure))
             return None
         if metered.completion.stop_reason == "interrupted":
-            await self.say("plane", CUT_OFF)
+            await self.say("plane", notices.CUT_OFF)
         return metered
 
     def _first_time(self, calls: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
@@ -305,24 +293,7 @@ def cut_mark(stop_reason: str, max_output_tokens: int) -> str:
     history keeps the answer as it came."""
     if stop_reason not in CUT_AT_LIMIT:
         return ""
-    return f" (cut at {max_output_tokens:,} tokens)"
-
-
-def failed_notice(error: str) -> str:
-    """A call that got no usable answer (and was not billed): what happened, and what to do."""
-    return f"The turn stopped: {error} Nothing was charged; send the message again to retry."
-
-
-def broken_notice(failure: str) -> str:
-    """A reply that broke off: the provider may bill it, so the plane counts an estimate."""
-    return (
-        f"The turn stopped: {failure} The call is counted at an estimate; "
-        "send the message again to retry."
-    )
-
-
-def _cap_notice(cap: int) -> str:
-    return f"The turn ended after {cap} LLM calls, the per-turn cap; ask again to continue."
+    return notices.cut_mark(max_output_tokens)
 
 
 BREAKPOINT_SPACING = 16

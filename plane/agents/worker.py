@@ -27,17 +27,17 @@ from decimal import Decimal
 from sqlite3 import Connection
 from typing import TYPE_CHECKING
 
+from plane.agents import notices
 from plane.agents.roster import AgentSpec
 from plane.agents.scheduler import Booking, Scheduler
 from plane.agents.services import Services
 from plane.agents.turn import Turn, TurnResult
 from plane.errors import LeaseLost, LedgerError
 from plane.history.conversation import Conversation
-from plane.money.gate import Hold
+from plane.money.gate import Hold, Paused
 from plane.money.ledger import Interrupted
 from plane.store.fence import FENCE
 from plane.wire.protocol import Message, MessageAppended, MessageKind, TurnFinished, TurnStarted
-from plane.wire.words import UNPRICED, turn_cost
 
 if TYPE_CHECKING:
     from plane.agents.toolbox import Tooling
@@ -114,7 +114,7 @@ class AgentWorker:
         what it has settled, not by its calls in flight (the gateway weighs those)."""
         spec = self.spec
         if spec.paused:
-            return Hold("paused", paused_notice(spec.name))
+            return Paused(spec.name)
         model = self.model
         known = model is None or self._services.pricer.is_known(model)
         return await self._services.gate.hold(
@@ -148,7 +148,7 @@ class AgentWorker:
         away, or the agent taken by another plane meanwhile): then the log
         has it, and the worker goes on to its next wake."""
         try:
-            await self.say("plane", "The turn failed inside the plane; see plane.log.")
+            await self.say("plane", notices.TURN_FAILED)
         except Exception as exc:
             log.warning("%s: the failure could not be told: %s", self.spec.name, exc)
 
@@ -178,7 +178,7 @@ class AgentWorker:
         if await self._last_told() == hold.reason:
             return None
         self._told_hold = hold.reason  # before the await: a send and the worker race to say it
-        said = await self.say("plane", hold.notice)
+        said = await self.say("plane", notices.why(hold, self._services.clock.now()))
         await self._services.conversation.remember_hold(self.spec.name, hold.reason)
         return said
 
@@ -259,7 +259,7 @@ class AgentWorker:
         next turn tries again; its first call is written before it is sent,
         so nothing is spent while the ledger refuses."""
         log.error("%s: %s", self.spec.name, error, exc_info=error)
-        await self.say("plane", unrecorded_notice(error))
+        await self.say("plane", notices.unrecorded(error))
 
     async def _turn(self, waiting: list[Message], due: list[Booking]) -> None:
         services, name = self._services, self.spec.name
@@ -309,10 +309,10 @@ class AgentWorker:
         # calls=0: the notice is this turn's cost line (it carries the cost).
         result = TurnResult(cost=cost, usage=so_far.usage, ok=False, unpriced=unpriced)
         if unpriced:  # unknown never reads as free: no $0.00, no cost carried
-            notice = unpriced_cut_notice(self.spec.model, cut)
+            notice = notices.unpriced_cut(self.spec.model, cut)
             await services.say(self.spec.name, "plane", notice)
         else:
-            notice = interrupted_notice(cost, cut)
+            notice = notices.interrupted(cost, cut)
             await services.say(self.spec.name, "plane", notice, cost_usd=cost)
         await self.finish(number, result, answering=waiting, due=due)
 
@@ -358,13 +358,6 @@ class AgentWorker:
         return await self._services.say(self.spec.name, kind, text)
 
 
-def unrecorded_notice(error: LedgerError) -> str:
-    return (
-        f"The turn stopped. {error} No LLM call is made while the ledger cannot record "
-        "spend; see plane.log."
-    )
-
-
 def incoming(waiting: list[Message], due: list[Booking]) -> str:
     """What the turn's user message says: everything that waited, marked with
     when it arrived when it waited through a hold (of any kind: a pause, the
@@ -383,69 +376,12 @@ def incoming(waiting: list[Message], due: list[Booking]) -> str:
     return "\n\n".join(parts)
 
 
-def paused_notice(agent: str) -> str:
-    return (
-        f"{agent} is paused: it takes no turn until it is resumed (p in the TUI, "
-        f"`plane resume {agent}`), and answers then what waited. Its ceiling is kept."
-    )
-
-
-def interrupted_notice(cost: Decimal, cut: Interrupted) -> str:
-    """What the conversation says of a turn the operator cut."""
-    said = f"Interrupted by the operator. The cut-off turn cost {turn_cost(cost)}"
-    if cut.calls == 1:
-        said += f", the call in flight counted at its estimate, {turn_cost(cut.estimate_usd)}"
-    elif cut.calls:
-        said += (
-            f", the {cut.calls} calls in flight counted at their estimates, "
-            f"{turn_cost(cut.estimate_usd)}"
-        )
-    return said + "."
-
-
-def unpriced_cut_notice(model: str, cut: Interrupted) -> str:
-    """What the conversation says of a cut turn on a model with no price."""
-    said = (
-        "Interrupted by the operator. The cut-off turn cost is not known: "
-        f"no price is known for {model}"
-    )
-    if cut.calls == 1:
-        said += ", so its call in flight is not counted"
-    elif cut.calls:
-        said += f", so its {cut.calls} calls in flight are not counted"
-    return said + "."
-
-
-def cut_turn_notice(cut: Interrupted, waiting: int) -> str:
-    """What an agent's conversation says after a restart found its turn cut.
-    A call of a model with no price counts no estimate: said so, never $0.00."""
-    if cut.unpriced == cut.calls:
-        counted = (
-            "the call in flight is not counted"
-            if cut.calls == 1
-            else f"the {cut.calls} calls in flight are not counted"
-        ) + ": no price is known for its model"
-    elif cut.calls == 1:
-        counted = f"the call in flight is counted at its estimate, {turn_cost(cut.estimate_usd)}"
-    else:
-        counted = (
-            f"the {cut.calls} calls in flight are counted at their estimates, "
-            f"{turn_cost(cut.estimate_usd)}"
-        )
-    if cut.unpriced and cut.unpriced < cut.calls:
-        counted += f" ({cut.unpriced} {UNPRICED}, not counted)"
-    notice = f"The plane stopped during this agent's turn; {counted}."
-    if waiting:
-        notice += " It now answers what it had not answered."
-    return notice
-
-
 def tell_cut_turns(conversation: Conversation, tx: Connection, cut: dict[str, Interrupted]) -> None:
     """At start-up, in the transaction that marks the calls interrupted: each
     agent whose turn a stop cut says so, with what was counted, so its row
     and its feed agree."""
     for agent, interrupted in cut.items():
         waiting = conversation.waiting_within(tx, agent)
-        notice = cut_turn_notice(interrupted, waiting)
+        notice = notices.cut_by_a_stop(interrupted, waiting)
         cost = None if interrupted.unpriced == interrupted.calls else interrupted.estimate_usd
         conversation.append_within(tx, agent, "plane", notice, cost_usd=cost)

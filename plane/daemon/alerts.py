@@ -22,11 +22,11 @@ from typing import Any
 
 import httpx
 
+from plane.agents.notices import warning
 from plane.clock import Clock, until
 from plane.config import AlertKind, NotifyConfig
 from plane.daemon.events import EventBus
 from plane.money.limits import standing
-from plane.money.notices import warning
 from plane.wire.protocol import AgentState, AgentUpdated, DayRolled, Snapshot
 from plane.wire.words import plain
 

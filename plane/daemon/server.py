@@ -205,7 +205,7 @@ class Plane:
             home=self.home,
             clock=self.clock,
             ledger=ledger,
-            gate=Gate(ledger, ceilings, self.clock),
+            gate=Gate(ledger, ceilings),
             conversation=conversation,
             transcript=Transcript(db, only_writer=not shared),
             roster=roster,

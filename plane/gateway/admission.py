@@ -17,17 +17,16 @@ from collections import defaultdict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from decimal import Decimal
 
+from plane.agents import notices
 from plane.agents.roster import AgentSpec
 from plane.agents.services import Services
-from plane.clock import until
 from plane.gateway.apis import Wire
 from plane.gateway.asked import Asked
 from plane.gateway.estimate import Estimate, Estimator
 from plane.gateway.learned import Learning
 from plane.gateway.refused import GatewayRefused
 from plane.gateway.standing import Book, Standing, judge
-from plane.money import notices
-from plane.money.gate import Hold
+from plane.money.gate import Hold, TooDear
 from plane.money.ledger import FleetFull
 from plane.wire.protocol import Usage
 from plane.wire.words import UNPRICED
@@ -71,7 +70,7 @@ class Admission:
                 )
                 if hold is not None:
                     await self._tell_hold(agent, hold)
-                    raise self._held(wire, hold.notice)
+                    raise self._held(wire, notices.why(hold, services.clock.now()))
                 estimate = Estimate(Decimal(0), Decimal(0))
                 if known:
                     estimate = await self._estimator.estimate(
@@ -136,10 +135,9 @@ class Admission:
         if verdict == "go":
             return None
         if verdict == "too dear":
-            resets_in = until(services.clock.now(), services.gate.resets_at())
-            notice = notices.too_dear(agent, estimate.likely, day.left, ceiling, resets_in)
-            await self._tell_hold(agent, Hold("too dear", notice))
-            raise self._held(wire, notice)
+            hold = TooDear(agent, estimate.likely, day.left, ceiling, services.gate.resets_at())
+            await self._tell_hold(agent, hold)
+            raise self._held(wire, notices.why(hold, services.clock.now()))
         waiting = deadline - asyncio.get_running_loop().time()
         if waiting > 0:
             return waiting
@@ -168,10 +166,9 @@ class Admission:
                 fleet_ceiling=services.gate.ceilings.fleet(),
             )
         except FleetFull as full:  # refused at admission: held, as by the gate
-            flying = await services.ledger.fleet_in_flight()
-            notice = services.gate.fleet_notice(spec.name, full.spent, full.ceiling, flying)
-            await self._tell_hold(spec.name, Hold("fleet", notice))
-            raise self._held(wire, notice) from None
+            hold = await services.gate.fleet_full(spec.name, full)
+            await self._tell_hold(spec.name, hold)
+            raise self._held(wire, notices.why(hold, services.clock.now())) from None
 
     def _held(self, wire: Wire, notice: str) -> GatewayRefused:
         """The refusal of a call that does not fit today: true until 00:00 UTC."""

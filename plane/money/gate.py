@@ -25,32 +25,80 @@ the clock passes that day.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from decimal import Decimal
-from functools import partial
 from sqlite3 import Connection
+from typing import ClassVar
 
-from plane.clock import Clock, midnight_after, until
-from plane.money import notices
-from plane.money.ledger import Ledger
+from plane.clock import Clock, midnight_after
+from plane.money.ledger import FleetFull, Ledger
 from plane.money.limits import is_tighter
 from plane.store.engine import Database
-from plane.wire.words import spend_against, usd_exact
 
 
 @dataclass(frozen=True)
 class Hold:
-    """Why an agent takes no turn now; `notice` is what the conversation says,
-    worded when read (a snapshot asks every agent's hold and reads no notice)."""
+    """Why an agent takes no turn now, as the figures that decided it. What
+    its conversation is told of it is the agents' to word
+    (`plane.agents.notices.why`): money decides, and never speaks."""
 
-    reason: str
-    said: str | Callable[[], str]
+    agent: str
+    reason: ClassVar[str]
+    """What the store keeps of a hold once told (`holds_told`): the same
+    reason is not told twice in one held spell."""
 
-    @property
-    def notice(self) -> str:
-        return self.said if isinstance(self.said, str) else self.said()
+
+@dataclass(frozen=True)
+class Paused(Hold):
+    """The operator paused the agent: no turn until it is resumed."""
+
+    reason: ClassVar[str] = "paused"
+
+
+@dataclass(frozen=True)
+class Unpriced(Hold):
+    """No price is known for the model, and a ceiling must count every turn."""
+
+    model: str
+    fleet: bool = False
+    """The ceiling that cannot count it is the fleet's (the agent has none)."""
+    reason: ClassVar[str] = "unpriced"
+
+
+@dataclass(frozen=True)
+class AtCeiling(Hold):
+    """The agent's spend today is at or over its ceiling."""
+
+    spent: Decimal
+    ceiling: Decimal
+    resets_at: datetime
+    behind: tuple[date, date] | None = None
+    """The clock's day and the plane's, while the clock reads a day already counted."""
+    reason: ClassVar[str] = "ceiling"
+
+
+@dataclass(frozen=True)
+class AtFleetCeiling(Hold):
+    """The fleet's spend today (calls in flight at their estimates) is at or over its ceiling."""
+
+    spent: Decimal
+    ceiling: Decimal
+    resets_at: datetime
+    flying: Decimal | None = None
+    """The fleet's calls in flight (None: not read; a snapshot's hold words nothing)."""
+    reason: ClassVar[str] = "fleet"
+
+
+@dataclass(frozen=True)
+class TooDear(Hold):
+    """A gateway call whose own likely cost does not fit what is left today."""
+
+    likely: Decimal
+    left: Decimal
+    ceiling: Decimal
+    resets_at: datetime
+    reason: ClassVar[str] = "too dear"
 
 
 class Ceilings:
@@ -206,10 +254,9 @@ def tighter(a: Decimal | None, b: Decimal | None) -> Decimal | None:
 
 
 class Gate:
-    def __init__(self, ledger: Ledger, ceilings: Ceilings, clock: Clock) -> None:
+    def __init__(self, ledger: Ledger, ceilings: Ceilings) -> None:
         self.ledger = ledger
         self.ceilings = ceilings
-        self._clock = clock
 
     async def hold(
         self,
@@ -229,17 +276,13 @@ class Gate:
         ceiling = self.ceilings.of(agent)
         if ceiling is not None:
             if not price_known:
-                return Hold(
-                    "unpriced",
-                    f"{agent} is not answering: no price is known for {model}, and an agent "
-                    "under a ceiling takes no turn it cannot count. Add the model under "
-                    "`pricing:` in agents.yaml, or remove the limit with /limit off.",
-                )
+                return Unpriced(agent, model)
             spent = await self.ledger.spend_today(agent)
             if settled_only:
                 spent -= self.ledger.in_flight(agent)
             if spent >= ceiling:
-                return Hold("ceiling", partial(self._ceiling_notice, agent, spent, ceiling))
+                behind = self.ledger.days_behind() if ceiling else None
+                return AtCeiling(agent, spent, ceiling, self.resets_at(), behind)
         return await self._fleet_hold(agent, price_known, model, fleet_spent)
 
     async def _fleet_hold(
@@ -251,48 +294,25 @@ class Gate:
         if fleet is None:
             return None
         if not price_known:
-            return Hold(
-                "unpriced",
-                f"{agent} is not answering: no price is known for {model}, and the fleet "
-                "is under a ceiling, which counts every turn. Add the model under "
-                "`pricing:` in agents.yaml, or remove the fleet limit with /limit fleet off.",
-            )
-        flying = None  # a snapshot's (spent given) reads no notice
+            return Unpriced(agent, model, fleet=True)
+        flying = None  # a snapshot's (spent given) words no notice
         if spent is None:
             spent = await self.ledger.fleet_today()
             flying = await self.ledger.fleet_in_flight() if spent >= fleet else None
         if spent < fleet:
             return None
-        return Hold("fleet", partial(self.fleet_notice, agent, spent, fleet, flying))
+        return AtFleetCeiling(agent, spent, fleet, self.resets_at(), flying)
 
-    def fleet_notice(
-        self, agent: str, spent: Decimal, fleet: Decimal, flying: Decimal | None
-    ) -> str:
-        """`spent` counts the calls in flight at their estimates (`flying`,
-        None: not known): it is said to be spent only when none is."""
-        where = "at" if spent == fleet else "over"
-        figure = spend_against(spent, fleet)
-        if flying == 0:
-            said = f"the fleet has spent {figure} today"
-        else:
-            said = f"the fleet's calls today come to {figure} with those in flight"
-        return (
-            f"{agent} is not answering: {said}, {where} its {usd_exact(fleet)} daily ceiling; "
-            f"it answers at 00:00 UTC, in {until(self._clock.now(), self.resets_at())}, or "
-            "when the fleet limit is raised."
-        )
+    async def fleet_full(self, agent: str, full: FleetFull) -> AtFleetCeiling:
+        """A call the fleet's ceiling refused at admission, as a hold (the
+        fleet's calls in flight read, for its words)."""
+        flying = await self.ledger.fleet_in_flight()
+        return AtFleetCeiling(agent, full.spent, full.ceiling, self.resets_at(), flying)
 
     def resets_at(self) -> datetime:
         """00:00 UTC after the plane's day (later than the clock's next
         midnight while the clock is behind the day already charged)."""
         return midnight_after(self.ledger.day())
-
-    def _ceiling_notice(self, agent: str, spent: Decimal, ceiling: Decimal) -> str:
-        notice = notices.held(agent, ceiling, spent, until(self._clock.now(), self.resets_at()))
-        behind = self.ledger.clock_behind()
-        if behind is not None and ceiling:
-            notice += f" {behind}"
-        return notice
 
 
 def _decimal(value: str | None) -> Decimal | None:

@@ -8,8 +8,8 @@ from decimal import Decimal
 
 import pytest
 
-from plane.agents.worker import paused_notice
-from plane.money import notices
+from plane.agents import notices
+from plane.money.gate import AtFleetCeiling
 from plane.money.limits import set_reply, standing
 from plane.wire.words import notice_kind
 
@@ -22,7 +22,7 @@ from plane.wire.words import notice_kind
         (notices.held("demo", Decimal(2), Decimal("2.5"), "3h 13m"), "held"),
         (notices.held("demo", Decimal(0), Decimal(0), "3h 13m"), "paused"),
         (notices.paused("demo"), "paused"),
-        (paused_notice("demo"), "paused"),
+        (notices.paused_by_operator("demo"), "paused"),
         (notices.unpriced("other-model"), "held"),
         (notices.warning("demo", Decimal(5), Decimal("4.10")), "warn"),
         (standing(Decimal("4.10"), Decimal(5)), None),
@@ -43,8 +43,8 @@ async def test_the_plane_s_own_hold_notices_are_held_kinds(start_plane):
     said = await plane.send("demo", "hello")
     assert [notice_kind(m.text) for m in said if m.kind == "plane"] == ["held"]
     for flying in (Decimal(0), Decimal("0.5"), None):  # spent, or with calls in flight
-        fleet = plane.services.gate.fleet_notice("scout", Decimal(3), Decimal(2), flying)
-        assert notice_kind(fleet) == "held"
+        hold = AtFleetCeiling("scout", Decimal(3), Decimal(2), plane.clock.now(), flying)
+        assert notice_kind(notices.why(hold, plane.clock.now())) == "held"
     client = await plane.client()
     from plane.wire import protocol as p
 

@@ -17,7 +17,7 @@ import httpx
 import openai
 import pytest
 
-from plane.agents.crew import gateway_notice
+from plane.agents import notices
 from plane.cli.manage import shown
 from plane.errors import InvalidRequest
 from plane.wire import protocol as p
@@ -253,7 +253,7 @@ async def test_a_gateway_agent_has_a_row_and_limit_but_takes_no_turns(
     said = ran.messages
     assert [(m.kind, m.text) for m in said] == [
         ("operator", "are you there?"),
-        ("plane", gateway_notice("claude")),
+        ("plane", notices.gateway_agent("claude")),
     ]
     assert await gw.services.conversation.count_waiting("claude") == 0, "nothing waits for ever"
     snapshot = await gw.crew.snapshot()
