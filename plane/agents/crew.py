@@ -1,10 +1,11 @@
-"""All the agents' workers, and what concerns them together: their state as
-rows show it, the operator's messages, the notices spend brings, the day
-rolling over, the scout.
+"""The agents' workers — made, renamed, ended, started and stopped — and the
+operator's messages to them (`send`), the gateway's refusals (`tell_hold`),
+the day rolling over, the scout.
 
-The crew is the top of the agents: it builds workers, turns and tool
-contexts and hands each the narrow callables it needs (`publish`,
-`after_turn`, `book`, `scout`); nothing below imports or holds it.
+The crew is the top of the agents: it builds workers and hands each the
+narrow callables it needs (`publish` is the rows', `after_turn` the cost
+line's and notices', `book` the scheduler's); nothing below imports or
+holds it. Its workers are found through `Workers`, which it fills.
 """
 
 from __future__ import annotations
@@ -15,51 +16,50 @@ import itertools
 import logging
 import sqlite3
 from datetime import datetime
-from decimal import Decimal
 from pathlib import Path
 
 from plane.agents import notices
-from plane.agents.commands import Ran, between_turns, is_command, registry, run_command
+from plane.agents.after_turn import AfterTurn
+from plane.agents.commands import Ran, between_turns, is_command, run_command
 from plane.agents.fit import too_large
 from plane.agents.roster import AgentSpec
+from plane.agents.rows import Rows
 from plane.agents.scheduler import Scheduler
 from plane.agents.services import Services
 from plane.agents.toolbox import Tooling
 from plane.agents.turn import Turn, TurnResult
 from plane.agents.worker import AgentWorker
-from plane.clock import day_of, until
+from plane.agents.workers import Workers
+from plane.clock import day_of
 from plane.errors import InvalidRequest, LedgerError, StoreUnreachable, ToolError, unreachable
 from plane.money.gate import Hold
-from plane.money.limits import spend_level
-from plane.wire.protocol import (
-    AgentState,
-    AgentUpdated,
-    DayRolled,
-    Message,
-    MessageAppended,
-    Snapshot,
-    TurnStarted,
-    Usage,
-)
-from plane.wire.words import plain, send_refused, turn_line
+from plane.wire.protocol import DayRolled, Message, MessageAppended, TurnStarted
+from plane.wire.words import send_refused
 
 log = logging.getLogger(__name__)
 
 SCOUT = "scout"
-CLIENTS_MODEL = "its client's model"
-"""A gateway agent's model before its client has made a call: the client chooses."""
 SCOUT_ANSWER_CHARS = 2000
 """The structural guarantee that a scout's reading stays in the scout: the
 asking agent gets at most this much back."""
 
 
 class Crew:
-    def __init__(self, services: Services, scheduler: Scheduler) -> None:
+    def __init__(
+        self,
+        services: Services,
+        scheduler: Scheduler,
+        workers: Workers,
+        rows: Rows,
+        after_turn: AfterTurn,
+    ) -> None:
         self._services = services
         self._scheduler = scheduler
+        self._rows = rows
+        self._after_turn = after_turn
         self._turns = itertools.count(1)
         self._tooling = Tooling(services, scheduler.book, scout=self.scout)
-        self.workers: dict[str, AgentWorker] = {}
+        self.workers = workers
         self._tasks: list[asyncio.Task[None]] = []
         self._runs: dict[AgentWorker, asyncio.Task[None]] = {}
         """Each worker's own task, so a deleted agent's can be ended alone."""
@@ -71,10 +71,10 @@ class Crew:
             self._tooling,
             lambda: next(self._turns),
             bookings=self._scheduler,
-            publish=self.publish,
-            after_turn=self.after_turn,
+            publish=self._rows.publish,
+            after_turn=self._after_turn,
         )
-        self.workers[spec.name] = worker
+        self.workers.add(worker)
         self._services.gate.ceilings.add_agent(spec.name, spec.ceiling_from_file)
         if spec.gateway is None:  # a gateway agent's calls come from its client, not from turns
             task = asyncio.create_task(worker.run(), name=f"worker:{spec.name}")
@@ -84,7 +84,7 @@ class Crew:
 
     async def remove(self, agent: str) -> None:
         """End `agent`'s worker (its turn cut first, by the caller) and forget it."""
-        worker = self.workers.pop(agent)
+        worker = self.workers.remove(agent)
         task = self._runs.pop(worker, None)
         if task is not None:
             task.cancel()
@@ -97,9 +97,7 @@ class Crew:
         self.workers[old].spec = spec
         # Its MCP servers ran for the old name: they end, and the next turn starts them anew.
         self._tasks.append(asyncio.create_task(self._tooling.mcp.end(old), name=f"mcp-end:{old}"))
-        self.workers = {
-            (spec.name if name == old else name): worker for name, worker in self.workers.items()
-        }
+        self.workers.renamed(old, spec.name)
 
     def start(self) -> None:
         for spec in self._services.roster:
@@ -117,17 +115,6 @@ class Crew:
             task.cancel()
         await asyncio.gather(*waits, *self._tasks, return_exceptions=True)
         await self._tooling.mcp.close()  # every MCP server, and all they started
-
-    def wake(self, agent: str) -> None:
-        ownership = self._services.ownership
-        if not ownership.owns(agent) and ownership.notify is not None:
-            ownership.notify(agent)  # its owner, on another plane, takes the turn
-        if agent in self.workers:
-            self.workers[agent].wake()
-
-    def wake_all(self) -> None:
-        for worker in self.workers.values():
-            worker.wake()
 
     async def send(self, agent: str, text: str) -> Ran:
         """The operator's text, posted: a slash command is run by the plane;
@@ -148,12 +135,12 @@ class Crew:
                 ran = await run_command(self._services, agent, text, in_a_turn=in_a_turn)
             for message in ran.messages:
                 self._services.emit(MessageAppended(message=message))
-            await self.publish(agent)
+            await self._rows.publish(agent)
             if text[1:].split()[1:2] == ["fleet"]:  # a fleet limit may free any agent
                 for other in self.workers:
-                    self.wake(other)
+                    self.workers.wake(other)
             else:
-                self.wake(agent)
+                self.workers.wake(agent)
             return ran
         worker = self.workers[agent]
         if worker.spec.gateway is not None:
@@ -175,7 +162,7 @@ class Crew:
             raise
         if hold is not None and (notice := await worker.tell_hold(hold)):
             said.append(notice)
-        self._services.emit(AgentUpdated(agent=await self._state(agent, hold)))
+        await self._rows.show(agent, hold)
         worker.wake()
         return Ran(said)
 
@@ -186,7 +173,7 @@ class Crew:
         if hold is None:
             await worker.unheld()
         elif await worker.tell_hold(hold):
-            await self.publish(agent)
+            await self._rows.publish(agent)
 
     async def _not_for_a_gateway_agent(self, agent: str, text: str) -> list[Message]:
         """A gateway agent answers only its own client: what is typed to it is
@@ -196,219 +183,8 @@ class Crew:
             await self._services.say(agent, "operator", text),
             await self._services.say(agent, "plane", notices.gateway_agent(agent)),
         ]
-        await self.publish(agent)
+        await self._rows.publish(agent)
         return said
-
-    async def state(self, agent: str) -> AgentState:
-        return await self._state(agent, await self.workers[agent].hold())
-
-    async def _state(
-        self, agent: str, hold: Hold | None, waiting: dict[str, int] | None = None
-    ) -> AgentState:
-        """The row, given what the gate just said of the agent (and, for a
-        snapshot, every agent's waiting count, read once for all)."""
-        services = self._services
-        worker = self.workers[agent]
-        spec = worker.spec
-        working = worker.working or (spec.gateway is not None and services.ledger.flying(agent))
-        held = hold is not None and not working
-        spent = await services.ledger.spend_today(agent)
-        ceiling = services.gate.ceilings.of(agent)
-        warn_ratio = services.config.defaults.warn_ratio
-        model = worker.model
-        return AgentState(
-            name=spec.name,
-            model=model or CLIENTS_MODEL,
-            provider=spec.provider,
-            role=spec.role,
-            status="working"
-            if working
-            else "paused"
-            if spec.paused
-            else "held"
-            if held
-            else "idle",
-            spend_today_usd=spent,
-            limit_usd=ceiling,
-            warn_ratio=warn_ratio,
-            spend_level=spend_level(spent, ceiling, warn_ratio),
-            price_known=model is None or services.pricer.is_known(model),
-            waiting=(
-                await services.conversation.count_waiting(agent)
-                if waiting is None
-                else waiting.get(agent, 0)
-            ),
-            resumes_at=self._resumes_at(agent, hold) if held else None,
-            paused=spec.paused,
-            tools=spec.tools,
-            plane=services.ownership.owner(agent) if services.ownership.plane else None,
-            gateway=spec.gateway is not None,
-            from_file=services.roster.from_file(agent),
-        )
-
-    def _resumes_at(self, agent: str, hold: Hold | None) -> datetime | None:
-        """When the day turning frees a held agent. Only a ceiling above zero
-        is one a new day's empty spend is under; a zero ceiling (a pause) and
-        an unpriced model wait for the operator, whatever the day."""
-        services = self._services
-        if hold is not None and hold.reason == "fleet" and services.gate.ceilings.fleet():
-            return services.gate.resets_at()
-        if hold is None or hold.reason != "ceiling" or not services.gate.ceilings.of(agent):
-            return None
-        return services.gate.resets_at()
-
-    async def snapshot(self) -> Snapshot:
-        """Everything a client draws; while the shared store is away, what
-        was last read of it, and since when it is away."""
-        services = self._services
-        if (since := services.ledger.store_unreachable_since()) is not None:
-            return self._last_known(since)
-        try:
-            return await self._snapshot()
-        except (LedgerError, sqlite3.Error) as error:
-            since = services.ledger.store_unreachable_since()
-            if since is None or not unreachable(error):
-                raise
-            return self._last_known(since)
-
-    def _last_known(self, since: datetime) -> Snapshot:
-        """The snapshot from memory alone: each row's spend as last read,
-        nothing waiting counted (the store holds that)."""
-        services = self._services
-        defaults = services.config.defaults
-        rows = [self._remembered(name) for name in list(self.workers)]
-        return Snapshot(
-            day=services.ledger.day(),
-            now=services.clock.now(),
-            resets_at=services.gate.resets_at(),
-            agents=rows,
-            models=services.roster.offered,
-            default_model=defaults.model,
-            default_limit_usd=defaults.limit_usd,
-            commands=registry(),
-            tool_defaults=services.roster.tool_defaults(),
-            spend_today_usd=sum((row.spend_today_usd for row in rows), start=Decimal(0)),
-            fleet_limit_usd=services.gate.ceilings.fleet(),
-            store_unreachable_since=since,
-        )
-
-    def _remembered(self, agent: str) -> AgentState:
-        services, worker = self._services, self.workers[agent]
-        spec = worker.spec
-        spent = services.ledger.spend_known(agent)
-        ceiling = services.gate.ceilings.of(agent)
-        warn_ratio = services.config.defaults.warn_ratio
-        return AgentState(
-            name=spec.name,
-            model=spec.model,
-            provider=spec.provider,
-            role=spec.role,
-            status="working" if worker.working else "paused" if spec.paused else "idle",
-            spend_today_usd=spent,
-            limit_usd=ceiling,
-            warn_ratio=warn_ratio,
-            spend_level=spend_level(spent, ceiling, warn_ratio),
-            price_known=services.pricer.is_known(spec.model),
-            paused=spec.paused,
-            tools=spec.tools,
-            plane=services.ownership.owner(agent) if services.ownership.plane else None,
-            gateway=spec.gateway is not None,
-        )
-
-    async def _snapshot(self) -> Snapshot:
-        services = self._services
-        now = services.clock.now()
-        defaults = services.config.defaults
-        day = await services.ledger.today()
-        fleet_spent = await services.ledger.fleet_today()  # once, for every row's gate
-        return Snapshot(
-            day=day,
-            now=now,
-            resets_at=services.gate.resets_at(),
-            agents=await self._states(fleet_spent),
-            models=self._services.roster.offered,
-            default_model=defaults.model,
-            default_limit_usd=defaults.limit_usd,
-            commands=registry(),
-            tool_defaults=self._services.roster.tool_defaults(),
-            spend_today_usd=sum(
-                (await services.ledger.spend_by_agent()).values(), start=Decimal(0)
-            ),
-            fleet_spend_today_usd=fleet_spent,
-            fleet_limit_usd=services.gate.ceilings.fleet(),
-        )
-
-    async def _states(self, fleet_spent: Decimal) -> list[AgentState]:
-        """Every row; an agent deleted while they are read is left out. The
-        waiting counts are read once for all (memory, or one grouped query),
-        and so is the fleet's spend (`fleet_spent`, for the gate's fleet
-        ceiling); spend today is the ledger's, in memory once the day is read."""
-        waiting = await self._services.conversation.waiting_counts()
-        states = []
-        for name in list(self.workers):
-            try:
-                worker = self.workers[name]
-                states.append(await self._state(name, await worker.hold(fleet_spent), waiting))
-            except KeyError:
-                continue
-        return states
-
-    async def publish(self, agent: str) -> AgentState:
-        """Show `agent`'s row as it is now; return it."""
-        state = await self.state(agent)
-        self._services.emit(AgentUpdated(agent=state))
-        return state
-
-    async def after_turn(self, agent: str, result: TurnResult) -> None:
-        """After a turn that called the model: its cost line, then the notices."""
-        await self.cost_line(agent, result)
-        await self.spend_notices(agent)
-
-    async def spend_notices(self, agent: str) -> None:
-        """After a turn's cost line: the once-a-day warning, and the ceiling
-        reached — each time the agent is stopped: once per ceiling a day, so
-        a raised limit reached again is said again, while calls settling
-        together over one ceiling (a gateway's) say it once."""
-        services = self._services
-        ceiling = services.gate.ceilings.of(agent)
-        if ceiling is None or ceiling == 0:
-            return
-        # What is settled: calls still in flight (a gateway agent's) are not spent yet.
-        spent = await services.ledger.spend_today(agent) - services.ledger.in_flight(agent)
-        day = await services.ledger.today()
-        first_today = services.conversation.first_today
-        if spent >= ceiling and await first_today(agent, f"ceiling {plain(ceiling)}", day):
-            await first_today(agent, "warn", day)
-            resets_in = until(services.clock.now(), services.gate.resets_at())
-            await services.say(
-                agent, "plane", notices.ceiling_reached(agent, ceiling, spent, resets_in)
-            )
-        ratio = Decimal(str(services.config.defaults.warn_ratio))
-        if spent >= ceiling * ratio and await first_today(agent, "warn", day):
-            await services.say(agent, "plane", notices.warning(agent, ceiling, spent))
-
-    async def cost_line(self, agent: str, result: TurnResult) -> None:
-        """The turn's quiet cost line, when it spent anything: a turn whose
-        calls all failed unbilled gets none (`$0.00 · 0 in · 0 out` says
-        nothing; the notice above it says what happened). What compression
-        saved is recorded before the line that says it."""
-        model = self.workers[agent].spec.model
-        day = await self._services.ledger.today()
-        if self._services.savings is not None:
-            await self._services.savings.record(agent, model, result.saved_chars, day)
-        if result.cost == 0 and result.usage == Usage() and not result.saved_chars:
-            return
-        await self._services.say(
-            agent,
-            "cost",
-            turn_line(result.cost, result.usage, result.saved_chars, unpriced=result.unpriced),
-            cost_usd=None if result.unpriced and not result.cost else result.cost,
-            usage=result.usage,
-        )
-        if result.unpriced and await self._services.conversation.first_today(
-            agent, "unpriced", day
-        ):
-            await self._services.say(agent, "plane", notices.unpriced(model))
 
     async def scout(self, asker: str, question: str, paths: list[str], workspace: Path) -> str:
         """Run one scout turn on `asker`'s workspace; return its answer, capped.
@@ -429,7 +205,7 @@ class Crew:
             number = next(self._turns)
             worker.working = True
             self._services.emit(TurnStarted(agent=SCOUT, turn=number))
-            await self.publish(SCOUT)
+            await self._rows.publish(SCOUT)
             try:
                 turn = Turn(
                     self._services,
@@ -437,7 +213,7 @@ class Crew:
                     number,
                     self._tooling,
                     workspace,
-                    on_spend=self.publish,
+                    on_spend=self._rows.publish,
                 )
                 result = await turn.run(
                     f"{asker} asks: {question}\nLook at: {listed}\n"
@@ -466,8 +242,8 @@ class Crew:
             except LedgerError:
                 log.exception("the plane's day could not be read")
             await services.clock.sleep_until(services.gate.resets_at())
-            self._services.emit(DayRolled(snapshot=await self.snapshot()))
-            self.wake_all()
+            self._services.emit(DayRolled(snapshot=await self._rows.snapshot()))
+            self.workers.wake_all()
 
 
 def refuse_while_unreachable(since: datetime | None) -> None:

@@ -33,6 +33,7 @@ from typing import Literal
 from plane.agents import notices
 from plane.agents.crew import Crew
 from plane.agents.roster import AgentSpec
+from plane.agents.rows import Rows
 from plane.agents.scheduler import Scheduler
 from plane.agents.services import Services
 from plane.agents.toolsets import SETS
@@ -61,10 +62,13 @@ Tools = tuple[str, ...] | None | Literal["keep"]
 
 
 class Lifecycle:
-    def __init__(self, services: Services, crew: Crew, scheduler: Scheduler, db: Database) -> None:
+    def __init__(
+        self, services: Services, crew: Crew, rows: Rows, scheduler: Scheduler, db: Database
+    ) -> None:
         self._services = services
         self._db = db
         self._crew = crew
+        self._rows = rows
         self._scheduler = scheduler
 
     # ── pause, edit ────────────────────────────────────────────────────────
@@ -79,7 +83,7 @@ class Lifecycle:
         ceiling = self._services.gate.ceilings.of(agent)
         said = notices.paused_now(ceiling, worker.working) if paused else notices.RESUMED
         await self._services.say(agent, "plane", said)
-        return await self._crew.publish(agent)
+        return await self._rows.publish(agent)
 
     async def edit(
         self,
@@ -116,7 +120,7 @@ class Lifecycle:
             worker.hold_changed()
         services.session_layers.pop(agent, None)
         await services.say(agent, "plane", notices.edited(model, role, chosen, ceiling))
-        return await self._crew.publish(agent)
+        return await self._rows.publish(agent)
 
     # ── interrupt ──────────────────────────────────────────────────────────
 
@@ -174,7 +178,7 @@ class Lifecycle:
             services.roster.renamed(agent, renamed)
             self._crew.renamed(agent, renamed)
         await services.say(new, "plane", notices.renamed(agent))
-        state = await self._crew.state(new)
+        state = await self._rows.state(new)
         services.emit(AgentRenamed(old=agent, agent=state))
         return state
 
@@ -246,7 +250,7 @@ class Lifecycle:
         sessions = len(list(saved.glob("transcript_*.jsonl"))) if saved.is_dir() else 0
         return AgentDetails(
             id=ident,
-            agent=await self._crew.state(agent),
+            agent=await self._rows.state(agent),
             ceiling_from=source,  # type: ignore[arg-type]
             made="agents.yaml" if services.roster.from_file(agent) else "run time",
             workspace=str(spec.workspace),

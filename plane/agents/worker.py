@@ -24,7 +24,6 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 from decimal import Decimal
-from sqlite3 import Connection
 from typing import TYPE_CHECKING
 
 from plane.agents import notices
@@ -33,9 +32,7 @@ from plane.agents.scheduler import Booking, Scheduler
 from plane.agents.services import Services
 from plane.agents.turn import Turn, TurnResult
 from plane.errors import LeaseLost, LedgerError
-from plane.history.conversation import Conversation
 from plane.money.gate import Hold, Paused
-from plane.money.ledger import Interrupted
 from plane.store.fence import FENCE
 from plane.wire.protocol import Message, MessageAppended, MessageKind, TurnFinished, TurnStarted
 
@@ -47,8 +44,8 @@ log = logging.getLogger(__name__)
 
 Publish = Callable[[str], Awaitable[object]]
 """(agent) → its row is shown to the clients as it is now."""
-AfterTurn = Callable[[str, TurnResult], Awaitable[None]]
-"""(agent, what its turn did) → the cost line and the spend notices."""
+TellAfter = Callable[[str, str, TurnResult], Awaitable[None]]
+"""(agent, its model, what its turn did) → the cost line and the spend notices."""
 
 
 class AgentWorker:
@@ -61,7 +58,7 @@ class AgentWorker:
         *,
         bookings: Scheduler,
         publish: Publish,
-        after_turn: AfterTurn,
+        after_turn: TellAfter,
     ) -> None:
         self.spec = spec
         self.working = False
@@ -346,7 +343,7 @@ class AgentWorker:
         await self._bookings.done(list(due))
         await self._keep_ambient()
         if result.calls:
-            await self._after_turn(name, result)
+            await self._after_turn(name, self.spec.model, result)
         services.emit(
             TurnFinished(
                 agent=name, turn=number, cost_usd=result.cost, usage=result.usage, ok=result.ok
@@ -374,14 +371,3 @@ def incoming(waiting: list[Message], due: list[Booking]) -> str:
         kind = "ambient turn" if booking.ambient else f"a turn you booked at {booked}"
         parts.append(f"[{kind}] {booking.note}")
     return "\n\n".join(parts)
-
-
-def tell_cut_turns(conversation: Conversation, tx: Connection, cut: dict[str, Interrupted]) -> None:
-    """At start-up, in the transaction that marks the calls interrupted: each
-    agent whose turn a stop cut says so, with what was counted, so its row
-    and its feed agree."""
-    for agent, interrupted in cut.items():
-        waiting = conversation.waiting_within(tx, agent)
-        notice = notices.cut_by_a_stop(interrupted, waiting)
-        cost = None if interrupted.unpriced == interrupted.calls else interrupted.estimate_usd
-        conversation.append_within(tx, agent, "plane", notice, cost_usd=cost)

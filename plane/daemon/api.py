@@ -15,6 +15,7 @@ from plane.agents.commands import Ran
 from plane.agents.crew import Crew
 from plane.agents.lifecycle import Lifecycle
 from plane.agents.roster import Roster
+from plane.agents.rows import Rows
 from plane.clock import Clock
 from plane.errors import PlaneError
 from plane.history.conversation import Conversation
@@ -33,6 +34,7 @@ class Api:
         self,
         *,
         crew: Crew,
+        rows: Rows,
         roster: Roster,
         conversation: Conversation,
         ledger: Ledger,
@@ -43,6 +45,7 @@ class Api:
         db: Database | None = None,
     ) -> None:
         self._crew = crew
+        self._rows = rows
         self._roster = roster
         self._conversation = conversation
         self._ledger = ledger
@@ -56,7 +59,7 @@ class Api:
     async def handle(self, request: p.Request) -> p.Reply:
         match request:
             case p.Status():
-                return p.SnapshotReply(id=request.id, snapshot=await self._crew.snapshot())
+                return p.SnapshotReply(id=request.id, snapshot=await self._rows.snapshot())
             case p.Send():
                 ran = await self.post(request.agent, request.text)
                 return p.Sent(id=request.id, messages=ran.messages, refused=ran.refused)
@@ -139,4 +142,4 @@ class Api:
         await self._provider_ready(self._roster.admit(name, model))
         spec = await self._roster.create(name, model, role, tools)
         self._crew.add(spec)
-        return await self._crew.publish(name)
+        return await self._rows.publish(name)

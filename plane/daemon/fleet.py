@@ -62,8 +62,8 @@ from typing import Any, cast
 
 import psycopg
 
+from plane.agents.after_turn import tell_cut_turns
 from plane.agents.services import Ownership
-from plane.agents.worker import tell_cut_turns
 from plane.history.conversation import Conversation
 from plane.money.gate import Ceilings
 from plane.money.ledger import Interrupted, Ledger

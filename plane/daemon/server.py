@@ -31,12 +31,14 @@ from typing import IO, TYPE_CHECKING
 
 import httpx
 
+from plane.agents.after_turn import AfterTurn, tell_cut_turns
 from plane.agents.crew import Crew
 from plane.agents.lifecycle import Lifecycle
 from plane.agents.roster import Roster
+from plane.agents.rows import Rows
 from plane.agents.scheduler import Scheduler
 from plane.agents.services import Services
-from plane.agents.worker import tell_cut_turns
+from plane.agents.workers import Workers
 from plane.clock import Clock, SystemClock
 from plane.config import EMBEDDED, EMBEDDED_MODEL, Config
 from plane.daemon.alerts import Notifier
@@ -115,6 +117,7 @@ class Plane:
         self.services: Services
         self.scheduler: Scheduler
         self.crew: Crew
+        self.rows: Rows
         self.api: Api
 
     # ── lifecycle ──────────────────────────────────────────────────────────
@@ -217,24 +220,28 @@ class Plane:
         services.savings = Savings(db, self.clock, services.pricer)
         gateway_agents = [spec.name for spec in roster if spec.gateway is not None]
         services.client_models.update(await ledger.latest_models(gateway_agents))
-        self.scheduler = Scheduler(db, self.clock, wake=self._wake, only_writer=not shared)
-        self.crew = crew = Crew(services, self.scheduler)
+        workers = Workers(services.ownership)
+        self.scheduler = Scheduler(db, self.clock, wake=workers.wake, only_writer=not shared)
+        self.rows = rows = Rows(services, workers)
+        after_turn = AfterTurn(services)
+        self.crew = crew = Crew(services, self.scheduler, workers, rows, after_turn)
         self.api = Api(
             crew=crew,
+            rows=rows,
             roster=roster,
             conversation=conversation,
             ledger=ledger,
             clock=self.clock,
             provider_ready=self._provider_ready,
             stop=self.stop_event.set,
-            lifecycle=Lifecycle(services, crew, self.scheduler, db),
+            lifecycle=Lifecycle(services, crew, rows, self.scheduler, db),
             db=db,
         )
         crew.start()
         if self.config.notify is not None:  # alerts: plane.daemon.alerts
             self._notifier = Notifier(self.config.notify, self.clock)
             services.refused_ask = self._notifier.refused_ask
-            self._notifier.start(self.bus, await crew.snapshot())
+            self._notifier.start(self.bus, await rows.snapshot())
         if shared and ledger.plane is not None:
             from plane.daemon.fleet import Fleet
             from plane.store.postgres import PostgresDatabase
@@ -250,8 +257,8 @@ class Plane:
                 services.ownership,
                 db_clock,
             )
-            self._fleet.wake = crew.wake
-            self._fleet.idle = lambda agent: agent not in crew.workers or crew.workers[agent].idle
+            self._fleet.wake = workers.wake
+            self._fleet.idle = workers.idle
             self._fleet.changed = self._show_owners
             await self._fleet.start()  # leases taken and their calls swept before any turn
         self._background.append(asyncio.create_task(self.scheduler.run()))
@@ -266,15 +273,15 @@ class Plane:
                 services,
                 Keys(self.home.gateway_keys),
                 db,
-                publish=crew.publish,
-                spend_notices=crew.spend_notices,
+                publish=rows.publish,
+                spend_notices=after_turn.spend_notices,
                 tell_hold=crew.tell_hold,
                 embedded=self._embedded_address,
             )
             self._http_listener = HttpListener(
                 gateway,
                 SHUTDOWN_GRACE_S,
-                metrics=Metrics(crew.snapshot, db).scrape,
+                metrics=Metrics(rows.snapshot, db).scrape,
                 token=self.home.make_token(),
             )
             self.http_port = await self._http_listener.listen(*self._http)
@@ -300,11 +307,7 @@ class Plane:
                 self._background.append(asyncio.create_task(self._show(agent)))
 
     async def _show(self, agent: str) -> None:
-        await self.crew.publish(agent)
-
-    def _wake(self, agent: str) -> None:
-        """The scheduler's: a booking came due (the crew exists by the time it runs)."""
-        self.crew.wake(agent)
+        await self.rows.publish(agent)
 
     async def serve(self) -> None:
         await self.startup()
@@ -402,7 +405,7 @@ class Plane:
     async def _listen(self) -> None:
         self._listener = Listener(
             self.api.handle,
-            self.crew.snapshot,
+            self.rows.snapshot,
             self.bus,
             version("plane"),
             self.home.make_token(),

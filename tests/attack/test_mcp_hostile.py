@@ -115,7 +115,7 @@ async def test_a_hostile_mcp_server_gets_nothing_and_stops_nothing(
     llm.reply("", tool_calls=[("hostile__hang", {})], usage=CENT)
     llm.reply("", tool_calls=[("hostile__leave", {"mark": mark})], usage=CENT)
     llm.reply("I give up.", usage=CENT)
-    before = await plane.crew.state("demo")
+    before = await plane.rows.state("demo")
 
     said = await plane.turn("demo", "do your worst", within=90)
 
@@ -153,7 +153,7 @@ async def test_a_hostile_mcp_server_gets_nothing_and_stops_nothing(
     ].startswith("GOT"), tried["the plane's socket"]
 
     # What the turn's calls cost, and nothing else, against a ceiling nobody moved.
-    after = await plane.crew.state("demo")
+    after = await plane.rows.state("demo")
     assert after.limit_usd == before.limit_usd == 1
     assert await plane.services.ledger.spend_by_agent() == {"demo": Decimal("0.06")}
     kinds = [m.kind for m in await plane.services.conversation.history("demo")]

@@ -77,6 +77,10 @@ class GatewayPlane:
         return self.plane.crew
 
     @property
+    def rows(self):  # type: ignore[no-untyped-def]
+        return self.plane.rows
+
+    @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.plane.http_port}"
 

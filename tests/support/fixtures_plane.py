@@ -64,6 +64,10 @@ class RunningPlane:
         return self.plane.crew
 
     @property
+    def rows(self):  # type: ignore[no-untyped-def]
+        return self.plane.rows
+
+    @property
     def scheduler(self):  # type: ignore[no-untyped-def]
         return self.plane.scheduler
 

@@ -97,7 +97,7 @@ async def test_at_the_fleet_ceiling_no_agent_starts_and_nothing_is_lost(start_pl
         "demo is not answering: the fleet has spent $0.60 today, at its $0.60 daily ceiling; "
         "it answers at 00:00 UTC, in 12h 00m, or when the fleet limit is raised."
     )
-    state = await plane.crew.state("demo")
+    state = await plane.rows.state("demo")
     assert (state.status, state.waiting, state.resumes_at is not None) == ("held", 1, True)
     subscription = plane.bus.subscribe()
     await plane.send("scout", "/limit fleet 2")

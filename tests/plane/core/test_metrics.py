@@ -165,7 +165,7 @@ async def test_a_long_scrape_holds_up_no_other_read(start_plane, monkeypatch) ->
     plane = await start_plane()
     await plane.services.ledger.open_call("demo", "p", "m", Decimal("0.01"), "estimate")
     monkeypatch.setattr(metrics, "CALLS", SLOW)
-    scrape = metrics.Metrics(plane.crew.snapshot, plane.plane._db).scrape
+    scrape = metrics.Metrics(plane.rows.snapshot, plane.plane._db).scrape
     started = time.monotonic()
     scraping = asyncio.create_task(scrape())
     await asyncio.sleep(0.1)  # the sum is under way
@@ -187,7 +187,7 @@ async def test_an_agent_on_a_model_with_no_price_says_so_in_the_scrape(start_pla
 
     plane = await start_plane(CONFIG.replace("  demo: {}", "  demo: {model: other-model}"))
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(_Families(_rows(await plane.crew.snapshot())))
+    registry.register(_Families(_rows(await plane.rows.snapshot())))
     got = samples(generate_latest(registry).decode())
     assert got["plane_agent_price_known", (("agent", "demo"),)] == 0.0
     assert got["plane_agent_price_known", (("agent", "scout"),)] == 1.0

@@ -30,9 +30,9 @@ def with_agents(count: int) -> str:
 async def snapshot_queries(plane) -> int:
     """Reads and writes one snapshot asks of the database, once warm."""
     db = plane.plane._db
-    await plane.crew.snapshot()  # the first reads what is then kept
+    await plane.rows.snapshot()  # the first reads what is then kept
     before = db.counts.reads + db.counts.writes
-    snapshot = await plane.crew.snapshot()
+    snapshot = await plane.rows.snapshot()
     assert all(a.waiting == 1 for a in snapshot.agents if a.name.startswith("held-"))
     return db.counts.reads + db.counts.writes - before
 

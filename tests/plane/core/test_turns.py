@@ -193,7 +193,7 @@ async def test_a_self_booking_agent_stops_at_its_ceiling_and_resumes_the_next_da
         await plane.quiet()
     spend = await plane.services.ledger.spend_today("demo")
     assert Decimal("0.05") <= spend <= Decimal("0.07"), "overshoot at most one turn"
-    state = await plane.crew.state("demo")
+    state = await plane.rows.state("demo")
     assert state.status == "held"
     calls = len(plane.llm.requests)
     await plane.clock.advance(timedelta(minutes=5))
@@ -247,7 +247,7 @@ async def test_an_unpriced_model_is_said_and_a_ceiling_holds_it(start_plane):
     assert plane.llm.requests == []
     await plane.send("demo", "/limit off")
     subscription = plane.bus.subscribe()
-    plane.crew.wake("demo")
+    plane.crew.workers.wake("demo")
     said = await plane.until_turn_ends("demo", subscription)
     assert "No price is known for other-model, so this turn's cost is not counted" in said[-1].text
     [line] = [m for m in said if m.kind == "cost"]  # unknown never reads as free
@@ -297,7 +297,7 @@ async def test_an_agent_created_from_the_keyboard_works_like_one_from_the_file(s
     assert said[-2].text == "Wrote it." and said[-1].text.startswith("$0.02")
     assert (plane.services.roster.get("helper").workspace / "x.txt").read_text() == "1"
     assert "You help." in plane.llm.requests[-1]["messages"][0]["content"]
-    assert (await plane.crew.state("helper")).limit_usd == 1
+    assert (await plane.rows.state("helper")).limit_usd == 1
 
 
 async def test_new_starts_a_session_without_the_history_and_keeps_it_on_disk(start_plane):
@@ -425,7 +425,7 @@ async def test_a_ledger_that_cannot_record_stops_the_turn_before_any_call(start_
     await plane.quiet()
     assert notice.kind == "plane" and notice.text == STOPPED
     assert plane.llm.requests == [], "nothing is sent that could not be counted"
-    assert (await plane.crew.state("demo")).status == "idle"
+    assert (await plane.rows.state("demo")).status == "idle"
 
 
 async def test_the_scouts_unrecorded_spend_stops_the_asking_agents_turn_too(start_plane):

@@ -256,7 +256,7 @@ async def test_a_gateway_agent_has_a_row_and_limit_but_takes_no_turns(
         ("plane", notices.gateway_agent("claude")),
     ]
     assert await gw.services.conversation.count_waiting("claude") == 0, "nothing waits for ever"
-    snapshot = await gw.crew.snapshot()
+    snapshot = await gw.rows.snapshot()
     row = next(a for a in snapshot.agents if a.name == "claude")
     assert (row.limit_usd, row.provider, row.status) == (
         Decimal("0.02"),
@@ -273,7 +273,7 @@ async def test_what_is_the_clients_own_is_refused_for_a_gateway_agent(
     start_gateway: StartGateway, fields: dict[str, object]
 ) -> None:
     gw = await start_gateway()
-    before = await gw.crew.state("claude")
+    before = await gw.rows.state("claude")
     with pytest.raises(InvalidRequest) as refused:
         await gw.plane.api.handle(p.EditAgent(id=1, agent="claude", **fields))
     assert str(refused.value) == (
@@ -282,7 +282,7 @@ async def test_what_is_the_clients_own_is_refused_for_a_gateway_agent(
         else "claude is a gateway agent: its client chooses the model, the tools and the "
         "prompt; only its limit is edited here."
     )
-    assert await gw.crew.state("claude") == before
+    assert await gw.rows.state("claude") == before
 
 
 async def test_a_gateway_agent_is_shown_and_edited_as_what_applies_to_it(

@@ -39,7 +39,7 @@ HELLO = [{"role": "user", "content": "hello"}]
 
 
 async def status_line(gw: GatewayPlane) -> list[str]:
-    snapshot = (await gw.crew.snapshot()).model_dump(mode="json")
+    snapshot = (await gw.rows.snapshot()).model_dump(mode="json")
     [line] = [line for line in _text(snapshot).splitlines() if line.split()[0] == "claude"]
     return line.split()
 
