@@ -152,3 +152,14 @@ def send_refused(since: datetime) -> str:
         f"{store_unreachable(since)}: the message was not kept; "
         "send it again once the store is back."
     )
+
+
+def reaches(ceiling: Decimal, at: datetime) -> str:
+    """`reaches $5.00 at 14:20 UTC at this rate`: the forecast, as the title,
+    `plane status` and `plane show` say it."""
+    return f"reaches {usd_exact(ceiling)} at {at:%H:%M} UTC at this rate"
+
+
+def pace(per_hour: Decimal) -> str:
+    """`$1.20 an hour`."""
+    return f"{usd(per_hour)} an hour"
