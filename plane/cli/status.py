@@ -22,7 +22,15 @@ from plane.clock import until
 from plane.home import Home
 from plane.usage import OneLineParser
 from plane.wire.once import ask
-from plane.wire.words import UNPRICED, plain, spend_against, store_unreachable, usd, usd_exact
+from plane.wire.words import (
+    UNPRICED,
+    plain,
+    reaches,
+    spend_against,
+    store_unreachable,
+    usd,
+    usd_exact,
+)
 
 HELP = "the day, and each agent's spend and ceiling"
 
@@ -76,7 +84,9 @@ def _json(snapshot: dict[str, Any]) -> str:
     more than the rows add up to; `fleet_limit_usd` is the fleet's ceiling
     (null: none). `store_unreachable_since`: since when the shared store
     (PostgreSQL) cannot be reached, null when it can; while it is set, the
-    spend figures are as last read."""
+    spend figures are as last read. An agent's `burn_usd_per_hour` is its
+    pace (null: nothing spent lately) and `reaches_ceiling_at` when it reaches
+    its ceiling at that pace, set only when that is before `resets_at`."""
     return json.dumps(
         {
             "day": snapshot["day"],
@@ -96,6 +106,8 @@ def _json(snapshot: dict[str, Any]) -> str:
                     "waiting": a.get("waiting", 0),
                     "resumes_at": _iso(a.get("resumes_at")),
                     "price_known": a.get("price_known", True),
+                    "burn_usd_per_hour": _plain(a.get("burn_usd_per_hour")),
+                    "reaches_ceiling_at": _iso(a.get("reaches_ceiling_at")),
                 }
                 for a in snapshot["agents"]
             ],
@@ -124,6 +136,8 @@ def _text(snapshot: dict[str, Any]) -> str:
         if a["status"] == "held" and a.get("resumes_at") is not None:
             resumes = _moment(a["resumes_at"])
             line += f"  resumes in {until(_moment(snapshot['now']), resumes)}"
+        elif limit is not None and (at := a.get("reaches_ceiling_at")) is not None:
+            line += f"  {reaches(limit, _moment(at))}"
         lines.append(line)
     if not agents:
         lines.append("  No agents yet: `plane new NAME` creates one, or list them in agents.yaml.")

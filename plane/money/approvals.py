@@ -114,8 +114,8 @@ class Signer:
         fields = {
             "do": answer,
             "agent": offer.agent,
-            "from": str(offer.from_usd),
-            "to": str(offer.to_usd),
+            "from": f"{offer.from_usd:.2f}",
+            "to": f"{offer.to_usd:.2f}",
             "day": offer.day.isoformat(),
             "exp": str(int(offer.expires_at.timestamp())),
             "n": offer.nonce,
@@ -154,7 +154,7 @@ def read(query: Mapping[str, str]) -> Link:
             nonce,
             signature,
         )
-    except (KeyError, ValueError, OverflowError):
+    except (KeyError, ValueError, OverflowError, OSError):
         raise NotALink from None
 
 
