@@ -200,6 +200,10 @@ class Price(Block):
     """Prompt tokens written to Anthropic's 1-hour cache (default: the cache-write price)."""
     output: Usd
     """Generated tokens."""
+    web_search: Usd | None = None
+    """USD per 1,000 web searches a provider's server tool makes (Anthropic's
+    `web_search`, OpenAI's): billed per search, beside the tokens of what it
+    found (default: $10, both providers' price)."""
 
 
 class SessionConfig(Block):

@@ -247,6 +247,24 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE leases ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;
     """,
+    # What each settled gateway call's estimated prompt and real answers cost
+    # (`base_usd`), so an agent's estimates learn from its calls again after a restart
+    # (plane/gateway/learned.py); the response's id, for a later call that
+    # continues it, and the stored prompt or conversation it used.
+    """
+    CREATE TABLE gateway_calls (
+        call INTEGER NOT NULL PRIMARY KEY,
+        base_usd TEXT NOT NULL,
+        unseen INTEGER NOT NULL,
+        choices INTEGER NOT NULL,
+        response_id TEXT,
+        context_key TEXT
+    );
+    CREATE INDEX gateway_calls_by_response ON gateway_calls (response_id)
+        WHERE response_id IS NOT NULL;
+    CREATE INDEX gateway_calls_by_context ON gateway_calls (context_key)
+        WHERE context_key IS NOT NULL;
+    """,
     # One-tap approval (README, "Guard rails"): a raise from an alert's link is
     # the agent's ceiling until `ends_at` (00:00 UTC after the day it was
     # given), when the ceiling it had comes back by itself; and the offers the

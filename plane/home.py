@@ -71,7 +71,7 @@ class Home(NamedTuple):
         """The plane's own files in the home, existing or about to be."""
         made = [self.db, self.refs_db, self.log, self.lock]
         sqlite = [Path(f"{db}{end}") for db in (self.db, self.refs_db) for end in _SQLITE_FILES]
-        kept = [self.token, self.gateway_keys, self.approvals_key, *sqlite]
+        kept = [self.token, self.gateway_keys, self.gateway_url, self.approvals_key, *sqlite]
         return made + [p for p in kept if p.exists()]
 
     @property
@@ -101,6 +101,26 @@ class Home(NamedTuple):
     def approvals_key(self) -> Path:
         """What the links in alerts are signed with (`plane.money.approvals`)."""
         return self.root / "approvals-key"
+
+    @property
+    def gateway_url(self) -> Path:
+        """Where the running plane's gateway listens (`plane serve --http`),
+        written once it listens and removed when it stops: what `plane
+        gateway env` points clients at."""
+        return self.root / "gateway-url"
+
+    def say_gateway(self, url: str | None) -> None:
+        """Record the gateway's address (None: it listens no more)."""
+        if url is None:
+            with contextlib.suppress(FileNotFoundError):
+                self.gateway_url.unlink()
+            return
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(self.gateway_url, flags, 0o600)
+        try:
+            os.write(fd, url.encode())
+        finally:
+            os.close(fd)
 
     @property
     def lock(self) -> Path:

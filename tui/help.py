@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import sys
+import textwrap
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -47,18 +48,27 @@ def key_name(key: str) -> str:
 
 
 def bound(bindings: Iterable[object]) -> list[tuple[str, str]]:
-    """(keys, description) of each described binding, keys joined by `/`."""
-    lines: list[tuple[str, str]] = []
+    """(keys, description) of each described binding, keys joined by `/`:
+    its tooltip where it has one (the footer's word is short, `Delete`; the
+    panel has room for what the key does). Two bindings that say the same
+    are one line (`Esc / ctrl+c`)."""
+    lines: dict[str, list[str]] = {}
     for binding in bindings:
         if not isinstance(binding, Binding) or not binding.description:
             continue
-        keys = " / ".join(key_name(k.strip()) for k in binding.key.split(","))
-        lines.append((keys, binding.description))
-    return lines
+        keys = [key_name(k.strip()) for k in binding.key.split(",")]
+        lines.setdefault(binding.tooltip or binding.description, []).extend(keys)
+    return [(" / ".join(keys), what) for what, keys in lines.items()]
 
 
-def own_bindings(cls: type) -> list[object]:
-    return list(cls.__dict__.get("BINDINGS", []))
+def own_bindings(cls: type, actions: Iterable[str] | None = None) -> list[object]:
+    """The bindings `cls` declares itself (those of `actions`, if given)."""
+    wanted = set(actions) if actions is not None else None
+    return [
+        binding
+        for binding in cls.__dict__.get("BINDINGS", [])
+        if wanted is None or (isinstance(binding, Binding) and binding.action in wanted)
+    ]
 
 
 CONVERSATION = [
@@ -73,6 +83,7 @@ def sections() -> list[Section]:
     # Imported here: the screen imports this module to show it.
     from tui.app import PlaneApp
     from tui.screens.main import MainScreen
+    from tui.screens.manage import LIST_KEYS, ManageAgents
     from tui.widgets.agent_list import AgentList
     from tui.widgets.composer import NEWLINE_KEYS, Composer
     from tui.widgets.conversation import ConversationPane
@@ -84,28 +95,36 @@ def sections() -> list[Section]:
         *bound(own_bindings(MainScreen)),
         *bound(own_bindings(PlaneApp)),
     ]
+    interrupt = bound(own_bindings(ManageAgents, ["interrupt"]))
     composer = [
         ("Enter", "Send"),
-        (" / ".join(key_name(k) for k in NEWLINE_KEYS), "New line (a paste keeps its lines)"),
+        (key_name(NEWLINE_KEYS[0]), _newline()),
         *bound(own_bindings(Composer)),
+        *interrupt,
     ]
+    agent_list = [
+        *bound(own_bindings(AgentList)),
+        *bound(own_bindings(ManageAgents, sorted(LIST_KEYS))),
+    ]
+    conversation = [*CONVERSATION, *bound(own_bindings(ConversationPane)), *interrupt]
     legend = [(glyph, meaning) for glyph, meaning in GLYPH_MEANINGS]
     legend += [(mark, meaning) for mark, meaning in MARK_MEANINGS]
     return [
         ("Anywhere", _unique(anywhere)),
         ("Composer", _unique(composer)),
-        ("Agent list", _unique(bound(own_bindings(AgentList)))),
-        (
-            "Conversation",
-            _unique(
-                [
-                    *CONVERSATION,
-                    *bound(own_bindings(ConversationPane)),
-                ]
-            ),
-        ),
+        ("Agent list", _unique(agent_list)),
+        ("Conversation", _unique(conversation)),
         ("Rows", legend),
     ]
+
+
+def _newline() -> str:
+    """The composer's new line: the key every terminal sends first (a key
+    column as wide as three names pushed every description to the right)."""
+    from tui.widgets.composer import NEWLINE_KEYS
+
+    others = " or ".join(key_name(k) for k in NEWLINE_KEYS[1:])
+    return f"New line (also {others}, where the terminal sends them; a paste keeps its lines)"
 
 
 def _unique(lines: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -119,13 +138,29 @@ def _unique(lines: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return kept
 
 
-def as_text(parts: list[Section] | None = None) -> str:
-    """The help as plain text (the README's "Keys" section)."""
+TEXT_WIDTH = 88
+"""Columns of the plain text; a longer description wraps under itself."""
+
+
+def as_text(parts: list[Section] | None = None, width: int = TEXT_WIDTH) -> str:
+    """The help as plain text (the README's "Keys" section): a description
+    too long for a line goes on under its own first word, never under the
+    key column (a hanging indent)."""
     out: list[str] = []
     for heading, lines in parts if parts is not None else sections():
-        width = max((len(k) for k, _ in lines), default=0)
+        column = max((len(k) for k, _ in lines), default=0)
         out.append(heading)
-        out.extend(f"  {keys:<{width}}  {what}" for keys, what in lines)
+        for keys, what in lines:
+            lead = f"  {keys:<{column}}  "
+            out.extend(
+                textwrap.wrap(
+                    what,
+                    width=max(width, len(lead) + 20),
+                    initial_indent=lead,
+                    subsequent_indent=" " * len(lead),
+                    break_on_hyphens=False,
+                )
+            )
         out.append("")
     return "\n".join(out).rstrip() + "\n"
 

@@ -47,6 +47,8 @@ from plane.wire.words import plain, send_refused, turn_line
 log = logging.getLogger(__name__)
 
 SCOUT = "scout"
+CLIENTS_MODEL = "its client's model"
+"""A gateway agent's model before its client has made a call: the client chooses."""
 SCOUT_ANSWER_CHARS = 2000
 """The structural guarantee that a scout's reading stays in the scout: the
 asking agent gets at most this much back."""
@@ -206,17 +208,19 @@ class Crew:
         services = self._services
         worker = self.workers[agent]
         spec = worker.spec
-        held = hold is not None and not worker.working
+        working = worker.working or (spec.gateway is not None and services.ledger.flying(agent))
+        held = hold is not None and not working
         spent = await services.ledger.spend_today(agent)
         ceiling = services.gate.ceilings.of(agent)
         warn_ratio = services.config.defaults.warn_ratio
+        model = worker.model
         return AgentState(
             name=spec.name,
-            model=spec.model,
+            model=model or CLIENTS_MODEL,
             provider=spec.provider,
             role=spec.role,
             status="working"
-            if worker.working
+            if working
             else "paused"
             if spec.paused
             else "held"
@@ -226,7 +230,7 @@ class Crew:
             limit_usd=ceiling,
             warn_ratio=warn_ratio,
             spend_level=spend_level(spent, ceiling, warn_ratio),
-            price_known=services.pricer.is_known(spec.model),
+            price_known=model is None or services.pricer.is_known(model),
             waiting=(
                 await services.conversation.count_waiting(agent)
                 if waiting is None
@@ -237,6 +241,7 @@ class Crew:
             tools=spec.tools,
             plane=services.ownership.owner(agent) if services.ownership.plane else None,
             gateway=spec.gateway is not None,
+            from_file=services.roster.from_file(agent),
             burn_usd_per_hour=services.burn.per_hour(agent),
             reaches_ceiling_at=None
             if held
@@ -371,7 +376,8 @@ class Crew:
         ceiling = services.gate.ceilings.of(agent)
         if ceiling is None or ceiling == 0:
             return
-        spent = await services.ledger.spend_today(agent)
+        # What is settled: calls still in flight (a gateway agent's) are not spent yet.
+        spent = await services.ledger.spend_today(agent) - services.ledger.in_flight(agent)
         day = await services.ledger.today()
         first_today = services.conversation.first_today
         if spent >= ceiling and await first_today(agent, f"ceiling {plain(ceiling)}", day):

@@ -98,6 +98,9 @@ class Services:
     """Each agent's extra system-prompt sections, fixed for its session."""
     breaker: Breaker = field(default_factory=Breaker)
     """Auto-compact's: three failed summaries in a row and an agent stops trying."""
+    client_models: dict[str, str] = field(default_factory=dict)
+    """The model each gateway agent's client named in its latest call (the
+    gateway's; read back from the ledger at start): what its row shows."""
     savings: Savings | None = None
     """Where what compression saved is recorded (the charts and /metrics read it)."""
     refused_ask: Callable[[str, str, Decimal | None], None] | None = None

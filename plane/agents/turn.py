@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
+from plane.agents.echo import echo_notice, echoes
 from plane.agents.fit import overflow_notice
 from plane.agents.metering import Metered, metered_call
-from plane.agents.prompt import system_prompt
+from plane.agents.prompt import BASE, system_prompt
 from plane.agents.roster import AgentSpec
 from plane.agents.services import Services
 from plane.agents.session import new_session
@@ -42,10 +43,9 @@ BREAKER_NOTICE = (
     "Summarising the history failed three times in a row; auto-compact is off for this agent "
     "until the plane restarts."
 )
-REPEATED = (
-    "You already made this exact call in this turn; its result is above. "
-    "Answer now with what you have."
-)
+PLANE_VOICE = frozenset({"set_own_limit"})
+"""Tools whose result is a sentence of the plane's (the ceiling's refusal
+or confirmation), not data: an answer repeating it is an echo (`echo.py`)."""
 
 
 @dataclass
@@ -89,6 +89,9 @@ class Turn:
         self.tools: tuple[str, ...] = ()
         self._calls_made: set[tuple[str, str]] = set()
         self._repeated = False
+        self._plane_said: list[str] = [BASE.format(name=spec.name)]
+        """The plane's own sentences in the model's input this turn (its
+        prompt, refusals): an answer that only repeats one is not shown."""
         self._layers: tuple[str, ...] = ()
         self._summarised = False
 
@@ -109,13 +112,21 @@ class Turn:
                 limit = self.services.config.defaults.max_output_tokens
                 self.result.answer = completion.text + cut_mark(completion.stop_reason, limit)
                 break
-            new.append(ChatMessage("assistant", completion.text, completion.tool_calls))
-            for call in completion.tool_calls:
+            calls = self._first_time(completion.tool_calls)
+            if calls or completion.text:
+                new.append(ChatMessage("assistant", completion.text, calls))
+            for call in calls:
                 new.append(await self._tool(call))
             if self._repeated:
-                tools = ()  # a model calling the same tool again gets no tools: it answers
+                # A model calling the same tool again is asked again without
+                # tools, so it answers. Nothing is said to it: a sentence of
+                # the plane's in its input was what a small model answered with.
+                tools = ()
         else:
             await self.say("plane", _cap_notice(cap))
+        if self.result.answer and echoes(self.result.answer, self._plane_said):
+            self.result.answer = ""
+            await self.say("plane", echo_notice(self.spec.name))
         if self.result.overflowed:
             # Kept, it would make every later prompt too long as well: the
             # agent would fail each turn on one oversized message or result;
@@ -227,7 +238,10 @@ class Turn:
             # ends, and what it was answering waits for the next one.
             self.result.ok = False
             self.result.held = True
-            notice = self.services.gate.fleet_notice(self.spec.name, full.spent, full.ceiling)
+            flying = await self.services.ledger.fleet_in_flight()
+            notice = self.services.gate.fleet_notice(
+                self.spec.name, full.spent, full.ceiling, flying
+            )
             await self.say("plane", notice)
             return None
         self.result.cost += metered.charge.cost_usd
@@ -242,13 +256,23 @@ class Turn:
             await self.say("plane", CUT_OFF)
         return metered
 
+    def _first_time(self, calls: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
+        """The calls not made before in this turn; a repeat is dropped from
+        the model's input (its result is there already) and ends the tools."""
+        fresh = []
+        for call in calls:
+            signature = (call.name, call.arguments)
+            if signature in self._calls_made:
+                self._repeated = True
+            else:
+                self._calls_made.add(signature)
+                fresh.append(call)
+        return tuple(fresh)
+
     async def _tool(self, call: ToolCall) -> ChatMessage:
-        signature = (call.name, call.arguments)
-        if signature in self._calls_made:
-            self._repeated = True
-            return ChatMessage("tool", REPEATED, tool_call_id=call.id)
-        self._calls_made.add(signature)
         outcome = await self.tooling.run(self.spec, call, self.workspace, self.tools)
+        if not outcome.ok or call.name in PLANE_VOICE:
+            self._plane_said.append(outcome.for_model)
         self.result.saved_chars += outcome.saved_chars
         first = outcome.shown.strip().splitlines()[0] if outcome.shown.strip() else ""
         mark = "" if outcome.ok else " (refused)"

@@ -93,14 +93,36 @@ class AgentWorker:
         (by its change count) and the agent's spec (its pause)."""
         return self._services.gate.ceilings.changes, self.spec
 
+    @property
+    def model(self) -> str | None:
+        """The model its calls use. A gateway agent's is the one its client
+        named in its latest call; before one, the model its block names or its
+        provider offers (None: neither: the defaults' model may be another
+        provider's, which no call of its will use)."""
+        spec, services = self.spec, self._services
+        if spec.gateway is None:
+            return spec.model
+        if (used := services.client_models.get(spec.name)) is not None:
+            return used
+        block = services.config.agents.get(spec.name)
+        named = block is not None and block.model is not None
+        offered = spec.model in services.config.providers[spec.provider].models
+        return spec.model if named or offered else None
+
     async def hold(self, fleet_spent: Decimal | None = None) -> Hold | None:
+        """Why it takes no turn now (None: it may). A gateway agent is held by
+        what it has settled, not by its calls in flight (the gateway weighs those)."""
         spec = self.spec
         if spec.paused:
             return Hold("paused", paused_notice(spec.name))
-        known = self._services.pricer.is_known(spec.model)
-        gate = self._services.gate
-        return await gate.hold(
-            spec.name, price_known=known, model=spec.model, fleet_spent=fleet_spent
+        model = self.model
+        known = model is None or self._services.pricer.is_known(model)
+        return await self._services.gate.hold(
+            spec.name,
+            price_known=known,
+            model=model or spec.model,
+            fleet_spent=fleet_spent,
+            settled_only=spec.gateway is not None,
         )
 
     async def run(self) -> None:

@@ -52,7 +52,9 @@ def add_commands(sub: Any) -> None:
     edit.add_argument("--role", type=arg.text("role", blank=True), help="the role / system prompt")
     edit.add_argument("--model", type=arg.text("model"))
     edit.add_argument(
-        "--tools", type=arg.text("list of tools"), help="all, none, or names: read_file,grep"
+        "--tools",
+        type=arg.text("list of tools"),
+        help="all, read-only, none (as plane new), or names: read_file,grep",
     )
     edit.add_argument("--limit", type=arg.text("limit"), help="the daily ceiling: 5, $0.25 or off")
     edit.set_defaults(func=edit_agent)
@@ -143,7 +145,7 @@ def rename_agent(args: argparse.Namespace) -> int:
 def edit_agent(args: argparse.Namespace) -> int:
     tools = None if args.tools is None else [t for t in args.tools.split(",") if t.strip()]
     if tools == []:
-        raise PlaneError("--tools wants all, none, or tool names separated by commas.")
+        raise PlaneError("--tools wants all, read-only, none, or tool names separated by commas.")
 
     async def work(client: PlaneClient) -> int:
         reply = await client.request(
@@ -209,6 +211,8 @@ def _described(a: p.AgentState, source: str | None = None) -> str:
         what = ["  calls      from its own client, with the client's tools and prompt"]
     else:
         tools = "every tool" if a.tools is None else ", ".join(a.tools) or "none"
+        if a.tools is not None and set(a.tools) == set(p.READ_ONLY_TOOLS):
+            tools = f"read-only: {tools}"
         # A role of several lines stays in its column, under its first line.
         role = terminal_safe(a.role).replace("\n", "\n" + " " * 13) or "(none)"
         what = [f"  role       {role}", f"  tools      {tools}"]

@@ -27,6 +27,7 @@ from plane.wire.words import (
     plain,
     reaches,
     spend_against,
+    spend_total,
     store_unreachable,
     usd,
     usd_exact,
@@ -130,7 +131,7 @@ def _text(snapshot: dict[str, Any]) -> str:
     for a in agents:
         limit = _amount(a.get("limit_usd"))
         ceiling = "no limit" if limit is None else f"of {usd_exact(limit)}"
-        spent = spend_against(Decimal(str(a.get("spend_today_usd", 0))), limit)
+        spent = _spent(a, limit)
         model = a["model"] if a.get("price_known", True) else f"{a['model']} ({UNPRICED})"
         line = f"  {a['name']:<{width}}  {a['status']:<7}  {model}  {spent} {ceiling}"
         if a["status"] == "held" and a.get("resumes_at") is not None:
@@ -144,6 +145,17 @@ def _text(snapshot: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _spent(agent: dict[str, Any], limit: Decimal | None) -> str:
+    """Its spend as the TUI's row says it: `$?` on a model with no known
+    price (its calls count $0, which is not what they cost), `$0.40+$?`
+    when some of its calls were priced."""
+    spent = Decimal(str(agent.get("spend_today_usd", 0)))
+    figure = spend_against(spent, limit)
+    if agent.get("price_known", True):
+        return figure
+    return f"{figure}+$?" if spent > 0 else "$?"
+
+
 def _head(snapshot: dict[str, Any]) -> str:
     """The day, and what it has cost so far, every agent together: the rows
     alone leave out agents deleted today, whose spend still counts."""
@@ -151,11 +163,15 @@ def _head(snapshot: dict[str, Any]) -> str:
     if not snapshot["agents"] and snapshot.get("fleet_spend_today_usd") is None:
         return head
     whole, ceiling = _whole(snapshot), _amount(snapshot.get("fleet_limit_usd"))
+    unlisted = whole - _listed(snapshot)
     if ceiling is None:
-        head += f": {usd(whole)} spent today"
+        parts = [
+            (Decimal(str(a.get("spend_today_usd", 0))), _amount(a.get("limit_usd")))
+            for a in snapshot["agents"]
+        ]
+        head += f": {spend_total(parts, max(unlisted, Decimal(0)))} spent today"
     else:
         head += f": {spend_against(whole, ceiling)} of the fleet's {usd_exact(ceiling)} spent today"
-    unlisted = whole - _listed(snapshot)
     return head + (f" ({usd(unlisted)} of it by agents deleted today)" if unlisted > 0 else "")
 
 

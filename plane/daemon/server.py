@@ -146,8 +146,8 @@ class Plane:
             host = f"[{host}]" if ":" in host else host
             where += f" and {host}:{self.tcp_port}"
         where += f" (token in {self.home.token})"
-        if self._http is not None and self.http_port is not None:
-            where += f"; the gateway on http://{self._http[0]}:{self.http_port}"
+        if (gateway := self.gateway_url()) is not None:
+            where += f"; the gateway on {gateway}"
         names = [spec.name for spec in self.services.roster]
         agents = "no agents"
         if names:
@@ -156,6 +156,15 @@ class Plane:
         if self._embedded is not None:
             model = f"; the embedded model ({EMBEDDED_MODEL}) at {self._embedded.base_url}"
         return f"serving on {where}; {agents}{model}"
+
+    def gateway_url(self) -> str | None:
+        """Where a client on this machine reaches the gateway, once it listens
+        (a wildcard address is reached on the loopback)."""
+        if self._http is None or self.http_port is None:
+            return None
+        host = self._http[0]
+        host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+        return f"http://{f'[{host}]' if ':' in host else host}:{self.http_port}"
 
     async def _start(self) -> None:
         self.home.ensure()
@@ -211,6 +220,8 @@ class Plane:
             burn=burn,
         )
         services.savings = Savings(db, self.clock, services.pricer)
+        gateway_agents = [spec.name for spec in roster if spec.gateway is not None]
+        services.client_models.update(await ledger.latest_models(gateway_agents))
         self.scheduler = Scheduler(db, self.clock, wake=self._wake, only_writer=not shared)
         self.crew = crew = Crew(services, self.scheduler)
         self.api = Api(
@@ -262,6 +273,7 @@ class Plane:
             gateway = Gateway(
                 services,
                 Keys(self.home.gateway_keys),
+                db,
                 publish=crew.publish,
                 spend_notices=crew.spend_notices,
                 tell_hold=crew.tell_hold,
@@ -275,6 +287,7 @@ class Plane:
                 approve=None if self._approve is None else self._approve.handle,
             )
             self.http_port = await self._http_listener.listen(*self._http)
+            self.home.say_gateway(self.gateway_url())
 
     def _approvals(self, notify: NotifyConfig) -> OfferFor | None:
         """One-tap approval (plane.daemon.approvals), when alerts offer it and
@@ -336,6 +349,7 @@ class Plane:
         if self._listener is not None:
             await self._listener.close()
         if self._http_listener is not None:  # calls in flight finish, then the gateway closes
+            self.home.say_gateway(None)
             await self._http_listener.close()
             await self._http_listener.gateway.aclose()
             self._http_listener = None

@@ -267,12 +267,20 @@ class Gate:
         self._clock = clock
 
     async def hold(
-        self, agent: str, *, price_known: bool, model: str, fleet_spent: Decimal | None = None
+        self,
+        agent: str,
+        *,
+        price_known: bool,
+        model: str,
+        fleet_spent: Decimal | None = None,
+        settled_only: bool = False,
     ) -> Hold | None:
         """None when `agent` may start a turn now. Ask it with the agent's
         turn lock held, right before the turn. `fleet_spent`: the fleet's
         spend today, when the caller asks of every agent at once (a
-        snapshot) and has read it once for all."""
+        snapshot) and has read it once for all. `settled_only`: the agent's
+        calls in flight are left out (a gateway agent's, which the gateway
+        weighs in dollars), so a hold never states a spend that did not happen."""
         ceiling = self.ceilings.of(agent)
         if ceiling is not None:
             if not price_known:
@@ -283,6 +291,8 @@ class Gate:
                     "`pricing:` in agents.yaml, or remove the limit with /limit off.",
                 )
             spent = await self.ledger.spend_today(agent)
+            if settled_only:
+                spent -= self.ledger.in_flight(agent)
             if spent >= ceiling:
                 return Hold("ceiling", partial(self._ceiling_notice, agent, spent, ceiling))
         return await self._fleet_hold(agent, price_known, model, fleet_spent)
@@ -302,18 +312,29 @@ class Gate:
                 "is under a ceiling, which counts every turn. Add the model under "
                 "`pricing:` in agents.yaml, or remove the fleet limit with /limit fleet off.",
             )
+        flying = None  # a snapshot's (spent given) reads no notice
         if spent is None:
             spent = await self.ledger.fleet_today()
+            flying = await self.ledger.fleet_in_flight() if spent >= fleet else None
         if spent < fleet:
             return None
-        return Hold("fleet", partial(self.fleet_notice, agent, spent, fleet))
+        return Hold("fleet", partial(self.fleet_notice, agent, spent, fleet, flying))
 
-    def fleet_notice(self, agent: str, spent: Decimal, fleet: Decimal) -> str:
+    def fleet_notice(
+        self, agent: str, spent: Decimal, fleet: Decimal, flying: Decimal | None
+    ) -> str:
+        """`spent` counts the calls in flight at their estimates (`flying`,
+        None: not known): it is said to be spent only when none is."""
         where = "at" if spent == fleet else "over"
+        figure = spend_against(spent, fleet)
+        if flying == 0:
+            said = f"the fleet has spent {figure} today"
+        else:
+            said = f"the fleet's calls today come to {figure} with those in flight"
         return (
-            f"{agent} is not answering: the fleet has spent {spend_against(spent, fleet)} today, "
-            f"{where} its {usd_exact(fleet)} daily ceiling; it answers at 00:00 UTC, in "
-            f"{until(self._clock.now(), self.resets_at())}, or when the fleet limit is raised."
+            f"{agent} is not answering: {said}, {where} its {usd_exact(fleet)} daily ceiling; "
+            f"it answers at 00:00 UTC, in {until(self._clock.now(), self.resets_at())}, or "
+            "when the fleet limit is raised."
         )
 
     def resets_at(self) -> datetime:

@@ -269,6 +269,41 @@ class Ledger:
         rows = await self._read(_FLEET_SPENT, day.isoformat(), day.isoformat())
         return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
 
+    def in_flight(self, agent: str) -> Decimal:
+        """What `agent`'s calls this plane has in flight count today: their
+        estimates, part of its spend today until they settle."""
+        day = self.day()
+        return sum(
+            (r.cost_usd for r in self._open.values() if r.agent == agent and r.day == day),
+            Decimal(0),
+        )
+
+    def flying(self, agent: str) -> int:
+        """How many calls this plane has in flight for `agent`."""
+        return sum(r.agent == agent for r in self._open.values())
+
+    async def fleet_in_flight(self) -> Decimal:
+        """The same for every agent, on every plane (with several, read from the store)."""
+        day = await self.today()
+        if self.plane is None:
+            return sum((r.cost_usd for r in self._open.values() if r.day == day), Decimal(0))
+        rows = await self._read(
+            "SELECT cost_usd FROM calls WHERE status = 'pending' AND day = ?", day.isoformat()
+        )
+        return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
+
+    async def latest_models(self, agents: Collection[str]) -> dict[str, str]:
+        """The model of each agent's latest call (a gateway agent's is its client's choice)."""
+        if not agents:
+            return {}
+        marks = ",".join("?" * len(agents))
+        rows = await self._read(
+            f"SELECT agent, model FROM calls WHERE id IN (SELECT MAX(id) FROM calls"
+            f" WHERE agent IN ({marks}) GROUP BY agent)",
+            *sorted(agents),
+        )
+        return {row[0]: row[1] for row in rows}
+
     def forget_sums(self) -> None:
         """Read the day's sums from the store again when next asked: agents
         that moved here from another plane bring spend this plane never saw."""

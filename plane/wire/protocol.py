@@ -76,6 +76,11 @@ ToolSet = Literal["none", "read-only", "all"]
 """The tools a new agent gets: none; read-only (list, read, grep, retrieve
 what compression removed, its own budget); or all of them."""
 
+READ_ONLY_TOOLS: tuple[str, ...] = ("read_file", "list_files", "grep", "retrieve", "budget_status")
+"""The `read-only` set: tools that look and change nothing (no command, no
+write, no patch, no booking, no spend on another agent). Here, beside its
+word, so a client shows an agent with these tools as `read-only`."""
+
 AgentStatus = Literal["idle", "working", "held", "paused"]
 """idle: waiting for work; working: a turn is in flight; held: at or over its
 ceiling (or on an unpriced model under a ceiling), taking no new turn;
@@ -123,6 +128,9 @@ class AgentState(Frame):
     gateway: bool = False
     """A gateway agent: its own client makes its calls, with the client's
     model, tools and prompt (no turns, workspace, sessions or bookings here)."""
+    from_file: bool = False
+    """Made by agents.yaml: the file's to rename or delete, not the operator's
+    keys (a client says so when the key is pressed, not after a form)."""
     burn_usd_per_hour: Decimal | None = None
     """Its pace: spend per hour over its recent settled calls, an exponentially
     weighted rate (`plane.money.burn`); None when it has spent nothing lately."""

@@ -10,7 +10,7 @@ from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
+from textual.containers import Grid, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
@@ -33,17 +33,15 @@ class HelpScreen(ModalScreen[None]):
             panel.border_subtitle = "Esc closes"
             for heading, lines in sections():
                 yield Static(Content(heading), classes="heading")
-                yield Static(_lines(heading, lines), classes="keys")
+                # A grid of two columns, so a description that wraps goes on
+                # under itself, never under the keys (a hanging indent).
+                with Grid(classes="keys"):
+                    for keys, what in lines:
+                        yield Static(Content(keys), classes="key")
+                        yield Static(Content(what), classes="what")
 
     def action_dismiss(self) -> None:  # type: ignore[override]
         self.dismiss(None)
-
-
-def _lines(heading: str, lines: list[tuple[str, str]]) -> Content:
-    width = max((len(keys) for keys, _ in lines), default=0)
-    return Content("\n").join(
-        Content.assemble((f"  {keys:<{width}}", "bold"), f"  {what}") for keys, what in lines
-    )
 
 
 __all__ = ["HelpScreen", "Section"]

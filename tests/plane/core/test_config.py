@@ -23,6 +23,17 @@ def test_the_shipped_file_runs_demo_and_scout_on_the_embedded_model_with_a_notio
     assert "NOTIONAL" in (REPO / "agents.yaml").read_text()
 
 
+def test_the_shipped_file_promises_no_scene_its_model_does_not_play():
+    """It once said `tools: [budget_status, set_own_limit]` would show the
+    embedded model ask for a higher ceiling and be refused; SmolLM2 writes
+    `/limit {1.5}` as text and never calls the tool. No comment offers a
+    tool list to try on it."""
+    text = (REPO / "agents.yaml").read_text()
+    comments = [line.split("#", 1)[1] for line in text.splitlines() if "#" in line]
+    assert not [c for c in comments if "to watch it" in c or "Try `tools:" in c]
+    assert "never calls the tool" in text
+
+
 def test_no_file_means_the_embedded_model_and_no_ceiling():
     config = load_config(None)
     assert config.defaults.limit_usd is None

@@ -53,7 +53,7 @@ async def test_a_scrape_says_spend_ceiling_calls_tokens_and_compression(
     demo = (("agent", "demo"),)
     model = (("agent", "demo"), ("gen_ai_request_model", "scripted-model"))
     assert got["plane_agent_spend_today_usd", demo] == 0.168
-    assert got["plane_agent_ceiling_usd", demo] == 1.0
+    assert got["plane_agent_ceiling_usd", demo] == 10.0
     assert got["plane_agent_held", demo] == 0.0
     assert got["plane_agent_price_known", demo] == 1.0
     assert got["plane_day_resets_in_seconds", ()] == 12 * 3600  # the plane's clock: noon

@@ -57,7 +57,7 @@ async def test_an_agent_on_an_unpriced_model_never_reads_as_free(start_plane):
     await plane.send("demo", "/limit off")
     snapshot = (await ask(plane.home.socket, {"type": "status"}))["snapshot"]
     demo, scout = _text(snapshot).splitlines()[1:]
-    assert demo.split() == ["demo", "idle", "other-model", "(unpriced)", "$0.00", "no", "limit"]
+    assert demo.split() == ["demo", "idle", "other-model", "(unpriced)", "$?", "no", "limit"]
     assert "unpriced" not in scout
     agents = {a["name"]: a for a in json.loads(_json(snapshot))["agents"]}
     assert (agents["demo"]["price_known"], agents["scout"]["price_known"]) == (False, True)

@@ -22,6 +22,7 @@ from plane.cli.manage import shown
 from plane.errors import InvalidRequest
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
+from tests.support.billing import Bills
 from tests.support.fixtures_gateway import CONFIG, StartGateway
 from tests.support.scripted_llm import Reply
 
@@ -63,13 +64,15 @@ async def test_a_call_in_flight_finishes_and_the_next_is_refused(
     assert (entry.status, entry.cost_usd) == ("settled", Decimal("0.12"))
 
 
-async def test_calls_arriving_together_see_each_others_estimates(
+async def test_calls_arriving_together_see_each_other_and_one_too_dear_is_not_sent(
     start_gateway: StartGateway,
 ) -> None:
-    """Two calls at once under a ceiling one estimate fills: only one goes."""
+    """Two calls at once, each likely $0.21, under a $0.30 ceiling: the second
+    waits for the first, which bills its $0.20; then it does not fit in what
+    is left, and is refused before it is sent, saying what it would cost."""
     gw = await start_gateway()
-    await gw.services.gate.ceilings.set("aider", Decimal("0.05"))
-    gw.llm.default_reply = "ok"  # type: ignore[assignment]
+    await gw.services.gate.ceilings.set("aider", Decimal("0.30"))
+    gw.llm.responder = Bills(writes=100, delay_s=0.2)
     async with openai.AsyncOpenAI(
         base_url=f"{gw.url}/v1", api_key=gw.keys["aider"], max_retries=0
     ) as client:
@@ -77,13 +80,17 @@ async def test_calls_arriving_together_see_each_others_estimates(
             client.chat.completions.create(
                 model="scripted-model",
                 messages=HELLO,  # type: ignore[arg-type]
-                max_tokens=100,  # an estimate of at least $0.20
+                max_tokens=100,
             )
             for _ in range(2)
         ]
         results = await asyncio.gather(*calls, return_exceptions=True)
     refused = [r for r in results if isinstance(r, openai.BadRequestError)]
     assert len(refused) == 1 and len(gw.llm.requests) == 1
+    said = refused[0].message
+    assert "aider is not answering this call: it would cost about $0.20, and $0.10 is left" in said
+    assert "has spent" not in said
+    assert await gw.services.ledger.spend_today("aider") == Decimal("0.202")
 
 
 COMPRESSING = CONFIG
