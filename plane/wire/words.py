@@ -192,12 +192,13 @@ NOTICES = (
     ("paused", re.compile(r"^\S+ is paused: ")),
     ("paused", re.compile(r"^Paused by the operator: ")),
     ("warn", re.compile(r"^\S+ has spent \S+ today, \d+% of its \$[\d,.]+ daily ceiling\.$")),
+    ("warn", re.compile(r"^\S+ is spending \S+ an hour over the last hour, ")),
 )
 """The plane's notices that explain why an agent takes no turn (held:
 its ceiling, the fleet's, a model with no price; paused) or that it nears
-its ceiling (warn), by their opening words. A client draws them apart from
-routine plane lines; tests/plane/core/test_notice_kinds.py holds every
-notice's wording to these."""
+its ceiling or spends far faster than it did (warn), by their opening
+words. A client draws them apart from routine plane lines;
+tests/plane/core/test_notice_kinds.py holds every notice's wording to these."""
 
 
 def notice_kind(text: str) -> str | None:
