@@ -82,6 +82,7 @@ async def test_a_link_signed_by_another_plane_is_refused(held, tmp_path):
     )
 
 
+@pytest.mark.usefixtures("each_store")
 async def test_a_link_is_single_use(held):
     plane, links = held
     assert (await post(links["+$0.40 today"])).status_code == 200
@@ -99,6 +100,7 @@ async def test_a_link_is_single_use(held):
     )
 
 
+@pytest.mark.usefixtures("each_store")
 async def test_two_taps_at_once_apply_once(held):
     plane, links = held
     answers = await asyncio.gather(*(post(links["+$0.40 today"]) for _ in range(8)))

@@ -4,8 +4,6 @@ alert carried; and what a refusal must leave as it was."""
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -16,6 +14,7 @@ import httpx
 from plane.wire.protocol import Usage
 from tests.support.fixtures_alerts import Receiver
 from tests.support.fixtures_plane import CONFIG, RunningPlane, StartPlane
+from tests.support.fixtures_postgres import open_db
 
 HTTP = ("127.0.0.1", 0)
 
@@ -74,16 +73,19 @@ class Standing:
     messages: int
 
 
-def rows(plane: RunningPlane, sql: str) -> list[tuple[Any, ...]]:
-    """Read from the plane's database file, as another reader would (WAL)."""
-    with contextlib.closing(sqlite3.connect(f"file:{plane.home.db}?mode=ro", uri=True)) as db:
-        return [tuple(r) for r in db.execute(sql)]
+async def rows(plane: RunningPlane, sql: str) -> list[tuple[Any, ...]]:
+    """Read the plane's store as another reader would (its file, or PLANE_STORE's database)."""
+    db = await open_db(plane.home.db)
+    try:
+        return [tuple(r) for r in await db.fetchall(sql)]
+    finally:
+        await db.close()
 
 
 async def standing(plane: RunningPlane) -> Standing:
     services = plane.services
-    raises = rows(plane, "SELECT * FROM raises")
-    answered = rows(plane, "SELECT nonce FROM offers WHERE answer IS NOT NULL")
+    raises = await rows(plane, "SELECT * FROM raises")
+    answered = await rows(plane, "SELECT nonce FROM offers WHERE answer IS NOT NULL")
     said = await services.conversation.history("demo", 500)
     ceilings = services.gate.ceilings
     return Standing((ceilings.of("demo"), ceilings.of("scout")), raises, answered, len(said))

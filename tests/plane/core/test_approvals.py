@@ -8,6 +8,8 @@ by itself, survives a restart, and `/limit` afterwards does what it says.
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
+import pytest
+
 from plane.cli.manage import shown
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
@@ -61,7 +63,7 @@ async def test_a_get_only_shows_what_the_link_would_do(start_plane, receiver):
     assert page.headers["cache-control"] == "no-store"
     assert page.headers["referrer-policy"] == "no-referrer"
     assert plane.services.gate.ceilings.of("demo") == Decimal("1.00")
-    assert rows(plane, "SELECT answer FROM offers") == [(None,)]
+    assert await rows(plane, "SELECT answer FROM offers") == [(None,)]
     assert (await post(raise_url)).status_code == 200  # the page's button: a POST
 
 
@@ -83,6 +85,7 @@ async def test_deny_is_said_and_answers_the_offer(start_plane, receiver):
     assert plane.services.gate.ceilings.of("demo") == Decimal("1.00")
 
 
+@pytest.mark.usefixtures("each_store")
 async def test_the_raise_ends_at_midnight_by_itself_and_survives_a_restart(start_plane, receiver):
     plane = await held_plane(start_plane, receiver)
     assert (await post(held_links(receiver)["+$0.40 today"])).status_code == 200
@@ -112,7 +115,7 @@ async def test_limit_after_a_raise_says_it_and_replaces_it(start_plane, receiver
     )
     [_, reply] = await plane.send("demo", "/limit 3")
     assert reply.text == "Spending limit set to $3.00 a day. $1.05 spent today, of $3.00 a day."
-    assert rows(plane, "SELECT * FROM raises") == []
+    assert await rows(plane, "SELECT * FROM raises") == []
     await plane.clock.advance(timedelta(hours=13))  # the next day: the operator's $3 stays
     assert plane.services.gate.ceilings.of("demo") == Decimal(3)
 

@@ -13,6 +13,7 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 import httpx
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from plane.cli.manage import shown
@@ -195,6 +196,7 @@ async def test_the_row_status_show_and_metrics_say_when_the_ceiling_is_reached(s
     assert ("plane_agent_reaches_ceiling_in_seconds", (("agent", "scout"),)) not in got
 
 
+@pytest.mark.usefixtures("each_store")
 async def test_the_pace_survives_a_restart(start_plane):
     plane = await start_plane()
     await steady_turns(plane, 4)
