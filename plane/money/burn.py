@@ -60,6 +60,10 @@ MIN_CALLS = 3
 REFRESH_S = 60.0
 """How often a forecast on show is checked against the clock (an agent that
 stopped spending has its forecast move later, then go)."""
+MOVED = timedelta(minutes=5)
+"""A forecast on show is shown again when it moved this much (or went): an
+agent that is spending has its row shown at each call anyway, so this is for
+the idle, and a fleet of them is not shown again every minute for a minute's drift."""
 
 
 class Rate:
@@ -232,7 +236,7 @@ class Burn:
             now = self._clock.now()
             for agent, shown in list(self._shown.items()):
                 again = self._forecast(agent, shown.spent, shown.ceiling, shown.resets_at, now)
-                if again != shown.at:
+                if again is None or abs(again - shown.at) >= MOVED:
                     await self._show(publish, agent)
 
     async def _show(self, publish: Callable[[str], Awaitable[object]], agent: str) -> None:
