@@ -76,6 +76,15 @@ tiny and expands to a billion)."""
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
+MCP_SERVER_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]|_(?!_)){0,23}$")
+MCP_SERVER_RULE = (
+    "1–24 characters: lower-case letters, digits, '-' and single '_', starting with a letter "
+    "or digit"
+)
+MCP_TOOL = re.compile(r"^(?P<server>[^.]+)\.(?P<tool>\*|[A-Za-z0-9_.\-]{1,128})$")
+"""An MCP tool in an allowlist: `server.tool`, or `server.*` for all of a server's."""
+
+
 def _known_tool(name: str) -> str:
     # The registry is the one list of tools. Imported here, not at the top,
     # so that the tools (and what they import) never depend on the config.
@@ -83,9 +92,14 @@ def _known_tool(name: str) -> str:
 
     if name in TOOLS:
         return name
+    if (mcp := MCP_TOOL.match(name)) and MCP_SERVER_NAME.match(mcp["server"]):
+        return name  # the server is checked against the agent's servers (`incoherence`)
     close = difflib.get_close_matches(name, list(TOOLS), n=1)
     hint = f"did you mean {close[0]}? " if close else ""
-    raise ValueError(f"{name!r} is not a tool ({hint}the tools are {', '.join(TOOLS)})")
+    raise ValueError(
+        f"{name!r} is not a tool ({hint}the tools are {', '.join(TOOLS)}, "
+        "and an MCP server's as server.tool or server.*)"
+    )
 
 
 ToolName = Annotated[str, AfterValidator(_known_tool)]
@@ -258,6 +272,65 @@ class GatewayConfig(Block):
     request as the client wrote it."""
 
 
+class McpServerConfig(Block):
+    """An MCP server whose tools the agent gets, run by the plane over stdio:
+    started when a session begins, confined as `run_command` is (the agent's
+    workspace, Landlock, a process tree of its own that ends with the
+    session), its tool list read once and kept for the whole session."""
+
+    command: str = Field(min_length=1, max_length=4096)
+    """The program to run: a name found on PATH (`mcp-server-time`, `npx`,
+    `uvx`) or an absolute path. It runs in the agent's workspace."""
+    args: list[Annotated[str, Field(max_length=4096)]] = Field(default_factory=list, max_length=256)
+    """Its arguments."""
+    env: dict[str, Annotated[str, Field(max_length=32_768)]] = Field(
+        default_factory=dict, max_length=64
+    )
+    """Environment variables it gets, beyond the few harmless ones every
+    tool gets (PATH, LANG, TZ…; HOME is the workspace). Nothing else of the
+    plane's environment crosses: an API key the server needs goes here."""
+    read: list[Path] = Field(default_factory=list, max_length=32)
+    """Absolute directories outside the workspace that it may read (its
+    own code, when it is installed outside the system and the plane's
+    Python): read-only, and never the plane's home."""
+    start_timeout_s: float = Field(default=30, gt=0, le=600)
+    """Seconds it has to start and list its tools; past them its tools are
+    left out of the session, which says so."""
+    timeout_s: float = Field(default=60, gt=0, le=3600)
+    """Seconds one tool call may take; past them the call fails, and the
+    server is stopped (it is started again at its next call)."""
+
+    @field_validator("command")
+    @classmethod
+    def _a_command(cls, command: str) -> str:
+        if command != command.strip() or "\0" in command:
+            raise ValueError("must be a program name or path, without surrounding spaces")
+        return command
+
+    @field_validator("env")
+    @classmethod
+    def _env_names(cls, env: dict[str, str]) -> dict[str, str]:
+        for name in env:
+            if not ENV_NAME.match(name):
+                raise ValueError(f"{name[:40]!r} is not the name of an environment variable")
+        return env
+
+    @field_validator("read")
+    @classmethod
+    def _absolute(cls, paths: list[Path]) -> list[Path]:
+        for path in paths:
+            if not path.is_absolute():
+                raise ValueError(f"{str(path)[:80]!r} is not an absolute directory")
+        return paths
+
+
+class McpConfig(Block):
+    servers: dict[str, McpServerConfig] = Field(default_factory=dict, max_length=32)
+    """MCP servers by name. Their tools are named `server.tool` in `tools:`
+    (`server.*` allows all of a server's). An agent's servers add to those of
+    `defaults`, and replace one of the same name."""
+
+
 class AgentConfig(Block):
     limit_usd: Limit | None = Field(default=None, alias="limitUsd")
     """This agent's daily ceiling in USD. It can only narrow defaults.limitUsd."""
@@ -268,8 +341,11 @@ class AgentConfig(Block):
     role: str = ""
     """The role / system prompt."""
     tools: list[ToolName] | None = None
-    """The tools this agent may use (default: all), by their names in the
-    tool registry; a name that is not one is refused, with the list."""
+    """The tools this agent may use (default: all, its MCP servers' too), by
+    their names in the tool registry; a name that is not one is refused, with
+    the list. An MCP server's tools are `server.tool`, or `server.*` for all."""
+    mcp: McpConfig | None = None
+    """MCP servers whose tools this agent gets (beside those of `defaults`)."""
     workspace: Path | None = None
     """The agent's working directory (default: a directory under the plane's home)."""
     ambient: AmbientConfig | None = None
@@ -293,6 +369,8 @@ class Defaults(Block):
     """A turn ends after this many LLM calls, so a ceiling is overshot by at
     most one bounded turn."""
     max_output_tokens: int = Field(default=512, ge=1, le=200_000)
+    mcp: McpConfig = McpConfig()
+    """MCP servers every agent gets (an agent's own `mcp` adds to them)."""
 
 
 AlertKind = Literal["amber", "held", "resumed", "ask_refused", "spike"]
@@ -422,6 +500,15 @@ class Config(Block):
         listing = [name for name, p in self.providers.items() if model in p.models]
         return listing[0] if listing else default
 
+    def mcp_servers_of(self, agent: str) -> dict[str, McpServerConfig]:
+        """`agent`'s MCP servers: the defaults', with its own added over them
+        by name. An agent made from the keyboard has the defaults'."""
+        servers = dict(self.defaults.mcp.servers)
+        block = self.agents.get(agent)
+        if block is not None and block.mcp is not None:
+            servers.update(block.mcp.servers)
+        return servers
+
     def model_of(self, agent: AgentConfig) -> str:
         return agent.model or self.defaults.model
 
@@ -446,6 +533,14 @@ def incoherence(config: Config) -> tuple[list[str], str] | None:
             return ["pricing"], f"the model name {model!r} would match, and price, every model"
     if (wrong := _not_embedded(config, AgentConfig())) is not None:
         return ["defaults", "model"], wrong
+    for server in config.defaults.mcp.servers:
+        if not MCP_SERVER_NAME.match(server):
+            return [
+                "defaults",
+                "mcp",
+                "servers",
+                server,
+            ], f"not a valid server name ({MCP_SERVER_RULE})"
     default = config.defaults.limit_usd
     for name, agent in config.agents.items():
         if not AGENT_NAME.match(name):
@@ -458,11 +553,28 @@ def incoherence(config: Config) -> tuple[list[str], str] | None:
             return ["agents", name, unused[0]], unused[1]
         if agent.gateway is None and (wrong := _not_embedded(config, agent)) is not None:
             return ["agents", name, "model" if agent.model else "provider"], wrong
+        if (wrong_mcp := _mcp_incoherence(config, name, agent)) is not None:
+            return ["agents", name, *wrong_mcp[0]], wrong_mcp[1]
         if agent.limit_usd is not None and default is not None and agent.limit_usd > default:
             return ["agents", name, "limitUsd"], (
                 f"${agent.limit_usd:.2f} is above defaults.limitUsd ${default:.2f}; "
                 "an agent's own block can only narrow the default"
             )
+    return None
+
+
+def _mcp_incoherence(config: Config, name: str, agent: AgentConfig) -> tuple[list[str], str] | None:
+    """A server name that is not one, or a `server.tool` in `tools:` whose
+    server the agent does not have."""
+    for server in agent.mcp.servers if agent.mcp is not None else {}:
+        if not MCP_SERVER_NAME.match(server):
+            return ["mcp", "servers", server], f"not a valid server name ({MCP_SERVER_RULE})"
+    servers = config.mcp_servers_of(name)
+    for index, tool in enumerate(agent.tools or ()):
+        mcp = MCP_TOOL.match(tool)
+        if mcp is not None and mcp["server"] not in servers:
+            have = f"its servers are {', '.join(servers)}" if servers else "it has no MCP servers"
+            return ["tools", str(index)], f"{tool!r} names the MCP server {mcp['server']!r}; {have}"
     return None
 
 
@@ -476,6 +588,8 @@ def _clients_own(agent: AgentConfig) -> tuple[str, str] | None:
         return "role", "a gateway agent's client sends its own prompt; the role would be unused"
     if agent.tools is not None:
         return "tools", "a gateway agent's client brings its own tools; these would be unused"
+    if agent.mcp is not None:
+        return "mcp", "a gateway agent's client brings its own tools; these servers would be unused"
     return None
 
 

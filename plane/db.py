@@ -265,6 +265,13 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX gateway_calls_by_context ON gateway_calls (context_key)
         WHERE context_key IS NOT NULL;
     """,
+    # The tool that gave each tool result of the model's history, and the MCP
+    # server for an MCP server's tool (NULL: one of the plane's own, or a
+    # result kept from before): what a result's tokens are attributed to.
+    """
+    ALTER TABLE context ADD COLUMN tool TEXT;
+    ALTER TABLE context ADD COLUMN mcp_server TEXT;
+    """,
     # One-tap approval (README, "Guard rails"): a raise from an alert's link is
     # the agent's ceiling until `ends_at` (00:00 UTC after the day it was
     # given), when the ceiling it had comes back by itself; and the offers the

@@ -91,10 +91,13 @@ class Crew:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
             self._tasks.remove(task)
+        await self._tooling.mcp.end(agent)  # its MCP servers, and all they started
 
     def renamed(self, old: str, spec: AgentSpec) -> None:
         """`old` is now `spec.name`, in the same place in the order."""
         self.workers[old].spec = spec
+        # Its MCP servers ran for the old name: they end, and the next turn starts them anew.
+        self._tasks.append(asyncio.create_task(self._tooling.mcp.end(old), name=f"mcp-end:{old}"))
         self.workers = {
             (spec.name if name == old else name): worker for name, worker in self.workers.items()
         }
@@ -115,6 +118,7 @@ class Crew:
         for task in [*waits, *self._tasks]:
             task.cancel()
         await asyncio.gather(*waits, *self._tasks, return_exceptions=True)
+        await self._tooling.mcp.close()  # every MCP server, and all they started
 
     def wake(self, agent: str) -> None:
         ownership = self._services.ownership

@@ -21,7 +21,7 @@ from plane.agents.prompt import BASE, system_prompt
 from plane.agents.roster import AgentSpec
 from plane.agents.services import Services
 from plane.agents.session import new_session
-from plane.agents.toolbox import Tooling
+from plane.agents.toolbox import Selection, Tooling
 from plane.clock import day_of
 from plane.economy.compaction import compact
 from plane.economy.repomap.map import layer
@@ -86,7 +86,7 @@ class Turn:
         self.tooling = tooling
         self.workspace = workspace or spec.workspace
         self.result = TurnResult()
-        self.tools: tuple[str, ...] = ()
+        self.tools = Selection()
         self._calls_made: set[tuple[str, str]] = set()
         self._repeated = False
         self._plane_said: list[str] = [BASE.format(name=spec.name)]
@@ -99,7 +99,7 @@ class Turn:
         history = await self._history()
         self._layers = await self._prompt_layers(fresh=not history or self._summarised)
         new = [ChatMessage("user", incoming)]
-        self.tools = self.tooling.session(self.spec, history + new)
+        self.tools = await self.tooling.session(self.spec, history + new, self.workspace)
         tools = self.tooling.specs(self.tools)
         cap = self.services.config.defaults.max_calls_per_turn
         for _ in range(cap):
@@ -164,7 +164,7 @@ class Turn:
         # The same system prompt and tools as the calls before it, so that the summary
         # reads the whole history from the provider's cache instead of paying for it anew.
         self._layers = await self._prompt_layers(fresh=False)
-        tools = self.tooling.specs(self.tooling.session(self.spec, history))
+        tools = self.tooling.specs(await self.tooling.session(self.spec, history, self.workspace))
         ask = [*history, ChatMessage("user", SUMMARY_ASK)]
         metered = await self._call(self._request(ask, tools))
         summary = metered.completion.text.strip() if metered else ""
@@ -276,12 +276,19 @@ class Turn:
         self.result.saved_chars += outcome.saved_chars
         first = outcome.shown.strip().splitlines()[0] if outcome.shown.strip() else ""
         mark = "" if outcome.ok else " (refused)"
-        summary = f"{call.name}{mark} → {first[:SUMMARY_CHARS]}"
+        summary = f"{outcome.tool}{mark} → {first[:SUMMARY_CHARS]}"
         # The whole result, as the model read it (compressed), under the summary
         # line: the conversation shows the summary, and a reader can open it.
         whole = outcome.for_model.strip()
         await self.say("tool", f"{summary}\n{whole}" if whole and whole != first else summary)
-        return ChatMessage("tool", outcome.for_model, tool_call_id=call.id)
+        # Which tool (and MCP server) gave it, kept with the history for cost by tool.
+        return ChatMessage(
+            "tool",
+            outcome.for_model,
+            tool_call_id=call.id,
+            tool=outcome.tool,
+            mcp_server=outcome.mcp_server,
+        )
 
     async def say(self, kind: MessageKind, text: str) -> Message:
         return await self.services.say(self.spec.name, kind, text)
