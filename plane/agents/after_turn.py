@@ -13,6 +13,7 @@ from decimal import Decimal
 from sqlite3 import Connection
 
 from plane.agents import notices
+from plane.agents.burning import tell_spike
 from plane.agents.services import Services
 from plane.agents.turn import TurnResult
 from plane.clock import until
@@ -37,6 +38,7 @@ class AfterTurn:
         a raised limit reached again is said again, while calls settling
         together over one ceiling (a gateway's) say it once."""
         services = self._services
+        await tell_spike(services, agent)
         ceiling = services.gate.ceilings.of(agent)
         if ceiling is None or ceiling == 0:
             return

@@ -103,6 +103,7 @@ class Crew:
         for spec in self._services.roster:
             self.add(spec)
         self._tasks.append(asyncio.create_task(self._watch_day(), name="day"))
+        self._tasks.append(asyncio.create_task(self._services.burn.watch(self._rows.publish)))
 
     async def stop(self, grace_s: float) -> None:
         """Let turns in flight finish within `grace_s`, then cancel the rest."""

@@ -32,7 +32,7 @@ from plane.agents.toolsets import described
 from plane.clock import until
 from plane.money.gate import AtCeiling, AtFleetCeiling, Hold, Paused, TooDear, Unpriced
 from plane.money.ledger import Interrupted
-from plane.wire.words import UNPRICED, spend_against, tokens, turn_cost, usd, usd_exact
+from plane.wire.words import UNPRICED, pace, spend_against, tokens, turn_cost, usd, usd_exact
 
 # ── why an agent is quiet ──────────────────────────────────────────────────
 
@@ -178,6 +178,29 @@ def unpriced(model: str) -> str:
         f"No price is known for {model}, so this turn's cost is not counted; "
         "add the model under `pricing:` in agents.yaml."
     )
+
+
+def spike(
+    agent: str, hour_usd: Decimal, day_usd: Decimal, times: float, reaches_at: datetime | None
+) -> str:
+    """A pace far above the agent's own trailing one, said once a day before amber."""
+    said = (
+        f"{agent} is spending {pace(hour_usd)} over the last hour, {times:.0f}× its "
+        f"{pace(day_usd)} over the past day."
+    )
+    if reaches_at is not None:
+        said += f" At this rate it reaches its ceiling at {reaches_at:%H:%M} UTC."
+    return said
+
+
+def raised(to: Decimal) -> str:
+    """The operator raised the ceiling from an alert's link, for the rest of the day."""
+    return f"Raised to {usd_exact(to)} until 00:00 UTC from the alert."
+
+
+def declined(to: Decimal) -> str:
+    """The operator declined the raise an alert offered."""
+    return f"The operator declined the raise to {usd_exact(to)} from the alert."
 
 
 # ── a turn that stopped ────────────────────────────────────────────────────

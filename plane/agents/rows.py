@@ -72,6 +72,10 @@ class Rows:
             plane=services.ownership.owner(spec.name) if services.ownership.plane else None,
             gateway=spec.gateway is not None,
             from_file=services.roster.from_file(spec.name),
+            burn_usd_per_hour=services.burn.per_hour(spec.name),
+            reaches_ceiling_at=None
+            if held
+            else services.burn.reaches(spec.name, spent, ceiling, services.gate.resets_at()),
         )
 
     def _working(self, worker: AgentWorker) -> bool:
