@@ -1,11 +1,12 @@
 """The agents' workers — made, renamed, ended, started and stopped — and the
 operator's messages to them (`send`), the gateway's refusals (`tell_hold`),
-the day rolling over, the scout.
+the day rolling over.
 
 The crew is the top of the agents: it builds workers and hands each the
 narrow callables it needs (`publish` is the rows', `after_turn` the cost
-line's and notices', `book` the scheduler's); nothing below imports or
-holds it. Its workers are found through `Workers`, which it fills.
+line's and notices', `book` the scheduler's, `scout` the scout's); nothing
+below imports or holds it. Its workers are found through `Workers`, which
+it fills.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import itertools
 import logging
 import sqlite3
 from datetime import datetime
-from pathlib import Path
 
 from plane.agents import notices
 from plane.agents.after_turn import AfterTurn
@@ -25,23 +25,18 @@ from plane.agents.fit import too_large
 from plane.agents.roster import AgentSpec
 from plane.agents.rows import Rows
 from plane.agents.scheduler import Scheduler
+from plane.agents.scout import Scout
 from plane.agents.services import Services
 from plane.agents.toolbox import Tooling
-from plane.agents.turn import Turn, TurnResult
 from plane.agents.worker import AgentWorker
 from plane.agents.workers import Workers
 from plane.clock import day_of
-from plane.errors import InvalidRequest, LedgerError, StoreUnreachable, ToolError, unreachable
+from plane.errors import InvalidRequest, LedgerError, StoreUnreachable, unreachable
 from plane.money.gate import Hold
-from plane.wire.protocol import DayRolled, Message, MessageAppended, TurnStarted
+from plane.wire.protocol import DayRolled, Message, MessageAppended
 from plane.wire.words import send_refused
 
 log = logging.getLogger(__name__)
-
-SCOUT = "scout"
-SCOUT_ANSWER_CHARS = 2000
-"""The structural guarantee that a scout's reading stays in the scout: the
-asking agent gets at most this much back."""
 
 
 class Crew:
@@ -58,7 +53,7 @@ class Crew:
         self._rows = rows
         self._after_turn = after_turn
         self._turns = itertools.count(1)
-        self._tooling = Tooling(services, scheduler.book, scout=self.scout)
+        self._tooling = Tooling(services, scheduler.book, scout=Scout(workers, services.clock))
         self.workers = workers
         self._tasks: list[asyncio.Task[None]] = []
         self._runs: dict[AgentWorker, asyncio.Task[None]] = {}
@@ -186,52 +181,6 @@ class Crew:
         ]
         await self._rows.publish(agent)
         return said
-
-    async def scout(self, asker: str, question: str, paths: list[str], workspace: Path) -> str:
-        """Run one scout turn on `asker`'s workspace; return its answer, capped.
-
-        The gate is asked with the scout's turn lock held, right before the
-        turn: when several agents ask at once, each waits for the one before
-        it, whose spend then counts."""
-        worker = self.workers.get(SCOUT)
-        if worker is None or asker == SCOUT:
-            raise ToolError("There is no scout on this plane to ask.")
-        listed = ", ".join(paths) if paths else "the workspace"
-        async with worker.turn_lock:
-            hold = await worker.hold()
-            if hold is not None:
-                notice = notices.why(hold, self._services.clock.now())
-                raise ToolError(f"The scout is not answering: {notice}")
-            await self._services.say(SCOUT, "plane", notices.scout_asked(asker, question, paths))
-            number = next(self._turns)
-            worker.working = True
-            self._services.emit(TurnStarted(agent=SCOUT, turn=number))
-            await self._rows.publish(SCOUT)
-            try:
-                turn = Turn(
-                    self._services,
-                    worker.spec,
-                    number,
-                    self._tooling,
-                    workspace,
-                    on_spend=self._rows.publish,
-                )
-                result = await turn.run(
-                    f"{asker} asks: {question}\nLook at: {listed}\n"
-                    "Answer concisely with only what answers the question."
-                )
-            except LedgerError as error:
-                worker.working = False
-                try:
-                    await worker.unrecorded(error)
-                    await worker.finish(number, TurnResult(ok=False))
-                except Exception:  # saying so failed too; the error below still stops the asker
-                    log.exception("scout: telling of an unrecorded turn")
-                raise
-            finally:
-                worker.working = False
-            await worker.finish(number, result)
-        return result.answer[:SCOUT_ANSWER_CHARS] or "The scout found no answer."
 
     async def _watch_day(self) -> None:
         """At the end of the plane's day (later than the clock's midnight

@@ -24,6 +24,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 from decimal import Decimal
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from plane.agents import notices
@@ -248,7 +249,10 @@ class AgentWorker:
             if await self.tell_hold(hold) is not None:
                 await self._publish(name)
             return False
-        await self._turn(waiting, due)
+        try:
+            await self.take_turn(incoming(waiting, due), answering=waiting, due=due)
+        except LedgerError:
+            return False  # said, and the turn finished: the next wake tries again
         return True
 
     async def unrecorded(self, error: LedgerError) -> None:
@@ -258,44 +262,85 @@ class AgentWorker:
         log.error("%s: %s", self.spec.name, error, exc_info=error)
         await self.say("plane", notices.unrecorded(error))
 
-    async def _turn(self, waiting: list[Message], due: list[Booking]) -> None:
+    async def take_turn(
+        self,
+        incoming: str,
+        *,
+        workspace: Path | None = None,
+        answering: Sequence[Message] = (),
+        due: Sequence[Booking] = (),
+        own: bool = True,
+    ) -> TurnResult:
+        """The one way a turn is taken, its turn lock held by the caller: its
+        start shown, the turn run on `incoming` (in `workspace`, else the
+        agent's own), then its answer, cost line and end (`finish`).
+
+        `own`: the worker's own turn, which the operator may cut. Another
+        agent's question (the scout's turn) is the asker's to wait for, so it
+        cannot be cut. Money that could not be recorded, anywhere in the
+        turn, stops it: said, the turn finished, and raised to the caller —
+        an asking agent's turn stops too."""
         services, name = self._services, self.spec.name
         number = self._next_turn()
         self.working = True
         services.emit(TurnStarted(agent=name, turn=number))
-        await self._publish(name)
-        turn = Turn(services, self.spec, number, self._tooling, on_spend=self._publish)
         try:
-            self._turn_task = asyncio.create_task(turn.run(incoming(waiting, due)))
-            result = await self._turn_task
+            await self._publish(name)
+            result = await self._run(number, incoming, workspace, own)
+            await self.finish(number, result, answering=answering, due=due)
+        except LeaseLost:
+            raise  # another plane answers: nothing of this turn is written
+        except LedgerError as error:
+            self.working = False
+            await self._unrecorded_turn(number, error, answering, due)
+            raise
+        except Exception:
+            # Failed inside the plane: finished as failed, and the notice that
+            # says so (the caller's) is its answer, as a retry now would spend again.
+            self.working = False
+            await self.finish(number, TurnResult(ok=False), answering=answering, due=due)
+            raise
+        return result
+
+    async def _run(
+        self, number: int, incoming: str, workspace: Path | None, own: bool
+    ) -> TurnResult:
+        turn = Turn(
+            self._services, self.spec, number, self._tooling, workspace, on_spend=self._publish
+        )
+        try:
+            task = asyncio.create_task(turn.run(incoming))
+            if own:
+                self._turn_task = task
+            return await task
         except asyncio.CancelledError:
             current = asyncio.current_task()
-            if self._cutting and not (current is not None and current.cancelling()):
+            if own and self._cutting and not (current is not None and current.cancelling()):
                 self.working = False
-                await self._cut(number, turn.result, waiting, due)
-                return
+                return await self._cut(turn.result)
             # Cut by a stop: nothing answered it, so what it saw stays waiting
             # and its bookings open; the next start says what the call in
             # flight counted and takes the turn again.
             raise
-        except LeaseLost:
-            raise  # another plane answers: nothing of this turn is written
-        except Exception:
-            # Failed inside the plane, or its spend could not be recorded: the
-            # notice that says so is its answer (a retry now would spend again).
-            await self._services.conversation.answered([m.id for m in waiting])
-            await self._bookings.done(due)
-            await self._keep_ambient()
-            raise
         finally:
             self.working = False
-            self._turn_task = None
-            self._cutting = False
-        await self.finish(number, result, answering=waiting, due=due)
+            if own:
+                self._turn_task = None
+                self._cutting = False
 
-    async def _cut(
-        self, number: int, so_far: TurnResult, waiting: list[Message], due: list[Booking]
+    async def _unrecorded_turn(
+        self, number: int, error: LedgerError, answering: Sequence[Message], due: Sequence[Booking]
     ) -> None:
+        """A turn whose money could not be recorded: said, and finished as
+        failed (what it answered is answered by the notice: a retry now would
+        spend again). Saying so may fail too (the store away): the log has it."""
+        try:
+            await self.unrecorded(error)
+            await self.finish(number, TurnResult(ok=False), answering=answering, due=due)
+        except Exception:
+            log.exception("%s: telling of an unrecorded turn", self.spec.name)
+
+    async def _cut(self, so_far: TurnResult) -> TurnResult:
         """The operator cut the turn: the calls in flight count their estimates,
         what it was answering is answered by the notice (taking it again would
         undo the cut), and the conversation says what the turn cost."""
@@ -303,15 +348,14 @@ class AgentWorker:
         cut = await services.ledger.interrupt_open(self.spec.name)
         cost = so_far.cost + cut.estimate_usd
         unpriced = so_far.unpriced or cut.unpriced > 0
-        # calls=0: the notice is this turn's cost line (it carries the cost).
-        result = TurnResult(cost=cost, usage=so_far.usage, ok=False, unpriced=unpriced)
         if unpriced:  # unknown never reads as free: no $0.00, no cost carried
             notice = notices.unpriced_cut(self.spec.model, cut)
             await services.say(self.spec.name, "plane", notice)
         else:
             notice = notices.interrupted(cost, cut)
             await services.say(self.spec.name, "plane", notice, cost_usd=cost)
-        await self.finish(number, result, answering=waiting, due=due)
+        # calls=0: the notice is this turn's cost line (it carries the cost).
+        return TurnResult(cost=cost, usage=so_far.usage, ok=False, unpriced=unpriced)
 
     async def _keep_ambient(self) -> None:
         ambient = self.spec.ambient

@@ -441,3 +441,76 @@ async def test_the_scouts_unrecorded_spend_stops_the_asking_agents_turn_too(star
     assert notice.text == STOPPED
     assert len(plane.llm.requests) == 1, "the asking turn went no further than the tool call"
     assert STOPPED in [m.text for m in await plane.services.conversation.history("scout")]
+
+
+# ── the scout's turn is an ordinary turn: its own workspace, its answer capped ──
+
+
+async def test_the_scouts_answer_reaches_the_asker_capped_and_whole_in_its_own_feed(start_plane):
+    """The structural guarantee that a scout's reading stays in the scout: the
+    asking agent reads at most 2,000 characters of its answer."""
+    plane = await start_plane()
+    answer = " ".join(f"line{n}" for n in range(1200))
+    plane.llm.reply(
+        "", tool_calls=[("ask_scout", {"question": "Everything?", "paths": []})], usage=FREE
+    )
+    plane.llm.reply(answer, usage=FREE)  # the scout
+    plane.llm.reply("Read it.", usage=FREE)  # demo
+    await plane.turn("demo", "ask the scout")
+    [result] = tool_results(plane.llm.requests[-1])
+    assert result == answer[:2000]
+    history = await plane.services.conversation.history("scout")
+    assert [m.text for m in history if m.kind == "agent"] == [answer]
+
+
+async def test_a_scouts_turn_is_the_askers_to_wait_for_and_the_operator_cannot_cut_it(
+    start_plane,
+):
+    from plane.wire import protocol as p
+    from plane.wire.client import RequestFailed
+
+    plane = await start_plane()
+    plane.llm.reply(
+        "", tool_calls=[("ask_scout", {"question": "Slowly?", "paths": []})], usage=FREE
+    )
+    plane.llm.reply("Slowly.", usage=FREE, delay_s=1)  # the scout, still answering
+    plane.llm.reply("It said slowly.", usage=FREE)  # demo
+    subscription = plane.bus.subscribe()
+    await plane.send("demo", "ask the scout")
+    while True:
+        event = await asyncio.wait_for(subscription.next(), 10)
+        if isinstance(event, p.TurnStarted) and event.agent == "scout":
+            break
+    client = await plane.client()
+    try:
+        await client.request(p.InterruptTurn, agent="scout")
+    except RequestFailed as refused:
+        assert str(refused) == (
+            "scout is answering another agent's question; that turn is the asker's "
+            "to wait for, and cannot be interrupted."
+        )
+    else:
+        raise AssertionError("the scout's turn was cut")
+    said = await plane.until_turn_ends("demo", subscription)
+    assert [m.text for m in said if m.kind == "agent"] == ["It said slowly."]
+
+
+async def test_a_turn_the_ledger_stops_is_finished_so_no_client_shows_it_working(start_plane):
+    """Its start was shown (`TurnStarted`), so its end is too, as a failed
+    turn: a client's spinner for it stops, and its row shows it idle."""
+    from plane.wire import protocol as p
+
+    plane = await start_plane()
+    await refuse_calls(plane)
+    subscription = plane.bus.subscribe()
+    await plane.send("demo", "hello")
+    events = []
+    while not events or not isinstance(events[-1], p.TurnFinished):
+        events.append(await asyncio.wait_for(subscription.next(), 10))
+    [started] = [e for e in events if isinstance(e, p.TurnStarted)]
+    finished = events[-1]
+    assert (finished.agent, finished.turn, finished.ok) == ("demo", started.turn, False)
+    said = [e.message.text for e in events if isinstance(e, p.MessageAppended)]
+    assert said[-1] == STOPPED, "said before the turn's end"
+    await plane.quiet()
+    assert (await plane.rows.state("demo")).status == "idle"
