@@ -13,7 +13,7 @@ from decimal import Decimal
 from sqlite3 import Connection
 
 from plane.agents import notices
-from plane.agents.burning import tell_spike
+from plane.agents.burning import Spiked, tell_spike
 from plane.agents.services import Services
 from plane.agents.turn import TurnResult
 from plane.clock import until
@@ -24,8 +24,10 @@ from plane.wire.words import plain, turn_line
 
 
 class AfterTurn:
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Services, spiked: Spiked | None = None) -> None:
+        """`spiked` is told of a spike in an agent's spend (the alerts')."""
         self._services = services
+        self._spiked = spiked
 
     async def __call__(self, agent: str, model: str, result: TurnResult) -> None:
         """After a turn that called the model: its cost line, then the notices."""
@@ -38,7 +40,7 @@ class AfterTurn:
         a raised limit reached again is said again, while calls settling
         together over one ceiling (a gateway's) say it once."""
         services = self._services
-        await tell_spike(services, agent)
+        await tell_spike(services, agent, self._spiked)
         ceiling = services.gate.ceilings.of(agent)
         if ceiling is None or ceiling == 0:
             return
@@ -63,8 +65,7 @@ class AfterTurn:
         saved is recorded before the line that says it."""
         services = self._services
         day = await services.ledger.today()
-        if services.savings is not None:
-            await services.savings.record(agent, model, result.saved_chars, day)
+        await services.savings.record(agent, model, result.saved_chars, day)
         if result.cost == 0 and result.usage == Usage() and not result.saved_chars:
             return
         await services.say(

@@ -1,6 +1,5 @@
 """The agents' workers — made, renamed, ended, started and stopped — and the
-operator's messages to them (`send`), the gateway's refusals (`tell_hold`),
-the day rolling over.
+operator's messages to them (`send`), and the day rolling over.
 
 The crew is the top of the agents: it builds workers and hands each the
 narrow callables it needs (`publish` is the rows', `after_turn` the cost
@@ -25,14 +24,12 @@ from plane.agents.fit import too_large
 from plane.agents.roster import AgentSpec
 from plane.agents.rows import Rows
 from plane.agents.scheduler import Scheduler
-from plane.agents.scout import Scout
 from plane.agents.services import Services
 from plane.agents.toolbox import Tooling
 from plane.agents.worker import AgentWorker
 from plane.agents.workers import Workers
 from plane.clock import day_of
 from plane.errors import InvalidRequest, LedgerError, StoreUnreachable, unreachable
-from plane.money.gate import Hold
 from plane.wire.protocol import DayRolled, Message, MessageAppended
 from plane.wire.words import send_refused
 
@@ -47,19 +44,22 @@ class Crew:
         workers: Workers,
         rows: Rows,
         after_turn: AfterTurn,
+        tooling: Tooling,
     ) -> None:
         self._services = services
         self._scheduler = scheduler
         self._rows = rows
         self._after_turn = after_turn
+        self._tooling = tooling
         self._turns = itertools.count(1)
-        self._tooling = Tooling(services, scheduler.book, scout=Scout(workers, services.clock))
         self.workers = workers
         self._tasks: list[asyncio.Task[None]] = []
         self._runs: dict[AgentWorker, asyncio.Task[None]] = {}
         """Each worker's own task, so a deleted agent's can be ended alone."""
 
-    def add(self, spec: AgentSpec) -> AgentWorker:
+    def add(self, spec: AgentSpec, client_model: str | None = None) -> AgentWorker:
+        """`spec`'s worker, running (a gateway agent's, with the model its
+        client last named, waits for its client's calls instead)."""
         worker = AgentWorker(
             self._services,
             spec,
@@ -69,6 +69,7 @@ class Crew:
             publish=self._rows.publish,
             after_turn=self._after_turn,
         )
+        worker.client_model = client_model
         self.workers.add(worker)
         self._services.gate.ceilings.add_agent(spec.name, spec.ceiling_from_file)
         if spec.gateway is None:  # a gateway agent's calls come from its client, not from turns
@@ -94,11 +95,13 @@ class Crew:
         self._tasks.append(asyncio.create_task(self._tooling.mcp.end(old), name=f"mcp-end:{old}"))
         self.workers.renamed(old, spec.name)
 
-    def start(self) -> None:
-        for spec in self._services.roster:
-            self.add(spec)
+    async def start(self) -> None:
+        """Every agent's worker, and the watch on the day's end."""
+        roster, ledger = self._services.roster, self._services.ledger
+        latest = await ledger.latest_models([s.name for s in roster if s.gateway is not None])
+        for spec in roster:
+            self.add(spec, latest.get(spec.name))
         self._tasks.append(asyncio.create_task(self._watch_day(), name="day"))
-        self._tasks.append(asyncio.create_task(self._services.burn.watch(self._rows.publish)))
 
     async def stop(self, grace_s: float) -> None:
         """Let turns in flight finish within `grace_s`, then cancel the rest."""
@@ -161,15 +164,6 @@ class Crew:
         await self._rows.show(agent, hold)
         worker.wake()
         return Ran(said)
-
-    async def tell_hold(self, agent: str, hold: Hold | None) -> None:
-        """Why a gateway agent's call was refused, said once a held spell
-        (None: its call went through, and the spell is over)."""
-        worker = self.workers[agent]
-        if hold is None:
-            await worker.unheld()
-        elif await worker.tell_hold(hold):
-            await self._rows.publish(agent)
 
     async def _not_for_a_gateway_agent(self, agent: str, text: str) -> list[Message]:
         """A gateway agent answers only its own client: what is typed to it is

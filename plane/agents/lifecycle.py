@@ -119,7 +119,7 @@ class Lifecycle:
         if ceiling != "keep":
             await services.gate.ceilings.set(agent, ceiling)
             worker.hold_changed()
-        services.session_layers.pop(agent, None)
+        worker.session.layers = None  # the next turn takes the prompt's sections anew
         await services.say(agent, "plane", notices.edited(model, role, chosen, ceiling))
         return await self._rows.publish(agent)
 
@@ -193,13 +193,6 @@ class Lifecycle:
         services.conversation.renamed(old, new)
         services.gate.ceilings.renamed(old, new)
         services.burn.renamed(old, new)
-        for per_agent in (
-            services.session_layers,
-            services.breaker.failures,
-            services.client_models,
-        ):
-            if old in per_agent:
-                per_agent[new] = per_agent.pop(old)  # type: ignore[assignment]
 
     # ── delete ─────────────────────────────────────────────────────────────
 
@@ -228,8 +221,6 @@ class Lifecycle:
             lambda conn: _delete_rows(conn, services, agent, notice),
             then=lambda _: self._deleted(agent),
         )
-        services.session_layers.pop(agent, None)
-        services.breaker.failures.pop(agent, None)
         if spec.workspace == services.home.workspace(agent) and spec.workspace.exists():
             await asyncio.to_thread(_aside, spec.workspace, services.clock.now().timestamp())
         services.emit(AgentRemoved(agent=agent))

@@ -20,7 +20,7 @@ from plane.agents.metering import Metered, metered_call
 from plane.agents.prompt import BASE, system_prompt
 from plane.agents.roster import AgentSpec
 from plane.agents.services import Services
-from plane.agents.session import new_session
+from plane.agents.session import Session, new_session
 from plane.agents.toolbox import Selection, Tooling
 from plane.clock import day_of
 from plane.economy.autocompact import (
@@ -71,9 +71,12 @@ class Turn:
         tooling: Tooling,
         workspace: Path | None = None,
         *,
+        session: Session,
         on_spend: Callable[[str], Awaitable[object]],
     ) -> None:
         self.services = services
+        self._session = session
+        """The agent's session, its worker's: the prompt sections and the breaker."""
         self._on_spend = on_spend
         """After each metered call (the agent's name): its row shows the spend at once."""
         self.spec = spec
@@ -127,7 +130,12 @@ class Turn:
             # agent would fail each turn on one oversized message or result;
             # and a history too long alone would fail every turn after it.
             window = self.services.config.providers[self.spec.provider].context_window
-            saved = await new_session(self.services, self.spec.name)
+            saved = await new_session(
+                self.services.transcript,
+                self.spec.name,
+                self.spec.workspace,
+                self.services.clock.now(),
+            )
             await self.say("plane", notices.overflowed(self.spec, window, saved))
         else:
             await self.services.transcript.extend(self.spec.name, new)
@@ -144,7 +152,7 @@ class Turn:
             await services.transcript.replace(agent, compaction.history)
             self.result.saved_chars += compaction.saved_chars
             history = compaction.history
-        if services.config.session.auto_compact and not services.breaker.tripped(agent):
+        if services.config.session.auto_compact and not self._session.breaker.tripped:
             history = await self._auto_compact(history)
         return history
 
@@ -167,10 +175,10 @@ class Turn:
         # breaker's to count, not a reason to drop the turn that follows.
         self.result.overflowed = False
         if not summary:
-            if services.breaker.failed(agent):
+            if self._session.breaker.failed():
                 await self.say("plane", notices.BREAKER)
             return history
-        services.breaker.succeeded(agent)
+        self._session.breaker.succeeded()
         self._summarised = True
         compacted = replacement(summary, recent_files(history), saved)
         await services.transcript.replace(agent, compacted)
@@ -184,14 +192,13 @@ class Turn:
         the history already, and a layer that moved with every new read would
         break the cache of everything after it. So it is taken when a session
         starts (or restarts from a summary) and kept until then."""
-        settings, sessions = self.services.config.repo_map, self.services.session_layers
-        agent = self.spec.name
+        settings, session = self.services.config.repo_map, self._session
         if not settings.enabled:
             return ()
-        if fresh or agent not in sessions:
+        if fresh or session.layers is None:
             repo_map = await asyncio.to_thread(layer, self.workspace, settings)
-            sessions[agent] = (repo_map,) if repo_map else ()
-        return sessions[agent]
+            session.layers = (repo_map,) if repo_map else ()
+        return session.layers
 
     def _request(
         self, messages: list[ChatMessage], tools: tuple[ToolSpec, ...]

@@ -31,6 +31,7 @@ from plane.agents import notices
 from plane.agents.roster import AgentSpec
 from plane.agents.scheduler import Booking, Scheduler
 from plane.agents.services import Services
+from plane.agents.session import Session
 from plane.agents.turn import Turn, TurnResult
 from plane.errors import LeaseLost, LedgerError
 from plane.money.gate import Hold, Paused
@@ -82,6 +83,10 @@ class AgentWorker:
         self._turn_task: asyncio.Task[TurnResult] | None = None
         """The running turn, a task of its own so the operator can cut it alone."""
         self._cutting = False
+        self.session = Session()
+        """Its model session as kept between turns (prompt sections, auto-compact's breaker)."""
+        self.client_model: str | None = None
+        """A gateway agent's: the model its client named in its latest call."""
 
     def wake(self) -> None:
         self._wake.set()
@@ -100,8 +105,8 @@ class AgentWorker:
         spec, services = self.spec, self._services
         if spec.gateway is None:
             return spec.model
-        if (used := services.client_models.get(spec.name)) is not None:
-            return used
+        if self.client_model is not None:
+            return self.client_model
         block = services.config.agents.get(spec.name)
         named = block is not None and block.model is not None
         offered = spec.model in services.config.providers[spec.provider].models
@@ -190,6 +195,14 @@ class AgentWorker:
             if self._told_at != at:
                 self._told_hold, self._told_at = told, at
         return self._told_hold
+
+    async def call_held(self, hold: Hold | None) -> None:
+        """A gateway agent's call refused by `hold`, said once a held spell
+        (None: its call went through, and the spell is over)."""
+        if hold is None:
+            await self.unheld()
+        elif await self.tell_hold(hold):
+            await self._publish(self.spec.name)
 
     async def unheld(self) -> None:
         """The held spell is over: the next hold is told."""
@@ -306,7 +319,13 @@ class AgentWorker:
         self, number: int, incoming: str, workspace: Path | None, own: bool
     ) -> TurnResult:
         turn = Turn(
-            self._services, self.spec, number, self._tooling, workspace, on_spend=self._publish
+            self._services,
+            self.spec,
+            number,
+            self._tooling,
+            workspace,
+            session=self.session,
+            on_spend=self._publish,
         )
         try:
             task = asyncio.create_task(turn.run(incoming))

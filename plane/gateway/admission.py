@@ -14,20 +14,22 @@ import asyncio
 import contextlib
 import math
 from collections import defaultdict
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from decimal import Decimal
 
 from plane.agents import notices
 from plane.agents.roster import AgentSpec
-from plane.agents.services import Services
+from plane.agents.workers import Workers
+from plane.clock import Clock
 from plane.gateway.apis import Wire
 from plane.gateway.asked import Asked
 from plane.gateway.estimate import Estimate, Estimator
 from plane.gateway.learned import Learning
 from plane.gateway.refused import GatewayRefused
 from plane.gateway.standing import Book, Standing, judge
-from plane.money.gate import Hold, TooDear
-from plane.money.ledger import FleetFull
+from plane.money.gate import Gate, Hold, TooDear
+from plane.money.ledger import FleetFull, Ledger
+from plane.money.pricing import Pricer
 from plane.wire.protocol import Usage
 from plane.wire.words import UNPRICED
 
@@ -37,18 +39,26 @@ them, before it is refused with a short Retry-After."""
 RETRY_S = 5
 """The Retry-After of such a refusal: the client tries again soon by itself."""
 
-TellHold = Callable[[str, Hold | None], Awaitable[None]]
-
 
 class Admission:
     def __init__(
-        self, services: Services, learning: Learning, tell_hold: TellHold, wait_s: float
+        self,
+        ledger: Ledger,
+        gate: Gate,
+        pricer: Pricer,
+        clock: Clock,
+        workers: Workers,
+        learning: Learning,
+        wait_s: float,
     ) -> None:
-        """`tell_hold` says why a call was refused, once a held spell (None:
-        one went through, and the spell is over)."""
-        self._services = services
-        self._tell_hold = tell_hold
-        self._estimator = Estimator(services.pricer, learning)
+        """Each agent's worker is told the model its client named and why a
+        call was refused, once a held spell (`AgentWorker.call_held`)."""
+        self._ledger = ledger
+        self._gate = gate
+        self._pricer = pricer
+        self._clock = clock
+        self._workers = workers
+        self._estimator = Estimator(pricer, learning)
         self._turns: defaultdict[str, asyncio.Condition] = defaultdict(asyncio.Condition)
         self._books: defaultdict[str, Book] = defaultdict(Book)
         self.wait_s = wait_s
@@ -58,19 +68,19 @@ class Admission:
     ) -> tuple[int, Estimate]:
         """Admit the call and write it pending, or refuse it (`GatewayRefused`).
         `wide`: the client opened Anthropic's 1M-token context."""
-        services, agent = self._services, spec.name
-        known = services.pricer.is_known(model)
-        services.client_models[agent] = model
+        agent = spec.name
+        known = self._pricer.is_known(model)
+        self._workers[agent].client_model = model
         turn = self._turns[agent]
         deadline = asyncio.get_running_loop().time() + self.wait_s
         async with turn:
             while True:
-                hold = await services.gate.hold(
+                hold = await self._gate.hold(
                     agent, price_known=known, model=model, settled_only=True
                 )
                 if hold is not None:
                     await self._tell_hold(agent, hold)
-                    raise self._held(wire, notices.why(hold, services.clock.now()))
+                    raise self._held(wire, notices.why(hold, self._clock.now()))
                 estimate = Estimate(Decimal(0), Decimal(0))
                 if known:
                     estimate = await self._estimator.estimate(
@@ -118,15 +128,14 @@ class Admission:
         """None when the call may go; else the seconds it may wait for calls
         in flight to settle. Refuses it (`GatewayRefused`) when its own likely cost
         does not fit, or once it has waited long enough."""
-        services = self._services
-        ceiling = services.gate.ceilings.of(agent)
+        ceiling = self._gate.ceilings.of(agent)
         if ceiling is None:
             return None
         book = self._books[agent]
         day = Standing(
             ceiling,
-            await services.ledger.spend_today(agent),
-            services.ledger.in_flight(agent),
+            await self._ledger.spend_today(agent),
+            self._ledger.in_flight(agent),
             book.bounds(),
             book.booked(),
             book.likely(),
@@ -135,9 +144,9 @@ class Admission:
         if verdict == "go":
             return None
         if verdict == "too dear":
-            hold = TooDear(agent, estimate.likely, day.left, ceiling, services.gate.resets_at())
+            hold = TooDear(agent, estimate.likely, day.left, ceiling, self._gate.resets_at())
             await self._tell_hold(agent, hold)
-            raise self._held(wire, notices.why(hold, services.clock.now()))
+            raise self._held(wire, notices.why(hold, self._clock.now()))
         waiting = deadline - asyncio.get_running_loop().time()
         if waiting > 0:
             return waiting
@@ -155,24 +164,25 @@ class Admission:
     ) -> int:
         """The call in the ledger, pending at its likely cost (the fleet's
         ceiling admits it in the same transaction)."""
-        services = self._services
         try:
-            return await services.ledger.open_call(
+            return await self._ledger.open_call(
                 spec.name,
                 spec.provider,
                 model,
                 estimate.likely,
                 "estimate" if known else UNPRICED,
-                fleet_ceiling=services.gate.ceilings.fleet(),
+                fleet_ceiling=self._gate.ceilings.fleet(),
             )
         except FleetFull as full:  # refused at admission: held, as by the gate
-            hold = await services.gate.fleet_full(spec.name, full)
+            hold = await self._gate.fleet_full(spec.name, full)
             await self._tell_hold(spec.name, hold)
-            raise self._held(wire, notices.why(hold, services.clock.now())) from None
+            raise self._held(wire, notices.why(hold, self._clock.now())) from None
+
+    async def _tell_hold(self, agent: str, hold: Hold | None) -> None:
+        await self._workers[agent].call_held(hold)
 
     def _held(self, wire: Wire, notice: str) -> GatewayRefused:
         """The refusal of a call that does not fit today: true until 00:00 UTC."""
-        services = self._services
-        left = (services.gate.resets_at() - services.clock.now()).total_seconds()
+        left = (self._gate.resets_at() - self._clock.now()).total_seconds()
         status, error, extra = wire.held(notice, max(1, math.ceil(left)))
         return GatewayRefused(status, notice, extra, error)

@@ -35,6 +35,7 @@ import httpx
 
 from plane.agents.roster import AgentSpec
 from plane.agents.services import Services
+from plane.agents.workers import Workers
 from plane.config import EMBEDDED, EMBEDDED_MODEL
 from plane.errors import NoSuchAgent, ProviderError, UnknownPrice
 from plane.gateway.admission import WAIT_S, Admission
@@ -50,7 +51,6 @@ from plane.gateway.routing import (
     session,
     upstream,
 )
-from plane.money.gate import Hold
 from plane.money.pricing import Priced
 from plane.store.engine import Database
 from plane.wire.protocol import Usage
@@ -84,19 +84,20 @@ class Gateway:
     def __init__(
         self,
         services: Services,
+        workers: Workers,
         keys: Keys,
         db: Database,
         *,
         publish: Callable[[str], Awaitable[object]],
         spend_notices: Callable[[str], Awaitable[None]],
-        tell_hold: Callable[[str, Hold | None], Awaitable[None]],
         transport: httpx.AsyncBaseTransport | None = None,
         embedded: Callable[[], tuple[str, str | None] | None] = lambda: None,
         wait_s: float = WAIT_S,
     ) -> None:
-        """`publish` sends an agent's row to the clients; `spend_notices`
-        says the day's warning and ceiling notices; `tell_hold` why a call was
-        refused, once a held spell (all three the crew's);
+        """`workers` are told the model each agent's client names and why a
+        call was refused (admission's); `publish` sends an agent's row to the
+        clients (the rows'); `spend_notices` says the day's warning and
+        ceiling notices (after a turn's);
         `embedded` the embedded model's base URL and key, while it runs;
         `db` keeps what the estimates learn (`plane.gateway.learned`)."""
         self._services = services
@@ -104,12 +105,19 @@ class Gateway:
         self._keys = keys
         self._publish = publish
         self._spend_notices = spend_notices
-        self._tell_hold = tell_hold
         self._http = httpx.AsyncClient(
             timeout=httpx.Timeout(600, connect=30), transport=transport, trust_env=False
         )
         self.learning = Learning(db)
-        self.admission = Admission(services, self.learning, tell_hold, wait_s)
+        self.admission = Admission(
+            services.ledger,
+            services.gate,
+            services.pricer,
+            services.clock,
+            workers,
+            self.learning,
+            wait_s,
+        )
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -357,8 +365,8 @@ class Gateway:
             line += f" · compression saved {tokens(call.saved)} chars"
         if call.session:
             line += f" · session {call.session}"
-        if services.savings is not None:  # the charts' and /metrics' "compression saved"
-            await services.savings.record(agent, call.model, call.saved, charged.day)
+        # The charts' and /metrics' "compression saved".
+        await services.savings.record(agent, call.model, call.saved, charged.day)
         cost = None if charged.unpriced else charged.cost  # unknown, not $0
         await services.say(agent, "cost", line, cost_usd=cost, usage=charged.usage)
         await self._publish(agent)

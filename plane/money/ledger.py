@@ -135,6 +135,8 @@ class Ledger:
         clock: Clock,
         *,
         charged: Callable[[str, datetime, Decimal], None] | None = None,
+        plane: str | None = None,
+        lease_margin_ms: int = 0,
     ) -> None:
         self._db = db
         self._clock = clock
@@ -149,10 +151,10 @@ class Ledger:
         """The calls this plane opened and has not closed, as written."""
         self._sums = _Sums()
         db.finish_with(self._sums)
-        self.plane: str | None = None
+        self.plane = plane
         """This plane's name, recorded with each call it opens, when several
         planes share the store (None: the store is this plane's alone)."""
-        self.lease_margin_ms = 0
+        self.lease_margin_ms = lease_margin_ms
         """How much of its lease an agent's plane must still have, by the
         database's clock, for a call of the agent's to be admitted."""
 

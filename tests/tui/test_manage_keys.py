@@ -43,7 +43,7 @@ def footer_keys(app: PlaneApp) -> dict[str, str]:
 
 
 async def made(plane, name: str = "poet") -> None:  # type: ignore[no-untyped-def]
-    await plane.plane.api.new_agent(name, "scripted-model", "writes verse")
+    await plane.plane.runtime.api.new_agent(name, "scripted-model", "writes verse")
 
 
 async def test_the_keys_are_on_the_list_and_in_the_footer_only_there(start_plane) -> None:  # type: ignore[no-untyped-def]

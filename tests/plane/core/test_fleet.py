@@ -148,9 +148,7 @@ async def test_planes_admitting_at_once_pass_the_fleet_ceiling_by_no_call(postgr
     interleaving, because each admission waits for the fleet row."""
     dbs = [await PostgresDatabase.connect(postgres_url) for _ in range(3)]
     try:
-        ledgers = [Ledger(db, ManualClock(NOON)) for db in dbs]
-        for n, ledger in enumerate(ledgers):
-            ledger.plane = f"plane-{n}"
+        ledgers = [Ledger(db, ManualClock(NOON), plane=f"plane-{n}") for n, db in enumerate(dbs)]
 
         async def call(ledger: Ledger, n: int) -> bool:
             try:

@@ -246,9 +246,9 @@ async def test_a_gateway_agent_has_a_row_and_limit_but_takes_no_turns(
     start_gateway: StartGateway,
 ) -> None:
     gw = await start_gateway()
-    await gw.plane.api.post("claude", "/limit 0.02")
+    await gw.plane.runtime.api.post("claude", "/limit 0.02")
     assert gw.services.gate.ceilings.of("claude") == Decimal("0.02")
-    ran = await gw.plane.api.post("claude", "are you there?")
+    ran = await gw.plane.runtime.api.post("claude", "are you there?")
     assert ran.refused, "nothing will answer it: `plane send` exits 1"
     said = ran.messages
     assert [(m.kind, m.text) for m in said] == [
@@ -275,7 +275,7 @@ async def test_what_is_the_clients_own_is_refused_for_a_gateway_agent(
     gw = await start_gateway()
     before = await gw.rows.state("claude")
     with pytest.raises(InvalidRequest) as refused:
-        await gw.plane.api.handle(p.EditAgent(id=1, agent="claude", **fields))
+        await gw.plane.runtime.api.handle(p.EditAgent(id=1, agent="claude", **fields))
     assert str(refused.value) == (
         "abc is not an amount. A limit is 5, $0.25 or off."
         if "limit" in fields
@@ -289,14 +289,14 @@ async def test_a_gateway_agent_is_shown_and_edited_as_what_applies_to_it(
     start_gateway: StartGateway,
 ) -> None:
     gw = await start_gateway()
-    ran = await gw.plane.api.post("claude", "/new")
+    ran = await gw.plane.runtime.api.post("claude", "/new")
     assert ran.refused
     assert ran.messages[1].text == (
         "claude is a gateway agent: its sessions are its client's, so /new starts none here."
     )
-    changed = await gw.plane.api.handle(p.EditAgent(id=1, agent="claude", limit="3"))
+    changed = await gw.plane.runtime.api.handle(p.EditAgent(id=1, agent="claude", limit="3"))
     assert isinstance(changed, p.AgentChanged) and changed.agent.limit_usd == Decimal(3)
-    details = await gw.plane.api.handle(p.ShowAgent(id=2, agent="claude"))
+    details = await gw.plane.runtime.api.handle(p.ShowAgent(id=2, agent="claude"))
     assert isinstance(details, p.AgentDetails) and details.agent.gateway
     assert shown(details).splitlines() == [
         "claude (from agents.yaml; a gateway agent)",
@@ -305,7 +305,7 @@ async def test_a_gateway_agent_is_shown_and_edited_as_what_applies_to_it(
         "  ceiling    $3.00 a day, from /limit",
         "  today      $0.00 spent · idle",
     ]
-    demo = await gw.plane.api.handle(p.ShowAgent(id=3, agent="demo"))
+    demo = await gw.plane.runtime.api.handle(p.ShowAgent(id=3, agent="demo"))
     assert isinstance(demo, p.AgentDetails) and not demo.agent.gateway
     assert "  workspace  " in shown(demo)
 
