@@ -36,6 +36,7 @@ stops whatever was about to spend it; nothing here is ever swallowed.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sqlite3
 from collections.abc import Callable, Collection
@@ -45,6 +46,7 @@ from decimal import Decimal
 from sqlite3 import Connection, Row
 from typing import TypeVar
 
+from plane.batched import Shared
 from plane.clock import Clock, day_of
 from plane.db import Database
 from plane.errors import LedgerError
@@ -122,6 +124,11 @@ class Ledger:
         self._latest: date | None = None
         """The latest day reached (None until read from the database)."""
         self._told_back: date | None = None
+        self._reaching = asyncio.Lock()
+        """Held while a day is reached: a fleet's workers asking at once for
+        the first time read the latest day, and record the new one, once."""
+        self._reads: dict[date, Shared[dict[str, Decimal]]] = {}
+        """A day's sums being read: who asks meanwhile waits for that read."""
         self._open: dict[int, _Recorded] = {}
         """The calls this plane opened and has not closed, as written."""
         self._sums = _Sums()
@@ -186,6 +193,10 @@ class Ledger:
         clock_day = day_of(self._clock.now())
         if clock_day == self._latest:
             return clock_day  # every call but a day's first
+        async with self._reaching:
+            return await self._reach(clock_day)
+
+    async def _reach(self, clock_day: date) -> date:
         latest = await self._latest_day()
         if clock_day > latest:
             await self._write(
@@ -422,9 +433,13 @@ class Ledger:
         # fleet's tick may forget them (`forget_sums`) between the commit
         # that kept them and this return, and then they are read anew.
         while (kept := self._days.get(day)) is None:
-            await self._write(
-                read, then=lambda sums: self._days.setdefault(day, sums), reading=True
-            )
+            if day not in self._reads:
+                self._reads[day] = Shared(
+                    lambda: self._write(
+                        read, then=lambda sums: self._days.setdefault(day, sums), reading=True
+                    )
+                )
+            await self._reads[day].get()
         return kept
 
     async def _latest_day(self) -> date:
