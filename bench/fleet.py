@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import itertools
 import json
 import os
 import shutil
@@ -37,6 +38,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -46,7 +48,6 @@ from status import rss_kb
 
 from plane.config import load_config
 from plane.wire import protocol as p
-from plane.wire.client import PlaneClient
 from plane.wire.token import read_token
 
 PLANE = Path(sys.executable).with_name("plane")
@@ -88,25 +89,67 @@ def write_config(home: Path, agents: int, base_url: str) -> Path:
     return path
 
 
-async def raw_status(socket: Path, within_s: float = 300) -> tuple[float, int]:
-    """The snapshot request alone over the socket, read with no frame limit:
-    (milliseconds, bytes of the reply)."""
-    reader, writer = await asyncio.open_unix_connection(socket, limit=1 << 31)
-    try:
-        hello = {"type": "hello", "id": 1, "protocol_version": p.PROTOCOL_VERSION}
+class Raw:
+    """A connection to the plane read with no frame limit (past ~3,900 agents
+    the snapshot is one frame over the protocol's 1 MiB, which the plane's own
+    client refuses): requests as JSON lines, replies matched by id, and the
+    agents whose turns finished."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._reader, self._writer = reader, writer
+        self._ids = itertools.count(1)
+        self._waiting: dict[int, asyncio.Future[tuple[float, int]]] = {}
+        self.finished: asyncio.Queue[str] = asyncio.Queue()
+        self._task = asyncio.create_task(self._read())
+
+    @classmethod
+    async def connect(cls, socket: Path) -> Raw:
+        reader, writer = await asyncio.open_unix_connection(socket, limit=1 << 31)
+        raw = cls(reader, writer)
         token = read_token(socket.with_name("token"))
-        writer.write(json.dumps({**hello, "client": "bench", "token": token}).encode() + b"\n")
-        await asyncio.wait_for(reader.readline(), within_s)
+        version = p.PROTOCOL_VERSION
+        await raw.ask("hello", protocol_version=version, client="bench", token=token)
+        return raw
+
+    async def ask(self, kind: str, **fields: Any) -> tuple[float, int]:
+        """(milliseconds, bytes of the reply)."""
+        ident = next(self._ids)
+        future = self._waiting[ident] = asyncio.get_running_loop().create_future()
         start = time.perf_counter()
-        writer.write(b'{"type": "status", "id": 2}\n')
-        while True:
-            line = await asyncio.wait_for(reader.readline(), within_s)
-            if not line:
-                raise ConnectionError("the plane closed the connection")
-            if line.startswith(b'{"type":"snapshot"') or b'"id":2' in line[:40]:
-                return (time.perf_counter() - start) * 1000, len(line)
+        self._writer.write(json.dumps({"type": kind, "id": ident, **fields}).encode() + b"\n")
+        await asyncio.wait_for(future, 600)
+        return (time.perf_counter() - start) * 1000, future.result()[1]
+
+    async def _read(self) -> None:
+        while line := await self._reader.readline():
+            if line.startswith(b'{"type":"turn_finished"'):
+                self.finished.put_nowait(json.loads(line)["agent"])
+                continue
+            head = line[:200]
+            if b'"id":' not in head or head.startswith(b'{"type":"event'):
+                continue
+            ident = int(head.split(b'"id":', 1)[1].split(b",", 1)[0].split(b"}", 1)[0])
+            future = self._waiting.pop(ident, None)
+            if future is not None and not future.done():
+                if line.startswith(b'{"type":"error"'):
+                    future.set_exception(RuntimeError(json.loads(line)["message"]))
+                else:
+                    future.set_result((0.0, len(line)))
+        for future in self._waiting.values():
+            future.set_exception(ConnectionError("the plane closed the connection"))
+
+    async def close(self) -> None:
+        self._task.cancel()
+        self._writer.close()
+
+
+async def raw_status(socket: Path) -> tuple[float, int]:
+    """The snapshot request alone over the socket: (milliseconds, bytes)."""
+    raw = await Raw.connect(socket)
+    try:
+        return await raw.ask("status")
     finally:
-        writer.close()
+        await raw.close()
 
 
 class Plane:
@@ -132,7 +175,7 @@ class Plane:
             try:
                 await raw_status(socket)
                 break
-            except (FileNotFoundError, ConnectionError, OSError):
+            except (FileNotFoundError, ConnectionError, OSError, RuntimeError):
                 if self.process.returncode is not None:
                     raise RuntimeError("the plane exited") from None
                 await asyncio.sleep(0.02)
@@ -227,48 +270,43 @@ def frame(text: str) -> tuple[str, bool]:
 class Busy:
     """`agents` agents each sent a message as soon as its last turn ended."""
 
-    def __init__(self, client: PlaneClient, agents: list[str]) -> None:
-        self.client, self.agents = client, agents
+    def __init__(self, raw: Raw, agents: list[str]) -> None:
+        self.raw, self.agents = raw, agents
         self.turns = 0
-        self._task: asyncio.Task[None] | None = None
-        self._sends: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
 
     async def start(self) -> None:
-        await self.client.request(p.Subscribe, within_s=600)
-        self._task = asyncio.create_task(self._keep_busy())
+        await self.raw.ask("subscribe")
+        self._spawn(self._keep_busy())
         for agent in self.agents:
-            await self.client.request(p.Send, agent=agent, text="Go on.", within_s=600)
+            await self.raw.ask("send", agent=agent, text="Go on.")
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _keep_busy(self) -> None:
         busy = set(self.agents)
-        async for event in self.client.events():
-            if isinstance(event, p.TurnFinished) and event.agent in busy:
+        while True:
+            agent = await self.raw.finished.get()
+            if agent in busy:
                 self.turns += 1
-                send = asyncio.create_task(self._send(event.agent))
-                self._sends.add(send)
-                send.add_done_callback(self._sends.discard)
-
-    async def _send(self, agent: str) -> None:
-        await self.client.request(p.Send, agent=agent, text="Go on.", within_s=600)
+                self._spawn(self.raw.ask("send", agent=agent, text="Go on."))
 
     async def stop(self) -> None:
-        for task in [self._task, *self._sends]:
-            if task is not None:
-                task.cancel()
-        await asyncio.gather(*self._sends, return_exceptions=True)
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
 
 
 async def round_trips(socket: Path, agents: list[str], repeat: int) -> list[float]:
-    client = await PlaneClient.connect(socket, within_s=600)
+    raw = await Raw.connect(socket)
     try:
-        took = []
-        for n in range(repeat):
-            start = time.perf_counter()
-            await client.request(p.Send, agent=agents[n % len(agents)], text="hi", within_s=600)
-            took.append((time.perf_counter() - start) * 1000)
-        return took
+        return [(await raw.ask("send", agent=agents[n % len(agents)], text="hi"))[0]
+                for n in range(repeat)]  # fmt: skip
     finally:
-        await client.close()
+        await raw.close()
 
 
 def ratio(value: float, aim: float) -> str:
@@ -301,7 +339,7 @@ async def run(agents: int, args: argparse.Namespace, root: Path, server: Server)
                 await raw_status(socket)
             spying.send_signal(signal.SIGINT)
             spying.wait(60)
-        busy_client = await PlaneClient.connect(socket, within_s=600)
+        busy_client = await Raw.connect(socket)
         busy = Busy(busy_client, everyone[: args.busy])
         await busy.start()
         await asyncio.sleep(args.warmup)
