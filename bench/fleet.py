@@ -278,8 +278,9 @@ class Busy:
     async def start(self) -> None:
         await self.raw.ask("subscribe")
         self._spawn(self._keep_busy())
-        for agent in self.agents:
-            await self.raw.ask("send", agent=agent, text="Go on.")
+        # All at once: one after another, each waits behind the turns of
+        # those already sent (the control path queues behind the metering).
+        await asyncio.gather(*(self.raw.ask("send", agent=a, text="Go on.") for a in self.agents))
 
     def _spawn(self, work: Any) -> None:
         task = asyncio.create_task(work)
@@ -309,6 +310,11 @@ async def round_trips(socket: Path, agents: list[str], repeat: int) -> list[floa
         await raw.close()
 
 
+def stage(what: str) -> None:
+    """Where the run is, on stderr: a fleet's run takes minutes."""
+    print(f"{time.strftime('%H:%M:%S')} {what}", file=sys.stderr, flush=True)
+
+
 def ratio(value: float, aim: float) -> str:
     return f"{value / aim:5.2f}x of the aim ({'met' if value < aim else 'NOT met'})"
 
@@ -324,11 +330,14 @@ async def run(agents: int, args: argparse.Namespace, root: Path, server: Server)
     read_s = time.process_time() - cpu
     spy = args.spy / f"start-{agents}.txt" if args.spy else None
     everyone = names(agents)
+    stage(f"{agents:,} agents: starting the plane")
     async with Plane(home, config, spy) as plane:
+        stage("started; memory, then status idle")
         rss = await plane.settled_rss_mb()
         socket = home / "plane.sock"
         cli_idle = [plane.cli_status() for _ in range(args.repeat)]
         raw_idle = [await raw_status(socket) for _ in range(args.repeat)]
+        stage("round trips idle")
         trips_idle = await round_trips(socket, everyone[-100:], 20)
         spying = None
         if args.spy:
@@ -341,7 +350,9 @@ async def run(agents: int, args: argparse.Namespace, root: Path, server: Server)
             spying.wait(60)
         busy_client = await Raw.connect(socket)
         busy = Busy(busy_client, everyone[: args.busy])
+        stage(f"{args.busy:,} agents made busy")
         await busy.start()
+        stage("busy; status and round trips")
         await asyncio.sleep(args.warmup)
         turns = busy.turns
         started = time.perf_counter()
