@@ -37,27 +37,31 @@ def agents_in(agents: Collection[str]) -> tuple[str, list[str]]:
 class Batched(Generic[K, V]):
     """`await batched.get(key)`: the value `read(keys)` returns for `key`
     (`missing` when it returns none), `read` called once for every key
-    asked for in the same turn of the event loop."""
+    asked for together. One read runs at a time: who asks while it runs is
+    read next, with everyone else who asked meanwhile, so a loaded loop
+    (workers waking over many turns of it) makes bigger reads, not more."""
 
     def __init__(self, read: Callable[[list[K]], Awaitable[dict[K, V]]], missing: V) -> None:
         self._read = read
         self._missing = missing
-        self._asked: dict[K, asyncio.Future[V]] | None = None
+        self._asked: dict[K, asyncio.Future[V]] = {}
+        self._busy = False
+        """A read is running, or about to start."""
         self._running: set[asyncio.Task[None]] = set()
 
     async def get(self, key: K) -> V:
         loop = asyncio.get_running_loop()
-        if self._asked is None:
-            self._asked = {}
-            loop.call_soon(self._start)
         future = self._asked.get(key)
         if future is None:
             future = self._asked[key] = loop.create_future()
+        if not self._busy:
+            self._busy = True
+            loop.call_soon(self._start)
         # Shielded: one asker cancelled does not cancel the others' read.
         return await asyncio.shield(future)
 
     def _start(self) -> None:
-        asked, self._asked = self._asked or {}, None
+        asked, self._asked = self._asked, {}
         task = asyncio.get_running_loop().create_task(self._answer(asked))
         self._running.add(task)
         task.add_done_callback(self._running.discard)
@@ -72,10 +76,15 @@ class Batched(Generic[K, V]):
                     future.add_done_callback(_retrieved)  # an asker cancelled meanwhile
             if not isinstance(error, Exception):
                 raise
-            return
-        for key, future in asked.items():
-            if not future.done():
-                future.set_result(found.get(key, self._missing))
+        else:
+            for key, future in asked.items():
+                if not future.done():
+                    future.set_result(found.get(key, self._missing))
+        finally:
+            if self._asked:  # asked while this read ran: the next read, now
+                self._start()
+            else:
+                self._busy = False
 
 
 class Shared(Generic[T]):

@@ -80,10 +80,10 @@ class Scheduler:
         for and booked in one transaction, so two callers book one turn, due
         `every` after it was asked for; looked for first among its open
         bookings, so a restart with the turns already booked writes nothing."""
+        now = self._clock.now()  # when it was asked for, not when the look ended
+        row = (agent, (now + every).isoformat(), note, now.isoformat())
         if any(booking.ambient for booking in await self.open(agent)):
             return
-        now = self._clock.now()
-        row = (agent, (now + every).isoformat(), note, now.isoformat())
 
         def keep(conn: Connection) -> bool:
             cursor = conn.execute(
