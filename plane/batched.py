@@ -1,12 +1,14 @@
-"""Reads of one row set per agent, asked for in the same moment, made as one
-query (`Batched`), and reads of a whole table that many ask for at once,
-made once (`Shared`): a fleet's workers start together and each asks for its own told hold,
-waiting messages and bookings; 100,000 agents would be 100,000 queries, one
-after another on the store's one reader. The idea is GraphQL's DataLoader.
+"""Reads of one row set per agent, asked for together, made as one query
+(`Batched`), and reads of a whole table that many ask for at once, made
+once (`Shared`). A fleet's workers start together and each asks for its own
+told hold, waiting messages and bookings: 100,000 agents would be 100,000
+queries, one after another on the store's one reader. The idea is GraphQL's
+DataLoader.
 
-A read joins the batch of its moment (the event loop's current turn) and the
-query starts once that turn is over, so no read ever returns what the table
-held before it was asked for: a write committed before the ask is seen.
+A read joins the next query, which starts once the event loop's current
+turn is over and no query of its kind is running; no read returns what the
+table held before it was asked for, so a write committed before the ask is
+seen.
 """
 
 from __future__ import annotations
