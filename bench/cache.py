@@ -43,7 +43,7 @@ from plane.agents.prompt import system_prompt
 from plane.agents.roster import AgentSpec
 from plane.config import EMBEDDED_MODEL, RepoMapConfig, SessionConfig
 from plane.economy.compaction import compact
-from plane.economy.repomap.map import map as repomap
+from plane.economy.repomap import map as repomap
 from plane.providers import json_tools
 from plane.providers.base import ChatMessage, CompletionRequest, ToolCall
 from plane.providers.local import EmbeddedModel

@@ -45,7 +45,7 @@ from compress_metrics import error_lines, line_shape, salient, visible  # noqa: 
 from compress_report import Row, print_report, print_side_by_side  # noqa: E402
 
 from plane.economy.compress import compress, expand  # noqa: E402
-from plane.economy.compress.store import RefStore  # noqa: E402
+from plane.economy.compress.refs import RefStore  # noqa: E402
 
 DEV_CORPUS = next(
     (p / "shared" / "corpus" / "dev" for p in ROOT.parents if (p / "shared" / "corpus").is_dir()),

@@ -9,7 +9,8 @@ issue's figures for Headroom (~0.7 ms/KB) are without it too.
 
 Writes one JSON object per sample to the file named by argv[2]:
 {"id", "text", "ms"}. With `--timed` it compresses, and times, one sample per
-line of stdin instead (bench/compress.py's interleaved timing).
+line of stdin instead (bench/compress.py's interleaved timing). With
+`--proxy` it runs as Headroom's proxy does for a session (bench/bill.py).
 """
 
 from __future__ import annotations
@@ -40,19 +41,63 @@ def conversation(command: str, output: str) -> list[dict]:
     ]
 
 
-def serve() -> None:
-    """`--serve`: one JSON object a line on stdin ({"messages", "model"}), the compressed
-    messages ({"messages"}) a line on stdout (bench/session_cost.py's Headroom)."""
+def proxy() -> None:
+    """`--proxy`: Headroom as its proxy runs a session (headroom/proxy/session_engine.py,
+    the Anthropic handler): one JSON object a line on stdin ({"session", "messages",
+    "model", "frozen"}: `frozen` the leading messages the provider confirmed cached, the
+    whole previous request in a session whose every request marks its end), the messages
+    to forward a line on stdout. Per session, Headroom's own `CompressionCache`: the
+    frozen prefix is clamped to what the cache can replay, results compressed before are
+    swapped in ("Zone 1"), the pipeline runs with `frozen_message_count` (the live zone
+    only), new compressions are remembered, and Headroom's own `finalize_turn` replays
+    what the previous request forwarded over the messages the provider confirmed
+    cached, byte for byte."""
     import logging
 
     logging.disable(logging.WARNING)
     from headroom import compress
+    from headroom.cache.compression_cache import CompressionCache
+    from headroom.proxy.session_engine import finalize_turn
 
+    caches: dict[str, CompressionCache] = {}
+    sent: dict[str, tuple[list[dict] | None, list[dict] | None]] = {}
     for line in sys.stdin:
         request = json.loads(line)
-        result = compress(request["messages"], model=request["model"])
-        sys.stdout.write(json.dumps({"messages": result.messages}) + "\n")
+        session, messages = request["session"], request["messages"]
+        cache = caches.setdefault(session, CompressionCache())
+        frozen = min(request["frozen"], cache.compute_frozen_count(messages))
+        cache.mark_stable_from_messages(messages, frozen)
+        working = cache.apply_cached(messages)
+        result = compress(working, model=request["model"], frozen_message_count=frozen)
+        out = result.messages
+        if out != working:
+            cache.update_from_result(messages, out)
+        before, forwarded = sent.get(session, (None, None))
+        final = finalize_turn(
+            out, messages, before, forwarded, confirmed_frozen_count=request["frozen"]
+        )
+        out = _marks_as_sent(final.messages, messages)
+        sent[session] = (messages, out)
+        sys.stdout.write(json.dumps({"messages": out}) + "\n")
         sys.stdout.flush()
+
+
+def _marks_as_sent(out: list[dict], messages: list[dict]) -> list[dict]:
+    """The client's `cache_control` breakpoints where this request had them: the replayed
+    prefix carries last request's mark too, which the proxy does not send again (no more
+    than four are allowed)."""
+
+    def blocks(message: dict) -> list:
+        content = message.get("content")
+        return content if isinstance(content, list) else []
+
+    for sent, asked in zip(out, messages, strict=True):
+        for block, original in zip(blocks(sent), blocks(asked), strict=False):
+            if isinstance(block, dict) and isinstance(original, dict):
+                block.pop("cache_control", None)
+                if "cache_control" in original:
+                    block["cache_control"] = original["cache_control"]
+    return out
 
 
 def timed() -> None:
@@ -78,11 +123,11 @@ def timed() -> None:
 
 
 def main() -> None:
-    if sys.argv[1:] == ["--serve"]:
-        serve()
-        return
     if sys.argv[1:] == ["--timed"]:
         timed()
+        return
+    if sys.argv[1:] == ["--proxy"]:
+        proxy()
         return
     import logging
 

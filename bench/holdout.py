@@ -57,7 +57,7 @@ JOBS = [
     Job(
         "build_logs",
         "cd {repo} && {py} -m pytest -v -p no:cacheprovider"
-        " tests/plane/compress/test_store.py tests/plane/compress/test_retrieve.py 2>&1",
+        " tests/plane/compress/test_refs.py tests/plane/compress/test_retrieve.py 2>&1",
     ),
     Job(
         "build_logs",

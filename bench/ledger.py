@@ -26,8 +26,9 @@ from decimal import Decimal
 from pathlib import Path
 
 from plane.clock import ManualClock
-from plane.db import MIGRATIONS, Database
 from plane.money.ledger import Ledger
+from plane.store.migrations import MIGRATIONS
+from plane.store.sqlite import SqliteDatabase
 from plane.wire.protocol import Usage
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -70,7 +71,7 @@ def raw(path: Path, seconds: float) -> tuple[int, float]:
 async def plane(path: Path, agents: int, seconds: float) -> tuple[int, float, dict[str, float]]:
     """Calls done and seconds taken through the ledger, and what each call
     cost the database."""
-    db = await Database.open(path)
+    db = await SqliteDatabase.open(path)
     ledger = Ledger(db, ManualClock(NOON))
     await ledger.spend_today("agent-0")
     before = dict(vars(db.counts))
@@ -107,8 +108,8 @@ async def first_check(path: Path, calls: int, agents: int = 100) -> tuple[float,
     )
     conn.execute("COMMIT")
     conn.close()
-    await (await Database.open(path)).close()  # migrates: the sums are filled once
-    db = await Database.open(path)
+    await (await SqliteDatabase.open(path)).close()  # migrates: the sums are filled once
+    db = await SqliteDatabase.open(path)
     start = time.perf_counter()
     await Ledger(db, ManualClock(NOON)).spend_today("agent-0")
     now = (time.perf_counter() - start) * 1000

@@ -34,9 +34,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from plane.clock import SystemClock
-from plane.db import Database
 from plane.history.conversation import Conversation
 from plane.money.ledger import Ledger
+from plane.store.sqlite import SqliteDatabase
 from plane.wire import protocol as p
 from plane.wire.client import NotRunning, PlaneClient
 from plane.wire.protocol import Usage
@@ -74,7 +74,7 @@ def write_config(home: Path, agents: int) -> Path:
 
 async def fill(db_path: Path, agents: int, calls: int, waiting: int) -> None:
     """Today's spend (over the $1 ceiling) and waiting messages for each agent."""
-    db = await Database.open(db_path)
+    db = await SqliteDatabase.open(db_path)
     clock = SystemClock()
     ledger, conversation = Ledger(db, clock), Conversation(db, clock)
     cost = Decimal("1.5") / calls

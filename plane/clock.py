@@ -28,11 +28,6 @@ def day_of(moment: datetime) -> date:
     return moment.astimezone(UTC).date()
 
 
-def next_midnight(moment: datetime) -> datetime:
-    """The next 00:00 UTC after `moment`."""
-    return midnight_after(day_of(moment))
-
-
 def midnight_after(day: date) -> datetime:
     """00:00 UTC at the end of `day`: when a plane on that day resets."""
     return datetime.combine(day + timedelta(days=1), time(0), tzinfo=UTC)

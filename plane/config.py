@@ -4,24 +4,17 @@ user's documentation of that key.
 `load_config()` is the one reader of the file. A bad file raises one
 `ConfigError` naming the key, the line and what is wrong, and the plane does
 not start half-configured. The reading is bounded before YAML sees a byte of
-it: a file that is not UTF-8 text, is too large, nests too deep, or whose
-aliases expand past a fixed number of values is refused with its line, so no
-file can hang the start or exhaust memory (an alias bomb is a few hundred
-bytes). The bounds grow with the file, as its honest cost does: 10,000
-agents are read, a bomb of any size is not. An empty file is refused too:
-it would silently drop every ceiling.
+it (plane/yaml_reader.py), so no file can hang the start or exhaust memory.
+An empty file is refused too: it would silently drop every ceiling.
 """
 
 from __future__ import annotations
 
-import codecs
 import difflib
-import os
 import re
-import stat
 from decimal import Decimal
 from pathlib import Path
-from typing import Annotated, Any, Literal, NoReturn
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -34,13 +27,9 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from ruamel.yaml import YAML
-from ruamel.yaml.constructor import ConstructorError, RoundTripConstructor
-from ruamel.yaml.error import YAMLError
-from ruamel.yaml.reader import ReaderError
-from ruamel.yaml.scanner import RoundTripScanner, ScannerError
 
 from plane.errors import ConfigError
+from plane.yaml_reader import Plain, as_text, document, locate, read_file
 
 EMBEDDED = "embedded"
 """The provider name of the model the plane runs itself (llama.cpp, SmolLM2)."""
@@ -64,31 +53,16 @@ def _in_cents(amount: Decimal) -> Decimal:
 
 Limit = Annotated[Usd, AfterValidator(_in_cents)]
 
-MAX_CONFIG_BYTES = 4 << 20
-"""A config is read whole, so its size is bounded: 100,000 agents of one line
-each fit (`  agent-000001: {limitUsd: 2}`, 30 bytes). Reading holds about
-120 bytes of memory a byte of the file, so the largest takes ~500 MB."""
-FREE_TOKENS = 10_000
-"""YAML tokens (keys, values, brackets) any file may have, whatever its size."""
-TOKENS_PER_3_CHARACTERS = 2
-"""Past `FREE_TOKENS`, at most two tokens every three characters read, checked
-as the file is read. Each token takes about the same time (~20 µs, nesting
-being bounded), so the read costs in proportion to the file's size, and a
-file denser than any honest one is refused early instead of read whole.
-Honest files have a token every 1.7 to 5 characters (`  agent-0001: {}` has 5
-in 17; compact JSON with short names, `"a1":{},`, one every 1.8); the
-densest YAML has one a character (`[1,1,1,…]`)."""
-MAX_DEPTH = 32
-"""Nesting levels of mappings and lists; agents.yaml needs four."""
-FREE_VALUES = 50_000
-"""Values any file may expand to once its aliases are expanded."""
-VALUES_PER_CHARACTER = 1
-"""Past `FREE_VALUES`, values a character of the file may expand to. Written
-out, a value takes a character or more; an alias used as a template (`agent:
-*base`) expands to a few values in twenty characters. A billion-laughs file
-is tiny and expands to a billion."""
-
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+MCP_SERVER_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]|_(?!_)){0,23}$")
+MCP_SERVER_RULE = (
+    "1–24 characters: lower-case letters, digits, '-' and single '_', starting with a letter "
+    "or digit"
+)
+MCP_TOOL = re.compile(r"^(?P<server>[^.]+)\.(?P<tool>\*|[A-Za-z0-9_.\-]{1,128})$")
+"""An MCP tool in an allowlist: `server.tool`, or `server.*` for all of a server's."""
 
 
 def _known_tool(name: str) -> str:
@@ -98,9 +72,14 @@ def _known_tool(name: str) -> str:
 
     if name in TOOLS:
         return name
+    if (mcp := MCP_TOOL.match(name)) and MCP_SERVER_NAME.match(mcp["server"]):
+        return name  # the server is checked against the agent's servers (`incoherence`)
     close = difflib.get_close_matches(name, list(TOOLS), n=1)
     hint = f"did you mean {close[0]}? " if close else ""
-    raise ValueError(f"{name!r} is not a tool ({hint}the tools are {', '.join(TOOLS)})")
+    raise ValueError(
+        f"{name!r} is not a tool ({hint}the tools are {', '.join(TOOLS)}, "
+        "and an MCP server's as server.tool or server.*)"
+    )
 
 
 ToolName = Annotated[str, AfterValidator(_known_tool)]
@@ -215,6 +194,10 @@ class Price(Block):
     """Prompt tokens written to Anthropic's 1-hour cache (default: the cache-write price)."""
     output: Usd
     """Generated tokens."""
+    web_search: Usd | None = None
+    """USD per 1,000 web searches a provider's server tool makes (Anthropic's
+    `web_search`, OpenAI's): billed per search, beside the tokens of what it
+    found (default: $10, both providers' price)."""
 
 
 class SessionConfig(Block):
@@ -261,9 +244,71 @@ class GatewayConfig(Block):
     sends its LLM calls to the plane's HTTP listener with the agent's key, and
     the plane forwards each to the agent's `provider`, metered and capped."""
 
-    compress: bool = False
+    compress: bool = True
     """Pass tool results inside the client's requests through the plane's
-    deterministic compressor (never text people or models wrote)."""
+    deterministic compressor (never text people or models wrote), those the
+    client marked for its prompt cache too: the same result gives the same
+    bytes in every request, so the cache stays warm. `false` sends every
+    request as the client wrote it."""
+
+
+class McpServerConfig(Block):
+    """An MCP server whose tools the agent gets, run by the plane over stdio:
+    started when a session begins, confined as `run_command` is (the agent's
+    workspace, Landlock, a process tree of its own that ends with the
+    session), its tool list read once and kept for the whole session."""
+
+    command: str = Field(min_length=1, max_length=4096)
+    """The program to run: a name found on PATH (`mcp-server-time`, `npx`,
+    `uvx`) or an absolute path. It runs in the agent's workspace."""
+    args: list[Annotated[str, Field(max_length=4096)]] = Field(default_factory=list, max_length=256)
+    """Its arguments."""
+    env: dict[str, Annotated[str, Field(max_length=32_768)]] = Field(
+        default_factory=dict, max_length=64
+    )
+    """Environment variables it gets, beyond the few harmless ones every
+    tool gets (PATH, LANG, TZ…; HOME is the workspace). Nothing else of the
+    plane's environment crosses: an API key the server needs goes here."""
+    read: list[Path] = Field(default_factory=list, max_length=32)
+    """Absolute directories outside the workspace that it may read (its
+    own code, when it is installed outside the system and the plane's
+    Python): read-only, and never the plane's home."""
+    start_timeout_s: float = Field(default=30, gt=0, le=600)
+    """Seconds it has to start and list its tools; past them its tools are
+    left out of the session, which says so."""
+    timeout_s: float = Field(default=60, gt=0, le=3600)
+    """Seconds one tool call may take; past them the call fails, and the
+    server is stopped (it is started again at its next call)."""
+
+    @field_validator("command")
+    @classmethod
+    def _a_command(cls, command: str) -> str:
+        if command != command.strip() or "\0" in command:
+            raise ValueError("must be a program name or path, without surrounding spaces")
+        return command
+
+    @field_validator("env")
+    @classmethod
+    def _env_names(cls, env: dict[str, str]) -> dict[str, str]:
+        for name in env:
+            if not ENV_NAME.match(name):
+                raise ValueError(f"{name[:40]!r} is not the name of an environment variable")
+        return env
+
+    @field_validator("read")
+    @classmethod
+    def _absolute(cls, paths: list[Path]) -> list[Path]:
+        for path in paths:
+            if not path.is_absolute():
+                raise ValueError(f"{str(path)[:80]!r} is not an absolute directory")
+        return paths
+
+
+class McpConfig(Block):
+    servers: dict[str, McpServerConfig] = Field(default_factory=dict, max_length=32)
+    """MCP servers by name. Their tools are named `server.tool` in `tools:`
+    (`server.*` allows all of a server's). An agent's servers add to those of
+    `defaults`, and replace one of the same name."""
 
 
 class AgentConfig(Block):
@@ -276,8 +321,11 @@ class AgentConfig(Block):
     role: str = ""
     """The role / system prompt."""
     tools: list[ToolName] | None = None
-    """The tools this agent may use (default: all), by their names in the
-    tool registry; a name that is not one is refused, with the list."""
+    """The tools this agent may use (default: all, its MCP servers' too), by
+    their names in the tool registry; a name that is not one is refused, with
+    the list. An MCP server's tools are `server.tool`, or `server.*` for all."""
+    mcp: McpConfig | None = None
+    """MCP servers whose tools this agent gets (beside those of `defaults`)."""
     workspace: Path | None = None
     """The agent's working directory (default: a directory under the plane's home)."""
     ambient: AmbientConfig | None = None
@@ -301,10 +349,12 @@ class Defaults(Block):
     """A turn ends after this many LLM calls, so a ceiling is overshot by at
     most one bounded turn."""
     max_output_tokens: int = Field(default=512, ge=1, le=200_000)
+    mcp: McpConfig = McpConfig()
+    """MCP servers every agent gets (an agent's own `mcp` adds to them)."""
 
 
-AlertKind = Literal["amber", "held", "resumed", "ask_refused"]
-ALERT_KINDS: tuple[AlertKind, ...] = ("amber", "held", "resumed", "ask_refused")
+AlertKind = Literal["amber", "held", "resumed", "ask_refused", "spike"]
+ALERT_KINDS: tuple[AlertKind, ...] = ("amber", "held", "resumed", "ask_refused", "spike")
 
 
 class NotifyConfig(Block):
@@ -320,14 +370,27 @@ class NotifyConfig(Block):
     the body of a POST, with a Title and Tags."""
     on: list[AlertKind] = Field(default_factory=lambda: list(ALERT_KINDS), min_length=1)
     """Which moments: `amber` (spend crossed warnRatio), `held` (no new
-    turn), `resumed`, `ask_refused` (an agent asked for more; the operator is needed)."""
+    turn), `resumed`, `ask_refused` (an agent asked for more; the operator is
+    needed), `spike` (the last hour's spend far above the past day's: `burn:`)."""
     retries: int = Field(default=3, ge=0, le=10)
     """Tries after the first, with exponential backoff, before the alert is
     logged as not delivered."""
     timeout_s: float = Field(default=5, gt=0, le=60)
     """Seconds one POST may take."""
+    approve: bool = True
+    """`held` and `ask_refused` alerts offer a raise until 00:00 UTC: ntfy
+    buttons and signed links in the webhook's JSON (README, "Guard rails").
+    They need the plane's `--http` listener, which the links point at."""
+    approve_url: str | None = None
+    """Where the phone reaches that listener (a proxy or a tunnel, e.g.
+    https://plane.example.com); the links start with it. Left out: the
+    listener's own address, http://HOST:PORT as `--http` gave it."""
+    raise_usd: Annotated[Limit, Field(gt=0)] | None = None
+    """What a held agent's alert offers to add for the day; left out: 40% of
+    its ceiling, rounded to whole dollars once that is $1 or more (a $5.00
+    ceiling: +$2; $1.00: +$0.40)."""
 
-    @field_validator("webhook", "ntfy")
+    @field_validator("webhook", "ntfy", "approve_url")
     @classmethod
     def _valid_url(cls, url: str | None) -> str | None:
         return None if url is None else _http_url(url)
@@ -337,6 +400,17 @@ class NotifyConfig(Block):
         if self.webhook is None and self.ntfy is None:
             raise ValueError("needs a webhook or an ntfy URL (or both)")
         return self
+
+
+class BurnConfig(Block):
+    """When an agent's pace is a spike: said once a day in its conversation
+    and alerted (`notify.on: [spike]`), while it is under amber."""
+
+    spike_ratio: float = Field(default=4, ge=1, le=1000)
+    """The last hour's spend per hour, at least this many times the agent's
+    trailing day's."""
+    spike_floor_usd_per_hour: Usd = Decimal(1)
+    """And at least this many dollars an hour: cents are never a spike."""
 
 
 class FleetConfig(Block):
@@ -366,6 +440,7 @@ class Config(Block):
     commands are refused; `false` runs them unconfined."""
     notify: NotifyConfig | None = None
     """Alerts to a webhook and/or an ntfy topic (off unless set)."""
+    burn: BurnConfig = BurnConfig()
     store: str | None = None
     """Where the ledger, conversations and agents live: omitted, the SQLite
     file in the plane's home; `postgresql://…`, a PostgreSQL database that
@@ -387,7 +462,7 @@ class Config(Block):
     def explain(self, loc: list[str], message: str) -> str:
         """A problem found after loading (a key missing from the environment),
         said as a load error says it: the file, the line, the key."""
-        return _locate(self._tree, loc, self._source, message)
+        return locate(self._tree, loc, self._source, message)
 
     @model_validator(mode="after")
     def _with_embedded(self) -> Config:
@@ -404,6 +479,15 @@ class Config(Block):
             return default
         listing = [name for name, p in self.providers.items() if model in p.models]
         return listing[0] if listing else default
+
+    def mcp_servers_of(self, agent: str) -> dict[str, McpServerConfig]:
+        """`agent`'s MCP servers: the defaults', with its own added over them
+        by name. An agent made from the keyboard has the defaults'."""
+        servers = dict(self.defaults.mcp.servers)
+        block = self.agents.get(agent)
+        if block is not None and block.mcp is not None:
+            servers.update(block.mcp.servers)
+        return servers
 
     def model_of(self, agent: AgentConfig) -> str:
         return agent.model or self.defaults.model
@@ -429,6 +513,14 @@ def incoherence(config: Config) -> tuple[list[str], str] | None:
             return ["pricing"], f"the model name {model!r} would match, and price, every model"
     if (wrong := _not_embedded(config, AgentConfig())) is not None:
         return ["defaults", "model"], wrong
+    for server in config.defaults.mcp.servers:
+        if not MCP_SERVER_NAME.match(server):
+            return [
+                "defaults",
+                "mcp",
+                "servers",
+                server,
+            ], f"not a valid server name ({MCP_SERVER_RULE})"
     default = config.defaults.limit_usd
     for name, agent in config.agents.items():
         if not AGENT_NAME.match(name):
@@ -441,11 +533,28 @@ def incoherence(config: Config) -> tuple[list[str], str] | None:
             return ["agents", name, unused[0]], unused[1]
         if agent.gateway is None and (wrong := _not_embedded(config, agent)) is not None:
             return ["agents", name, "model" if agent.model else "provider"], wrong
+        if (wrong_mcp := _mcp_incoherence(config, name, agent)) is not None:
+            return ["agents", name, *wrong_mcp[0]], wrong_mcp[1]
         if agent.limit_usd is not None and default is not None and agent.limit_usd > default:
             return ["agents", name, "limitUsd"], (
                 f"${agent.limit_usd:.2f} is above defaults.limitUsd ${default:.2f}; "
                 "an agent's own block can only narrow the default"
             )
+    return None
+
+
+def _mcp_incoherence(config: Config, name: str, agent: AgentConfig) -> tuple[list[str], str] | None:
+    """A server name that is not one, or a `server.tool` in `tools:` whose
+    server the agent does not have."""
+    for server in agent.mcp.servers if agent.mcp is not None else {}:
+        if not MCP_SERVER_NAME.match(server):
+            return ["mcp", "servers", server], f"not a valid server name ({MCP_SERVER_RULE})"
+    servers = config.mcp_servers_of(name)
+    for index, tool in enumerate(agent.tools or ()):
+        mcp = MCP_TOOL.match(tool)
+        if mcp is not None and mcp["server"] not in servers:
+            have = f"its servers are {', '.join(servers)}" if servers else "it has no MCP servers"
+            return ["tools", str(index)], f"{tool!r} names the MCP server {mcp['server']!r}; {have}"
     return None
 
 
@@ -459,6 +568,8 @@ def _clients_own(agent: AgentConfig) -> tuple[str, str] | None:
         return "role", "a gateway agent's client sends its own prompt; the role would be unused"
     if agent.tools is not None:
         return "tools", "a gateway agent's client brings its own tools; these would be unused"
+    if agent.mcp is not None:
+        return "mcp", "a gateway agent's client brings its own tools; these servers would be unused"
     return None
 
 
@@ -483,8 +594,8 @@ def load_config(path: Path | None) -> Config:
     if path is None:
         return Config()
     source = str(path)
-    text = _text(_read(path), source)
-    data = _document(text, source)
+    text = as_text(read_file(path), source)
+    data = document(text, source)
     if data is None:
         raise ConfigError(
             f"{source}: the file is empty (no settings, only blank lines or comments), "
@@ -496,239 +607,22 @@ def load_config(path: Path | None) -> Config:
 
 def parse_config(text: str, source: str = "agents.yaml") -> Config:
     """A config from YAML text; empty text is the built-in defaults."""
-    data = _document(text, source)
+    data = document(text, source)
     return _validated({} if data is None else data, source, len(text))
-
-
-def _read(path: Path) -> bytes:
-    """The file's bytes, at most one more than the limit. Opened without
-    blocking, so a FIFO named by mistake is refused instead of waited on."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        raise ConfigError(f"Cannot read {path}: {exc.strerror}.") from None
-    try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise ConfigError(f"Cannot read {path}: it is a directory, not a file.")
-        if not stat.S_ISREG(mode):
-            raise ConfigError(f"Cannot read {path}: it is not a regular file.")
-        with os.fdopen(fd, "rb", closefd=False) as file:
-            return file.read(MAX_CONFIG_BYTES + 1)
-    except OSError as exc:
-        raise ConfigError(f"Cannot read {path}: {exc.strerror}.") from None
-    finally:
-        os.close(fd)
-
-
-def _text(raw: bytes, source: str) -> str:
-    """UTF-8 text, or one sentence saying what the bytes are instead."""
-    if len(raw) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{source}: the file is over {MAX_CONFIG_BYTES >> 20} MiB; not a config.")
-    if raw.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
-        raise ConfigError(f"{source}: the file is UTF-32 text; save it as UTF-8.")
-    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or _utf16_without_bom(raw):
-        raise ConfigError(f"{source}: the file is UTF-16 text; save it as UTF-8.")
-    raw = raw.removeprefix(codecs.BOM_UTF8)
-    if (nul := raw.find(b"\0")) >= 0:
-        line = raw.count(b"\n", 0, nul) + 1
-        raise ConfigError(f"{source} line {line}: a NUL byte; this is a binary file, not YAML.")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise ConfigError(
-            f"{source} line {line}: byte 0x{raw[exc.start]:02x} is not UTF-8 text; "
-            "save the file as UTF-8."
-        ) from None
-
-
-def _utf16_without_bom(raw: bytes) -> bool:
-    """ASCII saved as UTF-16: every other byte is a NUL."""
-    half = len(raw) // 2
-    return half >= 2 and max(raw[0::2].count(0), raw[1::2].count(0)) >= half * 0.8
-
-
-def _document(text: str, source: str) -> Any:
-    """The YAML as read (ruamel's round-trip types, which know their lines)."""
-    yaml = YAML(typ="rt")
-    yaml.Scanner = _BoundedScanner
-    yaml.Constructor = _Constructor
-    try:
-        return yaml.load(text)
-    except ReaderError as exc:
-        line = text.count("\n", 0, max(exc.position, 0)) + 1
-        char = f"U+{exc.character:04X}" if isinstance(exc.character, int) else "a character"
-        raise ConfigError(
-            f"{source} line {line}: not valid YAML ({char} is a control character; "
-            "is this a binary file?)."
-        ) from None
-    except YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        where = f" line {mark.line + 1}" if mark else ""
-        if isinstance(exc, _TooMuch):
-            raise ConfigError(f"{source}{where}: {exc.problem}; not read further.") from None
-        raise ConfigError(f"{source}{where}: not valid YAML ({_yaml_problem(exc)}).") from None
-    except RecursionError:  # a nesting the bounds above did not foresee
-        raise ConfigError(f"{source}: nested too deeply to read.") from None
 
 
 def _validated(data: Any, source: str, characters: int) -> Config:
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the top level must be a mapping of keys.")
     try:
-        config = Config.model_validate(_Plain(data, source, characters).value(data))
+        config = Config.model_validate(Plain(data, source, characters).value(data))
     except ValidationError as exc:
         raise ConfigError(_explain(exc, data, source)) from None
     if problem := incoherence(config):
         loc, message = problem
-        raise ConfigError(_locate(data, loc, source, message))
+        raise ConfigError(locate(data, loc, source, message))
     config._source, config._tree = source, data
     return config
-
-
-def _yaml_problem(exc: YAMLError) -> str:
-    problem = getattr(exc, "problem", None)
-    context = getattr(exc, "context", None)
-    if problem and context and str(problem).startswith("but "):
-        problem = f"{context}, {problem}"
-    text = str(problem or context or exc)
-    return " ".join(text.split())
-
-
-class _TooMuch(ScannerError):
-    """A file past one of the bounds: refused where the bound was crossed."""
-
-
-def _bound(mark: Any, problem: str) -> _TooMuch:
-    return _TooMuch(None, None, problem, mark)
-
-
-_TOO_DEEP = f"nested more than {MAX_DEPTH} levels deep (agents.yaml needs four)"
-
-
-class _BoundedScanner(RoundTripScanner):
-    """ruamel's scanner, refusing a file before it costs more than its bounds:
-    every open bracket makes each later token slower (2,000 nested brackets
-    take minutes), and deep block nesting overflows the composer's stack."""
-
-    def fetch_more_tokens(self) -> Any:
-        tokens, characters = self.tokens_taken + len(self.tokens), self.reader.index
-        if tokens > FREE_TOKENS + characters * TOKENS_PER_3_CHARACTERS // 3:
-            raise _bound(self.reader.get_mark(), _too_dense(tokens, characters))
-        return super().fetch_more_tokens()
-
-    def fetch_flow_collection_start(self, TokenClass: Any, to_push: str) -> None:
-        if self.flow_level + len(self.indents) >= MAX_DEPTH:
-            raise _bound(self.reader.get_mark(), _TOO_DEEP)
-        super().fetch_flow_collection_start(TokenClass, to_push)
-
-    def add_indent(self, column: int) -> bool:
-        if self.indent < column and self.flow_level + len(self.indents) >= MAX_DEPTH:
-            raise _bound(self.reader.get_mark(), _TOO_DEEP)
-        return bool(super().add_indent(column))
-
-
-def _too_dense(tokens: int, characters: int) -> str:
-    return (
-        f"{tokens:,} keys, values and brackets in its first {characters:,} characters, "
-        "denser than any agents.yaml (two every three characters past the first "
-        f"{FREE_TOKENS:,})"
-    )
-
-
-class _Constructor(RoundTripConstructor):
-    """Values YAML reads but Python cannot make (`!!int zz`, a 5,000-digit
-    number) are errors at their line, like any other YAML error."""
-
-    def construct_non_recursive_object(self, node: Any, tag: str | None = None) -> Any:
-        try:
-            return super().construct_non_recursive_object(node, tag)
-        except (ValueError, OverflowError, TypeError):
-            value = str(getattr(node, "value", ""))
-            shown = value if len(value) <= 20 else value[:20] + "…"
-            problem = f"cannot read {shown!r} as {_kind(node)}"
-            raise ConstructorError(None, None, problem, node.start_mark) from None
-
-
-def _kind(node: Any) -> str:
-    tag = str(getattr(node, "tag", ""))
-    kind = tag.rsplit(":", 1)[-1]
-    names = {"int": "a whole number", "float": "a number"}
-    return names.get(kind, f"!!{kind}" if kind else "a value")
-
-
-class _Plain:
-    """ruamel's round-trip types as plain Python (floats as exact decimals),
-    each shared (aliased) value converted once. Counts the values as the
-    model would see them, aliases expanded, and refuses past what the file's
-    size allows (`FREE_VALUES`, `VALUES_PER_CHARACTER`) before anything walks
-    the expansion; refuses strings that cannot be stored or sent (lone
-    surrogates)."""
-
-    def __init__(self, tree: Any, source: str, characters: int) -> None:
-        self._tree, self._source = tree, source
-        self._characters = characters
-        self._most = FREE_VALUES + characters * VALUES_PER_CHARACTER
-        self._done: dict[int, tuple[Any, int]] = {}
-        self._open: set[int] = set()
-        self._loc: list[str] = []
-
-    def value(self, value: Any) -> Any:
-        return self._walk(value)[0]
-
-    def _walk(self, value: Any) -> tuple[Any, int]:
-        if isinstance(value, dict | list):
-            return self._container(value)
-        if isinstance(value, str):
-            return self._text(value), 1
-        if isinstance(value, float):
-            return Decimal(repr(float(value))), 1
-        return value, 1
-
-    def _container(self, value: dict[Any, Any] | list[Any]) -> tuple[Any, int]:
-        ident = id(value)
-        if ident in self._done:
-            return self._done[ident]
-        if ident in self._open:
-            self._fail("an alias refers to the value it is inside of")
-        self._open.add(ident)
-        size = 1
-        plain: Any
-        if isinstance(value, dict):
-            plain = {}
-            for key, item in value.items():
-                name = self._text(str(key))
-                self._loc.append(name)
-                plain[name], n = self._walk(item)
-                self._loc.pop()
-                size += n
-        else:
-            plain = []
-            for index, item in enumerate(value):
-                self._loc.append(str(index))
-                converted, n = self._walk(item)
-                self._loc.pop()
-                plain.append(converted)
-                size += n
-        if size > self._most:
-            self._fail(
-                f"its aliases expand it to more than {self._most:,} values, far more than "
-                f"its {self._characters:,} characters write out"
-            )
-        self._open.discard(ident)
-        self._done[ident] = (plain, size)
-        return plain, size
-
-    def _text(self, text: str) -> str:
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            self._fail("a string with a lone surrogate (\\ud800–\\udfff), which is not text")
-        return text
-
-    def _fail(self, message: str) -> NoReturn:
-        raise ConfigError(_locate(self._tree, self._loc, self._source, message))
 
 
 def _explain(exc: ValidationError, data: Any, source: str) -> str:
@@ -736,30 +630,4 @@ def _explain(exc: ValidationError, data: Any, source: str) -> str:
     message = error["msg"].removeprefix("Value error, ")
     if error["type"] == "extra_forbidden":
         message = "unknown key"
-    return _locate(data, [str(p) for p in error["loc"]], source, message)
-
-
-def _locate(data: Any, loc: list[str], source: str, message: str) -> str:
-    line = _line_of(data, loc)
-    where = f"{source} line {line}" if line else source
-    key = ".".join(loc)
-    return f"{where}: {key + ': ' if key else ''}{message}."
-
-
-def _line_of(data: Any, loc: list[str]) -> int | None:
-    """The 1-based line of the deepest key of `loc` that the YAML has."""
-    line = None
-    node = data
-    for part in loc:
-        lc = getattr(node, "lc", None)
-        if isinstance(node, dict) and part in node:
-            if lc is not None:
-                line = lc.key(part)[0] + 1
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            if lc is not None:
-                line = lc.item(int(part))[0] + 1
-            node = node[int(part)]
-        else:
-            break
-    return line
+    return locate(data, [str(p) for p in error["loc"]], source, message)

@@ -1,4 +1,4 @@
-"""The plane's exceptions. Each says, in one sentence, what a person can do.
+"""The plane's exceptions, every one of them. Each says, in one sentence, what a person can do.
 
     PlaneError                     code
     ├── ConfigError                invalid      agents.yaml is wrong; the plane does not start
@@ -7,18 +7,66 @@
     ├── InvalidRequest             invalid      a well-formed request the plane refuses
     ├── ProviderError              internal     an LLM call failed after its retries
     │   ├── ProviderReplyError     internal     the provider answered with something unreadable
+    │   │   └── BrokenReply        internal     (providers.base) it broke off after the provider
+    │   │                                       may have billed: charged at an estimate
     │   └── ContextOverflow        internal     the prompt is more than the model's context holds
     ├── UnknownPrice               invalid      no price for a model: never treated as free
     ├── ToolError                  invalid      a tool call the plane refused (told to the model)
+    │   └── UnknownRef             invalid      (economy.compress.refs; a KeyError too) a ref never
+    │                                           stored, or past its ttl
     ├── LedgerError                internal     the ledger could not record spend: nothing proceeds
     ├── StoreError                 internal     a database cannot be opened, read or written:
     │                                           the plane does not start
-    └── NotRunning                 —            (client side) no plane answers on the socket
+    ├── StoreUnreachable           internal     the shared store is away: what would be written
+    │                                           is refused, not kept and lost
+    ├── LeaseLost                  internal     (several planes) another plane runs the agent
+    │                                           now: a write of this one's for it is refused
+    ├── AlreadyRunning             —            (daemon.server) another plane holds the home's lock
+    ├── NotRunning                 —            (client side) no plane answers on the socket
+    ├── RequestFailed              its own      (wire.client; client side) the plane answered with
+    │                                           an error frame, whose code it keeps
+    ├── PlaneRefused               —            (wire.once; client side) the same, for one ask read
+    │                                           as plain JSON (`plane status`)
+    ├── NotAnswering               —            (cli.connect) a plane holds its lock but does not
+    │                                           answer
+    └── NoAnswer                   —            (cli.failing) `send --wait` waited its whole timeout
+
+Outside `PlaneError`: each is caught by its one caller, which says it as a
+sentence (none reaches a user as it is):
+
+    sqlite3.DatabaseError
+    └── StoreFault                 PostgreSQL refused or failed a statement: caught where either
+                                   engine's failure is (the ledger's `LedgerError`)
+    ValueError
+    ├── BadLimit                   (money.limits) not a limit: its message is /limit's reply
+    ├── NotALink                   (money.approvals) a query not shaped like an approval link:
+    │                              the page says so
+    ├── PatchError                 (tools.unidiff) a patch unreadable or not fitting: the tool's
+    │                              refusal
+    └── BadFrame                   (wire.protocol) a line that is not a valid frame: an error reply
+        └── UnknownFrame           (wire.protocol) a newer peer's frame type: skipped and logged
+    OSError
+    └── NoLandlock                 (tools.sandbox) the kernel has no Landlock: commands are refused
+    Exception
+    ├── CommandRefused             (agents.commands) a slash command that does not apply here: its
+    │                              message is the reply
+    ├── GatewayRefused             (gateway.refused) a gateway call refused before the ledger,
+    │                              answered as the client's API says an error
+    ├── FleetFull                  (money.ledger) a call refused at admission: the fleet's ceiling
+    ├── AlreadyAnswered            (money.approvals) an alert's offer answered by another request
+    │                              first: the link says it was used
+    └── Failed                     (tools.mcp.link, private to tools.mcp) an MCP server that could
+                                   not do what was asked: the tool's result says so
+    ruamel.yaml's ScannerError
+    └── _TooMuch                   (yaml_reader, private to it) agents.yaml past a bound: said as a
+                                   `ConfigError`
 
 `PlaneError` and `NotRunning` are defined in `plane.wire.errors`, which the
-socket client and the TUI import without this module. The socket server
-maps each to its protocol error code; the CLI prints the sentence and exits
-non-zero.
+socket client and the TUI import without this module; a class drawn with a
+module in brackets is defined there, beside its only users. The socket
+server maps each `PlaneError` to its protocol error code; the CLI prints the
+sentence and exits non-zero. `tests/test_error_tree.py` finds every exception
+class of the plane and checks that it is drawn here.
 """
 
 from __future__ import annotations
@@ -36,6 +84,7 @@ __all__ = [
     "ConfigError",
     "ContextOverflow",
     "InvalidRequest",
+    "LeaseLost",
     "LedgerError",
     "NoSuchAgent",
     "NotRunning",
@@ -44,6 +93,7 @@ __all__ = [
     "ProviderReplyError",
     "StoreError",
     "StoreFault",
+    "StoreUnreachable",
     "ToolError",
     "UnknownPrice",
 ]
@@ -106,11 +156,40 @@ class StoreError(PlaneError):
     code: ErrorCode = "internal"
 
 
+class StoreUnreachable(PlaneError):
+    """A request that would write to a store that cannot be reached now."""
+
+    code: ErrorCode = "internal"
+
+
+class LeaseLost(PlaneError):
+    """A write for an agent under a lease this plane no longer holds (at
+    the epoch it was made under), or a call refused at admission for one.
+    Whatever the plane was doing for that agent stops, and says nothing:
+    the plane that holds the lease now answers."""
+
+    code: ErrorCode = "internal"
+
+
 class StoreFault(sqlite3.DatabaseError):
     """PostgreSQL refused or failed a statement (its SQLSTATE in `sqlstate`).
     A `sqlite3.DatabaseError`, so what catches a store's failure (the
-    ledger's `LedgerError`) catches either engine's."""
+    ledger's `LedgerError`) catches either engine's. `unreachable`: the
+    server could not be reached (a connection lost, refused or timed out),
+    not a statement refused."""
 
-    def __init__(self, message: str, sqlstate: str | None = None) -> None:
+    def __init__(
+        self, message: str, sqlstate: str | None = None, *, unreachable: bool = False
+    ) -> None:
         super().__init__(message)
         self.sqlstate = sqlstate
+        self.unreachable = unreachable
+
+
+def unreachable(error: BaseException | None) -> bool:
+    """Whether `error` (or what caused it) is the store being away."""
+    while error is not None:
+        if isinstance(error, StoreFault) and error.unreachable:
+            return True
+        error = error.__cause__
+    return False

@@ -73,6 +73,7 @@ agents:
   builder: {{tools: [set_own_limit]}}
   burner: {{limitUsd: 0.5}}
   reviewer: {{}}
+  poet: {{}}
 """
 """The shipped config's notional price for the embedded model; ceilings
 small enough that a few turns show amber and red."""
@@ -184,7 +185,9 @@ async def embedded_scenes(workdir: Path) -> None:
 
 
 async def scenes(d: Director) -> None:
-    await d.until(lambda: len(d.app.store.agents) == 5 and d.app.main_screen.selected == "demo")
+    await d.until(lambda: len(d.app.store.agents) == 6 and d.app.main_screen.selected == "demo")
+    await d.app.link.pause_agent("poet", True)  # paused by the operator: a row of its own
+    await d.until(lambda: d.app.store.agents["poet"].status == "paused")
 
     await d.turn(
         "builder",

@@ -19,7 +19,7 @@ import pytest
 pytest_plugins = [
     f"tests.support.{path.stem}"
     for path in sorted((Path(__file__).parent / "support").glob("fixtures_*.py"))
-]
+] + ["tests.support.untested"]  # the run's last line: what was not tested here, and how to get it
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:

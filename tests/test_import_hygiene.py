@@ -62,3 +62,16 @@ def test_the_command_line_loads_no_config_agents_or_ledger_until_a_command_needs
     assert "plane.wire.client" in loaded, "the test imports what it means to"
     heavy = ("plane.config", "plane.agents", "plane.money.ledger", "plane.daemon")
     assert [m for m in loaded if m.startswith(heavy)] == []
+
+
+def test_the_store_package_loads_no_engine_until_one_is_opened() -> None:
+    """`plane.store` says which store opens; the engine it opens is loaded
+    then, so asking (`is_postgres`) loads neither SQLite's driver nor psycopg."""
+    code = "import json, sys, plane.store; print(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    loaded = set(json.loads(out))
+    assert "plane.store" in loaded, "the test imports what it means to"
+    engines = {"plane.store.sqlite", "plane.store.postgres", "aiosqlite", "psycopg"}
+    assert not loaded & engines

@@ -50,7 +50,7 @@ class PlaneApp(App[None]):
         Binding("f1", "help", "Help", priority=True),
         Binding("ctrl+t", "toggle_theme", "Light/dark"),
         Binding("ctrl+g", "spend", "Spend charts", show=False),
-        Binding("ctrl+q", "quit", "Quit (the plane keeps running)", priority=True),
+        Binding("ctrl+q", "quit", "Quit", priority=True, tooltip="Quit (the plane keeps running)"),
     ]
 
     def __init__(
@@ -147,7 +147,8 @@ class PlaneApp(App[None]):
     def action_spend(self) -> None:
         """Spend over time for the selected agent (tui/screens/spend.py)."""
         if not isinstance(self.screen, SpendScreen):
-            self.push_screen(SpendScreen(self.link, self.main_screen.selected))
+            chosen = self.main_screen.selected
+            self.push_screen(SpendScreen(self.link, chosen, self.store.agent_changed))
 
     def action_help(self) -> None:
         """The keys and the rows' legend (F1 anywhere, `?` in the list); F1 again closes it."""

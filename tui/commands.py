@@ -15,8 +15,6 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
-from textual.suggester import Suggester
-
 from plane.wire.protocol import CommandInfo
 
 
@@ -114,17 +112,6 @@ class Commands:
         result = command.handler(context, argument)
         if result is not None:
             await result
-
-
-class CommandSuggester(Suggester):
-    """Inline autocomplete for the input, fed by the registry."""
-
-    def __init__(self, commands: Commands) -> None:
-        super().__init__(use_cache=False, case_sensitive=True)
-        self._commands = commands
-
-    async def get_suggestion(self, value: str) -> str | None:
-        return self._commands.completion(value)
 
 
 def client_commands() -> Commands:

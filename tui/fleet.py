@@ -17,13 +17,14 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from plane.wire.protocol import AgentState
+from plane.wire.words import spend_total
 from tui.formatting import spend_against, spend_level, usd
 
 SORTS = ("listed", "state", "spend", "name")
 """`s` in the list steps through these; `listed` is the plane's own order
 (the config's, then creation)."""
 SORT_WORDS = {"listed": "", "state": "by state", "spend": "by spend", "name": "by name"}
-STATE_FILTERS: tuple[str | None, ...] = (None, "working", "held", "amber", "unread")
+STATE_FILTERS: tuple[str | None, ...] = (None, "working", "held", "paused", "amber", "unread")
 """`f` in the list steps through these; None shows every agent."""
 _RANK = {"held": 0, "over": 1, "warn": 2, "working": 3}
 
@@ -73,6 +74,26 @@ def shown(agent: AgentState, name: str, state: str | None, unread: set[str]) -> 
     return agent.status == state
 
 
+NOTHING = {
+    "working": "no agent is working",
+    "held": "no agent is held",
+    "paused": "no agent is paused",
+    "amber": "no agent is amber or red",
+    "unread": "nothing unread",
+}
+
+
+def nothing_shown(name: str, state: str | None) -> str:
+    """What the list says when its filters leave no row, and how to move on
+    (`no agent is working · f: next filter`); "" with no filter. An empty
+    list alone read as an empty fleet."""
+    if name:
+        return f"no agent's name has {name!r} · Esc clears"
+    if state:
+        return f"{NOTHING.get(state, 'none')} · f: next filter"
+    return ""
+
+
 @dataclass(frozen=True)
 class Fleet:
     """What the fleet line says."""
@@ -82,30 +103,35 @@ class Fleet:
     amber: int
     held: int
     spent: Decimal
+    paused: int = 0
+    """Paused by the operator: not working, not held, and not to be forgotten."""
+    spent_shown: str = ""
+    """`spent` worded as the rows word theirs (`plane.wire.words.spend_total`)."""
     ceiling: Decimal | None = None
     """The fleet's daily ceiling, when there is one (several planes, one store)."""
 
     def parts(self) -> list[tuple[str, str]]:
         """(text, state) pieces: `55 agents`, `4 working`, `1 amber`, `3 held`,
-        `$1.12 today`; a count of zero says nothing, like a row at $0."""
+        `1 paused`, `$1.12 today`; a count of zero says nothing, like a row at $0."""
         plural = "" if self.agents == 1 else "s"
         parts = [(f"{self.agents} agent{plural}", "")]
         for count, word, state in (
             (self.working, "working", "working"),
             (self.amber, "amber", "warn"),
             (self.held, "held", "held"),
+            (self.paused, "paused", "paused"),
         ):
             if count:
                 parts.append((f"{count} {word}", state))
         if self.ceiling is None:
-            parts.append((f"{usd(self.spent)} today", ""))
+            parts.append((f"{self.spent_shown or usd(self.spent)} today", ""))
         else:
             spent = spend_against(self.spent, self.ceiling)  # never at it short of it
             parts.append((f"{spent} of {usd(self.ceiling)} today", ""))
         return parts
 
     def text(self) -> str:
-        """`55 agents · 4 working · 1 amber · 3 held · $1.12 today`"""
+        """`55 agents · 4 working · 1 amber · 3 held · 1 paused · $1.12 today`"""
         return " · ".join(text for text, _ in self.parts())
 
 
@@ -122,6 +148,8 @@ def fleet(
         working=sum(a.status == "working" for a in rows),
         amber=sum(spend_level(a) == "warn" for a in rows),
         held=sum(a.status == "held" for a in rows),
+        paused=sum(a.status == "paused" for a in rows),
         spent=sum((a.spend_today_usd for a in rows), unlisted),
         ceiling=ceiling,
+        spent_shown=spend_total(((a.spend_today_usd, a.limit_usd) for a in rows), unlisted),
     )

@@ -34,6 +34,7 @@ from plane.wire.protocol import (
     Message,
     MessageAppended,
     Snapshot,
+    StoreChanged,
     TextDelta,
     ToolSet,
     TurnFinished,
@@ -132,6 +133,8 @@ class Store:
         """For each model, the tools a new agent on it gets unless told otherwise."""
         self.day: date | None = None
         self.fleet_limit_usd: Decimal | None = None
+        self.store_unreachable_since: datetime | None = None
+        """Since when the plane's shared store is away (None: it is there)."""
         """The fleet's daily ceiling, across every plane of the store (None: none)."""
         self.unlisted_spend_usd = Decimal(0)
         """Today's spend that no row shows (agents deleted today), so the fleet
@@ -203,6 +206,7 @@ class Store:
         self.tool_defaults = dict(snapshot.tool_defaults)
         self.day = snapshot.day
         self.fleet_limit_usd = snapshot.fleet_limit_usd
+        self.store_unreachable_since = snapshot.store_unreachable_since
         listed = sum((a.spend_today_usd for a in snapshot.agents), Decimal(0))
         whole = snapshot.fleet_spend_today_usd
         if whole is None:  # an older plane: the rows are all it says
@@ -293,6 +297,10 @@ class Store:
         self.fleet_limit_usd = event.limit_usd
         self.roster_changed.publish(self.names)  # the fleet line reads it
 
+    def _on_store(self, event: StoreChanged) -> None:
+        self.store_unreachable_since = event.unreachable_since
+        self.roster_changed.publish(self.names)  # the banner reads it
+
     def _on_removed(self, event: AgentRemoved) -> None:
         if (gone := self.agents.pop(event.agent, None)) is not None:
             self.unlisted_spend_usd += gone.spend_today_usd  # still the fleet's today
@@ -322,5 +330,6 @@ _APPLY: dict[type, Callable[[Store, object], None]] = {
     AgentRemoved: Store._on_removed,  # type: ignore[dict-item]
     AgentRenamed: Store._on_renamed,  # type: ignore[dict-item]
     FleetChanged: Store._on_fleet,  # type: ignore[dict-item]
+    StoreChanged: Store._on_store,  # type: ignore[dict-item]
 }
 """Which method folds which event in: a table, not an if/elif chain."""

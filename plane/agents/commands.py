@@ -27,6 +27,7 @@ from plane.money.limits import (
     fleet_standing,
     parse_fleet_limit,
     parse_limit,
+    raised_note,
     refusal,
     set_reply,
     standing,
@@ -34,11 +35,11 @@ from plane.money.limits import (
 from plane.wire.protocol import CommandInfo, FleetChanged, Message
 
 Handler = Callable[[Services, str, str], Awaitable[str]]
-"""(services, agent, argument) → the plane's reply; `BadLimit` or `Refused`
+"""(services, agent, argument) → the plane's reply; `BadLimit` or `CommandRefused`
 when the command is refused (its sentence is the reply, and nothing changed)."""
 
 
-class Refused(Exception):
+class CommandRefused(Exception):
     """A command that does not apply here; the message is the plane's reply."""
 
 
@@ -66,8 +67,12 @@ async def _limit(services: Services, agent: str, arg: str) -> str:
     if first.lower() == "fleet":
         return await _fleet_limit(services, rest)
     spent = await services.ledger.spend_today(agent)
+    ceilings = services.gate.ceilings
     if not arg:
-        return standing(spent, services.gate.ceilings.of(agent))
+        said = standing(spent, ceilings.of(agent))
+        if ceilings.raised(agent) is not None:
+            said += f" {raised_note(ceilings.unraised(agent))}"
+        return said
     value = parse_limit(arg)  # BadLimit: refused (run_command)
     await services.gate.ceilings.set(agent, value.usd)
     return set_reply(spent, value.usd)
@@ -89,7 +94,7 @@ async def _new(services: Services, agent: str, arg: str) -> str:
     """A new session: the model's history is saved whole, then starts empty.
     The conversation people read is untouched."""
     if services.roster.get(agent).gateway is not None:
-        raise Refused(
+        raise CommandRefused(
             f"{agent} is a gateway agent: its sessions are its client's, so /new starts none here."
         )
     saved = await new_session(services, agent)
@@ -169,7 +174,7 @@ async def run_command(services: Services, agent: str, text: str, *, in_a_turn: b
     else:
         try:
             reply = await command.run(services, agent, arg)
-        except (BadLimit, Refused) as exc:
+        except (BadLimit, CommandRefused) as exc:
             reply, refused = str(exc), True
     answer = await services.conversation.append(agent, "plane", reply)
     return Ran([typed, answer], refused)
@@ -193,6 +198,6 @@ async def ask_limit(services: Services, agent: str, raw: str) -> tuple[list[Mess
             assert has is not None
             reply = refusal(value.usd, has)
             if services.refused_ask is not None:
-                services.refused_ask(agent, reply)
+                services.refused_ask(agent, reply, value.usd)
     answer = await services.conversation.append(agent, "plane", reply)
     return [asked, answer], reply

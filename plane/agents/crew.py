@@ -13,10 +13,12 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import sqlite3
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 
+from plane.agents.burning import tell_spike
 from plane.agents.commands import Ran, between_turns, is_command, registry, run_command
 from plane.agents.fit import too_large
 from plane.agents.roster import AgentSpec
@@ -26,7 +28,7 @@ from plane.agents.toolbox import Tooling
 from plane.agents.turn import Turn, TurnResult
 from plane.agents.worker import AgentWorker
 from plane.clock import day_of, until
-from plane.errors import InvalidRequest, LedgerError, ToolError
+from plane.errors import InvalidRequest, LedgerError, StoreUnreachable, ToolError, unreachable
 from plane.money import notices
 from plane.money.gate import Hold
 from plane.money.limits import spend_level
@@ -40,11 +42,13 @@ from plane.wire.protocol import (
     TurnStarted,
     Usage,
 )
-from plane.wire.words import plain, turn_line
+from plane.wire.words import plain, send_refused, turn_line
 
 log = logging.getLogger(__name__)
 
 SCOUT = "scout"
+CLIENTS_MODEL = "its client's model"
+"""A gateway agent's model before its client has made a call: the client chooses."""
 SCOUT_ANSWER_CHARS = 2000
 """The structural guarantee that a scout's reading stays in the scout: the
 asking agent gets at most this much back."""
@@ -87,10 +91,13 @@ class Crew:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
             self._tasks.remove(task)
+        await self._tooling.mcp.end(agent)  # its MCP servers, and all they started
 
     def renamed(self, old: str, spec: AgentSpec) -> None:
         """`old` is now `spec.name`, in the same place in the order."""
         self.workers[old].spec = spec
+        # Its MCP servers ran for the old name: they end, and the next turn starts them anew.
+        self._tasks.append(asyncio.create_task(self._tooling.mcp.end(old), name=f"mcp-end:{old}"))
         self.workers = {
             (spec.name if name == old else name): worker for name, worker in self.workers.items()
         }
@@ -99,6 +106,7 @@ class Crew:
         for spec in self._services.roster:
             self.add(spec)
         self._tasks.append(asyncio.create_task(self._watch_day(), name="day"))
+        self._tasks.append(asyncio.create_task(self._services.burn.watch(self.publish)))
 
     async def stop(self, grace_s: float) -> None:
         """Let turns in flight finish within `grace_s`, then cancel the rest."""
@@ -110,6 +118,7 @@ class Crew:
         for task in [*waits, *self._tasks]:
             task.cancel()
         await asyncio.gather(*waits, *self._tasks, return_exceptions=True)
+        await self._tooling.mcp.close()  # every MCP server, and all they started
 
     def wake(self, agent: str) -> None:
         ownership = self._services.ownership
@@ -154,10 +163,18 @@ class Crew:
         today = day_of(self._services.clock.now())
         if (refused := too_large(self._services.config, worker.spec, text, today)) is not None:
             raise InvalidRequest(refused)  # stored nowhere: it would jam every later turn
-        hold = await worker.hold()
-        said = [
-            await self._services.say(agent, "operator", text, held=hold is not None, waiting=True)
-        ]
+        refuse_while_unreachable(self._services.ledger.store_unreachable_since())
+        try:
+            hold = await worker.hold()
+            said = [
+                await self._services.say(
+                    agent, "operator", text, held=hold is not None, waiting=True
+                )
+            ]
+        except (LedgerError, sqlite3.Error) as error:
+            if unreachable(error):
+                refuse_while_unreachable(self._services.ledger.store_unreachable_since())
+            raise
         if hold is not None and (notice := await worker.tell_hold(hold)):
             said.append(notice)
         self._services.emit(AgentUpdated(agent=await self._state(agent, hold)))
@@ -195,17 +212,19 @@ class Crew:
         services = self._services
         worker = self.workers[agent]
         spec = worker.spec
-        held = hold is not None and not worker.working
+        working = worker.working or (spec.gateway is not None and services.ledger.flying(agent))
+        held = hold is not None and not working
         spent = await services.ledger.spend_today(agent)
         ceiling = services.gate.ceilings.of(agent)
         warn_ratio = services.config.defaults.warn_ratio
+        model = worker.model
         return AgentState(
             name=spec.name,
-            model=spec.model,
+            model=model or CLIENTS_MODEL,
             provider=spec.provider,
             role=spec.role,
             status="working"
-            if worker.working
+            if working
             else "paused"
             if spec.paused
             else "held"
@@ -215,7 +234,7 @@ class Crew:
             limit_usd=ceiling,
             warn_ratio=warn_ratio,
             spend_level=spend_level(spent, ceiling, warn_ratio),
-            price_known=services.pricer.is_known(spec.model),
+            price_known=model is None or services.pricer.is_known(model),
             waiting=(
                 await services.conversation.count_waiting(agent)
                 if waiting is None
@@ -226,6 +245,11 @@ class Crew:
             tools=spec.tools,
             plane=services.ownership.owner(agent) if services.ownership.plane else None,
             gateway=spec.gateway is not None,
+            from_file=services.roster.from_file(agent),
+            burn_usd_per_hour=services.burn.per_hour(agent),
+            reaches_ceiling_at=None
+            if held
+            else services.burn.reaches(agent, spent, ceiling, services.gate.resets_at()),
         )
 
     def _resumes_at(self, agent: str, hold: Hold | None) -> datetime | None:
@@ -240,6 +264,64 @@ class Crew:
         return services.gate.resets_at()
 
     async def snapshot(self) -> Snapshot:
+        """Everything a client draws; while the shared store is away, what
+        was last read of it, and since when it is away."""
+        services = self._services
+        if (since := services.ledger.store_unreachable_since()) is not None:
+            return self._last_known(since)
+        try:
+            return await self._snapshot()
+        except (LedgerError, sqlite3.Error) as error:
+            since = services.ledger.store_unreachable_since()
+            if since is None or not unreachable(error):
+                raise
+            return self._last_known(since)
+
+    def _last_known(self, since: datetime) -> Snapshot:
+        """The snapshot from memory alone: each row's spend as last read,
+        nothing waiting counted (the store holds that)."""
+        services = self._services
+        defaults = services.config.defaults
+        rows = [self._remembered(name) for name in list(self.workers)]
+        return Snapshot(
+            day=services.ledger.day(),
+            now=services.clock.now(),
+            resets_at=services.gate.resets_at(),
+            agents=rows,
+            models=services.roster.offered,
+            default_model=defaults.model,
+            default_limit_usd=defaults.limit_usd,
+            commands=registry(),
+            tool_defaults=services.roster.tool_defaults(),
+            spend_today_usd=sum((row.spend_today_usd for row in rows), start=Decimal(0)),
+            fleet_limit_usd=services.gate.ceilings.fleet(),
+            store_unreachable_since=since,
+        )
+
+    def _remembered(self, agent: str) -> AgentState:
+        services, worker = self._services, self.workers[agent]
+        spec = worker.spec
+        spent = services.ledger.spend_known(agent)
+        ceiling = services.gate.ceilings.of(agent)
+        warn_ratio = services.config.defaults.warn_ratio
+        return AgentState(
+            name=spec.name,
+            model=spec.model,
+            provider=spec.provider,
+            role=spec.role,
+            status="working" if worker.working else "paused" if spec.paused else "idle",
+            spend_today_usd=spent,
+            limit_usd=ceiling,
+            warn_ratio=warn_ratio,
+            spend_level=spend_level(spent, ceiling, warn_ratio),
+            price_known=services.pricer.is_known(spec.model),
+            paused=spec.paused,
+            tools=spec.tools,
+            plane=services.ownership.owner(agent) if services.ownership.plane else None,
+            gateway=spec.gateway is not None,
+        )
+
+    async def _snapshot(self) -> Snapshot:
         services = self._services
         now = services.clock.now()
         defaults = services.config.defaults
@@ -294,10 +376,12 @@ class Crew:
         a raised limit reached again is said again, while calls settling
         together over one ceiling (a gateway's) say it once."""
         services = self._services
+        await tell_spike(services, agent)
         ceiling = services.gate.ceilings.of(agent)
         if ceiling is None or ceiling == 0:
             return
-        spent = await services.ledger.spend_today(agent)
+        # What is settled: calls still in flight (a gateway agent's) are not spent yet.
+        spent = await services.ledger.spend_today(agent) - services.ledger.in_flight(agent)
         day = await services.ledger.today()
         first_today = services.conversation.first_today
         if spent >= ceiling and await first_today(agent, f"ceiling {plain(ceiling)}", day):
@@ -391,6 +475,13 @@ class Crew:
             await services.clock.sleep_until(services.gate.resets_at())
             self._services.emit(DayRolled(snapshot=await self.snapshot()))
             self.wake_all()
+
+
+def refuse_while_unreachable(since: datetime | None) -> None:
+    """A send while the shared store is away is refused with the sentence
+    that says so: never acknowledged and then lost."""
+    if since is not None:
+        raise StoreUnreachable(send_refused(since))
 
 
 async def _acquire(lock: asyncio.Lock) -> None:

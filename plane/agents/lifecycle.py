@@ -31,16 +31,17 @@ from sqlite3 import Connection
 from typing import Literal
 
 from plane.agents.crew import Crew
-from plane.agents.roster import ALL_TOOLS, AgentSpec
+from plane.agents.roster import AgentSpec
 from plane.agents.scheduler import Scheduler
 from plane.agents.services import Services
+from plane.agents.toolsets import SETS, described
 from plane.config import AGENT_NAME, AGENT_NAME_RULE
-from plane.db import Database
-from plane.economy.summary import save
+from plane.economy.autocompact import save
 from plane.errors import AgentExists, InvalidRequest
 from plane.money.limits import BadLimit, parse_limit_field
+from plane.store.engine import Database
 from plane.wire.protocol import AgentDetails, AgentRemoved, AgentRenamed, AgentState
-from plane.wire.words import usd, usd_exact
+from plane.wire.words import file_agent_refusal, usd, usd_exact
 
 RENAMED_TABLES = (
     "calls",
@@ -52,6 +53,7 @@ RENAMED_TABLES = (
     "asks",
     "spend",
     "holds_told",
+    "raises",
 )
 """Every table keyed by an agent's name in a column `agent`."""
 
@@ -191,7 +193,12 @@ class Lifecycle:
         services.ledger.renamed(old, new)
         services.conversation.renamed(old, new)
         services.gate.ceilings.renamed(old, new)
-        for per_agent in (services.session_layers, services.breaker.failures):
+        services.burn.renamed(old, new)
+        for per_agent in (
+            services.session_layers,
+            services.breaker.failures,
+            services.client_models,
+        ):
             if old in per_agent:
                 per_agent[new] = per_agent.pop(old)  # type: ignore[assignment]
 
@@ -201,6 +208,7 @@ class Lifecycle:
         """In memory, in the commit's own moment, as `_renamed`."""
         services = self._services
         services.gate.ceilings.forget(agent)
+        services.burn.forget(agent)
         services.conversation.closed(agent)
         services.transcript.forget(agent)
         self._scheduler.forget(agent)
@@ -272,31 +280,30 @@ class Lifecycle:
     def _made_here(self, agent: str, what: str) -> AgentSpec:
         spec = self._services.roster.get(agent)
         if self._services.roster.from_file(agent):
-            where = "remove its block" if what == "delete" else "rename its block"
-            raise InvalidRequest(
-                f"{agent} comes from agents.yaml: {where} there and restart the plane."
-            )
+            raise InvalidRequest(file_agent_refusal(agent, what))
         return spec
 
 
 def _tools(tools: list[str] | None) -> Tools:
-    """`None`: unchanged; `["all"]`: every tool; `[]` or `["none"]`: none."""
+    """`None`: unchanged; a set's word alone (`all`, `read-only`, `none`,
+    the words `plane new` and the new-agent form take): that set; `[]`:
+    none; else tool names."""
     if tools is None:
         return "keep"
     from plane.tools.registry import TOOLS  # the one list of tools
 
     names = [t.strip() for t in tools if t.strip()]
-    if names == [ALL_TOOLS]:
-        return None
-    if names == ["none"]:
-        return ()
-    alone = [n for n in names if n in (ALL_TOOLS, "none")]
+    for word, allowed in SETS.items():
+        if names == [word]:
+            return allowed
+    alone = [n for n in names if n in SETS]
     if alone:  # beside other names: which was meant is not known
         raise InvalidRequest(f"{alone[0]!r} stands alone: give it by itself, or only tool names.")
     unknown = [n for n in names if n not in TOOLS]
     if unknown:
         raise InvalidRequest(
-            f"{unknown[0]!r} is not a tool; the tools are {', '.join(TOOLS)} (or all, or none)."
+            f"{unknown[0]!r} is not a tool; the tools are {', '.join(TOOLS)} "
+            "(or all, read-only, or none)."
         )
     return tuple(n for n in TOOLS if n in names)
 
@@ -314,9 +321,7 @@ def _edited(
     if role is not None:
         changed.append("role changed" if role else "role cleared")
     if tools != "keep":
-        changed.append(
-            "every tool" if tools is None else f"tools: {', '.join(tools) if tools else 'none'}"
-        )
+        changed.append(described(tools))
     if ceiling != "keep":
         changed.append(
             "no spending limit" if ceiling is None else f"ceiling {usd_exact(ceiling)} a day"
@@ -338,7 +343,7 @@ def _delete_rows(conn: Connection, services: Services, agent: str, notice: str) 
     its name starts a new session on the defaults, with the day's spend."""
     conn.execute("DELETE FROM agents WHERE name = ?", (agent,))
     conn.execute("DELETE FROM agent_settings WHERE name = ?", (agent,))
-    for table in ("ceilings", "asks", "context", "holds_told"):
+    for table in ("ceilings", "asks", "raises", "context", "holds_told"):
         conn.execute(f"DELETE FROM {table} WHERE agent = ?", (agent,))
     conn.execute("UPDATE messages SET waiting = 0 WHERE agent = ? AND waiting = 1", (agent,))
     conn.execute("UPDATE bookings SET done = 1 WHERE agent = ? AND done = 0", (agent,))

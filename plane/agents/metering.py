@@ -5,6 +5,12 @@ the provider's usage when the answer arrives, and only then does anything
 about it reach a client. A call that raised (no response) is marked failed
 and costs nothing; a call cancelled mid-flight (the plane shutting down)
 stays pending, so the next start counts its estimate as interrupted.
+
+With several planes, a call admitted while this plane held the agent's
+lease is sent only if it still does by this machine's clock once the
+admission is back (a plane paused or cut off between the two sends
+nothing): otherwise the call is closed as failed, unsent, and the turn ends
+(`LeaseLost`).
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from plane.agents.services import Services
-from plane.errors import ProviderError, UnknownPrice
+from plane.errors import LeaseLost, ProviderError, UnknownPrice
 from plane.money.ledger import Charge
 from plane.providers.base import BrokenReply, Completion, CompletionRequest
 from plane.wire.protocol import TextDelta, Usage
@@ -57,6 +63,9 @@ async def metered_call(
         "estimate" if known else UNPRICED,  # in flight, cut or swept: never read as $0
         fleet_ceiling=services.gate.ceilings.fleet(),
     )
+    if ledger.plane is not None and not services.ownership.owns(agent):
+        await ledger.fail(call)  # not sent: nothing was bought
+        raise LeaseLost(f"{agent}'s lease ran low before its call was sent")
 
     async def on_text(text: str) -> None:
         services.emit(TextDelta(agent=agent, turn=turn, text=text))

@@ -30,9 +30,9 @@ from plane.config import (
     Config,
     GatewayConfig,
 )
-from plane.db import Database
 from plane.errors import AgentExists, ConfigError, InvalidRequest, NoSuchAgent
 from plane.home import Home
+from plane.store.engine import Database
 from plane.wire.protocol import ToolSet
 
 log = logging.getLogger(__name__)

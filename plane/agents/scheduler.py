@@ -21,7 +21,7 @@ from sqlite3 import Connection, Row
 
 from plane.batched import Batched, agents_in
 from plane.clock import Clock
-from plane.db import Database
+from plane.store.engine import Database
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ Events leave through `emit`, so the agents know nothing of who listens."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -16,16 +17,18 @@ from decimal import Decimal
 from plane.agents.roster import Roster
 from plane.clock import Clock
 from plane.config import Config
-from plane.economy.compress.store import RefStore
-from plane.economy.summary import Breaker
+from plane.economy.autocompact import Breaker
+from plane.economy.compress.refs import RefStore
 from plane.history.conversation import Conversation
 from plane.history.transcript import Transcript
 from plane.home import Home
+from plane.money.burn import Burn, Spike
 from plane.money.gate import Gate
 from plane.money.ledger import Ledger
 from plane.money.pricing import Pricer
 from plane.money.savings import Savings
 from plane.providers.base import Provider
+from plane.store.fence import Fence
 from plane.wire.protocol import Event, Message, MessageAppended, MessageKind, Usage
 
 
@@ -33,7 +36,11 @@ class Ownership:
     """Which plane runs each agent's turns. A plane alone on its store runs
     them all (`mine` None); planes sharing one are told by their leases
     (plane/daemon/fleet.py), and a message for an agent another plane runs
-    is stored here and the owner told (`notify`)."""
+    is stored here and the owner told (`notify`).
+
+    A lease is owned only until `live_until` (this machine's monotonic
+    clock, which a pause of the process moves on): a plane that could not
+    renew stops starting turns before the lease can have run out."""
 
     def __init__(self) -> None:
         self.plane: str | None = None
@@ -43,9 +50,24 @@ class Ownership:
         self.changes = 0
         """Counts the changes of `mine`: what was read while other planes ran
         an agent is read again."""
+        self.epochs: dict[str, int] = {}
+        """The epoch of each lease held (its fencing token)."""
+        self.live_until = float("inf")
+
+    def renewed(self, mine: frozenset[str], epochs: dict[str, int], live_until: float) -> None:
+        """The leases held after a renewal, and until when to start calls."""
+        self.mine, self.epochs, self.live_until = mine, epochs, live_until
 
     def owns(self, agent: str) -> bool:
-        return self.mine is None or agent in self.mine
+        if self.mine is None:
+            return True
+        return agent in self.mine and time.monotonic() < self.live_until
+
+    def fence(self, agent: str) -> Fence | None:
+        """What a turn of `agent`'s writes under (None: no lease to check)."""
+        if self.plane is None or self.mine is None or agent not in self.epochs:
+            return None
+        return Fence(agent, self.plane, self.epochs[agent])
 
     def owner(self, agent: str) -> str | None:
         """The plane that runs `agent` now (None: none holds its lease)."""
@@ -70,15 +92,24 @@ class Services:
     providers: dict[str, Provider]
     refs: RefStore | None
     """Where compression keeps what it removed; None with compression off."""
+    burn: Burn
+    """Each agent's pace, fed by the ledger: the forecast in its row, a spike."""
     session_layers: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Each agent's extra system-prompt sections, fixed for its session."""
     breaker: Breaker = field(default_factory=Breaker)
     """Auto-compact's: three failed summaries in a row and an agent stops trying."""
+    client_models: dict[str, str] = field(default_factory=dict)
+    """The model each gateway agent's client named in its latest call (the
+    gateway's; read back from the ledger at start): what its row shows."""
     savings: Savings | None = None
     """Where what compression saved is recorded (the charts and /metrics read it)."""
-    refused_ask: Callable[[str, str], None] | None = None
-    """Told (agent, the plane's reply) when an agent asks for a looser ceiling
-    and is refused: the operator is needed (the alerts')."""
+    refused_ask: Callable[[str, str, Decimal | None], None] | None = None
+    """Told (agent, the plane's reply, the ceiling asked for: None is none)
+    when an agent asks for a looser ceiling and is refused: the operator is
+    needed (the alerts', which offer the raise)."""
+    spiked: Callable[[str, str, Spike], None] | None = None
+    """Told (agent, what its conversation was told, the figures) of a spike
+    in its spend (the alerts')."""
     ownership: Ownership = field(default_factory=Ownership)
 
     async def say(

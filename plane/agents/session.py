@@ -9,7 +9,7 @@ import asyncio
 from dataclasses import dataclass
 
 from plane.agents.services import Services
-from plane.economy.summary import save
+from plane.economy.autocompact import save
 
 
 @dataclass(frozen=True)

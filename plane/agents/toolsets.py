@@ -10,9 +10,9 @@ in agents.yaml without a `tools:` list does.
 from __future__ import annotations
 
 from plane.config import EMBEDDED, Config
-from plane.wire.protocol import ToolSet
+from plane.wire.protocol import READ_ONLY_TOOLS, ToolSet
 
-READ_ONLY: tuple[str, ...] = ("read_file", "list_files", "grep", "retrieve", "budget_status")
+READ_ONLY = READ_ONLY_TOOLS
 """Tools that look and change nothing: no command, no write, no patch, no
 booking, no spend on another agent (the scout)."""
 

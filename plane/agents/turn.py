@@ -14,25 +14,26 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
+from plane.agents.echo import echo_notice, echoes
 from plane.agents.fit import overflow_notice
 from plane.agents.metering import Metered, metered_call
-from plane.agents.prompt import system_prompt
+from plane.agents.prompt import BASE, system_prompt
 from plane.agents.roster import AgentSpec
 from plane.agents.services import Services
 from plane.agents.session import new_session
-from plane.agents.toolbox import Tooling
+from plane.agents.toolbox import Selection, Tooling
 from plane.clock import day_of
-from plane.economy.compaction import compact
-from plane.economy.repomap.map import layer
-from plane.economy.summary import (
+from plane.economy.autocompact import (
     SUMMARY_ASK,
     over_budget,
     recent_files,
     replacement,
     save,
 )
+from plane.economy.compaction import compact
+from plane.economy.repomap.map import layer
 from plane.errors import ContextOverflow, ProviderError
-from plane.money.ledger import FleetFull, LeaseLost
+from plane.money.ledger import FleetFull
 from plane.providers.base import ChatMessage, CompletionRequest, ToolCall, ToolSpec
 from plane.wire.protocol import Message, MessageKind, Usage
 
@@ -42,10 +43,9 @@ BREAKER_NOTICE = (
     "Summarising the history failed three times in a row; auto-compact is off for this agent "
     "until the plane restarts."
 )
-REPEATED = (
-    "You already made this exact call in this turn; its result is above. "
-    "Answer now with what you have."
-)
+PLANE_VOICE = frozenset({"set_own_limit"})
+"""Tools whose result is a sentence of the plane's (the ceiling's refusal
+or confirmation), not data: an answer repeating it is an echo (`echo.py`)."""
 
 
 @dataclass
@@ -86,9 +86,12 @@ class Turn:
         self.tooling = tooling
         self.workspace = workspace or spec.workspace
         self.result = TurnResult()
-        self.tools: tuple[str, ...] = ()
+        self.tools = Selection()
         self._calls_made: set[tuple[str, str]] = set()
         self._repeated = False
+        self._plane_said: list[str] = [BASE.format(name=spec.name)]
+        """The plane's own sentences in the model's input this turn (its
+        prompt, refusals): an answer that only repeats one is not shown."""
         self._layers: tuple[str, ...] = ()
         self._summarised = False
 
@@ -96,7 +99,7 @@ class Turn:
         history = await self._history()
         self._layers = await self._prompt_layers(fresh=not history or self._summarised)
         new = [ChatMessage("user", incoming)]
-        self.tools = self.tooling.session(self.spec, history + new)
+        self.tools = await self.tooling.session(self.spec, history + new, self.workspace)
         tools = self.tooling.specs(self.tools)
         cap = self.services.config.defaults.max_calls_per_turn
         for _ in range(cap):
@@ -109,13 +112,21 @@ class Turn:
                 limit = self.services.config.defaults.max_output_tokens
                 self.result.answer = completion.text + cut_mark(completion.stop_reason, limit)
                 break
-            new.append(ChatMessage("assistant", completion.text, completion.tool_calls))
-            for call in completion.tool_calls:
+            calls = self._first_time(completion.tool_calls)
+            if calls or completion.text:
+                new.append(ChatMessage("assistant", completion.text, calls))
+            for call in calls:
                 new.append(await self._tool(call))
             if self._repeated:
-                tools = ()  # a model calling the same tool again gets no tools: it answers
+                # A model calling the same tool again is asked again without
+                # tools, so it answers. Nothing is said to it: a sentence of
+                # the plane's in its input was what a small model answered with.
+                tools = ()
         else:
             await self.say("plane", _cap_notice(cap))
+        if self.result.answer and echoes(self.result.answer, self._plane_said):
+            self.result.answer = ""
+            await self.say("plane", echo_notice(self.spec.name))
         if self.result.overflowed:
             # Kept, it would make every later prompt too long as well: the
             # agent would fail each turn on one oversized message or result;
@@ -150,7 +161,12 @@ class Turn:
         if not over_budget(probe.system, history, window, probe.max_output_tokens):
             return history
         saved = await asyncio.to_thread(save, history, self.workspace, services.clock.now())
-        metered = await self._call(self._request([*history, ChatMessage("user", SUMMARY_ASK)], ()))
+        # The same system prompt and tools as the calls before it, so that the summary
+        # reads the whole history from the provider's cache instead of paying for it anew.
+        self._layers = await self._prompt_layers(fresh=False)
+        tools = self.tooling.specs(await self.tooling.session(self.spec, history, self.workspace))
+        ask = [*history, ChatMessage("user", SUMMARY_ASK)]
+        metered = await self._call(self._request(ask, tools))
         summary = metered.completion.text.strip() if metered else ""
         # A summary refused as too long leaves the history as it was; it is the
         # breaker's to count, not a reason to drop the turn that follows.
@@ -217,18 +233,15 @@ class Turn:
             self.result.ok = False
             await self.say("plane", failed_notice(str(exc)))
             return None
-        except LeaseLost:
-            # Another plane runs the agent now (this one's lease ran out):
-            # nothing was sent; what the turn answered waits for that plane.
-            self.result.ok = False
-            self.result.held = True
-            return None
         except FleetFull as full:
             # Refused at admission (nothing was sent or written): the turn
             # ends, and what it was answering waits for the next one.
             self.result.ok = False
             self.result.held = True
-            notice = self.services.gate.fleet_notice(self.spec.name, full.spent, full.ceiling)
+            flying = await self.services.ledger.fleet_in_flight()
+            notice = self.services.gate.fleet_notice(
+                self.spec.name, full.spent, full.ceiling, flying
+            )
             await self.say("plane", notice)
             return None
         self.result.cost += metered.charge.cost_usd
@@ -243,22 +256,39 @@ class Turn:
             await self.say("plane", CUT_OFF)
         return metered
 
+    def _first_time(self, calls: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
+        """The calls not made before in this turn; a repeat is dropped from
+        the model's input (its result is there already) and ends the tools."""
+        fresh = []
+        for call in calls:
+            signature = (call.name, call.arguments)
+            if signature in self._calls_made:
+                self._repeated = True
+            else:
+                self._calls_made.add(signature)
+                fresh.append(call)
+        return tuple(fresh)
+
     async def _tool(self, call: ToolCall) -> ChatMessage:
-        signature = (call.name, call.arguments)
-        if signature in self._calls_made:
-            self._repeated = True
-            return ChatMessage("tool", REPEATED, tool_call_id=call.id)
-        self._calls_made.add(signature)
         outcome = await self.tooling.run(self.spec, call, self.workspace, self.tools)
+        if not outcome.ok or call.name in PLANE_VOICE:
+            self._plane_said.append(outcome.for_model)
         self.result.saved_chars += outcome.saved_chars
         first = outcome.shown.strip().splitlines()[0] if outcome.shown.strip() else ""
         mark = "" if outcome.ok else " (refused)"
-        summary = f"{call.name}{mark} → {first[:SUMMARY_CHARS]}"
+        summary = f"{outcome.tool}{mark} → {first[:SUMMARY_CHARS]}"
         # The whole result, as the model read it (compressed), under the summary
         # line: the conversation shows the summary, and a reader can open it.
         whole = outcome.for_model.strip()
         await self.say("tool", f"{summary}\n{whole}" if whole and whole != first else summary)
-        return ChatMessage("tool", outcome.for_model, tool_call_id=call.id)
+        # Which tool (and MCP server) gave it, kept with the history for cost by tool.
+        return ChatMessage(
+            "tool",
+            outcome.for_model,
+            tool_call_id=call.id,
+            tool=outcome.tool,
+            mcp_server=outcome.mcp_server,
+        )
 
     async def say(self, kind: MessageKind, text: str) -> Message:
         return await self.services.say(self.spec.name, kind, text)

@@ -7,6 +7,11 @@ turn that sees all of it. When the gate holds it, the work stays where it is
 per held spell, not once per message. The day rolling over or a raised
 limit wakes the worker, and it answers what waited.
 
+With several planes, a turn runs under its agent's lease at the epoch it
+started with (`plane.store.fence.FENCE`): every write it makes is refused once
+another plane has taken the agent (`LeaseLost`), and the turn then stops
+and says nothing — what it was answering still waits, for the new owner.
+
 The worker is told what to call and knows nothing of who it calls:
 `publish` shows its row, `after_turn` says a turn's cost and the spend
 notices, the scheduler keeps its bookings. None of them is the crew.
@@ -26,10 +31,11 @@ from plane.agents.roster import AgentSpec
 from plane.agents.scheduler import Booking, Scheduler
 from plane.agents.services import Services
 from plane.agents.turn import Turn, TurnResult
-from plane.errors import LedgerError
+from plane.errors import LeaseLost, LedgerError
 from plane.history.conversation import Conversation
 from plane.money.gate import Hold
 from plane.money.ledger import Interrupted
+from plane.store.fence import FENCE
 from plane.wire.protocol import Message, MessageAppended, MessageKind, TurnFinished, TurnStarted
 from plane.wire.words import UNPRICED, turn_cost
 
@@ -87,14 +93,36 @@ class AgentWorker:
         (by its change count) and the agent's spec (its pause)."""
         return self._services.gate.ceilings.changes, self.spec
 
+    @property
+    def model(self) -> str | None:
+        """The model its calls use. A gateway agent's is the one its client
+        named in its latest call; before one, the model its block names or its
+        provider offers (None: neither: the defaults' model may be another
+        provider's, which no call of its will use)."""
+        spec, services = self.spec, self._services
+        if spec.gateway is None:
+            return spec.model
+        if (used := services.client_models.get(spec.name)) is not None:
+            return used
+        block = services.config.agents.get(spec.name)
+        named = block is not None and block.model is not None
+        offered = spec.model in services.config.providers[spec.provider].models
+        return spec.model if named or offered else None
+
     async def hold(self, fleet_spent: Decimal | None = None) -> Hold | None:
+        """Why it takes no turn now (None: it may). A gateway agent is held by
+        what it has settled, not by its calls in flight (the gateway weighs those)."""
         spec = self.spec
         if spec.paused:
             return Hold("paused", paused_notice(spec.name))
-        known = self._services.pricer.is_known(spec.model)
-        gate = self._services.gate
-        return await gate.hold(
-            spec.name, price_known=known, model=spec.model, fleet_spent=fleet_spent
+        model = self.model
+        known = model is None or self._services.pricer.is_known(model)
+        return await self._services.gate.hold(
+            spec.name,
+            price_known=known,
+            model=model or spec.model,
+            fleet_spent=fleet_spent,
+            settled_only=spec.gateway is not None,
         )
 
     async def run(self) -> None:
@@ -107,11 +135,22 @@ class AgentWorker:
             self._busy = True
             try:
                 await self._work()
+            except LeaseLost as lost:  # another plane runs it now, and answers
+                log.info("%s: %s; its turn stopped here", self.spec.name, lost)
             except Exception:
                 log.exception("worker for %s", self.spec.name)
-                await self.say("plane", "The turn failed inside the plane; see plane.log.")
+                await self._failed()
             finally:
                 self._busy = False
+
+    async def _failed(self) -> None:
+        """Say that the turn failed — unless saying it fails too (the store
+        away, or the agent taken by another plane meanwhile): then the log
+        has it, and the worker goes on to its next wake."""
+        try:
+            await self.say("plane", "The turn failed inside the plane; see plane.log.")
+        except Exception as exc:
+            log.warning("%s: the failure could not be told: %s", self.spec.name, exc)
 
     def hold_changed(self) -> None:
         """Paused, resumed, or its ceiling changed: look again (a hold for
@@ -173,6 +212,7 @@ class AgentWorker:
         let this turn start over the ceiling."""
         while True:
             async with self.turn_lock:
+                fence = FENCE.set(self._services.ownership.fence(self.spec.name))
                 try:
                     if not await self._next():
                         return
@@ -180,6 +220,8 @@ class AgentWorker:
                     await self.unrecorded(error)
                     await self._publish(self.spec.name)
                     return
+                finally:
+                    FENCE.reset(fence)
 
     async def _next(self) -> bool:
         """One step of `_work`, under the turn lock: a turn if there is work
@@ -239,6 +281,8 @@ class AgentWorker:
             # and its bookings open; the next start says what the call in
             # flight counted and takes the turn again.
             raise
+        except LeaseLost:
+            raise  # another plane answers: nothing of this turn is written
         except Exception:
             # Failed inside the plane, or its spend could not be recorded: the
             # notice that says so is its answer (a retry now would spend again).

@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 from plane.cli.connect import NotAnswering, remote, with_client
-from plane.cli.failing import NoAnswer
+from plane.cli.failing import EXIT_KEPT, NoAnswer
 from plane.errors import NotRunning, PlaneError
 from plane.home import Home
 from plane.wire import protocol as p
@@ -36,13 +36,15 @@ def send(args: argparse.Namespace) -> int:
             print(_line(message))
         if reply.refused:  # the plane's reply above says why nothing comes of it
             return 1
-        if args.wait and not said and any(m.held for m in reply.messages):
-            # Held, and told so already this spell: no turn is coming to wait for.
-            print(
-                f"{args.agent} is held: the message is kept, marked held, and answered when "
-                f"{args.agent} takes turns again (`plane log {args.agent}` says why)."
-            )
-            return 0
+        if args.wait and any(m.held for m in reply.messages):
+            # Kept, not answered: no turn is coming to wait for. The plane's
+            # notice above says why; told already this spell, this line does.
+            if not said:
+                print(
+                    f"{args.agent} is held: the message is kept, marked held, and answered "
+                    f"when {args.agent} takes turns again (`plane log {args.agent}` says why)."
+                )
+            return EXIT_KEPT
         if args.wait and not said:
             try:
                 return await asyncio.wait_for(_answer(client, args.agent), timeout)

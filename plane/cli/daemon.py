@@ -71,7 +71,7 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def key(args: argparse.Namespace) -> int:
-    from plane.gateway.cli import make_key
+    from plane.gateway.client_env import make_key
 
     path, looked = config_path(args.config)
     with _where_looked(path, looked):
@@ -80,7 +80,7 @@ def key(args: argparse.Namespace) -> int:
 
 
 def gateway_env(args: argparse.Namespace) -> int:
-    from plane.gateway.cli import env_lines
+    from plane.gateway.client_env import env_lines
 
     path, looked = config_path(args.config)
     with _where_looked(path, looked):

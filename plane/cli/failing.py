@@ -21,6 +21,11 @@ EXIT_FAILED = 1
 """The plane (or this command) refused or could not do it; stderr says why."""
 EXIT_NO_ANSWER = 124
 """`send --wait` gave up waiting (as timeout(1) does)."""
+EXIT_KEPT = 75
+"""`send --wait` to an agent that takes no turn now (held, paused, on an
+unpriced model): the message is kept and answered later, not now
+(sysexits' EX_TEMPFAIL: "try again later"). Not 0: a script must tell
+"answered" from "kept"."""
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 """What a shell reports for a writer whose reader went away (`| head`)."""

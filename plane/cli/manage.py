@@ -16,7 +16,7 @@ from plane.cli.connect import with_client
 from plane.errors import NoSuchAgent, PlaneError
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
-from plane.wire.words import UNPRICED, spend_against, terminal_safe, usd_exact
+from plane.wire.words import UNPRICED, pace, reaches, spend_against, terminal_safe, usd_exact
 
 LOG_LINES = 20
 
@@ -52,7 +52,9 @@ def add_commands(sub: Any) -> None:
     edit.add_argument("--role", type=arg.text("role", blank=True), help="the role / system prompt")
     edit.add_argument("--model", type=arg.text("model"))
     edit.add_argument(
-        "--tools", type=arg.text("list of tools"), help="all, none, or names: read_file,grep"
+        "--tools",
+        type=arg.text("list of tools"),
+        help="all, read-only, none (as plane new), or names: read_file,grep",
     )
     edit.add_argument("--limit", type=arg.text("limit"), help="the daily ceiling: 5, $0.25 or off")
     edit.set_defaults(func=edit_agent)
@@ -143,7 +145,7 @@ def rename_agent(args: argparse.Namespace) -> int:
 def edit_agent(args: argparse.Namespace) -> int:
     tools = None if args.tools is None else [t for t in args.tools.split(",") if t.strip()]
     if tools == []:
-        raise PlaneError("--tools wants all, none, or tool names separated by commas.")
+        raise PlaneError("--tools wants all, read-only, none, or tool names separated by commas.")
 
     async def work(client: PlaneClient) -> int:
         reply = await client.request(
@@ -189,6 +191,7 @@ def shown(details: p.AgentDetails) -> str:
         _described(a, details.ceiling_from),
         f"  today      {spend_against(a.spend_today_usd, a.limit_usd)} spent · {a.status}"
         + (f" · {a.waiting} waiting" if a.waiting else ""),
+        *_burn_line(a),
     ]
     if a.gateway:  # its client has the rest
         return "\n".join(lines)
@@ -208,6 +211,8 @@ def _described(a: p.AgentState, source: str | None = None) -> str:
         what = ["  calls      from its own client, with the client's tools and prompt"]
     else:
         tools = "every tool" if a.tools is None else ", ".join(a.tools) or "none"
+        if a.tools is not None and set(a.tools) == set(p.READ_ONLY_TOOLS):
+            tools = f"read-only: {tools}"
         # A role of several lines stays in its column, under its first line.
         role = terminal_safe(a.role).replace("\n", "\n" + " " * 13) or "(none)"
         what = [f"  role       {role}", f"  tools      {tools}"]
@@ -218,9 +223,21 @@ def _model_line(a: p.AgentState) -> str:
     return f"  model      {a.model} ({a.provider}{'' if a.price_known else ', ' + UNPRICED})"
 
 
+def _burn_line(a: p.AgentState) -> list[str]:
+    """`  pace       $1.20 an hour · reaches $5.00 at 14:20 UTC at this rate`."""
+    if a.burn_usd_per_hour is None:
+        return []
+    line = f"  pace       {pace(a.burn_usd_per_hour)}"
+    if a.reaches_ceiling_at is not None and a.limit_usd is not None:
+        line += f" · {reaches(a.limit_usd, a.reaches_ceiling_at)}"
+    return [line]
+
+
 def _ceiling_line(a: p.AgentState, source: str | None) -> str:
     ceiling = "no ceiling" if a.limit_usd is None else f"{usd_exact(a.limit_usd)} a day"
-    if source is not None and source != "none":
+    if source == "the alert":
+        ceiling += ", raised from an alert until 00:00 UTC"
+    elif source is not None and source != "none":
         ceiling += f", from {source}"
     return f"  ceiling    {ceiling}" + (" · paused" if a.paused else "")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from plane.cli import arguments as arg
 from plane.cli import clients, connect, daemon, failing, manage, status
-from plane.cli.summary import add_commands as add_summary_commands
+from plane.cli.ledger_summary import add_commands as add_summary_commands
 from plane.cli.web import add_commands as add_web_commands
 from plane.economy.compress.cli import add_commands as add_compression_commands
 from plane.home import user_config_path
@@ -100,8 +100,8 @@ def parser() -> argparse.ArgumentParser:
         "--http",
         metavar="HOST:PORT",
         type=arg.peer,
-        default=("127.0.0.1", 7878),
-        help="where `plane serve --http` listens (default 127.0.0.1:7878)",
+        default=None,
+        help="where a gateway listens (default: where the running plane's does)",
     )
     env.add_argument("--config", type=Path, help="agents.yaml (as for serve)")
     env.set_defaults(func=daemon.gateway_env)
@@ -122,7 +122,11 @@ def parser() -> argparse.ArgumentParser:
     send = sub.add_parser("send", help="post a message (or /limit …) to an agent as the operator")
     send.add_argument("agent", type=arg.text("agent name"))
     send.add_argument("text", type=arg.text("text"))
-    send.add_argument("--wait", action="store_true", help="wait for the agent's answer")
+    send.add_argument(
+        "--wait",
+        action="store_true",
+        help="wait for the agent's answer (exit 124: none in time; 75: kept, not answered now)",
+    )
     send.add_argument(
         "--timeout",
         type=arg.seconds,

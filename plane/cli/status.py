@@ -22,7 +22,16 @@ from plane.clock import until
 from plane.home import Home
 from plane.usage import OneLineParser
 from plane.wire.once import ask
-from plane.wire.words import UNPRICED, plain, spend_against, usd, usd_exact
+from plane.wire.words import (
+    UNPRICED,
+    plain,
+    reaches,
+    spend_against,
+    spend_total,
+    store_unreachable,
+    usd,
+    usd_exact,
+)
 
 HELP = "the day, and each agent's spend and ceiling"
 
@@ -74,10 +83,15 @@ def _json(snapshot: dict[str, Any]) -> str:
     `fleet_spend_today_usd` is the day's spend of every agent together,
     agents deleted today included (deleting never refunds), so it can be
     more than the rows add up to; `fleet_limit_usd` is the fleet's ceiling
-    (null: none)."""
+    (null: none). `store_unreachable_since`: since when the shared store
+    (PostgreSQL) cannot be reached, null when it can; while it is set, the
+    spend figures are as last read. An agent's `burn_usd_per_hour` is its
+    pace (null: nothing spent lately) and `reaches_ceiling_at` when it reaches
+    its ceiling at that pace, set only when that is before `resets_at`."""
     return json.dumps(
         {
             "day": snapshot["day"],
+            "store_unreachable_since": _iso(snapshot.get("store_unreachable_since")),
             "resets_at": _moment(snapshot["resets_at"]).isoformat(),
             "default_model": snapshot.get("default_model"),
             "default_limit_usd": _plain(snapshot.get("default_limit_usd")),
@@ -93,6 +107,8 @@ def _json(snapshot: dict[str, Any]) -> str:
                     "waiting": a.get("waiting", 0),
                     "resumes_at": _iso(a.get("resumes_at")),
                     "price_known": a.get("price_known", True),
+                    "burn_usd_per_hour": _plain(a.get("burn_usd_per_hour")),
+                    "reaches_ceiling_at": _iso(a.get("reaches_ceiling_at")),
                 }
                 for a in snapshot["agents"]
             ],
@@ -105,21 +121,39 @@ def _text(snapshot: dict[str, Any]) -> str:
     """One line an agent; a held one the day's end frees says when, as the
     TUI's title does (on the plane's clock, not this machine's)."""
     lines = [_head(snapshot)]
+    if (since := snapshot.get("store_unreachable_since")) is not None:
+        lines.append(
+            f"{store_unreachable(_moment(since))}: spend as last read; "
+            "sends are refused until it is back."
+        )
     agents = snapshot["agents"]
     width = max((len(a["name"]) for a in agents), default=0)
     for a in agents:
         limit = _amount(a.get("limit_usd"))
         ceiling = "no limit" if limit is None else f"of {usd_exact(limit)}"
-        spent = spend_against(Decimal(str(a.get("spend_today_usd", 0))), limit)
+        spent = _spent(a, limit)
         model = a["model"] if a.get("price_known", True) else f"{a['model']} ({UNPRICED})"
         line = f"  {a['name']:<{width}}  {a['status']:<7}  {model}  {spent} {ceiling}"
         if a["status"] == "held" and a.get("resumes_at") is not None:
             resumes = _moment(a["resumes_at"])
             line += f"  resumes in {until(_moment(snapshot['now']), resumes)}"
+        elif limit is not None and (at := a.get("reaches_ceiling_at")) is not None:
+            line += f"  {reaches(limit, _moment(at))}"
         lines.append(line)
     if not agents:
         lines.append("  No agents yet: `plane new NAME` creates one, or list them in agents.yaml.")
     return "\n".join(lines)
+
+
+def _spent(agent: dict[str, Any], limit: Decimal | None) -> str:
+    """Its spend as the TUI's row says it: `$?` on a model with no known
+    price (its calls count $0, which is not what they cost), `$0.40+$?`
+    when some of its calls were priced."""
+    spent = Decimal(str(agent.get("spend_today_usd", 0)))
+    figure = spend_against(spent, limit)
+    if agent.get("price_known", True):
+        return figure
+    return f"{figure}+$?" if spent > 0 else "$?"
 
 
 def _head(snapshot: dict[str, Any]) -> str:
@@ -129,11 +163,15 @@ def _head(snapshot: dict[str, Any]) -> str:
     if not snapshot["agents"] and snapshot.get("fleet_spend_today_usd") is None:
         return head
     whole, ceiling = _whole(snapshot), _amount(snapshot.get("fleet_limit_usd"))
+    unlisted = whole - _listed(snapshot)
     if ceiling is None:
-        head += f": {usd(whole)} spent today"
+        parts = [
+            (Decimal(str(a.get("spend_today_usd", 0))), _amount(a.get("limit_usd")))
+            for a in snapshot["agents"]
+        ]
+        head += f": {spend_total(parts, max(unlisted, Decimal(0)))} spent today"
     else:
         head += f": {spend_against(whole, ceiling)} of the fleet's {usd_exact(ceiling)} spent today"
-    unlisted = whole - _listed(snapshot)
     return head + (f" ({usd(unlisted)} of it by agents deleted today)" if unlisted > 0 else "")
 
 

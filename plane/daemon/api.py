@@ -16,11 +16,11 @@ from plane.agents.crew import Crew
 from plane.agents.lifecycle import Lifecycle
 from plane.agents.roster import Roster
 from plane.clock import Clock
-from plane.db import Database
 from plane.errors import PlaneError
 from plane.history.conversation import Conversation
 from plane.money.charts import spend_history, spend_stack
 from plane.money.ledger import Ledger
+from plane.store.engine import Database
 from plane.wire import protocol as p
 
 ProviderReady = Callable[[str], Awaitable[None]]
@@ -126,12 +126,9 @@ class Api:
                 return await life.show(request.agent, request.id)
         raise PlaneError(f"Requests of type {request.type!r} are not handled here.")
 
-    async def send(self, agent: str, text: str) -> list[p.Message]:
-        """Post the operator's text; return what was stored and said at once."""
-        return (await self.post(agent, text)).messages
-
     async def post(self, agent: str, text: str) -> Ran:
-        """As `send`, and whether a command was refused (nothing changed)."""
+        """Post the operator's text: what was stored and said at once, and
+        whether a command was refused (nothing changed)."""
         self._roster.get(agent)
         return await self._crew.send(agent, text)
 

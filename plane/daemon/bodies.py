@@ -12,7 +12,7 @@ and bounded three ways.
   "overloaded", which clients retry after a pause), before it is read when
   its Content-Length is known.
 
-A refusal is `Refused`, answered in the API's shape, and the connection then
+A refusal is `GatewayRefused`, answered in the API's shape, and the connection then
 closes (`plane.daemon.http`): what the client is still sending is never read.
 """
 
@@ -24,7 +24,7 @@ from contextlib import asynccontextmanager
 
 from aiohttp import web
 
-from plane.gateway.forward import Refused
+from plane.gateway.refused import GatewayRefused
 
 RETRY_AFTER_S = 2
 """How long a client refused for want of room waits before trying again."""
@@ -44,7 +44,7 @@ class Bodies:
         """The whole body, held (and counted) until the block ends."""
         declared = request.content_length or 0
         if declared > self.each:
-            raise Refused(413, self._too_large())
+            raise GatewayRefused(413, self._too_large())
         reserved = self._reserve(declared)
         try:
             buffer = bytearray()
@@ -52,14 +52,14 @@ class Bodies:
                 async with asyncio.timeout(self.within_s):
                     while chunk := await request.content.readany():
                         if len(buffer) + len(chunk) > self.each:
-                            raise Refused(413, self._too_large())
+                            raise GatewayRefused(413, self._too_large())
                         if len(buffer) + len(chunk) > reserved:
                             reserved += self._reserve(len(buffer) + len(chunk) - reserved)
                         buffer += chunk
             except TimeoutError:
-                raise Refused(408, self._too_slow()) from None
+                raise GatewayRefused(408, self._too_slow()) from None
             except (ConnectionError, web.RequestPayloadError):
-                raise Refused(
+                raise GatewayRefused(
                     400, "The connection closed before the whole request body arrived."
                 ) from None
             body = bytes(buffer)
@@ -70,7 +70,7 @@ class Bodies:
 
     def _reserve(self, size: int) -> int:
         if self.held + size > self.total:
-            raise Refused(
+            raise GatewayRefused(
                 503,
                 f"The plane is holding {self.total >> 20} MiB of other calls' request bodies, "
                 f"its most; try again in a moment.",

@@ -10,6 +10,21 @@ where none is held or it has run out), so two planes never both take one.
 A plane that dies stops renewing; LEASE_S later its agents are taken by the
 others.
 
+**Off the admission path.** The ticks run on a store connection of their
+own (a second writer), so a renewal never queues behind this plane's calls
+waiting for the fleet's row, and never holds that row itself.
+
+**Fencing.** Every take of a lease moves its epoch (a lease of this plane's
+that ran out unrenewed — the plane paused, or the store away — is taken
+anew too, and its calls in flight swept). A turn runs under the epoch it
+started with (`Ownership.fence`), and every write it makes carries it
+(plane/store/fence.py, `FENCE`): once another plane has taken the agent, nothing of
+the old turn is written, not even a notice. Between ticks, a plane stops
+starting calls for its agents once a third of the lease is left since its
+last renewal was sent (by its own monotonic clock, which a pause moves on),
+before the lease can have run out by the database's; admission checks the
+same in the database, in the statement that writes the call.
+
 **The sweep.** The plane that takes an agent marks the agent's calls still
 pending (a dead plane's calls in flight) interrupted, charged at their
 estimates, and says so in the agent's conversation, in the same transaction
@@ -52,7 +67,8 @@ from plane.agents.worker import tell_cut_turns
 from plane.history.conversation import Conversation
 from plane.money.gate import Ceilings
 from plane.money.ledger import Interrupted, Ledger
-from plane.postgres import PostgresDatabase
+from plane.store.postgres import NOW_MS, PostgresDatabase
+from plane.store.postgres_links import MOST_RETRY_S, listener
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +105,7 @@ class Tick:
     gained: frozenset[str]
     owners: dict[str, str]
     cut: dict[str, Interrupted]
+    epochs: dict[str, int]
 
 
 class Fleet:
@@ -115,6 +132,8 @@ class Fleet:
         self._clock = clock
         self._lease_ms = int(LEASE_S * 1000)
         self._tasks: list[asyncio.Task[None]] = []
+        self._leases: PostgresDatabase | None = None
+        """The ticks' own store connection (None until `start`: the main one)."""
         self._listener: psycopg.AsyncConnection[Any] | None = None
         self.wake: Callable[[str], None] = lambda agent: None
         self.idle: Callable[[str], bool] = lambda agent: True
@@ -123,13 +142,14 @@ class Fleet:
         ownership.plane = name
         ownership.mine = frozenset()
         ownership.notify = self._notify
+        ledger.lease_margin_ms = self._lease_ms // 3
 
     async def start(self) -> None:
-        """The first tick (leases taken, their calls in flight swept) before
-        any turn, then the ticks and the listener in the background."""
+        """The ticks' own connection, the first tick (leases taken, their
+        calls in flight swept) before any turn, then the ticks and the
+        listener in the background."""
+        self._leases = await PostgresDatabase.connect(self._db.url, migrate=False)
         await self.tick(first=True)
-        self._listener = await psycopg.AsyncConnection.connect(self._db.url, autocommit=True)
-        await self._listener.execute(f"LISTEN {CHANNEL}")
         self._tasks.append(asyncio.create_task(self._ticks(), name="fleet:leases"))
         self._tasks.append(asyncio.create_task(self._listen(), name="fleet:wake"))
 
@@ -140,20 +160,27 @@ class Fleet:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         if self._listener is not None:
-            await self._listener.close()
+            with contextlib.suppress(Exception):
+                await self._listener.close()
         with contextlib.suppress(Exception):  # a store already gone: the leases run out instead
-            await self._db.write(
+            await self._store.write(
                 lambda conn: (
-                    conn.execute("DELETE FROM leases WHERE plane = ?", (self.name,)),
+                    conn.execute("UPDATE leases SET expires_ms = 0 WHERE plane = ?", (self.name,)),
                     conn.execute("DELETE FROM planes WHERE name = ?", (self.name,)),
                 )
             )
+        if self._leases is not None:
+            await self._leases.close()
+
+    @property
+    def _store(self) -> PostgresDatabase:
+        return self._leases or self._db
 
     async def tick(self, *, first: bool = False) -> Tick:
         agents = sorted(self._agents())
         idle = {a for a in agents if self.idle(a)}
-        sent = time.time()
-        tick = await self._db.write(
+        sent, started = time.time(), time.monotonic()
+        tick = await self._store.write(
             cast(
                 "Callable[[Connection], Tick]",
                 lambda conn: self._tick(conn, agents, idle, first),
@@ -165,7 +192,8 @@ class Fleet:
         before = dict(self._ownership.owners)
         if tick.mine != self._ownership.mine:
             self._ownership.changes += 1
-        self._ownership.mine = tick.mine
+        # Renewed when sent at the latest: calls stop with a third of it left.
+        self._ownership.renewed(tick.mine, tick.epochs, started + LEASE_S * 2 / 3)
         self._ownership.owners = tick.owners
         self._ledger.forget_sums()  # others' spend since the last tick, and the agents taken
         if tick.gained:
@@ -186,9 +214,7 @@ class Fleet:
     def _tick(self, conn: Connection, agents: list[str], idle: set[str], first: bool) -> Tick:
         """One transaction: alive, renewed, evened out, swept."""
         me, lease = self.name, self._lease_ms
-        (now,) = conn.execute(
-            "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"
-        ).fetchone()
+        (now,) = conn.execute(f"SELECT {NOW_MS}").fetchone()
         now = int(now)
         conn.execute(
             "INSERT INTO planes (name, seen_ms) VALUES (?, ?)"
@@ -198,19 +224,34 @@ class Fleet:
         (live,) = conn.execute(
             "SELECT COUNT(*) FROM planes WHERE seen_ms > ?", (now - lease,)
         ).fetchone()
-        mine = {
-            row[0]
-            for row in conn.execute(
-                "UPDATE leases SET expires_ms = ? WHERE plane = ? RETURNING agent",
-                (now + lease, me),
+        # A lease of mine that ran out unrenewed (or, at start, one from an
+        # earlier life) is taken anew: a new epoch, its calls in flight swept.
+        ran_out = now + lease + 1 if first else now
+        epochs = {
+            agent: int(epoch)
+            for agent, epoch in conn.execute(
+                "UPDATE leases SET expires_ms = ?, epoch = epoch + 1"
+                " WHERE plane = ? AND expires_ms > 0 AND expires_ms < ? RETURNING agent, epoch",
+                (now + lease, me, ran_out),
             ).fetchall()
         }
+        gained = set(epochs)
+        for agent, epoch in conn.execute(
+            "UPDATE leases SET expires_ms = ? WHERE plane = ? AND expires_ms >= ?"
+            " AND NOT (agent = ANY(?)) RETURNING agent, epoch",
+            (now + lease, me, now, list(gained)),
+        ).fetchall():
+            epochs[agent] = int(epoch)
+        mine = set(epochs)
         share = math.ceil(len(agents) / max(int(live), 1))
         if len(mine) > share:
-            for agent in sorted(mine & idle)[: len(mine) - share]:
-                conn.execute("DELETE FROM leases WHERE plane = ? AND agent = ?", (me, agent))
+            for agent in sorted(mine & idle - gained)[: len(mine) - share]:
+                # Let go, the row kept: its epoch goes on from where it is.
+                conn.execute(
+                    "UPDATE leases SET expires_ms = 0 WHERE plane = ? AND agent = ?", (me, agent)
+                )
                 mine.discard(agent)
-        gained: set[str] = set()
+                del epochs[agent]
         if len(mine) < share:
             held = {
                 agent: expires
@@ -219,14 +260,16 @@ class Fleet:
             free = [a for a in agents if a not in mine and (a not in held or held[a] < now)]
             for agent in free[: share - len(mine)]:
                 taken = conn.execute(
-                    "INSERT INTO leases (agent, plane, expires_ms) VALUES (?, ?, ?)"
+                    "INSERT INTO leases (agent, plane, expires_ms, epoch) VALUES (?, ?, ?, 1)"
                     " ON CONFLICT (agent) DO UPDATE SET plane = excluded.plane,"
-                    " expires_ms = excluded.expires_ms WHERE leases.expires_ms < ?",
+                    " expires_ms = excluded.expires_ms, epoch = leases.epoch + 1"
+                    " WHERE leases.expires_ms < ? RETURNING epoch",
                     (agent, me, now + lease, now),
-                ).rowcount
-                if taken == 1:
+                ).fetchone()
+                if taken is not None:
                     gained.add(agent)
                     mine.add(agent)
+                    epochs[agent] = int(taken[0])
         owners = {
             agent: plane
             for agent, plane in conn.execute(
@@ -234,7 +277,7 @@ class Fleet:
             )
         }
         tell = lambda tx, cut: tell_cut_turns(self._conversation, tx, cut)  # noqa: E731
-        cut = self._ledger.sweep_within(conn, gained | (mine if first else set()), tell)
+        cut = self._ledger.sweep_within(conn, gained, tell)
         # Calls no lease covers (a gateway agent's, made on whichever plane
         # its client reached): swept when the plane that opened them is dead,
         # or, at start, when it was this one in an earlier life.
@@ -247,21 +290,51 @@ class Fleet:
         ).items():
             cut[agent] = cut.get(agent, Interrupted(0, Decimal(0))) + more
         conn.execute("DELETE FROM planes WHERE seen_ms < ?", (now - lease,))
-        return Tick(now, frozenset(mine), frozenset(gained), owners, cut)
+        return Tick(now, frozenset(mine), frozenset(gained), owners, cut, epochs)
 
     async def _ticks(self) -> None:
+        """A tick every third of a lease; while the store is away, tried
+        again sooner (the plane carries on within seconds of its return),
+        with the main store's writer reopened too."""
+        failing = False
         while True:
-            await asyncio.sleep(LEASE_S / 3)
+            await asyncio.sleep(min(LEASE_S / 3, MOST_RETRY_S) if failing else LEASE_S / 3)
             try:
                 await self.tick()
-            except Exception:  # the store is away: the leases run out; try again
-                log.exception("renewing the leases failed")
+                failing = False
+            except Exception as exc:  # the store is away: the leases run out; try again
+                if not failing:
+                    log.warning("renewing the leases failed: %s", exc)
+                failing = True
+            if self._db.unreachable_since is not None:
+                with contextlib.suppress(Exception):
+                    await self._db.ping()
 
     async def _listen(self) -> None:
-        assert self._listener is not None
-        async for notice in self._listener.notifies():
-            if self._ownership.owns(notice.payload):
-                self.wake(notice.payload)
+        """LISTEN, on a connection opened again whenever it breaks; a
+        notice lost meanwhile costs nothing (each tick wakes every agent)."""
+        while True:
+            try:
+                self._listener = await listener(self._db.url)
+                await self._listener.execute(f"LISTEN {CHANNEL}")
+                while True:
+                    async for notice in self._listener.notifies(timeout=LEASE_S):
+                        if self._ownership.owns(notice.payload):
+                            self.wake(notice.payload)
+                    await self._alive(self._listener)
+            except (psycopg.Error, OSError, TimeoutError) as exc:
+                log.debug("the wake's connection broke: %s", exc)
+                if self._listener is not None:
+                    with contextlib.suppress(Exception):
+                        await self._listener.close()
+                await asyncio.sleep(MOST_RETRY_S)
+
+    @staticmethod
+    async def _alive(conn: psycopg.AsyncConnection[Any]) -> None:
+        """A link that stopped forwarding answers no query: found out here
+        within a lease, and opened again."""
+        async with asyncio.timeout(LEASE_S):
+            await conn.execute("SELECT 1")
 
     def _notify(self, agent: str) -> None:
         """Tell the agent's owner, wherever it runs, that it has work."""

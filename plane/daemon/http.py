@@ -11,7 +11,9 @@ Routes: `POST /v1/messages` (Anthropic), `POST /v1/chat/completions` and
 `POST /v1/responses` (OpenAI), `POST /v1/messages/count_tokens` (passed to the upstream, free,
 not metered), `GET /v1/models` (the agent's provider's models, in the shape of
 the API the client speaks), `GET /metrics` (Prometheus, behind the plane's
-token: `plane.daemon.metrics`). Anything else is aiohttp's plain 404.
+token: `plane.daemon.metrics`), `GET`/`POST /approve` (an alert's signed
+link: `plane.daemon.approvals`, with `notify:`). Anything else is aiohttp's
+plain 404.
 
 Nobody unknown costs anything (`Limits` has the figures):
 
@@ -44,8 +46,9 @@ from aiohttp import web
 from plane.daemon.bodies import Bodies
 from plane.daemon.door import Door
 from plane.daemon.metrics import CONTENT_TYPE
-from plane.gateway.forward import Gateway, Refused
-from plane.gateway.wire import WIRES, ChatCompletions, Messages, Wire
+from plane.gateway.apis import WIRES, ChatCompletions, Messages, Wire
+from plane.gateway.forward import Gateway
+from plane.gateway.refused import GatewayRefused
 
 log = logging.getLogger(__name__)
 
@@ -154,6 +157,8 @@ class _Connection(web.RequestHandler):
 
 Scrape = Callable[[], Awaitable[bytes]]
 """The metrics' text, a recent reading (`plane.daemon.metrics.Metrics.scrape`)."""
+Approve = Callable[[web.Request], Awaitable[web.Response]]
+"""An alert's link followed (`plane.daemon.approvals.Approvals.handle`)."""
 
 
 class HttpListener:
@@ -165,6 +170,7 @@ class HttpListener:
         metrics: Scrape | None = None,
         token: str | None = None,
         limits: Limits = Limits(),
+        approve: Approve | None = None,
     ) -> None:
         self.gateway = gateway
         self.limits = limits
@@ -179,6 +185,9 @@ class HttpListener:
         app.router.add_get("/v1/models", self._models)
         if metrics is not None and token:
             app.router.add_get("/metrics", self._scrape)
+        if approve is not None:  # the link is its own proof: signed, single-use
+            app.router.add_get("/approve", approve)
+            app.router.add_post("/approve", approve)
         app.on_response_prepare.append(_answered)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=grace_s)
         self._server: asyncio.Server | None = None
@@ -212,7 +221,7 @@ class HttpListener:
             self._server = None
 
     def _known(self, request: web.Request, headers: Mapping[str, str]) -> None:
-        """The key is an agent's, or `Refused` (401); read from the headers alone."""
+        """The key is an agent's, or `GatewayRefused` (401); read from the headers alone."""
         self.gateway.agent(headers)
         self.door.known(request.protocol)
 
@@ -224,7 +233,7 @@ class HttpListener:
                 self._known(request, headers)
                 async with self.bodies.read(request) as raw:
                     await self.gateway.handle(wire, headers, raw, out)
-            except Refused as refused:  # no key, or a body the plane will not hold
+            except GatewayRefused as refused:  # no key, or a body the plane will not hold
                 return _refusal(wire, refused)
             except Exception:
                 log.exception("gateway: %s", wire.path)
@@ -245,7 +254,7 @@ class HttpListener:
             self._known(request, headers)
             async with self.bodies.read(request) as raw:
                 await self.gateway.passthrough(wire, request.path, headers, raw, out)
-        except Refused as refused:
+        except GatewayRefused as refused:
             return _refusal(wire, refused)
         assert out.response is not None
         return out.response
@@ -256,7 +265,7 @@ class HttpListener:
         try:
             self._known(request, headers)
             models = self.gateway.models(headers)
-        except Refused as refused:
+        except GatewayRefused as refused:
             return _refusal(wire, refused)
         return web.json_response(wire.listing(models))
 
@@ -294,7 +303,7 @@ def _lowered(request: web.Request) -> dict[str, str]:
     return {k.lower(): v for k, v in request.headers.items()}
 
 
-def _refusal(wire: Wire, refused: Refused) -> web.Response:
+def _refusal(wire: Wire, refused: GatewayRefused) -> web.Response:
     """The refusal in the API's own shape; the connection closes after it, so
     whatever body the client is still sending is never read."""
     body = refused.body or wire.error(refused.status, str(refused))

@@ -25,6 +25,7 @@ import logging
 import os
 import sqlite3
 from collections.abc import Mapping
+from datetime import datetime
 from importlib.metadata import version
 from typing import IO, TYPE_CHECKING
 
@@ -37,17 +38,17 @@ from plane.agents.scheduler import Scheduler
 from plane.agents.services import Services
 from plane.agents.worker import tell_cut_turns
 from plane.clock import Clock, SystemClock
-from plane.config import EMBEDDED, EMBEDDED_MODEL, Config
-from plane.daemon.alerts import Notifier
+from plane.config import EMBEDDED, EMBEDDED_MODEL, Config, NotifyConfig
+from plane.daemon.alerts import Notifier, OfferFor
 from plane.daemon.api import Api
 from plane.daemon.events import EventBus
 from plane.daemon.listener import Listener
-from plane.db import Database, refusal
-from plane.economy.compress.store import RefStore
+from plane.economy.compress.refs import RefStore
 from plane.errors import PlaneError, StoreError, StoreFault
 from plane.history.conversation import Conversation
 from plane.history.transcript import Transcript
 from plane.home import Home, say_state
+from plane.money.burn import Burn
 from plane.money.gate import Ceilings, Gate
 from plane.money.ledger import Ledger
 from plane.money.pricing import Pricer
@@ -62,8 +63,12 @@ from plane.providers.pool import (
     refuse_missing_keys,
 )
 from plane.store import is_postgres, open_store
+from plane.store.engine import Database
+from plane.store.sqlite import refusal
+from plane.wire.protocol import StoreChanged
 
 if TYPE_CHECKING:  # loaded only when used: psycopg with a PostgreSQL store, aiohttp with --http
+    from plane.daemon.approvals import Approvals
     from plane.daemon.fleet import Fleet
     from plane.daemon.http import HttpListener
 
@@ -107,6 +112,7 @@ class Plane:
         self._listener: Listener | None = None
         self._background: list[asyncio.Task[None]] = []
         self._notifier: Notifier | None = None
+        self._approve: Approvals | None = None
         self.bus = EventBus()
         """What the clients are told; the agents reach it only through `emit`."""
         self.services: Services
@@ -141,8 +147,8 @@ class Plane:
             host = f"[{host}]" if ":" in host else host
             where += f" and {host}:{self.tcp_port}"
         where += f" (token in {self.home.token})"
-        if self._http is not None and self.http_port is not None:
-            where += f"; the gateway on http://{self._http[0]}:{self.http_port}"
+        if (gateway := self.gateway_url()) is not None:
+            where += f"; the gateway on {gateway}"
         names = [spec.name for spec in self.services.roster]
         agents = "no agents"
         if names:
@@ -152,6 +158,15 @@ class Plane:
             model = f"; the embedded model ({EMBEDDED_MODEL}) at {self._embedded.base_url}"
         return f"serving on {where}; {agents}{model}"
 
+    def gateway_url(self) -> str | None:
+        """Where a client on this machine reaches the gateway, once it listens
+        (a wildcard address is reached on the loopback)."""
+        if self._http is None or self.http_port is None:
+            return None
+        host = self._http[0]
+        host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+        return f"http://{f'[{host}]' if ':' in host else host}:{self.http_port}"
+
     async def _start(self) -> None:
         self.home.ensure()
         self._lock = _lock(self.home)
@@ -159,12 +174,15 @@ class Plane:
         store = os.environ.get("PLANE_STORE") or self.config.store
         self._db = db = await open_store(store, self.home.db)
         shared = is_postgres(store)  # several planes may share it
+        if shared:
+            self._tell_store_changes(db)
         db_clock = None
         if shared and isinstance(self.clock, SystemClock):
             from plane.daemon.fleet import DatabaseClock
 
             self.clock = db_clock = DatabaseClock()  # the day is the database's
-        ledger = Ledger(db, self.clock)
+        burn = Burn(self.clock, self.config.burn)
+        ledger = Ledger(db, self.clock, charged=burn.charged)
         conversation = Conversation(db, self.clock, shared=shared)
         if shared:
             from plane.daemon.fleet import plane_name
@@ -173,6 +191,7 @@ class Plane:
         elif cut := await ledger.recover(tell=functools.partial(tell_cut_turns, conversation)):
             calls = sum(c.calls for c in cut.values())
             log.warning("%d calls were in flight when the plane stopped; kept at estimate", calls)
+        await burn.load(db)  # every agent's pace, across the restart
         roster = Roster(
             self.config,
             db,
@@ -199,8 +218,11 @@ class Plane:
             pricer=Pricer(self.config.pricing),
             providers=await self._providers(roster),
             refs=self._refs(),
+            burn=burn,
         )
         services.savings = Savings(db, self.clock, services.pricer)
+        gateway_agents = [spec.name for spec in roster if spec.gateway is not None]
+        services.client_models.update(await ledger.latest_models(gateway_agents))
         self.scheduler = Scheduler(db, self.clock, wake=self._wake, only_writer=not shared)
         self.crew = crew = Crew(services, self.scheduler)
         self.api = Api(
@@ -216,12 +238,15 @@ class Plane:
         )
         crew.start()
         if self.config.notify is not None:  # alerts: plane.daemon.alerts
-            self._notifier = Notifier(self.config.notify, self.clock)
+            self._notifier = Notifier(
+                self.config.notify, self.clock, offer=self._approvals(self.config.notify)
+            )
             services.refused_ask = self._notifier.refused_ask
+            services.spiked = self._notifier.spiked
             self._notifier.start(self.bus, await crew.snapshot())
         if shared and ledger.plane is not None:
             from plane.daemon.fleet import Fleet
-            from plane.postgres import PostgresDatabase
+            from plane.store.postgres import PostgresDatabase
 
             assert isinstance(db, PostgresDatabase)
             self._fleet = Fleet(
@@ -249,6 +274,7 @@ class Plane:
             gateway = Gateway(
                 services,
                 Keys(self.home.gateway_keys),
+                db,
                 publish=crew.publish,
                 spend_notices=crew.spend_notices,
                 tell_hold=crew.tell_hold,
@@ -259,8 +285,44 @@ class Plane:
                 SHUTDOWN_GRACE_S,
                 metrics=Metrics(crew.snapshot, db).scrape,
                 token=self.home.make_token(),
+                approve=None if self._approve is None else self._approve.handle,
             )
             self.http_port = await self._http_listener.listen(*self._http)
+            self.home.say_gateway(self.gateway_url())
+
+    def _approvals(self, notify: NotifyConfig) -> OfferFor | None:
+        """One-tap approval (plane.daemon.approvals), when alerts offer it and
+        the `--http` listener is there to answer the links."""
+        if not notify.approve or self._http is None:
+            return None
+        from plane.daemon.approvals import Approvals
+        from plane.money.approvals import Signer
+
+        assert self._db is not None
+        host = self._http[0]
+        host = f"[{host}]" if ":" in host else host
+        self._approve = Approvals(
+            self.services,
+            self.crew,
+            self._db,
+            Signer(self.home.make_approvals_key()),
+            notify,
+            lambda: None if self.http_port is None else f"http://{host}:{self.http_port}",
+        )
+        return self._approve.offer
+
+    def _tell_store_changes(self, db: Database) -> None:
+        """Every client is told when the shared store goes away and comes
+        back (told from the writer's thread as from the loop)."""
+        from plane.store.postgres import PostgresDatabase
+
+        assert isinstance(db, PostgresDatabase)
+        loop = asyncio.get_running_loop()
+
+        def changed(since: datetime | None) -> None:
+            loop.call_soon_threadsafe(self.bus.emit, StoreChanged(unreachable_since=since))
+
+        db.link.changed = changed
 
     def _show_owners(self, agents: set[str]) -> None:
         """Rows whose owner changed, shown again (the fleet's ticks)."""
@@ -288,6 +350,7 @@ class Plane:
         if self._listener is not None:
             await self._listener.close()
         if self._http_listener is not None:  # calls in flight finish, then the gateway closes
+            self.home.say_gateway(None)
             await self._http_listener.close()
             await self._http_listener.gateway.aclose()
             self._http_listener = None

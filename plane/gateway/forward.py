@@ -2,16 +2,18 @@
 the upstream, the ledger again, then the client's conversation line.
 
 The order is the plane's: the gate is asked before any byte of a success is
-sent; the call is written pending with an estimate before it is forwarded;
+sent; the call is written pending at its likely cost before it is forwarded;
 it is settled from the upstream's usage, and a stream that ended without
-its usage (cut by the upstream, or by a client that left) is charged at its
-estimate, never $0. A call the upstream refused or never answered bought
-nothing and is marked failed. A call cancelled mid-flight (the plane
-stopping) stays pending, and the next start counts its estimate.
+its usage (cut by the upstream, or by a client that left) is charged the
+larger of its likely cost and what the provider had already announced,
+never $0. A call the upstream refused or never answered bought nothing and
+is marked failed. A call cancelled mid-flight (the plane stopping) stays
+pending, and the next start counts its estimate.
 
-The gate and the pending write happen under the agent's lock, so calls
-arriving together each see the estimates of those before them: a ceiling is
-overshot by at most the calls already in flight when it was reached.
+Admission is weighed in dollars (`plane.gateway.admission`), under the
+agent's lock, which the pending write and every settle also take: calls
+arriving together each see those before them, and a call that must wait
+for calls in flight is woken by each one that settles.
 
 HTTP itself is the listener's (`plane.daemon.http`); this module sees a
 request as path, headers and bytes, and answers through a `Responder`.
@@ -23,10 +25,9 @@ import asyncio
 import contextlib
 import json
 import logging
-import math
-from collections import defaultdict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from datetime import date
 from decimal import Decimal
 from typing import Any, Protocol
 
@@ -36,24 +37,26 @@ from plane.agents.roster import AgentSpec
 from plane.agents.services import Services
 from plane.config import EMBEDDED, EMBEDDED_MODEL
 from plane.errors import NoSuchAgent, ProviderError, UnknownPrice
+from plane.gateway.admission import WAIT_S, Admission
+from plane.gateway.apis import Bill, Wire, event_data, sse_events
+from plane.gateway.asked import Asked
+from plane.gateway.estimate import Estimate
 from plane.gateway.keys import Keys
+from plane.gateway.learned import Learning, Settled
+from plane.gateway.refused import GatewayRefused
 from plane.gateway.routing import (
     Upstream,
     presented_key,
     session,
     upstream,
 )
-from plane.gateway.wire import (
-    Wire,
-    asks_for_an_hour,
-    event_data,
-    prompt_tokens_estimate,
-    sse_events,
-)
 from plane.money.gate import Hold
-from plane.money.ledger import FleetFull
+from plane.money.pricing import Priced
+from plane.store.engine import Database
 from plane.wire.protocol import Usage
 from plane.wire.words import UNPRICED, tokens, turn_cost, usage_text
+
+__all__ = ["Gateway", "Responder"]
 
 log = logging.getLogger(__name__)
 
@@ -77,39 +80,25 @@ class Responder(Protocol):
         must not take what came before for a whole answer."""
 
 
-class Refused(Exception):
-    """A call answered with an error of the client's API, before the ledger."""
-
-    def __init__(
-        self,
-        status: int,
-        message: str,
-        headers: Mapping[str, str] | None = None,
-        body: dict[str, Any] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.headers = dict(headers or {})
-        self.body = body
-        """The whole error, when it is more than the API's usual shape."""
-
-
 class Gateway:
     def __init__(
         self,
         services: Services,
         keys: Keys,
+        db: Database,
         *,
         publish: Callable[[str], Awaitable[object]],
         spend_notices: Callable[[str], Awaitable[None]],
         tell_hold: Callable[[str, Hold | None], Awaitable[None]],
         transport: httpx.AsyncBaseTransport | None = None,
         embedded: Callable[[], tuple[str, str | None] | None] = lambda: None,
+        wait_s: float = WAIT_S,
     ) -> None:
         """`publish` sends an agent's row to the clients; `spend_notices`
         says the day's warning and ceiling notices; `tell_hold` why a call was
         refused, once a held spell (all three the crew's);
-        `embedded` the embedded model's base URL and key, while it runs."""
+        `embedded` the embedded model's base URL and key, while it runs;
+        `db` keeps what the estimates learn (`plane.gateway.learned`)."""
         self._services = services
         self._embedded = embedded
         self._keys = keys
@@ -119,20 +108,21 @@ class Gateway:
         self._http = httpx.AsyncClient(
             timeout=httpx.Timeout(600, connect=30), transport=transport, trust_env=False
         )
-        self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self.learning = Learning(db)
+        self.admission = Admission(services, self.learning, tell_hold, wait_s)
 
     async def aclose(self) -> None:
         await self._http.aclose()
 
     def agent(self, headers: Mapping[str, str]) -> AgentSpec:
-        """The gateway agent this key is, or `Refused` (401)."""
+        """The gateway agent this key is, or `GatewayRefused` (401)."""
         name = self._keys.agent_of(presented_key(headers))
         try:
             spec = self._services.roster.get(name) if name else None
         except NoSuchAgent:
             spec = None
         if spec is None or spec.gateway is None:
-            raise Refused(401, UNKNOWN_KEY)
+            raise GatewayRefused(401, UNKNOWN_KEY)
         return spec
 
     async def passthrough(
@@ -143,7 +133,7 @@ class Gateway:
         try:
             spec = self.agent(headers)
             provider = self._upstream(wire, spec)
-        except Refused as refused:
+        except GatewayRefused as refused:
             body = json.dumps(wire.error(refused.status, str(refused))).encode()
             await out.whole(refused.status, body, {})
             return
@@ -172,14 +162,16 @@ class Gateway:
             body, saved = await self._compressed(wire, spec, body)
             model = body.get("model")
             if not isinstance(model, str) or not model:
-                raise Refused(400, "The request names no model.")
+                raise GatewayRefused(400, "The request names no model.")
             if self._services.config.providers[spec.provider].kind == EMBEDDED:
                 model = EMBEDDED_MODEL  # it answers as itself whatever it is called: metered so
-            call, estimate = await self._open(wire, spec, model, body)
+            wide = "context-1m" in headers.get("anthropic-beta", "")
+            asked = wire.asked(body)
+            call, estimate = await self.admission.open(wire, spec, model, asked, wide)
             opened = _Call(
-                call, wire, spec, provider, model, body, estimate, saved, session(headers)
+                call, wire, spec, provider, model, body, asked, estimate, saved, session(headers)
             )
-        except Refused as refused:
+        except GatewayRefused as refused:
             shaped = refused.body or wire.error(refused.status, str(refused))
             error = json.dumps(shaped).encode()
             await out.whole(refused.status, error, refused.headers)
@@ -200,55 +192,14 @@ class Gateway:
         try:
             found = upstream(self._services.config.providers[spec.provider], self._embedded())
         except ProviderError as exc:
-            raise Refused(503, f"{spec.name}'s provider {spec.provider!r}: {exc}") from None
+            raise GatewayRefused(503, f"{spec.name}'s provider {spec.provider!r}: {exc}") from None
         if wire.upstream_kind not in found.speaks:
-            raise Refused(
+            raise GatewayRefused(
                 400,
                 f"{spec.name}'s provider {spec.provider!r} does not speak {wire.name}; "
                 f"point this client at the plane's API that provider speaks.",
             )
         return found
-
-    async def _open(
-        self, wire: Wire, spec: AgentSpec, model: str, body: dict[str, Any]
-    ) -> tuple[int, Decimal]:
-        """Ask the gate, then write the call pending: one step per agent."""
-        services = self._services
-        known = services.pricer.is_known(model)
-        async with self._locks[spec.name]:
-            hold = await services.gate.hold(spec.name, price_known=known, model=model)
-            await self._tell_hold(spec.name, hold)
-            if hold is not None:
-                status, error, extra = wire.held(hold.notice, self._seconds_to_reset())
-                raise Refused(status, hold.notice, extra, error)
-            estimate = Decimal(0)
-            if known:
-                estimate = services.pricer.estimate(
-                    model,
-                    prompt_tokens_estimate(body),
-                    wire.max_output(body),
-                    hour_cache=asks_for_an_hour(body),
-                )
-            try:
-                call = await services.ledger.open_call(
-                    spec.name,
-                    spec.provider,
-                    model,
-                    estimate,
-                    "estimate" if known else UNPRICED,
-                    fleet_ceiling=services.gate.ceilings.fleet(),
-                )
-            except FleetFull as full:  # refused at admission: held, as by the gate
-                notice = services.gate.fleet_notice(spec.name, full.spent, full.ceiling)
-                await self._tell_hold(spec.name, Hold("fleet", notice))
-                status, error, extra = wire.held(notice, self._seconds_to_reset())
-                raise Refused(status, notice, extra, error) from None
-        return call, estimate
-
-    def _seconds_to_reset(self) -> int:
-        services = self._services
-        left = (services.gate.resets_at() - services.clock.now()).total_seconds()
-        return max(1, math.ceil(left))
 
     async def _forward(self, call: _Call, headers: Mapping[str, str], out: Responder) -> None:
         wire, spec = call.wire, call.spec
@@ -259,9 +210,16 @@ class Gateway:
             headers=call.provider.headers(wire, headers),
         )
         try:
+            await self._exchange(call, request, out)
+        finally:
+            self.admission.forget(spec.name, call.id)
+
+    async def _exchange(self, call: _Call, request: httpx.Request, out: Responder) -> None:
+        wire, spec = call.wire, call.spec
+        try:
             response = await self._http.send(request, stream=True)
         except httpx.HTTPError as exc:
-            await self._services.ledger.fail(call.id)
+            await self._fail(call)
             message = f"The plane could not reach {spec.name}'s provider {spec.provider!r} ({exc})."
             await out.whole(502, json.dumps(wire.error(502, message)).encode(), {})
             return
@@ -280,7 +238,7 @@ class Gateway:
     ) -> None:
         """The upstream's own error, passed on as it said it: nothing was bought."""
         body = await response.aread()
-        await self._services.ledger.fail(call.id)
+        await self._fail(call)
         passed = {"content-type": response.headers.get("content-type", "application/json")}
         if "retry-after" in response.headers:
             passed["retry-after"] = response.headers["retry-after"]
@@ -289,14 +247,14 @@ class Gateway:
     async def _whole(self, call: _Call, response: httpx.Response, out: Responder) -> None:
         try:
             raw = await response.aread()
-            usage = call.wire.usage_of(json.loads(raw))
+            bill = call.wire.bill_of(json.loads(raw))
         except (httpx.HTTPError, ValueError, AttributeError):
             # It answered, so it may have billed: the estimate, never nothing.
             await self._settle(call, None)
             message = f"{call.spec.name}'s provider sent a reply the plane could not read."
             await out.whole(502, json.dumps(call.wire.error(502, message)).encode(), {})
             return
-        await self._settle(call, usage)
+        await self._settle(call, bill)
         await out.whole(200, raw, {"content-type": "application/json"})
 
     async def _stream(self, call: _Call, response: httpx.Response, out: Responder) -> None:
@@ -305,6 +263,7 @@ class Gateway:
         tail: list[bytes] = []
         """From the event that carries the final usage on: sent once the call is settled,
         so a client that has seen its stream end finds the call in the ledger."""
+        tightened = False
         try:
             await out.open(200, {"content-type": "text/event-stream", "cache-control": "no-cache"})
             async for chunk in response.aiter_bytes():
@@ -312,6 +271,8 @@ class Gateway:
                 for event in sse_events(pending):
                     data = event_data(event)
                     shown = data is None or meter.feed(data)
+                    if meter.announced and not tightened:
+                        tightened = await self._announced(call, meter.usage)
                     if shown and meter.done:
                         tail.append(event)
                     elif shown:
@@ -321,41 +282,109 @@ class Gateway:
             out.abort()
         except OSError as exc:  # the client left
             log.info("%s: the client left a stream (%s)", call.spec.name, exc)
-        await self._settle(call, meter.usage if meter.done else None)
+        await self._settle(call, meter.bill, whole=meter.done)
         with contextlib.suppress(OSError):  # a client that left misses only the end
             for event in tail:
                 await out.write(event)
 
-    async def _settle(self, call: _Call, usage: Usage | None) -> None:
-        """Settle from the usage; without it (a cut stream, a broken body), at the estimate."""
-        services, agent, model = self._services, call.spec.name, call.model
-        ledger = services.ledger
-        unpriced = False
-        if usage is None:
-            seen = Usage()
-            charge = await ledger.settle(call.id, seen, call.estimate, "estimate", estimated=True)
-            line = f"{model} · cut before its usage, charged at its estimate"
-        else:
-            seen = usage
-            try:
-                price = services.pricer.price(model, usage)
-            except UnknownPrice:
-                unpriced = True
-                charge = await ledger.settle(call.id, usage, Decimal(0), UNPRICED, estimated=True)
+    async def _announced(self, call: _Call, usage: Usage) -> bool:
+        """What the provider announced of the call's prompt, to admission; True once told."""
+        agent, asked, estimate = call.spec.name, call.asked, call.estimate
+        await self.admission.announced(agent, call.id, call.model, asked, estimate, usage)
+        return True
+
+    async def _fail(self, call: _Call) -> None:
+        """No response: nothing was bought, and room is free for those waiting."""
+        async with self.admission.closing(call.spec.name, call.id):
+            await self._services.ledger.fail(call.id)
+
+    async def _settle(self, call: _Call, bill: Bill | None, *, whole: bool = True) -> None:
+        """Settle from the provider's bill; a call that ended without it (a cut
+        stream, a broken body) at the larger of its likely cost and what the
+        provider had announced. The learned estimates move before the calls
+        waiting for room are woken."""
+        async with self.admission.closing(call.spec.name, call.id):
+            charged = await self._charge(call, bill if whole else None, None if whole else bill)
+            if charged.learned is not None:
+                await self.learning.learn(charged.learned)
+        if charged.learned is not None:
+            await self.learning.keep(charged.learned)
+        await self._said(call, charged)
+
+    async def _charge(self, call: _Call, bill: Bill | None, announced: Bill | None) -> _Charged:
+        """The ledger's settle, and what is said and learned of it."""
+        services, model = self._services, call.model
+        settle = services.ledger.settle
+        if bill is None:
+            likely = call.estimate.likely
+            seen = announced.usage if announced is not None else Usage()
+            said = _priced(services.pricer.price, model, announced)
+            if said is not None and said.cost_usd > likely:
+                charge = await settle(call.id, seen, said.cost_usd, said.source, estimated=True)
+                line = f"{model} · cut after {usage_text(seen)} was announced, charged that"
             else:
-                charge = await ledger.settle(call.id, usage, price.cost_usd, price.source)
-            line = f"{model} · {usage_text(seen)}"
-        line += f" · {UNPRICED if unpriced else turn_cost(charge.cost_usd)}"
+                charge = await settle(call.id, seen, likely, "estimate", estimated=True)
+                line = f"{model} · cut before its usage, charged at its estimate"
+            return _Charged(charge.cost_usd, charge.day, seen, line, unpriced=False)
+        line = f"{model} · {usage_text(bill.usage)}"
+        if bill.searches:
+            line += f" · {bill.searches} web search{'es' if bill.searches > 1 else ''}"
+        price = _priced(services.pricer.price, model, bill)
+        if price is None:
+            charge = await settle(call.id, bill.usage, Decimal(0), UNPRICED, estimated=True)
+            return _Charged(charge.cost_usd, charge.day, bill.usage, line, unpriced=True)
+        charge = await settle(call.id, bill.usage, price.cost_usd, price.source)
+        expected = Usage(input_tokens=call.estimate.prompt, output_tokens=bill.usage.output_tokens)
+        learned = Settled(
+            call.id,
+            call.spec.name,
+            services.pricer.price(model, expected).cost_usd,
+            call.estimate.unknown,
+            call.asked.choices,
+            price.cost_usd,
+            bill.usage.input_tokens,
+            bill.usage.output_tokens,
+            bill.response_id,
+            call.asked.context_key,
+        )
+        return _Charged(charge.cost_usd, charge.day, bill.usage, line, False, learned)
+
+    async def _said(self, call: _Call, charged: _Charged) -> None:
+        """The call's quiet line in the conversation, its row, the day's notices."""
+        services, agent = self._services, call.spec.name
+        line = charged.line + f" · {UNPRICED if charged.unpriced else turn_cost(charged.cost)}"
         if call.saved:
             line += f" · compression saved {tokens(call.saved)} chars"
         if call.session:
             line += f" · session {call.session}"
         if services.savings is not None:  # the charts' and /metrics' "compression saved"
-            await services.savings.record(agent, model, call.saved, charge.day)
-        cost = None if unpriced else charge.cost_usd  # unknown, not $0
-        await services.say(agent, "cost", line, cost_usd=cost, usage=seen)
+            await services.savings.record(agent, call.model, call.saved, charged.day)
+        cost = None if charged.unpriced else charged.cost  # unknown, not $0
+        await services.say(agent, "cost", line, cost_usd=cost, usage=charged.usage)
         await self._publish(agent)
         await self._spend_notices(agent)
+
+
+def _priced(price: Callable[..., Priced], model: str, bill: Bill | None) -> Priced | None:
+    """What `bill` costs; None without one, or with no price known for the model."""
+    if bill is None or bill.usage == Usage():
+        return None
+    try:
+        return price(model, bill.usage, searches=bill.searches)
+    except UnknownPrice:
+        return None
+
+
+@dataclass(frozen=True)
+class _Charged:
+    """A settled call, as the conversation and learning hear of it."""
+
+    cost: Decimal
+    day: date
+    usage: Usage
+    line: str
+    unpriced: bool
+    learned: Settled | None = None
 
 
 @dataclass(frozen=True)
@@ -368,7 +397,8 @@ class _Call:
     provider: Upstream
     model: str
     body: dict[str, Any]
-    estimate: Decimal
+    asked: Asked
+    estimate: Estimate
     saved: int
     """Characters compression took out of the request."""
     session: str | None
@@ -379,9 +409,9 @@ def _body(raw: bytes) -> dict[str, Any]:
     try:
         body = json.loads(raw)
     except ValueError:
-        raise Refused(400, "The request body is not JSON.") from None
+        raise GatewayRefused(400, "The request body is not JSON.") from None
     if not isinstance(body, dict):
-        raise Refused(400, "The request body is not a JSON object.")
+        raise GatewayRefused(400, "The request body is not a JSON object.")
     return body
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from plane.config import EMBEDDED, ProviderConfig
 from plane.errors import ProviderError
-from plane.gateway.wire import Wire
+from plane.gateway.apis import Wire
 
 ANTHROPIC_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"

@@ -28,7 +28,7 @@ from sqlite3 import Connection, Row
 
 from plane.batched import Batched, Shared, agents_in
 from plane.clock import Clock, day_of
-from plane.db import Database
+from plane.store.engine import Database
 from plane.wire.protocol import Message, MessageKind, Usage
 
 _WAITING = "SELECT agent, COUNT(*) FROM messages WHERE waiting = 1 GROUP BY agent"

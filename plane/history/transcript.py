@@ -12,8 +12,8 @@ import json
 from collections import OrderedDict
 from sqlite3 import Connection
 
-from plane.db import Database
 from plane.providers.base import ChatMessage, ToolCall
+from plane.store.engine import Database
 
 CACHE_CHARS = 32_000_000
 """The most history text kept in memory, over every agent (the one used
@@ -40,7 +40,7 @@ class Transcript:
             return list(self._kept[agent][0])
         writes = self._writes
         rows = await self._db.fetchall(
-            "SELECT role, content, tool_calls, tool_call_id FROM context"
+            "SELECT role, content, tool_calls, tool_call_id, tool, mcp_server FROM context"
             " WHERE agent = ? ORDER BY id",
             agent,
         )
@@ -50,6 +50,8 @@ class Transcript:
                 content=row["content"],
                 tool_calls=tuple(ToolCall(**c) for c in json.loads(row["tool_calls"] or "[]")),
                 tool_call_id=row["tool_call_id"],
+                tool=row["tool"],
+                mcp_server=row["mcp_server"],
             )
             for row in rows
         ]
@@ -102,10 +104,11 @@ def _size(messages: list[ChatMessage]) -> int:
 
 
 INSERT = (
-    "INSERT INTO context (agent, role, content, tool_calls, tool_call_id) VALUES (?, ?, ?, ?, ?)"
+    "INSERT INTO context (agent, role, content, tool_calls, tool_call_id, tool, mcp_server)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
 
 
-def _row(agent: str, m: ChatMessage) -> tuple[str, str, str, str | None, str | None]:
+def _row(agent: str, m: ChatMessage) -> tuple[str | None, ...]:
     calls = json.dumps([c.__dict__ for c in m.tool_calls]) if m.tool_calls else None
-    return (agent, m.role, m.content, calls, m.tool_call_id)
+    return (agent, m.role, m.content, calls, m.tool_call_id, m.tool, m.mcp_server)

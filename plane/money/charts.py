@@ -19,10 +19,10 @@ from functools import partial
 from sqlite3 import Connection
 from typing import Any, Literal
 
-from plane.db import Database
 from plane.money import savings
 from plane.money.ledger import Ledger
-from plane.money.summary import QUERY, Record, per_day, per_hour, summarise, window
+from plane.money.totals import QUERY, Record, per_day, per_hour, summarise, window
+from plane.store.engine import Database
 from plane.wire.protocol import SpendHistory, SpendPoint, SpendSeries, SpendStack
 from plane.wire.words import UNPRICED
 

@@ -31,7 +31,16 @@ ahead keeps the plane on that day until real time reaches it. Budget is
 withheld then, never granted twice.
 
 **Failures raise `LedgerError`.** Money that cannot be recorded (or read)
-stops whatever was about to spend it; nothing here is ever swallowed.
+stops whatever was about to spend it; nothing here is ever swallowed. A
+call's outcome (settled, failed) that cannot be written because a shared
+store is away is tried again until it is back (`SETTLE_PATIENCE_S`): the
+call was made, and its row must say what it cost.
+
+**Several planes** (`plane` set): a call is admitted only under the
+agent's lease, checked in the statement that writes it — after the wait for
+the fleet's row, never before it — at the turn's epoch (`plane.store.fence.FENCE`)
+and with a third of the lease still to run by the database's clock; every
+later write of the call carries the same fence.
 """
 
 from __future__ import annotations
@@ -39,6 +48,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
+import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -48,14 +58,22 @@ from typing import TypeVar
 
 from plane.batched import Shared
 from plane.clock import Clock, day_of
-from plane.db import Database
-from plane.errors import LedgerError
+from plane.errors import LeaseLost, LedgerError, unreachable
+from plane.store.engine import Database
+from plane.store.fence import FENCE, Fence
 from plane.wire.protocol import LedgerEntry, Usage
 from plane.wire.words import UNPRICED
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+SETTLE_PATIENCE_S = 30.0
+"""How long closing a call waits for a store that is away before its
+failure is the caller's (the call then stays pending: counted at its
+estimate, and swept so by whichever plane next takes its agent)."""
+
+__all__ = ["FleetFull", "Interrupted", "LeaseLost", "Ledger"]
 
 
 @dataclass(frozen=True)
@@ -75,11 +93,6 @@ class FleetFull(Exception):
         super().__init__(f"the fleet has spent {spent} today, of its {ceiling} ceiling")
         self.spent = spent
         self.ceiling = ceiling
-
-
-class LeaseLost(Exception):
-    """A call refused at admission: another plane holds the agent's lease
-    now, or this plane's ran out (several planes on one store)."""
 
 
 @dataclass(frozen=True)
@@ -117,9 +130,18 @@ class _Recorded:
 
 
 class Ledger:
-    def __init__(self, db: Database, clock: Clock) -> None:
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        *,
+        charged: Callable[[str, datetime, Decimal], None] | None = None,
+    ) -> None:
         self._db = db
         self._clock = clock
+        self._charged = charged
+        """Told (agent, when, cost) of each call closed with a cost, once
+        committed: the burn rate's feed (`plane.money.burn`)."""
         self._days: dict[date, dict[str, Decimal]] = {}
         self._latest: date | None = None
         """The latest day reached (None until read from the database)."""
@@ -136,6 +158,13 @@ class Ledger:
         self.plane: str | None = None
         """This plane's name, recorded with each call it opens, when several
         planes share the store (None: the store is this plane's alone)."""
+        self.lease_margin_ms = 0
+        """How much of its lease an agent's plane must still have, by the
+        database's clock, for a call of the agent's to be admitted."""
+
+    def store_unreachable_since(self) -> datetime | None:
+        """Since when the store cannot be reached (None: it can)."""
+        return self._db.unreachable_since
 
     async def recover(self, tell: Tell | None = None) -> dict[str, Interrupted]:
         """Mark calls left pending by a plane that died as interrupted, at
@@ -174,14 +203,18 @@ class Ledger:
             f"SELECT agent, day, cost_usd, price_source FROM calls WHERE {where} ORDER BY id",
             params,
         )
+        # Its own sums, written here: the fleet sweeps on a connection of its
+        # own, whose transactions the ledger's finisher does not end.
+        sums = _Sums()
         for agent, day, cost, source in rows.fetchall():
             one = Interrupted(1, Decimal(cost), int(source == UNPRICED))
             cut[agent] = cut.get(agent, Interrupted(0, Decimal(0))) + one
-            self._sums.add(date.fromisoformat(day), agent, Decimal(cost))
+            sums.add(date.fromisoformat(day), agent, Decimal(cost))
         if cut:
             conn.execute(
                 f"UPDATE calls SET status = 'interrupted', estimated = 1 WHERE {where}", params
             )
+            sums.write(conn)
         if tell is not None and cut:
             tell(conn, cut)
         return cut
@@ -227,6 +260,10 @@ class Ledger:
             f"counted: spend counts against {self._latest} until the clock passes it."
         )
 
+    def spend_known(self, agent: str) -> Decimal:
+        """`agent`'s spend today as last read, without the store (while it is away)."""
+        return self._days.get(self.day(), {}).get(agent, Decimal(0))
+
     async def spend_today(self, agent: str) -> Decimal:
         return (await self._day(await self.today())).get(agent, Decimal(0))
 
@@ -242,6 +279,41 @@ class Ledger:
             return sum((await self._day(day)).values(), Decimal(0))
         rows = await self._read(_FLEET_SPENT, day.isoformat(), day.isoformat())
         return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
+
+    def in_flight(self, agent: str) -> Decimal:
+        """What `agent`'s calls this plane has in flight count today: their
+        estimates, part of its spend today until they settle."""
+        day = self.day()
+        return sum(
+            (r.cost_usd for r in self._open.values() if r.agent == agent and r.day == day),
+            Decimal(0),
+        )
+
+    def flying(self, agent: str) -> int:
+        """How many calls this plane has in flight for `agent`."""
+        return sum(r.agent == agent for r in self._open.values())
+
+    async def fleet_in_flight(self) -> Decimal:
+        """The same for every agent, on every plane (with several, read from the store)."""
+        day = await self.today()
+        if self.plane is None:
+            return sum((r.cost_usd for r in self._open.values() if r.day == day), Decimal(0))
+        rows = await self._read(
+            "SELECT cost_usd FROM calls WHERE status = 'pending' AND day = ?", day.isoformat()
+        )
+        return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
+
+    async def latest_models(self, agents: Collection[str]) -> dict[str, str]:
+        """The model of each agent's latest call (a gateway agent's is its client's choice)."""
+        if not agents:
+            return {}
+        marks = ",".join("?" * len(agents))
+        rows = await self._read(
+            f"SELECT agent, model FROM calls WHERE id IN (SELECT MAX(id) FROM calls"
+            f" WHERE agent IN ({marks}) GROUP BY agent)",
+            *sorted(agents),
+        )
+        return {row[0]: row[1] for row in rows}
 
     def forget_sums(self) -> None:
         """Read the day's sums from the store again when next asked: agents
@@ -260,11 +332,13 @@ class Ledger:
     ) -> int:
         """Write the call pending at `estimate`, before it is sent. With a
         fleet ceiling it is first admitted, in the same transaction: the
-        fleet row locked (every plane's admissions queue on it), the fleet's
-        spend today read with every call in flight at its estimate, and the
-        call refused (`FleetFull`, nothing written) when that is at or over
-        the ceiling. So admissions on all planes together pass the ceiling by
-        at most the one call admitted last under it."""
+        fleet row locked (every plane's admissions queue on it, each for the
+        end of one short transaction: the write runs last in its batch), the
+        fleet's spend today read with every call in flight at its estimate,
+        and the call refused (`FleetFull`, nothing written) when that is at
+        or over the ceiling. So admissions on all planes together pass the
+        ceiling by at most the one call admitted last under it. With several
+        planes, the lease is checked after that wait, in the INSERT itself."""
         now, day = self._clock.now(), await self.today()
         if day not in self._days:
             await self._day(day)  # the gate's sum for the day, before it moves
@@ -272,10 +346,9 @@ class Ledger:
             agent, day.isoformat(), now.isoformat(), provider, model, str(estimate), source,
             self.plane,
         )  # fmt: skip
+        plane, fence, margin = self.plane, FENCE.get(), self.lease_margin_ms
 
         def open_call(conn: Connection) -> int:
-            if self.plane is not None:
-                _hold_the_lease(conn, agent, self.plane)
             if fleet_ceiling is not None:
                 # An UPDATE, so the lock is a row lock on PostgreSQL and the
                 # write lock (already held: BEGIN IMMEDIATE) on SQLite.
@@ -284,8 +357,10 @@ class Ledger:
                 spent = fleet_spent_within(conn, day) + self._sums.on(day)
                 if spent >= fleet_ceiling:
                     raise FleetFull(spent, fleet_ceiling)
+            if plane is not None:
+                return _admit_under_lease(conn, row, plane, fence, margin)
             # lastrowid, as Conversation.append: on SQLite a third cheaper than
-            # RETURNING; plane/postgres.py reads it as lastval().
+            # RETURNING; plane/store/postgres_dialect.py reads it as lastval().
             call = conn.execute(_OPEN, row).lastrowid
             assert call is not None
             return int(call)
@@ -294,7 +369,7 @@ class Ledger:
             self._open[call] = _Recorded(agent, day, estimate, "pending", source)
             self._count(day, agent, estimate)
 
-        return await self._write(open_call, then=opened)
+        return await self._write(open_call, then=opened, late=fleet_ceiling is not None)
 
     async def settle(
         self, call: int, usage: Usage, cost: Decimal, source: str, *, estimated: bool = False
@@ -402,9 +477,24 @@ class Ledger:
             self._open.pop(call, None)
             self._count(recorded.day, recorded.agent, -recorded.cost_usd)
             self._count(known_day, recorded.agent, cost)
+            if cost and self._charged is not None:
+                self._charged(recorded.agent, now, cost)
 
-        recorded = await self._write(close, then=moved)
+        recorded = await self._patiently(close, moved)
         return Charge(recorded.agent, cost, known_day)
+
+    async def _patiently(self, fn: Callable[[Connection], T], then: Callable[[T], object]) -> T:
+        """`_write`, tried again while the store is away, for up to
+        `SETTLE_PATIENCE_S` (fenced: if another plane takes the agent
+        meanwhile, `LeaseLost` ends it)."""
+        deadline = time.monotonic() + SETTLE_PATIENCE_S
+        while True:
+            try:
+                return await self._write(fn, then=then)
+            except LedgerError as error:
+                if not unreachable(error) or time.monotonic() > deadline:
+                    raise
+            await asyncio.sleep(0.5)
 
     def _count(self, day: date, agent: str, amount: Decimal) -> None:
         """Move a day's sum in memory (a day not loaded yet is read from the
@@ -464,9 +554,12 @@ class Ledger:
         then: Callable[[T], object] | None = None,
         *,
         reading: bool = False,
+        late: bool = False,
     ) -> T:
         """One ledger transaction; a database that refuses it is a LedgerError."""
         try:
+            if late:
+                return await self._db.write(fn, then, late=True)
             return await self._db.write(fn, then)
         except sqlite3.Error as error:
             if reading:
@@ -491,19 +584,50 @@ _FLEET_SPENT = (
 )
 
 
-def _hold_the_lease(conn: Connection, agent: str, plane: str) -> None:
-    """Refuse a call for an agent under a lease this plane does not hold
-    live, by the database's clock (only with several planes, so PostgreSQL's
-    SQL): a plane that lost an agent opens no call for it, so no two planes
-    ever spend for one agent at once. An agent under no lease (a gateway
-    agent, called from whichever plane its client reached) is not refused."""
-    row = conn.execute(
-        "SELECT plane, expires_ms > CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"
-        " FROM leases WHERE agent = ?",
-        (agent,),
+_NOW_MS = "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"
+
+_ADMIT = (
+    "INSERT INTO calls (agent, day, at, provider, model, cost_usd, price_source,"
+    " status, estimated, plane) SELECT ?, ?, ?, ?, ?, ?, ?, 'pending', 1, ? WHERE "
+)
+
+_FENCED = (
+    "EXISTS (SELECT 1 FROM leases WHERE agent = ? AND plane = ? AND epoch = ?"
+    f" AND expires_ms > {_NOW_MS} + ? FOR SHARE)"
+)
+"""The turn's lease, at its epoch, with `margin` ms left: locked to the
+commit, so no takeover falls between this check and the call written."""
+
+_UNFENCED = (
+    "NOT EXISTS (SELECT 1 FROM leases WHERE agent = ? AND expires_ms > 0"
+    f" AND (plane <> ? OR expires_ms <= {_NOW_MS} + ?))"
+)
+"""No turn's fence (a gateway agent's call): refused only when the agent is
+under a lease another plane holds, or this one's ran low."""
+
+
+def _admit_under_lease(
+    conn: Connection, row: tuple[object, ...], plane: str, fence: Fence | None, margin: int
+) -> int:
+    """Write the call only if its agent's lease allows it, in the same
+    statement (several planes, so PostgreSQL's SQL): a plane that lost an
+    agent, or whose lease runs low, opens no call for it, so no two planes
+    ever spend for one agent at once."""
+    agent = str(row[0])
+    params: tuple[object, ...]
+    if fence is not None and fence.agent == agent:
+        check, params = _FENCED, (agent, fence.plane, fence.epoch, margin)
+    else:
+        check, params = _UNFENCED, (agent, plane, margin)
+    written = conn.execute(_ADMIT + check + " RETURNING id", (*row, *params)).fetchone()
+    if written is not None:
+        return int(written[0])
+    holder = conn.execute(
+        f"SELECT plane, expires_ms > {_NOW_MS} FROM leases WHERE agent = ?", (agent,)
     ).fetchone()
-    if row is not None and (row[0] != plane or not row[1]):
-        raise LeaseLost(f"{agent} is run by {row[0]} now" if row[0] != plane else agent)
+    if holder is not None and holder[0] != plane and holder[1]:
+        raise LeaseLost(f"{agent} is run by {holder[0]} now")
+    raise LeaseLost(f"{plane}'s lease on {agent} ran low or was taken")
 
 
 def fleet_spent_within(conn: Connection, day: date) -> Decimal:

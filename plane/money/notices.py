@@ -10,9 +10,10 @@ $0.02 ceiling` would read as a contradiction.
 
 from __future__ import annotations
 
+from datetime import datetime
 from decimal import Decimal
 
-from plane.wire.words import spend_against, usd_exact
+from plane.wire.words import pace, spend_against, usd, usd_exact
 
 
 def ceiling_reached(agent: str, ceiling: Decimal, spent: Decimal, resets_in: str) -> str:
@@ -32,6 +33,37 @@ def held(agent: str, ceiling: Decimal, spent: Decimal, resets_in: str) -> str:
         f"{agent} has spent {spend_against(spent, ceiling)} today, {where} its "
         f"{usd_exact(ceiling)} daily ceiling; it answers at 00:00 UTC, in {resets_in}, "
         "or when the limit is raised."
+    )
+
+
+def too_dear(agent: str, likely: Decimal, left: Decimal, ceiling: Decimal, resets_in: str) -> str:
+    """Why a call is refused before it is sent: its own likely cost does not
+    fit in what is left today, whatever the calls in flight do."""
+    return (
+        f"{agent} is not answering this call: it would cost about {usd(likely)}, and "
+        f"{usd(left)} is left of its {usd_exact(ceiling)} daily ceiling today; it answers "
+        f"calls that fit at 00:00 UTC, in {resets_in}, or when the limit is raised."
+    )
+
+
+def in_flight(
+    agent: str, flying: Decimal, likely: Decimal, left: Decimal, ceiling: Decimal, retry_s: int
+) -> str:
+    """Why a call that would fit alone waits: the calls in flight may fill the day."""
+    return (
+        f"{agent}'s calls in flight (about {usd(flying)}) and this one (about {usd(likely)}) "
+        f"would take more than the {usd(left)} left of its {usd_exact(ceiling)} daily "
+        f"ceiling today; it waits for them to settle: retry in {retry_s} seconds."
+    )
+
+
+def may_overshoot(agent: str, left: Decimal, ceiling: Decimal, retry_s: int) -> str:
+    """Why a call waits while the calls in flight, if each cost all it may,
+    would take the day more than one call past the ceiling."""
+    return (
+        f"{agent}'s calls in flight, if they cost all they may, would take it more than one "
+        f"call past its {usd_exact(ceiling)} daily ceiling ({usd(left)} is left today); "
+        f"this call waits for them to settle: retry in {retry_s} seconds."
     )
 
 
@@ -56,3 +88,16 @@ def unpriced(model: str) -> str:
         f"No price is known for {model}, so this turn's cost is not counted; "
         "add the model under `pricing:` in agents.yaml."
     )
+
+
+def spike(
+    agent: str, hour_usd: Decimal, day_usd: Decimal, times: float, reaches_at: datetime | None
+) -> str:
+    """A pace far above the agent's own trailing one, said once a day before amber."""
+    said = (
+        f"{agent} is spending {pace(hour_usd)} over the last hour, {times:.0f}× its "
+        f"{pace(day_usd)} over the past day."
+    )
+    if reaches_at is not None:
+        said += f" At this rate it reaches its ceiling at {reaches_at:%H:%M} UTC."
+    return said

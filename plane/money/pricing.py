@@ -33,6 +33,9 @@ from plane.wire.protocol import Usage
 
 MILLION = Decimal(1_000_000)
 GENAI_PRICES = f"genai-prices {version('genai-prices')}"
+WEB_SEARCH_PER_1K = Decimal(10)
+"""A web search's price per 1,000 where no table gives one: Anthropic's and
+OpenAI's ($10 per 1,000 searches)."""
 
 
 @dataclass(frozen=True)
@@ -77,17 +80,33 @@ class Pricer:
                 return key, price
         return None
 
-    def price(self, model: str, usage: Usage, *, at: datetime | None = None) -> Priced:
-        """The cost of one call. `at` is when it was made (prices change over
-        time in genai-prices' table); None is now."""
+    def price(
+        self, model: str, usage: Usage, *, at: datetime | None = None, searches: int = 0
+    ) -> Priced:
+        """The cost of one call, with the web searches a server tool made in it.
+        `at` is when it was made (prices change over time in genai-prices'
+        table); None is now."""
         if (match := self.override_for(model)) is not None:
             key, price = match
-            return Priced(override_cost(price, usage), f"agents.yaml pricing {key!r}")
-        calculation = _calc(model, _genai_usage(usage), at)
+            cost = override_cost(price, usage) + searches * _per_search(price.web_search)
+            return Priced(cost, f"agents.yaml pricing {key!r}")
+        calculation = _calc(model, _genai_usage(usage, searches), at)
         if calculation is None:
             raise UnknownPrice(model)
+        cost = Decimal(calculation.total_price)
+        if searches and (plain := _calc(model, _genai_usage(usage), at)) is not None:
+            if plain.total_price == calculation.total_price:  # the table has no search price
+                cost += searches * _per_search(None)
         where = f"{calculation.provider.id} {calculation.model.id}"
-        return Priced(Decimal(calculation.total_price), f"{GENAI_PRICES} ({where})")
+        return Priced(cost, f"{GENAI_PRICES} ({where})")
+
+    def context_window(self, model: str) -> int | None:
+        """The most tokens the model reads and writes in one call, where
+        genai-prices says (a bound on what a call can bill); None: unknown."""
+        if self.override_for(model) is not None:
+            return None
+        calculation = _calc(model, _genai_usage(Usage()))
+        return None if calculation is None else calculation.model.context_window
 
     def is_known(self, model: str) -> bool:
         if (known := self._known.get(model)) is None:
@@ -98,7 +117,13 @@ class Pricer:
         return known
 
     def estimate(
-        self, model: str, prompt_tokens: int, max_output_tokens: int, *, hour_cache: bool = False
+        self,
+        model: str,
+        prompt_tokens: int,
+        max_output_tokens: int,
+        *,
+        hour_cache: bool = False,
+        searches: int = 0,
     ) -> Decimal:
         """An upper bound on a call's cost before it is made (a pending ledger
         entry): every prompt token at the dearest of the input and cache-write
@@ -113,17 +138,22 @@ class Pricer:
         ways = [fresh, written]
         if hour_cache:
             ways.append(written.model_copy(update={"cache_write_1h_tokens": prompt_tokens}))
-        return max(self.price(model, usage).cost_usd for usage in ways)
+        return max(self.price(model, usage, searches=searches).cost_usd for usage in ways)
 
 
-def _genai_usage(usage: Usage) -> genai_prices.Usage:
+def _genai_usage(usage: Usage, searches: int = 0) -> genai_prices.Usage:
     return genai_prices.Usage(
         input_tokens=usage.input_tokens,
         cache_read_tokens=usage.cache_read_tokens,
         cache_write_tokens=usage.cache_write_tokens,
         cache_write_1h_tokens=min(usage.cache_write_1h_tokens, usage.cache_write_tokens),
         output_tokens=usage.output_tokens,
+        **({"web_searches": searches} if searches else {}),
     )
+
+
+def _per_search(per_1k: Decimal | None) -> Decimal:
+    return (WEB_SEARCH_PER_1K if per_1k is None else per_1k) / 1000
 
 
 def _calc(

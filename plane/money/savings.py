@@ -17,9 +17,9 @@ from decimal import Decimal
 from sqlite3 import Connection, Row
 
 from plane.clock import Clock, day_of
-from plane.db import Database
 from plane.errors import UnknownPrice
 from plane.money.pricing import Pricer
+from plane.store.engine import Database
 from plane.wire.protocol import Usage
 
 log = logging.getLogger(__name__)

@@ -38,6 +38,12 @@ class ChatMessage:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     """For role `tool`: the call this message answers."""
+    tool: str | None = None
+    """For role `tool`: the tool that gave it, as people name it (`run_command`,
+    `time.get_current_time`). Kept with the history, never sent: what a tool
+    result's share of later calls is attributed to."""
+    mcp_server: str | None = None
+    """For role `tool`, from an MCP server's tool: that server."""
 
 
 ToolMode = Literal["native", "json_schema"]

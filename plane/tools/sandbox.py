@@ -7,8 +7,8 @@ workspace — and nothing else: not the plane's home (its token, `plane.db`,
 workspace, not the operator's files. Landlock is enforced by the kernel on the
 command and everything it starts, and needs no privileges.
 
-    python -m plane.tools.sandbox [--unconfined] [--home DIR]... [--plane PID] \
-        WORKSPACE -- COMMAND...
+    python -m plane.tools.sandbox [--unconfined] [--home DIR]... [--read DIR]... \
+        [--plane PID] WORKSPACE -- COMMAND...
 
 starts COMMAND in a process tree of its own (see `tree.py`: a PID namespace,
 so the tree ends with the command), confined unless `--unconfined`. On a
@@ -20,7 +20,9 @@ What the confinement is, step by step, in the command's own process:
 - **Landlock rules**: read (and execute) beneath the system directories, the
   Python the plane runs on and the directories on PATH — except any of those
   that contains the plane's home (`--home`) or lies inside it: such a root is
-  dropped, and the plane logs why. Everything beneath the workspace. Of `/dev`
+  dropped, and the plane logs why. Directories given with `--read` (an MCP
+  server's own install), read-only, under the same rule. Everything beneath
+  the workspace. Of `/dev`
   only what commands need: `null`, `zero`, `full`, `tty` (read and write),
   `random`, `urandom`, `pts/` (read). A PATH entry that cannot be opened, or is
   not a directory, is skipped: the command still runs, confined.
@@ -124,15 +126,15 @@ def _overlaps(root: Path, protected: Iterable[Path]) -> Path | None:
 
 
 def readable_roots(
-    path_variable: str = "", protected: Iterable[Path] = ()
+    path_variable: str = "", protected: Iterable[Path] = (), extra: Iterable[Path] = ()
 ) -> tuple[list[Path], dict[Path, Path]]:
     """The directories the command may read: the system, the Python the tools
-    run on, and the directories on PATH (a version manager's shims need their
-    root too). Only existing directories, absolute, each once. Any that would
-    expose a protected directory (the plane's home) is left out and returned
-    in the second value, with the home it would have exposed."""
+    run on, the directories on PATH (a version manager's shims need their
+    root too) and `extra`. Only existing directories, absolute, each once. Any
+    that would expose a protected directory (the plane's home) is left out and
+    returned in the second value, with the home it would have exposed."""
     protected = [Path(os.path.realpath(p)) for p in protected]
-    candidates = [Path(p) for p in SYSTEM]
+    candidates = [Path(p) for p in SYSTEM] + [p for p in extra if p.is_absolute()]
     candidates += [Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent]
     for entry in path_variable.split(os.pathsep):
         if not entry.startswith("/"):
@@ -159,10 +161,10 @@ def readable_roots(
 _LOGGED: set[tuple[Path, Path]] = set()
 
 
-def log_dropped(path_variable: str, protected: Iterable[Path]) -> None:
+def log_dropped(path_variable: str, protected: Iterable[Path], extra: Iterable[Path] = ()) -> None:
     """Say in the plane's log (once each) which readable roots the sandbox
     leaves out, and why."""
-    for root, home in readable_roots(path_variable, protected)[1].items():
+    for root, home in readable_roots(path_variable, protected, extra)[1].items():
         if (root, home) in _LOGGED:
             continue
         _LOGGED.add((root, home))
@@ -174,7 +176,7 @@ def log_dropped(path_variable: str, protected: Iterable[Path]) -> None:
         )
 
 
-def confine(workspace: Path, protected: Iterable[Path] = ()) -> None:
+def confine(workspace: Path, protected: Iterable[Path] = (), extra: Iterable[Path] = ()) -> None:
     """Restrict this process (and what it execs) to reading the system and
     owning `workspace`. Raises `NoLandlock` when the kernel has none, OSError
     when the ruleset cannot be built or applied."""
@@ -189,7 +191,7 @@ def confine(workspace: Path, protected: Iterable[Path] = ()) -> None:
     if ruleset < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
     try:
-        roots, _ = readable_roots(os.environ.get("PATH", ""), protected)
+        roots, _ = readable_roots(os.environ.get("PATH", ""), protected, extra)
         for root in roots:
             _allow(libc, ruleset, root, READ & rights, required=False)
         for device, access in DEVICES.items():
@@ -268,22 +270,28 @@ def launcher(
     *,
     confined: bool = True,
     protected: Iterable[Path] = (),
+    readable: Iterable[Path] = (),
 ) -> list[str]:
     """The argv that runs `argv` in a process tree of its own, confined to
-    `workspace` unless not `confined`, with `protected` out of reach."""
+    `workspace` unless not `confined`, with `protected` out of reach and
+    `readable` readable."""
     options = [] if confined else ["--unconfined"]
     for home in protected:
         options += ["--home", str(home)]
+    for directory in readable:
+        options += ["--read", str(directory)]
     options += ["--plane", str(os.getpid())]
     module = [sys.executable, "-I", "-m", "plane.tools.sandbox"]
     return [*module, *options, str(workspace), "--", *argv]
 
 
-def prepare(workspace: Path, protected: list[Path], confined: bool) -> None:
+def prepare(
+    workspace: Path, protected: list[Path], confined: bool, readable: Iterable[Path] = ()
+) -> None:
     """In the command's own process, just before exec: confine it."""
     if not confined:
         return
-    confine(workspace, protected)
+    confine(workspace, protected, readable)
     drop_capabilities()
 
 
@@ -298,21 +306,23 @@ def refusal(error: OSError) -> str:
 
 
 USAGE = (
-    "usage: python -m plane.tools.sandbox [--unconfined] [--home DIR]... [--plane PID] "
-    "WORKSPACE -- COMMAND..."
+    "usage: python -m plane.tools.sandbox [--unconfined] [--home DIR]... [--read DIR]... "
+    "[--plane PID] WORKSPACE -- COMMAND..."
 )
 
 
 def main(args: list[str]) -> int:
     from plane.tools import tree  # the launcher's half; the plane only builds argv
 
-    confined, protected, plane = True, [], None
+    confined, protected, readable, plane = True, [], [], None
     while args and args[0].startswith("--") and args[0] != "--":
         option = args.pop(0)
         if option == "--unconfined":
             confined = False
         elif option == "--home" and args:
             protected.append(Path(args.pop(0)))
+        elif option == "--read" and args:
+            readable.append(Path(args.pop(0)))
         elif option == "--plane" and args and args[0].isdigit():
             plane = int(args.pop(0))
         else:
@@ -325,7 +335,7 @@ def main(args: list[str]) -> int:
 
     def before_exec() -> None:
         try:
-            prepare(workspace, protected, confined)
+            prepare(workspace, protected, confined, readable)
         except OSError as error:
             print(refusal(error), file=sys.stderr, flush=True)
             os._exit(REFUSED)

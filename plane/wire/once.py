@@ -23,7 +23,7 @@ from plane.wire.token import read_token
 _HELLO_ID, _REQUEST_ID = 1, 2
 
 
-class Refused(PlaneError):
+class PlaneRefused(PlaneError):
     """The plane answered with an `error` frame; `str()` is its sentence."""
 
 
@@ -36,7 +36,7 @@ async def ask(
     client: str = "plane-cli",
 ) -> dict[str, Any]:
     """The plane's reply to `request` (a frame without its id), as JSON;
-    `NotRunning` when nothing listens, `Refused` for an `error` reply."""
+    `NotRunning` when nothing listens, `PlaneRefused` for an `error` reply."""
     try:
         if tcp is not None:
             reader, writer = await asyncio.open_connection(*tcp, limit=MAX_FRAME_BYTES * 2)
@@ -73,7 +73,7 @@ async def _reply(reader: asyncio.StreamReader, ident: int) -> dict[str, Any]:
         if not isinstance(frame, dict) or frame.get("id") != ident:
             continue  # an event, or not ours
         if frame.get("type") == "error":
-            raise Refused(str(frame.get("message") or "The plane refused the request."))
+            raise PlaneRefused(str(frame.get("message") or "The plane refused the request."))
         return frame
 
 

@@ -76,6 +76,11 @@ ToolSet = Literal["none", "read-only", "all"]
 """The tools a new agent gets: none; read-only (list, read, grep, retrieve
 what compression removed, its own budget); or all of them."""
 
+READ_ONLY_TOOLS: tuple[str, ...] = ("read_file", "list_files", "grep", "retrieve", "budget_status")
+"""The `read-only` set: tools that look and change nothing (no command, no
+write, no patch, no booking, no spend on another agent). Here, beside its
+word, so a client shows an agent with these tools as `read-only`."""
+
 AgentStatus = Literal["idle", "working", "held", "paused"]
 """idle: waiting for work; working: a turn is in flight; held: at or over its
 ceiling (or on an unpriced model under a ceiling), taking no new turn;
@@ -123,6 +128,15 @@ class AgentState(Frame):
     gateway: bool = False
     """A gateway agent: its own client makes its calls, with the client's
     model, tools and prompt (no turns, workspace, sessions or bookings here)."""
+    from_file: bool = False
+    """Made by agents.yaml: the file's to rename or delete, not the operator's
+    keys (a client says so when the key is pressed, not after a form)."""
+    burn_usd_per_hour: Decimal | None = None
+    """Its pace: spend per hour over its recent settled calls, an exponentially
+    weighted rate (`plane.money.burn`); None when it has spent nothing lately."""
+    reaches_ceiling_at: datetime | None = None
+    """When it reaches its ceiling at that pace (to the minute), said only when
+    that is before the day resets: an agent on course to be held today."""
 
 
 MessageKind = Literal["operator", "agent", "plane", "ask", "cost", "tool"]
@@ -184,6 +198,10 @@ class Snapshot(Frame):
     """Every agent's spend today together, on every plane of the store."""
     fleet_limit_usd: Decimal | None = None
     """The fleet's daily ceiling (`fleet: {limitUsd}`, `/limit fleet`); None is none."""
+    store_unreachable_since: datetime | None = None
+    """Since when the plane's shared store (PostgreSQL) cannot be reached;
+    None: it can (and always, on the SQLite file). While it is set, the
+    spend shown is as last read and sends are refused."""
 
 
 LedgerStatus = Literal["pending", "settled", "interrupted", "failed"]
@@ -482,7 +500,7 @@ class AgentChanged(Frame):
     agent: AgentState
 
 
-CeilingSource = Literal["agents.yaml", "defaults", "/limit", "its own ask", "none"]
+CeilingSource = Literal["agents.yaml", "defaults", "/limit", "its own ask", "the alert", "none"]
 
 
 class AgentDetails(Frame):
@@ -493,7 +511,8 @@ class AgentDetails(Frame):
     agent: AgentState
     ceiling_from: CeilingSource
     """Where the ceiling comes from: the agent's block in agents.yaml, the
-    file's defaults, the operator's /limit (or edit), or the agent's ask."""
+    file's defaults, the operator's /limit (or edit), the agent's ask, or a
+    raise from an alert's link (until 00:00 UTC)."""
     made: Literal["agents.yaml", "run time"]
     workspace: str
     bookings: list[str]
@@ -585,6 +604,14 @@ class FleetChanged(Frame):
     limit_usd: Decimal | None
 
 
+class StoreChanged(Frame):
+    """The plane's shared store went away (`unreachable_since` set) or came
+    back (None): every client says so until it is back."""
+
+    type: Literal["store_changed"] = "store_changed"
+    unreachable_since: datetime | None
+
+
 class DayRolled(Frame):
     """The plane's UTC day changed: every row's spend starts again."""
 
@@ -616,15 +643,13 @@ Event = (
     | AgentRemoved
     | AgentRenamed
     | FleetChanged
+    | StoreChanged
 )
 ServerFrame = Annotated[Reply | Event, Field(discriminator="type")]
 
-EVENT_TYPES = frozenset(kind.model_fields["type"].default for kind in get_args(Event))
-"""The `type` of every event, from the union itself: the one list there is."""
 _SERVER_FRAMES: dict[str, type[Frame]] = {
     kind.model_fields["type"].default: kind for kind in (*get_args(Reply), *get_args(Event))
 }
-SERVER_FRAME_TYPES = frozenset(_SERVER_FRAMES)
 
 T = TypeVar("T")
 

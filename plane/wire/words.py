@@ -9,7 +9,8 @@ down to `$0.00` when something was spent.
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from collections.abc import Iterable
+from datetime import datetime, timedelta
 from decimal import ROUND_DOWN, ROUND_HALF_UP, ROUND_UP, Decimal
 from typing import TYPE_CHECKING
 
@@ -66,6 +67,28 @@ def spend_against(spent: Decimal, ceiling: Decimal | None) -> str:
         if _compare(figure, limit) == side and (figure > 0) == (spent > 0):
             return f"${figure:,.{places}f}"
     return f"${spent:,f}"
+
+
+def spend_total(parts: Iterable[tuple[Decimal, Decimal | None]], unlisted: Decimal) -> str:
+    """A day's spend summed over agents (`parts`: each one's spend and
+    ceiling; `unlisted`: spend no part shows, agents deleted today), worded
+    as the parts are: the fleet line beside the title bar says one figure
+    one way. All of it one agent's, it is that agent's own figure (`$0.005`
+    as its title has it against `$0.01`, never `$0.01`); several agents',
+    it keeps as many decimals as the most precise of theirs shows."""
+    spending = [(spent, ceiling) for spent, ceiling in parts if spent]
+    total = sum((spent for spent, _ in spending), unlisted)
+    if len(spending) == 1 and not unlisted:
+        return spend_against(*spending[0])
+    places = max((_decimals(spend_against(*part)) for part in spending), default=2)
+    if places <= 2 or total >= 1:
+        return usd(total)
+    return f"${total.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP):,.{places}f}"
+
+
+def _decimals(figure: str) -> int:
+    """How many decimals a worded figure shows (`$0.019` → 3)."""
+    return len(figure.rpartition(".")[2]) if "." in figure else 0
 
 
 def _compare(a: Decimal, b: Decimal) -> int:
@@ -139,3 +162,60 @@ def duration(left: timedelta) -> str:
     if minutes:
         return f"{minutes}m"
     return f"{seconds}s"
+
+
+def store_unreachable(since: datetime) -> str:
+    """What the plane says while its shared store (PostgreSQL) is away."""
+    return f"The store is unreachable since {since:%H:%M:%S} UTC"
+
+
+def send_refused(since: datetime) -> str:
+    """A message sent while the store is away: refused, never acked and lost."""
+    return (
+        f"{store_unreachable(since)}: the message was not kept; "
+        "send it again once the store is back."
+    )
+
+
+def file_agent_refusal(agent: str, change: str) -> str:
+    """Why an agent from agents.yaml is not renamed or deleted (`change`:
+    `rename` or `delete`), in the plane's words and the TUI's alike."""
+    where = "remove its block" if change == "delete" else "rename its block"
+    return f"{agent} comes from agents.yaml: {where} there and restart the plane."
+
+
+NOTICES = (
+    ("held", re.compile(r"^\S+ has reached its \$[\d,.]+ daily ceiling ")),
+    ("held", re.compile(r"^\S+ has spent \S+ today, (at|over) its \$[\d,.]+ daily ceiling;")),
+    ("held", re.compile(r"^\S+ is not answering: ")),
+    ("held", re.compile(r"^No price is known for ")),
+    ("paused", re.compile(r"^\S+ is paused: ")),
+    ("paused", re.compile(r"^Paused by the operator: ")),
+    ("warn", re.compile(r"^\S+ has spent \S+ today, \d+% of its \$[\d,.]+ daily ceiling\.$")),
+    ("warn", re.compile(r"^\S+ is spending \S+ an hour over the last hour, ")),
+)
+"""The plane's notices that explain why an agent takes no turn (held:
+its ceiling, the fleet's, a model with no price; paused) or that it nears
+its ceiling or spends far faster than it did (warn), by their opening
+words. A client draws them apart from routine plane lines;
+tests/plane/core/test_notice_kinds.py holds every notice's wording to these."""
+
+
+def notice_kind(text: str) -> str | None:
+    """`held`, `paused` or `warn` for a notice of those, None for any other
+    line of the plane's."""
+    for kind, opening in NOTICES:
+        if opening.search(text):
+            return kind
+    return None
+
+
+def reaches(ceiling: Decimal, at: datetime) -> str:
+    """`reaches $5.00 at 14:20 UTC at this rate`: the forecast, as the title,
+    `plane status` and `plane show` say it."""
+    return f"reaches {usd_exact(ceiling)} at {at:%H:%M} UTC at this rate"
+
+
+def pace(per_hour: Decimal) -> str:
+    """`$1.20 an hour`."""
+    return f"{usd(per_hour)} an hour"

@@ -8,18 +8,24 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
-from tests.support.fixtures_gateway import GatewayPlane, StartGateway
+from plane.wire.protocol import Usage
+from tests.support.billing import billed_usd
+from tests.support.fixtures_gateway import CONFIG, GatewayPlane, StartGateway
+from tests.support.scripted_llm import Reply
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 
 AIDER = Path(__file__).parent / "aider" / "bin" / "aider"
 
 
-async def aider(gw: GatewayPlane, home: Path, message: str) -> tuple[int, str]:
+async def aider(
+    gw: GatewayPlane, home: Path, message: str, model: str = "openai/scripted-model"
+) -> tuple[int, str]:
     env = {
         "PATH": os.environ["PATH"],
         "HOME": str(home),
@@ -30,7 +36,8 @@ async def aider(gw: GatewayPlane, home: Path, message: str) -> tuple[int, str]:
     child = await asyncio.create_subprocess_exec(
         str(AIDER),
         "--model",
-        "openai/scripted-model",
+        model,
+        *(["--model-settings-file", "models.yml"] if (home / "models.yml").exists() else []),
         "--no-git",
         "--yes-always",
         "--no-check-update",
@@ -81,3 +88,59 @@ async def test_aider_is_metered_then_held_without_a_retry_storm(
     assert "daily ceiling; it answers at 00:00 UTC, in 12h 00m" in said, said
     assert len(gw.llm.requests) == asked, "a held call reached the upstream"
     assert took < 60, f"Aider took {took:.0f} s to give up: it retried"
+
+
+TWO_ANSWERS = """
+- name: openai/aider-model
+  extra_params:
+    n: 2
+"""
+"""Aider's model settings: every call asks for two answers (`n: 2`)."""
+
+
+@pytest.mark.skipif(not AIDER.exists(), reason="Aider is not installed (make test does)")
+async def test_aider_in_parallel_asking_two_answers_is_refused_once_the_day_is_full(
+    start_gateway: StartGateway, tmp_path: Path
+) -> None:
+    """Two Aiders at once, round after round, under a $1.00 ceiling, each call
+    asking `n: 2` (billed 40,000 prompt tokens and 2 × 2,000 out: $0.18): whole
+    rounds run until what is settled leaves no room for a call, whose two
+    answers are counted; then the plane's sentence. The day ends within one call."""
+    gw = await start_gateway(
+        CONFIG.replace("pricing:\n", "pricing:\n  aider-model: {input: 3, output: 15}\n")
+    )
+    await gw.services.gate.ceilings.set("aider", Decimal(1))
+    gw.llm.responder = lambda body, serial: Reply(
+        "Four.", Usage(input_tokens=40_000, output_tokens=2000 * body.get("n", 1)), delay_s=0.3
+    )
+    arrived = gw.arrivals()
+    homes = [tmp_path / f"aider-{n}" for n in range(2)]
+    for home in homes:
+        home.mkdir()
+        (home / "models.yml").write_text(TWO_ANSWERS)
+    rounds = []
+    for n in range(6):
+        ran = await asyncio.gather(
+            *(aider(gw, home, f"What is {n}+2?", model="openai/aider-model") for home in homes)
+        )
+        rounds.append(ran)
+        if any("BadRequestError" in out for _, out in ran):
+            break
+    assert all(body.get("n") == 2 for body in gw.llm.requests)
+    *whole, last = rounds
+    refusals = ("BadRequestError", "RateLimitError")
+    assert whole and all(
+        "Four." in out and not any(e in out for e in refusals) for r in whole for _, out in r
+    )
+    spent = await gw.services.ledger.spend_today("aider")
+    left = (Decimal(1) - spent).quantize(Decimal("0.01"))
+    refused = [" ".join(out.split()) for _, out in last if "BadRequestError" in out]
+    assert refused
+    for said in refused:
+        assert "aider is not answering this call: it would cost about $0.1" in said, said
+        assert f"and ${left} is left of its $1.00 daily ceiling today" in said, said
+    assert arrived.count == len(gw.llm.requests) + len(refused), "Aider retried"
+    assert arrived.most_at_once >= 2
+    one_call = Decimal("0.18")
+    assert Decimal(1) - one_call <= spent <= Decimal(1) + one_call
+    assert spent == billed_usd(gw.llm.billed, gw.services.pricer)

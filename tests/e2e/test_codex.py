@@ -8,22 +8,28 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
 from plane.gateway.keys import Keys
-from tests.support.fixtures_gateway import GatewayPlane, StartGateway
+from plane.wire.protocol import Usage
+from tests.support.billing import billed_usd
+from tests.support.fixtures_gateway import CONFIG, GatewayPlane, StartGateway
 from tests.support.fixtures_responses import Upstream, responses_config
+from tests.support.scripted_llm import Reply
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
 CODEX = Path(__file__).parent / "node" / "node_modules" / ".bin" / "codex"
 
 
-async def codex_exec(gw: GatewayPlane, home: Path, key: str, prompt: str) -> tuple[int, str]:
+async def codex_exec(
+    gw: GatewayPlane, home: Path, key: str, prompt: str, model: str = "scripted-model"
+) -> tuple[int, str]:
     (home / "config.toml").write_text(
-        'model = "scripted-model"\n'
+        f'model = "{model}"\n'
         'model_provider = "plane"\n'
         "[model_providers.plane]\n"
         'name = "plane"\n'
@@ -61,6 +67,7 @@ async def test_codex_is_metered_then_held_without_a_retry_storm(
     served, base_url = responses_upstream
     gw = await start_gateway(responses_config(base_url))
     key = Keys(gw.home.gateway_keys).make("codex")
+    await gw.services.gate.ceilings.set("codex", None)  # its prompt is dear at the test's prices
     home = tmp_path / "codex-home"
     home.mkdir()
     code, out = await codex_exec(gw, home, key, "Say hello.")
@@ -80,3 +87,51 @@ async def test_codex_is_metered_then_held_without_a_retry_storm(
     assert "codex has spent $" in out and "it answers at 00:00 UTC, in 12h 00m" in out, out
     assert len(served.requests) == asked, "a held call reached the upstream"
     assert took < 30, f"Codex took {took:.0f} s to give up: it retried"
+
+
+PRICED = CONFIG.replace("pricing:\n", "pricing:\n  codex-model: {input: 3, output: 15}\n")
+"""The gateway tests' config, with a model at Codex-like prices ($3 / $15 per 1M)."""
+
+
+@pytest.mark.skipif(not CODEX.exists(), reason="Codex is not installed (make test does)")
+async def test_codex_sessions_in_parallel_under_a_dollar_are_refused_once_the_day_is_full(
+    start_gateway: StartGateway, tmp_path: Path
+) -> None:
+    """Three Codex sessions at once, round after round, under a $1.00 ceiling
+    (each call bills 50,000 prompt tokens and 500 out: $0.1575): whole rounds
+    run until what is settled leaves no room for a call; then each session is
+    refused, once, with the plane's sentence. The day ends within one call."""
+    gw = await start_gateway(PRICED)
+    await gw.services.gate.ceilings.set("aider", Decimal(1))
+    usage = Usage(input_tokens=50_000, output_tokens=500)
+    gw.llm.responder = lambda body, serial: Reply("hello there", usage, delay_s=0.3)
+    arrived = gw.arrivals()
+    homes = [tmp_path / f"codex-{n}" for n in range(3)]
+    for home in homes:
+        home.mkdir()
+    rounds = []
+    for n in range(5):
+        ran = await asyncio.gather(
+            *(
+                codex_exec(gw, home, gw.keys["aider"], f"Say hello {n}.", "codex-model")
+                for home in homes
+            )
+        )
+        rounds.append(ran)
+        if any(code != 0 for code, _ in ran):
+            break
+    *whole, last = rounds
+    assert whole and all(code == 0 and "hello there" in out for r in whole for code, out in r)
+    spent = await gw.services.ledger.spend_today("aider")
+    left = (Decimal(1) - spent).quantize(Decimal("0.01"))
+    refused = [out for code, out in last if code != 0]
+    assert refused
+    for out in refused:
+        assert "aider is not answering this call: it would cost about $" in out, out
+        assert f"and ${left} is left of its $1.00 daily ceiling today" in out, out
+    # Each refused session asked once: Codex does not retry the plane's 400.
+    assert arrived.count == len(gw.llm.requests) + len(refused)
+    assert arrived.most_at_once >= 2, "the sessions' calls were never in flight together"
+    one_call = Decimal("0.1575")
+    assert Decimal(1) - one_call <= spent <= Decimal(1) + one_call
+    assert spent == billed_usd(gw.llm.billed, gw.services.pricer)

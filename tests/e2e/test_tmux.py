@@ -195,9 +195,10 @@ def test_resizing_the_terminal_shrinks_then_folds_the_list(terminal) -> None:  #
     term, _ = terminal
     term.start(str(PLANE))
     screen = term.wait_for(r"Nothing here yet")
-    assert re.search(r"\n│ ○ demo {19}│", screen), "28 columns of list at 120 wide"
+    # As wide as its rows need (demo, scout: 21 columns), within a quarter of the screen.
+    assert re.search(r"\n│ ○ demo {12}│", screen), "21 columns of list at 120 wide"
     term.tmux("resize-window", "-t", "plane", "-x", "72", "-y", "30")
-    screen = term.wait_for(r"\n│ ○ demo {11}│", within=20)  # below 80: 20 columns
+    screen = term.wait_for(r"\n│ ○ demo {9}│", within=20)  # a quarter of 72: 18 columns
     assert "+ new agent" in screen and "Nothing here yet" in screen
     term.tmux("resize-window", "-t", "plane", "-x", "50", "-y", "30")
     deadline = time.monotonic() + 20
@@ -211,4 +212,4 @@ def test_resizing_the_terminal_shrinks_then_folds_the_list(terminal) -> None:  #
     term.keys("Enter")
     term.wait_for(r"Nothing here yet", within=20)
     term.tmux("resize-window", "-t", "plane", "-x", "120", "-y", "35")
-    term.wait_for(r"\n│ ○ demo {19}│", within=20)
+    term.wait_for(r"\n│ ○ demo {12}│", within=20)

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,7 +25,7 @@ NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
 CONFIG = """
 defaults:
-  limitUsd: 1
+  limitUsd: 10
   provider: scripted
   model: scripted-model
 providers:
@@ -47,6 +48,16 @@ agents:
   demo: {}
 """
 """$1000 per 1M input tokens is $0.001 a token: costs in tests are round."""
+
+
+@dataclass
+class Arrivals:
+    """The calls that reached the gateway (refused ones too, which no
+    upstream sees), and the most it had at once."""
+
+    count: int = 0
+    now: int = 0
+    most_at_once: int = 0
 
 
 @dataclass
@@ -88,6 +99,25 @@ class GatewayPlane:
                         return event.message
 
         return await asyncio.wait_for(wait(), within)
+
+    def arrivals(self) -> Arrivals:
+        """Count the calls the gateway is handed from now on (its listener's
+        own calls, passed through unchanged)."""
+        gateway = self.plane._http_listener.gateway  # type: ignore[union-attr]
+        handle = gateway.handle
+        seen = Arrivals()
+
+        async def counted(*args: Any) -> None:
+            seen.count += 1
+            seen.now += 1
+            seen.most_at_once = max(seen.most_at_once, seen.now)
+            try:
+                await handle(*args)
+            finally:
+                seen.now -= 1
+
+        gateway.handle = counted
+        return seen
 
     async def said(self, agent: str) -> list[p.Message]:
         return await self.services.conversation.history(agent, 50)

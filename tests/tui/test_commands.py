@@ -10,7 +10,7 @@ import pytest
 from plane.agents.commands import COMMANDS as PLANE_COMMANDS
 from plane.agents.commands import registry
 from plane.wire.protocol import CommandInfo
-from tui.commands import Commands, CommandSuggester, client_commands
+from tui.commands import Commands, client_commands
 
 
 @pytest.fixture
@@ -95,12 +95,11 @@ def test_before_any_snapshot_help_says_the_plane_lists_its_commands() -> None:
     assert "once it is connected" in client_commands().help_text()
 
 
-async def test_autocomplete_comes_from_the_registry(COMMANDS: Commands) -> None:
-    suggester = CommandSuggester(COMMANDS)
-    assert await suggester.get_suggestion("/li") == "/limit "
-    assert await suggester.get_suggestion("/he") == "/help"
-    assert await suggester.get_suggestion("/zz") is None
-    assert await suggester.get_suggestion("hello") is None
+def test_autocomplete_comes_from_the_registry(COMMANDS: Commands) -> None:
+    assert COMMANDS.completion("/li") == "/limit "
+    assert COMMANDS.completion("/he") == "/help"
+    assert COMMANDS.completion("/zz") is None
+    assert COMMANDS.completion("hello") is None
 
 
 async def test_a_registered_handler_is_found_and_awaited() -> None:

@@ -33,6 +33,23 @@ async def offline(pilot) -> None:  # type: ignore[no-untyped-def]
     await settle(pilot)
 
 
+async def sent_offline(pilot, text: str) -> None:  # type: ignore[no-untyped-def]
+    """`text` sent with no plane: refused, and kept in the composer, which is
+    then emptied as the operator would, to write the next one."""
+    await pilot.press(*text, "enter")
+    await until(pilot, lambda: composer(pilot.app).value == text)
+    composer(pilot.app).value = ""
+
+
+async def test_a_message_the_plane_never_got_stays_in_the_composer() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await offline(pilot)
+        await pilot.press(*"hello", "enter")
+        await until(pilot, lambda: sent_texts(app) == ["hello"])
+        assert composer(app).value == "hello", "not sent: kept, to send again"
+
+
 async def test_a_pasted_log_keeps_every_line_on_a_real_plane(start_plane) -> None:  # type: ignore[no-untyped-def]
     plane = await start_plane()
     app = app_for(plane)
@@ -60,7 +77,7 @@ async def test_ctrl_j_starts_a_new_line_and_enter_sends_them_all() -> None:
         await pilot.press("enter")
         await settle(pilot, 6)
         assert sent_texts(app) == ["first\nsecond\nthird"]
-        assert composer(app).value == ""
+        assert composer(app).value == "first\nsecond\nthird", "not sent (no plane): kept"
 
 
 @pytest.mark.slow
@@ -69,7 +86,7 @@ async def test_up_and_down_walk_what_was_sent_and_come_back_to_the_draft() -> No
     async with app.run_test(size=SIZE) as pilot:
         await offline(pilot)
         for text in ("one", "two"):
-            await pilot.press(*text, "enter")
+            await sent_offline(pilot, text)
         await pilot.press(*"draft")
         await settle(pilot)
         await pilot.press("up")
@@ -87,7 +104,8 @@ async def test_up_inside_a_message_of_several_lines_moves_the_cursor_not_the_his
     app = PlaneApp(None)
     async with app.run_test(size=SIZE) as pilot:
         await offline(pilot)
-        await pilot.press(*"sent", "enter", *"a", "ctrl+j", *"b")
+        await sent_offline(pilot, "sent")
+        await pilot.press(*"a", "ctrl+j", *"b")
         await pilot.press("up")  # from the second line to the first: still the draft
         assert composer(app).value == "a\nb"
         await pilot.press("up")  # from the first line: the history

@@ -62,6 +62,11 @@ def test_the_fleet_line_counts_by_state_and_sums_the_day() -> None:
     assert calm.text() == "2 agents · $0.00 today", "a count of zero says nothing"
 
 
+def test_the_fleet_line_counts_paused_agents() -> None:
+    agents = [agent("demo", status="paused"), agent("scout", status="working"), agent("poet")]
+    assert fleet(agents).text() == "3 agents · 1 working · 1 paused · $0.00 today"
+
+
 def test_the_fleet_line_never_reads_at_its_ceiling_short_of_it() -> None:
     """As an agent's spend does: the digits that tell the two apart, rounded
     away from the ceiling, never `$50.00 of $50.00` unless it is exactly there."""
@@ -144,7 +149,7 @@ async def test_f_steps_through_the_states_and_s_through_the_sorts() -> None:
         await pilot.press("f")
         assert agents.names == ["held-0", "held-1", "held-2"]
         assert agents.border_title == "agents · held"
-        await pilot.press("f")
+        await pilot.press("f", "f")  # paused (none), then amber
         assert agents.names == ["held-0", "held-1", "scout", "held-2"], "amber or red"
         await pilot.press("f", "f")  # unread (none), then every agent again
         assert len(agents.names) == 55 and agents.state_filter is None
@@ -218,3 +223,67 @@ async def test_the_fleet_line_counts_what_deleted_agents_spent_today() -> None:
         feed(app, shown)  # an older plane says no fleet figure: the rows' sum
         await redrawn(pilot)
         assert fleet_text(app) == "2 agents · $2.00 of $50.00 today"
+
+
+async def test_the_banner_says_since_when_the_planes_store_is_unreachable() -> None:
+    """Several planes on one PostgreSQL: while the store is away the plane
+    still answers, and the banner says since when its figures are stale;
+    told it is back, the banner goes."""
+    from datetime import UTC, datetime
+
+    from tui.widgets.connection_banner import ConnectionBanner
+
+    since = datetime(2025, 3, 14, 10, 4, 5, tzinfo=UTC)
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, snapshot(agent("a", "1.50"), store_unreachable_since=since))
+        await redrawn(pilot)
+        banner = app.main_screen.query_one(ConnectionBanner)
+        assert banner.lost == (
+            "The store is unreachable since 10:04:05 UTC: spend as last read; "
+            "sends are refused until it is back."
+        )
+        feed(app, p.StoreChanged(unreachable_since=None))
+        await redrawn(pilot)
+        assert banner.lost is None
+        feed(app, p.StoreChanged(unreachable_since=since))
+        await redrawn(pilot)
+        assert banner.lost is not None and "10:04:05 UTC" in banner.lost
+
+
+async def test_a_deleted_agents_neighbour_takes_the_selection_not_the_first_row() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, snapshot(*(agent(name) for name in ("ant", "bee", "cat", "dog"))))
+        await settle(pilot)
+        agents = app.main_screen.query_one(AgentList)
+        agents.select("cat")
+        await settle(pilot)
+        feed(app, p.AgentRemoved(agent="cat"))
+        await settle(pilot)
+        assert app.main_screen.selected == "dog", "the one after it"
+        feed(app, p.AgentRemoved(agent="dog"))
+        await settle(pilot)
+        assert app.main_screen.selected == "bee", "the last went: the one before it"
+
+
+async def test_a_filter_that_leaves_no_row_says_so_and_how_to_move_on() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, snapshot(agent("demo"), agent("scout")))
+        await settle(pilot)
+        agents = app.main_screen.query_one(AgentList)
+        await pilot.press("ctrl+l", "f")  # working: nobody is
+        await settle(pilot)
+        assert drawn(agents) == "+ new agent no agent is working · f: next filter"
+        await pilot.press("f")
+        await settle(pilot)
+        assert drawn(agents) == "+ new agent no agent is held · f: next filter"
+        await pilot.press("slash", *"zz")
+        await settle(pilot)
+        assert drawn(agents) == "+ new agent no agent's name has 'zz' · Esc clears"
+
+
+def drawn(agents: AgentList) -> str:
+    """Every line the list draws, joined by single spaces."""
+    return " ".join(" ".join(agents.render_line(y).text.split()) for y in range(6)).strip()

@@ -22,7 +22,8 @@ SIZE = (100, 40)
 
 
 def help_text(app: PlaneApp) -> str:
-    return "\n".join(str(s.render()) for s in app.screen.query("#help Static"))
+    """Each line of the panel as `keys  what it does`."""
+    return "\n".join(f"{keys}  {what}" for keys, what in _help_rows(app))
 
 
 async def started(pilot) -> None:  # type: ignore[no-untyped-def]
@@ -121,3 +122,54 @@ async def test_slash_help_points_at_the_keys() -> None:
 def test_the_readme_keys_section_is_the_help_panels_text() -> None:
     readme = (__import__("pathlib").Path(__file__).parents[2] / "README.md").read_text()
     assert as_text() in readme, "README's Keys section is stale: python -m tui.help prints it"
+
+
+def _help_rows(app: PlaneApp) -> list[tuple[str, str]]:
+    statics = list(app.screen.query("#help .keys Static"))
+    return [
+        (str(key.render()), str(what.render()))
+        for key, what in zip(statics[::2], statics[1::2], strict=True)
+    ]
+
+
+async def test_f1_names_delete_pause_rename_edit_and_the_interrupt() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        await pilot.press("f1")
+        await settle(pilot)
+        rows = dict(_help_rows(app))
+        for key, words in [
+            ("d", "Delete it, after a confirmation"),
+            ("p", "Pause it, or resume it"),
+            ("r", "Rename it"),
+            ("e", "Edit its role, model, tools and ceiling"),
+            ("Esc / ctrl+c", "While a turn runs: interrupt it"),
+        ]:
+            assert words in rows.get(key, ""), f"{key}: {rows.get(key)!r}"
+    text = as_text()
+    for line in ("  d  ", "  p  ", "  r  ", "  e  ", "  Esc / ctrl+c  "):
+        assert line in text, f"the README's keys leave out {line.strip()}"
+
+
+async def test_a_long_description_wraps_under_itself_not_under_the_keys() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=(60, 50)) as pilot:
+        await started(pilot)
+        await pilot.press("f1")
+        await settle(pilot)
+        for grid in app.screen.query("#help .keys"):
+            keys = list(grid.query(".key"))
+            whats = list(grid.query(".what"))
+            assert len({w.region.x for w in whats}) == 1, "descriptions start in one column"
+            assert all(w.region.x > k.region.right for k, w in zip(keys, whats, strict=True))
+        wrapped = [w for w in app.screen.query("#help .what") if w.region.height > 1]
+        assert wrapped, "at 60 columns some description wraps"
+    column = 0
+    for line in as_text(width=60).splitlines():
+        indent = len(line) - len(line.lstrip())
+        if indent == 2:  # a key's line: its description starts after the padding
+            gap = line.index("  ", 2)
+            column = gap + len(line[gap:]) - len(line[gap:].lstrip())
+        elif indent > 2:  # a description going on: under its own first word
+            assert indent == column, f"under the keys: {line!r}"

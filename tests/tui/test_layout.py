@@ -31,13 +31,24 @@ async def widths(size: tuple[int, int]) -> tuple[int, int, bool]:
         return agents.size.width, pane.size.width, agents.display and agents.size.width > 0
 
 
-@pytest.mark.slow
-async def test_the_list_keeps_28_columns_when_wide_and_shrinks_below_80() -> None:
-    assert (await widths((120, 30)))[0] == 28
+async def test_the_list_takes_what_its_rows_need_and_the_conversation_the_rest() -> None:
+    """At 80 columns the list kept 28, mostly empty: now what `demo` and
+    `scout` need, and never over a quarter of the screen."""
+    side, pane, shown = await widths((80, 30))
+    assert shown and side == 20 and pane >= 80 - 20 - 4
+    assert (await widths((120, 30)))[0] == len("scout") + 16, "as wide as its rows need"
     side, pane, shown = await widths((79, 30))
-    assert shown and side == 20 and pane >= 79 - 20 - 4
+    assert shown and side <= 19 and pane >= 79 - 19 - 4
     side, pane, shown = await widths((50, 30))
     assert not shown and pane >= 50 - 4, "below 60 the conversation gets the width"
+
+
+async def test_long_names_widen_the_list_up_to_28() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=(160, 30)) as pilot:
+        feed(app, snapshot(agent("a-rather-long-agent-name"), agent("scout")))
+        await settle(pilot)
+        assert app.main_screen.query_one("#side").size.width == 28
 
 
 @pytest.mark.slow
@@ -79,7 +90,9 @@ async def test_the_held_badge_sits_beside_its_message_at_250_columns() -> None:
 
 def test_amber_is_only_for_spend() -> None:
     """Every rule coloured amber ($warning, or $accent: amber in the dark
-    theme) is a spend figure's; + new agent, code and asks are not."""
+    theme) says a ceiling is near (warnRatio): a row's, the title's and the
+    fleet line's figure, the plane's notice of it. + new agent, code, asks
+    and the charts' spent bars are not."""
     amber_rules = []
     for sheet in TUI.rglob("*.tcss"):
         css = re.sub(r"/\*.*?\*/", "", sheet.read_text(), flags=re.S)
@@ -87,10 +100,9 @@ def test_amber_is_only_for_spend() -> None:
             if "warning" in rule or "accent" in rule:
                 amber_rules.append(rule.split("{")[0].strip())
     assert sorted(amber_rules) == [
-        "#top, #models, .spender",  # the spend screen: its figures are all spend
         "AgentList > .agent-list--spend-warn",
+        "ConversationPane > .conversation--body-warn",  # the plane's 80% notice
+        "ConversationPane > .conversation--who-warn",
         "FleetLine > .fleet-line--warn",
-        "Sparkline.spent > .sparkline--max-color",
-        "Sparkline.spent > .sparkline--min-color",
         "TitleBar.-warn > .title-bar--spend",
-    ]
+    ], "amber is the warnRatio warning only: a chart's spent is not amber"

@@ -95,17 +95,18 @@ async def test_d_asks_first_and_deletes_only_on_yes(start_plane) -> None:  # typ
         assert "poet" not in plane.crew.workers
 
 
-async def test_deleting_a_file_agent_shows_the_planes_refusal(start_plane) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(("key", "words"), [("d", "remove its block"), ("r", "rename its block")])
+async def test_d_or_r_on_a_file_agent_says_why_at_once_and_opens_no_form(
+    start_plane, key: str, words: str
+) -> None:  # type: ignore[no-untyped-def]
     plane = await start_plane()
     app = app_for(plane)
     async with app.run_test(size=SIZE) as pilot:
         await on_list(pilot, app, "demo")
-        await pilot.press("d")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmDelete))
-        await pilot.press("y")
-        error = app.screen.query_one("#error")
-        await until(pilot, lambda: "comes from agents.yaml" in str(error.render()))
-        assert isinstance(app.screen, ConfirmDelete), "the form stays open"
+        await pilot.press(key)
+        said = f"demo comes from agents.yaml: {words} there and restart the plane."
+        await until(pilot, lambda: said in [n.message for n in app._notifications])
+        assert not isinstance(app.screen, ConfirmDelete | RenameAgent), "no form to fail in"
         assert "demo" in plane.crew.workers
 
 
@@ -173,6 +174,24 @@ async def test_e_edits_what_changed_and_a_bad_value_changes_nothing(start_plane)
         )
         assert plane.services.gate.ceilings.of("poet") == Decimal("2.5")
         await until(pilot, lambda: "other-model" in title(app))
+
+
+async def test_the_edit_form_takes_and_shows_read_only_as_the_new_agent_form_does(
+    start_plane,
+) -> None:  # type: ignore[no-untyped-def]
+    plane = await start_plane()
+    await made(plane)
+    app = app_for(plane)
+    async with app.run_test(size=SIZE) as pilot:
+        form = await edit_form(pilot, app, "poet")
+        assert "read-only" in str(form.query("Label")[2].render())
+        form.query_one("#tools", Input).value = "read-only"
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: not isinstance(app.screen, EditAgent))
+        assert plane.crew.workers["poet"].spec.tools == p.READ_ONLY_TOOLS
+        app.main_screen.query_one(AgentList).focus()
+        form = await edit_form(pilot, app, "poet")
+        assert form.query_one("#tools", Input).value == "read-only"
 
 
 async def test_e_on_a_gateway_agent_edits_only_its_limit(start_plane) -> None:  # type: ignore[no-untyped-def]

@@ -3,10 +3,14 @@ and as an SVG snapshot fed a fixed `spend_history` answer."""
 
 from __future__ import annotations
 
+import colorsys
+import itertools
 from datetime import date
 from decimal import Decimal
 
 import pytest
+from rich.color import Color as RichColor
+from textual.color import Color
 
 from plane.wire.protocol import (
     SpendHistory,
@@ -62,6 +66,24 @@ async def test_ctrl_g_shows_the_selected_agents_spend_and_f_the_fleets(start_pla
         )
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, SpendScreen))
+
+
+async def test_the_charts_follow_a_call_that_settles_while_they_are_open(start_plane) -> None:  # type: ignore[no-untyped-def]
+    """Opened while demo's call is in flight, the charts show its estimate;
+    once it settles, its cost, without closing and opening them again."""
+    plane = await start_plane()
+    app = app_for(plane)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: has_row(app, "scout") and app.main_screen.selected == "demo")
+        plane.llm.reply("Spent.", usage=Usage(input_tokens=300), delay_s=3)
+        await type_line(pilot, "spend")
+        await until(pilot, lambda: len(plane.llm.requests) == 1)  # in flight, 3 s to go
+        await pilot.press("ctrl+g")
+        await until(pilot, lambda: isinstance(app.screen, SpendScreen))
+        await until(pilot, lambda: shown(app, "#hours-total").endswith("spent"))
+        assert shown(app, "#hours-total") != "$0.30 spent", "the estimate, while in flight"
+        await until(pilot, lambda: shown(app, "#hours-total") == "$0.30 spent", within=30)
+        assert isinstance(app.screen, SpendScreen), "still open: read again, not reopened"
 
 
 def test_top_spenders_are_bars_against_the_most_with_what_was_saved() -> None:
@@ -295,3 +317,46 @@ async def test_a_plane_without_the_stacked_days_says_so_and_the_rest_still_shows
         assert shown(app, "#note") == (
             "The fleet's days could not be read: A frame of a type it does not know."
         )
+
+
+def _hue(color: RichColor) -> float:
+    r, g, b = (c / 255 for c in color.get_truecolor())
+    return colorsys.rgb_to_hls(r, g, b)[0] * 360
+
+
+def _apart(a: RichColor, b: RichColor) -> bool:
+    """Told apart at a glance: another hue, or (greys) another lightness."""
+    ra, ga, ba = a.get_truecolor()
+    rb, gb, bb = b.get_truecolor()
+    grey_a = max(ra, ga, ba) - min(ra, ga, ba) < 24
+    grey_b = max(rb, gb, bb) - min(rb, gb, bb) < 24
+    if grey_a != grey_b:  # a grey beside a colour
+        return True
+    if grey_a:
+        return abs(sum((ra, ga, ba)) - sum((rb, gb, bb))) > 90
+    turn = abs(_hue(a) - _hue(b)) % 360
+    return min(turn, 360 - turn) > 40
+
+
+@pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])
+async def test_amber_is_not_a_chart_colour_and_side_by_side_layers_differ(theme: str) -> None:
+    """Amber says one thing: 80% of a ceiling. A chart's spent is not it,
+    nor any layer of the fleet's stacked days; two layers that touch are
+    two hues (the layers were all blues)."""
+    app = offline_app()
+    async with app.run_test(size=SIZE) as pilot:
+        app.theme = theme
+        await _open_stack(pilot)
+        screen = app.screen
+        warning = Color.parse(app.theme_variables["warning"]).rich_color
+        error = Color.parse(app.theme_variables["error"]).rich_color
+        spent = screen.query_one("#days").get_component_rich_style("sparkline--max-color").color
+        layers = [
+            screen.query_one(StackedBars).get_component_rich_style(f"stacked--layer-{n}").color
+            for n in range(1, 7)
+        ]
+        for color in [spent, *layers]:
+            assert color is not None
+            assert _apart(color, warning) and _apart(color, error), color
+        for below, above in itertools.pairwise(layers):
+            assert below is not None and above is not None and _apart(below, above), (below, above)

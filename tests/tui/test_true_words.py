@@ -66,12 +66,14 @@ async def test_a_paste_too_large_for_the_context_is_refused_in_the_pane(start_pl
         # One line: the one-line composer keeps only the first line of a paste.
         composer.post_message(events.Paste(PASTE.replace("\n", " ")))
         await settle(pilot)
+        written = composer.text
         await pilot.press("enter")
         pane = app.main_screen.query_one(ConversationPane)
         await until(
             pilot,
             lambda: any("Not sent: this message" in note for note in pane.notes),
         )
+        assert composer.text == written.strip(), "kept, to be shortened"
     assert await plane.services.conversation.history("demo") == []
     assert plane.llm.requests == []
 

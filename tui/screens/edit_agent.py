@@ -15,16 +15,19 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Footer, Input, Label, Select, Static, TextArea
 
-from plane.wire.protocol import AgentChanged, AgentState
+from plane.wire.protocol import READ_ONLY_TOOLS, AgentChanged, AgentState
 from plane.wire.words import plain
 from tui.link import Link
 from tui.screens.agent_form import AgentForm
 
 
 def tools_text(tools: tuple[str, ...] | None) -> str:
-    """What the tools field shows: `all`, `none`, or the names."""
+    """What the tools field shows: `all`, `read-only`, `none` (the words
+    the new-agent form and `plane new` use), or the names."""
     if tools is None:
         return "all"
+    if set(tools) == set(READ_ONLY_TOOLS):
+        return "read-only"
     return ", ".join(tools) if tools else "none"
 
 
@@ -32,6 +35,7 @@ def limit_text(agent: AgentState) -> str:
     return "off" if agent.limit_usd is None else plain(agent.limit_usd)
 
 
+TOOLS_LABEL = "Tools: all, read-only, none, or names (read_file, grep)"
 GATEWAY = "A gateway agent: its client chooses the model, the tools and the prompt."
 
 
@@ -62,7 +66,7 @@ class EditAgent(AgentForm[AgentState]):
                 yield Select(
                     [(m, m) for m in self.models], allow_blank=False, value=agent.model, id="model"
                 )
-                yield Label("Tools: all, none, or names (read_file, grep)", classes="field")
+                yield Label(TOOLS_LABEL, classes="field")
                 yield Input(tools_text(agent.tools), id="tools")
             yield Label("Daily ceiling: 5, $0.25, or off (as /limit)", classes="field")
             yield Input(limit_text(agent), id="limit")

@@ -21,10 +21,11 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message as TextualMessage
 from textual.reactive import reactive
 from textual.timer import Timer
-from textual.widgets import Footer, Input, Static, TextArea
+from textual.widgets import Input, Static, TextArea
 from textual.worker import Worker, WorkerState
 
 from plane.wire.protocol import AgentState, History, Message, Send
+from plane.wire.words import store_unreachable
 from tui.commands import Commands
 from tui.fleet import fleet
 from tui.link import Link, LinkFailed
@@ -37,6 +38,7 @@ from tui.widgets.composer import Composer
 from tui.widgets.connection_banner import ConnectionBanner
 from tui.widgets.conversation import WINDOW, ConversationPane
 from tui.widgets.fleet_line import FleetLine
+from tui.widgets.keys_footer import KeysFooter
 from tui.widgets.title_bar import TitleBar
 
 log = logging.getLogger(__name__)
@@ -44,10 +46,14 @@ log = logging.getLogger(__name__)
 FLEET_S = 0.25
 """The fleet line is redrawn at most this often."""
 
-NARROW = 80
-"""Below this many columns the agent list shrinks."""
 TINY = 60
 """Below this it folds away."""
+SIDE_ROOM = 16
+"""Columns of a row besides the name: borders, margins, glyph, a figure
+(`$0.40+$?`), the scrollbar."""
+SIDE_LEAST, SIDE_MOST = 18, 28
+"""The agent list's width, at least and at most; and never over a quarter of
+the screen: at 80 columns it kept 28, mostly empty, from the conversation."""
 
 UNREAD_KINDS = frozenset({"agent", "ask"})
 """What makes an agent unread: it answered (or asked) while not shown."""
@@ -121,7 +127,7 @@ class MainScreen(ManageAgents):
                 yield Static("", id="activity")
                 yield Static("", id="hint")
                 yield Composer(self.commands, id="composer")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.store.roster_changed.subscribe(self, self._roster_changed, immediate=True)
@@ -143,6 +149,8 @@ class MainScreen(ManageAgents):
         return self._managed()
 
     def _roster_changed(self, names: list[str]) -> None:
+        self._show_banner()
+        self._fit()
         self._show_title()
         self._show_fleet()
         agent = self.selected
@@ -215,11 +223,19 @@ class MainScreen(ManageAgents):
         self._fit()
 
     def _fit(self) -> None:
-        """Below 80 columns the agent list shrinks; below 60 it folds away, and
-        ctrl+l shows it in place of the conversation (see main.tcss)."""
+        """The agent list takes what its rows need, up to a quarter of the
+        screen; below 60 columns it folds away, and ctrl+l shows it in place
+        of the conversation (see main.tcss)."""
         width = self.app.size.width
-        self.set_class(TINY <= width < NARROW, "-narrow")
         self.set_class(width < TINY, "-tiny")
+        side = self.query_one("#side")
+        if width < TINY:
+            side.styles.width = None  # main.tcss: folded, or the whole width while browsing
+        else:  # as wide as its rows need, within a quarter of the screen
+            longest = max((len(name) for name in self.store.agents), default=0)
+            most = max(SIDE_LEAST, min(SIDE_MOST, width // 4))
+            side.styles.width = max(SIDE_LEAST, min(most, longest + SIDE_ROOM))
+        self.query_one(KeysFooter).tight = width < TINY
 
     def _browse(self, browsing: bool) -> None:
         """On a tiny screen, show the list in place of the conversation (or not)."""
@@ -230,8 +246,21 @@ class MainScreen(ManageAgents):
         if not banners:
             return  # the app is closing: its last connection drop needs no banner
         self.set_class(lost is not None, "-lost")
-        banners.first().lost = lost
+        self._show_banner()
         self._show_title()
+
+    def _show_banner(self) -> None:
+        """The banner says the plane is not answering; or, answering, that
+        its shared store is away (its figures are as last read)."""
+        banners = self.query(ConnectionBanner)
+        if not banners:
+            return
+        since = None if self.lost else self.store.store_unreachable_since
+        banners.first().lost = self.lost or (
+            f"{store_unreachable(since)}: spend as last read; sends are refused until it is back."
+            if since is not None
+            else None
+        )
 
     # ── what the widgets say ───────────────────────────────────────────────
 
@@ -321,11 +350,12 @@ class MainScreen(ManageAgents):
 
     @on(Composer.Page)
     async def _page(self, event: Composer.Page) -> None:
+        """Through Textual's action dispatch, never a direct call: a scroll
+        action with nothing to scroll raises `SkipAction`, which only the
+        dispatch catches (called directly, it ended the app on a newcomer's
+        first PageUp over an empty conversation)."""
         pane = self.query_one(ConversationPane)
-        if event.delta < 0:
-            await pane.action_page_up()
-        else:
-            pane.action_page_down()
+        await pane.run_action("page_up" if event.delta < 0 else "page_down")
 
     @on(TextArea.Changed, "#composer")
     def _typing(self, event: TextArea.Changed) -> None:
@@ -383,10 +413,25 @@ class MainScreen(ManageAgents):
             return
         error = event.worker.error
         if isinstance(error, LinkFailed):
+            if isinstance(error.request, Send) and error.failure != "timeout":
+                self._keep_unsent(error.request)
             self.post_message(Failed(error.request, _failure(error)))
         else:  # a defect, not the plane: say so, keep the details for the log
             log.error("worker %s failed", event.worker.name, exc_info=error)
             self.post_message(Failed(None, f"Something went wrong in this client: {error!r}"))
+
+    def _keep_unsent(self, request: Send) -> None:
+        """A message the plane refused (too long) or never got (no plane) is
+        stored nowhere: it goes back where it was written, to be shortened
+        or sent again, unless something new has been written there since.
+        (A timeout is not this: the plane may have it.)"""
+        if request.agent != self._drafting:
+            if not self.drafts.get(request.agent, "").strip():
+                self.drafts[request.agent] = request.text
+            return
+        composer = self.query_one(Composer)
+        if not composer.value.strip():
+            composer.value = request.text
 
     @on(Failed)
     def _failed(self, event: Failed) -> None:

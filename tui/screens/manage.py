@@ -24,6 +24,7 @@ from textual.screen import Screen
 from textual.widgets import Input
 
 from plane.wire.protocol import AgentState
+from plane.wire.words import file_agent_refusal
 from tui.link import Link
 from tui.screens.confirm_delete import ConfirmDelete
 from tui.screens.edit_agent import EditAgent
@@ -36,20 +37,27 @@ LIST_KEYS = frozenset({"delete_agent", "pause_agent", "rename_agent", "edit_agen
 MANAGE_KEYS = (*sorted(LIST_KEYS), "interrupt")
 """Every action whose applying moves with the selected agent."""
 
+DELETE = "Delete it, after a confirmation (its conversation and ledger rows stay)"
+PAUSE = "Pause it, or resume it (a pause keeps its ceiling)"
+RENAME = "Rename it: its conversation, spend and ceiling follow the name"
+EDIT = "Edit its role, model, tools and ceiling"
+INTERRUPT = "While a turn runs: interrupt it (the conversation says what it cost)"
+
 
 class ManageAgents(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("d", "delete_agent", "Delete"),
-        Binding("p", "pause_agent", "Pause/resume"),
-        Binding("r", "rename_agent", "Rename"),
-        Binding("e", "edit_agent", "Edit"),
+        # The tooltip is the longer sentence the help panel (F1) shows.
+        Binding("d", "delete_agent", "Delete", tooltip=DELETE),
+        Binding("p", "pause_agent", "Pause/resume", tooltip=PAUSE),
+        Binding("r", "rename_agent", "Rename", tooltip=RENAME),
+        Binding("e", "edit_agent", "Edit", tooltip=EDIT),
         # Priority, so the composer's own keys do not come first; when no turn
         # runs they do not apply, and the key goes on to the binding after it.
-        Binding("escape", "interrupt", "Interrupt", priority=True),
+        Binding("escape", "interrupt", "Interrupt", priority=True, tooltip=INTERRUPT),
         Binding(
             "escape", "back", "Close the keys panel or the filter; else to the composer", show=False
         ),
-        Binding("ctrl+c", "interrupt", "Interrupt", show=False, priority=True),
+        Binding("ctrl+c", "interrupt", "Interrupt", show=False, priority=True, tooltip=INTERRUPT),
         Binding("ctrl+c", "screen.copy_text", "Copy selected text", show=False),
     ]
     """One class's list keeps every binding of a key; a subclass's binding of
@@ -118,8 +126,17 @@ class ManageAgents(Screen[None]):
 
     def action_delete_agent(self) -> None:
         agent = self._managed()
-        if agent is not None:
+        if agent is not None and self._made_here(agent, "delete"):
             self.app.push_screen(ConfirmDelete(agent, self.link), callback=self._deleted(agent))
+
+    def _made_here(self, agent: str, change: str) -> bool:
+        """An agent from agents.yaml is the file's to rename or delete: said
+        when the key is pressed, not after a form that could only fail."""
+        state = self.store.agents.get(agent)
+        if state is not None and state.from_file:
+            self.notify(file_agent_refusal(agent, change))
+            return False
+        return True
 
     def _deleted(self, agent: str) -> Callable[[bool | None], None]:
         def done(deleted: bool | None) -> None:
@@ -135,7 +152,7 @@ class ManageAgents(Screen[None]):
 
     def action_rename_agent(self) -> None:
         agent = self._managed()
-        if agent is not None:
+        if agent is not None and self._made_here(agent, "rename"):
             self.app.push_screen(RenameAgent(agent, self.link), callback=self._changed)
 
     def action_edit_agent(self) -> None:

@@ -33,15 +33,19 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
+from textual.signal import Signal
+from textual.timer import Timer
 from textual.widgets import Footer, Label, Sparkline, Static
 
-from plane.wire.protocol import SpendHistory, SpendPoint, SpendSeries, SpendStack
+from plane.wire.protocol import AgentState, SpendHistory, SpendPoint, SpendSeries, SpendStack
 from plane.wire.words import UNPRICED, call_count, usd
 from tui.link import LinkFailed
 from tui.widgets.stacked_bars import StackedBars, layer_class
 
 BAR_WIDTH = 24
 """The widest top-spender bar, in cells."""
+REREAD_S = 0.5
+"""While open, the charts are read again at most this often, when spend moves."""
 
 
 class ReadsSpend(Protocol):
@@ -116,7 +120,8 @@ def day_totals(series: list[SpendSeries]) -> list[SpendPoint]:
 
 
 class SpendScreen(ModalScreen[None]):
-    """Dismissed with nothing; reads the plane once each time it is shown."""
+    """Dismissed with nothing; reads the plane when shown, and again when
+    spend moves while it is open."""
 
     CSS_PATH = "spend.tcss"
 
@@ -138,10 +143,19 @@ class SpendScreen(ModalScreen[None]):
     class Unread(Message):
         reason: str
 
-    def __init__(self, plane: ReadsSpend, agent: str | None) -> None:
+    def __init__(
+        self,
+        plane: ReadsSpend,
+        agent: str | None,
+        spend_moved: Signal[AgentState] | None = None,
+    ) -> None:
+        """`spend_moved`: said when an agent's spend changes (the store's
+        `agent_changed`): the charts are read again while they are open."""
         super().__init__()
         self.plane = plane
         self.agent = agent
+        self._spend_moved = spend_moved
+        self._reread: Timer | None = None
         self._chosen = agent
         """The selected agent, to come back to from the fleet."""
         self.by: Literal["agent", "model"] = "agent"
@@ -182,6 +196,22 @@ class SpendScreen(ModalScreen[None]):
     def on_mount(self) -> None:
         self.load(self.agent)
         self._show_stack()
+        if self._spend_moved is not None:
+            self._spend_moved.subscribe(self, self._moved)
+
+    def _moved(self, agent: AgentState) -> None:
+        """Spend changed (a call settled, an estimate became a cost): read it
+        again, at most once per `REREAD_S` however fast the changes come.
+        A snapshot that stayed as opened showed a call in flight at its
+        estimate long after it had settled."""
+        if self._reread is None:
+            self._reread = self.set_timer(REREAD_S, self._read_again)
+
+    def _read_again(self) -> None:
+        self._reread = None
+        self.load(self.agent)
+        if self.agent is None:
+            self.load_stack(self.by)
 
     def show(self, history: SpendHistory) -> None:
         """Draw what the plane answered."""

@@ -31,6 +31,7 @@ the screen to put in the composer.
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
@@ -48,7 +49,16 @@ from textual.timer import Timer
 from textual.visual import Visual
 
 from plane.wire.protocol import AgentState
-from tui.fleet import SORT_WORDS, SORTS, STATE_FILTERS, alarming, ordered, place, shown
+from tui.fleet import (
+    SORT_WORDS,
+    SORTS,
+    STATE_FILTERS,
+    alarming,
+    nothing_shown,
+    ordered,
+    place,
+    shown,
+)
 from tui.formatting import spend_against, spend_level
 from tui.keys import typed
 from tui.store import Store
@@ -71,6 +81,10 @@ MARK_MEANINGS = [
     ("$?", "its model has no known price: its calls are counted, not priced"),
 ]
 NEW_AGENT = "+ new agent"
+STOPPED = frozenset({"held", "paused"})
+"""Rows that take no turn, drawn as a bar of their own (`agent-list--held`,
+`agent-list--paused`): what the operator must do something about is what
+the eye lands on first, before amber and before the cursor."""
 RESORT_S = 0.1
 """Rows that an update moves are ordered again after this long."""
 LINES_KEPT = 256
@@ -116,7 +130,9 @@ class AgentList(ScrollView, can_focus=True):
         Binding("n", "new_agent", "New agent", show=False),
         Binding("question_mark", "app.help", "Help: keys and marks", show=False),
         Binding("slash", "filter_names", "Filter by name (Esc clears)", show=False),
-        Binding("f", "filter_state", "Show: all → working → held → amber → unread", show=False),
+        Binding(
+            "f", "filter_state", "Show: all → working → held → paused → amber → unread", show=False
+        ),
         Binding("s", "sort", "Sort: as configured → state → spend → name", show=False),
     ]
 
@@ -132,6 +148,11 @@ class AgentList(ScrollView, can_focus=True):
         "agent-list--spend-warn",
         "agent-list--spend-over",
         "agent-list--new",
+        "agent-list--hint",
+        "agent-list--held",
+        "agent-list--held-cursor",
+        "agent-list--paused",
+        "agent-list--paused-cursor",
     }
 
     cursor: reactive[int] = reactive(0, repaint=False)
@@ -213,23 +234,32 @@ class AgentList(ScrollView, can_focus=True):
         return ordered(agents, self.sort_by)
 
     def _sync(self, names: list[str] | None = None) -> None:
+        was = self._row_of.get(self.selected or "")
         rows = self._order()
         self._places = {a.name: self._place(a) for a in self.store.agents.values()}
         self.names = [agent.name for agent in rows]
         self._pinned = sum(1 for agent in rows if alarming(agent))
         self._row_of = {name: row for row, name in enumerate(self.names)}
-        self.virtual_size = Size(self.scrollable_content_region.width, len(self.names) + 1)
+        self.virtual_size = Size(self.scrollable_content_region.width, self._lines_drawn())
         self.refresh()
         wanted = self._wanted
         if self.store.agents:  # kept until there are rows (a remembered agent, at start)
             self._wanted = None
-        for name in (wanted, self.selected, next(iter(self.names), None)):
+        for name in (wanted, self.selected, self._neighbour(was), next(iter(self.names), None)):
             if name in self._row_of:
                 self.select(name)
                 self._keep_in_view(self.cursor)
                 return
         self.selected = None
         self.cursor = len(self.names)
+
+    def _neighbour(self, row: int | None) -> str | None:
+        """The agent now where a row that went away was (the one after it;
+        the one before, if it was the last): a delete leaves the cursor
+        beside it, not back at the top of fifty rows."""
+        if row is None or not self.names:
+            return None
+        return self.names[min(row, len(self.names) - 1)]
 
     def _update(self, agent: AgentState) -> None:
         """One row changed: redraw its line; if the change moves it (it turned
@@ -301,13 +331,6 @@ class AgentList(ScrollView, can_focus=True):
             here = self._row_of.get(self.selected or "", 0)
             self.select(self.names[max(0, min(len(self.names) - 1, here + delta))])
 
-    def row_state(self, agent: str) -> tuple[str, frozenset[str]]:
-        """What `agent`'s row shows, as text, and its state classes."""
-        state = self.store.agents[agent]
-        width = self.scrollable_content_region.width - 2
-        glyph, name, figure = row_text(state, width, unread=agent in self.unread)
-        return " ".join(f"{glyph} {name} {figure}".split()), row_classes(state)
-
     def narrow(
         self, *, sort: str | None = None, name: str | None = None, state: str | None = ""
     ) -> None:
@@ -332,6 +355,20 @@ class AgentList(ScrollView, can_focus=True):
         if SORT_WORDS[self.sort_by]:
             parts.append(SORT_WORDS[self.sort_by])
         return " · ".join(parts)
+
+    def _lines_drawn(self) -> int:
+        """The rows, `+ new agent`, and the empty filter's hint if any."""
+        return len(self.names) + 1 + len(self._hint_lines(self.scrollable_content_region.width))
+
+    def _hint_lines(self, width: int) -> list[str]:
+        """`empty_hint`, wrapped to the list's width (after its margin)."""
+        hint = self.empty_hint()
+        return textwrap.wrap(hint, max(8, width - 2)) if hint else []
+
+    def empty_hint(self) -> str:
+        """What a filter that leaves no row says, under `+ new agent`; ""
+        when there are rows (`tui.fleet.nothing_shown`)."""
+        return "" if self.names else nothing_shown(self.name_filter, self.state_filter)
 
     def mark_unread(self, agent: str, unread: bool) -> None:
         """The screen says `agent` has (or no longer has) something unseen."""
@@ -373,6 +410,13 @@ class AgentList(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         row = self.row_on(y)
         width = self.scrollable_content_region.width
+        hint = self._hint_lines(width)
+        if 0 < row - len(self.names) <= len(hint):
+            style = self.get_visual_style("agent-list--row", "agent-list--hint")
+            line = Content(f" {hint[row - len(self.names) - 1]}")
+            return Visual.to_strips(self, line, width, 1, style)[0].extend_cell_length(
+                width, style.rich_style
+            )
         if row > len(self.names):
             return Strip.blank(width, self.get_visual_style("agent-list--row").rich_style)
         look = self._look(row)
@@ -390,9 +434,18 @@ class AgentList(ScrollView, can_focus=True):
         return "agent-list--hover" if row == self._hover else ""
 
     def _draw(self, agent: AgentState | None, look: str, width: int, unread: bool) -> Strip:
-        base = self.get_visual_style("agent-list--row", *([look] if look else []))
+        stopped = agent is not None and agent.status in STOPPED
+        if stopped:  # a bar of its own colour, under the cursor too (marked, not replaced)
+            assert agent is not None
+            bar = f"agent-list--{agent.status}"
+            looks = [bar, f"{bar}-cursor"] if look == "agent-list--cursor" else [bar]
+        else:
+            looks = [look] if look else []
+        base = self.get_visual_style("agent-list--row", *looks)
         if agent is None:
             content = Content.assemble(" ", (NEW_AGENT, self._part("agent-list--new")))
+        elif stopped:  # the bar's own colours: a red figure on a red bar would not show
+            content = Content(" " + " ".join(row_text(agent, width - 2, unread=unread)))
         else:
             glyph, name, figure = row_text(agent, width - 2, unread=unread)
             level = spend_level(agent)
@@ -435,7 +488,7 @@ class AgentList(ScrollView, can_focus=True):
         self._refresh_row(self.cursor)
 
     def on_resize(self) -> None:
-        self.virtual_size = Size(self.scrollable_content_region.width, len(self.names) + 1)
+        self.virtual_size = Size(self.scrollable_content_region.width, self._lines_drawn())
         self._keep_in_view(self.cursor)
 
     def on_key(self, event: events.Key) -> None:

@@ -24,6 +24,7 @@ class FleetLine(Widget):
         "fleet-line--working",
         "fleet-line--warn",
         "fleet-line--held",
+        "fleet-line--paused",
     }
 
     fleet: reactive[Fleet | None] = reactive(None)
@@ -33,10 +34,33 @@ class FleetLine(Widget):
         if self.fleet is None or not self.fleet.agents:
             return Content("")
         muted = self.get_visual_style("fleet-line--muted")
+        shown = _fitted(self.fleet.parts(), self.content_region.width or 1_000)
         parts: list[tuple[str, object]] = []
-        for number, (text, state) in enumerate(self.fleet.parts()):
+        for number, (text, state) in enumerate(shown):
             if number:
                 parts.append((" · ", muted))
             style = self.get_visual_style(f"fleet-line--{state}") if state else muted
             parts.append((text, style))
         return Content.assemble(*parts)  # type: ignore[arg-type]
+
+
+DROPPED_FIRST = ("", "working")
+"""On a line too narrow for all of it, the agents' count goes first, then
+the working count, then the day's spend says only its figure; what needs
+the operator (held, paused, amber) and the figure stay."""
+
+
+def _fitted(parts: list[tuple[str, str]], width: int) -> list[tuple[str, str]]:
+    kept = list(parts)
+    for state in DROPPED_FIRST:
+        if _length(kept) <= width:
+            return kept
+        kept = [part for part in kept if part[1] != state or part is kept[-1]]
+    if _length(kept) > width:
+        text, state = kept[-1]
+        kept[-1] = (text.removesuffix(" today"), state)
+    return kept
+
+
+def _length(parts: list[tuple[str, str]]) -> int:
+    return len(" · ".join(text for text, _ in parts))

@@ -32,6 +32,7 @@ from textual.content import Content
 from textual.style import Style
 
 from plane.wire.protocol import Message
+from plane.wire.words import notice_kind
 from tui.formatting import clock_time
 from tui.markdown_lines import Block, blocks
 
@@ -44,6 +45,12 @@ FOLD_CHARS = 2_000
 """A message longer than this folds (a pasted log, a long answer)."""
 FOLD_LINES = 8
 """Lines a folded message still shows."""
+STACKED = 48
+"""Below this many cells, the time and who go on a line of their own above
+the text, which takes the whole width less `HANG`: at 40 columns the two
+columns took a third of the pane, and every sentence wrapped every few words."""
+HANG = 2
+"""The text's indent under its time and who, when stacked."""
 
 
 def folds(message: Message) -> bool:
@@ -93,6 +100,26 @@ WHO = {"operator": "who-you", "plane": "who-plane"}
 """Which pane style draws the second column, by kind (default `who`)."""
 BODY = {"plane": "body-plane", "ask": "body-ask", "cost": "body-quiet", "tool": "body-quiet"}
 """Which pane style draws the text, by kind (default `body`)."""
+
+
+def look(message: Message) -> str:
+    """The look of the message's name and text: a notice that says why the
+    agent takes no turn (`held`, `paused`) or that it nears its ceiling
+    (`warn`) is drawn apart from the plane's routine lines, the held one
+    loudest; any other line by its kind."""
+    if message.kind == "plane" and (kind := notice_kind(message.text)) is not None:
+        return kind
+    return message.kind
+
+
+def who_part(message: Message) -> str:
+    kind = look(message)
+    return f"who-{kind}" if kind != message.kind else WHO.get(kind, "who")
+
+
+def body_part(message: Message) -> str:
+    kind = look(message)
+    return f"body-{kind}" if kind != message.kind else BODY.get(kind, "body")
 
 
 Part = Callable[[str], Style | str]
@@ -146,10 +173,12 @@ class MessageLine:
         message = self.message
         if self.markdown:
             return blocks(message.text, lambda name: self._part(f"md-{name}"))
-        body = Content(body_text(message)).stylize(self._part(BODY.get(message.kind, "body")))
+        body = Content(body_text(message)).stylize(self._part(body_part(message)))
         return [Block(body)]
 
     def _wrap(self, width: int) -> list[Content]:
+        if width < STACKED:
+            return self._stacked(width)
         message = self.message
         badge = " held " if message.held else ""
         room = max(8, width - self.text_indent - (len(badge) + 1 if badge else 0))
@@ -159,7 +188,7 @@ class MessageLine:
         first = Content.assemble(
             (stamp.ljust(STAMP), self._part("stamp")),
             who.pad_right(self.text_indent - STAMP - who.cell_length).stylize(
-                self._part(WHO.get(message.kind, "who"))
+                self._part(who_part(message)), 0, who.cell_length
             ),
             lines[0],
         )
@@ -167,6 +196,21 @@ class MessageLine:
             first = Content.assemble(first.rstrip(), " ", (badge, self._part("badge")))
         indent = " " * self.text_indent
         return [first, *(Content.assemble(indent, line) for line in lines[1:])]
+
+    def _stacked(self, width: int) -> list[Content]:
+        """`14:05 plane  held` on a line, the text under it across the pane
+        (a cost line, which has no time or who, only indented)."""
+        message = self.message
+        lines = [Content.assemble(" " * HANG, line) for line in self._body_lines(width - HANG)]
+        if message.kind == "cost":
+            return lines
+        head = Content.assemble(
+            (clock_time(message.at) + " ", self._part("stamp")),
+            (speaker(message), self._part(who_part(message))),
+        ).truncate(width)
+        if message.held:
+            head = Content.assemble(head, " ", (" held ", self._part("badge")))
+        return [head, *lines]
 
     def _body_lines(self, room: int) -> list[Content]:
         if self.message.kind == "tool" and not self.expanded:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from textual.content import Content
 
-from tui.widgets.message_line import STAMP, Part
+from tui.widgets.message_line import HANG, STACKED, STAMP, Part
 
 
 class StreamingAnswer:
@@ -23,8 +23,12 @@ class StreamingAnswer:
         self._part = part
 
     def lines(self, width: int) -> list[Content]:
-        indent = STAMP + self.who_width + 1
         body = Content(self.text + "▍").stylize(self._part("body-quiet"))
+        if width < STACKED:  # as a message is drawn at this width: who above the text
+            who = Content(self.agent).stylize(self._part("who")).truncate(width)
+            wrapped = body.wrap(max(8, width - HANG)) or [Content("")]
+            return [who, *(Content.assemble(" " * HANG, line) for line in wrapped)]
+        indent = STAMP + self.who_width + 1
         lines = body.wrap(max(8, width - indent)) or [Content("")]
         who = Content(self.agent).truncate(self.who_width, ellipsis=True)
         first = Content.assemble(

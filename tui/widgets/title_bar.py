@@ -5,7 +5,10 @@ when the agent is amber or held, also how long until the plane's day resets.
 A held agent that the reset frees says it in its own terms, `held · resumes
 in 3h 13m` (the plane's `resumes_at`: the one moment it starts again on its
 own); a zero ceiling is a pause, `paused`, which no reset ends; another hold
-the reset does not free (an unpriced model) keeps `resets in`. The screen
+the reset does not free (an unpriced model) keeps `resets in`. An agent the
+plane sees burning fast — on course to reach its ceiling before the day
+resets — says when: `reaches $5.00 at 14:20 UTC at this rate` (the plane's
+`reaches_ceiling_at`; the title only words it). The screen
 sets `agent`, `resets_in` and `resumes_in`; the spend is coloured by the
 `-warn` / `-over` classes, like a row's.
 """
@@ -21,7 +24,7 @@ from textual.style import Style
 from textual.widget import Widget
 
 from plane.wire.protocol import AgentState
-from plane.wire.words import UNPRICED
+from plane.wire.words import UNPRICED, reaches
 from tui.formatting import duration, spend_against, spend_level, usd
 
 
@@ -34,6 +37,24 @@ def spend_phrase(agent: AgentState) -> str:
     return f"{spent} of {usd(agent.limit_usd)} today"
 
 
+Part = tuple[str, Style, int]
+"""Text, style, and how soon it is left out of a line too narrow for all."""
+KEPT = 0
+"""Never left out."""
+
+
+def _fitted(parts: list[Part], width: int) -> Content:
+    """The parts that fit `width`, dropping the soonest first (at 40 columns
+    the model goes before the spend, never the spend or `held`)."""
+    kept = list(parts)
+    while sum(len(text) for text, _, _ in kept) > width:
+        soonest = max(kept, key=lambda part: part[2])
+        if soonest[2] == KEPT:
+            break
+        kept.remove(soonest)
+    return Content.assemble(*((text, style) for text, style, _ in kept))
+
+
 class TitleBar(Widget):
     """One line; empty of figures until the plane has said something."""
 
@@ -41,6 +62,8 @@ class TitleBar(Widget):
         "title-bar--name",
         "title-bar--spend",
         "title-bar--muted",
+        "title-bar--held",
+        "title-bar--paused",
     }
 
     agent: reactive[AgentState | None] = reactive(None)
@@ -60,32 +83,43 @@ class TitleBar(Widget):
                 ("plane", self.get_visual_style("title-bar--name")),
                 (f" · {self.waiting_text}", muted),
             )
-        parts: list[str | tuple[str, str | Style]] = [
-            (agent.name, self.get_visual_style("title-bar--name")),
-            (" · ", muted),
-            agent.model,
-            *([(f" ({UNPRICED})", muted)] if not agent.price_known else []),  # its $ is not all
-            (" · ", muted),
-            (spend_phrase(agent), self.get_visual_style("title-bar--spend")),
+        return _fitted(self._parts(agent, muted), self.content_region.width or 1_000)
+
+    def _parts(self, agent: AgentState, muted: Style) -> list[Part]:
+        """Every part of the title, with how soon it goes when the line is
+        too narrow (the name, the spend and why it is stopped never do)."""
+        spend = self.get_visual_style("title-bar--spend")
+        parts: list[Part] = [
+            (agent.name, self.get_visual_style("title-bar--name"), KEPT),
+            (f" · {agent.model}", muted, 2),
+            *([(f" ({UNPRICED})", muted, 2)] if not agent.price_known else []),  # its $ is not all
+            (" · ", muted, KEPT),
+            (spend_phrase(agent), spend, KEPT),
         ]
         if agent.paused:
-            parts.append((" · paused", muted))
+            parts.append((" · ", muted, KEPT))
+            parts.append(("paused", self.get_visual_style("title-bar--paused"), KEPT))
         if self.has_class("-held"):
             # A zero ceiling is a pause: no day's end frees it, so no "resets in".
-            paused = agent.limit_usd == 0
-            held = " · paused" if paused else " · held"
-            parts.append((held, self.get_visual_style("title-bar--spend")))
+            zero = agent.limit_usd == 0
+            parts.append((" · ", muted, KEPT))
+            parts.append(
+                ("paused" if zero else "held", self.get_visual_style("title-bar--held"), KEPT)
+            )
         if self.has_class("-held") and self.resumes_in is not None:
-            parts.append((f" · resumes in {duration(self.resumes_in)}", muted))
+            parts.append((f" · resumes in {duration(self.resumes_in)}", muted, 1))
         elif (
             self.resets_in is not None
             and self.classes & {"-warn", "-over", "-held"}
             and not (self.has_class("-held") and agent.limit_usd == 0)
         ):
-            parts.append((f" · resets in {duration(self.resets_in)}", muted))
+            parts.append((f" · resets in {duration(self.resets_in)}", muted, 1))
+        if agent.reaches_ceiling_at is not None and agent.limit_usd is not None:
+            forecast = reaches(agent.limit_usd, agent.reaches_ceiling_at)
+            parts.append((f" · {forecast}", muted, 2))
         if agent.plane is not None:  # several planes share the store: which one runs it
-            parts.append((f" · on {agent.plane}", muted))
-        return Content.assemble(*parts)
+            parts.append((f" · on {agent.plane}", muted, 3))
+        return parts
 
     def watch_agent(self, agent: AgentState | None) -> None:
         level = spend_level(agent) if agent is not None else "ok"

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import argparse
 
-    from plane.economy.compress.store import RefStore
+    from plane.economy.compress.refs import RefStore
 
 _ENCODING = ("utf-8", "surrogateescape")
 
@@ -100,7 +100,7 @@ def _fail(message: str, code: int = 1) -> int:
 
 
 def _store() -> RefStore:
-    from plane.economy.compress.store import RefStore
+    from plane.economy.compress.refs import RefStore
     from plane.home import Home
 
     return RefStore(Home.from_env().ensure().refs_db)

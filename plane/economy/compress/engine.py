@@ -117,13 +117,13 @@ def _compress(text: str, command: str | None, marked: bool = False) -> Compresse
     numbered = margins.strip(lines)
     bare = numbered.bodies if numbered else lines
     name = classify("\n".join(bare) if numbered else body, command)
-    plan = _Nesting(command).compress(bare, name)
-    plan = guard(plan)
-    if numbered:
-        if plan.view_of is not None:
-            raise ValueError("a view of a numbered listing cannot be put back")
-        plan = numbered.restore(plan)
-        plan = guard(plan)
+    plan = guard(_Nesting(command).compress(bare, name))
+    if numbered and plan.view_of is not None:
+        # A page shown as text (HTML) is a view of its whole source: the numbers
+        # could not be put back on it, so the numbered lines are compressed as they are.
+        plan = guard(_Nesting(command).compress(lines, classify(body, command)))
+    elif numbered:
+        plan = guard(numbered.restore(plan))
     if marked:
         plan = _hide_markers(plan)
     out, refs = render(plan)

@@ -91,20 +91,3 @@ def middle(plan: Plan, start: int, end: int, head: int, tail: int, kind: str = "
     """Keep `head` lines and `tail` lines of [start, end) verbatim; fold the middle."""
     if end - start > head + tail:
         plan.fold(start + head, end - tail, kind)
-
-
-def uncovered_runs(plan: Plan, start: int, end: int) -> list[tuple[int, int]]:
-    """Maximal runs of [start, end) that no fold covers yet."""
-    folded = plan.folded_mask()
-    runs: list[tuple[int, int]] = []
-    i = start
-    while i < end:
-        if folded[i]:
-            i += 1
-            continue
-        j = i
-        while j < end and not folded[j]:
-            j += 1
-        runs.append((i, j))
-        i = j
-    return runs

@@ -1,4 +1,5 @@
-"""Line-number margins (`cat -n`, `nl`, `grep -n` on one file), stripped and put back.
+"""Line-number margins (`cat -n`, `nl`, `grep -n` on one file, Claude Code's `  12→`), stripped
+and put back.
 
 A numbered listing defeats every compressor: no two lines are alike and no
 parser accepts them. So the numbers are taken off, the body is compressed as
@@ -13,7 +14,7 @@ from typing import NamedTuple
 from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Inline, Plan
 
-_MARGIN = lazy(r"^( *\d+(?:\t|  |:|-(?=\S)))")
+_MARGIN = lazy(r"^( *\d+(?:\t|  |:|-(?=\S)|→))")
 _MIN_SHARE = 0.9
 _MIN_LINES = 8
 
@@ -54,7 +55,7 @@ def strip(lines: list[str]) -> Numbered | None:
             nonempty += 1
         if found:
             numbered += 1
-            number = int(prefix.strip(" \t:-"))
+            number = int(prefix.strip(" \t:-→"))
             rising += number > previous
             previous = number
     if nonempty < _MIN_LINES or numbered < _MIN_SHARE * nonempty:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from plane.economy.compress.levels import count_levels
+from plane.economy.compress.levels import count_levels, error_lines
 from plane.economy.compress.locations import PAGE_LINE, locations
 from plane.economy.compress.markers import marker, ref_for
 from plane.economy.compress.patterns import lazy
@@ -224,11 +224,13 @@ def _matches(removed: list[str]) -> str:
 PATH_LINE = lazy(r"^(?:/|~/|\./|\.\./)?(?:[\w.@+-]+/)+[\w.@+-]+/?$")
 
 
-def _paths(removed: list[str], rows: str = "entries") -> str:
-    """`… 40 paths: {src/app/{a.py,b.py},docs/x.md}`: folded lines keep every location they
-    show in the label (a path line itself, the file an `ls -l` row names), each directory
-    written once, as a shell's brace expansion reads, in the order they first appear. The
-    rest of a row (sizes, dates) is behind the ref."""
+def _paths(removed: list[str], rows: str = "entries", named: frozenset[str] = frozenset()) -> str:
+    """`… 40 paths: src/db.py; {src/app/{a.py,b.py},docs/x.md}`: folded lines keep every
+    location they show in the label (a path line itself, the file an `ls -l` row names).
+    A path the output names where it matters (`named`: in an error, a diff header, a
+    match) is written whole, so that a model looking for it finds it as it is; the others
+    are written with each directory once, as a shell's brace expansion reads, in the order
+    they first appear. The rest of a row (sizes, dates) is behind the ref."""
     found: dict[str, None] = {}
     bare = True
     for line in removed:
@@ -239,7 +241,35 @@ def _paths(removed: list[str], rows: str = "entries") -> str:
         found.update(dict.fromkeys(paths))
     n = sum(1 for line in removed if line.strip())
     noun = ("path" if n == 1 else "paths") if bare else rows
-    return f"… {n} {noun}" + (": " + braced(list(found)) if found else "")
+    literal = [path for path in found if path in named or _where(path) in named]
+    rest = [path for path in found if path not in literal]
+    listed = "; ".join(part for part in (", ".join(literal), rest and braced(rest)) if part)
+    return f"… {n} {noun}" + (": " + listed if listed else "")
+
+
+def _where(location: str) -> str:
+    """A location without its `:line`."""
+    head, colon, tail = location.rpartition(":")
+    return head if colon and tail.isdigit() else location
+
+
+_DIFF_HEADER = lazy(r"^(?:diff --git |--- |\+\+\+ |Index: |rename (?:from|to) )")
+
+
+def named_paths(lines: list[str]) -> frozenset[str]:
+    """The paths an output names where they matter: on its error lines, its diff headers
+    and its search matches (`path:12:`), each also without its `:line`."""
+    flagged = error_lines(lines)
+    found: set[str] = set()
+    for line, flag in zip(lines, flagged, strict=True):
+        if len(line) > PAGE_LINE:
+            continue
+        if flag or _DIFF_HEADER.match(line) or _MATCH_AT.match(line):
+            for location in locations(line):
+                found.update((location, _where(location)))
+                if location.startswith(("a/", "b/")):
+                    found.add(_where(location)[2:])
+    return frozenset(found)
 
 
 def braced(paths: list[str]) -> str:
@@ -325,12 +355,10 @@ def _values(removed: list[str]) -> int:
     return n
 
 
+_PATHS = {"paths": "entries", "rows with paths": "rows", "items with paths": "items"}
 # Heads that count something other than lines, worked out only when asked for.
 _COUNTED: dict[str, Callable[[list[str]], str]] = {
     "matches": _matches,
-    "paths": _paths,
-    "rows with paths": lambda removed: _paths(removed, "rows"),
-    "items with paths": lambda removed: _paths(removed, "items"),
     "rules": _rules,
     "repeat": lambda removed: f"×{len(removed) + 1}",
     "paragraphs": lambda removed: (
@@ -343,12 +371,16 @@ _COUNTED: dict[str, Callable[[list[str]], str]] = {
 }
 
 
-def default_label(kind: str, removed: list[str]) -> tuple[str, str]:
+def default_label(
+    kind: str, removed: list[str], named: frozenset[str] = frozenset()
+) -> tuple[str, str]:
     """Labels say what was removed and how much, and count errors and warnings in it."""
     n = len(removed)
     noun = "line" if n == 1 else "lines"
     special = _COUNTED.get(kind)
-    if special is not None:
+    if kind in _PATHS:
+        head = _paths(removed, _PATHS[kind], named)
+    elif special is not None:
         head = special(removed)
     else:
         head = _HEADS.get(kind, "… {n} {noun}").format(n=n, noun=noun, es="" if n == 1 else "es")
@@ -361,24 +393,31 @@ def default_label(kind: str, removed: list[str]) -> tuple[str, str]:
     return head, ("; " + ", ".join(parts)) if parts else ""
 
 
-def render(plan: Plan, labeller: Labeller = default_label) -> tuple[str, dict[str, str]]:
+MAX_MARKER = 2000
+"""Characters a marker line may have: a fold whose label would make it longer (a list
+of every path of a long listing) is folded as several markers, each under this."""
+
+
+def render(plan: Plan, labeller: Labeller | None = None) -> tuple[str, dict[str, str]]:
     """The compressed text and the refs it uses (ref → exact removed text)."""
     lines = plan.lines
+    labeller = labeller or _Labels(lines)
     out: list[str] = []
     refs: dict[str, str] = {}
     pos = 0
     for f in plan.merged():
         _keep(plan, pos, f.start, out, refs, labeller)
-        removed = lines[f.start : f.end]
-        content = "\n".join(removed)
-        head, tail = _label(f, removed, labeller)
-        ref = ref_for(content)
-        text = _marker_line(plan, removed, head, ref, tail)
-        if len(text) >= len(content):
-            _keep(plan, f.start, f.end, out, refs, labeller)
-        else:
-            refs[ref] = content
-            out.append(text)
+        for piece in _bounded(plan, f, labeller):
+            removed = lines[piece.start : piece.end]
+            content = "\n".join(removed)
+            head, tail = _label(piece, removed, labeller)
+            ref = ref_for(content)
+            text = _marker_line(plan, removed, head, ref, tail)
+            if len(text) >= len(content):
+                _keep(plan, piece.start, piece.end, out, refs, labeller)
+            else:
+                refs[ref] = content
+                out.append(text)
         pos = f.end
     _keep(plan, pos, len(lines), out, refs, labeller)
     text = "\n".join(out)
@@ -387,6 +426,60 @@ def render(plan: Plan, labeller: Labeller = default_label) -> tuple[str, dict[st
         refs[ref] = plan.view_of
         text = f"[… {plan.view_label} view ref:{ref}]\n{text}\n[end of view ref:{ref}]"
     return text, refs
+
+
+class _Labels:
+    """The default labels of one plan, with the paths its output names (worked out the
+    first time a label lists paths)."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.named: frozenset[str] | None = None
+
+    def __call__(self, kind: str, removed: list[str]) -> tuple[str, str]:
+        if kind not in _PATHS:
+            return default_label(kind, removed)
+        if self.named is None:
+            self.named = named_paths(self.lines)
+        return default_label(kind, removed, self.named)
+
+
+def _bounded(plan: Plan, fold: Fold, labeller: Labeller) -> list[Fold]:
+    """The fold, or halves of it (and halves of those) until each one's marker line is
+    at most MAX_MARKER characters; a one-line fold, or code's, stays whole."""
+    if fold.end - fold.start < 2 or fold.atomic or plan.comment is not None:
+        return [fold]
+    removed = plan.lines[fold.start : fold.end]
+    head, tail = _label(fold, removed, labeller)
+    if len(head) + len(tail) + 24 <= MAX_MARKER:  # `[`, ` ref:k_…` and `]` are 18 more
+        return [fold]
+    mid = (fold.start + fold.end) // 2
+    first, second = _halves(fold, mid)
+    return _bounded(plan, first, labeller) + _bounded(plan, second, labeller)
+
+
+def _halves(fold: Fold, mid: int) -> tuple[Fold, Fold]:
+    if not fold.parts:
+        return fold._replace(end=mid), fold._replace(start=mid)
+    before: list[tuple[str, int]] = []
+    after: list[tuple[str, int]] = []
+    at = fold.start
+    for kind, n in fold.parts:
+        if at + n <= mid:
+            before.append((kind, n))
+        elif at >= mid:
+            after.append((kind, n))
+        else:
+            before.append((kind, mid - at))
+            after.append((kind, at + n - mid))
+        at += n
+    return _parted(fold.start, mid, before), _parted(mid, fold.end, after)
+
+
+def _parted(start: int, end: int, parts: list[tuple[str, int]]) -> Fold:
+    if len(parts) == 1:
+        return Fold(start, end, parts[0][0])
+    return Fold(start, end, "parts", False, tuple(parts))
 
 
 def _label(fold: Fold, removed: list[str], labeller: Labeller) -> tuple[str, str]:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from plane.economy.compress.fold import uncovered_runs
+from bisect import bisect_right
+
 from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Fold, Plan
 
@@ -29,41 +30,29 @@ def split_sections(lines: list[str]) -> list[tuple[int, int]]:
 def sample_sections(
     plan: Plan, sections: list[tuple[int, int]], head: int, tail: int, kind: str
 ) -> None:
-    """In each section, keep `head` and `tail` of the lines not yet folded; fold the rest."""
+    """In each section, keep `head` and `tail` of the lines not yet folded; fold the rest.
+
+    The lines between the first and last one sampled out are all either sampled out
+    or folded already, so each section's middle becomes one fold that takes the folds
+    inside it in. One mask for the whole plan, read once: a mask per section made the
+    time grow with the square of the output (a listing has a section per directory)."""
+    folded = plan.folded_mask()
+    runs: list[tuple[int, int]] = []
     for start, end in sections:
-        runs = uncovered_runs(plan, start, end)
-        open_lines = [i for a, b in runs for i in range(a, b)]
+        open_lines = [i for i in range(start, end) if not folded[i]]
         if len(open_lines) <= head + tail + 2:
             continue
         middle = open_lines[head : len(open_lines) - tail]
-        _fold_indices(plan, middle, kind)
-
-
-def _fold_indices(plan: Plan, indices: list[int], kind: str) -> None:
-    """Fold the given lines, merging with folds already adjacent to them."""
-    if not indices:
+        runs.append((middle[0], middle[-1] + 1))
+    if not runs:
         return
-    chosen = set(indices)
-    folded = plan.folded_mask()
-    lo = indices[0]
-    hi = indices[-1] + 1
-    kept_runs: list[tuple[int, int]] = []
-    run_start = -1
-    for i in range(lo, hi):
-        inside = i in chosen or folded[i]
-        if inside and run_start < 0:
-            run_start = i
-        elif not inside and run_start >= 0:
-            kept_runs.append((run_start, i))
-            run_start = -1
-    if run_start >= 0:
-        kept_runs.append((run_start, hi))
-    plan.folds = [
-        f for f in plan.folds if f.end <= lo or f.start >= hi or not _within(f, kept_runs)
-    ]
-    for a, b in kept_runs:
+    starts = [a for a, _ in runs]
+    plan.folds = [f for f in plan.folds if not _within(f, runs, starts)]
+    for a, b in runs:
         plan.fold(a, b, kind)
 
 
-def _within(fold: Fold, runs: list[tuple[int, int]]) -> bool:
-    return any(a <= fold.start and fold.end <= b for a, b in runs)
+def _within(fold: Fold, runs: list[tuple[int, int]], starts: list[int]) -> bool:
+    """Whether the fold lies inside one of the runs (sorted, disjoint)."""
+    k = bisect_right(starts, fold.start) - 1
+    return k >= 0 and fold.end <= runs[k][1]

@@ -10,8 +10,8 @@ import pytest
 from plane.economy.compress import compress
 from plane.economy.compress.formats import jsondoc
 from plane.economy.compress.markers import ref_for
+from plane.economy.compress.refs import RefStore, UnknownRef
 from plane.economy.compress.retrieve import retrieve
-from plane.economy.compress.store import RefStore, UnknownRef
 from plane.errors import ToolError
 
 LOG = "\n".join(f"line {n}: {'ERROR disk full' if n % 4 == 0 else 'ok'}" for n in range(1, 11))

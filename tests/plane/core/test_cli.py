@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from plane.clock import next_midnight
-from plane.db import Database
+from plane.clock import day_of, midnight_after
+from plane.store.sqlite import SqliteDatabase
 from plane.wire.protocol import (
     Message,
     Sent,
@@ -99,7 +99,7 @@ def test_status_says_what_a_new_agent_gets_and_when_a_held_agent_resumes(daemon,
     agents = {a["name"]: a for a in status["agents"]}
     assert agents["demo"]["state"] == "held"
     resumes_at = datetime.fromisoformat(agents["demo"]["resumes_at"])
-    assert resumes_at == next_midnight(datetime.now(UTC))
+    assert resumes_at == midnight_after(day_of(datetime.now(UTC)))
     assert agents["scout"]["resumes_at"] is None
 
     text = plane_cmd(daemon, "status").stdout.splitlines()
@@ -426,15 +426,36 @@ def test_send_wait_to_an_agent_already_held_says_so_and_waits_for_nothing(daemon
     notice, and no turn is coming to wait for (never "its turn goes on")."""
     assert plane_cmd(daemon, "send", "demo", "/limit 0").returncode == 0
     first = plane_cmd(daemon, "send", "demo", "one", "--wait", "--timeout", "20")
-    assert first.returncode == 0 and "demo is paused" in first.stdout
+    assert first.returncode == 75 and "demo is paused" in first.stdout, "kept, not answered"
     started = time.monotonic()
     second = plane_cmd(daemon, "send", "demo", "two", "--wait", "--timeout", "20")
     assert time.monotonic() - started < 15, "it waited for a turn that is not coming"
-    assert (second.returncode, second.stderr) == (0, "")
+    assert (second.returncode, second.stderr) == (75, "")
     assert second.stdout.splitlines() == [
         "demo is held: the message is kept, marked held, and answered when demo takes"
         " turns again (`plane log demo` says why)."
     ]
+    assert scripted_llm.requests == []
+
+
+@pytest.mark.slow
+def test_status_shows_an_unpriced_agents_spend_as_the_tui_does(daemon, scripted_llm):
+    """`$?`, never `$0.00`: its calls are counted, not priced."""
+    assert plane_cmd(daemon, "edit", "scout", "--model", "other-model").returncode == 0
+    text = plane_cmd(daemon, "status").stdout.splitlines()
+    scout = next(line for line in text if line.startswith("  scout "))
+    assert scout == "  scout  held     other-model (unpriced)  $? of $1.00", scout
+
+
+@pytest.mark.slow
+def test_send_wait_to_an_agent_on_an_unpriced_model_exits_kept_not_answered(daemon, scripted_llm):
+    """A script tells "answered" (0) from "kept" (75): the message waits, no
+    turn is coming now. Without --wait, sending it is a success."""
+    assert plane_cmd(daemon, "edit", "demo", "--model", "other-model").returncode == 0
+    kept = plane_cmd(daemon, "send", "demo", "hello", "--wait", "--timeout", "20")
+    assert kept.returncode == 75, kept.stdout + kept.stderr
+    assert kept.stdout.startswith("demo is not answering: no price is known for other-model")
+    assert plane_cmd(daemon, "send", "demo", "again").returncode == 0
     assert scripted_llm.requests == []
 
 
@@ -611,7 +632,7 @@ def plane_db(home: Path, messages: int = 0) -> Path:
     """A real plane.db (the plane's own schema), with `messages` rows."""
 
     async def make() -> None:
-        db = await Database.open(home / "plane.db")
+        db = await SqliteDatabase.open(home / "plane.db")
         await db.write(
             lambda conn: conn.executemany(
                 "INSERT INTO messages (agent, at, kind, text) VALUES ('demo', '', 'op', ?)",

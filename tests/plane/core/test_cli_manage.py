@@ -168,6 +168,21 @@ def on_a_terminal(home: Path, answer: bytes, *args: str) -> tuple[int, str]:
 
 
 @pytest.mark.slow
+def test_new_and_edit_take_the_same_tool_words(daemon):
+    home, _ = daemon
+    ok(plane_cmd(home, "new", "poet", "--model", "scripted-model", "--tools", "read-only"))
+    assert "  tools      read-only: read_file, list_files, grep, retrieve, budget_status" in ok(
+        plane_cmd(home, "show", "poet")
+    )
+    ok(plane_cmd(home, "edit", "poet", "--tools", "all"))
+    edited = ok(plane_cmd(home, "edit", "poet", "--tools", "read-only"))
+    assert "  tools      read-only: read_file, list_files, grep, retrieve, budget_status" in edited
+    assert "(or all, read-only, or none)" in one_line(
+        plane_cmd(home, "edit", "poet", "--tools", "x")
+    )
+
+
+@pytest.mark.slow
 def test_delete_s_question_takes_ctrl_d_as_no_and_ctrl_c_as_ctrl_c(daemon):
     home, _ = daemon
     ok(plane_cmd(home, "new", "poet", "--model", "scripted-model"))

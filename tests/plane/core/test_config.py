@@ -23,6 +23,17 @@ def test_the_shipped_file_runs_demo_and_scout_on_the_embedded_model_with_a_notio
     assert "NOTIONAL" in (REPO / "agents.yaml").read_text()
 
 
+def test_the_shipped_file_promises_no_scene_its_model_does_not_play():
+    """It once said `tools: [budget_status, set_own_limit]` would show the
+    embedded model ask for a higher ceiling and be refused; SmolLM2 writes
+    `/limit {1.5}` as text and never calls the tool. No comment offers a
+    tool list to try on it."""
+    text = (REPO / "agents.yaml").read_text()
+    comments = [line.split("#", 1)[1] for line in text.splitlines() if "#" in line]
+    assert not [c for c in comments if "to watch it" in c or "Try `tools:" in c]
+    assert "never calls the tool" in text
+
+
 def test_no_file_means_the_embedded_model_and_no_ceiling():
     config = load_config(None)
     assert config.defaults.limit_usd is None
@@ -171,6 +182,61 @@ def test_an_agent_naming_no_provider_runs_where_its_model_is_listed():
         EMBEDDED,
         "local",
     ]
+
+
+MCP = "agents:\n  demo:\n    mcp:\n      servers:\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "agents:\n  demo:\n    tools: [read_file, time.*]\n",
+            "agents.yaml line 3: agents.demo.tools.1: 'time.*' names the MCP server 'time'; "
+            "it has no MCP servers.",
+        ),
+        (MCP + "        Bad: {command: x}\n", "line 5: agents.demo.mcp.servers.Bad: not a valid"),
+        (MCP + "        a__b: {command: x}\n", "line 5: agents.demo.mcp.servers.a__b: not a valid"),
+        (MCP + "        a: {args: [x]}\n", "line 5: agents.demo.mcp.servers.a.command: Field"),
+        (MCP + "        a: {command: x, bogus: 1}\n", "mcp.servers.a.bogus: unknown key"),
+        (MCP + "        a: {command: x, env: {1x: y}}\n", "'1x' is not the name of an environment"),
+        (MCP + "        a: {command: x, read: [rel]}\n", "'rel' is not an absolute directory"),
+        (MCP + "        a: {command: x, timeout_s: 0}\n", "servers.a.timeout_s: Input should be"),
+        (
+            "agents:\n  g:\n    gateway: {}\n    mcp: {servers: {a: {command: x}}}\n",
+            "line 4: agents.g.mcp: a gateway agent's client brings its own tools",
+        ),
+        (
+            "defaults:\n  mcp: {servers: {Time: {command: x}}}\n",
+            "line 2: defaults.mcp.servers.Time: not a valid server name",
+        ),
+    ],
+)
+def test_a_bad_mcp_block_is_one_clear_error_with_its_line(text, expected):
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text)
+    assert expected in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_an_agents_mcp_servers_add_to_the_defaults_and_replace_one_of_the_same_name():
+    config = parse_config(
+        "defaults:\n"
+        "  mcp: {servers: {time: {command: mcp-server-time}, git: {command: mcp-server-git}}}\n"
+        "agents:\n"
+        "  demo:\n"
+        "    tools: [read_file, time.get_current_time, notes.*]\n"
+        "    mcp: {servers: {time: {command: /opt/time, args: [-v]}, notes: {command: notes}}}\n"
+        "  other: {}\n"
+    )
+    demo = config.mcp_servers_of("demo")
+    assert {name: s.command for name, s in demo.items()} == {
+        "time": "/opt/time",
+        "git": "mcp-server-git",
+        "notes": "notes",
+    }
+    assert list(config.mcp_servers_of("other")) == ["time", "git"]
+    assert list(config.mcp_servers_of("made-later")) == ["time", "git"]
 
 
 def test_ten_thousand_agents_are_read(tmp_path):

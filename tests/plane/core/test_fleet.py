@@ -10,7 +10,7 @@ import pytest
 
 from plane.clock import ManualClock
 from plane.money.ledger import FleetFull, Ledger
-from plane.postgres import PostgresDatabase
+from plane.store.postgres import PostgresDatabase
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
 from tests.support.fixtures_plane import CONFIG

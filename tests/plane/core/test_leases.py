@@ -15,7 +15,7 @@ from plane.daemon.fleet import DatabaseClock, Fleet
 from plane.history.conversation import Conversation
 from plane.money.gate import Ceilings
 from plane.money.ledger import LeaseLost, Ledger
-from plane.postgres import PostgresDatabase
+from plane.store.postgres import PostgresDatabase
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 AGENTS = ["a", "b", "c", "d", "e"]

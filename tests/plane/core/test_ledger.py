@@ -11,9 +11,9 @@ from decimal import Decimal
 import pytest
 
 from plane.clock import ManualClock
-from plane.db import MIGRATIONS
 from plane.errors import LedgerError
 from plane.money.ledger import Interrupted, Ledger
+from plane.store.migrations import MIGRATIONS
 from plane.wire.protocol import Usage
 from tests.support.fixtures_postgres import open_db, refuse
 

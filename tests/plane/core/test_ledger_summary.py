@@ -11,9 +11,9 @@ from decimal import Decimal
 import pytest
 
 from plane.clock import ManualClock
-from plane.db import Database
 from plane.home import Home
 from plane.money.ledger import Ledger
+from plane.store.sqlite import SqliteDatabase
 from plane.wire.protocol import Usage
 from tests.plane.core.test_cli import plane_cmd
 
@@ -30,7 +30,7 @@ async def written(tmp_path):
     """Three days of calls; the database left open, as a running plane's is."""
     home = Home(tmp_path / "home").ensure()
     clock = ManualClock(NOON - timedelta(days=2))
-    db = await Database.open(home.db)
+    db = await SqliteDatabase.open(home.db)
     ledger = Ledger(db, clock)
     await _call(ledger, "demo", "gpt-a", "0.1", Usage(input_tokens=1000, output_tokens=10))
     await clock.advance(timedelta(days=1))
@@ -104,7 +104,7 @@ def test_today_is_the_plane_day_the_ledger_reached(tmp_path):
     home = Home(tmp_path / "home").ensure()
 
     async def write() -> None:
-        db = await Database.open(home.db)
+        db = await SqliteDatabase.open(home.db)
         ledger = Ledger(db, ManualClock(datetime(2099, 1, 2, 9, tzinfo=UTC)))
         await _call(ledger, "demo", "m", "1.5", Usage(input_tokens=1))
         await db.close()
@@ -168,7 +168,7 @@ async def test_an_unpriced_call_is_said_in_both_forms_never_shown_as_free(tmp_pa
     from plane.cli.clients import ledger_lines
 
     home = Home(tmp_path / "home").ensure()
-    db = await Database.open(home.db)
+    db = await SqliteDatabase.open(home.db)
     ledger = Ledger(db, ManualClock(NOON))
     await _call(ledger, "demo", "gpt-a", "0.1", Usage(input_tokens=1000, output_tokens=10))
     call = await ledger.open_call("demo", "p", "mystery", Decimal(0), "estimate")
@@ -229,7 +229,7 @@ async def test_a_call_settled_at_its_estimate_is_listed_as_estimated(tmp_path):
     from plane.cli.clients import ledger_lines
 
     home = Home(tmp_path / "home").ensure()
-    db = await Database.open(home.db)
+    db = await SqliteDatabase.open(home.db)
     try:  # closed whatever the asserts say: its thread would keep the test run alive
         ledger = Ledger(db, ManualClock(NOON))
         await _call(ledger, "demo", "gpt-a", "0.1", Usage(input_tokens=1000, output_tokens=10))

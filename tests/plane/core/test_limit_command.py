@@ -8,8 +8,9 @@ from decimal import Decimal
 import pytest
 
 from plane.clock import ManualClock
-from plane.db import MIGRATIONS, Database
 from plane.money.gate import Ceilings
+from plane.store.migrations import MIGRATIONS
+from plane.store.sqlite import SqliteDatabase
 from plane.wire.protocol import Usage
 from tests.support.fixtures_plane import CONFIG, NOON
 
@@ -243,7 +244,7 @@ async def test_asks_stored_as_the_operators_by_an_older_plane_move_apart(tmp_pat
     old.execute("PRAGMA user_version = 2")
     old.commit()
     old.close()
-    db = await Database.open(path)
+    db = await SqliteDatabase.open(path)
     try:
         ceilings = Ceilings(db, ManualClock(NOON))
         await ceilings.load({"demo": Decimal("0.5"), "scout": Decimal(1)})

@@ -25,7 +25,7 @@ def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
 
 async def _turn(gw, agent: str, text: str) -> None:  # type: ignore[no-untyped-def]
     watching = gw.plane.bus.subscribe()
-    await gw.plane.api.send(agent, text)
+    await gw.plane.api.post(agent, text)
     while True:
         event = await watching.next()
         if isinstance(event, p.TurnFinished) and event.agent == agent:
@@ -53,7 +53,7 @@ async def test_a_scrape_says_spend_ceiling_calls_tokens_and_compression(
     demo = (("agent", "demo"),)
     model = (("agent", "demo"), ("gen_ai_request_model", "scripted-model"))
     assert got["plane_agent_spend_today_usd", demo] == 0.168
-    assert got["plane_agent_ceiling_usd", demo] == 1.0
+    assert got["plane_agent_ceiling_usd", demo] == 10.0
     assert got["plane_agent_held", demo] == 0.0
     assert got["plane_agent_price_known", demo] == 1.0
     assert got["plane_day_resets_in_seconds", ()] == 12 * 3600  # the plane's clock: noon
@@ -77,8 +77,8 @@ async def test_a_scrape_says_spend_ceiling_calls_tokens_and_compression(
 
 async def test_a_held_agent_is_held_in_the_scrape(start_gateway: StartGateway) -> None:
     gw = await start_gateway()
-    await gw.plane.api.send("demo", "/limit 0")
-    await gw.plane.api.send("demo", "are you there?")
+    await gw.plane.api.post("demo", "/limit 0")
+    await gw.plane.api.post("demo", "are you there?")
     async with httpx.AsyncClient() as client:
         token = gw.home.token.read_text()
         text = (

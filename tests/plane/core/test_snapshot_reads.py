@@ -38,7 +38,7 @@ async def snapshot_queries(plane) -> int:
 
 
 async def stop_refusing(db) -> None:
-    from plane.postgres import PostgresDatabase
+    from plane.store.postgres import PostgresDatabase
 
     on = " ON messages" if isinstance(db, PostgresDatabase) else ""
     await db.write(lambda conn: conn.execute(f"DROP TRIGGER refuse{on}"))

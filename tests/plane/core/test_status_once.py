@@ -5,7 +5,7 @@ decoder reads them), and what it reads is the snapshot THE client reads."""
 import pytest
 
 from plane.wire import protocol as p
-from plane.wire.once import Refused, ask
+from plane.wire.once import PlaneRefused, ask
 
 
 async def test_it_reads_the_snapshot_the_client_reads(start_plane):
@@ -23,14 +23,14 @@ async def test_it_reads_the_snapshot_the_client_reads(start_plane):
 
 async def test_a_wrong_token_is_the_planes_sentence(start_plane):
     plane = await start_plane()
-    with pytest.raises(Refused) as refused:
+    with pytest.raises(PlaneRefused) as refused:
         await ask(plane.home.socket, {"type": "status"}, token="not-the-token")
     assert "token" in str(refused.value)
 
 
 async def test_a_refused_request_is_the_planes_sentence(start_plane):
     plane = await start_plane()
-    with pytest.raises(Refused) as refused:
+    with pytest.raises(PlaneRefused) as refused:
         await ask(plane.home.socket, {"type": "history", "agent": "nobody"})
     assert "nobody" in str(refused.value)
 
@@ -57,7 +57,7 @@ async def test_an_agent_on_an_unpriced_model_never_reads_as_free(start_plane):
     await plane.send("demo", "/limit off")
     snapshot = (await ask(plane.home.socket, {"type": "status"}))["snapshot"]
     demo, scout = _text(snapshot).splitlines()[1:]
-    assert demo.split() == ["demo", "idle", "other-model", "(unpriced)", "$0.00", "no", "limit"]
+    assert demo.split() == ["demo", "idle", "other-model", "(unpriced)", "$?", "no", "limit"]
     assert "unpriced" not in scout
     agents = {a["name"]: a for a in json.loads(_json(snapshot))["agents"]}
     assert (agents["demo"]["price_known"], agents["scout"]["price_known"]) == (False, True)

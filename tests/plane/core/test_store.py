@@ -14,8 +14,10 @@ from plane.clock import ManualClock
 from plane.config import parse_config
 from plane.errors import ConfigError, StoreError
 from plane.money.ledger import Ledger
-from plane.postgres import MIGRATIONS, PostgresDatabase, translate
 from plane.store import open_store
+from plane.store.migrations import MIGRATIONS
+from plane.store.postgres import PostgresDatabase
+from plane.store.postgres_dialect import translate
 from plane.wire.protocol import Usage
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)

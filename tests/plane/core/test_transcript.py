@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from plane.db import Database
 from plane.history import transcript as module
 from plane.history.transcript import Transcript
 from plane.providers.base import ChatMessage, ToolCall
+from plane.store.sqlite import SqliteDatabase
 
 ASKED = ChatMessage("user", "what is in the repo?")
 ANSWERED = (
@@ -20,7 +20,7 @@ ANSWERED = (
 
 
 async def test_a_history_is_read_once_and_kept_as_it_is_written(tmp_path: Path):
-    db = await Database.open(tmp_path / "plane.db")
+    db = await SqliteDatabase.open(tmp_path / "plane.db")
     try:
         kept = Transcript(db, only_writer=True)
         await kept.extend("demo", [ASKED])
@@ -38,7 +38,7 @@ async def test_a_history_is_read_once_and_kept_as_it_is_written(tmp_path: Path):
 
 
 async def test_a_history_handed_out_cannot_change_what_is_kept(tmp_path: Path):
-    db = await Database.open(tmp_path / "plane.db")
+    db = await SqliteDatabase.open(tmp_path / "plane.db")
     try:
         kept = Transcript(db, only_writer=True)
         await kept.extend("demo", [ASKED])
@@ -52,7 +52,7 @@ async def test_histories_kept_stay_within_their_bound(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     monkeypatch.setattr(module, "CACHE_CHARS", 2 * len(ASKED.content))
-    db = await Database.open(tmp_path / "plane.db")
+    db = await SqliteDatabase.open(tmp_path / "plane.db")
     try:
         kept = Transcript(db, only_writer=True)
         for agent in ("a", "b", "c"):
@@ -69,7 +69,7 @@ async def test_histories_kept_stay_within_their_bound(
 
 
 async def test_rows_changed_elsewhere_are_read_again_once_forgotten(tmp_path: Path):
-    db = await Database.open(tmp_path / "plane.db")
+    db = await SqliteDatabase.open(tmp_path / "plane.db")
     try:
         kept = Transcript(db, only_writer=True)
         await kept.extend("demo", [ASKED])
@@ -82,7 +82,7 @@ async def test_rows_changed_elsewhere_are_read_again_once_forgotten(tmp_path: Pa
 
 
 async def test_a_plane_sharing_its_store_reads_the_store_each_time(tmp_path: Path):
-    db = await Database.open(tmp_path / "plane.db")
+    db = await SqliteDatabase.open(tmp_path / "plane.db")
     try:
         shared = Transcript(db)
         await shared.extend("demo", [ASKED])

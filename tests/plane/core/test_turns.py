@@ -50,6 +50,51 @@ async def test_a_model_that_repeats_a_call_is_made_to_answer(start_plane):
     said = await plane.turn("demo", "how much?")
     assert [m.text for m in said if m.kind == "agent"] == ["Fine."]
     assert "tools" in plane.llm.requests[1] and "tools" not in plane.llm.requests[2]
+    # Nothing of the plane's is put in its input for the repeat (a small model
+    # answered with that sentence): the repeat is left out, its result is above.
+    last = plane.llm.requests[2]["messages"]
+    assert len(tool_results(plane.llm.requests[2])) == 1, "the first call's result, once"
+    assert [m["role"] for m in last[-2:]] == ["assistant", "tool"]
+    assert not any("exact call" in str(m.get("content")) for m in last)
+
+
+async def test_an_answer_that_repeats_a_refusal_is_not_shown_as_the_agents(start_plane):
+    plane = await start_plane()
+    plane.llm.reply("", tool_calls=[("read_file", {"path": "../../etc/passwd"})], usage=CENT)
+    plane.llm.reply("I could not.", usage=CENT)
+    await plane.turn("demo", "read the password file")
+    refusal = tool_results(plane.llm.requests[-1])[0]
+    assert "outside the workspace" in refusal
+    plane.llm.reply("", tool_calls=[("read_file", {"path": "/etc/passwd"})], usage=CENT)
+    plane.llm.reply(refusal.replace("is outside", "it's outside"), usage=CENT)
+    said = await plane.turn("demo", "try again")
+    assert not [m for m in said if m.kind == "agent"], "the plane's words, not demo's answer"
+    notice = [m.text for m in said if m.kind == "plane"]
+    assert notice == [
+        "demo answered only by repeating the plane's own words to it, so that is not shown as "
+        "its answer. Ask again, or put the question another way."
+    ]
+    assert said[-1].kind == "cost" and said[-1].text.startswith("$0.02"), "still paid for"
+    waiting = await plane.services.conversation.waiting("demo")
+    assert waiting == [], "the notice answered the question: it is not asked again"
+
+
+async def test_an_answer_that_repeats_its_prompt_is_not_shown_but_a_quoted_figure_is(
+    start_plane,
+):
+    plane = await start_plane()
+    plane.llm.reply(
+        "You are demo, an agent run by plane, a control plane that meters every call you make.",
+        usage=FREE,
+    )
+    said = await plane.turn("demo", "who are you?")
+    assert not [m for m in said if m.kind == "agent"]
+    plane.llm.reply("", tool_calls=[("budget_status", {})], usage=FREE)
+    plane.llm.reply("I have spent $0.00 of my $1.00 ceiling today, so plenty left.", usage=FREE)
+    said = await plane.turn("demo", "how much have you spent?")
+    assert [m.text for m in said if m.kind == "agent"] == [
+        "I have spent $0.00 of my $1.00 ceiling today, so plenty left."
+    ]
 
 
 async def test_a_booked_turn_fires_when_the_clock_reaches_it(start_plane):

@@ -33,7 +33,11 @@ async def test_near_the_window_the_history_is_saved_summarised_and_replaced(star
     said = await work(plane, 2)
 
     [ask] = summary_asks(plane)
-    assert ask.get("tools") is None and len(ask["messages"]) > 8
+    before = plane.llm.requests[plane.llm.requests.index(ask) - 1]
+    assert len(ask["messages"]) > 8
+    # The call before it, extended: its system prompt, tools and history, then the ask.
+    assert ask["tools"] == before["tools"] and ask["messages"][0] == before["messages"][0]
+    assert ask["messages"][: len(before["messages"])] == before["messages"]
     notice = next(m.text for m in said if m.text.startswith("The history was summarised"))
     saved = plane.services.roster.get("demo").workspace / ".transcripts"
     [path] = saved.glob("transcript_*.jsonl")
@@ -61,7 +65,7 @@ async def test_three_failures_in_a_row_trip_the_breaker(start_plane):
 
 
 def test_the_reserve_is_13000_tokens_or_a_quarter_of_a_small_window():
-    from plane.economy.summary import over_budget
+    from plane.economy.autocompact import over_budget
     from plane.providers.base import ChatMessage
 
     history = [ChatMessage("user", "x" * 3500 * 100)]  # ~100,000 tokens
@@ -73,7 +77,7 @@ def test_the_reserve_is_13000_tokens_or_a_quarter_of_a_small_window():
 
 
 def test_recent_files_are_the_last_read_first_each_once():
-    from plane.economy.summary import recent_files
+    from plane.economy.autocompact import recent_files
     from plane.providers.base import ChatMessage, ToolCall
 
     def read(path):

@@ -1,6 +1,6 @@
 """The gateway's rules beyond one call: a call in flight finishes when the
-ceiling is reached meanwhile, compression touches only unmarked tool
-results and gives the same bytes every time, models are listed, the plane's
+ceiling is reached meanwhile, compression touches only tool results and
+gives the same bytes every time, models are listed, the plane's
 start line names the gateway."""
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from plane.cli.manage import shown
 from plane.errors import InvalidRequest
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
+from tests.support.billing import Bills
 from tests.support.fixtures_gateway import CONFIG, StartGateway
 from tests.support.scripted_llm import Reply
 
@@ -63,13 +64,15 @@ async def test_a_call_in_flight_finishes_and_the_next_is_refused(
     assert (entry.status, entry.cost_usd) == ("settled", Decimal("0.12"))
 
 
-async def test_calls_arriving_together_see_each_others_estimates(
+async def test_calls_arriving_together_see_each_other_and_one_too_dear_is_not_sent(
     start_gateway: StartGateway,
 ) -> None:
-    """Two calls at once under a ceiling one estimate fills: only one goes."""
+    """Two calls at once, each likely $0.21, under a $0.30 ceiling: the second
+    waits for the first, which bills its $0.20; then it does not fit in what
+    is left, and is refused before it is sent, saying what it would cost."""
     gw = await start_gateway()
-    await gw.services.gate.ceilings.set("aider", Decimal("0.05"))
-    gw.llm.default_reply = "ok"  # type: ignore[assignment]
+    await gw.services.gate.ceilings.set("aider", Decimal("0.30"))
+    gw.llm.responder = Bills(writes=100, delay_s=0.2)
     async with openai.AsyncOpenAI(
         base_url=f"{gw.url}/v1", api_key=gw.keys["aider"], max_retries=0
     ) as client:
@@ -77,21 +80,24 @@ async def test_calls_arriving_together_see_each_others_estimates(
             client.chat.completions.create(
                 model="scripted-model",
                 messages=HELLO,  # type: ignore[arg-type]
-                max_tokens=100,  # an estimate of at least $0.20
+                max_tokens=100,
             )
             for _ in range(2)
         ]
         results = await asyncio.gather(*calls, return_exceptions=True)
     refused = [r for r in results if isinstance(r, openai.BadRequestError)]
     assert len(refused) == 1 and len(gw.llm.requests) == 1
+    said = refused[0].message
+    assert "aider is not answering this call: it would cost about $0.20, and $0.10 is left" in said
+    assert "has spent" not in said
+    assert await gw.services.ledger.spend_today("aider") == Decimal("0.202")
 
 
-COMPRESSING = CONFIG.replace(
+COMPRESSING = CONFIG
+"""Gateway agents compress unless told not to."""
+NOT_COMPRESSING = CONFIG.replace(
     "claude: {provider: scripted-anthropic, gateway: {}}",
-    "claude: {provider: scripted-anthropic, gateway: {compress: true}}",
-).replace(
-    "aider: {provider: scripted, gateway: {}}",
-    "aider: {provider: scripted, gateway: {compress: true}}",
+    "claude: {provider: scripted-anthropic, gateway: {compress: false}}",
 )
 
 
@@ -122,10 +128,11 @@ def _anthropic_request() -> dict:  # type: ignore[type-arg]
     }
 
 
-async def test_compression_touches_only_unmarked_tool_results_the_same_every_time(
+async def test_compression_touches_only_tool_results_the_same_every_time(
     start_gateway: StartGateway,
 ) -> None:
-    gw = await start_gateway(COMPRESSING)
+    """On by default; a result marked for the cache is compressed too, its mark kept."""
+    gw = await start_gateway()
     await gw.services.gate.ceilings.set("claude", None)  # the listing's estimate is over $1
     headers = {"x-api-key": gw.keys["claude"], "anthropic-version": "2023-06-01"}
     async with httpx.AsyncClient() as client:
@@ -140,13 +147,14 @@ async def test_compression_touches_only_unmarked_tool_results_the_same_every_tim
     assert first["messages"][0]["content"] == LISTING  # a user's text, untouched
     fresh, marked = first["messages"][2]["content"]
     assert len(fresh["content"]) < len(LISTING) / 10
-    assert marked["content"] == LISTING, "a block with a cache breakpoint was changed"
+    assert marked["content"] == fresh["content"]  # a result marked for the cache too
+    assert marked["cache_control"] == {"type": "ephemeral"}
     line = (await gw.said("claude"))[-1].text
     assert "compression saved" in line
 
 
 async def test_compression_of_chat_tool_messages(start_gateway: StartGateway) -> None:
-    gw = await start_gateway(COMPRESSING)
+    gw = await start_gateway()
     await gw.services.gate.ceilings.set("aider", None)
     async with openai.AsyncOpenAI(
         base_url=f"{gw.url}/v1", api_key=gw.keys["aider"], max_retries=0
@@ -174,7 +182,7 @@ async def test_compression_of_chat_tool_messages(start_gateway: StartGateway) ->
 
 
 async def test_without_compress_the_request_goes_as_sent(start_gateway: StartGateway) -> None:
-    gw = await start_gateway()
+    gw = await start_gateway(NOT_COMPRESSING)
     await gw.services.gate.ceilings.set("claude", None)
     headers = {"x-api-key": gw.keys["claude"]}
     async with httpx.AsyncClient() as client:
@@ -238,7 +246,7 @@ async def test_a_gateway_agent_has_a_row_and_limit_but_takes_no_turns(
     start_gateway: StartGateway,
 ) -> None:
     gw = await start_gateway()
-    await gw.plane.api.send("claude", "/limit 0.02")
+    await gw.plane.api.post("claude", "/limit 0.02")
     assert gw.services.gate.ceilings.of("claude") == Decimal("0.02")
     ran = await gw.plane.api.post("claude", "are you there?")
     assert ran.refused, "nothing will answer it: `plane send` exits 1"

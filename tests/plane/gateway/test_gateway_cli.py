@@ -13,7 +13,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.fixtures_gateway import CONFIG
+from plane.clock import ManualClock
+from plane.config import parse_config
+from plane.daemon.server import Plane
+from plane.errors import PlaneError
+from plane.gateway.client_env import env_lines
+from plane.home import Home
+from tests.support.fixtures_gateway import CONFIG, NOON, StartGateway
 from tests.support.scripted_llm import ScriptedLLM
 
 pytestmark = pytest.mark.timeout(60)
@@ -90,8 +96,17 @@ def test_gateway_env_prints_the_lines_for_each_client(
     tmp_path: Path, scripted_llm: ScriptedLLM, agent: str, client: str, expected: str
 ) -> None:
     path = config(tmp_path, scripted_llm)
+    where = ("--http", "127.0.0.1:7878")  # no plane runs: where one would listen
     result = plane(
-        tmp_path / "home", "gateway", "env", agent, "--client", client, "--config", str(path)
+        tmp_path / "home",
+        "gateway",
+        "env",
+        agent,
+        "--client",
+        client,
+        *where,
+        "--config",
+        str(path),
     )
     assert result.returncode == 0, result.stderr
     assert expected in result.stdout
@@ -106,7 +121,9 @@ def test_gateway_env_points_every_client_at_an_agent_on_the_embedded_model(
     path = tmp_path / "agents.yaml"
     path.write_text("agents:\n  trial: {provider: embedded, gateway: {}}\n")
     result = plane(
-        tmp_path / "home", "gateway", "env", "trial", "--client", client, "--config", str(path)
+        tmp_path / "home",
+        *("gateway", "env", "trial", "--client", client, "--http", "127.0.0.1:7878"),
+        *("--config", str(path)),
     )
     assert (result.returncode, result.stderr) == (0, "")
     assert "plane-trial-" in result.stdout
@@ -127,3 +144,38 @@ def test_a_command_that_cannot_be_done_says_why_in_one_line(
     assert result.returncode != 0 and result.stdout == ""
     assert said in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "home" / "gateway-keys").exists()
+
+
+async def test_gateway_env_points_at_the_listener_the_running_plane_has(
+    start_gateway: StartGateway,
+) -> None:
+    """Not a default port: the one `plane serve --http 127.0.0.1:0` picked."""
+    gw = await start_gateway()
+    port = gw.plane.http_port
+    assert port is not None and port != 7878
+    config = gw.plane.config
+    lines = env_lines(config, gw.home, "claude", "claude-code", None)
+    assert f"export ANTHROPIC_BASE_URL=http://127.0.0.1:{port}" in lines
+    codex = env_lines(config, gw.home, "aider", "codex", None)
+    assert f'# base_url = "http://127.0.0.1:{port}/v1"' in codex
+    gw.plane.stop_event.set()
+    await gw.plane.shutdown()
+    with pytest.raises(PlaneError, match=r"No plane is running in .*, so no gateway listens"):
+        env_lines(config, gw.home, "claude", "claude-code", None)
+
+
+async def test_gateway_env_says_when_the_running_plane_has_no_gateway(
+    tmp_path: Path, scripted_llm: ScriptedLLM
+) -> None:
+    text = CONFIG.replace("{base_url}", scripted_llm.base_url)
+    config_ = parse_config(text.replace("{anthropic_url}", scripted_llm.anthropic_url))
+    home = Home(tmp_path / "home")
+    running = Plane(config_, home, ManualClock(NOON))  # no --http
+    await running.startup()
+    try:
+        with pytest.raises(PlaneError, match=r"has no gateway listener .* without --http"):
+            env_lines(config_, home, "claude", "claude-code", None)
+        assert not home.gateway_keys.exists(), "a key was made for lines never printed"
+    finally:
+        running.stop_event.set()
+        await running.shutdown()

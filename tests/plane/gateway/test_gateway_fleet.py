@@ -40,11 +40,14 @@ async def test_a_gateway_call_refused_at_admission_is_held_and_not_sent(
     monkeypatch.setattr("plane.money.gate.Gate._fleet_hold", gate_says_go)
     with pytest.raises(openai.APIStatusError) as refused:
         await call(gw)
-    assert "the fleet has spent $0.05 today, at its $0.05 daily ceiling" in str(refused.value)
+    # claude's call is in flight, not spent: the sentence says so.
+    sentence = "the fleet's calls today come to $0.05 with those in flight, at its $0.05 daily"
+    assert sentence in str(refused.value)
+    assert "has spent" not in str(refused.value)
     assert gw.llm.requests == [], "nothing was sent"
     assert [e.agent for e in await gw.entries()] == ["claude"], "nothing was written"
     said = await gw.services.conversation.history("aider")
-    assert said[-1].text.startswith("aider is not answering: the fleet has spent $0.05 today")
+    assert said[-1].text.startswith(f"aider is not answering: {sentence}")
 
 
 async def test_at_the_fleet_ceiling_the_gate_holds_a_gateway_call(start_gateway) -> None:  # type: ignore[no-untyped-def]

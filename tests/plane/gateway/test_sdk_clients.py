@@ -136,8 +136,8 @@ async def over_its_ceiling(gw: GatewayPlane) -> None:
     """claude's one call of the day: $0.11, over the $0.10 ceiling set first."""
     await gw.services.gate.ceilings.set("claude", Decimal("0.10"))
     gw.llm.reply("first", usage=CLAUDE_USAGE)
-    async with claude(gw) as client:
-        await client.messages.create(model="scripted-model", max_tokens=100, messages=HELLO)
+    async with claude(gw) as client:  # likely $0.03: it fits, and bills $0.11
+        await client.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
 
 
 async def test_over_its_ceiling_claude_gets_429_with_retry_after_to_midnight(

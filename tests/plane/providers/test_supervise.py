@@ -27,7 +27,6 @@ from plane.agents.metering import metered_call
 from plane.agents.services import Services
 from plane.clock import ManualClock
 from plane.config import Price
-from plane.db import Database
 from plane.errors import ProviderError
 from plane.money.ledger import Ledger
 from plane.money.pricing import Pricer
@@ -36,6 +35,7 @@ from plane.providers.http import RetryPolicy
 from plane.providers.local import EmbeddedModel, find_gguf
 from plane.providers.openai import OpenAIProvider
 from plane.providers.supervise import Backoff
+from plane.store.sqlite import SqliteDatabase
 from tests.support.fixtures_plane import NOON
 
 pytestmark = pytest.mark.embedded  # starts the real embedded model itself
@@ -171,7 +171,7 @@ class KillOnFirstText:
 
 @pytest.fixture
 async def ledger(tmp_path: Path) -> AsyncIterator[Ledger]:
-    db = await Database.open(tmp_path / "plane.db")
+    db = await SqliteDatabase.open(tmp_path / "plane.db")
     yield Ledger(db, ManualClock(NOON))
     await db.close()
 

@@ -328,8 +328,11 @@ def test_a_turn_offered_the_same_tools_as_the_last_is_not_handed_a_new_copy(
     """The registry copies its specs for each caller (above); the plane's
     toolbox asks once per set of tools, and its turns and providers only read
     them: a copy each turn cost 7% of a metered call's CPU."""
+    from types import SimpleNamespace
+
     from plane.agents import toolbox
-    from plane.agents.toolbox import Tooling
+    from plane.agents.toolbox import Selection, Tooling
+    from plane.config import Config
 
     made: list[tuple[str, ...]] = []
 
@@ -338,8 +341,8 @@ def test_a_turn_offered_the_same_tools_as_the_last_is_not_handed_a_new_copy(
         return specs(names)
 
     monkeypatch.setattr(toolbox.registry, "specs", counted)
-    tooling = Tooling(services=None, book=None)  # type: ignore[arg-type]
-    first = tooling.specs(("read_file", "grep"))
-    assert tooling.specs(("read_file", "grep")) is first
-    assert [s.name for s in tooling.specs(("grep",))] == ["grep"]
+    tooling = Tooling(services=SimpleNamespace(config=Config()), book=None)  # type: ignore[arg-type]
+    first = tooling.specs(Selection(("read_file", "grep")))
+    assert tooling.specs(Selection(("read_file", "grep"))) is first
+    assert [s.name for s in tooling.specs(Selection(("grep",)))] == ["grep"]
     assert made == [("read_file", "grep"), ("grep",)]

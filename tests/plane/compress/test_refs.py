@@ -10,7 +10,7 @@ import pytest
 
 from plane.economy.compress import compress
 from plane.economy.compress.markers import expand, ref_for
-from plane.economy.compress.store import RefStore, UnknownRef
+from plane.economy.compress.refs import RefStore, UnknownRef
 from plane.errors import ToolError
 from tests.plane.compress.helpers import fixture
 

@@ -1,9 +1,11 @@
 """`plane key AGENT` and `plane gateway env AGENT --client …`: a gateway
 agent's key, and the lines that point a client at the plane with it.
 
-Neither needs the plane running: keys live in the home (hashed), and the
-running plane reads them on each request, so a new key works at once and
-the one it replaces stops working at once.
+Keys live in the home (hashed), and the running plane reads them on each
+request, so a new key works at once and the one it replaces stops working
+at once. The lines point at the listener the running plane has (it says
+where in its home, `Home.gateway_url`), or at `--http` when given: a default
+port a plane is not listening on would send the client nowhere.
 """
 
 from __future__ import annotations
@@ -13,9 +15,7 @@ from plane.errors import PlaneError
 from plane.gateway.keys import Keys
 from plane.home import Home
 
-CLIENTS = ("claude-code", "codex", "aider")
 SPEAKS = {"claude-code": "anthropic", "codex": "openai-compatible", "aider": "openai-compatible"}
-DEFAULT_HTTP = ("127.0.0.1", 7878)
 
 
 def gateway_agent(config: Config, agent: str) -> str:
@@ -36,10 +36,31 @@ def make_key(config: Config, home: Home, agent: str) -> str:
     return Keys(home.gateway_keys).make(agent)
 
 
+def listening(home: Home) -> str:
+    """The running plane's gateway URL, or the sentence saying there is none."""
+    start = "`plane serve --http 127.0.0.1:7878`"
+    if home.state() != "running":
+        raise PlaneError(
+            f"No plane is running in {home.root}, so no gateway listens: start it with "
+            f"{start}, then run this again (or give --http HOST:PORT where one listens)."
+        )
+    try:
+        url = home.gateway_url.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        url = ""
+    if not url:
+        raise PlaneError(
+            f"The plane running in {home.root} has no gateway listener (it was started "
+            f"without --http): restart it with {start}, then run this again."
+        )
+    return url
+
+
 def env_lines(
-    config: Config, home: Home, agent: str, client: str, http: tuple[str, int]
+    config: Config, home: Home, agent: str, client: str, http: tuple[str, int] | None
 ) -> list[str]:
-    """Shell lines (and, for Codex, its config) pointing `client` at `agent`."""
+    """Shell lines (and, for Codex, its config) pointing `client` at `agent`,
+    on the running plane's gateway, or at `http` when given."""
     kind = gateway_agent(config, agent)
     if kind != EMBEDDED and SPEAKS[client] != kind:  # the embedded model speaks both
         api = "Anthropic Messages" if SPEAKS[client] == "anthropic" else "Chat Completions"
@@ -47,8 +68,11 @@ def env_lines(
             f"{client} speaks {api}, and {agent}'s provider does not; put {agent} on "
             f"a provider of kind {SPEAKS[client]}."
         )
-    host = f"[{http[0]}]" if ":" in http[0] else http[0]
-    url = f"http://{host}:{http[1]}"
+    if http is None:
+        url = listening(home)
+    else:
+        host = f"[{http[0]}]" if ":" in http[0] else http[0]
+        url = f"http://{host}:{http[1]}"
     key = Keys(home.gateway_keys).make(agent)
     said = [f"# A new key for {agent}; the one it had stops working now."]
     if client == "claude-code":

@@ -24,7 +24,7 @@ from plane.cli.connect import remote
 from plane.clock import SystemClock, day_of
 from plane.errors import PlaneError
 from plane.home import Home
-from plane.money.summary import QUERY, By, Line, summarise, window
+from plane.money.totals import QUERY, By, Line, summarise, window
 from plane.wire.words import UNPRICED, call_count, plain, tokens, usd
 
 DEFAULT_DAYS = 7

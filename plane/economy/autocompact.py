@@ -3,7 +3,9 @@
 The whole history is saved first, as JSONL under the agent's workspace
 (`.transcripts/transcript_{timestamp}.jsonl`), so nothing is lost; the
 model is asked for a summary in nine parts; the history becomes that one
-message plus the files read most recently. Three failures in a row trip a
+message plus the files read most recently. The ask goes after the history,
+with the same system prompt and tools as the calls before it, so the
+provider reads the history from its cache rather than anew. Three failures in a row trip a
 breaker, and the agent stops trying (a summary that keeps failing is a bill
 that keeps growing).
 """
@@ -24,6 +26,7 @@ BREAKER_TRIPS_AT = 3
 RECENT_FILES = 10
 
 SUMMARY_ASK = """Summarise this conversation so far so that it can continue from your summary alone.
+Answer with the summary as text; call no tool.
 Write nine short sections, with these headings:
 1. Request — what the operator asked for, in their words where it matters.
 2. Concepts — the technical ideas and decisions in play.

@@ -15,64 +15,65 @@ One small seam per API (the shape of `plane.providers`' wire formats), and
   chunk of a stream only when `stream_options.include_usage` is set, so the
   gateway always sets it and drops that chunk again for a client that did not
   ask for it. Held: 400, which Aider, OpenHands and Cline do not retry.
+
+A call that waits only for calls in flight to settle is refused otherwise
+(`busy`): 429 with a Retry-After of a few seconds in every API, which each
+client retries by itself.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from plane.gateway.asked import Asked, chat_asked, messages_asked, responses_asked
 from plane.gateway.compress import Keep, compress_chat, compress_messages, compress_responses
 from plane.providers.anthropic import hour_writes
 from plane.wire.protocol import Usage
 
 Refusal = tuple[int, dict[str, Any], dict[str, str]]
 
-DEFAULT_MAX_OUTPUT = 4096
-"""An estimate's output when a Chat Completions request sets no limit."""
-
 
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and value >= 0 else 0
 
 
-def _chars(value: Any) -> int:
-    """Characters of a request's JSON values: a prompt's size, whatever its shape."""
-    return len(json.dumps(value, ensure_ascii=False)) if value is not None else 0
+@dataclass(frozen=True)
+class Bill:
+    """What a response says it used: what the provider bills."""
 
-
-def prompt_tokens_estimate(body: dict[str, Any]) -> int:
-    """An over-estimate of a request's prompt tokens (JSON's punctuation counted too)."""
-    keys = ("system", "instructions", "messages", "input", "tools")
-    chars = sum(_chars(body.get(key)) for key in keys)
-    return math.ceil(chars / 3)
-
-
-def asks_for_an_hour(body: Any) -> bool:
-    """Whether any `cache_control` in an Anthropic request asks for the
-    1-hour cache (`"ttl": "1h"`), whose writes cost more."""
-    if isinstance(body, dict):
-        control = body.get("cache_control")
-        if isinstance(control, dict) and control.get("ttl") == "1h":
-            return True
-        return any(asks_for_an_hour(value) for value in body.values())
-    if isinstance(body, list):
-        return any(asks_for_an_hour(item) for item in body)
-    return False
+    usage: Usage
+    searches: int = 0
+    """Web searches a server tool made (billed per search)."""
+    response_id: str | None = None
+    """The response's id, where a later request may name it (Responses)."""
 
 
 @dataclass
 class StreamMeter:
-    """What a stream used, read event by event; `done` once its usage is final."""
+    """What a stream used, read event by event; `done` once its usage is final.
+    Before that, `usage` is what the provider has announced so far (Anthropic
+    states the prompt's tokens in its first event): what a stream cut short
+    is charged at least."""
 
     usage: Usage = field(default_factory=Usage)
     done: bool = False
+    searches: int = 0
+    response_id: str | None = None
 
     def feed(self, event: dict[str, Any]) -> bool:
         """Read one event; return whether the client should see it."""
         raise NotImplementedError
+
+    @property
+    def bill(self) -> Bill:
+        return Bill(self.usage, self.searches, self.response_id)
+
+    @property
+    def announced(self) -> bool:
+        """The provider has stated the prompt's tokens (and the answer is not done)."""
+        return not self.done and self.usage.input_tokens > 0
 
 
 class Wire:
@@ -82,13 +83,15 @@ class Wire:
     upstream_kind: str
     """The provider kind (agents.yaml) that speaks it."""
 
-    def max_output(self, body: dict[str, Any]) -> int:
+    def asked(self, body: dict[str, Any]) -> Asked:
+        """What the request asks for, as far as its cost goes."""
         raise NotImplementedError
 
     def upstream_body(self, body: dict[str, Any]) -> dict[str, Any]:
         return body
 
-    def usage_of(self, response: dict[str, Any]) -> Usage | None:
+    def bill_of(self, response: dict[str, Any]) -> Bill | None:
+        """What a whole response used; None when it says nothing of it."""
         raise NotImplementedError
 
     def compressed(self, body: dict[str, Any], keep: Keep) -> tuple[dict[str, Any], int]:
@@ -110,6 +113,11 @@ class Wire:
         """Status, body and headers of the refusal of a held agent's call;
         `retry_after_s` is the seconds to 00:00 UTC."""
         raise NotImplementedError
+
+    def busy(self, notice: str, retry_after_s: int) -> Refusal:
+        """The refusal of a call that waited for calls in flight, which may
+        go once they settle: a 429 the client retries after `retry_after_s`."""
+        return 429, self.error(429, notice), {"Retry-After": str(retry_after_s)}
 
 
 def _anthropic_usage(data: dict[str, Any], before: Usage) -> Usage:
@@ -142,16 +150,24 @@ def _anthropic_usage(data: dict[str, Any], before: Usage) -> Usage:
     )
 
 
+def _web_searches(usage: dict[str, Any]) -> int | None:
+    """Anthropic's count of a server tool's web searches (None: not in this object)."""
+    tools = usage.get("server_tool_use")
+    return _int(tools.get("web_search_requests")) if isinstance(tools, dict) else None
+
+
 class _MessagesMeter(StreamMeter):
     def feed(self, event: dict[str, Any]) -> bool:
         kind = event.get("type")
+        usage: Any = None
         if kind == "message_start" and isinstance(event.get("message"), dict):
             usage = event["message"].get("usage")
-            if isinstance(usage, dict):
-                self.usage = _anthropic_usage(usage, self.usage)
-        elif kind == "message_delta" and isinstance(event.get("usage"), dict):
-            self.usage = _anthropic_usage(event["usage"], self.usage)
-            self.done = True
+        elif kind == "message_delta":
+            usage = event.get("usage")
+            self.done = self.done or isinstance(usage, dict)
+        if isinstance(usage, dict):
+            self.usage = _anthropic_usage(usage, self.usage)
+            self.searches = _web_searches(usage) or self.searches
         return True
 
 
@@ -160,12 +176,14 @@ class Messages(Wire):
     path = "/v1/messages"
     upstream_kind = "anthropic"
 
-    def max_output(self, body: dict[str, Any]) -> int:
-        return _int(body.get("max_tokens")) or DEFAULT_MAX_OUTPUT
+    def asked(self, body: dict[str, Any]) -> Asked:
+        return messages_asked(body)
 
-    def usage_of(self, response: dict[str, Any]) -> Usage | None:
+    def bill_of(self, response: dict[str, Any]) -> Bill | None:
         usage = response.get("usage")
-        return _anthropic_usage(usage, Usage()) if isinstance(usage, dict) else None
+        if not isinstance(usage, dict):
+            return None
+        return Bill(_anthropic_usage(usage, Usage()), _web_searches(usage) or 0)
 
     def meter(self, body: dict[str, Any]) -> StreamMeter:
         return _MessagesMeter()
@@ -228,9 +246,8 @@ class ChatCompletions(Wire):
     path = "/v1/chat/completions"
     upstream_kind = "openai-compatible"
 
-    def max_output(self, body: dict[str, Any]) -> int:
-        given = body.get("max_completion_tokens", body.get("max_tokens"))
-        return _int(given) or DEFAULT_MAX_OUTPUT
+    def asked(self, body: dict[str, Any]) -> Asked:
+        return chat_asked(body)
 
     def upstream_body(self, body: dict[str, Any]) -> dict[str, Any]:
         if not body.get("stream") or _asked_usage(body):
@@ -239,9 +256,9 @@ class ChatCompletions(Wire):
         options = dict(options) if isinstance(options, dict) else {}
         return {**body, "stream_options": {**options, "include_usage": True}}
 
-    def usage_of(self, response: dict[str, Any]) -> Usage | None:
+    def bill_of(self, response: dict[str, Any]) -> Bill | None:
         usage = response.get("usage")
-        return _openai_usage(usage) if isinstance(usage, dict) else None
+        return Bill(_openai_usage(usage)) if isinstance(usage, dict) else None
 
     def meter(self, body: dict[str, Any]) -> StreamMeter:
         return _ChatMeter(_asked_usage(body))
@@ -274,14 +291,32 @@ def _responses_usage(data: dict[str, Any]) -> Usage:
 FINAL_RESPONSE_EVENTS = ("response.completed", "response.incomplete", "response.failed")
 
 
+def _searched(response: dict[str, Any]) -> int:
+    """The web searches a response made: its `web_search_call` output items."""
+    output = response.get("output")
+    items = output if isinstance(output, list) else []
+    return sum(isinstance(i, dict) and i.get("type") == "web_search_call" for i in items)
+
+
+def _responses_bill(response: dict[str, Any]) -> Bill | None:
+    usage = response.get("usage")
+    if not isinstance(usage, dict):
+        return None
+    found = response.get("id")
+    return Bill(
+        _responses_usage(usage), _searched(response), found if isinstance(found, str) else None
+    )
+
+
 class _ResponsesMeter(StreamMeter):
     def feed(self, event: dict[str, Any]) -> bool:
         response = event.get("response")
-        if event.get("type") in FINAL_RESPONSE_EVENTS and isinstance(response, dict):
-            usage = response.get("usage")
-            if isinstance(usage, dict):
-                self.usage = _responses_usage(usage)
-                self.done = True
+        if not isinstance(response, dict):
+            return True
+        if isinstance(response.get("id"), str):
+            self.response_id = response["id"]
+        if event.get("type") in FINAL_RESPONSE_EVENTS and (bill := _responses_bill(response)):
+            self.usage, self.searches, self.done = bill.usage, bill.searches, True
         return True
 
 
@@ -294,12 +329,11 @@ class Responses(Wire):
     path = "/v1/responses"
     upstream_kind = "openai-compatible"
 
-    def max_output(self, body: dict[str, Any]) -> int:
-        return _int(body.get("max_output_tokens")) or DEFAULT_MAX_OUTPUT
+    def asked(self, body: dict[str, Any]) -> Asked:
+        return responses_asked(body)
 
-    def usage_of(self, response: dict[str, Any]) -> Usage | None:
-        usage = response.get("usage")
-        return _responses_usage(usage) if isinstance(usage, dict) else None
+    def bill_of(self, response: dict[str, Any]) -> Bill | None:
+        return _responses_bill(response)
 
     def meter(self, body: dict[str, Any]) -> StreamMeter:
         return _ResponsesMeter()

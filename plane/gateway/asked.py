@@ -1,0 +1,265 @@
+"""What a gateway request asks for, as far as its cost goes: the prompt it
+shows, the answers and tokens it lets the model write, and what the provider
+adds that the body does not show.
+
+A ceiling in dollars is only as good as this reading. A client decides what
+each call costs, and the body says less than the bill when:
+
+- it asks for several answers (Chat Completions' `n`): each is billed;
+- the provider holds or fetches context: a `previous_response_id`, a
+  conversation or a stored prompt (Responses), a document by URL or file id,
+  a PDF (billed by its pages, not its bytes), server tools such as web search
+  or code execution, MCP servers the provider calls;
+- it sets no output limit.
+
+Those are named in `Asked.unseen`, so that admission knows the call's cost
+has no bound it can read, and learns instead (`plane.gateway.learned`).
+
+The prompt is measured two ways: characters, for a likely count of tokens,
+and UTF-8 bytes, a bound (a byte-level tokenizer never makes more tokens
+than bytes). An inline image is a bounded number of tokens whatever its
+size: both providers scale an image down before they count it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+IMAGE_TOKENS = 1600
+"""An image's likely tokens: Anthropic counts about 1,600 for the largest
+image it keeps (1.15 megapixels); OpenAI's high detail comes to less."""
+IMAGE_TOKENS_BOUND = 3000
+"""What an image may count at most, on either provider (OpenAI's patch-counted
+models come to about 2,500)."""
+FRAMING = 100
+"""Tokens a provider adds around any prompt (its messages' framing)."""
+TOOL_USE_TOKENS = 1000
+"""What tool use adds (Anthropic's own prompt for it is 346 tokens)."""
+TYPED_TOOL_TOKENS = 1000
+"""A typed tool's schema, which the provider writes in (Anthropic's computer,
+text editor and bash tools: 735, 700 and 245 tokens)."""
+PROMPT_FIELDS = ("system", "instructions", "messages", "input", "tools", "tool_choice")
+"""Where a request's prompt is, in any of the three APIs."""
+SERVER_TOOLS = (
+    "web_search",  # a tool's `type`: web_search_20250305 (Anthropic), web_search_preview (OpenAI)
+    "web_fetch",
+    "code_execution",
+    "bash_code_execution",
+    "text_editor_code_execution",
+    "tool_search",
+    "file_search",
+    "code_interpreter",
+    "image_generation",
+    "mcp",
+)
+"""Tool types the provider runs itself, adding what they find to the context."""
+
+
+@dataclass(frozen=True)
+class Asked:
+    chars: int = 0
+    """Characters of the prompt the body shows (its JSON's keys and values)."""
+    bytes: int = 0
+    """The same in UTF-8 bytes: a bound on its tokens."""
+    images: int = 0
+    output_limit: int | None = None
+    """The most tokens each answer may have; None: the request sets no limit."""
+    choices: int = 1
+    """Answers asked for (Chat Completions' `n`)."""
+    hour_cache: bool = False
+    """Anthropic's 1-hour cache is asked for: its writes cost more."""
+    unseen: tuple[str, ...] = ()
+    """What the provider adds to the prompt that the body does not show."""
+    previous_response: str | None = None
+    """Responses' `previous_response_id`: that response is part of the prompt."""
+    context_key: str | None = None
+    """A stored prompt or conversation the provider holds (`prompt:ID`,
+    `conversation:ID`): the ledger's last call with it says its size."""
+    searches: int | None = 0
+    """The most web searches the call may make and bill (None: no bound given)."""
+    framing: int = 0
+    """Tokens the provider adds around the prompt that its bytes do not show:
+    the system prompt of tool use, and the definitions of its own typed tools."""
+
+    @property
+    def unbounded(self) -> bool:
+        """Nothing in the request bounds what the call may cost."""
+        return bool(self.unseen) or self.output_limit is None or self.searches is None
+
+
+@dataclass
+class _Tally:
+    chars: int = 0
+    bytes: int = 0
+    images: int = 0
+    unseen: list[str] = field(default_factory=list)
+    hour_cache: bool = False
+    framing: int = FRAMING
+
+    def text(self, value: str) -> None:
+        self.chars += len(value)
+        self.bytes += len(value) if value.isascii() else len(value.encode(errors="replace"))
+
+    def walk(self, value: Any) -> None:
+        """Every key and value of the prompt, with images and documents apart."""
+        if isinstance(value, str):
+            self.text(value)
+        elif isinstance(value, list):
+            for item in value:
+                self.walk(item)
+        elif isinstance(value, dict):
+            if not self._part(value):
+                for key, item in value.items():
+                    self.text(key)
+                    self.walk(item)
+            control = value.get("cache_control")
+            if isinstance(control, dict) and control.get("ttl") == "1h":
+                self.hour_cache = True
+        elif value is not None:
+            self.text(str(value))
+
+    def _part(self, part: dict[str, Any]) -> bool:
+        """A part whose cost its bytes do not tell; True once counted."""
+        kind = part.get("type")
+        if kind in ("image", "image_url", "input_image"):
+            source = part.get("source")
+            if isinstance(source, dict) and source.get("type") == "file":
+                self.unseen.append("an image by file id")
+            self.images += 1
+            return True
+        if kind == "document":
+            return self._document(part.get("source"))
+        if kind in ("file", "input_file", "container_upload"):
+            self.unseen.append("a file")
+            return True
+        if kind == "item_reference":
+            self.unseen.append("a stored item")
+            return True
+        return False
+
+    def tools(self, tools: Any) -> None:
+        """The tools' definitions; those the provider runs itself; and what
+        it adds for them (tool use's own prompt, its typed tools' schemas)."""
+        self.walk(tools)
+        listed = tools if isinstance(tools, list) else []
+        self.framing += TOOL_USE_TOKENS if listed else 0
+        for tool in listed:
+            kind = tool.get("type") if isinstance(tool, dict) else None
+            if isinstance(kind, str) and kind.startswith(SERVER_TOOLS):
+                self.unseen.append(kind)
+            elif isinstance(kind, str) and kind not in ("function", "custom"):
+                self.framing += TYPED_TOOL_TOKENS
+
+    def _document(self, source: Any) -> bool:
+        """Anthropic's document: its text counts as text; a PDF is billed by its
+        pages, a URL or a file by what the provider fetches."""
+        if not isinstance(source, dict):
+            return False
+        kind = source.get("type")
+        if kind in ("text", "content"):
+            return False
+        if kind == "base64" and source.get("media_type") != "application/pdf":
+            return False
+        self.unseen.append({"url": "a document by URL", "file": "a file"}.get(str(kind), "a PDF"))
+        return True
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _prompt(body: dict[str, Any]) -> _Tally:
+    tally = _Tally()
+    for key in PROMPT_FIELDS:
+        if key == "tools":
+            tally.tools(body.get(key))
+        elif key in body:
+            tally.walk(body[key])
+    return tally
+
+
+def _searches(tools: Any) -> int | None:
+    """The web searches the request allows: the sum of its search tools'
+    `max_uses` (Anthropic's), 0 without one, None when one sets no bound."""
+    allowed: int | None = 0
+    for tool in tools if isinstance(tools, list) else []:
+        if isinstance(tool, dict) and str(tool.get("type", "")).startswith("web_search"):
+            uses = _int(tool.get("max_uses"))
+            allowed = None if uses is None or allowed is None else allowed + uses
+    return allowed
+
+
+def messages_asked(body: dict[str, Any]) -> Asked:
+    """Anthropic Messages: `max_tokens` bounds each answer (extended thinking
+    included); server tools and MCP servers add what they find."""
+    tally = _prompt(body)
+    if body.get("mcp_servers"):
+        tally.unseen.append("MCP servers")
+    if body.get("container"):
+        tally.unseen.append("a container")
+    return Asked(
+        tally.chars,
+        tally.bytes,
+        tally.images,
+        output_limit=_int(body.get("max_tokens")),
+        hour_cache=tally.hour_cache,
+        unseen=tuple(dict.fromkeys(tally.unseen)),
+        searches=_searches(body.get("tools")),
+        framing=tally.framing,
+    )
+
+
+def chat_asked(body: dict[str, Any]) -> Asked:
+    """Chat Completions: `n` answers, each up to `max_completion_tokens` (or
+    the older `max_tokens`); search models search the web."""
+    tally = _prompt(body)
+    searches: int | None = 0
+    if body.get("web_search_options") is not None:
+        tally.unseen.append("web search")
+        searches = None
+    limit = body.get("max_completion_tokens", body.get("max_tokens"))
+    return Asked(
+        tally.chars,
+        tally.bytes,
+        tally.images,
+        output_limit=_int(limit),
+        choices=_int(body.get("n")) or 1,
+        unseen=tuple(dict.fromkeys(tally.unseen)),
+        searches=searches,
+        framing=tally.framing,
+    )
+
+
+def responses_asked(body: dict[str, Any]) -> Asked:
+    """Responses: the prompt may be a previous response, a conversation or a
+    stored prompt the provider holds, besides what the body shows."""
+    tally = _prompt(body)
+    previous = body.get("previous_response_id")
+    previous = previous if isinstance(previous, str) and previous else None
+    if previous:
+        tally.unseen.append("previous_response_id")
+    key = None
+    prompt = body.get("prompt")
+    if isinstance(prompt, dict) and isinstance(prompt.get("id"), str):
+        tally.unseen.append("a stored prompt")
+        tally.walk(prompt.get("variables"))
+        key = f"prompt:{prompt['id']}"
+    conversation = body.get("conversation")
+    if isinstance(conversation, dict):
+        conversation = conversation.get("id")
+    if isinstance(conversation, str) and conversation:
+        tally.unseen.append("a conversation")
+        key = f"conversation:{conversation}"
+    searching = any(kind.startswith("web_search") for kind in tally.unseen)
+    return Asked(
+        tally.chars,
+        tally.bytes,
+        tally.images,
+        output_limit=_int(body.get("max_output_tokens")),
+        unseen=tuple(dict.fromkeys(tally.unseen)),
+        previous_response=previous,
+        context_key=key,
+        searches=None if searching else 0,
+        framing=tally.framing,
+    )

@@ -1,0 +1,272 @@
+"""The store's design, shared by both engines: one writer that owns its connection, one reader.
+
+**One writer that owns its connection** (as datasette's write connection):
+`await db.write(fn)` hands `fn(conn)`, a synchronous function, to the writer
+thread, which runs it inside `BEGIN` … `COMMIT`. A transaction is
+one function in one thread hop, so no coroutine can run in the middle of
+one, and none can read what it has not committed: reads go to a second
+connection (`fetchall`, `fetchone`), which reads the last commit
+while the writer writes.
+
+**Group commit.** Writes that arrive while the writer is busy wait in its
+queue; the next transaction takes all of them, one after another, and
+commits once. Each caller's future is resolved only after that commit, so
+nothing written is shown before it is on disk, and a crash loses nothing
+that was shown. A function that raises takes only itself out: the batch is
+rolled back and each of its functions runs again alone, so the failure is
+its caller's and the others commit. That is why a write function must do
+nothing but SQL on the connection it is given: it may run twice.
+
+An engine (plane/store/sqlite.py, plane/store/postgres.py) gives the
+connections and says how a transaction begins, how a write's fence is
+checked, how a read is made and where a long read goes aside.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import sqlite3
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Generic, Protocol, TypeVar
+
+from plane.store.fence import FENCE, Fence
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+BATCH = 256
+"""At most this many writes share one commit: a bound on how long the first
+of them waits for the last."""
+
+
+@dataclass
+class Counts:
+    """What the database has done, for the benchmark: writes asked for,
+    batches the writer took (a thread hop each, there and back),
+    transactions committed, reads answered (on the reader's thread)."""
+
+    writes: int = 0
+    batches: int = 0
+    commits: int = 0
+    reads: int = 0
+
+
+class Finisher(Protocol):
+    """The last part of every transaction (see `Database.finish_with`)."""
+
+    def write(self, conn: sqlite3.Connection) -> None:
+        """Write what this transaction's functions left, before COMMIT."""
+
+    def forget(self) -> None:
+        """The transaction did not commit: drop what its functions left."""
+
+
+@dataclass
+class _Write(Generic[T]):
+    fn: Callable[[sqlite3.Connection], T]
+    future: asyncio.Future[T]
+    then: Callable[[T], object] | None
+    fence: Fence | None = None
+    late: bool = False
+    """Run at the end of its batch: it takes a lock every plane waits on."""
+    outcome: tuple[bool, Any] = field(default=(False, None))
+    """(True, value) once run, or (False, the exception)."""
+
+
+class Database(ABC):
+    """The writer (a thread that owns its connection) and the reader."""
+
+    def __init__(self, writer: Any, reader: Any) -> None:
+        # The engine's connections: sqlite3's and aiosqlite's (plane/store/sqlite.py),
+        # their PostgreSQL counterparts (plane/store/postgres.py): the same few methods.
+        self._writer = writer
+        self._reader = reader
+        self._loop = asyncio.get_running_loop()
+        self._queue: queue.SimpleQueue[_Write[Any] | None] = queue.SimpleQueue()
+        self._stopped: asyncio.Future[None] = self._loop.create_future()
+        self._closing = False
+        self._finishers: list[Finisher] = []
+        self.counts = Counts()
+        self._thread = threading.Thread(target=self._serve, name="plane-db-writer", daemon=True)
+        self._thread.start()
+
+    async def close(self) -> None:
+        """Finish the writes already asked for, then close both connections."""
+        if not self._closing and self._thread.is_alive():
+            self._closing = True
+            self._queue.put(None)
+            await asyncio.shield(self._stopped)
+        await self._reader.close()
+
+    @property
+    def unreachable_since(self) -> datetime | None:
+        """Since when the store cannot be reached (None: it can). A file in
+        the plane's home is always there; PostgreSQL's says."""
+        return None
+
+    async def write(
+        self,
+        fn: Callable[[sqlite3.Connection], T],
+        then: Callable[[T], object] | None = None,
+        *,
+        late: bool = False,
+    ) -> T:
+        """Run `fn(conn)` in a transaction of the writer's, and return what it
+        returned once that transaction has committed (or raise what it
+        raised, with nothing of it written). `fn` is synchronous, does only
+        SQL, and may run twice (see the module's docstring).
+
+        `then(value)` runs on the event loop as soon as the commit is known,
+        in commit order, even if the caller was cancelled meanwhile: what a
+        commit changes in memory (the ledger's day sums) follows every
+        commit, and nothing reads it in between.
+
+        The write carries the turn's fence (`FENCE`), checked in its own
+        transaction. `late` runs it after the rest of its batch: a write that
+        locks what every plane's writes wait on (the fleet's row) holds it
+        only for the end of the transaction."""
+        if self._closing:
+            raise sqlite3.ProgrammingError("the database is closed")
+        future: asyncio.Future[T] = self._loop.create_future()
+        self.counts.writes += 1
+        self._queue.put(_Write(fn, future, then, FENCE.get(), late))
+        return await future
+
+    def finish_with(self, finisher: Finisher) -> None:
+        """Have `finisher` end every transaction: what the write functions of
+        a batch left to write once (the ledger's sums) is written last, inside
+        the transaction, on the writer."""
+        self._finishers.append(finisher)
+
+    async def read_aside(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """`fn` run in a thread of its own on a read-only connection of its
+        own: for a long read (a scrape summing the whole ledger) that would
+        otherwise hold the reader every other read queues on, or the event
+        loop while it adds up what it read. WAL lets it read beside the writer."""
+        return await asyncio.to_thread(self._aside, fn)
+
+    def _aside(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        conn = self._open_aside()
+        try:
+            return fn(conn)
+        finally:
+            conn.close()
+
+    async def fetchone(self, sql: str, *params: object) -> sqlite3.Row | None:
+        rows = await self.fetchall(sql, *params)
+        return rows[0] if rows else None
+
+    # The writer thread: everything below runs there, and only there.
+
+    def _serve(self) -> None:
+        closing = False
+        try:
+            while not closing:
+                first = self._queue.get()
+                if first is None:
+                    break
+                batch = [first]
+                while len(batch) < BATCH:
+                    try:
+                        item = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    if item is None:
+                        closing = True
+                        break
+                    batch.append(item)
+                batch.sort(key=_is_late)  # stable: the rest keep their order
+                try:
+                    self._commit(batch)
+                except Exception as exc:  # the connection failed (a refused ROLLBACK)
+                    for item in batch:
+                        item.outcome = (False, exc)
+                self.counts.batches += 1
+                self._loop.call_soon_threadsafe(self._deliver, batch)
+        finally:
+            self._writer.close()
+            self._loop.call_soon_threadsafe(_settle_future, self._stopped)
+
+    def _commit(self, batch: list[_Write[Any]]) -> None:
+        """All of `batch` in one transaction; if any of it fails, each alone."""
+        if len(batch) > 1 and self._transaction(batch):
+            return
+        for item in batch:
+            self._transaction([item])
+
+    def _transaction(self, batch: list[_Write[Any]]) -> bool:
+        """Run `batch` in one transaction; True if it committed. A lone
+        write's failure is its outcome; a batch's sends each to run alone."""
+        conn = self._writer
+        try:
+            self._begin(conn)
+            for item in batch:
+                if item.fence is not None:
+                    self._guard(conn, item.fence)
+                item.outcome = (True, item.fn(conn))
+            for finish in self._finishers:
+                finish.write(conn)
+            conn.execute("COMMIT")
+        except Exception as exc:
+            for finish in self._finishers:
+                finish.forget()
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if len(batch) > 1:
+                return False
+            batch[0].outcome = (False, exc)
+            return True
+        self.counts.commits += 1
+        return True
+
+    # The engine's own part.
+
+    @abstractmethod
+    async def fetchall(self, sql: str, *params: object) -> list[sqlite3.Row]:
+        """One read, on the reader: its own snapshot, the last commit."""
+
+    @abstractmethod
+    def _open_aside(self) -> sqlite3.Connection:
+        """A read-only connection of its own, for `read_aside`."""
+
+    @abstractmethod
+    def _begin(self, conn: Any) -> None:
+        """Begin the writer's transaction."""
+
+    @abstractmethod
+    def _guard(self, conn: Any, fence: Fence) -> None:
+        """Refuse a write whose fence is stale (`LeaseLost`)."""
+
+    # Back on the event loop.
+
+    def _deliver(self, batch: list[_Write[Any]]) -> None:
+        for item in batch:
+            ok, value = item.outcome
+            if ok and item.then is not None:
+                try:
+                    item.then(value)
+                except Exception as exc:  # a bug of the caller's: its own error
+                    log.exception("after a commit")
+                    ok, value = False, exc
+            if item.future.done():  # the caller was cancelled; the commit stands
+                continue
+            if ok:
+                item.future.set_result(value)
+            else:
+                item.future.set_exception(value)
+
+
+def _is_late(item: _Write[Any]) -> bool:
+    return item.late
+
+
+def _settle_future(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)

@@ -1,0 +1,264 @@
+"""The schema, as the steps that build it: written once, in SQLite's dialect.
+
+Each entry of `MIGRATIONS` moves the schema one step, inside one
+transaction, and is never edited once released — a new step is appended
+instead. SQLite keeps the version in `PRAGMA user_version`
+(plane/store/sqlite.py); PostgreSQL runs the same steps translated
+(`ddl` in plane/store/postgres_dialect.py) and keeps it in `plane_schema`.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE calls (
+        id INTEGER PRIMARY KEY,
+        agent TEXT NOT NULL,
+        day TEXT NOT NULL,
+        at TEXT NOT NULL,
+        provider TEXT NOT NULL,
+        model TEXT NOT NULL,
+        input_tokens INTEGER NOT NULL DEFAULT 0,
+        cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+        cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+        output_tokens INTEGER NOT NULL DEFAULT 0,
+        cost_usd TEXT NOT NULL,
+        price_source TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'settled', 'interrupted', 'failed')),
+        estimated INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX calls_by_day ON calls (day, agent);
+    CREATE INDEX calls_pending ON calls (status) WHERE status = 'pending';
+
+    CREATE TABLE messages (
+        id INTEGER PRIMARY KEY,
+        agent TEXT NOT NULL,
+        at TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        text TEXT NOT NULL,
+        held INTEGER NOT NULL DEFAULT 0,
+        waiting INTEGER NOT NULL DEFAULT 0,
+        cost_usd TEXT,
+        usage TEXT
+    );
+    CREATE INDEX messages_by_agent ON messages (agent, id);
+    CREATE INDEX messages_waiting ON messages (agent) WHERE waiting = 1;
+
+    CREATE TABLE context (
+        id INTEGER PRIMARY KEY,
+        agent TEXT NOT NULL,
+        role TEXT NOT NULL,
+        content TEXT NOT NULL,
+        tool_calls TEXT,
+        tool_call_id TEXT
+    );
+    CREATE INDEX context_by_agent ON context (agent, id);
+
+    CREATE TABLE ceilings (
+        agent TEXT PRIMARY KEY,
+        limit_usd TEXT,
+        set_at TEXT NOT NULL,
+        set_by TEXT NOT NULL
+    );
+
+    CREATE TABLE agents (
+        name TEXT PRIMARY KEY,
+        model TEXT NOT NULL,
+        provider TEXT NOT NULL,
+        role TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    );
+
+    CREATE TABLE bookings (
+        id INTEGER PRIMARY KEY,
+        agent TEXT NOT NULL,
+        due TEXT NOT NULL,
+        note TEXT NOT NULL,
+        booked_at TEXT NOT NULL,
+        done INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX bookings_open ON bookings (due) WHERE done = 0;
+
+    CREATE TABLE notices (
+        agent TEXT NOT NULL,
+        day TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        PRIMARY KEY (agent, day, kind)
+    );
+    """,
+    """
+    ALTER TABLE bookings ADD COLUMN ambient INTEGER NOT NULL DEFAULT 0;
+    """,
+    # An agent's own ask is kept apart from the operator's value, so that it
+    # only ever tightens (the tighter of the two binds); asks stored as the
+    # operator's before move over. And the plane's day, which never goes back.
+    """
+    CREATE TABLE asks (
+        agent TEXT PRIMARY KEY,
+        limit_usd TEXT NOT NULL,
+        asked_at TEXT NOT NULL
+    );
+    INSERT INTO asks (agent, limit_usd, asked_at)
+        SELECT agent, limit_usd, set_at FROM ceilings
+        WHERE set_by = 'agent' AND limit_usd IS NOT NULL;
+    DELETE FROM ceilings WHERE set_by = 'agent';
+
+    CREATE TABLE plane_day (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        day TEXT NOT NULL
+    );
+    """,
+    # Each agent's spend per day on the calls no longer pending, kept by the
+    # ledger in the transaction that closes them, so the first gate check of
+    # a day reads one row per agent instead of summing the day's calls.
+    # Summed exactly (decimal_sum, the writer's own function), never as floats.
+    """
+    CREATE TABLE spend (
+        day TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        cost_usd TEXT NOT NULL,
+        PRIMARY KEY (day, agent)
+    ) WITHOUT ROWID;
+    INSERT INTO spend (day, agent, cost_usd)
+        SELECT day, agent, decimal_sum(cost_usd) FROM calls WHERE status != 'pending'
+        GROUP BY day, agent;
+    """,
+    # Anthropic's 1-hour cache writes, a part of cache_write_tokens priced higher.
+    """
+    ALTER TABLE calls ADD COLUMN cache_write_1h_tokens INTEGER NOT NULL DEFAULT 0;
+    """,
+    # The tools of an agent made from the keyboard, as a JSON list of names;
+    # NULL (every agent made before) is every tool, as it was.
+    """
+    ALTER TABLE agents ADD COLUMN tools TEXT;
+    """,
+    # What the operator changed of an agent after it was made (from the TUI or
+    # `plane edit` / `pause`), for agents.yaml's as for those made at run time:
+    # a NULL column is "as the file or its creation said". `tools` is JSON
+    # (a list of names, or "all").
+    """
+    CREATE TABLE agent_settings (
+        name TEXT PRIMARY KEY,
+        model TEXT,
+        provider TEXT,
+        role TEXT,
+        tools TEXT,
+        paused INTEGER NOT NULL DEFAULT 0,
+        set_at TEXT NOT NULL
+    );
+    """,
+    # What compression kept out of the model's input, a row a turn, with its
+    # price at the model's input rate (NULL when the model has no known price:
+    # a saving nobody can price is not claimed as $0 either).
+    """
+    CREATE TABLE savings (
+        id INTEGER PRIMARY KEY,
+        agent TEXT NOT NULL,
+        day TEXT NOT NULL,
+        at TEXT NOT NULL,
+        model TEXT NOT NULL,
+        chars INTEGER NOT NULL,
+        usd TEXT
+    );
+    CREATE INDEX savings_by_day ON savings (day, agent);
+    """,
+    # Several planes on one store (README, "Several machines"; on SQLite one
+    # plane has them all): the fleet's ceiling as the operator set it, in the
+    # one row every admission of a call locks; each agent's lease (times in
+    # the database's clock, ms since the epoch); the planes seen, for a fair
+    # share; and the plane that opened each call, for the sweep of a dead one.
+    """
+    CREATE TABLE fleet (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        limit_usd TEXT,
+        set_at TEXT,
+        set_by TEXT,
+        admitted INTEGER NOT NULL DEFAULT 0
+    );
+    INSERT INTO fleet (id) VALUES (1);
+
+    CREATE TABLE leases (
+        agent TEXT PRIMARY KEY,
+        plane TEXT NOT NULL,
+        expires_ms INTEGER NOT NULL
+    );
+    CREATE INDEX leases_by_plane ON leases (plane);
+
+    CREATE TABLE planes (
+        name TEXT PRIMARY KEY,
+        seen_ms INTEGER NOT NULL
+    );
+
+    ALTER TABLE calls ADD COLUMN plane TEXT;
+    """,
+    # Why each held agent was last told it is quiet (the hold's reason), so a
+    # restart does not say it again; the row goes when the hold ends.
+    """
+    CREATE TABLE holds_told (
+        agent TEXT PRIMARY KEY,
+        reason TEXT NOT NULL
+    );
+    """,
+    # Fencing (several planes): each lease's epoch, moved on every take of
+    # it, so a write made under an older one (a plane that was paused or cut
+    # off while another took the agent) is refused. A lease let go keeps its
+    # row (expires_ms 0), so its epoch never starts again from 0.
+    """
+    ALTER TABLE leases ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;
+    """,
+    # What each settled gateway call's estimated prompt and real answers cost
+    # (`base_usd`), so an agent's estimates learn from its calls again after a restart
+    # (plane/gateway/learned.py); the response's id, for a later call that
+    # continues it, and the stored prompt or conversation it used.
+    """
+    CREATE TABLE gateway_calls (
+        call INTEGER NOT NULL PRIMARY KEY,
+        base_usd TEXT NOT NULL,
+        unseen INTEGER NOT NULL,
+        choices INTEGER NOT NULL,
+        response_id TEXT,
+        context_key TEXT
+    );
+    CREATE INDEX gateway_calls_by_response ON gateway_calls (response_id)
+        WHERE response_id IS NOT NULL;
+    CREATE INDEX gateway_calls_by_context ON gateway_calls (context_key)
+        WHERE context_key IS NOT NULL;
+    """,
+    # The tool that gave each tool result of the model's history, and the MCP
+    # server for an MCP server's tool (NULL: one of the plane's own, or a
+    # result kept from before): what a result's tokens are attributed to.
+    """
+    ALTER TABLE context ADD COLUMN tool TEXT;
+    ALTER TABLE context ADD COLUMN mcp_server TEXT;
+    """,
+    # One-tap approval (README, "Guard rails"): a raise from an alert's link is
+    # the agent's ceiling until `ends_at` (00:00 UTC after the day it was
+    # given), when the ceiling it had comes back by itself; and the offers the
+    # alerts made (a raise and its Deny share one), so each is answered once,
+    # kept until they expire.
+    """
+    CREATE TABLE raises (
+        agent TEXT PRIMARY KEY,
+        limit_usd TEXT NOT NULL,
+        ends_at TEXT NOT NULL,
+        set_at TEXT NOT NULL
+    );
+
+    CREATE TABLE offers (
+        nonce TEXT PRIMARY KEY,
+        agent TEXT NOT NULL,
+        from_usd TEXT NOT NULL,
+        to_usd TEXT NOT NULL,
+        day TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        made_at TEXT NOT NULL,
+        answer TEXT,
+        answered_at TEXT
+    );
+    """,
+)
+
+
+def statements(script: str) -> list[str]:
+    """A migration's statements, one by one (a driver runs one at a time)."""
+    return [s.strip() for s in script.split(";") if s.strip()]

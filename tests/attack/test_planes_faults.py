@@ -1,0 +1,480 @@
+"""The fault suite of several planes: three real `plane serve` processes on
+one real PostgreSQL, each through a TCP proxy of its own, twenty agents
+under a steady load of operator messages, against a scripted provider that
+logs every response it bills (the ground truth) and who asked for it (each
+plane sends its own key). In turn:
+
+1. `kill`: one plane SIGKILLed mid-turn (restarted after);
+2. `stop`: one plane SIGSTOPped mid-turn past its lease, then SIGCONT;
+3. `partition`: one plane's link to PostgreSQL stops forwarding, then flows again;
+4. `restart`: PostgreSQL restarted (`pg_ctl restart -m fast`);
+5. `crash`: PostgreSQL SIGKILLed, then started again;
+6. `ceiling`: the fleet's ceiling lowered to just above its spend, under load.
+
+It prints each figure; at the end, with the load stopped and the fleet at
+rest: every billed response is one ledger row (settled with the usage it
+reported: each response's usage is unique; or, cut by a fault, interrupted
+at its estimate), no call left pending, no acknowledged message missing, no
+ceiling passed by more than one turn (the fleet: one call), no agent with
+calls from two planes in flight at once, takeovers within two leases,
+recovery within 30 s of the database's return, and the other planes' pace
+during a cut at least half their pace before it. No plane writes "The turn
+failed inside the plane" into any conversation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import defaultdict
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from plane.wire import protocol as p
+from plane.wire.client import PlaneClient
+from plane.wire.protocol import Usage
+from tests.support.postgres import Server
+from tests.support.scripted_llm import Reply, ScriptedLLM
+from tests.support.tcp_proxy import TcpProxy
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+LEASE_S = 3.0
+NAMES = ["p0", "p1", "p2"]
+AGENTS = [f"a{n:02}" for n in range(20)]
+SMALL = "a19"
+"""The agent whose own ceiling binds during the run."""
+SMALL_LIMIT = Decimal("0.01")
+DELAY_S = 0.4
+"""How long each response takes: a call in flight, long enough to be cut."""
+SEND_EVERY_S = 0.2
+FAILED = "The turn failed inside the plane"
+
+CONFIG = """
+defaults:
+  limitUsd: 5
+  provider: scripted
+  model: scripted-model
+  max_output_tokens: 50
+  max_calls_per_turn: 1
+fleet:
+  limitUsd: 100
+providers:
+  scripted:
+    kind: openai-compatible
+    base_url: {base_url}
+    api_key_env: SCRIPTED_KEY
+    models: [scripted-model]
+    max_retries: 0
+pricing:
+  scripted-model: {input: 1, cached_input: 1, output: 100}
+agents:
+""" + "".join(
+    f"  {name}: {{tools: []{', limitUsd: ' + str(SMALL_LIMIT) if name == SMALL else ''}}}\n"
+    for name in AGENTS
+)
+"""A response costs its request number in input tokens at $1 a million,
+and 20 output tokens at $100 a million: under $0.003, always under its
+estimate ($0.005 of output alone), and each response's usage is unique."""
+
+
+def responder(body: dict[str, Any], serial: int) -> Reply:
+    return Reply("done", usage=Usage(input_tokens=serial, output_tokens=20), delay_s=DELAY_S)
+
+
+class Fleet:
+    """The three planes, their proxies, the load, and what was measured."""
+
+    def __init__(self, root: Path, server: Server, llm: ScriptedLLM) -> None:
+        self.root, self.server, self.llm = root, server, llm
+        self.config = root / "agents.yaml"
+        self.config.write_text(CONFIG.replace("{base_url}", llm.base_url))
+        self.proxies = {name: TcpProxy(server.port).start() for name in NAMES}
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.down: set[str] = set()
+        """Planes not to send to now (killed, stopped, cut off)."""
+        self.acked: list[tuple[str, int]] = []
+        self.refused: list[str] = []
+        self.figures: list[str] = []
+        self._stop = threading.Event()
+        self._loader: threading.Thread | None = None
+
+    # planes
+
+    def home(self, name: str) -> Path:
+        return self.root / name
+
+    def url(self, name: str) -> str:
+        return f"postgresql://plane@127.0.0.1:{self.proxies[name].port}/postgres"
+
+    def start(self, name: str) -> None:
+        env = {
+            **os.environ,
+            "PLANE_HOME": str(self.home(name)),
+            "PLANE_STORE": self.url(name),
+            "PLANE_NAME": name,
+            "PLANE_LEASE_S": str(LEASE_S),
+            "SCRIPTED_KEY": name,
+        }
+        with open(self.root / f"{name}.log", "ab") as log:
+            self.procs[name] = subprocess.Popen(
+                [sys.executable, "-m", "plane", "serve", "--config", str(self.config)],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
+        sock = self.home(name) / "plane.sock"
+        wait_for(lambda: sock.exists() and self.status(name) is not None, 60, f"{name} up")
+        self.down.discard(name)
+
+    def stop_all(self) -> None:
+        self._stop.set()
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                os.kill(proc.pid, signal.SIGCONT)
+                proc.send_signal(signal.SIGTERM)
+        for proc in self.procs.values():
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        for proxy in self.proxies.values():
+            proxy.stop()
+
+    # the database, read directly (not through any proxy)
+
+    def rows(self, sql: str, *params: object) -> list[tuple[Any, ...]]:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with psycopg.connect(self.server.url, connect_timeout=5) as conn:
+                    return [tuple(r) for r in conn.execute(sql, params or None).fetchall()]
+            except psycopg.OperationalError:
+                assert time.monotonic() < deadline, "the database never answered"
+                time.sleep(0.2)
+
+    def owners(self) -> dict[str, str]:
+        now_ms = time.time() * 1000
+        return {a: pl for a, pl, exp in self.rows("SELECT agent, plane, expires_ms FROM leases")
+                if exp > now_ms - 1000}  # fmt: skip
+
+    # the sockets
+
+    def ask(self, name: str, request: Any, timeout: float = 5) -> Any:
+        async def go() -> Any:
+            client = await PlaneClient.connect(self.home(name) / "plane.sock")
+            try:
+                return await client.request(request[0], **request[1])
+            finally:
+                await client.close()
+
+        try:
+            return asyncio.run(asyncio.wait_for(go(), timeout))
+        except Exception as exc:  # refused, timed out, not running: not acked
+            return exc
+
+    def status(self, name: str) -> p.Snapshot | None:
+        reply = self.ask(name, (p.Status, {}))
+        return reply.snapshot if isinstance(reply, p.SnapshotReply) else None
+
+    def send(self, name: str, agent: str, text: str) -> Any:
+        reply = self.ask(name, (p.Send, {"agent": agent, "text": text}))
+        if isinstance(reply, p.Sent):
+            self.acked.append((agent, reply.messages[0].id))
+        return reply
+
+    # the load
+
+    def load(self) -> None:
+        def run() -> None:
+            n = 0
+            while not self._stop.wait(SEND_EVERY_S):
+                up = [name for name in NAMES if name not in self.down]
+                if not up:
+                    continue
+                agent = AGENTS[n % len(AGENTS)]
+                reply = self.send(up[n % len(up)], agent, f"task {n} for {agent}")
+                if not isinstance(reply, p.Sent):
+                    self.refused.append(str(reply))
+                n += 1
+
+        self._loader = threading.Thread(target=run, name="load", daemon=True)
+        self._loader.start()
+
+    def stop_load(self) -> None:
+        self._stop.set()
+        if self._loader is not None:
+            self._loader.join(30)
+
+    # what the provider saw
+
+    def calls_by_plane(self, since: float, until: float) -> dict[str, int]:
+        """Responses billed in [since, until), by the plane that asked."""
+        by_serial = {n + 1: r for n, r in enumerate(self.llm.received)}
+        counts: dict[str, int] = defaultdict(int)
+        for bill in self.llm.billed:
+            if since <= bill.at < until:
+                counts[_plane_of(by_serial[bill.serial])] += 1
+        return counts
+
+    def figure(self, line: str) -> None:
+        print(f"planes fault suite: {line}", flush=True)
+        self.figures.append(line)
+
+
+def _plane_of(received: Any) -> str:
+    return str(received.headers.get("Authorization", "")).removeprefix("Bearer ")
+
+
+def _agent_of(received: Any) -> str:
+    text = str(received.body["messages"][-1]["content"])
+    return text.rsplit(" for ", 1)[-1].split()[0]
+
+
+def wait_for(what, within: float, message: str):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + within
+    while True:
+        found = what()
+        if found:
+            return found
+        assert time.monotonic() < deadline, message
+        time.sleep(0.1)
+
+
+def pending_on(fleet: Fleet, name: str) -> bool:
+    return bool(fleet.rows("SELECT 1 FROM calls WHERE status = 'pending' AND plane = %s", name))
+
+
+def takeover(fleet: Fleet, victim: str, started: float) -> float:
+    """Seconds from `started` until no live lease is held by `victim`."""
+    held = set(a for a, pl in fleet.owners().items() if pl == victim)
+    wait_for(
+        lambda: not (set(a for a, pl in fleet.owners().items() if pl == victim) & held),
+        4 * LEASE_S + 10,
+        f"{victim}'s agents were never taken over",
+    )
+    return time.monotonic() - started
+
+
+def recovered(fleet: Fleet, back_at: float, phase: str) -> float:
+    """Seconds from the database's return until a message sent to each
+    plane, for an agent it runs, is answered."""
+    probes: list[tuple[str, int]] = []
+    deadline = back_at + 45
+    for name in NAMES:
+        while True:
+            mine = [a for a, pl in fleet.owners().items() if pl == name and a != SMALL]
+            if mine:
+                reply = fleet.send(name, mine[0], f"probe after {phase} for {mine[0]}")
+                if isinstance(reply, p.Sent):
+                    probes.append((mine[0], reply.messages[0].id))
+                    break
+            assert time.monotonic() < deadline, f"{name} never took a message after {phase}"
+            time.sleep(0.2)
+
+    def answered() -> bool:
+        ids = [i for _, i in probes]
+        rows = fleet.rows("SELECT COUNT(*) FROM messages WHERE id = ANY(%s) AND waiting = 0", ids)
+        return rows[0][0] == len(ids)
+
+    wait_for(answered, 45, f"the planes never answered after {phase}")
+    return time.monotonic() - back_at
+
+
+def paces(
+    fleet: Fleet, others: list[str], before: tuple[float, float], during: tuple[float, float]
+):
+    def rate(window: tuple[float, float]) -> float:
+        counts = fleet.calls_by_plane(*window)
+        return sum(counts.get(n, 0) for n in others) / (window[1] - window[0])
+
+    return rate(before), rate(during)
+
+
+def test_three_planes_ride_out_kills_pauses_partitions_and_the_database(tmp_path, postgres_cluster):
+    llm = ScriptedLLM().start()
+    llm.responder = responder
+    fleet = Fleet(tmp_path, postgres_cluster, llm)
+    try:
+        for name in NAMES:
+            fleet.start(name)
+        wait_for(lambda: len(set(fleet.owners().values())) == 3, 6 * LEASE_S, "never shared out")
+        fleet.load()
+        time.sleep(3 * LEASE_S)
+
+        # 1. A plane SIGKILLed mid-turn.
+        wait_for(lambda: pending_on(fleet, "p1"), 20, "p1 never had a call in flight")
+        fleet.down.add("p1")
+        fleet.procs["p1"].send_signal(signal.SIGKILL)
+        fleet.procs["p1"].wait()
+        taken = takeover(fleet, "p1", time.monotonic())
+        fleet.figure(f"kill: p1's agents taken over in {taken:.1f} s (lease {LEASE_S:.0f} s)")
+        assert taken <= 2 * LEASE_S
+        fleet.start("p1")
+
+        # 2. A plane SIGSTOPped mid-turn, past its lease, then SIGCONT.
+        wait_for(lambda: pending_on(fleet, "p2"), 20, "p2 never had a call in flight")
+        fleet.down.add("p2")
+        stopped = time.monotonic()
+        os.kill(fleet.procs["p2"].pid, signal.SIGSTOP)
+        taken = takeover(fleet, "p2", stopped)
+        time.sleep(max(0.0, stopped + 2.5 * LEASE_S - time.monotonic()))
+        os.kill(fleet.procs["p2"].pid, signal.SIGCONT)
+        fleet.figure(f"stop: p2's agents taken over in {taken:.1f} s; p2 resumed after "
+                     f"{time.monotonic() - stopped:.1f} s")  # fmt: skip
+        assert taken <= 2 * LEASE_S
+        time.sleep(LEASE_S)
+        failed = fleet.rows("SELECT agent FROM messages WHERE text LIKE %s", f"{FAILED}%")
+        assert not failed, f"p2, resumed, wrote false notices into {failed}"
+        fleet.down.discard("p2")
+
+        # 3. One plane's link to PostgreSQL stops forwarding.
+        time.sleep(2 * LEASE_S)
+        before_start = time.monotonic() - 3 * LEASE_S
+        cut = time.monotonic()
+        fleet.down.add("p0")
+        fleet.proxies["p0"].stall()
+        taken = takeover(fleet, "p0", cut)
+        time.sleep(max(0.0, cut + 3 * LEASE_S - time.monotonic()))
+        ended = time.monotonic()
+        fleet.proxies["p0"].resume()
+        before, during = paces(fleet, ["p1", "p2"], (before_start, cut), (cut, ended))
+        fleet.figure(f"partition: p0's agents taken over in {taken:.1f} s; the others' pace "
+                     f"{before:.2f} calls/s before, {during:.2f} during")  # fmt: skip
+        assert taken <= 2 * LEASE_S
+        assert during >= before / 2
+        wait_for(lambda: (s := fleet.status("p0")) is not None
+                 and s.store_unreachable_since is None, 30, "p0 never came back")  # fmt: skip
+        fleet.down.discard("p0")
+        time.sleep(LEASE_S)
+
+        # 4. PostgreSQL restarted under load.
+        postgres_cluster.restart()
+        back = time.monotonic()
+        took = recovered(fleet, back, "the restart")
+        fleet.figure(f"restart: every plane answered again {took:.1f} s after PostgreSQL's return")
+        assert took <= 30
+
+        # 5. PostgreSQL SIGKILLed; the planes say so; started again.
+        postgres_cluster.kill()
+        killed_at = time.monotonic()
+
+        def all_say_unreachable() -> bool:
+            return all(
+                (s := fleet.status(n)) is not None and s.store_unreachable_since is not None
+                for n in NAMES
+            )
+
+        wait_for(all_say_unreachable, 20, "the planes never said the store is unreachable")
+        said = subprocess.run(
+            [sys.executable, "-m", "plane", "status"],
+            env={**os.environ, "PLANE_HOME": str(fleet.home("p1"))},
+            capture_output=True, text=True, timeout=30,
+        )  # fmt: skip
+        assert "The store is unreachable since" in said.stdout, said
+        refused = fleet.send("p1", "a00", "sent while the store is away for a00")
+        assert "the message was not kept" in str(refused), refused
+        told = time.monotonic() - killed_at
+        fleet.figure(
+            f"crash: every plane said the store is unreachable {told:.1f} s after the kill"
+        )
+        postgres_cluster.up()
+        back = time.monotonic()
+        took = recovered(fleet, back, "the crash")
+        fleet.figure(f"crash: every plane answered again {took:.1f} s after PostgreSQL's return")
+        assert took <= 30
+
+        # 6. The fleet's ceiling lowered under load, just above its spend.
+        spent = sum(Decimal(c) for (c,) in fleet.rows(
+            "SELECT cost_usd FROM spend UNION ALL SELECT cost_usd FROM calls"
+            " WHERE status = 'pending'"))  # fmt: skip
+        ceiling = (spent + Decimal("0.01")).quantize(Decimal("0.01"))
+        fleet.send("p2", "a00", f"/limit fleet {ceiling}")
+        time.sleep(4 * LEASE_S)
+        fleet.stop_load()
+
+        # At rest: nothing in flight, what waits is held.
+        def at_rest() -> bool:
+            return not fleet.rows("SELECT 1 FROM calls WHERE status = 'pending'")
+
+        wait_for(at_rest, 60, "calls were left pending")
+        time.sleep(2 * LEASE_S)
+        check(fleet, ceiling)
+        print("\n".join(["", "planes fault suite:", *fleet.figures]), flush=True)
+    finally:
+        fleet.stop_all()
+        llm.stop()
+
+
+def check(fleet: Fleet, fleet_ceiling: Decimal) -> None:
+    calls = fleet.rows(
+        "SELECT id, agent, status, cost_usd, input_tokens, plane, day FROM calls ORDER BY id"
+    )
+    billed = fleet.llm.billed
+    received = fleet.llm.received
+    # Every billed response is one ledger row: settled with its own usage
+    # (the request's number), or interrupted at an estimate; none twice.
+    settled = [c for c in calls if c[2] == "settled"]
+    by_serial = defaultdict(list)
+    for c in settled:
+        by_serial[c[4]].append(c)
+    twice = {s: rows for s, rows in by_serial.items() if len(rows) > 1}
+    assert not twice, f"responses counted twice: {twice}"
+    serials = {b.serial for b in billed}
+    unbilled = [c for c in settled if c[4] not in serials]
+    assert not unbilled, f"settled, never billed: {unbilled}"
+    interrupted = [c for c in calls if c[2] == "interrupted"]
+    left = [b for b in billed if b.serial not in by_serial]
+    assert len(left) <= len(interrupted), (
+        f"billed and not counted: {len(left)} > {len(interrupted)}"
+    )
+    assert not [c for c in calls if c[2] == "pending"]
+    fleet.figure(
+        f"{len(billed)} billed responses: {len(billed) - len(left)} settled, {len(left)} "
+        f"counted at estimate ({len(interrupted)} interrupted rows); 0 twice"
+    )
+    # No acknowledged message missing.
+    ids = [i for _, i in fleet.acked]
+    kept = {i for (i,) in fleet.rows("SELECT id FROM messages WHERE id = ANY(%s)", ids)}
+    missing = [i for i in ids if i not in kept]
+    assert not missing, f"acknowledged and lost: {missing}"
+    fleet.figure(f"{len(ids)} acknowledged messages, 0 missing; {len(fleet.refused)} sends refused")
+    # No plane said a turn failed inside it (a stale plane's false notice).
+    failed = fleet.rows("SELECT agent, at FROM messages WHERE text LIKE %s", f"{FAILED}%")
+    assert not failed, f"false notices: {failed}"
+    # Ceilings: an agent's by at most one turn (one call here), the fleet's by one call.
+    largest = max(Decimal(c[3]) for c in calls)
+    small = sum((Decimal(c[3]) for c in calls if c[1] == SMALL and c[2] != "failed"), Decimal(0))
+    assert small <= SMALL_LIMIT + largest, (small, SMALL_LIMIT)
+    total = sum((Decimal(c[3]) for c in calls if c[2] != "failed"), Decimal(0))
+    assert total <= fleet_ceiling + largest, (total, fleet_ceiling)
+    assert total >= fleet_ceiling, "the lowered ceiling was never reached: the phase tried nothing"
+    assert small >= SMALL_LIMIT, f"{SMALL}'s ceiling was never reached"
+    fleet.figure(
+        f"ceilings: {SMALL} spent ${small} of ${SMALL_LIMIT}; the fleet ${total} of "
+        f"${fleet_ceiling} (a call at most ${largest})"
+    )
+    # No agent with calls from two planes in flight at once (as the provider saw them).
+    ends = {b.serial: b.at for b in billed}
+    spans: dict[str, list[tuple[float, float, str]]] = defaultdict(list)
+    for n, r in enumerate(received, start=1):
+        spans[_agent_of(r)].append((r.at, ends.get(n, r.at + DELAY_S), _plane_of(r)))
+    both = []
+    for agent, each in spans.items():
+        each.sort()
+        for (_, e1, p1), (s2, _, p2) in itertools.pairwise(each):
+            if p1 != p2 and s2 < e1:
+                both.append((agent, p1, p2, round(e1 - s2, 3)))
+    assert not both, f"calls from two planes in flight at once: {both}"
+    fleet.figure(f"{len(received)} calls, none from two planes in flight at once for one agent")

@@ -1,0 +1,153 @@
+"""What a gateway call is expected to cost: read from the request (`n`,
+documents, server tools, a previous response, a stored prompt), learned from
+the agent's calls (and kept across a restart), with web searches priced."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from typing import Any
+
+import httpx
+import pytest
+
+from plane.wire.protocol import Usage
+from tests.support.billing import Bills
+from tests.support.fixtures_gateway import GatewayPlane, StartGateway
+from tests.support.fixtures_postgres import refuse
+from tests.support.scripted_llm import Reply
+
+pytestmark = pytest.mark.timeout(30)
+
+HELLO = [{"role": "user", "content": "hello"}]
+DOCUMENT = {"type": "document", "source": {"type": "url", "url": "https://example.com/r.pdf"}}
+
+
+async def post(gw: GatewayPlane, path: str, key: str, body: dict[str, Any]) -> httpx.Response:
+    if path == "/v1/messages":
+        heads = {"x-api-key": key, "anthropic-version": "2023-06-01"}
+    else:
+        heads = {"authorization": f"Bearer {key}"}
+    async with httpx.AsyncClient(base_url=gw.url, timeout=30) as http:
+        return await http.post(path, json=body, headers=heads)
+
+
+def read_document() -> dict[str, Any]:
+    content = [DOCUMENT, {"type": "text", "text": "Summarise it."}]
+    return {
+        "model": "scripted-model",
+        "max_tokens": 10,
+        "messages": [{"role": "user", "content": content}],
+    }
+
+
+@pytest.mark.usefixtures("each_store")
+async def test_a_call_far_above_its_estimate_raises_the_next_even_after_a_restart(
+    start_gateway: StartGateway,
+) -> None:
+    """A document the provider fetched billed 20,000 prompt tokens ($20) where
+    the body showed a few: the next such call is expected to cost as much, and
+    is refused before it is sent when that does not fit. A restart learns it
+    again from the ledger."""
+    gw = await start_gateway()
+    await gw.services.gate.ceilings.set("claude", Decimal(30))
+    gw.llm.responder = Bills(held=20_000, delay_s=0)
+    first = await post(gw, "/v1/messages", gw.keys["claude"], read_document())
+    assert first.status_code == 200
+    spent = await gw.services.ledger.spend_today("claude")
+    assert spent > 20
+    for _ in range(2):
+        again = await post(gw, "/v1/messages", gw.keys["claude"], read_document())
+        assert again.status_code == 429, again.text
+        said = again.json()["error"]["message"]
+        assert said.startswith("claude is not answering this call: it would cost about $20.")
+        assert f"and ${30 - spent:.2f} is left of its $30.00 daily ceiling today" in said
+        assert int(again.headers["retry-after"]) == 12 * 3600
+        gw = await start_gateway(restart=gw)
+    assert len(gw.llm.requests) == 1, "a call too dear reached the upstream"
+
+
+async def test_a_stored_prompt_is_as_large_as_its_last_use(
+    start_gateway: StartGateway,
+) -> None:
+    gw = await start_gateway()
+    key = gw.keys["aider"]  # on the scripted provider, which speaks Responses too
+    await gw.services.gate.ceilings.set("aider", Decimal(30))
+    gw.llm.responder = Bills(held=20_000, delay_s=0)
+    body = {"model": "scripted-model", "prompt": {"id": "pmpt_1"}, "input": "Go."}
+    answers = [await post(gw, "/v1/responses", key, body) for _ in range(2)]
+    assert [a.status_code for a in answers] == [200, 400]
+    assert "it would cost about $20." in answers[1].json()["error"]["message"]
+    assert len(gw.llm.requests) == 1
+
+
+@pytest.mark.usefixtures("each_store")
+async def test_a_streamed_response_is_known_to_the_call_that_continues_it(
+    start_gateway: StartGateway,
+) -> None:
+    """A response of 20,000 prompt tokens ($20), streamed; the next call names
+    it, and its body says little: the ledger says how large it is."""
+    gw = await start_gateway()
+    key = gw.keys["aider"]
+    gw.llm.responder = Bills(delay_s=0)
+    await gw.services.gate.ceilings.set("aider", None)
+    body: dict[str, Any] = {"model": "scripted-model", "input": "word " * 16_000, "stream": True}
+    first = await post(gw, "/v1/responses", key, body)
+    assert first.status_code == 200 and "response.completed" in first.text
+    await gw.services.gate.ceilings.set("aider", Decimal(25))  # $20 spent, $5 left
+    body = {"model": "scripted-model", "input": "And?", "previous_response_id": "resp_1"}
+    second = await post(gw, "/v1/responses", key, body)
+    assert second.status_code == 400
+    said = second.json()["error"]["message"]
+    found = re.search(r"it would cost about \$([\d.]+), and \$4.98 is left", said)
+    assert found is not None and Decimal(found.group(1)) > 15, said
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_web_searches_are_priced(start_gateway: StartGateway, streamed: bool) -> None:
+    """Anthropic reports the searches its server tool made; each is billed
+    ($10 per 1,000, genai-prices' price for Claude Sonnet 4.5)."""
+    gw = await start_gateway()
+    usage = Usage(input_tokens=1000, output_tokens=100)
+    gw.llm.reply("found", usage=usage, searches=3)
+    body = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 500,
+        "stream": streamed,
+        "messages": HELLO,
+        "tools": [{"type": "web_search_20250305", "name": "web_search", "max_uses": 5}],
+    }
+    answer = await post(gw, "/v1/messages", gw.keys["claude"], body)
+    assert answer.status_code == 200
+    [entry] = await gw.entries()
+    assert entry.cost_usd == Decimal("0.0345")  # 1,000 at $3/M, 100 at $15/M, 3 at $0.01
+    said = await gw.said("claude")
+    assert "3 web searches" in said[-1].text
+
+
+async def test_n_answers_are_each_counted_before_the_call_is_sent(
+    start_gateway: StartGateway,
+) -> None:
+    gw = await start_gateway()
+    await gw.services.gate.ceilings.set("aider", Decimal("0.50"))
+    gw.llm.default_reply = Reply("x")
+    body = {"model": "scripted-model", "messages": HELLO, "n": 16, "max_tokens": 20}
+    answer = await post(gw, "/v1/chat/completions", gw.keys["aider"], body)
+    assert answer.status_code == 400
+    said = answer.json()["error"]["message"]
+    assert said.startswith("aider is not answering this call: it would cost about $0.65")
+    assert gw.llm.requests == []
+
+
+async def test_a_store_that_refuses_what_was_learned_still_answers_the_call(
+    start_gateway: StartGateway,
+) -> None:
+    """What a call taught is not money: the ledger has the call, the client its answer."""
+    gw = await start_gateway()
+    await refuse(gw.plane._db, "INSERT", "gateway_calls", "disk full")
+    gw.llm.default_reply = Reply("ok", Usage(input_tokens=10, output_tokens=2))
+    body = {"model": "scripted-model", "max_tokens": 10, "messages": HELLO}
+    answer = await post(gw, "/v1/messages", gw.keys["claude"], body)
+    assert answer.status_code == 200
+    [entry] = await gw.entries()
+    assert (entry.status, entry.cost_usd) == ("settled", Decimal("0.014"))

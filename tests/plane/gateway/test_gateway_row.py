@@ -1,0 +1,134 @@
+"""A gateway agent written as the README shows it — `claude: {provider:
+anthropic, limitUsd: 5, gateway: {}}`, under the shipped defaults (the
+embedded model, unpriced for Anthropic) — says the model its client uses and
+its true state: in its row, `plane status` and `plane show`, and after a
+restart."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from decimal import Decimal
+
+import anthropic
+import httpx
+import pytest
+
+from plane.cli.manage import shown
+from plane.cli.status import _text
+from plane.wire import protocol as p
+from plane.wire.protocol import Usage
+from tests.support.billing import Bills
+from tests.support.fixtures_gateway import GatewayPlane, StartGateway
+from tests.support.scripted_llm import Reply
+
+pytestmark = pytest.mark.timeout(30)
+
+README = """
+defaults:
+  limitUsd: 5
+  model: smollm2-135m
+  provider: embedded
+providers:
+  anthropic: {kind: anthropic, base_url: {anthropic_url}}
+agents:
+  claude: {provider: anthropic, limitUsd: 5, gateway: {}}
+"""
+OPUS = "claude-opus-4-8"
+HELLO = [{"role": "user", "content": "hello"}]
+
+
+async def status_line(gw: GatewayPlane) -> list[str]:
+    snapshot = (await gw.crew.snapshot()).model_dump(mode="json")
+    [line] = [line for line in _text(snapshot).splitlines() if line.split()[0] == "claude"]
+    return line.split()
+
+
+async def show(gw: GatewayPlane) -> str:
+    details = await gw.plane.api.handle(p.ShowAgent(id=1, agent="claude"))
+    assert isinstance(details, p.AgentDetails)
+    return shown(details)
+
+
+async def test_a_gateway_agent_says_its_clients_model_and_its_true_state(
+    start_gateway: StartGateway,
+) -> None:
+    gw = await start_gateway(README)
+    before = await status_line(gw)
+    assert before[:2] == ["claude", "idle"], before
+    assert "smollm2-135m" not in before and "(unpriced)" not in before
+    assert "model      its client's model (anthropic)" in await show(gw)
+
+    gw.llm.default_reply = Reply("ok", Usage(input_tokens=2000, output_tokens=100))
+    async with anthropic.AsyncAnthropic(
+        base_url=gw.url, api_key=gw.keys["claude"], max_retries=0
+    ) as client:
+        for _ in range(5):
+            await client.messages.create(model=OPUS, max_tokens=1000, messages=HELLO)
+    line = await status_line(gw)
+    assert line[:3] == ["claude", "idle", OPUS], line  # was: held smollm2-135m (unpriced)
+    assert line[3:] == ["$0.06", "of", "$5.00"], line
+    said = await show(gw)
+    assert f"model      {OPUS} (anthropic)\n" in said, said
+    assert "today      $0.06 spent · idle" in said, said
+
+    gw = await start_gateway(README, restart=gw)  # read back from the ledger
+    assert (await status_line(gw))[:3] == ["claude", "idle", OPUS]
+
+
+async def test_a_gateway_agent_with_calls_in_flight_is_working_not_held(
+    start_gateway: StartGateway,
+) -> None:
+    gw = await start_gateway(README)
+    arrived = threading.Event()
+
+    def slow(body: dict, serial: int) -> Reply:  # type: ignore[type-arg]
+        arrived.set()
+        return Reply("ok", Usage(input_tokens=2000, output_tokens=100), delay_s=0.5)
+
+    gw.llm.responder = slow
+    async with anthropic.AsyncAnthropic(
+        base_url=gw.url, api_key=gw.keys["claude"], max_retries=0
+    ) as client:
+        flying = asyncio.create_task(
+            client.messages.create(model=OPUS, max_tokens=8000, messages=HELLO)
+        )
+        assert await asyncio.to_thread(arrived.wait, 5)
+        assert (await status_line(gw))[:3] == ["claude", "working", OPUS]
+        await flying
+    assert (await status_line(gw))[:2] == ["claude", "idle"]
+
+
+async def test_the_days_notices_count_what_is_settled_not_calls_in_flight(
+    start_gateway: StartGateway,
+) -> None:
+    """A call likely $0.60 in flight; another settles at $0.30 meanwhile:
+    no "has spent $0.90" (80% of $1.00) until the first has settled too."""
+    gw = await start_gateway()
+    await gw.services.gate.ceilings.set("aider", Decimal(1))
+    arrived = threading.Event()
+
+    def answer(body: dict, serial: int) -> Reply:  # type: ignore[type-arg]
+        slow = body["max_tokens"] == 300
+        arrived.set()
+        return Bills(writes=body["max_tokens"], delay_s=1.0 if slow else 0)(body, serial)
+
+    gw.llm.responder = answer
+    watching = gw.watch()
+
+    def ask(limit: int) -> dict:  # type: ignore[type-arg]
+        return {"model": "scripted-model", "messages": HELLO, "max_tokens": limit}
+
+    heads = {"authorization": f"Bearer {gw.keys['aider']}"}
+    async with httpx.AsyncClient(base_url=gw.url, timeout=30) as http:
+        flying = asyncio.create_task(
+            http.post("/v1/chat/completions", json=ask(300), headers=heads)
+        )
+        assert await asyncio.to_thread(arrived.wait, 5)
+        assert (await http.post("/v1/chat/completions", json=ask(150), headers=heads)).is_success
+        await gw.settled(watching, "aider")
+        assert not [m.text for m in await gw.said("aider") if "has spent" in m.text]
+        assert (await flying).is_success
+    await gw.settled(watching, "aider")
+    [warning] = [m.text for m in await gw.said("aider") if "has spent" in m.text]
+    assert warning.startswith("aider has spent $0.90 today, 90% of its $1.00 daily ceiling")

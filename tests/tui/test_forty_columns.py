@@ -1,0 +1,74 @@
+"""At 40 columns: the title keeps the name, the spend and why the agent is
+stopped (the model goes first), the fleet line keeps what needs the
+operator, the footer's keys fit and none is drawn over another, and a
+message's time and who go above its text instead of taking a third of
+the width beside it."""
+
+from __future__ import annotations
+
+import itertools
+
+from tests.tui.conftest import feed, settle
+from tests.tui.factories import RESETS, agent, message, snapshot
+from tests.tui.test_finding import fleet_text, redrawn
+from tui.app import PlaneApp
+from tui.widgets.conversation import ConversationPane
+from tui.widgets.title_bar import TitleBar
+
+SIZE = (40, 24)
+
+
+def title(app: PlaneApp) -> str:
+    bar = app.main_screen.query_one(TitleBar)
+    return bar.render().plain
+
+
+async def test_title_and_fleet_line_keep_what_matters_within_40_columns() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(
+            app,
+            snapshot(
+                agent("burner", "2.00", "2", status="held", resumes_at=RESETS),
+                agent("demo", "4.10", status="working"),
+                agent("scout"),
+                agent("poet", status="paused", paused=True),
+            ),
+        )
+        await redrawn(pilot)
+        room = app.main_screen.query_one(TitleBar).content_region.width
+        said = title(app)
+        assert len(said) <= room, said
+        assert said.startswith("burner · $2.00 of $2.00 today · held"), said
+        fleet = fleet_text(app)
+        assert len(fleet) <= room and "1 held" in fleet and "1 paused" in fleet, fleet
+        assert fleet.endswith("$6.10"), fleet
+
+
+async def test_the_footers_keys_fit_and_none_is_drawn_over_another() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, snapshot(agent("demo", status="working"), agent("scout")))
+        await redrawn(pilot)
+        keys = sorted(
+            (key.region for key in app.screen.query("FooterKey") if key.region.width),
+            key=lambda region: region.x,
+        )
+        assert keys, "the footer shows keys"
+        assert all(region.right <= SIZE[0] for region in keys), keys
+        assert all(a.right <= b.x for a, b in itertools.pairwise(keys)), keys
+        shown = {str(key.render()).split()[0] for key in app.screen.query("FooterKey")}
+        assert {"esc", "^l", "f1"} <= shown or {"esc", "^l"} <= shown
+
+
+async def test_a_message_s_text_takes_the_width_under_its_time_and_who() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, snapshot(agent("scout")))
+        await settle(pilot)
+        pane = app.main_screen.query_one(ConversationPane)
+        pane.show("scout", [message("scout", "agent", "The linker could not find libssl.")])
+        await settle(pilot)
+        lines = pane.plain().splitlines()
+        assert lines[0].split() == ["14:02", "scout"]
+        assert lines[1].startswith("  The linker could not find"), lines

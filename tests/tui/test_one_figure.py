@@ -1,0 +1,54 @@
+"""One figure, one rounding: an agent's spend reads the same in its title,
+the fleet line and the `/limit` replies (the title's rule,
+`plane.wire.words.spend_against`), on a real plane."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+
+from plane.wire.protocol import Usage
+from plane.wire.words import spend_total
+from tests.tui.factories import agent
+from tests.tui.test_finding import fleet_text
+from tests.tui.test_live import SIZE, app_for, pane_lines, title, type_line, until
+from tui.fleet import fleet
+
+FIGURE = re.compile(r"\$[0-9.,]+")
+
+ODD = Usage(input_tokens=17, cache_read_tokens=5)
+"""12 uncached tokens at $0.001 and 5 cached at $0.0001: $0.0125, between cents."""
+
+
+def test_the_fleet_total_is_worded_as_its_rows_are() -> None:
+    one = fleet([agent("demo", "0.0057", "0.01"), agent("scout")])
+    assert one.text() == "2 agents · $0.005 today", "demo's figure, as its title has it"
+    over = fleet([agent("demo", "0.0125", "0.01")])
+    assert over.text().endswith("$0.013 today")
+    two = fleet([agent("demo", "0.0057", "0.01"), agent("scout", "0.02")])
+    assert two.text().endswith("$0.026 today"), "the digits the rows show"
+    assert fleet([agent("a", "1.234"), agent("b", "2")]).text().endswith("$3.23 today")
+    assert spend_total([], Decimal("0.004")) == "<$0.01", "deleted agents' spend alone"
+
+
+async def test_title_fleet_line_and_limit_replies_say_one_figure(start_plane) -> None:  # type: ignore[no-untyped-def]
+    plane = await start_plane()
+    app = app_for(plane)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.main_screen.selected == "demo")
+        await type_line(pilot, "/limit 0.01")
+        plane.llm.reply("Spent.", usage=ODD)
+        await type_line(pilot, "spend")
+        await until(pilot, lambda: app.store.agents["demo"].spend_today_usd == Decimal("0.0125"))
+        await until(pilot, lambda: "$0.013 of $0.01" in title(app))
+        await until(pilot, lambda: "$0.013 today" in fleet_text(app))
+
+        for command, ceiling in (("/limit", "$0.01"), ("/limit 5", "$5.00"), ("/limit off", "")):
+            count = len(pane_lines(app))
+            await type_line(pilot, command)
+            await until(pilot, lambda c=count: len(pane_lines(app)) >= c + 2)
+            reply = pane_lines(app)[-1][1]
+            await until(pilot, lambda c=ceiling: c in title(app) or not c)
+            shown = FIGURE.findall(title(app))[0]
+            assert f"{shown} spent today" in reply, (command, reply, title(app))
+            await until(pilot, lambda s=shown: fleet_text(app).endswith(f"{s} today"))
