@@ -146,9 +146,10 @@ class Ledger:
         self._latest: date | None = None
         """The latest day reached (None until read from the database)."""
         self._told_back: date | None = None
-        self._reaching = asyncio.Lock()
-        """Held while a day is reached: a fleet's workers asking at once for
-        the first time read the latest day, and record the new one, once."""
+        self._reaching: dict[date, Shared[date]] = {}
+        """A day being reached: a fleet's workers asking at once for the first
+        time read the latest day, and record the new one, once, and all go on
+        together when it is done."""
         self._reads: dict[date, Shared[dict[str, Decimal]]] = {}
         """A day's sums being read: who asks meanwhile waits for that read."""
         self._open: dict[int, _Recorded] = {}
@@ -226,8 +227,9 @@ class Ledger:
         clock_day = day_of(self._clock.now())
         if clock_day == self._latest:
             return clock_day  # every call but a day's first
-        async with self._reaching:
-            return await self._reach(clock_day)
+        if clock_day not in self._reaching:
+            self._reaching[clock_day] = Shared(lambda: self._reach(clock_day))
+        return await self._reaching[clock_day].get()
 
     async def _reach(self, clock_day: date) -> date:
         latest = await self._latest_day()

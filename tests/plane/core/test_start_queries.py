@@ -70,6 +70,8 @@ async def test_a_start_asks_the_same_of_the_store_for_60_agents_as_for_3(
 ):
     few = await restarted(tmp_path / "few", scripted_llm, statements, 3)
     many = await restarted(tmp_path / "many", scripted_llm, statements, 60)
-    grown = {sql: (few[sql], n) for sql, n in many.items() if n > few[sql] + 1}
+    # One agent's worth more would be 57 more of each; a loaded machine may
+    # split a read in two or three (workers waking over several turns of the loop).
+    grown = {sql: (few[sql], n) for sql, n in many.items() if n > few[sql] + 3}
     assert not grown, grown
-    assert sum(many.values()) <= sum(few.values()) + 3
+    assert sum(many.values()) <= sum(few.values()) + 12
