@@ -198,7 +198,8 @@ async def plane_side(
     with tempfile.TemporaryDirectory() as tmp:
         plane = Plane(parse_config(text), Home(Path(tmp) / "home"))
         await plane.startup()
-        provider: Any = plane.services.providers["zero"]
+        assert plane.runtime is not None
+        provider: Any = plane.runtime.services.providers["zero"]
         latest: list[dict[str, Any]] = [{}]
         taken: list[dict[str, Any]] = []
         body = provider.body
@@ -221,7 +222,7 @@ async def plane_side(
         async def turn(n: int) -> None:
             name = names[n]
             finished[name].clear()
-            await plane.api.post(name, "What is the weather like?")
+            await plane.runtime.api.post(name, "What is the weather like?")
             await finished[name].wait()
 
         watcher = asyncio.create_task(watch())
