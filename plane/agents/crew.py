@@ -67,6 +67,7 @@ class Crew:
             lambda: next(self._turns),
             bookings=self._scheduler,
             publish=self._rows.publish,
+            show=self._rows.show,
             after_turn=self._after_turn,
         )
         worker.client_model = client_model

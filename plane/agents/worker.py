@@ -46,6 +46,8 @@ log = logging.getLogger(__name__)
 
 Publish = Callable[[str], Awaitable[object]]
 """(agent) → its row is shown to the clients as it is now."""
+Show = Callable[[str, Hold | None], Awaitable[object]]
+"""(agent, what the gate just said of it) → its row is shown (the gate not asked again)."""
 TellAfter = Callable[[str, str, TurnResult], Awaitable[None]]
 """(agent, its model, what its turn did) → the cost line and the spend notices."""
 
@@ -60,6 +62,7 @@ class AgentWorker:
         *,
         bookings: Scheduler,
         publish: Publish,
+        show: Show,
         after_turn: TellAfter,
     ) -> None:
         self.spec = spec
@@ -72,6 +75,9 @@ class AgentWorker:
         self._next_turn = next_turn
         self._bookings = bookings
         self._publish = publish
+        self._show = show
+        self._row_behind = False
+        """A turn of its own ended, or a hold was told, and its row is not shown since."""
         self._after_turn = after_turn
         self._wake = asyncio.Event()
         self._told_hold: str | None = None
@@ -152,6 +158,9 @@ class AgentWorker:
         has it, and the worker goes on to its next wake."""
         try:
             await self.say("plane", notices.TURN_FAILED)
+            if self._row_behind:
+                self._row_behind = False
+                await self._publish(self.spec.name)
         except Exception as exc:
             log.warning("%s: the failure could not be told: %s", self.spec.name, exc)
 
@@ -229,6 +238,7 @@ class AgentWorker:
                         return
                 except LedgerError as error:
                     await self.unrecorded(error)
+                    self._row_behind = False
                     await self._publish(self.spec.name)
                     return
                 finally:
@@ -239,6 +249,9 @@ class AgentWorker:
         and no hold. False when there is nothing more to do now."""
         services, name = self._services, self.spec.name
         if not services.ownership.owns(name):
+            if self._row_behind:  # its last turn ended here: shown as it is now
+                self._row_behind = False
+                await self._publish(name)
             return False  # another plane runs it: what waits is in the store, for its owner
         asked = self._gate_inputs()
         hold = await self.hold()
@@ -247,6 +260,7 @@ class AgentWorker:
         waiting = await services.conversation.waiting(name)
         due = await self._bookings.due(name)
         if not waiting and not due:
+            await self._caught_up(hold)
             return False
         if self._gate_inputs() != asked:
             # A ceiling set or a pause while the gate was asked or what waits
@@ -260,13 +274,21 @@ class AgentWorker:
             # Told already (by the send that woke it, or earlier in this spell):
             # the row is as the clients last saw it, so it is not sent again.
             if await self.tell_hold(hold) is not None:
-                await self._publish(name)
+                self._row_behind = True
+            await self._caught_up(hold)
             return False
         try:
             await self.take_turn(incoming(waiting, due), answering=waiting, due=due)
         except LedgerError:
             return False  # said, and the turn finished: the next wake tries again
         return True
+
+    async def _caught_up(self, hold: Hold | None) -> None:
+        """The row, if the clients' is behind (a turn of its own ended since,
+        or a hold was told), shown with the gate's answer just asked."""
+        if self._row_behind:
+            self._row_behind = False
+            await self._show(self.spec.name, hold)
 
     async def unrecorded(self, error: LedgerError) -> None:
         """Money that could not be recorded stops the turn, and says so. The
@@ -300,7 +322,10 @@ class AgentWorker:
         try:
             await self._publish(name)
             result = await self._run(number, incoming, workspace, own)
-            await self.finish(number, result, answering=answering, due=due)
+            # Its own turn's last row is shown by the look that follows it
+            # (`_next`), which asks the gate anyway: not asked twice.
+            await self.finish(number, result, answering=answering, due=due, show=not own)
+            self._row_behind = own
         except LeaseLost:
             raise  # another plane answers: nothing of this turn is written
         except LedgerError as error:
@@ -389,11 +414,13 @@ class AgentWorker:
         *,
         answering: Sequence[Message] = (),
         due: Sequence[Booking] = (),
+        show: bool = True,
     ) -> None:
-        """The turn's answer and cost line, in that order, then the events.
-        What the turn answered is marked so only now, in the answer's own
-        commit: a plane killed before it answers the question after the
-        restart, and never leaves one marked answered without its answer."""
+        """The turn's answer and cost line, in that order, then the events
+        (and its row, unless `show` is False: the caller shows it). What the
+        turn answered is marked so only now, in the answer's own commit: a
+        plane killed before it answers the question after the restart, and
+        never leaves one marked answered without its answer."""
         services, name = self._services, self.spec.name
         questions = [m.id for m in answering]
         if result.answer:
@@ -412,7 +439,8 @@ class AgentWorker:
                 agent=name, turn=number, cost_usd=result.cost, usage=result.usage, ok=result.ok
             )
         )
-        await self._publish(name)
+        if show:
+            await self._publish(name)
 
     async def say(self, kind: MessageKind, text: str) -> Message:
         return await self._services.say(self.spec.name, kind, text)
