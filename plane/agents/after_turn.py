@@ -51,12 +51,12 @@ class AfterTurn:
         if spent >= ceiling and await first_today(agent, f"ceiling {plain(ceiling)}", day):
             await first_today(agent, "warn", day)
             resets_in = until(services.clock.now(), services.gate.resets_at())
-            await services.say(
+            await services.add_message(
                 agent, "plane", notices.ceiling_reached(agent, ceiling, spent, resets_in)
             )
         ratio = Decimal(str(services.config.defaults.warn_ratio))
         if spent >= ceiling * ratio and await first_today(agent, "warn", day):
-            await services.say(agent, "plane", notices.warning(agent, ceiling, spent))
+            await services.add_message(agent, "plane", notices.warning(agent, ceiling, spent))
 
     async def cost_line(self, agent: str, model: str, result: TurnResult) -> None:
         """The turn's quiet cost line, when it spent anything: a turn whose
@@ -68,7 +68,7 @@ class AfterTurn:
         await services.savings.record(agent, model, result.saved_chars, day)
         if result.cost == 0 and result.usage == Usage() and not result.saved_chars:
             return
-        await services.say(
+        await services.add_message(
             agent,
             "cost",
             turn_line(result.cost, result.usage, result.saved_chars, unpriced=result.unpriced),
@@ -76,7 +76,7 @@ class AfterTurn:
             usage=result.usage,
         )
         if result.unpriced and await services.conversation.first_today(agent, "unpriced", day):
-            await services.say(agent, "plane", notices.unpriced(model))
+            await services.add_message(agent, "plane", notices.unpriced(model))
 
 
 def tell_cut_turns(conversation: Conversation, tx: Connection, cut: dict[str, Interrupted]) -> None:

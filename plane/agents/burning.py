@@ -33,6 +33,6 @@ async def tell_spike(services: Services, agent: str, spiked: Spiked | None = Non
         return
     reaches_at = services.burn.reaches(agent, spent, ceiling, services.gate.resets_at())
     said = notices.spike(agent, spike.hour_usd, spike.day_usd, spike.times, reaches_at)
-    await services.say(agent, "plane", said)
+    await services.add_message(agent, "plane", said)
     if spiked is not None:
         spiked(agent, said, spike)

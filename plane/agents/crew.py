@@ -1,5 +1,5 @@
 """The agents' workers — made, renamed, ended, started and stopped — and the
-operator's messages to them (`send`), and the day rolling over.
+operator's messages to them (`receive`), and the day rolling over.
 
 The crew is the top of the agents: it builds workers and hands each the
 narrow callables it needs (`publish` is the rows', `after_turn` the cost
@@ -116,8 +116,8 @@ class Crew:
         await asyncio.gather(*waits, *self._tasks, return_exceptions=True)
         await self._tooling.mcp.close()  # every MCP server, and all they started
 
-    async def send(self, agent: str, text: str) -> Ran:
-        """The operator's text, posted: a slash command is run by the plane;
+    async def receive(self, agent: str, text: str) -> Ran:
+        """The operator's text for `agent`: a slash command is run by the plane;
         anything else waits for the agent's next turn. Returns what was
         stored and said at once (with their ids), and whether a command was
         refused.
@@ -152,7 +152,7 @@ class Crew:
         try:
             hold = await worker.hold()
             said = [
-                await self._services.say(
+                await self._services.add_message(
                     agent, "operator", text, held=hold is not None, waiting=True
                 )
             ]
@@ -171,8 +171,8 @@ class Crew:
         kept (not left waiting for a turn that never comes), and the plane
         says so at once."""
         said = [
-            await self._services.say(agent, "operator", text),
-            await self._services.say(agent, "plane", notices.gateway_agent(agent)),
+            await self._services.add_message(agent, "operator", text),
+            await self._services.add_message(agent, "plane", notices.gateway_agent(agent)),
         ]
         await self._rows.publish(agent)
         return said

@@ -83,7 +83,7 @@ class Lifecycle:
         worker.hold_changed()
         ceiling = self._services.gate.ceilings.of(agent)
         said = notices.paused_now(ceiling, worker.working) if paused else notices.RESUMED
-        await self._services.say(agent, "plane", said)
+        await self._services.add_message(agent, "plane", said)
         return await self._rows.publish(agent)
 
     async def edit(
@@ -120,7 +120,7 @@ class Lifecycle:
             await services.gate.ceilings.set(agent, ceiling)
             worker.hold_changed()
         worker.session.layers = None  # the next turn takes the prompt's sections anew
-        await services.say(agent, "plane", notices.edited(model, role, chosen, ceiling))
+        await services.add_message(agent, "plane", notices.edited(model, role, chosen, ceiling))
         return await self._rows.publish(agent)
 
     # ── interrupt ──────────────────────────────────────────────────────────
@@ -178,7 +178,7 @@ class Lifecycle:
             renamed = replace(spec, name=new, workspace=workspace)
             services.roster.renamed(agent, renamed)
             self._crew.renamed(agent, renamed)
-        await services.say(new, "plane", notices.renamed(agent))
+        await services.add_message(new, "plane", notices.renamed(agent))
         state = await self._rows.state(new)
         services.emit(AgentRenamed(old=agent, agent=state))
         return state

@@ -38,7 +38,7 @@ class Scout:
             if hold is not None:
                 notice = notices.why(hold, self._clock.now())
                 raise ToolError(f"The scout is not answering: {notice}")
-            await worker.say("plane", notices.scout_asked(asker, question, paths))
+            await worker.tell(notices.scout_asked(asker, question, paths))
             result = await worker.take_turn(
                 f"{asker} asks: {question}\nLook at: {listed}\n"
                 "Answer concisely with only what answers the question.",

@@ -111,7 +111,7 @@ class Services:
     ownership: Ownership
     """Which plane runs each agent's turns (all of them, alone on a store)."""
 
-    async def say(
+    async def add_message(
         self,
         agent: str,
         kind: MessageKind,
@@ -122,7 +122,8 @@ class Services:
         cost_usd: Decimal | None = None,
         usage: Usage | None = None,
     ) -> Message:
-        """Store a message in `agent`'s conversation, then tell the clients."""
+        """Store a message in `agent`'s conversation, then tell the clients
+        (`MessageAppended`): what is said in a conversation is said this way."""
         message = await self.conversation.append(
             agent, kind, text, held=held, waiting=waiting, cost_usd=cost_usd, usage=usage
         )

@@ -87,7 +87,7 @@ class Tooling:
             return Selection(names)
         opened = await self.mcp.session(spec.name, workspace, founding, servers, spec.tools)
         for notice in opened.notices:
-            await self._services.say(spec.name, "plane", notice)
+            await self._services.add_message(spec.name, "plane", notice)
         return Selection(names, opened.catalog)
 
     def specs(self, selection: Selection) -> tuple[ToolSpec, ...]:

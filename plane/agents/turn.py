@@ -35,7 +35,7 @@ from plane.economy.repomap.map import layer
 from plane.errors import ContextOverflow, ProviderError
 from plane.money.ledger import FleetFull
 from plane.providers.base import ChatMessage, CompletionRequest, ToolCall, ToolSpec
-from plane.wire.protocol import Message, MessageKind, Usage
+from plane.wire.protocol import Message, Usage
 
 SUMMARY_CHARS = 160
 PLANE_VOICE = frozenset({"set_own_limit"})
@@ -121,10 +121,10 @@ class Turn:
                 # the plane's in its input was what a small model answered with.
                 tools = ()
         else:
-            await self.say("plane", notices.capped(cap))
+            await self._tell(notices.capped(cap))
         if self.result.answer and echoes(self.result.answer, self._plane_said):
             self.result.answer = ""
-            await self.say("plane", notices.echoed(self.spec.name))
+            await self._tell(notices.echoed(self.spec.name))
         if self.result.overflowed:
             # Kept, it would make every later prompt too long as well: the
             # agent would fail each turn on one oversized message or result;
@@ -136,7 +136,7 @@ class Turn:
                 self.spec.workspace,
                 self.services.clock.now(),
             )
-            await self.say("plane", notices.overflowed(self.spec, window, saved))
+            await self._tell(notices.overflowed(self.spec, window, saved))
         else:
             await self.services.transcript.extend(self.spec.name, new)
         return self.result
@@ -176,13 +176,13 @@ class Turn:
         self.result.overflowed = False
         if not summary:
             if self._session.breaker.failed():
-                await self.say("plane", notices.BREAKER)
+                await self._tell(notices.BREAKER)
             return history
         self._session.breaker.succeeded()
         self._summarised = True
         compacted = replacement(summary, recent_files(history), saved)
         await services.transcript.replace(agent, compacted)
-        await self.say("plane", notices.summarised(saved))
+        await self._tell(notices.summarised(saved))
         return compacted
 
     async def _prompt_layers(self, *, fresh: bool) -> tuple[str, ...]:
@@ -229,7 +229,7 @@ class Turn:
             return None
         except ProviderError as exc:
             self.result.ok = False
-            await self.say("plane", notices.failed(str(exc)))
+            await self._tell(notices.failed(str(exc)))
             return None
         except FleetFull as full:
             # Refused at admission (nothing was sent or written): the turn
@@ -237,7 +237,7 @@ class Turn:
             self.result.ok = False
             self.result.held = True
             hold = await self.services.gate.fleet_full(self.spec.name, full)
-            await self.say("plane", notices.why(hold, self.services.clock.now()))
+            await self._tell(notices.why(hold, self.services.clock.now()))
             return None
         self.result.cost += metered.charge.cost_usd
         self.result.usage = self.result.usage + metered.completion.usage
@@ -245,10 +245,10 @@ class Turn:
         await self._on_spend(self.spec.name)
         if metered.failure is not None:
             self.result.ok = False
-            await self.say("plane", notices.broken(metered.failure))
+            await self._tell(notices.broken(metered.failure))
             return None
         if metered.completion.stop_reason == "interrupted":
-            await self.say("plane", notices.CUT_OFF)
+            await self._tell(notices.CUT_OFF)
         return metered
 
     def _first_time(self, calls: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
@@ -275,7 +275,9 @@ class Turn:
         # The whole result, as the model read it (compressed), under the summary
         # line: the conversation shows the summary, and a reader can open it.
         whole = outcome.for_model.strip()
-        await self.say("tool", f"{summary}\n{whole}" if whole and whole != first else summary)
+        await self.services.add_message(
+            self.spec.name, "tool", f"{summary}\n{whole}" if whole and whole != first else summary
+        )
         # Which tool (and MCP server) gave it, kept with the history for cost by tool.
         return ChatMessage(
             "tool",
@@ -285,8 +287,9 @@ class Turn:
             mcp_server=outcome.mcp_server,
         )
 
-    async def say(self, kind: MessageKind, text: str) -> Message:
-        return await self.services.say(self.spec.name, kind, text)
+    async def _tell(self, notice: str) -> Message:
+        """The plane tells the agent's conversation `notice` (`plane.agents.notices`)."""
+        return await self.services.add_message(self.spec.name, "plane", notice)
 
 
 CUT_AT_LIMIT = frozenset({"length", "max_tokens"})

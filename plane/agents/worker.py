@@ -36,7 +36,7 @@ from plane.agents.turn import Turn, TurnResult
 from plane.errors import LeaseLost, LedgerError
 from plane.money.gate import Hold, Paused
 from plane.store.fence import FENCE
-from plane.wire.protocol import Message, MessageAppended, MessageKind, TurnFinished, TurnStarted
+from plane.wire.protocol import Message, MessageAppended, TurnFinished, TurnStarted
 
 if TYPE_CHECKING:
     from plane.agents.toolbox import Tooling
@@ -157,7 +157,7 @@ class AgentWorker:
         away, or the agent taken by another plane meanwhile): then the log
         has it, and the worker goes on to its next wake."""
         try:
-            await self.say("plane", notices.TURN_FAILED)
+            await self.tell(notices.TURN_FAILED)
             if self._row_behind:
                 self._row_behind = False
                 await self._publish(self.spec.name)
@@ -190,7 +190,7 @@ class AgentWorker:
         if await self._last_told() == hold.reason:
             return None
         self._told_hold = hold.reason  # before the await: a send and the worker race to say it
-        said = await self.say("plane", notices.why(hold, self._services.clock.now()))
+        said = await self.tell(notices.why(hold, self._services.clock.now()))
         await self._services.conversation.remember_hold(self.spec.name, hold.reason)
         return said
 
@@ -295,7 +295,7 @@ class AgentWorker:
         next turn tries again; its first call is written before it is sent,
         so nothing is spent while the ledger refuses."""
         log.error("%s: %s", self.spec.name, error, exc_info=error)
-        await self.say("plane", notices.unrecorded(error))
+        await self.tell(notices.unrecorded(error))
 
     async def take_turn(
         self,
@@ -394,10 +394,10 @@ class AgentWorker:
         unpriced = so_far.unpriced or cut.unpriced > 0
         if unpriced:  # unknown never reads as free: no $0.00, no cost carried
             notice = notices.unpriced_cut(self.spec.model, cut)
-            await services.say(self.spec.name, "plane", notice)
+            await services.add_message(self.spec.name, "plane", notice)
         else:
             notice = notices.interrupted(cost, cut)
-            await services.say(self.spec.name, "plane", notice, cost_usd=cost)
+            await services.add_message(self.spec.name, "plane", notice, cost_usd=cost)
         # calls=0: the notice is this turn's cost line (it carries the cost).
         return TurnResult(cost=cost, usage=so_far.usage, ok=False, unpriced=unpriced)
 
@@ -442,8 +442,9 @@ class AgentWorker:
         if show:
             await self._publish(name)
 
-    async def say(self, kind: MessageKind, text: str) -> Message:
-        return await self._services.say(self.spec.name, kind, text)
+    async def tell(self, notice: str) -> Message:
+        """The plane tells the agent's conversation `notice` (`plane.agents.notices`)."""
+        return await self._services.add_message(self.spec.name, "plane", notice)
 
 
 def incoming(waiting: list[Message], due: list[Booking]) -> str:

@@ -1,7 +1,7 @@
 """Requests → runtime calls: what each request a client sends asks of the
 plane, and the reply it gets.
 
-The routing only: the conversation's rules are the crew's (`Crew.send`),
+The routing only: the conversation's rules are the crew's (`Crew.receive`),
 the agents' the roster's, money's the ledger's. The lifecycle — what exists
 and when — is `plane.daemon.server`'s; it hands this what a request may
 call, as narrow parts and callables.
@@ -133,7 +133,7 @@ class Api:
         """Post the operator's text: what was stored and said at once, and
         whether a command was refused (nothing changed)."""
         self._roster.get(agent)
-        return await self._crew.send(agent, text)
+        return await self._crew.receive(agent, text)
 
     async def new_agent(
         self, name: str, model: str, role: str, tools: p.ToolSet | None = None

@@ -188,7 +188,7 @@ class Approvals:
             lambda conn: approvals.answer_within(conn, link.nonce, "raise", now),
         )
         to = usd_exact(link.to_usd)
-        await services.say(link.agent, "plane", notices.raised(link.to_usd))
+        await services.add_message(link.agent, "plane", notices.raised(link.to_usd))
         await self._rows.publish(link.agent)
         self._workers.wake(link.agent)
         return Verdict(200, f"{link.agent}: raised to {to} until 00:00 UTC.", link)
@@ -197,7 +197,7 @@ class Approvals:
         services, now = self._services, self._services.clock.now()
         await self._db.write(lambda conn: approvals.answer_within(conn, link.nonce, "deny", now))
         has = usd_exact(link.from_usd)
-        await services.say(link.agent, "plane", notices.declined(link.to_usd))
+        await services.add_message(link.agent, "plane", notices.declined(link.to_usd))
         await self._rows.publish(link.agent)
         return Verdict(200, f"{link.agent}: declined; its ceiling stays {has} a day.", link)
 

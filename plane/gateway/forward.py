@@ -368,7 +368,7 @@ class Gateway:
         # The charts' and /metrics' "compression saved".
         await services.savings.record(agent, call.model, call.saved, charged.day)
         cost = None if charged.unpriced else charged.cost  # unknown, not $0
-        await services.say(agent, "cost", line, cost_usd=cost, usage=charged.usage)
+        await services.add_message(agent, "cost", line, cost_usd=cost, usage=charged.usage)
         await self._publish(agent)
         await self._spend_notices(agent)
 

@@ -85,7 +85,7 @@ async def test_one_message_through_its_turn_asks_the_gate_and_builds_its_row_cou
     from plane.money.gate import Gate
 
     counts = {"gate": 0, "row": 0}
-    hold, build, send = Gate.hold, Rows.row, Crew.send
+    hold, build, receive = Gate.hold, Rows.row, Crew.receive
 
     async def counted_hold(self, agent, **kwargs):  # type: ignore[no-untyped-def]
         counts["gate"] += agent == "demo"
@@ -97,14 +97,14 @@ async def test_one_message_through_its_turn_asks_the_gate_and_builds_its_row_cou
 
     at_reply: dict[str, int] = {}
 
-    async def sent(self, agent, text):  # type: ignore[no-untyped-def]
-        ran = await send(self, agent, text)
+    async def received(self, agent, text):  # type: ignore[no-untyped-def]
+        ran = await receive(self, agent, text)
         at_reply.update(counts)  # the reply is made of what this returns
         return ran
 
     monkeypatch.setattr(Gate, "hold", counted_hold)
     monkeypatch.setattr(Rows, "row", counted_build)
-    monkeypatch.setattr(Crew, "send", sent)
+    monkeypatch.setattr(Crew, "receive", received)
     plane = await start_plane()
     plane.llm.reply("later", delay_s=0.2)
     client = await plane.client()
