@@ -69,8 +69,8 @@ class Crew:
             publish=self._rows.publish,
             show=self._rows.show,
             after_turn=self._after_turn,
+            client_model=client_model,
         )
-        worker.client_model = client_model
         self.workers.add(worker)
         self._services.gate.ceilings.add_agent(spec.name, spec.ceiling_from_file)
         if spec.gateway is None:  # a gateway agent's calls come from its client, not from turns
@@ -120,51 +120,58 @@ class Crew:
         """The operator's text for `agent`: a slash command is run by the plane;
         anything else waits for the agent's next turn. Returns what was
         stored and said at once (with their ids), and whether a command was
-        refused.
+        refused."""
+        if is_command(text):
+            return await self._command(agent, text)
+        if self.workers[agent].spec.gateway is not None:
+            return Ran(await self._not_for_a_gateway_agent(agent, text), refused=True)
+        return Ran(await self._message(agent, text))
 
-        A plain message asks the gate once, is written once, and shows as
+    async def _command(self, agent: str, text: str) -> Ran:
+        """Both halves stored and shown, the row after; the agent woken (every
+        agent, for a fleet limit, which may free any of them)."""
+        worker = self.workers[agent]
+        in_a_turn = worker.working
+        between = between_turns(text) and not in_a_turn
+        async with worker.turn_lock if between else contextlib.nullcontext():
+            ran = await run_command(self._services, agent, text, in_a_turn=in_a_turn)
+        for message in ran.messages:
+            self._services.emit(MessageAppended(message=message))
+        await self._rows.publish(agent)
+        if text[1:].split()[1:2] == ["fleet"]:
+            for other in self.workers:
+                self.workers.wake(other)
+        else:
+            self.workers.wake(agent)
+        return ran
+
+    async def _message(self, agent: str, text: str) -> list[Message]:
+        """A plain message asks the gate once, is written once, and shows as
         one `MessageAppended` and one `AgentUpdated` (built with that same
         answer from the gate) before the worker is woken, so the row never
         shows the turn before the message it answers. A message larger than
         the model's whole context is refused, and nothing is stored."""
-        if is_command(text):
-            worker = self.workers[agent]
-            in_a_turn = worker.working
-            between = between_turns(text) and not in_a_turn
-            async with worker.turn_lock if between else contextlib.nullcontext():
-                ran = await run_command(self._services, agent, text, in_a_turn=in_a_turn)
-            for message in ran.messages:
-                self._services.emit(MessageAppended(message=message))
-            await self._rows.publish(agent)
-            if text[1:].split()[1:2] == ["fleet"]:  # a fleet limit may free any agent
-                for other in self.workers:
-                    self.workers.wake(other)
-            else:
-                self.workers.wake(agent)
-            return ran
-        worker = self.workers[agent]
-        if worker.spec.gateway is not None:
-            return Ran(await self._not_for_a_gateway_agent(agent, text), refused=True)
-        today = day_of(self._services.clock.now())
-        if (refused := too_large(self._services.config, worker.spec, text, today)) is not None:
+        services, worker = self._services, self.workers[agent]
+        today = day_of(services.clock.now())
+        if (refused := too_large(services.config, worker.spec, text, today)) is not None:
             raise InvalidRequest(refused)  # stored nowhere: it would jam every later turn
-        refuse_while_unreachable(self._services.ledger.store_unreachable_since())
+        refuse_while_unreachable(services.ledger.store_unreachable_since())
         try:
             hold = await worker.hold()
             said = [
-                await self._services.add_message(
+                await services.add_message(
                     agent, "operator", text, held=hold is not None, waiting=True
                 )
             ]
         except (LedgerError, sqlite3.Error) as error:
             if unreachable(error):
-                refuse_while_unreachable(self._services.ledger.store_unreachable_since())
+                refuse_while_unreachable(services.ledger.store_unreachable_since())
             raise
         if hold is not None and (notice := await worker.tell_hold(hold)):
             said.append(notice)
         await self._rows.show(agent, hold)
         worker.wake()
-        return Ran(said)
+        return said
 
     async def _not_for_a_gateway_agent(self, agent: str, text: str) -> list[Message]:
         """A gateway agent answers only its own client: what is typed to it is

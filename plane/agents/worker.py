@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from plane.agents import notices
+from plane.agents.held import Told
 from plane.agents.roster import AgentSpec
 from plane.agents.scheduler import Booking, Scheduler
 from plane.agents.services import Services
@@ -64,6 +65,7 @@ class AgentWorker:
         publish: Publish,
         show: Show,
         after_turn: TellAfter,
+        client_model: str | None = None,
     ) -> None:
         self.spec = spec
         self.working = False
@@ -80,18 +82,15 @@ class AgentWorker:
         """A turn of its own ended, or a hold was told, and its row is not shown since."""
         self._after_turn = after_turn
         self._wake = asyncio.Event()
-        self._told_hold: str | None = None
-        """The reason of the hold last told (None: not held since), as the
-        store keeps it across restarts; read from there first (`_last_told`)."""
-        self._told_at: int | None = None
-        """`Ownership.changes` when `_told_hold` was read (None: not yet)."""
+        self._told = Told(services)
+        """What its conversation was told of its hold, this held spell."""
         self._busy = False
         self._turn_task: asyncio.Task[TurnResult] | None = None
         """The running turn, a task of its own so the operator can cut it alone."""
         self._cutting = False
         self.session = Session()
         """Its model session as kept between turns (prompt sections, auto-compact's breaker)."""
-        self.client_model: str | None = None
+        self.client_model = client_model
         """A gateway agent's: the model its client named in its latest call."""
 
     def wake(self) -> None:
@@ -187,23 +186,7 @@ class AgentWorker:
 
     async def tell_hold(self, hold: Hold) -> Message | None:
         """Say why the agent is quiet, once per held spell and reason."""
-        if await self._last_told() == hold.reason:
-            return None
-        self._told_hold = hold.reason  # before the await: a send and the worker race to say it
-        said = await self.tell(notices.why(hold, self._services.clock.now()))
-        await self._services.conversation.remember_hold(self.spec.name, hold.reason)
-        return said
-
-    async def _last_told(self) -> str | None:
-        """Read from the store once, and again whenever the agents this plane
-        runs have changed (another plane may have told, or ended, a hold)."""
-        ownership = self._services.ownership
-        if self._told_at != ownership.changes:
-            at = ownership.changes
-            told = await self._services.conversation.told_hold(self.spec.name)
-            if self._told_at != at:
-                self._told_hold, self._told_at = told, at
-        return self._told_hold
+        return await self._told.hold(self.spec.name, hold)
 
     async def call_held(self, hold: Hold | None) -> None:
         """A gateway agent's call refused by `hold`, said once a held spell
@@ -215,13 +198,7 @@ class AgentWorker:
 
     async def unheld(self) -> None:
         """The held spell is over: the next hold is told."""
-        await self._remember_hold(None)
-
-    async def _remember_hold(self, reason: str | None) -> None:
-        """What was last told, kept in the store too: a restart does not say it again."""
-        if await self._last_told() != reason:
-            self._told_hold = reason
-            await self._services.conversation.remember_hold(self.spec.name, reason)
+        await self._told.remember(self.spec.name, None)
 
     async def _work(self) -> None:
         """Take turns while there is work and the gate lets the agent go.
@@ -429,7 +406,7 @@ class AgentWorker:
         elif not result.held:  # a turn that failed: its notices are what it answered
             await services.conversation.answered(questions)
         if result.held:  # the turn said why it stopped: said once a spell
-            await self._remember_hold("fleet")
+            await self._told.remember(name, "fleet")
         await self._bookings.done(list(due))
         await self._keep_ambient()
         if result.calls:
