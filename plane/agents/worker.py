@@ -13,7 +13,7 @@ another plane has taken the agent (`LeaseLost`), and the turn then stops
 and says nothing — what it was answering still waits, for the new owner.
 
 The worker is told what to call and knows nothing of who it calls:
-`publish` shows its row, `after_turn` says a turn's cost and the spend
+`publish` and `show` show its row, `after_turn` says a turn's cost and the spend
 notices, the scheduler keeps its bookings. None of them is the crew.
 """
 
