@@ -116,10 +116,10 @@ class StandInPlane:
             writer.write(p.encode(reply))
             await writer.drain()
 
-    def said(self, agent: str) -> list[p.Message]:
+    def said(self, agent: str) -> list[p.ConversationMessage]:
         """The agent's last `history` messages, a question and an answer at a time."""
         return [
-            p.Message(
+            p.ConversationMessage(
                 id=n + 1,
                 agent=agent,
                 at=NOW,

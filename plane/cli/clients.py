@@ -81,7 +81,7 @@ async def _answer(client: PlaneClient, agent: str) -> int:
     )
 
 
-def _line(message: p.Message) -> str:
+def _line(message: p.ConversationMessage) -> str:
     prefix = {"ask": "‹ask› ", "tool": "· ", "cost": "  "}.get(message.kind, "")
     return prefix + terminal_safe(message.text)
 

@@ -243,7 +243,7 @@ def show_log(args: argparse.Namespace) -> int:
 WHO = {"operator": "you", "plane": "plane", "ask": "‹ask›", "tool": "·", "cost": " "}
 
 
-def log_line(m: p.Message) -> str:
+def log_line(m: p.ConversationMessage) -> str:
     who = m.agent if m.kind == "agent" else WHO[m.kind]
     held = " (held)" if m.held else ""
     text = terminal_safe(m.text).replace("\n", "\n" + " " * 17)

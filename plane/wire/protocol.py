@@ -140,7 +140,7 @@ request for its own ceiling (shown as ‹ask›); cost: a turn's cost line;
 tool: a tool call the agent made, with a short result."""
 
 
-class Message(Frame):
+class ConversationMessage(Frame):
     id: int
     agent: str
     at: datetime
@@ -408,7 +408,7 @@ class Sent(Frame):
 
     type: Literal["sent"] = "sent"
     id: int
-    messages: list[Message]
+    messages: list[ConversationMessage]
     refused: bool = False
     """The plane's reply says why it does nothing with this: a slash command
     refused (unknown, or a bad argument: nothing changed), or a message to a
@@ -419,7 +419,7 @@ class Messages(Frame):
     type: Literal["messages"] = "messages"
     id: int
     agent: str
-    messages: list[Message]
+    messages: list[ConversationMessage]
 
 
 class AgentCreated(Frame):
@@ -541,7 +541,7 @@ class Error(Frame):
 
 class MessageAppended(Frame):
     type: Literal["message"] = "message"
-    message: Message
+    message: ConversationMessage
 
 
 class TextDelta(Frame):

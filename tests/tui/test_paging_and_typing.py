@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from textual import events
-from textual.message import Message as TextualMessage
+from textual.message import Message
 from textual.widgets import Input
 
 from plane.wire.protocol import SnapshotReply, Welcome, encode
@@ -133,7 +133,7 @@ async def test_a_page_the_plane_never_sends_is_reported_as_no_answer_in_time(
 
     socket = tmp_path / "plane.sock"
     server = await asyncio.start_unix_server(answer_only_the_handshake, socket)
-    posted: list[TextualMessage] = []
+    posted: list[Message] = []
     # Not 10 s: the plane's silence is the point, not the wait.
     app = PlaneApp(Address(path=socket), timeouts=Timeouts(request_s=0.2))
     async with server:

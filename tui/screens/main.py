@@ -18,13 +18,13 @@ from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.message import Message as TextualMessage
+from textual.message import Message
 from textual.reactive import reactive
 from textual.timer import Timer
 from textual.widgets import Input, Static, TextArea
 from textual.worker import Worker, WorkerState
 
-from plane.wire.protocol import AgentState, History, Message, Send
+from plane.wire.protocol import AgentState, ConversationMessage, History, Send
 from plane.wire.words import store_unreachable
 from tui.commands import Commands
 from tui.fleet import fleet
@@ -82,19 +82,19 @@ class MainScreen(ManageAgents):
     """Why the plane is not connected (and when the next try is), or None."""
 
     @dataclass
-    class Delivered(TextualMessage):
+    class Delivered(Message):
         """What the plane stored and answered for something sent or fetched."""
 
         agent: str
-        messages: list[Message]
+        messages: list[ConversationMessage]
         whole_history: bool = False
 
     @dataclass
-    class Paged(TextualMessage):
+    class Paged(Message):
         """A page of earlier messages."""
 
         agent: str
-        messages: list[Message]
+        messages: list[ConversationMessage]
         reached_start: bool = False
 
     def __init__(self, store: Store, link: Link, commands: Commands) -> None:
@@ -176,7 +176,7 @@ class MainScreen(ManageAgents):
         line = fleet(agents, ceiling, unlisted) if self.store.day else None
         self.query_one(FleetLine).fleet = line
 
-    def _message_added(self, message: Message) -> None:
+    def _message_added(self, message: ConversationMessage) -> None:
         if message.agent == self.selected:
             self.query_one(ConversationPane).append(message)
         elif message.kind in UNREAD_KINDS:

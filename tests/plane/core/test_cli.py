@@ -23,7 +23,7 @@ import pytest
 from plane.clock import day_of, midnight_after
 from plane.store.sqlite import SqliteDatabase
 from plane.wire.protocol import (
-    Message,
+    ConversationMessage,
     Sent,
     Snapshot,
     SnapshotReply,
@@ -367,7 +367,7 @@ class FakePlane:
             encode(SnapshotReply(id=json.loads(lines.readline())["id"], snapshot=snapshot))
         )
         send = json.loads(lines.readline())
-        said = Message(id=1, agent="demo", at=now, kind="operator", text=send["text"])
+        said = ConversationMessage(id=1, agent="demo", at=now, kind="operator", text=send["text"])
         conn.sendall(encode(Sent(id=send["id"], messages=[said])))
 
     def close(self) -> None:

@@ -12,7 +12,7 @@ from tests.plane.core.test_socket import raw
 pytestmark = pytest.mark.usefixtures("each_store")
 
 
-async def fill(plane, count: int) -> list[p.Message]:
+async def fill(plane, count: int) -> list[p.ConversationMessage]:
     """`count` messages for demo, with scout's between them (ids are shared
     by every agent, so demo's are not consecutive)."""
     said = []
@@ -22,7 +22,7 @@ async def fill(plane, count: int) -> list[p.Message]:
     return said
 
 
-async def page(client, **fields) -> list[p.Message]:
+async def page(client, **fields) -> list[p.ConversationMessage]:
     reply = await client.request(p.History, agent="demo", **fields)
     assert isinstance(reply, p.Messages)
     return reply.messages

@@ -17,7 +17,7 @@ async def events_until(client, done):  # type: ignore[no-untyped-def]
     raise AssertionError(f"the stream ended after {seen}")
 
 
-def of_demo(events: list[p.Event]) -> tuple[list[p.Message], list[p.AgentState]]:
+def of_demo(events: list[p.Event]) -> tuple[list[p.ConversationMessage], list[p.AgentState]]:
     messages = [e.message for e in events if isinstance(e, p.MessageAppended)]
     updates = [e.agent for e in events if isinstance(e, p.AgentUpdated)]
     return (
