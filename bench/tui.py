@@ -94,7 +94,7 @@ class StandInPlane:
         while line := await reader.readline():
             request = p.decode_request(line)
             if isinstance(request, p.Hello):
-                reply: p.Frame = p.Welcome(id=request.id, plane_version="bench")
+                reply: p.Frame = p.HelloReply(id=request.id, plane_version="bench")
             elif isinstance(request, p.Subscribe):
                 reply = p.SnapshotReply(
                     id=request.id,
@@ -108,7 +108,7 @@ class StandInPlane:
                 )
                 self._writers.append(writer)
             elif isinstance(request, p.History):
-                reply = p.Messages(
+                reply = p.HistoryReply(
                     id=request.id, agent=request.agent, messages=self.said(request.agent)
                 )
             else:

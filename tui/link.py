@@ -28,28 +28,28 @@ from textual.message import Message
 
 from plane.wire.client import NotRunning, PlaneClient, PlaneError, RequestFailed
 from plane.wire.protocol import (
-    AgentChanged,
-    AgentCreated,
+    AgentReply,
     DeleteAgent,
     EditAgent,
     History,
-    InterruptTurn,
+    HistoryReply,
+    Interrupt,
     Ledger,
-    LedgerQuery,
-    Messages,
+    LedgerReply,
     NewAgent,
-    Ok,
+    NewAgentReply,
+    OkReply,
     PauseAgent,
     RenameAgent,
     Reply,
     RequestFrame,
     Send,
-    Sent,
+    SendReply,
     SnapshotReply,
     SpendHistory,
-    SpendHistoryQuery,
+    SpendHistoryReply,
     SpendStack,
-    SpendStackQuery,
+    SpendStackReply,
     Subscribe,
     ToolSet,
 )
@@ -232,13 +232,15 @@ class Link:
             raise LinkFailed(asked, "refused", why)
         return reply
 
-    async def send(self, agent: str, text: str) -> Sent:
-        return await self.request(Send, Sent, self.timeouts.request_s, agent=agent, text=text)
+    async def send(self, agent: str, text: str) -> SendReply:
+        return await self.request(Send, SendReply, self.timeouts.request_s, agent=agent, text=text)
 
-    async def history(self, agent: str, limit: int = 200, before_id: int | None = None) -> Messages:
+    async def history(
+        self, agent: str, limit: int = 200, before_id: int | None = None
+    ) -> HistoryReply:
         return await self.request(
             History,
-            Messages,
+            HistoryReply,
             self.timeouts.request_s,
             agent=agent,
             limit=limit,
@@ -247,10 +249,10 @@ class Link:
 
     async def new_agent(
         self, name: str, model: str, role: str = "", tools: ToolSet | None = None
-    ) -> AgentCreated:
+    ) -> NewAgentReply:
         return await self.request(
             NewAgent,
-            AgentCreated,
+            NewAgentReply,
             self.timeouts.new_agent_s,
             name=name,
             model=model,
@@ -258,42 +260,42 @@ class Link:
             tools=tools,
         )
 
-    async def ledger(self) -> Ledger:
-        return await self.request(LedgerQuery, Ledger, self.timeouts.request_s)
+    async def ledger(self) -> LedgerReply:
+        return await self.request(Ledger, LedgerReply, self.timeouts.request_s)
 
     # ── managing agents (plane.agents.lifecycle decides; these only ask) ──
 
-    async def delete_agent(self, agent: str) -> Ok:
+    async def delete_agent(self, agent: str) -> OkReply:
         # A turn in flight is cut first: as long as an interrupt may take.
-        return await self.request(DeleteAgent, Ok, self.timeouts.new_agent_s, agent=agent)
+        return await self.request(DeleteAgent, OkReply, self.timeouts.new_agent_s, agent=agent)
 
-    async def pause_agent(self, agent: str, paused: bool) -> AgentChanged:
+    async def pause_agent(self, agent: str, paused: bool) -> AgentReply:
         return await self.request(
-            PauseAgent, AgentChanged, self.timeouts.request_s, agent=agent, paused=paused
+            PauseAgent, AgentReply, self.timeouts.request_s, agent=agent, paused=paused
         )
 
-    async def rename_agent(self, agent: str, new_name: str) -> AgentChanged:
+    async def rename_agent(self, agent: str, new_name: str) -> AgentReply:
         return await self.request(
-            RenameAgent, AgentChanged, self.timeouts.request_s, agent=agent, new_name=new_name
+            RenameAgent, AgentReply, self.timeouts.request_s, agent=agent, new_name=new_name
         )
 
-    async def edit_agent(self, agent: str, **changes: Any) -> AgentChanged:
+    async def edit_agent(self, agent: str, **changes: Any) -> AgentReply:
         """`changes`: role, model, tools, limit; the ones left out stay."""
         # A new model may be the embedded one, which starts on first use.
         return await self.request(
-            EditAgent, AgentChanged, self.timeouts.new_agent_s, agent=agent, **changes
+            EditAgent, AgentReply, self.timeouts.new_agent_s, agent=agent, **changes
         )
 
-    async def interrupt(self, agent: str) -> Ok:
-        return await self.request(InterruptTurn, Ok, self.timeouts.request_s, agent=agent)
+    async def interrupt(self, agent: str) -> OkReply:
+        return await self.request(Interrupt, OkReply, self.timeouts.request_s, agent=agent)
 
-    async def spend_history(self, agent: str | None) -> SpendHistory:
+    async def spend_history(self, agent: str | None) -> SpendHistoryReply:
         return await self.request(
-            SpendHistoryQuery, SpendHistory, self.timeouts.request_s, agent=agent
+            SpendHistory, SpendHistoryReply, self.timeouts.request_s, agent=agent
         )
 
-    async def spend_stack(self, by: Literal["agent", "model"]) -> SpendStack:
-        return await self.request(SpendStackQuery, SpendStack, self.timeouts.request_s, by=by)
+    async def spend_stack(self, by: Literal["agent", "model"]) -> SpendStackReply:
+        return await self.request(SpendStack, SpendStackReply, self.timeouts.request_s, by=by)
 
 
 _OFFLINE = "no connection to the plane"

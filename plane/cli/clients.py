@@ -30,7 +30,7 @@ def send(args: argparse.Namespace) -> int:
         if args.wait:
             await client.request(p.Subscribe)
         reply = await client.request(p.Send, agent=args.agent, text=args.text)
-        assert isinstance(reply, p.Sent)
+        assert isinstance(reply, p.SendReply)
         said = [m for m in reply.messages if m.kind != "operator"]
         for message in said:
             print(_line(message))
@@ -88,8 +88,8 @@ def _line(message: p.ConversationMessage) -> str:
 
 def ledger(args: argparse.Namespace) -> int:
     async def work(client: PlaneClient) -> int:
-        reply = await client.request(p.LedgerQuery, day=args.day)
-        assert isinstance(reply, p.Ledger)
+        reply = await client.request(p.Ledger, day=args.day)
+        assert isinstance(reply, p.LedgerReply)
         return _show_ledger(args, reply.day, reply.entries)
 
     try:
@@ -199,7 +199,7 @@ def new(args: argparse.Namespace) -> int:
         reply = await client.request(
             p.NewAgent, name=args.name, model=model, role=args.role, tools=args.tools
         )
-        assert isinstance(reply, p.AgentCreated)
+        assert isinstance(reply, p.NewAgentReply)
         a = reply.agent
         ceiling = "no limit" if a.limit_usd is None else f"{usd_exact(a.limit_usd)} a day"
         from plane.agents.toolsets import described  # loads the config's models: only here

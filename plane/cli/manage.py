@@ -122,7 +122,7 @@ def _confirmed(agent: str) -> bool:
 def pause_agent(args: argparse.Namespace) -> int:
     async def work(client: PlaneClient) -> int:
         reply = await client.request(p.PauseAgent, agent=args.agent, paused=args.paused)
-        assert isinstance(reply, p.AgentChanged)
+        assert isinstance(reply, p.AgentReply)
         a = reply.agent
         if args.paused:
             print(f"Paused {a.name}: it takes no new turn until `plane resume {a.name}`.")
@@ -156,7 +156,7 @@ def edit_agent(args: argparse.Namespace) -> int:
             tools=tools,
             limit=args.limit,
         )
-        assert isinstance(reply, p.AgentChanged)
+        assert isinstance(reply, p.AgentReply)
         print(f"Edited {args.agent}.")
         print(_described(reply.agent))
         return 0
@@ -166,7 +166,7 @@ def edit_agent(args: argparse.Namespace) -> int:
 
 def interrupt_turn(args: argparse.Namespace) -> int:
     async def work(client: PlaneClient) -> int:
-        await client.request(p.InterruptTurn, agent=args.agent)
+        await client.request(p.Interrupt, agent=args.agent)
         print(f"Interrupted {args.agent}'s turn; its conversation says what it cost.")
         return 0
 
@@ -176,14 +176,14 @@ def interrupt_turn(args: argparse.Namespace) -> int:
 def show_agent(args: argparse.Namespace) -> int:
     async def work(client: PlaneClient) -> int:
         reply = await client.request(p.ShowAgent, agent=args.agent)
-        assert isinstance(reply, p.AgentDetails)
+        assert isinstance(reply, p.ShowAgentReply)
         print(shown(reply))
         return 0
 
     return with_client(work)
 
 
-def shown(details: p.AgentDetails) -> str:
+def shown(details: p.ShowAgentReply) -> str:
     a = details.agent
     made = "from agents.yaml" if details.made == "agents.yaml" else "made at run time"
     lines = [
@@ -232,7 +232,7 @@ def _ceiling_line(a: p.AgentState, source: str | None) -> str:
 def show_log(args: argparse.Namespace) -> int:
     async def work(client: PlaneClient) -> int:
         reply = await client.request(p.History, agent=args.agent, limit=args.n)
-        assert isinstance(reply, p.Messages)
+        assert isinstance(reply, p.HistoryReply)
         for message in reply.messages:
             print(log_line(message))
         return 0

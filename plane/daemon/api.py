@@ -59,7 +59,7 @@ class Api:
                 return p.SnapshotReply(id=request.id, snapshot=await self._crew.snapshot())
             case p.Send():
                 ran = await self.post(request.agent, request.text)
-                return p.Sent(id=request.id, messages=ran.messages, refused=ran.refused)
+                return p.SendReply(id=request.id, messages=ran.messages, refused=ran.refused)
             case p.History():
                 messages = await self._conversation.history(
                     request.agent, request.limit, before_id=request.before_id
@@ -67,25 +67,25 @@ class Api:
                 if not messages and request.agent not in self._roster.names():
                     self._roster.get(request.agent)  # no such agent, and none deleted
                 # A deleted agent's conversation is kept, and read like any other.
-                return p.Messages(id=request.id, agent=request.agent, messages=messages)
+                return p.HistoryReply(id=request.id, agent=request.agent, messages=messages)
             case p.NewAgent():
                 state = await self.new_agent(
                     request.name, request.model, request.role, request.tools
                 )
-                return p.AgentCreated(id=request.id, agent=state)
-            case p.LedgerQuery():
+                return p.NewAgentReply(id=request.id, agent=state)
+            case p.Ledger():
                 day = request.day or self._clock.now().date()
                 entries = await self._ledger.entries(day)
-                return p.Ledger(id=request.id, day=day, entries=entries)
+                return p.LedgerReply(id=request.id, day=day, entries=entries)
             case p.Stop():
                 self._stop()
-                return p.Ok(id=request.id)
-            case p.SpendHistoryQuery():
+                return p.OkReply(id=request.id)
+            case p.SpendHistory():
                 if request.agent is not None:
                     self._roster.get(request.agent)
                 assert self._db is not None
                 return await spend_history(self._db, self._ledger, request.agent, request.id)
-            case p.SpendStackQuery():
+            case p.SpendStack():
                 assert self._db is not None
                 return await spend_stack(
                     self._db, self._ledger, request.by, request.top, request.id
@@ -100,7 +100,7 @@ class Api:
         match request:
             case p.PauseAgent():
                 state = await life.pause(request.agent, request.paused)
-                return p.AgentChanged(id=request.id, agent=state)
+                return p.AgentReply(id=request.id, agent=state)
             case p.EditAgent():
                 gateway = self._roster.get(request.agent).gateway is not None
                 if request.model is not None and not gateway:  # a gateway agent's: refused
@@ -112,16 +112,16 @@ class Api:
                     tools=request.tools,
                     limit=request.limit,
                 )
-                return p.AgentChanged(id=request.id, agent=state)
+                return p.AgentReply(id=request.id, agent=state)
             case p.RenameAgent():
                 state = await life.rename(request.agent, request.new_name)
-                return p.AgentChanged(id=request.id, agent=state)
+                return p.AgentReply(id=request.id, agent=state)
             case p.DeleteAgent():
                 await life.delete(request.agent)
-                return p.Ok(id=request.id)
-            case p.InterruptTurn():
+                return p.OkReply(id=request.id)
+            case p.Interrupt():
                 await life.interrupt(request.agent)
-                return p.Ok(id=request.id)
+                return p.OkReply(id=request.id)
             case p.ShowAgent():
                 return await life.show(request.agent, request.id)
         raise PlaneError(f"Requests of type {request.type!r} are not handled here.")

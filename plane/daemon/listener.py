@@ -240,7 +240,7 @@ class _Connection:
             await self._send(self._error(None, "too_large", "Frame over the 1 MiB limit."))
         elif not line.strip():
             return  # a blank line is no frame (as in NDJSON): nothing to answer
-        elif isinstance(answer := self._read(line), p.Error | p.Welcome):
+        elif isinstance(answer := self._read(line), p.Error | p.HelloReply):
             await self._send(answer)
         else:
             await self._room.acquire()  # a full connection is read no further until one ends
@@ -252,7 +252,7 @@ class _Connection:
         self._requests.discard(task)
         self._room.release()
 
-    def _read(self, line: bytes) -> p.Error | p.Welcome | p.Request:
+    def _read(self, line: bytes) -> p.Error | p.HelloReply | p.Request:
         """The reply due at once (an error, a refusal, a welcome), or the
         request to hand to a task. In frame order: hello is settled before
         the next frame is read."""
@@ -311,7 +311,7 @@ class _Connection:
             log.warning("cancelled %d request(s) still in flight at shutdown", len(late))
             await asyncio.wait(late)
 
-    def _hello(self, hello: p.Hello) -> p.Error | p.Welcome:
+    def _hello(self, hello: p.Hello) -> p.Error | p.HelloReply:
         if hello.protocol_version != p.PROTOCOL_VERSION:
             return p.Error(
                 id=hello.id,
@@ -328,7 +328,7 @@ class _Connection:
             return self._refuse(hello.id, _WRONG_TOKEN)
         self._greeted = True
         self._listener.door.known(self)
-        return p.Welcome(id=hello.id, plane_version=self._listener._version)
+        return p.HelloReply(id=hello.id, plane_version=self._listener._version)
 
     def _refuse(self, ident: int | None, why: str) -> p.Error:
         """A refusal is final: this reply is the connection's last."""

@@ -275,7 +275,7 @@ class NewAgent(Frame):
     """None: the set that suits the model (`Snapshot.tool_defaults`)."""
 
 
-class LedgerQuery(Frame):
+class Ledger(Frame):
     type: Literal["ledger"] = "ledger"
     id: int
     day: date | None = None
@@ -287,7 +287,7 @@ class Stop(Frame):
     id: int
 
 
-class SpendHistoryQuery(Frame):
+class SpendHistory(Frame):
     """Spend over time, for the charts: `agent`'s day by hour and last 30
     days (None: the whole fleet's), and the day's top spenders."""
 
@@ -296,7 +296,7 @@ class SpendHistoryQuery(Frame):
     agent: str | None = None
 
 
-class SpendStackQuery(Frame):
+class SpendStack(Frame):
     """The whole fleet's last 30 days stacked `by` agent or model: the `top`
     that spent the most apart, the rest summed as one. A request of its own
     (not a field of `spend_history`): a client that never asks for it never
@@ -349,7 +349,7 @@ class EditAgent(Frame):
     """As `/limit` takes it: `5`, `$0.25`, `off`."""
 
 
-class InterruptTurn(Frame):
+class Interrupt(Frame):
     """Cut the agent's running turn: the call in flight is counted at its
     estimate, and the conversation says what the turn cost."""
 
@@ -371,16 +371,16 @@ RequestFrame = (
     | Send
     | History
     | NewAgent
-    | LedgerQuery
+    | Ledger
     | Stop
     | DeleteAgent
     | PauseAgent
     | RenameAgent
     | EditAgent
-    | InterruptTurn
+    | Interrupt
     | ShowAgent
-    | SpendHistoryQuery
-    | SpendStackQuery
+    | SpendHistory
+    | SpendStack
 )
 """Any request, as the class a client builds one from (every one carries an `id`)."""
 Request = Annotated[RequestFrame, Field(discriminator="type")]
@@ -389,7 +389,7 @@ Request = Annotated[RequestFrame, Field(discriminator="type")]
 # ── replies: plane → client, carrying the request's id ──────────────────────
 
 
-class Welcome(Frame):
+class HelloReply(Frame):
     type: Literal["welcome"] = "welcome"
     id: int
     protocol_version: int = PROTOCOL_VERSION
@@ -402,7 +402,7 @@ class SnapshotReply(Frame):
     snapshot: Snapshot
 
 
-class Sent(Frame):
+class SendReply(Frame):
     """The operator's message as stored, and what the plane answered at once
     (a /limit reply, a held notice). The agent's answer comes later as events."""
 
@@ -415,20 +415,20 @@ class Sent(Frame):
     gateway agent (kept, but only its own client's calls are answered)."""
 
 
-class Messages(Frame):
+class HistoryReply(Frame):
     type: Literal["messages"] = "messages"
     id: int
     agent: str
     messages: list[ConversationMessage]
 
 
-class AgentCreated(Frame):
+class NewAgentReply(Frame):
     type: Literal["agent_created"] = "agent_created"
     id: int
     agent: AgentState
 
 
-class Ledger(Frame):
+class LedgerReply(Frame):
     type: Literal["ledger"] = "ledger"
     id: int
     day: date
@@ -446,7 +446,7 @@ class SpendPoint(Frame):
     """Calls of a model no price is known for: their $0 is not their cost."""
 
 
-class SpendHistory(Frame):
+class SpendHistoryReply(Frame):
     type: Literal["spend_history"] = "spend_history"
     id: int
     day: date
@@ -466,12 +466,12 @@ class SpendSeries(Frame):
 
     label: str
     days: list[SpendPoint]
-    """As `SpendHistory.days`: the last 30 days, the oldest first, today last."""
+    """As `SpendHistoryReply.days`: the last 30 days, the oldest first, today last."""
     folded: int = 0
     """0 for one agent or model; else this is the rest, that many summed."""
 
 
-class SpendStack(Frame):
+class SpendStackReply(Frame):
     type: Literal["spend_stack"] = "spend_stack"
     id: int
     day: date
@@ -481,12 +481,12 @@ class SpendStack(Frame):
     those that spent or saved something in the days."""
 
 
-class Ok(Frame):
+class OkReply(Frame):
     type: Literal["ok"] = "ok"
     id: int
 
 
-class AgentChanged(Frame):
+class AgentReply(Frame):
     """The agent as it is after a pause, resume, rename or edit."""
 
     type: Literal["agent_changed"] = "agent_changed"
@@ -497,7 +497,7 @@ class AgentChanged(Frame):
 CeilingSource = Literal["agents.yaml", "defaults", "/limit", "its own ask", "none"]
 
 
-class AgentDetails(Frame):
+class ShowAgentReply(Frame):
     """What `plane show AGENT` prints."""
 
     type: Literal["agent_details"] = "agent_details"
@@ -613,18 +613,18 @@ class DayRolled(Frame):
 
 
 Reply = (
-    Welcome
+    HelloReply
     | SnapshotReply
-    | Sent
-    | Messages
-    | AgentCreated
-    | Ledger
-    | Ok
+    | SendReply
+    | HistoryReply
+    | NewAgentReply
+    | LedgerReply
+    | OkReply
     | Error
-    | AgentChanged
-    | AgentDetails
-    | SpendHistory
-    | SpendStack
+    | AgentReply
+    | ShowAgentReply
+    | SpendHistoryReply
+    | SpendStackReply
 )
 Event = (
     MessageAppended

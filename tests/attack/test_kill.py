@@ -234,7 +234,7 @@ class Run:
 
     async def send(self, client: PlaneClient, agent: str, text: str) -> None:
         reply = await client.request(p.Send, agent=agent, text=text)
-        assert isinstance(reply, p.Sent)
+        assert isinstance(reply, p.SendReply)
         [stored] = [m for m in reply.messages if m.kind == "operator"]
         self.acked[stored.id] = (agent, text)
 
@@ -398,7 +398,7 @@ async def _attack(run: Run) -> None:
 
     # Everything that waited is answered once beta may spend again.
     lifted = await client.request(p.Send, agent="beta", text="/limit off")
-    assert isinstance(lifted, p.Sent)
+    assert isinstance(lifted, p.SendReply)
     deadline = time.monotonic() + 60
     while True:
         with run.db() as db:

@@ -190,7 +190,7 @@ class Fleet:
 
     def send(self, name: str, agent: str, text: str) -> Any:
         reply = self.ask(name, (p.Send, {"agent": agent, "text": text}))
-        if isinstance(reply, p.Sent):
+        if isinstance(reply, p.SendReply):
             self.acked.append((agent, reply.messages[0].id))
         return reply
 
@@ -205,7 +205,7 @@ class Fleet:
                     continue
                 agent = AGENTS[n % len(AGENTS)]
                 reply = self.send(up[n % len(up)], agent, f"task {n} for {agent}")
-                if not isinstance(reply, p.Sent):
+                if not isinstance(reply, p.SendReply):
                     self.refused.append(str(reply))
                 n += 1
 
@@ -277,7 +277,7 @@ def recovered(fleet: Fleet, back_at: float, phase: str) -> float:
             mine = [a for a, pl in fleet.owners().items() if pl == name and a != SMALL]
             if mine:
                 reply = fleet.send(name, mine[0], f"probe after {phase} for {mine[0]}")
-                if isinstance(reply, p.Sent):
+                if isinstance(reply, p.SendReply):
                     probes.append((mine[0], reply.messages[0].id))
                     break
             assert time.monotonic() < deadline, f"{name} never took a message after {phase}"

@@ -30,7 +30,7 @@ async def newer_plane(socket: Path) -> asyncio.Server:
             request = json.loads(line)
             ident = request["id"]
             if request["type"] == "hello":
-                writer.write(p.encode(p.Welcome(id=ident, plane_version="newer")))
+                writer.write(p.encode(p.HelloReply(id=ident, plane_version="newer")))
             elif request["type"] == "subscribe":
                 writer.write(p.encode(p.SnapshotReply(id=ident, snapshot=snapshot(agent("demo")))))
                 writer.write(p.encode(p.AgentUpdated(agent=agent("demo", status="working"))))
@@ -121,14 +121,14 @@ async def dropping_plane(socket: Path) -> asyncio.Server:
             request = json.loads(line)
             ident = request["id"]
             if request["type"] == "hello":
-                writer.write(p.encode(p.Welcome(id=ident, plane_version="test")))
+                writer.write(p.encode(p.HelloReply(id=ident, plane_version="test")))
             elif request["type"] == "subscribe":
                 writer.write(p.encode(p.SnapshotReply(id=ident, snapshot=snapshot(agent("demo")))))
                 if first:
                     await writer.drain()
                     break
             elif request["type"] == "send":
-                writer.write(p.encode(p.Sent(id=ident, messages=[])))
+                writer.write(p.encode(p.SendReply(id=ident, messages=[])))
             await writer.drain()
         writer.close()
 

@@ -13,7 +13,7 @@ from textual import events
 from textual.message import Message
 from textual.widgets import Input
 
-from plane.wire.protocol import SnapshotReply, Welcome, encode
+from plane.wire.protocol import HelloReply, SnapshotReply, encode
 from tests.tui.conftest import feed, settle
 from tests.tui.factories import agent, message, snapshot
 from tests.tui.test_live import SIZE, app_for, has_row, pane_lines, until
@@ -124,7 +124,7 @@ async def test_a_page_the_plane_never_sends_is_reported_as_no_answer_in_time(
         while line := await reader.readline():
             request = json.loads(line)
             if request["type"] == "hello":
-                writer.write(encode(Welcome(id=request["id"], plane_version="test")))
+                writer.write(encode(HelloReply(id=request["id"], plane_version="test")))
             elif request["type"] == "subscribe":
                 reply = SnapshotReply(id=request["id"], snapshot=snapshot(agent("demo")))
                 writer.write(encode(reply))

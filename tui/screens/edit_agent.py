@@ -15,7 +15,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Footer, Input, Label, Select, Static, TextArea
 
-from plane.wire.protocol import READ_ONLY_TOOLS, AgentChanged, AgentState
+from plane.wire.protocol import READ_ONLY_TOOLS, AgentReply, AgentState
 from plane.wire.words import plain
 from tui.link import Link
 from tui.screens.agent_form import AgentForm
@@ -105,7 +105,7 @@ class EditAgent(AgentForm[AgentState]):
             return
 
         async def edit() -> AgentState:
-            reply: AgentChanged = await self.link.edit_agent(self.agent, **changes)
+            reply: AgentReply = await self.link.edit_agent(self.agent, **changes)
             return reply.agent
 
         self.ask(edit)

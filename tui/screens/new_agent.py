@@ -26,7 +26,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, Label, Select, Static, TextArea
 
-from plane.wire.protocol import AgentCreated, AgentState, ToolSet
+from plane.wire.protocol import AgentState, NewAgentReply, ToolSet
 from plane.wire.words import usd_exact
 from tui.link import LinkFailed
 
@@ -51,7 +51,7 @@ TOOL_CHOICES: list[tuple[str, ToolSet]] = [
 class CreatesAgents(Protocol):
     async def new_agent(
         self, name: str, model: str, role: str = "", tools: ToolSet | None = None
-    ) -> AgentCreated: ...
+    ) -> NewAgentReply: ...
 
 
 class NewAgentScreen(ModalScreen[AgentState | None]):

@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Footer, Input, Label, Static
 
-from plane.wire.protocol import AgentChanged, AgentState
+from plane.wire.protocol import AgentReply, AgentState
 from tui.link import Link
 from tui.screens.agent_form import AgentForm
 
@@ -38,7 +38,7 @@ class RenameAgent(AgentForm[AgentState]):
         new = self.query_one("#new-name", Input).value.strip()
 
         async def rename() -> AgentState:
-            reply: AgentChanged = await self.link.rename_agent(self.agent, new)
+            reply: AgentReply = await self.link.rename_agent(self.agent, new)
             return reply.agent
 
         self.ask(rename)

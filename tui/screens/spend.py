@@ -37,7 +37,13 @@ from textual.signal import Signal
 from textual.timer import Timer
 from textual.widgets import Footer, Label, Sparkline, Static
 
-from plane.wire.protocol import AgentState, SpendHistory, SpendPoint, SpendSeries, SpendStack
+from plane.wire.protocol import (
+    AgentState,
+    SpendHistoryReply,
+    SpendPoint,
+    SpendSeries,
+    SpendStackReply,
+)
 from plane.wire.words import UNPRICED, call_count, usd
 from tui.link import LinkFailed
 from tui.widgets.stacked_bars import StackedBars, layer_class
@@ -49,9 +55,9 @@ REREAD_S = 0.5
 
 
 class ReadsSpend(Protocol):
-    async def spend_history(self, agent: str | None) -> SpendHistory: ...
+    async def spend_history(self, agent: str | None) -> SpendHistoryReply: ...
 
-    async def spend_stack(self, by: Literal["agent", "model"]) -> SpendStack: ...
+    async def spend_stack(self, by: Literal["agent", "model"]) -> SpendStackReply: ...
 
 
 def spent_and_saved(points: list[SpendPoint]) -> str:
@@ -133,11 +139,11 @@ class SpendScreen(ModalScreen[None]):
 
     @dataclass
     class Loaded(Message):
-        history: SpendHistory
+        history: SpendHistoryReply
 
     @dataclass
     class Stacked(Message):
-        stack: SpendStack
+        stack: SpendStackReply
 
     @dataclass
     class Unread(Message):
@@ -213,7 +219,7 @@ class SpendScreen(ModalScreen[None]):
         if self.agent is None:
             self.load_stack(self.by)
 
-    def show(self, history: SpendHistory) -> None:
+    def show(self, history: SpendHistoryReply) -> None:
         """Draw what the plane answered."""
         self.query_one("#panel").border_title = f"spend · {history.agent or 'the fleet'}"
         self.query_one("#hours", Sparkline).data = [float(p.spent_usd) for p in history.hours]
@@ -234,7 +240,7 @@ class SpendScreen(ModalScreen[None]):
             bars.mount_all(Label(line, classes="spender") for line in lines)
         self.query_one("#note", Static).update("")
 
-    def show_stack(self, stack: SpendStack) -> None:
+    def show_stack(self, stack: SpendStackReply) -> None:
         """Draw the fleet's days stacked, as the plane answered."""
         self.query_one("#stack-title", Label).update(f"Last 30 days by {stack.by}")
         bars = self.query_one("#stacked", StackedBars)

@@ -24,11 +24,11 @@ from plane.clock import day_of, midnight_after
 from plane.store.sqlite import SqliteDatabase
 from plane.wire.protocol import (
     ConversationMessage,
-    Sent,
+    HelloReply,
+    SendReply,
     Snapshot,
     SnapshotReply,
     Usage,
-    Welcome,
     encode,
 )
 from tests.support.answering import answers, until_it_answers
@@ -354,7 +354,7 @@ class FakePlane:
                     conn.sendall(b"\x00\xff not a frame\n")
                     time.sleep(0.5)
                     continue
-                conn.sendall(encode(Welcome(id=hello["id"], plane_version="0")))
+                conn.sendall(encode(HelloReply(id=hello["id"], plane_version="0")))
                 if self.behaviour == "sent":
                     self._take_the_message(conn)
 
@@ -368,7 +368,7 @@ class FakePlane:
         )
         send = json.loads(lines.readline())
         said = ConversationMessage(id=1, agent="demo", at=now, kind="operator", text=send["text"])
-        conn.sendall(encode(Sent(id=send["id"], messages=[said])))
+        conn.sendall(encode(SendReply(id=send["id"], messages=[said])))
 
     def close(self) -> None:
         self.server.close()

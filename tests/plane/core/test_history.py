@@ -24,7 +24,7 @@ async def fill(plane, count: int) -> list[p.ConversationMessage]:
 
 async def page(client, **fields) -> list[p.ConversationMessage]:
     reply = await client.request(p.History, agent="demo", **fields)
-    assert isinstance(reply, p.Messages)
+    assert isinstance(reply, p.HistoryReply)
     return reply.messages
 
 
@@ -82,5 +82,5 @@ async def test_a_bad_before_id_gets_one_error_and_changes_nothing(start_plane, v
     assert isinstance(reply, p.Error) and (reply.code, reply.id) == ("bad_frame", 7)
     assert "before_id" in reply.message
     good = await say(p.encode(p.History(id=8, agent="demo")))
-    assert isinstance(good, p.Messages) and len(good.messages) == 2
+    assert isinstance(good, p.HistoryReply) and len(good.messages) == 2
     writer.close()

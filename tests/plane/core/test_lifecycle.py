@@ -44,7 +44,7 @@ async def test_a_paused_agent_keeps_its_ceiling_and_what_it_receives(start_plane
     plane = await start_plane()
     client = await plane.client()
     reply = await client.request(p.PauseAgent, agent="demo", paused=True)
-    assert isinstance(reply, p.AgentChanged)
+    assert isinstance(reply, p.AgentReply)
     assert (reply.agent.status, reply.agent.paused) == ("paused", True)
     assert reply.agent.limit_usd == Decimal(1), "a pause is not /limit 0"
 
@@ -63,7 +63,7 @@ async def test_a_paused_agent_keeps_its_ceiling_and_what_it_receives(start_plane
     again.llm.reply("here now", usage=Usage(input_tokens=10))
     subscription = again.bus.subscribe()
     resumed = await (await again.client()).request(p.PauseAgent, agent="demo", paused=False)
-    assert isinstance(resumed, p.AgentChanged) and resumed.agent.status != "paused"
+    assert isinstance(resumed, p.AgentReply) and resumed.agent.status != "paused"
     said = await again.until_turn_ends("demo", subscription)
     assert ("agent", "here now") in [(m.kind, m.text) for m in said], "what waited is answered"
 
@@ -108,7 +108,7 @@ async def test_edit_changes_role_model_tools_and_ceiling_and_keeps_them(start_pl
         tools=["read_file", "grep"],
         limit="$2.50",
     )
-    assert isinstance(reply, p.AgentChanged)
+    assert isinstance(reply, p.AgentReply)
     agent = reply.agent
     assert (agent.role, agent.model, agent.limit_usd) == (
         "writes prose",
@@ -164,7 +164,7 @@ async def test_rename_moves_conversation_spend_and_ceiling(start_plane):
     await plane.turn("poet", "write")
     await plane.send("poet", "/limit 0.5")
     reply = await client.request(p.RenameAgent, agent="poet", new_name="bard")
-    assert isinstance(reply, p.AgentChanged)
+    assert isinstance(reply, p.AgentReply)
     assert (reply.agent.name, reply.agent.spend_today_usd) == ("bard", Decimal("0.1"))
     assert reply.agent.limit_usd == Decimal("0.5")
     assert "poet" not in plane.crew.workers
@@ -199,7 +199,7 @@ async def test_delete_keeps_the_records_and_never_refunds(start_plane):
     client = await made(plane)
     plane.llm.reply("a verse", usage=Usage(input_tokens=600))
     await plane.turn("poet", "write")
-    assert isinstance(await client.request(p.DeleteAgent, agent="poet"), p.Ok)
+    assert isinstance(await client.request(p.DeleteAgent, agent="poet"), p.OkReply)
     assert "poet" not in plane.crew.workers
     snapshot = await plane.crew.snapshot()
     assert [a.name for a in snapshot.agents] == ["demo", "scout"]
@@ -213,7 +213,7 @@ async def test_delete_keeps_the_records_and_never_refunds(start_plane):
     assert "poet" not in again.crew.workers, "it stays deleted"
     client = await again.client()
     reply = await client.request(p.NewAgent, name="poet", model="scripted-model")
-    assert isinstance(reply, p.AgentCreated)
+    assert isinstance(reply, p.NewAgentReply)
     # A new agent of the same name gets the defaults, and the day's spend: no refund.
     assert (reply.agent.spend_today_usd, reply.agent.limit_usd) == (Decimal("0.6"), Decimal(1))
     assert await again.services.transcript.load("poet") == [], "a fresh model session"
@@ -239,7 +239,7 @@ async def test_interrupt_cuts_the_turn_and_says_what_it_cost(start_plane):
     while not isinstance(await asyncio.wait_for(subscription.next(), 10), p.TextDelta):
         pass
     client = await plane.client()
-    assert isinstance(await client.request(p.InterruptTurn, agent="demo"), p.Ok)
+    assert isinstance(await client.request(p.Interrupt, agent="demo"), p.OkReply)
     said = await plane.until_turn_ends("demo", subscription, within=5)
 
     [cut] = await plane.services.ledger.entries(plane.clock.now().date())
@@ -273,7 +273,7 @@ async def test_an_unpriced_call_cut_in_flight_never_reads_as_free(start_plane):
     [pending] = await plane.services.ledger.entries(day)
     assert (pending.status, pending.price_source) == ("pending", "unpriced")
     client = await plane.client()
-    assert isinstance(await client.request(p.InterruptTurn, agent="demo"), p.Ok)
+    assert isinstance(await client.request(p.Interrupt, agent="demo"), p.OkReply)
     said = await plane.until_turn_ends("demo", subscription, within=5)
 
     [cut] = await plane.services.ledger.entries(day)
@@ -290,7 +290,7 @@ async def test_an_unpriced_call_cut_in_flight_never_reads_as_free(start_plane):
 async def test_interrupting_an_idle_agent_is_one_clear_error(start_plane):
     plane = await start_plane()
     client = await plane.client()
-    assert await refused(client, p.InterruptTurn, agent="demo") == (
+    assert await refused(client, p.Interrupt, agent="demo") == (
         "demo is not taking a turn: there is nothing to interrupt."
     )
 
@@ -303,7 +303,7 @@ async def test_deleting_an_agent_mid_turn_cuts_and_counts_the_turn_first(start_p
     await plane.send("poet", "a long poem")
     while not isinstance(await asyncio.wait_for(subscription.next(), 10), p.TextDelta):
         pass
-    assert isinstance(await client.request(p.DeleteAgent, agent="poet"), p.Ok)
+    assert isinstance(await client.request(p.DeleteAgent, agent="poet"), p.OkReply)
     [cut] = await plane.services.ledger.entries(plane.clock.now().date())
     assert (cut.agent, cut.status, cut.estimated) == ("poet", "interrupted", True)
     assert cut.cost_usd > 0
@@ -319,7 +319,7 @@ async def test_an_edit_of_a_file_agent_outlasts_the_file_across_a_restart(start_
     client = await plane.client()
     await client.request(p.EditAgent, agent="demo", model="other-model", tools=["none"])
     details = await client.request(p.ShowAgent, agent="demo")
-    assert isinstance(details, p.AgentDetails)
+    assert isinstance(details, p.ShowAgentReply)
     assert (details.made, details.ceiling_from) == ("agents.yaml", "defaults")
     again = await start_plane(restart=plane)
     state = await again.crew.state("demo")

@@ -127,6 +127,6 @@ async def test_the_embedded_model_starts_for_the_first_agent_put_on_it(start_pla
 
     said = await plane.turn("tiny", "Say hello in five words.", within=240)
     assert [m.kind for m in said][-1] == "cost"
-    [call] = (await client.request(p.LedgerQuery)).entries  # one call a turn, in this config
+    [call] = (await client.request(p.Ledger)).entries  # one call a turn, in this config
     assert (call.agent, call.model, call.status) == ("tiny", EMBEDDED_MODEL, "settled")
     assert call.usage.input_tokens > 10 and call.usage.output_tokens > 0

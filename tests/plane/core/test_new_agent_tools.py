@@ -21,7 +21,7 @@ def offered(request: dict) -> list[str]:
 async def create(plane, name: str, **fields) -> p.AgentState:  # type: ignore[no-untyped-def]
     client = await plane.client()
     reply = await client.request(p.NewAgent, name=name, model="scripted-model", **fields)
-    assert isinstance(reply, p.AgentCreated)
+    assert isinstance(reply, p.NewAgentReply)
     return reply.agent
 
 

@@ -43,7 +43,7 @@ async def test_a_message_to_an_idle_agent_is_one_event_and_one_row_update_before
     assert [(m.kind, m.text) for m in messages] == [("operator", "hello")]
     assert len(updates) == 1, f"the row was sent {len(updates)} times before the turn"
     assert (updates[0].status, updates[0].waiting) == ("idle", 1)
-    assert isinstance(sent, p.Sent) and [m.id for m in sent.messages] == [messages[0].id]
+    assert isinstance(sent, p.SendReply) and [m.id for m in sent.messages] == [messages[0].id]
     await plane.quiet()
 
 
@@ -69,4 +69,4 @@ async def test_a_message_to_a_held_agent_is_one_event_and_one_row_update(start_p
     assert [(m.kind, m.text, m.held) for m in messages] == [("operator", "second", True)]
     assert len(updates) == 1, f"the row was sent {len(updates)} times for one message"
     assert (updates[0].status, updates[0].waiting) == ("held", 2)
-    assert isinstance(sent, p.Sent) and [m.id for m in sent.messages] == [messages[0].id]
+    assert isinstance(sent, p.SendReply) and [m.id for m in sent.messages] == [messages[0].id]

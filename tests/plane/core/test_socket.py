@@ -192,7 +192,7 @@ async def test_the_unix_socket_needs_the_token_too(start_plane, token):
     )
     assert after == b"", "a refused client hears nothing more: the connection is closed"
     reply, after = await greet(plane, plane.token)
-    assert isinstance(reply, p.Welcome)
+    assert isinstance(reply, p.HelloReply)
     assert isinstance(p.decode_server_frame(after), p.SnapshotReply)
 
 
@@ -204,13 +204,13 @@ async def test_a_non_ascii_token_over_tcp_is_refused_not_a_crash(start_plane):
         assert isinstance(reply, p.Error) and reply.code == "unauthorized"
         assert after == b""
     reply, _ = await greet(plane, plane.token, where)
-    assert isinstance(reply, p.Welcome)
+    assert isinstance(reply, p.HelloReply)
 
 
 async def test_a_frame_nested_a_thousand_deep_is_answered_with_its_connection_intact(start_plane):
     plane = await start_plane()
     say, writer = await raw(plane)
-    assert isinstance(await say(plane.hello()), p.Welcome)
+    assert isinstance(await say(plane.hello()), p.HelloReply)
     for depth in (100, 1000, 10_000):
         nested = b"[" * depth + b"]" * depth
         reply = await say(b'{"type":"status","id":5,"x":' + nested + b"}\n")

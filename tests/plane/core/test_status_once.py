@@ -69,7 +69,7 @@ async def test_plane_show_says_an_unpriced_model_is_unpriced(start_plane):
 
     plane = await start_plane(CONFIG.replace("  demo: {}", "  demo: {model: other-model}"))
     details = await (await plane.client()).request(p.ShowAgent, agent="demo")
-    assert isinstance(details, p.AgentDetails)
+    assert isinstance(details, p.ShowAgentReply)
     assert "  model      other-model (scripted, unpriced)" in shown(details).splitlines()
 
 
@@ -82,7 +82,7 @@ async def test_plane_show_never_reads_at_the_ceiling_short_of_it(start_plane):
     plane.llm.reply("ok", usage=Usage(input_tokens=998))
     await plane.turn("demo", "hello")
     details = await (await plane.client()).request(p.ShowAgent, agent="demo")
-    assert isinstance(details, p.AgentDetails)
+    assert isinstance(details, p.ShowAgentReply)
     assert "  today      $0.998 spent · idle" in shown(details).splitlines()
 
 

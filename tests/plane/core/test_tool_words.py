@@ -16,7 +16,7 @@ async def test_edit_takes_read_only_as_new_does(start_plane):
     plane = await start_plane()
     client = await made(plane)
     reply = await client.request(p.EditAgent, agent="poet", tools=["read-only"])
-    assert isinstance(reply, p.AgentChanged)
+    assert isinstance(reply, p.AgentReply)
     assert reply.agent.tools == READ_ONLY
     history = await plane.services.conversation.history("poet", 10)
     assert history[-1].text == f"Edited by the operator: read-only tools ({', '.join(READ_ONLY)})."

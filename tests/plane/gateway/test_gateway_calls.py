@@ -295,9 +295,9 @@ async def test_a_gateway_agent_is_shown_and_edited_as_what_applies_to_it(
         "claude is a gateway agent: its sessions are its client's, so /new starts none here."
     )
     changed = await gw.plane.api.handle(p.EditAgent(id=1, agent="claude", limit="3"))
-    assert isinstance(changed, p.AgentChanged) and changed.agent.limit_usd == Decimal(3)
+    assert isinstance(changed, p.AgentReply) and changed.agent.limit_usd == Decimal(3)
     details = await gw.plane.api.handle(p.ShowAgent(id=2, agent="claude"))
-    assert isinstance(details, p.AgentDetails) and details.agent.gateway
+    assert isinstance(details, p.ShowAgentReply) and details.agent.gateway
     assert shown(details).splitlines() == [
         "claude (from agents.yaml; a gateway agent)",
         "  model      scripted-model (scripted-anthropic)",
@@ -306,7 +306,7 @@ async def test_a_gateway_agent_is_shown_and_edited_as_what_applies_to_it(
         "  today      $0.00 spent · idle",
     ]
     demo = await gw.plane.api.handle(p.ShowAgent(id=3, agent="demo"))
-    assert isinstance(demo, p.AgentDetails) and not demo.agent.gateway
+    assert isinstance(demo, p.ShowAgentReply) and not demo.agent.gateway
     assert "  workspace  " in shown(demo)
 
 
