@@ -171,11 +171,11 @@ class Fleet:
 
     # the sockets
 
-    def ask(self, name: str, request: Any, timeout: float = 5) -> Any:
+    def ask(self, name: str, request: p.Request[Any], timeout: float = 5) -> Any:
         async def go() -> Any:
             client = await PlaneClient.connect(self.home(name) / "plane.sock")
             try:
-                return await client.request(request[0], **request[1])
+                return await client.request(request)
             finally:
                 await client.close()
 
@@ -185,11 +185,11 @@ class Fleet:
             return exc
 
     def status(self, name: str) -> p.Snapshot | None:
-        reply = self.ask(name, (p.Status, {}))
+        reply = self.ask(name, p.Status())
         return reply.snapshot if isinstance(reply, p.SnapshotReply) else None
 
     def send(self, name: str, agent: str, text: str) -> Any:
-        reply = self.ask(name, (p.Send, {"agent": agent, "text": text}))
+        reply = self.ask(name, p.Send(agent=agent, text=text))
         if isinstance(reply, p.SendReply):
             self.acked.append((agent, reply.messages[0].id))
         return reply

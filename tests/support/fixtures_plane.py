@@ -88,7 +88,7 @@ class RunningPlane:
         return client
 
     async def send(self, agent: str, text: str) -> list[p.ConversationMessage]:
-        return (await self.plane.api.post(agent, text)).messages
+        return (await self.plane.api.handle(p.Send(agent=agent, text=text))).messages
 
     async def turn(self, agent: str, text: str, within: float = 20) -> list[p.ConversationMessage]:
         """Send `text` and collect what `agent`'s conversation gets until its

@@ -74,12 +74,12 @@ async def test_the_socket_client_skips_it_too_and_still_answers(tmp_path: Path) 
     socket = tmp_path / "plane.sock"
     async with await newer_plane(socket):
         client = await PlaneClient.connect(socket, token="t")
-        await client.request(p.Subscribe)
+        await client.request(p.Subscribe())
         events = client.events()
         first, second = await anext(events), await anext(events)
         assert isinstance(first, p.AgentUpdated) and isinstance(second, p.AgentUpdated)
         assert (first.agent.status, second.agent.status) == ("working", "idle")
-        assert isinstance(await client.request(p.Status, within_s=5), p.SnapshotReply)
+        assert isinstance(await client.request(p.Status(), within_s=5), p.SnapshotReply)
         await client.close()
 
 
@@ -97,14 +97,14 @@ async def test_a_request_given_up_on_as_its_reply_arrives_leaves_the_connection_
         client = await PlaneClient.connect(socket, token="t")
         for turns in range(12):
             for _ in range(4):
-                asked = asyncio.create_task(client.request(p.Status, within_s=5))
+                asked = asyncio.create_task(client.request(p.Status(), within_s=5))
                 for _ in range(turns):
                     await asyncio.sleep(0)
                 asked.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await asked
         assert client.ended is None
-        assert isinstance(await client.request(p.Status, within_s=5), p.SnapshotReply)
+        assert isinstance(await client.request(p.Status(), within_s=5), p.SnapshotReply)
         await client.close()
 
 
@@ -152,7 +152,7 @@ async def test_a_message_typed_while_the_link_reconnects_waits_for_it_and_goes(
         running = asyncio.create_task(link.run())
         await asyncio.wait_for(lost.wait(), 5)
         assert not link.connected
-        sent = await link.send("demo", "still there?")
+        sent = await link.request(p.Send(agent="demo", text="still there?"))
         running.cancel()
     assert sent.messages == []
     assert [type(m) for m in posted] == [PlaneConnected, PlaneLost, PlaneConnected]

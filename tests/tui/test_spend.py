@@ -7,12 +7,15 @@ import colorsys
 import itertools
 from datetime import date
 from decimal import Decimal
+from typing import Any
 
 import pytest
 from rich.color import Color as RichColor
 from textual.color import Color
 
 from plane.wire.protocol import (
+    Request,
+    SpendHistory,
     SpendHistoryReply,
     SpendPoint,
     SpendSeries,
@@ -127,6 +130,17 @@ def test_a_header_over_unpriced_calls_never_says_nothing_was_spent() -> None:
 
 class _Answers:
     """What the plane answered, frozen (the snapshot's picture must not move)."""
+
+    async def request(self, asked: Request[Any]) -> Any:
+        """As the link answers: each request the screen makes, by its method here."""
+        if isinstance(asked, SpendHistory):
+            return await self.spend_history(asked.agent)
+        if isinstance(asked, SpendStack):
+            return await self.spend_stack(asked.by)
+        raise AssertionError(f"the spend screen asked for {asked.type!r}")
+
+    async def spend_stack(self, by: str) -> SpendStackReply:
+        raise AssertionError("an agent's charts read no stacked days")
 
     async def spend_history(self, agent: str | None) -> SpendHistoryReply:
         hourly = {9: "0.12", 10: "0.40", 11: "0.95", 12: "0.30", 14: "1.20", 15: "0.80"}

@@ -490,19 +490,19 @@ class MainScreen(ManageAgents):
 
     @work(exclusive=True, group="history", exit_on_error=False)
     async def load_history(self, agent: str) -> None:
-        reply = await self.link.history(agent, limit=HISTORY)
+        reply = await self.link.request(History(agent=agent, limit=HISTORY))
         self.post_message(self.Delivered(agent, reply.messages, whole_history=True))
 
     @work(exclusive=True, group="earlier", exit_on_error=False)
     async def load_earlier(self, agent: str, before_id: int) -> None:
-        reply = await self.link.history(agent, limit=WINDOW, before_id=before_id)
+        reply = await self.link.request(History(agent=agent, limit=WINDOW, before_id=before_id))
         reached_start = len(reply.messages) < WINDOW
         self.post_message(self.Paged(agent, reply.messages, reached_start=reached_start))
 
     # Not exclusive: a second message must not cancel the first on its way.
     @work(group="send", exit_on_error=False)
     async def send(self, agent: str, text: str) -> None:
-        sent = await self.link.send(agent, text)
+        sent = await self.link.request(Send(agent=agent, text=text))
         self.post_message(self.Delivered(agent, sent.messages))
 
     # ── actions ────────────────────────────────────────────────────────────

@@ -23,7 +23,7 @@ async def fill(plane, count: int) -> list[p.ConversationMessage]:
 
 
 async def page(client, **fields) -> list[p.ConversationMessage]:
-    reply = await client.request(p.History, agent="demo", **fields)
+    reply = await client.request(p.History(agent="demo", **fields))
     assert isinstance(reply, p.HistoryReply)
     return reply.messages
 
@@ -67,7 +67,7 @@ async def test_paging_an_unknown_agent_is_refused(start_plane):
     plane = await start_plane()
     client = await plane.client()
     with pytest.raises(RequestFailed) as caught:
-        await client.request(p.History, agent="nobody", before_id=5)
+        await client.request(p.History(agent="nobody", before_id=5))
     assert caught.value.error.code == "no_such_agent"
 
 

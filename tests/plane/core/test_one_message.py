@@ -32,9 +32,9 @@ async def test_a_message_to_an_idle_agent_is_one_event_and_one_row_update_before
     plane = await start_plane()
     plane.llm.reply("later", delay_s=1)  # the turn is held back in the provider
     client = await plane.client()
-    await client.request(p.Subscribe)
+    await client.request(p.Subscribe())
 
-    sent = await client.request(p.Send, agent="demo", text="hello")
+    sent = await client.request(p.Send(agent="demo", text="hello"))
     before_turn = await events_until(
         client, lambda e: isinstance(e, p.TurnStarted) and e.agent == "demo"
     )
@@ -56,11 +56,11 @@ async def test_a_message_to_a_held_agent_is_one_event_and_one_row_update(start_p
     await plane.send("demo", "first")  # says why the agent is quiet, once per held spell
     await plane.quiet()
     client = await plane.client()
-    await client.request(p.Subscribe)
+    await client.request(p.Subscribe())
 
-    sent = await client.request(p.Send, agent="demo", text="second")
+    sent = await client.request(p.Send(agent="demo", text="second"))
     await plane.quiet()
-    await client.request(p.Send, agent="scout", text="/help")  # a mark: all before it arrived
+    await client.request(p.Send(agent="scout", text="/help"))  # a mark: all before it arrived
     seen = await events_until(
         client, lambda e: isinstance(e, p.MessageAppended) and e.message.agent == "scout"
     )

@@ -38,7 +38,7 @@ class SlowHistory:
         self.arrived = asyncio.Event()
         """Set as each history starts waiting."""
 
-    async def __call__(self, request: p.Request) -> p.Reply:
+    async def __call__(self, request: p.AnyRequest) -> p.Reply:
         if isinstance(request, p.History):
             self.waiting += 1
             self.arrived.set()

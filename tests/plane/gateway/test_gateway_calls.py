@@ -246,9 +246,9 @@ async def test_a_gateway_agent_has_a_row_and_limit_but_takes_no_turns(
     start_gateway: StartGateway,
 ) -> None:
     gw = await start_gateway()
-    await gw.plane.api.post("claude", "/limit 0.02")
+    await gw.plane.api.handle(p.Send(agent="claude", text="/limit 0.02"))
     assert gw.services.gate.ceilings.of("claude") == Decimal("0.02")
-    ran = await gw.plane.api.post("claude", "are you there?")
+    ran = await gw.plane.api.handle(p.Send(agent="claude", text="are you there?"))
     assert ran.refused, "nothing will answer it: `plane send` exits 1"
     said = ran.messages
     assert [(m.kind, m.text) for m in said] == [
@@ -289,7 +289,7 @@ async def test_a_gateway_agent_is_shown_and_edited_as_what_applies_to_it(
     start_gateway: StartGateway,
 ) -> None:
     gw = await start_gateway()
-    ran = await gw.plane.api.post("claude", "/new")
+    ran = await gw.plane.api.handle(p.Send(agent="claude", text="/new"))
     assert ran.refused
     assert ran.messages[1].text == (
         "claude is a gateway agent: its sessions are its client's, so /new starts none here."
