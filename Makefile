@@ -67,6 +67,7 @@ bench: $(BIN)/plane
 	$(BIN)/python bench/status.py
 	$(BIN)/python bench/planes.py
 	$(BIN)/python bench/metrics_scrapes.py
+	$(BIN)/python bench/burn.py
 
 snapshots: $(BIN)/plane
 	$(BIN)/python screenshots/make.py

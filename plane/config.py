@@ -353,8 +353,8 @@ class Defaults(Block):
     """MCP servers every agent gets (an agent's own `mcp` adds to them)."""
 
 
-AlertKind = Literal["amber", "held", "resumed", "ask_refused"]
-ALERT_KINDS: tuple[AlertKind, ...] = ("amber", "held", "resumed", "ask_refused")
+AlertKind = Literal["amber", "held", "resumed", "ask_refused", "spike"]
+ALERT_KINDS: tuple[AlertKind, ...] = ("amber", "held", "resumed", "ask_refused", "spike")
 
 
 class NotifyConfig(Block):
@@ -370,14 +370,27 @@ class NotifyConfig(Block):
     the body of a POST, with a Title and Tags."""
     on: list[AlertKind] = Field(default_factory=lambda: list(ALERT_KINDS), min_length=1)
     """Which moments: `amber` (spend crossed warnRatio), `held` (no new
-    turn), `resumed`, `ask_refused` (an agent asked for more; the operator is needed)."""
+    turn), `resumed`, `ask_refused` (an agent asked for more; the operator is
+    needed), `spike` (the last hour's spend far above the past day's: `burn:`)."""
     retries: int = Field(default=3, ge=0, le=10)
     """Tries after the first, with exponential backoff, before the alert is
     logged as not delivered."""
     timeout_s: float = Field(default=5, gt=0, le=60)
     """Seconds one POST may take."""
+    approve: bool = True
+    """`held` and `ask_refused` alerts offer a raise until 00:00 UTC: ntfy
+    buttons and signed links in the webhook's JSON (README, "Guard rails").
+    They need the plane's `--http` listener, which the links point at."""
+    approve_url: str | None = None
+    """Where the phone reaches that listener (a proxy or a tunnel, e.g.
+    https://plane.example.com); the links start with it. Left out: the
+    listener's own address, http://HOST:PORT as `--http` gave it."""
+    raise_usd: Annotated[Limit, Field(gt=0)] | None = None
+    """What a held agent's alert offers to add for the day; left out: 40% of
+    its ceiling, rounded to whole dollars once that is $1 or more (a $5.00
+    ceiling: +$2; $1.00: +$0.40)."""
 
-    @field_validator("webhook", "ntfy")
+    @field_validator("webhook", "ntfy", "approve_url")
     @classmethod
     def _valid_url(cls, url: str | None) -> str | None:
         return None if url is None else _http_url(url)
@@ -387,6 +400,17 @@ class NotifyConfig(Block):
         if self.webhook is None and self.ntfy is None:
             raise ValueError("needs a webhook or an ntfy URL (or both)")
         return self
+
+
+class BurnConfig(Block):
+    """When an agent's pace is a spike: said once a day in its conversation
+    and alerted (`notify.on: [spike]`), while it is under amber."""
+
+    spike_ratio: float = Field(default=4, ge=1, le=1000)
+    """The last hour's spend per hour, at least this many times the agent's
+    trailing day's."""
+    spike_floor_usd_per_hour: Usd = Decimal(1)
+    """And at least this many dollars an hour: cents are never a spike."""
 
 
 class FleetConfig(Block):
@@ -416,6 +440,7 @@ class Config(Block):
     commands are refused; `false` runs them unconfined."""
     notify: NotifyConfig | None = None
     """Alerts to a webhook and/or an ntfy topic (off unless set)."""
+    burn: BurnConfig = BurnConfig()
     store: str | None = None
     """Where the ledger, conversations and agents live: omitted, the SQLite
     file in the plane's home; `postgresql://…`, a PostgreSQL database that

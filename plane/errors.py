@@ -41,6 +41,8 @@ sentence (none reaches a user as it is):
                                    engine's failure is (the ledger's `LedgerError`)
     ValueError
     ├── BadLimit                   (money.limits) not a limit: its message is /limit's reply
+    ├── NotALink                   (money.approvals) a query not shaped like an approval link:
+    │                              the page says so
     ├── PatchError                 (tools.unidiff) a patch unreadable or not fitting: the tool's
     │                              refusal
     └── BadFrame                   (wire.protocol) a line that is not a valid frame: an error reply
@@ -53,6 +55,8 @@ sentence (none reaches a user as it is):
     ├── GatewayRefused             (gateway.refused) a gateway call refused before the ledger,
     │                              answered as the client's API says an error
     ├── FleetFull                  (money.ledger) a call refused at admission: the fleet's ceiling
+    ├── AlreadyAnswered            (money.approvals) an alert's offer answered by another request
+    │                              first: the link says it was used
     └── Failed                     (tools.mcp.link, private to tools.mcp) an MCP server that could
                                    not do what was asked: the tool's result says so
     ruamel.yaml's ScannerError

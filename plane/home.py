@@ -71,7 +71,7 @@ class Home(NamedTuple):
         """The plane's own files in the home, existing or about to be."""
         made = [self.db, self.refs_db, self.log, self.lock]
         sqlite = [Path(f"{db}{end}") for db in (self.db, self.refs_db) for end in _SQLITE_FILES]
-        kept = [self.token, self.gateway_keys, self.gateway_url, *sqlite]
+        kept = [self.token, self.gateway_keys, self.gateway_url, self.approvals_key, *sqlite]
         return made + [p for p in kept if p.exists()]
 
     @property
@@ -96,6 +96,11 @@ class Home(NamedTuple):
     def gateway_keys(self) -> Path:
         """The gateway agents' keys, hashed (see `plane.gateway.keys`)."""
         return self.root / "gateway-keys"
+
+    @property
+    def approvals_key(self) -> Path:
+        """What the links in alerts are signed with (`plane.money.approvals`)."""
+        return self.root / "approvals-key"
 
     @property
     def gateway_url(self) -> Path:
@@ -145,23 +150,31 @@ class Home(NamedTuple):
         Written whole to a file created 0600 with O_EXCL, then renamed into
         place: no process ever sees a token file half-written or readable by
         others. Only the plane calls this, holding the home's lock."""
-        if token := read_token(self.token):
-            return token
+        return self._made_once(self.token)
+
+    def make_approvals_key(self) -> bytes:
+        """The key the alerts' links are signed with, made as the token is:
+        once, 0600, never readable half-written. Only the plane calls this."""
+        return self._made_once(self.approvals_key).encode()
+
+    def _made_once(self, path: Path) -> str:
+        if secret := read_token(path):
+            return secret
         import secrets
 
-        token = secrets.token_urlsafe(32)
-        draft = self.root / ".token.new"
+        secret = secrets.token_urlsafe(32)
+        draft = path.with_name(f".{path.name}.new")
         with contextlib.suppress(FileNotFoundError):
             draft.unlink()
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         fd = os.open(draft, flags, 0o600)
         try:
-            os.write(fd, token.encode())
+            os.write(fd, secret.encode())
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.replace(draft, self.token)
-        return token
+        os.replace(draft, path)
+        return secret
 
     def state(self) -> PlaneState:
         """Whether a plane holds this home's lock, and what it said it is doing.

@@ -27,6 +27,7 @@ from plane.money.limits import (
     fleet_standing,
     parse_fleet_limit,
     parse_limit,
+    raised_note,
     refusal,
     set_reply,
     standing,
@@ -66,8 +67,12 @@ async def _limit(services: Services, agent: str, arg: str) -> str:
     if first.lower() == "fleet":
         return await _fleet_limit(services, rest)
     spent = await services.ledger.spend_today(agent)
+    ceilings = services.gate.ceilings
     if not arg:
-        return standing(spent, services.gate.ceilings.of(agent))
+        said = standing(spent, ceilings.of(agent))
+        if ceilings.raised(agent) is not None:
+            said += f" {raised_note(ceilings.unraised(agent))}"
+        return said
     value = parse_limit(arg)  # BadLimit: refused (run_command)
     await services.gate.ceilings.set(agent, value.usd)
     return set_reply(spent, value.usd)
@@ -195,6 +200,6 @@ async def ask_limit(
             assert has is not None
             reply = refusal(value.usd, has)
             if services.refused_ask is not None:
-                services.refused_ask(agent, reply)
+                services.refused_ask(agent, reply, value.usd)
     answer = await services.conversation.append(agent, "plane", reply)
     return [asked, answer], reply

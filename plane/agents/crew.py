@@ -18,6 +18,7 @@ from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 
+from plane.agents.burning import tell_spike
 from plane.agents.commands import Ran, between_turns, is_command, registry, run_command
 from plane.agents.fit import too_large
 from plane.agents.roster import AgentSpec
@@ -105,6 +106,7 @@ class Crew:
         for spec in self._services.roster:
             self.add(spec)
         self._tasks.append(asyncio.create_task(self._watch_day(), name="day"))
+        self._tasks.append(asyncio.create_task(self._services.burn.watch(self.publish)))
 
     async def stop(self, grace_s: float) -> None:
         """Let turns in flight finish within `grace_s`, then cancel the rest."""
@@ -244,6 +246,10 @@ class Crew:
             plane=services.ownership.owner(agent) if services.ownership.plane else None,
             gateway=spec.gateway is not None,
             from_file=services.roster.from_file(agent),
+            burn_usd_per_hour=services.burn.per_hour(agent),
+            reaches_ceiling_at=None
+            if held
+            else services.burn.reaches(agent, spent, ceiling, services.gate.resets_at()),
         )
 
     def _resumes_at(self, agent: str, hold: Hold | None) -> datetime | None:
@@ -370,6 +376,7 @@ class Crew:
         a raised limit reached again is said again, while calls settling
         together over one ceiling (a gateway's) say it once."""
         services = self._services
+        await tell_spike(services, agent)
         ceiling = services.gate.ceilings.of(agent)
         if ceiling is None or ceiling == 0:
             return

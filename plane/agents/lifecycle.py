@@ -53,6 +53,7 @@ RENAMED_TABLES = (
     "asks",
     "spend",
     "holds_told",
+    "raises",
 )
 """Every table keyed by an agent's name in a column `agent`."""
 
@@ -192,6 +193,7 @@ class Lifecycle:
         services.ledger.renamed(old, new)
         services.conversation.renamed(old, new)
         services.gate.ceilings.renamed(old, new)
+        services.burn.renamed(old, new)
         for per_agent in (
             services.session_layers,
             services.breaker.failures,
@@ -206,6 +208,7 @@ class Lifecycle:
         """In memory, in the commit's own moment, as `_renamed`."""
         services = self._services
         services.gate.ceilings.forget(agent)
+        services.burn.forget(agent)
         services.conversation.closed(agent)
         services.transcript.forget(agent)
         self._scheduler.forget(agent)
@@ -340,7 +343,7 @@ def _delete_rows(conn: Connection, services: Services, agent: str, notice: str) 
     its name starts a new session on the defaults, with the day's spend."""
     conn.execute("DELETE FROM agents WHERE name = ?", (agent,))
     conn.execute("DELETE FROM agent_settings WHERE name = ?", (agent,))
-    for table in ("ceilings", "asks", "context", "holds_told"):
+    for table in ("ceilings", "asks", "raises", "context", "holds_told"):
         conn.execute(f"DELETE FROM {table} WHERE agent = ?", (agent,))
     conn.execute("UPDATE messages SET waiting = 0 WHERE agent = ? AND waiting = 1", (agent,))
     conn.execute("UPDATE bookings SET done = 1 WHERE agent = ? AND done = 0", (agent,))

@@ -22,6 +22,7 @@ from plane.economy.compress.refs import RefStore
 from plane.history.conversation import Conversation
 from plane.history.transcript import Transcript
 from plane.home import Home
+from plane.money.burn import Burn, Spike
 from plane.money.gate import Gate
 from plane.money.ledger import Ledger
 from plane.money.pricing import Pricer
@@ -91,6 +92,8 @@ class Services:
     providers: dict[str, Provider]
     refs: RefStore | None
     """Where compression keeps what it removed; None with compression off."""
+    burn: Burn
+    """Each agent's pace, fed by the ledger: the forecast in its row, a spike."""
     session_layers: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Each agent's extra system-prompt sections, fixed for its session."""
     breaker: Breaker = field(default_factory=Breaker)
@@ -100,9 +103,13 @@ class Services:
     gateway's; read back from the ledger at start): what its row shows."""
     savings: Savings | None = None
     """Where what compression saved is recorded (the charts and /metrics read it)."""
-    refused_ask: Callable[[str, str], None] | None = None
-    """Told (agent, the plane's reply) when an agent asks for a looser ceiling
-    and is refused: the operator is needed (the alerts')."""
+    refused_ask: Callable[[str, str, Decimal | None], None] | None = None
+    """Told (agent, the plane's reply, the ceiling asked for: None is none)
+    when an agent asks for a looser ceiling and is refused: the operator is
+    needed (the alerts', which offer the raise)."""
+    spiked: Callable[[str, str, Spike], None] | None = None
+    """Told (agent, what its conversation was told, the figures) of a spike
+    in its spend (the alerts')."""
     ownership: Ownership = field(default_factory=Ownership)
 
     async def say(

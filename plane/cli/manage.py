@@ -16,7 +16,7 @@ from plane.cli.connect import with_client
 from plane.errors import NoSuchAgent, PlaneError
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
-from plane.wire.words import UNPRICED, spend_against, terminal_safe, usd_exact
+from plane.wire.words import UNPRICED, pace, reaches, spend_against, terminal_safe, usd_exact
 
 LOG_LINES = 20
 
@@ -183,6 +183,7 @@ def shown(details: p.ShowAgentReply) -> str:
         _described(a, details.ceiling_from),
         f"  today      {spend_against(a.spend_today_usd, a.limit_usd)} spent · {a.status}"
         + (f" · {a.waiting} waiting" if a.waiting else ""),
+        *_burn_line(a),
     ]
     if a.gateway:  # its client has the rest
         return "\n".join(lines)
@@ -214,9 +215,21 @@ def _model_line(a: p.AgentState) -> str:
     return f"  model      {a.model} ({a.provider}{'' if a.price_known else ', ' + UNPRICED})"
 
 
+def _burn_line(a: p.AgentState) -> list[str]:
+    """`  pace       $1.20 an hour · reaches $5.00 at 14:20 UTC at this rate`."""
+    if a.burn_usd_per_hour is None:
+        return []
+    line = f"  pace       {pace(a.burn_usd_per_hour)}"
+    if a.reaches_ceiling_at is not None and a.limit_usd is not None:
+        line += f" · {reaches(a.limit_usd, a.reaches_ceiling_at)}"
+    return [line]
+
+
 def _ceiling_line(a: p.AgentState, source: str | None) -> str:
     ceiling = "no ceiling" if a.limit_usd is None else f"{usd_exact(a.limit_usd)} a day"
-    if source is not None and source != "none":
+    if source == "the alert":
+        ceiling += ", raised from an alert until 00:00 UTC"
+    elif source is not None and source != "none":
         ceiling += f", from {source}"
     return f"  ceiling    {ceiling}" + (" · paused" if a.paused else "")
 

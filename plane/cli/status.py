@@ -25,6 +25,7 @@ from plane.wire.once import ask
 from plane.wire.words import (
     UNPRICED,
     plain,
+    reaches,
     spend_against,
     spend_total,
     store_unreachable,
@@ -84,7 +85,9 @@ def _json(snapshot: dict[str, Any]) -> str:
     more than the rows add up to; `fleet_limit_usd` is the fleet's ceiling
     (null: none). `store_unreachable_since`: since when the shared store
     (PostgreSQL) cannot be reached, null when it can; while it is set, the
-    spend figures are as last read."""
+    spend figures are as last read. An agent's `burn_usd_per_hour` is its
+    pace (null: nothing spent lately) and `reaches_ceiling_at` when it reaches
+    its ceiling at that pace, set only when that is before `resets_at`."""
     return json.dumps(
         {
             "day": snapshot["day"],
@@ -104,6 +107,8 @@ def _json(snapshot: dict[str, Any]) -> str:
                     "waiting": a.get("waiting", 0),
                     "resumes_at": _iso(a.get("resumes_at")),
                     "price_known": a.get("price_known", True),
+                    "burn_usd_per_hour": _plain(a.get("burn_usd_per_hour")),
+                    "reaches_ceiling_at": _iso(a.get("reaches_ceiling_at")),
                 }
                 for a in snapshot["agents"]
             ],
@@ -132,6 +137,8 @@ def _text(snapshot: dict[str, Any]) -> str:
         if a["status"] == "held" and a.get("resumes_at") is not None:
             resumes = _moment(a["resumes_at"])
             line += f"  resumes in {until(_moment(snapshot['now']), resumes)}"
+        elif limit is not None and (at := a.get("reaches_ceiling_at")) is not None:
+            line += f"  {reaches(limit, _moment(at))}"
         lines.append(line)
     if not agents:
         lines.append("  No agents yet: `plane new NAME` creates one, or list them in agents.yaml.")

@@ -4,11 +4,18 @@ held, it resumed, or it asked for a looser ceiling and was refused.
 
 What happened is read from what the clients are told (the rows'
 `AgentUpdated` on the event bus: a row's state and spend level changing),
-plus the crew's word when an ask is refused, so nothing that spends knows
-alerts exist. Each receiver has its own queue and task: a slow or dead one
-never delays a turn (`tell` only enqueues) nor the other receiver. An alert
-not delivered after its retries, or one a full queue cannot take, is
-written to the plane's log with its sentence: never lost silently.
+plus the crew's word when an ask is refused or spend spikes, so nothing that
+spends knows alerts exist. Each receiver has its own queue and task: a slow
+or dead one never delays a turn (`tell` only enqueues) nor the other
+receiver. An alert not delivered after its retries, or one a full queue
+cannot take, is written to the plane's log with its sentence: never lost
+silently.
+
+A `held` or `ask_refused` alert offers the operator a raise until 00:00 UTC
+(`offer`, given by `plane.daemon.approvals`): ntfy gets two `http` action
+buttons (`+$2 today`, `Deny`), the webhook the same signed links in its
+JSON. Alerts pass through one queue (`_outbox`) where the offer is made and
+recorded before the alert goes on, so they still arrive in order.
 """
 
 from __future__ import annotations
@@ -16,8 +23,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 import httpx
@@ -25,6 +34,8 @@ import httpx
 from plane.clock import Clock, until
 from plane.config import AlertKind, NotifyConfig
 from plane.daemon.events import EventBus
+from plane.money.approvals import Offer
+from plane.money.burn import Spike
 from plane.money.limits import standing
 from plane.money.notices import warning
 from plane.wire.protocol import AgentState, AgentUpdated, DayRolled, Snapshot
@@ -39,13 +50,39 @@ TITLES: dict[AlertKind, str] = {
     "held": "is held",
     "resumed": "resumed",
     "ask_refused": "asked for more",
+    "spike": "is burning fast",
 }
 TAGS: dict[AlertKind, str] = {
     "amber": "warning",
     "held": "no_entry",
     "resumed": "white_check_mark",
     "ask_refused": "raising_hand",
+    "spike": "chart_with_upwards_trend",
 }
+
+
+@dataclass(frozen=True)
+class Links:
+    """An offer, and the signed links that answer it."""
+
+    offer: Offer
+    raise_url: str
+    deny_url: str
+
+    def actions(self) -> list[dict[str, str]]:
+        """The buttons, as the webhook's JSON carries them."""
+        return [
+            {"label": self.offer.label, "url": self.raise_url, "method": "POST"},
+            {"label": "Deny", "url": self.deny_url, "method": "POST"},
+        ]
+
+    def ntfy(self) -> str:
+        """ntfy's `Actions` header: `http` actions, which the phone's app sends
+        itself (a POST) and which clear the notification once answered."""
+        return "; ".join(
+            f'http, "{a["label"]}", url="{a["url"]}", method=POST, clear=true'
+            for a in self.actions()
+        )
 
 
 @dataclass(frozen=True)
@@ -55,10 +92,15 @@ class Alert:
     text: str
     at: datetime
     state: AgentState | None = None
+    asked: Decimal | None = None
+    """An `ask_refused` alert's ceiling asked for (None: none at all)."""
+    spike: Spike | None = None
+    links: Links | None = None
 
     def payload(self) -> dict[str, Any]:
         state = self.state
         return {
+            **self._extra(),
             "event": self.kind,
             "agent": self.agent,
             "text": self.text,
@@ -71,6 +113,27 @@ class Alert:
             if state is None or state.resumes_at is None
             else state.resumes_at.isoformat(),
         }
+
+    def _extra(self) -> dict[str, Any]:
+        """A spike's figures; an offer's raise and its links."""
+        extra: dict[str, Any] = {}
+        if self.spike is not None:
+            extra["last_hour_usd_per_hour"] = plain(self.spike.hour_usd)
+            extra["past_day_usd_per_hour"] = plain(self.spike.day_usd)
+        if self.links is not None:
+            made = self.links.offer
+            extra["raise"] = {
+                "from_usd": plain(made.from_usd),
+                "to_usd": plain(made.to_usd),
+                "until": "00:00 UTC",
+                "expires_at": made.expires_at.isoformat(),
+            }
+            extra["actions"] = self.links.actions()
+        return extra
+
+
+OfferFor = Callable[[Alert], Awaitable[Links | None]]
+"""Makes and records the raise an alert offers (None: it offers none)."""
 
 
 def sentence(kind: AlertKind, state: AgentState, now: datetime) -> str:
@@ -150,6 +213,8 @@ class _Receiver:
                 "Title": f"plane: {alert.agent} {TITLES[alert.kind]}",
                 "Tags": TAGS[alert.kind],
             }
+            if alert.links is not None:
+                headers["Actions"] = alert.links.ntfy()
             return await self._client.post(self.url, content=alert.text.encode(), headers=headers)
         return await self._client.post(self.url, json=alert.payload())
 
@@ -171,10 +236,20 @@ class _Receiver:
 
 
 class Notifier:
-    def __init__(self, config: NotifyConfig, clock: Clock, *, backoff_s: float = 1.0) -> None:
+    def __init__(
+        self,
+        config: NotifyConfig,
+        clock: Clock,
+        *,
+        backoff_s: float = 1.0,
+        offer: OfferFor | None = None,
+    ) -> None:
         self._on = set(config.on)
         self._grace_s = config.timeout_s
         self._clock = clock
+        self._offer = offer
+        self._outbox: asyncio.Queue[Alert] = asyncio.Queue(QUEUE_LIMIT)
+        self._dispatching: asyncio.Task[None] | None = None
         self._receivers = [
             _Receiver(url, ntfy, config, backoff_s)
             for url, ntfy in ((config.webhook, False), (config.ntfy, True))
@@ -190,6 +265,7 @@ class Notifier:
         subscription = bus.subscribe()
         for receiver in self._receivers:
             receiver.task = asyncio.create_task(receiver.run(), name=f"alerts:{receiver.url}")
+        self._dispatching = asyncio.create_task(self._dispatch(), name="alerts:offers")
 
         async def watch() -> None:
             while (event := await subscription.next()) is not None:
@@ -202,18 +278,45 @@ class Notifier:
 
         self._watching = asyncio.create_task(watch(), name="alerts")
 
-    def refused_ask(self, agent: str, reply: str) -> None:
-        """The crew's word: `agent` asked for more than it has."""
-        self.tell(Alert("ask_refused", agent, f"{agent}: {reply}", self._clock.now()))
+    def refused_ask(self, agent: str, reply: str, asked: Decimal | None) -> None:
+        """The crew's word: `agent` asked for more than it has (`asked`)."""
+        self.tell(Alert("ask_refused", agent, f"{agent}: {reply}", self._clock.now(), asked=asked))
+
+    def spiked(self, agent: str, said: str, spike: Spike) -> None:
+        """The crew's word: `agent`'s spend spiked (`said`: its conversation's sentence)."""
+        self.tell(Alert("spike", agent, said, self._clock.now(), spike=spike))
 
     def tell(self, alert: Alert) -> None:
         """Queue `alert` for every receiver; returns at once."""
-        if alert.kind in self._on:
-            for receiver in self._receivers:
-                receiver.put(alert)
+        if alert.kind in self._on and self._receivers:
+            try:
+                self._outbox.put_nowait(alert)
+            except asyncio.QueueFull:
+                log.error("alert not sent (%d waiting): %s", QUEUE_LIMIT, alert.text)
+
+    async def _dispatch(self) -> None:
+        """Each alert in turn: its offer made (and recorded) first, if it makes one."""
+        while True:
+            alert = await self._outbox.get()
+            try:
+                if self._offer is not None and alert.kind in ("held", "ask_refused"):
+                    alert = replace(alert, links=await self._offered(alert))
+                for receiver in self._receivers:
+                    receiver.put(alert)
+            finally:
+                self._outbox.task_done()
+
+    async def _offered(self, alert: Alert) -> Links | None:
+        assert self._offer is not None
+        try:
+            return await self._offer(alert)
+        except Exception:  # the alert still goes, without its buttons
+            log.exception("no raise offered with the alert: %s", alert.text)
+            return None
 
     async def drained(self) -> None:
         """Until every alert queued so far has been delivered or logged."""
+        await self._outbox.join()
         for receiver in self._receivers:
             await receiver.queue.join()
 
@@ -222,6 +325,14 @@ class Notifier:
             self._watching.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._watching
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._outbox.join(), self._grace_s)
+        if self._dispatching is not None:
+            self._dispatching.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._dispatching
+        while not self._outbox.empty():
+            log.error("alert not sent (the plane stopped): %s", self._outbox.get_nowait().text)
         for receiver in self._receivers:
             await receiver.aclose(self._grace_s)
 

@@ -11,7 +11,9 @@ Routes: `POST /v1/messages` (Anthropic), `POST /v1/chat/completions` and
 `POST /v1/responses` (OpenAI), `POST /v1/messages/count_tokens` (passed to the upstream, free,
 not metered), `GET /v1/models` (the agent's provider's models, in the shape of
 the API the client speaks), `GET /metrics` (Prometheus, behind the plane's
-token: `plane.daemon.metrics`). Anything else is aiohttp's plain 404.
+token: `plane.daemon.metrics`), `GET`/`POST /approve` (an alert's signed
+link: `plane.daemon.approvals`, with `notify:`). Anything else is aiohttp's
+plain 404.
 
 Nobody unknown costs anything (`Limits` has the figures):
 
@@ -155,6 +157,8 @@ class _Connection(web.RequestHandler):
 
 Scrape = Callable[[], Awaitable[bytes]]
 """The metrics' text, a recent reading (`plane.daemon.metrics.Metrics.scrape`)."""
+Approve = Callable[[web.Request], Awaitable[web.Response]]
+"""An alert's link followed (`plane.daemon.approvals.Approvals.handle`)."""
 
 
 class HttpListener:
@@ -166,6 +170,7 @@ class HttpListener:
         metrics: Scrape | None = None,
         token: str | None = None,
         limits: Limits = Limits(),
+        approve: Approve | None = None,
     ) -> None:
         self.gateway = gateway
         self.limits = limits
@@ -180,6 +185,9 @@ class HttpListener:
         app.router.add_get("/v1/models", self._models)
         if metrics is not None and token:
             app.router.add_get("/metrics", self._scrape)
+        if approve is not None:  # the link is its own proof: signed, single-use
+            app.router.add_get("/approve", approve)
+            app.router.add_post("/approve", approve)
         app.on_response_prepare.append(_answered)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=grace_s)
         self._server: asyncio.Server | None = None

@@ -160,8 +160,25 @@ def _rows(snapshot: Snapshot) -> list[Metric]:
         "figures, which is not what they cost.",
         labels=["agent"],
     )
+    burn = GaugeMetricFamily(
+        "plane_agent_burn_usd_per_hour",
+        "The agent's pace: spend per hour over its recent settled calls, an exponentially "
+        "weighted rate (absent: nothing spent lately).",
+        labels=["agent"],
+    )
+    reaches = GaugeMetricFamily(
+        "plane_agent_reaches_ceiling_in_seconds",
+        "Seconds until the agent reaches its ceiling at its pace; present only when that is "
+        "before the day resets.",
+        labels=["agent"],
+    )
     for agent in snapshot.agents:
         spend.add_metric([agent.name], float(agent.spend_today_usd))
+        if agent.burn_usd_per_hour is not None:
+            burn.add_metric([agent.name], float(agent.burn_usd_per_hour))
+        if agent.reaches_ceiling_at is not None:
+            left = (agent.reaches_ceiling_at - snapshot.now).total_seconds()
+            reaches.add_metric([agent.name], max(0.0, left))
         priced.add_metric([agent.name], 1.0 if agent.price_known else 0.0)
         if agent.limit_usd is not None:
             ceiling.add_metric([agent.name], float(agent.limit_usd))
@@ -172,7 +189,7 @@ def _rows(snapshot: Snapshot) -> list[Metric]:
         "Seconds until 00:00 UTC ends the plane's day and every agent's spend starts again.",
         value=max(0.0, (snapshot.resets_at - snapshot.now).total_seconds()),
     )
-    return [spend, ceiling, held, waiting, priced, reset]
+    return [spend, ceiling, held, waiting, priced, burn, reaches, reset]
 
 
 def _calls(rows: list) -> list[Metric]:  # type: ignore[type-arg]

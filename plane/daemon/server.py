@@ -38,8 +38,8 @@ from plane.agents.scheduler import Scheduler
 from plane.agents.services import Services
 from plane.agents.worker import tell_cut_turns
 from plane.clock import Clock, SystemClock
-from plane.config import EMBEDDED, EMBEDDED_MODEL, Config
-from plane.daemon.alerts import Notifier
+from plane.config import EMBEDDED, EMBEDDED_MODEL, Config, NotifyConfig
+from plane.daemon.alerts import Notifier, OfferFor
 from plane.daemon.api import Api
 from plane.daemon.events import EventBus
 from plane.daemon.listener import Listener
@@ -48,6 +48,7 @@ from plane.errors import PlaneError, StoreError, StoreFault
 from plane.history.conversation import Conversation
 from plane.history.transcript import Transcript
 from plane.home import Home, say_state
+from plane.money.burn import Burn
 from plane.money.gate import Ceilings, Gate
 from plane.money.ledger import Ledger
 from plane.money.pricing import Pricer
@@ -67,6 +68,7 @@ from plane.store.sqlite import refusal
 from plane.wire.protocol import StoreChanged
 
 if TYPE_CHECKING:  # loaded only when used: psycopg with a PostgreSQL store, aiohttp with --http
+    from plane.daemon.approvals import Approvals
     from plane.daemon.fleet import Fleet
     from plane.daemon.http import HttpListener
 
@@ -110,6 +112,7 @@ class Plane:
         self._listener: Listener | None = None
         self._background: list[asyncio.Task[None]] = []
         self._notifier: Notifier | None = None
+        self._approve: Approvals | None = None
         self.bus = EventBus()
         """What the clients are told; the agents reach it only through `emit`."""
         self.services: Services
@@ -178,7 +181,8 @@ class Plane:
             from plane.daemon.fleet import DatabaseClock
 
             self.clock = db_clock = DatabaseClock()  # the day is the database's
-        ledger = Ledger(db, self.clock)
+        burn = Burn(self.clock, self.config.burn)
+        ledger = Ledger(db, self.clock, charged=burn.charged)
         conversation = Conversation(db, self.clock, shared=shared)
         if shared:
             from plane.daemon.fleet import plane_name
@@ -187,6 +191,7 @@ class Plane:
         elif cut := await ledger.recover(tell=functools.partial(tell_cut_turns, conversation)):
             calls = sum(c.calls for c in cut.values())
             log.warning("%d calls were in flight when the plane stopped; kept at estimate", calls)
+        await burn.load(db)  # every agent's pace, across the restart
         roster = Roster(
             self.config,
             db,
@@ -213,6 +218,7 @@ class Plane:
             pricer=Pricer(self.config.pricing),
             providers=await self._providers(roster),
             refs=self._refs(),
+            burn=burn,
         )
         services.savings = Savings(db, self.clock, services.pricer)
         gateway_agents = [spec.name for spec in roster if spec.gateway is not None]
@@ -232,8 +238,11 @@ class Plane:
         )
         crew.start()
         if self.config.notify is not None:  # alerts: plane.daemon.alerts
-            self._notifier = Notifier(self.config.notify, self.clock)
+            self._notifier = Notifier(
+                self.config.notify, self.clock, offer=self._approvals(self.config.notify)
+            )
             services.refused_ask = self._notifier.refused_ask
+            services.spiked = self._notifier.spiked
             self._notifier.start(self.bus, await crew.snapshot())
         if shared and ledger.plane is not None:
             from plane.daemon.fleet import Fleet
@@ -276,9 +285,31 @@ class Plane:
                 SHUTDOWN_GRACE_S,
                 metrics=Metrics(crew.snapshot, db).scrape,
                 token=self.home.make_token(),
+                approve=None if self._approve is None else self._approve.handle,
             )
             self.http_port = await self._http_listener.listen(*self._http)
             self.home.say_gateway(self.gateway_url())
+
+    def _approvals(self, notify: NotifyConfig) -> OfferFor | None:
+        """One-tap approval (plane.daemon.approvals), when alerts offer it and
+        the `--http` listener is there to answer the links."""
+        if not notify.approve or self._http is None:
+            return None
+        from plane.daemon.approvals import Approvals
+        from plane.money.approvals import Signer
+
+        assert self._db is not None
+        host = self._http[0]
+        host = f"[{host}]" if ":" in host else host
+        self._approve = Approvals(
+            self.services,
+            self.crew,
+            self._db,
+            Signer(self.home.make_approvals_key()),
+            notify,
+            lambda: None if self.http_port is None else f"http://{host}:{self.http_port}",
+        )
+        return self._approve.offer
 
     def _tell_store_changes(self, db: Database) -> None:
         """Every client is told when the shared store goes away and comes

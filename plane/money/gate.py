@@ -18,6 +18,12 @@ The effective ceiling is the tighter of two values, kept apart:
 Only the operator overrides the file, and an operator's value clears the
 agent's ask: the operator decided, with the ask in front of them.
 
+A **raise** from an alert's link (`plane.daemon.approvals`) is the operator's
+too, for the rest of the day: it stands in for the base until `ends_at`
+(00:00 UTC), kept in `raises`, and then the base it stood in for binds again
+by itself — nothing has to run at midnight for the raise to end. It clears
+the ask as the operator's value does; the operator's next `/limit` ends it.
+
 The day is the ledger's (see `Ledger.today`): it never goes back, so a clock
 that steps back a day holds an agent that spent the later day's budget until
 the clock passes that day.
@@ -64,6 +70,8 @@ class Ceilings:
         self._from_file: dict[str, Decimal | None] = {}
         self._set: dict[str, Decimal | None] = {}
         self._asked: dict[str, Decimal] = {}
+        self._raised: dict[str, tuple[Decimal, datetime]] = {}
+        """A raise from an alert: the ceiling, and when it ends."""
         self._fleet_from_file: Decimal | None = None
         self._fleet_set: tuple[Decimal | None] | None = None
         """The operator's fleet value, as a 1-tuple (None inside is "off"); None: not set."""
@@ -82,16 +90,21 @@ class Ceilings:
     async def reload(self) -> bool:
         """Read the operator's values and the asks again (another plane on
         the store may have changed them); True if any changed."""
-        before = (self._set, self._asked, self._fleet_set)
+        before = (self._set, self._asked, self._fleet_set, self._raised)
         rows = await self._db.fetchall("SELECT agent, limit_usd FROM ceilings")
         self._set = {r["agent"]: _decimal(r["limit_usd"]) for r in rows}
         asks = await self._db.fetchall("SELECT agent, limit_usd FROM asks")
         self._asked = {r["agent"]: Decimal(r["limit_usd"]) for r in asks}
+        raises = await self._db.fetchall("SELECT agent, limit_usd, ends_at FROM raises")
+        self._raised = {
+            r["agent"]: (Decimal(r["limit_usd"]), datetime.fromisoformat(r["ends_at"]))
+            for r in raises
+        }
         fleet = await self._db.fetchone("SELECT limit_usd, set_by FROM fleet WHERE id = 1")
         self._fleet_set = (
             (_decimal(fleet["limit_usd"]),) if fleet is not None and fleet["set_by"] else None
         )
-        changed = before != (self._set, self._asked, self._fleet_set)
+        changed = before != (self._set, self._asked, self._fleet_set, self._raised)
         self.changes += changed
         return changed
 
@@ -123,13 +136,15 @@ class Ceilings:
         base, asked = self.base(agent), self._asked.get(agent)
         if asked is not None and (base is None or asked < base):
             return "its own ask"
+        if self.raised(agent) is not None:
+            return "the alert"
         if agent in self._set:
             return "/limit" if self._set[agent] is not None else "none"
         return "file" if base is not None else "none"
 
     def renamed(self, old: str, new: str) -> None:
         """After the transaction that moved `old`'s rows to `new` committed."""
-        for values in (self._from_file, self._set, self._asked):
+        for values in (self._from_file, self._set, self._asked, self._raised):
             if old in values:
                 values[new] = values.pop(old)  # type: ignore[assignment]
         self.changes += 1
@@ -137,12 +152,19 @@ class Ceilings:
     def forget(self, agent: str) -> None:
         """After the transaction that deleted `agent`'s ceiling rows committed:
         an agent made later with its name starts from the defaults."""
-        for values in (self._from_file, self._set, self._asked):
+        for values in (self._from_file, self._set, self._asked, self._raised):
             values.pop(agent, None)
         self.changes += 1
 
     def base(self, agent: str) -> Decimal | None:
-        """The operator's value when there is one, else the file's."""
+        """A raise from an alert while it lasts, else the operator's value
+        when there is one, else the file's."""
+        if (raised := self.raised(agent)) is not None:
+            return raised[0]
+        return self.unraised(agent)
+
+    def unraised(self, agent: str) -> Decimal | None:
+        """The base as it is again once a raise ends."""
         if agent in self._set:
             return self._set[agent]
         return self._from_file.get(agent)
@@ -165,9 +187,42 @@ class Ceilings:
                 row,
             )
             conn.execute("DELETE FROM asks WHERE agent = ?", (agent,))
+            conn.execute("DELETE FROM raises WHERE agent = ?", (agent,))
 
         await self._db.write(set_ceiling)
         self._set[agent] = ceiling
+        self._asked.pop(agent, None)
+        self._raised.pop(agent, None)
+        self.changes += 1
+
+    def raised(self, agent: str) -> tuple[Decimal, datetime] | None:
+        """The raise from an alert that holds now, and when it ends."""
+        raised = self._raised.get(agent)
+        if raised is None or self._clock.now() >= raised[1]:
+            return None
+        return raised
+
+    async def raise_until(
+        self, agent: str, ceiling: Decimal, ends_at: datetime, within: Callable[[Connection], None]
+    ) -> None:
+        """The operator's raise from an alert: `ceiling` until `ends_at`. It
+        clears the agent's ask, as the operator's value does; `within` runs
+        first in the same transaction (marking the link used: if it raises,
+        nothing changes)."""
+        row = (agent, str(ceiling), ends_at.isoformat(), self._clock.now().isoformat())
+
+        def raise_ceiling(conn: Connection) -> None:
+            within(conn)
+            conn.execute(
+                "INSERT INTO raises (agent, limit_usd, ends_at, set_at) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (agent) DO UPDATE SET limit_usd = excluded.limit_usd,"
+                " ends_at = excluded.ends_at, set_at = excluded.set_at",
+                row,
+            )
+            conn.execute("DELETE FROM asks WHERE agent = ?", (agent,))
+
+        await self._db.write(raise_ceiling)
+        self._raised[agent] = (ceiling, ends_at)
         self._asked.pop(agent, None)
         self.changes += 1
 

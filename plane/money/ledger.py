@@ -129,9 +129,18 @@ class _Recorded:
 
 
 class Ledger:
-    def __init__(self, db: Database, clock: Clock) -> None:
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        *,
+        charged: Callable[[str, datetime, Decimal], None] | None = None,
+    ) -> None:
         self._db = db
         self._clock = clock
+        self._charged = charged
+        """Told (agent, when, cost) of each call closed with a cost, once
+        committed: the burn rate's feed (`plane.money.burn`)."""
         self._days: dict[date, dict[str, Decimal]] = {}
         self._latest: date | None = None
         """The latest day reached (None until read from the database)."""
@@ -458,6 +467,8 @@ class Ledger:
             self._open.pop(call, None)
             self._count(recorded.day, recorded.agent, -recorded.cost_usd)
             self._count(known_day, recorded.agent, cost)
+            if cost and self._charged is not None:
+                self._charged(recorded.agent, now, cost)
 
         recorded = await self._patiently(close, moved)
         return Charge(recorded.agent, cost, known_day)

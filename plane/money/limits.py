@@ -64,6 +64,12 @@ def standing(spent: Decimal, ceiling: Decimal | None) -> str:
     return f"{spend_against(spent, ceiling)} spent today, of {usd_exact(ceiling)} a day."
 
 
+def raised_note(after: Decimal | None) -> str:
+    """What `/limit` adds while a raise from an alert holds."""
+    then = "no limit" if after is None else f"{usd_exact(after)} a day"
+    return f"Raised until 00:00 UTC from the alert; {then} after."
+
+
 PAUSE = "A ceiling of $0.00 is a pause: no turn until the limit is raised."
 
 

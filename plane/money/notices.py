@@ -10,9 +10,10 @@ $0.02 ceiling` would read as a contradiction.
 
 from __future__ import annotations
 
+from datetime import datetime
 from decimal import Decimal
 
-from plane.wire.words import spend_against, usd, usd_exact
+from plane.wire.words import pace, spend_against, usd, usd_exact
 
 
 def ceiling_reached(agent: str, ceiling: Decimal, spent: Decimal, resets_in: str) -> str:
@@ -87,3 +88,16 @@ def unpriced(model: str) -> str:
         f"No price is known for {model}, so this turn's cost is not counted; "
         "add the model under `pricing:` in agents.yaml."
     )
+
+
+def spike(
+    agent: str, hour_usd: Decimal, day_usd: Decimal, times: float, reaches_at: datetime | None
+) -> str:
+    """A pace far above the agent's own trailing one, said once a day before amber."""
+    said = (
+        f"{agent} is spending {pace(hour_usd)} over the last hour, {times:.0f}× its "
+        f"{pace(day_usd)} over the past day."
+    )
+    if reaches_at is not None:
+        said += f" At this rate it reaches its ceiling at {reaches_at:%H:%M} UTC."
+    return said

@@ -231,6 +231,31 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE context ADD COLUMN tool TEXT;
     ALTER TABLE context ADD COLUMN mcp_server TEXT;
     """,
+    # One-tap approval (README, "Guard rails"): a raise from an alert's link is
+    # the agent's ceiling until `ends_at` (00:00 UTC after the day it was
+    # given), when the ceiling it had comes back by itself; and the offers the
+    # alerts made (a raise and its Deny share one), so each is answered once,
+    # kept until they expire.
+    """
+    CREATE TABLE raises (
+        agent TEXT PRIMARY KEY,
+        limit_usd TEXT NOT NULL,
+        ends_at TEXT NOT NULL,
+        set_at TEXT NOT NULL
+    );
+
+    CREATE TABLE offers (
+        nonce TEXT PRIMARY KEY,
+        agent TEXT NOT NULL,
+        from_usd TEXT NOT NULL,
+        to_usd TEXT NOT NULL,
+        day TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        made_at TEXT NOT NULL,
+        answer TEXT,
+        answered_at TEXT
+    );
+    """,
 )
 
 

@@ -142,6 +142,12 @@ class AgentState(Frame):
     from_file: bool = False
     """Made by agents.yaml: the file's to rename or delete, not the operator's
     keys (a client says so when the key is pressed, not after a form)."""
+    burn_usd_per_hour: Decimal | None = None
+    """Its pace: spend per hour over its recent settled calls, an exponentially
+    weighted rate (`plane.money.burn`); None when it has spent nothing lately."""
+    reaches_ceiling_at: datetime | None = None
+    """When it reaches its ceiling at that pace (to the minute), said only when
+    that is before the day resets: an agent on course to be held today."""
 
 
 MessageKind = Literal["operator", "agent", "plane", "ask", "cost", "tool"]
@@ -337,7 +343,7 @@ class AgentReply(Frame):
     agent: AgentState
 
 
-CeilingSource = Literal["agents.yaml", "defaults", "/limit", "its own ask", "none"]
+CeilingSource = Literal["agents.yaml", "defaults", "/limit", "its own ask", "the alert", "none"]
 
 
 class ShowAgentReply(Frame):
@@ -348,7 +354,8 @@ class ShowAgentReply(Frame):
     agent: AgentState
     ceiling_from: CeilingSource
     """Where the ceiling comes from: the agent's block in agents.yaml, the
-    file's defaults, the operator's /limit (or edit), or the agent's ask."""
+    file's defaults, the operator's /limit (or edit), the agent's ask, or a
+    raise from an alert's link (until 00:00 UTC)."""
     made: Literal["agents.yaml", "run time"]
     workspace: str
     bookings: list[str]

@@ -192,12 +192,13 @@ NOTICES = (
     ("paused", re.compile(r"^\S+ is paused: ")),
     ("paused", re.compile(r"^Paused by the operator: ")),
     ("warn", re.compile(r"^\S+ has spent \S+ today, \d+% of its \$[\d,.]+ daily ceiling\.$")),
+    ("warn", re.compile(r"^\S+ is spending \S+ an hour over the last hour, ")),
 )
 """The plane's notices that explain why an agent takes no turn (held:
 its ceiling, the fleet's, a model with no price; paused) or that it nears
-its ceiling (warn), by their opening words. A client draws them apart from
-routine plane lines; tests/plane/core/test_notice_kinds.py holds every
-notice's wording to these."""
+its ceiling or spends far faster than it did (warn), by their opening
+words. A client draws them apart from routine plane lines;
+tests/plane/core/test_notice_kinds.py holds every notice's wording to these."""
 
 
 def notice_kind(text: str) -> str | None:
@@ -207,3 +208,14 @@ def notice_kind(text: str) -> str | None:
         if opening.search(text):
             return kind
     return None
+
+
+def reaches(ceiling: Decimal, at: datetime) -> str:
+    """`reaches $5.00 at 14:20 UTC at this rate`: the forecast, as the title,
+    `plane status` and `plane show` say it."""
+    return f"reaches {usd_exact(ceiling)} at {at:%H:%M} UTC at this rate"
+
+
+def pace(per_hour: Decimal) -> str:
+    """`$1.20 an hour`."""
+    return f"{usd(per_hour)} an hour"

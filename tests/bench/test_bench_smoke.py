@@ -69,6 +69,7 @@ def _run(args: list[str], tmp_path: Path, timeout: float = 300) -> str:
 
 QUICK = {
     "prices.py": [],
+    "burn.py": ["--seeds", "2"],
     "compress_ceiling.py": ["--corpus", "{corpus}"],
 }
 SLOW = {

@@ -54,6 +54,8 @@ class RunningPlane:
     llm: ScriptedLLM
     config_text: str
     clients: list[PlaneClient] = field(default_factory=list)
+    http: tuple[str, int] | None = None
+    """The gateway's listener (`--http`), when it was asked for."""
 
     @property
     def services(self):  # type: ignore[no-untyped-def]
@@ -161,14 +163,15 @@ async def launch(
     config_text: str | None = None,
     clock: ManualClock | None = None,
     tcp: tuple[str, int] | None = None,
+    http: tuple[str, int] | None = None,
 ) -> RunningPlane:
     """A started plane with its home under `root`."""
     text = (config_text or CONFIG).replace("{base_url}", llm.base_url)
     home = Home(root / "home")
     clock = clock or ManualClock(NOON)
-    plane = Plane(parse_config(text), home, clock, tcp=tcp)
+    plane = Plane(parse_config(text), home, clock, tcp=tcp, http=http)
     await plane.startup()
-    return RunningPlane(plane, home, clock, llm, config_text or CONFIG)
+    return RunningPlane(plane, home, clock, llm, config_text or CONFIG, http=http)
 
 
 @pytest.fixture
@@ -183,13 +186,15 @@ async def start_plane(tmp_path: Path, scripted_llm: ScriptedLLM) -> AsyncIterato
         clock: ManualClock | None = None,
         restart: RunningPlane | None = None,
         tcp: tuple[str, int] | None = None,
+        http: tuple[str, int] | None = None,
     ) -> RunningPlane:
         if restart is not None:
             await restart.stop()
             running.remove(restart)
             config_text = config_text or restart.config_text
             clock = clock or restart.clock
-        started = await launch(tmp_path, scripted_llm, config_text, clock, tcp)
+            http = http or restart.http
+        started = await launch(tmp_path, scripted_llm, config_text, clock, tcp, http)
         running.append(started)
         return started
 

@@ -102,8 +102,10 @@ async def test_a_held_agent_says_when_it_resumes_and_stops_once_freed(start_plan
         assert app.store.agents["demo"].resumes_at is not None
 
         await type_line(pilot, "/limit 3")
-        await until(pilot, lambda: title(app).endswith("$1.00 of $3.00 today"))
+        await until(pilot, lambda: "$1.00 of $3.00 today" in title(app))
         assert app.store.agents["demo"].resumes_at is None
+        # $1.00 in five calls just now: on course for $3.00 long before midnight
+        assert " · $1.00 of $3.00 today · reaches $3.00 at 12:" in title(app)
         assert "resumes" not in title(app) and "held" not in title(app)
 
 

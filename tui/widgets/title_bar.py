@@ -5,7 +5,10 @@ when the agent is amber or held, also how long until the plane's day resets.
 A held agent that the reset frees says it in its own terms, `held · resumes
 in 3h 13m` (the plane's `resumes_at`: the one moment it starts again on its
 own); a zero ceiling is a pause, `paused`, which no reset ends; another hold
-the reset does not free (an unpriced model) keeps `resets in`. The screen
+the reset does not free (an unpriced model) keeps `resets in`. An agent the
+plane sees burning fast — on course to reach its ceiling before the day
+resets — says when: `reaches $5.00 at 14:20 UTC at this rate` (the plane's
+`reaches_ceiling_at`; the title only words it). The screen
 sets `agent`, `resets_in` and `resumes_in`; the spend is coloured by the
 `-warn` / `-over` classes, like a row's.
 """
@@ -21,7 +24,7 @@ from textual.style import Style
 from textual.widget import Widget
 
 from plane.wire.protocol import AgentState
-from plane.wire.words import UNPRICED
+from plane.wire.words import UNPRICED, reaches
 from tui.formatting import duration, spend_against, spend_level, usd
 
 
@@ -111,6 +114,9 @@ class TitleBar(Widget):
             and not (self.has_class("-held") and agent.limit_usd == 0)
         ):
             parts.append((f" · resets in {duration(self.resets_in)}", muted, 1))
+        if agent.reaches_ceiling_at is not None and agent.limit_usd is not None:
+            forecast = reaches(agent.limit_usd, agent.reaches_ceiling_at)
+            parts.append((f" · {forecast}", muted, 2))
         if agent.plane is not None:  # several planes share the store: which one runs it
             parts.append((f" · on {agent.plane}", muted, 3))
         return parts

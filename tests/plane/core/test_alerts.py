@@ -3,14 +3,10 @@
 never delays a turn, and one that is dead has its alert logged."""
 
 import asyncio
-import json
 import logging
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
 
 import pytest
-from aiohttp import web
 
 from plane.clock import ManualClock
 from plane.config import parse_config
@@ -18,63 +14,10 @@ from plane.daemon.alerts import Alert, Notifier
 from plane.daemon.events import EventBus
 from plane.errors import ConfigError
 from plane.wire.protocol import Usage
+from tests.support.fixtures_alerts import Receiver
 from tests.support.fixtures_plane import CONFIG
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
-
-
-@dataclass
-class Receiver:
-    """What a webhook and an ntfy topic were sent, in order."""
-
-    url: str = ""
-    got: list[tuple[str, dict[str, str], bytes]] = field(default_factory=list)
-    failures: int = 0
-    """Answer this many requests with a 500 first."""
-    hang: asyncio.Event | None = None
-    """While set to an unset event, every request waits on it."""
-    arrived: asyncio.Event = field(default_factory=asyncio.Event)
-
-    async def handle(self, request: web.Request) -> web.Response:
-        self.got.append((request.path, dict(request.headers), await request.read()))
-        self.arrived.set()
-        if self.hang is not None:
-            await self.hang.wait()
-        if self.failures:
-            self.failures -= 1
-            return web.Response(status=500)
-        return web.Response(text="ok")
-
-    def hooks(self) -> list[dict[str, Any]]:
-        return [json.loads(body) for path, _, body in self.got if path == "/hook"]
-
-    async def until_hook(self, event: str, timeout_s: float = 10) -> None:
-        """Until a webhook for `event` has arrived: the notifier reads rows from
-        the event bus in its own task, so a row published is not yet an alert sent."""
-        async with asyncio.timeout(timeout_s):
-            while not any(h["event"] == event for h in self.hooks()):
-                self.arrived.clear()
-                await self.arrived.wait()
-
-    def topics(self) -> list[tuple[str, str]]:
-        return [(h["Title"], body.decode()) for path, h, body in self.got if path == "/topic"]
-
-
-@pytest.fixture
-async def receiver():
-    got = Receiver()
-    app = web.Application()
-    app.router.add_post("/hook", got.handle)
-    app.router.add_post("/topic", got.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    got.url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"  # type: ignore[union-attr]
-    yield got
-    if got.hang is not None:
-        got.hang.set()
-    await runner.cleanup()
 
 
 def notifying(receiver: Receiver, *, ntfy: bool = True) -> str:
@@ -210,8 +153,8 @@ async def test_nobody_listening_is_logged_too(caplog, unused_tcp_port):
         ),
         (
             "notify:\n  ntfy: https://ntfy.sh/t\n  on: [amber, loud]\n",
-            "agents.yaml line 3: notify.on.1: Input should be 'amber', 'held', 'resumed' or "
-            "'ask_refused'.",
+            "agents.yaml line 3: notify.on.1: Input should be 'amber', 'held', 'resumed', "
+            "'ask_refused' or 'spike'.",
         ),
         ("notify:\n  ntfy: https://ntfy.sh/t\n  retries: 99\n", "line 3: notify.retries:"),
         ("notify:\n  webhok: https://x.example/h\n", "line 2: notify.webhok: unknown key."),

@@ -25,6 +25,8 @@ from plane.wire.words import notice_kind
         (paused_notice("demo"), "paused"),
         (notices.unpriced("other-model"), "held"),
         (notices.warning("demo", Decimal(5), Decimal("4.10")), "warn"),
+        (notices.spike("demo", Decimal("3.1"), Decimal("0.5"), 6.2, None), "warn"),
+        ("Raised to $7.00 until 00:00 UTC from the alert.", None),
         (standing(Decimal("4.10"), Decimal(5)), None),
         (set_reply(Decimal("4.10"), Decimal(5)), None),
         ("Resumed by the operator: it answers what waited.", None),
