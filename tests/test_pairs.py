@@ -81,7 +81,7 @@ def test_every_frame_of_the_protocol_is_a_request_a_reply_or_an_event() -> None:
         for kind in vars(p).values()
         if isinstance(kind, type) and issubclass(kind, p.Frame) and "type" in kind.model_fields
     }
-    # Less the generic base, and the classes pydantic makes of it for each pair.
+    # Less the generic base (a frame of no type of its own).
     frames -= {kind for kind in frames if issubclass(kind, p.Request) and kind not in REQUESTS}
     assert frames == {*REQUESTS, *REPLIES, *EVENTS}
 

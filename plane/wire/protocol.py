@@ -38,7 +38,17 @@ import functools
 from collections.abc import Callable
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Annotated, Any, ClassVar, Generic, Literal, TypeGuard, TypeVar, get_args
+from typing import (
+    Annotated,
+    Any,
+    ClassVar,
+    Generic,
+    Literal,
+    TypeGuard,
+    TypeVar,
+    get_args,
+    get_origin,
+)
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic_core import from_json
@@ -407,15 +417,17 @@ class Request(Frame, Generic[R]):
     `PlaneClient.request` gives each request its own. Built in Python it may
     be left out; read from the socket it must be there (`decode_request`)."""
 
-    @classmethod
-    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
-        super().__pydantic_init_subclass__(**kwargs)
-        for base in cls.__mro__:  # `Request[SendReply]`: the class pydantic made for the pair
-            if issubclass(base, Request):
-                generic = base.__pydantic_generic_metadata__
-                if generic["origin"] is Request and generic["args"]:
-                    cls.reply = generic["args"][0]
-                    return
+    def __class_getitem__(cls, reply: Any) -> Any:
+        # typing's alias, not pydantic's parametrized model: the pair needs
+        # stating, not a model class of its own, and pydantic's would build
+        # this base's validator at import (~20 ms of every CLI command's start).
+        return super(BaseModel, cls).__class_getitem__(reply)  # type: ignore[misc]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for base in cls.__dict__.get("__orig_bases__", ()):  # `Request[SendReply]`
+            if get_origin(base) is Request:
+                (cls.reply,) = get_args(base)
 
     def answered_by(self, frame: Frame) -> TypeGuard[R]:
         """`frame` is this request's reply (an `Error` is not: it is no answer)."""
