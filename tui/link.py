@@ -10,8 +10,9 @@ all again; the fresh snapshot is the resync. A plane that refuses this client
 (`unauthorized`) is told once, finally: trying again would be refused the
 same way.
 
-Requests go through the client with a time limit each, and every way one can
-fail becomes one `LinkFailed`, with a sentence to show.
+A request is `link.request(frame)`: the reply its class names
+(`Send` → `SendReply`), within the time its kind is given (`Timeouts`); every
+way one can fail becomes one `LinkFailed`, with a sentence to show.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ import pytest
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
 from tests.tui.factories import agent, snapshot
-from tui.link import Address, Backoff, Link
+from tui.link import Address, Backoff, Link, Timeouts
 from tui.messages import PlaneConnected, PlaneEvent, PlaneLost
 
 NEWER = b'{"type":"weather_changed","agent":"demo","forecast":"rain"}\n'
@@ -156,3 +156,25 @@ async def test_a_message_typed_while_the_link_reconnects_waits_for_it_and_goes(
         running.cancel()
     assert sent.messages == []
     assert [type(m) for m in posted] == [PlaneConnected, PlaneLost, PlaneConnected]
+
+
+def test_each_request_waits_as_long_as_its_kind_may_take() -> None:
+    """A new agent may start the embedded model, an edit may put it on it, a
+    delete cuts a turn first: those wait the long time; the rest the short."""
+    timeouts = Timeouts(request_s=1.0, new_agent_s=2.0)
+    slow = [
+        p.NewAgent(name="poet", model="m"),
+        p.EditAgent(agent="demo", model="m"),
+        p.DeleteAgent(agent="demo"),
+    ]
+    quick = [
+        p.Send(agent="demo", text="hi"),
+        p.History(agent="demo"),
+        p.PauseAgent(agent="demo"),
+        p.RenameAgent(agent="demo", new_name="poet"),
+        p.Interrupt(agent="demo"),
+        p.SpendHistory(),
+        p.SpendStack(),
+    ]
+    assert [timeouts.of(r) for r in slow] == [2.0] * 3
+    assert [timeouts.of(r) for r in quick] == [1.0] * 7
