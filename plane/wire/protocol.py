@@ -246,6 +246,7 @@ class LedgerEntry(Frame):
 
 
 # ── replies: plane → client, carrying the request's id ──────────────────────
+# (Before the requests: each request names its reply.)
 
 
 class HelloReply(Frame):
