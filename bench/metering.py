@@ -144,9 +144,14 @@ class Load:
             self.done += 1
 
     async def stop(self) -> None:
+        """Stopped; a call that failed meanwhile is raised here, not left to
+        read as a side that made no calls."""
         for task in self._tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        ended = await asyncio.gather(*self._tasks, return_exceptions=True)
+        for outcome in ended:
+            if isinstance(outcome, Exception):
+                raise outcome
 
 
 async def measure(
