@@ -222,7 +222,7 @@ async def plane_side(
         async def turn(n: int) -> None:
             name = names[n]
             finished[name].clear()
-            await plane.runtime.api.post(name, "What is the weather like?")
+            await plane.runtime.api.handle(p.Send(agent=name, text="What is the weather like?"))
             await finished[name].wait()
 
         watcher = asyncio.create_task(watch())

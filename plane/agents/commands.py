@@ -33,7 +33,7 @@ from plane.money.limits import (
     set_reply,
     standing,
 )
-from plane.wire.protocol import CommandInfo, FleetChanged, Message
+from plane.wire.protocol import CommandInfo, ConversationMessage, FleetChanged
 
 Handler = Callable[[Services, str, str], Awaitable[str]]
 """(services, agent, argument) → the plane's reply; `BadLimit` or `CommandRefused`
@@ -48,7 +48,7 @@ class CommandRefused(Exception):
 class Ran:
     """A command's two halves as stored, and whether it was refused."""
 
-    messages: list[Message]
+    messages: list[ConversationMessage]
     refused: bool = False
 
 
@@ -190,7 +190,7 @@ an agent asks for a looser ceiling and is refused: the operator is needed
 
 async def ask_limit(
     services: Services, agent: str, raw: str, refused: RefusedAsk | None = None
-) -> tuple[list[Message], str]:
+) -> tuple[list[ConversationMessage], str]:
     """An agent asks for its own ceiling: applied if tighter, refused if not
     (and `refused` told). Returns the stored messages and the reply (which
     the agent also reads)."""

@@ -30,7 +30,7 @@ from plane.agents.worker import AgentWorker
 from plane.agents.workers import Workers
 from plane.clock import day_of
 from plane.errors import InvalidRequest, LedgerError, StoreUnreachable, unreachable
-from plane.wire.protocol import DayRolled, Message, MessageAppended
+from plane.wire.protocol import ConversationMessage, DayRolled, MessageAppended
 from plane.wire.words import send_refused
 
 log = logging.getLogger(__name__)
@@ -145,7 +145,7 @@ class Crew:
             self.workers.wake(agent)
         return ran
 
-    async def _message(self, agent: str, text: str) -> list[Message]:
+    async def _message(self, agent: str, text: str) -> list[ConversationMessage]:
         """A plain message asks the gate once, is written once, and shows as
         one `MessageAppended` and one `AgentUpdated` (built with that same
         answer from the gate) before the worker is woken, so the row never
@@ -173,7 +173,7 @@ class Crew:
         worker.wake()
         return said
 
-    async def _not_for_a_gateway_agent(self, agent: str, text: str) -> list[Message]:
+    async def _not_for_a_gateway_agent(self, agent: str, text: str) -> list[ConversationMessage]:
         """A gateway agent answers only its own client: what is typed to it is
         kept (not left waiting for a turn that never comes), and the plane
         says so at once."""

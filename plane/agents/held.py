@@ -12,7 +12,7 @@ from __future__ import annotations
 from plane.agents import notices
 from plane.agents.services import Services
 from plane.money.gate import Hold
-from plane.wire.protocol import Message
+from plane.wire.protocol import ConversationMessage
 
 
 class Told:
@@ -24,7 +24,7 @@ class Told:
         self._read_at: int | None = None
         """`Ownership.changes` when `_reason` was read (None: not yet)."""
 
-    async def hold(self, agent: str, hold: Hold) -> Message | None:
+    async def hold(self, agent: str, hold: Hold) -> ConversationMessage | None:
         """Say why `agent` is quiet, unless this spell has said it for this reason."""
         if await self._last(agent) == hold.reason:
             return None

@@ -35,7 +35,7 @@ from plane.economy.repomap.map import layer
 from plane.errors import ContextOverflow, ProviderError
 from plane.money.ledger import FleetFull
 from plane.providers.base import ChatMessage, CompletionRequest, ToolCall, ToolSpec
-from plane.wire.protocol import Message, Usage
+from plane.wire.protocol import ConversationMessage, Usage
 
 SUMMARY_CHARS = 160
 PLANE_VOICE = frozenset({"set_own_limit"})
@@ -287,7 +287,7 @@ class Turn:
             mcp_server=outcome.mcp_server,
         )
 
-    async def _tell(self, notice: str) -> Message:
+    async def _tell(self, notice: str) -> ConversationMessage:
         """The plane tells the agent's conversation `notice` (`plane.agents.notices`)."""
         return await self.services.add_message(self.spec.name, "plane", notice)
 

@@ -37,7 +37,7 @@ from plane.agents.turn import Turn, TurnResult
 from plane.errors import LeaseLost, LedgerError
 from plane.money.gate import Hold, Paused
 from plane.store.fence import FENCE
-from plane.wire.protocol import Message, MessageAppended, TurnFinished, TurnStarted
+from plane.wire.protocol import ConversationMessage, MessageAppended, TurnFinished, TurnStarted
 
 if TYPE_CHECKING:
     from plane.agents.toolbox import Tooling
@@ -184,7 +184,7 @@ class AgentWorker:
         """Nothing in flight and nothing about to be: no turn, no pending wake."""
         return not (self._busy or self._wake.is_set() or self.turn_lock.locked())
 
-    async def tell_hold(self, hold: Hold) -> Message | None:
+    async def tell_hold(self, hold: Hold) -> ConversationMessage | None:
         """Say why the agent is quiet, once per held spell and reason."""
         return await self._told.hold(self.spec.name, hold)
 
@@ -279,7 +279,7 @@ class AgentWorker:
         incoming: str,
         *,
         workspace: Path | None = None,
-        answering: Sequence[Message] = (),
+        answering: Sequence[ConversationMessage] = (),
         due: Sequence[Booking] = (),
         own: bool = True,
     ) -> TurnResult:
@@ -350,7 +350,11 @@ class AgentWorker:
                 self._cutting = False
 
     async def _unrecorded_turn(
-        self, number: int, error: LedgerError, answering: Sequence[Message], due: Sequence[Booking]
+        self,
+        number: int,
+        error: LedgerError,
+        answering: Sequence[ConversationMessage],
+        due: Sequence[Booking],
     ) -> None:
         """A turn whose money could not be recorded: said, and finished as
         failed (what it answered is answered by the notice: a retry now would
@@ -389,7 +393,7 @@ class AgentWorker:
         number: int,
         result: TurnResult,
         *,
-        answering: Sequence[Message] = (),
+        answering: Sequence[ConversationMessage] = (),
         due: Sequence[Booking] = (),
         show: bool = True,
     ) -> None:
@@ -419,12 +423,12 @@ class AgentWorker:
         if show:
             await self._publish(name)
 
-    async def tell(self, notice: str) -> Message:
+    async def tell(self, notice: str) -> ConversationMessage:
         """The plane tells the agent's conversation `notice` (`plane.agents.notices`)."""
         return await self._services.add_message(self.spec.name, "plane", notice)
 
 
-def incoming(waiting: list[Message], due: list[Booking]) -> str:
+def incoming(waiting: list[ConversationMessage], due: list[Booking]) -> str:
     """What the turn's user message says: everything that waited, marked with
     when it arrived when it waited through a hold (of any kind: a pause, the
     ceiling, the fleet's, an unpriced model; the message does not say which)."""
