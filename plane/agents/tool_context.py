@@ -2,8 +2,10 @@
 
 Tools ask; this decides. A ceiling can only be asked for through
 `commands.ask_limit` (tighten-only); a booking goes to `book` (the
-scheduler's); the scout runs a turn of its own, on its own row and ceiling.
-Both are callables the crew hands down: nothing here reaches back up.
+scheduler's); the scout runs a turn of its own, on its own row and ceiling
+(`scout`, the scout's); a refused ask is told to `refused_ask` (the alerts').
+All are callables handed down when the plane is built: nothing here reaches
+back up.
 """
 
 from __future__ import annotations

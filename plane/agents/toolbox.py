@@ -72,7 +72,7 @@ class Tooling:
         self._refused_ask = refused_ask
         self._specs: dict[tuple[str, ...], tuple[ToolSpec, ...]] = {}
         self.mcp = McpSessions(sandboxed=services.config.sandbox)
-        """The agents' MCP servers: the crew ends an agent's, and all at the stop."""
+        """The agents' MCP servers: the crew ends an agent's, and all at its stop."""
 
     async def session(
         self, spec: AgentSpec, messages: list[ChatMessage], workspace: Path

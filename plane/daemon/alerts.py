@@ -4,7 +4,8 @@ held, it resumed, or it asked for a looser ceiling and was refused.
 
 What happened is read from what the clients are told (the rows'
 `AgentUpdated` on the event bus: a row's state and spend level changing),
-plus the crew's word when an ask is refused or spend spikes, so nothing that
+plus the agents' word when an ask is refused or spend spikes (callables
+handed to the tool context and the after-turn notices), so nothing that
 spends knows alerts exist. Each receiver has its own queue and task: a slow
 or dead one never delays a turn (`tell` only enqueues) nor the other
 receiver. An alert not delivered after its retries, or one a full queue
@@ -279,11 +280,12 @@ class Notifier:
         self._watching = asyncio.create_task(watch(), name="alerts")
 
     def refused_ask(self, agent: str, reply: str, asked: Decimal | None) -> None:
-        """The crew's word: `agent` asked for more than it has (`asked`)."""
+        """The tool context's word: `agent` asked for more than it has (`asked`)."""
         self.tell(Alert("ask_refused", agent, f"{agent}: {reply}", self._clock.now(), asked=asked))
 
     def spiked(self, agent: str, said: str, spike: Spike) -> None:
-        """The crew's word: `agent`'s spend spiked (`said`: its conversation's sentence)."""
+        """The after-turn notices' word: `agent`'s spend spiked (`said`: its
+        conversation's sentence)."""
         self.tell(Alert("spike", agent, said, self._clock.now(), spike=spike))
 
     def tell(self, alert: Alert) -> None:
