@@ -29,8 +29,6 @@ from datetime import datetime
 from importlib.metadata import version
 from typing import IO, TYPE_CHECKING
 
-import httpx
-
 from plane.agents.crew import Crew
 from plane.agents.lifecycle import Lifecycle
 from plane.agents.roster import Roster
@@ -54,6 +52,7 @@ from plane.money.ledger import Ledger
 from plane.money.pricing import Pricer
 from plane.money.savings import Savings
 from plane.providers.base import Provider
+from plane.providers.connections import Connect
 from plane.providers.local import EmbeddedModel
 from plane.providers.pool import (
     build_providers,
@@ -90,7 +89,7 @@ class Plane:
         *,
         tcp: tuple[str, int] | None = None,
         http: tuple[str, int] | None = None,
-        transports: Mapping[str, httpx.AsyncBaseTransport] | None = None,
+        connectors: Mapping[str, Connect] | None = None,
     ) -> None:
         self.config = config
         self.home = home
@@ -102,7 +101,7 @@ class Plane:
         self._http_listener: HttpListener | None = None
         self.http_port: int | None = None
         """The gateway's port (`--http`), once listening."""
-        self._transports = transports
+        self._connectors = connectors
         self._lock: IO[str] | None = None
         self._db: Database | None = None
         self._fleet: Fleet | None = None
@@ -390,7 +389,7 @@ class Plane:
         if any(self.config.providers[name].kind == EMBEDDED for name in agents.values()):
             await self._start_embedded()
         return build_providers(
-            self.config, embedded=self._embedded, transports=self._transports, agents=agents
+            self.config, embedded=self._embedded, connectors=self._connectors, agents=agents
         )
 
     def _embedded_address(self) -> tuple[str, str | None] | None:
