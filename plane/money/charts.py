@@ -23,13 +23,15 @@ from plane.money import savings
 from plane.money.ledger import Ledger
 from plane.money.totals import QUERY, Record, per_day, per_hour, summarise, window
 from plane.store.engine import Database
-from plane.wire.protocol import SpendHistory, SpendPoint, SpendSeries, SpendStack
+from plane.wire.protocol import SpendHistoryReply, SpendPoint, SpendSeries, SpendStackReply
 from plane.wire.words import UNPRICED
 
 DAYS = 30
 
 
-async def spend_history(db: Database, ledger: Ledger, agent: str | None, id: int) -> SpendHistory:
+async def spend_history(
+    db: Database, ledger: Ledger, agent: str | None, id: int
+) -> SpendHistoryReply:
     today = await ledger.today()
     by_agent = await ledger.spend_by_agent(today)
     return await db.read_aside(partial(_history, today, by_agent, agent, id))
@@ -37,7 +39,7 @@ async def spend_history(db: Database, ledger: Ledger, agent: str | None, id: int
 
 def _history(
     today: date, by_agent: dict[str, Decimal], agent: str | None, id: int, conn: Connection
-) -> SpendHistory:
+) -> SpendHistoryReply:
     first, last = window(today, DAYS)
     span = (first.isoformat(), last.isoformat())
     if agent is None:
@@ -54,7 +56,7 @@ def _history(
         ((name, spent) for name, spent in by_agent.items() if spent),
         key=lambda pair: (-pair[1], pair[0]),
     )
-    return SpendHistory(
+    return SpendHistoryReply(
         id=id,
         day=today,
         agent=agent,
@@ -78,7 +80,7 @@ def _history(
 
 async def spend_stack(
     db: Database, ledger: Ledger, by: Literal["agent", "model"], top: int, id: int
-) -> SpendStack:
+) -> SpendStackReply:
     """The fleet's last 30 days, a series each for the `top` agents (or
     models) that spent the most over them and one for the rest."""
     today = await ledger.today()
@@ -88,7 +90,7 @@ async def spend_stack(
         calls = conn.execute(QUERY, (first.isoformat(), last.isoformat())).fetchall()
         return stacked(calls, savings.between(conn, first, last), by, first, top)
 
-    return SpendStack(id=id, day=today, by=by, series=await db.read_aside(read))
+    return SpendStackReply(id=id, day=today, by=by, series=await db.read_aside(read))
 
 
 def stacked(
