@@ -342,7 +342,7 @@ class AgentWorker:
         elif not result.held:  # a turn that failed: its notices are what it answered
             await services.conversation.answered(questions)
         if result.held:  # the turn said why it stopped: said once a spell
-            await self._remember_hold("fleet")
+            await self._remember_hold(result.held_by)
         await self._bookings.done(list(due))
         await self._keep_ambient()
         if result.calls:

@@ -203,7 +203,9 @@ class Plane:
         await roster.load()
         ceilings = Ceilings(db, self.clock)
         await ceilings.load(
-            {spec.name: spec.ceiling_from_file for spec in roster}, self.config.fleet.limit_usd
+            {spec.name: spec.ceiling_from_file for spec in roster},
+            self.config.fleet.limit_usd,
+            {name: (g.limit_usd, frozenset(g.agents)) for name, g in self.config.groups.items()},
         )
         services = self.services = Services(
             config=self.config,

@@ -31,7 +31,7 @@ the clock passes that day.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -40,10 +40,11 @@ from sqlite3 import Connection
 
 from plane.clock import Clock, midnight_after, until
 from plane.money import notices
+from plane.money.budgets import FleetFull, Full, GroupFull, full_notice
+from plane.money.groups import Groups
 from plane.money.ledger import Ledger
 from plane.money.limits import is_tighter
 from plane.store.engine import Database
-from plane.wire.words import spend_against, usd_exact
 
 
 @dataclass(frozen=True)
@@ -75,15 +76,23 @@ class Ceilings:
         self._fleet_from_file: Decimal | None = None
         self._fleet_set: tuple[Decimal | None] | None = None
         """The operator's fleet value, as a 1-tuple (None inside is "off"); None: not set."""
+        self.groups = Groups(db, clock)
+        """The groups of agents, and their ceilings (`plane.money.groups`)."""
         self.changes = 0
         """Counts every change to any ceiling: a decision made before an await
         can tell that it may be stale (the worker's, before it reads what waits)."""
 
     async def load(
-        self, from_file: dict[str, Decimal | None], fleet_from_file: Decimal | None = None
+        self,
+        from_file: dict[str, Decimal | None],
+        fleet_from_file: Decimal | None = None,
+        groups: Mapping[str, tuple[Decimal | None, frozenset[str]]] | None = None,
     ) -> None:
+        """The file's ceilings: each agent's, the fleet's, and each group's
+        with its agents."""
         self._from_file = dict(from_file)
         self._fleet_from_file = fleet_from_file
+        self.groups.load(groups or {})
         self.changes += 1
         await self.reload()
 
@@ -105,6 +114,7 @@ class Ceilings:
             (_decimal(fleet["limit_usd"]),) if fleet is not None and fleet["set_by"] else None
         )
         changed = before != (self._set, self._asked, self._fleet_set, self._raised)
+        changed = await self.groups.reload() or changed
         self.changes += changed
         return changed
 
@@ -124,6 +134,11 @@ class Ceilings:
             )
         )
         self._fleet_set = (ceiling,)
+        self.changes += 1
+
+    async def set_group(self, name: str, ceiling: Decimal | None) -> None:
+        """The operator's ceiling of a group, from the keyboard: it replaces the file's."""
+        await self.groups.set(name, ceiling)
         self.changes += 1
 
     def add_agent(self, agent: str, from_file: Decimal | None) -> None:
@@ -295,7 +310,51 @@ class Gate:
                 spent -= self.ledger.in_flight(agent)
             if spent >= ceiling:
                 return Hold("ceiling", partial(self._ceiling_notice, agent, spent, ceiling))
+        if (held := await self._group_hold(agent, price_known, model, settled_only)) is not None:
+            return held
         return await self._fleet_hold(agent, price_known, model, fleet_spent)
+
+    async def _group_hold(
+        self, agent: str, price_known: bool, model: str, settled_only: bool
+    ) -> Hold | None:
+        """The ceiling of the agent's group, between its own and the fleet's:
+        at or over it, none of the group's agents starts a turn, on any plane."""
+        budget = self.ceilings.groups.budget(agent)
+        if budget is None or budget.ceiling is None:
+            return None
+        if not price_known:
+            return Hold(
+                "unpriced",
+                f"{agent} is not answering: no price is known for {model}, and its group "
+                f"{budget.name} is under a ceiling, which counts every turn. Add the model "
+                "under `pricing:` in agents.yaml, or remove the group limit with "
+                f"/limit group {budget.name} off.",
+            )
+        spent = await self.ledger.group_today(budget.members)
+        flying = None
+        if spent >= budget.ceiling or settled_only:
+            flying = await self.ledger.group_in_flight(budget.members)
+        if settled_only:
+            spent, flying = spent - (flying or Decimal(0)), Decimal(0)
+        if spent < budget.ceiling:
+            return None
+        full = GroupFull(spent, budget.ceiling, budget.name)
+        return Hold("group", partial(self.notice_of, agent, full, flying))
+
+    async def full_notice(self, agent: str, full: Full) -> str:
+        """Why `agent`'s call was refused at admission (`Full`), with what its
+        calls in flight count read now."""
+        ledger = self.ledger
+        if isinstance(full, GroupFull):
+            flying = await ledger.group_in_flight(self.ceilings.groups.members(full.name))
+        elif isinstance(full, FleetFull):
+            flying = await ledger.fleet_in_flight()
+        else:
+            flying = await ledger.tag_in_flight(full.name)
+        return self.notice_of(agent, full, flying)
+
+    def notice_of(self, agent: str, full: Full, flying: Decimal | None) -> str:
+        return full_notice(agent, full, flying, until(self._clock.now(), self.resets_at()))
 
     async def _fleet_hold(
         self, agent: str, price_known: bool, model: str, spent: Decimal | None
@@ -325,17 +384,7 @@ class Gate:
     ) -> str:
         """`spent` counts the calls in flight at their estimates (`flying`,
         None: not known): it is said to be spent only when none is."""
-        where = "at" if spent == fleet else "over"
-        figure = spend_against(spent, fleet)
-        if flying == 0:
-            said = f"the fleet has spent {figure} today"
-        else:
-            said = f"the fleet's calls today come to {figure} with those in flight"
-        return (
-            f"{agent} is not answering: {said}, {where} its {usd_exact(fleet)} daily ceiling; "
-            f"it answers at 00:00 UTC, in {until(self._clock.now(), self.resets_at())}, or "
-            "when the fleet limit is raised."
-        )
+        return self.notice_of(agent, FleetFull(spent, fleet), flying)
 
     def resets_at(self) -> datetime:
         """00:00 UTC after the plane's day (later than the clock's next
