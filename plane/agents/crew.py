@@ -151,7 +151,7 @@ class Crew:
             for message in ran.messages:
                 self._services.emit(MessageAppended(message=message))
             await self.publish(agent)
-            if text[1:].split()[1:2] == ["fleet"]:  # a fleet limit may free any agent
+            if text[1:].split()[1:2] in (["fleet"], ["group"]):  # it may free any agent
                 for other in self.workers:
                     self.wake(other)
             else:
@@ -257,7 +257,7 @@ class Crew:
         is one a new day's empty spend is under; a zero ceiling (a pause) and
         an unpriced model wait for the operator, whatever the day."""
         services = self._services
-        if hold is not None and hold.reason == "fleet" and services.gate.ceilings.fleet():
+        if hold is not None and services.gate.above_agent(agent, hold.reason):
             return services.gate.resets_at()
         if hold is None or hold.reason != "ceiling" or not services.gate.ceilings.of(agent):
             return None
@@ -342,6 +342,7 @@ class Crew:
             ),
             fleet_spend_today_usd=fleet_spent,
             fleet_limit_usd=services.gate.ceilings.fleet(),
+            groups=await services.gate.ceilings.groups.states(services.ledger),
         )
 
     async def _states(self, fleet_spent: Decimal) -> list[AgentState]:

@@ -341,6 +341,15 @@ class Gate:
         full = GroupFull(spent, budget.ceiling, budget.name)
         return Hold("group", partial(self.notice_of, agent, full, flying))
 
+    def above_agent(self, agent: str, reason: str) -> Decimal | None:
+        """The ceiling above the agent's that holds it for `reason` (the
+        fleet's or its group's); None (or zero, a pause) when the day
+        turning does not free it."""
+        if reason == "fleet":
+            return self.ceilings.fleet()
+        budget = self.ceilings.groups.budget(agent)
+        return budget.ceiling if reason == "group" and budget is not None else None
+
     async def full_notice(self, agent: str, full: Full) -> str:
         """Why `agent`'s call was refused at admission (`Full`), with what its
         calls in flight count read now."""

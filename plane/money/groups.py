@@ -15,7 +15,9 @@ from sqlite3 import Connection
 
 from plane.clock import Clock
 from plane.money.budgets import Budget
+from plane.money.ledger import Ledger
 from plane.store.engine import Database
+from plane.wire.protocol import GroupState
 
 
 class Groups:
@@ -76,6 +78,18 @@ class Groups:
         if name is None:
             return None
         return Budget(name, self.ceiling(name), self._members[name])
+
+    async def states(self, ledger: Ledger) -> list[GroupState]:
+        """Every group as a snapshot carries it."""
+        return [
+            GroupState(
+                name=name,
+                spend_today_usd=await ledger.group_today(members),
+                limit_usd=self.ceiling(name),
+                agents=sorted(members),
+            )
+            for name, members in self._members.items()
+        ]
 
     async def set(self, name: str, ceiling: Decimal | None) -> None:
         """The operator's value, from the keyboard: it replaces the file's."""

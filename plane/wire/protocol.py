@@ -169,6 +169,18 @@ class CommandInfo(Frame):
     help: str
 
 
+class GroupState(Frame):
+    """A group of agents (`groups:` in agents.yaml), as the fleet line and
+    `plane status` show it."""
+
+    name: str
+    spend_today_usd: Decimal = Decimal(0)
+    """Its agents' spend today together, calls in flight at their estimates."""
+    limit_usd: Decimal | None = None
+    """Its daily ceiling (the file's, or `/limit group`); None is none."""
+    agents: list[str] = Field(default_factory=list)
+
+
 class Snapshot(Frame):
     """Everything a client needs to draw the screen, as of `now`."""
 
@@ -198,6 +210,8 @@ class Snapshot(Frame):
     """Every agent's spend today together, on every plane of the store."""
     fleet_limit_usd: Decimal | None = None
     """The fleet's daily ceiling (`fleet: {limitUsd}`, `/limit fleet`); None is none."""
+    groups: list[GroupState] = Field(default_factory=list)
+    """The groups of agents, with their spend today and ceiling (none: no groups)."""
     store_unreachable_since: datetime | None = None
     """Since when the plane's shared store (PostgreSQL) cannot be reached;
     None: it can (and always, on the SQLite file). While it is set, the
