@@ -285,7 +285,11 @@ class Plane:
             self._http_listener = HttpListener(
                 gateway,
                 SHUTDOWN_GRACE_S,
-                metrics=Metrics(crew.snapshot, db).scrape,
+                metrics=Metrics(
+                    crew.snapshot,
+                    db,
+                    tags={tag: t.limit_usd for tag, t in self.config.tags.items()},
+                ).scrape,
                 token=self.home.make_token(),
                 approve=None if self._approve is None else self._approve.handle,
             )
