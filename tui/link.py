@@ -50,6 +50,7 @@ from plane.wire.protocol import (
     SpendHistoryQuery,
     SpendStack,
     SpendStackQuery,
+    StackBy,
     Subscribe,
     ToolSet,
 )
@@ -292,7 +293,7 @@ class Link:
             SpendHistoryQuery, SpendHistory, self.timeouts.request_s, agent=agent
         )
 
-    async def spend_stack(self, by: Literal["agent", "model"]) -> SpendStack:
+    async def spend_stack(self, by: StackBy) -> SpendStack:
         return await self.request(SpendStackQuery, SpendStack, self.timeouts.request_s, by=by)
 
 

@@ -316,15 +316,20 @@ class SpendHistoryQuery(Frame):
     agent: str | None = None
 
 
+StackBy = Literal["agent", "model", "group"]
+"""What the fleet's days are stacked by: each agent, each model, each group
+of agents (agents in none as one layer)."""
+
+
 class SpendStackQuery(Frame):
-    """The whole fleet's last 30 days stacked `by` agent or model: the `top`
+    """The whole fleet's last 30 days stacked `by` agent, model or group: the `top`
     that spent the most apart, the rest summed as one. A request of its own
     (not a field of `spend_history`): a client that never asks for it never
     meets a reply shape it does not know."""
 
     type: Literal["spend_stack"] = "spend_stack"
     id: int
-    by: Literal["agent", "model"] = "agent"
+    by: StackBy = "agent"
     top: int = Field(default=5, ge=1, le=20)
 
 
@@ -479,6 +484,10 @@ class SpendHistory(Frame):
     """Today's spenders, the most first (agents that spent nothing left out)."""
     models: list[SpendPoint] = Field(default_factory=list)
     """Today's spend by model, of the agent (or the fleet), the most first."""
+    tools: list[SpendPoint] = Field(default_factory=list)
+    """Today's spend by what it is attributed to (cost by tool: each tool's
+    results in the input, `(prompt)`, `(messages)`, `(answers)`,
+    `(unattributed)`), of the agent (or the fleet), the most first."""
 
 
 class SpendSeries(Frame):
@@ -495,7 +504,7 @@ class SpendStack(Frame):
     type: Literal["spend_stack"] = "spend_stack"
     id: int
     day: date
-    by: Literal["agent", "model"]
+    by: StackBy
     series: list[SpendSeries]
     """The most spent over the days first; the rest (`folded`) last. Only
     those that spent or saved something in the days."""

@@ -213,3 +213,23 @@ async def test_planes_admitting_at_once_pass_a_group_ceiling_by_no_call(postgres
     finally:
         for db in dbs:
             await db.close()
+
+
+async def test_the_fleets_days_stack_by_group_and_the_day_by_tool(start_plane):
+    """Through the socket, as the spend screen asks: each group a layer,
+    agents in none one layer; the day by tool adds up to the day."""
+    plane = await start_plane(GROUPED)
+    plane.llm.default_reply = Reply("done", usage=TWENTY_CENTS)
+    await plane.turn("poet", "one")
+    await plane.turn("demo", "two")
+    await plane.turn("scout", "three")
+    client = await plane.client()
+    stack = await client.request(p.SpendStackQuery, by="group")
+    assert [(s.label, sum(d.spent_usd for d in s.days)) for s in stack.series] == [  # type: ignore[union-attr]
+        ("research", Decimal("0.4")),
+        ("(none)", Decimal("0.2")),
+    ]
+    history = await client.request(p.SpendHistoryQuery)
+    tools = {point.label: point.spent_usd for point in history.tools}  # type: ignore[union-attr]
+    assert set(tools) == {"(prompt)", "(messages)", "(answers)"}
+    assert sum(tools.values()) == Decimal("0.6")
