@@ -54,6 +54,10 @@ class Hold:
 
     reason: str
     said: str | Callable[[], str]
+    settles: int | None = None
+    """Held only with calls in flight counted at their estimates (a shared
+    ceiling's): the ledger's `closes` when that was read, so the agent is
+    looked at again once one of them settles (`Ledger.after_close`)."""
 
     @property
     def notice(self) -> str:
@@ -322,6 +326,7 @@ class Gate:
         budget = self.ceilings.groups.budget(agent)
         if budget is None or budget.ceiling is None:
             return None
+        closes = self.ledger.closes
         if not price_known:
             return Hold(
                 "unpriced",
@@ -339,7 +344,8 @@ class Gate:
         if spent < budget.ceiling:
             return None
         full = GroupFull(spent, budget.ceiling, budget.name)
-        return Hold("group", partial(self.notice_of, agent, full, flying))
+        settles = closes if flying else None
+        return Hold("group", partial(self.notice_of, agent, full, flying), settles)
 
     def above_agent(self, agent: str, reason: str) -> Decimal | None:
         """The ceiling above the agent's that holds it for `reason` (the
@@ -381,12 +387,14 @@ class Gate:
                 "`pricing:` in agents.yaml, or remove the fleet limit with /limit fleet off.",
             )
         flying = None  # a snapshot's (spent given) reads no notice
+        closes = self.ledger.closes
         if spent is None:
             spent = await self.ledger.fleet_today()
             flying = await self.ledger.fleet_in_flight() if spent >= fleet else None
         if spent < fleet:
             return None
-        return Hold("fleet", partial(self.fleet_notice, agent, spent, fleet, flying))
+        settles = closes if flying else None
+        return Hold("fleet", partial(self.fleet_notice, agent, spent, fleet, flying), settles)
 
     def fleet_notice(
         self, agent: str, spent: Decimal, fleet: Decimal, flying: Decimal | None

@@ -169,6 +169,9 @@ class Ledger:
         self.lease_margin_ms = 0
         """How much of its lease an agent's plane must still have, by the
         database's clock, for a call of the agent's to be admitted."""
+        self.closes = 0
+        """How many of this plane's calls have closed (settled, failed, cut)."""
+        self._on_close: list[asyncio.Future[None]] = []
 
     def store_unreachable_since(self) -> datetime | None:
         """Since when the store cannot be reached (None: it can)."""
@@ -370,6 +373,23 @@ class Ledger:
         )
         return {row[0]: row[1] for row in rows}
 
+    def after_close(self, seen: int) -> asyncio.Future[None]:
+        """Done once a call closes after `closes` was `seen` (at once if one
+        has): an agent held only by calls in flight is looked at again then."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if self.closes != seen:
+            done.set_result(None)
+        else:
+            self._on_close.append(done)
+        return done
+
+    def _closed(self) -> None:
+        self.closes += 1
+        waiting, self._on_close = self._on_close, []
+        for done in waiting:
+            if not done.done():
+                done.set_result(None)
+
     def forget_sums(self) -> None:
         """Read the day's sums from the store again when next asked: agents
         that moved here from another plane bring spend this plane never saw."""
@@ -473,6 +493,7 @@ class Ledger:
         def closed(outcome: tuple[list[int], Interrupted]) -> None:
             for call in outcome[0]:
                 self._open.pop(call, None)
+            self._closed()
 
         return (await self._write(interrupt, then=closed))[1]
 
@@ -543,6 +564,7 @@ class Ledger:
 
         def moved(recorded: _Recorded) -> None:
             self._open.pop(call, None)
+            self._closed()
             self._count(recorded.day, recorded.agent, -recorded.cost_usd)
             self._count(known_day, recorded.agent, cost)
             if cost and self._charged is not None:

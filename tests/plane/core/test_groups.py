@@ -233,3 +233,24 @@ async def test_the_fleets_days_stack_by_group_and_the_day_by_tool(start_plane):
     tools = {point.label: point.spent_usd for point in history.tools}  # type: ignore[union-attr]
     assert set(tools) == {"(prompt)", "(messages)", "(answers)"}
     assert sum(tools.values()) == Decimal("0.6")
+
+
+async def test_an_agent_held_only_by_calls_in_flight_answers_once_they_settle(start_plane):
+    """A call in flight counts at its estimate (its worst case, here over
+    the group's ceiling): another agent of the group is held meanwhile, and
+    answers when the call settles far cheaper, with nothing sent to wake it."""
+    plane = await start_plane(GROUPED.replace("limitUsd: 0.6", "limitUsd: 1.5"))
+    plane.llm.reply("slow", usage=TWENTY_CENTS, delay_s=1.0)
+    plane.llm.default_reply = Reply("done", usage=TWENTY_CENTS)
+    first = plane.bus.subscribe()
+    await plane.send("scout", "the slow one")
+    while len(plane.llm.requests) < 1:
+        await asyncio.sleep(0.01)
+    second = plane.bus.subscribe()
+    said = await plane.send("poet", "and me")
+    assert said[0].held
+    assert said[-1].text.startswith("poet is held: its group research's calls today come to $")
+    assert " of $1.50 with those in flight; it answers at 00:00 UTC" in said[-1].text
+    await plane.until_turn_ends("scout", first)
+    answered = await plane.until_turn_ends("poet", second, within=10)
+    assert [m.text for m in answered if m.kind == "agent"] == ["done"]
