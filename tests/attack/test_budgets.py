@@ -63,8 +63,7 @@ async def test_a_group_taking_turns_at_once_ends_at_most_one_call_over(start_pla
 
 
 GATEWAY_GROUP = GATEWAY_CONFIG + (
-    "groups:\n  clients: {limitUsd: 1, agents: [claude, aider]}\n"
-    "tags:\n  ticket-1: {limitUsd: 1}\n"
+    "groups:\n  clients: {limitUsd: 1, agents: [claude, aider]}\ntags:\n  ticket-1: {limitUsd: 1}\n"
 )
 HELLO = [{"role": "user", "content": "hello"}]
 
@@ -86,7 +85,9 @@ async def fan_out(gw, calls: int, tag: str | None) -> list[str]:  # type: ignore
                 await claude.messages.create(model="scripted-model", max_tokens=20, messages=HELLO)
             else:
                 await aider.chat.completions.create(
-                    model="scripted-model", messages=HELLO, max_tokens=20  # type: ignore[arg-type]
+                    model="scripted-model",
+                    messages=HELLO,
+                    max_tokens=20,  # type: ignore[arg-type]
                 )
         except (anthropic.APIStatusError, openai.APIStatusError) as refused:
             return refused.message

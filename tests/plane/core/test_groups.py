@@ -240,12 +240,18 @@ async def test_an_agent_held_only_by_calls_in_flight_answers_once_they_settle(st
     the group's ceiling): another agent of the group is held meanwhile, and
     answers when the call settles far cheaper, with nothing sent to wake it."""
     plane = await start_plane(GROUPED.replace("limitUsd: 0.6", "limitUsd: 1.5"))
-    plane.llm.reply("slow", usage=TWENTY_CENTS, delay_s=1.0)
-    plane.llm.default_reply = Reply("done", usage=TWENTY_CENTS)
+    arrived = threading.Event()
+
+    def answer(body: dict, serial: int) -> Reply:  # type: ignore[type-arg]
+        if serial > 1:
+            return Reply("done", usage=TWENTY_CENTS)
+        arrived.set()
+        return Reply("slow", usage=TWENTY_CENTS, delay_s=1.0)
+
+    plane.llm.responder = answer
     first = plane.bus.subscribe()
     await plane.send("scout", "the slow one")
-    while len(plane.llm.requests) < 1:
-        await asyncio.sleep(0.01)
+    assert await asyncio.to_thread(arrived.wait, 10)  # the call is in flight
     second = plane.bus.subscribe()
     said = await plane.send("poet", "and me")
     assert said[0].held
