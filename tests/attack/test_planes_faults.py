@@ -534,7 +534,9 @@ def check(fleet: Fleet, fleet_ceiling: Decimal) -> None:
             "SELECT cost_usd FROM calls WHERE tag = %s AND status <> 'failed'", TAG)),
         Decimal(0),
     )  # fmt: skip
-    assert TAG_LIMIT <= tagged <= TAG_LIMIT + largest, (tagged, TAG_LIMIT)
+    # A gateway call whose likely cost does not fit what is left is refused
+    # before it is sent: the tag's day may also end a call short of it.
+    assert TAG_LIMIT - largest <= tagged <= TAG_LIMIT + largest, (tagged, TAG_LIMIT)
     answers = dict(fleet.gateway_answers)
     fleet.figure(
         f"group: research spent ${grouped} of ${GROUP_LIMIT}; tag: {TAG} ${tagged} of "
