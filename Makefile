@@ -65,6 +65,8 @@ bench: $(BIN)/plane
 	$(BIN)/python bench/metering.py
 	$(BIN)/python bench/metering.py --agents 1000
 	$(BIN)/python bench/status.py
+	$(BIN)/python bench/fleet.py
+	$(BIN)/python bench/http_clients.py
 	$(BIN)/python bench/planes.py
 	$(BIN)/python bench/metrics_scrapes.py
 	$(BIN)/python bench/burn.py

@@ -144,9 +144,14 @@ class Load:
             self.done += 1
 
     async def stop(self) -> None:
+        """Stopped; a call that failed meanwhile is raised here, not left to
+        read as a side that made no calls."""
         for task in self._tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        ended = await asyncio.gather(*self._tasks, return_exceptions=True)
+        for outcome in ended:
+            if isinstance(outcome, Exception):
+                raise outcome
 
 
 async def measure(
@@ -216,7 +221,7 @@ async def plane_side(
         async def turn(n: int) -> None:
             name = names[n]
             finished[name].clear()
-            await plane.api.send(name, "What is the weather like?")
+            await plane.api.post(name, "What is the weather like?")
             await finished[name].wait()
 
         watcher = asyncio.create_task(watch())

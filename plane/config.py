@@ -666,27 +666,28 @@ def load_config(path: Path | None) -> Config:
     if path is None:
         return Config()
     source = str(path)
-    data = document(as_text(read_file(path), source), source)
+    text = as_text(read_file(path), source)
+    data = document(text, source)
     if data is None:
         raise ConfigError(
             f"{source}: the file is empty (no settings, only blank lines or comments), "
             "so it would set no ceiling; write the settings in it, or remove it to run "
             "on the built-in defaults."
         )
-    return _validated(data, source)
+    return _validated(data, source, len(text))
 
 
 def parse_config(text: str, source: str = "agents.yaml") -> Config:
     """A config from YAML text; empty text is the built-in defaults."""
     data = document(text, source)
-    return _validated({} if data is None else data, source)
+    return _validated({} if data is None else data, source, len(text))
 
 
-def _validated(data: Any, source: str) -> Config:
+def _validated(data: Any, source: str, characters: int) -> Config:
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the top level must be a mapping of keys.")
     try:
-        config = Config.model_validate(Plain(data, source).value(data))
+        config = Config.model_validate(Plain(data, source, characters).value(data))
     except ValidationError as exc:
         raise ConfigError(_explain(exc, data, source)) from None
     if problem := incoherence(config):

@@ -3,7 +3,9 @@
 The reading is bounded before YAML sees a byte of the file: a file that is
 not UTF-8 text, is too large, nests too deep, or whose aliases expand past a
 fixed number of values is refused with its line, so no file can hang the
-start or exhaust memory (an alias bomb is a few hundred bytes). What it reads
+start or exhaust memory (an alias bomb is a few hundred bytes). The bounds
+grow with the file, as its honest cost does: 10,000 agents are read, a bomb
+of any size is not. What it reads
 keeps its lines, so a problem found later (plane/config.py validates) still
 names the line it is on.
 """
@@ -25,16 +27,29 @@ from ruamel.yaml.scanner import RoundTripScanner, ScannerError
 
 from plane.errors import ConfigError
 
-MAX_CONFIG_BYTES = 1 << 20
-"""A config is read whole, so its size is bounded (long roles fit easily)."""
-MAX_TOKENS = 10_000
-"""YAML tokens (keys, values, brackets) in one file: about 400 agents. The
-YAML reader is pure Python; this keeps the worst file's read near a second."""
+MAX_CONFIG_BYTES = 4 << 20
+"""A config is read whole, so its size is bounded: 100,000 agents of one line
+each fit (`  agent-000001: {limitUsd: 2}`, 30 bytes). Reading holds about
+120 bytes of memory a byte of the file, so the largest takes ~500 MB."""
+FREE_TOKENS = 10_000
+"""YAML tokens (keys, values, brackets) any file may have, whatever its size."""
+TOKENS_PER_3_CHARACTERS = 2
+"""Past `FREE_TOKENS`, at most two tokens every three characters read, checked
+as the file is read. Each token takes about the same time (~20 µs, nesting
+being bounded), so the read costs in proportion to the file's size, and a
+file denser than any honest one is refused early instead of read whole.
+Honest files have a token every 1.7 to 5 characters (`  agent-0001: {}` has 5
+in 17; compact JSON with short names, `"a1":{},`, one every 1.8); the
+densest YAML has one a character (`[1,1,1,…]`)."""
 MAX_DEPTH = 32
 """Nesting levels of mappings and lists; agents.yaml needs four."""
-MAX_VALUES = 50_000
-"""Values in the file once its aliases are expanded (a billion-laughs file is
-tiny and expands to a billion)."""
+FREE_VALUES = 50_000
+"""Values any file may expand to once its aliases are expanded."""
+VALUES_PER_CHARACTER = 1
+"""Past `FREE_VALUES`, values a character of the file may expand to. Written
+out, a value takes a character or more; an alias used as a template (`agent:
+*base`) expands to a few values in twenty characters. A billion-laughs file
+is tiny and expands to a billion."""
 
 
 def read_file(path: Path) -> bytes:
@@ -127,7 +142,6 @@ def _bound(mark: Any, problem: str) -> _TooMuch:
     return _TooMuch(None, None, problem, mark)
 
 
-_TOO_LONG = f"more than {MAX_TOKENS:,} keys, values and brackets (about 400 agents)"
 _TOO_DEEP = f"nested more than {MAX_DEPTH} levels deep (agents.yaml needs four)"
 
 
@@ -137,8 +151,9 @@ class _BoundedScanner(RoundTripScanner):
     take minutes), and deep block nesting overflows the composer's stack."""
 
     def fetch_more_tokens(self) -> Any:
-        if self.tokens_taken + len(self.tokens) > MAX_TOKENS:
-            raise _bound(self.reader.get_mark(), _TOO_LONG)
+        tokens, characters = self.tokens_taken + len(self.tokens), self.reader.index
+        if tokens > FREE_TOKENS + characters * TOKENS_PER_3_CHARACTERS // 3:
+            raise _bound(self.reader.get_mark(), _too_dense(tokens, characters))
         return super().fetch_more_tokens()
 
     def fetch_flow_collection_start(self, TokenClass: Any, to_push: str) -> None:
@@ -150,6 +165,14 @@ class _BoundedScanner(RoundTripScanner):
         if self.indent < column and self.flow_level + len(self.indents) >= MAX_DEPTH:
             raise _bound(self.reader.get_mark(), _TOO_DEEP)
         return bool(super().add_indent(column))
+
+
+def _too_dense(tokens: int, characters: int) -> str:
+    return (
+        f"{tokens:,} keys, values and brackets in its first {characters:,} characters, "
+        "denser than any agents.yaml (two every three characters past the first "
+        f"{FREE_TOKENS:,})"
+    )
 
 
 class _Constructor(RoundTripConstructor):
@@ -176,12 +199,15 @@ def _kind(node: Any) -> str:
 class Plain:
     """ruamel's round-trip types as plain Python (floats as exact decimals),
     each shared (aliased) value converted once. Counts the values as the
-    model would see them, aliases expanded, and refuses past `MAX_VALUES`
-    before anything walks the expansion; refuses strings that cannot be
-    stored or sent (lone surrogates)."""
+    model would see them, aliases expanded, and refuses past what the file's
+    size allows (`FREE_VALUES`, `VALUES_PER_CHARACTER`) before anything walks
+    the expansion; refuses strings that cannot be stored or sent (lone
+    surrogates)."""
 
-    def __init__(self, tree: Any, source: str) -> None:
+    def __init__(self, tree: Any, source: str, characters: int) -> None:
         self._tree, self._source = tree, source
+        self._characters = characters
+        self._most = FREE_VALUES + characters * VALUES_PER_CHARACTER
         self._done: dict[int, tuple[Any, int]] = {}
         self._open: set[int] = set()
         self._loc: list[str] = []
@@ -223,8 +249,11 @@ class Plain:
                 self._loc.pop()
                 plain.append(converted)
                 size += n
-        if size > MAX_VALUES:
-            self._fail(f"its aliases expand it to more than {MAX_VALUES:,} values")
+        if size > self._most:
+            self._fail(
+                f"its aliases expand it to more than {self._most:,} values, far more than "
+                f"its {self._characters:,} characters write out"
+            )
         self._open.discard(ident)
         self._done[ident] = (plain, size)
         return plain, size

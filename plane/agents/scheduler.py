@@ -4,6 +4,10 @@ Bookings are rows in the database, so they survive restarts. When one comes
 due the scheduler wakes the agent's worker, which takes the turn through the
 same gate as a message from the operator: an agent held over its ceiling
 keeps its bookings, deferred, and takes them when the hold ends.
+
+Each agent's open bookings are read with those of every agent asking in the
+same moment (`plane.batched`): a fleet's workers starting together make one
+query, not one each.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from sqlite3 import Connection, Row
 
+from plane.batched import Batched, agents_in
 from plane.clock import Clock
 from plane.store.engine import Database
 
@@ -50,6 +55,7 @@ class Scheduler:
         most agents have no booking at all."""
         self._booked = 0
         """Bookings made or forgotten: a read overtaken by one is not remembered."""
+        self._open_of: Batched[str, list[Booking]] = Batched(self._read_open, missing=[])
 
     async def book(self, agent: str, due: datetime, note: str, *, ambient: bool = False) -> Booking:
         now = self._clock.now()
@@ -72,9 +78,12 @@ class Scheduler:
         """Make sure the agent's next ambient turn is booked: one at a time, so
         a long hold defers one turn rather than piling up a backlog. Looked
         for and booked in one transaction, so two callers book one turn, due
-        `every` after it was asked for."""
-        now = self._clock.now()
+        `every` after it was asked for; looked for first among its open
+        bookings, so a restart with the turns already booked writes nothing."""
+        now = self._clock.now()  # when it was asked for, not when the look ended
         row = (agent, (now + every).isoformat(), note, now.isoformat())
+        if any(booking.ambient for booking in await self.open(agent)):
+            return
 
         def keep(conn: Connection) -> bool:
             cursor = conn.execute(
@@ -90,12 +99,21 @@ class Scheduler:
             self._changed.set()
 
     async def open(self, agent: str | None = None) -> list[Booking]:
-        rows = await self._db.fetchall(
-            "SELECT * FROM bookings WHERE done = 0 AND (? IS NULL OR agent = ?) ORDER BY due, id",
-            agent,
-            agent,
-        )
+        """Open bookings, soonest first: `agent`'s, or everyone's."""
+        if agent is not None:
+            return list(await self._open_of.get(agent))
+        rows = await self._db.fetchall("SELECT * FROM bookings WHERE done = 0 ORDER BY due, id")
         return [_booking(row) for row in rows]
+
+    async def _read_open(self, agents: list[str]) -> dict[str, list[Booking]]:
+        narrow, params = agents_in(agents)
+        rows = await self._db.fetchall(
+            f"SELECT * FROM bookings WHERE done = 0 AND {narrow} ORDER BY due, id", *params
+        )
+        found: dict[str, list[Booking]] = {}
+        for row in rows:
+            found.setdefault(row["agent"], []).append(_booking(row))
+        return found
 
     async def due(self, agent: str) -> list[Booking]:
         now = self._clock.now()

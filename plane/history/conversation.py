@@ -13,6 +13,10 @@ has committed (`Database.write`'s `then`), so a row update or a snapshot
 reads no table. A write that fails moves nothing. With several planes on
 one store (`shared`), the others write too: the counts are read each time,
 all agents in one grouped query.
+
+**Reads by agent are made together**: the waiting messages and told holds
+that a fleet's workers ask for at once (at start) are one query for all of
+them (`plane.batched`), and an agent with nothing waiting reads nothing.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from sqlite3 import Connection, Row
 
+from plane.batched import Batched, Shared, agents_in
 from plane.clock import Clock, day_of
 from plane.store.engine import Database
 from plane.wire.protocol import Message, MessageKind, Usage
@@ -36,6 +41,9 @@ class Conversation:
         self._shared = shared
         self._waiting: dict[str, int] | None = None
         """Each agent's waiting messages (None: not read yet; never kept when shared)."""
+        self._counting = Shared(self._read_counts)
+        self._waiting_of: Batched[str, list[Message]] = Batched(self._read_waiting, missing=[])
+        self._told_of: Batched[str, str | None] = Batched(self._read_told, missing=None)
 
     async def append(
         self,
@@ -101,10 +109,19 @@ class Conversation:
         return [_message(row) for row in rows]
 
     async def waiting(self, agent: str) -> list[Message]:
+        if not self._shared and agent not in await self._counts():
+            return []
+        return list(await self._waiting_of.get(agent))
+
+    async def _read_waiting(self, agents: list[str]) -> dict[str, list[Message]]:
+        narrow, params = agents_in(agents)
         rows = await self._db.fetchall(
-            "SELECT * FROM messages WHERE agent = ? AND waiting = 1 ORDER BY id", agent
+            f"SELECT * FROM messages WHERE waiting = 1 AND {narrow} ORDER BY id", *params
         )
-        return [_message(row) for row in rows]
+        found: dict[str, list[Message]] = {}
+        for row in rows:
+            found.setdefault(row["agent"], []).append(_message(row))
+        return found
 
     async def count_waiting(self, agent: str) -> int:
         if self._shared:
@@ -122,18 +139,19 @@ class Conversation:
         return dict(await self._counts())
 
     async def _counts(self) -> dict[str, int]:
-        if self._waiting is None:
-
-            def read(conn: Connection) -> dict[str, int]:
-                return {agent: int(n) for agent, n in conn.execute(_WAITING).fetchall()}
-
-            def keep(counts: dict[str, int]) -> None:
-                if self._waiting is None:  # another read may have been kept first
-                    self._waiting = counts
-
-            await self._db.write(read, then=keep)
-        assert self._waiting is not None
+        while self._waiting is None:
+            await self._counting.get()
         return self._waiting
+
+    async def _read_counts(self) -> None:
+        def read(conn: Connection) -> dict[str, int]:
+            return {agent: int(n) for agent, n in conn.execute(_WAITING).fetchall()}
+
+        def keep(counts: dict[str, int]) -> None:
+            if self._waiting is None:  # another read may have been kept first
+                self._waiting = counts
+
+        await self._db.write(read, then=keep)
 
     def _move(self, by: dict[str, int]) -> None:
         """After a commit that changed waiting counts by `by`."""
@@ -219,8 +237,14 @@ class Conversation:
 
     async def told_hold(self, agent: str) -> str | None:
         """The reason of the hold `agent` was last told of and is still in."""
-        row = await self._db.fetchone("SELECT reason FROM holds_told WHERE agent = ?", agent)
-        return None if row is None else str(row[0])
+        return await self._told_of.get(agent)
+
+    async def _read_told(self, agents: list[str]) -> dict[str, str | None]:
+        narrow, params = agents_in(agents)
+        rows = await self._db.fetchall(
+            f"SELECT agent, reason FROM holds_told WHERE {narrow}", *params
+        )
+        return {agent: str(reason) for agent, reason in rows}
 
     async def remember_hold(self, agent: str, reason: str | None) -> None:
         """`agent` was told of a hold for `reason` (None: its hold ended)."""

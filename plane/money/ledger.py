@@ -57,6 +57,7 @@ from functools import partial
 from sqlite3 import Connection, Row
 from typing import TypeVar
 
+from plane.batched import Shared
 from plane.clock import Clock, day_of
 from plane.errors import LeaseLost, LedgerError, unreachable
 from plane.money.attribution import Part
@@ -159,6 +160,12 @@ class Ledger:
         self._latest: date | None = None
         """The latest day reached (None until read from the database)."""
         self._told_back: date | None = None
+        self._reaching: dict[date, Shared[date]] = {}
+        """A day being reached: a fleet's workers asking at once for the first
+        time read the latest day, and record the new one, once, and all go on
+        together when it is done."""
+        self._reads: dict[date, Shared[dict[str, Decimal]]] = {}
+        """A day's sums being read: who asks meanwhile waits for that read."""
         self._open: dict[int, _Recorded] = {}
         """The calls this plane opened and has not closed, as written."""
         self._sums = _Sums()
@@ -237,6 +244,11 @@ class Ledger:
         clock_day = day_of(self._clock.now())
         if clock_day == self._latest:
             return clock_day  # every call but a day's first
+        if clock_day not in self._reaching:
+            self._reaching[clock_day] = Shared(lambda: self._reach(clock_day))
+        return await self._reaching[clock_day].get()
+
+    async def _reach(self, clock_day: date) -> date:
         latest = await self._latest_day()
         if clock_day > latest:
             await self._write(
@@ -613,9 +625,13 @@ class Ledger:
         # fleet's tick may forget them (`forget_sums`) between the commit
         # that kept them and this return, and then they are read anew.
         while (kept := self._days.get(day)) is None:
-            await self._write(
-                read, then=lambda sums: self._days.setdefault(day, sums), reading=True
-            )
+            if day not in self._reads:
+                self._reads[day] = Shared(
+                    lambda: self._write(
+                        read, then=lambda sums: self._days.setdefault(day, sums), reading=True
+                    )
+                )
+            await self._reads[day].get()
         return kept
 
     async def _latest_day(self) -> date:

@@ -80,7 +80,7 @@ TABLE: dict[str, tuple[bytes, str]] = {
         b"defaults:\n  model: a\x01b\n",
         "{path} line 2: not valid YAML (U+0001 is a control character; is this a binary file?).",
     ),
-    "over 1 MiB": (b"# padding\n" * 120_000, "{path}: the file is over 1 MiB; not a config."),
+    "over 4 MiB": (b"# padding\n" * 420_000, "{path}: the file is over 4 MiB; not a config."),
     # costs that grow faster than the file
     "deep flow nesting": (b"defaults: " + b"[" * 50_000, "{path} line 1: " + DEEP),
     "deep block nesting": (
@@ -88,12 +88,28 @@ TABLE: dict[str, tuple[bytes, str]] = {
         "{path} line 33: " + DEEP,
     ),
     "deep compact lists": (b"- " * 5000 + b"x\n", "{path} line 1: " + DEEP),
-    "alias bomb": (BOMB, "{path} line 5: e: its aliases expand it to more than 50,000 values."),
-    "alias bomb of mappings": (MAP_BOMB, "its aliases expand it to more than 50,000 values."),
+    "alias bomb": (
+        BOMB,
+        "{path} line 5: e: its aliases expand it to more than 50,342 values, far more than its "
+        "342 characters write out.",
+    ),
+    "alias bomb of mappings": (
+        MAP_BOMB,
+        "line 8: h: its aliases expand it to more than 50,416 values",
+    ),
+    "alias bomb in a 1 MiB file": (
+        b"# padding\n" * 100_000 + BOMB,
+        "line 100007: g: its aliases expand it to more than 1,050,342 values",
+    ),
     "too many tokens": (
         b"pricing: [" + b"1," * 20_000 + b"]\n",
-        "{path} line 1: "
-        "more than 10,000 keys, values and brackets (about 400 agents); not read further.",
+        "{path} line 1: 30,009 keys, values and brackets in its first 30,013 characters, denser "
+        "than any agents.yaml (two every three characters past the first 10,000); "
+        "not read further.",
+    ),
+    "too many tokens in a 3 MiB file": (
+        b"pricing: [" + b"1," * 1_500_000 + b"]\n",
+        "{path} line 1: 30,009 keys, values and brackets in its first 30,013 characters",
     ),
     # not YAML
     "unclosed bracket": (b"defaults: [1\n", "{path} line 2: not valid YAML ("),

@@ -73,6 +73,8 @@ QUICK = {
     "compress_ceiling.py": ["--corpus", "{corpus}"],
 }
 SLOW = {
+    "fleet.py": "--agents 200 --busy 20 --warmup 0.5 --repeat 1 --dir {tmp}".split(),
+    "http_clients.py": ["--agents", "2", "--seconds", "0.3", "--warmup", "0.1"],
     "bill.py": ["--smoke", "--corpus", "{corpus}"],
     "compress.py": ["--no-headroom", "--corpus", "{corpus}"],
     "compress_cli.py": ["--smoke"],

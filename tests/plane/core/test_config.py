@@ -237,3 +237,26 @@ def test_an_agents_mcp_servers_add_to_the_defaults_and_replace_one_of_the_same_n
     }
     assert list(config.mcp_servers_of("other")) == ["time", "git"]
     assert list(config.mcp_servers_of("made-later")) == ["time", "git"]
+
+
+def test_ten_thousand_agents_are_read(tmp_path):
+    """A fleet's file is read whole: its bounds grow with its size (the bombs
+    they stop are in tests/attack/test_config_table.py)."""
+    listed = "".join(f"  agent-{n:05d}: {{}}\n" for n in range(10_000))
+    path = tmp_path / "agents.yaml"
+    path.write_text(f"defaults:\n  limitUsd: 5\nagents:\n{listed}")
+    config = load_config(path)
+    assert len(config.agents) == 10_000
+    assert config.ceiling_of(config.agents["agent-09999"]) == Decimal(5)
+
+
+def test_ten_thousand_agents_sharing_one_block_through_an_alias_are_read():
+    """An anchor used as a template expands to more values than the file
+    spells out, as honestly as a bomb does not."""
+    block = "{limitUsd: 2, tools: [read_file, grep, list_files], role: Be brief.}"
+    listed = "".join(f"  agent-{n:05d}: *base\n" for n in range(1, 10_000))
+    config = parse_config(
+        f"defaults:\n  limitUsd: 5\nagents:\n  agent-00000: &base {block}\n{listed}"
+    )
+    assert len(config.agents) == 10_000
+    assert config.agents["agent-09999"].tools == ["read_file", "grep", "list_files"]
