@@ -49,7 +49,8 @@ from plane.history.conversation import Conversation
 from plane.history.transcript import Transcript
 from plane.home import Home, say_state
 from plane.money.burn import Burn
-from plane.money.gate import Ceilings, Gate
+from plane.money.ceilings import Ceilings
+from plane.money.gate import Gate
 from plane.money.ledger import Ledger
 from plane.money.pricing import Pricer
 from plane.money.savings import Savings

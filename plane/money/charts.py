@@ -90,12 +90,34 @@ def _history(
             for line in summarise(todays, "model")[0]
             if line.cost_usd or line.unpriced  # an unpriced model spent what is not known
         ],
-        tools=[
-            SpendPoint(label=line.key, spent_usd=line.cost_usd, unpriced_calls=line.unpriced)
-            for line in summarise_tools(todays, parts)[0]
-            if line.cost_usd or line.unpriced
-        ],
+        tools=_folded(
+            [
+                SpendPoint(label=line.key, spent_usd=line.cost_usd, unpriced_calls=line.unpriced)
+                for line in summarise_tools(todays, parts)[0]
+                if line.cost_usd or line.unpriced
+            ]
+        ),
     )
+
+
+TOOLS_SHOWN = 10
+"""The day by tool's bars: a gateway client names its own tools, so the
+most costly stand apart and the rest are one bar."""
+
+
+def _folded(points: list[SpendPoint]) -> list[SpendPoint]:
+    """The first `TOOLS_SHOWN` (the most spent first), and the rest summed."""
+    if len(points) <= TOOLS_SHOWN:
+        return points
+    kept, rest = points[: TOOLS_SHOWN - 1], points[TOOLS_SHOWN - 1 :]
+    return [
+        *kept,
+        SpendPoint(
+            label=f"others ({len(rest)})",
+            spent_usd=sum((p.spent_usd for p in rest), Decimal(0)),
+            unpriced_calls=sum(p.unpriced_calls for p in rest),
+        ),
+    ]
 
 
 async def spend_stack(db: Database, ledger: Ledger, by: StackBy, top: int, id: int) -> SpendStack:

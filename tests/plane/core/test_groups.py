@@ -260,3 +260,17 @@ async def test_an_agent_held_only_by_calls_in_flight_answers_once_they_settle(st
     await plane.until_turn_ends("scout", first)
     answered = await plane.until_turn_ends("poet", second, within=10)
     assert [m.text for m in answered if m.kind == "agent"] == ["done"]
+
+
+async def test_the_command_line_sets_a_groups_ceiling_and_plane_status_lists_it(start_plane):
+    from tests.plane.core.test_cli import plane_cmd
+
+    plane = await start_plane(GROUPED)
+    home = plane.home.root
+    sent = await asyncio.to_thread(plane_cmd, home, "send", "demo", "/limit group research 2")
+    assert sent.returncode == 0, sent.stderr
+    assert "Group research limit set to $2.00 a day." in sent.stdout
+    status = await asyncio.to_thread(plane_cmd, home, "status")
+    assert "  group research  $0.00 of $2.00  poet, scout" in status.stdout.splitlines()
+    refused = await asyncio.to_thread(plane_cmd, home, "send", "demo", "/limit group research x")
+    assert refused.returncode == 1

@@ -192,3 +192,24 @@ async def test_a_clients_tool_results_are_attributed_by_the_names_it_gave(
     for entry in await gw.entries():
         parts = [Decimal(r["cost_usd"]) for r in rows if r["agent"] == entry.agent]
         assert sum(parts) == entry.cost_usd, "each call's parts add up to its cost"
+
+
+async def test_the_day_by_tool_keeps_ten_bars_whatever_tools_a_client_names(
+    start_gateway: StartGateway,
+) -> None:
+    from plane.money.charts import spend_history
+
+    gw = await start_gateway()
+    gw.llm.default_reply = Reply("ok", Usage(input_tokens=3000, output_tokens=5))
+    chat: list[dict] = [{"role": "user", "content": "go"}]  # type: ignore[type-arg]
+    for n in range(15):
+        call = {"id": f"c{n}", "type": "function", "function": {"name": f"t{n}", "arguments": "{}"}}
+        chat.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        chat.append({"role": "tool", "tool_call_id": f"c{n}", "content": "x" * (100 + n)})
+    async with aider(gw) as client:
+        await client.chat.completions.create(model="scripted-model", messages=chat, max_tokens=10)  # type: ignore[arg-type]
+    history = await spend_history(gw.services.ledger._db, gw.services.ledger, None, 1)
+    assert len(history.tools) == 10
+    assert history.tools[-1].label.startswith("others (")
+    [entry] = await gw.entries()
+    assert sum(p.spent_usd for p in history.tools) == entry.cost_usd
