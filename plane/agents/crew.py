@@ -327,11 +327,12 @@ class Crew:
         defaults = services.config.defaults
         day = await services.ledger.today()
         fleet_spent = await services.ledger.fleet_today()  # once, for every row's gate
+        groups = await services.gate.ceilings.groups.states(services.ledger)  # and each group's
         return Snapshot(
             day=day,
             now=now,
             resets_at=services.gate.resets_at(),
-            agents=await self._states(fleet_spent),
+            agents=await self._states(fleet_spent, {g.name: g.spend_today_usd for g in groups}),
             models=self._services.roster.offered,
             default_model=defaults.model,
             default_limit_usd=defaults.limit_usd,
@@ -342,10 +343,12 @@ class Crew:
             ),
             fleet_spend_today_usd=fleet_spent,
             fleet_limit_usd=services.gate.ceilings.fleet(),
-            groups=await services.gate.ceilings.groups.states(services.ledger),
+            groups=groups,
         )
 
-    async def _states(self, fleet_spent: Decimal) -> list[AgentState]:
+    async def _states(
+        self, fleet_spent: Decimal, group_spent: dict[str, Decimal] | None = None
+    ) -> list[AgentState]:
         """Every row; an agent deleted while they are read is left out. The
         waiting counts are read once for all (memory, or one grouped query),
         and so is the fleet's spend (`fleet_spent`, for the gate's fleet
@@ -355,7 +358,8 @@ class Crew:
         for name in list(self.workers):
             try:
                 worker = self.workers[name]
-                states.append(await self._state(name, await worker.hold(fleet_spent), waiting))
+                hold = await worker.hold(fleet_spent, group_spent)
+                states.append(await self._state(name, hold, waiting))
             except KeyError:
                 continue
         return states

@@ -109,7 +109,9 @@ class AgentWorker:
         offered = spec.model in services.config.providers[spec.provider].models
         return spec.model if named or offered else None
 
-    async def hold(self, fleet_spent: Decimal | None = None) -> Hold | None:
+    async def hold(
+        self, fleet_spent: Decimal | None = None, group_spent: dict[str, Decimal] | None = None
+    ) -> Hold | None:
         """Why it takes no turn now (None: it may). A gateway agent is held by
         what it has settled, not by its calls in flight (the gateway weighs those)."""
         spec = self.spec
@@ -122,6 +124,7 @@ class AgentWorker:
             price_known=known,
             model=model or spec.model,
             fleet_spent=fleet_spent,
+            group_spent=group_spent,
             settled_only=spec.gateway is not None,
         )
 

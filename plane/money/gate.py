@@ -17,7 +17,7 @@ the clock passes that day.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -60,12 +60,14 @@ class Gate:
         price_known: bool,
         model: str,
         fleet_spent: Decimal | None = None,
+        group_spent: Mapping[str, Decimal] | None = None,
         settled_only: bool = False,
     ) -> Hold | None:
         """None when `agent` may start a turn now. Ask it with the agent's
         turn lock held, right before the turn. `fleet_spent`: the fleet's
         spend today, when the caller asks of every agent at once (a
-        snapshot) and has read it once for all. `settled_only`: the agent's
+        snapshot) and has read it once for all, and so `group_spent`, each
+        group's. `settled_only`: the agent's
         calls in flight are left out (a gateway agent's, which the gateway
         weighs in dollars), so a hold never states a spend that did not happen."""
         ceiling = self.ceilings.of(agent)
@@ -82,12 +84,19 @@ class Gate:
                 spent -= self.ledger.in_flight(agent)
             if spent >= ceiling:
                 return Hold("ceiling", partial(self._ceiling_notice, agent, spent, ceiling))
-        if (held := await self._group_hold(agent, price_known, model, settled_only)) is not None:
+        spent_by_group = group_spent or {}
+        held = await self._group_hold(agent, price_known, model, settled_only, spent_by_group)
+        if held is not None:
             return held
         return await self._fleet_hold(agent, price_known, model, fleet_spent)
 
     async def _group_hold(
-        self, agent: str, price_known: bool, model: str, settled_only: bool
+        self,
+        agent: str,
+        price_known: bool,
+        model: str,
+        settled_only: bool,
+        spent_by_group: Mapping[str, Decimal],
     ) -> Hold | None:
         """The ceiling of the agent's group, between its own and the fleet's:
         at or over it, none of the group's agents starts a turn, on any plane."""
@@ -103,9 +112,10 @@ class Gate:
                 "under `pricing:` in agents.yaml, or remove the group limit with "
                 f"/limit group {budget.name} off.",
             )
-        spent = await self.ledger.group_today(budget.members)
+        read = spent_by_group.get(budget.name)
+        spent = await self.ledger.group_today(budget.members) if read is None else read
         flying = None
-        if spent >= budget.ceiling or settled_only:
+        if (spent >= budget.ceiling and read is None) or settled_only:
             flying = await self.ledger.group_in_flight(budget.members)
         if settled_only:
             spent, flying = spent - (flying or Decimal(0)), Decimal(0)
