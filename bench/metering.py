@@ -221,7 +221,7 @@ async def plane_side(
         async def turn(n: int) -> None:
             name = names[n]
             finished[name].clear()
-            await plane.api.post(name, "What is the weather like?")
+            await plane.api.handle(p.Send(agent=name, text="What is the weather like?"))
             await finished[name].wait()
 
         watcher = asyncio.create_task(watch())

@@ -109,7 +109,7 @@ async def first_status(socket: Path, within_s: float = 120.0) -> p.Snapshot:
             await asyncio.sleep(0.005)
             continue
         try:
-            reply = await client.request(p.Status, within_s=within_s)
+            reply = await client.request(p.Status(), within_s=within_s)
         finally:
             await client.close()
         assert isinstance(reply, p.SnapshotReply)
@@ -176,7 +176,7 @@ class Serving:
             took = []
             for _ in range(repeat):
                 start = time.perf_counter()
-                await client.request(p.Status, within_s=60)
+                await client.request(p.Status(), within_s=60)
                 took.append((time.perf_counter() - start) * 1000)
             return took
         finally:

@@ -94,7 +94,7 @@ class StandInPlane:
         while line := await reader.readline():
             request = p.decode_request(line)
             if isinstance(request, p.Hello):
-                reply: p.Frame = p.Welcome(id=request.id, plane_version="bench")
+                reply: p.Frame = p.HelloReply(id=request.id, plane_version="bench")
             elif isinstance(request, p.Subscribe):
                 reply = p.SnapshotReply(
                     id=request.id,
@@ -108,7 +108,7 @@ class StandInPlane:
                 )
                 self._writers.append(writer)
             elif isinstance(request, p.History):
-                reply = p.Messages(
+                reply = p.HistoryReply(
                     id=request.id, agent=request.agent, messages=self.said(request.agent)
                 )
             else:
@@ -116,10 +116,10 @@ class StandInPlane:
             writer.write(p.encode(reply))
             await writer.drain()
 
-    def said(self, agent: str) -> list[p.Message]:
+    def said(self, agent: str) -> list[p.ConversationMessage]:
         """The agent's last `history` messages, a question and an answer at a time."""
         return [
-            p.Message(
+            p.ConversationMessage(
                 id=n + 1,
                 agent=agent,
                 at=NOW,

@@ -27,6 +27,8 @@
     │                                           an error frame, whose code it keeps
     ├── PlaneRefused               —            (wire.once; client side) the same, for one ask read
     │                                           as plain JSON (`plane status`)
+    ├── WrongReply                 —            (wire.errors; client side) the plane answered a
+    │                                           request with a frame of a type it does not name
     ├── NotAnswering               —            (cli.connect) a plane holds its lock but does not
     │                                           answer
     └── NoAnswer                   —            (cli.failing) `send --wait` waited its whole timeout

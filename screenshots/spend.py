@@ -85,7 +85,7 @@ async def turn(
     llm.reply("Done.", usage=Usage(input_tokens=tokens, cache_read_tokens=tokens // 2))
     watching = plane.bus.subscribe()
     try:
-        await plane.api.post(agent, "carry on")
+        await plane.api.handle(p.Send(agent=agent, text="carry on"))
         while True:
             event = await asyncio.wait_for(watching.next(), 30)
             if isinstance(event, p.TurnFinished) and event.agent == agent:

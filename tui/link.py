@@ -10,8 +10,9 @@ all again; the fresh snapshot is the resync. A plane that refuses this client
 (`unauthorized`) is told once, finally: trying again would be refused the
 same way.
 
-Requests go through the client with a time limit each, and every way one can
-fail becomes one `LinkFailed`, with a sentence to show.
+A request is `link.request(frame)`: the reply its class names
+(`Send` → `SendReply`), within the time its kind is given (`Timeouts`); every
+way one can fail becomes one `LinkFailed`, with a sentence to show.
 """
 
 from __future__ import annotations
@@ -22,41 +23,15 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from textual.message import Message
 
-from plane.wire.client import NotRunning, PlaneClient, PlaneError, RequestFailed
-from plane.wire.protocol import (
-    AgentChanged,
-    AgentCreated,
-    DeleteAgent,
-    EditAgent,
-    History,
-    InterruptTurn,
-    Ledger,
-    LedgerQuery,
-    Messages,
-    NewAgent,
-    Ok,
-    PauseAgent,
-    RenameAgent,
-    Reply,
-    RequestFrame,
-    Send,
-    Sent,
-    SnapshotReply,
-    SpendHistory,
-    SpendHistoryQuery,
-    SpendStack,
-    SpendStackQuery,
-    StackBy,
-    Subscribe,
-    ToolSet,
-)
+from plane.wire import protocol as p
+from plane.wire.client import NotRunning, PlaneClient, PlaneError, RequestFailed, WrongReply
 from tui.messages import PlaneConnected, PlaneEvent, PlaneLost
 
-R = TypeVar("R", bound=Reply)
+R = TypeVar("R", bound=p.Frame)
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +45,16 @@ class Timeouts:
     the agent's reply comes later, as events)."""
     new_agent_s: float = 90.0
     """Creating an agent: the first one on the embedded model starts it, up
-    to a minute on a slow machine."""
+    to a minute on a slow machine. Also an edit (a new model may be that
+    one) and a delete (a turn in flight is cut first, as long as an
+    interrupt may take)."""
+
+    def of(self, request: p.Request[Any]) -> float:
+        return self.new_agent_s if isinstance(request, SLOW) else self.request_s
+
+
+SLOW = (p.NewAgent, p.EditAgent, p.DeleteAgent)
+"""The requests that wait `Timeouts.new_agent_s`."""
 
 
 Failure = Literal["refused", "offline", "timeout"]
@@ -80,7 +64,7 @@ class LinkFailed(Exception):
     """A request did not go through. `str()` is why, as the operator reads it:
     the plane's own sentence when it refused, else what happened."""
 
-    def __init__(self, request: RequestFrame, failure: Failure, reason: str) -> None:
+    def __init__(self, request: p.Request[Any], failure: Failure, reason: str) -> None:
         super().__init__(reason)
         self.request = request
         """What was asked."""
@@ -185,8 +169,7 @@ class Link:
         self._was_up = False
         client = await self.address.connect(self.timeouts.request_s)
         try:
-            reply = await client.request(Subscribe, within_s=self.timeouts.request_s)
-            assert isinstance(reply, SnapshotReply)
+            reply = await client.request(p.Subscribe(), within_s=self.timeouts.request_s)
             self._client, self._was_up = client, True
             self._ever_up = True
             self._up.set()
@@ -203,11 +186,10 @@ class Link:
 
     # ── requests ───────────────────────────────────────────────────────────
 
-    async def request(
-        self, kind: type[RequestFrame], answer: type[R], within_s: float, **fields: Any
-    ) -> R:
-        """One request's reply (an `answer`); every failure is a `LinkFailed`."""
-        asked = kind(id=0, **fields)  # as it is sent; its id is the client's business
+    async def request(self, asked: p.Request[R]) -> R:
+        """The reply to `asked` (the one its class names), within its time
+        (`Timeouts.of`); every failure is a `LinkFailed`."""
+        within_s = self.timeouts.of(asked)
         client = self._client
         if client is not None and not client.open:
             self._up.clear()  # ending: its session's end clears it too, a moment later
@@ -221,80 +203,20 @@ class Link:
         if client is None:
             raise LinkFailed(asked, "offline", _OFFLINE)
         try:
-            reply = await client.request(kind, within_s=within_s, **fields)
-        except RequestFailed as exc:
+            return await client.request(asked, within_s=within_s)
+        except (RequestFailed, WrongReply) as exc:
             raise LinkFailed(asked, "refused", str(exc)) from None
         except TimeoutError:
             raise LinkFailed(asked, "timeout", "no answer in time") from None
         except (PlaneError, OSError):
             raise LinkFailed(asked, "offline", _OFFLINE) from None
-        if not isinstance(reply, answer):
-            why = f"The plane answered with a `{reply.type}` frame this client did not expect."
-            raise LinkFailed(asked, "refused", why)
-        return reply
 
-    async def send(self, agent: str, text: str) -> Sent:
-        return await self.request(Send, Sent, self.timeouts.request_s, agent=agent, text=text)
 
-    async def history(self, agent: str, limit: int = 200, before_id: int | None = None) -> Messages:
-        return await self.request(
-            History,
-            Messages,
-            self.timeouts.request_s,
-            agent=agent,
-            limit=limit,
-            before_id=before_id,
-        )
+class Asks(Protocol):
+    """What a screen needs of the link: a request's reply, or `LinkFailed`
+    (tests give a screen answers of their own)."""
 
-    async def new_agent(
-        self, name: str, model: str, role: str = "", tools: ToolSet | None = None
-    ) -> AgentCreated:
-        return await self.request(
-            NewAgent,
-            AgentCreated,
-            self.timeouts.new_agent_s,
-            name=name,
-            model=model,
-            role=role,
-            tools=tools,
-        )
-
-    async def ledger(self) -> Ledger:
-        return await self.request(LedgerQuery, Ledger, self.timeouts.request_s)
-
-    # ── managing agents (plane.agents.lifecycle decides; these only ask) ──
-
-    async def delete_agent(self, agent: str) -> Ok:
-        # A turn in flight is cut first: as long as an interrupt may take.
-        return await self.request(DeleteAgent, Ok, self.timeouts.new_agent_s, agent=agent)
-
-    async def pause_agent(self, agent: str, paused: bool) -> AgentChanged:
-        return await self.request(
-            PauseAgent, AgentChanged, self.timeouts.request_s, agent=agent, paused=paused
-        )
-
-    async def rename_agent(self, agent: str, new_name: str) -> AgentChanged:
-        return await self.request(
-            RenameAgent, AgentChanged, self.timeouts.request_s, agent=agent, new_name=new_name
-        )
-
-    async def edit_agent(self, agent: str, **changes: Any) -> AgentChanged:
-        """`changes`: role, model, tools, limit; the ones left out stay."""
-        # A new model may be the embedded one, which starts on first use.
-        return await self.request(
-            EditAgent, AgentChanged, self.timeouts.new_agent_s, agent=agent, **changes
-        )
-
-    async def interrupt(self, agent: str) -> Ok:
-        return await self.request(InterruptTurn, Ok, self.timeouts.request_s, agent=agent)
-
-    async def spend_history(self, agent: str | None) -> SpendHistory:
-        return await self.request(
-            SpendHistoryQuery, SpendHistory, self.timeouts.request_s, agent=agent
-        )
-
-    async def spend_stack(self, by: StackBy) -> SpendStack:
-        return await self.request(SpendStackQuery, SpendStack, self.timeouts.request_s, by=by)
+    async def request(self, asked: p.Request[R]) -> R: ...
 
 
 _OFFLINE = "no connection to the plane"

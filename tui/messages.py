@@ -10,10 +10,11 @@ them to the store. Widget-specific messages live on their widgets
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from textual.message import Message
 
-from plane.wire.protocol import Event, RequestFrame, Snapshot
+from plane.wire.protocol import Event, Request, Snapshot
 
 
 @dataclass
@@ -47,7 +48,7 @@ class PlaneEvent(Message):
 class Failed(Message):
     """A request did not go through: `text` is the one sentence to show."""
 
-    request: RequestFrame | None
+    request: Request[Any] | None
     """What was asked; None when nothing could be (no connection)."""
     text: str
 

@@ -28,11 +28,11 @@ from plane.wire.protocol import (
     AgentRenamed,
     AgentState,
     AgentUpdated,
+    ConversationMessage,
     DayRolled,
     Event,
     FleetChanged,
     GroupState,
-    Message,
     MessageAppended,
     Snapshot,
     StoreChanged,
@@ -48,7 +48,7 @@ class Conversation:
     """One agent's messages as far as this client has seen them, by id."""
 
     agent: str
-    messages: dict[int, Message] = field(default_factory=dict)
+    messages: dict[int, ConversationMessage] = field(default_factory=dict)
     streaming: str = ""
     """Text of the answer being streamed, until the whole message arrives."""
     loaded: bool = False
@@ -56,7 +56,7 @@ class Conversation:
     from_start: bool = False
     """The agent's first message is among these: there is nothing earlier to fetch."""
 
-    def add(self, messages: Iterable[Message]) -> list[Message]:
+    def add(self, messages: Iterable[ConversationMessage]) -> list[ConversationMessage]:
         """Adds what is new; returns it, in id order."""
         fresh = [m for m in messages if m.id not in self.messages]
         for message in fresh:
@@ -65,7 +65,9 @@ class Conversation:
             self.messages = dict(sorted(self.messages.items()))
         return sorted(fresh, key=lambda m: m.id)
 
-    def newest(self, messages: list[Message], *, whole: bool) -> list[Message]:
+    def newest(
+        self, messages: list[ConversationMessage], *, whole: bool
+    ) -> list[ConversationMessage]:
         """Fold in the plane's newest page (`whole`: it is all there is).
 
         What is held stays one unbroken stretch of the conversation, so paging
@@ -78,7 +80,9 @@ class Conversation:
         self.from_start = self.from_start or whole
         return self.add(messages)
 
-    def earlier(self, messages: list[Message], *, reached_start: bool) -> list[Message]:
+    def earlier(
+        self, messages: list[ConversationMessage], *, reached_start: bool
+    ) -> list[ConversationMessage]:
         """Fold in a page from before the oldest message held."""
         self.from_start = self.from_start or reached_start
         return self.add(messages)
@@ -89,7 +93,7 @@ class Conversation:
         back and the first message has not."""
         return self.loaded and not self.from_start
 
-    def ordered(self) -> list[Message]:
+    def ordered(self) -> list[ConversationMessage]:
         return list(self.messages.values())
 
 
@@ -153,7 +157,7 @@ class Store:
         """The set or order of agents changed, or everything was reloaded."""
         self.agent_changed: Signal[AgentState] = Signal(owner, "agent_changed")
         """One agent's row changed (spend, status, ceiling)."""
-        self.message_added: Signal[Message] = Signal(owner, "message_added")
+        self.message_added: Signal[ConversationMessage] = Signal(owner, "message_added")
         self.streaming: Signal[Streaming] = Signal(owner, "streaming")
         self.activity_changed: Signal[str] = Signal(owner, "activity_changed")
         """A turn began, called a tool, began to write, or ended (the agent's name)."""
@@ -236,7 +240,7 @@ class Store:
         else:
             self.agent_changed.publish(agent)
 
-    def add_messages(self, messages: Iterable[Message]) -> None:
+    def add_messages(self, messages: Iterable[ConversationMessage]) -> None:
         for message in messages:
             conversation = self.conversation(message.agent)
             if not conversation.add([message]):
@@ -251,7 +255,9 @@ class Store:
                 self.activity_changed.publish(message.agent)
             self.message_added.publish(message)
 
-    def history_arrived(self, agent: str, messages: list[Message], *, whole: bool) -> list[Message]:
+    def history_arrived(
+        self, agent: str, messages: list[ConversationMessage], *, whole: bool
+    ) -> list[ConversationMessage]:
         """The plane's newest page of `agent`'s conversation (`whole`: it is
         all there is); returns what is new to this client."""
         conversation = self.conversation(agent)
@@ -259,7 +265,9 @@ class Store:
         conversation.loaded = True
         return fresh
 
-    def earlier_arrived(self, agent: str, messages: list[Message], *, reached_start: bool) -> None:
+    def earlier_arrived(
+        self, agent: str, messages: list[ConversationMessage], *, reached_start: bool
+    ) -> None:
         """A page from before the oldest message held (none, when it failed)."""
         self.conversation(agent).earlier(messages, reached_start=reached_start)
 

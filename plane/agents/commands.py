@@ -34,7 +34,7 @@ from plane.money.limits import (
     set_reply,
     standing,
 )
-from plane.wire.protocol import CommandInfo, FleetChanged, Message
+from plane.wire.protocol import CommandInfo, ConversationMessage, FleetChanged
 
 Handler = Callable[[Services, str, str], Awaitable[str]]
 """(services, agent, argument) → the plane's reply; `BadLimit` or `CommandRefused`
@@ -49,7 +49,7 @@ class CommandRefused(Exception):
 class Ran:
     """A command's two halves as stored, and whether it was refused."""
 
-    messages: list[Message]
+    messages: list[ConversationMessage]
     refused: bool = False
 
 
@@ -185,7 +185,9 @@ async def run_command(services: Services, agent: str, text: str, *, in_a_turn: b
     return Ran([typed, answer], refused)
 
 
-async def ask_limit(services: Services, agent: str, raw: str) -> tuple[list[Message], str]:
+async def ask_limit(
+    services: Services, agent: str, raw: str
+) -> tuple[list[ConversationMessage], str]:
     """An agent asks for its own ceiling: applied if tighter, refused if not.
     Returns the stored messages and the reply (which the agent also reads)."""
     raw = " ".join(raw.split())[:40]

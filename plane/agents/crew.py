@@ -35,8 +35,8 @@ from plane.money.limits import spend_level
 from plane.wire.protocol import (
     AgentState,
     AgentUpdated,
+    ConversationMessage,
     DayRolled,
-    Message,
     MessageAppended,
     Snapshot,
     TurnStarted,
@@ -190,7 +190,7 @@ class Crew:
         elif await worker.tell_hold(hold):
             await self.publish(agent)
 
-    async def _not_for_a_gateway_agent(self, agent: str, text: str) -> list[Message]:
+    async def _not_for_a_gateway_agent(self, agent: str, text: str) -> list[ConversationMessage]:
         """A gateway agent answers only its own client: what is typed to it is
         kept (not left waiting for a turn that never comes), and the plane
         says so at once."""

@@ -40,7 +40,7 @@ from plane.economy.autocompact import save
 from plane.errors import AgentExists, InvalidRequest
 from plane.money.limits import BadLimit, parse_limit_field
 from plane.store.engine import Database
-from plane.wire.protocol import AgentDetails, AgentRemoved, AgentRenamed, AgentState
+from plane.wire.protocol import AgentRemoved, AgentRenamed, AgentState, ShowAgentReply
 from plane.wire.words import file_agent_refusal, usd, usd_exact
 
 RENAMED_TABLES = (
@@ -240,7 +240,7 @@ class Lifecycle:
 
     # ── show ───────────────────────────────────────────────────────────────
 
-    async def show(self, agent: str, ident: int) -> AgentDetails:
+    async def show(self, agent: str, ident: int) -> ShowAgentReply:
         services = self._services
         spec = services.roster.get(agent)
         ceilings = services.gate.ceilings
@@ -255,7 +255,7 @@ class Lifecycle:
         ]
         saved = spec.workspace / ".transcripts"
         sessions = len(list(saved.glob("transcript_*.jsonl"))) if saved.is_dir() else 0
-        return AgentDetails(
+        return ShowAgentReply(
             id=ident,
             agent=await self._crew.state(agent),
             ceiling_from=source,  # type: ignore[arg-type]

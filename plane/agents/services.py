@@ -29,7 +29,7 @@ from plane.money.pricing import Pricer
 from plane.money.savings import Savings
 from plane.providers.base import Provider
 from plane.store.fence import Fence
-from plane.wire.protocol import Event, Message, MessageAppended, MessageKind, Usage
+from plane.wire.protocol import ConversationMessage, Event, MessageAppended, MessageKind, Usage
 
 
 class Ownership:
@@ -122,7 +122,7 @@ class Services:
         waiting: bool = False,
         cost_usd: Decimal | None = None,
         usage: Usage | None = None,
-    ) -> Message:
+    ) -> ConversationMessage:
         """Store a message in `agent`'s conversation, then tell the clients."""
         message = await self.conversation.append(
             agent, kind, text, held=held, waiting=waiting, cost_usd=cost_usd, usage=usage

@@ -35,7 +35,7 @@ from plane.economy.repomap.map import layer
 from plane.errors import ContextOverflow, ProviderError
 from plane.money.ledger import Full
 from plane.providers.base import ChatMessage, CompletionRequest, ToolCall, ToolSpec
-from plane.wire.protocol import Message, MessageKind, Usage
+from plane.wire.protocol import ConversationMessage, MessageKind, Usage
 
 SUMMARY_CHARS = 160
 CUT_OFF = "The connection to the provider broke mid-answer; what arrived is kept, at an estimate."
@@ -288,7 +288,7 @@ class Turn:
             mcp_server=outcome.mcp_server,
         )
 
-    async def say(self, kind: MessageKind, text: str) -> Message:
+    async def say(self, kind: MessageKind, text: str) -> ConversationMessage:
         return await self.services.say(self.spec.name, kind, text)
 
 

@@ -36,7 +36,13 @@ from plane.history.conversation import Conversation
 from plane.money.gate import Hold
 from plane.money.ledger import Interrupted
 from plane.store.fence import FENCE
-from plane.wire.protocol import Message, MessageAppended, MessageKind, TurnFinished, TurnStarted
+from plane.wire.protocol import (
+    ConversationMessage,
+    MessageAppended,
+    MessageKind,
+    TurnFinished,
+    TurnStarted,
+)
 from plane.wire.words import UNPRICED, turn_cost
 
 if TYPE_CHECKING:
@@ -176,7 +182,7 @@ class AgentWorker:
         """Nothing in flight and nothing about to be: no turn, no pending wake."""
         return not (self._busy or self._wake.is_set() or self.turn_lock.locked())
 
-    async def tell_hold(self, hold: Hold) -> Message | None:
+    async def tell_hold(self, hold: Hold) -> ConversationMessage | None:
         """Say why the agent is quiet, once per held spell and reason."""
         if await self._last_told() == hold.reason:
             return None
@@ -266,7 +272,7 @@ class AgentWorker:
         log.error("%s: %s", self.spec.name, error, exc_info=error)
         await self.say("plane", unrecorded_notice(error))
 
-    async def _turn(self, waiting: list[Message], due: list[Booking]) -> None:
+    async def _turn(self, waiting: list[ConversationMessage], due: list[Booking]) -> None:
         services, name = self._services, self.spec.name
         number = self._next_turn()
         self.working = True
@@ -302,7 +308,11 @@ class AgentWorker:
         await self.finish(number, result, answering=waiting, due=due)
 
     async def _cut(
-        self, number: int, so_far: TurnResult, waiting: list[Message], due: list[Booking]
+        self,
+        number: int,
+        so_far: TurnResult,
+        waiting: list[ConversationMessage],
+        due: list[Booking],
     ) -> None:
         """The operator cut the turn: the calls in flight count their estimates,
         what it was answering is answered by the notice (taking it again would
@@ -332,7 +342,7 @@ class AgentWorker:
         number: int,
         result: TurnResult,
         *,
-        answering: Sequence[Message] = (),
+        answering: Sequence[ConversationMessage] = (),
         due: Sequence[Booking] = (),
     ) -> None:
         """The turn's answer and cost line, in that order, then the events.
@@ -359,7 +369,7 @@ class AgentWorker:
         )
         await self._publish(name)
 
-    async def say(self, kind: MessageKind, text: str) -> Message:
+    async def say(self, kind: MessageKind, text: str) -> ConversationMessage:
         return await self._services.say(self.spec.name, kind, text)
 
 
@@ -370,7 +380,7 @@ def unrecorded_notice(error: LedgerError) -> str:
     )
 
 
-def incoming(waiting: list[Message], due: list[Booking]) -> str:
+def incoming(waiting: list[ConversationMessage], due: list[Booking]) -> str:
     """What the turn's user message says: everything that waited, marked with
     when it arrived when it waited through a hold (of any kind: a pause, the
     ceiling, the fleet's, an unpriced model; the message does not say which)."""

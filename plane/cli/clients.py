@@ -28,9 +28,8 @@ def send(args: argparse.Namespace) -> int:
 
     async def work(client: PlaneClient) -> int:
         if args.wait:
-            await client.request(p.Subscribe)
-        reply = await client.request(p.Send, agent=args.agent, text=args.text)
-        assert isinstance(reply, p.Sent)
+            await client.request(p.Subscribe())
+        reply = await client.request(p.Send(agent=args.agent, text=args.text))
         said = [m for m in reply.messages if m.kind != "operator"]
         for message in said:
             print(_line(message))
@@ -81,15 +80,14 @@ async def _answer(client: PlaneClient, agent: str) -> int:
     )
 
 
-def _line(message: p.Message) -> str:
+def _line(message: p.ConversationMessage) -> str:
     prefix = {"ask": "‹ask› ", "tool": "· ", "cost": "  "}.get(message.kind, "")
     return prefix + terminal_safe(message.text)
 
 
 def ledger(args: argparse.Namespace) -> int:
     async def work(client: PlaneClient) -> int:
-        reply = await client.request(p.LedgerQuery, day=args.day)
-        assert isinstance(reply, p.Ledger)
+        reply = await client.request(p.Ledger(day=args.day))
         return _show_ledger(args, reply.day, reply.entries)
 
     try:
@@ -186,8 +184,7 @@ def _status(e: p.LedgerEntry) -> str:
 
 async def _default_model(client: PlaneClient) -> str:
     """The plane's `defaults.model` (the plane's, not this machine's agents.yaml)."""
-    reply = await client.request(p.Status)
-    assert isinstance(reply, p.SnapshotReply)
+    reply = await client.request(p.Status())
     if reply.snapshot.default_model is None:
         raise PlaneError("This plane does not say its default model; give one with --model.")
     return reply.snapshot.default_model
@@ -196,10 +193,8 @@ async def _default_model(client: PlaneClient) -> str:
 def new(args: argparse.Namespace) -> int:
     async def work(client: PlaneClient) -> int:
         model = args.model or await _default_model(client)
-        reply = await client.request(
-            p.NewAgent, name=args.name, model=model, role=args.role, tools=args.tools
-        )
-        assert isinstance(reply, p.AgentCreated)
+        asked = p.NewAgent(name=args.name, model=model, role=args.role, tools=args.tools)
+        reply = await client.request(asked)
         a = reply.agent
         ceiling = "no limit" if a.limit_usd is None else f"{usd_exact(a.limit_usd)} a day"
         from plane.agents.toolsets import described  # loads the config's models: only here

@@ -236,6 +236,6 @@ async def _tell_stop(home: Home) -> None:
     client = await connect(home)
     try:
         with contextlib.suppress(NotRunning):  # it may hang up before its `ok`: told all the same
-            await client.request(p.Stop)
+            await client.request(p.Stop())
     finally:
         await client.close()

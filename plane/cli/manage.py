@@ -87,14 +87,13 @@ def _count(text: str) -> int:
 
 def delete_agent(args: argparse.Namespace) -> int:
     async def there(client: PlaneClient) -> int:
-        status = await client.request(p.Status)
-        assert isinstance(status, p.SnapshotReply)
+        status = await client.request(p.Status())
         if all(a.name != args.agent for a in status.snapshot.agents):
             raise NoSuchAgent(args.agent)
         return 0
 
     async def work(client: PlaneClient) -> int:
-        await client.request(p.DeleteAgent, agent=args.agent)
+        await client.request(p.DeleteAgent(agent=args.agent))
         print(f"Deleted {args.agent}; its conversation and ledger rows are kept.")
         return 0
 
@@ -121,8 +120,7 @@ def _confirmed(agent: str) -> bool:
 
 def pause_agent(args: argparse.Namespace) -> int:
     async def work(client: PlaneClient) -> int:
-        reply = await client.request(p.PauseAgent, agent=args.agent, paused=args.paused)
-        assert isinstance(reply, p.AgentChanged)
+        reply = await client.request(p.PauseAgent(agent=args.agent, paused=args.paused))
         a = reply.agent
         if args.paused:
             print(f"Paused {a.name}: it takes no new turn until `plane resume {a.name}`.")
@@ -135,7 +133,7 @@ def pause_agent(args: argparse.Namespace) -> int:
 
 def rename_agent(args: argparse.Namespace) -> int:
     async def work(client: PlaneClient) -> int:
-        await client.request(p.RenameAgent, agent=args.agent, new_name=args.new_name)
+        await client.request(p.RenameAgent(agent=args.agent, new_name=args.new_name))
         print(f"Renamed {args.agent} to {args.new_name}.")
         return 0
 
@@ -148,15 +146,10 @@ def edit_agent(args: argparse.Namespace) -> int:
         raise PlaneError("--tools wants all, read-only, none, or tool names separated by commas.")
 
     async def work(client: PlaneClient) -> int:
-        reply = await client.request(
-            p.EditAgent,
-            agent=args.agent,
-            role=args.role,
-            model=args.model,
-            tools=tools,
-            limit=args.limit,
+        edit = p.EditAgent(
+            agent=args.agent, role=args.role, model=args.model, tools=tools, limit=args.limit
         )
-        assert isinstance(reply, p.AgentChanged)
+        reply = await client.request(edit)
         print(f"Edited {args.agent}.")
         print(_described(reply.agent))
         return 0
@@ -166,7 +159,7 @@ def edit_agent(args: argparse.Namespace) -> int:
 
 def interrupt_turn(args: argparse.Namespace) -> int:
     async def work(client: PlaneClient) -> int:
-        await client.request(p.InterruptTurn, agent=args.agent)
+        await client.request(p.Interrupt(agent=args.agent))
         print(f"Interrupted {args.agent}'s turn; its conversation says what it cost.")
         return 0
 
@@ -175,15 +168,14 @@ def interrupt_turn(args: argparse.Namespace) -> int:
 
 def show_agent(args: argparse.Namespace) -> int:
     async def work(client: PlaneClient) -> int:
-        reply = await client.request(p.ShowAgent, agent=args.agent)
-        assert isinstance(reply, p.AgentDetails)
+        reply = await client.request(p.ShowAgent(agent=args.agent))
         print(shown(reply))
         return 0
 
     return with_client(work)
 
 
-def shown(details: p.AgentDetails) -> str:
+def shown(details: p.ShowAgentReply) -> str:
     a = details.agent
     made = "from agents.yaml" if details.made == "agents.yaml" else "made at run time"
     lines = [
@@ -244,8 +236,7 @@ def _ceiling_line(a: p.AgentState, source: str | None) -> str:
 
 def show_log(args: argparse.Namespace) -> int:
     async def work(client: PlaneClient) -> int:
-        reply = await client.request(p.History, agent=args.agent, limit=args.n)
-        assert isinstance(reply, p.Messages)
+        reply = await client.request(p.History(agent=args.agent, limit=args.n))
         for message in reply.messages:
             print(log_line(message))
         return 0
@@ -256,7 +247,7 @@ def show_log(args: argparse.Namespace) -> int:
 WHO = {"operator": "you", "plane": "plane", "ask": "‹ask›", "tool": "·", "cost": " "}
 
 
-def log_line(m: p.Message) -> str:
+def log_line(m: p.ConversationMessage) -> str:
     who = m.agent if m.kind == "agent" else WHO[m.kind]
     held = " (held)" if m.held else ""
     text = terminal_safe(m.text).replace("\n", "\n" + " " * 17)

@@ -52,6 +52,7 @@ import socket
 import struct
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from plane.daemon.door import Door
 from plane.daemon.events import EventBus, Subscription
@@ -76,7 +77,7 @@ MAX_IN_FLIGHT = 32
 """Requests of one connection handled at once; past it the plane reads no
 further frames from that connection until one is answered."""
 
-Handler = Callable[[p.Request], Awaitable[p.Reply]]
+Handler = Callable[[p.Request[Any]], Awaitable[p.Reply]]
 SnapshotFn = Callable[[], Awaitable[p.Snapshot]]
 
 
@@ -235,13 +236,13 @@ class _Connection:
 
     async def _frame(self, line: bytes | None) -> None:
         if line is None and self in self._listener.door:
-            await self._send(self._refuse(None, _LONG_HELLO))
+            await self._write_frame(self._refuse(None, _LONG_HELLO))
         elif line is None:
-            await self._send(self._error(None, "too_large", "Frame over the 1 MiB limit."))
+            await self._write_frame(self._error(None, "too_large", "Frame over the 1 MiB limit."))
         elif not line.strip():
             return  # a blank line is no frame (as in NDJSON): nothing to answer
-        elif isinstance(answer := self._read(line), p.Error | p.Welcome):
-            await self._send(answer)
+        elif isinstance(answer := self._read(line), p.Error | p.HelloReply):
+            await self._write_frame(answer)
         else:
             await self._room.acquire()  # a full connection is read no further until one ends
             task = asyncio.create_task(self._answer(answer))
@@ -252,7 +253,7 @@ class _Connection:
         self._requests.discard(task)
         self._room.release()
 
-    def _read(self, line: bytes) -> p.Error | p.Welcome | p.Request:
+    def _read(self, line: bytes) -> p.Error | p.HelloReply | p.AnyRequest:
         """The reply due at once (an error, a refusal, a welcome), or the
         request to hand to a task. In frame order: hello is settled before
         the next frame is read."""
@@ -276,17 +277,17 @@ class _Connection:
             return self._refuse(ident, self._refused)
         return p.Error(id=ident, code=code, message=message)
 
-    async def _answer(self, request: p.Request) -> None:
+    async def _answer(self, request: p.AnyRequest) -> None:
         subscription = self._subscribe() if isinstance(request, p.Subscribe) else None
         reply = await self._reply(request)
         with contextlib.suppress(ConnectionError):  # a client gone: its reply has nowhere to go
-            await self._send(reply)
+            await self._write_frame(reply)
         if subscription is not None and self._pump is None:
             # Events start after the snapshot they follow: none was missed
             # (the subscription queued them) and none overtakes it.
             self._pump = asyncio.create_task(self._forward(subscription))
 
-    async def _reply(self, request: p.Request) -> p.Reply:
+    async def _reply(self, request: p.AnyRequest) -> p.Reply:
         try:
             if isinstance(request, p.Subscribe):
                 return p.SnapshotReply(id=request.id, snapshot=await self._listener._snapshot())
@@ -311,7 +312,7 @@ class _Connection:
             log.warning("cancelled %d request(s) still in flight at shutdown", len(late))
             await asyncio.wait(late)
 
-    def _hello(self, hello: p.Hello) -> p.Error | p.Welcome:
+    def _hello(self, hello: p.Hello) -> p.Error | p.HelloReply:
         if hello.protocol_version != p.PROTOCOL_VERSION:
             return p.Error(
                 id=hello.id,
@@ -328,7 +329,7 @@ class _Connection:
             return self._refuse(hello.id, _WRONG_TOKEN)
         self._greeted = True
         self._listener.door.known(self)
-        return p.Welcome(id=hello.id, plane_version=self._listener._version)
+        return p.HelloReply(id=hello.id, plane_version=self._listener._version)
 
     def _refuse(self, ident: int | None, why: str) -> p.Error:
         """A refusal is final: this reply is the connection's last."""
@@ -363,7 +364,7 @@ class _Connection:
         transport.write(data)
         return True
 
-    async def _send(self, frame: p.Frame) -> None:
+    async def _write_frame(self, frame: p.Frame) -> None:
         await self._write(p.encode(frame))
 
     async def _write(self, data: bytes) -> None:

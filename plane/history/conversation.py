@@ -29,7 +29,7 @@ from sqlite3 import Connection, Row
 from plane.batched import Batched, Shared, agents_in
 from plane.clock import Clock, day_of
 from plane.store.engine import Database
-from plane.wire.protocol import Message, MessageKind, Usage
+from plane.wire.protocol import ConversationMessage, MessageKind, Usage
 
 _WAITING = "SELECT agent, COUNT(*) FROM messages WHERE waiting = 1 GROUP BY agent"
 
@@ -42,7 +42,9 @@ class Conversation:
         self._waiting: dict[str, int] | None = None
         """Each agent's waiting messages (None: not read yet; never kept when shared)."""
         self._counting = Shared(self._read_counts)
-        self._waiting_of: Batched[str, list[Message]] = Batched(self._read_waiting, missing=[])
+        self._waiting_of: Batched[str, list[ConversationMessage]] = Batched(
+            self._read_waiting, missing=[]
+        )
         self._told_of: Batched[str, str | None] = Batched(self._read_told, missing=None)
 
     async def append(
@@ -55,7 +57,7 @@ class Conversation:
         waiting: bool = False,
         cost_usd: Decimal | None = None,
         usage: Usage | None = None,
-    ) -> Message:
+    ) -> ConversationMessage:
         at = self._clock.now()
         row = (
             agent,
@@ -78,7 +80,7 @@ class Conversation:
             then=(lambda _: self._move({agent: 1})) if waiting else None,
         )
         assert message_id is not None
-        return Message(
+        return ConversationMessage(
             id=message_id,
             agent=agent,
             at=at,
@@ -91,7 +93,7 @@ class Conversation:
 
     async def history(
         self, agent: str, limit: int = 200, *, before_id: int | None = None
-    ) -> list[Message]:
+    ) -> list[ConversationMessage]:
         """The newest `limit` messages, oldest first; with `before_id`, the
         `limit` just before that message, so a reader pages back by passing
         the oldest id it holds, with no gap and no message twice. Both walk
@@ -108,17 +110,17 @@ class Conversation:
         )
         return [_message(row) for row in rows]
 
-    async def waiting(self, agent: str) -> list[Message]:
+    async def waiting(self, agent: str) -> list[ConversationMessage]:
         if not self._shared and agent not in await self._counts():
             return []
         return list(await self._waiting_of.get(agent))
 
-    async def _read_waiting(self, agents: list[str]) -> dict[str, list[Message]]:
+    async def _read_waiting(self, agents: list[str]) -> dict[str, list[ConversationMessage]]:
         narrow, params = agents_in(agents)
         rows = await self._db.fetchall(
             f"SELECT * FROM messages WHERE waiting = 1 AND {narrow} ORDER BY id", *params
         )
-        found: dict[str, list[Message]] = {}
+        found: dict[str, list[ConversationMessage]] = {}
         for row in rows:
             found.setdefault(row["agent"], []).append(_message(row))
         return found
@@ -178,12 +180,12 @@ class Conversation:
         if ids:
             await self._db.write(lambda conn: _mark_answered(conn, ids), then=self._move)
 
-    async def answer(self, agent: str, text: str, questions: list[int]) -> Message:
+    async def answer(self, agent: str, text: str, questions: list[int]) -> ConversationMessage:
         """The agent's answer, and the messages it answers no longer waiting,
         in one commit: a plane killed in between neither loses the answer of
         a question marked answered, nor the question of one not."""
 
-        def answer(conn: Connection) -> tuple[Message, dict[str, int]]:
+        def answer(conn: Connection) -> tuple[ConversationMessage, dict[str, int]]:
             message = self.append_within(conn, agent, "agent", text)
             return message, _mark_answered(conn, questions)
 
@@ -198,7 +200,7 @@ class Conversation:
         text: str,
         *,
         cost_usd: Decimal | None = None,
-    ) -> Message:
+    ) -> ConversationMessage:
         """`append`, as part of a write function (`Database.write`): the
         message is committed with the rest of it, or not at all."""
         at = self._clock.now()
@@ -207,7 +209,7 @@ class Conversation:
             (agent, at.isoformat(), kind, text, None if cost_usd is None else str(cost_usd)),
         )
         assert cursor.lastrowid is not None
-        return Message(
+        return ConversationMessage(
             id=cursor.lastrowid, agent=agent, at=at, kind=kind, text=text, cost_usd=cost_usd
         )
 
@@ -276,8 +278,8 @@ def _mark_answered(conn: Connection, ids: list[int]) -> dict[str, int]:
     return moved
 
 
-def _message(row: Row) -> Message:
-    return Message(
+def _message(row: Row) -> ConversationMessage:
+    return ConversationMessage(
         id=row["id"],
         agent=row["agent"],
         at=datetime.fromisoformat(row["at"]),

@@ -34,13 +34,21 @@ from plane.money.totals import (
     window,
 )
 from plane.store.engine import Database
-from plane.wire.protocol import SpendHistory, SpendPoint, SpendSeries, SpendStack, StackBy
+from plane.wire.protocol import (
+    SpendHistoryReply,
+    SpendPoint,
+    SpendSeries,
+    SpendStackReply,
+    StackBy,
+)
 from plane.wire.words import UNPRICED
 
 DAYS = 30
 
 
-async def spend_history(db: Database, ledger: Ledger, agent: str | None, id: int) -> SpendHistory:
+async def spend_history(
+    db: Database, ledger: Ledger, agent: str | None, id: int
+) -> SpendHistoryReply:
     today = await ledger.today()
     by_agent = await ledger.spend_by_agent(today)
     return await db.read_aside(partial(_history, today, by_agent, agent, id))
@@ -48,7 +56,7 @@ async def spend_history(db: Database, ledger: Ledger, agent: str | None, id: int
 
 def _history(
     today: date, by_agent: dict[str, Decimal], agent: str | None, id: int, conn: Connection
-) -> SpendHistory:
+) -> SpendHistoryReply:
     first, last = window(today, DAYS)
     span = (first.isoformat(), last.isoformat())
     if agent is None:
@@ -71,7 +79,7 @@ def _history(
         ((name, spent) for name, spent in by_agent.items() if spent),
         key=lambda pair: (-pair[1], pair[0]),
     )
-    return SpendHistory(
+    return SpendHistoryReply(
         id=id,
         day=today,
         agent=agent,
@@ -120,7 +128,9 @@ def _folded(points: list[SpendPoint]) -> list[SpendPoint]:
     ]
 
 
-async def spend_stack(db: Database, ledger: Ledger, by: StackBy, top: int, id: int) -> SpendStack:
+async def spend_stack(
+    db: Database, ledger: Ledger, by: StackBy, top: int, id: int
+) -> SpendStackReply:
     """The fleet's last 30 days, a series each for the `top` agents (or
     models, or groups) that spent the most over them and one for the rest."""
     today = await ledger.today()
@@ -130,7 +140,7 @@ async def spend_stack(db: Database, ledger: Ledger, by: StackBy, top: int, id: i
         calls = conn.execute(QUERY, (first.isoformat(), last.isoformat())).fetchall()
         return stacked(calls, savings.between(conn, first, last), by, first, top)
 
-    return SpendStack(id=id, day=today, by=by, series=await db.read_aside(read))
+    return SpendStackReply(id=id, day=today, by=by, series=await db.read_aside(read))
 
 
 def stacked(

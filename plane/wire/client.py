@@ -2,8 +2,10 @@
 TUI's link (`tui.link`), which adds reconnecting and Textual messages on top.
 
 `connect()` says hello with the plane's token, read from the socket's
-directory (the home) unless given; `request()` sends a frame and returns the
-reply with its id (within a time, if given); events that arrive in between
+directory (the home) unless given; `request(frame)` numbers the frame, sends
+it, and returns the reply with its id (within a time, if given), checked once
+to be the one the request names (`p.Send` is answered by a `p.SendReply`, and
+mypy knows it: callers neither check nor cast); events that arrive in between
 are queued, in the order they came, for `events()`, which ends when the
 connection does. An event of a type this client does not know (a newer
 plane's) is logged and skipped: a plane may add events without breaking its
@@ -18,18 +20,21 @@ import itertools
 import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, get_args
+from typing import TypeVar, get_args
 
 from plane.wire import protocol as p
 
 # Re-exported: the TUI imports only plane.wire (and plane.home), and catches these.
 from plane.wire.errors import NotRunning as NotRunning
 from plane.wire.errors import PlaneError as PlaneError
+from plane.wire.errors import WrongReply as WrongReply
 from plane.wire.token import read_token
 
 log = logging.getLogger(__name__)
 
 _EVENTS: tuple[type[p.Event], ...] = get_args(p.Event)
+
+R = TypeVar("R", bound=p.Frame)
 
 
 class RequestFailed(PlaneError):
@@ -77,31 +82,25 @@ class PlaneClient:
             token = read_token(socket.with_name("token"))
         client = cls(reader, writer)
         try:
-            await client.request(
-                p.Hello,
-                within_s=within_s,
-                protocol_version=p.PROTOCOL_VERSION,
-                client=name,
-                token=token,
-            )
+            hello = p.Hello(protocol_version=p.PROTOCOL_VERSION, client=name, token=token)
+            await client.request(hello, within_s=within_s)
         except BaseException:
             await client.close()
             raise
         return client
 
-    async def request(
-        self, kind: type[p.RequestFrame], *, within_s: float | None = None, **fields: Any
-    ) -> p.Reply:
-        """The reply to one request; `RequestFailed` for an `error` reply,
+    async def request(self, frame: p.Request[R], *, within_s: float | None = None) -> R:
+        """The reply to `frame` (its id is this client's to give); `RequestFailed`
+        for an `error` reply, `WrongReply` for a frame of another type,
         `TimeoutError` past `within_s`, `NotRunning` when the connection is gone."""
         ident = next(self._ids)
-        frame = p.encode(kind(id=ident, **fields))
+        line = p.encode(frame.model_copy(update={"id": ident}))
         future: asyncio.Future[p.Reply] = asyncio.get_running_loop().create_future()
         self._waiting[ident] = future
         try:
             if self._task.done():
                 raise _gone()
-            self._writer.write(frame)
+            self._writer.write(line)
             await self._writer.drain()
             reply = await asyncio.wait_for(future, within_s)
         except BaseException:
@@ -109,9 +108,11 @@ class PlaneClient:
             if future.done() and not future.cancelled():
                 future.exception()  # the reader's "connection gone", superseded by this one
             raise
+        if frame.answered_by(reply):
+            return reply
         if isinstance(reply, p.Error):
             raise RequestFailed(reply)
-        return reply
+        raise WrongReply(frame.type, reply.type)
 
     @property
     def open(self) -> bool:

@@ -1,5 +1,6 @@
 """The errors both sides of the socket know: the base every plane error
-derives from, and the client's "no plane answers here".
+derives from, the client's "no plane answers here", and its "the plane
+answered with a frame the request does not name".
 
 They live in `wire`, the bottom layer, so the socket client and the TUI
 raise and catch them without loading the daemon's modules. The rest of the
@@ -21,3 +22,17 @@ class PlaneError(Exception):
 class NotRunning(PlaneError):
     def __init__(self, where: str) -> None:
         super().__init__(f"No plane is running at {where}. Start one with `plane serve`.")
+
+
+class WrongReply(PlaneError):
+    """The plane answered a request with a frame of another type than the
+    request names: a plane this client cannot work with. Nothing was read
+    from the frame."""
+
+    def __init__(self, asked: str, answered: str) -> None:
+        super().__init__(
+            f"The plane answered a `{asked}` request with a `{answered}` frame, "
+            "which this client did not expect."
+        )
+        self.asked = asked
+        self.answered = answered

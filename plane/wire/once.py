@@ -4,8 +4,9 @@ nor the protocol's models (they are most of a CLI call's start).
 
 The frames are the protocol's own (`hello`, then the request; the reply
 with the request's id, events skipped), and a test reads what this sends
-with the protocol's decoder. Anything longer-lived uses THE client,
-`plane.wire.client`.
+with the protocol's decoder. The reply is checked to be the request's, as
+THE client (`plane.wire.client`) checks it, from the pairs' wire types in
+`REPLIES`; anything longer-lived uses that client.
 """
 
 from __future__ import annotations
@@ -16,11 +17,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from plane.wire.errors import NotRunning, PlaneError
+from plane.wire.errors import NotRunning, PlaneError, WrongReply
 from plane.wire.framing import MAX_FRAME_BYTES, PROTOCOL_VERSION
 from plane.wire.token import read_token
 
 _HELLO_ID, _REQUEST_ID = 1, 2
+
+REPLIES = {"hello": "welcome", "status": "snapshot"}
+"""The reply's `type` for the requests `plane status` sends: the protocol's
+pairs (`Hello` → `HelloReply`, `Status` → `SnapshotReply`) as they are on
+the wire, without loading the protocol (a test holds them to it). The reply
+to a request of another type is known by its id alone."""
 
 
 class PlaneRefused(PlaneError):
@@ -36,7 +43,8 @@ async def ask(
     client: str = "plane-cli",
 ) -> dict[str, Any]:
     """The plane's reply to `request` (a frame without its id), as JSON;
-    `NotRunning` when nothing listens, `PlaneRefused` for an `error` reply."""
+    `NotRunning` when nothing listens, `PlaneRefused` for an `error` reply,
+    `WrongReply` for a frame of another type than `REPLIES` names."""
     try:
         if tcp is not None:
             reader, writer = await asyncio.open_connection(*tcp, limit=MAX_FRAME_BYTES * 2)
@@ -49,16 +57,16 @@ async def ask(
     hello = {"type": "hello", "id": _HELLO_ID, "protocol_version": PROTOCOL_VERSION}
     try:
         writer.write(_line({**hello, "client": client, "token": token}))
-        await _reply(reader, _HELLO_ID)
+        await _reply(reader, _HELLO_ID, "hello")
         writer.write(_line({**request, "id": _REQUEST_ID}))
-        return await _reply(reader, _REQUEST_ID)
+        return await _reply(reader, _REQUEST_ID, request["type"])
     finally:
         writer.close()
         with contextlib.suppress(Exception):
             await writer.wait_closed()
 
 
-async def _reply(reader: asyncio.StreamReader, ident: int) -> dict[str, Any]:
+async def _reply(reader: asyncio.StreamReader, ident: int, asked: str) -> dict[str, Any]:
     while True:
         try:
             line = await reader.readline()
@@ -74,6 +82,8 @@ async def _reply(reader: asyncio.StreamReader, ident: int) -> dict[str, Any]:
             continue  # an event, or not ours
         if frame.get("type") == "error":
             raise PlaneRefused(str(frame.get("message") or "The plane refused the request."))
+        if frame.get("type") != REPLIES.get(asked, frame.get("type")):
+            raise WrongReply(asked, str(frame.get("type")))
         return frame
 
 

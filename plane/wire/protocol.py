@@ -17,6 +17,17 @@ Replies carry the `id` of their request; events carry none. A frame the plane
 cannot read gets an `error` reply (with the request's id when it could be
 read) and changes nothing.
 
+Each request states its reply: `class Send(Request[SendReply])`. The names
+follow one rule. A request is named for its `type` (`new_agent` is
+`NewAgent`); the reply to one request is that request's name and `Reply`
+(`NewAgentReply`); a reply several requests share is named for what it
+carries (`SnapshotReply` answers `status` and `subscribe`, `AgentReply` the
+pause, rename and edit, `OkReply` what returns nothing). `Error` may answer
+any request. The `type` strings on the wire stay as they were (`welcome`,
+`sent`, `messages`, `agent_created`, …) where the classes were renamed:
+they are the protocol, which clients of every version read and `plane
+status` matches as plain JSON; a class name is only this module's.
+
 Money is `Decimal`, which travels as a string: a dollar figure never passes
 through a float.
 """
@@ -27,7 +38,17 @@ import functools
 from collections.abc import Callable
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Annotated, Literal, TypeVar, get_args
+from typing import (
+    Annotated,
+    Any,
+    ClassVar,
+    Generic,
+    Literal,
+    TypeGuard,
+    TypeVar,
+    get_args,
+    get_origin,
+)
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic_core import from_json
@@ -146,7 +167,7 @@ request for its own ceiling (shown as ‹ask›); cost: a turn's cost line;
 tool: a tool call the agent made, with a short result."""
 
 
-class Message(Frame):
+class ConversationMessage(Frame):
     id: int
     agent: str
     at: datetime
@@ -238,183 +259,11 @@ class LedgerEntry(Frame):
     """The cost is an estimate (no usage came back, or the plane died mid-call)."""
 
 
-# ── requests: client → plane ────────────────────────────────────────────────
-
-
-class Hello(Frame):
-    type: Literal["hello"] = "hello"
-    id: int
-    protocol_version: int
-    client: str = ""
-    token: str | None = None
-    """The plane's token (the file `token` in its home), on the Unix socket as
-    on TCP: it is what tells the operator's clients from anything else that
-    can reach the socket, an agent's commands included. Clients read it from
-    the socket's directory; a missing or wrong one is `unauthorized`."""
-
-
-class Subscribe(Frame):
-    type: Literal["subscribe"] = "subscribe"
-    id: int
-
-
-class Status(Frame):
-    type: Literal["status"] = "status"
-    id: int
-
-
-class Send(Frame):
-    """Post text to an agent's conversation as the operator."""
-
-    type: Literal["send"] = "send"
-    id: int
-    agent: str
-    text: str = Field(min_length=1, max_length=200_000)
-
-
-class History(Frame):
-    """Up to `limit` of an agent's messages, oldest first: the newest ones, or,
-    with `before_id`, the ones just before that message (the previous page)."""
-
-    type: Literal["history"] = "history"
-    id: int
-    agent: str
-    limit: int = Field(default=200, ge=1, le=10_000)
-    before_id: int | None = Field(default=None, ge=1, le=MAX_ID)
-    """Only messages with a smaller id: pass the oldest id you hold to page back.
-    Fewer than `limit` back means the conversation's first message is among them."""
-
-
-class NewAgent(Frame):
-    type: Literal["new_agent"] = "new_agent"
-    id: int
-    name: str
-    model: str
-    role: str = ""
-    tools: ToolSet | None = None
-    """None: the set that suits the model (`Snapshot.tool_defaults`)."""
-
-
-class LedgerQuery(Frame):
-    type: Literal["ledger"] = "ledger"
-    id: int
-    day: date | None = None
-    """None is the plane's today."""
-
-
-class Stop(Frame):
-    type: Literal["stop"] = "stop"
-    id: int
-
-
-class SpendHistoryQuery(Frame):
-    """Spend over time, for the charts: `agent`'s day by hour and last 30
-    days (None: the whole fleet's), and the day's top spenders."""
-
-    type: Literal["spend_history"] = "spend_history"
-    id: int
-    agent: str | None = None
-
-
-StackBy = Literal["agent", "model", "group"]
-"""What the fleet's days are stacked by: each agent, each model, each group
-of agents (agents in none as one layer)."""
-
-
-class SpendStackQuery(Frame):
-    """The whole fleet's last 30 days stacked `by` agent, model or group: the `top`
-    that spent the most apart, the rest summed as one. A request of its own
-    (not a field of `spend_history`): a client that never asks for it never
-    meets a reply shape it does not know."""
-
-    type: Literal["spend_stack"] = "spend_stack"
-    id: int
-    by: StackBy = "agent"
-    top: int = Field(default=5, ge=1, le=20)
-
-
-class DeleteAgent(Frame):
-    """Delete an agent made at run time. Its conversation and ledger rows are
-    kept and its spend still counts for the day: deleting never refunds, and a
-    new agent given the same name starts with that spend, not with $0."""
-
-    type: Literal["delete_agent"] = "delete_agent"
-    id: int
-    agent: str
-
-
-class PauseAgent(Frame):
-    """Pause (`paused` true) or resume an agent. Its ceiling is kept."""
-
-    type: Literal["pause_agent"] = "pause_agent"
-    id: int
-    agent: str
-    paused: bool = True
-
-
-class RenameAgent(Frame):
-    type: Literal["rename_agent"] = "rename_agent"
-    id: int
-    agent: str
-    new_name: str
-
-
-class EditAgent(Frame):
-    """Change what is given; a field left None is left as it is. All of it
-    is checked before anything changes: one bad value changes nothing."""
-
-    type: Literal["edit_agent"] = "edit_agent"
-    id: int
-    agent: str
-    role: str | None = Field(default=None, max_length=100_000)
-    model: str | None = None
-    tools: list[str] | None = Field(default=None, max_length=64)
-    """Tool names; `["all"]` is every tool, `[]` none."""
-    limit: str | None = Field(default=None, max_length=64)
-    """As `/limit` takes it: `5`, `$0.25`, `off`."""
-
-
-class InterruptTurn(Frame):
-    """Cut the agent's running turn: the call in flight is counted at its
-    estimate, and the conversation says what the turn cost."""
-
-    type: Literal["interrupt"] = "interrupt"
-    id: int
-    agent: str
-
-
-class ShowAgent(Frame):
-    type: Literal["show_agent"] = "show_agent"
-    id: int
-    agent: str
-
-
-RequestFrame = (
-    Hello
-    | Subscribe
-    | Status
-    | Send
-    | History
-    | NewAgent
-    | LedgerQuery
-    | Stop
-    | DeleteAgent
-    | PauseAgent
-    | RenameAgent
-    | EditAgent
-    | InterruptTurn
-    | ShowAgent
-    | SpendHistoryQuery
-    | SpendStackQuery
-)
-"""Any request, as the class a client builds one from (every one carries an `id`)."""
-Request = Annotated[RequestFrame, Field(discriminator="type")]
-
-
 # ── replies: plane → client, carrying the request's id ──────────────────────
+# (Before the requests: each request names its reply.)
 
 
-class Welcome(Frame):
+class HelloReply(Frame):
     type: Literal["welcome"] = "welcome"
     id: int
     protocol_version: int = PROTOCOL_VERSION
@@ -427,33 +276,33 @@ class SnapshotReply(Frame):
     snapshot: Snapshot
 
 
-class Sent(Frame):
+class SendReply(Frame):
     """The operator's message as stored, and what the plane answered at once
     (a /limit reply, a held notice). The agent's answer comes later as events."""
 
     type: Literal["sent"] = "sent"
     id: int
-    messages: list[Message]
+    messages: list[ConversationMessage]
     refused: bool = False
     """The plane's reply says why it does nothing with this: a slash command
     refused (unknown, or a bad argument: nothing changed), or a message to a
     gateway agent (kept, but only its own client's calls are answered)."""
 
 
-class Messages(Frame):
+class HistoryReply(Frame):
     type: Literal["messages"] = "messages"
     id: int
     agent: str
-    messages: list[Message]
+    messages: list[ConversationMessage]
 
 
-class AgentCreated(Frame):
+class NewAgentReply(Frame):
     type: Literal["agent_created"] = "agent_created"
     id: int
     agent: AgentState
 
 
-class Ledger(Frame):
+class LedgerReply(Frame):
     type: Literal["ledger"] = "ledger"
     id: int
     day: date
@@ -471,7 +320,7 @@ class SpendPoint(Frame):
     """Calls of a model no price is known for: their $0 is not their cost."""
 
 
-class SpendHistory(Frame):
+class SpendHistoryReply(Frame):
     type: Literal["spend_history"] = "spend_history"
     id: int
     day: date
@@ -495,12 +344,17 @@ class SpendSeries(Frame):
 
     label: str
     days: list[SpendPoint]
-    """As `SpendHistory.days`: the last 30 days, the oldest first, today last."""
+    """As `SpendHistoryReply.days`: the last 30 days, the oldest first, today last."""
     folded: int = 0
     """0 for one agent or model; else this is the rest, that many summed."""
 
 
-class SpendStack(Frame):
+StackBy = Literal["agent", "model", "group"]
+"""What the fleet's days are stacked by: each agent, each model, each group
+of agents (agents in none as one layer)."""
+
+
+class SpendStackReply(Frame):
     type: Literal["spend_stack"] = "spend_stack"
     id: int
     day: date
@@ -510,12 +364,12 @@ class SpendStack(Frame):
     those that spent or saved something in the days."""
 
 
-class Ok(Frame):
+class OkReply(Frame):
     type: Literal["ok"] = "ok"
     id: int
 
 
-class AgentChanged(Frame):
+class AgentReply(Frame):
     """The agent as it is after a pause, resume, rename or edit."""
 
     type: Literal["agent_changed"] = "agent_changed"
@@ -526,7 +380,7 @@ class AgentChanged(Frame):
 CeilingSource = Literal["agents.yaml", "defaults", "/limit", "its own ask", "the alert", "none"]
 
 
-class AgentDetails(Frame):
+class ShowAgentReply(Frame):
     """What `plane show AGENT` prints."""
 
     type: Literal["agent_details"] = "agent_details"
@@ -566,12 +420,199 @@ class Error(Frame):
     """One sentence a person can act on."""
 
 
+# ── requests: client → plane ────────────────────────────────────────────────
+
+R = TypeVar("R", bound=Frame)
+
+
+class Request(Frame, Generic[R]):
+    """A frame a client sends, answered by an `R` (or by an `Error`, which may
+    answer any request): `class Send(Request[SendReply])` is the pair, stated
+    once. `reply` is `R` at run time; the socket client checks what came back
+    against it (`PlaneClient.request`), and the plane's table of handlers
+    (`plane.daemon.api`) is held to it by a test."""
+
+    reply: ClassVar[type[Frame]]
+    """The frame that answers this request."""
+
+    type: str
+    id: int = 0
+    """The client's number for the request, which its reply carries back:
+    `PlaneClient.request` gives each request its own. Built in Python it may
+    be left out; read from the socket it must be there (`decode_request`)."""
+
+    def __class_getitem__(cls, reply: Any) -> Any:
+        # typing's alias, not pydantic's parametrized model: the pair needs
+        # stating, not a model class of its own, and pydantic's would build
+        # this base's validator at import (~20 ms of every CLI command's start).
+        return super(BaseModel, cls).__class_getitem__(reply)  # type: ignore[misc]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for base in cls.__dict__.get("__orig_bases__", ()):  # `Request[SendReply]`
+            if get_origin(base) is Request:
+                (cls.reply,) = get_args(base)
+
+    def answered_by(self, frame: Frame) -> TypeGuard[R]:
+        """`frame` is this request's reply (an `Error` is not: it is no answer)."""
+        return isinstance(frame, self.reply)
+
+
+class Hello(Request[HelloReply]):
+    type: Literal["hello"] = "hello"
+    protocol_version: int
+    client: str = ""
+    token: str | None = None
+    """The plane's token (the file `token` in its home), on the Unix socket as
+    on TCP: it is what tells the operator's clients from anything else that
+    can reach the socket, an agent's commands included. Clients read it from
+    the socket's directory; a missing or wrong one is `unauthorized`."""
+
+
+class Subscribe(Request[SnapshotReply]):
+    type: Literal["subscribe"] = "subscribe"
+
+
+class Status(Request[SnapshotReply]):
+    type: Literal["status"] = "status"
+
+
+class Send(Request[SendReply]):
+    """Post text to an agent's conversation as the operator."""
+
+    type: Literal["send"] = "send"
+    agent: str
+    text: str = Field(min_length=1, max_length=200_000)
+
+
+class History(Request[HistoryReply]):
+    """Up to `limit` of an agent's messages, oldest first: the newest ones, or,
+    with `before_id`, the ones just before that message (the previous page)."""
+
+    type: Literal["history"] = "history"
+    agent: str
+    limit: int = Field(default=200, ge=1, le=10_000)
+    before_id: int | None = Field(default=None, ge=1, le=MAX_ID)
+    """Only messages with a smaller id: pass the oldest id you hold to page back.
+    Fewer than `limit` back means the conversation's first message is among them."""
+
+
+class NewAgent(Request[NewAgentReply]):
+    type: Literal["new_agent"] = "new_agent"
+    name: str
+    model: str
+    role: str = ""
+    tools: ToolSet | None = None
+    """None: the set that suits the model (`Snapshot.tool_defaults`)."""
+
+
+class Ledger(Request[LedgerReply]):
+    type: Literal["ledger"] = "ledger"
+    day: date | None = None
+    """None is the plane's today."""
+
+
+class Stop(Request[OkReply]):
+    type: Literal["stop"] = "stop"
+
+
+class SpendHistory(Request[SpendHistoryReply]):
+    """Spend over time, for the charts: `agent`'s day by hour and last 30
+    days (None: the whole fleet's), and the day's top spenders."""
+
+    type: Literal["spend_history"] = "spend_history"
+    agent: str | None = None
+
+
+class SpendStack(Request[SpendStackReply]):
+    """The whole fleet's last 30 days stacked `by` agent, model or group: the `top`
+    that spent the most apart, the rest summed as one. A request of its own
+    (not a field of `spend_history`): a client that never asks for it never
+    meets a reply shape it does not know."""
+
+    type: Literal["spend_stack"] = "spend_stack"
+    by: StackBy = "agent"
+    top: int = Field(default=5, ge=1, le=20)
+
+
+class DeleteAgent(Request[OkReply]):
+    """Delete an agent made at run time. Its conversation and ledger rows are
+    kept and its spend still counts for the day: deleting never refunds, and a
+    new agent given the same name starts with that spend, not with $0."""
+
+    type: Literal["delete_agent"] = "delete_agent"
+    agent: str
+
+
+class PauseAgent(Request[AgentReply]):
+    """Pause (`paused` true) or resume an agent. Its ceiling is kept."""
+
+    type: Literal["pause_agent"] = "pause_agent"
+    agent: str
+    paused: bool = True
+
+
+class RenameAgent(Request[AgentReply]):
+    type: Literal["rename_agent"] = "rename_agent"
+    agent: str
+    new_name: str
+
+
+class EditAgent(Request[AgentReply]):
+    """Change what is given; a field left None is left as it is. All of it
+    is checked before anything changes: one bad value changes nothing."""
+
+    type: Literal["edit_agent"] = "edit_agent"
+    agent: str
+    role: str | None = Field(default=None, max_length=100_000)
+    model: str | None = None
+    tools: list[str] | None = Field(default=None, max_length=64)
+    """Tool names; `["all"]` is every tool, `[]` none."""
+    limit: str | None = Field(default=None, max_length=64)
+    """As `/limit` takes it: `5`, `$0.25`, `off`."""
+
+
+class Interrupt(Request[OkReply]):
+    """Cut the agent's running turn: the call in flight is counted at its
+    estimate, and the conversation says what the turn cost."""
+
+    type: Literal["interrupt"] = "interrupt"
+    agent: str
+
+
+class ShowAgent(Request[ShowAgentReply]):
+    type: Literal["show_agent"] = "show_agent"
+    agent: str
+
+
+AnyRequest = Annotated[
+    Hello
+    | Subscribe
+    | Status
+    | Send
+    | History
+    | NewAgent
+    | Ledger
+    | Stop
+    | DeleteAgent
+    | PauseAgent
+    | RenameAgent
+    | EditAgent
+    | Interrupt
+    | ShowAgent
+    | SpendHistory
+    | SpendStack,
+    Field(discriminator="type"),
+]
+"""Any request, told apart by its `type`: what the plane reads from a client."""
+
+
 # ── events: plane → subscribed clients ──────────────────────────────────────
 
 
 class MessageAppended(Frame):
     type: Literal["message"] = "message"
-    message: Message
+    message: ConversationMessage
 
 
 class TextDelta(Frame):
@@ -643,19 +684,20 @@ class DayRolled(Frame):
 
 
 Reply = (
-    Welcome
+    HelloReply
     | SnapshotReply
-    | Sent
-    | Messages
-    | AgentCreated
-    | Ledger
-    | Ok
+    | SendReply
+    | HistoryReply
+    | NewAgentReply
+    | LedgerReply
+    | OkReply
     | Error
-    | AgentChanged
-    | AgentDetails
-    | SpendHistory
-    | SpendStack
+    | AgentReply
+    | ShowAgentReply
+    | SpendHistoryReply
+    | SpendStackReply
 )
+"""Every reply a request may get: each request's own, and `Error`."""
 Event = (
     MessageAppended
     | TextDelta
@@ -674,12 +716,16 @@ _SERVER_FRAMES: dict[str, type[Frame]] = {
     kind.model_fields["type"].default: kind for kind in (*get_args(Reply), *get_args(Event))
 }
 
+_REQUEST_TYPES = frozenset(
+    kind.model_fields["type"].default for kind in get_args(get_args(AnyRequest)[0])
+)
+
 T = TypeVar("T")
 
 
 @functools.cache
-def _requests() -> TypeAdapter[Request]:
-    return TypeAdapter(Request)
+def _requests() -> TypeAdapter[AnyRequest]:
+    return TypeAdapter(AnyRequest)
 
 
 @functools.cache
@@ -710,8 +756,21 @@ def encode(frame: Frame) -> bytes:
     return frame.model_dump_json().encode() + b"\n"
 
 
-def decode_request(line: bytes) -> Request:
-    return _decode(_requests().validate_json, line)
+def decode_request(line: bytes) -> AnyRequest:
+    """The request on `line`, its `id` required: a client's frame without one
+    is refused, as it always was (the default is for frames built in Python,
+    which the client numbers as it sends them)."""
+    try:
+        request = _decode(_requests().validate_json, line)
+    except BadFrame as exc:
+        # Said first, as when `id` had no default: the fields are checked in order.
+        kind = _missing_id(line) if exc.code == "bad_frame" else None
+        if kind is not None:
+            raise _without_id(kind) from None
+        raise
+    if "id" not in request.model_fields_set:
+        raise _without_id(request.type)
+    return request
 
 
 def decode_server_frame(line: bytes) -> ServerFrame:
@@ -747,6 +806,21 @@ def _describe(exc: ValidationError) -> str:
     first = exc.errors()[0]
     where = ".".join(str(p) for p in first["loc"])
     return f"Bad frame: {where + ': ' if where else ''}{first['msg']}."
+
+
+def _without_id(kind: str) -> BadFrame:
+    return BadFrame("bad_frame", f"Bad frame: {kind}.id: Field required.")
+
+
+def _missing_id(line: bytes) -> str | None:
+    """The request's type, when `line` is a request of a known type without an id."""
+    try:
+        value = from_json(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict) or "id" in value or value.get("type") not in _REQUEST_TYPES:
+        return None
+    return str(value["type"])
 
 
 def _id_of(line: bytes) -> int | None:

@@ -324,7 +324,7 @@ async def test_tcp_connections_without_a_hello_are_closed_but_a_greeted_subscrib
         subscriber = await PlaneClient.connect(
             plane.home.socket, tcp=("127.0.0.1", port), token=plane.token
         )
-        await subscriber.request(p.Subscribe)
+        await subscriber.request(p.Subscribe())
         strangers = [await connect(port) for _ in range(100)]
         chatty = await connect(port)  # frames, but never a hello: each is answered, then closed
         chatty[1].write(b'{"type": "status", "id": 7}\n')
@@ -335,7 +335,7 @@ async def test_tcp_connections_without_a_hello_are_closed_but_a_greeted_subscrib
         print(f"\ntcp, 0.3 s bound: 101 strangers, {left} still open after 1 s")
         assert left == 0
         assert subscriber.open
-        assert isinstance(await subscriber.request(p.Status, within_s=5), p.SnapshotReply)
+        assert isinstance(await subscriber.request(p.Status(), within_s=5), p.SnapshotReply)
         await subscriber.close()
     finally:
         await listener.close()
@@ -520,7 +520,7 @@ async def test_slow_and_silent_strangers_on_http_and_tcp_are_closed_within_their
     tui = await PlaneClient.connect(
         served.home / "plane.sock", tcp=("127.0.0.1", served.tcp_port), token=served.token
     )
-    await tui.request(p.Subscribe)
+    await tui.request(p.Subscribe())
     slow = [await connect(port) for _ in range(500)]
     silent = [await connect(port) for _ in range(500)]
     tcp = [await connect(served.tcp_port) for _ in range(1000)]
@@ -563,5 +563,5 @@ async def test_slow_and_silent_strangers_on_http_and_tcp_are_closed_within_their
     assert (http_left, tcp_left) == (0, 0)
     assert served_calls >= 15
     assert tui.open
-    assert isinstance(await tui.request(p.Status, within_s=10), p.SnapshotReply)
+    assert isinstance(await tui.request(p.Status(), within_s=10), p.SnapshotReply)
     await tui.close()

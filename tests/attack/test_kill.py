@@ -233,8 +233,8 @@ class Run:
     # what the operator does
 
     async def send(self, client: PlaneClient, agent: str, text: str) -> None:
-        reply = await client.request(p.Send, agent=agent, text=text)
-        assert isinstance(reply, p.Sent)
+        reply = await client.request(p.Send(agent=agent, text=text))
+        assert isinstance(reply, p.SendReply)
         [stored] = [m for m in reply.messages if m.kind == "operator"]
         self.acked[stored.id] = (agent, text)
 
@@ -362,7 +362,7 @@ async def _until_held(run: Run, client: PlaneClient, agent: str) -> None:
     a third of them), and the overshoot check wants a ceiling that bound."""
     deadline = time.monotonic() + 60
     while True:
-        reply = await client.request(p.Status)
+        reply = await client.request(p.Status())
         assert isinstance(reply, p.SnapshotReply)
         [state] = [a for a in reply.snapshot.agents if a.name == agent]
         if state.status == "held":
@@ -397,8 +397,8 @@ async def _attack(run: Run) -> None:
     assert any(s >= CEILINGS["beta"] for (a, _), s in _spend_by_day(calls).items() if a == "beta")
 
     # Everything that waited is answered once beta may spend again.
-    lifted = await client.request(p.Send, agent="beta", text="/limit off")
-    assert isinstance(lifted, p.Sent)
+    lifted = await client.request(p.Send(agent="beta", text="/limit off"))
+    assert isinstance(lifted, p.SendReply)
     deadline = time.monotonic() + 60
     while True:
         with run.db() as db:

@@ -163,7 +163,7 @@ async def test_an_agents_commands_cannot_act_as_the_operator(start_plane):
     assert await plane.services.conversation.history("demo") == [], "nothing said as the operator"
 
     client = await plane.client()  # the operator still gets in
-    assert isinstance(await client.request(p.Status), p.SnapshotReply)
+    assert isinstance(await client.request(p.Status()), p.SnapshotReply)
 
 
 async def test_the_tui_reads_the_token_from_the_home_and_a_refusal_is_final(start_plane):

@@ -209,11 +209,11 @@ class Fleet:
 
     # the sockets
 
-    def ask(self, name: str, request: Any, timeout: float = 5) -> Any:
+    def ask(self, name: str, request: p.Request[Any], timeout: float = 5) -> Any:
         async def go() -> Any:
             client = await PlaneClient.connect(self.home(name) / "plane.sock")
             try:
-                return await client.request(request[0], **request[1])
+                return await client.request(request)
             finally:
                 await client.close()
 
@@ -223,12 +223,12 @@ class Fleet:
             return exc
 
     def status(self, name: str) -> p.Snapshot | None:
-        reply = self.ask(name, (p.Status, {}))
+        reply = self.ask(name, p.Status())
         return reply.snapshot if isinstance(reply, p.SnapshotReply) else None
 
     def send(self, name: str, agent: str, text: str) -> Any:
-        reply = self.ask(name, (p.Send, {"agent": agent, "text": text}))
-        if isinstance(reply, p.Sent):
+        reply = self.ask(name, p.Send(agent=agent, text=text))
+        if isinstance(reply, p.SendReply):
             self.acked.append((agent, reply.messages[0].id))
         return reply
 
@@ -243,7 +243,7 @@ class Fleet:
                     continue
                 agent = AGENTS[n % len(AGENTS)]
                 reply = self.send(up[n % len(up)], agent, f"task {n} for {agent}")
-                if not isinstance(reply, p.Sent):
+                if not isinstance(reply, p.SendReply):
                     self.refused.append(str(reply))
                 n += 1
 
@@ -348,7 +348,7 @@ def recovered(fleet: Fleet, back_at: float, phase: str) -> float:
             mine = [a for a, pl in fleet.owners().items() if pl == name and a not in held]
             if mine:
                 reply = fleet.send(name, mine[0], f"probe after {phase} for {mine[0]}")
-                if isinstance(reply, p.Sent):
+                if isinstance(reply, p.SendReply):
                     probes.append((mine[0], reply.messages[0].id))
                     break
             assert time.monotonic() < deadline, f"{name} never took a message after {phase}"

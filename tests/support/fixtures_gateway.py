@@ -87,11 +87,13 @@ class GatewayPlane:
         """Subscribe before a call, then `await settled(...)` on it."""
         return self.plane.bus.subscribe()
 
-    async def settled(self, watching: Subscription, agent: str, within: float = 10) -> p.Message:
+    async def settled(
+        self, watching: Subscription, agent: str, within: float = 10
+    ) -> p.ConversationMessage:
         """The cost line of `agent`'s next settled call: the gateway says it
         after the ledger has it, so the test need not guess when."""
 
-        async def wait() -> p.Message:
+        async def wait() -> p.ConversationMessage:
             while True:
                 event = await watching.next()
                 if isinstance(event, p.MessageAppended) and event.message.agent == agent:
@@ -119,7 +121,7 @@ class GatewayPlane:
         gateway.handle = counted
         return seen
 
-    async def said(self, agent: str) -> list[p.Message]:
+    async def said(self, agent: str) -> list[p.ConversationMessage]:
         return await self.services.conversation.history(agent, 50)
 
 

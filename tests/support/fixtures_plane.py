@@ -89,10 +89,10 @@ class RunningPlane:
         self.clients.append(client)
         return client
 
-    async def send(self, agent: str, text: str) -> list[p.Message]:
-        return (await self.plane.api.post(agent, text)).messages
+    async def send(self, agent: str, text: str) -> list[p.ConversationMessage]:
+        return (await self.plane.api.handle(p.Send(agent=agent, text=text))).messages
 
-    async def turn(self, agent: str, text: str, within: float = 20) -> list[p.Message]:
+    async def turn(self, agent: str, text: str, within: float = 20) -> list[p.ConversationMessage]:
         """Send `text` and collect what `agent`'s conversation gets until its
         turn finishes."""
         subscription = self.bus.subscribe()
@@ -103,7 +103,7 @@ class RunningPlane:
             self.bus.unsubscribe(subscription)
 
     async def until_turn_ends(self, agent: str, subscription, within: float = 20):  # type: ignore[no-untyped-def]
-        said: list[p.Message] = []
+        said: list[p.ConversationMessage] = []
 
         async def collect() -> None:
             while True:

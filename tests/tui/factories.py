@@ -9,7 +9,7 @@ from typing import Any
 
 from plane.agents.commands import registry
 from plane.money.limits import spend_level
-from plane.wire.protocol import AgentState, Message, Snapshot, Usage
+from plane.wire.protocol import AgentState, ConversationMessage, Snapshot, Usage
 from plane.wire.words import turn_line
 
 NOW = datetime(2025, 3, 14, 20, 47, 0, tzinfo=UTC)
@@ -49,8 +49,10 @@ def snapshot(*agents: AgentState, models: list[str] | None = None, **fields: Any
 _ids = iter(range(1, 1_000_000))
 
 
-def message(agent: str, kind: str, text: str, *, minute: int = 2, **fields: Any) -> Message:
-    return Message(
+def message(
+    agent: str, kind: str, text: str, *, minute: int = 2, **fields: Any
+) -> ConversationMessage:
+    return ConversationMessage(
         id=next(_ids),
         agent=agent,
         at=NOW.replace(hour=14, minute=minute),
@@ -60,7 +62,9 @@ def message(agent: str, kind: str, text: str, *, minute: int = 2, **fields: Any)
     )
 
 
-def cost(agent: str, usd: str, tokens_in: int, cached: int, out: int, **fields: Any) -> Message:
+def cost(
+    agent: str, usd: str, tokens_in: int, cached: int, out: int, **fields: Any
+) -> ConversationMessage:
     """A turn's cost line, its text in the plane's words (what the TUI shows)."""
     used = Usage(input_tokens=tokens_in, cache_read_tokens=cached, output_tokens=out)
     text = turn_line(Decimal(usd), used)

@@ -15,7 +15,7 @@ import pytest
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
 from tests.tui.factories import agent, snapshot
-from tui.link import Address, Backoff, Link
+from tui.link import Address, Backoff, Link, Timeouts
 from tui.messages import PlaneConnected, PlaneEvent, PlaneLost
 
 NEWER = b'{"type":"weather_changed","agent":"demo","forecast":"rain"}\n'
@@ -30,7 +30,7 @@ async def newer_plane(socket: Path) -> asyncio.Server:
             request = json.loads(line)
             ident = request["id"]
             if request["type"] == "hello":
-                writer.write(p.encode(p.Welcome(id=ident, plane_version="newer")))
+                writer.write(p.encode(p.HelloReply(id=ident, plane_version="newer")))
             elif request["type"] == "subscribe":
                 writer.write(p.encode(p.SnapshotReply(id=ident, snapshot=snapshot(agent("demo")))))
                 writer.write(p.encode(p.AgentUpdated(agent=agent("demo", status="working"))))
@@ -74,12 +74,12 @@ async def test_the_socket_client_skips_it_too_and_still_answers(tmp_path: Path) 
     socket = tmp_path / "plane.sock"
     async with await newer_plane(socket):
         client = await PlaneClient.connect(socket, token="t")
-        await client.request(p.Subscribe)
+        await client.request(p.Subscribe())
         events = client.events()
         first, second = await anext(events), await anext(events)
         assert isinstance(first, p.AgentUpdated) and isinstance(second, p.AgentUpdated)
         assert (first.agent.status, second.agent.status) == ("working", "idle")
-        assert isinstance(await client.request(p.Status, within_s=5), p.SnapshotReply)
+        assert isinstance(await client.request(p.Status(), within_s=5), p.SnapshotReply)
         await client.close()
 
 
@@ -97,14 +97,14 @@ async def test_a_request_given_up_on_as_its_reply_arrives_leaves_the_connection_
         client = await PlaneClient.connect(socket, token="t")
         for turns in range(12):
             for _ in range(4):
-                asked = asyncio.create_task(client.request(p.Status, within_s=5))
+                asked = asyncio.create_task(client.request(p.Status(), within_s=5))
                 for _ in range(turns):
                     await asyncio.sleep(0)
                 asked.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await asked
         assert client.ended is None
-        assert isinstance(await client.request(p.Status, within_s=5), p.SnapshotReply)
+        assert isinstance(await client.request(p.Status(), within_s=5), p.SnapshotReply)
         await client.close()
 
 
@@ -121,14 +121,14 @@ async def dropping_plane(socket: Path) -> asyncio.Server:
             request = json.loads(line)
             ident = request["id"]
             if request["type"] == "hello":
-                writer.write(p.encode(p.Welcome(id=ident, plane_version="test")))
+                writer.write(p.encode(p.HelloReply(id=ident, plane_version="test")))
             elif request["type"] == "subscribe":
                 writer.write(p.encode(p.SnapshotReply(id=ident, snapshot=snapshot(agent("demo")))))
                 if first:
                     await writer.drain()
                     break
             elif request["type"] == "send":
-                writer.write(p.encode(p.Sent(id=ident, messages=[])))
+                writer.write(p.encode(p.SendReply(id=ident, messages=[])))
             await writer.drain()
         writer.close()
 
@@ -152,7 +152,29 @@ async def test_a_message_typed_while_the_link_reconnects_waits_for_it_and_goes(
         running = asyncio.create_task(link.run())
         await asyncio.wait_for(lost.wait(), 5)
         assert not link.connected
-        sent = await link.send("demo", "still there?")
+        sent = await link.request(p.Send(agent="demo", text="still there?"))
         running.cancel()
     assert sent.messages == []
     assert [type(m) for m in posted] == [PlaneConnected, PlaneLost, PlaneConnected]
+
+
+def test_each_request_waits_as_long_as_its_kind_may_take() -> None:
+    """A new agent may start the embedded model, an edit may put it on it, a
+    delete cuts a turn first: those wait the long time; the rest the short."""
+    timeouts = Timeouts(request_s=1.0, new_agent_s=2.0)
+    slow = [
+        p.NewAgent(name="poet", model="m"),
+        p.EditAgent(agent="demo", model="m"),
+        p.DeleteAgent(agent="demo"),
+    ]
+    quick = [
+        p.Send(agent="demo", text="hi"),
+        p.History(agent="demo"),
+        p.PauseAgent(agent="demo"),
+        p.RenameAgent(agent="demo", new_name="poet"),
+        p.Interrupt(agent="demo"),
+        p.SpendHistory(),
+        p.SpendStack(),
+    ]
+    assert [timeouts.of(r) for r in slow] == [2.0] * 3
+    assert [timeouts.of(r) for r in quick] == [1.0] * 7

@@ -43,7 +43,7 @@ def footer_keys(app: PlaneApp) -> dict[str, str]:
 
 
 async def made(plane, name: str = "poet") -> None:  # type: ignore[no-untyped-def]
-    await plane.plane.api.new_agent(name, "scripted-model", "writes verse")
+    await plane.plane.api.handle(p.NewAgent(name=name, model="scripted-model", role="writes verse"))
 
 
 async def test_the_keys_are_on_the_list_and_in_the_footer_only_there(start_plane) -> None:  # type: ignore[no-untyped-def]
@@ -251,8 +251,8 @@ async def test_a_renamed_or_deleted_agent_moves_or_leaves_every_open_tui(start_p
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: has_row(app, "bard"))
         client = await plane.client()
-        await client.request(p.RenameAgent, agent="poet", new_name="muse")
-        await client.request(p.DeleteAgent, agent="bard")
+        await client.request(p.RenameAgent(agent="poet", new_name="muse"))
+        await client.request(p.DeleteAgent(agent="bard"))
         await until(pilot, lambda: has_row(app, "muse") and not has_row(app, "bard"))
         assert app.main_screen.query_one(AgentList).names == ["demo", "scout", "muse"]
         plane.llm.reply("verse", usage=Usage(input_tokens=10))

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 from textual import events
-from textual.message import Message as TextualMessage
+from textual.message import Message
 from textual.widgets import Input
 
-from plane.wire.protocol import SnapshotReply, Welcome, encode
+from plane.wire.protocol import HelloReply, SnapshotReply, encode
 from tests.tui.conftest import feed, settle
 from tests.tui.factories import agent, message, snapshot
 from tests.tui.test_live import SIZE, app_for, has_row, pane_lines, until
@@ -124,7 +124,7 @@ async def test_a_page_the_plane_never_sends_is_reported_as_no_answer_in_time(
         while line := await reader.readline():
             request = json.loads(line)
             if request["type"] == "hello":
-                writer.write(encode(Welcome(id=request["id"], plane_version="test")))
+                writer.write(encode(HelloReply(id=request["id"], plane_version="test")))
             elif request["type"] == "subscribe":
                 reply = SnapshotReply(id=request["id"], snapshot=snapshot(agent("demo")))
                 writer.write(encode(reply))
@@ -133,7 +133,7 @@ async def test_a_page_the_plane_never_sends_is_reported_as_no_answer_in_time(
 
     socket = tmp_path / "plane.sock"
     server = await asyncio.start_unix_server(answer_only_the_handshake, socket)
-    posted: list[TextualMessage] = []
+    posted: list[Message] = []
     # Not 10 s: the plane's silence is the point, not the wait.
     app = PlaneApp(Address(path=socket), timeouts=Timeouts(request_s=0.2))
     async with server:

@@ -7,17 +7,20 @@ import colorsys
 import itertools
 from datetime import date
 from decimal import Decimal
+from typing import Any
 
 import pytest
 from rich.color import Color as RichColor
 from textual.color import Color
 
 from plane.wire.protocol import (
+    Request,
     SpendHistory,
+    SpendHistoryReply,
     SpendPoint,
     SpendSeries,
     SpendStack,
-    SpendStackQuery,
+    SpendStackReply,
     Usage,
 )
 from tests.tui.conftest import feed, settle
@@ -128,10 +131,21 @@ def test_a_header_over_unpriced_calls_never_says_nothing_was_spent() -> None:
 class _Answers:
     """What the plane answered, frozen (the snapshot's picture must not move)."""
 
-    async def spend_history(self, agent: str | None) -> SpendHistory:
+    async def request(self, asked: Request[Any]) -> Any:
+        """As the link answers: each request the screen makes, by its method here."""
+        if isinstance(asked, SpendHistory):
+            return await self.spend_history(asked.agent)
+        if isinstance(asked, SpendStack):
+            return await self.spend_stack(asked.by)
+        raise AssertionError(f"the spend screen asked for {asked.type!r}")
+
+    async def spend_stack(self, by: str) -> SpendStackReply:
+        raise AssertionError("an agent's charts read no stacked days")
+
+    async def spend_history(self, agent: str | None) -> SpendHistoryReply:
         hourly = {9: "0.12", 10: "0.40", 11: "0.95", 12: "0.30", 14: "1.20", 15: "0.80"}
         saved = {10: "0.05", 11: "0.22", 14: "0.31"}
-        return SpendHistory(
+        return SpendHistoryReply(
             id=1,
             day=date(2025, 3, 14),
             agent=agent,
@@ -256,7 +270,7 @@ def test_bars_start_at_zero_and_a_cell_takes_the_layer_in_its_middle() -> None:
     assert _tops([Decimal("0.001"), Decimal(0)], Decimal(100), 64) == [0, 1]  # never nothing
 
 
-def _stack(by: str) -> SpendStack:
+def _stack(by: str) -> SpendStackReply:
     names = {
         "agent": ["demo", "builder", "burner", "reviewer", "scout", "scribe"],
         "model": ["smollm2-135m", "claude-haiku-4-5"],
@@ -279,11 +293,11 @@ def _stack(by: str) -> SpendStack:
     if by == "agent":
         rest = series[-1].model_copy(update={"label": "others", "folded": 2})
         series = [*series[:-1], rest]
-    return SpendStack(id=2, day=date(2025, 3, 14), by=by, series=series)  # type: ignore[arg-type]
+    return SpendStackReply(id=2, day=date(2025, 3, 14), by=by, series=series)  # type: ignore[arg-type]
 
 
 class _FleetAnswers(_Answers):
-    async def spend_stack(self, by: str) -> SpendStack:
+    async def spend_stack(self, by: str) -> SpendStackReply:
         return _stack(by)
 
 
@@ -348,8 +362,8 @@ async def test_the_day_by_tool_is_bars_of_what_each_tool_cost() -> None:
 class _OlderPlane(_Answers):
     """A plane from before `spend_stack`: it refuses the request it does not know."""
 
-    async def spend_stack(self, by: str) -> SpendStack:
-        raise LinkFailed(SpendStackQuery(id=0), "refused", "A frame of a type it does not know.")
+    async def spend_stack(self, by: str) -> SpendStackReply:
+        raise LinkFailed(SpendStack(id=0), "refused", "A frame of a type it does not know.")
 
 
 async def test_a_plane_without_the_stacked_days_says_so_and_the_rest_still_shows() -> None:

@@ -12,6 +12,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Footer, Static
 
+from plane.wire.protocol import DeleteAgent
 from tui.link import Link
 from tui.screens.agent_form import AgentForm
 
@@ -50,7 +51,7 @@ class ConfirmDelete(AgentForm[bool]):
     @on(Button.Pressed, "#delete")
     def action_delete(self) -> None:
         async def delete() -> bool:
-            await self.link.delete_agent(self.agent)
+            await self.link.request(DeleteAgent(agent=self.agent))
             return True
 
         self.ask(delete)

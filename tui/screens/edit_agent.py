@@ -15,7 +15,8 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Footer, Input, Label, Select, Static, TextArea
 
-from plane.wire.protocol import READ_ONLY_TOOLS, AgentChanged, AgentState
+from plane.wire import protocol as p
+from plane.wire.protocol import READ_ONLY_TOOLS, AgentState
 from plane.wire.words import plain
 from tui.link import Link
 from tui.screens.agent_form import AgentForm
@@ -105,7 +106,8 @@ class EditAgent(AgentForm[AgentState]):
             return
 
         async def edit() -> AgentState:
-            reply: AgentChanged = await self.link.edit_agent(self.agent, **changes)
+            edit = p.EditAgent.model_validate({"agent": self.agent, **changes})
+            reply = await self.link.request(edit)
             return reply.agent
 
         self.ask(edit)

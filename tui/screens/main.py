@@ -18,13 +18,13 @@ from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.message import Message as TextualMessage
+from textual.message import Message
 from textual.reactive import reactive
 from textual.timer import Timer
 from textual.widgets import Input, Static, TextArea
 from textual.worker import Worker, WorkerState
 
-from plane.wire.protocol import AgentState, History, Message, Send
+from plane.wire.protocol import AgentState, ConversationMessage, History, Send
 from plane.wire.words import store_unreachable
 from tui.commands import Commands
 from tui.fleet import fleet
@@ -82,19 +82,19 @@ class MainScreen(ManageAgents):
     """Why the plane is not connected (and when the next try is), or None."""
 
     @dataclass
-    class Delivered(TextualMessage):
+    class Delivered(Message):
         """What the plane stored and answered for something sent or fetched."""
 
         agent: str
-        messages: list[Message]
+        messages: list[ConversationMessage]
         whole_history: bool = False
 
     @dataclass
-    class Paged(TextualMessage):
+    class Paged(Message):
         """A page of earlier messages."""
 
         agent: str
-        messages: list[Message]
+        messages: list[ConversationMessage]
         reached_start: bool = False
 
     def __init__(self, store: Store, link: Link, commands: Commands) -> None:
@@ -176,7 +176,7 @@ class MainScreen(ManageAgents):
         line = fleet(agents, ceiling, unlisted) if self.store.day else None
         self.query_one(FleetLine).fleet = line
 
-    def _message_added(self, message: Message) -> None:
+    def _message_added(self, message: ConversationMessage) -> None:
         if message.agent == self.selected:
             self.query_one(ConversationPane).append(message)
         elif message.kind in UNREAD_KINDS:
@@ -490,19 +490,19 @@ class MainScreen(ManageAgents):
 
     @work(exclusive=True, group="history", exit_on_error=False)
     async def load_history(self, agent: str) -> None:
-        reply = await self.link.history(agent, limit=HISTORY)
+        reply = await self.link.request(History(agent=agent, limit=HISTORY))
         self.post_message(self.Delivered(agent, reply.messages, whole_history=True))
 
     @work(exclusive=True, group="earlier", exit_on_error=False)
     async def load_earlier(self, agent: str, before_id: int) -> None:
-        reply = await self.link.history(agent, limit=WINDOW, before_id=before_id)
+        reply = await self.link.request(History(agent=agent, limit=WINDOW, before_id=before_id))
         reached_start = len(reply.messages) < WINDOW
         self.post_message(self.Paged(agent, reply.messages, reached_start=reached_start))
 
     # Not exclusive: a second message must not cancel the first on its way.
     @work(group="send", exit_on_error=False)
     async def send(self, agent: str, text: str) -> None:
-        sent = await self.link.send(agent, text)
+        sent = await self.link.request(Send(agent=agent, text=text))
         self.post_message(self.Delivered(agent, sent.messages))
 
     # ── actions ────────────────────────────────────────────────────────────

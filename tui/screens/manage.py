@@ -23,7 +23,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Input
 
-from plane.wire.protocol import AgentState
+from plane.wire.protocol import AgentState, Interrupt, PauseAgent
 from plane.wire.words import file_agent_refusal
 from tui.link import Link
 from tui.screens.confirm_delete import ConfirmDelete
@@ -175,9 +175,9 @@ class ManageAgents(Screen[None]):
 
     @work(group="manage", exit_on_error=False)
     async def pause(self, agent: str, paused: bool) -> None:
-        reply = await self.link.pause_agent(agent, paused)
+        reply = await self.link.request(PauseAgent(agent=agent, paused=paused))
         self.store.upsert(reply.agent)
 
     @work(group="manage", exit_on_error=False)
     async def interrupt(self, agent: str) -> None:
-        await self.link.interrupt(agent)
+        await self.link.request(Interrupt(agent=agent))

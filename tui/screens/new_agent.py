@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import ClassVar, Protocol
+from typing import ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -26,9 +26,9 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, Label, Select, Static, TextArea
 
-from plane.wire.protocol import AgentCreated, AgentState, ToolSet
+from plane.wire.protocol import AgentState, NewAgent, ToolSet
 from plane.wire.words import usd_exact
-from tui.link import LinkFailed
+from tui.link import Asks, LinkFailed
 
 
 def starting_limit(limit: Decimal | None, *, known: bool = True) -> str:
@@ -46,12 +46,6 @@ TOOL_CHOICES: list[tuple[str, ToolSet]] = [
     ("read-only", "read-only"),
     ("all tools", "all"),
 ]
-
-
-class CreatesAgents(Protocol):
-    async def new_agent(
-        self, name: str, model: str, role: str = "", tools: ToolSet | None = None
-    ) -> AgentCreated: ...
 
 
 class NewAgentScreen(ModalScreen[AgentState | None]):
@@ -76,7 +70,7 @@ class NewAgentScreen(ModalScreen[AgentState | None]):
     def __init__(
         self,
         models: list[str],
-        plane: CreatesAgents,
+        plane: Asks,
         *,
         default_model: str | None = None,
         default_limit: Decimal | None = None,
@@ -179,7 +173,9 @@ class NewAgentScreen(ModalScreen[AgentState | None]):
     @work(exclusive=True, exit_on_error=False)
     async def submit(self, name: str, model: str, role: str, tools: ToolSet | None) -> None:
         try:
-            reply = await self.plane.new_agent(name, model, role, tools)
+            reply = await self.plane.request(
+                NewAgent(name=name, model=model, role=role, tools=tools)
+            )
         except LinkFailed as exc:
             self.post_message(self.Refused(_NOT_CREATED.get(exc.failure, str(exc))))
         else:

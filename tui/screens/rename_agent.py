@@ -7,7 +7,8 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Footer, Input, Label, Static
 
-from plane.wire.protocol import AgentChanged, AgentState
+from plane.wire import protocol as p
+from plane.wire.protocol import AgentState
 from tui.link import Link
 from tui.screens.agent_form import AgentForm
 
@@ -38,7 +39,7 @@ class RenameAgent(AgentForm[AgentState]):
         new = self.query_one("#new-name", Input).value.strip()
 
         async def rename() -> AgentState:
-            reply: AgentChanged = await self.link.rename_agent(self.agent, new)
+            reply = await self.link.request(p.RenameAgent(agent=self.agent, new_name=new))
             return reply.agent
 
         self.ask(rename)

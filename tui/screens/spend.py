@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -41,25 +41,21 @@ from textual.widgets import Footer, Label, Sparkline, Static
 from plane.wire.protocol import (
     AgentState,
     SpendHistory,
+    SpendHistoryReply,
     SpendPoint,
     SpendSeries,
     SpendStack,
+    SpendStackReply,
     StackBy,
 )
 from plane.wire.words import UNPRICED, call_count, usd
-from tui.link import LinkFailed
+from tui.link import Asks, LinkFailed
 from tui.widgets.stacked_bars import StackedBars, layer_class
 
 BAR_WIDTH = 24
 """The widest top-spender bar, in cells."""
 REREAD_S = 0.5
 """While open, the charts are read again at most this often, when spend moves."""
-
-
-class ReadsSpend(Protocol):
-    async def spend_history(self, agent: str | None) -> SpendHistory: ...
-
-    async def spend_stack(self, by: StackBy) -> SpendStack: ...
 
 
 def spent_and_saved(points: list[SpendPoint]) -> str:
@@ -141,11 +137,11 @@ class SpendScreen(ModalScreen[None]):
 
     @dataclass
     class Loaded(Message):
-        history: SpendHistory
+        history: SpendHistoryReply
 
     @dataclass
     class Stacked(Message):
-        stack: SpendStack
+        stack: SpendStackReply
 
     @dataclass
     class Unread(Message):
@@ -153,7 +149,7 @@ class SpendScreen(ModalScreen[None]):
 
     def __init__(
         self,
-        plane: ReadsSpend,
+        plane: Asks,
         agent: str | None,
         spend_moved: Signal[AgentState] | None = None,
         *,
@@ -230,7 +226,7 @@ class SpendScreen(ModalScreen[None]):
         if self.agent is None:
             self.load_stack(self.by)
 
-    def show(self, history: SpendHistory) -> None:
+    def show(self, history: SpendHistoryReply) -> None:
         """Draw what the plane answered."""
         self.query_one("#panel").border_title = f"spend · {history.agent or 'the fleet'}"
         self.query_one("#hours", Sparkline).data = [float(p.spent_usd) for p in history.hours]
@@ -252,7 +248,7 @@ class SpendScreen(ModalScreen[None]):
             bars.mount_all(Label(line, classes="spender") for line in lines)
         self.query_one("#note", Static).update("")
 
-    def show_stack(self, stack: SpendStack) -> None:
+    def show_stack(self, stack: SpendStackReply) -> None:
         """Draw the fleet's days stacked, as the plane answered."""
         self.query_one("#stack-title", Label).update(f"Last 30 days by {stack.by}")
         bars = self.query_one("#stacked", StackedBars)
@@ -289,7 +285,7 @@ class SpendScreen(ModalScreen[None]):
     @work(exclusive=True, group="spend", exit_on_error=False)
     async def load(self, agent: str | None) -> None:
         try:
-            history = await self.plane.spend_history(agent)
+            history = await self.plane.request(SpendHistory(agent=agent))
         except LinkFailed as failed:
             self.post_message(self.Unread(f"The spend could not be read: {failed}."))
             return
@@ -298,7 +294,7 @@ class SpendScreen(ModalScreen[None]):
     @work(exclusive=True, group="stack", exit_on_error=False)
     async def load_stack(self, by: StackBy) -> None:
         try:
-            stack = await self.plane.spend_stack(by)
+            stack = await self.plane.request(SpendStack(by=by))
         except LinkFailed as failed:
             why = str(failed).rstrip(".")  # an older plane's refusal ends in its own stop
             self.post_message(self.Unread(f"The fleet's days could not be read: {why}."))

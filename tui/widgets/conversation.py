@@ -44,13 +44,13 @@ from typing import ClassVar
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
-from textual.message import Message as TextualMessage
+from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.selection import Selection
 from textual.strip import Strip
 from textual.style import Style
 
-from plane.wire.protocol import Message
+from plane.wire.protocol import ConversationMessage
 from tui.keys import typed
 from tui.widgets.conversation_items import Hint, Item, Note, Offer
 from tui.widgets.conversation_layout import Layout
@@ -112,7 +112,7 @@ class ConversationPane(ScrollView, can_focus=True):
     }
 
     @dataclass
-    class EarlierWanted(TextualMessage):
+    class EarlierWanted(Message):
         """Everything held is laid out and the plane may have older messages:
         fetch the page before `before_id` and hand it to `earlier_arrived`."""
 
@@ -120,7 +120,7 @@ class ConversationPane(ScrollView, can_focus=True):
         before_id: int
 
     @dataclass
-    class Typed(TextualMessage):
+    class Typed(Message):
         """A printable key no binding wants: the operator started typing."""
 
         character: str
@@ -139,7 +139,7 @@ class ConversationPane(ScrollView, can_focus=True):
         self._stream: StreamingAnswer | None = None
         self._hint: Hint | None = None
         """The "nothing here yet" line, while there is nothing else."""
-        self._unshown: list[Message] = []
+        self._unshown: list[ConversationMessage] = []
         """Older messages not laid out yet, oldest first."""
         self._oldest: int | None = None
         """The id of the oldest message laid out: the plane pages back from it."""
@@ -157,7 +157,11 @@ class ConversationPane(ScrollView, can_focus=True):
     # ── what the screen sets ───────────────────────────────────────────────
 
     def show(
-        self, agent: str | None, messages: Iterable[Message], *, earlier_on_plane: bool = False
+        self,
+        agent: str | None,
+        messages: Iterable[ConversationMessage],
+        *,
+        earlier_on_plane: bool = False,
     ) -> None:
         """Replace everything with `agent`'s messages; `earlier_on_plane`: the
         plane may have older ones than these."""
@@ -180,7 +184,7 @@ class ConversationPane(ScrollView, can_focus=True):
         self._laid_out()
         self.anchor()
 
-    def append(self, message: Message) -> None:
+    def append(self, message: ConversationMessage) -> None:
         self._drop_hint()
         if self._oldest is None:
             self._oldest = message.id
@@ -241,7 +245,7 @@ class ConversationPane(ScrollView, can_focus=True):
     # ── earlier messages ───────────────────────────────────────────────────
 
     async def earlier_arrived(
-        self, agent: str, messages: list[Message], *, earlier_on_plane: bool
+        self, agent: str, messages: list[ConversationMessage], *, earlier_on_plane: bool
     ) -> None:
         """The page `EarlierWanted` asked for (empty if it could not be had)."""
         if agent != self.agent:
@@ -527,7 +531,7 @@ class ConversationPane(ScrollView, can_focus=True):
         self._layout.insert(at, [item])
         self._laid_out()
 
-    def _line(self, message: Message) -> MessageLine:
+    def _line(self, message: ConversationMessage) -> MessageLine:
         return MessageLine(message, who_width=self._who_width, part=self.part)
 
     def _drop_hint(self) -> None:

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from textual.content import Content
 from textual.style import Style
 
-from plane.wire.protocol import Message
+from plane.wire.protocol import ConversationMessage
 from plane.wire.words import notice_kind
 from tui.formatting import clock_time
 from tui.markdown_lines import Block, blocks
@@ -53,7 +53,7 @@ HANG = 2
 """The text's indent under its time and who, when stacked."""
 
 
-def folds(message: Message) -> bool:
+def folds(message: ConversationMessage) -> bool:
     """Has more than it shows at first: a tool line with its result under
     it, or a message over `FOLD_CHARS`."""
     if message.kind == "tool":
@@ -61,7 +61,7 @@ def folds(message: Message) -> bool:
     return message.kind != "cost" and len(message.text) > FOLD_CHARS
 
 
-def fold_hint(message: Message) -> str:
+def fold_hint(message: ConversationMessage) -> str:
     """What a folded line says under itself."""
     if message.kind == "tool":
         rest = message.text.strip().count("\n")
@@ -69,7 +69,7 @@ def fold_hint(message: Message) -> str:
     return f"{len(message.text):,} characters · Enter to expand"
 
 
-def speaker(message: Message) -> str:
+def speaker(message: ConversationMessage) -> str:
     """The name in the second column."""
     if message.kind == "operator":
         return "you"
@@ -80,13 +80,13 @@ def speaker(message: Message) -> str:
     return message.agent
 
 
-def wants_markdown(message: Message) -> bool:
+def wants_markdown(message: ConversationMessage) -> bool:
     return message.kind == "agent" and (
         len(message.text) >= LONG or MARKDOWN_HINT.search(message.text) is not None
     )
 
 
-def body_text(message: Message) -> str:
+def body_text(message: ConversationMessage) -> str:
     """A cost line is the plane's own words (`$0.03 · 12.4k in · 320 out`,
     `unpriced · …`, a gateway call's model and session), as the CLI shows it."""
     if message.kind == "ask":
@@ -102,7 +102,7 @@ BODY = {"plane": "body-plane", "ask": "body-ask", "cost": "body-quiet", "tool": 
 """Which pane style draws the text, by kind (default `body`)."""
 
 
-def look(message: Message) -> str:
+def look(message: ConversationMessage) -> str:
     """The look of the message's name and text: a notice that says why the
     agent takes no turn (`held`, `paused`) or that it nears its ceiling
     (`warn`) is drawn apart from the plane's routine lines, the held one
@@ -112,12 +112,12 @@ def look(message: Message) -> str:
     return message.kind
 
 
-def who_part(message: Message) -> str:
+def who_part(message: ConversationMessage) -> str:
     kind = look(message)
     return f"who-{kind}" if kind != message.kind else WHO.get(kind, "who")
 
 
-def body_part(message: Message) -> str:
+def body_part(message: ConversationMessage) -> str:
     kind = look(message)
     return f"body-{kind}" if kind != message.kind else BODY.get(kind, "body")
 
@@ -139,7 +139,9 @@ class MessageLine:
     others, and keeps which ones are open. `part` is the pane's style for
     each part (none for a line drawn outside one)."""
 
-    def __init__(self, message: Message, *, who_width: int = 6, part: Part = _unstyled) -> None:
+    def __init__(
+        self, message: ConversationMessage, *, who_width: int = 6, part: Part = _unstyled
+    ) -> None:
         self.message = message
         self.who_width = who_width
         self.folds = folds(message)

@@ -92,8 +92,8 @@ async def test_the_raise_ends_at_midnight_by_itself_and_survives_a_restart(start
     plane = await start_plane(restart=plane)  # the raise is in the store
     ceilings = plane.services.gate.ceilings
     assert ceilings.of("demo") == Decimal("1.40")
-    details = await (await plane.client()).request(p.ShowAgent, agent="demo")
-    assert isinstance(details, p.AgentDetails)
+    details = await (await plane.client()).request(p.ShowAgent(agent="demo"))
+    assert isinstance(details, p.ShowAgentReply)
     assert "  ceiling    $1.40 a day, raised from an alert until 00:00 UTC" in shown(details)
 
     watching = plane.bus.subscribe()

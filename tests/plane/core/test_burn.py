@@ -174,8 +174,8 @@ async def test_the_row_status_show_and_metrics_say_when_the_ceiling_is_reached(s
     [row] = [a for a in json.loads(_json(snapshot))["agents"] if a["name"] == "demo"]
     assert row["reaches_ceiling_at"] == demo.reaches_ceiling_at.isoformat()
     assert Decimal(row["burn_usd_per_hour"]) == demo.burn_usd_per_hour
-    details = await (await plane.client()).request(p.ShowAgent, agent="demo")
-    assert isinstance(details, p.AgentDetails)
+    details = await (await plane.client()).request(p.ShowAgent(agent="demo"))
+    assert isinstance(details, p.ShowAgentReply)
     assert f"  pace       ${demo.burn_usd_per_hour:.2f} an hour · {said}" in shown(details)
 
     async with httpx.AsyncClient() as client:
@@ -223,7 +223,7 @@ async def test_a_spike_is_said_once_before_amber_and_alerted_with_its_figures(
         plane.llm.reply("ok", usage=Usage(input_tokens=5))
         await plane.turn("demo", "tick")
         await plane.clock.advance(timedelta(hours=1))
-    said: list[p.Message] = []
+    said: list[p.ConversationMessage] = []
     for _ in range(4):  # then $0.25 every 3 minutes: $5 an hour
         plane.llm.reply("ok", usage=Usage(input_tokens=250))
         said += await plane.turn("demo", "go")

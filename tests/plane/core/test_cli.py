@@ -23,12 +23,12 @@ import pytest
 from plane.clock import day_of, midnight_after
 from plane.store.sqlite import SqliteDatabase
 from plane.wire.protocol import (
-    Message,
-    Sent,
+    ConversationMessage,
+    HelloReply,
+    SendReply,
     Snapshot,
     SnapshotReply,
     Usage,
-    Welcome,
     encode,
 )
 from tests.support.answering import answers, until_it_answers
@@ -354,7 +354,7 @@ class FakePlane:
                     conn.sendall(b"\x00\xff not a frame\n")
                     time.sleep(0.5)
                     continue
-                conn.sendall(encode(Welcome(id=hello["id"], plane_version="0")))
+                conn.sendall(encode(HelloReply(id=hello["id"], plane_version="0")))
                 if self.behaviour == "sent":
                     self._take_the_message(conn)
 
@@ -367,8 +367,8 @@ class FakePlane:
             encode(SnapshotReply(id=json.loads(lines.readline())["id"], snapshot=snapshot))
         )
         send = json.loads(lines.readline())
-        said = Message(id=1, agent="demo", at=now, kind="operator", text=send["text"])
-        conn.sendall(encode(Sent(id=send["id"], messages=[said])))
+        said = ConversationMessage(id=1, agent="demo", at=now, kind="operator", text=send["text"])
+        conn.sendall(encode(SendReply(id=send["id"], messages=[said])))
 
     def close(self) -> None:
         self.server.close()

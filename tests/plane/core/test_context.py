@@ -54,7 +54,7 @@ async def test_a_message_larger_than_the_context_is_refused_when_sent_and_stored
     plane = await start_plane(SMALL)
     client = await plane.client()
     with pytest.raises(RequestFailed) as caught:
-        await client.request(p.Send, agent="demo", text=PASTE)
+        await client.request(p.Send(agent="demo", text=PASTE))
     assert caught.value.code == "invalid"
     assert caught.value.error.message == (
         f"Not sent: this message ({len(PASTE):,} characters, about 5.8k tokens) is more than "

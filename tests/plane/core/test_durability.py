@@ -110,7 +110,7 @@ async def test_many_clients_at_once_never_overspend(start_plane):
     async def burst(client, n):
         for i in range(6):
             agent = ("demo", "scout")[(n + i) % 2]
-            await client.request(p.Send, agent=agent, text=f"client {n} message {i}")
+            await client.request(p.Send(agent=agent, text=f"client {n} message {i}"))
             await asyncio.sleep(0.01 * (n % 3))
 
     await asyncio.gather(*(burst(c, n) for n, c in enumerate(clients)))

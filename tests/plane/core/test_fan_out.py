@@ -131,7 +131,7 @@ def test_each_turns_deltas_join_up_to_the_next_other_event_and_nothing_else_move
 async def test_a_subscriber_behind_gets_every_word_in_fewer_frames(start_plane) -> None:  # type: ignore[no-untyped-def]
     plane = await start_plane()
     client = await plane.client()
-    await client.request(p.Subscribe)
+    await client.request(p.Subscribe())
     words = [f"w{i} " for i in range(500)]
     for word in words:  # no await between: all queued before the writer runs
         plane.bus.emit(delta("demo", word))

@@ -53,7 +53,7 @@ async def test_limit_fleet_shows_sets_and_removes_the_fleet_ceiling(start_plane)
 async def test_a_new_fleet_limit_reaches_every_client_as_it_is_set(start_plane):
     plane = await start_plane()
     client = await plane.client()
-    await client.request(p.Subscribe)
+    await client.request(p.Subscribe())
     await reply(plane, "/limit fleet $50")
     await reply(plane, "/limit fleet off")
     changed: list[p.FleetChanged] = []
@@ -67,7 +67,7 @@ async def test_a_new_fleet_limit_reaches_every_client_as_it_is_set(start_plane):
 
     await asyncio.wait_for(read(), 10)
     assert [c.limit_usd for c in changed] == [Decimal(50), None]
-    snapshot = (await client.request(p.Status)).snapshot  # type: ignore[union-attr]
+    snapshot = (await client.request(p.Status())).snapshot  # type: ignore[union-attr]
     assert snapshot.fleet_limit_usd is None
 
 

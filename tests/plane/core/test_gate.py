@@ -174,7 +174,7 @@ async def test_a_limit_or_pause_set_while_the_worker_reads_what_waits_starts_no_
         raise AssertionError(f"the worker never read what waits:\n{plane.stacks()}") from None
     if change == "pause":
         client = await plane.client()
-        await client.request(p.PauseAgent, agent="demo", paused=True)
+        await client.request(p.PauseAgent(agent="demo", paused=True))
     else:
         await plane.send("demo", change)
     go_on.set()

@@ -114,7 +114,7 @@ async def test_the_snapshot_and_plane_status_list_the_groups(start_plane):
     plane.llm.default_reply = Reply("done", usage=TWENTY_CENTS)
     await plane.turn("poet", "one")
     client = await plane.client()
-    snapshot = (await client.request(p.Status)).snapshot  # type: ignore[union-attr]
+    snapshot = (await client.request(p.Status())).snapshot  # type: ignore[union-attr]
     assert [(g.name, g.spend_today_usd, g.limit_usd, g.agents) for g in snapshot.groups] == [
         ("research", Decimal("0.2"), Decimal("0.6"), ["poet", "scout"])
     ]
@@ -224,12 +224,12 @@ async def test_the_fleets_days_stack_by_group_and_the_day_by_tool(start_plane):
     await plane.turn("demo", "two")
     await plane.turn("scout", "three")
     client = await plane.client()
-    stack = await client.request(p.SpendStackQuery, by="group")
+    stack = await client.request(p.SpendStack(by="group"))
     assert [(s.label, sum(d.spent_usd for d in s.days)) for s in stack.series] == [  # type: ignore[union-attr]
         ("research", Decimal("0.4")),
         ("(none)", Decimal("0.2")),
     ]
-    history = await client.request(p.SpendHistoryQuery)
+    history = await client.request(p.SpendHistory())
     tools = {point.label: point.spent_usd for point in history.tools}  # type: ignore[union-attr]
     assert set(tools) == {"(prompt)", "(messages)", "(answers)"}
     assert sum(tools.values()) == Decimal("0.6")

@@ -12,7 +12,7 @@ from tests.plane.core.test_socket import raw
 pytestmark = pytest.mark.usefixtures("each_store")
 
 
-async def fill(plane, count: int) -> list[p.Message]:
+async def fill(plane, count: int) -> list[p.ConversationMessage]:
     """`count` messages for demo, with scout's between them (ids are shared
     by every agent, so demo's are not consecutive)."""
     said = []
@@ -22,9 +22,9 @@ async def fill(plane, count: int) -> list[p.Message]:
     return said
 
 
-async def page(client, **fields) -> list[p.Message]:
-    reply = await client.request(p.History, agent="demo", **fields)
-    assert isinstance(reply, p.Messages)
+async def page(client, **fields) -> list[p.ConversationMessage]:
+    reply = await client.request(p.History(agent="demo", **fields))
+    assert isinstance(reply, p.HistoryReply)
     return reply.messages
 
 
@@ -67,7 +67,7 @@ async def test_paging_an_unknown_agent_is_refused(start_plane):
     plane = await start_plane()
     client = await plane.client()
     with pytest.raises(RequestFailed) as caught:
-        await client.request(p.History, agent="nobody", before_id=5)
+        await client.request(p.History(agent="nobody", before_id=5))
     assert caught.value.error.code == "no_such_agent"
 
 
@@ -82,5 +82,5 @@ async def test_a_bad_before_id_gets_one_error_and_changes_nothing(start_plane, v
     assert isinstance(reply, p.Error) and (reply.code, reply.id) == ("bad_frame", 7)
     assert "before_id" in reply.message
     good = await say(p.encode(p.History(id=8, agent="demo")))
-    assert isinstance(good, p.Messages) and len(good.messages) == 2
+    assert isinstance(good, p.HistoryReply) and len(good.messages) == 2
     writer.close()

@@ -47,7 +47,7 @@ async def mid_stream(plane: RunningPlane, agent: str, text: str) -> None:
         plane.bus.unsubscribe(subscription)
 
 
-async def until_said(plane: RunningPlane, agent: str, text: str) -> list[p.Message]:
+async def until_said(plane: RunningPlane, agent: str, text: str) -> list[p.ConversationMessage]:
     for _ in range(400):
         history = await plane.services.conversation.history(agent, limit=100)
         if any(m.text == text for m in history):

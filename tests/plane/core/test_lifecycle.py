@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from decimal import Decimal
+from typing import Any
 
 import pytest
 
@@ -22,13 +23,13 @@ ROOMY = CONFIG.replace("limitUsd: 1", "limitUsd: 9")
 
 async def made(plane: RunningPlane, name: str = "poet") -> PlaneClient:
     client = await plane.client()
-    await client.request(p.NewAgent, name=name, model="scripted-model", role="writes verse")
+    await client.request(p.NewAgent(name=name, model="scripted-model", role="writes verse"))
     return client
 
 
-async def refused(client: PlaneClient, kind: type[p.RequestFrame], **fields: object) -> str:
+async def refused(client: PlaneClient, request: p.Request[Any]) -> str:
     with pytest.raises(RequestFailed) as caught:
-        await client.request(kind, **fields)
+        await client.request(request)
     return str(caught.value)
 
 
@@ -43,8 +44,8 @@ def rows(plane: RunningPlane, sql: str, *args: object) -> list[tuple[object, ...
 async def test_a_paused_agent_keeps_its_ceiling_and_what_it_receives(start_plane):
     plane = await start_plane()
     client = await plane.client()
-    reply = await client.request(p.PauseAgent, agent="demo", paused=True)
-    assert isinstance(reply, p.AgentChanged)
+    reply = await client.request(p.PauseAgent(agent="demo", paused=True))
+    assert isinstance(reply, p.AgentReply)
     assert (reply.agent.status, reply.agent.paused) == ("paused", True)
     assert reply.agent.limit_usd == Decimal(1), "a pause is not /limit 0"
 
@@ -62,8 +63,8 @@ async def test_a_paused_agent_keeps_its_ceiling_and_what_it_receives(start_plane
 
     again.llm.reply("here now", usage=Usage(input_tokens=10))
     subscription = again.bus.subscribe()
-    resumed = await (await again.client()).request(p.PauseAgent, agent="demo", paused=False)
-    assert isinstance(resumed, p.AgentChanged) and resumed.agent.status != "paused"
+    resumed = await (await again.client()).request(p.PauseAgent(agent="demo", paused=False))
+    assert isinstance(resumed, p.AgentReply) and resumed.agent.status != "paused"
     said = await again.until_turn_ends("demo", subscription)
     assert ("agent", "here now") in [(m.kind, m.text) for m in said], "what waited is answered"
 
@@ -73,11 +74,11 @@ async def test_what_waited_through_a_pause_is_not_said_to_have_waited_on_a_ceili
     (it said to the operator "It seems I've been held at my ceiling")."""
     plane = await start_plane()
     client = await plane.client()
-    await client.request(p.PauseAgent, agent="demo", paused=True)
+    await client.request(p.PauseAgent(agent="demo", paused=True))
     await plane.send("demo", "are you there?")
     plane.llm.reply("here now", usage=Usage(input_tokens=10))
     subscription = plane.bus.subscribe()
-    await client.request(p.PauseAgent, agent="demo", paused=False)
+    await client.request(p.PauseAgent(agent="demo", paused=False))
     await plane.until_turn_ends("demo", subscription)
     prompt = plane.llm.requests[-1]["messages"][-1]["content"]
     assert prompt.endswith(", while you were held] are you there?")
@@ -87,11 +88,11 @@ async def test_what_waited_through_a_pause_is_not_said_to_have_waited_on_a_ceili
 async def test_pausing_twice_is_one_clear_error(start_plane):
     plane = await start_plane()
     client = await plane.client()
-    await client.request(p.PauseAgent, agent="demo", paused=True)
-    assert await refused(client, p.PauseAgent, agent="demo", paused=True) == (
+    await client.request(p.PauseAgent(agent="demo", paused=True))
+    assert await refused(client, p.PauseAgent(agent="demo", paused=True)) == (
         "demo is already paused."
     )
-    assert "No agent named 'ghost'" in await refused(client, p.PauseAgent, agent="ghost")
+    assert "No agent named 'ghost'" in await refused(client, p.PauseAgent(agent="ghost"))
 
 
 # ── edit ────────────────────────────────────────────────────────────────────
@@ -101,14 +102,15 @@ async def test_edit_changes_role_model_tools_and_ceiling_and_keeps_them(start_pl
     plane = await start_plane()
     client = await made(plane)
     reply = await client.request(
-        p.EditAgent,
-        agent="poet",
-        role="writes prose",
-        model="other-model",
-        tools=["read_file", "grep"],
-        limit="$2.50",
+        p.EditAgent(
+            agent="poet",
+            role="writes prose",
+            model="other-model",
+            tools=["read_file", "grep"],
+            limit="$2.50",
+        )
     )
-    assert isinstance(reply, p.AgentChanged)
+    assert isinstance(reply, p.AgentReply)
     agent = reply.agent
     assert (agent.role, agent.model, agent.limit_usd) == (
         "writes prose",
@@ -149,7 +151,7 @@ async def test_a_bad_edit_is_one_error_and_changes_nothing(start_plane, fields, 
     before = await plane.crew.state("poet")
     # The good values beside the bad one are not applied either.
     good = {"role": "changed"} if fields else {}
-    assert said in await refused(client, p.EditAgent, agent="poet", **good, **fields)
+    assert said in await refused(client, p.EditAgent(agent="poet", **good, **fields))
     assert await plane.crew.state("poet") == before
     assert rows(plane, "SELECT * FROM agent_settings") == []
 
@@ -163,8 +165,8 @@ async def test_rename_moves_conversation_spend_and_ceiling(start_plane):
     plane.llm.reply("a verse", usage=Usage(input_tokens=100))
     await plane.turn("poet", "write")
     await plane.send("poet", "/limit 0.5")
-    reply = await client.request(p.RenameAgent, agent="poet", new_name="bard")
-    assert isinstance(reply, p.AgentChanged)
+    reply = await client.request(p.RenameAgent(agent="poet", new_name="bard"))
+    assert isinstance(reply, p.AgentReply)
     assert (reply.agent.name, reply.agent.spend_today_usd) == ("bard", Decimal("0.1"))
     assert reply.agent.limit_usd == Decimal("0.5")
     assert "poet" not in plane.crew.workers
@@ -181,12 +183,12 @@ async def test_rename_moves_conversation_spend_and_ceiling(start_plane):
 async def test_a_bad_rename_is_refused(start_plane):
     plane = await start_plane()
     client = await made(plane)
-    assert "already exists" in await refused(client, p.RenameAgent, agent="poet", new_name="demo")
+    assert "already exists" in await refused(client, p.RenameAgent(agent="poet", new_name="demo"))
     assert "is not a valid name" in await refused(
-        client, p.RenameAgent, agent="poet", new_name="Bad Name"
+        client, p.RenameAgent(agent="poet", new_name="Bad Name")
     )
     assert "comes from agents.yaml" in await refused(
-        client, p.RenameAgent, agent="demo", new_name="demo2"
+        client, p.RenameAgent(agent="demo", new_name="demo2")
     )
     assert list(plane.crew.workers) == ["demo", "scout", "poet"]
 
@@ -199,7 +201,7 @@ async def test_delete_keeps_the_records_and_never_refunds(start_plane):
     client = await made(plane)
     plane.llm.reply("a verse", usage=Usage(input_tokens=600))
     await plane.turn("poet", "write")
-    assert isinstance(await client.request(p.DeleteAgent, agent="poet"), p.Ok)
+    assert isinstance(await client.request(p.DeleteAgent(agent="poet")), p.OkReply)
     assert "poet" not in plane.crew.workers
     snapshot = await plane.crew.snapshot()
     assert [a.name for a in snapshot.agents] == ["demo", "scout"]
@@ -212,8 +214,8 @@ async def test_delete_keeps_the_records_and_never_refunds(start_plane):
     again = await start_plane(restart=plane)
     assert "poet" not in again.crew.workers, "it stays deleted"
     client = await again.client()
-    reply = await client.request(p.NewAgent, name="poet", model="scripted-model")
-    assert isinstance(reply, p.AgentCreated)
+    reply = await client.request(p.NewAgent(name="poet", model="scripted-model"))
+    assert isinstance(reply, p.NewAgentReply)
     # A new agent of the same name gets the defaults, and the day's spend: no refund.
     assert (reply.agent.spend_today_usd, reply.agent.limit_usd) == (Decimal("0.6"), Decimal(1))
     assert await again.services.transcript.load("poet") == [], "a fresh model session"
@@ -222,7 +224,7 @@ async def test_delete_keeps_the_records_and_never_refunds(start_plane):
 async def test_an_agent_from_the_file_is_the_files_to_delete(start_plane):
     plane = await start_plane()
     client = await plane.client()
-    assert await refused(client, p.DeleteAgent, agent="demo") == (
+    assert await refused(client, p.DeleteAgent(agent="demo")) == (
         "demo comes from agents.yaml: remove its block there and restart the plane."
     )
     assert "demo" in plane.crew.workers
@@ -239,7 +241,7 @@ async def test_interrupt_cuts_the_turn_and_says_what_it_cost(start_plane):
     while not isinstance(await asyncio.wait_for(subscription.next(), 10), p.TextDelta):
         pass
     client = await plane.client()
-    assert isinstance(await client.request(p.InterruptTurn, agent="demo"), p.Ok)
+    assert isinstance(await client.request(p.Interrupt(agent="demo")), p.OkReply)
     said = await plane.until_turn_ends("demo", subscription, within=5)
 
     [cut] = await plane.services.ledger.entries(plane.clock.now().date())
@@ -273,7 +275,7 @@ async def test_an_unpriced_call_cut_in_flight_never_reads_as_free(start_plane):
     [pending] = await plane.services.ledger.entries(day)
     assert (pending.status, pending.price_source) == ("pending", "unpriced")
     client = await plane.client()
-    assert isinstance(await client.request(p.InterruptTurn, agent="demo"), p.Ok)
+    assert isinstance(await client.request(p.Interrupt(agent="demo")), p.OkReply)
     said = await plane.until_turn_ends("demo", subscription, within=5)
 
     [cut] = await plane.services.ledger.entries(day)
@@ -290,7 +292,7 @@ async def test_an_unpriced_call_cut_in_flight_never_reads_as_free(start_plane):
 async def test_interrupting_an_idle_agent_is_one_clear_error(start_plane):
     plane = await start_plane()
     client = await plane.client()
-    assert await refused(client, p.InterruptTurn, agent="demo") == (
+    assert await refused(client, p.Interrupt(agent="demo")) == (
         "demo is not taking a turn: there is nothing to interrupt."
     )
 
@@ -303,7 +305,7 @@ async def test_deleting_an_agent_mid_turn_cuts_and_counts_the_turn_first(start_p
     await plane.send("poet", "a long poem")
     while not isinstance(await asyncio.wait_for(subscription.next(), 10), p.TextDelta):
         pass
-    assert isinstance(await client.request(p.DeleteAgent, agent="poet"), p.Ok)
+    assert isinstance(await client.request(p.DeleteAgent(agent="poet")), p.OkReply)
     [cut] = await plane.services.ledger.entries(plane.clock.now().date())
     assert (cut.agent, cut.status, cut.estimated) == ("poet", "interrupted", True)
     assert cut.cost_usd > 0
@@ -317,9 +319,9 @@ async def test_deleting_an_agent_mid_turn_cuts_and_counts_the_turn_first(start_p
 async def test_an_edit_of_a_file_agent_outlasts_the_file_across_a_restart(start_plane):
     plane = await start_plane()
     client = await plane.client()
-    await client.request(p.EditAgent, agent="demo", model="other-model", tools=["none"])
-    details = await client.request(p.ShowAgent, agent="demo")
-    assert isinstance(details, p.AgentDetails)
+    await client.request(p.EditAgent(agent="demo", model="other-model", tools=["none"]))
+    details = await client.request(p.ShowAgent(agent="demo"))
+    assert isinstance(details, p.ShowAgentReply)
     assert (details.made, details.ceiling_from) == ("agents.yaml", "defaults")
     again = await start_plane(restart=plane)
     state = await again.crew.state("demo")

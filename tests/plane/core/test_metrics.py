@@ -25,7 +25,7 @@ def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
 
 async def _turn(gw, agent: str, text: str) -> None:  # type: ignore[no-untyped-def]
     watching = gw.plane.bus.subscribe()
-    await gw.plane.api.post(agent, text)
+    await gw.plane.api.handle(p.Send(agent=agent, text=text))
     while True:
         event = await watching.next()
         if isinstance(event, p.TurnFinished) and event.agent == agent:
@@ -77,8 +77,8 @@ async def test_a_scrape_says_spend_ceiling_calls_tokens_and_compression(
 
 async def test_a_held_agent_is_held_in_the_scrape(start_gateway: StartGateway) -> None:
     gw = await start_gateway()
-    await gw.plane.api.post("demo", "/limit 0")
-    await gw.plane.api.post("demo", "are you there?")
+    await gw.plane.api.handle(p.Send(agent="demo", text="/limit 0"))
+    await gw.plane.api.handle(p.Send(agent="demo", text="are you there?"))
     async with httpx.AsyncClient() as client:
         token = gw.home.token.read_text()
         text = (

@@ -30,7 +30,7 @@ KEYED = CONFIG.replace(
 
 async def status(plane) -> p.Snapshot:  # type: ignore[no-untyped-def]
     client = await plane.client()
-    reply = await client.request(p.Status)
+    reply = await client.request(p.Status())
     assert isinstance(reply, p.SnapshotReply)
     return reply.snapshot
 
@@ -48,7 +48,7 @@ async def test_a_provider_kept_without_its_key_offers_nothing_and_makes_no_agent
 
     client = await plane.client()
     with pytest.raises(RequestFailed) as caught:
-        await client.request(p.NewAgent, name="poet", model="keyed-model")
+        await client.request(p.NewAgent(name="poet", model="keyed-model"))
     assert caught.value.error.code == "invalid"
     assert caught.value.error.message == (
         "'keyed-model' is not offered: its provider 'keyed' has no API key; "
@@ -67,7 +67,7 @@ async def test_an_agent_made_on_a_keyed_provider_stops_the_plane_once_its_key_is
     plane = await start_plane(KEYED)
     assert "keyed-model" in (await status(plane)).models
     client = await plane.client()
-    reply = await client.request(p.NewAgent, name="poet", model="keyed-model")
+    reply = await client.request(p.NewAgent(name="poet", model="keyed-model"))
     assert reply.agent.provider == "keyed"
 
     monkeypatch.delenv(KEY)
@@ -91,7 +91,7 @@ async def test_an_agent_whose_provider_block_is_gone_moves_to_one_offering_its_m
     monkeypatch.setenv(KEY, "sk-test-value")
     plane = await start_plane(KEYED)
     client = await plane.client()
-    await client.request(p.NewAgent, name="poet", model="keyed-model")
+    await client.request(p.NewAgent(name="poet", model="keyed-model"))
 
     offered_elsewhere = CONFIG.replace(
         "[scripted-model, other-model]", "[scripted-model, keyed-model]"
@@ -120,13 +120,13 @@ async def test_the_embedded_model_starts_for_the_first_agent_put_on_it(start_pla
 
     client = await plane.client()
     made = await asyncio.gather(
-        client.request(p.NewAgent, name="tiny", model=EMBEDDED_MODEL),
-        client.request(p.NewAgent, name="wee", model=EMBEDDED_MODEL),
+        client.request(p.NewAgent(name="tiny", model=EMBEDDED_MODEL)),
+        client.request(p.NewAgent(name="wee", model=EMBEDDED_MODEL)),
     )
     assert [m.agent.provider for m in made] == ["embedded", "embedded"]
 
     said = await plane.turn("tiny", "Say hello in five words.", within=240)
     assert [m.kind for m in said][-1] == "cost"
-    [call] = (await client.request(p.LedgerQuery)).entries  # one call a turn, in this config
+    [call] = (await client.request(p.Ledger())).entries  # one call a turn, in this config
     assert (call.agent, call.model, call.status) == ("tiny", EMBEDDED_MODEL, "settled")
     assert call.usage.input_tokens > 10 and call.usage.output_tokens > 0

@@ -20,15 +20,15 @@ def offered(request: dict) -> list[str]:
 
 async def create(plane, name: str, **fields) -> p.AgentState:  # type: ignore[no-untyped-def]
     client = await plane.client()
-    reply = await client.request(p.NewAgent, name=name, model="scripted-model", **fields)
-    assert isinstance(reply, p.AgentCreated)
+    reply = await client.request(p.NewAgent(name=name, model="scripted-model", **fields))
+    assert isinstance(reply, p.NewAgentReply)
     return reply.agent
 
 
 async def test_the_snapshot_says_which_tools_suit_each_model(start_plane):
     plane = await start_plane()
     client = await plane.client()
-    reply = await client.request(p.Status)
+    reply = await client.request(p.Status())
     assert isinstance(reply, p.SnapshotReply)
     assert reply.snapshot.tool_defaults == {
         "scripted-model": "all",

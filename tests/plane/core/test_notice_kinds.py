@@ -50,6 +50,6 @@ async def test_the_plane_s_own_hold_notices_are_held_kinds(start_plane):
     client = await plane.client()
     from plane.wire import protocol as p
 
-    await client.request(p.PauseAgent, agent="scout", paused=True)
+    await client.request(p.PauseAgent(agent="scout", paused=True))
     history = await plane.services.conversation.history("scout", 5)
     assert notice_kind(history[-1].text) == "paused"

@@ -17,7 +17,7 @@ async def events_until(client, done):  # type: ignore[no-untyped-def]
     raise AssertionError(f"the stream ended after {seen}")
 
 
-def of_demo(events: list[p.Event]) -> tuple[list[p.Message], list[p.AgentState]]:
+def of_demo(events: list[p.Event]) -> tuple[list[p.ConversationMessage], list[p.AgentState]]:
     messages = [e.message for e in events if isinstance(e, p.MessageAppended)]
     updates = [e.agent for e in events if isinstance(e, p.AgentUpdated)]
     return (
@@ -32,9 +32,9 @@ async def test_a_message_to_an_idle_agent_is_one_event_and_one_row_update_before
     plane = await start_plane()
     plane.llm.reply("later", delay_s=1)  # the turn is held back in the provider
     client = await plane.client()
-    await client.request(p.Subscribe)
+    await client.request(p.Subscribe())
 
-    sent = await client.request(p.Send, agent="demo", text="hello")
+    sent = await client.request(p.Send(agent="demo", text="hello"))
     before_turn = await events_until(
         client, lambda e: isinstance(e, p.TurnStarted) and e.agent == "demo"
     )
@@ -43,7 +43,7 @@ async def test_a_message_to_an_idle_agent_is_one_event_and_one_row_update_before
     assert [(m.kind, m.text) for m in messages] == [("operator", "hello")]
     assert len(updates) == 1, f"the row was sent {len(updates)} times before the turn"
     assert (updates[0].status, updates[0].waiting) == ("idle", 1)
-    assert isinstance(sent, p.Sent) and [m.id for m in sent.messages] == [messages[0].id]
+    assert isinstance(sent, p.SendReply) and [m.id for m in sent.messages] == [messages[0].id]
     await plane.quiet()
 
 
@@ -56,11 +56,11 @@ async def test_a_message_to_a_held_agent_is_one_event_and_one_row_update(start_p
     await plane.send("demo", "first")  # says why the agent is quiet, once per held spell
     await plane.quiet()
     client = await plane.client()
-    await client.request(p.Subscribe)
+    await client.request(p.Subscribe())
 
-    sent = await client.request(p.Send, agent="demo", text="second")
+    sent = await client.request(p.Send(agent="demo", text="second"))
     await plane.quiet()
-    await client.request(p.Send, agent="scout", text="/help")  # a mark: all before it arrived
+    await client.request(p.Send(agent="scout", text="/help"))  # a mark: all before it arrived
     seen = await events_until(
         client, lambda e: isinstance(e, p.MessageAppended) and e.message.agent == "scout"
     )
@@ -69,4 +69,4 @@ async def test_a_message_to_a_held_agent_is_one_event_and_one_row_update(start_p
     assert [(m.kind, m.text, m.held) for m in messages] == [("operator", "second", True)]
     assert len(updates) == 1, f"the row was sent {len(updates)} times for one message"
     assert (updates[0].status, updates[0].waiting) == ("held", 2)
-    assert isinstance(sent, p.Sent) and [m.id for m in sent.messages] == [messages[0].id]
+    assert isinstance(sent, p.SendReply) and [m.id for m in sent.messages] == [messages[0].id]

@@ -94,7 +94,7 @@ async def send_all(home: Path, text: str) -> None:
     client = await PlaneClient.connect(home / "plane.sock")
     try:
         for agent in AGENTS:
-            await client.request(p.Send, agent=agent, text=f"{text} {agent}")
+            await client.request(p.Send(agent=agent, text=f"{text} {agent}"))
     finally:
         await client.close()
 
@@ -102,7 +102,7 @@ async def send_all(home: Path, text: str) -> None:
 async def snapshot(home: Path) -> p.Snapshot:
     client = await PlaneClient.connect(home / "plane.sock")
     try:
-        reply = await client.request(p.Status)
+        reply = await client.request(p.Status())
     finally:
         await client.close()
     assert isinstance(reply, p.SnapshotReply)

@@ -18,7 +18,7 @@ TWENTY_CENTS = p.Usage(input_tokens=100, output_tokens=50)
 
 async def status(plane) -> p.Snapshot:
     client = await plane.client()
-    reply = await client.request(p.Status)
+    reply = await client.request(p.Status())
     assert isinstance(reply, p.SnapshotReply)
     return reply.snapshot
 
@@ -56,7 +56,7 @@ async def test_a_held_agent_says_when_it_resumes_and_not_once_it_is_free(start_p
     assert row(await status(plane), "scout").resumes_at is None
 
     client = await plane.client()
-    await client.request(p.Subscribe)
+    await client.request(p.Subscribe())
     await plane.send("demo", "/limit 3")
     async for event in client.events():
         if isinstance(event, p.AgentUpdated) and event.agent.name == "demo":
@@ -68,7 +68,7 @@ async def test_the_day_turning_clears_it(start_plane):
     plane = await start_plane()
     await spend_to_the_ceiling(plane)
     client = await plane.client()
-    await client.request(p.Subscribe)
+    await client.request(p.Subscribe())
     await plane.clock.set(MIDNIGHT)
     async for event in client.events():
         if isinstance(event, p.DayRolled):
@@ -84,7 +84,9 @@ async def test_a_hold_the_day_does_not_end_has_no_resume_time(start_plane, why):
         await plane.send("demo", "/limit 0")
         agent = "demo"
     else:
-        await plane.plane.api.new_agent("cheap", "other-model", "")  # no price, under $1.00
+        await plane.plane.api.handle(
+            p.NewAgent(name="cheap", model="other-model", role="")
+        )  # no price, under $1.00
         agent = "cheap"
     state = row(await status(plane), agent)
     assert (state.status, state.resumes_at) == ("held", None)

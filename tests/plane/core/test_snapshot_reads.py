@@ -100,7 +100,7 @@ async def test_waiting_counts_in_memory_are_the_tables(tmp_path):
 
 async def test_rename_and_delete_keep_the_counts_right(start_plane):
     plane = await start_plane(with_agents(1))
-    await plane.plane.api.new_agent("made", "scripted-model", "a role")
+    await plane.plane.api.handle(p.NewAgent(name="made", model="scripted-model", role="a role"))
     await plane.send("made", "/limit 0")
     await plane.send("made", "first")
     await plane.send("made", "second")

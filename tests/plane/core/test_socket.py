@@ -81,18 +81,18 @@ async def test_bad_frames_get_one_error_and_the_plane_stays_up(start_plane, fram
     assert isinstance(status, p.SnapshotReply), "the same connection still works"
     writer.close()
     client = await plane.client()
-    assert isinstance(await client.request(p.Status), p.SnapshotReply)
+    assert isinstance(await client.request(p.Status()), p.SnapshotReply)
     assert await plane.services.conversation.history("demo") == []
 
 
 async def test_a_subscriber_gets_a_snapshot_then_events(start_plane):
     plane = await start_plane()
     client = await plane.client()
-    reply = await client.request(p.Subscribe)
+    reply = await client.request(p.Subscribe())
     assert isinstance(reply, p.SnapshotReply)
     assert [a.name for a in reply.snapshot.agents] == ["demo", "scout"]
     assert reply.snapshot.agents[0].limit_usd == 1
-    await client.request(p.Send, agent="demo", text="/limit 2")
+    await client.request(p.Send(agent="demo", text="/limit 2"))
     seen = []
     async for event in client.events():
         seen.append(event)
@@ -107,16 +107,16 @@ async def test_errors_reach_the_client_as_one_sentence(start_plane):
     plane = await start_plane()
     client = await plane.client()
     with pytest.raises(RequestFailed) as caught:
-        await client.request(p.NewAgent, name="demo", model="scripted-model")
+        await client.request(p.NewAgent(name="demo", model="scripted-model"))
     assert caught.value.error.code == "exists"
     with pytest.raises(RequestFailed, match="not a configured model"):
-        await client.request(p.NewAgent, name="fresh", model="gpt-9")
+        await client.request(p.NewAgent(name="fresh", model="gpt-9"))
 
 
 async def test_an_agent_created_from_the_keyboard_gets_the_default_ceiling_and_stays(start_plane):
     plane = await start_plane()
     client = await plane.client()
-    reply = await client.request(p.NewAgent, name="fresh", model="other-model", role="be brief")
+    reply = await client.request(p.NewAgent(name="fresh", model="other-model", role="be brief"))
     assert reply.agent.limit_usd == 1
     plane = await start_plane(restart=plane)
     state = await plane.crew.state("fresh")
@@ -131,7 +131,7 @@ async def test_a_second_plane_on_the_same_home_refuses_to_start(start_plane):
     with pytest.raises(AlreadyRunning):
         await second.startup()
     client = await plane.client()
-    assert isinstance(await client.request(p.Status), p.SnapshotReply)
+    assert isinstance(await client.request(p.Status()), p.SnapshotReply)
 
 
 def test_frames_round_trip_as_json():
@@ -151,7 +151,7 @@ async def test_tcp_needs_the_token(start_plane):
         assert caught.value.error.code == "unauthorized"
     client = await PlaneClient.connect(plane.home.socket, tcp=where, token=token_file.read_text())
     try:
-        assert isinstance(await client.request(p.Status), p.SnapshotReply)
+        assert isinstance(await client.request(p.Status()), p.SnapshotReply)
     finally:
         await client.close()
 
@@ -192,7 +192,7 @@ async def test_the_unix_socket_needs_the_token_too(start_plane, token):
     )
     assert after == b"", "a refused client hears nothing more: the connection is closed"
     reply, after = await greet(plane, plane.token)
-    assert isinstance(reply, p.Welcome)
+    assert isinstance(reply, p.HelloReply)
     assert isinstance(p.decode_server_frame(after), p.SnapshotReply)
 
 
@@ -204,13 +204,13 @@ async def test_a_non_ascii_token_over_tcp_is_refused_not_a_crash(start_plane):
         assert isinstance(reply, p.Error) and reply.code == "unauthorized"
         assert after == b""
     reply, _ = await greet(plane, plane.token, where)
-    assert isinstance(reply, p.Welcome)
+    assert isinstance(reply, p.HelloReply)
 
 
 async def test_a_frame_nested_a_thousand_deep_is_answered_with_its_connection_intact(start_plane):
     plane = await start_plane()
     say, writer = await raw(plane)
-    assert isinstance(await say(plane.hello()), p.Welcome)
+    assert isinstance(await say(plane.hello()), p.HelloReply)
     for depth in (100, 1000, 10_000):
         nested = b"[" * depth + b"]" * depth
         reply = await say(b'{"type":"status","id":5,"x":' + nested + b"}\n")
@@ -229,7 +229,7 @@ async def test_the_plane_makes_its_token_at_every_start_and_clients_read_it(star
     plane = await start_plane(restart=plane)
     assert plane.token != token, "made again when missing"
     client = await plane.client()  # reads it from the socket's directory: nothing to pass
-    assert isinstance(await client.request(p.Status), p.SnapshotReply)
+    assert isinstance(await client.request(p.Status()), p.SnapshotReply)
     plane.home.token.write_text("")
     plane = await start_plane(restart=plane)
     assert plane.token, "an empty token file is no token: a new one is made"
@@ -270,7 +270,7 @@ async def test_a_peer_in_another_pid_namespace_is_refused_even_with_the_token(st
     assert "PID namespace" in reply.message
     assert rest == "b''", "and the connection is closed"
     client = await plane.client()  # the operator, in the plane's namespace, still gets in
-    assert isinstance(await client.request(p.Status), p.SnapshotReply)
+    assert isinstance(await client.request(p.Status()), p.SnapshotReply)
 
 
 async def test_a_refused_cli_client_says_one_line_and_exits_non_zero(start_plane):

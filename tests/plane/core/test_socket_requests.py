@@ -38,12 +38,12 @@ class SlowHistory:
         self.arrived = asyncio.Event()
         """Set as each history starts waiting."""
 
-    async def __call__(self, request: p.Request) -> p.Reply:
+    async def __call__(self, request: p.AnyRequest) -> p.Reply:
         if isinstance(request, p.History):
             self.waiting += 1
             self.arrived.set()
             await self.release.wait()
-            return p.Messages(id=request.id, agent=request.agent, messages=[])
+            return p.HistoryReply(id=request.id, agent=request.agent, messages=[])
         return p.SnapshotReply(id=request.id, snapshot=snapshot())
 
 
@@ -72,7 +72,7 @@ async def served(tmp_path: Path) -> AsyncIterator[Served]:
         return p.decode_server_frame(await asyncio.wait_for(reader.readline(), 5))
 
     await say(p.Hello(id=0, protocol_version=p.PROTOCOL_VERSION, token=TOKEN))
-    assert isinstance(await hear(), p.Welcome)
+    assert isinstance(await hear(), p.HelloReply)
     yield listener, handler, say, hear
     handler.release.set()
     writer.close()
@@ -95,7 +95,7 @@ async def test_a_slow_request_does_not_delay_a_status_sent_after_it(served: Serv
     assert handler.waiting == 1
     handler.release.set()
     second = await hear()
-    assert isinstance(second, p.Messages) and second.id == 1
+    assert isinstance(second, p.HistoryReply) and second.id == 1
 
 
 async def test_a_flood_of_slow_requests_makes_at_most_max_in_flight_tasks(served: Served) -> None:
@@ -108,7 +108,7 @@ async def test_a_flood_of_slow_requests_makes_at_most_max_in_flight_tasks(served
     assert handler.waiting == MAX_IN_FLIGHT
     handler.release.set()
     answered = [await hear() for _ in flood]
-    assert {frame.id for frame in answered if isinstance(frame, p.Messages)} == set(flood)
+    assert {frame.id for frame in answered if isinstance(frame, p.HistoryReply)} == set(flood)
 
 
 async def test_closing_lets_a_request_in_flight_finish_and_its_reply_go_out(
@@ -122,7 +122,7 @@ async def test_closing_lets_a_request_in_flight_finish_and_its_reply_go_out(
     assert not closing.done()  # it waits for the request
     handler.release.set()
     reply = await hear()
-    assert isinstance(reply, p.Messages) and reply.id == 1
+    assert isinstance(reply, p.HistoryReply) and reply.id == 1
     await asyncio.wait_for(closing, 5)
 
 

@@ -34,8 +34,8 @@ async def test_by_hour_by_day_and_top_spenders_with_what_compression_saved(start
     await plane.turn("scout", "look")
 
     client = await plane.client()
-    reply = await client.request(p.SpendHistoryQuery, agent="demo")
-    assert isinstance(reply, p.SpendHistory)
+    reply = await client.request(p.SpendHistory(agent="demo"))
+    assert isinstance(reply, p.SpendHistoryReply)
     assert (str(reply.day), reply.agent) == ("2026-11-30", "demo")
     hours = {h.label: h for h in reply.hours}
     assert len(reply.hours) == 24 and reply.hours[0].label == "00"
@@ -61,8 +61,8 @@ async def test_by_hour_by_day_and_top_spenders_with_what_compression_saved(start
 
     assert [(m.label, m.spent_usd) for m in reply.models] == [("scripted-model", Decimal("0.17"))]
 
-    fleet = await client.request(p.SpendHistoryQuery)
-    assert isinstance(fleet, p.SpendHistory) and fleet.agent is None
+    fleet = await client.request(p.SpendHistory())
+    assert isinstance(fleet, p.SpendHistoryReply) and fleet.agent is None
     assert fleet.days[-1].spent_usd == Decimal("0.67")
     assert fleet.top == reply.top
     assert [(m.label, m.spent_usd) for m in fleet.models] == [("scripted-model", Decimal("0.67"))]
@@ -72,7 +72,7 @@ async def test_an_unknown_agent_is_one_clear_error(start_plane):
     plane = await start_plane()
     client = await plane.client()
     with pytest.raises(RequestFailed, match="nobody") as refused:
-        await client.request(p.SpendHistoryQuery, agent="nobody")
+        await client.request(p.SpendHistory(agent="nobody"))
     assert refused.value.code == "no_such_agent"
 
 
@@ -85,8 +85,8 @@ async def test_a_model_with_no_price_is_in_the_days_models_as_unpriced(start_pla
     await plane.send("demo", "/limit off")
     plane.llm.reply("Free?", usage=Usage(input_tokens=100))
     await plane.turn("demo", "hello")
-    reply = await (await plane.client()).request(p.SpendHistoryQuery, agent="demo")
-    assert isinstance(reply, p.SpendHistory)
+    reply = await (await plane.client()).request(p.SpendHistory(agent="demo"))
+    assert isinstance(reply, p.SpendHistoryReply)
     assert [(m.label, m.spent_usd, m.unpriced_calls) for m in reply.models] == [
         ("other-model", Decimal(0), 1)
     ]

@@ -50,8 +50,8 @@ async def month(start_plane):  # type: ignore[no-untyped-def]
 async def test_by_agent_a_series_each_a_day_each_days_with_nothing_zero(month) -> None:  # type: ignore[no-untyped-def]
     plane, saved = month
     client = await plane.client()
-    stack = await client.request(p.SpendStackQuery)  # by agent, the top 5: the default
-    assert isinstance(stack, p.SpendStack)
+    stack = await client.request(p.SpendStack())  # by agent, the top 5: the default
+    assert isinstance(stack, p.SpendStackReply)
     assert (str(stack.day), stack.by) == ("2026-12-01", "agent")
     assert [(s.label, s.folded) for s in stack.series] == [("demo", 0), ("scout", 0), ("extra", 0)]
     demo, scout, extra = stack.series
@@ -68,8 +68,8 @@ async def test_by_agent_a_series_each_a_day_each_days_with_nothing_zero(month) -
 async def test_by_model_and_the_rest_summed_past_the_top(month) -> None:  # type: ignore[no-untyped-def]
     plane, saved = month
     client = await plane.client()
-    by_model = await client.request(p.SpendStackQuery, by="model")
-    assert isinstance(by_model, p.SpendStack) and by_model.by == "model"
+    by_model = await client.request(p.SpendStack(by="model"))
+    assert isinstance(by_model, p.SpendStackReply) and by_model.by == "model"
     assert [s.label for s in by_model.series] == ["scripted-model", "other-model"]
     scripted, other = by_model.series
     zero = [Decimal(0)] * 27
@@ -77,8 +77,8 @@ async def test_by_model_and_the_rest_summed_past_the_top(month) -> None:  # type
     assert spent(other) == [*zero, Decimal("0.2"), Decimal(0), Decimal(0)]
     assert scripted.days[-1].saved_usd == saved
 
-    top_one = await client.request(p.SpendStackQuery, top=1)
-    assert isinstance(top_one, p.SpendStack)
+    top_one = await client.request(p.SpendStack(top=1))
+    assert isinstance(top_one, p.SpendStackReply)
     assert [(s.label, s.folded) for s in top_one.series] == [("demo", 0), ("others", 2)]
     assert spent(top_one.series[1]) == [*zero, Decimal("0.2"), Decimal(0), Decimal("0.05")]
 
@@ -86,10 +86,10 @@ async def test_by_model_and_the_rest_summed_past_the_top(month) -> None:  # type
 async def test_an_empty_fleet_stacks_nothing_and_a_bad_by_is_refused(start_plane) -> None:  # type: ignore[no-untyped-def]
     plane = await start_plane()
     client = await plane.client()
-    stack = await client.request(p.SpendStackQuery, by="model")
-    assert isinstance(stack, p.SpendStack) and stack.series == []
+    stack = await client.request(p.SpendStack(by="model"))
+    assert isinstance(stack, p.SpendStackReply) and stack.series == []
     with pytest.raises(ValueError):
-        p.SpendStackQuery(id=1, by="day")  # type: ignore[arg-type]
+        p.SpendStack(id=1, by="day")  # type: ignore[arg-type]
 
 
 async def test_an_agent_on_a_model_with_no_price_is_stacked_with_its_calls_counted(
@@ -104,8 +104,8 @@ async def test_an_agent_on_a_model_with_no_price_is_stacked_with_its_calls_count
     plane.llm.reply("Unknown cost.", usage=Usage(input_tokens=100))
     await plane.turn("scout", "hello")
     client = await plane.client()
-    stack = await client.request(p.SpendStackQuery)
-    assert isinstance(stack, p.SpendStack)
+    stack = await client.request(p.SpendStack())
+    assert isinstance(stack, p.SpendStackReply)
     [scout] = stack.series
     assert scout.label == "scout" and spent(scout) == [Decimal(0)] * 30
     assert [d.unpriced_calls for d in scout.days] == [0] * 29 + [1]

@@ -15,7 +15,7 @@ async def test_it_reads_the_snapshot_the_client_reads(start_plane):
     assert reply["type"] == "snapshot" and reply["id"] == 2
     asked = p.Snapshot.model_validate(reply["snapshot"])
     client = await plane.client()
-    told = await client.request(p.Status)
+    told = await client.request(p.Status())
     assert isinstance(told, p.SnapshotReply)
     assert asked.agents == told.snapshot.agents
     assert (asked.day, asked.resets_at) == (told.snapshot.day, told.snapshot.resets_at)
@@ -68,8 +68,8 @@ async def test_plane_show_says_an_unpriced_model_is_unpriced(start_plane):
     from tests.support.fixtures_plane import CONFIG
 
     plane = await start_plane(CONFIG.replace("  demo: {}", "  demo: {model: other-model}"))
-    details = await (await plane.client()).request(p.ShowAgent, agent="demo")
-    assert isinstance(details, p.AgentDetails)
+    details = await (await plane.client()).request(p.ShowAgent(agent="demo"))
+    assert isinstance(details, p.ShowAgentReply)
     assert "  model      other-model (scripted, unpriced)" in shown(details).splitlines()
 
 
@@ -81,8 +81,8 @@ async def test_plane_show_never_reads_at_the_ceiling_short_of_it(start_plane):
     plane = await start_plane()
     plane.llm.reply("ok", usage=Usage(input_tokens=998))
     await plane.turn("demo", "hello")
-    details = await (await plane.client()).request(p.ShowAgent, agent="demo")
-    assert isinstance(details, p.AgentDetails)
+    details = await (await plane.client()).request(p.ShowAgent(agent="demo"))
+    assert isinstance(details, p.ShowAgentReply)
     assert "  today      $0.998 spent · idle" in shown(details).splitlines()
 
 

@@ -15,8 +15,8 @@ from tests.plane.core.test_lifecycle import made, refused
 async def test_edit_takes_read_only_as_new_does(start_plane):
     plane = await start_plane()
     client = await made(plane)
-    reply = await client.request(p.EditAgent, agent="poet", tools=["read-only"])
-    assert isinstance(reply, p.AgentChanged)
+    reply = await client.request(p.EditAgent(agent="poet", tools=["read-only"]))
+    assert isinstance(reply, p.AgentReply)
     assert reply.agent.tools == READ_ONLY
     history = await plane.services.conversation.history("poet", 10)
     assert history[-1].text == f"Edited by the operator: read-only tools ({', '.join(READ_ONLY)})."
@@ -35,5 +35,5 @@ async def test_read_only_beside_names_or_a_wrong_name_is_refused_naming_it(
     plane = await start_plane()
     client = await made(plane)
     before = await plane.crew.state("poet")
-    assert said in await refused(client, p.EditAgent, agent="poet", tools=tools)
+    assert said in await refused(client, p.EditAgent(agent="poet", tools=tools))
     assert await plane.crew.state("poet") == before

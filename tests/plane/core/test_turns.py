@@ -6,6 +6,7 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
+from plane.wire import protocol as p
 from plane.wire.protocol import Usage
 from tests.support.scripted_llm import Reply
 
@@ -290,7 +291,9 @@ async def test_tool_output_reaches_the_model_compressed_and_comes_back_whole(sta
 
 async def test_an_agent_created_from_the_keyboard_works_like_one_from_the_file(start_plane):
     plane = await start_plane()
-    await plane.plane.api.new_agent("helper", "scripted-model", "You help.")
+    await plane.plane.api.handle(
+        p.NewAgent(name="helper", model="scripted-model", role="You help.")
+    )
     plane.llm.reply("", tool_calls=[("write_file", {"path": "x.txt", "content": "1"})], usage=CENT)
     plane.llm.reply("Wrote it.", usage=CENT)
     said = await plane.turn("helper", "write x.txt")
@@ -322,7 +325,7 @@ async def test_new_during_a_turn_is_refused_and_the_turn_stays_in_its_session(st
     plane = await start_plane()
     plane.llm.stall("Half an ans", seconds=2)
     await asyncio.wait_for(mid_stream(plane, "demo", "a long question"), 10)
-    ran = await plane.plane.api.post("demo", "/new")
+    ran = await plane.plane.api.handle(p.Send(agent="demo", text="/new"))
     assert ran.refused
     assert ran.messages[1].text == (
         "demo is taking a turn: /new once it ends, or interrupt it first "

@@ -246,9 +246,9 @@ async def test_a_gateway_agent_has_a_row_and_limit_but_takes_no_turns(
     start_gateway: StartGateway,
 ) -> None:
     gw = await start_gateway()
-    await gw.plane.api.post("claude", "/limit 0.02")
+    await gw.plane.api.handle(p.Send(agent="claude", text="/limit 0.02"))
     assert gw.services.gate.ceilings.of("claude") == Decimal("0.02")
-    ran = await gw.plane.api.post("claude", "are you there?")
+    ran = await gw.plane.api.handle(p.Send(agent="claude", text="are you there?"))
     assert ran.refused, "nothing will answer it: `plane send` exits 1"
     said = ran.messages
     assert [(m.kind, m.text) for m in said] == [
@@ -289,15 +289,15 @@ async def test_a_gateway_agent_is_shown_and_edited_as_what_applies_to_it(
     start_gateway: StartGateway,
 ) -> None:
     gw = await start_gateway()
-    ran = await gw.plane.api.post("claude", "/new")
+    ran = await gw.plane.api.handle(p.Send(agent="claude", text="/new"))
     assert ran.refused
     assert ran.messages[1].text == (
         "claude is a gateway agent: its sessions are its client's, so /new starts none here."
     )
     changed = await gw.plane.api.handle(p.EditAgent(id=1, agent="claude", limit="3"))
-    assert isinstance(changed, p.AgentChanged) and changed.agent.limit_usd == Decimal(3)
+    assert isinstance(changed, p.AgentReply) and changed.agent.limit_usd == Decimal(3)
     details = await gw.plane.api.handle(p.ShowAgent(id=2, agent="claude"))
-    assert isinstance(details, p.AgentDetails) and details.agent.gateway
+    assert isinstance(details, p.ShowAgentReply) and details.agent.gateway
     assert shown(details).splitlines() == [
         "claude (from agents.yaml; a gateway agent)",
         "  model      scripted-model (scripted-anthropic)",
@@ -306,7 +306,7 @@ async def test_a_gateway_agent_is_shown_and_edited_as_what_applies_to_it(
         "  today      $0.00 spent · idle",
     ]
     demo = await gw.plane.api.handle(p.ShowAgent(id=3, agent="demo"))
-    assert isinstance(demo, p.AgentDetails) and not demo.agent.gateway
+    assert isinstance(demo, p.ShowAgentReply) and not demo.agent.gateway
     assert "  workspace  " in shown(demo)
 
 

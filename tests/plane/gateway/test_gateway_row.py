@@ -46,7 +46,7 @@ async def status_line(gw: GatewayPlane) -> list[str]:
 
 async def show(gw: GatewayPlane) -> str:
     details = await gw.plane.api.handle(p.ShowAgent(id=1, agent="claude"))
-    assert isinstance(details, p.AgentDetails)
+    assert isinstance(details, p.ShowAgentReply)
     return shown(details)
 
 
