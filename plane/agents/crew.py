@@ -151,7 +151,7 @@ class Crew:
             for message in ran.messages:
                 self._services.emit(MessageAppended(message=message))
             await self.publish(agent)
-            if text[1:].split()[1:2] == ["fleet"]:  # a fleet limit may free any agent
+            if text[1:].split()[1:2] in (["fleet"], ["group"]):  # it may free any agent
                 for other in self.workers:
                     self.wake(other)
             else:
@@ -257,7 +257,7 @@ class Crew:
         is one a new day's empty spend is under; a zero ceiling (a pause) and
         an unpriced model wait for the operator, whatever the day."""
         services = self._services
-        if hold is not None and hold.reason == "fleet" and services.gate.ceilings.fleet():
+        if hold is not None and services.gate.above_agent(agent, hold.reason):
             return services.gate.resets_at()
         if hold is None or hold.reason != "ceiling" or not services.gate.ceilings.of(agent):
             return None
@@ -327,11 +327,12 @@ class Crew:
         defaults = services.config.defaults
         day = await services.ledger.today()
         fleet_spent = await services.ledger.fleet_today()  # once, for every row's gate
+        groups = await services.gate.ceilings.groups.states(services.ledger)  # and each group's
         return Snapshot(
             day=day,
             now=now,
             resets_at=services.gate.resets_at(),
-            agents=await self._states(fleet_spent),
+            agents=await self._states(fleet_spent, {g.name: g.spend_today_usd for g in groups}),
             models=self._services.roster.offered,
             default_model=defaults.model,
             default_limit_usd=defaults.limit_usd,
@@ -342,9 +343,12 @@ class Crew:
             ),
             fleet_spend_today_usd=fleet_spent,
             fleet_limit_usd=services.gate.ceilings.fleet(),
+            groups=groups,
         )
 
-    async def _states(self, fleet_spent: Decimal) -> list[AgentState]:
+    async def _states(
+        self, fleet_spent: Decimal, group_spent: dict[str, Decimal] | None = None
+    ) -> list[AgentState]:
         """Every row; an agent deleted while they are read is left out. The
         waiting counts are read once for all (memory, or one grouped query),
         and so is the fleet's spend (`fleet_spent`, for the gate's fleet
@@ -354,7 +358,8 @@ class Crew:
         for name in list(self.workers):
             try:
                 worker = self.workers[name]
-                states.append(await self._state(name, await worker.hold(fleet_spent), waiting))
+                hold = await worker.hold(fleet_spent, group_spent)
+                states.append(await self._state(name, hold, waiting))
             except KeyError:
                 continue
         return states

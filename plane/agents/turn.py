@@ -33,7 +33,7 @@ from plane.economy.autocompact import (
 from plane.economy.compaction import compact
 from plane.economy.repomap.map import layer
 from plane.errors import ContextOverflow, ProviderError
-from plane.money.ledger import FleetFull
+from plane.money.ledger import Full
 from plane.providers.base import ChatMessage, CompletionRequest, ToolCall, ToolSpec
 from plane.wire.protocol import ConversationMessage, MessageKind, Usage
 
@@ -63,8 +63,10 @@ class TurnResult:
     """The provider refused the prompt as longer than the model's context:
     nothing of this turn is kept in the model's history."""
     held: bool = False
-    """Stopped by the fleet's ceiling at a call's admission: what it was
-    answering stays waiting, for the turn after the hold."""
+    """Stopped by the fleet's ceiling (or its group's) at a call's admission:
+    what it was answering stays waiting, for the turn after the hold."""
+    held_by: str = "fleet"
+    """Which: the hold's reason, said once a spell."""
 
 
 class Turn:
@@ -233,16 +235,12 @@ class Turn:
             self.result.ok = False
             await self.say("plane", failed_notice(str(exc)))
             return None
-        except FleetFull as full:
+        except Full as full:
             # Refused at admission (nothing was sent or written): the turn
             # ends, and what it was answering waits for the next one.
             self.result.ok = False
-            self.result.held = True
-            flying = await self.services.ledger.fleet_in_flight()
-            notice = self.services.gate.fleet_notice(
-                self.spec.name, full.spent, full.ceiling, flying
-            )
-            await self.say("plane", notice)
+            self.result.held, self.result.held_by = True, full.scope
+            await self.say("plane", await self.services.gate.full_notice(self.spec.name, full))
             return None
         self.result.cost += metered.charge.cost_usd
         self.result.usage = self.result.usage + metered.completion.usage

@@ -47,7 +47,8 @@ from plane.history.conversation import Conversation
 from plane.history.transcript import Transcript
 from plane.home import Home, say_state
 from plane.money.burn import Burn
-from plane.money.gate import Ceilings, Gate
+from plane.money.ceilings import Ceilings
+from plane.money.gate import Gate
 from plane.money.ledger import Ledger
 from plane.money.pricing import Pricer
 from plane.money.savings import Savings
@@ -202,7 +203,9 @@ class Plane:
         await roster.load()
         ceilings = Ceilings(db, self.clock)
         await ceilings.load(
-            {spec.name: spec.ceiling_from_file for spec in roster}, self.config.fleet.limit_usd
+            {spec.name: spec.ceiling_from_file for spec in roster},
+            self.config.fleet.limit_usd,
+            {name: (g.limit_usd, frozenset(g.agents)) for name, g in self.config.groups.items()},
         )
         services = self.services = Services(
             config=self.config,
@@ -282,7 +285,11 @@ class Plane:
             self._http_listener = HttpListener(
                 gateway,
                 SHUTDOWN_GRACE_S,
-                metrics=Metrics(crew.snapshot, db).scrape,
+                metrics=Metrics(
+                    crew.snapshot,
+                    db,
+                    tags={tag: t.limit_usd for tag, t in self.config.tags.items()},
+                ).scrape,
                 token=self.home.make_token(),
                 approve=None if self._approve is None else self._approve.handle,
             )

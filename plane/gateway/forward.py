@@ -40,16 +40,13 @@ from plane.errors import NoSuchAgent, ProviderError, UnknownPrice
 from plane.gateway.admission import WAIT_S, Admission
 from plane.gateway.apis import Bill, Wire, event_data, sse_events
 from plane.gateway.asked import Asked
+from plane.gateway.carried import session_of, tag_of
 from plane.gateway.estimate import Estimate
 from plane.gateway.keys import Keys
 from plane.gateway.learned import Learning, Settled
+from plane.gateway.prompt_parts import pieces_of
 from plane.gateway.refused import GatewayRefused
-from plane.gateway.routing import (
-    Upstream,
-    presented_key,
-    session,
-    upstream,
-)
+from plane.gateway.routing import Upstream, presented_key, upstream
 from plane.money.gate import Hold
 from plane.money.pricing import Priced
 from plane.providers import connections
@@ -173,9 +170,13 @@ class Gateway:
                 model = EMBEDDED_MODEL  # it answers as itself whatever it is called: metered so
             wide = "context-1m" in headers.get("anthropic-beta", "")
             asked = wire.asked(body)
-            call, estimate = await self.admission.open(wire, spec, model, asked, wide)
+            tag = tag_of(headers, body, wire.upstream_kind)
+            client_session = session_of(headers, body)
+            call, estimate = await self.admission.open(
+                wire, spec, model, asked, wide, tag=tag, session=client_session
+            )
             opened = _Call(
-                call, wire, spec, provider, model, body, asked, estimate, saved, session(headers)
+                call, wire, spec, provider, model, body, asked, estimate, saved, client_session, tag
             )
         except GatewayRefused as refused:
             shaped = refused.body or wire.error(refused.status, str(refused))
@@ -340,7 +341,9 @@ class Gateway:
         if price is None:
             charge = await settle(call.id, bill.usage, Decimal(0), UNPRICED, estimated=True)
             return _Charged(charge.cost_usd, charge.day, bill.usage, line, unpriced=True)
-        charge = await settle(call.id, bill.usage, price.cost_usd, price.source)
+        pieces = pieces_of(call.wire.upstream_kind, call.wire.path, call.body)
+        parts = services.pricer.attribute(model, pieces, bill.usage, price.cost_usd)
+        charge = await settle(call.id, bill.usage, price.cost_usd, price.source, parts=parts)
         expected = Usage(input_tokens=call.estimate.prompt, output_tokens=bill.usage.output_tokens)
         learned = Settled(
             call.id,
@@ -362,6 +365,8 @@ class Gateway:
         line = charged.line + f" · {UNPRICED if charged.unpriced else turn_cost(charged.cost)}"
         if call.saved:
             line += f" · compression saved {tokens(call.saved)} chars"
+        if call.tag:
+            line += f" · tag {call.tag}"
         if call.session:
             line += f" · session {call.session}"
         if services.savings is not None:  # the charts' and /metrics' "compression saved"
@@ -422,7 +427,9 @@ class _Call:
     saved: int
     """Characters compression took out of the request."""
     session: str | None
-    """The client's session, as its headers name it."""
+    """The client's session, as its headers (or Claude Code's metadata) name it."""
+    tag: str | None = None
+    """What the work is for, as the call carried it (`plane.gateway.carried`)."""
 
 
 def _body(raw: bytes) -> dict[str, Any]:

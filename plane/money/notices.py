@@ -10,6 +10,7 @@ $0.02 ceiling` would read as a contradiction.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
@@ -36,34 +37,67 @@ def held(agent: str, ceiling: Decimal, spent: Decimal, resets_in: str) -> str:
     )
 
 
-def too_dear(agent: str, likely: Decimal, left: Decimal, ceiling: Decimal, resets_in: str) -> str:
+@dataclass(frozen=True)
+class Whose:
+    """Whose ceiling a gateway call is weighed against: the agent's own, its
+    group's or its tag's, as the sentences name it."""
+
+    ceiling: str = "its"
+    """`its`, `its group research's`, `the tag ticket-123's`."""
+    raised: str = "the limit"
+    """What raising it is called: `the limit`, `the group limit`, …"""
+    calls: str = "calls"
+    """Whose calls in flight: the agent's (`calls`), or the group's or tag's."""
+
+
+ITS = Whose()
+
+
+def too_dear(
+    agent: str,
+    likely: Decimal,
+    left: Decimal,
+    ceiling: Decimal,
+    resets_in: str,
+    whose: Whose = ITS,
+) -> str:
     """Why a call is refused before it is sent: its own likely cost does not
     fit in what is left today, whatever the calls in flight do."""
     return (
         f"{agent} is not answering this call: it would cost about {usd(likely)}, and "
-        f"{usd(left)} is left of its {usd_exact(ceiling)} daily ceiling today; it answers "
-        f"calls that fit at 00:00 UTC, in {resets_in}, or when the limit is raised."
+        f"{usd(left)} is left of {whose.ceiling} {usd_exact(ceiling)} daily ceiling today; it "
+        f"answers calls that fit at 00:00 UTC, in {resets_in}, or when {whose.raised} is raised."
     )
 
 
 def in_flight(
-    agent: str, flying: Decimal, likely: Decimal, left: Decimal, ceiling: Decimal, retry_s: int
+    agent: str,
+    flying: Decimal,
+    likely: Decimal,
+    left: Decimal,
+    ceiling: Decimal,
+    retry_s: int,
+    whose: Whose = ITS,
 ) -> str:
     """Why a call that would fit alone waits: the calls in flight may fill the day."""
+    said = f"{agent}'s calls" if whose is ITS else f"the {whose.calls}"
     return (
-        f"{agent}'s calls in flight (about {usd(flying)}) and this one (about {usd(likely)}) "
-        f"would take more than the {usd(left)} left of its {usd_exact(ceiling)} daily "
-        f"ceiling today; it waits for them to settle: retry in {retry_s} seconds."
+        f"{said} in flight (about {usd(flying)}) and this one (about {usd(likely)}) "
+        f"would take more than the {usd(left)} left of {whose.ceiling} {usd_exact(ceiling)} "
+        f"daily ceiling today; it waits for them to settle: retry in {retry_s} seconds."
     )
 
 
-def may_overshoot(agent: str, left: Decimal, ceiling: Decimal, retry_s: int) -> str:
+def may_overshoot(
+    agent: str, left: Decimal, ceiling: Decimal, retry_s: int, whose: Whose = ITS
+) -> str:
     """Why a call waits while the calls in flight, if each cost all it may,
     would take the day more than one call past the ceiling."""
+    said = f"{agent}'s calls" if whose is ITS else f"the {whose.calls}"
     return (
-        f"{agent}'s calls in flight, if they cost all they may, would take it more than one "
-        f"call past its {usd_exact(ceiling)} daily ceiling ({usd(left)} is left today); "
-        f"this call waits for them to settle: retry in {retry_s} seconds."
+        f"{said} in flight, if they cost all they may, would take it more than one "
+        f"call past {whose.ceiling} {usd_exact(ceiling)} daily ceiling ({usd(left)} is left "
+        f"today); this call waits for them to settle: retry in {retry_s} seconds."
     )
 
 
