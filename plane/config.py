@@ -419,6 +419,41 @@ class FleetConfig(Block):
     store. Omit it for no fleet ceiling."""
 
 
+GROUP_NAME = AGENT_NAME
+GROUP_NAME_RULE = AGENT_NAME_RULE
+
+TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/+=-]{0,63}$")
+TAG_RULE = "1–64 characters: letters, digits and . _ : @ / + = -, starting with a letter or digit"
+"""What a gateway call's tag may be (`x-plane-tag`, or the client's metadata):
+short and plain, so it reads in a line of the conversation and a label of
+/metrics, and no header can smuggle anything into either."""
+
+
+class GroupConfig(Block):
+    """Agents whose spend is also counted together, as a project or a team:
+    the group's ceiling sits between each agent's and the fleet's."""
+
+    limit_usd: Limit | None = Field(default=None, alias="limitUsd")
+    """The group's agents together, per UTC day, across every plane on the
+    store. Omit it for no group ceiling (its spend is still counted, and
+    `plane ledger --summary --by group` sums it). `/limit group NAME …`
+    sets it from the keyboard, and that value replaces this one."""
+    agents: list[str] = Field(default_factory=list, max_length=10_000)
+    """The agents of `agents:` in the group. An agent is in one group at
+    most: its ceilings stay a chain (agent ≤ group ≤ fleet), each call is
+    admitted against one group, and the groups' sums add up to the fleet's.
+    A gateway agent may be in a group."""
+
+
+class TagConfig(Block):
+    """A tag gateway calls may carry (README, "Budgets by purpose")."""
+
+    limit_usd: Limit | None = Field(default=None, alias="limitUsd")
+    """What calls carrying this tag may spend together, per UTC day, whichever
+    gateway agent makes them; past it a call with the tag is refused, with the
+    tag named, in its client's error shape."""
+
+
 STORE_RULE = "a postgresql:// URL (omit `store` for the SQLite file in the plane's home)"
 
 
@@ -447,6 +482,13 @@ class Config(Block):
     several planes share (README, "Several machines"). `PLANE_STORE`, when
     set, is used instead."""
     fleet: FleetConfig = FleetConfig()
+    groups: dict[str, GroupConfig] = Field(default_factory=dict, max_length=1_000)
+    """Groups of agents by what their work is for (a project, a team), each
+    with its own daily ceiling between its agents' and the fleet's."""
+    tags: dict[str, TagConfig] = Field(default_factory=dict, max_length=1_000)
+    """Tags gateway calls may carry (`x-plane-tag`, or the client's metadata)
+    that have a daily ceiling of their own. A call may carry any other tag:
+    the ledger keeps it, and no ceiling binds it."""
 
     @field_validator("store")
     @classmethod
@@ -457,6 +499,7 @@ class Config(Block):
 
     _source: str = PrivateAttr("agents.yaml")
     _tree: Any = PrivateAttr(None)
+    _member_of: dict[str, str] | None = PrivateAttr(None)
     """The YAML as read, kept so a problem found after loading still names its line."""
 
     def explain(self, loc: list[str], message: str) -> str:
@@ -488,6 +531,12 @@ class Config(Block):
         if block is not None and block.mcp is not None:
             servers.update(block.mcp.servers)
         return servers
+
+    def group_of(self, agent: str) -> str | None:
+        """The group `agent` is in (None: none)."""
+        if self._member_of is None:  # asked at every call's admission: a map, made once
+            self._member_of = {a: name for name, g in self.groups.items() for a in g.agents}
+        return self._member_of.get(agent)
 
     def model_of(self, agent: AgentConfig) -> str:
         return agent.model or self.defaults.model
@@ -540,6 +589,29 @@ def incoherence(config: Config) -> tuple[list[str], str] | None:
                 f"${agent.limit_usd:.2f} is above defaults.limitUsd ${default:.2f}; "
                 "an agent's own block can only narrow the default"
             )
+    return _groups_incoherence(config)
+
+
+def _groups_incoherence(config: Config) -> tuple[list[str], str] | None:
+    """A group or tag name that is not one, an agent no block names, an agent
+    in two groups."""
+    seen: dict[str, str] = {}
+    for name, group in config.groups.items():
+        if not GROUP_NAME.match(name):
+            return ["groups", name], f"not a valid group name ({GROUP_NAME_RULE})"
+        for index, agent in enumerate(group.agents):
+            where = ["groups", name, "agents", str(index)]
+            if agent not in config.agents:
+                return where, f"{agent!r} is not one of the agents of `agents:`"
+            if agent in seen:
+                return where, (
+                    f"{agent!r} is in group {seen[agent]!r} already; an agent is in one group "
+                    "at most, so its ceilings stay a chain (agent, group, fleet)"
+                )
+            seen[agent] = name
+    for tag in config.tags:
+        if not TAG.match(tag):
+            return ["tags", tag], f"not a valid tag ({TAG_RULE})"
     return None
 
 

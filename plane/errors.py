@@ -54,9 +54,15 @@ sentence (none reaches a user as it is):
     │                              message is the reply
     ├── GatewayRefused             (gateway.refused) a gateway call refused before the ledger,
     │                              answered as the client's API says an error
-    ├── FleetFull                  (money.ledger) a call refused at admission: the fleet's ceiling
+    ├── Full                       (money.budgets) a call refused at admission by a ceiling above
+    │   │                          its agent's (nothing written): said as the hold it is
+    │   ├── FleetFull              (money.budgets) the fleet's ceiling
+    │   ├── GroupFull              (money.budgets) its agent's group's ceiling
+    │   └── TagFull                (money.budgets) its tag's ceiling (a gateway call's)
     ├── AlreadyAnswered            (money.approvals) an alert's offer answered by another request
     │                              first: the link says it was used
+    ├── _UpstreamCut               (gateway.forward, private to it) the upstream broke a stream:
+    │                              its client's connection is broken too, the call settled
     └── Failed                     (tools.mcp.link, private to tools.mcp) an MCP server that could
                                    not do what was asked: the tool's result says so
     ruamel.yaml's ScannerError

@@ -1,6 +1,8 @@
 """The spend screen (ctrl+g), from a real plane with a month of real turns:
 demo's charts (spend.svg), then the fleet's (`f`) scrolled to its last 30
-days stacked by agent (spend-fleet.svg).
+days stacked by agent (spend-fleet.svg), and by group (`b` twice:
+spend-groups.svg); then it prints that plane's `plane ledger --summary --by
+group` and `--by tool`, the README's examples.
 
     .venv/bin/python screenshots/spend.py
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -60,20 +63,29 @@ agents:
   demo: {{}}
   builder: {{}}
   reviewer: {{}}
+  scout: {{}}
+groups:
+  product: {{limitUsd: 12, agents: [demo, builder]}}
+  review: {{limitUsd: 3, agents: [reviewer]}}
 """
 LISTING = 'for i in $(seq 1 {lines}); do echo "Setting up libfoo$i (1.2.$i) ..."; done'
 
 
-async def turn(plane: Plane, llm: ScriptedLLM, agent: str, tokens: int, listing: int = 0) -> None:
+async def turn(
+    plane: Plane, llm: ScriptedLLM, agent: str, tokens: int, listing: int = 0, look: bool = False
+) -> None:
     """One real turn through the plane; a `listing` of that many lines runs a
-    command whose long output compression shortens (what the charts show as saved)."""
+    command whose long output compression shortens (what the charts show as
+    saved); `look` lists the workspace first (the day by tool's second tool)."""
+    if look:
+        llm.reply("", tool_calls=[("list_files", {"path": "."})], usage=Usage())
     if listing:
         command = LISTING.format(lines=listing)
         llm.reply("", tool_calls=[("run_command", {"command": command})], usage=Usage())
     llm.reply("Done.", usage=Usage(input_tokens=tokens, cache_read_tokens=tokens // 2))
     watching = plane.bus.subscribe()
     try:
-        await plane.api.send(agent, "carry on")
+        await plane.api.handle(p.Send(agent=agent, text="carry on"))
         while True:
             event = await asyncio.wait_for(watching.next(), 30)
             if isinstance(event, p.TurnFinished) and event.agent == agent:
@@ -92,14 +104,16 @@ async def month(plane: Plane, clock: ManualClock, llm: ScriptedLLM) -> None:
             await clock.set(START + timedelta(days=day, hours=1 + n * 3 + day % 2))
             listing = 100 + (day * 53) % 400 if n == 1 and day % 3 else 0
             await turn(plane, llm, "demo", 6_000 + (day * 977 + n * 3331) % 9_000, listing)
-            await turn(plane, llm, "builder", 3_000 + (day * 613) % 5_000)
+            await turn(plane, llm, "builder", 3_000 + (day * 613) % 5_000, look=n == 0)
         if day % 4 == 0:
             await turn(plane, llm, "reviewer", 4_000)
+        if day % 5 == 2:
+            await turn(plane, llm, "scout", 2_500, 150)
     today = START + timedelta(days=30)
     for hour, tokens in ((8, 9_000), (9, 14_000), (11, 6_000), (14, 21_000), (15, 8_000)):
         await clock.set(today.replace(hour=hour))
         await turn(plane, llm, "demo", tokens, 300 if hour in (9, 14) else 0)
-        await turn(plane, llm, "builder", tokens // 3)
+        await turn(plane, llm, "builder", tokens // 3, look=hour == 9)
     await clock.set(today.replace(hour=16, minute=5))
 
 
@@ -145,10 +159,36 @@ async def main() -> None:
                 (OUT / "spend-fleet.svg").write_text(app.export_screenshot(title="plane"))
                 png = to_png(OUT / "spend-fleet.svg")
                 print("screenshots/spend-fleet.svg" + (f" + {png.name}" if png else ""))
+                await pilot.press("b", "b")  # by model, then by group
+                while "by group" not in str(app.screen.query_one("#stack-title").render()):
+                    await pilot.pause(0.05)
+                for _ in range(6):
+                    await pilot.pause(0.05)
+                legend = app.screen.query_one("#legend")
+                app.screen.query_one("#panel").scroll_to_widget(legend, animate=False, top=False)
+                for _ in range(6):
+                    await pilot.pause(0.05)
+                (OUT / "spend-groups.svg").write_text(app.export_screenshot(title="plane"))
+                png = to_png(OUT / "spend-groups.svg")
+                print("screenshots/spend-groups.svg" + (f" + {png.name}" if png else ""))
+            summaries(home)
         finally:
             plane.stop_event.set()
             await plane.shutdown()
             shutil.rmtree(workdir, ignore_errors=True)
+
+
+def summaries(home: Home) -> None:
+    """`plane ledger --summary` by group and by tool, on this plane's ledger."""
+    day = (START + timedelta(days=30)).date().isoformat()
+    for by in ("group", "tool"):
+        args = ["ledger", "--summary", "--by", by, "--day", day, "--days", "30"]
+        print(f"\n$ plane {' '.join(args)}")
+        env = {**os.environ, "PLANE_HOME": str(home.root)}
+        shown = subprocess.run(
+            [sys.executable, "-m", "plane", *args], env=env, capture_output=True, text=True
+        )
+        print(shown.stdout or shown.stderr, end="")
 
 
 if __name__ == "__main__":

@@ -160,7 +160,7 @@ REPLY_FIELDS = {
         "type", "id", "agent", "ceiling_from", "made", "workspace", "bookings", "sessions",
         "session_messages",
     ],
-    "spend_history": ["type", "id", "day", "agent", "hours", "days", "top", "models"],
+    "spend_history": ["type", "id", "day", "agent", "hours", "days", "top", "models", "tools"],
     "spend_stack": ["type", "id", "day", "by", "series"],
     "error": ["type", "id", "code", "message"],
 }  # fmt: skip

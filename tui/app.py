@@ -148,7 +148,10 @@ class PlaneApp(App[None]):
         """Spend over time for the selected agent (tui/screens/spend.py)."""
         if not isinstance(self.screen, SpendScreen):
             chosen = self.main_screen.selected
-            self.push_screen(SpendScreen(self.link, chosen, self.store.agent_changed))
+            grouped = bool(self.store.groups)
+            self.push_screen(
+                SpendScreen(self.link, chosen, self.store.agent_changed, grouped=grouped)
+            )
 
     def action_help(self) -> None:
         """The keys and the rows' legend (F1 anywhere, `?` in the list); F1 again closes it."""

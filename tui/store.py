@@ -32,6 +32,7 @@ from plane.wire.protocol import (
     DayRolled,
     Event,
     FleetChanged,
+    GroupState,
     MessageAppended,
     Snapshot,
     StoreChanged,
@@ -137,6 +138,8 @@ class Store:
         """For each model, the tools a new agent on it gets unless told otherwise."""
         self.day: date | None = None
         self.fleet_limit_usd: Decimal | None = None
+        self.groups: list[GroupState] = []
+        """The groups of agents (agents.yaml's `groups:`), as the snapshot said."""
         self.store_unreachable_since: datetime | None = None
         """Since when the plane's shared store is away (None: it is there)."""
         """The fleet's daily ceiling, across every plane of the store (None: none)."""
@@ -210,6 +213,7 @@ class Store:
         self.tool_defaults = dict(snapshot.tool_defaults)
         self.day = snapshot.day
         self.fleet_limit_usd = snapshot.fleet_limit_usd
+        self.groups = list(snapshot.groups)
         self.store_unreachable_since = snapshot.store_unreachable_since
         listed = sum((a.spend_today_usd for a in snapshot.agents), Decimal(0))
         whole = snapshot.fleet_spend_today_usd

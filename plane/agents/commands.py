@@ -20,12 +20,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
+from plane.agents.group_limit import group_limit
 from plane.agents.services import Services
 from plane.agents.session import new_session
 from plane.money.limits import (
     BadLimit,
     fleet_set_reply,
     fleet_standing,
+    not_own,
     parse_fleet_limit,
     parse_limit,
     raised_note,
@@ -67,6 +69,8 @@ async def _limit(services: Services, agent: str, arg: str) -> str:
     first, rest = _word(arg)
     if first.lower() == "fleet":
         return await _fleet_limit(services, rest)
+    if first.lower() == "group":
+        return await group_limit(services, rest)
     spent = await services.ledger.spend_today(agent)
     ceilings = services.gate.ceilings
     if not arg:
@@ -119,7 +123,8 @@ COMMANDS: dict[str, Command] = {
             "limit",
             "/limit [AMOUNT|off]",
             "show today's spend and the daily ceiling, set it (/limit 5), "
-            "or remove it (/limit off); /limit fleet does the same for all agents together",
+            "or remove it (/limit off); /limit fleet does the same for all agents together, "
+            "/limit group NAME for a group's",
             _limit,
         ),
         Command(
@@ -199,6 +204,8 @@ async def ask_limit(
     has = services.gate.ceilings.of(agent)
     spent = await services.ledger.spend_today(agent)
     try:
+        if _word(raw)[0].lower() in ("group", "fleet"):  # never another's: the operator's
+            raise BadLimit(not_own(raw))
         value = parse_limit(raw)
     except BadLimit as exc:
         reply = str(exc)

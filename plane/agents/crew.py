@@ -138,7 +138,7 @@ class Crew:
         for message in ran.messages:
             self._services.emit(MessageAppended(message=message))
         await self._rows.publish(agent)
-        if text[1:].split()[1:2] == ["fleet"]:
+        if text[1:].split()[1:2] in (["fleet"], ["group"]):  # it may free any agent
             for other in self.workers:
                 self.workers.wake(other)
         else:

@@ -16,11 +16,13 @@ nothing): otherwise the call is closed as failed, unsent, and the turn ends
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
 from plane.agents.services import Services
 from plane.errors import LeaseLost, ProviderError, UnknownPrice
+from plane.money.attribution import Piece, of_request
 from plane.money.ledger import Charge
 from plane.providers.base import BrokenReply, Completion, CompletionRequest
 from plane.wire.protocol import TextDelta, Usage
@@ -62,6 +64,7 @@ async def metered_call(
         estimate,
         "estimate" if known else UNPRICED,  # in flight, cut or swept: never read as $0
         fleet_ceiling=services.gate.ceilings.fleet(),
+        group=services.gate.ceilings.groups.budget(agent),
     )
     if ledger.plane is not None and not services.ownership.owns(agent):
         await ledger.fail(call)  # not sent: nothing was bought
@@ -80,21 +83,36 @@ async def metered_call(
     except ProviderError:
         await ledger.fail(call)
         raise
+    pieces = () if completion.usage_estimated else of_request(request)
     charge, priced = await _settle(
-        services, call, request.model, completion.usage, estimated=completion.usage_estimated
+        services,
+        call,
+        request.model,
+        completion.usage,
+        estimated=completion.usage_estimated,
+        pieces=pieces,
     )
     return Metered(completion, charge, priced)
 
 
 async def _settle(
-    services: Services, call: int, model: str, usage: Usage, *, estimated: bool
+    services: Services,
+    call: int,
+    model: str,
+    usage: Usage,
+    *,
+    estimated: bool,
+    pieces: Sequence[Piece] = (),
 ) -> tuple[Charge, bool]:
+    """Settle the call; with the request's `pieces`, its cost is attributed
+    to them (cost by tool) in the same transaction."""
     try:
         price = services.pricer.price(model, usage)
     except UnknownPrice:
         charge = await services.ledger.settle(call, usage, Decimal(0), UNPRICED, estimated=True)
         return charge, False
+    parts = services.pricer.attribute(model, pieces, usage, price.cost_usd) if pieces else ()
     charge = await services.ledger.settle(
-        call, usage, price.cost_usd, price.source, estimated=estimated
+        call, usage, price.cost_usd, price.source, estimated=estimated, parts=parts
     )
     return charge, True

@@ -21,6 +21,7 @@ the refusal is the tool's result, which the model reads).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -30,7 +31,8 @@ from plane.agents.roster import AgentSpec
 from plane.agents.session import Saved
 from plane.agents.toolsets import described
 from plane.clock import until
-from plane.money.gate import AtCeiling, AtFleetCeiling, Hold, Paused, TooDear, Unpriced
+from plane.money.budgets import Full
+from plane.money.gate import AboveAgent, AtCeiling, Hold, Paused, TooDear, Unpriced
 from plane.money.ledger import Interrupted
 from plane.wire.words import UNPRICED, pace, spend_against, tokens, turn_cost, usd, usd_exact
 
@@ -43,17 +45,16 @@ def why(hold: Hold, now: datetime) -> str:
         case Paused():
             return paused_by_operator(hold.agent)
         case Unpriced():
-            return unpriced_held(hold.agent, hold.model, fleet=hold.fleet)
+            return unpriced_held(hold.agent, hold.model, hold.scope, hold.name)
         case AtCeiling():
             notice = held(hold.agent, hold.ceiling, hold.spent, until(now, hold.resets_at))
             return notice if hold.behind is None else f"{notice} {clock_behind(*hold.behind)}"
-        case AtFleetCeiling():
-            return fleet_held(
-                hold.agent, hold.spent, hold.ceiling, hold.flying, until(now, hold.resets_at)
-            )
+        case AboveAgent():
+            return above_agent(hold.agent, hold.full, hold.flying, until(now, hold.resets_at))
         case TooDear():
             resets_in = until(now, hold.resets_at)
-            return too_dear(hold.agent, hold.likely, hold.left, hold.ceiling, resets_in)
+            whose = whose_ceiling(hold.scope, hold.name)
+            return too_dear(hold.agent, hold.likely, hold.left, hold.ceiling, resets_in, whose)
     raise TypeError(f"a hold with no words: {hold!r}")
 
 
@@ -85,31 +86,61 @@ def clock_behind(clock_day: date, day: date) -> str:
     )
 
 
-def fleet_held(
-    agent: str, spent: Decimal, fleet: Decimal, flying: Decimal | None, resets_in: str
-) -> str:
-    """`spent` counts the calls in flight at their estimates (`flying`,
-    None: not known): it is said to be spent only when none is."""
-    where = "at" if spent == fleet else "over"
-    figure = spend_against(spent, fleet)
-    if flying == 0:
-        said = f"the fleet has spent {figure} today"
-    else:
-        said = f"the fleet's calls today come to {figure} with those in flight"
+def above_agent(agent: str, full: Full, flying: Decimal | None, resets_in: str) -> str:
+    """Why a call was refused at admission, or an agent is held by a ceiling
+    above its own (the fleet's, its group's, its tag's). `full.spent` counts
+    calls in flight at their estimates (`flying`, None: not known): it is
+    said to be spent only when none is."""
+    figure = spend_against(full.spent, full.ceiling)
+    ceiling = usd_exact(full.ceiling)
+    whose = full.whose(full.name)  # the group's
+    if full.scope == "fleet":
+        where = "at" if full.spent == full.ceiling else "over"
+        said = (
+            f"the fleet has spent {figure} today"
+            if flying == 0
+            else f"the fleet's calls today come to {figure} with those in flight"
+        )
+        return (
+            f"{agent} is not answering: {said}, {where} its {ceiling} daily ceiling; it "
+            f"answers at 00:00 UTC, in {resets_in}, or when the fleet limit is raised."
+        )
+    if full.scope == "group":
+        said = (
+            f"{whose} has spent {figure} of {ceiling} today"
+            if flying == 0
+            else f"{whose}'s calls today come to {figure} of {ceiling} with those in flight"
+        )
+        return (
+            f"{agent} is held: {said}; it answers at 00:00 UTC, in {resets_in}, or when the "
+            "group limit is raised."
+        )
+    said = (
+        f"calls tagged {full.name} have spent {figure} of {ceiling} today"
+        if flying == 0
+        else f"calls tagged {full.name} come to {figure} of {ceiling} today with those in flight"
+    )
     return (
-        f"{agent} is not answering: {said}, {where} its {usd_exact(fleet)} daily ceiling; "
-        f"it answers at 00:00 UTC, in {resets_in}, or when the fleet limit is raised."
+        f"{agent} is not answering this call: {said}; calls with the tag go again at 00:00 "
+        f"UTC, in {resets_in}, or when its ceiling (tags: in agents.yaml) is raised."
     )
 
 
-def unpriced_held(agent: str, model: str, *, fleet: bool = False) -> str:
-    """Why an agent under a ceiling (its own, or the fleet's) takes no turn on a model
-    with no price."""
-    if fleet:
+def unpriced_held(agent: str, model: str, scope: str = "agent", group: str = "") -> str:
+    """Why an agent under a ceiling (its own, its group's or the fleet's)
+    takes no turn on a model with no price."""
+    if scope == "fleet":
         return (
             f"{agent} is not answering: no price is known for {model}, and the fleet "
             "is under a ceiling, which counts every turn. Add the model under "
             "`pricing:` in agents.yaml, or remove the fleet limit with /limit fleet off."
+        )
+    if scope == "group":
+        return (
+            f"{agent} is not answering: no price is known for {model}, and its group "
+            f"{group} is under a ceiling, which counts every turn. Add the model "
+            "under `pricing:` in agents.yaml, or remove the group limit with "
+            f"/limit group {group} off."
         )
     return (
         f"{agent} is not answering: no price is known for {model}, and an agent "
@@ -118,34 +149,76 @@ def unpriced_held(agent: str, model: str, *, fleet: bool = False) -> str:
     )
 
 
-def too_dear(agent: str, likely: Decimal, left: Decimal, ceiling: Decimal, resets_in: str) -> str:
+@dataclass(frozen=True)
+class Whose:
+    """Whose ceiling a gateway call is weighed against: the agent's own, its
+    group's or its tag's, as the sentences name it."""
+
+    ceiling: str = "its"
+    """`its`, `its group research's`, `the tag ticket-123's`."""
+    raised: str = "the limit"
+    """What raising it is called: `the limit`, `the group limit`, …"""
+    calls: str = "calls"
+    """Whose calls in flight: the agent's (`calls`), or the group's or tag's."""
+
+
+ITS = Whose()
+
+
+def whose_ceiling(scope: str, name: str = "") -> Whose:
+    """`scope` (`agent`, `group`, `tag`) as the sentences name it."""
+    if scope == "group":
+        return Whose(f"its group {name}'s", "the group limit", f"group {name}'s calls")
+    if scope == "tag":
+        return Whose(f"the tag {name}'s", "that ceiling", f"calls tagged {name}")
+    return ITS
+
+
+def too_dear(
+    agent: str,
+    likely: Decimal,
+    left: Decimal,
+    ceiling: Decimal,
+    resets_in: str,
+    whose: Whose = ITS,
+) -> str:
     """Why a call is refused before it is sent: its own likely cost does not
     fit in what is left today, whatever the calls in flight do."""
     return (
         f"{agent} is not answering this call: it would cost about {usd(likely)}, and "
-        f"{usd(left)} is left of its {usd_exact(ceiling)} daily ceiling today; it answers "
-        f"calls that fit at 00:00 UTC, in {resets_in}, or when the limit is raised."
+        f"{usd(left)} is left of {whose.ceiling} {usd_exact(ceiling)} daily ceiling today; it "
+        f"answers calls that fit at 00:00 UTC, in {resets_in}, or when {whose.raised} is raised."
     )
 
 
 def in_flight(
-    agent: str, flying: Decimal, likely: Decimal, left: Decimal, ceiling: Decimal, retry_s: int
+    agent: str,
+    flying: Decimal,
+    likely: Decimal,
+    left: Decimal,
+    ceiling: Decimal,
+    retry_s: int,
+    whose: Whose = ITS,
 ) -> str:
     """Why a call that would fit alone waits: the calls in flight may fill the day."""
+    said = f"{agent}'s calls" if whose is ITS else f"the {whose.calls}"
     return (
-        f"{agent}'s calls in flight (about {usd(flying)}) and this one (about {usd(likely)}) "
-        f"would take more than the {usd(left)} left of its {usd_exact(ceiling)} daily "
-        f"ceiling today; it waits for them to settle: retry in {retry_s} seconds."
+        f"{said} in flight (about {usd(flying)}) and this one (about {usd(likely)}) "
+        f"would take more than the {usd(left)} left of {whose.ceiling} {usd_exact(ceiling)} "
+        f"daily ceiling today; it waits for them to settle: retry in {retry_s} seconds."
     )
 
 
-def may_overshoot(agent: str, left: Decimal, ceiling: Decimal, retry_s: int) -> str:
+def may_overshoot(
+    agent: str, left: Decimal, ceiling: Decimal, retry_s: int, whose: Whose = ITS
+) -> str:
     """Why a call waits while the calls in flight, if each cost all it may,
     would take the day more than one call past the ceiling."""
+    said = f"{agent}'s calls" if whose is ITS else f"the {whose.calls}"
     return (
-        f"{agent}'s calls in flight, if they cost all they may, would take it more than one "
-        f"call past its {usd_exact(ceiling)} daily ceiling ({usd(left)} is left today); "
-        f"this call waits for them to settle: retry in {retry_s} seconds."
+        f"{said} in flight, if they cost all they may, would take it more than one "
+        f"call past {whose.ceiling} {usd_exact(ceiling)} daily ceiling ({usd(left)} is left "
+        f"today); this call waits for them to settle: retry in {retry_s} seconds."
     )
 
 

@@ -84,9 +84,16 @@ class Rows:
         ledger = self._services.ledger
         return worker.working or (spec.gateway is not None and ledger.flying(spec.name) > 0)
 
-    async def _hold(self, worker: AgentWorker, fleet_spent: Decimal | None = None) -> Hold | None:
+    async def _hold(
+        self,
+        worker: AgentWorker,
+        fleet_spent: Decimal | None = None,
+        group_spent: dict[str, Decimal] | None = None,
+    ) -> Hold | None:
         """The gate's answer, for a row that shows it (one that works does not)."""
-        return None if self._working(worker) else await worker.hold(fleet_spent)
+        if self._working(worker):
+            return None
+        return await worker.hold(fleet_spent, group_spent)
 
     async def state(self, agent: str) -> AgentState:
         worker = self._workers[agent]
@@ -120,7 +127,7 @@ class Rows:
         is one a new day's empty spend is under; a zero ceiling (a pause) and
         an unpriced model wait for the operator, whatever the day."""
         services = self._services
-        if hold is not None and hold.reason == "fleet" and services.gate.ceilings.fleet():
+        if hold is not None and services.gate.above_agent(agent, hold.reason):
             return services.gate.resets_at()
         if hold is None or hold.reason != "ceiling" or not services.gate.ceilings.of(agent):
             return None
@@ -147,11 +154,13 @@ class Rows:
         defaults = services.config.defaults
         day = await services.ledger.today()
         fleet_spent = await services.ledger.fleet_today()  # once, for every row's gate
+        groups = await services.gate.ceilings.groups.states(services.ledger)  # and each group's
+        group_spent = {g.name: g.spend_today_usd for g in groups}
         return Snapshot(
             day=day,
             now=services.clock.now(),
             resets_at=services.gate.resets_at(),
-            agents=await self._states(fleet_spent),
+            agents=await self._states(fleet_spent, group_spent),
             models=services.roster.offered,
             default_model=defaults.model,
             default_limit_usd=defaults.limit_usd,
@@ -162,19 +171,22 @@ class Rows:
             ),
             fleet_spend_today_usd=fleet_spent,
             fleet_limit_usd=services.gate.ceilings.fleet(),
+            groups=groups,
         )
 
-    async def _states(self, fleet_spent: Decimal) -> list[AgentState]:
+    async def _states(
+        self, fleet_spent: Decimal, group_spent: dict[str, Decimal]
+    ) -> list[AgentState]:
         """Every row; an agent deleted while they are read is left out. The
         waiting counts are read once for all (memory, or one grouped query),
-        and so is the fleet's spend (`fleet_spent`, for the gate's fleet
-        ceiling); spend today is the ledger's, in memory once the day is read."""
+        and so is the fleet's spend and each group's (for the gate's fleet and
+        group ceilings); spend today is the ledger's, in memory once the day is read."""
         waiting = await self._services.conversation.waiting_counts()
         states = []
         for name in list(self._workers):
             try:
                 worker = self._workers[name]
-                hold = await self._hold(worker, fleet_spent)
+                hold = await self._hold(worker, fleet_spent, group_spent)
                 states.append(await self._built(worker, hold, waiting.get(name, 0)))
             except KeyError:
                 continue

@@ -33,7 +33,7 @@ from plane.economy.autocompact import (
 from plane.economy.compaction import compact
 from plane.economy.repomap.map import layer
 from plane.errors import ContextOverflow, ProviderError
-from plane.money.ledger import FleetFull
+from plane.money.ledger import Full
 from plane.providers.base import ChatMessage, CompletionRequest, ToolCall, ToolSpec
 from plane.wire.protocol import ConversationMessage, Usage
 
@@ -58,8 +58,10 @@ class TurnResult:
     """The provider refused the prompt as longer than the model's context:
     nothing of this turn is kept in the model's history."""
     held: bool = False
-    """Stopped by the fleet's ceiling at a call's admission: what it was
-    answering stays waiting, for the turn after the hold."""
+    """Stopped by the fleet's ceiling (or its group's) at a call's admission:
+    what it was answering stays waiting, for the turn after the hold."""
+    held_by: str = "fleet"
+    """Which: the hold's reason, said once a spell."""
 
 
 class Turn:
@@ -231,12 +233,12 @@ class Turn:
             self.result.ok = False
             await self._tell(notices.failed(str(exc)))
             return None
-        except FleetFull as full:
+        except Full as full:
             # Refused at admission (nothing was sent or written): the turn
             # ends, and what it was answering waits for the next one.
             self.result.ok = False
-            self.result.held = True
-            hold = await self.services.gate.fleet_full(self.spec.name, full)
+            self.result.held, self.result.held_by = True, full.scope
+            hold = await self.services.gate.full_hold(self.spec.name, full)
             await self._tell(notices.why(hold, self.services.clock.now()))
             return None
         self.result.cost += metered.charge.cost_usd

@@ -117,7 +117,9 @@ class AgentWorker:
         offered = spec.model in services.config.providers[spec.provider].models
         return spec.model if named or offered else None
 
-    async def hold(self, fleet_spent: Decimal | None = None) -> Hold | None:
+    async def hold(
+        self, fleet_spent: Decimal | None = None, group_spent: dict[str, Decimal] | None = None
+    ) -> Hold | None:
         """Why it takes no turn now (None: it may). A gateway agent is held by
         what it has settled, not by its calls in flight (the gateway weighs those)."""
         spec = self.spec
@@ -130,6 +132,7 @@ class AgentWorker:
             price_known=known,
             model=model or spec.model,
             fleet_spent=fleet_spent,
+            group_spent=group_spent,
             settled_only=spec.gateway is not None,
         )
 
@@ -248,6 +251,8 @@ class AgentWorker:
             # before the rest arrived.
             return True
         if hold is not None:
+            if hold.settles is not None:  # held by calls in flight: again once one settles
+                services.ledger.after_close(hold.settles).add_done_callback(lambda _: self.wake())
             # Told already (by the send that woke it, or earlier in this spell):
             # the row is as the clients last saw it, so it is not sent again.
             if await self.tell_hold(hold) is not None:
@@ -410,7 +415,7 @@ class AgentWorker:
         elif not result.held:  # a turn that failed: its notices are what it answered
             await services.conversation.answered(questions)
         if result.held:  # the turn said why it stopped: said once a spell
-            await self._told.remember(name, "fleet")
+            await self._told.remember(name, result.held_by)
         await self._bookings.done(list(due))
         await self._keep_ambient()
         if result.calls:

@@ -70,3 +70,12 @@ def _host_port(text: str, example: str) -> tuple[str, int]:
     if not host or not (port.isascii() and port.isdigit()) or int(port) > 65535:
         raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT, {example}")
     return host, int(port)
+
+
+def tag(text: str) -> str:
+    """A tag gateway calls carry (`plane.config.TAG`)."""
+    from plane.config import TAG, TAG_RULE  # only when one is given: pydantic stays unloaded
+
+    if not TAG.match(text):
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a tag ({TAG_RULE})")
+    return text

@@ -85,7 +85,8 @@ def gateway_env(args: argparse.Namespace) -> int:
     path, looked = config_path(args.config)
     with _where_looked(path, looked):
         config = load_config(path)
-        print("\n".join(env_lines(config, open_home(), args.agent, args.client, args.http)))
+        lines = env_lines(config, open_home(), args.agent, args.client, args.http, args.tag)
+        print("\n".join(lines))
     return 0
 
 

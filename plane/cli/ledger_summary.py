@@ -1,5 +1,11 @@
 """`plane ledger --summary`: the ledger summed over the last days, by agent,
-model or day, as text, JSON or CSV.
+model, day, group, tag, session or tool, as text, JSON or CSV.
+
+`--by tool` sums what each call's cost is attributed to (the README's
+"Cost by tool"): its input's share of each tool's results, of its system
+prompt and tool schemas `(prompt)`, of its messages `(messages)`, and its
+answer `(answers)`; a call not split (in flight, cut, unpriced) counts
+whole under `(unattributed)`. Its lines add up to the same total.
 
 It reads the database file itself, read-only, rather than asking the
 plane: the ledger is the record, WAL lets it be read while a plane writes,
@@ -24,7 +30,16 @@ from plane.cli.connect import remote
 from plane.clock import SystemClock, day_of
 from plane.errors import PlaneError
 from plane.home import Home
-from plane.money.totals import QUERY, By, Line, summarise, window
+from plane.money.totals import (
+    OLDER,
+    PARTS_QUERY,
+    QUERY,
+    By,
+    Line,
+    summarise,
+    summarise_tools,
+    window,
+)
 from plane.wire.words import UNPRICED, call_count, plain, tokens, usd
 
 DEFAULT_DAYS = 7
@@ -57,8 +72,10 @@ def add_commands(sub: Any) -> None:
     )
     ledger.add_argument(
         "--by",
-        choices=["agent", "model", "day"],
-        help="with --summary: one line per agent (the default), model or day",
+        choices=["agent", "model", "day", "group", "tag", "session", "tool"],
+        help="with --summary: one line per agent (the default), model, day, group, "
+        "tag (a gateway call's), session (a gateway client's) or tool (what each "
+        "call's cost is attributed to)",
     )
     calls = ledger.get_default("func")
     ledger.set_defaults(func=_either(calls, ledger))
@@ -96,8 +113,11 @@ def summary(args: argparse.Namespace) -> int:
     with _open(home.db) as conn:
         last = args.day or _plane_day(conn)
         first, last = _window(last, args.days or DEFAULT_DAYS)
-        rows = conn.execute(QUERY, (first.isoformat(), last.isoformat())).fetchall()
-    lines, total = summarise(rows, by)
+        span = (first.isoformat(), last.isoformat())
+        budgets = _has_budgets(conn)
+        rows = conn.execute(QUERY if budgets else QUERY.replace(*OLDER), span).fetchall()
+        parts = conn.execute(PARTS_QUERY, span).fetchall() if by == "tool" and budgets else []
+    lines, total = summarise_tools(rows, parts) if by == "tool" else summarise(rows, by)
     if args.json:
         print(json.dumps(_json(first, last, by, lines, total), indent=2))
     elif args.csv:
@@ -107,6 +127,13 @@ def summary(args: argparse.Namespace) -> int:
     else:
         print(_text(first, last, by, lines, total))
     return 0
+
+
+def _has_budgets(conn: sqlite3.Connection) -> bool:
+    """The file has the columns of groups and tags (a plane of this version
+    has run on it, and brought it up to date)."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(calls)")}
+    return "agent_group" in columns
 
 
 def _window(last: date, days: int) -> tuple[date, date]:

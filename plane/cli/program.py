@@ -103,6 +103,12 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         help="where a gateway listens (default: where the running plane's does)",
     )
+    env.add_argument(
+        "--tag",
+        type=arg.tag,
+        default=None,
+        help="a tag every call of the client carries (x-plane-tag): what the work is for",
+    )
     env.add_argument("--config", type=Path, help="agents.yaml (as for serve)")
     env.set_defaults(func=daemon.gateway_env)
 

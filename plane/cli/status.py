@@ -87,7 +87,8 @@ def _json(snapshot: dict[str, Any]) -> str:
     (PostgreSQL) cannot be reached, null when it can; while it is set, the
     spend figures are as last read. An agent's `burn_usd_per_hour` is its
     pace (null: nothing spent lately) and `reaches_ceiling_at` when it reaches
-    its ceiling at that pace, set only when that is before `resets_at`."""
+    its ceiling at that pace, set only when that is before `resets_at`.
+    `groups`: each group of agents, its spend today and ceiling (null: none)."""
     return json.dumps(
         {
             "day": snapshot["day"],
@@ -111,6 +112,15 @@ def _json(snapshot: dict[str, Any]) -> str:
                     "reaches_ceiling_at": _iso(a.get("reaches_ceiling_at")),
                 }
                 for a in snapshot["agents"]
+            ],
+            "groups": [
+                {
+                    "name": g["name"],
+                    "spend_today_usd": _plain(g.get("spend_today_usd", 0)),
+                    "limit_usd": _plain(g.get("limit_usd")),
+                    "agents": g.get("agents", []),
+                }
+                for g in snapshot.get("groups", [])
             ],
         },
         indent=2,
@@ -142,7 +152,19 @@ def _text(snapshot: dict[str, Any]) -> str:
         lines.append(line)
     if not agents:
         lines.append("  No agents yet: `plane new NAME` creates one, or list them in agents.yaml.")
-    return "\n".join(lines)
+    return "\n".join(lines + _groups(snapshot.get("groups", [])))
+
+
+def _groups(groups: list[dict[str, Any]]) -> list[str]:
+    """One line a group: its spend today against its ceiling, and its agents."""
+    width = max((len(g["name"]) for g in groups), default=0)
+    lines = []
+    for g in groups:
+        limit = _amount(g.get("limit_usd"))
+        spent = spend_against(Decimal(str(g.get("spend_today_usd", 0))), limit)
+        ceiling = "no limit" if limit is None else f"of {usd_exact(limit)}"
+        lines.append(f"  group {g['name']:<{width}}  {spent} {ceiling}  {', '.join(g['agents'])}")
+    return lines
 
 
 def _spent(agent: dict[str, Any], limit: Decimal | None) -> str:

@@ -28,8 +28,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-import httpx
-
 from plane.agents.after_turn import AfterTurn, tell_cut_turns
 from plane.agents.crew import Crew
 from plane.agents.lifecycle import Lifecycle
@@ -51,10 +49,12 @@ from plane.history.conversation import Conversation
 from plane.history.transcript import Transcript
 from plane.home import Home
 from plane.money.burn import Burn
-from plane.money.gate import Ceilings, Gate
+from plane.money.ceilings import Ceilings
+from plane.money.gate import Gate
 from plane.money.ledger import Ledger
 from plane.money.pricing import Pricer
 from plane.money.savings import Savings
+from plane.providers.connections import Connect
 from plane.providers.pool import missing_keys, models_offered
 from plane.store import is_postgres, open_store
 from plane.store.engine import Database
@@ -102,7 +102,8 @@ class Wanted:
     """Where the gateway is to listen (`--http`)."""
     http_port: Callable[[], int | None] = lambda: None
     """The gateway's port once it listens (an approval link points there)."""
-    transports: Mapping[str, httpx.AsyncBaseTransport] | None = None
+    connectors: Mapping[str, Connect] | None = None
+    """How each provider connects (tests give a scripted one)."""
 
 
 async def assemble(
@@ -119,7 +120,7 @@ async def assemble(
     shared = is_postgres(store)  # several planes may share it
     db = await open_store(store, home.db, changed=_store_changes(wanted.bus) if shared else None)
     closing.push_async_callback(db.close)
-    providers = Providers(config, wanted.transports)
+    providers = Providers(config, wanted.connectors)
     closing.push_async_callback(providers.aclose)  # the embedded model stopped, once started
     services = await _below_the_agents(
         config, home, clock, wanted.bus, db, providers, closing, shared=shared
@@ -156,9 +157,9 @@ async def _below_the_agents(
     )
     await roster.load()
     ceilings = Ceilings(db, clock)
-    await ceilings.load(
-        {spec.name: spec.ceiling_from_file for spec in roster}, config.fleet.limit_usd
-    )
+    groups = {name: (g.limit_usd, frozenset(g.agents)) for name, g in config.groups.items()}
+    from_file = {spec.name: spec.ceiling_from_file for spec in roster}
+    await ceilings.load(from_file, config.fleet.limit_usd, groups)
     pricer = Pricer(config.pricing)
     refs = _refs(config, home, clock)
     if refs is not None:

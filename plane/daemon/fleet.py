@@ -65,7 +65,7 @@ import psycopg
 from plane.agents.after_turn import tell_cut_turns
 from plane.agents.services import Ownership
 from plane.history.conversation import Conversation
-from plane.money.gate import Ceilings
+from plane.money.ceilings import Ceilings
 from plane.money.ledger import Interrupted, Ledger
 from plane.store.postgres import NOW_MS, PostgresDatabase
 from plane.store.postgres_links import MOST_RETRY_S, listener

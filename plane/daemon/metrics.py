@@ -32,8 +32,9 @@ Dollars are floats here because Prometheus' samples are: for exact figures,
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from decimal import Decimal
 from sqlite3 import Connection
 
@@ -41,6 +42,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from plane.daemon import metrics_purpose
 from plane.money import savings
 from plane.store.engine import Database
 from plane.wire.protocol import Snapshot
@@ -75,11 +77,14 @@ class Metrics:
         snapshot: Callable[[], Awaitable[Snapshot]],
         db: Database,
         *,
+        tags: Mapping[str, Decimal | None] | None = None,
         monotonic: Callable[[], float] = time.monotonic,
         every_s: float = EVERY_S,
     ) -> None:
         self._snapshot = snapshot
         self._db = db
+        self._tags = dict(tags or {})
+        """The tags of agents.yaml, each with its ceiling: always their own label."""
         self._monotonic = monotonic
         self._every_s = every_s
         self._turn = asyncio.Lock()
@@ -104,7 +109,14 @@ class Metrics:
 
     async def _take(self) -> None:
         began = self._monotonic()
-        families = [*_rows(await self._snapshot()), *await self._db.read_aside(_ledger)]
+        snapshot = await self._snapshot()
+        by_purpose = functools.partial(metrics_purpose.read, day=snapshot.day, tags=self._tags)
+        families = [
+            *_rows(snapshot),
+            *metrics_purpose.groups_today(snapshot),
+            *await self._db.read_aside(_ledger),
+            *await self._db.read_aside(by_purpose),
+        ]
         registry = CollectorRegistry(auto_describe=False)
         registry.register(_Families(families))
         self._reading = generate_latest(registry)

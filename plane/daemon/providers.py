@@ -14,21 +14,18 @@ import asyncio
 import os
 from collections.abc import Mapping
 
-import httpx
-
 from plane.agents.roster import Roster
 from plane.config import EMBEDDED, Config
 from plane.providers.base import Provider
+from plane.providers.connections import Connect
 from plane.providers.local import EmbeddedModel
 from plane.providers.pool import build_providers, embedded_providers, refuse_missing_keys
 
 
 class Providers:
-    def __init__(
-        self, config: Config, transports: Mapping[str, httpx.AsyncBaseTransport] | None = None
-    ) -> None:
+    def __init__(self, config: Config, connectors: Mapping[str, Connect] | None = None) -> None:
         self._config = config
-        self._transports = transports
+        self._connectors = connectors
         self.by_name: dict[str, Provider] = {}
         """What the agents' calls go through (`Services.providers`): the
         embedded model's join once it starts."""
@@ -46,7 +43,7 @@ class Providers:
             await self._start()
         self.by_name.update(
             build_providers(
-                self._config, embedded=self.model, transports=self._transports, agents=agents
+                self._config, embedded=self.model, connectors=self._connectors, agents=agents
             )
         )
         return self.by_name

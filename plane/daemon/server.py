@@ -26,8 +26,6 @@ from collections.abc import Coroutine, Mapping
 from importlib.metadata import version
 from typing import IO, TYPE_CHECKING, Any
 
-import httpx
-
 from plane.clock import Clock, SystemClock
 from plane.config import EMBEDDED_MODEL, Config
 from plane.daemon.assemble import Runtime, Wanted, assemble
@@ -35,6 +33,7 @@ from plane.daemon.events import EventBus
 from plane.daemon.listener import Listener
 from plane.errors import PlaneError, StoreError, StoreFault
 from plane.home import Home, say_state
+from plane.providers.connections import Connect
 from plane.store.sqlite import refusal
 
 if TYPE_CHECKING:  # aiohttp, loaded only with --http
@@ -58,7 +57,7 @@ class Plane:
         *,
         tcp: tuple[str, int] | None = None,
         http: tuple[str, int] | None = None,
-        transports: Mapping[str, httpx.AsyncBaseTransport] | None = None,
+        connectors: Mapping[str, Connect] | None = None,
     ) -> None:
         self.config = config
         self.home = home
@@ -69,7 +68,7 @@ class Plane:
         self._http = http
         self.http_port: int | None = None
         """The gateway's port (`--http`), once listening."""
-        self._transports = transports
+        self._connectors = connectors
         self.bus = EventBus()
         """What the clients are told; the agents reach it only through `emit`."""
         self.runtime: Runtime | None = None
@@ -137,7 +136,7 @@ class Plane:
             stop=self.stop_event.set,
             http=self._http,
             http_port=lambda: self.http_port,
-            transports=self._transports,
+            connectors=self._connectors,
         )
         self.runtime = await assemble(self.config, self.home, self.clock, wanted, self._closing)
         await self._run(self.runtime)
@@ -196,7 +195,11 @@ class Plane:
         self._http_listener = listener = HttpListener(
             runtime.gateway,
             SHUTDOWN_GRACE_S,
-            metrics=Metrics(runtime.rows.snapshot, runtime.db).scrape,
+            metrics=Metrics(
+                runtime.rows.snapshot,
+                runtime.db,
+                tags={tag: t.limit_usd for tag, t in self.config.tags.items()},
+            ).scrape,
             token=self.home.make_token(),
             approve=None if approvals is None else approvals.handle,
         )

@@ -6,6 +6,13 @@ Each agent has a lock that its admissions and its settles take, so calls
 arriving together each see those before them; a call that would fit once
 the calls in flight settle waits on it, and every settle (and every call
 whose provider announced its prompt) wakes it to be weighed again.
+
+A call is weighed against each ceiling it spends under: its agent's, its
+agent's group's, its tag's (`Scope`), each with the calls in flight under
+it. Calls that share a group or a tag with a ceiling share one lock on this
+plane (a group's calls are several agents'); the ledger's admission checks
+the same ceilings again in the transaction that writes the call, for every
+plane (`plane.money.budgets`).
 """
 
 from __future__ import annotations
@@ -15,21 +22,21 @@ import contextlib
 import math
 from collections import defaultdict
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from decimal import Decimal
 
 from plane.agents import notices
 from plane.agents.roster import AgentSpec
+from plane.agents.services import Services
 from plane.agents.workers import Workers
-from plane.clock import Clock
 from plane.gateway.apis import Wire
 from plane.gateway.asked import Asked
 from plane.gateway.estimate import Estimate, Estimator
 from plane.gateway.learned import Learning
 from plane.gateway.refused import GatewayRefused
 from plane.gateway.standing import Book, Standing, judge
-from plane.money.gate import Gate, Hold, TooDear
-from plane.money.ledger import FleetFull, Ledger
-from plane.money.pricing import Pricer
+from plane.money.budgets import Budget, Full, TagFull
+from plane.money.gate import AboveAgent, Hold, TooDear
 from plane.wire.protocol import Usage
 from plane.wire.words import UNPRICED
 
@@ -40,61 +47,112 @@ RETRY_S = 5
 """The Retry-After of such a refusal: the client tries again soon by itself."""
 
 
+@dataclass(frozen=True)
+class Scope:
+    """One ceiling a call is weighed against, and the calls in flight under it."""
+
+    key: str
+    """`agent:NAME`, `group:NAME`, `tag:NAME`: its book of calls in flight."""
+
+    @property
+    def kind(self) -> str:
+        return self.key.partition(":")[0]
+
+    @property
+    def name(self) -> str:
+        return self.key.partition(":")[2]
+
+    @property
+    def whose(self) -> notices.Whose:
+        return notices.whose_ceiling(self.kind, self.name)
+
+
+SHARED = "shared"
+"""The lock of calls in a group, or carrying a tag with a ceiling."""
+
+
 class Admission:
     def __init__(
-        self,
-        ledger: Ledger,
-        gate: Gate,
-        pricer: Pricer,
-        clock: Clock,
-        workers: Workers,
-        learning: Learning,
-        wait_s: float,
+        self, services: Services, workers: Workers, learning: Learning, wait_s: float
     ) -> None:
         """Each agent's worker is told the model its client named and why a
         call was refused, once a held spell (`AgentWorker.call_held`)."""
-        self._ledger = ledger
-        self._gate = gate
-        self._pricer = pricer
-        self._clock = clock
+        self._services = services
         self._workers = workers
-        self._estimator = Estimator(pricer, learning)
+        self._estimator = Estimator(services.pricer, learning)
         self._turns: defaultdict[str, asyncio.Condition] = defaultdict(asyncio.Condition)
         self._books: defaultdict[str, Book] = defaultdict(Book)
+        self._calls: dict[int, tuple[str, list[str]]] = {}
+        """Each call in flight: the lock it was admitted under, and its books."""
         self.wait_s = wait_s
 
+    def tag_budget(self, tag: str | None) -> Budget | None:
+        """A call's tag as admission checks it (a ceiling only if agents.yaml gives one)."""
+        if tag is None:
+            return None
+        configured = self._services.config.tags.get(tag)
+        return Budget(tag, configured.limit_usd if configured else None)
+
     async def open(
-        self, wire: Wire, spec: AgentSpec, model: str, asked: Asked, wide: bool
+        self,
+        wire: Wire,
+        spec: AgentSpec,
+        model: str,
+        asked: Asked,
+        wide: bool,
+        *,
+        tag: str | None = None,
+        session: str | None = None,
     ) -> tuple[int, Estimate]:
         """Admit the call and write it pending, or refuse it (`GatewayRefused`).
-        `wide`: the client opened Anthropic's 1M-token context."""
-        agent = spec.name
-        known = self._pricer.is_known(model)
+        `wide`: the client opened Anthropic's 1M-token context; `tag` and
+        `session`, what the call carried, kept with it in the ledger."""
+        services, agent = self._services, spec.name
+        known = services.pricer.is_known(model)
         self._workers[agent].client_model = model
-        turn = self._turns[agent]
+        group = services.gate.ceilings.groups.budget(agent)
+        tagged = self.tag_budget(tag)
+        if tagged is not None and tagged.ceiling is not None and not known:
+            raise self._held(wire, _unpriced_tag(agent, model, tagged.name))
+        scopes = self._scopes(agent, group, tagged)
+        lock = SHARED if len(scopes) > 1 else scopes[0].key
+        turn = self._turns[lock]
         deadline = asyncio.get_running_loop().time() + self.wait_s
         async with turn:
             while True:
-                hold = await self._gate.hold(
+                hold = await services.gate.hold(
                     agent, price_known=known, model=model, settled_only=True
                 )
                 if hold is not None:
                     await self._tell_hold(agent, hold)
-                    raise self._held(wire, notices.why(hold, self._clock.now()))
+                    raise self._held(wire, notices.why(hold, services.clock.now()))
                 estimate = Estimate(Decimal(0), Decimal(0))
                 if known:
                     estimate = await self._estimator.estimate(
                         agent, model, asked, wide_context=wide
                     )
-                waiting = await self._weigh(wire, agent, estimate, deadline)
+                waiting = await self._weigh_all(wire, agent, scopes, estimate, deadline)
                 if waiting is None:
                     break
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(turn.wait(), waiting)
-            call = await self._write_pending(wire, spec, model, estimate, known)
-            self._books[agent].add(call, estimate)
+            call = await self._write_pending(
+                wire, spec, model, estimate, known, group, tagged, session
+            )
+            for scope in scopes:
+                self._books[scope.key].add(call, estimate)
+            self._calls[call] = (lock, [scope.key for scope in scopes])
             await self._tell_hold(agent, None)
         return call, estimate
+
+    def _scopes(self, agent: str, group: Budget | None, tag: Budget | None) -> list[Scope]:
+        """The ceilings a call of `agent`'s is weighed against, its own first."""
+        scopes = [Scope(f"agent:{agent}")]
+        if group is not None:
+            scopes.append(Scope(f"group:{group.name}"))
+        if tag is not None and tag.ceiling is not None:
+            scopes.append(Scope(f"tag:{tag.name}"))
+        return scopes
 
     async def announced(
         self, agent: str, call: int, model: str, asked: Asked, estimate: Estimate, usage: Usage
@@ -103,8 +161,10 @@ class Admission:
         waiting on its worst case may go (Claude Code's fan-out waits a moment,
         not a whole answer)."""
         sharper = self._estimator.announced(model, asked, estimate, usage)
-        if sharper is not None and self._books[agent].tighten(call, *sharper):
-            turn = self._turns[agent]
+        lock, books = self._calls.get(call, (f"agent:{agent}", [f"agent:{agent}"]))
+        moved = [self._books[book].tighten(call, *sharper) for book in books] if sharper else []
+        if any(moved):
+            turn = self._turns[lock]
             async with turn:
                 turn.notify_all()
 
@@ -112,77 +172,139 @@ class Admission:
     async def closing(self, agent: str, call: int) -> AsyncIterator[None]:
         """Around a call's settle (or failure) in the ledger: no admission is
         weighed meanwhile, and those waiting are woken once it is done."""
-        turn = self._turns[agent]
+        lock, _ = self._calls.get(call, (f"agent:{agent}", []))
+        turn = self._turns[lock]
         async with turn:
             yield
-            self._books[agent].close(call)
+            self.forget(agent, call)
             turn.notify_all()
 
     def forget(self, agent: str, call: int) -> None:
         """A call left open (the plane stopping): it counts its estimate, not its bound."""
-        self._books[agent].close(call)
+        _, books = self._calls.pop(call, ("", [f"agent:{agent}"]))
+        for book in books:
+            self._books[book].close(call)
 
-    async def _weigh(
-        self, wire: Wire, agent: str, estimate: Estimate, deadline: float
+    async def _weigh_all(
+        self, wire: Wire, agent: str, scopes: list[Scope], estimate: Estimate, deadline: float
     ) -> float | None:
-        """None when the call may go; else the seconds it may wait for calls
-        in flight to settle. Refuses it (`GatewayRefused`) when its own likely cost
-        does not fit, or once it has waited long enough."""
-        ceiling = self._gate.ceilings.of(agent)
+        """None when the call fits under every ceiling it spends under; else the
+        longest it may wait for calls in flight. Refuses it (`GatewayRefused`)
+        when it does not fit one of them."""
+        waits = [await self._weigh(wire, agent, scope, estimate, deadline) for scope in scopes]
+        waiting = [w for w in waits if w is not None]
+        return max(waiting) if waiting else None
+
+    async def _standing(self, agent: str, scope: Scope) -> Standing | None:
+        """The day under `scope`'s ceiling (None: it has none)."""
+        services, ledger = self._services, self._services.ledger
+        kind, _, name = scope.key.partition(":")
+        if kind == "agent":
+            ceiling = services.gate.ceilings.of(agent)
+            spent, flying = (await ledger.spend_today(agent), ledger.in_flight(agent))
+        elif kind == "group":
+            groups = services.gate.ceilings.groups
+            ceiling, members = groups.ceiling(name), groups.members(name)
+            if ceiling is None:
+                return None
+            spent = await ledger.group_today(members)
+            flying = await ledger.group_in_flight(members)
+        else:
+            ceiling = services.config.tags[name].limit_usd
+            if ceiling is None:
+                return None
+            spent, flying = await ledger.tag_today(name), await ledger.tag_in_flight(name)
         if ceiling is None:
             return None
-        book = self._books[agent]
-        day = Standing(
-            ceiling,
-            await self._ledger.spend_today(agent),
-            self._ledger.in_flight(agent),
-            book.bounds(),
-            book.booked(),
-            book.likely(),
-        )
+        book = self._books[scope.key]
+        return Standing(ceiling, spent, flying, book.bounds(), book.booked(), book.likely())
+
+    async def _weigh(
+        self, wire: Wire, agent: str, scope: Scope, estimate: Estimate, deadline: float
+    ) -> float | None:
+        """None when the call may go under `scope`'s ceiling; else the seconds
+        it may wait for calls in flight to settle. Refuses it (`GatewayRefused`)
+        when its own likely cost does not fit, or once it has waited long enough."""
+        services = self._services
+        day = await self._standing(agent, scope)
+        if day is None:
+            return None
+        kind, name = scope.kind, scope.name
+        if kind == "tag" and day.settled >= day.ceiling:
+            # Held by the tag: said once a spell, as a hold is; the agent is not held.
+            full = TagFull(day.settled, day.ceiling, name)
+            held = AboveAgent(agent, full, services.gate.resets_at(), Decimal(0))
+            await self._tell_hold(agent, held)
+            raise self._held(wire, notices.why(held, services.clock.now()))
         verdict = judge(day, estimate)
         if verdict == "go":
             return None
+        ceiling, whose = day.ceiling, scope.whose
         if verdict == "too dear":
-            hold = TooDear(agent, estimate.likely, day.left, ceiling, self._gate.resets_at())
-            await self._tell_hold(agent, hold)
-            raise self._held(wire, notices.why(hold, self._clock.now()))
+            resets_at = services.gate.resets_at()
+            dear = TooDear(agent, estimate.likely, day.left, ceiling, resets_at, kind, name)
+            await self._tell_hold(agent, dear)
+            raise self._held(wire, notices.why(dear, services.clock.now()))
         waiting = deadline - asyncio.get_running_loop().time()
         if waiting > 0:
             return waiting
         if verdict == "in flight":
             notice = notices.in_flight(
-                agent, day.flying, estimate.likely, day.left, ceiling, RETRY_S
+                agent, day.flying, estimate.likely, day.left, ceiling, RETRY_S, whose
             )
         else:
-            notice = notices.may_overshoot(agent, day.left, ceiling, RETRY_S)
+            notice = notices.may_overshoot(agent, day.left, ceiling, RETRY_S, whose)
         status, error, extra = wire.busy(notice, RETRY_S)
         raise GatewayRefused(status, notice, extra, error)
 
     async def _write_pending(
-        self, wire: Wire, spec: AgentSpec, model: str, estimate: Estimate, known: bool
+        self,
+        wire: Wire,
+        spec: AgentSpec,
+        model: str,
+        estimate: Estimate,
+        known: bool,
+        group: Budget | None,
+        tag: Budget | None,
+        session: str | None,
     ) -> int:
-        """The call in the ledger, pending at its likely cost (the fleet's
-        ceiling admits it in the same transaction)."""
+        """The call in the ledger, pending at its likely cost (the fleet's,
+        the group's and the tag's ceilings admit it in the same transaction)."""
+        services = self._services
         try:
-            return await self._ledger.open_call(
+            return await services.ledger.open_call(
                 spec.name,
                 spec.provider,
                 model,
                 estimate.likely,
                 "estimate" if known else UNPRICED,
-                fleet_ceiling=self._gate.ceilings.fleet(),
+                fleet_ceiling=services.gate.ceilings.fleet(),
+                group=group,
+                tag=tag,
+                session=session,
             )
-        except FleetFull as full:  # refused at admission: held, as by the gate
-            hold = await self._gate.fleet_full(spec.name, full)
-            await self._tell_hold(spec.name, hold)
-            raise self._held(wire, notices.why(hold, self._clock.now())) from None
+        except Full as full:  # refused at admission: held, as by the gate
+            hold = await services.gate.full_hold(spec.name, full)
+            if not isinstance(full, TagFull):  # a tag holds its calls, not the agent
+                await self._tell_hold(spec.name, hold)
+            raise self._held(wire, notices.why(hold, services.clock.now())) from None
 
     async def _tell_hold(self, agent: str, hold: Hold | None) -> None:
+        """Why `agent`'s call was refused, said once a held spell (None: one
+        went through, and the spell is over)."""
         await self._workers[agent].call_held(hold)
 
     def _held(self, wire: Wire, notice: str) -> GatewayRefused:
         """The refusal of a call that does not fit today: true until 00:00 UTC."""
-        left = (self._gate.resets_at() - self._clock.now()).total_seconds()
+        services = self._services
+        left = (services.gate.resets_at() - services.clock.now()).total_seconds()
         status, error, extra = wire.held(notice, max(1, math.ceil(left)))
         return GatewayRefused(status, notice, extra, error)
+
+
+def _unpriced_tag(agent: str, model: str, tag: str) -> str:
+    return (
+        f"{agent} is not answering this call: no price is known for {model}, and calls "
+        f"tagged {tag} are under a ceiling, which counts every call. Add the model under "
+        "`pricing:` in agents.yaml."
+    )

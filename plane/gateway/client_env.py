@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from plane.config import EMBEDDED, Config
 from plane.errors import PlaneError
+from plane.gateway.carried import TAG_HEADER
 from plane.gateway.keys import Keys
 from plane.home import Home
 
@@ -57,10 +58,16 @@ def listening(home: Home) -> str:
 
 
 def env_lines(
-    config: Config, home: Home, agent: str, client: str, http: tuple[str, int] | None
+    config: Config,
+    home: Home,
+    agent: str,
+    client: str,
+    http: tuple[str, int] | None,
+    tag: str | None = None,
 ) -> list[str]:
     """Shell lines (and, for Codex, its config) pointing `client` at `agent`,
-    on the running plane's gateway, or at `http` when given."""
+    on the running plane's gateway, or at `http` when given; with `tag`,
+    every call the client makes carries it (`x-plane-tag`)."""
     kind = gateway_agent(config, agent)
     if kind != EMBEDDED and SPEAKS[client] != kind:  # the embedded model speaks both
         api = "Anthropic Messages" if SPEAKS[client] == "anthropic" else "Chat Completions"
@@ -76,19 +83,28 @@ def env_lines(
     key = Keys(home.gateway_keys).make(agent)
     said = [f"# A new key for {agent}; the one it had stops working now."]
     if client == "claude-code":
+        tagged = [f"export ANTHROPIC_CUSTOM_HEADERS='{TAG_HEADER}: {tag}'"] if tag else []
         return [
             *said,
             f"export ANTHROPIC_BASE_URL={url}",
             f"export ANTHROPIC_AUTH_TOKEN={key}",
             "export ANTHROPIC_API_KEY=",
             "export CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+            *tagged,
         ]
     if client == "aider":
+        tagged = [
+            "# and in .aider.model.settings.yml, so every call carries the tag:",
+            "# - name: aider/extra_params",
+            "#   extra_params:",
+            f"#     extra_headers: {{{TAG_HEADER}: {tag}}}",
+        ]
         return [
             *said,
             f"export OPENAI_API_BASE={url}/v1",
             f"export OPENAI_API_KEY={key}",
             "# then: aider --model openai/MODEL",
+            *(tagged if tag else []),
         ]
     return [
         *said,
@@ -100,4 +116,5 @@ def env_lines(
         f'# base_url = "{url}/v1"',
         '# env_key = "PLANE_GATEWAY_KEY"',
         '# wire_api = "responses"',
+        *([f'# http_headers = {{ "{TAG_HEADER}" = "{tag}" }}'] if tag else []),
     ]

@@ -1,9 +1,10 @@
 """Spend over time for the TUI's charts (`spend_history`): an agent's day by
-hour, its last 30 days, and the day's top spenders, each beside what
-compression saved; and the fleet's last 30 days stacked by agent or by model
-(`spend_stack`). Sums exact (Decimal). Thirty days of a busy fleet's calls
-are read and added up aside (`Database.read_aside`), so opening a chart
-holds up neither the turns' reads nor the event loop.
+hour, its last 30 days, the day's top spenders, and its day by model and by
+tool, each beside what compression saved; and the fleet's last 30 days
+stacked by agent, by model or by group (`spend_stack`). Sums exact
+(Decimal). Thirty days of a busy fleet's calls are read and added up
+aside (`Database.read_aside`), so opening a chart holds up neither the
+turns' reads nor the event loop.
 
 A call counts in the hour its cost became known (`at`, the time its row
 was last written), as it counts on that day; a call in flight counts at its
@@ -17,13 +18,29 @@ from datetime import date, timedelta
 from decimal import Decimal
 from functools import partial
 from sqlite3 import Connection
-from typing import Any, Literal
+from typing import Any
 
 from plane.money import savings
 from plane.money.ledger import Ledger
-from plane.money.totals import QUERY, Record, per_day, per_hour, summarise, window
+from plane.money.totals import (
+    NONE,
+    PARTS_QUERY,
+    QUERY,
+    Record,
+    per_day,
+    per_hour,
+    summarise,
+    summarise_tools,
+    window,
+)
 from plane.store.engine import Database
-from plane.wire.protocol import SpendHistoryReply, SpendPoint, SpendSeries, SpendStackReply
+from plane.wire.protocol import (
+    SpendHistoryReply,
+    SpendPoint,
+    SpendSeries,
+    SpendStackReply,
+    StackBy,
+)
 from plane.wire.words import UNPRICED
 
 DAYS = 30
@@ -48,6 +65,12 @@ def _history(
         calls = conn.execute(QUERY + " AND agent = ?", (*span, agent)).fetchall()
     saved = savings.between(conn, first, last, agent)
     todays = [row for row in calls if row["day"] == today.isoformat()]
+    ids = {int(row["id"]) for row in todays}
+    parts = [
+        part
+        for part in conn.execute(PARTS_QUERY, (today.isoformat(), today.isoformat())).fetchall()
+        if int(part["call"]) in ids
+    ]
     saved_today = [row for row in saved if row["day"] == today.isoformat()]
     hours = [f"{hour:02d}" for hour in range(24)]
     days = [(first + timedelta(days=n)).isoformat() for n in range(DAYS)]
@@ -75,14 +98,41 @@ def _history(
             for line in summarise(todays, "model")[0]
             if line.cost_usd or line.unpriced  # an unpriced model spent what is not known
         ],
+        tools=_folded(
+            [
+                SpendPoint(label=line.key, spent_usd=line.cost_usd, unpriced_calls=line.unpriced)
+                for line in summarise_tools(todays, parts)[0]
+                if line.cost_usd or line.unpriced
+            ]
+        ),
     )
 
 
+TOOLS_SHOWN = 10
+"""The day by tool's bars: a gateway client names its own tools, so the
+most costly stand apart and the rest are one bar."""
+
+
+def _folded(points: list[SpendPoint]) -> list[SpendPoint]:
+    """The first `TOOLS_SHOWN` (the most spent first), and the rest summed."""
+    if len(points) <= TOOLS_SHOWN:
+        return points
+    kept, rest = points[: TOOLS_SHOWN - 1], points[TOOLS_SHOWN - 1 :]
+    return [
+        *kept,
+        SpendPoint(
+            label=f"others ({len(rest)})",
+            spent_usd=sum((p.spent_usd for p in rest), Decimal(0)),
+            unpriced_calls=sum(p.unpriced_calls for p in rest),
+        ),
+    ]
+
+
 async def spend_stack(
-    db: Database, ledger: Ledger, by: Literal["agent", "model"], top: int, id: int
+    db: Database, ledger: Ledger, by: StackBy, top: int, id: int
 ) -> SpendStackReply:
     """The fleet's last 30 days, a series each for the `top` agents (or
-    models) that spent the most over them and one for the rest."""
+    models, or groups) that spent the most over them and one for the rest."""
     today = await ledger.today()
     first, last = window(today, DAYS)
 
@@ -96,7 +146,7 @@ async def spend_stack(
 def stacked(
     calls: Iterable[Record],
     saved: Iterable[Record],
-    by: Literal["agent", "model"],
+    by: StackBy,
     first: date,
     top: int,
 ) -> list[SpendSeries]:
@@ -107,7 +157,8 @@ def stacked(
     model that neither spent, saved nor made an unpriced call is left out."""
     last = first + timedelta(days=DAYS - 1)
     days = [(first + timedelta(days=n)).isoformat() for n in range(DAYS)]
-    calls_of, saved_of = _grouped(calls, by), _grouped(saved, by)
+    calls_of = _grouped(calls, by)
+    saved_of = _grouped(saved, by) if by != "group" else _by_group(saved, calls)
 
     def spent(key: str) -> Decimal:
         return sum((Decimal(row["cost_usd"]) for row in calls_of.get(key, [])), Decimal(0))
@@ -151,7 +202,18 @@ def stacked(
 def _grouped(rows: Iterable[Record], by: str) -> dict[str, list[Record]]:
     groups: dict[str, list[Record]] = {}
     for row in rows:
-        groups.setdefault(str(row[by]), []).append(row)
+        groups.setdefault(NONE if row[by] is None else str(row[by]), []).append(row)
+    return groups
+
+
+def _by_group(saved: Iterable[Record], calls: Iterable[Record]) -> dict[str, list[Record]]:
+    """What compression saved, by group: a saving has its agent, and the
+    agent's calls of that day say the group it was in."""
+    group_of = {(row["agent"], row["day"]): row["group"] for row in calls}
+    groups: dict[str, list[Record]] = {}
+    for row in saved:
+        group = group_of.get((row["agent"], row["day"]))
+        groups.setdefault(NONE if group is None else str(group), []).append(row)
     return groups
 
 

@@ -6,23 +6,12 @@ no turn (its own, a booking, an ambient turn, another agent's scout call)
 starts while the day's spend is at or over the ceiling. Turns are bounded
 (a maximum number of LLM calls), so an agent overshoots by at most one turn.
 
-The effective ceiling is the tighter of two values, kept apart:
-
-- the **base**: the operator's value, set from the keyboard and kept in the
-  `ceilings` table, when there is one — including "off", which stays off —
-  and otherwise the file's (the agent's own block, else `defaults.limitUsd`);
-- the agent's own **ask** (`asks` table), which can only tighten: it is
-  applied only when it is at or under the effective ceiling, and it never
-  replaces the base, so a later, tighter agents.yaml still binds.
-
-Only the operator overrides the file, and an operator's value clears the
-agent's ask: the operator decided, with the ask in front of them.
-
-A **raise** from an alert's link (`plane.daemon.approvals`) is the operator's
-too, for the rest of the day: it stands in for the base until `ends_at`
-(00:00 UTC), kept in `raises`, and then the base it stood in for binds again
-by itself — nothing has to run at midnight for the raise to end. It clears
-the ask as the operator's value does; the operator's next `/limit` ends it.
+Which ceiling binds (the operator's, the file's, the agent's own tighter
+ask, a raise from an alert; the fleet's and the groups') is
+`plane.money.ceilings`'s; the gate asks it, and the ledger what was spent.
+Its answer is a `Hold` in figures: what the agent's conversation is told of
+it is the agents' to word (`plane.agents.notices.why`). Money decides, and
+never speaks.
 
 The day is the ledger's (see `Ledger.today`): it never goes back, so a clock
 that steps back a day holds an agent that spent the later day's budget until
@@ -31,36 +20,41 @@ the clock passes that day.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
-from sqlite3 import Connection
-from typing import ClassVar
 
-from plane.clock import Clock, midnight_after
-from plane.money.ledger import FleetFull, Ledger
-from plane.money.limits import is_tighter
-from plane.store.engine import Database
+from plane.clock import midnight_after
+from plane.money.budgets import FleetFull, Full, GroupFull, TagFull
+from plane.money.ceilings import Ceilings
+from plane.money.ledger import Ledger
 
 
 @dataclass(frozen=True)
 class Hold:
-    """Why an agent takes no turn now, as the figures that decided it. What
-    its conversation is told of it is the agents' to word
-    (`plane.agents.notices.why`): money decides, and never speaks."""
+    """Why an agent takes no turn now, as the figures that decided it."""
 
     agent: str
-    reason: ClassVar[str]
-    """What the store keeps of a hold once told (`holds_told`): the same
-    reason is not told twice in one held spell."""
+    settles: int | None = field(default=None, kw_only=True)
+    """Held only with calls in flight counted at their estimates (a shared
+    ceiling's): the ledger's `closes` when that was read, so the agent is
+    looked at again once one of them settles (`Ledger.after_close`)."""
+
+    @property
+    def reason(self) -> str:
+        """What the store keeps of a hold once told (`holds_told`): the same
+        reason is not told twice in one held spell."""
+        raise NotImplementedError
 
 
 @dataclass(frozen=True)
 class Paused(Hold):
     """The operator paused the agent: no turn until it is resumed."""
 
-    reason: ClassVar[str] = "paused"
+    @property
+    def reason(self) -> str:
+        return "paused"
 
 
 @dataclass(frozen=True)
@@ -68,245 +62,63 @@ class Unpriced(Hold):
     """No price is known for the model, and a ceiling must count every turn."""
 
     model: str
-    fleet: bool = False
-    """The ceiling that cannot count it is the fleet's (the agent has none)."""
-    reason: ClassVar[str] = "unpriced"
+    scope: str = "agent"
+    """Whose ceiling cannot count it: the agent's, its group's or the fleet's."""
+    name: str = ""
+    """The group's name, for a group's ceiling."""
+
+    @property
+    def reason(self) -> str:
+        return "unpriced"
 
 
 @dataclass(frozen=True)
 class AtCeiling(Hold):
-    """The agent's spend today is at or over its ceiling."""
+    """The agent's spend today is at or over its own ceiling."""
 
     spent: Decimal
     ceiling: Decimal
     resets_at: datetime
     behind: tuple[date, date] | None = None
     """The clock's day and the plane's, while the clock reads a day already counted."""
-    reason: ClassVar[str] = "ceiling"
+
+    @property
+    def reason(self) -> str:
+        return "ceiling"
 
 
 @dataclass(frozen=True)
-class AtFleetCeiling(Hold):
-    """The fleet's spend today (calls in flight at their estimates) is at or over its ceiling."""
+class AboveAgent(Hold):
+    """A ceiling above the agent's is reached: the fleet's, its group's, or
+    (for a gateway call) its tag's; `full` counts calls in flight at their
+    estimates."""
 
-    spent: Decimal
-    ceiling: Decimal
+    full: Full
     resets_at: datetime
     flying: Decimal | None = None
-    """The fleet's calls in flight (None: not read; a snapshot's hold words nothing)."""
-    reason: ClassVar[str] = "fleet"
+    """Those calls in flight (None: not read; a snapshot's hold words nothing)."""
+
+    @property
+    def reason(self) -> str:
+        return f"tag {self.full.name}" if isinstance(self.full, TagFull) else self.full.scope
 
 
 @dataclass(frozen=True)
 class TooDear(Hold):
-    """A gateway call whose own likely cost does not fit what is left today."""
+    """A gateway call whose own likely cost does not fit what is left today
+    under one of its ceilings (the agent's, its group's, its tag's)."""
 
     likely: Decimal
     left: Decimal
     ceiling: Decimal
     resets_at: datetime
-    reason: ClassVar[str] = "too dear"
+    scope: str = "agent"
+    name: str = ""
+    """The group's or the tag's name."""
 
-
-class Ceilings:
-    """Each agent's effective ceiling. The file's values are given at
-    construction; the operator's live in the `ceilings` table, the agents'
-    own asks in `asks`."""
-
-    def __init__(self, db: Database, clock: Clock) -> None:
-        self._db = db
-        self._clock = clock
-        self._from_file: dict[str, Decimal | None] = {}
-        self._set: dict[str, Decimal | None] = {}
-        self._asked: dict[str, Decimal] = {}
-        self._raised: dict[str, tuple[Decimal, datetime]] = {}
-        """A raise from an alert: the ceiling, and when it ends."""
-        self._fleet_from_file: Decimal | None = None
-        self._fleet_set: tuple[Decimal | None] | None = None
-        """The operator's fleet value, as a 1-tuple (None inside is "off"); None: not set."""
-        self.changes = 0
-        """Counts every change to any ceiling: a decision made before an await
-        can tell that it may be stale (the worker's, before it reads what waits)."""
-
-    async def load(
-        self, from_file: dict[str, Decimal | None], fleet_from_file: Decimal | None = None
-    ) -> None:
-        self._from_file = dict(from_file)
-        self._fleet_from_file = fleet_from_file
-        self.changes += 1
-        await self.reload()
-
-    async def reload(self) -> bool:
-        """Read the operator's values and the asks again (another plane on
-        the store may have changed them); True if any changed."""
-        before = (self._set, self._asked, self._fleet_set, self._raised)
-        rows = await self._db.fetchall("SELECT agent, limit_usd FROM ceilings")
-        self._set = {r["agent"]: _decimal(r["limit_usd"]) for r in rows}
-        asks = await self._db.fetchall("SELECT agent, limit_usd FROM asks")
-        self._asked = {r["agent"]: Decimal(r["limit_usd"]) for r in asks}
-        raises = await self._db.fetchall("SELECT agent, limit_usd, ends_at FROM raises")
-        self._raised = {
-            r["agent"]: (Decimal(r["limit_usd"]), datetime.fromisoformat(r["ends_at"]))
-            for r in raises
-        }
-        fleet = await self._db.fetchone("SELECT limit_usd, set_by FROM fleet WHERE id = 1")
-        self._fleet_set = (
-            (_decimal(fleet["limit_usd"]),) if fleet is not None and fleet["set_by"] else None
-        )
-        changed = before != (self._set, self._asked, self._fleet_set, self._raised)
-        self.changes += changed
-        return changed
-
-    def fleet(self) -> Decimal | None:
-        """The fleet's ceiling: the operator's value when there is one (off
-        included), else the file's `fleet: {limitUsd: …}`."""
-        if self._fleet_set is not None:
-            return self._fleet_set[0]
-        return self._fleet_from_file
-
-    async def set_fleet(self, ceiling: Decimal | None) -> None:
-        """The operator's fleet ceiling, from the keyboard: it replaces the file's."""
-        row = (None if ceiling is None else str(ceiling), self._clock.now().isoformat())
-        await self._db.write(
-            lambda conn: conn.execute(
-                "UPDATE fleet SET limit_usd = ?, set_at = ?, set_by = 'operator' WHERE id = 1", row
-            )
-        )
-        self._fleet_set = (ceiling,)
-        self.changes += 1
-
-    def add_agent(self, agent: str, from_file: Decimal | None) -> None:
-        self._from_file[agent] = from_file
-        self.changes += 1
-
-    def source(self, agent: str) -> str:
-        """Where the effective ceiling comes from: "/limit" (the operator's),
-        "its own ask", "file" (agents.yaml or its defaults), or "none"."""
-        base, asked = self.base(agent), self._asked.get(agent)
-        if asked is not None and (base is None or asked < base):
-            return "its own ask"
-        if self.raised(agent) is not None:
-            return "the alert"
-        if agent in self._set:
-            return "/limit" if self._set[agent] is not None else "none"
-        return "file" if base is not None else "none"
-
-    def renamed(self, old: str, new: str) -> None:
-        """After the transaction that moved `old`'s rows to `new` committed."""
-        for values in (self._from_file, self._set, self._asked, self._raised):
-            if old in values:
-                values[new] = values.pop(old)  # type: ignore[assignment]
-        self.changes += 1
-
-    def forget(self, agent: str) -> None:
-        """After the transaction that deleted `agent`'s ceiling rows committed:
-        an agent made later with its name starts from the defaults."""
-        for values in (self._from_file, self._set, self._asked, self._raised):
-            values.pop(agent, None)
-        self.changes += 1
-
-    def base(self, agent: str) -> Decimal | None:
-        """A raise from an alert while it lasts, else the operator's value
-        when there is one, else the file's."""
-        if (raised := self.raised(agent)) is not None:
-            return raised[0]
-        return self.unraised(agent)
-
-    def unraised(self, agent: str) -> Decimal | None:
-        """The base as it is again once a raise ends."""
-        if agent in self._set:
-            return self._set[agent]
-        return self._from_file.get(agent)
-
-    def of(self, agent: str) -> Decimal | None:
-        """The effective ceiling: the tighter of the base and the agent's ask."""
-        return tighter(self.base(agent), self._asked.get(agent))
-
-    async def set(self, agent: str, ceiling: Decimal | None) -> None:
-        """The operator's value, from the keyboard: it replaces the file's and
-        clears the agent's own ask."""
-        row = (agent, None if ceiling is None else str(ceiling), self._clock.now().isoformat())
-
-        def set_ceiling(conn: Connection) -> None:
-            conn.execute(
-                "INSERT INTO ceilings (agent, limit_usd, set_at, set_by)"
-                " VALUES (?, ?, ?, 'operator') ON CONFLICT (agent) DO UPDATE SET"
-                " limit_usd = excluded.limit_usd, set_at = excluded.set_at,"
-                " set_by = excluded.set_by",
-                row,
-            )
-            conn.execute("DELETE FROM asks WHERE agent = ?", (agent,))
-            conn.execute("DELETE FROM raises WHERE agent = ?", (agent,))
-
-        await self._db.write(set_ceiling)
-        self._set[agent] = ceiling
-        self._asked.pop(agent, None)
-        self._raised.pop(agent, None)
-        self.changes += 1
-
-    def raised(self, agent: str) -> tuple[Decimal, datetime] | None:
-        """The raise from an alert that holds now, and when it ends."""
-        raised = self._raised.get(agent)
-        if raised is None or self._clock.now() >= raised[1]:
-            return None
-        return raised
-
-    async def raise_until(
-        self, agent: str, ceiling: Decimal, ends_at: datetime, within: Callable[[Connection], None]
-    ) -> None:
-        """The operator's raise from an alert: `ceiling` until `ends_at`. It
-        clears the agent's ask, as the operator's value does; `within` runs
-        first in the same transaction (marking the link used: if it raises,
-        nothing changes)."""
-        row = (agent, str(ceiling), ends_at.isoformat(), self._clock.now().isoformat())
-
-        def raise_ceiling(conn: Connection) -> None:
-            within(conn)
-            conn.execute(
-                "INSERT INTO raises (agent, limit_usd, ends_at, set_at) VALUES (?, ?, ?, ?)"
-                " ON CONFLICT (agent) DO UPDATE SET limit_usd = excluded.limit_usd,"
-                " ends_at = excluded.ends_at, set_at = excluded.set_at",
-                row,
-            )
-            conn.execute("DELETE FROM asks WHERE agent = ?", (agent,))
-
-        await self._db.write(raise_ceiling)
-        self._raised[agent] = (ceiling, ends_at)
-        self._asked.pop(agent, None)
-        self.changes += 1
-
-    async def ask(self, agent: str, asked: Decimal | None) -> bool:
-        """The agent asks to be held to `asked` (None: no ceiling). Applied
-        when it only removes capacity (at or under the effective ceiling);
-        returns whether it was. The decision and the new value are made
-        before anything is awaited, so no interleaving can loosen it."""
-        if not is_tighter(asked, self.of(agent)):
-            return False
-        if asked is None:
-            return True  # no ceiling asked, none there: nothing to hold it to
-        current = self._asked.get(agent)
-        held_to = asked if current is None else min(current, asked)
-        self._asked[agent] = held_to
-        self.changes += 1
-        row = (agent, str(held_to), self._clock.now().isoformat())
-        await self._db.write(
-            lambda conn: conn.execute(
-                "INSERT INTO asks (agent, limit_usd, asked_at) VALUES (?, ?, ?)"
-                " ON CONFLICT (agent) DO UPDATE SET limit_usd = excluded.limit_usd,"
-                " asked_at = excluded.asked_at",
-                row,
-            )
-        )
-        return True
-
-
-def tighter(a: Decimal | None, b: Decimal | None) -> Decimal | None:
-    """The lower of two ceilings, None being no ceiling."""
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return min(a, b)
+    @property
+    def reason(self) -> str:
+        return "too dear"
 
 
 class Gate:
@@ -321,12 +133,14 @@ class Gate:
         price_known: bool,
         model: str,
         fleet_spent: Decimal | None = None,
+        group_spent: Mapping[str, Decimal] | None = None,
         settled_only: bool = False,
     ) -> Hold | None:
         """None when `agent` may start a turn now. Ask it with the agent's
         turn lock held, right before the turn. `fleet_spent`: the fleet's
         spend today, when the caller asks of every agent at once (a
-        snapshot) and has read it once for all. `settled_only`: the agent's
+        snapshot) and has read it once for all, and so `group_spent`, each
+        group's. `settled_only`: the agent's
         calls in flight are left out (a gateway agent's, which the gateway
         weighs in dollars), so a hold never states a spend that did not happen."""
         ceiling = self.ceilings.of(agent)
@@ -339,7 +153,61 @@ class Gate:
             if spent >= ceiling:
                 behind = self.ledger.days_behind() if ceiling else None
                 return AtCeiling(agent, spent, ceiling, self.resets_at(), behind)
+        spent_by_group = group_spent or {}
+        held = await self._group_hold(agent, price_known, model, settled_only, spent_by_group)
+        if held is not None:
+            return held
         return await self._fleet_hold(agent, price_known, model, fleet_spent)
+
+    async def _group_hold(
+        self,
+        agent: str,
+        price_known: bool,
+        model: str,
+        settled_only: bool,
+        spent_by_group: Mapping[str, Decimal],
+    ) -> Hold | None:
+        """The ceiling of the agent's group, between its own and the fleet's:
+        at or over it, none of the group's agents starts a turn, on any plane."""
+        budget = self.ceilings.groups.budget(agent)
+        if budget is None or budget.ceiling is None:
+            return None
+        closes = self.ledger.closes
+        if not price_known:
+            return Unpriced(agent, model, "group", budget.name)
+        read = spent_by_group.get(budget.name)
+        spent = await self.ledger.group_today(budget.members) if read is None else read
+        flying = None
+        if (spent >= budget.ceiling and read is None) or settled_only:
+            flying = await self.ledger.group_in_flight(budget.members)
+        if settled_only:
+            spent, flying = spent - (flying or Decimal(0)), Decimal(0)
+        if spent < budget.ceiling:
+            return None
+        full = GroupFull(spent, budget.ceiling, budget.name)
+        settles = closes if flying else None
+        return AboveAgent(agent, full, self.resets_at(), flying, settles=settles)
+
+    def above_agent(self, agent: str, reason: str) -> Decimal | None:
+        """The ceiling above the agent's that holds it for `reason` (the
+        fleet's or its group's); None (or zero, a pause) when the day
+        turning does not free it."""
+        if reason == "fleet":
+            return self.ceilings.fleet()
+        budget = self.ceilings.groups.budget(agent)
+        return budget.ceiling if reason == "group" and budget is not None else None
+
+    async def full_hold(self, agent: str, full: Full) -> AboveAgent:
+        """`agent`'s call refused at admission (`Full`), as a hold, with what
+        the calls in flight under that ceiling count read now."""
+        ledger = self.ledger
+        if isinstance(full, GroupFull):
+            flying = await ledger.group_in_flight(self.ceilings.groups.members(full.name))
+        elif isinstance(full, FleetFull):
+            flying = await ledger.fleet_in_flight()
+        else:
+            flying = await ledger.tag_in_flight(full.name)
+        return AboveAgent(agent, full, self.resets_at(), flying)
 
     async def _fleet_hold(
         self, agent: str, price_known: bool, model: str, spent: Decimal | None
@@ -350,26 +218,18 @@ class Gate:
         if fleet is None:
             return None
         if not price_known:
-            return Unpriced(agent, model, fleet=True)
+            return Unpriced(agent, model, "fleet")
         flying = None  # a snapshot's (spent given) words no notice
+        closes = self.ledger.closes
         if spent is None:
             spent = await self.ledger.fleet_today()
             flying = await self.ledger.fleet_in_flight() if spent >= fleet else None
         if spent < fleet:
             return None
-        return AtFleetCeiling(agent, spent, fleet, self.resets_at(), flying)
-
-    async def fleet_full(self, agent: str, full: FleetFull) -> AtFleetCeiling:
-        """A call the fleet's ceiling refused at admission, as a hold (the
-        fleet's calls in flight read, for its words)."""
-        flying = await self.ledger.fleet_in_flight()
-        return AtFleetCeiling(agent, full.spent, full.ceiling, self.resets_at(), flying)
+        settles = closes if flying else None
+        return AboveAgent(agent, FleetFull(spent, fleet), self.resets_at(), flying, settles=settles)
 
     def resets_at(self) -> datetime:
         """00:00 UTC after the plane's day (later than the clock's next
         midnight while the clock is behind the day already charged)."""
         return midnight_after(self.ledger.day())
-
-
-def _decimal(value: str | None) -> Decimal | None:
-    return None if value is None else Decimal(value)

@@ -49,16 +49,30 @@ import asyncio
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from decimal import Decimal
+from functools import partial
 from sqlite3 import Connection, Row
 from typing import TypeVar
 
 from plane.batched import Shared
 from plane.clock import Clock, day_of
 from plane.errors import LeaseLost, LedgerError, unreachable
+from plane.money.attribution import Part
+from plane.money.budgets import (
+    FLEET_SPENT,
+    TAG_SPENT,
+    Budget,
+    FleetFull,
+    Full,
+    GroupFull,
+    TagFull,
+    admit_within,
+    checks,
+    group_spent_sql,
+)
 from plane.store.engine import Database
 from plane.store.fence import FENCE, Fence
 from plane.wire.protocol import LedgerEntry, Usage
@@ -73,7 +87,16 @@ SETTLE_PATIENCE_S = 30.0
 failure is the caller's (the call then stays pending: counted at its
 estimate, and swept so by whichever plane next takes its agent)."""
 
-__all__ = ["FleetFull", "Interrupted", "LeaseLost", "Ledger"]
+__all__ = [
+    "Budget",
+    "FleetFull",
+    "Full",
+    "GroupFull",
+    "Interrupted",
+    "LeaseLost",
+    "Ledger",
+    "TagFull",
+]
 
 
 @dataclass(frozen=True)
@@ -83,16 +106,6 @@ class Charge:
     agent: str
     cost_usd: Decimal
     day: date
-
-
-class FleetFull(Exception):
-    """A call refused at admission: the fleet's spend today (calls in flight
-    at their estimates, on every plane) is at or over its ceiling."""
-
-    def __init__(self, spent: Decimal, ceiling: Decimal) -> None:
-        super().__init__(f"the fleet has spent {spent} today, of its {ceiling} ceiling")
-        self.spent = spent
-        self.ceiling = ceiling
 
 
 @dataclass(frozen=True)
@@ -127,6 +140,7 @@ class _Recorded:
     cost_usd: Decimal
     status: str
     price_source: str
+    tag: str | None = None
 
 
 class Ledger:
@@ -164,6 +178,9 @@ class Ledger:
         self.lease_margin_ms = lease_margin_ms
         """How much of its lease an agent's plane must still have, by the
         database's clock, for a call of the agent's to be admitted."""
+        self.closes = 0
+        """How many of this plane's calls have closed (settled, failed, cut)."""
+        self._on_close: list[asyncio.Future[None]] = []
 
     def store_unreachable_since(self) -> datetime | None:
         """Since when the store cannot be reached (None: it can)."""
@@ -281,7 +298,58 @@ class Ledger:
         day = await self.today()
         if self.plane is None:
             return sum((await self._day(day)).values(), Decimal(0))
-        rows = await self._read(_FLEET_SPENT, day.isoformat(), day.isoformat())
+        rows = await self._read(FLEET_SPENT, day.isoformat(), day.isoformat())
+        return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
+
+    async def group_today(self, members: Collection[str]) -> Decimal:
+        """A group's spend today: its agents', calls in flight at their
+        estimates (with several planes, read from the store)."""
+        day = await self.today()
+        if self.plane is None:
+            sums = await self._day(day)
+            return sum((sums.get(agent, Decimal(0)) for agent in members), Decimal(0))
+        if not members:
+            return Decimal(0)
+        agents = sorted(members)
+        rows = await self._read(
+            group_spent_sql(len(agents)), day.isoformat(), *agents, day.isoformat(), *agents
+        )
+        return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
+
+    async def group_in_flight(self, members: Collection[str]) -> Decimal:
+        """The part of `group_today` its calls in flight count."""
+        if self.plane is None:
+            return sum((self.in_flight(agent) for agent in members), Decimal(0))
+        if not members:
+            return Decimal(0)
+        day, agents = await self.today(), sorted(members)
+        rows = await self._read(
+            f"SELECT cost_usd FROM calls WHERE status = 'pending' AND day = ?"
+            f" AND agent IN ({','.join('?' * len(agents))})",
+            day.isoformat(),
+            *agents,
+        )
+        return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
+
+    async def tag_today(self, tag: str) -> Decimal:
+        """What calls carrying `tag` spent today, those in flight at their estimates."""
+        day = await self.today()
+        rows = await self._read(TAG_SPENT, tag, day.isoformat())
+        return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
+
+    async def tag_in_flight(self, tag: str) -> Decimal:
+        """The part of `tag_today` its calls in flight count."""
+        day = await self.today()
+        if self.plane is None:
+            return sum(
+                (r.cost_usd for r in self._open.values() if r.tag == tag and r.day == day),
+                Decimal(0),
+            )
+        rows = await self._read(
+            "SELECT cost_usd FROM calls WHERE status = 'pending' AND tag = ? AND day = ?",
+            tag,
+            day.isoformat(),
+        )
         return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
 
     def in_flight(self, agent: str) -> Decimal:
@@ -319,6 +387,23 @@ class Ledger:
         )
         return {row[0]: row[1] for row in rows}
 
+    def after_close(self, seen: int) -> asyncio.Future[None]:
+        """Done once a call closes after `closes` was `seen` (at once if one
+        has): an agent held only by calls in flight is looked at again then."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if self.closes != seen:
+            done.set_result(None)
+        else:
+            self._on_close.append(done)
+        return done
+
+    def _closed(self) -> None:
+        self.closes += 1
+        waiting, self._on_close = self._on_close, []
+        for done in waiting:
+            if not done.done():
+                done.set_result(None)
+
     def forget_sums(self) -> None:
         """Read the day's sums from the store again when next asked: agents
         that moved here from another plane bring spend this plane never saw."""
@@ -333,14 +418,19 @@ class Ledger:
         source: str,
         *,
         fleet_ceiling: Decimal | None = None,
+        group: Budget | None = None,
+        tag: Budget | None = None,
+        session: str | None = None,
     ) -> int:
-        """Write the call pending at `estimate`, before it is sent. With a
-        fleet ceiling it is first admitted, in the same transaction: the
-        fleet row locked (every plane's admissions queue on it, each for the
-        end of one short transaction: the write runs last in its batch), the
-        fleet's spend today read with every call in flight at its estimate,
-        and the call refused (`FleetFull`, nothing written) when that is at
-        or over the ceiling. So admissions on all planes together pass the
+        """Write the call pending at `estimate`, before it is sent, with the
+        agent's group, and the tag and session a gateway call carried. With
+        a ceiling above the agent's (the fleet's, its group's, its tag's) it
+        is first admitted, in the same transaction (`plane.money.budgets`):
+        the fleet row locked (every plane's admissions queue on it, each for
+        the end of one short transaction: the write runs last in its batch),
+        each budget's spend today read with every call in flight at its
+        estimate, and the call refused (`Full`, nothing written) when one is
+        at or over its ceiling. So admissions on all planes together pass a
         ceiling by at most the one call admitted last under it. With several
         planes, the lease is checked after that wait, in the INSERT itself."""
         now, day = self._clock.now(), await self.today()
@@ -348,19 +438,15 @@ class Ledger:
             await self._day(day)  # the gate's sum for the day, before it moves
         row = (
             agent, day.isoformat(), now.isoformat(), provider, model, str(estimate), source,
-            self.plane,
+            self.plane, group.name if group else None, tag.name if tag else None, session,
         )  # fmt: skip
         plane, fence, margin = self.plane, FENCE.get(), self.lease_margin_ms
+        admits = checks(fleet_ceiling, group, tag)
 
         def open_call(conn: Connection) -> int:
-            if fleet_ceiling is not None:
-                # An UPDATE, so the lock is a row lock on PostgreSQL and the
-                # write lock (already held: BEGIN IMMEDIATE) on SQLite.
-                conn.execute("UPDATE fleet SET admitted = admitted + 1 WHERE id = 1")
+            if admits:
                 # What this batch's settles moved is not in `spend` until its end.
-                spent = fleet_spent_within(conn, day) + self._sums.on(day)
-                if spent >= fleet_ceiling:
-                    raise FleetFull(spent, fleet_ceiling)
+                admit_within(conn, day, partial(self._sums.on, day), fleet_ceiling, group, tag)
             if plane is not None:
                 return _admit_under_lease(conn, row, plane, fence, margin)
             # lastrowid, as Conversation.append: on SQLite a third cheaper than
@@ -370,16 +456,27 @@ class Ledger:
             return int(call)
 
         def opened(call: int) -> None:
-            self._open[call] = _Recorded(agent, day, estimate, "pending", source)
+            self._open[call] = _Recorded(
+                agent, day, estimate, "pending", source, tag.name if tag else None
+            )
             self._count(day, agent, estimate)
 
-        return await self._write(open_call, then=opened, late=fleet_ceiling is not None)
+        return await self._write(open_call, then=opened, late=admits)
 
     async def settle(
-        self, call: int, usage: Usage, cost: Decimal, source: str, *, estimated: bool = False
+        self,
+        call: int,
+        usage: Usage,
+        cost: Decimal,
+        source: str,
+        *,
+        estimated: bool = False,
+        parts: Sequence[Part] = (),
     ) -> Charge:
+        """Close the call with its cost; `parts`, what that cost is attributed
+        to (`plane.money.attribution`), are written in the same transaction."""
         now = self._clock.now()
-        return await self._close(call, now, "settled", usage, cost, source, estimated)
+        return await self._close(call, now, "settled", usage, cost, source, estimated, parts)
 
     async def fail(self, call: int) -> Charge:
         """The call got no response: nothing was bought."""
@@ -410,6 +507,7 @@ class Ledger:
         def closed(outcome: tuple[list[int], Interrupted]) -> None:
             for call in outcome[0]:
                 self._open.pop(call, None)
+            self._closed()
 
         return (await self._write(interrupt, then=closed))[1]
 
@@ -420,9 +518,7 @@ class Ledger:
                 sums[new] = sums.get(new, Decimal(0)) + sums.pop(old)
         for call, recorded in list(self._open.items()):
             if recorded.agent == old:
-                self._open[call] = _Recorded(
-                    new, recorded.day, recorded.cost_usd, recorded.status, recorded.price_source
-                )
+                self._open[call] = replace(recorded, agent=new)
 
     async def entries(self, day: date) -> list[LedgerEntry]:
         rows = await self._read("SELECT * FROM calls WHERE day = ? ORDER BY id", day.isoformat())
@@ -437,6 +533,7 @@ class Ledger:
         cost: Decimal,
         source: str | None,
         estimated: bool,
+        parts: Sequence[Part] = (),
     ) -> Charge:
         """Close a pending call: its row, and its estimate moved from the day
         it was sent to its cost on the day it became known, in one
@@ -473,12 +570,15 @@ class Ledger:
             ).rowcount
             if not changed:
                 raise ValueError(f"call {call} is already {_recorded(conn, call).status}")
+            if parts:
+                conn.executemany(_PART, [_part_row(call, part) for part in parts])
             if cost:
                 self._sums.add(known_day, recorded.agent, cost)
             return recorded
 
         def moved(recorded: _Recorded) -> None:
             self._open.pop(call, None)
+            self._closed()
             self._count(recorded.day, recorded.agent, -recorded.cost_usd)
             self._count(known_day, recorded.agent, cost)
             if cost and self._charged is not None:
@@ -579,20 +679,27 @@ class Ledger:
 
 _OPEN = (
     "INSERT INTO calls (agent, day, at, provider, model, cost_usd, price_source,"
-    " status, estimated, plane) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?)"
+    " status, estimated, plane, agent_group, tag, session)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?, ?, ?, ?)"
 )
 
-_FLEET_SPENT = (
-    "SELECT cost_usd FROM spend WHERE day = ?"
-    " UNION ALL SELECT cost_usd FROM calls WHERE status = 'pending' AND day = ?"
+
+_PART = (
+    "INSERT INTO call_parts (call, part, tool, mcp_server, input_tokens, cost_usd)"
+    " VALUES (?, ?, ?, ?, ?, ?)"
 )
+
+
+def _part_row(call: int, part: Part) -> tuple[object, ...]:
+    return (call, part.part, part.tool, part.mcp_server, part.input_tokens, str(part.cost_usd))
 
 
 _NOW_MS = "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"
 
 _ADMIT = (
     "INSERT INTO calls (agent, day, at, provider, model, cost_usd, price_source,"
-    " status, estimated, plane) SELECT ?, ?, ?, ?, ?, ?, ?, 'pending', 1, ? WHERE "
+    " status, estimated, plane, agent_group, tag, session)"
+    " SELECT ?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?, ?, ?, ? WHERE "
 )
 
 _FENCED = (
@@ -634,12 +741,6 @@ def _admit_under_lease(
     raise LeaseLost(f"{plane}'s lease on {agent} ran low or was taken")
 
 
-def fleet_spent_within(conn: Connection, day: date) -> Decimal:
-    """The fleet's spend on `day`, read inside a write function."""
-    rows = conn.execute(_FLEET_SPENT, (day.isoformat(), day.isoformat())).fetchall()
-    return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
-
-
 def _recorded(conn: Connection, call: int) -> _Recorded:
     row = conn.execute(
         "SELECT agent, day, cost_usd, status, price_source FROM calls WHERE id = ?", (call,)
@@ -667,10 +768,13 @@ class _Sums:
         key = (day.isoformat(), agent)
         self._moved[key] = self._moved.get(key, Decimal(0)) + amount
 
-    def on(self, day: date) -> Decimal:
-        """What this transaction moved so far on `day`, all agents together."""
+    def on(self, day: date, agents: Collection[str] | None = None) -> Decimal:
+        """What this transaction moved so far on `day`, of `agents` (None: all)."""
         key = day.isoformat()
-        return sum((v for (d, _), v in self._moved.items() if d == key), Decimal(0))
+        moved = (v for (d, a), v in self._moved.items() if d == key)
+        if agents is not None:
+            moved = (v for (d, a), v in self._moved.items() if d == key and a in agents)
+        return sum(moved, Decimal(0))
 
     def write(self, conn: Connection) -> None:
         """Each sum moved, exactly (`decimal_add`, the writer's own function:

@@ -112,6 +112,42 @@ def fleet_set_reply(spent: Decimal, ceiling: Decimal | None) -> str:
     return f"Fleet limit set to {usd_exact(ceiling)} a day. {fleet_standing(spent, ceiling)}"
 
 
+def parse_group_limit(name: str, raw: str) -> LimitValue:
+    """`/limit group NAME AMOUNT|off`'s value, its errors naming the group form."""
+    try:
+        return parse_limit(raw)
+    except BadLimit as exc:
+        form = f"/limit group {name} "
+        raise BadLimit(str(exc).replace(_USE, _USE.replace("/limit ", form))) from None
+
+
+def group_standing(name: str, spent: Decimal, ceiling: Decimal | None) -> str:
+    """`$12.40 spent today by group research, of $20.00 a day.` / `…, against no limit.`"""
+    if ceiling is None:
+        return f"{usd(spent)} spent today by group {name}, against no limit."
+    return (
+        f"{spend_against(spent, ceiling)} spent today by group {name}, "
+        f"of {usd_exact(ceiling)} a day."
+    )
+
+
+def group_set_reply(name: str, spent: Decimal, ceiling: Decimal | None) -> str:
+    if ceiling is None:
+        return f"Group {name} limit removed. {group_standing(name, spent, None)}"
+    said = f"Group {name} limit set to {usd_exact(ceiling)} a day."
+    return f"{said} {group_standing(name, spent, ceiling)}"
+
+
+def not_own(raw: str) -> str:
+    """What the plane says when an agent asks for a ceiling that is not its
+    own (a group's, the fleet's): it may only tighten its own."""
+    line = " ".join(raw.split())[:60]
+    return (
+        "This agent asked to set a ceiling that is not its own; an agent can only ask to be "
+        f"held to less itself: /limit {line}, if you meant it."
+    )
+
+
 def refusal(asked: Decimal | None, has: Decimal) -> str:
     """What the plane says when an agent asks to be held to more."""
     if asked is None:

@@ -19,7 +19,7 @@ reads and writes at theirs, output at the output price.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -29,6 +29,7 @@ import genai_prices
 
 from plane.config import Price
 from plane.errors import UnknownPrice
+from plane.money.attribution import Part, Piece, attribute
 from plane.wire.protocol import Usage
 
 MILLION = Decimal(1_000_000)
@@ -99,6 +100,13 @@ class Pricer:
                 cost += searches * _per_search(None)
         where = f"{calculation.provider.id} {calculation.model.id}"
         return Priced(cost, f"{GENAI_PRICES} ({where})")
+
+    def attribute(
+        self, model: str, pieces: Sequence[Piece], usage: Usage, cost: Decimal
+    ) -> list[Part]:
+        """`cost`, what a call of `model` with `usage` was charged, split over
+        the pieces of its prompt and its answer (`plane.money.attribution`)."""
+        return attribute(pieces, usage, cost, lambda used: self.price(model, used).cost_usd)
 
     def context_window(self, model: str) -> int | None:
         """The most tokens the model reads and writes in one call, where

@@ -1,4 +1,5 @@
-"""The ledger summed over days: by agent, by model, by day or by hour.
+"""The ledger summed over days: by agent, model, day, hour, group, tag,
+session — or by tool, what each call's cost is attributed to.
 
 The sums are of the `calls` rows themselves, exact (each cost a Decimal
 read from its string, added in Python: SQLite's SUM would add floats). A
@@ -21,16 +22,35 @@ from typing import Any, Literal
 
 from plane.wire.words import UNPRICED
 
-By = Literal["agent", "model", "day", "hour"]
+By = Literal["agent", "model", "day", "hour", "group", "tag", "session", "tool"]
 Record = sqlite3.Row | Mapping[str, Any]
 """A `calls` row, as either connection returns it."""
 
 QUERY = (
-    "SELECT agent, model, day, at, status, input_tokens, cache_read_tokens,"
-    " cache_write_tokens, output_tokens, cost_usd, price_source FROM calls"
-    " WHERE day BETWEEN ? AND ?"
+    "SELECT id, agent, model, day, at, status, input_tokens, cache_read_tokens,"
+    ' cache_write_tokens, output_tokens, cost_usd, price_source, agent_group AS "group",'
+    " tag, session FROM calls WHERE day BETWEEN ? AND ?"
 )
 """Every call charged to a day in [first, last] (ISO days: they sort as text)."""
+
+PARTS_QUERY = (
+    "SELECT call_parts.call AS call, part, tool, mcp_server, call_parts.input_tokens AS tokens,"
+    " call_parts.cost_usd AS cost FROM call_parts JOIN calls ON calls.id = call_parts.call"
+    " WHERE calls.day BETWEEN ? AND ?"
+)
+"""What the calls of those days' cost is attributed to (`plane.money.attribution`)."""
+
+OLDER = ('agent_group AS "group", tag, session', 'NULL AS "group", NULL AS tag, NULL AS session')
+"""`QUERY` on a ledger file from before groups and tags (read by `plane
+ledger` with no plane running, which would have brought it up to date)."""
+
+NONE = "(none)"
+"""The key of calls with no group, tag or session."""
+UNATTRIBUTED = "(unattributed)"
+"""By tool: calls whose cost is not split (in flight, cut, unpriced, failed, or older)."""
+PART_KEYS = {"prompt": "(prompt)", "messages": "(messages)", "output": "(answers)"}
+"""By tool, what is not a tool's: the system prompt and tool schemas, the
+messages people and the model wrote, the answers (output, web searches)."""
 
 
 @dataclass
@@ -70,7 +90,8 @@ def window(last: date, days: int) -> tuple[date, date]:
 def key_of(row: Record, by: By) -> str:
     if by == "hour":
         return str(row["at"])[11:13]  # ISO time, `…T14:02:…`: the UTC hour
-    return str(row[by])
+    value = row[by]
+    return NONE if value is None else str(value)
 
 
 def summarise(rows: Iterable[Record], by: By) -> tuple[list[Line], Line]:
@@ -87,6 +108,38 @@ def summarise(rows: Iterable[Record], by: By) -> tuple[list[Line], Line]:
     else:
         lines.sort(key=lambda line: (-line.cost_usd, line.key))
     return lines, total
+
+
+def summarise_tools(calls: Iterable[Record], parts: Iterable[Record]) -> tuple[list[Line], Line]:
+    """By tool: each call's cost as it is attributed (the shares of its
+    input by tool, its prompt, its messages, and its answers), a call with
+    no attribution whole under `(unattributed)`. The lines add up to the
+    total of the calls, exactly."""
+    calls = list(calls)
+    lines: dict[str, Line] = {}
+    seen: dict[str, set[int]] = {}
+    attributed: set[int] = set()
+    for part in parts:
+        attributed.add(int(part["call"]))
+        key = tool_key(part)
+        line = lines.setdefault(key, Line(key))
+        line.input_tokens += int(part["tokens"])
+        line.cost_usd += Decimal(part["cost"])
+        if int(part["call"]) not in seen.setdefault(key, set()):
+            seen[key].add(int(part["call"]))
+            line.calls += 1
+    for row in calls:
+        if int(row["id"]) not in attributed:
+            lines.setdefault(UNATTRIBUTED, Line(UNATTRIBUTED)).add(row)
+    total = summarise(calls, "agent")[1]
+    return sorted(lines.values(), key=lambda line: (-line.cost_usd, line.key)), total
+
+
+def tool_key(part: Record) -> str:
+    """A part's line: its tool (an MCP tool is `server.tool`), or what is not a tool's."""
+    if part["part"] != "tool":
+        return PART_KEYS[str(part["part"])]
+    return str(part["tool"]) if part["tool"] else "(a tool)"
 
 
 def per_day(rows: Iterable[Record], first: date, last: date) -> list[Decimal]:

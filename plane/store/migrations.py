@@ -256,6 +256,35 @@ MIGRATIONS: tuple[str, ...] = (
         answered_at TEXT
     );
     """,
+    # Budgets by purpose (README, "Budgets by purpose"): the group each call's
+    # agent was in, the tag and the client's session a gateway call carried;
+    # a group's ceiling as the operator set it (the file's is in agents.yaml);
+    # and each settled call's cost split by what its prompt held (the system
+    # prompt and tool schemas, the messages, each tool's results) and its
+    # answer, to the last digit of its cost (plane/money/attribution.py).
+    """
+    ALTER TABLE calls ADD COLUMN agent_group TEXT;
+    ALTER TABLE calls ADD COLUMN tag TEXT;
+    ALTER TABLE calls ADD COLUMN session TEXT;
+    CREATE INDEX calls_by_tag ON calls (tag, day) WHERE tag IS NOT NULL;
+
+    CREATE TABLE group_limits (
+        name TEXT PRIMARY KEY,
+        limit_usd TEXT,
+        set_at TEXT NOT NULL,
+        set_by TEXT NOT NULL
+    );
+
+    CREATE TABLE call_parts (
+        call INTEGER NOT NULL,
+        part TEXT NOT NULL CHECK (part IN ('prompt', 'messages', 'tool', 'output')),
+        tool TEXT,
+        mcp_server TEXT,
+        input_tokens INTEGER NOT NULL,
+        cost_usd TEXT NOT NULL
+    );
+    CREATE INDEX call_parts_by_call ON call_parts (call);
+    """,
 )
 
 

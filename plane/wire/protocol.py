@@ -190,6 +190,18 @@ class CommandInfo(Frame):
     help: str
 
 
+class GroupState(Frame):
+    """A group of agents (`groups:` in agents.yaml), as the fleet line and
+    `plane status` show it."""
+
+    name: str
+    spend_today_usd: Decimal = Decimal(0)
+    """Its agents' spend today together, calls in flight at their estimates."""
+    limit_usd: Decimal | None = None
+    """Its daily ceiling (the file's, or `/limit group`); None is none."""
+    agents: list[str] = Field(default_factory=list)
+
+
 class Snapshot(Frame):
     """Everything a client needs to draw the screen, as of `now`."""
 
@@ -219,6 +231,8 @@ class Snapshot(Frame):
     """Every agent's spend today together, on every plane of the store."""
     fleet_limit_usd: Decimal | None = None
     """The fleet's daily ceiling (`fleet: {limitUsd}`, `/limit fleet`); None is none."""
+    groups: list[GroupState] = Field(default_factory=list)
+    """The groups of agents, with their spend today and ceiling (none: no groups)."""
     store_unreachable_since: datetime | None = None
     """Since when the plane's shared store (PostgreSQL) cannot be reached;
     None: it can (and always, on the SQLite file). While it is set, the
@@ -319,6 +333,10 @@ class SpendHistoryReply(Frame):
     """Today's spenders, the most first (agents that spent nothing left out)."""
     models: list[SpendPoint] = Field(default_factory=list)
     """Today's spend by model, of the agent (or the fleet), the most first."""
+    tools: list[SpendPoint] = Field(default_factory=list)
+    """Today's spend by what it is attributed to (cost by tool: each tool's
+    results in the input, `(prompt)`, `(messages)`, `(answers)`,
+    `(unattributed)`), of the agent (or the fleet), the most first."""
 
 
 class SpendSeries(Frame):
@@ -331,11 +349,16 @@ class SpendSeries(Frame):
     """0 for one agent or model; else this is the rest, that many summed."""
 
 
+StackBy = Literal["agent", "model", "group"]
+"""What the fleet's days are stacked by: each agent, each model, each group
+of agents (agents in none as one layer)."""
+
+
 class SpendStackReply(Frame):
     type: Literal["spend_stack"] = "spend_stack"
     id: int
     day: date
-    by: Literal["agent", "model"]
+    by: StackBy
     series: list[SpendSeries]
     """The most spent over the days first; the rest (`folded`) last. Only
     those that spent or saved something in the days."""
@@ -502,13 +525,13 @@ class SpendHistory(Request[SpendHistoryReply]):
 
 
 class SpendStack(Request[SpendStackReply]):
-    """The whole fleet's last 30 days stacked `by` agent or model: the `top`
+    """The whole fleet's last 30 days stacked `by` agent, model or group: the `top`
     that spent the most apart, the rest summed as one. A request of its own
     (not a field of `spend_history`): a client that never asks for it never
     meets a reply shape it does not know."""
 
     type: Literal["spend_stack"] = "spend_stack"
-    by: Literal["agent", "model"] = "agent"
+    by: StackBy = "agent"
     top: int = Field(default=5, ge=1, le=20)
 
 

@@ -11,12 +11,17 @@ plane sends its own key). In turn:
 5. `crash`: PostgreSQL SIGKILLed, then started again;
 6. `ceiling`: the fleet's ceiling lowered to just above its spend, under load.
 
+All along, two gateway agents' clients call whichever planes are up, most
+calls tagged: a group of four agents and the tag have ceilings of their
+own, reached early and held through every fault.
+
 It prints each figure; at the end, with the load stopped and the fleet at
 rest: every billed response is one ledger row (settled with the usage it
 reported: each response's usage is unique; or, cut by a fault, interrupted
 at its estimate), no call left pending, no acknowledged message missing, no
-ceiling passed by more than one turn (the fleet: one call), no agent with
-calls from two planes in flight at once, takeovers within two leases,
+ceiling passed by more than one turn (the fleet, the group and the tag: one
+call), no agent with calls from two planes in flight at once (a gateway
+agent's calls go through any plane), takeovers within two leases,
 recovery within 30 s of the database's return, and the other planes' pace
 during a cut at least half their pace before it. No plane writes "The turn
 failed inside the plane" into any conversation.
@@ -37,9 +42,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import httpx
 import psycopg
 import pytest
 
+from plane.gateway.keys import Keys
+from plane.home import Home
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
 from plane.wire.protocol import Usage
@@ -59,8 +67,16 @@ DELAY_S = 0.4
 """How long each response takes: a call in flight, long enough to be cut."""
 SEND_EVERY_S = 0.2
 FAILED = "The turn failed inside the plane"
+GROUP = ["a15", "a16", "a17", "a18"]
+GROUP_LIMIT = Decimal("0.03")
+"""Reached in about fifteen seconds of the load, then held."""
+GATEWAY = ["g0", "g1"]
+TAG = "ticket-1"
+TAG_LIMIT = Decimal("0.02")
+CALL_EVERY_S = 0.15
 
-CONFIG = """
+CONFIG = (
+    """
 defaults:
   limitUsd: 5
   provider: scripted
@@ -78,10 +94,15 @@ providers:
     max_retries: 0
 pricing:
   scripted-model: {input: 1, cached_input: 1, output: 100}
-agents:
-""" + "".join(
-    f"  {name}: {{tools: []{', limitUsd: ' + str(SMALL_LIMIT) if name == SMALL else ''}}}\n"
-    for name in AGENTS
+"""
+    + f"groups:\n  research: {{limitUsd: {GROUP_LIMIT}, agents: [{', '.join(GROUP)}]}}\n"
+    + f"tags:\n  {TAG}: {{limitUsd: {TAG_LIMIT}}}\n"
+    + "agents:\n"
+    + "".join(
+        f"  {name}: {{tools: []{', limitUsd: ' + str(SMALL_LIMIT) if name == SMALL else ''}}}\n"
+        for name in AGENTS
+    )
+    + "".join(f"  {name}: {{gateway: {{}}}}\n" for name in GATEWAY)
 )
 """A response costs its request number in input tokens at $1 a million,
 and 20 output tokens at $100 a million: under $0.003, always under its
@@ -108,6 +129,10 @@ class Fleet:
         self.figures: list[str] = []
         self._stop = threading.Event()
         self._loader: threading.Thread | None = None
+        self._caller: threading.Thread | None = None
+        self.keys: dict[str, dict[str, str]] = {}
+        self.gateways: dict[str, str] = {}
+        self.gateway_answers: dict[int, int] = defaultdict(int)
 
     # planes
 
@@ -128,13 +153,26 @@ class Fleet:
         }
         with open(self.root / f"{name}.log", "ab") as log:
             self.procs[name] = subprocess.Popen(
-                [sys.executable, "-m", "plane", "serve", "--config", str(self.config)],
+                [
+                    sys.executable,
+                    "-m",
+                    "plane",
+                    "serve",
+                    "--config",
+                    str(self.config),
+                    "--http",
+                    "127.0.0.1:0",
+                ],
                 env=env,
                 stdout=subprocess.DEVNULL,
                 stderr=log,
             )
         sock = self.home(name) / "plane.sock"
         wait_for(lambda: sock.exists() and self.status(name) is not None, 60, f"{name} up")
+        home = Home(self.home(name))
+        if name not in self.keys:
+            self.keys[name] = {agent: Keys(home.gateway_keys).make(agent) for agent in GATEWAY}
+        self.gateways[name] = home.gateway_url.read_text().strip()
         self.down.discard(name)
 
     def stop_all(self) -> None:
@@ -211,11 +249,43 @@ class Fleet:
 
         self._loader = threading.Thread(target=run, name="load", daemon=True)
         self._loader.start()
+        self._caller = threading.Thread(target=self._gateway_load, name="calls", daemon=True)
+        self._caller.start()
+
+    def _gateway_load(self) -> None:
+        """The gateway agents' clients: calls to whichever plane is up, three
+        in four tagged, each on a thread of its own (a client fans out)."""
+        n = 0
+        while not self._stop.wait(CALL_EVERY_S):
+            up = [name for name in NAMES if name not in self.down and name in self.gateways]
+            if up:
+                args = (up[n % len(up)], GATEWAY[n % 2], n, n % 4 != 0)
+                threading.Thread(target=self._call, args=args, daemon=True).start()
+            n += 1
+
+    def _call(self, name: str, agent: str, n: int, tagged: bool) -> None:
+        headers = {"authorization": f"Bearer {self.keys[name][agent]}"}
+        if tagged:
+            headers["x-plane-tag"] = TAG
+        body = {
+            "model": "scripted-model",
+            "max_tokens": 30,
+            "messages": [{"role": "user", "content": f"call {n} for {agent}"}],
+        }
+        try:
+            answer = httpx.post(
+                f"{self.gateways[name]}/v1/chat/completions", json=body, headers=headers,
+                timeout=20,
+            )  # fmt: skip
+        except httpx.HTTPError:
+            return  # a plane killed, stopped or cut off: not answered
+        self.gateway_answers[answer.status_code] += 1
 
     def stop_load(self) -> None:
         self._stop.set()
-        if self._loader is not None:
-            self._loader.join(30)
+        for thread in (self._loader, self._caller):
+            if thread is not None:
+                thread.join(30)
 
     # what the provider saw
 
@@ -274,7 +344,8 @@ def recovered(fleet: Fleet, back_at: float, phase: str) -> float:
     deadline = back_at + 45
     for name in NAMES:
         while True:
-            mine = [a for a, pl in fleet.owners().items() if pl == name and a != SMALL]
+            held = {SMALL, *GROUP}  # held by their ceilings: they answer nothing more
+            mine = [a for a, pl in fleet.owners().items() if pl == name and a not in held]
             if mine:
                 reply = fleet.send(name, mine[0], f"probe after {phase} for {mine[0]}")
                 if isinstance(reply, p.SendReply):
@@ -453,8 +524,24 @@ def check(fleet: Fleet, fleet_ceiling: Decimal) -> None:
     # No plane said a turn failed inside it (a stale plane's false notice).
     failed = fleet.rows("SELECT agent, at FROM messages WHERE text LIKE %s", f"{FAILED}%")
     assert not failed, f"false notices: {failed}"
-    # Ceilings: an agent's by at most one turn (one call here), the fleet's by one call.
+    # Ceilings: an agent's by at most one turn (one call here), the fleet's,
+    # the group's and the tag's by one call.
     largest = max(Decimal(c[3]) for c in calls)
+    grouped = sum((Decimal(c[3]) for c in calls if c[1] in GROUP and c[2] != "failed"), Decimal(0))
+    assert GROUP_LIMIT <= grouped <= GROUP_LIMIT + largest, (grouped, GROUP_LIMIT)
+    tagged = sum(
+        (Decimal(cost) for (cost,) in fleet.rows(
+            "SELECT cost_usd FROM calls WHERE tag = %s AND status <> 'failed'", TAG)),
+        Decimal(0),
+    )  # fmt: skip
+    # A gateway call whose likely cost does not fit what is left is refused
+    # before it is sent: the tag's day may also end a call short of it.
+    assert TAG_LIMIT - largest <= tagged <= TAG_LIMIT + largest, (tagged, TAG_LIMIT)
+    answers = dict(fleet.gateway_answers)
+    fleet.figure(
+        f"group: research spent ${grouped} of ${GROUP_LIMIT}; tag: {TAG} ${tagged} of "
+        f"${TAG_LIMIT}; gateway calls answered {answers}"
+    )
     small = sum((Decimal(c[3]) for c in calls if c[1] == SMALL and c[2] != "failed"), Decimal(0))
     assert small <= SMALL_LIMIT + largest, (small, SMALL_LIMIT)
     total = sum((Decimal(c[3]) for c in calls if c[2] != "failed"), Decimal(0))
@@ -472,6 +559,8 @@ def check(fleet: Fleet, fleet_ceiling: Decimal) -> None:
         spans[_agent_of(r)].append((r.at, ends.get(n, r.at + DELAY_S), _plane_of(r)))
     both = []
     for agent, each in spans.items():
+        if agent in GATEWAY:  # a gateway agent's client calls any plane: no lease
+            continue
         each.sort()
         for (_, e1, p1), (s2, _, p2) in itertools.pairwise(each):
             if p1 != p2 and s2 < e1:

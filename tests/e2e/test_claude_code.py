@@ -33,8 +33,9 @@ CLAUDE_CONFIG = CONFIG.replace(
 )
 
 
-async def claude_p(gw: GatewayPlane, home: Path, prompt: str) -> tuple[int, str, str]:
+async def claude_p(gw: GatewayPlane, home: Path, prompt: str, **extra: str) -> tuple[int, str, str]:
     env = {
+        **extra,
         "PATH": os.environ["PATH"],
         "HOME": str(home),
         "ANTHROPIC_BASE_URL": gw.url,
@@ -159,3 +160,30 @@ async def test_claude_code_fanning_out_under_a_dollar_is_refused_once_when_the_d
     assert len(gw.llm.requests) >= 5 * len(whole)
     assert arrived.most_at_once >= 3
     assert 1 <= arrived.count - len(gw.llm.requests) <= 3
+
+
+@pytest.mark.skipif(not CLAUDE.exists(), reason="Claude Code is not installed (make test does)")
+async def test_claude_code_carries_the_tag_gateway_env_gives_it_and_its_session(
+    start_gateway: StartGateway, tmp_path: Path
+) -> None:
+    """`plane gateway env claude --client claude-code --tag ticket-123`'s
+    header line, as the shell would export it: every call carries the tag,
+    and the ledger keeps Claude Code's session with each call."""
+    from plane.gateway.client_env import env_lines
+
+    gw = await start_gateway(CLAUDE_CONFIG)
+    gw.llm.default_reply = "Tagged."  # type: ignore[assignment]
+    where = ("127.0.0.1", 1)  # the key and the header are what matter here
+    lines = env_lines(gw.plane.config, gw.home, "claude", "claude-code", where, "ticket-123")
+    [header] = [line for line in lines if "ANTHROPIC_CUSTOM_HEADERS" in line]
+    value = header.split("=", 1)[1].strip("'")
+    gw.keys["claude"] = next(
+        line.split("=", 1)[1] for line in lines if line.startswith("export ANTHROPIC_AUTH_TOKEN=")
+    )
+    home = tmp_path / "claude-home"
+    home.mkdir()
+    code, out, err = await claude_p(gw, home, "Say something.", ANTHROPIC_CUSTOM_HEADERS=value)
+    assert code == 0, (out, err)
+    rows = await gw.services.ledger._db.fetchall("SELECT tag, session FROM calls")
+    assert rows and {row["tag"] for row in rows} == {"ticket-123"}
+    assert all(row["session"] for row in rows), "Claude Code's session, kept with each call"

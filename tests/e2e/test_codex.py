@@ -26,7 +26,12 @@ CODEX = Path(__file__).parent / "node" / "node_modules" / ".bin" / "codex"
 
 
 async def codex_exec(
-    gw: GatewayPlane, home: Path, key: str, prompt: str, model: str = "scripted-model"
+    gw: GatewayPlane,
+    home: Path,
+    key: str,
+    prompt: str,
+    model: str = "scripted-model",
+    provider_lines: str = "",
 ) -> tuple[int, str]:
     (home / "config.toml").write_text(
         f'model = "{model}"\n'
@@ -35,7 +40,7 @@ async def codex_exec(
         'name = "plane"\n'
         f'base_url = "{gw.url}/v1"\n'
         'env_key = "PLANE_GATEWAY_KEY"\n'
-        'wire_api = "responses"\n'
+        'wire_api = "responses"\n' + provider_lines
     )
     env = {
         "PATH": os.environ["PATH"],
@@ -135,3 +140,27 @@ async def test_codex_sessions_in_parallel_under_a_dollar_are_refused_once_the_da
     one_call = Decimal("0.1575")
     assert Decimal(1) - one_call <= spent <= Decimal(1) + one_call
     assert spent == billed_usd(gw.llm.billed, gw.services.pricer)
+
+
+@pytest.mark.skipif(not CODEX.exists(), reason="Codex is not installed (make test does)")
+async def test_codex_carries_the_tag_gateway_env_gives_it_and_its_session(
+    start_gateway: StartGateway, responses_upstream: tuple[Upstream, str], tmp_path: Path
+) -> None:
+    """The `http_headers` line `plane gateway env codex --client codex --tag
+    ticket-123` prints, in Codex's provider table: every call carries it."""
+    from plane.gateway.client_env import env_lines
+
+    _, base_url = responses_upstream
+    gw = await start_gateway(responses_config(base_url))
+    await gw.services.gate.ceilings.set("codex", None)
+    where = ("127.0.0.1", 1)
+    lines = env_lines(gw.plane.config, gw.home, "codex", "codex", where, "ticket-123")
+    [header] = [line.removeprefix("# ") for line in lines if "http_headers" in line]
+    key = next(line.split("=", 1)[1] for line in lines if line.startswith("export PLANE_GATEWAY"))
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    code, out = await codex_exec(gw, home, key, "Say hello.", provider_lines=header + "\n")
+    assert code == 0, out
+    rows = await gw.services.ledger._db.fetchall("SELECT tag, session FROM calls")
+    assert rows and {row["tag"] for row in rows} == {"ticket-123"}
+    assert all(row["session"] for row in rows), "Codex's session header, kept with each call"

@@ -175,6 +175,17 @@ class _Answers:
                 SpendPoint(label="smollm2-135m", spent_usd=Decimal("7.47")),
                 SpendPoint(label="claude-haiku-4-5", spent_usd=Decimal("0.42")),
             ],
+            tools=[
+                SpendPoint(label=label, spent_usd=Decimal(spent))
+                for label, spent in (
+                    ("read_file", "3.10"),
+                    ("(prompt)", "1.24"),
+                    ("run_command", "0.95"),
+                    ("(answers)", "0.88"),
+                    ("notes.search", "0.42"),
+                    ("(messages)", "0.30"),
+                )
+            ],
         )
 
 
@@ -260,14 +271,11 @@ def test_bars_start_at_zero_and_a_cell_takes_the_layer_in_its_middle() -> None:
 
 
 def _stack(by: str) -> SpendStackReply:
-    names = (
-        ["demo", "builder", "burner", "reviewer", "scout", "scribe"]
-        if by == "agent"
-        else [
-            "smollm2-135m",
-            "claude-haiku-4-5",
-        ]
-    )
+    names = {
+        "agent": ["demo", "builder", "burner", "reviewer", "scout", "scribe"],
+        "model": ["smollm2-135m", "claude-haiku-4-5"],
+        "group": ["research", "ops", "(none)"],
+    }[by]
     series = [
         SpendSeries(
             label=name,
@@ -313,6 +321,42 @@ def test_spend_stacked_by_agent(snap_compare) -> None:  # type: ignore[no-untype
 @pytest.mark.slow
 def test_spend_stacked_by_agent_light_theme(snap_compare) -> None:  # type: ignore[no-untyped-def]
     assert snap_compare(offline_app(), terminal_size=SIZE, run_before=in_light(_open_stack))
+
+
+async def test_b_cycles_the_fleets_days_by_agent_model_and_group_when_there_are_groups() -> None:
+    app = offline_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.push_screen(SpendScreen(_FleetAnswers(), None, grouped=True))
+        screen = app.screen
+        for by in ("agent", "model", "group", "agent"):
+            await until(pilot, lambda by=by: shown(app, "#stack-title") == f"Last 30 days by {by}")
+            await pilot.press("b")
+        await until(pilot, lambda: shown(app, "#stack-title") == "Last 30 days by model")
+        await pilot.press("b")
+        await until(pilot, lambda: shown(app, "#stack-title") == "Last 30 days by group")
+        legend = [str(label.render()).split("  ")[0] for label in screen.query("#legend .spender")]
+        assert legend == ["█ research", "█ ops", "█ (none)"]
+
+
+async def test_without_groups_b_switches_between_agent_and_model_only() -> None:
+    app = offline_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.push_screen(SpendScreen(_FleetAnswers(), None))
+        screen = app.screen
+        await until(pilot, lambda: shown(app, "#stack-title") == "Last 30 days by agent")
+        await pilot.press("b", "b")
+        await until(pilot, lambda: shown(app, "#stack-title") == "Last 30 days by agent")
+        assert screen.by == "agent"
+
+
+async def test_the_day_by_tool_is_bars_of_what_each_tool_cost() -> None:
+    app = offline_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.push_screen(SpendScreen(_Answers(), "demo"))
+        await until(pilot, lambda: len(app.screen.query("#tools .spender")) == 6)
+        tools = [str(label.render()) for label in app.screen.query("#tools .spender")]
+        assert tools[0] == "read_file     ████████████████████████  $3.10"
+        assert tools[4] == "notes.search  ███                       $0.42"
 
 
 class _OlderPlane(_Answers):

@@ -1,6 +1,7 @@
 """Spend over time: the selected agent's day by hour and its last 30 days,
-the day's top spenders and the day by model, each figure beside what
-compression saved.
+the day's top spenders, the day by model and by tool (what each call's cost
+is attributed to: each tool's results in its input, its prompt, its
+messages, its answers), each figure beside what compression saved.
 
 Textual's own `Sparkline` rather than textual-plotext: the charts answer
 "when did it burn" and "is today unlike the month", which a bar's height
@@ -12,10 +13,10 @@ plotting library, axes and its own colour scheme for a glance.
 A sparkline shows a shape: its lowest bar is the lowest value shown, not
 zero, which is why each chart's figures stand beside its heading.
 
-The fleet's view adds its last 30 days stacked by agent or by model (`b`
-switches), a layer for each of the five that spent the most and one for
-the rest (`StackedBars`, which says why not textual-plotext), with a legend
-of each layer's spent and saved.
+The fleet's view adds its last 30 days stacked by agent, by model or, when
+agents.yaml has groups, by group (`b` cycles), a layer for each of the five
+that spent the most and one for the rest (`StackedBars`, which says why not
+textual-plotext), with a legend of each layer's spent and saved.
 
 The plane sums (`spend_history`, `spend_stack`); this screen only draws
 what it answered. `f` switches between the agent and the whole fleet.
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -45,6 +46,7 @@ from plane.wire.protocol import (
     SpendSeries,
     SpendStack,
     SpendStackReply,
+    StackBy,
 )
 from plane.wire.words import UNPRICED, call_count, usd
 from tui.link import Asks, LinkFailed
@@ -130,7 +132,7 @@ class SpendScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Back"),
         Binding("f", "fleet", "Agent / fleet"),
-        Binding("b", "stack_by", "By agent / model"),
+        Binding("b", "stack_by", "By agent / model / group"),
     ]
 
     @dataclass
@@ -150,9 +152,12 @@ class SpendScreen(ModalScreen[None]):
         plane: Asks,
         agent: str | None,
         spend_moved: Signal[AgentState] | None = None,
+        *,
+        grouped: bool = False,
     ) -> None:
         """`spend_moved`: said when an agent's spend changes (the store's
-        `agent_changed`): the charts are read again while they are open."""
+        `agent_changed`): the charts are read again while they are open.
+        `grouped`: the plane has groups of agents, a stack of their own."""
         super().__init__()
         self.plane = plane
         self.agent = agent
@@ -160,8 +165,11 @@ class SpendScreen(ModalScreen[None]):
         self._reread: Timer | None = None
         self._chosen = agent
         """The selected agent, to come back to from the fleet."""
-        self.by: Literal["agent", "model"] = "agent"
+        self.by: StackBy = "agent"
         """What the fleet's 30 days are stacked by."""
+        self._stacks: tuple[StackBy, ...] = (
+            ("agent", "model", "group") if grouped else ("agent", "model")
+        )
 
     def compose(self) -> ComposeResult:
         with Vertical(id="panel") as panel:
@@ -184,6 +192,9 @@ class SpendScreen(ModalScreen[None]):
             with Horizontal(classes="heading"):
                 yield Label("Today by model")
             yield Vertical(id="models")
+            with Horizontal(classes="heading"):
+                yield Label("Today by tool")
+            yield Vertical(id="tools")
             with Vertical(id="stack"):
                 with Horizontal(classes="heading"):
                     yield Label("", id="stack-title")
@@ -230,6 +241,7 @@ class SpendScreen(ModalScreen[None]):
         for where, lines in (
             ("#top", top_lines(history.top)),
             ("#models", top_lines(history.models, "Nothing was spent on any model today.")),
+            ("#tools", top_lines(history.tools, "Nothing was spent today.")),
         ):
             bars = self.query_one(where, Vertical)
             bars.remove_children()
@@ -280,7 +292,7 @@ class SpendScreen(ModalScreen[None]):
         self.post_message(self.Loaded(history))
 
     @work(exclusive=True, group="stack", exit_on_error=False)
-    async def load_stack(self, by: Literal["agent", "model"]) -> None:
+    async def load_stack(self, by: StackBy) -> None:
         try:
             stack = await self.plane.request(SpendStack(by=by))
         except LinkFailed as failed:
@@ -306,7 +318,8 @@ class SpendScreen(ModalScreen[None]):
         self._show_stack()
 
     def action_stack_by(self) -> None:
-        self.by = "model" if self.by == "agent" else "agent"
+        """agent → model → group (with groups) → agent."""
+        self.by = self._stacks[(self._stacks.index(self.by) + 1) % len(self._stacks)]
         self.load_stack(self.by)
 
     def action_close(self) -> None:

@@ -140,7 +140,7 @@ async def test_nobody_listening_is_logged_too(caplog, unused_tcp_port):
     await notifier.aclose()
     [error] = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     assert error.startswith(f"alert not delivered to http://127.0.0.1:{unused_tcp_port}/hook")
-    assert error.endswith(": demo is amber.") and "ConnectError" in error
+    assert error.endswith(": demo is amber.") and "ClientConnectorError" in error
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from plane.agents.services import Ownership
 from plane.clock import ManualClock
 from plane.daemon.fleet import DatabaseClock, Fleet, lease_margin_ms, tell_owner
 from plane.history.conversation import Conversation
-from plane.money.gate import Ceilings
+from plane.money.ceilings import Ceilings
 from plane.money.ledger import LeaseLost, Ledger
 from plane.store.postgres import PostgresDatabase
 

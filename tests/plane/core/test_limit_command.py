@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 
 from plane.clock import ManualClock
-from plane.money.gate import Ceilings
+from plane.money.ceilings import Ceilings
 from plane.store.migrations import MIGRATIONS
 from plane.store.sqlite import SqliteDatabase
 from plane.wire.protocol import Usage

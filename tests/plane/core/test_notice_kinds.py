@@ -15,7 +15,8 @@ import pytest
 from plane.agents import notices
 from plane.agents.roster import AgentSpec
 from plane.agents.session import Saved
-from plane.money.gate import AtFleetCeiling
+from plane.money.budgets import FleetFull, GroupFull, TagFull
+from plane.money.gate import AboveAgent
 from plane.money.ledger import Interrupted
 from plane.money.limits import set_reply, standing
 from plane.wire.words import notice_kind
@@ -27,7 +28,7 @@ NOTICES: dict[str, tuple[str, str | None]] = {
     "ceiling_reached": (notices.ceiling_reached("demo", Decimal(2), Decimal("2.01"), "3h"), "held"),
     "held": (notices.held("demo", Decimal(2), Decimal("2.5"), "3h 13m"), "held"),
     "clock_behind": (notices.clock_behind(date(2026, 11, 28), date(2026, 11, 29)), None),
-    "fleet_held": (notices.fleet_held("demo", Decimal(3), Decimal(2), None, "3h"), "held"),
+    "above_agent": (notices.above_agent("demo", FleetFull(SPENT, SPENT), None, "3h"), "held"),
     "unpriced_held": (notices.unpriced_held("demo", "other-model"), "held"),
     # A gateway agent's call that does not fit: calls that fit still go, so it is not held.
     "too_dear": (notices.too_dear("demo", Decimal(1), Decimal("0.5"), Decimal(2), "3h"), None),
@@ -77,6 +78,11 @@ def test_each_notice_is_told_apart_from_routine_lines(text: str, kind: str | Non
         (notices.held("demo", Decimal(2), Decimal(2), "3h 13m"), "held"),
         (notices.held("demo", Decimal(0), Decimal(0), "3h 13m"), "paused"),
         (notices.paused_now(None, working=False), "paused"),
+        (notices.above_agent("demo", GroupFull(SPENT, SPENT, "research"), SPENT, "3h"), None),
+        # A tag holds its calls, not the agent: the agent answers calls without it.
+        (notices.above_agent("demo", TagFull(SPENT, SPENT, "t-1"), Decimal(0), "3h"), None),
+        (notices.unpriced_held("demo", "other-model", "group", "research"), "held"),
+        (notices.unpriced_held("demo", "other-model", "fleet"), "held"),
         (standing(SPENT, Decimal(5)), None),
         (set_reply(SPENT, Decimal(5)), None),
     ],
@@ -92,8 +98,9 @@ def test_every_notice_of_the_plane_is_in_the_table() -> None:
         for name, value in vars(notices).items()
         if inspect.isfunction(value) and value.__module__ == notices.__name__
     }
-    sentences = set(re.findall(r"^([A-Z_]+) = ", inspect.getsource(notices), re.MULTILINE))
-    assert functions | sentences == set(NOTICES) | {"why"}
+    named = re.findall(r"^([A-Z_]+) = ", inspect.getsource(notices), re.MULTILINE)
+    sentences = {name for name in named if isinstance(getattr(notices, name), str)}
+    assert functions | sentences == set(NOTICES) | {"why", "whose_ceiling"}
 
 
 async def test_the_plane_s_own_hold_notices_are_held_kinds(start_plane):
@@ -105,7 +112,8 @@ async def test_the_plane_s_own_hold_notices_are_held_kinds(start_plane):
     said = await plane.send("demo", "hello")
     assert [notice_kind(m.text) for m in said if m.kind == "plane"] == ["held"]
     for flying in (Decimal(0), Decimal("0.5"), None):  # spent, or with calls in flight
-        hold = AtFleetCeiling("scout", Decimal(3), Decimal(2), plane.clock.now(), flying)
+        full = FleetFull(Decimal(3), Decimal(2))
+        hold = AboveAgent("scout", full, plane.clock.now(), flying)
         assert notice_kind(notices.why(hold, plane.clock.now())) == "held"
     client = await plane.client()
     from plane.wire import protocol as p

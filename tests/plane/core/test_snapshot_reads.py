@@ -168,3 +168,25 @@ async def test_under_a_fleet_ceiling_a_snapshot_reads_the_fleets_spend_once(star
         await plane.send(f"held-{n}", "are you there?")
     await plane.quiet()
     assert await snapshot_queries(plane) <= 3
+
+
+@pytest.mark.parametrize("agents", [2, 40])
+@pytest.mark.parametrize("each_store", ["postgresql"], indirect=True)
+async def test_a_snapshot_reads_each_group_once_whatever_its_agents(
+    start_plane, agents, each_store
+):
+    """Several planes' ledgers read a group's spend from the store: once a
+    group for a snapshot, not once an agent of it."""
+    listed = "".join(f"  g-{n}: {{}}\n" for n in range(agents))
+    members = ", ".join(f"g-{n}" for n in range(agents))
+    config = CONFIG.replace("agents:\n", "agents:\n" + listed) + (
+        f"groups:\n  research: {{limitUsd: 5, agents: [{members}]}}\n"
+    )
+    plane = await start_plane(config)
+    plane.services.ledger.plane = "plane-a"  # as a plane sharing its store reads
+    await plane.quiet()
+    db = plane.plane.runtime.db
+    await plane.rows.snapshot()
+    before = db.counts.reads
+    await plane.rows.snapshot()
+    assert db.counts.reads - before <= 4

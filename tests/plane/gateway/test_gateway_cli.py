@@ -179,3 +179,33 @@ async def test_gateway_env_says_when_the_running_plane_has_no_gateway(
     finally:
         running.stop_event.set()
         await running.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("agent", "client", "expected"),
+    [
+        ("claude", "claude-code", "export ANTHROPIC_CUSTOM_HEADERS='x-plane-tag: ticket-123'"),
+        ("aider", "codex", '# http_headers = { "x-plane-tag" = "ticket-123" }'),
+        ("aider", "aider", "#     extra_headers: {x-plane-tag: ticket-123}"),
+    ],
+)
+def test_gateway_env_with_a_tag_makes_every_call_of_the_client_carry_it(
+    tmp_path: Path, scripted_llm: ScriptedLLM, agent: str, client: str, expected: str
+) -> None:
+    path = config(tmp_path, scripted_llm)
+    result = plane(
+        tmp_path / "home",
+        *("gateway", "env", agent, "--client", client, "--http", "127.0.0.1:7878"),
+        *("--tag", "ticket-123", "--config", str(path)),
+    )
+    assert (result.returncode, result.stderr) == (0, "")
+    assert expected in result.stdout.splitlines()
+
+
+def test_gateway_env_refuses_a_tag_that_is_not_one(tmp_path: Path) -> None:
+    result = plane(
+        tmp_path / "home",
+        *("gateway", "env", "claude", "--client", "claude-code", "--tag", "two words"),
+    )
+    assert result.returncode == 2
+    assert "argument --tag: 'two words' is not a tag (1–64 characters" in result.stderr

@@ -141,7 +141,7 @@ async def test_a_killed_child_comes_back_on_its_port_and_a_call_meanwhile_waits(
     model = started(backoff=Backoff(first_s=1.0))
     url = model.base_url
     # No retries: only waiting for the restart can make its call succeed.
-    waiting = providers(model, transport=model.transport(), retry=RetryPolicy(max_retries=0))
+    waiting = providers(model, middlewares=(model.when_ready(),), retry=RetryPolicy(max_retries=0))
     as_built_today = providers(model)
 
     old = kill(model)
@@ -223,7 +223,7 @@ async def test_a_child_that_cannot_start_fails_calls_clearly_and_is_retried_at_a
     weights = tmp_path / "model.gguf"
     weights.symlink_to(find_gguf())
     model = started(gguf=weights, backoff=Backoff(first_s=0.1, most_s=0.4))
-    waiting = providers(model, transport=model.transport())
+    waiting = providers(model, middlewares=(model.when_ready(),))
     never_waits = RetryPolicy(max_retries=1, sleep=lambda seconds: asyncio.sleep(0))
     as_built_today = providers(model, retry=never_waits)
     weights.unlink()

@@ -1,0 +1,48 @@
+"""`/limit group [NAME [AMOUNT|off]]`: a group's ceiling, the operator's.
+
+A group's ceiling is every member's, so only the operator sets it: typed
+in any conversation (or `plane send AGENT "/limit group …"`); an agent's
+own ask for it is refused with the line the operator would type
+(`plane.agents.commands.ask_limit`).
+"""
+
+from __future__ import annotations
+
+from plane.agents.services import Services
+from plane.money.limits import BadLimit, group_set_reply, group_standing, parse_group_limit
+from plane.wire.words import spend_against, usd, usd_exact
+
+
+async def group_limit(services: Services, arg: str) -> str:
+    """The groups' standing, one group's, or its ceiling set or removed."""
+    groups = services.gate.ceilings.groups
+    words = arg.split(None, 1)
+    if not words:
+        return await _all(services)
+    name, value = words[0], words[1].strip() if len(words) > 1 else ""
+    if not groups.exists(name):
+        known = ", ".join(groups.names())
+        where = f"Groups: {known}." if known else "There are no groups (groups: in agents.yaml)."
+        raise BadLimit(f"{name[:40]} is not a group. {where}")
+    spent = await services.ledger.group_today(groups.members(name))
+    if not value:
+        return group_standing(name, spent, groups.ceiling(name))
+    parsed = parse_group_limit(name, value)  # BadLimit: refused (run_command)
+    await services.gate.ceilings.set_group(name, parsed.usd)
+    return group_set_reply(name, spent, parsed.usd)
+
+
+async def _all(services: Services) -> str:
+    """`/limit group`: each group's spend today against its ceiling."""
+    groups = services.gate.ceilings.groups
+    if not groups.names():
+        return "There are no groups (groups: in agents.yaml)."
+    said = []
+    for name in groups.names():
+        spent = await services.ledger.group_today(groups.members(name))
+        ceiling = groups.ceiling(name)
+        if ceiling is None:
+            said.append(f"{name} {usd(spent)}, against no limit")
+        else:
+            said.append(f"{name} {spend_against(spent, ceiling)} of {usd_exact(ceiling)}")
+    return f"Groups today: {'; '.join(said)}."

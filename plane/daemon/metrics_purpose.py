@@ -1,0 +1,136 @@
+"""`/metrics` by what the work is for: groups, tags, and cost by tool
+(plane/daemon/metrics.py serves them with the rest).
+
+**Bounded labels.** A label value is a time series Prometheus keeps, so no
+client may mint them at will. Groups come from agents.yaml, and so do the
+tags with a ceiling; any other tag a call carried, and any tool a gateway
+client named, is free-form: only the `TOP` that cost the most stand as
+their own label, the rest summed as `(other)`. The series are then at most
+the file's groups and tags and `TOP` + 1 more, whatever the clients send.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import date
+from decimal import Decimal
+from sqlite3 import Connection
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+
+from plane.money.totals import PART_KEYS
+from plane.wire.protocol import Snapshot
+
+TOP = 20
+"""Free-form label values kept apart (tags, gateway clients' tool names)."""
+OTHER = "(other)"
+
+TAGS_TODAY = (
+    "SELECT tag, cost_usd FROM calls WHERE day = ? AND tag IS NOT NULL AND status <> 'failed'"
+)
+GROUPS = (
+    "SELECT agent_group, cost_usd FROM calls"
+    " WHERE agent_group IS NOT NULL AND status NOT IN ('pending', 'failed')"
+)
+PARTS = "SELECT part, tool, mcp_server, cost_usd FROM call_parts"
+
+
+def groups_today(snapshot: Snapshot) -> list[Metric]:
+    spend = GaugeMetricFamily(
+        "plane_group_spend_today_usd",
+        "What a group's agents have spent together on the plane's UTC day, in US dollars "
+        "(calls in flight at their estimates).",
+        labels=["group"],
+    )
+    ceiling = GaugeMetricFamily(
+        "plane_group_ceiling_usd",
+        "A group's daily ceiling in US dollars (absent: no ceiling).",
+        labels=["group"],
+    )
+    for group in snapshot.groups:
+        spend.add_metric([group.name], float(group.spend_today_usd))
+        if group.limit_usd is not None:
+            ceiling.add_metric([group.name], float(group.limit_usd))
+    return [spend, ceiling]
+
+
+def read(conn: Connection, day: date, tags: Mapping[str, Decimal | None]) -> list[Metric]:
+    """The ledger's sums by group, tag and tool, on the scrape's connection."""
+    return [
+        *_tags(conn.execute(TAGS_TODAY, (day.isoformat(),)).fetchall(), tags),
+        _groups(conn.execute(GROUPS).fetchall()),
+        _tools(conn.execute(PARTS).fetchall()),
+    ]
+
+
+def _tags(rows: Iterable[tuple[str, str]], tags: Mapping[str, Decimal | None]) -> list[Metric]:
+    spend = GaugeMetricFamily(
+        "plane_tag_spend_today_usd",
+        f"What gateway calls carrying a tag spent on the plane's UTC day, in US dollars (calls "
+        f"in flight at their estimates): the tags of agents.yaml's `tags:`, and the {TOP} "
+        f'others that spent the most; the rest as tag="{OTHER}".',
+        labels=["tag"],
+    )
+    ceiling = GaugeMetricFamily(
+        "plane_tag_ceiling_usd",
+        "A tag's daily ceiling in US dollars (agents.yaml's `tags:`).",
+        labels=["tag"],
+    )
+    sums = _summed((tag, cost) for tag, cost in rows)
+    for tag in tags:
+        sums.setdefault(tag, Decimal(0))
+    for tag, spent in _bounded(sums, kept=set(tags)).items():
+        spend.add_metric([tag], float(spent))
+    for tag, limit in tags.items():
+        if limit is not None:
+            ceiling.add_metric([tag], float(limit))
+    return [spend, ceiling]
+
+
+def _groups(rows: Iterable[tuple[str, str]]) -> Metric:
+    cost = CounterMetricFamily(
+        "plane_group_cost_usd",
+        "What the closed LLM calls of a group's agents cost since the ledger began, in US "
+        "dollars (the group each call's agent was in when it was made).",
+        labels=["group"],
+    )
+    for group, spent in sorted(_summed(rows).items()):
+        cost.add_metric([group], float(spent))
+    return cost
+
+
+def _tools(rows: Iterable[tuple[str, str | None, str | None, str]]) -> Metric:
+    cost = CounterMetricFamily(
+        "plane_tool_cost_usd",
+        "What settled LLM calls cost since the ledger began, in US dollars, by what it is "
+        "attributed to (the README's cost by tool): each tool's results in the calls' input "
+        "(an MCP tool's with its mcp_server), and (prompt), (messages), (answers); the "
+        f'{TOP} tools that cost the most apart, the rest as tool="{OTHER}". Calls not '
+        "split (in flight, cut, unpriced) are not in it.",
+        labels=["tool", "mcp_server"],
+    )
+    sums: dict[str, Decimal] = {}
+    servers: dict[str, str] = {}
+    for part, tool, server, cost_usd in rows:
+        key = PART_KEYS.get(part) or tool or "(a tool)"
+        sums[key] = sums.get(key, Decimal(0)) + Decimal(cost_usd)
+        servers[key] = server or ""
+    for key, total in _bounded(sums, kept=set(PART_KEYS.values())).items():
+        cost.add_metric([key, servers.get(key, "")], float(total))
+    return cost
+
+
+def _summed(rows: Iterable[tuple[str, str]]) -> dict[str, Decimal]:
+    sums: dict[str, Decimal] = {}
+    for key, cost in rows:
+        sums[key] = sums.get(key, Decimal(0)) + Decimal(cost)
+    return sums
+
+
+def _bounded(sums: dict[str, Decimal], kept: set[str]) -> dict[str, Decimal]:
+    """`kept` and the `TOP` others that cost the most; the rest as one, `OTHER`."""
+    others = sorted((k for k in sums if k not in kept), key=lambda k: (-sums[k], k))
+    shown = {k: v for k, v in sums.items() if k in kept or k in others[:TOP]}
+    if rest := others[TOP:]:
+        shown[OTHER] = sum((sums[k] for k in rest), Decimal(0))
+    return shown

@@ -1,0 +1,156 @@
+"""Ceilings above an agent's: the fleet's, a group's, a tag's — what a call's
+admission checks in the transaction that writes it (`Ledger.open_call`).
+
+A group's ceiling sits between its agents' and the fleet's, so an agent is
+in one group at most: its ceilings stay a chain (agent ≤ group ≤ fleet),
+each call is admitted against one group, and the groups' spend adds up to
+the fleet's. A tag is carried by gateway calls, whichever agent makes them;
+one with a ceiling is a budget of its own.
+
+**One lock for every shared ceiling.** An admission that checks any of
+them first locks the fleet's row (an UPDATE: a row lock on PostgreSQL; on
+SQLite the write lock `BEGIN IMMEDIATE` already holds), then reads each
+budget's spend today with every call in flight at its estimate, and writes
+the call only if each is under its ceiling. One row, not a row a group: a
+call checks up to three budgets, and two planes locking two rows each in
+crossing orders deadlock (PostgreSQL finds it after a second, and one of
+them runs again). Each admission holds the row for the end of one short
+transaction (it runs last in its batch), so admissions on all planes
+together pass each ceiling by at most the one call admitted last under it,
+plus what calls in flight cost above their estimates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+from sqlite3 import Connection
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A group's or a tag's ceiling as admission checks it."""
+
+    name: str
+    ceiling: Decimal | None
+    """None: no ceiling (the name is still recorded with the call)."""
+    members: frozenset[str] = frozenset()
+    """A group's agents (a tag's calls are found by the tag)."""
+
+
+class Full(Exception):
+    """A call refused at admission: a ceiling above the agent's (the fleet's,
+    its group's, its tag's) is reached, counting every call in flight at its
+    estimate on every plane. Nothing was written."""
+
+    scope = "fleet"
+
+    def __init__(self, spent: Decimal, ceiling: Decimal, name: str = "") -> None:
+        super().__init__(f"{self.whose(name)} has spent {spent} today, of its {ceiling} ceiling")
+        self.spent = spent
+        self.ceiling = ceiling
+        self.name = name
+
+    @staticmethod
+    def whose(name: str) -> str:
+        return "the fleet"
+
+
+class FleetFull(Full):
+    """The fleet's ceiling: every agent together, on every plane."""
+
+
+class GroupFull(Full):
+    """The ceiling of the agent's group."""
+
+    scope = "group"
+
+    @staticmethod
+    def whose(name: str) -> str:
+        return f"its group {name}"
+
+
+class TagFull(Full):
+    """The ceiling of the tag the call carries."""
+
+    scope = "tag"
+
+    @staticmethod
+    def whose(name: str) -> str:
+        return f"the tag {name}"
+
+
+def checks(fleet: Decimal | None, group: Budget | None, tag: Budget | None) -> bool:
+    """Whether admission has a shared ceiling to check (and so the lock to take)."""
+    return fleet is not None or any(b is not None and b.ceiling is not None for b in (group, tag))
+
+
+def admit_within(
+    conn: Connection,
+    day: date,
+    moved: Callable[[Collection[str] | None], Decimal],
+    fleet: Decimal | None,
+    group: Budget | None,
+    tag: Budget | None,
+) -> None:
+    """Inside the write function that opens a call: lock, read, refuse
+    (`Full`) or return. `moved(agents)` is what this batch's closed calls
+    moved that `spend` does not hold yet (None: every agent's)."""
+    conn.execute("UPDATE fleet SET admitted = admitted + 1 WHERE id = 1")
+    if fleet is not None:
+        spent = fleet_spent_within(conn, day) + moved(None)
+        if spent >= fleet:
+            raise FleetFull(spent, fleet)
+    if group is not None and group.ceiling is not None:
+        spent = group_spent_within(conn, day, group.members) + moved(group.members)
+        if spent >= group.ceiling:
+            raise GroupFull(spent, group.ceiling, group.name)
+    if tag is not None and tag.ceiling is not None:
+        spent = tag_spent_within(conn, day, tag.name)
+        if spent >= tag.ceiling:
+            raise TagFull(spent, tag.ceiling, tag.name)
+
+
+FLEET_SPENT = (
+    "SELECT cost_usd FROM spend WHERE day = ?"
+    " UNION ALL SELECT cost_usd FROM calls WHERE status = 'pending' AND day = ?"
+)
+
+
+def fleet_spent_within(conn: Connection, day: date) -> Decimal:
+    """The fleet's spend on `day`, read inside a write function."""
+    rows = conn.execute(FLEET_SPENT, (day.isoformat(), day.isoformat())).fetchall()
+    return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
+
+
+def group_spent_sql(members: int) -> str:
+    """A group's spend on a day: its agents' closed calls (`spend`) and
+    their calls in flight at their estimates."""
+    marks = ",".join("?" * members)
+    return (
+        f"SELECT cost_usd FROM spend WHERE day = ? AND agent IN ({marks}) UNION ALL"
+        f" SELECT cost_usd FROM calls WHERE status = 'pending' AND day = ? AND agent IN ({marks})"
+    )
+
+
+def group_spent_within(conn: Connection, day: date, members: Collection[str]) -> Decimal:
+    if not members:
+        return Decimal(0)
+    agents = sorted(members)
+    rows = conn.execute(
+        group_spent_sql(len(agents)), (day.isoformat(), *agents, day.isoformat(), *agents)
+    ).fetchall()
+    return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
+
+
+TAG_SPENT = "SELECT cost_usd FROM calls WHERE tag = ? AND day = ?"
+"""A tag's spend on a day: its calls, those in flight at their estimates (a
+failed call is $0). Summed from `calls` (indexed by tag and day): a call's
+row is current inside the transaction that closes it, so no sum lags."""
+
+
+def tag_spent_within(conn: Connection, day: date, tag: str) -> Decimal:
+    rows = conn.execute(TAG_SPENT, (tag, day.isoformat())).fetchall()
+    return sum((Decimal(cost) for (cost,) in rows), Decimal(0))

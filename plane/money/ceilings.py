@@ -1,0 +1,253 @@
+"""Each agent's effective ceiling, the fleet's and the groups': the file's
+values, the operator's and the agents' own asks (the gate asks them,
+`plane.money.gate`).
+
+The effective ceiling is the tighter of two values, kept apart:
+
+- the **base**: the operator's value, set from the keyboard and kept in the
+  `ceilings` table, when there is one — including "off", which stays off —
+  and otherwise the file's (the agent's own block, else `defaults.limitUsd`);
+- the agent's own **ask** (`asks` table), which can only tighten: it is
+  applied only when it is at or under the effective ceiling, and it never
+  replaces the base, so a later, tighter agents.yaml still binds.
+
+Only the operator overrides the file, and an operator's value clears the
+agent's ask: the operator decided, with the ask in front of them.
+
+A **raise** from an alert's link (`plane.daemon.approvals`) is the operator's
+too, for the rest of the day: it stands in for the base until `ends_at`
+(00:00 UTC), kept in `raises`, and then the base it stood in for binds again
+by itself — nothing has to run at midnight for the raise to end. It clears
+the ask as the operator's value does; the operator's next `/limit` ends it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from decimal import Decimal
+from sqlite3 import Connection
+
+from plane.clock import Clock
+from plane.money.groups import Groups
+from plane.money.limits import is_tighter
+from plane.store.engine import Database
+
+
+class Ceilings:
+    """Each agent's effective ceiling. The file's values are given at
+    construction; the operator's live in the `ceilings` table, the agents'
+    own asks in `asks`."""
+
+    def __init__(self, db: Database, clock: Clock) -> None:
+        self._db = db
+        self._clock = clock
+        self._from_file: dict[str, Decimal | None] = {}
+        self._set: dict[str, Decimal | None] = {}
+        self._asked: dict[str, Decimal] = {}
+        self._raised: dict[str, tuple[Decimal, datetime]] = {}
+        """A raise from an alert: the ceiling, and when it ends."""
+        self._fleet_from_file: Decimal | None = None
+        self._fleet_set: tuple[Decimal | None] | None = None
+        """The operator's fleet value, as a 1-tuple (None inside is "off"); None: not set."""
+        self.groups = Groups(db, clock)
+        """The groups of agents, and their ceilings (`plane.money.groups`)."""
+        self.changes = 0
+        """Counts every change to any ceiling: a decision made before an await
+        can tell that it may be stale (the worker's, before it reads what waits)."""
+
+    async def load(
+        self,
+        from_file: dict[str, Decimal | None],
+        fleet_from_file: Decimal | None = None,
+        groups: Mapping[str, tuple[Decimal | None, frozenset[str]]] | None = None,
+    ) -> None:
+        """The file's ceilings: each agent's, the fleet's, and each group's
+        with its agents."""
+        self._from_file = dict(from_file)
+        self._fleet_from_file = fleet_from_file
+        self.groups.load(groups or {})
+        self.changes += 1
+        await self.reload()
+
+    async def reload(self) -> bool:
+        """Read the operator's values and the asks again (another plane on
+        the store may have changed them); True if any changed."""
+        before = (self._set, self._asked, self._fleet_set, self._raised)
+        rows = await self._db.fetchall("SELECT agent, limit_usd FROM ceilings")
+        self._set = {r["agent"]: _decimal(r["limit_usd"]) for r in rows}
+        asks = await self._db.fetchall("SELECT agent, limit_usd FROM asks")
+        self._asked = {r["agent"]: Decimal(r["limit_usd"]) for r in asks}
+        raises = await self._db.fetchall("SELECT agent, limit_usd, ends_at FROM raises")
+        self._raised = {
+            r["agent"]: (Decimal(r["limit_usd"]), datetime.fromisoformat(r["ends_at"]))
+            for r in raises
+        }
+        fleet = await self._db.fetchone("SELECT limit_usd, set_by FROM fleet WHERE id = 1")
+        self._fleet_set = (
+            (_decimal(fleet["limit_usd"]),) if fleet is not None and fleet["set_by"] else None
+        )
+        changed = before != (self._set, self._asked, self._fleet_set, self._raised)
+        changed = await self.groups.reload() or changed
+        self.changes += changed
+        return changed
+
+    def fleet(self) -> Decimal | None:
+        """The fleet's ceiling: the operator's value when there is one (off
+        included), else the file's `fleet: {limitUsd: …}`."""
+        if self._fleet_set is not None:
+            return self._fleet_set[0]
+        return self._fleet_from_file
+
+    async def set_fleet(self, ceiling: Decimal | None) -> None:
+        """The operator's fleet ceiling, from the keyboard: it replaces the file's."""
+        row = (None if ceiling is None else str(ceiling), self._clock.now().isoformat())
+        await self._db.write(
+            lambda conn: conn.execute(
+                "UPDATE fleet SET limit_usd = ?, set_at = ?, set_by = 'operator' WHERE id = 1", row
+            )
+        )
+        self._fleet_set = (ceiling,)
+        self.changes += 1
+
+    async def set_group(self, name: str, ceiling: Decimal | None) -> None:
+        """The operator's ceiling of a group, from the keyboard: it replaces the file's."""
+        await self.groups.set(name, ceiling)
+        self.changes += 1
+
+    def add_agent(self, agent: str, from_file: Decimal | None) -> None:
+        self._from_file[agent] = from_file
+        self.changes += 1
+
+    def source(self, agent: str) -> str:
+        """Where the effective ceiling comes from: "/limit" (the operator's),
+        "its own ask", "file" (agents.yaml or its defaults), or "none"."""
+        base, asked = self.base(agent), self._asked.get(agent)
+        if asked is not None and (base is None or asked < base):
+            return "its own ask"
+        if self.raised(agent) is not None:
+            return "the alert"
+        if agent in self._set:
+            return "/limit" if self._set[agent] is not None else "none"
+        return "file" if base is not None else "none"
+
+    def renamed(self, old: str, new: str) -> None:
+        """After the transaction that moved `old`'s rows to `new` committed."""
+        for values in (self._from_file, self._set, self._asked, self._raised):
+            if old in values:
+                values[new] = values.pop(old)  # type: ignore[assignment]
+        self.changes += 1
+
+    def forget(self, agent: str) -> None:
+        """After the transaction that deleted `agent`'s ceiling rows committed:
+        an agent made later with its name starts from the defaults."""
+        for values in (self._from_file, self._set, self._asked, self._raised):
+            values.pop(agent, None)
+        self.changes += 1
+
+    def base(self, agent: str) -> Decimal | None:
+        """A raise from an alert while it lasts, else the operator's value
+        when there is one, else the file's."""
+        if (raised := self.raised(agent)) is not None:
+            return raised[0]
+        return self.unraised(agent)
+
+    def unraised(self, agent: str) -> Decimal | None:
+        """The base as it is again once a raise ends."""
+        if agent in self._set:
+            return self._set[agent]
+        return self._from_file.get(agent)
+
+    def of(self, agent: str) -> Decimal | None:
+        """The effective ceiling: the tighter of the base and the agent's ask."""
+        return tighter(self.base(agent), self._asked.get(agent))
+
+    async def set(self, agent: str, ceiling: Decimal | None) -> None:
+        """The operator's value, from the keyboard: it replaces the file's and
+        clears the agent's own ask."""
+        row = (agent, None if ceiling is None else str(ceiling), self._clock.now().isoformat())
+
+        def set_ceiling(conn: Connection) -> None:
+            conn.execute(
+                "INSERT INTO ceilings (agent, limit_usd, set_at, set_by)"
+                " VALUES (?, ?, ?, 'operator') ON CONFLICT (agent) DO UPDATE SET"
+                " limit_usd = excluded.limit_usd, set_at = excluded.set_at,"
+                " set_by = excluded.set_by",
+                row,
+            )
+            conn.execute("DELETE FROM asks WHERE agent = ?", (agent,))
+            conn.execute("DELETE FROM raises WHERE agent = ?", (agent,))
+
+        await self._db.write(set_ceiling)
+        self._set[agent] = ceiling
+        self._asked.pop(agent, None)
+        self._raised.pop(agent, None)
+        self.changes += 1
+
+    def raised(self, agent: str) -> tuple[Decimal, datetime] | None:
+        """The raise from an alert that holds now, and when it ends."""
+        raised = self._raised.get(agent)
+        if raised is None or self._clock.now() >= raised[1]:
+            return None
+        return raised
+
+    async def raise_until(
+        self, agent: str, ceiling: Decimal, ends_at: datetime, within: Callable[[Connection], None]
+    ) -> None:
+        """The operator's raise from an alert: `ceiling` until `ends_at`. It
+        clears the agent's ask, as the operator's value does; `within` runs
+        first in the same transaction (marking the link used: if it raises,
+        nothing changes)."""
+        row = (agent, str(ceiling), ends_at.isoformat(), self._clock.now().isoformat())
+
+        def raise_ceiling(conn: Connection) -> None:
+            within(conn)
+            conn.execute(
+                "INSERT INTO raises (agent, limit_usd, ends_at, set_at) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (agent) DO UPDATE SET limit_usd = excluded.limit_usd,"
+                " ends_at = excluded.ends_at, set_at = excluded.set_at",
+                row,
+            )
+            conn.execute("DELETE FROM asks WHERE agent = ?", (agent,))
+
+        await self._db.write(raise_ceiling)
+        self._raised[agent] = (ceiling, ends_at)
+        self._asked.pop(agent, None)
+        self.changes += 1
+
+    async def ask(self, agent: str, asked: Decimal | None) -> bool:
+        """The agent asks to be held to `asked` (None: no ceiling). Applied
+        when it only removes capacity (at or under the effective ceiling);
+        returns whether it was. The decision and the new value are made
+        before anything is awaited, so no interleaving can loosen it."""
+        if not is_tighter(asked, self.of(agent)):
+            return False
+        if asked is None:
+            return True  # no ceiling asked, none there: nothing to hold it to
+        current = self._asked.get(agent)
+        held_to = asked if current is None else min(current, asked)
+        self._asked[agent] = held_to
+        self.changes += 1
+        row = (agent, str(held_to), self._clock.now().isoformat())
+        await self._db.write(
+            lambda conn: conn.execute(
+                "INSERT INTO asks (agent, limit_usd, asked_at) VALUES (?, ?, ?)"
+                " ON CONFLICT (agent) DO UPDATE SET limit_usd = excluded.limit_usd,"
+                " asked_at = excluded.asked_at",
+                row,
+            )
+        )
+        return True
+
+
+def tighter(a: Decimal | None, b: Decimal | None) -> Decimal | None:
+    """The lower of two ceilings, None being no ceiling."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return min(a, b)
+
+
+def _decimal(value: str | None) -> Decimal | None:
+    return None if value is None else Decimal(value)

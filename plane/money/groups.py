@@ -1,0 +1,107 @@
+"""Groups of agents and their ceilings: the file's (`groups:` in
+agents.yaml), and the operator's, set with `/limit group NAME …` and kept
+in `group_limits`, which replace the file's — "off" included, as for the
+fleet (a ceiling someone removed does not come back with a restart).
+
+Only the operator sets a group's ceiling: an agent may tighten its own
+ceiling, never another's, and a group's is every member's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from decimal import Decimal
+from sqlite3 import Connection
+
+from plane.clock import Clock
+from plane.money.budgets import Budget
+from plane.money.ledger import Ledger
+from plane.store.engine import Database
+from plane.wire.protocol import GroupState
+
+
+class Groups:
+    def __init__(self, db: Database, clock: Clock) -> None:
+        self._db = db
+        self._clock = clock
+        self._from_file: dict[str, Decimal | None] = {}
+        self._members: dict[str, frozenset[str]] = {}
+        self._of: dict[str, str] = {}
+        self._set: dict[str, Decimal | None] = {}
+        """The operator's values (None inside is "off")."""
+
+    def load(self, groups: Mapping[str, tuple[Decimal | None, frozenset[str]]]) -> None:
+        """The file's groups: each one's ceiling and agents."""
+        self._from_file = {name: limit for name, (limit, _) in groups.items()}
+        self._members = {name: members for name, (_, members) in groups.items()}
+        self._of = {agent: name for name, members in self._members.items() for agent in members}
+
+    async def reload(self) -> bool:
+        """Read the operator's values again (another plane may have set one);
+        True if any changed."""
+        rows = await self._db.fetchall("SELECT name, limit_usd FROM group_limits")
+        found = {
+            r["name"]: None if r["limit_usd"] is None else Decimal(r["limit_usd"]) for r in rows
+        }
+        changed = found != self._set
+        self._set = found
+        return changed
+
+    def names(self) -> list[str]:
+        return list(self._members)
+
+    def exists(self, name: str) -> bool:
+        return name in self._members
+
+    def of(self, agent: str) -> str | None:
+        """The group `agent` is in (None: none)."""
+        return self._of.get(agent)
+
+    def members(self, name: str) -> frozenset[str]:
+        return self._members.get(name, frozenset())
+
+    def ceiling(self, name: str) -> Decimal | None:
+        """The operator's value when there is one (off included), else the file's."""
+        if name in self._set:
+            return self._set[name]
+        return self._from_file.get(name)
+
+    def source(self, name: str) -> str:
+        """Where the ceiling comes from: "/limit", "file" or "none"."""
+        if name in self._set:
+            return "/limit" if self._set[name] is not None else "none"
+        return "file" if self._from_file.get(name) is not None else "none"
+
+    def budget(self, agent: str) -> Budget | None:
+        """What admitting a call of `agent`'s checks of its group (None: in none)."""
+        name = self._of.get(agent)
+        if name is None:
+            return None
+        return Budget(name, self.ceiling(name), self._members[name])
+
+    async def states(self, ledger: Ledger) -> list[GroupState]:
+        """Every group as a snapshot carries it."""
+        return [
+            GroupState(
+                name=name,
+                spend_today_usd=await ledger.group_today(members),
+                limit_usd=self.ceiling(name),
+                agents=sorted(members),
+            )
+            for name, members in self._members.items()
+        ]
+
+    async def set(self, name: str, ceiling: Decimal | None) -> None:
+        """The operator's value, from the keyboard: it replaces the file's."""
+        row = (name, None if ceiling is None else str(ceiling), self._clock.now().isoformat())
+
+        def set_limit(conn: Connection) -> None:
+            conn.execute(
+                "INSERT INTO group_limits (name, limit_usd, set_at, set_by)"
+                " VALUES (?, ?, ?, 'operator') ON CONFLICT (name) DO UPDATE SET"
+                " limit_usd = excluded.limit_usd, set_at = excluded.set_at",
+                row,
+            )
+
+        await self._db.write(set_limit)
+        self._set[name] = ceiling
