@@ -180,13 +180,15 @@ def services(provider: OpenAIProvider, ledger: Ledger, bus: KillOnFirstText) -> 
     """What `metered_call` reads of the plane's services, all real but the bus
     (and the gate, asked only for a fleet ceiling there is none of)."""
     pricer = Pricer({"smollm2": Price(input=Decimal(30), output=Decimal(120))})
-    no_fleet_ceiling = SimpleNamespace(ceilings=SimpleNamespace(fleet=lambda: None))
+    no_fleet_ceiling = SimpleNamespace(
+        ceilings=SimpleNamespace(fleet=lambda: None, groups=SimpleNamespace(budget=lambda a: None))
+    )
     found = SimpleNamespace(
         providers={"embedded": provider},
         pricer=pricer,
         ledger=ledger,
         emit=bus.emit,
-        gate=no_fleet_ceiling,  # one plane alone: no fleet ceiling to admit against
+        gate=no_fleet_ceiling,  # one plane alone: no fleet or group ceiling to admit against
     )
     return cast(Services, found)
 
