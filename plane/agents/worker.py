@@ -301,9 +301,11 @@ class AgentWorker:
         number = self._next_turn()
         self.working = True
         services.emit(TurnStarted(agent=name, turn=number))
+        finishing = False
         try:
             await self._publish(name)
             result = await self._run(number, incoming, workspace, own)
+            finishing = True
             # Its own turn's last row is shown by the look that follows it
             # (`_next`), which asks the gate anyway: not asked twice.
             await self.finish(number, result, answering=answering, due=due, show=not own)
@@ -315,10 +317,12 @@ class AgentWorker:
             await self._unrecorded_turn(number, error, answering, due)
             raise
         except Exception:
-            # Failed inside the plane: finished as failed, and the notice that
-            # says so (the caller's) is its answer, as a retry now would spend again.
+            # Failed inside the plane: finished as failed (unless it failed
+            # finishing), and the notice that says so (the caller's) is its
+            # answer, as a retry now would spend again.
             self.working = False
-            await self.finish(number, TurnResult(ok=False), answering=answering, due=due)
+            if not finishing:
+                await self.finish(number, TurnResult(ok=False), answering=answering, due=due)
             raise
         return result
 
