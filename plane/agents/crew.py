@@ -26,7 +26,7 @@ from plane.agents.rows import Rows
 from plane.agents.scheduler import Scheduler
 from plane.agents.services import Services
 from plane.agents.toolbox import Tooling
-from plane.agents.worker import AgentWorker
+from plane.agents.worker import AgentWorker, Looped
 from plane.agents.workers import Workers
 from plane.clock import day_of
 from plane.errors import InvalidRequest, LedgerError, StoreUnreachable, unreachable
@@ -45,8 +45,11 @@ class Crew:
         rows: Rows,
         after_turn: AfterTurn,
         tooling: Tooling,
+        looped: Looped | None = None,
     ) -> None:
+        """`looped` is told when the loop guard holds an agent (the alerts')."""
         self._services = services
+        self._looped = looped
         self._scheduler = scheduler
         self._rows = rows
         self._after_turn = after_turn
@@ -70,6 +73,7 @@ class Crew:
             show=self._rows.show,
             after_turn=self._after_turn,
             client_model=client_model,
+            looped=self._looped,
         )
         self.workers.add(worker)
         self._services.gate.ceilings.add_agent(spec.name, spec.ceiling_from_file)

@@ -24,7 +24,7 @@ from plane.agents.worker import AgentWorker
 from plane.agents.workers import Workers
 from plane.errors import LedgerError, unreachable
 from plane.money.gate import Hold
-from plane.money.limits import spend_level
+from plane.money.limits import spend_level, steps_down
 from plane.wire.protocol import AgentState, AgentUpdated, Snapshot
 
 CLIENTS_MODEL = "its client's model"
@@ -48,6 +48,9 @@ class Rows:
         ceiling = services.gate.ceilings.of(spec.name)
         warn_ratio = services.config.defaults.warn_ratio
         model = worker.model
+        own = None  # its own model, while it runs on its fallback
+        if spec.fallback is not None and steps_down(spent, ceiling, spec.fallback.at):
+            own, model = model or CLIENTS_MODEL, spec.fallback.model
         return AgentState(
             name=spec.name,
             model=model or CLIENTS_MODEL,
@@ -76,6 +79,8 @@ class Rows:
             reaches_ceiling_at=None
             if held
             else services.burn.reaches(spec.name, spent, ceiling, services.gate.resets_at()),
+            hold_reason=hold.reason if held and hold is not None else None,
+            stepped_down_from=own,
         )
 
     def _working(self, worker: AgentWorker) -> bool:

@@ -36,7 +36,7 @@ def add_commands(sub: Any) -> None:
 
     for name, paused, said in (
         ("pause", True, "pause an agent: no new turn until resumed (its ceiling is kept)"),
-        ("resume", False, "resume a paused agent: it answers what waited"),
+        ("resume", False, "resume a paused agent, or one the loop guard held: it goes on"),
     ):
         command = sub.add_parser(name, help=said)
         command.add_argument("agent", type=agent)

@@ -158,6 +158,13 @@ class AgentState(Frame):
     reaches_ceiling_at: datetime | None = None
     """When it reaches its ceiling at that pace (to the minute), said only when
     that is before the day resets: an agent on course to be held today."""
+    hold_reason: str | None = None
+    """Why it is held, while `status` is `held`: `ceiling`, `loop` (the loop
+    guard's: the operator's resume lets it go on), `unpriced`, `fleet`,
+    `group`, … (a client may word it; the conversation says it whole)."""
+    stepped_down_from: str | None = None
+    """Its own model, while it runs on its cheaper fallback near its ceiling
+    (`model` is then the fallback's); None otherwise."""
 
 
 MessageKind = Literal["operator", "agent", "plane", "ask", "cost", "tool"]
@@ -545,7 +552,8 @@ class DeleteAgent(Request[OkReply]):
 
 
 class PauseAgent(Request[AgentReply]):
-    """Pause (`paused` true) or resume an agent. Its ceiling is kept."""
+    """Pause (`paused` true) or resume an agent. Its ceiling is kept. Resuming
+    an agent the loop guard held lets it go on (a gateway agent's too)."""
 
     type: Literal["pause_agent"] = "pause_agent"
     agent: str
