@@ -337,10 +337,11 @@ class GuardConfig(Block):
     """Held at the same answer this many times in a row with nothing new
     between them (no new tool result, message or file change): a poll whose
     results change is not a loop, whatever it answers."""
-    stall: int = Field(default=10, ge=2, le=10_000)
+    stall: int = Field(default=15, ge=2, le=10_000)
     """Held after this many LLM calls in a row that brought nothing new: every
     tool result one seen before, no answer not given before, no file changed
-    in the workspace, no new message (a gateway client's new text)."""
+    in the workspace, no new message (a gateway client's new text). Past
+    the longest round of calls (3 × `repeats`), so a round is said as one."""
     within_minutes: float = Field(default=60, gt=0, le=24 * 60)
     """Calls further apart than this start the count afresh: a check each
     hour that finds nothing new is a poll, not a loop."""

@@ -161,8 +161,6 @@ class _Streak:
 class Guard:
     def __init__(self, settings: GuardConfig) -> None:
         self.settings = settings
-        self.workspace: bytes | None = None
-        """The workspace's digest when last looked at (`workspace_changed`)."""
         self.forget()
 
     def forget(self) -> None:
@@ -177,6 +175,8 @@ class Guard:
         self._answer = _Streak()
         self._request = _Streak()
         self._stalled = _Streak()
+        self.workspace: bytes | None = None
+        """The workspace's digest when last looked at (`workspace_changed`)."""
 
     def brings_news(self, step: Step) -> bool:
         """Whether `step` brings something not seen before (asked before it is seen)."""
@@ -189,10 +189,10 @@ class Guard:
 
     def workspace_changed(self, now: bytes | None) -> bool:
         """`now`, the workspace's digest (None: too large to look at): whether
-        it changed since the last look (the first look, and a workspace too
-        large to watch, count as changed)."""
+        it changed since the last look. The first look is where changes are
+        counted from; a workspace too large to watch counts as changed."""
         before, self.workspace = self.workspace, now
-        return now is None or before != now
+        return now is None or (before is not None and before != now)
 
     def step(self, step: Step) -> Loop | None:
         """See one call; the loop it completes, if it does."""
