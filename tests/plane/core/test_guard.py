@@ -53,9 +53,9 @@ def test_the_same_call_with_the_same_result_is_held_at_the_fifth():
     for _ in range(4):
         assert run.call(read("a.txt")) is None
     loop = run.call(read("a.txt"))
-    assert loop == Loop("tool", 5, Decimal("0.05"), T0 + timedelta(seconds=1), (
-        'read_file {"path": "a.txt"}',
-    ))
+    assert loop == Loop(
+        "tool", 5, Decimal("0.05"), T0 + timedelta(seconds=1), ('read_file {"path": "a.txt"}',)
+    )
 
 
 def test_a_poll_whose_results_change_is_not_a_loop():
@@ -127,7 +127,7 @@ def test_calls_that_bring_nothing_new_are_a_stall_at_the_fifteenth():
     run = Run()
     run.call(read("a"), read("b"), read("c"), read("d"))  # new
     orders = ["dcba", "badc", "cdab", "acbd", "dbca", "bcad", "adcb", "cbda", "dacb", "abdc"]
-    for order in orders + ["cadb", "bdac", "dabc", "cbad"]:
+    for order in [*orders, "cadb", "bdac", "dabc", "cbad"]:
         assert run.call(*(read(n) for n in order)) is None  # seen, not a round
     loop = run.call(read("b"), read("a"), read("d"), read("c"))
     assert loop is not None and (loop.kind, loop.times) == ("stall", 15)
@@ -136,7 +136,7 @@ def test_calls_that_bring_nothing_new_are_a_stall_at_the_fifteenth():
 
 def test_a_file_changed_or_a_new_message_is_news():
     run = Run()
-    for n in range(5):
+    for _ in range(5):
         run.call(read("a"), news=True)
     assert run.found[:1] == [(5, run.found[0][1])] and run.found[0][1].kind == "tool"
     stalled = Run()
@@ -165,7 +165,9 @@ def test_calls_further_apart_than_the_window_start_afresh():
 def test_bookkeeping_tools_are_known_by_the_call_alone():
     run = Run()
     for n in range(5):
-        run.call(seen("schedule_turn", '{"in_seconds": 60}', f"Booked for 12:0{n}", bookkeeping=True))
+        run.call(
+            seen("schedule_turn", '{"in_seconds": 60}', f"Booked for 12:0{n}", bookkeeping=True)
+        )
     assert [loop.kind for _, loop in run.found] == ["tool"]
 
 

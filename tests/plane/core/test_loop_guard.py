@@ -9,6 +9,7 @@ row state with its reason, a metric and an alert."""
 from __future__ import annotations
 
 from datetime import timedelta
+
 import httpx
 
 from plane.wire import protocol as p
@@ -124,8 +125,19 @@ AMBIENT = CONFIG.replace("  demo: {}", "  demo: {ambient: {every_minutes: 1, not
 
 
 async def ambient_turns(plane: RunningPlane, count: int) -> None:
+    """The clock moved a minute at a time, each minute's ambient turn taken
+    to its end (none comes once the agent is held)."""
     for _ in range(count):
-        await plane.clock.advance(timedelta(seconds=61))
+        if (await plane.rows.state("demo")).status == "held":
+            await plane.clock.advance(timedelta(seconds=61))
+            await plane.quiet()
+            continue
+        subscription = plane.bus.subscribe()
+        try:
+            await plane.clock.advance(timedelta(seconds=61))
+            await plane.until_turn_ends("demo", subscription)
+        finally:
+            plane.bus.unsubscribe(subscription)
         await plane.quiet()
 
 
@@ -168,7 +180,9 @@ def read_in_turn(plane: RunningPlane, turns: int) -> None:
     for name in "abcd":
         (workspace / f"{name}.txt").write_text(name)
     for n in range(turns):
-        plane.llm.reply("", tool_calls=[("read_file", {"path": f"{STALL_ORDER[n]}.txt"})], usage=FREE)
+        plane.llm.reply(
+            "", tool_calls=[("read_file", {"path": f"{STALL_ORDER[n]}.txt"})], usage=FREE
+        )
         plane.llm.reply(["Looked.", "Checked.", "Seen."][n % 3], usage=CENT)
 
 

@@ -5,8 +5,8 @@ draws those loudest. Held to the plane's own wording, so they cannot drift."""
 from __future__ import annotations
 
 import inspect
-from dataclasses import replace
 import re
+from dataclasses import replace
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
