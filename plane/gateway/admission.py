@@ -120,7 +120,8 @@ class Admission:
         deadline = asyncio.get_running_loop().time() + self.wait_s
         async with turn:
             while True:
-                hold = await services.gate.hold(
+                # The loop guard's hold first: only the operator ends it.
+                hold = self._workers[agent].looping or await services.gate.hold(
                     agent, price_known=known, model=model, settled_only=True
                 )
                 if hold is not None:

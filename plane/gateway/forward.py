@@ -47,6 +47,7 @@ from plane.gateway.keys import Keys
 from plane.gateway.learned import Learning, Settled
 from plane.gateway.prompt_parts import pieces_of
 from plane.gateway.refused import GatewayRefused
+from plane.gateway.repeats import LOOKS, Look
 from plane.gateway.routing import Upstream, presented_key, upstream
 from plane.money.pricing import Priced
 from plane.providers import connections
@@ -109,6 +110,7 @@ class Gateway:
         self._spend_notices = spend_notices
         # The providers' pool: no cap on calls in flight, idle connections kept.
         self._http = connections.session(connect, UPSTREAM_TIMEOUT)
+        self._workers = workers
         self.learning = Learning(db)
         self.admission = Admission(services, workers, self.learning, wait_s)
 
@@ -162,6 +164,7 @@ class Gateway:
             spec = self.agent(headers)
             body = _body(raw)
             provider = self._upstream(wire, spec)
+            look = await self._look(wire, spec, body)
             body, saved = await self._compressed(wire, spec, body)
             model = body.get("model")
             if not isinstance(model, str) or not model:
@@ -176,7 +179,18 @@ class Gateway:
                 wire, spec, model, asked, wide, tag=tag, session=client_session
             )
             opened = _Call(
-                call, wire, spec, provider, model, body, asked, estimate, saved, client_session, tag
+                call,
+                wire,
+                spec,
+                provider,
+                model,
+                body,
+                asked,
+                estimate,
+                saved,
+                client_session,
+                tag=tag,
+                look=look,
             )
         except GatewayRefused as refused:
             shaped = refused.body or wire.error(refused.status, str(refused))
@@ -194,6 +208,14 @@ class Gateway:
         if spec.gateway is None or not spec.gateway.compress or refs is None:
             return body, 0
         return await asyncio.to_thread(wire.compressed, body, refs.put)
+
+    async def _look(self, wire: Wire, spec: AgentSpec, body: dict[str, Any]) -> Look | None:
+        """The request as the agent's loop guard sees it, as its client sent it
+        (None: the guard is off for it). In a thread: a long conversation is
+        a large body to hash."""
+        if not self._workers[spec.name].guard.settings.enabled:
+            return None
+        return await asyncio.to_thread(LOOKS[wire.path], body)
 
     def _upstream(self, wire: Wire, spec: AgentSpec) -> Upstream:
         try:
@@ -318,6 +340,18 @@ class Gateway:
         if charged.learned is not None:
             await self.learning.keep(charged.learned)
         await self._said(call, charged)
+        await self._watched(call, charged)
+
+    async def _watched(self, call: _Call, charged: _Charged) -> None:
+        """Show the agent's loop guard the call just settled; a loop it finds
+        holds the agent (its next calls refused, said once in its
+        conversation) until the operator resumes it."""
+        worker = self._workers[call.spec.name]
+        if call.look is None or worker.looping is not None:
+            return
+        loop = worker.guard.step(call.look.step(charged.cost, self._services.clock.now()))
+        if loop is not None:
+            await worker.call_held(await worker.hold_loop(loop))
 
     async def _charge(self, call: _Call, bill: Bill | None, announced: Bill | None) -> _Charged:
         """The ledger's settle, and what is said and learned of it."""
@@ -430,6 +464,8 @@ class _Call:
     """The client's session, as its headers (or Claude Code's metadata) name it."""
     tag: str | None = None
     """What the work is for, as the call carried it (`plane.gateway.carried`)."""
+    look: Look | None = None
+    """The request as the loop guard sees it (None: the guard is off)."""
 
 
 def _body(raw: bytes) -> dict[str, Any]:
