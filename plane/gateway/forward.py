@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import json
 import logging
+from collections import defaultdict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import date
@@ -111,6 +112,11 @@ class Gateway:
         # The providers' pool: no cap on calls in flight, idle connections kept.
         self._http = connections.session(connect, UPSTREAM_TIMEOUT)
         self._workers = workers
+        self._flying: defaultdict[str, dict[int, bool]] = defaultdict(dict)
+        """Each agent's calls in flight, and whether another call of its
+        overlapped them: a fan-out (parallel calls, the same one sent many
+        times at once) is not one conversation going round, and the loop
+        guard does not see it."""
         self.learning = Learning(db)
         self.admission = Admission(services, workers, self.learning, wait_s)
 
@@ -197,6 +203,10 @@ class Gateway:
             error = json.dumps(shaped).encode()
             await out.whole(refused.status, error, refused.headers)
             return
+        flying = self._flying[spec.name]
+        for other in flying:
+            flying[other] = True
+        flying[opened.id] = bool(flying)
         await self._forward(opened, headers, out)
 
     async def _compressed(
@@ -237,6 +247,7 @@ class Gateway:
             await self._exchange(call, sent, out)
         finally:
             self.admission.forget(spec.name, call.id)
+            self._flying[spec.name].pop(call.id, None)
 
     async def _exchange(self, call: _Call, headers: dict[str, str], out: Responder) -> None:
         wire, spec = call.wire, call.spec
@@ -343,11 +354,13 @@ class Gateway:
         await self._watched(call, charged)
 
     async def _watched(self, call: _Call, charged: _Charged) -> None:
-        """Show the agent's loop guard the call just settled; a loop it finds
-        holds the agent (its next calls refused, said once in its
-        conversation) until the operator resumes it."""
+        """Show the agent's loop guard the call just settled, unless another
+        call of its ran at the same time; a loop it finds holds the agent
+        (its next calls refused, said once in its conversation) until the
+        operator resumes it."""
         worker = self._workers[call.spec.name]
-        if call.look is None or worker.looping is not None:
+        overlapped = self._flying[call.spec.name].pop(call.id, True)
+        if call.look is None or overlapped or worker.looping is not None:
             return
         loop = worker.guard.step(call.look.step(charged.cost, self._services.clock.now()))
         if loop is not None:

@@ -6,6 +6,7 @@ until the operator resumes it; honest sessions of the same length are not."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -159,3 +160,22 @@ async def test_guard_off_for_a_gateway_agent_never_holds_it(
         for _ in range(8):
             await client.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
     assert (await gw.rows.state("claude")).status != "held"
+
+
+async def test_the_same_request_sent_many_times_at_once_is_a_fan_out_not_a_loop(
+    start_gateway: StartGateway,
+) -> None:
+    """Calls that ran at the same time are not one conversation going round:
+    five rounds of eight identical calls at once hold nothing."""
+    gw = await start_gateway()
+    gw.llm.default_reply = Reply("ok", CENT, delay_s=0.1)
+    async with anthropic_client(gw) as client:
+        for _ in range(5):
+            await asyncio.gather(
+                *(
+                    client.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
+                    for _ in range(8)
+                )
+            )
+    assert (await gw.rows.state("claude")).status != "held"
+    assert len(gw.llm.requests) == 40
