@@ -34,6 +34,7 @@ from typing import Any, Protocol
 
 import aiohttp
 
+from plane.agents import notices
 from plane.agents.roster import AgentSpec
 from plane.agents.services import Services
 from plane.agents.workers import Workers
@@ -50,6 +51,7 @@ from plane.gateway.prompt_parts import pieces_of
 from plane.gateway.refused import GatewayRefused
 from plane.gateway.repeats import LOOKS, Look
 from plane.gateway.routing import Upstream, presented_key, upstream
+from plane.money.limits import steps_down
 from plane.money.pricing import Priced
 from plane.providers import connections
 from plane.store.engine import Database
@@ -177,6 +179,8 @@ class Gateway:
                 raise GatewayRefused(400, "The request names no model.")
             if self._services.config.providers[spec.provider].kind == EMBEDDED:
                 model = EMBEDDED_MODEL  # it answers as itself whatever it is called: metered so
+            named = model
+            model, body = await self._stepped_down(spec, model, body)
             wide = "context-1m" in headers.get("anthropic-beta", "")
             asked = wire.asked(body)
             tag = tag_of(headers, body, wire.upstream_kind)
@@ -184,6 +188,7 @@ class Gateway:
             call, estimate = await self.admission.open(
                 wire, spec, model, asked, wide, tag=tag, session=client_session
             )
+            self._workers[spec.name].client_model = named  # its row: what it asked for
             opened = _Call(
                 call,
                 wire,
@@ -218,6 +223,27 @@ class Gateway:
         if spec.gateway is None or not spec.gateway.compress or refs is None:
             return body, 0
         return await asyncio.to_thread(wire.compressed, body, refs.put)
+
+    async def _stepped_down(
+        self, spec: AgentSpec, model: str, body: dict[str, Any]
+    ) -> tuple[str, dict[str, Any]]:
+        """The model the call is sent with: the client's, or from its agent's
+        `fallback.at` of its ceiling the fallback (only when its own block
+        sets one), said once a day. The upstream answers as that model, so
+        the response's `model` and the call's line name the one that answered."""
+        fallback, services = spec.fallback, self._services
+        if fallback is None or model == fallback.model:
+            return model, body
+        ceiling = services.gate.ceilings.of(spec.name)
+        spent = await services.ledger.spend_today(spec.name)
+        spent -= services.ledger.in_flight(spec.name)
+        if ceiling is None or not steps_down(spent, ceiling, fallback.at):
+            return model, body
+        day = await services.ledger.today()
+        if await services.conversation.first_today(spec.name, "fallback", day):
+            said = notices.stepped_down(spec.name, fallback.model, spent, ceiling, fallback.at)
+            await services.add_message(spec.name, "plane", said)
+        return fallback.model, {**body, "model": fallback.model}
 
     async def _look(self, wire: Wire, spec: AgentSpec, body: dict[str, Any]) -> Look | None:
         """The request as the agent's loop guard sees it, as its client sent it

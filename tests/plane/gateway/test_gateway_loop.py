@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from decimal import Decimal
 from typing import Any
 
 import anthropic
@@ -179,3 +180,64 @@ async def test_the_same_request_sent_many_times_at_once_is_a_fan_out_not_a_loop(
             )
     assert (await gw.rows.state("claude")).status != "held"
     assert len(gw.llm.requests) == 40
+
+
+STEPPING = CONFIG.replace(
+    "models: [scripted-model]\n    max_retries: 0\n  scripted-anthropic",
+    "models: [scripted-model, other-model]\n    max_retries: 0\n  scripted-anthropic",
+).replace("pricing:\n", "pricing:\n  other-model: {input: 100, output: 200}\n")
+
+
+async def test_a_gateway_agent_steps_down_only_when_its_block_says_and_says_which_model_answered(
+    start_gateway: StartGateway,
+) -> None:
+    config = STEPPING.replace(
+        "aider: {provider: scripted, gateway: {}}",
+        "aider: {provider: scripted, gateway: {}, fallback: {at: 0.5, model: other-model}}",
+    ).replace("defaults:\n", "defaults:\n  fallback: {at: 0.1, model: other-model}\n")
+    gw = await start_gateway(config)
+    await gw.services.gate.ceilings.set("aider", Decimal(1))
+    await gw.services.gate.ceilings.set("claude", Decimal(5))
+    gw.llm.default_reply = Reply("ok", Usage(input_tokens=600))
+    async with openai_client(gw) as client:
+        first = await client.chat.completions.create(
+            model="scripted-model", max_tokens=10, messages=HELLO
+        )
+        second = await client.chat.completions.create(
+            model="scripted-model",
+            max_tokens=10,
+            messages=[*HELLO[:1], {"role": "user", "content": "again"}],
+        )
+        third = await client.chat.completions.create(
+            model="scripted-model",
+            max_tokens=10,
+            messages=[*HELLO[:1], {"role": "user", "content": "more"}],
+        )
+    assert [first.model, second.model, third.model] == [
+        "scripted-model",
+        "other-model",
+        "other-model",
+    ]
+    assert [r["model"] for r in gw.llm.requests] == ["scripted-model", "other-model", "other-model"]
+    said = [m.text for m in await gw.said("aider")]
+    assert (
+        said.count(
+            "aider switched to other-model at $0.60 of $1.00 today (fallback at 50%); "
+            "it goes back at 00:00 UTC."
+        )
+        == 1
+    )
+    assert [line.split(" · ")[0] for line in said if " in · " in line] == [
+        "scripted-model",
+        "other-model",
+        "other-model",
+    ]
+    row = await gw.rows.state("aider")
+    assert (row.model, row.stepped_down_from) == ("other-model", "scripted-model")
+
+    # claude names no fallback of its own: the defaults' is not its (off by default).
+    async with anthropic_client(gw) as client:
+        for n in range(3):
+            ask = [{"role": "user", "content": f"q {n}"}]
+            await client.messages.create(model="scripted-model", max_tokens=10, messages=ask)
+    assert [r["model"] for r in gw.llm.requests[3:]] == ["scripted-model"] * 3
