@@ -70,6 +70,7 @@ bench: $(BIN)/plane
 	$(BIN)/python bench/planes.py
 	$(BIN)/python bench/metrics_scrapes.py
 	$(BIN)/python bench/burn.py
+	$(BIN)/python bench/guard.py
 
 snapshots: $(BIN)/plane
 	$(BIN)/python screenshots/make.py

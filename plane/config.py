@@ -330,18 +330,20 @@ class GuardConfig(Block):
     """Watch this agent's calls (`guard: off` is `enabled: false`)."""
     repeats: int = Field(default=5, ge=2, le=1000)
     """Held at the same tool call with the same result this many times in a
-    row (within a turn and across turns), the same round of two or three
-    calls with the same results this many times over, or a gateway client's
-    same request this many times in a row."""
+    row (within a turn and across turns), or a gateway client's same request
+    this many times in a row; a round of two or three calls with the same
+    results after about as many calls and two more (at 5: two calls 4 times
+    over, three calls 3 times over)."""
     answers: int = Field(default=5, ge=2, le=1000)
     """Held at the same answer this many times in a row with nothing new
     between them (no new tool result, message or file change): a poll whose
     results change is not a loop, whatever it answers."""
-    stall: int = Field(default=15, ge=2, le=10_000)
+    stall: int = Field(default=10, ge=2, le=10_000)
     """Held after this many LLM calls in a row that brought nothing new: every
     tool result one seen before, no answer not given before, no file changed
     in the workspace, no new message (a gateway client's new text). Past
-    the longest round of calls (3 × `repeats`), so a round is said as one."""
+    the longest round of calls held (9 calls at `repeats: 5`), so a round is
+    said as one."""
     within_minutes: float = Field(default=60, gt=0, le=24 * 60)
     """Calls further apart than this start the count afresh: a check each
     hour that finds nothing new is a poll, not a loop."""

@@ -8,7 +8,7 @@ counters, never the texts, and asks no model. It finds:
 
 - the same tool call with the same result `repeats` times in a row (within
   a turn and across turns), or a round of two or three calls with the same
-  results `repeats` times over;
+  results over and over (`round_times`: about as many calls);
 - the same answer `answers` times in a row with nothing new between them
   (a poll whose results change may answer the same every time);
 - a gateway client's same request `repeats` times in a row;
@@ -60,6 +60,14 @@ def digest(*parts: str) -> bytes:
         hashed.update(part.encode("utf-8", "surrogatepass"))
         hashed.update(b"\0")
     return hashed.digest()
+
+
+def round_times(size: int, repeats: int) -> int:
+    """How many times over a round of `size` different calls is held: about
+    as many calls as one call repeated `repeats` times, and two more (a
+    round of two at 5: 4 times over, 8 calls; of three: 3 times, 9 calls),
+    never fewer than 3 times (two files read twice over is no loop)."""
+    return max(3, -(-(repeats + 2) // size))
 
 
 @dataclass(frozen=True)
@@ -166,11 +174,13 @@ class Guard:
     def forget(self) -> None:
         """Start afresh: resumed by the operator, or a long quiet."""
         settings = self.settings
-        longest = max(settings.repeats * ROUND, settings.answers, settings.stall)
+        spans = [size * round_times(size, settings.repeats) for size in range(2, ROUND + 1)]
+        tools = max(settings.repeats, *spans)
+        longest = max(tools, settings.answers, settings.stall)
         self._index = 0
         self._last_at: datetime | None = None
         self._steps: deque[tuple[int, datetime, Decimal]] = deque(maxlen=4 * longest + 16)
-        self._tools: deque[tuple[bytes, str, int]] = deque(maxlen=settings.repeats * ROUND)
+        self._tools: deque[tuple[bytes, str, int]] = deque(maxlen=tools)
         self._known: OrderedDict[bytes, None] = OrderedDict()
         self._answer = _Streak()
         self._request = _Streak()
@@ -236,9 +246,11 @@ class Guard:
         return None
 
     def _round(self, size: int, repeats: int) -> Loop | None:
-        """The last `size * repeats` tool results, if they are one round of
-        `size` different calls over and over."""
-        span = size * repeats
+        """The last tool results, if they are one round of `size` different
+        calls over and over (`repeats` times for one call; a longer round
+        `round_times`)."""
+        times = repeats if size == 1 else round_times(size, repeats)
+        span = size * times
         if len(self._tools) < span:
             return None
         tail = list(self._tools)[-span:]
@@ -248,7 +260,7 @@ class Guard:
         if size > 1 and len(set(digests[:size])) == 1:
             return None  # one call over and over: a round of one, found first
         what = tuple(label for _, label, _ in tail[:size])
-        return self._loop("tool" if size == 1 else "round", repeats, tail[0][2], what)
+        return self._loop("tool" if size == 1 else "round", times, tail[0][2], what)
 
     def _answers(
         self, step: Step, answer: bytes | None, tools_new: bool, index: int

@@ -192,7 +192,7 @@ async def test_turns_that_bring_nothing_new_are_a_stall(start_plane):
     await ambient_turns(plane, 20)
     history = await plane.services.conversation.history("demo", 100)
     assert history[-1].text.startswith(
-        "demo is held: its last 15 calls brought nothing new (no new tool result, answer, "
+        "demo is held: its last 10 calls brought nothing new (no new tool result, answer, "
         "message or file change)"
     )
 
