@@ -246,3 +246,22 @@ async def test_the_metric_says_held_for_a_loop(start_gateway):
     got = samples(text)
     assert got["plane_agent_held", (("agent", "demo"), ("reason", "loop"))] == 1.0
     assert got["plane_agent_held", (("agent", "claude"), ("reason", ""))] == 0.0
+
+
+async def test_a_loop_after_a_resume_is_held_and_said_again(start_plane):
+    plane = await start_plane()
+    await read_five_times(plane)  # its fifth answer still scripted: the resumed turn's
+    subscription = plane.bus.subscribe()
+    await plane.plane.runtime.api.handle(p.PauseAgent(agent="demo", paused=False))
+    await plane.until_turn_ends("demo", subscription)  # it answers what waited
+    plane.bus.unsubscribe(subscription)
+    await plane.quiet()
+    for n in range(5):
+        plane.llm.reply("", tool_calls=[READ], usage=CENT)
+        plane.llm.reply(f"Read it again ({n}).", usage=CENT)
+        await plane.turn("demo", f"look again, time {n}")
+    await plane.quiet()
+    history = await plane.services.conversation.history("demo", 200)
+    held = [m.text for m in history if m.text.startswith("demo is held: it called read_file")]
+    assert len(held) == 2
+    assert (await plane.rows.state("demo")).hold_reason == "loop"
