@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import httpx
+import pytest
 
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
@@ -109,6 +110,7 @@ async def test_the_same_call_within_one_turn_is_held_at_the_fifth_call(start_pla
     assert [m.kind for m in history].count("tool") == 1, "a repeat in a turn is not run again"
 
 
+@pytest.mark.usefixtures("each_store")
 async def test_the_hold_is_kept_across_a_restart(start_plane):
     plane = await start_plane()
     await read_five_times(plane)
