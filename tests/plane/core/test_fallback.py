@@ -10,11 +10,14 @@ from datetime import timedelta
 
 import pytest
 
+from plane.clock import ManualClock
 from plane.config import parse_config
+from plane.daemon.server import Plane
 from plane.errors import ConfigError
+from plane.home import Home
 from plane.wire.protocol import Usage
 from plane.wire.words import notice_kind
-from tests.support.fixtures_plane import CONFIG, RunningPlane
+from tests.support.fixtures_plane import CONFIG, NOON, RunningPlane
 
 STEPS = CONFIG.replace(
     "  scripted-model: {input: 1000, cached_input: 100, output: 2000}",
@@ -96,3 +99,23 @@ def test_a_gateway_agent_steps_down_only_when_its_own_block_says_so():
     config = parse_config(text)
     assert config.fallback_of("gw") is None
     assert config.fallback_of("scout") is not None and config.fallback_of("scout").at == 0.5
+
+
+async def test_a_fallback_on_a_provider_without_its_key_stops_the_plane(
+    tmp_path, scripted_llm, monkeypatch
+):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    text = STEPS.replace("{base_url}", scripted_llm.base_url).replace(
+        "providers:\n", "providers:\n  anth: {kind: anthropic, models: [claude-haiku-4-5]}\n"
+    )
+    text = text.replace("model: other-model}", "model: claude-haiku-4-5}")
+    plane = Plane(parse_config(text), Home(tmp_path / "home"), ManualClock(NOON))
+    with pytest.raises(
+        ConfigError,
+        match="demo's fallback 'claude-haiku-4-5' runs on provider "
+        "'anth', whose API key is not set: set the environment variable "
+        "ANTHROPIC_API_KEY",
+    ):
+        await plane.startup()
+    plane.stop_event.set()
+    await plane.shutdown()
