@@ -17,6 +17,7 @@ import pytest
 
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
+from tests.support.fixtures_alerts import Receiver
 from tests.support.fixtures_gateway import CONFIG, GatewayPlane, StartGateway
 from tests.support.scripted_llm import Reply
 
@@ -241,3 +242,17 @@ async def test_a_gateway_agent_steps_down_only_when_its_block_says_and_says_whic
             ask = [{"role": "user", "content": f"q {n}"}]
             await client.messages.create(model="scripted-model", max_tokens=10, messages=ask)
     assert [r["model"] for r in gw.llm.requests[3:]] == ["scripted-model"] * 3
+
+
+async def test_a_gateway_loop_is_a_loop_alert_with_its_figures(
+    start_gateway: StartGateway, receiver: Receiver
+) -> None:
+    gw = await start_gateway(CONFIG + f"notify:\n  webhook: {receiver.url}/hook\n  retries: 0\n")
+    gw.llm.default_reply = Reply("the same", CENT)
+    async with anthropic_client(gw) as client:
+        for _ in range(5):
+            await client.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
+    await gw.plane.runtime.notifier.drained()  # type: ignore[union-attr]
+    [alert] = [h for h in receiver.hooks() if h["agent"] == "claude"]
+    assert (alert["event"], alert["text"]) == ("loop", RESENT)
+    assert (alert["loop"]["kind"], alert["loop"]["times"]) == ("request", 5)
