@@ -49,7 +49,7 @@ from plane.gateway.keys import Keys
 from plane.gateway.learned import Learning, Settled
 from plane.gateway.prompt_parts import pieces_of
 from plane.gateway.refused import GatewayRefused
-from plane.gateway.repeats import LOOKS, Look
+from plane.gateway.repeats import LOOKS
 from plane.gateway.routing import Upstream, presented_key, upstream
 from plane.money.limits import steps_down
 from plane.money.pricing import Priced
@@ -172,7 +172,7 @@ class Gateway:
             spec = self.agent(headers)
             body = _body(raw)
             provider = self._upstream(wire, spec)
-            look = await self._look(wire, spec, body)
+            sent = body  # as its client sent it: what the loop guard sees
             body, saved = await self._compressed(wire, spec, body)
             model = body.get("model")
             if not isinstance(model, str) or not model:
@@ -201,7 +201,7 @@ class Gateway:
                 saved,
                 client_session,
                 tag=tag,
-                look=look,
+                sent=sent if self._workers[spec.name].guard.settings.enabled else None,
             )
         except GatewayRefused as refused:
             shaped = refused.body or wire.error(refused.status, str(refused))
@@ -244,14 +244,6 @@ class Gateway:
             said = notices.stepped_down(spec.name, fallback.model, spent, ceiling, fallback.at)
             await services.add_message(spec.name, "plane", said)
         return fallback.model, {**body, "model": fallback.model}
-
-    async def _look(self, wire: Wire, spec: AgentSpec, body: dict[str, Any]) -> Look | None:
-        """The request as the agent's loop guard sees it, as its client sent it
-        (None: the guard is off for it). In a thread: a long conversation is
-        a large body to hash."""
-        if not self._workers[spec.name].guard.settings.enabled:
-            return None
-        return await asyncio.to_thread(LOOKS[wire.path], body)
 
     def _upstream(self, wire: Wire, spec: AgentSpec) -> Upstream:
         try:
@@ -386,9 +378,12 @@ class Gateway:
         operator resumes it."""
         worker = self._workers[call.spec.name]
         overlapped = self._flying[call.spec.name].pop(call.id, True)
-        if call.look is None or overlapped or worker.looping is not None:
+        if call.sent is None or overlapped or worker.looping is not None:
             return
-        loop = worker.guard.step(call.look.step(charged.cost, self._services.clock.now()))
+        # Read once the call is settled, in a thread (a long conversation is a
+        # large body to hash): never on the way to admission.
+        look = await asyncio.to_thread(LOOKS[call.wire.path], call.sent)
+        loop = worker.guard.step(look.step(charged.cost, self._services.clock.now()))
         if loop is not None:
             await worker.call_held(await worker.hold_loop(loop))
 
@@ -503,8 +498,9 @@ class _Call:
     """The client's session, as its headers (or Claude Code's metadata) name it."""
     tag: str | None = None
     """What the work is for, as the call carried it (`plane.gateway.carried`)."""
-    look: Look | None = None
-    """The request as the loop guard sees it (None: the guard is off)."""
+    sent: dict[str, Any] | None = None
+    """The request as its client sent it, before compression, for the loop
+    guard to read once the call is settled (None: the guard is off)."""
 
 
 def _body(raw: bytes) -> dict[str, Any]:
