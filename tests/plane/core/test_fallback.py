@@ -10,11 +10,13 @@ from datetime import timedelta
 
 import pytest
 
+from plane.cli.manage import shown
 from plane.clock import ManualClock
 from plane.config import parse_config
 from plane.daemon.server import Plane
 from plane.errors import ConfigError
 from plane.home import Home
+from plane.wire import protocol as p
 from plane.wire.protocol import Usage
 from plane.wire.words import notice_kind
 from tests.support.fixtures_plane import CONFIG, NOON, RunningPlane
@@ -47,6 +49,10 @@ async def test_from_its_ratio_it_steps_down_says_so_once_and_shows_it(start_plan
     assert models_asked(plane) == ["scripted-model"] * 2
     row = await plane.rows.state("demo")
     assert (row.model, row.stepped_down_from) == ("other-model", "scripted-model")
+    details = await plane.plane.runtime.api.handle(p.ShowAgent(id=1, agent="demo"))
+    assert (
+        "  model      other-model (scripted) · fallback from scripted-model until 00:00 UTC\n"
+    ) in shown(details)
 
     await spend(plane, 100, 3)  # $0.01 at the cheaper price
     await spend(plane, 100, 4)

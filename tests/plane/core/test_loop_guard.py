@@ -13,6 +13,7 @@ from datetime import timedelta
 import httpx
 import pytest
 
+from plane.cli.manage import shown
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
 from plane.wire.words import notice_kind
@@ -117,6 +118,9 @@ async def test_the_hold_is_kept_across_a_restart(start_plane):
     plane = await start_plane(restart=plane)
     state = await plane.rows.state("demo")
     assert (state.status, state.hold_reason) == ("held", "loop")
+    details = await plane.plane.runtime.api.handle(p.ShowAgent(id=1, agent="demo"))
+    [today] = [line for line in shown(details).splitlines() if "today" in line]
+    assert today.endswith(" spent · held in a loop · 1 waiting · `plane resume demo` lets it go on")
     mark = await last_id(plane, "demo")
     await plane.send("demo", "still there?")
     await plane.quiet()
