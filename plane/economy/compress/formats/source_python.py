@@ -1,10 +1,11 @@
-"""Python bodies elided along the syntax tree, and the result parsed again to be sure."""
+"""Python bodies elided along the syntax tree; the result is valid Python, or not used."""
 
 from __future__ import annotations
 
 import ast
 import re
 
+from plane.economy.compress.formats import python_shape
 from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Fold, Plan, render
 from plane.economy.compress.salience import novel_error_lines
@@ -37,7 +38,7 @@ def compress(lines: list[str]) -> Plan | None:
         _trim_docstring(plan, node, flagged)
     plan.folds = _outermost(plan.folds)
     _fold_comments(plan, tree)
-    if not _still_parses(plan):
+    if not (python_shape.still_parses(plan, tree) or _still_parses(plan)):
         return None
     return plan
 
@@ -198,6 +199,7 @@ def _outermost(folds: list[Fold]) -> list[Fold]:
 
 
 def _still_parses(plan: Plan) -> bool:
+    """The result parsed: for a plan whose folds' shapes do not prove it (see python_shape)."""
     text, _ = render(plan)
     try:
         ast.parse(text)
