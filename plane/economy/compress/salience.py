@@ -81,7 +81,7 @@ def guard(plan: Plan) -> Plan:
     for inline in plan.inlines.values():
         kept.extend(text for text, kind in inline.pieces if kind is None)
     visible = _Visible("\n".join(kept))
-    flagged = error_lines(lines)
+    flagged = plan.flagged()
     for i in sorted(plan.inlines):
         plan.inlines[i] = _guard_pieces(plan, plan.inlines[i], flagged[i], visible)
     folds = plan.normalised()

@@ -14,7 +14,6 @@ import re
 
 from plane.economy.compress.context import NO_CONTEXT, Context
 from plane.economy.compress.fold import Key, dedup, template
-from plane.economy.compress.levels import error_lines
 from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Plan, split_folds
 
@@ -80,7 +79,7 @@ def keep_essentials(plan: Plan) -> None:
     if len(open_lines) <= LONG:
         return
     keep = set(open_lines[:HEAD]) | set(open_lines[-TAIL:])
-    flagged = error_lines(lines)
+    flagged = plan.flagged()
     warnings = 0
     for n, i in enumerate(open_lines):
         if not flagged[i]:
