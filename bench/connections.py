@@ -1,13 +1,16 @@
-"""Why the plane's pool opened each new TCP connection, over a run of
-bench/metering.py: every idle connection busy, idle ones stale (past
-`KEEPALIVE_S`, or closed by the server), or one dropped after its response
-because it was not left idle (its body not read to the end).
+"""Why aiohttp's pool (the plane's connector, plane.providers.connections)
+opened each new TCP connection, over a run of bench/metering.py: every idle
+connection busy, idle ones stale (past `KEEPALIVE_S`, or closed by the
+server), or one dropped after its response because it could not carry
+another call (its body not received to the end).
 
     .venv/bin/python bench/connections.py [--agents 1000] [metering.py's options]
 
 The counts cover the whole run, warm-up included (where each agent's first
-call opens its connection): both pool sides of the metering run, so about
-2 x `--agents` "all busy" is the floor.
+call opens its connection), for every aiohttp side of the metering run (the
+plane's and bare aiohttp's), so about 2 x `--agents` "all busy" is the floor.
+They read the connector's own bookkeeping (its idle queues, its release), as
+a diagnostic may; the plane does not.
 """
 
 from __future__ import annotations
@@ -16,49 +19,47 @@ import collections
 import runpy
 import sys
 from pathlib import Path
+from typing import Any
+
+import aiohttp
+from aiohttp.client_proto import ResponseHandler
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import httpcore
-
-from plane.providers import connections as c
-
 WHY: collections.Counter[str] = collections.Counter()
-_take, _give_back = c.Pool._take, c.Pool.give_back
+_get, _release = aiohttp.BaseConnector._get, aiohttp.BaseConnector._release
 
 
-async def _counted_take(
-    self: c.Pool, origin: httpcore.Origin
-) -> tuple[httpcore.AsyncHTTPConnection, bool]:
-    stack = self._idle.get(c._key(origin))
-    idle = len(stack) if stack else 0
-    connection, reused = await _take(self, origin)
-    if not reused:
+async def _counted_get(self: aiohttp.BaseConnector, key: Any, traces: Any) -> Any:
+    """With no cap on connections, `_get` finding none to reuse means one is opened."""
+    idle = len(self._conns.get(key) or ())
+    connection = await _get(self, key, traces)
+    if connection is None:
         WHY["opened: every idle connection busy" if idle == 0 else "opened: idle ones stale"] += 1
-    return connection, reused
+    return connection
 
 
-def _counted_give_back(
-    self: c.Pool, connection: httpcore.AsyncHTTPConnection, origin: httpcore.Origin
+def _counted_release(
+    self: aiohttp.BaseConnector, key: Any, protocol: ResponseHandler, *, should_close: bool = False
 ) -> None:
-    if not connection.is_idle():
-        WHY["dropped: not idle after its response"] += 1
-    _give_back(self, connection, origin)
+    if should_close or protocol.should_close:
+        WHY["dropped: not reusable after its response"] += 1
+    _release(self, key, protocol, should_close=should_close)
 
 
 def main() -> None:
-    c.Pool._take = _counted_take  # type: ignore[method-assign]
-    c.Pool.give_back = _counted_give_back  # type: ignore[method-assign]
+    aiohttp.BaseConnector._get = _counted_get  # type: ignore[method-assign]
+    aiohttp.BaseConnector._release = _counted_release  # type: ignore[method-assign]
     args = sys.argv[1:] or ["--agents", "1000"]
     sys.argv = ["metering.py", *args]
     runpy.run_path(str(Path(__file__).with_name("metering.py")), run_name="__main__")
-    print("the plane's pool, the whole run (warm-up included):")
+    print("aiohttp's pool, the whole run (warm-up included):")
     for why in (
         "opened: every idle connection busy",
         "opened: idle ones stale",
-        "dropped: not idle after its response",
+        "dropped: not reusable after its response",
     ):
-        print(f"  {why:40} {WHY[why]:6,}")
+        print(f"  {why:42} {WHY[why]:6,}")
 
 
 if __name__ == "__main__":

@@ -5,9 +5,9 @@ in one run, against the same zero-latency server (bench/zero_server.py):
   streamed, its SSE lines read and each event parsed;
 - bare aiohttp: one `aiohttp.ClientSession` (no cap on connections), the
   same call read the same way;
-- the plane's provider path: `OpenAIProvider.complete` (plane/providers:
-  the pooled client, retries, SSE, usage, the drain that gives the
-  connection back), with no ledger, history or turn around it.
+- the plane's provider path: `OpenAIProvider.complete` (plane/providers, on
+  aiohttp: the pooled session, retries, SSE, usage, the drain that gives
+  the connection back), with no ledger, history or turn around it.
 
     .venv/bin/python bench/http_clients.py
     .venv/bin/python bench/http_clients.py --agents 100 --seconds 8

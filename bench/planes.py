@@ -48,9 +48,7 @@ FLEET = Decimal(10**9)
 async def plane(store: str | None, path: Path, agents: list[str], seconds: float, name: str) -> int:
     """Calls settled in `seconds` by one plane's `agents`, all calling at once."""
     db = await open_store(store, path)
-    ledger = Ledger(db, ManualClock(NOON))
-    if store:
-        ledger.plane = name
+    ledger = Ledger(db, ManualClock(NOON), plane=name if store else None)
     await ledger.spend_today(agents[0])
     done = 0
     stop = time.perf_counter() + seconds

@@ -61,6 +61,8 @@ sentence (none reaches a user as it is):
     │   └── TagFull                (money.budgets) its tag's ceiling (a gateway call's)
     ├── AlreadyAnswered            (money.approvals) an alert's offer answered by another request
     │                              first: the link says it was used
+    ├── _UpstreamCut               (gateway.forward, private to it) the upstream broke a stream:
+    │                              its client's connection is broken too, the call settled
     └── Failed                     (tools.mcp.link, private to tools.mcp) an MCP server that could
                                    not do what was asked: the tool's result says so
     ruamel.yaml's ScannerError

@@ -43,14 +43,18 @@ asyncio.run(main())
 """
 
 
-def test_a_plane_on_sqlite_without_http_loads_neither_psycopg_nor_aiohttp() -> None:
-    """Each costs a start ~0.1 s: loaded only for a PostgreSQL store or `--http`."""
+def test_a_plane_on_sqlite_without_http_loads_no_psycopg_listener_or_second_http_client() -> None:
+    """Each costs a start ~0.1 s: psycopg is loaded only for a PostgreSQL
+    store, the listener (aiohttp's server, /metrics) only for `--http`; the
+    providers' client is aiohttp's, so httpx is not loaded at all."""
     out = subprocess.run(
         [sys.executable, "-c", SERVE], capture_output=True, text=True, check=True, timeout=60
     ).stdout
-    loaded = {name.split(".")[0] for name in json.loads(out)}
+    modules = set(json.loads(out))
+    loaded = {name.split(".")[0] for name in modules}
     assert "plane" in loaded, "the test imports what it means to"
-    assert not loaded & {"psycopg", "aiohttp", "prometheus_client"}
+    assert not loaded & {"psycopg", "prometheus_client", "httpx"}
+    assert not modules & {"aiohttp.web", "plane.daemon.http"}
 
 
 def test_the_command_line_loads_no_config_agents_or_ledger_until_a_command_needs_them() -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from decimal import Decimal
 
 from plane.agents.group_limit import group_limit
 from plane.agents.services import Services
@@ -101,7 +102,8 @@ async def _new(services: Services, agent: str, arg: str) -> str:
         raise CommandRefused(
             f"{agent} is a gateway agent: its sessions are its client's, so /new starts none here."
         )
-    saved = await new_session(services, agent)
+    workspace = services.roster.get(agent).workspace
+    saved = await new_session(services.transcript, agent, workspace, services.clock.now())
     if saved is None:
         return "This is already a new session: the model's history is empty."
     return (
@@ -185,11 +187,18 @@ async def run_command(services: Services, agent: str, text: str, *, in_a_turn: b
     return Ran([typed, answer], refused)
 
 
+RefusedAsk = Callable[[str, str, Decimal | None], None]
+"""Told (agent, the plane's reply, the ceiling asked for: None is none) when
+an agent asks for a looser ceiling and is refused: the operator is needed
+(the alerts', which offer the raise)."""
+
+
 async def ask_limit(
-    services: Services, agent: str, raw: str
+    services: Services, agent: str, raw: str, refused: RefusedAsk | None = None
 ) -> tuple[list[ConversationMessage], str]:
-    """An agent asks for its own ceiling: applied if tighter, refused if not.
-    Returns the stored messages and the reply (which the agent also reads)."""
+    """An agent asks for its own ceiling: applied if tighter, refused if not
+    (and `refused` told). Returns the stored messages and the reply (which
+    the agent also reads)."""
     raw = " ".join(raw.split())[:40]
     asked = await services.conversation.append(agent, "ask", f"/limit {raw}")
     has = services.gate.ceilings.of(agent)
@@ -206,7 +215,7 @@ async def ask_limit(
         else:
             assert has is not None
             reply = refusal(value.usd, has)
-            if services.refused_ask is not None:
-                services.refused_ask(agent, reply, value.usd)
+            if refused is not None:
+                refused(agent, reply, value.usd)
     answer = await services.conversation.append(agent, "plane", reply)
     return [asked, answer], reply

@@ -6,7 +6,8 @@ its answer: `You've already made this exact call in this turn; its result is
 above…` read as the scout speaking, and a refusal's `…above the $5.00 it
 has…` as a statement about spend. The conversation never shows the plane's
 text as an agent's answer, so a turn checks its answer against what the
-plane told the model in it (`echoes`) and says so instead.
+plane told the model in it (`echoes`) and says so instead
+(`plane.agents.notices.echoed`).
 
 Words, not characters, and runs of them: an answer that quotes a figure
 from a tool result is an answer; one whose words are mostly the plane's,
@@ -46,11 +47,3 @@ def echoes(answer: str, plane_said: Iterable[str]) -> bool:
         if repeated >= SHARE * len(said):
             return True
     return False
-
-
-def echo_notice(agent: str) -> str:
-    """What the conversation says in place of an echoed answer."""
-    return (
-        f"{agent} answered only by repeating the plane's own words to it, so that is not "
-        "shown as its answer. Ask again, or put the question another way."
-    )

@@ -1,5 +1,5 @@
-"""Whether a message can fit the model's context at all, and what the plane
-says when a turn does not fit.
+"""Whether a message can fit the model's context at all (the refusal's
+words, and those of a turn that did not fit, are `plane.agents.notices`').
 
 A message is refused when it is sent if it could not fit even beside the
 room kept for the answer, against the provider's `context_window` (the
@@ -23,12 +23,11 @@ from __future__ import annotations
 import math
 from datetime import date
 
+from plane.agents import notices
 from plane.agents.prompt import system_prompt
 from plane.agents.roster import AgentSpec
-from plane.agents.session import Saved
 from plane.config import Config
 from plane.tools import registry
-from plane.wire.words import tokens
 
 CHARS_PER_TOKEN = 3.5
 
@@ -56,30 +55,4 @@ def too_large(config: Config, spec: AgentSpec, text: str, today: date) -> str | 
     )
     fixed = estimate(len(system_prompt(spec, today)) + schema_chars)
     room = max(0, window - answer - fixed)
-    return refusal(spec, len(text), message, window, room)
-
-
-def refusal(spec: AgentSpec, chars: int, message: int, window: int, room: int) -> str:
-    return (
-        f"Not sent: this message ({chars:,} characters, about {tokens(message)} tokens) "
-        f"is more than {spec.model} can read at once: its context holds {window:,} "
-        f"tokens, of which about {tokens(room)} are left for a message once the prompt "
-        "and the answer's room are counted. Shorten it, or send it in parts."
-    )
-
-
-def overflow_notice(spec: AgentSpec, window: int, saved: Saved | None) -> str:
-    """A turn the provider refused as longer than the context: what happened
-    and what to do. The turn's messages are already left out of the history,
-    and a history there was is saved and the session started anew (`saved`)."""
-    said = (
-        f"The turn stopped: what {spec.name} would read is more than {spec.model}'s "
-        f"context holds ({window:,} tokens), so this turn is left out of its history "
-        "and nothing was charged."
-    )
-    if saved is not None:
-        return (
-            f"{said} The plane started a new session, as /new does (the {saved.messages} "
-            f"messages of the history are saved in .transcripts/{saved.file}): send it again."
-        )
-    return f"{said} Send a shorter message, or the same one in parts."
+    return notices.too_large(spec, len(text), message, window, room)

@@ -30,18 +30,20 @@ from pathlib import Path
 from sqlite3 import Connection
 from typing import Literal
 
+from plane.agents import notices
 from plane.agents.crew import Crew
 from plane.agents.roster import AgentSpec
+from plane.agents.rows import Rows
 from plane.agents.scheduler import Scheduler
 from plane.agents.services import Services
-from plane.agents.toolsets import SETS, described
+from plane.agents.toolsets import SETS
 from plane.config import AGENT_NAME, AGENT_NAME_RULE
 from plane.economy.autocompact import save
 from plane.errors import AgentExists, InvalidRequest
 from plane.money.limits import BadLimit, parse_limit_field
 from plane.store.engine import Database
 from plane.wire.protocol import AgentRemoved, AgentRenamed, AgentState, ShowAgentReply
-from plane.wire.words import file_agent_refusal, usd, usd_exact
+from plane.wire.words import file_agent_refusal
 
 RENAMED_TABLES = (
     "calls",
@@ -61,10 +63,13 @@ Tools = tuple[str, ...] | None | Literal["keep"]
 
 
 class Lifecycle:
-    def __init__(self, services: Services, crew: Crew, scheduler: Scheduler, db: Database) -> None:
+    def __init__(
+        self, services: Services, crew: Crew, rows: Rows, scheduler: Scheduler, db: Database
+    ) -> None:
         self._services = services
         self._db = db
         self._crew = crew
+        self._rows = rows
         self._scheduler = scheduler
 
     # ── pause, edit ────────────────────────────────────────────────────────
@@ -76,16 +81,10 @@ class Lifecycle:
         worker = self._crew.workers[agent]
         worker.spec = await self._services.roster.change(agent, paused=paused)
         worker.hold_changed()
-        await self._services.say(agent, "plane", self._paused_line(agent, paused, worker.working))
-        return await self._crew.publish(agent)
-
-    def _paused_line(self, agent: str, paused: bool, working: bool) -> str:
-        if not paused:
-            return "Resumed by the operator: it answers what waited."
         ceiling = self._services.gate.ceilings.of(agent)
-        kept = "no ceiling" if ceiling is None else f"its {usd_exact(ceiling)} daily ceiling"
-        line = f"Paused by the operator: it starts no new turn until resumed; {kept} is kept."
-        return line + (" The turn in flight finishes." if working else "")
+        said = notices.paused_now(ceiling, worker.working) if paused else notices.RESUMED
+        await self._services.add_message(agent, "plane", said)
+        return await self._rows.publish(agent)
 
     async def edit(
         self,
@@ -120,9 +119,9 @@ class Lifecycle:
         if ceiling != "keep":
             await services.gate.ceilings.set(agent, ceiling)
             worker.hold_changed()
-        services.session_layers.pop(agent, None)
-        await services.say(agent, "plane", _edited(worker.spec, role, model, chosen, ceiling))
-        return await self._crew.publish(agent)
+        worker.session.layers = None  # the next turn takes the prompt's sections anew
+        await services.add_message(agent, "plane", notices.edited(model, role, chosen, ceiling))
+        return await self._rows.publish(agent)
 
     # ── interrupt ──────────────────────────────────────────────────────────
 
@@ -179,8 +178,8 @@ class Lifecycle:
             renamed = replace(spec, name=new, workspace=workspace)
             services.roster.renamed(agent, renamed)
             self._crew.renamed(agent, renamed)
-        await services.say(new, "plane", f"Renamed from {agent} by the operator.")
-        state = await self._crew.state(new)
+        await services.add_message(new, "plane", notices.renamed(agent))
+        state = await self._rows.state(new)
         services.emit(AgentRenamed(old=agent, agent=state))
         return state
 
@@ -194,13 +193,6 @@ class Lifecycle:
         services.conversation.renamed(old, new)
         services.gate.ceilings.renamed(old, new)
         services.burn.renamed(old, new)
-        for per_agent in (
-            services.session_layers,
-            services.breaker.failures,
-            services.client_models,
-        ):
-            if old in per_agent:
-                per_agent[new] = per_agent.pop(old)  # type: ignore[assignment]
 
     # ── delete ─────────────────────────────────────────────────────────────
 
@@ -224,16 +216,11 @@ class Lifecycle:
         if history:
             await asyncio.to_thread(save, history, spec.workspace, services.clock.now())
         spent = await services.ledger.spend_today(agent)
-        notice = (
-            f"Deleted by the operator. Its conversation and ledger rows are kept, and its "
-            f"{usd(spent)} today still counts: deleting never refunds."
-        )
+        notice = notices.deleted(spent)
         await self._db.write(
             lambda conn: _delete_rows(conn, services, agent, notice),
             then=lambda _: self._deleted(agent),
         )
-        services.session_layers.pop(agent, None)
-        services.breaker.failures.pop(agent, None)
         if spec.workspace == services.home.workspace(agent) and spec.workspace.exists():
             await asyncio.to_thread(_aside, spec.workspace, services.clock.now().timestamp())
         services.emit(AgentRemoved(agent=agent))
@@ -257,7 +244,7 @@ class Lifecycle:
         sessions = len(list(saved.glob("transcript_*.jsonl"))) if saved.is_dir() else 0
         return ShowAgentReply(
             id=ident,
-            agent=await self._crew.state(agent),
+            agent=await self._rows.state(agent),
             ceiling_from=source,  # type: ignore[arg-type]
             made="agents.yaml" if services.roster.from_file(agent) else "run time",
             workspace=str(spec.workspace),
@@ -306,27 +293,6 @@ def _tools(tools: list[str] | None) -> Tools:
             "(or all, read-only, or none)."
         )
     return tuple(n for n in TOOLS if n in names)
-
-
-def _edited(
-    spec: AgentSpec,
-    role: str | None,
-    model: str | None,
-    tools: Tools,
-    ceiling: Decimal | Literal["keep"] | None,
-) -> str:
-    changed = []
-    if model is not None:
-        changed.append(f"model {model}")
-    if role is not None:
-        changed.append("role changed" if role else "role cleared")
-    if tools != "keep":
-        changed.append(described(tools))
-    if ceiling != "keep":
-        changed.append(
-            "no spending limit" if ceiling is None else f"ceiling {usd_exact(ceiling)} a day"
-        )
-    return f"Edited by the operator: {'; '.join(changed)}."
 
 
 def _move_rows(conn: Connection, old: str, new: str) -> None:

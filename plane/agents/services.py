@@ -11,18 +11,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 
 from plane.agents.roster import Roster
 from plane.clock import Clock
 from plane.config import Config
-from plane.economy.autocompact import Breaker
 from plane.economy.compress.refs import RefStore
 from plane.history.conversation import Conversation
 from plane.history.transcript import Transcript
 from plane.home import Home
-from plane.money.burn import Burn, Spike
+from plane.money.burn import Burn
 from plane.money.gate import Gate
 from plane.money.ledger import Ledger
 from plane.money.pricing import Pricer
@@ -42,11 +41,17 @@ class Ownership:
     clock, which a pause of the process moves on): a plane that could not
     renew stops starting turns before the lease can have run out."""
 
-    def __init__(self) -> None:
-        self.plane: str | None = None
-        self.mine: frozenset[str] | None = None
+    def __init__(
+        self, plane: str | None = None, notify: Callable[[str], None] | None = None
+    ) -> None:
+        """`plane`: this plane's name in a fleet sharing the store (None:
+        alone on it, running every agent); `notify` tells an agent's owner
+        that it has work."""
+        self.plane = plane
+        self.mine: frozenset[str] | None = None if plane is None else frozenset()
+        """The agents this plane holds the leases of (None: all, alone)."""
         self.owners: dict[str, str] = {}
-        self.notify: Callable[[str], None] | None = None
+        self.notify = notify
         self.changes = 0
         """Counts the changes of `mine`: what was read while other planes ran
         an agent is read again."""
@@ -76,8 +81,14 @@ class Ownership:
         return self.owners.get(agent)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Services:
+    """The layers below the agents, built once before any agent and never
+    changed: what an agent's turn, its tools and its row read and write.
+    Per-agent state is its worker's (`AgentWorker.session`), and what the
+    agents tell above them is passed to the part that tells it (a narrow
+    callable), never kept here."""
+
     config: Config
     home: Home
     clock: Clock
@@ -90,29 +101,17 @@ class Services:
     """Tells the clients (the daemon's event bus)."""
     pricer: Pricer
     providers: dict[str, Provider]
+    """By name; the embedded model's join when the first agent is put on it."""
     refs: RefStore | None
     """Where compression keeps what it removed; None with compression off."""
     burn: Burn
     """Each agent's pace, fed by the ledger: the forecast in its row, a spike."""
-    session_layers: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    """Each agent's extra system-prompt sections, fixed for its session."""
-    breaker: Breaker = field(default_factory=Breaker)
-    """Auto-compact's: three failed summaries in a row and an agent stops trying."""
-    client_models: dict[str, str] = field(default_factory=dict)
-    """The model each gateway agent's client named in its latest call (the
-    gateway's; read back from the ledger at start): what its row shows."""
-    savings: Savings | None = None
+    savings: Savings
     """Where what compression saved is recorded (the charts and /metrics read it)."""
-    refused_ask: Callable[[str, str, Decimal | None], None] | None = None
-    """Told (agent, the plane's reply, the ceiling asked for: None is none)
-    when an agent asks for a looser ceiling and is refused: the operator is
-    needed (the alerts', which offer the raise)."""
-    spiked: Callable[[str, str, Spike], None] | None = None
-    """Told (agent, what its conversation was told, the figures) of a spike
-    in its spend (the alerts')."""
-    ownership: Ownership = field(default_factory=Ownership)
+    ownership: Ownership
+    """Which plane runs each agent's turns (all of them, alone on a store)."""
 
-    async def say(
+    async def add_message(
         self,
         agent: str,
         kind: MessageKind,
@@ -123,7 +122,8 @@ class Services:
         cost_usd: Decimal | None = None,
         usage: Usage | None = None,
     ) -> ConversationMessage:
-        """Store a message in `agent`'s conversation, then tell the clients."""
+        """Store a message in `agent`'s conversation, then tell the clients
+        (`MessageAppended`): what is said in a conversation is said this way."""
         message = await self.conversation.append(
             agent, kind, text, held=held, waiting=waiting, cost_usd=cost_usd, usage=usage
         )

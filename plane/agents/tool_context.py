@@ -2,8 +2,10 @@
 
 Tools ask; this decides. A ceiling can only be asked for through
 `commands.ask_limit` (tighten-only); a booking goes to `book` (the
-scheduler's); the scout runs a turn of its own, on its own row and ceiling.
-Both are callables the crew hands down: nothing here reaches back up.
+scheduler's); the scout runs a turn of its own, on its own row and ceiling
+(`scout`, the scout's); a refused ask is told to `refused_ask` (the alerts').
+All are callables handed down when the plane is built: nothing here reaches
+back up.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from plane.agents.commands import ask_limit
+from plane.agents.commands import RefusedAsk, ask_limit
 from plane.agents.services import Services
 from plane.clock import Clock, until
 from plane.economy.compress.retrieve import retrieve
@@ -38,7 +40,13 @@ class AgentToolContext:
     """One agent's turn, as its tools see it."""
 
     def __init__(
-        self, services: Services, agent: str, workspace: Path, book: Book, scout: Scout | None
+        self,
+        services: Services,
+        agent: str,
+        workspace: Path,
+        book: Book,
+        scout: Scout | None,
+        refused_ask: RefusedAsk | None = None,
     ) -> None:
         self.agent = agent
         self.workspace = workspace
@@ -47,6 +55,7 @@ class AgentToolContext:
         self._services = services
         self._book = book
         self._scout = scout
+        self._refused_ask = refused_ask
 
     async def schedule_turn(self, at: datetime, note: str) -> str:
         booking = await self._book(self.agent, at, note)
@@ -57,7 +66,7 @@ class AgentToolContext:
         )
 
     async def ask_limit(self, value: str) -> str:
-        messages, reply = await ask_limit(self._services, self.agent, value)
+        messages, reply = await ask_limit(self._services, self.agent, value, self._refused_ask)
         for message in messages:
             self._services.emit(MessageAppended(message=message))
         return reply

@@ -17,6 +17,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from plane.agents.commands import RefusedAsk
 from plane.agents.roster import AgentSpec
 from plane.agents.services import Services
 from plane.agents.tool_context import AgentToolContext, Book, Scout
@@ -56,13 +57,22 @@ class ToolOutcome:
 
 
 class Tooling:
-    def __init__(self, services: Services, book: Book, scout: Scout | None = None) -> None:
+    def __init__(
+        self,
+        services: Services,
+        book: Book,
+        scout: Scout | None = None,
+        refused_ask: RefusedAsk | None = None,
+    ) -> None:
+        """`book` is the scheduler's, `scout` the scout's; `refused_ask` is
+        told when an agent asks for a looser ceiling (the alerts')."""
         self._services = services
         self._book = book
         self._scout = scout
+        self._refused_ask = refused_ask
         self._specs: dict[tuple[str, ...], tuple[ToolSpec, ...]] = {}
         self.mcp = McpSessions(sandboxed=services.config.sandbox)
-        """The agents' MCP servers: the crew ends an agent's, and all at the stop."""
+        """The agents' MCP servers: the crew ends an agent's, and all at its stop."""
 
     async def session(
         self, spec: AgentSpec, messages: list[ChatMessage], workspace: Path
@@ -77,7 +87,7 @@ class Tooling:
             return Selection(names)
         opened = await self.mcp.session(spec.name, workspace, founding, servers, spec.tools)
         for notice in opened.notices:
-            await self._services.say(spec.name, "plane", notice)
+            await self._services.add_message(spec.name, "plane", notice)
         return Selection(names, opened.catalog)
 
     def specs(self, selection: Selection) -> tuple[ToolSpec, ...]:
@@ -111,7 +121,9 @@ class Tooling:
         if mcp is not None:
             result = await self.mcp.call(spec.name, call.name, call.arguments)
             return result, mcp.shown, mcp.server
-        context = AgentToolContext(self._services, spec.name, workspace, self._book, self._scout)
+        context = AgentToolContext(
+            self._services, spec.name, workspace, self._book, self._scout, self._refused_ask
+        )
         result = await registry.call(call.name, call.arguments, context, available=available.names)
         return result, call.name, None
 

@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
-from plane.agents.echo import echo_notice, echoes
-from plane.agents.fit import overflow_notice
+from plane.agents import notices
+from plane.agents.echo import echoes
 from plane.agents.metering import Metered, metered_call
 from plane.agents.prompt import BASE, system_prompt
 from plane.agents.roster import AgentSpec
 from plane.agents.services import Services
-from plane.agents.session import new_session
+from plane.agents.session import Session, new_session
 from plane.agents.toolbox import Selection, Tooling
 from plane.clock import day_of
 from plane.economy.autocompact import (
@@ -35,14 +35,9 @@ from plane.economy.repomap.map import layer
 from plane.errors import ContextOverflow, ProviderError
 from plane.money.ledger import Full
 from plane.providers.base import ChatMessage, CompletionRequest, ToolCall, ToolSpec
-from plane.wire.protocol import ConversationMessage, MessageKind, Usage
+from plane.wire.protocol import ConversationMessage, Usage
 
 SUMMARY_CHARS = 160
-CUT_OFF = "The connection to the provider broke mid-answer; what arrived is kept, at an estimate."
-BREAKER_NOTICE = (
-    "Summarising the history failed three times in a row; auto-compact is off for this agent "
-    "until the plane restarts."
-)
 PLANE_VOICE = frozenset({"set_own_limit"})
 """Tools whose result is a sentence of the plane's (the ceiling's refusal
 or confirmation), not data: an answer repeating it is an echo (`echo.py`)."""
@@ -78,9 +73,12 @@ class Turn:
         tooling: Tooling,
         workspace: Path | None = None,
         *,
+        session: Session,
         on_spend: Callable[[str], Awaitable[object]],
     ) -> None:
         self.services = services
+        self._session = session
+        """The agent's session, its worker's: the prompt sections and the breaker."""
         self._on_spend = on_spend
         """After each metered call (the agent's name): its row shows the spend at once."""
         self.spec = spec
@@ -125,17 +123,22 @@ class Turn:
                 # the plane's in its input was what a small model answered with.
                 tools = ()
         else:
-            await self.say("plane", _cap_notice(cap))
+            await self._tell(notices.capped(cap))
         if self.result.answer and echoes(self.result.answer, self._plane_said):
             self.result.answer = ""
-            await self.say("plane", echo_notice(self.spec.name))
+            await self._tell(notices.echoed(self.spec.name))
         if self.result.overflowed:
             # Kept, it would make every later prompt too long as well: the
             # agent would fail each turn on one oversized message or result;
             # and a history too long alone would fail every turn after it.
             window = self.services.config.providers[self.spec.provider].context_window
-            saved = await new_session(self.services, self.spec.name)
-            await self.say("plane", overflow_notice(self.spec, window, saved))
+            saved = await new_session(
+                self.services.transcript,
+                self.spec.name,
+                self.spec.workspace,
+                self.services.clock.now(),
+            )
+            await self._tell(notices.overflowed(self.spec, window, saved))
         else:
             await self.services.transcript.extend(self.spec.name, new)
         return self.result
@@ -151,7 +154,7 @@ class Turn:
             await services.transcript.replace(agent, compaction.history)
             self.result.saved_chars += compaction.saved_chars
             history = compaction.history
-        if services.config.session.auto_compact and not services.breaker.tripped(agent):
+        if services.config.session.auto_compact and not self._session.breaker.tripped:
             history = await self._auto_compact(history)
         return history
 
@@ -174,18 +177,14 @@ class Turn:
         # breaker's to count, not a reason to drop the turn that follows.
         self.result.overflowed = False
         if not summary:
-            if services.breaker.failed(agent):
-                await self.say("plane", BREAKER_NOTICE)
+            if self._session.breaker.failed():
+                await self._tell(notices.BREAKER)
             return history
-        services.breaker.succeeded(agent)
+        self._session.breaker.succeeded()
         self._summarised = True
         compacted = replacement(summary, recent_files(history), saved)
         await services.transcript.replace(agent, compacted)
-        await self.say(
-            "plane",
-            f"The history was summarised to fit the context window; "
-            f"the whole of it is saved in {saved}.",
-        )
+        await self._tell(notices.summarised(saved))
         return compacted
 
     async def _prompt_layers(self, *, fresh: bool) -> tuple[str, ...]:
@@ -195,14 +194,13 @@ class Turn:
         the history already, and a layer that moved with every new read would
         break the cache of everything after it. So it is taken when a session
         starts (or restarts from a summary) and kept until then."""
-        settings, sessions = self.services.config.repo_map, self.services.session_layers
-        agent = self.spec.name
+        settings, session = self.services.config.repo_map, self._session
         if not settings.enabled:
             return ()
-        if fresh or agent not in sessions:
+        if fresh or session.layers is None:
             repo_map = await asyncio.to_thread(layer, self.workspace, settings)
-            sessions[agent] = (repo_map,) if repo_map else ()
-        return sessions[agent]
+            session.layers = (repo_map,) if repo_map else ()
+        return session.layers
 
     def _request(
         self, messages: list[ChatMessage], tools: tuple[ToolSpec, ...]
@@ -233,14 +231,15 @@ class Turn:
             return None
         except ProviderError as exc:
             self.result.ok = False
-            await self.say("plane", failed_notice(str(exc)))
+            await self._tell(notices.failed(str(exc)))
             return None
         except Full as full:
             # Refused at admission (nothing was sent or written): the turn
             # ends, and what it was answering waits for the next one.
             self.result.ok = False
             self.result.held, self.result.held_by = True, full.scope
-            await self.say("plane", await self.services.gate.full_notice(self.spec.name, full))
+            hold = await self.services.gate.full_hold(self.spec.name, full)
+            await self._tell(notices.why(hold, self.services.clock.now()))
             return None
         self.result.cost += metered.charge.cost_usd
         self.result.usage = self.result.usage + metered.completion.usage
@@ -248,10 +247,10 @@ class Turn:
         await self._on_spend(self.spec.name)
         if metered.failure is not None:
             self.result.ok = False
-            await self.say("plane", broken_notice(metered.failure))
+            await self._tell(notices.broken(metered.failure))
             return None
         if metered.completion.stop_reason == "interrupted":
-            await self.say("plane", CUT_OFF)
+            await self._tell(notices.CUT_OFF)
         return metered
 
     def _first_time(self, calls: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
@@ -278,7 +277,9 @@ class Turn:
         # The whole result, as the model read it (compressed), under the summary
         # line: the conversation shows the summary, and a reader can open it.
         whole = outcome.for_model.strip()
-        await self.say("tool", f"{summary}\n{whole}" if whole and whole != first else summary)
+        await self.services.add_message(
+            self.spec.name, "tool", f"{summary}\n{whole}" if whole and whole != first else summary
+        )
         # Which tool (and MCP server) gave it, kept with the history for cost by tool.
         return ChatMessage(
             "tool",
@@ -288,8 +289,9 @@ class Turn:
             mcp_server=outcome.mcp_server,
         )
 
-    async def say(self, kind: MessageKind, text: str) -> ConversationMessage:
-        return await self.services.say(self.spec.name, kind, text)
+    async def _tell(self, notice: str) -> ConversationMessage:
+        """The plane tells the agent's conversation `notice` (`plane.agents.notices`)."""
+        return await self.services.add_message(self.spec.name, "plane", notice)
 
 
 CUT_AT_LIMIT = frozenset({"length", "max_tokens"})
@@ -303,24 +305,7 @@ def cut_mark(stop_reason: str, max_output_tokens: int) -> str:
     history keeps the answer as it came."""
     if stop_reason not in CUT_AT_LIMIT:
         return ""
-    return f" (cut at {max_output_tokens:,} tokens)"
-
-
-def failed_notice(error: str) -> str:
-    """A call that got no usable answer (and was not billed): what happened, and what to do."""
-    return f"The turn stopped: {error} Nothing was charged; send the message again to retry."
-
-
-def broken_notice(failure: str) -> str:
-    """A reply that broke off: the provider may bill it, so the plane counts an estimate."""
-    return (
-        f"The turn stopped: {failure} The call is counted at an estimate; "
-        "send the message again to retry."
-    )
-
-
-def _cap_notice(cap: int) -> str:
-    return f"The turn ended after {cap} LLM calls, the per-turn cap; ask again to continue."
+    return notices.cut_mark(max_output_tokens)
 
 
 BREAKPOINT_SPACING = 16

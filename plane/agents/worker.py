@@ -13,7 +13,7 @@ another plane has taken the agent (`LeaseLost`), and the turn then stops
 and says nothing — what it was answering still waits, for the new owner.
 
 The worker is told what to call and knows nothing of who it calls:
-`publish` shows its row, `after_turn` says a turn's cost and the spend
+`publish` and `show` show its row, `after_turn` says a turn's cost and the spend
 notices, the scheduler keeps its bookings. None of them is the crew.
 """
 
@@ -24,26 +24,20 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 from decimal import Decimal
-from sqlite3 import Connection
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from plane.agents import notices
+from plane.agents.held import Told
 from plane.agents.roster import AgentSpec
 from plane.agents.scheduler import Booking, Scheduler
 from plane.agents.services import Services
+from plane.agents.session import Session
 from plane.agents.turn import Turn, TurnResult
 from plane.errors import LeaseLost, LedgerError
-from plane.history.conversation import Conversation
-from plane.money.gate import Hold
-from plane.money.ledger import Interrupted
+from plane.money.gate import Hold, Paused
 from plane.store.fence import FENCE
-from plane.wire.protocol import (
-    ConversationMessage,
-    MessageAppended,
-    MessageKind,
-    TurnFinished,
-    TurnStarted,
-)
-from plane.wire.words import UNPRICED, turn_cost
+from plane.wire.protocol import ConversationMessage, MessageAppended, TurnFinished, TurnStarted
 
 if TYPE_CHECKING:
     from plane.agents.toolbox import Tooling
@@ -53,8 +47,10 @@ log = logging.getLogger(__name__)
 
 Publish = Callable[[str], Awaitable[object]]
 """(agent) → its row is shown to the clients as it is now."""
-AfterTurn = Callable[[str, TurnResult], Awaitable[None]]
-"""(agent, what its turn did) → the cost line and the spend notices."""
+Show = Callable[[str, Hold | None], Awaitable[object]]
+"""(agent, what the gate just said of it) → its row is shown (the gate not asked again)."""
+TellAfter = Callable[[str, str, TurnResult], Awaitable[None]]
+"""(agent, its model, what its turn did) → the cost line and the spend notices."""
 
 
 class AgentWorker:
@@ -67,7 +63,9 @@ class AgentWorker:
         *,
         bookings: Scheduler,
         publish: Publish,
-        after_turn: AfterTurn,
+        show: Show,
+        after_turn: TellAfter,
+        client_model: str | None = None,
     ) -> None:
         self.spec = spec
         self.working = False
@@ -79,17 +77,21 @@ class AgentWorker:
         self._next_turn = next_turn
         self._bookings = bookings
         self._publish = publish
+        self._show = show
+        self._row_behind = False
+        """A turn of its own ended, or a hold was told, and its row is not shown since."""
         self._after_turn = after_turn
         self._wake = asyncio.Event()
-        self._told_hold: str | None = None
-        """The reason of the hold last told (None: not held since), as the
-        store keeps it across restarts; read from there first (`_last_told`)."""
-        self._told_at: int | None = None
-        """`Ownership.changes` when `_told_hold` was read (None: not yet)."""
+        self._told = Told(services)
+        """What its conversation was told of its hold, this held spell."""
         self._busy = False
         self._turn_task: asyncio.Task[TurnResult] | None = None
         """The running turn, a task of its own so the operator can cut it alone."""
         self._cutting = False
+        self.session = Session()
+        """Its model session as kept between turns (prompt sections, auto-compact's breaker)."""
+        self.client_model = client_model
+        """A gateway agent's: the model its client named in its latest call."""
 
     def wake(self) -> None:
         self._wake.set()
@@ -108,8 +110,8 @@ class AgentWorker:
         spec, services = self.spec, self._services
         if spec.gateway is None:
             return spec.model
-        if (used := services.client_models.get(spec.name)) is not None:
-            return used
+        if self.client_model is not None:
+            return self.client_model
         block = services.config.agents.get(spec.name)
         named = block is not None and block.model is not None
         offered = spec.model in services.config.providers[spec.provider].models
@@ -122,7 +124,7 @@ class AgentWorker:
         what it has settled, not by its calls in flight (the gateway weighs those)."""
         spec = self.spec
         if spec.paused:
-            return Hold("paused", paused_notice(spec.name))
+            return Paused(spec.name)
         model = self.model
         known = model is None or self._services.pricer.is_known(model)
         return await self._services.gate.hold(
@@ -157,7 +159,10 @@ class AgentWorker:
         away, or the agent taken by another plane meanwhile): then the log
         has it, and the worker goes on to its next wake."""
         try:
-            await self.say("plane", "The turn failed inside the plane; see plane.log.")
+            await self.tell(notices.TURN_FAILED)
+            if self._row_behind:
+                self._row_behind = False
+                await self._publish(self.spec.name)
         except Exception as exc:
             log.warning("%s: the failure could not be told: %s", self.spec.name, exc)
 
@@ -184,33 +189,19 @@ class AgentWorker:
 
     async def tell_hold(self, hold: Hold) -> ConversationMessage | None:
         """Say why the agent is quiet, once per held spell and reason."""
-        if await self._last_told() == hold.reason:
-            return None
-        self._told_hold = hold.reason  # before the await: a send and the worker race to say it
-        said = await self.say("plane", hold.notice)
-        await self._services.conversation.remember_hold(self.spec.name, hold.reason)
-        return said
+        return await self._told.hold(self.spec.name, hold)
 
-    async def _last_told(self) -> str | None:
-        """Read from the store once, and again whenever the agents this plane
-        runs have changed (another plane may have told, or ended, a hold)."""
-        ownership = self._services.ownership
-        if self._told_at != ownership.changes:
-            at = ownership.changes
-            told = await self._services.conversation.told_hold(self.spec.name)
-            if self._told_at != at:
-                self._told_hold, self._told_at = told, at
-        return self._told_hold
+    async def call_held(self, hold: Hold | None) -> None:
+        """A gateway agent's call refused by `hold`, said once a held spell
+        (None: its call went through, and the spell is over)."""
+        if hold is None:
+            await self.unheld()
+        elif await self.tell_hold(hold):
+            await self._publish(self.spec.name)
 
     async def unheld(self) -> None:
         """The held spell is over: the next hold is told."""
-        await self._remember_hold(None)
-
-    async def _remember_hold(self, reason: str | None) -> None:
-        """What was last told, kept in the store too: a restart does not say it again."""
-        if await self._last_told() != reason:
-            self._told_hold = reason
-            await self._services.conversation.remember_hold(self.spec.name, reason)
+        await self._told.remember(self.spec.name, None)
 
     async def _work(self) -> None:
         """Take turns while there is work and the gate lets the agent go.
@@ -227,6 +218,7 @@ class AgentWorker:
                         return
                 except LedgerError as error:
                     await self.unrecorded(error)
+                    self._row_behind = False
                     await self._publish(self.spec.name)
                     return
                 finally:
@@ -237,6 +229,9 @@ class AgentWorker:
         and no hold. False when there is nothing more to do now."""
         services, name = self._services, self.spec.name
         if not services.ownership.owns(name):
+            if self._row_behind:  # its last turn ended here: shown as it is now
+                self._row_behind = False
+                await self._publish(name)
             return False  # another plane runs it: what waits is in the store, for its owner
         asked = self._gate_inputs()
         hold = await self.hold()
@@ -245,6 +240,7 @@ class AgentWorker:
         waiting = await services.conversation.waiting(name)
         due = await self._bookings.due(name)
         if not waiting and not due:
+            await self._caught_up(hold)
             return False
         if self._gate_inputs() != asked:
             # A ceiling set or a pause while the gate was asked or what waits
@@ -260,60 +256,125 @@ class AgentWorker:
             # Told already (by the send that woke it, or earlier in this spell):
             # the row is as the clients last saw it, so it is not sent again.
             if await self.tell_hold(hold) is not None:
-                await self._publish(name)
+                self._row_behind = True
+            await self._caught_up(hold)
             return False
-        await self._turn(waiting, due)
+        try:
+            await self.take_turn(incoming(waiting, due), answering=waiting, due=due)
+        except LedgerError:
+            return False  # said, and the turn finished: the next wake tries again
         return True
+
+    async def _caught_up(self, hold: Hold | None) -> None:
+        """The row, if the clients' is behind (a turn of its own ended since,
+        or a hold was told), shown with the gate's answer just asked."""
+        if self._row_behind:
+            self._row_behind = False
+            await self._show(self.spec.name, hold)
 
     async def unrecorded(self, error: LedgerError) -> None:
         """Money that could not be recorded stops the turn, and says so. The
         next turn tries again; its first call is written before it is sent,
         so nothing is spent while the ledger refuses."""
         log.error("%s: %s", self.spec.name, error, exc_info=error)
-        await self.say("plane", unrecorded_notice(error))
+        await self.tell(notices.unrecorded(error))
 
-    async def _turn(self, waiting: list[ConversationMessage], due: list[Booking]) -> None:
+    async def take_turn(
+        self,
+        incoming: str,
+        *,
+        workspace: Path | None = None,
+        answering: Sequence[ConversationMessage] = (),
+        due: Sequence[Booking] = (),
+        own: bool = True,
+    ) -> TurnResult:
+        """The one way a turn is taken, its turn lock held by the caller: its
+        start shown, the turn run on `incoming` (in `workspace`, else the
+        agent's own), then its answer, cost line and end (`finish`).
+
+        `own`: the worker's own turn, which the operator may cut. Another
+        agent's question (the scout's turn) is the asker's to wait for, so it
+        cannot be cut. Money that could not be recorded, anywhere in the
+        turn, stops it: said, the turn finished, and raised to the caller —
+        an asking agent's turn stops too."""
         services, name = self._services, self.spec.name
         number = self._next_turn()
         self.working = True
         services.emit(TurnStarted(agent=name, turn=number))
-        await self._publish(name)
-        turn = Turn(services, self.spec, number, self._tooling, on_spend=self._publish)
+        finishing = False
         try:
-            self._turn_task = asyncio.create_task(turn.run(incoming(waiting, due)))
-            result = await self._turn_task
+            await self._publish(name)
+            result = await self._run(number, incoming, workspace, own)
+            finishing = True
+            # Its own turn's last row is shown by the look that follows it
+            # (`_next`), which asks the gate anyway: not asked twice.
+            await self.finish(number, result, answering=answering, due=due, show=not own)
+            self._row_behind = own
+        except LeaseLost:
+            raise  # another plane answers: nothing of this turn is written
+        except LedgerError as error:
+            self.working = False
+            await self._unrecorded_turn(number, error, answering, due)
+            raise
+        except Exception:
+            # Failed inside the plane: finished as failed (unless it failed
+            # finishing), and the notice that says so (the caller's) is its
+            # answer, as a retry now would spend again.
+            self.working = False
+            if not finishing:
+                await self.finish(number, TurnResult(ok=False), answering=answering, due=due)
+            raise
+        return result
+
+    async def _run(
+        self, number: int, incoming: str, workspace: Path | None, own: bool
+    ) -> TurnResult:
+        turn = Turn(
+            self._services,
+            self.spec,
+            number,
+            self._tooling,
+            workspace,
+            session=self.session,
+            on_spend=self._publish,
+        )
+        try:
+            task = asyncio.create_task(turn.run(incoming))
+            if own:
+                self._turn_task = task
+            return await task
         except asyncio.CancelledError:
             current = asyncio.current_task()
-            if self._cutting and not (current is not None and current.cancelling()):
+            if own and self._cutting and not (current is not None and current.cancelling()):
                 self.working = False
-                await self._cut(number, turn.result, waiting, due)
-                return
+                return await self._cut(turn.result)
             # Cut by a stop: nothing answered it, so what it saw stays waiting
             # and its bookings open; the next start says what the call in
             # flight counted and takes the turn again.
             raise
-        except LeaseLost:
-            raise  # another plane answers: nothing of this turn is written
-        except Exception:
-            # Failed inside the plane, or its spend could not be recorded: the
-            # notice that says so is its answer (a retry now would spend again).
-            await self._services.conversation.answered([m.id for m in waiting])
-            await self._bookings.done(due)
-            await self._keep_ambient()
-            raise
         finally:
             self.working = False
-            self._turn_task = None
-            self._cutting = False
-        await self.finish(number, result, answering=waiting, due=due)
+            if own:
+                self._turn_task = None
+                self._cutting = False
 
-    async def _cut(
+    async def _unrecorded_turn(
         self,
         number: int,
-        so_far: TurnResult,
-        waiting: list[ConversationMessage],
-        due: list[Booking],
+        error: LedgerError,
+        answering: Sequence[ConversationMessage],
+        due: Sequence[Booking],
     ) -> None:
+        """A turn whose money could not be recorded: said, and finished as
+        failed (what it answered is answered by the notice: a retry now would
+        spend again). Saying so may fail too (the store away): the log has it."""
+        try:
+            await self.unrecorded(error)
+            await self.finish(number, TurnResult(ok=False), answering=answering, due=due)
+        except Exception:
+            log.exception("%s: telling of an unrecorded turn", self.spec.name)
+
+    async def _cut(self, so_far: TurnResult) -> TurnResult:
         """The operator cut the turn: the calls in flight count their estimates,
         what it was answering is answered by the notice (taking it again would
         undo the cut), and the conversation says what the turn cost."""
@@ -321,15 +382,14 @@ class AgentWorker:
         cut = await services.ledger.interrupt_open(self.spec.name)
         cost = so_far.cost + cut.estimate_usd
         unpriced = so_far.unpriced or cut.unpriced > 0
-        # calls=0: the notice is this turn's cost line (it carries the cost).
-        result = TurnResult(cost=cost, usage=so_far.usage, ok=False, unpriced=unpriced)
         if unpriced:  # unknown never reads as free: no $0.00, no cost carried
-            notice = unpriced_cut_notice(self.spec.model, cut)
-            await services.say(self.spec.name, "plane", notice)
+            notice = notices.unpriced_cut(self.spec.model, cut)
+            await services.add_message(self.spec.name, "plane", notice)
         else:
-            notice = interrupted_notice(cost, cut)
-            await services.say(self.spec.name, "plane", notice, cost_usd=cost)
-        await self.finish(number, result, answering=waiting, due=due)
+            notice = notices.interrupted(cost, cut)
+            await services.add_message(self.spec.name, "plane", notice, cost_usd=cost)
+        # calls=0: the notice is this turn's cost line (it carries the cost).
+        return TurnResult(cost=cost, usage=so_far.usage, ok=False, unpriced=unpriced)
 
     async def _keep_ambient(self) -> None:
         ambient = self.spec.ambient
@@ -344,11 +404,13 @@ class AgentWorker:
         *,
         answering: Sequence[ConversationMessage] = (),
         due: Sequence[Booking] = (),
+        show: bool = True,
     ) -> None:
-        """The turn's answer and cost line, in that order, then the events.
-        What the turn answered is marked so only now, in the answer's own
-        commit: a plane killed before it answers the question after the
-        restart, and never leaves one marked answered without its answer."""
+        """The turn's answer and cost line, in that order, then the events
+        (and its row, unless `show` is False: the caller shows it). What the
+        turn answered is marked so only now, in the answer's own commit: a
+        plane killed before it answers the question after the restart, and
+        never leaves one marked answered without its answer."""
         services, name = self._services, self.spec.name
         questions = [m.id for m in answering]
         if result.answer:
@@ -357,27 +419,22 @@ class AgentWorker:
         elif not result.held:  # a turn that failed: its notices are what it answered
             await services.conversation.answered(questions)
         if result.held:  # the turn said why it stopped: said once a spell
-            await self._remember_hold(result.held_by)
+            await self._told.remember(name, result.held_by)
         await self._bookings.done(list(due))
         await self._keep_ambient()
         if result.calls:
-            await self._after_turn(name, result)
+            await self._after_turn(name, self.spec.model, result)
         services.emit(
             TurnFinished(
                 agent=name, turn=number, cost_usd=result.cost, usage=result.usage, ok=result.ok
             )
         )
-        await self._publish(name)
+        if show:
+            await self._publish(name)
 
-    async def say(self, kind: MessageKind, text: str) -> ConversationMessage:
-        return await self._services.say(self.spec.name, kind, text)
-
-
-def unrecorded_notice(error: LedgerError) -> str:
-    return (
-        f"The turn stopped. {error} No LLM call is made while the ledger cannot record "
-        "spend; see plane.log."
-    )
+    async def tell(self, notice: str) -> ConversationMessage:
+        """The plane tells the agent's conversation `notice` (`plane.agents.notices`)."""
+        return await self._services.add_message(self.spec.name, "plane", notice)
 
 
 def incoming(waiting: list[ConversationMessage], due: list[Booking]) -> str:
@@ -396,71 +453,3 @@ def incoming(waiting: list[ConversationMessage], due: list[Booking]) -> str:
         kind = "ambient turn" if booking.ambient else f"a turn you booked at {booked}"
         parts.append(f"[{kind}] {booking.note}")
     return "\n\n".join(parts)
-
-
-def paused_notice(agent: str) -> str:
-    return (
-        f"{agent} is paused: it takes no turn until it is resumed (p in the TUI, "
-        f"`plane resume {agent}`), and answers then what waited. Its ceiling is kept."
-    )
-
-
-def interrupted_notice(cost: Decimal, cut: Interrupted) -> str:
-    """What the conversation says of a turn the operator cut."""
-    said = f"Interrupted by the operator. The cut-off turn cost {turn_cost(cost)}"
-    if cut.calls == 1:
-        said += f", the call in flight counted at its estimate, {turn_cost(cut.estimate_usd)}"
-    elif cut.calls:
-        said += (
-            f", the {cut.calls} calls in flight counted at their estimates, "
-            f"{turn_cost(cut.estimate_usd)}"
-        )
-    return said + "."
-
-
-def unpriced_cut_notice(model: str, cut: Interrupted) -> str:
-    """What the conversation says of a cut turn on a model with no price."""
-    said = (
-        "Interrupted by the operator. The cut-off turn cost is not known: "
-        f"no price is known for {model}"
-    )
-    if cut.calls == 1:
-        said += ", so its call in flight is not counted"
-    elif cut.calls:
-        said += f", so its {cut.calls} calls in flight are not counted"
-    return said + "."
-
-
-def cut_turn_notice(cut: Interrupted, waiting: int) -> str:
-    """What an agent's conversation says after a restart found its turn cut.
-    A call of a model with no price counts no estimate: said so, never $0.00."""
-    if cut.unpriced == cut.calls:
-        counted = (
-            "the call in flight is not counted"
-            if cut.calls == 1
-            else f"the {cut.calls} calls in flight are not counted"
-        ) + ": no price is known for its model"
-    elif cut.calls == 1:
-        counted = f"the call in flight is counted at its estimate, {turn_cost(cut.estimate_usd)}"
-    else:
-        counted = (
-            f"the {cut.calls} calls in flight are counted at their estimates, "
-            f"{turn_cost(cut.estimate_usd)}"
-        )
-    if cut.unpriced and cut.unpriced < cut.calls:
-        counted += f" ({cut.unpriced} {UNPRICED}, not counted)"
-    notice = f"The plane stopped during this agent's turn; {counted}."
-    if waiting:
-        notice += " It now answers what it had not answered."
-    return notice
-
-
-def tell_cut_turns(conversation: Conversation, tx: Connection, cut: dict[str, Interrupted]) -> None:
-    """At start-up, in the transaction that marks the calls interrupted: each
-    agent whose turn a stop cut says so, with what was counted, so its row
-    and its feed agree."""
-    for agent, interrupted in cut.items():
-        waiting = conversation.waiting_within(tx, agent)
-        notice = cut_turn_notice(interrupted, waiting)
-        cost = None if interrupted.unpriced == interrupted.calls else interrupted.estimate_usd
-        conversation.append_within(tx, agent, "plane", notice, cost_usd=cost)

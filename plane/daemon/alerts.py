@@ -4,7 +4,8 @@ held, it resumed, or it asked for a looser ceiling and was refused.
 
 What happened is read from what the clients are told (the rows'
 `AgentUpdated` on the event bus: a row's state and spend level changing),
-plus the crew's word when an ask is refused or spend spikes, so nothing that
+plus the agents' word when an ask is refused or spend spikes (callables
+handed to the tool context and the after-turn notices), so nothing that
 spends knows alerts exist. Each receiver has its own queue and task: a slow
 or dead one never delays a turn (`tell` only enqueues) nor the other
 receiver. An alert not delivered after its retries, or one a full queue
@@ -29,15 +30,16 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-import httpx
+import aiohttp
 
+from plane.agents.notices import warning
 from plane.clock import Clock, until
 from plane.config import AlertKind, NotifyConfig
 from plane.daemon.events import EventBus
 from plane.money.approvals import Offer
 from plane.money.burn import Spike
 from plane.money.limits import standing
-from plane.money.notices import warning
+from plane.providers import connections
 from plane.wire.protocol import AgentState, AgentUpdated, DayRolled, Snapshot
 from plane.wire.words import plain
 
@@ -164,7 +166,9 @@ class _Receiver:
         self.ntfy = ntfy
         self._retries = config.retries
         self._backoff_s = backoff_s
-        self._client = httpx.AsyncClient(timeout=config.timeout_s)
+        self._timeout = aiohttp.ClientTimeout(connect=config.timeout_s, sock_read=config.timeout_s)
+        self._client: aiohttp.ClientSession | None = None
+        """Made at the first alert (aiohttp makes it on a running loop)."""
         self.queue: asyncio.Queue[Alert] = asyncio.Queue(QUEUE_LIMIT)
         self.task: asyncio.Task[None] | None = None
 
@@ -191,13 +195,13 @@ class _Receiver:
             if attempt:
                 await asyncio.sleep(min(BACKOFF_CAP_S, self._backoff_s * 2 ** (attempt - 1)))
             try:
-                answer = await self._post(alert)
-            except httpx.HTTPError as error:
+                status = await self._post(alert)
+            except aiohttp.ClientError as error:
                 why = f"{type(error).__name__} {error}".strip()
             else:
-                if answer.is_success:
+                if 200 <= status < 300:
                     return
-                why = f"HTTP {answer.status_code}"
+                why = f"HTTP {status}"
             log.warning("alert to %s, try %d: %s", self.url, attempt + 1, why)
         log.error(
             "alert not delivered to %s after %d tries (%s): %s",
@@ -207,16 +211,33 @@ class _Receiver:
             alert.text,
         )
 
-    async def _post(self, alert: Alert) -> httpx.Response:
+    async def _post(self, alert: Alert) -> int:
+        """The receiver's HTTP status."""
+        if self._client is None:
+            # Proxies from the environment, as a webhook far away may need; TLS as the providers'.
+            self._client = aiohttp.ClientSession(
+                timeout=self._timeout,
+                trust_env=True,
+                connector=aiohttp.TCPConnector(ssl=connections.tls_context()),
+            )
         if self.ntfy:
             headers = {
                 "Title": f"plane: {alert.agent} {TITLES[alert.kind]}",
                 "Tags": TAGS[alert.kind],
+                "Content-Type": "text/plain; charset=utf-8",
             }
             if alert.links is not None:
                 headers["Actions"] = alert.links.ntfy()
-            return await self._client.post(self.url, content=alert.text.encode(), headers=headers)
-        return await self._client.post(self.url, json=alert.payload())
+            sent = self._client.post(self.url, data=alert.text.encode(), headers=headers)
+        else:
+            body, kind = (
+                connections.json_body(alert.payload()),
+                {"Content-Type": "application/json"},
+            )
+            sent = self._client.post(self.url, data=body, headers=kind)
+        async with sent as answer:
+            await answer.read()
+            return answer.status
 
     async def aclose(self, grace_s: float) -> None:
         """Deliver what is queued within `grace_s`; log what is left."""
@@ -232,7 +253,8 @@ class _Receiver:
             self.task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self.task
-        await self._client.aclose()
+        if self._client is not None:
+            await self._client.close()
 
 
 class Notifier:
@@ -279,11 +301,12 @@ class Notifier:
         self._watching = asyncio.create_task(watch(), name="alerts")
 
     def refused_ask(self, agent: str, reply: str, asked: Decimal | None) -> None:
-        """The crew's word: `agent` asked for more than it has (`asked`)."""
+        """The tool context's word: `agent` asked for more than it has (`asked`)."""
         self.tell(Alert("ask_refused", agent, f"{agent}: {reply}", self._clock.now(), asked=asked))
 
     def spiked(self, agent: str, said: str, spike: Spike) -> None:
-        """The crew's word: `agent`'s spend spiked (`said`: its conversation's sentence)."""
+        """The after-turn notices' word: `agent`'s spend spiked (`said`: its
+        conversation's sentence)."""
         self.tell(Alert("spike", agent, said, self._clock.now(), spike=spike))
 
     def tell(self, alert: Alert) -> None:

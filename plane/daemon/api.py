@@ -9,7 +9,7 @@ request but the connection's own, `hello` and `subscribe`, which the
 listener answers). A new request is its pair in the protocol, its handler
 here, and its caller.
 
-The routing only: the conversation's rules are the crew's (`Crew.send`),
+The routing only: the conversation's rules are the crew's (`Crew.receive`),
 the agents' the roster's, money's the ledger's. The lifecycle — what exists
 and when — is `plane.daemon.server`'s; it hands this what a request may
 call, as narrow parts and callables.
@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 from plane.agents.crew import Crew
 from plane.agents.lifecycle import Lifecycle
 from plane.agents.roster import Roster
+from plane.agents.rows import Rows
 from plane.clock import Clock
 from plane.errors import PlaneError
 from plane.history.conversation import Conversation
@@ -58,6 +59,7 @@ class Api:
         self,
         *,
         crew: Crew,
+        rows: Rows,
         roster: Roster,
         conversation: Conversation,
         ledger: Ledger,
@@ -68,6 +70,7 @@ class Api:
         db: Database | None = None,
     ) -> None:
         self._crew = crew
+        self._rows = rows
         self._roster = roster
         self._conversation = conversation
         self._ledger = ledger
@@ -90,14 +93,14 @@ class Api:
 
     @answers(p.Status)
     async def _status(self, request: p.Status) -> p.SnapshotReply:
-        return p.SnapshotReply(id=request.id, snapshot=await self._crew.snapshot())
+        return p.SnapshotReply(id=request.id, snapshot=await self._rows.snapshot())
 
     @answers(p.Send)
     async def _send(self, request: p.Send) -> p.SendReply:
         """The operator's text: what was stored and said at once, and whether
         a command was refused (nothing changed)."""
         self._roster.get(request.agent)
-        ran = await self._crew.send(request.agent, request.text)
+        ran = await self._crew.receive(request.agent, request.text)
         return p.SendReply(id=request.id, messages=ran.messages, refused=ran.refused)
 
     @answers(p.History)
@@ -143,7 +146,7 @@ class Api:
         await self._provider_ready(self._roster.admit(request.name, request.model))
         spec = await self._roster.create(request.name, request.model, request.role, request.tools)
         self._crew.add(spec)
-        return p.NewAgentReply(id=request.id, agent=await self._crew.publish(request.name))
+        return p.NewAgentReply(id=request.id, agent=await self._rows.publish(request.name))
 
     @answers(p.PauseAgent)
     async def _pause_agent(self, request: p.PauseAgent) -> p.AgentReply:

@@ -28,8 +28,10 @@ from decimal import Decimal
 
 from aiohttp import web
 
-from plane.agents.crew import Crew
+from plane.agents import notices
+from plane.agents.rows import Rows
 from plane.agents.services import Services
+from plane.agents.workers import Workers
 from plane.clock import midnight_after
 from plane.config import NotifyConfig
 from plane.daemon.alerts import Alert, Links
@@ -54,14 +56,16 @@ class Approvals:
     def __init__(
         self,
         services: Services,
-        crew: Crew,
+        rows: Rows,
+        workers: Workers,
         db: Database,
         signer: Signer,
         config: NotifyConfig,
         base_url: Callable[[], str | None],
     ) -> None:
         self._services = services
-        self._crew = crew
+        self._rows = rows
+        self._workers = workers
         self._db = db
         self._signer = signer
         self._config = config
@@ -148,7 +152,7 @@ class Approvals:
             return Verdict(410, f"This link expired at {link.expires_at:%H:%M} UTC; {NOTHING}")
         if kept.answer is not None:
             return Verdict(409, _used(kept))
-        if link.agent not in self._crew.workers:
+        if link.agent not in self._workers:
             return Verdict(404, f"There is no agent {link.agent} on this plane now; {NOTHING}")
         has = self._services.gate.ceilings.of(link.agent)
         if has != link.from_usd:
@@ -184,19 +188,17 @@ class Approvals:
             lambda conn: approvals.answer_within(conn, link.nonce, "raise", now),
         )
         to = usd_exact(link.to_usd)
-        await services.say(link.agent, "plane", f"Raised to {to} until 00:00 UTC from the alert.")
-        await self._crew.publish(link.agent)
-        self._crew.wake(link.agent)
+        await services.add_message(link.agent, "plane", notices.raised(link.to_usd))
+        await self._rows.publish(link.agent)
+        self._workers.wake(link.agent)
         return Verdict(200, f"{link.agent}: raised to {to} until 00:00 UTC.", link)
 
     async def _deny(self, link: Link) -> Verdict:
         services, now = self._services, self._services.clock.now()
         await self._db.write(lambda conn: approvals.answer_within(conn, link.nonce, "deny", now))
-        to, has = usd_exact(link.to_usd), usd_exact(link.from_usd)
-        await services.say(
-            link.agent, "plane", f"The operator declined the raise to {to} from the alert."
-        )
-        await self._crew.publish(link.agent)
+        has = usd_exact(link.from_usd)
+        await services.add_message(link.agent, "plane", notices.declined(link.to_usd))
+        await self._rows.publish(link.agent)
         return Verdict(200, f"{link.agent}: declined; its ceiling stays {has} a day.", link)
 
 

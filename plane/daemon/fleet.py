@@ -53,7 +53,7 @@ import math
 import os
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -62,8 +62,8 @@ from typing import Any, cast
 
 import psycopg
 
+from plane.agents.after_turn import tell_cut_turns
 from plane.agents.services import Ownership
-from plane.agents.worker import tell_cut_turns
 from plane.history.conversation import Conversation
 from plane.money.ceilings import Ceilings
 from plane.money.ledger import Interrupted, Ledger
@@ -108,22 +108,36 @@ class Tick:
     epochs: dict[str, int]
 
 
+def lease_margin_ms() -> int:
+    """How much of its lease an agent's plane must still have, by the
+    database's clock, for a call of the agent's to be admitted (the ledger's)."""
+    return int(LEASE_S * 1000) // 3
+
+
 class Fleet:
-    """This plane's part in the fleet: its leases, renewed; the wake, heard."""
+    """This plane's part in the fleet: its leases, renewed; the wake, heard.
+
+    Told at construction what to call: `wake` (an agent has work), `idle`
+    (whether an agent has nothing in flight, so its lease may go) and `show`
+    (an agent whose owner changed, for its row to be shown again)."""
 
     def __init__(
         self,
         db: PostgresDatabase,
-        name: str,
         agents: Callable[[], list[str]],
         ledger: Ledger,
         ceilings: Ceilings,
         conversation: Conversation,
         ownership: Ownership,
         clock: DatabaseClock | None,
+        *,
+        wake: Callable[[str], None] = lambda agent: None,
+        idle: Callable[[str], bool] = lambda agent: True,
+        show: Callable[[str], Awaitable[object]] | None = None,
     ) -> None:
+        assert ownership.plane is not None, "a plane in a fleet has a name"
         self._db = db
-        self.name = name
+        self.name = ownership.plane
         self._agents = agents
         self._ledger = ledger
         self._ceilings = ceilings
@@ -135,14 +149,11 @@ class Fleet:
         self._leases: PostgresDatabase | None = None
         """The ticks' own store connection (None until `start`: the main one)."""
         self._listener: psycopg.AsyncConnection[Any] | None = None
-        self.wake: Callable[[str], None] = lambda agent: None
-        self.idle: Callable[[str], bool] = lambda agent: True
-        self.changed: Callable[[set[str]], object] = lambda agents: None
-        """Agents whose owner changed, for their rows to be shown again."""
-        ownership.plane = name
-        ownership.mine = frozenset()
-        ownership.notify = self._notify
-        ledger.lease_margin_ms = self._lease_ms // 3
+        self.wake = wake
+        self.idle = idle
+        self._show = show
+        self._shows: set[asyncio.Task[None]] = set()
+        """Rows being shown again, each a task of its own (a tick never waits on one)."""
 
     async def start(self) -> None:
         """The ticks' own connection, the first tick (leases taken, their
@@ -156,9 +167,9 @@ class Fleet:
     async def stop(self) -> None:
         """Stop renewing and let the leases go, so another plane takes the
         agents at once (their calls cut by the stop are swept by it)."""
-        for task in self._tasks:
+        for task in [*self._tasks, *self._shows]:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*self._tasks, *self._shows, return_exceptions=True)
         if self._listener is not None:
             with contextlib.suppress(Exception):
                 await self._listener.close()
@@ -208,8 +219,26 @@ class Fleet:
             self.wake(agent)
         moved = {a for a in set(before) | set(tick.owners) if before.get(a) != tick.owners.get(a)}
         if moved and not first:
-            self.changed(moved)
+            self._changed(moved)
         return tick
+
+    def _changed(self, agents: set[str]) -> None:
+        """Rows whose owner changed, shown again (those of agents run here)."""
+        if self._show is None:
+            return
+        for agent in agents:
+            task = asyncio.create_task(self._shown(self._show, agent), name=f"fleet:show:{agent}")
+            self._shows.add(task)
+            task.add_done_callback(self._shows.discard)
+
+    @staticmethod
+    async def _shown(show: Callable[[str], Awaitable[object]], agent: str) -> None:
+        try:
+            await show(agent)
+        except KeyError:  # not an agent of this plane's
+            pass
+        except Exception as exc:  # the store away, say: the next change shows it
+            log.debug("the row of %s could not be shown again: %s", agent, exc)
 
     def _tick(self, conn: Connection, agents: list[str], idle: set[str], first: bool) -> Tick:
         """One transaction: alive, renewed, evened out, swept."""
@@ -336,14 +365,16 @@ class Fleet:
         async with asyncio.timeout(LEASE_S):
             await conn.execute("SELECT 1")
 
-    def _notify(self, agent: str) -> None:
-        """Tell the agent's owner, wherever it runs, that it has work."""
 
-        def send(conn: Connection) -> None:
-            conn.execute("SELECT pg_notify(?, ?)", (CHANNEL, agent))
+def tell_owner(db: PostgresDatabase, agent: str) -> None:
+    """Tell the agent's owner, wherever it runs, that it has work
+    (`Ownership.notify`, with the plane's store)."""
 
-        task = asyncio.ensure_future(self._db.write(send))
-        task.add_done_callback(_logged)
+    def send(conn: Connection) -> None:
+        conn.execute("SELECT pg_notify(?, ?)", (CHANNEL, agent))
+
+    task = asyncio.ensure_future(db.write(send))
+    task.add_done_callback(_logged)
 
 
 def _logged(task: asyncio.Future[None]) -> None:

@@ -70,7 +70,7 @@ TOKEN_TYPE = "gen_ai_token_type"
 
 
 class Metrics:
-    """What a scrape is served; `snapshot` is the crew's (the rows)."""
+    """What a scrape is served; `snapshot` is the rows' (`Rows.snapshot`)."""
 
     def __init__(
         self,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -96,17 +96,18 @@ def replacement(summary: str, files: list[str], saved: Path) -> list[ChatMessage
 
 @dataclass
 class Breaker:
-    """Failures in a row, per agent; tripped at three."""
+    """One agent's summaries that failed in a row; tripped at three."""
 
-    failures: dict[str, int] = field(default_factory=dict)
+    failures: int = 0
 
-    def tripped(self, agent: str) -> bool:
-        return self.failures.get(agent, 0) >= BREAKER_TRIPS_AT
+    @property
+    def tripped(self) -> bool:
+        return self.failures >= BREAKER_TRIPS_AT
 
-    def failed(self, agent: str) -> bool:
+    def failed(self) -> bool:
         """Count a failure; True when this one trips the breaker."""
-        self.failures[agent] = self.failures.get(agent, 0) + 1
-        return self.failures[agent] == BREAKER_TRIPS_AT
+        self.failures += 1
+        return self.failures == BREAKER_TRIPS_AT
 
-    def succeeded(self, agent: str) -> None:
-        self.failures.pop(agent, None)
+    def succeeded(self) -> None:
+        self.failures = 0

@@ -21,22 +21,22 @@ import asyncio
 import contextlib
 import math
 from collections import defaultdict
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from decimal import Decimal
 
+from plane.agents import notices
 from plane.agents.roster import AgentSpec
 from plane.agents.services import Services
-from plane.clock import until
+from plane.agents.workers import Workers
 from plane.gateway.apis import Wire
 from plane.gateway.asked import Asked
 from plane.gateway.estimate import Estimate, Estimator
 from plane.gateway.learned import Learning
 from plane.gateway.refused import GatewayRefused
 from plane.gateway.standing import Book, Standing, judge
-from plane.money import notices
 from plane.money.budgets import Budget, Full, TagFull
-from plane.money.gate import Hold
+from plane.money.gate import AboveAgent, Hold, TooDear
 from plane.wire.protocol import Usage
 from plane.wire.words import UNPRICED
 
@@ -46,8 +46,6 @@ them, before it is refused with a short Retry-After."""
 RETRY_S = 5
 """The Retry-After of such a refusal: the client tries again soon by itself."""
 
-TellHold = Callable[[str, Hold | None], Awaitable[None]]
-
 
 @dataclass(frozen=True)
 class Scope:
@@ -55,7 +53,18 @@ class Scope:
 
     key: str
     """`agent:NAME`, `group:NAME`, `tag:NAME`: its book of calls in flight."""
-    whose: notices.Whose
+
+    @property
+    def kind(self) -> str:
+        return self.key.partition(":")[0]
+
+    @property
+    def name(self) -> str:
+        return self.key.partition(":")[2]
+
+    @property
+    def whose(self) -> notices.Whose:
+        return notices.whose_ceiling(self.kind, self.name)
 
 
 SHARED = "shared"
@@ -64,12 +73,12 @@ SHARED = "shared"
 
 class Admission:
     def __init__(
-        self, services: Services, learning: Learning, tell_hold: TellHold, wait_s: float
+        self, services: Services, workers: Workers, learning: Learning, wait_s: float
     ) -> None:
-        """`tell_hold` says why a call was refused, once a held spell (None:
-        one went through, and the spell is over)."""
+        """Each agent's worker is told the model its client named and why a
+        call was refused, once a held spell (`AgentWorker.call_held`)."""
         self._services = services
-        self._tell_hold = tell_hold
+        self._workers = workers
         self._estimator = Estimator(services.pricer, learning)
         self._turns: defaultdict[str, asyncio.Condition] = defaultdict(asyncio.Condition)
         self._books: defaultdict[str, Book] = defaultdict(Book)
@@ -100,7 +109,7 @@ class Admission:
         `session`, what the call carried, kept with it in the ledger."""
         services, agent = self._services, spec.name
         known = services.pricer.is_known(model)
-        services.client_models[agent] = model
+        self._workers[agent].client_model = model
         group = services.gate.ceilings.groups.budget(agent)
         tagged = self.tag_budget(tag)
         if tagged is not None and tagged.ceiling is not None and not known:
@@ -116,7 +125,7 @@ class Admission:
                 )
                 if hold is not None:
                     await self._tell_hold(agent, hold)
-                    raise self._held(wire, hold.notice)
+                    raise self._held(wire, notices.why(hold, services.clock.now()))
                 estimate = Estimate(Decimal(0), Decimal(0))
                 if known:
                     estimate = await self._estimator.estimate(
@@ -138,17 +147,11 @@ class Admission:
 
     def _scopes(self, agent: str, group: Budget | None, tag: Budget | None) -> list[Scope]:
         """The ceilings a call of `agent`'s is weighed against, its own first."""
-        scopes = [Scope(f"agent:{agent}", notices.ITS)]
+        scopes = [Scope(f"agent:{agent}")]
         if group is not None:
-            whose = notices.Whose(
-                f"its group {group.name}'s", "the group limit", f"group {group.name}'s calls"
-            )
-            scopes.append(Scope(f"group:{group.name}", whose))
+            scopes.append(Scope(f"group:{group.name}"))
         if tag is not None and tag.ceiling is not None:
-            whose = notices.Whose(
-                f"the tag {tag.name}'s", "that ceiling", f"calls tagged {tag.name}"
-            )
-            scopes.append(Scope(f"tag:{tag.name}", whose))
+            scopes.append(Scope(f"tag:{tag.name}"))
         return scopes
 
     async def announced(
@@ -226,23 +229,22 @@ class Admission:
         day = await self._standing(agent, scope)
         if day is None:
             return None
-        kind, _, name = scope.key.partition(":")
+        kind, name = scope.kind, scope.name
         if kind == "tag" and day.settled >= day.ceiling:
             # Held by the tag: said once a spell, as a hold is; the agent is not held.
-            said = services.gate.notice_of(
-                agent, TagFull(day.settled, day.ceiling, name), Decimal(0)
-            )
-            await self._tell_hold(agent, Hold(f"tag {name}", said))
-            raise self._held(wire, said)
+            full = TagFull(day.settled, day.ceiling, name)
+            held = AboveAgent(agent, full, services.gate.resets_at(), Decimal(0))
+            await self._tell_hold(agent, held)
+            raise self._held(wire, notices.why(held, services.clock.now()))
         verdict = judge(day, estimate)
         if verdict == "go":
             return None
         ceiling, whose = day.ceiling, scope.whose
         if verdict == "too dear":
-            resets_in = until(services.clock.now(), services.gate.resets_at())
-            notice = notices.too_dear(agent, estimate.likely, day.left, ceiling, resets_in, whose)
-            await self._tell_hold(agent, Hold("too dear", notice))
-            raise self._held(wire, notice)
+            resets_at = services.gate.resets_at()
+            dear = TooDear(agent, estimate.likely, day.left, ceiling, resets_at, kind, name)
+            await self._tell_hold(agent, dear)
+            raise self._held(wire, notices.why(dear, services.clock.now()))
         waiting = deadline - asyncio.get_running_loop().time()
         if waiting > 0:
             return waiting
@@ -282,10 +284,15 @@ class Admission:
                 session=session,
             )
         except Full as full:  # refused at admission: held, as by the gate
-            notice = await services.gate.full_notice(spec.name, full)
+            hold = await services.gate.full_hold(spec.name, full)
             if not isinstance(full, TagFull):  # a tag holds its calls, not the agent
-                await self._tell_hold(spec.name, Hold(full.scope, notice))
-            raise self._held(wire, notice) from None
+                await self._tell_hold(spec.name, hold)
+            raise self._held(wire, notices.why(hold, services.clock.now())) from None
+
+    async def _tell_hold(self, agent: str, hold: Hold | None) -> None:
+        """Why `agent`'s call was refused, said once a held spell (None: one
+        went through, and the spell is over)."""
+        await self._workers[agent].call_held(hold)
 
     def _held(self, wire: Wire, notice: str) -> GatewayRefused:
         """The refusal of a call that does not fit today: true until 00:00 UTC."""

@@ -31,10 +31,11 @@ from datetime import date
 from decimal import Decimal
 from typing import Any, Protocol
 
-import httpx
+import aiohttp
 
 from plane.agents.roster import AgentSpec
 from plane.agents.services import Services
+from plane.agents.workers import Workers
 from plane.config import EMBEDDED, EMBEDDED_MODEL
 from plane.errors import NoSuchAgent, ProviderError, UnknownPrice
 from plane.gateway.admission import WAIT_S, Admission
@@ -47,8 +48,8 @@ from plane.gateway.learned import Learning, Settled
 from plane.gateway.prompt_parts import pieces_of
 from plane.gateway.refused import GatewayRefused
 from plane.gateway.routing import Upstream, presented_key, upstream
-from plane.money.gate import Hold
 from plane.money.pricing import Priced
+from plane.providers import connections
 from plane.store.engine import Database
 from plane.wire.protocol import Usage
 from plane.wire.words import UNPRICED, tokens, turn_cost, usage_text
@@ -56,6 +57,9 @@ from plane.wire.words import UNPRICED, tokens, turn_cost, usage_text
 __all__ = ["Gateway", "Responder"]
 
 log = logging.getLogger(__name__)
+
+UPSTREAM_TIMEOUT = aiohttp.ClientTimeout(total=None, connect=30, sock_read=600)
+"""Connecting may take 30 s; each read of a stream (a model thinking) up to 10 minutes."""
 
 UNKNOWN_KEY = (
     "This key is not a gateway agent's key. `plane key AGENT` makes one for an agent "
@@ -81,35 +85,35 @@ class Gateway:
     def __init__(
         self,
         services: Services,
+        workers: Workers,
         keys: Keys,
         db: Database,
         *,
         publish: Callable[[str], Awaitable[object]],
         spend_notices: Callable[[str], Awaitable[None]],
-        tell_hold: Callable[[str, Hold | None], Awaitable[None]],
-        transport: httpx.AsyncBaseTransport | None = None,
+        connect: connections.Connect | None = None,
         embedded: Callable[[], tuple[str, str | None] | None] = lambda: None,
         wait_s: float = WAIT_S,
     ) -> None:
-        """`publish` sends an agent's row to the clients; `spend_notices`
-        says the day's warning and ceiling notices; `tell_hold` why a call was
-        refused, once a held spell (all three the crew's);
+        """`workers` are told the model each agent's client names and why a
+        call was refused (admission's); `publish` sends an agent's row to the
+        clients (the rows'); `spend_notices` says the day's warning and
+        ceiling notices (after a turn's);
         `embedded` the embedded model's base URL and key, while it runs;
-        `db` keeps what the estimates learn (`plane.gateway.learned`)."""
+        `db` keeps what the estimates learn (`plane.gateway.learned`);
+        `connect` replaces the network (`plane.providers.connections`)."""
         self._services = services
         self._embedded = embedded
         self._keys = keys
         self._publish = publish
         self._spend_notices = spend_notices
-        self._tell_hold = tell_hold
-        self._http = httpx.AsyncClient(
-            timeout=httpx.Timeout(600, connect=30), transport=transport, trust_env=False
-        )
+        # The providers' pool: no cap on calls in flight, idle connections kept.
+        self._http = connections.session(connect, UPSTREAM_TIMEOUT)
         self.learning = Learning(db)
-        self.admission = Admission(services, self.learning, tell_hold, wait_s)
+        self.admission = Admission(services, workers, self.learning, wait_s)
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        await self._http.close()
 
     def agent(self, headers: Mapping[str, str]) -> AgentSpec:
         """The gateway agent this key is, or `GatewayRefused` (401)."""
@@ -134,16 +138,18 @@ class Gateway:
             body = json.dumps(wire.error(refused.status, str(refused))).encode()
             await out.whole(refused.status, body, {})
             return
+        sent = provider.headers(wire, headers) | {"content-type": "application/json"}
         try:
-            response = await self._http.post(
-                provider.url(wire, path), content=raw, headers=provider.headers(wire, headers)
-            )
-        except httpx.HTTPError as exc:
+            async with self._http.post(
+                provider.url(wire, path), data=raw, headers=sent, allow_redirects=False
+            ) as response:
+                body = await response.read()
+        except aiohttp.ClientError as exc:
             message = f"The plane could not reach {spec.name}'s provider {spec.provider!r} ({exc})."
             await out.whole(502, json.dumps(wire.error(502, message)).encode(), {})
             return
         kind = response.headers.get("content-type", "application/json")
-        await out.whole(response.status_code, response.content, {"content-type": kind})
+        await out.whole(response.status, body, {"content-type": kind})
 
     def models(self, headers: Mapping[str, str]) -> list[str]:
         """The models the agent's client may name: its own, and its provider's."""
@@ -204,52 +210,53 @@ class Gateway:
 
     async def _forward(self, call: _Call, headers: Mapping[str, str], out: Responder) -> None:
         wire, spec = call.wire, call.spec
-        request = self._http.build_request(
-            "POST",
-            call.provider.url(wire),
-            json=wire.upstream_body(call.body),
-            headers=call.provider.headers(wire, headers),
-        )
+        sent = call.provider.headers(wire, headers) | {"content-type": "application/json"}
         try:
-            await self._exchange(call, request, out)
+            await self._exchange(call, sent, out)
         finally:
             self.admission.forget(spec.name, call.id)
 
-    async def _exchange(self, call: _Call, request: httpx.Request, out: Responder) -> None:
+    async def _exchange(self, call: _Call, headers: dict[str, str], out: Responder) -> None:
         wire, spec = call.wire, call.spec
+        body = connections.json_body(wire.upstream_body(call.body))
         try:
-            response = await self._http.send(request, stream=True)
-        except httpx.HTTPError as exc:
+            response = await self._http.post(
+                call.provider.url(wire), data=body, headers=headers, allow_redirects=False
+            )
+        except aiohttp.ClientError as exc:
             await self._fail(call)
             message = f"The plane could not reach {spec.name}'s provider {spec.provider!r} ({exc})."
             await out.whole(502, json.dumps(wire.error(502, message)).encode(), {})
             return
         try:
-            if response.status_code != 200:
+            if response.status != 200:
                 await self._refused_upstream(response, call, out)
             elif response.headers.get("content-type", "").startswith("text/event-stream"):
                 await self._stream(call, response, out)
             else:
                 await self._whole(call, response, out)
         finally:
-            await response.aclose()
+            response.release()
 
     async def _refused_upstream(
-        self, response: httpx.Response, call: _Call, out: Responder
+        self, response: aiohttp.ClientResponse, call: _Call, out: Responder
     ) -> None:
         """The upstream's own error, passed on as it said it: nothing was bought."""
-        body = await response.aread()
+        try:
+            body = await response.read()
+        except aiohttp.ClientError:
+            body = b""
         await self._fail(call)
         passed = {"content-type": response.headers.get("content-type", "application/json")}
         if "retry-after" in response.headers:
             passed["retry-after"] = response.headers["retry-after"]
-        await out.whole(response.status_code, body, passed)
+        await out.whole(response.status, body, passed)
 
-    async def _whole(self, call: _Call, response: httpx.Response, out: Responder) -> None:
+    async def _whole(self, call: _Call, response: aiohttp.ClientResponse, out: Responder) -> None:
         try:
-            raw = await response.aread()
+            raw = await response.read()
             bill = call.wire.bill_of(json.loads(raw))
-        except (httpx.HTTPError, ValueError, AttributeError):
+        except (aiohttp.ClientError, ValueError, AttributeError):
             # It answered, so it may have billed: the estimate, never nothing.
             await self._settle(call, None)
             message = f"{call.spec.name}'s provider sent a reply the plane could not read."
@@ -258,7 +265,7 @@ class Gateway:
         await self._settle(call, bill)
         await out.whole(200, raw, {"content-type": "application/json"})
 
-    async def _stream(self, call: _Call, response: httpx.Response, out: Responder) -> None:
+    async def _stream(self, call: _Call, response: aiohttp.ClientResponse, out: Responder) -> None:
         meter = call.wire.meter(call.body)
         pending = bytearray()
         tail: list[bytes] = []
@@ -267,7 +274,7 @@ class Gateway:
         tightened = False
         try:
             await out.open(200, {"content-type": "text/event-stream", "cache-control": "no-cache"})
-            async for chunk in response.aiter_bytes():
+            while chunk := await _upstream(response):
                 pending += chunk
                 for event in sse_events(pending):
                     data = event_data(event)
@@ -278,8 +285,8 @@ class Gateway:
                         tail.append(event)
                     elif shown:
                         await out.write(event)
-        except httpx.HTTPError as exc:
-            log.info("%s: the upstream cut a stream (%s)", call.spec.name, exc)
+        except _UpstreamCut as exc:
+            log.info("%s: the upstream cut a stream (%s)", call.spec.name, exc.__cause__)
             out.abort()
         except OSError as exc:  # the client left
             log.info("%s: the client left a stream (%s)", call.spec.name, exc)
@@ -362,12 +369,25 @@ class Gateway:
             line += f" · tag {call.tag}"
         if call.session:
             line += f" · session {call.session}"
-        if services.savings is not None:  # the charts' and /metrics' "compression saved"
-            await services.savings.record(agent, call.model, call.saved, charged.day)
+        # The charts' and /metrics' "compression saved".
+        await services.savings.record(agent, call.model, call.saved, charged.day)
         cost = None if charged.unpriced else charged.cost  # unknown, not $0
-        await services.say(agent, "cost", line, cost_usd=cost, usage=charged.usage)
+        await services.add_message(agent, "cost", line, cost_usd=cost, usage=charged.usage)
         await self._publish(agent)
         await self._spend_notices(agent)
+
+
+class _UpstreamCut(Exception):
+    """The upstream's stream broke. Its own class: a client that left raises
+    an `OSError` that is an aiohttp `ClientError` too (both sides are aiohttp)."""
+
+
+async def _upstream(response: aiohttp.ClientResponse) -> bytes:
+    """What has arrived of the upstream's body; b"" at its end."""
+    try:
+        return await response.content.readany()
+    except aiohttp.ClientError as exc:
+        raise _UpstreamCut from exc
 
 
 def _priced(price: Callable[..., Priced], model: str, bill: Bill | None) -> Priced | None:

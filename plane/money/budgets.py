@@ -28,8 +28,6 @@ from datetime import date
 from decimal import Decimal
 from sqlite3 import Connection
 
-from plane.wire.words import spend_against, usd_exact
-
 
 @dataclass(frozen=True)
 class Budget:
@@ -156,42 +154,3 @@ row is current inside the transaction that closes it, so no sum lags."""
 def tag_spent_within(conn: Connection, day: date, tag: str) -> Decimal:
     rows = conn.execute(TAG_SPENT, (tag, day.isoformat())).fetchall()
     return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
-
-
-def full_notice(agent: str, full: Full, flying: Decimal | None, resets_in: str) -> str:
-    """Why a call was refused at admission, or an agent is held by a ceiling
-    above its own. `full.spent` counts calls in flight at their estimates
-    (`flying`, None: not known): it is said to be spent only when none is."""
-    figure = spend_against(full.spent, full.ceiling)
-    ceiling = usd_exact(full.ceiling)
-    whose = full.whose(full.name)  # the group's
-    if full.scope == "fleet":
-        where = "at" if full.spent == full.ceiling else "over"
-        said = (
-            f"the fleet has spent {figure} today"
-            if flying == 0
-            else f"the fleet's calls today come to {figure} with those in flight"
-        )
-        return (
-            f"{agent} is not answering: {said}, {where} its {ceiling} daily ceiling; it "
-            f"answers at 00:00 UTC, in {resets_in}, or when the fleet limit is raised."
-        )
-    if full.scope == "group":
-        said = (
-            f"{whose} has spent {figure} of {ceiling} today"
-            if flying == 0
-            else f"{whose}'s calls today come to {figure} of {ceiling} with those in flight"
-        )
-        return (
-            f"{agent} is held: {said}; it answers at 00:00 UTC, in {resets_in}, or when the "
-            "group limit is raised."
-        )
-    said = (
-        f"calls tagged {full.name} have spent {figure} of {ceiling} today"
-        if flying == 0
-        else f"calls tagged {full.name} come to {figure} of {ceiling} today with those in flight"
-    )
-    return (
-        f"{agent} is not answering this call: {said}; calls with the tag go again at 00:00 "
-        f"UTC, in {resets_in}, or when its ceiling (tags: in agents.yaml) is raised."
-    )

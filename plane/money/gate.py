@@ -9,6 +9,9 @@ starts while the day's spend is at or over the ceiling. Turns are bounded
 Which ceiling binds (the operator's, the file's, the agent's own tighter
 ask, a raise from an alert; the fleet's and the groups') is
 `plane.money.ceilings`'s; the gate asks it, and the ledger what was spent.
+Its answer is a `Hold` in figures: what the agent's conversation is told of
+it is the agents' to word (`plane.agents.notices.why`). Money decides, and
+never speaks.
 
 The day is the ledger's (see `Ledger.today`): it never goes back, so a clock
 that steps back a day holds an agent that spent the later day's budget until
@@ -17,41 +20,111 @@ the clock passes that day.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from datetime import datetime
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime
 from decimal import Decimal
-from functools import partial
 
-from plane.clock import Clock, midnight_after, until
-from plane.money import notices
-from plane.money.budgets import FleetFull, Full, GroupFull, full_notice
+from plane.clock import midnight_after
+from plane.money.budgets import FleetFull, Full, GroupFull, TagFull
 from plane.money.ceilings import Ceilings
 from plane.money.ledger import Ledger
 
 
 @dataclass(frozen=True)
 class Hold:
-    """Why an agent takes no turn now; `notice` is what the conversation says,
-    worded when read (a snapshot asks every agent's hold and reads no notice)."""
+    """Why an agent takes no turn now, as the figures that decided it."""
 
-    reason: str
-    said: str | Callable[[], str]
-    settles: int | None = None
+    agent: str
+    settles: int | None = field(default=None, kw_only=True)
     """Held only with calls in flight counted at their estimates (a shared
     ceiling's): the ledger's `closes` when that was read, so the agent is
     looked at again once one of them settles (`Ledger.after_close`)."""
 
     @property
-    def notice(self) -> str:
-        return self.said if isinstance(self.said, str) else self.said()
+    def reason(self) -> str:
+        """What the store keeps of a hold once told (`holds_told`): the same
+        reason is not told twice in one held spell."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Paused(Hold):
+    """The operator paused the agent: no turn until it is resumed."""
+
+    @property
+    def reason(self) -> str:
+        return "paused"
+
+
+@dataclass(frozen=True)
+class Unpriced(Hold):
+    """No price is known for the model, and a ceiling must count every turn."""
+
+    model: str
+    scope: str = "agent"
+    """Whose ceiling cannot count it: the agent's, its group's or the fleet's."""
+    name: str = ""
+    """The group's name, for a group's ceiling."""
+
+    @property
+    def reason(self) -> str:
+        return "unpriced"
+
+
+@dataclass(frozen=True)
+class AtCeiling(Hold):
+    """The agent's spend today is at or over its own ceiling."""
+
+    spent: Decimal
+    ceiling: Decimal
+    resets_at: datetime
+    behind: tuple[date, date] | None = None
+    """The clock's day and the plane's, while the clock reads a day already counted."""
+
+    @property
+    def reason(self) -> str:
+        return "ceiling"
+
+
+@dataclass(frozen=True)
+class AboveAgent(Hold):
+    """A ceiling above the agent's is reached: the fleet's, its group's, or
+    (for a gateway call) its tag's; `full` counts calls in flight at their
+    estimates."""
+
+    full: Full
+    resets_at: datetime
+    flying: Decimal | None = None
+    """Those calls in flight (None: not read; a snapshot's hold words nothing)."""
+
+    @property
+    def reason(self) -> str:
+        return f"tag {self.full.name}" if isinstance(self.full, TagFull) else self.full.scope
+
+
+@dataclass(frozen=True)
+class TooDear(Hold):
+    """A gateway call whose own likely cost does not fit what is left today
+    under one of its ceilings (the agent's, its group's, its tag's)."""
+
+    likely: Decimal
+    left: Decimal
+    ceiling: Decimal
+    resets_at: datetime
+    scope: str = "agent"
+    name: str = ""
+    """The group's or the tag's name."""
+
+    @property
+    def reason(self) -> str:
+        return "too dear"
 
 
 class Gate:
-    def __init__(self, ledger: Ledger, ceilings: Ceilings, clock: Clock) -> None:
+    def __init__(self, ledger: Ledger, ceilings: Ceilings) -> None:
         self.ledger = ledger
         self.ceilings = ceilings
-        self._clock = clock
 
     async def hold(
         self,
@@ -73,17 +146,13 @@ class Gate:
         ceiling = self.ceilings.of(agent)
         if ceiling is not None:
             if not price_known:
-                return Hold(
-                    "unpriced",
-                    f"{agent} is not answering: no price is known for {model}, and an agent "
-                    "under a ceiling takes no turn it cannot count. Add the model under "
-                    "`pricing:` in agents.yaml, or remove the limit with /limit off.",
-                )
+                return Unpriced(agent, model)
             spent = await self.ledger.spend_today(agent)
             if settled_only:
                 spent -= self.ledger.in_flight(agent)
             if spent >= ceiling:
-                return Hold("ceiling", partial(self._ceiling_notice, agent, spent, ceiling))
+                behind = self.ledger.days_behind() if ceiling else None
+                return AtCeiling(agent, spent, ceiling, self.resets_at(), behind)
         spent_by_group = group_spent or {}
         held = await self._group_hold(agent, price_known, model, settled_only, spent_by_group)
         if held is not None:
@@ -105,13 +174,7 @@ class Gate:
             return None
         closes = self.ledger.closes
         if not price_known:
-            return Hold(
-                "unpriced",
-                f"{agent} is not answering: no price is known for {model}, and its group "
-                f"{budget.name} is under a ceiling, which counts every turn. Add the model "
-                "under `pricing:` in agents.yaml, or remove the group limit with "
-                f"/limit group {budget.name} off.",
-            )
+            return Unpriced(agent, model, "group", budget.name)
         read = spent_by_group.get(budget.name)
         spent = await self.ledger.group_today(budget.members) if read is None else read
         flying = None
@@ -123,7 +186,7 @@ class Gate:
             return None
         full = GroupFull(spent, budget.ceiling, budget.name)
         settles = closes if flying else None
-        return Hold("group", partial(self.notice_of, agent, full, flying), settles)
+        return AboveAgent(agent, full, self.resets_at(), flying, settles=settles)
 
     def above_agent(self, agent: str, reason: str) -> Decimal | None:
         """The ceiling above the agent's that holds it for `reason` (the
@@ -134,9 +197,9 @@ class Gate:
         budget = self.ceilings.groups.budget(agent)
         return budget.ceiling if reason == "group" and budget is not None else None
 
-    async def full_notice(self, agent: str, full: Full) -> str:
-        """Why `agent`'s call was refused at admission (`Full`), with what its
-        calls in flight count read now."""
+    async def full_hold(self, agent: str, full: Full) -> AboveAgent:
+        """`agent`'s call refused at admission (`Full`), as a hold, with what
+        the calls in flight under that ceiling count read now."""
         ledger = self.ledger
         if isinstance(full, GroupFull):
             flying = await ledger.group_in_flight(self.ceilings.groups.members(full.name))
@@ -144,10 +207,7 @@ class Gate:
             flying = await ledger.fleet_in_flight()
         else:
             flying = await ledger.tag_in_flight(full.name)
-        return self.notice_of(agent, full, flying)
-
-    def notice_of(self, agent: str, full: Full, flying: Decimal | None) -> str:
-        return full_notice(agent, full, flying, until(self._clock.now(), self.resets_at()))
+        return AboveAgent(agent, full, self.resets_at(), flying)
 
     async def _fleet_hold(
         self, agent: str, price_known: bool, model: str, spent: Decimal | None
@@ -158,13 +218,8 @@ class Gate:
         if fleet is None:
             return None
         if not price_known:
-            return Hold(
-                "unpriced",
-                f"{agent} is not answering: no price is known for {model}, and the fleet "
-                "is under a ceiling, which counts every turn. Add the model under "
-                "`pricing:` in agents.yaml, or remove the fleet limit with /limit fleet off.",
-            )
-        flying = None  # a snapshot's (spent given) reads no notice
+            return Unpriced(agent, model, "fleet")
+        flying = None  # a snapshot's (spent given) words no notice
         closes = self.ledger.closes
         if spent is None:
             spent = await self.ledger.fleet_today()
@@ -172,23 +227,9 @@ class Gate:
         if spent < fleet:
             return None
         settles = closes if flying else None
-        return Hold("fleet", partial(self.fleet_notice, agent, spent, fleet, flying), settles)
-
-    def fleet_notice(
-        self, agent: str, spent: Decimal, fleet: Decimal, flying: Decimal | None
-    ) -> str:
-        """`spent` counts the calls in flight at their estimates (`flying`,
-        None: not known): it is said to be spent only when none is."""
-        return self.notice_of(agent, FleetFull(spent, fleet), flying)
+        return AboveAgent(agent, FleetFull(spent, fleet), self.resets_at(), flying, settles=settles)
 
     def resets_at(self) -> datetime:
         """00:00 UTC after the plane's day (later than the clock's next
         midnight while the clock is behind the day already charged)."""
         return midnight_after(self.ledger.day())
-
-    def _ceiling_notice(self, agent: str, spent: Decimal, ceiling: Decimal) -> str:
-        notice = notices.held(agent, ceiling, spent, until(self._clock.now(), self.resets_at()))
-        behind = self.ledger.clock_behind()
-        if behind is not None and ceiling:
-            notice += f" {behind}"
-        return notice

@@ -150,6 +150,8 @@ class Ledger:
         clock: Clock,
         *,
         charged: Callable[[str, datetime, Decimal], None] | None = None,
+        plane: str | None = None,
+        lease_margin_ms: int = 0,
     ) -> None:
         self._db = db
         self._clock = clock
@@ -170,10 +172,10 @@ class Ledger:
         """The calls this plane opened and has not closed, as written."""
         self._sums = _Sums()
         db.finish_with(self._sums)
-        self.plane: str | None = None
+        self.plane = plane
         """This plane's name, recorded with each call it opens, when several
         planes share the store (None: the store is this plane's alone)."""
-        self.lease_margin_ms = 0
+        self.lease_margin_ms = lease_margin_ms
         """How much of its lease an agent's plane must still have, by the
         database's clock, for a call of the agent's to be admitted."""
         self.closes = 0
@@ -261,7 +263,9 @@ class Ledger:
             return self._reached(clock_day)
         if clock_day < latest and self._told_back != clock_day:
             self._told_back = clock_day
-            log.warning("%s", self.clock_behind())
+            log.warning(
+                "the clock moved back to %s, before %s, a day already counted", clock_day, latest
+            )
         return latest
 
     def day(self) -> date:
@@ -269,15 +273,13 @@ class Ledger:
         clock_day = day_of(self._clock.now())
         return clock_day if self._latest is None else max(clock_day, self._latest)
 
-    def clock_behind(self) -> str | None:
-        """What to say while the clock reads a day before the plane's."""
+    def days_behind(self) -> tuple[date, date] | None:
+        """The clock's day and the plane's, while the clock reads a day before
+        the plane's (None: it does not)."""
         clock_day = day_of(self._clock.now())
         if self._latest is None or clock_day >= self._latest:
             return None
-        return (
-            f"The clock moved back to {clock_day}, before {self._latest}, a day already "
-            f"counted: spend counts against {self._latest} until the clock passes it."
-        )
+        return clock_day, self._latest
 
     def spend_known(self, agent: str) -> Decimal:
         """`agent`'s spend today as last read, without the store (while it is away)."""

@@ -18,19 +18,21 @@ did report plus an estimate of the output, marked estimated.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
+import aiohttp
 
 from plane.providers.base import ChatMessage, Completion, CompletionRequest, OnText, ToolCall
+from plane.providers.connections import Connect
 from plane.providers.http import (
+    Events,
     HttpCaller,
     RetryPolicy,
     drain,
     estimate_tokens,
     estimate_usage,
-    sse_events,
     token_count,
 )
 from plane.wire.protocol import Usage
@@ -200,7 +202,8 @@ class AnthropicProvider:
         key_env: str | None = None,
         timeout_s: float = 120,
         retry: RetryPolicy | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
+        connect: Connect | None = None,
+        middlewares: Sequence[aiohttp.ClientMiddlewareType] = (),
     ) -> None:
         self.name = name
         headers = {"anthropic-version": API_VERSION}
@@ -215,7 +218,8 @@ class AnthropicProvider:
             key_env=key_env,
             timeout_s=timeout_s,
             retry=retry or RetryPolicy(),
-            transport=transport,
+            connect=connect,
+            middlewares=middlewares,
         )
 
     async def aclose(self) -> None:
@@ -278,16 +282,16 @@ class AnthropicProvider:
         )
 
     async def _read_stream(
-        self, response: httpx.Response, request: CompletionRequest, on_text: OnText | None
+        self, response: aiohttp.ClientResponse, request: CompletionRequest, on_text: OnText | None
     ) -> Completion:
         state = _Stream(model=request.model)
-        events = sse_events(response)
+        events = Events(response.content)
         try:
             async for _, data in events:
                 if await self._take(state, data, request, on_text):
                     break
-            await drain(events, response)
-        except httpx.TransportError as exc:
+            await drain(response)
+        except aiohttp.ClientError as exc:
             if not state.output_chars:
                 usage, _ = state.usage(request)
                 sentence = f"{self._http.transport_failure(exc)} before any answer arrived."
@@ -295,7 +299,7 @@ class AnthropicProvider:
             state.stop_reason = "interrupted"
             state.blocks = {}  # a tool call from a broken reply must not run
         finally:
-            await response.aclose()
+            response.release()
         usage, estimated = state.usage(request)
         return Completion(
             text="".join(state.text),

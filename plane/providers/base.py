@@ -5,9 +5,11 @@ tool calls, and the usage the provider reported, normalised (see
 `plane.wire.protocol.Usage`). Streaming is the provider's business: text reaches
 `on_text` as it arrives, and the call still returns one `Completion`.
 
-Each provider owns one pooled `httpx.AsyncClient`, built at start-up and
-closed by `aclose()`. Tests hand it an `httpx.MockTransport` or point it at a
-real local server; nothing monkeypatches httpx.
+Each provider owns one pooled `aiohttp.ClientSession` (made at its first
+call, closed by `aclose()`). Tests point it at a real local server: by its
+URL, or, where the URL must stay a provider's own, through a connector that
+reaches the test's server whatever the URL (`plane.providers.connections`);
+nothing monkeypatches aiohttp.
 """
 
 from __future__ import annotations

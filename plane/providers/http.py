@@ -22,6 +22,7 @@ API key, nor anything in a provider's message that looks like one.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import email.utils
 import json
@@ -29,11 +30,13 @@ import math
 import random
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-import httpx
+import aiohttp
+from yarl import URL
 
 from plane.errors import ContextOverflow, ProviderError
 from plane.providers import connections
@@ -62,7 +65,7 @@ class RetryPolicy:
         return cap * (1 - self.jitter() / 4)
 
 
-def retry_after(headers: httpx.Headers, now: float | None = None) -> float | None:
+def retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
     """Seconds the server asked us to wait: `retry-after-ms` (OpenAI),
     `Retry-After` as seconds or as an HTTP date; None if absent or unreadable."""
     if (ms := headers.get("retry-after-ms")) is not None:
@@ -84,9 +87,11 @@ def retry_after(headers: httpx.Headers, now: float | None = None) -> float | Non
     return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
-def timeouts(timeout_s: float) -> httpx.Timeout:
-    """`timeout_s` for each read (between stream chunks too); connecting gets less."""
-    return httpx.Timeout(timeout_s, connect=min(10.0, timeout_s))
+def timeouts(timeout_s: float) -> aiohttp.ClientTimeout:
+    """`timeout_s` for each read (between stream chunks too); connecting gets
+    less; no bound on the whole call (a long answer streams for as long as it
+    keeps streaming)."""
+    return aiohttp.ClientTimeout(total=None, connect=min(10.0, timeout_s), sock_read=timeout_s)
 
 
 # ── keeping secrets out of sentences ────────────────────────────────────────
@@ -156,7 +161,10 @@ def is_context_overflow(status: int, body: bytes) -> bool:
 
 
 class HttpCaller:
-    """One pooled `httpx.AsyncClient` and the retry loop around it."""
+    """One pooled `aiohttp.ClientSession` and the retry loop around it.
+
+    The session is made at the first call (aiohttp makes it on a running
+    loop; a provider is built before), and closed by `aclose()`."""
 
     def __init__(
         self,
@@ -168,47 +176,62 @@ class HttpCaller:
         key_env: str | None,
         timeout_s: float,
         retry: RetryPolicy,
-        transport: httpx.AsyncBaseTransport | None = None,
+        connect: connections.Connect | None = None,
+        middlewares: Sequence[aiohttp.ClientMiddlewareType] = (),
     ) -> None:
         self.name = name
         self.retry = retry
+        self.base_url = base_url.rstrip("/")
+        self.host = URL(self.base_url).host or self.base_url
         self._secret = secret
         self._key_env = key_env
-        self.client = httpx.AsyncClient(
-            base_url=base_url.rstrip("/"),
-            headers=dict(headers),
-            timeout=timeouts(timeout_s),
-            # No cap on calls in flight (they are bounded already, one turn at a
-            # time per agent), idle connections kept for the next call, and a
-            # call's cost that does not grow with the connections held.
-            transport=transport or connections.pooled(),
-        )
+        self._headers = {**headers, "content-type": "application/json"}
+        self._timeout = timeouts(timeout_s)
+        self._connect = connect
+        self._middlewares = tuple(middlewares)
+        self._session: aiohttp.ClientSession | None = None
+        self._urls: dict[str, URL] = {}
 
     async def aclose(self) -> None:
-        await self.client.aclose()
+        if self._session is not None:
+            await self._session.close()
 
     def fail(self, sentence: str, kind: type[ProviderError] = ProviderError) -> ProviderError:
         return kind(redact(f"{self.name}: {sentence}", self._secret))
 
-    async def open(self, path: str, body: dict[str, Any]) -> httpx.Response:
+    def _client(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            self._session = connections.session(
+                self._connect, self._timeout, self._headers, self._middlewares
+            )
+        return self._session
+
+    def _url(self, path: str) -> URL:
+        """The URL of `path`, parsed once."""
+        url = self._urls.get(path)
+        if url is None:
+            url = self._urls[path] = URL(self.base_url + path)
+        return url
+
+    async def open(self, path: str, body: dict[str, Any]) -> aiohttp.ClientResponse:
         """POST `body` and return the response once its status is good, with
-        the body not yet read (the caller reads it, then closes it)."""
+        the body not yet read (the caller reads it, then releases it)."""
+        client, url, data = self._client(), self._url(path), connections.json_body(body)
         retries = 0
         waited = 0.0
         fresh_connection_retry = True
         while True:
-            request = self.client.build_request("POST", path, json=body)
             try:
-                response = await self.client.send(request, stream=True)
-            except httpx.RemoteProtocolError as exc:
+                response = await client.post(url, data=data, allow_redirects=False)
+            except aiohttp.ServerDisconnectedError as exc:
                 if fresh_connection_retry:
                     fresh_connection_retry = False
                     continue
                 failure, wait = self.transport_failure(exc), None
-            except httpx.TransportError as exc:
+            except aiohttp.ClientError as exc:
                 failure, wait = self.transport_failure(exc), None
             else:
-                if response.status_code < 300:
+                if response.status < 300:
                     return response
                 failure, wait = await self._status_failure(response)
             delay = self.retry.backoff(retries) if wait is None else wait
@@ -219,20 +242,25 @@ class HttpCaller:
             waited += delay
             retries += 1
 
-    def transport_failure(self, exc: httpx.TransportError) -> str:
-        if isinstance(exc, httpx.TimeoutException):
-            what = "connecting" if isinstance(exc, httpx.ConnectTimeout) else "waiting"
-            return f"timed out {what} to {self.client.base_url.host}"
-        if isinstance(exc, httpx.ConnectError):
-            return f"could not connect to {self.client.base_url.host}"
-        return f"the connection to {self.client.base_url.host} broke"
+    def transport_failure(self, exc: aiohttp.ClientError) -> str:
+        if isinstance(exc, aiohttp.ConnectionTimeoutError):
+            return f"timed out connecting to {self.host}"
+        if isinstance(exc, TimeoutError):
+            return f"timed out waiting to {self.host}"
+        if isinstance(exc, aiohttp.ClientConnectorError):
+            return f"could not connect to {self.host}"
+        return f"the connection to {self.host} broke"
 
-    async def _status_failure(self, response: httpx.Response) -> tuple[str, float | None]:
+    async def _status_failure(self, response: aiohttp.ClientResponse) -> tuple[str, float | None]:
         """What went wrong and how long the server asks us to wait; raises at
         once if the status is not worth retrying."""
-        body = await response.aread()
-        await response.aclose()
-        status = response.status_code
+        try:
+            body = await response.read()
+        except aiohttp.ClientError:
+            body = b""
+        finally:
+            response.release()
+        status = response.status
         said = error_message(body)
         detail = f": {said}" if said else ""
         if status in (401, 403):
@@ -249,15 +277,15 @@ class HttpCaller:
         what = "rate limited" if status == 429 else "the server failed"
         return f"{what} (HTTP {status}{detail})", retry_after(response.headers)
 
-    async def read_json(self, response: httpx.Response, estimate: Usage) -> dict[str, Any]:
+    async def read_json(self, response: aiohttp.ClientResponse, estimate: Usage) -> dict[str, Any]:
         """The whole body of a good response as a JSON object. A body that
         breaks off or is not JSON raises `BrokenReply` carrying `estimate`."""
         try:
-            raw = await response.aread()
-        except httpx.TransportError as exc:
+            raw = await response.read()
+        except aiohttp.ClientError as exc:
             raise self.broken(f"{self.transport_failure(exc)} mid-reply.", estimate) from None
         finally:
-            await response.aclose()
+            response.release()
         try:
             data = json.loads(raw)
         except ValueError:
@@ -276,51 +304,103 @@ class HttpCaller:
 # ── server-sent events ──────────────────────────────────────────────────────
 
 
-async def sse_events(response: httpx.Response) -> AsyncIterator[tuple[str, str]]:
-    """(event, data) pairs of an SSE stream; `event` is "" when unnamed."""
-    event = ""
-    data: list[str] = []
-    async for line in response.aiter_lines():
-        if not line:
-            if data:
-                yield event, "\n".join(data)
-            event, data = "", []
-        elif line.startswith(":"):
-            continue
+class Chunks(Protocol):
+    """A body as it arrives (aiohttp's `StreamReader`)."""
+
+    async def readany(self) -> bytes:
+        """What has arrived (waiting for something if nothing has); b"" at the end."""
+        ...
+
+
+class Events:
+    """The (event, data) pairs of an SSE stream as they arrive; `event` is ""
+    when unnamed. Each chunk read is split into whole events at once, so an
+    event already received is taken with no wait.
+
+    Lines end in LF, CRLF or CR; a comment line is skipped; an event's data
+    lines are joined with LF; what the stream's end cuts short is dispatched
+    as it stands. Iterating it raises aiohttp's errors when the body breaks."""
+
+    def __init__(self, body: Chunks) -> None:
+        self._body = body
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._pending = ""
+        """Text after the last blank line: an event still arriving."""
+        self._ready: deque[tuple[str, str]] = deque()
+        self._ended = False
+
+    def __aiter__(self) -> Events:
+        return self
+
+    async def __anext__(self) -> tuple[str, str]:
+        ready = self._ready
+        while not ready:
+            if self._ended:
+                raise StopAsyncIteration
+            self._feed(await self._body.readany())
+        return ready.popleft()
+
+    def _feed(self, chunk: bytes) -> None:
+        if chunk:
+            text = self._pending + self._decoder.decode(chunk)
+        else:  # the end: it ends the last event too
+            text = self._pending + self._decoder.decode(b"", final=True) + "\n\n"
+            self._ended = True
+        if "\r" in text:
+            held = "\r" if text.endswith("\r") and not self._ended else ""
+            text = text[: len(text) - len(held)].replace("\r\n", "\n").replace("\r", "\n")
+            blocks = text.split("\n\n")
+            blocks[-1] += held  # a CR whose LF may come next
         else:
-            name, _, value = line.partition(":")
-            value = value.removeprefix(" ")
-            if name == "event":
-                event = value
-            elif name == "data":
-                data.append(value)
-    if data:
-        yield event, "\n".join(data)
+            blocks = text.split("\n\n")
+        self._pending = blocks.pop()
+        for block in blocks:
+            if block.startswith("data: ") and "\n" not in block:
+                self._ready.append(("", block[6:]))  # most events: one data line
+            else:
+                self._lines(block.split("\n"))
+
+    def _lines(self, lines: list[str]) -> None:
+        event = ""
+        data: list[str] = []
+        for line in lines:
+            if not line:
+                if data:
+                    self._ready.append((event, "\n".join(data)))
+                event, data = "", []
+            elif not line.startswith(":"):
+                name, _, value = line.partition(":")
+                value = value.removeprefix(" ")
+                if name == "event":
+                    event = value
+                elif name == "data":
+                    data.append(value)
+        if data:
+            self._ready.append((event, "\n".join(data)))
 
 
 DRAIN_S = 1.0
 """How long a stream may take to end after its last event."""
 
 
-async def drain(events: AsyncIterator[tuple[str, str]], response: httpx.Response) -> None:
+async def drain(response: aiohttp.ClientResponse) -> None:
     """Read a stream to its end after its last event, within `DRAIN_S`.
 
-    The body's terminating chunk must be read for the connection to go back
-    to the pool; a reader that stops at its last event leaves it unread, and
-    each call then opens a new connection (against a real provider, a TLS
-    handshake per call). What still arrives is not an answer: it is ignored.
+    The body's end must be received for the connection to go back to the
+    pool; a response released before it loses its connection, and each call
+    then opens a new one (against a real provider, a TLS handshake per
+    call). What still arrives is not an answer: it is ignored.
 
-    When the end has already arrived (`connections.ended`: usually, as a
-    provider sends its last event and the terminating chunk together) it is
-    read with no timer: it waits for no network, and a loop running late
-    (1,000 agents) must not let the timer win and throw the connection away."""
-    with contextlib.suppress(TimeoutError, httpx.TransportError):
-        if connections.ended(response):
-            async for _ in events:
-                pass
-            return
+    When the end has already arrived (usually, as a provider sends its last
+    event and the terminating chunk together), the connection is back in
+    the pool already and there is nothing to wait for: no timer is set, so
+    a loop running late (1,000 agents) cannot throw the connection away."""
+    content = response.content
+    if content.is_eof():
+        return
+    with contextlib.suppress(TimeoutError, aiohttp.ClientError):
         async with asyncio.timeout(DRAIN_S):
-            async for _ in events:
+            while await content.readany():
                 pass
 
 

@@ -15,10 +15,10 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
+from http.client import HTTPException
 from pathlib import Path
 from typing import IO, Any
-
-import httpx
 
 import plane
 from plane.errors import ProviderError
@@ -106,17 +106,17 @@ class Child:
 
 
 def wait_healthy(child: Child, root: str, deadline: float, timeout_s: float) -> None:
-    with httpx.Client(timeout=2) as client:
-        while True:
-            try:
-                if client.get(f"{root}/health").json().get("status") == "ok":
+    """Poll the child's /health (in a thread: no loop is needed) until it says ok."""
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never a proxy
+    while True:
+        with contextlib.suppress(OSError, HTTPException, ValueError):  # not up, or loading
+            with direct.open(f"{root}/health", timeout=2) as answer:
+                if json.load(answer).get("status") == "ok":
                     return
-            except (httpx.HTTPError, ValueError):
-                pass
-            if child.process.poll() is not None:
-                raise ProviderError(f"The embedded model exited: {child.why()}")
-            if time.monotonic() > deadline:
-                raise ProviderError(
-                    f"The embedded model did not become healthy within {timeout_s:g} s."
-                )
-            time.sleep(0.05)
+        if child.process.poll() is not None:
+            raise ProviderError(f"The embedded model exited: {child.why()}")
+        if time.monotonic() > deadline:
+            raise ProviderError(
+                f"The embedded model did not become healthy within {timeout_s:g} s."
+            )
+        time.sleep(0.05)

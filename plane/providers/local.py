@@ -105,7 +105,7 @@ class EmbeddedModel:
         child = self._child
         return child.process.pid if child is not None else None
 
-    def transport(self) -> WhenReady:
+    def when_ready(self) -> WhenReady:
         """For the provider's client: requests wait while the child restarts."""
         return WhenReady(self.supervisor, self.start_timeout_s)
 

@@ -11,10 +11,11 @@ charged from an estimate, marked as such.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
+import aiohttp
 
 from plane.providers import json_tools
 from plane.providers.base import (
@@ -24,12 +25,13 @@ from plane.providers.base import (
     OnText,
     ToolCall,
 )
+from plane.providers.connections import Connect
 from plane.providers.http import (
+    Events,
     HttpCaller,
     RetryPolicy,
     drain,
     estimate_usage,
-    sse_events,
     token_count,
 )
 from plane.wire.protocol import Usage
@@ -113,7 +115,8 @@ class OpenAIProvider:
         key_env: str | None = None,
         timeout_s: float = 120,
         retry: RetryPolicy | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
+        connect: Connect | None = None,
+        middlewares: Sequence[aiohttp.ClientMiddlewareType] = (),
         max_tokens_field: str = "max_tokens",
     ) -> None:
         """`max_tokens_field`: OpenAI's own API wants `max_completion_tokens`
@@ -129,7 +132,8 @@ class OpenAIProvider:
             key_env=key_env,
             timeout_s=timeout_s,
             retry=retry or RetryPolicy(),
-            transport=transport,
+            connect=connect,
+            middlewares=middlewares,
         )
 
     async def aclose(self) -> None:
@@ -221,18 +225,18 @@ class OpenAIProvider:
         )
 
     async def _read_stream(
-        self, response: httpx.Response, request: CompletionRequest, on_text: OnText | None
+        self, response: aiohttp.ClientResponse, request: CompletionRequest, on_text: OnText | None
     ) -> Completion:
         state = _Stream(model=request.model)
-        events = sse_events(response)
+        events = Events(response.content)
         try:
             async for _, data in events:
                 if data.strip() == "[DONE]":
                     state.done = True
                     break
                 await self._take(state, data, request, on_text)
-            await drain(events, response)
-        except httpx.TransportError as exc:
+            await drain(response)
+        except aiohttp.ClientError as exc:
             if not state.output_chars:
                 estimate = estimate_usage(request)
                 sentence = f"{self._http.transport_failure(exc)} before any answer arrived."
@@ -240,7 +244,7 @@ class OpenAIProvider:
             state.finish = "interrupted"
             state.calls = {}  # a half-written tool call must not run
         finally:
-            await response.aclose()
+            response.release()
         if not state.finish:
             state.calls = {}  # the stream ended before the calls were whole
         text = "".join(state.text)

@@ -17,12 +17,11 @@ import logging
 import os
 from collections.abc import Mapping
 
-import httpx
-
 from plane.config import EMBEDDED, Config, ProviderConfig
 from plane.errors import ConfigError, ProviderError
 from plane.providers.anthropic import AnthropicProvider
 from plane.providers.base import Provider
+from plane.providers.connections import Connect
 from plane.providers.http import RetryPolicy
 from plane.providers.local import EmbeddedModel
 from plane.providers.openai import OpenAIProvider
@@ -37,7 +36,7 @@ def build_providers(
     config: Config,
     *,
     embedded: EmbeddedModel | None,
-    transports: Mapping[str, httpx.AsyncBaseTransport] | None = None,
+    connectors: Mapping[str, Connect] | None = None,
     retry: RetryPolicy | None = None,
     environ: Mapping[str, str] | None = None,
     agents: Mapping[str, str] | None = None,
@@ -47,13 +46,13 @@ def build_providers(
 
     `agents` says who uses which provider (agent name → provider name);
     by default the agents of agents.yaml. Pass the whole roster so agents
-    created from the keyboard count too. `transports` replaces the network
-    per provider name (tests, and a transport stands in for the embedded
-    model); `retry` is the template for every provider's retries (its
+    created from the keyboard count too. `connectors` replaces the network
+    per provider name (tests: a local server answers the provider's URLs, or
+    stands in for the embedded model); `retry` is the template for every provider's retries (its
     `max_retries` comes from each provider's config; tests pass a `sleep`
     that does not wait)."""
     env = os.environ if environ is None else environ
-    transports = transports or {}
+    connectors = connectors or {}
     missing = missing_keys(config, env)
     _refuse_if_needed(config, missing, agents)
     for name, variable in missing.items():
@@ -69,11 +68,11 @@ def build_providers(
         if name in missing:
             continue
         policy = dataclasses.replace(retry or RetryPolicy(), max_retries=cfg.max_retries)
-        transport = transports.get(name)
+        connect = connectors.get(name)
         if cfg.kind == EMBEDDED:
-            if embedded is None and transport is None:
+            if embedded is None and connect is None:
                 continue
-            providers[name] = _embedded(name, cfg, embedded, policy, transport)
+            providers[name] = _embedded(name, cfg, embedded, policy, connect)
         elif cfg.kind == "anthropic":
             providers[name] = AnthropicProvider(
                 name,
@@ -82,7 +81,7 @@ def build_providers(
                 key_env=_key_env(cfg),
                 timeout_s=cfg.timeout_s,
                 retry=policy,
-                transport=transport,
+                connect=connect,
             )
         else:
             assert cfg.base_url is not None  # the config requires it
@@ -93,7 +92,7 @@ def build_providers(
                 key_env=cfg.api_key_env,
                 timeout_s=cfg.timeout_s,
                 retry=policy,
-                transport=transport,
+                connect=connect,
                 max_tokens_field=(
                     "max_completion_tokens" if "api.openai.com" in cfg.base_url else "max_tokens"
                 ),
@@ -119,7 +118,7 @@ def _embedded(
     cfg: ProviderConfig,
     model: EmbeddedModel | None,
     policy: RetryPolicy,
-    transport: httpx.AsyncBaseTransport | None,
+    connect: Connect | None,
 ) -> OpenAIProvider:
     if model is not None and not model.base_url:
         raise ProviderError("The embedded model must be started before its provider is built.")
@@ -129,8 +128,9 @@ def _embedded(
         api_key=model.api_key if model else None,
         timeout_s=cfg.timeout_s,
         retry=policy,
+        connect=connect,
         # While the supervisor restarts a dead child, requests wait for it, not retry blind.
-        transport=transport or (model.transport() if model is not None else None),
+        middlewares=(model.when_ready(),) if model is not None else (),
     )
 
 

@@ -13,8 +13,8 @@ thread blocked in `waitpid` learns of the exit the moment it happens.
 The new child listens on the port the first one had, so a provider built at
 start-up, whose base URL is fixed, reaches it without being rebuilt. Between
 the two, its calls fail to connect and its own retries wait; a provider built
-with `WhenReady` as its transport waits for the restart instead, and fails at
-once with the reason when a restart has failed.
+with `WhenReady` among its client's middlewares waits for the restart instead,
+and fails at once with the reason when a restart has failed.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import httpx
+import aiohttp
 
 from plane.errors import ProviderError
 
@@ -178,25 +178,19 @@ class Supervisor:
             await asyncio.sleep(0.05)
 
 
-class WhenReady(httpx.AsyncBaseTransport):
-    """Sends each request only once the supervised child serves, so a call
-    that arrives mid-restart waits rather than fails; a child that cannot
-    come up fails the call with one `ProviderError` that says why (not a
-    connection error, which the provider would retry to no purpose)."""
+class WhenReady:
+    """An aiohttp client middleware: each request is sent only once the
+    supervised child serves, so a call that arrives mid-restart waits rather
+    than fails; a child that cannot come up fails the call with one
+    `ProviderError` that says why (not a connection error, which the
+    provider would retry to no purpose)."""
 
-    def __init__(
-        self,
-        supervisor: Supervisor,
-        timeout_s: float,
-        inner: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
+    def __init__(self, supervisor: Supervisor, timeout_s: float) -> None:
         self._supervisor = supervisor
         self._timeout_s = timeout_s
-        self._inner = inner or httpx.AsyncHTTPTransport()
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+    async def __call__(
+        self, request: aiohttp.ClientRequest, handler: aiohttp.ClientHandlerType
+    ) -> aiohttp.ClientResponse:
         await self._supervisor.until_ready(self._timeout_s)
-        return await self._inner.handle_async_request(request)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
+        return await handler(request)

@@ -21,6 +21,7 @@ from plane.errors import StoreError
 
 if TYPE_CHECKING:
     from plane.store.engine import Database
+    from plane.store.postgres_links import Changed
 
 __all__ = ["is_postgres", "open_store"]
 
@@ -29,9 +30,10 @@ def is_postgres(store: str | None) -> bool:
     return bool(store) and str(store).startswith(("postgresql://", "postgres://"))
 
 
-async def open_store(store: str | None, path: Path) -> Database:
+async def open_store(store: str | None, path: Path, *, changed: Changed | None = None) -> Database:
     """The plane's store: PostgreSQL at `store` when it is a postgresql://
-    URL, else the SQLite file at `path` (the default)."""
+    URL, else the SQLite file at `path` (the default). `changed` is told when
+    a shared store goes away and comes back (a file in the home never does)."""
     if not store:
         from plane.store.sqlite import SqliteDatabase
 
@@ -43,4 +45,4 @@ async def open_store(store: str | None, path: Path) -> Database:
         )
     from plane.store.postgres import PostgresDatabase
 
-    return await PostgresDatabase.connect(store)
+    return await PostgresDatabase.connect(store, changed=changed)

@@ -48,6 +48,7 @@ from plane.store.migrations import MIGRATIONS
 from plane.store.postgres_dialect import Connection, ddl, first_line
 from plane.store.postgres_links import (
     WATCH_S,
+    Changed,
     Link,
     Reader,
     Watchdog,
@@ -91,10 +92,13 @@ class PostgresDatabase(Database):
     _watchdog: Watchdog
 
     @classmethod
-    async def connect(cls, url: str, *, migrate: bool = True) -> PostgresDatabase:
+    async def connect(
+        cls, url: str, *, migrate: bool = True, changed: Changed | None = None
+    ) -> PostgresDatabase:
         """The database at `url`, migrated; `StoreError` saying what is wrong
         (and nothing left open) when it cannot be used. `migrate` False: a
-        second store of the same plane's (the fleet's own), already migrated."""
+        second store of the same plane's (the fleet's own), already migrated.
+        `changed` is told when it goes away and comes back."""
         shown = _shown(url)
         try:
             writer = await asyncio.to_thread(connect, url)
@@ -105,7 +109,7 @@ class PostgresDatabase(Database):
         except psycopg.Error as exc:
             writer.close()
             raise StoreError(f"Cannot use the store at {shown}: {first_line(exc)}.") from None
-        link, watchdog = Link(), Watchdog(WATCH_S)
+        link, watchdog = Link(changed), Watchdog(WATCH_S)
         db = cls(Connection(writer), Reader(reader, url, link, watchdog))
         db.url, db.link, db._watchdog = url, link, watchdog
         try:

@@ -77,17 +77,22 @@ MOST_RETRY_S = 2.0
 to the most, doubling. The plane is back within the most of its return."""
 
 
+Changed = Callable[[datetime | None], None]
+"""Told when the store goes away (since when) and comes back (None), from
+the writer's thread as from the loop."""
+
+
 class Link:
     """Whether the store can be reached, since when not, and when to try
     again (backoff); `changed` is told each time that flips. Shared by the
     writer's thread and the event loop: plain attributes, each set whole."""
 
-    def __init__(self) -> None:
+    def __init__(self, changed: Changed | None = None) -> None:
         self.since: datetime | None = None
         self.why = ""
         self._retry_at = 0.0
         self._delay = FIRST_RETRY_S
-        self.changed: Callable[[datetime | None], None] = lambda since: None
+        self.changed: Changed = changed or (lambda since: None)
 
     def may_try(self) -> bool:
         return time.monotonic() >= self._retry_at

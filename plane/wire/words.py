@@ -188,6 +188,7 @@ NOTICES = (
     ("held", re.compile(r"^\S+ has reached its \$[\d,.]+ daily ceiling ")),
     ("held", re.compile(r"^\S+ has spent \S+ today, (at|over) its \$[\d,.]+ daily ceiling;")),
     ("held", re.compile(r"^\S+ is not answering: ")),
+    ("held", re.compile(r"^\S+ is held: its group \S+ ")),
     ("held", re.compile(r"^No price is known for ")),
     ("paused", re.compile(r"^\S+ is paused: ")),
     ("paused", re.compile(r"^Paused by the operator: ")),
@@ -195,7 +196,7 @@ NOTICES = (
     ("warn", re.compile(r"^\S+ is spending \S+ an hour over the last hour, ")),
 )
 """The plane's notices that explain why an agent takes no turn (held:
-its ceiling, the fleet's, a model with no price; paused) or that it nears
+its ceiling, the fleet's, its group's, a model with no price; paused) or that it nears
 its ceiling or spends far faster than it did (warn), by their opening
 words. A client draws them apart from routine plane lines;
 tests/plane/core/test_notice_kinds.py holds every notice's wording to these."""

@@ -55,7 +55,7 @@ async def test_a_group_taking_turns_at_once_ends_at_most_one_call_over(start_pla
         await plane.quiet()
     total, dearest = await spent_by(plane, "agent_group = ?", "research")
     assert GROUP_LIMIT <= total <= GROUP_LIMIT + dearest, (total, dearest)
-    states = [await plane.crew.state(name) for name in AGENTS]
+    states = [await plane.rows.state(name) for name in AGENTS]
     assert {s.status for s in states} == {"held"}
     before = len(plane.llm.requests)
     await plane.turn("demo", "not in the group")

@@ -164,7 +164,7 @@ async def test_turns_from_every_source_at_once_never_start_over_the_ceiling(tmp_
             await settle(plane)
             costs = await assert_no_turn_began_at_or_over(plane, "scout", Decimal("0.25"))
             assert len(costs) == 3 and sum(costs) == Decimal("0.3")
-            state = await plane.crew.state("scout")
+            state = await plane.rows.state("scout")
             assert state.status == "held"
             # Whatever came first, nothing was dropped: each source took a
             # turn or waits, deferred, for the hold to end.

@@ -115,7 +115,7 @@ async def test_a_hostile_mcp_server_gets_nothing_and_stops_nothing(
     llm.reply("", tool_calls=[("hostile__hang", {})], usage=CENT)
     llm.reply("", tool_calls=[("hostile__leave", {"mark": mark})], usage=CENT)
     llm.reply("I give up.", usage=CENT)
-    before = await plane.crew.state("demo")
+    before = await plane.rows.state("demo")
 
     said = await plane.turn("demo", "do your worst", within=90)
 
@@ -153,7 +153,7 @@ async def test_a_hostile_mcp_server_gets_nothing_and_stops_nothing(
     ].startswith("GOT"), tried["the plane's socket"]
 
     # What the turn's calls cost, and nothing else, against a ceiling nobody moved.
-    after = await plane.crew.state("demo")
+    after = await plane.rows.state("demo")
     assert after.limit_usd == before.limit_usd == 1
     assert await plane.services.ledger.spend_by_agent() == {"demo": Decimal("0.06")}
     kinds = [m.kind for m in await plane.services.conversation.history("demo")]
@@ -180,7 +180,7 @@ async def test_a_turn_cut_while_a_server_hangs_ends_at_once_and_its_server_with_
         await asyncio.sleep(0.01)
     await asyncio.sleep(0.5)
     started = time.monotonic()
-    await plane.plane.api._lifecycle.interrupt("demo")
+    await plane.plane.runtime.api._lifecycle.interrupt("demo")
     said = await plane.until_turn_ends("demo", subscription)
     assert time.monotonic() - started < 10, "the cut is not held up by the server"
     assert any("interrupted" in m.text.lower() or "cut" in m.text.lower() for m in said), said
@@ -204,7 +204,7 @@ async def test_a_turn_cut_while_a_server_will_not_start_ends_at_once_and_so_does
         await asyncio.sleep(0.01)
     await asyncio.sleep(0.5)
     started = time.monotonic()
-    await plane.plane.api._lifecycle.interrupt("demo")
+    await plane.plane.runtime.api._lifecycle.interrupt("demo")
     await plane.until_turn_ends("demo", subscription)
     assert time.monotonic() - started < 10, "the cut is not held up by the server"
     assert await gone(tag, within=10), "a server cut off while starting does not linger"

@@ -30,7 +30,7 @@ async def test_scrapes_that_arrive_together_are_served_one_reading_of_the_sums(
     start_gateway: StartGateway, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     gw = await start_gateway()
-    db = gw.plane._db
+    db = gw.plane.runtime.db
     sums = 0
     read_aside = db.read_aside
 
@@ -55,7 +55,7 @@ async def test_scrapes_that_arrive_together_are_served_one_reading_of_the_sums(
 async def test_a_reading_is_served_for_a_few_seconds_then_taken_again(start_plane) -> None:  # type: ignore[no-untyped-def]
     plane = await start_plane()
     clock = Clock()
-    scrape = Metrics(plane.crew.snapshot, plane.plane._db, monotonic=clock, every_s=0)
+    scrape = Metrics(plane.rows.snapshot, plane.plane.runtime.db, monotonic=clock, every_s=0)
     first = await scrape.scrape()
     assert b'plane_agent_ceiling_usd{agent="demo"} 1.0' in first
     await plane.send("demo", "/limit 2")
@@ -76,9 +76,9 @@ async def test_a_reading_that_takes_long_is_served_the_longer(start_plane) -> No
 
     async def slow_snapshot():  # type: ignore[no-untyped-def]
         clock.now += 2.0
-        return await plane.crew.snapshot()
+        return await plane.rows.snapshot()
 
-    scrape = Metrics(slow_snapshot, plane.plane._db, monotonic=clock, every_s=0)
+    scrape = Metrics(slow_snapshot, plane.plane.runtime.db, monotonic=clock, every_s=0)
     await scrape.scrape()
     clock.now += SPARE * 2.0 - 0.1
     await scrape.scrape()
@@ -91,7 +91,7 @@ async def test_a_reading_that_takes_long_is_served_the_longer(start_plane) -> No
 async def test_a_scraper_that_loops_waits_its_turn(start_plane) -> None:  # type: ignore[no-untyped-def]
     plane = await start_plane()
     clock = Clock()
-    scrape = Metrics(plane.crew.snapshot, plane.plane._db, monotonic=clock, every_s=30)
+    scrape = Metrics(plane.rows.snapshot, plane.plane.runtime.db, monotonic=clock, every_s=30)
     await scrape.scrape()
     with pytest.raises(TimeoutError):  # the next is answered 30 s after the last
         await asyncio.wait_for(scrape.scrape(), 0.2)

@@ -122,7 +122,7 @@ async def test_an_agents_commands_cannot_act_as_the_operator(start_plane):
     plane = await start_plane(tcp=("127.0.0.1", 0))
     workspace = plane.home.workspace("demo")
     (workspace / "attack.py").write_text(AGENT_SCRIPT)
-    before = await plane.crew.state("demo")
+    before = await plane.rows.state("demo")
 
     frame = await run_as_agent(
         workspace,
@@ -155,7 +155,7 @@ async def test_an_agents_commands_cannot_act_as_the_operator(start_plane):
         else:
             assert refused == [(n, "version") for n in range(2, 11)], (where, replies)
 
-    after = await plane.crew.state("demo")
+    after = await plane.rows.state("demo")
     assert after.limit_usd == before.limit_usd == 1, "the ceiling is where the operator left it"
     assert after == before, "not paused, renamed, edited or deleted"
     assert [s.name for s in plane.services.roster] == ["demo", "scout"], "no agent was made"

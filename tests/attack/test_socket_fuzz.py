@@ -115,7 +115,7 @@ class Conn:
 async def untouched(plane) -> None:  # type: ignore[no-untyped-def]
     """Nothing the fuzz sent changed anything."""
     assert [s.name for s in plane.services.roster] == ["demo", "scout"]
-    assert (await plane.crew.state("demo")).limit_usd == 1
+    assert (await plane.rows.state("demo")).limit_usd == 1
     assert not plane.plane.stop_event.is_set()
 
 
@@ -212,7 +212,7 @@ async def test_a_frame_over_the_limit_gets_one_error(start_plane, size):
     huge = b'{"type":"send","id":5,"agent":"demo","text":"' + b"a" * size + b'"}\n'
     replies = await conn.exchange(huge + SEND.replace(b"/limit off", b"/limit 2"))
     assert [r.get("code", r["type"]) for r in replies] == ["too_large", "sent"]
-    assert (await plane.crew.state("demo")).limit_usd == 2, "the next frame was read whole"
+    assert (await plane.rows.state("demo")).limit_usd == 2, "the next frame was read whole"
 
 
 @pytest.mark.parametrize("depth", [1_000, 10_000, 200_000])
@@ -305,7 +305,7 @@ async def test_slow_loris_clients_do_not_block_the_others(start_plane):
         rest = SEND[len(SEND) // 2 :].replace(b"/limit off", b"/limit 3")
         [reply] = await conn.exchange(rest, expected=1)
         assert reply["type"] == "sent"
-    assert (await plane.crew.state("demo")).limit_usd == 3
+    assert (await plane.rows.state("demo")).limit_usd == 3
 
 
 @pytest.mark.slow

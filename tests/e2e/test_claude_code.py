@@ -77,7 +77,7 @@ async def test_claude_code_is_metered_then_held_without_a_retry_storm(
     assert entries and all(e.agent == "claude" and e.status == "settled" for e in entries)
     spent = await gw.services.ledger.spend_today("claude")
     assert spent == sum((e.cost_usd for e in entries), Decimal(0)) > 0
-    assert (await gw.crew.state("claude")).spend_today_usd == spent
+    assert (await gw.rows.state("claude")).spend_today_usd == spent
 
     await gw.services.gate.ceilings.set("claude", spent / 2)
     started = time.monotonic()

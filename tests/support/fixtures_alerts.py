@@ -66,6 +66,15 @@ class Receiver:
                 self.arrived.clear()
                 await self.arrived.wait()
 
+    async def until_topics(self, count: int, timeout_s: float = 10) -> None:
+        """Until `count` ntfy notifications have arrived: the webhook and the
+        topic are each their own receiver's queue, so one arriving says
+        nothing of the other."""
+        async with asyncio.timeout(timeout_s):
+            while len(self.topics()) < count:
+                self.arrived.clear()
+                await self.arrived.wait()
+
     def topics(self) -> list[tuple[str, str]]:
         return [(h["Title"], body.decode()) for path, h, body in self.got if path == "/topic"]
 

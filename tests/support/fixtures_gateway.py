@@ -70,11 +70,15 @@ class GatewayPlane:
 
     @property
     def services(self):  # type: ignore[no-untyped-def]
-        return self.plane.services
+        return self.plane.runtime.services
 
     @property
     def crew(self):  # type: ignore[no-untyped-def]
-        return self.plane.crew
+        return self.plane.runtime.crew
+
+    @property
+    def rows(self):  # type: ignore[no-untyped-def]
+        return self.plane.runtime.rows
 
     @property
     def url(self) -> str:

@@ -59,15 +59,19 @@ class RunningPlane:
 
     @property
     def services(self):  # type: ignore[no-untyped-def]
-        return self.plane.services
+        return self.plane.runtime.services
 
     @property
     def crew(self):  # type: ignore[no-untyped-def]
-        return self.plane.crew
+        return self.plane.runtime.crew
+
+    @property
+    def rows(self):  # type: ignore[no-untyped-def]
+        return self.plane.runtime.rows
 
     @property
     def scheduler(self):  # type: ignore[no-untyped-def]
-        return self.plane.scheduler
+        return self.plane.runtime.scheduler
 
     @property
     def bus(self):  # type: ignore[no-untyped-def]
@@ -90,7 +94,7 @@ class RunningPlane:
         return client
 
     async def send(self, agent: str, text: str) -> list[p.ConversationMessage]:
-        return (await self.plane.api.handle(p.Send(agent=agent, text=text))).messages
+        return (await self.plane.runtime.api.handle(p.Send(agent=agent, text=text))).messages
 
     async def turn(self, agent: str, text: str, within: float = 20) -> list[p.ConversationMessage]:
         """Send `text` and collect what `agent`'s conversation gets until its

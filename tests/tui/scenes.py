@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from plane.money import notices
+from plane.agents import notices
 from plane.wire.protocol import Event, MessageAppended, Snapshot
 from tests.tui.factories import RESETS, agent, cost, message, snapshot
 

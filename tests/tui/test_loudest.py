@@ -13,7 +13,7 @@ from rich.color import Color as RichColor
 from textual.color import Color
 from textual.strip import Strip
 
-from plane.money import notices
+from plane.agents import notices
 from tests.tui.conftest import feed, settle
 from tests.tui.factories import RESETS, agent, message, snapshot
 from tests.tui.test_finding import redrawn

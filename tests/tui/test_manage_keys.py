@@ -43,7 +43,9 @@ def footer_keys(app: PlaneApp) -> dict[str, str]:
 
 
 async def made(plane, name: str = "poet") -> None:  # type: ignore[no-untyped-def]
-    await plane.plane.api.handle(p.NewAgent(name=name, model="scripted-model", role="writes verse"))
+    await plane.plane.runtime.api.handle(
+        p.NewAgent(name=name, model="scripted-model", role="writes verse")
+    )
 
 
 async def test_the_keys_are_on_the_list_and_in_the_footer_only_there(start_plane) -> None:  # type: ignore[no-untyped-def]

@@ -150,6 +150,7 @@ async def test_without_the_http_listener_no_buttons_are_offered(start_plane, rec
     plane.llm.reply("All of it.", usage=Usage(input_tokens=1050))
     await plane.turn("demo", "spend")
     await receiver.until_hook("held")
+    await receiver.until_topics(1)
     assert "actions" not in receiver.hooks()[0] and receiver.buttons() == [[]]
 
 
@@ -158,5 +159,5 @@ async def test_a_pause_is_offered_no_raise(start_plane, receiver):
     plane = await start_plane(approving(receiver), http=HTTP)
     await plane.send("demo", "/limit 0")
     await receiver.until_hook("held")
-    await plane.plane._notifier.drained()
+    await plane.plane.runtime.notifier.drained()
     assert "actions" not in receiver.hooks()[0]

@@ -162,7 +162,7 @@ async def steady_turns(plane: RunningPlane, turns: int, cost_tokens: int = 50) -
 async def test_the_row_status_show_and_metrics_say_when_the_ceiling_is_reached(start_plane):
     plane = await start_plane(http=HTTP)
     await steady_turns(plane, 4)  # $0.20 by 12:15, now 12:20
-    demo = await plane.crew.state("demo")
+    demo = await plane.rows.state("demo")
     assert demo.burn_usd_per_hour is not None and demo.reaches_ceiling_at is not None
     assert datetime(2026, 11, 29, 13, 0, tzinfo=UTC) <= demo.reaches_ceiling_at
     assert demo.reaches_ceiling_at <= datetime(2026, 11, 29, 14, 0, tzinfo=UTC)
@@ -200,9 +200,9 @@ async def test_the_row_status_show_and_metrics_say_when_the_ceiling_is_reached(s
 async def test_the_pace_survives_a_restart(start_plane):
     plane = await start_plane()
     await steady_turns(plane, 4)
-    before = await plane.crew.state("demo")
+    before = await plane.rows.state("demo")
     plane = await start_plane(restart=plane)
-    after = await plane.crew.state("demo")
+    after = await plane.rows.state("demo")
     assert after.burn_usd_per_hour is not None and before.burn_usd_per_hour is not None
     # read back a sum a minute: within a few cents an hour of the live reading
     assert abs(after.burn_usd_per_hour - before.burn_usd_per_hour) <= Decimal("0.1")

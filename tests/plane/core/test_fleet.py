@@ -97,7 +97,7 @@ async def test_at_the_fleet_ceiling_no_agent_starts_and_nothing_is_lost(start_pl
         "demo is not answering: the fleet has spent $0.60 today, at its $0.60 daily ceiling; "
         "it answers at 00:00 UTC, in 12h 00m, or when the fleet limit is raised."
     )
-    state = await plane.crew.state("demo")
+    state = await plane.rows.state("demo")
     assert (state.status, state.waiting, state.resumes_at is not None) == ("held", 1, True)
     subscription = plane.bus.subscribe()
     await plane.send("scout", "/limit fleet 2")
@@ -148,9 +148,7 @@ async def test_planes_admitting_at_once_pass_the_fleet_ceiling_by_no_call(postgr
     interleaving, because each admission waits for the fleet row."""
     dbs = [await PostgresDatabase.connect(postgres_url) for _ in range(3)]
     try:
-        ledgers = [Ledger(db, ManualClock(NOON)) for db in dbs]
-        for n, ledger in enumerate(ledgers):
-            ledger.plane = f"plane-{n}"
+        ledgers = [Ledger(db, ManualClock(NOON), plane=f"plane-{n}") for n, db in enumerate(dbs)]
 
         async def call(ledger: Ledger, n: int) -> bool:
             try:

@@ -62,7 +62,7 @@ async def test_at_its_ceiling_an_agent_starts_no_turn_and_loses_nothing(start_pl
     assert len(second) == 1, "one notice per held spell, not one per message"
     history = await plane.services.conversation.history("demo")
     assert [m.text for m in history if m.held] == ["are you there?", "hello??"]
-    state = await plane.crew.state("demo")
+    state = await plane.rows.state("demo")
     assert (state.status, state.waiting) == ("held", 2)
 
 
@@ -79,7 +79,7 @@ async def test_the_next_utc_day_it_answers_everything_that_waited(start_plane):
     assert "first" in prompt and "second" in prompt and "while you were held" in prompt
     assert [m.kind for m in said] == ["agent", "cost"]
     assert await spend(plane) == Decimal("0.2")
-    assert (await plane.crew.state("demo")).waiting == 0
+    assert (await plane.rows.state("demo")).waiting == 0
 
 
 async def test_raising_the_limit_answers_what_waited_at_once(start_plane):
@@ -180,8 +180,8 @@ async def test_a_limit_or_pause_set_while_the_worker_reads_what_waits_starts_no_
     go_on.set()
     await plane.quiet()
     assert plane.llm.requests == []
-    assert (await plane.crew.state("demo")).status in ("held", "paused")
-    assert (await plane.crew.state("demo")).waiting == 1
+    assert (await plane.rows.state("demo")).status in ("held", "paused")
+    assert (await plane.rows.state("demo")).waiting == 1
 
 
 async def test_held_messages_survive_a_restart_and_are_answered_the_next_day(start_plane):
@@ -189,7 +189,7 @@ async def test_held_messages_survive_a_restart_and_are_answered_the_next_day(sta
     await spend_to_the_ceiling(plane)
     await plane.send("demo", "kept across a restart")
     plane = await start_plane(restart=plane)
-    assert (await plane.crew.state("demo")).status == "held"
+    assert (await plane.rows.state("demo")).status == "held"
     subscription = plane.bus.subscribe()
     await plane.clock.advance(timedelta(hours=12))
     await plane.until_turn_ends("demo", subscription)
@@ -263,7 +263,7 @@ async def test_a_clock_that_steps_back_a_day_grants_no_second_budget(start_plane
     await plane.send("demo", "and after a restart?")
     await plane.quiet()
     assert len(plane.llm.requests) == calls
-    state = await plane.crew.state("demo")
+    state = await plane.rows.state("demo")
     assert state.status == "held"
     assert state.resumes_at == datetime(2026, 11, 30, 0, 0, tzinfo=UTC)
 

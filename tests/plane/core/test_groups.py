@@ -53,7 +53,7 @@ async def test_at_the_group_ceiling_its_agents_are_held_and_the_others_are_not(s
         "poet is held: its group research has spent $0.60 of $0.60 today; it answers at "
         "00:00 UTC, in 12h 00m, or when the group limit is raised."
     )
-    state = await plane.crew.state("poet")
+    state = await plane.rows.state("poet")
     assert (state.status, state.waiting, state.resumes_at is not None) == ("held", 1, True)
     await plane.turn("demo", "not in the group")
     assert len(plane.llm.requests) == calls + 1, "an agent in no group is not held by it"

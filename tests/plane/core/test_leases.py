@@ -6,12 +6,13 @@ flight are charged at their estimates by the plane that takes them."""
 import asyncio
 from datetime import UTC, datetime
 from decimal import Decimal
+from functools import partial
 
 import pytest
 
 from plane.agents.services import Ownership
 from plane.clock import ManualClock
-from plane.daemon.fleet import DatabaseClock, Fleet
+from plane.daemon.fleet import DatabaseClock, Fleet, lease_margin_ms, tell_owner
 from plane.history.conversation import Conversation
 from plane.money.ceilings import Ceilings
 from plane.money.ledger import LeaseLost, Ledger
@@ -33,12 +34,12 @@ async def planes(postgres_url, short_leases):
     async def make(name: str, agents: list[str] = AGENTS) -> Fleet:
         db = await PostgresDatabase.connect(postgres_url)
         clock = ManualClock(NOON)
-        ledger = Ledger(db, clock)
-        ledger.plane = name
+        ledger = Ledger(db, clock, plane=name, lease_margin_ms=lease_margin_ms())
         ceilings = Ceilings(db, clock)
         await ceilings.load({})
+        ownership = Ownership(name, notify=partial(tell_owner, db))
         fleet = Fleet(
-            db, name, lambda: agents, ledger, ceilings, Conversation(db, clock), Ownership(), None
+            db, lambda: agents, ledger, ceilings, Conversation(db, clock), ownership, None
         )
         made.append((db, fleet))
         return fleet

@@ -56,7 +56,7 @@ async def test_a_paused_agent_keeps_its_ceiling_and_what_it_receives(start_plane
     assert await plane.services.conversation.count_waiting("demo") == 1
 
     again = await start_plane(restart=plane)  # the pause outlives the plane
-    state = await again.crew.state("demo")
+    state = await again.rows.state("demo")
     assert (state.status, state.limit_usd) == ("paused", Decimal(1))
     await again.quiet()
     assert again.llm.requests == []
@@ -125,7 +125,7 @@ async def test_edit_changes_role_model_tools_and_ceiling_and_keeps_them(start_pl
     )
 
     again = await start_plane(restart=plane)
-    state = await again.crew.state("poet")
+    state = await again.rows.state("poet")
     assert (state.role, state.model, state.limit_usd) == (
         "writes prose",
         "other-model",
@@ -148,11 +148,11 @@ async def test_edit_changes_role_model_tools_and_ceiling_and_keeps_them(start_pl
 async def test_a_bad_edit_is_one_error_and_changes_nothing(start_plane, fields, said):
     plane = await start_plane()
     client = await made(plane)
-    before = await plane.crew.state("poet")
+    before = await plane.rows.state("poet")
     # The good values beside the bad one are not applied either.
     good = {"role": "changed"} if fields else {}
     assert said in await refused(client, p.EditAgent(agent="poet", **good, **fields))
-    assert await plane.crew.state("poet") == before
+    assert await plane.rows.state("poet") == before
     assert rows(plane, "SELECT * FROM agent_settings") == []
 
 
@@ -175,7 +175,7 @@ async def test_rename_moves_conversation_spend_and_ceiling(start_plane):
     assert plane.home.workspace("bard").is_dir() and not plane.home.workspace("poet").exists()
 
     again = await start_plane(restart=plane)
-    assert [a.name for a in (await again.crew.snapshot()).agents] == ["demo", "scout", "bard"]
+    assert [a.name for a in (await again.rows.snapshot()).agents] == ["demo", "scout", "bard"]
     assert await again.services.ledger.spend_today("bard") == Decimal("0.1")
     assert again.services.gate.ceilings.of("bard") == Decimal("0.5")
 
@@ -203,7 +203,7 @@ async def test_delete_keeps_the_records_and_never_refunds(start_plane):
     await plane.turn("poet", "write")
     assert isinstance(await client.request(p.DeleteAgent(agent="poet")), p.OkReply)
     assert "poet" not in plane.crew.workers
-    snapshot = await plane.crew.snapshot()
+    snapshot = await plane.rows.snapshot()
     assert [a.name for a in snapshot.agents] == ["demo", "scout"]
     assert snapshot.spend_today_usd == Decimal("0.6"), "its spend still counts for the day"
     assert snapshot.fleet_spend_today_usd == Decimal("0.6"), "the figure the fleet line says"
@@ -253,7 +253,7 @@ async def test_interrupt_cuts_the_turn_and_says_what_it_cost(start_plane):
     assert await plane.services.conversation.count_waiting("demo") == 0, "not taken again"
     await plane.quiet()
     assert len(plane.llm.requests) == 1
-    assert (await plane.crew.state("demo")).status == "idle"
+    assert (await plane.rows.state("demo")).status == "idle"
 
     again = await start_plane(restart=plane)  # nothing left pending to recover
     assert await again.services.ledger.spend_today("demo") == cut.cost_usd
@@ -309,7 +309,7 @@ async def test_deleting_an_agent_mid_turn_cuts_and_counts_the_turn_first(start_p
     [cut] = await plane.services.ledger.entries(plane.clock.now().date())
     assert (cut.agent, cut.status, cut.estimated) == ("poet", "interrupted", True)
     assert cut.cost_usd > 0
-    assert (await plane.crew.snapshot()).spend_today_usd == cut.cost_usd
+    assert (await plane.rows.snapshot()).spend_today_usd == cut.cost_usd
     texts = [t for (t,) in rows(plane, "SELECT text FROM messages WHERE agent = 'poet'")]
     assert texts[1].startswith("Interrupted by the operator.")
     assert texts[2].startswith("Deleted by the operator.")
@@ -324,6 +324,6 @@ async def test_an_edit_of_a_file_agent_outlasts_the_file_across_a_restart(start_
     assert isinstance(details, p.ShowAgentReply)
     assert (details.made, details.ceiling_from) == ("agents.yaml", "defaults")
     again = await start_plane(restart=plane)
-    state = await again.crew.state("demo")
+    state = await again.rows.state("demo")
     assert (state.model, state.tools) == ("other-model", ())
     assert again.crew.workers["demo"].spec.tools == (), "the turn gets no tools"

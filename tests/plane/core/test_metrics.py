@@ -25,7 +25,7 @@ def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
 
 async def _turn(gw, agent: str, text: str) -> None:  # type: ignore[no-untyped-def]
     watching = gw.plane.bus.subscribe()
-    await gw.plane.api.handle(p.Send(agent=agent, text=text))
+    await gw.plane.runtime.api.handle(p.Send(agent=agent, text=text))
     while True:
         event = await watching.next()
         if isinstance(event, p.TurnFinished) and event.agent == agent:
@@ -64,7 +64,9 @@ async def test_a_scrape_says_spend_ceiling_calls_tokens_and_compression(
     assert got["plane_llm_cost_usd_total", demo] == 0.168
     [(chars, usd)] = [
         (row["chars"], row["usd"])
-        for row in await gw.plane.services.ledger._db.fetchall("SELECT chars, usd FROM savings")
+        for row in await gw.plane.runtime.services.ledger._db.fetchall(
+            "SELECT chars, usd FROM savings"
+        )
     ]
     assert chars > 10_000, "the listing was not compressed"
     assert got["plane_compression_removed_characters_total", demo] == chars
@@ -77,8 +79,8 @@ async def test_a_scrape_says_spend_ceiling_calls_tokens_and_compression(
 
 async def test_a_held_agent_is_held_in_the_scrape(start_gateway: StartGateway) -> None:
     gw = await start_gateway()
-    await gw.plane.api.handle(p.Send(agent="demo", text="/limit 0"))
-    await gw.plane.api.handle(p.Send(agent="demo", text="are you there?"))
+    await gw.plane.runtime.api.handle(p.Send(agent="demo", text="/limit 0"))
+    await gw.plane.runtime.api.handle(p.Send(agent="demo", text="are you there?"))
     async with httpx.AsyncClient() as client:
         token = gw.home.token.read_text()
         text = (
@@ -131,7 +133,7 @@ async def test_what_the_gateways_compression_saved_is_scraped_too(
         ).text
     [chars] = [
         row["chars"]
-        for row in await gw.plane.services.ledger._db.fetchall(
+        for row in await gw.plane.runtime.services.ledger._db.fetchall(
             "SELECT chars FROM savings WHERE agent = 'claude'"
         )
     ]
@@ -165,7 +167,7 @@ async def test_a_long_scrape_holds_up_no_other_read(start_plane, monkeypatch) ->
     plane = await start_plane()
     await plane.services.ledger.open_call("demo", "p", "m", Decimal("0.01"), "estimate")
     monkeypatch.setattr(metrics, "CALLS", SLOW)
-    scrape = metrics.Metrics(plane.crew.snapshot, plane.plane._db).scrape
+    scrape = metrics.Metrics(plane.rows.snapshot, plane.plane.runtime.db).scrape
     started = time.monotonic()
     scraping = asyncio.create_task(scrape())
     await asyncio.sleep(0.1)  # the sum is under way
@@ -187,7 +189,7 @@ async def test_an_agent_on_a_model_with_no_price_says_so_in_the_scrape(start_pla
 
     plane = await start_plane(CONFIG.replace("  demo: {}", "  demo: {model: other-model}"))
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(_Families(_rows(await plane.crew.snapshot())))
+    registry.register(_Families(_rows(await plane.rows.snapshot())))
     got = samples(generate_latest(registry).decode())
     assert got["plane_agent_price_known", (("agent", "demo"),)] == 0.0
     assert got["plane_agent_price_known", (("agent", "scout"),)] == 1.0

@@ -4,36 +4,108 @@ draws those loudest. Held to the plane's own wording, so they cannot drift."""
 
 from __future__ import annotations
 
+import inspect
+import re
+from datetime import date
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
-from plane.agents.worker import paused_notice
-from plane.money import notices
+from plane.agents import notices
+from plane.agents.roster import AgentSpec
+from plane.agents.session import Saved
+from plane.money.budgets import FleetFull, GroupFull, TagFull
+from plane.money.gate import AboveAgent
+from plane.money.ledger import Interrupted
 from plane.money.limits import set_reply, standing
 from plane.wire.words import notice_kind
+
+SPEC = AgentSpec("demo", "scripted-model", "scripted", "", None, Path("w"), None)
+SPENT = Decimal("4.10")
+CUT = Interrupted(2, Decimal("0.04"))
+NOTICES: dict[str, tuple[str, str | None]] = {
+    "ceiling_reached": (notices.ceiling_reached("demo", Decimal(2), Decimal("2.01"), "3h"), "held"),
+    "held": (notices.held("demo", Decimal(2), Decimal("2.5"), "3h 13m"), "held"),
+    "clock_behind": (notices.clock_behind(date(2026, 11, 28), date(2026, 11, 29)), None),
+    "above_agent": (notices.above_agent("demo", FleetFull(SPENT, SPENT), None, "3h"), "held"),
+    "unpriced_held": (notices.unpriced_held("demo", "other-model"), "held"),
+    # A gateway agent's call that does not fit: calls that fit still go, so it is not held.
+    "too_dear": (notices.too_dear("demo", Decimal(1), Decimal("0.5"), Decimal(2), "3h"), None),
+    "in_flight": (notices.in_flight("demo", SPENT, SPENT, SPENT, SPENT, 5), None),
+    "may_overshoot": (notices.may_overshoot("demo", SPENT, SPENT, 5), None),
+    "paused": (notices.paused("demo"), "paused"),
+    "paused_by_operator": (notices.paused_by_operator("demo"), "paused"),
+    "warning": (notices.warning("demo", Decimal(5), SPENT), "warn"),
+    "unpriced": (notices.unpriced("other-model"), "held"),
+    "spike": (notices.spike("demo", Decimal("3.1"), Decimal("0.5"), 6.2, None), "warn"),
+    "raised": (notices.raised(Decimal(7)), None),
+    "declined": (notices.declined(Decimal(7)), None),
+    "TURN_FAILED": (notices.TURN_FAILED, None),
+    "CUT_OFF": (notices.CUT_OFF, None),
+    "BREAKER": (notices.BREAKER, None),
+    "unrecorded": (notices.unrecorded(Exception("The disk refused.")), None),
+    "failed": (notices.failed("The provider refused."), None),
+    "broken": (notices.broken("The reply broke off."), None),
+    "capped": (notices.capped(8), None),
+    "cut_mark": (notices.cut_mark(256), None),
+    "echoed": (notices.echoed("demo"), None),
+    "summarised": (notices.summarised(Path("t.jsonl")), None),
+    "overflowed": (notices.overflowed(SPEC, 4096, Saved(3, "t.jsonl")), None),
+    "too_large": (notices.too_large(SPEC, 90_000, 25_000, 4096, 3000), None),
+    "interrupted": (notices.interrupted(SPENT, CUT), None),
+    "unpriced_cut": (notices.unpriced_cut("other-model", CUT), None),
+    "cut_by_a_stop": (notices.cut_by_a_stop(CUT, 1), None),
+    "gateway_agent": (notices.gateway_agent("claude"), None),
+    "scout_asked": (notices.scout_asked("demo", "where?", []), None),
+    "RESUMED": (notices.RESUMED, None),
+    "paused_now": (notices.paused_now(Decimal(2), working=True), "paused"),
+    "edited": (notices.edited("other-model", None, "keep", "keep"), None),
+    "renamed": (notices.renamed("poet"), None),
+    "deleted": (notices.deleted(SPENT), None),
+}
+"""Every sentence of plane/agents/notices.py, and its kind."""
+
+
+@pytest.mark.parametrize(("text", "kind"), NOTICES.values(), ids=list(NOTICES))
+def test_each_notice_is_told_apart_from_routine_lines(text: str, kind: str | None) -> None:
+    assert notice_kind(text) == kind
 
 
 @pytest.mark.parametrize(
     ("text", "kind"),
     [
-        (notices.ceiling_reached("demo", Decimal(2), Decimal("2.01"), "3h 13m"), "held"),
         (notices.held("demo", Decimal(2), Decimal(2), "3h 13m"), "held"),
-        (notices.held("demo", Decimal(2), Decimal("2.5"), "3h 13m"), "held"),
         (notices.held("demo", Decimal(0), Decimal(0), "3h 13m"), "paused"),
-        (notices.paused("demo"), "paused"),
-        (paused_notice("demo"), "paused"),
-        (notices.unpriced("other-model"), "held"),
-        (notices.warning("demo", Decimal(5), Decimal("4.10")), "warn"),
-        (notices.spike("demo", Decimal("3.1"), Decimal("0.5"), 6.2, None), "warn"),
-        ("Raised to $7.00 until 00:00 UTC from the alert.", None),
-        (standing(Decimal("4.10"), Decimal(5)), None),
-        (set_reply(Decimal("4.10"), Decimal(5)), None),
-        ("Resumed by the operator: it answers what waited.", None),
+        (notices.paused_now(None, working=False), "paused"),
+        # A group holds every agent in it, as the fleet does: the loudest kind.
+        (notices.above_agent("demo", GroupFull(SPENT, SPENT, "research"), SPENT, "3h"), "held"),
+        (
+            notices.above_agent("demo", GroupFull(SPENT, SPENT, "research"), Decimal(0), "3h"),
+            "held",
+        ),
+        # A tag holds its calls, not the agent: the agent answers calls without it.
+        (notices.above_agent("demo", TagFull(SPENT, SPENT, "t-1"), Decimal(0), "3h"), None),
+        (notices.unpriced_held("demo", "other-model", "group", "research"), "held"),
+        (notices.unpriced_held("demo", "other-model", "fleet"), "held"),
+        (standing(SPENT, Decimal(5)), None),
+        (set_reply(SPENT, Decimal(5)), None),
     ],
 )
-def test_each_notice_is_told_apart_from_routine_lines(text: str, kind: str | None) -> None:
+def test_the_other_forms_and_the_limit_replies_too(text: str, kind: str | None) -> None:
     assert notice_kind(text) == kind
+
+
+def test_every_notice_of_the_plane_is_in_the_table() -> None:
+    """A notice added to plane/agents/notices.py without a kind here fails."""
+    functions = {
+        name
+        for name, value in vars(notices).items()
+        if inspect.isfunction(value) and value.__module__ == notices.__name__
+    }
+    named = re.findall(r"^([A-Z_]+) = ", inspect.getsource(notices), re.MULTILINE)
+    sentences = {name for name in named if isinstance(getattr(notices, name), str)}
+    assert functions | sentences == set(NOTICES) | {"why", "whose_ceiling"}
 
 
 async def test_the_plane_s_own_hold_notices_are_held_kinds(start_plane):
@@ -45,8 +117,9 @@ async def test_the_plane_s_own_hold_notices_are_held_kinds(start_plane):
     said = await plane.send("demo", "hello")
     assert [notice_kind(m.text) for m in said if m.kind == "plane"] == ["held"]
     for flying in (Decimal(0), Decimal("0.5"), None):  # spent, or with calls in flight
-        fleet = plane.services.gate.fleet_notice("scout", Decimal(3), Decimal(2), flying)
-        assert notice_kind(fleet) == "held"
+        full = FleetFull(Decimal(3), Decimal(2))
+        hold = AboveAgent("scout", full, plane.clock.now(), flying)
+        assert notice_kind(notices.why(hold, plane.clock.now())) == "held"
     client = await plane.client()
     from plane.wire import protocol as p
 

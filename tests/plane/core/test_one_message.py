@@ -70,3 +70,50 @@ async def test_a_message_to_a_held_agent_is_one_event_and_one_row_update(start_p
     assert len(updates) == 1, f"the row was sent {len(updates)} times for one message"
     assert (updates[0].status, updates[0].waiting) == ("held", 2)
     assert isinstance(sent, p.SendReply) and [m.id for m in sent.messages] == [messages[0].id]
+
+
+async def test_one_message_through_its_turn_asks_the_gate_and_builds_its_row_counted_times(
+    start_plane, monkeypatch
+):
+    """Counted by wrapping the gate and the row builder, over the real
+    socket: the send asks the gate once and builds the row once before its
+    reply; the whole message, through its turn, asks the gate 3 times (the
+    send, right before the turn under its lock, after it) and builds its row
+    4 times (the send, the turn's start, after its call, after its answer)."""
+    from plane.agents.crew import Crew
+    from plane.agents.rows import Rows
+    from plane.money.gate import Gate
+
+    counts = {"gate": 0, "row": 0}
+    hold, build, receive = Gate.hold, Rows.row, Crew.receive
+
+    async def counted_hold(self, agent, **kwargs):  # type: ignore[no-untyped-def]
+        counts["gate"] += agent == "demo"
+        return await hold(self, agent, **kwargs)
+
+    def counted_build(self, worker, **kwargs):  # type: ignore[no-untyped-def]
+        counts["row"] += worker.spec.name == "demo"
+        return build(self, worker, **kwargs)
+
+    at_reply: dict[str, int] = {}
+
+    async def received(self, agent, text):  # type: ignore[no-untyped-def]
+        ran = await receive(self, agent, text)
+        at_reply.update(counts)  # the reply is made of what this returns
+        return ran
+
+    monkeypatch.setattr(Gate, "hold", counted_hold)
+    monkeypatch.setattr(Rows, "row", counted_build)
+    monkeypatch.setattr(Crew, "receive", received)
+    plane = await start_plane()
+    plane.llm.reply("later", delay_s=0.2)
+    client = await plane.client()
+    await client.request(p.Subscribe())
+    counts.update(gate=0, row=0)
+
+    await client.request(p.Send(agent="demo", text="hello"))
+    await events_until(client, lambda e: isinstance(e, p.TurnFinished) and e.agent == "demo")
+    await plane.quiet()
+
+    assert at_reply == {"gate": 1, "row": 1}, "before the reply"
+    assert counts == {"gate": 3, "row": 4}, "the message through its turn"

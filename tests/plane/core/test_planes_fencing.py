@@ -8,13 +8,14 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 from decimal import Decimal
+from functools import partial
 
 import psycopg
 import pytest
 
 from plane.agents.services import Ownership
 from plane.clock import ManualClock
-from plane.daemon.fleet import Fleet
+from plane.daemon.fleet import Fleet, lease_margin_ms, tell_owner
 from plane.history.conversation import Conversation
 from plane.money.ceilings import Ceilings
 from plane.money.ledger import LeaseLost, Ledger
@@ -33,12 +34,12 @@ async def planes(postgres_url, monkeypatch):
         db = await PostgresDatabase.connect(postgres_url)
         made.append(db)
         clock = ManualClock(NOON)
-        ledger = Ledger(db, clock)
-        ledger.plane = name
+        ledger = Ledger(db, clock, plane=name, lease_margin_ms=lease_margin_ms())
         ceilings = Ceilings(db, clock)
         await ceilings.load({})
         conversation = Conversation(db, clock, shared=True)
-        return Fleet(db, name, lambda: AGENTS, ledger, ceilings, conversation, Ownership(), None)
+        ownership = Ownership(name, notify=partial(tell_owner, db))
+        return Fleet(db, lambda: AGENTS, ledger, ceilings, conversation, ownership, None)
 
     yield make
     for db in made:

@@ -119,7 +119,7 @@ async def test_an_agent_created_from_the_keyboard_gets_the_default_ceiling_and_s
     reply = await client.request(p.NewAgent(name="fresh", model="other-model", role="be brief"))
     assert reply.agent.limit_usd == 1
     plane = await start_plane(restart=plane)
-    state = await plane.crew.state("fresh")
+    state = await plane.rows.state("fresh")
     assert (state.model, state.role, state.limit_usd) == ("other-model", "be brief", 1)
 
 

@@ -42,7 +42,8 @@ async def month(start_plane):  # type: ignore[no-untyped-def]
     plane.llm.reply("Three.", usage=Usage(input_tokens=50))
     await plane.turn("extra", "three")
     [saved] = [
-        Decimal(row["usd"]) for row in await plane.plane._db.fetchall("SELECT usd FROM savings")
+        Decimal(row["usd"])
+        for row in await plane.plane.runtime.db.fetchall("SELECT usd FROM savings")
     ]
     return plane, saved
 

@@ -58,7 +58,7 @@ async def restarted(root, llm, statements, agents: int) -> Counter[str]:
     plane = await launch(root, llm, with_agents(agents), clock)
     try:
         await plane.quiet()
-        snapshot = await plane.crew.snapshot()
+        snapshot = await plane.rows.snapshot()
     finally:
         await plane.stop()
     assert sum(a.waiting for a in snapshot.agents) == agents  # all still there, still held

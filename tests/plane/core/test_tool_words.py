@@ -34,6 +34,6 @@ async def test_read_only_beside_names_or_a_wrong_name_is_refused_naming_it(
 ):
     plane = await start_plane()
     client = await made(plane)
-    before = await plane.crew.state("poet")
+    before = await plane.rows.state("poet")
     assert said in await refused(client, p.EditAgent(agent="poet", tools=tools))
-    assert await plane.crew.state("poet") == before
+    assert await plane.rows.state("poet") == before

@@ -85,7 +85,7 @@ async def test_a_zero_ceiling_is_a_pause_in_every_word(start_plane):
     )
     held = await plane.send("demo", "hello")
     assert "paused" in held[1].text and "00:00" not in held[1].text
-    state = await plane.crew.state("demo")
+    state = await plane.rows.state("demo")
     assert state.status == "held" and state.resumes_at is None
 
 

@@ -194,7 +194,7 @@ async def test_a_self_booking_agent_stops_at_its_ceiling_and_resumes_the_next_da
         await plane.quiet()
     spend = await plane.services.ledger.spend_today("demo")
     assert Decimal("0.05") <= spend <= Decimal("0.07"), "overshoot at most one turn"
-    state = await plane.crew.state("demo")
+    state = await plane.rows.state("demo")
     assert state.status == "held"
     calls = len(plane.llm.requests)
     await plane.clock.advance(timedelta(minutes=5))
@@ -248,7 +248,7 @@ async def test_an_unpriced_model_is_said_and_a_ceiling_holds_it(start_plane):
     assert plane.llm.requests == []
     await plane.send("demo", "/limit off")
     subscription = plane.bus.subscribe()
-    plane.crew.wake("demo")
+    plane.crew.workers.wake("demo")
     said = await plane.until_turn_ends("demo", subscription)
     assert "No price is known for other-model, so this turn's cost is not counted" in said[-1].text
     [line] = [m for m in said if m.kind == "cost"]  # unknown never reads as free
@@ -291,7 +291,7 @@ async def test_tool_output_reaches_the_model_compressed_and_comes_back_whole(sta
 
 async def test_an_agent_created_from_the_keyboard_works_like_one_from_the_file(start_plane):
     plane = await start_plane()
-    await plane.plane.api.handle(
+    await plane.plane.runtime.api.handle(
         p.NewAgent(name="helper", model="scripted-model", role="You help.")
     )
     plane.llm.reply("", tool_calls=[("write_file", {"path": "x.txt", "content": "1"})], usage=CENT)
@@ -300,7 +300,7 @@ async def test_an_agent_created_from_the_keyboard_works_like_one_from_the_file(s
     assert said[-2].text == "Wrote it." and said[-1].text.startswith("$0.02")
     assert (plane.services.roster.get("helper").workspace / "x.txt").read_text() == "1"
     assert "You help." in plane.llm.requests[-1]["messages"][0]["content"]
-    assert (await plane.crew.state("helper")).limit_usd == 1
+    assert (await plane.rows.state("helper")).limit_usd == 1
 
 
 async def test_new_starts_a_session_without_the_history_and_keeps_it_on_disk(start_plane):
@@ -325,7 +325,7 @@ async def test_new_during_a_turn_is_refused_and_the_turn_stays_in_its_session(st
     plane = await start_plane()
     plane.llm.stall("Half an ans", seconds=2)
     await asyncio.wait_for(mid_stream(plane, "demo", "a long question"), 10)
-    ran = await plane.plane.api.handle(p.Send(agent="demo", text="/new"))
+    ran = await plane.plane.runtime.api.handle(p.Send(agent="demo", text="/new"))
     assert ran.refused
     assert ran.messages[1].text == (
         "demo is taking a turn: /new once it ends, or interrupt it first "
@@ -401,7 +401,7 @@ REFUSE_CALLS = (
 async def refuse_calls(plane, when=""):
     """A real database failure: the plane's own connection, and the calls
     table refusing every new row (for one agent, with `when`)."""
-    await plane.plane._db.write(lambda conn: conn.execute(REFUSE_CALLS.format(when=when)))
+    await plane.plane.runtime.db.write(lambda conn: conn.execute(REFUSE_CALLS.format(when=when)))
 
 
 async def until_said(plane, agent, starts, within=10):
@@ -428,7 +428,7 @@ async def test_a_ledger_that_cannot_record_stops_the_turn_before_any_call(start_
     await plane.quiet()
     assert notice.kind == "plane" and notice.text == STOPPED
     assert plane.llm.requests == [], "nothing is sent that could not be counted"
-    assert (await plane.crew.state("demo")).status == "idle"
+    assert (await plane.rows.state("demo")).status == "idle"
 
 
 async def test_the_scouts_unrecorded_spend_stops_the_asking_agents_turn_too(start_plane):
@@ -444,3 +444,76 @@ async def test_the_scouts_unrecorded_spend_stops_the_asking_agents_turn_too(star
     assert notice.text == STOPPED
     assert len(plane.llm.requests) == 1, "the asking turn went no further than the tool call"
     assert STOPPED in [m.text for m in await plane.services.conversation.history("scout")]
+
+
+# ── the scout's turn is an ordinary turn: its own workspace, its answer capped ──
+
+
+async def test_the_scouts_answer_reaches_the_asker_capped_and_whole_in_its_own_feed(start_plane):
+    """The structural guarantee that a scout's reading stays in the scout: the
+    asking agent reads at most 2,000 characters of its answer."""
+    plane = await start_plane()
+    answer = " ".join(f"line{n}" for n in range(1200))
+    plane.llm.reply(
+        "", tool_calls=[("ask_scout", {"question": "Everything?", "paths": []})], usage=FREE
+    )
+    plane.llm.reply(answer, usage=FREE)  # the scout
+    plane.llm.reply("Read it.", usage=FREE)  # demo
+    await plane.turn("demo", "ask the scout")
+    [result] = tool_results(plane.llm.requests[-1])
+    assert result == answer[:2000]
+    history = await plane.services.conversation.history("scout")
+    assert [m.text for m in history if m.kind == "agent"] == [answer]
+
+
+async def test_a_scouts_turn_is_the_askers_to_wait_for_and_the_operator_cannot_cut_it(
+    start_plane,
+):
+    from plane.wire import protocol as p
+    from plane.wire.client import RequestFailed
+
+    plane = await start_plane()
+    plane.llm.reply(
+        "", tool_calls=[("ask_scout", {"question": "Slowly?", "paths": []})], usage=FREE
+    )
+    plane.llm.reply("Slowly.", usage=FREE, delay_s=1)  # the scout, still answering
+    plane.llm.reply("It said slowly.", usage=FREE)  # demo
+    subscription = plane.bus.subscribe()
+    await plane.send("demo", "ask the scout")
+    while True:
+        event = await asyncio.wait_for(subscription.next(), 10)
+        if isinstance(event, p.TurnStarted) and event.agent == "scout":
+            break
+    client = await plane.client()
+    try:
+        await client.request(p.Interrupt(agent="scout"))
+    except RequestFailed as refused:
+        assert str(refused) == (
+            "scout is answering another agent's question; that turn is the asker's "
+            "to wait for, and cannot be interrupted."
+        )
+    else:
+        raise AssertionError("the scout's turn was cut")
+    said = await plane.until_turn_ends("demo", subscription)
+    assert [m.text for m in said if m.kind == "agent"] == ["It said slowly."]
+
+
+async def test_a_turn_the_ledger_stops_is_finished_so_no_client_shows_it_working(start_plane):
+    """Its start was shown (`TurnStarted`), so its end is too, as a failed
+    turn: a client's spinner for it stops, and its row shows it idle."""
+    from plane.wire import protocol as p
+
+    plane = await start_plane()
+    await refuse_calls(plane)
+    subscription = plane.bus.subscribe()
+    await plane.send("demo", "hello")
+    events = []
+    while not events or not isinstance(events[-1], p.TurnFinished):
+        events.append(await asyncio.wait_for(subscription.next(), 10))
+    [started] = [e for e in events if isinstance(e, p.TurnStarted)]
+    finished = events[-1]
+    assert (finished.agent, finished.turn, finished.ok) == ("demo", started.turn, False)
+    said = [e.message.text for e in events if isinstance(e, p.MessageAppended)]
+    assert said[-1] == STOPPED, "said before the turn's end"
+    await plane.quiet()
+    assert (await plane.rows.state("demo")).status == "idle"

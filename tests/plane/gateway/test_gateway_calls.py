@@ -17,7 +17,7 @@ import httpx
 import openai
 import pytest
 
-from plane.agents.crew import gateway_notice
+from plane.agents import notices
 from plane.cli.manage import shown
 from plane.errors import InvalidRequest
 from plane.wire import protocol as p
@@ -246,17 +246,17 @@ async def test_a_gateway_agent_has_a_row_and_limit_but_takes_no_turns(
     start_gateway: StartGateway,
 ) -> None:
     gw = await start_gateway()
-    await gw.plane.api.handle(p.Send(agent="claude", text="/limit 0.02"))
+    await gw.plane.runtime.api.handle(p.Send(agent="claude", text="/limit 0.02"))
     assert gw.services.gate.ceilings.of("claude") == Decimal("0.02")
-    ran = await gw.plane.api.handle(p.Send(agent="claude", text="are you there?"))
+    ran = await gw.plane.runtime.api.handle(p.Send(agent="claude", text="are you there?"))
     assert ran.refused, "nothing will answer it: `plane send` exits 1"
     said = ran.messages
     assert [(m.kind, m.text) for m in said] == [
         ("operator", "are you there?"),
-        ("plane", gateway_notice("claude")),
+        ("plane", notices.gateway_agent("claude")),
     ]
     assert await gw.services.conversation.count_waiting("claude") == 0, "nothing waits for ever"
-    snapshot = await gw.crew.snapshot()
+    snapshot = await gw.rows.snapshot()
     row = next(a for a in snapshot.agents if a.name == "claude")
     assert (row.limit_usd, row.provider, row.status) == (
         Decimal("0.02"),
@@ -273,30 +273,30 @@ async def test_what_is_the_clients_own_is_refused_for_a_gateway_agent(
     start_gateway: StartGateway, fields: dict[str, object]
 ) -> None:
     gw = await start_gateway()
-    before = await gw.crew.state("claude")
+    before = await gw.rows.state("claude")
     with pytest.raises(InvalidRequest) as refused:
-        await gw.plane.api.handle(p.EditAgent(id=1, agent="claude", **fields))
+        await gw.plane.runtime.api.handle(p.EditAgent(id=1, agent="claude", **fields))
     assert str(refused.value) == (
         "abc is not an amount. A limit is 5, $0.25 or off."
         if "limit" in fields
         else "claude is a gateway agent: its client chooses the model, the tools and the "
         "prompt; only its limit is edited here."
     )
-    assert await gw.crew.state("claude") == before
+    assert await gw.rows.state("claude") == before
 
 
 async def test_a_gateway_agent_is_shown_and_edited_as_what_applies_to_it(
     start_gateway: StartGateway,
 ) -> None:
     gw = await start_gateway()
-    ran = await gw.plane.api.handle(p.Send(agent="claude", text="/new"))
+    ran = await gw.plane.runtime.api.handle(p.Send(agent="claude", text="/new"))
     assert ran.refused
     assert ran.messages[1].text == (
         "claude is a gateway agent: its sessions are its client's, so /new starts none here."
     )
-    changed = await gw.plane.api.handle(p.EditAgent(id=1, agent="claude", limit="3"))
+    changed = await gw.plane.runtime.api.handle(p.EditAgent(id=1, agent="claude", limit="3"))
     assert isinstance(changed, p.AgentReply) and changed.agent.limit_usd == Decimal(3)
-    details = await gw.plane.api.handle(p.ShowAgent(id=2, agent="claude"))
+    details = await gw.plane.runtime.api.handle(p.ShowAgent(id=2, agent="claude"))
     assert isinstance(details, p.ShowAgentReply) and details.agent.gateway
     assert shown(details).splitlines() == [
         "claude (from agents.yaml; a gateway agent)",
@@ -305,7 +305,7 @@ async def test_a_gateway_agent_is_shown_and_edited_as_what_applies_to_it(
         "  ceiling    $3.00 a day, from /limit",
         "  today      $0.00 spent · idle",
     ]
-    demo = await gw.plane.api.handle(p.ShowAgent(id=3, agent="demo"))
+    demo = await gw.plane.runtime.api.handle(p.ShowAgent(id=3, agent="demo"))
     assert isinstance(demo, p.ShowAgentReply) and not demo.agent.gateway
     assert "  workspace  " in shown(demo)
 

@@ -39,13 +39,13 @@ HELLO = [{"role": "user", "content": "hello"}]
 
 
 async def status_line(gw: GatewayPlane) -> list[str]:
-    snapshot = (await gw.crew.snapshot()).model_dump(mode="json")
+    snapshot = (await gw.rows.snapshot()).model_dump(mode="json")
     [line] = [line for line in _text(snapshot).splitlines() if line.split()[0] == "claude"]
     return line.split()
 
 
 async def show(gw: GatewayPlane) -> str:
-    details = await gw.plane.api.handle(p.ShowAgent(id=1, agent="claude"))
+    details = await gw.plane.runtime.api.handle(p.ShowAgent(id=1, agent="claude"))
     assert isinstance(details, p.ShowAgentReply)
     return shown(details)
 

@@ -132,7 +132,7 @@ async def test_a_tags_ceiling_refuses_its_calls_whichever_agent_makes_them(
     assert "aider is not answering this call: calls tagged ticket-123" in str(also.value)
     async with claude(gw) as client:  # untagged: the agent is not held
         await client.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
-    assert (await gw.crew.state("claude")).status != "held"
+    assert (await gw.rows.state("claude")).status != "held"
     said = [m.text for m in await gw.said("claude") if m.kind == "plane"]
     assert said.count(sentence) == 1, "said once, as a hold is"
 

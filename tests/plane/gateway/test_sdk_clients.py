@@ -60,7 +60,7 @@ async def test_an_anthropic_call_is_metered_from_its_usage(start_gateway: StartG
     line = (await gw.said("claude"))[-1]
     assert line.kind == "cost" and line.cost_usd == CLAUDE_COST
     assert line.text == "scripted-model · 100 in (20 cached) · 10 out · $0.11 · session 5e55-10n"
-    assert (await gw.crew.state("claude")).spend_today_usd == CLAUDE_COST
+    assert (await gw.rows.state("claude")).spend_today_usd == CLAUDE_COST
     assert gw.llm.received[0].headers.get("anthropic-version")
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-import httpx
 import pytest
 
 from plane.config import EMBEDDED_MODEL, load_config, parse_config
@@ -17,6 +16,7 @@ from plane.providers.http import RetryPolicy
 from plane.providers.openai import OpenAIProvider
 from plane.providers.pool import build_providers, models_offered
 from tests.plane.providers.support import Sleeps, ask
+from tests.support.fixtures_http import LocalServer, replying
 
 CONFIG = parse_config("""
 providers:
@@ -46,54 +46,45 @@ async def test_one_provider_per_configured_name():
         await provider.aclose()
 
 
-async def test_transports_keys_and_retries_come_from_the_config():
-    seen: list[httpx.Request] = []
-
-    def failing(request: httpx.Request) -> httpx.Response:
-        seen.append(request)
-        return httpx.Response(503, json={"error": {"message": "busy"}})
-
+async def test_urls_keys_and_retries_come_from_the_config(local_server: LocalServer):
+    """Each provider on its real URL, which the test's server answers (503)."""
+    local_server.answer = replying({"error": {"message": "busy"}}, status=503)
+    seen = local_server.seen
     sleeps = Sleeps()
     providers = build_providers(
         CONFIG,
         embedded=None,
         environ=ENV,
-        transports={"openai": httpx.MockTransport(failing), "claude": httpx.MockTransport(failing)},
+        connectors={"openai": local_server.connect, "claude": local_server.connect},
         retry=RetryPolicy(sleep=sleeps),
     )
     with pytest.raises(Exception, match=r"\(3 attempts\)"):
         await providers["openai"].complete(ask(stream=False))
     assert len(seen) == 3  # max_retries: 2 from the config
-    assert seen[0].url == "https://api.openai.com/v1/chat/completions"
+    assert (seen[0].host, seen[0].path) == ("api.openai.com", "/v1/chat/completions")
     assert seen[0].headers["authorization"] == "Bearer sk-openai-value"
     with pytest.raises(Exception, match=r"\(5 attempts\)"):
         await providers["claude"].complete(ask(stream=False))
-    assert seen[3].url == "https://api.anthropic.com/v1/messages"
+    assert (seen[3].host, seen[3].path) == ("api.anthropic.com", "/v1/messages")
     assert seen[3].headers["x-api-key"] == "sk-ant-value"
     assert "authorization" not in seen[3].headers
     for provider in providers.values():
         await provider.aclose()
 
 
-async def test_the_embedded_provider_uses_the_models_own_key():
-    seen: list[httpx.Request] = []
-
-    def answer(request: httpx.Request) -> httpx.Response:
-        seen.append(request)
-        return httpx.Response(
-            200,
-            json={
-                "model": "smollm2-135m",
-                "choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": 3, "completion_tokens": 1},
-            },
-        )
-
+async def test_the_embedded_provider_uses_the_models_own_key(local_server: LocalServer):
+    local_server.answer = replying(
+        {
+            "model": "smollm2-135m",
+            "choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 1},
+        }
+    )
     providers = build_providers(
-        CONFIG, embedded=None, environ=ENV, transports={"embedded": httpx.MockTransport(answer)}
+        CONFIG, embedded=None, environ=ENV, connectors={"embedded": local_server.connect}
     )
     completion = await providers["embedded"].complete(ask(stream=False))
-    assert completion.text == "hi" and "authorization" not in seen[0].headers
+    assert completion.text == "hi" and "authorization" not in local_server.seen[0].headers
     for provider in providers.values():
         await provider.aclose()
 

@@ -8,8 +8,8 @@ import asyncio
 import threading
 from typing import Any
 
-import httpcore
 import pytest
+from aiohttp.client_proto import ResponseHandler
 
 from plane.errors import ProviderError
 from plane.providers.base import Provider
@@ -18,7 +18,7 @@ from tests.plane.providers.support import ask
 from tests.support.scripted_llm import Reply, ScriptedLLM
 
 AT_ONCE = 50
-"""More than httpx's 32-connection habit and its default cap of 20 idle."""
+"""More than aiohttp's habit of reusing a few, and than httpx's default cap of 20 idle."""
 
 
 def all_at_once(llm: ScriptedLLM) -> None:
@@ -70,20 +70,20 @@ async def test_a_stream_cut_off_loses_its_connection_and_the_next_call_works(
 async def test_a_call_looks_at_few_connections_however_many_are_held(
     provider: Provider, scripted_llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch
 ):
-    """httpcore's own pool asks every connection it holds whether it expired
-    (a socket poll each) when a call starts and again when it ends: with a
-    connection per agent, that cost more than the rest of the call."""
+    """A pool that asks every connection it holds whether it is still good
+    (httpcore's asked each socket, on every call's start and end) costs more,
+    with a connection per agent, than the rest of the call."""
     all_at_once(scripted_llm)
     await asyncio.gather(*(provider.complete(ask()) for _ in range(AT_ONCE)))
     scripted_llm.responder = None
     looked = 0
-    has_expired = httpcore.AsyncHTTPConnection.has_expired
+    is_connected = ResponseHandler.is_connected
 
-    def counted(connection: httpcore.AsyncHTTPConnection) -> bool:
+    def counted(connection: ResponseHandler) -> bool:
         nonlocal looked
         looked += 1
-        return has_expired(connection)
+        return is_connected(connection)
 
-    monkeypatch.setattr(httpcore.AsyncHTTPConnection, "has_expired", counted)
+    monkeypatch.setattr(ResponseHandler, "is_connected", counted)
     await provider.complete(ask())
     assert looked <= 1

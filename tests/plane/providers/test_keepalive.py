@@ -1,6 +1,7 @@
-"""Streamed calls reuse their connection: the reader takes the body to its
-end after the last event, so the connection goes back to the pool (against a
-real provider, a connection left unread costs a TLS handshake per call)."""
+"""Streamed calls reuse their connection: the body's end is received after
+the last event (waited for a moment when it has not come yet), so the
+connection goes back to the pool (against a real provider, a connection
+given up costs a TLS handshake per call)."""
 
 from __future__ import annotations
 
@@ -34,9 +35,9 @@ async def test_a_stream_whose_end_already_arrived_keeps_its_connection_however_l
     monkeypatch: pytest.MonkeyPatch, retry: RetryPolicy
 ):
     """A server that sends its last event and the terminating chunk in one
-    write (as providers do): the end is in the buffer when the reader stops,
-    so it is read with no timer. With the drain's time at 0 (a loop running
-    so late that any timer would win), the connection still goes back."""
+    write (as providers do): the end has been received when the reader stops,
+    so nothing is waited for. With the drain's time at 0 (a loop running so
+    late that any timer would win), the connection still goes back."""
     monkeypatch.setattr(http, "DRAIN_S", 0.0)
     accepted = 0
 

@@ -141,7 +141,7 @@ async def test_a_killed_child_comes_back_on_its_port_and_a_call_meanwhile_waits(
     model = started(backoff=Backoff(first_s=1.0))
     url = model.base_url
     # No retries: only waiting for the restart can make its call succeed.
-    waiting = providers(model, transport=model.transport(), retry=RetryPolicy(max_retries=0))
+    waiting = providers(model, middlewares=(model.when_ready(),), retry=RetryPolicy(max_retries=0))
     as_built_today = providers(model)
 
     old = kill(model)
@@ -180,13 +180,15 @@ def services(provider: OpenAIProvider, ledger: Ledger, bus: KillOnFirstText) -> 
     """What `metered_call` reads of the plane's services, all real but the bus
     (and the gate, asked only for a fleet ceiling there is none of)."""
     pricer = Pricer({"smollm2": Price(input=Decimal(30), output=Decimal(120))})
-    no_fleet_ceiling = SimpleNamespace(ceilings=SimpleNamespace(fleet=lambda: None))
+    no_fleet_ceiling = SimpleNamespace(
+        ceilings=SimpleNamespace(fleet=lambda: None, groups=SimpleNamespace(budget=lambda a: None))
+    )
     found = SimpleNamespace(
         providers={"embedded": provider},
         pricer=pricer,
         ledger=ledger,
         emit=bus.emit,
-        gate=no_fleet_ceiling,  # one plane alone: no fleet ceiling to admit against
+        gate=no_fleet_ceiling,  # one plane alone: no fleet or group ceiling to admit against
     )
     return cast(Services, found)
 
@@ -223,7 +225,7 @@ async def test_a_child_that_cannot_start_fails_calls_clearly_and_is_retried_at_a
     weights = tmp_path / "model.gguf"
     weights.symlink_to(find_gguf())
     model = started(gguf=weights, backoff=Backoff(first_s=0.1, most_s=0.4))
-    waiting = providers(model, transport=model.transport())
+    waiting = providers(model, middlewares=(model.when_ready(),))
     never_waits = RetryPolicy(max_retries=1, sleep=lambda seconds: asyncio.sleep(0))
     as_built_today = providers(model, retry=never_waits)
     weights.unlink()

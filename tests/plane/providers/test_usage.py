@@ -1,13 +1,11 @@
-"""Usage normalisation on the providers' documented response shapes (served by
-httpx.MockTransport), and replies whose usage cannot be trusted."""
+"""Usage normalisation on the providers' documented response shapes (served
+as they are by a local server), and replies whose usage cannot be trusted."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
-import httpx
 import pytest
 
 from plane.providers.anthropic import AnthropicProvider, anthropic_usage
@@ -15,6 +13,7 @@ from plane.providers.base import BrokenReply, Provider
 from plane.providers.openai import OpenAIProvider, openai_usage
 from plane.wire.protocol import Usage
 from tests.plane.providers.support import ask
+from tests.support.fixtures_http import LocalServer, replying
 
 # From OpenAI's prompt-caching guide: prompt_tokens includes cached_tokens.
 OPENAI_DOC = {
@@ -55,14 +54,6 @@ ANTHROPIC_DOC = {
 }
 
 
-def serving(body: bytes | Callable[[httpx.Request], httpx.Response]) -> httpx.MockTransport:
-    if callable(body):
-        return httpx.MockTransport(body)
-    return httpx.MockTransport(
-        lambda _: httpx.Response(200, content=body, headers={"content-type": "application/json"})
-    )
-
-
 def sse(events: list[dict[str, Any] | str], named: bool = False) -> bytes:
     out = []
     for event in events:
@@ -72,12 +63,14 @@ def sse(events: list[dict[str, Any] | str], named: bool = False) -> bytes:
     return "".join(out).encode()
 
 
-def openai_on(body: bytes) -> Provider:
-    return OpenAIProvider("o", base_url="https://llm.test/v1", transport=serving(body))
+def openai_on(server: LocalServer, body: bytes) -> Provider:
+    server.answer = replying(body)
+    return OpenAIProvider("o", base_url="https://llm.test/v1", connect=server.connect)
 
 
-def anthropic_on(body: bytes) -> Provider:
-    return AnthropicProvider("a", api_key="k", transport=serving(body))
+def anthropic_on(server: LocalServer, body: bytes) -> Provider:
+    server.answer = replying(body)
+    return AnthropicProvider("a", api_key="k", connect=server.connect)
 
 
 def test_openai_cached_tokens_are_part_of_prompt_tokens():
@@ -117,10 +110,10 @@ def test_other_openai_compatible_cache_fields():
     assert openai_usage(absent) == Usage(input_tokens=10, output_tokens=2)
 
 
-async def test_documented_replies_through_the_clients():
-    openai = openai_on(json.dumps(OPENAI_DOC).encode())
-    anthropic = anthropic_on(json.dumps(ANTHROPIC_DOC).encode())
+async def test_documented_replies_through_the_clients(local_server: LocalServer):
+    openai = openai_on(local_server, json.dumps(OPENAI_DOC).encode())
     got_openai = await openai.complete(ask(stream=False))
+    anthropic = anthropic_on(local_server, json.dumps(ANTHROPIC_DOC).encode())
     got_anthropic = await anthropic.complete(ask(stream=False))
     assert got_openai.usage.cache_read_tokens == 1920 and got_openai.model == "gpt-4o-2024-08-06"
     assert got_anthropic.usage.input_tokens == 188107 and got_anthropic.text == "Hi"
@@ -128,7 +121,9 @@ async def test_documented_replies_through_the_clients():
     await anthropic.aclose()
 
 
-async def test_anthropic_stream_takes_cumulative_usage_from_message_delta():
+async def test_anthropic_stream_takes_cumulative_usage_from_message_delta(
+    local_server: LocalServer,
+):
     """Newer API versions repeat the input counts in message_delta; the last
     word wins."""
     body = sse(
@@ -174,7 +169,7 @@ async def test_anthropic_stream_takes_cumulative_usage_from_message_delta():
         ],
         named=True,
     )
-    provider = anthropic_on(body)
+    provider = anthropic_on(local_server, body)
     completion = await provider.complete(ask())
     assert completion.usage == Usage(
         input_tokens=945, cache_read_tokens=900, cache_write_tokens=40, output_tokens=12
@@ -183,9 +178,9 @@ async def test_anthropic_stream_takes_cumulative_usage_from_message_delta():
     await provider.aclose()
 
 
-async def test_an_openai_reply_without_usage_is_estimated():
+async def test_an_openai_reply_without_usage_is_estimated(local_server: LocalServer):
     reply = {k: v for k, v in OPENAI_DOC.items() if k != "usage"}
-    provider = openai_on(json.dumps(reply).encode())
+    provider = openai_on(local_server, json.dumps(reply).encode())
     completion = await provider.complete(ask(stream=False))
     assert completion.usage_estimated
     assert completion.usage == Usage(input_tokens=8, output_tokens=1)  # 25 chars in, 2 out
@@ -200,32 +195,36 @@ async def test_an_openai_reply_without_usage_is_estimated():
         {"prompt_tokens": 1.5, "completion_tokens": 1},
     ],
 )
-async def test_nonsense_token_counts_are_a_broken_reply(usage: dict[str, Any]):
-    provider = openai_on(json.dumps(OPENAI_DOC | {"usage": usage}).encode())
+async def test_nonsense_token_counts_are_a_broken_reply(
+    local_server: LocalServer, usage: dict[str, Any]
+):
+    provider = openai_on(local_server, json.dumps(OPENAI_DOC | {"usage": usage}).encode())
     with pytest.raises(BrokenReply, match="unexpected shape"):
         await provider.complete(ask(stream=False))
     await provider.aclose()
 
 
-async def test_an_error_inside_a_stream_is_reported():
+async def test_an_error_inside_a_stream_is_reported(local_server: LocalServer):
     openai = openai_on(
+        local_server,
         sse(
             [
                 {"choices": [{"index": 0, "delta": {"content": "par"}}]},
                 {"error": {"message": "upstream overloaded", "code": 502}},
             ]
-        )
+        ),
     )
     with pytest.raises(BrokenReply, match="upstream overloaded") as caught:
         await openai.complete(ask())
     assert caught.value.usage.output_tokens == 1
     anthropic = anthropic_on(
+        local_server,
         sse(
             [
                 {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
             ],
             named=True,
-        )
+        ),
     )
     with pytest.raises(BrokenReply, match="overloaded_error"):
         await anthropic.complete(ask())
@@ -233,7 +232,9 @@ async def test_an_error_inside_a_stream_is_reported():
     await anthropic.aclose()
 
 
-async def test_an_anthropic_stream_without_message_start_keeps_the_output_it_was_told():
+async def test_an_anthropic_stream_without_message_start_keeps_the_output_it_was_told(
+    local_server: LocalServer,
+):
     """llama.cpp's /v1/messages leaves out message_start when the answer
     opens with part of a character: the input is estimated (and the call
     marked so), the output is message_delta's own count, not a guess."""
@@ -255,7 +256,7 @@ async def test_an_anthropic_stream_without_message_start_keeps_the_output_it_was
         ],
         named=True,
     )
-    provider = anthropic_on(body)
+    provider = anthropic_on(local_server, body)
     completion = await provider.complete(ask())
     assert completion.usage_estimated and completion.text == "🌌"
     assert completion.usage.output_tokens == 10 and completion.usage.input_tokens > 0

@@ -1,0 +1,90 @@
+"""What an agent's conversation is told once a turn has spent: the turn's
+quiet cost line, then the notices spend brings (the once-a-day warning, the
+ceiling reached). The gateway says its calls' own lines and asks for the
+notices after each (`spend_notices`). A turn a stop cut is told at the next
+start (`tell_cut_turns`): its notice is its cost line.
+
+The words are `plane.agents.notices`'; this module decides when.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from sqlite3 import Connection
+
+from plane.agents import notices
+from plane.agents.burning import Spiked, tell_spike
+from plane.agents.services import Services
+from plane.agents.turn import TurnResult
+from plane.clock import until
+from plane.history.conversation import Conversation
+from plane.money.ledger import Interrupted
+from plane.wire.protocol import Usage
+from plane.wire.words import plain, turn_line
+
+
+class AfterTurn:
+    def __init__(self, services: Services, spiked: Spiked | None = None) -> None:
+        """`spiked` is told of a spike in an agent's spend (the alerts')."""
+        self._services = services
+        self._spiked = spiked
+
+    async def __call__(self, agent: str, model: str, result: TurnResult) -> None:
+        """After a turn that called the model: its cost line, then the notices."""
+        await self.cost_line(agent, model, result)
+        await self.spend_notices(agent)
+
+    async def spend_notices(self, agent: str) -> None:
+        """After a turn's cost line: the once-a-day warning, and the ceiling
+        reached — each time the agent is stopped: once per ceiling a day, so
+        a raised limit reached again is said again, while calls settling
+        together over one ceiling (a gateway's) say it once."""
+        services = self._services
+        await tell_spike(services, agent, self._spiked)
+        ceiling = services.gate.ceilings.of(agent)
+        if ceiling is None or ceiling == 0:
+            return
+        # What is settled: calls still in flight (a gateway agent's) are not spent yet.
+        spent = await services.ledger.spend_today(agent) - services.ledger.in_flight(agent)
+        day = await services.ledger.today()
+        first_today = services.conversation.first_today
+        if spent >= ceiling and await first_today(agent, f"ceiling {plain(ceiling)}", day):
+            await first_today(agent, "warn", day)
+            resets_in = until(services.clock.now(), services.gate.resets_at())
+            await services.add_message(
+                agent, "plane", notices.ceiling_reached(agent, ceiling, spent, resets_in)
+            )
+        ratio = Decimal(str(services.config.defaults.warn_ratio))
+        if spent >= ceiling * ratio and await first_today(agent, "warn", day):
+            await services.add_message(agent, "plane", notices.warning(agent, ceiling, spent))
+
+    async def cost_line(self, agent: str, model: str, result: TurnResult) -> None:
+        """The turn's quiet cost line, when it spent anything: a turn whose
+        calls all failed unbilled gets none (`$0.00 · 0 in · 0 out` says
+        nothing; the notice above it says what happened). What compression
+        saved is recorded before the line that says it."""
+        services = self._services
+        day = await services.ledger.today()
+        await services.savings.record(agent, model, result.saved_chars, day)
+        if result.cost == 0 and result.usage == Usage() and not result.saved_chars:
+            return
+        await services.add_message(
+            agent,
+            "cost",
+            turn_line(result.cost, result.usage, result.saved_chars, unpriced=result.unpriced),
+            cost_usd=None if result.unpriced and not result.cost else result.cost,
+            usage=result.usage,
+        )
+        if result.unpriced and await services.conversation.first_today(agent, "unpriced", day):
+            await services.add_message(agent, "plane", notices.unpriced(model))
+
+
+def tell_cut_turns(conversation: Conversation, tx: Connection, cut: dict[str, Interrupted]) -> None:
+    """At start-up, in the transaction that marks the calls interrupted: each
+    agent whose turn a stop cut says so, with what was counted, so its row
+    and its feed agree."""
+    for agent, interrupted in cut.items():
+        waiting = conversation.waiting_within(tx, agent)
+        notice = notices.cut_by_a_stop(interrupted, waiting)
+        cost = None if interrupted.unpriced == interrupted.calls else interrupted.estimate_usd
+        conversation.append_within(tx, agent, "plane", notice, cost_usd=cost)
