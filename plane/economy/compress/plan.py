@@ -21,6 +21,7 @@ from plane.economy.compress.locations import PAGE_LINE, locations
 from plane.economy.compress.markers import marker, ref_for
 from plane.economy.compress.patterns import lazy
 
+_TRUE = [True]
 # A labeller turns (kind, removed lines) into the marker's label and tail.
 Labeller = Callable[[str, list[str]], tuple[str, str]]
 
@@ -125,7 +126,10 @@ class Plan:
     def folded_mask(self) -> list[bool]:
         mask = [False] * len(self.lines)
         for f in self.folds:
-            for i in range(f.start, f.end):
+            if 0 <= f.start and f.end <= len(mask):
+                mask[f.start : f.end] = _TRUE * (f.end - f.start)
+                continue
+            for i in range(f.start, f.end):  # a fold past the lines fails as it always did
                 mask[i] = True
         return mask
 

@@ -29,6 +29,7 @@ _ERROR = lazy(
 )
 _WARNING = lazy(r"\bwarn(?:ing)?s?\b", re.I)
 _FRAME = lazy(r'^\s+File "[^"]+", line \d+|^\s+at \S+ \(|^\s+at \S+:\d+|^#\d+ +0x')
+_FRAME_OPENING = lazy(r'^[^\S\n]+(?:File "|at )|^#\d', re.M)  # every frame line opens so
 FRAMES_KEPT = 3
 
 
@@ -55,6 +56,8 @@ def compress_plan(plan: Plan, key: Key) -> Plan:
 def collapse_frames(plan: Plan) -> None:
     """In a long run of stack frames, keep the first and the last few; fold the middle."""
     lines = plan.lines
+    if not _FRAME_OPENING.search("\n".join(lines)):
+        return  # no line opens as a frame does (one pass over the text)
     i = 0
     while i < len(lines):
         if not _FRAME.match(lines[i]):
