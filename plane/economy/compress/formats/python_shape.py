@@ -21,7 +21,7 @@ known, and never turns an answer around.
 
 from __future__ import annotations
 
-import ast
+import _ast as ast  # the node classes alone: see source_python
 from bisect import bisect_left
 from operator import attrgetter
 
@@ -168,9 +168,10 @@ def _header_end(node: ast.AST) -> int:
     past it the header has only brackets, an arrow and its colon, none of which can
     open a string."""
     end = getattr(node, "lineno", 1) - 1
-    for name, value in ast.iter_fields(node):
+    for name in node._fields:
         if name in _BLOCKS:
             continue
+        value = getattr(node, name, None)
         for child in value if isinstance(value, list) else [value]:
             if isinstance(child, ast.AST):
                 last = getattr(child, "end_lineno", None)
