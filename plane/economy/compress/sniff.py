@@ -40,7 +40,9 @@ class Sample:
             lines = [line for line in lines if line[:1] in starts]
         if holds:
             lines = [line for line in lines if holds in line]
-        return sum(1 for line in lines if pattern.search(line)) / len(self.lines)
+        if not lines:
+            return 0.0
+        return len(list(filter(None, map(pattern.search, lines)))) / len(self.lines)
 
     def logs(self) -> float:
         """The share of lines that are log lines: a timestamp or a log's opening, or a level
