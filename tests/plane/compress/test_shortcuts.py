@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from plane.economy.compress import frame, margins
+from plane.economy.compress import frame, margins, sniff
 from plane.economy.compress.formats import logs
 from plane.economy.compress.plan import Fold, Plan
 from plane.economy.compress.salience import _PATH_HINT, _hinting, _Visible
@@ -159,3 +159,27 @@ def test_the_folded_mask_marks_every_folded_line(size: int, spans: list[tuple[in
     plan.folds = [Fold(a, b, "lines") for a, b in spans if b <= size]
     expected = [any(f.start <= i < f.end for f in plan.folds) for i in range(size)]
     assert plan.folded_mask() == expected
+
+
+DIFF_LINES = [
+    "diff --git a/x.py b/x.py",
+    "index 1a2b3c4..5d6e7f8 100644",
+    "index",
+    "--- a/x.py",
+    "--- b",
+    "+++ b/x.py",
+    "@@ -1,3 +1,4 @@ def f():",
+    "@@ -1 +1 @@",
+    "-old",
+    "+new",
+    " same",
+    "import time: 12 | x",
+    "done",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(DIFF_LINES) | texts, max_size=50))
+def test_a_diff_s_lines_are_counted_as_the_pattern_counts_them(lines: list[str]) -> None:
+    sample = sniff.Sample("\n".join(lines))
+    assert sample.share(sniff._DIFF, starts=sniff._DIFF_STARTS) == sample.share(sniff._DIFF)
