@@ -53,6 +53,17 @@ def compress(lines: list[str]) -> Plan | None:
 
 _Definition = ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
 _NESTED = ("body", "orelse", "finalbody", "handlers", "cases")
+_NESTED_IN: dict[type, tuple[str, ...]] = {}
+
+
+def _nested(kind: type) -> tuple[str, ...]:
+    """The statement lists a kind of node has (most have none: `x = 1`, `return x`), in
+    `_NESTED`'s order, worked out once a kind rather than asked of every node."""
+    names = _NESTED_IN.get(kind)
+    if names is None:
+        fields = getattr(kind, "_fields", ())
+        names = _NESTED_IN[kind] = tuple(name for name in _NESTED if name in fields)
+    return names
 
 
 def _definitions(tree: ast.Module) -> list[ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef]:
@@ -65,7 +76,7 @@ def _definitions(tree: ast.Module) -> list[ast.ClassDef | ast.FunctionDef | ast.
         node = pending.pop()
         if isinstance(node, _Definition):
             found.append(node)
-        for name in _NESTED:
+        for name in _nested(type(node)):
             nested = getattr(node, name, None)
             if nested:
                 pending.extend(nested)
@@ -172,7 +183,7 @@ def _statement_starts(tree: ast.Module) -> dict[int, int]:
         node = pending.pop()
         if isinstance(node, ast.stmt):
             found.setdefault(_first_line(node), node.col_offset)
-        for name in _NESTED:
+        for name in _nested(type(node)):
             nested = getattr(node, name, None)
             if nested:
                 pending.extend(nested)
