@@ -58,6 +58,8 @@ async def test_a_client_resending_the_same_request_is_held_and_resume_lets_it_go
         with pytest.raises(anthropic.RateLimitError) as refused:
             await client.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
         assert RESENT in str(refused.value)
+        # No day's end lifts a loop's hold: the client is told to wait long, and stops.
+        assert refused.value.response.headers["retry-after"] == "3600"
         assert len(gw.llm.requests) == 5, "the refused call never reached the provider"
         said = [m.text for m in await gw.said("claude") if m.kind == "plane"]
         assert said == [RESENT], "said once, whatever was refused after"
@@ -109,6 +111,7 @@ async def test_the_same_tool_result_in_request_after_request_is_held(
         'aider is held: it called read_file {"path": "a.py"} 5 times in a row with the same '
         "result; those calls cost $0.05 since 12:00 UTC."
     ) in str(refused.value)
+    assert refused.value.code == "agent_held_in_loop", "not the ceiling's code: a loop's"
     assert (await gw.rows.state("aider")).hold_reason == "loop"
 
 
