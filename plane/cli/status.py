@@ -21,7 +21,7 @@ from plane.cli.connect import reach
 from plane.clock import until
 from plane.home import Home
 from plane.usage import OneLineParser
-from plane.wire.once import ask
+from plane.wire.once import ask, rows
 from plane.wire.words import (
     UNPRICED,
     plain,
@@ -111,7 +111,7 @@ def _json(snapshot: dict[str, Any]) -> str:
                     "burn_usd_per_hour": _plain(a.get("burn_usd_per_hour")),
                     "reaches_ceiling_at": _iso(a.get("reaches_ceiling_at")),
                 }
-                for a in snapshot["agents"]
+                for a in rows(snapshot)  # each with the fields its line left out
             ],
             "groups": [
                 {
@@ -136,7 +136,7 @@ def _text(snapshot: dict[str, Any]) -> str:
             f"{store_unreachable(_moment(since))}: spend as last read; "
             "sends are refused until it is back."
         )
-    agents = snapshot["agents"]
+    agents = rows(snapshot)  # each with the fields its line left out
     width = max((len(a["name"]) for a in agents), default=0)
     for a in agents:
         limit = _amount(a.get("limit_usd"))
