@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
-from datetime import timedelta
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -92,6 +92,8 @@ class AgentWorker:
         """Its model session as kept between turns (prompt sections, auto-compact's breaker)."""
         self.client_model = client_model
         """A gateway agent's: the model its client named in its latest call."""
+        self._made: Path | None = None
+        """The workspace its turns were last given, made then (`_workspace`)."""
 
     def wake(self) -> None:
         self._wake.set()
@@ -134,6 +136,29 @@ class AgentWorker:
             fleet_spent=fleet_spent,
             group_spent=group_spent,
             settled_only=spec.gateway is not None,
+        )
+
+    def hold_known(
+        self,
+        spent: Decimal,
+        fleet_spent: Decimal,
+        group_spent: Mapping[str, Decimal],
+        resets_at: datetime,
+    ) -> Hold | None:
+        """`hold`, from the figures a snapshot read once for all (`Gate.hold_known`):
+        not for a gateway agent, whose calls in flight are weighed apart."""
+        spec = self.spec
+        if spec.paused:
+            return Paused(spec.name)
+        model = self.model
+        return self._services.gate.hold_known(
+            spec.name,
+            spent=spent,
+            price_known=model is None or self._services.pricer.is_known(model),
+            model=model or spec.model,
+            fleet_spent=fleet_spent,
+            group_spent=group_spent,
+            resets_at=resets_at,
         )
 
     async def run(self) -> None:
@@ -298,6 +323,7 @@ class AgentWorker:
         turn, stops it: said, the turn finished, and raised to the caller —
         an asking agent's turn stops too."""
         services, name = self._services, self.spec.name
+        workspace = self._workspace(workspace)
         number = self._next_turn()
         self.working = True
         services.emit(TurnStarted(agent=name, turn=number))
@@ -325,6 +351,17 @@ class AgentWorker:
                 await self.finish(number, TurnResult(ok=False), answering=answering, due=due)
             raise
         return result
+
+    def _workspace(self, given: Path | None) -> Path:
+        """Where the turn works (`given`, else the agent's own), made if it is
+        not yet: by the agent's first turn, not at the plane's start, which
+        would make a directory for each of a fleet's agents, most of them
+        never used (and made again, once, after a rename)."""
+        workspace = given or self.spec.workspace
+        if workspace != self._made:
+            workspace.mkdir(parents=True, exist_ok=True)
+            self._made = workspace
+        return workspace
 
     async def _run(
         self, number: int, incoming: str, workspace: Path | None, own: bool
