@@ -120,6 +120,7 @@ class Admission:
         deadline = asyncio.get_running_loop().time() + self.wait_s
         async with turn:
             while True:
+                changes = services.gate.ceilings.changes
                 hold = await services.gate.hold(
                     agent, price_known=known, model=model, settled_only=True
                 )
@@ -132,6 +133,8 @@ class Admission:
                         agent, model, asked, wide_context=wide
                     )
                 waiting = await self._weigh_all(wire, agent, scopes, estimate, deadline)
+                if services.gate.ceilings.changes != changes:
+                    continue  # a ceiling set while it was weighed (a `/limit 0`): again
                 if waiting is None:
                     break
                 with contextlib.suppress(TimeoutError):
