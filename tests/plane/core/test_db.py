@@ -236,3 +236,20 @@ async def test_the_operators_write_goes_before_a_thousand_queued(db):
     release.set()
     await asyncio.gather(stalled, operator, *agents)
     assert order == ["operator", *range(1000)]
+
+
+@sqlite_only
+async def test_the_operators_read_does_not_queue_behind_the_agents(db):
+    """While the agents' reader is held (a read that takes long), a read
+    made for the operator's request is answered on a reader of its own."""
+    release = threading.Event()
+    held = asyncio.ensure_future(db._reader._execute(release.wait, 30))
+    await asyncio.sleep(0.05)
+    token = OPERATOR.set(True)
+    try:
+        rows = await asyncio.wait_for(db.fetchall("SELECT 1 AS one"), 10)
+    finally:
+        OPERATOR.reset(token)
+        release.set()
+    await held
+    assert [row["one"] for row in rows] == [1]
