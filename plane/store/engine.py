@@ -62,6 +62,12 @@ without passing it on; a worker's task starts in a context of its own, so an
 agent made by a request does not inherit it."""
 
 
+_OPERATORS = contextvars.Context()
+_OPERATORS.run(OPERATOR.set, True)
+"""The context the operator's writes are answered in: a loop that serves
+the operator first (`plane.daemon.loop`) runs their answer first too."""
+
+
 class _Nudge:
     """Put on the writer's queue to wake it for a write of the operator's."""
 
@@ -228,9 +234,9 @@ class Database(ABC):
         while self._first and len(batch) < BATCH:
             batch.append(self._first.popleft())
         if batch:
-            self._run(batch)
+            self._run(batch, _OPERATORS.copy())
 
-    def _run(self, batch: list[_Write[Any]]) -> None:
+    def _run(self, batch: list[_Write[Any]], context: contextvars.Context | None = None) -> None:
         """Commit `batch` and hand its outcomes back to the loop."""
         batch.sort(key=_is_late)  # stable: the rest keep their order
         try:
@@ -239,7 +245,7 @@ class Database(ABC):
             for item in batch:
                 item.outcome = (False, exc)
         self.counts.batches += 1
-        self._loop.call_soon_threadsafe(self._deliver, batch)
+        self._loop.call_soon_threadsafe(self._deliver, batch, context=context)
 
     def _commit(self, batch: list[_Write[Any]]) -> None:
         """All of `batch` in one transaction; if any of it fails, each alone."""
