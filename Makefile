@@ -65,6 +65,7 @@ bench: $(BIN)/plane
 	$(BIN)/python bench/prices.py
 	$(BIN)/python bench/tui.py
 	$(BIN)/python bench/tui.py --history 200
+	$(BIN)/python bench/tui.py --agents 10000
 	$(BIN)/python bench/ledger.py
 	$(BIN)/python bench/fanout.py
 	$(BIN)/python bench/metering.py

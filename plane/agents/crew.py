@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import itertools
 import logging
 import sqlite3
@@ -78,7 +79,11 @@ class Crew:
         self.workers.add(worker)
         self._services.gate.ceilings.add_agent(spec.name, spec.ceiling_from_file)
         if spec.gateway is None:  # a gateway agent's calls come from its client, not from turns
-            task = asyncio.create_task(worker.run(), name=f"worker:{spec.name}")
+            # A context of its own: an agent made by an operator's request
+            # does not inherit the request's place ahead in the store (`OPERATOR`).
+            task = asyncio.create_task(
+                worker.run(), name=f"worker:{spec.name}", context=contextvars.Context()
+            )
             self._tasks.append(task)
             self._runs[worker] = task
         return worker

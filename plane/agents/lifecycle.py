@@ -173,13 +173,15 @@ class Lifecycle:
                 raise InvalidRequest(
                     f"{agent} is taking a turn; interrupt it or wait, then rename."
                 )
-            workspace = spec.workspace
-            moved = workspace == services.home.workspace(agent)
-            if moved:
+            workspace, moved = spec.workspace, False
+            if workspace == services.home.workspace(agent):
                 workspace = services.home.workspace(new)
                 if workspace.exists():
                     raise InvalidRequest(f"{workspace} exists already; move it, then rename.")
-                await asyncio.to_thread(os.rename, spec.workspace, workspace)
+                # Made by its first turn: an agent that took none has none to move.
+                moved = spec.workspace.exists()
+                if moved:
+                    await asyncio.to_thread(os.rename, spec.workspace, workspace)
             try:
                 await self._db.write(
                     lambda conn: _move_rows(conn, agent, new),

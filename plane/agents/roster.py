@@ -329,6 +329,8 @@ class Roster:
         return Fallback(fallback.at, fallback.model, provider)
 
     def _add(self, spec: AgentSpec) -> AgentSpec:
-        spec.workspace.mkdir(parents=True, exist_ok=True)
+        # Its workspace is made by its first turn (`AgentWorker.take_turn`),
+        # not here: a start of 100,000 agents spent a quarter of its time
+        # making directories most agents had not used yet.
         self._agents[spec.name] = spec
         return spec

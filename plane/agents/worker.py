@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
-from datetime import timedelta
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -100,6 +100,8 @@ class AgentWorker:
         self.guard = Guard(services.config.guard_of(spec.name))
         """Its loop and stall guard: what its calls did, as digests."""
         self._looped = looped
+        self._made: Path | None = None
+        """The workspace its turns were last given, made then (`_workspace`)."""
 
     def wake(self) -> None:
         self._wake.set()
@@ -162,6 +164,31 @@ class AgentWorker:
         if self._looped is not None:
             self._looped(name, notices.why(held, self._services.clock.now()), loop)
         return held
+
+    def hold_known(
+        self,
+        spent: Decimal,
+        fleet_spent: Decimal,
+        group_spent: Mapping[str, Decimal],
+        resets_at: datetime,
+    ) -> Hold | None:
+        """`hold`, from the figures a snapshot read once for all (`Gate.hold_known`):
+        not for a gateway agent, whose calls in flight are weighed apart."""
+        spec = self.spec
+        if spec.paused:
+            return Paused(spec.name)
+        if (looping := self.looping) is not None:
+            return looping
+        model = self.model
+        return self._services.gate.hold_known(
+            spec.name,
+            spent=spent,
+            price_known=model is None or self._services.pricer.is_known(model),
+            model=model or spec.model,
+            fleet_spent=fleet_spent,
+            group_spent=group_spent,
+            resets_at=resets_at,
+        )
 
     async def run(self) -> None:
         """Forever: wait to be woken, then work until nothing is left or held."""
@@ -325,6 +352,7 @@ class AgentWorker:
         turn, stops it: said, the turn finished, and raised to the caller —
         an asking agent's turn stops too."""
         services, name = self._services, self.spec.name
+        workspace = self._workspace(workspace)
         number = self._next_turn()
         self.working = True
         services.emit(TurnStarted(agent=name, turn=number))
@@ -353,6 +381,17 @@ class AgentWorker:
                 await self.finish(number, TurnResult(ok=False), answering=answering, due=due)
             raise
         return result
+
+    def _workspace(self, given: Path | None) -> Path:
+        """Where the turn works (`given`, else the agent's own), made if it is
+        not yet: by the agent's first turn, not at the plane's start, which
+        would make a directory for each of a fleet's agents, most of them
+        never used (and made again, once, after a rename)."""
+        workspace = given or self.spec.workspace
+        if workspace != self._made:
+            workspace.mkdir(parents=True, exist_ok=True)
+            self._made = workspace
+        return workspace
 
     async def _run(
         self, number: int, incoming: str, workspace: Path | None, own: bool, asked: bool

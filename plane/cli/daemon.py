@@ -65,7 +65,10 @@ def serve(args: argparse.Namespace) -> int:
             loop.add_signal_handler(sig, plane.stop_event.set)
         await plane.serve()
 
-    asyncio.run(run())
+    from plane.daemon.loop import OperatorFirst
+
+    with asyncio.Runner(loop_factory=OperatorFirst) as runner:  # the operator's requests first
+        runner.run(run())
     log.info("stopped")
     return 0
 

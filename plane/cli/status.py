@@ -21,7 +21,7 @@ from plane.cli.connect import reach
 from plane.clock import until
 from plane.home import Home
 from plane.usage import OneLineParser
-from plane.wire.once import ask
+from plane.wire.once import ask, rows
 from plane.wire.words import (
     UNPRICED,
     plain,
@@ -116,7 +116,7 @@ def _json(snapshot: dict[str, Any]) -> str:
                     "hold_reason": a.get("hold_reason"),
                     "stepped_down_from": a.get("stepped_down_from"),
                 }
-                for a in snapshot["agents"]
+                for a in rows(snapshot)  # each with the fields its line left out
             ],
             "groups": [
                 {
@@ -141,7 +141,7 @@ def _text(snapshot: dict[str, Any]) -> str:
             f"{store_unreachable(_moment(since))}: spend as last read; "
             "sends are refused until it is back."
         )
-    agents = snapshot["agents"]
+    agents = rows(snapshot)  # each with the fields its line left out
     width = max((len(a["name"]) for a in agents), default=0)
     for a in agents:
         limit = _amount(a.get("limit_usd"))

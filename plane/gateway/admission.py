@@ -125,6 +125,7 @@ class Admission:
         deadline = asyncio.get_running_loop().time() + self.wait_s
         async with turn:
             while True:
+                changes = services.gate.ceilings.changes
                 # The loop guard's hold first: only the operator ends it.
                 hold = self._workers[agent].looping or await services.gate.hold(
                     agent, price_known=known, model=model, settled_only=True
@@ -141,6 +142,8 @@ class Admission:
                         agent, model, asked, wide_context=wide
                     )
                 waiting = await self._weigh_all(wire, agent, scopes, estimate, deadline)
+                if services.gate.ceilings.changes != changes:
+                    continue  # a ceiling set while it was weighed (a `/limit 0`): again
                 if waiting is None:
                     break
                 with contextlib.suppress(TimeoutError):
