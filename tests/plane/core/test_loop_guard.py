@@ -47,6 +47,7 @@ async def read_five_times(plane: RunningPlane) -> None:
     """Five turns, each reading the same unchanged file and answering; the
     fifth is cut at its read."""
     workspace = plane.services.roster.get("demo").workspace
+    workspace.mkdir(parents=True, exist_ok=True)  # made by its first turn: not yet
     (workspace / "a.txt").write_text("the same every time\n")
     for n in range(5):
         plane.llm.reply("", tool_calls=[READ], usage=CENT)
@@ -97,6 +98,7 @@ async def test_the_same_call_across_turns_is_held_at_the_fifth_and_resume_lets_i
 async def test_the_same_call_within_one_turn_is_held_at_the_fifth_call(start_plane):
     plane = await start_plane()
     workspace = plane.services.roster.get("demo").workspace
+    workspace.mkdir(parents=True, exist_ok=True)  # made by its first turn: not yet
     (workspace / "a.txt").write_text("the same\n")
     for _ in range(8):  # a model that asks for the same read whatever it is told
         plane.llm.reply("", tool_calls=[READ], usage=CENT)
@@ -167,6 +169,7 @@ async def test_the_same_answer_turn_after_turn_is_held_after_it_is_given_the_fif
 async def test_the_same_answer_to_a_poll_whose_results_change_is_never_held(start_plane):
     plane = await start_plane(AMBIENT)
     workspace = plane.services.roster.get("demo").workspace
+    workspace.mkdir(parents=True, exist_ok=True)  # made by its first turn: not yet
     for n in range(12):
         (workspace / "status.txt").write_text(f"build {n * 8}% done\n")
         plane.llm.reply("", tool_calls=[("read_file", {"path": "status.txt"})], usage=CENT)
@@ -183,6 +186,7 @@ STALL_ORDER = "abcdbadccdabacbddbcabcaddcbacbdaadcbbdca"
 def read_in_turn(plane: RunningPlane, turns: int) -> None:
     """Each turn reads one of four files and answers one of three words."""
     workspace = plane.services.roster.get("demo").workspace
+    workspace.mkdir(parents=True, exist_ok=True)  # made by its first turn: not yet
     for name in "abcd":
         (workspace / f"{name}.txt").write_text(name)
     for n in range(turns):
@@ -207,6 +211,7 @@ async def test_a_file_its_work_changed_is_news_so_never_a_stall(start_plane):
     plane = await start_plane(AMBIENT)
     read_in_turn(plane, 20)
     workspace = plane.services.roster.get("demo").workspace
+    workspace.mkdir(parents=True, exist_ok=True)  # made by its first turn: not yet
     for n in range(20):
         (workspace / "out.log").write_text(f"run {n}")  # what its work wrote
         await ambient_turns(plane, 1)
@@ -239,7 +244,9 @@ async def test_the_loop_alert_carries_its_figures_and_the_row_turning_held_says_
 
 async def test_the_metric_says_held_for_a_loop(start_gateway):
     gw = await start_gateway()
-    (gw.services.roster.get("demo").workspace / "a.txt").write_text("x")
+    workspace = gw.services.roster.get("demo").workspace
+    workspace.mkdir(parents=True, exist_ok=True)
+    (workspace / "a.txt").write_text("x")
     for n in range(5):
         gw.llm.reply("", tool_calls=[READ], usage=CENT)
         gw.llm.reply("ok", usage=CENT)
