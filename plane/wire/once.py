@@ -56,6 +56,8 @@ ROW_DEFAULTS: dict[str, Any] = {
     "from_file": False,
     "burn_usd_per_hour": None,
     "reaches_ceiling_at": None,
+    "hold_reason": None,
+    "stepped_down_from": None,
 }
 """What a snapshot's row (`AgentState`) says of a field it leaves out: a row
 travels with its defaults left out (`AgentState.line`); a test holds this to
