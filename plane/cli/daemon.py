@@ -65,9 +65,9 @@ def serve(args: argparse.Namespace) -> int:
             loop.add_signal_handler(sig, plane.stop_event.set)
         await plane.serve()
 
-    from plane.daemon.loop import OperatorFirst
+    from plane.daemon.loop import loop_factory
 
-    with asyncio.Runner(loop_factory=OperatorFirst) as runner:  # the operator's requests first
+    with asyncio.Runner(loop_factory=loop_factory()) as runner:  # the operator's requests first
         runner.run(run())
     log.info("stopped")
     return 0

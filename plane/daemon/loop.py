@@ -45,3 +45,16 @@ class OperatorFirst(asyncio.SelectorEventLoop):
             at += 1
         ready.insert(at, first)
         return first
+
+
+def loop_factory() -> Callable[[], asyncio.AbstractEventLoop]:
+    """`OperatorFirst` where asyncio's loop has the ready queue it reorders
+    (CPython 3.11 to 3.14 do); else asyncio's own loop, which serves every
+    request the same, only not the operator's first."""
+    base = asyncio.SelectorEventLoop
+    probe = base()
+    try:
+        reorderable = callable(getattr(probe, "_call_soon", None)) and hasattr(probe, "_ready")
+    finally:
+        probe.close()
+    return OperatorFirst if reorderable else base

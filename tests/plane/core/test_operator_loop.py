@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 
-from plane.daemon.loop import OperatorFirst
+from plane.daemon.loop import OperatorFirst, loop_factory
 from plane.store.engine import OPERATOR
 
 
@@ -62,3 +62,9 @@ def test_a_request_that_hops_five_times_waits_for_none_of_a_thousand_busy_tasks(
     with asyncio.Runner(loop_factory=OperatorFirst) as runner:
         steps = runner.run(main())
     assert steps <= 1000, f"the agents took {steps} steps while the request hopped five times"
+
+
+def test_plane_serve_uses_it_where_asyncio_has_the_queue_it_reorders(monkeypatch):
+    assert loop_factory() is OperatorFirst  # this Python's asyncio has it
+    monkeypatch.delattr(asyncio.BaseEventLoop, "_call_soon")
+    assert loop_factory() is asyncio.SelectorEventLoop, "a Python without it still serves"
