@@ -46,7 +46,7 @@ from plane.clock import ManualClock
 from plane.config import parse_config
 from plane.daemon.server import Plane
 from plane.home import Home
-from plane.wire.protocol import Usage
+from plane.wire.protocol import PauseAgent, Usage
 from tests.support.scripted_llm import ScriptedLLM
 from tui.app import PlaneApp
 from tui.link import Address
@@ -191,7 +191,7 @@ async def embedded_scenes(workdir: Path) -> None:
 
 async def scenes(d: Director) -> None:
     await d.until(lambda: len(d.app.store.agents) == 6 and d.app.main_screen.selected == "demo")
-    await d.app.link.pause_agent("poet", True)  # paused by the operator: a row of its own
+    await d.app.link.request(PauseAgent(agent="poet", paused=True))  # a row of its own
     await d.until(lambda: d.app.store.agents["poet"].status == "paused")
 
     await d.turn(
@@ -329,7 +329,9 @@ async def loop_scene(workdir: Path) -> None:
         try:
             assert plane.runtime is not None
             roster = plane.runtime.services.roster
-            log = roster.get("deployer").workspace / "deploy.log"
+            workspace = roster.get("deployer").workspace
+            workspace.mkdir(parents=True, exist_ok=True)  # its first turn would make it
+            log = workspace / "deploy.log"
             log.write_text("step 3/7: waiting for the canary to report healthy\n")
             app = PlaneApp(Address(path=home.socket))
             app.store.clock = lambda: clock.now().timestamp()
