@@ -52,8 +52,11 @@ from tui.app import PlaneApp
 from tui.link import Address
 from tui.widgets.composer import Composer
 
-OUT = Path(__file__).resolve().parent
-SHIPPED = OUT.parent / "agents.yaml"
+HERE = Path(__file__).resolve().parent
+OUT = Path(os.environ.get("PLANE_SCREENSHOTS_OUT") or HERE)
+"""Where the pictures go: here, or elsewhere for a run that only checks the
+scripts still make them (tests/test_screenshots_run.py)."""
+SHIPPED = HERE.parent / "agents.yaml"
 QUESTION = "In one sentence: what does a control plane do?"
 SIZE = (120, 34)
 START = datetime(2026, 3, 14, 20, 31, tzinfo=UTC)
