@@ -199,7 +199,7 @@ NOTICES = (
 its ceiling, the fleet's, its group's, a model with no price; paused) or that it nears
 its ceiling or spends far faster than it did (warn), by their opening
 words. A client draws them apart from routine plane lines;
-tests/plane/core/test_notice_kinds.py holds every notice's wording to these."""
+tests/plane/agents/test_notice_kinds.py holds every notice's wording to these."""
 
 
 def notice_kind(text: str) -> str | None:

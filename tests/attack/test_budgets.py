@@ -6,7 +6,7 @@ two agents and two APIs arrive at once, all against a real plane and a
 scripted provider that bills what it is asked. No group or tag ends its day
 more than one call over its ceiling, and an agent outside the group, or a
 call without the tag, is never held by it. (Several planes admitting at once:
-tests/plane/core/test_groups.py; under kills, pauses and partitions:
+tests/plane/money/test_groups.py; under kills, pauses and partitions:
 test_planes_faults.py.)
 """
 

@@ -10,7 +10,7 @@ from plane.config import EMBEDDED, load_config, parse_config
 from plane.errors import ConfigError
 from plane.tools.registry import TOOLS
 
-REPO = Path(__file__).parents[3]
+REPO = Path(__file__).parents[2]
 
 
 def test_the_shipped_file_runs_demo_and_scout_on_the_embedded_model_with_a_notional_price():

@@ -12,7 +12,7 @@ from textual.widgets import Select
 
 from plane.agents.toolsets import READ_ONLY
 from plane.config import EMBEDDED_MODEL
-from tests.plane.core.test_context import PASTE, SMALL
+from tests.plane.agents.test_context import PASTE, SMALL
 from tests.tui.conftest import drawn_row, feed, settle
 from tests.tui.factories import agent, snapshot
 from tests.tui.test_live import SIZE, app_for, has_row, title, type_line, until

@@ -13,7 +13,7 @@ import pytest
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
 from plane.wire.words import turn_cost
-from tests.plane.core.test_durability import cli, serve
+from tests.plane.money.test_durability import cli, serve
 from tests.support.fixtures_plane import CONFIG, RunningPlane
 
 QUESTION = "a question the stop cuts mid-answer"

@@ -9,7 +9,7 @@ from plane.agents.toolsets import READ_ONLY
 from plane.config import EMBEDDED_MODEL
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
-from tests.plane.core.test_socket import raw
+from tests.plane.daemon.test_socket import raw
 
 CENT = Usage(input_tokens=10)
 

@@ -80,7 +80,10 @@ def test_each_notice_is_told_apart_from_routine_lines(text: str, kind: str | Non
         (notices.paused_now(None, working=False), "paused"),
         # A group holds every agent in it, as the fleet does: the loudest kind.
         (notices.above_agent("demo", GroupFull(SPENT, SPENT, "research"), SPENT, "3h"), "held"),
-        (notices.above_agent("demo", GroupFull(SPENT, SPENT, "research"), Decimal(0), "3h"), "held"),
+        (
+            notices.above_agent("demo", GroupFull(SPENT, SPENT, "research"), Decimal(0), "3h"),
+            "held",
+        ),
         # A tag holds its calls, not the agent: the agent answers calls without it.
         (notices.above_agent("demo", TagFull(SPENT, SPENT, "t-1"), Decimal(0), "3h"), None),
         (notices.unpriced_held("demo", "other-model", "group", "research"), "held"),

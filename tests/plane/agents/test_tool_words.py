@@ -9,7 +9,7 @@ import pytest
 
 from plane.agents.toolsets import READ_ONLY
 from plane.wire import protocol as p
-from tests.plane.core.test_lifecycle import made, refused
+from tests.plane.agents.test_lifecycle import made, refused
 
 
 async def test_edit_takes_read_only_as_new_does(start_plane):

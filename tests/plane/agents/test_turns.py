@@ -320,7 +320,7 @@ async def test_new_starts_a_session_without_the_history_and_keeps_it_on_disk(sta
 
 
 async def test_new_during_a_turn_is_refused_and_the_turn_stays_in_its_session(start_plane):
-    from tests.plane.core.test_interrupted import mid_stream
+    from tests.plane.agents.test_interrupted import mid_stream
 
     plane = await start_plane()
     plane.llm.stall("Half an ans", seconds=2)

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from plane.wire.protocol import Usage
-from tests.plane.core.test_cli import one_line, plane_cmd
+from tests.plane.cli.test_cli import one_line, plane_cmd
 from tests.support.answering import until_it_answers
 from tests.support.fixtures_plane import CONFIG
 

@@ -14,7 +14,7 @@ from plane.money.budgets import Budget
 from plane.money.ledger import Ledger
 from plane.store.sqlite import SqliteDatabase
 from plane.wire.protocol import Usage
-from tests.plane.core.test_cli import plane_cmd
+from tests.plane.cli.test_cli import plane_cmd
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 RESEARCH = Budget("research", None, frozenset({"scout", "poet"}))

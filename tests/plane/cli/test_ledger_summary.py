@@ -15,7 +15,7 @@ from plane.home import Home
 from plane.money.ledger import Ledger
 from plane.store.sqlite import SqliteDatabase
 from plane.wire.protocol import Usage
-from tests.plane.core.test_cli import plane_cmd
+from tests.plane.cli.test_cli import plane_cmd
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 

@@ -7,7 +7,7 @@ import openai
 import pytest
 
 from plane.wire.protocol import Usage
-from tests.plane.core.test_metrics import samples
+from tests.plane.daemon.test_metrics import samples
 from tests.support.fixtures_gateway import CONFIG, StartGateway
 from tests.support.scripted_llm import Reply
 

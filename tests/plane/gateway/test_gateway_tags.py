@@ -14,7 +14,7 @@ import openai
 import pytest
 
 from plane.wire.protocol import Usage
-from tests.plane.core.test_cli import plane_cmd
+from tests.plane.cli.test_cli import plane_cmd
 from tests.support.fixtures_gateway import CONFIG, StartGateway
 from tests.support.scripted_llm import Reply
 

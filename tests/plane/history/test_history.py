@@ -6,7 +6,7 @@ import pytest
 
 from plane.wire import protocol as p
 from plane.wire.client import RequestFailed
-from tests.plane.core.test_socket import raw
+from tests.plane.daemon.test_socket import raw
 
 # Each test runs on each engine: the SQLite file, and PostgreSQL.
 pytestmark = pytest.mark.usefixtures("each_store")

@@ -13,7 +13,7 @@ from plane.config import Price
 from plane.money.attribution import Piece, attribute
 from plane.money.pricing import override_cost
 from plane.wire.protocol import Usage
-from tests.plane.core.test_cli import plane_cmd
+from tests.plane.cli.test_cli import plane_cmd
 from tests.support.fixtures_plane import CONFIG
 
 PRICE = Price(

@@ -263,7 +263,7 @@ async def test_an_agent_held_only_by_calls_in_flight_answers_once_they_settle(st
 
 
 async def test_the_command_line_sets_a_groups_ceiling_and_plane_status_lists_it(start_plane):
-    from tests.plane.core.test_cli import plane_cmd
+    from tests.plane.cli.test_cli import plane_cmd
 
     plane = await start_plane(GROUPED)
     home = plane.home.root
