@@ -150,6 +150,16 @@ class RunningPlane:
                 return
         raise TimeoutError("agents still working")
 
+    def serve_until_told_to_stop(self) -> asyncio.Task[None]:
+        """Serve as `plane serve` does once started: told to stop (`plane stop`),
+        the plane shuts down and lets go of its home."""
+
+        async def serve() -> None:
+            await self.plane.stop_event.wait()
+            await self.plane.shutdown()
+
+        return asyncio.create_task(serve())
+
     async def stop(self) -> None:
         for client in self.clients:
             await client.close()

@@ -1,11 +1,12 @@
-"""The `plane` command, run as a user runs it: a real daemon process, real
-socket, the scripted LLM server over real HTTP."""
+"""The `plane` command's words and exit codes, run by its `main` in the test's
+process (tests/support/command.py) against a real plane on its real socket,
+the scripted LLM server over real HTTP. Each command's own process:
+test_smoke.py."""
 
 import asyncio
 import fcntl
 import json
 import os
-import re
 import shutil
 import socket
 import sqlite3
@@ -31,101 +32,66 @@ from plane.wire.protocol import (
     Usage,
     encode,
 )
-from tests.support.answering import answers, until_it_answers
+from tests.support.answering import answers
+from tests.support.command import (
+    Ran,
+    one_line,
+    plane_cli,
+    plane_cli_async,
+    plane_serve_until_it_answers,
+)
 from tests.support.cpu import REFUSAL_CPU_S, cpu_limit, out_of_cpu
-from tests.support.fixtures_plane import CONFIG
 
 
-def plane_cmd(home: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PLANE_HOME": str(home)}
-    return subprocess.run(
-        [sys.executable, "-m", "plane", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
-@pytest.fixture
-def daemon(tmp_path, scripted_llm):
-    home = tmp_path / "home"
-    config = tmp_path / "agents.yaml"
-    config.write_text(CONFIG.replace("{base_url}", scripted_llm.base_url))
-    env = {**os.environ, "PLANE_HOME": str(home)}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "plane", "serve", "--config", str(config)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    until_it_answers(home, process, within=60)
-    yield home
-    scripted_llm.hang_up()
-    process.terminate()
-    process.wait(timeout=20)
-
-
-@pytest.mark.slow
-def test_send_status_and_ledger(daemon, scripted_llm):
-    scripted_llm.reply("Hello from the model.", usage=Usage(input_tokens=100, output_tokens=10))
-    sent = plane_cmd(daemon, "send", "demo", "hello", "--wait")
+async def test_send_status_and_ledger(start_plane):
+    plane = await start_plane()
+    home = plane.home.root
+    plane.llm.reply("Hello from the model.", usage=Usage(input_tokens=100, output_tokens=10))
+    sent = await plane_cli_async(home, "send", "demo", "hello", "--wait")
     assert sent.returncode == 0, sent.stderr
     assert sent.stdout.splitlines() == ["Hello from the model.", "  $0.12 · 100 in · 10 out"]
 
-    status = json.loads(plane_cmd(daemon, "status", "--json").stdout)
+    status = json.loads((await plane_cli_async(home, "status", "--json")).stdout)
     demo = next(a for a in status["agents"] if a["name"] == "demo")
     assert (demo["spend_today_usd"], demo["limit_usd"], demo["state"]) == ("0.12", "1", "idle")
 
-    ledger = json.loads(plane_cmd(daemon, "ledger", "--json").stdout)
+    ledger = json.loads((await plane_cli_async(home, "ledger", "--json")).stdout)
     [call] = ledger["calls"]
     assert (call["input_tokens"], call["output_tokens"], call["cost_usd"]) == (100, 10, "0.12")
     assert call["status"] == "settled" and "scripted-model" in call["price_source"]
 
-    csv = plane_cmd(daemon, "ledger", "--csv").stdout.splitlines()
+    csv = (await plane_cli_async(home, "ledger", "--csv")).stdout.splitlines()
     assert csv[0].startswith("id,agent,day,at,provider,model") and len(csv) == 2
 
 
-@pytest.mark.slow
-def test_status_says_what_a_new_agent_gets_and_when_a_held_agent_resumes(daemon, scripted_llm):
-    scripted_llm.reply("Done.", usage=Usage(input_tokens=100, output_tokens=10))
-    assert plane_cmd(daemon, "send", "demo", "work", "--wait").returncode == 0
-    held = plane_cmd(daemon, "send", "demo", "/limit 0.10")  # $0.12 spent: over it
+async def test_status_says_what_a_new_agent_gets_and_when_a_held_agent_resumes(start_plane):
+    plane = await start_plane()
+    home = plane.home.root
+    plane.llm.reply("Done.", usage=Usage(input_tokens=100, output_tokens=10))
+    assert (await plane_cli_async(home, "send", "demo", "work", "--wait")).returncode == 0
+    held = await plane_cli_async(home, "send", "demo", "/limit 0.10")  # $0.12 spent: over it
     assert held.stdout.startswith("Spending limit set to $0.10 a day.")
 
-    status = json.loads(plane_cmd(daemon, "status", "--json").stdout)
+    status = json.loads((await plane_cli_async(home, "status", "--json")).stdout)
     assert (status["default_model"], status["default_limit_usd"]) == ("scripted-model", "1")
     agents = {a["name"]: a for a in status["agents"]}
     assert agents["demo"]["state"] == "held"
     resumes_at = datetime.fromisoformat(agents["demo"]["resumes_at"])
-    assert resumes_at == midnight_after(day_of(datetime.now(UTC)))
+    assert resumes_at == midnight_after(day_of(plane.clock.now()))
     assert agents["scout"]["resumes_at"] is None
 
-    text = plane_cmd(daemon, "status").stdout.splitlines()
+    text = (await plane_cli_async(home, "status")).stdout.splitlines()
     demo = next(line for line in text if line.startswith("  demo "))
     scout = next(line for line in text if line.startswith("  scout "))
-    assert re.fullmatch(
-        r"  demo   held     scripted-model  \$0\.12 of \$0\.10  resumes in (\d+h \d\dm|\d+m|\d+s)",
-        demo,
-    ), demo
+    assert demo == "  demo   held     scripted-model  $0.12 of $0.10  resumes in 12h 00m", demo
     assert scout == "  scout  idle     scripted-model  $0.00 of $1.00"
 
-    # Scripts poll it: the process loads neither pydantic nor the protocol's models.
-    env = {**os.environ, "PLANE_HOME": str(daemon)}
-    command = [sys.executable, "-X", "importtime", "-m", "plane", "status", "--json"]
-    timed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
-    assert json.loads(timed.stdout) == status
-    loaded = {line.rsplit("|", 1)[-1].strip() for line in timed.stderr.splitlines()}
-    assert "pydantic" not in loaded and "plane.wire.protocol" not in loaded
-    assert "plane.wire.once" in loaded
 
-
-@pytest.mark.slow
-def test_limit_from_the_command_line(daemon):
+async def test_limit_from_the_command_line(start_plane):
+    plane = await start_plane()
     lines, codes = {}, {}
     for typed in ("/limit", "/limit 5", "/limit off", "/limit abc", "/limt 5"):
-        result = plane_cmd(daemon, "send", "demo", typed)
+        result = await plane_cli_async(plane.home.root, "send", "demo", typed)
         lines[typed], codes[typed] = result.stdout.strip(), result.returncode
     assert lines == {
         "/limit": "$0.00 spent today, of $1.00 a day.",
@@ -136,38 +102,41 @@ def test_limit_from_the_command_line(daemon):
     }
     # A script can tell a refused command from one that took: 1, as for any refusal.
     assert codes == {"/limit": 0, "/limit 5": 0, "/limit off": 0, "/limit abc": 1, "/limt 5": 1}
-    status = json.loads(plane_cmd(daemon, "status", "--json").stdout)
+    status = json.loads((await plane_cli_async(plane.home.root, "status", "--json")).stdout)
     assert next(a for a in status["agents"] if a["name"] == "demo")["limit_usd"] is None
 
 
-@pytest.mark.slow
-def test_new_agent_and_stop(daemon):
-    created = plane_cmd(daemon, "new", "helper", "--model", "other-model", "--role", "be brief")
+async def test_new_agent_and_stop(start_plane):
+    plane = await start_plane()
+    home = plane.home.root
+    serving = plane.serve_until_told_to_stop()
+    new = ("new", "helper", "--model", "other-model")
+    created = await plane_cli_async(home, *new, "--role", "be brief")
     assert created.stdout.strip() == "Created helper on other-model, $1.00 a day, every tool."
-    taken = plane_cmd(daemon, "new", "helper", "--model", "other-model")
+    taken = await plane_cli_async(home, *new)
     assert taken.returncode == 1 and "already exists" in taken.stderr
-    assert plane_cmd(daemon, "stop").returncode == 0
-    deadline = time.monotonic() + 20
-    while answers(daemon):
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    stopped = await plane_cli_async(home, "stop")
+    assert (stopped.returncode, stopped.stdout) == (0, "The plane has stopped.\n")
+    await asyncio.wait_for(serving, 5)  # it had stopped, as it said
+    assert not await asyncio.to_thread(answers, home)
 
 
-@pytest.mark.slow
-def test_new_takes_the_default_model_and_the_tools_asked_for(daemon, scripted_llm):
-    plain = plane_cmd(daemon, "new", "poet")  # defaults.model, and what suits it
+async def test_new_takes_the_default_model_and_the_tools_asked_for(start_plane):
+    plane = await start_plane()
+    home = plane.home.root
+    plain = await plane_cli_async(home, "new", "poet")  # defaults.model, and what suits it
     assert plain.stdout.strip() == "Created poet on scripted-model, $1.00 a day, every tool."
-    reader = plane_cmd(daemon, "new", "reader", "--tools", "read-only")
+    reader = await plane_cli_async(home, "new", "reader", "--tools", "read-only")
     assert reader.stdout.strip() == (
         "Created reader on scripted-model, $1.00 a day, read-only tools "
         "(read_file, list_files, grep, retrieve, budget_status)."
     )
-    bare = plane_cmd(daemon, "new", "bare", "--model", "other-model", "--tools", "none")
+    bare = await plane_cli_async(home, "new", "bare", "--model", "other-model", "--tools", "none")
     assert bare.stdout.strip() == "Created bare on other-model, $1.00 a day, no tools."
 
 
 def test_clear_errors_when_no_plane_runs(tmp_path):
-    result = plane_cmd(tmp_path, "status")
+    result = plane_cli(tmp_path, "status")
     assert result.returncode == 1
     assert result.stderr.startswith("plane: No plane is running at ")
     assert "Traceback" not in result.stderr
@@ -176,7 +145,7 @@ def test_clear_errors_when_no_plane_runs(tmp_path):
 def test_a_bad_config_stops_the_plane_before_it_starts(tmp_path):
     config = tmp_path / "agents.yaml"
     config.write_text("defaults:\n  limitUsd: 5\nagents:\n  demo:\n    limitUsd: 9\n")
-    result = plane_cmd(tmp_path / "home", "serve", "--config", str(config))
+    result = plane_cli(tmp_path / "home", "serve", "--config", str(config))
     assert result.returncode == 1
     assert result.stderr.strip() == (
         f"plane: {config} line 5: agents.demo.limitUsd: $9.00 is above defaults.limitUsd "
@@ -187,35 +156,11 @@ def test_a_bad_config_stops_the_plane_before_it_starts(tmp_path):
 
 @pytest.mark.parametrize("command", ["serve", "stop", "status", "send", "ledger", "new"])
 def test_every_command_has_help(command, tmp_path):
-    result = plane_cmd(tmp_path, command, "--help")
+    result = plane_cli(tmp_path, command, "--help")
     assert result.returncode == 0 and "usage: plane" in result.stdout
 
 
-def test_plane_alone_reports_a_daemon_that_could_not_start(tmp_path):
-    (tmp_path / "agents.yaml").write_text("agents:\n  demo:\n    limitusd: 2\n")
-    result = subprocess.run(
-        [sys.executable, "-m", "plane"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PLANE_HOME": str(tmp_path / "home")},
-        timeout=120,
-    )
-    assert result.returncode == 1
-    assert result.stderr.strip() == (
-        "plane: The plane did not start: agents.yaml line 3: agents.demo.limitusd: unknown key."
-    )
-
-
 # ── every failure is one line and an exit code ─────────────────────────────
-
-
-def one_line(result: subprocess.CompletedProcess[str]) -> str:
-    """The one line a failing command printed, checked to be just that."""
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    assert "Traceback" not in result.stderr and "Error:" not in result.stderr.split(":", 1)[0]
-    return lines[0]
 
 
 @pytest.mark.parametrize(
@@ -277,7 +222,7 @@ def one_line(result: subprocess.CompletedProcess[str]) -> str:
     ],
 )
 def test_a_bad_command_line_is_one_line_and_exit_2(tmp_path, args, expected):
-    result = plane_cmd(tmp_path, *args)
+    result = plane_cli(tmp_path, *args)
     assert result.returncode == 2, result.stderr
     line = one_line(result)
     assert expected in line
@@ -286,16 +231,10 @@ def test_a_bad_command_line_is_one_line_and_exit_2(tmp_path, args, expected):
 
 
 def test_text_that_is_not_utf8_is_refused_before_it_is_sent(tmp_path):
-    env = {**os.environ, "PLANE_HOME": str(tmp_path)}
-    result = subprocess.run(
-        [sys.executable.encode(), b"-m", b"plane", b"send", b"demo", b"caf\xe9"],
-        env=env,
-        capture_output=True,
-        timeout=60,
-    )
+    result = plane_cli(tmp_path, "send", "demo", os.fsdecode(b"caf\xe9"))  # as argv is read
     assert result.returncode == 2
-    assert b"argument text: the text is not valid UTF-8" in result.stderr
-    assert b"Traceback" not in result.stderr
+    assert "argument text: the text is not valid UTF-8" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 @pytest.mark.parametrize(
@@ -310,7 +249,7 @@ def test_text_that_is_not_utf8_is_refused_before_it_is_sent(tmp_path):
     ],
 )
 def test_every_client_command_says_when_no_plane_runs(tmp_path, args):
-    result = plane_cmd(tmp_path, *args)
+    result = plane_cli(tmp_path, *args)
     assert result.returncode == 1
     assert one_line(result) == (
         f"plane: No plane is running at {tmp_path / 'plane.sock'}. Start one with `plane serve`."
@@ -321,7 +260,7 @@ def test_every_client_command_says_when_no_plane_runs(tmp_path, args):
 def test_a_socket_path_that_is_not_a_socket_is_one_line(tmp_path, kind):
     where = tmp_path / "plane.sock"
     where.mkdir() if kind == "directory" else where.write_text("x")
-    result = plane_cmd(tmp_path, "status")
+    result = plane_cli(tmp_path, "status")
     assert result.returncode == 1
     assert one_line(result).startswith("plane: ")
 
@@ -388,7 +327,7 @@ HANG_UPS = [
 def test_a_plane_that_hangs_up_is_one_line(tmp_path, behaviour, args):
     fake = FakePlane(tmp_path / "plane.sock", behaviour)
     try:
-        result = plane_cmd(tmp_path, *args, timeout=30)
+        result = plane_cli(tmp_path, *args)
     finally:
         fake.close()
     assert result.returncode == 1, result.stderr
@@ -398,7 +337,7 @@ def test_a_plane_that_hangs_up_is_one_line(tmp_path, behaviour, args):
 def test_a_plane_that_hangs_up_after_taking_the_message_is_not_said_to_be_absent(tmp_path):
     fake = FakePlane(tmp_path / "plane.sock", "sent")
     try:
-        result = plane_cmd(tmp_path, "send", "demo", "hi", "--wait", timeout=30)
+        result = plane_cli(tmp_path, "send", "demo", "hi", "--wait")
     finally:
         fake.close()
     assert result.returncode == 1, result.stderr
@@ -408,11 +347,12 @@ def test_a_plane_that_hangs_up_after_taking_the_message_is_not_said_to_be_absent
     )
 
 
-@pytest.mark.slow
-def test_send_wait_that_times_out_says_so_in_one_line(daemon, scripted_llm):
-    scripted_llm.reply("Too late.", delay_s=60)
+async def test_send_wait_that_times_out_says_so_in_one_line(start_plane):
+    plane = await start_plane()
+    plane.llm.reply("Too late.", delay_s=60)
     started = time.monotonic()
-    result = plane_cmd(daemon, "send", "demo", "hello", "--wait", "--timeout", "0.5")
+    wait = ("--wait", "--timeout", "0.5")
+    result = await plane_cli_async(plane.home.root, "send", "demo", "hello", *wait)
     assert time.monotonic() - started < 30  # gave up; the answer is a minute away
     assert result.returncode == 124
     assert one_line(result) == (
@@ -420,60 +360,63 @@ def test_send_wait_that_times_out_says_so_in_one_line(daemon, scripted_llm):
     )
 
 
-@pytest.mark.slow
-def test_send_wait_to_an_agent_already_held_says_so_and_waits_for_nothing(daemon, scripted_llm):
+async def test_send_wait_to_an_agent_already_held_says_so_and_waits_for_nothing(start_plane):
     """The hold is told once a spell: the second message's reply carries no
     notice, and no turn is coming to wait for (never "its turn goes on")."""
-    assert plane_cmd(daemon, "send", "demo", "/limit 0").returncode == 0
-    first = plane_cmd(daemon, "send", "demo", "one", "--wait", "--timeout", "20")
+    plane = await start_plane()
+    home = plane.home.root
+    assert (await plane_cli_async(home, "send", "demo", "/limit 0")).returncode == 0
+    first = await plane_cli_async(home, "send", "demo", "one", "--wait", "--timeout", "20")
     assert first.returncode == 75 and "demo is paused" in first.stdout, "kept, not answered"
     started = time.monotonic()
-    second = plane_cmd(daemon, "send", "demo", "two", "--wait", "--timeout", "20")
+    second = await plane_cli_async(home, "send", "demo", "two", "--wait", "--timeout", "20")
     assert time.monotonic() - started < 15, "it waited for a turn that is not coming"
     assert (second.returncode, second.stderr) == (75, "")
     assert second.stdout.splitlines() == [
         "demo is held: the message is kept, marked held, and answered when demo takes"
         " turns again (`plane log demo` says why)."
     ]
-    assert scripted_llm.requests == []
+    assert plane.llm.requests == []
 
 
-@pytest.mark.slow
-def test_status_shows_an_unpriced_agents_spend_as_the_tui_does(daemon, scripted_llm):
+async def test_status_shows_an_unpriced_agents_spend_as_the_tui_does(start_plane):
     """`$?`, never `$0.00`: its calls are counted, not priced."""
-    assert plane_cmd(daemon, "edit", "scout", "--model", "other-model").returncode == 0
-    text = plane_cmd(daemon, "status").stdout.splitlines()
+    plane = await start_plane()
+    home = plane.home.root
+    assert (await plane_cli_async(home, "edit", "scout", "--model", "other-model")).returncode == 0
+    text = (await plane_cli_async(home, "status")).stdout.splitlines()
     scout = next(line for line in text if line.startswith("  scout "))
     assert scout == "  scout  held     other-model (unpriced)  $? of $1.00", scout
 
 
-@pytest.mark.slow
-def test_send_wait_to_an_agent_on_an_unpriced_model_exits_kept_not_answered(daemon, scripted_llm):
+async def test_send_wait_to_an_agent_on_an_unpriced_model_exits_kept_not_answered(start_plane):
     """A script tells "answered" (0) from "kept" (75): the message waits, no
     turn is coming now. Without --wait, sending it is a success."""
-    assert plane_cmd(daemon, "edit", "demo", "--model", "other-model").returncode == 0
-    kept = plane_cmd(daemon, "send", "demo", "hello", "--wait", "--timeout", "20")
+    plane = await start_plane()
+    home = plane.home.root
+    assert (await plane_cli_async(home, "edit", "demo", "--model", "other-model")).returncode == 0
+    kept = await plane_cli_async(home, "send", "demo", "hello", "--wait", "--timeout", "20")
     assert kept.returncode == 75, kept.stdout + kept.stderr
     assert kept.stdout.startswith("demo is not answering: no price is known for other-model")
-    assert plane_cmd(daemon, "send", "demo", "again").returncode == 0
-    assert scripted_llm.requests == []
+    assert (await plane_cli_async(home, "send", "demo", "again")).returncode == 0
+    assert plane.llm.requests == []
 
 
-@pytest.mark.slow
-def test_send_wait_prints_the_answer_to_its_message_not_the_turn_already_running(
-    daemon, scripted_llm
+async def test_send_wait_prints_the_answer_to_its_message_not_the_turn_already_running(
+    start_plane,
 ):
     """A message sent while a turn runs is answered by the next turn: the
     running one's answer is not this message's, and its end is not the wait's."""
-    scripted_llm.reply("The answer to one.", usage=Usage(input_tokens=10), delay_s=2)
-    scripted_llm.reply("The answer to two.", usage=Usage(input_tokens=10))
-    assert plane_cmd(daemon, "send", "demo", "/limit off").returncode == 0  # room for estimates
-    assert plane_cmd(daemon, "send", "demo", "one").returncode == 0
-    while json.loads(plane_cmd(daemon, "status", "--json").stdout)["agents"][0]["state"] != (
-        "working"
-    ):
-        time.sleep(0.05)
-    second = plane_cmd(daemon, "send", "demo", "two", "--wait", "--timeout", "20")
+    plane = await start_plane()
+    home = plane.home.root
+    plane.llm.reply("The answer to one.", usage=Usage(input_tokens=10), delay_s=2)
+    plane.llm.reply("The answer to two.", usage=Usage(input_tokens=10))
+    limit_off = await plane_cli_async(home, "send", "demo", "/limit off")  # room for estimates
+    assert limit_off.returncode == 0
+    assert (await plane_cli_async(home, "send", "demo", "one")).returncode == 0
+    while not plane.llm.requests:  # noqa: ASYNC110 - the first turn is with the model (its thread)
+        await asyncio.sleep(0.01)
+    second = await plane_cli_async(home, "send", "demo", "two", "--wait", "--timeout", "20")
     assert second.returncode == 0, second.stderr
     assert second.stdout.splitlines() == ["The answer to two.", "  $0.01 · 10 in · 0 out"]
 
@@ -508,15 +451,19 @@ def test_the_tui_is_the_plane_s_own_whatever_the_directory_holds(tmp_path):
 
 @pytest.mark.parametrize("args", [["ledger", "--csv"], ["ledger", "--json"], ["status", "--json"]])
 @pytest.mark.slow
-def test_output_into_a_closed_pipe_ends_quietly(daemon, scripted_llm, args):
-    scripted_llm.reply("Hi.", usage=Usage(input_tokens=100, output_tokens=10))
-    assert plane_cmd(daemon, "send", "demo", "hello", "--wait").returncode == 0
+async def test_output_into_a_closed_pipe_ends_quietly(start_plane, args):
+    """A pipe is the process's own: this one runs as a user runs it."""
+    plane = await start_plane()
+    plane.llm.reply("Hi.", usage=Usage(input_tokens=100, output_tokens=10))
+    sent = await plane_cli_async(plane.home.root, "send", "demo", "hello", "--wait")
+    assert sent.returncode == 0
     read, write = os.pipe()
     os.close(read)  # the reader (`head`) is gone before a byte is written
     try:
-        result = subprocess.run(
+        result = await asyncio.to_thread(
+            subprocess.run,
             [sys.executable, "-m", "plane", *args],
-            env={**os.environ, "PLANE_HOME": str(daemon)},
+            env={**os.environ, "PLANE_HOME": str(plane.home.root)},
             stdout=write,
             stderr=subprocess.PIPE,
             text=True,
@@ -530,82 +477,34 @@ def test_output_into_a_closed_pipe_ends_quietly(daemon, scripted_llm, args):
 # ── `plane serve` says what it read, where it listens, and when it stops ───
 
 
-def serve(home: Path, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None):
-    return subprocess.Popen(
-        [sys.executable, "-m", "plane", "serve", *args],
-        env={**os.environ, "PLANE_HOME": str(home), **(env or {})},
-        cwd=cwd,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def until_serving(process: subprocess.Popen[str]) -> list[str]:
-    """stderr's lines up to and including the start line."""
-    lines: list[str] = []
-    assert process.stderr is not None
-    while not lines or " serving on " not in lines[-1]:
-        line = process.stderr.readline()
-        assert line, f"the plane exited: {lines}"
-        lines.append(line.rstrip("\n"))
-    return lines
-
-
-def test_serve_says_its_config_its_addresses_and_that_it_stopped(tmp_path, scripted_llm):
-    config = tmp_path / "agents.yaml"
-    config.write_text(CONFIG.replace("{base_url}", scripted_llm.base_url))
-    home = tmp_path / "home"
-    process = serve(home, "--config", str(config), "--tcp", "127.0.0.1:0")
-    try:
-        said = until_serving(process)
-        started = re.fullmatch(
-            rf"plane: serving on {re.escape(str(home))}/plane\.sock and 127\.0\.0\.1:(\d+) "
-            rf"\(token in {re.escape(str(home))}/token\); 2 agents \(demo, scout\)",
-            said[-1],
-        )
-        assert started, said
-        assert said[0] == f"plane: config from {config}"
-        port = int(started.group(1))
-        assert port != 0
-        socket.create_connection(("127.0.0.1", port), timeout=5).close()  # it is listening there
-    finally:
-        process.terminate()
-        _, rest = process.communicate(timeout=30)
-    assert process.returncode == 0
-    assert rest.splitlines()[-1] == "plane: stopped"
-    logged = (home / "plane.log").read_text().splitlines()
-    assert [line.split(" INFO ", 1)[1] for line in logged if " INFO " in line] == [
-        f"plane: config from {config}",
-        said[-1].replace("plane: ", "plane.daemon.server: ", 1),
-        "plane: stopped",
-    ]
-
-
 def test_serve_without_a_config_says_where_it_looked(tmp_path):
     home, xdg = tmp_path / "home", tmp_path / "xdg"
-    process = serve(home, cwd=tmp_path, env={"XDG_CONFIG_HOME": str(xdg)})
-    try:
-        said = until_serving(process)
-    finally:
-        process.terminate()
-        process.communicate(timeout=30)
-    assert said == [
+    served = plane_serve_until_it_answers(home, cwd=tmp_path, env={"XDG_CONFIG_HOME": str(xdg)})
+    assert served.returncode == 0, served.stderr
+    assert served.stderr.splitlines() == [
         f"plane: no config in {tmp_path}/agents.yaml or {xdg}/plane/agents.yaml; running on "
         "the built-in defaults (the embedded model, no ceiling)",
         f"plane: serving on {home}/plane.sock (token in {home}/token); no agents",
+        "plane: stopped",
     ]
 
 
 # ── a plane.db that cannot be used: one line, an exit, nothing left ────────
 
 
-def refused(home: Path, **popen: Any) -> str:
+def refused(home: Path) -> str:
     """Run `plane serve` on `home`; check it refused in one line, within a few CPU seconds,
     leaving no socket and no held lock; return the line."""
-    config = home.parent / "agents.yaml"
-    if not config.exists():
-        config.write_text("defaults:\n  limitUsd: 1\n")
+    config = _config_beside(home)
+    cpu = time.process_time()
+    result = plane_cli(home, "serve", "--config", str(config))
+    assert time.process_time() - cpu < REFUSAL_CPU_S, f"worked over {REFUSAL_CPU_S} CPU seconds"
+    return _refusal(home, config, result)
+
+
+def refused_in_a_process(home: Path, **popen: Any) -> str:
+    """`refused`, run as another user runs it: a process of its own."""
+    config = _config_beside(home)
     result = subprocess.run(
         [sys.executable, "-m", "plane", "serve", "--config", str(config)],
         env={**os.environ, "PLANE_HOME": str(home)},
@@ -616,6 +515,17 @@ def refused(home: Path, **popen: Any) -> str:
         **popen,
     )
     assert not out_of_cpu(result.returncode), f"worked over {REFUSAL_CPU_S} CPU seconds"
+    return _refusal(home, config, result)
+
+
+def _config_beside(home: Path) -> Path:
+    config = home.parent / "agents.yaml"
+    if not config.exists():
+        config.write_text("defaults:\n  limitUsd: 1\n")
+    return config
+
+
+def _refusal(home: Path, config: Path, result: Ran | subprocess.CompletedProcess[str]) -> str:
     assert result.returncode == 1, result.stderr
     assert not (home / "plane.sock").exists()
     lock = home / "plane.lock"
@@ -726,7 +636,7 @@ def test_a_read_only_plane_db_is_refused_for_an_ordinary_user():
         for path in (home, *home.iterdir()):
             os.chown(path, nobody, nobody)
         db.chmod(0o444)
-        line = refused(home, user=nobody, group=nobody, extra_groups=[], cwd=root)
+        line = refused_in_a_process(home, user=nobody, group=nobody, extra_groups=[], cwd=root)
     finally:
         shutil.rmtree(root)
     assert line == (

@@ -14,7 +14,7 @@ from plane.money.budgets import Budget
 from plane.money.ledger import Ledger
 from plane.store.sqlite import SqliteDatabase
 from plane.wire.protocol import Usage
-from tests.plane.cli.test_cli import plane_cmd
+from tests.support.command import plane_cli
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 RESEARCH = Budget("research", None, frozenset({"scout", "poet"}))
@@ -50,10 +50,10 @@ async def written(tmp_path):
     ],
 )
 def test_by_group_tag_and_session(written, by, expected):
-    out = plane_cmd(written, "ledger", "--summary", "--by", by, "--day", "2026-11-29", "--json")
+    out = plane_cli(written, "ledger", "--summary", "--by", by, "--day", "2026-11-29", "--json")
     assert out.returncode == 0, out.stderr
     summary = json.loads(out.stdout)
     assert [(g[by], g["cost_usd"]) for g in summary["groups"]] == expected
     assert summary["total"]["cost_usd"] == "0.6000004"
-    text = plane_cmd(written, "ledger", "--summary", "--by", by, "--day", "2026-11-29").stdout
+    text = plane_cli(written, "ledger", "--summary", "--by", by, "--day", "2026-11-29").stdout
     assert f"by {by}: 4 calls, $0.60" in text.splitlines()[0]

@@ -15,7 +15,7 @@ from plane.home import Home
 from plane.money.ledger import Ledger
 from plane.store.sqlite import SqliteDatabase
 from plane.wire.protocol import Usage
-from tests.plane.cli.test_cli import plane_cmd
+from tests.support.command import plane_cli, plane_cli_async
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
@@ -44,7 +44,7 @@ async def written(tmp_path):
 
 
 def test_by_agent_sums_exactly_and_counts_a_call_in_flight_at_its_estimate(written):
-    out = plane_cmd(written, "ledger", "--summary", "--day", "2026-11-29", "--json")
+    out = plane_cli(written, "ledger", "--summary", "--day", "2026-11-29", "--json")
     assert out.returncode == 0, out.stderr
     summary = json.loads(out.stdout)
     assert (summary["first_day"], summary["last_day"], summary["by"]) == (
@@ -68,7 +68,7 @@ def test_by_agent_sums_exactly_and_counts_a_call_in_flight_at_its_estimate(writt
 
 def test_by_day_and_model_and_a_narrower_window(written):
     days = json.loads(
-        plane_cmd(
+        plane_cli(
             written, "ledger", "--summary", "--day", "2026-11-29", "--by", "day", "--json"
         ).stdout
     )
@@ -77,7 +77,7 @@ def test_by_day_and_model_and_a_narrower_window(written):
         ("2026-11-28", "0.2000001"),
         ("2026-11-29", "0.12"),
     ]
-    two = plane_cmd(
+    two = plane_cli(
         written,
         "ledger",
         "--summary",
@@ -110,7 +110,7 @@ def test_today_is_the_plane_day_the_ledger_reached(tmp_path):
         await db.close()
 
     asyncio.run(write())
-    out = plane_cmd(home.root, "ledger", "--summary")
+    out = plane_cli(home.root, "ledger", "--summary")
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == [
         "2098-12-27 to 2099-01-02 (UTC, 7 days), by agent: 1 call, $1.50",
@@ -119,7 +119,7 @@ def test_today_is_the_plane_day_the_ledger_reached(tmp_path):
 
 
 def test_the_text_form(written):
-    out = plane_cmd(written, "ledger", "--summary", "--day", "2026-11-28", "--by", "day")
+    out = plane_cli(written, "ledger", "--summary", "--day", "2026-11-28", "--by", "day")
     assert out.stdout.splitlines() == [
         "2026-11-22 to 2026-11-28 (UTC, 7 days), by day: 3 calls, $0.30",
         "  2026-11-27      $0.10  1 call  1k in · 10 out",
@@ -138,14 +138,14 @@ def test_the_text_form(written):
     ],
 )
 def test_a_bad_summary_command_line_is_one_line_and_exit_2(tmp_path, args, expected):
-    out = plane_cmd(tmp_path / "home", "ledger", *args)
+    out = plane_cli(tmp_path / "home", "ledger", *args)
     assert out.returncode == 2
     [line] = out.stderr.splitlines()
     assert expected in line
 
 
 def test_no_ledger_yet_is_one_line(tmp_path):
-    out = plane_cmd(tmp_path / "home", "ledger", "--summary")
+    out = plane_cli(tmp_path / "home", "ledger", "--summary")
     assert out.returncode == 1
     assert out.stderr.splitlines() == [
         f"plane: No ledger at {tmp_path}/home/plane.db yet: no plane has run in {tmp_path}/home."
@@ -155,7 +155,7 @@ def test_no_ledger_yet_is_one_line(tmp_path):
 def test_a_file_that_is_not_a_ledger_is_one_line(tmp_path):
     home = Home(tmp_path / "home").ensure()
     home.db.write_bytes(b"not a database at all" * 100)
-    out = plane_cmd(home.root, "ledger", "--summary")
+    out = plane_cli(home.root, "ledger", "--summary")
     assert out.returncode == 1
     [line] = out.stderr.splitlines()
     assert line.startswith(f"plane: Cannot read the ledger {home.db} (")
@@ -173,16 +173,18 @@ async def test_an_unpriced_call_is_said_in_both_forms_never_shown_as_free(tmp_pa
     await _call(ledger, "demo", "gpt-a", "0.1", Usage(input_tokens=1000, output_tokens=10))
     call = await ledger.open_call("demo", "p", "mystery", Decimal(0), "estimate")
     await ledger.settle(call, Usage(input_tokens=81, output_tokens=27), Decimal(0), "unpriced")
-    out = plane_cmd(home.root, "ledger", "--summary", "--day", "2026-11-29", "--by", "model")
+    by_model = ("ledger", "--summary", "--day", "2026-11-29", "--by", "model")
+    out = await plane_cli_async(home.root, *by_model)
     assert out.stdout.splitlines() == [
         "2026-11-23 to 2026-11-29 (UTC, 7 days), by model: 2 calls, $0.10"
         " (1 unpriced, not in the total)",
         "  gpt-a        $0.10  1 call  1k in · 10 out",
         "  mystery      $0.00  1 call  81 in · 27 out (1 unpriced, not in the total)",
     ]
-    summary = json.loads(
-        plane_cmd(home.root, "ledger", "--summary", "--day", "2026-11-29", "--json").stdout
+    as_json = await plane_cli_async(
+        home.root, "ledger", "--summary", "--day", "2026-11-29", "--json"
     )
+    summary = json.loads(as_json.stdout)
     assert summary["total"]["unpriced_calls"] == 1
     lines = ledger_lines(NOON.date(), await ledger.entries(NOON.date()))
     assert lines[0] == "2026-11-29 (UTC): 2 calls, $0.10 (1 unpriced, not in the total)"
@@ -194,7 +196,7 @@ def test_a_summary_for_a_plane_elsewhere_never_shows_this_machines_ledger(writte
     """`--summary` reads the ledger file of this machine's home; with --tcp the
     plane asked about is another, so its figures would be the wrong plane's."""
     elsewhere = ["--tcp", "127.0.0.1:7", "--token", "t"]
-    out = plane_cmd(written, *elsewhere, "ledger", "--summary", "--day", "2026-11-29")
+    out = plane_cli(written, *elsewhere, "ledger", "--summary", "--day", "2026-11-29")
     assert (out.returncode, out.stdout) == (2, "")
     assert out.stderr.splitlines() == [
         "plane ledger: --summary reads the ledger file of this machine's plane, not the one"
@@ -203,7 +205,7 @@ def test_a_summary_for_a_plane_elsewhere_never_shows_this_machines_ledger(writte
 
 
 def test_a_window_reaching_before_the_first_day_of_the_calendar_starts_on_it(written):
-    out = plane_cmd(written, "ledger", "--summary", "--day", "0001-01-03", "--by", "day")
+    out = plane_cli(written, "ledger", "--summary", "--day", "0001-01-03", "--by", "day")
     assert out.returncode == 0, out.stderr
     assert out.stdout == "0001-01-01 to 0001-01-03 (UTC, 3 days), by day: 0 calls, $0.00\n"
 
@@ -218,7 +220,7 @@ def test_a_ledger_from_before_the_plane_kept_its_day_is_summed(written):
     with sqlite3.connect(written / "plane.db") as source, sqlite3.connect(copy / "plane.db") as to:
         source.backup(to)
         to.execute("DROP TABLE plane_day")
-    out = plane_cmd(copy, "ledger", "--summary", "--days", "3660")
+    out = plane_cli(copy, "ledger", "--summary", "--days", "3660")
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[0].endswith("by agent: 5 calls, $0.42")
 

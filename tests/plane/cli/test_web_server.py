@@ -3,12 +3,12 @@ becomes a session, the page is titled, port 0 picks a port (the attacks on
 it are tests/attack/test_web_sessions.py; the browser itself is
 tests/e2e/test_web.py)."""
 
-import subprocess
-import sys
+from pathlib import Path
 
 import httpx
 
 from plane.cli.web_server import COOKIE, WebServer
+from tests.support.command import plane_cli
 
 TOKEN = "link-token"
 PLANE_TOKEN = "the-planes-own-token"
@@ -48,20 +48,11 @@ async def test_the_printed_address_becomes_a_session_and_every_path_wants_one() 
         await runner.cleanup()
 
 
-def test_plane_help_names_web_its_port_0_and_metrics() -> None:
-    said = subprocess.run(
-        [sys.executable, "-m", "plane", "--help"], capture_output=True, text=True, timeout=60
-    ).stdout
+def test_plane_help_names_web_its_port_0_and_metrics(tmp_path: Path) -> None:
+    said = plane_cli(tmp_path, "--help").stdout
     assert "web " in said and "the TUI in a browser" in said
     assert "/metrics" in said
-    web = subprocess.run(
-        [sys.executable, "-m", "plane", "web", "--help"], capture_output=True, text=True, timeout=60
-    ).stdout
+    web = plane_cli(tmp_path, "web", "--help").stdout
     assert "0 picks a free one" in web and "--tabs" in web
-    serve = subprocess.run(
-        [sys.executable, "-m", "plane", "serve", "--help"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    ).stdout
+    serve = plane_cli(tmp_path, "serve", "--help").stdout
     assert "/metrics for Prometheus" in " ".join(serve.split())

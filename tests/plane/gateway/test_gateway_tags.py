@@ -14,7 +14,7 @@ import openai
 import pytest
 
 from plane.wire.protocol import Usage
-from tests.plane.cli.test_cli import plane_cmd
+from tests.support.command import plane_cli_async
 from tests.support.fixtures_gateway import CONFIG, StartGateway
 from tests.support.scripted_llm import Reply
 
@@ -86,7 +86,7 @@ async def test_what_a_call_carries_is_kept_with_it(start_gateway: StartGateway) 
     ]
     lines = [m.text for m in await gw.said("aider") if m.kind == "cost"]
     assert lines[0].endswith(" · tag team-7 · session hdr-1")
-    out = plane_cmd(gw.home.root, "ledger", "--summary", "--by", "tag", "--json")
+    out = await plane_cli_async(gw.home.root, "ledger", "--summary", "--by", "tag", "--json")
     by_tag = json.loads(out.stdout)
     assert {g["tag"] for g in by_tag["groups"]} == {"ticket-9", "alice", "team-7", "(none)"}
 

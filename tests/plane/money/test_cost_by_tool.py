@@ -13,7 +13,7 @@ from plane.config import Price
 from plane.money.attribution import Piece, attribute
 from plane.money.pricing import override_cost
 from plane.wire.protocol import Usage
-from tests.plane.cli.test_cli import plane_cmd
+from tests.support.command import plane_cli_async
 from tests.support.fixtures_plane import CONFIG
 
 PRICE = Price(
@@ -114,10 +114,9 @@ async def test_a_plane_turn_is_attributed_by_tool_and_the_summary_reconciles(sta
     )
     tools = {row["tool"] for row in rows if row["part"] == "tool"}
     assert tools == {"run_command", "list_files"}
-    by_tool = json.loads(
-        plane_cmd(plane.home.root, "ledger", "--summary", "--by", "tool", "--json").stdout
-    )
-    by_agent = json.loads(plane_cmd(plane.home.root, "ledger", "--summary", "--json").stdout)
+    summary = ("ledger", "--summary", "--json")
+    by_tool = json.loads((await plane_cli_async(plane.home.root, *summary, "--by", "tool")).stdout)
+    by_agent = json.loads((await plane_cli_async(plane.home.root, *summary)).stdout)
     keys = [g["tool"] for g in by_tool["groups"]]
     assert {"run_command", "list_files", "(prompt)", "(messages)", "(answers)"} <= set(keys)
     assert sum(Decimal(g["cost_usd"]) for g in by_tool["groups"]) == Decimal(

@@ -16,6 +16,7 @@ from plane.money.ledger import FleetFull, GroupFull, Ledger
 from plane.store.postgres import PostgresDatabase
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
+from tests.support.command import plane_cli_async
 from tests.support.fixtures_plane import CONFIG
 from tests.support.fixtures_postgres import open_db
 from tests.support.scripted_llm import Reply
@@ -263,14 +264,12 @@ async def test_an_agent_held_only_by_calls_in_flight_answers_once_they_settle(st
 
 
 async def test_the_command_line_sets_a_groups_ceiling_and_plane_status_lists_it(start_plane):
-    from tests.plane.cli.test_cli import plane_cmd
-
     plane = await start_plane(GROUPED)
     home = plane.home.root
-    sent = await asyncio.to_thread(plane_cmd, home, "send", "demo", "/limit group research 2")
+    sent = await plane_cli_async(home, "send", "demo", "/limit group research 2")
     assert sent.returncode == 0, sent.stderr
     assert "Group research limit set to $2.00 a day." in sent.stdout
-    status = await asyncio.to_thread(plane_cmd, home, "status")
+    status = await plane_cli_async(home, "status")
     assert "  group research  $0.00 of $2.00  poet, scout" in status.stdout.splitlines()
-    refused = await asyncio.to_thread(plane_cmd, home, "send", "demo", "/limit group research x")
+    refused = await plane_cli_async(home, "send", "demo", "/limit group research x")
     assert refused.returncode == 1
