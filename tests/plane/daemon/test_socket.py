@@ -5,7 +5,6 @@ reply, ends its connection or takes the plane down."""
 
 import asyncio
 import json
-import os
 import shutil
 import stat
 import subprocess
@@ -17,6 +16,7 @@ import pytest
 from plane.home import Home
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient, RequestFailed
+from tests.support.command import plane_cli_async
 
 
 async def raw(plane):
@@ -276,19 +276,9 @@ async def test_a_peer_in_another_pid_namespace_is_refused_even_with_the_token(st
 async def test_a_refused_cli_client_says_one_line_and_exits_non_zero(start_plane):
     plane = await start_plane()
     plane.home.token.write_text("not-what-the-plane-holds")
-    env = {**os.environ, "PLANE_HOME": str(plane.home.root)}
-    done = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "plane",
-        "status",
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(done.communicate(), 30)
-    assert done.returncode == 1 and out == b""
-    assert err.decode().splitlines() == [
+    done = await plane_cli_async(plane.home.root, "status")
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.splitlines() == [
         "plane: Wrong or missing token; it is in the plane's home, in the file `token`."
     ]
 

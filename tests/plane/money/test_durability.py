@@ -17,18 +17,15 @@ import pytest
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
 from tests.support.answering import until_it_answers
+from tests.support.command import plane_cli
 from tests.support.fixtures_plane import CONFIG
 from tests.support.scripted_llm import Reply
 
 
 def cli(home, *args):
-    return subprocess.run(
-        [sys.executable, "-m", "plane", *args],
-        env={**os.environ, "PLANE_HOME": str(home)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    """A command against the plane in its own process, run in this one (a
+    process a command would cost a Python start each time)."""
+    return plane_cli(home, *args)
 
 
 def serve(home, config):

@@ -19,6 +19,7 @@ from plane.store.migrations import MIGRATIONS
 from plane.store.postgres import PostgresDatabase
 from plane.store.postgres_dialect import translate
 from plane.wire.protocol import Usage
+from tests.support.command import plane_cli
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
@@ -95,25 +96,14 @@ def test_agents_yaml_names_a_bad_store_with_its_line():
 
 
 def test_serve_with_a_store_it_cannot_reach_says_one_line_and_exits(tmp_path):
-    import os
-    import subprocess
-    import sys
-
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     config = tmp_path / "agents.yaml"
     config.write_text("agents:\n  demo: {}\n")
-    done = subprocess.run(
-        [sys.executable, "-m", "plane", "serve", "--config", str(config)],
-        env={
-            **os.environ,
-            "PLANE_HOME": str(tmp_path / "home"),
-            "PLANE_STORE": f"postgresql://plane:pw@127.0.0.1:{port}/plane",
-        },
-        capture_output=True,
-        text=True,
-        timeout=60,
+    store = f"postgresql://plane:pw@127.0.0.1:{port}/plane"
+    done = plane_cli(
+        tmp_path / "home", "serve", "--config", str(config), env={"PLANE_STORE": store}
     )
     assert done.returncode != 0
     said = [line for line in done.stderr.splitlines() if line.startswith("plane: Cannot use")]
