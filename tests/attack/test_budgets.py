@@ -40,7 +40,7 @@ TURN = Usage(input_tokens=60, output_tokens=10)
 
 async def spent_by(plane, where: str, *params: object) -> tuple[Decimal, Decimal]:  # type: ignore[no-untyped-def]
     """What the calls matching `where` cost today (failed ones are $0), and the dearest."""
-    rows = await plane.services.ledger._db.fetchall(
+    rows = await plane.db.fetchall(
         f"SELECT cost_usd FROM calls WHERE status <> 'failed' AND {where}", *params
     )
     costs = [Decimal(cost) for (cost,) in rows]

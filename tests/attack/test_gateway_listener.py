@@ -86,8 +86,7 @@ async def connect(port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter
 @contextlib.asynccontextmanager
 async def listening(gw: GatewayPlane, limits: Limits) -> AsyncIterator[HttpListener]:
     """A second listener on the gateway plane's own gateway, with `limits`."""
-    assert gw.plane._http_listener is not None
-    listener = HttpListener(gw.plane._http_listener.gateway, 1.0, limits=limits)
+    listener = HttpListener(gw.gateway, 1.0, limits=limits)
     await listener.listen("127.0.0.1", 0)
     try:
         yield listener

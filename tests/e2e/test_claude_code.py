@@ -184,6 +184,6 @@ async def test_claude_code_carries_the_tag_gateway_env_gives_it_and_its_session(
     home.mkdir()
     code, out, err = await claude_p(gw, home, "Say something.", ANTHROPIC_CUSTOM_HEADERS=value)
     assert code == 0, (out, err)
-    rows = await gw.services.ledger._db.fetchall("SELECT tag, session FROM calls")
+    rows = await gw.db.fetchall("SELECT tag, session FROM calls")
     assert rows and {row["tag"] for row in rows} == {"ticket-123"}
     assert all(row["session"] for row in rows), "Claude Code's session, kept with each call"

@@ -12,8 +12,10 @@ and each command has one test of its own process (`tests/plane/cli/test_smoke.py
 
 In this process, what the command reads and changes of the process is its own
 for its run and put back after: `PLANE_HOME` and the rest of the environment
-given, the working directory, stdin, stdout and stderr, and the logging a
-`plane serve` sets up. One command runs at a time (a lock).
+given, the working directory, stdin, stdout and stderr, the logging a
+`plane serve` sets up, and the plane it was aimed at (`--tcp`, kept for the
+process's life: the next command would otherwise go there). One command runs
+at a time (a lock).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from plane.cli import connect
 from plane.entry import main
 
 _ONE_AT_A_TIME = threading.Lock()
@@ -60,11 +63,12 @@ def plane_cli(
     # COLUMNS: what a process whose stdout is a pipe gets (argparse wraps help to it).
     values = {"PLANE_HOME": str(home), "COLUMNS": "80", **(env or {})}
     with _ONE_AT_A_TIME, _environment(values):
-        with _directory(cwd), _logging_kept(), _signals_kept(), _streams(given, out, err):
-            try:
-                code = main(list(args))
-            except SystemExit as exit_:  # argparse's refusals and --help
-                code = _exit_code(exit_)
+        with _directory(cwd), _logging_kept(), _signals_kept(), _aim_kept():
+            with _streams(given, out, err):
+                try:
+                    code = main(list(args))
+                except SystemExit as exit_:  # argparse's refusals and --help
+                    code = _exit_code(exit_)
     return Ran(code, out.text(), err.text())
 
 
@@ -217,6 +221,15 @@ def _signals_kept() -> Iterator[None]:
     finally:
         for sig, handler in before.items():
             signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def _aim_kept() -> Iterator[None]:
+    before = connect.remote()
+    try:
+        yield
+    finally:
+        connect.aim(before)
 
 
 @contextlib.contextmanager

@@ -18,8 +18,10 @@ import pytest
 
 from plane.clock import ManualClock
 from plane.config import parse_config
+from plane.daemon.assemble import Runtime
 from plane.daemon.server import Plane
 from plane.home import Home, read_token
+from plane.store.engine import Database
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
 from tests.support.scripted_llm import ScriptedLLM
@@ -60,6 +62,16 @@ class RunningPlane:
     @property
     def services(self):  # type: ignore[no-untyped-def]
         return self.plane.runtime.services
+
+    @property
+    def db(self) -> Database:
+        """The plane's store, to read rows the plane wrote."""
+        return self.runtime.db
+
+    @property
+    def runtime(self) -> Runtime:
+        assert self.plane.runtime is not None, "the plane has not started"
+        return self.plane.runtime
 
     @property
     def crew(self):  # type: ignore[no-untyped-def]
@@ -124,8 +136,12 @@ class RunningPlane:
         """Where each agent's worker is now: for a test that timed out waiting
         on one to say why."""
         lines = []
-        for worker, task in self.crew._runs.items():
-            lines.append(f"{worker.spec.name}: busy={worker._busy} wake={worker._wake.is_set()}")
+        runs = {task.get_name(): task for task in asyncio.all_tasks()}
+        for name, worker in self.crew.workers.items():
+            task = runs.get(f"worker:{name}")
+            if task is None:
+                continue
+            lines.append(f"{name}: idle={worker.idle}")
             awaiting = task.get_coro()
             while awaiting is not None:  # down the chain of awaits, outermost first
                 frame = getattr(awaiting, "cr_frame", None) or getattr(awaiting, "gi_frame", None)

@@ -51,14 +51,14 @@ async def test_the_seconds_count_on_this_clients_clock_and_only_the_selected_age
         await settle(pilot)
         assert activity(app) == "poet is thinking · 0 s"
         now[0] += 12
-        app.main_screen._tick()
+        app.main_screen.tick()
         assert activity(app) == "poet is thinking · 12 s"
         feed(app, MessageAppended(message=message("poet", "tool", "grep → 3 matches")))
         feed(app, TextDelta(agent="poet", turn=1, text="Found"))
         await settle(pilot)
         assert activity(app) == "poet is writing · 12 s · called grep"
         now[0] += 70
-        app.main_screen._tick()
+        app.main_screen.tick()
         assert activity(app) == "poet is writing · 1 min 22 s · called grep"
         feed(app, TurnFinished(agent="poet", turn=1, cost_usd=0, usage=Usage()))
         await settle(pilot)

@@ -118,7 +118,7 @@ async def test_the_title_counts_down_to_resuming_and_keeps_resets_for_other_hold
         await settle(pilot)  # the plane's now: 20:47:00 UTC
         assert title(app) == "demo · smollm2-135m · $5.00 of $5.00 today · held · resumes in 3h 13m"
         monotonic[0] += 60
-        app.main_screen._tick()
+        app.main_screen.tick()
         await settle(pilot)
         assert title(app).endswith("held · resumes in 3h 12m")
 

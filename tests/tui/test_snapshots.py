@@ -58,7 +58,7 @@ def test_new_agent_form(snap_compare) -> None:  # type: ignore[no-untyped-def]
         await pilot.press("ctrl+n")
         await settle(pilot)
         await pilot.press(*"scout")
-        pilot.app.screen._refused(
+        pilot.app.screen.post_message(
             pilot.app.screen.Refused("An agent named scout already exists; pick another name.")
         )
         pilot.app.screen.query_one("#name").cursor_blink = False

@@ -6,17 +6,12 @@ flight are charged at their estimates by the plane that takes them."""
 import asyncio
 from datetime import UTC, datetime
 from decimal import Decimal
-from functools import partial
 
 import pytest
 
-from plane.agents.services import Ownership
-from plane.clock import ManualClock
-from plane.daemon.fleet import DatabaseClock, Fleet, lease_margin_ms, tell_owner
-from plane.history.conversation import Conversation
-from plane.money.ceilings import Ceilings
-from plane.money.ledger import LeaseLost, Ledger
-from plane.store.postgres import PostgresDatabase
+from plane.daemon.fleet import DatabaseClock
+from plane.money.ledger import LeaseLost
+from tests.support.fleet_members import Member, join
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 AGENTS = ["a", "b", "c", "d", "e"]
@@ -29,28 +24,21 @@ def short_leases(monkeypatch):
 
 @pytest.fixture
 async def planes(postgres_url, short_leases):
-    made: list[tuple[PostgresDatabase, Fleet]] = []
+    made: list[Member] = []
 
-    async def make(name: str, agents: list[str] = AGENTS) -> Fleet:
-        db = await PostgresDatabase.connect(postgres_url)
-        clock = ManualClock(NOON)
-        ledger = Ledger(db, clock, plane=name, lease_margin_ms=lease_margin_ms())
-        ceilings = Ceilings(db, clock)
-        await ceilings.load({})
-        ownership = Ownership(name, notify=partial(tell_owner, db))
-        fleet = Fleet(
-            db, lambda: agents, ledger, ceilings, Conversation(db, clock), ownership, None
-        )
-        made.append((db, fleet))
-        return fleet
+    async def make(
+        name: str, agents: list[str] = AGENTS, clock: DatabaseClock | None = None
+    ) -> Member:
+        made.append(await join(postgres_url, name, agents, clock=clock))
+        return made[-1]
 
     yield make
-    for db, _ in made:
-        await db.close()
+    for member in made:
+        await member.db.close()
 
 
-async def owners(fleet: Fleet) -> dict[str, str]:
-    rows = await fleet._db.fetchall("SELECT agent, plane FROM leases")
+async def owners(plane: Member) -> dict[str, str]:
+    rows = await plane.db.fetchall("SELECT agent, plane FROM leases")
     return {agent: plane for agent, plane in rows}
 
 
@@ -58,44 +46,44 @@ async def test_planes_share_the_agents_out_and_never_hold_one_twice(planes):
     fleets = [await planes(f"p{n}") for n in range(3)]
     for _ in range(10):  # each sees the others, then evens out (an agent let go is
         # taken at another's next tick)
-        await asyncio.gather(*(f.tick() for f in fleets))
+        await asyncio.gather(*(f.fleet.tick() for f in fleets))
         held = await owners(fleets[0])
-        counts = sorted(list(held.values()).count(f.name) for f in fleets)
+        counts = sorted(list(held.values()).count(f.fleet.name) for f in fleets)
         if sorted(held) == AGENTS and counts == [1, 2, 2]:
             break
     assert sorted(held) == AGENTS
     assert counts == [1, 2, 2]
-    mine = [f._ownership.mine for f in fleets]
+    mine = [f.ownership.mine for f in fleets]
     assert sum(len(m or ()) for m in mine) == 5 and set().union(*mine) == set(AGENTS)
 
 
 async def test_a_plane_that_stops_renewing_loses_its_agents_and_its_calls_are_charged(planes):
     first = await planes("p0")
-    await first.tick(first=True)
-    call = await first._ledger.open_call("a", "p", "m", Decimal("0.30"), "estimate")
+    await first.fleet.tick(first=True)
+    call = await first.ledger.open_call("a", "p", "m", Decimal("0.30"), "estimate")
     second = await planes("p1")
-    await second.tick(first=True)
+    await second.fleet.tick(first=True)
     assert set(await owners(second)) == set(AGENTS)
     assert set((await owners(second)).values()) == {"p0"}, "p0's leases have not run out"
     await asyncio.sleep(0.6)  # p0 is dead: it renews no more
-    tick = await second.tick()
+    tick = await second.fleet.tick()
     assert tick.gained == frozenset(AGENTS)
     assert tick.cut["a"].estimate_usd == Decimal("0.30")
-    [row] = await second._db.fetchall("SELECT status, cost_usd FROM calls WHERE id = ?", call)
+    [row] = await second.db.fetchall("SELECT status, cost_usd FROM calls WHERE id = ?", call)
     assert tuple(row) == ("interrupted", "0.30")
-    history = await second._conversation.history("a")
+    history = await second.conversation.history("a")
     assert "the call in flight is counted at its estimate" in history[-1].text
-    assert await second._ledger.spend_today("a") == Decimal("0.30"), "counted once"
+    assert await second.ledger.spend_today("a") == Decimal("0.30"), "counted once"
 
 
 async def test_at_start_a_plane_sweeps_what_it_left_in_flight_outside_any_lease(planes):
     before = await planes("p0", agents=[])
-    await before.tick(first=True)
-    call = await before._ledger.open_call("gateway", "p", "m", Decimal("0.05"), "estimate")
+    await before.fleet.tick(first=True)
+    call = await before.ledger.open_call("gateway", "p", "m", Decimal("0.05"), "estimate")
     again = await planes("p0", agents=[])  # the same plane, started again
-    tick = await again.tick(first=True)
+    tick = await again.fleet.tick(first=True)
     assert tick.cut["gateway"].calls == 1
-    [row] = await again._db.fetchall("SELECT status FROM calls WHERE id = ?", call)
+    [row] = await again.db.fetchall("SELECT status FROM calls WHERE id = ?", call)
     assert row[0] == "interrupted"
 
 
@@ -106,27 +94,27 @@ async def test_a_plane_whose_machine_clock_is_an_hour_off_keeps_the_databases_ti
     reads the server's, within a round trip (here: a second)."""
     import time
 
-    fleet = await planes("p0")
-    fleet._clock = clock = DatabaseClock()
+    clock = DatabaseClock()
+    plane = await planes("p0", clock=clock)
     real = time.time
     monkeypatch.setattr("plane.daemon.fleet.time.time", lambda: real() + 3600)
     assert abs((clock.now() - datetime.now(UTC)).total_seconds() - 3600) < 1
-    await fleet.tick(first=True)
+    await plane.fleet.tick(first=True)
     assert abs((clock.now() - datetime.now(UTC)).total_seconds()) < 1
 
 
 async def test_a_plane_that_lost_an_agent_opens_no_call_for_it(planes):
     first = await planes("p0")
-    await first.tick(first=True)
-    await first._ledger.open_call("a", "p", "m", Decimal("0.01"), "estimate")
+    await first.fleet.tick(first=True)
+    await first.ledger.open_call("a", "p", "m", Decimal("0.01"), "estimate")
     await asyncio.sleep(0.6)  # p0's leases run out
     with pytest.raises(LeaseLost):  # not renewed: refused even before another takes it
-        await first._ledger.open_call("a", "p", "m", Decimal("0.01"), "estimate")
+        await first.ledger.open_call("a", "p", "m", Decimal("0.01"), "estimate")
     second = await planes("p1")
-    await second.tick(first=True)
+    await second.fleet.tick(first=True)
     with pytest.raises(LeaseLost, match="a is run by p1 now"):
-        await first._ledger.open_call("a", "p", "m", Decimal("0.01"), "estimate")
-    await first._ledger.open_call("gateway", "p", "m", Decimal("0.01"), "estimate")
-    await second._ledger.open_call("a", "p", "m", Decimal("0.01"), "estimate")
-    rows = await second._db.fetchall("SELECT agent, plane FROM calls ORDER BY id")
+        await first.ledger.open_call("a", "p", "m", Decimal("0.01"), "estimate")
+    await first.ledger.open_call("gateway", "p", "m", Decimal("0.01"), "estimate")
+    await second.ledger.open_call("a", "p", "m", Decimal("0.01"), "estimate")
+    rows = await second.db.fetchall("SELECT agent, plane FROM calls ORDER BY id")
     assert [tuple(r) for r in rows] == [("a", "p0"), ("gateway", "p0"), ("a", "p1")]

@@ -63,10 +63,7 @@ async def test_a_scrape_says_spend_ceiling_calls_tokens_and_compression(
     assert got["plane_llm_tokens_total", (*model, ("gen_ai_token_type", "output"))] == 20
     assert got["plane_llm_cost_usd_total", demo] == 0.168
     [(chars, usd)] = [
-        (row["chars"], row["usd"])
-        for row in await gw.plane.runtime.services.ledger._db.fetchall(
-            "SELECT chars, usd FROM savings"
-        )
+        (row["chars"], row["usd"]) for row in await gw.db.fetchall("SELECT chars, usd FROM savings")
     ]
     assert chars > 10_000, "the listing was not compressed"
     assert got["plane_compression_removed_characters_total", demo] == chars
@@ -133,9 +130,7 @@ async def test_what_the_gateways_compression_saved_is_scraped_too(
         ).text
     [chars] = [
         row["chars"]
-        for row in await gw.plane.runtime.services.ledger._db.fetchall(
-            "SELECT chars FROM savings WHERE agent = 'claude'"
-        )
+        for row in await gw.db.fetchall("SELECT chars FROM savings WHERE agent = 'claude'")
     ]
     assert chars > 1000
     assert (

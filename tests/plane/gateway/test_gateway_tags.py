@@ -39,9 +39,7 @@ def aider(gw, **headers: str) -> openai.AsyncOpenAI:  # type: ignore[no-untyped-
 
 
 async def tags_and_sessions(gw) -> list[tuple[str, str | None, str | None]]:  # type: ignore[no-untyped-def]
-    rows = await gw.services.ledger._db.fetchall(
-        "SELECT agent, tag, session FROM calls ORDER BY id"
-    )
+    rows = await gw.db.fetchall("SELECT agent, tag, session FROM calls ORDER BY id")
     return [tuple(row) for row in rows]
 
 
@@ -183,7 +181,7 @@ async def test_a_clients_tool_results_are_attributed_by_the_names_it_gave(
     ]  # fmt: skip
     async with aider(gw) as client:
         await client.chat.completions.create(model="scripted-model", messages=chat, max_tokens=10)  # type: ignore[arg-type]
-    rows = await gw.services.ledger._db.fetchall(
+    rows = await gw.db.fetchall(
         "SELECT agent, part, tool, call_parts.cost_usd FROM call_parts"
         " JOIN calls ON calls.id = call"
     )
@@ -208,7 +206,7 @@ async def test_the_day_by_tool_keeps_ten_bars_whatever_tools_a_client_names(
         chat.append({"role": "tool", "tool_call_id": f"c{n}", "content": "x" * (100 + n)})
     async with aider(gw) as client:
         await client.chat.completions.create(model="scripted-model", messages=chat, max_tokens=10)  # type: ignore[arg-type]
-    history = await spend_history(gw.services.ledger._db, gw.services.ledger, None, 1)
+    history = await spend_history(gw.db, gw.services.ledger, None, 1)
     assert len(history.tools) == 10
     assert history.tools[-1].label.startswith("others (")
     [entry] = await gw.entries()

@@ -109,7 +109,7 @@ async def test_a_plane_turn_is_attributed_by_tool_and_the_summary_reconciles(sta
     llm.reply("", tool_calls=[("list_files", {"path": "."})], usage=CACHED)
     llm.reply("done", usage=CACHED)
     await plane.turn("demo", "count, then look")
-    rows = await plane.plane.runtime.services.ledger._db.fetchall(
+    rows = await plane.db.fetchall(
         "SELECT part, tool, cost_usd FROM call_parts ORDER BY call, rowid"
     )
     tools = {row["tool"] for row in rows if row["part"] == "tool"}
