@@ -72,7 +72,7 @@ class GatewayPlane:
     keys: dict[str, str]
 
     @property
-    def services(self):  # type: ignore[no-untyped-def]
+    def services(self):
         return self.plane.runtime.services
 
     @property
@@ -92,11 +92,11 @@ class GatewayPlane:
         return self.plane.runtime
 
     @property
-    def crew(self):  # type: ignore[no-untyped-def]
+    def crew(self):
         return self.plane.runtime.crew
 
     @property
-    def rows(self):  # type: ignore[no-untyped-def]
+    def rows(self):
         return self.plane.runtime.rows
 
     @property

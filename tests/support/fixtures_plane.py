@@ -60,7 +60,7 @@ class RunningPlane:
     """The gateway's listener (`--http`), when it was asked for."""
 
     @property
-    def services(self):  # type: ignore[no-untyped-def]
+    def services(self):
         return self.plane.runtime.services
 
     @property
@@ -74,19 +74,19 @@ class RunningPlane:
         return self.plane.runtime
 
     @property
-    def crew(self):  # type: ignore[no-untyped-def]
+    def crew(self):
         return self.plane.runtime.crew
 
     @property
-    def rows(self):  # type: ignore[no-untyped-def]
+    def rows(self):
         return self.plane.runtime.rows
 
     @property
-    def scheduler(self):  # type: ignore[no-untyped-def]
+    def scheduler(self):
         return self.plane.runtime.scheduler
 
     @property
-    def bus(self):  # type: ignore[no-untyped-def]
+    def bus(self):
         return self.plane.bus
 
     @property
@@ -118,7 +118,7 @@ class RunningPlane:
         finally:
             self.bus.unsubscribe(subscription)
 
-    async def until_turn_ends(self, agent: str, subscription, within: float = 20):  # type: ignore[no-untyped-def]
+    async def until_turn_ends(self, agent: str, subscription, within: float = 20):
         said: list[p.ConversationMessage] = []
 
         async def collect() -> None:

@@ -23,7 +23,7 @@ def activity(app: PlaneApp) -> str:
 @pytest.mark.slow
 async def test_a_real_turn_says_thinking_then_the_tool_it_called_then_nothing(
     start_plane,
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     plane = await start_plane()
     plane.llm.reply("", tool_calls=[("grep", {"pattern": "libssl"})], usage=Usage(), delay_s=1.5)
     plane.llm.reply("No match for libssl.", usage=Usage(), delay_s=1.5)

@@ -135,7 +135,7 @@ async def test_a_turn_that_fails_inside_the_plane_is_answered_once(start_plane, 
     """Not cut, failed: the plane says so, and that answers it (no retry loop)."""
     plane = await start_plane()
 
-    async def broken(self, incoming):  # type: ignore[no-untyped-def]
+    async def broken(self, incoming):
         raise RuntimeError("a bug")
 
     monkeypatch.setattr("plane.agents.turn.Turn.run", broken)

@@ -28,14 +28,14 @@ KEYED = CONFIG.replace(
 """The test config with a second provider whose key is in `KEY`, used by no agent."""
 
 
-async def status(plane) -> p.Snapshot:  # type: ignore[no-untyped-def]
+async def status(plane) -> p.Snapshot:
     client = await plane.client()
     reply = await client.request(p.Status())
     assert isinstance(reply, p.SnapshotReply)
     return reply.snapshot
 
 
-async def names(plane) -> list[str]:  # type: ignore[no-untyped-def]
+async def names(plane) -> list[str]:
     return [a.name for a in (await status(plane)).agents]
 
 

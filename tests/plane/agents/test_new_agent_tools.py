@@ -18,7 +18,7 @@ def offered(request: dict) -> list[str]:
     return sorted(t["function"]["name"] for t in request.get("tools", []))
 
 
-async def create(plane, name: str, **fields) -> p.AgentState:  # type: ignore[no-untyped-def]
+async def create(plane, name: str, **fields) -> p.AgentState:
     client = await plane.client()
     reply = await client.request(p.NewAgent(name=name, model="scripted-model", **fields))
     assert isinstance(reply, p.NewAgentReply)

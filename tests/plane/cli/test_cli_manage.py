@@ -34,7 +34,7 @@ def daemon(tmp_path, scripted_llm):
         yield home, plane.tcp_port
 
 
-def roomy_config(tmp_path: Path, scripted_llm) -> Path:  # type: ignore[no-untyped-def]
+def roomy_config(tmp_path: Path, scripted_llm) -> Path:
     config = tmp_path / "agents.yaml"
     config.write_text(ROOMY.replace("{base_url}", scripted_llm.base_url))
     return config

@@ -96,7 +96,7 @@ def test_plane_alone_reports_a_daemon_that_could_not_start(tmp_path: Path) -> No
     )
 
 
-def test_serve_says_its_config_its_addresses_and_that_it_stopped(tmp_path, scripted_llm):  # type: ignore[no-untyped-def]
+def test_serve_says_its_config_its_addresses_and_that_it_stopped(tmp_path, scripted_llm):
     config = tmp_path / "agents.yaml"
     config.write_text(CONFIG.replace("{base_url}", scripted_llm.base_url))
     home = tmp_path / "home"

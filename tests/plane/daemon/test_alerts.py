@@ -166,7 +166,7 @@ def test_a_bad_notify_block_is_one_line_with_its_key_and_line(block, expected):
     assert expected in str(refused.value) and "\n" not in str(refused.value)
 
 
-def _empty():  # type: ignore[no-untyped-def]
+def _empty():
     from plane.wire.protocol import Snapshot
 
     return Snapshot(day=NOON.date(), now=NOON, resets_at=NOON, agents=[], models=[])
@@ -178,7 +178,7 @@ def test_a_held_sentence_says_what_frees_the_agent():
     from plane.daemon.alerts import sentence
     from plane.wire.protocol import AgentState
 
-    def held(**fields):  # type: ignore[no-untyped-def]
+    def held(**fields):
         base = {"name": "demo", "model": "m", "provider": "p", "status": "held"}
         return AgentState(**{**base, "spend_today_usd": Decimal("0.2"), **fields})
 

@@ -128,7 +128,7 @@ def test_each_turns_deltas_join_up_to_the_next_other_event_and_nothing_else_move
     ]
 
 
-async def test_a_subscriber_behind_gets_every_word_in_fewer_frames(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_a_subscriber_behind_gets_every_word_in_fewer_frames(start_plane) -> None:
     plane = await start_plane()
     client = await plane.client()
     await client.request(p.Subscribe())
@@ -150,7 +150,7 @@ async def test_a_subscriber_behind_gets_every_word_in_fewer_frames(start_plane) 
     assert len(deltas) < len(words) / 10
 
 
-async def test_a_subscriber_that_stops_reading_gets_every_event_once_in_order(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_a_subscriber_that_stops_reading_gets_every_event_once_in_order(start_plane) -> None:
     """Written from the seal while the socket keeps up, by the connection's
     task once it backs up (nobody reads), and from the seal again after: one
     stream, every event once, in order."""

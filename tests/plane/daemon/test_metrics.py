@@ -23,7 +23,7 @@ def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     }
 
 
-async def _turn(gw, agent: str, text: str) -> None:  # type: ignore[no-untyped-def]
+async def _turn(gw, agent: str, text: str) -> None:
     watching = gw.plane.bus.subscribe()
     await gw.plane.runtime.api.handle(p.Send(agent=agent, text=text))
     while True:

@@ -20,7 +20,7 @@ PURPOSED = CONFIG + (
 HELLO = [{"role": "user", "content": "hello"}]
 
 
-async def scrape(gw) -> dict:  # type: ignore[no-untyped-def, type-arg]
+async def scrape(gw) -> dict:
     async with httpx.AsyncClient() as client:
         answer = await client.get(
             f"{gw.url}/metrics", headers={"Authorization": f"Bearer {gw.home.token.read_text()}"}
@@ -45,11 +45,11 @@ async def test_groups_tags_and_tools_with_bounded_labels(start_gateway: StartGat
     ) as client:
         for n in range(30):  # thirty free-form tags, each its own call
             await client.chat.completions.create(
-                model="scripted-model", messages=chat, max_tokens=5,  # type: ignore[arg-type]
+                model="scripted-model", messages=chat, max_tokens=5,
                 extra_headers={"x-plane-tag": f"free-{n:02d}"},
             )  # fmt: skip
         await client.chat.completions.create(
-            model="scripted-model", messages=HELLO, max_tokens=5,  # type: ignore[arg-type]
+            model="scripted-model", messages=HELLO, max_tokens=5,
             extra_headers={"x-plane-tag": "ticket-123"},
         )  # fmt: skip
     got = await scrape(gw)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from plane.wire import protocol as p
 
 
-async def events_until(client, done):  # type: ignore[no-untyped-def]
+async def events_until(client, done):
     """The events that arrive before the first one `done` accepts (kept last)."""
     seen: list[p.Event] = []
     async for event in client.events():
@@ -87,17 +87,17 @@ async def test_one_message_through_its_turn_asks_the_gate_and_builds_its_row_cou
     counts = {"gate": 0, "row": 0}
     hold, build, receive = Gate.hold, Rows.row, Crew.receive
 
-    async def counted_hold(self, agent, **kwargs):  # type: ignore[no-untyped-def]
+    async def counted_hold(self, agent, **kwargs):
         counts["gate"] += agent == "demo"
         return await hold(self, agent, **kwargs)
 
-    def counted_build(self, worker, **kwargs):  # type: ignore[no-untyped-def]
+    def counted_build(self, worker, **kwargs):
         counts["row"] += worker.spec.name == "demo"
         return build(self, worker, **kwargs)
 
     at_reply: dict[str, int] = {}
 
-    async def received(self, agent, text):  # type: ignore[no-untyped-def]
+    async def received(self, agent, text):
         ran = await receive(self, agent, text)
         at_reply.update(counts)  # the reply is made of what this returns
         return ran

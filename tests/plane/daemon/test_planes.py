@@ -63,7 +63,7 @@ def rows(url: str, sql: str) -> list[tuple]:
         return [tuple(r) for r in conn.execute(sql).fetchall()]
 
 
-def wait_for(what, within: float, message: str):  # type: ignore[no-untyped-def]
+def wait_for(what, within: float, message: str):
     deadline = time.monotonic() + within
     while True:
         found = what()

@@ -28,7 +28,7 @@ def statements(monkeypatch):
     ran: list[str] = []
     connect = sqlite3.connect
 
-    def traced(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def traced(*args, **kwargs):
         conn = connect(*args, **kwargs)
         conn.set_trace_callback(ran.append)
         return conn

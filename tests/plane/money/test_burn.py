@@ -57,7 +57,7 @@ def spend(burn: Burn, clock: Clock, start_h: float, end_h: float, per_hour: floa
 
 def test_a_steady_pace_is_read_as_it_is_and_extrapolated():
     clock = Clock()
-    burn = Burn(clock)  # type: ignore[arg-type]
+    burn = Burn(clock)
     spent = spend(burn, clock, 8, 11, 0.6)  # 3 hours at $0.60 an hour
     assert abs((burn.per_hour("a") or 0) - Decimal("0.60")) <= Decimal("0.02")
     at = burn.reaches("a", spent, Decimal(5), MIDNIGHT)
@@ -67,14 +67,14 @@ def test_a_steady_pace_is_read_as_it_is_and_extrapolated():
 
 def test_a_spell_ten_minutes_old_is_read_at_its_pace_not_an_hours_average():
     clock = Clock()
-    burn = Burn(clock)  # type: ignore[arg-type]
+    burn = Burn(clock)
     spend(burn, clock, 8, 8 + 10 / 60, 6.0)  # $6 an hour for ten minutes
     assert Decimal("5.5") <= (burn.per_hour("a") or 0) <= Decimal("6.5")
 
 
 def test_nothing_is_said_without_a_pace_a_ceiling_or_a_day_to_reach_it_in():
     clock = Clock()
-    burn = Burn(clock)  # type: ignore[arg-type]
+    burn = Burn(clock)
     assert burn.per_hour("a") is None
     for minute in (0, 1):  # two calls are not a pace
         clock.at = DAY + timedelta(hours=8, minutes=minute)
@@ -93,7 +93,7 @@ def test_a_pause_starts_a_new_spell():
     """Yesterday's work does not slow today's pace: after two hours' quiet the
     spell starts again, so a burst this morning is read at its own pace."""
     clock = Clock()
-    burn = Burn(clock)  # type: ignore[arg-type]
+    burn = Burn(clock)
     spend(burn, clock, 1, 2, 0.2)
     spend(burn, clock, 9, 9 + 15 / 60, 4.0)
     assert Decimal("3.5") <= (burn.per_hour("a") or 0) <= Decimal("4.5")
@@ -101,7 +101,7 @@ def test_a_pause_starts_a_new_spell():
 
 def test_a_spike_is_the_last_hour_far_above_the_day_and_over_the_floor():
     clock = Clock()
-    burn = Burn(clock, BurnConfig(spike_ratio=4, spike_floor_usd_per_hour=Decimal(1)))  # type: ignore[arg-type]
+    burn = Burn(clock, BurnConfig(spike_ratio=4, spike_floor_usd_per_hour=Decimal(1)))
     today = DAY.date()
     spend(burn, clock, 0, 10, 0.1)
     assert burn.spike("a", today) is None  # steady
@@ -118,7 +118,7 @@ def test_a_spike_is_the_last_hour_far_above_the_day_and_over_the_floor():
 def test_a_new_agent_working_hard_from_its_first_call_is_no_spike():
     """Its trailing rate is its own pace so far, not a day of nothing."""
     clock = Clock()
-    burn = Burn(clock)  # type: ignore[arg-type]
+    burn = Burn(clock)
     spend(burn, clock, 9, 10, 3.0)
     assert burn.spike("a", DAY.date()) is None
 

@@ -67,7 +67,7 @@ async def test_a_new_fleet_limit_reaches_every_client_as_it_is_set(start_plane):
 
     await asyncio.wait_for(read(), 10)
     assert [c.limit_usd for c in changed] == [Decimal(50), None]
-    snapshot = (await client.request(p.Status())).snapshot  # type: ignore[union-attr]
+    snapshot = (await client.request(p.Status())).snapshot
     assert snapshot.fleet_limit_usd is None
 
 

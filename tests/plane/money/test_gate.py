@@ -159,7 +159,7 @@ async def test_a_limit_or_pause_set_while_the_worker_reads_what_waits_starts_no_
     conversation = plane.services.conversation
     read, reading, go_on = conversation.waiting, asyncio.Event(), asyncio.Event()
 
-    async def waiting(agent):  # type: ignore[no-untyped-def]
+    async def waiting(agent):
         found = await read(agent)
         if found and not go_on.is_set():
             reading.set()  # the gate said go; what waits is read: hold the worker here

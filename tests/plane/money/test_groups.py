@@ -115,7 +115,7 @@ async def test_the_snapshot_and_plane_status_list_the_groups(start_plane):
     plane.llm.default_reply = Reply("done", usage=TWENTY_CENTS)
     await plane.turn("poet", "one")
     client = await plane.client()
-    snapshot = (await client.request(p.Status())).snapshot  # type: ignore[union-attr]
+    snapshot = (await client.request(p.Status())).snapshot
     assert [(g.name, g.spend_today_usd, g.limit_usd, g.agents) for g in snapshot.groups] == [
         ("research", Decimal("0.2"), Decimal("0.6"), ["poet", "scout"])
     ]
@@ -226,12 +226,12 @@ async def test_the_fleets_days_stack_by_group_and_the_day_by_tool(start_plane):
     await plane.turn("scout", "three")
     client = await plane.client()
     stack = await client.request(p.SpendStack(by="group"))
-    assert [(s.label, sum(d.spent_usd for d in s.days)) for s in stack.series] == [  # type: ignore[union-attr]
+    assert [(s.label, sum(d.spent_usd for d in s.days)) for s in stack.series] == [
         ("research", Decimal("0.4")),
         ("(none)", Decimal("0.2")),
     ]
     history = await client.request(p.SpendHistory())
-    tools = {point.label: point.spent_usd for point in history.tools}  # type: ignore[union-attr]
+    tools = {point.label: point.spent_usd for point in history.tools}
     assert set(tools) == {"(prompt)", "(messages)", "(answers)"}
     assert sum(tools.values()) == Decimal("0.6")
 
@@ -243,7 +243,7 @@ async def test_an_agent_held_only_by_calls_in_flight_answers_once_they_settle(st
     plane = await start_plane(GROUPED.replace("limitUsd: 0.6", "limitUsd: 1.5"))
     arrived = threading.Event()
 
-    def answer(body: dict, serial: int) -> Reply:  # type: ignore[type-arg]
+    def answer(body: dict, serial: int) -> Reply:
         if serial > 1:
             return Reply("done", usage=TWENTY_CENTS)
         arrived.set()

@@ -260,13 +260,13 @@ async def test_sums_forgotten_while_the_day_is_read_are_read_again(open_ledger):
     ledger.forget_sums()
     write, ticks = db.write, []
 
-    async def a_tick_lands(fn, then=None):  # type: ignore[no-untyped-def]
+    async def a_tick_lands(fn, then=None):
         value = await write(fn, then)
         if not ticks:
             ticks.append(1)
             ledger.forget_sums()
         return value
 
-    db.write = a_tick_lands  # type: ignore[method-assign]
+    db.write = a_tick_lands
     assert await ledger.spend_today("demo") == Decimal("0.25")
     assert ticks

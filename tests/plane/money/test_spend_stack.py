@@ -26,7 +26,7 @@ def spent(series: p.SpendSeries) -> list[Decimal]:
 
 
 @pytest.fixture
-async def month(start_plane):  # type: ignore[no-untyped-def]
+async def month(start_plane):
     """2026-11-29: demo $0.30, scout $0.20 (other-model); 11-30 nothing;
     12-01: demo $0.10 with a compressed listing, extra $0.05."""
     plane = await start_plane(THREE)
@@ -48,7 +48,7 @@ async def month(start_plane):  # type: ignore[no-untyped-def]
     return plane, saved
 
 
-async def test_by_agent_a_series_each_a_day_each_days_with_nothing_zero(month) -> None:  # type: ignore[no-untyped-def]
+async def test_by_agent_a_series_each_a_day_each_days_with_nothing_zero(month) -> None:
     plane, saved = month
     client = await plane.client()
     stack = await client.request(p.SpendStack())  # by agent, the top 5: the default
@@ -66,7 +66,7 @@ async def test_by_agent_a_series_each_a_day_each_days_with_nothing_zero(month) -
     assert all(d.saved_usd == 0 for d in scout.days + extra.days)
 
 
-async def test_by_model_and_the_rest_summed_past_the_top(month) -> None:  # type: ignore[no-untyped-def]
+async def test_by_model_and_the_rest_summed_past_the_top(month) -> None:
     plane, saved = month
     client = await plane.client()
     by_model = await client.request(p.SpendStack(by="model"))
@@ -84,18 +84,18 @@ async def test_by_model_and_the_rest_summed_past_the_top(month) -> None:  # type
     assert spent(top_one.series[1]) == [*zero, Decimal("0.2"), Decimal(0), Decimal("0.05")]
 
 
-async def test_an_empty_fleet_stacks_nothing_and_a_bad_by_is_refused(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_an_empty_fleet_stacks_nothing_and_a_bad_by_is_refused(start_plane) -> None:
     plane = await start_plane()
     client = await plane.client()
     stack = await client.request(p.SpendStack(by="model"))
     assert isinstance(stack, p.SpendStackReply) and stack.series == []
     with pytest.raises(ValueError):
-        p.SpendStack(id=1, by="day")  # type: ignore[arg-type]
+        p.SpendStack(id=1, by="day")
 
 
 async def test_an_agent_on_a_model_with_no_price_is_stacked_with_its_calls_counted(
     start_plane,
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     plane = await start_plane(
         CONFIG.replace("[scripted-model, other-model]", "[scripted-model, mystery-model]").replace(
             "  scout: {}", "  scout: {model: mystery-model}"

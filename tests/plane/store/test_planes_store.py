@@ -41,7 +41,7 @@ def through(url: str, port: int) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-def insert(conn, text: str = "x"):  # type: ignore[no-untyped-def]
+def insert(conn, text: str = "x"):
     return conn.execute(
         "INSERT INTO messages (agent, at, kind, text) VALUES ('a', 'now', 'plane', ?)", (text,)
     ).rowcount
@@ -100,7 +100,7 @@ async def test_a_plane_cut_off_holding_the_fleet_row_stalls_the_others_for_a_bou
         try:
             ledger = Ledger(other, ManualClock(NOON))
 
-            def hold_the_row_then_lose_the_link(conn):  # type: ignore[no-untyped-def]
+            def hold_the_row_then_lose_the_link(conn):
                 conn.execute("UPDATE fleet SET admitted = admitted + 1 WHERE id = 1")
                 proxy.stall()
                 conn.execute("SELECT 1")  # never answered
