@@ -20,10 +20,6 @@ from plane.wire.protocol import Usage
 from tests.support.command import plane_process
 from tests.support.fixtures_plane import CONFIG, StartPlane
 
-pytestmark = pytest.mark.xdist_group("smoke")
-"""On one worker: each worker that runs one of them imports the plane's
-commands' modules for the others' sake too."""
-
 GATEWAY = CONFIG + "  claude:\n    gateway: {}\n"
 
 ON_A_PLANE = [
