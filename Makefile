@@ -58,12 +58,18 @@ test-fast: $(BIN)/plane
 
 bench: $(BIN)/plane
 	$(BIN)/python bench/compress.py
+	$(BIN)/python bench/compress_ceiling.py
+	$(BIN)/python bench/compress_cli.py
+	$(BIN)/python bench/bill.py
+	$(BIN)/python bench/cache.py
+	$(BIN)/python bench/prices.py
 	$(BIN)/python bench/tui.py
 	$(BIN)/python bench/tui.py --history 200
 	$(BIN)/python bench/ledger.py
 	$(BIN)/python bench/fanout.py
 	$(BIN)/python bench/metering.py
 	$(BIN)/python bench/metering.py --agents 1000
+	$(BIN)/python bench/connections.py
 	$(BIN)/python bench/status.py
 	$(BIN)/python bench/fleet.py
 	$(BIN)/python bench/http_clients.py

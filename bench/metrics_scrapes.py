@@ -181,6 +181,7 @@ async def scrape(url: str, token: str, scrapers: int) -> None:
     more of the machine's two cores than the plane does answering it."""
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    print("ready", flush=True)  # from here a SIGTERM ends the count, never the process
     host, port = url.removeprefix("http://").split(":")
     ask = f"GET /metrics HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\n\r\n"
     done = 0
@@ -213,7 +214,9 @@ def measure(url: str, key: str, token: str, args: argparse.Namespace) -> None:
     alone: list[float] = []
     scraped: list[float] = []
     scraping = scrapers(url, token, args.scrapers)
-    time.sleep(1.0)  # the scrapers connected and under way
+    assert scraping.stdout is not None
+    scraping.stdout.readline()  # started (on a loaded machine, seconds), then under way:
+    time.sleep(1.0)
     for _ in range(args.rounds):
         scraping.send_signal(signal.SIGSTOP)  # stopped, their connections open and idle
         time.sleep(0.1)

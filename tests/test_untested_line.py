@@ -21,7 +21,7 @@ pytestmark = []
 
 @pytest.fixture
 def postgres():
-    pytest.skip("PostgreSQL's initdb and pg_ctl are not on this machine")
+    pytest.skip("no PostgreSQL for the store's tests: none")
 
 def test_on_postgres(postgres):
     pass
@@ -71,7 +71,7 @@ def run(tmp_path: Path, *args: str) -> list[str]:
 
 
 ALL = (
-    "Not tested here (6 skipped): PostgreSQL, 1 (initdb and pg_ctl on PATH, or "
+    "Not tested here (6 skipped): PostgreSQL, 1 (pip install -e '.[dev]' brings it; or "
     "PLANE_TEST_PG=URL); Chromium, 1 (apt-get install chromium; pip install playwright); "
     "Claude Code and Codex, 1 (npm, then make test installs them); tmux, 2 (apt-get "
     "install tmux); other, 1 (pytest -rs lists them); "

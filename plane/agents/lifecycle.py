@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+from collections.abc import Collection
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
@@ -37,7 +38,7 @@ from plane.agents.rows import Rows
 from plane.agents.scheduler import Scheduler
 from plane.agents.services import Services
 from plane.agents.toolsets import SETS
-from plane.config import AGENT_NAME, AGENT_NAME_RULE
+from plane.config import AGENT_NAME, AGENT_NAME_RULE, MCP_TOOL
 from plane.economy.autocompact import save
 from plane.errors import AgentExists, InvalidRequest
 from plane.money.limits import BadLimit, parse_limit_field
@@ -107,7 +108,7 @@ class Lifecycle:
             )
         if model is not None:
             services.roster.provider_for(model)  # raises why it cannot
-        chosen = _tools(tools)
+        chosen = _tools(tools, services.config.mcp_servers_of(agent))
         ceiling: Decimal | Literal["keep"] | None = "keep"
         if limit is not None:
             try:
@@ -271,10 +272,11 @@ class Lifecycle:
         return spec
 
 
-def _tools(tools: list[str] | None) -> Tools:
+def _tools(tools: list[str] | None, servers: Collection[str]) -> Tools:
     """`None`: unchanged; a set's word alone (`all`, `read-only`, `none`,
     the words `plane new` and the new-agent form take): that set; `[]`:
-    none; else tool names."""
+    none; else tool names: the plane's own, and `server.tool` or `server.*`
+    of one of the agent's MCP `servers` (as agents.yaml takes them)."""
     if tools is None:
         return "keep"
     from plane.tools.registry import TOOLS  # the one list of tools
@@ -286,13 +288,20 @@ def _tools(tools: list[str] | None) -> Tools:
     alone = [n for n in names if n in SETS]
     if alone:  # beside other names: which was meant is not known
         raise InvalidRequest(f"{alone[0]!r} stands alone: give it by itself, or only tool names.")
-    unknown = [n for n in names if n not in TOOLS]
-    if unknown:
-        raise InvalidRequest(
-            f"{unknown[0]!r} is not a tool; the tools are {', '.join(TOOLS)} "
-            "(or all, read-only, or none)."
-        )
-    return tuple(n for n in TOOLS if n in names)
+    for name in names:
+        if name in TOOLS:
+            continue
+        mcp = MCP_TOOL.match(name)
+        if mcp is None:
+            raise InvalidRequest(
+                f"{name!r} is not a tool; the tools are {', '.join(TOOLS)} "
+                "(or all, read-only, or none; an MCP server's as server.tool or server.*)."
+            )
+        if mcp["server"] not in servers:
+            have = f"its servers are {', '.join(servers)}" if servers else "it has no MCP servers"
+            raise InvalidRequest(f"{name!r} names the MCP server {mcp['server']!r}; {have}.")
+    mcp_tools = [n for n in dict.fromkeys(names) if n not in TOOLS]
+    return (*(n for n in TOOLS if n in names), *mcp_tools)
 
 
 def _move_rows(conn: Connection, old: str, new: str) -> None:

@@ -54,7 +54,10 @@ def add_commands(sub: Any) -> None:
     edit.add_argument(
         "--tools",
         type=arg.text("list of tools"),
-        help="all, read-only, none (as plane new), or names: read_file,grep",
+        help=(
+            "all, read-only, none (as plane new), or names: read_file,grep "
+            "(an MCP server's as server.tool or server.*)"
+        ),
     )
     edit.add_argument("--limit", type=arg.text("limit"), help="the daily ceiling: 5, $0.25 or off")
     edit.set_defaults(func=edit_agent)

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 import time
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -110,9 +112,16 @@ async def test_aider_in_parallel_asking_two_answers_is_refused_once_the_day_is_f
         CONFIG.replace("pricing:\n", "pricing:\n  aider-model: {input: 3, output: 15}\n")
     )
     await gw.services.gate.ceilings.set("aider", Decimal(1))
-    gw.llm.responder = lambda body, serial: Reply(
-        "Four.", Usage(input_tokens=40_000, output_tokens=2000 * body.get("n", 1)), delay_s=0.3
-    )
+    both_in = threading.Event()  # the first round's two calls are in flight together
+
+    def respond(body: dict[str, Any], serial: int) -> Reply:
+        if len(gw.llm.requests) >= 2:
+            both_in.set()
+        both_in.wait(20)  # however far apart a loaded machine starts the two Aiders
+        usage = Usage(input_tokens=40_000, output_tokens=2000 * body.get("n", 1))
+        return Reply("Four.", usage, delay_s=0.3)
+
+    gw.llm.responder = respond
     arrived = gw.arrivals()
     homes = [tmp_path / f"aider-{n}" for n in range(2)]
     for home in homes:

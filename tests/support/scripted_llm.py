@@ -83,6 +83,9 @@ class Reply:
     pause_s: float = 0
     """Streaming: seconds between the first event (Anthropic's `message_start`,
     which announces the prompt's tokens) and the rest, as an answer being written."""
+    until: threading.Event | None = None
+    """Answer only once it is set (a call in flight for as long as a test
+    needs, however slow the machine): `ScriptedLLM.reply(..., until=event)`."""
 
 
 @dataclass(frozen=True)
@@ -607,6 +610,10 @@ class _Handler(BaseHTTPRequestHandler):
                 if step.delay_s and llm.stopping.wait(step.delay_s):
                     self.close_connection = True  # hung up: the client hears it at once
                     return
+                while step.until is not None and not step.until.wait(0.05):
+                    if llm._stopping.is_set():
+                        self.close_connection = True
+                        return
                 usage = step.usage or derived_usage(wire.body, step.text, step.tool_calls)
                 if stream:
                     self._stream(wire.events(step, usage), pause_s=step.pause_s)
@@ -836,9 +843,10 @@ class ScriptedLLM:
         delay_s: float = 0,
         cut_at_limit: bool = False,
         searches: int = 0,
+        until: threading.Event | None = None,
     ) -> ScriptedLLM:
         calls = tuple(tool_calls or ())
-        return self._push(Reply(text, usage, calls, delay_s, cut_at_limit, searches))
+        return self._push(Reply(text, usage, calls, delay_s, cut_at_limit, searches, until=until))
 
     def fault(
         self,

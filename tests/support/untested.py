@@ -33,7 +33,7 @@ class Missing:
 
 
 MISSING = (
-    Missing("PostgreSQL", ("postgres",), "initdb and pg_ctl on PATH, or PLANE_TEST_PG=URL"),
+    Missing("PostgreSQL", ("postgres",), "pip install -e '.[dev]' brings it; or PLANE_TEST_PG=URL"),
     Missing(
         "Chromium", ("chromium", "playwright"), "apt-get install chromium; pip install playwright"
     ),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import colorsys
 import itertools
+import threading
 from datetime import date
 from decimal import Decimal
 from typing import Any
@@ -78,13 +79,15 @@ async def test_the_charts_follow_a_call_that_settles_while_they_are_open(start_p
     app = app_for(plane)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: has_row(app, "scout") and app.main_screen.selected == "demo")
-        plane.llm.reply("Spent.", usage=Usage(input_tokens=300), delay_s=3)
+        settle = threading.Event()  # in flight until the estimate has been seen
+        plane.llm.reply("Spent.", usage=Usage(input_tokens=300), until=settle)
         await type_line(pilot, "spend")
-        await until(pilot, lambda: len(plane.llm.requests) == 1)  # in flight, 3 s to go
+        await until(pilot, lambda: len(plane.llm.requests) == 1)
         await pilot.press("ctrl+g")
         await until(pilot, lambda: isinstance(app.screen, SpendScreen))
         await until(pilot, lambda: shown(app, "#hours-total").endswith("spent"))
         assert shown(app, "#hours-total") != "$0.30 spent", "the estimate, while in flight"
+        settle.set()
         await until(pilot, lambda: shown(app, "#hours-total") == "$0.30 spent", within=30)
         assert isinstance(app.screen, SpendScreen), "still open: read again, not reopened"
 

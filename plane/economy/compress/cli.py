@@ -106,15 +106,26 @@ def _store() -> RefStore:
     return RefStore(Home.from_env().ensure().refs_db)
 
 
+def _keep(refs: dict[str, str]) -> None:
+    """Post the refs to the store's inbox (see `inbox`: no SQLite in a shell command's
+    path), and take a crowded inbox into the store, which also forgets expired refs."""
+    from plane.economy.compress import inbox
+    from plane.home import Home
+
+    store = Home.from_env().ensure().refs_db
+    if inbox.post(inbox.of(store), refs) >= inbox.CROWDED:
+        with _store():
+            pass
+
+
 def run_compress(args: argparse.Namespace) -> int:
     from plane.economy.compress.engine import compress
 
     text = _stdin()
     result = compress(text, command=args.command)
-    if result.refs:  # nothing removed, nothing to keep: the store is not even opened
+    if result.refs:  # nothing removed, nothing to keep
         try:
-            with _store() as store:
-                store.put(result.refs)
+            _keep(result.refs)
         except Exception as err:  # a store that cannot be written makes refs unretrievable
             return _fail(f"could not keep the removed text in the ref store: {err}")
     if args.json:

@@ -92,7 +92,7 @@ def compress(text: str, *, command: str | None = None) -> Compressed:
     """Compress one tool output; on any doubt, return it unchanged."""
     if len(text) < MIN_CHARS:
         return _unchanged(text, "short")
-    marked = LOOKS_LIKE_MARKER_RE.search(text) is not None
+    marked = "ref:k_" in text and LOOKS_LIKE_MARKER_RE.search(text) is not None
     try:
         result = _compress(text, command, marked)
     except Exception as err:  # fail-open is the contract: log it, send the original

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from plane.economy.compress.levels import error_lines
 from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Plan
 from plane.economy.compress.salience import subjects
@@ -31,6 +30,13 @@ Key = Callable[[str], str]
 def template(line: str) -> str:
     """The line with what varies by accident made uniform."""
     return _SPACES.sub(" ", _VARYING.sub("#", line)).strip()
+
+
+def templates(lines: list[str]) -> list[str]:
+    """`template` of each line, the expressions run once over the lines joined (neither
+    can match a newline, and a newline is a word's edge as a line's end is)."""
+    joined = _SPACES.sub(" ", _VARYING.sub("#", "\n".join(lines)))
+    return [line.strip() for line in joined.split("\n")]
 
 
 def exact(line: str) -> str:
@@ -55,7 +61,13 @@ def dedup(
     end = len(lines) if end is None else end
     seen = {} if seen is None else seen
     folded = plan.folded_mask() if plan.folds else None
-    flagged = error_lines(lines)
+    flagged = plan.flagged()
+    region = (
+        lines[start:end]
+        if folded is None
+        else [lines[i] for i in range(start, end) if not folded[i]]
+    )
+    keys = _keys(region, key)
     run_start = -1
     for i in range(start, end):
         if folded is not None and folded[i]:
@@ -63,7 +75,7 @@ def dedup(
                 _fold_run(plan, run_start, i)
                 run_start = -1
             continue
-        k = key(lines[i])
+        k = keys[lines[i]]
         if flagged[i]:
             k += "\0" + "\0".join(subjects(lines[i]))
         if k in seen:
@@ -77,6 +89,14 @@ def dedup(
     if run_start >= 0:
         _fold_run(plan, run_start, end)
     return seen
+
+
+def _keys(lines: list[str], key: Key) -> dict[str, str]:
+    """Each distinct line's key, worked out once (templates all at once)."""
+    distinct = list(dict.fromkeys(lines))
+    if key is template:
+        return dict(zip(distinct, templates(distinct), strict=True))
+    return {line: key(line) for line in distinct}
 
 
 def _fold_run(plan: Plan, start: int, end: int) -> None:

@@ -31,6 +31,7 @@ _TRAILER = lazy(
     r"\n(?:Process exited with code -?\d+|\[exit code:? -?\d+\]"
     r"|\[(?:exit -?\d+|killed[^\]\n]*) · \d+(?:\.\d+)?s\])[ \t]*\n?\Z"
 )
+_TRAILER_OPENINGS = ("Process exited with code", "[exit", "[killed")
 _PROMPT = "$ "
 
 
@@ -41,10 +42,21 @@ def split(text: str, command: str | None = None) -> tuple[str, str, str]:
     lines is a head of several lines)."""
     head = _prompt(text, command) or _head(text)
     body = text[len(head) :]
-    found = _TRAILER.search(body)
-    if found is None or found.start() == 0:
+    at = _trailer(body)
+    if at <= 0:
         return head, body, ""
-    return head, body[: found.start()], body[found.start() :]
+    return head, body[:at], body[at:]
+
+
+def _trailer(text: str) -> int:
+    """Where the trailer starts (the newline before it), or -1. A trailer is the last line
+    (a final newline aside), so only the newline before that line can start one; the
+    expression is compiled only for a last line that opens like one."""
+    at = text.rfind("\n", 0, len(text) - 1)
+    if at < 0 or not text.startswith(_TRAILER_OPENINGS, at + 1):
+        return -1
+    found = _TRAILER.match(text, at)
+    return -1 if found is None else at
 
 
 def _head(text: str) -> str:
@@ -80,7 +92,7 @@ def _prompt(text: str, command: str | None) -> str:
         line = _PROMPT + command + "\n"
         return line if text.startswith(line) else ""
     end = text.find("\n")
-    if end < 0 or not text.startswith(_PROMPT) or not _TRAILER.search(text):
+    if end < 0 or not text.startswith(_PROMPT) or _trailer(text) < 0:
         return ""
     return text[: end + 1]
 

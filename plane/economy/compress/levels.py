@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from itertools import accumulate
 
 from plane.economy.compress.patterns import lazy
 
@@ -35,13 +36,14 @@ def is_error_line(line: str) -> bool:
     return ERROR_LINE_RE.search(line) is not None
 
 
+_AND_NEWLINE = (1).__add__  # a line's length and its newline's, counted without a Python loop
+
+
 def error_lines(lines: list[str], words: tuple[str, ...] = KEYWORDS) -> list[bool]:
     """Which lines mention an error or a warning, found with a few fast scans of the text."""
     flags = [False] * len(lines)
     low = "\n".join(lines).lower()
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line) + 1)
+    starts = list(accumulate(map(_AND_NEWLINE, map(len, lines)), initial=0))
     for word in words:
         pos = low.find(word)
         while pos >= 0:

@@ -15,6 +15,7 @@ from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Inline, Plan
 
 _MARGIN = lazy(r"^( *\d+(?:\t|  |:|-(?=\S)|→))")
+_NUMBER_FIRST = lazy(r"\n *\d")  # what every line with a margin opens with, after a newline
 _MIN_SHARE = 0.9
 _MIN_LINES = 8
 
@@ -43,6 +44,11 @@ class Numbered(NamedTuple):
 
 def strip(lines: list[str]) -> Numbered | None:
     """The numbered form of these lines, or None when they carry no margin."""
+    nonempty = len(lines) - lines.count("")
+    if nonempty < _MIN_LINES or len(_NUMBER_FIRST.findall("\n" + "\n".join(lines))) < (
+        _MIN_SHARE * nonempty
+    ):
+        return None  # too few lines even open with a number (one pass over the text)
     prefixes: list[str] = []
     numbered = nonempty = 0
     previous = -1

@@ -65,8 +65,12 @@ def ref_for(content: str) -> str:
     Sixty bits: two different chunks meeting in one store within the hour it
     keeps them is not a practical concern, and every marker stays short.
     """
-    digest = sha256(content.encode("utf-8", "surrogatepass")).digest()
-    encoded = b2a_base64(digest, newline=False).translate(_URLSAFE)  # base64url
+    return ref_of(content.encode("utf-8", "surrogatepass"))
+
+
+def ref_of(data: bytes) -> str:
+    """The ref of a chunk's UTF-8 bytes, as the store keeps them."""
+    encoded = b2a_base64(sha256(data).digest(), newline=False).translate(_URLSAFE)  # base64url
     return "k_" + encoded.decode("ascii")[:REF_CHARS]
 
 

@@ -21,6 +21,7 @@ from plane.economy.compress.locations import PAGE_LINE, locations
 from plane.economy.compress.markers import marker, ref_for
 from plane.economy.compress.patterns import lazy
 
+_TRUE = [True]
 # A labeller turns (kind, removed lines) into the marker's label and tail.
 Labeller = Callable[[str, list[str]], tuple[str, str]]
 
@@ -59,7 +60,7 @@ class Plan:
     and importing dataclasses cost more than compressing a small output.
     """
 
-    __slots__ = (
+    _FIELDS = (
         "comment",
         "companions",
         "folds",
@@ -70,6 +71,7 @@ class Plan:
         "view_label",
         "view_of",
     )
+    __slots__ = (*_FIELDS, "_flagged")
 
     def __init__(
         self,
@@ -96,17 +98,26 @@ class Plan:
         # A line that means nothing without another: a compiler's `note:` without its
         # error. When the guard reopens the key, it reopens the value too.
         self.companions: dict[int, int] = {} if companions is None else companions
+        self._flagged: list[bool] = []
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Plan):
             return NotImplemented
-        return all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
+        return all(getattr(self, k) == getattr(other, k) for k in self._FIELDS)
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        fields = ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__)
+        fields = ", ".join(f"{k}={getattr(self, k)!r}" for k in self._FIELDS)
         return f"Plan({fields})"
+
+    def flagged(self) -> list[bool]:
+        """Which lines report an error or a warning (`levels.error_lines`), worked out once
+        for these lines (again if lines were added: a page's names after its view). Read
+        only: the compressors, the guard and the labels all ask."""
+        if len(self._flagged) != len(self.lines):
+            self._flagged = error_lines(self.lines)
+        return self._flagged
 
     def fold(self, start: int, end: int, kind: str = "lines", atomic: bool = False) -> None:
         if end > start:
@@ -115,7 +126,10 @@ class Plan:
     def folded_mask(self) -> list[bool]:
         mask = [False] * len(self.lines)
         for f in self.folds:
-            for i in range(f.start, f.end):
+            if 0 <= f.start and f.end <= len(mask):
+                mask[f.start : f.end] = _TRUE * (f.end - f.start)
+                continue
+            for i in range(f.start, f.end):  # a fold past the lines fails as it always did
                 mask[i] = True
         return mask
 
@@ -256,10 +270,10 @@ def _where(location: str) -> str:
 _DIFF_HEADER = lazy(r"^(?:diff --git |--- |\+\+\+ |Index: |rename (?:from|to) )")
 
 
-def named_paths(lines: list[str]) -> frozenset[str]:
+def named_paths(lines: list[str], flagged: list[bool] | None = None) -> frozenset[str]:
     """The paths an output names where they matter: on its error lines, its diff headers
     and its search matches (`path:12:`), each also without its `:line`."""
-    flagged = error_lines(lines)
+    flagged = error_lines(lines) if flagged is None else flagged
     found: set[str] = set()
     for line, flag in zip(lines, flagged, strict=True):
         if len(line) > PAGE_LINE:
@@ -401,16 +415,23 @@ of every path of a long listing) is folded as several markers, each under this."
 def render(plan: Plan, labeller: Labeller | None = None) -> tuple[str, dict[str, str]]:
     """The compressed text and the refs it uses (ref → exact removed text)."""
     lines = plan.lines
-    labeller = labeller or _Labels(lines)
+    labeller = labeller or _Labels(plan)
+    labels: dict[Fold, tuple[str, str]] = {}
+
+    def label(fold: Fold) -> tuple[str, str]:  # once a fold: splitting a long one asks first
+        if fold not in labels:
+            labels[fold] = _label(fold, lines[fold.start : fold.end], labeller)
+        return labels[fold]
+
     out: list[str] = []
     refs: dict[str, str] = {}
     pos = 0
     for f in plan.merged():
         _keep(plan, pos, f.start, out, refs, labeller)
-        for piece in _bounded(plan, f, labeller):
+        for piece in _bounded(plan, f, label):
             removed = lines[piece.start : piece.end]
             content = "\n".join(removed)
-            head, tail = _label(piece, removed, labeller)
+            head, tail = label(piece)
             ref = ref_for(content)
             text = _marker_line(plan, removed, head, ref, tail)
             if len(text) >= len(content):
@@ -432,30 +453,29 @@ class _Labels:
     """The default labels of one plan, with the paths its output names (worked out the
     first time a label lists paths)."""
 
-    def __init__(self, lines: list[str]) -> None:
-        self.lines = lines
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
         self.named: frozenset[str] | None = None
 
     def __call__(self, kind: str, removed: list[str]) -> tuple[str, str]:
         if kind not in _PATHS:
             return default_label(kind, removed)
         if self.named is None:
-            self.named = named_paths(self.lines)
+            self.named = named_paths(self.plan.lines, self.plan.flagged())
         return default_label(kind, removed, self.named)
 
 
-def _bounded(plan: Plan, fold: Fold, labeller: Labeller) -> list[Fold]:
+def _bounded(plan: Plan, fold: Fold, label: Callable[[Fold], tuple[str, str]]) -> list[Fold]:
     """The fold, or halves of it (and halves of those) until each one's marker line is
     at most MAX_MARKER characters; a one-line fold, or code's, stays whole."""
     if fold.end - fold.start < 2 or fold.atomic or plan.comment is not None:
         return [fold]
-    removed = plan.lines[fold.start : fold.end]
-    head, tail = _label(fold, removed, labeller)
+    head, tail = label(fold)
     if len(head) + len(tail) + 24 <= MAX_MARKER:  # `[`, ` ref:k_…` and `]` are 18 more
         return [fold]
     mid = (fold.start + fold.end) // 2
     first, second = _halves(fold, mid)
-    return _bounded(plan, first, labeller) + _bounded(plan, second, labeller)
+    return _bounded(plan, first, label) + _bounded(plan, second, label)
 
 
 def _halves(fold: Fold, mid: int) -> tuple[Fold, Fold]:

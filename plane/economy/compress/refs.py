@@ -10,6 +10,13 @@ plane restarts.
 Synchronous on purpose: a put or a get is one indexed statement (tens of
 microseconds), far below the cost of hopping to a thread; the daemon may
 still call it from a worker thread, hence the lock.
+
+Durability: WAL with `synchronous=NORMAL`, so a commit is not synced to disk
+(a power cut may lose the last refs, never damage the store; a process that
+dies loses nothing committed). `plane compress` from a shell does not open
+the store at all: it posts its refs to the store's inbox (see `inbox`), which
+the store takes in when it opens and whenever it is asked for a ref it does
+not hold.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from plane.economy.compress import inbox
 from plane.errors import ToolError
 
 if TYPE_CHECKING:  # the plane's clock module loads asyncio: too slow for `plane compress`
@@ -73,6 +81,8 @@ class RefStore:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA busy_timeout=5000")
             self._db.executescript(_SCHEMA)
+        self.inbox = inbox.of(self.path)
+        self.take_in()
         self.expire()
 
     def _now(self) -> float:
@@ -83,15 +93,18 @@ class RefStore:
         if not refs:
             return
         now = self._now()
-        rows = [
-            (ref, content.encode("utf-8", "surrogatepass"), now) for ref, content in refs.items()
-        ]
+        self._insert(
+            [(ref, content.encode("utf-8", "surrogatepass"), now) for ref, content in refs.items()]
+        )
+
+    def _insert(self, rows: list[tuple[str, bytes, float]]) -> None:
+        """Store the rows in one transaction; a ref already here keeps its latest time."""
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 self._db.executemany(
-                    "INSERT INTO refs (ref, content, stored_at) VALUES (?, ?, ?) "
-                    "ON CONFLICT (ref) DO UPDATE SET stored_at = excluded.stored_at",
+                    "INSERT INTO refs (ref, content, stored_at) VALUES (?, ?, ?) ON CONFLICT (ref) "
+                    "DO UPDATE SET stored_at = max(stored_at, excluded.stored_at)",
                     rows,
                 )
             except BaseException:
@@ -99,16 +112,35 @@ class RefStore:
                 raise
             self._db.execute("COMMIT")
 
+    def take_in(self) -> bool:
+        """Move what shell commands posted to the inbox into the store, then delete those
+        files; whether there was anything. Entries already older than the ttl are dropped."""
+        oldest = self._now() - self.ttl_seconds
+        files = inbox.posted(self.inbox, stale_before=oldest)
+        if not files:
+            return False
+        rows = [row for path in files for row in inbox.entries(path) if row[2] >= oldest]
+        if rows:
+            self._insert(rows)
+        inbox.discard(files)
+        return True
+
     def get(self, ref: str) -> str:
         """The chunk a ref stands for; `UnknownRef` when it is not here or has expired."""
-        oldest = self._now() - self.ttl_seconds
-        with self._lock:
-            row = self._db.execute(
-                "SELECT content FROM refs WHERE ref = ? AND stored_at >= ?", (ref, oldest)
-            ).fetchone()
+        row = self._row(ref)
+        if row is None and self.take_in():  # posted by a shell command since the store opened
+            row = self._row(ref)
         if row is None:
             raise UnknownRef(ref, self.ttl_seconds)
         return bytes(row[0]).decode("utf-8", "surrogatepass")
+
+    def _row(self, ref: str) -> tuple[bytes] | None:
+        oldest = self._now() - self.ttl_seconds
+        with self._lock:
+            row: tuple[bytes] | None = self._db.execute(
+                "SELECT content FROM refs WHERE ref = ? AND stored_at >= ?", (ref, oldest)
+            ).fetchone()
+        return row
 
     def __contains__(self, ref: object) -> bool:
         if not isinstance(ref, str):

@@ -18,8 +18,9 @@ the location half (`Plan.protect_paths = False`); errors are always guarded.
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
+from itertools import compress as selected
 from itertools import pairwise
 
 from plane.economy.compress.levels import ERROR_LINE_RE, error_lines, reports_level
@@ -81,15 +82,16 @@ def guard(plan: Plan) -> Plan:
     for inline in plan.inlines.values():
         kept.extend(text for text, kind in inline.pieces if kind is None)
     visible = _Visible("\n".join(kept))
-    flagged = error_lines(lines)
+    flagged = plan.flagged()
     for i in sorted(plan.inlines):
         plan.inlines[i] = _guard_pieces(plan, plan.inlines[i], flagged[i], visible)
     folds = plan.normalised()
     dropped: list[Fold] = []
     needs: dict[int, list[str]] = {}
+    candidates = _Candidates(plan, flagged)
     for fold in folds:
         listed = fold.kind in LISTS_LOCATIONS
-        for i in _candidates(plan, fold, flagged):
+        for i in candidates.of(fold):
             wanted = _wanted(lines[i], flagged[i])
             if listed:
                 wanted = _not_listed(lines[i], wanted, fold.kind)
@@ -252,47 +254,105 @@ LISTS_LOCATIONS = frozenset(
 )
 
 
-def _candidates(plan: Plan, fold: Fold, flagged: list[bool]) -> list[int]:
-    """Folded lines that may carry a detail: error lines, and lines showing a location."""
-    found = {i for i in range(fold.start, fold.end) if flagged[i]}
-    if plan.protect_paths and fold.kind not in LISTS_LOCATIONS:
-        for i in range(fold.start, fold.end):
-            if not flagged[i] and _PATH_HINT.search(plan.lines[i]):
-                found.add(i)
-    return sorted(found)
+class _Candidates:
+    """Folded lines that may carry a detail: error lines, and lines showing a location,
+    each kind found once over the whole output (the hints only when a fold asks)."""
+
+    def __init__(self, plan: Plan, flagged: list[bool]) -> None:
+        self.plan = plan
+        self.flagged = list(selected(range(len(flagged)), flagged))
+        self.hinted: list[int] | None = None
+
+    def of(self, fold: Fold) -> list[int]:
+        found = _within(self.flagged, fold)
+        if self.plan.protect_paths and fold.kind not in LISTS_LOCATIONS:
+            if self.hinted is None:
+                self.hinted = _hinting(self.plan.lines, 0, len(self.plan.lines))
+            hinted = _within(self.hinted, fold)
+            if hinted:
+                found = sorted({*found, *hinted})
+        return found
+
+
+def _within(lines: list[int], fold: Fold) -> list[int]:
+    """The line numbers (sorted) inside the fold."""
+    return lines[bisect_left(lines, fold.start) : bisect_left(lines, fold.end)]
+
+
+def _hinting(lines: list[str], start: int, end: int) -> list[int]:
+    """The lines of [start, end) where `_PATH_HINT` finds something, found in one pass over
+    them joined (it matches no newline and looks at nothing before where it starts)."""
+    text = "\n".join(lines[start:end])
+    found: list[int] = []
+    line, at = start, 0
+    hit = _PATH_HINT.search(text)
+    while hit is not None:
+        line += text.count("\n", at, hit.start())
+        found.append(line)
+        newline = text.find("\n", hit.end())  # the line's end: go on from the next line
+        if newline < 0:
+            break
+        line, at = line + 1, newline + 1
+        hit = _PATH_HINT.search(text, at)
+    return found
 
 
 class _Visible:
     """What kept text shows. A detail is shown when it occurs anywhere in it, inside a
     longer word too (`Error` in `TypeError`, `app.py` in `src/app.py:3`): that is what a
-    reader searching the text finds. Whole words are a set lookup; a name is looked for
-    in the distinct words, a path in the texts, and the answer remembered."""
+    reader searching the text finds, and every answer is remembered.
+
+    The first questions search the texts themselves. Past INDEXED_AFTER of them (a search
+    output, whose every match may ask), the texts' words and locations are indexed, once:
+    whole words are then a set lookup, a name is looked for in the distinct words, a path
+    in the texts. Both give the same answers (every word and location is a piece of the
+    text; a name lies inside one run of word characters); the index costs more than a few
+    questions do."""
+
+    INDEXED_AFTER = 64
 
     def __init__(self, text: str) -> None:
-        self.words: set[str] = set()
         self.texts: list[str] = []
+        self.found: dict[str, bool] = {}
+        self.asked = 0
+        self.words: set[str] | None = None  # the index, once built
         self.runs: dict[str, None] = {}
         self.joined: list[str] = []
-        self.found: dict[str, bool] = {}
         self.add(text)
 
     def add(self, text: str) -> None:
-        self.words |= _words(text)
         self.texts.append(text)
+        if self.words is not None:
+            self._index(text)
+        self.found = {k: v for k, v in self.found.items() if v}
+
+    def _index(self, text: str) -> None:
+        assert self.words is not None
+        self.words |= _words(text)
         new = [run for run in dict.fromkeys(_RUN_RE.findall(text)) if run not in self.runs]
         self.runs.update(dict.fromkeys(new))
         self.joined.append("\n".join(new))
-        self.found = {k: v for k, v in self.found.items() if v}
 
     def shows(self, wanted: set[str]) -> bool:
-        return all(w in self.words or self._inside(w) for w in wanted)
+        return all(self._shown(w) for w in wanted)
 
-    def _inside(self, token: str) -> bool:
+    def _shown(self, token: str) -> bool:
         known = self.found.get(token)
-        if known is None:
+        if known is not None:
+            return known
+        self.asked += 1
+        if self.words is None and self.asked > self.INDEXED_AFTER:
+            self.words = set()
+            for text in self.texts:
+                self._index(text)
+        if self.words is None:
+            known = any(token in text for text in self.texts)
+        elif token in self.words:
+            known = True
+        else:
             where = self.joined if _RUN_RE.fullmatch(token) else self.texts
             known = any(token in text for text in where)
-            self.found[token] = known
+        self.found[token] = known
         return known
 
 

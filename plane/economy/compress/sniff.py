@@ -29,18 +29,22 @@ class Sample:
         self.text_len = len(text)
         self.text = text
 
-    def share(self, pattern: re.Pattern[str], starts: str = "", holds: str = "") -> float:
-        """The share of lines the pattern finds. `starts` (the characters a matching line
-        can start with) and `holds` (one every matching line has) rule lines out as plain
-        string tests first: with none left, the pattern is not even compiled."""
+    def share(
+        self, pattern: re.Pattern[str], starts: tuple[str, ...] = (), holds: str = ""
+    ) -> float:
+        """The share of lines the pattern finds. `starts` (what a matching line can start
+        with) and `holds` (what every matching line has) rule lines out as plain string
+        tests first: with none left, the pattern is not even compiled."""
         if not self.lines:
             return 0.0
         lines = self.lines
         if starts:
-            lines = [line for line in lines if line[:1] in starts]
+            lines = [line for line in lines if line.startswith(starts)]
         if holds:
             lines = [line for line in lines if holds in line]
-        return sum(1 for line in lines if pattern.search(line)) / len(self.lines)
+        if not lines:
+            return 0.0
+        return len(list(filter(None, map(pattern.search, lines)))) / len(self.lines)
 
     def logs(self) -> float:
         """The share of lines that are log lines: a timestamp or a log's opening, or a level
@@ -58,6 +62,7 @@ class Sample:
 
 
 _DIFF = lazy(r"^(?:diff --git |@@ -\d+(?:,\d+)? \+\d+|\+\+\+ |--- a/|index [0-9a-f]+\.\.)")
+_DIFF_STARTS = ("diff --git ", "@@ -", "+++ ", "--- a/", "index ")
 _HTML = lazy(r"<(?:!DOCTYPE html|html|head|body|div|p|table|span|a )\b", re.I)
 # A tag, not an address in angle brackets (`<jane@example.org>` in `git shortlog -e`).
 _TAG = lazy(r"<(?:[a-zA-Z][\w-]*(?:\s[^<>@]*)?/?|/[a-zA-Z][\w-]*|!\w[^>]*)>")
@@ -117,7 +122,7 @@ def structural(sample: Sample) -> str | None:
     as JSON is JSON, whatever markup its strings hold."""
     if sample.carriage_returns >= 8:
         return "redraw"
-    if sample.share(_DIFF, starts="d@+-i") > 0.02 and any(
+    if sample.share(_DIFF, starts=_DIFF_STARTS) > 0.02 and any(
         _DIFF.match(x) for x in sample.lines[:40]
     ):
         return "diff"

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from plane.economy.compress.markers import expand, ref_for
+from plane.economy.compress.refs import RefStore
 from tests.plane.compress.helpers import HERE
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -137,10 +139,39 @@ def test_plane_compress_starts_without_argparse_dataclasses_hashlib_json_or_plat
     loaded = {
         line.split("|")[-1].strip() for line in done.stderr.decode().splitlines() if "|" in line
     }
-    assert "plane.economy.compress.engine" in loaded and "sqlite3" in loaded  # it did the work
+    assert "plane.economy.compress.engine" in loaded  # it did the work
     heavy = {"argparse", "dataclasses", "inspect", "hashlib", "json", "platformdirs", "secrets"}
     assert not heavy & loaded
-    assert "threading" not in loaded  # the ref store's lock is _thread's own
+    assert "threading" not in loaded
+    assert "sqlite3" not in loaded  # the refs went to the store's inbox
+    assert list((tmp_path / "refs.inbox").iterdir())
+
+
+def test_refs_printed_by_one_process_are_retrieved_by_another(tmp_path: Path) -> None:
+    original = (HERE / "make.txt").read_bytes()
+    done = entry(tmp_path, "compress", "--command", "make", stdin=original)
+    refs = set(re.findall(rb"k_[\w-]{10}", done.stdout))
+    assert done.returncode == 0 and refs
+    for ref in refs:
+        got = entry(tmp_path, "retrieve", ref.decode())
+        assert got.returncode == 0 and got.stdout.strip(), got.stderr
+    assert entry(tmp_path, "expand", stdin=done.stdout).stdout == original
+
+
+def test_a_crowded_inbox_is_taken_into_the_store_by_the_command_that_posts(
+    tmp_path: Path,
+) -> None:
+    from plane.economy.compress import inbox
+
+    box = tmp_path / "refs.inbox"
+    for n in range(inbox.CROWDED - 1):
+        inbox.post(box, {ref_for(f"chunk {n}"): f"chunk {n}"})
+    original = (HERE / "make.txt").read_bytes()
+    done = entry(tmp_path, "compress", "--command", "make", stdin=original)
+    assert done.returncode == 0 and not list(box.iterdir())
+    with RefStore(tmp_path / "refs.db") as store:
+        assert store.get(ref_for("chunk 0")) == "chunk 0"
+        assert expand(done.stdout.decode(), store.get).encode() == original
 
 
 def test_compressing_python_loads_no_brace_language_compressor(tmp_path: Path) -> None:

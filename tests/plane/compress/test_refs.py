@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from plane.economy.compress import compress
+from plane.economy.compress import compress, inbox
 from plane.economy.compress.markers import expand, ref_for
 from plane.economy.compress.refs import RefStore, UnknownRef
 from plane.errors import ToolError
@@ -94,3 +94,48 @@ def test_uses_wal(tmp_path: Path) -> None:
 def test_a_ttl_must_be_positive(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         RefStore(tmp_path / "refs.db", ttl_seconds=0)
+
+
+# The inbox: what `plane compress` posts from a shell, taken in by the store.
+
+
+def test_a_store_opened_later_takes_in_what_was_posted(tmp_path: Path) -> None:
+    path = tmp_path / "refs.db"
+    text = fixture("ls_l.txt") + "\udcff odd bytes \ud800 and a lone surrogate\n"
+    result = compress(text, command="ls -l")
+    inbox.post(inbox.of(path), result.refs)
+    with RefStore(path) as store:
+        assert expand(result.text, store.get) == text
+    assert not list(inbox.of(path).iterdir())  # taken in, then deleted
+
+
+def test_an_open_store_takes_in_what_is_posted_after_it_opened(tmp_path: Path) -> None:
+    path = tmp_path / "refs.db"
+    with RefStore(path) as store:
+        inbox.post(inbox.of(path), {ref_for("later"): "later"})
+        assert store.get(ref_for("later")) == "later"
+        with pytest.raises(UnknownRef):
+            store.get(ref_for("never posted"))
+
+
+def test_the_ttl_counts_from_the_post_not_from_the_taking_in(tmp_path: Path) -> None:
+    clock = StepClock()
+    path = tmp_path / "refs.db"
+    posted = clock.moment.timestamp()
+    inbox.post(inbox.of(path), {ref_for("old"): "old"}, now=posted - 3601)
+    inbox.post(inbox.of(path), {ref_for("fresh"): "fresh"}, now=posted - 3599)
+    with RefStore(path, ttl_seconds=3600, clock=clock) as store:
+        assert store.get(ref_for("fresh")) == "fresh"
+        with pytest.raises(UnknownRef):
+            store.get(ref_for("old"))
+
+
+def test_taking_in_keeps_a_refs_latest_time(tmp_path: Path) -> None:
+    clock = StepClock()
+    path = tmp_path / "refs.db"
+    with RefStore(path, ttl_seconds=60, clock=clock) as store:
+        store.put({ref_for("both"): "both"})
+        inbox.post(inbox.of(path), {ref_for("both"): "both"}, now=clock.moment.timestamp() - 50)
+        assert store.take_in()
+        clock.moment += timedelta(seconds=30)  # 30 s after the put, 80 after the post
+        assert store.get(ref_for("both")) == "both"

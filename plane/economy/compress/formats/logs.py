@@ -14,7 +14,6 @@ import re
 
 from plane.economy.compress.context import NO_CONTEXT, Context
 from plane.economy.compress.fold import Key, dedup, template
-from plane.economy.compress.levels import error_lines
 from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Plan, split_folds
 
@@ -30,6 +29,7 @@ _ERROR = lazy(
 )
 _WARNING = lazy(r"\bwarn(?:ing)?s?\b", re.I)
 _FRAME = lazy(r'^\s+File "[^"]+", line \d+|^\s+at \S+ \(|^\s+at \S+:\d+|^#\d+ +0x')
+_FRAME_OPENING = lazy(r'^[^\S\n]+(?:File "|at )|^#\d', re.M)  # every frame line opens so
 FRAMES_KEPT = 3
 
 
@@ -56,6 +56,8 @@ def compress_plan(plan: Plan, key: Key) -> Plan:
 def collapse_frames(plan: Plan) -> None:
     """In a long run of stack frames, keep the first and the last few; fold the middle."""
     lines = plan.lines
+    if not _FRAME_OPENING.search("\n".join(lines)):
+        return  # no line opens as a frame does (one pass over the text)
     i = 0
     while i < len(lines):
         if not _FRAME.match(lines[i]):
@@ -80,7 +82,7 @@ def keep_essentials(plan: Plan) -> None:
     if len(open_lines) <= LONG:
         return
     keep = set(open_lines[:HEAD]) | set(open_lines[-TAIL:])
-    flagged = error_lines(lines)
+    flagged = plan.flagged()
     warnings = 0
     for n, i in enumerate(open_lines):
         if not flagged[i]:

@@ -1,10 +1,11 @@
-"""Python bodies elided along the syntax tree, and the result parsed again to be sure."""
+"""Python bodies elided along the syntax tree; the result is valid Python, or not used."""
 
 from __future__ import annotations
 
-import ast
+import _ast as ast
 import re
 
+from plane.economy.compress.formats import python_shape
 from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Fold, Plan, render
 from plane.economy.compress.salience import novel_error_lines
@@ -12,6 +13,14 @@ from plane.economy.compress.salience import novel_error_lines
 MIN_BODY = 3  # bodies this short are the signature's own explanation
 DOCSTRING_KEPT = 2  # the opening line and the summary under it
 _PYTHONIC = lazy(r"^\s*(?:def |class |import |from \S+ import |async def |@\w)")
+
+
+def parse(text: str) -> ast.Module:
+    """`ast.parse(text)`, from the parser's own module: `ast.py` is helpers around it (a
+    visitor, an unparser) whose import cost a `plane compress` call more than a millisecond."""
+    tree = compile(text, "<unknown>", "exec", ast.PyCF_ONLY_AST)
+    assert isinstance(tree, ast.Module)
+    return tree
 
 
 def looks_python(lines: list[str], command: str | None) -> bool:
@@ -25,7 +34,7 @@ def compress(lines: list[str]) -> Plan | None:
     """A plan eliding long function bodies, or None when the text is not valid Python."""
     text = "\n".join(lines)
     try:
-        tree = ast.parse(text)
+        tree = parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     plan = Plan(lines, comment="...  # ")
@@ -37,13 +46,24 @@ def compress(lines: list[str]) -> Plan | None:
         _trim_docstring(plan, node, flagged)
     plan.folds = _outermost(plan.folds)
     _fold_comments(plan, tree)
-    if not _still_parses(plan):
+    if not (python_shape.still_parses(plan, tree) or _still_parses(plan)):
         return None
     return plan
 
 
 _Definition = ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
 _NESTED = ("body", "orelse", "finalbody", "handlers", "cases")
+_NESTED_IN: dict[type, tuple[str, ...]] = {}
+
+
+def _nested(kind: type) -> tuple[str, ...]:
+    """The statement lists a kind of node has (most have none: `x = 1`, `return x`), in
+    `_NESTED`'s order, worked out once a kind rather than asked of every node."""
+    names = _NESTED_IN.get(kind)
+    if names is None:
+        fields = getattr(kind, "_fields", ())
+        names = _NESTED_IN[kind] = tuple(name for name in _NESTED if name in fields)
+    return names
 
 
 def _definitions(tree: ast.Module) -> list[ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef]:
@@ -56,7 +76,7 @@ def _definitions(tree: ast.Module) -> list[ast.ClassDef | ast.FunctionDef | ast.
         node = pending.pop()
         if isinstance(node, _Definition):
             found.append(node)
-        for name in _NESTED:
+        for name in _nested(type(node)):
             nested = getattr(node, name, None)
             if nested:
                 pending.extend(nested)
@@ -163,7 +183,7 @@ def _statement_starts(tree: ast.Module) -> dict[int, int]:
         node = pending.pop()
         if isinstance(node, ast.stmt):
             found.setdefault(_first_line(node), node.col_offset)
-        for name in _NESTED:
+        for name in _nested(type(node)):
             nested = getattr(node, name, None)
             if nested:
                 pending.extend(nested)
@@ -198,9 +218,10 @@ def _outermost(folds: list[Fold]) -> list[Fold]:
 
 
 def _still_parses(plan: Plan) -> bool:
+    """The result parsed: for a plan whose folds' shapes do not prove it (see python_shape)."""
     text, _ = render(plan)
     try:
-        ast.parse(text)
+        parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True

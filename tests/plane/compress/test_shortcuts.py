@@ -1,0 +1,185 @@
+"""The compressor's shortcuts answer as the plain way does.
+
+Each shortcut replaces a per-line loop with one pass over the joined text, a
+cheap test before an expensive one, or an index built only when many questions
+come. Each is checked here against the plain definition it replaced, on texts
+made of the pieces the patterns care about, so that a shortcut that is wrong
+for some input fails here, not only on the pinned fixtures.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from plane.economy.compress import frame, margins, sniff
+from plane.economy.compress.formats import logs
+from plane.economy.compress.plan import Fold, Plan
+from plane.economy.compress.salience import _PATH_HINT, _hinting, _Visible
+
+PIECES = [
+    "\n",
+    "\n",
+    " ",
+    "\t",
+    "  ",
+    "x",
+    "12",
+    "7",
+    ":",
+    "-",
+    "→",
+    "#3 0x",
+    "#",
+    'File "a.py", line 3',
+    "at f (",
+    "at g:12",
+    "Process exited with code 1",
+    "Process exited with code -2",
+    "[exit code: 3]",
+    "[exit 1 · 2.5s]",
+    "[killed by timeout · 10s]",
+    "[exit",
+    "src/app.py",
+    "/usr/lib/x.so",
+    ".py",
+    ".toml",
+    "py",
+    "Error",
+    "TypeError",
+    "$ ",
+    "ls",
+    "é",
+    "\r",
+    "\x0b",
+]
+texts = st.lists(st.sampled_from(PIECES), max_size=40).map("".join)
+TRAILERS = [p for p in PIECES if p.startswith(("Process", "[exit", "[killed"))]
+ending = st.tuples(texts, st.sampled_from(["\n", ""]), st.sampled_from(TRAILERS), texts)
+texts_with_trailers = texts | ending.map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts_with_trailers)
+def test_the_trailer_is_found_where_the_expression_finds_it(text: str) -> None:
+    found = frame._TRAILER.search(text)
+    assert frame._trailer(text) == (-1 if found is None else found.start())
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts, st.integers(0, 5), st.integers(0, 40))
+def test_path_hints_found_in_one_pass_are_the_lines_that_hold_one(
+    text: str, start: int, end: int
+) -> None:
+    lines = text.split("\n")
+    end = min(end, len(lines))
+    expected = [i for i in range(start, end) if _PATH_HINT.search(lines[i])]
+    assert _hinting(lines, start, end) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(texts, min_size=1, max_size=4), st.lists(texts, max_size=30))
+def test_what_text_shows_is_the_same_before_and_after_it_is_indexed(
+    kept: list[str], asked: list[str]
+) -> None:
+    plain, indexed = _Visible(kept[0]), _Visible(kept[0])
+    indexed.INDEXED_AFTER = 0  # indexed from the first question on
+    for more in kept[1:]:
+        plain.add(more)
+        indexed.add(more)
+    for question in asked:
+        wanted = {question, *question.split()}
+        assert (
+            plain.shows(wanted)
+            == indexed.shows(wanted)
+            == all(any(w in t for t in kept) for w in wanted)
+        )
+
+
+@contextmanager
+def replaced(module: object, name: str, pattern: str) -> Iterator[None]:
+    """The module's pattern `name` replaced for a while: the plain way is the shortcut off."""
+    kept = getattr(module, name)
+    setattr(module, name, re.compile(pattern))
+    try:
+        yield
+    finally:
+        setattr(module, name, kept)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(texts, max_size=40))
+def test_a_margin_is_found_whether_or_not_the_quick_count_runs(lines: list[str]) -> None:
+    quick = margins.strip(lines)
+    with replaced(margins, "_NUMBER_FIRST", r"\n"):  # every line passes the count
+        plain = margins.strip(lines)
+    assert quick == plain
+
+
+def test_numbered_lines_keep_their_margin() -> None:
+    lines = [f"{n:>6}\tline {n}" for n in range(1, 20)]
+    found = margins.strip(lines)
+    assert found is not None and found.bodies == [f"line {n}" for n in range(1, 20)]
+
+
+FRAME_LINES = [
+    '  File "a.py", line 3, in f',
+    "    at f (a.js:1:2)",
+    "\tat g:12",
+    "#3 0x0000 in main ()",
+    "#4  0x1",
+    "    x = f(y)",
+    "Traceback (most recent call last):",
+    "ValueError: no",
+    "",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(FRAME_LINES), max_size=60) | st.lists(texts, max_size=60))
+@example(["Error: no", *["    at f (a.js:1:2)"] * 10])
+@example(["Segmentation fault", *["#3 0x0000 in main ()"] * 10])
+def test_frames_collapse_as_they_did_line_by_line(texts: list[str]) -> None:
+    lines = [line for text in texts for line in text.split("\n")]
+    quick, plain = Plan(list(lines)), Plan(list(lines))
+    logs.collapse_frames(quick)
+    with replaced(logs, "_FRAME_OPENING", ""):  # every text passes the look
+        logs.collapse_frames(plain)
+    assert quick.folds == plain.folds
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 50), st.lists(st.tuples(st.integers(0, 49), st.integers(0, 50))))
+def test_the_folded_mask_marks_every_folded_line(size: int, spans: list[tuple[int, int]]) -> None:
+    plan = Plan(["x"] * size)
+    plan.folds = [Fold(a, b, "lines") for a, b in spans if b <= size]
+    expected = [any(f.start <= i < f.end for f in plan.folds) for i in range(size)]
+    assert plan.folded_mask() == expected
+
+
+DIFF_LINES = [
+    "diff --git a/x.py b/x.py",
+    "index 1a2b3c4..5d6e7f8 100644",
+    "index",
+    "--- a/x.py",
+    "--- b",
+    "+++ b/x.py",
+    "@@ -1,3 +1,4 @@ def f():",
+    "@@ -1 +1 @@",
+    "-old",
+    "+new",
+    " same",
+    "import time: 12 | x",
+    "done",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(DIFF_LINES) | texts, max_size=50))
+def test_a_diff_s_lines_are_counted_as_the_pattern_counts_them(lines: list[str]) -> None:
+    sample = sniff.Sample("\n".join(lines))
+    assert sample.share(sniff._DIFF, starts=sniff._DIFF_STARTS) == sample.share(sniff._DIFF)

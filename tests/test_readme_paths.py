@@ -1,0 +1,33 @@
+"""Every file or folder of the repository the README names exists.
+
+The README points at the tests that prove each guarantee and at the modules
+that keep it; a move that leaves the README pointing at nothing sends a
+reader to look for a proof that is no longer there. A path inside an
+absolute one (`/home/op/.local/share/plane/token`) is the user's, not the
+repository's, and is not checked.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+REPO = Path(__file__).parents[1]
+NAMED = re.compile(r"(?<![\w/.~-])(?:tests|plane|tui|bench|screenshots|\.ci)/[\w./-]+")
+
+
+def named_paths(text: str) -> set[str]:
+    """The repository paths `text` names, without the punctuation that ends a sentence."""
+    return {match.rstrip(".,:;") for match in NAMED.findall(text)}
+
+
+def test_a_path_is_found_and_a_users_path_is_not() -> None:
+    text = "see `tests/plane/test_x.py`, and plane/store/. Not /home/op/plane/token."
+    assert named_paths(text) == {"tests/plane/test_x.py", "plane/store/"}
+
+
+def test_every_path_the_readme_names_exists() -> None:
+    named = named_paths((REPO / "README.md").read_text())
+    assert len(named) > 50, "the README names the code and tests that keep its promises"
+    missing = sorted(path for path in named if not (REPO / path).exists())
+    assert missing == [], f"the README names paths that are not in the repository: {missing}"
