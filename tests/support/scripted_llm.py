@@ -611,7 +611,7 @@ class _Handler(BaseHTTPRequestHandler):
                     self.close_connection = True  # hung up: the client hears it at once
                     return
                 while step.until is not None and not step.until.wait(0.05):
-                    if llm._stopping.is_set():
+                    if llm.stopping.is_set():
                         self.close_connection = True
                         return
                 usage = step.usage or derived_usage(wire.body, step.text, step.tool_calls)
