@@ -141,7 +141,7 @@ def test_new_and_edit_take_the_same_tool_words(daemon):
     ok(plane_cli(home, "edit", "poet", "--tools", "all"))
     edited = ok(plane_cli(home, "edit", "poet", "--tools", "read-only"))
     assert "  tools      read-only: read_file, list_files, grep, retrieve, budget_status" in edited
-    assert "(or all, read-only, or none)" in one_line(
+    assert "(or all, read-only, or none; an MCP server's as server.tool or server.*)." in one_line(
         plane_cli(home, "edit", "poet", "--tools", "x")
     )
 
