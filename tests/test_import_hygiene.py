@@ -7,7 +7,13 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 ALLOWED = ("plane", "plane.home", "plane.wire")
+
+pytestmark = pytest.mark.slow
+"""Each imports in a fresh process, one of them a whole plane: seconds a
+test, so `make test` runs them, not `make test-fast`."""
 
 
 def loaded_after(module: str) -> list[str]:

@@ -20,6 +20,11 @@ from plane.wire.protocol import Usage
 from tests.support.command import plane_process
 from tests.support.fixtures_plane import CONFIG, StartPlane
 
+pytestmark = pytest.mark.slow
+"""A Python start and the command's imports each (about half a CPU-second):
+`make test` runs them; `make test-fast` tests the same commands' every
+sentence in its own process (test_cli.py and beside it)."""
+
 GATEWAY = CONFIG + "  claude:\n    gateway: {}\n"
 
 ON_A_PLANE = [
