@@ -13,8 +13,9 @@ and each command has one test of its own process (`tests/plane/cli/test_smoke.py
 In this process, what the command reads and changes of the process is its own
 for its run and put back after: `PLANE_HOME` and the rest of the environment
 given, the working directory, stdin, stdout and stderr, the logging a
-`plane serve` sets up, and the plane it was aimed at (`--tcp`, kept for the
-process's life: the next command would otherwise go there). One command runs
+`plane serve` sets up, the plane it was aimed at (`--tcp`, kept for the
+process's life: the next command would otherwise go there), and the garbage
+collector (`plane compress` turns it off: its process ends after one call). One command runs
 at a time (a lock).
 """
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import io
 import logging
 import os
@@ -63,7 +65,7 @@ def plane_cli(
     # COLUMNS: what a process whose stdout is a pipe gets (argparse wraps help to it).
     values = {"PLANE_HOME": str(home), "COLUMNS": "80", **(env or {})}
     with _ONE_AT_A_TIME, _environment(values):
-        with _directory(cwd), _logging_kept(), _signals_kept(), _aim_kept():
+        with _directory(cwd), _logging_kept(), _signals_kept(), _aim_kept(), _gc_kept():
             with _streams(given, out, err):
                 try:
                     code = main(list(args))
@@ -221,6 +223,16 @@ def _signals_kept() -> Iterator[None]:
     finally:
         for sig, handler in before.items():
             signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def _gc_kept() -> Iterator[None]:
+    enabled = gc.isenabled()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 @contextlib.contextmanager
