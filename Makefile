@@ -65,6 +65,7 @@ bench: $(BIN)/plane
 	$(BIN)/python bench/prices.py
 	$(BIN)/python bench/tui.py
 	$(BIN)/python bench/tui.py --history 200
+	$(BIN)/python bench/tui.py --agents 10000
 	$(BIN)/python bench/ledger.py
 	$(BIN)/python bench/fanout.py
 	$(BIN)/python bench/metering.py
@@ -76,6 +77,7 @@ bench: $(BIN)/plane
 	$(BIN)/python bench/planes.py
 	$(BIN)/python bench/metrics_scrapes.py
 	$(BIN)/python bench/burn.py
+	$(BIN)/python bench/guard.py
 
 snapshots: $(BIN)/plane
 	$(BIN)/python screenshots/make.py

@@ -1,6 +1,6 @@
 """A fleet's size: 10,000 and 100,000 agents on one plane (a real `plane
 serve` on a temporary home, its SQLite file and socket), each figure next to
-its aim (issue 30, "Done when"):
+its aim:
 
 - agents.yaml read (`load_config`, this process's CPU): the file the plane
   starts with, every agent a line of it;
@@ -9,15 +9,19 @@ its aim (issue 30, "Done when"):
 - `plane status --json` (the CLI, end to end) and the snapshot request alone
   over the socket, idle and with `--busy` agents taking turns one after
   another on a zero-latency upstream (bench/zero_server.py);
-- a message's round trip (`send` → `sent`), idle and busy.
+- a message's round trip (`send` → `sent`), idle and busy;
+- busy: the operator's requests (the snapshot, `/limit` read and set, pause,
+  resume, interrupt) one after another, their p99 against 200 ms; then
+  `/limit 0` to 20 busy agents, and how many of their turns started after it
+  (a turn in flight may end; none may start).
 
     .venv/bin/python bench/fleet.py                       # 10,000 and 100,000
     .venv/bin/python bench/fleet.py --agents 10000 --busy 1000
     .venv/bin/python bench/fleet.py --agents 100000 --spy /tmp/spy   # py-spy profiles
 
-Where the snapshot is one frame over the protocol's 1 MiB limit, `plane
-status` fails (its sentence is printed); the snapshot alone is then read
-here with no limit, to say what it would cost. With `--spy DIR` (py-spy on
+A long reply comes as its head and parts, each under the frame limit
+(protocol 2); the snapshot alone is read here whole, its frames counted.
+Where `plane status` fails, its sentence is printed. With `--spy DIR` (py-spy on
 the PATH or in the venv), the plane's start and its snapshots are sampled,
 and the functions holding most samples printed.
 """
@@ -27,9 +31,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import contextlib
 import itertools
 import json
+import math
 import os
+import re
 import shutil
 import signal
 import statistics
@@ -59,6 +66,7 @@ AIMS: dict[int, dict[str, float]] = {
     100_000: {"start_s": 30, "rss_mb": 1536, "idle_ms": 3000, "busy_ms": 3000},
 }
 REQUEST_AIM_MS = 200.0
+PARTS = re.compile(rb'"parts":(\d+)')
 """1,000 busy agents: the operator's requests p99 < 200 ms."""
 
 CONFIG = """
@@ -90,16 +98,19 @@ def write_config(home: Path, agents: int, base_url: str) -> Path:
 
 
 class Raw:
-    """A connection to the plane read with no frame limit (past ~3,900 agents
-    the snapshot is one frame over the protocol's 1 MiB, which the plane's own
-    client refuses): requests as JSON lines, replies matched by id, and the
-    agents whose turns finished."""
+    """A connection to the plane read with no frame limit: requests as JSON
+    lines, replies matched by id (a reply sent as its head and parts waited
+    for whole), and the agents whose turns started and finished."""
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._reader, self._writer = reader, writer
         self._ids = itertools.count(1)
-        self._waiting: dict[int, asyncio.Future[tuple[float, int]]] = {}
+        self._waiting: dict[int, asyncio.Future[tuple[float, int, int]]] = {}
+        self._parts: dict[int, list[int]] = {}
+        """A reply's parts still to come, by its id: [how many, bytes so far, frames]."""
         self.finished: asyncio.Queue[str] = asyncio.Queue()
+        self.started: list[tuple[float, str]] = []
+        """(when, agent) of every turn started, as read."""
         self._task = asyncio.create_task(self._read())
 
     @classmethod
@@ -112,42 +123,67 @@ class Raw:
         return raw
 
     async def ask(self, kind: str, **fields: Any) -> tuple[float, int]:
-        """(milliseconds, bytes of the reply)."""
+        """(milliseconds, bytes of the reply, all its frames)."""
+        took, size, _ = await self.ask_frames(kind, **fields)
+        return took, size
+
+    async def ask_frames(self, kind: str, **fields: Any) -> tuple[float, int, int]:
+        """(milliseconds, bytes of the reply, how many frames it came in)."""
         ident = next(self._ids)
         future = self._waiting[ident] = asyncio.get_running_loop().create_future()
         start = time.perf_counter()
         self._writer.write(json.dumps({"type": kind, "id": ident, **fields}).encode() + b"\n")
         await asyncio.wait_for(future, 600)
-        return (time.perf_counter() - start) * 1000, future.result()[1]
+        _, size, frames = future.result()
+        return (time.perf_counter() - start) * 1000, size, frames
 
     async def _read(self) -> None:
         while line := await self._reader.readline():
             if line.startswith(b'{"type":"turn_finished"'):
                 self.finished.put_nowait(json.loads(line)["agent"])
                 continue
+            if line.startswith(b'{"type":"turn_started"'):
+                self.started.append((time.perf_counter(), json.loads(line)["agent"]))
+                continue
             head = line[:200]
             if b'"id":' not in head or head.startswith(b'{"type":"event'):
                 continue
             ident = int(head.split(b'"id":', 1)[1].split(b",", 1)[0].split(b"}", 1)[0])
-            future = self._waiting.pop(ident, None)
-            if future is not None and not future.done():
-                if line.startswith(b'{"type":"error"'):
+            if ident in self._parts:  # one more part of a reply
+                left = self._parts[ident]
+                left[0], left[1], left[2] = left[0] - 1, left[1] + len(line), left[2] + 1
+                if left[0] == 0:
+                    del self._parts[ident]
+                    self._answer(ident, (0.0, left[1], left[2]))
+                continue
+            if line.startswith(b'{"type":"error"'):
+                future = self._waiting.pop(ident, None)
+                if future is not None and not future.done():
                     future.set_exception(RuntimeError(json.loads(line)["message"]))
-                else:
-                    future.set_result((0.0, len(line)))
+                continue
+            parts = PARTS.search(line)
+            if parts is not None and int(parts[1]) > 0:
+                self._parts[ident] = [int(parts[1]), len(line), 1]
+                continue
+            self._answer(ident, (0.0, len(line), 1))
         for future in self._waiting.values():
             future.set_exception(ConnectionError("the plane closed the connection"))
+
+    def _answer(self, ident: int, reply: tuple[float, int, int]) -> None:
+        future = self._waiting.pop(ident, None)
+        if future is not None and not future.done():
+            future.set_result(reply)
 
     async def close(self) -> None:
         self._task.cancel()
         self._writer.close()
 
 
-async def raw_status(socket: Path) -> tuple[float, int]:
-    """The snapshot request alone over the socket: (milliseconds, bytes)."""
+async def raw_status(socket: Path) -> tuple[float, int, int]:
+    """The snapshot request alone over the socket: (milliseconds, bytes, frames)."""
     raw = await Raw.connect(socket)
     try:
-        return await raw.ask("status")
+        return await raw.ask_frames("status")
     finally:
         await raw.close()
 
@@ -310,6 +346,57 @@ async def round_trips(socket: Path, agents: list[str], repeat: int) -> list[floa
         await raw.close()
 
 
+async def operator_requests(
+    socket: Path, busy: list[str], idle: list[str], repeat: int
+) -> dict[str, list[float]]:
+    """Milliseconds of each of the operator's requests, `repeat` times, one
+    after another on a connection of its own: the snapshot, `/limit` read
+    and set on a busy agent, a pause and a resume, an interrupt of a turn."""
+    raw = await Raw.connect(socket)
+    took: dict[str, list[float]] = collections.defaultdict(list)
+    try:
+        for n in range(repeat):
+            working, still = busy[n % len(busy)], idle[n % len(idle)]
+            took["status"].append((await raw.ask_frames("status"))[0])
+            took["/limit"].append((await raw.ask("send", agent=working, text="/limit"))[0])
+            set_to = await raw.ask("send", agent=working, text="/limit 1000")
+            took["/limit 1000"].append(set_to[0])
+            took["pause"].append((await raw.ask("pause_agent", agent=still, paused=True))[0])
+            took["resume"].append((await raw.ask("pause_agent", agent=still, paused=False))[0])
+            start = time.perf_counter()
+            with contextlib.suppress(RuntimeError):  # its turn may have just ended: answered too
+                await raw.ask("interrupt", agent=working)
+            took["interrupt"].append((time.perf_counter() - start) * 1000)
+    finally:
+        await raw.close()
+    return took
+
+
+async def limits_to_zero(socket: Path, busy: Busy, agents: list[str]) -> tuple[list[float], int]:
+    """`/limit 0` to each of `agents` while the rest stay busy: the replies'
+    milliseconds, and how many turns of those agents started more than a
+    second after their reply (a turn in flight may end; none may start)."""
+    raw = await Raw.connect(socket)
+    replied: dict[str, float] = {}
+    took = []
+    try:
+        for agent in agents:
+            took.append((await raw.ask("send", agent=agent, text="/limit 0"))[0])
+            replied[agent] = time.perf_counter()
+    finally:
+        await raw.close()
+    await asyncio.sleep(3)
+    late = sum(
+        1 for when, agent in busy.raw.started if agent in replied and when > replied[agent] + 1
+    )
+    return took, late
+
+
+def p99(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, math.ceil(len(ordered) * 0.99) - 1)]
+
+
 def stage(what: str) -> None:
     """Where the run is, on stderr: a fleet's run takes minutes."""
     print(f"{time.strftime('%H:%M:%S')} {what}", file=sys.stderr, flush=True)
@@ -360,6 +447,9 @@ async def run(agents: int, args: argparse.Namespace, root: Path, server: Server)
         raw_busy = [await raw_status(socket) for _ in range(args.repeat)]
         trips_busy = await round_trips(socket, everyone[-100:], 20)
         turns_s = (busy.turns - turns) / (time.perf_counter() - started)
+        stage("busy; the operator's requests")
+        asked = await operator_requests(socket, busy.agents[:50], everyone[-50:], args.repeat * 7)
+        zero_ms, late = await limits_to_zero(socket, busy, busy.agents[-20:])
         await busy.stop()
         await busy_client.close()
     if spy is not None:
@@ -371,6 +461,20 @@ async def run(agents: int, args: argparse.Namespace, root: Path, server: Server)
         print("\n".join(top_functions(snap)))
     report(agents, aims, size, read_s, plane.cold_s, rss, cli_idle, raw_idle, trips_idle,
            cli_busy, raw_busy, trips_busy, args.busy, turns_s)  # fmt: skip
+    report_operator(asked, zero_ms, late, args.busy)
+
+
+def report_operator(
+    asked: dict[str, list[float]], zero_ms: list[float], late: int, busy: int
+) -> None:
+    everything = [ms for took in asked.values() for ms in took] + zero_ms
+    print(f"  the operator's requests, {busy:,} busy ({len(everything)} requests):")
+    for what, took in [*asked.items(), ("/limit 0", zero_ms)]:
+        print(f"    {what:12} median {statistics.median(took):6.1f} ms, p99 {p99(took):7.1f} ms")
+    top = p99(everything)
+    print(f"    all of them p99 {top:7.1f} ms: {ratio(top, REQUEST_AIM_MS)}")
+    verdict = "met" if late == 0 else "NOT met"
+    print(f"  /limit 0 to {len(zero_ms)} busy agents: {late} turns started after it ({verdict})")
 
 
 def report(
@@ -381,10 +485,10 @@ def report(
     cold_s: float,
     rss: float,
     cli_idle: list[tuple[float, str]],
-    raw_idle: list[tuple[float, int]],
+    raw_idle: list[tuple[float, int, int]],
     trips_idle: list[float],
     cli_busy: list[tuple[float, str]],
-    raw_busy: list[tuple[float, int]],
+    raw_busy: list[tuple[float, int, int]],
     trips_busy: list[float],
     busy: int,
     turns_s: float,
@@ -406,11 +510,11 @@ def report(
             print(f"  plane status --json, {when:10}  fails: {'; '.join(failed)}")
         else:
             print(f"  plane status --json, {when:10}  {ms:8.0f} ms    {ratio(ms, aim)}")
-        raw_ms = statistics.median(t for t, _ in raw)
-        frame = raw[0][1] / 2**20
+        raw_ms = statistics.median(t for t, _, _ in raw)
+        size, frames = raw[0][1] / 2**20, raw[0][2]
         print(
             f"  the snapshot alone, {when:11}  {raw_ms:8.0f} ms    {ratio(raw_ms, aim)};"
-            f" one frame of {frame:.1f} MiB ({raw[0][1] / agents:.0f} bytes an agent)"
+            f" {size:.1f} MiB in {frames} frames ({raw[0][1] / agents:.0f} bytes an agent)"
         )
     for when, trips in (("idle", trips_idle), (f"{busy:,} busy", trips_busy)):
         med, top = statistics.median(trips), max(trips)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import re
@@ -61,6 +62,8 @@ pricing:
 agents:
   claude: {{provider: upstream, model: bench-model, limitUsd: 1000000, gateway: {{}}}}
 """
+ASKED = itertools.count()
+"""Numbers each call's question, across rounds."""
 CALL = {"model": "bench-model", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}
 ANSWER = json.dumps(
     {
@@ -168,8 +171,11 @@ async def latencies(url: str, key: str, calls: int) -> list[float]:
     headers = {"x-api-key": key, "anthropic-version": "2023-06-01"}
     async with httpx.AsyncClient(timeout=60) as client:
         for _ in range(calls):
+            # Each call its own question: the same one sent again and again is
+            # a loop the plane's guard holds.
+            call = {**CALL, "messages": [{"role": "user", "content": f"hi {next(ASKED)}"}]}
             began = time.perf_counter()
-            answer = await client.post(f"{url}/v1/messages", json=CALL, headers=headers)
+            answer = await client.post(f"{url}/v1/messages", json=call, headers=headers)
             taken.append(time.perf_counter() - began)
             assert answer.status_code == 200, answer.text
     return taken

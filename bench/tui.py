@@ -50,6 +50,7 @@ from textual import events
 
 from plane.money.limits import spend_level
 from plane.wire import protocol as p
+from plane.wire.pages import lines
 from tui.app import PlaneApp
 from tui.link import Address
 from tui.widgets.agent_list import AgentList
@@ -113,7 +114,7 @@ class StandInPlane:
                 )
             else:
                 reply = p.Error(id=getattr(request, "id", None), code="invalid", message="bench")
-            writer.write(p.encode(reply))
+            writer.write(lines(reply))  # as the plane does: a long list in parts
             await writer.drain()
 
     def said(self, agent: str) -> list[p.ConversationMessage]:

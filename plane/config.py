@@ -311,6 +311,58 @@ class McpConfig(Block):
     `defaults`, and replace one of the same name."""
 
 
+def _off(value: Any) -> Any:
+    """`off` (or `false`) for a block that can be turned off: `guard: off`."""
+    return "off" if value is False or (isinstance(value, str) and value.lower() == "off") else value
+
+
+class GuardConfig(Block):
+    """The loop and stall guard (README, "Guard rails"): an agent that repeats
+    itself is held as a ceiling holds it (what it is sent is kept, marked
+    held; its conversation says what repeated, how many times and what it
+    cost) until the operator resumes it (p in the TUI, `plane resume
+    AGENT`). Exact and cheap: it compares hashes of what the agent did and
+    calls no model. `guard: off` turns it off (for every agent in
+    `defaults`, for one in its block); an agent's block changes only the
+    keys it gives."""
+
+    enabled: bool = True
+    """Watch this agent's calls (`guard: off` is `enabled: false`)."""
+    repeats: int = Field(default=5, ge=2, le=1000)
+    """Held at the same tool call with the same result this many times in a
+    row (within a turn and across turns), or a gateway client's same request
+    this many times in a row; a round of two or three calls with the same
+    results after about as many calls and two more (at 5: two calls 4 times
+    over, three calls 3 times over)."""
+    answers: int = Field(default=5, ge=2, le=1000)
+    """Held at the same answer this many times in a row with nothing new
+    between them (no new tool result, message or file change): a poll whose
+    results change is not a loop, whatever it answers."""
+    stall: int = Field(default=10, ge=2, le=10_000)
+    """Held after this many LLM calls in a row that brought nothing new: every
+    tool result one seen before, no answer not given before, no file changed
+    in the workspace, no new message (a gateway client's new text). Past
+    the longest round of calls held (9 calls at `repeats: 5`), so a round is
+    said as one."""
+    within_minutes: float = Field(default=60, gt=0, le=24 * 60)
+    """Calls further apart than this start the count afresh: a check each
+    hour that finds nothing new is a poll, not a loop."""
+
+
+class FallbackConfig(Block):
+    """Step down, not only stop: from `at` of its daily ceiling an agent's
+    turns use `model`, a cheaper one, until the day resets (then it is back
+    on its own model). The switch is said once in its conversation and shown
+    in its row and the title; the ceiling still holds at 100%."""
+
+    at: float = Field(gt=0, lt=1)
+    """The share of its ceiling from which it steps down (0.8: at $4.00 of $5.00)."""
+    model: str = Field(min_length=1)
+    """The model it steps down to: one a provider lists in its `models:`,
+    served as `model:` would be (its provider's key set). A gateway agent's
+    calls stay on its own provider, the request's model replaced."""
+
+
 class AgentConfig(Block):
     limit_usd: Limit | None = Field(default=None, alias="limitUsd")
     """This agent's daily ceiling in USD. It can only narrow defaults.limitUsd."""
@@ -333,6 +385,23 @@ class AgentConfig(Block):
     gateway: GatewayConfig | None = None
     """Make this a gateway agent: it takes no turns of its own; a client
     outside the plane spends through it (see `plane key` and `plane gateway env`)."""
+    guard: GuardConfig | None = None
+    """The loop and stall guard for this agent, over `defaults.guard`: only
+    the keys given change (`guard: {repeats: 8}`); `guard: off` turns it off."""
+    fallback: FallbackConfig | Literal["off"] | None = None
+    """The cheaper model it steps down to near its ceiling (default:
+    `defaults.fallback`, except for a gateway agent, whose client named its
+    model: its fallback is off unless its own block sets one); `off`: none."""
+
+    @field_validator("guard", mode="before")
+    @classmethod
+    def _guard_off(cls, value: Any) -> Any:
+        return {"enabled": False} if _off(value) == "off" else value
+
+    @field_validator("fallback", mode="before")
+    @classmethod
+    def _fallback_off(cls, value: Any) -> Any:
+        return _off(value)
 
 
 class Defaults(Block):
@@ -351,10 +420,25 @@ class Defaults(Block):
     max_output_tokens: int = Field(default=512, ge=1, le=200_000)
     mcp: McpConfig = McpConfig()
     """MCP servers every agent gets (an agent's own `mcp` adds to them)."""
+    guard: GuardConfig = GuardConfig()
+    """The loop and stall guard, for every agent (on; `guard: off` turns it off)."""
+    fallback: FallbackConfig | None = None
+    """The cheaper model every agent the plane runs steps down to near its
+    ceiling (off unless set; a gateway agent's only from its own block)."""
+
+    @field_validator("guard", mode="before")
+    @classmethod
+    def _guard_off(cls, value: Any) -> Any:
+        return {"enabled": False} if _off(value) == "off" else value
+
+    @field_validator("fallback", mode="before")
+    @classmethod
+    def _fallback_off(cls, value: Any) -> Any:
+        return None if _off(value) == "off" else value
 
 
-AlertKind = Literal["amber", "held", "resumed", "ask_refused", "spike"]
-ALERT_KINDS: tuple[AlertKind, ...] = ("amber", "held", "resumed", "ask_refused", "spike")
+AlertKind = Literal["amber", "held", "resumed", "ask_refused", "spike", "loop"]
+ALERT_KINDS: tuple[AlertKind, ...] = ("amber", "held", "resumed", "ask_refused", "spike", "loop")
 
 
 class NotifyConfig(Block):
@@ -371,7 +455,8 @@ class NotifyConfig(Block):
     on: list[AlertKind] = Field(default_factory=lambda: list(ALERT_KINDS), min_length=1)
     """Which moments: `amber` (spend crossed warnRatio), `held` (no new
     turn), `resumed`, `ask_refused` (an agent asked for more; the operator is
-    needed), `spike` (the last hour's spend far above the past day's: `burn:`)."""
+    needed), `spike` (the last hour's spend far above the past day's: `burn:`),
+    `loop` (held by the loop and stall guard: `guard:`)."""
     retries: int = Field(default=3, ge=0, le=10)
     """Tries after the first, with exponential backoff, before the alert is
     logged as not delivered."""
@@ -538,6 +623,26 @@ class Config(Block):
             self._member_of = {a: name for name, g in self.groups.items() for a in g.agents}
         return self._member_of.get(agent)
 
+    def guard_of(self, agent: str) -> GuardConfig:
+        """`agent`'s guard: the defaults', with the keys its own block gives over them."""
+        block = self.agents.get(agent)
+        own = block.guard if block is not None else None
+        if own is None:
+            return self.defaults.guard
+        given = {key: getattr(own, key) for key in own.model_fields_set}
+        return self.defaults.guard.model_copy(update=given)
+
+    def fallback_of(self, agent: str) -> FallbackConfig | None:
+        """`agent`'s step-down: its block's, else the defaults' (never for a
+        gateway agent, whose client named the model it wants)."""
+        block = self.agents.get(agent)
+        own = block.fallback if block is not None else None
+        if isinstance(own, FallbackConfig):
+            return own
+        if own == "off":
+            return None
+        return None if block is not None and block.gateway is not None else self.defaults.fallback
+
     def model_of(self, agent: AgentConfig) -> str:
         return agent.model or self.defaults.model
 
@@ -562,6 +667,10 @@ def incoherence(config: Config) -> tuple[list[str], str] | None:
             return ["pricing"], f"the model name {model!r} would match, and price, every model"
     if (wrong := _not_embedded(config, AgentConfig())) is not None:
         return ["defaults", "model"], wrong
+    if config.defaults.fallback is not None and (
+        wrong := _fallback_wrong(config, config.defaults.fallback, AgentConfig())
+    ):
+        return ["defaults", "fallback", "model"], wrong
     for server in config.defaults.mcp.servers:
         if not MCP_SERVER_NAME.match(server):
             return [
@@ -584,6 +693,10 @@ def incoherence(config: Config) -> tuple[list[str], str] | None:
             return ["agents", name, "model" if agent.model else "provider"], wrong
         if (wrong_mcp := _mcp_incoherence(config, name, agent)) is not None:
             return ["agents", name, *wrong_mcp[0]], wrong_mcp[1]
+        if isinstance(agent.fallback, FallbackConfig) and (
+            wrong := _fallback_wrong(config, agent.fallback, agent)
+        ):
+            return ["agents", name, "fallback", "model"], wrong
         if agent.limit_usd is not None and default is not None and agent.limit_usd > default:
             return ["agents", name, "limitUsd"], (
                 f"${agent.limit_usd:.2f} is above defaults.limitUsd ${default:.2f}; "
@@ -613,6 +726,41 @@ def _groups_incoherence(config: Config) -> tuple[list[str], str] | None:
         if not TAG.match(tag):
             return ["tags", tag], f"not a valid tag ({TAG_RULE})"
     return None
+
+
+def fallback_provider(config: Config, agent: str) -> str | None:
+    """The provider `agent`'s fallback model runs on (None: it has none): as
+    `model:` resolves it, but a gateway agent's stays on its own provider
+    (its client speaks that provider's API)."""
+    fallback = config.fallback_of(agent)
+    if fallback is None:
+        return None
+    block = config.agents.get(agent, AgentConfig())
+    if block.gateway is not None:
+        return config.provider_of(block)
+    return config.provider_of(AgentConfig(model=fallback.model))
+
+
+def _fallback_wrong(config: Config, fallback: FallbackConfig, owner: AgentConfig) -> str | None:
+    """Why `owner` cannot step down to `fallback.model`: no provider lists
+    it, it is not on a gateway agent's own provider, or the embedded model
+    would answer as itself. Stricter than `model:`: a name nothing serves
+    would show only at 80% of a ceiling, at night."""
+    model = fallback.model
+    if model not in [m for p in config.providers.values() for m in p.models]:
+        return (
+            f"{model!r} is not a model of any provider; list it under a provider's models: "
+            "(a fallback is used late in the day, so a name nothing serves is refused now)"
+        )
+    if owner.gateway is not None:
+        provider = config.provider_of(owner)
+        if model not in config.providers[provider].models:
+            return (
+                f"{model!r} is not a model of the agent's provider {provider!r}; a gateway "
+                "agent's calls stay on its own provider, whose API its client speaks"
+            )
+        return None
+    return _not_embedded(config, AgentConfig(model=model))
 
 
 def _mcp_incoherence(config: Config, name: str, agent: AgentConfig) -> tuple[list[str], str] | None:

@@ -18,10 +18,15 @@ run. The app connects over the socket like any client, is driven into each
 state by keys, and each screen is written as SVG (Textual's own export; the
 README shows these) and, where rsvg-convert is installed (`apt-get install
 librsvg2-bin`), PNG too.
+
+The loop scene (`loop`, `--only loop` makes it alone) runs a plane of its
+own: an agent whose scripted model reads the same unchanged log over and
+over, held by the loop guard at the fifth read.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import shutil
@@ -41,7 +46,7 @@ from plane.clock import ManualClock
 from plane.config import parse_config
 from plane.daemon.server import Plane
 from plane.home import Home
-from plane.wire.protocol import Usage
+from plane.wire.protocol import PauseAgent, Usage
 from tests.support.scripted_llm import ScriptedLLM
 from tui.app import PlaneApp
 from tui.link import Address
@@ -186,7 +191,7 @@ async def embedded_scenes(workdir: Path) -> None:
 
 async def scenes(d: Director) -> None:
     await d.until(lambda: len(d.app.store.agents) == 6 and d.app.main_screen.selected == "demo")
-    await d.app.link.pause_agent("poet", True)  # paused by the operator: a row of its own
+    await d.app.link.request(PauseAgent(agent="poet", paused=True))  # a row of its own
     await d.until(lambda: d.app.store.agents["poet"].status == "paused")
 
     await d.turn(
@@ -292,12 +297,81 @@ async def scenes(d: Director) -> None:
     await d.shoot("connection-lost")
 
 
-async def main() -> None:
+LOOP_CONFIG = """
+defaults:
+  limitUsd: 5
+  provider: local
+  model: claude-sonnet-4-5
+providers:
+  local:
+    kind: openai-compatible
+    base_url: {base_url}
+    models: [claude-sonnet-4-5]
+    max_retries: 0
+pricing:
+  claude-sonnet-4-5: {{input: 3, cached_input: 0.3, output: 15}}
+agents:
+  deployer: {{}}
+  triage: {{}}
+  docs: {{}}
+"""
+"""The loop scene: a mid-sized model's prices, a $5.00 ceiling each."""
+
+
+async def loop_scene(workdir: Path) -> None:
+    """A held loop: the scripted model reads the same unchanged log again
+    and again; the guard holds it at the fifth read, long before its ceiling."""
+    with ScriptedLLM() as llm:
+        clock = ManualClock(START)
+        home = Home(workdir / "loop")
+        plane = Plane(parse_config(LOOP_CONFIG.format(base_url=llm.base_url)), home, clock)
+        await plane.startup()
+        try:
+            assert plane.runtime is not None
+            roster = plane.runtime.services.roster
+            workspace = roster.get("deployer").workspace
+            workspace.mkdir(parents=True, exist_ok=True)  # its first turn would make it
+            log = workspace / "deploy.log"
+            log.write_text("step 3/7: waiting for the canary to report healthy\n")
+            app = PlaneApp(Address(path=home.socket))
+            app.store.clock = lambda: clock.now().timestamp()
+            async with app.run_test(size=SIZE) as pilot:
+                d = Director(app, pilot, plane, clock, llm)
+                await d.until(lambda: len(d.app.store.agents) == 3)
+                await d.turn(
+                    "triage",
+                    "label the new issues",
+                    "Labelled 6 issues: 4 bugs, 2 questions.",
+                    usage(12_400, 9_800, 220),
+                )
+                for _ in range(8):  # a model that reads the same log whatever it sees
+                    llm.reply(
+                        "Checking the deploy again.",
+                        tool_calls=[("read_file", {"path": "deploy.log"})],
+                        usage=usage(18_600, 15_200, 90),
+                    )
+                await d.select("deployer")
+                await d.type("watch the deploy and tell me when the canary is healthy")
+                await d.until(lambda: d.app.store.agents["deployer"].status == "held")
+                await d.until(
+                    lambda: d.app.store.conversation("deployer").ordered()[-1].kind == "plane"
+                )
+                await d.shoot("loop")
+        finally:
+            plane.stop_event.set()
+            await plane.shutdown()
+
+
+async def main(only: str | None = None) -> None:
     os.environ["TZ"] = "UTC"
     time.tzset()
     workdir = Path(tempfile.gettempdir()) / "plane-screenshots"
     shutil.rmtree(workdir, ignore_errors=True)
+    if only == "loop":
+        await loop_scene(workdir)
+        return
     await embedded_scenes(workdir)
+    await loop_scene(workdir)
     with ScriptedLLM() as llm:
         llm.default_reply = "ok"
         clock = ManualClock(START)
@@ -319,4 +393,6 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=["loop"], help="make this scene alone")
+    asyncio.run(main(parser.parse_args().only))

@@ -83,16 +83,18 @@ async def turn(
         command = LISTING.format(lines=listing)
         llm.reply("", tool_calls=[("run_command", {"command": command})], usage=Usage())
     llm.reply("Done.", usage=Usage(input_tokens=tokens, cache_read_tokens=tokens // 2))
+    runtime = plane.runtime
+    assert runtime is not None
     watching = plane.bus.subscribe()
     try:
-        await plane.api.handle(p.Send(agent=agent, text="carry on"))
+        await runtime.api.handle(p.Send(agent=agent, text="carry on"))
         while True:
             event = await asyncio.wait_for(watching.next(), 30)
             if isinstance(event, p.TurnFinished) and event.agent == agent:
                 break
     finally:
         plane.bus.unsubscribe(watching)
-    async with plane.crew.workers[agent].turn_lock:  # its cost line is written
+    async with runtime.crew.workers[agent].turn_lock:  # its cost line is written
         pass
 
 

@@ -16,7 +16,9 @@ behalf.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager as ContextManager
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -166,6 +168,28 @@ async def run_command(services: Services, agent: str, text: str, *, in_a_turn: b
     command was refused (unknown, its argument bad, or not while the agent
     takes a turn: nothing changed)."""
     name, arg = _word(text[1:])
+    with _binding(services, agent, name, arg):
+        return await _run(services, agent, text, name, arg, in_a_turn)
+
+
+def _binding(services: Services, agent: str, name: str, arg: str) -> ContextManager[None]:
+    """An agent's own `/limit AMOUNT` binds from the moment it is read
+    (`Ceilings.binding`), not once its writes have waited behind the agents'
+    traffic: the agent's next turn or call is held to it."""
+    if name.lower() != "limit" or _word(arg)[0].lower() in ("", "fleet", "group"):
+        return contextlib.nullcontext()
+    try:
+        value = parse_limit(arg)
+    except BadLimit:
+        return contextlib.nullcontext()
+    if value.usd is None:
+        return contextlib.nullcontext()  # off: never looser before it is stored
+    return services.gate.ceilings.binding(agent, value.usd)
+
+
+async def _run(
+    services: Services, agent: str, text: str, name: str, arg: str, in_a_turn: bool
+) -> Ran:
     typed = await services.conversation.append(agent, "operator", text)
     command = COMMANDS.get(name.lower())
     refused = command is None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import itertools
 import logging
 import sqlite3
@@ -26,7 +27,7 @@ from plane.agents.rows import Rows
 from plane.agents.scheduler import Scheduler
 from plane.agents.services import Services
 from plane.agents.toolbox import Tooling
-from plane.agents.worker import AgentWorker
+from plane.agents.worker import AgentWorker, Looped
 from plane.agents.workers import Workers
 from plane.clock import day_of
 from plane.errors import InvalidRequest, LedgerError, StoreUnreachable, unreachable
@@ -45,8 +46,11 @@ class Crew:
         rows: Rows,
         after_turn: AfterTurn,
         tooling: Tooling,
+        looped: Looped | None = None,
     ) -> None:
+        """`looped` is told when the loop guard holds an agent (the alerts')."""
         self._services = services
+        self._looped = looped
         self._scheduler = scheduler
         self._rows = rows
         self._after_turn = after_turn
@@ -70,11 +74,16 @@ class Crew:
             show=self._rows.show,
             after_turn=self._after_turn,
             client_model=client_model,
+            looped=self._looped,
         )
         self.workers.add(worker)
         self._services.gate.ceilings.add_agent(spec.name, spec.ceiling_from_file)
         if spec.gateway is None:  # a gateway agent's calls come from its client, not from turns
-            task = asyncio.create_task(worker.run(), name=f"worker:{spec.name}")
+            # A context of its own: an agent made by an operator's request
+            # does not inherit the request's place ahead in the store (`OPERATOR`).
+            task = asyncio.create_task(
+                worker.run(), name=f"worker:{spec.name}", context=contextvars.Context()
+            )
             self._tasks.append(task)
             self._runs[worker] = task
         return worker

@@ -76,6 +76,8 @@ class Lifecycle:
     # ── pause, edit ────────────────────────────────────────────────────────
 
     async def pause(self, agent: str, paused: bool) -> AgentState:
+        if not paused and self._services.roster.get(agent).loop is not None:
+            return await self._resume_loop(agent)
         spec = self._turning(agent, "pause" if paused else "resume")
         if spec.paused == paused:
             raise InvalidRequest(f"{agent} is already {'paused' if paused else 'running'}.")
@@ -85,6 +87,17 @@ class Lifecycle:
         ceiling = self._services.gate.ceilings.of(agent)
         said = notices.paused_now(ceiling, worker.working) if paused else notices.RESUMED
         await self._services.add_message(agent, "plane", said)
+        return await self._rows.publish(agent)
+
+    async def _resume_loop(self, agent: str) -> AgentState:
+        """The operator lets an agent the loop guard held go on (a gateway
+        agent's too; a pause is lifted with it): its guard starts afresh."""
+        worker = self._crew.workers[agent]
+        worker.spec = await self._services.roster.change(agent, loop=None, paused=False)
+        worker.guard.forget()
+        worker.hold_changed()
+        gateway = worker.spec.gateway is not None
+        await self._services.add_message(agent, "plane", notices.loop_resumed(gateway))
         return await self._rows.publish(agent)
 
     async def edit(
@@ -160,13 +173,15 @@ class Lifecycle:
                 raise InvalidRequest(
                     f"{agent} is taking a turn; interrupt it or wait, then rename."
                 )
-            workspace = spec.workspace
-            moved = workspace == services.home.workspace(agent)
-            if moved:
+            workspace, moved = spec.workspace, False
+            if workspace == services.home.workspace(agent):
                 workspace = services.home.workspace(new)
                 if workspace.exists():
                     raise InvalidRequest(f"{workspace} exists already; move it, then rename.")
-                await asyncio.to_thread(os.rename, spec.workspace, workspace)
+                # Made by its first turn: an agent that took none has none to move.
+                moved = spec.workspace.exists()
+                if moved:
+                    await asyncio.to_thread(os.rename, spec.workspace, workspace)
             try:
                 await self._db.write(
                     lambda conn: _move_rows(conn, agent, new),

@@ -27,6 +27,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Literal
 
+from plane.agents.guard import Loop, Looping
 from plane.agents.roster import AgentSpec
 from plane.agents.session import Saved
 from plane.agents.toolsets import described
@@ -44,6 +45,8 @@ def why(hold: Hold, now: datetime) -> str:
     match hold:
         case Paused():
             return paused_by_operator(hold.agent)
+        case Looping():
+            return looping(hold.agent, hold.loop)
         case Unpriced():
             return unpriced_held(hold.agent, hold.model, hold.scope, hold.name)
         case AtCeiling():
@@ -75,6 +78,55 @@ def held(agent: str, ceiling: Decimal, spent: Decimal, resets_in: str) -> str:
         f"{agent} has spent {spend_against(spent, ceiling)} today, {where} its "
         f"{usd_exact(ceiling)} daily ceiling; it answers at 00:00 UTC, in {resets_in}, "
         "or when the limit is raised."
+    )
+
+
+def looping(agent: str, loop: Loop) -> str:
+    """Why an agent the loop guard holds is quiet: what repeated, how many
+    times and what it cost, and what lets it go on (the day's end does not)."""
+    times = loop.times
+    match loop.kind:
+        case "tool":
+            said = f"it called {loop.what[0]} {times} times in a row with the same result"
+        case "round":
+            calls = "; ".join(loop.what)
+            said = (
+                f"it made the same {len(loop.what)} calls ({calls}) {times} times over "
+                "with the same results"
+            )
+        case "answer":
+            said = (
+                f"it gave the same answer {times} times in a row with nothing new between "
+                f"(“{loop.what[0]}”)"
+            )
+        case "request":
+            said = f"its client sent the same request {times} times in a row"
+        case _:
+            said = (
+                f"its last {times} calls brought nothing new (no new tool result, answer, "
+                "message or file change)"
+            )
+    cost = f"; those calls cost {turn_cost(loop.cost)}" if loop.cost else ""
+    return (
+        f"{agent} is held: {said}{cost} since {loop.since:%H:%M} UTC. It stays held until "
+        f"the operator resumes it (p in the TUI, `plane resume {agent}`), which lets it go on."
+    )
+
+
+def loop_resumed(gateway: bool) -> str:
+    """The operator let an agent the loop guard held go on."""
+    then = "its client's calls go through again" if gateway else "it answers what waited"
+    return (
+        "Resumed by the operator: the loop guard's hold is lifted and its count starts "
+        f"afresh; {then}."
+    )
+
+
+def stepped_down(agent: str, model: str, spent: Decimal, ceiling: Decimal, at: float) -> str:
+    """An agent switched to its cheaper fallback model near its ceiling (once a day)."""
+    return (
+        f"{agent} switched to {model} at {spend_against(spent, ceiling)} of "
+        f"{usd_exact(ceiling)} today (fallback at {at:.0%}); it goes back at 00:00 UTC."
     )
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from sqlite3 import Row
 from typing import Literal
 
+from plane.agents.guard import Loop
 from plane.agents.toolsets import allowlist, suited
 from plane.clock import Clock
 from plane.config import (
@@ -29,6 +30,7 @@ from plane.config import (
     AmbientConfig,
     Config,
     GatewayConfig,
+    fallback_provider,
 )
 from plane.errors import AgentExists, ConfigError, InvalidRequest, NoSuchAgent
 from plane.home import Home
@@ -36,6 +38,16 @@ from plane.store.engine import Database
 from plane.wire.protocol import ToolSet
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """Where an agent steps down to, its provider resolved as `model:`'s is."""
+
+    at: float
+    """The share of its ceiling from which its calls use `model`."""
+    model: str
+    provider: str
 
 
 @dataclass(frozen=True)
@@ -52,6 +64,10 @@ class AgentSpec:
     """Set for an agent a client outside the plane spends through: no turns of its own."""
     paused: bool = False
     """The operator paused it: it starts no turn until resumed (its ceiling is kept)."""
+    fallback: Fallback | None = None
+    """The cheaper model it steps down to near its ceiling (`fallback:`)."""
+    loop: Loop | None = None
+    """What the loop guard found: held until the operator resumes it (kept as a pause is)."""
 
 
 ALL_TOOLS = "all"
@@ -108,7 +124,10 @@ class Roster:
             stored = json.loads(row["tools"])
             tools = None if stored == ALL_TOOLS else tuple(stored)
         paused = bool(row["paused"])
-        return replace(spec, model=model, provider=provider, role=role, tools=tools, paused=paused)
+        loop = Loop.read(row["loop"]) if isinstance(row["loop"], str) else None
+        return replace(
+            spec, model=model, provider=provider, role=role, tools=tools, paused=paused, loop=loop
+        )
 
     def from_file(self, name: str) -> bool:
         """Made by agents.yaml (so the file, not the keyboard, says it exists)."""
@@ -126,9 +145,11 @@ class Roster:
         role: str | None = None,
         tools: tuple[str, ...] | Literal["keep"] | None = "keep",
         paused: bool | None = None,
+        loop: Loop | Literal["keep"] | None = "keep",
     ) -> AgentSpec:
         """Change what is given and keep it across restarts; checked first, so
-        a model no provider offers changes nothing."""
+        a model no provider offers changes nothing. `loop`: the loop guard's
+        hold (None: lifted)."""
         spec = self.get(name)
         provider = None if model is None else self._provider_for(model)
         stored_tools = None
@@ -141,20 +162,23 @@ class Roster:
             role=spec.role if role is None else role,
             tools=spec.tools if tools == "keep" else tools,
             paused=spec.paused if paused is None else paused,
+            loop=spec.loop if isinstance(loop, str) else loop,
         )
-        row = (name, model, provider, role, stored_tools, int(new.paused))
+        held = None if new.loop is None else new.loop.stored()
+        row = (name, model, provider, role, stored_tools, int(new.paused), held)
         now = self._clock.now().isoformat()
         await self._db.write(
             lambda conn: conn.execute(
-                "INSERT INTO agent_settings (name, model, provider, role, tools, paused, set_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET"
+                "INSERT INTO agent_settings"
+                " (name, model, provider, role, tools, paused, loop, set_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET"
                 # The table named: PostgreSQL refuses a bare `model` here as
                 # ambiguous between the row and `excluded`.
                 " model = COALESCE(excluded.model, agent_settings.model),"
                 " provider = COALESCE(excluded.provider, agent_settings.provider),"
                 " role = COALESCE(excluded.role, agent_settings.role),"
                 " tools = COALESCE(excluded.tools, agent_settings.tools),"
-                " paused = excluded.paused, set_at = excluded.set_at",
+                " paused = excluded.paused, loop = excluded.loop, set_at = excluded.set_at",
                 (*row, now),
             )
         )
@@ -280,9 +304,33 @@ class Roster:
             ceiling_from_file=self._config.ceiling_of(block),
             ambient=block.ambient,
             gateway=block.gateway,
+            fallback=self._fallback(name),
         )
 
+    def _fallback(self, name: str) -> Fallback | None:
+        """`name`'s step-down, its provider's key checked as `model:`'s is at
+        start: a provider without its key stops the plane, naming both."""
+        config = self._config
+        fallback, provider = config.fallback_of(name), fallback_provider(config, name)
+        if fallback is None or provider is None:
+            return None
+        if provider in self._keyless:
+            block = config.agents.get(name)
+            own = block is not None and block.fallback is not None
+            where = ["agents", name, "fallback", "model"] if own else ["defaults", "fallback"]
+            raise ConfigError(
+                config.explain(
+                    where,
+                    f"{name}'s fallback {fallback.model!r} runs on provider {provider!r}, "
+                    f"whose API key is not set: set the environment variable "
+                    f"{self._keyless[provider]}",
+                )
+            )
+        return Fallback(fallback.at, fallback.model, provider)
+
     def _add(self, spec: AgentSpec) -> AgentSpec:
-        spec.workspace.mkdir(parents=True, exist_ok=True)
+        # Its workspace is made by its first turn (`AgentWorker.take_turn`),
+        # not here: a start of 100,000 agents spent a quarter of its time
+        # making directories most agents had not used yet.
         self._agents[spec.name] = spec
         return spec

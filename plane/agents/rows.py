@@ -10,11 +10,20 @@ all), and, while the shared store is away, the rows from memory.
 A row that shows a turn in flight says `working` whatever the gate would
 say, so the gate is not asked for it: asked for a row, the gate costs a
 read of the spend, and a turn publishes its row after every call.
+
+A row built from the same figures as the agent's last is that same row
+(`_kept`), so its encoding (`AgentState.line`) is made once for as long as
+it does not change: a snapshot of a fleet encodes only the rows that
+changed. A snapshot reads the day's spend, the fleet's, each group's and
+the waiting counts once, computes the day's end once, and builds every row
+without a wait (a gateway agent's gate, which weighs its calls in flight,
+is asked apart).
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from datetime import datetime
 from decimal import Decimal
 
@@ -24,8 +33,8 @@ from plane.agents.worker import AgentWorker
 from plane.agents.workers import Workers
 from plane.errors import LedgerError, unreachable
 from plane.money.gate import Hold
-from plane.money.limits import spend_level
-from plane.wire.protocol import AgentState, AgentUpdated, Snapshot
+from plane.money.limits import spend_level, steps_down
+from plane.wire.protocol import AgentState, AgentStatus, AgentUpdated, GroupState, Snapshot
 
 CLIENTS_MODEL = "its client's model"
 """A gateway agent's model before its client has made a call: the client chooses."""
@@ -35,48 +44,74 @@ class Rows:
     def __init__(self, services: Services, workers: Workers) -> None:
         self._services = services
         self._workers = workers
+        self._kept: dict[str, tuple[tuple[object, ...], AgentState]] = {}
+        """Each agent's row as last built, and what it was built from."""
 
     def row(
-        self, worker: AgentWorker, *, spent: Decimal, hold: Hold | None, waiting: int
+        self,
+        worker: AgentWorker,
+        *,
+        spent: Decimal,
+        hold: Hold | None,
+        waiting: int,
+        resets_at: datetime | None = None,
     ) -> AgentState:
         """The row: the worker as it is, given its spend today, what the gate
-        said of it and what waits for it."""
+        said of it and what waits for it (and the day's end, when the caller
+        computed it for many rows). The same row as last time, when nothing
+        it shows changed."""
         services = self._services
         spec = worker.spec
+        name = spec.name
         working = self._working(worker)
         held = hold is not None and not working
-        ceiling = services.gate.ceilings.of(spec.name)
+        status: AgentStatus = (
+            "working" if working else "paused" if spec.paused else "held" if held else "idle"
+        )
+        ceiling = services.gate.ceilings.of(name)
         warn_ratio = services.config.defaults.warn_ratio
         model = worker.model
-        return AgentState(
-            name=spec.name,
+        own = None  # its own model, while it runs on its fallback
+        if spec.fallback is not None and steps_down(spent, ceiling, spec.fallback.at):
+            own, model = model or CLIENTS_MODEL, spec.fallback.model
+        resets = services.gate.resets_at() if resets_at is None else resets_at
+        price_known = model is None or services.pricer.is_known(model)
+        resumes_at = self._resumes_at(name, hold, resets) if held else None
+        plane = services.ownership.owner(name) if services.ownership.plane else None
+        from_file = services.roster.from_file(name)
+        burn = services.burn.per_hour(name)
+        reaches = None if held else services.burn.reaches(name, spent, ceiling, resets)
+        reason = hold.reason if held and hold is not None else None
+        shown: tuple[object, ...] = (spec, model, status, spent, ceiling, warn_ratio)
+        shown += (price_known, waiting, resumes_at, plane, from_file, burn, reaches, reason, own)
+        kept = self._kept.get(name)
+        if kept is not None and kept[0] == shown:
+            return kept[1]
+        state = AgentState(
+            name=name,
             model=model or CLIENTS_MODEL,
             provider=spec.provider,
             role=spec.role,
-            status="working"
-            if working
-            else "paused"
-            if spec.paused
-            else "held"
-            if held
-            else "idle",
+            status=status,
             spend_today_usd=spent,
             limit_usd=ceiling,
             warn_ratio=warn_ratio,
             spend_level=spend_level(spent, ceiling, warn_ratio),
-            price_known=model is None or services.pricer.is_known(model),
+            price_known=price_known,
             waiting=waiting,
-            resumes_at=self._resumes_at(spec.name, hold) if held else None,
+            resumes_at=resumes_at,
             paused=spec.paused,
             tools=spec.tools,
-            plane=services.ownership.owner(spec.name) if services.ownership.plane else None,
+            plane=plane,
             gateway=spec.gateway is not None,
-            from_file=services.roster.from_file(spec.name),
-            burn_usd_per_hour=services.burn.per_hour(spec.name),
-            reaches_ceiling_at=None
-            if held
-            else services.burn.reaches(spec.name, spent, ceiling, services.gate.resets_at()),
+            from_file=from_file,
+            burn_usd_per_hour=burn,
+            reaches_ceiling_at=reaches,
+            hold_reason=reason,
+            stepped_down_from=own,
         )
+        self._kept[name] = (shown, state)
+        return state
 
     def _working(self, worker: AgentWorker) -> bool:
         """A turn in flight, or a gateway agent's calls."""
@@ -122,16 +157,17 @@ class Rows:
         self._services.emit(AgentUpdated(agent=state))
         return state
 
-    def _resumes_at(self, agent: str, hold: Hold | None) -> datetime | None:
-        """When the day turning frees a held agent. Only a ceiling above zero
-        is one a new day's empty spend is under; a zero ceiling (a pause) and
-        an unpriced model wait for the operator, whatever the day."""
-        services = self._services
-        if hold is not None and services.gate.above_agent(agent, hold.reason):
-            return services.gate.resets_at()
-        if hold is None or hold.reason != "ceiling" or not services.gate.ceilings.of(agent):
+    def _resumes_at(self, agent: str, hold: Hold | None, resets_at: datetime) -> datetime | None:
+        """When the day turning frees a held agent (`resets_at`, the day's end).
+        Only a ceiling above zero is one a new day's empty spend is under; a
+        zero ceiling (a pause) and an unpriced model wait for the operator,
+        whatever the day."""
+        gate = self._services.gate
+        if hold is not None and gate.above_agent(agent, hold.reason):
+            return resets_at
+        if hold is None or hold.reason != "ceiling" or not gate.ceilings.of(agent):
             return None
-        return services.gate.resets_at()
+        return resets_at
 
     # ── every row ──────────────────────────────────────────────────────────
 
@@ -151,45 +187,59 @@ class Rows:
 
     async def _snapshot(self) -> Snapshot:
         services = self._services
-        defaults = services.config.defaults
-        day = await services.ledger.today()
-        fleet_spent = await services.ledger.fleet_today()  # once, for every row's gate
-        groups = await services.gate.ceilings.groups.states(services.ledger)  # and each group's
-        group_spent = {g.name: g.spend_today_usd for g in groups}
+        ledger, defaults = services.ledger, services.config.defaults
+        day = await ledger.today()
+        sums = await ledger.spend_by_agent(day)  # once, for every row
+        fleet_spent = await ledger.fleet_today()  # and for every row's gate
+        groups = await services.gate.ceilings.groups.states(ledger)  # and each group's
+        resets_at = services.gate.resets_at()
+        agents = await self._states(sums, fleet_spent, groups, resets_at)
         return Snapshot(
             day=day,
             now=services.clock.now(),
-            resets_at=services.gate.resets_at(),
-            agents=await self._states(fleet_spent, group_spent),
+            resets_at=resets_at,
+            agents=agents,
             models=services.roster.offered,
             default_model=defaults.model,
             default_limit_usd=defaults.limit_usd,
             commands=registry(),
             tool_defaults=services.roster.tool_defaults(),
-            spend_today_usd=sum(
-                (await services.ledger.spend_by_agent()).values(), start=Decimal(0)
-            ),
+            spend_today_usd=sum(sums.values(), start=Decimal(0)),
             fleet_spend_today_usd=fleet_spent,
             fleet_limit_usd=services.gate.ceilings.fleet(),
             groups=groups,
         )
 
     async def _states(
-        self, fleet_spent: Decimal, group_spent: dict[str, Decimal]
+        self,
+        sums: Mapping[str, Decimal],
+        fleet_spent: Decimal,
+        groups: list[GroupState],
+        resets_at: datetime,
     ) -> list[AgentState]:
-        """Every row; an agent deleted while they are read is left out. The
-        waiting counts are read once for all (memory, or one grouped query),
-        and so is the fleet's spend and each group's (for the gate's fleet and
-        group ceilings); spend today is the ledger's, in memory once the day is read."""
+        """Every row, from figures read once for all: the day's spend (`sums`),
+        the fleet's and each group's (for the gate's ceilings above the
+        agent's), the waiting counts (memory, or one grouped query). An agent
+        deleted while a gateway agent's gate was asked is left out."""
         waiting = await self._services.conversation.waiting_counts()
+        group_spent = {g.name: g.spend_today_usd for g in groups}
         states = []
-        for name in list(self._workers):
-            try:
-                worker = self._workers[name]
-                hold = await self._hold(worker, fleet_spent, group_spent)
-                states.append(await self._built(worker, hold, waiting.get(name, 0)))
-            except KeyError:
-                continue
+        for name, worker in list(self._workers.items()):
+            spent = sums.get(name, Decimal(0))
+            if self._working(worker):
+                hold = None
+            elif worker.spec.gateway is None:
+                hold = worker.hold_known(spent, fleet_spent, group_spent, resets_at)
+            else:
+                hold = await worker.hold(fleet_spent, group_spent)
+                if self._workers.get(name) is not worker:
+                    continue  # deleted (or renamed) meanwhile
+                spent = await self._services.ledger.spend_today(name)
+            waits = waiting.get(name, 0)
+            states.append(
+                self.row(worker, spent=spent, hold=hold, waiting=waits, resets_at=resets_at)
+            )
+        self._kept = {state.name: self._kept[state.name] for state in states}
         return states
 
     def _last_known(self, since: datetime) -> Snapshot:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from plane.agents import notices
 from plane.agents.echo import echoes
+from plane.agents.guard import BOOKKEEPING, Guard, Loop, Seen, Step, seen, workspace_digest
 from plane.agents.metering import Metered, metered_call
 from plane.agents.prompt import BASE, system_prompt
 from plane.agents.roster import AgentSpec
@@ -34,6 +35,7 @@ from plane.economy.compaction import compact
 from plane.economy.repomap.map import layer
 from plane.errors import ContextOverflow, ProviderError
 from plane.money.ledger import Full
+from plane.money.limits import steps_down
 from plane.providers.base import ChatMessage, CompletionRequest, ToolCall, ToolSpec
 from plane.wire.protocol import ConversationMessage, Usage
 
@@ -58,10 +60,14 @@ class TurnResult:
     """The provider refused the prompt as longer than the model's context:
     nothing of this turn is kept in the model's history."""
     held: bool = False
-    """Stopped by the fleet's ceiling (or its group's) at a call's admission:
-    what it was answering stays waiting, for the turn after the hold."""
-    held_by: str = "fleet"
-    """Which: the hold's reason, said once a spell."""
+    """Stopped by the fleet's ceiling (or its group's) at a call's admission,
+    or by the loop guard: what it was answering stays waiting, for the turn
+    after the hold."""
+    model: str = ""
+    """The model its last call used (its fallback's, once it stepped down)."""
+    held_by: str | None = None
+    """The reason of the hold the turn itself said (None: it said none; the
+    worker's look after the turn tells the loop guard's), said once a spell."""
 
 
 class Turn:
@@ -75,8 +81,18 @@ class Turn:
         *,
         session: Session,
         on_spend: Callable[[str], Awaitable[object]],
+        guard: Guard,
+        on_loop: Callable[[Loop], Awaitable[object]],
     ) -> None:
         self.services = services
+        self._guard = guard
+        """The agent's loop guard, its worker's: shown each call as it ends."""
+        self._on_loop = on_loop
+        """The guard found a loop: the agent is held (its worker's `hold_loop`)."""
+        self._news = False
+        """Its next call answers what someone wrote (the turn's first, answering a message)."""
+        self._model, self._provider = spec.model, spec.provider
+        """What its calls use: its own model, or near its ceiling its fallback (`_model_now`)."""
         self._session = session
         """The agent's session, its worker's: the prompt sections and the breaker."""
         self._on_spend = on_spend
@@ -87,7 +103,8 @@ class Turn:
         self.workspace = workspace or spec.workspace
         self.result = TurnResult()
         self.tools = Selection()
-        self._calls_made: set[tuple[str, str]] = set()
+        self._calls_made: dict[tuple[str, str], Seen] = {}
+        """Each call made this turn, and its result as the guard saw it."""
         self._repeated = False
         self._plane_said: list[str] = [BASE.format(name=spec.name)]
         """The plane's own sentences in the model's input this turn (its
@@ -95,7 +112,10 @@ class Turn:
         self._layers: tuple[str, ...] = ()
         self._summarised = False
 
-    async def run(self, incoming: str) -> TurnResult:
+    async def run(self, incoming: str, *, asked: bool = False) -> TurnResult:
+        """`asked`: the turn answers what someone wrote (a message, another
+        agent's question), which is news to the loop guard; a booking is not."""
+        self._news = asked
         history = await self._history()
         self._layers = await self._prompt_layers(fresh=not history or self._summarised)
         new = [ChatMessage("user", incoming)]
@@ -103,6 +123,7 @@ class Turn:
         tools = self.tooling.specs(self.tools)
         cap = self.services.config.defaults.max_calls_per_turn
         for _ in range(cap):
+            self._model, self._provider = await self._model_now()
             metered = await self._call(self._request(history + new, tools))
             if metered is None:
                 break
@@ -111,12 +132,17 @@ class Turn:
                 new.append(ChatMessage("assistant", completion.text))
                 limit = self.services.config.defaults.max_output_tokens
                 self.result.answer = completion.text + cut_mark(completion.stop_reason, limit)
+                # Said, whatever the guard finds: a loop found here holds the next turn.
+                await self._watched(metered, answer=completion.text)
                 break
             calls = self._first_time(completion.tool_calls)
             if calls or completion.text:
                 new.append(ChatMessage("assistant", completion.text, calls))
             for call in calls:
                 new.append(await self._tool(call))
+            if await self._watched(metered, tools=self._seen(completion.tool_calls)):
+                self.result.ok, self.result.held = False, True  # what it answers waits
+                break
             if self._repeated:
                 # A model calling the same tool again is asked again without
                 # tools, so it answers. Nothing is said to it: a sentence of
@@ -171,6 +197,7 @@ class Turn:
         self._layers = await self._prompt_layers(fresh=False)
         tools = self.tooling.specs(await self.tooling.session(self.spec, history, self.workspace))
         ask = [*history, ChatMessage("user", SUMMARY_ASK)]
+        self._model, self._provider = await self._model_now()
         metered = await self._call(self._request(ask, tools))
         summary = metered.completion.text.strip() if metered else ""
         # A summary refused as too long leaves the history as it was; it is the
@@ -202,13 +229,31 @@ class Turn:
             session.layers = (repo_map,) if repo_map else ()
         return session.layers
 
+    async def _model_now(self) -> tuple[str, str]:
+        """The model (and its provider) the next call uses: the agent's own,
+        or from `fallback.at` of its ceiling its cheaper fallback (said once a
+        day; the next day's spend starts below it, so the agent is back)."""
+        spec, services = self.spec, self.services
+        fallback = spec.fallback
+        if fallback is None:
+            return spec.model, spec.provider
+        spent = await services.ledger.spend_today(spec.name)
+        ceiling = services.gate.ceilings.of(spec.name)
+        if ceiling is None or not steps_down(spent, ceiling, fallback.at):
+            return spec.model, spec.provider
+        day = await services.ledger.today()
+        if await services.conversation.first_today(spec.name, "fallback", day):
+            said = notices.stepped_down(spec.name, fallback.model, spent, ceiling, fallback.at)
+            await self._tell(said)
+        return fallback.model, fallback.provider
+
     def _request(
         self, messages: list[ChatMessage], tools: tuple[ToolSpec, ...]
     ) -> CompletionRequest:
         services = self.services
-        provider = services.config.providers[self.spec.provider]
+        provider = services.config.providers[self._provider]
         return CompletionRequest(
-            model=self.spec.model,
+            model=self._model,
             system=system_prompt(self.spec, day_of(services.clock.now()), self._layers),
             messages=tuple(messages),
             tools=tools,
@@ -223,7 +268,7 @@ class Turn:
         self.result.calls += 1
         try:
             metered = await metered_call(
-                self.services, self.spec.name, self.spec.provider, request, self.number
+                self.services, self.spec.name, self._provider, request, self.number
             )
         except ContextOverflow:
             self.result.ok = False
@@ -242,6 +287,7 @@ class Turn:
             await self._tell(notices.why(hold, self.services.clock.now()))
             return None
         self.result.cost += metered.charge.cost_usd
+        self.result.model = request.model
         self.result.usage = self.result.usage + metered.completion.usage
         self.result.unpriced |= not metered.priced
         await self._on_spend(self.spec.name)
@@ -262,12 +308,45 @@ class Turn:
             if signature in self._calls_made:
                 self._repeated = True
             else:
-                self._calls_made.add(signature)
+                self._calls_made[signature] = seen(call.name, call.arguments, "")
                 fresh.append(call)
         return tuple(fresh)
 
+    def _seen(self, calls: tuple[ToolCall, ...]) -> tuple[Seen, ...]:
+        """The results of `calls` as the guard sees them: a repeat dropped
+        from the model's input is the same call with the same result again."""
+        return tuple(self._calls_made[(call.name, call.arguments)] for call in calls)
+
+    async def _watched(
+        self, metered: Metered, *, tools: tuple[Seen, ...] = (), answer: str | None = None
+    ) -> bool:
+        """Show the guard the call just made; True when it found a loop (the
+        agent is held from now on: `on_loop`)."""
+        step = Step(
+            metered.charge.cost_usd,
+            self.services.clock.now(),
+            tools,
+            answer,
+            news=self._news,
+        )
+        self._news = False
+        guard = self._guard
+        if guard.settings.enabled and not guard.brings_news(step):
+            # Nothing new in what it said or read: a file it changed is news.
+            now = await asyncio.to_thread(workspace_digest, self.workspace)
+            step = Step(step.cost, step.at, tools, answer, news=guard.workspace_changed(now))
+        loop = guard.step(step)
+        if loop is None:
+            return False
+        await self._on_loop(loop)
+        return True
+
     async def _tool(self, call: ToolCall) -> ChatMessage:
         outcome = await self.tooling.run(self.spec, call, self.workspace, self.tools)
+        bookkeeping = call.name in BOOKKEEPING
+        self._calls_made[(call.name, call.arguments)] = seen(
+            call.name, call.arguments, outcome.for_model, bookkeeping=bookkeeping
+        )
         if not outcome.ok or call.name in PLANE_VOICE:
             self._plane_said.append(outcome.for_model)
         self.result.saved_chars += outcome.saved_chars

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
-from datetime import timedelta
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from plane.agents import notices
+from plane.agents.guard import Guard, Loop, Looping
 from plane.agents.held import Told
 from plane.agents.roster import AgentSpec
 from plane.agents.scheduler import Booking, Scheduler
@@ -51,6 +52,9 @@ Show = Callable[[str, Hold | None], Awaitable[object]]
 """(agent, what the gate just said of it) → its row is shown (the gate not asked again)."""
 TellAfter = Callable[[str, str, TurnResult], Awaitable[None]]
 """(agent, its model, what its turn did) → the cost line and the spend notices."""
+Looped = Callable[[str, str, Loop], None]
+"""Told (agent, what its conversation is told, the figures) when the loop
+guard holds it (the alerts')."""
 
 
 class AgentWorker:
@@ -66,6 +70,7 @@ class AgentWorker:
         show: Show,
         after_turn: TellAfter,
         client_model: str | None = None,
+        looped: Looped | None = None,
     ) -> None:
         self.spec = spec
         self.working = False
@@ -92,6 +97,11 @@ class AgentWorker:
         """Its model session as kept between turns (prompt sections, auto-compact's breaker)."""
         self.client_model = client_model
         """A gateway agent's: the model its client named in its latest call."""
+        self.guard = Guard(services.config.guard_of(spec.name))
+        """Its loop and stall guard: what its calls did, as digests."""
+        self._looped = looped
+        self._made: Path | None = None
+        """The workspace its turns were last given, made then (`_workspace`)."""
 
     def wake(self) -> None:
         self._wake.set()
@@ -125,6 +135,8 @@ class AgentWorker:
         spec = self.spec
         if spec.paused:
             return Paused(spec.name)
+        if (looping := self.looping) is not None:
+            return looping
         model = self.model
         known = model is None or self._services.pricer.is_known(model)
         return await self._services.gate.hold(
@@ -134,6 +146,48 @@ class AgentWorker:
             fleet_spent=fleet_spent,
             group_spent=group_spent,
             settled_only=spec.gateway is not None,
+        )
+
+    @property
+    def looping(self) -> Looping | None:
+        """The loop guard's hold on it, until the operator resumes it."""
+        loop = self.spec.loop
+        return None if loop is None else Looping(self.spec.name, loop)
+
+    async def hold_loop(self, loop: Loop) -> Looping:
+        """The guard found `loop`: held from now on, across restarts, until the
+        operator resumes it, and the alerts told. Its conversation is told by
+        whoever tells its holds (the look after a turn, a refused call)."""
+        name = self.spec.name
+        self.spec = await self._services.roster.change(name, loop=loop)
+        held = Looping(name, loop)
+        if self._looped is not None:
+            self._looped(name, notices.why(held, self._services.clock.now()), loop)
+        return held
+
+    def hold_known(
+        self,
+        spent: Decimal,
+        fleet_spent: Decimal,
+        group_spent: Mapping[str, Decimal],
+        resets_at: datetime,
+    ) -> Hold | None:
+        """`hold`, from the figures a snapshot read once for all (`Gate.hold_known`):
+        not for a gateway agent, whose calls in flight are weighed apart."""
+        spec = self.spec
+        if spec.paused:
+            return Paused(spec.name)
+        if (looping := self.looping) is not None:
+            return looping
+        model = self.model
+        return self._services.gate.hold_known(
+            spec.name,
+            spent=spent,
+            price_known=model is None or self._services.pricer.is_known(model),
+            model=model or spec.model,
+            fleet_spent=fleet_spent,
+            group_spent=group_spent,
+            resets_at=resets_at,
         )
 
     async def run(self) -> None:
@@ -298,13 +352,15 @@ class AgentWorker:
         turn, stops it: said, the turn finished, and raised to the caller —
         an asking agent's turn stops too."""
         services, name = self._services, self.spec.name
+        workspace = self._workspace(workspace)
         number = self._next_turn()
         self.working = True
         services.emit(TurnStarted(agent=name, turn=number))
         finishing = False
         try:
             await self._publish(name)
-            result = await self._run(number, incoming, workspace, own)
+            asked = bool(answering) or not own  # someone's words, not its own booking
+            result = await self._run(number, incoming, workspace, own, asked)
             finishing = True
             # Its own turn's last row is shown by the look that follows it
             # (`_next`), which asks the gate anyway: not asked twice.
@@ -326,8 +382,19 @@ class AgentWorker:
             raise
         return result
 
+    def _workspace(self, given: Path | None) -> Path:
+        """Where the turn works (`given`, else the agent's own), made if it is
+        not yet: by the agent's first turn, not at the plane's start, which
+        would make a directory for each of a fleet's agents, most of them
+        never used (and made again, once, after a rename)."""
+        workspace = given or self.spec.workspace
+        if workspace != self._made:
+            workspace.mkdir(parents=True, exist_ok=True)
+            self._made = workspace
+        return workspace
+
     async def _run(
-        self, number: int, incoming: str, workspace: Path | None, own: bool
+        self, number: int, incoming: str, workspace: Path | None, own: bool, asked: bool
     ) -> TurnResult:
         turn = Turn(
             self._services,
@@ -337,9 +404,11 @@ class AgentWorker:
             workspace,
             session=self.session,
             on_spend=self._publish,
+            guard=self.guard,
+            on_loop=self.hold_loop,
         )
         try:
-            task = asyncio.create_task(turn.run(incoming))
+            task = asyncio.create_task(turn.run(incoming, asked=asked))
             if own:
                 self._turn_task = task
             return await task
@@ -418,12 +487,12 @@ class AgentWorker:
             services.emit(MessageAppended(message=answer))
         elif not result.held:  # a turn that failed: its notices are what it answered
             await services.conversation.answered(questions)
-        if result.held:  # the turn said why it stopped: said once a spell
+        if result.held_by is not None:  # the turn said why it stopped: said once a spell
             await self._told.remember(name, result.held_by)
         await self._bookings.done(list(due))
         await self._keep_ambient()
         if result.calls:
-            await self._after_turn(name, self.spec.model, result)
+            await self._after_turn(name, result.model or self.spec.model, result)
         services.emit(
             TurnFinished(
                 agent=name, turn=number, cost_usd=result.cost, usage=result.usage, ok=result.ok

@@ -65,7 +65,10 @@ def serve(args: argparse.Namespace) -> int:
             loop.add_signal_handler(sig, plane.stop_event.set)
         await plane.serve()
 
-    asyncio.run(run())
+    from plane.daemon.loop import loop_factory
+
+    with asyncio.Runner(loop_factory=loop_factory()) as runner:  # the operator's requests first
+        runner.run(run())
     log.info("stopped")
     return 0
 

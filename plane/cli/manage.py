@@ -36,7 +36,7 @@ def add_commands(sub: Any) -> None:
 
     for name, paused, said in (
         ("pause", True, "pause an agent: no new turn until resumed (its ceiling is kept)"),
-        ("resume", False, "resume a paused agent: it answers what waited"),
+        ("resume", False, "resume a paused agent, or one the loop guard held: it goes on"),
     ):
         command = sub.add_parser(name, help=said)
         command.add_argument("agent", type=agent)
@@ -185,7 +185,9 @@ def shown(details: p.ShowAgentReply) -> str:
         f"{a.name} ({made}{'; a gateway agent' if a.gateway else ''})",
         _described(a, details.ceiling_from),
         f"  today      {spend_against(a.spend_today_usd, a.limit_usd)} spent · {a.status}"
-        + (f" · {a.waiting} waiting" if a.waiting else ""),
+        + (" in a loop" if a.status == "held" and a.hold_reason == "loop" else "")
+        + (f" · {a.waiting} waiting" if a.waiting else "")
+        + (f" · `plane resume {a.name}` lets it go on" if a.hold_reason == "loop" else ""),
         *_burn_line(a),
     ]
     if a.gateway:  # its client has the rest
@@ -215,7 +217,10 @@ def _described(a: p.AgentState, source: str | None = None) -> str:
 
 
 def _model_line(a: p.AgentState) -> str:
-    return f"  model      {a.model} ({a.provider}{'' if a.price_known else ', ' + UNPRICED})"
+    line = f"  model      {a.model} ({a.provider}{'' if a.price_known else ', ' + UNPRICED})"
+    if a.stepped_down_from:  # near its ceiling, on its cheaper fallback
+        line += f" · fallback from {a.stepped_down_from} until 00:00 UTC"
+    return line
 
 
 def _burn_line(a: p.AgentState) -> list[str]:

@@ -21,7 +21,7 @@ from plane.cli.connect import reach
 from plane.clock import until
 from plane.home import Home
 from plane.usage import OneLineParser
-from plane.wire.once import ask
+from plane.wire.once import ask, rows
 from plane.wire.words import (
     UNPRICED,
     plain,
@@ -88,6 +88,9 @@ def _json(snapshot: dict[str, Any]) -> str:
     spend figures are as last read. An agent's `burn_usd_per_hour` is its
     pace (null: nothing spent lately) and `reaches_ceiling_at` when it reaches
     its ceiling at that pace, set only when that is before `resets_at`.
+    `hold_reason`: why a held agent is held (`ceiling`, `loop`: the loop
+    guard's, which `plane resume` lifts, …; null when not held);
+    `stepped_down_from`: its own model while it runs on its fallback (`model`).
     `groups`: each group of agents, its spend today and ceiling (null: none)."""
     return json.dumps(
         {
@@ -110,8 +113,10 @@ def _json(snapshot: dict[str, Any]) -> str:
                     "price_known": a.get("price_known", True),
                     "burn_usd_per_hour": _plain(a.get("burn_usd_per_hour")),
                     "reaches_ceiling_at": _iso(a.get("reaches_ceiling_at")),
+                    "hold_reason": a.get("hold_reason"),
+                    "stepped_down_from": a.get("stepped_down_from"),
                 }
-                for a in snapshot["agents"]
+                for a in rows(snapshot)  # each with the fields its line left out
             ],
             "groups": [
                 {
@@ -136,15 +141,19 @@ def _text(snapshot: dict[str, Any]) -> str:
             f"{store_unreachable(_moment(since))}: spend as last read; "
             "sends are refused until it is back."
         )
-    agents = snapshot["agents"]
+    agents = rows(snapshot)  # each with the fields its line left out
     width = max((len(a["name"]) for a in agents), default=0)
     for a in agents:
         limit = _amount(a.get("limit_usd"))
         ceiling = "no limit" if limit is None else f"of {usd_exact(limit)}"
         spent = _spent(a, limit)
         model = a["model"] if a.get("price_known", True) else f"{a['model']} ({UNPRICED})"
+        if a.get("stepped_down_from"):
+            model += " (fallback)"
         line = f"  {a['name']:<{width}}  {a['status']:<7}  {model}  {spent} {ceiling}"
-        if a["status"] == "held" and a.get("resumes_at") is not None:
+        if a["status"] == "held" and a.get("hold_reason") == "loop":
+            line += f"  a loop: `plane resume {a['name']}` lets it go on"
+        elif a["status"] == "held" and a.get("resumes_at") is not None:
             resumes = _moment(a["resumes_at"])
             line += f"  resumes in {until(_moment(snapshot['now']), resumes)}"
         elif limit is not None and (at := a.get("reaches_ceiling_at")) is not None:

@@ -1,11 +1,13 @@
 """Alerts (`notify:` in agents.yaml): a push to a webhook and/or an ntfy
 topic when an agent needs the operator — its spend turned amber, it is
-held, it resumed, or it asked for a looser ceiling and was refused.
+held, it resumed, it asked for a looser ceiling and was refused, or the loop
+guard held it.
 
 What happened is read from what the clients are told (the rows'
 `AgentUpdated` on the event bus: a row's state and spend level changing),
-plus the agents' word when an ask is refused or spend spikes (callables
-handed to the tool context and the after-turn notices), so nothing that
+plus the agents' word when an ask is refused, spend spikes or the loop
+guard holds one (callables handed to the tool context, the after-turn
+notices and the workers), so nothing that
 spends knows alerts exist. Each receiver has its own queue and task: a slow
 or dead one never delays a turn (`tell` only enqueues) nor the other
 receiver. An alert not delivered after its retries, or one a full queue
@@ -32,6 +34,7 @@ from typing import Any
 
 import aiohttp
 
+from plane.agents.guard import Loop
 from plane.agents.notices import warning
 from plane.clock import Clock, until
 from plane.config import AlertKind, NotifyConfig
@@ -53,6 +56,7 @@ TITLES: dict[AlertKind, str] = {
     "resumed": "resumed",
     "ask_refused": "asked for more",
     "spike": "is burning fast",
+    "loop": "is held in a loop",
 }
 TAGS: dict[AlertKind, str] = {
     "amber": "warning",
@@ -60,6 +64,7 @@ TAGS: dict[AlertKind, str] = {
     "resumed": "white_check_mark",
     "ask_refused": "raising_hand",
     "spike": "chart_with_upwards_trend",
+    "loop": "repeat",
 }
 
 
@@ -97,6 +102,8 @@ class Alert:
     asked: Decimal | None = None
     """An `ask_refused` alert's ceiling asked for (None: none at all)."""
     spike: Spike | None = None
+    loop: Loop | None = None
+    """A `loop` alert's figures: what repeated, how many times, what it cost."""
     links: Links | None = None
 
     def payload(self) -> dict[str, Any]:
@@ -122,6 +129,14 @@ class Alert:
         if self.spike is not None:
             extra["last_hour_usd_per_hour"] = plain(self.spike.hour_usd)
             extra["past_day_usd_per_hour"] = plain(self.spike.day_usd)
+        if self.loop is not None:
+            extra["loop"] = {
+                "kind": self.loop.kind,
+                "times": self.loop.times,
+                "cost_usd": plain(self.loop.cost),
+                "since": self.loop.since.isoformat(),
+                "what": list(self.loop.what),
+            }
         if self.links is not None:
             made = self.links.offer
             extra["raise"] = {
@@ -309,6 +324,11 @@ class Notifier:
         conversation's sentence)."""
         self.tell(Alert("spike", agent, said, self._clock.now(), spike=spike))
 
+    def looped(self, agent: str, said: str, loop: Loop) -> None:
+        """A worker's word: the loop guard holds `agent` (`said`: its
+        conversation's sentence). The row that turns held says no more."""
+        self.tell(Alert("loop", agent, said, self._clock.now(), loop=loop))
+
     def tell(self, alert: Alert) -> None:
         """Queue `alert` for every receiver; returns at once."""
         if alert.kind in self._on and self._receivers:
@@ -367,7 +387,7 @@ class Notifier:
         now = self._clock.now()
         kind: AlertKind | None = None
         if state.status == "held" and before.status != "held":
-            kind = "held"
+            kind = "held" if state.hold_reason != "loop" else None  # `looped` said it
         elif before.status == "held" and state.status != "held":
             kind = "resumed"
         elif state.spend_level == "warn" and before.spend_level == "ok":

@@ -29,7 +29,7 @@ from plane.errors import PlaneError
 from plane.history.conversation import Conversation
 from plane.money.charts import spend_history, spend_stack
 from plane.money.ledger import Ledger
-from plane.store.engine import Database
+from plane.store.engine import OPERATOR, Database
 from plane.wire import protocol as p
 
 ProviderReady = Callable[[str], Awaitable[None]]
@@ -82,11 +82,16 @@ class Api:
         """The reader, for the charts' sums (`spend_history`)."""
 
     async def handle(self, request: p.Request[R]) -> R:
-        """The reply to `request`, by its handler in `ANSWERS`."""
+        """The reply to `request`, by its handler in `ANSWERS`; the store
+        serves its writes ahead of the agents' (`OPERATOR`)."""
         handler = ANSWERS.get(type(request))
         if handler is None:
             raise PlaneError(f"Requests of type {request.type!r} are not handled here.")
-        reply: R = await handler(self, request)
+        operator = OPERATOR.set(True)
+        try:
+            reply: R = await handler(self, request)
+        finally:
+            OPERATOR.reset(operator)
         return reply
 
     # ── the conversation and the plane ─────────────────────────────────────

@@ -207,7 +207,8 @@ def _agents(
         scout=Scout(workers, clock),
         refused_ask=notifier.refused_ask if notifier else None,
     )
-    crew = Crew(services, scheduler, workers, rows, after_turn, tooling)
+    looped = notifier.looped if notifier else None
+    crew = Crew(services, scheduler, workers, rows, after_turn, tooling, looped)
     api = Api(
         crew=crew,
         rows=rows,

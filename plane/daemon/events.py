@@ -26,6 +26,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from functools import cached_property
 
+from plane.wire import pages
 from plane.wire.protocol import Event, TextDelta, encode
 
 log = logging.getLogger(__name__)
@@ -222,6 +223,6 @@ def coalesced(events: Sequence[Event]) -> bytes:
             runs.setdefault((event.agent, event.turn), []).append(event)
             continue
         flush()
-        lines.append(encode(event))
+        lines.append(pages.lines(event))  # a new day's snapshot, in parts when long
     flush()
     return b"".join(lines)

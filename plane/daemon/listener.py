@@ -58,6 +58,7 @@ from plane.daemon.door import Door
 from plane.daemon.events import EventBus, Subscription
 from plane.errors import PlaneError
 from plane.wire import protocol as p
+from plane.wire.pages import lines
 
 log = logging.getLogger(__name__)
 
@@ -365,7 +366,9 @@ class _Connection:
         return True
 
     async def _write_frame(self, frame: p.Frame) -> None:
-        await self._write(p.encode(frame))
+        """One frame, or its head and parts (a long list: `plane.wire.pages`),
+        in one write."""
+        await self._write(lines(frame))
 
     async def _write(self, data: bytes) -> None:
         async with self._writing:  # replies and events share the stream

@@ -158,7 +158,14 @@ def _rows(snapshot: Snapshot) -> list[Metric]:
     )
     held = GaugeMetricFamily(
         "plane_agent_held",
-        "1 while the agent is held (over its ceiling, or unpriced under one): no new turn.",
+        "1 while the agent is held: no new turn; reason is why (ceiling, loop: the loop "
+        "guard's, until the operator resumes it; unpriced, fleet, group, ...), empty while "
+        "it is not held.",
+        labels=["agent", "reason"],
+    )
+    stepped = GaugeMetricFamily(
+        "plane_agent_stepped_down",
+        "1 while the agent runs on its cheaper fallback model near its ceiling (fallback:).",
         labels=["agent"],
     )
     waiting = GaugeMetricFamily(
@@ -194,14 +201,16 @@ def _rows(snapshot: Snapshot) -> list[Metric]:
         priced.add_metric([agent.name], 1.0 if agent.price_known else 0.0)
         if agent.limit_usd is not None:
             ceiling.add_metric([agent.name], float(agent.limit_usd))
-        held.add_metric([agent.name], 1.0 if agent.status == "held" else 0.0)
+        is_held = agent.status == "held"
+        held.add_metric([agent.name, agent.hold_reason or ""], 1.0 if is_held else 0.0)
+        stepped.add_metric([agent.name], 1.0 if agent.stepped_down_from else 0.0)
         waiting.add_metric([agent.name], float(agent.waiting))
     reset = GaugeMetricFamily(
         "plane_day_resets_in_seconds",
         "Seconds until 00:00 UTC ends the plane's day and every agent's spend starts again.",
         value=max(0.0, (snapshot.resets_at - snapshot.now).total_seconds()),
     )
-    return [spend, ceiling, held, waiting, priced, burn, reaches, reset]
+    return [spend, ceiling, held, stepped, waiting, priced, burn, reaches, reset]
 
 
 def _calls(rows: list) -> list[Metric]:  # type: ignore[type-arg]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import gc
 import logging
 import os
 import sqlite3
@@ -42,6 +43,8 @@ if TYPE_CHECKING:  # aiohttp, loaded only with --http
 log = logging.getLogger(__name__)
 
 SHUTDOWN_GRACE_S = 10.0
+NAMED = 20
+"""Agents named in the start line; the rest are counted."""
 
 
 class AlreadyRunning(PlaneError):
@@ -97,6 +100,12 @@ class Plane:
                 raise refusal(self.home.db, exc) from None
             raise
         log.info("%s", self.started())
+        # What the start built lives as long as the plane (a worker, its task
+        # and its row for each agent): out of the cyclic collector's sight, so
+        # its passes walk only what comes after. At 100,000 agents a pass over
+        # them made anything that allocates 3 to 4.5 times slower.
+        gc.collect()
+        gc.freeze()
 
     def started(self) -> str:
         """The start line: where clients reach the plane, and what it runs."""
@@ -112,7 +121,10 @@ class Plane:
         names = [spec.name for spec in self.runtime.services.roster]
         agents = "no agents"
         if names:
-            agents = f"{len(names)} agent{'' if len(names) == 1 else 's'} ({', '.join(names)})"
+            listed = ", ".join(names[:NAMED])
+            if len(names) > NAMED:
+                listed += f", and {len(names) - NAMED:,} more"
+            agents = f"{len(names):,} agent{'' if len(names) == 1 else 's'} ({listed})"
         model = ""
         if (embedded := self.runtime.providers.model) is not None:
             model = f"; the embedded model ({EMBEDDED_MODEL}) at {embedded.base_url}"

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from plane.agents import notices
+from plane.agents.guard import Looping
 from plane.agents.roster import AgentSpec
 from plane.agents.services import Services
 from plane.agents.workers import Workers
@@ -45,6 +46,10 @@ WAIT_S = 30.0
 them, before it is refused with a short Retry-After."""
 RETRY_S = 5
 """The Retry-After of such a refusal: the client tries again soon by itself."""
+LOOP_RETRY_S = 3600
+"""The Retry-After of a call refused because its agent is held in a loop: long
+enough that a client stops and shows the sentence (Claude Code does past a
+minute), which says how the operator lets the agent go on."""
 
 
 @dataclass(frozen=True)
@@ -120,18 +125,25 @@ class Admission:
         deadline = asyncio.get_running_loop().time() + self.wait_s
         async with turn:
             while True:
-                hold = await services.gate.hold(
+                changes = services.gate.ceilings.changes
+                # The loop guard's hold first: only the operator ends it.
+                hold = self._workers[agent].looping or await services.gate.hold(
                     agent, price_known=known, model=model, settled_only=True
                 )
                 if hold is not None:
                     await self._tell_hold(agent, hold)
-                    raise self._held(wire, notices.why(hold, services.clock.now()))
+                    said = notices.why(hold, services.clock.now())
+                    if isinstance(hold, Looping):
+                        raise self._looping(wire, said)
+                    raise self._held(wire, said)
                 estimate = Estimate(Decimal(0), Decimal(0))
                 if known:
                     estimate = await self._estimator.estimate(
                         agent, model, asked, wide_context=wide
                     )
                 waiting = await self._weigh_all(wire, agent, scopes, estimate, deadline)
+                if services.gate.ceilings.changes != changes:
+                    continue  # a ceiling set while it was weighed (a `/limit 0`): again
                 if waiting is None:
                     break
                 with contextlib.suppress(TimeoutError):
@@ -293,6 +305,13 @@ class Admission:
         """Why `agent`'s call was refused, said once a held spell (None: one
         went through, and the spell is over)."""
         await self._workers[agent].call_held(hold)
+
+    def _looping(self, wire: Wire, notice: str) -> GatewayRefused:
+        """The refusal of a call of an agent held in a loop: no day's end lifts
+        it, only the operator's resume, so the client is told to wait long
+        (`LOOP_RETRY_S`) and, where the API has a code, that it is a loop."""
+        status, error, extra = wire.held(notice, LOOP_RETRY_S, code="agent_held_in_loop")
+        return GatewayRefused(status, notice, extra, error)
 
     def _held(self, wire: Wire, notice: str) -> GatewayRefused:
         """The refusal of a call that does not fit today: true until 00:00 UTC."""

@@ -109,9 +109,10 @@ class Wire:
         data = [{"id": m, "object": "model", "created": 0, "owned_by": "plane"} for m in models]
         return {"object": "list", "data": data}
 
-    def held(self, notice: str, retry_after_s: int) -> Refusal:
+    def held(self, notice: str, retry_after_s: int, code: str = "daily_ceiling_reached") -> Refusal:
         """Status, body and headers of the refusal of a held agent's call;
-        `retry_after_s` is the seconds to 00:00 UTC."""
+        `retry_after_s` is the seconds to 00:00 UTC (or, held in a loop, a long
+        wait: the operator lifts it); `code`, why, where the API has codes."""
         raise NotImplementedError
 
     def busy(self, notice: str, retry_after_s: int) -> Refusal:
@@ -200,7 +201,7 @@ class Messages(Wire):
         }.get(status, "api_error")
         return {"type": "error", "error": {"type": kind, "message": message}}
 
-    def held(self, notice: str, retry_after_s: int) -> Refusal:
+    def held(self, notice: str, retry_after_s: int, code: str = "daily_ceiling_reached") -> Refusal:
         return 429, self.error(429, notice), {"Retry-After": str(retry_after_s)}
 
     def listing(self, models: list[str]) -> dict[str, Any]:
@@ -272,9 +273,9 @@ class ChatCompletions(Wire):
         )
         return {"error": {"message": message, "type": kind, "param": None, "code": kind}}
 
-    def held(self, notice: str, retry_after_s: int) -> Refusal:
+    def held(self, notice: str, retry_after_s: int, code: str = "daily_ceiling_reached") -> Refusal:
         body = self.error(400, notice)
-        body["error"]["code"] = "daily_ceiling_reached"
+        body["error"]["code"] = code
         return 400, body, {}
 
 
@@ -344,12 +345,12 @@ class Responses(Wire):
     def error(self, status: int, message: str) -> dict[str, Any]:
         return ChatCompletions().error(status, message)
 
-    def held(self, notice: str, retry_after_s: int) -> Refusal:
+    def held(self, notice: str, retry_after_s: int, code: str = "daily_ceiling_reached") -> Refusal:
         # Not Codex's own `usage_limit_reached`: for that it prints a sentence
         # of its own ("You've hit your usage limit…") and drops the plane's.
         # A 400 it neither retries nor rewrites: it prints the body, the
         # plane's sentence in it, and exits.
-        return ChatCompletions().held(notice, retry_after_s)
+        return ChatCompletions().held(notice, retry_after_s, code)
 
 
 WIRES: dict[str, Wire] = {w.path: w for w in (Messages(), ChatCompletions(), Responses())}

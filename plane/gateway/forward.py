@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import json
 import logging
+from collections import defaultdict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import date
@@ -33,6 +34,7 @@ from typing import Any, Protocol
 
 import aiohttp
 
+from plane.agents import notices
 from plane.agents.roster import AgentSpec
 from plane.agents.services import Services
 from plane.agents.workers import Workers
@@ -47,7 +49,9 @@ from plane.gateway.keys import Keys
 from plane.gateway.learned import Learning, Settled
 from plane.gateway.prompt_parts import pieces_of
 from plane.gateway.refused import GatewayRefused
+from plane.gateway.repeats import LOOKS
 from plane.gateway.routing import Upstream, presented_key, upstream
+from plane.money.limits import steps_down
 from plane.money.pricing import Priced
 from plane.providers import connections
 from plane.store.engine import Database
@@ -109,6 +113,12 @@ class Gateway:
         self._spend_notices = spend_notices
         # The providers' pool: no cap on calls in flight, idle connections kept.
         self._http = connections.session(connect, UPSTREAM_TIMEOUT)
+        self._workers = workers
+        self._flying: defaultdict[str, dict[int, bool]] = defaultdict(dict)
+        """Each agent's calls in flight, and whether another call of its
+        overlapped them: a fan-out (parallel calls, the same one sent many
+        times at once) is not one conversation going round, and the loop
+        guard does not see it."""
         self.learning = Learning(db)
         self.admission = Admission(services, workers, self.learning, wait_s)
 
@@ -162,12 +172,15 @@ class Gateway:
             spec = self.agent(headers)
             body = _body(raw)
             provider = self._upstream(wire, spec)
+            sent = body  # as its client sent it: what the loop guard sees
             body, saved = await self._compressed(wire, spec, body)
             model = body.get("model")
             if not isinstance(model, str) or not model:
                 raise GatewayRefused(400, "The request names no model.")
             if self._services.config.providers[spec.provider].kind == EMBEDDED:
                 model = EMBEDDED_MODEL  # it answers as itself whatever it is called: metered so
+            named = model
+            model, body = await self._stepped_down(spec, model, body)
             wide = "context-1m" in headers.get("anthropic-beta", "")
             asked = wire.asked(body)
             tag = tag_of(headers, body, wire.upstream_kind)
@@ -175,14 +188,30 @@ class Gateway:
             call, estimate = await self.admission.open(
                 wire, spec, model, asked, wide, tag=tag, session=client_session
             )
+            self._workers[spec.name].client_model = named  # its row: what it asked for
             opened = _Call(
-                call, wire, spec, provider, model, body, asked, estimate, saved, client_session, tag
+                call,
+                wire,
+                spec,
+                provider,
+                model,
+                body,
+                asked,
+                estimate,
+                saved,
+                client_session,
+                tag=tag,
+                sent=sent if self._workers[spec.name].guard.settings.enabled else None,
             )
         except GatewayRefused as refused:
             shaped = refused.body or wire.error(refused.status, str(refused))
             error = json.dumps(shaped).encode()
             await out.whole(refused.status, error, refused.headers)
             return
+        flying = self._flying[spec.name]
+        for other in flying:
+            flying[other] = True
+        flying[opened.id] = bool(flying)
         await self._forward(opened, headers, out)
 
     async def _compressed(
@@ -194,6 +223,27 @@ class Gateway:
         if spec.gateway is None or not spec.gateway.compress or refs is None:
             return body, 0
         return await asyncio.to_thread(wire.compressed, body, refs.put)
+
+    async def _stepped_down(
+        self, spec: AgentSpec, model: str, body: dict[str, Any]
+    ) -> tuple[str, dict[str, Any]]:
+        """The model the call is sent with: the client's, or from its agent's
+        `fallback.at` of its ceiling the fallback (only when its own block
+        sets one), said once a day. The upstream answers as that model, so
+        the response's `model` and the call's line name the one that answered."""
+        fallback, services = spec.fallback, self._services
+        if fallback is None or model == fallback.model:
+            return model, body
+        ceiling = services.gate.ceilings.of(spec.name)
+        spent = await services.ledger.spend_today(spec.name)
+        spent -= services.ledger.in_flight(spec.name)
+        if ceiling is None or not steps_down(spent, ceiling, fallback.at):
+            return model, body
+        day = await services.ledger.today()
+        if await services.conversation.first_today(spec.name, "fallback", day):
+            said = notices.stepped_down(spec.name, fallback.model, spent, ceiling, fallback.at)
+            await services.add_message(spec.name, "plane", said)
+        return fallback.model, {**body, "model": fallback.model}
 
     def _upstream(self, wire: Wire, spec: AgentSpec) -> Upstream:
         try:
@@ -215,6 +265,7 @@ class Gateway:
             await self._exchange(call, sent, out)
         finally:
             self.admission.forget(spec.name, call.id)
+            self._flying[spec.name].pop(call.id, None)
 
     async def _exchange(self, call: _Call, headers: dict[str, str], out: Responder) -> None:
         wire, spec = call.wire, call.spec
@@ -318,6 +369,23 @@ class Gateway:
         if charged.learned is not None:
             await self.learning.keep(charged.learned)
         await self._said(call, charged)
+        await self._watched(call, charged)
+
+    async def _watched(self, call: _Call, charged: _Charged) -> None:
+        """Show the agent's loop guard the call just settled, unless another
+        call of its ran at the same time; a loop it finds holds the agent
+        (its next calls refused, said once in its conversation) until the
+        operator resumes it."""
+        worker = self._workers[call.spec.name]
+        overlapped = self._flying[call.spec.name].pop(call.id, True)
+        if call.sent is None or overlapped or worker.looping is not None:
+            return
+        # Read once the call is settled, in a thread (a long conversation is a
+        # large body to hash): never on the way to admission.
+        look = await asyncio.to_thread(LOOKS[call.wire.path], call.sent)
+        loop = worker.guard.step(look.step(charged.cost, self._services.clock.now()))
+        if loop is not None:
+            await worker.call_held(await worker.hold_loop(loop))
 
     async def _charge(self, call: _Call, bill: Bill | None, announced: Bill | None) -> _Charged:
         """The ledger's settle, and what is said and learned of it."""
@@ -430,6 +498,9 @@ class _Call:
     """The client's session, as its headers (or Claude Code's metadata) name it."""
     tag: str | None = None
     """What the work is for, as the call carried it (`plane.gateway.carried`)."""
+    sent: dict[str, Any] | None = None
+    """The request as its client sent it, before compression, for the loop
+    guard to read once the call is settled (None: the guard is off)."""
 
 
 def _body(raw: bytes) -> dict[str, Any]:

@@ -11,6 +11,11 @@ The effective ceiling is the tighter of two values, kept apart:
   applied only when it is at or under the effective ceiling, and it never
   replaces the base, so a later, tighter agents.yaml still binds.
 
+An operator's tighter value **binds at once** (`binding`): from the moment
+the request is read, before its write is stored behind the agents' traffic,
+the gate holds to it; a looser one waits for its write, so nothing is spent
+under a value the store does not have.
+
 Only the operator overrides the file, and an operator's value clears the
 agent's ask: the operator decided, with the ask in front of them.
 
@@ -23,7 +28,8 @@ the ask as the operator's value does; the operator's next `/limit` ends it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from decimal import Decimal
 from sqlite3 import Connection
@@ -50,6 +56,8 @@ class Ceilings:
         self._fleet_from_file: Decimal | None = None
         self._fleet_set: tuple[Decimal | None] | None = None
         """The operator's fleet value, as a 1-tuple (None inside is "off"); None: not set."""
+        self._binding: dict[str, Decimal] = {}
+        """An operator's value binding at once, until it is stored (`binding`)."""
         self.groups = Groups(db, clock)
         """The groups of agents, and their ceilings (`plane.money.groups`)."""
         self.changes = 0
@@ -159,8 +167,26 @@ class Ceilings:
         return self._from_file.get(agent)
 
     def of(self, agent: str) -> Decimal | None:
-        """The effective ceiling: the tighter of the base and the agent's ask."""
-        return tighter(self.base(agent), self._asked.get(agent))
+        """The effective ceiling: the tighter of the base and the agent's ask
+        (and of an operator's value not stored yet, `binding`)."""
+        effective = tighter(self.base(agent), self._asked.get(agent))
+        return tighter(effective, self._binding.get(agent))
+
+    @contextlib.contextmanager
+    def binding(self, agent: str, ceiling: Decimal) -> Iterator[None]:
+        """`ceiling` binds `agent` at once, for as long as this lasts, if it
+        is tighter: the operator's `/limit` while its writes wait their
+        turn in the store (`set` stores it; if that fails, the ceiling is
+        what it was). Every gate asked meanwhile holds to it; a worker that
+        asked before looks again (`changes`)."""
+        self._binding[agent] = ceiling
+        self.changes += 1
+        try:
+            yield
+        finally:
+            if self._binding.get(agent) is ceiling:
+                del self._binding[agent]
+                self.changes += 1
 
     async def set(self, agent: str, ceiling: Decimal | None) -> None:
         """The operator's value, from the keyboard: it replaces the file's and

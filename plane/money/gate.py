@@ -188,6 +188,44 @@ class Gate:
         settles = closes if flying else None
         return AboveAgent(agent, full, self.resets_at(), flying, settles=settles)
 
+    def hold_known(
+        self,
+        agent: str,
+        *,
+        spent: Decimal,
+        price_known: bool,
+        model: str,
+        fleet_spent: Decimal,
+        group_spent: Mapping[str, Decimal],
+        resets_at: datetime,
+    ) -> Hold | None:
+        """`hold`'s answer from figures read once for every agent (a
+        snapshot's: the agent's spend today, the fleet's, every group's), and
+        the day's end computed once, without a wait: a fleet's rows are built
+        in one go. Not for a gateway agent, whose calls in flight `hold`
+        weighs apart (`settled_only`)."""
+        ceiling = self.ceilings.of(agent)
+        if ceiling is not None:
+            if not price_known:
+                return Unpriced(agent, model)
+            if spent >= ceiling:
+                behind = self.ledger.days_behind() if ceiling else None
+                return AtCeiling(agent, spent, ceiling, resets_at, behind)
+        budget = self.ceilings.groups.budget(agent)
+        if budget is not None and budget.ceiling is not None:
+            if not price_known:
+                return Unpriced(agent, model, "group", budget.name)
+            if (group := group_spent[budget.name]) >= budget.ceiling:
+                return AboveAgent(agent, GroupFull(group, budget.ceiling, budget.name), resets_at)
+        fleet = self.ceilings.fleet()
+        if fleet is None:
+            return None
+        if not price_known:
+            return Unpriced(agent, model, "fleet")
+        if fleet_spent < fleet:
+            return None
+        return AboveAgent(agent, FleetFull(fleet_spent, fleet), resets_at)
+
     def above_agent(self, agent: str, reason: str) -> Decimal | None:
         """The ceiling above the agent's that holds it for `reason` (the
         fleet's or its group's); None (or zero, a pause) when the day

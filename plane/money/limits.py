@@ -178,3 +178,9 @@ def spend_level(spent: Decimal, ceiling: Decimal | None, warn_ratio: float) -> S
     if spent >= ceiling * Decimal(str(warn_ratio)):
         return "warn"
     return "ok"
+
+
+def steps_down(spent: Decimal, ceiling: Decimal | None, at: float) -> bool:
+    """Whether an agent whose fallback is at `at` of `ceiling` runs on it now
+    (no ceiling: never; at a ceiling of zero it is held anyway)."""
+    return bool(ceiling) and spent >= ceiling * Decimal(str(at))  # type: ignore[operator]

@@ -17,6 +17,13 @@ rolled back and each of its functions runs again alone, so the failure is
 its caller's and the others commit. That is why a write function must do
 nothing but SQL on the connection it is given: it may run twice.
 
+**The operator's writes first.** A write made while the plane serves an
+operator's request (`OPERATOR` set: a `/limit`, a pause, a message) does
+not queue behind the agents' traffic: the writer takes it, with any other
+of the operator's, as a transaction of its own before the next batch of the
+agents' writes. With 1,000 agents busy the queue holds hundreds of writes;
+an operator's waits at most for the batch being committed.
+
 An engine (plane/store/sqlite.py, plane/store/postgres.py) gives the
 connections and says how a transaction begins, how a write's fence is
 checked, how a read is made and where a long read goes aside.
@@ -25,6 +32,8 @@ checked, how a read is made and where a long read goes aside.
 from __future__ import annotations
 
 import asyncio
+import collections
+import contextvars
 import logging
 import queue
 import sqlite3
@@ -44,6 +53,26 @@ T = TypeVar("T")
 BATCH = 256
 """At most this many writes share one commit: a bound on how long the first
 of them waits for the last."""
+
+OPERATOR: contextvars.ContextVar[bool] = contextvars.ContextVar("plane_operator", default=False)
+"""Set while the plane serves an operator's request (`Api.handle`): its
+writes go ahead of the agents' (see the module's docstring). A context
+variable, as `FENCE` is, so every layer the request goes through carries it
+without passing it on; a worker's task starts in a context of its own, so an
+agent made by a request does not inherit it."""
+
+
+_OPERATORS = contextvars.Context()
+_OPERATORS.run(OPERATOR.set, True)
+"""The context the operator's writes are answered in: a loop that serves
+the operator first (`plane.daemon.loop`) runs their answer first too."""
+
+
+class _Nudge:
+    """Put on the writer's queue to wake it for a write of the operator's."""
+
+
+_NUDGE = _Nudge()
 
 
 @dataclass
@@ -89,7 +118,9 @@ class Database(ABC):
         self._writer = writer
         self._reader = reader
         self._loop = asyncio.get_running_loop()
-        self._queue: queue.SimpleQueue[_Write[Any] | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[_Write[Any] | _Nudge | None] = queue.SimpleQueue()
+        self._first: collections.deque[_Write[Any]] = collections.deque()
+        """The operator's writes (`OPERATOR`): taken before the queue's."""
         self._stopped: asyncio.Future[None] = self._loop.create_future()
         self._closing = False
         self._finishers: list[Finisher] = []
@@ -136,7 +167,12 @@ class Database(ABC):
             raise sqlite3.ProgrammingError("the database is closed")
         future: asyncio.Future[T] = self._loop.create_future()
         self.counts.writes += 1
-        self._queue.put(_Write(fn, future, then, FENCE.get(), late))
+        write = _Write(fn, future, then, FENCE.get(), late)
+        if OPERATOR.get():
+            self._first.append(write)  # deque: safe across threads
+            self._queue.put(_NUDGE)
+        else:
+            self._queue.put(write)
         return await future
 
     def finish_with(self, finisher: Finisher) -> None:
@@ -172,7 +208,8 @@ class Database(ABC):
                 first = self._queue.get()
                 if first is None:
                     break
-                batch = [first]
+                self._run_first()
+                batch = [] if isinstance(first, _Nudge) else [first]
                 while len(batch) < BATCH:
                     try:
                         item = self._queue.get_nowait()
@@ -181,18 +218,34 @@ class Database(ABC):
                     if item is None:
                         closing = True
                         break
-                    batch.append(item)
-                batch.sort(key=_is_late)  # stable: the rest keep their order
-                try:
-                    self._commit(batch)
-                except Exception as exc:  # the connection failed (a refused ROLLBACK)
-                    for item in batch:
-                        item.outcome = (False, exc)
-                self.counts.batches += 1
-                self._loop.call_soon_threadsafe(self._deliver, batch)
+                    if not isinstance(item, _Nudge):
+                        batch.append(item)
+                self._run_first()  # those that came while the batch was taken
+                if batch:
+                    self._run(batch)
+            self._run_first()
         finally:
             self._writer.close()
             self._loop.call_soon_threadsafe(_settle_future, self._stopped)
+
+    def _run_first(self) -> None:
+        """The operator's writes waiting now, as a transaction of their own."""
+        batch: list[_Write[Any]] = []
+        while self._first and len(batch) < BATCH:
+            batch.append(self._first.popleft())
+        if batch:
+            self._run(batch, _OPERATORS.copy())
+
+    def _run(self, batch: list[_Write[Any]], context: contextvars.Context | None = None) -> None:
+        """Commit `batch` and hand its outcomes back to the loop."""
+        batch.sort(key=_is_late)  # stable: the rest keep their order
+        try:
+            self._commit(batch)
+        except Exception as exc:  # the connection failed (a refused ROLLBACK)
+            for item in batch:
+                item.outcome = (False, exc)
+        self.counts.batches += 1
+        self._loop.call_soon_threadsafe(self._deliver, batch, context=context)
 
     def _commit(self, batch: list[_Write[Any]]) -> None:
         """All of `batch` in one transaction; if any of it fails, each alone."""

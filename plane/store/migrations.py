@@ -285,6 +285,12 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX call_parts_by_call ON call_parts (call);
     """,
+    # The loop guard's hold (README, "Guard rails"), kept as a pause is: what
+    # it found, as JSON (plane/agents/guard.py's `Loop`), until the operator
+    # resumes the agent; NULL: not held by it.
+    """
+    ALTER TABLE agent_settings ADD COLUMN loop TEXT;
+    """,
 )
 
 

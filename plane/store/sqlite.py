@@ -1,7 +1,9 @@
 """The store in a SQLite file (the default): the engine's connections, WAL, the schema's version.
 
 The writer is a sqlite3 connection its thread owns, the reader an aiosqlite
-one; WAL lets the reader read the last commit while the writer writes. A
+one; WAL lets the reader read the last commit while the writer writes. The
+operator's reads (`OPERATOR`) have a reader of their own, so a status or a
+`/limit` does not queue behind the agents' reads. A
 transaction begins `IMMEDIATE`, so it never fails half-way for another
 process's lock. The schema is versioned with `PRAGMA user_version`, one step
 of `MIGRATIONS` (plane/store/migrations.py) at a time. A file that cannot be
@@ -20,7 +22,7 @@ from typing import Any
 import aiosqlite
 
 from plane.errors import StoreError
-from plane.store.engine import Database
+from plane.store.engine import OPERATOR, Database
 from plane.store.fence import Fence
 from plane.store.migrations import MIGRATIONS, statements
 
@@ -29,6 +31,8 @@ class SqliteDatabase(Database):
     """`Database` on a SQLite file in WAL mode."""
 
     path: Path
+    _operator_reader: aiosqlite.Connection | None
+    """The operator's reads' own reader (None until the file is checked)."""
 
     @classmethod
     async def open(cls, path: Path) -> SqliteDatabase:
@@ -50,6 +54,7 @@ class SqliteDatabase(Database):
             raise refusal(path, exc) from None
         db = cls(writer, reader)
         db.path = path
+        db._operator_reader = None
         try:
             await db._prepare(path)
         except BaseException as exc:
@@ -71,6 +76,10 @@ class SqliteDatabase(Database):
         await self._migrate(path)
         # The reader only reads: a write sent to it by mistake fails loudly.
         await reader.execute("PRAGMA query_only=ON")
+        self._operator_reader = await aiosqlite.connect(path, isolation_level=None)
+        self._operator_reader.row_factory = sqlite3.Row
+        for pragma in ("busy_timeout=5000", "query_only=ON"):
+            await self._operator_reader.execute(f"PRAGMA {pragma}")
         # A file the plane may read but not write (read-only, or on a read-only
         # mount) is found here, not at the first call's ledger entry.
         await self.write(_touch_version)
@@ -80,7 +89,13 @@ class SqliteDatabase(Database):
         across hops would hold its read snapshot, and another coroutine's read
         in between would see that older snapshot, not the last commit."""
         self.counts.reads += 1
-        return list(await self._reader.execute_fetchall(sql, params))
+        reader = self._operator_reader if OPERATOR.get() else None
+        return list(await (reader or self._reader).execute_fetchall(sql, params))
+
+    async def close(self) -> None:
+        await super().close()
+        if self._operator_reader is not None:
+            await self._operator_reader.close()
 
     def _open_aside(self) -> sqlite3.Connection:
         conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)

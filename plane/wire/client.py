@@ -28,6 +28,7 @@ from plane.wire import protocol as p
 from plane.wire.errors import NotRunning as NotRunning
 from plane.wire.errors import PlaneError as PlaneError
 from plane.wire.errors import WrongReply as WrongReply
+from plane.wire.pages import Joining
 from plane.wire.token import read_token
 
 log = logging.getLogger(__name__)
@@ -53,6 +54,8 @@ class PlaneClient:
         self._ids = itertools.count(1)
         self._waiting: dict[int, asyncio.Future[p.Reply]] = {}
         self._events: asyncio.Queue[p.Event | None] = asyncio.Queue()
+        self._joining = Joining()
+        """A reply or event sent in parts (`plane.wire.pages`), joined before it is read."""
         self.ended: str | None = None
         """Why the connection ended (a sentence), once it has."""
         self._task = asyncio.create_task(self._read())
@@ -155,10 +158,13 @@ class PlaneClient:
 
     def _take(self, line: bytes) -> None:
         try:
-            frame = p.decode_server_frame(line)
+            whole = self._joining.take(p.decode_server_frame(line))
         except p.UnknownFrame as exc:
             log.warning("skipping a frame this client does not know: %s", exc.kind)
             return
+        if whole is None:
+            return  # a part of a reply or event still coming
+        frame: p.Frame = whole
         ident = getattr(frame, "id", None)
         waiting = self._waiting.pop(ident, None) if ident is not None else None
         if waiting is not None:

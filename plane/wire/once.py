@@ -29,6 +29,45 @@ pairs (`Hello` → `HelloReply`, `Status` → `SnapshotReply`) as they are on
 the wire, without loading the protocol (a test holds them to it). The reply
 to a request of another type is known by its id alone."""
 
+PAGED = {
+    "snapshot": (("snapshot", "agents"), "agent_rows"),
+    "messages": (("messages",), "message_rows"),
+    "ledger": (("entries",), "ledger_rows"),
+    "spend_history": (("top",), "spend_rows"),
+}
+"""For each reply that may come in parts (`plane.wire.pages`), by its wire
+type: where its list is, and its parts' type (a test holds it to the
+protocol's `paged`)."""
+
+ROW_DEFAULTS: dict[str, Any] = {
+    "role": "",
+    "status": "idle",
+    "spend_today_usd": "0",
+    "limit_usd": None,
+    "warn_ratio": 0.8,
+    "spend_level": "ok",
+    "price_known": True,
+    "waiting": 0,
+    "resumes_at": None,
+    "paused": False,
+    "tools": None,
+    "plane": None,
+    "gateway": False,
+    "from_file": False,
+    "burn_usd_per_hour": None,
+    "reaches_ceiling_at": None,
+    "hold_reason": None,
+    "stepped_down_from": None,
+}
+"""What a snapshot's row (`AgentState`) says of a field it leaves out: a row
+travels with its defaults left out (`AgentState.line`); a test holds this to
+the protocol's defaults."""
+
+
+def rows(snapshot: dict[str, Any]) -> list[dict[str, Any]]:
+    """The snapshot's rows, each with every field."""
+    return [{**ROW_DEFAULTS, **row} for row in snapshot["agents"]]
+
 
 class PlaneRefused(PlaneError):
     """The plane answered with an `error` frame; `str()` is its sentence."""
@@ -67,6 +106,35 @@ async def ask(
 
 
 async def _reply(reader: asyncio.StreamReader, ident: int, asked: str) -> dict[str, Any]:
+    frame = await _frame(reader, ident)
+    if frame.get("type") == "error":
+        raise PlaneRefused(str(frame.get("message") or "The plane refused the request."))
+    if frame.get("type") != REPLIES.get(asked, frame.get("type")):
+        raise WrongReply(asked, str(frame.get("type")))
+    return await _joined(reader, ident, frame)
+
+
+async def _joined(reader: asyncio.StreamReader, ident: int, head: dict[str, Any]) -> dict[str, Any]:
+    """`head` with the rows of its parts put back in its list, as
+    `plane.wire.pages` joins them."""
+    parts = head.get("parts") or 0
+    if not parts or head.get("type") not in PAGED:
+        return head
+    path, kind = PAGED[str(head["type"])]
+    rows: Any = head
+    for name in path:
+        rows = rows[name]
+    for _ in range(parts):
+        part = await _frame(reader, ident)
+        if part.get("type") != kind or not isinstance(part.get("rows"), list):
+            raise PlaneError("The plane sent a frame this client cannot read.")
+        rows.extend(part["rows"])
+    head["parts"] = 0
+    return head
+
+
+async def _frame(reader: asyncio.StreamReader, ident: int) -> dict[str, Any]:
+    """The next frame with id `ident` (events and others' skipped)."""
     while True:
         try:
             line = await reader.readline()
@@ -78,13 +146,8 @@ async def _reply(reader: asyncio.StreamReader, ident: int, asked: str) -> dict[s
             frame = json.loads(line)
         except ValueError:
             raise PlaneError("The plane sent a frame this client cannot read.") from None
-        if not isinstance(frame, dict) or frame.get("id") != ident:
-            continue  # an event, or not ours
-        if frame.get("type") == "error":
-            raise PlaneRefused(str(frame.get("message") or "The plane refused the request."))
-        if frame.get("type") != REPLIES.get(asked, frame.get("type")):
-            raise WrongReply(asked, str(frame.get("type")))
-        return frame
+        if isinstance(frame, dict) and frame.get("id") == ident:
+            return frame
 
 
 def _line(frame: dict[str, Any]) -> bytes:

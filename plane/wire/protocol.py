@@ -44,6 +44,7 @@ from typing import (
     ClassVar,
     Generic,
     Literal,
+    NamedTuple,
     TypeGuard,
     TypeVar,
     get_args,
@@ -158,6 +159,20 @@ class AgentState(Frame):
     reaches_ceiling_at: datetime | None = None
     """When it reaches its ceiling at that pace (to the minute), said only when
     that is before the day resets: an agent on course to be held today."""
+    hold_reason: str | None = None
+    """Why it is held, while `status` is `held`: `ceiling`, `loop` (the loop
+    guard's: the operator's resume lets it go on), `unpriced`, `fleet`,
+    `group`, … (a client may word it; the conversation says it whole)."""
+    stepped_down_from: str | None = None
+    """Its own model, while it runs on its cheaper fallback near its ceiling
+    (`model` is then the fallback's); None otherwise."""
+
+    @functools.cached_property
+    def line(self) -> bytes:
+        """The row as it travels in a list (`plane.wire.pages`): encoded once
+        for as long as the row is unchanged (the plane keeps a row's state
+        until it changes), its defaults left out, which a reader fills in."""
+        return self.model_dump_json(exclude_defaults=True).encode()
 
 
 MessageKind = Literal["operator", "agent", "plane", "ask", "cost", "tool"]
@@ -259,6 +274,55 @@ class LedgerEntry(Frame):
     """The cost is an estimate (no usage came back, or the plane died mid-call)."""
 
 
+# ── parts: the rest of a list too long for one frame ────────────────────────
+
+
+class AgentRows(Frame):
+    """More of a snapshot's rows (a `snapshot` reply's or a `day_rolled` event's)."""
+
+    type: Literal["agent_rows"] = "agent_rows"
+    id: int | None = None
+    """The reply's id; None: the rows of the event just before."""
+    rows: list[AgentState]
+
+
+class LedgerRows(Frame):
+    """More of a `ledger` reply's entries."""
+
+    type: Literal["ledger_rows"] = "ledger_rows"
+    id: int | None = None
+    rows: list[LedgerEntry]
+
+
+class MessageRows(Frame):
+    """More of a `messages` reply's messages."""
+
+    type: Literal["message_rows"] = "message_rows"
+    id: int | None = None
+    rows: list[ConversationMessage]
+
+
+class SpendRows(Frame):
+    """More of a `spend_history` reply's spenders (`top`)."""
+
+    type: Literal["spend_rows"] = "spend_rows"
+    id: int | None = None
+    rows: list[SpendPoint]
+
+
+Part = AgentRows | LedgerRows | MessageRows | SpendRows
+"""A part of a frame too long for one: what follows a head whose `parts` is
+more than 0, that many, in order, carrying its id (`plane.wire.pages`)."""
+
+
+class Paged(NamedTuple):
+    """Where a frame's list is that may be sent in parts, and their frame."""
+
+    path: tuple[str, ...]
+    """The fields down to the list: `("snapshot", "agents")`."""
+    part: type[AgentRows | LedgerRows | MessageRows | SpendRows]
+
+
 # ── replies: plane → client, carrying the request's id ──────────────────────
 # (Before the requests: each request names its reply.)
 
@@ -274,6 +338,9 @@ class SnapshotReply(Frame):
     type: Literal["snapshot"] = "snapshot"
     id: int
     snapshot: Snapshot
+    parts: int = Field(default=0, ge=0)
+    """How many `agent_rows` frames follow with the rest of its rows (0: all here)."""
+    paged: ClassVar[Paged] = Paged(("snapshot", "agents"), AgentRows)
 
 
 class SendReply(Frame):
@@ -294,6 +361,9 @@ class HistoryReply(Frame):
     id: int
     agent: str
     messages: list[ConversationMessage]
+    parts: int = Field(default=0, ge=0)
+    """How many `message_rows` frames follow with the rest of its messages (0: all here)."""
+    paged: ClassVar[Paged] = Paged(("messages",), MessageRows)
 
 
 class NewAgentReply(Frame):
@@ -307,6 +377,9 @@ class LedgerReply(Frame):
     id: int
     day: date
     entries: list[LedgerEntry]
+    parts: int = Field(default=0, ge=0)
+    """How many `ledger_rows` frames follow with the rest of its entries (0: all here)."""
+    paged: ClassVar[Paged] = Paged(("entries",), LedgerRows)
 
 
 class SpendPoint(Frame):
@@ -337,6 +410,9 @@ class SpendHistoryReply(Frame):
     """Today's spend by what it is attributed to (cost by tool: each tool's
     results in the input, `(prompt)`, `(messages)`, `(answers)`,
     `(unattributed)`), of the agent (or the fleet), the most first."""
+    parts: int = Field(default=0, ge=0)
+    """How many `spend_rows` frames follow with the rest of `top` (0: all here)."""
+    paged: ClassVar[Paged] = Paged(("top",), SpendRows)
 
 
 class SpendSeries(Frame):
@@ -545,7 +621,8 @@ class DeleteAgent(Request[OkReply]):
 
 
 class PauseAgent(Request[AgentReply]):
-    """Pause (`paused` true) or resume an agent. Its ceiling is kept."""
+    """Pause (`paused` true) or resume an agent. Its ceiling is kept. Resuming
+    an agent the loop guard held lets it go on (a gateway agent's too)."""
 
     type: Literal["pause_agent"] = "pause_agent"
     agent: str
@@ -681,6 +758,9 @@ class DayRolled(Frame):
 
     type: Literal["day_rolled"] = "day_rolled"
     snapshot: Snapshot
+    parts: int = Field(default=0, ge=0)
+    """How many `agent_rows` frames follow with the rest of its rows (0: all here)."""
+    paged: ClassVar[Paged] = Paged(("snapshot", "agents"), AgentRows)
 
 
 Reply = (
@@ -710,10 +790,11 @@ Event = (
     | FleetChanged
     | StoreChanged
 )
-ServerFrame = Annotated[Reply | Event, Field(discriminator="type")]
+ServerFrame = Annotated[Reply | Event | Part, Field(discriminator="type")]
 
 _SERVER_FRAMES: dict[str, type[Frame]] = {
-    kind.model_fields["type"].default: kind for kind in (*get_args(Reply), *get_args(Event))
+    kind.model_fields["type"].default: kind
+    for kind in (*get_args(Reply), *get_args(Event), *get_args(Part))
 }
 
 _REQUEST_TYPES = frozenset(

@@ -189,15 +189,18 @@ NOTICES = (
     ("held", re.compile(r"^\S+ has spent \S+ today, (at|over) its \$[\d,.]+ daily ceiling;")),
     ("held", re.compile(r"^\S+ is not answering: ")),
     ("held", re.compile(r"^\S+ is held: its group \S+ ")),
+    ("held", re.compile(r"^\S+ is held: (it |its client |its last )")),
     ("held", re.compile(r"^No price is known for ")),
     ("paused", re.compile(r"^\S+ is paused: ")),
     ("paused", re.compile(r"^Paused by the operator: ")),
     ("warn", re.compile(r"^\S+ has spent \S+ today, \d+% of its \$[\d,.]+ daily ceiling\.$")),
     ("warn", re.compile(r"^\S+ is spending \S+ an hour over the last hour, ")),
+    ("warn", re.compile(r"^\S+ switched to \S+ at \S+ of \$[\d,.]+ today \(fallback at ")),
 )
 """The plane's notices that explain why an agent takes no turn (held:
-its ceiling, the fleet's, its group's, a model with no price; paused) or that it nears
-its ceiling or spends far faster than it did (warn), by their opening
+its ceiling, the fleet's, its group's, a model with no price, a loop; paused) or that it
+nears its ceiling (stepping down to its fallback) or spends far faster than it did
+(warn), by their opening
 words. A client draws them apart from routine plane lines;
 tests/plane/agents/test_notice_kinds.py holds every notice's wording to these."""
 

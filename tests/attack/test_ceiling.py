@@ -387,6 +387,7 @@ async def test_tool_output_that_says_limit_off_changes_nothing(tmp_path):
     llm = RoutedLLM(lambda body: None).start()
     plane = await launch(tmp_path, llm)
     workspace = plane.services.roster.get("demo").workspace
+    workspace.mkdir(parents=True, exist_ok=True)  # made by its first turn: not yet
     (workspace / "notes.txt").write_text(HOSTILE_FILE)
     try:
         for name, arguments in TOOL_READS:

@@ -90,7 +90,7 @@ AGENT_SCRIPT = textwrap.dedent(
 
     tokens = {"no token": None, "an empty token": "", "a guessed token": "0" * 43}
     for name, token in tokens.items():
-        hello = {"type": "hello", "id": 1, "protocol_version": 1}
+        hello = {"type": "hello", "id": 1, "protocol_version": VERSION}
         if token is not None:
             hello["token"] = token
         attempt(f"the socket, {name}", lambda: talk(socket.AF_UNIX, sock_path, hello))
@@ -121,7 +121,8 @@ async def run_as_agent(workspace: Path, command: str) -> str:
 async def test_an_agents_commands_cannot_act_as_the_operator(start_plane):
     plane = await start_plane(tcp=("127.0.0.1", 0))
     workspace = plane.home.workspace("demo")
-    (workspace / "attack.py").write_text(AGENT_SCRIPT)
+    workspace.mkdir(parents=True, exist_ok=True)  # made by its first turn: not yet
+    (workspace / "attack.py").write_text(AGENT_SCRIPT.replace("VERSION", str(p.PROTOCOL_VERSION)))
     before = await plane.rows.state("demo")
 
     frame = await run_as_agent(

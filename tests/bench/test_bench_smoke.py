@@ -87,6 +87,7 @@ SLOW = {
     "tui.py": ["--agents", "5", "--rate", "20", "--presses", "3"],
     "planes.py": ["--agents", "6", "--seconds", "0.3"],
     "cache.py": ["--turns", "1", "--max-output", "2"],
+    "guard.py": ["--turns", "6"],
     "metrics_scrapes.py": "--scrapers 2 --calls 2 --rounds 1 --ledger 100".split(),
 }
 

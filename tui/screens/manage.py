@@ -148,7 +148,9 @@ class ManageAgents(Screen[None]):
     def action_pause_agent(self) -> None:
         agent = self.store.agents.get(self._managed() or "")
         if agent is not None:
-            self.pause(agent.name, not agent.paused)
+            # `p` resumes an agent the loop guard holds, as it does a paused one.
+            resume = agent.paused or (agent.status == "held" and agent.hold_reason == "loop")
+            self.pause(agent.name, not resume)
 
     def action_rename_agent(self) -> None:
         agent = self._managed()

@@ -69,7 +69,11 @@ turn; paused: by the operator, its ceiling kept."""
 GLYPH_MEANINGS = [
     (GLYPHS["idle"], "idle: waiting for a message or its next booked turn"),
     (GLYPHS["working"], "working: a turn is running"),
-    (GLYPHS["held"], "held: at its daily ceiling (or on an unpriced model); takes no turn"),
+    (
+        GLYPHS["held"],
+        "held: at its daily ceiling, on an unpriced model, or in a loop (p resumes it); "
+        "takes no turn",
+    ),
     (GLYPHS["paused"], "paused: by the operator (p resumes it); its ceiling is kept"),
 ]
 """The legend the help panel shows, in the order a row's life goes."""

@@ -5,7 +5,9 @@ when the agent is amber or held, also how long until the plane's day resets.
 A held agent that the reset frees says it in its own terms, `held · resumes
 in 3h 13m` (the plane's `resumes_at`: the one moment it starts again on its
 own); a zero ceiling is a pause, `paused`, which no reset ends; another hold
-the reset does not free (an unpriced model) keeps `resets in`. An agent the
+the reset does not free (an unpriced model) keeps `resets in`; one the loop
+guard holds says `a loop, p resumes it`. An agent on its cheaper fallback
+near its ceiling says `(fallback)` after the model. An agent the
 plane sees burning fast — on course to reach its ceiling before the day
 resets — says when: `reaches $5.00 at 14:20 UTC at this rate` (the plane's
 `reaches_ceiling_at`; the title only words it). The screen
@@ -92,6 +94,8 @@ class TitleBar(Widget):
         parts: list[Part] = [
             (agent.name, self.get_visual_style("title-bar--name"), KEPT),
             (f" · {agent.model}", muted, 2),
+            # Stepped down near its ceiling (`fallback:`): the model it runs on says so.
+            *([(" (fallback)", muted, 2)] if agent.stepped_down_from else []),
             *([(f" ({UNPRICED})", muted, 2)] if not agent.price_known else []),  # its $ is not all
             (" · ", muted, KEPT),
             (spend_phrase(agent), spend, KEPT),
@@ -106,7 +110,10 @@ class TitleBar(Widget):
             parts.append(
                 ("paused" if zero else "held", self.get_visual_style("title-bar--held"), KEPT)
             )
-        if self.has_class("-held") and self.resumes_in is not None:
+        looping = self.has_class("-held") and agent.hold_reason == "loop"
+        if looping:  # no day's end frees it: the operator does
+            parts.append((" · a loop, p resumes it", muted, 1))
+        elif self.has_class("-held") and self.resumes_in is not None:
             parts.append((f" · resumes in {duration(self.resumes_in)}", muted, 1))
         elif (
             self.resets_in is not None

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import inspect
 import re
-from datetime import date
+from dataclasses import replace
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
 from plane.agents import notices
+from plane.agents.guard import Loop
 from plane.agents.roster import AgentSpec
 from plane.agents.session import Saved
 from plane.money.budgets import FleetFull, GroupFull, TagFull
@@ -21,6 +23,7 @@ from plane.money.ledger import Interrupted
 from plane.money.limits import set_reply, standing
 from plane.wire.words import notice_kind
 
+LOOP = Loop("tool", 5, Decimal("0.12"), datetime(2026, 11, 29, 12, 0, tzinfo=UTC), ("grep x",))
 SPEC = AgentSpec("demo", "scripted-model", "scripted", "", None, Path("w"), None)
 SPENT = Decimal("4.10")
 CUT = Interrupted(2, Decimal("0.04"))
@@ -59,6 +62,12 @@ NOTICES: dict[str, tuple[str, str | None]] = {
     "gateway_agent": (notices.gateway_agent("claude"), None),
     "scout_asked": (notices.scout_asked("demo", "where?", []), None),
     "RESUMED": (notices.RESUMED, None),
+    "looping": (notices.looping("demo", LOOP), "held"),
+    "loop_resumed": (notices.loop_resumed(gateway=False), None),
+    "stepped_down": (
+        notices.stepped_down("demo", "other-model", SPENT, Decimal(5), 0.8),
+        "warn",
+    ),
     "paused_now": (notices.paused_now(Decimal(2), working=True), "paused"),
     "edited": (notices.edited("other-model", None, "keep", "keep"), None),
     "renamed": (notices.renamed("poet"), None),
@@ -88,6 +97,16 @@ def test_each_notice_is_told_apart_from_routine_lines(text: str, kind: str | Non
         (notices.above_agent("demo", TagFull(SPENT, SPENT, "t-1"), Decimal(0), "3h"), None),
         (notices.unpriced_held("demo", "other-model", "group", "research"), "held"),
         (notices.unpriced_held("demo", "other-model", "fleet"), "held"),
+        *[
+            (notices.looping("demo", replace(LOOP, kind=kind, what=what)), "held")
+            for kind, what in (
+                ("round", ("grep a", "grep b")),
+                ("answer", ("Nothing new.",)),
+                ("request", ()),
+                ("stall", ()),
+            )
+        ],
+        (notices.loop_resumed(gateway=True), None),
         (standing(SPENT, Decimal(5)), None),
         (set_reply(SPENT, Decimal(5)), None),
     ],

@@ -130,6 +130,7 @@ async def test_bookings_survive_a_restart(start_plane):
 async def test_ask_scout_is_billed_to_the_scouts_row(start_plane):
     plane = await start_plane()
     workspace = plane.services.roster.get("demo").workspace
+    workspace.mkdir(parents=True)  # made by its first turn; the operator puts files in first
     (workspace / "notes.md").write_text("The deploy key rotates on Fridays.\n" * 50)
     llm = plane.llm
     llm.reply(

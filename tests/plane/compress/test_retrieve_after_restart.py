@@ -17,7 +17,9 @@ def tool_results(request):
 
 async def test_every_retrieve_mode_works_in_a_restarted_plane(start_plane):
     plane = await start_plane()
-    (plane.services.roster.get("demo").workspace / PACKAGES).write_text(LISTING)
+    workspace = plane.services.roster.get("demo").workspace
+    workspace.mkdir(parents=True, exist_ok=True)  # made by its first turn: not yet
+    (workspace / PACKAGES).write_text(LISTING)
     plane.llm.reply("", tool_calls=[("run_command", {"command": f"cat {PACKAGES}"})], usage=FREE)
     plane.llm.reply("Read it.", usage=FREE)
     await plane.turn("demo", "read the packages")

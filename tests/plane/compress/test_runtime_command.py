@@ -19,6 +19,7 @@ def tool_results(request: dict) -> list[str]:
 async def test_a_python_file_read_by_command_or_tool_is_compressed_as_python(start_plane):
     plane = await start_plane()
     workspace = plane.services.roster.get("demo").workspace
+    workspace.mkdir(parents=True, exist_ok=True)  # made by its first turn: not yet
     (workspace / "wrap.py").write_text(SOURCE.read_text())
     plane.llm.reply("", tool_calls=[("run_command", {"command": "cat wrap.py"})], usage=FREE)
     plane.llm.reply("", tool_calls=[("read_file", {"path": "wrap.py"})], usage=FREE)

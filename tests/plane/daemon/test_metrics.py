@@ -54,7 +54,7 @@ async def test_a_scrape_says_spend_ceiling_calls_tokens_and_compression(
     model = (("agent", "demo"), ("gen_ai_request_model", "scripted-model"))
     assert got["plane_agent_spend_today_usd", demo] == 0.168
     assert got["plane_agent_ceiling_usd", demo] == 10.0
-    assert got["plane_agent_held", demo] == 0.0
+    assert got["plane_agent_held", (("agent", "demo"), ("reason", ""))] == 0.0
     assert got["plane_agent_price_known", demo] == 1.0
     assert got["plane_day_resets_in_seconds", ()] == 12 * 3600  # the plane's clock: noon
     assert got["plane_llm_calls_total", (*model, ("status", "settled"))] == 2
@@ -84,7 +84,7 @@ async def test_a_held_agent_is_held_in_the_scrape(start_gateway: StartGateway) -
             await client.get(f"{gw.url}/metrics", headers={"Authorization": f"Bearer {token}"})
         ).text
     got = samples(text)
-    assert got["plane_agent_held", (("agent", "demo"),)] == 1.0
+    assert got["plane_agent_held", (("agent", "demo"), ("reason", "ceiling"))] == 1.0
     assert got["plane_agent_ceiling_usd", (("agent", "demo"),)] == 0.0
     assert got["plane_agent_waiting_messages", (("agent", "demo"),)] == 1.0
 

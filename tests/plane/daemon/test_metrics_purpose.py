@@ -2,6 +2,8 @@
 read with prometheus_client's own parser; labels bounded whatever the
 clients send."""
 
+from typing import Any
+
 import httpx
 import openai
 import pytest
@@ -32,20 +34,24 @@ async def scrape(gw) -> dict:
 async def test_groups_tags_and_tools_with_bounded_labels(start_gateway: StartGateway) -> None:
     gw = await start_gateway(PURPOSED)
     gw.llm.default_reply = Reply("ok", Usage(input_tokens=10, output_tokens=1))
-    chat = [
-        {"role": "system", "content": "be brief"},
-        {"role": "user", "content": "run"},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "shell", "arguments": "{}"}},
-        ]},
-        {"role": "tool", "tool_call_id": "c1", "content": "done"},
-    ]  # fmt: skip
+
+    def chat(n: int) -> list[dict[str, Any]]:
+        """A call whose tool result is new each time (the same one thirty times is a loop)."""
+        return [
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": "run"},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "shell", "arguments": "{}"}},
+            ]},
+            {"role": "tool", "tool_call_id": "c1", "content": f"done {n:02d}"},
+        ]  # fmt: skip
+
     async with openai.AsyncOpenAI(
         base_url=f"{gw.url}/v1", api_key=gw.keys["aider"], max_retries=0
     ) as client:
         for n in range(30):  # thirty free-form tags, each its own call
             await client.chat.completions.create(
-                model="scripted-model", messages=chat, max_tokens=5,
+                model="scripted-model", messages=chat(n), max_tokens=5,
                 extra_headers={"x-plane-tag": f"free-{n:02d}"},
             )  # fmt: skip
         await client.chat.completions.create(

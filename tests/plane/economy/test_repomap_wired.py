@@ -9,6 +9,7 @@ from tests.support.fixtures_plane import CONFIG
 async def test_a_read_file_reaches_the_next_turns_prompt(start_plane):
     plane = await start_plane(CONFIG + "repo_map:\n  enabled: true\n")
     workspace = plane.services.roster.get("demo").workspace
+    workspace.mkdir(parents=True, exist_ok=True)  # made by its first turn: not yet
     (workspace / "billing.py").write_text(
         '"""Charges each call to the day its cost became known."""\n\n'
         "def settle(call):\n    return call\n"

@@ -63,8 +63,9 @@ async def test_a_gateway_agent_says_its_clients_model_and_its_true_state(
     async with anthropic.AsyncAnthropic(
         base_url=gw.url, api_key=gw.keys["claude"], max_retries=0
     ) as client:
-        for _ in range(5):
-            await client.messages.create(model=OPUS, max_tokens=1000, messages=HELLO)
+        for n in range(5):  # five questions (the same one five times is a loop)
+            ask = [{"role": "user", "content": f"hello {n}"}]
+            await client.messages.create(model=OPUS, max_tokens=1000, messages=ask)
     line = await status_line(gw)
     assert line[:3] == ["claude", "idle", OPUS], line  # was: held smollm2-135m (unpriced)
     assert line[3:] == ["$0.06", "of", "$5.00"], line

@@ -14,6 +14,7 @@ import pytest
 from plane.clock import ManualClock
 from plane.history.conversation import Conversation
 from plane.money.ledger import Ledger
+from plane.store.engine import OPERATOR
 from plane.wire.protocol import Usage
 from tests.support.fixtures_postgres import open_db, refuse
 
@@ -206,3 +207,49 @@ async def test_a_write_the_connection_cannot_undo_is_answered_not_left_waiting(d
     with pytest.raises(sqlite3.Error):
         await asyncio.wait_for(db.write(breaks), 5)
     assert await db.write(lambda conn: 42) == 42
+
+
+async def test_the_operators_write_goes_before_a_thousand_queued(db):
+    """A write made while the plane serves an operator's request (`OPERATOR`)
+    is taken before the agents' writes already queued, in a transaction of
+    its own; theirs keep their order."""
+    entered, release = threading.Event(), threading.Event()
+    order: list[object] = []
+
+    def stall(conn):
+        entered.set()
+        release.wait(30)
+
+    def noted(what: object):
+        return lambda conn: order.append(what)
+
+    stalled = asyncio.ensure_future(db.write(stall))
+    assert await asyncio.to_thread(entered.wait, 10)
+    agents = [asyncio.ensure_future(db.write(noted(n))) for n in range(1000)]
+    await asyncio.sleep(0)
+    token = OPERATOR.set(True)
+    try:
+        operator = asyncio.ensure_future(db.write(noted("operator")))
+    finally:
+        OPERATOR.reset(token)
+    await asyncio.sleep(0)
+    release.set()
+    await asyncio.gather(stalled, operator, *agents)
+    assert order == ["operator", *range(1000)]
+
+
+@sqlite_only
+async def test_the_operators_read_does_not_queue_behind_the_agents(db):
+    """While the agents' reader is held (a read that takes long), a read
+    made for the operator's request is answered on a reader of its own."""
+    release = threading.Event()
+    held = asyncio.ensure_future(db._reader._execute(release.wait, 30))
+    await asyncio.sleep(0.05)
+    token = OPERATOR.set(True)
+    try:
+        rows = await asyncio.wait_for(db.fetchall("SELECT 1 AS one"), 10)
+    finally:
+        OPERATOR.reset(token)
+        release.set()
+    await held
+    assert [row["one"] for row in rows] == [1]

@@ -27,6 +27,7 @@ from tui.messages import PlaneConnected
 REQUESTS: tuple[type[p.Request[Any]], ...] = get_args(get_args(p.AnyRequest)[0])
 REPLIES: tuple[type[p.Frame], ...] = get_args(p.Reply)
 EVENTS: tuple[type[p.Frame], ...] = get_args(p.Event)
+PARTS: tuple[type[p.Frame], ...] = get_args(p.Part)
 
 WIRE = {
     "hello": "welcome",
@@ -75,7 +76,7 @@ def test_every_reply_answers_some_request_and_error_any() -> None:
     assert p.Error not in named, "an error answers any request: it is no request's pair"
 
 
-def test_every_frame_of_the_protocol_is_a_request_a_reply_or_an_event() -> None:
+def test_every_frame_of_the_protocol_is_a_request_a_reply_an_event_or_a_part() -> None:
     frames = {
         kind
         for kind in vars(p).values()
@@ -83,7 +84,7 @@ def test_every_frame_of_the_protocol_is_a_request_a_reply_or_an_event() -> None:
     }
     # Less the generic base (a frame of no type of its own).
     frames -= {kind for kind in frames if issubclass(kind, p.Request) and kind not in REQUESTS}
-    assert frames == {*REQUESTS, *REPLIES, *EVENTS}
+    assert frames == {*REQUESTS, *REPLIES, *EVENTS, *PARTS}
 
 
 def test_the_names_follow_the_rule() -> None:
@@ -149,22 +150,25 @@ def test_every_request_there_was_is_in_the_byte_for_byte_table() -> None:
 
 REPLY_FIELDS = {
     "welcome": ["type", "id", "protocol_version", "plane_version"],
-    "snapshot": ["type", "id", "snapshot"],
+    "snapshot": ["type", "id", "snapshot", "parts"],
     "sent": ["type", "id", "messages", "refused"],
-    "messages": ["type", "id", "agent", "messages"],
+    "messages": ["type", "id", "agent", "messages", "parts"],
     "agent_created": ["type", "id", "agent"],
-    "ledger": ["type", "id", "day", "entries"],
+    "ledger": ["type", "id", "day", "entries", "parts"],
     "ok": ["type", "id"],
     "agent_changed": ["type", "id", "agent"],
     "agent_details": [
         "type", "id", "agent", "ceiling_from", "made", "workspace", "bookings", "sessions",
         "session_messages",
     ],
-    "spend_history": ["type", "id", "day", "agent", "hours", "days", "top", "models", "tools"],
+    "spend_history": [
+        "type", "id", "day", "agent", "hours", "days", "top", "models", "tools", "parts",
+    ],
     "spend_stack": ["type", "id", "day", "by", "series"],
     "error": ["type", "id", "code", "message"],
 }  # fmt: skip
-"""Each reply's fields, in the order they are written, as before the rename."""
+"""Each reply's fields, in the order they are written, as before the rename
+(`parts`, protocol 2's, added last: none moved)."""
 
 
 def test_every_reply_is_written_with_its_fields_in_the_order_it_was() -> None:
@@ -209,6 +213,15 @@ def test_plane_status_s_plain_json_table_is_the_protocol_s() -> None:
     assert once.REPLIES, "the table is read as it is"
     for asked, answered in once.REPLIES.items():
         assert type_of(by_type[asked].reply) == answered
+
+
+def test_plane_status_s_table_of_lists_in_parts_is_the_protocol_s() -> None:
+    paged = {
+        type_of(kind): (kind.paged.path, type_of(kind.paged.part))
+        for kind in REPLIES
+        if hasattr(kind, "paged")
+    }
+    assert paged == once.PAGED
 
 
 # ── a reply of another type than the request names ────────────────────────
