@@ -7,7 +7,13 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 ALLOWED = ("plane", "plane.home", "plane.wire")
+
+pytestmark = pytest.mark.slow
+"""Each imports in a fresh process, one of them a whole plane: seconds a
+test, so `make test` runs them, not `make test-fast`."""
 
 
 def loaded_after(module: str) -> list[str]:
@@ -61,7 +67,7 @@ def test_the_command_line_loads_no_config_agents_or_ledger_until_a_command_needs
     """Every command's parser and the socket client, and not agents.yaml's
     models (~0.2 s to build), the agents or the ledger: those load only for
     the commands that use them. (`plane status` loads less still: its test
-    is in tests/plane/core/test_cli.py.)"""
+    is in tests/plane/cli/test_cli.py.)"""
     loaded = loaded_after("plane.cli.program")
     assert "plane.wire.client" in loaded, "the test imports what it means to"
     heavy = ("plane.config", "plane.agents", "plane.money.ledger", "plane.daemon")

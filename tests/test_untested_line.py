@@ -14,6 +14,11 @@ import pytest
 
 REPO = Path(__file__).parents[1]
 
+pytestmark = pytest.mark.slow
+"""Each test is a pytest of its own, started in a process (one with two
+workers of its own): seconds a test, so `make test` runs them, not
+`make test-fast`."""
+
 SUITE = """
 import pytest
 

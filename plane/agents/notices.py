@@ -6,7 +6,7 @@ Money decides and never speaks: the gate answers with a `Hold` in figures
 (`plane.money.gate`), and `why` words it here, so the notices that say why
 an agent is quiet, what a turn cost and what went wrong read as one voice.
 `plane.wire.words.notice_kind` tells the loudest of them apart by their
-opening words; tests/plane/core/test_notice_kinds.py holds every one to it.
+opening words; tests/plane/agents/test_notice_kinds.py holds every one to it.
 
 Each figure of spend stands beside its ceiling with the digits it takes to
 tell the two apart (`spend_against`): below a dollar, `$0.02 over its

@@ -202,7 +202,7 @@ its ceiling, the fleet's, its group's, a model with no price, a loop; paused) or
 nears its ceiling (stepping down to its fallback) or spends far faster than it did
 (warn), by their opening
 words. A client draws them apart from routine plane lines;
-tests/plane/core/test_notice_kinds.py holds every notice's wording to these."""
+tests/plane/agents/test_notice_kinds.py holds every notice's wording to these."""
 
 
 def notice_kind(text: str) -> str | None:

@@ -16,7 +16,7 @@ from plane.money.approvals import Offer, Signer
 from tests.support.approving import altered, held_links, held_plane, post, standing
 
 
-async def refused(plane, url: str, status: int, line: str) -> None:  # type: ignore[no-untyped-def]
+async def refused(plane, url: str, status: int, line: str) -> None:
     """`url` POSTed is refused with `line`, and nothing changed."""
     before = await standing(plane)
     answer = await post(url)
@@ -25,7 +25,7 @@ async def refused(plane, url: str, status: int, line: str) -> None:  # type: ign
 
 
 @pytest.fixture
-async def held(start_plane, receiver):  # type: ignore[no-untyped-def]
+async def held(start_plane, receiver):
     plane = await held_plane(start_plane, receiver)
     return plane, held_links(receiver)
 

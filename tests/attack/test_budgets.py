@@ -6,7 +6,7 @@ two agents and two APIs arrive at once, all against a real plane and a
 scripted provider that bills what it is asked. No group or tag ends its day
 more than one call over its ceiling, and an agent outside the group, or a
 call without the tag, is never held by it. (Several planes admitting at once:
-tests/plane/core/test_groups.py; under kills, pauses and partitions:
+tests/plane/money/test_groups.py; under kills, pauses and partitions:
 test_planes_faults.py.)
 """
 
@@ -38,16 +38,16 @@ TURN = Usage(input_tokens=60, output_tokens=10)
 """$0.08 a call at the test prices."""
 
 
-async def spent_by(plane, where: str, *params: object) -> tuple[Decimal, Decimal]:  # type: ignore[no-untyped-def]
+async def spent_by(plane, where: str, *params: object) -> tuple[Decimal, Decimal]:
     """What the calls matching `where` cost today (failed ones are $0), and the dearest."""
-    rows = await plane.services.ledger._db.fetchall(
+    rows = await plane.db.fetchall(
         f"SELECT cost_usd FROM calls WHERE status <> 'failed' AND {where}", *params
     )
     costs = [Decimal(cost) for (cost,) in rows]
     return sum(costs, Decimal(0)), max(costs, default=Decimal(0))
 
 
-async def test_a_group_taking_turns_at_once_ends_at_most_one_call_over(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_a_group_taking_turns_at_once_ends_at_most_one_call_over(start_plane) -> None:
     plane = await start_plane(PLANE_GROUP)
     plane.llm.default_reply = Reply("done", usage=TURN, delay_s=0.05)
     for round_ in range(6):  # rounds of eight turns at once, past the ceiling
@@ -68,7 +68,7 @@ GATEWAY_GROUP = GATEWAY_CONFIG + (
 HELLO = [{"role": "user", "content": "hello"}]
 
 
-async def fan_out(gw, calls: int, tag: str | None) -> list[str]:  # type: ignore[no-untyped-def]
+async def fan_out(gw, calls: int, tag: str | None) -> list[str]:
     """`calls` at once, half Claude Code's API and half Chat Completions',
     each tagged or not; what each got."""
     headers = {"x-plane-tag": tag} if tag else {}
@@ -87,7 +87,7 @@ async def fan_out(gw, calls: int, tag: str | None) -> list[str]:  # type: ignore
                 await aider.chat.completions.create(
                     model="scripted-model",
                     messages=HELLO,
-                    max_tokens=20,  # type: ignore[arg-type]
+                    max_tokens=20,
                 )
         except (anthropic.APIStatusError, openai.APIStatusError) as refused:
             return refused.message

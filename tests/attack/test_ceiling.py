@@ -325,7 +325,7 @@ def ask_route(arguments: dict[str, Any] | str) -> Callable[[dict[str, Any]], Ste
 
 
 async def stored_asks(plane) -> list[tuple[str, str]]:
-    rows = await plane.services.gate.ceilings._db.fetchall("SELECT agent, limit_usd FROM asks")
+    rows = await plane.db.fetchall("SELECT agent, limit_usd FROM asks")
     return [(r["agent"], r["limit_usd"]) for r in rows]
 
 

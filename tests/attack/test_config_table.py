@@ -10,15 +10,14 @@ behind (the plane's home is not even created).
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 
 import pytest
 
 from plane.config import load_config
 from plane.errors import ConfigError
-from tests.support.cpu import REFUSAL_CPU_S, cpu_limit, out_of_cpu
+from tests.support.command import plane_cli
+from tests.support.cpu import REFUSAL_CPU_S
 
 URL = "http://127.0.0.1:9/v1"
 BOMB = b'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + b"".join(
@@ -361,15 +360,9 @@ def test_plane_serve_refuses_a_broken_file_in_one_line(tmp_path, name):
     path = tmp_path / "agents.yaml"
     path.write_bytes(raw)
     home = tmp_path / "home"
-    result = subprocess.run(
-        [sys.executable, "-m", "plane", "serve", "--config", str(path)],
-        env={**os.environ, "PLANE_HOME": str(home)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        preexec_fn=cpu_limit(),
-    )
-    assert not out_of_cpu(result.returncode), f"worked over {REFUSAL_CPU_S} CPU seconds"
+    cpu = time.process_time()
+    result = plane_cli(home, "serve", "--config", str(path))
+    assert time.process_time() - cpu < REFUSAL_CPU_S, f"worked over {REFUSAL_CPU_S} CPU seconds"
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
     [line] = result.stderr.splitlines()
@@ -380,14 +373,7 @@ def test_plane_serve_refuses_a_broken_file_in_one_line(tmp_path, name):
 
 def test_the_plane_started_with_no_command_reports_the_broken_file(tmp_path):
     (tmp_path / "agents.yaml").write_bytes(b"# everything commented out\n")
-    result = subprocess.run(
-        [sys.executable, "-m", "plane"],
-        cwd=tmp_path,
-        env={**os.environ, "PLANE_HOME": str(tmp_path / "home")},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = plane_cli(tmp_path / "home", cwd=tmp_path)
     assert result.returncode == 1
     assert result.stderr.strip() == (
         "plane: The plane did not start: agents.yaml: the file is empty (no settings, only "

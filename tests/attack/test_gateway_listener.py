@@ -54,7 +54,7 @@ def head(path: str, length: int, headers: dict[str, str], method: str = "POST") 
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
 
-async def answer_of(reader: asyncio.StreamReader, within: float = 5) -> tuple[int, dict, bytes]:  # type: ignore[type-arg]
+async def answer_of(reader: asyncio.StreamReader, within: float = 5) -> tuple[int, dict, bytes]:
     """Status, headers and body of one response (read by its Content-Length)."""
     async with asyncio.timeout(within):
         status_line = await reader.readline()
@@ -86,8 +86,7 @@ async def connect(port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter
 @contextlib.asynccontextmanager
 async def listening(gw: GatewayPlane, limits: Limits) -> AsyncIterator[HttpListener]:
     """A second listener on the gateway plane's own gateway, with `limits`."""
-    assert gw.plane._http_listener is not None
-    listener = HttpListener(gw.plane._http_listener.gateway, 1.0, limits=limits)
+    listener = HttpListener(gw.gateway, 1.0, limits=limits)
     await listener.listen("127.0.0.1", 0)
     try:
         yield listener
@@ -308,7 +307,7 @@ async def test_silent_slow_and_keyless_connections_are_closed_while_a_client_wit
 
 
 async def test_tcp_connections_without_a_hello_are_closed_but_a_greeted_subscriber_stays(
-    start_plane,  # type: ignore[no-untyped-def]
+    start_plane,
 ) -> None:
     plane = await start_plane()
     listener = Listener(
@@ -342,7 +341,7 @@ async def test_tcp_connections_without_a_hello_are_closed_but_a_greeted_subscrib
 
 
 async def test_a_tcp_stranger_that_sends_a_long_line_is_refused_at_64_kib(
-    start_plane,  # type: ignore[no-untyped-def]
+    start_plane,
 ) -> None:
     """Before its hello, a connection is read no further than 64 KiB (the
     frame limit, 1 MiB, is for the operator's own frames)."""

@@ -357,7 +357,7 @@ async def test_a_call_the_calls_in_flight_crowd_out_gets_its_own_sentence_and_a_
     alone, not beside it. It waits, then is refused with a sentence of its own
     (no "has spent": nothing was), and a Retry-After of seconds."""
     gw = await start_gateway()
-    gw.plane._http_listener.gateway.admission.wait_s = 0.3
+    gw.gateway.admission.wait_s = 0.3
     await gw.services.gate.ceilings.set("aider", Decimal("0.40"))
     arrived = threading.Event()
 

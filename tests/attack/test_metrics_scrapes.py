@@ -34,7 +34,7 @@ async def test_scrapes_that_arrive_together_are_served_one_reading_of_the_sums(
     sums = 0
     read_aside = db.read_aside
 
-    async def counted(fn, *args):  # type: ignore[no-untyped-def]
+    async def counted(fn, *args):
         nonlocal sums
         sums += fn is metrics._ledger
         return await read_aside(fn, *args)
@@ -52,7 +52,7 @@ async def test_scrapes_that_arrive_together_are_served_one_reading_of_the_sums(
     assert sums == 1
 
 
-async def test_a_reading_is_served_for_a_few_seconds_then_taken_again(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_a_reading_is_served_for_a_few_seconds_then_taken_again(start_plane) -> None:
     plane = await start_plane()
     clock = Clock()
     scrape = Metrics(plane.rows.snapshot, plane.plane.runtime.db, monotonic=clock, every_s=0)
@@ -68,13 +68,13 @@ async def test_a_reading_is_served_for_a_few_seconds_then_taken_again(start_plan
     assert scrape.readings == 2
 
 
-async def test_a_reading_that_takes_long_is_served_the_longer(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_a_reading_that_takes_long_is_served_the_longer(start_plane) -> None:
     """On a ledger whose sums take 2 s, a reading is served for 20 s: taking
     readings never fills more than a tenth of the plane's time."""
     plane = await start_plane()
     clock = Clock()
 
-    async def slow_snapshot():  # type: ignore[no-untyped-def]
+    async def slow_snapshot():
         clock.now += 2.0
         return await plane.rows.snapshot()
 
@@ -88,7 +88,7 @@ async def test_a_reading_that_takes_long_is_served_the_longer(start_plane) -> No
     assert scrape.readings == 2
 
 
-async def test_a_scraper_that_loops_waits_its_turn(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_a_scraper_that_loops_waits_its_turn(start_plane) -> None:
     plane = await start_plane()
     clock = Clock()
     scrape = Metrics(plane.rows.snapshot, plane.plane.runtime.db, monotonic=clock, every_s=30)

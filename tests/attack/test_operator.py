@@ -115,7 +115,7 @@ class AgentTurn:
 
 async def run_as_agent(workspace: Path, command: str) -> str:
     ctx = AgentTurn("demo", workspace, ManualClock(NOON))
-    return await run_command(RunCommandArgs(command=command, timeout_s=60), ctx)  # type: ignore[arg-type]
+    return await run_command(RunCommandArgs(command=command, timeout_s=60), ctx)
 
 
 async def test_an_agents_commands_cannot_act_as_the_operator(start_plane):

@@ -33,12 +33,12 @@ async def until(check: Callable[[], bool]) -> None:
 
 async def test_limit_zero_binds_before_a_thousand_queued_calls(start_plane):
     plane = await start_plane()
-    services, db = plane.services, plane.services.ledger._db
+    services, db = plane.services, plane.db
     await services.ledger.open_call("scout", "scripted", "scripted-model", Decimal(0), "estimate")
     entered, release = threading.Event(), threading.Event()
     before = db.counts.writes
 
-    def stall(conn):  # type: ignore[no-untyped-def]
+    def stall(conn):
         entered.set()
         release.wait(60)
 

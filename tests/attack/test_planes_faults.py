@@ -312,7 +312,7 @@ def _agent_of(received: Any) -> str:
     return text.rsplit(" for ", 1)[-1].split()[0]
 
 
-def wait_for(what, within: float, message: str):  # type: ignore[no-untyped-def]
+def wait_for(what, within: float, message: str):
     deadline = time.monotonic() + within
     while True:
         found = what()

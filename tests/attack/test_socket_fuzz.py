@@ -58,7 +58,7 @@ class Conn:
         self.writer = writer
 
     @classmethod
-    async def open(cls, plane, *, greet: bool = True, limit: int = 8 << 20) -> Conn:  # type: ignore[no-untyped-def]
+    async def open(cls, plane, *, greet: bool = True, limit: int = 8 << 20) -> Conn:
         """`limit`: how much this client buffers before it stops reading
         (asyncio reads on up to twice that, unasked)."""
         reader, writer = await asyncio.open_unix_connection(plane.home.socket, limit=limit)
@@ -112,7 +112,7 @@ class Conn:
         self.writer.close()
 
 
-async def untouched(plane) -> None:  # type: ignore[no-untyped-def]
+async def untouched(plane) -> None:
     """Nothing the fuzz sent changed anything."""
     assert [s.name for s in plane.services.roster] == ["demo", "scout"]
     assert (await plane.rows.state("demo")).limit_usd == 1
@@ -173,7 +173,7 @@ async def test_any_bytes_get_one_reply_a_line(start_plane, data, ends):
 _shared: dict[int, object] = {}
 
 
-async def _plane(start_plane):  # type: ignore[no-untyped-def]
+async def _plane(start_plane):
     """One plane for all of a test's examples (the fixture is the test's)."""
     key = id(start_plane)
     if key not in _shared:
@@ -182,12 +182,12 @@ async def _plane(start_plane):  # type: ignore[no-untyped-def]
     return _shared[key]
 
 
-async def _conn(plane) -> Conn:  # type: ignore[no-untyped-def]
+async def _conn(plane) -> Conn:
     key = id(plane)
     conn = _shared.get(key)
     if conn is None:
         conn = _shared[key] = await Conn.open(plane)
-    return conn  # type: ignore[return-value]
+    return conn
 
 
 # ── fixed cases ─────────────────────────────────────────────────────────────

@@ -30,7 +30,7 @@ TRIED: list[str] = []
 
 
 @pytest.fixture(scope="module", autouse=True)
-def tally() -> AsyncIterator[None]:  # type: ignore[misc]
+def tally() -> AsyncIterator[None]:
     yield
     print(f"\nplane web: {len(TRIED)} foreign handshakes tried, 0 TUIs started by them")
 
@@ -84,13 +84,13 @@ async def handshake(
     except aiohttp.WSServerHandshakeError as refused:
         await session.close()
         return refused.status
-    socket._plane_session = session  # type: ignore[attr-defined]  # closed with it, below
+    socket._plane_session = session  # closed with it, below
     return socket
 
 
 async def hang_up(socket: aiohttp.ClientWebSocketResponse) -> None:
     await socket.close()
-    await socket._plane_session.close()  # type: ignore[attr-defined]
+    await socket._plane_session.close()
 
 
 async def test_only_the_servers_own_page_with_a_session_starts_a_tui(tmp_path: Path) -> None:
@@ -161,7 +161,7 @@ async def test_the_tab_over_the_cap_gets_a_page_saying_so_and_no_tui(tmp_path: P
             assert await handshake(server, {COOKIE: session}, own) == 503
             await until_started(started, 2)
 
-            await hang_up(tabs[0])  # type: ignore[arg-type]
+            await hang_up(tabs[0])
             for _ in range(50):  # its handler ends once the close is read
                 if server.tabs < 2:
                     break
@@ -171,4 +171,4 @@ async def test_the_tab_over_the_cap_gets_a_page_saying_so_and_no_tui(tmp_path: P
         assert not isinstance(third, int)
         await until_started(started, 3)
         await hang_up(third)
-        await hang_up(tabs[1])  # type: ignore[arg-type]
+        await hang_up(tabs[1])

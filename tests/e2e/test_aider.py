@@ -69,7 +69,7 @@ async def test_aider_is_metered_then_held_without_a_retry_storm(
     gw = await start_gateway()
     home = tmp_path / "aider-home"
     home.mkdir()
-    gw.llm.default_reply = "Four."  # type: ignore[assignment]
+    gw.llm.default_reply = "Four."
     code, out = await aider(gw, home, "What is 2+2?")
     assert code == 0 and "Four." in out, out
     asked = len(gw.llm.requests)

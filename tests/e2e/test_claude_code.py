@@ -66,7 +66,7 @@ async def test_claude_code_is_metered_then_held_without_a_retry_storm(
     gw = await start_gateway(CLAUDE_CONFIG)
     home = tmp_path / "claude-home"
     home.mkdir()
-    gw.llm.default_reply = "The answer is four."  # type: ignore[assignment]
+    gw.llm.default_reply = "The answer is four."
 
     code, out, err = await claude_p(gw, home, "What is 2+2? Answer in one sentence.")
     assert code == 0, (out, err)
@@ -172,7 +172,7 @@ async def test_claude_code_carries_the_tag_gateway_env_gives_it_and_its_session(
     from plane.gateway.client_env import env_lines
 
     gw = await start_gateway(CLAUDE_CONFIG)
-    gw.llm.default_reply = "Tagged."  # type: ignore[assignment]
+    gw.llm.default_reply = "Tagged."
     where = ("127.0.0.1", 1)  # the key and the header are what matter here
     lines = env_lines(gw.plane.config, gw.home, "claude", "claude-code", where, "ticket-123")
     [header] = [line for line in lines if "ANTHROPIC_CUSTOM_HEADERS" in line]
@@ -184,6 +184,6 @@ async def test_claude_code_carries_the_tag_gateway_env_gives_it_and_its_session(
     home.mkdir()
     code, out, err = await claude_p(gw, home, "Say something.", ANTHROPIC_CUSTOM_HEADERS=value)
     assert code == 0, (out, err)
-    rows = await gw.services.ledger._db.fetchall("SELECT tag, session FROM calls")
+    rows = await gw.db.fetchall("SELECT tag, session FROM calls")
     assert rows and {row["tag"] for row in rows} == {"ticket-123"}
     assert all(row["session"] for row in rows), "Claude Code's session, kept with each call"

@@ -161,6 +161,6 @@ async def test_codex_carries_the_tag_gateway_env_gives_it_and_its_session(
     home.mkdir()
     code, out = await codex_exec(gw, home, key, "Say hello.", provider_lines=header + "\n")
     assert code == 0, out
-    rows = await gw.services.ledger._db.fetchall("SELECT tag, session FROM calls")
+    rows = await gw.db.fetchall("SELECT tag, session FROM calls")
     assert rows and {row["tag"] for row in rows} == {"ticket-123"}
     assert all(row["session"] for row in rows), "Codex's session header, kept with each call"

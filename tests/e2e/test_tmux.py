@@ -139,7 +139,7 @@ def title(screen: str) -> str:
     return screen.splitlines()[0].strip()
 
 
-def test_plane_opens_the_tui_and_the_screen_shows_rows_and_title(terminal) -> None:  # type: ignore[no-untyped-def]
+def test_plane_opens_the_tui_and_the_screen_shows_rows_and_title(terminal) -> None:
     term, llm = terminal
     term.start(str(PLANE))
     screen = term.wait_for(r"demo · scripted-model · \$0\.00 of \$1\.00 today")
@@ -170,7 +170,7 @@ def test_plane_opens_the_tui_and_the_screen_shows_rows_and_title(terminal) -> No
     screen = term.wait_for(r"^\s*scout · scripted-model · \$0\.00 of \$1\.00 today")
 
 
-def test_a_pasted_log_keeps_every_line_in_a_real_terminal(terminal) -> None:  # type: ignore[no-untyped-def]
+def test_a_pasted_log_keeps_every_line_in_a_real_terminal(terminal) -> None:
     term, llm = terminal
     term.start(str(PLANE))
     term.wait_for(r"demo · scripted-model")
@@ -191,7 +191,7 @@ def test_a_pasted_log_keeps_every_line_in_a_real_terminal(terminal) -> None:  # 
         assert screen.index(line, you) < screen.index("Install libssl-dev.")
 
 
-def test_resizing_the_terminal_shrinks_then_folds_the_list(terminal) -> None:  # type: ignore[no-untyped-def]
+def test_resizing_the_terminal_shrinks_then_folds_the_list(terminal) -> None:
     term, _ = terminal
     term.start(str(PLANE))
     screen = term.wait_for(r"Nothing here yet")

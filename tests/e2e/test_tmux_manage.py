@@ -11,7 +11,7 @@ from pathlib import Path
 from tests.e2e.test_tmux import PLANE, pytestmark, terminal  # noqa: F401 (the fixture, the skip)
 
 
-def test_pause_from_the_list_then_quit_says_the_plane_keeps_running(terminal) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_pause_from_the_list_then_quit_says_the_plane_keeps_running(terminal) -> None:  # noqa: F811
     term, _ = terminal
     term.start(f"{PLANE}; sleep 60")  # the shell stays, so the line after the TUI can be read
     term.wait_for(r"demo · scripted-model · \$0\.00 of \$1\.00 today")
@@ -34,7 +34,7 @@ def test_pause_from_the_list_then_quit_says_the_plane_keeps_running(terminal) ->
     assert status.returncode == 0 and re.search(r"demo\s+paused", status.stdout), status
 
 
-def test_plane_tcp_opens_the_tui_on_a_plane_elsewhere(terminal, tmp_path) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_plane_tcp_opens_the_tui_on_a_plane_elsewhere(terminal, tmp_path) -> None:  # noqa: F811
     """`plane --tcp HOST:PORT --token T` from a home with no plane in it: the
     TUI talks to the TCP plane, and starts none of its own."""
     term, _ = terminal

@@ -53,7 +53,7 @@ def _plane(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture
-def served(tmp_path: Path, scripted_llm) -> Iterator[tuple[Path, str]]:  # type: ignore[no-untyped-def]
+def served(tmp_path: Path, scripted_llm) -> Iterator[tuple[Path, str]]:
     """A plane, and `plane web` on a free port: (home, the address it printed)."""
     home = tmp_path / "home"
     config = tmp_path / "agents.yaml"
@@ -121,14 +121,14 @@ class Screen:
         return "\n".join(self.screen.display)
 
 
-def _until(page, seen: Screen, *wanted: str, within: float = 30) -> None:  # type: ignore[no-untyped-def]
+def _until(page, seen: Screen, *wanted: str, within: float = 30) -> None:
     deadline = time.monotonic() + within
     while not all(w in seen.text() for w in wanted):
         assert time.monotonic() < deadline, f"not on screen: {wanted}\n{seen.text()}"
         page.wait_for_timeout(100)
 
 
-def test_the_tui_in_a_browser_shows_rows_title_and_a_limit_exchange(served) -> None:  # type: ignore[no-untyped-def]
+def test_the_tui_in_a_browser_shows_rows_title_and_a_limit_exchange(served) -> None:
     home, address = served
     base = address.split("?")[0]
     for path in ("/", "/ws", "/static/js/textual.js"):
@@ -143,7 +143,7 @@ def test_the_tui_in_a_browser_shows_rows_title_and_a_limit_exchange(served) -> N
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 720})
 
-            def watch(ws) -> None:  # type: ignore[no-untyped-def]
+            def watch(ws) -> None:
                 seen.opened(ws.url)
                 ws.on("framesent", seen.sent)
                 ws.on("framereceived", seen.received)

@@ -31,7 +31,7 @@ def _near(a: str, b: str) -> bool:
     return all(abs(x - y) <= 3 for x, y in pairs)
 
 
-def test_held_and_paused_rows_are_bars_in_the_browser(served) -> None:  # type: ignore[no-untyped-def]
+def test_held_and_paused_rows_are_bars_in_the_browser(served) -> None:
     home, address = served
     assert _plane(home, "send", "demo", "/limit 0").returncode == 0  # a zero ceiling: held
     assert _plane(home, "pause", "scout").returncode == 0
@@ -41,7 +41,7 @@ def test_held_and_paused_rows_are_bars_in_the_browser(served) -> None:  # type: 
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 720})
 
-            def watch(ws) -> None:  # type: ignore[no-untyped-def]
+            def watch(ws) -> None:
                 seen.opened(ws.url)
                 ws.on("framesent", seen.sent)
                 ws.on("framereceived", seen.received)

@@ -26,7 +26,7 @@ def answers(home: Path) -> bool:
     return True
 
 
-def until_it_answers(home: Path, process: subprocess.Popen, within: float = 30) -> None:  # type: ignore[type-arg]
+def until_it_answers(home: Path, process: subprocess.Popen, within: float = 30) -> None:
     """Wait for the `plane serve` in `process` to answer on `home`'s socket."""
     deadline = time.monotonic() + within
     while not answers(home):

@@ -159,7 +159,8 @@ async def receiver() -> AsyncIterator[Receiver]:
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
-    got.url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"  # type: ignore[union-attr]
+    [(_, port)] = runner.addresses
+    got.url = f"http://127.0.0.1:{port}"
     yield got
     if got.hang is not None:
         got.hang.set()

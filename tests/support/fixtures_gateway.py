@@ -14,10 +14,13 @@ import pytest
 
 from plane.clock import ManualClock
 from plane.config import parse_config
+from plane.daemon.assemble import Runtime
 from plane.daemon.events import Subscription
 from plane.daemon.server import Plane
+from plane.gateway.forward import Gateway
 from plane.gateway.keys import Keys
 from plane.home import Home
+from plane.store.engine import Database
 from plane.wire import protocol as p
 from tests.support.scripted_llm import ScriptedLLM
 
@@ -69,15 +72,31 @@ class GatewayPlane:
     keys: dict[str, str]
 
     @property
-    def services(self):  # type: ignore[no-untyped-def]
+    def services(self):
         return self.plane.runtime.services
 
     @property
-    def crew(self):  # type: ignore[no-untyped-def]
+    def db(self) -> Database:
+        """The plane's store, to read rows the plane wrote."""
+        return self.runtime.db
+
+    @property
+    def gateway(self) -> Gateway:
+        """The clients' LLM APIs the plane serves (`--http`)."""
+        assert self.runtime.gateway is not None, "started without --http"
+        return self.runtime.gateway
+
+    @property
+    def runtime(self) -> Runtime:
+        assert self.plane.runtime is not None, "the plane has not started"
+        return self.plane.runtime
+
+    @property
+    def crew(self):
         return self.plane.runtime.crew
 
     @property
-    def rows(self):  # type: ignore[no-untyped-def]
+    def rows(self):
         return self.plane.runtime.rows
 
     @property
@@ -109,7 +128,7 @@ class GatewayPlane:
     def arrivals(self) -> Arrivals:
         """Count the calls the gateway is handed from now on (its listener's
         own calls, passed through unchanged)."""
-        gateway = self.plane._http_listener.gateway  # type: ignore[union-attr]
+        gateway = self.gateway
         handle = gateway.handle
         seen = Arrivals()
 

@@ -80,7 +80,7 @@ async def local_server(tmp_path: Path) -> AsyncIterator[LocalServer]:
     tcp = web.TCPSite(runner, "127.0.0.1", 0)
     await tcp.start()
     await web.UnixSite(runner, str(server.socket)).start()
-    port = tcp._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    [port] = [address[1] for address in runner.addresses if isinstance(address, tuple)]
     server.url = f"http://127.0.0.1:{port}"
     yield server
     await runner.cleanup()

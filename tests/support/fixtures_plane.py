@@ -18,8 +18,10 @@ import pytest
 
 from plane.clock import ManualClock
 from plane.config import parse_config
+from plane.daemon.assemble import Runtime
 from plane.daemon.server import Plane
 from plane.home import Home, read_token
+from plane.store.engine import Database
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
 from tests.support.scripted_llm import ScriptedLLM
@@ -58,23 +60,33 @@ class RunningPlane:
     """The gateway's listener (`--http`), when it was asked for."""
 
     @property
-    def services(self):  # type: ignore[no-untyped-def]
+    def services(self):
         return self.plane.runtime.services
 
     @property
-    def crew(self):  # type: ignore[no-untyped-def]
+    def db(self) -> Database:
+        """The plane's store, to read rows the plane wrote."""
+        return self.runtime.db
+
+    @property
+    def runtime(self) -> Runtime:
+        assert self.plane.runtime is not None, "the plane has not started"
+        return self.plane.runtime
+
+    @property
+    def crew(self):
         return self.plane.runtime.crew
 
     @property
-    def rows(self):  # type: ignore[no-untyped-def]
+    def rows(self):
         return self.plane.runtime.rows
 
     @property
-    def scheduler(self):  # type: ignore[no-untyped-def]
+    def scheduler(self):
         return self.plane.runtime.scheduler
 
     @property
-    def bus(self):  # type: ignore[no-untyped-def]
+    def bus(self):
         return self.plane.bus
 
     @property
@@ -106,7 +118,7 @@ class RunningPlane:
         finally:
             self.bus.unsubscribe(subscription)
 
-    async def until_turn_ends(self, agent: str, subscription, within: float = 20):  # type: ignore[no-untyped-def]
+    async def until_turn_ends(self, agent: str, subscription, within: float = 20):
         said: list[p.ConversationMessage] = []
 
         async def collect() -> None:
@@ -124,8 +136,12 @@ class RunningPlane:
         """Where each agent's worker is now: for a test that timed out waiting
         on one to say why."""
         lines = []
-        for worker, task in self.crew._runs.items():
-            lines.append(f"{worker.spec.name}: busy={worker._busy} wake={worker._wake.is_set()}")
+        runs = {task.get_name(): task for task in asyncio.all_tasks()}
+        for name, worker in self.crew.workers.items():
+            task = runs.get(f"worker:{name}")
+            if task is None:
+                continue
+            lines.append(f"{name}: idle={worker.idle}")
             awaiting = task.get_coro()
             while awaiting is not None:  # down the chain of awaits, outermost first
                 frame = getattr(awaiting, "cr_frame", None) or getattr(awaiting, "gi_frame", None)
@@ -149,6 +165,16 @@ class RunningPlane:
             if all(w.idle for w in self.crew.workers.values()):
                 return
         raise TimeoutError("agents still working")
+
+    def serve_until_told_to_stop(self) -> asyncio.Task[None]:
+        """Serve as `plane serve` does once started: told to stop (`plane stop`),
+        the plane shuts down and lets go of its home."""
+
+        async def serve() -> None:
+            await self.plane.stop_event.wait()
+            await self.plane.shutdown()
+
+        return asyncio.create_task(serve())
 
     async def stop(self) -> None:
         for client in self.clients:

@@ -58,7 +58,7 @@ async def refuse(db: Database, operation: str, table: str, message: str) -> None
             f" BEGIN SELECT RAISE(ABORT, '{message}'); END"
         ]
 
-    def create(conn):  # type: ignore[no-untyped-def]
+    def create(conn):
         for statement in statements:
             conn.execute(statement)
 

@@ -103,7 +103,7 @@ async def responses_upstream() -> AsyncIterator[tuple[Upstream, str]]:
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    [(_, port)] = runner.addresses
     yield served, f"http://127.0.0.1:{port}/v1"
     await runner.cleanup()
 

@@ -607,11 +607,11 @@ class _Handler(BaseHTTPRequestHandler):
         llm = self.server.llm
         match step:
             case Reply():
-                if step.delay_s and llm._stopping.wait(step.delay_s):
+                if step.delay_s and llm.stopping.wait(step.delay_s):
                     self.close_connection = True  # hung up: the client hears it at once
                     return
                 while step.until is not None and not step.until.wait(0.05):
-                    if llm._stopping.is_set():
+                    if llm.stopping.is_set():
                         self.close_connection = True
                         return
                 usage = step.usage or derived_usage(wire.body, step.text, step.tool_calls)
@@ -648,10 +648,10 @@ class _Handler(BaseHTTPRequestHandler):
                 for event in wire.events(reply, Usage(), cut=True):
                     self.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
                     self.wfile.flush()
-                llm._stopping.wait(step.seconds)
+                llm.stopping.wait(step.seconds)
                 self.close_connection = True
             case Hang():
-                self.server.llm._stopping.wait(step.seconds)
+                self.server.llm.stopping.wait(step.seconds)
                 self.close_connection = True
             case Reset():
                 self._reset()
@@ -678,7 +678,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         for n, event in enumerate(events):
             if n == 1 and pause_s:
-                self.server.llm._stopping.wait(pause_s)
+                self.server.llm.stopping.wait(pause_s)
             self.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
             self.wfile.flush()
         if reset:
@@ -759,7 +759,7 @@ class ScriptedLLM:
     def __init__(self) -> None:
         self._script: deque[Step] = deque()
         self._lock = threading.Lock()
-        self._stopping = threading.Event()
+        self.stopping = threading.Event()
         self._received: list[_Received] = []
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -786,7 +786,7 @@ class ScriptedLLM:
         """Every delayed, stalled or hanging answer ends now, unanswered, and
         later ones do not wait: a test's plane then stops at once instead of
         giving the turn it left hanging its whole grace."""
-        self._stopping.set()
+        self.stopping.set()
 
     def stop(self) -> None:
         if self._server is None:

@@ -33,7 +33,7 @@ def feed(app: PlaneApp, *frames: Snapshot | Event) -> None:
             app.post_message(PlaneEvent(frame))
 
 
-async def settle(pilot, rounds: int = 3) -> None:  # type: ignore[no-untyped-def]
+async def settle(pilot, rounds: int = 3) -> None:
     """Let posted messages, signals and mounts run through."""
     for _ in range(rounds):
         await pilot.pause()

@@ -56,7 +56,7 @@ def message(
         id=next(_ids),
         agent=agent,
         at=NOW.replace(hour=14, minute=minute),
-        kind=kind,  # type: ignore[arg-type]
+        kind=kind,
         text=text,
         **fields,
     )

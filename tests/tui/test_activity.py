@@ -23,7 +23,7 @@ def activity(app: PlaneApp) -> str:
 @pytest.mark.slow
 async def test_a_real_turn_says_thinking_then_the_tool_it_called_then_nothing(
     start_plane,
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     plane = await start_plane()
     plane.llm.reply("", tool_calls=[("grep", {"pattern": "libssl"})], usage=Usage(), delay_s=1.5)
     plane.llm.reply("No match for libssl.", usage=Usage(), delay_s=1.5)
@@ -51,14 +51,14 @@ async def test_the_seconds_count_on_this_clients_clock_and_only_the_selected_age
         await settle(pilot)
         assert activity(app) == "poet is thinking · 0 s"
         now[0] += 12
-        app.main_screen._tick()
+        app.main_screen.tick()
         assert activity(app) == "poet is thinking · 12 s"
         feed(app, MessageAppended(message=message("poet", "tool", "grep → 3 matches")))
         feed(app, TextDelta(agent="poet", turn=1, text="Found"))
         await settle(pilot)
         assert activity(app) == "poet is writing · 12 s · called grep"
         now[0] += 70
-        app.main_screen._tick()
+        app.main_screen.tick()
         assert activity(app) == "poet is writing · 1 min 22 s · called grep"
         feed(app, TurnFinished(agent="poet", turn=1, cost_usd=0, usage=Usage()))
         await settle(pilot)

@@ -28,12 +28,12 @@ def sent_texts(app: PlaneApp) -> list[str]:
     return [n.removeprefix(prefix) for n in notes if n.startswith(prefix)]
 
 
-async def offline(pilot) -> None:  # type: ignore[no-untyped-def]
+async def offline(pilot) -> None:
     feed(pilot.app, snapshot(agent("demo"), agent("scout"), agent("third")))
     await settle(pilot)
 
 
-async def sent_offline(pilot, text: str) -> None:  # type: ignore[no-untyped-def]
+async def sent_offline(pilot, text: str) -> None:
     """`text` sent with no plane: refused, and kept in the composer, which is
     then emptied as the operator would, to write the next one."""
     await pilot.press(*text, "enter")
@@ -50,7 +50,7 @@ async def test_a_message_the_plane_never_got_stays_in_the_composer() -> None:
         assert composer(app).value == "hello", "not sent: kept, to send again"
 
 
-async def test_a_pasted_log_keeps_every_line_on_a_real_plane(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_a_pasted_log_keeps_every_line_on_a_real_plane(start_plane) -> None:
     plane = await start_plane()
     app = app_for(plane)
     async with app.run_test(size=SIZE) as pilot:

@@ -30,14 +30,14 @@ def form_model(app: PlaneApp) -> object:
     return app.screen.query_one("#model", Select).value
 
 
-async def open_form(app: PlaneApp, pilot) -> None:  # type: ignore[no-untyped-def]
+async def open_form(app: PlaneApp, pilot) -> None:
     await until(pilot, lambda: app.main_screen.selected == "demo")
     await pilot.press("ctrl+n")
     await until(pilot, lambda: isinstance(app.screen, NewAgentScreen))
 
 
 @pytest.mark.slow
-async def test_the_form_says_the_ceiling_a_new_agent_starts_with(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_the_form_says_the_ceiling_a_new_agent_starts_with(start_plane) -> None:
     plane = await start_plane()
     app = app_for(plane)
     async with app.run_test(size=SIZE) as pilot:
@@ -49,7 +49,7 @@ async def test_the_form_says_the_ceiling_a_new_agent_starts_with(start_plane) ->
         assert app.store.agents["helper"].limit_usd == Decimal(1)  # what the form said
 
 
-async def test_with_no_default_ceiling_the_form_says_so(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_with_no_default_ceiling_the_form_says_so(start_plane) -> None:
     plane = await start_plane(CONFIG.replace("  limitUsd: 1\n", ""))
     app = app_for(plane)
     async with app.run_test(size=SIZE) as pilot:
@@ -88,7 +88,7 @@ async def test_a_plane_that_does_not_say_its_defaults_gets_the_general_line() ->
 
 
 @pytest.mark.slow
-async def test_a_held_agent_says_when_it_resumes_and_stops_once_freed(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_a_held_agent_says_when_it_resumes_and_stops_once_freed(start_plane) -> None:
     plane = await start_plane()
     plane.llm.default_reply = Reply("done", usage=TWENTY_CENTS)
     for n in range(5):
@@ -118,7 +118,7 @@ async def test_the_title_counts_down_to_resuming_and_keeps_resets_for_other_hold
         await settle(pilot)  # the plane's now: 20:47:00 UTC
         assert title(app) == "demo · smollm2-135m · $5.00 of $5.00 today · held · resumes in 3h 13m"
         monotonic[0] += 60
-        app.main_screen._tick()
+        app.main_screen.tick()
         await settle(pilot)
         assert title(app).endswith("held · resumes in 3h 12m")
 

@@ -20,7 +20,7 @@ from tui.widgets.fleet_line import FleetLine
 SIZE = (100, 30)
 
 
-def fifty_five():  # type: ignore[no-untyped-def]
+def fifty_five():
     held = [agent(f"held-{n}", "0.20", "0.20", status="held") for n in range(3)]
     amber = [agent("scout", "0.45", "0.50")]
     working = [agent("poet", "0.07", status="working")]
@@ -41,13 +41,13 @@ def on_screen(app: PlaneApp) -> list[str]:
     return [words[1] for words in lines if len(words) >= 2 and words[0] in "○●■"]
 
 
-async def started(pilot) -> AgentList:  # type: ignore[no-untyped-def]
+async def started(pilot) -> AgentList:
     feed(pilot.app, fifty_five())
     await redrawn(pilot)
     return pilot.app.main_screen.query_one(AgentList)
 
 
-async def redrawn(pilot) -> None:  # type: ignore[no-untyped-def]
+async def redrawn(pilot) -> None:
     """Past the fleet line's and the rows' short redraw delays."""
     await settle(pilot)
     await pilot.pause(max(FLEET_S, RESORT_S) * 2)

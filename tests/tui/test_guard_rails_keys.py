@@ -6,7 +6,7 @@ model."""
 from __future__ import annotations
 
 from plane.wire.protocol import Usage
-from tests.plane.core.test_loop_guard import read_five_times
+from tests.plane.agents.test_loop_guard import read_five_times
 from tests.tui.conftest import feed, settle
 from tests.tui.factories import agent, snapshot
 from tests.tui.test_live import SIZE, app_for, row_text, title, until
@@ -14,7 +14,7 @@ from tests.tui.test_manage_keys import on_list
 from tui.app import PlaneApp
 
 
-async def test_p_resumes_an_agent_the_loop_guard_holds(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_p_resumes_an_agent_the_loop_guard_holds(start_plane) -> None:
     plane = await start_plane()
     await read_five_times(plane)
     app = app_for(plane)

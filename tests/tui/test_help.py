@@ -26,7 +26,7 @@ def help_text(app: PlaneApp) -> str:
     return "\n".join(f"{keys}  {what}" for keys, what in _help_rows(app))
 
 
-async def started(pilot) -> None:  # type: ignore[no-untyped-def]
+async def started(pilot) -> None:
     feed(pilot.app, snapshot(agent("demo"), agent("scout")))
     await settle(pilot)
 

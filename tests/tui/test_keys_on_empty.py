@@ -21,7 +21,7 @@ SIZE = (100, 30)
 KEYS = ("pageup", "pagedown", "up", "down", "home", "end", "ctrl+pageup", "ctrl+pagedown")
 
 
-def _conversations() -> dict[str, list]:  # type: ignore[type-arg]
+def _conversations() -> dict[str, list]:
     return {
         "empty": [],
         "short": [message("demo", "operator", "hello"), message("demo", "agent", "hi")],

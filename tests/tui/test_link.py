@@ -64,7 +64,7 @@ async def test_an_unknown_event_is_skipped_and_the_link_goes_on(
             await asyncio.sleep(0.1)  # room for a drop, had the frame ended the connection
             running.cancel()
     assert isinstance(posted[0], PlaneConnected)
-    statuses = [m.event.agent.status for m in posted if isinstance(m, PlaneEvent)]  # type: ignore[union-attr]
+    statuses = [m.event.agent.status for m in posted if isinstance(m, PlaneEvent)]
     assert statuses == ["working", "idle"]
     assert not [m for m in posted if isinstance(m, PlaneLost)], "the connection never dropped"
     assert "weather_changed" in caplog.text

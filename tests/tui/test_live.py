@@ -25,7 +25,7 @@ from tui.widgets.title_bar import TitleBar
 SIZE = (100, 30)
 
 
-async def until(pilot, ready: Callable[[], object], within: float = 15.0) -> None:  # type: ignore[no-untyped-def]
+async def until(pilot, ready: Callable[[], object], within: float = 15.0) -> None:
     """Let the app and the plane run until `ready()` holds."""
     for _ in range(int(within / 0.05)):
         if ready():
@@ -35,7 +35,7 @@ async def until(pilot, ready: Callable[[], object], within: float = 15.0) -> Non
     raise AssertionError(f"not within {within}s: {ready}")
 
 
-def app_for(plane) -> PlaneApp:  # type: ignore[no-untyped-def]
+def app_for(plane) -> PlaneApp:
     return PlaneApp(Address(path=plane.home.socket), backoff=Backoff(first=0.05, most=0.3))
 
 
@@ -57,14 +57,14 @@ def pane_lines(app: PlaneApp) -> list[tuple[str, str]]:
     ]
 
 
-async def type_line(pilot, text: str) -> None:  # type: ignore[no-untyped-def]
+async def type_line(pilot, text: str) -> None:
     await pilot.press(*text, "enter")
 
 
 @pytest.mark.slow
 async def test_rows_no_figure_at_zero_amber_at_80_red_at_100_and_the_title(
     start_plane, scripted_llm
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     plane = await start_plane()
     app = app_for(plane)
     async with app.run_test(size=SIZE) as pilot:
@@ -103,7 +103,7 @@ async def test_rows_no_figure_at_zero_amber_at_80_red_at_100_and_the_title(
 
 
 @pytest.mark.slow
-async def test_limit_shows_both_halves_in_the_pane(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_limit_shows_both_halves_in_the_pane(start_plane) -> None:
     plane = await start_plane()
     app = app_for(plane)
     async with app.run_test(size=SIZE) as pilot:
@@ -129,7 +129,7 @@ async def test_limit_shows_both_halves_in_the_pane(start_plane) -> None:  # type
 @pytest.mark.slow
 async def test_creating_an_agent_from_the_keyboard_adds_a_row_with_the_default_ceiling(
     start_plane,
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     plane = await start_plane()
     app = app_for(plane)
     async with app.run_test(size=SIZE) as pilot:
@@ -166,7 +166,7 @@ async def test_creating_an_agent_from_the_keyboard_adds_a_row_with_the_default_c
 
 
 @pytest.mark.slow
-async def test_the_plane_restarting_is_survived(start_plane, scripted_llm) -> None:  # type: ignore[no-untyped-def]
+async def test_the_plane_restarting_is_survived(start_plane, scripted_llm) -> None:
     plane = await start_plane()
     app = app_for(plane)
     async with app.run_test(size=SIZE) as pilot:
@@ -190,7 +190,7 @@ async def test_the_plane_restarting_is_survived(start_plane, scripted_llm) -> No
 
 
 @pytest.mark.slow
-async def test_the_day_rolling_over_clears_every_figure(start_plane, scripted_llm) -> None:  # type: ignore[no-untyped-def]
+async def test_the_day_rolling_over_clears_every_figure(start_plane, scripted_llm) -> None:
     plane = await start_plane()
     app = app_for(plane)
     async with app.run_test(size=SIZE) as pilot:
@@ -204,7 +204,7 @@ async def test_the_day_rolling_over_clears_every_figure(start_plane, scripted_ll
 
 
 @pytest.mark.slow
-async def test_arrows_and_the_mouse_select_agents_on_a_real_plane(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_arrows_and_the_mouse_select_agents_on_a_real_plane(start_plane) -> None:
     plane = await start_plane()
     app = app_for(plane)
     async with app.run_test(size=SIZE) as pilot:
@@ -218,7 +218,7 @@ async def test_arrows_and_the_mouse_select_agents_on_a_real_plane(start_plane) -
 
 async def test_tcp_with_the_token_connects_and_a_wrong_token_is_shown(
     start_plane, unused_tcp_port
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     plane = await start_plane(tcp=("127.0.0.1", unused_tcp_port))
     token = (plane.home.root / "token").read_text().strip()
     app = PlaneApp(Address(host="127.0.0.1", port=unused_tcp_port, token=token))
@@ -240,7 +240,7 @@ async def test_tcp_with_the_token_connects_and_a_wrong_token_is_shown(
 @pytest.mark.slow
 async def test_an_answer_streams_into_the_pane_before_it_is_whole(
     start_plane, scripted_llm
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """Whole, an answer replaces its streaming text; caught mid-stream (the
     provider stalls after a few words), the pane shows those words already."""
     plane = await start_plane()
@@ -267,7 +267,7 @@ async def test_an_answer_streams_into_the_pane_before_it_is_whole(
 @pytest.mark.slow
 async def test_new_from_the_tui_starts_a_new_model_session_as_the_readme_says(
     start_plane, scripted_llm
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     plane = await start_plane()
     app = app_for(plane)
     async with app.run_test(size=SIZE) as pilot:

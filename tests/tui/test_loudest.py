@@ -34,7 +34,7 @@ def background_of(strip: Strip, text: str) -> RichColor | None:
     raise AssertionError(f"{text!r} is not drawn in {strip.text!r}")
 
 
-def style_of(strip: Strip, text: str):  # type: ignore[no-untyped-def]
+def style_of(strip: Strip, text: str):
     for segment in strip:
         if text in segment.text and segment.style is not None:
             return segment.style

@@ -25,7 +25,7 @@ from tui.widgets.composer import Composer
 ROOMY_LIMIT = ("limitUsd: 1", "limitUsd: 9")
 
 
-async def on_list(pilot, app: PlaneApp, agent: str) -> None:  # type: ignore[no-untyped-def]
+async def on_list(pilot, app: PlaneApp, agent: str) -> None:
     """Focus the list with `agent` selected."""
     await until(pilot, lambda: has_row(app, agent))
     agents = app.main_screen.query_one(AgentList)
@@ -42,13 +42,13 @@ def footer_keys(app: PlaneApp) -> dict[str, str]:
     }
 
 
-async def made(plane, name: str = "poet") -> None:  # type: ignore[no-untyped-def]
+async def made(plane, name: str = "poet") -> None:
     await plane.plane.runtime.api.handle(
         p.NewAgent(name=name, model="scripted-model", role="writes verse")
     )
 
 
-async def test_the_keys_are_on_the_list_and_in_the_footer_only_there(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_the_keys_are_on_the_list_and_in_the_footer_only_there(start_plane) -> None:
     plane = await start_plane()
     app = app_for(plane)
     async with app.run_test(size=SIZE) as pilot:
@@ -62,7 +62,7 @@ async def test_the_keys_are_on_the_list_and_in_the_footer_only_there(start_plane
         assert app.main_screen.query_one(Composer).value == "dpre"
 
 
-async def test_p_pauses_and_resumes_and_the_row_and_title_say_so(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_p_pauses_and_resumes_and_the_row_and_title_say_so(start_plane) -> None:
     plane = await start_plane()
     app = app_for(plane)
     async with app.run_test(size=SIZE) as pilot:
@@ -78,7 +78,7 @@ async def test_p_pauses_and_resumes_and_the_row_and_title_say_so(start_plane) ->
 
 
 @pytest.mark.slow
-async def test_d_asks_first_and_deletes_only_on_yes(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_d_asks_first_and_deletes_only_on_yes(start_plane) -> None:
     plane = await start_plane()
     await made(plane)
     app = app_for(plane)
@@ -100,7 +100,7 @@ async def test_d_asks_first_and_deletes_only_on_yes(start_plane) -> None:  # typ
 @pytest.mark.parametrize(("key", "words"), [("d", "remove its block"), ("r", "rename its block")])
 async def test_d_or_r_on_a_file_agent_says_why_at_once_and_opens_no_form(
     start_plane, key: str, words: str
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     plane = await start_plane()
     app = app_for(plane)
     async with app.run_test(size=SIZE) as pilot:
@@ -113,7 +113,7 @@ async def test_d_or_r_on_a_file_agent_says_why_at_once_and_opens_no_form(
 
 
 @pytest.mark.slow
-async def test_r_renames_and_the_row_follows(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_r_renames_and_the_row_follows(start_plane) -> None:
     plane = await start_plane()
     await made(plane)
     app = app_for(plane)
@@ -139,7 +139,7 @@ async def test_r_renames_and_the_row_follows(start_plane) -> None:  # type: igno
 
 
 @pytest.mark.slow
-async def edit_form(pilot, app: PlaneApp, agent: str) -> EditAgent:  # type: ignore[no-untyped-def]
+async def edit_form(pilot, app: PlaneApp, agent: str) -> EditAgent:
     """`agent`'s edit form, opened with `e` from its row."""
     await on_list(pilot, app, agent)
     await pilot.press("e")
@@ -148,7 +148,7 @@ async def edit_form(pilot, app: PlaneApp, agent: str) -> EditAgent:  # type: ign
     return app.screen
 
 
-async def test_e_edits_what_changed_and_a_bad_value_changes_nothing(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_e_edits_what_changed_and_a_bad_value_changes_nothing(start_plane) -> None:
     plane = await start_plane()
     await made(plane)
     app = app_for(plane)
@@ -180,7 +180,7 @@ async def test_e_edits_what_changed_and_a_bad_value_changes_nothing(start_plane)
 
 async def test_the_edit_form_takes_and_shows_read_only_as_the_new_agent_form_does(
     start_plane,
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     plane = await start_plane()
     await made(plane)
     app = app_for(plane)
@@ -196,7 +196,7 @@ async def test_the_edit_form_takes_and_shows_read_only_as_the_new_agent_form_doe
         assert form.query_one("#tools", Input).value == "read-only"
 
 
-async def test_e_on_a_gateway_agent_edits_only_its_limit(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_e_on_a_gateway_agent_edits_only_its_limit(start_plane) -> None:
     plane = await start_plane(CONFIG + "  cc: {gateway: {}}\n")
     app = app_for(plane)
     async with app.run_test(size=SIZE) as pilot:
@@ -209,7 +209,7 @@ async def test_e_on_a_gateway_agent_edits_only_its_limit(start_plane) -> None:  
         assert plane.services.gate.ceilings.of("cc") == Decimal("2.5")
 
 
-async def interrupted_from_the_composer(start_plane, key: str) -> None:  # type: ignore[no-untyped-def]
+async def interrupted_from_the_composer(start_plane, key: str) -> None:
     plane = await start_plane(CONFIG.replace(*ROOMY_LIMIT))
     plane.llm.stall("Half an ans", seconds=30)
     app = app_for(plane)
@@ -235,16 +235,16 @@ async def interrupted_from_the_composer(start_plane, key: str) -> None:  # type:
 
 
 @pytest.mark.slow
-async def test_escape_in_the_composer_interrupts_the_running_turn(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_escape_in_the_composer_interrupts_the_running_turn(start_plane) -> None:
     await interrupted_from_the_composer(start_plane, "escape")
 
 
 @pytest.mark.slow
-async def test_ctrl_c_in_the_composer_interrupts_the_running_turn(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_ctrl_c_in_the_composer_interrupts_the_running_turn(start_plane) -> None:
     await interrupted_from_the_composer(start_plane, "ctrl+c")
 
 
-async def test_a_renamed_or_deleted_agent_moves_or_leaves_every_open_tui(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_a_renamed_or_deleted_agent_moves_or_leaves_every_open_tui(start_plane) -> None:
     """Another client's change reaches this one as events."""
     plane = await start_plane()
     await made(plane, "poet")

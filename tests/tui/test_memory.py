@@ -9,7 +9,7 @@ from tests.tui.test_live import SIZE, app_for, until
 from tui.memory import Memory
 
 
-async def test_a_relaunched_tui_shows_the_agent_it_showed_last(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_a_relaunched_tui_shows_the_agent_it_showed_last(start_plane) -> None:
     plane = await start_plane()
     app = app_for(plane)
     async with app.run_test(size=SIZE) as pilot:
@@ -25,7 +25,7 @@ async def test_a_relaunched_tui_shows_the_agent_it_showed_last(start_plane) -> N
         assert again.main_screen.selected == "scout"
 
 
-async def test_a_remembered_agent_that_is_gone_falls_back_to_the_first(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_a_remembered_agent_that_is_gone_falls_back_to_the_first(start_plane) -> None:
     plane = await start_plane()
     Memory(plane.home.tui_memory).remember(str(plane.home.socket), "deleted-long-ago")
     app = app_for(plane)
@@ -34,7 +34,7 @@ async def test_a_remembered_agent_that_is_gone_falls_back_to_the_first(start_pla
         assert app.main_screen.selected == "demo"
 
 
-def test_a_broken_or_unwritable_file_is_forgotten(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_broken_or_unwritable_file_is_forgotten(tmp_path) -> None:
     path = tmp_path / "tui.json"
     path.write_text("{not json")
     memory = Memory(path)

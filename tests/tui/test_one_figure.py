@@ -31,7 +31,7 @@ def test_the_fleet_total_is_worded_as_its_rows_are() -> None:
     assert spend_total([], Decimal("0.004")) == "<$0.01", "deleted agents' spend alone"
 
 
-async def test_title_fleet_line_and_limit_replies_say_one_figure(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_title_fleet_line_and_limit_replies_say_one_figure(start_plane) -> None:
     plane = await start_plane()
     app = app_for(plane)
     async with app.run_test(size=SIZE) as pilot:

@@ -34,7 +34,7 @@ COUNT = HISTORY + 2 * WINDOW + 7
 """More than the first fetch: the rest is two full pages from the plane and a short one."""
 
 
-async def fill(plane, count: int = COUNT) -> None:  # type: ignore[no-untyped-def]
+async def fill(plane, count: int = COUNT) -> None:
     for n in range(count):
         await plane.services.conversation.append("demo", "operator", f"m{n}")
         await plane.services.conversation.append("scout", "operator", f"s{n}")
@@ -53,7 +53,7 @@ def earlier_line(app: PlaneApp) -> str | None:
 
 
 @pytest.mark.slow
-async def test_scrolling_back_pages_in_older_messages_and_keeps_the_view(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_scrolling_back_pages_in_older_messages_and_keeps_the_view(start_plane) -> None:
     plane = await start_plane()
     await fill(plane)
     everything = [f"m{n}" for n in range(COUNT)]
@@ -88,7 +88,7 @@ async def test_scrolling_back_pages_in_older_messages_and_keeps_the_view(start_p
 
 
 @pytest.mark.slow
-async def test_clicking_the_offer_fetches_the_page_before(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_clicking_the_offer_fetches_the_page_before(start_plane) -> None:
     plane = await start_plane()
     await fill(plane, HISTORY + 3)
     app = app_for(plane)
@@ -150,7 +150,7 @@ async def test_a_page_the_plane_never_sends_is_reported_as_no_answer_in_time(
     }
 
 
-async def test_a_short_conversation_offers_nothing_earlier(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_a_short_conversation_offers_nothing_earlier(start_plane) -> None:
     plane = await start_plane()
     await fill(plane, 5)
     app = app_for(plane)
@@ -164,7 +164,7 @@ async def test_a_short_conversation_offers_nothing_earlier(start_plane) -> None:
 
 
 @pytest.mark.slow
-async def test_typing_in_the_agent_list_starts_a_message(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_typing_in_the_agent_list_starts_a_message(start_plane) -> None:
     plane = await start_plane()
     app = app_for(plane)
     async with app.run_test(size=SIZE) as pilot:
@@ -185,7 +185,7 @@ async def test_typing_in_the_agent_list_starts_a_message(start_plane) -> None:  
 @pytest.mark.slow
 async def test_typing_in_the_conversation_starts_a_message_and_its_keys_still_scroll(
     start_plane,
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     plane = await start_plane()
     await fill(plane, HISTORY + 3)
     app = app_for(plane)

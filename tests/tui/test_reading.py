@@ -22,7 +22,7 @@ def line_of(app: PlaneApp, kind: str) -> MessageLine | None:
 
 
 @pytest.mark.slow
-async def test_a_real_tool_line_opens_to_the_whole_result(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_a_real_tool_line_opens_to_the_whole_result(start_plane) -> None:
     plane = await start_plane()
     plane.llm.reply(
         "", tool_calls=[("run_command", {"command": "seq 101 130 | sed s/^/n/"})], usage=Usage()

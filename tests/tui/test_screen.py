@@ -124,7 +124,7 @@ async def test_countdown_runs_from_the_planes_clock_not_this_ones() -> None:
         await settle(pilot)
         assert title(app).endswith("held · resets in 3h 13m")
         monotonic[0] += 60  # a minute passes here, whatever this machine's clock says
-        app.main_screen._tick()
+        app.main_screen.tick()
         await settle(pilot)
         assert app.store.resets_in() == timedelta(hours=3, minutes=12)
         assert title(app).endswith("held · resets in 3h 12m")

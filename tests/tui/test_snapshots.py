@@ -23,18 +23,18 @@ def offline_app() -> PlaneApp:
     return app
 
 
-async def demo(pilot) -> None:  # type: ignore[no-untyped-def]
+async def demo(pilot) -> None:
     pilot.app.screen.query_one(Composer).cursor_blink = False
     feed(pilot.app, fleet(), *demo_conversation(), *burner_conversation())
     await settle(pilot, 6)
 
 
-def test_main_screen(snap_compare) -> None:  # type: ignore[no-untyped-def]
+def test_main_screen(snap_compare) -> None:
     assert snap_compare(offline_app(), terminal_size=SIZE, run_before=demo)
 
 
-def test_main_screen_light_theme(snap_compare) -> None:  # type: ignore[no-untyped-def]
-    async def light(pilot) -> None:  # type: ignore[no-untyped-def]
+def test_main_screen_light_theme(snap_compare) -> None:
+    async def light(pilot) -> None:
         await demo(pilot)
         pilot.app.theme = "textual-light"
         await settle(pilot)
@@ -42,8 +42,8 @@ def test_main_screen_light_theme(snap_compare) -> None:  # type: ignore[no-untyp
     assert snap_compare(offline_app(), terminal_size=SIZE, run_before=light)
 
 
-def test_held_agent(snap_compare) -> None:  # type: ignore[no-untyped-def]
-    async def held(pilot) -> None:  # type: ignore[no-untyped-def]
+def test_held_agent(snap_compare) -> None:
+    async def held(pilot) -> None:
         await demo(pilot)
         await pilot.press("alt+down", "alt+down", "alt+down")
         await settle(pilot, 6)
@@ -52,13 +52,13 @@ def test_held_agent(snap_compare) -> None:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.slow
-def test_new_agent_form(snap_compare) -> None:  # type: ignore[no-untyped-def]
-    async def form(pilot) -> None:  # type: ignore[no-untyped-def]
+def test_new_agent_form(snap_compare) -> None:
+    async def form(pilot) -> None:
         await demo(pilot)
         await pilot.press("ctrl+n")
         await settle(pilot)
         await pilot.press(*"scout")
-        pilot.app.screen._refused(
+        pilot.app.screen.post_message(
             pilot.app.screen.Refused("An agent named scout already exists; pick another name.")
         )
         pilot.app.screen.query_one("#name").cursor_blink = False
@@ -67,8 +67,8 @@ def test_new_agent_form(snap_compare) -> None:  # type: ignore[no-untyped-def]
     assert snap_compare(offline_app(), terminal_size=SIZE, run_before=form)
 
 
-def test_connection_lost(snap_compare) -> None:  # type: ignore[no-untyped-def]
-    async def lost(pilot) -> None:  # type: ignore[no-untyped-def]
+def test_connection_lost(snap_compare) -> None:
+    async def lost(pilot) -> None:
         await demo(pilot)
         pilot.app.post_message(
             PlaneLost("The plane is not running.", 2.0, 3, "/home/op/.local/share/plane/plane.sock")

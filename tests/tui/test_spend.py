@@ -34,11 +34,11 @@ from tui.widgets.composer import Composer
 from tui.widgets.stacked_bars import StackedBars, _tops
 
 
-def shown(app, widget: str) -> str:  # type: ignore[no-untyped-def]
+def shown(app, widget: str) -> str:
     return str(app.screen.query_one(widget).render())
 
 
-async def spend_then_open_the_charts(plane, app, pilot) -> None:  # type: ignore[no-untyped-def]
+async def spend_then_open_the_charts(plane, app, pilot) -> None:
     """demo spends $0.30 in a real turn; then ctrl+g opens its charts."""
     await until(pilot, lambda: has_row(app, "scout") and app.main_screen.selected == "demo")
     plane.llm.reply("Spent some.", usage=Usage(input_tokens=300))
@@ -50,7 +50,7 @@ async def spend_then_open_the_charts(plane, app, pilot) -> None:  # type: ignore
 
 
 @pytest.mark.slow
-async def test_ctrl_g_shows_the_selected_agents_spend_and_f_the_fleets(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_ctrl_g_shows_the_selected_agents_spend_and_f_the_fleets(start_plane) -> None:
     plane = await start_plane()
     app = app_for(plane)
     async with app.run_test(size=SIZE) as pilot:
@@ -72,7 +72,7 @@ async def test_ctrl_g_shows_the_selected_agents_spend_and_f_the_fleets(start_pla
         await until(pilot, lambda: not isinstance(app.screen, SpendScreen))
 
 
-async def test_the_charts_follow_a_call_that_settles_while_they_are_open(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_the_charts_follow_a_call_that_settles_while_they_are_open(start_plane) -> None:
     """Opened while demo's call is in flight, the charts show its estimate;
     once it settles, its cost, without closing and opening them again."""
     plane = await start_plane()
@@ -192,7 +192,7 @@ class _Answers:
         )
 
 
-async def _open_charts(pilot) -> None:  # type: ignore[no-untyped-def]
+async def _open_charts(pilot) -> None:
     pilot.app.screen.query_one(Composer).cursor_blink = False
     feed(pilot.app, fleet())
     await settle(pilot, 6)
@@ -200,14 +200,14 @@ async def _open_charts(pilot) -> None:  # type: ignore[no-untyped-def]
     await settle(pilot, 6)
 
 
-def test_spend_charts(snap_compare) -> None:  # type: ignore[no-untyped-def]
+def test_spend_charts(snap_compare) -> None:
     assert snap_compare(offline_app(), terminal_size=SIZE, run_before=_open_charts)
 
 
-def in_light(run_before):  # type: ignore[no-untyped-def]
+def in_light(run_before):
     """`run_before`, then the light theme: every chart's colours come from it too."""
 
-    async def light(pilot) -> None:  # type: ignore[no-untyped-def]
+    async def light(pilot) -> None:
         await run_before(pilot)
         pilot.app.theme = "textual-light"
         await settle(pilot)
@@ -215,12 +215,12 @@ def in_light(run_before):  # type: ignore[no-untyped-def]
     return light
 
 
-def test_spend_charts_light_theme(snap_compare) -> None:  # type: ignore[no-untyped-def]
+def test_spend_charts_light_theme(snap_compare) -> None:
     assert snap_compare(offline_app(), terminal_size=SIZE, run_before=in_light(_open_charts))
 
 
 @pytest.mark.slow
-async def test_the_fleets_days_stack_by_agent_and_b_stacks_them_by_model(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_the_fleets_days_stack_by_agent_and_b_stacks_them_by_model(start_plane) -> None:
     plane = await start_plane()
     app = app_for(plane)
     async with app.run_test(size=SIZE) as pilot:
@@ -296,7 +296,7 @@ def _stack(by: str) -> SpendStackReply:
     if by == "agent":
         rest = series[-1].model_copy(update={"label": "others", "folded": 2})
         series = [*series[:-1], rest]
-    return SpendStackReply(id=2, day=date(2025, 3, 14), by=by, series=series)  # type: ignore[arg-type]
+    return SpendStackReply(id=2, day=date(2025, 3, 14), by=by, series=series)
 
 
 class _FleetAnswers(_Answers):
@@ -304,7 +304,7 @@ class _FleetAnswers(_Answers):
         return _stack(by)
 
 
-async def _open_stack(pilot) -> None:  # type: ignore[no-untyped-def]
+async def _open_stack(pilot) -> None:
     pilot.app.screen.query_one(Composer).cursor_blink = False
     feed(pilot.app, fleet())
     await settle(pilot, 6)
@@ -317,12 +317,12 @@ async def _open_stack(pilot) -> None:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.slow
-def test_spend_stacked_by_agent(snap_compare) -> None:  # type: ignore[no-untyped-def]
+def test_spend_stacked_by_agent(snap_compare) -> None:
     assert snap_compare(offline_app(), terminal_size=SIZE, run_before=_open_stack)
 
 
 @pytest.mark.slow
-def test_spend_stacked_by_agent_light_theme(snap_compare) -> None:  # type: ignore[no-untyped-def]
+def test_spend_stacked_by_agent_light_theme(snap_compare) -> None:
     assert snap_compare(offline_app(), terminal_size=SIZE, run_before=in_light(_open_stack))
 
 

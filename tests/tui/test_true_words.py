@@ -12,7 +12,7 @@ from textual.widgets import Select
 
 from plane.agents.toolsets import READ_ONLY
 from plane.config import EMBEDDED_MODEL
-from tests.plane.core.test_context import PASTE, SMALL
+from tests.plane.agents.test_context import PASTE, SMALL
 from tests.tui.conftest import drawn_row, feed, settle
 from tests.tui.factories import agent, snapshot
 from tests.tui.test_live import SIZE, app_for, has_row, title, type_line, until
@@ -27,7 +27,7 @@ def tools_field(app: PlaneApp) -> object:
 @pytest.mark.slow
 async def test_the_form_offers_tools_that_suit_the_model_and_creates_with_the_pick(
     start_plane,
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     plane = await start_plane()
     app = app_for(plane)
     async with app.run_test(size=SIZE) as pilot:
@@ -56,7 +56,7 @@ async def test_the_form_offers_tools_that_suit_the_model_and_creates_with_the_pi
     assert plane.services.roster.get("reader").tools == READ_ONLY
 
 
-async def test_a_paste_too_large_for_the_context_is_refused_in_the_pane(start_plane) -> None:  # type: ignore[no-untyped-def]
+async def test_a_paste_too_large_for_the_context_is_refused_in_the_pane(start_plane) -> None:
     plane = await start_plane(SMALL)
     app = app_for(plane)
     async with app.run_test(size=SIZE) as pilot:

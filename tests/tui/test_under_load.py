@@ -30,7 +30,7 @@ def thirty() -> PlaneApp:
     return app
 
 
-async def on_list(pilot, app: PlaneApp) -> AgentList:  # type: ignore[no-untyped-def]
+async def on_list(pilot, app: PlaneApp) -> AgentList:
     await settle(pilot)
     await pilot.press("ctrl+l")
     await settle(pilot)
@@ -47,7 +47,7 @@ async def test_an_arrow_key_redraws_the_two_rows_it_moves_between(
         drawn: list[int] = []
         render_line = AgentList.render_line
 
-        def counted(self: AgentList, y: int):  # type: ignore[no-untyped-def]
+        def counted(self: AgentList, y: int):
             drawn.append(y)
             return render_line(self, y)
 
@@ -72,7 +72,7 @@ async def test_an_arrow_key_moves_the_row_and_the_title_in_one_paint(
         painted: list[tuple[str, str | None]] = []
         display = PlaneApp._display
 
-        def noted(self: PlaneApp, screen, renderable) -> None:  # type: ignore[no-untyped-def]
+        def noted(self: PlaneApp, screen, renderable) -> None:
             display(self, screen, renderable)
             if renderable is not None:
                 shown = title.agent.name if title.agent is not None else None
@@ -147,7 +147,7 @@ async def test_a_draft_still_follows_its_agent_and_undo_stays_with_it() -> None:
 
 @pytest.mark.slow
 async def test_the_agent_shown_is_written_down_once_the_selection_rests(
-    start_plane,  # type: ignore[no-untyped-def]
+    start_plane,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Long enough that three keys come inside it on a loaded machine (at 0.2 s

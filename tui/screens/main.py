@@ -135,7 +135,7 @@ class MainScreen(ManageAgents):
         self.store.message_added.subscribe(self, self._message_added, immediate=True)
         self.store.streaming.subscribe(self, self._streaming, immediate=True)
         self.store.activity_changed.subscribe(self, self._activity_changed, immediate=True)
-        self.set_interval(1.0, self._tick)
+        self.set_interval(1.0, self.tick)
         self.query_one(AgentList).border_title = "agents"
         self.query_one(ConversationPane).border_title = "conversation"
         self.query_one(ConversationPane).show(None, [])
@@ -204,7 +204,7 @@ class MainScreen(ManageAgents):
         title = self.query_one(TitleBar)
         agent = self.store.agents.get(self.selected or "")
         title.agent = agent
-        self._tick()
+        self.tick()
         if self.lost:
             title.waiting_text = "not connected"
         elif self.store.day is None:
@@ -212,7 +212,7 @@ class MainScreen(ManageAgents):
         else:
             title.waiting_text = "no agents yet: ctrl+n creates one"
 
-    def _tick(self) -> None:
+    def tick(self) -> None:
         """The title's countdowns, from the plane's clock (each second, and on change)."""
         title = self.query_one(TitleBar)
         title.resets_in = self.store.resets_in()

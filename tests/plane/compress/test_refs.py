@@ -86,7 +86,8 @@ def test_survives_a_restart_and_round_trips_any_text(tmp_path: Path) -> None:
 def test_uses_wal(tmp_path: Path) -> None:
     with RefStore(tmp_path / "refs.db") as store:
         store.put({ref_for("x"): "x"})
-        mode = store._db.execute("PRAGMA journal_mode").fetchone()[0]
+        with sqlite3.connect(tmp_path / "refs.db") as other:  # WAL is the file's own mode
+            mode = other.execute("PRAGMA journal_mode").fetchone()[0]
     assert mode == "wal"
 
 

@@ -34,7 +34,7 @@ def test_n_answers_each_bounded_by_the_limit() -> None:
         ({"type": "container_upload", "file_id": "file_1"}, "a file"),
     ],
 )
-def test_what_the_provider_fetches_is_unseen(part: dict, unseen: str) -> None:  # type: ignore[type-arg]
+def test_what_the_provider_fetches_is_unseen(part: dict, unseen: str) -> None:
     asked = messages_asked({"max_tokens": 10, "messages": [{"role": "user", "content": [part]}]})
     assert any(unseen in u for u in asked.unseen), asked.unseen
     assert asked.unbounded

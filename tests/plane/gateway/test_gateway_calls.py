@@ -43,7 +43,7 @@ async def test_a_call_in_flight_finishes_and_the_next_is_refused(
     usage = Usage(input_tokens=100, output_tokens=10)
     arrived = threading.Event()
 
-    def slow(body: dict, serial: int) -> Reply:  # type: ignore[type-arg]
+    def slow(body: dict, serial: int) -> Reply:
         arrived.set()
         return Reply("slow but paid", usage, delay_s=0.5)
 
@@ -57,7 +57,7 @@ async def test_a_call_in_flight_finishes_and_the_next_is_refused(
         assert await asyncio.to_thread(arrived.wait, 5)  # the call is at the upstream
         await gw.services.gate.ceilings.set("claude", Decimal("0.01"))
         reply = await flying
-        assert reply.content[0].text == "slow but paid"  # type: ignore[union-attr]
+        assert reply.content[0].text == "slow but paid"
         with pytest.raises(anthropic.RateLimitError):
             await client.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
     [entry] = await gw.entries()
@@ -79,7 +79,7 @@ async def test_calls_arriving_together_see_each_other_and_one_too_dear_is_not_se
         calls = [
             client.chat.completions.create(
                 model="scripted-model",
-                messages=HELLO,  # type: ignore[arg-type]
+                messages=HELLO,
                 max_tokens=100,
             )
             for _ in range(2)
@@ -101,7 +101,7 @@ NOT_COMPRESSING = CONFIG.replace(
 )
 
 
-def _anthropic_request() -> dict:  # type: ignore[type-arg]
+def _anthropic_request() -> dict:
     return {
         "model": "scripted-model",
         "max_tokens": 10,
@@ -161,7 +161,7 @@ async def test_compression_of_chat_tool_messages(start_gateway: StartGateway) ->
     ) as client:
         await client.chat.completions.create(
             model="scripted-model",
-            messages=[  # type: ignore[list-item]
+            messages=[
                 {"role": "user", "content": LISTING},
                 {
                     "role": "assistant",
@@ -316,7 +316,7 @@ async def test_a_call_in_flight_when_the_plane_stops_finishes_and_is_settled(
     gw = await start_gateway()
     arrived = threading.Event()
 
-    def slow(body: dict, serial: int) -> Reply:  # type: ignore[type-arg]
+    def slow(body: dict, serial: int) -> Reply:
         arrived.set()
         return Reply("finished", Usage(input_tokens=100, output_tokens=10), delay_s=0.5)
 
@@ -325,7 +325,7 @@ async def test_a_call_in_flight_when_the_plane_stops_finishes_and_is_settled(
         base_url=f"{gw.url}/v1", api_key=gw.keys["aider"], max_retries=0
     ) as client:
         flying = asyncio.create_task(
-            client.chat.completions.create(model="scripted-model", messages=HELLO)  # type: ignore[arg-type]
+            client.chat.completions.create(model="scripted-model", messages=HELLO)
         )
         assert await asyncio.to_thread(arrived.wait, 5)
         gw.plane.stop_event.set()

@@ -19,17 +19,11 @@ from plane.daemon.server import Plane
 from plane.errors import PlaneError
 from plane.gateway.client_env import env_lines
 from plane.home import Home
+from tests.support.command import plane_cli
 from tests.support.fixtures_gateway import CONFIG, NOON, StartGateway
 from tests.support.scripted_llm import ScriptedLLM
 
 pytestmark = pytest.mark.timeout(60)
-
-
-def plane(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PLANE_HOME": str(home)}
-    return subprocess.run(
-        [sys.executable, "-m", "plane", *args], env=env, capture_output=True, text=True, timeout=30
-    )
 
 
 def config(tmp_path: Path, llm: ScriptedLLM) -> Path:
@@ -44,7 +38,7 @@ def test_serve_with_http_meters_a_call_made_with_a_key_from_plane_key(
     tmp_path: Path, scripted_llm: ScriptedLLM
 ) -> None:
     home, path = tmp_path / "home", config(tmp_path, scripted_llm)
-    made = plane(home, "key", "claude", "--config", str(path))
+    made = plane_cli(home, "key", "claude", "--config", str(path))
     assert made.returncode == 0, made.stderr
     key = made.stdout.strip()
     assert key.startswith("plane-claude-") and key not in (home / "gateway-keys").read_text()
@@ -76,11 +70,11 @@ def test_serve_with_http_meters_a_call_made_with_a_key_from_plane_key(
             },
         )
         assert answer.status_code == 200, answer.text
-        ledger = plane(home, "ledger", "--json")
+        ledger = plane_cli(home, "ledger", "--json")
         [entry] = json.loads(ledger.stdout)["calls"]
         assert (entry["agent"], entry["status"]) == ("claude", "settled")
     finally:
-        plane(home, "stop")
+        plane_cli(home, "stop")
         serving.wait(timeout=20)
 
 
@@ -97,7 +91,7 @@ def test_gateway_env_prints_the_lines_for_each_client(
 ) -> None:
     path = config(tmp_path, scripted_llm)
     where = ("--http", "127.0.0.1:7878")  # no plane runs: where one would listen
-    result = plane(
+    result = plane_cli(
         tmp_path / "home",
         "gateway",
         "env",
@@ -120,7 +114,7 @@ def test_gateway_env_points_every_client_at_an_agent_on_the_embedded_model(
     client can be tried against the plane with no key and no network")."""
     path = tmp_path / "agents.yaml"
     path.write_text("agents:\n  trial: {provider: embedded, gateway: {}}\n")
-    result = plane(
+    result = plane_cli(
         tmp_path / "home",
         *("gateway", "env", "trial", "--client", client, "--http", "127.0.0.1:7878"),
         *("--config", str(path)),
@@ -140,7 +134,7 @@ def test_a_command_that_cannot_be_done_says_why_in_one_line(
     tmp_path: Path, scripted_llm: ScriptedLLM, args: list[str], said: str
 ) -> None:
     path = config(tmp_path, scripted_llm)
-    result = plane(tmp_path / "home", *args, "--config", str(path))
+    result = plane_cli(tmp_path / "home", *args, "--config", str(path))
     assert result.returncode != 0 and result.stdout == ""
     assert said in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "home" / "gateway-keys").exists()
@@ -193,7 +187,7 @@ def test_gateway_env_with_a_tag_makes_every_call_of_the_client_carry_it(
     tmp_path: Path, scripted_llm: ScriptedLLM, agent: str, client: str, expected: str
 ) -> None:
     path = config(tmp_path, scripted_llm)
-    result = plane(
+    result = plane_cli(
         tmp_path / "home",
         *("gateway", "env", agent, "--client", client, "--http", "127.0.0.1:7878"),
         *("--tag", "ticket-123", "--config", str(path)),
@@ -203,7 +197,7 @@ def test_gateway_env_with_a_tag_makes_every_call_of_the_client_carry_it(
 
 
 def test_gateway_env_refuses_a_tag_that_is_not_one(tmp_path: Path) -> None:
-    result = plane(
+    result = plane_cli(
         tmp_path / "home",
         *("gateway", "env", "claude", "--client", "claude-code", "--tag", "two words"),
     )

@@ -15,13 +15,13 @@ pytestmark = pytest.mark.timeout(30)
 HELLO = [{"role": "user", "content": "hello"}]
 
 
-async def call(gw) -> object:  # type: ignore[no-untyped-def]
+async def call(gw) -> object:
     async with openai.AsyncOpenAI(
         base_url=f"{gw.url}/v1", api_key=gw.keys["aider"], max_retries=0
     ) as client:
         return await client.chat.completions.create(
             model="scripted-model",
-            messages=HELLO,  # type: ignore[arg-type]
+            messages=HELLO,
             max_tokens=10,
         )
 
@@ -30,11 +30,11 @@ async def test_a_gateway_call_refused_at_admission_is_held_and_not_sent(
     start_gateway: StartGateway, monkeypatch
 ) -> None:
     gw = await start_gateway()
-    gw.llm.default_reply = "ok"  # type: ignore[assignment]
+    gw.llm.default_reply = "ok"
     await gw.services.gate.ceilings.set_fleet(Decimal("0.05"))
     await gw.services.ledger.open_call("claude", "p", "m", Decimal("0.05"), "estimate")
 
-    async def gate_says_go(self, *asked):  # type: ignore[no-untyped-def]
+    async def gate_says_go(self, *asked):
         return None  # as when another plane filled the fleet after the gate was asked
 
     monkeypatch.setattr("plane.money.gate.Gate._fleet_hold", gate_says_go)
@@ -50,7 +50,7 @@ async def test_a_gateway_call_refused_at_admission_is_held_and_not_sent(
     assert said[-1].text.startswith(f"aider is not answering: {sentence}")
 
 
-async def test_at_the_fleet_ceiling_the_gate_holds_a_gateway_call(start_gateway) -> None:  # type: ignore[no-untyped-def]
+async def test_at_the_fleet_ceiling_the_gate_holds_a_gateway_call(start_gateway) -> None:
     gw = await start_gateway()
     await gw.services.gate.ceilings.set_fleet(Decimal(0))
     with pytest.raises(openai.APIStatusError, match="the fleet has spent"):

@@ -67,9 +67,9 @@ async def test_a_client_resending_the_same_request_is_held_and_resume_lets_it_go
         assert (state.status, state.hold_reason) == ("held", "loop")
 
         reply = await gw.plane.runtime.api.handle(p.PauseAgent(agent="claude", paused=False))
-        assert reply.agent.status != "held"  # type: ignore[attr-defined]
+        assert reply.agent.status != "held"
         answer = await client.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
-        assert answer.content[0].text == "the same"  # type: ignore[union-attr]
+        assert answer.content[0].text == "the same"
     said = [m.text for m in await gw.said("claude") if m.kind == "plane"]
     assert said[-1] == (
         "Resumed by the operator: the loop guard's hold is lifted and its count starts "
@@ -255,7 +255,7 @@ async def test_a_gateway_loop_is_a_loop_alert_with_its_figures(
     async with anthropic_client(gw) as client:
         for _ in range(5):
             await client.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
-    await gw.plane.runtime.notifier.drained()  # type: ignore[union-attr]
+    await gw.plane.runtime.notifier.drained()
     [alert] = [h for h in receiver.hooks() if h["agent"] == "claude"]
     assert (alert["event"], alert["text"]) == ("loop", RESENT)
     assert (alert["loop"]["kind"], alert["loop"]["times"]) == ("request", 5)

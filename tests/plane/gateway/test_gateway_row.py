@@ -83,7 +83,7 @@ async def test_a_gateway_agent_with_calls_in_flight_is_working_not_held(
     gw = await start_gateway(README)
     arrived = threading.Event()
 
-    def slow(body: dict, serial: int) -> Reply:  # type: ignore[type-arg]
+    def slow(body: dict, serial: int) -> Reply:
         arrived.set()
         return Reply("ok", Usage(input_tokens=2000, output_tokens=100), delay_s=0.5)
 
@@ -109,7 +109,7 @@ async def test_the_days_notices_count_what_is_settled_not_calls_in_flight(
     await gw.services.gate.ceilings.set("aider", Decimal(1))
     arrived = threading.Event()
 
-    def answer(body: dict, serial: int) -> Reply:  # type: ignore[type-arg]
+    def answer(body: dict, serial: int) -> Reply:
         slow = body["max_tokens"] == 300
         arrived.set()
         return Bills(writes=body["max_tokens"], delay_s=1.0 if slow else 0)(body, serial)
@@ -117,7 +117,7 @@ async def test_the_days_notices_count_what_is_settled_not_calls_in_flight(
     gw.llm.responder = answer
     watching = gw.watch()
 
-    def ask(limit: int) -> dict:  # type: ignore[type-arg]
+    def ask(limit: int) -> dict:
         return {"model": "scripted-model", "messages": HELLO, "max_tokens": limit}
 
     heads = {"authorization": f"Bearer {gw.keys['aider']}"}

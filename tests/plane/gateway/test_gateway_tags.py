@@ -14,7 +14,7 @@ import openai
 import pytest
 
 from plane.wire.protocol import Usage
-from tests.plane.core.test_cli import plane_cmd
+from tests.support.command import plane_cli_async
 from tests.support.fixtures_gateway import CONFIG, StartGateway
 from tests.support.scripted_llm import Reply
 
@@ -26,22 +26,20 @@ TENTH = Usage(input_tokens=90, output_tokens=5)
 """$0.10 at the test prices."""
 
 
-def claude(gw, **headers: str) -> anthropic.AsyncAnthropic:  # type: ignore[no-untyped-def]
+def claude(gw, **headers: str) -> anthropic.AsyncAnthropic:
     return anthropic.AsyncAnthropic(
         base_url=gw.url, api_key=gw.keys["claude"], max_retries=0, default_headers=headers
     )
 
 
-def aider(gw, **headers: str) -> openai.AsyncOpenAI:  # type: ignore[no-untyped-def]
+def aider(gw, **headers: str) -> openai.AsyncOpenAI:
     return openai.AsyncOpenAI(
         base_url=f"{gw.url}/v1", api_key=gw.keys["aider"], max_retries=0, default_headers=headers
     )
 
 
-async def tags_and_sessions(gw) -> list[tuple[str, str | None, str | None]]:  # type: ignore[no-untyped-def]
-    rows = await gw.services.ledger._db.fetchall(
-        "SELECT agent, tag, session FROM calls ORDER BY id"
-    )
+async def tags_and_sessions(gw) -> list[tuple[str, str | None, str | None]]:
+    rows = await gw.db.fetchall("SELECT agent, tag, session FROM calls ORDER BY id")
     return [tuple(row) for row in rows]
 
 
@@ -68,13 +66,13 @@ async def test_what_a_call_carries_is_kept_with_it(start_gateway: StartGateway) 
             model="scripted-model",
             messages=HELLO,
             max_tokens=10,
-            user="team-7",  # type: ignore[arg-type]
+            user="team-7",
         )
         await client.chat.completions.create(
             model="scripted-model",
             messages=HELLO,
             max_tokens=10,
-            user="not a tag!",  # type: ignore[arg-type]
+            user="not a tag!",
         )
     assert await tags_and_sessions(gw) == [
         ("claude", "ticket-9", None),
@@ -86,7 +84,7 @@ async def test_what_a_call_carries_is_kept_with_it(start_gateway: StartGateway) 
     ]
     lines = [m.text for m in await gw.said("aider") if m.kind == "cost"]
     assert lines[0].endswith(" · tag team-7 · session hdr-1")
-    out = plane_cmd(gw.home.root, "ledger", "--summary", "--by", "tag", "--json")
+    out = await plane_cli_async(gw.home.root, "ledger", "--summary", "--by", "tag", "--json")
     by_tag = json.loads(out.stdout)
     assert {g["tag"] for g in by_tag["groups"]} == {"ticket-9", "alice", "team-7", "(none)"}
 
@@ -100,7 +98,7 @@ async def test_a_bad_tag_header_is_refused_in_one_line_and_nothing_is_spent(
             await client.chat.completions.create(
                 model="scripted-model",
                 messages=HELLO,
-                max_tokens=10,  # type: ignore[arg-type]
+                max_tokens=10,
             )
     assert "x-plane-tag: 'a tag with spaces' is not a tag (1–64 characters" in str(refused.value)
     assert gw.llm.requests == [] and await gw.entries() == []
@@ -114,13 +112,13 @@ async def test_a_tags_ceiling_refuses_its_calls_whichever_agent_makes_them(
     tag = {"x-plane-tag": "ticket-123"}
     async with claude(gw, **tag) as c, aider(gw, **tag) as a:
         await c.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
-        await a.chat.completions.create(model="scripted-model", messages=HELLO, max_tokens=10)  # type: ignore[arg-type]
+        await a.chat.completions.create(model="scripted-model", messages=HELLO, max_tokens=10)
         await c.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
         sent = len(gw.llm.requests)
         with pytest.raises(anthropic.RateLimitError) as held:  # Claude Code's shape: 429
             await c.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
         with pytest.raises(openai.BadRequestError) as also:  # Chat Completions': 400
-            await a.chat.completions.create(model="scripted-model", messages=HELLO, max_tokens=10)  # type: ignore[arg-type]
+            await a.chat.completions.create(model="scripted-model", messages=HELLO, max_tokens=10)
     assert len(gw.llm.requests) == sent, "nothing past the tag's ceiling was sent"
     sentence = (
         "claude is not answering this call: calls tagged ticket-123 have spent $0.30 of $0.30 "
@@ -147,7 +145,7 @@ async def test_a_tag_with_a_ceiling_on_a_model_with_no_price_is_refused(
             await client.chat.completions.create(
                 model="scripted-model",
                 messages=HELLO,
-                max_tokens=10,  # type: ignore[arg-type]
+                max_tokens=10,
             )
     assert gw.llm.requests == []
 
@@ -171,7 +169,7 @@ async def test_a_clients_tool_results_are_attributed_by_the_names_it_gave(
         ]},
     ]  # fmt: skip
     async with claude(gw) as client:
-        await client.messages.create(model="scripted-model", max_tokens=10, messages=messages)  # type: ignore[arg-type]
+        await client.messages.create(model="scripted-model", max_tokens=10, messages=messages)
     chat = [
         {"role": "system", "content": "be brief"},
         {"role": "user", "content": "run it"},
@@ -182,8 +180,8 @@ async def test_a_clients_tool_results_are_attributed_by_the_names_it_gave(
         {"role": "tool", "tool_call_id": "unknown", "content": "?"},
     ]  # fmt: skip
     async with aider(gw) as client:
-        await client.chat.completions.create(model="scripted-model", messages=chat, max_tokens=10)  # type: ignore[arg-type]
-    rows = await gw.services.ledger._db.fetchall(
+        await client.chat.completions.create(model="scripted-model", messages=chat, max_tokens=10)
+    rows = await gw.db.fetchall(
         "SELECT agent, part, tool, call_parts.cost_usd FROM call_parts"
         " JOIN calls ON calls.id = call"
     )
@@ -201,14 +199,14 @@ async def test_the_day_by_tool_keeps_ten_bars_whatever_tools_a_client_names(
 
     gw = await start_gateway()
     gw.llm.default_reply = Reply("ok", Usage(input_tokens=3000, output_tokens=5))
-    chat: list[dict] = [{"role": "user", "content": "go"}]  # type: ignore[type-arg]
+    chat: list[dict] = [{"role": "user", "content": "go"}]
     for n in range(15):
         call = {"id": f"c{n}", "type": "function", "function": {"name": f"t{n}", "arguments": "{}"}}
         chat.append({"role": "assistant", "content": None, "tool_calls": [call]})
         chat.append({"role": "tool", "tool_call_id": f"c{n}", "content": "x" * (100 + n)})
     async with aider(gw) as client:
-        await client.chat.completions.create(model="scripted-model", messages=chat, max_tokens=10)  # type: ignore[arg-type]
-    history = await spend_history(gw.services.ledger._db, gw.services.ledger, None, 1)
+        await client.chat.completions.create(model="scripted-model", messages=chat, max_tokens=10)
+    history = await spend_history(gw.db, gw.services.ledger, None, 1)
     assert len(history.tools) == 10
     assert history.tools[-1].label.startswith("others (")
     [entry] = await gw.entries()

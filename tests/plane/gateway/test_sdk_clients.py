@@ -51,7 +51,7 @@ async def test_an_anthropic_call_is_metered_from_its_usage(start_gateway: StartG
             messages=HELLO,
             extra_headers={"X-Claude-Code-Session-Id": "5e55-10n"},
         )
-    assert reply.content[0].text == "hi there"  # type: ignore[union-attr]
+    assert reply.content[0].text == "hi there"
     [entry] = await gw.entries()
     assert (entry.agent, entry.status, entry.estimated) == ("claude", "settled", False)
     assert entry.usage == CLAUDE_USAGE
@@ -104,7 +104,7 @@ async def test_a_chat_completions_call_is_metered_with_its_cached_tokens(
     gw = await start_gateway()
     gw.llm.reply("fine", usage=CHAT_USAGE)
     async with chat(gw) as client:
-        reply = await client.chat.completions.create(model="scripted-model", messages=HELLO)  # type: ignore[arg-type]
+        reply = await client.chat.completions.create(model="scripted-model", messages=HELLO)
     assert reply.choices[0].message.content == "fine"
     [entry] = await gw.entries()
     assert (entry.agent, entry.status, entry.usage) == ("aider", "settled", CHAT_USAGE)
@@ -119,7 +119,7 @@ async def test_a_chat_stream_is_metered_though_the_client_asked_no_usage(
     async with chat(gw) as client:
         stream = await client.chat.completions.create(
             model="scripted-model",
-            messages=HELLO,  # type: ignore[arg-type]
+            messages=HELLO,
             stream=True,
         )
         chunks = [chunk async for chunk in stream]
@@ -151,8 +151,8 @@ async def test_over_its_ceiling_claude_gets_429_with_retry_after_to_midnight(
     error = refused.value
     assert error.status_code == 429
     assert error.response.headers["retry-after"] == str(12 * 3600)  # noon to 00:00 UTC
-    assert error.body["error"]["type"] == "rate_limit_error"  # type: ignore[index]
-    notice = error.body["error"]["message"]  # type: ignore[index]
+    assert error.body["error"]["type"] == "rate_limit_error"
+    notice = error.body["error"]["message"]
     assert notice.startswith("claude has spent $0.11 today, over its $0.10 daily ceiling")
     assert "00:00 UTC" in notice
     assert len(gw.llm.requests) == 1, "the refused call reached the upstream"
@@ -186,7 +186,7 @@ async def test_over_its_ceiling_a_chat_client_gets_400_saying_why(
         with pytest.raises(openai.BadRequestError) as refused:
             await client.chat.completions.create(
                 model="scripted-model",
-                messages=HELLO,  # type: ignore[arg-type]
+                messages=HELLO,
                 stream=True,
             )
     assert refused.value.status_code == 400
@@ -226,7 +226,7 @@ async def test_a_chat_stream_cut_before_its_usage_is_charged_at_its_estimate(
     async with chat(gw) as client:
         stream = await client.chat.completions.create(
             model="scripted-model",
-            messages=HELLO,  # type: ignore[arg-type]
+            messages=HELLO,
             stream=True,
             max_tokens=50,
         )
@@ -245,10 +245,10 @@ async def test_an_unknown_key_gets_401_in_each_apis_shape(
     async with claude(gw, key) as client:
         with pytest.raises(anthropic.AuthenticationError) as by_anthropic:
             await client.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
-    assert by_anthropic.value.body["error"]["type"] == "authentication_error"  # type: ignore[index]
+    assert by_anthropic.value.body["error"]["type"] == "authentication_error"
     async with chat(gw, key) as oa:
         with pytest.raises(openai.AuthenticationError) as by_openai:
-            await oa.chat.completions.create(model="scripted-model", messages=HELLO)  # type: ignore[arg-type]
+            await oa.chat.completions.create(model="scripted-model", messages=HELLO)
     assert "plane key AGENT" in by_openai.value.message
     assert gw.llm.requests == [] and await gw.entries() == []
 

@@ -18,4 +18,4 @@ def test_a_pipe_closed_under_the_first_read_reads_as_no_line() -> None:
     stdout = io.TextIOWrapper(io.FileIO(readable, "r"))
     stdout.close()  # as `end()` does when the plane stops a model that is starting
     child = SimpleNamespace(process=None)
-    assert Child._read_line(child, stdout, timeout_s=5) == ""  # type: ignore[arg-type]
+    assert Child._read_line(child, stdout, timeout_s=5) == ""

@@ -203,7 +203,7 @@ def test_whether_a_price_is_known_is_looked_up_once_a_model(monkeypatch: pytest.
     looked: list[str] = []
     calc = pricing._calc
 
-    def counted(model, usage, at=None):  # type: ignore[no-untyped-def]
+    def counted(model, usage, at=None):
         looked.append(model)
         return calc(model, usage, at)
 

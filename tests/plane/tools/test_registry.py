@@ -336,12 +336,12 @@ def test_a_turn_offered_the_same_tools_as_the_last_is_not_handed_a_new_copy(
 
     made: list[tuple[str, ...]] = []
 
-    def counted(names):  # type: ignore[no-untyped-def]
+    def counted(names):
         made.append(tuple(names))
         return specs(names)
 
     monkeypatch.setattr(toolbox.registry, "specs", counted)
-    tooling = Tooling(services=SimpleNamespace(config=Config()), book=None)  # type: ignore[arg-type]
+    tooling = Tooling(services=SimpleNamespace(config=Config()), book=None)
     first = tooling.specs(Selection(("read_file", "grep")))
     assert tooling.specs(Selection(("read_file", "grep"))) is first
     assert [s.name for s in tooling.specs(Selection(("grep",)))] == ["grep"]

@@ -1,0 +1,244 @@
+"""`plane ledger --summary`, run as a user runs it, on a ledger a real Ledger
+wrote into a real SQLite file (the plane's database still open, as a running
+plane holds it)."""
+
+import csv
+import io
+import json
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+import pytest
+
+from plane.clock import ManualClock
+from plane.home import Home
+from plane.money.ledger import Ledger
+from plane.store.sqlite import SqliteDatabase
+from plane.wire.protocol import Usage
+from tests.support.command import plane_cli, plane_cli_async
+
+NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+
+
+async def _call(ledger: Ledger, agent: str, model: str, cost: str, usage: Usage) -> None:
+    call = await ledger.open_call(agent, "p", model, Decimal("0.5"), "estimate")
+    await ledger.settle(call, usage, Decimal(cost), "table")
+
+
+@pytest.fixture
+async def written(tmp_path):
+    """Three days of calls; the database left open, as a running plane's is."""
+    home = Home(tmp_path / "home").ensure()
+    clock = ManualClock(NOON - timedelta(days=2))
+    db = await SqliteDatabase.open(home.db)
+    ledger = Ledger(db, clock)
+    await _call(ledger, "demo", "gpt-a", "0.1", Usage(input_tokens=1000, output_tokens=10))
+    await clock.advance(timedelta(days=1))
+    await _call(ledger, "demo", "gpt-a", "0.2", Usage(input_tokens=2000, cache_read_tokens=1500))
+    await _call(ledger, "scout", "gpt-b", "0.0000001", Usage(input_tokens=1, output_tokens=1))
+    await clock.advance(timedelta(days=1))
+    await _call(ledger, "scout", "gpt-a", "0.05", Usage(output_tokens=5))
+    await ledger.open_call("demo", "p", "gpt-b", Decimal("0.07"), "estimate")  # in flight
+    yield home.root
+    await db.close()
+
+
+def test_by_agent_sums_exactly_and_counts_a_call_in_flight_at_its_estimate(written):
+    out = plane_cli(written, "ledger", "--summary", "--day", "2026-11-29", "--json")
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout)
+    assert (summary["first_day"], summary["last_day"], summary["by"]) == (
+        "2026-11-23",
+        "2026-11-29",
+        "agent",
+    )
+    demo, scout = summary["groups"]
+    # 0.1 + 0.2 + 0.07 in floats is 0.37000000000000005; here it is exact
+    assert (demo["agent"], demo["cost_usd"], demo["calls"]) == ("demo", "0.37", 3)
+    assert demo["statuses"] == {"settled": 2, "pending": 1}
+    assert (demo["input_tokens"], demo["cache_read_tokens"], demo["output_tokens"]) == (
+        3000,
+        1500,
+        10,
+    )
+    assert (scout["agent"], scout["cost_usd"]) == ("scout", "0.0500001")
+    assert summary["total"]["cost_usd"] == "0.4200001"
+    assert summary["total"]["calls"] == 5
+
+
+def test_by_day_and_model_and_a_narrower_window(written):
+    days = json.loads(
+        plane_cli(
+            written, "ledger", "--summary", "--day", "2026-11-29", "--by", "day", "--json"
+        ).stdout
+    )
+    assert [(g["day"], g["cost_usd"]) for g in days["groups"]] == [
+        ("2026-11-27", "0.1"),
+        ("2026-11-28", "0.2000001"),
+        ("2026-11-29", "0.12"),
+    ]
+    two = plane_cli(
+        written,
+        "ledger",
+        "--summary",
+        "--day",
+        "2026-11-29",
+        "--days",
+        "2",
+        "--by",
+        "model",
+        "--csv",
+    )
+    rows = list(csv.DictReader(io.StringIO(two.stdout)))
+    assert [(r["model"], r["calls"], r["cost_usd"]) for r in rows] == [
+        ("gpt-a", "2", "0.25"),
+        ("gpt-b", "2", "0.0700001"),
+    ]
+
+
+def test_today_is_the_plane_day_the_ledger_reached(tmp_path):
+    """Without --day the window ends on the plane's day: here a day the
+    ledger reached ahead of this machine's clock, as the plane would count it."""
+    import asyncio
+
+    home = Home(tmp_path / "home").ensure()
+
+    async def write() -> None:
+        db = await SqliteDatabase.open(home.db)
+        ledger = Ledger(db, ManualClock(datetime(2099, 1, 2, 9, tzinfo=UTC)))
+        await _call(ledger, "demo", "m", "1.5", Usage(input_tokens=1))
+        await db.close()
+
+    asyncio.run(write())
+    out = plane_cli(home.root, "ledger", "--summary")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "2098-12-27 to 2099-01-02 (UTC, 7 days), by agent: 1 call, $1.50",
+        "  demo      $1.50  1 call  1 in · 0 out",
+    ]
+
+
+def test_the_text_form(written):
+    out = plane_cli(written, "ledger", "--summary", "--day", "2026-11-28", "--by", "day")
+    assert out.stdout.splitlines() == [
+        "2026-11-22 to 2026-11-28 (UTC, 7 days), by day: 3 calls, $0.30",
+        "  2026-11-27      $0.10  1 call  1k in · 10 out",
+        "  2026-11-28      $0.20  2 calls  2k in (1.5k cached) · 1 out",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--summary", "--days", "0"], "wants a whole number of days from 1 to 3660, not '0'"),
+        (["--summary", "--days", "1.5"], "not '1.5'"),
+        (["--summary", "--by", "week"], "invalid choice: 'week'"),
+        (["--days", "3"], "--days and --by go with --summary"),
+        (["--by", "agent"], "--days and --by go with --summary"),
+    ],
+)
+def test_a_bad_summary_command_line_is_one_line_and_exit_2(tmp_path, args, expected):
+    out = plane_cli(tmp_path / "home", "ledger", *args)
+    assert out.returncode == 2
+    [line] = out.stderr.splitlines()
+    assert expected in line
+
+
+def test_no_ledger_yet_is_one_line(tmp_path):
+    out = plane_cli(tmp_path / "home", "ledger", "--summary")
+    assert out.returncode == 1
+    assert out.stderr.splitlines() == [
+        f"plane: No ledger at {tmp_path}/home/plane.db yet: no plane has run in {tmp_path}/home."
+    ]
+
+
+def test_a_file_that_is_not_a_ledger_is_one_line(tmp_path):
+    home = Home(tmp_path / "home").ensure()
+    home.db.write_bytes(b"not a database at all" * 100)
+    out = plane_cli(home.root, "ledger", "--summary")
+    assert out.returncode == 1
+    [line] = out.stderr.splitlines()
+    assert line.startswith(f"plane: Cannot read the ledger {home.db} (")
+
+
+async def test_an_unpriced_call_is_said_in_both_forms_never_shown_as_free(tmp_path):
+    """A model with no known price is recorded at $0 with its source
+    `unpriced`: the sums say how many calls they leave out, and a day's
+    listing shows the word, not `$0`."""
+    from plane.cli.clients import ledger_lines
+
+    home = Home(tmp_path / "home").ensure()
+    db = await SqliteDatabase.open(home.db)
+    ledger = Ledger(db, ManualClock(NOON))
+    await _call(ledger, "demo", "gpt-a", "0.1", Usage(input_tokens=1000, output_tokens=10))
+    call = await ledger.open_call("demo", "p", "mystery", Decimal(0), "estimate")
+    await ledger.settle(call, Usage(input_tokens=81, output_tokens=27), Decimal(0), "unpriced")
+    by_model = ("ledger", "--summary", "--day", "2026-11-29", "--by", "model")
+    out = await plane_cli_async(home.root, *by_model)
+    assert out.stdout.splitlines() == [
+        "2026-11-23 to 2026-11-29 (UTC, 7 days), by model: 2 calls, $0.10"
+        " (1 unpriced, not in the total)",
+        "  gpt-a        $0.10  1 call  1k in · 10 out",
+        "  mystery      $0.00  1 call  81 in · 27 out (1 unpriced, not in the total)",
+    ]
+    as_json = await plane_cli_async(
+        home.root, "ledger", "--summary", "--day", "2026-11-29", "--json"
+    )
+    summary = json.loads(as_json.stdout)
+    assert summary["total"]["unpriced_calls"] == 1
+    lines = ledger_lines(NOON.date(), await ledger.entries(NOON.date()))
+    assert lines[0] == "2026-11-29 (UTC): 2 calls, $0.10 (1 unpriced, not in the total)"
+    assert lines[2].endswith("in 81 (cached 0)  out 27  unpriced  settled")
+    await db.close()
+
+
+def test_a_summary_for_a_plane_elsewhere_never_shows_this_machines_ledger(written):
+    """`--summary` reads the ledger file of this machine's home; with --tcp the
+    plane asked about is another, so its figures would be the wrong plane's."""
+    elsewhere = ["--tcp", "127.0.0.1:7", "--token", "t"]
+    out = plane_cli(written, *elsewhere, "ledger", "--summary", "--day", "2026-11-29")
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr.splitlines() == [
+        "plane ledger: --summary reads the ledger file of this machine's plane, not the one"
+        " --tcp names: run it on that plane's machine (see `plane ledger --help`)."
+    ]
+
+
+def test_a_window_reaching_before_the_first_day_of_the_calendar_starts_on_it(written):
+    out = plane_cli(written, "ledger", "--summary", "--day", "0001-01-03", "--by", "day")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "0001-01-01 to 0001-01-03 (UTC, 3 days), by day: 0 calls, $0.00\n"
+
+
+def test_a_ledger_from_before_the_plane_kept_its_day_is_summed(written):
+    """A plane of an older version never made `plane_day`; the newer command
+    reads its ledger before any newer plane has opened (and migrated) it."""
+    import sqlite3
+
+    copy = written.parent / "old"
+    copy.mkdir()
+    with sqlite3.connect(written / "plane.db") as source, sqlite3.connect(copy / "plane.db") as to:
+        source.backup(to)
+        to.execute("DROP TABLE plane_day")
+    out = plane_cli(copy, "ledger", "--summary", "--days", "3660")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0].endswith("by agent: 5 calls, $0.42")
+
+
+async def test_a_call_settled_at_its_estimate_is_listed_as_estimated(tmp_path):
+    """Settled without the provider's usage (a stream cut off): `--json` says
+    `estimated`, and so does the day's listing, or its cost reads as measured."""
+    from plane.cli.clients import ledger_lines
+
+    home = Home(tmp_path / "home").ensure()
+    db = await SqliteDatabase.open(home.db)
+    try:  # closed whatever the asserts say: its thread would keep the test run alive
+        ledger = Ledger(db, ManualClock(NOON))
+        await _call(ledger, "demo", "gpt-a", "0.1", Usage(input_tokens=1000, output_tokens=10))
+        call = await ledger.open_call("demo", "p", "gpt-a", Decimal("0.5"), "estimate")
+        await ledger.settle(call, Usage(input_tokens=9), Decimal("0.5"), "estimate", estimated=True)
+        lines = ledger_lines(NOON.date(), await ledger.entries(NOON.date()))
+    finally:
+        await db.close()
+    assert lines[1].endswith("  $0.1  settled")
+    assert lines[2].endswith("  $0.5  settled (estimated)")

@@ -1,0 +1,58 @@
+"""`plane web`'s server on a real aiohttp listener: the printed address
+becomes a session, the page is titled, port 0 picks a port (the attacks on
+it are tests/attack/test_web_sessions.py; the browser itself is
+tests/e2e/test_web.py)."""
+
+from pathlib import Path
+
+import httpx
+
+from plane.cli.web_server import COOKIE, WebServer
+from tests.support.command import plane_cli
+
+TOKEN = "link-token"
+PLANE_TOKEN = "the-planes-own-token"
+
+
+async def test_the_printed_address_becomes_a_session_and_every_path_wants_one() -> None:
+    server = WebServer("true", TOKEN, tabs=2, title="plane — box", host="127.0.0.1", port=0)
+    runner = await server.listen()
+    url = server.public_url
+    try:
+        assert server.port != 0 and url == f"http://127.0.0.1:{server.port}"
+        async with httpx.AsyncClient() as client:
+            for path in ("/", "/ws", "/static/js/textual.js", "/download/x", "/?token=wrong"):
+                refused = await client.get(url + path)
+                assert refused.status_code == 401, path
+                assert "textual" not in refused.text.lower()
+            let_in = await client.get(url + f"/?token={TOKEN}&fontsize=14")
+        assert let_in.status_code == 302
+        assert let_in.headers["location"] == "/?fontsize=14"  # the token left the address
+        cookie = let_in.headers["set-cookie"]
+        session = let_in.cookies[COOKIE]
+        assert len(session) >= 40 and session not in (TOKEN, PLANE_TOKEN)
+        assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+
+        async with httpx.AsyncClient(cookies={COOKIE: session}) as signed_in:
+            page = await signed_in.get(url + "/")
+            assert page.status_code == 200 and "textual-terminal" in page.text
+            assert "<title>plane — box</title>" in page.text
+            assert f'"ws://127.0.0.1:{server.port}/ws"' in page.text  # the address asked for
+            assert (await signed_in.get(url + "/static/js/textual.js")).status_code == 200
+            # Asked by another name for the same place, the page's websocket follows it.
+            named = await signed_in.get(url + "/", headers={"Host": f"localhost:{server.port}"})
+            assert f'"ws://localhost:{server.port}/ws"' in named.text
+            odd = await signed_in.get(url + "/", headers={"Host": 'x"><script>'})
+            assert odd.status_code == 200 and 'x"><script>' not in odd.text
+    finally:
+        await runner.cleanup()
+
+
+def test_plane_help_names_web_its_port_0_and_metrics(tmp_path: Path) -> None:
+    said = plane_cli(tmp_path, "--help").stdout
+    assert "web " in said and "the TUI in a browser" in said
+    assert "/metrics" in said
+    web = plane_cli(tmp_path, "web", "--help").stdout
+    assert "0 picks a free one" in web and "--tabs" in web
+    serve = plane_cli(tmp_path, "serve", "--help").stdout
+    assert "/metrics for Prometheus" in " ".join(serve.split())

@@ -1,0 +1,275 @@
+"""Groups of agents, on each engine: a group's ceiling sits between its
+agents' and the fleet's, each call is admitted against it in the
+transaction that writes it, the operator sets it with `/limit group`, and an
+agent may not."""
+
+import asyncio
+import threading
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+import pytest
+
+from plane.clock import ManualClock
+from plane.money.budgets import Budget
+from plane.money.ledger import FleetFull, GroupFull, Ledger
+from plane.store.postgres import PostgresDatabase
+from plane.wire import protocol as p
+from plane.wire.protocol import Usage
+from tests.support.command import plane_cli_async
+from tests.support.fixtures_plane import CONFIG
+from tests.support.fixtures_postgres import open_db
+from tests.support.scripted_llm import Reply
+
+pytestmark = pytest.mark.usefixtures("each_store")
+
+NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+TWENTY_CENTS = Usage(input_tokens=100, output_tokens=50)
+"""$0.20 at the test prices."""
+
+GROUPED = CONFIG.replace("defaults:\n  limitUsd: 1\n", "defaults:\n  limitUsd: 5\n").replace(
+    "  scout: {}\n", "  scout: {}\n  poet: {}\n"
+) + ("groups:\n  research:\n    limitUsd: 0.6\n    agents: [scout, poet]\n")
+"""Each agent may spend $5; scout and poet together $0.60; demo is in no group."""
+
+RESEARCH = Budget("research", Decimal(1), frozenset({"a", "b"}))
+
+
+async def reply(plane, agent: str, text: str) -> str:
+    said = await plane.send(agent, text)
+    return said[-1].text
+
+
+async def test_at_the_group_ceiling_its_agents_are_held_and_the_others_are_not(start_plane):
+    plane = await start_plane(GROUPED)
+    plane.llm.default_reply = Reply("done", usage=TWENTY_CENTS)
+    for n in range(3):
+        await plane.turn("scout" if n % 2 else "poet", f"task {n}")
+    calls = len(plane.llm.requests)
+    said = await plane.send("poet", "anyone?")
+    await plane.quiet()
+    assert len(plane.llm.requests) == calls, "no call once the group is at its ceiling"
+    assert said[0].held
+    assert said[1].text == (
+        "poet is held: its group research has spent $0.60 of $0.60 today; it answers at "
+        "00:00 UTC, in 12h 00m, or when the group limit is raised."
+    )
+    state = await plane.rows.state("poet")
+    assert (state.status, state.waiting, state.resumes_at is not None) == ("held", 1, True)
+    await plane.turn("demo", "not in the group")
+    assert len(plane.llm.requests) == calls + 1, "an agent in no group is not held by it"
+    subscription = plane.bus.subscribe()
+    await plane.send("demo", "/limit group research 2")
+    await plane.until_turn_ends("poet", subscription)
+    assert "anyone?" in plane.llm.requests[-1]["messages"][-1]["content"]
+
+
+async def test_limit_group_shows_sets_and_removes_a_groups_ceiling(start_plane):
+    plane = await start_plane(GROUPED)
+    plane.llm.default_reply = Reply("done", usage=TWENTY_CENTS)
+    await plane.turn("scout", "one")
+    await plane.turn("demo", "two")
+    assert await reply(plane, "demo", "/limit group research") == (
+        "$0.20 spent today by group research, of $0.60 a day."
+    )
+    assert await reply(plane, "demo", "/limit group") == ("Groups today: research $0.20 of $0.60.")
+    assert await reply(plane, "poet", "/limit group research $10") == (
+        "Group research limit set to $10.00 a day. $0.20 spent today by group research, "
+        "of $10.00 a day."
+    )
+    assert await reply(plane, "poet", "/limit group research off") == (
+        "Group research limit removed. $0.20 spent today by group research, against no limit."
+    )
+    assert await reply(plane, "demo", "/limit group nope 5") == (
+        "nope is not a group. Groups: research."
+    )
+    assert await reply(plane, "demo", "/limit group research -1") == (
+        "A limit can't be negative (-1). Use /limit group research 5, "
+        "/limit group research $0.25 or /limit group research off."
+    )
+    assert plane.services.gate.ceilings.groups.ceiling("research") is None, "off, unchanged"
+    again = await start_plane(restart=plane)
+    assert again.services.gate.ceilings.groups.ceiling("research") is None, (
+        "off stays off across a restart: the file's value does not come back"
+    )
+
+
+async def test_an_agent_may_not_set_its_groups_ceiling_and_is_handed_the_line(start_plane):
+    plane = await start_plane(GROUPED)
+    ceilings = plane.services.gate.ceilings
+    from plane.agents.commands import ask_limit
+
+    for asked in ("group research 0.10", "group research off", "fleet 0.01"):
+        _, said = await ask_limit(plane.services, "poet", asked)
+        assert said == (
+            "This agent asked to set a ceiling that is not its own; an agent can only ask to "
+            f"be held to less itself: /limit {asked}, if you meant it."
+        )
+    assert ceilings.groups.ceiling("research") == Decimal("0.6")
+    assert ceilings.fleet() is None
+    assert ceilings.of("poet") == Decimal(5)
+
+
+async def test_the_snapshot_and_plane_status_list_the_groups(start_plane):
+    plane = await start_plane(GROUPED)
+    plane.llm.default_reply = Reply("done", usage=TWENTY_CENTS)
+    await plane.turn("poet", "one")
+    client = await plane.client()
+    snapshot = (await client.request(p.Status())).snapshot
+    assert [(g.name, g.spend_today_usd, g.limit_usd, g.agents) for g in snapshot.groups] == [
+        ("research", Decimal("0.2"), Decimal("0.6"), ["poet", "scout"])
+    ]
+
+
+async def test_a_call_its_group_cannot_afford_is_refused_and_not_written(tmp_path):
+    db = await open_db(tmp_path / "plane.db")
+    try:
+        ledger = Ledger(db, ManualClock(NOON))
+        await ledger.open_call("a", "p", "m", Decimal("0.40"), "estimate", group=RESEARCH)
+        await ledger.open_call("c", "p", "m", Decimal("5"), "estimate")  # in no group
+        await ledger.open_call("b", "p", "m", Decimal("0.70"), "estimate", group=RESEARCH)
+        with pytest.raises(GroupFull) as full:
+            await ledger.open_call("a", "p", "m", Decimal("0.01"), "estimate", group=RESEARCH)
+        assert (full.value.spent, full.value.name) == (Decimal("1.10"), "research")
+        rows = await db.fetchall("SELECT agent, agent_group FROM calls ORDER BY id")
+        assert [tuple(r) for r in rows] == [("a", "research"), ("c", None), ("b", "research")]
+        assert await ledger.group_today({"a", "b"}) == Decimal("1.10")
+    finally:
+        await db.close()
+
+
+async def test_the_fleet_binds_before_a_group_it_is_tighter_than(tmp_path):
+    """The chain agent ≤ group ≤ fleet: a call is refused by whichever is reached."""
+    db = await open_db(tmp_path / "plane.db")
+    try:
+        ledger = Ledger(db, ManualClock(NOON))
+        await ledger.open_call("c", "p", "m", Decimal("0.90"), "estimate")
+        with pytest.raises(FleetFull):
+            await ledger.open_call(
+                "a", "p", "m", Decimal("0.20"), "estimate", fleet_ceiling=Decimal("0.9"),
+                group=RESEARCH,
+            )  # fmt: skip
+    finally:
+        await db.close()
+
+
+async def test_settles_in_the_same_batch_count_against_the_group(tmp_path):
+    """A settle earlier in the admission's batch moved spend not yet in the
+    `spend` table: the group's sum counts it. The writer is held busy so
+    that both land in one batch, the admission last (it is `late`)."""
+    db = await open_db(tmp_path / "plane.db")
+    try:
+        ledger = Ledger(db, ManualClock(NOON))
+        first = await ledger.open_call("a", "p", "m", Decimal("0.10"), "estimate", group=RESEARCH)
+        await ledger.today()
+        release = threading.Event()
+        busy = asyncio.ensure_future(db.write(lambda conn: release.wait(10)))
+        await asyncio.sleep(0.05)  # the writer is inside `busy`
+        admission = asyncio.ensure_future(
+            ledger.open_call("b", "p", "m", Decimal("0.10"), "estimate", group=RESEARCH)
+        )
+        settle = asyncio.ensure_future(
+            ledger.settle(first, Usage(input_tokens=1), Decimal("1.00"), "test")
+        )
+        await asyncio.sleep(0.05)  # both queued behind it
+        release.set()
+        await busy
+        await settle
+        with pytest.raises(GroupFull):
+            await admission
+    finally:
+        await db.close()
+
+
+@pytest.mark.parametrize("each_store", ["postgresql"], indirect=True)
+async def test_planes_admitting_at_once_pass_a_group_ceiling_by_no_call(postgres_url):
+    """Three planes' ledgers open calls of a group's three agents at once
+    (each agent's on every plane), $0.10 each against its $1, beside calls
+    of another group: exactly ten of the group's are admitted, and every
+    call of the other. Without the lock, 11 to 13."""
+    dbs = [await PostgresDatabase.connect(postgres_url) for _ in range(3)]
+    members = frozenset({"a0", "a1", "a2"})
+    group = Budget("research", Decimal(1), members)
+    other = Budget("ops", Decimal(100), frozenset({"o0", "o1", "o2"}))
+    clock = ManualClock(NOON)
+    try:
+        ledgers = [Ledger(db, clock) for db in dbs]
+        for n, ledger in enumerate(ledgers):
+            ledger.plane = f"plane-{n}"
+
+        async def call(ledger: Ledger, agent: str, budget: Budget) -> bool:
+            try:
+                await ledger.open_call(agent, "p", "m", Decimal("0.10"), "estimate", group=budget)
+            except GroupFull:
+                return False
+            return True
+
+        for day in range(4):  # a race missed once is caught on another day
+            await clock.set(NOON + timedelta(days=day))
+            calls = [call(ledgers[n % 3], f"a{n // 3 % 3}", group) for n in range(60)]
+            calls += [call(ledgers[n % 3], f"o{n // 3 % 3}", other) for n in range(30)]
+            admitted = await asyncio.gather(*calls)
+            assert (sum(admitted[:60]), sum(admitted[60:])) == (10, 30), f"day {day}"
+            assert await ledgers[1].group_today(members) == Decimal("1.00")
+    finally:
+        for db in dbs:
+            await db.close()
+
+
+async def test_the_fleets_days_stack_by_group_and_the_day_by_tool(start_plane):
+    """Through the socket, as the spend screen asks: each group a layer,
+    agents in none one layer; the day by tool adds up to the day."""
+    plane = await start_plane(GROUPED)
+    plane.llm.default_reply = Reply("done", usage=TWENTY_CENTS)
+    await plane.turn("poet", "one")
+    await plane.turn("demo", "two")
+    await plane.turn("scout", "three")
+    client = await plane.client()
+    stack = await client.request(p.SpendStack(by="group"))
+    assert [(s.label, sum(d.spent_usd for d in s.days)) for s in stack.series] == [
+        ("research", Decimal("0.4")),
+        ("(none)", Decimal("0.2")),
+    ]
+    history = await client.request(p.SpendHistory())
+    tools = {point.label: point.spent_usd for point in history.tools}
+    assert set(tools) == {"(prompt)", "(messages)", "(answers)"}
+    assert sum(tools.values()) == Decimal("0.6")
+
+
+async def test_an_agent_held_only_by_calls_in_flight_answers_once_they_settle(start_plane):
+    """A call in flight counts at its estimate (its worst case, here over
+    the group's ceiling): another agent of the group is held meanwhile, and
+    answers when the call settles far cheaper, with nothing sent to wake it."""
+    plane = await start_plane(GROUPED.replace("limitUsd: 0.6", "limitUsd: 1.5"))
+    arrived = threading.Event()
+
+    def answer(body: dict, serial: int) -> Reply:
+        if serial > 1:
+            return Reply("done", usage=TWENTY_CENTS)
+        arrived.set()
+        return Reply("slow", usage=TWENTY_CENTS, delay_s=1.0)
+
+    plane.llm.responder = answer
+    first = plane.bus.subscribe()
+    await plane.send("scout", "the slow one")
+    assert await asyncio.to_thread(arrived.wait, 10)  # the call is in flight
+    second = plane.bus.subscribe()
+    said = await plane.send("poet", "and me")
+    assert said[0].held
+    assert said[-1].text.startswith("poet is held: its group research's calls today come to $")
+    assert " of $1.50 with those in flight; it answers at 00:00 UTC" in said[-1].text
+    await plane.until_turn_ends("scout", first)
+    answered = await plane.until_turn_ends("poet", second, within=10)
+    assert [m.text for m in answered if m.kind == "agent"] == ["done"]
+
+
+async def test_the_command_line_sets_a_groups_ceiling_and_plane_status_lists_it(start_plane):
+    plane = await start_plane(GROUPED)
+    home = plane.home.root
+    sent = await plane_cli_async(home, "send", "demo", "/limit group research 2")
+    assert sent.returncode == 0, sent.stderr
+    assert "Group research limit set to $2.00 a day." in sent.stdout
+    status = await plane_cli_async(home, "status")
+    assert "  group research  $0.00 of $2.00  poet, scout" in status.stdout.splitlines()
+    refused = await plane_cli_async(home, "send", "demo", "/limit group research x")
+    assert refused.returncode == 1

@@ -1,0 +1,272 @@
+"""The ledger on each engine (a real SQLite file, a real PostgreSQL): pending
+before the call, settled after, interrupted (at its estimate) when the plane
+died between the two."""
+
+import asyncio
+import sqlite3
+import threading
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+
+import pytest
+
+from plane.clock import ManualClock
+from plane.errors import LedgerError
+from plane.money.ledger import Interrupted, Ledger
+from plane.store.migrations import MIGRATIONS
+from plane.wire.protocol import Usage
+from tests.support.fixtures_postgres import open_db, refuse
+
+pytestmark = pytest.mark.usefixtures("each_store")
+sqlite_only = pytest.mark.parametrize("each_store", ["sqlite"], indirect=True)
+
+NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+USAGE = Usage(input_tokens=1200, cache_read_tokens=1000, output_tokens=80)
+
+
+@pytest.fixture
+async def open_ledger(tmp_path):
+    opened = []
+
+    async def open_(clock):
+        db = await open_db(tmp_path / "plane.db")
+        opened.append(db)
+        return db, Ledger(db, clock)
+
+    yield open_
+    for db in opened:
+        await db.close()
+
+
+async def test_a_pending_call_counts_its_estimate_and_settling_replaces_it(open_ledger):
+    _, ledger = await open_ledger(ManualClock(NOON))
+    call = await ledger.open_call("demo", "openai", "gpt-4o", Decimal("0.05"), "estimate")
+    assert await ledger.spend_today("demo") == Decimal("0.05")
+    await ledger.settle(call, USAGE, Decimal("0.0123"), "genai-prices")
+    assert await ledger.spend_today("demo") == Decimal("0.0123")
+    [entry] = await ledger.entries(date(2026, 11, 29))
+    assert (entry.status, entry.usage, entry.price_source) == ("settled", USAGE, "genai-prices")
+
+
+async def test_a_failed_call_costs_nothing(open_ledger):
+    _, ledger = await open_ledger(ManualClock(NOON))
+    call = await ledger.open_call("demo", "openai", "gpt-4o", Decimal("0.05"), "estimate")
+    await ledger.fail(call)
+    assert await ledger.spend_today("demo") == 0
+    with pytest.raises(ValueError, match="already failed"):
+        await ledger.settle(call, USAGE, Decimal(1), "x")
+
+
+async def test_settled_calls_survive_a_restart(open_ledger):
+    db, ledger = await open_ledger(ManualClock(NOON))
+    for cost in ("0.10", "0.25"):
+        call = await ledger.open_call("demo", "p", "m", Decimal("0.01"), "estimate")
+        await ledger.settle(call, USAGE, Decimal(cost), "table")
+    await db.close()
+    _, again = await open_ledger(ManualClock(NOON))
+    assert await again.recover() == {}
+    assert await again.spend_today("demo") == Decimal("0.35")
+
+
+async def test_a_call_in_flight_when_the_plane_died_keeps_its_estimate(open_ledger):
+    db, ledger = await open_ledger(ManualClock(NOON))
+    await ledger.open_call("demo", "p", "m", Decimal("0.07"), "estimate")
+    await db.close()  # the process dies: no settle
+    _, again = await open_ledger(ManualClock(NOON))
+    assert await again.recover() == {"demo": Interrupted(calls=1, estimate_usd=Decimal("0.07"))}
+    assert await again.spend_today("demo") == Decimal("0.07")
+    [entry] = await again.entries(date(2026, 11, 29))
+    assert (entry.status, entry.estimated) == ("interrupted", True)
+    assert await again.recover() == {}  # never counted twice
+
+
+async def test_a_call_is_charged_to_the_day_its_cost_became_known(open_ledger):
+    clock = ManualClock(datetime(2026, 11, 29, 23, 59, 59, tzinfo=UTC))
+    _, ledger = await open_ledger(clock)
+    call = await ledger.open_call("demo", "p", "m", Decimal("0.50"), "estimate")
+    await clock.advance(timedelta(seconds=2))
+    await ledger.settle(call, USAGE, Decimal("0.20"), "table")
+    assert await ledger.spend_by_agent(date(2026, 11, 29)) == {"demo": Decimal(0)}
+    assert await ledger.spend_today("demo") == Decimal("0.20")
+    assert [e.day for e in await ledger.entries(date(2026, 11, 30))] == [date(2026, 11, 30)]
+
+
+async def test_a_clock_that_jumps_back_keeps_the_later_day(open_ledger):
+    """The plane's day never goes back: the later day's spend goes on
+    counting, and new spend is charged to it, until the clock passes it."""
+    clock = ManualClock(NOON)
+    _, ledger = await open_ledger(clock)
+    call = await ledger.open_call("demo", "p", "m", Decimal("0.01"), "estimate")
+    await ledger.settle(call, USAGE, Decimal("0.30"), "table")
+    await clock.advance(timedelta(days=1))
+    assert await ledger.spend_today("demo") == 0
+    await clock.advance(timedelta(days=-1))
+    assert await ledger.today() == date(2026, 11, 30)
+    assert await ledger.spend_today("demo") == 0, "the 29th is closed, not reopened"
+    call = await ledger.open_call("demo", "p", "m", Decimal("0.01"), "estimate")
+    await ledger.settle(call, USAGE, Decimal("0.05"), "table")
+    assert [e.day for e in await ledger.entries(date(2026, 11, 30))] == [date(2026, 11, 30)]
+    assert await ledger.spend_by_agent(date(2026, 11, 29)) == {"demo": Decimal("0.30")}
+    assert ledger.days_behind() == (date(2026, 11, 29), date(2026, 11, 30))
+    await clock.advance(timedelta(days=1))  # the clock reaches the 30th: nothing new
+    assert await ledger.spend_today("demo") == Decimal("0.05")
+    assert ledger.days_behind() is None
+
+
+@pytest.mark.parametrize("charged", [True, False])
+async def test_the_later_day_holds_across_a_restart_with_the_clock_back(open_ledger, charged):
+    """Whether or not anything was charged on the later day, a plane started
+    with the clock a day back stays on it."""
+    clock = ManualClock(NOON + timedelta(days=1))
+    db, ledger = await open_ledger(clock)
+    if charged:
+        call = await ledger.open_call("demo", "p", "m", Decimal("0.01"), "estimate")
+        await ledger.settle(call, USAGE, Decimal("0.40"), "table")
+    else:
+        await ledger.spend_today("demo")  # the 30th is seen (the gate asks)
+    await db.close()
+    _, again = await open_ledger(ManualClock(NOON))
+    assert await again.today() == date(2026, 11, 30)
+    assert await again.spend_today("demo") == (Decimal("0.40") if charged else 0)
+
+
+async def test_a_database_that_refuses_a_write_raises_ledger_error(open_ledger):
+    db, ledger = await open_ledger(ManualClock(NOON))
+    await refuse(db, "INSERT", "calls", "disk says no")
+    with pytest.raises(LedgerError, match=r"could not be recorded in the ledger \(disk says no\)"):
+        await ledger.open_call("demo", "p", "m", Decimal("0.05"), "estimate")
+    assert await ledger.spend_today("demo") == 0
+
+
+async def test_a_settle_the_database_refuses_keeps_the_estimate(open_ledger):
+    db, ledger = await open_ledger(ManualClock(NOON))
+    call = await ledger.open_call("demo", "p", "m", Decimal("0.05"), "estimate")
+    await refuse(db, "UPDATE", "calls", "no")
+    with pytest.raises(LedgerError):
+        await ledger.settle(call, USAGE, Decimal("0.01"), "table")
+    assert await ledger.spend_today("demo") == Decimal("0.05"), "unknown is never free"
+
+
+@sqlite_only
+async def test_the_schema_is_versioned(open_ledger):
+    db, _ = await open_ledger(ManualClock(NOON))
+    row = await db.fetchone("PRAGMA user_version")
+    assert row[0] == len(MIGRATIONS)
+    mode = await db.fetchone("PRAGMA journal_mode")
+    assert mode[0] == "wal"
+
+
+async def sums_of_calls(db) -> dict[tuple[str, str], Decimal]:
+    """Each (day, agent)'s spend on closed calls, summed from the calls
+    themselves, exactly (calls in flight are counted from their rows)."""
+    sums: dict[tuple[str, str], Decimal] = {}
+    closed = "SELECT day, agent, cost_usd FROM calls WHERE status != 'pending'"
+    for day, agent, cost in await db.fetchall(closed):
+        sums[(day, agent)] = sums.get((day, agent), Decimal(0)) + Decimal(cost)
+    return {key: total for key, total in sums.items() if total}
+
+
+async def spend_table(db) -> dict[tuple[str, str], Decimal]:
+    """The sums the ledger keeps (a sum moved back to zero may stay a row)."""
+    rows = await db.fetchall("SELECT day, agent, cost_usd FROM spend")
+    return {(day, agent): Decimal(cost) for day, agent, cost in rows if Decimal(cost)}
+
+
+async def test_the_schema_is_versioned_on_postgresql(open_ledger, each_store):
+    db, _ = await open_ledger(ManualClock(NOON))
+    if each_store != "postgresql":
+        pytest.skip("the SQLite file's version is PRAGMA user_version (the test above)")
+    row = await db.fetchone("SELECT version FROM plane_schema")
+    assert row[0] == len(MIGRATIONS)
+
+
+@sqlite_only
+async def test_a_ledger_from_before_the_spend_table_is_summed_exactly(tmp_path, open_ledger):
+    path = tmp_path / "plane.db"
+    old = sqlite3.connect(path)
+    for script in MIGRATIONS[:3]:
+        old.executescript(script)
+    costs = ["0.1", "0.2", "0.000000123456789"] * 10  # 0.1 + 0.2 is not 0.3 in floats
+    old.executemany(
+        "INSERT INTO calls (agent, day, at, provider, model, cost_usd, price_source, status)"
+        " VALUES ('demo', '2026-11-29', '', 'p', 'm', ?, 'table', 'settled')",
+        [(c,) for c in costs],
+    )
+    old.execute("PRAGMA user_version = 3")
+    old.commit()
+    old.close()
+    db, ledger = await open_ledger(ManualClock(NOON))
+    assert await ledger.spend_today("demo") == Decimal("3.00000123456789")
+    assert await spend_table(db) == await sums_of_calls(db)
+
+
+async def test_the_spend_table_is_the_calls_summed_through_every_change(tmp_path, open_ledger):
+    """Calls opened, settled across midnight, failed, and cut by a stop:
+    after each, the day sums kept beside the calls are the calls summed,
+    and a plane started again reads the same sums."""
+    clock = ManualClock(NOON)
+    db, ledger = await open_ledger(clock)
+    first = await ledger.open_call("demo", "p", "m", Decimal("0.05"), "estimate")
+    second = await ledger.open_call("scout", "p", "m", Decimal("0.30"), "estimate")
+    await ledger.open_call("demo", "p", "m", Decimal("0.07"), "estimate")  # cut by the stop
+    assert await spend_table(db) == await sums_of_calls(db)
+    await clock.advance(timedelta(hours=12))  # the response arrives on the next day
+    await ledger.settle(first, USAGE, Decimal("0.0123"), "table")
+    await ledger.fail(second)
+    assert await spend_table(db) == await sums_of_calls(db)
+    await db.close()
+    db, again = await open_ledger(clock)
+    assert (await again.recover())["demo"].estimate_usd == Decimal("0.07")
+    assert await spend_table(db) == await sums_of_calls(db)
+    assert await again.spend_by_agent(date(2026, 11, 29)) == {"demo": Decimal("0.07")}
+    assert await again.spend_today("demo") == Decimal("0.0123")
+
+
+async def test_a_settle_refused_in_a_batch_moves_no_sum_twice(tmp_path, open_ledger):
+    """Two settles queued behind a busy writer share a transaction; one is of
+    a call already settled. It alone is refused; the other's cost is counted
+    once, in memory and in the table."""
+    db, ledger = await open_ledger(ManualClock(NOON))
+    first = await ledger.open_call("demo", "p", "m", Decimal("0.05"), "estimate")
+    second = await ledger.open_call("demo", "p", "m", Decimal("0.05"), "estimate")
+    await ledger.settle(first, USAGE, Decimal("0.01"), "table")
+    inside, release = threading.Event(), threading.Event()
+
+    def hold(conn):
+        inside.set()
+        release.wait(5)
+
+    held = asyncio.ensure_future(db.write(hold))
+    await asyncio.to_thread(inside.wait, 5)
+    other = asyncio.ensure_future(ledger.settle(second, USAGE, Decimal("0.02"), "table"))
+    again = asyncio.ensure_future(ledger.settle(first, USAGE, Decimal("0.01"), "table"))
+    await asyncio.sleep(0.05)
+    release.set()
+    await held
+    with pytest.raises(ValueError, match="already settled"):
+        await again
+    assert (await other).cost_usd == Decimal("0.02")
+    assert await ledger.spend_today("demo") == Decimal("0.03")
+    assert await spend_table(db) == await sums_of_calls(db)
+
+
+async def test_sums_forgotten_while_the_day_is_read_are_read_again(open_ledger):
+    """The fleet's tick forgets the day's sums (another plane's spend may be
+    in the store) whenever it runs: landing between the read's commit and the
+    reader's return, it must not lose the answer (it raised KeyError)."""
+    db, ledger = await open_ledger(ManualClock(NOON))
+    call = await ledger.open_call("demo", "p", "m", Decimal("0.01"), "estimate")
+    await ledger.settle(call, USAGE, Decimal("0.25"), "table")
+    ledger.forget_sums()
+    write, ticks = db.write, []
+
+    async def a_tick_lands(fn, then=None):
+        value = await write(fn, then)
+        if not ticks:
+            ticks.append(1)
+            ledger.forget_sums()
+        return value
+
+    db.write = a_tick_lands
+    assert await ledger.spend_today("demo") == Decimal("0.25")
+    assert ticks

@@ -1,0 +1,255 @@
+"""The database on each engine (a real SQLite file, a real PostgreSQL): a
+transaction is one function on the writer, reads never see what it has not
+committed, and writes that arrive together share one commit without one's
+failure costing the others."""
+
+import asyncio
+import sqlite3
+import threading
+from datetime import UTC, datetime
+from decimal import Decimal
+
+import pytest
+
+from plane.clock import ManualClock
+from plane.history.conversation import Conversation
+from plane.money.ledger import Ledger
+from plane.store.engine import OPERATOR
+from plane.wire.protocol import Usage
+from tests.support.fixtures_postgres import open_db, refuse
+
+pytestmark = pytest.mark.usefixtures("each_store")
+sqlite_only = pytest.mark.parametrize("each_store", ["sqlite"], indirect=True)
+
+NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+async def db(tmp_path):
+    db = await open_db(tmp_path / "plane.db")
+    yield db
+    await db.close()
+
+
+def committed(db, path, sql: str) -> list[tuple]:
+    """What another connection (another process) reads: only what was committed."""
+    url = getattr(db, "url", None)
+    if url is None:
+        with sqlite3.connect(path) as raw:
+            return [tuple(row) for row in raw.execute(sql)]
+    import psycopg
+
+    with psycopg.connect(url) as raw:
+        return [tuple(row) for row in raw.execute(sql)]
+
+
+def wal_frames(path) -> int:
+    """Frames in the WAL since it was last reset: at least one per commit."""
+    with sqlite3.connect(path) as raw:
+        return raw.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
+
+
+def reset_wal(path) -> None:
+    with sqlite3.connect(path) as raw:
+        raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+async def test_a_read_never_sees_a_write_that_is_rolled_back(tmp_path, db):
+    """An answer is written, then its question marked answered, in one
+    transaction; the second half is refused, so the answer never existed.
+    Someone reading the conversation all the while never sees it."""
+    conversation = Conversation(db, ManualClock(NOON))
+    question = await conversation.append("demo", "operator", "hello?", waiting=True)
+    await refuse(db, "UPDATE", "messages", "refused")
+    seen: set[str] = set()
+    done = asyncio.Event()
+
+    async def read() -> None:
+        while not done.is_set():
+            seen.update(m.text for m in await conversation.history("demo"))
+
+    async def answer() -> None:
+        try:
+            for _ in range(20):
+                with pytest.raises(sqlite3.DatabaseError, match="refused"):
+                    await conversation.answer("demo", "never said", [question.id])
+        finally:
+            done.set()
+
+    await asyncio.gather(read(), read(), answer())
+    assert seen == {"hello?"}
+    assert [m.text for m in await conversation.history("demo")] == ["hello?"]
+
+
+async def test_a_transaction_is_one_function_nothing_interleaves(db):
+    """While a write function runs (here: paused inside its transaction),
+    the event loop runs on, and reads see the last commit only."""
+    inside, release = threading.Event(), threading.Event()
+
+    def slow(conn):
+        conn.execute("INSERT INTO notices (agent, day, kind) VALUES ('a', 'd', 'k')")
+        inside.set()
+        release.wait(5)
+
+    writing = asyncio.ensure_future(db.write(slow))
+    await asyncio.to_thread(inside.wait, 5)
+    assert await db.fetchall("SELECT * FROM notices") == []
+    release.set()
+    await writing
+    assert len(await db.fetchall("SELECT * FROM notices")) == 1
+
+
+@sqlite_only
+async def test_writes_that_arrive_together_share_a_commit(tmp_path, db):
+    """Fifty agents' calls, opened and settled at once: far fewer commits
+    than writes (one commit each would write at least a WAL frame each)."""
+    ledger = Ledger(db, ManualClock(NOON))
+    await ledger.spend_today("agent-0")  # the day is reached and read
+    reset_wal(tmp_path / "plane.db")
+
+    async def call(n: int) -> None:
+        call = await ledger.open_call(f"agent-{n}", "p", "m", Decimal("0.02"), "estimate")
+        await ledger.settle(call, Usage(input_tokens=10), Decimal("0.01"), "table")
+
+    await asyncio.gather(*(call(n) for n in range(50)))
+    assert wal_frames(tmp_path / "plane.db") < 100, "100 writes, not a commit each"
+    spend = await ledger.spend_by_agent()
+    assert spend == {f"agent-{n}": Decimal("0.01") for n in range(50)}
+
+
+async def test_a_write_that_fails_in_a_batch_costs_the_others_nothing(tmp_path, db):
+    """Writes queued behind a busy writer run as one batch; the one that
+    raises gets its own error, with nothing of it written, and each of the
+    others its own result, committed."""
+    inside, release = threading.Event(), threading.Event()
+
+    def hold(conn):
+        inside.set()
+        release.wait(5)
+
+    def add(kind):
+        def fn(conn):
+            conn.execute("INSERT INTO notices (agent, day, kind) VALUES ('a', 'd', ?)", (kind,))
+            if kind == "bad":
+                raise ValueError("this one is wrong")
+            return kind
+
+        return fn
+
+    held = asyncio.ensure_future(db.write(hold))
+    await asyncio.to_thread(inside.wait, 5)
+    kinds = ["one", "two", "bad", "three"]
+    writes = [asyncio.ensure_future(db.write(add(kind))) for kind in kinds]
+    await asyncio.sleep(0)
+    commits = db.counts.commits
+    release.set()
+    await held
+    results = await asyncio.gather(*writes, return_exceptions=True)
+    assert results[:2] == ["one", "two"] and results[3] == "three"
+    assert isinstance(results[2], ValueError)
+    stored = {k for (k,) in committed(db, tmp_path / "plane.db", "SELECT kind FROM notices")}
+    assert stored == {"one", "two", "three"}
+    assert db.counts.commits - commits <= 4
+
+
+async def test_what_a_write_returns_is_already_on_disk(tmp_path, db):
+    ledger = Ledger(db, ManualClock(NOON))
+    call = await ledger.open_call("demo", "p", "m", Decimal("0.05"), "estimate")
+    [(status,)] = committed(
+        db, tmp_path / "plane.db", f"SELECT status FROM calls WHERE id = {call}"
+    )
+    assert status == "pending"
+
+
+async def test_after_a_commit_runs_even_when_the_caller_is_cancelled(db):
+    """The ledger's sums in memory follow every commit, even one whose
+    caller stopped waiting for it."""
+    inside, release = threading.Event(), threading.Event()
+    moved = []
+
+    def hold(conn):
+        inside.set()
+        release.wait(5)
+
+    def add(conn):
+        conn.execute("INSERT INTO notices (agent, day, kind) VALUES ('a', 'd', 'k')")
+        return 7
+
+    held = asyncio.ensure_future(db.write(hold))
+    await asyncio.to_thread(inside.wait, 5)
+    waiting = asyncio.ensure_future(db.write(add, then=moved.append))
+    await asyncio.sleep(0)
+    waiting.cancel()
+    release.set()
+    await held
+    await db.write(lambda conn: None)
+    assert moved == [7]
+    assert len(await db.fetchall("SELECT * FROM notices")) == 1
+
+
+async def test_a_closed_database_refuses_writes(tmp_path):
+    db = await open_db(tmp_path / "plane.db")
+    await db.close()
+    with pytest.raises(sqlite3.ProgrammingError):
+        await db.write(lambda conn: None)
+
+
+@sqlite_only  # PostgreSQL answers a COMMIT outside a transaction with a warning only
+async def test_a_write_the_connection_cannot_undo_is_answered_not_left_waiting(db):
+    """A function that ends its own transaction leaves nothing to roll back
+    or commit: its caller gets the error, and the writer goes on."""
+
+    def breaks(conn):
+        conn.execute("COMMIT")
+        conn.execute("BEGIN")
+        conn.execute("ROLLBACK")
+
+    with pytest.raises(sqlite3.Error):
+        await asyncio.wait_for(db.write(breaks), 5)
+    assert await db.write(lambda conn: 42) == 42
+
+
+async def test_the_operators_write_goes_before_a_thousand_queued(db):
+    """A write made while the plane serves an operator's request (`OPERATOR`)
+    is taken before the agents' writes already queued, in a transaction of
+    its own; theirs keep their order."""
+    entered, release = threading.Event(), threading.Event()
+    order: list[object] = []
+
+    def stall(conn):
+        entered.set()
+        release.wait(30)
+
+    def noted(what: object):
+        return lambda conn: order.append(what)
+
+    stalled = asyncio.ensure_future(db.write(stall))
+    assert await asyncio.to_thread(entered.wait, 10)
+    agents = [asyncio.ensure_future(db.write(noted(n))) for n in range(1000)]
+    await asyncio.sleep(0)
+    token = OPERATOR.set(True)
+    try:
+        operator = asyncio.ensure_future(db.write(noted("operator")))
+    finally:
+        OPERATOR.reset(token)
+    await asyncio.sleep(0)
+    release.set()
+    await asyncio.gather(stalled, operator, *agents)
+    assert order == ["operator", *range(1000)]
+
+
+@sqlite_only
+async def test_the_operators_read_does_not_queue_behind_the_agents(db):
+    """While the agents' reader is held (a read that takes long), a read
+    made for the operator's request is answered on a reader of its own."""
+    release = threading.Event()
+    held = asyncio.ensure_future(db._reader._execute(release.wait, 30))
+    await asyncio.sleep(0.05)
+    token = OPERATOR.set(True)
+    try:
+        rows = await asyncio.wait_for(db.fetchall("SELECT 1 AS one"), 10)
+    finally:
+        OPERATOR.reset(token)
+        release.set()
+    await held
+    assert [row["one"] for row in rows] == [1]

@@ -1,0 +1,51 @@
+"""Planes of a fleet in one test process, each its own connection to a real
+PostgreSQL and its own parts: the test keeps each part it made, and asks
+each the way the plane does (a `Fleet` keeps its parts to itself)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import partial
+
+from plane.agents.services import Ownership
+from plane.clock import ManualClock
+from plane.daemon.fleet import DatabaseClock, Fleet, lease_margin_ms, tell_owner
+from plane.history.conversation import Conversation
+from plane.money.ceilings import Ceilings
+from plane.money.ledger import Ledger
+from plane.store.postgres import PostgresDatabase
+
+NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Member:
+    """One plane of the fleet: its fleet (the ticks) and the parts it was given."""
+
+    fleet: Fleet
+    db: PostgresDatabase
+    ledger: Ledger
+    conversation: Conversation
+    ownership: Ownership
+
+
+async def join(
+    url: str,
+    name: str,
+    agents: list[str],
+    *,
+    shared: bool = False,
+    clock: DatabaseClock | None = None,
+) -> Member:
+    """A plane named `name` running `agents`, on the store at `url`; `shared`:
+    its conversations are the fleet's (as with several planes on one store)."""
+    db = await PostgresDatabase.connect(url)
+    manual = ManualClock(NOON)
+    ledger = Ledger(db, manual, plane=name, lease_margin_ms=lease_margin_ms())
+    ceilings = Ceilings(db, manual)
+    await ceilings.load({})
+    conversation = Conversation(db, manual, shared=shared)
+    ownership = Ownership(name, notify=partial(tell_owner, db))
+    fleet = Fleet(db, lambda: agents, ledger, ceilings, conversation, ownership, clock)
+    return Member(fleet, db, ledger, conversation, ownership)

@@ -1,0 +1,94 @@
+"""No test reaches into the plane's private parts: a name with a leading
+underscore that plane/ or tui/ defines (a method, an attribute, a module's
+function) is never read, called or patched from tests/. A test asks through
+what the code offers (a public attribute, a request, the store's rows) or
+through behaviour, so the inside can change without a test of the outside
+breaking, and a test never passes on a state no user can reach."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from tests.support.sources import own_sources
+
+ROOT = Path(__file__).resolve().parents[1]
+OWNERS = ("self", "cls")
+"""Whose private names are their own to use: a class's, in its own methods."""
+NOT_YET = {
+    "tests/attack/test_metrics_scrapes.py: ._ledger",
+    "tests/plane/compress/test_narrowing.py: ._label",
+    "tests/plane/gateway/test_gateway_fleet.py: 'plane.money.gate.Gate._fleet_hold'",
+    "tests/plane/providers/test_llama_child.py: ._read_line",
+    "tests/plane/providers/test_pricing.py: ._calc",
+    "tests/plane/compress/test_shortcuts.py: ._TRAILER",
+    "tests/plane/compress/test_shortcuts.py: ._trailer",
+    "tests/plane/compress/test_shortcuts.py: ._DIFF",
+    "tests/plane/compress/test_shortcuts.py: ._DIFF_STARTS",
+    "tests/plane/agents/test_rows_kept.py: ._days",
+    "tests/plane/store/test_db.py: ._reader",
+}
+"""Tests of one private helper each (the compressor's shortcuts checked
+against the plain way each replaced), until the helper is given a public name
+or the test goes through what calls it: this list only shrinks."""
+PATCHED = re.compile(r"^(plane|tui)(\.\w+)*\.(_[a-z]\w*)$")
+"""A private name given by its dotted path, as `monkeypatch.setattr` takes it."""
+
+
+def private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def defined_privately(package: str) -> set[str]:
+    """Every private name `package` defines: functions and methods, class
+    attributes, and attributes set on `self`."""
+    names: set[str] = set()
+    for path in (ROOT / package).rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                names.add(node.attr)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+    return {name for name in names if private(name)}
+
+
+def reaches(path: Path, names: set[str], root: Path = ROOT) -> Iterator[str]:
+    """Where the test at `path` touches one of `names` on an object not its own."""
+    where = path.relative_to(root)
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Attribute) and node.attr in names:
+            if not (isinstance(node.value, ast.Name) and node.value.id in OWNERS):
+                yield f"{where}:{node.lineno}: .{node.attr}"
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if (found := PATCHED.match(node.value)) and found.group(3) in names:
+                yield f"{where}:{node.lineno}: {node.value!r}"
+
+
+def test_no_test_touches_a_private_name_of_the_plane_or_the_tui() -> None:
+    names = defined_privately("plane") | defined_privately("tui")
+    assert "_lock" in names, "the scan reads the plane's code"
+    found = [hit for path in own_sources() for hit in reaches(path, names)]
+    unlisted = [hit for hit in found if re.sub(r":\d+:", ":", hit) not in NOT_YET]
+    assert unlisted == [], "tests reach private names:\n" + "\n".join(unlisted)
+    gone = NOT_YET - {re.sub(r":\d+:", ":", hit) for hit in found}
+    assert not gone, f"no longer reached, so off the list: {sorted(gone)}"
+
+
+def test_the_scan_finds_a_private_access_and_a_patched_private_path(tmp_path: Path) -> None:
+    """The contract can fail: each form it looks for is found."""
+    sample = tmp_path / "test_reaching_in.py"
+    sample.write_text(
+        "def test(plane, monkeypatch):\n"
+        "    plane._lock\n"
+        "    monkeypatch.setattr('plane.daemon.server.Plane._lock', None)\n"
+        "    self._lock\n"
+        "    plane._not_the_planes\n"
+    )
+    assert list(reaches(sample, defined_privately("plane"), root=tmp_path)) == [
+        "test_reaching_in.py:2: ._lock",
+        "test_reaching_in.py:3: 'plane.daemon.server.Plane._lock'",
+    ]
