@@ -125,7 +125,7 @@ def _spliced(line: bytes, key: str, page: list[bytes]) -> bytes:
     The list's field is the first `"key":[]` in the line: the fields before
     it in every paged frame are numbers, dates, strings and lists of other
     keys, and inside a JSON string every quote is escaped, so no value can
-    hold those bytes (`tests/test_pairs.py` holds each paged frame to it)."""
+    hold those bytes (`tests/plane/wire/test_pairs.py` holds each paged frame to it)."""
     empty = f'"{key}":[]'.encode()
     at = line.index(empty) + len(empty) - 1
     return line[:at] + b",".join(page) + line[at:]
