@@ -143,6 +143,7 @@ async def _session(
     agent = f"s{n}"
     provider.current = agent
     workspace = plane.services.roster.get(agent).workspace
+    workspace.mkdir(parents=True, exist_ok=True)  # its first turn would make it
     for k, step in enumerate(steps):
         (workspace / f"out_{k:03}.txt").write_text(step.output, encoding="utf-8")
     start, part = 0, 1

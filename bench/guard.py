@@ -165,8 +165,11 @@ async def idle(plane: Plane) -> None:
 
 
 def workspace(plane: Plane, agent: str) -> Path:
+    """The agent's workspace, made now (its first turn would make it)."""
     assert plane.runtime is not None
-    return plane.runtime.services.roster.get(agent).workspace
+    made = plane.runtime.services.roster.get(agent).workspace
+    made.mkdir(parents=True, exist_ok=True)
+    return made
 
 
 async def ambient(
