@@ -13,7 +13,7 @@ deltas through its own event bus, as turns do.
 - Throughput: `--agents` streams publish as fast as the plane delivers (the
   publisher waits while the slowest subscriber has `BACKLOG` events waiting),
   for `--seconds`; events/s that reached every subscriber, with 1 and with
-  `--subscribers`. Aim (issue 14): 20 subscribers >= 0.8x of 1.
+  `--subscribers`. Aim: 20 subscribers >= 0.8x of 1.
 - Delay: the same streams paced at `--rate` deltas a second each; from
   publishing to a subscriber reading it, p50/p99 over every subscriber.
   Aim: p99 < 50 ms with 20 subscribers.
@@ -40,6 +40,7 @@ from plane.config import parse_config
 from plane.daemon.server import Plane
 from plane.home import Home
 from plane.wire import protocol as p
+from plane.wire.framing import PROTOCOL_VERSION
 
 THROUGHPUT_AIM = 0.8
 BACKLOG = 2_000
@@ -49,7 +50,7 @@ DELAY_AIM_MS = 50.0
 READER = r"""
 import json, selectors, socket, sys, time
 path, token, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-hello = json.dumps({"type": "hello", "id": 1, "protocol_version": 1, "client": "bench",
+hello = json.dumps({"type": "hello", "id": 1, "protocol_version": VERSION, "client": "bench",
                     "token": token}).encode() + b"\n" + b'{"type": "subscribe", "id": 2}\n'
 sel = selectors.DefaultSelector()
 for _ in range(n):
@@ -96,7 +97,7 @@ async def run(
             await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-c",
-                READER,
+                READER.replace("VERSION", str(PROTOCOL_VERSION)),
                 str(home.socket),
                 token,
                 str(share),

@@ -15,7 +15,7 @@ in one run, against the same zero-latency server (bench/zero_server.py):
 Streaming, usage and connection reuse are equal: each side reads every
 event to the stream's end on keep-alive connections (the server counts the
 new ones: ~0 a call on every side). Each side runs alone, in turn, for
-`--seconds` once each agent has made a call. The aim (issue 30): the plane's
+`--seconds` once each agent has made a call. The aim: the plane's
 whole metered call at <= 0.6x of one bare httpx call's CPU; the provider
 path is its floor.
 """

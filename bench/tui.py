@@ -11,7 +11,7 @@ the operator's and half answers). The app runs headless at 120x40. Each sample
 is one arrow key that moves the selection: the time from posting the key to
 the first screen update painted with the new agent selected (the row
 highlighted, the title changed). Prints the median, p95, p99 and max, and
-the p99 as a ratio of the 50 ms aim (issue 14), with how many updates came
+the p99 as a ratio of the 50 ms aim, with how many updates came
 in meanwhile.
 
 Bounded: a key is posted to the app's driver as a terminal's would be, not

@@ -1,4 +1,4 @@
-"""The TUI's side of issue 15's words, against a real plane where the plane
+"""The TUI's side of the plane's true words, against a real plane where the plane
 decides: the new-agent form's tools field (none on the embedded model,
 following the model until picked), a pasted message too large for the
 model's context refused in the pane and stored nowhere, and figures below

@@ -247,7 +247,7 @@ async def test_a_peer_in_another_pid_namespace_is_refused_even_with_the_token(st
         s = socket.socket(socket.AF_UNIX)
         s.connect({str(plane.home.socket)!r})
         token = open({str(plane.home.token)!r}).read().strip()
-        s.sendall(json.dumps({{"type": "hello", "id": 1, "protocol_version": 1,
+        s.sendall(json.dumps({{"type": "hello", "id": 1, "protocol_version": {p.PROTOCOL_VERSION},
                                "token": token}}).encode() + b"\\n")
         f = s.makefile("rb")
         print(f.readline().decode(), end="")
