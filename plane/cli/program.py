@@ -23,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     code (see `failing.failed`), never a traceback."""
     try:
         top = parser()
-        args = top.parse_args(argv)
+        args = top.parse_args(_token_joined(sys.argv[1:] if argv is None else argv))
         if getattr(args, "remote_tcp", None) is None and getattr(args, "remote_token", None):
             top.error("--token goes with --tcp HOST:PORT (on the socket it is read)")
         connect.aim(_remote(args))
@@ -34,6 +34,18 @@ def main(argv: list[str] | None = None) -> int:
         raise
     except BaseException as exc:
         return failing.failed(exc)
+
+
+def _token_joined(argv: list[str]) -> list[str]:
+    """`--token T` as `--token=T`: a token may begin with `-` (one in 64
+    does), which argparse would take for an option and refuse as "expected
+    one argument". Only the top-level option, before the command."""
+    for at, word in enumerate(argv):
+        if word == "--token" and at + 1 < len(argv):
+            return [*argv[:at], f"--token={argv[at + 1]}", *argv[at + 2 :]]
+        if not word.startswith("-") and (at == 0 or argv[at - 1] != "--tcp"):
+            break  # the command: what follows is its own
+    return argv
 
 
 def parser() -> argparse.ArgumentParser:

@@ -192,6 +192,9 @@ def test_every_client_command_over_tcp(daemon, scripted_llm):
     assert one_line(wrong) == (
         "plane: Wrong or missing token; it is in the plane's home, in the file `token`."
     )
+    # One token in 64 begins with `-`: it is still the token, not an option.
+    dashed = plane_cli(elsewhere, "--tcp", f"127.0.0.1:{port}", "--token", "-guess", "status")
+    assert one_line(dashed) == one_line(wrong)
 
 
 def test_the_ledger_is_read_without_a_plane(tmp_path, scripted_llm):
