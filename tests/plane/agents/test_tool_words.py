@@ -10,6 +10,7 @@ import pytest
 from plane.agents.toolsets import READ_ONLY
 from plane.wire import protocol as p
 from tests.plane.agents.test_lifecycle import made, refused
+from tests.support.fixtures_plane import CONFIG
 
 
 async def test_edit_takes_read_only_as_new_does(start_plane):
@@ -40,23 +41,12 @@ async def test_read_only_beside_names_or_a_wrong_name_is_refused_naming_it(
     assert await plane.rows.state("poet") == before
 
 
-MCP_DEFAULTS = """
-defaults:
-  limitUsd: 1
-  provider: scripted
-  model: scripted-model
-  mcp:
-    servers:
-      time: {command: mcp-server-time}
-providers:
-  scripted:
-    kind: openai-compatible
-    base_url: {base_url}
-    models: [scripted-model]
-    max_retries: 0
-pricing:
-  scripted-model: {input: 1000, cached_input: 100, output: 2000}
-"""
+MCP_DEFAULTS = CONFIG.replace(
+    "  model: scripted-model\n",
+    "  model: scripted-model\n  mcp:\n    servers:\n      time: {command: mcp-server-time}\n",
+    1,
+)
+"""The fixture's plane, every agent given the defaults' MCP server `time`."""
 
 
 async def test_edit_takes_an_mcp_servers_tools_as_agents_yaml_does(start_plane):
