@@ -289,7 +289,11 @@ def gateway_sessions(
     async def resending(plane: Plane, clock: ManualClock, keys: Keys, url: str) -> None:
         llm.responder = lambda body, serial: Reply("The same.", USAGE)
         key = keys.make("claude")
-        hello = [{"role": "user", "content": "Summarise the open issues."}]
+        hello = [  # a conversation under way, sent again and again
+            {"role": "user", "content": "Summarise the open issues."},
+            {"role": "assistant", "content": "Which repository?"},
+            {"role": "user", "content": "plane."},
+        ]
         async with anthropic.AsyncAnthropic(base_url=url, api_key=key, max_retries=0) as client:
             for _ in range(30):
                 try:
@@ -330,6 +334,16 @@ def gateway_sessions(
                     )
                 )
 
+    async def scheduled(plane: Plane, clock: ManualClock, keys: Keys, url: str) -> None:
+        """A schedule opening a session with the same question every ten minutes."""
+        llm.responder = lambda body, serial: Reply("The build is green.", USAGE)
+        key = keys.make("claude")
+        asked = [{"role": "user", "content": "Is the build green?"}]
+        async with anthropic.AsyncAnthropic(base_url=url, api_key=key, max_retries=0) as client:
+            for _ in range(turns):
+                await client.messages.create(model="bench-model", max_tokens=300, messages=asked)
+                await clock.advance(timedelta(minutes=10))
+
     def on(agent: str, run: Any) -> Callable[[], Awaitable[Outcome]]:
         return lambda: bench.session(agent, run)
 
@@ -341,6 +355,7 @@ def gateway_sessions(
     fine = {
         "gateway: reads files, fixes tests": on("aider", honest),
         "gateway: fan-out of one request": on("claude", fan_out),
+        "gateway: the same question each run": on("claude", scheduled),
     }
     return loops, fine
 

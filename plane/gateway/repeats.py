@@ -3,11 +3,16 @@ digest of its body less what moves between resends, the tool results it
 brings (the newest: those after the last answer, each with the call that
 asked for it), the text its client wrote last, and the answer before it.
 
-A client's requests carry the whole conversation each time, so only their
-newest part is new: a client calling the same tool with the same result
-again brings that call and result each time; a client resending its request
-sends the same digest; one that writes `continue` and gets the same answer
-brings no new text and the same answer. One reader per API, as
+A request that opens a conversation (no answer in it yet, nothing it
+continues) is not a resend however often it comes: a script or a schedule
+asking the same question each run (`claude -p "check the build"` every ten
+minutes) starts a new session each time, which is not a loop; what it
+answers is watched as any session's. A client's requests carry the whole
+conversation each time, so only their newest part is new: a client calling
+the same tool with the same result again brings that call and result each
+time; a client resending its request sends the same digest; one that
+writes `continue` and gets the same answer brings no new text and the same
+answer. One reader per API, as
 `plane.gateway.compress` has.
 """
 
@@ -33,14 +38,24 @@ session and user ids, how it wants the answer streamed)."""
 class Look:
     """One request's digests, taken as it arrives (before compression)."""
 
-    request: bytes
+    request: bytes | None
+    """None: it opens a conversation (`_resendable`)."""
     tools: tuple[Seen, ...] = ()
     texts: tuple[bytes, ...] = ()
     answer: str | None = None
 
     def step(self, cost: Decimal, at: datetime) -> Step:
-        """The call, once settled at `cost`."""
-        return Step(cost, at, self.tools, self.answer, self.request, self.texts)
+        """The call, once settled at `cost`. One that opens a conversation is
+        news (a new session: a stall is calls of one going nowhere)."""
+        opens = self.request is None
+        return Step(cost, at, self.tools, self.answer, self.request, self.texts, news=opens)
+
+
+def _resendable(body: dict[str, Any], items: list[dict[str, Any]]) -> bytes | None:
+    """The request's digest, when it continues a conversation (an answer or a
+    tool call in `items`, or a `previous_response_id`); None when it opens one."""
+    answered = any(i.get("role") == "assistant" or i.get("type") == "function_call" for i in items)
+    return request_digest(body) if answered or body.get("previous_response_id") else None
 
 
 def request_digest(body: dict[str, Any]) -> bytes:
@@ -84,8 +99,8 @@ def _written(text: str) -> tuple[bytes, ...]:
 
 def messages_look(body: dict[str, Any]) -> Look:
     """An Anthropic Messages request."""
-    request = request_digest(body)
     messages = [m for m in body.get("messages") or () if isinstance(m, dict)]
+    request = _resendable(body, messages)
     if not messages or messages[-1].get("role") != "user":
         return Look(request)
     last = messages[-1]
@@ -112,8 +127,8 @@ def messages_look(body: dict[str, Any]) -> Look:
 
 def chat_look(body: dict[str, Any]) -> Look:
     """An OpenAI Chat Completions request."""
-    request = request_digest(body)
     messages = [m for m in body.get("messages") or () if isinstance(m, dict)]
+    request = _resendable(body, messages)
     newest: list[dict[str, Any]] = []
     while messages and messages[-1].get("role") == "tool":
         newest.insert(0, messages.pop())
@@ -140,11 +155,11 @@ def chat_look(body: dict[str, Any]) -> Look:
 
 def responses_look(body: dict[str, Any]) -> Look:
     """An OpenAI Responses request (its `input` items)."""
-    request = request_digest(body)
     items = body.get("input")
     if isinstance(items, str):
-        return Look(request, (), _written(items))
+        return Look(_resendable(body, []), (), _written(items))
     items = [i for i in items or () if isinstance(i, dict)]
+    request = _resendable(body, items)
     newest: list[dict[str, Any]] = []
     while items and items[-1].get("type") == "function_call_output":
         newest.insert(0, items.pop())

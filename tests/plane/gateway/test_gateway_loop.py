@@ -25,7 +25,12 @@ pytestmark = pytest.mark.timeout(60)
 
 CENT = Usage(input_tokens=10)
 """$0.01 at the scripted price."""
-HELLO = [{"role": "user", "content": "hello"}]
+HELLO = [
+    {"role": "user", "content": "hello"},
+    {"role": "assistant", "content": "Hello. What shall I look at?"},
+    {"role": "user", "content": "the open issues"},
+]
+"""A conversation under way: sent again and again, a client going round."""
 RESENT = (
     "claude is held: its client sent the same request 5 times in a row; those calls cost "
     "$0.05 since 12:00 UTC. It stays held until the operator resumes it (p in the TUI, "
@@ -75,6 +80,21 @@ async def test_a_client_resending_the_same_request_is_held_and_resume_lets_it_go
         "Resumed by the operator: the loop guard's hold is lifted and its count starts "
         "afresh; its client's calls go through again."
     )
+
+
+async def test_a_conversation_opened_with_the_same_question_each_run_is_never_held(
+    start_gateway: StartGateway,
+) -> None:
+    """A script or a schedule (`claude -p "…"` every ten minutes) opens a new
+    session with the same first request each run: not a loop, however often."""
+    gw = await start_gateway()
+    for _ in range(12):
+        gw.llm.reply("the same", usage=CENT)
+    async with anthropic_client(gw) as client:
+        for _ in range(12):
+            await client.messages.create(model="scripted-model", max_tokens=10, messages=HELLO[:1])
+    assert len(gw.llm.requests) == 12
+    assert (await gw.rows.state("claude")).status != "held"
 
 
 def chat_with_reads(reads: list[tuple[str, str]]) -> list[dict[str, Any]]:

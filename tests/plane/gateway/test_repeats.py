@@ -95,3 +95,24 @@ def test_new_words_from_the_client_are_news():
         return {"model": "m", "messages": messages}
 
     assert feed([chat_look(chat(n)) for n in range(30)]) == []
+
+
+def test_a_request_that_opens_a_conversation_is_never_a_resend() -> None:
+    """No answer in it and nothing it continues: a new session (news), not a resend."""
+    asked = {"model": "m", "messages": [{"role": "user", "content": "Is the build green?"}]}
+    for look in (messages_look(asked), chat_look(asked)):
+        assert look.request is None
+        assert look.step(Decimal(0), T0).news
+    under_way = {
+        **asked,
+        "messages": [
+            *asked["messages"],
+            {"role": "assistant", "content": "Which one?"},
+            {"role": "user", "content": "main"},
+        ],
+    }
+    assert messages_look(under_way).request == request_digest(under_way)
+    assert not messages_look(under_way).step(Decimal(0), T0).news
+    assert responses_look({"model": "m", "input": "Is it green?"}).request is None
+    continued = {"model": "m", "input": "And now?", "previous_response_id": "resp_1"}
+    assert responses_look(continued).request == request_digest(continued)
