@@ -50,12 +50,12 @@ import logging
 import sqlite3
 import time
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
 from functools import partial
 from sqlite3 import Connection, Row
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from plane.batched import Shared
 from plane.clock import Clock, day_of
@@ -131,9 +131,9 @@ Tell = Callable[[Connection, dict[str, Interrupted]], None]
 function's part: SQL only)."""
 
 
-@dataclass(frozen=True)
-class _Recorded:
-    """A call as its row holds it, parsed: what closing it needs to know."""
+class _Recorded(NamedTuple):
+    """A call as its row holds it, parsed: what closing it needs to know (a
+    tuple: made twice a call, where a frozen dataclass costs a microsecond)."""
 
     agent: str
     day: date
@@ -239,11 +239,11 @@ class Ledger:
             tell(conn, cut)
         return cut
 
-    async def today(self) -> date:
-        """The plane's day: the later of the clock's and the latest reached.
-        A new day is recorded before this returns, so nothing is charged to a
-        day a restart could forget."""
-        clock_day = day_of(self._clock.now())
+    async def today(self, now: datetime | None = None) -> date:
+        """The plane's day: the later of the clock's and the latest reached
+        (the clock read `now`, if given). A new day is recorded before this
+        returns, so nothing is charged to a day a restart could forget."""
+        clock_day = day_of(self._clock.now() if now is None else now)
         if clock_day == self._latest:
             return clock_day  # every call but a day's first
         if clock_day not in self._reaching:
@@ -399,6 +399,8 @@ class Ledger:
 
     def _closed(self) -> None:
         self.closes += 1
+        if not self._on_close:
+            return
         waiting, self._on_close = self._on_close, []
         for done in waiting:
             if not done.done():
@@ -433,7 +435,8 @@ class Ledger:
         at or over its ceiling. So admissions on all planes together pass a
         ceiling by at most the one call admitted last under it. With several
         planes, the lease is checked after that wait, in the INSERT itself."""
-        now, day = self._clock.now(), await self.today()
+        now = self._clock.now()
+        day = await self.today(now)
         if day not in self._days:
             await self._day(day)  # the gate's sum for the day, before it moves
         row = (
@@ -441,7 +444,9 @@ class Ledger:
             self.plane, group.name if group else None, tag.name if tag else None, session,
         )  # fmt: skip
         plane, fence, margin = self.plane, FENCE.get(), self.lease_margin_ms
-        admits = checks(fleet_ceiling, group, tag)
+        admits = (fleet_ceiling is not None or group is not None or tag is not None) and checks(
+            fleet_ceiling, group, tag
+        )
 
         def open_call(conn: Connection) -> int:
             if admits:
@@ -518,7 +523,7 @@ class Ledger:
                 sums[new] = sums.get(new, Decimal(0)) + sums.pop(old)
         for call, recorded in list(self._open.items()):
             if recorded.agent == old:
-                self._open[call] = replace(recorded, agent=new)
+                self._open[call] = recorded._replace(agent=new)
 
     async def entries(self, day: date) -> list[LedgerEntry]:
         rows = await self._read("SELECT * FROM calls WHERE day = ? ORDER BY id", day.isoformat())
@@ -538,24 +543,22 @@ class Ledger:
         """Close a pending call: its row, and its estimate moved from the day
         it was sent to its cost on the day it became known, in one
         transaction. `source` None keeps the price source recorded."""
-        known_day = await self.today()
+        known_day = await self.today(now)
         if known_day not in self._days:
             await self._day(known_day)
         opened = self._open.get(call)
+        known_iso, at = known_day.isoformat(), now.isoformat()
 
         def close(conn: Connection) -> _Recorded:
             recorded = opened or _recorded(conn, call)
             # The day is set only when it moves: an unchanged day would still
             # rewrite the row's entry in the index by day.
-            moves = "day = ?, " if recorded.day != known_day else ""
+            moves = recorded.day != known_day
             changed = conn.execute(
-                f"UPDATE calls SET {moves}at = ?, input_tokens = ?, cache_read_tokens = ?,"
-                " cache_write_tokens = ?, cache_write_1h_tokens = ?, output_tokens = ?,"
-                " cost_usd = ?, price_source = ?,"
-                " status = ?, estimated = ? WHERE id = ? AND status = 'pending'",
+                _CLOSE_MOVED if moves else _CLOSE,
                 (
-                    *((known_day.isoformat(),) if moves else ()),
-                    now.isoformat(),
+                    *((known_iso,) if moves else ()),
+                    at,
                     usage.input_tokens,
                     usage.cache_read_tokens,
                     usage.cache_write_tokens,
@@ -573,7 +576,7 @@ class Ledger:
             if parts:
                 conn.executemany(_PART, [_part_row(call, part) for part in parts])
             if cost:
-                self._sums.add(known_day, recorded.agent, cost)
+                self._sums.add_on(known_iso, recorded.agent, cost)
             return recorded
 
         def moved(recorded: _Recorded) -> None:
@@ -662,9 +665,7 @@ class Ledger:
     ) -> T:
         """One ledger transaction; a database that refuses it is a LedgerError."""
         try:
-            if late:
-                return await self._db.write(fn, then, late=True)
-            return await self._db.write(fn, then)
+            return await self._db.submit(fn, then, late=late)
         except sqlite3.Error as error:
             if reading:
                 raise LedgerError(f"The ledger could not be read ({error}).") from error
@@ -682,6 +683,16 @@ _OPEN = (
     " status, estimated, plane, agent_group, tag, session)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?, ?, ?, ?)"
 )
+
+
+_CLOSE_SET = (
+    "at = ?, input_tokens = ?, cache_read_tokens = ?, cache_write_tokens = ?,"
+    " cache_write_1h_tokens = ?, output_tokens = ?, cost_usd = ?, price_source = ?,"
+    " status = ?, estimated = ? WHERE id = ? AND status = 'pending'"
+)
+_CLOSE = "UPDATE calls SET " + _CLOSE_SET
+_CLOSE_MOVED = "UPDATE calls SET day = ?, " + _CLOSE_SET
+"""Closing a call that moves to the day its cost became known."""
 
 
 _PART = (
@@ -765,7 +776,11 @@ class _Sums:
         self._moved: dict[tuple[str, str], Decimal] = {}
 
     def add(self, day: date, agent: str, amount: Decimal) -> None:
-        key = (day.isoformat(), agent)
+        self.add_on(day.isoformat(), agent, amount)
+
+    def add_on(self, day: str, agent: str, amount: Decimal) -> None:
+        """`add`, the day already as the table writes it."""
+        key = (day, agent)
         self._moved[key] = self._moved.get(key, Decimal(0)) + amount
 
     def on(self, day: date, agents: Collection[str] | None = None) -> Decimal:
