@@ -443,30 +443,17 @@ class Ledger:
             agent, day.isoformat(), now.isoformat(), provider, model, str(estimate), source,
             self.plane, group.name if group else None, tag.name if tag else None, session,
         )  # fmt: skip
-        plane, fence, margin = self.plane, FENCE.get(), self.lease_margin_ms
         admits = (fleet_ceiling is not None or group is not None or tag is not None) and checks(
             fleet_ceiling, group, tag
         )
-
-        def open_call(conn: Connection) -> int:
-            if admits:
-                # What this batch's settles moved is not in `spend` until its end.
-                admit_within(conn, day, partial(self._sums.on, day), fleet_ceiling, group, tag)
-            if plane is not None:
-                return _admit_under_lease(conn, row, plane, fence, margin)
-            # lastrowid, as Conversation.append: on SQLite a third cheaper than
-            # RETURNING; plane/store/postgres_dialect.py reads it as lastval().
-            call = conn.execute(_OPEN, row).lastrowid
-            assert call is not None
-            return int(call)
-
-        def opened(call: int) -> None:
-            self._open[call] = _Recorded(
-                agent, day, estimate, "pending", source, tag.name if tag else None
-            )
-            self._count(day, agent, estimate)
-
-        return await self._write(open_call, then=opened, late=admits)
+        opening = _Opening(
+            self, row, _Recorded(agent, day, estimate, "pending", source, tag.name if tag else None)
+        )
+        if admits or self.plane is not None:
+            opening.admits = admits
+            opening.budgets = (fleet_ceiling, group, tag)
+            opening.fence, opening.margin = FENCE.get(), self.lease_margin_ms
+        return await self._write(opening.write, then=opening.opened, late=admits)
 
     async def settle(
         self,
@@ -547,47 +534,10 @@ class Ledger:
         if known_day not in self._days:
             await self._day(known_day)
         opened = self._open.get(call)
-        known_iso, at = known_day.isoformat(), now.isoformat()
-
-        def close(conn: Connection) -> _Recorded:
-            recorded = opened or _recorded(conn, call)
-            # The day is set only when it moves: an unchanged day would still
-            # rewrite the row's entry in the index by day.
-            moves = recorded.day != known_day
-            changed = conn.execute(
-                _CLOSE_MOVED if moves else _CLOSE,
-                (
-                    *((known_iso,) if moves else ()),
-                    at,
-                    usage.input_tokens,
-                    usage.cache_read_tokens,
-                    usage.cache_write_tokens,
-                    usage.cache_write_1h_tokens,
-                    usage.output_tokens,
-                    str(cost),
-                    recorded.price_source if source is None else source,
-                    status,
-                    int(estimated),
-                    call,
-                ),
-            ).rowcount
-            if not changed:
-                raise ValueError(f"call {call} is already {_recorded(conn, call).status}")
-            if parts:
-                conn.executemany(_PART, [_part_row(call, part) for part in parts])
-            if cost:
-                self._sums.add_on(known_iso, recorded.agent, cost)
-            return recorded
-
-        def moved(recorded: _Recorded) -> None:
-            self._open.pop(call, None)
-            self._closed()
-            self._count(recorded.day, recorded.agent, -recorded.cost_usd)
-            self._count(known_day, recorded.agent, cost)
-            if cost and self._charged is not None:
-                self._charged(recorded.agent, now, cost)
-
-        recorded = await self._patiently(close, moved)
+        closing = _Closing(
+            self, call, opened, now, known_day, status, usage, cost, source, estimated, parts
+        )
+        recorded = await self._patiently(closing.write, closing.moved)
         return Charge(recorded.agent, cost, known_day)
 
     async def _patiently(self, fn: Callable[[Connection], T], then: Callable[[T], object]) -> T:
@@ -750,6 +700,100 @@ def _admit_under_lease(
     if holder is not None and holder[0] != plane and holder[1]:
         raise LeaseLost(f"{agent} is run by {holder[0]} now")
     raise LeaseLost(f"{plane}'s lease on {agent} ran low or was taken")
+
+
+@dataclass(slots=True)
+class _Opening:
+    """A call being opened: its write function (`write`, on the writer) and
+    what its commit changes in memory (`opened`, on the event loop), as one
+    object: closures would make a cell for each name they share, a dozen
+    objects a call more for the cyclic collector to count and walk."""
+
+    ledger: Ledger
+    row: tuple[object, ...]
+    recorded: _Recorded
+    admits: bool = False
+    budgets: tuple[Decimal | None, Budget | None, Budget | None] = (None, None, None)
+    """The fleet's ceiling, the group's budget, the tag's: checked if `admits`."""
+    fence: Fence | None = None
+    margin: int = 0
+
+    def write(self, conn: Connection) -> int:
+        ledger, day = self.ledger, self.recorded.day
+        if self.admits:
+            # What this batch's settles moved is not in `spend` until its end.
+            admit_within(conn, day, partial(ledger._sums.on, day), *self.budgets)
+        if ledger.plane is not None:
+            return _admit_under_lease(conn, self.row, ledger.plane, self.fence, self.margin)
+        # lastrowid, as Conversation.append: on SQLite a third cheaper than
+        # RETURNING; plane/store/postgres_dialect.py reads it as lastval().
+        call = conn.execute(_OPEN, self.row).lastrowid
+        assert call is not None
+        return int(call)
+
+    def opened(self, call: int) -> None:
+        recorded, ledger = self.recorded, self.ledger
+        ledger._open[call] = recorded
+        ledger._count(recorded.day, recorded.agent, recorded.cost_usd)
+
+
+@dataclass(slots=True)
+class _Closing:
+    """A call being closed (`Ledger._close`), as `_Opening`: one object."""
+
+    ledger: Ledger
+    call: int
+    opened: _Recorded | None
+    """As this plane opened it (None: read from its row)."""
+    now: datetime
+    known_day: date
+    status: str
+    usage: Usage
+    cost: Decimal
+    source: str | None
+    estimated: bool
+    parts: Sequence[Part]
+
+    def write(self, conn: Connection) -> _Recorded:
+        call, cost, known_day, usage = self.call, self.cost, self.known_day, self.usage
+        recorded = self.opened or _recorded(conn, call)
+        # The day is set only when it moves: an unchanged day would still
+        # rewrite the row's entry in the index by day.
+        moves = recorded.day != known_day
+        known_iso = known_day.isoformat()
+        changed = conn.execute(
+            _CLOSE_MOVED if moves else _CLOSE,
+            (
+                *((known_iso,) if moves else ()),
+                self.now.isoformat(),
+                usage.input_tokens,
+                usage.cache_read_tokens,
+                usage.cache_write_tokens,
+                usage.cache_write_1h_tokens,
+                usage.output_tokens,
+                str(cost),
+                recorded.price_source if self.source is None else self.source,
+                self.status,
+                int(self.estimated),
+                call,
+            ),
+        ).rowcount
+        if not changed:
+            raise ValueError(f"call {call} is already {_recorded(conn, call).status}")
+        if self.parts:
+            conn.executemany(_PART, [_part_row(call, part) for part in self.parts])
+        if cost:
+            self.ledger._sums.add_on(known_iso, recorded.agent, cost)
+        return recorded
+
+    def moved(self, recorded: _Recorded) -> None:
+        ledger, cost = self.ledger, self.cost
+        ledger._open.pop(self.call, None)
+        ledger._closed()
+        ledger._count(recorded.day, recorded.agent, -recorded.cost_usd)
+        ledger._count(self.known_day, recorded.agent, cost)
+        if cost and ledger._charged is not None:
+            ledger._charged(recorded.agent, self.now, cost)
 
 
 def _recorded(conn: Connection, call: int) -> _Recorded:
