@@ -49,7 +49,7 @@ import asyncio
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Coroutine, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
@@ -268,6 +268,12 @@ class Ledger:
             )
         return latest
 
+    def _today_known(self, now: datetime) -> date | None:
+        """`today`'s answer for every call but a day's first, without making
+        a coroutine (None: ask `today`)."""
+        clock_day = day_of(now)
+        return clock_day if clock_day == self._latest else None
+
     def day(self) -> date:
         """The plane's day as last known, without a database round trip."""
         clock_day = day_of(self._clock.now())
@@ -436,7 +442,7 @@ class Ledger:
         ceiling by at most the one call admitted last under it. With several
         planes, the lease is checked after that wait, in the INSERT itself."""
         now = self._clock.now()
-        day = await self.today(now)
+        day = self._today_known(now) or await self.today(now)
         if day not in self._days:
             await self._day(day)  # the gate's sum for the day, before it moves
         row = (
@@ -455,7 +461,7 @@ class Ledger:
             opening.fence, opening.margin = FENCE.get(), self.lease_margin_ms
         return await self._write(opening.write, then=opening.opened, late=admits)
 
-    async def settle(
+    def settle(
         self,
         call: int,
         usage: Usage,
@@ -464,11 +470,13 @@ class Ledger:
         *,
         estimated: bool = False,
         parts: Sequence[Part] = (),
-    ) -> Charge:
+    ) -> Coroutine[object, object, Charge]:
         """Close the call with its cost; `parts`, what that cost is attributed
-        to (`plane.money.attribution`), are written in the same transaction."""
+        to (`plane.money.attribution`), are written in the same transaction.
+        (`_close`'s coroutine itself, awaited as `settle`'s would be: one
+        coroutine a call fewer.)"""
         now = self._clock.now()
-        return await self._close(call, now, "settled", usage, cost, source, estimated, parts)
+        return self._close(call, now, "settled", usage, cost, source, estimated, parts)
 
     async def fail(self, call: int) -> Charge:
         """The call got no response: nothing was bought."""
@@ -530,7 +538,7 @@ class Ledger:
         """Close a pending call: its row, and its estimate moved from the day
         it was sent to its cost on the day it became known, in one
         transaction. `source` None keeps the price source recorded."""
-        known_day = await self.today(now)
+        known_day = self._today_known(now) or await self.today(now)
         if known_day not in self._days:
             await self._day(known_day)
         opened = self._open.get(call)
@@ -546,11 +554,11 @@ class Ledger:
         meanwhile, `LeaseLost` ends it)."""
         deadline = time.monotonic() + SETTLE_PATIENCE_S
         while True:
-            try:
-                return await self._write(fn, then=then)
-            except LedgerError as error:
+            try:  # `_write`'s body: a coroutine a call fewer
+                return await self._db.submit(fn, then)
+            except sqlite3.Error as error:
                 if not unreachable(error) or time.monotonic() > deadline:
-                    raise
+                    raise _refused(error) from error
             await asyncio.sleep(0.5)
 
     def _count(self, day: date, agent: str, amount: Decimal) -> None:
@@ -617,15 +625,20 @@ class Ledger:
         try:
             return await self._db.submit(fn, then, late=late)
         except sqlite3.Error as error:
-            if reading:
-                raise LedgerError(f"The ledger could not be read ({error}).") from error
-            raise LedgerError(f"Spend could not be recorded in the ledger ({error}).") from error
+            raise _refused(error, reading=reading) from error
 
     async def _read(self, sql: str, *params: object) -> list[Row]:
         try:
             return await self._db.fetchall(sql, *params)
         except sqlite3.Error as error:
             raise LedgerError(f"The ledger could not be read ({error}).") from error
+
+
+def _refused(error: sqlite3.Error, *, reading: bool = False) -> LedgerError:
+    """What a ledger transaction the database refused means."""
+    if reading:
+        return LedgerError(f"The ledger could not be read ({error}).")
+    return LedgerError(f"Spend could not be recorded in the ledger ({error}).")
 
 
 _OPEN = (
