@@ -16,6 +16,9 @@ on the plane's own schema. The aim is at least 1.0x.
 CPU a settled call against raw sqlite3 **at the same batch size**: the raw
 side again, committing as many inserts at once as the plane's calls shared a
 commit in the same round (one thread, no event loop). The aim: at most 2x.
+Beside it, the floor under the plane's figure: its own statements alone at
+that batch (the pending insert, a commit, the settling update and the day's
+sums, a commit), one thread, no event loop, no Python but theirs.
 """
 
 from __future__ import annotations
@@ -30,9 +33,9 @@ from decimal import Decimal
 from pathlib import Path
 
 from plane.clock import ManualClock
-from plane.money.ledger import Ledger
+from plane.money.ledger import _CLOSE, _OPEN, Ledger, _Sums
 from plane.store.migrations import MIGRATIONS
-from plane.store.sqlite import SqliteDatabase
+from plane.store.sqlite import SqliteDatabase, _connect_writer
 from plane.wire.protocol import Usage
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -73,6 +76,42 @@ def raw(path: Path, seconds: float, batch: int = 1) -> tuple[int, float]:
             conn.execute("COMMIT")
     conn.close()
     return done, elapsed
+
+
+def statements(path: Path, seconds: float, batch: int) -> tuple[int, float]:
+    """Calls done and CPU seconds taken by the ledger's own statements alone,
+    `batch` calls a commit (as `raw`): each call's pending insert, then each
+    one's settling update and the day's sums (`_Sums`, as the writer ends a
+    transaction), on the plane's writer connection and schema."""
+    if not path.exists():
+        asyncio.run(migrated(path))
+    conn = _connect_writer(path)
+    sums, done = _Sums(), 0
+    cpu, start = time.process_time(), time.perf_counter()
+    pending = ("", "2026-11-29", NOON.isoformat(), "p", "m", "0.05", "estimate")
+    while time.perf_counter() - start < seconds:
+        conn.execute("BEGIN IMMEDIATE")
+        calls = []
+        for n in range(batch):
+            row = (f"agent-{(done + n) % 100}", *pending[1:], None, None, None, None)
+            calls.append((row[0], conn.execute(_OPEN, row).lastrowid))
+        conn.execute("COMMIT")
+        conn.execute("BEGIN IMMEDIATE")
+        for agent, call in calls:
+            settled = (NOON.isoformat(), 1200, 1000, 0, 0, 80, "0.0123", "table", "settled", 0)
+            conn.execute(_CLOSE, (*settled, call))
+            sums.add_on("2026-11-29", agent, Decimal("0.0123"))
+        sums.write(conn)
+        conn.execute("COMMIT")
+        done += batch
+    taken = time.process_time() - cpu
+    conn.close()
+    return done, taken
+
+
+async def migrated(path: Path) -> None:
+    """The plane's schema made at `path` (as the plane opens its file)."""
+    await (await SqliteDatabase.open(path)).close()
 
 
 async def plane(path: Path, agents: int, seconds: float) -> tuple[int, float, dict[str, float]]:
@@ -142,7 +181,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         where = Path(tmp)
         raw_done = raw_time = plane_done = plane_time = raw_cpu = plane_cpu = 0.0
-        batched_done = batched_cpu = loop_cpu = 0.0
+        batched_done = batched_cpu = loop_cpu = own_done = own_cpu = 0.0
         ratios, cpu_ratios, batches = [], [], []
         for _ in range(args.rounds):
             cpu = time.process_time()
@@ -160,6 +199,8 @@ def main() -> None:
             round_cpu = time.process_time() - cpu
             batched_done, batched_cpu = batched_done + b, batched_cpu + round_cpu
             batches.append(batch)
+            d, c = statements(where / "statements.db", args.seconds, batch)
+            own_done, own_cpu = own_done + d, own_cpu + c
             cpu_ratios.append((per_call["cpu"] / m) / (round_cpu / b))
         raw_rate, rate = raw_done / raw_time, plane_done / plane_time
         gate_ms, summed_ms = asyncio.run(first_check(where / "gate.db", args.calls))
@@ -180,6 +221,11 @@ def main() -> None:
     print(
         f"  raw sqlite3 at the plane's batch ({min(batches)} to {max(batches)} calls a commit)"
         f"  {batched_us:5.1f} us CPU a call"
+    )
+    own_us = own_cpu / own_done * 1e6
+    print(
+        f"  the plane's own statements alone at that batch (one thread, no event loop)"
+        f"  {own_us:5.1f} us CPU a call ({own_us / batched_us:.2f}x raw's)"
     )
     cpu_met = "met" if cpu_ratio <= CPU_AIM else "NOT met"
     print(

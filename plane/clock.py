@@ -25,7 +25,8 @@ class Clock(Protocol):
 
 
 def day_of(moment: datetime) -> date:
-    return moment.astimezone(UTC).date()
+    # Every clock of the plane's reads UTC already: no conversion to make.
+    return (moment if moment.tzinfo is UTC else moment.astimezone(UTC)).date()
 
 
 def midnight_after(day: date) -> datetime:

@@ -49,13 +49,13 @@ import asyncio
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Collection, Coroutine, Sequence
+from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
 from functools import partial
 from sqlite3 import Connection, Row
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from plane.batched import Shared
 from plane.clock import Clock, day_of
@@ -131,9 +131,9 @@ Tell = Callable[[Connection, dict[str, Interrupted]], None]
 function's part: SQL only)."""
 
 
-@dataclass(frozen=True)
-class _Recorded:
-    """A call as its row holds it, parsed: what closing it needs to know."""
+class _Recorded(NamedTuple):
+    """A call as its row holds it, parsed: what closing it needs to know (a
+    tuple: made twice a call, where a frozen dataclass costs a microsecond)."""
 
     agent: str
     day: date
@@ -239,11 +239,11 @@ class Ledger:
             tell(conn, cut)
         return cut
 
-    async def today(self) -> date:
-        """The plane's day: the later of the clock's and the latest reached.
-        A new day is recorded before this returns, so nothing is charged to a
-        day a restart could forget."""
-        clock_day = day_of(self._clock.now())
+    async def today(self, now: datetime | None = None) -> date:
+        """The plane's day: the later of the clock's and the latest reached
+        (the clock read `now`, if given). A new day is recorded before this
+        returns, so nothing is charged to a day a restart could forget."""
+        clock_day = day_of(self._clock.now() if now is None else now)
         if clock_day == self._latest:
             return clock_day  # every call but a day's first
         if clock_day not in self._reaching:
@@ -267,6 +267,12 @@ class Ledger:
                 "the clock moved back to %s, before %s, a day already counted", clock_day, latest
             )
         return latest
+
+    def _today_known(self, now: datetime) -> date | None:
+        """`today`'s answer for every call but a day's first, without making
+        a coroutine (None: ask `today`)."""
+        clock_day = day_of(now)
+        return clock_day if clock_day == self._latest else None
 
     def day(self) -> date:
         """The plane's day as last known, without a database round trip."""
@@ -399,6 +405,8 @@ class Ledger:
 
     def _closed(self) -> None:
         self.closes += 1
+        if not self._on_close:
+            return
         waiting, self._on_close = self._on_close, []
         for done in waiting:
             if not done.done():
@@ -433,37 +441,27 @@ class Ledger:
         at or over its ceiling. So admissions on all planes together pass a
         ceiling by at most the one call admitted last under it. With several
         planes, the lease is checked after that wait, in the INSERT itself."""
-        now, day = self._clock.now(), await self.today()
+        now = self._clock.now()
+        day = self._today_known(now) or await self.today(now)
         if day not in self._days:
             await self._day(day)  # the gate's sum for the day, before it moves
         row = (
             agent, day.isoformat(), now.isoformat(), provider, model, str(estimate), source,
             self.plane, group.name if group else None, tag.name if tag else None, session,
         )  # fmt: skip
-        plane, fence, margin = self.plane, FENCE.get(), self.lease_margin_ms
-        admits = checks(fleet_ceiling, group, tag)
+        admits = (fleet_ceiling is not None or group is not None or tag is not None) and checks(
+            fleet_ceiling, group, tag
+        )
+        opening = _Opening(
+            self, row, _Recorded(agent, day, estimate, "pending", source, tag.name if tag else None)
+        )
+        if admits or self.plane is not None:
+            opening.admits = admits
+            opening.budgets = (fleet_ceiling, group, tag)
+            opening.fence, opening.margin = FENCE.get(), self.lease_margin_ms
+        return await self._write(opening.write, then=opening.opened, late=admits)
 
-        def open_call(conn: Connection) -> int:
-            if admits:
-                # What this batch's settles moved is not in `spend` until its end.
-                admit_within(conn, day, partial(self._sums.on, day), fleet_ceiling, group, tag)
-            if plane is not None:
-                return _admit_under_lease(conn, row, plane, fence, margin)
-            # lastrowid, as Conversation.append: on SQLite a third cheaper than
-            # RETURNING; plane/store/postgres_dialect.py reads it as lastval().
-            call = conn.execute(_OPEN, row).lastrowid
-            assert call is not None
-            return int(call)
-
-        def opened(call: int) -> None:
-            self._open[call] = _Recorded(
-                agent, day, estimate, "pending", source, tag.name if tag else None
-            )
-            self._count(day, agent, estimate)
-
-        return await self._write(open_call, then=opened, late=admits)
-
-    async def settle(
+    def settle(
         self,
         call: int,
         usage: Usage,
@@ -472,11 +470,13 @@ class Ledger:
         *,
         estimated: bool = False,
         parts: Sequence[Part] = (),
-    ) -> Charge:
+    ) -> Coroutine[object, object, Charge]:
         """Close the call with its cost; `parts`, what that cost is attributed
-        to (`plane.money.attribution`), are written in the same transaction."""
+        to (`plane.money.attribution`), are written in the same transaction.
+        (`_close`'s coroutine itself, awaited as `settle`'s would be: one
+        coroutine a call fewer.)"""
         now = self._clock.now()
-        return await self._close(call, now, "settled", usage, cost, source, estimated, parts)
+        return self._close(call, now, "settled", usage, cost, source, estimated, parts)
 
     async def fail(self, call: int) -> Charge:
         """The call got no response: nothing was bought."""
@@ -518,7 +518,7 @@ class Ledger:
                 sums[new] = sums.get(new, Decimal(0)) + sums.pop(old)
         for call, recorded in list(self._open.items()):
             if recorded.agent == old:
-                self._open[call] = replace(recorded, agent=new)
+                self._open[call] = recorded._replace(agent=new)
 
     async def entries(self, day: date) -> list[LedgerEntry]:
         rows = await self._read("SELECT * FROM calls WHERE day = ? ORDER BY id", day.isoformat())
@@ -538,53 +538,14 @@ class Ledger:
         """Close a pending call: its row, and its estimate moved from the day
         it was sent to its cost on the day it became known, in one
         transaction. `source` None keeps the price source recorded."""
-        known_day = await self.today()
+        known_day = self._today_known(now) or await self.today(now)
         if known_day not in self._days:
             await self._day(known_day)
         opened = self._open.get(call)
-
-        def close(conn: Connection) -> _Recorded:
-            recorded = opened or _recorded(conn, call)
-            # The day is set only when it moves: an unchanged day would still
-            # rewrite the row's entry in the index by day.
-            moves = "day = ?, " if recorded.day != known_day else ""
-            changed = conn.execute(
-                f"UPDATE calls SET {moves}at = ?, input_tokens = ?, cache_read_tokens = ?,"
-                " cache_write_tokens = ?, cache_write_1h_tokens = ?, output_tokens = ?,"
-                " cost_usd = ?, price_source = ?,"
-                " status = ?, estimated = ? WHERE id = ? AND status = 'pending'",
-                (
-                    *((known_day.isoformat(),) if moves else ()),
-                    now.isoformat(),
-                    usage.input_tokens,
-                    usage.cache_read_tokens,
-                    usage.cache_write_tokens,
-                    usage.cache_write_1h_tokens,
-                    usage.output_tokens,
-                    str(cost),
-                    recorded.price_source if source is None else source,
-                    status,
-                    int(estimated),
-                    call,
-                ),
-            ).rowcount
-            if not changed:
-                raise ValueError(f"call {call} is already {_recorded(conn, call).status}")
-            if parts:
-                conn.executemany(_PART, [_part_row(call, part) for part in parts])
-            if cost:
-                self._sums.add(known_day, recorded.agent, cost)
-            return recorded
-
-        def moved(recorded: _Recorded) -> None:
-            self._open.pop(call, None)
-            self._closed()
-            self._count(recorded.day, recorded.agent, -recorded.cost_usd)
-            self._count(known_day, recorded.agent, cost)
-            if cost and self._charged is not None:
-                self._charged(recorded.agent, now, cost)
-
-        recorded = await self._patiently(close, moved)
+        closing = _Closing(
+            self, call, opened, now, known_day, status, usage, cost, source, estimated, parts
+        )
+        recorded = await self._patiently(closing.write, closing.moved)
         return Charge(recorded.agent, cost, known_day)
 
     async def _patiently(self, fn: Callable[[Connection], T], then: Callable[[T], object]) -> T:
@@ -593,11 +554,11 @@ class Ledger:
         meanwhile, `LeaseLost` ends it)."""
         deadline = time.monotonic() + SETTLE_PATIENCE_S
         while True:
-            try:
-                return await self._write(fn, then=then)
-            except LedgerError as error:
+            try:  # `_write`'s body: a coroutine a call fewer
+                return await self._db.submit(fn, then)
+            except sqlite3.Error as error:
                 if not unreachable(error) or time.monotonic() > deadline:
-                    raise
+                    raise _refused(error) from error
             await asyncio.sleep(0.5)
 
     def _count(self, day: date, agent: str, amount: Decimal) -> None:
@@ -662,13 +623,9 @@ class Ledger:
     ) -> T:
         """One ledger transaction; a database that refuses it is a LedgerError."""
         try:
-            if late:
-                return await self._db.write(fn, then, late=True)
-            return await self._db.write(fn, then)
+            return await self._db.submit(fn, then, late=late)
         except sqlite3.Error as error:
-            if reading:
-                raise LedgerError(f"The ledger could not be read ({error}).") from error
-            raise LedgerError(f"Spend could not be recorded in the ledger ({error}).") from error
+            raise _refused(error, reading=reading) from error
 
     async def _read(self, sql: str, *params: object) -> list[Row]:
         try:
@@ -677,11 +634,28 @@ class Ledger:
             raise LedgerError(f"The ledger could not be read ({error}).") from error
 
 
+def _refused(error: sqlite3.Error, *, reading: bool = False) -> LedgerError:
+    """What a ledger transaction the database refused means."""
+    if reading:
+        return LedgerError(f"The ledger could not be read ({error}).")
+    return LedgerError(f"Spend could not be recorded in the ledger ({error}).")
+
+
 _OPEN = (
     "INSERT INTO calls (agent, day, at, provider, model, cost_usd, price_source,"
     " status, estimated, plane, agent_group, tag, session)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?, ?, ?, ?)"
 )
+
+
+_CLOSE_SET = (
+    "at = ?, input_tokens = ?, cache_read_tokens = ?, cache_write_tokens = ?,"
+    " cache_write_1h_tokens = ?, output_tokens = ?, cost_usd = ?, price_source = ?,"
+    " status = ?, estimated = ? WHERE id = ? AND status = 'pending'"
+)
+_CLOSE = "UPDATE calls SET " + _CLOSE_SET
+_CLOSE_MOVED = "UPDATE calls SET day = ?, " + _CLOSE_SET
+"""Closing a call that moves to the day its cost became known."""
 
 
 _PART = (
@@ -741,6 +715,100 @@ def _admit_under_lease(
     raise LeaseLost(f"{plane}'s lease on {agent} ran low or was taken")
 
 
+@dataclass(slots=True)
+class _Opening:
+    """A call being opened: its write function (`write`, on the writer) and
+    what its commit changes in memory (`opened`, on the event loop), as one
+    object: closures would make a cell for each name they share, a dozen
+    objects a call more for the cyclic collector to count and walk."""
+
+    ledger: Ledger
+    row: tuple[object, ...]
+    recorded: _Recorded
+    admits: bool = False
+    budgets: tuple[Decimal | None, Budget | None, Budget | None] = (None, None, None)
+    """The fleet's ceiling, the group's budget, the tag's: checked if `admits`."""
+    fence: Fence | None = None
+    margin: int = 0
+
+    def write(self, conn: Connection) -> int:
+        ledger, day = self.ledger, self.recorded.day
+        if self.admits:
+            # What this batch's settles moved is not in `spend` until its end.
+            admit_within(conn, day, partial(ledger._sums.on, day), *self.budgets)
+        if ledger.plane is not None:
+            return _admit_under_lease(conn, self.row, ledger.plane, self.fence, self.margin)
+        # lastrowid, as Conversation.append: on SQLite a third cheaper than
+        # RETURNING; plane/store/postgres_dialect.py reads it as lastval().
+        call = conn.execute(_OPEN, self.row).lastrowid
+        assert call is not None
+        return int(call)
+
+    def opened(self, call: int) -> None:
+        recorded, ledger = self.recorded, self.ledger
+        ledger._open[call] = recorded
+        ledger._count(recorded.day, recorded.agent, recorded.cost_usd)
+
+
+@dataclass(slots=True)
+class _Closing:
+    """A call being closed (`Ledger._close`), as `_Opening`: one object."""
+
+    ledger: Ledger
+    call: int
+    opened: _Recorded | None
+    """As this plane opened it (None: read from its row)."""
+    now: datetime
+    known_day: date
+    status: str
+    usage: Usage
+    cost: Decimal
+    source: str | None
+    estimated: bool
+    parts: Sequence[Part]
+
+    def write(self, conn: Connection) -> _Recorded:
+        call, cost, known_day, usage = self.call, self.cost, self.known_day, self.usage
+        recorded = self.opened or _recorded(conn, call)
+        # The day is set only when it moves: an unchanged day would still
+        # rewrite the row's entry in the index by day.
+        moves = recorded.day != known_day
+        known_iso = known_day.isoformat()
+        changed = conn.execute(
+            _CLOSE_MOVED if moves else _CLOSE,
+            (
+                *((known_iso,) if moves else ()),
+                self.now.isoformat(),
+                usage.input_tokens,
+                usage.cache_read_tokens,
+                usage.cache_write_tokens,
+                usage.cache_write_1h_tokens,
+                usage.output_tokens,
+                str(cost),
+                recorded.price_source if self.source is None else self.source,
+                self.status,
+                int(self.estimated),
+                call,
+            ),
+        ).rowcount
+        if not changed:
+            raise ValueError(f"call {call} is already {_recorded(conn, call).status}")
+        if self.parts:
+            conn.executemany(_PART, [_part_row(call, part) for part in self.parts])
+        if cost:
+            self.ledger._sums.add_on(known_iso, recorded.agent, cost)
+        return recorded
+
+    def moved(self, recorded: _Recorded) -> None:
+        ledger, cost = self.ledger, self.cost
+        ledger._open.pop(self.call, None)
+        ledger._closed()
+        ledger._count(recorded.day, recorded.agent, -recorded.cost_usd)
+        ledger._count(self.known_day, recorded.agent, cost)
+        if cost and ledger._charged is not None:
+            ledger._charged(recorded.agent, self.now, cost)
+
+
 def _recorded(conn: Connection, call: int) -> _Recorded:
     row = conn.execute(
         "SELECT agent, day, cost_usd, status, price_source FROM calls WHERE id = ?", (call,)
@@ -765,7 +833,11 @@ class _Sums:
         self._moved: dict[tuple[str, str], Decimal] = {}
 
     def add(self, day: date, agent: str, amount: Decimal) -> None:
-        key = (day.isoformat(), agent)
+        self.add_on(day.isoformat(), agent, amount)
+
+    def add_on(self, day: str, agent: str, amount: Decimal) -> None:
+        """`add`, the day already as the table writes it."""
+        key = (day, agent)
         self._moved[key] = self._moved.get(key, Decimal(0)) + amount
 
     def on(self, day: date, agents: Collection[str] | None = None) -> Decimal:

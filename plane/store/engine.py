@@ -97,7 +97,7 @@ class Finisher(Protocol):
         """The transaction did not commit: drop what its functions left."""
 
 
-@dataclass
+@dataclass(slots=True)
 class _Write(Generic[T]):
     fn: Callable[[sqlite3.Connection], T]
     future: asyncio.Future[T]
@@ -163,6 +163,19 @@ class Database(ABC):
         transaction. `late` runs it after the rest of its batch: a write that
         locks what every plane's writes wait on (the fleet's row) holds it
         only for the end of the transaction."""
+        return await self.submit(fn, then, late=late)
+
+    def submit(
+        self,
+        fn: Callable[[sqlite3.Connection], T],
+        then: Callable[[T], object] | None = None,
+        *,
+        late: bool = False,
+    ) -> asyncio.Future[T]:
+        """`write`, as the future it awaits: for a caller on the hot path (the
+        ledger, two writes a call), one coroutine frame fewer to suspend and
+        resume. Cancelling the future leaves the write to commit, as
+        cancelling `write` does."""
         if self._closing:
             raise sqlite3.ProgrammingError("the database is closed")
         future: asyncio.Future[T] = self._loop.create_future()
@@ -173,7 +186,7 @@ class Database(ABC):
             self._queue.put(_NUDGE)
         else:
             self._queue.put(write)
-        return await future
+        return future
 
     def finish_with(self, finisher: Finisher) -> None:
         """Have `finisher` end every transaction: what the write functions of

@@ -258,15 +258,44 @@ async def test_sums_forgotten_while_the_day_is_read_are_read_again(open_ledger):
     call = await ledger.open_call("demo", "p", "m", Decimal("0.01"), "estimate")
     await ledger.settle(call, USAGE, Decimal("0.25"), "table")
     ledger.forget_sums()
-    write, ticks = db.write, []
+    submit, ticks = db.submit, []
 
-    async def a_tick_lands(fn, then=None):
-        value = await write(fn, then)
+    def tick(_):
         if not ticks:
             ticks.append(1)
             ledger.forget_sums()
-        return value
 
-    db.write = a_tick_lands
+    def a_tick_lands(fn, then=None, **options):
+        future = submit(fn, then, **options)
+        future.add_done_callback(tick)  # before the reader's coroutine resumes
+        return future
+
+    db.submit = a_tick_lands
     assert await ledger.spend_today("demo") == Decimal("0.25")
     assert ticks
+
+
+class _Ticking(ManualClock):
+    """A clock that moves a millisecond each time it is read."""
+
+    def now(self) -> datetime:
+        moment = super().now()
+        self._now = moment + timedelta(milliseconds=1)
+        return moment
+
+
+async def test_a_pending_call_is_charged_to_the_day_of_its_own_time_across_midnight(
+    open_ledger,
+):
+    """A call opened as the clock crosses midnight: its row's day is the day
+    of the time it carries, and so is its settled row's (the clock read once
+    per change: read twice, a pending `at` of 23:59:59.999 was charged to the
+    next day)."""
+    start = datetime(2026, 11, 29, 23, 59, 59, 999000, tzinfo=UTC)
+    db, ledger = await open_ledger(_Ticking(start))
+    call = await ledger.open_call("demo", "p", "m", Decimal("0.05"), "estimate")
+    rows = await db.fetchall("SELECT day, at FROM calls")
+    assert [(row["day"], row["at"][:10]) for row in rows] == [("2026-11-29", "2026-11-29")]
+    await ledger.settle(call, USAGE, Decimal("0.01"), "table")
+    rows = await db.fetchall("SELECT day, at FROM calls")
+    assert [(row["day"], row["at"][:10]) for row in rows] == [("2026-11-30", "2026-11-30")]
