@@ -22,8 +22,9 @@ its aim:
 A long reply comes as its head and parts, each under the frame limit
 (protocol 2); the snapshot alone is read here whole, its frames counted.
 Where `plane status` fails, its sentence is printed. With `--spy DIR` (py-spy on
-the PATH or in the venv), the plane's start and its snapshots are sampled,
-and the functions holding most samples printed.
+the PATH or in the venv), the plane's start, its snapshots and the busy
+plane while it answers the operator's requests are sampled, and the
+functions holding most samples printed.
 """
 
 from __future__ import annotations
@@ -448,7 +449,11 @@ async def run(agents: int, args: argparse.Namespace, root: Path, server: Server)
         trips_busy = await round_trips(socket, everyone[-100:], 20)
         turns_s = (busy.turns - turns) / (time.perf_counter() - started)
         stage("busy; the operator's requests")
+        spying = spy_on(plane.pid, args.spy / f"busy-{agents}.txt") if args.spy else None
         asked = await operator_requests(socket, busy.agents[:50], everyone[-50:], args.repeat * 7)
+        if spying is not None:
+            spying.send_signal(signal.SIGINT)
+            await asyncio.to_thread(spying.wait, 60)
         zero_ms, late = await limits_to_zero(socket, busy, busy.agents[-20:])
         await busy.stop()
         await busy_client.close()
@@ -459,6 +464,9 @@ async def run(agents: int, args: argparse.Namespace, root: Path, server: Server)
         snap = args.spy / f"snapshot-{agents}.txt"
         print(f"  py-spy, three snapshots of {agents:,} agents ({snap}):")
         print("\n".join(top_functions(snap)))
+        busy_spy = args.spy / f"busy-{agents}.txt"
+        print(f"  py-spy, the operator's requests, {args.busy:,} busy ({busy_spy}):")
+        print("\n".join(top_functions(busy_spy)))
     report(agents, aims, size, read_s, plane.cold_s, rss, cli_idle, raw_idle, trips_idle,
            cli_busy, raw_busy, trips_busy, args.busy, turns_s)  # fmt: skip
     report_operator(asked, zero_ms, late, args.busy)
