@@ -175,7 +175,7 @@ class Burn:
     ) -> datetime | None:
         """When `agent` reaches `ceiling` at its pace, if before `resets_at`."""
         at = None
-        if ceiling is not None and 0 < ceiling and spent < ceiling:
+        if ceiling is not None and 0 < ceiling and spent < ceiling and self._paced(agent):
             at = self._forecast(agent, spent, ceiling, resets_at, self._clock.now())
         if at is None:
             self._shown.pop(agent, None)
@@ -183,6 +183,12 @@ class Burn:
             assert ceiling is not None
             self._shown[agent] = _Shown(at, spent, ceiling, resets_at)
         return at
+
+    def _paced(self, agent: str) -> bool:
+        """Calls enough lately for a pace. Asked before the clock is read: a
+        snapshot asks every agent, most of which have none."""
+        rate = self._hour.get(agent)
+        return rate is not None and rate.calls >= MIN_CALLS
 
     def _forecast(
         self, agent: str, spent: Decimal, ceiling: Decimal, resets_at: datetime, now: datetime

@@ -98,3 +98,20 @@ async def test_what_the_start_built_is_out_of_the_collector_s_sight(start_plane:
     assert gc.get_freeze_count() > 0
     worker = plane.crew.workers["demo"]
     assert not gc.is_tracked(worker) or worker not in gc.get_objects(generation=2)
+
+
+async def test_a_snapshot_reads_the_clock_a_few_times_not_once_a_row(start_plane, monkeypatch):
+    agents = 40
+    listed = "".join(f"  extra-{n}: {{}}\n" for n in range(agents))
+    plane = await start_plane(CONFIG.replace("agents:\n", "agents:\n" + listed))
+    await plane.rows.snapshot()
+    read, clock = [], plane.clock
+    now = clock.now
+
+    def counted():
+        read.append(1)
+        return now()
+
+    monkeypatch.setattr(clock, "now", counted)
+    await plane.rows.snapshot()
+    assert len(read) < agents / 4, f"the clock read {len(read)} times for {agents + 2} rows"
