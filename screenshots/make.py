@@ -141,10 +141,14 @@ class Director:
         self.app.main_screen.query_one(Composer).cursor_blink = False
         for _ in range(6):
             await self.pilot.pause(0.05)
-        svg = self.app.export_screenshot(title="plane")
-        (OUT / f"{name}.svg").write_text(svg)
-        png = to_png(OUT / f"{name}.svg")
-        print(f"screenshots/{name}.svg" + (f" + {png.name}" if png else ""))
+        save(self.app, name)
+
+
+def save(app: PlaneApp, name: str) -> None:
+    """The app's screen as `name`.svg (and a PNG beside it, to look at)."""
+    (OUT / f"{name}.svg").write_text(app.export_screenshot(title="plane"))
+    png = to_png(OUT / f"{name}.svg")
+    print(f"screenshots/{name}.svg" + (f" + {png.name}" if png else ""))
 
 
 def to_png(svg: Path) -> Path | None:

@@ -29,7 +29,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from make import OUT, SIZE, to_png  # the screenshots' own helpers
+from make import SIZE, save  # the screenshots' own helpers
+from textual.pilot import Pilot
 
 from plane.clock import ManualClock
 from plane.config import parse_config
@@ -98,6 +99,14 @@ async def turn(
         pass
 
 
+async def legend_in_sight(app: PlaneApp, pilot: Pilot[None]) -> None:
+    """The spend screen scrolled to its chart's legend, and painted."""
+    legend = app.screen.query_one("#legend")
+    app.screen.query_one("#panel").scroll_to_widget(legend, animate=False, top=False)
+    for _ in range(6):
+        await pilot.pause(0.05)
+
+
 async def month(plane: Plane, clock: ManualClock, llm: ScriptedLLM) -> None:
     """A working month: weekdays busier, a few heavy days, today in bursts."""
     for day in range(30):
@@ -146,33 +155,21 @@ async def main() -> None:
                     await pilot.pause(0.05)
                 for _ in range(6):
                     await pilot.pause(0.05)
-                (OUT / "spend.svg").write_text(app.export_screenshot(title="plane"))
-                png = to_png(OUT / "spend.svg")
-                print("screenshots/spend.svg" + (f" + {png.name}" if png else ""))
+                save(app, "spend")
                 await pilot.press("f")
                 while "spent" not in str(app.screen.query_one("#stack-total").render()):
                     await pilot.pause(0.05)
                 for _ in range(6):
                     await pilot.pause(0.05)
-                legend = app.screen.query_one("#legend")
-                app.screen.query_one("#panel").scroll_to_widget(legend, animate=False, top=False)
-                for _ in range(6):
-                    await pilot.pause(0.05)
-                (OUT / "spend-fleet.svg").write_text(app.export_screenshot(title="plane"))
-                png = to_png(OUT / "spend-fleet.svg")
-                print("screenshots/spend-fleet.svg" + (f" + {png.name}" if png else ""))
+                await legend_in_sight(app, pilot)
+                save(app, "spend-fleet")
                 await pilot.press("b", "b")  # by model, then by group
                 while "by group" not in str(app.screen.query_one("#stack-title").render()):
                     await pilot.pause(0.05)
                 for _ in range(6):
                     await pilot.pause(0.05)
-                legend = app.screen.query_one("#legend")
-                app.screen.query_one("#panel").scroll_to_widget(legend, animate=False, top=False)
-                for _ in range(6):
-                    await pilot.pause(0.05)
-                (OUT / "spend-groups.svg").write_text(app.export_screenshot(title="plane"))
-                png = to_png(OUT / "spend-groups.svg")
-                print("screenshots/spend-groups.svg" + (f" + {png.name}" if png else ""))
+                await legend_in_sight(app, pilot)
+                save(app, "spend-groups")
             summaries(home)
         finally:
             plane.stop_event.set()
