@@ -14,14 +14,12 @@ import pytest
 
 from plane.clock import ManualClock
 from plane.config import parse_config
-from plane.daemon.assemble import Runtime
 from plane.daemon.events import Subscription
 from plane.daemon.server import Plane
-from plane.gateway.forward import Gateway
 from plane.gateway.keys import Keys
 from plane.home import Home
-from plane.store.engine import Database
 from plane.wire import protocol as p
+from tests.support.plane_parts import PlaneParts
 from tests.support.scripted_llm import ScriptedLLM
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -64,40 +62,12 @@ class Arrivals:
 
 
 @dataclass
-class GatewayPlane:
+class GatewayPlane(PlaneParts):
     plane: Plane
     home: Home
     clock: ManualClock
     llm: ScriptedLLM
     keys: dict[str, str]
-
-    @property
-    def services(self):
-        return self.plane.runtime.services
-
-    @property
-    def db(self) -> Database:
-        """The plane's store, to read rows the plane wrote."""
-        return self.runtime.db
-
-    @property
-    def gateway(self) -> Gateway:
-        """The clients' LLM APIs the plane serves (`--http`)."""
-        assert self.runtime.gateway is not None, "started without --http"
-        return self.runtime.gateway
-
-    @property
-    def runtime(self) -> Runtime:
-        assert self.plane.runtime is not None, "the plane has not started"
-        return self.plane.runtime
-
-    @property
-    def crew(self):
-        return self.plane.runtime.crew
-
-    @property
-    def rows(self):
-        return self.plane.runtime.rows
 
     @property
     def url(self) -> str:

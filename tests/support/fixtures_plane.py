@@ -18,12 +18,11 @@ import pytest
 
 from plane.clock import ManualClock
 from plane.config import parse_config
-from plane.daemon.assemble import Runtime
 from plane.daemon.server import Plane
 from plane.home import Home, read_token
-from plane.store.engine import Database
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
+from tests.support.plane_parts import PlaneParts
 from tests.support.scripted_llm import ScriptedLLM
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -49,7 +48,7 @@ agents:
 
 
 @dataclass
-class RunningPlane:
+class RunningPlane(PlaneParts):
     plane: Plane
     home: Home
     clock: ManualClock
@@ -58,32 +57,6 @@ class RunningPlane:
     clients: list[PlaneClient] = field(default_factory=list)
     http: tuple[str, int] | None = None
     """The gateway's listener (`--http`), when it was asked for."""
-
-    @property
-    def services(self):
-        return self.plane.runtime.services
-
-    @property
-    def db(self) -> Database:
-        """The plane's store, to read rows the plane wrote."""
-        return self.runtime.db
-
-    @property
-    def runtime(self) -> Runtime:
-        assert self.plane.runtime is not None, "the plane has not started"
-        return self.plane.runtime
-
-    @property
-    def crew(self):
-        return self.plane.runtime.crew
-
-    @property
-    def rows(self):
-        return self.plane.runtime.rows
-
-    @property
-    def scheduler(self):
-        return self.plane.runtime.scheduler
 
     @property
     def bus(self):
