@@ -51,12 +51,16 @@ READER = r"""
 import json, selectors, socket, sys, time
 path, token, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 hello = json.dumps({"type": "hello", "id": 1, "protocol_version": VERSION, "client": "bench",
-                    "token": token}).encode() + b"\n" + b'{"type": "subscribe", "id": 2}\n'
+                    "token": token}).encode() + b"\n"
 sel = selectors.DefaultSelector()
 for _ in range(n):
     s = socket.socket(socket.AF_UNIX)
     s.connect(path)
     s.sendall(hello)
+    reply = s.makefile("rb").readline()
+    if b'"type":"welcome"' not in reply.replace(b" ", b""):
+        sys.exit(f"the plane did not welcome the reader: {reply.decode(errors='replace').strip()}")
+    s.sendall(b'{"type": "subscribe", "id": 2}\n')
     s.setblocking(False)
     sel.register(s, selectors.EVENT_READ, {"count": 0, "delays": [], "tail": b""})
 print("ready", flush=True)
@@ -109,7 +113,8 @@ async def run(
         ]
         for reader in readers:
             assert reader.stdout is not None
-            await reader.stdout.readline()  # ready
+            if not await reader.stdout.readline():  # ready, or gone with its reason on stderr
+                sys.exit("a reader ended before it was ready")
         await asyncio.sleep(0.5)  # every subscription taken
         readers_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         plane_before = time.process_time()
