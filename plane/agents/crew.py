@@ -162,7 +162,8 @@ class Crew:
         the model's whole context is refused, and nothing is stored."""
         services, worker = self._services, self.workers[agent]
         today = day_of(services.clock.now())
-        if (refused := too_large(services.config, worker.spec, text, today)) is not None:
+        mcp = self._tooling.mcp.catalog_of(agent).specs
+        if (refused := too_large(services.config, worker.spec, text, today, mcp)) is not None:
             raise InvalidRequest(refused)  # stored nowhere: it would jam every later turn
         refuse_while_unreachable(services.ledger.store_unreachable_since())
         try:

@@ -21,6 +21,7 @@ estimate would turn away messages that fit.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from datetime import date
 
 from plane.agents import notices
@@ -28,6 +29,7 @@ from plane.agents.prompt import system_prompt
 from plane.agents.roster import AgentSpec
 from plane.config import Config
 from plane.tools import registry
+from plane.tools.base import ToolSpec
 
 CHARS_PER_TOKEN = 3.5
 
@@ -36,9 +38,12 @@ def estimate(chars: int) -> int:
     return math.ceil(chars / CHARS_PER_TOKEN)
 
 
-def too_large(config: Config, spec: AgentSpec, text: str, today: date) -> str | None:
+def too_large(
+    config: Config, spec: AgentSpec, text: str, today: date, mcp: Sequence[ToolSpec] = ()
+) -> str | None:
     """The refusal for `text` sent to `spec`'s agent, or None when it fits a
-    fresh session's context."""
+    fresh session's context. `mcp`: the tools its MCP servers offer, where
+    a session has listed them (their schemas take room as the registry's do)."""
     window = config.providers[spec.provider].context_window
     answer = config.defaults.max_output_tokens
     message = estimate(len(text))
@@ -51,7 +56,8 @@ def too_large(config: Config, spec: AgentSpec, text: str, today: date) -> str | 
         return None
     names = registry.select_for_session(spec.tools, text)
     schema_chars = sum(
-        len(t.name) + len(t.description) + len(str(t.parameters)) for t in registry.specs(names)
+        len(t.name) + len(t.description) + len(str(t.parameters))
+        for t in (*registry.specs(names), *mcp)
     )
     fixed = estimate(len(system_prompt(spec, today)) + schema_chars)
     room = max(0, window - answer - fixed)

@@ -119,6 +119,12 @@ class McpSessions:
             self._sessions[agent] = session
             return Opened(session.catalog, notices)
 
+    def catalog_of(self, agent: str) -> Catalog:
+        """The tools `agent`'s open session offers its model; EMPTY before
+        its first session (its servers start with it)."""
+        session = self._sessions.get(agent)
+        return EMPTY if session is None else session.catalog
+
     async def call(self, agent: str, name: str, arguments: str) -> ToolResult:
         """Call the tool the model knows as `name` in `agent`'s session."""
         session = self._sessions.get(agent)

@@ -7,12 +7,15 @@ published one from PyPI (mcp-server-time, which needs no network).
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
 import pytest
 
 from plane.tools import sandbox
+from plane.wire import protocol as p
+from plane.wire.client import RequestFailed
 from plane.wire.protocol import Usage
 
 SUPPORT = Path(__file__).resolve().parents[2] / "support"
@@ -180,3 +183,25 @@ async def test_a_server_that_cannot_start_is_one_line_and_the_turn_goes_on(start
     ]
     assert said[-2].text == "I answer without it."
     assert "ghost__" not in json.dumps(plane.llm.requests[0].get("tools", []))
+
+
+async def test_a_message_too_large_is_told_the_room_the_mcp_tools_leave_it(start_plane):
+    """The refusal's room counts the schemas of the MCP tools the agent's
+    session offers, as it counts the registry's."""
+    small = config(NOTES).replace(
+        "    max_retries: 0\n", "    max_retries: 0\n    context_window: 4000\n"
+    )
+    plane = await start_plane(small)
+    paste = "2026-11-29 12:00:01 worker[311]: INFO request served in 12 ms\n" * 330
+    client = await plane.client()
+    with pytest.raises(RequestFailed) as before:
+        await client.request(p.Send(agent="demo", text=paste))
+    plane.llm.reply("Noted.", usage=CENT)
+    await plane.turn("demo", "hello")  # the session starts its MCP servers
+    with pytest.raises(RequestFailed) as after:
+        await client.request(p.Send(agent="demo", text=paste))
+    room = re.compile(r"about ([\d.]+k?) are left")
+    left_before = room.search(before.value.error.message)
+    left_after = room.search(after.value.error.message)
+    assert left_before is not None and left_after is not None
+    assert left_after.group(1) != left_before.group(1), "the notes server's tools take room"
