@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import genai_prices
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -198,16 +199,14 @@ def test_no_call_costs_more_than_its_estimate(
 def test_whether_a_price_is_known_is_looked_up_once_a_model(monkeypatch: pytest.MonkeyPatch):
     """Asked several times a call (the gate, the worker, the meter): the
     genai-prices lookup behind it is not repeated."""
-    from plane.money import pricing
-
     looked: list[str] = []
-    calc = pricing._calc
+    calc_price = genai_prices.calc_price
 
-    def counted(model, usage, at=None):
-        looked.append(model)
-        return calc(model, usage, at)
+    def counted(usage, model_ref, **asked):
+        looked.append(model_ref)
+        return calc_price(usage, model_ref, **asked)
 
-    monkeypatch.setattr(pricing, "_calc", counted)
+    monkeypatch.setattr(genai_prices, "calc_price", counted)
     pricer = Pricer({})
     assert all(pricer.is_known("gpt-4o") for _ in range(5))
     assert not any(pricer.is_known("no-such-model-anywhere") for _ in range(5))
