@@ -311,7 +311,7 @@ async def test_tcp_connections_without_a_hello_are_closed_but_a_greeted_subscrib
 ) -> None:
     plane = await start_plane()
     listener = Listener(
-        plane.plane.runtime.api.handle,
+        plane.runtime.api.handle,
         plane.rows.snapshot,
         plane.bus,
         "test",

@@ -31,7 +31,7 @@ async def test_scrapes_that_arrive_together_are_served_one_reading_of_the_sums(
     """The ledger is read aside (`Database.read_aside`) as often for 16
     scrapes at once as for one scrape alone."""
     gw = await start_gateway()
-    db = gw.plane.runtime.db
+    db = gw.runtime.db
     sums = 0
     read_aside = db.read_aside
 
@@ -41,7 +41,7 @@ async def test_scrapes_that_arrive_together_are_served_one_reading_of_the_sums(
         return await read_aside(fn, *args)
 
     monkeypatch.setattr(db, "read_aside", counted)
-    await Metrics(gw.plane.runtime.rows.snapshot, db).scrape()
+    await Metrics(gw.runtime.rows.snapshot, db).scrape()
     one_reading, sums = sums, 0
     assert one_reading > 0, "a reading sums the ledger aside"
     headers = {"Authorization": f"Bearer {gw.home.token.read_text()}"}
@@ -59,7 +59,7 @@ async def test_scrapes_that_arrive_together_are_served_one_reading_of_the_sums(
 async def test_a_reading_is_served_for_a_few_seconds_then_taken_again(start_plane) -> None:
     plane = await start_plane()
     clock = Clock()
-    scrape = Metrics(plane.rows.snapshot, plane.plane.runtime.db, monotonic=clock, every_s=0)
+    scrape = Metrics(plane.rows.snapshot, plane.runtime.db, monotonic=clock, every_s=0)
     first = await scrape.scrape()
     assert b'plane_agent_ceiling_usd{agent="demo"} 1.0' in first
     await plane.send("demo", "/limit 2")
@@ -82,7 +82,7 @@ async def test_a_reading_that_takes_long_is_served_the_longer(start_plane) -> No
         clock.now += 2.0
         return await plane.rows.snapshot()
 
-    scrape = Metrics(slow_snapshot, plane.plane.runtime.db, monotonic=clock, every_s=0)
+    scrape = Metrics(slow_snapshot, plane.runtime.db, monotonic=clock, every_s=0)
     await scrape.scrape()
     clock.now += SPARE * 2.0 - 0.1
     await scrape.scrape()
@@ -95,7 +95,7 @@ async def test_a_reading_that_takes_long_is_served_the_longer(start_plane) -> No
 async def test_a_scraper_that_loops_waits_its_turn(start_plane) -> None:
     plane = await start_plane()
     clock = Clock()
-    scrape = Metrics(plane.rows.snapshot, plane.plane.runtime.db, monotonic=clock, every_s=30)
+    scrape = Metrics(plane.rows.snapshot, plane.runtime.db, monotonic=clock, every_s=30)
     await scrape.scrape()
     with pytest.raises(TimeoutError):  # the next is answered 30 s after the last
         await asyncio.wait_for(scrape.scrape(), 0.2)

@@ -49,7 +49,7 @@ async def test_from_its_ratio_it_steps_down_says_so_once_and_shows_it(start_plan
     assert models_asked(plane) == ["scripted-model"] * 2
     row = await plane.rows.state("demo")
     assert (row.model, row.stepped_down_from) == ("other-model", "scripted-model")
-    details = await plane.plane.runtime.api.handle(p.ShowAgent(id=1, agent="demo"))
+    details = await plane.runtime.api.handle(p.ShowAgent(id=1, agent="demo"))
     assert (
         "  model      other-model (scripted) · fallback from scripted-model until 00:00 UTC\n"
     ) in shown(details)

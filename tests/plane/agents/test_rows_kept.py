@@ -87,9 +87,9 @@ async def test_an_agent_that_took_no_turn_is_renamed_with_no_workspace_to_move(
     start_plane: Any,
 ) -> None:
     plane = await start_plane()
-    made = await plane.plane.runtime.api.handle(p.NewAgent(name="poet", model="scripted-model"))
+    made = await plane.runtime.api.handle(p.NewAgent(name="poet", model="scripted-model"))
     assert made.agent.name == "poet"
-    await plane.plane.runtime.api.handle(p.RenameAgent(agent="poet", new_name="bard"))
+    await plane.runtime.api.handle(p.RenameAgent(agent="poet", new_name="bard"))
     await plane.turn("bard", "go")
     assert plane.home.workspace("bard").is_dir() and not plane.home.workspace("poet").exists()
 

@@ -8,13 +8,14 @@ from typing import Any
 
 import openai
 import pytest
+from openai.types.chat import ChatCompletionMessageParam
 
 from plane.money.gate import Hold
 from tests.support.fixtures_gateway import StartGateway
 
 pytestmark = pytest.mark.timeout(30)
 
-HELLO = [{"role": "user", "content": "hello"}]
+HELLO_CHAT: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hello"}]
 
 
 async def call(gw) -> object:
@@ -23,7 +24,7 @@ async def call(gw) -> object:
     ) as client:
         return await client.chat.completions.create(
             model="scripted-model",
-            messages=HELLO,
+            messages=HELLO_CHAT,
             max_tokens=10,
         )
 

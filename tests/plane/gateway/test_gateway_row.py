@@ -13,6 +13,7 @@ from decimal import Decimal
 import anthropic
 import httpx
 import pytest
+from anthropic.types import MessageParam
 
 from plane.cli.manage import shown
 from plane.cli.status import _text
@@ -35,7 +36,7 @@ agents:
   claude: {provider: anthropic, limitUsd: 5, gateway: {}}
 """
 OPUS = "claude-opus-4-8"
-HELLO = [{"role": "user", "content": "hello"}]
+HELLO: list[MessageParam] = [{"role": "user", "content": "hello"}]
 
 
 async def status_line(gw: GatewayPlane) -> list[str]:
@@ -45,7 +46,7 @@ async def status_line(gw: GatewayPlane) -> list[str]:
 
 
 async def show(gw: GatewayPlane) -> str:
-    details = await gw.plane.runtime.api.handle(p.ShowAgent(id=1, agent="claude"))
+    details = await gw.runtime.api.handle(p.ShowAgent(id=1, agent="claude"))
     assert isinstance(details, p.ShowAgentReply)
     return shown(details)
 

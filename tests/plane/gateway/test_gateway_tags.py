@@ -12,6 +12,8 @@ from decimal import Decimal
 import anthropic
 import openai
 import pytest
+from anthropic.types import MessageParam
+from openai.types.chat import ChatCompletionMessageParam
 
 from plane.wire.protocol import Usage
 from tests.support.command import plane_cli_async
@@ -20,7 +22,8 @@ from tests.support.scripted_llm import Reply
 
 pytestmark = pytest.mark.timeout(30)
 
-HELLO = [{"role": "user", "content": "hello"}]
+HELLO: list[MessageParam] = [{"role": "user", "content": "hello"}]
+HELLO_CHAT: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hello"}]
 TAGGED = CONFIG + "tags:\n  ticket-123: {limitUsd: 0.3}\n"
 TENTH = Usage(input_tokens=90, output_tokens=5)
 """$0.10 at the test prices."""
@@ -64,13 +67,13 @@ async def test_what_a_call_carries_is_kept_with_it(start_gateway: StartGateway) 
     async with aider(gw, **{"x-claude-code-session-id": "hdr-1"}) as client:
         await client.chat.completions.create(
             model="scripted-model",
-            messages=HELLO,
+            messages=HELLO_CHAT,
             max_tokens=10,
             user="team-7",
         )
         await client.chat.completions.create(
             model="scripted-model",
-            messages=HELLO,
+            messages=HELLO_CHAT,
             max_tokens=10,
             user="not a tag!",
         )
@@ -97,7 +100,7 @@ async def test_a_bad_tag_header_is_refused_in_one_line_and_nothing_is_spent(
         with pytest.raises(openai.BadRequestError) as refused:
             await client.chat.completions.create(
                 model="scripted-model",
-                messages=HELLO,
+                messages=HELLO_CHAT,
                 max_tokens=10,
             )
     assert "x-plane-tag: 'a tag with spaces' is not a tag (1–64 characters" in str(refused.value)
@@ -112,13 +115,15 @@ async def test_a_tags_ceiling_refuses_its_calls_whichever_agent_makes_them(
     tag = {"x-plane-tag": "ticket-123"}
     async with claude(gw, **tag) as c, aider(gw, **tag) as a:
         await c.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
-        await a.chat.completions.create(model="scripted-model", messages=HELLO, max_tokens=10)
+        await a.chat.completions.create(model="scripted-model", messages=HELLO_CHAT, max_tokens=10)
         await c.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
         sent = len(gw.llm.requests)
         with pytest.raises(anthropic.RateLimitError) as held:  # Claude Code's shape: 429
             await c.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
         with pytest.raises(openai.BadRequestError) as also:  # Chat Completions': 400
-            await a.chat.completions.create(model="scripted-model", messages=HELLO, max_tokens=10)
+            await a.chat.completions.create(
+                model="scripted-model", messages=HELLO_CHAT, max_tokens=10
+            )
     assert len(gw.llm.requests) == sent, "nothing past the tag's ceiling was sent"
     sentence = (
         "claude is not answering this call: calls tagged ticket-123 have spent $0.30 of $0.30 "
@@ -144,7 +149,7 @@ async def test_a_tag_with_a_ceiling_on_a_model_with_no_price_is_refused(
         with pytest.raises(openai.BadRequestError, match="no price is known for scripted-model"):
             await client.chat.completions.create(
                 model="scripted-model",
-                messages=HELLO,
+                messages=HELLO_CHAT,
                 max_tokens=10,
             )
     assert gw.llm.requests == []

@@ -42,8 +42,7 @@ async def month(start_plane):
     plane.llm.reply("Three.", usage=Usage(input_tokens=50))
     await plane.turn("extra", "three")
     [saved] = [
-        Decimal(row["usd"])
-        for row in await plane.plane.runtime.db.fetchall("SELECT usd FROM savings")
+        Decimal(row["usd"]) for row in await plane.runtime.db.fetchall("SELECT usd FROM savings")
     ]
     return plane, saved
 
