@@ -5,6 +5,7 @@ fewer frames; in-process readers get every event."""
 from __future__ import annotations
 
 import asyncio
+from decimal import Decimal
 
 from plane.daemon.events import QUEUE_LIMIT, EventBus, coalesced
 from plane.wire import protocol as p
@@ -15,7 +16,7 @@ def delta(agent: str, text: str, turn: int = 1) -> p.TextDelta:
 
 
 def finished(agent: str, turn: int = 1) -> p.TurnFinished:
-    return p.TurnFinished(agent=agent, turn=turn, cost_usd=0, usage=p.Usage())
+    return p.TurnFinished(agent=agent, turn=turn, cost_usd=Decimal(0), usage=p.Usage())
 
 
 async def test_twenty_subscribers_share_one_encoding_of_a_batch() -> None:
