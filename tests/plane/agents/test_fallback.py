@@ -104,7 +104,8 @@ def test_a_gateway_agent_steps_down_only_when_its_own_block_says_so():
     text += "  gw: {gateway: {}}\n"
     config = parse_config(text)
     assert config.fallback_of("gw") is None
-    assert config.fallback_of("scout") is not None and config.fallback_of("scout").at == 0.5
+    scout = config.fallback_of("scout")
+    assert scout is not None and scout.at == 0.5
 
 
 async def test_a_fallback_on_a_provider_without_its_key_stops_the_plane(

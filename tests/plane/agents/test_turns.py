@@ -508,7 +508,7 @@ async def test_a_turn_the_ledger_stops_is_finished_so_no_client_shows_it_working
     await refuse_calls(plane)
     subscription = plane.bus.subscribe()
     await plane.send("demo", "hello")
-    events = []
+    events: list[p.Event] = []
     while not events or not isinstance(events[-1], p.TurnFinished):
         events.append(await asyncio.wait_for(subscription.next(), 10))
     [started] = [e for e in events if isinstance(e, p.TurnStarted)]

@@ -18,7 +18,7 @@ from tests.plane.compress.helpers import HERE
 from tests.support.command import Ran, plane_cli, plane_process
 
 
-def plane(home: Path, *args: str, stdin: bytes = b"") -> Ran:
+def plane(home: Path, *args: str, stdin: str | bytes = b"") -> Ran:
     """`plane ARGS` in this process."""
     return plane_cli(home, *args, stdin=stdin)
 
@@ -50,7 +50,9 @@ def test_json_has_refs_and_stats(compressed: tuple[Path, bytes, bytes]) -> None:
 
 def test_retrieve_modes(compressed: tuple[Path, bytes, bytes]) -> None:
     home, _, text = compressed
-    ref = re.search(rb"k_[\w-]{10}", text).group(0).decode()
+    found = re.search(rb"k_[\w-]{10}", text)
+    assert found is not None, text
+    ref = found.group(0).decode()
     whole = plane(home, "retrieve", ref)
     assert whole.returncode == 0 and whole.stdout.strip()
     first = plane(home, "retrieve", ref, "--lines", "1:1")

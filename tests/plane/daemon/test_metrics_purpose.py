@@ -2,8 +2,6 @@
 read with prometheus_client's own parser; labels bounded whatever the
 clients send."""
 
-from typing import Any
-
 import httpx
 import openai
 import pytest
@@ -36,7 +34,7 @@ async def test_groups_tags_and_tools_with_bounded_labels(start_gateway: StartGat
     gw = await start_gateway(PURPOSED)
     gw.llm.default_reply = Reply("ok", Usage(input_tokens=10, output_tokens=1))
 
-    def chat(n: int) -> list[dict[str, Any]]:
+    def chat(n: int) -> list[ChatCompletionMessageParam]:
         """A call whose tool result is new each time (the same one thirty times is a loop)."""
         return [
             {"role": "system", "content": "be brief"},

@@ -65,7 +65,7 @@ async def test_a_gateway_agent_says_its_clients_model_and_its_true_state(
         base_url=gw.url, api_key=gw.keys["claude"], max_retries=0
     ) as client:
         for n in range(5):  # five questions (the same one five times is a loop)
-            ask = [{"role": "user", "content": f"hello {n}"}]
+            ask: list[MessageParam] = [{"role": "user", "content": f"hello {n}"}]
             await client.messages.create(model=OPUS, max_tokens=1000, messages=ask)
     line = await status_line(gw)
     assert line[:3] == ["claude", "idle", OPUS], line  # was: held smollm2-135m (unpriced)

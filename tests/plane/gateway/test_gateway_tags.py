@@ -13,7 +13,10 @@ import anthropic
 import openai
 import pytest
 from anthropic.types import MessageParam
-from openai.types.chat import ChatCompletionMessageParam
+from openai.types.chat import (
+    ChatCompletionMessageFunctionToolCallParam,
+    ChatCompletionMessageParam,
+)
 
 from plane.wire.protocol import Usage
 from tests.support.command import plane_cli_async
@@ -161,7 +164,7 @@ async def test_a_clients_tool_results_are_attributed_by_the_names_it_gave(
     gw = await start_gateway()
     usage = Usage(input_tokens=2000, cache_read_tokens=1000, output_tokens=5)
     gw.llm.default_reply = Reply("ok", usage)
-    messages = [
+    messages: list[MessageParam] = [
         {"role": "user", "content": "look"},
         {"role": "assistant", "content": [
             {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}},
@@ -175,7 +178,7 @@ async def test_a_clients_tool_results_are_attributed_by_the_names_it_gave(
     ]  # fmt: skip
     async with claude(gw) as client:
         await client.messages.create(model="scripted-model", max_tokens=10, messages=messages)
-    chat = [
+    chat: list[ChatCompletionMessageParam] = [
         {"role": "system", "content": "be brief"},
         {"role": "user", "content": "run it"},
         {"role": "assistant", "content": None, "tool_calls": [
@@ -204,9 +207,13 @@ async def test_the_day_by_tool_keeps_ten_bars_whatever_tools_a_client_names(
 
     gw = await start_gateway()
     gw.llm.default_reply = Reply("ok", Usage(input_tokens=3000, output_tokens=5))
-    chat: list[dict] = [{"role": "user", "content": "go"}]
+    chat: list[ChatCompletionMessageParam] = [{"role": "user", "content": "go"}]
     for n in range(15):
-        call = {"id": f"c{n}", "type": "function", "function": {"name": f"t{n}", "arguments": "{}"}}
+        call: ChatCompletionMessageFunctionToolCallParam = {
+            "id": f"c{n}",
+            "type": "function",
+            "function": {"name": f"t{n}", "arguments": "{}"},
+        }
         chat.append({"role": "assistant", "content": None, "tool_calls": [call]})
         chat.append({"role": "tool", "tool_call_id": f"c{n}", "content": "x" * (100 + n)})
     async with aider(gw) as client:

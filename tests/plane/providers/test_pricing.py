@@ -12,6 +12,7 @@ lists (USD per 1M tokens):
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 import genai_prices
 import pytest
@@ -67,7 +68,7 @@ def test_genai_prices_figures(model: str, usage: Usage, dollars: str):
 def test_provider_usage_straight_from_the_wire_is_priced_right():
     """Anthropic's input_tokens excludes the cache; OpenAI's includes it. Each
     normalised, the same call costs what the price list says."""
-    wire = {
+    wire: dict[str, Any] = {
         "input_tokens": 1_000,
         "cache_read_input_tokens": 5_000,
         "cache_creation_input_tokens": 4_000,
@@ -96,10 +97,12 @@ def test_an_hour_in_anthropics_cache_is_priced_at_the_hour_rate_not_the_five_min
     assert (usage.cache_write_tokens, usage.cache_write_1h_tokens) == (4_000, 3_000)
     # 1,000 × 1 + 5,000 × 0.1 + 1,000 × 1.25 + 3,000 × 2 + 500 × 5 = 11,250 per 1M
     assert pricer.price("claude-haiku-4-5", usage).cost_usd == Decimal("0.01125")
-    price = Price(input=Decimal(1), cache_write=Decimal(2), cache_write_1h=Decimal(4), output=0)
+    price = Price(
+        input=Decimal(1), cache_write=Decimal(2), cache_write_1h=Decimal(4), output=Decimal(0)
+    )
     # 1,000 × 1 + 5,000 × 1 + 1,000 × 2 + 3,000 × 4 = 20,000 per 1M
     assert Pricer({"m": price}).price("m", usage).cost_usd == Decimal("0.02")
-    without = Price(input=Decimal(1), cache_write=Decimal(2), output=0)
+    without = Price(input=Decimal(1), cache_write=Decimal(2), output=Decimal(0))
     assert Pricer({"m": without}).price("m", usage).cost_usd == Decimal("0.014")
 
 
@@ -131,7 +134,9 @@ def test_the_longest_matching_key_wins_and_beats_the_table():
 
 
 def test_an_explicit_zero_price_is_free_and_says_where_it_came_from():
-    priced = Pricer({"smollm2": Price(input=0, output=0)}).price("smollm2-135m", CACHED)
+    priced = Pricer({"smollm2": Price(input=Decimal(0), output=Decimal(0))}).price(
+        "smollm2-135m", CACHED
+    )
     assert priced.cost_usd == 0 and priced.source == "agents.yaml pricing 'smollm2'"
 
 

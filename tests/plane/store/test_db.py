@@ -165,7 +165,7 @@ async def test_after_a_commit_runs_even_when_the_caller_is_cancelled(db):
     """The ledger's sums in memory follow every commit, even one whose
     caller stopped waiting for it."""
     inside, release = threading.Event(), threading.Event()
-    moved = []
+    moved: list[int] = []
 
     def hold(conn):
         inside.set()
