@@ -23,7 +23,7 @@ run: $(BIN)/plane
 lint: $(BIN)/plane
 	$(BIN)/ruff check plane tui tests bench screenshots
 	$(BIN)/ruff format --check plane tui tests bench screenshots
-	$(BIN)/mypy plane tui
+	$(BIN)/mypy plane tui tests
 	$(BIN)/lint-imports
 
 # The gateway's end-to-end tests drive the real clients: Claude Code and Codex

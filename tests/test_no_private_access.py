@@ -17,22 +17,6 @@ from tests.support.sources import own_sources
 ROOT = Path(__file__).resolve().parents[1]
 OWNERS = ("self", "cls")
 """Whose private names are their own to use: a class's, in its own methods."""
-NOT_YET = {
-    "tests/attack/test_metrics_scrapes.py: ._ledger",
-    "tests/plane/compress/test_narrowing.py: ._label",
-    "tests/plane/gateway/test_gateway_fleet.py: 'plane.money.gate.Gate._fleet_hold'",
-    "tests/plane/providers/test_llama_child.py: ._read_line",
-    "tests/plane/providers/test_pricing.py: ._calc",
-    "tests/plane/compress/test_shortcuts.py: ._TRAILER",
-    "tests/plane/compress/test_shortcuts.py: ._trailer",
-    "tests/plane/compress/test_shortcuts.py: ._DIFF",
-    "tests/plane/compress/test_shortcuts.py: ._DIFF_STARTS",
-    "tests/plane/agents/test_rows_kept.py: ._days",
-    "tests/plane/store/test_db.py: ._reader",
-}
-"""Tests of one private helper each (the compressor's shortcuts checked
-against the plain way each replaced), until the helper is given a public name
-or the test goes through what calls it: this list only shrinks."""
 PATCHED = re.compile(r"^(plane|tui)(\.\w+)*\.(_[a-z]\w*)$")
 """A private name given by its dotted path, as `monkeypatch.setattr` takes it."""
 
@@ -72,10 +56,7 @@ def test_no_test_touches_a_private_name_of_the_plane_or_the_tui() -> None:
     names = defined_privately("plane") | defined_privately("tui")
     assert "_lock" in names, "the scan reads the plane's code"
     found = [hit for path in own_sources() for hit in reaches(path, names)]
-    unlisted = [hit for hit in found if re.sub(r":\d+:", ":", hit) not in NOT_YET]
-    assert unlisted == [], "tests reach private names:\n" + "\n".join(unlisted)
-    gone = NOT_YET - {re.sub(r":\d+:", ":", hit) for hit in found}
-    assert not gone, f"no longer reached, so off the list: {sorted(gone)}"
+    assert found == [], "tests reach private names:\n" + "\n".join(found)
 
 
 def test_the_scan_finds_a_private_access_and_a_patched_private_path(tmp_path: Path) -> None:

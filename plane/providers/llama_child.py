@@ -45,34 +45,20 @@ class Child:
     def listening(self, settings: dict[str, Any], timeout_s: float) -> str:
         """Send the settings; the root URL once the child says it listens."""
         assert self.process.stdin and self.process.stdout
+        line: str | None
         try:
             self.process.stdin.write(json.dumps(settings) + "\n")
             self.process.stdin.flush()
         except OSError:
             line = ""  # it died at once (or was stopped): its stderr says why
         else:
-            line = self._read_line(self.process.stdout, timeout_s)
+            line = first_line(self.process.stdout, timeout_s)
+        if line is None:
+            self.process.kill()
+            raise ProviderError(f"The embedded model did not start within {timeout_s:g} s.")
         if not line.startswith("listening "):
             raise ProviderError(f"The embedded model did not start: {self.why()}")
         return line.split(" ", 1)[1].strip().rstrip("/")
-
-    def _read_line(self, stdout: IO[str], timeout_s: float) -> str:
-        """The child's first line, or "" once it exits; raises on a timeout."""
-        result: list[str] = []
-
-        def read() -> None:
-            try:
-                result.append(stdout.readline())
-            except (OSError, ValueError):  # its pipe closed under it: the plane stopped it
-                result.append("")
-
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
-        reader.join(timeout_s)
-        if reader.is_alive():
-            self.process.kill()
-            raise ProviderError(f"The embedded model did not start within {timeout_s:g} s.")
-        return result[0] if result else ""
 
     def why(self) -> str:
         """The last line the child wrote to stderr, as the reason it failed."""
@@ -103,6 +89,26 @@ class Child:
             if pipe is not None:
                 with contextlib.suppress(OSError):  # stdin may hold unsent settings
                     pipe.close()
+
+
+def first_line(stdout: IO[str], timeout_s: float) -> str | None:
+    """The first line a child writes, read in a thread so that a child that
+    hangs cannot hold the plane: "" once it exits or its pipe is closed under
+    the read (the plane stopped it), None when nothing came within `timeout_s`."""
+    result: list[str] = []
+
+    def read() -> None:
+        try:
+            result.append(stdout.readline())
+        except (OSError, ValueError):  # its pipe closed under it: the plane stopped it
+            result.append("")
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(timeout_s)
+    if reader.is_alive():
+        return None
+    return result[0] if result else ""
 
 
 def wait_healthy(child: Child, root: str, deadline: float, timeout_s: float) -> None:

@@ -42,7 +42,11 @@ class ToolContext(Protocol):
     """The agent's workspace directory (it exists). File tools are confined to it."""
     sandboxed: bool
     """Whether `run_command` runs under the Landlock sandbox (see `sandbox`)."""
-    clock: Clock
+
+    @property
+    def clock(self) -> Clock:
+        """Read only: a turn may keep a clock that does more (a test's moves)."""
+        ...
 
     async def schedule_turn(self, at: datetime, note: str) -> str:
         """Book this agent's own turn at `at` (UTC, already checked to be in the

@@ -18,6 +18,8 @@ from decimal import Decimal
 import anthropic
 import openai
 import pytest
+from anthropic.types import MessageParam
+from openai.types.chat import ChatCompletionMessageParam
 
 from plane.wire.protocol import Usage
 from tests.support.fixtures_gateway import CONFIG as GATEWAY_CONFIG
@@ -65,7 +67,8 @@ async def test_a_group_taking_turns_at_once_ends_at_most_one_call_over(start_pla
 GATEWAY_GROUP = GATEWAY_CONFIG + (
     "groups:\n  clients: {limitUsd: 1, agents: [claude, aider]}\ntags:\n  ticket-1: {limitUsd: 1}\n"
 )
-HELLO = [{"role": "user", "content": "hello"}]
+HELLO: list[MessageParam] = [{"role": "user", "content": "hello"}]
+HELLO_CHAT: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hello"}]
 
 
 async def fan_out(gw, calls: int, tag: str | None) -> list[str]:
@@ -86,7 +89,7 @@ async def fan_out(gw, calls: int, tag: str | None) -> list[str]:
             else:
                 await aider.chat.completions.create(
                     model="scripted-model",
-                    messages=HELLO,
+                    messages=HELLO_CHAT,
                     max_tokens=20,
                 )
         except (anthropic.APIStatusError, openai.APIStatusError) as refused:

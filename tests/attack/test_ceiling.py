@@ -95,8 +95,8 @@ def scout_fleet_route(body: dict[str, Any]) -> Step:
         return Reply("the answer", usage=TEN_CENTS, delay_s=0.05)
     if after_a_tool(body):
         return Reply("thanks", usage=Usage())
-    question = {"question": "what is in the workspace?", "paths": []}
-    return Reply("", tool_calls=[("ask_scout", question)], usage=Usage())
+    question: dict[str, Any] = {"question": "what is in the workspace?", "paths": []}
+    return Reply("", tool_calls=(("ask_scout", question),), usage=Usage())
 
 
 async def assert_no_turn_began_at_or_over(plane, agent: str, ceiling: Decimal) -> list[Decimal]:
@@ -319,7 +319,7 @@ def ask_route(arguments: dict[str, Any] | str) -> Callable[[dict[str, Any]], Ste
     def route(body: dict[str, Any]) -> Step:
         if after_a_tool(body):
             return Reply("done", usage=Usage())
-        return Reply("", tool_calls=[("set_own_limit", arguments)], usage=Usage())
+        return Reply("", tool_calls=(("set_own_limit", arguments),), usage=Usage())
 
     return route
 
@@ -367,12 +367,17 @@ async def launch_again(tmp_path, llm, plane, config_text=None):
     return await launch(tmp_path, llm, config_text, plane.clock)
 
 
+def answering(text: str) -> Callable[[dict[str, Any]], Step | None]:
+    """A route that answers every request with `text`."""
+    return lambda body: Reply(text, usage=Usage())
+
+
 async def test_text_the_model_writes_is_never_a_command(tmp_path):
     llm = RoutedLLM(lambda body: None).start()
     plane = await launch(tmp_path, llm)
     try:
         for answer in HOSTILE_ANSWERS:
-            llm.route = lambda body, answer=answer: Reply(answer, usage=Usage())
+            llm.route = answering(answer)
             said = await plane.turn("demo", "what now?")
             assert [m.kind for m in said] == ["operator", "agent"]  # free: no cost line
             await assert_refused_everywhere(plane)
@@ -395,7 +400,7 @@ async def test_tool_output_that_says_limit_off_changes_nothing(tmp_path):
             def route(body, name=name, arguments=arguments):
                 if after_a_tool(body):
                     return Reply(body["messages"][-1]["content"], usage=Usage())  # quote it
-                return Reply("", tool_calls=[(name, arguments)], usage=Usage())
+                return Reply("", tool_calls=((name, arguments),), usage=Usage())
 
             llm.route = route
             said = await plane.turn("demo", "read your notes (grep, patch, search)")

@@ -24,6 +24,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -39,7 +40,7 @@ from tests.support.fixtures_gateway import CONFIG, GatewayPlane, StartGateway
 from tests.support.scripted_llm import ScriptedLLM
 
 MB = 1_000_000
-ROUTES = (
+ROUTES: tuple[tuple[str, dict[str, str]], ...] = (
     ("/v1/messages", {"x-api-key": "plane-claude-guessed"}),
     ("/v1/chat/completions", {}),
     ("/v1/responses", {"authorization": "Bearer sk-not-a-key"}),
@@ -96,7 +97,11 @@ async def listening(gw: GatewayPlane, limits: Limits) -> AsyncIterator[HttpListe
 
 def call(size: int) -> bytes:
     """A Messages request of `size` bytes."""
-    shell = {"model": "scripted-model", "max_tokens": 5, "messages": [{"role": "user"}]}
+    shell: dict[str, Any] = {
+        "model": "scripted-model",
+        "max_tokens": 5,
+        "messages": [{"role": "user"}],
+    }
     text = json.dumps(shell)
     pad = size - len(text) - len(', "content": ""')
     shell["messages"][0]["content"] = "x" * pad
@@ -311,7 +316,7 @@ async def test_tcp_connections_without_a_hello_are_closed_but_a_greeted_subscrib
 ) -> None:
     plane = await start_plane()
     listener = Listener(
-        plane.plane.runtime.api.handle,
+        plane.runtime.api.handle,
         plane.rows.snapshot,
         plane.bus,
         "test",

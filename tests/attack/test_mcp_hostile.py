@@ -181,7 +181,7 @@ async def test_a_turn_cut_while_a_server_hangs_ends_at_once_and_its_server_with_
         await asyncio.sleep(0.01)
     await asyncio.sleep(0.5)
     started = time.monotonic()
-    await plane.plane.runtime.api.handle(p.Interrupt(agent="demo"))
+    await plane.runtime.api.handle(p.Interrupt(agent="demo"))
     said = await plane.until_turn_ends("demo", subscription)
     assert time.monotonic() - started < 10, "the cut is not held up by the server"
     assert any("interrupted" in m.text.lower() or "cut" in m.text.lower() for m in said), said
@@ -205,7 +205,7 @@ async def test_a_turn_cut_while_a_server_will_not_start_ends_at_once_and_so_does
         await asyncio.sleep(0.01)
     await asyncio.sleep(0.5)
     started = time.monotonic()
-    await plane.plane.runtime.api.handle(p.Interrupt(agent="demo"))
+    await plane.runtime.api.handle(p.Interrupt(agent="demo"))
     await plane.until_turn_ends("demo", subscription)
     assert time.monotonic() - started < 10, "the cut is not held up by the server"
     assert await gone(tag, within=10), "a server cut off while starting does not linger"

@@ -17,7 +17,6 @@ import asyncio
 import json
 import os
 import textwrap
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -26,6 +25,7 @@ from plane.clock import ManualClock
 from plane.tools import sandbox
 from plane.tools.shell import RunCommandArgs, run_command
 from plane.wire import protocol as p
+from tests.plane.tools.conftest import FakeContext
 from tests.support.fixtures_plane import NOON
 
 pytestmark = pytest.mark.skipif(sandbox.abi() == 0, reason="run_command needs Landlock here")
@@ -102,19 +102,10 @@ AGENT_SCRIPT = textwrap.dedent(
 )
 
 
-@dataclass
-class AgentTurn:
-    """What `run_command` is handed in an agent's turn: the agent, its
-    workspace, the sandbox on (as agents.yaml ships it)."""
-
-    agent: str
-    workspace: Path
-    clock: ManualClock
-    sandboxed: bool = True
-
-
 async def run_as_agent(workspace: Path, command: str) -> str:
-    ctx = AgentTurn("demo", workspace, ManualClock(NOON))
+    # What `run_command` is handed in an agent's turn: the agent, its
+    # workspace, the sandbox on (as agents.yaml ships it).
+    ctx = FakeContext("demo", workspace, ManualClock(NOON), sandboxed=True)
     return await run_command(RunCommandArgs(command=command, timeout_s=60), ctx)
 
 

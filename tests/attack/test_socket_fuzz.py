@@ -29,6 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from plane.wire import protocol as p
+from tests.support.fixtures_plane import RunningPlane, StartPlane
 
 TALLY: Counter[str] = Counter()
 REPLIES = {"welcome", "snapshot", "sent", "messages", "agent_created", "ledger", "ok", "error"}
@@ -170,23 +171,26 @@ async def test_any_bytes_get_one_reply_a_line(start_plane, data, ends):
     await untouched(plane)
 
 
-_shared: dict[int, object] = {}
+_planes: dict[int, RunningPlane] = {}
+_conns: dict[int, Conn] = {}
+"""One plane for all of a test's examples, and one connection to it."""
 
 
-async def _plane(start_plane):
+async def _plane(start_plane: StartPlane) -> RunningPlane:
     """One plane for all of a test's examples (the fixture is the test's)."""
     key = id(start_plane)
-    if key not in _shared:
-        _shared.clear()
-        _shared[key] = await start_plane()
-    return _shared[key]
+    if key not in _planes:
+        _planes.clear()
+        _conns.clear()
+        _planes[key] = await start_plane()
+    return _planes[key]
 
 
-async def _conn(plane) -> Conn:
+async def _conn(plane: RunningPlane) -> Conn:
     key = id(plane)
-    conn = _shared.get(key)
+    conn = _conns.get(key)
     if conn is None:
-        conn = _shared[key] = await Conn.open(plane)
+        conn = _conns[key] = await Conn.open(plane)
     return conn
 
 

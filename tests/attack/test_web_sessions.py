@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import aiohttp
@@ -30,7 +31,7 @@ TRIED: list[str] = []
 
 
 @pytest.fixture(scope="module", autouse=True)
-def tally() -> AsyncIterator[None]:
+def tally() -> Iterator[None]:
     yield
     print(f"\nplane web: {len(TRIED)} foreign handshakes tried, 0 TUIs started by them")
 
@@ -50,7 +51,9 @@ async def serving(tmp_path: Path, tabs: int = 8) -> AsyncIterator[tuple[WebServe
 
 async def sign_in(server: WebServer, browser: httpx.AsyncClient | None = None) -> str:
     async with contextlib.AsyncExitStack() as stack:
-        client = browser or await stack.enter_async_context(httpx.AsyncClient())
+        client = (
+            browser if browser is not None else await stack.enter_async_context(httpx.AsyncClient())
+        )
         found = await client.get(f"{server.public_url}/?token={TOKEN}")
     assert found.status_code == 302
     return found.cookies[COOKIE]
@@ -69,9 +72,15 @@ async def until_started(started: Path, tabs: int) -> None:
     assert tabs_started(started) == tabs
 
 
-async def handshake(
-    server: WebServer, cookies: dict[str, str], origin: str | None
-) -> aiohttp.ClientWebSocketResponse | int:
+@dataclass(frozen=True)
+class Tab:
+    """A browser tab's websocket, and the session it was opened on (closed with it)."""
+
+    socket: aiohttp.ClientWebSocketResponse
+    session: aiohttp.ClientSession
+
+
+async def handshake(server: WebServer, cookies: dict[str, str], origin: str | None) -> Tab | int:
     """The open websocket, or the status the handshake was refused with."""
     headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in cookies.items())}
     if origin is not None:
@@ -84,13 +93,12 @@ async def handshake(
     except aiohttp.WSServerHandshakeError as refused:
         await session.close()
         return refused.status
-    socket._plane_session = session  # closed with it, below
-    return socket
+    return Tab(socket, session)
 
 
-async def hang_up(socket: aiohttp.ClientWebSocketResponse) -> None:
-    await socket.close()
-    await socket._plane_session.close()
+async def hang_up(tab: Tab) -> None:
+    await tab.socket.close()
+    await tab.session.close()
 
 
 async def test_only_the_servers_own_page_with_a_session_starts_a_tui(tmp_path: Path) -> None:
@@ -150,7 +158,8 @@ async def test_the_tab_over_the_cap_gets_a_page_saying_so_and_no_tui(tmp_path: P
         session = await sign_in(server)
         own = server.public_url
         tabs = [await handshake(server, {COOKIE: session}, own) for _ in range(2)]
-        assert all(not isinstance(tab, int) for tab in tabs)
+        opened = [tab for tab in tabs if not isinstance(tab, int)]
+        assert opened == tabs
         async with httpx.AsyncClient(cookies={COOKIE: session}) as browser:
             page = await browser.get(own + "/")
             assert page.status_code == 503
@@ -161,7 +170,7 @@ async def test_the_tab_over_the_cap_gets_a_page_saying_so_and_no_tui(tmp_path: P
             assert await handshake(server, {COOKIE: session}, own) == 503
             await until_started(started, 2)
 
-            await hang_up(tabs[0])
+            await hang_up(opened[0])
             for _ in range(50):  # its handler ends once the close is read
                 if server.tabs < 2:
                     break
@@ -171,4 +180,4 @@ async def test_the_tab_over_the_cap_gets_a_page_saying_so_and_no_tui(tmp_path: P
         assert not isinstance(third, int)
         await until_started(started, 3)
         await hang_up(third)
-        await hang_up(tabs[1])
+        await hang_up(opened[1])

@@ -105,10 +105,10 @@ def fan_out(body: dict[str, Any], serial: int) -> Reply:
         return Reply("Subtask done.", usage, delay_s=0.3)
     if any(p.get("type") == "tool_result" for p in last.get("content", []) if isinstance(p, dict)):
         return Reply("All three parts are done.", usage, delay_s=0.3)
-    agents = [
+    agents = tuple(
         ("Agent", {"description": f"part {i}", "prompt": f"SUBTASK {i}: reply done."})
         for i in range(3)
-    ]
+    )
     return Reply("", usage, tool_calls=agents, delay_s=0.3)
 
 

@@ -35,7 +35,8 @@ async def held_plane(start_plane: StartPlane, receiver: Receiver, **kw: Any) -> 
     plane.llm.reply("All of it.", usage=Usage(input_tokens=1050))
     await plane.turn("demo", "spend")
     await receiver.until_hook("held")
-    await plane.plane.runtime.notifier.drained()
+    assert plane.runtime.notifier is not None, "notify: is configured"
+    await plane.runtime.notifier.drained()
     return plane
 
 

@@ -69,5 +69,4 @@ def billed_usd(billed: list[Billed], pricer: Pricer) -> Decimal:
 
 def cost_of(billed: Billed, pricer: Pricer) -> Decimal:
     """One response's bill: its tokens, and its web searches when it made any."""
-    searched = {"searches": billed.searches} if billed.searches else {}
-    return pricer.price(billed.model, billed.usage, **searched).cost_usd
+    return pricer.price(billed.model, billed.usage, searches=billed.searches).cost_usd

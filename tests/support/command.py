@@ -49,6 +49,9 @@ class Ran:
     returncode: int
     stdout: str
     stderr: str
+    stdout_bytes: bytes = b""
+    """What it printed, byte for byte: `plane expand` gives back what it was
+    given, which need not be UTF-8 (in `stdout`, those bytes are escaped)."""
 
 
 def plane_cli(
@@ -71,7 +74,7 @@ def plane_cli(
                     code = main(list(args))
                 except SystemExit as exit_:  # argparse's refusals and --help
                     code = _exit_code(exit_)
-    return Ran(code, out.text(), err.text())
+    return Ran(code, out.text(), err.text(), out.raw())
 
 
 async def plane_cli_async(
@@ -167,10 +170,13 @@ class _Stream(io.TextIOWrapper):
         self.flush()
 
     def text(self) -> str:
+        return self.raw().decode("utf-8", "surrogateescape")
+
+    def raw(self) -> bytes:
         self.flush()
         raw = self.buffer
         assert isinstance(raw, io.BytesIO)
-        return raw.getvalue().decode("utf-8")
+        return raw.getvalue()
 
 
 @contextlib.contextmanager

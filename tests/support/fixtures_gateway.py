@@ -4,11 +4,10 @@ scripted provider server (which speaks both APIs), and a key for each."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -16,6 +15,8 @@ from plane.clock import ManualClock
 from plane.config import parse_config
 from plane.daemon.events import Subscription
 from plane.daemon.server import Plane
+from plane.gateway.apis import Wire
+from plane.gateway.forward import Responder
 from plane.gateway.keys import Keys
 from plane.home import Home
 from plane.wire import protocol as p
@@ -102,12 +103,14 @@ class GatewayPlane(PlaneParts):
         handle = gateway.handle
         seen = Arrivals()
 
-        async def counted(*args: Any) -> None:
+        async def counted(
+            wire: Wire, headers: Mapping[str, str], raw: bytes, out: Responder
+        ) -> None:
             seen.count += 1
             seen.now += 1
             seen.most_at_once = max(seen.most_at_once, seen.now)
             try:
-                await handle(*args)
+                await handle(wire, headers, raw, out)
             finally:
                 seen.now -= 1
 

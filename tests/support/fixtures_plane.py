@@ -79,7 +79,7 @@ class RunningPlane(PlaneParts):
         return client
 
     async def send(self, agent: str, text: str) -> list[p.ConversationMessage]:
-        return (await self.plane.runtime.api.handle(p.Send(agent=agent, text=text))).messages
+        return (await self.runtime.api.handle(p.Send(agent=agent, text=text))).messages
 
     async def turn(self, agent: str, text: str, within: float = 20) -> list[p.ConversationMessage]:
         """Send `text` and collect what `agent`'s conversation gets until its
@@ -115,7 +115,7 @@ class RunningPlane(PlaneParts):
             if task is None:
                 continue
             lines.append(f"{name}: idle={worker.idle}")
-            awaiting = task.get_coro()
+            awaiting: object = task.get_coro()
             while awaiting is not None:  # down the chain of awaits, outermost first
                 frame = getattr(awaiting, "cr_frame", None) or getattr(awaiting, "gi_frame", None)
                 if frame is not None:
@@ -125,7 +125,7 @@ class RunningPlane(PlaneParts):
                 awaiting = getattr(awaiting, "cr_await", None) or getattr(
                     awaiting, "gi_yieldfrom", None
                 )
-            if awaiting is None and task.done():
+            if task.done():
                 lines.append(f"  done: {task}")
         ownership = self.services.ownership
         lines.append(f"runs here: {'all' if ownership.mine is None else sorted(ownership.mine)}")

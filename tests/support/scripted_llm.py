@@ -44,7 +44,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 from plane.wire.protocol import Usage
 
@@ -771,7 +771,7 @@ class ScriptedLLM:
 
     # lifecycle
 
-    def start(self) -> ScriptedLLM:
+    def start(self) -> Self:
         self._server = _Server(self)
         self._thread = threading.Thread(
             target=self._server.serve_forever,
@@ -799,7 +799,7 @@ class ScriptedLLM:
         self._thread.join(timeout=5)
         self._server = None
 
-    def __enter__(self) -> ScriptedLLM:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

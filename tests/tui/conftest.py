@@ -7,6 +7,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from textual.widget import Widget
 
 from plane.wire.protocol import Event, Snapshot
 from tui.app import PlaneApp
@@ -37,6 +38,12 @@ async def settle(pilot, rounds: int = 3) -> None:
     """Let posted messages, signals and mounts run through."""
     for _ in range(rounds):
         await pilot.pause()
+
+
+def focused(app: PlaneApp) -> Widget | None:
+    """What has the focus now: read afresh each time, as a key moves it
+    (`app.focused`, asserted on, would stay what the assertion said)."""
+    return app.focused
 
 
 def drawn_row(app: PlaneApp, agent: str) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 from plane.agents.commands import registry
 from plane.money.limits import spend_level
-from plane.wire.protocol import AgentState, ConversationMessage, Snapshot, Usage
+from plane.wire.protocol import AgentState, ConversationMessage, MessageKind, Snapshot, Usage
 from plane.wire.words import turn_line
 
 NOW = datetime(2025, 3, 14, 20, 47, 0, tzinfo=UTC)
@@ -50,7 +50,7 @@ _ids = iter(range(1, 1_000_000))
 
 
 def message(
-    agent: str, kind: str, text: str, *, minute: int = 2, **fields: Any
+    agent: str, kind: MessageKind, text: str, *, minute: int = 2, **fields: Any
 ) -> ConversationMessage:
     return ConversationMessage(
         id=next(_ids),

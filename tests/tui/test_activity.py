@@ -4,6 +4,8 @@ that answered while another was shown has `*` in its row until it is."""
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 
 from plane.wire.protocol import MessageAppended, TextDelta, TurnFinished, TurnStarted, Usage
@@ -60,7 +62,7 @@ async def test_the_seconds_count_on_this_clients_clock_and_only_the_selected_age
         now[0] += 70
         app.main_screen.tick()
         assert activity(app) == "poet is writing · 1 min 22 s · called grep"
-        feed(app, TurnFinished(agent="poet", turn=1, cost_usd=0, usage=Usage()))
+        feed(app, TurnFinished(agent="poet", turn=1, cost_usd=Decimal(0), usage=Usage()))
         await settle(pilot)
         assert activity(app) == ""
         app.main_screen.select_agent("scout")

@@ -10,7 +10,7 @@ import pytest
 from plane.agents.commands import COMMANDS as PLANE_COMMANDS
 from plane.agents.commands import registry
 from plane.wire.protocol import CommandInfo
-from tui.commands import Commands, client_commands
+from tui.commands import CommandContext, Commands, client_commands
 
 
 @pytest.fixture
@@ -107,7 +107,7 @@ async def test_a_registered_handler_is_found_and_awaited() -> None:
     seen: list[str] = []
 
     @commands.register("echo", "/echo TEXT", "Say it back.")
-    async def _echo(context: Recorder, argument: str) -> None:
+    async def _echo(context: CommandContext, argument: str) -> None:
         seen.append(argument)
 
     await commands.dispatch(Recorder(), "/echo  hi there ")

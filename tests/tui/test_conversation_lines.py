@@ -6,7 +6,7 @@ above an answer streaming in, the lines fitting the pane as it narrows."""
 from __future__ import annotations
 
 from plane.wire.protocol import MessageAppended, TextDelta
-from tests.tui.conftest import feed, settle
+from tests.tui.conftest import feed, focused, settle
 from tests.tui.factories import agent, message, snapshot
 from tests.tui.test_live import SIZE
 from tui.app import PlaneApp
@@ -66,26 +66,26 @@ async def test_tab_and_shift_tab_walk_the_lines_that_open_and_enter_opens_one() 
         await settle(pilot, 5)
         pane = pane_of(app)
         first, second = [line for line in pane.messages if line.folds]
-        assert isinstance(app.focused, Composer)
+        assert isinstance(focused(app), Composer)
         await pilot.press("shift+tab")  # from the composer: the newest line that opens
         await settle(pilot)
-        assert app.focused is pane and pane.cursor is second
+        assert focused(app) is pane and pane.cursor is second
         await pilot.press("shift+tab")
         await settle(pilot)
-        assert app.focused is pane and pane.cursor is first
+        assert focused(app) is pane and pane.cursor is first
         await pilot.press("enter")
         await settle(pilot)
         assert first.expanded and "14:02 demo  ⚙ grep → 3 matches" in pane.plain()
         assert [line.strip() for line in first.plain().splitlines()[1:]] == ["a", "b", "c"]
         await pilot.press("shift+tab", "shift+tab")  # the pane itself, then on to the agents
         await settle(pilot)
-        assert isinstance(app.focused, AgentList)
+        assert isinstance(focused(app), AgentList)
         await pilot.press("tab")  # back: the newest line in view that opens
         await settle(pilot)
-        assert app.focused is pane and pane.cursor is second
+        assert focused(app) is pane and pane.cursor is second
         await pilot.press("tab")  # past the newest: the composer
         await settle(pilot)
-        assert isinstance(app.focused, Composer)
+        assert isinstance(focused(app), Composer)
 
 
 async def test_a_click_on_a_line_that_folds_opens_and_closes_it() -> None:

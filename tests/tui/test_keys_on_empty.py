@@ -9,6 +9,7 @@ traceback on the first PageUp."""
 from __future__ import annotations
 
 import pytest
+from textual.widget import Widget
 
 from tests.tui.conftest import feed, settle
 from tests.tui.factories import agent, message, snapshot
@@ -39,7 +40,11 @@ async def test_scrolling_keys_on_a_conversation_with_nothing_to_scroll(
         await settle(pilot)
         pane = app.screen.query_one(ConversationPane)
         pane.show("demo", _conversations()[conversation])
-        target = {"composer": Composer, "conversation": ConversationPane, "agents": AgentList}
+        target: dict[str, type[Widget]] = {
+            "composer": Composer,
+            "conversation": ConversationPane,
+            "agents": AgentList,
+        }
         app.screen.query_one(target[where]).focus()
         await settle(pilot)
         for key in KEYS:

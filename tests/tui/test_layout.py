@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from plane.wire.protocol import MessageAppended
-from tests.tui.conftest import feed, settle
+from tests.tui.conftest import feed, focused, settle
 from tests.tui.factories import agent, message, snapshot
 from tui.app import PlaneApp
 from tui.widgets.agent_list import AgentList
@@ -60,15 +60,15 @@ async def test_on_a_tiny_screen_ctrl_l_shows_the_list_and_choosing_brings_back_t
         await pilot.press("ctrl+l")
         await settle(pilot)
         agents = app.main_screen.query_one(AgentList)
-        assert app.focused is agents and agents.size.width > 40
+        assert focused(app) is agents and agents.size.width > 40
         assert not app.main_screen.query_one("#talk").display
         await pilot.press("down", "enter")
         await settle(pilot)
         assert app.main_screen.selected == "scout"
-        assert isinstance(app.focused, Composer) and app.main_screen.query_one("#talk").display
+        assert isinstance(focused(app), Composer) and app.main_screen.query_one("#talk").display
         await pilot.press("ctrl+l", *"hi")  # typing in the list goes to the composer
         await settle(pilot)
-        assert isinstance(app.focused, Composer) and app.focused.value == "hi"
+        assert isinstance(composer := focused(app), Composer) and composer.value == "hi"
 
 
 async def test_the_held_badge_sits_beside_its_message_at_250_columns() -> None:

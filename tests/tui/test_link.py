@@ -9,6 +9,7 @@ import contextlib
 import json
 import logging
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,8 +65,9 @@ async def test_an_unknown_event_is_skipped_and_the_link_goes_on(
             await asyncio.sleep(0.1)  # room for a drop, had the frame ended the connection
             running.cancel()
     assert isinstance(posted[0], PlaneConnected)
-    statuses = [m.event.agent.status for m in posted if isinstance(m, PlaneEvent)]
-    assert statuses == ["working", "idle"]
+    events = [m.event for m in posted if isinstance(m, PlaneEvent)]
+    assert all(isinstance(e, p.AgentUpdated) for e in events)
+    assert [e.agent.status for e in events if isinstance(e, p.AgentUpdated)] == ["working", "idle"]
     assert not [m for m in posted if isinstance(m, PlaneLost)], "the connection never dropped"
     assert "weather_changed" in caplog.text
 
@@ -162,12 +164,12 @@ def test_each_request_waits_as_long_as_its_kind_may_take() -> None:
     """A new agent may start the embedded model, an edit may put it on it, a
     delete cuts a turn first: those wait the long time; the rest the short."""
     timeouts = Timeouts(request_s=1.0, new_agent_s=2.0)
-    slow = [
+    slow: list[p.Request[Any]] = [
         p.NewAgent(name="poet", model="m"),
         p.EditAgent(agent="demo", model="m"),
         p.DeleteAgent(agent="demo"),
     ]
-    quick = [
+    quick: list[p.Request[Any]] = [
         p.Send(agent="demo", text="hi"),
         p.History(agent="demo"),
         p.PauseAgent(agent="demo"),

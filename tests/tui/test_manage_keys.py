@@ -43,7 +43,7 @@ def footer_keys(app: PlaneApp) -> dict[str, str]:
 
 
 async def made(plane, name: str = "poet") -> None:
-    await plane.plane.runtime.api.handle(
+    await plane.runtime.api.handle(
         p.NewAgent(name=name, model="scripted-model", role="writes verse")
     )
 

@@ -7,11 +7,14 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
+from textual.pilot import Pilot
+
 from plane.wire.protocol import Usage
 from plane.wire.words import spend_total
 from tests.tui.factories import agent
 from tests.tui.test_finding import fleet_text
 from tests.tui.test_live import SIZE, app_for, pane_lines, title, type_line, until
+from tui.app import PlaneApp
 from tui.fleet import fleet
 
 FIGURE = re.compile(r"\$[0-9.,]+")
@@ -44,11 +47,19 @@ async def test_title_fleet_line_and_limit_replies_say_one_figure(start_plane) ->
         await until(pilot, lambda: "$0.013 today" in fleet_text(app))
 
         for command, ceiling in (("/limit", "$0.01"), ("/limit 5", "$5.00"), ("/limit off", "")):
-            count = len(pane_lines(app))
-            await type_line(pilot, command)
-            await until(pilot, lambda c=count: len(pane_lines(app)) >= c + 2)
-            reply = pane_lines(app)[-1][1]
-            await until(pilot, lambda c=ceiling: c in title(app) or not c)
-            shown = FIGURE.findall(title(app))[0]
-            assert f"{shown} spent today" in reply, (command, reply, title(app))
-            await until(pilot, lambda s=shown: fleet_text(app).endswith(f"{s} today"))
+            await limit_says_the_figures_figure(pilot, app, command, ceiling)
+
+
+async def limit_says_the_figures_figure(
+    pilot: Pilot, app: PlaneApp, command: str, ceiling: str
+) -> None:
+    """`command`'s reply, the title (once it shows `ceiling`) and the fleet's
+    line say the same spend figure."""
+    count = len(pane_lines(app))
+    await type_line(pilot, command)
+    await until(pilot, lambda: len(pane_lines(app)) >= count + 2)
+    reply = pane_lines(app)[-1][1]
+    await until(pilot, lambda: ceiling in title(app) or not ceiling)
+    shown = FIGURE.findall(title(app))[0]
+    assert f"{shown} spent today" in reply, (command, reply, title(app))
+    await until(pilot, lambda: fleet_text(app).endswith(f"{shown} today"))

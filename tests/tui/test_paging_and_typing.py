@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from textual.message import Message
 from textual.widgets import Input
 
 from plane.wire.protocol import HelloReply, SnapshotReply, encode
-from tests.tui.conftest import feed, settle
+from tests.tui.conftest import feed, focused, settle
 from tests.tui.factories import agent, message, snapshot
 from tests.tui.test_live import SIZE, app_for, has_row, pane_lines, until
 from tui.app import PlaneApp
@@ -52,6 +53,16 @@ def earlier_line(app: PlaneApp) -> str | None:
     return app.screen.query_one(ConversationPane).earlier_offered
 
 
+def more_than(app: PlaneApp, count: int) -> Callable[[], bool]:
+    """Whether more than `count` lines are shown, asked when called."""
+    return lambda: len(shown(app)) > count
+
+
+def on_its_row(pane: ConversationPane, line: MessageLine, row: int | None) -> Callable[[], bool]:
+    """Whether `line` is drawn on `row` of the pane, asked when called."""
+    return lambda: pane.row_of(line) == row
+
+
 @pytest.mark.slow
 async def test_scrolling_back_pages_in_older_messages_and_keeps_the_view(start_plane) -> None:
     plane = await start_plane()
@@ -73,8 +84,8 @@ async def test_scrolling_back_pages_in_older_messages_and_keeps_the_view(start_p
             was = (reading.message.text, pane.row_of(reading))
             count = len(shown(app))
             await pilot.press("up")  # further up from the top: the batch before
-            await until(pilot, lambda c=count: len(shown(app)) > c)
-            await until(pilot, lambda r=reading, y=was[1]: pane.row_of(r) == y)
+            await until(pilot, more_than(app, count))
+            await until(pilot, on_its_row(pane, reading, was[1]))
             assert reading.message.text == was[0]  # the same line, on the same row
             assert pane.scroll_offset.y > 0, "the new lines are above, to scroll up to"
             assert shown(app) == everything[-len(shown(app)) :], "no gap, nothing twice"
@@ -99,7 +110,7 @@ async def test_clicking_the_offer_fetches_the_page_before(start_plane) -> None:
         while len(shown(app)) < HISTORY:  # the held ones first, by Enter
             count = len(shown(app))
             await pilot.press("enter")
-            await until(pilot, lambda c=count: len(shown(app)) > c)
+            await until(pilot, more_than(app, count))
         assert earlier_line(app) == "↑ earlier messages (click, or Enter here)"
         await pilot.press("home")
         await settle(pilot)
@@ -171,12 +182,12 @@ async def test_typing_in_the_agent_list_starts_a_message(start_plane) -> None:
         await until(pilot, lambda: has_row(app, "scout") and app.main_screen.selected == "demo")
         await pilot.press("ctrl+l", "down")  # the list's own keys still move it
         await until(pilot, lambda: app.main_screen.selected == "scout")
-        assert isinstance(app.focused, AgentList)
+        assert isinstance(focused(app), AgentList)
 
         await pilot.press(*"Hi there")
         composer = app.screen.query_one(Composer)
         await until(pilot, lambda: composer.value == "Hi there")
-        assert app.focused is composer
+        assert focused(app) is composer
         await pilot.press("enter")
         await until(pilot, lambda: ("operator", "Hi there") in pane_lines(app))
         assert app.main_screen.selected == "scout"
@@ -203,11 +214,11 @@ async def test_typing_in_the_conversation_starts_a_message_and_its_keys_still_sc
         await settle(pilot)
         await pilot.press("enter")  # Enter is still the pane's: the next batch
         await until(pilot, lambda: len(shown(app)) == 3 * WINDOW)
-        assert app.focused is pane and composer.value == ""
+        assert focused(app) is pane and composer.value == ""
 
         await pilot.press(*"Hi there")
         await until(pilot, lambda: composer.value == "Hi there")
-        assert app.focused is composer
+        assert focused(app) is composer
         await pilot.press("enter")
         await until(pilot, lambda: ("operator", "Hi there") in pane_lines(app))
         stored = await plane.services.conversation.history("demo", 5)

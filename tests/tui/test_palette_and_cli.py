@@ -12,6 +12,7 @@ from tui.__main__ import parse
 from tui.app import PlaneApp
 from tui.link import Address
 from tui.widgets.agent_list import AgentList
+from tui.widgets.composer import Composer
 
 SIZE = (100, 30)
 
@@ -43,7 +44,7 @@ async def test_the_palette_fills_in_a_slash_command() -> None:
         await pilot.pause(0.5)
         await pilot.press("enter")
         await settle(pilot, 5)
-        assert app.main_screen.query_one("#composer").value == "/limit "
+        assert app.main_screen.query_one("#composer", Composer).value == "/limit "
 
 
 async def test_n_in_the_agent_list_opens_the_form() -> None:

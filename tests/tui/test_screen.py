@@ -6,6 +6,7 @@ against a real plane is in test_live.py."""
 from __future__ import annotations
 
 from datetime import timedelta
+from decimal import Decimal
 
 import pytest
 from textual.message import Message
@@ -297,7 +298,7 @@ async def test_streamed_text_shows_as_it_arrives_then_becomes_the_message() -> N
         feed(
             app,
             MessageAppended(message=message("demo", "agent", "The linker could not.")),
-            TurnFinished(agent="demo", turn=1, cost_usd=0, usage=Usage()),
+            TurnFinished(agent="demo", turn=1, cost_usd=Decimal(0), usage=Usage()),
         )
         await settle(pilot, 5)
         assert pane.streaming is None and "▍" not in pane.plain()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import colorsys
 import itertools
 import threading
+from collections.abc import Callable
 from datetime import date
 from decimal import Decimal
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 from rich.color import Color as RichColor
 from textual.color import Color
+from textual.widgets import Sparkline
 
 from plane.wire.protocol import (
     Request,
@@ -22,12 +24,14 @@ from plane.wire.protocol import (
     SpendSeries,
     SpendStack,
     SpendStackReply,
+    StackBy,
     Usage,
 )
 from tests.tui.conftest import feed, settle
 from tests.tui.scenes import fleet
 from tests.tui.test_live import SIZE, app_for, has_row, type_line, until
 from tests.tui.test_snapshots import offline_app
+from tui.app import PlaneApp
 from tui.link import LinkFailed
 from tui.screens.spend import SpendScreen, legend_lines, top_lines
 from tui.widgets.composer import Composer
@@ -58,7 +62,7 @@ async def test_ctrl_g_shows_the_selected_agents_spend_and_f_the_fleets(start_pla
         await until(pilot, lambda: shown(app, "#hours-total") == "$0.30 spent")
         assert app.screen.query_one("#panel").border_title == "spend · demo"
         assert shown(app, "#days-total") == "$0.30 spent"
-        hours = app.screen.query_one("#hours").data
+        hours = app.screen.query_one("#hours", Sparkline).data
         assert hours is not None and hours[12] == 0.3 and sum(hours) == 0.3  # noon UTC
         spenders = [str(label.render()) for label in app.screen.query("#top .spender")]
         assert spenders == ["demo  ████████████████████████  $0.30"]
@@ -142,7 +146,7 @@ class _Answers:
             return await self.spend_stack(asked.by)
         raise AssertionError(f"the spend screen asked for {asked.type!r}")
 
-    async def spend_stack(self, by: str) -> SpendStackReply:
+    async def spend_stack(self, by: StackBy) -> SpendStackReply:
         raise AssertionError("an agent's charts read no stacked days")
 
     async def spend_history(self, agent: str | None) -> SpendHistoryReply:
@@ -226,6 +230,7 @@ async def test_the_fleets_days_stack_by_agent_and_b_stacks_them_by_model(start_p
     async with app.run_test(size=SIZE) as pilot:
         await spend_then_open_the_charts(plane, app, pilot)
         screen = app.screen
+        assert isinstance(screen, SpendScreen)
         assert not screen.query_one("#stack").display  # the agent's view: no stack
         await pilot.press("b")  # not the fleet's view: nothing to switch
         assert screen.by == "agent"
@@ -273,7 +278,7 @@ def test_bars_start_at_zero_and_a_cell_takes_the_layer_in_its_middle() -> None:
     assert _tops([Decimal("0.001"), Decimal(0)], Decimal(100), 64) == [0, 1]  # never nothing
 
 
-def _stack(by: str) -> SpendStackReply:
+def _stack(by: StackBy) -> SpendStackReply:
     names = {
         "agent": ["demo", "builder", "burner", "reviewer", "scout", "scribe"],
         "model": ["smollm2-135m", "claude-haiku-4-5"],
@@ -300,7 +305,7 @@ def _stack(by: str) -> SpendStackReply:
 
 
 class _FleetAnswers(_Answers):
-    async def spend_stack(self, by: str) -> SpendStackReply:
+    async def spend_stack(self, by: StackBy) -> SpendStackReply:
         return _stack(by)
 
 
@@ -326,13 +331,18 @@ def test_spend_stacked_by_agent_light_theme(snap_compare) -> None:
     assert snap_compare(offline_app(), terminal_size=SIZE, run_before=in_light(_open_stack))
 
 
+def stack_titled(app: PlaneApp, by: str) -> Callable[[], bool]:
+    """Whether the stack's title says it is by `by`, asked when called."""
+    return lambda: shown(app, "#stack-title") == f"Last 30 days by {by}"
+
+
 async def test_b_cycles_the_fleets_days_by_agent_model_and_group_when_there_are_groups() -> None:
     app = offline_app()
     async with app.run_test(size=SIZE) as pilot:
         await app.push_screen(SpendScreen(_FleetAnswers(), None, grouped=True))
         screen = app.screen
         for by in ("agent", "model", "group", "agent"):
-            await until(pilot, lambda by=by: shown(app, "#stack-title") == f"Last 30 days by {by}")
+            await until(pilot, stack_titled(app, by))
             await pilot.press("b")
         await until(pilot, lambda: shown(app, "#stack-title") == "Last 30 days by model")
         await pilot.press("b")
@@ -346,6 +356,7 @@ async def test_without_groups_b_switches_between_agent_and_model_only() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await app.push_screen(SpendScreen(_FleetAnswers(), None))
         screen = app.screen
+        assert isinstance(screen, SpendScreen)
         await until(pilot, lambda: shown(app, "#stack-title") == "Last 30 days by agent")
         await pilot.press("b", "b")
         await until(pilot, lambda: shown(app, "#stack-title") == "Last 30 days by agent")
@@ -365,7 +376,7 @@ async def test_the_day_by_tool_is_bars_of_what_each_tool_cost() -> None:
 class _OlderPlane(_Answers):
     """A plane from before `spend_stack`: it refuses the request it does not know."""
 
-    async def spend_stack(self, by: str) -> SpendStackReply:
+    async def spend_stack(self, by: StackBy) -> SpendStackReply:
         raise LinkFailed(SpendStack(id=0), "refused", "A frame of a type it does not know.")
 
 

@@ -17,6 +17,7 @@ from tests.tui.conftest import drawn_row, feed, settle
 from tests.tui.factories import agent, snapshot
 from tests.tui.test_live import SIZE, app_for, has_row, title, type_line, until
 from tui.app import PlaneApp
+from tui.widgets.composer import Composer
 from tui.widgets.conversation import ConversationPane
 
 
@@ -61,7 +62,7 @@ async def test_a_paste_too_large_for_the_context_is_refused_in_the_pane(start_pl
     app = app_for(plane)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.main_screen.selected == "demo")
-        composer = app.main_screen.query_one("#composer")
+        composer = app.main_screen.query_one("#composer", Composer)
         composer.focus()
         # One line: the one-line composer keeps only the first line of a paste.
         composer.post_message(events.Paste(PASTE.replace("\n", " ")))

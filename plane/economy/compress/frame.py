@@ -27,10 +27,12 @@ _HEADER_WORDS = (
     "process running with session id",
 )
 _OUTPUT = "output:"
-_TRAILER = lazy(
+TRAILER = lazy(
     r"\n(?:Process exited with code -?\d+|\[exit code:? -?\d+\]"
     r"|\[(?:exit -?\d+|killed[^\]\n]*) · \d+(?:\.\d+)?s\])[ \t]*\n?\Z"
 )
+"""What a trailer is: a harness's last line saying how the command ended (`split` looks
+for it only where it can start)."""
 _TRAILER_OPENINGS = ("Process exited with code", "[exit", "[killed")
 _PROMPT = "$ "
 
@@ -55,7 +57,7 @@ def _trailer(text: str) -> int:
     at = text.rfind("\n", 0, len(text) - 1)
     if at < 0 or not text.startswith(_TRAILER_OPENINGS, at + 1):
         return -1
-    found = _TRAILER.match(text, at)
+    found = TRAILER.match(text, at)
     return -1 if found is None else at
 
 

@@ -61,8 +61,10 @@ class Sample:
         return found / len(self.lines)
 
 
-_DIFF = lazy(r"^(?:diff --git |@@ -\d+(?:,\d+)? \+\d+|\+\+\+ |--- a/|index [0-9a-f]+\.\.)")
-_DIFF_STARTS = ("diff --git ", "@@ -", "+++ ", "--- a/", "index ")
+DIFF = lazy(r"^(?:diff --git |@@ -\d+(?:,\d+)? \+\d+|\+\+\+ |--- a/|index [0-9a-f]+\.\.)")
+DIFF_STARTS = ("diff --git ", "@@ -", "+++ ", "--- a/", "index ")
+"""What a line `DIFF` finds starts with: lines that start otherwise are ruled out as plain
+string tests before the pattern is compiled."""
 _HTML = lazy(r"<(?:!DOCTYPE html|html|head|body|div|p|table|span|a )\b", re.I)
 # A tag, not an address in angle brackets (`<jane@example.org>` in `git shortlog -e`).
 _TAG = lazy(r"<(?:[a-zA-Z][\w-]*(?:\s[^<>@]*)?/?|/[a-zA-Z][\w-]*|!\w[^>]*)>")
@@ -122,8 +124,8 @@ def structural(sample: Sample) -> str | None:
     as JSON is JSON, whatever markup its strings hold."""
     if sample.carriage_returns >= 8:
         return "redraw"
-    if sample.share(_DIFF, starts=_DIFF_STARTS) > 0.02 and any(
-        _DIFF.match(x) for x in sample.lines[:40]
+    if sample.share(DIFF, starts=DIFF_STARTS) > 0.02 and any(
+        DIFF.match(x) for x in sample.lines[:40]
     ):
         return "diff"
     if _looks_json(sample) or _parses_whole(sample):

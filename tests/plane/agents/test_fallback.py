@@ -49,7 +49,7 @@ async def test_from_its_ratio_it_steps_down_says_so_once_and_shows_it(start_plan
     assert models_asked(plane) == ["scripted-model"] * 2
     row = await plane.rows.state("demo")
     assert (row.model, row.stepped_down_from) == ("other-model", "scripted-model")
-    details = await plane.plane.runtime.api.handle(p.ShowAgent(id=1, agent="demo"))
+    details = await plane.runtime.api.handle(p.ShowAgent(id=1, agent="demo"))
     assert (
         "  model      other-model (scripted) · fallback from scripted-model until 00:00 UTC\n"
     ) in shown(details)
@@ -104,7 +104,8 @@ def test_a_gateway_agent_steps_down_only_when_its_own_block_says_so():
     text += "  gw: {gateway: {}}\n"
     config = parse_config(text)
     assert config.fallback_of("gw") is None
-    assert config.fallback_of("scout") is not None and config.fallback_of("scout").at == 0.5
+    scout = config.fallback_of("scout")
+    assert scout is not None and scout.at == 0.5
 
 
 async def test_a_fallback_on_a_provider_without_its_key_stops_the_plane(

@@ -21,7 +21,7 @@ class Run:
     """A guard fed one call a second, a cent each."""
 
     def __init__(self, **settings: object) -> None:
-        self.guard = Guard(GuardConfig(**settings))
+        self.guard = Guard(GuardConfig.model_validate(settings))
         self.at = T0
         self.found: list[tuple[int, Loop]] = []
         self.calls = 0

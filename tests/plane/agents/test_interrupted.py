@@ -48,6 +48,7 @@ async def mid_stream(plane: RunningPlane, agent: str, text: str) -> None:
 
 
 async def until_said(plane: RunningPlane, agent: str, text: str) -> list[p.ConversationMessage]:
+    history: list[p.ConversationMessage] = []
     for _ in range(400):
         history = await plane.services.conversation.history(agent, limit=100)
         if any(m.text == text for m in history):

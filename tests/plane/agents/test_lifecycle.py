@@ -151,7 +151,8 @@ async def test_a_bad_edit_is_one_error_and_changes_nothing(start_plane, fields, 
     before = await plane.rows.state("poet")
     # The good values beside the bad one are not applied either.
     good = {"role": "changed"} if fields else {}
-    assert said in await refused(client, p.EditAgent(agent="poet", **good, **fields))
+    edit = p.EditAgent.model_validate({"agent": "poet", **good, **fields})
+    assert said in await refused(client, edit)
     assert await plane.rows.state("poet") == before
     assert rows(plane, "SELECT * FROM agent_settings") == []
 
@@ -310,7 +311,7 @@ async def test_deleting_an_agent_mid_turn_cuts_and_counts_the_turn_first(start_p
     assert (cut.agent, cut.status, cut.estimated) == ("poet", "interrupted", True)
     assert cut.cost_usd > 0
     assert (await plane.rows.snapshot()).spend_today_usd == cut.cost_usd
-    texts = [t for (t,) in rows(plane, "SELECT text FROM messages WHERE agent = 'poet'")]
+    texts = [str(t) for (t,) in rows(plane, "SELECT text FROM messages WHERE agent = 'poet'")]
     assert texts[1].startswith("Interrupted by the operator.")
     assert texts[2].startswith("Deleted by the operator.")
     assert rows(plane, "SELECT COUNT(*) FROM messages WHERE waiting = 1") == [(0,)]

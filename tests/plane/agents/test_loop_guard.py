@@ -120,7 +120,7 @@ async def test_the_hold_is_kept_across_a_restart(start_plane):
     plane = await start_plane(restart=plane)
     state = await plane.rows.state("demo")
     assert (state.status, state.hold_reason) == ("held", "loop")
-    details = await plane.plane.runtime.api.handle(p.ShowAgent(id=1, agent="demo"))
+    details = await plane.runtime.api.handle(p.ShowAgent(id=1, agent="demo"))
     [today] = [line for line in shown(details).splitlines() if "today" in line]
     assert today.endswith(" spent · held in a loop · 1 waiting · `plane resume demo` lets it go on")
     mark = await last_id(plane, "demo")
@@ -224,7 +224,7 @@ async def test_the_loop_alert_carries_its_figures_and_the_row_turning_held_says_
 ):
     plane = await start_plane(notifying(receiver, ntfy=True))
     await read_five_times(plane)
-    await plane.plane.runtime.notifier.drained()
+    await plane.runtime.notifier.drained()
     hooks = receiver.hooks()
     assert [h["event"] for h in hooks] == ["loop"]
     [loop] = hooks
@@ -238,7 +238,7 @@ async def test_the_loop_alert_carries_its_figures_and_the_row_turning_held_says_
     }
     assert "actions" not in loop, "a raise would not end a loop: none is offered"
     assert receiver.topics() == [("plane: demo is held in a loop", HELD)]
-    await plane.plane.runtime.api.handle(p.PauseAgent(agent="demo", paused=False))
+    await plane.runtime.api.handle(p.PauseAgent(agent="demo", paused=False))
     await receiver.until_hook("resumed")
 
 
@@ -265,7 +265,7 @@ async def test_a_loop_after_a_resume_is_held_and_said_again(start_plane):
     plane = await start_plane()
     await read_five_times(plane)  # its fifth answer still scripted: the resumed turn's
     subscription = plane.bus.subscribe()
-    await plane.plane.runtime.api.handle(p.PauseAgent(agent="demo", paused=False))
+    await plane.runtime.api.handle(p.PauseAgent(agent="demo", paused=False))
     await plane.until_turn_ends("demo", subscription)  # it answers what waited
     plane.bus.unsubscribe(subscription)
     await plane.quiet()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from plane.agents import notices
-from plane.agents.guard import Loop
+from plane.agents.guard import Loop, LoopKind
 from plane.agents.roster import AgentSpec
 from plane.agents.session import Saved
 from plane.money.budgets import FleetFull, GroupFull, TagFull
@@ -23,6 +23,13 @@ from plane.money.ledger import Interrupted
 from plane.money.limits import set_reply, standing
 from plane.wire.words import notice_kind
 
+LOOPS: tuple[tuple[LoopKind, tuple[str, ...]], ...] = (
+    ("round", ("grep a", "grep b")),
+    ("answer", ("Nothing new.",)),
+    ("request", ()),
+    ("stall", ()),
+)
+"""The other kinds of loop, each with what repeated."""
 LOOP = Loop("tool", 5, Decimal("0.12"), datetime(2026, 11, 29, 12, 0, tzinfo=UTC), ("grep x",))
 SPEC = AgentSpec("demo", "scripted-model", "scripted", "", None, Path("w"), None)
 SPENT = Decimal("4.10")
@@ -99,12 +106,7 @@ def test_each_notice_is_told_apart_from_routine_lines(text: str, kind: str | Non
         (notices.unpriced_held("demo", "other-model", "fleet"), "held"),
         *[
             (notices.looping("demo", replace(LOOP, kind=kind, what=what)), "held")
-            for kind, what in (
-                ("round", ("grep a", "grep b")),
-                ("answer", ("Nothing new.",)),
-                ("request", ()),
-                ("stall", ()),
-            )
+            for kind, what in LOOPS
         ],
         (notices.loop_resumed(gateway=True), None),
         (standing(SPENT, Decimal(5)), None),

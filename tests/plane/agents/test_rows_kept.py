@@ -47,12 +47,14 @@ async def test_the_gate_s_answer_from_a_snapshot_s_figures_is_its_answer(start_p
     plane = await start_plane(GROUPED)
     gate, ledger = plane.services.gate, plane.services.ledger
     rng = random.Random(30)
-    for _ in range(60):
+    for spent in sorted(Decimal(rng.randrange(0, 400)) / 100 for _ in range(60)):
         await gate.ceilings.set("demo", rng.choice([None, Decimal(0), Decimal("0.5"), Decimal(4)]))
-        spent = Decimal(rng.randrange(0, 400)) / 100
         fleet = spent + Decimal(rng.randrange(0, 300)) / 100
         group = {"crew": min(fleet, spent + Decimal(rng.randrange(0, 100)) / 100)}
-        ledger._days.setdefault(await ledger.today(), {})["demo"] = spent
+        if more := spent - await ledger.spend_today("demo"):  # demo spends up to `spent`
+            call = await ledger.open_call("demo", "p", "m", more, "estimate")
+            await ledger.settle(call, p.Usage(), more, "test")
+        assert await ledger.spend_today("demo") == spent
         known = rng.random() < 0.9
         asked = await gate.hold(
             "demo", price_known=known, model="m", fleet_spent=fleet, group_spent=group
@@ -85,9 +87,9 @@ async def test_an_agent_that_took_no_turn_is_renamed_with_no_workspace_to_move(
     start_plane: Any,
 ) -> None:
     plane = await start_plane()
-    made = await plane.plane.runtime.api.handle(p.NewAgent(name="poet", model="scripted-model"))
+    made = await plane.runtime.api.handle(p.NewAgent(name="poet", model="scripted-model"))
     assert made.agent.name == "poet"
-    await plane.plane.runtime.api.handle(p.RenameAgent(agent="poet", new_name="bard"))
+    await plane.runtime.api.handle(p.RenameAgent(agent="poet", new_name="bard"))
     await plane.turn("bard", "go")
     assert plane.home.workspace("bard").is_dir() and not plane.home.workspace("poet").exists()
 

@@ -84,7 +84,7 @@ async def test_a_hold_the_day_does_not_end_has_no_resume_time(start_plane, why):
         await plane.send("demo", "/limit 0")
         agent = "demo"
     else:
-        await plane.plane.runtime.api.handle(
+        await plane.runtime.api.handle(
             p.NewAgent(name="cheap", model="other-model", role="")
         )  # no price, under $1.00
         agent = "cheap"

@@ -29,7 +29,7 @@ def with_agents(count: int) -> str:
 
 async def snapshot_queries(plane) -> int:
     """Reads and writes one snapshot asks of the database, once warm."""
-    db = plane.plane.runtime.db
+    db = plane.runtime.db
     await plane.rows.snapshot()  # the first reads what is then kept
     before = db.counts.reads + db.counts.writes
     snapshot = await plane.rows.snapshot()
@@ -100,19 +100,17 @@ async def test_waiting_counts_in_memory_are_the_tables(tmp_path):
 
 async def test_rename_and_delete_keep_the_counts_right(start_plane):
     plane = await start_plane(with_agents(1))
-    await plane.plane.runtime.api.handle(
-        p.NewAgent(name="made", model="scripted-model", role="a role")
-    )
+    await plane.runtime.api.handle(p.NewAgent(name="made", model="scripted-model", role="a role"))
     await plane.send("made", "/limit 0")
     await plane.send("made", "first")
     await plane.send("made", "second")
     await plane.quiet()
-    conversation, db = plane.services.conversation, plane.plane.runtime.db
+    conversation, db = plane.services.conversation, plane.runtime.db
     assert (await conversation.waiting_counts())["made"] == 2
-    await plane.plane.runtime.api.handle(p.RenameAgent(id=1, agent="made", new_name="renamed"))
+    await plane.runtime.api.handle(p.RenameAgent(id=1, agent="made", new_name="renamed"))
     counts = await conversation.waiting_counts()
     assert counts == await in_table(db) and counts["renamed"] == 2 and "made" not in counts
-    await plane.plane.runtime.api.handle(p.DeleteAgent(id=2, agent="renamed"))
+    await plane.runtime.api.handle(p.DeleteAgent(id=2, agent="renamed"))
     counts = await conversation.waiting_counts()
     assert counts == await in_table(db) and "renamed" not in counts
 
@@ -185,7 +183,7 @@ async def test_a_snapshot_reads_each_group_once_whatever_its_agents(
     plane = await start_plane(config)
     plane.services.ledger.plane = "plane-a"  # as a plane sharing its store reads
     await plane.quiet()
-    db = plane.plane.runtime.db
+    db = plane.runtime.db
     await plane.rows.snapshot()
     before = db.counts.reads
     await plane.rows.snapshot()

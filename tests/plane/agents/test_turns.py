@@ -292,7 +292,7 @@ async def test_tool_output_reaches_the_model_compressed_and_comes_back_whole(sta
 
 async def test_an_agent_created_from_the_keyboard_works_like_one_from_the_file(start_plane):
     plane = await start_plane()
-    await plane.plane.runtime.api.handle(
+    await plane.runtime.api.handle(
         p.NewAgent(name="helper", model="scripted-model", role="You help.")
     )
     plane.llm.reply("", tool_calls=[("write_file", {"path": "x.txt", "content": "1"})], usage=CENT)
@@ -326,7 +326,7 @@ async def test_new_during_a_turn_is_refused_and_the_turn_stays_in_its_session(st
     plane = await start_plane()
     plane.llm.stall("Half an ans", seconds=2)
     await asyncio.wait_for(mid_stream(plane, "demo", "a long question"), 10)
-    ran = await plane.plane.runtime.api.handle(p.Send(agent="demo", text="/new"))
+    ran = await plane.runtime.api.handle(p.Send(agent="demo", text="/new"))
     assert ran.refused
     assert ran.messages[1].text == (
         "demo is taking a turn: /new once it ends, or interrupt it first "
@@ -402,7 +402,7 @@ REFUSE_CALLS = (
 async def refuse_calls(plane, when=""):
     """A real database failure: the plane's own connection, and the calls
     table refusing every new row (for one agent, with `when`)."""
-    await plane.plane.runtime.db.write(lambda conn: conn.execute(REFUSE_CALLS.format(when=when)))
+    await plane.runtime.db.write(lambda conn: conn.execute(REFUSE_CALLS.format(when=when)))
 
 
 async def until_said(plane, agent, starts, within=10):
@@ -508,7 +508,7 @@ async def test_a_turn_the_ledger_stops_is_finished_so_no_client_shows_it_working
     await refuse_calls(plane)
     subscription = plane.bus.subscribe()
     await plane.send("demo", "hello")
-    events = []
+    events: list[p.Event] = []
     while not events or not isinstance(events[-1], p.TurnFinished):
         events.append(await asyncio.wait_for(subscription.next(), 10))
     [started] = [e for e in events if isinstance(e, p.TurnStarted)]

@@ -9,13 +9,13 @@ from datetime import UTC, datetime
 from plane.cli.clients import _line
 from plane.cli.failing import say
 from plane.cli.manage import _described, log_line
-from plane.wire.protocol import AgentState, ConversationMessage
+from plane.wire.protocol import AgentState, ConversationMessage, MessageKind
 from plane.wire.words import tokens
 
 ESCAPES = "ok\x1b]0;owned\x07\x1b[2J\rhidden\x9b31m\x00"
 
 
-def message(text: str, kind: str = "agent") -> ConversationMessage:
+def message(text: str, kind: MessageKind = "agent") -> ConversationMessage:
     return ConversationMessage(
         id=1, agent="demo", at=datetime(2026, 12, 4, tzinfo=UTC), kind=kind, text=text
     )

@@ -1,12 +1,13 @@
-"""`plane compress | expand | retrieve` as a person runs them, without a plane, under PLANE_HOME."""
+"""`plane compress | expand | retrieve` as a person runs them, without a plane,
+under PLANE_HOME: what each says and its exit code in this process
+(tests/support/command.py), and each once as its own process, the real entry
+point, which is also where what a call loads is seen."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,20 +15,12 @@ import pytest
 from plane.economy.compress.markers import expand, ref_for
 from plane.economy.compress.refs import RefStore
 from tests.plane.compress.helpers import HERE
+from tests.support.command import Ran, plane_cli, plane_process
 
-ROOT = Path(__file__).resolve().parents[3]
 
-
-def plane(home: Path, *args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
-    env = {**os.environ, "PLANE_HOME": str(home)}
-    return subprocess.run(
-        [sys.executable, "-m", "plane.economy.compress.cli", *args],
-        input=stdin,
-        capture_output=True,
-        env=env,
-        cwd=ROOT,
-        check=False,
-    )
+def plane(home: Path, *args: str, stdin: str | bytes = b"") -> Ran:
+    """`plane ARGS` in this process."""
+    return plane_cli(home, *args, stdin=stdin)
 
 
 @pytest.fixture(scope="module")
@@ -36,14 +29,14 @@ def compressed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, bytes, b
     original = (HERE / "make.txt").read_bytes() + b"\xff\xfe not UTF-8 at all\n"
     done = plane(home, "compress", "--command", "make", stdin=original)
     assert done.returncode == 0, done.stderr
-    return home, original, done.stdout
+    return home, original, done.stdout_bytes
 
 
 def test_compress_then_expand_gives_the_bytes_back(compressed: tuple[Path, bytes, bytes]) -> None:
     home, original, text = compressed
     assert len(text) < len(original) and b"ref:k_" in text
     back = plane(home, "expand", stdin=text)
-    assert back.returncode == 0 and back.stdout == original
+    assert back.returncode == 0 and back.stdout_bytes == original
 
 
 def test_json_has_refs_and_stats(compressed: tuple[Path, bytes, bytes]) -> None:
@@ -57,13 +50,15 @@ def test_json_has_refs_and_stats(compressed: tuple[Path, bytes, bytes]) -> None:
 
 def test_retrieve_modes(compressed: tuple[Path, bytes, bytes]) -> None:
     home, _, text = compressed
-    ref = re.search(rb"k_[\w-]{10}", text).group(0).decode()
+    found = re.search(rb"k_[\w-]{10}", text)
+    assert found is not None, text
+    ref = found.group(0).decode()
     whole = plane(home, "retrieve", ref)
     assert whole.returncode == 0 and whole.stdout.strip()
     first = plane(home, "retrieve", ref, "--lines", "1:1")
-    assert first.stdout == whole.stdout.split(b"\n")[0] + b"\n"
+    assert first.stdout == whole.stdout.split("\n")[0] + "\n"
     grep = plane(home, "retrieve", ref, "--grep", ".")
-    assert grep.stdout.startswith(b"1:")
+    assert grep.stdout.startswith("1:")
 
 
 def test_retrieve_takes_the_ref_as_the_marker_shows_it(
@@ -88,74 +83,24 @@ def test_errors_are_one_line_and_nothing_on_stdout(
 ) -> None:
     home, _, _ = compressed
     done = plane(home, *args)
-    assert done.returncode == 1 and done.stdout == b""
-    assert done.stderr.count(b"\n") == 1 and done.stderr.startswith(b"plane: ")
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("plane: ")
 
 
 def test_expand_with_an_unknown_ref_fails_cleanly(tmp_path: Path) -> None:
     done = plane(tmp_path, "expand", stdin=b"[\xe2\x80\xa6 3 lines omitted ref:k_AAAAAAAAAA]\n")
-    assert done.returncode == 1 and done.stdout == b"" and b"Unknown or expired ref" in done.stderr
+    assert done.returncode == 1 and done.stdout == "" and "Unknown or expired ref" in done.stderr
 
 
 def test_two_modes_at_once_is_a_usage_error(tmp_path: Path) -> None:
     done = plane(tmp_path, "retrieve", "k_AAAAAAAAAA", "--lines", "1:2", "--grep", "x")
-    assert done.returncode == 2 and done.stdout == b""
+    assert done.returncode == 2 and done.stdout == ""
 
 
 @pytest.mark.parametrize("command", ["compress", "expand", "retrieve"])
 def test_help(tmp_path: Path, command: str) -> None:
     done = plane(tmp_path, command, "--help")
-    assert done.returncode == 0 and b"usage:" in done.stdout
-
-
-def entry(
-    home: Path, *args: str, stdin: bytes = b"", importtime: bool = False
-) -> subprocess.CompletedProcess[bytes]:
-    """The `plane` console script's own entry point (plane.entry), as a shell runs it."""
-    env = {**os.environ, "PLANE_HOME": str(home)}
-    flags = ["-X", "importtime"] if importtime else []
-    return subprocess.run(
-        [sys.executable, *flags, "-m", "plane.entry", *args],
-        input=stdin,
-        capture_output=True,
-        env=env,
-        cwd=ROOT,
-        check=False,
-    )
-
-
-def test_plane_compress_starts_without_argparse_dataclasses_hashlib_json_or_platformdirs(
-    tmp_path: Path,
-) -> None:
-    done = entry(
-        tmp_path,
-        "compress",
-        "--command",
-        "make",
-        stdin=(HERE / "make.txt").read_bytes(),
-        importtime=True,
-    )
-    assert done.returncode == 0, done.stderr
-    loaded = {
-        line.split("|")[-1].strip() for line in done.stderr.decode().splitlines() if "|" in line
-    }
-    assert "plane.economy.compress.engine" in loaded  # it did the work
-    heavy = {"argparse", "dataclasses", "inspect", "hashlib", "json", "platformdirs", "secrets"}
-    assert not heavy & loaded
-    assert "threading" not in loaded
-    assert "sqlite3" not in loaded  # the refs went to the store's inbox
-    assert list((tmp_path / "refs.inbox").iterdir())
-
-
-def test_refs_printed_by_one_process_are_retrieved_by_another(tmp_path: Path) -> None:
-    original = (HERE / "make.txt").read_bytes()
-    done = entry(tmp_path, "compress", "--command", "make", stdin=original)
-    refs = set(re.findall(rb"k_[\w-]{10}", done.stdout))
-    assert done.returncode == 0 and refs
-    for ref in refs:
-        got = entry(tmp_path, "retrieve", ref.decode())
-        assert got.returncode == 0 and got.stdout.strip(), got.stderr
-    assert entry(tmp_path, "expand", stdin=done.stdout).stdout == original
+    assert done.returncode == 0 and "usage:" in done.stdout
 
 
 def test_a_crowded_inbox_is_taken_into_the_store_by_the_command_that_posts(
@@ -167,43 +112,78 @@ def test_a_crowded_inbox_is_taken_into_the_store_by_the_command_that_posts(
     for n in range(inbox.CROWDED - 1):
         inbox.post(box, {ref_for(f"chunk {n}"): f"chunk {n}"})
     original = (HERE / "make.txt").read_bytes()
-    done = entry(tmp_path, "compress", "--command", "make", stdin=original)
+    done = plane(tmp_path, "compress", "--command", "make", stdin=original)
     assert done.returncode == 0 and not list(box.iterdir())
     with RefStore(tmp_path / "refs.db") as store:
         assert store.get(ref_for("chunk 0")) == "chunk 0"
-        assert expand(done.stdout.decode(), store.get).encode() == original
+        assert expand(done.stdout, store.get).encode() == original
 
 
-def test_compressing_python_loads_no_brace_language_compressor(tmp_path: Path) -> None:
-    source = (HERE / "textwrap_py.txt").read_bytes()
-    done = entry(
-        tmp_path, "compress", "--command", "cat textwrap.py", stdin=source, importtime=True
-    )
-    assert done.returncode == 0, done.stderr
-    loaded = {
-        line.split("|")[-1].strip() for line in done.stderr.decode().splitlines() if "|" in line
-    }
-    assert "plane.economy.compress.formats.source_python" in loaded
-    assert "plane.economy.compress.formats.source_braces" not in loaded
-
-
-@pytest.mark.slow
 def test_plane_compress_forms_agree_and_a_mistake_is_still_a_usage_error(tmp_path: Path) -> None:
     original = (HERE / "make.txt").read_bytes()
-    spaced = entry(tmp_path, "compress", "--command", "make", stdin=original)
-    joined = entry(tmp_path, "compress", "--command=make", stdin=original)
+    spaced = plane(tmp_path, "compress", "--command", "make", stdin=original)
+    joined = plane(tmp_path, "compress", "--command=make", stdin=original)
     assert spaced.returncode == joined.returncode == 0
-    assert spaced.stdout == joined.stdout and len(spaced.stdout) < len(original)
-    as_json = entry(tmp_path, "compress", "--json", "--command", "make", stdin=original)
-    assert json.loads(as_json.stdout)["text"].encode() == spaced.stdout
-    assert entry(tmp_path, "expand", stdin=spaced.stdout).stdout == original
-    wrong = entry(tmp_path, "compress", "--bogus", stdin=original)
+    assert spaced.stdout == joined.stdout and len(spaced.stdout_bytes) < len(original)
+    as_json = plane(tmp_path, "compress", "--json", "--command", "make", stdin=original)
+    assert json.loads(as_json.stdout)["text"] == spaced.stdout
+    assert plane(tmp_path, "expand", stdin=spaced.stdout_bytes).stdout_bytes == original
+    wrong = plane(tmp_path, "compress", "--bogus", stdin=original)
     assert wrong.returncode == 2 and not wrong.stdout
-    assert wrong.stderr == b"plane: unrecognized arguments: --bogus (see `plane --help`).\n"
+    assert wrong.stderr == "plane: unrecognized arguments: --bogus (see `plane --help`).\n"
 
 
 def test_a_short_output_leaves_no_ref_store_behind(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    done = entry(home, "compress", stdin=b"hello\n")
-    assert done.returncode == 0 and done.stdout == b"hello\n"
+    done = plane(home, "compress", stdin=b"hello\n")
+    assert done.returncode == 0 and done.stdout == "hello\n"
     assert not (home / "refs.db").exists()
+
+
+def loaded(ran: subprocess.CompletedProcess[str]) -> set[str]:
+    """The modules a process run with PYTHONPROFILEIMPORTTIME loaded, from its stderr."""
+    return {line.split("|")[-1].strip() for line in ran.stderr.splitlines() if "|" in line}
+
+
+def test_plane_compress_as_a_shell_runs_it_loads_only_what_compresses_its_input(
+    tmp_path: Path,
+) -> None:
+    """The real entry point in its own process: the one place what a call
+    loads can be seen (the Python compressor; no argparse, no SQLite: its
+    refs go to the store's inbox; no compressor for brace languages)."""
+    source = (HERE / "textwrap_py.txt").read_text()
+    done = plane_process(
+        tmp_path,
+        "compress",
+        "--command",
+        "cat textwrap.py",
+        stdin=source,
+        env={"PYTHONPROFILEIMPORTTIME": "1"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "ref:k_" in done.stdout
+    modules = loaded(done)
+    assert "plane.economy.compress.engine" in modules  # it did the work
+    assert "plane.economy.compress.formats.source_python" in modules
+    assert "plane.economy.compress.formats.source_braces" not in modules
+    heavy = {"argparse", "dataclasses", "inspect", "hashlib", "json", "platformdirs", "secrets"}
+    assert not heavy & modules
+    assert "threading" not in modules
+    assert "sqlite3" not in modules  # the refs went to the store's inbox
+    assert list((tmp_path / "refs.inbox").iterdir())
+
+
+def test_refs_printed_by_one_process_are_retrieved_and_expanded_by_others(
+    tmp_path: Path,
+) -> None:
+    """`plane retrieve` and `plane expand` as a shell runs them, each in its
+    own process: what they read was kept by another (compressed here)."""
+    original = (HERE / "make.txt").read_text()
+    done = plane(tmp_path, "compress", "--command", "make", stdin=original)
+    ref = re.findall(r"k_[\w-]{10}", done.stdout)[0]
+    got = plane_process(tmp_path, "retrieve", ref, "--lines", "1:1")
+    assert got.returncode == 0, got.stderr
+    assert got.stdout == plane(tmp_path, "retrieve", ref).stdout.split("\n")[0] + "\n"
+    back = plane_process(tmp_path, "expand", stdin=done.stdout)
+    assert back.returncode == 0, back.stderr
+    assert back.stdout == original

@@ -223,7 +223,9 @@ def test_a_long_page_keeps_every_heading_and_skims_each_section() -> None:
     for line in cut:  # a later one-line paragraph keeps its first sentence
         kept = line[: line.index(" [… ")]
         whole = next(r for r in rendered if r.startswith(kept))
-        words = int(re.search(r"\[… (\d+) more words", line).group(1))
+        said = re.search(r"\[… (\d+) more words", line)
+        assert said is not None, line
+        words = int(said.group(1))
         assert len(whole[len(kept) :].split()) == words
     # a paragraph that links to a page keeps the link: a URL to a file is a location
     linked = next(r for r in rendered if r.startswith("Everything before the first empty line"))

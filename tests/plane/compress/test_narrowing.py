@@ -7,7 +7,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from plane.economy.compress import engine, expand, levels, plan
+from plane.economy.compress import engine, expand, levels
 from plane.economy.compress.classify import classify
 from plane.economy.compress.formats import strings
 from plane.economy.compress.plan import Plan, render
@@ -88,13 +88,19 @@ def test_cat_of_several_files_with_redirections_goes_by_the_file_name() -> None:
 
 
 def test_merged_labels_count_errors_once() -> None:
-    head, tail = plan._label(
-        plan.Fold(0, 3, "parts", parts=(("context", 2), ("replaced", 1))),
-        [" ok", " error: boom", "-error: gone"],
-        plan.default_label,
-    )
-    assert head == "… 2 unchanged, 1 removed line"
-    assert tail == "; 2 ERROR"
+    lines = [
+        "the first line, kept",
+        " ok: an unchanged line of context",
+        " error: boom, in another unchanged line",
+        "-error: gone, in a removed line",
+        "the last line, kept",
+    ]
+    p = Plan(lines)
+    p.fold(1, 3, "context")
+    p.fold(3, 4, "replaced")
+    marker = render(p)[0].split("\n")[1]
+    assert marker.startswith("[… 2 unchanged, 1 removed line ref:")
+    assert marker.endswith("; 2 ERROR]")
 
 
 def test_a_path_mentioned_in_a_page_long_line_does_not_reopen_the_page() -> None:

@@ -66,8 +66,10 @@ texts_with_trailers = texts | ending.map("".join)
 @settings(max_examples=400, deadline=None)
 @given(texts_with_trailers)
 def test_the_trailer_is_found_where_the_expression_finds_it(text: str) -> None:
-    found = frame._TRAILER.search(text)
-    assert frame._trailer(text) == (-1 if found is None else found.start())
+    _, body, tail = frame.split(text)
+    framed = body + tail
+    found = frame.TRAILER.search(framed)
+    assert tail == ("" if found is None or found.start() == 0 else framed[found.start() :])
 
 
 @settings(max_examples=400, deadline=None)
@@ -182,4 +184,4 @@ DIFF_LINES = [
 @given(st.lists(st.sampled_from(DIFF_LINES) | texts, max_size=50))
 def test_a_diff_s_lines_are_counted_as_the_pattern_counts_them(lines: list[str]) -> None:
     sample = sniff.Sample("\n".join(lines))
-    assert sample.share(sniff._DIFF, starts=sniff._DIFF_STARTS) == sample.share(sniff._DIFF)
+    assert sample.share(sniff.DIFF, starts=sniff.DIFF_STARTS) == sample.share(sniff.DIFF)

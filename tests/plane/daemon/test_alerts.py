@@ -29,7 +29,7 @@ def notifying(receiver: Receiver, *, ntfy: bool = True) -> str:
 
 async def test_amber_held_resumed_and_a_refused_ask_reach_both_receivers(start_plane, receiver):
     plane = await start_plane(notifying(receiver))
-    notifier = plane.plane.runtime.notifier
+    notifier = plane.runtime.notifier
     plane.llm.reply("Most of it.", usage=Usage(input_tokens=850))  # $0.85 of $1.00
     await plane.turn("demo", "spend")
     await notifier.drained()
@@ -80,7 +80,7 @@ async def test_only_the_moments_asked_for_are_sent(start_plane, receiver):
     await plane.send("demo", "/limit off")
     await receiver.until_hook("held")
     await plane.quiet()
-    await plane.plane.runtime.notifier.drained()
+    await plane.runtime.notifier.drained()
     assert [h["event"] for h in receiver.hooks()] == ["held"]
 
 
@@ -95,7 +95,7 @@ async def test_a_receiver_that_hangs_never_delays_a_turn(start_plane, receiver):
     assert "Still here." in [m.text for m in said]
     assert not receiver.hang.is_set() and len(receiver.got) == 1  # the first POST still hangs
     receiver.hang.set()
-    await plane.plane.runtime.notifier.drained()
+    await plane.runtime.notifier.drained()
     assert [h["event"] for h in receiver.hooks()] == ["held", "resumed"]
 
 
@@ -203,7 +203,7 @@ async def test_the_day_turning_over_resumes_a_held_agent_and_says_so(start_plane
     plane = await start_plane(notifying(receiver, ntfy=False))
     plane.llm.reply("All of it.", usage=Usage(input_tokens=1100))  # $1.10 of $1.00
     await plane.turn("demo", "spend")
-    await plane.plane.runtime.notifier.drained()
+    await plane.runtime.notifier.drained()
     await plane.clock.advance(timedelta(hours=12))  # 00:00 UTC
     await receiver.until_hook("resumed")
     events = [(h["event"], h["text"]) for h in receiver.hooks()]

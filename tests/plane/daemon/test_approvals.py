@@ -159,5 +159,5 @@ async def test_a_pause_is_offered_no_raise(start_plane, receiver):
     plane = await start_plane(approving(receiver), http=HTTP)
     await plane.send("demo", "/limit 0")
     await receiver.until_hook("held")
-    await plane.plane.runtime.notifier.drained()
+    await plane.runtime.notifier.drained()
     assert "actions" not in receiver.hooks()[0]

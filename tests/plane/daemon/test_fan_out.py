@@ -5,6 +5,7 @@ fewer frames; in-process readers get every event."""
 from __future__ import annotations
 
 import asyncio
+from decimal import Decimal
 
 from plane.daemon.events import QUEUE_LIMIT, EventBus, coalesced
 from plane.wire import protocol as p
@@ -15,7 +16,7 @@ def delta(agent: str, text: str, turn: int = 1) -> p.TextDelta:
 
 
 def finished(agent: str, turn: int = 1) -> p.TurnFinished:
-    return p.TurnFinished(agent=agent, turn=turn, cost_usd=0, usage=p.Usage())
+    return p.TurnFinished(agent=agent, turn=turn, cost_usd=Decimal(0), usage=p.Usage())
 
 
 async def test_twenty_subscribers_share_one_encoding_of_a_batch() -> None:
@@ -25,6 +26,7 @@ async def test_twenty_subscribers_share_one_encoding_of_a_batch() -> None:
     bus.emit(finished("demo"))
     got = [await s.next_lines() for s in subscriptions]
     assert len({id(lines) for lines in got}) == 1  # one bytes object, written twenty times
+    assert got[0] is not None, "the bus is open"
     assert [p.decode_server_frame(line) for line in got[0].splitlines()] == [
         delta("demo", "hi"),
         finished("demo"),
@@ -34,7 +36,12 @@ async def test_twenty_subscribers_share_one_encoding_of_a_batch() -> None:
 async def test_in_process_readers_get_every_event_as_emitted() -> None:
     bus = EventBus()
     subscription = bus.subscribe()
-    events = [delta("demo", "a"), delta("scout", "b"), delta("demo", "c"), finished("demo")]
+    events: list[p.Event] = [
+        delta("demo", "a"),
+        delta("scout", "b"),
+        delta("demo", "c"),
+        finished("demo"),
+    ]
     for event in events:
         bus.emit(event)
     assert [await subscription.next() for _ in events] == events
@@ -109,7 +116,7 @@ async def test_close_ends_every_subscription() -> None:
 
 def test_each_turns_deltas_join_up_to_the_next_other_event_and_nothing_else_moves() -> None:
     updated = finished("demo")
-    batch = [
+    batch: list[p.Event] = [
         delta("demo", "The "),
         delta("demo", "linker "),
         delta("scout", "Look"),

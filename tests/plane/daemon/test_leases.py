@@ -44,6 +44,8 @@ async def owners(plane: Member) -> dict[str, str]:
 
 async def test_planes_share_the_agents_out_and_never_hold_one_twice(planes):
     fleets = [await planes(f"p{n}") for n in range(3)]
+    held: dict[str, str] = {}
+    counts: list[int] = []
     for _ in range(10):  # each sees the others, then evens out (an agent let go is
         # taken at another's next tick)
         await asyncio.gather(*(f.fleet.tick() for f in fleets))

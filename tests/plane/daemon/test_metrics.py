@@ -25,7 +25,7 @@ def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
 
 async def _turn(gw, agent: str, text: str) -> None:
     watching = gw.plane.bus.subscribe()
-    await gw.plane.runtime.api.handle(p.Send(agent=agent, text=text))
+    await gw.runtime.api.handle(p.Send(agent=agent, text=text))
     while True:
         event = await watching.next()
         if isinstance(event, p.TurnFinished) and event.agent == agent:
@@ -76,8 +76,8 @@ async def test_a_scrape_says_spend_ceiling_calls_tokens_and_compression(
 
 async def test_a_held_agent_is_held_in_the_scrape(start_gateway: StartGateway) -> None:
     gw = await start_gateway()
-    await gw.plane.runtime.api.handle(p.Send(agent="demo", text="/limit 0"))
-    await gw.plane.runtime.api.handle(p.Send(agent="demo", text="are you there?"))
+    await gw.runtime.api.handle(p.Send(agent="demo", text="/limit 0"))
+    await gw.runtime.api.handle(p.Send(agent="demo", text="are you there?"))
     async with httpx.AsyncClient() as client:
         token = gw.home.token.read_text()
         text = (
@@ -162,7 +162,7 @@ async def test_a_long_scrape_holds_up_no_other_read(start_plane, monkeypatch) ->
     plane = await start_plane()
     await plane.services.ledger.open_call("demo", "p", "m", Decimal("0.01"), "estimate")
     monkeypatch.setattr(metrics, "CALLS", SLOW)
-    scrape = metrics.Metrics(plane.rows.snapshot, plane.plane.runtime.db).scrape
+    scrape = metrics.Metrics(plane.rows.snapshot, plane.runtime.db).scrape
     started = time.monotonic()
     scraping = asyncio.create_task(scrape())
     await asyncio.sleep(0.1)  # the sum is under way

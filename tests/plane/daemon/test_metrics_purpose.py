@@ -2,11 +2,10 @@
 read with prometheus_client's own parser; labels bounded whatever the
 clients send."""
 
-from typing import Any
-
 import httpx
 import openai
 import pytest
+from openai.types.chat import ChatCompletionMessageParam
 
 from plane.wire.protocol import Usage
 from tests.plane.daemon.test_metrics import samples
@@ -19,7 +18,7 @@ PURPOSED = CONFIG + (
     "groups:\n  team: {limitUsd: 50, agents: [aider, claude]}\n"
     "tags:\n  ticket-123: {limitUsd: 3}\n  ticket-9: {limitUsd: 2}\n"
 )
-HELLO = [{"role": "user", "content": "hello"}]
+HELLO_CHAT: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hello"}]
 
 
 async def scrape(gw) -> dict:
@@ -35,7 +34,7 @@ async def test_groups_tags_and_tools_with_bounded_labels(start_gateway: StartGat
     gw = await start_gateway(PURPOSED)
     gw.llm.default_reply = Reply("ok", Usage(input_tokens=10, output_tokens=1))
 
-    def chat(n: int) -> list[dict[str, Any]]:
+    def chat(n: int) -> list[ChatCompletionMessageParam]:
         """A call whose tool result is new each time (the same one thirty times is a loop)."""
         return [
             {"role": "system", "content": "be brief"},
@@ -55,7 +54,7 @@ async def test_groups_tags_and_tools_with_bounded_labels(start_gateway: StartGat
                 extra_headers={"x-plane-tag": f"free-{n:02d}"},
             )  # fmt: skip
         await client.chat.completions.create(
-            model="scripted-model", messages=HELLO, max_tokens=5,
+            model="scripted-model", messages=HELLO_CHAT, max_tokens=5,
             extra_headers={"x-plane-tag": "ticket-123"},
         )  # fmt: skip
     got = await scrape(gw)

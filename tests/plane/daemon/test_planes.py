@@ -113,6 +113,7 @@ async def tui_rows(home: Path) -> list[str]:
     """The agents' rows the real TUI draws, attached to the plane in `home`."""
     app = PlaneApp(Address(path=home / "plane.sock"), backoff=Backoff(first=0.05, most=0.3))
     async with app.run_test(size=(100, 40)) as pilot:
+        names: list[str] = []
         for _ in range(300):
             names = list(app.main_screen.query_one(AgentList).names)
             if len(names) == len(AGENTS):

@@ -13,6 +13,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,7 +39,7 @@ class SlowHistory:
         self.arrived = asyncio.Event()
         """Set as each history starts waiting."""
 
-    async def __call__(self, request: p.AnyRequest) -> p.Reply:
+    async def __call__(self, request: p.Request[Any]) -> p.Reply:
         if isinstance(request, p.History):
             self.waiting += 1
             self.arrived.set()

@@ -155,7 +155,11 @@ def test_a_file_read_is_compressed_as_the_file_it_is() -> None:
 
 
 def test_chat_and_responses_results_take_their_calls_as_hints() -> None:
-    call = {"id": "c1", "type": "function", "function": {"name": "shell", "arguments": ""}}
+    call: dict[str, Any] = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "shell", "arguments": ""},
+    }
     call["function"]["arguments"] = json.dumps({"command": ["bash", "-lc", "git diff"]})
     chat = {
         "messages": [

@@ -40,6 +40,7 @@ async def test_the_embedded_model_answers_both_apis_through_the_gateway_metered(
     assert [e.status for e in (first, second)] == ["settled", "settled"]
     assert [e.model for e in (first, second)] == ["smollm2-135m"] * 2, "metered as what ran"
     assert first.usage.input_tokens == said.usage.input_tokens > 0
+    assert answered.usage is not None, "a Chat Completions answer says its usage"
     assert second.usage.output_tokens == answered.usage.completion_tokens > 0
     for entry in (first, second):
         u = entry.usage

@@ -16,6 +16,8 @@ import anthropic
 import httpx
 import openai
 import pytest
+from anthropic.types import MessageParam
+from openai.types.chat import ChatCompletionMessageParam
 
 from plane.agents import notices
 from plane.cli.manage import shown
@@ -25,10 +27,12 @@ from plane.wire.protocol import Usage
 from tests.support.billing import Bills
 from tests.support.fixtures_gateway import CONFIG, StartGateway
 from tests.support.scripted_llm import Reply
+from tests.support.sdk_replies import text_of
 
 pytestmark = pytest.mark.timeout(30)
 
-HELLO = [{"role": "user", "content": "hello"}]
+HELLO: list[MessageParam] = [{"role": "user", "content": "hello"}]
+HELLO_CHAT: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hello"}]
 LISTING = json.dumps(
     [{"id": i, "name": f"item {i}", "status": "ok", "tags": ["a", "b"]} for i in range(200)],
     indent=2,
@@ -57,7 +61,7 @@ async def test_a_call_in_flight_finishes_and_the_next_is_refused(
         assert await asyncio.to_thread(arrived.wait, 5)  # the call is at the upstream
         await gw.services.gate.ceilings.set("claude", Decimal("0.01"))
         reply = await flying
-        assert reply.content[0].text == "slow but paid"
+        assert text_of(reply) == "slow but paid"
         with pytest.raises(anthropic.RateLimitError):
             await client.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
     [entry] = await gw.entries()
@@ -79,7 +83,7 @@ async def test_calls_arriving_together_see_each_other_and_one_too_dear_is_not_se
         calls = [
             client.chat.completions.create(
                 model="scripted-model",
-                messages=HELLO,
+                messages=HELLO_CHAT,
                 max_tokens=100,
             )
             for _ in range(2)
@@ -246,9 +250,9 @@ async def test_a_gateway_agent_has_a_row_and_limit_but_takes_no_turns(
     start_gateway: StartGateway,
 ) -> None:
     gw = await start_gateway()
-    await gw.plane.runtime.api.handle(p.Send(agent="claude", text="/limit 0.02"))
+    await gw.runtime.api.handle(p.Send(agent="claude", text="/limit 0.02"))
     assert gw.services.gate.ceilings.of("claude") == Decimal("0.02")
-    ran = await gw.plane.runtime.api.handle(p.Send(agent="claude", text="are you there?"))
+    ran = await gw.runtime.api.handle(p.Send(agent="claude", text="are you there?"))
     assert ran.refused, "nothing will answer it: `plane send` exits 1"
     said = ran.messages
     assert [(m.kind, m.text) for m in said] == [
@@ -275,7 +279,9 @@ async def test_what_is_the_clients_own_is_refused_for_a_gateway_agent(
     gw = await start_gateway()
     before = await gw.rows.state("claude")
     with pytest.raises(InvalidRequest) as refused:
-        await gw.plane.runtime.api.handle(p.EditAgent(id=1, agent="claude", **fields))
+        await gw.runtime.api.handle(
+            p.EditAgent.model_validate({"id": 1, "agent": "claude", **fields})
+        )
     assert str(refused.value) == (
         "abc is not an amount. A limit is 5, $0.25 or off."
         if "limit" in fields
@@ -289,15 +295,15 @@ async def test_a_gateway_agent_is_shown_and_edited_as_what_applies_to_it(
     start_gateway: StartGateway,
 ) -> None:
     gw = await start_gateway()
-    ran = await gw.plane.runtime.api.handle(p.Send(agent="claude", text="/new"))
+    ran = await gw.runtime.api.handle(p.Send(agent="claude", text="/new"))
     assert ran.refused
     assert ran.messages[1].text == (
         "claude is a gateway agent: its sessions are its client's, so /new starts none here."
     )
-    changed = await gw.plane.runtime.api.handle(p.EditAgent(id=1, agent="claude", limit="3"))
-    assert isinstance(changed, p.AgentReply) and changed.agent.limit_usd == Decimal(3)
-    details = await gw.plane.runtime.api.handle(p.ShowAgent(id=2, agent="claude"))
-    assert isinstance(details, p.ShowAgentReply) and details.agent.gateway
+    changed = await gw.runtime.api.handle(p.EditAgent(id=1, agent="claude", limit="3"))
+    assert changed.agent.limit_usd == Decimal(3)
+    details = await gw.runtime.api.handle(p.ShowAgent(id=2, agent="claude"))
+    assert details.agent.gateway
     assert shown(details).splitlines() == [
         "claude (from agents.yaml; a gateway agent)",
         "  model      scripted-model (scripted-anthropic)",
@@ -305,8 +311,8 @@ async def test_a_gateway_agent_is_shown_and_edited_as_what_applies_to_it(
         "  ceiling    $3.00 a day, from /limit",
         "  today      $0.00 spent · idle",
     ]
-    demo = await gw.plane.runtime.api.handle(p.ShowAgent(id=3, agent="demo"))
-    assert isinstance(demo, p.ShowAgentReply) and not demo.agent.gateway
+    demo = await gw.runtime.api.handle(p.ShowAgent(id=3, agent="demo"))
+    assert not demo.agent.gateway
     assert "  workspace  " in shown(demo)
 
 
@@ -325,7 +331,7 @@ async def test_a_call_in_flight_when_the_plane_stops_finishes_and_is_settled(
         base_url=f"{gw.url}/v1", api_key=gw.keys["aider"], max_retries=0
     ) as client:
         flying = asyncio.create_task(
-            client.chat.completions.create(model="scripted-model", messages=HELLO)
+            client.chat.completions.create(model="scripted-model", messages=HELLO_CHAT)
         )
         assert await asyncio.to_thread(arrived.wait, 5)
         gw.plane.stop_event.set()

@@ -19,7 +19,8 @@ def test_a_gateway_block_makes_a_gateway_agent() -> None:
     config = parse_config(BASE % "{compress: true}")
     block = config.agents["claude"].gateway
     assert block is not None and block.compress is True
-    assert parse_config(BASE % "{}").agents["claude"].gateway.compress is True
+    block = parse_config(BASE % "{}").agents["claude"].gateway
+    assert block is not None and block.compress is True
 
 
 @pytest.mark.parametrize(

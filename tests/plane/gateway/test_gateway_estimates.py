@@ -144,7 +144,7 @@ async def test_a_store_that_refuses_what_was_learned_still_answers_the_call(
 ) -> None:
     """What a call taught is not money: the ledger has the call, the client its answer."""
     gw = await start_gateway()
-    await refuse(gw.plane.runtime.db, "INSERT", "gateway_calls", "disk full")
+    await refuse(gw.runtime.db, "INSERT", "gateway_calls", "disk full")
     gw.llm.default_reply = Reply("ok", Usage(input_tokens=10, output_tokens=2))
     body = {"model": "scripted-model", "max_tokens": 10, "messages": HELLO}
     answer = await post(gw, "/v1/messages", gw.keys["claude"], body)

@@ -4,15 +4,18 @@ gate, and at admission when another plane filled the fleet in between."""
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 import openai
 import pytest
+from openai.types.chat import ChatCompletionMessageParam
 
+from plane.money.gate import Hold
 from tests.support.fixtures_gateway import StartGateway
 
 pytestmark = pytest.mark.timeout(30)
 
-HELLO = [{"role": "user", "content": "hello"}]
+HELLO_CHAT: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hello"}]
 
 
 async def call(gw) -> object:
@@ -21,7 +24,7 @@ async def call(gw) -> object:
     ) as client:
         return await client.chat.completions.create(
             model="scripted-model",
-            messages=HELLO,
+            messages=HELLO_CHAT,
             max_tokens=10,
         )
 
@@ -31,13 +34,18 @@ async def test_a_gateway_call_refused_at_admission_is_held_and_not_sent(
 ) -> None:
     gw = await start_gateway()
     gw.llm.default_reply = "ok"
-    await gw.services.gate.ceilings.set_fleet(Decimal("0.05"))
-    await gw.services.ledger.open_call("claude", "p", "m", Decimal("0.05"), "estimate")
+    gate, ledger = gw.services.gate, gw.services.ledger
+    await gate.ceilings.set_fleet(Decimal("0.05"))
+    hold = gate.hold
 
-    async def gate_says_go(self, *asked):
-        return None  # as when another plane filled the fleet after the gate was asked
+    async def another_plane_fills_the_fleet(agent: str, **asked: Any) -> Hold | None:
+        """The gate's answer, then claude's call on another plane fills the fleet."""
+        held = await hold(agent, **asked)
+        if agent == "aider" and not await ledger.fleet_in_flight():
+            await ledger.open_call("claude", "p", "m", Decimal("0.05"), "estimate")
+        return held
 
-    monkeypatch.setattr("plane.money.gate.Gate._fleet_hold", gate_says_go)
+    monkeypatch.setattr(gate, "hold", another_plane_fills_the_fleet)
     with pytest.raises(openai.APIStatusError) as refused:
         await call(gw)
     # claude's call is in flight, not spent: the sentence says so.

@@ -9,28 +9,39 @@ from __future__ import annotations
 import asyncio
 import json
 from decimal import Decimal
-from typing import Any
 
 import anthropic
 import openai
 import pytest
+from anthropic.types import MessageParam
+from openai.types.chat import (
+    ChatCompletionMessageFunctionToolCallParam,
+    ChatCompletionMessageParam,
+)
 
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
 from tests.support.fixtures_alerts import Receiver
 from tests.support.fixtures_gateway import CONFIG, GatewayPlane, StartGateway
 from tests.support.scripted_llm import Reply
+from tests.support.sdk_replies import text_of
 
 pytestmark = pytest.mark.timeout(60)
 
 CENT = Usage(input_tokens=10)
 """$0.01 at the scripted price."""
-HELLO = [
+HELLO: list[MessageParam] = [
     {"role": "user", "content": "hello"},
     {"role": "assistant", "content": "Hello. What shall I look at?"},
     {"role": "user", "content": "the open issues"},
 ]
 """A conversation under way: sent again and again, a client going round."""
+HELLO_CHAT: list[ChatCompletionMessageParam] = [
+    {"role": "user", "content": "hello"},
+    {"role": "assistant", "content": "Hello. What shall I look at?"},
+    {"role": "user", "content": "the open issues"},
+]
+"""The same, as Chat Completions takes it."""
 RESENT = (
     "claude is held: its client sent the same request 5 times in a row; those calls cost "
     "$0.05 since 12:00 UTC. It stays held until the operator resumes it (p in the TUI, "
@@ -71,10 +82,10 @@ async def test_a_client_resending_the_same_request_is_held_and_resume_lets_it_go
         state = await gw.rows.state("claude")
         assert (state.status, state.hold_reason) == ("held", "loop")
 
-        reply = await gw.plane.runtime.api.handle(p.PauseAgent(agent="claude", paused=False))
+        reply = await gw.runtime.api.handle(p.PauseAgent(agent="claude", paused=False))
         assert reply.agent.status != "held"
         answer = await client.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
-        assert answer.content[0].text == "the same"
+        assert text_of(answer) == "the same"
     said = [m.text for m in await gw.said("claude") if m.kind == "plane"]
     assert said[-1] == (
         "Resumed by the operator: the loop guard's hold is lifted and its count starts "
@@ -97,12 +108,12 @@ async def test_a_conversation_opened_with_the_same_question_each_run_is_never_he
     assert (await gw.rows.state("claude")).status != "held"
 
 
-def chat_with_reads(reads: list[tuple[str, str]]) -> list[dict[str, Any]]:
+def chat_with_reads(reads: list[tuple[str, str]]) -> list[ChatCompletionMessageParam]:
     """A Chat Completions conversation: a question, then each (file, what the
     read returned) as a tool call and its result."""
-    messages: list[dict[str, Any]] = [{"role": "user", "content": "fix the build"}]
+    messages: list[ChatCompletionMessageParam] = [{"role": "user", "content": "fix the build"}]
     for n, (path, result) in enumerate(reads):
-        call = {
+        call: ChatCompletionMessageFunctionToolCallParam = {
             "id": f"call_{n}",
             "type": "function",
             "function": {"name": "read_file", "arguments": json.dumps({"path": path})},
@@ -225,17 +236,17 @@ async def test_a_gateway_agent_steps_down_only_when_its_block_says_and_says_whic
     gw.llm.default_reply = Reply("ok", Usage(input_tokens=600))
     async with openai_client(gw) as client:
         first = await client.chat.completions.create(
-            model="scripted-model", max_tokens=10, messages=HELLO
+            model="scripted-model", max_tokens=10, messages=HELLO_CHAT
         )
         second = await client.chat.completions.create(
             model="scripted-model",
             max_tokens=10,
-            messages=[*HELLO[:1], {"role": "user", "content": "again"}],
+            messages=[*HELLO_CHAT[:1], {"role": "user", "content": "again"}],
         )
         third = await client.chat.completions.create(
             model="scripted-model",
             max_tokens=10,
-            messages=[*HELLO[:1], {"role": "user", "content": "more"}],
+            messages=[*HELLO_CHAT[:1], {"role": "user", "content": "more"}],
         )
     assert [first.model, second.model, third.model] == [
         "scripted-model",
@@ -262,7 +273,7 @@ async def test_a_gateway_agent_steps_down_only_when_its_block_says_and_says_whic
     # claude names no fallback of its own: the defaults' is not its (off by default).
     async with anthropic_client(gw) as client:
         for n in range(3):
-            ask = [{"role": "user", "content": f"q {n}"}]
+            ask: list[MessageParam] = [{"role": "user", "content": f"q {n}"}]
             await client.messages.create(model="scripted-model", max_tokens=10, messages=ask)
     assert [r["model"] for r in gw.llm.requests[3:]] == ["scripted-model"] * 3
 
@@ -275,7 +286,8 @@ async def test_a_gateway_loop_is_a_loop_alert_with_its_figures(
     async with anthropic_client(gw) as client:
         for _ in range(5):
             await client.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
-    await gw.plane.runtime.notifier.drained()
+    assert gw.runtime.notifier is not None, "notify: is configured"
+    await gw.runtime.notifier.drained()
     [alert] = [h for h in receiver.hooks() if h["agent"] == "claude"]
     assert (alert["event"], alert["text"]) == ("loop", RESENT)
     assert (alert["loop"]["kind"], alert["loop"]["times"]) == ("request", 5)

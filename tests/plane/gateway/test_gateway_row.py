@@ -13,6 +13,7 @@ from decimal import Decimal
 import anthropic
 import httpx
 import pytest
+from anthropic.types import MessageParam
 
 from plane.cli.manage import shown
 from plane.cli.status import _text
@@ -35,7 +36,7 @@ agents:
   claude: {provider: anthropic, limitUsd: 5, gateway: {}}
 """
 OPUS = "claude-opus-4-8"
-HELLO = [{"role": "user", "content": "hello"}]
+HELLO: list[MessageParam] = [{"role": "user", "content": "hello"}]
 
 
 async def status_line(gw: GatewayPlane) -> list[str]:
@@ -45,7 +46,7 @@ async def status_line(gw: GatewayPlane) -> list[str]:
 
 
 async def show(gw: GatewayPlane) -> str:
-    details = await gw.plane.runtime.api.handle(p.ShowAgent(id=1, agent="claude"))
+    details = await gw.runtime.api.handle(p.ShowAgent(id=1, agent="claude"))
     assert isinstance(details, p.ShowAgentReply)
     return shown(details)
 
@@ -64,7 +65,7 @@ async def test_a_gateway_agent_says_its_clients_model_and_its_true_state(
         base_url=gw.url, api_key=gw.keys["claude"], max_retries=0
     ) as client:
         for n in range(5):  # five questions (the same one five times is a loop)
-            ask = [{"role": "user", "content": f"hello {n}"}]
+            ask: list[MessageParam] = [{"role": "user", "content": f"hello {n}"}]
             await client.messages.create(model=OPUS, max_tokens=1000, messages=ask)
     line = await status_line(gw)
     assert line[:3] == ["claude", "idle", OPUS], line  # was: held smollm2-135m (unpriced)

@@ -12,6 +12,11 @@ from decimal import Decimal
 import anthropic
 import openai
 import pytest
+from anthropic.types import MessageParam
+from openai.types.chat import (
+    ChatCompletionMessageFunctionToolCallParam,
+    ChatCompletionMessageParam,
+)
 
 from plane.wire.protocol import Usage
 from tests.support.command import plane_cli_async
@@ -20,7 +25,8 @@ from tests.support.scripted_llm import Reply
 
 pytestmark = pytest.mark.timeout(30)
 
-HELLO = [{"role": "user", "content": "hello"}]
+HELLO: list[MessageParam] = [{"role": "user", "content": "hello"}]
+HELLO_CHAT: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hello"}]
 TAGGED = CONFIG + "tags:\n  ticket-123: {limitUsd: 0.3}\n"
 TENTH = Usage(input_tokens=90, output_tokens=5)
 """$0.10 at the test prices."""
@@ -64,13 +70,13 @@ async def test_what_a_call_carries_is_kept_with_it(start_gateway: StartGateway) 
     async with aider(gw, **{"x-claude-code-session-id": "hdr-1"}) as client:
         await client.chat.completions.create(
             model="scripted-model",
-            messages=HELLO,
+            messages=HELLO_CHAT,
             max_tokens=10,
             user="team-7",
         )
         await client.chat.completions.create(
             model="scripted-model",
-            messages=HELLO,
+            messages=HELLO_CHAT,
             max_tokens=10,
             user="not a tag!",
         )
@@ -97,7 +103,7 @@ async def test_a_bad_tag_header_is_refused_in_one_line_and_nothing_is_spent(
         with pytest.raises(openai.BadRequestError) as refused:
             await client.chat.completions.create(
                 model="scripted-model",
-                messages=HELLO,
+                messages=HELLO_CHAT,
                 max_tokens=10,
             )
     assert "x-plane-tag: 'a tag with spaces' is not a tag (1–64 characters" in str(refused.value)
@@ -112,13 +118,15 @@ async def test_a_tags_ceiling_refuses_its_calls_whichever_agent_makes_them(
     tag = {"x-plane-tag": "ticket-123"}
     async with claude(gw, **tag) as c, aider(gw, **tag) as a:
         await c.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
-        await a.chat.completions.create(model="scripted-model", messages=HELLO, max_tokens=10)
+        await a.chat.completions.create(model="scripted-model", messages=HELLO_CHAT, max_tokens=10)
         await c.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
         sent = len(gw.llm.requests)
         with pytest.raises(anthropic.RateLimitError) as held:  # Claude Code's shape: 429
             await c.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
         with pytest.raises(openai.BadRequestError) as also:  # Chat Completions': 400
-            await a.chat.completions.create(model="scripted-model", messages=HELLO, max_tokens=10)
+            await a.chat.completions.create(
+                model="scripted-model", messages=HELLO_CHAT, max_tokens=10
+            )
     assert len(gw.llm.requests) == sent, "nothing past the tag's ceiling was sent"
     sentence = (
         "claude is not answering this call: calls tagged ticket-123 have spent $0.30 of $0.30 "
@@ -144,7 +152,7 @@ async def test_a_tag_with_a_ceiling_on_a_model_with_no_price_is_refused(
         with pytest.raises(openai.BadRequestError, match="no price is known for scripted-model"):
             await client.chat.completions.create(
                 model="scripted-model",
-                messages=HELLO,
+                messages=HELLO_CHAT,
                 max_tokens=10,
             )
     assert gw.llm.requests == []
@@ -156,7 +164,7 @@ async def test_a_clients_tool_results_are_attributed_by_the_names_it_gave(
     gw = await start_gateway()
     usage = Usage(input_tokens=2000, cache_read_tokens=1000, output_tokens=5)
     gw.llm.default_reply = Reply("ok", usage)
-    messages = [
+    messages: list[MessageParam] = [
         {"role": "user", "content": "look"},
         {"role": "assistant", "content": [
             {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}},
@@ -170,7 +178,7 @@ async def test_a_clients_tool_results_are_attributed_by_the_names_it_gave(
     ]  # fmt: skip
     async with claude(gw) as client:
         await client.messages.create(model="scripted-model", max_tokens=10, messages=messages)
-    chat = [
+    chat: list[ChatCompletionMessageParam] = [
         {"role": "system", "content": "be brief"},
         {"role": "user", "content": "run it"},
         {"role": "assistant", "content": None, "tool_calls": [
@@ -199,9 +207,13 @@ async def test_the_day_by_tool_keeps_ten_bars_whatever_tools_a_client_names(
 
     gw = await start_gateway()
     gw.llm.default_reply = Reply("ok", Usage(input_tokens=3000, output_tokens=5))
-    chat: list[dict] = [{"role": "user", "content": "go"}]
+    chat: list[ChatCompletionMessageParam] = [{"role": "user", "content": "go"}]
     for n in range(15):
-        call = {"id": f"c{n}", "type": "function", "function": {"name": f"t{n}", "arguments": "{}"}}
+        call: ChatCompletionMessageFunctionToolCallParam = {
+            "id": f"c{n}",
+            "type": "function",
+            "function": {"name": f"t{n}", "arguments": "{}"},
+        }
         chat.append({"role": "assistant", "content": None, "tool_calls": [call]})
         chat.append({"role": "tool", "tool_call_id": f"c{n}", "content": "x" * (100 + n)})
     async with aider(gw) as client:

@@ -10,9 +10,12 @@ import anthropic
 import httpx2
 import openai
 import pytest
+from anthropic.types import MessageParam
+from openai.types.chat import ChatCompletionMessageParam
 
 from plane.wire.protocol import Usage
 from tests.support.fixtures_gateway import GatewayPlane, StartGateway
+from tests.support.sdk_replies import text_of
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -38,7 +41,8 @@ def chat(gw: GatewayPlane, key: str | None = None) -> openai.AsyncOpenAI:
     )
 
 
-HELLO = [{"role": "user", "content": "hello"}]
+HELLO: list[MessageParam] = [{"role": "user", "content": "hello"}]
+HELLO_CHAT: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hello"}]
 
 
 async def test_an_anthropic_call_is_metered_from_its_usage(start_gateway: StartGateway) -> None:
@@ -51,7 +55,7 @@ async def test_an_anthropic_call_is_metered_from_its_usage(start_gateway: StartG
             messages=HELLO,
             extra_headers={"X-Claude-Code-Session-Id": "5e55-10n"},
         )
-    assert reply.content[0].text == "hi there"
+    assert text_of(reply) == "hi there"
     [entry] = await gw.entries()
     assert (entry.agent, entry.status, entry.estimated) == ("claude", "settled", False)
     assert entry.usage == CLAUDE_USAGE
@@ -104,7 +108,7 @@ async def test_a_chat_completions_call_is_metered_with_its_cached_tokens(
     gw = await start_gateway()
     gw.llm.reply("fine", usage=CHAT_USAGE)
     async with chat(gw) as client:
-        reply = await client.chat.completions.create(model="scripted-model", messages=HELLO)
+        reply = await client.chat.completions.create(model="scripted-model", messages=HELLO_CHAT)
     assert reply.choices[0].message.content == "fine"
     [entry] = await gw.entries()
     assert (entry.agent, entry.status, entry.usage) == ("aider", "settled", CHAT_USAGE)
@@ -119,7 +123,7 @@ async def test_a_chat_stream_is_metered_though_the_client_asked_no_usage(
     async with chat(gw) as client:
         stream = await client.chat.completions.create(
             model="scripted-model",
-            messages=HELLO,
+            messages=HELLO_CHAT,
             stream=True,
         )
         chunks = [chunk async for chunk in stream]
@@ -151,6 +155,7 @@ async def test_over_its_ceiling_claude_gets_429_with_retry_after_to_midnight(
     error = refused.value
     assert error.status_code == 429
     assert error.response.headers["retry-after"] == str(12 * 3600)  # noon to 00:00 UTC
+    assert isinstance(error.body, dict), "the error's body is JSON"
     assert error.body["error"]["type"] == "rate_limit_error"
     notice = error.body["error"]["message"]
     assert notice.startswith("claude has spent $0.11 today, over its $0.10 daily ceiling")
@@ -186,7 +191,7 @@ async def test_over_its_ceiling_a_chat_client_gets_400_saying_why(
         with pytest.raises(openai.BadRequestError) as refused:
             await client.chat.completions.create(
                 model="scripted-model",
-                messages=HELLO,
+                messages=HELLO_CHAT,
                 stream=True,
             )
     assert refused.value.status_code == 400
@@ -226,7 +231,7 @@ async def test_a_chat_stream_cut_before_its_usage_is_charged_at_its_estimate(
     async with chat(gw) as client:
         stream = await client.chat.completions.create(
             model="scripted-model",
-            messages=HELLO,
+            messages=HELLO_CHAT,
             stream=True,
             max_tokens=50,
         )
@@ -245,10 +250,11 @@ async def test_an_unknown_key_gets_401_in_each_apis_shape(
     async with claude(gw, key) as client:
         with pytest.raises(anthropic.AuthenticationError) as by_anthropic:
             await client.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
-    assert by_anthropic.value.body["error"]["type"] == "authentication_error"
+    assert isinstance(body := by_anthropic.value.body, dict)
+    assert body["error"]["type"] == "authentication_error"
     async with chat(gw, key) as oa:
         with pytest.raises(openai.AuthenticationError) as by_openai:
-            await oa.chat.completions.create(model="scripted-model", messages=HELLO)
+            await oa.chat.completions.create(model="scripted-model", messages=HELLO_CHAT)
     assert "plane key AGENT" in by_openai.value.message
     assert gw.llm.requests == [] and await gw.entries() == []
 

@@ -132,7 +132,9 @@ async def test_a_call_the_fleet_cannot_afford_is_refused_and_not_written(tmp_pat
         await ledger.open_call("a", "p", "m", Decimal("0.40"), "estimate", fleet_ceiling=Decimal(1))
         await ledger.open_call("b", "p", "m", Decimal("0.70"), "estimate", fleet_ceiling=Decimal(1))
         with pytest.raises(FleetFull) as full:
-            await ledger.open_call("c", "p", "m", Decimal("0.01"), "estimate", fleet_ceiling=1)
+            await ledger.open_call(
+                "c", "p", "m", Decimal("0.01"), "estimate", fleet_ceiling=Decimal(1)
+            )
         assert full.value.spent == Decimal("1.10")
         rows = await db.fetchall("SELECT agent FROM calls ORDER BY id")
         assert [r[0] for r in rows] == ["a", "b"]

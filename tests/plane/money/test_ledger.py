@@ -258,7 +258,8 @@ async def test_sums_forgotten_while_the_day_is_read_are_read_again(open_ledger):
     call = await ledger.open_call("demo", "p", "m", Decimal("0.01"), "estimate")
     await ledger.settle(call, USAGE, Decimal("0.25"), "table")
     ledger.forget_sums()
-    submit, ticks = db.submit, []
+    submit = db.submit
+    ticks: list[int] = []
 
     def tick(_):
         if not ticks:

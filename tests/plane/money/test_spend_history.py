@@ -44,7 +44,7 @@ async def test_by_hour_by_day_and_top_spenders_with_what_compression_saved(start
     assert sum(h.spent_usd for h in reply.hours) == Decimal("0.17")  # not yesterday's
     [(chars, usd)] = [
         (row["chars"], Decimal(row["usd"]))
-        for row in await plane.plane.runtime.db.fetchall("SELECT chars, usd FROM savings")
+        for row in await plane.runtime.db.fetchall("SELECT chars, usd FROM savings")
     ]
     assert chars > 10_000 and hours["14"].saved_usd == usd == Decimal(chars // 4) / 1000
     assert [d.label for d in reply.days][-2:] == ["2026-11-29", "2026-11-30"]

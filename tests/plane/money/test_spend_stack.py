@@ -42,8 +42,7 @@ async def month(start_plane):
     plane.llm.reply("Three.", usage=Usage(input_tokens=50))
     await plane.turn("extra", "three")
     [saved] = [
-        Decimal(row["usd"])
-        for row in await plane.plane.runtime.db.fetchall("SELECT usd FROM savings")
+        Decimal(row["usd"]) for row in await plane.runtime.db.fetchall("SELECT usd FROM savings")
     ]
     return plane, saved
 
@@ -90,7 +89,7 @@ async def test_an_empty_fleet_stacks_nothing_and_a_bad_by_is_refused(start_plane
     stack = await client.request(p.SpendStack(by="model"))
     assert isinstance(stack, p.SpendStackReply) and stack.series == []
     with pytest.raises(ValueError):
-        p.SpendStack(id=1, by="day")
+        p.SpendStack.model_validate({"id": 1, "by": "day"})
 
 
 async def test_an_agent_on_a_model_with_no_price_is_stacked_with_its_calls_counted(

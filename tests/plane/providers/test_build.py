@@ -41,7 +41,8 @@ async def test_one_provider_per_configured_name():
     assert isinstance(providers["claude"], AnthropicProvider)
     assert isinstance(providers["openai"], OpenAIProvider)
     assert providers["openai"].max_tokens_field == "max_completion_tokens"
-    assert providers["ollama"].max_tokens_field == "max_tokens"
+    ollama = providers["ollama"]
+    assert isinstance(ollama, OpenAIProvider) and ollama.max_tokens_field == "max_tokens"
     for provider in providers.values():
         await provider.aclose()
 

@@ -4,6 +4,8 @@ from any other refusal, in each server's real 400 shape, and is not retried
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from plane.errors import ContextOverflow, ProviderError
@@ -12,7 +14,7 @@ from tests.plane.providers.conftest import scripted_provider
 from tests.plane.providers.support import ask
 from tests.support.scripted_llm import ScriptedLLM
 
-OVERFLOWS = {
+OVERFLOWS: dict[str, list[dict[str, Any]]] = {
     "openai": [
         {  # llama.cpp's server (the embedded model's), b4000 and later
             "error": {

@@ -4,11 +4,10 @@ not start"), never an exception in a thread."""
 
 import io
 import os
-from types import SimpleNamespace
 
 import pytest
 
-from plane.providers.llama_child import Child
+from plane.providers.llama_child import first_line
 
 
 @pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
@@ -17,5 +16,11 @@ def test_a_pipe_closed_under_the_first_read_reads_as_no_line() -> None:
     os.close(writable)
     stdout = io.TextIOWrapper(io.FileIO(readable, "r"))
     stdout.close()  # as `end()` does when the plane stops a model that is starting
-    child = SimpleNamespace(process=None)
-    assert Child._read_line(child, stdout, timeout_s=5) == ""
+    assert first_line(stdout, timeout_s=5) == ""
+
+
+def test_a_child_that_writes_nothing_in_time_gives_no_line() -> None:
+    readable, writable = os.pipe()
+    with io.TextIOWrapper(io.FileIO(readable, "r")) as stdout:
+        assert first_line(stdout, timeout_s=0.05) is None
+        os.close(writable)  # the reader left behind reads the end and stops

@@ -12,7 +12,9 @@ lists (USD per 1M tokens):
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
+import genai_prices
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -66,7 +68,7 @@ def test_genai_prices_figures(model: str, usage: Usage, dollars: str):
 def test_provider_usage_straight_from_the_wire_is_priced_right():
     """Anthropic's input_tokens excludes the cache; OpenAI's includes it. Each
     normalised, the same call costs what the price list says."""
-    wire = {
+    wire: dict[str, Any] = {
         "input_tokens": 1_000,
         "cache_read_input_tokens": 5_000,
         "cache_creation_input_tokens": 4_000,
@@ -95,10 +97,12 @@ def test_an_hour_in_anthropics_cache_is_priced_at_the_hour_rate_not_the_five_min
     assert (usage.cache_write_tokens, usage.cache_write_1h_tokens) == (4_000, 3_000)
     # 1,000 × 1 + 5,000 × 0.1 + 1,000 × 1.25 + 3,000 × 2 + 500 × 5 = 11,250 per 1M
     assert pricer.price("claude-haiku-4-5", usage).cost_usd == Decimal("0.01125")
-    price = Price(input=Decimal(1), cache_write=Decimal(2), cache_write_1h=Decimal(4), output=0)
+    price = Price(
+        input=Decimal(1), cache_write=Decimal(2), cache_write_1h=Decimal(4), output=Decimal(0)
+    )
     # 1,000 × 1 + 5,000 × 1 + 1,000 × 2 + 3,000 × 4 = 20,000 per 1M
     assert Pricer({"m": price}).price("m", usage).cost_usd == Decimal("0.02")
-    without = Price(input=Decimal(1), cache_write=Decimal(2), output=0)
+    without = Price(input=Decimal(1), cache_write=Decimal(2), output=Decimal(0))
     assert Pricer({"m": without}).price("m", usage).cost_usd == Decimal("0.014")
 
 
@@ -130,7 +134,9 @@ def test_the_longest_matching_key_wins_and_beats_the_table():
 
 
 def test_an_explicit_zero_price_is_free_and_says_where_it_came_from():
-    priced = Pricer({"smollm2": Price(input=0, output=0)}).price("smollm2-135m", CACHED)
+    priced = Pricer({"smollm2": Price(input=Decimal(0), output=Decimal(0))}).price(
+        "smollm2-135m", CACHED
+    )
     assert priced.cost_usd == 0 and priced.source == "agents.yaml pricing 'smollm2'"
 
 
@@ -198,16 +204,14 @@ def test_no_call_costs_more_than_its_estimate(
 def test_whether_a_price_is_known_is_looked_up_once_a_model(monkeypatch: pytest.MonkeyPatch):
     """Asked several times a call (the gate, the worker, the meter): the
     genai-prices lookup behind it is not repeated."""
-    from plane.money import pricing
-
     looked: list[str] = []
-    calc = pricing._calc
+    calc_price = genai_prices.calc_price
 
-    def counted(model, usage, at=None):
-        looked.append(model)
-        return calc(model, usage, at)
+    def counted(usage, model_ref, **asked):
+        looked.append(model_ref)
+        return calc_price(usage, model_ref, **asked)
 
-    monkeypatch.setattr(pricing, "_calc", counted)
+    monkeypatch.setattr(genai_prices, "calc_price", counted)
     pricer = Pricer({})
     assert all(pricer.is_known("gpt-4o") for _ in range(5))
     assert not any(pricer.is_known("no-such-model-anywhere") for _ in range(5))

@@ -176,7 +176,7 @@ async def ledger(tmp_path: Path) -> AsyncIterator[Ledger]:
     await db.close()
 
 
-def services(provider: OpenAIProvider, ledger: Ledger, bus: KillOnFirstText) -> Services:
+def services(provider: OpenAIProvider, ledger: Ledger, emit: Callable[[object], None]) -> Services:
     """What `metered_call` reads of the plane's services, all real but the bus
     (and the gate, asked only for a fleet ceiling there is none of)."""
     pricer = Pricer({"smollm2": Price(input=Decimal(30), output=Decimal(120))})
@@ -187,7 +187,7 @@ def services(provider: OpenAIProvider, ledger: Ledger, bus: KillOnFirstText) -> 
         providers={"embedded": provider},
         pricer=pricer,
         ledger=ledger,
-        emit=bus.emit,
+        emit=emit,
         gate=no_fleet_ceiling,  # one plane alone: no fleet or group ceiling to admit against
     )
     return cast(Services, found)
@@ -201,7 +201,7 @@ async def test_a_call_cut_by_the_childs_death_is_kept_at_an_estimate_and_the_nex
     never as a measured success. The next call, after the restart, is."""
     model = started(backoff=Backoff(first_s=0.1))
     bus = KillOnFirstText(model)
-    plane = services(providers(model), ledger, bus)
+    plane = services(providers(model), ledger, bus.emit)
 
     cut = await metered_call(plane, "demo", "embedded", STORY, 1)
 
@@ -209,7 +209,6 @@ async def test_a_call_cut_by_the_childs_death_is_kept_at_an_estimate_and_the_nex
     assert cut.failure is None and cut.completion.stop_reason == "interrupted"
     assert cut.completion.text and cut.completion.usage_estimated
     await until(lambda: model.supervisor.ready and model.pid != bus.killed, "the restart")
-    plane.emit = lambda event: None
     whole = await metered_call(plane, "demo", "embedded", ask(), 2)
     assert whole.completion.text.strip() and not whole.completion.usage_estimated
     first, second = await ledger.entries(NOON.date())
@@ -243,11 +242,11 @@ async def test_a_child_that_cannot_start_fails_calls_clearly_and_is_retried_at_a
     assert model.api_key not in said
     # As the provider is built today it cannot wait: refused, or a 503 from
     # a child that has the port for a moment; either way one line, no charge.
-    plane = services(as_built_today, ledger, SimpleNamespace(emit=lambda event: None))
+    plane = services(as_built_today, ledger, lambda event: None)
     with pytest.raises(ProviderError, match=r"^embedded: [^\n]*\(2 attempts\)\.$"):
         await metered_call(plane, "demo", "embedded", ask(), 1)
     [entry] = await ledger.entries(NOON.date())
-    assert (entry.status, entry.cost_usd) == ("failed", 0)
+    assert (entry.status, entry.cost_usd) == ("failed", Decimal(0))
 
     # The pace: waits double up to the cap, so attempts grow with time, not
     # with CPU; a hot loop would make hundreds in the time this took.

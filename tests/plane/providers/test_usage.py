@@ -16,7 +16,7 @@ from tests.plane.providers.support import ask
 from tests.support.fixtures_http import LocalServer, replying
 
 # From OpenAI's prompt-caching guide: prompt_tokens includes cached_tokens.
-OPENAI_DOC = {
+OPENAI_DOC: dict[str, Any] = {
     "id": "chatcmpl-1",
     "object": "chat.completion",
     "created": 1,
@@ -37,7 +37,7 @@ OPENAI_DOC = {
     },
 }
 # From Anthropic's prompt-caching docs: input_tokens excludes both cache counts.
-ANTHROPIC_DOC = {
+ANTHROPIC_DOC: dict[str, Any] = {
     "id": "msg_1",
     "type": "message",
     "role": "assistant",

@@ -165,7 +165,7 @@ async def test_after_a_commit_runs_even_when_the_caller_is_cancelled(db):
     """The ledger's sums in memory follow every commit, even one whose
     caller stopped waiting for it."""
     inside, release = threading.Event(), threading.Event()
-    moved = []
+    moved: list[int] = []
 
     def hold(conn):
         inside.set()
@@ -238,18 +238,24 @@ async def test_the_operators_write_goes_before_a_thousand_queued(db):
     assert order == ["operator", *range(1000)]
 
 
+LONG_READ = (
+    "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 2000000)"
+    " SELECT count(*) AS n FROM n"
+)
+"""A read that keeps a reader busy most of a second (two million rows counted)."""
+
+
 @sqlite_only
 async def test_the_operators_read_does_not_queue_behind_the_agents(db):
     """While the agents' reader is held (a read that takes long), a read
     made for the operator's request is answered on a reader of its own."""
-    release = threading.Event()
-    held = asyncio.ensure_future(db._reader._execute(release.wait, 30))
+    held = asyncio.ensure_future(db.fetchall(LONG_READ))
     await asyncio.sleep(0.05)
     token = OPERATOR.set(True)
     try:
         rows = await asyncio.wait_for(db.fetchall("SELECT 1 AS one"), 10)
     finally:
         OPERATOR.reset(token)
-        release.set()
-    await held
+    assert not held.done(), "answered while the agents' read still runs"
     assert [row["one"] for row in rows] == [1]
+    assert [row["n"] for row in await held] == [2_000_000]

@@ -18,6 +18,7 @@ import plane
 from plane.errors import LedgerError, ToolError
 from plane.tools import registry
 from plane.tools.registry import CORE, TOOLS, call, select_for_session, specs
+from tests.support.fixtures_plane import StartPlane
 
 from .conftest import FakeContext
 
@@ -322,17 +323,13 @@ def test_the_allowlist_filters_core_and_heavy_alike_in_registry_order():
     assert select_for_session(iter(["grep"]), "x") == ("grep",)
 
 
-def test_a_turn_offered_the_same_tools_as_the_last_is_not_handed_a_new_copy(
-    monkeypatch: pytest.MonkeyPatch,
+async def test_a_turn_offered_the_same_tools_as_the_last_is_not_handed_a_new_copy(
+    start_plane: StartPlane, monkeypatch: pytest.MonkeyPatch
 ):
     """The registry copies its specs for each caller (above); the plane's
     toolbox asks once per set of tools, and its turns and providers only read
     them: a copy each turn cost 7% of a metered call's CPU."""
-    from types import SimpleNamespace
-
-    from plane.agents import toolbox
     from plane.agents.toolbox import Selection, Tooling
-    from plane.config import Config
 
     made: list[tuple[str, ...]] = []
 
@@ -340,8 +337,9 @@ def test_a_turn_offered_the_same_tools_as_the_last_is_not_handed_a_new_copy(
         made.append(tuple(names))
         return specs(names)
 
-    monkeypatch.setattr(toolbox.registry, "specs", counted)
-    tooling = Tooling(services=SimpleNamespace(config=Config()), book=None)
+    plane = await start_plane()
+    monkeypatch.setattr(registry, "specs", counted)
+    tooling = Tooling(plane.services, plane.scheduler.book)
     first = tooling.specs(Selection(("read_file", "grep")))
     assert tooling.specs(Selection(("read_file", "grep"))) is first
     assert [s.name for s in tooling.specs(Selection(("grep",)))] == ["grep"]

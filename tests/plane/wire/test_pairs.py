@@ -202,7 +202,11 @@ def test_the_plane_answers_every_request_from_its_table() -> None:
     assert set(ANSWERS) == set(REQUESTS) - CONNECTION_S_OWN
 
 
-@pytest.mark.parametrize("kind", sorted(ANSWERS, key=type_of), ids=type_of)
+ANSWERED: list[type[p.Request[Any]]] = sorted(ANSWERS, key=type_of)
+"""The requests the plane answers from its table, by their wire names."""
+
+
+@pytest.mark.parametrize("kind", ANSWERED, ids=type_of)
 def test_each_handler_takes_its_request_and_returns_its_reply(kind: type[p.Request[Any]]) -> None:
     hints = get_type_hints(ANSWERS[kind])
     assert (hints["request"], hints["return"]) == (kind, kind.reply)
