@@ -49,7 +49,7 @@ class Child:
         try:
             self.process.stdin.write(json.dumps(settings) + "\n")
             self.process.stdin.flush()
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a stop closed the pipe first
             line = ""  # it died at once (or was stopped): its stderr says why
         else:
             line = first_line(self.process.stdout, timeout_s)

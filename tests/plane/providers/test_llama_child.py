@@ -7,7 +7,8 @@ import os
 
 import pytest
 
-from plane.providers.llama_child import first_line
+from plane.errors import ProviderError
+from plane.providers.llama_child import Child, first_line
 
 
 @pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
@@ -24,3 +25,13 @@ def test_a_child_that_writes_nothing_in_time_gives_no_line() -> None:
     with io.TextIOWrapper(io.FileIO(readable, "r")) as stdout:
         assert first_line(stdout, timeout_s=0.05) is None
         os.close(writable)  # the reader left behind reads the end and stops
+
+
+def test_a_child_stopped_before_it_was_told_its_settings_did_not_start() -> None:
+    """A stop that comes before the settings are written (the plane stopping
+    while the model starts) closed the pipe the settings go down: one
+    ProviderError, not a ValueError from the closed file."""
+    child = Child()
+    child.end()
+    with pytest.raises(ProviderError, match=r"^The embedded model did not start: "):
+        child.listening({}, timeout_s=5)
