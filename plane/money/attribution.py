@@ -25,7 +25,8 @@ call's `Pricer`.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
@@ -65,22 +66,31 @@ class Part:
 Price = Callable[[Usage], Decimal]
 """What a usage costs, at the call's model's prices (no web searches)."""
 
+Rates = Callable[[int], Mapping[str, Fraction]]
+"""Each band's price a token for a prompt of so many tokens (`band_rates`)."""
 
-def attribute(pieces: Sequence[Piece], usage: Usage, cost: Decimal, price: Price) -> list[Part]:
-    """`cost` (the call's, as charged) split over `pieces` and the answer."""
-    input_cost = min(cost, price(usage.model_copy(update={"output_tokens": 0})))
+
+def attribute(
+    pieces: Sequence[Piece],
+    usage: Usage,
+    cost: Decimal,
+    price: Price,
+    rates: Rates | None = None,
+) -> list[Part]:
+    """`cost` (the call's, as charged) split over `pieces` and the answer;
+    `rates`, where given, says what `band_rates` would from `price`, faster."""
+    input_cost = min(cost, price(_without_output(usage)))
     kept = [p for p in pieces if p.chars > 0]
-    total_chars = sum(p.chars for p in kept)
     answer = Part("output", None, None, 0, cost - input_cost)
     if not kept or not usage.input_tokens:
         # Nothing to share out: an input cost with no prompt seen is the prompt's.
         prompt = Part("prompt", None, None, usage.input_tokens, input_cost)
         return [prompt, answer] if input_cost else [answer]
-    spans = _spans(kept, usage.input_tokens, total_chars)
-    rates = _rates(usage, price)
-    weights = [_weight(span, usage, rates) for span in spans]
+    ends = _ends(kept, usage.input_tokens)
+    rates_of = rates or (lambda n: band_rates(n, price))
+    weights = _weights(ends, _bands(usage, rates_of, ends[-1] // usage.input_tokens))
     shares = _shares(input_cost, weights)
-    tokens = _whole(spans, usage.input_tokens)
+    tokens = _whole(ends, usage.input_tokens)
     merged: dict[tuple[PartKind, str | None, str | None], Part] = {}
     for piece, share, count in zip(kept, shares, tokens, strict=True):
         key = (piece.part, piece.tool, piece.mcp_server)
@@ -111,75 +121,105 @@ def of_request(request: CompletionRequest) -> list[Piece]:
     return pieces
 
 
-def _spans(pieces: Sequence[Piece], tokens: int, chars: int) -> list[tuple[Fraction, Fraction]]:
-    """Where each piece's tokens lie in the prompt, [start, end)."""
-    spans, at = [], 0
+def _without_output(usage: Usage) -> Usage:
+    return Usage(
+        input_tokens=usage.input_tokens,
+        cache_read_tokens=usage.cache_read_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+        cache_write_1h_tokens=usage.cache_write_1h_tokens,
+    )
+
+
+def _ends(pieces: Sequence[Piece], tokens: int) -> list[int]:
+    """Where each piece's tokens end in the prompt, in units of 1/chars of a
+    token (chars: all the pieces' characters), so every edge is a whole
+    number and no fraction is made a piece."""
+    ends, at = [], 0
     for piece in pieces:
-        start = Fraction(tokens * at, chars)
         at += piece.chars
-        spans.append((start, Fraction(tokens * at, chars)))
-    return spans
+        ends.append(tokens * at)
+    return ends
 
 
-def _bands(usage: Usage) -> list[tuple[str, int, int]]:
-    """The prompt's tokens by how they were billed, oldest first: read from
-    the cache, written for an hour, written for five minutes, uncached."""
-    read = min(usage.cache_read_tokens, usage.input_tokens)
-    written = min(usage.cache_write_tokens, usage.input_tokens - read)
+def _bands(usage: Usage, rates_of: Rates, scale: int) -> list[tuple[int, int, int]]:
+    """The prompt's tokens by how they were billed, oldest first (read from
+    the cache, written for an hour, written for five minutes, uncached): each
+    band's edges in the pieces' units (`scale` of them a token) and its price
+    a token as a whole number, all the bands' prices over one denominator."""
+    n = usage.input_tokens
+    read = min(usage.cache_read_tokens, n)
+    written = min(usage.cache_write_tokens, n - read)
     hour = min(usage.cache_write_1h_tokens, written)
-    edges = [("read", read), ("hour", hour), ("write", written - hour)]
+    rates = rates_of(n)
+    edges = [
+        ("read", read),
+        ("hour", hour),
+        ("write", written - hour),
+        ("fresh", n - written - read),
+    ]
+    denominator = math.lcm(*(rate.denominator for rate in rates.values()))
     bands, at = [], 0
     for name, count in edges:
-        bands.append((name, at, at + count))
+        rate = rates[name]
+        bands.append(
+            (at * scale, (at + count) * scale, rate.numerator * (denominator // rate.denominator))
+        )
         at += count
-    bands.append(("fresh", at, usage.input_tokens))
     return bands
 
 
-def _rates(usage: Usage, price: Price) -> dict[str, Decimal]:
+def band_rates(n: int, price: Price) -> dict[str, Fraction]:
     """Each band's price per token, at this call's size (a table whose
     rates change past a number of tokens prices each band as this call)."""
-    n = usage.input_tokens
     return {
-        "fresh": price(Usage(input_tokens=n)) / n,
-        "read": price(Usage(input_tokens=n, cache_read_tokens=n)) / n,
-        "write": price(Usage(input_tokens=n, cache_write_tokens=n)) / n,
-        "hour": price(Usage(input_tokens=n, cache_write_tokens=n, cache_write_1h_tokens=n)) / n,
+        "fresh": Fraction(price(Usage(input_tokens=n)) / n),
+        "read": Fraction(price(Usage(input_tokens=n, cache_read_tokens=n)) / n),
+        "write": Fraction(price(Usage(input_tokens=n, cache_write_tokens=n)) / n),
+        "hour": Fraction(
+            price(Usage(input_tokens=n, cache_write_tokens=n, cache_write_1h_tokens=n)) / n
+        ),
     }
 
 
-def _weight(span: tuple[Fraction, Fraction], usage: Usage, rates: dict[str, Decimal]) -> Fraction:
-    """What the piece's tokens cost at the rates each was billed."""
-    start, end = span
-    weight = Fraction(0)
-    for band, low, high in _bands(usage):
-        overlap = min(end, Fraction(high)) - max(start, Fraction(low))
-        if overlap > 0:
-            weight += overlap * Fraction(rates[band])
-    return weight
+def _weights(ends: Sequence[int], bands: Sequence[tuple[int, int, int]]) -> list[int]:
+    """What each piece's tokens cost at the rates each was billed, all in
+    one unit (whole numbers: the shares need only their proportions)."""
+    weights, start = [], 0
+    for end in ends:
+        weight = 0
+        for low, high, rate in bands:
+            overlap = min(end, high) - max(start, low)
+            if overlap > 0:
+                weight += overlap * rate
+        weights.append(weight)
+        start = end
+    return weights
 
 
-def _shares(total: Decimal, weights: Sequence[Fraction]) -> list[Decimal]:
+def _shares(total: Decimal, weights: Sequence[int]) -> list[Decimal]:
     """`total` split by `weights`, each share rounded, the largest taking
-    the remainder: they add up to `total` exactly."""
-    whole = sum(weights, Fraction(0))
+    the remainder: they add up to `total` exactly. Each share is the exact
+    quotient rounded once to the context's precision, then to `SHARE`."""
+    whole = sum(weights)
     if not whole:
-        weights, whole = [Fraction(1)] * len(weights), Fraction(len(weights))
-    shares = [_decimal(Fraction(total) * w / whole).quantize(SHARE) for w in weights]
+        weights, whole = [1] * len(weights), len(weights)
+    numerator, denominator = Fraction(total).as_integer_ratio()
+    below = Decimal(denominator * whole)
+    shares = [(Decimal(numerator * w) / below).quantize(SHARE) for w in weights]
     largest = max(range(len(shares)), key=lambda n: weights[n])
     shares[largest] += total - sum(shares, Decimal(0))
     return shares
 
 
-def _decimal(fraction: Fraction) -> Decimal:
-    return Decimal(fraction.numerator) / Decimal(fraction.denominator)
-
-
-def _whole(spans: Iterable[tuple[Fraction, Fraction]], tokens: int) -> list[int]:
-    """Each piece's tokens as whole numbers that add up to the prompt's."""
-    edges = [round(end) for _, end in spans]
+def _whole(ends: Sequence[int], tokens: int) -> list[int]:
+    """Each piece's tokens as whole numbers that add up to the prompt's:
+    each edge rounded to the nearest token, half to even."""
+    chars = ends[-1] // tokens
     counts, before = [], 0
-    for edge in edges:
+    for end in ends:
+        edge, rest = divmod(end, chars)
+        if 2 * rest > chars or (2 * rest == chars and edge % 2):
+            edge += 1
         counts.append(edge - before)
         before = edge
     counts[-1] += tokens - before
