@@ -91,18 +91,12 @@ def attribute(
     weights = _weights(ends, _bands(usage, rates_of, ends[-1] // usage.input_tokens))
     shares = _shares(input_cost, weights)
     tokens = _whole(ends, usage.input_tokens)
-    merged: dict[tuple[PartKind, str | None, str | None], Part] = {}
+    merged: dict[tuple[PartKind, str | None, str | None], tuple[int, Decimal]] = {}
     for piece, share, count in zip(kept, shares, tokens, strict=True):
         key = (piece.part, piece.tool, piece.mcp_server)
         held = merged.get(key)
-        merged[key] = Part(
-            piece.part,
-            piece.tool,
-            piece.mcp_server,
-            count + (held.input_tokens if held else 0),
-            share + (held.cost_usd if held else Decimal(0)),
-        )
-    return [*merged.values(), answer]
+        merged[key] = (count, share) if held is None else (held[0] + count, held[1] + share)
+    return [*(Part(*key, count, share) for key, (count, share) in merged.items()), answer]
 
 
 def of_request(request: CompletionRequest) -> list[Piece]:
@@ -183,15 +177,24 @@ def band_rates(n: int, price: Price) -> dict[str, Fraction]:
 
 def _weights(ends: Sequence[int], bands: Sequence[tuple[int, int, int]]) -> list[int]:
     """What each piece's tokens cost at the rates each was billed, all in
-    one unit (whole numbers: the shares need only their proportions)."""
-    weights, start = [], 0
+    one unit (whole numbers: the shares need only their proportions). The
+    bands are met in order; most pieces lie within one."""
+    weights, start, band = [], 0, 0
+    last = len(bands) - 1
     for end in ends:
-        weight = 0
-        for low, high, rate in bands:
-            overlap = min(end, high) - max(start, low)
-            if overlap > 0:
-                weight += overlap * rate
-        weights.append(weight)
+        while band < last and bands[band][1] <= start:
+            band += 1
+        _, high, rate = bands[band]
+        if end <= high:
+            weights.append((end - start) * rate)
+        else:
+            weights.append(
+                sum(
+                    (min(end, top) - max(start, bottom)) * each
+                    for bottom, top, each in bands
+                    if min(end, top) > max(start, bottom)
+                )
+            )
         start = end
     return weights
 
@@ -206,7 +209,7 @@ def _shares(total: Decimal, weights: Sequence[int]) -> list[Decimal]:
     numerator, denominator = Fraction(total).as_integer_ratio()
     below = Decimal(denominator * whole)
     shares = [(Decimal(numerator * w) / below).quantize(SHARE) for w in weights]
-    largest = max(range(len(shares)), key=lambda n: weights[n])
+    largest = weights.index(max(weights))  # the first of the largest
     shares[largest] += total - sum(shares, Decimal(0))
     return shares
 
