@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from plane.providers.base import CompletionRequest
 from plane.wire.protocol import Usage
@@ -42,9 +42,9 @@ SHARE = Decimal("1e-12")
 what rounding left over, so the shares add up exactly."""
 
 
-@dataclass(frozen=True)
-class Piece:
-    """One part of a prompt, in the order the provider reads it."""
+class Piece(NamedTuple):
+    """One part of a prompt, in the order the provider reads it (a tuple:
+    a request's history makes hundreds a call, and a tuple is made fastest)."""
 
     part: PartKind
     chars: int
@@ -86,17 +86,10 @@ def attribute(
         # Nothing to share out: an input cost with no prompt seen is the prompt's.
         prompt = Part("prompt", None, None, usage.input_tokens, input_cost)
         return [prompt, answer] if input_cost else [answer]
-    ends = _ends(kept, usage.input_tokens)
+    tokens, chars = usage.input_tokens, sum(p.chars for p in kept)
     rates_of = rates or (lambda n: band_rates(n, price))
-    weights = _weights(ends, _bands(usage, rates_of, ends[-1] // usage.input_tokens))
-    shares = _shares(input_cost, weights)
-    tokens = _whole(ends, usage.input_tokens)
-    merged: dict[tuple[PartKind, str | None, str | None], tuple[int, Decimal]] = {}
-    for piece, share, count in zip(kept, shares, tokens, strict=True):
-        key = (piece.part, piece.tool, piece.mcp_server)
-        held = merged.get(key)
-        merged[key] = (count, share) if held is None else (held[0] + count, held[1] + share)
-    return [*(Part(*key, count, share) for key, (count, share) in merged.items()), answer]
+    weights, counts = _weigh(kept, tokens, chars, _bands(usage, rates_of, chars))
+    return [*_shared(kept, weights, counts, input_cost), answer]
 
 
 def of_request(request: CompletionRequest) -> list[Piece]:
@@ -122,17 +115,6 @@ def _without_output(usage: Usage) -> Usage:
         cache_write_tokens=usage.cache_write_tokens,
         cache_write_1h_tokens=usage.cache_write_1h_tokens,
     )
-
-
-def _ends(pieces: Sequence[Piece], tokens: int) -> list[int]:
-    """Where each piece's tokens end in the prompt, in units of 1/chars of a
-    token (chars: all the pieces' characters), so every edge is a whole
-    number and no fraction is made a piece."""
-    ends, at = [], 0
-    for piece in pieces:
-        at += piece.chars
-        ends.append(tokens * at)
-    return ends
 
 
 def _bands(usage: Usage, rates_of: Rates, scale: int) -> list[tuple[int, int, int]]:
@@ -175,13 +157,21 @@ def band_rates(n: int, price: Price) -> dict[str, Fraction]:
     }
 
 
-def _weights(ends: Sequence[int], bands: Sequence[tuple[int, int, int]]) -> list[int]:
+def _weigh(
+    pieces: Sequence[Piece], tokens: int, chars: int, bands: Sequence[tuple[int, int, int]]
+) -> tuple[list[int], list[int]]:
     """What each piece's tokens cost at the rates each was billed, all in
-    one unit (whole numbers: the shares need only their proportions). The
-    bands are met in order; most pieces lie within one."""
-    weights, start, band = [], 0, 0
+    one unit (whole numbers: the shares need only their proportions); and
+    each piece's tokens as whole numbers that add up to the prompt's (each
+    edge rounded to the nearest token, half to even). A piece's edges are
+    kept in units of 1/`chars` of a token, so every edge is a whole number;
+    the bands are met in order, and most pieces lie within one."""
+    weights, counts = [], []
+    at = start = before = band = 0
     last = len(bands) - 1
-    for end in ends:
+    for piece in pieces:
+        at += piece.chars
+        end = tokens * at
         while band < last and bands[band][1] <= start:
             band += 1
         _, high, rate = bands[band]
@@ -195,35 +185,36 @@ def _weights(ends: Sequence[int], bands: Sequence[tuple[int, int, int]]) -> list
                     if min(end, top) > max(start, bottom)
                 )
             )
-        start = end
-    return weights
+        edge, rest = divmod(end, chars)
+        if 2 * rest > chars or (2 * rest == chars and edge % 2):
+            edge += 1
+        counts.append(edge - before)
+        before, start = edge, end
+    counts[-1] += tokens - before
+    return weights, counts
 
 
-def _shares(total: Decimal, weights: Sequence[int]) -> list[Decimal]:
-    """`total` split by `weights`, each share rounded, the largest taking
-    the remainder: they add up to `total` exactly. Each share is the exact
-    quotient rounded once to the context's precision, then to `SHARE`."""
+def _shared(
+    pieces: Sequence[Piece], weights: list[int], counts: Sequence[int], total: Decimal
+) -> list[Part]:
+    """`total` split by `weights`, each piece's share the exact quotient
+    rounded once to the context's precision, then to `SHARE`; the largest
+    share takes what rounding left, so they add up to `total` exactly; and
+    the shares and tokens of the pieces of one part, tool and server added."""
     whole = sum(weights)
     if not whole:
         weights, whole = [1] * len(weights), len(weights)
     numerator, denominator = Fraction(total).as_integer_ratio()
     below = Decimal(denominator * whole)
-    shares = [(Decimal(numerator * w) / below).quantize(SHARE) for w in weights]
-    largest = weights.index(max(weights))  # the first of the largest
-    shares[largest] += total - sum(shares, Decimal(0))
-    return shares
-
-
-def _whole(ends: Sequence[int], tokens: int) -> list[int]:
-    """Each piece's tokens as whole numbers that add up to the prompt's:
-    each edge rounded to the nearest token, half to even."""
-    chars = ends[-1] // tokens
-    counts, before = [], 0
-    for end in ends:
-        edge, rest = divmod(end, chars)
-        if 2 * rest > chars or (2 * rest == chars and edge % 2):
-            edge += 1
-        counts.append(edge - before)
-        before = edge
-    counts[-1] += tokens - before
-    return counts
+    largest = pieces[weights.index(max(weights))]  # the first of the largest
+    merged: dict[tuple[PartKind, str | None, str | None], tuple[int, Decimal]] = {}
+    given = Decimal(0)
+    for piece, weight, count in zip(pieces, weights, counts, strict=True):
+        share = (Decimal(numerator * weight) / below).quantize(SHARE)
+        given += share
+        key = (piece.part, piece.tool, piece.mcp_server)
+        held = merged.get(key)
+        merged[key] = (count, share) if held is None else (held[0] + count, held[1] + share)
+    key = (largest.part, largest.tool, largest.mcp_server)
+    merged[key] = (merged[key][0], merged[key][1] + (total - given))
+    return [Part(*key, count, share) for key, (count, share) in merged.items()]
