@@ -40,6 +40,9 @@ PartKind = Literal["prompt", "messages", "tool", "output"]
 SHARE = Decimal("1e-12")
 """Each share is rounded to this (a millionth of a cent); the largest takes
 what rounding left over, so the shares add up exactly."""
+SCALE = -12
+ONE_SHARE = 10**12
+"""`SHARE` as a power of ten, and how many make a dollar."""
 
 
 class Piece(NamedTuple):
@@ -99,12 +102,15 @@ def of_request(request: CompletionRequest) -> list[Piece]:
         len(json.dumps(t.parameters)) + len(t.name) + len(t.description) for t in request.tools
     )
     pieces = [Piece("prompt", len(request.system) + schemas)]
-    for message in request.messages:
+    add = pieces.append
+    for message in request.messages:  # hundreds a call: the plainest cases first
         if message.role == "tool":
-            pieces.append(Piece("tool", len(message.content), message.tool, message.mcp_server))
+            add(Piece("tool", len(message.content), message.tool, message.mcp_server))
+        elif not message.tool_calls:
+            add(Piece("messages", len(message.content)))
         else:
             called = sum(len(c.name) + len(c.arguments) for c in message.tool_calls)
-            pieces.append(Piece("messages", len(message.content) + called))
+            add(Piece("messages", len(message.content) + called))
     return pieces
 
 
@@ -200,21 +206,44 @@ def _shared(
     """`total` split by `weights`, each piece's share the exact quotient
     rounded once to the context's precision, then to `SHARE`; the largest
     share takes what rounding left, so they add up to `total` exactly; and
-    the shares and tokens of the pieces of one part, tool and server added."""
+    the shares and tokens of the pieces of one part, tool and server added.
+    The shares are counted in whole `SHARE`s (`_units`), made Decimals once
+    a part."""
     whole = sum(weights)
     if not whole:
         weights, whole = [1] * len(weights), len(weights)
     numerator, denominator = Fraction(total).as_integer_ratio()
-    below = Decimal(denominator * whole)
+    below = denominator * whole
     largest = pieces[weights.index(max(weights))]  # the first of the largest
-    merged: dict[tuple[PartKind, str | None, str | None], tuple[int, Decimal]] = {}
-    given = Decimal(0)
+    merged: dict[tuple[PartKind, str | None, str | None], tuple[int, int]] = {}
+    given = 0
     for piece, weight, count in zip(pieces, weights, counts, strict=True):
-        share = (Decimal(numerator * weight) / below).quantize(SHARE)
-        given += share
+        # `_units`, its usual case inline: hundreds of pieces a call.
+        units, rest = divmod(numerator * weight * ONE_SHARE, below)
+        if numerator >= 0 and units < 10**20 and abs(2 * rest - below) * 10**8 > below:
+            units += 2 * rest > below
+        else:
+            units = _units(numerator * weight, below)
+        given += units
         key = (piece.part, piece.tool, piece.mcp_server)
         held = merged.get(key)
-        merged[key] = (count, share) if held is None else (held[0] + count, held[1] + share)
+        merged[key] = (count, units) if held is None else (held[0] + count, held[1] + units)
+    parts = {key: (count, Decimal(units).scaleb(SCALE)) for key, (count, units) in merged.items()}
     key = (largest.part, largest.tool, largest.mcp_server)
-    merged[key] = (merged[key][0], merged[key][1] + (total - given))
-    return [Part(*key, count, share) for key, (count, share) in merged.items()]
+    parts[key] = (parts[key][0], parts[key][1] + (total - Decimal(given).scaleb(SCALE)))
+    return [Part(*key, count, share) for key, (count, share) in parts.items()]
+
+
+def _units(numerator: int, denominator: int) -> int:
+    """`(Decimal(numerator) / Decimal(denominator)).quantize(SHARE)` in whole
+    `SHARE`s, in whole numbers where that is sure to be the same: the
+    quotient rounded once, half to even, unless it is under $10^8 and within
+    a hair of a half (where the context's rounding to 28 digits first could
+    make a tie of it). Otherwise, and for a negative share, Decimal's way."""
+    if numerator >= 0:
+        units, rest = divmod(numerator * ONE_SHARE, denominator)
+        off_half = abs(2 * rest - denominator)
+        if units < 10**20 and off_half * 10**8 > denominator:
+            return units + 1 if 2 * rest > denominator else units
+    share = (Decimal(numerator) / Decimal(denominator)).quantize(SHARE)
+    return int(share.scaleb(-SCALE))

@@ -227,3 +227,31 @@ def test_a_models_rates_are_priced_once_not_every_call(monkeypatch: pytest.Monke
     for n in range(1_000, 21_000, 1_000):
         pricer.attribute("gpt-4o", pieces, Usage(input_tokens=n, output_tokens=10), Decimal("0.5"))
     assert len(calls) == 20 + 4
+
+
+@pytest.mark.parametrize(
+    ("chars", "cost"),
+    [
+        (
+            (5 * 10**28 - 1, 5 * 10**28 + 1),
+            "0.000000000003",
+        ),  # 1.5 less a hair: 2
+        ((5 * 10**28 + 1, 5 * 10**28 - 1), "0.000000000003"),
+        ((1, 1), "0.000000000003"),  # exactly half: to even
+        ((1, 1), "0.000000000001"),
+        ((10**9, 10**9 + 1), "0.000000000001"),  # within a hair of a half, not at it
+        ((3, 7, 11), "123456789.123456789012345"),  # past $10^8 a share
+        ((3, 7, 11), "99999999999999.999999999999"),
+    ],
+)
+def test_shares_at_a_half_and_past_the_hundred_million_round_as_the_plain_rule(chars, cost):
+    """Where rounding to the context's 28 digits first makes a tie that
+    the exact quotient is not (or a share too large for whole-number
+    rounding to be sure): the figures are Decimal's, as the plain rule's."""
+    price = Price(input=Decimal(1), output=Decimal(1))
+    pieces = [Piece("messages" if n % 2 else "tool", c, "grep") for n, c in enumerate(chars)]
+    usage = Usage(input_tokens=1_000)
+    total = Decimal(cost)
+    fast = attribute(pieces, usage, total, lambda u: total + override_cost(price, u))
+    slow = plain(pieces, usage, total, lambda u: total + override_cost(price, u))
+    assert written(fast) == written(slow)
