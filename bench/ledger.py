@@ -24,8 +24,8 @@ sums, a commit), one thread, no event loop, no Python but theirs.
 from __future__ import annotations
 
 import argparse
-import os
 import asyncio
+import os
 import sqlite3
 import tempfile
 import time

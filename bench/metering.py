@@ -36,10 +36,10 @@ connections per call.
 from __future__ import annotations
 
 import argparse
-import os
 import asyncio
 import cProfile
 import json
+import os
 import subprocess
 import sys
 import tempfile
