@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sqlite3
 import tempfile
 import time
@@ -170,7 +171,13 @@ async def first_check(path: Path, calls: int, agents: int = 100) -> tuple[float,
     return now, summed
 
 
+def load_after() -> str:
+    """The machine's load average over the last minute, as the figures are read beside it."""
+    return f"{os.getloadavg()[0]:.1f}"
+
+
 def main() -> None:
+    load_before = load_after()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agents", type=int, default=100)
     parser.add_argument("--seconds", type=float, default=1.0, help="per side, per round")
@@ -207,6 +214,7 @@ def main() -> None:
     ratio = rate / raw_rate
     rounds = f"{args.rounds} rounds of {args.seconds:g} s a side, in turns"
     print(f"ledger on {where} ({args.agents} agents, {rounds})")
+    print(f"  load average at the start and the end: {load_before}, {load_after()}")
     raw_us, plane_us = raw_cpu / raw_done * 1e6, plane_cpu / plane_done * 1e6
     print(f"  raw sqlite3 insert+commit  {raw_rate:9,.0f} calls/s  {raw_us:5.1f} us CPU a call")
     print(

@@ -39,6 +39,7 @@ import argparse
 import asyncio
 import cProfile
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -290,7 +291,13 @@ async def _measured(
     return side
 
 
+def load_after() -> str:
+    """The machine's load average over the last minute, as the figures are read beside it."""
+    return f"{os.getloadavg()[0]:.1f}"
+
+
 def main() -> None:
+    load_before = load_after()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agents", type=int, default=100)
     parser.add_argument("--seconds", type=float, default=8, help="measured, a side")
@@ -307,6 +314,7 @@ def main() -> None:
     finally:
         server.close()
     print(f"metering: {args.agents} agents, one call a turn, zero-latency server")
+    print(f"  load average at the start and the end: {load_before}, {load_after()}")
     print(
         f"  {'':20} {'calls/s':>9} {'CPU ms/call':>12} {'(event loop)':>13}"
         f" {'x bare httpx':>13} {'new conns/call':>15}"

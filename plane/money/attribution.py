@@ -25,11 +25,12 @@ call's `Pricer`.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from plane.providers.base import CompletionRequest
 from plane.wire.protocol import Usage
@@ -39,11 +40,14 @@ PartKind = Literal["prompt", "messages", "tool", "output"]
 SHARE = Decimal("1e-12")
 """Each share is rounded to this (a millionth of a cent); the largest takes
 what rounding left over, so the shares add up exactly."""
+SCALE = -12
+ONE_SHARE = 10**12
+"""`SHARE` as a power of ten, and how many make a dollar."""
 
 
-@dataclass(frozen=True)
-class Piece:
-    """One part of a prompt, in the order the provider reads it."""
+class Piece(NamedTuple):
+    """One part of a prompt, in the order the provider reads it (a tuple:
+    a request's history makes hundreds a call, and a tuple is made fastest)."""
 
     part: PartKind
     chars: int
@@ -65,34 +69,30 @@ class Part:
 Price = Callable[[Usage], Decimal]
 """What a usage costs, at the call's model's prices (no web searches)."""
 
+Rates = Callable[[int], Mapping[str, Fraction]]
+"""Each band's price a token for a prompt of so many tokens (`band_rates`)."""
 
-def attribute(pieces: Sequence[Piece], usage: Usage, cost: Decimal, price: Price) -> list[Part]:
-    """`cost` (the call's, as charged) split over `pieces` and the answer."""
-    input_cost = min(cost, price(usage.model_copy(update={"output_tokens": 0})))
+
+def attribute(
+    pieces: Sequence[Piece],
+    usage: Usage,
+    cost: Decimal,
+    price: Price,
+    rates: Rates | None = None,
+) -> list[Part]:
+    """`cost` (the call's, as charged) split over `pieces` and the answer;
+    `rates`, where given, says what `band_rates` would from `price`, faster."""
+    input_cost = min(cost, price(_without_output(usage)))
     kept = [p for p in pieces if p.chars > 0]
-    total_chars = sum(p.chars for p in kept)
     answer = Part("output", None, None, 0, cost - input_cost)
     if not kept or not usage.input_tokens:
         # Nothing to share out: an input cost with no prompt seen is the prompt's.
         prompt = Part("prompt", None, None, usage.input_tokens, input_cost)
         return [prompt, answer] if input_cost else [answer]
-    spans = _spans(kept, usage.input_tokens, total_chars)
-    rates = _rates(usage, price)
-    weights = [_weight(span, usage, rates) for span in spans]
-    shares = _shares(input_cost, weights)
-    tokens = _whole(spans, usage.input_tokens)
-    merged: dict[tuple[PartKind, str | None, str | None], Part] = {}
-    for piece, share, count in zip(kept, shares, tokens, strict=True):
-        key = (piece.part, piece.tool, piece.mcp_server)
-        held = merged.get(key)
-        merged[key] = Part(
-            piece.part,
-            piece.tool,
-            piece.mcp_server,
-            count + (held.input_tokens if held else 0),
-            share + (held.cost_usd if held else Decimal(0)),
-        )
-    return [*merged.values(), answer]
+    tokens, chars = usage.input_tokens, sum(p.chars for p in kept)
+    rates_of = rates or (lambda n: band_rates(n, price))
+    weights, counts = _weigh(kept, tokens, chars, _bands(usage, rates_of, chars))
+    return [*_shared(kept, weights, counts, input_cost), answer]
 
 
 def of_request(request: CompletionRequest) -> list[Piece]:
@@ -102,85 +102,148 @@ def of_request(request: CompletionRequest) -> list[Piece]:
         len(json.dumps(t.parameters)) + len(t.name) + len(t.description) for t in request.tools
     )
     pieces = [Piece("prompt", len(request.system) + schemas)]
-    for message in request.messages:
+    add = pieces.append
+    for message in request.messages:  # hundreds a call: the plainest cases first
         if message.role == "tool":
-            pieces.append(Piece("tool", len(message.content), message.tool, message.mcp_server))
+            add(Piece("tool", len(message.content), message.tool, message.mcp_server))
+        elif not message.tool_calls:
+            add(Piece("messages", len(message.content)))
         else:
             called = sum(len(c.name) + len(c.arguments) for c in message.tool_calls)
-            pieces.append(Piece("messages", len(message.content) + called))
+            add(Piece("messages", len(message.content) + called))
     return pieces
 
 
-def _spans(pieces: Sequence[Piece], tokens: int, chars: int) -> list[tuple[Fraction, Fraction]]:
-    """Where each piece's tokens lie in the prompt, [start, end)."""
-    spans, at = [], 0
-    for piece in pieces:
-        start = Fraction(tokens * at, chars)
-        at += piece.chars
-        spans.append((start, Fraction(tokens * at, chars)))
-    return spans
+def _without_output(usage: Usage) -> Usage:
+    return Usage(
+        input_tokens=usage.input_tokens,
+        cache_read_tokens=usage.cache_read_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+        cache_write_1h_tokens=usage.cache_write_1h_tokens,
+    )
 
 
-def _bands(usage: Usage) -> list[tuple[str, int, int]]:
-    """The prompt's tokens by how they were billed, oldest first: read from
-    the cache, written for an hour, written for five minutes, uncached."""
-    read = min(usage.cache_read_tokens, usage.input_tokens)
-    written = min(usage.cache_write_tokens, usage.input_tokens - read)
+def _bands(usage: Usage, rates_of: Rates, scale: int) -> list[tuple[int, int, int]]:
+    """The prompt's tokens by how they were billed, oldest first (read from
+    the cache, written for an hour, written for five minutes, uncached): each
+    band's edges in the pieces' units (`scale` of them a token) and its price
+    a token as a whole number, all the bands' prices over one denominator."""
+    n = usage.input_tokens
+    read = min(usage.cache_read_tokens, n)
+    written = min(usage.cache_write_tokens, n - read)
     hour = min(usage.cache_write_1h_tokens, written)
-    edges = [("read", read), ("hour", hour), ("write", written - hour)]
+    rates = rates_of(n)
+    edges = [
+        ("read", read),
+        ("hour", hour),
+        ("write", written - hour),
+        ("fresh", n - written - read),
+    ]
+    denominator = math.lcm(*(rate.denominator for rate in rates.values()))
     bands, at = [], 0
     for name, count in edges:
-        bands.append((name, at, at + count))
+        rate = rates[name]
+        bands.append(
+            (at * scale, (at + count) * scale, rate.numerator * (denominator // rate.denominator))
+        )
         at += count
-    bands.append(("fresh", at, usage.input_tokens))
     return bands
 
 
-def _rates(usage: Usage, price: Price) -> dict[str, Decimal]:
+def band_rates(n: int, price: Price) -> dict[str, Fraction]:
     """Each band's price per token, at this call's size (a table whose
     rates change past a number of tokens prices each band as this call)."""
-    n = usage.input_tokens
     return {
-        "fresh": price(Usage(input_tokens=n)) / n,
-        "read": price(Usage(input_tokens=n, cache_read_tokens=n)) / n,
-        "write": price(Usage(input_tokens=n, cache_write_tokens=n)) / n,
-        "hour": price(Usage(input_tokens=n, cache_write_tokens=n, cache_write_1h_tokens=n)) / n,
+        "fresh": Fraction(price(Usage(input_tokens=n)) / n),
+        "read": Fraction(price(Usage(input_tokens=n, cache_read_tokens=n)) / n),
+        "write": Fraction(price(Usage(input_tokens=n, cache_write_tokens=n)) / n),
+        "hour": Fraction(
+            price(Usage(input_tokens=n, cache_write_tokens=n, cache_write_1h_tokens=n)) / n
+        ),
     }
 
 
-def _weight(span: tuple[Fraction, Fraction], usage: Usage, rates: dict[str, Decimal]) -> Fraction:
-    """What the piece's tokens cost at the rates each was billed."""
-    start, end = span
-    weight = Fraction(0)
-    for band, low, high in _bands(usage):
-        overlap = min(end, Fraction(high)) - max(start, Fraction(low))
-        if overlap > 0:
-            weight += overlap * Fraction(rates[band])
-    return weight
-
-
-def _shares(total: Decimal, weights: Sequence[Fraction]) -> list[Decimal]:
-    """`total` split by `weights`, each share rounded, the largest taking
-    the remainder: they add up to `total` exactly."""
-    whole = sum(weights, Fraction(0))
-    if not whole:
-        weights, whole = [Fraction(1)] * len(weights), Fraction(len(weights))
-    shares = [_decimal(Fraction(total) * w / whole).quantize(SHARE) for w in weights]
-    largest = max(range(len(shares)), key=lambda n: weights[n])
-    shares[largest] += total - sum(shares, Decimal(0))
-    return shares
-
-
-def _decimal(fraction: Fraction) -> Decimal:
-    return Decimal(fraction.numerator) / Decimal(fraction.denominator)
-
-
-def _whole(spans: Iterable[tuple[Fraction, Fraction]], tokens: int) -> list[int]:
-    """Each piece's tokens as whole numbers that add up to the prompt's."""
-    edges = [round(end) for _, end in spans]
-    counts, before = [], 0
-    for edge in edges:
+def _weigh(
+    pieces: Sequence[Piece], tokens: int, chars: int, bands: Sequence[tuple[int, int, int]]
+) -> tuple[list[int], list[int]]:
+    """What each piece's tokens cost at the rates each was billed, all in
+    one unit (whole numbers: the shares need only their proportions); and
+    each piece's tokens as whole numbers that add up to the prompt's (each
+    edge rounded to the nearest token, half to even). A piece's edges are
+    kept in units of 1/`chars` of a token, so every edge is a whole number;
+    the bands are met in order, and most pieces lie within one."""
+    weights, counts = [], []
+    at = start = before = band = 0
+    last = len(bands) - 1
+    for piece in pieces:
+        at += piece.chars
+        end = tokens * at
+        while band < last and bands[band][1] <= start:
+            band += 1
+        _, high, rate = bands[band]
+        if end <= high:
+            weights.append((end - start) * rate)
+        else:
+            weights.append(
+                sum(
+                    (min(end, top) - max(start, bottom)) * each
+                    for bottom, top, each in bands
+                    if min(end, top) > max(start, bottom)
+                )
+            )
+        edge, rest = divmod(end, chars)
+        if 2 * rest > chars or (2 * rest == chars and edge % 2):
+            edge += 1
         counts.append(edge - before)
-        before = edge
+        before, start = edge, end
     counts[-1] += tokens - before
-    return counts
+    return weights, counts
+
+
+def _shared(
+    pieces: Sequence[Piece], weights: list[int], counts: Sequence[int], total: Decimal
+) -> list[Part]:
+    """`total` split by `weights`, each piece's share the exact quotient
+    rounded once to the context's precision, then to `SHARE`; the largest
+    share takes what rounding left, so they add up to `total` exactly; and
+    the shares and tokens of the pieces of one part, tool and server added.
+    The shares are counted in whole `SHARE`s (`_units`), made Decimals once
+    a part."""
+    whole = sum(weights)
+    if not whole:
+        weights, whole = [1] * len(weights), len(weights)
+    numerator, denominator = Fraction(total).as_integer_ratio()
+    below = denominator * whole
+    largest = pieces[weights.index(max(weights))]  # the first of the largest
+    merged: dict[tuple[PartKind, str | None, str | None], tuple[int, int]] = {}
+    given = 0
+    for piece, weight, count in zip(pieces, weights, counts, strict=True):
+        # `_units`, its usual case inline: hundreds of pieces a call.
+        units, rest = divmod(numerator * weight * ONE_SHARE, below)
+        if numerator >= 0 and units < 10**20 and abs(2 * rest - below) * 10**8 > below:
+            units += 2 * rest > below
+        else:
+            units = _units(numerator * weight, below)
+        given += units
+        key = (piece.part, piece.tool, piece.mcp_server)
+        held = merged.get(key)
+        merged[key] = (count, units) if held is None else (held[0] + count, held[1] + units)
+    parts = {key: (count, Decimal(units).scaleb(SCALE)) for key, (count, units) in merged.items()}
+    key = (largest.part, largest.tool, largest.mcp_server)
+    parts[key] = (parts[key][0], parts[key][1] + (total - Decimal(given).scaleb(SCALE)))
+    return [Part(*key, count, share) for key, (count, share) in parts.items()]
+
+
+def _units(numerator: int, denominator: int) -> int:
+    """`(Decimal(numerator) / Decimal(denominator)).quantize(SHARE)` in whole
+    `SHARE`s, in whole numbers where that is sure to be the same: the
+    quotient rounded once, half to even, unless it is under $10^8 and within
+    a hair of a half (where the context's rounding to 28 digits first could
+    make a tie of it). Otherwise, and for a negative share, Decimal's way."""
+    if numerator >= 0:
+        units, rest = divmod(numerator * ONE_SHARE, denominator)
+        off_half = abs(2 * rest - denominator)
+        if units < 10**20 and off_half * 10**8 > denominator:
+            return units + 1 if 2 * rest > denominator else units
+    share = (Decimal(numerator) / Decimal(denominator)).quantize(SHARE)
+    return int(share.scaleb(-SCALE))

@@ -459,7 +459,10 @@ class Ledger:
             opening.admits = admits
             opening.budgets = (fleet_ceiling, group, tag)
             opening.fence, opening.margin = FENCE.get(), self.lease_margin_ms
-        return await self._write(opening.write, then=opening.opened, late=admits)
+        try:  # `_write`'s body: a coroutine a call fewer
+            return await self._db.submit(opening.write, opening.opened, late=admits)
+        except sqlite3.Error as error:
+            raise _refused(error) from error
 
     def settle(
         self,
@@ -545,21 +548,29 @@ class Ledger:
         closing = _Closing(
             self, call, opened, now, known_day, status, usage, cost, source, estimated, parts
         )
-        recorded = await self._patiently(closing.write, closing.moved)
+        started = time.monotonic()
+        try:  # the first try in this coroutine: one a call fewer
+            recorded = await self._db.submit(closing.write, closing.moved)
+        except sqlite3.Error as error:
+            if not unreachable(error) or time.monotonic() > started + SETTLE_PATIENCE_S:
+                raise _refused(error) from error
+            recorded = await self._patiently(closing.write, closing.moved, started)
         return Charge(recorded.agent, cost, known_day)
 
-    async def _patiently(self, fn: Callable[[Connection], T], then: Callable[[T], object]) -> T:
+    async def _patiently(
+        self, fn: Callable[[Connection], T], then: Callable[[T], object], started: float
+    ) -> T:
         """`_write`, tried again while the store is away, for up to
-        `SETTLE_PATIENCE_S` (fenced: if another plane takes the agent
-        meanwhile, `LeaseLost` ends it)."""
-        deadline = time.monotonic() + SETTLE_PATIENCE_S
+        `SETTLE_PATIENCE_S` since `started` (fenced: if another plane takes
+        the agent meanwhile, `LeaseLost` ends it)."""
+        deadline = started + SETTLE_PATIENCE_S
         while True:
+            await asyncio.sleep(0.5)
             try:  # `_write`'s body: a coroutine a call fewer
                 return await self._db.submit(fn, then)
             except sqlite3.Error as error:
                 if not unreachable(error) or time.monotonic() > deadline:
                     raise _refused(error) from error
-            await asyncio.sleep(0.5)
 
     def _count(self, day: date, agent: str, amount: Decimal) -> None:
         """Move a day's sum in memory (a day not loaded yet is read from the

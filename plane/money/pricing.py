@@ -19,16 +19,19 @@ reads and writes at theirs, output at the output price.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal
+from fractions import Fraction
 from importlib.metadata import version
 
 import genai_prices
+import genai_prices.data_snapshot
 
 from plane.config import Price
 from plane.errors import UnknownPrice
+from plane.money import attribution
 from plane.money.attribution import Part, Piece, attribute
 from plane.wire.protocol import Usage
 
@@ -72,6 +75,10 @@ class Pricer:
         )
         self._known: dict[str, bool] = {}
         """`is_known`'s answers: asked several times a call, and both tables are fixed."""
+        self._rates: dict[Hashable, Mapping[str, Fraction]] = {}
+        self._flat: dict[int, _Flat] = {}
+        """What each of genai-prices' price sets is like, by its id (each
+        kept alive by its table, which is never replaced)."""
 
     def override_for(self, model: str) -> tuple[str, Price] | None:
         """The agents.yaml key and price that match `model`, longest key first."""
@@ -106,7 +113,44 @@ class Pricer:
     ) -> list[Part]:
         """`cost`, what a call of `model` with `usage` was charged, split over
         the pieces of its prompt and its answer (`plane.money.attribution`)."""
-        return attribute(pieces, usage, cost, lambda used: self.price(model, used).cost_usd)
+        return attribute(
+            pieces,
+            usage,
+            cost,
+            lambda used: self.price(model, used).cost_usd,
+            lambda tokens: self.band_rates(model, tokens),
+        )
+
+    def band_rates(self, model: str, tokens: int) -> Mapping[str, Fraction]:
+        """What `attribution.band_rates` says for `model` at a prompt of
+        `tokens`, priced once for every prompt the same rates apply to: a
+        price is a sum of each kind of token's count times its rate, so a
+        token's price is one figure until the table changes (its prices by
+        date or time of day) or the prompt crosses one of its tiers. A table
+        that charges by the request as well is priced each time."""
+        now = datetime.now(UTC)
+        key = self._rates_key(model, tokens, now)
+        if key is None or (rates := self._rates.get(key)) is None:
+            rates = attribution.band_rates(
+                tokens, lambda used: self.price(model, used, at=now).cost_usd
+            )
+            if key is not None:
+                self._rates[key] = rates
+        return rates
+
+    def _rates_key(self, model: str, tokens: int, now: datetime) -> Hashable | None:
+        """Which of `band_rates`' answers hold for `model` at `tokens` at
+        `now`; None: none can be kept."""
+        if (match := self.override_for(model)) is not None:
+            return match[0]
+        if (found := _model_info(model)) is None:
+            return None
+        prices = found.get_prices(now)
+        if (flat := self._flat.get(id(prices))) is None:
+            flat = self._flat[id(prices)] = _Flat.of(prices)
+        if flat.per_request:
+            return None
+        return (model, id(prices), sum(tokens > start for start in flat.tier_starts))
 
     def context_window(self, model: str) -> int | None:
         """The most tokens the model reads and writes in one call, where
@@ -147,6 +191,38 @@ class Pricer:
         if hour_cache:
             ways.append(written.model_copy(update={"cache_write_1h_tokens": prompt_tokens}))
         return max(self.price(model, usage, searches=searches).cost_usd for usage in ways)
+
+
+@dataclass(frozen=True)
+class _Flat:
+    """Whether a genai-prices price set charges by the request too, and
+    where its tiers start (by the prompt's tokens)."""
+
+    per_request: bool
+    tier_starts: tuple[int, ...]
+
+    @staticmethod
+    def of(prices: genai_prices.types.ModelPrice) -> _Flat:
+        starts = {
+            tier.start
+            for value in vars(prices).values()
+            if isinstance(value, genai_prices.types.TieredPrices)
+            for tier in value.tiers
+        }
+        per_request = prices.calc_price(_genai_usage(Usage()))["total_price"] != 0
+        return _Flat(per_request, tuple(sorted(starts)))
+
+
+def _model_info(model: str) -> genai_prices.types.ModelInfo | None:
+    """The table's entry `_calc` prices `model` by, or None."""
+    snapshot = genai_prices.data_snapshot.get_snapshot()
+    attempts: list[str | None] = [None, "openrouter"] if "/" in model else [None]
+    for provider_id in attempts:
+        try:
+            return snapshot.find_provider_model(model, None, provider_id, None)[1]
+        except LookupError:
+            continue
+    return None
 
 
 def _genai_usage(usage: Usage, searches: int = 0) -> genai_prices.Usage:

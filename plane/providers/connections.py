@@ -29,6 +29,7 @@ from typing import Any
 
 import aiohttp
 import certifi
+import orjson
 
 KEEPALIVE_S = 5.0
 """How long an idle connection is kept for the next call."""
@@ -74,5 +75,16 @@ def session(
 
 
 def json_body(value: Any) -> bytes:
-    """A request's JSON, compact and UTF-8 (as httpx wrote it)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    """A request's JSON, compact and UTF-8 (as httpx wrote it). orjson's: a
+    call's body carries its whole history, and the standard library's
+    encoder took ~40 times as long (~0.24 ms a call at 300 messages, a
+    seventh of a metered call's CPU). What orjson does not take (a key that
+    is not a string, an integer past 64 bits) goes to the standard library,
+    which writes it or says why not; a float that is not a number is sent as
+    null (no provider's API has one)."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return json.dumps(
+            value, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+        ).encode()
