@@ -11,6 +11,7 @@ tiered, dated and cached ones included."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from decimal import Decimal
 from fractions import Fraction
@@ -180,10 +181,14 @@ def test_every_model_in_the_table_splits_as_the_plain_rule_does():
             if (cost := priced(pricer, model, usage)) is None:
                 continue
             fast = pricer.attribute(model, layout, usage, cost)
-            slow = plain(layout, usage, cost, lambda u, m=model: pricer.price(m, u).cost_usd)
+            slow = plain(layout, usage, cost, functools.partial(cost_of, pricer, model))
             assert written(fast) == written(slow), (model, n)
             checked += 1
     assert checked > 1_000
+
+
+def cost_of(pricer: Pricer, model: str, usage: Usage) -> Decimal:
+    return pricer.price(model, usage).cost_usd
 
 
 MODELS = [
@@ -207,7 +212,7 @@ def test_a_table_price_splits_as_the_plain_rule_does(pieces, calls):
         if (cost := priced(pricer, model, usage)) is None:
             continue
         fast = pricer.attribute(model, pieces, usage, cost)
-        slow = plain(pieces, usage, cost, lambda u, m=model: pricer.price(m, u).cost_usd)
+        slow = plain(pieces, usage, cost, functools.partial(cost_of, pricer, model))
         assert written(fast) == written(slow)
 
 
