@@ -504,10 +504,15 @@ class _Call:
 
 
 def _body(raw: bytes) -> dict[str, Any]:
+    not_json: list[str] = []  # Python's reader takes NaN and Infinity; JSON has neither
     try:
-        body = json.loads(raw)
+        body = json.loads(raw, parse_constant=not_json.append)
     except ValueError:
         raise GatewayRefused(400, "The request body is not JSON.") from None
+    if not_json:
+        raise GatewayRefused(
+            400, f"The request body is not JSON: {not_json[0]} is not a JSON value."
+        )
     if not isinstance(body, dict):
         raise GatewayRefused(400, "The request body is not a JSON object.")
     return body

@@ -216,11 +216,22 @@ async def test_bad_requests_get_one_clear_error_and_change_nothing(
     async with httpx.AsyncClient() as client:
         not_json = await client.post(f"{gw.url}/v1/messages", content=b"{", headers=headers)
         no_model = await client.post(f"{gw.url}/v1/messages", json={"x": 1}, headers=headers)
+        not_a_number = await client.post(  # JSON has no NaN: Python's reader takes it
+            f"{gw.url}/v1/messages",
+            content=b'{"model": "scripted-model", "max_tokens": 10, "temperature": NaN, '
+            b'"messages": [{"role": "user", "content": "hi"}]}',
+            headers=headers,
+        )
         wrong_api = await client.post(
             f"{gw.url}/v1/chat/completions", json={"model": "m"}, headers=headers
         )
     assert not_json.status_code == 400 and "not JSON" in not_json.json()["error"]["message"]
     assert no_model.status_code == 400 and "names no model" in no_model.text
+    assert not_a_number.status_code == 400
+    assert (
+        not_a_number.json()["error"]["message"]
+        == "The request body is not JSON: NaN is not a JSON value."
+    )
     assert wrong_api.status_code == 400
     assert "does not speak OpenAI Chat Completions" in wrong_api.json()["error"]["message"]
     assert gw.llm.requests == [] and await gw.entries() == []
