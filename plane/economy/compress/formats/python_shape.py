@@ -166,7 +166,11 @@ _BLOCKS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
 def _header_end(node: ast.AST) -> int:
     """The last line of what a block's header holds (a test, arguments, decorators…);
     past it the header has only brackets, an arrow and its colon, none of which can
-    open a string."""
+    open a string. A header read by the line scanner (`python_scan`) knows its last line,
+    its colon's: a line later than the tree's at most, which proves less, never more."""
+    scanned: int | None = getattr(node, "header_end", None)
+    if scanned is not None:
+        return scanned
     end = getattr(node, "lineno", 1) - 1
     for name in node._fields:
         if name in _BLOCKS:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import _ast as ast
 import re
 
-from plane.economy.compress.formats import python_shape
+from plane.economy.compress.formats import python_scan, python_shape
 from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Fold, Plan, render
 from plane.economy.compress.salience import novel_error_lines
@@ -33,10 +33,12 @@ def looks_python(lines: list[str], command: str | None) -> bool:
 def compress(lines: list[str]) -> Plan | None:
     """A plan eliding long function bodies, or None when the text is not valid Python."""
     text = "\n".join(lines)
-    try:
-        tree = parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+    tree = python_scan.scan(text, lines)
+    if tree is None:  # not plainly Python to the line scanner: the parser decides
+        try:
+            tree = parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
     plan = Plan(lines, comment="...  # ")
     flagged = novel_error_lines(lines)
     _trim_docstring(plan, tree, flagged)
