@@ -22,6 +22,9 @@ from __future__ import annotations
 
 import _ast as ast
 import sys
+from bisect import bisect_right
+from itertools import accumulate
+from typing import NamedTuple
 
 from plane.economy.compress.patterns import lazy
 
@@ -30,12 +33,6 @@ _SPECIAL = lazy(r"[\"'#\\;`]")  # what can hide a line's structure from str meth
 _WORD = lazy(r"[A-Za-z_]\w*")
 _ASYNC = lazy(r"async +(def|for|with)\b")
 _PREFIXES = frozenset({"", "r", "u", "b", "f", "br", "rb", "fr", "rf"})
-_ENDS = {
-    '"': lazy(r'[^"\\]*(?:\\.[^"\\]*)*"'),
-    "'": lazy(r"[^'\\]*(?:\\.[^'\\]*)*'"),
-    '"""': lazy(r'[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""'),
-    "'''": lazy(r"[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''"),
-}
 _NESTED_QUOTES = sys.version_info >= (3, 12)  # an f-string's fields may hold its own quote
 _COMPOUND = frozenset({"if", "while", "for", "with", "try", "def", "class"})
 _CLAUSES = frozenset({"elif", "else", "except", "finally"})
@@ -46,97 +43,67 @@ class Unsure(Exception):
     """The lines are not plainly Python: let the parser read them."""
 
 
-class _Doc(ast.Expr):
-    """A statement that is a string alone (a docstring where it opens a block)."""
+class Simple:
+    """Any other simple statement: the plan needs only where it stands. Not a node of
+    the parser's (a third of the cost of making one): `STATEMENT` stands for both."""
+
+    __slots__ = ("lineno", "end_lineno", "col_offset")
+    decorator_list = ()
 
 
-class _Simple(ast.Pass):
-    """Any other simple statement: the plan needs only where it stands."""
+STATEMENT = (ast.stmt, Simple)
 
 
-class _Def(ast.FunctionDef):
-    pass
-
-
-class _Class(ast.ClassDef):
-    pass
-
-
-class _If(ast.If):
-    pass
-
-
-class _Loop(ast.While):  # `for` and `while`: a body and an `else`
-    pass
-
-
-class _With(ast.With):
-    pass
-
-
-class _Try(ast.Try):
-    pass
-
-
-class _Handler(ast.ExceptHandler):
-    pass
-
-
-class _Match(ast.Match):
-    pass
-
-
-class _Case(ast.match_case):
-    pass
-
-
-class _Decorator(ast.Name):
-    pass
-
-
+# The parser's own classes (no subclasses: making a class cost more than a file's scan).
+# `for` is read as a `while`: the plan asks a loop only for its body and its `else`.
 _KINDS: dict[str, type[ast.stmt]] = {
-    "if": _If,
-    "while": _Loop,
-    "for": _Loop,
-    "with": _With,
-    "try": _Try,
-    "def": _Def,
-    "class": _Class,
+    "if": ast.If,
+    "while": ast.While,
+    "for": ast.While,
+    "with": ast.With,
+    "try": ast.Try,
+    "def": ast.FunctionDef,
+    "class": ast.ClassDef,
 }
 _STRING = ast.Constant(value="")
 
 
-class _Line:
+class _Line(NamedTuple):
     """One logical line: its physical lines [first, last], indent, and what it holds."""
 
-    __slots__ = (
-        "first", "last", "indent", "text", "header", "strings", "plain", "wrapped", "opening",
-        "closing",
-    )
-
-    def __init__(self, first: int, indent: int, text: str) -> None:
-        self.first = first
-        self.last = first
-        self.indent = indent
-        self.text = text  # the first physical line from its indent on
-        self.header = False  # its code ends with `:`
-        self.strings = 0  # string tokens in it
-        self.plain = True  # nothing but strings (no f or b prefix), blanks and backslashes
-        self.wrapped = False  # it has brackets and nothing else beside its strings
-        self.opening = -1  # where its first string opens on its first line
-        self.closing = -1  # where its last string closes on its last line
+    first: int
+    last: int
+    indent: int
+    text: str  # the first physical line from its indent on
+    header: bool  # its code ends with `:`
+    strings: int  # string tokens in it
+    plain: bool  # nothing but strings (no f or b prefix), blanks and backslashes
+    wrapped: bool  # it has brackets and nothing else beside its strings
+    opening: int  # where its first string opens on its first line
+    closing: int  # where its last string closes on its last line
 
 
-def logical_lines(lines: list[str]) -> list[_Line]:
-    """The logical lines, comment and blank lines left out; `Unsure` where not plain."""
+_SPECIALS = ('"', "'", "#", "\\", ";", "`")
+
+
+def logical_lines(lines: list[str], source: str | None = None) -> list[_Line]:
+    """The logical lines, comment and blank lines left out; `Unsure` where not plain.
+    `source` is the lines joined, if the caller has it: a long string is then crossed
+    with one search, not line by line."""
     out: list[_Line] = []
+    new = tuple.__new__  # a line made without the named tuple's Python-level constructor
     special = _SPECIAL.search
     depth = 0  # open brackets
     string = ""  # the quote of a string still open at the end of the previous line
     joined = False  # the previous line ended in a backslash (outside a string)
-    current: _Line | None = None
+    first = -1  # the first line of the logical line being read, -1 between them
+    resume = -1  # the line where a long string ends (the lines before are in it)
+    indent = strings = opening = closing = 0
+    text = ""
+    plain = wrapped = False
+    offsets: list[int] = []  # where each line starts in `source`
     for i, line in enumerate(lines):
-        if current is None:
+        if first < 0:
             text = line.lstrip(" ")
             if not text or text[0] == "#":
                 continue
@@ -144,49 +111,69 @@ def logical_lines(lines: list[str]) -> list[_Line]:
                 if not text.strip(" \t") or text.lstrip(" \t")[0] == "#":
                     continue
                 raise Unsure  # a tab in an indent: left to the parser's rules
-            indent = len(line) - len(text)
-            current = _Line(i, indent, text)
-            pos = indent
+            first = i
+            indent = pos = len(line) - len(text)
+            if not (
+                '"' in text or "'" in text or "#" in text or "\\" in text or ";" in text
+                or "`" in text
+            ):  # no string, comment or backslash: the common line, read whole at once
+                if "(" in text or "[" in text or "{" in text or ")" in text or "]" in text or "}" in text:
+                    depth = _brackets(text)
+                    if depth:
+                        if depth < 0:
+                            raise Unsure
+                        strings, plain, wrapped, opening, closing = 0, False, False, -1, -1
+                        continue
+                header = text[-1] == ":" or text.rstrip(" ").endswith(":")
+                out.append(new(_Line, (i, i, indent, text, header, 0, False, False, -1, -1)))
+                first = -1
+                continue
+            strings, plain, wrapped, opening, closing = 0, True, False, -1, -1
+        elif resume >= 0:
+            if i < resume:
+                continue
+            pos = closing
+            resume = -1
         else:
-            current.last = i
             pos = 0
-            if string:
-                found = _ENDS[string].match(line)
-                if found is None:
-                    if len(string) == 1 and not _odd_backslashes(line):
+            if string:  # a one-quote string run on with a backslash
+                found = _closing(line, string, 0)
+                if found < 0:
+                    if not _odd_backslashes(line):
                         raise Unsure
                     continue
-                pos = current.closing = found.end()
+                pos = closing = found
                 string = ""
             elif joined and (not line.strip(" ") or line.lstrip(" ")[0] == "#"):
                 raise Unsure  # a backslash running on into a blank or comment line
         joined = False
-        # the code from pos on, outside strings
-        while True:
-            found = special(line, pos)
-            at = cut = found.start() if found else len(line)
-            char = line[at] if found else ""
+        end = line
+        while True:  # the code from pos on, string by string
+            found_at = special(line, pos)
+            at = cut = found_at.start() if found_at else len(line)
+            char = line[at] if found_at else ""
             if char == '"' or char == "'":
                 while cut > pos and (line[cut - 1].isalnum() or line[cut - 1] == "_"):
                     cut -= 1  # the string's prefix
-            code = line[pos:cut]
-            stripped = code.strip(" ")
-            if stripped:
-                if stripped.strip("()"):
-                    current.plain = False
-                else:
-                    current.wrapped = True
-                if "(" in code or ")" in code or "[" in code or "]" in code or "{" in code or "}" in code:
+            if cut > pos:
+                code = line[pos:cut]
+                if plain:
+                    stripped = code.strip(" ")
+                    if stripped:
+                        if stripped.strip("()"):
+                            plain = False
+                        else:
+                            wrapped = True
+                if "(" in code or "[" in code or "{" in code or ")" in code or "]" in code or "}" in code:
                     depth += _brackets(code)
                     if depth < 0:
                         raise Unsure
-            if found is None:
-                end = line
+            if not char:
                 break
             if char == "#":
                 end = line[:at]
                 break
-            if char in ";`":
+            if char == ";" or char == "`":
                 raise Unsure
             if char == "\\":
                 if at != len(line) - 1:
@@ -197,36 +184,56 @@ def logical_lines(lines: list[str]) -> list[_Line]:
             letters = line[cut:at].lower()
             if letters not in _PREFIXES:
                 raise Unsure  # `ur""`, or a name run into a quote
-            if current.strings == 0 and i == current.first:
-                current.opening = cut
-            current.strings += 1
+            if strings == 0 and i == first:
+                opening = cut
+            strings += 1
             if "f" in letters or "b" in letters:
-                current.plain = False
+                plain = False
             quote = line[at : at + 3]
-            if quote not in ('"""', "'''"):
+            if quote != '"""' and quote != "'''":
                 quote = char
-            closing = _ENDS[quote].match(line, at + len(quote))
-            if closing is None:
-                if (len(quote) == 1 and not _odd_backslashes(line)) or (
-                    "f" in letters and _NESTED_QUOTES
-                ):
+            closed = _closing(line, quote, at + len(quote))
+            if closed >= 0:
+                if "f" in letters and _NESTED_QUOTES:
+                    _plain_fields(line[at:closed])
+                pos = closing = closed
+                continue
+            if len(quote) == 1:
+                if not _odd_backslashes(line):
                     raise Unsure
                 string = quote
-                end = ""
-                break
-            if "f" in letters and _NESTED_QUOTES:
-                _plain_fields(line[at : closing.end()])
-            pos = current.closing = closing.end()
-        if string or depth or joined:
+            elif "f" in letters and _NESTED_QUOTES:
+                raise Unsure
+            elif source is None:
+                string = quote
+            else:  # a long string: where it ends, found in the whole text at once
+                if not offsets:
+                    offsets = list(accumulate(map(_AND_NEWLINE, map(len, lines)), initial=0))
+                resume, closing = _ends_at(source, offsets, quote, offsets[i] + at + 3)
+            end = ""
+            break
+        if string or depth or joined or resume >= 0:
             continue
-        if "\r" in end:
-            raise Unsure
-        current.header = end.rstrip(" ").endswith(":")
-        out.append(current)
-        current = None
-    if current is not None:
+        header = end.rstrip(" ").endswith(":")
+        out.append(
+            new(_Line, (first, i, indent, text, header, strings, plain, wrapped, opening, closing))
+        )
+        first = -1
+    if first >= 0:
         raise Unsure  # a string, a bracket or a backslash left open at the end
     return out
+
+
+_AND_NEWLINE = (1).__add__  # a line's length and its newline's
+
+
+def _ends_at(source: str, offsets: list[int], quote: str, start: int) -> tuple[int, int]:
+    """The line where a triple-quoted string opened before `start` ends, and where on it."""
+    found = _closing(source, quote, start)
+    if found < 0:
+        raise Unsure
+    line = bisect_right(offsets, found - 1) - 1
+    return line, found - offsets[line]
 
 
 def _brackets(code: str) -> int:
@@ -238,6 +245,20 @@ def _brackets(code: str) -> int:
         - code.count("]")
         - code.count("}")
     )
+
+
+def _closing(line: str, quote: str, start: int) -> int:
+    """Where a string opened before `start` ends on this line (past its quote), or -1: the
+    first `quote` not escaped by a backslash (in a raw string too, as the tokenizer reads)."""
+    found = line.find(quote, start)
+    while found >= 0:
+        escapes = found
+        while escapes > start and line[escapes - 1] == "\\":
+            escapes -= 1
+        if (found - escapes) % 2 == 0:
+            return found + len(quote)
+        found = line.find(quote, found + 1)
+    return -1
 
 
 def _odd_backslashes(line: str) -> bool:
@@ -280,7 +301,7 @@ def scan(text: str, lines: list[str]) -> ast.Module | None:
     if "\r" in text or "\f" in text or "\x00" in text or text[:1] == "\ufeff":
         return None
     try:
-        return _build(logical_lines(lines), lines)
+        return _build(logical_lines(lines, text), lines)
     except Unsure:
         return None
 
@@ -321,7 +342,7 @@ def _build(logical: list[_Line], lines: list[str]) -> ast.Module:
         if line.strings and line.plain:
             top.body.append(_docstring(line, lines))
             continue
-        node = _Simple()
+        node = Simple()
         node.lineno = line.first + 1
         node.end_lineno = line.last + 1
         node.col_offset = indent
@@ -361,7 +382,7 @@ def _statement(
     if top.cases:
         if key != "case" or not line.header:
             raise Unsure
-        case = _Case()
+        case = ast.match_case()
         case.body = []
         case.header_end = line.last
         top.body.append(case)
@@ -370,9 +391,10 @@ def _statement(
         return _clause(key, line, top)
     opened: tuple[list[ast.AST], list[ast.AST], bool] | None = None
     if key == "match" and line.header:
-        node: ast.AST = _Match()
+        node: ast.AST = ast.Match()
         node.cases = []
         opened = (node.cases, [node], True)
+        node.header_end = line.last
     elif key in _COMPOUND:
         node = _KINDS[key]()
         node.body = []
@@ -384,12 +406,13 @@ def _statement(
         if key == "if":
             node.chain = [node]
         node.done = False
+        node.header_end = line.last
         if line.header:
             opened = (node.body, [node], False)
         else:
             _inline(node, node.body, line)
         if decorated >= 0:
-            node.decorator_list = [_Decorator(lineno=decorated + 1)]
+            node.decorator_list = [ast.Name(lineno=decorated + 1)]
     elif line.header:
         raise Unsure  # a line ending in `:` that opens no block Python knows
     else:
@@ -398,11 +421,10 @@ def _statement(
         if line.strings and line.plain:
             top.body.append(_docstring(line, lines))
             return None
-        node = _Simple()
+        node = Simple()
         node.end_lineno = line.last + 1
     node.lineno = line.first + 1
     node.col_offset = line.indent
-    node.header_end = line.last
     top.body.append(node)
     return opened
 
@@ -411,7 +433,7 @@ def _docstring(line: _Line, lines: list[str]) -> ast.Expr:
     """A statement that is a string alone, placed as the parser places it."""
     if line.wrapped or line.opening < 0:
         raise Unsure  # `("a string")`: where the parser places it is not plain
-    node = _Doc()
+    node = ast.Expr()
     node.value = _STRING
     node.lineno = line.first + 1
     node.end_lineno = line.last + 1
@@ -438,10 +460,10 @@ def _clause(
     if not top.body:
         raise Unsure
     node = top.body[-1]
-    if isinstance(node, _If):
+    if isinstance(node, ast.If):
         tail = node.chain[-1]
         if key == "elif" and not tail.done:
-            inner = _If()
+            inner = ast.If()
             inner.body, inner.orelse, inner.done = [], [], False
             inner.lineno, inner.col_offset, inner.header_end = line.first + 1, line.indent, line.last
             tail.orelse = [inner]
@@ -451,13 +473,13 @@ def _clause(
         if key == "else" and not tail.done:
             tail.done = True
             return _open(tail.orelse, [*node.chain], line)
-    elif isinstance(node, _Loop) and key == "else" and not node.done:
+    elif isinstance(node, ast.While) and key == "else" and not node.done:
         node.done = True
         return _open(node.orelse, [node], line)
-    elif isinstance(node, _Try) and key in _TRY_CLAUSES:
+    elif isinstance(node, ast.Try) and key in _TRY_CLAUSES:
         seen = node.clauses
         if key == "except" and not ({"else", "finally"} & set(seen)):
-            handler = _Handler()
+            handler = ast.ExceptHandler()
             handler.body = []
             handler.lineno, handler.col_offset = line.first + 1, line.indent
             handler.header_end = line.last
@@ -488,7 +510,7 @@ def _inline(node: ast.AST, body: list[ast.AST], line: _Line) -> None:
     """A body on its header's line (`if x: return`): one statement, on one line, no string."""
     if line.last != line.first or line.strings or ":" not in line.text:
         raise Unsure
-    statement = _Simple()
+    statement = Simple()
     statement.lineno = statement.end_lineno = line.first + 1
     statement.col_offset = line.indent + line.text.find(":") + 1  # past the header
     body.append(statement)

@@ -25,6 +25,7 @@ import _ast as ast  # the node classes alone: see source_python
 from bisect import bisect_left
 from operator import attrgetter
 
+from plane.economy.compress.formats.python_scan import STATEMENT
 from plane.economy.compress.plan import Fold, Plan
 
 _STRING_PREFIXES = "rRuU"
@@ -81,7 +82,7 @@ def _block_holding(stmt: ast.stmt, line: int) -> tuple[_Owner, list[ast.stmt]] |
         return None
     for name in ("body", "orelse", "finalbody"):
         block = getattr(stmt, name, None)
-        if block and isinstance(block[0], ast.stmt) and _spans(block, line):
+        if block and isinstance(block[0], STATEMENT) and _spans(block, line):
             return stmt, block
     for name in ("handlers", "cases"):
         for clause in getattr(stmt, name, ()):

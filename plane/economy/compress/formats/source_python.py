@@ -123,7 +123,7 @@ def _sub_bodies(stmt: ast.stmt) -> list[list[ast.stmt]]:
     found = []
     for name in ("body", "orelse", "finalbody"):
         value = getattr(stmt, name, None)
-        if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+        if isinstance(value, list) and value and isinstance(value[0], python_scan.STATEMENT):
             found.append(value)
     for handler in getattr(stmt, "handlers", []):
         found.append(handler.body)
@@ -183,7 +183,7 @@ def _statement_starts(tree: ast.Module) -> dict[int, int]:
     pending: list[ast.AST] = list(tree.body)
     while pending:
         node = pending.pop()
-        if isinstance(node, ast.stmt):
+        if isinstance(node, python_scan.STATEMENT):
             found.setdefault(_first_line(node), node.col_offset)
         for name in _nested(type(node)):
             nested = getattr(node, name, None)
