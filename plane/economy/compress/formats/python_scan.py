@@ -32,6 +32,7 @@ MAX_DEPTH = 100  # blocks deeper than this are left to the parser
 _SPECIAL = lazy(r"[\"'#\\;`]")  # what can hide a line's structure from str methods
 _WORD = lazy(r"[A-Za-z_]\w*")
 _ASYNC = lazy(r"async +(def|for|with)\b")
+_STARTS = frozenset("_\"'([{-+~@*.")  # what a statement may start with, beside a letter or digit
 _PREFIXES = frozenset({"", "r", "u", "b", "f", "br", "rb", "fr", "rf"})
 _NESTED_QUOTES = sys.version_info >= (3, 12)  # an f-string's fields may hold its own quote
 _COMPOUND = frozenset({"if", "while", "for", "with", "try", "def", "class"})
@@ -111,6 +112,8 @@ def logical_lines(lines: list[str], source: str | None = None) -> list[_Line]:
                 if not text.strip(" \t") or text.lstrip(" \t")[0] == "#":
                     continue
                 raise Unsure  # a tab in an indent: left to the parser's rules
+            if not (text[0].isalnum() or text[0] in _STARTS):
+                raise Unsure  # no statement starts so (`:caption:`, `>>>`, `$ ls`)
             first = i
             indent = pos = len(line) - len(text)
             if not (
@@ -313,7 +316,7 @@ def _build(logical: list[_Line], lines: list[str]) -> ast.Module:
     opened: tuple[list[ast.AST], list[ast.AST], bool] | None = None  # a header's block
     decorated = -1  # the first line of the decorators waiting for their definition
     for line in logical:
-        indent = line.indent
+        first, last, indent, text, header, strings, plain, _, _, _ = line  # (unpacked: faster)
         if opened is not None:
             if indent <= top.indent or len(frames) > MAX_DEPTH:
                 raise Unsure
@@ -328,23 +331,22 @@ def _build(logical: list[_Line], lines: list[str]) -> ast.Module:
                 top = frames[-1]
             if indent > top.indent:
                 raise Unsure
-        text = line.text
-        if line.header or text.startswith(_OPENERS) or top.cases or decorated >= 0:
+        if header or text.startswith(_OPENERS) or top.cases or decorated >= 0:
             if text[0] == "@":
-                if line.header:
+                if header:
                     raise Unsure
                 if decorated < 0:
-                    decorated = line.first
+                    decorated = first
                 continue
             opened = _statement(line, top, decorated, lines)
             decorated = -1
             continue
-        if line.strings and line.plain:
+        if strings and plain:
             top.body.append(_docstring(line, lines))
             continue
         node = Simple()
-        node.lineno = line.first + 1
-        node.end_lineno = line.last + 1
+        node.lineno = first + 1
+        node.end_lineno = last + 1
         node.col_offset = indent
         top.body.append(node)
     if opened is not None or decorated >= 0:
