@@ -24,11 +24,12 @@ import _ast as ast
 import sys
 from bisect import bisect_right
 from itertools import accumulate
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from plane.economy.compress.patterns import lazy
 
-MAX_DEPTH = 100  # blocks deeper than this are left to the parser
+MAX_DEPTH = 100  # blocks deeper than this are left to the parser (its own bound is 100)
+MAX_BRACKETS = 200  # so are brackets (Python's tokenizer refuses more than 200)
 _SPECIAL = lazy(r"[\"'#\\;`]")  # what can hide a line's structure from str methods
 _WORD = lazy(r"[A-Za-z_]\w*")
 _ASYNC = lazy(r"async +(def|for|with)\b")
@@ -48,7 +49,10 @@ class Simple:
     """Any other simple statement: the plan needs only where it stands. Not a node of
     the parser's (a third of the cost of making one): `STATEMENT` stands for both."""
 
-    __slots__ = ("lineno", "end_lineno", "col_offset")
+    __slots__ = ("col_offset", "end_lineno", "lineno")
+    lineno: int
+    end_lineno: int
+    col_offset: int
     decorator_list = ()
 
 
@@ -117,13 +121,24 @@ def logical_lines(lines: list[str], source: str | None = None) -> list[_Line]:
             first = i
             indent = pos = len(line) - len(text)
             if not (
-                '"' in text or "'" in text or "#" in text or "\\" in text or ";" in text
+                '"' in text
+                or "'" in text
+                or "#" in text
+                or "\\" in text
+                or ";" in text
                 or "`" in text
             ):  # no string, comment or backslash: the common line, read whole at once
-                if "(" in text or "[" in text or "{" in text or ")" in text or "]" in text or "}" in text:
+                if (
+                    "(" in text
+                    or "[" in text
+                    or "{" in text
+                    or ")" in text
+                    or "]" in text
+                    or "}" in text
+                ):
                     depth = _brackets(text)
                     if depth:
-                        if depth < 0:
+                        if not 0 < depth <= MAX_BRACKETS:
                             raise Unsure
                         strings, plain, wrapped, opening, closing = 0, False, False, -1, -1
                         continue
@@ -167,9 +182,16 @@ def logical_lines(lines: list[str], source: str | None = None) -> list[_Line]:
                             plain = False
                         else:
                             wrapped = True
-                if "(" in code or "[" in code or "{" in code or ")" in code or "]" in code or "}" in code:
+                if (
+                    "(" in code
+                    or "[" in code
+                    or "{" in code
+                    or ")" in code
+                    or "]" in code
+                    or "}" in code
+                ):
                     depth += _brackets(code)
-                    if depth < 0:
+                    if not 0 <= depth <= MAX_BRACKETS:
                         raise Unsure
             if not char:
                 break
@@ -289,9 +311,9 @@ def _plain_fields(literal: str) -> None:
 class _Frame:
     """An open block: its indent, its statements, and the nodes whose end is its end."""
 
-    __slots__ = ("indent", "body", "owners", "cases")
+    __slots__ = ("body", "cases", "indent", "owners")
 
-    def __init__(self, indent: int, body: list[ast.AST], owners: list[ast.AST], cases: bool):
+    def __init__(self, indent: int, body: list[Any], owners: list[Any], cases: bool):
         self.indent = indent
         self.body = body
         self.owners = owners
@@ -313,7 +335,7 @@ def _build(logical: list[_Line], lines: list[str]) -> ast.Module:
     module = ast.Module(body=[], type_ignores=[])
     frames = [_Frame(0, module.body, [], False)]
     top = frames[0]
-    opened: tuple[list[ast.AST], list[ast.AST], bool] | None = None  # a header's block
+    opened: tuple[list[Any], list[Any], bool] | None = None  # a header's block
     decorated = -1  # the first line of the decorators waiting for their definition
     for line in logical:
         first, last, indent, text, header, strings, plain, _, _, _ = line  # (unpacked: faster)
@@ -358,8 +380,21 @@ def _build(logical: list[_Line], lines: list[str]) -> ast.Module:
 
 # what a line opening a block, joining one or not Python 3's starts with (a prefix of it)
 _OPENERS = (
-    "@", "if", "while", "for", "with", "try", "def", "class", "el", "except", "finally",
-    "match", "async", "print", "exec",
+    "@",
+    "if",
+    "while",
+    "for",
+    "with",
+    "try",
+    "def",
+    "class",
+    "el",
+    "except",
+    "finally",
+    "match",
+    "async",
+    "print",
+    "exec",
 )
 
 
@@ -376,7 +411,7 @@ def _keyword(text: str) -> str:
 
 def _statement(
     line: _Line, top: _Frame, decorated: int, lines: list[str]
-) -> tuple[list[ast.AST], list[ast.AST], bool] | None:
+) -> tuple[list[Any], list[Any], bool] | None:
     """A statement that may open a block: what its header opens, if anything."""
     key = _keyword(line.text)
     if decorated >= 0 and key not in ("def", "class"):
@@ -384,21 +419,21 @@ def _statement(
     if top.cases:
         if key != "case" or not line.header:
             raise Unsure
-        case = ast.match_case()
+        case = _node(ast.match_case)
         case.body = []
         case.header_end = line.last
         top.body.append(case)
         return case.body, [*top.owners], False
     if key in _CLAUSES:
         return _clause(key, line, top)
-    opened: tuple[list[ast.AST], list[ast.AST], bool] | None = None
+    opened: tuple[list[Any], list[Any], bool] | None = None
     if key == "match" and line.header:
-        node: ast.AST = ast.Match()
+        node: Any = _node(ast.Match)
         node.cases = []
         opened = (node.cases, [node], True)
         node.header_end = line.last
     elif key in _COMPOUND:
-        node = _KINDS[key]()
+        node = _node(_KINDS[key])
         node.body = []
         if key in ("if", "while", "for"):
             node.orelse = []
@@ -414,7 +449,7 @@ def _statement(
         else:
             _inline(node, node.body, line)
         if decorated >= 0:
-            node.decorator_list = [ast.Name(lineno=decorated + 1)]
+            node.decorator_list = [_decorator(decorated + 1)]
     elif line.header:
         raise Unsure  # a line ending in `:` that opens no block Python knows
     else:
@@ -431,16 +466,28 @@ def _statement(
     return opened
 
 
-def _docstring(line: _Line, lines: list[str]) -> ast.Expr:
+def _docstring(line: _Line, lines: list[str]) -> Any:
     """A statement that is a string alone, placed as the parser places it."""
     if line.wrapped or line.opening < 0:
         raise Unsure  # `("a string")`: where the parser places it is not plain
-    node = ast.Expr()
+    node = _node(ast.Expr)
     node.value = _STRING
     node.lineno = line.first + 1
     node.end_lineno = line.last + 1
     node.col_offset = len(lines[line.first][: line.opening].encode())
     node.end_col_offset = len(lines[line.last][: line.closing].encode())
+    return node
+
+
+def _node(kind: type[ast.AST]) -> Any:
+    """A node of the parser's class, its fields set by the scanner as it reads on."""
+    return kind()
+
+
+def _decorator(lineno: int) -> Any:
+    """Where a definition's decorators start: all the plan asks of them."""
+    node = _node(ast.Name)
+    node.lineno = lineno
     return node
 
 
@@ -455,19 +502,22 @@ def _close(frame: _Frame) -> None:
         owner.end_lineno = end
 
 
-def _clause(
-    key: str, line: _Line, top: _Frame
-) -> tuple[list[ast.AST], list[ast.AST], bool] | None:
+def _clause(key: str, line: _Line, top: _Frame) -> tuple[list[Any], list[Any], bool] | None:
     """An `elif`, `else`, `except` or `finally` joining the compound statement before it."""
     if not top.body:
         raise Unsure
     node = top.body[-1]
-    if isinstance(node, ast.If):
+    kind = type(node)  # (not narrowed: the nodes carry the scanner's own fields)
+    if kind is ast.If:
         tail = node.chain[-1]
         if key == "elif" and not tail.done:
-            inner = ast.If()
+            inner = _node(ast.If)
             inner.body, inner.orelse, inner.done = [], [], False
-            inner.lineno, inner.col_offset, inner.header_end = line.first + 1, line.indent, line.last
+            inner.lineno, inner.col_offset, inner.header_end = (
+                line.first + 1,
+                line.indent,
+                line.last,
+            )
             tail.orelse = [inner]
             tail.done = True
             node.chain.append(inner)
@@ -475,13 +525,13 @@ def _clause(
         if key == "else" and not tail.done:
             tail.done = True
             return _open(tail.orelse, [*node.chain], line)
-    elif isinstance(node, ast.While) and key == "else" and not node.done:
+    elif kind is ast.While and key == "else" and not node.done:
         node.done = True
         return _open(node.orelse, [node], line)
-    elif isinstance(node, ast.Try) and key in _TRY_CLAUSES:
+    elif kind is ast.Try and key in _TRY_CLAUSES:
         seen = node.clauses
         if key == "except" and not ({"else", "finally"} & set(seen)):
-            handler = ast.ExceptHandler()
+            handler = _node(ast.ExceptHandler)
             handler.body = []
             handler.lineno, handler.col_offset = line.first + 1, line.indent
             handler.header_end = line.last
@@ -498,8 +548,8 @@ def _clause(
 
 
 def _open(
-    body: list[ast.AST], owners: list[ast.AST], line: _Line
-) -> tuple[list[ast.AST], list[ast.AST], bool] | None:
+    body: list[Any], owners: list[Any], line: _Line
+) -> tuple[list[Any], list[Any], bool] | None:
     if line.header:
         return body, owners, False
     _inline(owners[0], body, line)
@@ -508,7 +558,7 @@ def _open(
     return None
 
 
-def _inline(node: ast.AST, body: list[ast.AST], line: _Line) -> None:
+def _inline(node: Any, body: list[Any], line: _Line) -> None:
     """A body on its header's line (`if x: return`): one statement, on one line, no string."""
     if line.last != line.first or line.strings or ":" not in line.text:
         raise Unsure

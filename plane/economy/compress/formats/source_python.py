@@ -1,4 +1,10 @@
-"""Python bodies elided along the syntax tree; the result is valid Python, or not used."""
+"""Python bodies elided along the syntax tree; the result is valid Python, or not used.
+
+The tree is read from the lines by `python_scan` (its statements, not every name and
+constant: a 100 KB file's parse cost more than the rest of the call); where the scanner
+is not sure of a line, the file is parsed. Text the scanner reads as statements though
+the parser would reject it (`x = = 1`) is folded as the statements it holds.
+"""
 
 from __future__ import annotations
 
