@@ -383,6 +383,7 @@ def test_compressed_python_still_parses(path: Path) -> None:
         ast.parse(result.text)
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # (`"\ "` put into a string)
 def test_mutated_python_never_breaks_the_plan() -> None:
     """A real file with random bytes of Python's syntax put in or taken out: the scanner
     and the plan never raise, and wherever the scanner answers on a file the parser
