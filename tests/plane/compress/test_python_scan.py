@@ -18,6 +18,7 @@ import textwrap
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,12 +33,9 @@ STDLIB = sorted(Path(ast.__file__).parent.glob("*.py"))
 @contextlib.contextmanager
 def parser_only() -> Iterator[None]:
     """The plan as it was made before the scanner: from the parsed tree."""
-    real = python_scan.scan
-    python_scan.scan = lambda text, lines: None  # type: ignore[assignment]
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(python_scan, "scan", lambda text, lines: None)
         yield
-    finally:
-        python_scan.scan = real
 
 
 def _kind(node: ast.AST) -> str:
@@ -64,31 +62,31 @@ def _kind(node: ast.AST) -> str:
     return "simple"
 
 
-def _first(node: ast.AST) -> int:
+def _first(node: Any) -> int:
     decorators = getattr(node, "decorator_list", ())
-    return min([node.lineno, *(d.lineno for d in decorators)])  # type: ignore[attr-defined]
+    return min([node.lineno, *(d.lineno for d in decorators)])
 
 
-def _blocks(node: ast.AST) -> list[list[ast.AST]]:
+def _blocks(node: Any) -> list[list[Any]]:
     found = [getattr(node, name, None) or [] for name in ("body", "orelse", "finalbody")]
     found += [clause.body for name in ("handlers", "cases") for clause in getattr(node, name, ())]
     return [block for block in found if not block or not isinstance(block[0], ast.expr)]
 
 
-def _same_statements(scanned: list[ast.AST], parsed: list[ast.AST], lines: list[str]) -> None:
+def _same_statements(scanned: list[Any], parsed: list[Any], lines: list[str]) -> None:
     """Statement by statement, block by block: where each stands, what it is."""
     assert len(scanned) == len(parsed), (
-        [(_kind(n), n.lineno) for n in scanned],  # type: ignore[attr-defined]
-        [(_kind(n), n.lineno) for n in parsed],  # type: ignore[attr-defined]
+        [(_kind(n), n.lineno) for n in scanned],
+        [(_kind(n), n.lineno) for n in parsed],
     )
     for mine, theirs in zip(scanned, parsed, strict=True):
-        where = f"line {theirs.lineno}: {lines[theirs.lineno - 1]!r}"  # type: ignore[attr-defined]
+        where = f"line {theirs.lineno}: {lines[theirs.lineno - 1]!r}"
         assert _kind(mine) == _kind(theirs), where
-        assert (mine.lineno, mine.end_lineno) == (theirs.lineno, theirs.end_lineno), where  # type: ignore[attr-defined]
+        assert (mine.lineno, mine.end_lineno) == (theirs.lineno, theirs.end_lineno), where
         assert _first(mine) == _first(theirs), where
-        line = lines[theirs.lineno - 1]  # type: ignore[attr-defined]
-        if theirs.col_offset == len(line) - len(line.lstrip()):  # type: ignore[attr-defined]
-            assert mine.col_offset == theirs.col_offset, where  # type: ignore[attr-defined]
+        line = lines[theirs.lineno - 1]
+        if theirs.col_offset == len(line) - len(line.lstrip()):
+            assert mine.col_offset == theirs.col_offset, where
         for ours, parsers in zip(_blocks(mine), _blocks(theirs), strict=True):
             _same_statements(ours, parsers, lines)
 
@@ -352,7 +350,7 @@ def test_folds_proved_from_the_scanned_tree_parse() -> None:
     assert tree is not None
     statements = [node for node in _walk(tree.body)]
     starts = sorted({_first(n) - 1 for n in statements})
-    ends = sorted({n.end_lineno for n in statements})  # type: ignore[attr-defined]
+    ends = sorted({n.end_lineno for n in statements})
     proved = 0
     for _ in range(400):
         plan = Plan(lines, comment="...  # ")
@@ -368,7 +366,7 @@ def test_folds_proved_from_the_scanned_tree_parse() -> None:
     assert proved > 20
 
 
-def _walk(body: list[ast.AST]) -> Iterator[ast.AST]:
+def _walk(body: list[Any]) -> Iterator[Any]:
     for node in body:
         yield node
         for block in _blocks(node):

@@ -41,7 +41,7 @@ _CLAUSES = frozenset({"elif", "else", "except", "finally"})
 _TRY_CLAUSES = ("except", "else", "finally")
 
 
-class Unsure(Exception):
+class _Unsure(Exception):
     """The lines are not plainly Python: let the parser read them."""
 
 
@@ -92,7 +92,7 @@ _SPECIALS = ('"', "'", "#", "\\", ";", "`")
 
 
 def logical_lines(lines: list[str], source: str | None = None) -> list[_Line]:
-    """The logical lines, comment and blank lines left out; `Unsure` where not plain.
+    """The logical lines, comment and blank lines left out; `_Unsure` where not plain.
     `source` is the lines joined, if the caller has it: a long string is then crossed
     with one search, not line by line."""
     out: list[_Line] = []
@@ -115,9 +115,9 @@ def logical_lines(lines: list[str], source: str | None = None) -> list[_Line]:
             if text[0] == "\t":
                 if not text.strip(" \t") or text.lstrip(" \t")[0] == "#":
                     continue
-                raise Unsure  # a tab in an indent: left to the parser's rules
+                raise _Unsure  # a tab in an indent: left to the parser's rules
             if not (text[0].isalnum() or text[0] in _STARTS):
-                raise Unsure  # no statement starts so (`:caption:`, `>>>`, `$ ls`)
+                raise _Unsure  # no statement starts so (`:caption:`, `>>>`, `$ ls`)
             first = i
             indent = pos = len(line) - len(text)
             if not (
@@ -139,7 +139,7 @@ def logical_lines(lines: list[str], source: str | None = None) -> list[_Line]:
                     depth = _brackets(text)
                     if depth:
                         if not 0 < depth <= MAX_BRACKETS:
-                            raise Unsure
+                            raise _Unsure
                         strings, plain, wrapped, opening, closing = 0, False, False, -1, -1
                         continue
                 header = text[-1] == ":" or text.rstrip(" ").endswith(":")
@@ -158,12 +158,12 @@ def logical_lines(lines: list[str], source: str | None = None) -> list[_Line]:
                 found = _closing(line, string, 0)
                 if found < 0:
                     if not _odd_backslashes(line):
-                        raise Unsure
+                        raise _Unsure
                     continue
                 pos = closing = found
                 string = ""
             elif joined and (not line.strip(" ") or line.lstrip(" ")[0] == "#"):
-                raise Unsure  # a backslash running on into a blank or comment line
+                raise _Unsure  # a backslash running on into a blank or comment line
         joined = False
         end = line
         while True:  # the code from pos on, string by string
@@ -192,23 +192,23 @@ def logical_lines(lines: list[str], source: str | None = None) -> list[_Line]:
                 ):
                     depth += _brackets(code)
                     if not 0 <= depth <= MAX_BRACKETS:
-                        raise Unsure
+                        raise _Unsure
             if not char:
                 break
             if char == "#":
                 end = line[:at]
                 break
             if char == ";" or char == "`":
-                raise Unsure
+                raise _Unsure
             if char == "\\":
                 if at != len(line) - 1:
-                    raise Unsure
+                    raise _Unsure
                 joined = True
                 end = line[:at]
                 break
             letters = line[cut:at].lower()
             if letters not in _PREFIXES:
-                raise Unsure  # `ur""`, or a name run into a quote
+                raise _Unsure  # `ur""`, or a name run into a quote
             if strings == 0 and i == first:
                 opening = cut
             strings += 1
@@ -225,10 +225,10 @@ def logical_lines(lines: list[str], source: str | None = None) -> list[_Line]:
                 continue
             if len(quote) == 1:
                 if not _odd_backslashes(line):
-                    raise Unsure
+                    raise _Unsure
                 string = quote
             elif "f" in letters and _NESTED_QUOTES:
-                raise Unsure
+                raise _Unsure
             elif source is None:
                 string = quote
             else:  # a long string: where it ends, found in the whole text at once
@@ -245,7 +245,7 @@ def logical_lines(lines: list[str], source: str | None = None) -> list[_Line]:
         )
         first = -1
     if first >= 0:
-        raise Unsure  # a string, a bracket or a backslash left open at the end
+        raise _Unsure  # a string, a bracket or a backslash left open at the end
     return out
 
 
@@ -256,7 +256,7 @@ def _ends_at(source: str, offsets: list[int], quote: str, start: int) -> tuple[i
     """The line where a triple-quoted string opened before `start` ends, and where on it."""
     found = _closing(source, quote, start)
     if found < 0:
-        raise Unsure
+        raise _Unsure
     line = bisect_right(offsets, found - 1) - 1
     return line, found - offsets[line]
 
@@ -301,11 +301,11 @@ def _plain_fields(literal: str) -> None:
         elif char == "}":
             depth -= 1
             if depth < 0:
-                raise Unsure
+                raise _Unsure
         elif depth and char in "\"'#\\":
-            raise Unsure
+            raise _Unsure
     if depth:
-        raise Unsure
+        raise _Unsure
 
 
 class _Frame:
@@ -327,7 +327,7 @@ def scan(text: str, lines: list[str]) -> ast.Module | None:
         return None
     try:
         return _build(logical_lines(lines, text), lines)
-    except Unsure:
+    except _Unsure:
         return None
 
 
@@ -341,22 +341,22 @@ def _build(logical: list[_Line], lines: list[str]) -> ast.Module:
         first, last, indent, text, header, strings, plain, _, _, _ = line  # (unpacked: faster)
         if opened is not None:
             if indent <= top.indent or len(frames) > MAX_DEPTH:
-                raise Unsure
+                raise _Unsure
             top = _Frame(indent, *opened)
             frames.append(top)
             opened = None
         elif indent != top.indent:
             if indent > top.indent:
-                raise Unsure
+                raise _Unsure
             while indent < top.indent:
                 _close(frames.pop())
                 top = frames[-1]
             if indent > top.indent:
-                raise Unsure
+                raise _Unsure
         if header or text.startswith(_OPENERS) or top.cases or decorated >= 0:
             if text[0] == "@":
                 if header:
-                    raise Unsure
+                    raise _Unsure
                 if decorated < 0:
                     decorated = first
                 continue
@@ -372,7 +372,7 @@ def _build(logical: list[_Line], lines: list[str]) -> ast.Module:
         node.col_offset = indent
         top.body.append(node)
     if opened is not None or decorated >= 0:
-        raise Unsure
+        raise _Unsure
     while frames:
         _close(frames.pop())
     return module
@@ -404,7 +404,7 @@ def _keyword(text: str) -> str:
     if key == "async":
         word = _ASYNC.match(text)
         if word is None:
-            raise Unsure
+            raise _Unsure
         key = word.group(1)
     return key
 
@@ -415,10 +415,10 @@ def _statement(
     """A statement that may open a block: what its header opens, if anything."""
     key = _keyword(line.text)
     if decorated >= 0 and key not in ("def", "class"):
-        raise Unsure
+        raise _Unsure
     if top.cases:
         if key != "case" or not line.header:
-            raise Unsure
+            raise _Unsure
         case = _node(ast.match_case)
         case.body = []
         case.header_end = line.last
@@ -451,7 +451,7 @@ def _statement(
         if decorated >= 0:
             node.decorator_list = [_decorator(decorated + 1)]
     elif line.header:
-        raise Unsure  # a line ending in `:` that opens no block Python knows
+        raise _Unsure  # a line ending in `:` that opens no block Python knows
     else:
         if key == "print" or key == "exec":
             _python2(line.text, len(key))
@@ -469,7 +469,7 @@ def _statement(
 def _docstring(line: _Line, lines: list[str]) -> Any:
     """A statement that is a string alone, placed as the parser places it."""
     if line.wrapped or line.opening < 0:
-        raise Unsure  # `("a string")`: where the parser places it is not plain
+        raise _Unsure  # `("a string")`: where the parser places it is not plain
     node = _node(ast.Expr)
     node.value = _STRING
     node.lineno = line.first + 1
@@ -505,7 +505,7 @@ def _close(frame: _Frame) -> None:
 def _clause(key: str, line: _Line, top: _Frame) -> tuple[list[Any], list[Any], bool] | None:
     """An `elif`, `else`, `except` or `finally` joining the compound statement before it."""
     if not top.body:
-        raise Unsure
+        raise _Unsure
     node = top.body[-1]
     kind = type(node)  # (not narrowed: the nodes carry the scanner's own fields)
     if kind is ast.If:
@@ -544,7 +544,7 @@ def _clause(key: str, line: _Line, top: _Frame) -> tuple[list[Any], list[Any], b
         if key == "finally" and "finally" not in seen:
             seen.append(key)
             return _open(node.finalbody, [node], line)
-    raise Unsure
+    raise _Unsure
 
 
 def _open(
@@ -561,7 +561,7 @@ def _open(
 def _inline(node: Any, body: list[Any], line: _Line) -> None:
     """A body on its header's line (`if x: return`): one statement, on one line, no string."""
     if line.last != line.first or line.strings or ":" not in line.text:
-        raise Unsure
+        raise _Unsure
     statement = Simple()
     statement.lineno = statement.end_lineno = line.first + 1
     statement.col_offset = line.indent + line.text.find(":") + 1  # past the header
@@ -573,4 +573,4 @@ def _python2(text: str, length: int) -> None:
     """`print x` and `exec code` are Python 2: the parser rejects them."""
     rest = text[length:]
     if rest[:1] == " " and (rest.lstrip(" ")[:1].isalnum() or rest.lstrip(" ")[:1] in "\"'"):
-        raise Unsure
+        raise _Unsure
