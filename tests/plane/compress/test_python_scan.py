@@ -193,6 +193,9 @@ CRAFTED = {
         for i in []: pass
         while False: pass
         with open(name) as f: pass
+        def two(d): return d["a: b"], f"{d}:"
+        if two("k:"): raise ValueError("no: such key")
+        elif (n := len("ab")) > 1: x = "several"
         """,
     "strings that look like code, and comments that look like strings": """
         def f():
@@ -316,7 +319,8 @@ UNSURE = {
     "a tab in an indent": "def f():\n\treturn 1\n",
     "a semicolon": "def f():\n    x = 1; y = 2\n    return x\n",
     "a parenthesized docstring": 'def f():\n    ("doc")\n    return 1\n',
-    "an inline body holding a string": 'def f(): return "x"\n',
+    "a body on its header's line led by a string": 'def f(): "doc"\n',
+    "one led by a prefixed string": "def f(): rb'doc'\n",
     "Python 2's print": 'def f():\n    print "hello"\n',
     "CRLF": "def f():\r\n    return 1\r\n",
     "a BOM": "\ufeffdef f():\n    return 1\n",

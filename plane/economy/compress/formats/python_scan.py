@@ -9,7 +9,7 @@ backslashes finds the logical lines, and their indentation finds the blocks.
 
 The scanner answers only where it is sure: any line it cannot read as
 Python reads it (a tab or form feed in an indent, CR, a BOM, a `;`, an
-inline body holding a string, an unclosed string or bracket, an indent that
+inline body led by a string, an unclosed string or bracket, an indent that
 matches no block, a header with no block, a string prefix Python 3 rejects,
 Python 2's `print x`, more than `MAX_DEPTH` blocks deep…) makes it give up,
 and the caller parses the file as before. What it returns is made of the
@@ -31,6 +31,7 @@ from plane.economy.compress.patterns import lazy
 MAX_DEPTH = 100  # blocks deeper than this are left to the parser (its own bound is 100)
 MAX_BRACKETS = 200  # so are brackets (Python's tokenizer refuses more than 200)
 _SPECIAL = lazy(r"[\"'#\\;`]")  # what can hide a line's structure from str methods
+_COLON = lazy(r"[\"':()\[\]{}]")  # what a header's colon may hide among
 _WORD = lazy(r"[A-Za-z_]\w*")
 _ASYNC = lazy(r"async +(def|for|with)\b")
 _STARTS = frozenset("_\"'([{-+~@*.")  # what a statement may start with, beside a letter or digit
@@ -559,14 +560,47 @@ def _open(
 
 
 def _inline(node: Any, body: list[Any], line: _Line) -> None:
-    """A body on its header's line (`if x: return`): one statement, on one line, no string."""
-    if line.last != line.first or line.strings or ":" not in line.text:
+    """A body on its header's line (`if x: return`): one statement, on one line, not led
+    by a string (which may be a docstring)."""
+    text = line.text
+    colon = _header_colon(text) if line.strings else text.find(":")
+    if line.last != line.first or colon < 0:
         raise _Unsure
+    if line.strings:
+        rest = text[colon + 1 :].lstrip(" ")
+        letters = len(rest) - len(rest.lstrip("rRuUbBfF"))
+        if rest[letters : letters + 1] in ('"', "'"):
+            raise _Unsure
     statement = Simple()
     statement.lineno = statement.end_lineno = line.first + 1
-    statement.col_offset = line.indent + line.text.find(":") + 1  # past the header
+    statement.col_offset = line.indent + colon + 1  # past the header
     body.append(statement)
     node.end_lineno = line.last + 1
+
+
+def _header_colon(text: str) -> int:
+    """Where the header of a line holding its body ends: its first colon outside strings
+    and brackets that is not a `:=`; -1 where there is none."""
+    depth = pos = 0
+    while True:
+        found = _COLON.search(text, pos)
+        if found is None:
+            return -1
+        at = found.start()
+        char = text[at]
+        pos = at + 1
+        if char == ":":
+            if not depth and text[pos : pos + 1] != "=":
+                return at
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        else:
+            quote = text[at : at + 3] if text[at : at + 3] in ('"""', "'''") else char
+            pos = _closing(text, quote, at + len(quote))
+            if pos < 0:
+                return -1
 
 
 def _python2(text: str, length: int) -> None:
