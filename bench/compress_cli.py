@@ -19,7 +19,8 @@ even where PYTHONDONTWRITEBYTECODE is set.
 
 Beside the Python file, Python's own parser alone (`compile(text, ..., PyCF_ONLY_AST)`
 in a process that does nothing else) on the same bytes: the floor of any compressor that
-reads the file's syntax tree, against the same cat.
+parses the file, against the same cat (this one reads Python's statements with a line
+scanner, and parses a file only where the scanner is not sure of it).
 
 `--instructions` also counts, under valgrind (callgrind), the instructions each
 100 KB call executes: a count the machine's load does not move, for comparing

@@ -63,6 +63,8 @@ sentence (none reaches a user as it is):
     │                              first: the link says it was used
     ├── _UpstreamCut               (gateway.forward, private to it) the upstream broke a stream:
     │                              its client's connection is broken too, the call settled
+    ├── _Unsure                    (economy.compress.formats.python_scan, private to it) a line
+    │                              not plainly Python to the line scanner: the file is parsed
     └── Failed                     (tools.mcp.link, private to tools.mcp) an MCP server that could
                                    not do what was asked: the tool's result says so
     ruamel.yaml's ScannerError

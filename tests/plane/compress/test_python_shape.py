@@ -236,7 +236,9 @@ def test_random_folds_over_real_python_are_called_valid_only_when_they_are() -> 
     assert proved > 30  # the random folds did reach the shapes that are proved
 
 
-def test_a_python_file_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_python_file_is_read_by_the_line_scanner_not_parsed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     parsed: list[int] = []
     real = source_python.parse
 
@@ -246,5 +248,9 @@ def test_a_python_file_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(source_python, "parse", counting)
     result = compress(fixture("textwrap_py.txt"), command="cat textwrap.py")
+    assert result.compressor == "source" and "...  # [… body" in result.text
+    assert parsed == []
+    tabbed = fixture("textwrap_py.txt").replace("\n    ", "\n\t")  # a tab: the parser decides
+    result = compress(tabbed, command="cat textwrap.py")
     assert result.compressor == "source" and "...  # [… body" in result.text
     assert len(parsed) == 1

@@ -25,6 +25,7 @@ import _ast as ast  # the node classes alone: see source_python
 from bisect import bisect_left
 from operator import attrgetter
 
+from plane.economy.compress.formats.python_scan import STATEMENT
 from plane.economy.compress.plan import Fold, Plan
 
 _STRING_PREFIXES = "rRuU"
@@ -81,7 +82,7 @@ def _block_holding(stmt: ast.stmt, line: int) -> tuple[_Owner, list[ast.stmt]] |
         return None
     for name in ("body", "orelse", "finalbody"):
         block = getattr(stmt, name, None)
-        if block and isinstance(block[0], ast.stmt) and _spans(block, line):
+        if block and isinstance(block[0], STATEMENT) and _spans(block, line):
             return stmt, block
     for name in ("handlers", "cases"):
         for clause in getattr(stmt, name, ()):
@@ -166,7 +167,11 @@ _BLOCKS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
 def _header_end(node: ast.AST) -> int:
     """The last line of what a block's header holds (a test, arguments, decorators…);
     past it the header has only brackets, an arrow and its colon, none of which can
-    open a string."""
+    open a string. A header read by the line scanner (`python_scan`) knows its last line,
+    its colon's: a line later than the tree's at most, which proves less, never more."""
+    scanned: int | None = getattr(node, "header_end", None)
+    if scanned is not None:
+        return scanned
     end = getattr(node, "lineno", 1) - 1
     for name in node._fields:
         if name in _BLOCKS:

@@ -8,6 +8,8 @@ languages keep balanced braces. Containers (classes, impl blocks, modules,
 `describe(...)` suites) are entered, not elided, so their methods show.
 Python the parser rejects (a fragment, Python 2) is read as a document with
 code in it, through the context: that reading never hands the same text back.
+(The parser is asked only where the line scanner that reads Python's statements
+is not sure: see source_python.)
 """
 
 from __future__ import annotations

@@ -1,11 +1,17 @@
-"""Python bodies elided along the syntax tree; the result is valid Python, or not used."""
+"""Python bodies elided along the syntax tree; the result is valid Python, or not used.
+
+The tree is read from the lines by `python_scan` (its statements, not every name and
+constant: a 100 KB file's parse cost more than the rest of the call); where the scanner
+is not sure of a line, the file is parsed. Text the scanner reads as statements though
+the parser would reject it (`x = = 1`) is folded as the statements it holds.
+"""
 
 from __future__ import annotations
 
 import _ast as ast
 import re
 
-from plane.economy.compress.formats import python_shape
+from plane.economy.compress.formats import python_scan, python_shape
 from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Fold, Plan, render
 from plane.economy.compress.salience import novel_error_lines
@@ -33,10 +39,12 @@ def looks_python(lines: list[str], command: str | None) -> bool:
 def compress(lines: list[str]) -> Plan | None:
     """A plan eliding long function bodies, or None when the text is not valid Python."""
     text = "\n".join(lines)
-    try:
-        tree = parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+    tree = python_scan.scan(text, lines)
+    if tree is None:  # not plainly Python to the line scanner: the parser decides
+        try:
+            tree = parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
     plan = Plan(lines, comment="...  # ")
     flagged = novel_error_lines(lines)
     _trim_docstring(plan, tree, flagged)
@@ -121,7 +129,7 @@ def _sub_bodies(stmt: ast.stmt) -> list[list[ast.stmt]]:
     found = []
     for name in ("body", "orelse", "finalbody"):
         value = getattr(stmt, name, None)
-        if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+        if isinstance(value, list) and value and isinstance(value[0], python_scan.STATEMENT):
             found.append(value)
     for handler in getattr(stmt, "handlers", []):
         found.append(handler.body)
@@ -181,7 +189,7 @@ def _statement_starts(tree: ast.Module) -> dict[int, int]:
     pending: list[ast.AST] = list(tree.body)
     while pending:
         node = pending.pop()
-        if isinstance(node, ast.stmt):
+        if isinstance(node, python_scan.STATEMENT):
             found.setdefault(_first_line(node), node.col_offset)
         for name in _nested(type(node)):
             nested = getattr(node, name, None)
