@@ -27,6 +27,7 @@ from collections.abc import Coroutine, Mapping
 from importlib.metadata import version
 from typing import IO, TYPE_CHECKING, Any
 
+from plane import collector
 from plane.clock import Clock, SystemClock
 from plane.config import EMBEDDED_MODEL, Config
 from plane.daemon.assemble import Runtime, Wanted, assemble
@@ -86,7 +87,12 @@ class Plane:
 
     async def startup(self) -> None:
         """Start, or close what was opened and raise one `PlaneError` saying
-        why: a start that fails leaves no thread, child, socket or lock."""
+        why: a start that fails leaves no thread, child, socket or lock. The
+        cyclic collector waits meanwhile (`plane.collector`)."""
+        with collector.paused():
+            await self._started()
+
+    async def _started(self) -> None:
         try:
             await self._start()
         except BaseException as exc:
