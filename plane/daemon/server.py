@@ -89,12 +89,9 @@ class Plane:
         """Start, or close what was opened and raise one `PlaneError` saying
         why: a start that fails leaves no thread, child, socket or lock. The
         cyclic collector waits meanwhile (`plane.collector`)."""
-        with collector.paused():
-            await self._started()
-
-    async def _started(self) -> None:
         try:
-            await self._start()
+            with collector.paused():
+                await self._start()
         except BaseException as exc:
             try:
                 await self.shutdown()
