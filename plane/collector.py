@@ -25,3 +25,18 @@ def paused() -> Iterator[None]:
     finally:
         if collecting:
             gc.enable()
+
+
+@contextlib.contextmanager
+def kept() -> Iterator[None]:
+    """`paused`, for what is built inside to live as long as the process: once
+    it is built, one full pass frees what it dropped, and what is left is
+    frozen out of the collector's sight (`gc.freeze`), so its later passes
+    walk only what comes after. Both before collecting again: the first
+    automatic pass would otherwise walk all of it as young objects, then
+    the full pass again. At 100,000 agents a pass over what the start built
+    made anything that allocates 3 to 4.5 times slower."""
+    with paused():
+        yield
+        gc.collect()
+        gc.freeze()
