@@ -122,12 +122,12 @@ def _utf16_without_bom(raw: bytes) -> bool:
 
 def document(text: str, source: str) -> Any:
     """The YAML as read (ruamel's round-trip types, which know their lines)."""
-    if CParser is not None and _within_bounds(text):
+    if CParser is not None and within_bounds(text):
         try:
-            return _fast(text)
+            return read_in_c(text)
         except Exception:  # the Python reader says what is wrong, and where
             pass
-    return _careful(text, source)
+    return read_in_python(text, source)
 
 
 _OPENS = {
@@ -139,7 +139,7 @@ _OPENS = {
 _CLOSES = {tokens.FlowMappingEndToken, tokens.FlowSequenceEndToken, tokens.BlockEndToken}
 
 
-def _within_bounds(text: str) -> bool:
+def within_bounds(text: str) -> bool:
     """The file's tokens, scanned in C, stay within the Python reader's
     bounds (`_BoundedScanner`'s: its density, its depth), so building it
     costs what its size does. False as soon as one is crossed, or the
@@ -166,14 +166,15 @@ def _within_bounds(text: str) -> bool:
     return True
 
 
-def _fast(text: str) -> Any:
+def read_in_c(text: str) -> Any:
+    """The YAML through the C parser, unbounded: for a text `within_bounds`."""
     yaml = YAML(typ="rt")
     yaml.Parser, yaml.Scanner, yaml.Reader = CParser, None, None
     yaml.Constructor = _FastConstructor
     return yaml.load(text)
 
 
-def _careful(text: str, source: str) -> Any:
+def read_in_python(text: str, source: str) -> Any:
     """The Python reader, bounded as it reads (`_BoundedScanner`)."""
     yaml = YAML(typ="rt")
     yaml.Scanner = _BoundedScanner

@@ -55,27 +55,27 @@ def lines(value: Any) -> Any:
 @pytest.mark.parametrize("name", list(SAMPLES))
 def test_both_readers_build_the_same_values_on_the_same_lines(name):
     text = SAMPLES[name]
-    assert yaml_reader._within_bounds(text)
-    fast, careful = yaml_reader._fast(text), yaml_reader._careful(text, "agents.yaml")
+    assert yaml_reader.within_bounds(text)
+    fast, careful = yaml_reader.read_in_c(text), yaml_reader.read_in_python(text, "agents.yaml")
     assert fast == careful
     assert lines(fast) == lines(careful)
 
 
 def test_an_explicit_tag_is_read_by_the_python_reader_which_keeps_it():
     text = "agents: !!map\n  x: !!str 5\n"
-    assert not yaml_reader._within_bounds(text)
+    assert not yaml_reader.within_bounds(text)
     read = yaml_reader.document(text, "agents.yaml")
-    assert repr(read) == repr(yaml_reader._careful(text, "agents.yaml"))
+    assert repr(read) == repr(yaml_reader.read_in_python(text, "agents.yaml"))
     assert type(read["agents"]["x"]) is not str  # as written: a tagged value
 
 
 def test_a_fleet_is_read_by_the_c_parser(tmp_path, monkeypatch):
     """10,000 agents are read without the Python scanner (five times the CPU)."""
 
-    def python_scanner(*_: object) -> None:
-        raise AssertionError("read by the Python scanner")
+    def python_reader(*_: object) -> None:
+        raise AssertionError("read by the Python reader")
 
-    monkeypatch.setattr(yaml_reader._BoundedScanner, "fetch_more_tokens", python_scanner)
+    monkeypatch.setattr(yaml_reader, "read_in_python", python_reader)
     path = tmp_path / "agents.yaml"
     agents = "".join(f"  agent-{n:06d}: {{}}\n" for n in range(10_000))
     path.write_text(f"defaults: {{limitUsd: 5}}\nagents:\n{agents}")
@@ -95,13 +95,13 @@ def test_a_file_past_a_bound_is_never_built_by_the_c_parser(tmp_path, monkeypatc
     an alias bomb is built unexpanded and refused by its count."""
     raw, expected = TABLE[name]
     built: list[str] = []
-    fast = yaml_reader._fast
+    read_in_c = yaml_reader.read_in_c
 
     def spy(text: str) -> Any:
         built.append(text)
-        return fast(text)
+        return read_in_c(text)
 
-    monkeypatch.setattr(yaml_reader, "_fast", spy)
+    monkeypatch.setattr(yaml_reader, "read_in_c", spy)
     path = tmp_path / "agents.yaml"
     path.write_bytes(raw)
     with pytest.raises(ConfigError) as refused:
@@ -125,7 +125,7 @@ def test_a_file_past_a_bound_is_never_built_by_the_c_parser(tmp_path, monkeypatc
 )
 def test_what_the_c_parser_cannot_read_gets_the_python_readers_sentence(text):
     with pytest.raises(ConfigError) as careful:
-        yaml_reader._careful(text, "agents.yaml")
+        yaml_reader.read_in_python(text, "agents.yaml")
     with pytest.raises(ConfigError) as read:
         yaml_reader.document(text, "agents.yaml")
     assert str(read.value) == str(careful.value)
