@@ -198,6 +198,8 @@ class Plane:
         self.process: asyncio.subprocess.Process | None = None
         self.pid = 0
         self.cold_s = 0.0
+        self.cold_cpu_s = 0.0
+        """The plane's CPU (user and system) when it answered its first status."""
 
     async def __aenter__(self) -> Plane:
         start = time.perf_counter()
@@ -217,6 +219,7 @@ class Plane:
                     raise RuntimeError("the plane exited") from None
                 await asyncio.sleep(0.02)
         self.cold_s = time.perf_counter() - start
+        self.cold_cpu_s = cpu_s(self.pid)
         if spying is not None:
             spying.send_signal(signal.SIGINT)  # py-spy writes what it sampled
             await asyncio.to_thread(spying.wait, 120)
@@ -253,6 +256,13 @@ class Plane:
         )
         took = (time.perf_counter() - start) * 1000
         return took, "" if done.returncode == 0 else done.stderr.decode().strip()
+
+
+def cpu_s(pid: int) -> float:
+    """A process's CPU so far, user and system (/proc/PID/stat): the start's
+    cost whatever else the machine runs, where its wall-clock time is not."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def spy_on(pid: int, out: Path) -> subprocess.Popen[bytes]:
@@ -469,6 +479,8 @@ async def run(agents: int, args: argparse.Namespace, root: Path, server: Server)
         print("\n".join(top_functions(busy_spy)))
     report(agents, aims, size, read_s, plane.cold_s, rss, cli_idle, raw_idle, trips_idle,
            cli_busy, raw_busy, trips_busy, args.busy, turns_s)  # fmt: skip
+    load = os.getloadavg()[0]
+    print(f"  the plane's CPU to its first status {plane.cold_cpu_s:8.2f} s (load now {load:.1f})")
     report_operator(asked, zero_ms, late, args.busy)
 
 

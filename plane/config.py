@@ -28,6 +28,7 @@ from pydantic import (
     model_validator,
 )
 
+from plane import collector
 from plane.errors import ConfigError
 from plane.yaml_reader import Plain, as_text, document, locate, read_file
 
@@ -814,15 +815,16 @@ def load_config(path: Path | None) -> Config:
     if path is None:
         return Config()
     source = str(path)
-    text = as_text(read_file(path), source)
-    data = document(text, source)
-    if data is None:
-        raise ConfigError(
-            f"{source}: the file is empty (no settings, only blank lines or comments), "
-            "so it would set no ceiling; write the settings in it, or remove it to run "
-            "on the built-in defaults."
-        )
-    return _validated(data, source, len(text))
+    with collector.paused():  # what it builds is kept: nothing for the collector
+        text = as_text(read_file(path), source)
+        data = document(text, source)
+        if data is None:
+            raise ConfigError(
+                f"{source}: the file is empty (no settings, only blank lines or comments), "
+                "so it would set no ceiling; write the settings in it, or remove it to run "
+                "on the built-in defaults."
+            )
+        return _validated(data, source, len(text))
 
 
 def parse_config(text: str, source: str = "agents.yaml") -> Config:

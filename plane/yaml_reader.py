@@ -8,18 +8,26 @@ grow with the file, as its honest cost does: 10,000 agents are read, a bomb
 of any size is not. What it reads
 keeps its lines, so a problem found later (plane/config.py validates) still
 names the line it is on.
+
+Where ruamel's C parser (libyaml, `ruamel.yaml.clib`) is installed, a file
+is read through it: five times less CPU than ruamel's own parser, which
+read 100,000 agents in 8.7 s. Its tokens are counted against the same bounds
+first, in C, before anything is built; a file that crosses one, or that the C
+parser cannot read, is read again by the Python reader, whose refusal (with
+its line) is the one the file gets. Both build the same values, lines and all.
 """
 
 from __future__ import annotations
 
 import codecs
+import importlib
 import os
 import stat
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ruamel.yaml import YAML
+from ruamel.yaml import YAML, tokens
 from ruamel.yaml.constructor import ConstructorError, RoundTripConstructor
 from ruamel.yaml.error import YAMLError
 from ruamel.yaml.reader import ReaderError
@@ -50,6 +58,17 @@ VALUES_PER_CHARACTER = 1
 out, a value takes a character or more; an alias used as a template (`agent:
 *base`) expands to a few values in twenty characters. A billion-laughs file
 is tiny and expands to a billion."""
+
+
+def _c_parser() -> Any:
+    """ruamel's C parser; None where `ruamel.yaml.clib` is not installed."""
+    try:
+        return importlib.import_module("_ruamel_yaml").CParser
+    except ImportError:
+        return None
+
+
+CParser = _c_parser()
 
 
 def read_file(path: Path) -> bytes:
@@ -103,6 +122,60 @@ def _utf16_without_bom(raw: bytes) -> bool:
 
 def document(text: str, source: str) -> Any:
     """The YAML as read (ruamel's round-trip types, which know their lines)."""
+    if CParser is not None and within_bounds(text):
+        try:
+            return read_in_c(text)
+        except Exception:  # the Python reader says what is wrong, and where
+            pass
+    return read_in_python(text, source)
+
+
+_OPENS = {
+    tokens.FlowMappingStartToken,
+    tokens.FlowSequenceStartToken,
+    tokens.BlockMappingStartToken,
+    tokens.BlockSequenceStartToken,
+}
+_CLOSES = {tokens.FlowMappingEndToken, tokens.FlowSequenceEndToken, tokens.BlockEndToken}
+
+
+def within_bounds(text: str) -> bool:
+    """The file's tokens, scanned in C, stay within the Python reader's
+    bounds (`_BoundedScanner`'s: its density, its depth), so building it
+    costs what its size does. False as soon as one is crossed, or the
+    scanner fails: the Python reader then refuses it where it should. False
+    too at an explicit tag (`!!str 5`), which the Python reader keeps as
+    written and the C parser's nodes do not."""
+    scanner = CParser(text)
+    taken = depth = 0
+    try:
+        while (token := scanner.get_token()) is not None:
+            taken += 1
+            if taken > FREE_TOKENS + token.end_mark.index * TOKENS_PER_3_CHARACTERS // 3:
+                return False
+            if type(token) in _OPENS:
+                depth += 1
+                if depth > MAX_DEPTH:
+                    return False
+            elif type(token) in _CLOSES:
+                depth -= 1
+            elif type(token) is tokens.TagToken:
+                return False
+    except YAMLError:
+        return False
+    return True
+
+
+def read_in_c(text: str) -> Any:
+    """The YAML through the C parser, unbounded: for a text `within_bounds`."""
+    yaml = YAML(typ="rt")
+    yaml.Parser, yaml.Scanner, yaml.Reader = CParser, None, None
+    yaml.Constructor = _FastConstructor
+    return yaml.load(text)
+
+
+def read_in_python(text: str, source: str) -> Any:
+    """The Python reader, bounded as it reads (`_BoundedScanner`)."""
     yaml = YAML(typ="rt")
     yaml.Scanner = _BoundedScanner
     yaml.Constructor = _Constructor
@@ -187,6 +260,14 @@ class _Constructor(RoundTripConstructor):
             shown = value if len(value) <= 20 else value[:20] + "…"
             problem = f"cannot read {shown!r} as {_kind(node)}"
             raise ConstructorError(None, None, problem, node.start_mark) from None
+
+
+class _FastConstructor(_Constructor):
+    """`_Constructor` under the C parser, which is also its loader: the same
+    round-trip types, with their lines, from the nodes the C parser made
+    (they carry no comments: nothing to handle)."""
+
+    comment_handling = None
 
 
 def _kind(node: Any) -> str:

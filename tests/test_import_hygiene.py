@@ -63,6 +63,17 @@ def test_a_plane_on_sqlite_without_http_loads_no_psycopg_listener_or_second_http
     assert not modules & {"aiohttp.web", "plane.daemon.http"}
 
 
+def test_a_plane_whose_agents_have_no_mcp_server_loads_no_mcp_sdk() -> None:
+    """The SDK's models cost a start ~0.7 s of CPU: loaded with an agent's
+    first session that has servers (tests/plane/tools/mcp load it then)."""
+    out = subprocess.run(
+        [sys.executable, "-c", SERVE], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    loaded = {name.split(".")[0] for name in json.loads(out)}
+    assert "plane" in loaded, "the test imports what it means to"
+    assert not loaded & {"mcp", "mcp_types"}
+
+
 def test_the_command_line_loads_no_config_agents_or_ledger_until_a_command_needs_them() -> None:
     """Every command's parser and the socket client, and not agents.yaml's
     models (~0.2 s to build), the agents or the ledger: those load only for

@@ -92,7 +92,7 @@ def _json(snapshot: dict[str, Any]) -> str:
     guard's, which `plane resume` lifts, …; null when not held);
     `stepped_down_from`: its own model while it runs on its fallback (`model`).
     `groups`: each group of agents, its spend today and ceiling (null: none)."""
-    return json.dumps(
+    head = json.dumps(
         {
             "day": snapshot["day"],
             "store_unreachable_since": _iso(snapshot.get("store_unreachable_since")),
@@ -101,23 +101,7 @@ def _json(snapshot: dict[str, Any]) -> str:
             "default_limit_usd": _plain(snapshot.get("default_limit_usd")),
             "fleet_spend_today_usd": plain(_whole(snapshot)),
             "fleet_limit_usd": _plain(snapshot.get("fleet_limit_usd")),
-            "agents": [
-                {
-                    "name": a["name"],
-                    "model": a["model"],
-                    "state": a["status"],
-                    "spend_today_usd": _plain(a.get("spend_today_usd", 0)),
-                    "limit_usd": _plain(a.get("limit_usd")),
-                    "waiting": a.get("waiting", 0),
-                    "resumes_at": _iso(a.get("resumes_at")),
-                    "price_known": a.get("price_known", True),
-                    "burn_usd_per_hour": _plain(a.get("burn_usd_per_hour")),
-                    "reaches_ceiling_at": _iso(a.get("reaches_ceiling_at")),
-                    "hold_reason": a.get("hold_reason"),
-                    "stepped_down_from": a.get("stepped_down_from"),
-                }
-                for a in rows(snapshot)  # each with the fields its line left out
-            ],
+            "agents": [],
             "groups": [
                 {
                     "name": g["name"],
@@ -130,6 +114,36 @@ def _json(snapshot: dict[str, Any]) -> str:
         },
         indent=2,
     )
+    agents = [json.dumps(_agent(a)) for a in rows(snapshot)]  # each with every field
+    if not agents:
+        return head
+    listed = "[\n    " + ",\n    ".join(agents) + "\n  ]"
+    return head.replace(_NO_AGENTS, f'\n  "agents": {listed}', 1)
+
+
+_NO_AGENTS = '\n  "agents": []'
+"""Where the agents go in the head: its first such line (the groups' own
+`agents` come after it, deeper; no JSON string holds an unescaped quote)."""
+
+
+def _agent(a: dict[str, Any]) -> dict[str, Any]:
+    """An agent's line of `plane status --json`: one a line, each encoded
+    by json's C encoder (indenting each field was most of the command's
+    CPU at 100,000 agents: Python's encoder does it)."""
+    return {
+        "name": a["name"],
+        "model": a["model"],
+        "state": a["status"],
+        "spend_today_usd": _plain(a.get("spend_today_usd", 0)),
+        "limit_usd": _plain(a.get("limit_usd")),
+        "waiting": a.get("waiting", 0),
+        "resumes_at": _iso(a.get("resumes_at")),
+        "price_known": a.get("price_known", True),
+        "burn_usd_per_hour": _plain(a.get("burn_usd_per_hour")),
+        "reaches_ceiling_at": _iso(a.get("reaches_ceiling_at")),
+        "hold_reason": a.get("hold_reason"),
+        "stepped_down_from": a.get("stepped_down_from"),
+    }
 
 
 def _text(snapshot: dict[str, Any]) -> str:
@@ -221,7 +235,10 @@ def _amount(value: object) -> Decimal | None:
     return None if value is None else Decimal(str(value))
 
 
+@functools.lru_cache(maxsize=1024)
 def _plain(value: object) -> str | None:
+    """An amount as `--json` writes it; the same few amounts recur row after
+    row (`"0"`, each ceiling), so each is worked out once."""
     amount = _amount(value)
     return None if amount is None else plain(amount)
 

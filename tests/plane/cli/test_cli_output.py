@@ -4,6 +4,7 @@ them."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 from plane.cli.clients import _line
@@ -57,3 +58,48 @@ def test_show_keeps_a_role_of_several_lines_in_its_column():
 def test_a_refusal_quoting_what_was_typed_shows_its_control_characters(capsys):
     say("a\x1b]0;owned\x07b is not an amount.\r")
     assert capsys.readouterr().err == "plane: a\\x1b]0;owned\\x07b is not an amount.\n"
+
+
+STATUS = {
+    "day": "2026-12-04",
+    "now": "2026-12-04T10:00:00+00:00",
+    "resets_at": "2026-12-05T00:00:00+00:00",
+    "default_model": "m",
+    "default_limit_usd": "5",
+    "fleet_spend_today_usd": "1.5",
+    "fleet_limit_usd": None,
+    "agents": [
+        {"name": "demo", "model": "m", "spend_today_usd": "1.5", "limit_usd": "2"},
+        {"name": 'odd "agents": [] name', "model": "},{", "status": "held"},
+    ],
+    "groups": [
+        {"name": "empty", "agents": []},
+        {"name": "team", "spend_today_usd": "1.5", "limit_usd": "9", "agents": ["demo"]},
+    ],
+}
+
+
+def test_status_json_writes_an_agent_a_line_and_says_what_it_said():
+    """Every agent on one line (a fleet of 100,000 is 100,000 lines, each
+    encoded by json's C encoder); the whole is the same JSON, groups with no
+    agents and names that look like its keys included."""
+    from plane.cli.status import _json
+
+    text = _json(STATUS)
+    lines = text.splitlines()
+    assert lines.count('  "agents": [') == 1
+    rows = [line for line in lines if line.startswith('    {"name": ')]
+    assert [json.loads(line.rstrip(","))["name"] for line in rows] == [
+        "demo",
+        'odd "agents": [] name',
+    ]
+    read = json.loads(text)
+    assert [a["state"] for a in read["agents"]] == ["idle", "held"]
+    assert read["agents"][0]["spend_today_usd"] == "1.5"
+    assert read["agents"][1]["model"] == "},{"
+    assert read["fleet_spend_today_usd"] == "1.5"
+    assert read["groups"] == [
+        {"name": "empty", "spend_today_usd": "0", "limit_usd": None, "agents": []},
+        {"name": "team", "spend_today_usd": "1.5", "limit_usd": "9", "agents": ["demo"]},
+    ]
+    assert json.loads(_json({**STATUS, "agents": []}))["agents"] == []
