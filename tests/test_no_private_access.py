@@ -15,6 +15,7 @@ from pathlib import Path
 from tests.support.sources import own_sources
 
 ROOT = Path(__file__).resolve().parents[1]
+OURS = ("plane", "tui")
 OWNERS = ("self", "cls")
 """Whose private names are their own to use: a class's, in its own methods."""
 PATCHED = re.compile(r"^(plane|tui)(\.\w+)*\.(_[a-z]\w*)$")
@@ -47,6 +48,10 @@ def reaches(path: Path, names: set[str], root: Path = ROOT) -> Iterator[str]:
         if isinstance(node, ast.Attribute) and node.attr in names:
             if not (isinstance(node.value, ast.Name) and node.value.id in OWNERS):
                 yield f"{where}:{node.lineno}: .{node.attr}"
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in OURS:
+            for alias in node.names:
+                if private(alias.name):
+                    yield f"{where}:{node.lineno}: from {node.module} import {alias.name}"
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             if (found := PATCHED.match(node.value)) and found.group(3) in names:
                 yield f"{where}:{node.lineno}: {node.value!r}"
@@ -72,4 +77,14 @@ def test_the_scan_finds_a_private_access_and_a_patched_private_path(tmp_path: Pa
     assert list(reaches(sample, defined_privately("plane"), root=tmp_path)) == [
         "test_reaching_in.py:2: ._lock",
         "test_reaching_in.py:3: 'plane.daemon.server.Plane._lock'",
+    ]
+
+
+def test_a_private_name_imported_from_the_plane_is_found(tmp_path: Path) -> None:
+    """The scan reads imports too: `from plane.x import _helper` is a reach
+    inside as much as `x._helper` is."""
+    test = tmp_path / "test_reach.py"
+    test.write_text("from plane.cli.status import _text\nfrom tests.support import _own\n")
+    assert list(reaches(test, set(), tmp_path)) == [
+        "test_reach.py:1: from plane.cli.status import _text"
     ]

@@ -32,7 +32,7 @@ def send(args: argparse.Namespace) -> int:
         reply = await client.request(p.Send(agent=args.agent, text=args.text))
         said = [m for m in reply.messages if m.kind != "operator"]
         for message in said:
-            print(_line(message))
+            print(send_line(message))
         if reply.refused:  # the plane's reply above says why nothing comes of it
             return 1
         if args.wait and any(m.held for m in reply.messages):
@@ -71,7 +71,7 @@ async def _answer(client: PlaneClient, agent: str) -> int:
             continue
         elif isinstance(event, p.MessageAppended) and event.message.agent == agent:
             if event.message.kind != "operator":
-                print(_line(event.message), flush=True)
+                print(send_line(event.message), flush=True)
         elif isinstance(event, p.TurnFinished) and event.agent == agent and event.turn == ours:
             return 0 if event.ok else 1
     raise PlaneError(
@@ -80,7 +80,9 @@ async def _answer(client: PlaneClient, agent: str) -> int:
     )
 
 
-def _line(message: p.ConversationMessage) -> str:
+def send_line(message: p.ConversationMessage) -> str:
+    """A message as `plane send --wait` prints it: control characters shown,
+    never obeyed."""
     prefix = {"ask": "‹ask› ", "tool": "· ", "cost": "  "}.get(message.kind, "")
     return prefix + terminal_safe(message.text)
 

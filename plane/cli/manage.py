@@ -154,7 +154,7 @@ def edit_agent(args: argparse.Namespace) -> int:
         )
         reply = await client.request(edit)
         print(f"Edited {args.agent}.")
-        print(_described(reply.agent))
+        print(agent_settings(reply.agent))
         return 0
 
     return with_client(work)
@@ -183,7 +183,7 @@ def shown(details: p.ShowAgentReply) -> str:
     made = "from agents.yaml" if details.made == "agents.yaml" else "made at run time"
     lines = [
         f"{a.name} ({made}{'; a gateway agent' if a.gateway else ''})",
-        _described(a, details.ceiling_from),
+        agent_settings(a, details.ceiling_from),
         f"  today      {spend_against(a.spend_today_usd, a.limit_usd)} spent · {a.status}"
         + (" in a loop" if a.status == "held" and a.hold_reason == "loop" else "")
         + (f" · {a.waiting} waiting" if a.waiting else "")
@@ -203,7 +203,9 @@ def shown(details: p.ShowAgentReply) -> str:
     return "\n".join(lines)
 
 
-def _described(a: p.AgentState, source: str | None = None) -> str:
+def agent_settings(a: p.AgentState, source: str | None = None) -> str:
+    """An agent's model, role, tools and ceiling, as `plane show` and `plane
+    edit` print them; `source` says where its ceiling comes from."""
     if a.gateway:
         what = ["  calls      from its own client, with the client's tools and prompt"]
     else:

@@ -64,7 +64,7 @@ def main(argv: list[str]) -> int:
 
 def status(args: argparse.Namespace) -> int:
     snapshot = asyncio.run(_snapshot())
-    print(_json(snapshot) if args.json else _text(snapshot))
+    print(status_json(snapshot) if args.json else status_text(snapshot))
     return 0
 
 
@@ -74,7 +74,7 @@ async def _snapshot() -> dict[str, Any]:
     return snapshot
 
 
-def _json(snapshot: dict[str, Any]) -> str:
+def status_json(snapshot: dict[str, Any]) -> str:
     """What the TUI is told, for scripts: `default_model` and
     `default_limit_usd` are what `plane new` gives an agent; an agent's
     `resumes_at` is when a held one starts again on its own (null if it
@@ -146,7 +146,7 @@ def _agent(a: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _text(snapshot: dict[str, Any]) -> str:
+def status_text(snapshot: dict[str, Any]) -> str:
     """One line an agent; a held one the day's end frees says when, as the
     TUI's title does (on the plane's clock, not this machine's)."""
     lines = [_head(snapshot)]

@@ -47,7 +47,7 @@ REMEMBERED_CHARS = 16_000_000
 they became): a few long sessions' worth of tool output, tens of MB at most."""
 
 
-class _Remembered:
+class Remembered:
     """The engine's answers by (hint, result); safe to share since the engine is
     deterministic. Keyed by a digest so the table does not hold every text twice;
     the least recently used go first once it holds more than `size` characters."""
@@ -80,7 +80,7 @@ def _weight(found: Compressed) -> int:
     return found.chars_in + found.chars_out
 
 
-_REMEMBERED = _Remembered(REMEMBERED_CHARS)
+_REMEMBERED = Remembered(REMEMBERED_CHARS)
 
 
 class _Pass:

@@ -35,7 +35,7 @@ from tui.app import PlaneApp
 from tui.link import LinkFailed
 from tui.screens.spend import SpendScreen, legend_lines, top_lines
 from tui.widgets.composer import Composer
-from tui.widgets.stacked_bars import StackedBars, _tops
+from tui.widgets.stacked_bars import StackedBars, layer_tops
 
 
 def shown(app, widget: str) -> str:
@@ -274,8 +274,8 @@ def test_the_legend_names_each_layer_and_how_many_the_rest_sums() -> None:
 
 
 def test_bars_start_at_zero_and_a_cell_takes_the_layer_in_its_middle() -> None:
-    assert _tops([Decimal(1), Decimal(1)], Decimal(2), 64) == [32, 64]
-    assert _tops([Decimal("0.001"), Decimal(0)], Decimal(100), 64) == [0, 1]  # never nothing
+    assert layer_tops([Decimal(1), Decimal(1)], Decimal(2), 64) == [32, 64]
+    assert layer_tops([Decimal("0.001"), Decimal(0)], Decimal(100), 64) == [0, 1]  # never nothing
 
 
 def _stack(by: StackBy) -> SpendStackReply:

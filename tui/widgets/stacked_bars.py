@@ -72,7 +72,7 @@ class StackedBars(Widget):
         for day in range(days):
             glyph, style = " ", base
             if most > 0 and totals[day] > 0:
-                tops = _tops([layer[day] for layer in data], most, height * 8)
+                tops = layer_tops([layer[day] for layer in data], most, height * 8)
                 filled = min(8, tops[-1] - row * 8)
                 if filled > 0:
                     middle = row * 8 + filled / 2
@@ -88,7 +88,7 @@ class StackedBars(Widget):
         return strip.extend_cell_length(self.size.width, base)
 
 
-def _tops(amounts: list[Decimal], most: Decimal, eighths: int) -> list[int]:
+def layer_tops(amounts: list[Decimal], most: Decimal, eighths: int) -> list[int]:
     """Where each layer ends, in eighths of a cell from the bottom: the
     running totals scaled to `eighths` for `most`, rounded (the top at
     least one eighth)."""

@@ -24,10 +24,10 @@ from itertools import compress as selected
 from itertools import pairwise
 
 from plane.economy.compress.levels import ERROR_LINE_RE, error_lines, reports_level
-from plane.economy.compress.locations import EXT as _EXT
 from plane.economy.compress.locations import PAGE_LINE, locations
 from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Fold, Inline, Plan, default_label, split_folds
+from plane.economy.compress.visible import IDENT_RE, PATH_HINT, Visible, path_hint_lines
 
 # What a warning or an error is about, quoted as a name (`'cgi' is deprecated`, gcc's
 # `unused variable ‘n’`): one word between single quotes, not a quoted phrase, nor the
@@ -42,10 +42,6 @@ def subjects(line: str) -> list[str]:
     if not reports_level(line):
         return []
     return [*(_AT_LINE.sub("", p) for p in locations(line)), *_QUOTED.findall(line)]
-
-
-IDENT_RE = lazy(r"[A-Za-z_][A-Za-z0-9_]{3,}")
-_PATH_HINT = lazy(r"/[\w.@+-]*\.[A-Za-z]|\.(?:" + _EXT + r")\b")
 
 
 def novel_error_lines(lines: list[str]) -> list[bool]:
@@ -81,7 +77,7 @@ def guard(plan: Plan) -> Plan:
     kept = [line for i, line in enumerate(lines) if not folded[i] and i not in plan.inlines]
     for inline in plan.inlines.values():
         kept.extend(text for text, kind in inline.pieces if kind is None)
-    visible = _Visible("\n".join(kept))
+    visible = Visible("\n".join(kept))
     flagged = plan.flagged()
     for i in sorted(plan.inlines):
         plan.inlines[i] = _guard_pieces(plan, plan.inlines[i], flagged[i], visible)
@@ -143,7 +139,7 @@ OWNERS_WEIGHED = 64  # lines compared when choosing which one shows a detail
 def _cover(
     needs: dict[int, list[str]],
     lines: list[str],
-    visible: _Visible,
+    visible: Visible,
     reopen: Callable[[int], None],
 ) -> list[int]:
     """Folded lines to reopen so that every needed detail shows, cheaply.
@@ -184,7 +180,7 @@ def _cover(
     return sorted(pinned)
 
 
-def _reopen(plan: Plan, i: int, flagged: bool, visible: _Visible) -> None:
+def _reopen(plan: Plan, i: int, flagged: bool, visible: Visible) -> None:
     """Keep line i: whole, or as an inline of which only the pieces that matter show."""
     line = plan.lines[i]
     reshaped = plan.reshape(i, line) if plan.reshape is not None else None
@@ -195,7 +191,7 @@ def _reopen(plan: Plan, i: int, flagged: bool, visible: _Visible) -> None:
     plan.inlines[i] = _guard_pieces(plan, reshaped, flagged, visible)
 
 
-def _guard_pieces(plan: Plan, inline: Inline, flagged: bool, visible: _Visible) -> Inline:
+def _guard_pieces(plan: Plan, inline: Inline, flagged: bool, visible: Visible) -> Inline:
     """The inline with every folded piece that carries an unshown detail kept."""
     pieces = list(inline.pieces)
     on_error_line = _held_flags(pieces) if flagged and inline.document else None
@@ -209,7 +205,7 @@ def _guard_pieces(plan: Plan, inline: Inline, flagged: bool, visible: _Visible) 
             # `\\n`, `Usage` reads as the name `nUsage`.
             glued = inline.glue + text if n and pieces[n - 1][0] == inline.glue else text
             wanted = set(locations(glued)) | set(IDENT_RE.findall(glued))
-        elif plan.protect_paths and _worth_a_line(text) and _PATH_HINT.search(text):
+        elif plan.protect_paths and _worth_a_line(text) and PATH_HINT.search(text):
             wanted = set(locations(text))
         else:
             continue
@@ -267,7 +263,7 @@ class _Candidates:
         found = _within(self.flagged, fold)
         if self.plan.protect_paths and fold.kind not in LISTS_LOCATIONS:
             if self.hinted is None:
-                self.hinted = _hinting(self.plan.lines, 0, len(self.plan.lines))
+                self.hinted = path_hint_lines(self.plan.lines, 0, len(self.plan.lines))
             hinted = _within(self.hinted, fold)
             if hinted:
                 found = sorted({*found, *hinted})
@@ -277,89 +273,3 @@ class _Candidates:
 def _within(lines: list[int], fold: Fold) -> list[int]:
     """The line numbers (sorted) inside the fold."""
     return lines[bisect_left(lines, fold.start) : bisect_left(lines, fold.end)]
-
-
-def _hinting(lines: list[str], start: int, end: int) -> list[int]:
-    """The lines of [start, end) where `_PATH_HINT` finds something, found in one pass over
-    them joined (it matches no newline and looks at nothing before where it starts)."""
-    text = "\n".join(lines[start:end])
-    found: list[int] = []
-    line, at = start, 0
-    hit = _PATH_HINT.search(text)
-    while hit is not None:
-        line += text.count("\n", at, hit.start())
-        found.append(line)
-        newline = text.find("\n", hit.end())  # the line's end: go on from the next line
-        if newline < 0:
-            break
-        line, at = line + 1, newline + 1
-        hit = _PATH_HINT.search(text, at)
-    return found
-
-
-class _Visible:
-    """What kept text shows. A detail is shown when it occurs anywhere in it, inside a
-    longer word too (`Error` in `TypeError`, `app.py` in `src/app.py:3`): that is what a
-    reader searching the text finds, and every answer is remembered.
-
-    The first questions search the texts themselves. Past INDEXED_AFTER of them (a search
-    output, whose every match may ask), the texts' words and locations are indexed, once:
-    whole words are then a set lookup, a name is looked for in the distinct words, a path
-    in the texts. Both give the same answers (every word and location is a piece of the
-    text; a name lies inside one run of word characters); the index costs more than a few
-    questions do."""
-
-    INDEXED_AFTER = 64
-
-    def __init__(self, text: str) -> None:
-        self.texts: list[str] = []
-        self.found: dict[str, bool] = {}
-        self.asked = 0
-        self.words: set[str] | None = None  # the index, once built
-        self.runs: dict[str, None] = {}
-        self.joined: list[str] = []
-        self.add(text)
-
-    def add(self, text: str) -> None:
-        self.texts.append(text)
-        if self.words is not None:
-            self._index(text)
-        self.found = {k: v for k, v in self.found.items() if v}
-
-    def _index(self, text: str) -> None:
-        assert self.words is not None
-        self.words |= _words(text)
-        new = [run for run in dict.fromkeys(_RUN_RE.findall(text)) if run not in self.runs]
-        self.runs.update(dict.fromkeys(new))
-        self.joined.append("\n".join(new))
-
-    def shows(self, wanted: set[str]) -> bool:
-        return all(self._shown(w) for w in wanted)
-
-    def _shown(self, token: str) -> bool:
-        known = self.found.get(token)
-        if known is not None:
-            return known
-        self.asked += 1
-        if self.words is None and self.asked > self.INDEXED_AFTER:
-            self.words = set()
-            for text in self.texts:
-                self._index(text)
-        if self.words is None:
-            known = any(token in text for text in self.texts)
-        elif token in self.words:
-            known = True
-        else:
-            where = self.joined if _RUN_RE.fullmatch(token) else self.texts
-            known = any(token in text for text in where)
-        self.found[token] = known
-        return known
-
-
-_RUN_RE = lazy(r"\w+")
-
-
-def _words(text: str) -> set[str]:
-    found = set(IDENT_RE.findall(text))
-    found.update(locations(text))
-    return found

@@ -192,12 +192,12 @@ class McpSessions:
                 notices.append(_not_started(name, result))
                 await link.stop()
                 continue
-            for tool in sorted(_offered(name, result, allowed), key=lambda t: t.spec.name):
+            for tool in sorted(offerable(name, result, allowed), key=lambda t: t.spec.name):
                 tools[tool.spec.name] = tool
         return _Session(key, Catalog(tools), links), tuple(notices)
 
 
-def _offered(
+def offerable(
     server: str, listed: list[mcp_types.Tool], allowed: tuple[str, ...] | None
 ) -> list[McpTool]:
     """The server's tools the agent may use and a model can be offered."""

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from plane.cli.clients import _line
+from plane.cli.clients import send_line
 from plane.cli.failing import say
-from plane.cli.manage import _described, log_line
+from plane.cli.manage import agent_settings, log_line
 from plane.wire.protocol import AgentState, ConversationMessage, MessageKind
 from plane.wire.words import tokens
 
@@ -23,19 +23,19 @@ def message(text: str, kind: MessageKind = "agent") -> ConversationMessage:
 
 
 def test_log_and_send_show_control_characters_instead_of_sending_them_to_the_terminal():
-    for printed in (log_line(message(ESCAPES)), _line(message(ESCAPES))):
+    for printed in (log_line(message(ESCAPES)), send_line(message(ESCAPES))):
         assert not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in printed), printed
         assert printed.endswith(r"ok\x1b]0;owned\x07\x1b[2J\rhidden\x9b31m\x00")
 
 
 def test_line_breaks_and_tabs_are_kept():
     assert log_line(message("one\n\ttwo")).endswith("one\n" + " " * 17 + "\ttwo")
-    assert _line(message("one\n\ttwo", kind="tool")) == "· one\n\ttwo"
+    assert send_line(message("one\n\ttwo", kind="tool")) == "· one\n\ttwo"
 
 
 def test_show_prints_a_role_s_control_characters_shown():
     agent = AgentState(name="demo", model="m", provider="p", role="be \x1b[8mquiet")
-    assert r"  role       be \x1b[8mquiet" in _described(agent).splitlines()
+    assert r"  role       be \x1b[8mquiet" in agent_settings(agent).splitlines()
 
 
 def test_token_counts_round_into_the_next_unit_not_past_it():
@@ -46,7 +46,7 @@ def test_token_counts_round_into_the_next_unit_not_past_it():
 
 def test_show_keeps_a_role_of_several_lines_in_its_column():
     agent = AgentState(name="demo", model="m", provider="p", role="one\ntwo\n  three")
-    lines = _described(agent).splitlines()
+    lines = agent_settings(agent).splitlines()
     at = lines.index("  role       one")
     assert lines[at + 1 : at + 4] == [
         " " * 13 + "two",
@@ -83,9 +83,9 @@ def test_status_json_writes_an_agent_a_line_and_says_what_it_said():
     """Every agent on one line (a fleet of 100,000 is 100,000 lines, each
     encoded by json's C encoder); the whole is the same JSON, groups with no
     agents and names that look like its keys included."""
-    from plane.cli.status import _json
+    from plane.cli.status import status_json
 
-    text = _json(STATUS)
+    text = status_json(STATUS)
     lines = text.splitlines()
     assert lines.count('  "agents": [') == 1
     rows = [line for line in lines if line.startswith('    {"name": ')]
@@ -102,4 +102,4 @@ def test_status_json_writes_an_agent_a_line_and_says_what_it_said():
         {"name": "empty", "spend_today_usd": "0", "limit_usd": None, "agents": []},
         {"name": "team", "spend_today_usd": "1.5", "limit_usd": "9", "agents": ["demo"]},
     ]
-    assert json.loads(_json({**STATUS, "agents": []}))["agents"] == []
+    assert json.loads(status_json({**STATUS, "agents": []}))["agents"] == []

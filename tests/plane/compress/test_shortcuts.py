@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from plane.economy.compress import frame, margins, sniff
 from plane.economy.compress.formats import logs
 from plane.economy.compress.plan import Fold, Plan
-from plane.economy.compress.salience import _PATH_HINT, _hinting, _Visible
+from plane.economy.compress.visible import PATH_HINT, Visible, path_hint_lines
 
 PIECES = [
     "\n",
@@ -79,8 +79,8 @@ def test_path_hints_found_in_one_pass_are_the_lines_that_hold_one(
 ) -> None:
     lines = text.split("\n")
     end = min(end, len(lines))
-    expected = [i for i in range(start, end) if _PATH_HINT.search(lines[i])]
-    assert _hinting(lines, start, end) == expected
+    expected = [i for i in range(start, end) if PATH_HINT.search(lines[i])]
+    assert path_hint_lines(lines, start, end) == expected
 
 
 @settings(max_examples=300, deadline=None)
@@ -88,7 +88,7 @@ def test_path_hints_found_in_one_pass_are_the_lines_that_hold_one(
 def test_what_text_shows_is_the_same_before_and_after_it_is_indexed(
     kept: list[str], asked: list[str]
 ) -> None:
-    plain, indexed = _Visible(kept[0]), _Visible(kept[0])
+    plain, indexed = Visible(kept[0]), Visible(kept[0])
     indexed.INDEXED_AFTER = 0  # indexed from the first question on
     for more in kept[1:]:
         plain.add(more)

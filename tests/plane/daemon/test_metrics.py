@@ -177,14 +177,10 @@ async def test_a_long_scrape_holds_up_no_other_read(start_plane, monkeypatch) ->
 async def test_an_agent_on_a_model_with_no_price_says_so_in_the_scrape(start_plane) -> None:
     """Its spend reads $0, which is not what its calls cost: the scrape says
     the price is not known, so a dashboard need not take the $0 as free."""
-    from prometheus_client import CollectorRegistry, generate_latest
-
-    from plane.daemon.metrics import _Families, _rows
+    from plane.daemon.metrics import Metrics
     from tests.support.fixtures_plane import CONFIG
 
     plane = await start_plane(CONFIG.replace("  demo: {}", "  demo: {model: other-model}"))
-    registry = CollectorRegistry(auto_describe=False)
-    registry.register(_Families(_rows(await plane.rows.snapshot())))
-    got = samples(generate_latest(registry).decode())
+    got = samples((await Metrics(plane.rows.snapshot, plane.runtime.db).scrape()).decode())
     assert got["plane_agent_price_known", (("agent", "demo"),)] == 0.0
     assert got["plane_agent_price_known", (("agent", "scout"),)] == 1.0

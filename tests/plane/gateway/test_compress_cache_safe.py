@@ -16,7 +16,7 @@ from typing import Any
 from plane.config import parse_config
 from plane.economy.compress import compress
 from plane.gateway.compress import (
-    _Remembered,
+    Remembered,
     compress_chat,
     compress_messages,
     compress_responses,
@@ -196,7 +196,7 @@ agents:
 def test_the_results_remembered_stay_under_their_bound() -> None:
     """A client resends its history every call, so results are remembered; what the
     table holds is bounded in characters, the least recently used going first."""
-    table = _Remembered(3 * len(PYTEST_LOG))
+    table = Remembered(3 * len(PYTEST_LOG))
     for n in range(10):
         table.compress(f"{n}\n{PYTEST_LOG}", None)
         assert table.held <= 3 * len(PYTEST_LOG)

@@ -16,10 +16,10 @@ import pytest
 from anthropic.types import MessageParam
 
 from plane.cli.manage import shown
-from plane.cli.status import _text
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
 from tests.support.billing import Bills
+from tests.support.command import plane_cli_async
 from tests.support.fixtures_gateway import GatewayPlane, StartGateway
 from tests.support.scripted_llm import Reply
 
@@ -40,8 +40,8 @@ HELLO: list[MessageParam] = [{"role": "user", "content": "hello"}]
 
 
 async def status_line(gw: GatewayPlane) -> list[str]:
-    snapshot = (await gw.rows.snapshot()).model_dump(mode="json")
-    [line] = [line for line in _text(snapshot).splitlines() if line.split()[0] == "claude"]
+    status = await plane_cli_async(gw.home.root, "status")
+    [line] = [line for line in status.stdout.splitlines() if line.split()[:1] == ["claude"]]
     return line.split()
 
 

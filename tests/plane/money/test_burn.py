@@ -17,15 +17,14 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from plane.cli.manage import shown
-from plane.cli.status import _json, _text
 from plane.clock import ManualClock
 from plane.config import BurnConfig
 from plane.money.burn import Burn
 from plane.wire import protocol as p
-from plane.wire.once import ask
 from plane.wire.protocol import Usage
 from plane.wire.words import notice_kind
 from tests.support.approving import HTTP, approving
+from tests.support.command import plane_cli_async
 from tests.support.fixtures_plane import CONFIG, RunningPlane
 
 DAY = datetime(2026, 11, 29, tzinfo=UTC)
@@ -168,10 +167,11 @@ async def test_the_row_status_show_and_metrics_say_when_the_ceiling_is_reached(s
     assert demo.reaches_ceiling_at <= datetime(2026, 11, 29, 14, 0, tzinfo=UTC)
     said = f"reaches $1.00 at {demo.reaches_ceiling_at:%H:%M} UTC at this rate"
 
-    snapshot = (await ask(plane.home.socket, {"type": "status"}))["snapshot"]
-    [line] = [line for line in _text(snapshot).splitlines() if "demo" in line]
+    status = await plane_cli_async(plane.home.root, "status")
+    [line] = [line for line in status.stdout.splitlines() if "demo" in line]
     assert line.endswith(f"$0.20 of $1.00  {said}")
-    [row] = [a for a in json.loads(_json(snapshot))["agents"] if a["name"] == "demo"]
+    listed = json.loads((await plane_cli_async(plane.home.root, "status", "--json")).stdout)
+    [row] = [a for a in listed["agents"] if a["name"] == "demo"]
     assert row["reaches_ceiling_at"] == demo.reaches_ceiling_at.isoformat()
     assert Decimal(row["burn_usd_per_hour"]) == demo.burn_usd_per_hour
     details = await (await plane.client()).request(p.ShowAgent(agent="demo"))

@@ -9,7 +9,7 @@ import mcp_types
 
 from plane.tools.mcp import names
 from plane.tools.mcp.results import as_text
-from plane.tools.mcp.sessions import MAX_DESCRIPTION_CHARS, _offered
+from plane.tools.mcp.sessions import MAX_DESCRIPTION_CHARS, offerable
 
 
 def tool(name: str, schema: dict | None = None, description: str = "Does it.") -> mcp_types.Tool:
@@ -50,7 +50,7 @@ def test_tools_a_model_cannot_be_offered_safely_are_left_out(caplog):
         tool("a_b"),  # the same name as `a.b` once made safe
     ]
     allowed = ("srv.*",)
-    offered = _offered("srv", listed, allowed)
+    offered = offerable("srv", listed, allowed)
     assert [t.spec.name for t in offered] == ["srv__zeta", "srv__alpha", "srv__a_b"]
     assert [t.tool for t in offered] == ["zeta", "alpha", "a.b"]
     assert len(offered[1].spec.description) == MAX_DESCRIPTION_CHARS
@@ -59,13 +59,13 @@ def test_tools_a_model_cannot_be_offered_safely_are_left_out(caplog):
     assert "not-an-object is not offered: its input schema is not an object" in why
     assert "huge is not offered: its input schema is over 16,000 characters" in why
     assert "its name is too long" in why and "has the same name once made safe" in why
-    assert [t.tool for t in _offered("srv", listed, ("srv.zeta",))] == ["zeta"]
+    assert [t.tool for t in offerable("srv", listed, ("srv.zeta",))] == ["zeta"]
 
 
 def test_the_same_listing_gives_the_same_bytes_whatever_its_key_order():
     a = tool("t", {"type": "object", "properties": {"b": {"type": "string"}, "a": {}}})
     b = tool("t", {"properties": {"a": {}, "b": {"type": "string"}}, "type": "object"})
-    [one], [two] = _offered("s", [a], None), _offered("s", [b], None)
+    [one], [two] = offerable("s", [a], None), offerable("s", [b], None)
     assert json.dumps(one.spec.parameters) == json.dumps(two.spec.parameters)
 
 

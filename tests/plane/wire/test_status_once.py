@@ -36,10 +36,10 @@ async def test_a_refused_request_is_the_planes_sentence(start_plane):
 
 
 def test_a_plane_with_no_agents_says_how_to_make_one():
-    from plane.cli.status import _text
+    from plane.cli.status import status_text
 
     snapshot = {"day": "2026-11-29", "now": "2026-11-29T12:00:00+00:00", "agents": []}
-    assert _text(snapshot).splitlines() == [
+    assert status_text(snapshot).splitlines() == [
         "2026-11-29 (UTC)",
         "  No agents yet: `plane new NAME` creates one, or list them in agents.yaml.",
     ]
@@ -50,16 +50,16 @@ async def test_an_agent_on_an_unpriced_model_never_reads_as_free(start_plane):
     says the model has no price, in text and in JSON."""
     import json
 
-    from plane.cli.status import _json, _text
+    from plane.cli.status import status_json, status_text
     from tests.support.fixtures_plane import CONFIG
 
     plane = await start_plane(CONFIG.replace("  demo: {}", "  demo: {model: other-model}"))
     await plane.send("demo", "/limit off")
     snapshot = (await ask(plane.home.socket, {"type": "status"}))["snapshot"]
-    demo, scout = _text(snapshot).splitlines()[1:]
+    demo, scout = status_text(snapshot).splitlines()[1:]
     assert demo.split() == ["demo", "idle", "other-model", "(unpriced)", "$?", "no", "limit"]
     assert "unpriced" not in scout
-    agents = {a["name"]: a for a in json.loads(_json(snapshot))["agents"]}
+    agents = {a["name"]: a for a in json.loads(status_json(snapshot))["agents"]}
     assert (agents["demo"]["price_known"], agents["scout"]["price_known"]) == (False, True)
 
 
@@ -91,7 +91,7 @@ def test_the_day_s_total_counts_agents_deleted_today_as_the_ledger_does():
     `plane status` says the whole, as `plane ledger` and the TUI's fleet line do."""
     import json
 
-    from plane.cli.status import _json, _text
+    from plane.cli.status import status_json, status_text
 
     snapshot = {
         "day": "2026-11-29",
@@ -101,12 +101,13 @@ def test_the_day_s_total_counts_agents_deleted_today_as_the_ledger_does():
         "fleet_limit_usd": None,
         "agents": [{"name": "demo", "model": "m", "status": "idle", "spend_today_usd": "0.15"}],
     }
-    assert _text(snapshot).splitlines()[0] == (
+    assert status_text(snapshot).splitlines()[0] == (
         "2026-11-29 (UTC): $0.20 spent today ($0.05 of it by agents deleted today)"
     )
-    said = json.loads(_json(snapshot))
+    said = json.loads(status_json(snapshot))
     assert (said["fleet_spend_today_usd"], said["fleet_limit_usd"]) == ("0.2", None)
     capped = {**snapshot, "fleet_limit_usd": "0.20", "fleet_spend_today_usd": "0.15"}
     assert (
-        _text(capped).splitlines()[0] == "2026-11-29 (UTC): $0.15 of the fleet's $0.20 spent today"
+        status_text(capped).splitlines()[0]
+        == "2026-11-29 (UTC): $0.15 of the fleet's $0.20 spent today"
     )

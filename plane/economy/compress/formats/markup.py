@@ -17,7 +17,7 @@ from plane.economy.compress.formats import plain
 from plane.economy.compress.levels import error_lines
 from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Plan
-from plane.economy.compress.salience import IDENT_RE
+from plane.economy.compress.visible import IDENT_RE
 
 _BLOCK = frozenset(
     "address article aside blockquote body br dd div dl dt fieldset figcaption figure footer form "
