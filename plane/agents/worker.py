@@ -87,6 +87,9 @@ class AgentWorker:
         """A turn of its own ended, or a hold was told, and its row is not shown since."""
         self._after_turn = after_turn
         self._wake = asyncio.Event()
+        self.settled = asyncio.Event()
+        """Set once its first work is done (what waited through a restart
+        answered, or nothing was): from then on it waits to be woken."""
         self._told = Told(services)
         """What its conversation was told of its hold, this held spell."""
         self._busy = False
@@ -207,6 +210,7 @@ class AgentWorker:
                 await self._failed()
             finally:
                 self._busy = False
+                self.settled.set()
 
     async def _failed(self) -> None:
         """Say that the turn failed — unless saying it fails too (the store
