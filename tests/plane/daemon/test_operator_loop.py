@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import socket
 
 from plane.daemon.loop import OperatorFirst, loop_factory
 from plane.store.engine import OPERATOR
@@ -68,3 +69,52 @@ def test_plane_serve_uses_it_where_asyncio_has_the_queue_it_reorders(monkeypatch
     assert loop_factory() is OperatorFirst  # this Python's asyncio has it
     monkeypatch.delattr(asyncio.BaseEventLoop, "_call_soon")
     assert loop_factory() is asyncio.SelectorEventLoop, "a Python without it still serves"
+
+
+def test_the_operators_socket_is_read_before_a_thousand_queued_callbacks():
+    """A frame arrives on a socket the operator's context reads (the
+    listener's): its read runs before the agents' callbacks the last pass
+    queued, not after them."""
+    loop = OperatorFirst()
+    order: list[object] = []
+    ours, theirs = socket.socketpair()
+    try:
+        ours.setblocking(False)
+        operators().run(loop.add_reader, ours.fileno(), lambda: order.append(ours.recv(16)))
+        for n in range(1000):
+            loop.call_soon(order.append, n)
+        theirs.send(b"status")
+        loop.call_soon(loop.stop)
+        loop.run_forever()
+    finally:
+        loop.close()
+        ours.close()
+        theirs.close()
+    assert order == [b"status", *range(1000)]
+
+
+async def test_the_plane_s_socket_is_read_in_the_operator_s_context(tmp_path):
+    """The listener's sockets listen as the operator: each connection's
+    reads are I/O callbacks of the operator's."""
+    from plane.daemon.events import EventBus
+    from plane.daemon.listener import Listener
+
+    async def nothing(request):
+        raise AssertionError("no request is made")
+
+    listener = Listener(nothing, nothing, EventBus(), "test", "token")
+    path = tmp_path / "plane.sock"
+    await listener.listen_unix(path)
+    try:
+        _, writer = await asyncio.open_unix_connection(path)
+        loop = asyncio.get_running_loop()
+        for _ in range(100):
+            await asyncio.sleep(0.01)
+            readers = [key.data[0] for key in loop._selector.get_map().values()]
+            served = [r for r in readers if r is not None and r._context.get(OPERATOR, False)]
+            if len(served) >= 2:  # the listening socket and the connection
+                break
+        assert len(served) >= 2
+        writer.close()
+    finally:
+        await listener.close()
