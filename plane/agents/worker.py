@@ -37,6 +37,7 @@ from plane.agents.session import Session
 from plane.agents.turn import Turn, TurnResult
 from plane.errors import LeaseLost, LedgerError
 from plane.money.gate import Hold, Paused
+from plane.store.engine import OPERATOR
 from plane.store.fence import FENCE
 from plane.wire.protocol import ConversationMessage, MessageAppended, TurnFinished, TurnStarted
 
@@ -271,6 +272,7 @@ class AgentWorker:
         while True:
             async with self.turn_lock:
                 fence = FENCE.set(self._services.ownership.fence(self.spec.name))
+                operator = OPERATOR.set(False)  # until a cut makes it the operator's (`_run`)
                 try:
                     if not await self._next():
                         return
@@ -280,6 +282,7 @@ class AgentWorker:
                     await self._publish(self.spec.name)
                     return
                 finally:
+                    OPERATOR.reset(operator)
                     FENCE.reset(fence)
 
     async def _next(self) -> bool:
@@ -420,6 +423,9 @@ class AgentWorker:
             current = asyncio.current_task()
             if own and self._cutting and not (current is not None and current.cancelling()):
                 self.working = False
+                # The operator waits for the cut to be told: what the turn
+                # writes from here to its end goes ahead of the agents' traffic.
+                OPERATOR.set(True)
                 return await self._cut(turn.result)
             # Cut by a stop: nothing answered it, so what it saw stays waiting
             # and its bookings open; the next start says what the call in

@@ -81,11 +81,13 @@ _NUDGE = _Nudge()
 
 @dataclass
 class Counts:
-    """What the database has done, for the benchmark: writes asked for,
-    batches the writer took (a thread hop each, there and back),
-    transactions committed, reads answered (on the reader's thread)."""
+    """What the database has done, for the benchmark: writes asked for (and
+    how many of them were the operator's), batches the writer took (a thread
+    hop each, there and back), transactions committed, reads answered (on
+    the reader's thread)."""
 
     writes: int = 0
+    operators: int = 0
     batches: int = 0
     commits: int = 0
     reads: int = 0
@@ -186,6 +188,7 @@ class Database(ABC):
         self.counts.writes += 1
         write = _Write(fn, future, then, FENCE.get(), late)
         if OPERATOR.get():
+            self.counts.operators += 1
             self._first.append(write)  # deque: safe across threads
             self._queue.put(_NUDGE)
         else:
