@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import socket
+import threading
+import time
 
 from plane.daemon.loop import OperatorFirst, loop_factory
 from plane.store.engine import OPERATOR
@@ -118,3 +120,49 @@ async def test_the_plane_s_socket_is_read_in_the_operator_s_context(tmp_path):
         writer.close()
     finally:
         await listener.close()
+
+
+def test_the_operators_read_is_answered_before_a_thousand_queued_callbacks(tmp_path):
+    """The store's answer to an operator's read (its own reader's thread)
+    arrives while the busy loop runs a pass: it is taken ahead of the
+    agents' callbacks that pass queued, not after them."""
+    from plane.store.sqlite import SqliteDatabase
+
+    order: list[object] = []
+
+    async def main() -> None:
+        db = await SqliteDatabase.open(tmp_path / "plane.db")
+        loop = asyncio.get_running_loop()
+        inside, release = threading.Event(), threading.Event()
+        reader = db._operator_reader
+
+        def slow_read():
+            inside.set()
+            release.wait(10)
+            return "read"
+
+        async def operators_read() -> None:
+            OPERATOR.set(True)
+            order.append(await reader._execute(slow_read))
+
+        def a_busy_pass() -> None:  # the answer lands while this pass runs
+            queued = len(loop._ready)
+            release.set()
+            for _ in range(2000):
+                if len(loop._ready) > queued:
+                    return
+                time.sleep(0.005)
+
+        try:
+            reading = asyncio.ensure_future(operators_read())
+            await asyncio.to_thread(inside.wait, 10)
+            loop.call_soon(a_busy_pass)
+            for n in range(1000):
+                loop.call_soon(order.append, n)
+            await reading
+        finally:
+            await db.close()
+
+    with asyncio.Runner(loop_factory=OperatorFirst) as runner:
+        runner.run(main())
+    assert order.index("read") < 1000, f"answered after {order.index('read')} of the agents'"
