@@ -272,7 +272,7 @@ class AgentWorker:
         while True:
             async with self.turn_lock:
                 fence = FENCE.set(self._services.ownership.fence(self.spec.name))
-                operator = OPERATOR.set(False)  # until a cut makes it the operator's (`_run`)
+                operator = OPERATOR.set(False)  # until a cut makes it the operator's (`_cut`)
                 try:
                     if not await self._next():
                         return
@@ -423,9 +423,6 @@ class AgentWorker:
             current = asyncio.current_task()
             if own and self._cutting and not (current is not None and current.cancelling()):
                 self.working = False
-                # The operator waits for the cut to be told: what the turn
-                # writes from here to its end goes ahead of the agents' traffic.
-                OPERATOR.set(True)
                 return await self._cut(turn.result)
             # Cut by a stop: nothing answered it, so what it saw stays waiting
             # and its bookings open; the next start says what the call in
@@ -458,7 +455,13 @@ class AgentWorker:
         what it was answering is answered by the notice (taking it again would
         undo the cut), and the conversation says what the turn cost."""
         services = self._services
+        # In the agents' lane, after what the turn itself queued (the call it
+        # was opening): then nothing of the turn is still to be written.
         cut = await services.ledger.interrupt_open(self.spec.name)
+        # The operator waits for the cut to be told: from here to the turn's
+        # end its writes and wake-ups go ahead of the agents' traffic
+        # (`_work` resets it once the turn lock is let go).
+        OPERATOR.set(True)
         cost = so_far.cost + cut.estimate_usd
         unpriced = so_far.unpriced or cut.unpriced > 0
         if unpriced:  # unknown never reads as free: no $0.00, no cost carried

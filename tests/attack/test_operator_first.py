@@ -80,10 +80,10 @@ async def test_limit_zero_binds_before_a_thousand_queued_calls(start_plane):
 
 async def test_a_cut_turn_is_told_in_the_operators_lane(start_plane):
     """The operator interrupts a turn while the writer is held and a thousand
-    of another agent's writes wait: what the cut turn writes (its call
-    counted, the notice, its end) is the operator's, taken ahead of them.
-    Counted, not timed: the cut's first write is in the operator's lane
-    while every one of the thousand still waits."""
+    of another agent's writes wait. The cut counts its call in flight in the
+    agents' lane, behind what the turn itself queued; what follows (the
+    notice, the turn's end) is the operator's, taken ahead of the agents'
+    writes. Counted, not timed."""
     plane = await start_plane(CONFIG.replace("limitUsd: 1", "limitUsd: 9"))
     services, db = plane.services, plane.db
     plane.llm.stall("Half an ans", seconds=30)
@@ -113,12 +113,13 @@ async def test_a_cut_turn_is_told_in_the_operators_lane(start_plane):
     operators = db.counts.operators
     operator = await plane.client()
     cut = asyncio.ensure_future(operator.request(p.Interrupt(agent="demo")))
-    try:
-        await until(lambda: db.counts.operators > operators)  # the cut's first write
-        assert not any(call.done() for call in calls)
-    finally:
-        release.set()
+    await until(lambda: db.counts.writes > before + 1 + QUEUED)  # its call counted: queued
+    assert db.counts.operators == operators, "counted in the agents' lane, behind the turn's"
+    release.set()
     await asyncio.gather(stalled, *calls)
     await cut
+    assert db.counts.operators - operators >= 2, "the notice and the turn's end"
+    [entry] = [e for e in await services.ledger.entries(NOON.date()) if e.agent == "demo"]
+    assert entry.status == "interrupted"
     history = await services.conversation.history("demo", limit=10)
-    assert any(m.kind == "plane" and "interrupted" in m.text.lower() for m in history)
+    assert history[-1].kind == "plane" and "interrupted" in history[-1].text.lower()
