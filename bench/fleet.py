@@ -449,12 +449,14 @@ async def run(agents: int, args: argparse.Namespace, root: Path, server: Server)
         trips_busy = await round_trips(socket, everyone[-100:], 20)
         turns_s = (busy.turns - turns) / (time.perf_counter() - started)
         stage("busy; the operator's requests")
+        load_before = os.getloadavg()[0]
         spying = spy_on(plane.pid, args.spy / f"busy-{agents}.txt") if args.spy else None
         asked = await operator_requests(socket, busy.agents[:50], everyone[-50:], args.repeat * 7)
         if spying is not None:
             spying.send_signal(signal.SIGINT)
             await asyncio.to_thread(spying.wait, 60)
         zero_ms, late = await limits_to_zero(socket, busy, busy.agents[-20:])
+        load = (load_before, os.getloadavg()[0])
         await busy.stop()
         await busy_client.close()
     if spy is not None:
@@ -469,14 +471,21 @@ async def run(agents: int, args: argparse.Namespace, root: Path, server: Server)
         print("\n".join(top_functions(busy_spy)))
     report(agents, aims, size, read_s, plane.cold_s, rss, cli_idle, raw_idle, trips_idle,
            cli_busy, raw_busy, trips_busy, args.busy, turns_s)  # fmt: skip
-    report_operator(asked, zero_ms, late, args.busy)
+    report_operator(asked, zero_ms, late, args.busy, load)
 
 
 def report_operator(
-    asked: dict[str, list[float]], zero_ms: list[float], late: int, busy: int
+    asked: dict[str, list[float]],
+    zero_ms: list[float],
+    late: int,
+    busy: int,
+    load: tuple[float, float],
 ) -> None:
     everything = [ms for took in asked.values() for ms in took] + zero_ms
-    print(f"  the operator's requests, {busy:,} busy ({len(everything)} requests):")
+    print(
+        f"  the operator's requests, {busy:,} busy ({len(everything)} requests;"
+        f" the machine's load average {load[0]:.1f} before, {load[1]:.1f} after):"
+    )
     for what, took in [*asked.items(), ("/limit 0", zero_ms)]:
         print(f"    {what:12} median {statistics.median(took):6.1f} ms, p99 {p99(took):7.1f} ms")
     top = p99(everything)
