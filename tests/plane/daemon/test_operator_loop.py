@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import socket
+import sqlite3
 import threading
-import time
 
 from plane.daemon.loop import OperatorFirst, loop_factory
 from plane.store.engine import OPERATOR
@@ -122,6 +122,24 @@ async def test_the_plane_s_socket_is_read_in_the_operator_s_context(tmp_path):
         await listener.close()
 
 
+class _Noting(OperatorFirst):
+    """The loop, noting when another thread hands it the answer to the read
+    below (by what it carries: the threads may still be finishing the
+    start's last deliveries)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.handed = threading.Event()
+
+    def call_soon_threadsafe(self, callback, *args, context=None):
+        handle = super().call_soon_threadsafe(callback, *args, context=context)
+        rows = args[-1] if args else None
+        if isinstance(rows, list) and rows and isinstance(rows[0], sqlite3.Row):
+            if [tuple(row) for row in rows] == [("read",)]:
+                self.handed.set()
+        return handle
+
+
 def test_the_operators_read_is_answered_before_a_thousand_queued_callbacks(tmp_path):
     """The store's answer to an operator's read (its own reader's thread)
     arrives while the busy loop runs a pass: it is taken ahead of the
@@ -133,29 +151,19 @@ def test_the_operators_read_is_answered_before_a_thousand_queued_callbacks(tmp_p
     async def main() -> None:
         db = await SqliteDatabase.open(tmp_path / "plane.db")
         loop = asyncio.get_running_loop()
-        inside, release = threading.Event(), threading.Event()
-        reader = db._operator_reader
-
-        def slow_read():
-            inside.set()
-            release.wait(10)
-            return "read"
+        assert isinstance(loop, _Noting)
 
         async def operators_read() -> None:
             OPERATOR.set(True)
-            order.append(await reader._execute(slow_read))
+            [row] = await db.fetchall("SELECT 'read' AS what")
+            order.append(row["what"])
 
-        def a_busy_pass() -> None:  # the answer lands while this pass runs
-            queued = len(loop._ready)
-            release.set()
-            for _ in range(2000):
-                if len(loop._ready) > queued:
-                    return
-                time.sleep(0.005)
+        def a_busy_pass() -> None:  # the answer is handed over while this pass runs
+            assert loop.handed.wait(10)
 
         try:
             reading = asyncio.ensure_future(operators_read())
-            await asyncio.to_thread(inside.wait, 10)
+            loop.handed.clear()
             loop.call_soon(a_busy_pass)
             for n in range(1000):
                 loop.call_soon(order.append, n)
@@ -163,6 +171,6 @@ def test_the_operators_read_is_answered_before_a_thousand_queued_callbacks(tmp_p
         finally:
             await db.close()
 
-    with asyncio.Runner(loop_factory=OperatorFirst) as runner:
+    with asyncio.Runner(loop_factory=_Noting) as runner:
         runner.run(main())
     assert order.index("read") < 1000, f"answered after {order.index('read')} of the agents'"
