@@ -13,7 +13,10 @@ its aim:
 - busy: the operator's requests (the snapshot, `/limit` read and set, pause,
   resume, interrupt) one after another, their p99 against 200 ms; then
   `/limit 0` to 20 busy agents, and how many of their turns started after it
-  (a turn in flight may end; none may start).
+  (a turn in flight may end; none may start). They and the busy round trips
+  are sent from a process of their own, as a TUI's or the CLI's are: this
+  one's loop is busy driving the agents and reading their events, and timed
+  there they read its backlog as well as the plane's.
 
     .venv/bin/python bench/fleet.py                       # 10,000 and 100,000
     .venv/bin/python bench/fleet.py --agents 10000 --busy 1000
@@ -36,6 +39,7 @@ import contextlib
 import itertools
 import json
 import math
+import multiprocessing
 import os
 import re
 import shutil
@@ -45,8 +49,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -59,6 +65,7 @@ from plane.wire import protocol as p
 from plane.wire.token import read_token
 
 PLANE = Path(sys.executable).with_name("plane")
+T = TypeVar("T")
 
 AIMS: dict[int, dict[str, float]] = {
     # 10,000 agents: cold start < 5 s, RSS < 300 MB, status < 300 ms idle, < 500 ms busy.
@@ -383,10 +390,9 @@ async def operator_requests(
     return took
 
 
-async def limits_to_zero(socket: Path, busy: Busy, agents: list[str]) -> tuple[list[float], int]:
-    """`/limit 0` to each of `agents` while the rest stay busy: the replies'
-    milliseconds, and how many turns of those agents started more than a
-    second after their reply (a turn in flight may end; none may start)."""
+async def limits_to_zero(socket: Path, agents: list[str]) -> tuple[list[float], dict[str, float]]:
+    """`/limit 0` to each of `agents`: the replies' milliseconds, and when
+    each reply came (`time.perf_counter`, the same clock in every process)."""
     raw = await Raw.connect(socket)
     replied: dict[str, float] = {}
     took = []
@@ -396,11 +402,37 @@ async def limits_to_zero(socket: Path, busy: Busy, agents: list[str]) -> tuple[l
             replied[agent] = time.perf_counter()
     finally:
         await raw.close()
-    await asyncio.sleep(3)
-    late = sum(
+    return took, replied
+
+
+async def as_the_operator(
+    socket: Path, busy: list[str], idle: list[str], repeat: int, zero: list[str]
+) -> tuple[dict[str, list[float]], list[float], dict[str, float]]:
+    """The operator's requests, then `/limit 0` to `zero`."""
+    asked = await operator_requests(socket, busy, idle, repeat)
+    took, replied = await limits_to_zero(socket, zero)
+    return asked, took, replied
+
+
+def _run(work: Callable[..., Awaitable[T]], *args: Any) -> T:
+    return asyncio.run(work(*args))
+
+
+async def elsewhere(work: Callable[..., Awaitable[T]], *args: Any) -> T:
+    """`work(*args)` in a process of its own, as a TUI's or the CLI's
+    requests are: not on this process's loop, which is busy driving a
+    thousand agents and reading their events (timed here, a request reads
+    that backlog as well as the plane's)."""
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as other:
+        return await asyncio.get_running_loop().run_in_executor(other, _run, work, *args)
+
+
+def turns_after(busy: Busy, replied: dict[str, float]) -> int:
+    """How many turns of the agents `replied` to started more than a second
+    after their reply (a turn in flight may end; none may start)."""
+    return sum(
         1 for when, agent in busy.raw.started if agent in replied and when > replied[agent] + 1
     )
-    return took, late
 
 
 def p99(values: list[float]) -> float:
@@ -456,15 +488,21 @@ async def run(agents: int, args: argparse.Namespace, root: Path, server: Server)
         started = time.perf_counter()
         cli_busy = [await asyncio.to_thread(plane.cli_status) for _ in range(args.repeat)]
         raw_busy = [await raw_status(socket) for _ in range(args.repeat)]
-        trips_busy = await round_trips(socket, everyone[-100:], 20)
+        trips_busy = await elsewhere(round_trips, socket, everyone[-100:], 20)
         turns_s = (busy.turns - turns) / (time.perf_counter() - started)
         stage("busy; the operator's requests")
+        load_before = os.getloadavg()[0]
         spying = spy_on(plane.pid, args.spy / f"busy-{agents}.txt") if args.spy else None
-        asked = await operator_requests(socket, busy.agents[:50], everyone[-50:], args.repeat * 7)
+        asked, zero_ms, replied = await elsewhere(
+            as_the_operator, socket, busy.agents[:50], everyone[-50:], args.repeat * 7,
+            busy.agents[-20:],
+        )  # fmt: skip
         if spying is not None:
             spying.send_signal(signal.SIGINT)
             await asyncio.to_thread(spying.wait, 60)
-        zero_ms, late = await limits_to_zero(socket, busy, busy.agents[-20:])
+        await asyncio.sleep(3)
+        late = turns_after(busy, replied)
+        load = (load_before, os.getloadavg()[0])
         await busy.stop()
         await busy_client.close()
     if spy is not None:
@@ -479,16 +517,22 @@ async def run(agents: int, args: argparse.Namespace, root: Path, server: Server)
         print("\n".join(top_functions(busy_spy)))
     report(agents, aims, size, read_s, plane.cold_s, rss, cli_idle, raw_idle, trips_idle,
            cli_busy, raw_busy, trips_busy, args.busy, turns_s)  # fmt: skip
-    load = os.getloadavg()[0]
-    print(f"  the plane's CPU to its first status {plane.cold_cpu_s:8.2f} s (load now {load:.1f})")
-    report_operator(asked, zero_ms, late, args.busy)
+    print(f"  the plane's CPU to its first status {plane.cold_cpu_s:8.2f} s")
+    report_operator(asked, zero_ms, late, args.busy, load)
 
 
 def report_operator(
-    asked: dict[str, list[float]], zero_ms: list[float], late: int, busy: int
+    asked: dict[str, list[float]],
+    zero_ms: list[float],
+    late: int,
+    busy: int,
+    load: tuple[float, float],
 ) -> None:
     everything = [ms for took in asked.values() for ms in took] + zero_ms
-    print(f"  the operator's requests, {busy:,} busy ({len(everything)} requests):")
+    print(
+        f"  the operator's requests, {busy:,} busy ({len(everything)} requests;"
+        f" the machine's load average {load[0]:.1f} before, {load[1]:.1f} after):"
+    )
     for what, took in [*asked.items(), ("/limit 0", zero_ms)]:
         print(f"    {what:12} median {statistics.median(took):6.1f} ms, p99 {p99(took):7.1f} ms")
     top = p99(everything)

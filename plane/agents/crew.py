@@ -113,6 +113,11 @@ class Crew:
             self.add(spec, latest.get(spec.name))
         self._tasks.append(asyncio.create_task(self._watch_day(), name="day"))
 
+    async def settled(self) -> None:
+        """Until every worker has done its first work (`AgentWorker.settled`)."""
+        for worker in list(self.workers.values()):
+            await worker.settled.wait()
+
     async def stop(self, grace_s: float) -> None:
         """Let turns in flight finish within `grace_s`, then cancel the rest."""
         waits = [

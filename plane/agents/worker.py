@@ -37,6 +37,7 @@ from plane.agents.session import Session
 from plane.agents.turn import Turn, TurnResult
 from plane.errors import LeaseLost, LedgerError
 from plane.money.gate import Hold, Paused
+from plane.store.engine import OPERATOR
 from plane.store.fence import FENCE
 from plane.wire.protocol import ConversationMessage, MessageAppended, TurnFinished, TurnStarted
 
@@ -87,6 +88,9 @@ class AgentWorker:
         """A turn of its own ended, or a hold was told, and its row is not shown since."""
         self._after_turn = after_turn
         self._wake = asyncio.Event()
+        self.settled = asyncio.Event()
+        """Set once its first work is done (what waited through a restart
+        answered, or nothing was): from then on it waits to be woken."""
         self._told = Told(services)
         """What its conversation was told of its hold, this held spell."""
         self._busy = False
@@ -207,6 +211,7 @@ class AgentWorker:
                 await self._failed()
             finally:
                 self._busy = False
+                self.settled.set()
 
     async def _failed(self) -> None:
         """Say that the turn failed — unless saying it fails too (the store
@@ -267,6 +272,7 @@ class AgentWorker:
         while True:
             async with self.turn_lock:
                 fence = FENCE.set(self._services.ownership.fence(self.spec.name))
+                operator = OPERATOR.set(False)  # until a cut makes it the operator's (`_cut`)
                 try:
                     if not await self._next():
                         return
@@ -276,6 +282,7 @@ class AgentWorker:
                     await self._publish(self.spec.name)
                     return
                 finally:
+                    OPERATOR.reset(operator)
                     FENCE.reset(fence)
 
     async def _next(self) -> bool:
@@ -448,7 +455,13 @@ class AgentWorker:
         what it was answering is answered by the notice (taking it again would
         undo the cut), and the conversation says what the turn cost."""
         services = self._services
+        # In the agents' lane, after what the turn itself queued (the call it
+        # was opening): then nothing of the turn is still to be written.
         cut = await services.ledger.interrupt_open(self.spec.name)
+        # The operator waits for the cut to be told: from here to the turn's
+        # end its writes and wake-ups go ahead of the agents' traffic
+        # (`_work` resets it once the turn lock is let go).
+        OPERATOR.set(True)
         cost = so_far.cost + cut.estimate_usd
         unpriced = so_far.unpriced or cut.unpriced > 0
         if unpriced:  # unknown never reads as free: no $0.00, no cost carried

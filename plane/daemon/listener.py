@@ -39,6 +39,11 @@ the plane stops reading from it until one finishes (a flood of frames makes
 no flood of tasks). When the listener closes it stops accepting and reading,
 lets the requests in flight finish within `REQUEST_GRACE_S`, cancels the rest
 and logs how many.
+
+Everything on these sockets is the operator's: they listen in its context
+(`OPERATOR`), so each connection's reads, writes and tasks carry it, and a
+loop that serves the operator first (`plane.daemon.loop`) reads its frames
+and writes its replies ahead of the agents' traffic.
 """
 
 from __future__ import annotations
@@ -57,6 +62,7 @@ from typing import Any
 from plane.daemon.door import Door
 from plane.daemon.events import EventBus, Subscription
 from plane.errors import PlaneError
+from plane.store.engine import OPERATOR
 from plane.wire import protocol as p
 from plane.wire.pages import lines
 
@@ -113,15 +119,21 @@ class Listener:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
         old = os.umask(0o177)
+        operator = OPERATOR.set(True)  # its sockets are the operator's: see above
         try:
             server = await asyncio.start_unix_server(self._accept(local=True), path)
         finally:
+            OPERATOR.reset(operator)
             os.umask(old)
         path.chmod(0o600)
         self._servers.append(server)
 
     async def listen_tcp(self, host: str, port: int) -> int:
-        server = await asyncio.start_server(self._accept(local=False), host, port)
+        operator = OPERATOR.set(True)  # its sockets are the operator's: see above
+        try:
+            server = await asyncio.start_server(self._accept(local=False), host, port)
+        finally:
+            OPERATOR.reset(operator)
         self._servers.append(server)
         return int(server.sockets[0].getsockname()[1])
 

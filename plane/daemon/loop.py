@@ -9,6 +9,12 @@ callback of the operator's request (its context has `OPERATOR` set, as
 everything the request awaits does) goes to the front of the ready queue,
 behind only the operator's own callbacks, so each hop waits for the
 callback running now, not for the queue.
+
+The same holds for what the operator's socket is ready for (a frame to
+read, room to write a reply's next part): the listener serves its sockets in
+the operator's context (`plane.daemon.listener`), so their I/O callbacks
+carry it and go first too, instead of behind everything the last pass of the
+loop queued.
 """
 
 from __future__ import annotations
@@ -37,14 +43,36 @@ class OperatorFirst(asyncio.SelectorEventLoop):
             handle: events.Handle = super()._call_soon(callback, args, context)  # type: ignore[misc]
             return handle
         first = _First(callback, args, self, context)
+        self._first(first)
+        return first
+
+    def _add_callback(self, handle: events.Handle) -> None:
+        """An I/O callback, its file ready: the operator's sockets' go first."""
+        if handle._cancelled:
+            return
+        if _operators(handle):
+            self._first(handle)
+        else:
+            self._ready.append(handle)  # type: ignore[attr-defined]
+
+    def _first(self, handle: events.Handle) -> None:
+        """Queue `handle` after the operator's callbacks, ahead of the rest."""
         ready = self._ready  # type: ignore[attr-defined]
         at = 0
         for queued in ready:  # after the operator's own, in their order
-            if not isinstance(queued, _First):
+            if not _operators(queued):
                 break
             at += 1
-        ready.insert(at, first)
-        return first
+        ready.insert(at, handle)
+
+
+def _operators(handle: events.Handle) -> bool:
+    """Whether `handle` is a callback of the operator's: queued as one, or an
+    I/O callback registered in the operator's context."""
+    if isinstance(handle, _First):
+        return True
+    context: contextvars.Context | None = getattr(handle, "_context", None)
+    return context is not None and context.get(OPERATOR, False)
 
 
 def loop_factory() -> Callable[[], asyncio.AbstractEventLoop]:
@@ -54,7 +82,9 @@ def loop_factory() -> Callable[[], asyncio.AbstractEventLoop]:
     base = asyncio.SelectorEventLoop
     probe = base()
     try:
-        reorderable = callable(getattr(probe, "_call_soon", None)) and hasattr(probe, "_ready")
+        reorderable = all(
+            callable(getattr(probe, name, None)) for name in ("_call_soon", "_add_callback")
+        ) and hasattr(probe, "_ready")
     finally:
         probe.close()
     return OperatorFirst if reorderable else base

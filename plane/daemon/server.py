@@ -27,6 +27,7 @@ from importlib.metadata import version
 from typing import IO, TYPE_CHECKING, Any
 
 from plane import collector
+from plane.agents.crew import Crew
 from plane.clock import Clock, SystemClock
 from plane.config import EMBEDDED_MODEL, Config
 from plane.daemon.assemble import Runtime, Wanted, assemble
@@ -104,6 +105,19 @@ class Plane:
                 raise refusal(self.home.db, exc) from None
             raise
         log.info("%s", self.started())
+        assert self.runtime is not None
+        self._background(self._freeze_once_settled(self.runtime.crew), name="settle")
+
+    @staticmethod
+    async def _freeze_once_settled(crew: Crew) -> None:
+        """Freeze again once every worker has done its first work: what a
+        worker keeps while it waits (its wait, its context, its decimal
+        context: ~15 objects an agent) is made then, mostly after the start
+        returned. Left in sight, at 10,000 agents each full pass of the
+        collector took ~100 ms with 1,000 agents busy, holding the loop a
+        time or so a second; ~40 ms once they are frozen."""
+        await crew.settled()
+        collector.freeze()
 
     def started(self) -> str:
         """The start line: where clients reach the plane, and what it runs."""

@@ -21,8 +21,12 @@ nothing but SQL on the connection it is given: it may run twice.
 operator's request (`OPERATOR` set: a `/limit`, a pause, a message) does
 not queue behind the agents' traffic: the writer takes it, with any other
 of the operator's, as a transaction of its own before the next batch of the
-agents' writes. With 1,000 agents busy the queue holds hundreds of writes;
-an operator's waits at most for the batch being committed.
+agents' writes. With 1,000 agents busy the queue holds hundreds of writes,
+and a batch of them takes long while the event loop holds the interpreter
+between the writer's statements: so a batch in flight, between two of its
+writes, commits what it has run when one of the operator's arrives, lets
+that commit next, and goes on in a transaction of its own. An operator's
+write waits for one of the agents' writes and a commit, not for a batch.
 
 An engine (plane/store/sqlite.py, plane/store/postgres.py) gives the
 connections and says how a transaction begins, how a write's fence is
@@ -77,11 +81,13 @@ _NUDGE = _Nudge()
 
 @dataclass
 class Counts:
-    """What the database has done, for the benchmark: writes asked for,
-    batches the writer took (a thread hop each, there and back),
-    transactions committed, reads answered (on the reader's thread)."""
+    """What the database has done, for the benchmark: writes asked for (and
+    how many of them were the operator's), batches the writer took (a thread
+    hop each, there and back), transactions committed, reads answered (on
+    the reader's thread)."""
 
     writes: int = 0
+    operators: int = 0
     batches: int = 0
     commits: int = 0
     reads: int = 0
@@ -182,6 +188,7 @@ class Database(ABC):
         self.counts.writes += 1
         write = _Write(fn, future, then, FENCE.get(), late)
         if OPERATOR.get():
+            self.counts.operators += 1
             self._first.append(write)  # deque: safe across threads
             self._queue.put(_NUDGE)
         else:
@@ -250,33 +257,50 @@ class Database(ABC):
             self._run(batch, _OPERATORS.copy())
 
     def _run(self, batch: list[_Write[Any]], context: contextvars.Context | None = None) -> None:
-        """Commit `batch` and hand its outcomes back to the loop."""
+        """Commit `batch` and hand its outcomes back to the loop. The agents'
+        batch (no `context`) steps aside for the operator's writes."""
         batch.sort(key=_is_late)  # stable: the rest keep their order
         try:
-            self._commit(batch)
+            self._commit(batch, yields=context is None)
         except Exception as exc:  # the connection failed (a refused ROLLBACK)
             for item in batch:
                 item.outcome = (False, exc)
         self.counts.batches += 1
         self._loop.call_soon_threadsafe(self._deliver, batch, context=context)
 
-    def _commit(self, batch: list[_Write[Any]]) -> None:
-        """All of `batch` in one transaction; if any of it fails, each alone."""
-        if len(batch) > 1 and self._transaction(batch):
-            return
-        for item in batch:
-            self._transaction([item])
+    def _commit(self, batch: list[_Write[Any]], *, yields: bool) -> None:
+        """All of `batch` in one transaction; if any of it fails, each alone.
+        `yields`: an operator's write that arrives meanwhile ends the
+        transaction after the write running now, and commits next."""
+        rest = batch
+        while rest:
+            ran = self._transaction(rest, yields) if len(rest) > 1 else 0
+            if not ran:
+                break
+            rest = rest[ran:]
+            if rest:
+                self._run_first()
+        for item in rest:
+            self._transaction([item], yields=False)
+            if yields:
+                self._run_first()
 
-    def _transaction(self, batch: list[_Write[Any]]) -> bool:
-        """Run `batch` in one transaction; True if it committed. A lone
-        write's failure is its outcome; a batch's sends each to run alone."""
+    def _transaction(self, batch: list[_Write[Any]], yields: bool) -> int:
+        """Run `batch` in one transaction, or its head if `yields` and an
+        operator's write arrived meanwhile: how many of it committed (0: a
+        batch failed, each of it is to run alone; a lone write's failure is
+        its outcome)."""
         conn = self._writer
+        ran = 0
         try:
             self._begin(conn)
             for item in batch:
+                if yields and ran and self._first:
+                    break
                 if item.fence is not None:
                     self._guard(conn, item.fence)
                 item.outcome = (True, item.fn(conn))
+                ran += 1
             for finish in self._finishers:
                 finish.write(conn)
             conn.execute("COMMIT")
@@ -286,11 +310,11 @@ class Database(ABC):
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             if len(batch) > 1:
-                return False
+                return 0
             batch[0].outcome = (False, exc)
-            return True
+            return 1
         self.counts.commits += 1
-        return True
+        return ran
 
     # The engine's own part.
 

@@ -157,19 +157,19 @@ class PostgresDatabase(Database):
                 f"{len(MIGRATIONS)}); upgrade plane."
             )
 
-    def _transaction(self, batch: list[Any]) -> bool:
-        done, crossed, waited, reopened = False, 0, 0, False
+    def _transaction(self, batch: list[Any], yields: bool) -> int:
+        done, crossed, waited, reopened = 0, 0, 0, False
         while True:
             if not self._writer_ready(first=not reopened):
                 fault = self.link.fault()
                 for item in batch:
                     item.outcome = (False, fault)
-                return True
+                return len(batch)
             conn: Connection = self._writer
             conn.committing = False
             self._watchdog.arm(self, conn.pg.fileno())
             try:
-                done = super()._transaction(batch)
+                done = super()._transaction(batch, yields)
             finally:
                 self._watchdog.disarm(self)
             if conn.broken:
@@ -178,7 +178,7 @@ class PostgresDatabase(Database):
                     continue
                 return self._lost(batch, conn.committing)
             self.link.ok()
-            failures = [item.outcome[1] for item in batch if not item.outcome[0]]
+            failures = [item.outcome[1] for item in batch[: done or None] if not item.outcome[0]]
             if any(_crossed(exc) for exc in failures) and crossed < RETRIES:
                 crossed += 1
             elif any(_waited(exc) for exc in failures) and waited < LOCK_RETRIES:
@@ -186,7 +186,7 @@ class PostgresDatabase(Database):
             else:
                 return done
             if len(batch) > 1 and not done:
-                return False  # each alone, by the caller (each alone retries)
+                return 0  # each alone, by the caller (each alone retries)
 
     def _writer_ready(self, *, first: bool) -> bool:
         """The writer's link, opened again if it broke (at once the first
@@ -203,7 +203,7 @@ class PostgresDatabase(Database):
             return False
         return True
 
-    def _lost(self, batch: list[Any], committing: bool) -> bool:
+    def _lost(self, batch: list[Any], committing: bool) -> int:
         """The link broke and the batch cannot simply run again: each write
         fails as the store being away (a COMMIT sent and not answered may
         have committed: never run twice)."""
@@ -217,7 +217,7 @@ class PostgresDatabase(Database):
             )
         for item in batch:
             item.outcome = (False, fault)
-        return True
+        return len(batch)
 
     def _begin(self, conn: Any) -> None:
         conn.execute("BEGIN")

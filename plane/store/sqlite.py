@@ -3,7 +3,8 @@
 The writer is a sqlite3 connection its thread owns, the reader an aiosqlite
 one; WAL lets the reader read the last commit while the writer writes. The
 operator's reads (`OPERATOR`) have a reader of their own, so a status or a
-`/limit` does not queue behind the agents' reads. A
+`/limit` does not queue behind the agents' reads, and its answers come back
+ahead of the agents' callbacks. A
 transaction begins `IMMEDIATE`, so it never fails half-way for another
 process's lock. The schema is versioned with `PRAGMA user_version`, one step
 of `MIGRATIONS` (plane/store/migrations.py) at a time. A file that cannot be
@@ -15,9 +16,10 @@ from __future__ import annotations
 import asyncio
 import functools
 import sqlite3
+from collections.abc import Awaitable, Callable
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import aiosqlite
 
@@ -80,6 +82,11 @@ class SqliteDatabase(Database):
         self._operator_reader.row_factory = sqlite3.Row
         for pragma in ("busy_timeout=5000", "query_only=ON"):
             await self._operator_reader.execute(f"PRAGMA {pragma}")
+        # Its thread answers in the operator's context: a loop that serves the
+        # operator first (`plane.daemon.loop`) takes each answer ahead of the
+        # agents' callbacks, not a whole pass of the busy loop later.
+        in_its_thread = cast(Callable[..., Awaitable[object]], self._operator_reader._execute)
+        await in_its_thread(OPERATOR.set, True)
         # A file the plane may read but not write (read-only, or on a read-only
         # mount) is found here, not at the first call's ledger entry.
         await self.write(_touch_version)

@@ -17,7 +17,7 @@ from decimal import Decimal
 
 from plane.money.gate import AtCeiling
 from plane.wire import protocol as p
-from tests.support.fixtures_plane import NOON
+from tests.support.fixtures_plane import CONFIG, NOON
 
 QUEUED = 1000
 
@@ -76,3 +76,50 @@ async def test_limit_zero_binds_before_a_thousand_queued_calls(start_plane):
     entries = await services.ledger.entries(NOON.date())
     assert [e for e in entries if e.agent == "demo"] == []
     assert plane.llm.requests == []
+
+
+async def test_a_cut_turn_is_told_in_the_operators_lane(start_plane):
+    """The operator interrupts a turn while the writer is held and a thousand
+    of another agent's writes wait. The cut counts its call in flight in the
+    agents' lane, behind what the turn itself queued; what follows (the
+    notice, the turn's end) is the operator's, taken ahead of the agents'
+    writes. Counted, not timed."""
+    plane = await start_plane(CONFIG.replace("limitUsd: 1", "limitUsd: 9"))
+    services, db = plane.services, plane.db
+    plane.llm.stall("Half an ans", seconds=30)
+    events = plane.bus.subscribe()
+    await plane.send("demo", "a question cut mid-answer")
+    while not isinstance(await asyncio.wait_for(events.next(), 10), p.TextDelta):
+        pass
+    plane.bus.unsubscribe(events)
+    entered, release = threading.Event(), threading.Event()
+    before = db.counts.writes
+
+    def stall(conn):
+        entered.set()
+        release.wait(60)
+
+    stalled = asyncio.ensure_future(db.write(stall))
+    assert await asyncio.to_thread(entered.wait, 20)
+    calls = [
+        asyncio.ensure_future(
+            services.ledger.open_call(
+                "scout", "scripted", "scripted-model", Decimal("0.01"), "estimate"
+            )
+        )
+        for _ in range(QUEUED)
+    ]
+    await until(lambda: db.counts.writes >= before + 1 + QUEUED)  # the stall, then the calls
+    operators = db.counts.operators
+    operator = await plane.client()
+    cut = asyncio.ensure_future(operator.request(p.Interrupt(agent="demo")))
+    await until(lambda: db.counts.writes > before + 1 + QUEUED)  # its call counted: queued
+    assert db.counts.operators == operators, "counted in the agents' lane, behind the turn's"
+    release.set()
+    await asyncio.gather(stalled, *calls)
+    await cut
+    assert db.counts.operators - operators >= 2, "the notice and the turn's end"
+    [entry] = [e for e in await services.ledger.entries(NOON.date()) if e.agent == "demo"]
+    assert entry.status == "interrupted"
+    history = await services.conversation.history("demo", limit=10)
+    assert history[-1].kind == "plane" and "interrupted" in history[-1].text.lower()

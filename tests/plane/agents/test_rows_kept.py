@@ -5,6 +5,7 @@ workspace before its first turn. On a real plane."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import random
 from decimal import Decimal
@@ -117,3 +118,17 @@ async def test_a_snapshot_reads_the_clock_a_few_times_not_once_a_row(start_plane
     monkeypatch.setattr(clock, "now", counted)
     await plane.rows.snapshot()
     assert len(read) < agents / 4, f"the clock read {len(read)} times for {agents + 2} rows"
+
+
+async def test_what_a_worker_keeps_while_it_waits_is_frozen_once_it_settled(start_plane) -> None:
+    """Each worker's wait is made after the start returned (its first work
+    reads the store): the plane freezes again once every worker has done
+    its first, so the collector's passes no longer walk a wait an agent."""
+    agents = 40
+    listed = "".join(f"  extra-{n}: {{}}\n" for n in range(agents))
+    gc.unfreeze()
+    await start_plane(CONFIG.replace("agents:\n", "agents:\n" + listed))
+    settle = next(t for t in asyncio.all_tasks() if t.get_name() == "settle")
+    await settle
+    waits = [o for o in gc.get_objects() if isinstance(o, asyncio.Future) and not o.done()]
+    assert len(waits) < agents, f"{len(waits)} waits in the collector's sight"

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import socket
+import sqlite3
+import threading
 
 from plane.daemon.loop import OperatorFirst, loop_factory
 from plane.store.engine import OPERATOR
@@ -68,3 +71,106 @@ def test_plane_serve_uses_it_where_asyncio_has_the_queue_it_reorders(monkeypatch
     assert loop_factory() is OperatorFirst  # this Python's asyncio has it
     monkeypatch.delattr(asyncio.BaseEventLoop, "_call_soon")
     assert loop_factory() is asyncio.SelectorEventLoop, "a Python without it still serves"
+
+
+def test_the_operators_socket_is_read_before_a_thousand_queued_callbacks():
+    """A frame arrives on a socket the operator's context reads (the
+    listener's): its read runs before the agents' callbacks the last pass
+    queued, not after them."""
+    loop = OperatorFirst()
+    order: list[object] = []
+    ours, theirs = socket.socketpair()
+    try:
+        ours.setblocking(False)
+        operators().run(loop.add_reader, ours.fileno(), lambda: order.append(ours.recv(16)))
+        for n in range(1000):
+            loop.call_soon(order.append, n)
+        theirs.send(b"status")
+        loop.call_soon(loop.stop)
+        loop.run_forever()
+    finally:
+        loop.close()
+        ours.close()
+        theirs.close()
+    assert order == [b"status", *range(1000)]
+
+
+async def test_the_plane_s_socket_is_read_in_the_operator_s_context(tmp_path):
+    """The listener's sockets listen as the operator: each connection's
+    reads are I/O callbacks of the operator's."""
+    from plane.daemon.events import EventBus
+    from plane.daemon.listener import Listener
+
+    async def nothing(request):
+        raise AssertionError("no request is made")
+
+    listener = Listener(nothing, nothing, EventBus(), "test", "token")
+    path = tmp_path / "plane.sock"
+    await listener.listen_unix(path)
+    try:
+        _, writer = await asyncio.open_unix_connection(path)
+        loop = asyncio.get_running_loop()
+        for _ in range(100):
+            await asyncio.sleep(0.01)
+            readers = [key.data[0] for key in loop._selector.get_map().values()]
+            served = [r for r in readers if r is not None and r._context.get(OPERATOR, False)]
+            if len(served) >= 2:  # the listening socket and the connection
+                break
+        assert len(served) >= 2
+        writer.close()
+    finally:
+        await listener.close()
+
+
+class _Noting(OperatorFirst):
+    """The loop, noting when another thread hands it the answer to the read
+    below (by what it carries: the threads may still be finishing the
+    start's last deliveries)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.handed = threading.Event()
+
+    def call_soon_threadsafe(self, callback, *args, context=None):
+        handle = super().call_soon_threadsafe(callback, *args, context=context)
+        rows = args[-1] if args else None
+        if isinstance(rows, list) and rows and isinstance(rows[0], sqlite3.Row):
+            if [tuple(row) for row in rows] == [("read",)]:
+                self.handed.set()
+        return handle
+
+
+def test_the_operators_read_is_answered_before_a_thousand_queued_callbacks(tmp_path):
+    """The store's answer to an operator's read (its own reader's thread)
+    arrives while the busy loop runs a pass: it is taken ahead of the
+    agents' callbacks that pass queued, not after them."""
+    from plane.store.sqlite import SqliteDatabase
+
+    order: list[object] = []
+
+    async def main() -> None:
+        db = await SqliteDatabase.open(tmp_path / "plane.db")
+        loop = asyncio.get_running_loop()
+        assert isinstance(loop, _Noting)
+
+        async def operators_read() -> None:
+            OPERATOR.set(True)
+            [row] = await db.fetchall("SELECT 'read' AS what")
+            order.append(row["what"])
+
+        def a_busy_pass() -> None:  # the answer is handed over while this pass runs
+            assert loop.handed.wait(10)
+
+        try:
+            reading = asyncio.ensure_future(operators_read())
+            loop.handed.clear()
+            loop.call_soon(a_busy_pass)
+            for n in range(1000):
+                loop.call_soon(order.append, n)
+            await reading
+        finally:
+            await db.close()
+
+    with asyncio.Runner(loop_factory=_Noting) as runner:
+        runner.run(main())
+    assert order.index("read") < 1000, f"answered after {order.index('read')} of the agents'"

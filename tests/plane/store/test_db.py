@@ -245,6 +245,53 @@ LONG_READ = (
 """A read that keeps a reader busy most of a second (two million rows counted)."""
 
 
+async def test_the_operators_write_commits_inside_a_batch_in_flight(tmp_path, db):
+    """The agents' batch is being run (its first write holds the writer) when
+    a write of the operator's is made: the batch commits what it ran, the
+    operator's commits next, the rest of the batch after. Another connection,
+    reading from inside the batch's last write, already sees the operator's.
+    Counted, not timed."""
+    stalled, go = threading.Event(), threading.Event()
+    running, release = threading.Event(), threading.Event()
+    seen: list[tuple] = []
+
+    def add(kind):
+        return lambda conn: conn.execute(
+            "INSERT INTO notices (agent, day, kind) VALUES ('a', 'd', ?)", (kind,)
+        )
+
+    def stall(conn):
+        stalled.set()
+        go.wait(30)
+
+    def first(conn):
+        add("agents-first")(conn)
+        running.set()
+        release.wait(30)
+
+    def last(conn):
+        seen.extend(committed(db, tmp_path / "plane.db", "SELECT kind FROM notices"))
+
+    held = db.submit(stall)
+    assert await asyncio.to_thread(stalled.wait, 10)
+    batch = [db.submit(first), *(db.submit(add(f"agent-{n}")) for n in range(50)), db.submit(last)]
+    commits = db.counts.commits
+    go.set()
+    assert await asyncio.to_thread(running.wait, 10)
+    token = OPERATOR.set(True)
+    try:
+        operator = db.submit(add("operator"))
+    finally:
+        OPERATOR.reset(token)
+    release.set()
+    await asyncio.gather(held, operator, *batch)
+    assert ("operator",) in seen, "committed before the batch's last write ran"
+    assert ("agent-49",) not in seen, "the rest of the batch is its own transaction"
+    assert db.counts.commits - commits == 4  # stall, the batch's head, the operator's, its rest
+    rows = committed(db, tmp_path / "plane.db", "SELECT kind FROM notices")
+    assert len(rows) == 52
+
+
 @sqlite_only
 async def test_the_operators_read_does_not_queue_behind_the_agents(db):
     """While the agents' reader is held (a read that takes long), a read
