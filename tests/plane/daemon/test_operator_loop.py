@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import json
 import socket
 import sqlite3
 import threading
+from collections.abc import Callable
+from typing import Any, TypeVarTuple
 
 from plane.daemon.loop import OperatorFirst, loop_factory
 from plane.store.engine import OPERATOR
+from plane.wire import protocol as p
 
 
 def operators() -> contextvars.Context:
@@ -96,30 +100,40 @@ def test_the_operators_socket_is_read_before_a_thousand_queued_callbacks():
 
 
 async def test_the_plane_s_socket_is_read_in_the_operator_s_context(tmp_path):
-    """The listener's sockets listen as the operator: each connection's
-    reads are I/O callbacks of the operator's."""
+    """The listener's sockets listen as the operator: a connection's reads,
+    and the requests they carry, run in the operator's context before any
+    handler of the plane's sets it (the API sets it again for its writes)."""
     from plane.daemon.events import EventBus
     from plane.daemon.listener import Listener
+    from plane.wire.framing import PROTOCOL_VERSION
 
-    async def nothing(request):
-        raise AssertionError("no request is made")
+    seen: list[bool] = []
 
-    listener = Listener(nothing, nothing, EventBus(), "test", "token")
+    async def handle(request: p.Request[Any]) -> p.Reply:
+        seen.append(OPERATOR.get())
+        return p.Error(id=request.id, code="invalid", message="Noted.")
+
+    async def snapshot() -> p.Snapshot:
+        raise AssertionError("no snapshot is asked for")
+
+    listener = Listener(handle, snapshot, EventBus(), "test", "token")
     path = tmp_path / "plane.sock"
     await listener.listen_unix(path)
     try:
-        _, writer = await asyncio.open_unix_connection(path)
-        loop = asyncio.get_running_loop()
-        for _ in range(100):
-            await asyncio.sleep(0.01)
-            readers = [key.data[0] for key in loop._selector.get_map().values()]
-            served = [r for r in readers if r is not None and r._context.get(OPERATOR, False)]
-            if len(served) >= 2:  # the listening socket and the connection
-                break
-        assert len(served) >= 2
+        reader, writer = await asyncio.open_unix_connection(path)
+        hello = {"type": "hello", "id": 1, "protocol_version": PROTOCOL_VERSION, "token": "token"}
+        writer.write(json.dumps(hello).encode() + b"\n")
+        writer.write(b'{"type": "history", "id": 2, "agent": "demo"}\n')
+        await writer.drain()
+        assert b'"welcome"' in await reader.readline()
+        assert b'"Noted."' in await reader.readline()
         writer.close()
     finally:
         await listener.close()
+    assert seen == [True]
+
+
+Ts = TypeVarTuple("Ts")
 
 
 class _Noting(OperatorFirst):
@@ -131,7 +145,12 @@ class _Noting(OperatorFirst):
         super().__init__()
         self.handed = threading.Event()
 
-    def call_soon_threadsafe(self, callback, *args, context=None):
+    def call_soon_threadsafe(
+        self,
+        callback: Callable[[*Ts], object],
+        *args: *Ts,
+        context: contextvars.Context | None = None,
+    ) -> asyncio.Handle:
         handle = super().call_soon_threadsafe(callback, *args, context=context)
         rows = args[-1] if args else None
         if isinstance(rows, list) and rows and isinstance(rows[0], sqlite3.Row):
