@@ -206,8 +206,8 @@ class CommandInfo(Frame):
 
 
 class GroupState(Frame):
-    """A group of agents (`groups:` in agents.yaml), as the fleet line and
-    `plane status` show it."""
+    """A group of agents (`groups:` in agents.yaml), as `plane status` shows
+    it (the TUI's spend screen stacks the day by group when there are any)."""
 
     name: str
     spend_today_usd: Decimal = Decimal(0)
