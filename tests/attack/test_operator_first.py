@@ -13,11 +13,12 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from decimal import Decimal
 
 from plane.money.gate import AtCeiling
 from plane.wire import protocol as p
-from tests.support.fixtures_plane import CONFIG, NOON
+from tests.support.fixtures_plane import CONFIG, NOON, RunningPlane
 
 QUEUED = 1000
 
@@ -31,28 +32,50 @@ async def until(check: Callable[[], bool]) -> None:
     raise TimeoutError("the plane never got there")
 
 
+@dataclass
+class Queued:
+    """The store's writer held inside a write (a slow disk) and a thousand
+    calls of another agent queued behind it."""
+
+    before: int
+    """The writes counted before the stall."""
+    calls: list[asyncio.Future[object]]
+    release: threading.Event
+    stalled: asyncio.Future[None]
+
+    @classmethod
+    async def behind_a_stalled_writer(cls, plane: RunningPlane) -> Queued:
+        db, ledger = plane.db, plane.services.ledger
+        entered, release = threading.Event(), threading.Event()
+        before = db.counts.writes
+
+        def stall(conn: object) -> None:
+            entered.set()
+            release.wait(60)
+
+        stalled = asyncio.ensure_future(db.write(stall))
+        assert await asyncio.to_thread(entered.wait, 20)
+        estimate = Decimal("0.01")
+        calls: list[asyncio.Future[object]] = [
+            asyncio.ensure_future(
+                ledger.open_call("scout", "scripted", "scripted-model", estimate, "estimate")
+            )
+            for _ in range(QUEUED)
+        ]
+        await until(lambda: db.counts.writes >= before + 1 + QUEUED)  # the stall, then the calls
+        return cls(before, calls, release, stalled)
+
+    async def let_go(self) -> None:
+        self.release.set()
+        await asyncio.gather(self.stalled, *self.calls)
+
+
 async def test_limit_zero_binds_before_a_thousand_queued_calls(start_plane):
     plane = await start_plane()
     services, db = plane.services, plane.db
     await services.ledger.open_call("scout", "scripted", "scripted-model", Decimal(0), "estimate")
-    entered, release = threading.Event(), threading.Event()
-    before = db.counts.writes
-
-    def stall(conn):
-        entered.set()
-        release.wait(60)
-
-    stalled = asyncio.ensure_future(db.write(stall))
-    assert await asyncio.to_thread(entered.wait, 20)
-    calls = [
-        asyncio.ensure_future(
-            services.ledger.open_call(
-                "scout", "scripted", "scripted-model", Decimal("0.01"), "estimate"
-            )
-        )
-        for _ in range(QUEUED)
-    ]
-    await until(lambda: db.counts.writes >= before + 1 + QUEUED)  # the stall, then the calls
+    queue = await Queued.behind_a_stalled_writer(plane)
+    calls = queue.calls
     queued = db.counts.writes
     operator = await plane.client()
     limit = asyncio.ensure_future(operator.request(p.Send(agent="demo", text="/limit 0")))
@@ -66,8 +89,7 @@ async def test_limit_zero_binds_before_a_thousand_queued_calls(start_plane):
     message = asyncio.ensure_future(other.request(p.Send(agent="demo", text="Go on.")))
     await until(lambda: db.counts.writes > queued + 1)
 
-    release.set()
-    await asyncio.gather(stalled, *calls)
+    await queue.let_go()
     reply, sent = await limit, await message
     await plane.quiet()
     assert not reply.refused
@@ -92,31 +114,14 @@ async def test_a_cut_turn_is_told_in_the_operators_lane(start_plane):
     while not isinstance(await asyncio.wait_for(events.next(), 10), p.TextDelta):
         pass
     plane.bus.unsubscribe(events)
-    entered, release = threading.Event(), threading.Event()
-    before = db.counts.writes
-
-    def stall(conn):
-        entered.set()
-        release.wait(60)
-
-    stalled = asyncio.ensure_future(db.write(stall))
-    assert await asyncio.to_thread(entered.wait, 20)
-    calls = [
-        asyncio.ensure_future(
-            services.ledger.open_call(
-                "scout", "scripted", "scripted-model", Decimal("0.01"), "estimate"
-            )
-        )
-        for _ in range(QUEUED)
-    ]
-    await until(lambda: db.counts.writes >= before + 1 + QUEUED)  # the stall, then the calls
+    queue = await Queued.behind_a_stalled_writer(plane)
+    before = queue.before
     operators = db.counts.operators
     operator = await plane.client()
     cut = asyncio.ensure_future(operator.request(p.Interrupt(agent="demo")))
     await until(lambda: db.counts.writes > before + 1 + QUEUED)  # its call counted: queued
     assert db.counts.operators == operators, "counted in the agents' lane, behind the turn's"
-    release.set()
-    await asyncio.gather(stalled, *calls)
+    await queue.let_go()
     await cut
     assert db.counts.operators - operators >= 2, "the notice and the turn's end"
     [entry] = [e for e in await services.ledger.entries(NOON.date()) if e.agent == "demo"]
