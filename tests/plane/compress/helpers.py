@@ -7,9 +7,11 @@ pip, pydoc): small, real, and ours.
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 from plane.economy.compress import Compressed, compress, expand
+from plane.economy.compress.plan import Plan
 
 HERE = Path(__file__).parent / "fixtures"
 
@@ -114,3 +116,17 @@ def grep_defs() -> str:
         ["grep", "-rn", "--include=*.py", "def ", "."], cwd=tree, capture_output=True, text=True
     )
     return done.stdout
+
+
+def random_folds(rng: random.Random, lines: list[str], starts: list[int], ends: list[int]) -> Plan:
+    """One to three folds near the statements' edges (`starts`, `ends`: 0-based
+    first lines and 1-based last lines), each off by a line now and then: the
+    shapes a Python fold plan must prove or refuse."""
+    plan = Plan(lines, comment="...  # ")
+    for _ in range(rng.randint(1, 3)):
+        a = rng.choice(starts) + rng.choice((0, 0, 0, -1, 1))
+        b = rng.choice([e for e in ends if a < e <= a + 40] or [len(lines)])
+        b += rng.choice((0, 0, 0, -1, 1))
+        kind = rng.choice(("body", "comments", "docstring"))
+        plan.fold(max(a, 0), min(b, len(lines)), kind, kind == "body")
+    return plan

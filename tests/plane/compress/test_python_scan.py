@@ -24,8 +24,8 @@ import pytest
 
 from plane.economy.compress import compress
 from plane.economy.compress.formats import python_scan, python_shape, source_python
-from plane.economy.compress.plan import Plan, render
-from tests.plane.compress.helpers import fixture
+from plane.economy.compress.plan import render
+from tests.plane.compress.helpers import fixture, random_folds
 
 STDLIB = sorted(Path(ast.__file__).parent.glob("*.py"))
 
@@ -357,13 +357,7 @@ def test_folds_proved_from_the_scanned_tree_parse() -> None:
     ends = sorted({n.end_lineno for n in statements})
     proved = 0
     for _ in range(400):
-        plan = Plan(lines, comment="...  # ")
-        for _ in range(rng.randint(1, 3)):
-            a = rng.choice(starts) + rng.choice((0, 0, 0, -1, 1))
-            b = rng.choice([e for e in ends if a < e <= a + 40] or [len(lines)])
-            b += rng.choice((0, 0, 0, -1, 1))
-            kind = rng.choice(("body", "comments", "docstring"))
-            plan.fold(max(a, 0), min(b, len(lines)), kind, kind == "body")
+        plan = random_folds(rng, lines, starts, ends)
         if python_shape.still_parses(plan, tree):
             proved += 1
             ast.parse(render(plan)[0])

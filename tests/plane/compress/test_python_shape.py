@@ -20,7 +20,7 @@ import pytest
 from plane.economy.compress import compress
 from plane.economy.compress.formats import python_shape, source_python
 from plane.economy.compress.plan import Fold, Plan, render
-from tests.plane.compress.helpers import fixture
+from tests.plane.compress.helpers import fixture, random_folds
 
 
 def _parses(plan: Plan) -> bool:
@@ -223,13 +223,7 @@ def test_random_folds_over_real_python_are_called_valid_only_when_they_are() -> 
         starts = sorted({n.lineno - 1 for n in statements})
         ends = sorted({n.end_lineno or 0 for n in statements})
         for _ in range(150):
-            plan = Plan(lines, comment="...  # ")
-            for _ in range(rng.randint(1, 3)):
-                a = rng.choice(starts) + rng.choice((0, 0, 0, -1, 1))
-                b = rng.choice([e for e in ends if a < e <= a + 40] or [len(lines)])
-                b += rng.choice((0, 0, 0, -1, 1))
-                kind = rng.choice(("body", "comments", "docstring"))
-                plan.fold(max(a, 0), min(b, len(lines)), kind, kind == "body")
+            plan = random_folds(rng, lines, starts, ends)
             if python_shape.still_parses(plan, tree):
                 proved += 1
                 assert _parses(plan), [(f.start, f.end, f.kind) for f in plan.merged()]
