@@ -27,6 +27,7 @@ from plane.errors import UnknownPrice
 from plane.money.attribution import Part, Piece, attribute
 from plane.money.pricing import Pricer, override_cost
 from plane.wire.protocol import Usage
+from tests.plane.money.usages import usages
 
 PriceOf = Callable[[Usage], Decimal]
 SHARE = Decimal("1e-12")
@@ -109,20 +110,7 @@ pieces = st.lists(
     max_size=60,
 )
 TIER_EDGES = [0, 1, 127_999, 128_000, 128_001, 199_999, 200_000, 200_001, 272_000, 1_000_000]
-
-
-@st.composite
-def usages(draw: st.DrawFn) -> Usage:
-    total = draw(st.sampled_from(TIER_EDGES) | st.integers(0, 2_000_000))
-    read = draw(st.integers(0, total))
-    kept = draw(st.integers(0, total - read))
-    return Usage(
-        input_tokens=total,
-        cache_read_tokens=read,
-        cache_write_tokens=kept,
-        cache_write_1h_tokens=draw(st.integers(0, kept)),
-        output_tokens=draw(st.integers(0, 100_000)),
-    )
+TIERED = st.sampled_from(TIER_EDGES) | st.integers(0, 2_000_000)
 
 
 prices = st.builds(
@@ -136,7 +124,7 @@ prices = st.builds(
 
 
 @settings(max_examples=600, deadline=None)
-@given(pieces, st.lists(usages(), min_size=1, max_size=4), prices, st.integers(0, 30))
+@given(pieces, st.lists(usages(TIERED), min_size=1, max_size=4), prices, st.integers(0, 30))
 def test_an_agents_yaml_price_splits_as_the_plain_rule_does(pieces, calls, price, searches):
     """The same pricer across several calls, its rates kept between them;
     and with no pricer, each call's rates priced afresh."""
@@ -203,7 +191,7 @@ MODELS = [
 
 
 @settings(max_examples=200, deadline=None)
-@given(pieces, st.lists(st.tuples(st.sampled_from(MODELS), usages()), min_size=1, max_size=6))
+@given(pieces, st.lists(st.tuples(st.sampled_from(MODELS), usages(TIERED)), min_size=1, max_size=6))
 def test_a_table_price_splits_as_the_plain_rule_does(pieces, calls):
     """Tiered (Gemini, Sonnet past 200k), by time of day (DeepSeek) and
     OpenRouter's names, calls of several models on one pricer."""

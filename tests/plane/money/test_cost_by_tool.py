@@ -13,6 +13,7 @@ from plane.config import Price
 from plane.money.attribution import Piece, attribute
 from plane.money.pricing import override_cost
 from plane.wire.protocol import Usage
+from tests.plane.money.usages import usages
 from tests.support.command import plane_cli_async
 from tests.support.fixtures_plane import CONFIG
 
@@ -35,20 +36,6 @@ pieces = st.lists(
     ),
     max_size=40,
 )
-
-
-@st.composite
-def usages(draw: st.DrawFn) -> Usage:
-    total = draw(st.integers(0, 2_000_000))
-    read = draw(st.integers(0, total))
-    written = draw(st.integers(0, total - read))
-    return Usage(
-        input_tokens=total,
-        cache_read_tokens=read,
-        cache_write_tokens=written,
-        cache_write_1h_tokens=draw(st.integers(0, written)),
-        output_tokens=draw(st.integers(0, 100_000)),
-    )
 
 
 @settings(max_examples=400, deadline=None)
