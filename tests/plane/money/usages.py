@@ -8,7 +8,6 @@ from hypothesis import strategies as st
 
 from plane.wire.protocol import Usage
 
-
 INPUTS = st.integers(0, 2_000_000)
 
 
