@@ -21,13 +21,21 @@ from plane.store.engine import Database
 from tests.support.postgres import (
     SHARED,
     postgres_cluster,
+    postgres_database,
     postgres_server,
     postgres_url,
     shared_directory,
     stop_shared,
 )
 
-__all__ = ["each_store", "open_db", "postgres_cluster", "postgres_server", "postgres_url"]
+__all__ = [
+    "each_store",
+    "open_db",
+    "postgres_cluster",
+    "postgres_database",
+    "postgres_server",
+    "postgres_url",
+]
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -1,4 +1,4 @@
-"""A real PostgreSQL for tests: one server per test run, one database per test.
+"""A real PostgreSQL for tests: one server per test run, one database a worker, empty for each test.
 
     def test_x(postgres_url):      # postgresql://plane@127.0.0.1:PORT/t_…, empty, the test's own
 
@@ -41,6 +41,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -317,9 +318,9 @@ def _with_database(url: str, name: str) -> str:
     return f"{base}/{name}"
 
 
-@pytest.fixture
-def postgres_url(postgres_server: str) -> Iterator[str]:
-    """A database of this test's own, empty, dropped after it."""
+@pytest.fixture(scope="session")
+def postgres_database(postgres_server: str) -> Iterator[str]:
+    """This worker's database on the server, dropped at the end of the run."""
     import psycopg
 
     name = f"t_{uuid.uuid4().hex[:12]}"
@@ -330,3 +331,38 @@ def postgres_url(postgres_server: str) -> Iterator[str]:
     finally:
         with psycopg.connect(postgres_server, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+EMPTIED = (
+    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+    " WHERE datname = current_database() AND pid <> pg_backend_pid()",
+    "DROP SCHEMA IF EXISTS public CASCADE",
+    "CREATE SCHEMA public AUTHORIZATION pg_database_owner",
+    "GRANT USAGE ON SCHEMA public TO PUBLIC",
+)
+"""A database as CREATE DATABASE makes it: every session of the last test's
+ended, everything it made gone with the schema it made it in (tables,
+sequences, functions, triggers), the schema as new (PostgreSQL 15's)."""
+
+
+def _schemas(conn: Any) -> list[str]:
+    found = conn.execute(
+        "SELECT nspname FROM pg_namespace"
+        " WHERE nspname NOT LIKE 'pg\\_%' AND nspname NOT IN ('information_schema', 'public')"
+    )
+    return [row[0] for row in found]
+
+
+@pytest.fixture
+def postgres_url(postgres_database: str) -> str:
+    """A database of this test's own, empty: the worker's, emptied before each
+    test. A CREATE DATABASE copies the template's catalogues (~0.1 CPU-second
+    of the server's, ~0.3 s, a test); emptying one is a third of that."""
+    import psycopg
+
+    with psycopg.connect(postgres_database, autocommit=True) as conn:
+        for schema in _schemas(conn):
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+        for statement in EMPTIED:
+            conn.execute(statement)
+    return postgres_database
