@@ -47,6 +47,7 @@ def insert(conn, text: str = "x"):
     ).rowcount
 
 
+@pytest.mark.slow  # a server of its own (initdb), restarted and killed: ~7 s of a worker
 async def test_every_connection_comes_back_after_a_restart_and_a_crash(postgres_cluster):
     db = await PostgresDatabase.connect(postgres_cluster.url)
     try:
