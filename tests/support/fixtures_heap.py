@@ -6,8 +6,12 @@ bounded caches keep across tests; a full pass walks all of it, ~0.1 s, and the
 TUI makes one at each snapshot (`settle`) and every two seconds: a third of the
 TUI tests' CPU. So what is alive when the tests are collected, and again after
 each test, is frozen (`gc.freeze`), and a full pass walks only what the running
-test made. An app's snapshot collects without freezing: its objects are the
-test's and must be freed with it (frozen, a cycle among them would never be).
+test made. While the tests are collected the collector is off: importing them
+(the SDKs' thousands of models) made it start a full pass over everything
+imported so far several times, ~0.4 CPU-seconds in each worker, to free
+almost nothing; one pass at the end frees what there is. An app's snapshot
+collects without freezing: its objects are the test's and must be freed with
+it (frozen, a cycle among them would never be).
 The test of the freezing itself asks for `app_freezes`."""
 
 from __future__ import annotations
@@ -22,10 +26,17 @@ from tui import heap
 _settle = heap.settle
 
 
-@pytest.fixture(scope="session", autouse=True)
-def frozen_once_collected() -> None:
-    gc.collect()
-    gc.freeze()
+@pytest.hookimpl(wrapper=True)
+def pytest_collection() -> Iterator[object]:
+    """Collected with the collector off, then frozen (on pytest-xdist's
+    controller, which collects nothing, this freezes its start)."""
+    gc.disable()
+    try:
+        return (yield)
+    finally:
+        gc.collect()
+        gc.freeze()
+        gc.enable()
 
 
 @pytest.fixture(autouse=True)

@@ -12,14 +12,30 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from plane.store import open_store
 from plane.store.engine import Database
-from tests.support.postgres import postgres_cluster, postgres_server, postgres_url
+from tests.support.postgres import (
+    SHARED,
+    postgres_cluster,
+    postgres_database,
+    postgres_server,
+    postgres_url,
+    shared_directory,
+    stop_shared,
+)
 
-__all__ = ["each_store", "open_db", "postgres_cluster", "postgres_server", "postgres_url"]
+__all__ = [
+    "each_store",
+    "open_db",
+    "postgres_cluster",
+    "postgres_database",
+    "postgres_server",
+    "postgres_url",
+]
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -30,6 +46,23 @@ def each_store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
     else:
         monkeypatch.delenv("PLANE_STORE", raising=False)
     yield request.param
+
+
+_SHARE = pytest.StashKey[Path]()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """pytest-xdist's controller names each worker the directory of the run's one server."""
+    config = node.config
+    if _SHARE not in config.stash:
+        config.stash[_SHARE] = shared_directory()
+    node.workerinput[SHARED] = str(config.stash[_SHARE])
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _SHARE in config.stash:
+        stop_shared(config.stash[_SHARE])
 
 
 async def open_db(path: Path) -> Database:

@@ -47,6 +47,7 @@ def insert(conn, text: str = "x"):
     ).rowcount
 
 
+@pytest.mark.slow  # a server of its own (initdb), restarted and killed: ~7 s of a worker
 async def test_every_connection_comes_back_after_a_restart_and_a_crash(postgres_cluster):
     db = await PostgresDatabase.connect(postgres_cluster.url)
     try:
@@ -85,6 +86,7 @@ async def test_every_connection_comes_back_after_a_restart_and_a_crash(postgres_
         await db.close()
 
 
+@pytest.mark.slow  # the server's bound and the watchdog are waited out: ~18 s
 async def test_a_plane_cut_off_holding_the_fleet_row_stalls_the_others_for_a_bounded_time(
     postgres_url,
 ):
