@@ -17,26 +17,23 @@ The test of the freezing itself asks for `app_freezes`."""
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 
 import pytest
 
+from plane import collector
 from tui import heap
 
 _settle = heap.settle
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_collection() -> Iterator[object]:
+def pytest_collection() -> Generator[None, object, object]:
     """Collected with the collector off, then frozen (on pytest-xdist's
-    controller, which collects nothing, this freezes its start)."""
-    gc.disable()
-    try:
+    controller, which collects nothing, this freezes its start): what the
+    plane's start does for what it builds."""
+    with collector.kept():
         return (yield)
-    finally:
-        gc.collect()
-        gc.freeze()
-        gc.enable()
 
 
 @pytest.fixture(autouse=True)
