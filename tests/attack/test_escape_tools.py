@@ -86,8 +86,12 @@ def running(prefix: str) -> list[int]:
     return found
 
 
-def _parent(pid: int) -> int:
-    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+def _parent(pid: int) -> int | None:
+    """Its parent's PID; None once it has gone (between `running` and here)."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError):
+        return None
 
 
 def gone(prefix: str, within: float = 15.0) -> bool:
