@@ -10,7 +10,10 @@ With several planes, a call admitted while this plane held the agent's
 lease is sent only if it still does by this machine's clock once the
 admission is back (a plane paused or cut off between the two sends
 nothing): otherwise the call is closed as failed, unsent, and the turn ends
-(`LeaseLost`).
+(`LeaseLost`). A call in flight when the lease could have run out by the
+database's (no renewal came: the plane cut off) is cancelled and the turn
+ends the same way, so no two planes' calls for one agent are in flight at
+once; the taker charges it at its estimate.
 """
 
 from __future__ import annotations
@@ -74,7 +77,9 @@ async def metered_call(
         services.emit(TextDelta(agent=agent, turn=turn, text=text))
 
     try:
-        completion = await provider.complete(request, on_text=on_text)
+        completion = await services.ownership.within_lease(
+            agent, provider.complete(request, on_text=on_text)
+        )
     except BrokenReply as broken:
         # It answered, so it may have billed: charge the estimate, never nothing.
         charge, priced = await _settle(services, call, request.model, broken.usage, estimated=True)

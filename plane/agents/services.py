@@ -9,15 +9,19 @@ Events leave through `emit`, so the agents know nothing of who listens."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import TypeVar
 
 from plane.agents.roster import Roster
 from plane.clock import Clock
 from plane.config import Config
 from plane.economy.compress.refs import RefStore
+from plane.errors import LeaseLost
 from plane.history.conversation import Conversation
 from plane.history.transcript import Transcript
 from plane.home import Home
@@ -29,6 +33,8 @@ from plane.money.savings import Savings
 from plane.providers.base import Provider
 from plane.store.fence import Fence
 from plane.wire.protocol import ConversationMessage, Event, MessageAppended, MessageKind, Usage
+
+T = TypeVar("T")
 
 
 class Ownership:
@@ -58,10 +64,44 @@ class Ownership:
         self.epochs: dict[str, int] = {}
         """The epoch of each lease held (its fencing token)."""
         self.live_until = float("inf")
+        self.calls_until = float("inf")
+        """Until when a call in flight may go on (the same clock): past it the
+        lease may have run out by the database's, and another plane may run
+        the agent, so the call is cut (`plane.agents.metering`)."""
 
-    def renewed(self, mine: frozenset[str], epochs: dict[str, int], live_until: float) -> None:
-        """The leases held after a renewal, and until when to start calls."""
+    def renewed(
+        self,
+        mine: frozenset[str],
+        epochs: dict[str, int],
+        live_until: float,
+        calls_until: float = float("inf"),
+    ) -> None:
+        """The leases held after a renewal, until when to start calls, and
+        until when a call in flight may go on."""
         self.mine, self.epochs, self.live_until = mine, epochs, live_until
+        self.calls_until = calls_until
+
+    async def within_lease(self, agent: str, call: Awaitable[T]) -> T:
+        """`call`'s result, or `LeaseLost` once `calls_until` passes with it in
+        flight and no renewal moved it on (the call is cancelled: what it may
+        have cost stays pending at its estimate, which the plane that takes
+        the agent charges). Alone on the store, nothing bounds it."""
+        if self.mine is None:
+            return await call
+        task = asyncio.ensure_future(call)
+        try:
+            while not task.done():
+                left = self.calls_until - time.monotonic()
+                if left <= 0:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
+                    raise LeaseLost(f"{self.plane}'s lease on {agent} ran out during its call")
+                await asyncio.wait([task], timeout=left)
+        except asyncio.CancelledError:  # the turn was cut: its call with it
+            task.cancel()
+            raise
+        return task.result()
 
     def owns(self, agent: str) -> bool:
         if self.mine is None:

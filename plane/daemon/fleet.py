@@ -204,7 +204,11 @@ class Fleet:
         if tick.mine != self._ownership.mine:
             self._ownership.changes += 1
         # Renewed when sent at the latest: calls stop with a third of it left.
-        self._ownership.renewed(tick.mine, tick.epochs, started + LEASE_S * 2 / 3)
+        # and calls in flight are cut with a sixth left, before the lease can
+        # have run out by the database's (it is renewed from when it commits).
+        self._ownership.renewed(
+            tick.mine, tick.epochs, started + LEASE_S * 2 / 3, started + LEASE_S * 5 / 6
+        )
         self._ownership.owners = tick.owners
         self._ledger.forget_sums()  # others' spend since the last tick, and the agents taken
         if tick.gained:
