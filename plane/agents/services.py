@@ -94,7 +94,8 @@ class Ownership:
                 left = self.calls_until - time.monotonic()
                 if left <= 0:
                     task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
+                    # However the call ends as it is cut, the turn ends as a lost lease's.
+                    with contextlib.suppress(Exception, asyncio.CancelledError):
                         await task
                     raise LeaseLost(f"{self.plane}'s lease on {agent} ran out during its call")
                 await asyncio.wait([task], timeout=left)

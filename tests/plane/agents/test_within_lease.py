@@ -83,3 +83,18 @@ async def test_a_cut_turn_cancels_its_call_too() -> None:
     with pytest.raises(asyncio.CancelledError):
         await turn
     await asyncio.wait_for(cancelled.wait(), 5)
+
+
+async def test_a_call_that_fails_as_it_is_cut_still_ends_as_a_lost_lease() -> None:
+    """A connection torn down by the cut may raise its own error: the turn
+    still ends as a lost lease's (not a failure it would report)."""
+    ownership = holding("a", 0.2)
+
+    async def torn_call() -> None:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            raise ConnectionResetError("the cut closed the connection") from None
+
+    with pytest.raises(LeaseLost):
+        await asyncio.wait_for(ownership.within_lease("a", torn_call()), 10)
