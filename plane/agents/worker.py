@@ -216,14 +216,23 @@ class AgentWorker:
     async def _failed(self) -> None:
         """Say that the turn failed — unless saying it fails too (the store
         away, or the agent taken by another plane meanwhile): then the log
-        has it, and the worker goes on to its next wake."""
+        has it, and the worker goes on to its next wake. Told under the
+        agent's lease, as its turn's writes are: a plane that no longer runs
+        the agent (stalled, cut off, taken over) tells nothing."""
+        ownership, name = self._services.ownership, self.spec.name
+        if not ownership.owns(name):
+            log.warning("%s: its turn failed on a plane that no longer runs it", name)
+            return
+        fence = FENCE.set(ownership.fence(name))
         try:
             await self.tell(notices.TURN_FAILED)
             if self._row_behind:
                 self._row_behind = False
-                await self._publish(self.spec.name)
+                await self._publish(name)
         except Exception as exc:
-            log.warning("%s: the failure could not be told: %s", self.spec.name, exc)
+            log.warning("%s: the failure could not be told: %s", name, exc)
+        finally:
+            FENCE.reset(fence)
 
     def hold_changed(self) -> None:
         """Paused, resumed, or its ceiling changed: look again (a hold for
