@@ -115,5 +115,7 @@ async def test_a_start_looks_only_at_the_agents_something_waits_for(
     assert sum(a.waiting for a in snapshot.agents) == 0  # the 3 answered
     asked = [request["messages"][-1]["content"] for request in scripted_llm.requests[-3:]]
     assert all("while you were held] are you there?" in text for text in asked), asked
-    named = {name for sql in statements for name in re.findall(r"'((?:agent-\d+)|demo|scout)'", sql)}
+    named = {
+        name for sql in statements for name in re.findall(r"'((?:agent-\d+)|demo|scout)'", sql)
+    }
     assert named <= set(waited), sorted(named - set(waited))
