@@ -119,15 +119,14 @@ class Crew:
 
     async def _with_work(self) -> set[str]:
         """The agents whose first look may find something: a message waiting
-        (one answered in a turn the plane was killed in waits still), an open
-        booking (due, or the scheduler wakes it when it is), or a hold told
+        (one answered in a turn the plane was killed in waits still), a
+        booking due (one due later, the scheduler wakes then), or a hold told
         (which a look ends if the hold has). Read for the whole fleet at once;
         the others' first look would find nothing, and is not made."""
         conversation = self._services.conversation
         waiting = await conversation.waiting_counts()
         told = await conversation.told_holds()
-        booked = {booking.agent for booking in await self._scheduler.open()}
-        return {*waiting, *told, *booked}
+        return {*waiting, *told, *await self._scheduler.due_agents()}
 
     async def settled(self) -> None:
         """Until every worker has done its first work (`AgentWorker.settled`)."""

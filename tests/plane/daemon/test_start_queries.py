@@ -119,3 +119,27 @@ async def test_a_start_looks_only_at_the_agents_something_waits_for(
         name for sql in statements for name in re.findall(r"'((?:agent-\d+)|demo|scout)'", sql)
     }
     assert named <= set(waited), sorted(named - set(waited))
+
+
+async def test_a_start_does_not_look_at_agents_whose_bookings_are_not_due(
+    tmp_path, scripted_llm, statements
+):
+    """60 agents with an ambient turn booked ten hours ahead and nothing else:
+    a restart reads no agent's waiting messages or told hold (the scheduler
+    wakes each when its turn comes due), and the turn is taken then."""
+    clock = ManualClock(NOON)
+    plane = await launch(tmp_path, scripted_llm, with_agents(60), clock)
+    await plane.quiet()
+    await plane.stop()
+    statements.clear()
+    plane = await launch(tmp_path, scripted_llm, with_agents(60), clock)
+    try:
+        await plane.quiet()
+        one_by_one = r"FROM messages WHERE waiting = 1 AND|FROM holds_told WHERE"
+        looked = [sql for sql in statements if re.search(one_by_one, sql)]
+        assert not looked, looked
+        subscription = plane.bus.subscribe()
+        await clock.advance(timedelta(minutes=601))
+        await plane.until_turn_ends("agent-17", subscription)
+    finally:
+        await plane.stop()
