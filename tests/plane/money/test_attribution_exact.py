@@ -27,7 +27,8 @@ from plane.errors import UnknownPrice
 from plane.money.attribution import Part, Piece, attribute
 from plane.money.pricing import Pricer, override_cost
 from plane.wire.protocol import Usage
-from tests.plane.money.usages import usages
+from tests.plane.money import strategies
+from tests.plane.money.strategies import usages
 
 PriceOf = Callable[[Usage], Decimal]
 SHARE = Decimal("1e-12")
@@ -99,16 +100,7 @@ def written(parts: Sequence[Part]) -> list[tuple[object, ...]]:
     return [(p.part, p.tool, p.mcp_server, p.input_tokens, str(p.cost_usd)) for p in parts]
 
 
-pieces = st.lists(
-    st.builds(
-        Piece,
-        st.sampled_from(["prompt", "messages", "tool"]),
-        st.integers(0, 300_000),
-        st.sampled_from([None, "read_file", "grep", "notes.search"]),
-        st.sampled_from([None, "notes"]),
-    ),
-    max_size=60,
-)
+pieces = strategies.pieces(300_000, 60, servers=True)
 TIER_EDGES = [0, 1, 127_999, 128_000, 128_001, 199_999, 200_000, 200_001, 272_000, 1_000_000]
 TIERED = st.sampled_from(TIER_EDGES) | st.integers(0, 2_000_000)
 

@@ -13,7 +13,8 @@ from plane.config import Price
 from plane.money.attribution import Piece, attribute
 from plane.money.pricing import override_cost
 from plane.wire.protocol import Usage
-from tests.plane.money.usages import usages
+from tests.plane.money import strategies
+from tests.plane.money.strategies import usages
 from tests.support.command import plane_cli_async
 from tests.support.fixtures_plane import CONFIG
 
@@ -27,15 +28,7 @@ def price(usage: Usage) -> Decimal:
     return override_cost(PRICE, usage)
 
 
-pieces = st.lists(
-    st.builds(
-        Piece,
-        st.sampled_from(["prompt", "messages", "tool"]),
-        st.integers(0, 200_000),
-        st.sampled_from([None, "read_file", "grep", "notes.search"]),
-    ),
-    max_size=40,
-)
+pieces = strategies.pieces(200_000, 40)
 
 
 @settings(max_examples=400, deadline=None)
