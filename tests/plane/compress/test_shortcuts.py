@@ -119,9 +119,26 @@ def replaced(module: object, name: str, pattern: str) -> Iterator[None]:
 @given(st.lists(texts, max_size=40))
 def test_a_margin_is_found_whether_or_not_the_quick_count_runs(lines: list[str]) -> None:
     quick = margins.strip(lines)
-    with replaced(margins, "_NUMBER_FIRST", r"\n"):  # every line passes the count
+    kept = margins._few_open_with_a_number
+    margins._few_open_with_a_number = lambda lines, nonempty: False  # every text passes
+    try:
         plain = margins.strip(lines)
+    finally:
+        margins._few_open_with_a_number = kept
     assert quick == plain
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(texts, max_size=40).map(lambda texts: "\n".join(texts).split("\n")))
+def test_lines_opening_with_a_number_are_counted_as_the_pattern_counts_them(
+    lines: list[str],
+) -> None:
+    """Read line by line until settled, the count says what the pattern's count over the
+    whole text says (of lines as the engine splits them: none holds a newline)."""
+    nonempty = len(lines) - lines.count("")
+    counted = len(re.findall(r"\n *\d", "\n" + "\n".join(lines)))
+    few = counted < 0.9 * nonempty
+    assert margins._few_open_with_a_number(lines, nonempty) == few
 
 
 def test_numbered_lines_keep_their_margin() -> None:
