@@ -41,7 +41,7 @@ class Numbered(NamedTuple):
         )
 
 
-def _few_open_with_a_number(lines: list[str], nonempty: int) -> bool:
+def few_open_with_a_number(lines: list[str], nonempty: int) -> bool:
     """Whether fewer than `_MIN_SHARE` of the non-empty lines open with a number (after
     spaces), read only until the lines without one settle it: a tenth of a source file's
     lines, where counting the numbers in the whole text searched every position of it."""
@@ -57,7 +57,7 @@ def _few_open_with_a_number(lines: list[str], nonempty: int) -> bool:
 def strip(lines: list[str]) -> Numbered | None:
     """The numbered form of these lines, or None when they carry no margin."""
     nonempty = len(lines) - lines.count("")
-    if nonempty < _MIN_LINES or _few_open_with_a_number(lines, nonempty):
+    if nonempty < _MIN_LINES or few_open_with_a_number(lines, nonempty):
         return None
     prefixes: list[str] = []
     numbered = nonempty = 0

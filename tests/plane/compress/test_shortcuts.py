@@ -119,12 +119,12 @@ def replaced(module: object, name: str, pattern: str) -> Iterator[None]:
 @given(st.lists(texts, max_size=40))
 def test_a_margin_is_found_whether_or_not_the_quick_count_runs(lines: list[str]) -> None:
     quick = margins.strip(lines)
-    kept = margins._few_open_with_a_number
-    margins._few_open_with_a_number = lambda lines, nonempty: False  # every text passes
+    kept = margins.few_open_with_a_number
+    margins.few_open_with_a_number = lambda lines, nonempty: False  # every text passes
     try:
         plain = margins.strip(lines)
     finally:
-        margins._few_open_with_a_number = kept
+        margins.few_open_with_a_number = kept
     assert quick == plain
 
 
@@ -138,7 +138,7 @@ def test_lines_opening_with_a_number_are_counted_as_the_pattern_counts_them(
     nonempty = len(lines) - lines.count("")
     counted = len(re.findall(r"\n *\d", "\n" + "\n".join(lines)))
     few = counted < 0.9 * nonempty
-    assert margins._few_open_with_a_number(lines, nonempty) == few
+    assert margins.few_open_with_a_number(lines, nonempty) == few
 
 
 def test_numbered_lines_keep_their_margin() -> None:
@@ -239,7 +239,7 @@ def test_markers_are_expanded_as_one_pass_of_the_pattern_expands_them(text: str)
         asked.append(ref)
         return f"<{ref}>"
 
-    expected = markers._ANY_RE.sub(lambda m: lookup(m["vref"] or m["cref"] or m["ref"]), text)
+    expected = markers.ANY_RE.sub(lambda m: lookup(m["vref"] or m["cref"] or m["ref"]), text)
     wanted, asked[:] = list(asked), []
     assert markers.expand(text, lookup) == expected
     assert asked == wanted
@@ -251,7 +251,7 @@ def test_a_text_without_refs_is_expanded_without_compiling_the_pattern() -> None
         "from plane.economy.compress import markers\n"
         "text = 'x = [1]  # not a marker\\n' * 5000\n"
         "assert markers.expand(text, {}.__getitem__) == text\n"
-        "print('search' in vars(markers._ANY_RE))\n"
+        "print('search' in vars(markers.ANY_RE))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
