@@ -88,14 +88,31 @@ def expand(text: str, lookup: Callable[[str], str]) -> str:
 
     `lookup(ref)` returns the removed content (a dict's `__getitem__`, or a
     store's `get`); whatever it raises for an unknown ref propagates.
+
+    As `ANY_RE.sub` would, but the pattern is tried only from lines that hold `ref:`:
+    every marker holds it on the line it starts on (nothing before a marker's first ref
+    is a newline), and searching every position of a 100 KB output for the line a code
+    marker starts cost more than the rest of the round trip.
     """
-    return _ANY_RE.sub(lambda m: lookup(m["vref"] or m["cref"] or m["ref"]), text)
+    pieces: list[str] = []
+    done = 0
+    at = text.find("ref:")
+    while at >= 0:
+        found = ANY_RE.search(text, max(done, text.rfind("\n", 0, at) + 1))
+        if found is None:
+            break
+        pieces.append(text[done : found.start()])
+        pieces.append(lookup(found["vref"] or found["cref"] or found["ref"]))
+        done = found.end()
+        at = text.find("ref:", done)
+    pieces.append(text[done:])
+    return "".join(pieces)
 
 
 # Views, code markers and inline markers in one pass, left to right: what a marker puts
 # back is never read again, so an output that itself shows a marker (a README about
 # this very compressor) round-trips once its own marker-like lines are folded.
-_ANY_RE = lazy(
+ANY_RE = lazy(
     "|".join(p.pattern for p in (VIEW_RE, CODE_MARKER_RE, MARKER_RE)),
     re.M,
 )

@@ -10,13 +10,15 @@ for some input fails here, not only on the pinned fixtures.
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from plane.economy.compress import frame, margins, sniff
+from plane.economy.compress import frame, margins, markers, sniff
 from plane.economy.compress.formats import logs
 from plane.economy.compress.plan import Fold, Plan
 from plane.economy.compress.visible import PATH_HINT, Visible, path_hint_lines
@@ -117,9 +119,26 @@ def replaced(module: object, name: str, pattern: str) -> Iterator[None]:
 @given(st.lists(texts, max_size=40))
 def test_a_margin_is_found_whether_or_not_the_quick_count_runs(lines: list[str]) -> None:
     quick = margins.strip(lines)
-    with replaced(margins, "_NUMBER_FIRST", r"\n"):  # every line passes the count
+    kept = margins.few_open_with_a_number
+    margins.few_open_with_a_number = lambda lines, nonempty: False  # every text passes
+    try:
         plain = margins.strip(lines)
+    finally:
+        margins.few_open_with_a_number = kept
     assert quick == plain
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(texts, max_size=40).map(lambda texts: "\n".join(texts).split("\n")))
+def test_lines_opening_with_a_number_are_counted_as_the_pattern_counts_them(
+    lines: list[str],
+) -> None:
+    """Read line by line until settled, the count says what the pattern's count over the
+    whole text says (of lines as the engine splits them: none holds a newline)."""
+    nonempty = len(lines) - lines.count("")
+    counted = len(re.findall(r"\n *\d", "\n" + "\n".join(lines)))
+    few = counted < 0.9 * nonempty
+    assert margins.few_open_with_a_number(lines, nonempty) == few
 
 
 def test_numbered_lines_keep_their_margin() -> None:
@@ -185,3 +204,54 @@ DIFF_LINES = [
 def test_a_diff_s_lines_are_counted_as_the_pattern_counts_them(lines: list[str]) -> None:
     sample = sniff.Sample("\n".join(lines))
     assert sample.share(sniff.DIFF, starts=sniff.DIFF_STARTS) == sample.share(sniff.DIFF)
+
+
+MARKER_PIECES = [
+    "\n",
+    " ",
+    "x",
+    "[",
+    "]",
+    "ref:",
+    "ref:k_",
+    "k_AAAAAAAAAA",
+    "[… 3 lines ref:k_AAAAAAAAAA]",
+    "[… 3 lines ref:k_BBBBBBBBBB, 2 more]",
+    "    ...  # [… body, 30 lines ref:k_CCCCCCCCCC]",
+    "// [… body ref:k_DDDDDDDDDD]",
+    "# ",
+    "...  ",
+    "[… HTML shown as text view ref:k_EEEEEEEEEE]\n",
+    "\n[end of view ref:k_EEEEEEEEEE]",
+    "\n[end of view ref:k_AAAAAAAAAA]",
+    "é",
+]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(MARKER_PIECES), max_size=30).map("".join))
+def test_markers_are_expanded_as_one_pass_of_the_pattern_expands_them(text: str) -> None:
+    """`expand` tries the pattern only from lines holding `ref:`, and finds what a
+    substitution over the whole text finds, in the same order."""
+    asked: list[str] = []
+
+    def lookup(ref: str) -> str:
+        asked.append(ref)
+        return f"<{ref}>"
+
+    expected = markers.ANY_RE.sub(lambda m: lookup(m["vref"] or m["cref"] or m["ref"]), text)
+    wanted, asked[:] = list(asked), []
+    assert markers.expand(text, lookup) == expected
+    assert asked == wanted
+
+
+def test_a_text_without_refs_is_expanded_without_compiling_the_pattern() -> None:
+    """As `plane compress` checks its own output: the search runs only where a ref is."""
+    code = (
+        "from plane.economy.compress import markers\n"
+        "text = 'x = [1]  # not a marker\\n' * 5000\n"
+        "assert markers.expand(text, {}.__getitem__) == text\n"
+        "print('search' in vars(markers.ANY_RE))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

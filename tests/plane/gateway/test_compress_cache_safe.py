@@ -5,7 +5,6 @@ the next; the call that produced a result is the compressor's hint."""
 
 from __future__ import annotations
 
-import _weakrefset
 import copy
 import json
 import subprocess
@@ -136,11 +135,12 @@ def test_the_call_that_produced_a_result_is_its_hint() -> None:
 
 
 def test_a_file_read_is_compressed_as_the_file_it_is() -> None:
-    """Without its call, the start of a Python module reads as a listing; with the
-    Read call's `file_path` as the hint, as Python."""
-    source = Path(_weakrefset.__file__).read_text()[:6000].rsplit("\n", 1)[0]
+    """Without its call, the start of a Python module whose docstring lists at the margin
+    (`- A shallow copy…`) reads as a listing; with the Read call's `file_path` as the
+    hint, as Python."""
+    source = Path(copy.__file__).read_text()[:6000].rsplit("\n", 1)[0]
     read = {"type": "tool_use", "id": "toolu_r", "name": "Read", "input": {}}
-    read["input"] = {"file_path": "/repo/_weakrefset.py"}
+    read["input"] = {"file_path": "/repo/copy.py"}
     result = {"type": "tool_result", "tool_use_id": "toolu_r", "content": source}
     body = {
         "messages": [
@@ -149,7 +149,7 @@ def test_a_file_read_is_compressed_as_the_file_it_is() -> None:
         ]
     }
     sent, _ = compress_messages(body, _kept)
-    hinted = compress(source, command="cat /repo/_weakrefset.py")
+    hinted = compress(source, command="cat /repo/copy.py")
     assert hinted.compressor == "source" and compress(source).compressor != "source"
     assert sent["messages"][1]["content"][0]["content"] == hinted.text
 
