@@ -24,7 +24,7 @@ from typing import Any, cast
 import pytest
 
 from plane.agents.metering import metered_call
-from plane.agents.services import Services
+from plane.agents.services import Ownership, Services
 from plane.clock import ManualClock
 from plane.config import Price
 from plane.errors import ProviderError
@@ -189,6 +189,7 @@ def services(provider: OpenAIProvider, ledger: Ledger, emit: Callable[[object], 
         ledger=ledger,
         emit=emit,
         gate=no_fleet_ceiling,  # one plane alone: no fleet or group ceiling to admit against
+        ownership=Ownership(),  # and no lease to hold
     )
     return cast(Services, found)
 
