@@ -16,10 +16,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import sqlite3
-from collections.abc import Awaitable, Callable
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import aiosqlite
 
@@ -84,9 +83,10 @@ class SqliteDatabase(Database):
             await self._operator_reader.execute(f"PRAGMA {pragma}")
         # Its thread answers in the operator's context: a loop that serves the
         # operator first (`plane.daemon.loop`) takes each answer ahead of the
-        # agents' callbacks, not a whole pass of the busy loop later.
-        in_its_thread = cast(Callable[..., Awaitable[object]], self._operator_reader._execute)
-        await in_its_thread(OPERATOR.set, True)
+        # agents' callbacks, not a whole pass of the busy loop later. Set once,
+        # on that thread, by a function SQLite calls there.
+        await self._operator_reader.create_function("plane_as_operator", 0, _as_operator)
+        await self._operator_reader.execute_fetchall("SELECT plane_as_operator()")
         # A file the plane may read but not write (read-only, or on a read-only
         # mount) is found here, not at the first call's ledger entry.
         await self.write(_touch_version)
@@ -211,3 +211,10 @@ def refusal(path: Path, exc: sqlite3.Error, *, aside: str = LEDGER_ASIDE) -> Sto
     if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
         return StoreError(f"{path} is locked by another process ({detail}); stop it first.")
     return StoreError(f"Cannot use {path}: {detail}.")
+
+
+def _as_operator() -> int:
+    """Run by SQLite on the operator's reader's thread: what that thread hands
+    the loop from then on is the operator's (`OPERATOR`)."""
+    OPERATOR.set(True)
+    return 1
