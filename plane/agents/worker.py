@@ -194,18 +194,10 @@ class AgentWorker:
             resets_at=resets_at,
         )
 
-    async def run(self, *, look: bool = True) -> None:
-        """Forever: wait to be woken, then work until nothing is left or held.
-
-        `look`: look first for what waited through a restart. False when the
-        start knows nothing waits for it (no message, no booking, no hold
-        told): most of a fleet, whose first looks were most of a start's CPU;
-        its first message or booking wakes it as usual."""
+    async def run(self) -> None:
+        """Forever: wait to be woken, then work until nothing is left or held."""
         await self._keep_ambient()
-        if look:
-            self._wake.set()  # answer what waited through a restart
-        else:
-            self.settled.set()
+        self._wake.set()  # answer what waited through a restart
         while True:
             await self._wake.wait()
             self._wake.clear()
