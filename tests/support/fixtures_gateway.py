@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+import httpx
 import pytest
 
 from plane.clock import ManualClock
@@ -73,6 +74,17 @@ class GatewayPlane(PlaneParts):
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.plane.http_port}"
+
+    async def scrape(self) -> str:
+        """`GET /metrics` with the plane's token, as a scraper asks: the text
+        of its answer, which must be a 200."""
+        token = self.home.token.read_text()
+        async with httpx.AsyncClient() as client:
+            answer = await client.get(
+                f"{self.url}/metrics", headers={"Authorization": f"Bearer {token}"}
+            )
+        assert answer.status_code == 200, answer.text
+        return answer.text
 
     async def entries(self) -> list[p.LedgerEntry]:
         return await self.services.ledger.entries(self.clock.now().date())

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import httpx
 import pytest
 
 from plane.cli.manage import shown
@@ -251,11 +250,7 @@ async def test_the_metric_says_held_for_a_loop(start_gateway):
         gw.llm.reply("", tool_calls=[READ], usage=CENT)
         gw.llm.reply("ok", usage=CENT)
         await metered_turn(gw, "demo", f"read it, time {n}")
-    async with httpx.AsyncClient() as client:
-        token = gw.home.token.read_text()
-        text = (
-            await client.get(f"{gw.url}/metrics", headers={"Authorization": f"Bearer {token}"})
-        ).text
+    text = await gw.scrape()
     got = samples(text)
     assert got["plane_agent_held", (("agent", "demo"), ("reason", "loop"))] == 1.0
     assert got["plane_agent_held", (("agent", "claude"), ("reason", ""))] == 0.0

@@ -78,11 +78,7 @@ async def test_a_held_agent_is_held_in_the_scrape(start_gateway: StartGateway) -
     gw = await start_gateway()
     await gw.runtime.api.handle(p.Send(agent="demo", text="/limit 0"))
     await gw.runtime.api.handle(p.Send(agent="demo", text="are you there?"))
-    async with httpx.AsyncClient() as client:
-        token = gw.home.token.read_text()
-        text = (
-            await client.get(f"{gw.url}/metrics", headers={"Authorization": f"Bearer {token}"})
-        ).text
+    text = await gw.scrape()
     got = samples(text)
     assert got["plane_agent_held", (("agent", "demo"), ("reason", "ceiling"))] == 1.0
     assert got["plane_agent_ceiling_usd", (("agent", "demo"),)] == 0.0
@@ -124,10 +120,7 @@ async def test_what_the_gateways_compression_saved_is_scraped_too(
         )
         assert answer.status_code == 200
         await gw.settled(watching, "claude")
-        token = gw.home.token.read_text()
-        text = (
-            await client.get(f"{gw.url}/metrics", headers={"Authorization": f"Bearer {token}"})
-        ).text
+    text = await gw.scrape()
     [chars] = [
         row["chars"]
         for row in await gw.db.fetchall("SELECT chars FROM savings WHERE agent = 'claude'")

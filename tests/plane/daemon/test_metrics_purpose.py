@@ -2,14 +2,13 @@
 read with prometheus_client's own parser; labels bounded whatever the
 clients send."""
 
-import httpx
 import openai
 import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
 from plane.wire.protocol import Usage
 from tests.plane.daemon.test_metrics import samples
-from tests.support.fixtures_gateway import CONFIG, StartGateway
+from tests.support.fixtures_gateway import CONFIG, GatewayPlane, StartGateway
 from tests.support.scripted_llm import Reply
 
 pytestmark = pytest.mark.timeout(60)
@@ -21,13 +20,8 @@ PURPOSED = CONFIG + (
 HELLO_CHAT: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hello"}]
 
 
-async def scrape(gw) -> dict:
-    async with httpx.AsyncClient() as client:
-        answer = await client.get(
-            f"{gw.url}/metrics", headers={"Authorization": f"Bearer {gw.home.token.read_text()}"}
-        )
-    assert answer.status_code == 200
-    return samples(answer.text)
+async def scrape(gw: GatewayPlane) -> dict:
+    return samples(await gw.scrape())
 
 
 async def test_groups_tags_and_tools_with_bounded_labels(start_gateway: StartGateway) -> None:
