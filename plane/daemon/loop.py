@@ -56,13 +56,20 @@ class OperatorFirst(asyncio.SelectorEventLoop):
             self._ready.append(handle)  # type: ignore[attr-defined]
 
     def _first(self, handle: events.Handle) -> None:
-        """Queue `handle` after the operator's callbacks, ahead of the rest."""
+        """Queue `handle` after the operator's callbacks, ahead of the rest.
+
+        The store's threads call this too (`call_soon_threadsafe`) while the
+        loop takes from the queue's front: the queue is read by index, never
+        iterated (an iterator fails once the queue changes), and each step
+        is one atomic operation. What the loop takes meanwhile can only put
+        `handle` a few places later than the operator's last, never lose it."""
         ready = self._ready  # type: ignore[attr-defined]
         at = 0
-        for queued in ready:  # after the operator's own, in their order
-            if not _operators(queued):
-                break
-            at += 1
+        try:
+            while _operators(ready[at]):  # after the operator's own, in their order
+                at += 1
+        except IndexError:  # the queue's end: every callback in it is the operator's
+            pass
         ready.insert(at, handle)
 
 

@@ -8,6 +8,7 @@ import contextvars
 import json
 import socket
 import sqlite3
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVarTuple
@@ -193,3 +194,50 @@ def test_the_operators_read_is_answered_before_a_thousand_queued_callbacks(tmp_p
     with asyncio.Runner(loop_factory=_Noting) as runner:
         runner.run(main())
     assert order.index("read") < 1000, f"answered after {order.index('read')} of the agents'"
+
+
+def test_the_operators_callbacks_handed_over_from_threads_all_arrive_while_the_loop_is_busy():
+    """The store's threads hand the operator's outcomes to the loop
+    (`call_soon_threadsafe` in the operator's context) while the loop pops
+    and appends its own queue: none of them may fail or be lost. Reordering
+    the queue from another thread raised "deque mutated during iteration" in
+    the store's writer, which then wrote nothing more: the plane hung."""
+    threads, each = 4, 3000
+    loop = OperatorFirst()
+    arrived: list[int] = []
+    failures: list[BaseException] = []
+    busy = True
+
+    def spin() -> None:  # an agent's callbacks keep the queue moving
+        if busy:
+            loop.call_soon(spin)
+
+    def hand_over() -> None:
+        try:
+            for n in range(each):
+                loop.call_soon_threadsafe(arrived.append, n, context=operators())
+        except BaseException as exc:  # the test reports it
+            failures.append(exc)
+
+    async def main() -> None:
+        nonlocal busy
+        for _ in range(200):
+            loop.call_soon(spin)
+        workers = [threading.Thread(target=hand_over) for _ in range(threads)]
+        for worker in workers:
+            worker.start()
+        while any(worker.is_alive() for worker in workers) or len(arrived) < threads * each:
+            if failures:
+                break
+            await asyncio.sleep(0.001)
+        busy = False
+
+    switching = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # the threads interleave at every few bytecodes
+    try:
+        loop.run_until_complete(asyncio.wait_for(main(), 60))
+    finally:
+        sys.setswitchinterval(switching)
+        loop.close()
+    assert failures == []
+    assert len(arrived) == threads * each
