@@ -13,7 +13,6 @@ query, not one each.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -165,8 +164,10 @@ class Scheduler:
         finally:
             for task in waits:
                 task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            # Waited for, not awaited: awaiting a cancelled wait raises a
+            # CancelledError that cannot be told from the scheduler's own,
+            # and a plane's stop that lands here would be swallowed with it.
+            await asyncio.wait(waits)
 
 
 def _booking(row: Row) -> Booking:

@@ -62,3 +62,26 @@ async def test_what_is_booked_after_a_read_comes_due_all_the_same(tmp_path):
         assert ambient.ambient
     finally:
         await db.close()
+
+
+async def test_the_scheduler_stops_when_cancelled_at_any_step_of_waking_up(tmp_path):
+    """A plane's stop cancels the scheduler; cancelled while it was putting
+    away its waits (a booking had just woken it), it swallowed the
+    cancellation as theirs, slept again, and the stop waited forever."""
+    db = await open_db(tmp_path / "plane.db")
+    try:
+        clock = ManualClock(NOON)
+        for steps in range(12):  # one of these lands in each await of the wake-up
+            scheduler = Scheduler(db, clock, wake=lambda agent: None)
+            await scheduler.book("demo", NOON + timedelta(hours=1), "later")
+            running = asyncio.create_task(scheduler.run())
+            for _ in range(20):  # asleep until the booking comes due
+                await asyncio.sleep(0)
+            await scheduler.book("demo", NOON + timedelta(hours=2), "wakes it")
+            for _ in range(steps):
+                await asyncio.sleep(0)
+            running.cancel()
+            await asyncio.wait([running], timeout=5)
+            assert running.cancelled(), f"still running after a cancel {steps} steps in"
+    finally:
+        await db.close()
