@@ -207,6 +207,8 @@ class Plane:
         self.cold_s = 0.0
         self.cold_cpu_s = 0.0
         """The plane's CPU (user and system) when it answered its first status."""
+        self.cold_load = 0.0
+        """The machine's load average then: the wall clock moves with it, the CPU less."""
 
     async def __aenter__(self) -> Plane:
         start = time.perf_counter()
@@ -227,6 +229,7 @@ class Plane:
                 await asyncio.sleep(0.02)
         self.cold_s = time.perf_counter() - start
         self.cold_cpu_s = cpu_s(self.pid)
+        self.cold_load = os.getloadavg()[0]
         if spying is not None:
             spying.send_signal(signal.SIGINT)  # py-spy writes what it sampled
             await asyncio.to_thread(spying.wait, 120)
@@ -517,7 +520,10 @@ async def run(agents: int, args: argparse.Namespace, root: Path, server: Server)
         print("\n".join(top_functions(busy_spy)))
     report(agents, aims, size, read_s, plane.cold_s, rss, cli_idle, raw_idle, trips_idle,
            cli_busy, raw_busy, trips_busy, args.busy, turns_s)  # fmt: skip
-    print(f"  the plane's CPU to its first status {plane.cold_cpu_s:8.2f} s")
+    print(
+        f"  the plane's CPU to its first status {plane.cold_cpu_s:8.2f} s"
+        f" (the machine's load average {plane.cold_load:.1f} then)"
+    )
     report_operator(asked, zero_ms, late, args.busy, load)
 
 

@@ -61,9 +61,12 @@ class Crew:
         self._runs: dict[AgentWorker, asyncio.Task[None]] = {}
         """Each worker's own task, so a deleted agent's can be ended alone."""
 
-    def add(self, spec: AgentSpec, client_model: str | None = None) -> AgentWorker:
+    def add(
+        self, spec: AgentSpec, client_model: str | None = None, *, look: bool = True
+    ) -> AgentWorker:
         """`spec`'s worker, running (a gateway agent's, with the model its
-        client last named, waits for its client's calls instead)."""
+        client last named, waits for its client's calls instead). `look`:
+        it looks at once for work (`AgentWorker.run`)."""
         worker = AgentWorker(
             self._services,
             spec,
@@ -82,7 +85,7 @@ class Crew:
             # A context of its own: an agent made by an operator's request
             # does not inherit the request's place ahead in the store (`OPERATOR`).
             task = asyncio.create_task(
-                worker.run(), name=f"worker:{spec.name}", context=contextvars.Context()
+                worker.run(look=look), name=f"worker:{spec.name}", context=contextvars.Context()
             )
             self._tasks.append(task)
             self._runs[worker] = task
@@ -109,9 +112,21 @@ class Crew:
         """Every agent's worker, and the watch on the day's end."""
         roster, ledger = self._services.roster, self._services.ledger
         latest = await ledger.latest_models([s.name for s in roster if s.gateway is not None])
+        looking = await self._with_work()
         for spec in roster:
-            self.add(spec, latest.get(spec.name))
+            self.add(spec, latest.get(spec.name), look=spec.name in looking)
         self._tasks.append(asyncio.create_task(self._watch_day(), name="day"))
+
+    async def _with_work(self) -> set[str]:
+        """The agents whose first look may find something: a message waiting
+        (one answered in a turn the plane was killed in waits still), a
+        booking due (one due later, the scheduler wakes then), or a hold told
+        (which a look ends if the hold has). Read for the whole fleet at once;
+        the others' first look would find nothing, and is not made."""
+        conversation = self._services.conversation
+        waiting = await conversation.waiting_counts()
+        told = await conversation.told_holds()
+        return {*waiting, *told, *await self._scheduler.due_agents()}
 
     async def settled(self) -> None:
         """Until every worker has done its first work (`AgentWorker.settled`)."""

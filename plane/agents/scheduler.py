@@ -104,6 +104,13 @@ class Scheduler:
         rows = await self._db.fetchall("SELECT * FROM bookings WHERE done = 0 ORDER BY due, id")
         return [_booking(row) for row in rows]
 
+    async def due_agents(self) -> set[str]:
+        """The agents with a booking due now, in one query for the fleet: a
+        start looks at these first; one due later is woken by `run` then."""
+        now = self._clock.now()
+        rows = await self._db.fetchall("SELECT agent, due FROM bookings WHERE done = 0")
+        return {agent for agent, due in rows if datetime.fromisoformat(due) <= now}
+
     async def _read_open(self, agents: list[str]) -> dict[str, list[Booking]]:
         narrow, params = agents_in(agents)
         rows = await self._db.fetchall(

@@ -194,10 +194,18 @@ class AgentWorker:
             resets_at=resets_at,
         )
 
-    async def run(self) -> None:
-        """Forever: wait to be woken, then work until nothing is left or held."""
+    async def run(self, *, look: bool = True) -> None:
+        """Forever: wait to be woken, then work until nothing is left or held.
+
+        `look`: look first for what waited through a restart. False when the
+        start knows nothing waits for it (no message, no booking, no hold
+        told): most of a fleet, whose first looks were most of a start's CPU;
+        its first message or booking wakes it as usual."""
         await self._keep_ambient()
-        self._wake.set()  # answer what waited through a restart
+        if look:
+            self._wake.set()  # answer what waited through a restart
+        else:
+            self.settled.set()
         while True:
             await self._wake.wait()
             self._wake.clear()

@@ -241,6 +241,11 @@ class Conversation:
         """The reason of the hold `agent` was last told of and is still in."""
         return await self._told_of.get(agent)
 
+    async def told_holds(self) -> set[str]:
+        """Every agent whose conversation was told of a hold it is still in,
+        in one query (a start looks first at these, `Crew.start`)."""
+        return {agent for (agent,) in await self._db.fetchall("SELECT agent FROM holds_told")}
+
     async def _read_told(self, agents: list[str]) -> dict[str, str | None]:
         narrow, params = agents_in(agents)
         rows = await self._db.fetchall(

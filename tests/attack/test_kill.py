@@ -53,6 +53,7 @@ UNIQUE = 1000
 CEILINGS = {"alpha": Decimal(5), "beta": Decimal("0.08")}
 MODELS = {"alpha": "model-a", "beta": "model-b"}
 CUT_NOTICE = "The plane stopped during this agent's turn; "
+QUIET = 200
 
 CONFIG = """
 defaults:
@@ -78,9 +79,11 @@ agents:
     model: model-b
     limitUsd: 0.08
     tools: [schedule_turn]
-"""
+""" + "".join(f"  quiet-{n}: {{}}\n" for n in range(QUIET))
 """$10 per 1M tokens: a call costs about a cent, so beta's ceiling binds
-after a handful of calls and the overshoot check has something to check."""
+after a handful of calls and the overshoot check has something to check.
+Among quiet agents no message reaches: a start looks only at the agents
+something waits for, and the restarts must still find alpha's and beta's."""
 
 
 class Model:

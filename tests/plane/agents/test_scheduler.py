@@ -64,6 +64,25 @@ async def test_what_is_booked_after_a_read_comes_due_all_the_same(tmp_path):
         await db.close()
 
 
+async def test_the_agents_with_a_booking_due_are_read_for_the_fleet_in_one_query(tmp_path):
+    db = await open_db(tmp_path / "plane.db")
+    try:
+        clock = ManualClock(NOON)
+        scheduler = Scheduler(db, clock, wake=lambda agent: None)
+        await scheduler.book("early", NOON - timedelta(minutes=1), "look")
+        await scheduler.book("now", NOON, "look")
+        await scheduler.book("later", NOON + timedelta(hours=1), "look")
+        taken = await scheduler.book("taken", NOON - timedelta(hours=1), "look")
+        await scheduler.done([taken])
+        reads = db.counts.reads
+        assert await scheduler.due_agents() == {"early", "now"}
+        assert db.counts.reads - reads == 1
+        await clock.advance(timedelta(hours=1))
+        assert await scheduler.due_agents() == {"early", "now", "later"}
+    finally:
+        await db.close()
+
+
 async def test_the_scheduler_stops_when_cancelled_at_any_step_of_waking_up(tmp_path):
     """A plane's stop cancels the scheduler; cancelled while it was putting
     away its waits (a booking had just woken it), it swallowed the
