@@ -41,6 +41,7 @@ from plane.wire.protocol import (
     TurnFinished,
     TurnStarted,
 )
+from tui.fleet import Tally
 
 
 @dataclass
@@ -129,6 +130,8 @@ class Store:
     def __init__(self, owner: DOMNode, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
         self.agents: dict[str, AgentState] = {}
+        self.tally = Tally()
+        """The fleet line's counts, kept as `agents` changes."""
         self.models: list[str] = []
         self.default_model: str | None = None
         """The model a new agent is put on; None until a plane says."""
@@ -207,6 +210,7 @@ class Store:
     def load(self, snapshot: Snapshot) -> None:
         """Replace everything with a snapshot (connect, reconnect, new day)."""
         self.agents = {agent.name: agent for agent in snapshot.agents}
+        self.tally.reset(snapshot.agents)
         self.models = list(snapshot.models)
         self.default_model = snapshot.default_model
         self.default_limit_usd = snapshot.default_limit_usd
@@ -235,6 +239,7 @@ class Store:
     def upsert(self, agent: AgentState) -> None:
         is_new = agent.name not in self.agents
         self.agents[agent.name] = agent
+        self.tally.put(agent)
         if is_new:
             self.roster_changed.publish(self.names)
         else:
@@ -315,6 +320,7 @@ class Store:
 
     def _on_removed(self, event: AgentRemoved) -> None:
         if (gone := self.agents.pop(event.agent, None)) is not None:
+            self.tally.drop(event.agent)
             self.unlisted_spend_usd += gone.spend_today_usd  # still the fleet's today
             self.conversations.pop(event.agent, None)
             self.roster_changed.publish(self.names)
@@ -328,6 +334,8 @@ class Store:
             )
             for name, agent in self.agents.items()
         }
+        self.tally.drop(event.old)
+        self.tally.put(event.agent)
         self.conversations.pop(event.old, None)
         self.roster_changed.publish(self.names)
 

@@ -78,15 +78,24 @@ def spend_total(parts: Iterable[tuple[Decimal, Decimal | None]], unlisted: Decim
     it keeps as many decimals as the most precise of theirs shows."""
     spending = [(spent, ceiling) for spent, ceiling in parts if spent]
     total = sum((spent for spent, _ in spending), unlisted)
-    if len(spending) == 1 and not unlisted:
-        return spend_against(*spending[0])
-    places = max((_decimals(spend_against(*part)) for part in spending), default=2)
+    figures = [spend_against(*part) for part in spending]
+    alone = figures[0] if len(figures) == 1 and not unlisted else None
+    return spend_summed(total, alone, max(map(decimals_shown, figures), default=2))
+
+
+def spend_summed(total: Decimal, alone: str | None, places: int) -> str:
+    """`spend_total` from what it reads of its parts, for a caller that
+    keeps them as they change (the TUI's fleet line): `alone`, the one
+    spending agent's own figure when the total is all its; `places`, the
+    most decimals a spending agent's figure shows."""
+    if alone is not None:
+        return alone
     if places <= 2 or total >= 1:
         return usd(total)
     return f"${total.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP):,.{places}f}"
 
 
-def _decimals(figure: str) -> int:
+def decimals_shown(figure: str) -> int:
     """How many decimals a worded figure shows (`$0.019` → 3)."""
     return len(figure.rpartition(".")[2]) if "." in figure else 0
 

@@ -27,7 +27,6 @@ from textual.worker import Worker, WorkerState
 from plane.wire.protocol import AgentState, ConversationMessage, History, Send
 from plane.wire.words import store_unreachable
 from tui.commands import Commands
-from tui.fleet import fleet
 from tui.link import Link, LinkFailed
 from tui.messages import Failed
 from tui.screens.manage import ManageAgents
@@ -170,10 +169,9 @@ class MainScreen(ManageAgents):
 
     def _fleet_now(self) -> None:
         self._fleet_due = None
-        agents = self.store.agents.values()
         ceiling = self.store.fleet_limit_usd
         unlisted = self.store.unlisted_spend_usd
-        line = fleet(agents, ceiling, unlisted) if self.store.day else None
+        line = self.store.tally.fleet(ceiling, unlisted) if self.store.day else None
         self.query_one(FleetLine).fleet = line
 
     def _message_added(self, message: ConversationMessage) -> None:
