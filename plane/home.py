@@ -13,7 +13,6 @@ database holds every conversation, and `token` is the operator's proof.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import stat
 from pathlib import Path
@@ -188,6 +187,8 @@ class Home(NamedTuple):
         Probed with a shared lock, so it never conflicts with another probe;
         a plane starting during the probe's instant is told it is already
         running, and its operator runs it again."""
+        import fcntl  # here: `plane compress` finds its store here, and never locks
+
         try:
             handle = open(self.lock, "rb")
         except OSError:
