@@ -27,8 +27,15 @@ else:
         """Makes each class written on `NamedTuple` a `collections.namedtuple`."""
 
         def __new__(cls, name, bases, body):
-            fields = body.get("__annotations__", {})
-            defaults = [body[field] for field in fields if field in body]
+            if "__annotations__" not in body:  # Python 3.14 defers them, unless told not to
+                raise TypeError(f"{name}: its module needs `from __future__ import annotations`")
+            fields = body["__annotations__"]
+            defaults = []
+            for field in fields:
+                if field in body:
+                    defaults.append(body[field])
+                elif defaults:  # as typing says it: namedtuple would shift the defaults
+                    raise TypeError(f"{name}: field {field} without a default follows one with")
             made = namedtuple(name, fields, defaults=defaults, module=body["__module__"])
             made.__annotations__ = dict(fields)
             for key, value in body.items():

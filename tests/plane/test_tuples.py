@@ -73,3 +73,24 @@ def test_a_class_on_plane_tuples_is_what_typing_makes_of_the_same_body() -> None
         setattr(ours, field, 4)
     with pytest.raises(TypeError):
         Ours._make([1])
+
+
+BAD = """
+from __future__ import annotations
+
+class Bad(NamedTuple):
+    a: int = 1
+    b: int
+"""
+
+
+@pytest.mark.parametrize(
+    "named_tuple", [tuples.NamedTuple, typing.NamedTuple], ids=["plane.tuples", "typing"]
+)
+def test_a_field_without_a_default_after_one_with_is_refused_as_typing_refuses_it(
+    named_tuple: object,
+) -> None:
+    """namedtuple itself would take it, giving `a`'s default to `b`. (Run from text: a type
+    checker refuses the class before it runs.)"""
+    with pytest.raises(TypeError, match="default"):
+        exec(BAD, {"NamedTuple": named_tuple, "__name__": __name__})
