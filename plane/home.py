@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     """What the lock file says of the plane that holds it (`none`: no plane holds it)."""
 else:
     PlaneState = str  # only annotations name it
+
 STATE_WIDTH = 8
 """Every state is written padded to this width at offset 0: one write, never a half one."""
 
