@@ -27,9 +27,10 @@ scanner, and parses a file only where the scanner is not sure of it).
 code where the times are noisy.
 
 `--against REV` also times the plane package as it was at a git revision
-against this tree, both run with `python -S` (no site, so no editable-install
-finder that would load this tree in both) from an extracted copy of each, in
-one interleaved loop: the two figures share the machine's load, so their
+against this tree, both run with `python -S -P` (no site, so no editable-install
+finder, and no current directory on the path, either of which would load this
+tree in both when run from the repo) from an extracted copy of each, in one
+interleaved loop: the two figures share the machine's load, so their
 difference is the code's.
 """
 
@@ -130,7 +131,7 @@ def instructions(cmd: list[str], stdin: bytes, env: dict[str, str]) -> int:
 
 
 def against(rev: str, inputs: dict[str, bytes], runs: int, env: dict[str, str]) -> None:
-    """This tree's plane package and the one at `rev`, under `python -S`, interleaved."""
+    """This tree's plane package and the one at `rev`, under `python -S -P`, interleaved."""
     with tempfile.TemporaryDirectory() as scratch:
         trees = {}
         for name, source in ((rev, rev), ("this tree", None)):
@@ -158,15 +159,17 @@ def against(rev: str, inputs: dict[str, bytes], runs: int, env: dict[str, str]) 
         jobs = {}
         for name, tree in trees.items():
             for label, data in inputs.items():
-                cmd = [str(PYTHON), "-S", "-c", code]
+                cmd = [str(PYTHON), "-S", "-P", "-c", code]
                 jobs[(name, label)] = (cmd, data, {**env, "PYTHONPATH": str(tree)})
         best = {key: (1e9, 1e9) for key in jobs}
         for _ in range(runs + 1):  # the first round warms each copy's bytecode
             for key, (cmd, data, job_env) in jobs.items():
                 ms, cpu = best_ms(cmd, data, 1, job_env)
                 best[key] = (min(best[key][0], ms), min(best[key][1], cpu))
-        floor, _ = best_ms([str(PYTHON), "-S", "-c", "pass"], b"", runs, env)
-        print(f"with python -S (python -S -c pass: {floor:.1f} ms), min of {runs}, interleaved:")
+        floor, _ = best_ms([str(PYTHON), "-S", "-P", "-c", "pass"], b"", runs, env)
+        print(
+            f"with python -S -P (python -S -P -c pass: {floor:.1f} ms), min of {runs}, interleaved:"
+        )
         for (name, label), (ms, cpu) in best.items():
             print(f"  {name:>12}, {label}: {ms:.1f} ms a call, {cpu:.1f} ms CPU")
 

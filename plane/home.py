@@ -13,12 +13,11 @@ database holds every conversation, and `token` is the operator's proof.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import stat
 from pathlib import Path
-from typing import Literal, NamedTuple
 
+from plane.tuples import NamedTuple
 from plane.wire.errors import PlaneError
 from plane.wire.token import read_token
 
@@ -26,8 +25,15 @@ __all__ = ["Home", "read_token", "say_state", "user_config_path"]
 
 APP = "plane"
 
-PlaneState = Literal["none", "starting", "running", "stopping"]
-"""What the lock file says of the plane that holds it (`none`: no plane holds it)."""
+TYPE_CHECKING = False  # typing's guard, without importing typing: see plane.tuples
+if TYPE_CHECKING:
+    from typing import Literal
+
+    PlaneState = Literal["none", "starting", "running", "stopping"]
+    """What the lock file says of the plane that holds it (`none`: no plane holds it)."""
+else:
+    PlaneState = str  # only annotations name it
+
 STATE_WIDTH = 8
 """Every state is written padded to this width at offset 0: one write, never a half one."""
 
@@ -182,6 +188,8 @@ class Home(NamedTuple):
         Probed with a shared lock, so it never conflicts with another probe;
         a plane starting during the probe's instant is told it is already
         running, and its operator runs it again."""
+        import fcntl  # here: `plane compress` finds its store here, and never locks
+
         try:
             handle = open(self.lock, "rb")
         except OSError:

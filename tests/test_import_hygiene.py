@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-ALLOWED = ("plane", "plane.home", "plane.wire")
+ALLOWED = ("plane", "plane.home", "plane.tuples", "plane.wire")
 
 pytestmark = pytest.mark.slow
 """Each imports in a fresh process, one of them a whole plane: seconds a

@@ -9,7 +9,7 @@ hierarchy, and the tree of it, is in `plane.errors`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+TYPE_CHECKING = False  # typing's guard, without importing typing: see plane.tuples
 
 if TYPE_CHECKING:  # a type only: importing the protocol (pydantic) costs a CLI call ~0.1 s
     from plane.wire.protocol import ErrorCode

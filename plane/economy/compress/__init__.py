@@ -18,7 +18,8 @@ below is imported the first time it is used.
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False  # typing's guard, without importing typing: see plane.tuples
 
 if TYPE_CHECKING:
     from plane.economy.compress.engine import MIN_CHARS, Compressed, compress

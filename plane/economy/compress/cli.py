@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import sys
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing's guard, without importing typing: see plane.tuples
 if TYPE_CHECKING:
     import argparse
+    from typing import Any
 
     from plane.economy.compress.refs import RefStore
 

@@ -14,9 +14,9 @@ should handle a text cannot bounce it between them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
 
 from plane.economy.compress.plan import Plan
+from plane.tuples import NamedTuple
 
 Nest = Callable[[list[str], "str | None"], Plan]
 """(lines, the format's name or None to let the classifier decide) -> plan."""

@@ -14,8 +14,6 @@ number, uses `hash()` or iterates a set into the output.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from plane.economy.compress import frame, margins
 from plane.economy.compress.classify import classify
 from plane.economy.compress.context import Context, keep_all
@@ -24,6 +22,7 @@ from plane.economy.compress.markers import LOOKS_LIKE_MARKER_RE, expand
 from plane.economy.compress.plan import Plan, render
 from plane.economy.compress.salience import guard
 
+TYPE_CHECKING = False  # typing's guard, without importing typing: see plane.tuples
 if TYPE_CHECKING:
     import logging
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator, Mapping
-from math import isfinite
 from pathlib import Path
 
 from plane.economy.compress.markers import ref_of
@@ -91,6 +90,8 @@ def _mtime(entry: os.DirEntry[str]) -> float:
 def entries(path: Path) -> Iterator[tuple[str, bytes, float]]:
     """(ref, content bytes, stored_at) of each entry whose content matches its ref (one that
     does not is skipped); reading stops where an entry is cut short or its line garbled."""
+    from math import isfinite  # here: the command that posts never reads, nor loads math
+
     try:
         data = path.read_bytes()
     except (FileNotFoundError, IsADirectoryError, PermissionError):

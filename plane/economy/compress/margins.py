@@ -9,10 +9,9 @@ lines: kept lines come back with their own numbers, verbatim.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Inline, Plan
+from plane.tuples import NamedTuple
 
 _MARGIN = lazy(r"^( *\d+(?:\t|  |:|-(?=\S)|→))")
 _MIN_SHARE = 0.9

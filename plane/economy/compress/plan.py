@@ -14,12 +14,12 @@ gives the input back.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
 
 from plane.economy.compress.levels import count_levels, error_lines
 from plane.economy.compress.locations import PAGE_LINE, locations
 from plane.economy.compress.markers import marker, ref_for
 from plane.economy.compress.patterns import lazy
+from plane.tuples import NamedTuple
 
 _TRUE = [True]
 # A labeller turns (kind, removed lines) into the marker's label and tail.

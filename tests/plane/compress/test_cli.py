@@ -173,6 +173,35 @@ def test_plane_compress_as_a_shell_runs_it_loads_only_what_compresses_its_input(
     assert list((tmp_path / "refs.inbox").iterdir())
 
 
+@pytest.mark.parametrize(
+    ("fixture", "command", "compressor"),
+    [
+        ("textwrap_py.txt", "cat textwrap.py", "source_python"),
+        ("make.txt", "make", "diagnostics"),  # a build log
+    ],
+)
+def test_plane_compress_loads_no_typing_nor_modules_only_the_store_or_the_plane_use(
+    tmp_path: Path, fixture: str, command: str, compressor: str
+) -> None:
+    """typing was most of what a call on a 100 KB file spent importing (its named tuples
+    and TYPE_CHECKING); math and fcntl serve only the store's reader and the plane's lock.
+    Checked as a shell runs the command, so no later import brings them back unseen."""
+    done = plane_process(
+        tmp_path,
+        "compress",
+        "--command",
+        command,
+        stdin=(HERE / fixture).read_text(),
+        env={"PYTHONPROFILEIMPORTTIME": "1"},
+    )
+    assert done.returncode == 0, done.stderr
+    modules = loaded(done)
+    assert f"plane.economy.compress.formats.{compressor}" in modules  # it did the work
+    assert "plane.home" in modules and "plane.economy.compress.inbox" in modules  # refs kept
+    unwanted = {"typing", "math", "fcntl"} & modules
+    assert not unwanted, f"plane compress loads {sorted(unwanted)}"
+
+
 def test_refs_printed_by_one_process_are_retrieved_and_expanded_by_others(
     tmp_path: Path,
 ) -> None:

@@ -10,7 +10,8 @@ importing each other in a circle.
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False  # typing's guard, without importing typing: see plane.tuples
 
 if TYPE_CHECKING:
     from plane.economy.compress.context import Compressor

@@ -24,9 +24,13 @@ import _ast as ast
 import sys
 from bisect import bisect_right
 from itertools import accumulate
-from typing import Any, NamedTuple
 
 from plane.economy.compress.patterns import lazy
+from plane.tuples import NamedTuple
+
+TYPE_CHECKING = False  # typing's guard, without importing typing: see plane.tuples
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_DEPTH = 100  # blocks deeper than this are left to the parser (its own bound is 100)
 MAX_BRACKETS = 200  # so are brackets (Python's tokenizer refuses more than 200)
