@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 
+from plane import collector
 from plane.clock import ManualClock
 from plane.money.ledger import _CLOSE, _OPEN, Ledger, _Sums
 from plane.store.migrations import MIGRATIONS
@@ -121,6 +122,7 @@ async def plane(path: Path, agents: int, seconds: float) -> tuple[int, float, di
     db = await SqliteDatabase.open(path)
     ledger = Ledger(db, ManualClock(NOON))
     await ledger.spend_today("agent-0")
+    collector.freeze()  # as the daemon does once started
     before = dict(vars(db.counts))
     done = 0
     cpu, loop_cpu = time.process_time(), time.thread_time()
