@@ -58,7 +58,7 @@ from sqlite3 import Connection, Row
 from typing import NamedTuple, TypeVar
 
 from plane.batched import Shared
-from plane.clock import Clock, day_of
+from plane.clock import Clock, day_of, stamp
 from plane.errors import LeaseLost, LedgerError, unreachable
 from plane.money.attribution import Part
 from plane.money.budgets import (
@@ -446,7 +446,7 @@ class Ledger:
         if day not in self._days:
             await self._day(day)  # the gate's sum for the day, before it moves
         row: tuple[object, ...] = (
-            agent, day.isoformat(), now.isoformat(), provider, model, str(estimate), source,
+            agent, day.isoformat(), stamp(now), provider, model, str(estimate), source,
         )  # fmt: skip
         sql = _OPEN_BARE
         if self.plane is not None or group is not None or tag is not None or session is not None:
@@ -806,7 +806,7 @@ class _Closing:
             _CLOSE_MOVED if moves else _CLOSE,
             (
                 *((known_iso,) if moves else ()),
-                self.now.isoformat(),
+                stamp(self.now),
                 usage.input_tokens,
                 usage.cache_read_tokens,
                 usage.cache_write_tokens,
