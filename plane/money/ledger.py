@@ -73,8 +73,8 @@ from plane.money.budgets import (
     checks,
     group_spent_sql,
 )
-from plane.store.engine import Database
-from plane.store.fence import FENCE, Fence
+from plane.store.engine import Database, Write
+from plane.store.fence import Fence
 from plane.wire.protocol import LedgerEntry, Usage
 from plane.wire.words import UNPRICED
 
@@ -464,9 +464,9 @@ class Ledger:
         if admits or self.plane is not None:
             opening.admits = admits
             opening.budgets = (fleet_ceiling, group, tag)
-            opening.fence, opening.margin = FENCE.get(), self.lease_margin_ms
+            opening.margin = self.lease_margin_ms
         try:  # `_write`'s body: a coroutine a call fewer
-            return await self._db.submit(opening.write, opening.opened, late=admits)
+            return await self._db.put(opening, late=admits)
         except sqlite3.Error as error:
             raise _refused(error) from error
 
@@ -556,24 +556,22 @@ class Ledger:
         )
         started = time.monotonic()
         try:  # the first try in this coroutine: one a call fewer
-            recorded = await self._db.submit(closing.write, closing.moved)
+            recorded = await self._db.put(closing)
         except sqlite3.Error as error:
             if not unreachable(error) or time.monotonic() > started + SETTLE_PATIENCE_S:
                 raise _refused(error) from error
-            recorded = await self._patiently(closing.write, closing.moved, started)
+            recorded = await self._patiently(closing, started)
         return Charge(recorded.agent, cost, known_day)
 
-    async def _patiently(
-        self, fn: Callable[[Connection], T], then: Callable[[T], object], started: float
-    ) -> T:
-        """`_write`, tried again while the store is away, for up to
+    async def _patiently(self, write: Write[T], started: float) -> T:
+        """`write` put again while the store is away, for up to
         `SETTLE_PATIENCE_S` since `started` (fenced: if another plane takes
         the agent meanwhile, `LeaseLost` ends it)."""
         deadline = started + SETTLE_PATIENCE_S
         while True:
             await asyncio.sleep(0.5)
             try:  # `_write`'s body: a coroutine a call fewer
-                return await self._db.submit(fn, then)
+                return await self._db.put(write)
             except sqlite3.Error as error:
                 if not unreachable(error) or time.monotonic() > deadline:
                     raise _refused(error) from error
@@ -742,11 +740,12 @@ def _admit_under_lease(
 
 
 @dataclass(slots=True)
-class _Opening:
-    """A call being opened: its write function (`write`, on the writer) and
-    what its commit changes in memory (`opened`, on the event loop), as one
-    object: closures would make a cell for each name they share, a dozen
-    objects a call more for the cyclic collector to count and walk."""
+class _Opening(Write[int]):
+    """A call being opened: its write (`run`, on the writer) and what its
+    commit changes in memory (`then`, on the event loop), as one object, put
+    on the writer's queue itself: closures would make a cell for each name
+    they share, a dozen objects a call more for the cyclic collector to count
+    and walk. The turn's fence is the write's (`Write.fence`)."""
 
     ledger: Ledger
     row: tuple[object, ...]
@@ -756,10 +755,9 @@ class _Opening:
     admits: bool = False
     budgets: tuple[Decimal | None, Budget | None, Budget | None] = (None, None, None)
     """The fleet's ceiling, the group's budget, the tag's: checked if `admits`."""
-    fence: Fence | None = None
     margin: int = 0
 
-    def write(self, conn: Connection) -> int:
+    def run(self, conn: Connection) -> int:
         ledger, day = self.ledger, self.recorded.day
         if self.admits:
             # What this batch's settles moved is not in `spend` until its end.
@@ -772,14 +770,14 @@ class _Opening:
         assert call is not None
         return int(call)
 
-    def opened(self, call: int) -> None:
+    def then(self, call: int) -> None:
         recorded, ledger = self.recorded, self.ledger
         ledger._open[call] = recorded
         ledger._count(recorded.day, recorded.agent, recorded.cost_usd)
 
 
 @dataclass(slots=True)
-class _Closing:
+class _Closing(Write[_Recorded]):
     """A call being closed (`Ledger._close`), as `_Opening`: one object."""
 
     ledger: Ledger
@@ -795,7 +793,7 @@ class _Closing:
     estimated: bool
     parts: Sequence[Part]
 
-    def write(self, conn: Connection) -> _Recorded:
+    def run(self, conn: Connection) -> _Recorded:
         call, cost, known_day, usage = self.call, self.cost, self.known_day, self.usage
         recorded = self.opened or _recorded(conn, call)
         # The day is set only when it moves: an unchanged day would still
@@ -827,7 +825,7 @@ class _Closing:
             self.ledger._sums.add_on(known_iso, recorded.agent, cost)
         return recorded
 
-    def moved(self, recorded: _Recorded) -> None:
+    def then(self, recorded: _Recorded) -> None:
         ledger, cost = self.ledger, self.cost
         ledger._open.pop(self.call, None)
         ledger._closed()
