@@ -51,7 +51,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Collection, Coroutine, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from functools import partial
 from sqlite3 import Connection, Row
@@ -271,7 +271,7 @@ class Ledger:
     def _today_known(self, now: datetime) -> date | None:
         """`today`'s answer for every call but a day's first, without making
         a coroutine (None: ask `today`)."""
-        clock_day = day_of(now)
+        clock_day = now.date() if now.tzinfo is UTC else day_of(now)  # `day_of`, a call fewer
         return clock_day if clock_day == self._latest else None
 
     def day(self) -> date:
@@ -581,7 +581,7 @@ class Ledger:
         table, which already holds the change, when first asked for)."""
         sums = self._days.get(day)
         if sums is not None:
-            sums[agent] = sums.get(agent, Decimal(0)) + amount
+            sums[agent] = sums.get(agent, _ZERO) + amount
 
     async def _day(self, day: date) -> dict[str, Decimal]:
         """The day's sums, read once: the closed calls' from `spend`, and the
@@ -654,6 +654,9 @@ def _refused(error: sqlite3.Error, *, reading: bool = False) -> LedgerError:
     if reading:
         return LedgerError(f"The ledger could not be read ({error}).")
     return LedgerError(f"Spend could not be recorded in the ledger ({error}).")
+
+
+_ZERO = Decimal(0)
 
 
 _OPEN = (
@@ -796,27 +799,26 @@ class _Closing(Write[_Recorded]):
     def run(self, conn: Connection) -> _Recorded:
         call, cost, known_day, usage = self.call, self.cost, self.known_day, self.usage
         recorded = self.opened or _recorded(conn, call)
+        known_iso = known_day.isoformat()
+        values: tuple[object, ...] = (
+            stamp(self.now),
+            usage.input_tokens,
+            usage.cache_read_tokens,
+            usage.cache_write_tokens,
+            usage.cache_write_1h_tokens,
+            usage.output_tokens,
+            str(cost),
+            recorded.price_source if self.source is None else self.source,
+            self.status,
+            int(self.estimated),
+            call,
+        )
         # The day is set only when it moves: an unchanged day would still
         # rewrite the row's entry in the index by day.
-        moves = recorded.day != known_day
-        known_iso = known_day.isoformat()
-        changed = conn.execute(
-            _CLOSE_MOVED if moves else _CLOSE,
-            (
-                *((known_iso,) if moves else ()),
-                stamp(self.now),
-                usage.input_tokens,
-                usage.cache_read_tokens,
-                usage.cache_write_tokens,
-                usage.cache_write_1h_tokens,
-                usage.output_tokens,
-                str(cost),
-                recorded.price_source if self.source is None else self.source,
-                self.status,
-                int(self.estimated),
-                call,
-            ),
-        ).rowcount
+        sql = _CLOSE
+        if recorded.day != known_day:
+            sql, values = _CLOSE_MOVED, (known_iso, *values)
+        changed = conn.execute(sql, values).rowcount
         if not changed:
             raise ValueError(f"call {call} is already {_recorded(conn, call).status}")
         if self.parts:

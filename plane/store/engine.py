@@ -274,16 +274,17 @@ class Database(ABC):
                     break
                 self._run_first()
                 batch = [] if isinstance(first, _Nudge) else [first]
+                take, add = self._queue.get_nowait, batch.append  # once a batch, not a write
                 while len(batch) < BATCH:
                     try:
-                        item = self._queue.get_nowait()
+                        item = take()
                     except queue.Empty:
                         break
                     if item is None:
                         closing = True
                         break
                     if not isinstance(item, _Nudge):
-                        batch.append(item)
+                        add(item)
                 self._run_first()  # those that came while the batch was taken
                 if batch:
                     self._run(batch)
