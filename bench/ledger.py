@@ -17,8 +17,10 @@ CPU a settled call against raw sqlite3 **at the same batch size**: the raw
 side again, committing as many inserts at once as the plane's calls shared a
 commit in the same round (one thread, no event loop). The aim: at most 2x.
 Beside it, the floor under the plane's figure: its own statements alone at
-that batch (the pending insert, a commit, the settling update and the day's
-sums, a commit), one thread, no event loop, no Python but theirs.
+that batch (each transaction the settling updates of the calls opened in the
+one before, the pending inserts of as many new ones and the day's sums, as
+the plane's writer commits them), one thread, no event loop, no Python but
+theirs.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from pathlib import Path
 
 from plane import collector
 from plane.clock import ManualClock
-from plane.money.ledger import _CLOSE, _OPEN, Ledger, _Sums
+from plane.money.ledger import _CLOSE, _OPEN_BARE, Ledger, _Sums
 from plane.store.migrations import MIGRATIONS
 from plane.store.sqlite import SqliteDatabase, _connect_writer
 from plane.wire.protocol import Usage
@@ -82,27 +84,26 @@ def raw(path: Path, seconds: float, batch: int = 1) -> tuple[int, float]:
 
 def statements(path: Path, seconds: float, batch: int) -> tuple[int, float]:
     """Calls done and CPU seconds taken by the ledger's own statements alone,
-    `batch` calls a commit (as `raw`): each call's pending insert, then each
-    one's settling update and the day's sums (`_Sums`, as the writer ends a
-    transaction), on the plane's writer connection and schema."""
+    `batch` calls a commit (as `raw`), one transaction as the plane's writer
+    makes it: the settling updates of the calls opened in the one before, the
+    pending inserts of `batch` new calls, and the day's sums (`_Sums`, as the
+    writer ends a transaction), on the plane's writer connection and schema."""
     if not path.exists():
         asyncio.run(migrated(path))
     conn = _connect_writer(path)
-    sums, done = _Sums(), 0
+    sums, done, calls = _Sums(), 0, list[tuple[str, int | None]]()
     cpu, start = time.process_time(), time.perf_counter()
     pending = ("", "2026-11-29", NOON.isoformat(), "p", "m", "0.05", "estimate")
+    settled = (NOON.isoformat(), 1200, 1000, 0, 0, 80, "0.0123", "table", "settled", 0)
     while time.perf_counter() - start < seconds:
         conn.execute("BEGIN IMMEDIATE")
-        calls = []
-        for n in range(batch):
-            row = (f"agent-{(done + n) % 100}", *pending[1:], None, None, None, None)
-            calls.append((row[0], conn.execute(_OPEN, row).lastrowid))
-        conn.execute("COMMIT")
-        conn.execute("BEGIN IMMEDIATE")
         for agent, call in calls:
-            settled = (NOON.isoformat(), 1200, 1000, 0, 0, 80, "0.0123", "table", "settled", 0)
             conn.execute(_CLOSE, (*settled, call))
             sums.add_on("2026-11-29", agent, Decimal("0.0123"))
+        calls = []
+        for n in range(batch):
+            row = (f"agent-{(done + n) % 100}", *pending[1:])
+            calls.append((row[0], conn.execute(_OPEN_BARE, row).lastrowid))
         sums.write(conn)
         conn.execute("COMMIT")
         done += batch

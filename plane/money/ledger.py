@@ -866,7 +866,7 @@ class _Sums:
     def add_on(self, day: str, agent: str, amount: Decimal) -> None:
         """`add`, the day already as the table writes it."""
         key = (day, agent)
-        self._moved[key] = self._moved.get(key, Decimal(0)) + amount
+        self._moved[key] = self._moved.get(key, _ZERO) + amount
 
     def on(self, day: date, agents: Collection[str] | None = None) -> Decimal:
         """What this transaction moved so far on `day`, of `agents` (None: all)."""
