@@ -12,7 +12,7 @@ import pytest
 
 from plane.clock import ManualClock
 from plane.errors import LedgerError
-from plane.money.ledger import _OPEN, Interrupted, Ledger
+from plane.money.ledger import Interrupted, Ledger
 from plane.store.migrations import MIGRATIONS
 from plane.wire.protocol import Usage
 from tests.support.fixtures_postgres import open_db, refuse
@@ -311,7 +311,14 @@ async def test_a_call_with_nothing_else_to_say_is_written_as_one_stating_each_no
     full = (
         "demo", "2026-11-29", stated, "openai", "gpt-4o", "0.05", "estimate", None, None, None, None
     )  # fmt: skip
-    await db.write(lambda conn: conn.execute(_OPEN, full))
+    await db.write(
+        lambda conn: conn.execute(
+            "INSERT INTO calls (agent, day, at, provider, model, cost_usd, price_source,"
+            " status, estimated, plane, agent_group, tag, session)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?, ?, ?, ?)",
+            full,
+        )
+    )
     rows = await db.fetchall("SELECT * FROM calls ORDER BY id")
     opened, written = ({k: row[k] for k in row.keys() if k != "id"} for row in rows)
     assert rows[0]["id"] == bare
