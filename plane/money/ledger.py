@@ -51,14 +51,14 @@ import sqlite3
 import time
 from collections.abc import Callable, Collection, Coroutine, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from functools import partial
 from sqlite3 import Connection, Row
 from typing import NamedTuple, TypeVar
 
 from plane.batched import Shared
-from plane.clock import Clock, day_of
+from plane.clock import Clock, day_of, stamp
 from plane.errors import LeaseLost, LedgerError, unreachable
 from plane.money.attribution import Part
 from plane.money.budgets import (
@@ -73,8 +73,8 @@ from plane.money.budgets import (
     checks,
     group_spent_sql,
 )
-from plane.store.engine import Database
-from plane.store.fence import FENCE, Fence
+from plane.store.engine import Database, Write
+from plane.store.fence import Fence
 from plane.wire.protocol import LedgerEntry, Usage
 from plane.wire.words import UNPRICED
 
@@ -99,9 +99,9 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Charge:
-    """What settling a call tells the plane."""
+class Charge(NamedTuple):
+    """What settling a call tells the plane (a tuple: made once a call, where
+    a frozen dataclass costs a microsecond)."""
 
     agent: str
     cost_usd: Decimal
@@ -271,7 +271,7 @@ class Ledger:
     def _today_known(self, now: datetime) -> date | None:
         """`today`'s answer for every call but a day's first, without making
         a coroutine (None: ask `today`)."""
-        clock_day = day_of(now)
+        clock_day = now.date() if now.tzinfo is UTC else day_of(now)  # `day_of`, a call fewer
         return clock_day if clock_day == self._latest else None
 
     def day(self) -> date:
@@ -445,22 +445,28 @@ class Ledger:
         day = self._today_known(now) or await self.today(now)
         if day not in self._days:
             await self._day(day)  # the gate's sum for the day, before it moves
-        row = (
-            agent, day.isoformat(), now.isoformat(), provider, model, str(estimate), source,
-            self.plane, group.name if group else None, tag.name if tag else None, session,
+        row: tuple[object, ...] = (
+            agent, day.isoformat(), stamp(now), provider, model, str(estimate), source,
         )  # fmt: skip
+        sql = _OPEN_BARE
+        if self.plane is not None or group is not None or tag is not None or session is not None:
+            row += (self.plane, group.name if group else None, tag.name if tag else None, session)
+            sql = _OPEN
         admits = (fleet_ceiling is not None or group is not None or tag is not None) and checks(
             fleet_ceiling, group, tag
         )
         opening = _Opening(
-            self, row, _Recorded(agent, day, estimate, "pending", source, tag.name if tag else None)
+            self,
+            row,
+            _Recorded(agent, day, estimate, "pending", source, tag.name if tag else None),
+            sql,
         )
         if admits or self.plane is not None:
             opening.admits = admits
             opening.budgets = (fleet_ceiling, group, tag)
-            opening.fence, opening.margin = FENCE.get(), self.lease_margin_ms
+            opening.margin = self.lease_margin_ms
         try:  # `_write`'s body: a coroutine a call fewer
-            return await self._db.submit(opening.write, opening.opened, late=admits)
+            return await self._db.put(opening, late=admits)
         except sqlite3.Error as error:
             raise _refused(error) from error
 
@@ -550,24 +556,22 @@ class Ledger:
         )
         started = time.monotonic()
         try:  # the first try in this coroutine: one a call fewer
-            recorded = await self._db.submit(closing.write, closing.moved)
+            recorded = await self._db.put(closing)
         except sqlite3.Error as error:
             if not unreachable(error) or time.monotonic() > started + SETTLE_PATIENCE_S:
                 raise _refused(error) from error
-            recorded = await self._patiently(closing.write, closing.moved, started)
+            recorded = await self._patiently(closing, started)
         return Charge(recorded.agent, cost, known_day)
 
-    async def _patiently(
-        self, fn: Callable[[Connection], T], then: Callable[[T], object], started: float
-    ) -> T:
-        """`_write`, tried again while the store is away, for up to
+    async def _patiently(self, write: Write[T], started: float) -> T:
+        """`write` put again while the store is away, for up to
         `SETTLE_PATIENCE_S` since `started` (fenced: if another plane takes
         the agent meanwhile, `LeaseLost` ends it)."""
         deadline = started + SETTLE_PATIENCE_S
         while True:
             await asyncio.sleep(0.5)
             try:  # `_write`'s body: a coroutine a call fewer
-                return await self._db.submit(fn, then)
+                return await self._db.put(write)
             except sqlite3.Error as error:
                 if not unreachable(error) or time.monotonic() > deadline:
                     raise _refused(error) from error
@@ -577,7 +581,7 @@ class Ledger:
         table, which already holds the change, when first asked for)."""
         sums = self._days.get(day)
         if sums is not None:
-            sums[agent] = sums.get(agent, Decimal(0)) + amount
+            sums[agent] = sums.get(agent, _ZERO) + amount
 
     async def _day(self, day: date) -> dict[str, Decimal]:
         """The day's sums, read once: the closed calls' from `spend`, and the
@@ -652,11 +656,23 @@ def _refused(error: sqlite3.Error, *, reading: bool = False) -> LedgerError:
     return LedgerError(f"Spend could not be recorded in the ledger ({error}).")
 
 
+_ZERO = Decimal(0)
+
+
 _OPEN = (
     "INSERT INTO calls (agent, day, at, provider, model, cost_usd, price_source,"
     " status, estimated, plane, agent_group, tag, session)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?, ?, ?, ?)"
 )
+
+
+_OPEN_BARE = (
+    "INSERT INTO calls (agent, day, at, provider, model, cost_usd, price_source,"
+    " status, estimated, plane, agent_group, tag, session)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1, NULL, NULL, NULL, NULL)"
+)
+"""`_OPEN` for a call with no plane, group, tag or session (the first seven
+values): each None bound costs sqlite3 a search for its adapter, ~0.2 us."""
 
 
 _CLOSE_SET = (
@@ -727,22 +743,24 @@ def _admit_under_lease(
 
 
 @dataclass(slots=True)
-class _Opening:
-    """A call being opened: its write function (`write`, on the writer) and
-    what its commit changes in memory (`opened`, on the event loop), as one
-    object: closures would make a cell for each name they share, a dozen
-    objects a call more for the cyclic collector to count and walk."""
+class _Opening(Write[int]):
+    """A call being opened: its write (`run`, on the writer) and what its
+    commit changes in memory (`then`, on the event loop), as one object, put
+    on the writer's queue itself: closures would make a cell for each name
+    they share, a dozen objects a call more for the cyclic collector to count
+    and walk. The turn's fence is the write's (`Write.fence`)."""
 
     ledger: Ledger
     row: tuple[object, ...]
     recorded: _Recorded
+    sql: str
+    """`_OPEN`, or `_OPEN_BARE` for a `row` of its first seven values."""
     admits: bool = False
     budgets: tuple[Decimal | None, Budget | None, Budget | None] = (None, None, None)
     """The fleet's ceiling, the group's budget, the tag's: checked if `admits`."""
-    fence: Fence | None = None
     margin: int = 0
 
-    def write(self, conn: Connection) -> int:
+    def run(self, conn: Connection) -> int:
         ledger, day = self.ledger, self.recorded.day
         if self.admits:
             # What this batch's settles moved is not in `spend` until its end.
@@ -751,18 +769,18 @@ class _Opening:
             return _admit_under_lease(conn, self.row, ledger.plane, self.fence, self.margin)
         # lastrowid, as Conversation.append: on SQLite a third cheaper than
         # RETURNING; plane/store/postgres_dialect.py reads it as lastval().
-        call = conn.execute(_OPEN, self.row).lastrowid
+        call = conn.execute(self.sql, self.row).lastrowid
         assert call is not None
         return int(call)
 
-    def opened(self, call: int) -> None:
+    def then(self, call: int) -> None:
         recorded, ledger = self.recorded, self.ledger
         ledger._open[call] = recorded
         ledger._count(recorded.day, recorded.agent, recorded.cost_usd)
 
 
 @dataclass(slots=True)
-class _Closing:
+class _Closing(Write[_Recorded]):
     """A call being closed (`Ledger._close`), as `_Opening`: one object."""
 
     ledger: Ledger
@@ -778,30 +796,29 @@ class _Closing:
     estimated: bool
     parts: Sequence[Part]
 
-    def write(self, conn: Connection) -> _Recorded:
+    def run(self, conn: Connection) -> _Recorded:
         call, cost, known_day, usage = self.call, self.cost, self.known_day, self.usage
         recorded = self.opened or _recorded(conn, call)
+        known_iso = known_day.isoformat()
+        values: tuple[object, ...] = (
+            stamp(self.now),
+            usage.input_tokens,
+            usage.cache_read_tokens,
+            usage.cache_write_tokens,
+            usage.cache_write_1h_tokens,
+            usage.output_tokens,
+            str(cost),
+            recorded.price_source if self.source is None else self.source,
+            self.status,
+            int(self.estimated),
+            call,
+        )
         # The day is set only when it moves: an unchanged day would still
         # rewrite the row's entry in the index by day.
-        moves = recorded.day != known_day
-        known_iso = known_day.isoformat()
-        changed = conn.execute(
-            _CLOSE_MOVED if moves else _CLOSE,
-            (
-                *((known_iso,) if moves else ()),
-                self.now.isoformat(),
-                usage.input_tokens,
-                usage.cache_read_tokens,
-                usage.cache_write_tokens,
-                usage.cache_write_1h_tokens,
-                usage.output_tokens,
-                str(cost),
-                recorded.price_source if self.source is None else self.source,
-                self.status,
-                int(self.estimated),
-                call,
-            ),
-        ).rowcount
+        sql = _CLOSE
+        if recorded.day != known_day:
+            sql, values = _CLOSE_MOVED, (known_iso, *values)
+        changed = conn.execute(sql, values).rowcount
         if not changed:
             raise ValueError(f"call {call} is already {_recorded(conn, call).status}")
         if self.parts:
@@ -810,7 +827,7 @@ class _Closing:
             self.ledger._sums.add_on(known_iso, recorded.agent, cost)
         return recorded
 
-    def moved(self, recorded: _Recorded) -> None:
+    def then(self, recorded: _Recorded) -> None:
         ledger, cost = self.ledger, self.cost
         ledger._open.pop(self.call, None)
         ledger._closed()
@@ -849,7 +866,7 @@ class _Sums:
     def add_on(self, day: str, agent: str, amount: Decimal) -> None:
         """`add`, the day already as the table writes it."""
         key = (day, agent)
-        self._moved[key] = self._moved.get(key, Decimal(0)) + amount
+        self._moved[key] = self._moved.get(key, _ZERO) + amount
 
     def on(self, day: date, agents: Collection[str] | None = None) -> Decimal:
         """What this transaction moved so far on `day`, of `agents` (None: all)."""

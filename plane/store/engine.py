@@ -44,7 +44,7 @@ import sqlite3
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -103,16 +103,51 @@ class Finisher(Protocol):
         """The transaction did not commit: drop what its functions left."""
 
 
-@dataclass(slots=True)
-class _Write(Generic[T]):
-    fn: Callable[[sqlite3.Connection], T]
+class Write(Generic[T]):
+    """One write on the writer's queue: `run` on the writer, inside its
+    transaction (SQL only: it may run twice, see the module's docstring), and
+    `then` on the event loop once that transaction committed (see
+    `Database.write`). `Database.submit` makes one of a function; a caller on
+    the hot path (the ledger, two writes a call) is one itself (`Database.put`):
+    one object a write, not its own, the engine's and two bound methods."""
+
+    __slots__ = ("fence", "future", "late", "outcome")
+
     future: asyncio.Future[T]
-    then: Callable[[T], object] | None
-    fence: Fence | None = None
-    late: bool = False
+    fence: Fence | None
+    """The turn's fence when it was put (`FENCE`), checked in its transaction."""
+    late: bool
     """Run at the end of its batch: it takes a lock every plane waits on."""
-    outcome: tuple[bool, Any] = field(default=(False, None))
+    outcome: tuple[bool, Any]
     """(True, value) once run, or (False, the exception)."""
+
+    def run(self, conn: sqlite3.Connection) -> T:
+        raise NotImplementedError
+
+    def then(self, value: T) -> object:
+        """What the commit changes in memory: nothing, unless overridden."""
+        return None
+
+
+_UNRUN: tuple[bool, Any] = (False, None)
+
+
+class _Call(Write[T]):
+    """A write function, and what runs after its commit (`Database.submit`)."""
+
+    __slots__ = ("after", "fn")
+
+    def __init__(
+        self, fn: Callable[[sqlite3.Connection], T], after: Callable[[T], object] | None
+    ) -> None:
+        self.fn = fn
+        self.after = after
+
+    def run(self, conn: sqlite3.Connection) -> T:
+        return self.fn(conn)
+
+    def then(self, value: T) -> object:
+        return None if self.after is None else self.after(value)
 
 
 class Database(ABC):
@@ -124,8 +159,8 @@ class Database(ABC):
         self._writer = writer
         self._reader = reader
         self._loop = asyncio.get_running_loop()
-        self._queue: queue.SimpleQueue[_Write[Any] | _Nudge | None] = queue.SimpleQueue()
-        self._first: collections.deque[_Write[Any]] = collections.deque()
+        self._queue: queue.SimpleQueue[Write[Any] | _Nudge | None] = queue.SimpleQueue()
+        self._first: collections.deque[Write[Any]] = collections.deque()
         """The operator's writes (`OPERATOR`): taken before the queue's."""
         self._stopped: asyncio.Future[None] = self._loop.create_future()
         self._closing = False
@@ -182,11 +217,20 @@ class Database(ABC):
         ledger, two writes a call), one coroutine frame fewer to suspend and
         resume. Cancelling the future leaves the write to commit, as
         cancelling `write` does."""
+        return self.put(_Call(fn, then), late=late)
+
+    def put(self, write: Write[T], *, late: bool = False) -> asyncio.Future[T]:
+        """`submit`, for a write that is its own `Write` (its function and
+        its `then` as methods). A write put again (tried anew once the
+        first try failed) gets a new future."""
         if self._closing:
             raise sqlite3.ProgrammingError("the database is closed")
         future: asyncio.Future[T] = self._loop.create_future()
+        write.future = future
+        write.fence = FENCE.get()
+        write.late = late
+        write.outcome = _UNRUN
         self.counts.writes += 1
-        write = _Write(fn, future, then, FENCE.get(), late)
         if OPERATOR.get():
             self.counts.operators += 1
             self._first.append(write)  # deque: safe across threads
@@ -230,16 +274,17 @@ class Database(ABC):
                     break
                 self._run_first()
                 batch = [] if isinstance(first, _Nudge) else [first]
+                take, add = self._queue.get_nowait, batch.append  # once a batch, not a write
                 while len(batch) < BATCH:
                     try:
-                        item = self._queue.get_nowait()
+                        item = take()
                     except queue.Empty:
                         break
                     if item is None:
                         closing = True
                         break
                     if not isinstance(item, _Nudge):
-                        batch.append(item)
+                        add(item)
                 self._run_first()  # those that came while the batch was taken
                 if batch:
                     self._run(batch)
@@ -250,16 +295,17 @@ class Database(ABC):
 
     def _run_first(self) -> None:
         """The operator's writes waiting now, as a transaction of their own."""
-        batch: list[_Write[Any]] = []
+        batch: list[Write[Any]] = []
         while self._first and len(batch) < BATCH:
             batch.append(self._first.popleft())
         if batch:
             self._run(batch, _OPERATORS.copy())
 
-    def _run(self, batch: list[_Write[Any]], context: contextvars.Context | None = None) -> None:
+    def _run(self, batch: list[Write[Any]], context: contextvars.Context | None = None) -> None:
         """Commit `batch` and hand its outcomes back to the loop. The agents'
         batch (no `context`) steps aside for the operator's writes."""
-        batch.sort(key=_is_late)  # stable: the rest keep their order
+        if any(item.late for item in batch):  # to the end; the rest keep their order
+            batch[:] = [w for w in batch if not w.late] + [w for w in batch if w.late]
         try:
             self._commit(batch, yields=context is None)
         except Exception as exc:  # the connection failed (a refused ROLLBACK)
@@ -268,7 +314,7 @@ class Database(ABC):
         self.counts.batches += 1
         self._loop.call_soon_threadsafe(self._deliver, batch, context=context)
 
-    def _commit(self, batch: list[_Write[Any]], *, yields: bool) -> None:
+    def _commit(self, batch: list[Write[Any]], *, yields: bool) -> None:
         """All of `batch` in one transaction; if any of it fails, each alone.
         `yields`: an operator's write that arrives meanwhile ends the
         transaction after the write running now, and commits next."""
@@ -285,7 +331,7 @@ class Database(ABC):
             if yields:
                 self._run_first()
 
-    def _transaction(self, batch: list[_Write[Any]], yields: bool) -> int:
+    def _transaction(self, batch: list[Write[Any]], yields: bool) -> int:
         """Run `batch` in one transaction, or its head if `yields` and an
         operator's write arrived meanwhile: how many of it committed (0: a
         batch failed, each of it is to run alone; a lone write's failure is
@@ -299,7 +345,7 @@ class Database(ABC):
                     break
                 if item.fence is not None:
                     self._guard(conn, item.fence)
-                item.outcome = (True, item.fn(conn))
+                item.outcome = (True, item.run(conn))
                 ran += 1
             for finish in self._finishers:
                 finish.write(conn)
@@ -336,10 +382,10 @@ class Database(ABC):
 
     # Back on the event loop.
 
-    def _deliver(self, batch: list[_Write[Any]]) -> None:
+    def _deliver(self, batch: list[Write[Any]]) -> None:
         for item in batch:
             ok, value = item.outcome
-            if ok and item.then is not None:
+            if ok:
                 try:
                     item.then(value)
                 except Exception as exc:  # a bug of the caller's: its own error
@@ -351,10 +397,6 @@ class Database(ABC):
                 item.future.set_result(value)
             else:
                 item.future.set_exception(value)
-
-
-def _is_late(item: _Write[Any]) -> bool:
-    return item.late
 
 
 def _settle_future(future: asyncio.Future[None]) -> None:

@@ -300,3 +300,27 @@ async def test_a_pending_call_is_charged_to_the_day_of_its_own_time_across_midni
     await ledger.settle(call, USAGE, Decimal("0.01"), "table")
     rows = await db.fetchall("SELECT day, at FROM calls")
     assert [(row["day"], row["at"][:10]) for row in rows] == [("2026-11-30", "2026-11-30")]
+
+
+async def test_a_call_with_nothing_else_to_say_is_written_as_one_stating_each_none(open_ledger):
+    """An open with no plane, group, tag or session writes its NULLs in the
+    statement itself: the row is the one the full statement writes."""
+    db, ledger = await open_ledger(ManualClock(NOON))
+    bare = await ledger.open_call("demo", "openai", "gpt-4o", Decimal("0.05"), "estimate")
+    stated = NOON.isoformat()
+    full = (
+        "demo", "2026-11-29", stated, "openai", "gpt-4o", "0.05", "estimate", None, None, None, None
+    )  # fmt: skip
+    await db.write(
+        lambda conn: conn.execute(
+            "INSERT INTO calls (agent, day, at, provider, model, cost_usd, price_source,"
+            " status, estimated, plane, agent_group, tag, session)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?, ?, ?, ?)",
+            full,
+        )
+    )
+    rows = await db.fetchall("SELECT * FROM calls ORDER BY id")
+    opened, written = ({k: row[k] for k in row.keys() if k != "id"} for row in rows)
+    assert rows[0]["id"] == bare
+    assert opened == written
+    assert (opened["status"], opened["estimated"], opened["tag"]) == ("pending", 1, None)

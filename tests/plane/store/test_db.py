@@ -14,7 +14,7 @@ import pytest
 from plane.clock import ManualClock
 from plane.history.conversation import Conversation
 from plane.money.ledger import Ledger
-from plane.store.engine import OPERATOR
+from plane.store.engine import OPERATOR, Write
 from plane.wire.protocol import Usage
 from tests.support.fixtures_postgres import open_db, refuse
 
@@ -185,6 +185,64 @@ async def test_after_a_commit_runs_even_when_the_caller_is_cancelled(db):
     await db.write(lambda conn: None)
     assert moved == [7]
     assert len(await db.fetchall("SELECT * FROM notices")) == 1
+
+
+class _Notice(Write[int]):
+    """A write that is its own queue entry (as the ledger's are): fails its
+    first try, commits its second."""
+
+    __slots__ = ("after", "tries")
+
+    def __init__(self) -> None:
+        self.tries: list[int] = []
+        self.after: list[int] = []
+
+    def run(self, conn):
+        self.tries.append(len(self.tries) + 1)
+        conn.execute("INSERT INTO notices (agent, day, kind) VALUES ('a', 'd', 'k')")
+        if len(self.tries) == 1:
+            raise sqlite3.OperationalError("the store is away")
+        return len(self.tries)
+
+    def then(self, value):
+        self.after.append(value)
+
+
+async def test_a_write_put_again_after_it_failed_commits_once_with_a_new_future(db):
+    """The ledger puts a settle again while the store is away: the try that
+    failed wrote nothing and moved nothing in memory; the next is answered on
+    a future of its own, committed once, and its after-commit step runs once."""
+    notice = _Notice()
+    first = db.put(notice)
+    with pytest.raises(sqlite3.OperationalError, match="away"):
+        await first
+    second = db.put(notice)
+    assert second is not first
+    assert await second == 2
+    assert (notice.tries, notice.after) == ([1, 2], [2])
+    assert len(await db.fetchall("SELECT * FROM notices")) == 1
+
+
+async def test_a_batch_puts_its_late_writes_last_the_rest_in_order(db):
+    """A write that locks what every plane waits on runs at the end of its
+    batch; the others keep the order they were put in."""
+    inside, release = threading.Event(), threading.Event()
+    ran: list[str] = []
+
+    def hold(conn):
+        inside.set()
+        release.wait(5)
+
+    def mark(name):
+        return lambda conn: ran.append(name)
+
+    held = asyncio.ensure_future(db.write(hold))
+    await asyncio.to_thread(inside.wait, 5)
+    names = ["late-1", "a", "b", "late-2", "c"]
+    writes = [db.submit(mark(n), late=n.startswith("late")) for n in names]
+    release.set()
+    await asyncio.gather(held, *writes)
+    assert ran == ["a", "b", "c", "late-1", "late-2"]
 
 
 async def test_a_closed_database_refuses_writes(tmp_path):
