@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import contextvars
 import logging
 import queue
@@ -48,6 +49,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, Protocol, TypeVar
 
+from plane.errors import StoreError
 from plane.store.fence import FENCE, Fence
 
 log = logging.getLogger(__name__)
@@ -164,6 +166,8 @@ class Database(ABC):
         """The operator's writes (`OPERATOR`): taken before the queue's."""
         self._stopped: asyncio.Future[None] = self._loop.create_future()
         self._closing = False
+        self._broken: str | None = None
+        """Why the writer thread stopped on a fault of its own (None: it did not)."""
         self._finishers: list[Finisher] = []
         self.counts = Counts()
         self._thread = threading.Thread(target=self._serve, name="plane-db-writer", daemon=True)
@@ -225,6 +229,8 @@ class Database(ABC):
         first try failed) gets a new future."""
         if self._closing:
             raise sqlite3.ProgrammingError("the database is closed")
+        if self._broken is not None:
+            raise StoreError(self._broken)
         future: asyncio.Future[T] = self._loop.create_future()
         write.future = future
         write.fence = FENCE.get()
@@ -237,7 +243,18 @@ class Database(ABC):
             self._queue.put(_NUDGE)
         else:
             self._queue.put(write)
+        self._answer_if_stopped()
         return future
+
+    def _answer_if_stopped(self) -> None:
+        """The writer stopped on its thread while a write was being put: what
+        it left queued is answered here, not left waiting."""
+        if self._broken is None:
+            return
+        drained = self._drain()
+        for item in drained:
+            item.outcome = (False, StoreError(self._broken))
+        self._deliver(drained)
 
     def finish_with(self, finisher: Finisher) -> None:
         """Have `finisher` end every transaction: what the write functions of
@@ -267,6 +284,7 @@ class Database(ABC):
 
     def _serve(self) -> None:
         closing = False
+        batch: list[Write[Any]] = []
         try:
             while not closing:
                 first = self._queue.get()
@@ -287,11 +305,44 @@ class Database(ABC):
                         add(item)
                 self._run_first()  # those that came while the batch was taken
                 if batch:
-                    self._run(batch)
+                    running, batch = batch, []
+                    self._run(running)
             self._run_first()
+        except BaseException as exc:  # logged and told by `_fail`: the thread ends here
+            self._fail(exc, batch)
         finally:
             self._writer.close()
-            self._loop.call_soon_threadsafe(_settle_future, self._stopped)
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
+                self._loop.call_soon_threadsafe(_settle_future, self._stopped)
+
+    def _fail(self, exc: BaseException, batch: list[Write[Any]]) -> None:
+        """A fault of the writer's own, not a write's (those are each write's
+        outcome): `batch`, every write still queued and every later one is
+        told so, rather than left waiting for a writer that is gone (a turn
+        recording its cost would hang, and its agent with it)."""
+        if self._broken is None:
+            log.error("the store's writer stopped", exc_info=exc)
+            self._broken = f"The store's writer stopped ({exc!r}); restart the plane."
+        failed = [*batch, *self._drain()]
+        for item in failed:
+            item.outcome = (False, StoreError(self._broken))
+        if failed:
+            with contextlib.suppress(RuntimeError):
+                self._loop.call_soon_threadsafe(self._deliver, failed)
+
+    def _drain(self) -> list[Write[Any]]:
+        """Every write still queued, taken off the queues."""
+        drained: list[Write[Any]] = []
+        while self._first:
+            drained.append(self._first.popleft())
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if isinstance(item, Write):
+                drained.append(item)
+        return drained
 
     def _run_first(self) -> None:
         """The operator's writes waiting now, as a transaction of their own."""
@@ -307,12 +358,16 @@ class Database(ABC):
         if any(item.late for item in batch):  # to the end; the rest keep their order
             batch[:] = [w for w in batch if not w.late] + [w for w in batch if w.late]
         try:
-            self._commit(batch, yields=context is None)
-        except Exception as exc:  # the connection failed (a refused ROLLBACK)
-            for item in batch:
-                item.outcome = (False, exc)
-        self.counts.batches += 1
-        self._loop.call_soon_threadsafe(self._deliver, batch, context=context)
+            try:
+                self._commit(batch, yields=context is None)
+            except Exception as exc:  # the connection failed (a refused ROLLBACK)
+                for item in batch:
+                    item.outcome = (False, exc)
+            self.counts.batches += 1
+            self._loop.call_soon_threadsafe(self._deliver, batch, context=context)
+        except BaseException as exc:  # the writer's own: this batch is told it failed
+            self._fail(exc, batch)
+            raise
 
     def _commit(self, batch: list[Write[Any]], *, yields: bool) -> None:
         """All of `batch` in one transaction; if any of it fails, each alone.

@@ -12,6 +12,7 @@ from decimal import Decimal
 import pytest
 
 from plane.clock import ManualClock
+from plane.errors import StoreError
 from plane.history.conversation import Conversation
 from plane.money.ledger import Ledger
 from plane.store.engine import OPERATOR, Write
@@ -250,6 +251,33 @@ async def test_a_closed_database_refuses_writes(tmp_path):
     await db.close()
     with pytest.raises(sqlite3.ProgrammingError):
         await db.write(lambda conn: None)
+
+
+async def test_a_writer_that_dies_fails_every_write_waiting_and_refuses_the_next(tmp_path):
+    """A fault of the writer thread's own (here a finisher that raises what
+    no transaction catches) used to leave every write already queued, and
+    every later one, waiting forever: a turn recording its cost hung, and
+    with it the agent. Each now gets the store's error; a failure to record
+    money stops the turn."""
+
+    class Fatal:
+        def write(self, conn):
+            raise SystemExit("the writer's own fault")
+
+        def forget(self):
+            pass
+
+    db = await open_db(tmp_path / "plane.db")
+    try:
+        db.finish_with(Fatal())
+        waiting = [db.submit(lambda conn, n=n: n) for n in range(20)]
+        for write in waiting:
+            with pytest.raises(StoreError, match="stopped"):
+                await asyncio.wait_for(write, 5)
+        with pytest.raises(StoreError, match="stopped"):
+            await asyncio.wait_for(db.write(lambda conn: 42), 5)
+    finally:
+        await asyncio.wait_for(db.close(), 5)
 
 
 @sqlite_only  # PostgreSQL answers a COMMIT outside a transaction with a warning only
