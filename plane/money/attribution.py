@@ -97,20 +97,34 @@ def attribute(
 
 def of_request(request: CompletionRequest) -> list[Piece]:
     """The plane's own request, as pieces: the system prompt and tool
-    schemas, then each message (a tool result by the tool kept with it)."""
+    schemas, then its history, each run of messages of one kind (people's
+    and the model's words; one tool's results) one piece. A run read as one
+    piece gets the same tokens and the same rates as its messages one by one
+    (each piece's tokens and weight are those of its span of the prompt), and
+    its share is rounded once, not once a message: a long history of short
+    messages made hundreds of pieces a call, each its own division."""
     schemas = sum(
         len(json.dumps(t.parameters)) + len(t.name) + len(t.description) for t in request.tools
     )
     pieces = [Piece("prompt", len(request.system) + schemas)]
-    add = pieces.append
+    part: PartKind = "messages"
+    tool: str | None = None
+    server: str | None = None
+    chars = 0
     for message in request.messages:  # hundreds a call: the plainest cases first
         if message.role == "tool":
-            add(Piece("tool", len(message.content), message.tool, message.mcp_server))
-        elif not message.tool_calls:
-            add(Piece("messages", len(message.content)))
-        else:
-            called = sum(len(c.name) + len(c.arguments) for c in message.tool_calls)
-            add(Piece("messages", len(message.content) + called))
+            if part != "tool" or message.tool != tool or message.mcp_server != server:
+                pieces.append(Piece(part, chars, tool, server))
+                part, tool, server, chars = "tool", message.tool, message.mcp_server, 0
+            chars += len(message.content)
+            continue
+        if part != "messages":
+            pieces.append(Piece(part, chars, tool, server))
+            part, tool, server, chars = "messages", None, None, 0
+        chars += len(message.content)
+        for call in message.tool_calls:
+            chars += len(call.name) + len(call.arguments)
+    pieces.append(Piece(part, chars, tool, server))
     return pieces
 
 
