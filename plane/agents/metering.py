@@ -25,9 +25,10 @@ from decimal import Decimal
 
 from plane.agents.services import Services
 from plane.errors import LeaseLost, ProviderError, UnknownPrice
-from plane.money.attribution import Piece, of_request
+from plane.history.folds import Folds
+from plane.money.attribution import NO_HISTORY, Piece, add_message, of_request
 from plane.money.ledger import Charge
-from plane.providers.base import BrokenReply, Completion, CompletionRequest
+from plane.providers.base import BrokenReply, ChatMessage, Completion, CompletionRequest
 from plane.wire.protocol import TextDelta, Usage
 from plane.wire.words import UNPRICED
 
@@ -41,8 +42,18 @@ class Metered:
     """The provider answered but the reply was unusable: charged, then stopped."""
 
 
+def _content(chars: int, message: ChatMessage) -> int:
+    return chars + len(message.content)
+
+
+_CHARS = Folds(0, _content)
+"""Each history's characters, kept for its next call (`plane.history.folds`)."""
+_PIECES = Folds(NO_HISTORY, add_message)
+"""Each history's pieces for cost by tool, kept the same way."""
+
+
 def prompt_tokens_estimate(request: CompletionRequest) -> int:
-    chars = len(request.system) + sum(len(m.content) for m in request.messages)
+    chars = len(request.system) + _CHARS.fold(request.messages)
     chars += sum(len(str(t.parameters)) + len(t.description) for t in request.tools)
     return math.ceil(chars / 3.5)
 
@@ -88,7 +99,9 @@ async def metered_call(
     except ProviderError:
         await ledger.fail(call)
         raise
-    pieces = () if completion.usage_estimated else of_request(request)
+    pieces = (
+        () if completion.usage_estimated else of_request(request, _PIECES.fold(request.messages))
+    )
     charge, priced = await _settle(
         services,
         call,

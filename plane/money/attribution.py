@@ -32,7 +32,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Literal, NamedTuple
 
-from plane.providers.base import CompletionRequest
+from plane.providers.base import ChatMessage, CompletionRequest
 from plane.wire.protocol import Usage
 
 PartKind = Literal["prompt", "messages", "tool", "output"]
@@ -95,37 +95,43 @@ def attribute(
     return [*_shared(kept, weights, counts, input_cost), answer]
 
 
-def of_request(request: CompletionRequest) -> list[Piece]:
+HistoryPieces = tuple[tuple[Piece, ...], Piece]
+"""A history's pieces: the runs closed, and the run still open."""
+NO_HISTORY: HistoryPieces = ((), Piece("messages", 0))
+
+
+def of_request(request: CompletionRequest, history: HistoryPieces | None = None) -> list[Piece]:
     """The plane's own request, as pieces: the system prompt and tool
     schemas, then its history, each run of messages of one kind (people's
     and the model's words; one tool's results) one piece. A run read as one
     piece gets the same tokens and the same rates as its messages one by one
     (each piece's tokens and weight are those of its span of the prompt), and
     its share is rounded once, not once a message: a long history of short
-    messages made hundreds of pieces a call, each its own division."""
+    messages made hundreds of pieces a call, each its own division.
+    `history`: `add_message` folded over its messages already, where kept."""
+    if history is None:
+        history = NO_HISTORY
+        for message in request.messages:
+            history = add_message(history, message)
     schemas = sum(
         len(json.dumps(t.parameters)) + len(t.name) + len(t.description) for t in request.tools
     )
-    pieces = [Piece("prompt", len(request.system) + schemas)]
-    part: PartKind = "messages"
-    tool: str | None = None
-    server: str | None = None
-    chars = 0
-    for message in request.messages:  # hundreds a call: the plainest cases first
-        if message.role == "tool":
-            if part != "tool" or message.tool != tool or message.mcp_server != server:
-                pieces.append(Piece(part, chars, tool, server))
-                part, tool, server, chars = "tool", message.tool, message.mcp_server, 0
-            chars += len(message.content)
-            continue
-        if part != "messages":
-            pieces.append(Piece(part, chars, tool, server))
-            part, tool, server, chars = "messages", None, None, 0
-        chars += len(message.content)
-        for call in message.tool_calls:
-            chars += len(call.name) + len(call.arguments)
-    pieces.append(Piece(part, chars, tool, server))
-    return pieces
+    return [Piece("prompt", len(request.system) + schemas), *history[0], history[1]]
+
+
+def add_message(history: HistoryPieces, message: ChatMessage) -> HistoryPieces:
+    """`history`'s pieces with `message` after them."""
+    closed, run = history
+    if message.role == "tool":
+        if run.part == "tool" and run.tool == message.tool and run.mcp_server == message.mcp_server:
+            return closed, Piece("tool", run.chars + len(message.content), run.tool, run.mcp_server)
+        return (*closed, run), Piece("tool", len(message.content), message.tool, message.mcp_server)
+    chars = len(message.content)
+    for call in message.tool_calls:
+        chars += len(call.name) + len(call.arguments)
+    if run.part == "messages":
+        return closed, Piece("messages", run.chars + chars)
+    return (*closed, run), Piece("messages", chars)
 
 
 def _without_output(usage: Usage) -> Usage:
