@@ -66,10 +66,11 @@ def wire_messages(request: CompletionRequest) -> list[dict[str, Any]]:
     head = [{"role": "system", "content": system}] if system else []
     if json_mode:
         return head + json_tools.render(request.messages)
-    return head + [_wire_message(m) for m in request.messages]
+    return head + [wire_message(m) for m in request.messages]
 
 
-def _wire_message(message: ChatMessage) -> dict[str, Any]:
+def wire_message(message: ChatMessage) -> dict[str, Any]:
+    """One history message as the API takes it (`EncodedHistories` keeps its JSON)."""
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
     wire: dict[str, Any] = {"role": message.role, "content": message.content}
@@ -137,7 +138,7 @@ class OpenAIProvider:
             connect=connect,
             middlewares=middlewares,
         )
-        self._histories = EncodedHistories(_wire_message)
+        self._histories = EncodedHistories(wire_message)
 
     async def aclose(self) -> None:
         await self._http.aclose()
