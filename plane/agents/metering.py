@@ -28,7 +28,14 @@ from plane.errors import LeaseLost, ProviderError, UnknownPrice
 from plane.history.folds import Folds
 from plane.money.attribution import NO_HISTORY, Piece, add_message, of_request
 from plane.money.ledger import Charge
-from plane.providers.base import BrokenReply, ChatMessage, Completion, CompletionRequest
+from plane.providers.base import (
+    BrokenReply,
+    ChatMessage,
+    Completion,
+    CompletionRequest,
+    ToolSpec,
+)
+from plane.providers.once import OncePerObject
 from plane.wire.protocol import TextDelta, Usage
 from plane.wire.words import UNPRICED
 
@@ -52,9 +59,17 @@ _PIECES = Folds(NO_HISTORY, add_message)
 """Each history's pieces for cost by tool, kept the same way."""
 
 
+def _estimated_chars(tool: ToolSpec) -> int:
+    return len(str(tool.parameters)) + len(tool.description)
+
+
+_tool_chars = OncePerObject(_estimated_chars)
+"""A tool's characters in the estimate, once a tool (`plane.providers.once`)."""
+
+
 def prompt_tokens_estimate(request: CompletionRequest) -> int:
     chars = len(request.system) + _CHARS.fold(request.messages)
-    chars += sum(len(str(t.parameters)) + len(t.description) for t in request.tools)
+    chars += sum(_tool_chars(t) for t in request.tools)
     return math.ceil(chars / 3.5)
 
 

@@ -32,7 +32,8 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Literal, NamedTuple
 
-from plane.providers.base import ChatMessage, CompletionRequest
+from plane.providers.base import ChatMessage, CompletionRequest, ToolSpec
+from plane.providers.once import OncePerObject
 from plane.wire.protocol import Usage
 
 PartKind = Literal["prompt", "messages", "tool", "output"]
@@ -95,6 +96,13 @@ def attribute(
     return [*_shared(kept, weights, counts, input_cost), answer]
 
 
+def _written_chars(tool: ToolSpec) -> int:
+    return len(json.dumps(tool.parameters)) + len(tool.name) + len(tool.description)
+
+
+_schema_chars = OncePerObject(_written_chars)
+"""A tool's schema's characters, once a tool (`plane.providers.once`)."""
+
 HistoryPieces = tuple[tuple[Piece, ...], Piece]
 """A history's pieces: the runs closed, and the run still open."""
 NO_HISTORY: HistoryPieces = ((), Piece("messages", 0))
@@ -113,9 +121,7 @@ def of_request(request: CompletionRequest, history: HistoryPieces | None = None)
         history = NO_HISTORY
         for message in request.messages:
             history = add_message(history, message)
-    schemas = sum(
-        len(json.dumps(t.parameters)) + len(t.name) + len(t.description) for t in request.tools
-    )
+    schemas = sum(_schema_chars(t) for t in request.tools)
     return [Piece("prompt", len(request.system) + schemas), *history[0], history[1]]
 
 
