@@ -8,8 +8,8 @@ encodes only the messages it did not send before.
 
 What is kept is found by the messages themselves, never by an agent's name
 or a count: a history is looked up by its first message, and each kept
-encoding is used only for the very object it was made from (`is`; a
-`ChatMessage` is frozen, so the same object always encodes the same). A
+encoding is used only for the very message it was made from, or one equal
+to it (a `ChatMessage` is frozen: equal messages encode the same). A
 history rewritten from its fifth message on has new objects from there, and
 they are encoded anew; one read again from the store (a restart) is all new
 objects, encoded anew. Nothing kept can stand for a message it was not made
@@ -35,7 +35,12 @@ ago goes first)."""
 class _History:
     messages: list[ChatMessage] = field(default_factory=list)
     encoded: list[bytes] = field(default_factory=list)
-    size: int = 0
+    joined: bytes = b""
+    """`encoded`, comma-separated: a call that only adds messages adds to it."""
+
+    @property
+    def size(self) -> int:
+        return len(self.joined)
 
 
 class EncodedHistories:
@@ -70,14 +75,17 @@ class EncodedHistories:
         if same < len(history.messages):
             del history.messages[same:]
             del history.encoded[same:]
-            history.size = sum(len(e) for e in history.encoded)
+            history.joined = b",".join(history.encoded)
+        added = []
         for message in messages[same:]:
             made = orjson.dumps(self._encode(message))
             history.messages.append(message)
             history.encoded.append(made)
-            history.size += len(made)
+            added.append(made)
+        if added:
+            history.joined = b",".join([history.joined, *added] if same else added)
         self._keep(key, history)
-        return b",".join(history.encoded)
+        return history.joined
 
     def _keep(self, key: int, history: _History) -> None:
         if history.size > self._most:
@@ -93,9 +101,13 @@ class EncodedHistories:
 
 
 def _same_prefix(kept: list[ChatMessage], messages: Sequence[ChatMessage]) -> int:
-    """How many of `messages`, from the first, are the very objects kept."""
+    """How many of `messages`, from the first, are the messages kept (equal:
+    the same objects, mostly, which compare at once; an equal message, being
+    frozen, encodes the same)."""
     n = min(len(kept), len(messages))
+    if list(messages[:n]) == kept[:n]:  # compared in C, the usual case
+        return n
     for i in range(n):
-        if kept[i] is not messages[i]:
+        if kept[i] != messages[i]:
             return i
     return n
