@@ -65,11 +65,15 @@ def _estimated_chars(tool: ToolSpec) -> int:
 
 _tool_chars = OncePerObject(_estimated_chars)
 """A tool's characters in the estimate, once a tool (`plane.providers.once`)."""
+_tools_chars: OncePerObject[tuple[ToolSpec, ...], int] = OncePerObject(
+    lambda tools: sum(map(_tool_chars, tools))
+)
+"""And a call's tools', once the toolbox's tuple of them (the same from call to call)."""
 
 
 def prompt_tokens_estimate(request: CompletionRequest) -> int:
     chars = len(request.system) + _CHARS.fold(request.messages)
-    chars += sum(_tool_chars(t) for t in request.tools)
+    chars += _tools_chars(request.tools)
     return math.ceil(chars / 3.5)
 
 

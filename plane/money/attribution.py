@@ -101,6 +101,9 @@ def _written_chars(tool: ToolSpec) -> int:
 
 
 _schema_chars = OncePerObject(_written_chars)
+_schemas_chars: OncePerObject[tuple[ToolSpec, ...], int] = OncePerObject(
+    lambda tools: sum(map(_schema_chars, tools))
+)
 """A tool's schema's characters, once a tool (`plane.providers.once`)."""
 
 HistoryPieces = tuple[tuple[Piece, ...], Piece]
@@ -121,7 +124,7 @@ def of_request(request: CompletionRequest, history: HistoryPieces | None = None)
         history = NO_HISTORY
         for message in request.messages:
             history = add_message(history, message)
-    schemas = sum(_schema_chars(t) for t in request.tools)
+    schemas = _schemas_chars(request.tools)
     return [Piece("prompt", len(request.system) + schemas), *history[0], history[1]]
 
 
@@ -238,7 +241,7 @@ def _shared(
     whole = sum(weights)
     if not whole:
         weights, whole = [1] * len(weights), len(weights)
-    numerator, denominator = Fraction(total).as_integer_ratio()
+    numerator, denominator = total.as_integer_ratio()
     below = denominator * whole
     largest = pieces[weights.index(max(weights))]  # the first of the largest
     merged: dict[tuple[PartKind, str | None, str | None], tuple[int, int]] = {}

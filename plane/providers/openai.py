@@ -291,7 +291,7 @@ class OpenAIProvider:
     ) -> None:
         """One chunk of the stream into `state`; the text to `on_text`."""
         try:
-            chunk = json.loads(data)
+            chunk = read_json(data)
             if not isinstance(chunk, dict):
                 raise TypeError("chunk is not an object")
             if "error" in chunk:
@@ -325,6 +325,17 @@ class OpenAIProvider:
             state.text.append(piece)
             if on_text:
                 await on_text(piece)
+
+
+def read_json(data: str) -> Any:
+    """`json.loads(data)`, by orjson where it reads it (a stream's every
+    event; the standard library took twice as long), by the standard
+    library where orjson does not (an integer past 64 bits, NaN, a lone
+    surrogate), so what is read, or refused, is the same."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json.loads(data)
 
 
 def _stream_error(error: Any) -> str:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from plane.providers.base import ChatMessage, CompletionRequest, ToolCall, ToolSpec
 from plane.providers.connections import json_body
 from plane.providers.encoded import EncodedHistories
-from plane.providers.openai import OpenAIProvider, wire_message
+from plane.providers.openai import OpenAIProvider, read_json, wire_message
 from plane.wire.protocol import Usage
 from tests.support.fixtures_plane import CONFIG
 
@@ -125,3 +125,20 @@ def test_json_mode_and_no_system_prompt_are_the_whole_bodys():
         CompletionRequest(model="m", system="s", messages=history, stream=False, temperature=0.5),
     ):
         assert provider.encode(request) == json_body(provider.body(request))
+
+
+def test_a_stream_event_reads_as_the_standard_library_reads_it():
+    for data in (
+        '{"choices": [{"delta": {"content": "hé ✓"}}], "usage": null}',
+        '{"n": 18446744073709551616, "f": 1e400}',
+        '{"x": NaN, "y": "\\ud800"}',
+        '{"a": 1, "a": 2}',
+        "[1.5, -0.0, 1e-7]",
+    ):
+        assert read_json(data) == json.loads(data) or str(read_json(data)) == str(json.loads(data))
+    for broken in ("{", '{"a": }', ""):
+        try:
+            read_json(broken)
+        except ValueError:
+            continue
+        raise AssertionError(f"read {broken!r}")
