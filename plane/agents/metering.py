@@ -26,7 +26,7 @@ from decimal import Decimal
 from plane.agents.services import Services
 from plane.errors import LeaseLost, ProviderError, UnknownPrice
 from plane.history.folds import Folds
-from plane.money.attribution import NO_HISTORY, Piece, add_message, of_request
+from plane.money.attribution import NO_HISTORY, HistoryPieces, Piece, add_message, of_request
 from plane.money.ledger import Charge
 from plane.providers.base import (
     BrokenReply,
@@ -49,14 +49,16 @@ class Metered:
     """The provider answered but the reply was unusable: charged, then stopped."""
 
 
-def _content(chars: int, message: ChatMessage) -> int:
-    return chars + len(message.content)
+HistoryFigures = tuple[int, HistoryPieces]
+"""A history's characters (the estimate's) and its pieces (cost by tool's)."""
 
 
-_CHARS = Folds(0, _content)
-"""Each history's characters, kept for its next call (`plane.history.folds`)."""
-_PIECES = Folds(NO_HISTORY, add_message)
-"""Each history's pieces for cost by tool, kept the same way."""
+def _add(figures: HistoryFigures, message: ChatMessage) -> HistoryFigures:
+    return figures[0] + len(message.content), add_message(figures[1], message)
+
+
+_HISTORIES = Folds((0, NO_HISTORY), _add)
+"""Each history's figures, kept for its next call (`plane.history.folds`)."""
 
 
 def _estimated_chars(tool: ToolSpec) -> int:
@@ -72,7 +74,7 @@ _tools_chars: OncePerObject[tuple[ToolSpec, ...], int] = OncePerObject(
 
 
 def prompt_tokens_estimate(request: CompletionRequest) -> int:
-    chars = len(request.system) + _CHARS.fold(request.messages)
+    chars = len(request.system) + _HISTORIES.fold(request.messages)[0]
     chars += _tools_chars(request.tools)
     return math.ceil(chars / 3.5)
 
@@ -119,7 +121,9 @@ async def metered_call(
         await ledger.fail(call)
         raise
     pieces = (
-        () if completion.usage_estimated else of_request(request, _PIECES.fold(request.messages))
+        ()
+        if completion.usage_estimated
+        else of_request(request, _HISTORIES.fold(request.messages)[1])
     )
     charge, priced = await _settle(
         services,

@@ -24,22 +24,24 @@ from plane.providers.base import ChatMessage
 
 S = TypeVar("S")
 
-KEPT_MESSAGES = 4_000_000
-"""The most messages kept, over every history (the one used longest ago
-goes first): a reference each, the messages being the transcript's."""
+KEPT_CHARS = 32_000_000
+"""The most history text kept alive here, over every history (the one used
+longest ago goes first), as the transcript keeps in memory at most: a
+history the transcript let go of is not held here past this either."""
 
 
 class Folds(Generic[S]):
     """`step` folded over a history from `start`, kept between calls."""
 
     def __init__(
-        self, start: S, step: Callable[[S, ChatMessage], S], most: int = KEPT_MESSAGES
+        self, start: S, step: Callable[[S, ChatMessage], S], most: int = KEPT_CHARS
     ) -> None:
         self._start, self._step, self._most = start, step, most
-        self._kept: OrderedDict[int, tuple[tuple[ChatMessage, ...], S]] = OrderedDict()
+        self._kept: OrderedDict[int, tuple[tuple[ChatMessage, ...], S, int]] = OrderedDict()
         """By the id of a history's first message (kept alive here, so the id
-        is not another's while it is kept): its messages and their figure."""
-        self._count = 0
+        is not another's while it is kept): its messages, their figure and
+        their characters."""
+        self._chars = 0
 
     def fold(self, messages: Sequence[ChatMessage]) -> S:
         """`step` over `messages`, from `start`; only over those added since
@@ -49,18 +51,27 @@ class Folds(Generic[S]):
             return self._start
         key = id(history[0])
         kept = self._kept.pop(key, None)
-        state, done = self._start, 0
+        state, done, chars = self._start, 0, 0
         if kept is not None:
-            self._count -= len(kept[0])
+            self._chars -= kept[2]
             seen = len(kept[0])
             if seen <= len(history) and history[:seen] == kept[0]:
-                state, done = kept[1], seen
+                state, done, chars = kept[1], seen, kept[2]
         step = self._step
         for message in history[done:]:
             state = step(state, message)
-        if len(history) <= self._most:
-            self._kept[key] = (history, state)
-            self._count += len(history)
-            while self._count > self._most:
-                self._count -= len(self._kept.popitem(last=False)[1][0])
+            chars += _chars(message)
+        if chars <= self._most:
+            self._kept[key] = (history, state, chars)
+            self._chars += chars
+            while self._chars > self._most:
+                self._chars -= self._kept.popitem(last=False)[1][2]
         return state
+
+    @property
+    def kept_chars(self) -> int:
+        return self._chars
+
+
+def _chars(message: ChatMessage) -> int:
+    return len(message.content) + sum(len(c.arguments) for c in message.tool_calls) + 1

@@ -32,7 +32,7 @@ def anew(history: list[ChatMessage]) -> object:
 @settings(max_examples=200, deadline=None)
 @given(st.lists(MESSAGE, max_size=20), st.lists(EDIT, max_size=12))
 def test_a_kept_figure_is_always_the_whole_historys(start, edits):
-    folds = Folds(NO_HISTORY, add_message, most=50)
+    folds = Folds(NO_HISTORY, add_message, most=400)
     other = [ChatMessage("user", "another agent's")]
     history = list(start)
     assert folds.fold(history) == anew(history)
@@ -47,6 +47,7 @@ def test_a_kept_figure_is_always_the_whole_historys(start, edits):
             history = history[: at % (len(history) + 1)]
         assert folds.fold(history) == anew(history)
         folds.fold(other)
+        assert folds.kept_chars <= 400
 
 
 def test_a_grown_history_is_folded_over_its_new_messages_only():
@@ -62,3 +63,15 @@ def test_a_grown_history_is_folded_over_its_new_messages_only():
     history.append(ChatMessage("user", "three"))
     assert folds.fold(tuple(history)) == 11
     assert seen == ["one", "two", "three"]
+
+
+def test_what_is_kept_is_bounded_by_its_text_the_oldest_going_first():
+    folds = Folds(0, lambda n, m: n + 1, most=100)
+    first = [ChatMessage("user", "x" * 40)]
+    second = [ChatMessage("user", "y" * 40)]
+    third = [ChatMessage("user", "z" * 40)]
+    for history in (first, second, third):
+        folds.fold(history)
+    assert folds.kept_chars == 82  # the first went: 41 characters each
+    assert folds.fold([ChatMessage("user", "w" * 200)]) == 1  # too long to keep
+    assert folds.kept_chars == 82
