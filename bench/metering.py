@@ -204,15 +204,15 @@ async def plane_side(
         await plane.startup()
         assert plane.runtime is not None
         provider: Any = plane.runtime.services.providers["zero"]
-        latest: list[dict[str, Any]] = [{}]
-        taken: list[dict[str, Any]] = []
-        body = provider.body
+        latest: list[bytes] = [b"{}"]
+        taken: list[bytes] = []
+        encode = provider.encode
 
-        def keep_body(request: Any) -> dict[str, Any]:
-            latest[0] = made = body(request)
+        def keep_body(request: Any) -> bytes:
+            latest[0] = made = encode(request)
             return made
 
-        provider.body = keep_body
+        provider.encode = keep_body
         subscription = plane.bus.subscribe()
         finished = {n: asyncio.Event() for n in names}
 
@@ -241,7 +241,7 @@ async def plane_side(
         plane.bus.unsubscribe(subscription)
         plane.stop_event.set()
         await plane.shutdown()
-    return side, taken[0]
+    return side, json.loads(taken[0])
 
 
 async def bare_httpx(

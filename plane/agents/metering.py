@@ -25,9 +25,17 @@ from decimal import Decimal
 
 from plane.agents.services import Services
 from plane.errors import LeaseLost, ProviderError, UnknownPrice
-from plane.money.attribution import Piece, of_request
+from plane.history.folds import Folds
+from plane.money.attribution import NO_HISTORY, HistoryPieces, Piece, add_message, of_request
 from plane.money.ledger import Charge
-from plane.providers.base import BrokenReply, Completion, CompletionRequest
+from plane.providers.base import (
+    BrokenReply,
+    ChatMessage,
+    Completion,
+    CompletionRequest,
+    ToolSpec,
+)
+from plane.providers.once import OncePerObject
 from plane.wire.protocol import TextDelta, Usage
 from plane.wire.words import UNPRICED
 
@@ -41,9 +49,33 @@ class Metered:
     """The provider answered but the reply was unusable: charged, then stopped."""
 
 
+HistoryFigures = tuple[int, HistoryPieces]
+"""A history's characters (the estimate's) and its pieces (cost by tool's)."""
+
+
+def _add(figures: HistoryFigures, message: ChatMessage) -> HistoryFigures:
+    return figures[0] + len(message.content), add_message(figures[1], message)
+
+
+_HISTORIES = Folds((0, NO_HISTORY), _add)
+"""Each history's figures, kept for its next call (`plane.history.folds`)."""
+
+
+def _estimated_chars(tool: ToolSpec) -> int:
+    return len(str(tool.parameters)) + len(tool.description)
+
+
+_tool_chars = OncePerObject(_estimated_chars)
+"""A tool's characters in the estimate, once a tool (`plane.providers.once`)."""
+_tools_chars: OncePerObject[tuple[ToolSpec, ...], int] = OncePerObject(
+    lambda tools: sum(map(_tool_chars, tools))
+)
+"""And a call's tools', once the toolbox's tuple of them (the same from call to call)."""
+
+
 def prompt_tokens_estimate(request: CompletionRequest) -> int:
-    chars = len(request.system) + sum(len(m.content) for m in request.messages)
-    chars += sum(len(str(t.parameters)) + len(t.description) for t in request.tools)
+    chars = len(request.system) + _HISTORIES.fold(request.messages)[0]
+    chars += _tools_chars(request.tools)
     return math.ceil(chars / 3.5)
 
 
@@ -88,7 +120,11 @@ async def metered_call(
     except ProviderError:
         await ledger.fail(call)
         raise
-    pieces = () if completion.usage_estimated else of_request(request)
+    pieces = (
+        ()
+        if completion.usage_estimated
+        else of_request(request, _HISTORIES.fold(request.messages)[1])
+    )
     charge, priced = await _settle(
         services,
         call,

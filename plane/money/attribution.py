@@ -32,7 +32,8 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Literal, NamedTuple
 
-from plane.providers.base import CompletionRequest
+from plane.providers.base import ChatMessage, CompletionRequest, ToolSpec
+from plane.providers.once import OncePerObject
 from plane.wire.protocol import Usage
 
 PartKind = Literal["prompt", "messages", "tool", "output"]
@@ -95,23 +96,51 @@ def attribute(
     return [*_shared(kept, weights, counts, input_cost), answer]
 
 
-def of_request(request: CompletionRequest) -> list[Piece]:
+def _written_chars(tool: ToolSpec) -> int:
+    return len(json.dumps(tool.parameters)) + len(tool.name) + len(tool.description)
+
+
+_schema_chars = OncePerObject(_written_chars)
+_schemas_chars: OncePerObject[tuple[ToolSpec, ...], int] = OncePerObject(
+    lambda tools: sum(map(_schema_chars, tools))
+)
+"""A tool's schema's characters, once a tool (`plane.providers.once`)."""
+
+HistoryPieces = tuple[tuple[Piece, ...], Piece]
+"""A history's pieces: the runs closed, and the run still open."""
+NO_HISTORY: HistoryPieces = ((), Piece("messages", 0))
+
+
+def of_request(request: CompletionRequest, history: HistoryPieces | None = None) -> list[Piece]:
     """The plane's own request, as pieces: the system prompt and tool
-    schemas, then each message (a tool result by the tool kept with it)."""
-    schemas = sum(
-        len(json.dumps(t.parameters)) + len(t.name) + len(t.description) for t in request.tools
-    )
-    pieces = [Piece("prompt", len(request.system) + schemas)]
-    add = pieces.append
-    for message in request.messages:  # hundreds a call: the plainest cases first
-        if message.role == "tool":
-            add(Piece("tool", len(message.content), message.tool, message.mcp_server))
-        elif not message.tool_calls:
-            add(Piece("messages", len(message.content)))
-        else:
-            called = sum(len(c.name) + len(c.arguments) for c in message.tool_calls)
-            add(Piece("messages", len(message.content) + called))
-    return pieces
+    schemas, then its history, each run of messages of one kind (people's
+    and the model's words; one tool's results) one piece. A run read as one
+    piece gets the same tokens and the same rates as its messages one by one
+    (each piece's tokens and weight are those of its span of the prompt), and
+    its share is rounded once, not once a message: a long history of short
+    messages made hundreds of pieces a call, each its own division.
+    `history`: `add_message` folded over its messages already, where kept."""
+    if history is None:
+        history = NO_HISTORY
+        for message in request.messages:
+            history = add_message(history, message)
+    schemas = _schemas_chars(request.tools)
+    return [Piece("prompt", len(request.system) + schemas), *history[0], history[1]]
+
+
+def add_message(history: HistoryPieces, message: ChatMessage) -> HistoryPieces:
+    """`history`'s pieces with `message` after them."""
+    closed, run = history
+    if message.role == "tool":
+        if run.part == "tool" and run.tool == message.tool and run.mcp_server == message.mcp_server:
+            return closed, Piece("tool", run.chars + len(message.content), run.tool, run.mcp_server)
+        return (*closed, run), Piece("tool", len(message.content), message.tool, message.mcp_server)
+    chars = len(message.content)
+    for call in message.tool_calls:
+        chars += len(call.name) + len(call.arguments)
+    if run.part == "messages":
+        return closed, Piece("messages", run.chars + chars)
+    return (*closed, run), Piece("messages", chars)
 
 
 def _without_output(usage: Usage) -> Usage:
@@ -212,7 +241,7 @@ def _shared(
     whole = sum(weights)
     if not whole:
         weights, whole = [1] * len(weights), len(weights)
-    numerator, denominator = Fraction(total).as_integer_ratio()
+    numerator, denominator = total.as_integer_ratio()
     below = denominator * whole
     largest = pieces[weights.index(max(weights))]  # the first of the largest
     merged: dict[tuple[PartKind, str | None, str | None], tuple[int, int]] = {}

@@ -213,10 +213,12 @@ class HttpCaller:
             url = self._urls[path] = URL(self.base_url + path)
         return url
 
-    async def open(self, path: str, body: dict[str, Any]) -> aiohttp.ClientResponse:
-        """POST `body` and return the response once its status is good, with
-        the body not yet read (the caller reads it, then releases it)."""
-        client, url, data = self._client(), self._url(path), connections.json_body(body)
+    async def open(self, path: str, body: dict[str, Any] | bytes) -> aiohttp.ClientResponse:
+        """POST `body` (bytes: its JSON, written already) and return the
+        response once its status is good, with the body not yet read (the
+        caller reads it, then releases it)."""
+        data = body if isinstance(body, bytes) else connections.json_body(body)
+        client, url = self._client(), self._url(path)
         retries = 0
         waited = 0.0
         fresh_connection_retry = True
