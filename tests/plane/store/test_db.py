@@ -6,6 +6,7 @@ failure costing the others."""
 import asyncio
 import sqlite3
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -253,6 +254,10 @@ async def test_a_closed_database_refuses_writes(tmp_path):
         await db.write(lambda conn: None)
 
 
+def number(n: int) -> Callable[[sqlite3.Connection], int]:
+    return lambda conn: n
+
+
 async def test_a_writer_that_dies_fails_every_write_waiting_and_refuses_the_next(tmp_path):
     """A fault of the writer thread's own (here a finisher that raises what
     no transaction catches) used to leave every write already queued, and
@@ -270,7 +275,7 @@ async def test_a_writer_that_dies_fails_every_write_waiting_and_refuses_the_next
     db = await open_db(tmp_path / "plane.db")
     try:
         db.finish_with(Fatal())
-        waiting = [db.submit(lambda conn, n=n: n) for n in range(20)]
+        waiting = [db.submit(number(n)) for n in range(20)]
         for write in waiting:
             with pytest.raises(StoreError, match="stopped"):
                 await asyncio.wait_for(write, 5)
