@@ -2,28 +2,29 @@
 
 Scripts poll it, so it starts fast: `plane.entry` sends `plane status ...`
 here without loading `plane.cli` (the protocol's models, pydantic), and the
-snapshot is read as the plain JSON it is on the wire (`plane.wire.once`).
-`plane --tcp HOST:PORT status` comes through `plane.cli`, to the same code.
+snapshot is read as the plain JSON it is on the wire (`plane.wire.once`), on
+a plain socket: no event loop either. `plane --tcp HOST:PORT status` comes
+through `plane.cli`, to the same code.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import functools
+import gc
 import json
 import sys
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from plane.cli.connect import reach
-from plane.clock import until
+from plane.cli.connect import ask
 from plane.home import Home
 from plane.usage import OneLineParser
-from plane.wire.once import ask, rows
+from plane.wire.once import rows
 from plane.wire.words import (
     UNPRICED,
+    duration,
     plain,
     reaches,
     spend_against,
@@ -48,7 +49,10 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: list[str]) -> int:
     """`plane status ...` straight from `plane.entry`: whatever goes wrong
-    is one line and an exit code, as for every command (`failing`)."""
+    is one line and an exit code, as for every command (`failing`). The
+    process ends with the command: the collector, which would walk the
+    snapshot's rows again and again as they are read, is off."""
+    gc.disable()
     parser = OneLineParser(prog="plane status", description=HELP)
     _arguments(parser)
     args = parser.parse_args(argv)
@@ -63,15 +67,9 @@ def main(argv: list[str]) -> int:
 
 
 def status(args: argparse.Namespace) -> int:
-    snapshot = asyncio.run(_snapshot())
+    snapshot: dict[str, Any] = ask(Home.from_env(), {"type": "status"})["snapshot"]
     print(status_json(snapshot) if args.json else status_text(snapshot))
     return 0
-
-
-async def _snapshot() -> dict[str, Any]:
-    reply = await reach(Home.from_env(), functools.partial(ask, request={"type": "status"}))
-    snapshot: dict[str, Any] = reply["snapshot"]
-    return snapshot
 
 
 def status_json(snapshot: dict[str, Any]) -> str:
@@ -169,7 +167,7 @@ def status_text(snapshot: dict[str, Any]) -> str:
             line += f"  a loop: `plane resume {a['name']}` lets it go on"
         elif a["status"] == "held" and a.get("resumes_at") is not None:
             resumes = _moment(a["resumes_at"])
-            line += f"  resumes in {until(_moment(snapshot['now']), resumes)}"
+            line += f"  resumes in {duration(resumes - _moment(snapshot['now']))}"
         elif limit is not None and (at := a.get("reaches_ceiling_at")) is not None:
             line += f"  {reaches(limit, _moment(at))}"
         lines.append(line)
