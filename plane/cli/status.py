@@ -112,22 +112,27 @@ def status_json(snapshot: dict[str, Any]) -> str:
         },
         indent=2,
     )
-    agents = [json.dumps(_agent(a)) for a in rows(snapshot)]  # each with every field
+    agents = [_agent(a) for a in rows(snapshot)]  # each with every field
     if not agents:
         return head
-    listed = "[\n    " + ",\n    ".join(agents) + "\n  ]"
+    listed = "[\n    " + json.dumps(agents)[1:-1].replace(_NEXT, _NEXT_LINE) + "\n  ]"
     return head.replace(_NO_AGENTS, f'\n  "agents": {listed}', 1)
 
 
 _NO_AGENTS = '\n  "agents": []'
 """Where the agents go in the head: its first such line (the groups' own
 `agents` come after it, deeper; no JSON string holds an unescaped quote)."""
+_NEXT = '}, {"name": '
+"""Between two agents, in the list encoded in one call (an agent's fields
+are flat, and inside a JSON string every quote is escaped: nowhere else)."""
+_NEXT_LINE = '},\n    {"name": '
 
 
 def _agent(a: dict[str, Any]) -> dict[str, Any]:
-    """An agent's line of `plane status --json`: one a line, each encoded
-    by json's C encoder (indenting each field was most of the command's
-    CPU at 100,000 agents: Python's encoder does it)."""
+    """An agent's line of `plane status --json`: one a line, the list
+    encoded by json's C encoder in one call (indenting each field was most
+    of the command's CPU at 100,000 agents: Python's encoder does it; an
+    encoder set up for each agent, half of what was left)."""
     return {
         "name": a["name"],
         "model": a["model"],

@@ -180,3 +180,20 @@ async def test_a_reply_it_cannot_take_is_one_sentence(tmp_path, reply, sentence)
             await asyncio.wait_for(
                 asyncio.to_thread(ask, socket, {"type": "status"}, token="t"), 10
             )
+
+
+def test_json_has_an_agent_a_line_whatever_its_strings_hold():
+    """The agents are encoded in one call and cut into lines between them:
+    a name or model that spells the cut is still one agent's line."""
+    import json
+
+    from plane.cli.status import status_json
+
+    spelled = '}, {"name": '
+    agents = [{"name": f"a{n}", "model": spelled, "status": "idle"} for n in range(3)]
+    snapshot = {"day": "2026-11-29", "now": "2026-11-29T12:00:00+00:00", "agents": agents}
+    snapshot["resets_at"] = "2026-11-30T00:00:00+00:00"
+    said = status_json(snapshot)
+    lines = [line for line in said.splitlines() if line.startswith('    {"name": ')]
+    assert [json.loads(line.rstrip(","))["name"] for line in lines] == ["a0", "a1", "a2"]
+    assert [a["model"] for a in json.loads(said)["agents"]] == [spelled] * 3
