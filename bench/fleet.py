@@ -438,6 +438,15 @@ def turns_after(busy: Busy, replied: dict[str, float]) -> int:
     )
 
 
+def send_buffer_mib() -> float:
+    """What the kernel gives a socket that asks for more send buffer (the
+    plane asks for 4 MiB); 0 where it cannot be read."""
+    try:
+        return int(Path("/proc/sys/net/core/wmem_max").read_text()) / 2**20
+    except (OSError, ValueError):
+        return 0.0
+
+
 def p99(values: list[float]) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, math.ceil(len(ordered) * 0.99) - 1)]
@@ -470,6 +479,7 @@ async def run(agents: int, args: argparse.Namespace, root: Path, server: Server)
         socket = home / "plane.sock"
         cli_idle = [plane.cli_status() for _ in range(args.repeat)]
         raw_idle = [await raw_status(socket) for _ in range(args.repeat)]
+        load_idle = os.getloadavg()[0]
         stage("round trips idle")
         trips_idle = await round_trips(socket, everyone[-100:], 20)
         spying = None
@@ -491,6 +501,7 @@ async def run(agents: int, args: argparse.Namespace, root: Path, server: Server)
         started = time.perf_counter()
         cli_busy = [await asyncio.to_thread(plane.cli_status) for _ in range(args.repeat)]
         raw_busy = [await raw_status(socket) for _ in range(args.repeat)]
+        load_busy = os.getloadavg()[0]
         trips_busy = await elsewhere(round_trips, socket, everyone[-100:], 20)
         turns_s = (busy.turns - turns) / (time.perf_counter() - started)
         stage("busy; the operator's requests")
@@ -523,6 +534,11 @@ async def run(agents: int, args: argparse.Namespace, root: Path, server: Server)
     print(
         f"  the plane's CPU to its first status {plane.cold_cpu_s:8.2f} s"
         f" (the machine's load average {plane.cold_load:.1f} then)"
+    )
+    print(
+        f"  the machine's load average after status idle {load_idle:.1f}, busy {load_busy:.1f};"
+        f" a socket's send buffer at most {send_buffer_mib():.1f} MiB (net.core.wmem_max:"
+        " a reply longer than the plane's goes in parts, a pass of its loop apart)"
     )
     report_operator(asked, zero_ms, late, args.busy, load)
 
