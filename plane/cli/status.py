@@ -21,7 +21,7 @@ from typing import Any
 from plane.cli.connect import ask
 from plane.home import Home
 from plane.usage import OneLineParser
-from plane.wire.once import rows
+from plane.wire.once import ROW_DEFAULTS, rows
 from plane.wire.words import (
     UNPRICED,
     duration,
@@ -112,7 +112,7 @@ def status_json(snapshot: dict[str, Any]) -> str:
         },
         indent=2,
     )
-    agents = [_agent(a) for a in rows(snapshot)]  # each with every field
+    agents = [_agent(a) for a in snapshot["agents"]]  # each with every field
     if not agents:
         return head
     listed = "[\n    " + json.dumps(agents)[1:-1].replace(_NEXT, _NEXT_LINE) + "\n  ]"
@@ -132,11 +132,12 @@ def _agent(a: dict[str, Any]) -> dict[str, Any]:
     """An agent's line of `plane status --json`: one a line, the list
     encoded by json's C encoder in one call (indenting each field was most
     of the command's CPU at 100,000 agents: Python's encoder does it; an
-    encoder set up for each agent, half of what was left)."""
+    encoder set up for each agent, half of what was left). `a` as it
+    travels, its defaults left out: each field read with its default."""
     return {
         "name": a["name"],
         "model": a["model"],
-        "state": a["status"],
+        "state": a.get("status", ROW_DEFAULTS["status"]),
         "spend_today_usd": _plain(a.get("spend_today_usd", 0)),
         "limit_usd": _plain(a.get("limit_usd")),
         "waiting": a.get("waiting", 0),

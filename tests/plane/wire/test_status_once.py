@@ -197,3 +197,20 @@ def test_json_has_an_agent_a_line_whatever_its_strings_hold():
     lines = [line for line in said.splitlines() if line.startswith('    {"name": ')]
     assert [json.loads(line.rstrip(","))["name"] for line in lines] == ["a0", "a1", "a2"]
     assert [a["model"] for a in json.loads(said)["agents"]] == [spelled] * 3
+
+
+def test_json_reads_a_row_without_its_defaults_as_the_row_with_them():
+    """A row travels with its defaults left out, and `--json` reads it as
+    it came: each field it leaves out is written as the protocol's default."""
+    import json
+
+    from plane.cli.status import status_json
+    from plane.wire.once import ROW_DEFAULTS, rows
+
+    bare = {"name": "demo", "model": "m"}
+    snapshot = {"day": "2026-11-29", "now": "2026-11-29T12:00:00+00:00", "agents": [bare]}
+    snapshot["resets_at"] = "2026-11-30T00:00:00+00:00"
+    with_defaults = {**snapshot, "agents": rows(snapshot)}
+    assert status_json(snapshot) == status_json(with_defaults)
+    [agent] = json.loads(status_json(snapshot))["agents"]
+    assert agent["state"] == ROW_DEFAULTS["status"]
