@@ -13,7 +13,9 @@ its aim:
 - busy: the operator's requests (the snapshot, `/limit` read and set, pause,
   resume, interrupt) one after another, their p99 against 200 ms; then
   `/limit 0` to 20 busy agents, and how many of their turns started after it
-  (a turn in flight may end; none may start). They and the busy round trips
+  (a turn in flight may end; none may start); then a request the plane
+  refuses at once (no store, no agent), 100 times: what a request waits for
+  the plane's loop to read it and write its reply. They and the busy round trips
   are sent from a process of their own, as a TUI's or the CLI's are: this
   one's loop is busy driving the agents and reading their events, and timed
   there they read its backlog as well as the plane's.
@@ -408,13 +410,31 @@ async def limits_to_zero(socket: Path, agents: list[str]) -> tuple[list[float], 
     return took, replied
 
 
+async def refusals(socket: Path, repeat: int) -> list[float]:
+    """Milliseconds of a request refused at once (a send to no such agent:
+    no store, no agent), `repeat` times 10 ms apart: what a request waits
+    for the plane's loop to read it and write its reply, and nothing else."""
+    raw = await Raw.connect(socket)
+    took = []
+    try:
+        for _ in range(repeat):
+            start = time.perf_counter()
+            with contextlib.suppress(RuntimeError):  # the refusal
+                await raw.ask("send", agent="no-such-agent", text="hi")
+            took.append((time.perf_counter() - start) * 1000)
+            await asyncio.sleep(0.01)
+    finally:
+        await raw.close()
+    return took
+
+
 async def as_the_operator(
     socket: Path, busy: list[str], idle: list[str], repeat: int, zero: list[str]
-) -> tuple[dict[str, list[float]], list[float], dict[str, float]]:
-    """The operator's requests, then `/limit 0` to `zero`."""
+) -> tuple[dict[str, list[float]], list[float], dict[str, float], list[float]]:
+    """The operator's requests, then `/limit 0` to `zero`, then requests refused at once."""
     asked = await operator_requests(socket, busy, idle, repeat)
     took, replied = await limits_to_zero(socket, zero)
-    return asked, took, replied
+    return asked, took, replied, await refusals(socket, 100)
 
 
 def _run(work: Callable[..., Awaitable[T]], *args: Any) -> T:
@@ -507,7 +527,7 @@ async def run(agents: int, args: argparse.Namespace, root: Path, server: Server)
         stage("busy; the operator's requests")
         load_before = os.getloadavg()[0]
         spying = spy_on(plane.pid, args.spy / f"busy-{agents}.txt") if args.spy else None
-        asked, zero_ms, replied = await elsewhere(
+        asked, zero_ms, replied, refused = await elsewhere(
             as_the_operator, socket, busy.agents[:50], everyone[-50:], args.repeat * 7,
             busy.agents[-20:],
         )  # fmt: skip
@@ -541,6 +561,10 @@ async def run(agents: int, args: argparse.Namespace, root: Path, server: Server)
         " a reply longer than the plane's goes in parts, a pass of its loop apart)"
     )
     report_operator(asked, zero_ms, late, args.busy, load)
+    print(
+        f"  a request refused at once, {args.busy:,} busy ({len(refused)}, 10 ms apart):"
+        f" median {statistics.median(refused):6.1f} ms, p99 {p99(refused):7.1f} ms"
+    )
 
 
 def report_operator(
