@@ -13,7 +13,9 @@ its aim:
 - busy: the operator's requests (the snapshot, `/limit` read and set, pause,
   resume, interrupt) one after another, their p99 against 200 ms; then
   `/limit 0` to 20 busy agents, and how many of their turns started after it
-  (a turn in flight may end; none may start). They and the busy round trips
+  (a turn in flight may end; none may start); then a request the plane
+  refuses at once (no store, no agent), 100 times: what a request waits for
+  the plane's loop to read it and write its reply. They and the busy round trips
   are sent from a process of their own, as a TUI's or the CLI's are: this
   one's loop is busy driving the agents and reading their events, and timed
   there they read its backlog as well as the plane's.
@@ -408,13 +410,31 @@ async def limits_to_zero(socket: Path, agents: list[str]) -> tuple[list[float], 
     return took, replied
 
 
+async def refusals(socket: Path, repeat: int) -> list[float]:
+    """Milliseconds of a request refused at once (a send to no such agent:
+    no store, no agent), `repeat` times 10 ms apart: what a request waits
+    for the plane's loop to read it and write its reply, and nothing else."""
+    raw = await Raw.connect(socket)
+    took = []
+    try:
+        for _ in range(repeat):
+            start = time.perf_counter()
+            with contextlib.suppress(RuntimeError):  # the refusal
+                await raw.ask("send", agent="no-such-agent", text="hi")
+            took.append((time.perf_counter() - start) * 1000)
+            await asyncio.sleep(0.01)
+    finally:
+        await raw.close()
+    return took
+
+
 async def as_the_operator(
     socket: Path, busy: list[str], idle: list[str], repeat: int, zero: list[str]
-) -> tuple[dict[str, list[float]], list[float], dict[str, float]]:
-    """The operator's requests, then `/limit 0` to `zero`."""
+) -> tuple[dict[str, list[float]], list[float], dict[str, float], list[float]]:
+    """The operator's requests, then `/limit 0` to `zero`, then requests refused at once."""
     asked = await operator_requests(socket, busy, idle, repeat)
     took, replied = await limits_to_zero(socket, zero)
-    return asked, took, replied
+    return asked, took, replied, await refusals(socket, 100)
 
 
 def _run(work: Callable[..., Awaitable[T]], *args: Any) -> T:
@@ -436,6 +456,15 @@ def turns_after(busy: Busy, replied: dict[str, float]) -> int:
     return sum(
         1 for when, agent in busy.raw.started if agent in replied and when > replied[agent] + 1
     )
+
+
+def send_buffer_mib() -> float:
+    """What the kernel gives a socket that asks for more send buffer (the
+    plane asks for 4 MiB); 0 where it cannot be read."""
+    try:
+        return int(Path("/proc/sys/net/core/wmem_max").read_text()) / 2**20
+    except (OSError, ValueError):
+        return 0.0
 
 
 def p99(values: list[float]) -> float:
@@ -470,6 +499,7 @@ async def run(agents: int, args: argparse.Namespace, root: Path, server: Server)
         socket = home / "plane.sock"
         cli_idle = [plane.cli_status() for _ in range(args.repeat)]
         raw_idle = [await raw_status(socket) for _ in range(args.repeat)]
+        load_idle = os.getloadavg()[0]
         stage("round trips idle")
         trips_idle = await round_trips(socket, everyone[-100:], 20)
         spying = None
@@ -491,12 +521,13 @@ async def run(agents: int, args: argparse.Namespace, root: Path, server: Server)
         started = time.perf_counter()
         cli_busy = [await asyncio.to_thread(plane.cli_status) for _ in range(args.repeat)]
         raw_busy = [await raw_status(socket) for _ in range(args.repeat)]
+        load_busy = os.getloadavg()[0]
         trips_busy = await elsewhere(round_trips, socket, everyone[-100:], 20)
         turns_s = (busy.turns - turns) / (time.perf_counter() - started)
         stage("busy; the operator's requests")
         load_before = os.getloadavg()[0]
         spying = spy_on(plane.pid, args.spy / f"busy-{agents}.txt") if args.spy else None
-        asked, zero_ms, replied = await elsewhere(
+        asked, zero_ms, replied, refused = await elsewhere(
             as_the_operator, socket, busy.agents[:50], everyone[-50:], args.repeat * 7,
             busy.agents[-20:],
         )  # fmt: skip
@@ -524,7 +555,16 @@ async def run(agents: int, args: argparse.Namespace, root: Path, server: Server)
         f"  the plane's CPU to its first status {plane.cold_cpu_s:8.2f} s"
         f" (the machine's load average {plane.cold_load:.1f} then)"
     )
+    print(
+        f"  the machine's load average after status idle {load_idle:.1f}, busy {load_busy:.1f};"
+        f" a socket's send buffer at most {send_buffer_mib():.1f} MiB (net.core.wmem_max:"
+        " a reply longer than the plane's goes in parts, a pass of its loop apart)"
+    )
     report_operator(asked, zero_ms, late, args.busy, load)
+    print(
+        f"  a request refused at once, {args.busy:,} busy ({len(refused)}, 10 ms apart):"
+        f" median {statistics.median(refused):6.1f} ms, p99 {p99(refused):7.1f} ms"
+    )
 
 
 def report_operator(

@@ -28,7 +28,10 @@ def main(argv: list[str] | None = None) -> int:
     if args and args[0] == "status":  # scripts poll it: see plane.cli.status
         from plane.cli.status import main as status
 
-        return status(args[1:])
+        done = status(args[1:])
+        if argv is None:
+            _end(done)
+        return done
     from plane.cli import main as run
 
     return run(argv)
@@ -60,8 +63,9 @@ def _compression(args: list[str]) -> int:
 
 def _end(code: int) -> None:
     """End the process now, its output flushed: tearing the interpreter down would free a
-    shell call's objects one by one (a parsed 100 KB file's tree among them) only to exit,
-    a tenth of a `plane compress` call. Nothing of these commands runs at exit."""
+    shell call's objects one by one (a parsed 100 KB file's tree among them, or a snapshot
+    of 100,000 rows) only to exit, a tenth of a `plane compress` call. Nothing of these
+    commands runs at exit."""
     try:
         sys.stdout.flush()
     except BrokenPipeError:

@@ -1,15 +1,17 @@
-"""A client of the running plane, for one command."""
+"""A client of the running plane, for one command: THE client (`connect`,
+`with_client`), or one request answered on a plain socket (`ask`, for
+`plane status`, whose process loads no event loop)."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from plane.errors import NotRunning, PlaneError
 from plane.home import Home, PlaneState
+from plane.wire import once
 from plane.wire.token import read_token
 
 if TYPE_CHECKING:  # loaded when used: `plane status` reaches the plane without it (pydantic)
@@ -50,6 +52,8 @@ def remote() -> Remote | None:
 
 
 def with_client(work: Callable[[PlaneClient], Awaitable[int]]) -> int:
+    import asyncio  # here: `plane status` reaches the plane without an event loop
+
     async def run() -> int:
         client = await connect(Home.from_env())
         try:
@@ -76,11 +80,26 @@ async def reach(home: Home, dial: Dial[T]) -> T:
         return await dial(home.socket, tcp=_remote.tcp, token=token)
     try:
         return await dial(home.socket)
-    except NotRunning:
-        state = home.state()
-        if state == "none":
-            raise
-        raise NotAnswering(home, state) from None
+    except NotRunning as exc:
+        raise _why(home, exc) from None
+
+
+def ask(home: Home, request: dict[str, Any]) -> dict[str, Any]:
+    """The reply to one `request` of the plane in `home` (or `--tcp`'s), as
+    plain JSON (`plane.wire.once`), blocking: `reach` without an event loop."""
+    if _remote is not None:
+        token = _remote.token or read_token(home.token)
+        return once.ask(home.socket, request, tcp=_remote.tcp, token=token)
+    try:
+        return once.ask(home.socket, request)
+    except NotRunning as exc:
+        raise _why(home, exc) from None
+
+
+def _why(home: Home, refused: NotRunning) -> PlaneError:
+    """Why nothing answered, by the lock: no plane, or one starting or stopping."""
+    state = home.state()
+    return refused if state == "none" else NotAnswering(home, state)
 
 
 class NotAnswering(PlaneError):

@@ -2,8 +2,8 @@
 `plane status`, which scripts poll, so its process loads neither pydantic
 nor the protocol's models (they are most of a CLI call's start).
 
-The frames are the protocol's own (`hello`, then the request; the reply
-with the request's id, events skipped), and a test reads what this sends
+The frames are the protocol's own (`hello`, then the request, sent together;
+the reply with the request's id, events skipped), and a test reads what this sends
 with the protocol's decoder. The reply is checked to be the request's, as
 THE client (`plane.wire.client`) checks it, from the pairs' wire types in
 `REPLIES`; anything longer-lived uses that client.
@@ -11,11 +11,10 @@ THE client (`plane.wire.client`) checks it, from the pairs' wire types in
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
+import socket as _socket
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from plane.wire.errors import NotRunning, PlaneError, WrongReply
 from plane.wire.framing import MAX_FRAME_BYTES, PROTOCOL_VERSION
@@ -73,7 +72,7 @@ class PlaneRefused(PlaneError):
     """The plane answered with an `error` frame; `str()` is its sentence."""
 
 
-async def ask(
+def ask(
     socket: Path,
     request: dict[str, Any],
     *,
@@ -83,38 +82,46 @@ async def ask(
 ) -> dict[str, Any]:
     """The plane's reply to `request` (a frame without its id), as JSON;
     `NotRunning` when nothing listens, `PlaneRefused` for an `error` reply,
-    `WrongReply` for a frame of another type than `REPLIES` names."""
+    `WrongReply` for a frame of another type than `REPLIES` names.
+
+    Blocking, on a plain socket: one request and its reply need no event
+    loop, and loading asyncio was a third of a `plane status` process's CPU
+    before it sent a byte (an async caller runs it in a thread)."""
     try:
         if tcp is not None:
-            reader, writer = await asyncio.open_connection(*tcp, limit=MAX_FRAME_BYTES * 2)
+            sock = _socket.create_connection(tcp)
         else:
-            reader, writer = await asyncio.open_unix_connection(socket, limit=MAX_FRAME_BYTES * 2)
+            sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+            try:
+                sock.connect(str(socket))
+            except OSError:
+                sock.close()
+                raise
     except (FileNotFoundError, ConnectionRefusedError):
         raise NotRunning(f"{tcp[0]}:{tcp[1]}" if tcp else str(socket)) from None
     if token is None and tcp is None:
         token = read_token(socket.with_name("token"))
     hello = {"type": "hello", "id": _HELLO_ID, "protocol_version": PROTOCOL_VERSION}
-    try:
-        writer.write(_line({**hello, "client": client, "token": token}))
-        await _reply(reader, _HELLO_ID, "hello")
-        writer.write(_line({**request, "id": _REQUEST_ID}))
-        return await _reply(reader, _REQUEST_ID, request["type"])
-    finally:
-        writer.close()
-        with contextlib.suppress(Exception):
-            await writer.wait_closed()
+    with sock, sock.makefile("rb") as reader:
+        # Both at once: the plane settles a hello before it reads the next frame
+        # (refused, it reads no more), and a busy plane reads a socket a few
+        # times a second, so a request sent after the welcome waits a read more.
+        asked = {**request, "id": _REQUEST_ID}
+        sock.sendall(_line({**hello, "client": client, "token": token}) + _line(asked))
+        _reply(reader, _HELLO_ID, "hello")
+        return _reply(reader, _REQUEST_ID, request["type"])
 
 
-async def _reply(reader: asyncio.StreamReader, ident: int, asked: str) -> dict[str, Any]:
-    frame = await _frame(reader, ident)
+def _reply(reader: BinaryIO, ident: int, asked: str) -> dict[str, Any]:
+    frame = _frame(reader, ident)
     if frame.get("type") == "error":
         raise PlaneRefused(str(frame.get("message") or "The plane refused the request."))
     if frame.get("type") != REPLIES.get(asked, frame.get("type")):
         raise WrongReply(asked, str(frame.get("type")))
-    return await _joined(reader, ident, frame)
+    return _joined(reader, ident, frame)
 
 
-async def _joined(reader: asyncio.StreamReader, ident: int, head: dict[str, Any]) -> dict[str, Any]:
+def _joined(reader: BinaryIO, ident: int, head: dict[str, Any]) -> dict[str, Any]:
     """`head` with the rows of its parts put back in its list, as
     `plane.wire.pages` joins them."""
     parts = head.get("parts") or 0
@@ -125,7 +132,7 @@ async def _joined(reader: asyncio.StreamReader, ident: int, head: dict[str, Any]
     for name in path:
         rows = rows[name]
     for _ in range(parts):
-        part = await _frame(reader, ident)
+        part = _frame(reader, ident)
         if part.get("type") != kind or not isinstance(part.get("rows"), list):
             raise PlaneError("The plane sent a frame this client cannot read.")
         rows.extend(part["rows"])
@@ -133,13 +140,15 @@ async def _joined(reader: asyncio.StreamReader, ident: int, head: dict[str, Any]
     return head
 
 
-async def _frame(reader: asyncio.StreamReader, ident: int) -> dict[str, Any]:
+def _frame(reader: BinaryIO, ident: int) -> dict[str, Any]:
     """The next frame with id `ident` (events and others' skipped)."""
     while True:
         try:
-            line = await reader.readline()
-        except ValueError:  # a line past the reader's limit
-            raise PlaneError("The plane sent a frame over the size limit.") from None
+            line = reader.readline(_LONGEST + 1)
+        except ConnectionError:
+            line = b""
+        if len(line) > _LONGEST:
+            raise PlaneError("The plane sent a frame over the size limit.")
         if not line.endswith(b"\n"):
             raise NotRunning("the socket (the plane closed the connection)")
         try:
@@ -148,6 +157,11 @@ async def _frame(reader: asyncio.StreamReader, ident: int) -> dict[str, Any]:
             raise PlaneError("The plane sent a frame this client cannot read.") from None
         if isinstance(frame, dict) and frame.get("id") == ident:
             return frame
+
+
+_LONGEST = MAX_FRAME_BYTES * 2
+"""The longest line read, its newline included: a frame is at most
+`MAX_FRAME_BYTES`; twice that leaves room for a plane that sends more."""
 
 
 def _line(frame: dict[str, Any]) -> bytes:

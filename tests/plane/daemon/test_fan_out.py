@@ -157,6 +157,12 @@ async def test_a_subscriber_behind_gets_every_word_in_fewer_frames(start_plane) 
     assert len(deltas) < len(words) / 10
 
 
+PAD = "x" * 1000
+"""A kilobyte a frame: the plane asks for a send buffer of megabytes
+(`plane.daemon.listener.SEND_BUFFER_BYTES`), which small frames would take
+tens of thousands of to fill."""
+
+
 async def test_a_subscriber_that_stops_reading_gets_every_event_once_in_order(start_plane) -> None:
     """Written from the seal while the socket keeps up, by the connection's
     task once it backs up (nobody reads), and from the seal again after: one
@@ -168,11 +174,13 @@ async def test_a_subscriber_that_stops_reading_gets_every_event_once_in_order(st
     await reader.readline()  # the snapshot
     transport = writer.transport
     sent = 0
-    for _ in range(180):  # 9,000 frames, ~700 KB unread: past the socket's buffers
+    for _ in range(600):  # up to 30,000 frames, ~30 MB unread: past the socket's buffers
         for _ in range(50):
-            plane.bus.emit(delta("demo", f"{sent:06d}|", turn=sent))  # a frame each
+            plane.bus.emit(delta("demo", f"{sent:06d}|{PAD}", turn=sent))  # a frame each
             sent += 1
         await asyncio.sleep(0)
+        if plane.bus.backlog() > 0:
+            break
     assert plane.bus.backlog() > 0, "the socket never backed up: the test proves nothing"
     plane.bus.emit(finished("demo"))
     texts: list[str] = []
@@ -182,6 +190,6 @@ async def test_a_subscriber_that_stops_reading_gets_every_event_once_in_order(st
             break
         assert isinstance(frame, p.TextDelta)
         texts.append(frame.text)
-    assert texts == [f"{n:06d}|" for n in range(sent)]
+    assert texts == [f"{n:06d}|{PAD}" for n in range(sent)]
     assert not transport.is_closing()
     writer.close()

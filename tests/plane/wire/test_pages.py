@@ -5,6 +5,7 @@ line is longer than a reader takes, whatever the fleet's size."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
@@ -138,7 +139,7 @@ async def test_the_client_and_plane_status_read_every_row_of_a_snapshot_in_parts
     told = await (await plane.client()).request(p.Status())
     assert [row.name for row in told.snapshot.agents] == names
     assert told.parts == 0, "joined before the caller reads it"
-    asked = await ask(plane.home.socket, {"type": "status"})
+    asked = await asyncio.to_thread(ask, plane.home.socket, {"type": "status"})
     assert [row["name"] for row in asked["snapshot"]["agents"]] == names
 
 
@@ -168,5 +169,5 @@ async def test_a_snapshot_over_the_frame_limit_reaches_the_client_and_plane_stat
     told = await (await plane.client()).request(p.Status())
     assert len(told.snapshot.agents) == 300
     assert {row.role for row in told.snapshot.agents} == {role}
-    asked = await ask(plane.home.socket, {"type": "status"})
+    asked = await asyncio.to_thread(ask, plane.home.socket, {"type": "status"})
     assert len(asked["snapshot"]["agents"]) == 300

@@ -2,6 +2,8 @@
 its real socket: the frames it sends are the protocol's (the plane's own
 decoder reads them), and what it reads is the snapshot THE client reads."""
 
+import asyncio
+
 import pytest
 
 from plane.wire import protocol as p
@@ -11,7 +13,7 @@ from plane.wire.once import PlaneRefused, ask
 async def test_it_reads_the_snapshot_the_client_reads(start_plane):
     plane = await start_plane()
     await plane.send("demo", "/limit 2.5")
-    reply = await ask(plane.home.socket, {"type": "status"})
+    reply = await asyncio.to_thread(ask, plane.home.socket, {"type": "status"})
     assert reply["type"] == "snapshot" and reply["id"] == 2
     asked = p.Snapshot.model_validate(reply["snapshot"])
     client = await plane.client()
@@ -24,14 +26,14 @@ async def test_it_reads_the_snapshot_the_client_reads(start_plane):
 async def test_a_wrong_token_is_the_planes_sentence(start_plane):
     plane = await start_plane()
     with pytest.raises(PlaneRefused) as refused:
-        await ask(plane.home.socket, {"type": "status"}, token="not-the-token")
+        await asyncio.to_thread(ask, plane.home.socket, {"type": "status"}, token="not-the-token")
     assert "token" in str(refused.value)
 
 
 async def test_a_refused_request_is_the_planes_sentence(start_plane):
     plane = await start_plane()
     with pytest.raises(PlaneRefused) as refused:
-        await ask(plane.home.socket, {"type": "history", "agent": "nobody"})
+        await asyncio.to_thread(ask, plane.home.socket, {"type": "history", "agent": "nobody"})
     assert "nobody" in str(refused.value)
 
 
@@ -55,7 +57,7 @@ async def test_an_agent_on_an_unpriced_model_never_reads_as_free(start_plane):
 
     plane = await start_plane(CONFIG.replace("  demo: {}", "  demo: {model: other-model}"))
     await plane.send("demo", "/limit off")
-    snapshot = (await ask(plane.home.socket, {"type": "status"}))["snapshot"]
+    snapshot = (await asyncio.to_thread(ask, plane.home.socket, {"type": "status"}))["snapshot"]
     demo, scout = status_text(snapshot).splitlines()[1:]
     assert demo.split() == ["demo", "idle", "other-model", "(unpriced)", "$?", "no", "limit"]
     assert "unpriced" not in scout
@@ -111,3 +113,104 @@ def test_the_day_s_total_counts_agents_deleted_today_as_the_ledger_does():
         status_text(capped).splitlines()[0]
         == "2026-11-29 (UTC): $0.15 of the fleet's $0.20 spent today"
     )
+
+
+# ── against a server that is not a plane ─────────────────────────────────────
+
+
+async def serving(socket, answer):
+    """A Unix server that reads two lines, then writes `answer(lines)` and
+    closes; one that has not had both within 5 s closes without a word."""
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            async with asyncio.timeout(5):
+                lines = [await reader.readline(), await reader.readline()]
+        except TimeoutError:
+            writer.close()
+            return
+        writer.write(answer(lines))
+        await writer.drain()
+        writer.close()
+
+    return await asyncio.start_unix_server(serve, socket)
+
+
+def welcome_and(reply: bytes):
+    return lambda lines: b'{"type":"welcome","id":1,"plane_version":"x"}\n' + reply
+
+
+async def test_the_request_goes_with_the_hello_not_a_read_of_the_plane_later(tmp_path):
+    """A busy plane reads its sockets a few times a second: a request sent
+    only once the welcome came back would wait a read more. This server
+    answers nothing until it has both lines."""
+    socket = tmp_path / "plane.sock"
+    said: list[list[bytes]] = []
+
+    def answer(lines: list[bytes]) -> bytes:
+        said.append(lines)
+        return welcome_and(b'{"type":"snapshot","id":2,"snapshot":{"agents":[]}}\n')(lines)
+
+    async with await serving(socket, answer):
+        reply = await asyncio.wait_for(
+            asyncio.to_thread(ask, socket, {"type": "status"}, token="t"), 10
+        )
+    assert reply["snapshot"] == {"agents": []}
+    [[hello, status]] = said
+    assert isinstance(p.decode_request(hello), p.Hello)
+    assert isinstance(p.decode_request(status), p.Status)
+
+
+@pytest.mark.parametrize(
+    ("reply", "sentence"),
+    [
+        (b'{"type":"snapshot","id":2,"x":"' + b"x" * (2 << 20) + b'"}\n', "over the size limit"),
+        (b'{"type":"snapshot","id":2,"snap', "closed the connection"),
+        (b"not json\n", "cannot read"),
+        (b'{"type":"snapshot","id":2,"parts":1,"snapshot":{"agents":[]}}\n{"id":2}\n', "cannot"),
+    ],
+    ids=["too long", "cut", "not json", "a part of another kind"],
+)
+async def test_a_reply_it_cannot_take_is_one_sentence(tmp_path, reply, sentence):
+    from plane.wire.errors import PlaneError
+
+    socket = tmp_path / "plane.sock"
+    async with await serving(socket, welcome_and(reply)):
+        with pytest.raises(PlaneError, match=sentence):
+            await asyncio.wait_for(
+                asyncio.to_thread(ask, socket, {"type": "status"}, token="t"), 10
+            )
+
+
+def test_json_has_an_agent_a_line_whatever_its_strings_hold():
+    """The agents are encoded in one call and cut into lines between them:
+    a name or model that spells the cut is still one agent's line."""
+    import json
+
+    from plane.cli.status import status_json
+
+    spelled = '}, {"name": '
+    agents = [{"name": f"a{n}", "model": spelled, "status": "idle"} for n in range(3)]
+    snapshot = {"day": "2026-11-29", "now": "2026-11-29T12:00:00+00:00", "agents": agents}
+    snapshot["resets_at"] = "2026-11-30T00:00:00+00:00"
+    said = status_json(snapshot)
+    lines = [line for line in said.splitlines() if line.startswith('    {"name": ')]
+    assert [json.loads(line.rstrip(","))["name"] for line in lines] == ["a0", "a1", "a2"]
+    assert [a["model"] for a in json.loads(said)["agents"]] == [spelled] * 3
+
+
+def test_json_reads_a_row_without_its_defaults_as_the_row_with_them():
+    """A row travels with its defaults left out, and `--json` reads it as
+    it came: each field it leaves out is written as the protocol's default."""
+    import json
+
+    from plane.cli.status import status_json
+    from plane.wire.once import ROW_DEFAULTS, rows
+
+    bare = {"name": "demo", "model": "m"}
+    snapshot = {"day": "2026-11-29", "now": "2026-11-29T12:00:00+00:00", "agents": [bare]}
+    snapshot["resets_at"] = "2026-11-30T00:00:00+00:00"
+    with_defaults = {**snapshot, "agents": rows(snapshot)}
+    assert status_json(snapshot) == status_json(with_defaults)
+    [agent] = json.loads(status_json(snapshot))["agents"]
+    assert agent["state"] == ROW_DEFAULTS["status"]
