@@ -131,51 +131,6 @@ def test_the_operators_socket_is_read_during_a_busy_pass_not_after_it():
     assert order.index(b"status") < 50, f"read after {order.index(b'status')} of 200"
 
 
-def test_a_socket_number_used_again_is_looked_at_for_its_new_reader_only():
-    """The operator's socket closed and its number taken by another's (an
-    agent's connection): the look during a pass neither fails on it nor
-    reads it first; the operator's next socket, on the same number, is."""
-    loop = OperatorFirst()
-    order: list[object] = []
-
-    def agents(n: int) -> None:
-        time.sleep(0.001)
-        order.append(n)
-        loop.call_soon(lambda: None)
-
-    def a_pass(reads: socket.socket, writes: socket.socket) -> int:
-        order.clear()
-        loop.call_soon(writes.send, b"frame")
-        for n in range(100):
-            loop.call_soon(agents, n)
-        loop.call_soon(loop.call_soon, loop.stop)
-        loop.run_forever()
-        return order.index(b"frame")
-
-    try:
-        first, other = socket.socketpair()
-        number = first.fileno()
-        operators().run(loop.add_reader, first.fileno(), lambda: order.append(first.recv(16)))
-        assert a_pass(first, other) < 50
-        loop.remove_reader(number)
-        first.close()
-        other.close()
-        agents_socket, theirs = socket.socketpair()  # the lowest free number: the same
-        assert agents_socket.fileno() == number, "the number was not used again"
-        loop.add_reader(number, lambda: order.append(agents_socket.recv(16)))
-        assert a_pass(agents_socket, theirs) == 100, "an agent's socket read first"
-        loop.remove_reader(number)
-        agents_socket.close()
-        theirs.close()
-        again, writer = socket.socketpair()
-        operators().run(loop.add_reader, again.fileno(), lambda: order.append(again.recv(16)))
-        assert a_pass(again, writer) < 50
-        again.close()
-        writer.close()
-    finally:
-        loop.close()
-
-
 async def test_the_plane_s_socket_is_read_in_the_operator_s_context(tmp_path):
     """The listener's sockets listen as the operator: a connection's reads,
     and the requests they carry, run in the operator's context before any
