@@ -12,7 +12,6 @@ database holds every conversation, and `token` is the operator's proof.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
 
@@ -122,8 +121,7 @@ class Home(NamedTuple):
     def say_gateway(self, url: str | None) -> None:
         """Record the gateway's address (None: it listens no more)."""
         if url is None:
-            with contextlib.suppress(FileNotFoundError):
-                self.gateway_url.unlink()
+            self.gateway_url.unlink(missing_ok=True)
             return
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
         fd = os.open(self.gateway_url, flags, 0o600)
@@ -174,8 +172,7 @@ class Home(NamedTuple):
 
         secret = secrets.token_urlsafe(32)
         draft = path.with_name(f".{path.name}.new")
-        with contextlib.suppress(FileNotFoundError):
-            draft.unlink()
+        draft.unlink(missing_ok=True)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         fd = os.open(draft, flags, 0o600)
         try:

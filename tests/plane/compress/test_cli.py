@@ -190,11 +190,14 @@ def test_plane_compress_loads_no_typing_nor_modules_only_the_store_or_the_plane_
 ) -> None:
     """typing was most of what a call on a 100 KB file spent importing (its named tuples
     and TYPE_CHECKING); math and fcntl serve only the store's reader and the plane's lock;
-    pathlib, the home's and the inbox's paths, ~2 ms of a call. Checked as a shell runs the
-    command, so no later import brings them back unseen, and without `site`: an editable
-    install's finder loads pathlib at start-up, and would hide it (a user's install has none)."""
+    pathlib (the home's and the inbox's paths, ~2 ms of a call), importlib and contextlib
+    serve the plane. Checked as a shell runs the command, so no later import brings them
+    back unseen: as the console script runs it (`python -m` loads importlib and contextlib
+    itself), and without `site` (an editable install's finder loads pathlib at start-up,
+    and would hide it; a user's install has none)."""
+    script = "import sys; from plane.entry import main; sys.exit(main())"  # bin/plane's
     done = subprocess.run(
-        [sys.executable, "-S", "-m", "plane", "compress", "--command", command],
+        [sys.executable, "-S", "-c", script, "compress", "--command", command],
         env={
             **os.environ,
             "PLANE_HOME": str(tmp_path),
@@ -212,7 +215,7 @@ def test_plane_compress_loads_no_typing_nor_modules_only_the_store_or_the_plane_
     assert f"plane.economy.compress.formats.{compressor}" in modules  # it did the work
     assert "plane.home" in modules and "plane.economy.compress.inbox" in modules  # refs kept
     assert list((tmp_path / "refs.inbox").iterdir())
-    unwanted = {"typing", "math", "fcntl", "pathlib"} & modules
+    unwanted = {"typing", "math", "fcntl", "pathlib", "importlib", "contextlib"} & modules
     assert not unwanted, f"plane compress loads {sorted(unwanted)}"
 
 
