@@ -16,11 +16,13 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from plane.economy.compress import frame, margins, markers, sniff
+from plane.economy.compress import frame, levels, margins, markers, sniff
 from plane.economy.compress.formats import logs, source_python
+from plane.economy.compress.levels import count_levels, reports_level
 from plane.economy.compress.plan import Fold, Plan
 from plane.economy.compress.visible import PATH_HINT, Visible, path_hint_lines
 
@@ -338,3 +340,54 @@ def test_a_python_module_is_compressed_compiling_only_the_patterns_it_needs() ->
     assert source_python.PYTHONIC not in compiled
     assert not [p for p in compiled if p.startswith(("<(?:", "^([ \\t]*)#"))], compiled
     assert len(compiled) <= 9, compiled
+
+
+LEVEL_PIECES = [
+    "E ",
+    "E  ",
+    "error",
+    "Error",
+    "TypeError",
+    "errors",
+    "warning",
+    "WARN",
+    "UserWarning",
+    "fail",
+    "FAILED",
+    "passed",
+    " ... ok",
+    "no such file or directory",
+    "not found",
+    "panic",
+    "-x",
+    "x",
+    " ",
+    ":",
+]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(LEVEL_PIECES), max_size=6).map("".join), max_size=12))
+def test_a_label_counts_the_lines_that_report_a_level_as_each_line_alone_would(
+    lines: list[str],
+) -> None:
+    """`count_levels` answers a text with no level word and no `E ` line at once, without
+    the line-by-line pass: the counts are those of its lines one by one, and as many as the
+    lines `reports_level` says report one."""
+    errors, warnings = count_levels(lines)
+    alone = [count_levels([line]) for line in lines]
+    assert (errors, warnings) == (sum(e for e, _ in alone), sum(w for _, w in alone))
+    assert errors + warnings == sum(map(reports_level, lines))
+
+
+def test_a_fold_without_a_level_word_is_counted_without_the_line_pass(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Most of a module's folds (a label is counted for each) hold no level word: their
+    count is (0, 0) from one look at their text, the line-by-line pass never run."""
+
+    def line_by_line(lines: list[str], words: tuple[str, ...] = ()) -> list[bool]:
+        raise AssertionError("the line-by-line pass ran")
+
+    monkeypatch.setattr(levels, "error_lines", line_by_line)
+    assert count_levels(["    x = parse(text)", "    return x  # E here", "Ex"]) == (0, 0)
