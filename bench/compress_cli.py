@@ -32,6 +32,11 @@ finder, and no current directory on the path, either of which would load this
 tree in both when run from the repo) from an extracted copy of each, in one
 interleaved loop: the two figures share the machine's load, so their
 difference is the code's.
+
+`--python PATH` runs everything with another environment's Python and its
+`plane` script beside it: a user's install (`python -m venv /tmp/u && /tmp/u/bin/pip
+install .`, not editable), whose start-up loads nothing for an editable install's
+finder (that finder loads `pathlib` and `re` before `plane` starts, in the cat too).
 """
 
 from __future__ import annotations
@@ -175,6 +180,7 @@ def against(rev: str, inputs: dict[str, bytes], runs: int, env: dict[str, str]) 
 
 
 def main() -> int:
+    global PLANE, PYTHON  # the one environment every measure runs in
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--against", metavar="REV", help="also time the plane as it was at REV")
@@ -182,13 +188,22 @@ def main() -> int:
     parser.add_argument(
         "--instructions", action="store_true", help="also count instructions (needs valgrind)"
     )
+    parser.add_argument(
+        "--python",
+        type=Path,
+        metavar="PATH",
+        help="another environment's python (its plane beside it): a user's install",
+    )
     args = parser.parse_args()
+    if args.python is not None:
+        PYTHON = args.python.absolute()
+        PLANE = PYTHON.parent / "plane"
     if args.smoke:
         args.runs = 1
     if args.instructions and shutil.which("valgrind") is None:
         sys.exit("--instructions needs valgrind (apt-get install valgrind)")
     if not PLANE.exists():
-        sys.exit(f"no {PLANE}: run `make .venv/bin/plane` first")
+        sys.exit(f"no {PLANE}: run `make .venv/bin/plane` first (or install plane there)")
     inputs = {"4 KB log": log_4k(), "20 KB Python file": python_20k()}
     with tempfile.TemporaryDirectory() as home:
         env = {**os.environ, "PLANE_HOME": home, "PYTHONPYCACHEPREFIX": f"{home}/pycache"}

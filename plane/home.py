@@ -12,21 +12,20 @@ database holds every conversation, and `token` is the operator's proof.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
-from pathlib import Path
 
 from plane.tuples import NamedTuple
 from plane.wire.errors import PlaneError
 from plane.wire.token import read_token
 
-__all__ = ["Home", "read_token", "say_state", "user_config_path"]
+__all__ = ["Home", "read_token", "refs_db", "say_state", "user_config_path"]
 
 APP = "plane"
 
 TYPE_CHECKING = False  # typing's guard, without importing typing: see plane.tuples
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Literal
 
     PlaneState = Literal["none", "starting", "running", "stopping"]
@@ -38,6 +37,27 @@ STATE_WIDTH = 8
 """Every state is written padded to this width at offset 0: one write, never a half one."""
 
 
+_DB, _REFS_DB, _LOG, _LOCK = "plane.db", "refs.db", "plane.log", "plane.lock"
+_TOKEN, _GATEWAY_KEYS, _GATEWAY_URL, _APPROVALS_KEY = (
+    "token",
+    "gateway-keys",
+    "gateway-url",
+    "approvals-key",
+)
+_SQLITE_FILES = ("-wal", "-shm", "-journal")
+_MADE = (_DB, _REFS_DB, _LOG, _LOCK)
+"""The plane's own files, made 0600 before anything is written to them."""
+_KEPT = (
+    _TOKEN,
+    _GATEWAY_KEYS,
+    _GATEWAY_URL,
+    _APPROVALS_KEY,
+    *(f"{db}{end}" for db in (_DB, _REFS_DB) for end in _SQLITE_FILES),
+)
+"""The plane's other files, made 0600 where they exist (SQLite gives `-wal` and `-shm`
+the database's mode)."""
+
+
 class Home(NamedTuple):
     """The home's directory and the paths in it. (A NamedTuple, and platformdirs and
     secrets loaded only when used: `plane compress` opens the ref store here, and
@@ -47,47 +67,30 @@ class Home(NamedTuple):
 
     @classmethod
     def from_env(cls) -> Home:
-        override = os.environ.get("PLANE_HOME")
-        if override:
-            root = Path(override)
-        else:
-            import platformdirs
+        from pathlib import Path  # here: `plane compress` finds its store by `refs_db()`
 
-            root = Path(platformdirs.user_data_dir(APP))
-        return cls(root.expanduser().resolve())
+        return cls(Path(_root_from_env()))
 
     def ensure(self) -> Home:
         """Make the home private, and the plane's files in it 0600 before
         anything is written to them (SQLite gives `-wal` and `-shm` the
         database's mode)."""
-        try:
-            self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
-            self.root.chmod(0o700)
-            for path in self.private_files:
-                _private(path)
-        except OSError as exc:
-            raise PlaneError(
-                f"The plane's home {self.root} cannot be made private "
-                f"({exc.strerror or exc}); it must be a directory you own."
-            ) from None
+        _ensure(str(self.root))
         return self
 
     @property
     def private_files(self) -> list[Path]:
         """The plane's own files in the home, existing or about to be."""
-        made = [self.db, self.refs_db, self.log, self.lock]
-        sqlite = [Path(f"{db}{end}") for db in (self.db, self.refs_db) for end in _SQLITE_FILES]
-        kept = [self.token, self.gateway_keys, self.gateway_url, self.approvals_key, *sqlite]
-        return made + [p for p in kept if p.exists()]
+        return [self.root / name for name in _private_names(str(self.root))]
 
     @property
     def db(self) -> Path:
-        return self.root / "plane.db"
+        return self.root / _DB
 
     @property
     def refs_db(self) -> Path:
         """The compression store: what compressed tool output left out."""
-        return self.root / "refs.db"
+        return self.root / _REFS_DB
 
     @property
     def socket(self) -> Path:
@@ -96,30 +99,29 @@ class Home(NamedTuple):
     @property
     def token(self) -> Path:
         """The operator's proof: every client presents it in its `hello`."""
-        return self.root / "token"
+        return self.root / _TOKEN
 
     @property
     def gateway_keys(self) -> Path:
         """The gateway agents' keys, hashed (see `plane.gateway.keys`)."""
-        return self.root / "gateway-keys"
+        return self.root / _GATEWAY_KEYS
 
     @property
     def approvals_key(self) -> Path:
         """What the links in alerts are signed with (`plane.money.approvals`)."""
-        return self.root / "approvals-key"
+        return self.root / _APPROVALS_KEY
 
     @property
     def gateway_url(self) -> Path:
         """Where the running plane's gateway listens (`plane serve --http`),
         written once it listens and removed when it stops: what `plane
         gateway env` points clients at."""
-        return self.root / "gateway-url"
+        return self.root / _GATEWAY_URL
 
     def say_gateway(self, url: str | None) -> None:
         """Record the gateway's address (None: it listens no more)."""
         if url is None:
-            with contextlib.suppress(FileNotFoundError):
-                self.gateway_url.unlink()
+            self.gateway_url.unlink(missing_ok=True)
             return
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
         fd = os.open(self.gateway_url, flags, 0o600)
@@ -131,11 +133,11 @@ class Home(NamedTuple):
     @property
     def lock(self) -> Path:
         """Held (flock) by the running plane, which writes its state in it."""
-        return self.root / "plane.lock"
+        return self.root / _LOCK
 
     @property
     def log(self) -> Path:
-        return self.root / "plane.log"
+        return self.root / _LOG
 
     @property
     def tui_memory(self) -> Path:
@@ -170,8 +172,7 @@ class Home(NamedTuple):
 
         secret = secrets.token_urlsafe(32)
         draft = path.with_name(f".{path.name}.new")
-        with contextlib.suppress(FileNotFoundError):
-            draft.unlink()
+        draft.unlink(missing_ok=True)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         fd = os.open(draft, flags, 0o600)
         try:
@@ -209,20 +210,57 @@ def say_state(handle: int, state: PlaneState) -> None:
     os.pwrite(handle, state.ljust(STATE_WIDTH).encode(), 0)
 
 
+def refs_db() -> str:
+    """`Home.from_env().ensure().refs_db`, the home made private as `ensure` makes it, as a
+    string: `plane compress` finds its store here, and loading pathlib was ~2 ms of a call
+    (a tenth of its start) where nothing had loaded it first (an install not editable)."""
+    root = _root_from_env()
+    _ensure(root)
+    return os.path.join(root, _REFS_DB)
+
+
 def user_config_path() -> Path:
     """agents.yaml in the user's config directory, used when ./agents.yaml is absent."""
+    from pathlib import Path
+
     import platformdirs
 
     return Path(platformdirs.user_config_dir(APP)) / "agents.yaml"
 
 
-_SQLITE_FILES = ("-wal", "-shm", "-journal")
+def _root_from_env() -> str:
+    """PLANE_HOME when set, else the user's data directory: absolute, links resolved."""
+    root = os.environ.get("PLANE_HOME")
+    if not root:
+        import platformdirs
+
+        root = platformdirs.user_data_dir(APP)
+    return os.path.realpath(os.path.expanduser(root))
 
 
-def _private(path: Path) -> None:
+def _ensure(root: str) -> None:
+    """Make the home at `root` private, and the plane's files in it 0600."""
+    try:
+        os.makedirs(root, mode=0o700, exist_ok=True)
+        os.chmod(root, 0o700)
+        for name in _private_names(root):
+            _private(os.path.join(root, name))
+    except OSError as exc:
+        raise PlaneError(
+            f"The plane's home {root} cannot be made private "
+            f"({exc.strerror or exc}); it must be a directory you own."
+        ) from None
+
+
+def _private_names(root: str) -> list[str]:
+    """The plane's own files in the home at `root`, existing or about to be."""
+    return [*_MADE, *(name for name in _KEPT if os.path.exists(os.path.join(root, name)))]
+
+
+def _private(path: str) -> None:
     """Create `path` 0600 if missing; make it 0600 if it is a file. A symlink
     or a directory of the same name is left alone (and is not followed)."""
-    if path.is_symlink() or path.is_dir():
+    if os.path.islink(path) or os.path.isdir(path):
         return
     fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:

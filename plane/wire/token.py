@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
+
+TYPE_CHECKING = False  # typing's guard, without importing typing: see plane.tuples
+if TYPE_CHECKING:
+    from pathlib import Path  # `plane compress` loads this module, and never pathlib
 
 
 def read_token(path: Path) -> str | None:

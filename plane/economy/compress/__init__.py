@@ -17,8 +17,6 @@ below is imported the first time it is used.
 
 from __future__ import annotations
 
-from importlib import import_module
-
 TYPE_CHECKING = False  # typing's guard, without importing typing: see plane.tuples
 
 if TYPE_CHECKING:
@@ -40,6 +38,6 @@ def __getattr__(name: str) -> object:
     where = _WHERE.get(name)
     if where is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{where}"), name)
+    value = getattr(__import__(f"{__name__}.{where}", fromlist=[name]), name)  # see .formats
     globals()[name] = value
     return value

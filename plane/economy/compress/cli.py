@@ -111,9 +111,9 @@ def _keep(refs: dict[str, str]) -> None:
     """Post the refs to the store's inbox (see `inbox`: no SQLite in a shell command's
     path), and take a crowded inbox into the store, which also forgets expired refs."""
     from plane.economy.compress import inbox
-    from plane.home import Home
+    from plane.home import refs_db
 
-    store = Home.from_env().ensure().refs_db
+    store = refs_db()
     if inbox.post(inbox.of(store), refs) >= inbox.CROWDED:
         with _store():
             pass

@@ -29,9 +29,15 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 
 from plane.economy.compress.markers import ref_of
+
+TYPE_CHECKING = False  # typing's guard, without importing typing: see plane.tuples
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import TypeVar
+
+    StorePath = TypeVar("StorePath", str, Path)
 
 _HEADER = b"plane refs 1\n"
 CROWDED = 64
@@ -40,31 +46,38 @@ itself, so that the inbox stays small when nothing else opens the store."""
 _DRAFT = "."  # a file still being written (or left by a command that died writing it)
 
 
-def of(store: Path) -> Path:
-    """The inbox of the store at `store` (`refs.db` → `refs.inbox`)."""
-    return store.with_suffix(".inbox")
+def of(store: StorePath) -> StorePath:
+    """The inbox of the store at `store` (`refs.db` → `refs.inbox`), a path as the store's is
+    (`plane compress` names its store as a string: it never loads pathlib)."""
+    return type(store)(os.path.splitext(store)[0] + ".inbox")
 
 
-def post(inbox: Path, refs: Mapping[str, str], now: float | None = None) -> int:
+def post(inbox: str | Path, refs: Mapping[str, str], now: float | None = None) -> int:
     """Post refs as one file; returns how many files the inbox holds now."""
     at = repr(time.time() if now is None else now)
     parts = [_HEADER]
     for ref, content in refs.items():
         data = content.encode("utf-8", "surrogatepass")
         parts += (f"{ref} {at} {len(data)}\n".encode("ascii"), data, b"\n")
-    inbox.mkdir(mode=0o700, exist_ok=True)
+    try:
+        os.mkdir(inbox, 0o700)
+    except OSError:  # as Path.mkdir(exist_ok=True): any error, unless the directory is there
+        if not os.path.isdir(inbox):
+            raise
     name = f"{time.time_ns():x}-{os.getpid()}"
-    draft = inbox / (_DRAFT + name)
+    draft = os.path.join(inbox, _DRAFT + name)
     fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     with open(fd, "wb") as file:
         file.write(b"".join(parts))
-    os.replace(draft, inbox / name)
+    os.replace(draft, os.path.join(inbox, name))
     return len(os.listdir(inbox))
 
 
 def posted(inbox: Path, stale_before: float) -> list[Path]:
     """The inbox's whole files, oldest first. Drafts older than `stale_before` (left by a
     command that died writing them) are deleted on the way."""
+    from pathlib import Path  # here: the command that posts never reads, nor loads pathlib
+
     try:
         found = list(os.scandir(inbox))
     except (FileNotFoundError, NotADirectoryError):

@@ -87,6 +87,12 @@ def reports_level(line: str) -> bool:
 
 def count_levels(lines: list[str]) -> tuple[int, int]:
     """How many of these lines report an error, and how many (other) a warning."""
+    text = "\n".join(lines)
+    low = text.lower()
+    if not any(word in low for word in _LEVEL_WORDS) and not (
+        text.startswith("E ") or "\nE " in text
+    ):
+        return 0, 0  # most folds (a label is counted for each): no line to look at
     mentions = error_lines(lines, _LEVEL_WORDS)  # a fast pass; the patterns judge the few
     errors = warnings = 0
     for line, mentioned in zip(lines, mentions, strict=True):

@@ -30,11 +30,17 @@ class Sample:
         self.text = text
 
     def share(
-        self, pattern: re.Pattern[str], starts: tuple[str, ...] = (), holds: str = ""
+        self,
+        pattern: re.Pattern[str],
+        starts: tuple[str, ...] = (),
+        holds: str = "",
+        over: float = 0.0,
     ) -> float:
         """The share of lines the pattern finds. `starts` (what a matching line can start
         with) and `holds` (what every matching line has) rule lines out as plain string
-        tests first: with none left, the pattern is not even compiled."""
+        tests first: with none left, the pattern is not even compiled, nor with too few
+        left for the share to be `over` what the caller asks it to be (then 0.0: a `<` in
+        a tenth of a Python module's lines cannot make a third of them HTML tags)."""
         if not self.lines:
             return 0.0
         lines = self.lines
@@ -42,7 +48,7 @@ class Sample:
             lines = [line for line in lines if line.startswith(starts)]
         if holds:
             lines = [line for line in lines if holds in line]
-        if not lines:
+        if not lines or len(lines) <= over * len(self.lines):
             return 0.0
         return len(list(filter(None, map(pattern.search, lines)))) / len(self.lines)
 
@@ -130,7 +136,7 @@ def structural(sample: Sample) -> str | None:
         return "diff"
     if _looks_json(sample) or _parses_whole(sample):
         return "json"
-    if sample.share(_TAG, holds="<") > 0.3 and any(
+    if sample.share(_TAG, holds="<", over=0.3) > 0.3 and any(
         _HTML.search(line) for line in sample.lines[:200]
     ):
         return "html"

@@ -6,14 +6,19 @@ point, which is also where what a call loads is seen."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+import plane as plane_package
 from plane.economy.compress.markers import expand, ref_for
 from plane.economy.compress.refs import RefStore
+from plane.home import Home, refs_db
 from tests.plane.compress.helpers import HERE
 from tests.support.command import Ran, plane_cli, plane_process
 
@@ -184,21 +189,33 @@ def test_plane_compress_loads_no_typing_nor_modules_only_the_store_or_the_plane_
     tmp_path: Path, fixture: str, command: str, compressor: str
 ) -> None:
     """typing was most of what a call on a 100 KB file spent importing (its named tuples
-    and TYPE_CHECKING); math and fcntl serve only the store's reader and the plane's lock.
-    Checked as a shell runs the command, so no later import brings them back unseen."""
-    done = plane_process(
-        tmp_path,
-        "compress",
-        "--command",
-        command,
-        stdin=(HERE / fixture).read_text(),
-        env={"PYTHONPROFILEIMPORTTIME": "1"},
+    and TYPE_CHECKING); math and fcntl serve only the store's reader and the plane's lock;
+    pathlib (the home's and the inbox's paths, ~2 ms of a call), importlib and contextlib
+    serve the plane. Checked as a shell runs the command, so no later import brings them
+    back unseen: as the console script runs it (`python -m` loads importlib and contextlib
+    itself), and without `site` (an editable install's finder loads pathlib at start-up,
+    and would hide it; a user's install has none)."""
+    script = "import sys; from plane.entry import main; sys.exit(main())"  # bin/plane's
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", script, "compress", "--command", command],
+        env={
+            **os.environ,
+            "PLANE_HOME": str(tmp_path),
+            "PYTHONPATH": str(Path(plane_package.__file__).parents[1]),
+            "PYTHONPROFILEIMPORTTIME": "1",
+        },
+        input=(HERE / fixture).read_text(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     modules = loaded(done)
     assert f"plane.economy.compress.formats.{compressor}" in modules  # it did the work
     assert "plane.home" in modules and "plane.economy.compress.inbox" in modules  # refs kept
-    unwanted = {"typing", "math", "fcntl"} & modules
+    assert list((tmp_path / "refs.inbox").iterdir())
+    unwanted = {"typing", "math", "fcntl", "pathlib", "importlib", "contextlib"} & modules
     assert not unwanted, f"plane compress loads {sorted(unwanted)}"
 
 
@@ -216,3 +233,53 @@ def test_refs_printed_by_one_process_are_retrieved_and_expanded_by_others(
     back = plane_process(tmp_path, "expand", stdin=done.stdout)
     assert back.returncode == 0, back.stderr
     assert back.stdout == original
+
+
+def _loose_home(root: Path) -> Path:
+    """A home made by hand: loose modes, the token and a WAL file there, a link named as
+    the log, a directory named as the lock, and a file of the user's own."""
+    root.mkdir(mode=0o755, parents=True)
+    root.chmod(0o755)
+    for name in ("plane.db", "plane.db-wal", "refs.db", "token", "notes.txt"):
+        (root / name).write_text(name)
+        (root / name).chmod(0o644)
+    (root / "plane.log").symlink_to(root / "notes.txt")
+    (root / "plane.lock").mkdir()
+    return root
+
+
+def _tree(root: Path) -> dict[str, tuple[str, int]]:
+    """Each entry of the home: its kind and mode (a link's own, not followed)."""
+    kinds = {True: "link", False: "file"}
+    return {
+        path.name: (
+            "dir" if path.is_dir() and not path.is_symlink() else kinds[path.is_symlink()],
+            stat.S_IMODE(path.lstat().st_mode),
+        )
+        for path in [root, *root.iterdir()]
+        if path.name != "refs.inbox"
+    }
+
+
+def test_plane_compress_makes_the_home_private_as_the_plane_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`plane compress` finds its store without pathlib (`plane.home.refs_db`): the home it
+    leaves is the one `Home.ensure` leaves, from a loose one made by hand, and its store is
+    where the plane's is, PLANE_HOME given through a link and with `~`."""
+    by_plane = Home(_loose_home(tmp_path / "a" / "home")).ensure()
+    _loose_home(tmp_path / "b" / "home")
+    (tmp_path / "link").symlink_to(tmp_path / "b")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("PLANE_HOME", "~/link/home")
+    assert refs_db() == str(Home.from_env().refs_db) == str(tmp_path / "b" / "home" / "refs.db")
+    done = plane_process(
+        Path("~/link/home"),
+        "compress",
+        stdin=(HERE / "make.txt").read_text(),
+        env={"HOME": str(tmp_path)},
+    )
+    assert done.returncode == 0 and "ref:k_" in done.stdout, done.stderr
+    assert _tree(tmp_path / "b" / "home") == _tree(by_plane.root)
+    assert stat.S_IMODE((tmp_path / "b" / "home" / "plane.lock").stat().st_mode) != 0o600
+    assert list((tmp_path / "b" / "home" / "refs.inbox").iterdir())

@@ -9,17 +9,20 @@ for some input fails here, not only on the pinned fixtures.
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from plane.economy.compress import frame, margins, markers, sniff
-from plane.economy.compress.formats import logs
+from plane.economy.compress import frame, levels, margins, markers, sniff
+from plane.economy.compress.formats import logs, source_python
+from plane.economy.compress.levels import count_levels, reports_level
 from plane.economy.compress.plan import Fold, Plan
 from plane.economy.compress.visible import PATH_HINT, Visible, path_hint_lines
 
@@ -255,3 +258,136 @@ def test_a_text_without_refs_is_expanded_without_compiling_the_pattern() -> None
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+PYTHON_PIECES = [
+    "def ",
+    "class ",
+    "import ",
+    "from ",
+    "async def ",
+    "async ",
+    "@",
+    " import ",
+    "import",
+    "from",
+    "x",
+    "_",
+    "é",
+    "٣",  # a digit, not ASCII: \w
+    "½",  # numeric: \w too
+    ".",
+    "-",
+    " ",
+    "\t",
+    "\u00a0",  # a space to \s and to str.isspace
+    "\u2003",
+    "\x0b",
+    "\x1c",  # a separator both call a space
+    "\n",
+    "\r",
+]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from(PYTHON_PIECES), max_size=12).map("".join))
+@example("from a.b import c")
+@example("from  a import b")
+@example("from a  import b")
+@example("from\u00a0a import b")
+@example("from a\u00a0import b")
+@example("  @dataclass")
+@example("@ x")
+def test_a_line_opens_python_where_the_pattern_says_it_does(line: str) -> None:
+    assert source_python.pythonic(line) == bool(re.match(source_python.PYTHONIC, line))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(["<a>", "<", "x < y", "<div>", "<p>", "text", "<html>"]), max_size=60)
+)
+def test_a_share_asked_to_be_over_a_bound_is_the_share_wherever_it_could_be(
+    lines: list[str],
+) -> None:
+    """`over` rules out, without compiling, only shares that could not be over it."""
+    sample = sniff.Sample("\n".join(lines))
+    tag = re.compile("<[a-z]+>")
+    for bound in (0.0, 0.1, 0.3, 0.5):
+        bounded = sample.share(tag, holds="<", over=bound)
+        assert (bounded > bound) == (sample.share(tag) > bound)
+        assert bounded in (0.0, sample.share(tag))
+
+
+def test_a_python_module_is_compressed_compiling_only_the_patterns_it_needs() -> None:
+    """As `plane compress` runs on a module (the start of argparse.py, as the bench's): no
+    pattern a plain string test decides is compiled (the HTML tag of the classifier, the
+    lines that open Python, comment lines), nine in all where twelve were."""
+    code = (
+        "import argparse, re\n"
+        "compiled = set()\n"
+        "real = re._compile\n"
+        "def spy(pattern, flags):\n"
+        "    compiled.add(pattern)\n"
+        "    return real(pattern, flags)\n"
+        "re._compile = spy\n"
+        "from plane.economy.compress.engine import compress\n"
+        "text = open(argparse.__file__).read()[:20480]\n"
+        "assert compress(text * 5).compressor == 'source'\n"
+        "print(repr(sorted(compiled)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    compiled = ast.literal_eval(done.stdout)
+    assert source_python.PYTHONIC not in compiled
+    assert not [p for p in compiled if p.startswith(("<(?:", "^([ \\t]*)#"))], compiled
+    assert len(compiled) <= 9, compiled
+
+
+LEVEL_PIECES = [
+    "E ",
+    "E  ",
+    "error",
+    "Error",
+    "TypeError",
+    "errors",
+    "warning",
+    "WARN",
+    "UserWarning",
+    "fail",
+    "FAILED",
+    "passed",
+    " ... ok",
+    "no such file or directory",
+    "not found",
+    "panic",
+    "-x",
+    "x",
+    " ",
+    ":",
+]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(LEVEL_PIECES), max_size=6).map("".join), max_size=12))
+def test_a_label_counts_the_lines_that_report_a_level_as_each_line_alone_would(
+    lines: list[str],
+) -> None:
+    """`count_levels` answers a text with no level word and no `E ` line at once, without
+    the line-by-line pass: the counts are those of its lines one by one, and as many as the
+    lines `reports_level` says report one."""
+    errors, warnings = count_levels(lines)
+    alone = [count_levels([line]) for line in lines]
+    assert (errors, warnings) == (sum(e for e, _ in alone), sum(w for _, w in alone))
+    assert errors + warnings == sum(map(reports_level, lines))
+
+
+def test_a_fold_without_a_level_word_is_counted_without_the_line_pass(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Most of a module's folds (a label is counted for each) hold no level word: their
+    count is (0, 0) from one look at their text, the line-by-line pass never run."""
+
+    def line_by_line(lines: list[str], words: tuple[str, ...] = ()) -> list[bool]:
+        raise AssertionError("the line-by-line pass ran")
+
+    monkeypatch.setattr(levels, "error_lines", line_by_line)
+    assert count_levels(["    x = parse(text)", "    return x  # E here", "Ex"]) == (0, 0)

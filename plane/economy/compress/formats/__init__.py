@@ -9,8 +9,6 @@ importing each other in a circle.
 
 from __future__ import annotations
 
-from importlib import import_module
-
 TYPE_CHECKING = False  # typing's guard, without importing typing: see plane.tuples
 
 if TYPE_CHECKING:
@@ -37,6 +35,8 @@ MODULES = {
 
 def compressor(name: str) -> Compressor:
     """The compressor of a format; KeyError for a name no format has."""
-    module = import_module(f"{__name__}.{MODULES[name]}")
+    # The import statement's own function, not importlib's: importing importlib loads
+    # warnings too, which nothing else in a `plane compress` call does.
+    module = __import__(f"{__name__}.{MODULES[name]}", fromlist=["compress"])
     found: Compressor = module.compress
     return found
