@@ -14,20 +14,22 @@ from __future__ import annotations
 
 import asyncio
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
-import anthropic
-import openai
 import pytest
-from anthropic.types import MessageParam
-from openai.types.chat import ChatCompletionMessageParam
 
 from plane.wire.protocol import Usage
 from tests.support.fixtures_gateway import CONFIG as GATEWAY_CONFIG
 from tests.support.fixtures_gateway import StartGateway
 from tests.support.fixtures_plane import CONFIG
 from tests.support.scripted_llm import Reply
+from tests.support.sdks import ON_ONE_WORKER, anthropic, openai
 
-pytestmark = [pytest.mark.usefixtures("each_store"), pytest.mark.timeout(120)]
+if TYPE_CHECKING:
+    from anthropic.types import MessageParam
+    from openai.types.chat import ChatCompletionMessageParam
+
+pytestmark = [pytest.mark.usefixtures("each_store"), pytest.mark.timeout(120), ON_ONE_WORKER]
 
 AGENTS = [f"r{n}" for n in range(8)]
 GROUP_LIMIT = Decimal("1")

@@ -4,12 +4,11 @@ API and Aider's both reach it, each call metered like any other."""
 
 from __future__ import annotations
 
-import anthropic
-import openai
 import pytest
 
 from plane.gateway.keys import Keys
 from tests.support.fixtures_gateway import StartGateway
+from tests.support.sdks import anthropic, openai
 
 pytestmark = [pytest.mark.embedded, pytest.mark.timeout(240)]
 

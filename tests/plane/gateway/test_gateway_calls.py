@@ -11,13 +11,10 @@ import sqlite3
 import threading
 from decimal import Decimal
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import anthropic
 import httpx
-import openai
 import pytest
-from anthropic.types import MessageParam
-from openai.types.chat import ChatCompletionMessageParam
 
 from plane.agents import notices
 from plane.cli.manage import shown
@@ -28,8 +25,13 @@ from tests.support.billing import Bills
 from tests.support.fixtures_gateway import CONFIG, StartGateway
 from tests.support.scripted_llm import Reply
 from tests.support.sdk_replies import text_of
+from tests.support.sdks import ON_ONE_WORKER, anthropic, openai
 
-pytestmark = pytest.mark.timeout(30)
+if TYPE_CHECKING:
+    from anthropic.types import MessageParam
+    from openai.types.chat import ChatCompletionMessageParam
+
+pytestmark = [pytest.mark.timeout(30), ON_ONE_WORKER]
 
 HELLO: list[MessageParam] = [{"role": "user", "content": "hello"}]
 HELLO_CHAT: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hello"}]

@@ -4,16 +4,18 @@ gate, and at admission when another plane filled the fleet in between."""
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import openai
 import pytest
-from openai.types.chat import ChatCompletionMessageParam
 
 from plane.money.gate import Hold
 from tests.support.fixtures_gateway import StartGateway
+from tests.support.sdks import ON_ONE_WORKER, openai
 
-pytestmark = pytest.mark.timeout(30)
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam
+
+pytestmark = [pytest.mark.timeout(30), ON_ONE_WORKER]
 
 HELLO_CHAT: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hello"}]
 

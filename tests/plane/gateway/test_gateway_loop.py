@@ -9,15 +9,9 @@ from __future__ import annotations
 import asyncio
 import json
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
-import anthropic
-import openai
 import pytest
-from anthropic.types import MessageParam
-from openai.types.chat import (
-    ChatCompletionMessageFunctionToolCallParam,
-    ChatCompletionMessageParam,
-)
 
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
@@ -25,8 +19,16 @@ from tests.support.fixtures_alerts import Receiver
 from tests.support.fixtures_gateway import CONFIG, GatewayPlane, StartGateway
 from tests.support.scripted_llm import Reply
 from tests.support.sdk_replies import text_of
+from tests.support.sdks import ON_ONE_WORKER, anthropic, openai
 
-pytestmark = pytest.mark.timeout(60)
+if TYPE_CHECKING:
+    from anthropic.types import MessageParam
+    from openai.types.chat import (
+        ChatCompletionMessageFunctionToolCallParam,
+        ChatCompletionMessageParam,
+    )
+
+pytestmark = [pytest.mark.timeout(60), ON_ONE_WORKER]
 
 CENT = Usage(input_tokens=10)
 """$0.01 at the scripted price."""

@@ -9,11 +9,10 @@ from __future__ import annotations
 import asyncio
 import threading
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
-import anthropic
 import httpx
 import pytest
-from anthropic.types import MessageParam
 
 from plane.cli.manage import shown
 from plane.wire import protocol as p
@@ -22,8 +21,12 @@ from tests.support.billing import Bills
 from tests.support.command import plane_cli_async
 from tests.support.fixtures_gateway import GatewayPlane, StartGateway
 from tests.support.scripted_llm import Reply
+from tests.support.sdks import ON_ONE_WORKER, anthropic
 
-pytestmark = pytest.mark.timeout(30)
+if TYPE_CHECKING:
+    from anthropic.types import MessageParam
+
+pytestmark = [pytest.mark.timeout(30), ON_ONE_WORKER]
 
 README = """
 defaults:

@@ -8,22 +8,24 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
-import anthropic
-import openai
 import pytest
-from anthropic.types import MessageParam
-from openai.types.chat import (
-    ChatCompletionMessageFunctionToolCallParam,
-    ChatCompletionMessageParam,
-)
 
 from plane.wire.protocol import Usage
 from tests.support.command import plane_cli_async
 from tests.support.fixtures_gateway import CONFIG, StartGateway
 from tests.support.scripted_llm import Reply
+from tests.support.sdks import ON_ONE_WORKER, anthropic, openai
 
-pytestmark = pytest.mark.timeout(30)
+if TYPE_CHECKING:
+    from anthropic.types import MessageParam
+    from openai.types.chat import (
+        ChatCompletionMessageFunctionToolCallParam,
+        ChatCompletionMessageParam,
+    )
+
+pytestmark = [pytest.mark.timeout(30), ON_ONE_WORKER]
 
 HELLO: list[MessageParam] = [{"role": "user", "content": "hello"}]
 HELLO_CHAT: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hello"}]

@@ -8,14 +8,14 @@ import json
 from decimal import Decimal
 from typing import Any
 
-import openai
 import pytest
 
 from plane.gateway.keys import Keys
 from tests.support.fixtures_gateway import StartGateway
 from tests.support.fixtures_responses import COST, Upstream, responses_config
+from tests.support.sdks import ON_ONE_WORKER, openai
 
-pytestmark = pytest.mark.timeout(30)
+pytestmark = [pytest.mark.timeout(30), ON_ONE_WORKER]
 
 
 async def test_a_responses_call_is_metered_streaming_and_not(

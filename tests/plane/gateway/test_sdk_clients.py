@@ -5,19 +5,21 @@ cut streams charged at their estimate, unknown keys refused."""
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
-import anthropic
 import httpx2
-import openai
 import pytest
-from anthropic.types import MessageParam
-from openai.types.chat import ChatCompletionMessageParam
 
 from plane.wire.protocol import Usage
 from tests.support.fixtures_gateway import GatewayPlane, StartGateway
 from tests.support.sdk_replies import text_of
+from tests.support.sdks import ON_ONE_WORKER, anthropic, openai
 
-pytestmark = pytest.mark.timeout(30)
+if TYPE_CHECKING:
+    from anthropic.types import MessageParam
+    from openai.types.chat import ChatCompletionMessageParam
+
+pytestmark = [pytest.mark.timeout(30), ON_ONE_WORKER]
 
 CLAUDE_USAGE = Usage(
     input_tokens=100, cache_read_tokens=20, cache_write_tokens=30, output_tokens=10
