@@ -23,7 +23,7 @@ from tests.support.fixtures_gateway import CONFIG as GATEWAY_CONFIG
 from tests.support.fixtures_gateway import StartGateway
 from tests.support.fixtures_plane import CONFIG
 from tests.support.scripted_llm import Reply
-from tests.support.sdks import ON_ONE_WORKER, anthropic, openai
+from tests.support.sdks import ON_ONE_WORKER, anthropic, anthropic_sdk, openai, openai_sdk
 
 if TYPE_CHECKING:
     from anthropic.types import MessageParam
@@ -77,10 +77,10 @@ async def fan_out(gw, calls: int, tag: str | None) -> list[str]:
     """`calls` at once, half Claude Code's API and half Chat Completions',
     each tagged or not; what each got."""
     headers = {"x-plane-tag": tag} if tag else {}
-    claude = anthropic.AsyncAnthropic(
+    claude = anthropic_sdk(
         base_url=gw.url, api_key=gw.keys["claude"], max_retries=0, default_headers=headers
     )
-    aider = openai.AsyncOpenAI(
+    aider = openai_sdk(
         base_url=f"{gw.url}/v1", api_key=gw.keys["aider"], max_retries=0, default_headers=headers
     )
 

@@ -7,6 +7,11 @@ four seconds for SDKs that the tests of one worker's share need: here a
 module's `anthropic.AsyncAnthropic` imports the SDK when the test runs it, and
 `ON_ONE_WORKER` (`--dist loadgroup`) puts those tests on one worker. Their
 types are for the type checker only (imported under `TYPE_CHECKING`).
+
+A test's SDK client talks to the plane on this machine over plain HTTP, so
+`anthropic_sdk` and `openai_sdk` make it with the SDK's own HTTP client
+(its timeouts and connection limits) without TLS: httpx read the CA bundle
+for every client it made, ~17 CPU-ms, and the tests make hundreds.
 """
 
 from __future__ import annotations
@@ -37,3 +42,13 @@ if TYPE_CHECKING:
 else:
     anthropic = _WhenUsed("anthropic")
     openai = _WhenUsed("openai")
+
+
+def anthropic_sdk(**options: Any) -> anthropic.AsyncAnthropic:
+    http = anthropic.DefaultAsyncHttpxClient(verify=False)
+    return anthropic.AsyncAnthropic(http_client=http, **options)
+
+
+def openai_sdk(**options: Any) -> openai.AsyncOpenAI:
+    http = openai.DefaultAsyncHttpxClient(verify=False)
+    return openai.AsyncOpenAI(http_client=http, **options)

@@ -10,7 +10,7 @@ import pytest
 
 from plane.money.gate import Hold
 from tests.support.fixtures_gateway import StartGateway
-from tests.support.sdks import ON_ONE_WORKER, openai
+from tests.support.sdks import ON_ONE_WORKER, openai, openai_sdk
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam
@@ -21,7 +21,7 @@ HELLO_CHAT: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hel
 
 
 async def call(gw) -> object:
-    async with openai.AsyncOpenAI(
+    async with openai_sdk(
         base_url=f"{gw.url}/v1", api_key=gw.keys["aider"], max_retries=0
     ) as client:
         return await client.chat.completions.create(

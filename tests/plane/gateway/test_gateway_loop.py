@@ -19,7 +19,7 @@ from tests.support.fixtures_alerts import Receiver
 from tests.support.fixtures_gateway import CONFIG, GatewayPlane, StartGateway
 from tests.support.scripted_llm import Reply
 from tests.support.sdk_replies import text_of
-from tests.support.sdks import ON_ONE_WORKER, anthropic, openai
+from tests.support.sdks import ON_ONE_WORKER, anthropic, anthropic_sdk, openai, openai_sdk
 
 if TYPE_CHECKING:
     from anthropic.types import MessageParam
@@ -52,11 +52,11 @@ RESENT = (
 
 
 def anthropic_client(gw: GatewayPlane) -> anthropic.AsyncAnthropic:
-    return anthropic.AsyncAnthropic(base_url=gw.url, api_key=gw.keys["claude"], max_retries=0)
+    return anthropic_sdk(base_url=gw.url, api_key=gw.keys["claude"], max_retries=0)
 
 
 def openai_client(gw: GatewayPlane) -> openai.AsyncOpenAI:
-    return openai.AsyncOpenAI(base_url=f"{gw.url}/v1", api_key=gw.keys["aider"], max_retries=0)
+    return openai_sdk(base_url=f"{gw.url}/v1", api_key=gw.keys["aider"], max_retries=0)
 
 
 async def test_a_client_resending_the_same_request_is_held_and_resume_lets_it_go_on(
