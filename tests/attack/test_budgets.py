@@ -14,20 +14,22 @@ from __future__ import annotations
 
 import asyncio
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
-import anthropic
-import openai
 import pytest
-from anthropic.types import MessageParam
-from openai.types.chat import ChatCompletionMessageParam
 
 from plane.wire.protocol import Usage
 from tests.support.fixtures_gateway import CONFIG as GATEWAY_CONFIG
 from tests.support.fixtures_gateway import StartGateway
 from tests.support.fixtures_plane import CONFIG
 from tests.support.scripted_llm import Reply
+from tests.support.sdks import ON_ONE_WORKER, anthropic, anthropic_sdk, openai, openai_sdk
 
-pytestmark = [pytest.mark.usefixtures("each_store"), pytest.mark.timeout(120)]
+if TYPE_CHECKING:
+    from anthropic.types import MessageParam
+    from openai.types.chat import ChatCompletionMessageParam
+
+pytestmark = [pytest.mark.usefixtures("each_store"), pytest.mark.timeout(120), ON_ONE_WORKER]
 
 AGENTS = [f"r{n}" for n in range(8)]
 GROUP_LIMIT = Decimal("1")
@@ -75,10 +77,10 @@ async def fan_out(gw, calls: int, tag: str | None) -> list[str]:
     """`calls` at once, half Claude Code's API and half Chat Completions',
     each tagged or not; what each got."""
     headers = {"x-plane-tag": tag} if tag else {}
-    claude = anthropic.AsyncAnthropic(
+    claude = anthropic_sdk(
         base_url=gw.url, api_key=gw.keys["claude"], max_retries=0, default_headers=headers
     )
-    aider = openai.AsyncOpenAI(
+    aider = openai_sdk(
         base_url=f"{gw.url}/v1", api_key=gw.keys["aider"], max_retries=0, default_headers=headers
     )
 

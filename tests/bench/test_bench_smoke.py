@@ -89,6 +89,7 @@ SLOW = {
     "cache.py": ["--turns", "1", "--max-output", "2"],
     "guard.py": ["--turns", "6"],
     "metrics_scrapes.py": "--scrapers 2 --calls 2 --rounds 1 --ledger 100".split(),
+    "suite_cpu.py": ["--workers", "0", "tests/test_error_tree.py"],
 }
 
 

@@ -15,6 +15,7 @@ from plane.wire.protocol import Usage
 from tests.support.fixtures_alerts import Receiver
 from tests.support.fixtures_plane import CONFIG, RunningPlane, StartPlane
 from tests.support.fixtures_postgres import open_db
+from tests.support.local_http import local_client
 
 HTTP = ("127.0.0.1", 0)
 
@@ -55,12 +56,12 @@ def altered(url: str, **fields: str) -> str:
 
 
 async def post(url: str) -> httpx.Response:
-    async with httpx.AsyncClient() as client:
+    async with local_client() as client:
         return await client.post(url)
 
 
 async def get(url: str) -> httpx.Response:
-    async with httpx.AsyncClient() as client:
+    async with local_client() as client:
         return await client.get(url)
 
 

@@ -18,6 +18,8 @@ import httpx
 import pytest
 from aiohttp import web
 
+from tests.support.local_http import local_client
+
 
 @dataclass(frozen=True)
 class Button:
@@ -86,7 +88,7 @@ class Receiver:
 async def tap(button: Button) -> httpx.Response:
     """What ntfy's app sends when an `http` button is tapped."""
     assert button.action == "http"
-    async with httpx.AsyncClient() as client:
+    async with local_client() as client:
         return await client.request(button.method, button.url)
 
 

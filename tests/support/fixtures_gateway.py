@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-import httpx
 import pytest
 
 from plane.clock import ManualClock
@@ -21,6 +20,7 @@ from plane.gateway.forward import Responder
 from plane.gateway.keys import Keys
 from plane.home import Home
 from plane.wire import protocol as p
+from tests.support.local_http import local_client
 from tests.support.plane_parts import PlaneParts
 from tests.support.scripted_llm import ScriptedLLM
 
@@ -79,7 +79,7 @@ class GatewayPlane(PlaneParts):
         """`GET /metrics` with the plane's token, as a scraper asks: the text
         of its answer, which must be a 200."""
         token = self.home.token.read_text()
-        async with httpx.AsyncClient() as client:
+        async with local_client() as client:
             answer = await client.get(
                 f"{self.url}/metrics", headers={"Authorization": f"Bearer {token}"}
             )

@@ -2,16 +2,22 @@
 read with prometheus_client's own parser; labels bounded whatever the
 clients send."""
 
-import openai
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import pytest
-from openai.types.chat import ChatCompletionMessageParam
 
 from plane.wire.protocol import Usage
 from tests.plane.daemon.test_metrics import samples
 from tests.support.fixtures_gateway import CONFIG, GatewayPlane, StartGateway
 from tests.support.scripted_llm import Reply
+from tests.support.sdks import ON_ONE_WORKER, openai_sdk
 
-pytestmark = pytest.mark.timeout(60)
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam
+
+pytestmark = [pytest.mark.timeout(60), ON_ONE_WORKER]
 
 PURPOSED = CONFIG + (
     "groups:\n  team: {limitUsd: 50, agents: [aider, claude]}\n"
@@ -39,7 +45,7 @@ async def test_groups_tags_and_tools_with_bounded_labels(start_gateway: StartGat
             {"role": "tool", "tool_call_id": "c1", "content": f"done {n:02d}"},
         ]  # fmt: skip
 
-    async with openai.AsyncOpenAI(
+    async with openai_sdk(
         base_url=f"{gw.url}/v1", api_key=gw.keys["aider"], max_retries=0
     ) as client:
         for n in range(30):  # thirty free-form tags, each its own call

@@ -4,12 +4,11 @@ API and Aider's both reach it, each call metered like any other."""
 
 from __future__ import annotations
 
-import anthropic
-import openai
 import pytest
 
 from plane.gateway.keys import Keys
 from tests.support.fixtures_gateway import StartGateway
+from tests.support.sdks import anthropic_sdk, openai_sdk
 
 pytestmark = [pytest.mark.embedded, pytest.mark.timeout(240)]
 
@@ -27,11 +26,11 @@ async def test_the_embedded_model_answers_both_apis_through_the_gateway_metered(
 ) -> None:
     gw = await start_gateway(CONFIG)
     key = Keys(gw.home.gateway_keys).make("local")
-    async with anthropic.AsyncAnthropic(base_url=gw.url, api_key=key, max_retries=0) as claude:
+    async with anthropic_sdk(base_url=gw.url, api_key=key, max_retries=0) as claude:
         said = await claude.messages.create(
             model="smollm2-135m", max_tokens=8, messages=[{"role": "user", "content": "Hi"}]
         )
-    async with openai.AsyncOpenAI(base_url=f"{gw.url}/v1", api_key=key, max_retries=0) as chat:
+    async with openai_sdk(base_url=f"{gw.url}/v1", api_key=key, max_retries=0) as chat:
         answered = await chat.chat.completions.create(  # a client's own model name: SmolLM2 answers
             model="gpt-4o", max_tokens=8, messages=[{"role": "user", "content": "Hi"}]
         )

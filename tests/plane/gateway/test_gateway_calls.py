@@ -11,13 +11,10 @@ import sqlite3
 import threading
 from decimal import Decimal
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import anthropic
 import httpx
-import openai
 import pytest
-from anthropic.types import MessageParam
-from openai.types.chat import ChatCompletionMessageParam
 
 from plane.agents import notices
 from plane.cli.manage import shown
@@ -28,8 +25,13 @@ from tests.support.billing import Bills
 from tests.support.fixtures_gateway import CONFIG, StartGateway
 from tests.support.scripted_llm import Reply
 from tests.support.sdk_replies import text_of
+from tests.support.sdks import ON_ONE_WORKER, anthropic, anthropic_sdk, openai, openai_sdk
 
-pytestmark = pytest.mark.timeout(30)
+if TYPE_CHECKING:
+    from anthropic.types import MessageParam
+    from openai.types.chat import ChatCompletionMessageParam
+
+pytestmark = [pytest.mark.timeout(30), ON_ONE_WORKER]
 
 HELLO: list[MessageParam] = [{"role": "user", "content": "hello"}]
 HELLO_CHAT: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hello"}]
@@ -52,9 +54,7 @@ async def test_a_call_in_flight_finishes_and_the_next_is_refused(
         return Reply("slow but paid", usage, delay_s=0.5)
 
     gw.llm.responder = slow
-    async with anthropic.AsyncAnthropic(
-        base_url=gw.url, api_key=gw.keys["claude"], max_retries=0
-    ) as client:
+    async with anthropic_sdk(base_url=gw.url, api_key=gw.keys["claude"], max_retries=0) as client:
         flying = asyncio.create_task(
             client.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
         )
@@ -77,7 +77,7 @@ async def test_calls_arriving_together_see_each_other_and_one_too_dear_is_not_se
     gw = await start_gateway()
     await gw.services.gate.ceilings.set("aider", Decimal("0.30"))
     gw.llm.responder = Bills(writes=100, delay_s=0.2)
-    async with openai.AsyncOpenAI(
+    async with openai_sdk(
         base_url=f"{gw.url}/v1", api_key=gw.keys["aider"], max_retries=0
     ) as client:
         calls = [
@@ -160,7 +160,7 @@ async def test_compression_touches_only_tool_results_the_same_every_time(
 async def test_compression_of_chat_tool_messages(start_gateway: StartGateway) -> None:
     gw = await start_gateway()
     await gw.services.gate.ceilings.set("aider", None)
-    async with openai.AsyncOpenAI(
+    async with openai_sdk(
         base_url=f"{gw.url}/v1", api_key=gw.keys["aider"], max_retries=0
     ) as client:
         await client.chat.completions.create(
@@ -196,12 +196,12 @@ async def test_without_compress_the_request_goes_as_sent(start_gateway: StartGat
 
 async def test_models_are_listed_in_each_apis_shape(start_gateway: StartGateway) -> None:
     gw = await start_gateway()
-    async with openai.AsyncOpenAI(
+    async with openai_sdk(
         base_url=f"{gw.url}/v1", api_key=gw.keys["aider"], max_retries=0
     ) as client:
         listed = [m.id async for m in client.models.list()]
     assert listed == ["scripted-model"]
-    async with anthropic.AsyncAnthropic(
+    async with anthropic_sdk(
         base_url=gw.url, api_key=gw.keys["claude"], max_retries=0
     ) as by_anthropic:
         page = await by_anthropic.models.list()
@@ -338,7 +338,7 @@ async def test_a_call_in_flight_when_the_plane_stops_finishes_and_is_settled(
         return Reply("finished", Usage(input_tokens=100, output_tokens=10), delay_s=0.5)
 
     gw.llm.responder = slow
-    async with openai.AsyncOpenAI(
+    async with openai_sdk(
         base_url=f"{gw.url}/v1", api_key=gw.keys["aider"], max_retries=0
     ) as client:
         flying = asyncio.create_task(

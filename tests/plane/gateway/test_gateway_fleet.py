@@ -4,22 +4,24 @@ gate, and at admission when another plane filled the fleet in between."""
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import openai
 import pytest
-from openai.types.chat import ChatCompletionMessageParam
 
 from plane.money.gate import Hold
 from tests.support.fixtures_gateway import StartGateway
+from tests.support.sdks import ON_ONE_WORKER, openai, openai_sdk
 
-pytestmark = pytest.mark.timeout(30)
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam
+
+pytestmark = [pytest.mark.timeout(30), ON_ONE_WORKER]
 
 HELLO_CHAT: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hello"}]
 
 
 async def call(gw) -> object:
-    async with openai.AsyncOpenAI(
+    async with openai_sdk(
         base_url=f"{gw.url}/v1", api_key=gw.keys["aider"], max_retries=0
     ) as client:
         return await client.chat.completions.create(

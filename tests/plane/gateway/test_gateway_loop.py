@@ -9,15 +9,9 @@ from __future__ import annotations
 import asyncio
 import json
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
-import anthropic
-import openai
 import pytest
-from anthropic.types import MessageParam
-from openai.types.chat import (
-    ChatCompletionMessageFunctionToolCallParam,
-    ChatCompletionMessageParam,
-)
 
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
@@ -25,8 +19,16 @@ from tests.support.fixtures_alerts import Receiver
 from tests.support.fixtures_gateway import CONFIG, GatewayPlane, StartGateway
 from tests.support.scripted_llm import Reply
 from tests.support.sdk_replies import text_of
+from tests.support.sdks import ON_ONE_WORKER, anthropic, anthropic_sdk, openai, openai_sdk
 
-pytestmark = pytest.mark.timeout(60)
+if TYPE_CHECKING:
+    from anthropic.types import MessageParam
+    from openai.types.chat import (
+        ChatCompletionMessageFunctionToolCallParam,
+        ChatCompletionMessageParam,
+    )
+
+pytestmark = [pytest.mark.timeout(60), ON_ONE_WORKER]
 
 CENT = Usage(input_tokens=10)
 """$0.01 at the scripted price."""
@@ -50,11 +52,11 @@ RESENT = (
 
 
 def anthropic_client(gw: GatewayPlane) -> anthropic.AsyncAnthropic:
-    return anthropic.AsyncAnthropic(base_url=gw.url, api_key=gw.keys["claude"], max_retries=0)
+    return anthropic_sdk(base_url=gw.url, api_key=gw.keys["claude"], max_retries=0)
 
 
 def openai_client(gw: GatewayPlane) -> openai.AsyncOpenAI:
-    return openai.AsyncOpenAI(base_url=f"{gw.url}/v1", api_key=gw.keys["aider"], max_retries=0)
+    return openai_sdk(base_url=f"{gw.url}/v1", api_key=gw.keys["aider"], max_retries=0)
 
 
 async def test_a_client_resending_the_same_request_is_held_and_resume_lets_it_go_on(

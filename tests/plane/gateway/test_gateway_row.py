@@ -9,11 +9,10 @@ from __future__ import annotations
 import asyncio
 import threading
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
-import anthropic
 import httpx
 import pytest
-from anthropic.types import MessageParam
 
 from plane.cli.manage import shown
 from plane.wire import protocol as p
@@ -22,8 +21,12 @@ from tests.support.billing import Bills
 from tests.support.command import plane_cli_async
 from tests.support.fixtures_gateway import GatewayPlane, StartGateway
 from tests.support.scripted_llm import Reply
+from tests.support.sdks import ON_ONE_WORKER, anthropic_sdk
 
-pytestmark = pytest.mark.timeout(30)
+if TYPE_CHECKING:
+    from anthropic.types import MessageParam
+
+pytestmark = [pytest.mark.timeout(30), ON_ONE_WORKER]
 
 README = """
 defaults:
@@ -61,9 +64,7 @@ async def test_a_gateway_agent_says_its_clients_model_and_its_true_state(
     assert "model      its client's model (anthropic)" in await show(gw)
 
     gw.llm.default_reply = Reply("ok", Usage(input_tokens=2000, output_tokens=100))
-    async with anthropic.AsyncAnthropic(
-        base_url=gw.url, api_key=gw.keys["claude"], max_retries=0
-    ) as client:
+    async with anthropic_sdk(base_url=gw.url, api_key=gw.keys["claude"], max_retries=0) as client:
         for n in range(5):  # five questions (the same one five times is a loop)
             ask: list[MessageParam] = [{"role": "user", "content": f"hello {n}"}]
             await client.messages.create(model=OPUS, max_tokens=1000, messages=ask)
@@ -89,9 +90,7 @@ async def test_a_gateway_agent_with_calls_in_flight_is_working_not_held(
         return Reply("ok", Usage(input_tokens=2000, output_tokens=100), delay_s=0.5)
 
     gw.llm.responder = slow
-    async with anthropic.AsyncAnthropic(
-        base_url=gw.url, api_key=gw.keys["claude"], max_retries=0
-    ) as client:
+    async with anthropic_sdk(base_url=gw.url, api_key=gw.keys["claude"], max_retries=0) as client:
         flying = asyncio.create_task(
             client.messages.create(model=OPUS, max_tokens=8000, messages=HELLO)
         )

@@ -8,22 +8,24 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
-import anthropic
-import openai
 import pytest
-from anthropic.types import MessageParam
-from openai.types.chat import (
-    ChatCompletionMessageFunctionToolCallParam,
-    ChatCompletionMessageParam,
-)
 
 from plane.wire.protocol import Usage
 from tests.support.command import plane_cli_async
 from tests.support.fixtures_gateway import CONFIG, StartGateway
 from tests.support.scripted_llm import Reply
+from tests.support.sdks import ON_ONE_WORKER, anthropic, anthropic_sdk, openai, openai_sdk
 
-pytestmark = pytest.mark.timeout(30)
+if TYPE_CHECKING:
+    from anthropic.types import MessageParam
+    from openai.types.chat import (
+        ChatCompletionMessageFunctionToolCallParam,
+        ChatCompletionMessageParam,
+    )
+
+pytestmark = [pytest.mark.timeout(30), ON_ONE_WORKER]
 
 HELLO: list[MessageParam] = [{"role": "user", "content": "hello"}]
 HELLO_CHAT: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hello"}]
@@ -33,13 +35,13 @@ TENTH = Usage(input_tokens=90, output_tokens=5)
 
 
 def claude(gw, **headers: str) -> anthropic.AsyncAnthropic:
-    return anthropic.AsyncAnthropic(
+    return anthropic_sdk(
         base_url=gw.url, api_key=gw.keys["claude"], max_retries=0, default_headers=headers
     )
 
 
 def aider(gw, **headers: str) -> openai.AsyncOpenAI:
-    return openai.AsyncOpenAI(
+    return openai_sdk(
         base_url=f"{gw.url}/v1", api_key=gw.keys["aider"], max_retries=0, default_headers=headers
     )
 

@@ -8,14 +8,14 @@ import json
 from decimal import Decimal
 from typing import Any
 
-import openai
 import pytest
 
 from plane.gateway.keys import Keys
 from tests.support.fixtures_gateway import StartGateway
 from tests.support.fixtures_responses import COST, Upstream, responses_config
+from tests.support.sdks import ON_ONE_WORKER, openai, openai_sdk
 
-pytestmark = pytest.mark.timeout(30)
+pytestmark = [pytest.mark.timeout(30), ON_ONE_WORKER]
 
 
 async def test_a_responses_call_is_metered_streaming_and_not(
@@ -24,7 +24,7 @@ async def test_a_responses_call_is_metered_streaming_and_not(
     served, base_url = responses_upstream
     gw = await start_gateway(responses_config(base_url))
     key = Keys(gw.home.gateway_keys).make("codex")
-    async with openai.AsyncOpenAI(base_url=f"{gw.url}/v1", api_key=key, max_retries=0) as client:
+    async with openai_sdk(base_url=f"{gw.url}/v1", api_key=key, max_retries=0) as client:
         plain = await client.responses.create(model="scripted-model", input="hello")
         stream = await client.responses.create(model="scripted-model", input="hello", stream=True)
         kinds = [event.type async for event in stream]
@@ -45,7 +45,7 @@ async def test_a_held_codex_gets_a_400_with_the_planes_sentence(
     gw = await start_gateway(responses_config(base_url))
     key = Keys(gw.home.gateway_keys).make("codex")
     await gw.services.gate.ceilings.set("codex", Decimal(0))
-    async with openai.AsyncOpenAI(base_url=f"{gw.url}/v1", api_key=key, max_retries=0) as client:
+    async with openai_sdk(base_url=f"{gw.url}/v1", api_key=key, max_retries=0) as client:
         with pytest.raises(openai.BadRequestError) as refused:
             await client.responses.create(model="scripted-model", input="hello")
     error = refused.value.body
@@ -62,7 +62,7 @@ async def test_a_responses_stream_cut_before_completed_is_charged_at_its_estimat
     gw = await start_gateway(responses_config(base_url))
     key = Keys(gw.home.gateway_keys).make("codex")
     watching = gw.watch()
-    async with openai.AsyncOpenAI(base_url=f"{gw.url}/v1", api_key=key, max_retries=0) as client:
+    async with openai_sdk(base_url=f"{gw.url}/v1", api_key=key, max_retries=0) as client:
         stream = await client.responses.create(
             model="scripted-model", input="hello", stream=True, max_output_tokens=50
         )
@@ -90,7 +90,7 @@ async def test_function_call_outputs_are_compressed_for_an_agent_that_asks(
         {"type": "function_call", "call_id": "c1", "name": "ls", "arguments": "{}"},
         {"type": "function_call_output", "call_id": "c1", "output": listing},
     ]
-    async with openai.AsyncOpenAI(base_url=f"{gw.url}/v1", api_key=key, max_retries=0) as client:
+    async with openai_sdk(base_url=f"{gw.url}/v1", api_key=key, max_retries=0) as client:
         await client.responses.create(model="scripted-model", input=items)
     sent = served.requests[0]["input"]
     assert sent[0]["content"] == listing and len(sent[2]["output"]) < len(listing) / 10

@@ -5,19 +5,21 @@ cut streams charged at their estimate, unknown keys refused."""
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
-import anthropic
 import httpx2
-import openai
 import pytest
-from anthropic.types import MessageParam
-from openai.types.chat import ChatCompletionMessageParam
 
 from plane.wire.protocol import Usage
 from tests.support.fixtures_gateway import GatewayPlane, StartGateway
 from tests.support.sdk_replies import text_of
+from tests.support.sdks import ON_ONE_WORKER, anthropic, anthropic_sdk, openai, openai_sdk
 
-pytestmark = pytest.mark.timeout(30)
+if TYPE_CHECKING:
+    from anthropic.types import MessageParam
+    from openai.types.chat import ChatCompletionMessageParam
+
+pytestmark = [pytest.mark.timeout(30), ON_ONE_WORKER]
 
 CLAUDE_USAGE = Usage(
     input_tokens=100, cache_read_tokens=20, cache_write_tokens=30, output_tokens=10
@@ -30,15 +32,11 @@ CHAT_COST = Decimal("0.084")
 
 
 def claude(gw: GatewayPlane, key: str | None = None) -> anthropic.AsyncAnthropic:
-    return anthropic.AsyncAnthropic(
-        base_url=gw.url, api_key=key or gw.keys["claude"], max_retries=0
-    )
+    return anthropic_sdk(base_url=gw.url, api_key=key or gw.keys["claude"], max_retries=0)
 
 
 def chat(gw: GatewayPlane, key: str | None = None) -> openai.AsyncOpenAI:
-    return openai.AsyncOpenAI(
-        base_url=f"{gw.url}/v1", api_key=key or gw.keys["aider"], max_retries=0
-    )
+    return openai_sdk(base_url=f"{gw.url}/v1", api_key=key or gw.keys["aider"], max_retries=0)
 
 
 HELLO: list[MessageParam] = [{"role": "user", "content": "hello"}]
