@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from plane.history.folds import Folds
 from plane.money.attribution import NO_HISTORY, add_message
 from plane.providers.base import ChatMessage
+from tests.support.history_edits import edited, edits
 
 MESSAGE = st.one_of(
     st.builds(ChatMessage, st.sampled_from(["user", "assistant"]), st.text(max_size=30)),
@@ -19,7 +20,7 @@ MESSAGE = st.one_of(
         st.sampled_from(["grep", "read_file"]),
     ),
 )
-EDIT = st.tuples(st.sampled_from(["add", "rewrite", "reload", "cut"]), st.integers(0, 30), MESSAGE)
+EDIT = edits(MESSAGE)
 
 
 def anew(history: list[ChatMessage]) -> object:
@@ -37,14 +38,7 @@ def test_a_kept_figure_is_always_the_whole_historys(start, edits):
     history = list(start)
     assert folds.fold(history) == anew(history)
     for kind, at, message in edits:
-        if kind == "add":
-            history.append(message)
-        elif kind == "rewrite" and history:
-            history[at % len(history)] = message
-        elif kind == "reload":
-            history = [ChatMessage(**m.__dict__) for m in history]
-        else:
-            history = history[: at % (len(history) + 1)]
+        history = edited(history, kind, at, message)
         assert folds.fold(history) == anew(history)
         folds.fold(other)
         assert folds.kept_chars <= 400

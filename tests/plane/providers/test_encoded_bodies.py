@@ -18,6 +18,7 @@ from plane.providers.encoded import EncodedHistories
 from plane.providers.openai import OpenAIProvider, read_json, wire_message
 from plane.wire.protocol import Usage
 from tests.support.fixtures_plane import CONFIG
+from tests.support.history_edits import edited, edits
 
 COMPACTING = CONFIG + (
     "session:\n  compact_enabled: true\n  compact_keep_last_n_turns: 1\n"
@@ -75,7 +76,7 @@ MESSAGE = st.one_of(
     ),
     st.builds(lambda text: ChatMessage("tool", text, (), "c1", "grep"), TEXT),
 )
-EDIT = st.tuples(st.sampled_from(["add", "rewrite", "reload", "cut"]), st.integers(0, 30), MESSAGE)
+EDIT = edits(MESSAGE)
 
 
 @settings(max_examples=200, deadline=None)
@@ -88,14 +89,7 @@ def test_a_history_grown_rewritten_or_read_again_encodes_as_a_whole(start, edits
     other = [ChatMessage("user", "another agent's")]
     history = list(start)
     for kind, at, message in edits:
-        if kind == "add":
-            history.append(message)
-        elif kind == "rewrite" and history:
-            history[at % len(history)] = message
-        elif kind == "reload":
-            history = [ChatMessage(**m.__dict__) for m in history]
-        else:
-            history = history[: at % (len(history) + 1)]
+        history = edited(history, kind, at, message)
         whole = orjson.dumps([wire_message(m) for m in history])
         assert b"[" + histories.join(history) + b"]" == whole
         histories.join(other)  # another history between two calls of this one
