@@ -146,7 +146,16 @@ class _Call(Write[T]):
         self.after = after
 
     def run(self, conn: sqlite3.Connection) -> T:
-        return self.fn(conn)
+        value = self.fn(conn)
+        if isinstance(value, sqlite3.Cursor):
+            # A cursor handed back (a function that is `conn.execute(...)`) is
+            # closed here, on the writer: dropped on the loop's thread, it would
+            # reset its statement there, a statement SQLite's cache may have
+            # handed to the writer's next write meanwhile (sqlite3's
+            # "InterfaceError: bad parameter or other API misuse", a write
+            # failed that was not at fault). Its rowcount and lastrowid stay.
+            value.close()
+        return value
 
     def then(self, value: T) -> object:
         return None if self.after is None else self.after(value)

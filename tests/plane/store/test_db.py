@@ -254,6 +254,20 @@ async def test_a_closed_database_refuses_writes(tmp_path):
         await db.write(lambda conn: None)
 
 
+@sqlite_only  # sqlite3's cursors share the connection's cached statements
+async def test_a_cursor_a_write_hands_back_is_closed_on_the_writer(db):
+    """A cursor dropped on the loop's thread resets its statement there,
+    while SQLite's statement cache may have handed that statement to the
+    writer's next write: one such write in thousands failed ("bad parameter
+    or other API misuse"). What a write hands back is closed on the writer;
+    what it says (rowcount, lastrowid) stays readable."""
+    await db.write(lambda conn: conn.execute("CREATE TABLE t (a INTEGER)"))
+    cursor = await db.write(lambda conn: conn.executemany("INSERT INTO t VALUES (?)", [(1,), (2,)]))
+    assert cursor.rowcount == 2
+    with pytest.raises(sqlite3.ProgrammingError, match="closed cursor"):
+        cursor.fetchall()
+
+
 def number(n: int) -> Callable[[sqlite3.Connection], int]:
     return lambda conn: n
 
