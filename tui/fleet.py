@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal
 
 from plane.wire.protocol import AgentState
-from plane.wire.words import decimals_shown, spend_summed, spend_total
+from plane.wire.words import decimals_shown, spend_summed
 from tui.formatting import spend_against, spend_level, usd
 
 SORTS = ("listed", "state", "spend", "name")
@@ -136,26 +136,6 @@ class Fleet:
         return " · ".join(text for text, _ in self.parts())
 
 
-def fleet(
-    agents: Iterable[AgentState], ceiling: Decimal | None = None, unlisted: Decimal = Decimal(0)
-) -> Fleet:
-    """Counts by state and the day's spend of every agent the plane listed,
-    plus `unlisted`: what the fleet spent today that no row shows (agents
-    deleted today: deleting never refunds). Amber is spend past `warnRatio`
-    and short of the ceiling (red, at the ceiling, is held and counted there)."""
-    rows = list(agents)
-    return Fleet(
-        agents=len(rows),
-        working=sum(a.status == "working" for a in rows),
-        amber=sum(spend_level(a) == "warn" for a in rows),
-        held=sum(a.status == "held" for a in rows),
-        paused=sum(a.status == "paused" for a in rows),
-        spent=sum((a.spend_today_usd for a in rows), unlisted),
-        ceiling=ceiling,
-        spent_shown=spend_total(((a.spend_today_usd, a.limit_usd) for a in rows), unlisted),
-    )
-
-
 _EXACT = Context(prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN)
 """Sums and differences of dollars never rounded: a tally that takes an
 agent's old spend out and puts its new in ends where a fresh sum would."""
@@ -181,12 +161,19 @@ def _part(agent: AgentState) -> _Part:
 class Tally:
     """The fleet line kept as the rows change (the TUI's store calls it on
     each): a change takes the agent's old part out and puts its new one in,
-    so the line costs the same at 100,000 agents as at ten. Counted afresh
-    (`fleet`), it took ~70 ms of the screen's loop four times a second at
+    so the line costs the same at 100,000 agents as at ten. Counted afresh over
+    every row, it took ~70 ms of the screen's loop four times a second at
     100,000, and a key pressed meanwhile waited for it."""
 
     def __init__(self) -> None:
         self.reset(())
+
+    @classmethod
+    def of(cls, agents: Iterable[AgentState]) -> Tally:
+        """A tally of `agents`, put in one by one."""
+        tally = cls()
+        tally.reset(agents)
+        return tally
 
     def reset(self, agents: Iterable[AgentState]) -> None:
         """Every agent listed now, and no other."""
@@ -226,7 +213,11 @@ class Tally:
                 del self._figures[name]
 
     def fleet(self, ceiling: Decimal | None = None, unlisted: Decimal = Decimal(0)) -> Fleet:
-        """What `fleet` counts over every agent put and not dropped."""
+        """Counts by state and the day's spend of every agent put and not
+        dropped, plus `unlisted`: what the fleet spent today that no row shows
+        (agents deleted today: deleting never refunds). Amber is spend past
+        `warnRatio` and short of the ceiling (red, at the ceiling, is held and
+        counted there)."""
         spent = _EXACT.add(self._spent, unlisted)
         figures = self._figures
         alone = next(iter(figures.values())) if len(figures) == 1 and not unlisted else None

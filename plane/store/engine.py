@@ -258,12 +258,8 @@ class Database(ABC):
     def _answer_if_stopped(self) -> None:
         """The writer stopped on its thread while a write was being put: what
         it left queued is answered here, not left waiting."""
-        if self._broken is None:
-            return
-        drained = self._drain()
-        for item in drained:
-            item.outcome = (False, StoreError(self._broken))
-        self._deliver(drained)
+        if self._broken is not None:
+            self._deliver(self._told_stopped(self._drain()))
 
     def finish_with(self, finisher: Finisher) -> None:
         """Have `finisher` end every transaction: what the write functions of
@@ -332,12 +328,16 @@ class Database(ABC):
         if self._broken is None:
             log.error("the store's writer stopped", exc_info=exc)
             self._broken = f"The store's writer stopped ({exc!r}); restart the plane."
-        failed = [*batch, *self._drain()]
-        for item in failed:
-            item.outcome = (False, StoreError(self._broken))
+        failed = self._told_stopped([*batch, *self._drain()])
         if failed:
             with contextlib.suppress(RuntimeError):
                 self._loop.call_soon_threadsafe(self._deliver, failed)
+
+    def _told_stopped(self, writes: list[Write[Any]]) -> list[Write[Any]]:
+        """`writes`, each failed with why the writer stopped."""
+        for item in writes:
+            item.outcome = (False, StoreError(self._broken))
+        return writes
 
     def _drain(self) -> list[Write[Any]]:
         """Every write still queued, taken off the queues."""

@@ -12,7 +12,7 @@ from plane.wire import protocol as p
 from tests.tui.conftest import feed, settle
 from tests.tui.factories import agent, snapshot
 from tui.app import PlaneApp
-from tui.fleet import fleet
+from tui.fleet import Tally
 from tui.screens.main import FLEET_S
 from tui.widgets.agent_list import RESORT_S, AgentList
 from tui.widgets.fleet_line import FleetLine
@@ -55,26 +55,26 @@ async def redrawn(pilot) -> None:
 
 
 def test_the_fleet_line_counts_by_state_and_sums_the_day() -> None:
-    assert fleet(fifty_five().agents).text() == (
+    assert Tally.of(fifty_five().agents).fleet().text() == (
         "55 agents · 4 working · 1 amber · 3 held · $1.12 today"
     )
-    calm = fleet([agent("demo"), agent("scout")])
+    calm = Tally.of([agent("demo"), agent("scout")]).fleet()
     assert calm.text() == "2 agents · $0.00 today", "a count of zero says nothing"
 
 
 def test_the_fleet_line_counts_paused_agents() -> None:
     agents = [agent("demo", status="paused"), agent("scout", status="working"), agent("poet")]
-    assert fleet(agents).text() == "3 agents · 1 working · 1 paused · $0.00 today"
+    assert Tally.of(agents).fleet().text() == "3 agents · 1 working · 1 paused · $0.00 today"
 
 
 def test_the_fleet_line_never_reads_at_its_ceiling_short_of_it() -> None:
     """As an agent's spend does: the digits that tell the two apart, rounded
     away from the ceiling, never `$50.00 of $50.00` unless it is exactly there."""
-    under = fleet([agent("a", "49.996", None)], ceiling=Decimal(50))
+    under = Tally.of([agent("a", "49.996", None)]).fleet(Decimal(50))
     assert under.text() == "1 agent · $49.996 of $50.00 today"
-    over = fleet([agent("a", "50.004", None)], ceiling=Decimal(50))
+    over = Tally.of([agent("a", "50.004", None)]).fleet(Decimal(50))
     assert over.text() == "1 agent · $50.004 of $50.00 today"
-    at = fleet([agent("a", "50", None)], ceiling=Decimal(50))
+    at = Tally.of([agent("a", "50", None)]).fleet(Decimal(50))
     assert at.text() == "1 agent · $50.00 of $50.00 today"
 
 

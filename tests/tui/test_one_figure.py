@@ -15,7 +15,7 @@ from tests.tui.factories import agent
 from tests.tui.test_finding import fleet_text
 from tests.tui.test_live import SIZE, app_for, pane_lines, title, type_line, until
 from tui.app import PlaneApp
-from tui.fleet import fleet
+from tui.fleet import Tally
 
 FIGURE = re.compile(r"\$[0-9.,]+")
 
@@ -24,13 +24,13 @@ ODD = Usage(input_tokens=17, cache_read_tokens=5)
 
 
 def test_the_fleet_total_is_worded_as_its_rows_are() -> None:
-    one = fleet([agent("demo", "0.0057", "0.01"), agent("scout")])
+    one = Tally.of([agent("demo", "0.0057", "0.01"), agent("scout")]).fleet()
     assert one.text() == "2 agents · $0.005 today", "demo's figure, as its title has it"
-    over = fleet([agent("demo", "0.0125", "0.01")])
+    over = Tally.of([agent("demo", "0.0125", "0.01")]).fleet()
     assert over.text().endswith("$0.013 today")
-    two = fleet([agent("demo", "0.0057", "0.01"), agent("scout", "0.02")])
+    two = Tally.of([agent("demo", "0.0057", "0.01"), agent("scout", "0.02")]).fleet()
     assert two.text().endswith("$0.026 today"), "the digits the rows show"
-    assert fleet([agent("a", "1.234"), agent("b", "2")]).text().endswith("$3.23 today")
+    assert Tally.of([agent("a", "1.234"), agent("b", "2")]).fleet().text().endswith("$3.23 today")
     assert spend_total([], Decimal("0.004")) == "<$0.01", "deleted agents' spend alone"
 
 

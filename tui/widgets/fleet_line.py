@@ -17,7 +17,7 @@ from tui.fleet import Fleet
 
 
 class FleetLine(Widget):
-    """Counts by state and the day's spend, from `tui.fleet.fleet`."""
+    """Counts by state and the day's spend, from the store's `tui.fleet.Tally`."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "fleet-line--muted",
