@@ -10,7 +10,6 @@ Events leave through `emit`, so the agents know nothing of who listens."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from plane.money.pricing import Pricer
 from plane.money.savings import Savings
 from plane.providers.base import Provider
 from plane.store.fence import Fence
+from plane.tasks import settled
 from plane.wire.protocol import ConversationMessage, Event, MessageAppended, MessageKind, Usage
 
 T = TypeVar("T")
@@ -95,8 +95,7 @@ class Ownership:
                 if left <= 0:
                     task.cancel()
                     # However the call ends as it is cut, the turn ends as a lost lease's.
-                    with contextlib.suppress(Exception, asyncio.CancelledError):
-                        await task
+                    await settled(task)
                     raise LeaseLost(f"{self.plane}'s lease on {agent} ran out during its call")
                 await asyncio.wait([task], timeout=left)
         except asyncio.CancelledError:  # the turn was cut: its call with it

@@ -43,6 +43,7 @@ from plane.money.approvals import Offer
 from plane.money.burn import Spike
 from plane.money.limits import standing
 from plane.providers import connections
+from plane.tasks import cancel
 from plane.wire.protocol import AgentState, AgentUpdated, DayRolled, Snapshot
 from plane.wire.words import plain
 
@@ -264,12 +265,12 @@ class _Receiver:
                 self.url,
                 self.queue.get_nowait().text,
             )
-        if self.task is not None:
-            self.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.task
-        if self._client is not None:
-            await self._client.close()
+        try:
+            if self.task is not None:
+                await cancel(self.task)
+        finally:
+            if self._client is not None:
+                await self._client.close()
 
 
 class Notifier:
@@ -365,15 +366,11 @@ class Notifier:
 
     async def aclose(self) -> None:
         if self._watching is not None:
-            self._watching.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._watching
+            await cancel(self._watching)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._outbox.join(), self._grace_s)
         if self._dispatching is not None:
-            self._dispatching.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._dispatching
+            await cancel(self._dispatching)
         while not self._outbox.empty():
             log.error("alert not sent (the plane stopped): %s", self._outbox.get_nowait().text)
         for receiver in self._receivers:

@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TypeVar, get_args
 
+from plane.tasks import cancel
 from plane.wire import protocol as p
 
 # Re-exported: the TUI imports only plane.wire (and plane.home), and catches these.
@@ -127,10 +128,10 @@ class PlaneClient:
             yield event
 
     async def close(self) -> None:
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
-        self._writer.close()
+        try:
+            await cancel(self._task)
+        finally:
+            self._writer.close()  # closed even when the closer is itself stopped meanwhile
         with contextlib.suppress(Exception):
             await self._writer.wait_closed()
 

@@ -14,7 +14,6 @@ said where the turn can show it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import shutil
 from collections.abc import Mapping, Sequence
@@ -25,6 +24,7 @@ import mcp_types
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from plane.tasks import settled
 from plane.tools.mcp.transport import MESSAGE_CAP, Process, confined_stdio
 from plane.tools.process import tool_environment
 from plane.tools.sandbox import REFUSED
@@ -120,8 +120,7 @@ class Link:
         if client is None:
             runner.cancel()  # still starting: nothing to close gracefully
         self._stop.set()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await asyncio.shield(runner)
+        await settled(runner)  # however it ends; the caller's own stop still raises here
 
     async def _open(self) -> None:
         self._process, self._stop = Process(), asyncio.Event()

@@ -98,3 +98,25 @@ async def test_a_call_that_fails_as_it_is_cut_still_ends_as_a_lost_lease() -> No
 
     with pytest.raises(LeaseLost):
         await asyncio.wait_for(ownership.within_lease("a", torn_call()), 10)
+
+
+async def test_a_turn_cut_while_its_call_is_being_cut_for_the_lease_ends_as_cut() -> None:
+    """The turn's own cancellation, arriving while the call cut at the bound
+    is still ending, is not swallowed: the turn stops (as the operator or a
+    stop asked), instead of going on to report a lost lease."""
+    ownership = holding("a", 0.1)
+    ending = asyncio.Event()
+
+    async def slow_to_end() -> None:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            ending.set()
+            await asyncio.sleep(0.2)  # its connection closing
+            raise
+
+    turn = asyncio.ensure_future(ownership.within_lease("a", slow_to_end()))
+    await asyncio.wait_for(ending.wait(), 10)
+    turn.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await turn

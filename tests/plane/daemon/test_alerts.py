@@ -209,3 +209,18 @@ async def test_the_day_turning_over_resumes_a_held_agent_and_says_so(start_plane
     events = [(h["event"], h["text"]) for h in receiver.hooks()]
     assert [e for e, _ in events][-1] == "resumed"
     assert events[-1][1] == "demo has resumed: $0.00 spent today, of $1.00 a day."
+
+
+async def test_a_stop_cut_while_alerts_close_is_not_swallowed(receiver):
+    """The plane's stop may itself be cancelled while the alerts close: that
+    cancellation ends the closing (it is not swallowed while a task of the
+    alerts ends), and the receivers' connections are closed all the same."""
+    notifier = _notifier(f"{receiver.url}/hook", retries=0)
+    notifier.start(EventBus(), _empty())
+    notifier.tell(Alert("held", "demo", "demo is held.", NOON))
+    await notifier.drained()
+    closing = asyncio.create_task(notifier.aclose())
+    await asyncio.sleep(0)  # it has cancelled the watching and waits for it to end
+    closing.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await closing
