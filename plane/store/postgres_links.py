@@ -44,6 +44,10 @@ BOUND_S = max(2.0, float(os.environ.get("PLANE_LEASE_S", "15")) / 5)
 plane's session: well under a lease (a fifth of it, 3 s by default), so a
 plane that stalls holding a lock stalls the others for less than that."""
 
+CLOSE_WAIT_S = 1.0
+"""How long closing the reader lets a statement in flight finish before
+cutting it (`Reader.close`)."""
+
 WATCH_S = max(8.0, 4 * BOUND_S)
 """An operation with no answer for this long is given up (its socket cut):
 past every bound the server itself enforces, so only a dead link reaches it."""
@@ -159,6 +163,11 @@ class Watchdog:
 
 
 def _cut(fileno: int) -> None:
+    _shut(fileno)
+    log.warning("the store did not answer within %.0f s: its connection is cut", WATCH_S)
+
+
+def _shut(fileno: int) -> None:
     """Shut the socket down (not close it: its owner does), so whoever
     waits on it is woken with the connection lost."""
     try:
@@ -166,7 +175,6 @@ def _cut(fileno: int) -> None:
             sock.shutdown(socket.SHUT_RDWR)
     except OSError:
         pass
-    log.warning("the store did not answer within %.0f s: its connection is cut", WATCH_S)
 
 
 class Reader:
@@ -181,12 +189,15 @@ class Reader:
         self._link = link
         self._watchdog = watchdog
         self._lock = asyncio.Lock()
+        self._closing = False
 
     async def fetchall(self, sql: str, params: Sequence[Any]) -> list[Row]:
         text, order = translate(sql)
         values = bind(order, params) if params else None
         async with self._lock:
             for attempt in range(2):  # a link found broken: once more, on a new one
+                if self._closing:
+                    raise StoreFault("the store's reader is closed")
                 if self.pg.closed:
                     await self._reopen(first=attempt == 1)
                 try:
@@ -223,7 +234,24 @@ class Reader:
         self._link.ok()
 
     async def close(self) -> None:
-        await self.pg.close()
+        """Close the link once no statement is on it: one in flight has
+        `CLOSE_WAIT_S` to finish, then its socket is cut and it fails. Closed
+        under a statement, the socket would stay in the event loop's selector
+        until that statement next looked at it, and a connection given the
+        same descriptor meanwhile (a plane started again at once, in the same
+        process) would be refused by the loop: "connection socket closed"."""
+        self._closing = True
+        try:
+            async with asyncio.timeout(CLOSE_WAIT_S):
+                await self._lock.acquire()
+        except TimeoutError:
+            if not self.pg.closed:
+                _shut(self.pg.fileno())
+            await self._lock.acquire()
+        try:
+            await self.pg.close()
+        finally:
+            self._lock.release()
 
 
 def connect(url: str) -> psycopg.Connection[Any]:
