@@ -147,14 +147,15 @@ class Load:
             await self._call(n)
             self.done += 1
 
-    async def stop(self) -> None:
-        """Stopped; a call that failed meanwhile is raised here, not left to
+    async def stop(self, *, raising: bool = True) -> None:
+        """Stopped; a call that failed meanwhile is raised here (unless not
+        `raising`: stopped on the way out of another failure), not left to
         read as a side that made no calls."""
         for task in self._tasks:
             task.cancel()
         ended = await asyncio.gather(*self._tasks, return_exceptions=True)
         for outcome in ended:
-            if isinstance(outcome, Exception):
+            if raising and isinstance(outcome, Exception):
                 raise outcome
 
 
@@ -231,16 +232,19 @@ async def plane_side(
 
         watcher = asyncio.create_task(watch())
         load = Load(agents, turn)
-        side = await measure(
-            server, load, agents, warmup, seconds, profile, lambda: taken.append(latest[0])
-        )
-        if watcher.done():
-            watcher.result()  # a turn failed: say why
-        await load.stop()
-        watcher.cancel()
-        plane.bus.unsubscribe(subscription)
-        plane.stop_event.set()
-        await plane.shutdown()
+        try:
+            side = await measure(
+                server, load, agents, warmup, seconds, profile, lambda: taken.append(latest[0])
+            )
+            if watcher.done():
+                watcher.result()  # a turn failed: say why
+            await load.stop()
+        finally:  # the plane stopped whatever failed: its threads would keep the bench alive
+            await load.stop(raising=False)
+            watcher.cancel()
+            plane.bus.unsubscribe(subscription)
+            plane.stop_event.set()
+            await plane.shutdown()
     return side, json.loads(taken[0])
 
 
