@@ -137,6 +137,11 @@ _UNRUN: tuple[bool, Any] = (False, None)
 _LATE = operator.attrgetter("late")
 
 
+class _KeptCursor(sqlite3.Cursor):
+    """The writer's own cursor (`Database.statements`): kept open when a write
+    function hands it back (its `execute`'s value), closed when the writer stops."""
+
+
 class _Call(Write[T]):
     """A write function, and what runs after its commit (`Database.submit`)."""
 
@@ -150,7 +155,7 @@ class _Call(Write[T]):
 
     def run(self, conn: sqlite3.Connection) -> T:
         value = self.fn(conn)
-        if isinstance(value, sqlite3.Cursor):
+        if isinstance(value, sqlite3.Cursor) and not isinstance(value, _KeptCursor):
             # A cursor handed back (a function that is `conn.execute(...)`) is
             # closed here, on the writer: dropped on the loop's thread, it would
             # reset its statement there, a statement SQLite's cache may have
@@ -181,7 +186,7 @@ class Database(ABC):
         self._broken: str | None = None
         """Why the writer thread stopped on a fault of its own (None: it did not)."""
         self._finishers: list[Finisher] = []
-        self._cursor: sqlite3.Cursor | None = None
+        self._cursor: _KeptCursor | None = None
         """The writer's own cursor (`statements`), made and closed on its thread."""
         self.counts = Counts()
         self._thread = threading.Thread(target=self._serve, name="plane-db-writer", daemon=True)
@@ -275,7 +280,7 @@ class Database(ABC):
         if conn is not self._writer or type(conn) is not sqlite3.Connection:
             return conn
         if self._cursor is None:
-            self._cursor = conn.cursor()
+            self._cursor = conn.cursor(_KeptCursor)
         return self._cursor
 
     def finish_with(self, finisher: Finisher) -> None:
