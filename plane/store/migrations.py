@@ -314,16 +314,20 @@ MIGRATIONS: tuple[str, ...] = (
     # settle and each of its parts paid it, a tenth of a settled call's
     # CPU). The same rules, so every row meets them already: SQLite's
     # documented way for such a change rewrites the table's text in the
-    # schema, and no row moves. A SQLite that refuses it (built
+    # schema (`sqlite_master`: every version's name for it), no row moves,
+    # and the schema's version moves (a table made and dropped) so every
+    # connection reads it again. A SQLite that refuses it (built
     # "defensive") keeps the lists (`sqlite_own`).
     SQLITE_ONLY
     + f"""
     PRAGMA writable_schema = ON;
-    UPDATE sqlite_schema SET sql = replace(sql, {_quoted(_STATUS_IN)}, {_quoted(_STATUS_OR)})
+    UPDATE sqlite_master SET sql = replace(sql, {_quoted(_STATUS_IN)}, {_quoted(_STATUS_OR)})
         WHERE type = 'table' AND name = 'calls';
-    UPDATE sqlite_schema SET sql = replace(sql, {_quoted(_PART_IN)}, {_quoted(_PART_OR)})
+    UPDATE sqlite_master SET sql = replace(sql, {_quoted(_PART_IN)}, {_quoted(_PART_OR)})
         WHERE type = 'table' AND name = 'call_parts';
     PRAGMA writable_schema = RESET;
+    CREATE TABLE schema_read_again (x);
+    DROP TABLE schema_read_again;
     """,
 )
 

@@ -8,10 +8,8 @@ from functools import partial
 
 import pytest
 
-from plane.money.ledger import _CLOSE, _OPEN_BARE, _PART
 from plane.store.migrations import MIGRATIONS, sqlite_own
 from plane.store.postgres_dialect import ddl
-from plane.store.sqlite import _DecimalSum
 from tests.support.fixtures_postgres import open_db
 
 pytestmark = pytest.mark.usefixtures("each_store")
@@ -21,6 +19,21 @@ CALL = (
     "INSERT INTO calls (agent, day, at, provider, model, cost_usd, price_source, status)"
     " VALUES (?, '2026-11-29', 't', 'p', 'm', ?, 'table', ?)"
 )
+SETTLE = "UPDATE calls SET cost_usd = ?, status = ? WHERE id = ? AND status = 'pending'"
+PART = (
+    "INSERT INTO call_parts (call, part, tool, mcp_server, input_tokens, cost_usd)"
+    " VALUES (?, ?, ?, ?, ?, ?)"
+)
+
+
+class DecimalSum:
+    """`decimal_sum`, which the step that made `spend` calls (no calls to sum here)."""
+
+    def step(self, value: object, /) -> None:
+        raise AssertionError("nothing to sum")
+
+    def finalize(self) -> int:
+        return 0
 
 
 def write(sql: str, values: tuple[object, ...], conn: sqlite3.Connection) -> None:
@@ -37,17 +50,17 @@ def lists_built(conn: sqlite3.Connection, sql: str, values: int) -> int:
 async def test_a_file_from_before_upgrades_with_its_rows_and_builds_no_list(tmp_path):
     path = tmp_path / "plane.db"
     old = sqlite3.connect(path)
-    old.create_aggregate("decimal_sum", 1, _DecimalSum)  # type: ignore[arg-type]
+    old.create_aggregate("decimal_sum", 1, DecimalSum)
     for script in MIGRATIONS[:-1]:
         old.executescript(script)
     old.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
     rows = [("demo", "0.000000123456789", "settled"), ("scout", "0.05", "pending")]
     old.executemany(CALL, rows)
-    old.execute(_PART, (1, "tool", "search", None, 120, "0.0001"))
+    old.execute(PART, (1, "tool", "search", None, 120, "0.0001"))
     old.commit()
     # Before the step, each write of a call or a part built its list.
-    assert lists_built(old, _CLOSE, 11) == lists_built(old, _OPEN_BARE, 7) == 1
-    assert lists_built(old, _PART, 6) == 1
+    assert lists_built(old, SETTLE, 3) == lists_built(old, CALL, 3) == 1
+    assert lists_built(old, PART, 6) == 1
     old.close()
 
     db = await open_db(path)
@@ -59,8 +72,8 @@ async def test_a_file_from_before_upgrades_with_its_rows_and_builds_no_list(tmp_
     assert conn.execute("SELECT call, part, tool FROM call_parts").fetchall() == [
         (1, "tool", "search")
     ]
-    assert lists_built(conn, _CLOSE, 11) == lists_built(conn, _OPEN_BARE, 7) == 0
-    assert lists_built(conn, _PART, 6) == 0
+    assert lists_built(conn, SETTLE, 3) == lists_built(conn, CALL, 3) == 0
+    assert lists_built(conn, PART, 6) == 0
     conn.close()
 
 
@@ -70,11 +83,11 @@ async def test_a_status_or_a_part_outside_the_rules_is_still_refused(tmp_path):
         for status in ("pending", "settled", "interrupted", "failed"):
             await db.write(partial(write, CALL, ("demo", "0.01", status)))
         for part in ("prompt", "messages", "tool", "output"):
-            await db.write(partial(write, _PART, (1, part, None, None, 1, "0")))
+            await db.write(partial(write, PART, (1, part, None, None, 1, "0")))
         with pytest.raises(sqlite3.Error, match=r"(?i)check"):
             await db.write(lambda conn: conn.execute(CALL, ("demo", "0.01", "paid")))
         with pytest.raises(sqlite3.Error, match=r"(?i)check"):
-            await db.write(lambda conn: conn.execute(_PART, (1, "tools", None, None, 1, "0")))
+            await db.write(lambda conn: conn.execute(PART, (1, "tools", None, None, 1, "0")))
         with pytest.raises(sqlite3.Error, match=r"(?i)check"):
             await db.write(lambda conn: conn.execute("UPDATE calls SET status = 'Settled'"))
         counted = await db.fetchall("SELECT status, COUNT(*) FROM calls GROUP BY status")
