@@ -26,6 +26,10 @@ PART = (
 )
 
 
+STEP = next(n for n, script in enumerate(MIGRATIONS) if "writable_schema" in script)
+"""The step that rewrites the checks (its index: the schema before it is `MIGRATIONS[:STEP]`)."""
+
+
 class DecimalSum:
     """`decimal_sum`, which the step that made `spend` calls (no calls to sum here)."""
 
@@ -51,9 +55,9 @@ async def test_a_file_from_before_upgrades_with_its_rows_and_builds_no_list(tmp_
     path = tmp_path / "plane.db"
     old = sqlite3.connect(path)
     old.create_aggregate("decimal_sum", 1, DecimalSum)
-    for script in MIGRATIONS[:-1]:
+    for script in MIGRATIONS[:STEP]:
         old.executescript(script)
-    old.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    old.execute(f"PRAGMA user_version = {STEP}")
     rows = [("demo", "0.000000123456789", "settled"), ("scout", "0.05", "pending")]
     old.executemany(CALL, rows)
     old.execute(PART, (1, "tool", "search", None, 120, "0.0001"))
@@ -99,6 +103,6 @@ async def test_a_status_or_a_part_outside_the_rules_is_still_refused(tmp_path):
 
 
 def test_the_step_is_sqlites_own_and_postgresql_has_nothing_to_do():
-    assert sqlite_own(MIGRATIONS[-1])
-    assert ddl(MIGRATIONS[-1]) == []
-    assert not any(sqlite_own(script) for script in MIGRATIONS[:-1])
+    assert sqlite_own(MIGRATIONS[STEP])
+    assert ddl(MIGRATIONS[STEP]) == []
+    assert [n for n, script in enumerate(MIGRATIONS) if sqlite_own(script)] == [STEP]
