@@ -442,7 +442,9 @@ class Ledger:
         ceiling by at most the one call admitted last under it. With several
         planes, the lease is checked after that wait, in the INSERT itself."""
         now = self._clock.now()
-        day = self._today_known(now) or await self.today(now)
+        day = now.date() if now.tzinfo is UTC else day_of(now)  # `_today_known`, inline
+        if day != self._latest:
+            day = await self.today(now)
         if day not in self._days:
             await self._day(day)  # the gate's sum for the day, before it moves
         row: tuple[object, ...] = (
@@ -547,7 +549,9 @@ class Ledger:
         """Close a pending call: its row, and its estimate moved from the day
         it was sent to its cost on the day it became known, in one
         transaction. `source` None keeps the price source recorded."""
-        known_day = self._today_known(now) or await self.today(now)
+        known_day = now.date() if now.tzinfo is UTC else day_of(now)  # `_today_known`, inline
+        if known_day != self._latest:
+            known_day = await self.today(now)
         if known_day not in self._days:
             await self._day(known_day)
         opened = self._open.get(call)
@@ -769,14 +773,17 @@ class _Opening(Write[int]):
             return _admit_under_lease(conn, self.row, ledger.plane, self.fence, self.margin)
         # lastrowid, as Conversation.append: on SQLite a third cheaper than
         # RETURNING; plane/store/postgres_dialect.py reads it as lastval().
-        call = conn.execute(self.sql, self.row).lastrowid
+        call = ledger._db.statements(conn).execute(self.sql, self.row).lastrowid
         assert call is not None
         return int(call)
 
     def then(self, call: int) -> None:
         recorded, ledger = self.recorded, self.ledger
         ledger._open[call] = recorded
-        ledger._count(recorded.day, recorded.agent, recorded.cost_usd)
+        sums = ledger._days.get(recorded.day)  # `_count`, inline
+        if sums is not None:
+            agent = recorded.agent
+            sums[agent] = sums.get(agent, _ZERO) + recorded.cost_usd
 
 
 @dataclass(slots=True)
@@ -818,23 +825,32 @@ class _Closing(Write[_Recorded]):
         sql = _CLOSE
         if recorded.day != known_day:
             sql, values = _CLOSE_MOVED, (known_iso, *values)
-        changed = conn.execute(sql, values).rowcount
+        changed = self.ledger._db.statements(conn).execute(sql, values).rowcount
         if not changed:
             raise ValueError(f"call {call} is already {_recorded(conn, call).status}")
         if self.parts:
             conn.executemany(_PART, [_part_row(call, part) for part in self.parts])
-        if cost:
-            self.ledger._sums.add_on(known_iso, recorded.agent, cost)
+        if cost:  # `_Sums.add_on`, inline
+            moved, key = self.ledger._sums._moved, (known_iso, recorded.agent)
+            moved[key] = moved.get(key, _ZERO) + cost
         return recorded
 
     def then(self, recorded: _Recorded) -> None:
-        ledger, cost = self.ledger, self.cost
+        ledger, cost, agent, day = self.ledger, self.cost, recorded.agent, self.known_day
         ledger._open.pop(self.call, None)
-        ledger._closed()
-        ledger._count(recorded.day, recorded.agent, -recorded.cost_usd)
-        ledger._count(self.known_day, recorded.agent, cost)
+        if ledger._on_close:
+            ledger._closed()
+        else:
+            ledger.closes += 1  # `_closed`'s part while nobody waits
+        if recorded.day == day:  # nearly always: `_count` twice, inline, on one day's sums
+            sums = ledger._days.get(day)
+            if sums is not None:
+                sums[agent] = sums.get(agent, _ZERO) - recorded.cost_usd + cost
+        else:  # the estimate off the day it was sent, the cost on the day it became known
+            ledger._count(recorded.day, agent, -recorded.cost_usd)
+            ledger._count(day, agent, cost)
         if cost and ledger._charged is not None:
-            ledger._charged(recorded.agent, self.now, cost)
+            ledger._charged(agent, self.now, cost)
 
 
 def _recorded(conn: Connection, call: int) -> _Recorded:

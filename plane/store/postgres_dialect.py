@@ -29,7 +29,7 @@ import psycopg
 from psycopg.pq import TransactionStatus
 
 from plane.errors import StoreFault
-from plane.store.migrations import statements
+from plane.store.migrations import sqlite_own, statements
 
 
 def fault(exc: psycopg.Error, gone: bool = False) -> StoreFault:
@@ -74,7 +74,10 @@ def bind(order: tuple[int, ...] | None, params: Sequence[Any]) -> list[Any]:
 
 
 def ddl(script: str) -> list[str]:
-    """A migration written for SQLite, as PostgreSQL statements."""
+    """A migration written for SQLite, as PostgreSQL statements (none for
+    SQLite's own: `plane.store.migrations.sqlite_own`)."""
+    if sqlite_own(script):
+        return []
     translated = []
     for statement in statements(script):
         statement = re.sub(r"\bWITHOUT ROWID\b", "", statement)
