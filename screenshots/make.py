@@ -131,8 +131,13 @@ class Director:
         await self.until(lambda: self.app.main_screen.selected == agent)
 
     async def type(self, text: str, minutes: int = 1) -> None:
+        """The operator's line, written into the composer at once (a key a
+        character takes the Pilot about 60 ms each), then sent with enter."""
         await self.clock.advance(timedelta(minutes=minutes))
-        await self.pilot.press(*text, "enter")
+        composer = self.app.main_screen.query_one(Composer)
+        composer.focus()
+        composer.insert(text)
+        await self.pilot.press("enter")
 
     async def turn(self, agent: str, ask: str, answer: str, spent: Usage) -> None:
         """One real turn: the operator types, the scripted model answers."""
