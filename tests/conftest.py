@@ -7,7 +7,7 @@ into tiers (`make test-fast` leaves out the last three):
   or a module that starts one itself and says so with `pytestmark`);
 - `slow`: tests that say so.
 
-`make test` runs the suite on two workers a core (pytest-xdist, `--dist loadgroup`);
+`make test` runs the suite on three workers a core (pytest-xdist, `--dist loadgroup`);
 the embedded-model tests all go to one worker, so the model starts once and
 two copies never fight over the cores. xdist hands out the tests in the order
 they are collected, so the long ones are collected first (`pytest_collection_modifyitems`):
