@@ -42,12 +42,15 @@ $(E2E_AIDER):
 	$(PYTHON) -m venv tests/e2e/aider
 	tests/e2e/aider/bin/python -m pip install -q aider-chat==0.86.2
 
-# Two workers a core (pytest-xdist): a third of the suite's time is waiting (on
+# Three workers a core (pytest-xdist): much of the suite's time is waiting (on
 # planes in subprocesses, sockets, timers), so a worker a core leaves the cores
-# idle. On a 2-core machine, pytest took 146 s with 4 workers, 146 s with 5 and
-# 144 s with 6 (one run each); more workers only take more memory.
-# tests/conftest.py keeps the embedded model's tests on one worker.
-WORKERS ?= $(shell $(PYTHON) -c 'import os; print(2 * (os.cpu_count() or 1))')
+# idle. On a 2-core machine beside other work (load average 3 to 7), pytest took
+# 5m16s with 4 workers, 4m22s with 6 and 4m17s with 8 (one run each), and the
+# fast tier 87 s, 75 s and 86 s: past three a core, each worker's start and
+# collection cost more than the waiting it fills.
+# tests/conftest.py keeps the embedded model's tests on one worker, and hands
+# out the long tests first.
+WORKERS ?= $(shell $(PYTHON) -c 'import os; print(3 * (os.cpu_count() or 1))')
 
 test: lint $(E2E_NODE) $(E2E_AIDER)
 	$(BIN)/pytest -n $(WORKERS) --dist loadgroup

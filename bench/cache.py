@@ -22,6 +22,7 @@ with other work it can be many minutes; (b) is the price of the naive layout.
 
     .venv/bin/python bench/cache.py
     .venv/bin/python bench/cache.py --turns 4 --max-output 8
+    .venv/bin/python bench/cache.py --turns 1 --max-output 2 --map-files 1  # seconds: a smoke
 """
 
 from __future__ import annotations
@@ -106,10 +107,11 @@ def _share(cached: int, prompt: int) -> str:
     return f"{cached:,}/{prompt:,} ({cached / prompt:.0%})" if prompt else "—"
 
 
-def build_map(workspace: Path) -> str:
-    """A real repo map: every plane module 'read', newest last, then the layer."""
+def build_map(workspace: Path, files: int | None) -> str:
+    """A real repo map: every plane module 'read' (or the first `files`),
+    newest last, then the layer."""
     settings = RepoMapConfig(enabled=True)
-    for path in sorted((REPO / "plane").rglob("*.py")):
+    for path in sorted((REPO / "plane").rglob("*.py"))[:files]:
         rel = path.relative_to(REPO).as_posix()
         repomap.note_read(workspace, rel, path.read_text(errors="replace"), settings)
     return repomap.layer(workspace, settings)
@@ -209,7 +211,7 @@ async def measure(args: argparse.Namespace) -> None:
     provider = OpenAIProvider("embedded", base_url=model.base_url or "", api_key=model.api_key)
     try:
         with tempfile.TemporaryDirectory() as workspace:
-            layer = build_map(Path(workspace))
+            layer = build_map(Path(workspace), args.map_files)
             spec = AgentSpec(
                 "reviewer", EMBEDDED_MODEL, "embedded", ROLE, None, Path(workspace), None
             )
@@ -264,6 +266,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=10)
     parser.add_argument("--max-output", type=int, default=12, help="tokens per answer")
+    parser.add_argument(
+        "--map-files",
+        type=int,
+        help="the repo map shows only this many of plane's modules (a smaller prompt, quicker)",
+    )
     asyncio.run(measure(parser.parse_args()))
 
 

@@ -19,9 +19,13 @@ state by keys, and each screen is written as SVG (Textual's own export; the
 README shows these) and, where rsvg-convert is installed (`apt-get install
 librsvg2-bin`), PNG too.
 
-The loop scene (`loop`, `--only loop` makes it alone) runs a plane of its
-own: an agent whose scripted model reads the same unchanged log over and
-over, held by the loop guard at the fifth read.
+The loop scene (`loop`) runs a plane of its own: an agent whose scripted
+model reads the same unchanged log over and over, held by the loop guard at
+the fifth read.
+
+`--only embedded`, `--only scripted` or `--only loop` makes one scene alone
+(the test of these scripts runs the three side by side, each with its own
+PLANE_SCREENSHOTS_WORK: where its planes keep their homes).
 """
 
 from __future__ import annotations
@@ -56,6 +60,9 @@ HERE = Path(__file__).resolve().parent
 OUT = Path(os.environ.get("PLANE_SCREENSHOTS_OUT") or HERE)
 """Where the pictures go: here, or elsewhere for a run that only checks the
 scripts still make them (tests/test_screenshots_run.py)."""
+WORK = Path(os.environ.get("PLANE_SCREENSHOTS_WORK") or tempfile.gettempdir()) / "plane-screenshots"
+"""The planes' homes; the scripted scene's path shows in its connection-lost
+picture, so it is a fixed one unless a check of the scripts moves it."""
 SHIPPED = HERE.parent / "agents.yaml"
 QUESTION = "In one sentence: what does a control plane do?"
 SIZE = (120, 34)
@@ -124,8 +131,13 @@ class Director:
         await self.until(lambda: self.app.main_screen.selected == agent)
 
     async def type(self, text: str, minutes: int = 1) -> None:
+        """The operator's line, written into the composer at once (a key a
+        character takes the Pilot about 60 ms each), then sent with enter."""
         await self.clock.advance(timedelta(minutes=minutes))
-        await self.pilot.press(*text, "enter")
+        composer = self.app.main_screen.query_one(Composer)
+        composer.focus()
+        composer.insert(text)
+        await self.pilot.press("enter")
 
     async def turn(self, agent: str, ask: str, answer: str, spent: Usage) -> None:
         """One real turn: the operator types, the scripted model answers."""
@@ -372,13 +384,18 @@ async def loop_scene(workdir: Path) -> None:
 async def main(only: str | None = None) -> None:
     os.environ["TZ"] = "UTC"
     time.tzset()
-    workdir = Path(tempfile.gettempdir()) / "plane-screenshots"
-    shutil.rmtree(workdir, ignore_errors=True)
-    if only == "loop":
-        await loop_scene(workdir)
-        return
-    await embedded_scenes(workdir)
-    await loop_scene(workdir)
+    shutil.rmtree(WORK, ignore_errors=True)
+    for scene, make in (
+        ("embedded", embedded_scenes),
+        ("loop", loop_scene),
+        ("scripted", scripted_scenes),
+    ):
+        if only in (None, scene):
+            await make(WORK)
+
+
+async def scripted_scenes(workdir: Path) -> None:
+    """The scripted scenes on one plane whose clock the steps move."""
     with ScriptedLLM() as llm:
         llm.default_reply = "ok"
         clock = ManualClock(START)
@@ -401,5 +418,7 @@ async def main(only: str | None = None) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=["loop"], help="make this scene alone")
+    parser.add_argument(
+        "--only", choices=["embedded", "loop", "scripted"], help="make this scene alone"
+    )
     asyncio.run(main(parser.parse_args().only))

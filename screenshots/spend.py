@@ -21,7 +21,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -29,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from make import SIZE, save  # the screenshots' own helpers
+from make import SIZE, WORK, save  # the screenshots' own helpers
 from textual.pilot import Pilot
 
 from plane.clock import ManualClock
@@ -131,7 +130,7 @@ async def month(plane: Plane, clock: ManualClock, llm: ScriptedLLM) -> None:
 async def main() -> None:
     os.environ["TZ"] = "UTC"
     time.tzset()
-    workdir = Path(tempfile.gettempdir()) / "plane-screenshots-spend"
+    workdir = WORK.with_name("plane-screenshots-spend")
     shutil.rmtree(workdir, ignore_errors=True)
     with ScriptedLLM() as llm:
         llm.default_reply = "ok"

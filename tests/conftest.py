@@ -7,9 +7,11 @@ into tiers (`make test-fast` leaves out the last three):
   or a module that starts one itself and says so with `pytestmark`);
 - `slow`: tests that say so.
 
-`make test` runs the suite on two workers a core (pytest-xdist, `--dist loadgroup`);
+`make test` runs the suite on three workers a core (pytest-xdist, `--dist loadgroup`);
 the embedded-model tests all go to one worker, so the model starts once and
-two copies never fight over the cores.
+two copies never fight over the cores. xdist hands out the tests in the order
+they are collected, so the long ones are collected first (`pytest_collection_modifyitems`):
+a test of a minute started last would keep the run waiting on it alone.
 """
 
 from pathlib import Path
@@ -20,6 +22,19 @@ pytest_plugins = [
     f"tests.support.{path.stem}"
     for path in sorted((Path(__file__).parent / "support").glob("fixtures_*.py"))
 ] + ["tests.support.untested"]  # the run's last line: what was not tested here, and how to get it
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slow and e2e tiers first, those allowed the longest (their timeout) first
+    among them; otherwise the order stays (a stable sort)."""
+    items.sort(key=_longest_first)
+
+
+def _longest_first(item: pytest.Item) -> tuple[bool, float]:
+    long = any(item.get_closest_marker(tier) is not None for tier in ("slow", "e2e"))
+    timeout = item.get_closest_marker("timeout")
+    allowed = float(timeout.args[0]) if timeout is not None and timeout.args else 0.0
+    return (not long, -allowed if long else 0.0)
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:
