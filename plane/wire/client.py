@@ -22,7 +22,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TypeVar, get_args
 
-from plane.tasks import cancel
 from plane.wire import protocol as p
 
 # Re-exported: the TUI imports only plane.wire (and plane.home), and catches these.
@@ -128,8 +127,12 @@ class PlaneClient:
             yield event
 
     async def close(self) -> None:
+        self._task.cancel()
         try:
-            await cancel(self._task)
+            # Not `await self._task` under suppress(CancelledError), which would
+            # swallow this closer's own cancellation too (`plane.tasks` says
+            # more; the TUI loads nothing of the plane but plane.wire and plane.home).
+            await asyncio.wait([self._task])
         finally:
             self._writer.close()  # closed even when the closer is itself stopped meanwhile
         with contextlib.suppress(Exception):
