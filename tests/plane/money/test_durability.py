@@ -64,7 +64,9 @@ def test_a_plane_killed_mid_call_keeps_the_estimate_and_the_message(tmp_path, sc
     first = serve(home, config)
     assert cli(home, "send", "demo", "a question nobody may lose").returncode == 0
     deadline = time.monotonic() + 20
-    while "pending" not in statuses(home):
+    # The call is written pending before it is sent: killed in between, the
+    # first plane's reply ("too late", 30 s away) would be the next plane's.
+    while "pending" not in statuses(home) or not scripted_llm.received:
         assert time.monotonic() < deadline
         time.sleep(0.05)
     [pending] = ledger(home)
