@@ -442,9 +442,7 @@ class Ledger:
         ceiling by at most the one call admitted last under it. With several
         planes, the lease is checked after that wait, in the INSERT itself."""
         now = self._clock.now()
-        day = now.date() if now.tzinfo is UTC else day_of(now)  # `_today_known`, inline
-        if day != self._latest:
-            day = await self.today(now)
+        day = self._today_known(now) or await self.today(now)
         if day not in self._days:
             await self._day(day)  # the gate's sum for the day, before it moves
         row: tuple[object, ...] = (
@@ -549,9 +547,7 @@ class Ledger:
         """Close a pending call: its row, and its estimate moved from the day
         it was sent to its cost on the day it became known, in one
         transaction. `source` None keeps the price source recorded."""
-        known_day = now.date() if now.tzinfo is UTC else day_of(now)  # `_today_known`, inline
-        if known_day != self._latest:
-            known_day = await self.today(now)
+        known_day = self._today_known(now) or await self.today(now)
         if known_day not in self._days:
             await self._day(known_day)
         opened = self._open.get(call)
@@ -780,10 +776,7 @@ class _Opening(Write[int]):
     def then(self, call: int) -> None:
         recorded, ledger = self.recorded, self.ledger
         ledger._open[call] = recorded
-        sums = ledger._days.get(recorded.day)  # `_count`, inline
-        if sums is not None:
-            agent = recorded.agent
-            sums[agent] = sums.get(agent, _ZERO) + recorded.cost_usd
+        ledger._count(recorded.day, recorded.agent, recorded.cost_usd)
 
 
 @dataclass(slots=True)
@@ -830,27 +823,18 @@ class _Closing(Write[_Recorded]):
             raise ValueError(f"call {call} is already {_recorded(conn, call).status}")
         if self.parts:
             conn.executemany(_PART, [_part_row(call, part) for part in self.parts])
-        if cost:  # `_Sums.add_on`, inline
-            moved, key = self.ledger._sums._moved, (known_iso, recorded.agent)
-            moved[key] = moved.get(key, _ZERO) + cost
+        if cost:
+            self.ledger._sums.add_on(known_iso, recorded.agent, cost)
         return recorded
 
     def then(self, recorded: _Recorded) -> None:
-        ledger, cost, agent, day = self.ledger, self.cost, recorded.agent, self.known_day
+        ledger, cost = self.ledger, self.cost
         ledger._open.pop(self.call, None)
-        if ledger._on_close:
-            ledger._closed()
-        else:
-            ledger.closes += 1  # `_closed`'s part while nobody waits
-        if recorded.day == day:  # nearly always: `_count` twice, inline, on one day's sums
-            sums = ledger._days.get(day)
-            if sums is not None:
-                sums[agent] = sums.get(agent, _ZERO) - recorded.cost_usd + cost
-        else:  # the estimate off the day it was sent, the cost on the day it became known
-            ledger._count(recorded.day, agent, -recorded.cost_usd)
-            ledger._count(day, agent, cost)
+        ledger._closed()
+        ledger._count(recorded.day, recorded.agent, -recorded.cost_usd)
+        ledger._count(self.known_day, recorded.agent, cost)
         if cost and ledger._charged is not None:
-            ledger._charged(agent, self.now, cost)
+            ledger._charged(recorded.agent, self.now, cost)
 
 
 def _recorded(conn: Connection, call: int) -> _Recorded:

@@ -172,16 +172,16 @@ def _decimal_add(a: str, b: str) -> str:
 
 
 def _migration(conn: sqlite3.Connection, script: str, step: int) -> None:
-    for statement in statements(script):
+    try:
+        for statement in statements(script):
+            conn.execute(statement)
+    except sqlite3.OperationalError as exc:
         if not sqlite_own(script):
-            conn.execute(statement)
-            continue
-        try:
-            conn.execute(statement)
-        except sqlite3.OperationalError as exc:  # a SQLite built "defensive"
-            conn.execute("PRAGMA writable_schema = RESET")
-            log.info("schema step %d left as it was (%s): same rows, same rules", step, exc)
-            break
+            raise
+        # A SQLite built "defensive" refuses to edit its schema: the step's
+        # rows and rules are the same without it.
+        conn.execute("PRAGMA writable_schema = RESET")
+        log.info("schema step %d left as it was (%s): same rows, same rules", step, exc)
     conn.execute(f"PRAGMA user_version = {step}")
 
 
