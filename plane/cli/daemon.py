@@ -164,13 +164,27 @@ def tui(args: argparse.Namespace) -> int:
         # process on the machine can read).
         environment = {**os.environ, "PLANE_TOKEN": token}
         where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        _needs_a_terminal()
         os.execve(sys.executable, [sys.executable, "-P", "-m", "tui", "--tcp", where], environment)
     home = open_home()
     if not asyncio.run(_answers(home)):
         _start_daemon(home)
+    _needs_a_terminal("The plane is running; ")
     # Does not return: the TUI replaces this process. -P: a `tui` (or `plane`)
     # directory where the operator stands is not what runs.
     os.execv(sys.executable, [sys.executable, "-P", "-m", "tui", "--socket", str(home.socket)])
+
+
+def _needs_a_terminal(done: str = "") -> None:
+    """The TUI draws on a terminal and reads its keys. Without one (`plane`
+    from a script, cron or `nohup`, its input at its end) it would draw into
+    the void and read nothing at full speed, a core for as long as it lives."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        said = "the TUI needs a terminal" if done else "The TUI needs a terminal"
+        raise PlaneError(
+            f"{done}{said}: `plane status` shows the agents, `plane web` serves the TUI "
+            "to a browser."
+        )
 
 
 def _start_daemon(home: Home) -> None:

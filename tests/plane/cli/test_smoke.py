@@ -100,6 +100,38 @@ def test_plane_alone_reports_a_daemon_that_could_not_start(tmp_path: Path) -> No
     )
 
 
+async def test_plane_alone_without_a_terminal_says_so_and_the_plane_runs_on(
+    start_plane: StartPlane,
+) -> None:
+    """From a script, cron or `nohup` (its input at its end), the TUI would
+    draw into the void and read nothing at full speed, a core for as long as
+    it lived: `plane` says what it needs instead."""
+    plane = await start_plane()
+    done = await asyncio.to_thread(plane_process, plane.home.root, timeout=30)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.strip() == (
+        "plane: The plane is running; the TUI needs a terminal: `plane status` shows the "
+        "agents, `plane web` serves the TUI to a browser."
+    )
+    assert done.stdout == ""
+    status = await asyncio.to_thread(plane_process, plane.home.root, "status")
+    assert status.returncode == 0 and "demo" in status.stdout, status.stderr
+
+
+def test_plane_aimed_elsewhere_without_a_terminal_says_so(tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        listener.settimeout(0.1)
+        address = f"127.0.0.1:{listener.getsockname()[1]}"
+        done = plane_process(tmp_path, "--tcp", address, "--token", "t", timeout=30)
+        with pytest.raises(TimeoutError):
+            listener.accept()  # nothing dialled the plane
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.strip() == (
+        "plane: The TUI needs a terminal: `plane status` shows the agents, `plane web` "
+        "serves the TUI to a browser."
+    )
+
+
 def test_serve_says_its_config_its_addresses_and_that_it_stopped(tmp_path, scripted_llm):
     config = tmp_path / "agents.yaml"
     config.write_text(CONFIG.replace("{base_url}", scripted_llm.base_url))
