@@ -86,7 +86,7 @@ SLOW = {
     "status.py": "--agents 5 --calls 1 --waiting 1 --repeat 1 --dir {tmp}".split(),
     "tui.py": ["--agents", "5", "--rate", "20", "--presses", "3"],
     "planes.py": ["--agents", "6", "--seconds", "0.3"],
-    "cache.py": ["--turns", "1", "--max-output", "2", "--map-files", "1"],
+    "cache.py": ["--smoke"],
     "guard.py": ["--turns", "6"],
     "metrics_scrapes.py": "--scrapers 2 --calls 2 --rounds 1 --ledger 100".split(),
     "suite_cpu.py": ["--workers", "0", "tests/test_error_tree.py"],
