@@ -110,7 +110,7 @@ async def test_aider_in_parallel_asking_two_answers_is_refused_once_the_day_is_f
     answers are counted; then the plane's sentence. The day ends within one call.
     At $0.30 a call the first round leaves room for one call and not two: the
     second round is the last, one Aider answered and the other refused (each
-    Aider a process of its own, ~3 CPU-seconds of imports: rounds are dear)."""
+    Aider a process of its own, ~3 CPU-seconds each: rounds are dear)."""
     gw = await start_gateway(
         CONFIG.replace("pricing:\n", "pricing:\n  aider-model: {input: 5, output: 25}\n")
     )
