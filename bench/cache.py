@@ -22,7 +22,7 @@ with other work it can be many minutes; (b) is the price of the naive layout.
 
     .venv/bin/python bench/cache.py
     .venv/bin/python bench/cache.py --turns 4 --max-output 8
-    .venv/bin/python bench/cache.py --turns 1 --max-output 2 --map-files 1  # seconds: a smoke
+    .venv/bin/python bench/cache.py --smoke  # seconds: every step once, its figures meaningless
 """
 
 from __future__ import annotations
@@ -117,12 +117,12 @@ def build_map(workspace: Path, files: int | None) -> str:
     return repomap.layer(workspace, settings)
 
 
-def tool_result(turn: int) -> str:
-    """A synthetic test log (~650 characters), different every turn."""
-    lines = [f"===== test session {turn} starts: 10 items ====="]
+def tool_result(turn: int, cases: int = 10) -> str:
+    """A synthetic test log (~650 characters with 10 cases), different every turn."""
+    lines = [f"===== test session {turn} starts: {cases} items ====="]
     lines += [
         f"tests/plane/test_area_{turn}.py::test_case_{i:02} PASSED [{(i + 1) * 10:3}%]"
-        for i in range(10)
+        for i in range(cases)
     ]
     lines.append(f"===== 10 passed in {turn + 1}.{turn * 7 % 10}0s =====")
     return "\n".join(lines)
@@ -159,7 +159,8 @@ async def converse(
         if tool_results:
             call = ToolCall(f"call_{turn}", "read_file", json.dumps({"path": f"log_{turn}.txt"}))
             history.append(ChatMessage("assistant", "", (call,)))
-            history.append(ChatMessage("tool", tool_result(turn), tool_call_id=call.id))
+            result = tool_result(turn, args.cases)
+            history.append(ChatMessage("tool", result, tool_call_id=call.id))
         completion = await provider.complete(_request(system_for(turn), history, args))
         history.append(ChatMessage("assistant", completion.text))
         run.prompt.append(completion.usage.input_tokens)
@@ -213,7 +214,7 @@ async def measure(args: argparse.Namespace) -> None:
         with tempfile.TemporaryDirectory() as workspace:
             layer = build_map(Path(workspace), args.map_files)
             spec = AgentSpec(
-                "reviewer", EMBEDDED_MODEL, "embedded", ROLE, None, Path(workspace), None
+                "reviewer", EMBEDDED_MODEL, "embedded", args.role, None, Path(workspace), None
             )
         system = system_prompt(spec, datetime.now(UTC).date(), (layer,))
         plan = [
@@ -271,7 +272,18 @@ def main() -> None:
         type=int,
         help="the repo map shows only this many of plane's modules (a smaller prompt, quicker)",
     )
-    asyncio.run(measure(parser.parse_args()))
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="every step once, on a smaller prompt (one turn, a two-token answer, "
+        "the role's first line, one module in the map, a one-case tool result), for CI",
+    )
+    args = parser.parse_args()
+    args.role, args.cases = ROLE, 10
+    if args.smoke:
+        args.turns, args.max_output, args.map_files = 1, 2, 1
+        args.role, args.cases = ROLE.splitlines()[0], 1
+    asyncio.run(measure(args))
 
 
 if __name__ == "__main__":

@@ -441,13 +441,12 @@ def _run(work: Callable[..., Awaitable[T]], *args: Any) -> T:
     return asyncio.run(work(*args))
 
 
-async def elsewhere(work: Callable[..., Awaitable[T]], *args: Any) -> T:
-    """`work(*args)` in a process of its own, as a TUI's or the CLI's
+async def elsewhere(other: ProcessPoolExecutor, work: Callable[..., Awaitable[T]], *args: Any) -> T:
+    """`work(*args)` in `other`, a process of its own, as a TUI's or the CLI's
     requests are: not on this process's loop, which is busy driving a
     thousand agents and reading their events (timed here, a request reads
     that backlog as well as the plane's)."""
-    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as other:
-        return await asyncio.get_running_loop().run_in_executor(other, _run, work, *args)
+    return await asyncio.get_running_loop().run_in_executor(other, _run, work, *args)
 
 
 def turns_after(busy: Busy, replied: dict[str, float]) -> int:
@@ -481,7 +480,9 @@ def ratio(value: float, aim: float) -> str:
     return f"{value / aim:5.2f}x of the aim ({'met' if value < aim else 'NOT met'})"
 
 
-async def run(agents: int, args: argparse.Namespace, root: Path, server: Server) -> None:
+async def run(
+    agents: int, args: argparse.Namespace, root: Path, server: Server, other: ProcessPoolExecutor
+) -> None:
     aims = AIMS.get(agents, AIMS[10_000])
     home = root / f"home-{agents}"
     home.mkdir()
@@ -522,13 +523,13 @@ async def run(agents: int, args: argparse.Namespace, root: Path, server: Server)
         cli_busy = [await asyncio.to_thread(plane.cli_status) for _ in range(args.repeat)]
         raw_busy = [await raw_status(socket) for _ in range(args.repeat)]
         load_busy = os.getloadavg()[0]
-        trips_busy = await elsewhere(round_trips, socket, everyone[-100:], 20)
+        trips_busy = await elsewhere(other, round_trips, socket, everyone[-100:], 20)
         turns_s = (busy.turns - turns) / (time.perf_counter() - started)
         stage("busy; the operator's requests")
         load_before = os.getloadavg()[0]
         spying = spy_on(plane.pid, args.spy / f"busy-{agents}.txt") if args.spy else None
         asked, zero_ms, replied, refused = await elsewhere(
-            as_the_operator, socket, busy.agents[:50], everyone[-50:], args.repeat * 7,
+            other, as_the_operator, socket, busy.agents[:50], everyone[-50:], args.repeat * 7,
             busy.agents[-20:],
         )  # fmt: skip
         if spying is not None:
@@ -647,11 +648,15 @@ def main() -> None:
     if args.spy:
         args.spy.mkdir(parents=True, exist_ok=True)
     server = Server()
+    # One process for every request sent from elsewhere: each spawned one
+    # imports this script again (~0.8 CPU-s).
+    other = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
     try:
         with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
             for agents in args.agents or [10_000, 100_000]:
-                asyncio.run(run(agents, args, Path(tmp), server))
+                asyncio.run(run(agents, args, Path(tmp), server, other))
     finally:
+        other.shutdown()
         server.close()
 
 

@@ -16,8 +16,8 @@ REPO = Path(__file__).parents[1]
 
 pytestmark = pytest.mark.slow
 """Each test is a pytest of its own, started in a process (one with two
-workers of its own): seconds a test, so `make test` runs them, not
-`make test-fast`."""
+workers of its own): 0.2-0.6 CPU-seconds a test, and a second or more of
+waiting on a loaded machine, so `make test` runs them, not `make test-fast`."""
 
 SUITE = """
 import pytest
@@ -59,14 +59,20 @@ def test_runs():
 """
 
 
+ONLY_XDIST = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+"""Of the installed plugins, only pytest-xdist (`-p xdist`): the others
+(hypothesis, asyncio, snapshots, timeout) have nothing to do with the line,
+and loading them cost each of these pytests (and each worker) ~0.4 CPU-s."""
+
+
 def run(tmp_path: Path, *args: str) -> list[str]:
     (tmp_path / "test_small.py").write_text(SUITE)
     (tmp_path / "conftest.py").write_text('pytest_plugins = ["tests.support.untested"]\n')
     (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    slow: slow\n")
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "xdist", "-q", *args],
         cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
+        env={**os.environ, "PYTHONPATH": str(REPO), **ONLY_XDIST},
         capture_output=True,
         text=True,
         timeout=120,

@@ -105,11 +105,14 @@ async def test_aider_in_parallel_asking_two_answers_is_refused_once_the_day_is_f
     start_gateway: StartGateway, tmp_path: Path
 ) -> None:
     """Two Aiders at once, round after round, under a $1.00 ceiling, each call
-    asking `n: 2` (billed 40,000 prompt tokens and 2 × 2,000 out: $0.18): whole
+    asking `n: 2` (billed 40,000 prompt tokens and 2 × 2,000 out: $0.30): whole
     rounds run until what is settled leaves no room for a call, whose two
-    answers are counted; then the plane's sentence. The day ends within one call."""
+    answers are counted; then the plane's sentence. The day ends within one call.
+    At $0.30 a call the first round leaves room for one call and not two: the
+    second round is the last, one Aider answered and the other refused (each
+    Aider a process of its own, ~3 CPU-seconds each: rounds are dear)."""
     gw = await start_gateway(
-        CONFIG.replace("pricing:\n", "pricing:\n  aider-model: {input: 3, output: 15}\n")
+        CONFIG.replace("pricing:\n", "pricing:\n  aider-model: {input: 5, output: 25}\n")
     )
     await gw.services.gate.ceilings.set("aider", Decimal(1))
     both_in = threading.Event()  # the first round's two calls are in flight together
@@ -146,10 +149,10 @@ async def test_aider_in_parallel_asking_two_answers_is_refused_once_the_day_is_f
     refused = [" ".join(out.split()) for _, out in last if "BadRequestError" in out]
     assert refused
     for said in refused:
-        assert "aider is not answering this call: it would cost about $0.1" in said, said
+        assert "aider is not answering this call: it would cost about $0.3" in said, said
         assert f"and ${left} is left of its $1.00 daily ceiling today" in said, said
     assert arrived.count == len(gw.llm.requests) + len(refused), "Aider retried"
     assert arrived.most_at_once >= 2
-    one_call = Decimal("0.18")
+    one_call = Decimal("0.30")
     assert Decimal(1) - one_call <= spent <= Decimal(1) + one_call
     assert spent == billed_usd(gw.llm.billed, gw.services.pricer)
