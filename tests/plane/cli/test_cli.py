@@ -7,6 +7,7 @@ import asyncio
 import fcntl
 import json
 import os
+import pty
 import shutil
 import socket
 import sqlite3
@@ -430,14 +431,15 @@ def test_the_tui_is_the_plane_s_own_whatever_the_directory_holds(tmp_path):
     ran = tmp_path / "shadow-ran"
     (shadow / "__init__.py").write_text("")
     (shadow / "__main__.py").write_text(f"open({str(ran)!r}, 'w').close()\nraise SystemExit(3)\n")
+    terminal, its_end = pty.openpty()  # the TUI needs one
     with socket.create_server(("127.0.0.1", 0)) as plane:  # where the TUI is pointed
         address = f"127.0.0.1:{plane.getsockname()[1]}"
         process = subprocess.Popen(
             [sys.executable, "-m", "plane", "--tcp", address, "--token", "t"],
             cwd=shadow.parent,
             env={**os.environ, "PLANE_HOME": str(tmp_path / "home")},
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
+            stdin=its_end,
+            stdout=its_end,
             stderr=subprocess.DEVNULL,
         )
         try:
@@ -445,6 +447,8 @@ def test_the_tui_is_the_plane_s_own_whatever_the_directory_holds(tmp_path):
         finally:
             process.kill()
             process.wait()
+            os.close(terminal)
+            os.close(its_end)
     assert not ran.exists(), "the directory's own tui package ran"
     assert process.returncode != 3
     assert dialled, "the TUI never dialled its plane"
@@ -452,9 +456,7 @@ def test_the_tui_is_the_plane_s_own_whatever_the_directory_holds(tmp_path):
 
 def _dialled(listener: socket.socket, process: subprocess.Popen[bytes], within: float = 30) -> bool:
     """Whether `process` connects to `listener` before it ends: the real TUI
-    dials its plane at once (the shadow package would have exited first).
-    Waiting for that, not a fixed time: with no terminal (stdin at its end)
-    the TUI spins a CPU while it lives."""
+    dials its plane at once (the shadow package would have exited first)."""
     listener.settimeout(0.1)
     deadline = time.monotonic() + within
     while process.poll() is None and time.monotonic() < deadline:
