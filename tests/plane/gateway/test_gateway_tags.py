@@ -92,7 +92,9 @@ async def test_what_a_call_carries_is_kept_with_it(start_gateway: StartGateway) 
     ]
     lines = [m.text for m in await gw.said("aider") if m.kind == "cost"]
     assert lines[0].endswith(" · tag team-7 · session hdr-1")
-    out = await plane_cli_async(gw.home.root, "ledger", "--summary", "--by", "tag", "--json")
+    day = gw.clock.now().date().isoformat()  # the plane's day, not this machine's
+    summary = ("ledger", "--summary", "--day", day, "--by", "tag", "--json")
+    out = await plane_cli_async(gw.home.root, *summary)
     by_tag = json.loads(out.stdout)
     assert {g["tag"] for g in by_tag["groups"]} == {"ticket-9", "alice", "team-7", "(none)"}
 

@@ -94,7 +94,8 @@ async def test_a_plane_turn_is_attributed_by_tool_and_the_summary_reconciles(sta
     )
     tools = {row["tool"] for row in rows if row["part"] == "tool"}
     assert tools == {"run_command", "list_files"}
-    summary = ("ledger", "--summary", "--json")
+    day = plane.clock.now().date().isoformat()  # the plane's day, not this machine's
+    summary = ("ledger", "--summary", "--day", day, "--json")
     by_tool = json.loads((await plane_cli_async(plane.home.root, *summary, "--by", "tool")).stdout)
     by_agent = json.loads((await plane_cli_async(plane.home.root, *summary)).stdout)
     keys = [g["tool"] for g in by_tool["groups"]]
