@@ -53,10 +53,10 @@ $(E2E_AIDER):
 
 # Three workers a core (pytest-xdist): much of the suite's time is waiting (on
 # planes in subprocesses, sockets, timers), so a worker a core leaves the cores
-# idle. On a 2-core machine beside other work (load average 3 to 7), pytest took
-# 5m16s with 4 workers, 4m22s with 6 and 4m17s with 8 (one run each), and the
-# fast tier 87 s, 75 s and 86 s: past three a core, each worker's start and
-# collection cost more than the waiting it fills.
+# idle. On a quiet 2-core machine the fast tier took 84 s with 3 workers, 72-81 s
+# with 4, 63-67 s with 6 and 75-80 s with 8, and pytest over everything 2m57s-3m01s
+# with 6 and 3m01s with 8: past three a core, each worker's start and collection
+# (about 2.2 CPU-seconds) cost more than the waiting it fills.
 # tests/conftest.py keeps the embedded model's tests on one worker, and hands
 # out the long tests first.
 WORKERS ?= $(shell $(PYTHON) -c 'import os; print(3 * (os.cpu_count() or 1))')
