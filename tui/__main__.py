@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 from plane.home import Home
@@ -38,8 +39,23 @@ def parse(argv: list[str] | None = None) -> Address:
 
 def main(argv: list[str] | None = None) -> None:
     address = parse(argv)
+    if not on_a_terminal():
+        raise SystemExit(
+            "python -m tui: the TUI needs a terminal: `plane status` shows the agents, "
+            "`plane web` serves the TUI to a browser."
+        )
     PlaneApp(address).run()
     print(farewell(address))
+
+
+def on_a_terminal() -> bool:
+    """Whether the TUI has a terminal to draw on and read keys from. Without
+    one (input at its end) it would read nothing at full speed, a core for as
+    long as it lived. Under another driver (textual-serve's, for `plane web`)
+    the pipes are the driver's, not a terminal."""
+    if os.environ.get("TEXTUAL_DRIVER"):
+        return True
+    return sys.stdin.isatty() and sys.stdout.isatty()
 
 
 def farewell(address: Address) -> str:

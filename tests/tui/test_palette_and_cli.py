@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
 
 from tests.tui.conftest import feed, settle
 from tests.tui.factories import agent, snapshot
-from tui.__main__ import parse
+from tui.__main__ import main, on_a_terminal, parse
 from tui.app import PlaneApp
 from tui.link import Address
 from tui.widgets.agent_list import AgentList
@@ -75,3 +76,20 @@ def test_arguments(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         parse(["--tcp", "h:1"])
     with pytest.raises(SystemExit):
         parse(["--tcp", "nowhere", "--token", "t"])
+
+
+@pytest.mark.timeout(20)
+def test_without_a_terminal_the_tui_says_so_and_does_not_start(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Its input at its end, the TUI would read nothing at full speed for as long as it lived."""
+    monkeypatch.delenv("TEXTUAL_DRIVER", raising=False)
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    with pytest.raises(SystemExit) as said:
+        main(["--socket", str(tmp_path / "plane.sock")])
+    assert said.value.code == (
+        "python -m tui: the TUI needs a terminal: `plane status` shows the agents, "
+        "`plane web` serves the TUI to a browser."
+    )
+    monkeypatch.setenv("TEXTUAL_DRIVER", "textual.drivers.web_driver:WebDriver")
+    assert on_a_terminal(), "under textual-serve the pipes are its driver's"
