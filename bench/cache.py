@@ -124,7 +124,7 @@ def tool_result(turn: int, cases: int = 10) -> str:
         f"tests/plane/test_area_{turn}.py::test_case_{i:02} PASSED [{(i + 1) * 10:3}%]"
         for i in range(cases)
     ]
-    lines.append(f"===== 10 passed in {turn + 1}.{turn * 7 % 10}0s =====")
+    lines.append(f"===== {cases} passed in {turn + 1}.{turn * 7 % 10}0s =====")
     return "\n".join(lines)
 
 
