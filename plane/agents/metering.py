@@ -13,21 +13,25 @@ nothing): otherwise the call is closed as failed, unsent, and the turn ends
 (`LeaseLost`). A call in flight when the lease could have run out by the
 database's (no renewal came: the plane cut off) is cancelled and the turn
 ends the same way, so no two planes' calls for one agent are in flight at
-once; the taker charges it at its estimate.
+once. It may have been billed, so it counts its estimate, interrupted:
+written by this plane under the turn's fence (its renewal may only have come
+late, and then no other plane would ever sweep it), or, when another plane
+has taken the agent, by that plane's sweep.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
 from plane.agents.services import Services
-from plane.errors import LeaseLost, ProviderError, UnknownPrice
+from plane.errors import LeaseLost, LedgerError, ProviderError, UnknownPrice
 from plane.history.folds import Folds
 from plane.money.attribution import NO_HISTORY, HistoryPieces, Piece, add_message, of_request
-from plane.money.ledger import Charge
+from plane.money.ledger import Charge, Ledger
 from plane.providers.base import (
     BrokenReply,
     ChatMessage,
@@ -38,6 +42,8 @@ from plane.providers.base import (
 from plane.providers.once import OncePerObject
 from plane.wire.protocol import TextDelta, Usage
 from plane.wire.words import UNPRICED
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -112,6 +118,9 @@ async def metered_call(
         completion = await services.ownership.within_lease(
             agent, provider.complete(request, on_text=on_text)
         )
+    except LeaseLost:
+        await _cut(ledger, call)
+        raise
     except BrokenReply as broken:
         # It answered, so it may have billed: charge the estimate, never nothing.
         charge, priced = await _settle(services, call, request.model, broken.usage, estimated=True)
@@ -134,6 +143,19 @@ async def metered_call(
         pieces=pieces,
     )
     return Metered(completion, charge, priced)
+
+
+async def _cut(ledger: Ledger, call: int) -> None:
+    """The call, cut with its lease running low, counted at its estimate by
+    this plane, which may still hold the lease (its renewal only late): no
+    other plane would ever sweep it. If another plane took the agent, its
+    sweep counted the call already; if the store stays away past the
+    ledger's patience, the lease has run out meanwhile, and the renewal that
+    takes it anew sweeps the call."""
+    try:
+        await ledger.cut(call)
+    except (LeaseLost, LedgerError) as exc:
+        log.info("a call of %s cut in flight is left to the sweep: %s", ledger.plane, exc)
 
 
 async def _settle(

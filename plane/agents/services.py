@@ -84,8 +84,8 @@ class Ownership:
     async def within_lease(self, agent: str, call: Awaitable[T]) -> T:
         """`call`'s result, or `LeaseLost` once `calls_until` passes with it in
         flight and no renewal moved it on (the call is cancelled: what it may
-        have cost stays pending at its estimate, which the plane that takes
-        the agent charges). Alone on the store, nothing bounds it."""
+        have cost counts at its estimate, `plane.agents.metering`). Alone on
+        the store, nothing bounds it."""
         if self.mine is None:
             return await call
         task = asyncio.ensure_future(call)

@@ -46,6 +46,7 @@ from aiohttp import web
 from plane.daemon.bodies import Bodies
 from plane.daemon.door import Door
 from plane.daemon.metrics import CONTENT_TYPE
+from plane.errors import LedgerError
 from plane.gateway.apis import WIRES, ChatCompletions, Messages, Wire
 from plane.gateway.forward import Gateway
 from plane.gateway.refused import GatewayRefused
@@ -235,6 +236,10 @@ class HttpListener:
                     await self.gateway.handle(wire, headers, raw, out)
             except GatewayRefused as refused:  # no key, or a body the plane will not hold
                 return _refusal(wire, refused)
+            except LedgerError as error:  # money not recorded or read: the call stops here
+                log.warning("gateway: %s: %s", wire.path, error)
+                if out.response is None:
+                    await out.whole(503, json.dumps(wire.error(503, str(error))).encode(), {})
             except Exception:
                 log.exception("gateway: %s", wire.path)
                 if out.response is None:

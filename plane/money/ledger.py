@@ -493,6 +493,22 @@ class Ledger:
             call, self._clock.now(), "failed", Usage(), Decimal(0), None, False
         )
 
+    async def cut(self, call: int) -> Charge:
+        """A call its own plane cut in flight (its lease could have run out
+        by the database's clock, `Ownership.within_lease`): it may have been
+        billed, so it counts its estimate, interrupted, as the sweep of a
+        plane taking the agent would count it. Written under the turn's
+        fence: once another plane has taken the agent, its sweep counted the
+        call, and this write is refused (`LeaseLost`)."""
+        opened = self._open.get(call)
+        if opened is None:
+            rows = await self._read("SELECT cost_usd FROM calls WHERE id = ?", call)
+            estimate = Decimal(rows[0][0])
+        else:
+            estimate = opened.cost_usd
+        now = self._clock.now()
+        return await self._close(call, now, "interrupted", Usage(), estimate, None, True)
+
     async def interrupt_open(self, agent: str) -> Interrupted:
         """The operator cut `agent`'s turn: the calls it has in flight get no
         response now, and count their estimates as interrupted (as a stop
@@ -820,7 +836,13 @@ class _Closing(Write[_Recorded]):
             sql, values = _CLOSE_MOVED, (known_iso, *values)
         changed = self.ledger._db.statements(conn).execute(sql, values).rowcount
         if not changed:
-            raise ValueError(f"call {call} is already {_recorded(conn, call).status}")
+            status = _recorded(conn, call).status
+            if status == "interrupted":  # swept while its plane was taken for dead
+                raise LedgerError(
+                    f"Call {call} was already counted at its estimate by another plane,"
+                    " while this one could not reach the store."
+                )
+            raise ValueError(f"call {call} is already {status}")
         if self.parts:
             conn.executemany(_PART, [_part_row(call, part) for part in self.parts])
         if cost:

@@ -38,6 +38,7 @@ import sys
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -315,14 +316,27 @@ def _agent_of(received: Any) -> str:
     return text.rsplit(" for ", 1)[-1].split()[0]
 
 
-def wait_for(what, within: float, message: str):
+def wait_for(what, within: float, message: str | Callable[[], str]):
     deadline = time.monotonic() + within
     while True:
         found = what()
         if found:
             return found
-        assert time.monotonic() < deadline, message
+        assert time.monotonic() < deadline, message if isinstance(message, str) else message()
         time.sleep(0.1)
+
+
+def left_pending(fleet: Fleet) -> str:
+    """Which calls were left pending, by whom, and what each plane logged."""
+    rows = fleet.rows(
+        "SELECT id, agent, plane, at, tag FROM calls WHERE status = 'pending' ORDER BY id"
+    )
+    logs = "".join(
+        f"\n--- {name}.log (its end)\n"
+        + "\n".join((fleet.root / f"{name}.log").read_text(errors="replace").splitlines()[-40:])
+        for name in NAMES
+    )
+    return f"calls were left pending: {rows}; leases {fleet.owners()}{logs}"
 
 
 def pending_on(fleet: Fleet, name: str) -> bool:
@@ -482,7 +496,7 @@ def test_three_planes_ride_out_kills_pauses_partitions_and_the_database(tmp_path
         def at_rest() -> bool:
             return not fleet.rows("SELECT 1 FROM calls WHERE status = 'pending'")
 
-        wait_for(at_rest, 60, "calls were left pending")
+        wait_for(at_rest, 60, lambda: left_pending(fleet))
         time.sleep(2 * LEASE_S)
         check(fleet, ceiling)
         print("\n".join(["", "planes fault suite:", *fleet.figures]), flush=True)

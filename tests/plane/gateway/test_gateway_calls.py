@@ -18,7 +18,7 @@ import pytest
 
 from plane.agents import notices
 from plane.cli.manage import shown
-from plane.errors import InvalidRequest
+from plane.errors import InvalidRequest, LedgerError
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
 from tests.support.billing import Bills
@@ -235,6 +235,34 @@ async def test_bad_requests_get_one_clear_error_and_change_nothing(
     assert wrong_api.status_code == 400
     assert "does not speak OpenAI Chat Completions" in wrong_api.json()["error"]["message"]
     assert gw.llm.requests == [] and await gw.entries() == []
+
+
+async def test_a_call_whose_cost_cannot_be_recorded_is_refused_with_the_ledgers_words(
+    start_gateway: StartGateway, monkeypatch, caplog
+) -> None:
+    """The store refuses the settle (away, or the call counted by another
+    plane meanwhile): the client gets the ledger's sentence as a 503, never
+    the answer, and the plane's log one line, not a traceback."""
+    gw = await start_gateway()
+    gw.llm.default_reply = "paid, not recorded"
+    said = "Spend could not be recorded in the ledger (the store is away)."
+
+    async def refused(*args: object, **kwargs: object) -> None:
+        raise LedgerError(said)
+
+    monkeypatch.setattr(gw.services.ledger, "settle", refused)
+    async with httpx.AsyncClient() as client:
+        answer = await client.post(
+            f"{gw.url}/v1/messages",
+            json={"model": "scripted-model", "max_tokens": 10, "messages": HELLO},
+            headers={"x-api-key": gw.keys["claude"]},
+        )
+    assert answer.status_code == 503
+    assert answer.json()["error"]["message"] == said
+    assert "paid, not recorded" not in answer.text
+    logged = [r for r in caplog.records if r.name == "plane.daemon.http"]
+    assert [r.getMessage() for r in logged] == [f"gateway: /v1/messages: {said}"]
+    assert all(r.exc_info is None for r in logged)
 
 
 async def test_the_start_line_names_the_gateway(start_gateway: StartGateway) -> None:

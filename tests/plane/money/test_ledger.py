@@ -130,6 +130,30 @@ async def test_the_later_day_holds_across_a_restart_with_the_clock_back(open_led
     assert await again.spend_today("demo") == (Decimal("0.40") if charged else 0)
 
 
+async def test_a_call_swept_while_in_flight_is_not_settled_again(open_ledger):
+    """A call another plane counted at its estimate (its plane taken for
+    dead): the late settle is refused in the ledger's words, and the
+    estimate stays counted, once."""
+    db, ledger = await open_ledger(ManualClock(NOON))
+    call = await ledger.open_call("demo", "p", "m", Decimal("0.05"), "estimate")
+    await ledger.recover()  # the sweep of a plane that took the agent, as at a start
+    with pytest.raises(LedgerError, match=f"Call {call} was already counted at its estimate"):
+        await ledger.settle(call, Usage(input_tokens=10), Decimal("0.01"), "table")
+    [(status, cost)] = await db.fetchall("SELECT status, cost_usd FROM calls")
+    assert (status, Decimal(cost)) == ("interrupted", Decimal("0.05"))
+
+
+async def test_a_call_cut_in_flight_counts_its_estimate_once(open_ledger):
+    db, ledger = await open_ledger(ManualClock(NOON))
+    call = await ledger.open_call("demo", "p", "m", Decimal("0.05"), "estimate")
+    charge = await ledger.cut(call)
+    assert charge.cost_usd == Decimal("0.05")
+    assert await ledger.recover() == {}, "a cut call is not pending: no sweep counts it again"
+    assert await ledger.spend_today("demo") == Decimal("0.05")
+    [(status, estimated)] = await db.fetchall("SELECT status, estimated FROM calls")
+    assert (status, estimated) == ("interrupted", 1)
+
+
 async def test_a_database_that_refuses_a_write_raises_ledger_error(open_ledger):
     db, ledger = await open_ledger(ManualClock(NOON))
     await refuse(db, "INSERT", "calls", "disk says no")

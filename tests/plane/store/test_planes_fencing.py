@@ -6,14 +6,25 @@ after the wait for the fleet's row, not before it."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from datetime import UTC, datetime
 from decimal import Decimal
+from types import SimpleNamespace
+from typing import cast
 
 import psycopg
 import pytest
 
+from plane.agents.metering import metered_call
+from plane.agents.services import Services
+from plane.config import Price
 from plane.money.ledger import LeaseLost
+from plane.money.pricing import Pricer
+from plane.providers.base import ChatMessage, CompletionRequest
+from plane.providers.openai import OpenAIProvider
+from plane.store.fence import FENCE
 from tests.support.fleet_members import Member, join
+from tests.support.scripted_llm import ScriptedLLM
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 AGENTS = ["a", "b"]
@@ -96,3 +107,47 @@ async def test_a_lease_of_its_own_that_ran_out_is_taken_anew_and_its_calls_swept
     [row] = await first.db.fetchall("SELECT status FROM calls WHERE id = ?", call)
     assert row[0] == "interrupted"
     assert first.ownership.owns("a")
+
+
+async def test_a_call_cut_while_its_renewal_came_late_is_counted_by_its_own_plane(
+    planes, monkeypatch, scripted_llm: ScriptedLLM
+):
+    """The store slow, not away: no renewal lands before a call's bound, so
+    the call is cut, while the lease still holds by the database's clock.
+    The next renewal keeps the lease (no plane takes the agent, so none
+    would ever sweep the call): its own plane counts it at its estimate,
+    once, and nothing is left pending."""
+    monkeypatch.setattr("plane.daemon.fleet.LEASE_S", 3.0)  # calls cut at 2.5 s, the lease 3 s
+    first = await planes("p0")
+    await first.fleet.tick(first=True)
+    answer = threading.Event()
+    scripted_llm.reply("too late", until=answer)
+    provider = OpenAIProvider("scripted", base_url=scripted_llm.base_url, api_key="k")
+    services = SimpleNamespace(
+        providers={"scripted": provider},
+        pricer=Pricer({"scripted-model": Price(input=Decimal(1), output=Decimal(100))}),
+        ledger=first.ledger,
+        emit=lambda event: None,
+        gate=SimpleNamespace(
+            ceilings=SimpleNamespace(
+                fleet=lambda: None, groups=SimpleNamespace(budget=lambda a: None)
+            )
+        ),
+        ownership=first.ownership,
+    )
+    request = CompletionRequest("scripted-model", "", (ChatMessage("user", "hello"),))
+    token = FENCE.set(first.ownership.fence("a"))
+    try:
+        with pytest.raises(LeaseLost, match="p0's lease on a ran out during its call"):
+            await metered_call(cast(Services, services), "a", "scripted", request, 1)
+    finally:
+        FENCE.reset(token)
+        answer.set()
+        await provider.aclose()
+    [(status, cost)] = await first.db.fetchall("SELECT status, cost_usd FROM calls")
+    assert status == "interrupted", "the cut call was left pending"
+    assert Decimal(cost) > 0
+    tick = await first.fleet.tick()
+    assert "a" in tick.mine and not tick.gained, "the lease was kept: no plane takes the agent"
+    assert not tick.cut, "the call was counted twice"
+    assert await first.ledger.spend_today("a") == Decimal(cost)
