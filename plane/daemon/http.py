@@ -37,6 +37,7 @@ import asyncio
 import hmac
 import json
 import logging
+import sqlite3
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -236,10 +237,11 @@ class HttpListener:
                     await self.gateway.handle(wire, headers, raw, out)
             except GatewayRefused as refused:  # no key, or a body the plane will not hold
                 return _refusal(wire, refused)
-            except LedgerError as error:  # money not recorded or read: the call stops here
-                log.warning("gateway: %s: %s", wire.path, error)
+            except (LedgerError, sqlite3.Error) as error:  # the store away: the call stops here
+                said = str(error) if isinstance(error, LedgerError) else _store_failed(error)
+                log.warning("gateway: %s: %s", wire.path, said)
                 if out.response is None:
-                    await out.whole(503, json.dumps(wire.error(503, str(error))).encode(), {})
+                    await out.whole(503, json.dumps(wire.error(503, said)).encode(), {})
             except Exception:
                 log.exception("gateway: %s", wire.path)
                 if out.response is None:
@@ -302,6 +304,11 @@ class HttpListener:
 async def _answered(request: web.Request, response: web.StreamResponse) -> None:
     if isinstance(request.protocol, _Connection):
         request.protocol.answered()
+
+
+def _store_failed(error: sqlite3.Error) -> str:
+    """The plane's store refused or could not take a write the call needed."""
+    return f"The plane's store failed this call: {error}."
 
 
 def _lowered(request: web.Request) -> dict[str, str]:

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import math
+import sqlite3
 from collections import defaultdict
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -40,6 +42,8 @@ from plane.money.budgets import Budget, Full, TagFull
 from plane.money.gate import AboveAgent, Hold, TooDear
 from plane.wire.protocol import Usage
 from plane.wire.words import UNPRICED
+
+log = logging.getLogger(__name__)
 
 WAIT_S = 30.0
 """How long a call that would fit once the calls in flight settle waits for
@@ -154,8 +158,19 @@ class Admission:
             for scope in scopes:
                 self._books[scope.key].add(call, estimate)
             self._calls[call] = (lock, [scope.key for scope in scopes])
-            await self._tell_hold(agent, None)
+            await self._spell_over(agent)
         return call, estimate
+
+    async def _spell_over(self, agent: str) -> None:
+        """A call went through: the held spell is over, kept in the store so
+        the next hold is told. The call is written and admitted by now, and
+        its caller closes it whatever happens next: a store failing this
+        write costs the note (logged), never the call (it would stay pending
+        for good, on a plane that lives on)."""
+        try:
+            await self._tell_hold(agent, None)
+        except sqlite3.Error as exc:
+            log.warning("%s: the end of its held spell could not be kept: %s", agent, exc)
 
     def _scopes(self, agent: str, group: Budget | None, tag: Budget | None) -> list[Scope]:
         """The ceilings a call of `agent`'s is weighed against, its own first."""

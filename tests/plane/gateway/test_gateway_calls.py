@@ -265,6 +265,32 @@ async def test_a_call_whose_cost_cannot_be_recorded_is_refused_with_the_ledgers_
     assert all(r.exc_info is None for r in logged)
 
 
+async def test_a_store_failing_after_admission_loses_no_call(
+    start_gateway: StartGateway, monkeypatch
+) -> None:
+    """Admitted and written pending, a call whose held spell's end cannot be
+    kept (the store failing that one write) goes on and is settled: it was
+    left pending for good on a plane that lived on, and answered 500."""
+    gw = await start_gateway()
+    gw.llm.default_reply = "answered"
+    await gw.services.gate.ceilings.set("claude", Decimal(0))
+    async with anthropic_sdk(base_url=gw.url, api_key=gw.keys["claude"], max_retries=0) as client:
+        with pytest.raises(anthropic.APIStatusError):  # held, and told: a spell begins
+            await client.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
+        await gw.services.gate.ceilings.set("claude", None)
+        remember = gw.services.conversation.remember_hold
+
+        async def failing(agent: str, reason: str | None) -> None:
+            if reason is None:
+                raise sqlite3.OperationalError("disk I/O error")
+            await remember(agent, reason)
+
+        monkeypatch.setattr(gw.services.conversation, "remember_hold", failing)
+        answer = await client.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
+    assert text_of(answer) == "answered"
+    assert [e.status for e in await gw.entries()] == ["settled"]
+
+
 async def test_the_start_line_names_the_gateway(start_gateway: StartGateway) -> None:
     gw = await start_gateway()
     assert f"the gateway on http://127.0.0.1:{gw.plane.http_port}" in gw.plane.started()
