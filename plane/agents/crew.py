@@ -197,9 +197,12 @@ class Crew:
             if unreachable(error):
                 refuse_while_unreachable(services.ledger.store_unreachable_since())
             raise
-        if hold is not None and (notice := await worker.tell_hold(hold)):
-            said.append(notice)
-        await self._rows.show(agent, hold)
+        try:  # kept: what fails from here on is said in the log, never as "not kept"
+            if hold is not None and (notice := await worker.tell_hold(hold)):
+                said.append(notice)
+            await self._rows.show(agent, hold)
+        except (LedgerError, sqlite3.Error) as error:
+            log.warning("%s: a message was kept, but its row could not be shown: %s", agent, error)
         worker.wake()
         return said
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import random
+import sqlite3
 from decimal import Decimal
 from typing import Any
 
@@ -132,3 +133,28 @@ async def test_what_a_worker_keeps_while_it_waits_is_frozen_once_it_settled(star
     await settle
     waits = [o for o in gc.get_objects() if isinstance(o, asyncio.Future) and not o.done()]
     assert len(waits) < agents, f"{len(waits)} waits in the collector's sight"
+
+
+async def test_a_message_kept_is_acknowledged_when_its_row_cannot_be_shown(
+    start_plane: Any, monkeypatch: Any
+) -> None:
+    """The store failing a read after the message was written (the row's
+    figures): the sender is told it was sent, as it was, and the agent
+    answers it; an error would have it sent twice."""
+    plane = await start_plane()
+    plane.llm.default_reply = "answered"
+    failing = plane.services.conversation
+    count_waiting = failing.count_waiting
+
+    async def away_once(agent: str) -> int:
+        monkeypatch.undo()  # back at once: the agent's turn reads it too
+        raise sqlite3.OperationalError("the store went away")
+
+    monkeypatch.setattr(failing, "count_waiting", away_once)
+    subscription = plane.bus.subscribe()
+    reply = await plane.runtime.api.handle(p.Send(agent="demo", text="hello"))
+    assert isinstance(reply, p.SendReply), reply
+    assert [m.text for m in reply.messages] == ["hello"]
+    assert failing.count_waiting == count_waiting, "the failure was met"
+    said = await plane.until_turn_ends("demo", subscription, within=10)
+    assert ("agent", "answered") in [(m.kind, m.text) for m in said]
