@@ -64,9 +64,11 @@ WORKERS ?= $(shell $(PYTHON) -c 'import os; print(3 * (os.cpu_count() or 1))')
 test: lint $(E2E_NODE) $(E2E_AIDER)
 	$(BIN)/pytest -n $(WORKERS) --dist loadgroup
 
-# The inner loop: everything but the e2e, embedded-model and slow tiers.
+# The inner loop: everything but the e2e, embedded-model and slow tiers, each
+# property test on a fifth of its examples (tests/support/fixtures_examples.py).
 test-fast: $(DEV)
-	$(BIN)/pytest -q -n $(WORKERS) --dist loadgroup -m "not e2e and not embedded and not slow"
+	$(BIN)/pytest -q -n $(WORKERS) --dist loadgroup -m "not e2e and not embedded and not slow" \
+	    --hypothesis-profile fast
 
 bench: $(DEV)
 	$(BIN)/python bench/compress.py

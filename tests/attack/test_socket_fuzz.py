@@ -29,6 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from plane.wire import protocol as p
+from tests.support.fixtures_examples import examples
 from tests.support.fixtures_plane import RunningPlane, StartPlane
 
 TALLY: Counter[str] = Counter()
@@ -36,7 +37,7 @@ REPLIES = {"welcome", "snapshot", "sent", "messages", "agent_created", "ledger",
 PROBES = itertools.count(10**15)
 """Ids of the probes: far from anything hypothesis draws by chance."""
 FUZZ = settings(
-    max_examples=150,
+    max_examples=examples(150),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

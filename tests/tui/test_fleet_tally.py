@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from plane.wire.protocol import AgentState
 from plane.wire.words import spend_total
+from tests.support.fixtures_examples import examples
 from tests.tui.factories import agent
 from tui.fleet import Fleet, Tally
 from tui.formatting import spend_level
@@ -56,7 +57,7 @@ def counted_afresh(
     )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(start=st.lists(ROWS, max_size=5), changes=CHANGES, unlisted=SPENDS, ceiling=LIMITS)
 def test_a_kept_tally_says_what_a_fresh_count_says(start, changes, unlisted, ceiling) -> None:
     rows: dict[str, AgentState] = {row.name: row for row in start}

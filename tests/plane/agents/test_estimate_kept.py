@@ -14,6 +14,7 @@ from plane.agents.metering import prompt_tokens_estimate
 from plane.money.attribution import of_request
 from plane.providers.base import ChatMessage, CompletionRequest, ToolSpec
 from plane.providers.once import OncePerObject
+from tests.support.fixtures_examples import examples
 
 TOOLS = [
     ToolSpec("grep", "Searches.", {"type": "object", "properties": {"pattern": {}}}),
@@ -27,7 +28,7 @@ def whole(request: CompletionRequest) -> int:
     return math.ceil(chars / 3.5)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.tuples(st.text(max_size=50), st.integers(0, 3)), max_size=30))
 def test_the_kept_estimate_is_the_whole_one(steps):
     history: list[ChatMessage] = [ChatMessage("user", "first")]

@@ -18,6 +18,7 @@ from plane.economy.compress import engine as engine_module
 from plane.economy.compress.markers import ref_for
 from plane.economy.compress.plan import render
 from tests.plane.compress.helpers import FIXTURES, fixture, round_trips, run
+from tests.support.fixtures_examples import examples
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -167,7 +168,7 @@ _LINES = st.sampled_from(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     st.lists(st.one_of(_LINES, st.text(max_size=30)), min_size=1, max_size=200),
     st.sampled_from([None, "make", "git diff", "grep -rn x .", "ls -l", "cat a.py", "cat a.json"]),

@@ -25,6 +25,7 @@ from plane.economy.compress.formats import logs, source_python
 from plane.economy.compress.levels import count_levels, reports_level
 from plane.economy.compress.plan import Fold, Plan
 from plane.economy.compress.visible import PATH_HINT, Visible, path_hint_lines
+from tests.support.fixtures_examples import examples
 
 PIECES = [
     "\n",
@@ -68,7 +69,7 @@ ending = st.tuples(texts, st.sampled_from(["\n", ""]), st.sampled_from(TRAILERS)
 texts_with_trailers = texts | ending.map("".join)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(texts_with_trailers)
 def test_the_trailer_is_found_where_the_expression_finds_it(text: str) -> None:
     _, body, tail = frame.split(text)
@@ -77,7 +78,7 @@ def test_the_trailer_is_found_where_the_expression_finds_it(text: str) -> None:
     assert tail == ("" if found is None or found.start() == 0 else framed[found.start() :])
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(texts, st.integers(0, 5), st.integers(0, 40))
 def test_path_hints_found_in_one_pass_are_the_lines_that_hold_one(
     text: str, start: int, end: int
@@ -88,7 +89,7 @@ def test_path_hints_found_in_one_pass_are_the_lines_that_hold_one(
     assert path_hint_lines(lines, start, end) == expected
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(texts, min_size=1, max_size=4), st.lists(texts, max_size=30))
 def test_what_text_shows_is_the_same_before_and_after_it_is_indexed(
     kept: list[str], asked: list[str]
@@ -118,7 +119,7 @@ def replaced(module: object, name: str, pattern: str) -> Iterator[None]:
         setattr(module, name, kept)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(texts, max_size=40))
 def test_a_margin_is_found_whether_or_not_the_quick_count_runs(lines: list[str]) -> None:
     quick = margins.strip(lines)
@@ -131,7 +132,7 @@ def test_a_margin_is_found_whether_or_not_the_quick_count_runs(lines: list[str])
     assert quick == plain
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(texts, max_size=40).map(lambda texts: "\n".join(texts).split("\n")))
 def test_lines_opening_with_a_number_are_counted_as_the_pattern_counts_them(
     lines: list[str],
@@ -163,7 +164,7 @@ FRAME_LINES = [
 ]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.sampled_from(FRAME_LINES), max_size=60) | st.lists(texts, max_size=60))
 @example(["Error: no", *["    at f (a.js:1:2)"] * 10])
 @example(["Segmentation fault", *["#3 0x0000 in main ()"] * 10])
@@ -176,7 +177,7 @@ def test_frames_collapse_as_they_did_line_by_line(texts: list[str]) -> None:
     assert quick.folds == plain.folds
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.integers(1, 50), st.lists(st.tuples(st.integers(0, 49), st.integers(0, 50))))
 def test_the_folded_mask_marks_every_folded_line(size: int, spans: list[tuple[int, int]]) -> None:
     plan = Plan(["x"] * size)
@@ -202,7 +203,7 @@ DIFF_LINES = [
 ]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.sampled_from(DIFF_LINES) | texts, max_size=50))
 def test_a_diff_s_lines_are_counted_as_the_pattern_counts_them(lines: list[str]) -> None:
     sample = sniff.Sample("\n".join(lines))
@@ -231,7 +232,7 @@ MARKER_PIECES = [
 ]
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.lists(st.sampled_from(MARKER_PIECES), max_size=30).map("".join))
 def test_markers_are_expanded_as_one_pass_of_the_pattern_expands_them(text: str) -> None:
     """`expand` tries the pattern only from lines holding `ref:`, and finds what a
@@ -289,7 +290,7 @@ PYTHON_PIECES = [
 ]
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(st.lists(st.sampled_from(PYTHON_PIECES), max_size=12).map("".join))
 @example("from a.b import c")
 @example("from  a import b")
@@ -302,7 +303,7 @@ def test_a_line_opens_python_where_the_pattern_says_it_does(line: str) -> None:
     assert source_python.pythonic(line) == bool(re.match(source_python.PYTHONIC, line))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.lists(st.sampled_from(["<a>", "<", "x < y", "<div>", "<p>", "text", "<html>"]), max_size=60)
 )
@@ -366,7 +367,7 @@ LEVEL_PIECES = [
 ]
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.lists(st.lists(st.sampled_from(LEVEL_PIECES), max_size=6).map("".join), max_size=12))
 def test_a_label_counts_the_lines_that_report_a_level_as_each_line_alone_would(
     lines: list[str],

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from plane.history.folds import Folds
 from plane.money.attribution import NO_HISTORY, add_message
 from plane.providers.base import ChatMessage
+from tests.support.fixtures_examples import examples
 from tests.support.history_edits import edited, edits
 
 MESSAGE = st.one_of(
@@ -30,7 +31,7 @@ def anew(history: list[ChatMessage]) -> object:
     return state
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(MESSAGE, max_size=20), st.lists(EDIT, max_size=12))
 def test_a_kept_figure_is_always_the_whole_historys(start, edits):
     folds = Folds(NO_HISTORY, add_message, most=400)

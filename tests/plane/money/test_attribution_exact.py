@@ -29,6 +29,7 @@ from plane.money.pricing import Pricer, override_cost
 from plane.wire.protocol import Usage
 from tests.plane.money import strategies
 from tests.plane.money.strategies import usages
+from tests.support.fixtures_examples import examples
 
 PriceOf = Callable[[Usage], Decimal]
 SHARE = Decimal("1e-12")
@@ -115,7 +116,7 @@ prices = st.builds(
 )
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(pieces, st.lists(usages(TIERED), min_size=1, max_size=4), prices, st.integers(0, 30))
 def test_an_agents_yaml_price_splits_as_the_plain_rule_does(pieces, calls, price, searches):
     """The same pricer across several calls, its rates kept between them;
@@ -182,7 +183,7 @@ MODELS = [
 ]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(pieces, st.lists(st.tuples(st.sampled_from(MODELS), usages(TIERED)), min_size=1, max_size=6))
 def test_a_table_price_splits_as_the_plain_rule_does(pieces, calls):
     """Tiered (Gemini, Sonnet past 200k), by time of day (DeepSeek) and

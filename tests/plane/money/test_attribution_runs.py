@@ -17,6 +17,7 @@ from plane.providers.base import ChatMessage, CompletionRequest, ToolCall
 from plane.wire.protocol import Usage
 from tests.plane.money.strategies import usages
 from tests.plane.money.test_cost_by_tool import PRICE
+from tests.support.fixtures_examples import examples
 
 
 def price(usage: Usage) -> Decimal:
@@ -58,7 +59,7 @@ def by_key(parts: list[Part]) -> tuple[Counter[tuple[object, ...]], Decimal]:
     return tokens, sum((p.cost_usd for p in parts), Decimal(0))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(max_size=500), st.lists(MESSAGES, max_size=60), usages(st.integers(0, 200_000)))
 def test_runs_give_each_part_the_tokens_of_its_messages_and_add_up_exactly(system, history, usage):
     request = CompletionRequest(model="m", system=system, messages=tuple(history))

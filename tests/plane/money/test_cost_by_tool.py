@@ -16,6 +16,7 @@ from plane.wire.protocol import Usage
 from tests.plane.money import strategies
 from tests.plane.money.strategies import usages
 from tests.support.command import plane_cli_async
+from tests.support.fixtures_examples import examples
 from tests.support.fixtures_plane import CONFIG
 
 PRICE = Price(
@@ -31,7 +32,7 @@ def price(usage: Usage) -> Decimal:
 pieces = strategies.pieces(200_000, 40)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(pieces, usages(), st.integers(0, 50))
 def test_the_parts_add_up_to_the_call_and_the_input_parts_to_its_input(pieces, usage, searches):
     """To the last digit, not only to the cent: the input's shares add up to

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from plane.clock import day_of
 from plane.wire.protocol import Usage
+from tests.support.fixtures_examples import examples
 from tests.support.fixtures_plane import launch
 from tests.support.scripted_llm import Reply, ScriptedLLM
 
@@ -37,7 +38,7 @@ def usage_costing(cents_: int) -> Usage:
     return Usage(input_tokens=cents_ * 10)  # $0.001 a token at the test prices
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=list(HealthCheck))
 @given(ops)
 @example(AT_THE_CEILING)
 @example(OVERNIGHT)

@@ -17,6 +17,7 @@ from plane.providers.connections import json_body
 from plane.providers.encoded import EncodedHistories
 from plane.providers.openai import OpenAIProvider, read_json, wire_message
 from plane.wire.protocol import Usage
+from tests.support.fixtures_examples import examples
 from tests.support.fixtures_plane import CONFIG
 from tests.support.history_edits import edited, edits
 
@@ -79,7 +80,7 @@ MESSAGE = st.one_of(
 EDIT = edits(MESSAGE)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(MESSAGE, max_size=20), st.lists(EDIT, max_size=12))
 def test_a_history_grown_rewritten_or_read_again_encodes_as_a_whole(start, edits):
     """Each step: the history grows, is rewritten from a message on (a

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plane.providers.connections import json_body
+from tests.support.fixtures_examples import examples
 
 
 def standard(value: Any) -> bytes:
@@ -33,7 +34,7 @@ exact = st.recursive(
 )
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(exact)
 def test_the_body_is_the_standard_librarys_to_the_byte(value):
     """Text of every kind (quotes, control characters, every plane of
@@ -41,7 +42,7 @@ def test_the_body_is_the_standard_librarys_to_the_byte(value):
     assert json_body(value) == standard(value)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(values)
 def test_a_float_reads_back_as_the_same_number(value):
     """A float may be written another way (1e16 or 1e+16): it is the same number."""

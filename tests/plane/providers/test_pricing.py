@@ -25,6 +25,7 @@ from plane.money.pricing import Pricer
 from plane.providers.anthropic import anthropic_usage
 from plane.providers.openai import openai_usage
 from plane.wire.protocol import Usage
+from tests.support.fixtures_examples import examples
 
 # 10k prompt tokens: 5k read from the cache, 4k written to it, 1k neither; 500 out.
 CACHED = Usage(
@@ -163,7 +164,7 @@ def test_estimate_is_the_dearest_way_the_prompt_could_be_billed():
     assert pricer.estimate("claude-haiku-4-5", 1_000, 100, hour_cache=True) == Decimal("0.0025")
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     model=st.sampled_from(["claude-sonnet-4-5", "claude-haiku-4-5", "gpt-5", "override"]),
     prompt=st.integers(0, 400_000),

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from plane.tools import unidiff
 from plane.tools.registry import TOOLS
+from tests.support.fixtures_examples import examples
 
 from .conftest import Run
 
@@ -39,7 +40,7 @@ LINES = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(old=LINES, new=LINES, context=st.integers(0, 4))
 def test_any_difflib_diff_applies_back_to_its_new_text(old, new, context):
     before = "".join(line + "\n" for line in old)

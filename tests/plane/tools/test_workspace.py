@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from plane.errors import ToolError
 from plane.tools.workspace import locate, relative, resolve_inside
+from tests.support.fixtures_examples import examples
 
 
 @pytest.fixture
@@ -128,7 +129,7 @@ SEGMENTS = st.sampled_from(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(parts=st.lists(SEGMENTS, min_size=1, max_size=8), absolute=st.booleans())
 def test_whatever_the_path_the_result_is_inside_or_refused(
     tmp_path_factory: pytest.TempPathFactory, parts: list[str], absolute: bool
