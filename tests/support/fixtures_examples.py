@@ -21,4 +21,4 @@ FULL = 100
 
 def examples(stated: int) -> int:
     """`stated` examples, scaled as the profile in force scales the default."""
-    return max(1, stated * settings.default.max_examples // FULL)
+    return max(1, stated * settings().max_examples // FULL)  # settings(): the profile's
