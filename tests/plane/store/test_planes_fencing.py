@@ -109,6 +109,7 @@ async def test_a_lease_of_its_own_that_ran_out_is_taken_anew_and_its_calls_swept
     assert first.ownership.owns("a")
 
 
+@pytest.mark.slow  # it waits out most of a 3 s lease
 async def test_a_call_cut_while_its_renewal_came_late_is_counted_by_its_own_plane(
     planes, monkeypatch, scripted_llm: ScriptedLLM
 ):

@@ -4,15 +4,21 @@ read: names a provider takes, schemas that fit, output that is text."""
 from __future__ import annotations
 
 import json
-
-import mcp_types
+from typing import TYPE_CHECKING
 
 from plane.tools.mcp import names
-from plane.tools.mcp.results import as_text
 from plane.tools.mcp.sessions import MAX_DESCRIPTION_CHARS, offerable
+
+if TYPE_CHECKING:
+    import mcp_types
+
+# The MCP SDK's types are imported by the tests that use them, not here: every
+# worker collects this module, and the SDK takes a fifth of a CPU-second to import.
 
 
 def tool(name: str, schema: dict | None = None, description: str = "Does it.") -> mcp_types.Tool:
+    import mcp_types
+
     return mcp_types.Tool(
         name=name,
         description=description,
@@ -70,6 +76,10 @@ def test_the_same_listing_gives_the_same_bytes_whatever_its_key_order():
 
 
 def test_a_result_reads_as_text_with_what_a_model_cannot_read_named():
+    import mcp_types
+
+    from plane.tools.mcp.results import as_text
+
     result = mcp_types.CallToolResult(
         content=[
             mcp_types.TextContent(text="hello"),
@@ -89,6 +99,10 @@ def test_a_result_reads_as_text_with_what_a_model_cannot_read_named():
 
 
 def test_a_large_result_keeps_its_start_and_end():
+    import mcp_types
+
+    from plane.tools.mcp.results import as_text
+
     lines = "".join(f"line {n}\n" for n in range(100_000))
     text = as_text(mcp_types.CallToolResult(content=[mcp_types.TextContent(text=lines)]))
     assert len(text) < 70_000 and text.startswith("line 0\n") and text.endswith("line 99999\n")

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from plane.config import McpServerConfig
-from plane.tools.mcp.link import Link
 
 NOTES = Path(__file__).parents[2] / "support" / "mcp_notes.py"
 
@@ -18,6 +17,8 @@ NOTES = Path(__file__).parents[2] / "support" / "mcp_notes.py"
 async def test_a_stopper_cancelled_while_the_server_closes_is_cancelled_and_the_link_starts_afresh(
     tmp_path: Path,
 ) -> None:
+    from plane.tools.mcp.link import Link  # here: every worker collects this module
+
     config = McpServerConfig(command=sys.executable, args=[str(NOTES)])
     link = Link("notes", config, tmp_path, sandboxed=False)
     assert "add_note" in [tool.name for tool in await link.start()]
