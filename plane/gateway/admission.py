@@ -163,10 +163,10 @@ class Admission:
 
     async def _spell_over(self, agent: str) -> None:
         """A call went through: the held spell is over, kept in the store so
-        the next hold is told. The call is written and admitted by now, and
-        its caller closes it whatever happens next: a store failing this
-        write costs the note (logged), never the call (it would stay pending
-        for good, on a plane that lives on)."""
+        the next hold is told. The call is written pending by now, and only
+        its caller, once this returns, sends and settles it: a store failing
+        this write costs the note (logged), never the call (it would stay
+        pending for good, on a plane that lives on)."""
         try:
             await self._tell_hold(agent, None)
         except sqlite3.Error as exc:
