@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import sqlite3
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -39,7 +40,7 @@ from plane.agents.roster import AgentSpec
 from plane.agents.services import Services
 from plane.agents.workers import Workers
 from plane.config import EMBEDDED, EMBEDDED_MODEL
-from plane.errors import NoSuchAgent, ProviderError, UnknownPrice
+from plane.errors import LedgerError, NoSuchAgent, ProviderError, UnknownPrice
 from plane.gateway.admission import WAIT_S, Admission
 from plane.gateway.apis import Bill, Wire, event_data, sse_events
 from plane.gateway.asked import Asked
@@ -366,10 +367,16 @@ class Gateway:
             charged = await self._charge(call, bill if whole else None, None if whole else bill)
             if charged.learned is not None:
                 await self.learning.learn(charged.learned)
-        if charged.learned is not None:
-            await self.learning.keep(charged.learned)
-        await self._said(call, charged)
-        await self._watched(call, charged)
+        try:  # in the ledger now: the answer is the client's, whatever fails after
+            if charged.learned is not None:
+                await self.learning.keep(charged.learned)
+            await self._said(call, charged)
+            await self._watched(call, charged)
+        except (LedgerError, sqlite3.Error) as error:
+            agent = call.spec.name
+            log.warning(
+                "%s: call %d was recorded; what is said of it failed: %s", agent, call.id, error
+            )
 
     async def _watched(self, call: _Call, charged: _Charged) -> None:
         """Show the agent's loop guard the call just settled, unless another

@@ -291,6 +291,25 @@ async def test_a_store_failing_after_admission_loses_no_call(
     assert [e.status for e in await gw.entries()] == ["settled"]
 
 
+async def test_a_call_recorded_is_answered_when_what_is_said_of_it_fails(
+    start_gateway: StartGateway, monkeypatch
+) -> None:
+    """The call settled in the ledger, then the store fails what is said of
+    it (its savings, its line, its row): the client still gets the answer it
+    paid for, not a 500, and the log says what was not said."""
+    gw = await start_gateway()
+    gw.llm.default_reply = "paid and recorded"
+
+    async def failing(*args: object, **kwargs: object) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(gw.services.savings, "record", failing)
+    async with anthropic_sdk(base_url=gw.url, api_key=gw.keys["claude"], max_retries=0) as client:
+        answer = await client.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
+    assert text_of(answer) == "paid and recorded"
+    assert [e.status for e in await gw.entries()] == ["settled"]
+
+
 async def test_the_start_line_names_the_gateway(start_gateway: StartGateway) -> None:
     gw = await start_gateway()
     assert f"the gateway on http://127.0.0.1:{gw.plane.http_port}" in gw.plane.started()
