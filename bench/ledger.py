@@ -201,6 +201,25 @@ async def plane(path: Path, agents: int, seconds: float) -> tuple[int, float, di
     return done, elapsed, per_call
 
 
+async def counted(path: Path, agents: int, calls: int) -> int:
+    """`plane`'s calls, `calls` for each agent and no clock: for an
+    instruction count (`--counted`), which the load does not move."""
+    db = await SqliteDatabase.open(path)
+    ledger = Ledger(db, ManualClock(NOON))
+    await ledger.spend_today("agent-0")
+    collector.freeze()
+
+    async def agent(name: str) -> None:
+        for _ in range(calls):
+            call = await ledger.open_call(name, "p", "m", Decimal("0.05"), "estimate")
+            await ledger.settle(call, USAGE, Decimal("0.0123"), "table")
+
+    await asyncio.gather(*(agent(f"agent-{n}") for n in range(agents)))
+    commits = db.counts.commits
+    await db.close()
+    return commits
+
+
 async def first_check(path: Path, calls: int, agents: int = 100) -> tuple[float, float]:
     """Milliseconds for the first gate check of a day with `calls` calls in
     it: through the ledger (the spend table), and summing the day's calls
@@ -242,7 +261,22 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--calls", type=int, default=100_000, help="in the day, for the gate")
     parser.add_argument("--dir", type=Path, default=None, help="where the files go")
+    parser.add_argument(
+        "--counted",
+        type=int,
+        default=0,
+        metavar="CALLS",
+        help="only the plane's side, CALLS settled calls an agent, untimed: run twice under"
+        " valgrind --tool=callgrind --fair-sched=yes (say 20 and 60), and the difference of"
+        " the instructions over the calls between is the instructions a settled call",
+    )
     args = parser.parse_args()
+    if args.counted:
+        with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
+            total = args.agents * args.counted
+            commits = asyncio.run(counted(Path(tmp) / "plane.db", args.agents, args.counted))
+        print(f"{total:,} settled calls, {commits / total:.3f} commits a call")
+        return
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         where = Path(tmp)
         raw_done = raw_time = plane_done = plane_time = raw_cpu = plane_cpu = 0.0
