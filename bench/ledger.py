@@ -35,8 +35,10 @@ import sqlite3
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
+from functools import partial
 from pathlib import Path
 
 from plane import collector
@@ -201,10 +203,13 @@ async def plane(path: Path, agents: int, seconds: float) -> tuple[int, float, di
     return done, elapsed, per_call
 
 
-async def counted(path: Path, agents: int, calls: int) -> int:
+async def counted(path: Path, agents: int, calls: int, without: Sequence[str] = ()) -> int:
     """`plane`'s calls, `calls` for each agent and no clock: for an
-    instruction count (`--counted`), which the load does not move."""
+    instruction count (`--counted`), which the load does not move; with the
+    indexes named in `without` dropped first, for what each costs a call."""
     db = await SqliteDatabase.open(path)
+    for index in without:
+        await db.write(partial(_drop, index=index))
     ledger = Ledger(db, ManualClock(NOON))
     await ledger.spend_today("agent-0")
     collector.freeze()
@@ -218,6 +223,10 @@ async def counted(path: Path, agents: int, calls: int) -> int:
     commits = db.counts.commits
     await db.close()
     return commits
+
+
+def _drop(conn: sqlite3.Connection, index: str) -> None:
+    conn.execute(f'DROP INDEX "{index}"')
 
 
 async def first_check(path: Path, calls: int, agents: int = 100) -> tuple[float, float]:
@@ -270,11 +279,20 @@ def main() -> None:
         " valgrind --tool=callgrind --fair-sched=yes (say 20 and 60), and the difference of"
         " the instructions over the calls between is the instructions a settled call",
     )
+    parser.add_argument(
+        "--without-index",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="with --counted: drop this index of the plane's schema first (repeatable)",
+    )
     args = parser.parse_args()
     if args.counted:
         with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
             total = args.agents * args.counted
-            commits = asyncio.run(counted(Path(tmp) / "plane.db", args.agents, args.counted))
+            commits = asyncio.run(
+                counted(Path(tmp) / "plane.db", args.agents, args.counted, args.without_index)
+            )
         print(f"{total:,} settled calls, {commits / total:.3f} commits a call")
         return
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
