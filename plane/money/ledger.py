@@ -161,6 +161,9 @@ class Ledger:
         self._days: dict[date, dict[str, Decimal]] = {}
         self._latest: date | None = None
         """The latest day reached (None until read from the database)."""
+        self._latest_text: tuple[date | None, str] = (None, "")
+        """`_latest` and its text as rows hold it, made once a day, not twice a
+        call (`date.isoformat` is ~3k instructions): one tuple, replaced whole."""
         self._told_back: date | None = None
         self._reaching: dict[date, Shared[date]] = {}
         """A day being reached: a fleet's workers asking at once for the first
@@ -268,11 +271,17 @@ class Ledger:
             )
         return latest
 
-    def _today_known(self, now: datetime) -> date | None:
-        """`today`'s answer for every call but a day's first, without making
-        a coroutine (None: ask `today`)."""
+    def _today_known(self, now: datetime) -> tuple[date | None, str] | None:
+        """`today`'s answer and its text for every call but a day's first,
+        without making a coroutine (None: ask `_today_text`)."""
         clock_day = now.date() if now.tzinfo is UTC else day_of(now)  # `day_of`, a call fewer
-        return clock_day if clock_day == self._latest else None
+        known = self._latest_text
+        return known if clock_day == known[0] else None
+
+    async def _today_text(self, now: datetime) -> tuple[date, str]:
+        """`today`, and the day as rows hold it."""
+        day = await self.today(now)
+        return day, day.isoformat()
 
     def day(self) -> date:
         """The plane's day as last known, without a database round trip."""
@@ -442,11 +451,12 @@ class Ledger:
         ceiling by at most the one call admitted last under it. With several
         planes, the lease is checked after that wait, in the INSERT itself."""
         now = self._clock.now()
-        day = self._today_known(now) or await self.today(now)
+        day, day_text = self._today_known(now) or await self._today_text(now)
+        assert day is not None  # known: a day reached
         if day not in self._days:
             await self._day(day)  # the gate's sum for the day, before it moves
         row: tuple[object, ...] = (
-            agent, day.isoformat(), stamp(now), provider, model, str(estimate), source,
+            agent, day_text, stamp(now), provider, model, str(estimate), source,
         )  # fmt: skip
         sql = _OPEN_BARE
         if self.plane is not None or group is not None or tag is not None or session is not None:
@@ -563,13 +573,15 @@ class Ledger:
         """Close a pending call: its row, and its estimate moved from the day
         it was sent to its cost on the day it became known, in one
         transaction. `source` None keeps the price source recorded."""
-        known_day = self._today_known(now) or await self.today(now)
+        known_day, known_text = self._today_known(now) or await self._today_text(now)
+        assert known_day is not None  # known: a day reached
         if known_day not in self._days:
             await self._day(known_day)
         opened = self._open.get(call)
         closing = _Closing(
-            self, call, opened, now, known_day, status, usage, cost, source, estimated, parts
-        )
+            self, call, opened, now, known_day, known_text, status, usage, cost, source,
+            estimated, parts,
+        )  # fmt: skip
         started = time.monotonic()
         try:  # the first try in this coroutine: one a call fewer
             recorded = await self._db.put(closing)
@@ -641,8 +653,10 @@ class Ledger:
     def _reached(self, day: date) -> date:
         """Move the latest day reached up to `day` (never down: another
         coroutine may have moved it meanwhile)."""
-        self._latest = day if self._latest is None else max(day, self._latest)
-        return self._latest
+        self._latest = latest = day if self._latest is None else max(day, self._latest)
+        if self._latest_text[0] != latest:
+            self._latest_text = (latest, latest.isoformat())
+        return latest
 
     async def _write(
         self,
@@ -805,6 +819,8 @@ class _Closing(Write[_Recorded]):
     """As this plane opened it (None: read from its row)."""
     now: datetime
     known_day: date
+    known_text: str
+    """`known_day` as rows hold it."""
     status: str
     usage: Usage
     cost: Decimal
@@ -815,7 +831,7 @@ class _Closing(Write[_Recorded]):
     def run(self, conn: Connection) -> _Recorded:
         call, cost, known_day, usage = self.call, self.cost, self.known_day, self.usage
         recorded = self.opened or _recorded(conn, call)
-        known_iso = known_day.isoformat()
+        known_iso = self.known_text
         values: tuple[object, ...] = (
             stamp(self.now),
             usage.input_tokens,
