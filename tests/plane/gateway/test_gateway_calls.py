@@ -292,7 +292,7 @@ async def test_a_store_failing_after_admission_loses_no_call(
 
 
 async def test_a_call_recorded_is_answered_when_what_is_said_of_it_fails(
-    start_gateway: StartGateway, monkeypatch
+    start_gateway: StartGateway, monkeypatch, caplog
 ) -> None:
     """The call settled in the ledger, then the store fails what is said of
     it (its savings, its line, its row): the client still gets the answer it
@@ -307,7 +307,10 @@ async def test_a_call_recorded_is_answered_when_what_is_said_of_it_fails(
     async with anthropic_sdk(base_url=gw.url, api_key=gw.keys["claude"], max_retries=0) as client:
         answer = await client.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
     assert text_of(answer) == "paid and recorded"
-    assert [e.status for e in await gw.entries()] == ["settled"]
+    [entry] = await gw.entries()
+    assert entry.status == "settled"
+    said = f"claude: call {entry.id} was recorded; what is said of it failed: disk I/O error"
+    assert said in caplog.text
 
 
 async def test_the_start_line_names_the_gateway(start_gateway: StartGateway) -> None:
