@@ -54,6 +54,7 @@ import hmac
 import logging
 import os
 import socket
+import sqlite3
 import struct
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -325,6 +326,9 @@ class _Connection:
             return await self._listener._handle(request)
         except PlaneError as exc:
             return p.Error(id=request.id, code=exc.code, message=str(exc))
+        except sqlite3.Error as exc:  # the store away or refusing: said in its words, once
+            log.warning("request %s: the store failed it: %s", request.type, exc)
+            return p.Error(id=request.id, code="internal", message=_STORE_FAILED.format(exc))
         except Exception:
             log.exception("request %s", request.type)
             return p.Error(id=request.id, code="internal", message=_INTERNAL)
@@ -454,6 +458,7 @@ _SAY_HELLO = (
     "and the plane's token."
 )
 _INTERNAL = "The plane failed to handle this request; the details are in plane.log."
+_STORE_FAILED = "The plane's store failed this request: {}."
 _UNREADABLE = "Bad frame: the plane could not read this line; the details are in plane.log."
 _LONG_HELLO = "Refused: a hello is one short line, and this one is over 64 KiB."
 _WRONG_TOKEN = "Wrong or missing token; it is in the plane's home, in the file `token`."

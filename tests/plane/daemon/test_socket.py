@@ -6,6 +6,7 @@ reply, ends its connection or takes the plane down."""
 import asyncio
 import json
 import shutil
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -101,6 +102,29 @@ async def test_a_subscriber_gets_a_snapshot_then_events(start_plane):
     kinds = [e.message.kind for e in seen if isinstance(e, p.MessageAppended)]
     assert kinds == ["operator", "plane"]
     assert seen[-1].agent.limit_usd == 2
+
+
+async def test_a_store_failing_a_request_is_said_in_its_words_not_as_a_traceback(
+    start_plane, monkeypatch, caplog
+):
+    """The store away or refusing under a request (the ledger read, here):
+    the client hears what failed, and the log has one line, not a traceback."""
+    plane = await start_plane()
+
+    async def away(*args: object) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(plane.services.ledger, "entries", away)
+    client = await plane.client()
+    with pytest.raises(RequestFailed) as caught:
+        await client.request(p.Ledger())
+    said = "The plane's store failed this request: disk I/O error."
+    assert (caught.value.error.code, caught.value.error.message) == ("internal", said)
+    logged = [r for r in caplog.records if r.name == "plane.daemon.listener"]
+    assert [r.getMessage() for r in logged] == [
+        "request ledger: the store failed it: disk I/O error"
+    ]
+    assert all(r.exc_info is None for r in logged)
 
 
 async def test_errors_reach_the_client_as_one_sentence(start_plane):
