@@ -414,11 +414,8 @@ class Ledger:
 
     def _closed(self) -> None:
         self.closes += 1
-        if self._on_close:
-            self._wake_closed()
-
-    def _wake_closed(self) -> None:
-        """Wake what waits for a call to close (`after_close`)."""
+        if not self._on_close:
+            return
         waiting, self._on_close = self._on_close, []
         for done in waiting:
             if not done.done():
@@ -606,6 +603,13 @@ class Ledger:
             except sqlite3.Error as error:
                 if not unreachable(error) or time.monotonic() > deadline:
                     raise _refused(error) from error
+
+    def _count(self, day: date, agent: str, amount: Decimal) -> None:
+        """Move a day's sum in memory (a day not loaded yet is read from the
+        table, which already holds the change, when first asked for)."""
+        sums = self._days.get(day)
+        if sums is not None:
+            sums[agent] = sums.get(agent, _ZERO) + amount
 
     async def _day(self, day: date) -> dict[str, Decimal]:
         """The day's sums, read once: the closed calls' from `spend`, and the
@@ -802,9 +806,7 @@ class _Opening(Write[int]):
     def then(self, call: int) -> None:
         recorded, ledger = self.recorded, self.ledger
         ledger._open[call] = recorded
-        sums = ledger._days.get(recorded.day)  # `_count`'s body: a call fewer
-        if sums is not None:
-            sums[recorded.agent] = sums.get(recorded.agent, _ZERO) + recorded.cost_usd
+        ledger._count(recorded.day, recorded.agent, recorded.cost_usd)
 
 
 @dataclass(slots=True)
@@ -864,18 +866,11 @@ class _Closing(Write[_Recorded]):
         return recorded
 
     def then(self, recorded: _Recorded) -> None:
-        ledger, cost, agent = self.ledger, self.cost, recorded.agent
+        ledger, cost = self.ledger, self.cost
         ledger._open.pop(self.call, None)
-        ledger.closes += 1  # `_closed`'s, and `_count`'s twice below: three calls fewer
-        if ledger._on_close:
-            ledger._wake_closed()
-        # The estimate out of the day it was sent, the cost into the day it
-        # became known (a day not loaded yet is read from the table, which
-        # already holds the change, when first asked for).
-        if (sums := ledger._days.get(recorded.day)) is not None:
-            sums[agent] = sums.get(agent, _ZERO) - recorded.cost_usd
-        if (sums := ledger._days.get(self.known_day)) is not None:
-            sums[agent] = sums.get(agent, _ZERO) + cost
+        ledger._closed()
+        ledger._count(recorded.day, recorded.agent, -recorded.cost_usd)
+        ledger._count(self.known_day, recorded.agent, cost)
         if cost and ledger._charged is not None:
             ledger._charged(recorded.agent, self.now, cost)
 
