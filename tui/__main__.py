@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from plane.home import Home
+from plane.wire.words import NEEDS_A_TERMINAL
 from tui.app import PlaneApp
 from tui.link import Address
 
@@ -40,10 +41,7 @@ def parse(argv: list[str] | None = None) -> Address:
 def main(argv: list[str] | None = None) -> None:
     address = parse(argv)
     if not on_a_terminal():
-        raise SystemExit(
-            "python -m tui: the TUI needs a terminal: `plane status` shows the agents, "
-            "`plane web` serves the TUI to a browser."
-        )
+        raise SystemExit(f"python -m tui: {NEEDS_A_TERMINAL}")
     PlaneApp(address).run()
     print(farewell(address))
 

@@ -23,6 +23,7 @@ from plane.home import Home, user_config_path
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
 from plane.wire.token import read_token
+from plane.wire.words import NEEDS_A_TERMINAL
 
 if TYPE_CHECKING:
     from plane.config import Config
@@ -180,11 +181,8 @@ def _needs_a_terminal(done: str = "") -> None:
     from a script, cron or `nohup`, its input at its end) it would draw into
     the void and read nothing at full speed, a core for as long as it lives."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        said = "the TUI needs a terminal" if done else "The TUI needs a terminal"
-        raise PlaneError(
-            f"{done}{said}: `plane status` shows the agents, `plane web` serves the TUI "
-            "to a browser."
-        )
+        said = NEEDS_A_TERMINAL if done else NEEDS_A_TERMINAL[0].upper() + NEEDS_A_TERMINAL[1:]
+        raise PlaneError(done + said)
 
 
 def _start_daemon(home: Home) -> None:

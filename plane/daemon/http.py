@@ -51,6 +51,7 @@ from plane.errors import LedgerError
 from plane.gateway.apis import WIRES, ChatCompletions, Messages, Wire
 from plane.gateway.forward import Gateway
 from plane.gateway.refused import GatewayRefused
+from plane.wire.words import store_failed
 
 log = logging.getLogger(__name__)
 
@@ -238,7 +239,7 @@ class HttpListener:
             except GatewayRefused as refused:  # no key, or a body the plane will not hold
                 return _refusal(wire, refused)
             except (LedgerError, sqlite3.Error) as error:  # the store away: the call stops here
-                said = str(error) if isinstance(error, LedgerError) else _store_failed(error)
+                said = str(error) if isinstance(error, LedgerError) else store_failed("call", error)
                 log.warning("gateway: %s: %s", wire.path, said)
                 if out.response is None:
                     await out.whole(503, json.dumps(wire.error(503, said)).encode(), {})
@@ -304,11 +305,6 @@ class HttpListener:
 async def _answered(request: web.Request, response: web.StreamResponse) -> None:
     if isinstance(request.protocol, _Connection):
         request.protocol.answered()
-
-
-def _store_failed(error: sqlite3.Error) -> str:
-    """The plane's store refused or could not take a write the call needed."""
-    return f"The plane's store failed this call: {error}."
 
 
 def _lowered(request: web.Request) -> dict[str, str]:

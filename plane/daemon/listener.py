@@ -66,6 +66,7 @@ from plane.errors import PlaneError
 from plane.store.engine import OPERATOR
 from plane.wire import protocol as p
 from plane.wire.pages import lines
+from plane.wire.words import store_failed
 
 log = logging.getLogger(__name__)
 
@@ -328,7 +329,7 @@ class _Connection:
             return p.Error(id=request.id, code=exc.code, message=str(exc))
         except sqlite3.Error as exc:  # the store away or refusing: said in its words, once
             log.warning("request %s: the store failed it: %s", request.type, exc)
-            return p.Error(id=request.id, code="internal", message=_STORE_FAILED.format(exc))
+            return p.Error(id=request.id, code="internal", message=store_failed("request", exc))
         except Exception:
             log.exception("request %s", request.type)
             return p.Error(id=request.id, code="internal", message=_INTERNAL)
@@ -458,7 +459,6 @@ _SAY_HELLO = (
     "and the plane's token."
 )
 _INTERNAL = "The plane failed to handle this request; the details are in plane.log."
-_STORE_FAILED = "The plane's store failed this request: {}."
 _UNREADABLE = "Bad frame: the plane could not read this line; the details are in plane.log."
 _LONG_HELLO = "Refused: a hello is one short line, and this one is over 64 KiB."
 _WRONG_TOKEN = "Wrong or missing token; it is in the plane's home, in the file `token`."

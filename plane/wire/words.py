@@ -178,6 +178,18 @@ def store_unreachable(since: datetime) -> str:
     return f"The store is unreachable since {since:%H:%M:%S} UTC"
 
 
+def store_failed(what: str, error: object) -> str:
+    """A request or a call (`what`) its plane's store refused or could not take."""
+    return f"The plane's store failed this {what}: {error}."
+
+
+NEEDS_A_TERMINAL = (
+    "the TUI needs a terminal: `plane status` shows the agents, "
+    "`plane web` serves the TUI to a browser."
+)
+"""Said by `plane` and by `python -m tui` started without a terminal."""
+
+
 def send_refused(since: datetime) -> str:
     """A message sent while the store is away: refused, never acked and lost."""
     return (
