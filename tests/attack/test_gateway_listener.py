@@ -19,6 +19,7 @@ import contextlib
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -442,24 +443,35 @@ def served(tmp_path: Path, scripted_llm: ScriptedLLM) -> Iterator[Served]:
 
 async def keyless_body(port: int, size: int) -> int:
     """Headers, then `size` bytes of body sent as fast as the plane takes
-    them (made as they go, never held whole); the answer's status."""
-    reader, writer = await connect(port)
-    writer.write(head("/v1/messages", size, {"x-api-key": "plane-claude-guessed"}))
-    chunk = b"x" * (1 << 20)
+    them (made as they go, never held whole); the answer's status.
 
-    async def send() -> None:
-        with contextlib.suppress(ConnectionError):
-            for start in range(0, size, len(chunk)):
-                writer.write(chunk[: size - start])
-                await writer.drain()
+    On a bare socket, sending and reading apart: the plane answers and
+    closes with the body unread, so the client's next send meets a reset.
+    A stream's transport closes itself on that failed send, and the answer
+    the kernel already holds for it would be lost unread; here it is read."""
+    loop = asyncio.get_running_loop()
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.setblocking(False)
+        chunk = b"x" * (1 << 20)
 
-    sending = asyncio.create_task(send())
-    try:
-        status, _, _ = await answer_of(reader, within=60)
-    finally:
-        await sending
-        writer.close()
-    return status
+        async def send() -> None:
+            with contextlib.suppress(ConnectionError):
+                keyless = {"x-api-key": "plane-claude-guessed"}
+                await loop.sock_sendall(sock, head("/v1/messages", size, keyless))
+                for start in range(0, size, len(chunk)):
+                    await loop.sock_sendall(sock, chunk[: size - start])
+
+        sending = asyncio.create_task(send())
+        answer = b""
+        try:
+            async with asyncio.timeout(60):
+                while b"\r\n" not in answer and (more := await loop.sock_recv(sock, 4096)):
+                    answer += more
+        finally:
+            sending.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sending
+    return int(answer.split()[1])
 
 
 @pytest.mark.slow
