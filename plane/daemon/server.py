@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import functools
 import logging
 import os
 import sqlite3
@@ -198,7 +199,7 @@ class Plane:
             runtime.api.handle,
             runtime.rows.snapshot,
             self.bus,
-            version("plane"),
+            _own_version(),
             self.home.make_token(),
         )
         self._closing.push_async_callback(listener.close)
@@ -281,3 +282,11 @@ def _lock(home: Home) -> IO[str]:
     handle.truncate(0)
     say_state(handle.fileno(), "starting")
     return handle
+
+
+@functools.cache
+def _own_version() -> str:
+    """The version a client's hello is told, read once a process: reading it
+    parses the installed package's metadata (~3 ms), and a process that
+    starts planes again and again (the tests) would parse it each time."""
+    return version("plane")

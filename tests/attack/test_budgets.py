@@ -105,7 +105,7 @@ async def fan_out(gw, calls: int, tag: str | None) -> list[str]:
         await aider.close()
 
 
-@pytest.mark.parametrize("concurrency", [10, 40])
+@pytest.mark.parametrize("concurrency", [10, pytest.param(40, marks=pytest.mark.slow)])
 async def test_gateway_clients_of_a_group_fanning_out_end_at_most_one_call_over(
     start_gateway: StartGateway, concurrency: int
 ) -> None:
@@ -119,7 +119,7 @@ async def test_gateway_clients_of_a_group_fanning_out_end_at_most_one_call_over(
     assert GROUP_LIMIT - dearest <= total <= GROUP_LIMIT + dearest, (total, dearest)
 
 
-@pytest.mark.parametrize("concurrency", [10, 40])
+@pytest.mark.parametrize("concurrency", [10, pytest.param(40, marks=pytest.mark.slow)])
 async def test_tagged_calls_from_two_agents_at_once_end_at_most_one_call_over(
     start_gateway: StartGateway, concurrency: int
 ) -> None:

@@ -205,6 +205,7 @@ async def test_the_fleet_line_says_the_fleets_ceiling_and_follows_limit_fleet() 
         assert fleet_text(app) == "2 agents · $2.00 today"
 
 
+@pytest.mark.slow
 async def test_the_fleet_line_counts_what_deleted_agents_spent_today() -> None:
     """Deleting never refunds: the fleet's ceiling still counts an agent
     deleted today, so the line says the same figure, not the rows' sum."""
@@ -225,6 +226,7 @@ async def test_the_fleet_line_counts_what_deleted_agents_spent_today() -> None:
         assert fleet_text(app) == "2 agents · $2.00 of $50.00 today"
 
 
+@pytest.mark.slow
 async def test_the_banner_says_since_when_the_planes_store_is_unreachable() -> None:
     """Several planes on one PostgreSQL: while the store is away the plane
     still answers, and the banner says since when its figures are stale;

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
+import pytest
 from textual.pilot import Pilot
 
 from plane.wire.protocol import Usage
@@ -34,6 +35,7 @@ def test_the_fleet_total_is_worded_as_its_rows_are() -> None:
     assert spend_total([], Decimal("0.004")) == "<$0.01", "deleted agents' spend alone"
 
 
+@pytest.mark.slow
 async def test_title_fleet_line_and_limit_replies_say_one_figure(start_plane) -> None:
     plane = await start_plane()
     app = app_for(plane)

@@ -76,6 +76,7 @@ async def test_ctrl_g_shows_the_selected_agents_spend_and_f_the_fleets(start_pla
         await until(pilot, lambda: not isinstance(app.screen, SpendScreen))
 
 
+@pytest.mark.slow
 async def test_the_charts_follow_a_call_that_settles_while_they_are_open(start_plane) -> None:
     """Opened while demo's call is in flight, the charts show its estimate;
     once it settles, its cost, without closing and opening them again."""

@@ -175,6 +175,7 @@ async def test_the_agent_shown_is_written_down_once_the_selection_rests(
     assert Memory(plane.home.tui_memory).recall(str(plane.home.socket)) == "demo"
 
 
+@pytest.mark.slow
 async def test_after_a_snapshot_the_heap_is_out_of_the_collectors_full_passes(
     app_freezes: None,
 ) -> None:

@@ -6,6 +6,8 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
+import pytest
+
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
 from tests.support.scripted_llm import Reply
@@ -320,6 +322,7 @@ async def test_new_starts_a_session_without_the_history_and_keeps_it_on_disk(sta
     assert len(await plane.services.conversation.history("demo")) > 4, "people's view stays"
 
 
+@pytest.mark.slow
 async def test_new_during_a_turn_is_refused_and_the_turn_stays_in_its_session(start_plane):
     from tests.plane.agents.test_interrupted import mid_stream
 

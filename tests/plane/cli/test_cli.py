@@ -403,6 +403,7 @@ async def test_send_wait_to_an_agent_on_an_unpriced_model_exits_kept_not_answere
     assert plane.llm.requests == []
 
 
+@pytest.mark.slow
 async def test_send_wait_prints_the_answer_to_its_message_not_the_turn_already_running(
     start_plane,
 ):

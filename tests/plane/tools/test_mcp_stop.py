@@ -14,6 +14,7 @@ from plane.config import McpServerConfig
 NOTES = Path(__file__).parents[2] / "support" / "mcp_notes.py"
 
 
+@pytest.mark.slow
 async def test_a_stopper_cancelled_while_the_server_closes_is_cancelled_and_the_link_starts_afresh(
     tmp_path: Path,
 ) -> None:
