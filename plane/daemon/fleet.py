@@ -224,6 +224,9 @@ class Fleet:
         moved = {a for a in set(before) | set(tick.owners) if before.get(a) != tick.owners.get(a)}
         if moved and not first:
             self._changed(moved)
+        # The store answered: the closes it refused while it was away are written now.
+        if written := await self._ledger.write_stranded():
+            log.info("%d calls closed at their cost now that the store is back", written)
         return tick
 
     def _changed(self, agents: set[str]) -> None:

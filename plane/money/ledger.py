@@ -33,8 +33,9 @@ withheld then, never granted twice.
 **Failures raise `LedgerError`.** Money that cannot be recorded (or read)
 stops whatever was about to spend it; nothing here is ever swallowed. A
 call's outcome (settled, failed) that cannot be written because a shared
-store is away is tried again until it is back (`SETTLE_PATIENCE_S`): the
-call was made, and its row must say what it cost.
+store is away is tried again until it is back (`SETTLE_PATIENCE_S`), and
+past that kept and written when it is (`Ledger.write_stranded`): the call
+was made, and its row must say what it cost.
 
 **Several planes** (`plane` set): a call is admitted only under the
 agent's lease, checked in the statement that writes it — after the wait for
@@ -74,7 +75,7 @@ from plane.money.budgets import (
     group_spent_sql,
 )
 from plane.store.engine import Database, Write
-from plane.store.fence import Fence
+from plane.store.fence import FENCE, Fence
 from plane.wire.protocol import LedgerEntry, Usage
 from plane.wire.words import UNPRICED
 
@@ -84,8 +85,11 @@ T = TypeVar("T")
 
 SETTLE_PATIENCE_S = 30.0
 """How long closing a call waits for a store that is away before its
-failure is the caller's (the call then stays pending: counted at its
-estimate, and swept so by whichever plane next takes its agent)."""
+failure is the caller's. The call then stays pending, counted at its
+estimate, and its close is kept: written once the store is back
+(`Ledger.write_stranded`, at the fleet's next tick), or, if this plane
+stops first, the call is swept at its estimate by whichever plane next
+takes its agent."""
 
 __all__ = [
     "Budget",
@@ -184,6 +188,9 @@ class Ledger:
         self.closes = 0
         """How many of this plane's calls have closed (settled, failed, cut)."""
         self._on_close: list[asyncio.Future[None]] = []
+        self._stranded: dict[int, _Closing] = {}
+        """Closes the store refused past `SETTLE_PATIENCE_S`, by call: what
+        each call cost, kept until the store is back (`write_stranded`)."""
 
     def store_unreachable_since(self) -> datetime | None:
         """Since when the store cannot be reached (None: it can)."""
@@ -586,23 +593,60 @@ class Ledger:
         try:  # the first try in this coroutine: one a call fewer
             recorded = await self._db.put(closing)
         except sqlite3.Error as error:
-            if not unreachable(error) or time.monotonic() > started + SETTLE_PATIENCE_S:
+            if not unreachable(error):
                 raise _refused(error) from error
-            recorded = await self._patiently(closing, started)
+            recorded = await self._patiently(closing, started, error)
         return Charge(recorded.agent, cost, known_day)
 
-    async def _patiently(self, write: Write[T], started: float) -> T:
-        """`write` put again while the store is away, for up to
+    async def _patiently(
+        self, closing: _Closing, started: float, error: sqlite3.Error
+    ) -> _Recorded:
+        """`closing` put again while the store is away (`error`), for up to
         `SETTLE_PATIENCE_S` since `started` (fenced: if another plane takes
-        the agent meanwhile, `LeaseLost` ends it)."""
+        the agent meanwhile, `LeaseLost` ends it). Past that it is kept for
+        `write_stranded`, and the failure is the caller's."""
         deadline = started + SETTLE_PATIENCE_S
-        while True:
+        while time.monotonic() < deadline:
             await asyncio.sleep(0.5)
             try:  # `_write`'s body: a coroutine a call fewer
-                return await self._db.put(write)
+                return await self._db.put(closing)
+            except sqlite3.Error as again:
+                if not unreachable(again):
+                    raise _refused(again) from again
+                error = again
+        self._stranded[closing.call] = closing
+        raise _refused(error) from error
+
+    async def write_stranded(self) -> int:
+        """Write the closes the store refused past `SETTLE_PATIENCE_S`, now
+        that it may be back: each call's row then says what it cost, and
+        the day's sums move from its estimate to that. Each is written under
+        the fence it was first put with: a call whose agent another plane
+        took meanwhile was swept by that plane at its estimate, and is left
+        as that plane counted it. Returns how many were written; while the
+        store is still away, every one is kept for the next time."""
+        written = 0
+        for call, closing in list(self._stranded.items()):
+            fenced = FENCE.set(closing.fence)
+            try:
+                put = self._db.put(closing)
+            finally:
+                FENCE.reset(fenced)
+            try:
+                await put
             except sqlite3.Error as error:
-                if not unreachable(error) or time.monotonic() > deadline:
-                    raise _refused(error) from error
+                if unreachable(error):
+                    break
+                log.error(
+                    "call %d could not be closed at its cost, kept at its estimate: %s", call, error
+                )
+            except (LeaseLost, LedgerError, ValueError) as error:  # closed elsewhere meanwhile
+                log.warning("call %d was closed by another plane meanwhile: %s", call, error)
+                self._open.pop(call, None)
+            else:
+                written += 1
+            del self._stranded[call]
+        return written
 
     def _count(self, day: date, agent: str, amount: Decimal) -> None:
         """Move a day's sum in memory (a day not loaded yet is read from the
