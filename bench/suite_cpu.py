@@ -37,6 +37,7 @@ def run(workers: int, paths: list[str], directory: Path) -> tuple[float, float, 
     """The run's CPU seconds, its wall seconds and pytest's exit code."""
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
     command += ["-p", "tests.support.cpu_spent", "-m", FAST]
+    command += ["--hypothesis-profile", "fast", "--ignore=tests/e2e"]  # as make test-fast
     if workers:
         command += ["-n", str(workers), "--dist", "loadgroup"]
     env = dict(os.environ, PLANE_TEST_CPU_DIR=str(directory), PYTHONDONTWRITEBYTECODE="")
