@@ -20,6 +20,7 @@ from plane.store import open_store
 from plane.store.engine import Database
 from tests.support.postgres import (
     SHARED,
+    bare_postgres_url,
     postgres_cluster,
     postgres_database,
     postgres_server,
@@ -29,6 +30,7 @@ from tests.support.postgres import (
 )
 
 __all__ = [
+    "bare_postgres_url",
     "each_store",
     "open_db",
     "postgres_cluster",

@@ -1,6 +1,8 @@
-"""A real PostgreSQL for tests: one server per test run, one database a worker, empty for each test.
+"""A real PostgreSQL for tests: one server per test run, one database a worker, new for each test.
 
-    def test_x(postgres_url):      # postgresql://plane@127.0.0.1:PORT/t_…, empty, the test's own
+    def test_x(postgres_url):       # postgresql://plane@127.0.0.1:PORT/t_…, the test's own:
+                                    # the plane's schema, no row but its migrations'
+    def test_y(bare_postgres_url):  # the same database as CREATE DATABASE makes it
 
 The server's binaries (`initdb`, `pg_ctl`, `postgres`) are the system's when
 it has them (on PATH, or PostgreSQL 15's under /usr/lib/postgresql/15/bin),
@@ -41,9 +43,10 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
+
+from tests.support.postgres_fresh import emptied, fresh_store
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 HIDE_SYSTEM = "PLANE_TEST_PG_SYSTEM"
@@ -333,41 +336,18 @@ def postgres_database(postgres_server: str) -> Iterator[str]:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-EMPTIED = (
-    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-    " WHERE datname = current_database() AND pid <> pg_backend_pid()",
-    "DROP SCHEMA IF EXISTS public CASCADE",
-    "CREATE SCHEMA public AUTHORIZATION pg_database_owner",
-    "GRANT USAGE ON SCHEMA public TO PUBLIC",
-)
-"""A database as CREATE DATABASE makes it: every session of the last test's
-ended, everything it made gone with the schema it made it in (tables,
-sequences, functions, triggers), the schema as new (PostgreSQL 15's)."""
-
-
-def _schemas(conn: Any) -> list[str]:
-    found = conn.execute(
-        "SELECT nspname FROM pg_namespace"
-        " WHERE nspname NOT LIKE 'pg\\_%' AND nspname NOT IN ('information_schema', 'public')"
-    )
-    return [row[0] for row in found]
-
-
 @pytest.fixture
 def postgres_url(postgres_database: str) -> str:
-    """A database of this test's own, empty: the worker's, emptied before each
-    test. A CREATE DATABASE copies the template's catalogues (~0.1 CPU-second
-    of the server's, ~0.3 s, a test); emptying one is a third of that."""
-    emptied(postgres_database)
+    """A database of this test's own, as a new plane's store: the worker's,
+    put back before each test to the plane's schema with no row but its
+    migrations' (tests/support/postgres_fresh.py)."""
+    fresh_store(postgres_database)
     return postgres_database
 
 
-def emptied(url: str) -> None:
-    """The database at `url` as CREATE DATABASE makes it (`EMPTIED`)."""
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        for schema in _schemas(conn):
-            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
-        for statement in EMPTIED:
-            conn.execute(statement)
+@pytest.fixture
+def bare_postgres_url(postgres_database: str) -> str:
+    """A database of this test's own as CREATE DATABASE makes it, with not
+    even the plane's schema: for the tests of migrating it."""
+    emptied(postgres_database)
+    return postgres_database

@@ -53,8 +53,8 @@ async def test_writes_that_arrive_together_share_a_commit(postgres_url):
         await db.close()
 
 
-async def test_planes_that_start_together_migrate_once(postgres_url):
-    opened = await asyncio.gather(*(PostgresDatabase.connect(postgres_url) for _ in range(3)))
+async def test_planes_that_start_together_migrate_once(bare_postgres_url):
+    opened = await asyncio.gather(*(PostgresDatabase.connect(bare_postgres_url) for _ in range(3)))
     try:
         rows = await opened[0].fetchall("SELECT version FROM plane_schema")
         assert [tuple(r) for r in rows] == [(len(MIGRATIONS),)]
