@@ -50,6 +50,8 @@ from plane.wire.protocol import Usage
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 USAGE = Usage(input_tokens=1200, cache_read_tokens=1000, output_tokens=80)
+ESTIMATE, COST = Decimal("0.05"), Decimal("0.0123")
+"""Made once, as `USAGE`: a price's own arithmetic is the caller's, not the ledger's."""
 AIM = 1.0
 CPU_AIM = 2.0
 """The plane's CPU a settled call, at most this many times raw sqlite3's at the same batch size."""
@@ -105,7 +107,7 @@ def statements(path: Path, seconds: float, batch: int) -> tuple[int, float]:
         conn.execute("BEGIN IMMEDIATE")
         for agent, call in calls:
             conn.execute(_CLOSE, (*settled, call))
-            sums.add_on("2026-11-29", agent, Decimal("0.0123"))
+            sums.add_on("2026-11-29", agent, COST)
         calls = []
         for n in range(batch):
             row = (f"agent-{(done + n) % 100}", *pending[1:])
@@ -190,8 +192,8 @@ async def plane(path: Path, agents: int, seconds: float) -> tuple[int, float, di
     async def agent(name: str) -> None:
         nonlocal done
         while time.perf_counter() < deadline:
-            call = await ledger.open_call(name, "p", "m", Decimal("0.05"), "estimate")
-            await ledger.settle(call, USAGE, Decimal("0.0123"), "table")
+            call = await ledger.open_call(name, "p", "m", ESTIMATE, "estimate")
+            await ledger.settle(call, USAGE, COST, "table")
             done += 1
 
     await asyncio.gather(*(agent(f"agent-{n}") for n in range(agents)))
@@ -216,8 +218,8 @@ async def counted(path: Path, agents: int, calls: int, without: Sequence[str] = 
 
     async def agent(name: str) -> None:
         for _ in range(calls):
-            call = await ledger.open_call(name, "p", "m", Decimal("0.05"), "estimate")
-            await ledger.settle(call, USAGE, Decimal("0.0123"), "table")
+            call = await ledger.open_call(name, "p", "m", ESTIMATE, "estimate")
+            await ledger.settle(call, USAGE, COST, "table")
 
     await asyncio.gather(*(agent(f"agent-{n}") for n in range(agents)))
     commits = db.counts.commits
