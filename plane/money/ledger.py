@@ -606,6 +606,7 @@ class Ledger:
         the agent meanwhile, `LeaseLost` ends it). Past that it is kept for
         `write_stranded`, and the failure is the caller's."""
         deadline = started + SETTLE_PATIENCE_S
+        closing.again = True
         while time.monotonic() < deadline:
             await asyncio.sleep(0.5)
             try:  # `_write`'s body: a coroutine a call fewer
@@ -871,6 +872,8 @@ class _Closing(Write[_Recorded]):
     source: str | None
     estimated: bool
     parts: Sequence[Part]
+    again: bool = False
+    """Put again after a try whose outcome is not known (the store away)."""
 
     def run(self, conn: Connection) -> _Recorded:
         call, cost, known_day, usage = self.call, self.cost, self.known_day, self.usage
@@ -896,13 +899,17 @@ class _Closing(Write[_Recorded]):
             sql, values = _CLOSE_MOVED, (known_iso, *values)
         changed = self.ledger._db.statements(conn).execute(sql, values).rowcount
         if not changed:
-            status = _recorded(conn, call).status
-            if status == "interrupted":  # swept while its plane was taken for dead
+            now_recorded = _recorded(conn, call)
+            if self.again and (now_recorded.status, now_recorded.cost_usd) == (self.status, cost):
+                # This close, put again: a try before landed, and its answer
+                # was lost with the link. Written and counted once.
+                return recorded
+            if now_recorded.status == "interrupted":  # swept while its plane was taken for dead
                 raise LedgerError(
                     f"Call {call} was already counted at its estimate by another plane,"
                     " while this one could not reach the store."
                 )
-            raise ValueError(f"call {call} is already {status}")
+            raise ValueError(f"call {call} is already {now_recorded.status}")
         if self.parts:
             conn.executemany(_PART, [_part_row(call, part) for part in self.parts])
         if cost:

@@ -146,3 +146,41 @@ async def test_a_gateway_calls_kept_close_is_written_at_the_planes_next_tick(
         finally:
             proxy.resume()
             await plane.db.close()
+
+
+async def test_a_close_put_again_after_its_commit_landed_is_done_and_counted_once(
+    cut_off, postgres_url: str
+) -> None:
+    """The link lost a COMMIT's answer, not the COMMIT: the close, put again
+    once the store is back, finds the row as it would leave it. It is done,
+    its cost counted once; it was a bare `ValueError` ("already settled"),
+    with the money recorded and the turn or the client's call failed anyway."""
+    proxy, db, ledger = cut_off
+    call = await ledger.open_call("demo", "p", "m", Decimal("0.10"), "estimate")
+    proxy.cut()
+    settling = asyncio.ensure_future(ledger.settle(call, USAGE, Decimal("0.25"), "table"))
+    await asyncio.sleep(0.2)  # its first try failed with the link
+    other = await PostgresDatabase.connect(postgres_url)  # what that try's COMMIT left
+    try:
+        await other.write(
+            lambda conn: conn.execute(
+                "UPDATE calls SET status = 'settled', cost_usd = '0.25', price_source = 'table'"
+                " WHERE id = ?",
+                (call,),
+            )
+        )
+        await other.write(
+            lambda conn: conn.execute(
+                "INSERT INTO spend (day, agent, cost_usd) VALUES ('2026-11-29', 'demo', '0.25')"
+            )
+        )
+    finally:
+        await other.close()
+    proxy.resume()
+
+    charge = await asyncio.wait_for(settling, BACK_S)
+    assert charge.cost_usd == Decimal("0.25")
+    assert ledger.in_flight("demo") == 0
+    assert ledger.spend_known("demo") == Decimal("0.25")
+    [(spent,)] = await db.fetchall("SELECT cost_usd FROM spend WHERE agent = 'demo'")
+    assert Decimal(spent) == Decimal("0.25"), "counted once"
