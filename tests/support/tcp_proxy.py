@@ -24,8 +24,9 @@ import contextlib
 import socket
 import struct
 import threading
+from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["TcpProxy"]
+__all__ = ["TcpProxy", "through"]
 
 
 class TcpProxy:
@@ -150,3 +151,9 @@ def _reset(writer: asyncio.StreamWriter) -> None:
         with contextlib.suppress(OSError):
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     writer.close()
+
+
+def through(url: str, port: int) -> str:
+    """A database's `url`, reached through the proxy listening on `port`."""
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit(":", 1)[0] + f":{port}"))

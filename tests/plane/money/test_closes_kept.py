@@ -10,7 +10,7 @@ import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from decimal import Decimal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -21,17 +21,12 @@ from plane.money.ledger import Ledger
 from plane.store.postgres import PostgresDatabase
 from plane.wire.protocol import Usage
 from tests.support.fleet_members import join
-from tests.support.tcp_proxy import TcpProxy
+from tests.support.tcp_proxy import TcpProxy, through
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 USAGE = Usage(input_tokens=100, output_tokens=10)
 BACK_S = 10.0
 """Within this of the link's return, the store's connections are open again."""
-
-
-def through(url: str, port: int) -> str:
-    parts = urlsplit(url)
-    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit(":", 1)[0] + f":{port}"))
 
 
 @pytest.fixture

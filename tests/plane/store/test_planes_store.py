@@ -10,7 +10,7 @@ import asyncio
 import time
 from datetime import UTC, datetime
 from decimal import Decimal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -18,7 +18,7 @@ from plane.clock import ManualClock
 from plane.errors import StoreFault
 from plane.money.ledger import Ledger
 from plane.store.postgres import PostgresDatabase
-from tests.support.tcp_proxy import TcpProxy
+from tests.support.tcp_proxy import TcpProxy, through
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 BOUND_S = 3.0
@@ -32,13 +32,6 @@ GIVE_UP_S = 20.0
 
 def unreachable(error: BaseException) -> bool:
     return bool(getattr(error, "unreachable", False))
-
-
-def through(url: str, port: int) -> str:
-    """`url`, reached through the proxy on `port`."""
-    parts = urlsplit(url)
-    netloc = parts.netloc.rsplit(":", 1)[0] + f":{port}"
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def insert(conn, text: str = "x"):
