@@ -644,6 +644,7 @@ class Ledger:
             except (LeaseLost, LedgerError, ValueError) as error:  # closed elsewhere meanwhile
                 log.warning("call %d was closed by another plane meanwhile: %s", call, error)
                 self._open.pop(call, None)
+                self._closed()  # no longer in flight here: what it held is looked at again
             else:
                 written += 1
             del self._stranded[call]
