@@ -78,8 +78,20 @@ class Seen:
     digest: bytes
 
 
+def call_arguments(arguments: str) -> str:
+    """A call's arguments as one form: JSON spaced and ordered one way, so
+    `{"path":"a"}` and `{ "path": "a" }` are the same call (a model that
+    respaces them each time still repeats itself); anything else as given."""
+    try:
+        parsed = json.loads(arguments)
+    except (ValueError, RecursionError):
+        return arguments
+    return json.dumps(parsed, sort_keys=True, ensure_ascii=False)
+
+
 def seen(tool: str, arguments: str, result: str, *, bookkeeping: bool = False) -> Seen:
     """A tool call and its result; with `bookkeeping`, the call alone."""
+    arguments = call_arguments(arguments)
     label = f"{tool} {' '.join(arguments.split())}".strip()
     if len(label) > LABEL_CHARS:
         label = label[: LABEL_CHARS - 1] + "…"

@@ -16,7 +16,16 @@ from pathlib import Path
 
 from plane.agents import notices
 from plane.agents.echo import echoes
-from plane.agents.guard import BOOKKEEPING, Guard, Loop, Seen, Step, seen, workspace_digest
+from plane.agents.guard import (
+    BOOKKEEPING,
+    Guard,
+    Loop,
+    Seen,
+    Step,
+    call_arguments,
+    seen,
+    workspace_digest,
+)
 from plane.agents.metering import Metered, metered_call
 from plane.agents.prompt import BASE, system_prompt
 from plane.agents.roster import AgentSpec
@@ -304,7 +313,7 @@ class Turn:
         the model's input (its result is there already) and ends the tools."""
         fresh = []
         for call in calls:
-            signature = (call.name, call.arguments)
+            signature = _signature(call)
             if signature in self._calls_made:
                 self._repeated = True
             else:
@@ -315,7 +324,7 @@ class Turn:
     def _seen(self, calls: tuple[ToolCall, ...]) -> tuple[Seen, ...]:
         """The results of `calls` as the guard sees them: a repeat dropped
         from the model's input is the same call with the same result again."""
-        return tuple(self._calls_made[(call.name, call.arguments)] for call in calls)
+        return tuple(self._calls_made[_signature(call)] for call in calls)
 
     async def _watched(
         self, metered: Metered, *, tools: tuple[Seen, ...] = (), answer: str | None = None
@@ -344,7 +353,7 @@ class Turn:
     async def _tool(self, call: ToolCall) -> ChatMessage:
         outcome = await self.tooling.run(self.spec, call, self.workspace, self.tools)
         bookkeeping = call.name in BOOKKEEPING
-        self._calls_made[(call.name, call.arguments)] = seen(
+        self._calls_made[_signature(call)] = seen(
             call.name, call.arguments, outcome.for_model, bookkeeping=bookkeeping
         )
         if not outcome.ok or call.name in PLANE_VOICE:
@@ -397,3 +406,9 @@ def cache_breakpoints(count: int) -> tuple[int, ...]:
     messages before it (at most three), so a long stretch of tool results
     added in one turn still finds the prefix the last call cached."""
     return tuple(sorted(range(count - 1, -1, -BREAKPOINT_SPACING)[:3]))
+
+
+def _signature(call: ToolCall) -> tuple[str, str]:
+    """What makes a call the same call again in a turn: its tool and its
+    arguments, however they are spaced or ordered."""
+    return call.name, call_arguments(call.arguments)
