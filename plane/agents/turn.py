@@ -250,6 +250,10 @@ class Turn:
         ceiling = services.gate.ceilings.of(spec.name)
         if ceiling is None or not steps_down(spent, ceiling, fallback.at):
             return spec.model, spec.provider
+        if not services.pricer.is_known(fallback.model):
+            # Its calls would count nothing against the ceiling: this turn
+            # goes on counted, and the gate holds the next (`AgentWorker.hold`).
+            return spec.model, spec.provider
         day = await services.ledger.today()
         if await services.conversation.first_today(spec.name, "fallback", day):
             said = notices.stepped_down(spec.name, fallback.model, spent, ceiling, fallback.at)
