@@ -36,6 +36,7 @@ from typing import Any, Literal
 
 from plane.config import GuardConfig
 from plane.money.gate import Hold
+from plane.tools.registry import TOOLS
 
 ROUND = 3
 """The longest round of calls looked for: A B A B … is a round of two."""
@@ -87,6 +88,18 @@ def call_arguments(arguments: str) -> str:
     except (ValueError, RecursionError):
         return arguments
     return json.dumps(parsed, sort_keys=True, ensure_ascii=False)
+
+
+def call_signature(tool: str, arguments: str) -> tuple[str, str]:
+    """What makes a call the same call again in a turn: its tool and its
+    arguments, however they are spaced or ordered."""
+    return tool, call_arguments(arguments)
+
+
+def changes_nothing(tool: str) -> bool:
+    """Whether a call of `tool` only reads (an MCP server's tool may do anything)."""
+    known = TOOLS.get(tool)
+    return known is not None and known.changes_nothing
 
 
 def seen(tool: str, arguments: str, result: str, *, bookkeeping: bool = False) -> Seen:

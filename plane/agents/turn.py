@@ -22,7 +22,8 @@ from plane.agents.guard import (
     Loop,
     Seen,
     Step,
-    call_arguments,
+    call_signature,
+    changes_nothing,
     seen,
     workspace_digest,
 )
@@ -114,6 +115,9 @@ class Turn:
         self.tools = Selection()
         self._calls_made: dict[tuple[str, str], Seen] = {}
         """Each call made this turn, and its result as the guard saw it."""
+        self._still_hold: set[tuple[str, str]] = set()
+        """The calls whose results still hold: made this turn, and no call
+        since that may have changed what they read (`Tool.changes_nothing`)."""
         self._repeated = False
         self._plane_said: list[str] = [BASE.format(name=spec.name)]
         """The plane's own sentences in the model's input this turn (its
@@ -313,22 +317,28 @@ class Turn:
         return metered
 
     def _first_time(self, calls: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
-        """The calls not made before in this turn; a repeat is dropped from
-        the model's input (its result is there already) and ends the tools."""
+        """The calls not made before in this turn, or made before a call that
+        may have changed what they read (a file read again after it was
+        written is read again); a repeat is dropped from the model's input
+        (its result is there already) and ends the tools."""
         fresh = []
         for call in calls:
-            signature = _signature(call)
-            if signature in self._calls_made:
+            signature = call_signature(call.name, call.arguments)
+            if signature in self._still_hold:
                 self._repeated = True
+                continue
+            self._calls_made[signature] = seen(call.name, call.arguments, "")
+            fresh.append(call)
+            if changes_nothing(call.name):
+                self._still_hold.add(signature)
             else:
-                self._calls_made[signature] = seen(call.name, call.arguments, "")
-                fresh.append(call)
+                self._still_hold.clear()
         return tuple(fresh)
 
     def _seen(self, calls: tuple[ToolCall, ...]) -> tuple[Seen, ...]:
         """The results of `calls` as the guard sees them: a repeat dropped
         from the model's input is the same call with the same result again."""
-        return tuple(self._calls_made[_signature(call)] for call in calls)
+        return tuple(self._calls_made[call_signature(call.name, call.arguments)] for call in calls)
 
     async def _watched(
         self, metered: Metered, *, tools: tuple[Seen, ...] = (), answer: str | None = None
@@ -357,7 +367,7 @@ class Turn:
     async def _tool(self, call: ToolCall) -> ChatMessage:
         outcome = await self.tooling.run(self.spec, call, self.workspace, self.tools)
         bookkeeping = call.name in BOOKKEEPING
-        self._calls_made[_signature(call)] = seen(
+        self._calls_made[call_signature(call.name, call.arguments)] = seen(
             call.name, call.arguments, outcome.for_model, bookkeeping=bookkeeping
         )
         if not outcome.ok or call.name in PLANE_VOICE:
@@ -410,9 +420,3 @@ def cache_breakpoints(count: int) -> tuple[int, ...]:
     messages before it (at most three), so a long stretch of tool results
     added in one turn still finds the prefix the last call cached."""
     return tuple(sorted(range(count - 1, -1, -BREAKPOINT_SPACING)[:3]))
-
-
-def _signature(call: ToolCall) -> tuple[str, str]:
-    """What makes a call the same call again in a turn: its tool and its
-    arguments, however they are spaced or ordered."""
-    return call.name, call_arguments(call.arguments)

@@ -61,3 +61,23 @@ def test_a_gateway_client_whose_calls_are_respaced_each_time_is_a_tool_loop():
         loop = guard.step(chat_look({"model": "m", "messages": messages}).step(Decimal("0.01"), at))
         found.append(None if loop is None else (loop.kind, loop.times, loop.what))
     assert found[4] == ("tool", 5, ('cat {"path": "a.txt"}',))
+
+
+async def test_a_file_read_again_after_it_was_written_is_read_again(start_plane):
+    """The converse, an honest turn: read, fix, read again. What changed in
+    between makes the second read no repeat: it is run, and the model reads
+    the file as it is now."""
+    plane = await start_plane()
+    workspace = plane.services.roster.get("demo").workspace
+    workspace.mkdir(parents=True, exist_ok=True)  # made by its first turn: not yet
+    (workspace / "a.txt").write_text("broken\n")
+    plane.llm.reply("", tool_calls=[("read_file", {"path": "a.txt"})], usage=CENT)
+    plane.llm.reply("", tool_calls=[("write_file", {"path": "a.txt", "content": "fixed\n"})])
+    plane.llm.reply("", tool_calls=[("read_file", {"path": "a.txt"})], usage=CENT)
+    plane.llm.reply("Fixed.", usage=CENT)
+    said = await plane.turn("demo", "fix a.txt")
+    assert [m.text for m in said if m.kind == "agent"] == ["Fixed."]
+    last = plane.llm.requests[-1]
+    results = [m["content"] for m in last["messages"] if m["role"] == "tool"]
+    assert len(results) == 3 and "fixed" in results[2], results
+    assert "tools" in last, "nothing repeated: it may go on working"
