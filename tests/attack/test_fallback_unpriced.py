@@ -7,8 +7,15 @@ from __future__ import annotations
 from datetime import timedelta
 from decimal import Decimal
 
+import pytest
+
 from plane.wire.protocol import Usage
+from tests.plane.gateway.test_gateway_loop import HELLO_CHAT, openai_client
+from tests.support.fixtures_gateway import CONFIG as GATEWAY
+from tests.support.fixtures_gateway import StartGateway
 from tests.support.fixtures_plane import CONFIG
+from tests.support.scripted_llm import Reply
+from tests.support.sdks import openai
 
 UNPRICED = CONFIG.replace("  demo: {}", "  demo: {fallback: {at: 0.8, model: other-model}}")
 """demo's ceiling $1.00; from $0.80 it would step down to other-model, which has no price."""
@@ -55,3 +62,31 @@ async def test_held_so_it_goes_on_at_00_00_utc_on_its_own_model(start_plane):
     await plane.quiet()
     assert [request["model"] for request in plane.llm.requests] == ["scripted-model"] * 2
     assert (await plane.rows.state("demo")).status == "idle"
+
+
+async def test_a_gateway_agent_is_held_not_switched_to_a_fallback_with_no_price(
+    start_gateway: StartGateway,
+) -> None:
+    gw = await start_gateway(
+        GATEWAY.replace(
+            "models: [scripted-model]\n    max_retries: 0\n  scripted-anthropic",
+            "models: [scripted-model, other-model]\n    max_retries: 0\n  scripted-anthropic",
+        ).replace(
+            "aider: {provider: scripted, gateway: {}}",
+            "aider: {provider: scripted, gateway: {}, fallback: {at: 0.5, model: other-model}}",
+        )
+    )
+    await gw.services.gate.ceilings.set("aider", Decimal(1))
+    gw.llm.default_reply = Reply("ok", Usage(input_tokens=600))
+    async with openai_client(gw) as client:
+        await client.chat.completions.create(
+            model="scripted-model", max_tokens=10, messages=HELLO_CHAT
+        )
+        with pytest.raises(openai.APIStatusError):
+            await client.chat.completions.create(
+                model="scripted-model", max_tokens=10, messages=HELLO_CHAT
+            )
+    assert [r["model"] for r in gw.llm.requests] == ["scripted-model"]
+    said = [m.text for m in await gw.said("aider")]
+    assert not any(text.startswith("aider switched to") for text in said), said
+    assert said[-1] == HELD.replace("demo", "aider")
