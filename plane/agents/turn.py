@@ -116,8 +116,8 @@ class Turn:
         self._calls_made: dict[tuple[str, str], Seen] = {}
         """Each call made this turn, and its result as the guard saw it."""
         self._still_hold: set[tuple[str, str]] = set()
-        """The calls whose results still hold: made this turn, and no call
-        since that may have changed what they read (`Tool.changes_nothing`)."""
+        """The calls whose results still hold: made this turn, and no other
+        call since that may have changed what they read (`Tool.changes_nothing`)."""
         self._repeated = False
         self._plane_said: list[str] = [BASE.format(name=spec.name)]
         """The plane's own sentences in the model's input this turn (its
@@ -317,8 +317,8 @@ class Turn:
         return metered
 
     def _first_time(self, calls: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
-        """The calls not made before in this turn, or made before a call that
-        may have changed what they read (a file read again after it was
+        """The calls not made before in this turn, or made before another call
+        that may have changed what they read (a file read again after it was
         written is read again); a repeat is dropped from the model's input
         (its result is there already) and ends the tools."""
         fresh = []
@@ -329,10 +329,9 @@ class Turn:
                 continue
             self._calls_made[signature] = seen(call.name, call.arguments, "")
             fresh.append(call)
-            if changes_nothing(call.name):
-                self._still_hold.add(signature)
-            else:
-                self._still_hold.clear()
+            if not changes_nothing(call.name):
+                self._still_hold.clear()  # what it may have changed is read anew
+            self._still_hold.add(signature)  # the same call at once is a repeat
         return tuple(fresh)
 
     def _seen(self, calls: tuple[ToolCall, ...]) -> tuple[Seen, ...]:

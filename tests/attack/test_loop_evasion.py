@@ -81,3 +81,17 @@ async def test_a_file_read_again_after_it_was_written_is_read_again(start_plane)
     results = [m["content"] for m in last["messages"] if m["role"] == "tool"]
     assert len(results) == 3 and "fixed" in results[2], results
     assert "tools" in last, "nothing repeated: it may go on working"
+
+
+async def test_a_booking_made_twice_at_once_is_still_one_repeat(start_plane):
+    """Only what may have changed in between makes a call no repeat: the
+    same booking asked twice in a row is booked once."""
+    plane = await start_plane()
+    book = ("schedule_turn", {"in_seconds": 1800, "note": "check the build"})
+    plane.llm.reply("", tool_calls=[book], usage=CENT)
+    plane.llm.reply("", tool_calls=[book], usage=CENT)
+    plane.llm.reply("Booked.", usage=CENT)
+    said = await plane.turn("demo", "check the build in half an hour")
+    assert [m.text for m in said if m.kind == "agent"] == ["Booked."]
+    assert [m.kind for m in said].count("tool") == 1
+    assert len(await plane.scheduler.open("demo")) == 1
