@@ -24,6 +24,7 @@ A guard is one agent's, owned by its worker.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -47,6 +48,9 @@ BOOKKEEPING = frozenset({"schedule_turn", "budget_status", "set_own_limit"})
 turn is booked for, the spend so far): a call of one is known by the call
 alone, or a loop that books its next turn would never repeat."""
 LABEL_CHARS = 80
+ONE_FORM_CHARS = 16_384
+"""Arguments longer than this are taken as given, not parsed into one form:
+each call is asked about several times, and on the event loop."""
 WORKSPACE_ENTRIES = 5000
 """Files looked at for a change in the workspace; a larger one is taken as
 changed (so never stalled): walking it would not be cheap."""
@@ -79,10 +83,14 @@ class Seen:
     digest: bytes
 
 
+@functools.lru_cache(maxsize=16)  # a turn asks of each call several times
 def call_arguments(arguments: str) -> str:
     """A call's arguments as one form: JSON spaced and ordered one way, so
     `{"path":"a"}` and `{ "path": "a" }` are the same call (a model that
-    respaces them each time still repeats itself); anything else as given."""
+    respaces them each time still repeats itself); anything else, or
+    arguments over `ONE_FORM_CHARS` (a whole file written), as given."""
+    if len(arguments) > ONE_FORM_CHARS:
+        return arguments
     try:
         parsed = json.loads(arguments)
     except (ValueError, RecursionError):
