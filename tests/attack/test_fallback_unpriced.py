@@ -15,7 +15,7 @@ from tests.support.fixtures_gateway import CONFIG as GATEWAY
 from tests.support.fixtures_gateway import StartGateway
 from tests.support.fixtures_plane import CONFIG
 from tests.support.scripted_llm import Reply
-from tests.support.sdks import openai
+from tests.support.sdks import ON_ONE_WORKER, openai
 
 UNPRICED = CONFIG.replace("  demo: {}", "  demo: {fallback: {at: 0.8, model: other-model}}")
 """demo's ceiling $1.00; from $0.80 it would step down to other-model, which has no price."""
@@ -64,6 +64,7 @@ async def test_held_so_it_goes_on_at_00_00_utc_on_its_own_model(start_plane):
     assert (await plane.rows.state("demo")).status == "idle"
 
 
+@ON_ONE_WORKER
 async def test_a_gateway_agent_is_held_not_switched_to_a_fallback_with_no_price(
     start_gateway: StartGateway,
 ) -> None:
