@@ -24,6 +24,7 @@ A guard is one agent's, owned by its worker.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -36,6 +37,7 @@ from typing import Any, Literal
 
 from plane.config import GuardConfig
 from plane.money.gate import Hold
+from plane.tools.registry import TOOLS
 
 ROUND = 3
 """The longest round of calls looked for: A B A B … is a round of two."""
@@ -46,6 +48,9 @@ BOOKKEEPING = frozenset({"schedule_turn", "budget_status", "set_own_limit"})
 turn is booked for, the spend so far): a call of one is known by the call
 alone, or a loop that books its next turn would never repeat."""
 LABEL_CHARS = 80
+ONE_FORM_CHARS = 16_384
+"""Arguments longer than this are taken as given, not parsed into one form:
+each call is asked about several times, and on the event loop."""
 WORKSPACE_ENTRIES = 5000
 """Files looked at for a change in the workspace; a larger one is taken as
 changed (so never stalled): walking it would not be cheap."""
@@ -78,8 +83,36 @@ class Seen:
     digest: bytes
 
 
+@functools.lru_cache(maxsize=16)  # a turn asks of each call several times
+def call_arguments(arguments: str) -> str:
+    """A call's arguments as one form: JSON spaced and ordered one way, so
+    `{"path":"a"}` and `{ "path": "a" }` are the same call (a model that
+    respaces them each time still repeats itself); anything else, or
+    arguments over `ONE_FORM_CHARS` (a whole file written), as given."""
+    if len(arguments) > ONE_FORM_CHARS:
+        return arguments
+    try:
+        parsed = json.loads(arguments)
+    except (ValueError, RecursionError):
+        return arguments
+    return json.dumps(parsed, sort_keys=True, ensure_ascii=False)
+
+
+def call_signature(tool: str, arguments: str) -> tuple[str, str]:
+    """What makes a call the same call again in a turn: its tool and its
+    arguments, however they are spaced or ordered."""
+    return tool, call_arguments(arguments)
+
+
+def changes_nothing(tool: str) -> bool:
+    """Whether a call of `tool` only reads (an MCP server's tool may do anything)."""
+    known = TOOLS.get(tool)
+    return known is not None and known.changes_nothing
+
+
 def seen(tool: str, arguments: str, result: str, *, bookkeeping: bool = False) -> Seen:
     """A tool call and its result; with `bookkeeping`, the call alone."""
+    arguments = call_arguments(arguments)
     label = f"{tool} {' '.join(arguments.split())}".strip()
     if len(label) > LABEL_CHARS:
         label = label[: LABEL_CHARS - 1] + "…"

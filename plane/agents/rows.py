@@ -72,8 +72,14 @@ class Rows:
         warn_ratio = services.config.defaults.warn_ratio
         model = worker.model
         own = None  # its own model, while it runs on its fallback
-        if spec.fallback is not None and steps_down(spent, ceiling, spec.fallback.at):
-            own, model = model or CLIENTS_MODEL, spec.fallback.model
+        fallback = spec.fallback
+        # A gateway client that names the fallback itself did not step down to it.
+        if (
+            fallback is not None
+            and model != fallback.model
+            and steps_down(spent, ceiling, fallback.at)
+        ):
+            own, model = model or CLIENTS_MODEL, fallback.model
         resets = services.gate.resets_at() if resets_at is None else resets_at
         price_known = model is None or services.pricer.is_known(model)
         resumes_at = self._resumes_at(name, hold, resets) if held else None

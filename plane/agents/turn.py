@@ -16,7 +16,17 @@ from pathlib import Path
 
 from plane.agents import notices
 from plane.agents.echo import echoes
-from plane.agents.guard import BOOKKEEPING, Guard, Loop, Seen, Step, seen, workspace_digest
+from plane.agents.guard import (
+    BOOKKEEPING,
+    Guard,
+    Loop,
+    Seen,
+    Step,
+    call_signature,
+    changes_nothing,
+    seen,
+    workspace_digest,
+)
 from plane.agents.metering import Metered, metered_call
 from plane.agents.prompt import BASE, system_prompt
 from plane.agents.roster import AgentSpec
@@ -105,6 +115,9 @@ class Turn:
         self.tools = Selection()
         self._calls_made: dict[tuple[str, str], Seen] = {}
         """Each call made this turn, and its result as the guard saw it."""
+        self._still_hold: set[tuple[str, str]] = set()
+        """The calls whose results still hold: made this turn, and no other
+        call since that may have changed what they read (`Tool.changes_nothing`)."""
         self._repeated = False
         self._plane_said: list[str] = [BASE.format(name=spec.name)]
         """The plane's own sentences in the model's input this turn (its
@@ -241,6 +254,10 @@ class Turn:
         ceiling = services.gate.ceilings.of(spec.name)
         if ceiling is None or not steps_down(spent, ceiling, fallback.at):
             return spec.model, spec.provider
+        if not services.pricer.is_known(fallback.model):
+            # Its calls would count nothing against the ceiling: this turn
+            # goes on counted, and the gate holds the next (`AgentWorker.hold`).
+            return spec.model, spec.provider
         day = await services.ledger.today()
         if await services.conversation.first_today(spec.name, "fallback", day):
             said = notices.stepped_down(spec.name, fallback.model, spent, ceiling, fallback.at)
@@ -300,22 +317,27 @@ class Turn:
         return metered
 
     def _first_time(self, calls: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
-        """The calls not made before in this turn; a repeat is dropped from
-        the model's input (its result is there already) and ends the tools."""
+        """The calls not made before in this turn, or made before another call
+        that may have changed what they read (a file read again after it was
+        written is read again); a repeat is dropped from the model's input
+        (its result is there already) and ends the tools."""
         fresh = []
         for call in calls:
-            signature = (call.name, call.arguments)
-            if signature in self._calls_made:
+            signature = call_signature(call.name, call.arguments)
+            if signature in self._still_hold:
                 self._repeated = True
-            else:
-                self._calls_made[signature] = seen(call.name, call.arguments, "")
-                fresh.append(call)
+                continue
+            self._calls_made[signature] = seen(call.name, call.arguments, "")
+            fresh.append(call)
+            if not changes_nothing(call.name):
+                self._still_hold.clear()  # what it may have changed is read anew
+            self._still_hold.add(signature)  # the same call at once is a repeat
         return tuple(fresh)
 
     def _seen(self, calls: tuple[ToolCall, ...]) -> tuple[Seen, ...]:
         """The results of `calls` as the guard sees them: a repeat dropped
         from the model's input is the same call with the same result again."""
-        return tuple(self._calls_made[(call.name, call.arguments)] for call in calls)
+        return tuple(self._calls_made[call_signature(call.name, call.arguments)] for call in calls)
 
     async def _watched(
         self, metered: Metered, *, tools: tuple[Seen, ...] = (), answer: str | None = None
@@ -344,7 +366,7 @@ class Turn:
     async def _tool(self, call: ToolCall) -> ChatMessage:
         outcome = await self.tooling.run(self.spec, call, self.workspace, self.tools)
         bookkeeping = call.name in BOOKKEEPING
-        self._calls_made[(call.name, call.arguments)] = seen(
+        self._calls_made[call_signature(call.name, call.arguments)] = seen(
             call.name, call.arguments, outcome.for_model, bookkeeping=bookkeeping
         )
         if not outcome.ok or call.name in PLANE_VOICE:

@@ -37,6 +37,7 @@ from plane.agents.session import Session
 from plane.agents.turn import Turn, TurnResult
 from plane.errors import LeaseLost, LedgerError
 from plane.money.gate import Hold, Paused
+from plane.money.limits import steps_down
 from plane.store.engine import OPERATOR
 from plane.store.fence import FENCE
 from plane.wire.protocol import ConversationMessage, MessageAppended, TurnFinished, TurnStarted
@@ -142,6 +143,8 @@ class AgentWorker:
         if (looping := self.looping) is not None:
             return looping
         model = self.model
+        if spec.fallback is not None:  # the spend is read only when it may step down
+            model = self.stepped_down(await self._services.ledger.spend_today(spec.name))
         known = model is None or self._services.pricer.is_known(model)
         return await self._services.gate.hold(
             spec.name,
@@ -151,6 +154,17 @@ class AgentWorker:
             group_spent=group_spent,
             settled_only=spec.gateway is not None,
         )
+
+    def stepped_down(self, spent: Decimal) -> str | None:
+        """The model its turns use at `spent` today: its own, or past its
+        fallback's ratio the fallback, whose price the gate weighs then (a
+        fallback with no price is never a way to spend uncounted under a
+        ceiling). A gateway agent's is weighed as its call is admitted."""
+        spec, fallback = self.spec, self.spec.fallback
+        if fallback is None or spec.gateway is not None:
+            return self.model
+        ceiling = self._services.gate.ceilings.of(spec.name)
+        return fallback.model if steps_down(spent, ceiling, fallback.at) else self.model
 
     @property
     def looping(self) -> Looping | None:
@@ -183,7 +197,7 @@ class AgentWorker:
             return Paused(spec.name)
         if (looping := self.looping) is not None:
             return looping
-        model = self.model
+        model = self.stepped_down(spent)
         return self._services.gate.hold_known(
             spec.name,
             spent=spent,

@@ -142,14 +142,15 @@ class Approvals:
         kept = await approvals.recorded(self._db, link.nonce)
         if not self._signer.genuine(query):
             return Verdict(403, _altered(link, kept))
-        if kept is None:
-            return Verdict(403, f"This plane made no such offer; {NOTHING}")
+        # Its own signed times first: an expired offer is forgotten by the next one made.
         now = self._services.clock.now()
         if now >= midnight_after(link.day):
             ended = f"This link was for {link.day}, which ended at 00:00 UTC"
             return Verdict(410, f"{ended}; {NOTHING}")
         if now >= link.expires_at:
             return Verdict(410, f"This link expired at {link.expires_at:%H:%M} UTC; {NOTHING}")
+        if kept is None:
+            return Verdict(403, f"This plane made no such offer; {NOTHING}")
         if kept.answer is not None:
             return Verdict(409, _used(kept))
         if link.agent not in self._workers:

@@ -241,7 +241,10 @@ class Gateway:
         if ceiling is None or not steps_down(spent, ceiling, fallback.at):
             return model, body
         day = await services.ledger.today()
-        if await services.conversation.first_today(spec.name, "fallback", day):
+        # One with no price is not switched to: admission holds the agent (`Unpriced`).
+        if services.pricer.is_known(fallback.model) and await services.conversation.first_today(
+            spec.name, "fallback", day
+        ):
             said = notices.stepped_down(spec.name, fallback.model, spent, ceiling, fallback.at)
             await services.add_message(spec.name, "plane", said)
         return fallback.model, {**body, "model": fallback.model}

@@ -154,6 +154,7 @@ BUDGET = Tool(
     args=NoArgs,
     run=budget_status,
     timeout_s=30,
+    changes_nothing=True,
 )
 SCOUT = Tool(
     name="ask_scout",
@@ -174,4 +175,5 @@ RETRIEVE = Tool(
     ),
     args=RetrieveArgs,
     run=retrieve,
+    changes_nothing=True,
 )

@@ -98,6 +98,10 @@ class Tool:
     timeout_s: float = 60.0
     """The registry's backstop: a call still running after this is stopped and
     reported to the model. Tools with their own timeout set this above it."""
+    changes_nothing: bool = False
+    """It only reads: the same call made again in a turn, with only calls like
+    it between, would bring the same result (a turn does not run it twice).
+    Left False, a call of it may change what any other call finds."""
 
 
 @dataclass(frozen=True)

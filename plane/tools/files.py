@@ -248,6 +248,7 @@ READ = Tool(
     ),
     args=ReadFileArgs,
     run=read_file,
+    changes_nothing=True,
 )
 WRITE = Tool(
     name="write_file",
@@ -266,4 +267,5 @@ LIST = Tool(
     ),
     args=ListFilesArgs,
     run=list_files,
+    changes_nothing=True,
 )

@@ -115,4 +115,5 @@ TOOL = Tool(
     args=GrepArgs,
     run=grep,
     timeout_s=GREP_TIMEOUT_S + 15,
+    changes_nothing=True,
 )
