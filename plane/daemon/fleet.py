@@ -158,9 +158,15 @@ class Fleet:
     async def start(self) -> None:
         """The ticks' own connection, the first tick (leases taken, their
         calls in flight swept) before any turn, then the ticks and the
-        listener in the background."""
+        listener in the background. A first tick that fails closes that
+        connection (its thread and its watchdog's) before its failure goes on."""
         self._leases = await PostgresDatabase.connect(self._db.url, migrate=False)
-        await self.tick(first=True)
+        try:
+            await self.tick(first=True)
+        except BaseException:
+            await self._leases.close()
+            self._leases = None
+            raise
         self._tasks.append(asyncio.create_task(self._ticks(), name="fleet:leases"))
         self._tasks.append(asyncio.create_task(self._listen(), name="fleet:wake"))
 
