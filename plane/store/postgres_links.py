@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
 
 from plane.errors import StoreFault
 from plane.store.postgres_dialect import Row, bind, fault, first_line, translate
@@ -73,7 +74,20 @@ SESSION: dict[str, Any] = {
     ),
 }
 """Every connection's bounds, on the client (libpq) and on the server (its
-settings for this session)."""
+settings for this session). Given with the URL's own (`session`)."""
+
+
+def session(url: str) -> dict[str, Any]:
+    """`SESSION` for a connection to `url`: the server settings the URL's
+    `options` (or, without them, `PGOPTIONS`) asks for kept — the schema
+    the plane's tables live in, say — with the plane's bounds after them,
+    which win where both set one. libpq takes one `options`: given alone,
+    the plane's would silently drop the user's."""
+    own = conninfo_to_dict(url).get("options") or os.environ.get("PGOPTIONS", "")
+    if not str(own).strip():
+        return SESSION
+    return {**SESSION, "options": f"{own} {SESSION['options']}"}
+
 
 FIRST_RETRY_S = 0.2
 MOST_RETRY_S = 2.0
@@ -256,16 +270,16 @@ class Reader:
 
 def connect(url: str) -> psycopg.Connection[Any]:
     return psycopg.Connection.connect(
-        url, autocommit=True, cursor_factory=psycopg.ClientCursor, **SESSION
+        url, autocommit=True, cursor_factory=psycopg.ClientCursor, **session(url)
     )
 
 
 async def connect_async(url: str) -> psycopg.AsyncConnection[Any]:
     return await psycopg.AsyncConnection.connect(
-        url, autocommit=True, cursor_factory=psycopg.AsyncClientCursor, **SESSION
+        url, autocommit=True, cursor_factory=psycopg.AsyncClientCursor, **session(url)
     )
 
 
 async def listener(url: str) -> psycopg.AsyncConnection[Any]:
     """A connection for LISTEN, with the plane's bounds (the fleet's wake)."""
-    return await psycopg.AsyncConnection.connect(url, autocommit=True, **SESSION)
+    return await psycopg.AsyncConnection.connect(url, autocommit=True, **session(url))
