@@ -1,0 +1,73 @@
+"""What the other planes of a fleet said, told to this plane's clients.
+
+A TUI attached to any plane sees the whole fleet: the lines another plane
+writes into the shared conversations (an agent it runs answering a message
+sent here, its cost line, its notices; a gateway call it metered) reach
+this plane's clients at this plane's next renewal, and the rows of those
+agents are shown again with them (their spend as of that renewal).
+
+`Said` stands between the plane and its bus: it remembers the ids of the
+messages this plane told its clients itself, so none is told twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+
+from plane.history.conversation import Conversation
+from plane.wire.protocol import Event, MessageAppended
+
+BATCH = 1000
+"""At most this many lines are told a renewal; the rest at the next ones."""
+
+
+class Said:
+    """The plane's `emit`: each event passed on to the bus, and the id of
+    each message it tells kept until the next renewal has looked past it."""
+
+    def __init__(self, emit: Callable[[Event], None]) -> None:
+        self.bus_emit = emit
+        self.ids: set[int] = set()
+
+    def emit(self, event: Event) -> None:
+        if isinstance(event, MessageAppended):
+            self.ids.add(event.message.id)
+        self.bus_emit(event)
+
+
+class Elsewhere:
+    """The lines written into the shared store since the last renewal and
+    not told here: told (`follow`), their agents' rows shown again. Only
+    the agents this plane knows (`known`: one created on another plane from
+    the keyboard is known here once this plane restarts)."""
+
+    def __init__(
+        self,
+        conversation: Conversation,
+        said: Said,
+        known: Callable[[], Collection[str]],
+    ) -> None:
+        self._conversation = conversation
+        self._said = said
+        self._known = known
+        self._last = 0
+
+    async def start(self) -> None:
+        """From now on: what was written before, a client reads as history."""
+        self._last = await self._conversation.last_id()
+
+    async def follow(self) -> set[str]:
+        """Tell what was written since the last look and not told here;
+        returns the agents whose rows are to be shown again."""
+        messages = await self._conversation.after(self._last, BATCH)
+        if not messages:
+            return set()
+        self._last = messages[-1].id
+        told, known, touched = self._said.ids, set(self._known()), set()
+        for message in messages:
+            if message.id in told or message.agent not in known:
+                continue
+            self._said.bus_emit(MessageAppended(message=message))
+            touched.add(message.agent)
+        self._said.ids = {i for i in told if i > self._last}
+        return touched
