@@ -18,7 +18,10 @@ from plane.history.conversation import Conversation
 from plane.wire.protocol import Event, MessageAppended
 
 BATCH = 1000
-"""At most this many lines are told a renewal; the rest at the next ones."""
+"""Lines read at a time."""
+
+MOST_BATCHES = 10
+"""At most this many batches are told a renewal; the rest at the next ones."""
 
 
 class Said:
@@ -59,15 +62,19 @@ class Elsewhere:
     async def follow(self) -> set[str]:
         """Tell what was written since the last look and not told here;
         returns the agents whose rows are to be shown again."""
-        messages = await self._conversation.after(self._last, BATCH)
-        if not messages:
-            return set()
-        self._last = messages[-1].id
-        told, known, touched = self._said.ids, set(self._known()), set()
-        for message in messages:
-            if message.id in told or message.agent not in known:
-                continue
-            self._said.bus_emit(MessageAppended(message=message))
-            touched.add(message.agent)
-        self._said.ids = {i for i in told if i > self._last}
+        known: set[str] = set(self._known())
+        touched: set[str] = set()
+        for _ in range(MOST_BATCHES):
+            messages = await self._conversation.after(self._last, BATCH)
+            if not messages:
+                break
+            self._last = messages[-1].id
+            for message in messages:
+                if message.id in self._said.ids or message.agent not in known:
+                    continue
+                self._said.bus_emit(MessageAppended(message=message))
+                touched.add(message.agent)
+            if len(messages) < BATCH:
+                break
+        self._said.ids = {i for i in self._said.ids if i > self._last}
         return touched
