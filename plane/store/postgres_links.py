@@ -53,6 +53,11 @@ WATCH_S = max(8.0, 4 * BOUND_S)
 """An operation with no answer for this long is given up (its socket cut):
 past every bound the server itself enforces, so only a dead link reaches it."""
 
+MIGRATION_WATCH_S = 900.0
+"""The same for the migration, which the server does not bound (planes
+starting together wait for each other's; a large ledger's index may take
+minutes): a plane that starts on a dead link finds out within this."""
+
 SESSION: dict[str, Any] = {
     "connect_timeout": max(2, round(2 * BOUND_S)),
     "keepalives": 1,
@@ -155,9 +160,11 @@ class Watchdog:
         self._thread = threading.Thread(target=self._run, name="plane-db-watchdog", daemon=True)
         self._thread.start()
 
-    def arm(self, key: object, fileno: int) -> None:
+    def arm(self, key: object, fileno: int, bound_s: float | None = None) -> None:
+        """Watch `key`'s operation on `fileno`, for `bound_s` (else the
+        watchdog's own bound)."""
         with self._lock:
-            self._armed[key] = (time.monotonic() + self._bound_s, fileno)
+            self._armed[key] = (time.monotonic() + (bound_s or self._bound_s), fileno)
 
     def disarm(self, key: object) -> None:
         with self._lock:
