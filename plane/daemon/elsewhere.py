@@ -8,10 +8,17 @@ agents are shown again with them (their spend as of that renewal).
 
 `Said` stands between the plane and its bus: it remembers the ids of the
 messages this plane told its clients itself, so none is told twice.
+
+**Ids are not commit order.** A line's id is given when it is written, and
+its transaction may commit later (behind a wait for the fleet's row, say)
+than one with a larger id: each look reads again from where the look
+`LOOKS_BACK` looks ago ended, and skips what it has already looked at, so
+a line that commits that much later is still told, once.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Collection
 
 from plane.history.conversation import Conversation
@@ -22,6 +29,10 @@ BATCH = 1000
 
 MOST_BATCHES = 10
 """At most this many batches are told a renewal; the rest at the next ones."""
+
+LOOKS_BACK = 4
+"""How many looks back each look reads again from (a renewal's apart each:
+past the longest a write waits for a lock, retried)."""
 
 
 class Said:
@@ -54,27 +65,39 @@ class Elsewhere:
         self._said = said
         self._known = known
         self._last = 0
+        self._ends: deque[int] = deque(maxlen=LOOKS_BACK)
+        """Where each of the latest looks ended (its last id)."""
+        self._seen: set[int] = set()
+        """The ids past the oldest of those already looked at."""
 
     async def start(self) -> None:
         """From now on: what was written before, a client reads as history."""
         self._last = await self._conversation.last_id()
+        self._ends.append(self._last)
 
     async def follow(self) -> set[str]:
-        """Tell what was written since the last look and not told here;
+        """Tell what was written since the looks before and not told yet;
         returns the agents whose rows are to be shown again."""
         known: set[str] = set(self._known())
         touched: set[str] = set()
+        after = self._ends[0] if self._ends else self._last
         for _ in range(MOST_BATCHES):
-            messages = await self._conversation.after(self._last, BATCH)
-            if not messages:
-                break
-            self._last = messages[-1].id
+            messages = await self._conversation.after(after, BATCH)
             for message in messages:
+                if message.id in self._seen:
+                    continue
+                self._seen.add(message.id)
                 if message.id in self._said.ids or message.agent not in known:
                     continue
                 self._said.bus_emit(MessageAppended(message=message))
                 touched.add(message.agent)
+            if messages:
+                after = messages[-1].id
+                self._last = max(self._last, after)
             if len(messages) < BATCH:
                 break
-        self._said.ids = {i for i in self._said.ids if i > self._last}
+        self._ends.append(self._last)
+        oldest = self._ends[0]
+        self._seen = {i for i in self._seen if i > oldest}
+        self._said.ids = {i for i in self._said.ids if i > oldest}
         return touched
