@@ -11,17 +11,20 @@ messages this plane told its clients itself, so none is told twice.
 
 **Ids are not commit order.** A line's id is given when it is written, and
 its transaction may commit later (behind a wait for the fleet's row, say)
-than one with a larger id: each look reads again from where the look
-`LOOKS_BACK` looks ago ended, and skips what it has already looked at, so
-a line that commits that much later is still told, once.
+than one with a larger id, though never more than `WATCH_S` later (the
+writer's transaction is cut then, and run again with new ids): each look
+reads again from where the last look at least `LATE_S` ago ended, and skips
+what it has already looked at, so such a line is still told, once.
 """
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Callable, Collection
 
 from plane.history.conversation import Conversation
+from plane.store.postgres_links import WATCH_S
 from plane.wire.protocol import Event, MessageAppended
 
 BATCH = 1000
@@ -30,9 +33,8 @@ BATCH = 1000
 MOST_BATCHES = 10
 """At most this many batches are told a renewal; the rest at the next ones."""
 
-LOOKS_BACK = 4
-"""How many looks back each look reads again from (a renewal's apart each:
-past the longest a write waits for a lock, retried)."""
+LATE_S = WATCH_S + 2.0
+"""How much later than a line with a larger id a line may commit."""
 
 
 class Said:
@@ -65,22 +67,25 @@ class Elsewhere:
         self._said = said
         self._known = known
         self._last = 0
-        self._ends: deque[int] = deque(maxlen=LOOKS_BACK)
-        """Where each of the latest looks ended (its last id)."""
+        self._ends: deque[tuple[float, int]] = deque()
+        """When each look of the last `LATE_S` ended, and its last id."""
         self._seen: set[int] = set()
         """The ids past the oldest of those already looked at."""
 
     async def start(self) -> None:
         """From now on: what was written before, a client reads as history."""
         self._last = await self._conversation.last_id()
-        self._ends.append(self._last)
+        self._ends.append((time.monotonic(), self._last))
 
     async def follow(self) -> set[str]:
         """Tell what was written since the looks before and not told yet;
         returns the agents whose rows are to be shown again."""
         known: set[str] = set(self._known())
         touched: set[str] = set()
-        after = self._ends[0] if self._ends else self._last
+        now = time.monotonic()
+        while len(self._ends) > 1 and self._ends[1][0] <= now - LATE_S:
+            self._ends.popleft()
+        after = self._ends[0][1] if self._ends else self._last
         for _ in range(MOST_BATCHES):
             messages = await self._conversation.after(after, BATCH)
             for message in messages:
@@ -96,8 +101,8 @@ class Elsewhere:
                 self._last = max(self._last, after)
             if len(messages) < BATCH:
                 break
-        self._ends.append(self._last)
-        oldest = self._ends[0]
+        self._ends.append((now, self._last))
+        oldest = self._ends[0][1]
         self._seen = {i for i in self._seen if i > oldest}
         self._said.ids = {i for i in self._said.ids if i > oldest}
         return touched

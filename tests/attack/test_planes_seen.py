@@ -2,7 +2,8 @@
 process on one real PostgreSQL, each running one of two agents. The
 operator, on plane B, writes to the agent plane A runs; A answers. B's
 clients are told A's lines (the answer, its cost line) and the agent's row
-with its spend, at B's next renewal at the latest, each line once."""
+with its spend, at B's next renewal at the latest, each line once; and a
+line A commits after one with a larger id is told all the same."""
 
 from __future__ import annotations
 
@@ -77,6 +78,26 @@ async def test_a_line_another_plane_writes_reaches_this_planes_clients_once(
             if isinstance(event, p.MessageAppended):
                 lines.append(event.message)
         assert [i for i, n in Counter(m.id for m in lines).items() if n > 1] == []
+
+        # A line whose transaction commits after one with a larger id (its
+        # plane's write waiting, here on the server's clock) is told all the same.
+        def slow_line(conn):
+            said = a.services.conversation.append_within(conn, agent, "plane", "committed late")
+            conn.execute("SELECT pg_sleep(?)", (1.5 * LEASE_S,))
+            return said
+
+        late = asyncio.ensure_future(a.db.write(slow_line))
+        await asyncio.sleep(LEASE_S / 3)
+        quick = await b.services.conversation.append(agent, "plane", "committed at once")
+        assert (await late).id < quick.id
+
+        async def until_told(text: str) -> None:
+            while True:
+                event = await told.next()
+                if isinstance(event, p.MessageAppended) and event.message.text == text:
+                    return
+
+        await asyncio.wait_for(until_told("committed late"), 10 * LEASE_S)
     finally:
         await b.stop()
         await a.stop()
