@@ -22,6 +22,7 @@ from contextlib import AbstractContextManager as ContextManager
 from dataclasses import dataclass
 from decimal import Decimal
 
+from plane.agents.away import kept_or_refused
 from plane.agents.group_limit import group_limit
 from plane.agents.services import Services
 from plane.agents.session import new_session
@@ -190,7 +191,9 @@ def _binding(services: Services, agent: str, name: str, arg: str) -> ContextMana
 async def _run(
     services: Services, agent: str, text: str, name: str, arg: str, in_a_turn: bool
 ) -> Ran:
-    typed = await services.conversation.append(agent, "operator", text)
+    typed = await kept_or_refused(
+        services.ledger, lambda: services.conversation.append(agent, "operator", text)
+    )
     command = COMMANDS.get(name.lower())
     refused = command is None
     if command is None:

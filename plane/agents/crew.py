@@ -16,10 +16,10 @@ import contextvars
 import itertools
 import logging
 import sqlite3
-from datetime import datetime
 
 from plane.agents import notices
 from plane.agents.after_turn import AfterTurn
+from plane.agents.away import kept_or_refused
 from plane.agents.commands import Ran, between_turns, is_command, run_command
 from plane.agents.fit import too_large
 from plane.agents.roster import AgentSpec
@@ -30,9 +30,9 @@ from plane.agents.toolbox import Tooling
 from plane.agents.worker import AgentWorker, Looped
 from plane.agents.workers import Workers
 from plane.clock import day_of
-from plane.errors import InvalidRequest, LedgerError, StoreUnreachable, unreachable
+from plane.errors import InvalidRequest, LedgerError
+from plane.money.gate import Hold
 from plane.wire.protocol import ConversationMessage, DayRolled, MessageAppended
-from plane.wire.words import send_refused
 
 log = logging.getLogger(__name__)
 
@@ -185,18 +185,15 @@ class Crew:
         mcp = self._tooling.mcp.catalog_of(agent).specs
         if (refused := too_large(services.config, worker.spec, text, today, mcp)) is not None:
             raise InvalidRequest(refused)  # stored nowhere: it would jam every later turn
-        refuse_while_unreachable(services.ledger.store_unreachable_since())
-        try:
+
+        async def kept() -> tuple[Hold | None, list[ConversationMessage]]:
             hold = await worker.hold()
-            said = [
-                await services.add_message(
-                    agent, "operator", text, held=hold is not None, waiting=True
-                )
-            ]
-        except (LedgerError, sqlite3.Error) as error:
-            if unreachable(error):
-                refuse_while_unreachable(services.ledger.store_unreachable_since())
-            raise
+            said = await services.add_message(
+                agent, "operator", text, held=hold is not None, waiting=True
+            )
+            return hold, [said]
+
+        hold, said = await kept_or_refused(services.ledger, kept)
         try:  # kept: what fails from here on is said in the log, never as "not kept"
             if hold is not None and (notice := await worker.tell_hold(hold)):
                 said.append(notice)
@@ -210,10 +207,11 @@ class Crew:
         """A gateway agent answers only its own client: what is typed to it is
         kept (not left waiting for a turn that never comes), and the plane
         says so at once."""
-        said = [
-            await self._services.add_message(agent, "operator", text),
-            await self._services.add_message(agent, "plane", notices.gateway_agent(agent)),
-        ]
+        services = self._services
+        typed = await kept_or_refused(
+            services.ledger, lambda: services.add_message(agent, "operator", text)
+        )
+        said = [typed, await services.add_message(agent, "plane", notices.gateway_agent(agent))]
         await self._rows.publish(agent)
         return said
 
@@ -229,13 +227,6 @@ class Crew:
             await services.clock.sleep_until(services.gate.resets_at())
             self._services.emit(DayRolled(snapshot=await self._rows.snapshot()))
             self.workers.wake_all()
-
-
-def refuse_while_unreachable(since: datetime | None) -> None:
-    """A send while the shared store is away is refused with the sentence
-    that says so: never acknowledged and then lost."""
-    if since is not None:
-        raise StoreUnreachable(send_refused(since))
 
 
 async def _acquire(lock: asyncio.Lock) -> None:

@@ -59,10 +59,11 @@ from plane.providers.pool import missing_keys, models_offered
 from plane.store import is_postgres, open_store
 from plane.store.engine import Database
 from plane.store.sqlite import refusal
-from plane.wire.protocol import StoreChanged
+from plane.wire.protocol import Event, StoreChanged
 
 if TYPE_CHECKING:  # loaded only when used: psycopg with a PostgreSQL store, aiohttp with --http
     from plane.daemon.approvals import Approvals
+    from plane.daemon.elsewhere import Said
     from plane.daemon.fleet import Fleet
     from plane.gateway.forward import Gateway
 
@@ -122,17 +123,19 @@ async def assemble(
     closing.push_async_callback(db.close)
     providers = Providers(config, wanted.connectors)
     closing.push_async_callback(providers.aclose)  # the embedded model stopped, once started
+    said = _said(wanted.bus) if shared else None  # what this plane tells, remembered
+    emit = wanted.bus.emit if said is None else said.emit
     services = await _below_the_agents(
-        config, home, clock, wanted.bus, db, providers, closing, shared=shared
+        config, home, clock, emit, db, providers, closing, shared=shared
     )
-    return _agents(services, db, providers, wanted, closing)
+    return _agents(services, db, providers, wanted, closing, said)
 
 
 async def _below_the_agents(
     config: Config,
     home: Home,
     clock: Clock,
-    bus: EventBus,
+    emit: Callable[[Event], None],
     db: Database,
     providers: Providers,
     closing: contextlib.AsyncExitStack,
@@ -173,7 +176,7 @@ async def _below_the_agents(
         conversation=conversation,
         transcript=Transcript(db, only_writer=not shared),
         roster=roster,
-        emit=bus.emit,
+        emit=emit,
         pricer=pricer,
         providers=await providers.build(roster),
         refs=refs,
@@ -189,8 +192,10 @@ def _agents(
     providers: Providers,
     wanted: Wanted,
     closing: contextlib.AsyncExitStack,
+    said: Said | None,
 ) -> Runtime:
-    """The agents on the parts below them, and what serves them."""
+    """The agents on the parts below them, and what serves them (`said`:
+    what this plane of a fleet tells, remembered)."""
     config, clock = services.config, services.clock
     shared = services.ownership.plane is not None
     workers = Workers(services.ownership)
@@ -230,7 +235,7 @@ def _agents(
         scheduler=scheduler,
         crew=crew,
         api=api,
-        fleet=_fleet(services, db, workers, rows) if shared else None,
+        fleet=_fleet(services, db, workers, rows, said) if said is not None else None,
         notifier=notifier,
         approvals=approvals,
         gateway=_gateway(services, db, providers, workers, rows, after_turn, wanted, closing),
@@ -355,7 +360,14 @@ def _ownership(name: str | None, db: Database) -> Ownership:
     return Ownership(name, notify=functools.partial(tell_owner, db))
 
 
-def _fleet(services: Services, db: Database, workers: Workers, rows: Rows) -> Fleet:
+def _said(bus: EventBus) -> Said:
+    from plane.daemon.elsewhere import Said
+
+    return Said(bus.emit)
+
+
+def _fleet(services: Services, db: Database, workers: Workers, rows: Rows, said: Said) -> Fleet:
+    from plane.daemon.elsewhere import Elsewhere
     from plane.daemon.fleet import DatabaseClock, Fleet
     from plane.store.postgres import PostgresDatabase
 
@@ -373,4 +385,5 @@ def _fleet(services: Services, db: Database, workers: Workers, rows: Rows) -> Fl
         wake=workers.wake,
         idle=workers.idle,
         show=rows.publish,
+        elsewhere=Elsewhere(services.conversation, said, roster.names),
     )

@@ -37,6 +37,11 @@ name, and the owner, which LISTENs, wakes the agent's worker. A lost notice
 loses nothing: each tick wakes every agent the plane holds, which answers
 what waits.
 
+**What the others said.** Each tick after the first tells this plane's
+clients the lines other planes wrote since the last one, and shows those
+agents' rows again (plane/daemon/elsewhere.py): a TUI on any plane sees the
+whole fleet's conversations, as of this plane's last renewal.
+
 **The clock is the database's.** Every time (the day, leases) is read from
 the server's clock: each tick measures the offset between it and this
 machine's, and `DatabaseClock` adds it. Planes on machines whose clocks
@@ -64,6 +69,7 @@ import psycopg
 
 from plane.agents.after_turn import tell_cut_turns
 from plane.agents.services import Ownership
+from plane.daemon.elsewhere import Elsewhere
 from plane.history.conversation import Conversation
 from plane.money.ceilings import Ceilings
 from plane.money.ledger import Interrupted, Ledger
@@ -134,6 +140,7 @@ class Fleet:
         wake: Callable[[str], None] = lambda agent: None,
         idle: Callable[[str], bool] = lambda agent: True,
         show: Callable[[str], Awaitable[object]] | None = None,
+        elsewhere: Elsewhere | None = None,
     ) -> None:
         assert ownership.plane is not None, "a plane in a fleet has a name"
         self._db = db
@@ -154,13 +161,23 @@ class Fleet:
         self._show = show
         self._shows: set[asyncio.Task[None]] = set()
         """Rows being shown again, each a task of its own (a tick never waits on one)."""
+        self._elsewhere = elsewhere
+        """What the other planes said, told to this plane's clients at each tick."""
 
     async def start(self) -> None:
         """The ticks' own connection, the first tick (leases taken, their
         calls in flight swept) before any turn, then the ticks and the
-        listener in the background."""
+        listener in the background. A first tick that fails closes that
+        connection (its thread and its watchdog's) before its failure goes on."""
         self._leases = await PostgresDatabase.connect(self._db.url, migrate=False)
-        await self.tick(first=True)
+        try:
+            if self._elsewhere is not None:
+                await self._elsewhere.start()
+            await self.tick(first=True)
+        except BaseException:
+            await self._leases.close()
+            self._leases = None
+            raise
         self._tasks.append(asyncio.create_task(self._ticks(), name="fleet:leases"))
         self._tasks.append(asyncio.create_task(self._listen(), name="fleet:wake"))
 
@@ -222,12 +239,25 @@ class Fleet:
         for agent in tick.mine:  # what waits for them (a notice lost) is answered
             self.wake(agent)
         moved = {a for a in set(before) | set(tick.owners) if before.get(a) != tick.owners.get(a)}
+        if not first:
+            moved |= await self._followed()
         if moved and not first:
             self._changed(moved)
         # The store answered: the closes it refused while it was away are written now.
         if written := await self._ledger.write_stranded():
             log.info("%d calls closed at their cost now that the store is back", written)
         return tick
+
+    async def _followed(self) -> set[str]:
+        """What the other planes said since the last tick, told to this
+        plane's clients: the agents whose rows are to be shown again."""
+        if self._elsewhere is None:
+            return set()
+        try:
+            return await self._elsewhere.follow()
+        except Exception as exc:  # the store away, say: told at the next tick
+            log.debug("what the other planes said could not be read: %s", exc)
+            return set()
 
     def _changed(self, agents: set[str]) -> None:
         """Rows whose owner changed, shown again (those of agents run here)."""

@@ -110,6 +110,19 @@ class Conversation:
         )
         return [_message(row) for row in rows]
 
+    async def after(self, last: int, limit: int) -> list[ConversationMessage]:
+        """Up to `limit` messages of any agent after the one whose id is
+        `last`, oldest first (what the other planes of a fleet said)."""
+        rows = await self._db.fetchall(
+            "SELECT * FROM messages WHERE id > ? ORDER BY id LIMIT ?", last, limit
+        )
+        return [_message(row) for row in rows]
+
+    async def last_id(self) -> int:
+        """The newest message's id, of any agent (0: none yet)."""
+        rows = await self._db.fetchall("SELECT MAX(id) FROM messages")
+        return int(rows[0][0] or 0) if rows else 0
+
     async def waiting(self, agent: str) -> list[ConversationMessage]:
         if not self._shared and agent not in await self._counts():
             return []

@@ -47,6 +47,7 @@ from plane.store.fence import Fence
 from plane.store.migrations import MIGRATIONS
 from plane.store.postgres_dialect import Connection, ddl, first_line
 from plane.store.postgres_links import (
+    MIGRATION_WATCH_S,
     WATCH_S,
     Changed,
     Link,
@@ -90,6 +91,9 @@ class PostgresDatabase(Database):
     url: str
     link: Link
     _watchdog: Watchdog
+    _watch_s: float | None = None
+    """How long the writer's transaction may go unanswered (None: the
+    watchdog's own bound); the migration's is longer."""
 
     @classmethod
     async def connect(
@@ -150,7 +154,11 @@ class PostgresDatabase(Database):
     async def _migrate_pg(self, shown: str) -> None:
         # Write functions are typed for sqlite3's connection; this one is
         # PostgreSQL's own, and gets the writer's Connection above.
-        newer = await self.write(cast(Callable[[sqlite3.Connection], int | None], _migrate))
+        self._watch_s = MIGRATION_WATCH_S
+        try:
+            newer = await self.write(cast(Callable[[sqlite3.Connection], int | None], _migrate))
+        finally:
+            self._watch_s = None
         if newer is not None:
             raise StoreError(
                 f"The store at {shown} is from a newer plane (schema {newer}, this one knows "
@@ -167,7 +175,7 @@ class PostgresDatabase(Database):
                 return len(batch)
             conn: Connection = self._writer
             conn.committing = False
-            self._watchdog.arm(self, conn.pg.fileno())
+            self._watchdog.arm(self, conn.pg.fileno(), self._watch_s)
             try:
                 done = super()._transaction(batch, yields)
             finally:

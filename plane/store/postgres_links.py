@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
 
 from plane.errors import StoreFault
 from plane.store.postgres_dialect import Row, bind, fault, first_line, translate
@@ -51,6 +52,11 @@ cutting it (`Reader.close`)."""
 WATCH_S = max(8.0, 4 * BOUND_S)
 """An operation with no answer for this long is given up (its socket cut):
 past every bound the server itself enforces, so only a dead link reaches it."""
+
+MIGRATION_WATCH_S = 900.0
+"""The same for the migration, which the server does not bound (planes
+starting together wait for each other's; a large ledger's index may take
+minutes): a plane that starts on a dead link finds out within this."""
 
 SESSION: dict[str, Any] = {
     "connect_timeout": max(2, round(2 * BOUND_S)),
@@ -73,7 +79,20 @@ SESSION: dict[str, Any] = {
     ),
 }
 """Every connection's bounds, on the client (libpq) and on the server (its
-settings for this session)."""
+settings for this session). Given with the URL's own (`session`)."""
+
+
+def session(url: str) -> dict[str, Any]:
+    """`SESSION` for a connection to `url`: the server settings the URL's
+    `options` (or, without them, `PGOPTIONS`) asks for kept — the schema
+    the plane's tables live in, say — with the plane's bounds after them,
+    which win where both set one. libpq takes one `options`: given alone,
+    the plane's would silently drop the user's."""
+    own = conninfo_to_dict(url).get("options") or os.environ.get("PGOPTIONS", "")
+    if not str(own).strip():
+        return SESSION
+    return {**SESSION, "options": f"{own} {SESSION['options']}"}
+
 
 FIRST_RETRY_S = 0.2
 MOST_RETRY_S = 2.0
@@ -141,9 +160,11 @@ class Watchdog:
         self._thread = threading.Thread(target=self._run, name="plane-db-watchdog", daemon=True)
         self._thread.start()
 
-    def arm(self, key: object, fileno: int) -> None:
+    def arm(self, key: object, fileno: int, bound_s: float | None = None) -> None:
+        """Watch `key`'s operation on `fileno`, for `bound_s` (else the
+        watchdog's own bound)."""
         with self._lock:
-            self._armed[key] = (time.monotonic() + self._bound_s, fileno)
+            self._armed[key] = (time.monotonic() + (bound_s or self._bound_s), fileno)
 
     def disarm(self, key: object) -> None:
         with self._lock:
@@ -256,16 +277,16 @@ class Reader:
 
 def connect(url: str) -> psycopg.Connection[Any]:
     return psycopg.Connection.connect(
-        url, autocommit=True, cursor_factory=psycopg.ClientCursor, **SESSION
+        url, autocommit=True, cursor_factory=psycopg.ClientCursor, **session(url)
     )
 
 
 async def connect_async(url: str) -> psycopg.AsyncConnection[Any]:
     return await psycopg.AsyncConnection.connect(
-        url, autocommit=True, cursor_factory=psycopg.AsyncClientCursor, **SESSION
+        url, autocommit=True, cursor_factory=psycopg.AsyncClientCursor, **session(url)
     )
 
 
 async def listener(url: str) -> psycopg.AsyncConnection[Any]:
     """A connection for LISTEN, with the plane's bounds (the fleet's wake)."""
-    return await psycopg.AsyncConnection.connect(url, autocommit=True, **SESSION)
+    return await psycopg.AsyncConnection.connect(url, autocommit=True, **session(url))

@@ -1,0 +1,72 @@
+"""Sends to a plane of a fleet while its store is away, on a real
+PostgreSQL behind a proxy that cuts the plane's link (every connection
+reset, new ones refused): a slash command and a message to a gateway agent
+are sends like any other, refused with the sentence DESIGN.md gives
+("the store is unreachable since …: the message was not kept"), whether
+the plane learns that the store is away from that very send or knew it
+already, and nothing of them is kept."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit
+
+import psycopg
+import pytest
+
+from plane.wire import protocol as p
+from plane.wire.client import RequestFailed
+from tests.support.fixtures_plane import launch
+from tests.support.tcp_proxy import TcpProxy, through
+
+CONFIG = """
+defaults:
+  limitUsd: 1
+  provider: scripted
+  model: scripted-model
+providers:
+  scripted:
+    kind: openai-compatible
+    base_url: {base_url}
+    models: [scripted-model]
+    max_retries: 0
+pricing:
+  scripted-model: {input: 1000, cached_input: 100, output: 2000}
+fleet:
+  limitUsd: 10
+agents:
+  demo: {}
+  gw: {gateway: {}}
+"""
+
+REFUSED = re.compile(
+    r"The store is unreachable since \d\d:\d\d:\d\d UTC: the message was not kept; "
+    r"send it again once the store is back\."
+)
+SENDS = [
+    ("demo", "/limit 5"),  # the first: the plane learns from it that the store is away
+    ("demo", "/limit fleet 20"),
+    ("demo", "/help"),
+    ("gw", "hello from the keyboard"),
+]
+
+
+async def test_commands_and_a_gateway_agents_message_are_refused_with_the_sentence_and_kept_nowhere(
+    tmp_path, scripted_llm, postgres_url, monkeypatch
+):
+    with TcpProxy(int(urlsplit(postgres_url).port or 5432)) as proxy:
+        monkeypatch.setenv("PLANE_STORE", through(postgres_url, proxy.port))
+        plane = await launch(tmp_path, scripted_llm, CONFIG)
+        try:
+            client = await plane.client()
+            proxy.cut()
+            for agent, text in SENDS:
+                with pytest.raises(RequestFailed) as refused:
+                    await client.request(p.Send(agent=agent, text=text), within_s=30)
+                assert REFUSED.fullmatch(str(refused.value)), (text, str(refused.value))
+        finally:
+            proxy.resume()
+            await plane.stop()
+    with psycopg.connect(postgres_url) as conn:
+        kept = [text for (text,) in conn.execute("SELECT text FROM messages")]
+    assert [text for text in kept if text in {sent for _, sent in SENDS}] == []
