@@ -257,6 +257,20 @@ def test_every_client_command_says_when_no_plane_runs(tmp_path, args):
     )
 
 
+@pytest.mark.parametrize("args", [["status"], ["send", "demo", "hi"], ["show", "demo"], ["ledger"]])
+def test_a_home_that_is_a_file_is_named_with_what_to_do(tmp_path, args):
+    """`PLANE_HOME` set to a file: not a bare `Not a directory.`, which names
+    neither the path nor the fix."""
+    home = tmp_path / "home"
+    home.write_text("not a directory")
+    result = plane_cli(home, *args)
+    assert result.returncode == 1
+    assert one_line(result) == (
+        f"plane: The plane's home {home} is not a directory; set PLANE_HOME to a directory "
+        "you own (or unset it for the default)."
+    )
+
+
 @pytest.mark.parametrize("kind", ["directory", "file"])
 def test_a_socket_path_that_is_not_a_socket_is_one_line(tmp_path, kind):
     where = tmp_path / "plane.sock"
