@@ -376,6 +376,14 @@ def echoed(agent: str) -> str:
     )
 
 
+def empty(agent: str) -> str:
+    """What the conversation says when the model's answer was empty."""
+    return (
+        f"{agent} gave an empty answer, so there is nothing to show. Ask again, or put the "
+        "question another way."
+    )
+
+
 def summarised(saved: Path) -> str:
     """The history was summarised (auto-compact); `saved` is where the whole of it is."""
     return (

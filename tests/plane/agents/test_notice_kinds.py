@@ -60,6 +60,7 @@ NOTICES: dict[str, tuple[str, str | None]] = {
     "capped": (notices.capped(8), None),
     "cut_mark": (notices.cut_mark(256), None),
     "echoed": (notices.echoed("demo"), None),
+    "empty": (notices.empty("demo"), None),
     "summarised": (notices.summarised(Path("t.jsonl")), None),
     "overflowed": (notices.overflowed(SPEC, 4096, Saved(3, "t.jsonl")), None),
     "too_large": (notices.too_large(SPEC, 90_000, 25_000, 4096, 3000), None),
