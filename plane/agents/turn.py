@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
-from plane.agents import notices
+from plane.agents import fit, notices
 from plane.agents.echo import echoes
 from plane.agents.guard import (
     BOOKKEEPING,
@@ -184,7 +184,13 @@ class Turn:
                 self.spec.workspace,
                 self.services.clock.now(),
             )
-            await self._tell(notices.overflowed(self.spec, window, saved))
+            crowded = None
+            if saved is None:
+                prompt = system_prompt(self.spec, day_of(self.services.clock.now()), self._layers)
+                crowded = fit.crowded(
+                    self.services.config, self.spec, prompt, self.tooling.specs(self.tools)
+                )
+            await self._tell(notices.overflowed(self.spec, window, saved, crowded))
         else:
             await self.services.transcript.extend(self.spec.name, new)
         return self.result

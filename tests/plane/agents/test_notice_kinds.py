@@ -110,6 +110,7 @@ def test_each_notice_is_told_apart_from_routine_lines(text: str, kind: str | Non
             for kind, what in LOOPS
         ],
         (notices.loop_resumed(gateway=True), None),
+        (notices.overflowed(SPEC, 4096, None, 5000), None),
         (standing(SPENT, Decimal(5)), None),
         (set_reply(SPENT, Decimal(5)), None),
     ],
