@@ -229,6 +229,6 @@ def _sentence(exc: BaseException) -> str:
     if isinstance(exc, TimeoutError):
         return "The plane did not answer in time."
     if isinstance(exc, NotRunning | ConnectionRefusedError | FileNotFoundError):
-        return "The plane is not running."
+        return "The plane is not running; `plane serve` starts it."
     text = str(exc).strip()
     return text or type(exc).__name__

@@ -150,8 +150,8 @@ class Crew:
         anything else waits for the agent's next turn. Returns what was
         stored and said at once (with their ids), and whether a command was
         refused."""
-        if is_command(text):
-            return await self._command(agent, text)
+        if is_command(text.lstrip()):  # as the TUI sends it, trimmed: ` /limit 0` pauses
+            return await self._command(agent, text.strip())
         if self.workers[agent].spec.gateway is not None:
             return Ran(await self._not_for_a_gateway_agent(agent, text), refused=True)
         return Ran(await self._message(agent, text))

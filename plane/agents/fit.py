@@ -55,10 +55,21 @@ def too_large(
     if message + answer <= window:
         return None
     names = registry.select_for_session(spec.tools, text)
-    schema_chars = sum(
-        len(t.name) + len(t.description) + len(str(t.parameters))
-        for t in (*registry.specs(names), *mcp)
-    )
-    fixed = estimate(len(system_prompt(spec, today)) + schema_chars)
+    fixed = prompt_estimate(system_prompt(spec, today), (*registry.specs(names), *mcp))
     room = max(0, window - answer - fixed)
     return notices.too_large(spec, len(text), message, window, room)
+
+
+def prompt_estimate(prompt: str, tools: Sequence[ToolSpec]) -> int:
+    """About how many tokens the system prompt and the tools' schemas take."""
+    schema_chars = sum(len(t.name) + len(t.description) + len(str(t.parameters)) for t in tools)
+    return estimate(len(prompt) + schema_chars)
+
+
+def crowded(config: Config, spec: AgentSpec, prompt: str, tools: Sequence[ToolSpec]) -> int | None:
+    """The prompt's estimate when it alone (with the answer's room) fills the
+    context, so no message could fit; else None. Used only to word a refusal
+    the provider made: an estimate never refuses on its own."""
+    window = config.providers[spec.provider].context_window
+    fixed = prompt_estimate(prompt, tools)
+    return fixed if fixed + config.defaults.max_output_tokens >= window else None

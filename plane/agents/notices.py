@@ -376,6 +376,14 @@ def echoed(agent: str) -> str:
     )
 
 
+def empty(agent: str) -> str:
+    """What the conversation says when the model's answer was empty."""
+    return (
+        f"{agent} gave an empty answer, so there is nothing to show. Ask again, or put the "
+        "question another way."
+    )
+
+
 def summarised(saved: Path) -> str:
     """The history was summarised (auto-compact); `saved` is where the whole of it is."""
     return (
@@ -384,10 +392,14 @@ def summarised(saved: Path) -> str:
     )
 
 
-def overflowed(spec: AgentSpec, window: int, saved: Saved | None) -> str:
+def overflowed(
+    spec: AgentSpec, window: int, saved: Saved | None, crowded: int | None = None
+) -> str:
     """A turn the provider refused as longer than the context: what happened
     and what to do. The turn's messages are already left out of the history,
-    and a history there was is saved and the session started anew (`saved`)."""
+    and a history there was is saved and the session started anew (`saved`).
+    `crowded`: the role and tools' estimate in tokens, when they alone leave
+    no room for a message (then no shorter message would do)."""
     said = (
         f"The turn stopped: what {spec.name} would read is more than {spec.model}'s "
         f"context holds ({window:,} tokens), so this turn is left out of its history "
@@ -397,6 +409,12 @@ def overflowed(spec: AgentSpec, window: int, saved: Saved | None) -> str:
         return (
             f"{said} The plane started a new session, as /new does (the {saved.messages} "
             f"messages of the history are saved in .transcripts/{saved.file}): send it again."
+        )
+    if crowded is not None:
+        return (
+            f"{said} Its role and tools alone come to about {tokens(crowded)} tokens, which "
+            "leaves no room for a message: shorten its role, or give it fewer tools "
+            f"(`plane edit {spec.name}`, or e in the agent list)."
         )
     return f"{said} Send a shorter message, or the same one in parts."
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
-from plane.agents import notices
+from plane.agents import fit, notices
 from plane.agents.echo import echoes
 from plane.agents.guard import (
     BOOKKEEPING,
@@ -135,6 +135,7 @@ class Turn:
         self.tools = await self.tooling.session(self.spec, history + new, self.workspace)
         tools = self.tooling.specs(self.tools)
         cap = self.services.config.defaults.max_calls_per_turn
+        empty = False
         for _ in range(cap):
             self._model, self._provider = await self._model_now()
             metered = await self._call(self._request(history + new, tools))
@@ -144,7 +145,9 @@ class Turn:
             if not completion.tool_calls:
                 new.append(ChatMessage("assistant", completion.text))
                 limit = self.services.config.defaults.max_output_tokens
-                self.result.answer = completion.text + cut_mark(completion.stop_reason, limit)
+                empty = not completion.text.strip()
+                said = "" if empty else completion.text
+                self.result.answer = said + cut_mark(completion.stop_reason, limit)
                 # Said, whatever the guard finds: a loop found here holds the next turn.
                 await self._watched(metered, answer=completion.text)
                 break
@@ -166,6 +169,10 @@ class Turn:
         if self.result.answer and echoes(self.result.answer, self._plane_said):
             self.result.answer = ""
             await self._tell(notices.echoed(self.spec.name))
+        elif asked and empty and not self.result.answer:
+            # The model answered with nothing: a question left with only a
+            # cost line under it reads as an agent that broke.
+            await self._tell(notices.empty(self.spec.name))
         if self.result.overflowed:
             # Kept, it would make every later prompt too long as well: the
             # agent would fail each turn on one oversized message or result;
@@ -177,7 +184,13 @@ class Turn:
                 self.spec.workspace,
                 self.services.clock.now(),
             )
-            await self._tell(notices.overflowed(self.spec, window, saved))
+            crowded = None
+            if saved is None:
+                prompt = system_prompt(self.spec, day_of(self.services.clock.now()), self._layers)
+                crowded = fit.crowded(
+                    self.services.config, self.spec, prompt, self.tooling.specs(self.tools)
+                )
+            await self._tell(notices.overflowed(self.spec, window, saved, crowded))
         else:
             await self.services.transcript.extend(self.spec.name, new)
         return self.result

@@ -82,6 +82,8 @@ async def reach(home: Home, dial: Dial[T]) -> T:
         return await dial(home.socket)
     except NotRunning as exc:
         raise _why(home, exc) from None
+    except NotADirectoryError:
+        raise HomeNotADirectory(home) from None
 
 
 def ask(home: Home, request: dict[str, Any]) -> dict[str, Any]:
@@ -94,12 +96,24 @@ def ask(home: Home, request: dict[str, Any]) -> dict[str, Any]:
         return once.ask(home.socket, request)
     except NotRunning as exc:
         raise _why(home, exc) from None
+    except NotADirectoryError:
+        raise HomeNotADirectory(home) from None
 
 
 def _why(home: Home, refused: NotRunning) -> PlaneError:
     """Why nothing answered, by the lock: no plane, or one starting or stopping."""
     state = home.state()
     return refused if state == "none" else NotAnswering(home, state)
+
+
+class HomeNotADirectory(PlaneError):
+    """`PLANE_HOME` (or a folder above it) is a file: no plane can be there."""
+
+    def __init__(self, home: Home) -> None:
+        super().__init__(
+            f"The plane's home {home.root} is not a directory; set PLANE_HOME to a directory "
+            "you own (or unset it for the default)."
+        )
 
 
 class NotAnswering(PlaneError):

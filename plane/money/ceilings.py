@@ -128,15 +128,16 @@ class Ceilings:
         self.changes += 1
 
     def source(self, agent: str) -> str:
-        """Where the effective ceiling comes from: "/limit" (the operator's),
-        "its own ask", "file" (agents.yaml or its defaults), or "none"."""
+        """Where the effective ceiling comes from: "/limit" (the operator's,
+        `off` included), "its own ask", "file" (agents.yaml or its defaults),
+        or "none"."""
         base, asked = self.base(agent), self._asked.get(agent)
         if asked is not None and (base is None or asked < base):
             return "its own ask"
         if self.raised(agent) is not None:
             return "the alert"
-        if agent in self._set:
-            return "/limit" if self._set[agent] is not None else "none"
+        if agent in self._set:  # a ceiling set, or removed (`/limit off`), by the operator
+            return "/limit"
         return "file" if base is not None else "none"
 
     def renamed(self, old: str, new: str) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from textual import events
 
+from plane.wire.protocol import MessageAppended
 from tests.tui.conftest import feed, settle
 from tests.tui.factories import agent, message, snapshot
 from tests.tui.test_live import SIZE, app_for, pane_lines, until
@@ -151,4 +152,40 @@ async def test_page_up_and_down_in_the_composer_scroll_the_conversation() -> Non
         await until(pilot, lambda: pane.scroll_offset.y < pane.max_scroll_y)
         assert app.focused is composer(app)
         await pilot.press("pagedown")
+        await until(pilot, lambda: pane.scroll_offset.y == pane.max_scroll_y)
+
+
+async def test_a_message_typed_before_any_agent_exists_stays_in_the_composer() -> None:
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, snapshot())
+        await settle(pilot)
+        await pilot.press(*"hello", "enter")
+        notes = app.main_screen.query_one(ConversationPane).notes
+        await until(pilot, lambda: "ctrl+n creates one" in " ".join(notes))
+        assert composer(app).value == "hello", "not sent: kept, to send once an agent exists"
+
+
+@pytest.mark.slow
+async def test_sending_while_scrolled_up_brings_the_newest_into_view() -> None:
+    """The operator read back, then typed: what they typed, and what answers
+    it, is shown, not left below the fold."""
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await offline(pilot)
+        app.store.conversation("scout").add(
+            [message("scout", "operator", f"line {i}") for i in range(50)]
+        )
+        app.main_screen.select_agent("scout")
+        pane = app.main_screen.query_one(ConversationPane)
+        await until(
+            pilot, lambda: pane.max_scroll_y > 0 and pane.scroll_offset.y == pane.max_scroll_y
+        )
+        await pilot.press("pageup")
+        await until(pilot, lambda: pane.scroll_offset.y < pane.max_scroll_y)
+        await pilot.press(*"/help", "enter")
+        await until(pilot, lambda: pane.notes)
+        await until(pilot, lambda: pane.scroll_offset.y == pane.max_scroll_y)
+        feed(app, MessageAppended(message=message("scout", "agent", "the answer")))
+        await until(pilot, lambda: ("agent", "the answer") in pane_lines(app))
         await until(pilot, lambda: pane.scroll_offset.y == pane.max_scroll_y)

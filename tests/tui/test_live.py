@@ -189,6 +189,18 @@ async def test_the_plane_restarting_is_survived(start_plane, scripted_llm) -> No
         await until(pilot, lambda: row_text(app, "demo").endswith("$0.10"))
 
 
+async def test_no_plane_running_says_how_to_start_one(tmp_path) -> None:
+    """A banner that only says the plane is not running leaves the operator
+    waiting on a retry that cannot succeed: it says what starts one."""
+    app = PlaneApp(Address(path=tmp_path / "plane.sock"), backoff=Backoff(first=0.05, most=0.3))
+    async with app.run_test(size=SIZE) as pilot:
+        banner = app.screen.query_one(ConnectionBanner)
+        await until(pilot, lambda: banner.has_class("-lost"))
+        said = str(banner.render())
+        assert "The plane is not running; `plane serve` starts it." in said, said
+        assert "Reconnecting" in said
+
+
 @pytest.mark.slow
 async def test_the_day_rolling_over_clears_every_figure(start_plane, scripted_llm) -> None:
     plane = await start_plane()

@@ -371,6 +371,9 @@ class MainScreen(ManageAgents):
         event.composer.clear()
         event.composer.remember(text)
         if text:
+            # What the operator sends, and what answers it, is shown: a pane
+            # they had scrolled up in follows the newest again.
+            self.query_one(ConversationPane).anchor()
             await self.commands.dispatch(self, text)
 
     @on(ConversationPane.EarlierWanted)
@@ -450,6 +453,7 @@ class MainScreen(ManageAgents):
         agent = self.selected
         if agent is None:
             self.show_local("There is no agent to send to yet: ctrl+n creates one.")
+            self.prefill(text)  # kept, to send once there is one
             return
         self.send(agent, text)
 

@@ -104,6 +104,26 @@ async def test_a_turn_refused_as_too_long_keeps_nothing_and_the_next_one_is_answ
     assert "oversized" not in contents(plane.llm.requests[-1])
 
 
+async def test_a_role_too_long_for_the_context_is_named_not_the_message(start_plane):
+    """A system prompt pasted from a larger model's set-up fills the whole
+    context: "Send a shorter message" would be advice that cannot work, as
+    every message, "hi" too, fails the same way."""
+    plane = await start_plane(SMALL)
+    client = await plane.client()
+    role = "Follow the house style guide to the letter. " * 500  # ~22,000 characters
+    await client.request(p.NewAgent(name="styled", model="scripted-model", role=role, tools="none"))
+    plane.llm.fault(400, body=LLAMA_CPP)
+    said = await plane.turn("styled", "hi")
+    [notice] = [m for m in said if m.kind == "plane"]
+    assert notice.text == (
+        "The turn stopped: what styled would read is more than scripted-model's context holds "
+        "(4,000 tokens), so this turn is left out of its history and nothing was charged. "
+        "Its role and tools alone come to about 6.4k tokens, which leaves no room for a "
+        "message: shorten its role, or give it fewer tools (`plane edit styled`, or e in the "
+        "agent list)."
+    )
+
+
 async def test_a_history_grown_too_long_starts_a_new_session_so_the_next_turn_is_answered(
     start_plane,
 ):

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from plane.cli.manage import agent_settings
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient, RequestFailed
 from plane.wire.protocol import Usage
@@ -328,3 +329,19 @@ async def test_an_edit_of_a_file_agent_outlasts_the_file_across_a_restart(start_
     state = await again.rows.state("demo")
     assert (state.model, state.tools) == ("other-model", ())
     assert again.crew.workers["demo"].spec.tools == (), "the turn gets no tools"
+
+
+async def test_show_says_a_ceiling_removed_by_limit_off_came_from_limit(start_plane):
+    """demo's block in agents.yaml (or the defaults) has a ceiling; after
+    `/limit off`, `plane show` saying only "no ceiling" leaves the file's
+    figure unexplained: it says the operator's /limit removed it."""
+    plane = await start_plane()
+    client = await plane.client()
+    await client.request(p.Send(agent="demo", text="/limit off"))
+    details = await client.request(p.ShowAgent(agent="demo"))
+    assert isinstance(details, p.ShowAgentReply)
+    assert (details.agent.limit_usd, details.ceiling_from) == (None, "/limit")
+    assert (
+        "  ceiling    no ceiling, from /limit"
+        in agent_settings(details.agent, details.ceiling_from).splitlines()
+    )

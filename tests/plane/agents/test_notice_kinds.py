@@ -60,6 +60,7 @@ NOTICES: dict[str, tuple[str, str | None]] = {
     "capped": (notices.capped(8), None),
     "cut_mark": (notices.cut_mark(256), None),
     "echoed": (notices.echoed("demo"), None),
+    "empty": (notices.empty("demo"), None),
     "summarised": (notices.summarised(Path("t.jsonl")), None),
     "overflowed": (notices.overflowed(SPEC, 4096, Saved(3, "t.jsonl")), None),
     "too_large": (notices.too_large(SPEC, 90_000, 25_000, 4096, 3000), None),
@@ -109,6 +110,7 @@ def test_each_notice_is_told_apart_from_routine_lines(text: str, kind: str | Non
             for kind, what in LOOPS
         ],
         (notices.loop_resumed(gateway=True), None),
+        (notices.overflowed(SPEC, 4096, None, 5000), None),
         (standing(SPENT, Decimal(5)), None),
         (set_reply(SPENT, Decimal(5)), None),
     ],

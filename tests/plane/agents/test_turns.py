@@ -82,6 +82,25 @@ async def test_an_answer_that_repeats_a_refusal_is_not_shown_as_the_agents(start
     assert waiting == [], "the notice answered the question: it is not asked again"
 
 
+@pytest.mark.parametrize("empty", ["", " \n "])
+async def test_an_empty_answer_is_said_not_left_as_silence(start_plane, empty):
+    """The embedded model, made to answer without tools after a repeated call,
+    often answers nothing: the operator's question must not end in a bare
+    cost line, with nothing saying why the agent is quiet."""
+    plane = await start_plane()
+    for _ in range(2):
+        plane.llm.reply("", tool_calls=[("budget_status", {})], usage=FREE)
+    plane.llm.reply(empty, usage=CENT)
+    said = await plane.turn("demo", "what files are here?")
+    assert not [m for m in said if m.kind == "agent"], "no blank answer"
+    assert [m.text for m in said if m.kind == "plane"] == [
+        "demo gave an empty answer, so there is nothing to show. Ask again, or put the "
+        "question another way."
+    ]
+    assert said[-1].kind == "cost" and said[-1].text.startswith("$0.01"), "still paid for"
+    assert await plane.services.conversation.waiting("demo") == [], "answered by the notice"
+
+
 async def test_an_answer_that_repeats_its_prompt_is_not_shown_but_a_quoted_figure_is(
     start_plane,
 ):

@@ -107,6 +107,19 @@ async def test_limit_from_the_command_line(start_plane):
     assert next(a for a in status["agents"] if a["name"] == "demo")["limit_usd"] is None
 
 
+@pytest.mark.parametrize("typed", [" /limit 0", "\n/limit 0 ", "\t/limit 0"])
+async def test_a_limit_after_blank_space_is_the_command_as_the_tui_sends_it(start_plane, typed):
+    """The TUI trims what it sends; a script's `plane send demo " /limit 0"`
+    must not reach the model as a message, spend, and leave the ceiling."""
+    plane = await start_plane()
+    result = await plane_cli_async(plane.home.root, "send", "demo", typed)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("Spending limit set to $0.00 a day.")
+    status = json.loads((await plane_cli_async(plane.home.root, "status", "--json")).stdout)
+    assert next(a for a in status["agents"] if a["name"] == "demo")["limit_usd"] == "0"
+    assert plane.llm.requests == [], "never sent to the model"
+
+
 async def test_new_agent_and_stop(start_plane):
     plane = await start_plane()
     home = plane.home.root
@@ -254,6 +267,20 @@ def test_every_client_command_says_when_no_plane_runs(tmp_path, args):
     assert result.returncode == 1
     assert one_line(result) == (
         f"plane: No plane is running at {tmp_path / 'plane.sock'}. Start one with `plane serve`."
+    )
+
+
+@pytest.mark.parametrize("args", [["status"], ["send", "demo", "hi"], ["show", "demo"], ["ledger"]])
+def test_a_home_that_is_a_file_is_named_with_what_to_do(tmp_path, args):
+    """`PLANE_HOME` set to a file: not a bare `Not a directory.`, which names
+    neither the path nor the fix."""
+    home = tmp_path / "home"
+    home.write_text("not a directory")
+    result = plane_cli(home, *args)
+    assert result.returncode == 1
+    assert one_line(result) == (
+        f"plane: The plane's home {home} is not a directory; set PLANE_HOME to a directory "
+        "you own (or unset it for the default)."
     )
 
 
