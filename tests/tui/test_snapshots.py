@@ -71,7 +71,12 @@ def test_connection_lost(snap_compare) -> None:
     async def lost(pilot) -> None:
         await demo(pilot)
         pilot.app.post_message(
-            PlaneLost("The plane is not running.", 2.0, 3, "/home/op/.local/share/plane/plane.sock")
+            PlaneLost(
+                "The plane is not running; `plane serve` starts it.",
+                2.0,
+                3,
+                "/home/op/.local/share/plane/plane.sock",
+            )
         )
         await settle(pilot)
 
