@@ -30,13 +30,17 @@ from typing import Any
 from plane.gateway.asked import Asked, chat_asked, messages_asked, responses_asked
 from plane.gateway.compress import Keep, compress_chat, compress_messages, compress_responses
 from plane.providers.anthropic import hour_writes
+from plane.providers.http import token_count
 from plane.wire.protocol import Usage
 
 Refusal = tuple[int, dict[str, Any], dict[str, str]]
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and value >= 0 else 0
+def _given(data: dict[str, Any], key: str) -> int | None:
+    """A token count the usage object states (None: absent, or null); a value
+    that is not a count raises `ValueError`: the call's usage is then unknown."""
+    value = data.get(key)
+    return None if value is None else token_count(value)
 
 
 @dataclass(frozen=True)
@@ -55,15 +59,29 @@ class StreamMeter:
     """What a stream used, read event by event; `done` once its usage is final.
     Before that, `usage` is what the provider has announced so far (Anthropic
     states the prompt's tokens in its first event): what a stream cut short
-    is charged at least."""
+    is charged at least. A usage that is not counts (a string, a negative)
+    makes the stream's usage unknown for good: never `done`, it is charged as
+    a stream that ended before its usage, never at what could be read of it."""
 
     usage: Usage = field(default_factory=Usage)
     done: bool = False
     searches: int = 0
     response_id: str | None = None
+    unreadable: bool = False
+
+    def read(self, event: dict[str, Any]) -> bool:
+        """Read one event; return whether the client should see it."""
+        try:
+            shown = self.feed(event)
+        except ValueError:
+            self.unreadable, shown = True, True
+        if self.unreadable:
+            self.done = False
+        return shown
 
     def feed(self, event: dict[str, Any]) -> bool:
-        """Read one event; return whether the client should see it."""
+        """Read one event (`ValueError`: its usage is not counts); return
+        whether the client should see it."""
         raise NotImplementedError
 
     @property
@@ -91,7 +109,15 @@ class Wire:
         return body
 
     def bill_of(self, response: dict[str, Any]) -> Bill | None:
-        """What a whole response used; None when it says nothing of it."""
+        """What a whole response used; None when it says nothing of it, or
+        nothing the plane can read (its usage is not counts): it is unknown."""
+        try:
+            return self.usage_of(response)
+        except ValueError:
+            return None
+
+    def usage_of(self, response: dict[str, Any]) -> Bill | None:
+        """`bill_of`, raising `ValueError` on a usage that is not counts."""
         raise NotImplementedError
 
     def compressed(self, body: dict[str, Any], keep: Keep) -> tuple[dict[str, Any], int]:
@@ -124,13 +150,9 @@ class Wire:
 def _anthropic_usage(data: dict[str, Any], before: Usage) -> Usage:
     """Anthropic's usage object over what was already known (a delta may
     repeat some counts, or carry only the output)."""
-    fresh = _int(data.get("input_tokens")) if "input_tokens" in data else None
-    read = _int(data.get("cache_read_input_tokens")) if "cache_read_input_tokens" in data else None
-    written = (
-        _int(data.get("cache_creation_input_tokens"))
-        if "cache_creation_input_tokens" in data
-        else None
-    )
+    fresh = _given(data, "input_tokens")
+    read = _given(data, "cache_read_input_tokens")
+    written = _given(data, "cache_creation_input_tokens")
     cache_read = before.cache_read_tokens if read is None else read
     cache_write = before.cache_write_tokens if written is None else written
     if written is None and "cache_creation" not in data:
@@ -141,7 +163,8 @@ def _anthropic_usage(data: dict[str, Any], before: Usage) -> Usage:
         uncached = before.input_tokens - before.cache_read_tokens - before.cache_write_tokens
     else:
         uncached = fresh
-    output = _int(data.get("output_tokens")) if "output_tokens" in data else before.output_tokens
+    output = _given(data, "output_tokens")
+    output = before.output_tokens if output is None else output
     return Usage(
         input_tokens=uncached + cache_read + cache_write,
         cache_read_tokens=cache_read,
@@ -154,7 +177,7 @@ def _anthropic_usage(data: dict[str, Any], before: Usage) -> Usage:
 def _web_searches(usage: dict[str, Any]) -> int | None:
     """Anthropic's count of a server tool's web searches (None: not in this object)."""
     tools = usage.get("server_tool_use")
-    return _int(tools.get("web_search_requests")) if isinstance(tools, dict) else None
+    return _given(tools, "web_search_requests") if isinstance(tools, dict) else None
 
 
 class _MessagesMeter(StreamMeter):
@@ -165,10 +188,10 @@ class _MessagesMeter(StreamMeter):
             usage = event["message"].get("usage")
         elif kind == "message_delta":
             usage = event.get("usage")
-            self.done = self.done or isinstance(usage, dict)
         if isinstance(usage, dict):
             self.usage = _anthropic_usage(usage, self.usage)
             self.searches = _web_searches(usage) or self.searches
+            self.done = self.done or kind == "message_delta"
         return True
 
 
@@ -180,7 +203,7 @@ class Messages(Wire):
     def asked(self, body: dict[str, Any]) -> Asked:
         return messages_asked(body)
 
-    def bill_of(self, response: dict[str, Any]) -> Bill | None:
+    def usage_of(self, response: dict[str, Any]) -> Bill | None:
         usage = response.get("usage")
         if not isinstance(usage, dict):
             return None
@@ -213,12 +236,12 @@ class Messages(Wire):
 
 def _openai_usage(data: dict[str, Any]) -> Usage:
     details = data.get("prompt_tokens_details")
-    cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else 0
-    prompt = _int(data.get("prompt_tokens"))
+    cached = (_given(details, "cached_tokens") if isinstance(details, dict) else None) or 0
+    prompt = _given(data, "prompt_tokens") or 0
     return Usage(
         input_tokens=max(prompt, cached),
         cache_read_tokens=cached,
-        output_tokens=_int(data.get("completion_tokens")),  # reasoning tokens are part of it
+        output_tokens=_given(data, "completion_tokens") or 0,  # reasoning tokens are part of it
     )
 
 
@@ -257,7 +280,7 @@ class ChatCompletions(Wire):
         options = dict(options) if isinstance(options, dict) else {}
         return {**body, "stream_options": {**options, "include_usage": True}}
 
-    def bill_of(self, response: dict[str, Any]) -> Bill | None:
+    def usage_of(self, response: dict[str, Any]) -> Bill | None:
         usage = response.get("usage")
         return Bill(_openai_usage(usage)) if isinstance(usage, dict) else None
 
@@ -281,11 +304,11 @@ class ChatCompletions(Wire):
 
 def _responses_usage(data: dict[str, Any]) -> Usage:
     details = data.get("input_tokens_details")
-    cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else 0
+    cached = (_given(details, "cached_tokens") if isinstance(details, dict) else None) or 0
     return Usage(
-        input_tokens=max(_int(data.get("input_tokens")), cached),
+        input_tokens=max(_given(data, "input_tokens") or 0, cached),
         cache_read_tokens=cached,
-        output_tokens=_int(data.get("output_tokens")),  # reasoning tokens are part of it
+        output_tokens=_given(data, "output_tokens") or 0,  # reasoning tokens are part of it
     )
 
 
@@ -333,7 +356,7 @@ class Responses(Wire):
     def asked(self, body: dict[str, Any]) -> Asked:
         return responses_asked(body)
 
-    def bill_of(self, response: dict[str, Any]) -> Bill | None:
+    def usage_of(self, response: dict[str, Any]) -> Bill | None:
         return _responses_bill(response)
 
     def meter(self, body: dict[str, Any]) -> StreamMeter:

@@ -330,7 +330,7 @@ class Gateway:
                 pending += chunk
                 for event in sse_events(pending):
                     data = event_data(event)
-                    shown = data is None or meter.feed(data)
+                    shown = data is None or meter.read(data)
                     if meter.announced and not tightened:
                         tightened = await self._announced(call, meter.usage)
                     if shown and meter.done:
@@ -398,17 +398,10 @@ class Gateway:
         """The ledger's settle, and what is said and learned of it."""
         services, model = self._services, call.model
         settle = services.ledger.settle
+        if bill is not None and bill.usage == Usage() and not bill.searches:
+            bill = None  # an answer that used nothing at all: its usage is unknown, not free
         if bill is None:
-            likely = call.estimate.likely
-            seen = announced.usage if announced is not None else Usage()
-            said = _priced(services.pricer.price, model, announced)
-            if said is not None and said.cost_usd > likely:
-                charge = await settle(call.id, seen, said.cost_usd, said.source, estimated=True)
-                line = f"{model} · cut after {usage_text(seen)} was announced, charged that"
-            else:
-                charge = await settle(call.id, seen, likely, "estimate", estimated=True)
-                line = f"{model} · cut before its usage, charged at its estimate"
-            return _Charged(charge.cost_usd, charge.day, seen, line, unpriced=False)
+            return await self._unbilled(call, announced)
         line = f"{model} · {usage_text(bill.usage)}"
         if bill.searches:
             line += f" · {bill.searches} web search{'es' if bill.searches > 1 else ''}"
@@ -433,6 +426,24 @@ class Gateway:
             call.asked.context_key,
         )
         return _Charged(charge.cost_usd, charge.day, bill.usage, line, False, learned)
+
+    async def _unbilled(self, call: _Call, announced: Bill | None) -> _Charged:
+        """A call settled without its usage: at the larger of its likely cost
+        and what the provider announced of it (`announced`: a stream cut; None:
+        a whole reply whose usage was missing or not counts)."""
+        services, model, likely = self._services, call.model, call.estimate.likely
+        settle = services.ledger.settle
+        seen = announced.usage if announced is not None else Usage()
+        said = _priced(services.pricer.price, model, announced)
+        if said is not None and said.cost_usd > likely:
+            charge = await settle(call.id, seen, said.cost_usd, said.source, estimated=True)
+            line = f"{model} · cut after {usage_text(seen)} was announced, charged that"
+        else:
+            charge = await settle(call.id, seen, likely, "estimate", estimated=True)
+            line = f"{model} · cut before its usage, charged at its estimate"
+            if announced is None:
+                line = f"{model} · no usage the plane could read, charged at its estimate"
+        return _Charged(charge.cost_usd, charge.day, seen, line, unpriced=False)
 
     async def _said(self, call: _Call, charged: _Charged) -> None:
         """The call's quiet line in the conversation, its row, the day's notices."""
