@@ -23,8 +23,11 @@ size: both providers scale an image down before they count it.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
+
+from plane.gateway.refused import GatewayRefused
 
 IMAGE_TOKENS = 1600
 """An image's likely tokens: Anthropic counts about 1,600 for the largest
@@ -210,9 +213,24 @@ def messages_asked(body: dict[str, Any]) -> Asked:
     )
 
 
+def _choices(value: Any) -> int:
+    """Chat Completions' `n`: 1 when absent (or null), else a whole number.
+    Servers built on pydantic (vLLM) read `"16"`, `16.0` and `" 16 "` as
+    sixteen answers, each billed: such an `n` is refused (`GatewayRefused`),
+    never counted as one answer."""
+    if value is None:
+        return 1
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        said = json.dumps(value)
+        said = said if len(said) <= 40 else said[:39] + "…"
+        raise GatewayRefused(400, f"The request's `n` is not a whole number of answers: {said}.")
+    return value
+
+
 def chat_asked(body: dict[str, Any]) -> Asked:
     """Chat Completions: `n` answers, each up to `max_completion_tokens` (or
-    the older `max_tokens`); search models search the web."""
+    the older `max_tokens`); search models search the web. Refuses an `n`
+    that is not a whole number (`GatewayRefused`)."""
     tally = _prompt(body)
     searches: int | None = 0
     if body.get("web_search_options") is not None:
@@ -224,7 +242,7 @@ def chat_asked(body: dict[str, Any]) -> Asked:
         tally.bytes,
         tally.images,
         output_limit=_int(limit),
-        choices=_int(body.get("n")) or 1,
+        choices=_choices(body.get("n")),
         unseen=tuple(dict.fromkeys(tally.unseen)),
         searches=searches,
         framing=tally.framing,

@@ -1,0 +1,71 @@
+"""Attack: a request written so that the gateway's estimate reads less than
+the upstream bills. OpenAI-compatible servers built on pydantic (vLLM among
+them) read `n: "16"`, `n: 16.0` or `n: " 16 "` as sixteen answers, each
+billed; a gateway that counted one would let every such call in at a
+sixteenth of its cost, and the day would end many calls over its ceiling.
+
+A real plane with its HTTP listener; the scripted upstream bills what a
+lenient server would (`lenient`), the ground truth the ledger is held to.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from decimal import Decimal
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.support.billing import Bills, billed_usd
+from tests.support.fixtures_gateway import StartGateway
+from tests.support.scripted_llm import Reply
+
+pytestmark = [pytest.mark.timeout(60)]
+
+HELLO = [{"role": "user", "content": "hello"}]
+CEILING = Decimal(1)
+
+
+def lenient(body: dict[str, Any], serial: int) -> Reply:
+    """Sixteen answers for any `n` that a pydantic `int` field takes as 16."""
+    n = body.get("n")
+    answers = 1 if n is None else int(float(str(n).replace("_", "").strip()))
+    return Bills(writes=20, delay_s=0.2)({**body, "n": answers}, serial)
+
+
+@pytest.mark.parametrize("n", ["16", 16.0, " 16 ", "1_6"])
+async def test_n_written_as_a_string_or_a_fraction_never_takes_the_day_past_one_call_over(
+    start_gateway: StartGateway, n: object
+) -> None:
+    gw = await start_gateway()
+    await gw.services.gate.ceilings.set("aider", CEILING)
+    gw.llm.responder = lenient
+    body = {"model": "scripted-model", "messages": HELLO, "max_tokens": 20, "n": n}
+    heads = {"authorization": f"Bearer {gw.keys['aider']}"}
+    async with httpx.AsyncClient(base_url=gw.url, timeout=30) as http:
+        answers = await asyncio.gather(
+            *(http.post("/v1/chat/completions", json=body, headers=heads) for _ in range(8))
+        )
+    pricer = gw.services.pricer
+    spent = await gw.services.ledger.spend_today("aider")
+    assert spent == billed_usd(gw.llm.billed, pricer)
+    largest = max((pricer.price(b.model, b.usage).cost_usd for b in gw.llm.billed), default=0)
+    assert spent <= CEILING + largest, f"${spent} spent: {len(gw.llm.billed)} calls went"
+    for answer in answers:  # each refused says why, in one line
+        assert answer.status_code == 400, answer.text
+        assert answer.json()["error"]["message"] == (
+            f"The request's `n` is not a whole number of answers: {json.dumps(n)}."
+        )
+
+
+async def test_n_as_a_number_or_null_goes(start_gateway: StartGateway) -> None:
+    gw = await start_gateway()
+    heads = {"authorization": f"Bearer {gw.keys['aider']}"}
+    async with httpx.AsyncClient(base_url=gw.url, timeout=30) as http:
+        for n in (None, 1, 3):
+            body = {"model": "scripted-model", "messages": HELLO, "max_tokens": 5, "n": n}
+            answer = await http.post("/v1/chat/completions", json=body, headers=heads)
+            assert answer.status_code == 200, answer.text
+    assert len(gw.llm.requests) == 3
