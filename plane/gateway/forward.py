@@ -85,6 +85,9 @@ class Responder(Protocol):
         """Break the connection: the upstream broke its stream, and the client
         must not take what came before for a whole answer."""
 
+    def gone(self) -> bool:
+        """The client has closed its connection: nobody will read an answer."""
+
 
 class Gateway:
     def __init__(
@@ -270,6 +273,10 @@ class Gateway:
 
     async def _exchange(self, call: _Call, headers: dict[str, str], out: Responder) -> None:
         wire, spec = call.wire, call.spec
+        if out.gone():  # it left while its call waited for room: nothing is sent, or bought
+            log.info("%s: the client left before its call was sent", spec.name)
+            await self._fail(call)
+            return
         body = connections.json_body(wire.upstream_body(call.body))
         try:
             response = await self._http.post(
