@@ -14,7 +14,8 @@ One small seam per API (the shape of `plane.providers`' wire formats), and
 - `ChatCompletions`: OpenAI's `/v1/chat/completions`. Usage is the final
   chunk of a stream only when `stream_options.include_usage` is set, so the
   gateway always sets it and drops that chunk again for a client that did not
-  ask for it. Held: 400, which Aider, OpenHands and Cline do not retry.
+  ask for it (a server that reports the usage so far in every chunk is
+  final only once every answer has ended). Held: 400, which Aider, OpenHands and Cline do not retry.
 
 A call that waits only for calls in flight to settle is refused otherwise
 (`busy`): 429 with a Retry-After of a few seconds in every API, which each
@@ -254,10 +255,20 @@ class _ChatMeter(StreamMeter):
         usage = event.get("usage")
         if isinstance(usage, dict):
             self.usage = _openai_usage(usage)
-            self.done = True
+            # Final on the chunk that carries only usage, or ends every answer; a
+            # server may report the usage so far in every chunk (vLLM's
+            # `continuous_usage_stats`): a stream cut then is not paid for by it.
+            choices = event.get("choices")
+            self.done = self.done or not choices or _all_finished(choices)
             # The chunk that only carries usage goes to a client that asked for it.
-            return self._client_asked or bool(event.get("choices"))
+            return self._client_asked or bool(choices)
         return True
+
+
+def _all_finished(choices: Any) -> bool:
+    """Every answer of a chunk says why it ended (`finish_reason`)."""
+    listed = choices if isinstance(choices, list) else []
+    return all(isinstance(c, dict) and c.get("finish_reason") for c in listed)
 
 
 def _asked_usage(body: dict[str, Any]) -> bool:
