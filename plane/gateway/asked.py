@@ -24,6 +24,7 @@ size: both providers scale an image down before they count it.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +58,9 @@ SERVER_TOOLS = (
     "mcp",
 )
 """Tool types the provider runs itself, adding what they find to the context."""
+SEARCH_MODEL = re.compile(r"search-(preview|api)")
+"""OpenAI's search models on Chat Completions (`gpt-4o-search-preview`,
+`gpt-5-search-api`): each call searches the web, and is billed the search."""
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,9 @@ class Asked:
     `conversation:ID`): the ledger's last call with it says its size."""
     searches: int | None = 0
     """The most web searches the call may make and bill (None: no bound given)."""
+    searched: int = 0
+    """Web searches the call is billed whatever its reply says of them
+    (a Chat Completions search model's one search a call)."""
     framing: int = 0
     """Tokens the provider adds around the prompt that its bytes do not show:
     the system prompt of tool use, and the definitions of its own typed tools."""
@@ -229,11 +236,14 @@ def _choices(value: Any) -> int:
 
 def chat_asked(body: dict[str, Any]) -> Asked:
     """Chat Completions: `n` answers, each up to `max_completion_tokens` (or
-    the older `max_tokens`); search models search the web. Refuses an `n`
-    that is not a whole number (`GatewayRefused`)."""
+    the older `max_tokens`); a search model (by its name, or asked with
+    `web_search_options`) searches the web once a call, billed whatever its
+    usage says. Refuses an `n` that is not a whole number (`GatewayRefused`)."""
     tally = _prompt(body)
     searches: int | None = 0
-    if body.get("web_search_options") is not None:
+    model = body.get("model")
+    searching = isinstance(model, str) and SEARCH_MODEL.search(model.lower()) is not None
+    if searching or body.get("web_search_options") is not None:
         tally.unseen.append("web search")
         searches = None
     limit = body.get("max_completion_tokens", body.get("max_tokens"))
@@ -245,6 +255,7 @@ def chat_asked(body: dict[str, Any]) -> Asked:
         choices=_choices(body.get("n")),
         unseen=tuple(dict.fromkeys(tally.unseen)),
         searches=searches,
+        searched=1 if searches is None else 0,
         framing=tally.framing,
     )
 

@@ -71,7 +71,8 @@ class Estimator:
         answer = min(answer, cap) if cap else answer
         usage = Usage(input_tokens=prompt, output_tokens=answer * asked.choices)
         unknown = bool(asked.unseen)
-        likely = self._pricer.price(model, usage).cost_usd * learned.factor(unknown)
+        priced = self._pricer.price(model, usage, searches=asked.searched)
+        likely = priced.cost_usd * learned.factor(unknown)
         answers = _answers(asked, window)
         bound = self._bound(model, asked, held if bounded else None, window, answers)
         if bound is not None:

@@ -28,7 +28,7 @@ import logging
 import sqlite3
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from decimal import Decimal
 from typing import Any, Protocol
@@ -409,6 +409,8 @@ class Gateway:
             bill = None  # an answer that used nothing at all: its usage is unknown, not free
         if bill is None:
             return await self._unbilled(call, announced)
+        if call.asked.searched > bill.searches:  # billed, though its reply does not say so
+            bill = replace(bill, searches=call.asked.searched)
         line = f"{model} · {usage_text(bill.usage)}"
         if bill.searches:
             line += f" · {bill.searches} web search{'es' if bill.searches > 1 else ''}"
@@ -423,7 +425,7 @@ class Gateway:
         learned = Settled(
             call.id,
             call.spec.name,
-            services.pricer.price(model, expected).cost_usd,
+            services.pricer.price(model, expected, searches=call.asked.searched).cost_usd,
             call.estimate.unknown,
             call.asked.choices,
             price.cost_usd,

@@ -151,3 +151,22 @@ async def test_a_store_that_refuses_what_was_learned_still_answers_the_call(
     assert answer.status_code == 200
     [entry] = await gw.entries()
     assert (entry.status, entry.cost_usd) == ("settled", Decimal("0.014"))
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+@pytest.mark.parametrize("options", [{"web_search_options": {}}, {}])
+async def test_a_chat_search_models_call_is_billed_its_search(
+    start_gateway: StartGateway, streamed: bool, options: dict[str, object]
+) -> None:
+    """OpenAI's search models on Chat Completions search the web on every
+    call, and bill it ($10 per 1,000), though their usage says nothing of
+    it: 1,000 tokens in and 100 out are $0.00021, the call $0.01021."""
+    gw = await start_gateway()
+    gw.llm.reply("found", usage=Usage(input_tokens=1000, output_tokens=100))
+    body = {"model": "gpt-4o-mini-search-preview", "stream": streamed, "messages": HELLO}
+    answer = await post(gw, "/v1/chat/completions", gw.keys["aider"], body | options)
+    assert answer.status_code == 200
+    [entry] = await gw.entries()
+    assert entry.cost_usd == Decimal("0.01021")
+    said = await gw.said("aider")
+    assert "1 web search" in said[-1].text
