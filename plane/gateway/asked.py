@@ -63,6 +63,12 @@ SEARCH_MODEL = re.compile(r"search-(preview|api)")
 `gpt-5-search-api`): each call searches the web, and is billed the search."""
 
 
+BACKGROUND = (
+    "The plane does not forward background responses (`background: true`): what they "
+    "cost is known only after the call, where the plane cannot meter it."
+)
+
+
 @dataclass(frozen=True)
 class Asked:
     chars: int = 0
@@ -262,7 +268,11 @@ def chat_asked(body: dict[str, Any]) -> Asked:
 
 def responses_asked(body: dict[str, Any]) -> Asked:
     """Responses: the prompt may be a previous response, a conversation or a
-    stored prompt the provider holds, besides what the body shows."""
+    stored prompt the provider holds, besides what the body shows. Refuses a
+    background response (`GatewayRefused`): its usage comes only when the
+    client fetches it, past the plane."""
+    if body.get("background") not in (None, False):
+        raise GatewayRefused(400, BACKGROUND)
     tally = _prompt(body)
     previous = body.get("previous_response_id")
     previous = previous if isinstance(previous, str) and previous else None

@@ -3,6 +3,8 @@ the upstream bills. OpenAI-compatible servers built on pydantic (vLLM among
 them) read `n: "16"`, `n: 16.0` or `n: " 16 "` as sixteen answers, each
 billed; a gateway that counted one would let every such call in at a
 sixteenth of its cost, and the day would end many calls over its ceiling.
+A background response (Responses' `background: true`) is billed after the
+call, where the gateway never sees its usage.
 
 A real plane with its HTTP listener; the scripted upstream bills what a
 lenient server would (`lenient`), the ground truth the ledger is held to.
@@ -69,3 +71,27 @@ async def test_n_as_a_number_or_null_goes(start_gateway: StartGateway) -> None:
             answer = await http.post("/v1/chat/completions", json=body, headers=heads)
             assert answer.status_code == 200, answer.text
     assert len(gw.llm.requests) == 3
+
+
+async def test_a_background_response_is_refused_before_it_is_sent(
+    start_gateway: StartGateway,
+) -> None:
+    """`background: true` (Responses): the provider answers at once, `queued`
+    with no usage, and bills the model's work later, when the client fetches
+    it from elsewhere. The gateway would charge each such call its estimate,
+    never what it cost: a client could run the day far past its ceiling."""
+    gw = await start_gateway()
+    await gw.services.gate.ceilings.set("aider", CEILING)
+    queued = {"id": "resp_1", "object": "response", "status": "queued", "usage": None}
+    gw.llm.fault(200, body=queued)
+    body = {"model": "scripted-model", "input": "Report.", "max_output_tokens": 100}
+    body["background"] = True
+    heads = {"authorization": f"Bearer {gw.keys['aider']}"}
+    async with httpx.AsyncClient(base_url=gw.url, timeout=30) as http:
+        answer = await http.post("/v1/responses", json=body, headers=heads)
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["error"]["message"] == (
+        "The plane does not forward background responses (`background: true`): what they "
+        "cost is known only after the call, where the plane cannot meter it."
+    )
+    assert gw.llm.requests == [] and await gw.entries() == []
