@@ -18,7 +18,8 @@ has no bound it can read, and learns instead (`plane.gateway.learned`).
 The prompt is measured two ways: characters, for a likely count of tokens,
 and UTF-8 bytes, a bound (a byte-level tokenizer never makes more tokens
 than bytes). An inline image is a bounded number of tokens whatever its
-size: both providers scale an image down before they count it.
+size: both providers scale an image down before they count it (how many, a
+model of OpenAI's may count far above the rest: `image_tokens`).
 """
 
 from __future__ import annotations
@@ -35,7 +36,27 @@ IMAGE_TOKENS = 1600
 image it keeps (1.15 megapixels); OpenAI's high detail comes to less."""
 IMAGE_TOKENS_BOUND = 3000
 """What an image may count at most, on either provider (OpenAI's patch-counted
-models come to about 2,500)."""
+models come to about 2,500), but for the models of `IMAGE_COUNTS`."""
+IMAGE_COUNTS = (
+    ("gpt-4o-mini", 2833 + 4 * 5667, 2833 + 8 * 5667),
+    ("nano", 2519, 3779),
+)
+"""(model substring, likely, most) tokens of an image on the OpenAI models
+that count one far above the rest, each token priced that much lower:
+gpt-4o-mini, 2,833 and 5,667 a 512-px tile (four for a 1024-px image, eight
+at most); the nano models, 32-px patches times 2.46 (1,024 for a 1024-px
+image, 1,536 at most)."""
+
+
+def image_tokens(model: str) -> tuple[int, int]:
+    """An image's likely and largest count of tokens on `model`."""
+    lowered = model.lower()
+    for key, likely, most in IMAGE_COUNTS:
+        if key in lowered:
+            return likely, most
+    return IMAGE_TOKENS, IMAGE_TOKENS_BOUND
+
+
 FRAMING = 100
 """Tokens a provider adds around any prompt (its messages' framing)."""
 TOOL_USE_TOKENS = 1000

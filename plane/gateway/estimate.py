@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass, replace
 from decimal import ROUND_CEILING, Decimal
 
-from plane.gateway.asked import IMAGE_TOKENS, IMAGE_TOKENS_BOUND, Asked
+from plane.gateway.asked import Asked, image_tokens
 from plane.gateway.learned import Learning
 from plane.money.pricing import Pricer
 from plane.wire.protocol import Usage
@@ -65,7 +65,8 @@ class Estimator:
         window = self._pricer.context_window(model)
         if window is not None and wide_context:
             window = max(window, WIDE_CONTEXT)
-        prompt = math.ceil(asked.chars / CHARS_PER_TOKEN) + asked.images * IMAGE_TOKENS + held
+        image, _ = image_tokens(model)
+        prompt = math.ceil(asked.chars / CHARS_PER_TOKEN) + asked.images * image + held
         cap = asked.output_limit or window
         answer = learned.likely_output() or COLD_OUTPUT
         answer = min(answer, cap) if cap else answer
@@ -130,7 +131,8 @@ class Estimator:
         the ledger sized, None when that size is no bound."""
         prompt: int | None = None
         if not asked.unseen and held is not None:
-            prompt = asked.bytes + asked.images * IMAGE_TOKENS_BOUND + asked.framing + held
+            _, image = image_tokens(model)
+            prompt = asked.bytes + asked.images * image + asked.framing + held
         if window is not None:
             prompt = window if prompt is None else min(prompt, window)
         if prompt is None or answers is None or asked.searches is None:
