@@ -53,6 +53,15 @@ class Bill:
     """Web searches a server tool made (billed per search)."""
     response_id: str | None = None
     """The response's id, where a later request may name it (Responses)."""
+    tier: str | None = None
+    """The service tier the provider says it served the call at (OpenAI's
+    `service_tier`: `priority` is billed about twice the default)."""
+
+
+def tier_of(response: dict[str, Any]) -> str | None:
+    """The `service_tier` a response (or a chunk of one) names, if any."""
+    tier = response.get("service_tier")
+    return tier if isinstance(tier, str) and tier else None
 
 
 @dataclass
@@ -68,6 +77,7 @@ class StreamMeter:
     done: bool = False
     searches: int = 0
     response_id: str | None = None
+    tier: str | None = None
     unreadable: bool = False
 
     def read(self, event: dict[str, Any]) -> bool:
@@ -87,7 +97,7 @@ class StreamMeter:
 
     @property
     def bill(self) -> Bill:
-        return Bill(self.usage, self.searches, self.response_id)
+        return Bill(self.usage, self.searches, self.response_id, self.tier)
 
     @property
     def announced(self) -> bool:
@@ -252,6 +262,7 @@ class _ChatMeter(StreamMeter):
         self._client_asked = client_asked
 
     def feed(self, event: dict[str, Any]) -> bool:
+        self.tier = tier_of(event) or self.tier
         usage = event.get("usage")
         if isinstance(usage, dict):
             self.usage = _openai_usage(usage)
@@ -293,7 +304,9 @@ class ChatCompletions(Wire):
 
     def usage_of(self, response: dict[str, Any]) -> Bill | None:
         usage = response.get("usage")
-        return Bill(_openai_usage(usage)) if isinstance(usage, dict) else None
+        if not isinstance(usage, dict):
+            return None
+        return Bill(_openai_usage(usage), tier=tier_of(response))
 
     def meter(self, body: dict[str, Any]) -> StreamMeter:
         return _ChatMeter(_asked_usage(body))
@@ -338,9 +351,8 @@ def _responses_bill(response: dict[str, Any]) -> Bill | None:
     if not isinstance(usage, dict):
         return None
     found = response.get("id")
-    return Bill(
-        _responses_usage(usage), _searched(response), found if isinstance(found, str) else None
-    )
+    found = found if isinstance(found, str) else None
+    return Bill(_responses_usage(usage), _searched(response), found, tier_of(response))
 
 
 class _ResponsesMeter(StreamMeter):
@@ -352,6 +364,7 @@ class _ResponsesMeter(StreamMeter):
             self.response_id = response["id"]
         if event.get("type") in FINAL_RESPONSE_EVENTS and (bill := _responses_bill(response)):
             self.usage, self.searches, self.done = bill.usage, bill.searches, True
+            self.tier = bill.tier
         return True
 
 

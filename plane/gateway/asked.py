@@ -115,6 +115,8 @@ class Asked:
     searched: int = 0
     """Web searches the call is billed whatever its reply says of them
     (a Chat Completions search model's one search a call)."""
+    tier: str | None = None
+    """The service tier the request asks for (OpenAI's `service_tier`)."""
     framing: int = 0
     """Tokens the provider adds around the prompt that its bytes do not show:
     the system prompt of tool use, and the definitions of its own typed tools."""
@@ -216,6 +218,11 @@ def _prompt(body: dict[str, Any]) -> _Tally:
     return tally
 
 
+def _tier(body: dict[str, Any]) -> str | None:
+    tier = body.get("service_tier")
+    return tier if isinstance(tier, str) and tier else None
+
+
 def _searches(tools: Any) -> int | None:
     """The web searches the request allows: the sum of its search tools'
     `max_uses` (Anthropic's), 0 without one, None when one sets no bound."""
@@ -283,6 +290,7 @@ def chat_asked(body: dict[str, Any]) -> Asked:
         unseen=tuple(dict.fromkeys(tally.unseen)),
         searches=searches,
         searched=1 if searches is None else 0,
+        tier=_tier(body),
         framing=tally.framing,
     )
 
@@ -321,5 +329,6 @@ def responses_asked(body: dict[str, Any]) -> Asked:
         previous_response=previous,
         context_key=key,
         searches=None if searching else 0,
+        tier=_tier(body),
         framing=tally.framing,
     )

@@ -72,7 +72,7 @@ class Estimator:
         answer = min(answer, cap) if cap else answer
         usage = Usage(input_tokens=prompt, output_tokens=answer * asked.choices)
         unknown = bool(asked.unseen)
-        priced = self._pricer.price(model, usage, searches=asked.searched)
+        priced = self._pricer.price(model, usage, searches=asked.searched, tier=asked.tier)
         likely = priced.cost_usd * learned.factor(unknown)
         answers = _answers(asked, window)
         bound = self._bound(model, asked, held if bounded else None, window, answers)
@@ -97,12 +97,12 @@ class Estimator:
         may still add context, or the answers have no limit)."""
         if estimate.unknown or asked.unseen or estimate.answers is None or asked.searches is None:
             return None
-        price = self._pricer.price
+        price, tier = self._pricer.price, asked.tier
         likely = usage.model_copy(update={"output_tokens": estimate.likely_answers})
         most = usage.model_copy(update={"output_tokens": estimate.answers})
         return (
-            _up(price(model, likely).cost_usd),
-            _up(price(model, most, searches=asked.searches).cost_usd),
+            _up(price(model, likely, searches=asked.searched, tier=tier).cost_usd),
+            _up(price(model, most, searches=asked.searches, tier=tier).cost_usd),
         )
 
     async def _resolved(self, agent: str, asked: Asked) -> tuple[Asked, int, bool]:
@@ -138,7 +138,12 @@ class Estimator:
         if prompt is None or answers is None or asked.searches is None:
             return None
         return self._pricer.estimate(
-            model, prompt, answers, hour_cache=asked.hour_cache, searches=asked.searches
+            model,
+            prompt,
+            answers,
+            hour_cache=asked.hour_cache,
+            searches=asked.searches,
+            tier=asked.tier,
         )
 
 

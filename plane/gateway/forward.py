@@ -421,20 +421,28 @@ class Gateway:
         pieces = pieces_of(call.wire.upstream_kind, call.wire.path, call.body)
         parts = services.pricer.attribute(model, pieces, bill.usage, price.cost_usd)
         charge = await settle(call.id, bill.usage, price.cost_usd, price.source, parts=parts)
+        learned = self._learned(call, bill, price.cost_usd)
+        return _Charged(charge.cost_usd, charge.day, bill.usage, line, False, learned)
+
+    def _learned(self, call: _Call, bill: Bill, cost: Decimal) -> Settled:
+        """What a call settled from its bill teaches the next estimates: its
+        cost against its estimated prompt with its real answers, at its tier."""
         expected = Usage(input_tokens=call.estimate.prompt, output_tokens=bill.usage.output_tokens)
-        learned = Settled(
+        base = self._services.pricer.price(
+            call.model, expected, searches=call.asked.searched, tier=bill.tier
+        )
+        return Settled(
             call.id,
             call.spec.name,
-            services.pricer.price(model, expected, searches=call.asked.searched).cost_usd,
+            base.cost_usd,
             call.estimate.unknown,
             call.asked.choices,
-            price.cost_usd,
+            cost,
             bill.usage.input_tokens,
             bill.usage.output_tokens,
             bill.response_id,
             call.asked.context_key,
         )
-        return _Charged(charge.cost_usd, charge.day, bill.usage, line, False, learned)
 
     async def _unbilled(self, call: _Call, announced: Bill | None) -> _Charged:
         """A call settled without its usage: at the larger of its likely cost
@@ -490,7 +498,7 @@ def _priced(price: Callable[..., Priced], model: str, bill: Bill | None) -> Pric
     if bill is None or bill.usage == Usage():
         return None
     try:
-        return price(model, bill.usage, searches=bill.searches)
+        return price(model, bill.usage, searches=bill.searches, tier=bill.tier)
     except UnknownPrice:
         return None
 

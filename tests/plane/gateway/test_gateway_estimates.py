@@ -16,6 +16,7 @@ from tests.support.billing import Bills
 from tests.support.fixtures_gateway import GatewayPlane, StartGateway
 from tests.support.fixtures_postgres import refuse
 from tests.support.scripted_llm import Reply
+from tests.support.stream_events import chat_reply, chat_stream
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -170,3 +171,26 @@ async def test_a_chat_search_models_call_is_billed_its_search(
     assert entry.cost_usd == Decimal("0.01021")
     said = await gw.said("aider")
     assert "1 web search" in said[-1].text
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_a_call_served_at_the_priority_tier_is_charged_its_price(
+    start_gateway: StartGateway, streamed: bool
+) -> None:
+    """OpenAI bills `service_tier: priority` about twice the default: gpt-5's
+    1,000 tokens in and 100 out are $0.00225, at priority $0.0045. The
+    response names the tier it was served at."""
+    gw = await start_gateway()
+    usage = {"prompt_tokens": 1000, "completion_tokens": 100}
+    said = chat_reply(usage) | {"model": "gpt-5", "service_tier": "priority"}
+    if streamed:
+        chunks = chat_stream(usage)
+        tier = b'"object": "chat.completion.chunk", "service_tier": "priority", '
+        gw.llm.verbatim(*(c.replace(b'"object": "chat.completion.chunk", ', tier) for c in chunks))
+    else:
+        gw.llm.fault(200, body=said)
+    body = {"model": "gpt-5", "service_tier": "priority", "stream": streamed, "messages": HELLO}
+    answer = await post(gw, "/v1/chat/completions", gw.keys["aider"], body)
+    assert answer.status_code == 200, answer.text
+    [entry] = await gw.entries()
+    assert entry.cost_usd == Decimal("0.0045")
