@@ -30,6 +30,7 @@ from typing import Any
 
 from plane.gateway.asked import Asked, chat_asked, messages_asked, responses_asked
 from plane.gateway.compress import Keep, compress_chat, compress_messages, compress_responses
+from plane.money.pricing import Variant
 from plane.providers.anthropic import hour_writes
 from plane.providers.http import token_count
 from plane.wire.protocol import Usage
@@ -53,15 +54,15 @@ class Bill:
     """Web searches a server tool made (billed per search)."""
     response_id: str | None = None
     """The response's id, where a later request may name it (Responses)."""
-    tier: str | None = None
-    """The service tier the provider says it served the call at (OpenAI's
-    `service_tier`: `priority` is billed about twice the default)."""
+    variant: Variant = field(default_factory=dict)
+    """How the provider says it served the call, where that is billed apart
+    (OpenAI's `service_tier`, Anthropic's `speed`)."""
 
 
-def tier_of(response: dict[str, Any]) -> str | None:
-    """The `service_tier` a response (or a chunk of one) names, if any."""
-    tier = response.get("service_tier")
-    return tier if isinstance(tier, str) and tier else None
+def said(data: dict[str, Any], key: str) -> dict[str, str]:
+    """`{key: value}` when `data` names one (a price variant), else nothing."""
+    value = data.get(key)
+    return {key: value} if isinstance(value, str) and value else {}
 
 
 @dataclass
@@ -77,7 +78,7 @@ class StreamMeter:
     done: bool = False
     searches: int = 0
     response_id: str | None = None
-    tier: str | None = None
+    variant: Variant = field(default_factory=dict)
     unreadable: bool = False
 
     def read(self, event: dict[str, Any]) -> bool:
@@ -97,7 +98,7 @@ class StreamMeter:
 
     @property
     def bill(self) -> Bill:
-        return Bill(self.usage, self.searches, self.response_id, self.tier)
+        return Bill(self.usage, self.searches, self.response_id, self.variant)
 
     @property
     def announced(self) -> bool:
@@ -202,6 +203,7 @@ class _MessagesMeter(StreamMeter):
         if isinstance(usage, dict):
             self.usage = _anthropic_usage(usage, self.usage)
             self.searches = _web_searches(usage) or self.searches
+            self.variant = said(usage, "speed") or self.variant
             self.done = self.done or kind == "message_delta"
         return True
 
@@ -218,7 +220,8 @@ class Messages(Wire):
         usage = response.get("usage")
         if not isinstance(usage, dict):
             return None
-        return Bill(_anthropic_usage(usage, Usage()), _web_searches(usage) or 0)
+        searches = _web_searches(usage) or 0
+        return Bill(_anthropic_usage(usage, Usage()), searches, variant=said(usage, "speed"))
 
     def meter(self, body: dict[str, Any]) -> StreamMeter:
         return _MessagesMeter()
@@ -262,7 +265,7 @@ class _ChatMeter(StreamMeter):
         self._client_asked = client_asked
 
     def feed(self, event: dict[str, Any]) -> bool:
-        self.tier = tier_of(event) or self.tier
+        self.variant = said(event, "service_tier") or self.variant
         usage = event.get("usage")
         if isinstance(usage, dict):
             self.usage = _openai_usage(usage)
@@ -306,7 +309,7 @@ class ChatCompletions(Wire):
         usage = response.get("usage")
         if not isinstance(usage, dict):
             return None
-        return Bill(_openai_usage(usage), tier=tier_of(response))
+        return Bill(_openai_usage(usage), variant=said(response, "service_tier"))
 
     def meter(self, body: dict[str, Any]) -> StreamMeter:
         return _ChatMeter(_asked_usage(body))
@@ -352,7 +355,8 @@ def _responses_bill(response: dict[str, Any]) -> Bill | None:
         return None
     found = response.get("id")
     found = found if isinstance(found, str) else None
-    return Bill(_responses_usage(usage), _searched(response), found, tier_of(response))
+    served = said(response, "service_tier")
+    return Bill(_responses_usage(usage), _searched(response), found, served)
 
 
 class _ResponsesMeter(StreamMeter):
@@ -364,7 +368,7 @@ class _ResponsesMeter(StreamMeter):
             self.response_id = response["id"]
         if event.get("type") in FINAL_RESPONSE_EVENTS and (bill := _responses_bill(response)):
             self.usage, self.searches, self.done = bill.usage, bill.searches, True
-            self.tier = bill.tier
+            self.variant = bill.variant
         return True
 
 

@@ -115,8 +115,9 @@ class Asked:
     searched: int = 0
     """Web searches the call is billed whatever its reply says of them
     (a Chat Completions search model's one search a call)."""
-    tier: str | None = None
-    """The service tier the request asks for (OpenAI's `service_tier`)."""
+    variant: tuple[tuple[str, str], ...] = ()
+    """How the request asks to be served, where that is billed apart
+    (OpenAI's `service_tier`, Anthropic's `speed`)."""
     framing: int = 0
     """Tokens the provider adds around the prompt that its bytes do not show:
     the system prompt of tool use, and the definitions of its own typed tools."""
@@ -218,9 +219,9 @@ def _prompt(body: dict[str, Any]) -> _Tally:
     return tally
 
 
-def _tier(body: dict[str, Any]) -> str | None:
-    tier = body.get("service_tier")
-    return tier if isinstance(tier, str) and tier else None
+def _variant(body: dict[str, Any], key: str) -> tuple[tuple[str, str], ...]:
+    value = body.get(key)
+    return ((key, value),) if isinstance(value, str) and value else ()
 
 
 def _searches(tools: Any) -> int | None:
@@ -250,6 +251,7 @@ def messages_asked(body: dict[str, Any]) -> Asked:
         hour_cache=tally.hour_cache,
         unseen=tuple(dict.fromkeys(tally.unseen)),
         searches=_searches(body.get("tools")),
+        variant=_variant(body, "speed"),
         framing=tally.framing,
     )
 
@@ -290,7 +292,7 @@ def chat_asked(body: dict[str, Any]) -> Asked:
         unseen=tuple(dict.fromkeys(tally.unseen)),
         searches=searches,
         searched=1 if searches is None else 0,
-        tier=_tier(body),
+        variant=_variant(body, "service_tier"),
         framing=tally.framing,
     )
 
@@ -329,6 +331,6 @@ def responses_asked(body: dict[str, Any]) -> Asked:
         previous_response=previous,
         context_key=key,
         searches=None if searching else 0,
-        tier=_tier(body),
+        variant=_variant(body, "service_tier"),
         framing=tally.framing,
     )

@@ -72,7 +72,8 @@ class Estimator:
         answer = min(answer, cap) if cap else answer
         usage = Usage(input_tokens=prompt, output_tokens=answer * asked.choices)
         unknown = bool(asked.unseen)
-        priced = self._pricer.price(model, usage, searches=asked.searched, tier=asked.tier)
+        served = dict(asked.variant)
+        priced = self._pricer.price(model, usage, searches=asked.searched, variant=served)
         likely = priced.cost_usd * learned.factor(unknown)
         answers = _answers(asked, window)
         bound = self._bound(model, asked, held if bounded else None, window, answers)
@@ -97,12 +98,12 @@ class Estimator:
         may still add context, or the answers have no limit)."""
         if estimate.unknown or asked.unseen or estimate.answers is None or asked.searches is None:
             return None
-        price, tier = self._pricer.price, asked.tier
+        price, served = self._pricer.price, dict(asked.variant)
         likely = usage.model_copy(update={"output_tokens": estimate.likely_answers})
         most = usage.model_copy(update={"output_tokens": estimate.answers})
         return (
-            _up(price(model, likely, searches=asked.searched, tier=tier).cost_usd),
-            _up(price(model, most, searches=asked.searches, tier=tier).cost_usd),
+            _up(price(model, likely, searches=asked.searched, variant=served).cost_usd),
+            _up(price(model, most, searches=asked.searches, variant=served).cost_usd),
         )
 
     async def _resolved(self, agent: str, asked: Asked) -> tuple[Asked, int, bool]:
@@ -143,7 +144,7 @@ class Estimator:
             answers,
             hour_cache=asked.hour_cache,
             searches=asked.searches,
-            tier=asked.tier,
+            variant=dict(asked.variant),
         )
 
 

@@ -426,10 +426,10 @@ class Gateway:
 
     def _learned(self, call: _Call, bill: Bill, cost: Decimal) -> Settled:
         """What a call settled from its bill teaches the next estimates: its
-        cost against its estimated prompt with its real answers, at its tier."""
+        cost against its estimated prompt with its real answers, served as it was."""
         expected = Usage(input_tokens=call.estimate.prompt, output_tokens=bill.usage.output_tokens)
         base = self._services.pricer.price(
-            call.model, expected, searches=call.asked.searched, tier=bill.tier
+            call.model, expected, searches=call.asked.searched, variant=bill.variant
         )
         return Settled(
             call.id,
@@ -498,7 +498,7 @@ def _priced(price: Callable[..., Priced], model: str, bill: Bill | None) -> Pric
     if bill is None or bill.usage == Usage():
         return None
     try:
-        return price(model, bill.usage, searches=bill.searches, tier=bill.tier)
+        return price(model, bill.usage, searches=bill.searches, variant=bill.variant)
     except UnknownPrice:
         return None
 

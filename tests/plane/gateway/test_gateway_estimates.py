@@ -16,7 +16,7 @@ from tests.support.billing import Bills
 from tests.support.fixtures_gateway import GatewayPlane, StartGateway
 from tests.support.fixtures_postgres import refuse
 from tests.support.scripted_llm import Reply
-from tests.support.stream_events import chat_reply, chat_stream
+from tests.support.stream_events import chat_reply, chat_stream, messages_stream
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -194,3 +194,26 @@ async def test_a_call_served_at_the_priority_tier_is_charged_its_price(
     assert answer.status_code == 200, answer.text
     [entry] = await gw.entries()
     assert entry.cost_usd == Decimal("0.0045")
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_a_claude_call_in_fast_mode_is_charged_its_price(
+    start_gateway: StartGateway, streamed: bool
+) -> None:
+    """Claude Code's fast mode (`speed: fast`) is billed about twice the
+    standard rates: Claude Opus 4.8's 1,000 tokens in and 100 out are
+    $0.0075, fast $0.015. The usage names the speed the call ran at."""
+    gw = await start_gateway()
+    start = {"input_tokens": 1000, "output_tokens": 1, "speed": "fast"}
+    if streamed:
+        gw.llm.verbatim(*messages_stream(start, {"output_tokens": 100}))
+    else:
+        reply = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-opus-4-8",
+                 "content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn",
+                 "usage": start | {"output_tokens": 100}}  # fmt: skip
+        gw.llm.fault(200, body=reply)
+    body = {"model": "claude-opus-4-8", "max_tokens": 200, "speed": "fast", "stream": streamed}
+    answer = await post(gw, "/v1/messages", gw.keys["claude"], body | {"messages": HELLO})
+    assert answer.status_code == 200, answer.text
+    [entry] = await gw.entries()
+    assert entry.cost_usd == Decimal("0.015")
