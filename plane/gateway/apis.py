@@ -160,28 +160,24 @@ class Wire:
 
 
 def _anthropic_usage(data: dict[str, Any], before: Usage) -> Usage:
-    """Anthropic's usage object over what was already known (a delta may
-    repeat some counts, or carry only the output)."""
-    fresh = _given(data, "input_tokens")
-    read = _given(data, "cache_read_input_tokens")
+    """Anthropic's usage object over what was already known. Its counts are
+    cumulative: a delta may repeat some, carry only the output, or (some
+    servers speaking the API) say 0 for the prompt it announced at the start,
+    and no count is taken below what was already known."""
+    uncached = before.input_tokens - before.cache_read_tokens - before.cache_write_tokens
+    uncached = max(uncached, _given(data, "input_tokens") or 0)
+    cache_read = max(before.cache_read_tokens, _given(data, "cache_read_input_tokens") or 0)
     written = _given(data, "cache_creation_input_tokens")
-    cache_read = before.cache_read_tokens if read is None else read
-    cache_write = before.cache_write_tokens if written is None else written
-    if written is None and "cache_creation" not in data:
-        hour = before.cache_write_1h_tokens
-    else:
-        hour = hour_writes(data, cache_write)
-    if fresh is None:
-        uncached = before.input_tokens - before.cache_read_tokens - before.cache_write_tokens
-    else:
-        uncached = fresh
-    output = _given(data, "output_tokens")
-    output = before.output_tokens if output is None else output
+    cache_write = max(before.cache_write_tokens, written or 0)
+    hour = before.cache_write_1h_tokens
+    if written is not None or "cache_creation" in data:
+        hour = max(hour, hour_writes(data, cache_write))
+    output = max(before.output_tokens, _given(data, "output_tokens") or 0)
     return Usage(
         input_tokens=uncached + cache_read + cache_write,
         cache_read_tokens=cache_read,
         cache_write_tokens=cache_write,
-        cache_write_1h_tokens=hour,
+        cache_write_1h_tokens=min(hour, cache_write),
         output_tokens=output,
     )
 

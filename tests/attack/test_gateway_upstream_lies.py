@@ -118,3 +118,21 @@ async def test_a_messages_stream_whose_usage_is_not_counts_is_charged_its_estima
     assert "message_stop" in answer.text
     [entry] = await gw.entries()
     assert at_estimate(entry), entry
+
+
+async def test_a_delta_that_says_0_for_the_prompt_it_announced_does_not_make_it_free(
+    start_gateway: StartGateway,
+) -> None:
+    """Anthropic's counts are cumulative; some servers speaking its API end
+    the stream with `input_tokens: 0`. The 20,000 prompt tokens announced
+    at the start ($20) are still billed, with the 100 tokens out ($0.20)."""
+    gw = await start_gateway()
+    await gw.services.gate.ceilings.set("claude", None)
+    start = {"input_tokens": 20_000, "cache_read_input_tokens": 0, "output_tokens": 1}
+    delta = {"input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 100}
+    gw.llm.verbatim(*messages_stream(start, delta))
+    answer = await call(gw, "claude", stream=True)
+    assert answer.status_code == 200, answer.text
+    [entry] = await gw.entries()
+    assert (entry.status, entry.cost_usd) == ("settled", Decimal("20.2"))
+    assert entry.usage.input_tokens == 20_000
