@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from plane.gateway.refused import GatewayRefused
+from plane.providers.http import MOST_TOKENS
 
 IMAGE_TOKENS = 1600
 """An image's likely tokens: Anthropic counts about 1,600 for the largest
@@ -79,6 +80,8 @@ SERVER_TOOLS = (
     "mcp",
 )
 """Tool types the provider runs itself, adding what they find to the context."""
+MOST_ANSWERS = 128
+"""The most answers (`n`) OpenAI's Chat Completions gives one request."""
 SEARCH_MODEL = re.compile(r"search-(preview|api)")
 """OpenAI's search models on Chat Completions (`gpt-4o-search-preview`,
 `gpt-5-search-api`): each call searches the web, and is billed the search."""
@@ -206,7 +209,11 @@ class _Tally:
 
 
 def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+    """A positive whole number that bounds something (None: it bounds nothing,
+    as a limit past any call's tokens does not)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MOST_TOKENS:
+        return None
+    return value
 
 
 def _prompt(body: dict[str, Any]) -> _Tally:
@@ -257,16 +264,18 @@ def messages_asked(body: dict[str, Any]) -> Asked:
 
 
 def _choices(value: Any) -> int:
-    """Chat Completions' `n`: 1 when absent (or null), else a whole number.
-    Servers built on pydantic (vLLM) read `"16"`, `16.0` and `" 16 "` as
-    sixteen answers, each billed: such an `n` is refused (`GatewayRefused`),
-    never counted as one answer."""
+    """Chat Completions' `n`: 1 when absent (or null), else a whole number
+    up to OpenAI's `MOST_ANSWERS`. Servers built on pydantic (vLLM) read
+    `"16"`, `16.0` and `" 16 "` as sixteen answers, each billed: such an `n`
+    is refused (`GatewayRefused`), never counted as one answer."""
     if value is None:
         return 1
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MOST_ANSWERS:
         said = json.dumps(value)
         said = said if len(said) <= 40 else said[:39] + "…"
-        raise GatewayRefused(400, f"The request's `n` is not a whole number of answers: {said}.")
+        raise GatewayRefused(
+            400, f"The request's `n` is not a whole number of answers from 1 to 128: {said}."
+        )
     return value
 
 

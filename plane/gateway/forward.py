@@ -66,6 +66,12 @@ log = logging.getLogger(__name__)
 UPSTREAM_TIMEOUT = aiohttp.ClientTimeout(total=None, connect=30, sock_read=600)
 """Connecting may take 30 s; each read of a stream (a model thinking) up to 10 minutes."""
 
+NESTED = "The request body is nested deeper than the plane reads."
+MOST_NESTING = 200
+"""How deep a request body's arrays and objects may nest: far past any
+client's (tool schemas included), well within what every reader of it in
+the plane (the estimate, compression, attribution, the loop guard) can walk."""
+
 UNKNOWN_KEY = (
     "This key is not a gateway agent's key. `plane key AGENT` makes one for an agent "
     "with a `gateway:` block in agents.yaml."
@@ -544,13 +550,33 @@ def _body(raw: bytes) -> dict[str, Any]:
         body = json.loads(raw, parse_constant=not_json.append)
     except ValueError:
         raise GatewayRefused(400, "The request body is not JSON.") from None
+    except RecursionError:
+        raise GatewayRefused(400, NESTED) from None
     if not_json:
         raise GatewayRefused(
             400, f"The request body is not JSON: {not_json[0]} is not a JSON value."
         )
     if not isinstance(body, dict):
         raise GatewayRefused(400, "The request body is not a JSON object.")
+    if _nested_past(body, MOST_NESTING):
+        raise GatewayRefused(400, NESTED)
     return body
+
+
+def _nested_past(value: Any, most: int) -> bool:
+    """Whether `value`'s arrays and objects nest deeper than `most` (read
+    without recursion: the depth is what is in question)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = item.values()
+        elif not isinstance(item, list):
+            continue
+        if depth > most:
+            return True
+        stack.extend((child, depth + 1) for child in item)
+    return False
 
 
 def _models_of(spec: AgentSpec, services: Services) -> list[str]:

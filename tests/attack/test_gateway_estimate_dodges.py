@@ -58,7 +58,7 @@ async def test_n_written_as_a_string_or_a_fraction_never_takes_the_day_past_one_
     for answer in answers:  # each refused says why, in one line
         assert answer.status_code == 400, answer.text
         assert answer.json()["error"]["message"] == (
-            f"The request's `n` is not a whole number of answers: {json.dumps(n)}."
+            f"The request's `n` is not a whole number of answers from 1 to 128: {json.dumps(n)}."
         )
 
 
@@ -95,3 +95,49 @@ async def test_a_background_response_is_refused_before_it_is_sent(
         "cost is known only after the call, where the plane cannot meter it."
     )
     assert gw.llm.requests == [] and await gw.entries() == []
+
+
+HI = b'"messages": [{"role": "user", "content": "hi"}]'
+NESTED = "The request body is nested deeper than the plane reads."
+
+
+@pytest.mark.parametrize(
+    ("raw", "said"),
+    [
+        (b'{"model": "scripted-model", "n": 1' + b"0" * 30 + b", " + HI + b"}", None),
+        (b'{"model": "scripted-model", "messages": ' + b"[" * 5000 + b"]" * 5000 + b"}", NESTED),
+        (
+            b'{"model": "scripted-model", "messages": [{"role": "user", "content": '
+            + b"[" * 900
+            + b"]" * 900
+            + b"}]}",
+            NESTED,
+        ),
+    ],
+)
+async def test_a_request_past_what_the_plane_reads_gets_one_clear_refusal(
+    start_gateway: StartGateway, raw: bytes, said: str | None
+) -> None:
+    """Not "the plane failed to handle this call" (a 500 the client retries):
+    a 400 that says what is wrong, and nothing written or sent."""
+    gw = await start_gateway()
+    heads = {"authorization": f"Bearer {gw.keys['aider']}"}
+    async with httpx.AsyncClient(base_url=gw.url, timeout=30) as http:
+        answer = await http.post("/v1/chat/completions", content=raw, headers=heads)
+    assert answer.status_code == 400, answer.text
+    message = answer.json()["error"]["message"]
+    assert message == said or message.startswith("The request's `n` is not a whole number")
+    assert gw.llm.requests == [] and await gw.entries() == []
+
+
+async def test_an_output_limit_past_any_call_bounds_nothing(start_gateway: StartGateway) -> None:
+    """`max_tokens: 10^30` is read as no limit (the estimate takes what the
+    agent's answers really are), never as a figure no sum can hold."""
+    gw = await start_gateway()
+    heads = {"authorization": f"Bearer {gw.keys['aider']}"}
+    raw = b'{"model": "scripted-model", "max_tokens": 1' + b"0" * 30 + b", " + HI + b"}"
+    async with httpx.AsyncClient(base_url=gw.url, timeout=30) as http:
+        answer = await http.post("/v1/chat/completions", content=raw, headers=heads)
+    assert answer.status_code == 200, answer.text
+    [entry] = await gw.entries()
+    assert entry.status == "settled"
