@@ -15,7 +15,8 @@ One small seam per API (the shape of `plane.providers`' wire formats), and
   chunk of a stream only when `stream_options.include_usage` is set, so the
   gateway always sets it and drops that chunk again for a client that did not
   ask for it (a server that reports the usage so far in every chunk is
-  final only once every answer has ended). Held: 400, which Aider, OpenHands and Cline do not retry.
+  final only once every answer has ended). Held: 400, which Aider,
+  OpenHands and Cline do not retry.
 
 A call that waits only for calls in flight to settle is refused otherwise
 (`busy`): 429 with a Retry-After of a few seconds in every API, which each
