@@ -417,6 +417,8 @@ class Gateway:
             return await self._unbilled(call, announced)
         if call.asked.searched > bill.searches:  # billed, though its reply does not say so
             bill = replace(bill, searches=call.asked.searched)
+        if not bill.variant and call.asked.variant:  # served as asked, unless it says otherwise
+            bill = replace(bill, variant=dict(call.asked.variant))
         line = f"{model} · {usage_text(bill.usage)}"
         if bill.searches:
             line += f" · {bill.searches} web search{'es' if bill.searches > 1 else ''}"

@@ -197,14 +197,16 @@ async def test_a_call_served_at_the_priority_tier_is_charged_its_price(
 
 
 @pytest.mark.parametrize("streamed", [False, True])
+@pytest.mark.parametrize("told", [True, False])
 async def test_a_claude_call_in_fast_mode_is_charged_its_price(
-    start_gateway: StartGateway, streamed: bool
+    start_gateway: StartGateway, streamed: bool, told: bool
 ) -> None:
     """Claude Code's fast mode (`speed: fast`) is billed about twice the
     standard rates: Claude Opus 4.8's 1,000 tokens in and 100 out are
-    $0.0075, fast $0.015. The usage names the speed the call ran at."""
+    $0.0075, fast $0.015. The usage names the speed the call ran at; where
+    it does not, the call ran as it asked."""
     gw = await start_gateway()
-    start = {"input_tokens": 1000, "output_tokens": 1, "speed": "fast"}
+    start = {"input_tokens": 1000, "output_tokens": 1} | ({"speed": "fast"} if told else {})
     if streamed:
         gw.llm.verbatim(*messages_stream(start, {"output_tokens": 100}))
     else:
