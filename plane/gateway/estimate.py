@@ -138,13 +138,18 @@ class Estimator:
             prompt = window if prompt is None else min(prompt, window)
         if prompt is None or answers is None or asked.searches is None:
             return None
-        return self._pricer.estimate(
-            model,
-            prompt,
-            answers,
-            hour_cache=asked.hour_cache,
-            searches=asked.searches,
-            variant=dict(asked.variant),
+        # As asked (fast mode, a dearer tier), or as served by a server that ignores it.
+        variants = [{}, dict(asked.variant)] if asked.variant else [{}]
+        return max(
+            self._pricer.estimate(
+                model,
+                prompt,
+                answers,
+                hour_cache=asked.hour_cache,
+                searches=asked.searches,
+                variant=variant,
+            )
+            for variant in variants
         )
 
 

@@ -417,8 +417,8 @@ class Gateway:
             return await self._unbilled(call, announced)
         if call.asked.searched > bill.searches:  # billed, though its reply does not say so
             bill = replace(bill, searches=call.asked.searched)
-        if not bill.variant and call.asked.variant:  # served as asked, unless it says otherwise
-            bill = replace(bill, variant=dict(call.asked.variant))
+        if not bill.variant and call.asked.variant:
+            bill = self._as_asked(call, bill)
         line = f"{model} · {usage_text(bill.usage)}"
         if bill.searches:
             line += f" · {bill.searches} web search{'es' if bill.searches > 1 else ''}"
@@ -431,6 +431,17 @@ class Gateway:
         charge = await settle(call.id, bill.usage, price.cost_usd, price.source, parts=parts)
         learned = self._learned(call, bill, price.cost_usd)
         return _Charged(charge.cost_usd, charge.day, bill.usage, line, False, learned)
+
+    def _as_asked(self, call: _Call, bill: Bill) -> Bill:
+        """A reply that does not say how it was served (fast mode, a service
+        tier) is charged as its call asked, where that is the dearer: a
+        server that ignored a cheaper tier asked for billed the standard one."""
+        asked = replace(bill, variant=dict(call.asked.variant))
+        price = self._services.pricer.price
+        dearer, plain = _priced(price, call.model, asked), _priced(price, call.model, bill)
+        if dearer is not None and plain is not None and dearer.cost_usd > plain.cost_usd:
+            return asked
+        return bill
 
     def _learned(self, call: _Call, bill: Bill, cost: Decimal) -> Settled:
         """What a call settled from its bill teaches the next estimates: its

@@ -219,3 +219,17 @@ async def test_a_claude_call_in_fast_mode_is_charged_its_price(
     assert answer.status_code == 200, answer.text
     [entry] = await gw.entries()
     assert entry.cost_usd == Decimal("0.015")
+
+
+async def test_a_cheaper_tier_asked_for_and_not_said_is_charged_the_default(
+    start_gateway: StartGateway,
+) -> None:
+    """`service_tier: flex` is half price, but a server that does not say
+    it served the call so may have ignored it: $0.00225, not $0.001125."""
+    gw = await start_gateway()
+    gw.llm.fault(200, body=chat_reply({"prompt_tokens": 1000, "completion_tokens": 100}))
+    body = {"model": "gpt-5", "service_tier": "flex", "messages": HELLO}
+    answer = await post(gw, "/v1/chat/completions", gw.keys["aider"], body)
+    assert answer.status_code == 200, answer.text
+    [entry] = await gw.entries()
+    assert entry.cost_usd == Decimal("0.00225")
