@@ -118,6 +118,9 @@ class Asked:
     searched: int = 0
     """Web searches the call is billed whatever its reply says of them
     (a Chat Completions search model's one search a call)."""
+    predicted: int = 0
+    """Bytes of a predicted output (Chat Completions' `prediction`): what of
+    it the answer does not use is billed as output, a token a byte at most."""
     variant: tuple[tuple[str, str], ...] = ()
     """How the request asks to be served, where that is billed apart
     (OpenAI's `service_tier`, Anthropic's `speed`)."""
@@ -281,9 +284,10 @@ def _choices(value: Any) -> int:
 
 def chat_asked(body: dict[str, Any]) -> Asked:
     """Chat Completions: `n` answers, each up to `max_completion_tokens` (or
-    the older `max_tokens`); a search model (by its name, or asked with
-    `web_search_options`) searches the web once a call, billed whatever its
-    usage says. Refuses an `n` that is not a whole number (`GatewayRefused`)."""
+    the older `max_tokens`), and what a `prediction` holds; a search model
+    (by its name, or asked with `web_search_options`) searches the web once a
+    call, billed whatever its usage says. Refuses an `n` that is not a whole
+    number (`GatewayRefused`)."""
     tally = _prompt(body)
     searches: int | None = 0
     model = body.get("model")
@@ -292,6 +296,8 @@ def chat_asked(body: dict[str, Any]) -> Asked:
         tally.unseen.append("web search")
         searches = None
     limit = body.get("max_completion_tokens", body.get("max_tokens"))
+    predicted = _Tally()
+    predicted.walk(body.get("prediction"))
     return Asked(
         tally.chars,
         tally.bytes,
@@ -301,6 +307,7 @@ def chat_asked(body: dict[str, Any]) -> Asked:
         unseen=tuple(dict.fromkeys(tally.unseen)),
         searches=searches,
         searched=1 if searches is None else 0,
+        predicted=predicted.bytes,
         variant=_variant(body, "service_tier"),
         framing=tally.framing,
     )

@@ -155,11 +155,12 @@ class Estimator:
 
 def _answers(asked: Asked, window: int | None) -> int | None:
     """The most tokens the answers may have together: each up to the request's
-    limit, or the model's context window (None: neither is known)."""
+    limit, or the model's context window (None: neither is known), and a
+    predicted output the answer may not use (billed as output all the same)."""
     answer = asked.output_limit or window
     if window is not None and answer is not None:
         answer = min(answer, window)
-    return None if answer is None else answer * asked.choices
+    return None if answer is None else answer * asked.choices + asked.predicted
 
 
 def _up(amount: Decimal) -> Decimal:

@@ -20,9 +20,10 @@ from typing import Any
 import httpx
 import pytest
 
+from plane.wire.protocol import Usage
 from tests.support.billing import Bills, billed_usd
 from tests.support.fixtures_gateway import StartGateway
-from tests.support.scripted_llm import Reply
+from tests.support.scripted_llm import Reply, derived_usage
 
 pytestmark = [pytest.mark.timeout(60)]
 
@@ -141,3 +142,39 @@ async def test_an_output_limit_past_any_call_bounds_nothing(start_gateway: Start
     assert answer.status_code == 200, answer.text
     [entry] = await gw.entries()
     assert entry.status == "settled"
+
+
+def predicted_billed(body: dict[str, Any], serial: int) -> Reply:
+    """A predicted output all rejected: OpenAI bills its tokens as output."""
+    rejected = derived_usage({"messages": [body["prediction"]]}, "").input_tokens
+    usage = Usage(input_tokens=derived_usage(body, "").input_tokens, output_tokens=10 + rejected)
+    return Reply("rewritten", usage, delay_s=0.2)
+
+
+async def test_a_predicted_output_never_takes_the_day_past_one_call_over(
+    start_gateway: StartGateway,
+) -> None:
+    """Chat Completions' `prediction` (Predicted Outputs): the tokens of it the
+    answer does not use are billed as output. 2,000 characters predicted and
+    all rejected are 500 tokens out ($1.00), whatever `max_tokens` says."""
+    gw = await start_gateway()
+    await gw.services.gate.ceilings.set("aider", CEILING)
+    gw.gateway.admission.wait_s = 0.5
+    gw.llm.responder = predicted_billed
+    prediction = {"type": "content", "content": "x = 1\n" * 333}
+    body = {"model": "scripted-model", "messages": HELLO, "max_tokens": 10}
+    heads = {"authorization": f"Bearer {gw.keys['aider']}"}
+    async with httpx.AsyncClient(base_url=gw.url, timeout=30) as http:
+        await asyncio.gather(
+            *(
+                http.post(
+                    "/v1/chat/completions", json=body | {"prediction": prediction}, headers=heads
+                )
+                for _ in range(8)
+            )
+        )
+    pricer = gw.services.pricer
+    spent = await gw.services.ledger.spend_today("aider")
+    assert spent == billed_usd(gw.llm.billed, pricer)
+    largest = max(pricer.price(b.model, b.usage).cost_usd for b in gw.llm.billed)
+    assert spent <= CEILING + largest, f"${spent} spent: {len(gw.llm.billed)} calls went"
