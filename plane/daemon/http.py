@@ -111,6 +111,10 @@ class _Responder:
         if self._request.transport is not None:
             self._request.transport.abort()
 
+    def gone(self) -> bool:
+        transport = self._request.transport
+        return transport is None or transport.is_closing()
+
 
 class _Connection(web.RequestHandler):
     """aiohttp's connection, a stranger at the door from when it opens until

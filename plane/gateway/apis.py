@@ -14,7 +14,9 @@ One small seam per API (the shape of `plane.providers`' wire formats), and
 - `ChatCompletions`: OpenAI's `/v1/chat/completions`. Usage is the final
   chunk of a stream only when `stream_options.include_usage` is set, so the
   gateway always sets it and drops that chunk again for a client that did not
-  ask for it. Held: 400, which Aider, OpenHands and Cline do not retry.
+  ask for it (a server that reports the usage so far in every chunk is
+  final only once every answer has ended). Held: 400, which Aider,
+  OpenHands and Cline do not retry.
 
 A call that waits only for calls in flight to settle is refused otherwise
 (`busy`): 429 with a Retry-After of a few seconds in every API, which each
@@ -29,14 +31,19 @@ from typing import Any
 
 from plane.gateway.asked import Asked, chat_asked, messages_asked, responses_asked
 from plane.gateway.compress import Keep, compress_chat, compress_messages, compress_responses
+from plane.money.pricing import Variant
 from plane.providers.anthropic import hour_writes
+from plane.providers.http import token_count
 from plane.wire.protocol import Usage
 
 Refusal = tuple[int, dict[str, Any], dict[str, str]]
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and value >= 0 else 0
+def _given(data: dict[str, Any], key: str) -> int | None:
+    """A token count the usage object states (None: absent, or null); a value
+    that is not a count raises `ValueError`: the call's usage is then unknown."""
+    value = data.get(key)
+    return None if value is None else token_count(value)
 
 
 @dataclass(frozen=True)
@@ -48,6 +55,15 @@ class Bill:
     """Web searches a server tool made (billed per search)."""
     response_id: str | None = None
     """The response's id, where a later request may name it (Responses)."""
+    variant: Variant = field(default_factory=dict)
+    """How the provider says it served the call, where that is billed apart
+    (OpenAI's `service_tier`, Anthropic's `speed`)."""
+
+
+def said(data: dict[str, Any], key: str) -> dict[str, str]:
+    """`{key: value}` when `data` names one (a price variant), else nothing."""
+    value = data.get(key)
+    return {key: value} if isinstance(value, str) and value else {}
 
 
 @dataclass
@@ -55,20 +71,35 @@ class StreamMeter:
     """What a stream used, read event by event; `done` once its usage is final.
     Before that, `usage` is what the provider has announced so far (Anthropic
     states the prompt's tokens in its first event): what a stream cut short
-    is charged at least."""
+    is charged at least. A usage that is not counts (a string, a negative)
+    makes the stream's usage unknown for good: never `done`, it is charged as
+    a stream that ended before its usage, never at what could be read of it."""
 
     usage: Usage = field(default_factory=Usage)
     done: bool = False
     searches: int = 0
     response_id: str | None = None
+    variant: Variant = field(default_factory=dict)
+    unreadable: bool = False
+
+    def read(self, event: dict[str, Any]) -> bool:
+        """Read one event; return whether the client should see it."""
+        try:
+            shown = self.feed(event)
+        except ValueError:
+            self.unreadable, shown = True, True
+        if self.unreadable:
+            self.done = False
+        return shown
 
     def feed(self, event: dict[str, Any]) -> bool:
-        """Read one event; return whether the client should see it."""
+        """Read one event (`ValueError`: its usage is not counts); return
+        whether the client should see it."""
         raise NotImplementedError
 
     @property
     def bill(self) -> Bill:
-        return Bill(self.usage, self.searches, self.response_id)
+        return Bill(self.usage, self.searches, self.response_id, self.variant)
 
     @property
     def announced(self) -> bool:
@@ -91,7 +122,15 @@ class Wire:
         return body
 
     def bill_of(self, response: dict[str, Any]) -> Bill | None:
-        """What a whole response used; None when it says nothing of it."""
+        """What a whole response used; None when it says nothing of it, or
+        nothing the plane can read (its usage is not counts): it is unknown."""
+        try:
+            return self.usage_of(response)
+        except ValueError:
+            return None
+
+    def usage_of(self, response: dict[str, Any]) -> Bill | None:
+        """`bill_of`, raising `ValueError` on a usage that is not counts."""
         raise NotImplementedError
 
     def compressed(self, body: dict[str, Any], keep: Keep) -> tuple[dict[str, Any], int]:
@@ -122,31 +161,24 @@ class Wire:
 
 
 def _anthropic_usage(data: dict[str, Any], before: Usage) -> Usage:
-    """Anthropic's usage object over what was already known (a delta may
-    repeat some counts, or carry only the output)."""
-    fresh = _int(data.get("input_tokens")) if "input_tokens" in data else None
-    read = _int(data.get("cache_read_input_tokens")) if "cache_read_input_tokens" in data else None
-    written = (
-        _int(data.get("cache_creation_input_tokens"))
-        if "cache_creation_input_tokens" in data
-        else None
-    )
-    cache_read = before.cache_read_tokens if read is None else read
-    cache_write = before.cache_write_tokens if written is None else written
-    if written is None and "cache_creation" not in data:
-        hour = before.cache_write_1h_tokens
-    else:
-        hour = hour_writes(data, cache_write)
-    if fresh is None:
-        uncached = before.input_tokens - before.cache_read_tokens - before.cache_write_tokens
-    else:
-        uncached = fresh
-    output = _int(data.get("output_tokens")) if "output_tokens" in data else before.output_tokens
+    """Anthropic's usage object over what was already known. Its counts are
+    cumulative: a delta may repeat some, carry only the output, or (some
+    servers speaking the API) say 0 for the prompt it announced at the start,
+    and no count is taken below what was already known."""
+    uncached = before.input_tokens - before.cache_read_tokens - before.cache_write_tokens
+    uncached = max(uncached, _given(data, "input_tokens") or 0)
+    cache_read = max(before.cache_read_tokens, _given(data, "cache_read_input_tokens") or 0)
+    written = _given(data, "cache_creation_input_tokens")
+    cache_write = max(before.cache_write_tokens, written or 0)
+    hour = before.cache_write_1h_tokens
+    if written is not None or "cache_creation" in data:
+        hour = max(hour, hour_writes(data, cache_write))
+    output = max(before.output_tokens, _given(data, "output_tokens") or 0)
     return Usage(
         input_tokens=uncached + cache_read + cache_write,
         cache_read_tokens=cache_read,
         cache_write_tokens=cache_write,
-        cache_write_1h_tokens=hour,
+        cache_write_1h_tokens=min(hour, cache_write),
         output_tokens=output,
     )
 
@@ -154,7 +186,7 @@ def _anthropic_usage(data: dict[str, Any], before: Usage) -> Usage:
 def _web_searches(usage: dict[str, Any]) -> int | None:
     """Anthropic's count of a server tool's web searches (None: not in this object)."""
     tools = usage.get("server_tool_use")
-    return _int(tools.get("web_search_requests")) if isinstance(tools, dict) else None
+    return _given(tools, "web_search_requests") if isinstance(tools, dict) else None
 
 
 class _MessagesMeter(StreamMeter):
@@ -165,10 +197,11 @@ class _MessagesMeter(StreamMeter):
             usage = event["message"].get("usage")
         elif kind == "message_delta":
             usage = event.get("usage")
-            self.done = self.done or isinstance(usage, dict)
         if isinstance(usage, dict):
             self.usage = _anthropic_usage(usage, self.usage)
             self.searches = _web_searches(usage) or self.searches
+            self.variant = said(usage, "speed") or self.variant
+            self.done = self.done or kind == "message_delta"
         return True
 
 
@@ -180,11 +213,12 @@ class Messages(Wire):
     def asked(self, body: dict[str, Any]) -> Asked:
         return messages_asked(body)
 
-    def bill_of(self, response: dict[str, Any]) -> Bill | None:
+    def usage_of(self, response: dict[str, Any]) -> Bill | None:
         usage = response.get("usage")
         if not isinstance(usage, dict):
             return None
-        return Bill(_anthropic_usage(usage, Usage()), _web_searches(usage) or 0)
+        searches = _web_searches(usage) or 0
+        return Bill(_anthropic_usage(usage, Usage()), searches, variant=said(usage, "speed"))
 
     def meter(self, body: dict[str, Any]) -> StreamMeter:
         return _MessagesMeter()
@@ -213,12 +247,12 @@ class Messages(Wire):
 
 def _openai_usage(data: dict[str, Any]) -> Usage:
     details = data.get("prompt_tokens_details")
-    cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else 0
-    prompt = _int(data.get("prompt_tokens"))
+    cached = (_given(details, "cached_tokens") if isinstance(details, dict) else None) or 0
+    prompt = _given(data, "prompt_tokens") or 0
     return Usage(
         input_tokens=max(prompt, cached),
         cache_read_tokens=cached,
-        output_tokens=_int(data.get("completion_tokens")),  # reasoning tokens are part of it
+        output_tokens=_given(data, "completion_tokens") or 0,  # reasoning tokens are part of it
     )
 
 
@@ -228,13 +262,24 @@ class _ChatMeter(StreamMeter):
         self._client_asked = client_asked
 
     def feed(self, event: dict[str, Any]) -> bool:
+        self.variant = said(event, "service_tier") or self.variant
         usage = event.get("usage")
         if isinstance(usage, dict):
             self.usage = _openai_usage(usage)
-            self.done = True
+            # Final on the chunk that carries only usage, or ends every answer; a
+            # server may report the usage so far in every chunk (vLLM's
+            # `continuous_usage_stats`): a stream cut then is not paid for by it.
+            choices = event.get("choices")
+            self.done = self.done or not choices or _all_finished(choices)
             # The chunk that only carries usage goes to a client that asked for it.
-            return self._client_asked or bool(event.get("choices"))
+            return self._client_asked or bool(choices)
         return True
+
+
+def _all_finished(choices: Any) -> bool:
+    """Every answer of a chunk says why it ended (`finish_reason`)."""
+    listed = choices if isinstance(choices, list) else []
+    return all(isinstance(c, dict) and c.get("finish_reason") for c in listed)
 
 
 def _asked_usage(body: dict[str, Any]) -> bool:
@@ -257,9 +302,11 @@ class ChatCompletions(Wire):
         options = dict(options) if isinstance(options, dict) else {}
         return {**body, "stream_options": {**options, "include_usage": True}}
 
-    def bill_of(self, response: dict[str, Any]) -> Bill | None:
+    def usage_of(self, response: dict[str, Any]) -> Bill | None:
         usage = response.get("usage")
-        return Bill(_openai_usage(usage)) if isinstance(usage, dict) else None
+        if not isinstance(usage, dict):
+            return None
+        return Bill(_openai_usage(usage), variant=said(response, "service_tier"))
 
     def meter(self, body: dict[str, Any]) -> StreamMeter:
         return _ChatMeter(_asked_usage(body))
@@ -281,11 +328,11 @@ class ChatCompletions(Wire):
 
 def _responses_usage(data: dict[str, Any]) -> Usage:
     details = data.get("input_tokens_details")
-    cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else 0
+    cached = (_given(details, "cached_tokens") if isinstance(details, dict) else None) or 0
     return Usage(
-        input_tokens=max(_int(data.get("input_tokens")), cached),
+        input_tokens=max(_given(data, "input_tokens") or 0, cached),
         cache_read_tokens=cached,
-        output_tokens=_int(data.get("output_tokens")),  # reasoning tokens are part of it
+        output_tokens=_given(data, "output_tokens") or 0,  # reasoning tokens are part of it
     )
 
 
@@ -304,9 +351,9 @@ def _responses_bill(response: dict[str, Any]) -> Bill | None:
     if not isinstance(usage, dict):
         return None
     found = response.get("id")
-    return Bill(
-        _responses_usage(usage), _searched(response), found if isinstance(found, str) else None
-    )
+    found = found if isinstance(found, str) else None
+    served = said(response, "service_tier")
+    return Bill(_responses_usage(usage), _searched(response), found, served)
 
 
 class _ResponsesMeter(StreamMeter):
@@ -318,6 +365,7 @@ class _ResponsesMeter(StreamMeter):
             self.response_id = response["id"]
         if event.get("type") in FINAL_RESPONSE_EVENTS and (bill := _responses_bill(response)):
             self.usage, self.searches, self.done = bill.usage, bill.searches, True
+            self.variant = bill.variant
         return True
 
 
@@ -333,7 +381,7 @@ class Responses(Wire):
     def asked(self, body: dict[str, Any]) -> Asked:
         return responses_asked(body)
 
-    def bill_of(self, response: dict[str, Any]) -> Bill | None:
+    def usage_of(self, response: dict[str, Any]) -> Bill | None:
         return _responses_bill(response)
 
     def meter(self, body: dict[str, Any]) -> StreamMeter:

@@ -18,20 +18,46 @@ has no bound it can read, and learns instead (`plane.gateway.learned`).
 The prompt is measured two ways: characters, for a likely count of tokens,
 and UTF-8 bytes, a bound (a byte-level tokenizer never makes more tokens
 than bytes). An inline image is a bounded number of tokens whatever its
-size: both providers scale an image down before they count it.
+size: both providers scale an image down before they count it (how many, a
+model of OpenAI's may count far above the rest: `image_tokens`).
 """
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from plane.gateway.refused import GatewayRefused
+from plane.providers.http import MOST_TOKENS
 
 IMAGE_TOKENS = 1600
 """An image's likely tokens: Anthropic counts about 1,600 for the largest
 image it keeps (1.15 megapixels); OpenAI's high detail comes to less."""
 IMAGE_TOKENS_BOUND = 3000
 """What an image may count at most, on either provider (OpenAI's patch-counted
-models come to about 2,500)."""
+models come to about 2,500), but for the models of `IMAGE_COUNTS`."""
+IMAGE_COUNTS = (
+    ("gpt-4o-mini", 2833 + 4 * 5667, 2833 + 8 * 5667),
+    ("nano", 2519, 3779),
+)
+"""(model substring, likely, most) tokens of an image on the OpenAI models
+that count one far above the rest, each token priced that much lower:
+gpt-4o-mini, 2,833 and 5,667 a 512-px tile (four for a 1024-px image, eight
+at most); the nano models, 32-px patches times 2.46 (1,024 for a 1024-px
+image, 1,536 at most)."""
+
+
+def image_tokens(model: str) -> tuple[int, int]:
+    """An image's likely and largest count of tokens on `model`."""
+    lowered = model.lower()
+    for key, likely, most in IMAGE_COUNTS:
+        if key in lowered:
+            return likely, most
+    return IMAGE_TOKENS, IMAGE_TOKENS_BOUND
+
+
 FRAMING = 100
 """Tokens a provider adds around any prompt (its messages' framing)."""
 TOOL_USE_TOKENS = 1000
@@ -54,6 +80,17 @@ SERVER_TOOLS = (
     "mcp",
 )
 """Tool types the provider runs itself, adding what they find to the context."""
+MOST_ANSWERS = 128
+"""The most answers (`n`) OpenAI's Chat Completions gives one request."""
+SEARCH_MODEL = re.compile(r"search-(preview|api)")
+"""OpenAI's search models on Chat Completions (`gpt-4o-search-preview`,
+`gpt-5-search-api`): each call searches the web, and is billed the search."""
+
+
+BACKGROUND = (
+    "The plane does not forward background responses (`background: true`): what they "
+    "cost is known only after the call, where the plane cannot meter it."
+)
 
 
 @dataclass(frozen=True)
@@ -78,6 +115,15 @@ class Asked:
     `conversation:ID`): the ledger's last call with it says its size."""
     searches: int | None = 0
     """The most web searches the call may make and bill (None: no bound given)."""
+    searched: int = 0
+    """Web searches the call is billed whatever its reply says of them
+    (a Chat Completions search model's one search a call)."""
+    predicted: int = 0
+    """Bytes of a predicted output (Chat Completions' `prediction`): what of
+    it the answer does not use is billed as output, a token a byte at most."""
+    variant: tuple[tuple[str, str], ...] = ()
+    """How the request asks to be served, where that is billed apart
+    (OpenAI's `service_tier`, Anthropic's `speed`)."""
     framing: int = 0
     """Tokens the provider adds around the prompt that its bytes do not show:
     the system prompt of tool use, and the definitions of its own typed tools."""
@@ -166,7 +212,11 @@ class _Tally:
 
 
 def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+    """A positive whole number that bounds something (None: it bounds nothing,
+    as a limit past any call's tokens does not)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MOST_TOKENS:
+        return None
+    return value
 
 
 def _prompt(body: dict[str, Any]) -> _Tally:
@@ -177,6 +227,11 @@ def _prompt(body: dict[str, Any]) -> _Tally:
         elif key in body:
             tally.walk(body[key])
     return tally
+
+
+def _variant(body: dict[str, Any], key: str) -> tuple[tuple[str, str], ...]:
+    value = body.get(key)
+    return ((key, value),) if isinstance(value, str) and value else ()
 
 
 def _searches(tools: Any) -> int | None:
@@ -206,34 +261,65 @@ def messages_asked(body: dict[str, Any]) -> Asked:
         hour_cache=tally.hour_cache,
         unseen=tuple(dict.fromkeys(tally.unseen)),
         searches=_searches(body.get("tools")),
+        variant=_variant(body, "speed"),
         framing=tally.framing,
     )
 
 
+def _choices(value: Any) -> int:
+    """Chat Completions' `n`: 1 when absent (or null), else a whole number
+    up to OpenAI's `MOST_ANSWERS`. Servers built on pydantic (vLLM) read
+    `"16"`, `16.0` and `" 16 "` as sixteen answers, each billed: such an `n`
+    is refused (`GatewayRefused`), never counted as one answer."""
+    if value is None:
+        return 1
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MOST_ANSWERS:
+        said = json.dumps(value)
+        said = said if len(said) <= 40 else said[:39] + "…"
+        raise GatewayRefused(
+            400, f"The request's `n` is not a whole number of answers from 1 to 128: {said}."
+        )
+    return value
+
+
 def chat_asked(body: dict[str, Any]) -> Asked:
     """Chat Completions: `n` answers, each up to `max_completion_tokens` (or
-    the older `max_tokens`); search models search the web."""
+    the older `max_tokens`), and what a `prediction` holds; a search model
+    (by its name, or asked with `web_search_options`) searches the web once a
+    call, billed whatever its usage says. Refuses an `n` that is not a whole
+    number (`GatewayRefused`)."""
     tally = _prompt(body)
     searches: int | None = 0
-    if body.get("web_search_options") is not None:
+    model = body.get("model")
+    searching = isinstance(model, str) and SEARCH_MODEL.search(model.lower()) is not None
+    if searching or body.get("web_search_options") is not None:
         tally.unseen.append("web search")
         searches = None
     limit = body.get("max_completion_tokens", body.get("max_tokens"))
+    predicted = _Tally()
+    predicted.walk(body.get("prediction"))
     return Asked(
         tally.chars,
         tally.bytes,
         tally.images,
         output_limit=_int(limit),
-        choices=_int(body.get("n")) or 1,
+        choices=_choices(body.get("n")),
         unseen=tuple(dict.fromkeys(tally.unseen)),
         searches=searches,
+        searched=1 if searches is None else 0,
+        predicted=predicted.bytes,
+        variant=_variant(body, "service_tier"),
         framing=tally.framing,
     )
 
 
 def responses_asked(body: dict[str, Any]) -> Asked:
     """Responses: the prompt may be a previous response, a conversation or a
-    stored prompt the provider holds, besides what the body shows."""
+    stored prompt the provider holds, besides what the body shows. Refuses a
+    background response (`GatewayRefused`): its usage comes only when the
+    client fetches it, past the plane."""
+    if body.get("background") not in (None, False):
+        raise GatewayRefused(400, BACKGROUND)
     tally = _prompt(body)
     previous = body.get("previous_response_id")
     previous = previous if isinstance(previous, str) and previous else None
@@ -261,5 +347,6 @@ def responses_asked(body: dict[str, Any]) -> Asked:
         previous_response=previous,
         context_key=key,
         searches=None if searching else 0,
+        variant=_variant(body, "service_tier"),
         framing=tally.framing,
     )

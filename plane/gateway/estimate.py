@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass, replace
 from decimal import ROUND_CEILING, Decimal
 
-from plane.gateway.asked import IMAGE_TOKENS, IMAGE_TOKENS_BOUND, Asked
+from plane.gateway.asked import Asked, image_tokens
 from plane.gateway.learned import Learning
 from plane.money.pricing import Pricer
 from plane.wire.protocol import Usage
@@ -65,13 +65,16 @@ class Estimator:
         window = self._pricer.context_window(model)
         if window is not None and wide_context:
             window = max(window, WIDE_CONTEXT)
-        prompt = math.ceil(asked.chars / CHARS_PER_TOKEN) + asked.images * IMAGE_TOKENS + held
+        image, _ = image_tokens(model)
+        prompt = math.ceil(asked.chars / CHARS_PER_TOKEN) + asked.images * image + held
         cap = asked.output_limit or window
         answer = learned.likely_output() or COLD_OUTPUT
         answer = min(answer, cap) if cap else answer
         usage = Usage(input_tokens=prompt, output_tokens=answer * asked.choices)
         unknown = bool(asked.unseen)
-        likely = self._pricer.price(model, usage).cost_usd * learned.factor(unknown)
+        served = dict(asked.variant)
+        priced = self._pricer.price(model, usage, searches=asked.searched, variant=served)
+        likely = priced.cost_usd * learned.factor(unknown)
         answers = _answers(asked, window)
         bound = self._bound(model, asked, held if bounded else None, window, answers)
         if bound is not None:
@@ -95,12 +98,12 @@ class Estimator:
         may still add context, or the answers have no limit)."""
         if estimate.unknown or asked.unseen or estimate.answers is None or asked.searches is None:
             return None
-        price = self._pricer.price
+        price, served = self._pricer.price, dict(asked.variant)
         likely = usage.model_copy(update={"output_tokens": estimate.likely_answers})
         most = usage.model_copy(update={"output_tokens": estimate.answers})
         return (
-            _up(price(model, likely).cost_usd),
-            _up(price(model, most, searches=asked.searches).cost_usd),
+            _up(price(model, likely, searches=asked.searched, variant=served).cost_usd),
+            _up(price(model, most, searches=asked.searches, variant=served).cost_usd),
         )
 
     async def _resolved(self, agent: str, asked: Asked) -> tuple[Asked, int, bool]:
@@ -129,23 +132,35 @@ class Estimator:
         the ledger sized, None when that size is no bound."""
         prompt: int | None = None
         if not asked.unseen and held is not None:
-            prompt = asked.bytes + asked.images * IMAGE_TOKENS_BOUND + asked.framing + held
+            _, image = image_tokens(model)
+            prompt = asked.bytes + asked.images * image + asked.framing + held
         if window is not None:
             prompt = window if prompt is None else min(prompt, window)
         if prompt is None or answers is None or asked.searches is None:
             return None
-        return self._pricer.estimate(
-            model, prompt, answers, hour_cache=asked.hour_cache, searches=asked.searches
+        # As asked (fast mode, a dearer tier), or as served by a server that ignores it.
+        variants = [{}, dict(asked.variant)] if asked.variant else [{}]
+        return max(
+            self._pricer.estimate(
+                model,
+                prompt,
+                answers,
+                hour_cache=asked.hour_cache,
+                searches=asked.searches,
+                variant=variant,
+            )
+            for variant in variants
         )
 
 
 def _answers(asked: Asked, window: int | None) -> int | None:
     """The most tokens the answers may have together: each up to the request's
-    limit, or the model's context window (None: neither is known)."""
+    limit, or the model's context window (None: neither is known), and a
+    predicted output the answer may not use (billed as output all the same)."""
     answer = asked.output_limit or window
     if window is not None and answer is not None:
         answer = min(answer, window)
-    return None if answer is None else answer * asked.choices
+    return None if answer is None else answer * asked.choices + asked.predicted
 
 
 def _up(amount: Decimal) -> Decimal:

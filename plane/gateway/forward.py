@@ -28,7 +28,7 @@ import logging
 import sqlite3
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from decimal import Decimal
 from typing import Any, Protocol
@@ -66,6 +66,12 @@ log = logging.getLogger(__name__)
 UPSTREAM_TIMEOUT = aiohttp.ClientTimeout(total=None, connect=30, sock_read=600)
 """Connecting may take 30 s; each read of a stream (a model thinking) up to 10 minutes."""
 
+NESTED = "The request body is nested deeper than the plane reads."
+MOST_NESTING = 200
+"""How deep a request body's arrays and objects may nest: far past any
+client's (tool schemas included), well within what every reader of it in
+the plane (the estimate, compression, attribution, the loop guard) can walk."""
+
 UNKNOWN_KEY = (
     "This key is not a gateway agent's key. `plane key AGENT` makes one for an agent "
     "with a `gateway:` block in agents.yaml."
@@ -84,6 +90,9 @@ class Responder(Protocol):
     def abort(self) -> None:
         """Break the connection: the upstream broke its stream, and the client
         must not take what came before for a whole answer."""
+
+    def gone(self) -> bool:
+        """The client has closed its connection: nobody will read an answer."""
 
 
 class Gateway:
@@ -273,6 +282,10 @@ class Gateway:
 
     async def _exchange(self, call: _Call, headers: dict[str, str], out: Responder) -> None:
         wire, spec = call.wire, call.spec
+        if out.gone():  # it left while its call waited for room: nothing is sent, or bought
+            log.info("%s: the client left before its call was sent", spec.name)
+            await self._fail(call)
+            return
         body = connections.json_body(wire.upstream_body(call.body))
         try:
             response = await self._http.post(
@@ -333,7 +346,7 @@ class Gateway:
                 pending += chunk
                 for event in sse_events(pending):
                     data = event_data(event)
-                    shown = data is None or meter.feed(data)
+                    shown = data is None or meter.read(data)
                     if meter.announced and not tightened:
                         tightened = await self._announced(call, meter.usage)
                     if shown and meter.done:
@@ -401,17 +414,14 @@ class Gateway:
         """The ledger's settle, and what is said and learned of it."""
         services, model = self._services, call.model
         settle = services.ledger.settle
+        if bill is not None and bill.usage == Usage() and not bill.searches:
+            bill = None  # an answer that used nothing at all: its usage is unknown, not free
         if bill is None:
-            likely = call.estimate.likely
-            seen = announced.usage if announced is not None else Usage()
-            said = _priced(services.pricer.price, model, announced)
-            if said is not None and said.cost_usd > likely:
-                charge = await settle(call.id, seen, said.cost_usd, said.source, estimated=True)
-                line = f"{model} · cut after {usage_text(seen)} was announced, charged that"
-            else:
-                charge = await settle(call.id, seen, likely, "estimate", estimated=True)
-                line = f"{model} · cut before its usage, charged at its estimate"
-            return _Charged(charge.cost_usd, charge.day, seen, line, unpriced=False)
+            return await self._unbilled(call, announced)
+        if call.asked.searched > bill.searches:  # billed, though its reply does not say so
+            bill = replace(bill, searches=call.asked.searched)
+        if not bill.variant and call.asked.variant:
+            bill = self._as_asked(call, bill)
         line = f"{model} · {usage_text(bill.usage)}"
         if bill.searches:
             line += f" · {bill.searches} web search{'es' if bill.searches > 1 else ''}"
@@ -422,20 +432,57 @@ class Gateway:
         pieces = pieces_of(call.wire.upstream_kind, call.wire.path, call.body)
         parts = services.pricer.attribute(model, pieces, bill.usage, price.cost_usd)
         charge = await settle(call.id, bill.usage, price.cost_usd, price.source, parts=parts)
+        learned = self._learned(call, bill, price.cost_usd)
+        return _Charged(charge.cost_usd, charge.day, bill.usage, line, False, learned)
+
+    def _as_asked(self, call: _Call, bill: Bill) -> Bill:
+        """A reply that does not say how it was served (fast mode, a service
+        tier) is charged as its call asked, where that is the dearer: a
+        server that ignored a cheaper tier asked for billed the standard one."""
+        asked = replace(bill, variant=dict(call.asked.variant))
+        price = self._services.pricer.price
+        dearer, plain = _priced(price, call.model, asked), _priced(price, call.model, bill)
+        if dearer is not None and plain is not None and dearer.cost_usd > plain.cost_usd:
+            return asked
+        return bill
+
+    def _learned(self, call: _Call, bill: Bill, cost: Decimal) -> Settled:
+        """What a call settled from its bill teaches the next estimates: its
+        cost against its estimated prompt with its real answers, served as it was."""
         expected = Usage(input_tokens=call.estimate.prompt, output_tokens=bill.usage.output_tokens)
-        learned = Settled(
+        base = self._services.pricer.price(
+            call.model, expected, searches=call.asked.searched, variant=bill.variant
+        )
+        return Settled(
             call.id,
             call.spec.name,
-            services.pricer.price(model, expected).cost_usd,
+            base.cost_usd,
             call.estimate.unknown,
             call.asked.choices,
-            price.cost_usd,
+            cost,
             bill.usage.input_tokens,
             bill.usage.output_tokens,
             bill.response_id,
             call.asked.context_key,
         )
-        return _Charged(charge.cost_usd, charge.day, bill.usage, line, False, learned)
+
+    async def _unbilled(self, call: _Call, announced: Bill | None) -> _Charged:
+        """A call settled without its usage: at the larger of its likely cost
+        and what the provider announced of it (`announced`: a stream cut; None:
+        a whole reply whose usage was missing or not counts)."""
+        services, model, likely = self._services, call.model, call.estimate.likely
+        settle = services.ledger.settle
+        seen = announced.usage if announced is not None else Usage()
+        said = _priced(services.pricer.price, model, announced)
+        if said is not None and said.cost_usd > likely:
+            charge = await settle(call.id, seen, said.cost_usd, said.source, estimated=True)
+            line = f"{model} · cut after {usage_text(seen)} was announced, charged that"
+        else:
+            charge = await settle(call.id, seen, likely, "estimate", estimated=True)
+            line = f"{model} · cut before its usage, charged at its estimate"
+            if announced is None:
+                line = f"{model} · no usage the plane could read, charged at its estimate"
+        return _Charged(charge.cost_usd, charge.day, seen, line, unpriced=False)
 
     async def _said(self, call: _Call, charged: _Charged) -> None:
         """The call's quiet line in the conversation, its row, the day's notices."""
@@ -473,7 +520,7 @@ def _priced(price: Callable[..., Priced], model: str, bill: Bill | None) -> Pric
     if bill is None or bill.usage == Usage():
         return None
     try:
-        return price(model, bill.usage, searches=bill.searches)
+        return price(model, bill.usage, searches=bill.searches, variant=bill.variant)
     except UnknownPrice:
         return None
 
@@ -519,13 +566,33 @@ def _body(raw: bytes) -> dict[str, Any]:
         body = json.loads(raw, parse_constant=not_json.append)
     except ValueError:
         raise GatewayRefused(400, "The request body is not JSON.") from None
+    except RecursionError:
+        raise GatewayRefused(400, NESTED) from None
     if not_json:
         raise GatewayRefused(
             400, f"The request body is not JSON: {not_json[0]} is not a JSON value."
         )
     if not isinstance(body, dict):
         raise GatewayRefused(400, "The request body is not a JSON object.")
+    if _nested_past(body, MOST_NESTING):
+        raise GatewayRefused(400, NESTED)
     return body
+
+
+def _nested_past(value: Any, most: int) -> bool:
+    """Whether `value`'s arrays and objects nest deeper than `most` (read
+    without recursion: the depth is what is in question)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = item.values()
+        elif not isinstance(item, list):
+            continue
+        if depth > most:
+            return True
+        stack.extend((child, depth + 1) for child in item)
+    return False
 
 
 def _models_of(spec: AgentSpec, services: Services) -> list[str]:

@@ -67,6 +67,12 @@ def override_cost(price: Price, usage: Usage) -> Decimal:
     return per_million / MILLION
 
 
+Variant = Mapping[str, str]
+"""How a call was served, where the price table has prices for it:
+OpenAI's `service_tier` (`priority`, or `fast`, about twice the default;
+`flex` half), Anthropic's `speed` (`fast`, about twice)."""
+
+
 class Pricer:
     def __init__(self, overrides: Mapping[str, Price]) -> None:
         self._overrides = sorted(
@@ -89,20 +95,27 @@ class Pricer:
         return None
 
     def price(
-        self, model: str, usage: Usage, *, at: datetime | None = None, searches: int = 0
+        self,
+        model: str,
+        usage: Usage,
+        *,
+        at: datetime | None = None,
+        searches: int = 0,
+        variant: Variant | None = None,
     ) -> Priced:
         """The cost of one call, with the web searches a server tool made in it.
         `at` is when it was made (prices change over time in genai-prices'
-        table); None is now."""
+        table); None is now. `variant`: how it was served, where that has a
+        price of its own (`Variant`)."""
         if (match := self.override_for(model)) is not None:
             key, price = match
             cost = override_cost(price, usage) + searches * _per_search(price.web_search)
             return Priced(cost, f"agents.yaml pricing {key!r}")
-        calculation = _calc(model, _genai_usage(usage, searches), at)
+        calculation = _calc(model, _genai_usage(usage, searches), at, variant)
         if calculation is None:
             raise UnknownPrice(model)
         cost = Decimal(calculation.total_price)
-        if searches and (plain := _calc(model, _genai_usage(usage), at)) is not None:
+        if searches and (plain := _calc(model, _genai_usage(usage), at, variant)) is not None:
             if plain.total_price == calculation.total_price:  # the table has no search price
                 cost += searches * _per_search(None)
         where = f"{calculation.provider.id} {calculation.model.id}"
@@ -176,6 +189,7 @@ class Pricer:
         *,
         hour_cache: bool = False,
         searches: int = 0,
+        variant: Variant | None = None,
     ) -> Decimal:
         """An upper bound on a call's cost before it is made (a pending ledger
         entry): every prompt token at the dearest of the input and cache-write
@@ -190,7 +204,8 @@ class Pricer:
         ways = [fresh, written]
         if hour_cache:
             ways.append(written.model_copy(update={"cache_write_1h_tokens": prompt_tokens}))
-        return max(self.price(model, usage, searches=searches).cost_usd for usage in ways)
+        priced = (self.price(model, usage, searches=searches, variant=variant) for usage in ways)
+        return max(price.cost_usd for price in priced)
 
 
 @dataclass(frozen=True)
@@ -241,15 +256,24 @@ def _per_search(per_1k: Decimal | None) -> Decimal:
 
 
 def _calc(
-    model: str, usage: genai_prices.Usage, at: datetime | None = None
+    model: str,
+    usage: genai_prices.Usage,
+    at: datetime | None = None,
+    variant: Variant | None = None,
 ) -> genai_prices.types.PriceCalculation | None:
     """genai-prices' calculation, or None when it does not know the model.
-    A `vendor/model` name (OpenRouter's style) is looked up at OpenRouter."""
+    A `vendor/model` name (OpenRouter's style) is looked up at OpenRouter;
+    `variant` picks the table's prices for it, where it has some."""
     attempts: list[str | None] = [None, "openrouter"] if "/" in model else [None]
+    context = dict(variant) if variant else None
     for provider_id in attempts:
         try:
             return genai_prices.calc_price(
-                usage, model, provider_id=provider_id, genai_request_timestamp=at
+                usage,
+                model,
+                provider_id=provider_id,
+                genai_request_timestamp=at,
+                price_context=context,
             )
         except LookupError:
             continue

@@ -431,10 +431,15 @@ def estimate_usage(request: CompletionRequest, output_chars: int = 0) -> Usage:
     )
 
 
+MOST_TOKENS = 10**9
+"""More tokens than any call reads or writes (a context window is at most
+millions): a count past it is not one, and no ledger row could hold it."""
+
+
 def token_count(value: Any) -> int:
     """A token count from a provider's usage; anything odd is a reply error."""
     if value is None:
         return 0
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MOST_TOKENS:
         raise ValueError(f"not a token count: {value!r}")
     return value

@@ -19,7 +19,7 @@ replies are shaped like the providers' documented ones:
   `input_tokens_details.cached_tokens`; each response has an id (`resp_N`).
 
 Script it with `reply()`, `fault()`, `malformed()`, `cut_stream()`, `stall()`,
-`hang()` and `reset_connection()`; each request takes the next scripted step,
+`verbatim()`, `hang()` and `reset_connection()`; each request takes the next scripted step,
 and an empty script asks `responder` (when set) or answers with
 `default_reply`. Every request body is kept in `requests`, in order, and every
 response the server finished sending — what a provider bills — in `billed`.
@@ -58,6 +58,7 @@ __all__ = [
     "Reset",
     "ScriptedLLM",
     "Stall",
+    "Verbatim",
     "derived_usage",
 ]
 
@@ -137,7 +138,18 @@ class Reset:
     """Close the connection with a TCP RST as soon as the request is read."""
 
 
-Step = Reply | Fault | Malformed | CutStream | Stall | Hang | Reset
+@dataclass(frozen=True)
+class Verbatim:
+    """Streaming: these server-sent events exactly as given (a provider that
+    breaks its own protocol), then the end of the stream, or with `reset` a
+    TCP RST. `usage` is what it bills, if anything."""
+
+    events: tuple[bytes, ...]
+    reset: bool = False
+    usage: Usage | None = None
+
+
+Step = Reply | Fault | Malformed | CutStream | Stall | Hang | Reset | Verbatim
 
 
 @dataclass(frozen=True)
@@ -654,6 +666,10 @@ class _Handler(BaseHTTPRequestHandler):
                     self.wfile.flush()
                 llm.stopping.wait(step.seconds)
                 self.close_connection = True
+            case Verbatim():
+                self._stream(list(step.events), reset=step.reset)
+                if step.usage is not None:
+                    llm._bill(Billed(wire.serial, wire.model, step.reset, step.usage))
             case Hang():
                 self.server.llm.stopping.wait(step.seconds)
                 self.close_connection = True
@@ -880,6 +896,12 @@ class ScriptedLLM:
     def stall(self, after_text: str = "", *, seconds: float = 30) -> ScriptedLLM:
         """Stream `after_text`, then send nothing for `seconds`: a call in flight."""
         return self._push(Stall(after_text, seconds))
+
+    def verbatim(
+        self, *events: bytes, reset: bool = False, usage: Usage | None = None
+    ) -> ScriptedLLM:
+        """Stream `events` as given, then end (or, with `reset`, break the connection)."""
+        return self._push(Verbatim(tuple(events), reset, usage))
 
     def hang(self, seconds: float) -> ScriptedLLM:
         return self._push(Hang(seconds))

@@ -16,6 +16,7 @@ from tests.support.billing import Bills
 from tests.support.fixtures_gateway import GatewayPlane, StartGateway
 from tests.support.fixtures_postgres import refuse
 from tests.support.scripted_llm import Reply
+from tests.support.stream_events import chat_reply, chat_stream, messages_stream
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -151,3 +152,84 @@ async def test_a_store_that_refuses_what_was_learned_still_answers_the_call(
     assert answer.status_code == 200
     [entry] = await gw.entries()
     assert (entry.status, entry.cost_usd) == ("settled", Decimal("0.014"))
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+@pytest.mark.parametrize("options", [{"web_search_options": {}}, {}])
+async def test_a_chat_search_models_call_is_billed_its_search(
+    start_gateway: StartGateway, streamed: bool, options: dict[str, object]
+) -> None:
+    """OpenAI's search models on Chat Completions search the web on every
+    call, and bill it ($10 per 1,000), though their usage says nothing of
+    it: 1,000 tokens in and 100 out are $0.00021, the call $0.01021."""
+    gw = await start_gateway()
+    gw.llm.reply("found", usage=Usage(input_tokens=1000, output_tokens=100))
+    body = {"model": "gpt-4o-mini-search-preview", "stream": streamed, "messages": HELLO}
+    answer = await post(gw, "/v1/chat/completions", gw.keys["aider"], body | options)
+    assert answer.status_code == 200
+    [entry] = await gw.entries()
+    assert entry.cost_usd == Decimal("0.01021")
+    said = await gw.said("aider")
+    assert "1 web search" in said[-1].text
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_a_call_served_at_the_priority_tier_is_charged_its_price(
+    start_gateway: StartGateway, streamed: bool
+) -> None:
+    """OpenAI bills `service_tier: priority` about twice the default: gpt-5's
+    1,000 tokens in and 100 out are $0.00225, at priority $0.0045. The
+    response names the tier it was served at."""
+    gw = await start_gateway()
+    usage = {"prompt_tokens": 1000, "completion_tokens": 100}
+    said = chat_reply(usage) | {"model": "gpt-5", "service_tier": "priority"}
+    if streamed:
+        chunks = chat_stream(usage)
+        tier = b'"object": "chat.completion.chunk", "service_tier": "priority", '
+        gw.llm.verbatim(*(c.replace(b'"object": "chat.completion.chunk", ', tier) for c in chunks))
+    else:
+        gw.llm.fault(200, body=said)
+    body = {"model": "gpt-5", "service_tier": "priority", "stream": streamed, "messages": HELLO}
+    answer = await post(gw, "/v1/chat/completions", gw.keys["aider"], body)
+    assert answer.status_code == 200, answer.text
+    [entry] = await gw.entries()
+    assert entry.cost_usd == Decimal("0.0045")
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+@pytest.mark.parametrize("told", [True, False])
+async def test_a_claude_call_in_fast_mode_is_charged_its_price(
+    start_gateway: StartGateway, streamed: bool, told: bool
+) -> None:
+    """Claude Code's fast mode (`speed: fast`) is billed about twice the
+    standard rates: Claude Opus 4.8's 1,000 tokens in and 100 out are
+    $0.0075, fast $0.015. The usage names the speed the call ran at; where
+    it does not, the call ran as it asked."""
+    gw = await start_gateway()
+    start = {"input_tokens": 1000, "output_tokens": 1} | ({"speed": "fast"} if told else {})
+    if streamed:
+        gw.llm.verbatim(*messages_stream(start, {"output_tokens": 100}))
+    else:
+        reply = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-opus-4-8",
+                 "content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn",
+                 "usage": start | {"output_tokens": 100}}  # fmt: skip
+        gw.llm.fault(200, body=reply)
+    body = {"model": "claude-opus-4-8", "max_tokens": 200, "speed": "fast", "stream": streamed}
+    answer = await post(gw, "/v1/messages", gw.keys["claude"], body | {"messages": HELLO})
+    assert answer.status_code == 200, answer.text
+    [entry] = await gw.entries()
+    assert entry.cost_usd == Decimal("0.015")
+
+
+async def test_a_cheaper_tier_asked_for_and_not_said_is_charged_the_default(
+    start_gateway: StartGateway,
+) -> None:
+    """`service_tier: flex` is half price, but a server that does not say
+    it served the call so may have ignored it: $0.00225, not $0.001125."""
+    gw = await start_gateway()
+    gw.llm.fault(200, body=chat_reply({"prompt_tokens": 1000, "completion_tokens": 100}))
+    body = {"model": "gpt-5", "service_tier": "flex", "messages": HELLO}
+    answer = await post(gw, "/v1/chat/completions", gw.keys["aider"], body)
+    assert answer.status_code == 200, answer.text
+    [entry] = await gw.entries()
+    assert entry.cost_usd == Decimal("0.00225")

@@ -193,6 +193,7 @@ async def test_an_openai_reply_without_usage_is_estimated(local_server: LocalSer
         {"prompt_tokens": -3, "completion_tokens": 1},
         {"prompt_tokens": "12", "completion_tokens": 1},
         {"prompt_tokens": 1.5, "completion_tokens": 1},
+        {"prompt_tokens": 10**30, "completion_tokens": 1},  # no ledger row holds it
     ],
 )
 async def test_nonsense_token_counts_are_a_broken_reply(
