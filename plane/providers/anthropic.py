@@ -57,6 +57,30 @@ def anthropic_usage(usage: dict[str, Any]) -> Usage:
     )
 
 
+def cumulative_usage(start: dict[str, Any], final: dict[str, Any]) -> Usage:
+    """A stream's usage from `message_start`'s and `message_delta`'s objects.
+    Anthropic's counts are cumulative: the later may repeat the earlier's or
+    add to them, and one it says lower (a server speaking the API that says
+    0 for the prompt at the end) never takes back what was announced."""
+    first, last = anthropic_usage(start), anthropic_usage(start | final)
+    read = max(first.cache_read_tokens, last.cache_read_tokens)
+    written = max(first.cache_write_tokens, last.cache_write_tokens)
+    fresh = max(_uncached(first), _uncached(last))
+    return Usage(
+        input_tokens=fresh + read + written,
+        cache_read_tokens=read,
+        cache_write_tokens=written,
+        cache_write_1h_tokens=min(
+            max(first.cache_write_1h_tokens, last.cache_write_1h_tokens), written
+        ),
+        output_tokens=max(first.output_tokens, last.output_tokens),
+    )
+
+
+def _uncached(usage: Usage) -> int:
+    return usage.input_tokens - usage.cache_read_tokens - usage.cache_write_tokens
+
+
 def hour_writes(usage: dict[str, Any], written: int) -> int:
     """The part of `written` kept for an hour: `cache_creation`'s
     `ephemeral_1h_input_tokens` (never more than was written)."""
@@ -133,7 +157,7 @@ class _Stream:
     def usage(self, request: CompletionRequest) -> tuple[Usage, bool]:
         """The call's usage, and whether any of it is estimated."""
         if self.start_usage is not None and self.final_usage is not None:
-            return anthropic_usage(self.start_usage | self.final_usage), False
+            return cumulative_usage(self.start_usage, self.final_usage), False
         output = estimate_tokens(self.output_chars)
         if self.start_usage is not None:
             return anthropic_usage(self.start_usage | {"output_tokens": output}), True

@@ -178,6 +178,40 @@ async def test_anthropic_stream_takes_cumulative_usage_from_message_delta(
     await provider.aclose()
 
 
+async def test_an_anthropic_stream_whose_last_usage_says_zero_keeps_what_was_announced(
+    local_server: LocalServer,
+):
+    """Anthropic's counts are cumulative: a server speaking the API that
+    says 0 for the prompt in message_delta, after message_start announced
+    20,000 tokens, did not make the prompt free."""
+    start = {"input_tokens": 20000, "cache_read_input_tokens": 300, "output_tokens": 1}
+    body = sse(
+        [
+            {
+                "type": "message_start",
+                "message": {"id": "m", "type": "message", "role": "assistant",
+                            "model": "claude-haiku-4-5", "content": [], "usage": start},
+            },
+            {"type": "content_block_start", "index": 0,
+             "content_block": {"type": "text", "text": ""}},
+            {"type": "content_block_delta", "index": 0,
+             "delta": {"type": "text_delta", "text": "ok"}},
+            {"type": "content_block_stop", "index": 0},
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn"},
+                "usage": {"input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 12},
+            },
+            {"type": "message_stop"},
+        ],
+        named=True,
+    )  # fmt: skip
+    provider = anthropic_on(local_server, body)
+    completion = await provider.complete(ask())
+    assert completion.usage == Usage(input_tokens=20300, cache_read_tokens=300, output_tokens=12)
+    await provider.aclose()
+
+
 async def test_an_openai_reply_without_usage_is_estimated(local_server: LocalServer):
     reply = {k: v for k, v in OPENAI_DOC.items() if k != "usage"}
     provider = openai_on(local_server, json.dumps(reply).encode())
