@@ -24,7 +24,7 @@ async def group_limit(services: Services, arg: str) -> str:
         known = ", ".join(groups.names())
         where = f"Groups: {known}." if known else "There are no groups (groups: in agents.yaml)."
         raise BadLimit(f"{name[:40]} is not a group. {where}")
-    spent = await services.ledger.group_today(groups.members(name))
+    spent = await services.ledger.group_today(name)
     if not value:
         return group_standing(name, spent, groups.ceiling(name))
     parsed = parse_group_limit(name, value)  # BadLimit: refused (run_command)
@@ -39,7 +39,7 @@ async def _all(services: Services) -> str:
         return "There are no groups (groups: in agents.yaml)."
     said = []
     for name in groups.names():
-        spent = await services.ledger.group_today(groups.members(name))
+        spent = await services.ledger.group_today(name)
         ceiling = groups.ceiling(name)
         if ceiling is None:
             said.append(f"{name} {usd(spent)}, against no limit")

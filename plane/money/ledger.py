@@ -64,6 +64,8 @@ from plane.errors import LeaseLost, LedgerError, unreachable
 from plane.money.attribution import Part
 from plane.money.budgets import (
     FLEET_SPENT,
+    GROUP_IN_FLIGHT,
+    GROUP_SPENT,
     TAG_SPENT,
     Budget,
     FleetFull,
@@ -72,7 +74,6 @@ from plane.money.budgets import (
     TagFull,
     admit_within,
     checks,
-    group_spent_sql,
 )
 from plane.store.engine import Database, Write
 from plane.store.fence import FENCE, Fence
@@ -323,34 +324,18 @@ class Ledger:
         rows = await self._read(FLEET_SPENT, day.isoformat(), day.isoformat())
         return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
 
-    async def group_today(self, members: Collection[str]) -> Decimal:
-        """A group's spend today: its agents', calls in flight at their
-        estimates (with several planes, read from the store)."""
+    async def group_today(self, group: str) -> Decimal:
+        """What the calls written with `group` spent today, those in flight
+        at their estimates (`plane.money.budgets.GROUP_SPENT`): the group's
+        agents when each call was made, whoever is in it now."""
         day = await self.today()
-        if self.plane is None:
-            sums = await self._day(day)
-            return sum((sums.get(agent, Decimal(0)) for agent in members), Decimal(0))
-        if not members:
-            return Decimal(0)
-        agents = sorted(members)
-        rows = await self._read(
-            group_spent_sql(len(agents)), day.isoformat(), *agents, day.isoformat(), *agents
-        )
+        rows = await self._read(GROUP_SPENT, group, day.isoformat())
         return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
 
-    async def group_in_flight(self, members: Collection[str]) -> Decimal:
+    async def group_in_flight(self, group: str) -> Decimal:
         """The part of `group_today` its calls in flight count."""
-        if self.plane is None:
-            return sum((self.in_flight(agent) for agent in members), Decimal(0))
-        if not members:
-            return Decimal(0)
-        day, agents = await self.today(), sorted(members)
-        rows = await self._read(
-            f"SELECT cost_usd FROM calls WHERE status = 'pending' AND day = ?"
-            f" AND agent IN ({','.join('?' * len(agents))})",
-            day.isoformat(),
-            *agents,
-        )
+        day = await self.today()
+        rows = await self._read(GROUP_IN_FLIGHT, group, day.isoformat())
         return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
 
     async def tag_today(self, tag: str) -> Decimal:

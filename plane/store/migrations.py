@@ -329,6 +329,11 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE schema_read_again (x);
     DROP TABLE schema_read_again;
     """,
+    # A group's spend is what the calls written with its name spent (README,
+    # "Budgets by purpose"), whoever is in it now: found as a tag's are.
+    """
+    CREATE INDEX calls_by_group ON calls (agent_group, day) WHERE agent_group IS NOT NULL;
+    """,
 )
 
 

@@ -32,7 +32,10 @@ GROUPED = CONFIG.replace("defaults:\n  limitUsd: 1\n", "defaults:\n  limitUsd: 5
 ) + ("groups:\n  research:\n    limitUsd: 0.6\n    agents: [scout, poet]\n")
 """Each agent may spend $5; scout and poet together $0.60; demo is in no group."""
 
-RESEARCH = Budget("research", Decimal(1), frozenset({"a", "b"}))
+RESEARCH = Budget(
+    "research",
+    Decimal(1),
+)
 
 
 async def reply(plane, agent: str, text: str) -> str:
@@ -133,7 +136,7 @@ async def test_a_call_its_group_cannot_afford_is_refused_and_not_written(tmp_pat
         assert (full.value.spent, full.value.name) == (Decimal("1.10"), "research")
         rows = await db.fetchall("SELECT agent, agent_group FROM calls ORDER BY id")
         assert [tuple(r) for r in rows] == [("a", "research"), ("c", None), ("b", "research")]
-        assert await ledger.group_today({"a", "b"}) == Decimal("1.10")
+        assert await ledger.group_today("research") == Decimal("1.10")
     finally:
         await db.close()
 
@@ -188,9 +191,8 @@ async def test_planes_admitting_at_once_pass_a_group_ceiling_by_no_call(postgres
     of another group: exactly ten of the group's are admitted, and every
     call of the other. Without the lock, 11 to 13."""
     dbs = [await PostgresDatabase.connect(postgres_url) for _ in range(3)]
-    members = frozenset({"a0", "a1", "a2"})
-    group = Budget("research", Decimal(1), members)
-    other = Budget("ops", Decimal(100), frozenset({"o0", "o1", "o2"}))
+    group = Budget("research", Decimal(1))
+    other = Budget("ops", Decimal(100))
     clock = ManualClock(NOON)
     try:
         ledgers = [Ledger(db, clock) for db in dbs]
@@ -210,7 +212,7 @@ async def test_planes_admitting_at_once_pass_a_group_ceiling_by_no_call(postgres
             calls += [call(ledgers[n % 3], f"o{n // 3 % 3}", other) for n in range(30)]
             admitted = await asyncio.gather(*calls)
             assert (sum(admitted[:60]), sum(admitted[60:])) == (10, 30), f"day {day}"
-            assert await ledgers[1].group_today(members) == Decimal("1.00")
+            assert await ledgers[1].group_today("research") == Decimal("1.00")
     finally:
         for db in dbs:
             await db.close()
@@ -273,3 +275,58 @@ async def test_the_command_line_sets_a_groups_ceiling_and_plane_status_lists_it(
     assert "  group research  $0.00 of $2.00  poet, scout" in status.stdout.splitlines()
     refused = await plane_cli_async(home, "send", "demo", "/limit group research x")
     assert refused.returncode == 1
+
+
+POET_MOVED_OUT = GROUPED.replace("agents: [scout, poet]", "agents: [scout]")
+DEMO_MOVED_IN = GROUPED.replace("agents: [scout, poet]", "agents: [scout, poet, demo]")
+
+
+async def group_figures(plane, group: str) -> list[Decimal]:
+    """What the group spent today as each surface says it: `/limit group`,
+    the snapshot's row, the spend screen's layer, and its calls in the ledger."""
+    client = await plane.client()
+    standing = await reply(plane, "demo", f"/limit group {group}")
+    said = Decimal(standing.split(" spent today")[0].lstrip("$"))
+    snapshot = (await client.request(p.Status())).snapshot
+    row = next(g.spend_today_usd for g in snapshot.groups if g.name == group)
+    stack = await client.request(p.SpendStack(by="group", top=5))
+    layer = next(s.days[-1].spent_usd for s in stack.series if s.label == group)
+    rows = await plane.db.fetchall(
+        "SELECT cost_usd FROM calls WHERE agent_group = ? AND status <> 'failed'", group
+    )
+    ledger = sum((Decimal(cost) for (cost,) in rows), Decimal(0))
+    return [said, row, layer, ledger]
+
+
+async def test_an_agent_moved_out_of_its_group_leaves_its_spend_with_the_group(start_plane):
+    plane = await start_plane(GROUPED)
+    plane.llm.default_reply = Reply("done", usage=TWENTY_CENTS)
+    await plane.turn("poet", "one")
+    await plane.turn("poet", "two")
+    plane = await start_plane(POET_MOVED_OUT, restart=plane)
+    assert await group_figures(plane, "research") == [Decimal("0.4")] * 4
+    await plane.turn("scout", "three")
+    calls = len(plane.llm.requests)
+    said = await plane.send("scout", "four")
+    await plane.quiet()
+    assert len(plane.llm.requests) == calls, "the group's $0.60 was spent: scout is held"
+    assert said[0].held
+    assert await group_figures(plane, "research") == [Decimal("0.6")] * 4
+
+
+async def test_an_agent_moved_into_a_group_brings_none_of_its_earlier_spend(start_plane):
+    plane = await start_plane(GROUPED)
+    plane.llm.default_reply = Reply("done", usage=TWENTY_CENTS)
+    await plane.turn("demo", "one")
+    await plane.turn("scout", "two")
+    plane = await start_plane(DEMO_MOVED_IN, restart=plane)
+    assert await group_figures(plane, "research") == [Decimal("0.2")] * 4
+    await plane.turn("demo", "three")
+    await plane.turn("poet", "four")
+    calls = len(plane.llm.requests)
+    said = await plane.send("demo", "five")
+    await plane.quiet()
+    assert len(plane.llm.requests) == calls, "the group's $0.60 was spent: demo is held"
+    assert said[0].held
+    assert await group_figures(plane, "research") == [Decimal("0.6")] * 4
+    assert await plane.services.ledger.spend_today("demo") == Decimal("0.4")
