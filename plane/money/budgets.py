@@ -140,6 +140,9 @@ that closes it, so no sum lags."""
 GROUP_IN_FLIGHT = GROUP_SPENT + " AND status = 'pending'"
 """The part of `GROUP_SPENT` its calls in flight count."""
 
+GROUPS_SPENT = "SELECT agent_group, cost_usd FROM calls WHERE day = ? AND agent_group IS NOT NULL"
+"""`GROUP_SPENT` of every group at once (a snapshot's rows)."""
+
 
 def group_spent_within(conn: Connection, day: date, group: str) -> Decimal:
     rows = conn.execute(GROUP_SPENT, (group, day.isoformat())).fetchall()

@@ -81,10 +81,11 @@ class Groups:
 
     async def states(self, ledger: Ledger) -> list[GroupState]:
         """Every group as a snapshot carries it."""
+        spent = await ledger.groups_today() if self._members else {}
         return [
             GroupState(
                 name=name,
-                spend_today_usd=await ledger.group_today(name),
+                spend_today_usd=spent.get(name, Decimal(0)),
                 limit_usd=self.ceiling(name),
                 agents=sorted(members),
             )

@@ -66,6 +66,7 @@ from plane.money.budgets import (
     FLEET_SPENT,
     GROUP_IN_FLIGHT,
     GROUP_SPENT,
+    GROUPS_SPENT,
     TAG_SPENT,
     Budget,
     FleetFull,
@@ -331,6 +332,14 @@ class Ledger:
         day = await self.today()
         rows = await self._read(GROUP_SPENT, group, day.isoformat())
         return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
+
+    async def groups_today(self) -> dict[str, Decimal]:
+        """`group_today` of every group that spent today, in one read."""
+        day = await self.today()
+        sums: dict[str, Decimal] = {}
+        for group, cost in await self._read(GROUPS_SPENT, day.isoformat()):
+            sums[group] = sums.get(group, Decimal(0)) + Decimal(cost)
+        return sums
 
     async def group_in_flight(self, group: str) -> Decimal:
         """The part of `group_today` its calls in flight count."""
