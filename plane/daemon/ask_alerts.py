@@ -15,6 +15,9 @@ loop sends one alert, not one an ask. An ask alerts again once
 - the last alert's offer has expired (`LINK_TTL`, or 00:00 UTC): its link no
   longer answers, and a new one is what the operator would need.
 
+A Deny opens nothing: the operator has said no to more for this ceiling, and
+the agent asking again within the offer's life is not news.
+
 Kept in memory: a restart forgets it, at most one alert more.
 """
 

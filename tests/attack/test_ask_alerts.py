@@ -4,7 +4,8 @@ type, and the model reads the refusal; but the operator is alerted once, not
 once an ask: one offer an agent is pending at a time (README "Guard rails",
 one-tap approval). A later ask alerts again only once that offer is spent —
 the operator loosened the ceiling since, or the offer's link expired — and
-never because the agent tightened its own ceiling in between."""
+neither because the operator said no nor because the agent tightened its own
+ceiling in between."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 
 from plane.money.approvals import LINK_TTL
 from plane.wire.protocol import Usage
-from tests.support.approving import HTTP, approving, rows
+from tests.support.approving import HTTP, approving, post, rows
 from tests.support.fixtures_alerts import Receiver
 from tests.support.fixtures_plane import RunningPlane
 
@@ -62,7 +63,10 @@ async def test_twenty_asks_in_a_turn_alert_the_operator_once(start_plane, receiv
 async def test_an_ask_alerts_again_once_its_offer_is_spent(start_plane, receiver):
     plane = await start_plane(approving(receiver), http=HTTP)
     await ask(plane, "50")
-    await ask(plane, "0.90", "60", "0.80", "61")  # tightening opens no new offer
+    [hook] = [h for h in receiver.hooks() if h["event"] == "ask_refused"]
+    deny = {a["label"]: a["url"] for a in hook["actions"]}["Deny"]
+    assert (await post(deny)).text == "demo: declined; its ceiling stays $1.00 a day.\n"
+    await ask(plane, "0.90", "60", "0.80", "61")  # a no, then tightening: nothing new
     assert asks_alerted(receiver) == (1, 1)
     assert plane.services.gate.ceilings.of("demo") == Decimal("0.8")
     await plane.send("demo", "/limit 2")  # the operator loosened it since
