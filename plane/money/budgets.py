@@ -96,21 +96,22 @@ def admit_within(
     conn: Connection,
     day: date,
     moved: Callable[[Collection[str] | None], Decimal],
+    moved_group: Callable[[str], Decimal],
     fleet: Decimal | None,
     group: Budget | None,
     tag: Budget | None,
 ) -> None:
     """Inside the write function that opens a call: lock, read, refuse
-    (`Full`) or return. `moved(None)` is what this batch's closed calls
-    moved that `spend` does not hold yet (a group's and a tag's spend is
-    read from `calls`, current inside the transaction)."""
+    (`Full`) or return. `moved(None)` and `moved_group(name)` are what this
+    batch's closed calls moved that `spend` and `group_spend` do not hold
+    yet (a tag's spend is read from `calls`, current inside the transaction)."""
     conn.execute("UPDATE fleet SET admitted = admitted + 1 WHERE id = 1")
     if fleet is not None:
         spent = fleet_spent_within(conn, day) + moved(None)
         if spent >= fleet:
             raise FleetFull(spent, fleet)
     if group is not None and group.ceiling is not None:
-        spent = group_spent_within(conn, day, group.name)
+        spent = group_spent_within(conn, day, group.name) + moved_group(group.name)
         if spent >= group.ceiling:
             raise GroupFull(spent, group.ceiling, group.name)
     if tag is not None and tag.ceiling is not None:
@@ -131,21 +132,29 @@ def fleet_spent_within(conn: Connection, day: date) -> Decimal:
     return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
 
 
-GROUP_SPENT = "SELECT cost_usd FROM calls WHERE agent_group = ? AND day = ?"
-"""A group's spend on a day: the calls written with its name, those in flight
-at their estimates (a failed call is $0). Summed from `calls` (indexed by
-group and day), as a tag's: a call's row is current inside the transaction
-that closes it, so no sum lags."""
+GROUP_IN_FLIGHT = (
+    "SELECT cost_usd FROM calls WHERE status = 'pending' AND day = ? AND agent_group = ?"
+)
+"""A group's calls in flight on a day, at their estimates."""
 
-GROUP_IN_FLIGHT = GROUP_SPENT + " AND status = 'pending'"
-"""The part of `GROUP_SPENT` its calls in flight count."""
+GROUP_SPENT = (
+    "SELECT cost_usd FROM group_spend WHERE day = ? AND agent_group = ? UNION ALL "
+    + GROUP_IN_FLIGHT
+)
+"""A group's spend on a day: the calls written with its name — those closed
+(`group_spend`, kept by the ledger as `spend` is), and those in flight at
+their estimates."""
 
-GROUPS_SPENT = "SELECT agent_group, cost_usd FROM calls WHERE day = ? AND agent_group IS NOT NULL"
+GROUPS_SPENT = (
+    "SELECT agent_group, cost_usd FROM group_spend WHERE day = ? UNION ALL"
+    " SELECT agent_group, cost_usd FROM calls"
+    " WHERE status = 'pending' AND day = ? AND agent_group IS NOT NULL"
+)
 """`GROUP_SPENT` of every group at once (a snapshot's rows)."""
 
 
 def group_spent_within(conn: Connection, day: date, group: str) -> Decimal:
-    rows = conn.execute(GROUP_SPENT, (group, day.isoformat())).fetchall()
+    rows = conn.execute(GROUP_SPENT, (day.isoformat(), group) * 2).fetchall()
     return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
 
 

@@ -4,6 +4,7 @@ transaction that writes it, the operator sets it with `/limit group`, and an
 agent may not."""
 
 import asyncio
+import sqlite3
 import threading
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -13,9 +14,11 @@ import pytest
 from plane.clock import ManualClock
 from plane.money.budgets import Budget
 from plane.money.ledger import FleetFull, GroupFull, Ledger
+from plane.store.migrations import MIGRATIONS
 from plane.store.postgres import PostgresDatabase
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
+from tests.plane.store.test_checks_as_comparisons import DecimalSum
 from tests.support.command import plane_cli_async
 from tests.support.fixtures_plane import CONFIG
 from tests.support.fixtures_postgres import open_db
@@ -330,3 +333,76 @@ async def test_an_agent_moved_into_a_group_brings_none_of_its_earlier_spend(star
     assert said[0].held
     assert await group_figures(plane, "research") == [Decimal("0.6")] * 4
     assert await plane.services.ledger.spend_today("demo") == Decimal("0.4")
+
+
+async def groups_of_calls(db) -> dict[tuple[str, str], Decimal]:
+    """Each (day, group)'s spend on closed calls, summed from the calls themselves."""
+    sums: dict[tuple[str, str], Decimal] = {}
+    closed = "SELECT day, agent_group, cost_usd FROM calls WHERE status <> 'pending'"
+    for day, group, cost in await db.fetchall(closed + " AND agent_group IS NOT NULL"):
+        sums[(day, group)] = sums.get((day, group), Decimal(0)) + Decimal(cost)
+    return {key: total for key, total in sums.items() if total}
+
+
+async def group_spend_table(db) -> dict[tuple[str, str], Decimal]:
+    """The group sums the ledger keeps (a sum moved back to zero may stay a row)."""
+    rows = await db.fetchall("SELECT day, agent_group, cost_usd FROM group_spend")
+    return {(day, group): Decimal(cost) for day, group, cost in rows if Decimal(cost)}
+
+
+async def test_the_group_sums_are_the_calls_summed_through_every_change(tmp_path):
+    """A group's calls opened, settled across midnight, failed, interrupted by
+    the operator and cut by a stop: after each, the group's sums kept beside
+    the calls are its calls summed, and `group_today` is what they say."""
+    clock = ManualClock(NOON)
+    db = await open_db(tmp_path / "plane.db")
+    ledger = Ledger(db, clock)
+    first = await ledger.open_call("a", "p", "m", Decimal("0.05"), "estimate", group=RESEARCH)
+    second = await ledger.open_call("b", "p", "m", Decimal("0.30"), "estimate", group=RESEARCH)
+    await ledger.open_call("b", "p", "m", Decimal("0.11"), "estimate", group=RESEARCH)
+    await ledger.open_call("c", "p", "m", Decimal("0.07"), "estimate", group=RESEARCH)
+    assert await ledger.group_today("research") == Decimal("0.53")
+    await clock.advance(timedelta(hours=12))  # the response arrives on the next day
+    await ledger.settle(first, TWENTY_CENTS, Decimal("0.0123"), "table")
+    await ledger.fail(second)
+    assert (await ledger.interrupt_open("b")).estimate_usd == Decimal("0.11")
+    assert await group_spend_table(db) == await groups_of_calls(db)
+    assert await ledger.group_today("research") == Decimal("0.0123")
+    await db.close()
+    db = await open_db(tmp_path / "plane.db")
+    try:
+        again = Ledger(db, clock)
+        assert (await again.recover())["c"].estimate_usd == Decimal("0.07")
+        assert await group_spend_table(db) == await groups_of_calls(db)
+        assert await group_spend_table(db) == {
+            ("2026-11-29", "research"): Decimal("0.18"),
+            ("2026-11-30", "research"): Decimal("0.0123"),
+        }
+        assert await again.groups_today() == {"research": Decimal("0.0123")}
+    finally:
+        await db.close()
+
+
+@pytest.mark.parametrize("each_store", ["sqlite"], indirect=True)
+async def test_a_ledger_from_before_the_group_sums_is_summed_exactly(tmp_path):
+    path = tmp_path / "plane.db"
+    old = sqlite3.connect(path)
+    old.create_aggregate("decimal_sum", 1, DecimalSum)
+    for script in MIGRATIONS[:-1]:
+        old.executescript(script)
+    old.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    costs = ["0.1", "0.2", "0.000000123456789"] * 10  # 0.1 + 0.2 is not 0.3 in floats
+    old.executemany(
+        "INSERT INTO calls (agent, day, at, provider, model, cost_usd, price_source, status,"
+        " agent_group) VALUES ('a', '2026-11-29', '', 'p', 'm', ?, 'table', 'settled', 'research')",
+        [(c,) for c in costs],
+    )
+    old.commit()
+    old.close()
+    db = await open_db(path)
+    try:
+        ledger = Ledger(db, ManualClock(NOON))
+        assert await ledger.group_today("research") == Decimal("3.00000123456789")
+        assert await group_spend_table(db) == await groups_of_calls(db)
+    finally:
+        await db.close()
