@@ -214,10 +214,10 @@ async def _run(
     return Ran([typed, answer], refused)
 
 
-RefusedAsk = Callable[[str, str, Decimal | None], None]
-"""Told (agent, the plane's reply, the ceiling asked for: None is none) when
-an agent asks for a looser ceiling and is refused: the operator is needed
-(the alerts', which offer the raise)."""
+RefusedAsk = Callable[[str, str, Decimal | None, Decimal], None]
+"""Told (agent, the plane's reply, the ceiling asked for: None is none, the
+ceiling it has) when an agent asks for a looser ceiling and is refused: the
+operator is needed (the alerts', which offer the raise)."""
 
 
 async def ask_limit(
@@ -243,6 +243,6 @@ async def ask_limit(
             assert has is not None
             reply = refusal(value.usd, has)
             if refused is not None:
-                refused(agent, reply, value.usd)
+                refused(agent, reply, value.usd, has)
     answer = await services.conversation.append(agent, "plane", reply)
     return [asked, answer], reply

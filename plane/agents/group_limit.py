@@ -8,6 +8,8 @@ own ask for it is refused with the line the operator would type
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from plane.agents.services import Services
 from plane.money.limits import BadLimit, group_set_reply, group_standing, parse_group_limit
 from plane.wire.words import spend_against, usd, usd_exact
@@ -24,7 +26,7 @@ async def group_limit(services: Services, arg: str) -> str:
         known = ", ".join(groups.names())
         where = f"Groups: {known}." if known else "There are no groups (groups: in agents.yaml)."
         raise BadLimit(f"{name[:40]} is not a group. {where}")
-    spent = await services.ledger.group_today(groups.members(name))
+    spent = await services.ledger.group_today(name)
     if not value:
         return group_standing(name, spent, groups.ceiling(name))
     parsed = parse_group_limit(name, value)  # BadLimit: refused (run_command)
@@ -38,8 +40,9 @@ async def _all(services: Services) -> str:
     if not groups.names():
         return "There are no groups (groups: in agents.yaml)."
     said = []
+    spent_by_group = await services.ledger.groups_today()
     for name in groups.names():
-        spent = await services.ledger.group_today(groups.members(name))
+        spent = spent_by_group.get(name, Decimal(0))
         ceiling = groups.ceiling(name)
         if ceiling is None:
             said.append(f"{name} {usd(spent)}, against no limit")

@@ -38,6 +38,7 @@ from plane.agents.guard import Loop
 from plane.agents.notices import warning
 from plane.clock import Clock, until
 from plane.config import AlertKind, NotifyConfig
+from plane.daemon.ask_alerts import AskAlerts
 from plane.daemon.events import EventBus
 from plane.money.approvals import Offer
 from plane.money.burn import Spike
@@ -294,6 +295,7 @@ class Notifier:
             if url is not None
         ]
         self._rows: dict[str, AgentState] = {}
+        self._asks = AskAlerts()
         self._watching: asyncio.Task[None] | None = None
 
     def start(self, bus: EventBus, snapshot: Snapshot) -> None:
@@ -316,9 +318,14 @@ class Notifier:
 
         self._watching = asyncio.create_task(watch(), name="alerts")
 
-    def refused_ask(self, agent: str, reply: str, asked: Decimal | None) -> None:
-        """The tool context's word: `agent` asked for more than it has (`asked`)."""
-        self.tell(Alert("ask_refused", agent, f"{agent}: {reply}", self._clock.now(), asked=asked))
+    def refused_ask(self, agent: str, reply: str, asked: Decimal | None, has: Decimal) -> None:
+        """The tool context's word: `agent` asked for more (`asked`) than it
+        has (`has`). Alerted once an offer (`plane.daemon.ask_alerts`)."""
+        now = self._clock.now()
+        if not self._asks.first(agent, has, now):
+            log.info("ask not alerted (the operator was, of an earlier one): %s: %s", agent, reply)
+            return
+        self.tell(Alert("ask_refused", agent, f"{agent}: {reply}", now, asked=asked))
 
     def spiked(self, agent: str, said: str, spike: Spike) -> None:
         """The after-turn notices' word: `agent`'s spend spiked (`said`: its

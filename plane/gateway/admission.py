@@ -231,11 +231,11 @@ class Admission:
             spent, flying = (await ledger.spend_today(agent), ledger.in_flight(agent))
         elif kind == "group":
             groups = services.gate.ceilings.groups
-            ceiling, members = groups.ceiling(name), groups.members(name)
+            ceiling = groups.ceiling(name)
             if ceiling is None:
                 return None
-            spent = await ledger.group_today(members)
-            flying = await ledger.group_in_flight(members)
+            spent = await ledger.group_today(name)
+            flying = await ledger.group_in_flight(name)
         else:
             ceiling = services.config.tags[name].limit_usd
             if ceiling is None:

@@ -4,8 +4,14 @@ admission checks in the transaction that writes it (`Ledger.open_call`).
 A group's ceiling sits between its agents' and the fleet's, so an agent is
 in one group at most: its ceilings stay a chain (agent ≤ group ≤ fleet),
 each call is admitted against one group, and the groups' spend adds up to
-the fleet's. A tag is carried by gateway calls, whichever agent makes them;
-one with a ceiling is a budget of its own.
+the fleet's. **A group spent what its calls spent**: each call is written
+with the group its agent was in (`calls.agent_group`), and a group's spend
+is summed from those, as `plane ledger --summary --by group` sums it. An
+agent moved out of a group (agents.yaml changed, the agent renamed) leaves
+what it spent there with the group, and one moved in brings none of what it
+spent before: a ceiling counts, all day, what was spent under it. A tag
+is carried by gateway calls, whichever agent makes them; one with a
+ceiling is a budget of its own.
 
 **One lock for every shared ceiling.** An admission that checks any of
 them first locks the fleet's row (an UPDATE: a row lock on PostgreSQL; on
@@ -31,13 +37,12 @@ from sqlite3 import Connection
 
 @dataclass(frozen=True)
 class Budget:
-    """A group's or a tag's ceiling as admission checks it."""
+    """A group's or a tag's ceiling as admission checks it (its calls are
+    found by its name, which each is written with)."""
 
     name: str
     ceiling: Decimal | None
     """None: no ceiling (the name is still recorded with the call)."""
-    members: frozenset[str] = frozenset()
-    """A group's agents (a tag's calls are found by the tag)."""
 
 
 class Full(Exception):
@@ -91,20 +96,22 @@ def admit_within(
     conn: Connection,
     day: date,
     moved: Callable[[Collection[str] | None], Decimal],
+    moved_group: Callable[[str], Decimal],
     fleet: Decimal | None,
     group: Budget | None,
     tag: Budget | None,
 ) -> None:
     """Inside the write function that opens a call: lock, read, refuse
-    (`Full`) or return. `moved(agents)` is what this batch's closed calls
-    moved that `spend` does not hold yet (None: every agent's)."""
+    (`Full`) or return. `moved(None)` and `moved_group(name)` are what this
+    batch's closed calls moved that `spend` and `group_spend` do not hold
+    yet (a tag's spend is read from `calls`, current inside the transaction)."""
     conn.execute("UPDATE fleet SET admitted = admitted + 1 WHERE id = 1")
     if fleet is not None:
         spent = fleet_spent_within(conn, day) + moved(None)
         if spent >= fleet:
             raise FleetFull(spent, fleet)
     if group is not None and group.ceiling is not None:
-        spent = group_spent_within(conn, day, group.members) + moved(group.members)
+        spent = group_spent_within(conn, day, group.name) + moved_group(group.name)
         if spent >= group.ceiling:
             raise GroupFull(spent, group.ceiling, group.name)
     if tag is not None and tag.ceiling is not None:
@@ -125,23 +132,29 @@ def fleet_spent_within(conn: Connection, day: date) -> Decimal:
     return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
 
 
-def group_spent_sql(members: int) -> str:
-    """A group's spend on a day: its agents' closed calls (`spend`) and
-    their calls in flight at their estimates."""
-    marks = ",".join("?" * members)
-    return (
-        f"SELECT cost_usd FROM spend WHERE day = ? AND agent IN ({marks}) UNION ALL"
-        f" SELECT cost_usd FROM calls WHERE status = 'pending' AND day = ? AND agent IN ({marks})"
-    )
+GROUP_IN_FLIGHT = (
+    "SELECT cost_usd FROM calls WHERE status = 'pending' AND day = ? AND agent_group = ?"
+)
+"""A group's calls in flight on a day, at their estimates."""
+
+GROUP_SPENT = (
+    "SELECT cost_usd FROM group_spend WHERE day = ? AND agent_group = ? UNION ALL "
+    + GROUP_IN_FLIGHT
+)
+"""A group's spend on a day: the calls written with its name — those closed
+(`group_spend`, kept by the ledger as `spend` is), and those in flight at
+their estimates."""
+
+GROUPS_SPENT = (
+    "SELECT agent_group, cost_usd FROM group_spend WHERE day = ? UNION ALL"
+    " SELECT agent_group, cost_usd FROM calls"
+    " WHERE status = 'pending' AND day = ? AND agent_group IS NOT NULL"
+)
+"""`GROUP_SPENT` of every group at once (a snapshot's rows)."""
 
 
-def group_spent_within(conn: Connection, day: date, members: Collection[str]) -> Decimal:
-    if not members:
-        return Decimal(0)
-    agents = sorted(members)
-    rows = conn.execute(
-        group_spent_sql(len(agents)), (day.isoformat(), *agents, day.isoformat(), *agents)
-    ).fetchall()
+def group_spent_within(conn: Connection, day: date, group: str) -> Decimal:
+    rows = conn.execute(GROUP_SPENT, (day.isoformat(), group) * 2).fetchall()
     return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
 
 

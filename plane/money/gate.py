@@ -176,10 +176,10 @@ class Gate:
         if not price_known:
             return Unpriced(agent, model, "group", budget.name)
         read = spent_by_group.get(budget.name)
-        spent = await self.ledger.group_today(budget.members) if read is None else read
+        spent = await self.ledger.group_today(budget.name) if read is None else read
         flying = None
         if (spent >= budget.ceiling and read is None) or settled_only:
-            flying = await self.ledger.group_in_flight(budget.members)
+            flying = await self.ledger.group_in_flight(budget.name)
         if settled_only:
             spent, flying = spent - (flying or Decimal(0)), Decimal(0)
         if spent < budget.ceiling:
@@ -240,7 +240,7 @@ class Gate:
         the calls in flight under that ceiling count read now."""
         ledger = self.ledger
         if isinstance(full, GroupFull):
-            flying = await ledger.group_in_flight(self.ceilings.groups.members(full.name))
+            flying = await ledger.group_in_flight(full.name)
         elif isinstance(full, FleetFull):
             flying = await ledger.fleet_in_flight()
         else:

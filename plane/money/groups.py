@@ -77,14 +77,15 @@ class Groups:
         name = self._of.get(agent)
         if name is None:
             return None
-        return Budget(name, self.ceiling(name), self._members[name])
+        return Budget(name, self.ceiling(name))
 
     async def states(self, ledger: Ledger) -> list[GroupState]:
         """Every group as a snapshot carries it."""
+        spent = await ledger.groups_today() if self._members else {}
         return [
             GroupState(
                 name=name,
-                spend_today_usd=await ledger.group_today(members),
+                spend_today_usd=spent.get(name, Decimal(0)),
                 limit_usd=self.ceiling(name),
                 agents=sorted(members),
             )

@@ -64,6 +64,9 @@ from plane.errors import LeaseLost, LedgerError, unreachable
 from plane.money.attribution import Part
 from plane.money.budgets import (
     FLEET_SPENT,
+    GROUP_IN_FLIGHT,
+    GROUP_SPENT,
+    GROUPS_SPENT,
     TAG_SPENT,
     Budget,
     FleetFull,
@@ -72,7 +75,6 @@ from plane.money.budgets import (
     TagFull,
     admit_within,
     checks,
-    group_spent_sql,
 )
 from plane.store.engine import Database, Write
 from plane.store.fence import FENCE, Fence
@@ -145,6 +147,7 @@ class _Recorded(NamedTuple):
     status: str
     price_source: str
     tag: str | None = None
+    group: str | None = None
 
 
 class Ledger:
@@ -230,16 +233,17 @@ class Ledger:
                 where += f" AND {column} IN ({','.join('?' * len(only))})"
         cut: dict[str, Interrupted] = {}
         rows = conn.execute(
-            f"SELECT agent, day, cost_usd, price_source FROM calls WHERE {where} ORDER BY id",
+            f"SELECT agent, day, cost_usd, price_source, agent_group FROM calls WHERE {where}"
+            " ORDER BY id",
             params,
         )
         # Its own sums, written here: the fleet sweeps on a connection of its
         # own, whose transactions the ledger's finisher does not end.
         sums = _Sums()
-        for agent, day, cost, source in rows.fetchall():
+        for agent, day, cost, source, group in rows.fetchall():
             one = Interrupted(1, Decimal(cost), int(source == UNPRICED))
             cut[agent] = cut.get(agent, Interrupted(0, Decimal(0))) + one
-            sums.add(date.fromisoformat(day), agent, Decimal(cost))
+            sums.add(date.fromisoformat(day), agent, Decimal(cost), group)
         if cut:
             conn.execute(
                 f"UPDATE calls SET status = 'interrupted', estimated = 1 WHERE {where}", params
@@ -323,34 +327,26 @@ class Ledger:
         rows = await self._read(FLEET_SPENT, day.isoformat(), day.isoformat())
         return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
 
-    async def group_today(self, members: Collection[str]) -> Decimal:
-        """A group's spend today: its agents', calls in flight at their
-        estimates (with several planes, read from the store)."""
+    async def group_today(self, group: str) -> Decimal:
+        """What the calls written with `group` spent today, those in flight
+        at their estimates (`plane.money.budgets.GROUP_SPENT`): the group's
+        agents when each call was made, whoever is in it now."""
         day = await self.today()
-        if self.plane is None:
-            sums = await self._day(day)
-            return sum((sums.get(agent, Decimal(0)) for agent in members), Decimal(0))
-        if not members:
-            return Decimal(0)
-        agents = sorted(members)
-        rows = await self._read(
-            group_spent_sql(len(agents)), day.isoformat(), *agents, day.isoformat(), *agents
-        )
+        rows = await self._read(GROUP_SPENT, *(day.isoformat(), group) * 2)
         return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
 
-    async def group_in_flight(self, members: Collection[str]) -> Decimal:
+    async def groups_today(self) -> dict[str, Decimal]:
+        """`group_today` of every group that spent today, in one read."""
+        day = await self.today()
+        sums: dict[str, Decimal] = {}
+        for group, cost in await self._read(GROUPS_SPENT, day.isoformat(), day.isoformat()):
+            sums[group] = sums.get(group, Decimal(0)) + Decimal(cost)
+        return sums
+
+    async def group_in_flight(self, group: str) -> Decimal:
         """The part of `group_today` its calls in flight count."""
-        if self.plane is None:
-            return sum((self.in_flight(agent) for agent in members), Decimal(0))
-        if not members:
-            return Decimal(0)
-        day, agents = await self.today(), sorted(members)
-        rows = await self._read(
-            f"SELECT cost_usd FROM calls WHERE status = 'pending' AND day = ?"
-            f" AND agent IN ({','.join('?' * len(agents))})",
-            day.isoformat(),
-            *agents,
-        )
+        day = await self.today()
+        rows = await self._read(GROUP_IN_FLIGHT, day.isoformat(), group)
         return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
 
     async def tag_today(self, tag: str) -> Decimal:
@@ -475,7 +471,15 @@ class Ledger:
         opening = _Opening(
             self,
             row,
-            _Recorded(agent, day, estimate, "pending", source, tag.name if tag else None),
+            _Recorded(
+                agent,
+                day,
+                estimate,
+                "pending",
+                source,
+                tag.name if tag else None,
+                group.name if group else None,
+            ),
             sql,
         )
         if admits or self.plane is not None:
@@ -534,14 +538,14 @@ class Ledger:
 
         def interrupt(conn: Connection) -> tuple[list[int], Interrupted]:
             rows = conn.execute(
-                "SELECT id, day, cost_usd, price_source FROM calls"
+                "SELECT id, day, cost_usd, price_source, agent_group FROM calls"
                 " WHERE status = 'pending' AND agent = ? ORDER BY id",
                 (agent,),
             ).fetchall()
             total = Decimal(0)
-            for call, day, cost, _ in rows:
+            for call, day, cost, _, group in rows:
                 conn.execute("UPDATE calls SET status = 'interrupted' WHERE id = ?", (call,))
-                self._sums.add(date.fromisoformat(day), agent, Decimal(cost))
+                self._sums.add(date.fromisoformat(day), agent, Decimal(cost), group)
                 total += Decimal(cost)
             unpriced = sum(row[3] == UNPRICED for row in rows)
             return [row[0] for row in rows], Interrupted(len(rows), total, unpriced)
@@ -840,7 +844,9 @@ class _Opening(Write[int]):
         ledger, day = self.ledger, self.recorded.day
         if self.admits:
             # What this batch's settles moved is not in `spend` until its end.
-            admit_within(conn, day, partial(ledger._sums.on, day), *self.budgets)
+            sums = ledger._sums
+            moved, moved_group = partial(sums.on, day), partial(sums.on_group, day)
+            admit_within(conn, day, moved, moved_group, *self.budgets)
         if ledger.plane is not None:
             return _admit_under_lease(conn, self.row, ledger.plane, self.fence, self.margin)
         # lastrowid, as Conversation.append: on SQLite a third cheaper than
@@ -914,7 +920,7 @@ class _Closing(Write[_Recorded]):
         if self.parts:
             conn.executemany(_PART, [_part_row(call, part) for part in self.parts])
         if cost:
-            self.ledger._sums.add_on(known_iso, recorded.agent, cost)
+            self.ledger._sums.add_on(known_iso, recorded.agent, cost, recorded.group)
         return recorded
 
     def then(self, recorded: _Recorded) -> None:
@@ -929,7 +935,8 @@ class _Closing(Write[_Recorded]):
 
 def _recorded(conn: Connection, call: int) -> _Recorded:
     row = conn.execute(
-        "SELECT agent, day, cost_usd, status, price_source FROM calls WHERE id = ?", (call,)
+        "SELECT agent, day, cost_usd, status, price_source, agent_group FROM calls WHERE id = ?",
+        (call,),
     ).fetchone()
     if row is None:
         raise KeyError(f"no call {call} in the ledger")
@@ -939,24 +946,34 @@ def _recorded(conn: Connection, call: int) -> _Recorded:
         cost_usd=Decimal(row["cost_usd"]),
         status=row["status"],
         price_source=row["price_source"],
+        group=row["agent_group"],
     )
 
 
 class _Sums:
-    """The `spend` rows a transaction moves, added up as its functions run
-    and written once at its end: one row per agent per batch, not one per
-    call. Used only on the database's writer thread."""
+    """The `spend` rows a transaction moves (and the `group_spend` rows of
+    calls written with a group), added up as its functions run and written
+    once at its end: one row per agent per batch, not one per call. Used
+    only on the database's writer thread."""
 
     def __init__(self) -> None:
         self._moved: dict[tuple[str, str], Decimal] = {}
+        self._groups: dict[tuple[str, str], Decimal] = {}
 
-    def add(self, day: date, agent: str, amount: Decimal) -> None:
-        self.add_on(day.isoformat(), agent, amount)
+    def add(self, day: date, agent: str, amount: Decimal, group: str | None = None) -> None:
+        self.add_on(day.isoformat(), agent, amount, group)
 
-    def add_on(self, day: str, agent: str, amount: Decimal) -> None:
+    def add_on(self, day: str, agent: str, amount: Decimal, group: str | None = None) -> None:
         """`add`, the day already as the table writes it."""
         key = (day, agent)
         self._moved[key] = self._moved.get(key, _ZERO) + amount
+        if group is not None:
+            key = (day, group)
+            self._groups[key] = self._groups.get(key, _ZERO) + amount
+
+    def on_group(self, day: date, group: str) -> Decimal:
+        """What this transaction moved so far on `day` of `group`'s calls."""
+        return self._groups.get((day.isoformat(), group), _ZERO)
 
     def on(self, day: date, agents: Collection[str] | None = None) -> Decimal:
         """What this transaction moved so far on `day`, of `agents` (None: all)."""
@@ -976,9 +993,18 @@ class _Sums:
                 [(day, agent, str(amount)) for (day, agent), amount in self._moved.items()],
             )
             self._moved.clear()
+        if self._groups:
+            conn.executemany(
+                "INSERT INTO group_spend (day, agent_group, cost_usd) VALUES (?, ?, ?)"
+                " ON CONFLICT (day, agent_group) DO UPDATE SET"
+                " cost_usd = decimal_add(group_spend.cost_usd, excluded.cost_usd)",
+                [(day, group, str(amount)) for (day, group), amount in self._groups.items()],
+            )
+            self._groups.clear()
 
     def forget(self) -> None:
         self._moved.clear()
+        self._groups.clear()
 
 
 def entry_of(row: Row) -> LedgerEntry:

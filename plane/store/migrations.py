@@ -329,6 +329,21 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE schema_read_again (x);
     DROP TABLE schema_read_again;
     """,
+    # A group's spend is what the calls written with its name spent (README,
+    # "Budgets by purpose"), whoever is in it now: each group's sum per day of
+    # its calls no longer pending, kept by the ledger as `spend` is, so
+    # admitting a call of a busy group reads one row, not the group's day.
+    """
+    CREATE TABLE group_spend (
+        day TEXT NOT NULL,
+        agent_group TEXT NOT NULL,
+        cost_usd TEXT NOT NULL,
+        PRIMARY KEY (day, agent_group)
+    ) WITHOUT ROWID;
+    INSERT INTO group_spend (day, agent_group, cost_usd)
+        SELECT day, agent_group, decimal_sum(cost_usd) FROM calls
+        WHERE status != 'pending' AND agent_group IS NOT NULL GROUP BY day, agent_group;
+    """,
 )
 
 

@@ -17,7 +17,7 @@ from plane.wire.protocol import Usage
 from tests.support.command import plane_cli
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
-RESEARCH = Budget("research", None, frozenset({"scout", "poet"}))
+RESEARCH = Budget("research", None)
 
 
 @pytest.fixture

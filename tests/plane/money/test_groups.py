@@ -4,6 +4,7 @@ transaction that writes it, the operator sets it with `/limit group`, and an
 agent may not."""
 
 import asyncio
+import sqlite3
 import threading
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -13,9 +14,11 @@ import pytest
 from plane.clock import ManualClock
 from plane.money.budgets import Budget
 from plane.money.ledger import FleetFull, GroupFull, Ledger
+from plane.store.migrations import MIGRATIONS
 from plane.store.postgres import PostgresDatabase
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
+from tests.plane.store.test_checks_as_comparisons import DecimalSum
 from tests.support.command import plane_cli_async
 from tests.support.fixtures_plane import CONFIG
 from tests.support.fixtures_postgres import open_db
@@ -32,7 +35,10 @@ GROUPED = CONFIG.replace("defaults:\n  limitUsd: 1\n", "defaults:\n  limitUsd: 5
 ) + ("groups:\n  research:\n    limitUsd: 0.6\n    agents: [scout, poet]\n")
 """Each agent may spend $5; scout and poet together $0.60; demo is in no group."""
 
-RESEARCH = Budget("research", Decimal(1), frozenset({"a", "b"}))
+RESEARCH = Budget(
+    "research",
+    Decimal(1),
+)
 
 
 async def reply(plane, agent: str, text: str) -> str:
@@ -133,7 +139,7 @@ async def test_a_call_its_group_cannot_afford_is_refused_and_not_written(tmp_pat
         assert (full.value.spent, full.value.name) == (Decimal("1.10"), "research")
         rows = await db.fetchall("SELECT agent, agent_group FROM calls ORDER BY id")
         assert [tuple(r) for r in rows] == [("a", "research"), ("c", None), ("b", "research")]
-        assert await ledger.group_today({"a", "b"}) == Decimal("1.10")
+        assert await ledger.group_today("research") == Decimal("1.10")
     finally:
         await db.close()
 
@@ -188,9 +194,8 @@ async def test_planes_admitting_at_once_pass_a_group_ceiling_by_no_call(postgres
     of another group: exactly ten of the group's are admitted, and every
     call of the other. Without the lock, 11 to 13."""
     dbs = [await PostgresDatabase.connect(postgres_url) for _ in range(3)]
-    members = frozenset({"a0", "a1", "a2"})
-    group = Budget("research", Decimal(1), members)
-    other = Budget("ops", Decimal(100), frozenset({"o0", "o1", "o2"}))
+    group = Budget("research", Decimal(1))
+    other = Budget("ops", Decimal(100))
     clock = ManualClock(NOON)
     try:
         ledgers = [Ledger(db, clock) for db in dbs]
@@ -210,7 +215,7 @@ async def test_planes_admitting_at_once_pass_a_group_ceiling_by_no_call(postgres
             calls += [call(ledgers[n % 3], f"o{n // 3 % 3}", other) for n in range(30)]
             admitted = await asyncio.gather(*calls)
             assert (sum(admitted[:60]), sum(admitted[60:])) == (10, 30), f"day {day}"
-            assert await ledgers[1].group_today(members) == Decimal("1.00")
+            assert await ledgers[1].group_today("research") == Decimal("1.00")
     finally:
         for db in dbs:
             await db.close()
@@ -273,3 +278,131 @@ async def test_the_command_line_sets_a_groups_ceiling_and_plane_status_lists_it(
     assert "  group research  $0.00 of $2.00  poet, scout" in status.stdout.splitlines()
     refused = await plane_cli_async(home, "send", "demo", "/limit group research x")
     assert refused.returncode == 1
+
+
+POET_MOVED_OUT = GROUPED.replace("agents: [scout, poet]", "agents: [scout]")
+DEMO_MOVED_IN = GROUPED.replace("agents: [scout, poet]", "agents: [scout, poet, demo]")
+
+
+async def group_figures(plane, group: str) -> list[Decimal]:
+    """What the group spent today as each surface says it: `/limit group`,
+    the snapshot's row, the spend screen's layer, and its calls in the ledger."""
+    client = await plane.client()
+    standing = await reply(plane, "demo", f"/limit group {group}")
+    said = Decimal(standing.split(" spent today")[0].lstrip("$"))
+    snapshot = (await client.request(p.Status())).snapshot
+    row = next(g.spend_today_usd for g in snapshot.groups if g.name == group)
+    stack = await client.request(p.SpendStack(by="group", top=5))
+    layer = next(s.days[-1].spent_usd for s in stack.series if s.label == group)
+    rows = await plane.db.fetchall(
+        "SELECT cost_usd FROM calls WHERE agent_group = ? AND status <> 'failed'", group
+    )
+    ledger = sum((Decimal(cost) for (cost,) in rows), Decimal(0))
+    return [said, row, layer, ledger]
+
+
+async def test_an_agent_moved_out_of_its_group_leaves_its_spend_with_the_group(start_plane):
+    plane = await start_plane(GROUPED)
+    plane.llm.default_reply = Reply("done", usage=TWENTY_CENTS)
+    await plane.turn("poet", "one")
+    await plane.turn("poet", "two")
+    plane = await start_plane(POET_MOVED_OUT, restart=plane)
+    assert await group_figures(plane, "research") == [Decimal("0.4")] * 4
+    await plane.turn("scout", "three")
+    calls = len(plane.llm.requests)
+    said = await plane.send("scout", "four")
+    await plane.quiet()
+    assert len(plane.llm.requests) == calls, "the group's $0.60 was spent: scout is held"
+    assert said[0].held
+    assert await group_figures(plane, "research") == [Decimal("0.6")] * 4
+
+
+async def test_an_agent_moved_into_a_group_brings_none_of_its_earlier_spend(start_plane):
+    plane = await start_plane(GROUPED)
+    plane.llm.default_reply = Reply("done", usage=TWENTY_CENTS)
+    await plane.turn("demo", "one")
+    await plane.turn("scout", "two")
+    plane = await start_plane(DEMO_MOVED_IN, restart=plane)
+    assert await group_figures(plane, "research") == [Decimal("0.2")] * 4
+    await plane.turn("demo", "three")
+    await plane.turn("poet", "four")
+    calls = len(plane.llm.requests)
+    said = await plane.send("demo", "five")
+    await plane.quiet()
+    assert len(plane.llm.requests) == calls, "the group's $0.60 was spent: demo is held"
+    assert said[0].held
+    assert await group_figures(plane, "research") == [Decimal("0.6")] * 4
+    assert await plane.services.ledger.spend_today("demo") == Decimal("0.4")
+
+
+async def groups_of_calls(db) -> dict[tuple[str, str], Decimal]:
+    """Each (day, group)'s spend on closed calls, summed from the calls themselves."""
+    sums: dict[tuple[str, str], Decimal] = {}
+    closed = "SELECT day, agent_group, cost_usd FROM calls WHERE status <> 'pending'"
+    for day, group, cost in await db.fetchall(closed + " AND agent_group IS NOT NULL"):
+        sums[(day, group)] = sums.get((day, group), Decimal(0)) + Decimal(cost)
+    return {key: total for key, total in sums.items() if total}
+
+
+async def group_spend_table(db) -> dict[tuple[str, str], Decimal]:
+    """The group sums the ledger keeps (a sum moved back to zero may stay a row)."""
+    rows = await db.fetchall("SELECT day, agent_group, cost_usd FROM group_spend")
+    return {(day, group): Decimal(cost) for day, group, cost in rows if Decimal(cost)}
+
+
+async def test_the_group_sums_are_the_calls_summed_through_every_change(tmp_path):
+    """A group's calls opened, settled across midnight, failed, interrupted by
+    the operator and cut by a stop: after each, the group's sums kept beside
+    the calls are its calls summed, and `group_today` is what they say."""
+    clock = ManualClock(NOON)
+    db = await open_db(tmp_path / "plane.db")
+    ledger = Ledger(db, clock)
+    first = await ledger.open_call("a", "p", "m", Decimal("0.05"), "estimate", group=RESEARCH)
+    second = await ledger.open_call("b", "p", "m", Decimal("0.30"), "estimate", group=RESEARCH)
+    await ledger.open_call("b", "p", "m", Decimal("0.11"), "estimate", group=RESEARCH)
+    await ledger.open_call("c", "p", "m", Decimal("0.07"), "estimate", group=RESEARCH)
+    assert await ledger.group_today("research") == Decimal("0.53")
+    await clock.advance(timedelta(hours=12))  # the response arrives on the next day
+    await ledger.settle(first, TWENTY_CENTS, Decimal("0.0123"), "table")
+    await ledger.fail(second)
+    assert (await ledger.interrupt_open("b")).estimate_usd == Decimal("0.11")
+    assert await group_spend_table(db) == await groups_of_calls(db)
+    assert await ledger.group_today("research") == Decimal("0.0123")
+    await db.close()
+    db = await open_db(tmp_path / "plane.db")
+    try:
+        again = Ledger(db, clock)
+        assert (await again.recover())["c"].estimate_usd == Decimal("0.07")
+        assert await group_spend_table(db) == await groups_of_calls(db)
+        assert await group_spend_table(db) == {
+            ("2026-11-29", "research"): Decimal("0.18"),
+            ("2026-11-30", "research"): Decimal("0.0123"),
+        }
+        assert await again.groups_today() == {"research": Decimal("0.0123")}
+    finally:
+        await db.close()
+
+
+@pytest.mark.parametrize("each_store", ["sqlite"], indirect=True)
+async def test_a_ledger_from_before_the_group_sums_is_summed_exactly(tmp_path):
+    path = tmp_path / "plane.db"
+    old = sqlite3.connect(path)
+    old.create_aggregate("decimal_sum", 1, DecimalSum)
+    for script in MIGRATIONS[:-1]:
+        old.executescript(script)
+    old.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    costs = ["0.1", "0.2", "0.000000123456789"] * 10  # 0.1 + 0.2 is not 0.3 in floats
+    old.executemany(
+        "INSERT INTO calls (agent, day, at, provider, model, cost_usd, price_source, status,"
+        " agent_group) VALUES ('a', '2026-11-29', '', 'p', 'm', ?, 'table', 'settled', 'research')",
+        [(c,) for c in costs],
+    )
+    old.commit()
+    old.close()
+    db = await open_db(path)
+    try:
+        ledger = Ledger(db, ManualClock(NOON))
+        assert await ledger.group_today("research") == Decimal("3.00000123456789")
+        assert await group_spend_table(db) == await groups_of_calls(db)
+    finally:
+        await db.close()
