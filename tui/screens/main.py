@@ -208,7 +208,8 @@ class MainScreen(ManageAgents):
         elif self.store.day is None:
             title.waiting_text = "connecting to the plane…"
         else:
-            title.waiting_text = "no agents yet: ctrl+n creates one"
+            # Agents missing: perhaps not the agents.yaml meant (a plane started elsewhere).
+            title.waiting_text = f"no agents yet: ctrl+n creates one · {self.store.config}"
 
     def tick(self) -> None:
         """The title's countdowns, from the plane's clock (each second, and on change)."""
