@@ -20,7 +20,7 @@ from typing import Any
 
 from plane.cli.connect import ask
 from plane.home import Home
-from plane.usage import OneLineParser
+from plane.usage import OneLineParser, described
 from plane.wire.once import ROW_DEFAULTS, rows
 from plane.wire.words import (
     UNPRICED,
@@ -35,7 +35,7 @@ from plane.wire.words import (
     usd_exact,
 )
 
-HELP = "the day, and each agent's spend and ceiling"
+HELP = "the day and its spend, and each agent's state, spend and ceiling"
 
 
 def add_command(sub: Any) -> None:  # argparse's subparsers action
@@ -54,7 +54,7 @@ def main(argv: list[str]) -> int:
     process ends with the command: the collector, which would walk the
     snapshot's rows again and again as they are read, is off."""
     gc.disable()
-    parser = OneLineParser(prog="plane status", description=HELP)
+    parser = OneLineParser(prog="plane status", description=described(HELP))
     _arguments(parser)
     args = parser.parse_args(argv)
     try:
