@@ -42,6 +42,17 @@ AGENT_NAME_RULE = (
     "1–32 characters: lower-case letters, digits, '-' and '_', starting with a letter or digit"
 )
 
+
+def agent_name_refused(name: str) -> str | None:
+    """Why `name` cannot name an agent (None: it can): what a name may be,
+    which an empty one asked for (`'' is not a valid name` read as a riddle)."""
+    if AGENT_NAME.match(name):
+        return None
+    if not name.strip():
+        return f"Give the agent a name: {AGENT_NAME_RULE}."
+    return f"{name!r} is not a valid name: {AGENT_NAME_RULE}."
+
+
 Usd = Annotated[Decimal, Field(ge=0, le=1_000_000, allow_inf_nan=False, decimal_places=6)]
 
 
