@@ -80,7 +80,11 @@ class Lifecycle:
             return await self._resume_loop(agent)
         spec = self._turning(agent, "pause" if paused else "resume")
         if spec.paused == paused:
-            raise InvalidRequest(f"{agent} is already {'paused' if paused else 'running'}.")
+            raise InvalidRequest(
+                f"{agent} is already paused."
+                if paused
+                else f"{agent} is not paused: there is nothing to resume."
+            )
         worker = self._crew.workers[agent]
         worker.spec = await self._services.roster.change(agent, paused=paused)
         worker.hold_changed()

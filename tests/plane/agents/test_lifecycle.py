@@ -362,3 +362,12 @@ async def test_an_empty_name_is_asked_for_with_what_a_name_may_be(start_plane, e
     renamed = p.RenameAgent(agent="poet", new_name=empty)
     assert await refused(client, renamed) == f"Give the agent a name: {NAME_RULE}."
     assert list(plane.crew.workers) == ["demo", "scout", "poet"]
+
+
+async def test_resuming_an_agent_that_is_not_paused_says_so(start_plane):
+    """Not "demo is already running": an idle agent runs nothing, and there is nothing to resume."""
+    plane = await start_plane()
+    client = await plane.client()
+    said = await refused(client, p.PauseAgent(agent="demo", paused=False))
+    assert said == "demo is not paused: there is nothing to resume."
+    assert (await plane.rows.state("demo")).status == "idle"
