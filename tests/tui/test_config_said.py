@@ -8,6 +8,7 @@ from plane.wire.protocol import Snapshot
 from tests.tui.conftest import feed, settle
 from tests.tui.factories import agent, snapshot
 from tui.app import PlaneApp
+from tui.widgets.conversation import ConversationPane
 from tui.widgets.title_bar import TitleBar
 
 
@@ -36,3 +37,24 @@ async def test_no_agents_in_a_file_names_the_file() -> None:
 async def test_an_agent_s_title_is_as_it_was() -> None:
     title = await title_after(snapshot(agent("demo"), config_file="/srv/work/agents.yaml"))
     assert "config" not in title and title.startswith("demo · smollm2-135m")
+
+
+async def test_at_80_columns_the_empty_conversation_says_it_whole() -> None:
+    """The title cuts a long path at the screen's edge; the empty pane wraps it."""
+    looked = [
+        "/srv/a/rather/long/project/directory/agents.yaml",
+        "/home/ann/.config/plane/agents.yaml",
+    ]
+    app = PlaneApp(None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        feed(app, snapshot(config_looked=looked))
+        await settle(pilot)
+        pane = app.screen.query_one(ConversationPane)
+        drawn = " ".join(
+            "".join(segment.text for segment in pane.render_line(y)).strip()
+            for y in range(pane.content_region.height)
+        )
+    assert " ".join(drawn.split()) == (
+        "No agent yet: press ctrl+n to create one. config: built-in defaults (no agents.yaml "
+        "in /srv/a/rather/long/project/directory or /home/ann/.config/plane)"
+    )

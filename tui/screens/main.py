@@ -152,6 +152,10 @@ class MainScreen(ManageAgents):
         self._fit()
         self._show_title()
         self._show_fleet()
+        pane = self.query_one(ConversationPane)
+        if not self.store.agents and pane.config != self.store.config:
+            pane.config = self.store.config
+            pane.show(None, [])
         agent = self.selected
         if agent is not None and not self.store.conversation(agent).loaded:
             self.load_history(agent)
