@@ -196,11 +196,17 @@ def config_said(file: str | None, looked: Sequence[str]) -> str:
     `config: built-in defaults (no agents.yaml in /srv or ~/.config/plane)`,
     the answer to "where are my agents?" when a plane started elsewhere."""
     if file is not None:
-        return f"config: {file}"
+        return f"config: {_path_shown(file)}"
     if not looked:
         return "config: built-in defaults"
-    places = " or ".join(str(PurePath(place).parent) for place in looked)
+    places = " or ".join(_path_shown(str(PurePath(place).parent)) for place in looked)
     return f"config: built-in defaults (no agents.yaml in {places})"
+
+
+def _path_shown(path: str) -> str:
+    """A path on one line, its control characters shown: a directory is
+    anyone's to name, and an escape in its name would be obeyed by a terminal."""
+    return terminal_safe(path).replace("\n", "\\n")
 
 
 def send_refused(since: datetime) -> str:

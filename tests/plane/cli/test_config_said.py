@@ -41,3 +41,15 @@ async def test_status_names_the_file_the_plane_read(tmp_path):
     text, as_json = await status_of(tmp_path / "home", config, [config])
     assert text.splitlines()[-1] == f"config: {config}"
     assert (as_json["config_file"], as_json["config_looked"]) == (str(config), [])
+
+
+def test_a_directory_named_with_control_characters_is_shown_not_obeyed():
+    """The directory the plane started in is anyone's to name: an escape in it
+    would recolour the terminal `plane status` prints to, a line break split its line."""
+    from plane.wire.words import config_said
+
+    said = config_said(None, ["/tmp/\x1b[2J\nx/agents.yaml"])
+    assert said == "config: built-in defaults (no agents.yaml in /tmp/\\x1b[2J\\nx)"
+    assert config_said("/tmp/\x1b]0;owned\x07/agents.yaml", []) == (
+        "config: /tmp/\\x1b]0;owned\\x07/agents.yaml"
+    )
