@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -40,6 +41,17 @@ AGENT_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 AGENT_NAME_RULE = (
     "1–32 characters: lower-case letters, digits, '-' and '_', starting with a letter or digit"
 )
+
+
+def agent_name_refused(name: str) -> str | None:
+    """Why `name` cannot name an agent (None: it can): what a name may be,
+    which an empty one asked for (`'' is not a valid name` read as a riddle)."""
+    if AGENT_NAME.match(name):
+        return None
+    if not name.strip():
+        return f"Give the agent a name: {AGENT_NAME_RULE}."
+    return f"{name!r} is not a valid name: {AGENT_NAME_RULE}."
+
 
 Usd = Annotated[Decimal, Field(ge=0, le=1_000_000, allow_inf_nan=False, decimal_places=6)]
 
@@ -587,6 +599,17 @@ class Config(Block):
     _tree: Any = PrivateAttr(None)
     _member_of: dict[str, str] | None = PrivateAttr(None)
     """The YAML as read, kept so a problem found after loading still names its line."""
+    _file: Path | None = PrivateAttr(None)
+    _looked: tuple[Path, ...] = PrivateAttr(())
+
+    def read_from(self) -> Path | None:
+        """The file these settings were read from (absolute); None: the built-in defaults."""
+        return self._file
+
+    def looked_in(self) -> tuple[Path, ...]:
+        """Where an agents.yaml was looked for and not found, when these are
+        the built-in defaults: what a plane with none of the file's agents says."""
+        return self._looked
 
     def explain(self, loc: list[str], message: str) -> str:
         """A problem found after loading (a key missing from the environment),
@@ -807,13 +830,22 @@ def _not_embedded(config: Config, agent: AgentConfig) -> str | None:
     )
 
 
-def load_config(path: Path | None) -> Config:
+def load_config(path: Path | None, looked: Sequence[Path] = ()) -> Config:
     """Read and validate agents.yaml; `None` gives the built-in defaults
-    (the embedded model, no ceiling). A file with nothing in it is refused:
-    it would run every agent with no ceiling, which is not what its author
-    meant, and nothing would say so."""
+    (the embedded model, no ceiling), which remember where a file was
+    `looked` for. A file with nothing in it is refused: it would run every
+    agent with no ceiling, which is not what its author meant, and nothing
+    would say so."""
     if path is None:
-        return Config()
+        defaults = Config()
+        defaults._looked = tuple(place.absolute() for place in looked)
+        return defaults
+    config = _loaded(path)
+    config._file = path.resolve()
+    return config
+
+
+def _loaded(path: Path) -> Config:
     source = str(path)
     with collector.paused():  # what it builds is kept: nothing for the collector
         text = as_text(read_file(path), source)

@@ -9,14 +9,43 @@ import argparse
 import contextlib
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 EXIT_USAGE = 2
 """The command line itself is wrong (argparse's code)."""
 
 
+def described(help: str) -> str:
+    """A command's line in `plane --help` as the first line of its own
+    `--help`: `run the plane …` → `Run the plane ….`"""
+    return help[:1].upper() + help[1:] + ("" if help.endswith(".") else ".")
+
+
+if TYPE_CHECKING:
+    _Commands = argparse._SubParsersAction[argparse.ArgumentParser]
+else:  # not subscriptable at run time
+    _Commands = argparse._SubParsersAction
+
+
+class DescribedCommands(_Commands):
+    """Subcommands whose own `--help` begins with their line in the list
+    (`help=`), unless they are given a `description=` of their own: argparse
+    shows the line only in the parent's list, and `plane send --help` began
+    with its usage, nothing said of what it does."""
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        if kwargs.get("help") and not kwargs.get("description"):
+            kwargs["description"] = described(kwargs["help"])
+        return super().add_parser(name, **kwargs)
+
+
 class OneLineParser(argparse.ArgumentParser):
-    """argparse, with a bad command line said in one line (not the usage block)."""
+    """argparse, with a bad command line said in one line (not the usage
+    block), and each subcommand's `--help` beginning with what it does."""
+
+    def add_subparsers(self, **kwargs: Any) -> Any:
+        kwargs.setdefault("action", DescribedCommands)
+        return super().add_subparsers(**kwargs)
 
     _words: Sequence[str] = ()
     """What this parser was given to read, to explain what it refuses."""

@@ -109,6 +109,12 @@ class Commands:
         if command.handler is None:
             context.send_to_plane(text)
             return
+        if argument and " " not in command.usage:  # as the plane refuses `/new extra`
+            context.show_local(
+                f"/{command.name} takes nothing after it: {command.usage} — "
+                f"{command.help.rstrip('.')}."
+            )
+            return
         result = command.handler(context, argument)
         if result is not None:
             await result

@@ -41,6 +41,7 @@ from plane.wire.protocol import (
     TurnFinished,
     TurnStarted,
 )
+from plane.wire.words import config_said
 from tui.fleet import Tally
 
 
@@ -145,6 +146,8 @@ class Store:
         """The groups of agents (agents.yaml's `groups:`), as the snapshot said."""
         self.store_unreachable_since: datetime | None = None
         """Since when the plane's shared store is away (None: it is there)."""
+        self.config = ""
+        """Which agents.yaml the plane read, or where it looked (`config: …`)."""
         """The fleet's daily ceiling, across every plane of the store (None: none)."""
         self.unlisted_spend_usd = Decimal(0)
         """Today's spend that no row shows (agents deleted today), so the fleet
@@ -219,6 +222,7 @@ class Store:
         self.fleet_limit_usd = snapshot.fleet_limit_usd
         self.groups = list(snapshot.groups)
         self.store_unreachable_since = snapshot.store_unreachable_since
+        self.config = config_said(snapshot.config_file, snapshot.config_looked)
         listed = sum((a.spend_today_usd for a in snapshot.agents), Decimal(0))
         whole = snapshot.fleet_spend_today_usd
         if whole is None:  # an older plane: the rows are all it says

@@ -66,6 +66,9 @@ class Command:
     between_turns: bool = False
     """Refused while the agent takes a turn, and run with its turn lock held
     (`/new`: a turn's exchange would land in the session started under it)."""
+    takes_argument: bool = False
+    """Given words after it that it does not take (`/new extra`), it is
+    refused with its usage and does nothing: what was meant is unknown."""
 
 
 async def _limit(services: Services, agent: str, arg: str) -> str:
@@ -129,6 +132,7 @@ COMMANDS: dict[str, Command] = {
             "or remove it (/limit off); /limit fleet does the same for all agents together, "
             "/limit group NAME for a group's",
             _limit,
+            takes_argument=True,
         ),
         Command(
             "new",
@@ -166,8 +170,8 @@ def between_turns(text: str) -> bool:
 
 async def run_command(services: Services, agent: str, text: str, *, in_a_turn: bool = False) -> Ran:
     """Store the command and the plane's reply; return both, and whether the
-    command was refused (unknown, its argument bad, or not while the agent
-    takes a turn: nothing changed)."""
+    command was refused (unknown, its argument bad or one it does not take,
+    or not while the agent takes a turn: nothing changed)."""
     name, arg = _word(text[1:])
     with _binding(services, agent, name, arg):
         return await _run(services, agent, text, name, arg, in_a_turn)
@@ -199,6 +203,9 @@ async def _run(
     if command is None:
         known = ", ".join(f"/{n}" for n in COMMANDS)
         reply = f"/{name} is not a command. Commands: {known}."
+    elif arg and not command.takes_argument:
+        refused = True
+        reply = f"/{command.name} takes nothing after it: {command.usage} — {command.help}."
     elif in_a_turn and command.between_turns:
         refused = True
         reply = (

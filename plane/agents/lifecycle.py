@@ -38,7 +38,7 @@ from plane.agents.rows import Rows
 from plane.agents.scheduler import Scheduler
 from plane.agents.services import Services
 from plane.agents.toolsets import SETS
-from plane.config import AGENT_NAME, AGENT_NAME_RULE, MCP_TOOL
+from plane.config import MCP_TOOL, agent_name_refused
 from plane.economy.autocompact import save
 from plane.errors import AgentExists, InvalidRequest
 from plane.money.limits import BadLimit, parse_limit_field
@@ -80,7 +80,11 @@ class Lifecycle:
             return await self._resume_loop(agent)
         spec = self._turning(agent, "pause" if paused else "resume")
         if spec.paused == paused:
-            raise InvalidRequest(f"{agent} is already {'paused' if paused else 'running'}.")
+            raise InvalidRequest(
+                f"{agent} is already paused."
+                if paused
+                else f"{agent} is not paused: there is nothing to resume."
+            )
         worker = self._crew.workers[agent]
         worker.spec = await self._services.roster.change(agent, paused=paused)
         worker.hold_changed()
@@ -156,8 +160,8 @@ class Lifecycle:
     async def rename(self, agent: str, new: str) -> AgentState:
         services = self._services
         spec = self._made_here(agent, "rename")
-        if not AGENT_NAME.match(new):
-            raise InvalidRequest(f"{new!r} is not a valid name: {AGENT_NAME_RULE}.")
+        if (refusal := agent_name_refused(new)) is not None:
+            raise InvalidRequest(refusal)
         if new == agent:
             raise InvalidRequest(f"{agent} is already called {new}.")
         if new in services.roster.names():

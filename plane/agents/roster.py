@@ -24,12 +24,11 @@ from plane.agents.guard import Loop
 from plane.agents.toolsets import allowlist, suited
 from plane.clock import Clock
 from plane.config import (
-    AGENT_NAME,
-    AGENT_NAME_RULE,
     AgentConfig,
     AmbientConfig,
     Config,
     GatewayConfig,
+    agent_name_refused,
     fallback_provider,
 )
 from plane.errors import AgentExists, ConfigError, InvalidRequest, NoSuchAgent
@@ -232,8 +231,8 @@ class Roster:
     def admit(self, name: str, model: str) -> str:
         """The provider a new agent `name` on `model` would use, or the one
         sentence saying why it cannot be made."""
-        if not AGENT_NAME.match(name):
-            raise InvalidRequest(f"{name!r} is not a valid name: {AGENT_NAME_RULE}.")
+        if (refusal := agent_name_refused(name)) is not None:
+            raise InvalidRequest(refusal)
         if name in self._agents:
             raise AgentExists(f"An agent named {name!r} already exists.")
         return self._provider_for(model)

@@ -214,6 +214,8 @@ class Rows:
             fleet_spend_today_usd=fleet_spent,
             fleet_limit_usd=services.gate.ceilings.fleet(),
             groups=groups,
+            config_file=self._config_file(),
+            config_looked=[str(place) for place in self._services.config.looked_in()],
         )
 
     async def _states(
@@ -270,4 +272,11 @@ class Rows:
             spend_today_usd=sum((row.spend_today_usd for row in rows), start=Decimal(0)),
             fleet_limit_usd=services.gate.ceilings.fleet(),
             store_unreachable_since=since,
+            config_file=self._config_file(),
+            config_looked=[str(place) for place in self._services.config.looked_in()],
         )
+
+    def _config_file(self) -> str | None:
+        """The agents.yaml the plane read (None: the built-in defaults)."""
+        read = self._services.config.read_from()
+        return None if read is None else str(read)

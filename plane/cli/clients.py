@@ -9,10 +9,10 @@ import json
 import sys
 from datetime import date
 from decimal import Decimal
-from typing import Any
+from typing import Any, Literal
 
 from plane.cli.connect import NotAnswering, remote, with_client
-from plane.cli.failing import EXIT_KEPT, NoAnswer
+from plane.cli.failing import EXIT_INTERRUPTED, EXIT_KEPT, NoAnswer, say
 from plane.errors import NotRunning, PlaneError
 from plane.home import Home
 from plane.wire import protocol as p
@@ -24,37 +24,66 @@ WAIT_S = 600.0
 
 
 def send(args: argparse.Namespace) -> int:
+    """Post the message; interrupted (Ctrl+C), say what is known of it."""
+    went: list[Went] = ["not"]
+    try:
+        return with_client(lambda client: _send(client, args, went))
+    except KeyboardInterrupt:
+        say(interrupted(args.agent, went[-1], waiting=args.wait))
+        return EXIT_INTERRUPTED
+
+
+Went = Literal["not", "perhaps", "yes"]
+"""How far the message went: not sent, written with no reply yet, kept by the plane."""
+
+
+def interrupted(agent: str, went: Went, *, waiting: bool) -> str:
+    """What Ctrl+C leaves of a `plane send`: whether to send it again."""
+    if went == "not":
+        return f"Interrupted before the message was sent: {agent} did not get it."
+    if went == "perhaps":
+        return (
+            f"Interrupted as the message was sent: {agent} may have it (`plane log {agent}` says)."
+        )
+    if waiting:
+        return (
+            f"Stopped waiting: the message to {agent} was sent and kept, and its turn goes on "
+            f"(`plane log {agent}` shows the answer)."
+        )
+    return f"Interrupted: the message to {agent} was sent and kept."
+
+
+async def _send(client: PlaneClient, args: argparse.Namespace, went: list[Went]) -> int:
+    """`went` follows the message, for what an interrupt says."""
     timeout = WAIT_S if args.timeout is None else args.timeout
-
-    async def work(client: PlaneClient) -> int:
-        if args.wait:
-            await client.request(p.Subscribe())
-        reply = await client.request(p.Send(agent=args.agent, text=args.text))
-        said = [m for m in reply.messages if m.kind != "operator"]
-        for message in said:
-            print(send_line(message))
-        if reply.refused:  # the plane's reply above says why nothing comes of it
-            return 1
-        if args.wait and any(m.held for m in reply.messages):
-            # Kept, not answered: no turn is coming to wait for. The plane's
-            # notice above says why; told already this spell, this line does.
-            if not said:
-                print(
-                    f"{args.agent} is held: the message is kept, marked held, and answered "
-                    f"when {args.agent} takes turns again (`plane log {args.agent}` says why)."
-                )
-            return EXIT_KEPT
-        if args.wait and not said:
-            try:
-                return await asyncio.wait_for(_answer(client, args.agent), timeout)
-            except TimeoutError:
-                raise NoAnswer(
-                    f"No answer from {args.agent} within {timeout:g}s; its turn goes on "
-                    "(`plane status` shows it)."
-                ) from None
-        return 0
-
-    return with_client(work)
+    if args.wait:
+        await client.request(p.Subscribe())
+    went.append("perhaps")
+    reply = await client.request(p.Send(agent=args.agent, text=args.text))
+    went.append("yes")
+    said = [m for m in reply.messages if m.kind != "operator"]
+    for message in said:
+        print(send_line(message))
+    if reply.refused:  # the plane's reply above says why nothing comes of it
+        return 1
+    if args.wait and any(m.held for m in reply.messages):
+        # Kept, not answered: no turn is coming to wait for. The plane's
+        # notice above says why; told already this spell, this line does.
+        if not said:
+            print(
+                f"{args.agent} is held: the message is kept, marked held, and answered "
+                f"when {args.agent} takes turns again (`plane log {args.agent}` says why)."
+            )
+        return EXIT_KEPT
+    if args.wait and not said:
+        try:
+            return await asyncio.wait_for(_answer(client, args.agent), timeout)
+        except TimeoutError:
+            raise NoAnswer(
+                f"No answer from {args.agent} within {timeout:g}s; its turn goes on "
+                "(`plane status` shows it)."
+            ) from None
+    return 0
 
 
 async def _answer(client: PlaneClient, agent: str) -> int:

@@ -36,17 +36,17 @@ STOP_TIMEOUT_S = 30.0
 STOP_POLL_S = 0.05
 
 
-def load_config(path: Path | None) -> Config:
+def load_config(path: Path | None, looked: list[Path]) -> Config:
     """agents.yaml, read: its models cost a CLI call ~0.2 s to build, so only
     the commands that read it load them (`plane status` does not)."""
     from plane.config import load_config as load
 
-    return load(path)
+    return load(path, looked)
 
 
 def serve(args: argparse.Namespace) -> int:
     path, looked = config_path(args.config)
-    config = load_config(path)  # before anything is made: a bad file leaves nothing behind
+    config = load_config(path, looked)  # before anything is made: a bad file leaves nothing behind
     from plane.daemon.server import Plane
 
     home = open_home()
@@ -79,7 +79,7 @@ def key(args: argparse.Namespace) -> int:
 
     path, looked = config_path(args.config)
     with _where_looked(path, looked):
-        print(make_key(load_config(path), open_home(), args.agent))
+        print(make_key(load_config(path, looked), open_home(), args.agent))
     return 0
 
 
@@ -88,7 +88,7 @@ def gateway_env(args: argparse.Namespace) -> int:
 
     path, looked = config_path(args.config)
     with _where_looked(path, looked):
-        config = load_config(path)
+        config = load_config(path, looked)
         lines = env_lines(config, open_home(), args.agent, args.client, args.http, args.tag)
         print("\n".join(lines))
     return 0

@@ -19,6 +19,7 @@ from plane.wire.client import PlaneClient
 from plane.wire.words import UNPRICED, pace, reaches, spend_against, terminal_safe, usd_exact
 
 LOG_LINES = 20
+NAMED = "the agent's name"
 
 
 def add_commands(sub: Any) -> None:
@@ -30,7 +31,7 @@ def add_commands(sub: Any) -> None:
         help="delete an agent made at run time (its conversation and ledger rows are kept; "
         "its spend still counts today)",
     )
-    delete.add_argument("agent", type=agent)
+    delete.add_argument("agent", type=agent, help=NAMED)
     delete.add_argument("--yes", action="store_true", help="do not ask to confirm")
     delete.set_defaults(func=delete_agent)
 
@@ -39,18 +40,18 @@ def add_commands(sub: Any) -> None:
         ("resume", False, "resume a paused agent, or one the loop guard held: it goes on"),
     ):
         command = sub.add_parser(name, help=said)
-        command.add_argument("agent", type=agent)
+        command.add_argument("agent", type=agent, help=NAMED)
         command.set_defaults(func=pause_agent, paused=paused)
 
     rename = sub.add_parser("rename", help="rename an agent (its conversation and spend follow)")
-    rename.add_argument("agent", type=agent)
-    rename.add_argument("new_name", type=arg.text("new name"))
+    rename.add_argument("agent", type=agent, help=NAMED)
+    rename.add_argument("new_name", type=arg.text("new name"), help="its new name")
     rename.set_defaults(func=rename_agent)
 
     edit = sub.add_parser("edit", help="change an agent's role, model, tools or ceiling")
-    edit.add_argument("agent", type=agent)
+    edit.add_argument("agent", type=agent, help=NAMED)
     edit.add_argument("--role", type=arg.text("role", blank=True), help="the role / system prompt")
-    edit.add_argument("--model", type=arg.text("model"))
+    edit.add_argument("--model", type=arg.text("model"), help="the model it runs on")
     edit.add_argument(
         "--tools",
         type=arg.text("list of tools"),
@@ -65,17 +66,17 @@ def add_commands(sub: Any) -> None:
     interrupt = sub.add_parser(
         "interrupt", help="cut an agent's running turn (the conversation says what it cost)"
     )
-    interrupt.add_argument("agent", type=agent)
+    interrupt.add_argument("agent", type=agent, help=NAMED)
     interrupt.set_defaults(func=interrupt_turn)
 
     show = sub.add_parser(
         "show", help="an agent whole: model, role, tools, ceiling and its source, bookings"
     )
-    show.add_argument("agent", type=agent)
+    show.add_argument("agent", type=agent, help=NAMED)
     show.set_defaults(func=show_agent)
 
     log = sub.add_parser("log", help="an agent's conversation, the newest messages")
-    log.add_argument("agent", type=agent)
+    log.add_argument("agent", type=agent, help=NAMED)
     log.add_argument(
         "-n", type=_count, default=LOG_LINES, help=f"how many messages (default {LOG_LINES})"
     )

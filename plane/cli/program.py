@@ -99,15 +99,22 @@ def parser() -> argparse.ArgumentParser:
     serve.set_defaults(func=daemon.serve)
 
     key = sub.add_parser("key", help="make a new key for a gateway agent (the old one stops)")
-    key.add_argument("agent", type=arg.text("agent name"))
+    key.add_argument("agent", type=arg.text("agent name"), help="the gateway agent's name")
     key.add_argument("--config", type=Path, help="agents.yaml (as for serve)")
     key.set_defaults(func=daemon.key)
 
     gateway = sub.add_parser("gateway", help="point Claude Code, Codex or Aider at the plane")
     gateway_sub = gateway.add_subparsers(title="commands", metavar="COMMAND", required=True)
     env = gateway_sub.add_parser("env", help="the lines that point a client at a gateway agent")
-    env.add_argument("agent", type=arg.text("agent name"))
-    env.add_argument("--client", required=True, choices=["claude-code", "codex", "aider"])
+    env.add_argument(
+        "agent", type=arg.text("agent name"), help="the gateway agent the client's calls go to"
+    )
+    env.add_argument(
+        "--client",
+        required=True,
+        choices=["claude-code", "codex", "aider"],
+        help="the client to point at the plane",
+    )
     env.add_argument(
         "--http",
         metavar="HOST:PORT",
@@ -138,8 +145,10 @@ def parser() -> argparse.ArgumentParser:
     status.add_command(sub)
 
     send = sub.add_parser("send", help="post a message (or /limit …) to an agent as the operator")
-    send.add_argument("agent", type=arg.text("agent name"))
-    send.add_argument("text", type=arg.text("text"))
+    send.add_argument("agent", type=arg.text("agent name"), help="the agent's name")
+    send.add_argument(
+        "text", type=arg.text("text"), help="the message, or a slash command (/limit 5, /help)"
+    )
     send.add_argument(
         "--wait",
         action="store_true",
@@ -157,12 +166,14 @@ def parser() -> argparse.ArgumentParser:
     )
     ledger.add_argument("--day", type=arg.day, help="YYYY-MM-DD (default: today, UTC)")
     form = ledger.add_mutually_exclusive_group()
-    form.add_argument("--json", action="store_true")
-    form.add_argument("--csv", action="store_true")
+    form.add_argument(
+        "--json", action="store_true", help="as JSON, with exact figures (and calls by status)"
+    )
+    form.add_argument("--csv", action="store_true", help="as CSV, with exact figures")
     ledger.set_defaults(func=clients.ledger)
 
     new = sub.add_parser("new", help="create an agent (it gets the defaults, ceiling included)")
-    new.add_argument("name", type=arg.text("name"))
+    new.add_argument("name", type=arg.text("name"), help="the new agent's name")
     new.add_argument("--model", type=arg.text("model"), help="the model (default: defaults.model)")
     new.add_argument(
         "--role", default="", type=arg.text("role", blank=True), help="the role / system prompt"

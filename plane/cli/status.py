@@ -20,10 +20,11 @@ from typing import Any
 
 from plane.cli.connect import ask
 from plane.home import Home
-from plane.usage import OneLineParser
+from plane.usage import OneLineParser, described
 from plane.wire.once import ROW_DEFAULTS, rows
 from plane.wire.words import (
     UNPRICED,
+    config_said,
     duration,
     plain,
     reaches,
@@ -34,7 +35,7 @@ from plane.wire.words import (
     usd_exact,
 )
 
-HELP = "the day, and each agent's spend and ceiling"
+HELP = "the day and its spend, and each agent's state, spend and ceiling"
 
 
 def add_command(sub: Any) -> None:  # argparse's subparsers action
@@ -53,7 +54,7 @@ def main(argv: list[str]) -> int:
     process ends with the command: the collector, which would walk the
     snapshot's rows again and again as they are read, is off."""
     gc.disable()
-    parser = OneLineParser(prog="plane status", description=HELP)
+    parser = OneLineParser(prog="plane status", description=described(HELP))
     _arguments(parser)
     args = parser.parse_args(argv)
     try:
@@ -89,7 +90,9 @@ def status_json(snapshot: dict[str, Any]) -> str:
     `hold_reason`: why a held agent is held (`ceiling`, `loop`: the loop
     guard's, which `plane resume` lifts, …; null when not held);
     `stepped_down_from`: its own model while it runs on its fallback (`model`).
-    `groups`: each group of agents, its spend today and ceiling (null: none)."""
+    `groups`: each group of agents, its spend today and ceiling (null: none).
+    `config_file`: the agents.yaml the plane read (null: it runs on the
+    built-in defaults, and `config_looked` says where it looked for one)."""
     head = json.dumps(
         {
             "day": snapshot["day"],
@@ -99,6 +102,8 @@ def status_json(snapshot: dict[str, Any]) -> str:
             "default_limit_usd": _plain(snapshot.get("default_limit_usd")),
             "fleet_spend_today_usd": plain(_whole(snapshot)),
             "fleet_limit_usd": _plain(snapshot.get("fleet_limit_usd")),
+            "config_file": snapshot.get("config_file"),
+            "config_looked": snapshot.get("config_looked", []),
             "agents": [],
             "groups": [
                 {
@@ -152,7 +157,8 @@ def _agent(a: dict[str, Any]) -> dict[str, Any]:
 
 def status_text(snapshot: dict[str, Any]) -> str:
     """One line an agent; a held one the day's end frees says when, as the
-    TUI's title does (on the plane's clock, not this machine's)."""
+    TUI's title does (on the plane's clock, not this machine's). The last
+    line says which agents.yaml the plane read, or where it looked."""
     lines = [_head(snapshot)]
     if (since := snapshot.get("store_unreachable_since")) is not None:
         lines.append(
@@ -179,7 +185,8 @@ def status_text(snapshot: dict[str, Any]) -> str:
         lines.append(line)
     if not agents:
         lines.append("  No agents yet: `plane new NAME` creates one, or list them in agents.yaml.")
-    return "\n".join(lines + _groups(snapshot.get("groups", [])))
+    config = config_said(snapshot.get("config_file"), snapshot.get("config_looked", []))
+    return "\n".join([*lines, *_groups(snapshot.get("groups", [])), config])
 
 
 def _groups(groups: list[dict[str, Any]]) -> list[str]:

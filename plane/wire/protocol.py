@@ -252,6 +252,12 @@ class Snapshot(Frame):
     """Since when the plane's shared store (PostgreSQL) cannot be reached;
     None: it can (and always, on the SQLite file). While it is set, the
     spend shown is as last read and sends are refused."""
+    config_file: str | None = None
+    """The agents.yaml the plane read (absolute); None: it runs on the
+    built-in defaults."""
+    config_looked: list[str] = Field(default_factory=list)
+    """Where an agents.yaml was looked for and not found, when it runs on
+    the built-in defaults (the directory it was started in first)."""
 
 
 LedgerStatus = Literal["pending", "settled", "interrupted", "failed"]

@@ -9,9 +9,10 @@ down to `$0.00` when something was spent.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from decimal import ROUND_DOWN, ROUND_HALF_UP, ROUND_UP, Decimal
+from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # a type only: the clock and the CLI word durations without pydantic
@@ -188,6 +189,24 @@ NEEDS_A_TERMINAL = (
     "`plane web` serves the TUI to a browser."
 )
 """Said by `plane` and by `python -m tui` started without a terminal."""
+
+
+def config_said(file: str | None, looked: Sequence[str]) -> str:
+    """Which settings the plane runs on: `config: /srv/agents.yaml`, or
+    `config: built-in defaults (no agents.yaml in /srv or ~/.config/plane)`,
+    the answer to "where are my agents?" when a plane started elsewhere."""
+    if file is not None:
+        return f"config: {_path_shown(file)}"
+    if not looked:
+        return "config: built-in defaults"
+    places = " or ".join(_path_shown(str(PurePath(place).parent)) for place in looked)
+    return f"config: built-in defaults (no agents.yaml in {places})"
+
+
+def _path_shown(path: str) -> str:
+    """A path on one line, its control characters shown: a directory is
+    anyone's to name, and an escape in its name would be obeyed by a terminal."""
+    return terminal_safe(path).replace("\n", "\\n")
 
 
 def send_refused(since: datetime) -> str:

@@ -113,3 +113,25 @@ async def test_a_registered_handler_is_found_and_awaited() -> None:
     await commands.dispatch(Recorder(), "/echo  hi there ")
     assert seen == ["hi there"]
     assert [c.name for c in commands.completions("/e")] == ["echo"]
+
+
+@pytest.mark.parametrize(
+    ("typed", "said"),
+    [
+        (
+            "/quit now",
+            "/quit takes nothing after it: /quit — Close this window; the plane keeps running.",
+        ),
+        (
+            "/help me",
+            "/help takes nothing after it: /help — List the commands (ctrl+n creates an agent).",
+        ),
+    ],
+)
+async def test_a_client_command_given_words_it_does_not_take_is_refused_with_its_usage(
+    COMMANDS: Commands, typed: str, said: str
+) -> None:
+    """As the plane refuses `/new extra`: what was meant is unknown, so nothing is done."""
+    context = Recorder()
+    await COMMANDS.dispatch(context, typed)
+    assert (context.local, context.quits, context.sent) == ([said], 0, [])

@@ -152,6 +152,10 @@ class MainScreen(ManageAgents):
         self._fit()
         self._show_title()
         self._show_fleet()
+        pane = self.query_one(ConversationPane)
+        if not self.store.agents and pane.config != self.store.config:
+            pane.config = self.store.config
+            pane.show(None, [])
         agent = self.selected
         if agent is not None and not self.store.conversation(agent).loaded:
             self.load_history(agent)
@@ -208,7 +212,8 @@ class MainScreen(ManageAgents):
         elif self.store.day is None:
             title.waiting_text = "connecting to the plane…"
         else:
-            title.waiting_text = "no agents yet: ctrl+n creates one"
+            # Agents missing: perhaps not the agents.yaml meant (a plane started elsewhere).
+            title.waiting_text = f"no agents yet: ctrl+n creates one · {self.store.config}"
 
     def tick(self) -> None:
         """The title's countdowns, from the plane's clock (each second, and on change)."""

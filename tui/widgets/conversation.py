@@ -139,6 +139,9 @@ class ConversationPane(ScrollView, can_focus=True):
         self._stream: StreamingAnswer | None = None
         self._hint: Hint | None = None
         """The "nothing here yet" line, while there is nothing else."""
+        self.config = ""
+        """Which config the plane runs on (`config: …`), said under "No agent
+        yet": a plane started where there is no agents.yaml has none of its agents."""
         self._unshown: list[ConversationMessage] = []
         """Older messages not laid out yet, oldest first."""
         self._oldest: int | None = None
@@ -541,5 +544,6 @@ class ConversationPane(ScrollView, can_focus=True):
 
     def _empty_hint(self, agent: str | None) -> Hint:
         if agent is None:
-            return Hint("No agent yet: press ctrl+n to create one.", self.part)
+            nobody = "No agent yet: press ctrl+n to create one."
+            return Hint(f"{nobody}\n{self.config}" if self.config else nobody, self.part)
         return Hint(f"Nothing here yet. Type to talk to {agent}, or /help.", self.part)

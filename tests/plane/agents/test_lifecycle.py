@@ -345,3 +345,29 @@ async def test_show_says_a_ceiling_removed_by_limit_off_came_from_limit(start_pl
         "  ceiling    no ceiling, from /limit"
         in agent_settings(details.agent, details.ceiling_from).splitlines()
     )
+
+
+NAME_RULE = (
+    "1–32 characters: lower-case letters, digits, '-' and '_', starting with a letter or digit"
+)
+
+
+@pytest.mark.parametrize("empty", ["", "   "])
+async def test_an_empty_name_is_asked_for_with_what_a_name_may_be(start_plane, empty):
+    """`'' is not a valid name` read as a riddle: the form was sent with its name left blank."""
+    plane = await start_plane()
+    client = await made(plane)
+    new = p.NewAgent(name=empty, model="scripted-model")
+    assert await refused(client, new) == f"Give the agent a name: {NAME_RULE}."
+    renamed = p.RenameAgent(agent="poet", new_name=empty)
+    assert await refused(client, renamed) == f"Give the agent a name: {NAME_RULE}."
+    assert list(plane.crew.workers) == ["demo", "scout", "poet"]
+
+
+async def test_resuming_an_agent_that_is_not_paused_says_so(start_plane):
+    """Not "demo is already running": an idle agent runs nothing, and there is nothing to resume."""
+    plane = await start_plane()
+    client = await plane.client()
+    said = await refused(client, p.PauseAgent(agent="demo", paused=False))
+    assert said == "demo is not paused: there is nothing to resume."
+    assert (await plane.rows.state("demo")).status == "idle"

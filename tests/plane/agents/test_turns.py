@@ -540,3 +540,27 @@ async def test_a_turn_the_ledger_stops_is_finished_so_no_client_shows_it_working
     assert said[-1] == STOPPED, "said before the turn's end"
     await plane.quiet()
     assert (await plane.rows.state("demo")).status == "idle"
+
+
+@pytest.mark.parametrize(
+    ("typed", "said"),
+    [
+        (
+            "/new extra",
+            "/new takes nothing after it: /new — start a new session for the model "
+            "(its history is saved).",
+        ),
+        ("/help me", "/help takes nothing after it: /help — list the commands."),
+    ],
+)
+async def test_a_command_given_an_argument_it_does_not_take_is_refused_with_its_usage(
+    start_plane, typed, said
+):
+    plane = await start_plane()
+    plane.llm.reply("first answer", usage=CENT)
+    await plane.turn("demo", "remember the word teapot")
+    ran = await plane.runtime.api.handle(p.Send(agent="demo", text=typed))
+    assert ran.refused
+    assert [m.text for m in ran.messages] == [typed, said]
+    assert len(await plane.services.transcript.load("demo")) == 2, "the session is as it was"
+    assert not (plane.services.roster.get("demo").workspace / ".transcripts").exists()

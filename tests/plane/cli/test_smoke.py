@@ -34,7 +34,7 @@ ON_A_PLANE = [
     (["show", "demo"], 0, r"demo \(from agents\.yaml\)"),
     (["log", "nobody"], 1, r"plane: No agent named 'nobody'\. `plane status` lists them\."),
     (["pause", "demo"], 0, r"Paused demo: it takes no new turn until `plane resume demo`\."),
-    (["resume", "demo"], 1, r"plane: demo is already running\."),
+    (["resume", "demo"], 1, r"plane: demo is not paused: there is nothing to resume\."),
     (["rename", "scout", "seeker"], 1, r"plane: scout comes from agents\.yaml: rename .*"),
     (["edit", "demo", "--limit", "2"], 0, r"Edited demo\."),
     (["interrupt", "demo"], 1, r"plane: demo is not taking a turn: there is nothing .*"),

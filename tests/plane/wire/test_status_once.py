@@ -44,6 +44,7 @@ def test_a_plane_with_no_agents_says_how_to_make_one():
     assert status_text(snapshot).splitlines() == [
         "2026-11-29 (UTC)",
         "  No agents yet: `plane new NAME` creates one, or list them in agents.yaml.",
+        "config: built-in defaults",
     ]
 
 
@@ -58,7 +59,7 @@ async def test_an_agent_on_an_unpriced_model_never_reads_as_free(start_plane):
     plane = await start_plane(CONFIG.replace("  demo: {}", "  demo: {model: other-model}"))
     await plane.send("demo", "/limit off")
     snapshot = (await asyncio.to_thread(ask, plane.home.socket, {"type": "status"}))["snapshot"]
-    demo, scout = status_text(snapshot).splitlines()[1:]
+    demo, scout = status_text(snapshot).splitlines()[1:-1]  # the last: config
     assert demo.split() == ["demo", "idle", "other-model", "(unpriced)", "$?", "no", "limit"]
     assert "unpriced" not in scout
     agents = {a["name"]: a for a in json.loads(status_json(snapshot))["agents"]}
