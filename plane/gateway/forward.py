@@ -81,7 +81,8 @@ UNKNOWN_KEY = (
 class Responder(Protocol):
     """How the gateway answers its client (the listener implements it)."""
 
-    async def whole(self, status: int, body: bytes, headers: Mapping[str, str]) -> None: ...
+    async def whole(self, status: int, body: bytes, headers: Mapping[str, str]) -> bool:
+        """The whole answer; False when the client had left and nobody got it."""
 
     async def open(self, status: int, headers: Mapping[str, str]) -> None: ...
 
@@ -294,7 +295,7 @@ class Gateway:
         except aiohttp.ClientError as exc:
             await self._fail(call)
             message = f"The plane could not reach {spec.name}'s provider {spec.provider!r} ({exc})."
-            await out.whole(502, json.dumps(wire.error(502, message)).encode(), {})
+            await _answer(out, spec.name, 502, json.dumps(wire.error(502, message)).encode(), {})
             return
         try:
             if response.status != 200:
@@ -318,7 +319,7 @@ class Gateway:
         passed = {"content-type": response.headers.get("content-type", "application/json")}
         if "retry-after" in response.headers:
             passed["retry-after"] = response.headers["retry-after"]
-        await out.whole(response.status, body, passed)
+        await _answer(out, call.spec.name, response.status, body, passed)
 
     async def _whole(self, call: _Call, response: aiohttp.ClientResponse, out: Responder) -> None:
         try:
@@ -328,10 +329,11 @@ class Gateway:
             # It answered, so it may have billed: the estimate, never nothing.
             await self._settle(call, None)
             message = f"{call.spec.name}'s provider sent a reply the plane could not read."
-            await out.whole(502, json.dumps(call.wire.error(502, message)).encode(), {})
+            error = json.dumps(call.wire.error(502, message)).encode()
+            await _answer(out, call.spec.name, 502, error, {})
             return
-        await self._settle(call, bill)
-        await out.whole(200, raw, {"content-type": "application/json"})
+        await self._settle(call, bill)  # bought whether or not its client is still there
+        await _answer(out, call.spec.name, 200, raw, {"content-type": "application/json"})
 
     async def _stream(self, call: _Call, response: aiohttp.ClientResponse, out: Responder) -> None:
         meter = call.wire.meter(call.body)
@@ -500,6 +502,15 @@ class Gateway:
         await services.add_message(agent, "cost", line, cost_usd=cost, usage=charged.usage)
         await self._publish(agent)
         await self._spend_notices(agent)
+
+
+async def _answer(
+    out: Responder, agent: str, status: int, body: bytes, headers: Mapping[str, str]
+) -> None:
+    """A whole answer to a call that was forwarded; a client that left
+    misses it, which the log says in one line (nothing is broken)."""
+    if not await out.whole(status, body, headers):
+        log.info("%s: the client left before its answer", agent)
 
 
 class _UpstreamCut(Exception):
