@@ -81,6 +81,18 @@ class StreamMeter:
     response_id: str | None = None
     variant: Variant = field(default_factory=dict)
     unreadable: bool = False
+    ended: bool = False
+    """The stream's last event by its protocol has come (Anthropic's
+    `message_stop`, Chat Completions' `data: [DONE]`, Responses' final
+    event): nothing follows it, whether or not the upstream closes."""
+
+    def event(self, event: bytes) -> bool:
+        """Read one server-sent event; return whether the client should see it."""
+        data = event_data(event)
+        if data is None:
+            self.ended = self.ended or _said_done(event)
+            return True
+        return self.read(data)
 
     def read(self, event: dict[str, Any]) -> bool:
         """Read one event; return whether the client should see it."""
@@ -202,6 +214,7 @@ class _MessagesMeter(StreamMeter):
             self.searches = _web_searches(usage) or self.searches
             self.variant = said(usage, "speed") or self.variant
             self.done = self.done or kind == "message_delta"
+        self.ended = self.ended or kind == "message_stop"
         return True
 
 
@@ -363,9 +376,11 @@ class _ResponsesMeter(StreamMeter):
             return True
         if isinstance(response.get("id"), str):
             self.response_id = response["id"]
-        if event.get("type") in FINAL_RESPONSE_EVENTS and (bill := _responses_bill(response)):
+        final = event.get("type") in FINAL_RESPONSE_EVENTS
+        if final and (bill := _responses_bill(response)):
             self.usage, self.searches, self.done = bill.usage, bill.searches, True
             self.variant = bill.variant
+        self.ended = self.ended or final
         return True
 
 
@@ -416,6 +431,12 @@ def sse_events(buffer: bytearray) -> list[bytes]:
             return events
         events.append(bytes(buffer[: end + 2]))
         del buffer[: end + 2]
+
+
+def _said_done(event: bytes) -> bool:
+    """The event is OpenAI's end of a stream, `data: [DONE]`."""
+    lines = [line[5:].strip() for line in event.split(b"\n") if line.startswith(b"data:")]
+    return lines == [b"[DONE]"]
 
 
 def event_data(event: bytes) -> dict[str, Any] | None:

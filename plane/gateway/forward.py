@@ -42,7 +42,7 @@ from plane.agents.workers import Workers
 from plane.config import EMBEDDED, EMBEDDED_MODEL
 from plane.errors import LedgerError, NoSuchAgent, ProviderError, UnknownPrice
 from plane.gateway.admission import WAIT_S, Admission
-from plane.gateway.apis import Bill, Wire, event_data, sse_events
+from plane.gateway.apis import Bill, StreamMeter, Wire, sse_events
 from plane.gateway.asked import Asked
 from plane.gateway.carried import session_of, tag_of
 from plane.gateway.estimate import Estimate
@@ -336,25 +336,18 @@ class Gateway:
         await _answer(out, call.spec.name, 200, raw, {"content-type": "application/json"})
 
     async def _stream(self, call: _Call, response: aiohttp.ClientResponse, out: Responder) -> None:
+        """The upstream's events passed on as they come, to the stream's last
+        (`StreamMeter.ended`), where the client's answer ends whether or not
+        the upstream closes (its connection, left unfinished, is then closed,
+        not kept for the next call); the call is settled before that end."""
         meter = call.wire.meter(call.body)
-        pending = bytearray()
         tail: list[bytes] = []
-        """From the event that carries the final usage on: sent once the call is settled,
-        so a client that has seen its stream end finds the call in the ledger."""
-        tightened = False
+        """From the event that carries the final usage (or the last event) on: sent once
+        the call is settled, so a client that has seen its stream end finds the call in
+        the ledger."""
         try:
             await out.open(200, {"content-type": "text/event-stream", "cache-control": "no-cache"})
-            while chunk := await _upstream(response):
-                pending += chunk
-                for event in sse_events(pending):
-                    data = event_data(event)
-                    shown = data is None or meter.read(data)
-                    if meter.announced and not tightened:
-                        tightened = await self._announced(call, meter.usage)
-                    if shown and meter.done:
-                        tail.append(event)
-                    elif shown:
-                        await out.write(event)
+            await self._relay(call, response, meter, out, tail)
         except _UpstreamCut as exc:
             log.info("%s: the upstream cut a stream (%s)", call.spec.name, exc.__cause__)
             out.abort()
@@ -364,6 +357,31 @@ class Gateway:
         with contextlib.suppress(OSError):  # a client that left misses only the end
             for event in tail:
                 await out.write(event)
+
+    async def _relay(
+        self,
+        call: _Call,
+        response: aiohttp.ClientResponse,
+        meter: StreamMeter,
+        out: Responder,
+        tail: list[bytes],
+    ) -> None:
+        """Read the upstream's events up to the stream's last, or its end:
+        each to the client, or, from the final usage on, to `tail`."""
+        pending = bytearray()
+        tightened = False
+        while chunk := await _upstream(response):
+            pending += chunk
+            for event in sse_events(pending):
+                shown = meter.event(event)
+                if meter.announced and not tightened:
+                    tightened = await self._announced(call, meter.usage)
+                if shown and (meter.done or meter.ended):
+                    tail.append(event)
+                elif shown:
+                    await out.write(event)
+                if meter.ended:
+                    return
 
     async def _announced(self, call: _Call, usage: Usage) -> bool:
         """What the provider announced of the call's prompt, to admission; True once told."""
