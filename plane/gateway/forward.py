@@ -45,6 +45,7 @@ from plane.gateway.admission import WAIT_S, Admission
 from plane.gateway.apis import Bill, StreamMeter, Wire, sse_events
 from plane.gateway.asked import Asked
 from plane.gateway.carried import session_of, tag_of
+from plane.gateway.containers import Containers
 from plane.gateway.estimate import Estimate
 from plane.gateway.keys import Keys
 from plane.gateway.learned import Learning, Settled
@@ -53,7 +54,7 @@ from plane.gateway.refused import GatewayRefused
 from plane.gateway.repeats import LOOKS
 from plane.gateway.routing import Upstream, presented_key, upstream
 from plane.money.limits import steps_down
-from plane.money.pricing import Priced
+from plane.money.pricing import Fees, Priced
 from plane.providers import connections
 from plane.store.engine import Database
 from plane.wire.protocol import Usage
@@ -130,6 +131,7 @@ class Gateway:
         overlapped them: a fan-out (parallel calls, the same one sent many
         times at once) is not one conversation going round, and the loop
         guard does not see it."""
+        self._containers = Containers()
         self.learning = Learning(db)
         self.admission = Admission(services, workers, self.learning, wait_s)
 
@@ -434,7 +436,7 @@ class Gateway:
         """The ledger's settle, and what is said and learned of it."""
         services, model = self._services, call.model
         settle = services.ledger.settle
-        if bill is not None and bill.usage == Usage() and not bill.searches:
+        if bill is not None and bill.usage == Usage() and _fees(bill, call.asked) == Fees():
             bill = None  # an answer that used nothing at all: its usage is unknown, not free
         if bill is None:
             return await self._unbilled(call, announced)
@@ -442,10 +444,12 @@ class Gateway:
             bill = replace(bill, searches=call.asked.searched)
         if not bill.variant and call.asked.variant:
             bill = self._as_asked(call, bill)
-        line = f"{model} · {usage_text(bill.usage)}"
-        if bill.searches:
-            line += f" · {bill.searches} web search{'es' if bill.searches > 1 else ''}"
-        price = _priced(services.pricer.price, model, bill)
+        if bill.containers:  # each billed once, by the call that made it
+            now = services.clock.now()
+            made = self._containers.new(call.spec.name, bill.containers, now)
+            bill = replace(bill, containers=made)
+        line = f"{model} · {usage_text(bill.usage)}" + _tools_used(bill)
+        price = _priced(services.pricer.price, model, bill, call.asked)
         if price is None:
             charge = await settle(call.id, bill.usage, Decimal(0), UNPRICED, estimated=True)
             return _Charged(charge.cost_usd, charge.day, bill.usage, line, unpriced=True)
@@ -460,8 +464,9 @@ class Gateway:
         tier) is charged as its call asked, where that is the dearer: a
         server that ignored a cheaper tier asked for billed the standard one."""
         asked = replace(bill, variant=dict(call.asked.variant))
-        price = self._services.pricer.price
-        dearer, plain = _priced(price, call.model, asked), _priced(price, call.model, bill)
+        price, model = self._services.pricer.price, call.model
+        dearer = _priced(price, model, asked, call.asked)
+        plain = _priced(price, model, bill, call.asked)
         if dearer is not None and plain is not None and dearer.cost_usd > plain.cost_usd:
             return asked
         return bill
@@ -493,7 +498,7 @@ class Gateway:
         services, model, likely = self._services, call.model, call.estimate.likely
         settle = services.ledger.settle
         seen = announced.usage if announced is not None else Usage()
-        said = _priced(services.pricer.price, model, announced)
+        said = _priced(services.pricer.price, model, announced, call.asked)
         if said is not None and said.cost_usd > likely:
             charge = await settle(call.id, seen, said.cost_usd, said.source, estimated=True)
             line = f"{model} · cut after {usage_text(seen)} was announced, charged that"
@@ -544,14 +549,36 @@ async def _upstream(response: aiohttp.ClientResponse) -> bytes:
         raise _UpstreamCut from exc
 
 
-def _priced(price: Callable[..., Priced], model: str, bill: Bill | None) -> Priced | None:
+def _priced(
+    price: Callable[..., Priced], model: str, bill: Bill | None, asked: Asked
+) -> Priced | None:
     """What `bill` costs; None without one, or with no price known for the model."""
     if bill is None or bill.usage == Usage():
         return None
     try:
-        return price(model, bill.usage, searches=bill.searches, variant=bill.variant)
+        return price(model, bill.usage, variant=bill.variant, fees=_fees(bill, asked))
     except UnknownPrice:
         return None
+
+
+def _fees(bill: Bill, asked: Asked) -> Fees:
+    """What the call's server tools used that is billed by the use: each
+    container at the memory its request asked for."""
+    gb = len(bill.containers) * asked.container_gb
+    return Fees(bill.searches, bill.file_searches, gb)
+
+
+def _tools_used(bill: Bill) -> str:
+    """The server tools' uses a call is billed for, as its line says them."""
+    said = ""
+    for count, one, many in (
+        (bill.searches, "web search", "web searches"),
+        (bill.file_searches, "file search", "file searches"),
+        (len(bill.containers), "code container", "code containers"),
+    ):
+        if count:
+            said += f" · {count} {one if count == 1 else many}"
+    return said
 
 
 @dataclass(frozen=True)

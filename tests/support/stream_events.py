@@ -71,9 +71,9 @@ def chat_chunks(texts: list[str], usage: list[dict[str, Any] | None]) -> list[by
     ]
 
 
-def responses_stream(usage: dict[str, Any]) -> list[bytes]:
+def responses_stream(usage: dict[str, Any], items: list[dict[str, Any]] = []) -> list[bytes]:  # noqa: B006
     """A Responses stream: created, its message's text, then `response.completed`
-    with `usage`."""
+    with `usage`, the output `items` (a server tool's calls) before the message."""
     item = {"type": "message", "id": "msg_1", "role": "assistant", "status": "in_progress"}
     text = {"type": "output_text", "text": "hi", "annotations": []}
     response: dict[str, Any] = {"id": "resp_1", "object": "response", "model": "scripted-model"}
@@ -91,7 +91,23 @@ def responses_stream(usage: dict[str, Any]) -> list[bytes]:
         {"type": "response.output_item.done", "output_index": 0, "item": done},
         {
             "type": "response.completed",
-            "response": response | {"status": "completed", "output": [done], "usage": usage},
+            "response": response
+            | {"status": "completed", "output": [*items, done], "usage": usage},
         },
     ]
     return [sse(event | {"sequence_number": n}, event["type"]) for n, event in enumerate(events)]
+
+
+def responses_reply(usage: dict[str, Any], items: list[dict[str, Any]] = []) -> dict[str, Any]:  # noqa: B006
+    """A whole Responses reply: the output `items` (a server tool's calls), then its text."""
+    text = {"type": "output_text", "text": "hi", "annotations": []}
+    message = {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed"}
+    output = [*items, message | {"content": [text]}]
+    return {
+        "id": "resp_1",
+        "object": "response",
+        "model": "gpt-4o",
+        "status": "completed",
+        "output": output,
+        "usage": usage,
+    }
