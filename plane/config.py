@@ -211,6 +211,14 @@ class Price(Block):
     """USD per 1,000 web searches a provider's server tool makes (Anthropic's
     `web_search`, OpenAI's): billed per search, beside the tokens of what it
     found (default: $10, both providers' price)."""
+    file_search: Usd | None = None
+    """USD per 1,000 searches OpenAI's `file_search` server tool makes
+    (Responses): billed per call, beside the tokens of what it found
+    (default: $2.50, OpenAI's price)."""
+    code_interpreter: Usd | None = None
+    """USD per GB of each container OpenAI's `code_interpreter` server tool
+    runs code in (Responses): a container of 1 GB (the default size) costs
+    this, one of 4 GB four times it (default: $0.03, OpenAI's price)."""
 
 
 class SessionConfig(Block):

@@ -90,14 +90,18 @@ class _Responder:
         self._request = request
         self.response: web.StreamResponse | None = None
 
-    async def whole(self, status: int, body: bytes, headers: Mapping[str, str]) -> None:
+    async def whole(self, status: int, body: bytes, headers: Mapping[str, str]) -> bool:
         kind = headers.get("content-type", "application/json")
         rest = {k: v for k, v in headers.items() if k.lower() != "content-type"}
         response = web.Response(status=status, body=body, headers=rest, content_type=None)
         response.headers["Content-Type"] = kind
         self.response = response
-        await response.prepare(self._request)
-        await response.write_eof()
+        try:
+            await response.prepare(self._request)
+            await response.write_eof()
+        except OSError:  # the client left (aiohttp's reset is a ConnectionResetError)
+            return False
+        return True
 
     async def open(self, status: int, headers: Mapping[str, str]) -> None:
         self.response = web.StreamResponse(status=status, headers=dict(headers))

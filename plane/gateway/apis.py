@@ -58,6 +58,11 @@ class Bill:
     variant: Variant = field(default_factory=dict)
     """How the provider says it served the call, where that is billed apart
     (OpenAI's `service_tier`, Anthropic's `speed`)."""
+    file_searches: int = 0
+    """Searches OpenAI's `file_search` server tool made (billed per call)."""
+    containers: tuple[str | None, ...] = ()
+    """The containers OpenAI's `code_interpreter` ran code in, by their ids
+    (None: one that names none); each is billed once, when it is made."""
 
 
 def said(data: dict[str, Any], key: str) -> dict[str, str]:
@@ -81,6 +86,20 @@ class StreamMeter:
     response_id: str | None = None
     variant: Variant = field(default_factory=dict)
     unreadable: bool = False
+    file_searches: int = 0
+    containers: tuple[str | None, ...] = ()
+    ended: bool = False
+    """The stream's last event by its protocol has come (Anthropic's
+    `message_stop`, Chat Completions' `data: [DONE]`, Responses' final
+    event): nothing follows it, whether or not the upstream closes."""
+
+    def event(self, event: bytes) -> bool:
+        """Read one server-sent event; return whether the client should see it."""
+        data = event_data(event)
+        if data is None:
+            self.ended = self.ended or _said_done(event)
+            return True
+        return self.read(data)
 
     def read(self, event: dict[str, Any]) -> bool:
         """Read one event; return whether the client should see it."""
@@ -99,7 +118,8 @@ class StreamMeter:
 
     @property
     def bill(self) -> Bill:
-        return Bill(self.usage, self.searches, self.response_id, self.variant)
+        used = (self.file_searches, self.containers)
+        return Bill(self.usage, self.searches, self.response_id, self.variant, *used)
 
     @property
     def announced(self) -> bool:
@@ -202,6 +222,7 @@ class _MessagesMeter(StreamMeter):
             self.searches = _web_searches(usage) or self.searches
             self.variant = said(usage, "speed") or self.variant
             self.done = self.done or kind == "message_delta"
+        self.ended = self.ended or kind == "message_stop"
         return True
 
 
@@ -339,11 +360,24 @@ def _responses_usage(data: dict[str, Any]) -> Usage:
 FINAL_RESPONSE_EVENTS = ("response.completed", "response.incomplete", "response.failed")
 
 
-def _searched(response: dict[str, Any]) -> int:
-    """The web searches a response made: its `web_search_call` output items."""
+def _output_items(response: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    """A response's output items of type `kind` (a server tool's calls)."""
     output = response.get("output")
     items = output if isinstance(output, list) else []
-    return sum(isinstance(i, dict) and i.get("type") == "web_search_call" for i in items)
+    return [i for i in items if isinstance(i, dict) and i.get("type") == kind]
+
+
+def _containers(response: dict[str, Any]) -> tuple[str | None, ...]:
+    """The containers a response's code ran in: each `container_id` its
+    `code_interpreter_call` items name, once, and None for each that names none."""
+    named: list[str | None] = []
+    for item in _output_items(response, "code_interpreter_call"):
+        container = item.get("container_id")
+        if not isinstance(container, str) or not container:
+            named.append(None)
+        elif container not in named:
+            named.append(container)
+    return tuple(named)
 
 
 def _responses_bill(response: dict[str, Any]) -> Bill | None:
@@ -353,7 +387,11 @@ def _responses_bill(response: dict[str, Any]) -> Bill | None:
     found = response.get("id")
     found = found if isinstance(found, str) else None
     served = said(response, "service_tier")
-    return Bill(_responses_usage(usage), _searched(response), found, served)
+    searched = len(_output_items(response, "web_search_call"))
+    file_searches = len(_output_items(response, "file_search_call"))
+    return Bill(
+        _responses_usage(usage), searched, found, served, file_searches, _containers(response)
+    )
 
 
 class _ResponsesMeter(StreamMeter):
@@ -363,9 +401,12 @@ class _ResponsesMeter(StreamMeter):
             return True
         if isinstance(response.get("id"), str):
             self.response_id = response["id"]
-        if event.get("type") in FINAL_RESPONSE_EVENTS and (bill := _responses_bill(response)):
+        final = event.get("type") in FINAL_RESPONSE_EVENTS
+        if final and (bill := _responses_bill(response)):
             self.usage, self.searches, self.done = bill.usage, bill.searches, True
             self.variant = bill.variant
+            self.file_searches, self.containers = bill.file_searches, bill.containers
+        self.ended = self.ended or final
         return True
 
 
@@ -416,6 +457,12 @@ def sse_events(buffer: bytearray) -> list[bytes]:
             return events
         events.append(bytes(buffer[: end + 2]))
         del buffer[: end + 2]
+
+
+def _said_done(event: bytes) -> bool:
+    """The event is OpenAI's end of a stream, `data: [DONE]`."""
+    lines = [line[5:].strip() for line in event.split(b"\n") if line.startswith(b"data:")]
+    return lines == [b"[DONE]"]
 
 
 def event_data(event: bytes) -> dict[str, Any] | None:

@@ -127,6 +127,9 @@ class Asked:
     framing: int = 0
     """Tokens the provider adds around the prompt that its bytes do not show:
     the system prompt of tool use, and the definitions of its own typed tools."""
+    container_gb: int = 1
+    """The memory, in GB, of a container the request's `code_interpreter`
+    asks for (Responses), by which each container it runs code in is billed."""
 
     @property
     def unbounded(self) -> bool:
@@ -349,4 +352,27 @@ def responses_asked(body: dict[str, Any]) -> Asked:
         searches=None if searching else 0,
         variant=_variant(body, "service_tier"),
         framing=tally.framing,
+        container_gb=_container_gb(body.get("tools")),
     )
+
+
+CONTAINER_GB = {"1g": 1, "4g": 4, "16g": 16, "64g": 64}
+"""The memory sizes of OpenAI's code interpreter containers (`memory_limit`)."""
+
+
+def _container_gb(tools: Any) -> int:
+    """The GB of memory the request's `code_interpreter` containers have: as
+    its automatic container's `memory_limit` asks (1 GB without one), or,
+    for a size the plane does not know, the largest."""
+    sizes = [1]
+    for tool in tools if isinstance(tools, list) else []:
+        if not isinstance(tool, dict) or tool.get("type") != "code_interpreter":
+            continue
+        container = tool.get("container")
+        if not isinstance(container, dict):
+            continue  # a container made beforehand, by its id: its size is not said here
+        limit = container.get("memory_limit")
+        sizes.append(
+            1 if limit is None else CONTAINER_GB.get(str(limit), max(CONTAINER_GB.values()))
+        )
+    return max(sizes)

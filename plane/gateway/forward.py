@@ -42,9 +42,10 @@ from plane.agents.workers import Workers
 from plane.config import EMBEDDED, EMBEDDED_MODEL
 from plane.errors import LedgerError, NoSuchAgent, ProviderError, UnknownPrice
 from plane.gateway.admission import WAIT_S, Admission
-from plane.gateway.apis import Bill, Wire, event_data, sse_events
+from plane.gateway.apis import Bill, StreamMeter, Wire, sse_events
 from plane.gateway.asked import Asked
 from plane.gateway.carried import session_of, tag_of
+from plane.gateway.containers import Containers
 from plane.gateway.estimate import Estimate
 from plane.gateway.keys import Keys
 from plane.gateway.learned import Learning, Settled
@@ -53,7 +54,7 @@ from plane.gateway.refused import GatewayRefused
 from plane.gateway.repeats import LOOKS
 from plane.gateway.routing import Upstream, presented_key, upstream
 from plane.money.limits import steps_down
-from plane.money.pricing import Priced
+from plane.money.pricing import Fees, Priced
 from plane.providers import connections
 from plane.store.engine import Database
 from plane.wire.protocol import Usage
@@ -81,7 +82,8 @@ UNKNOWN_KEY = (
 class Responder(Protocol):
     """How the gateway answers its client (the listener implements it)."""
 
-    async def whole(self, status: int, body: bytes, headers: Mapping[str, str]) -> None: ...
+    async def whole(self, status: int, body: bytes, headers: Mapping[str, str]) -> bool:
+        """The whole answer; False when the client had left and nobody got it."""
 
     async def open(self, status: int, headers: Mapping[str, str]) -> None: ...
 
@@ -129,6 +131,7 @@ class Gateway:
         overlapped them: a fan-out (parallel calls, the same one sent many
         times at once) is not one conversation going round, and the loop
         guard does not see it."""
+        self._containers = Containers()
         self.learning = Learning(db)
         self.admission = Admission(services, workers, self.learning, wait_s)
 
@@ -294,7 +297,7 @@ class Gateway:
         except aiohttp.ClientError as exc:
             await self._fail(call)
             message = f"The plane could not reach {spec.name}'s provider {spec.provider!r} ({exc})."
-            await out.whole(502, json.dumps(wire.error(502, message)).encode(), {})
+            await _answer(out, spec.name, 502, json.dumps(wire.error(502, message)).encode(), {})
             return
         try:
             if response.status != 200:
@@ -318,7 +321,7 @@ class Gateway:
         passed = {"content-type": response.headers.get("content-type", "application/json")}
         if "retry-after" in response.headers:
             passed["retry-after"] = response.headers["retry-after"]
-        await out.whole(response.status, body, passed)
+        await _answer(out, call.spec.name, response.status, body, passed)
 
     async def _whole(self, call: _Call, response: aiohttp.ClientResponse, out: Responder) -> None:
         try:
@@ -328,31 +331,25 @@ class Gateway:
             # It answered, so it may have billed: the estimate, never nothing.
             await self._settle(call, None)
             message = f"{call.spec.name}'s provider sent a reply the plane could not read."
-            await out.whole(502, json.dumps(call.wire.error(502, message)).encode(), {})
+            error = json.dumps(call.wire.error(502, message)).encode()
+            await _answer(out, call.spec.name, 502, error, {})
             return
-        await self._settle(call, bill)
-        await out.whole(200, raw, {"content-type": "application/json"})
+        await self._settle(call, bill)  # bought whether or not its client is still there
+        await _answer(out, call.spec.name, 200, raw, {"content-type": "application/json"})
 
     async def _stream(self, call: _Call, response: aiohttp.ClientResponse, out: Responder) -> None:
+        """The upstream's events passed on as they come, to the stream's last
+        (`StreamMeter.ended`), where the client's answer ends whether or not
+        the upstream closes (its connection, left unfinished, is then closed,
+        not kept for the next call); the call is settled before that end."""
         meter = call.wire.meter(call.body)
-        pending = bytearray()
         tail: list[bytes] = []
-        """From the event that carries the final usage on: sent once the call is settled,
-        so a client that has seen its stream end finds the call in the ledger."""
-        tightened = False
+        """From the event that carries the final usage (or the last event) on: sent once
+        the call is settled, so a client that has seen its stream end finds the call in
+        the ledger."""
         try:
             await out.open(200, {"content-type": "text/event-stream", "cache-control": "no-cache"})
-            while chunk := await _upstream(response):
-                pending += chunk
-                for event in sse_events(pending):
-                    data = event_data(event)
-                    shown = data is None or meter.read(data)
-                    if meter.announced and not tightened:
-                        tightened = await self._announced(call, meter.usage)
-                    if shown and meter.done:
-                        tail.append(event)
-                    elif shown:
-                        await out.write(event)
+            await self._relay(call, response, meter, out, tail)
         except _UpstreamCut as exc:
             log.info("%s: the upstream cut a stream (%s)", call.spec.name, exc.__cause__)
             out.abort()
@@ -362,6 +359,31 @@ class Gateway:
         with contextlib.suppress(OSError):  # a client that left misses only the end
             for event in tail:
                 await out.write(event)
+
+    async def _relay(
+        self,
+        call: _Call,
+        response: aiohttp.ClientResponse,
+        meter: StreamMeter,
+        out: Responder,
+        tail: list[bytes],
+    ) -> None:
+        """Read the upstream's events up to the stream's last, or its end:
+        each to the client, or, from the final usage on, to `tail`."""
+        pending = bytearray()
+        tightened = False
+        while chunk := await _upstream(response):
+            pending += chunk
+            for event in sse_events(pending):
+                shown = meter.event(event)
+                if meter.announced and not tightened:
+                    tightened = await self._announced(call, meter.usage)
+                if shown and (meter.done or meter.ended):
+                    tail.append(event)
+                elif shown:
+                    await out.write(event)
+                if meter.ended:
+                    return
 
     async def _announced(self, call: _Call, usage: Usage) -> bool:
         """What the provider announced of the call's prompt, to admission; True once told."""
@@ -414,7 +436,7 @@ class Gateway:
         """The ledger's settle, and what is said and learned of it."""
         services, model = self._services, call.model
         settle = services.ledger.settle
-        if bill is not None and bill.usage == Usage() and not bill.searches:
+        if bill is not None and bill.usage == Usage() and _fees(bill, call.asked) == Fees():
             bill = None  # an answer that used nothing at all: its usage is unknown, not free
         if bill is None:
             return await self._unbilled(call, announced)
@@ -422,10 +444,12 @@ class Gateway:
             bill = replace(bill, searches=call.asked.searched)
         if not bill.variant and call.asked.variant:
             bill = self._as_asked(call, bill)
-        line = f"{model} · {usage_text(bill.usage)}"
-        if bill.searches:
-            line += f" · {bill.searches} web search{'es' if bill.searches > 1 else ''}"
-        price = _priced(services.pricer.price, model, bill)
+        if bill.containers:  # each billed once, by the call that made it
+            now = services.clock.now()
+            made = self._containers.new(call.spec.name, bill.containers, now)
+            bill = replace(bill, containers=made)
+        line = f"{model} · {usage_text(bill.usage)}" + _tools_used(bill)
+        price = _priced(services.pricer.price, model, bill, call.asked)
         if price is None:
             charge = await settle(call.id, bill.usage, Decimal(0), UNPRICED, estimated=True)
             return _Charged(charge.cost_usd, charge.day, bill.usage, line, unpriced=True)
@@ -440,8 +464,9 @@ class Gateway:
         tier) is charged as its call asked, where that is the dearer: a
         server that ignored a cheaper tier asked for billed the standard one."""
         asked = replace(bill, variant=dict(call.asked.variant))
-        price = self._services.pricer.price
-        dearer, plain = _priced(price, call.model, asked), _priced(price, call.model, bill)
+        price, model = self._services.pricer.price, call.model
+        dearer = _priced(price, model, asked, call.asked)
+        plain = _priced(price, model, bill, call.asked)
         if dearer is not None and plain is not None and dearer.cost_usd > plain.cost_usd:
             return asked
         return bill
@@ -473,7 +498,7 @@ class Gateway:
         services, model, likely = self._services, call.model, call.estimate.likely
         settle = services.ledger.settle
         seen = announced.usage if announced is not None else Usage()
-        said = _priced(services.pricer.price, model, announced)
+        said = _priced(services.pricer.price, model, announced, call.asked)
         if said is not None and said.cost_usd > likely:
             charge = await settle(call.id, seen, said.cost_usd, said.source, estimated=True)
             line = f"{model} · cut after {usage_text(seen)} was announced, charged that"
@@ -502,6 +527,15 @@ class Gateway:
         await self._spend_notices(agent)
 
 
+async def _answer(
+    out: Responder, agent: str, status: int, body: bytes, headers: Mapping[str, str]
+) -> None:
+    """A whole answer to a call that was forwarded; a client that left
+    misses it, which the log says in one line (nothing is broken)."""
+    if not await out.whole(status, body, headers):
+        log.info("%s: the client left before its answer", agent)
+
+
 class _UpstreamCut(Exception):
     """The upstream's stream broke. Its own class: a client that left raises
     an `OSError` that is an aiohttp `ClientError` too (both sides are aiohttp)."""
@@ -515,14 +549,36 @@ async def _upstream(response: aiohttp.ClientResponse) -> bytes:
         raise _UpstreamCut from exc
 
 
-def _priced(price: Callable[..., Priced], model: str, bill: Bill | None) -> Priced | None:
+def _priced(
+    price: Callable[..., Priced], model: str, bill: Bill | None, asked: Asked
+) -> Priced | None:
     """What `bill` costs; None without one, or with no price known for the model."""
     if bill is None or bill.usage == Usage():
         return None
     try:
-        return price(model, bill.usage, searches=bill.searches, variant=bill.variant)
+        return price(model, bill.usage, variant=bill.variant, fees=_fees(bill, asked))
     except UnknownPrice:
         return None
+
+
+def _fees(bill: Bill, asked: Asked) -> Fees:
+    """What the call's server tools used that is billed by the use: each
+    container at the memory its request asked for."""
+    gb = len(bill.containers) * asked.container_gb
+    return Fees(bill.searches, bill.file_searches, gb)
+
+
+def _tools_used(bill: Bill) -> str:
+    """The server tools' uses a call is billed for, as its line says them."""
+    said = ""
+    for count, one, many in (
+        (bill.searches, "web search", "web searches"),
+        (bill.file_searches, "file search", "file searches"),
+        (len(bill.containers), "code container", "code containers"),
+    ):
+        if count:
+            said += f" · {count} {one if count == 1 else many}"
+    return said
 
 
 @dataclass(frozen=True)

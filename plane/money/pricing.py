@@ -20,7 +20,7 @@ reads and writes at theirs, output at the output price.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from fractions import Fraction
@@ -40,6 +40,25 @@ GENAI_PRICES = f"genai-prices {version('genai-prices')}"
 WEB_SEARCH_PER_1K = Decimal(10)
 """A web search's price per 1,000 where no table gives one: Anthropic's and
 OpenAI's ($10 per 1,000 searches)."""
+FILE_SEARCH_PER_1K = Decimal("2.5")
+"""A file search's price per 1,000 (OpenAI's `file_search`) where no table
+gives one: OpenAI's ($2.50 per 1,000 calls)."""
+CONTAINER_PER_GB = Decimal("0.03")
+"""A code interpreter container's price per GB of its memory (OpenAI's
+`code_interpreter`: $0.03 for 1 GB, the default, up to $1.92 for 64 GB);
+genai-prices has none."""
+
+
+@dataclass(frozen=True)
+class Fees:
+    """What a call's server tools used that is billed by the use, beside the tokens."""
+
+    searches: int = 0
+    """Web searches."""
+    file_searches: int = 0
+    """OpenAI's `file_search` calls."""
+    container_gb: int = 0
+    """GB of the code interpreter containers it ran code in (a 4 GB one counts 4)."""
 
 
 @dataclass(frozen=True)
@@ -102,22 +121,22 @@ class Pricer:
         at: datetime | None = None,
         searches: int = 0,
         variant: Variant | None = None,
+        fees: Fees = Fees(),
     ) -> Priced:
-        """The cost of one call, with the web searches a server tool made in it.
+        """The cost of one call, with the web searches a server tool made in it
+        (`searches`, or `fees`, with what its other server tools used).
         `at` is when it was made (prices change over time in genai-prices'
         table); None is now. `variant`: how it was served, where that has a
         price of its own (`Variant`)."""
+        fees = replace(fees, searches=searches) if searches else fees
         if (match := self.override_for(model)) is not None:
             key, price = match
-            cost = override_cost(price, usage) + searches * _per_search(price.web_search)
+            cost = override_cost(price, usage) + _fees_at(price, fees)
             return Priced(cost, f"agents.yaml pricing {key!r}")
-        calculation = _calc(model, _genai_usage(usage, searches), at, variant)
+        calculation = _calc(model, _genai_usage(usage, fees), at, variant)
         if calculation is None:
             raise UnknownPrice(model)
-        cost = Decimal(calculation.total_price)
-        if searches and (plain := _calc(model, _genai_usage(usage), at, variant)) is not None:
-            if plain.total_price == calculation.total_price:  # the table has no search price
-                cost += searches * _per_search(None)
+        cost = Decimal(calculation.total_price) + _unpriced_fees(model, usage, at, variant, fees)
         where = f"{calculation.provider.id} {calculation.model.id}"
         return Priced(cost, f"{GENAI_PRICES} ({where})")
 
@@ -240,19 +259,51 @@ def _model_info(model: str) -> genai_prices.types.ModelInfo | None:
     return None
 
 
-def _genai_usage(usage: Usage, searches: int = 0) -> genai_prices.Usage:
+def _genai_usage(usage: Usage, fees: Fees = Fees()) -> genai_prices.Usage:
+    used = {"web_searches": fees.searches, "storage_searches": fees.file_searches}
     return genai_prices.Usage(
         input_tokens=usage.input_tokens,
         cache_read_tokens=usage.cache_read_tokens,
         cache_write_tokens=usage.cache_write_tokens,
         cache_write_1h_tokens=min(usage.cache_write_1h_tokens, usage.cache_write_tokens),
         output_tokens=usage.output_tokens,
-        **({"web_searches": searches} if searches else {}),
+        **{key: count for key, count in used.items() if count},
     )
 
 
-def _per_search(per_1k: Decimal | None) -> Decimal:
-    return (WEB_SEARCH_PER_1K if per_1k is None else per_1k) / 1000
+def _unpriced_fees(
+    model: str, usage: Usage, at: datetime | None, variant: Variant | None, fees: Fees
+) -> Decimal:
+    """The fees genai-prices' table has no price for, at the defaults:
+    never free because nobody said what they cost."""
+    cost = fees.container_gb * CONTAINER_PER_GB
+    kinds = (
+        (Fees(searches=fees.searches), WEB_SEARCH_PER_1K),
+        (Fees(file_searches=fees.file_searches), FILE_SEARCH_PER_1K),
+    )
+    if not fees.searches and not fees.file_searches:
+        return cost
+    plain = _calc(model, _genai_usage(usage), at, variant)
+    for alone, per_1k in kinds:
+        used = alone.searches + alone.file_searches
+        if not used or plain is None:
+            continue
+        priced = _calc(model, _genai_usage(usage, alone), at, variant)
+        if priced is not None and priced.total_price == plain.total_price:
+            cost += used * per_1k / 1000  # the table has no price for it
+    return cost
+
+
+def _fees_at(price: Price, fees: Fees) -> Decimal:
+    """`fees` at an agents.yaml price, its defaults where it sets none."""
+    search = WEB_SEARCH_PER_1K if price.web_search is None else price.web_search
+    file_search = FILE_SEARCH_PER_1K if price.file_search is None else price.file_search
+    per_gb = CONTAINER_PER_GB if price.code_interpreter is None else price.code_interpreter
+    return (
+        fees.searches * search / 1000
+        + fees.file_searches * file_search / 1000
+        + fees.container_gb * per_gb
+    )
 
 
 def _calc(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
 from collections.abc import Mapping
 from decimal import Decimal
@@ -136,3 +137,37 @@ async def test_a_client_that_leaves_mid_stream_leaves_its_call_settled(
         assert entry.price_source == "estimate" and entry.cost_usd > 0, entry
     else:
         assert entry.cost_usd == cost, entry
+
+
+async def test_a_client_that_leaves_before_a_whole_answer_leaves_its_call_settled_and_one_line(
+    start_gateway: StartGateway, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Not streaming: the client leaves while the upstream writes its answer.
+    The upstream billed it whole (20 in, 10 out: $0.04), so the call is
+    settled at that, nothing left pending; the plane's log says so in one
+    quiet line, no error and no traceback (nothing is broken)."""
+    gw = await start_gateway()
+    handled = Handled(gw)
+    release, reached = threading.Event(), threading.Event()
+
+    def held(body: dict[str, Any], serial: int) -> Reply:
+        reached.set()
+        return Reply("ok", Usage(input_tokens=20, output_tokens=10), until=release)
+
+    gw.llm.responder = held
+    body = {"model": "scripted-model", "messages": HELLO, "max_tokens": 100}
+    with caplog.at_level(logging.INFO):
+        _, writer = await asyncio.open_connection("127.0.0.1", gw.plane.http_port)
+        writer.write(request_bytes(gw.keys["aider"], body))
+        await writer.drain()
+        assert await asyncio.to_thread(reached.wait, 10)
+        writer.close()  # the client leaves while its answer is being written
+        await writer.wait_closed()
+        release.set()
+        await asyncio.wait_for(handled.done[0].wait(), 10)
+    [entry] = await gw.entries()
+    assert (entry.status, entry.estimated, entry.cost_usd) == ("settled", False, Decimal("0.04"))
+    loud = [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
+    assert loud == [], [r.getMessage() for r in loud]
+    said = [r.getMessage() for r in caplog.records if "left" in r.getMessage()]
+    assert said == ["aider: the client left before its answer"], said

@@ -15,7 +15,12 @@ import httpx
 import pytest
 
 from tests.support.fixtures_gateway import GatewayPlane, StartGateway
-from tests.support.stream_events import chat_chunks, chat_stream, messages_stream
+from tests.support.stream_events import (
+    chat_chunks,
+    chat_stream,
+    messages_stream,
+    responses_stream,
+)
 
 pytestmark = [pytest.mark.timeout(60)]
 
@@ -81,3 +86,44 @@ async def test_a_usage_reported_as_it_goes_is_not_the_final_one(
     assert await cut(gw, "aider", events) == b"".join(events)
     [entry] = await gw.entries()
     assert (entry.status, entry.estimated, entry.price_source) == ("settled", True, "estimate")
+
+
+@pytest.mark.parametrize(
+    ("agent", "path", "events"),
+    [
+        ("claude", "/v1/messages", messages_stream(START, {"output_tokens": 900})),
+        (
+            "aider",
+            "/v1/chat/completions",
+            chat_stream({"prompt_tokens": 20, "completion_tokens": 900}),
+        ),
+        ("aider", "/v1/responses", responses_stream({"input_tokens": 20, "output_tokens": 900})),
+    ],
+)
+async def test_a_stream_ends_at_its_last_event_though_its_upstream_keeps_it_open(
+    start_gateway: StartGateway, agent: str, path: str, events: list[bytes]
+) -> None:
+    """The upstream (or a proxy before it) sends the stream's last event
+    (`message_stop`, `data: [DONE]`, `response.completed`), then keeps the
+    connection open for a minute. The client's stream ends at that event,
+    whole, and the call is settled at its usage by then: not left pending,
+    its client waiting, until the upstream's read timeout."""
+    gw = await start_gateway()
+    gw.llm.verbatim(*events, hold_s=60)
+    body = {"model": "scripted-model", "max_tokens": 1000, "stream": True}
+    if path == "/v1/responses":
+        body["input"] = "hello"
+    else:
+        body |= {"messages": HELLO, "stream_options": {"include_usage": True}}
+    if agent == "claude":
+        heads = {"x-api-key": gw.keys[agent], "anthropic-version": "2023-06-01"}
+    else:
+        heads = {"authorization": f"Bearer {gw.keys[agent]}"}
+    shown = b""
+    async with httpx.AsyncClient(base_url=gw.url, timeout=10) as http:
+        async with http.stream("POST", path, json=body, headers=heads) as answer:
+            async for chunk in answer.aiter_raw():
+                shown += chunk
+    assert shown == b"".join(events)
+    [entry] = await gw.entries()
+    assert (entry.status, entry.estimated, entry.cost_usd) == ("settled", False, Decimal("1.82"))

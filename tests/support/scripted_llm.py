@@ -147,6 +147,9 @@ class Verbatim:
     events: tuple[bytes, ...]
     reset: bool = False
     usage: Usage | None = None
+    hold_s: float = 0
+    """Then keep the stream open this long before ending it (a provider, or a
+    proxy, that does not close after its last event)."""
 
 
 Step = Reply | Fault | Malformed | CutStream | Stall | Hang | Reset | Verbatim
@@ -667,7 +670,7 @@ class _Handler(BaseHTTPRequestHandler):
                 llm.stopping.wait(step.seconds)
                 self.close_connection = True
             case Verbatim():
-                self._stream(list(step.events), reset=step.reset)
+                self._stream(list(step.events), reset=step.reset, hold_s=step.hold_s)
                 if step.usage is not None:
                     llm._bill(Billed(wire.serial, wire.model, step.reset, step.usage))
             case Hang():
@@ -690,7 +693,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def _stream(self, events: list[bytes], reset: bool = False, pause_s: float = 0) -> None:
+    def _stream(
+        self, events: list[bytes], reset: bool = False, pause_s: float = 0, hold_s: float = 0
+    ) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
@@ -701,6 +706,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self.server.llm.stopping.wait(pause_s)
             self.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
             self.wfile.flush()
+        if hold_s and self.server.llm.stopping.wait(hold_s):
+            self.close_connection = True  # hung up: the stream never ends
+            return
         if reset:
             time.sleep(0.05)  # let the client read what came before the break
             self._reset()
@@ -898,10 +906,11 @@ class ScriptedLLM:
         return self._push(Stall(after_text, seconds))
 
     def verbatim(
-        self, *events: bytes, reset: bool = False, usage: Usage | None = None
+        self, *events: bytes, reset: bool = False, usage: Usage | None = None, hold_s: float = 0
     ) -> ScriptedLLM:
-        """Stream `events` as given, then end (or, with `reset`, break the connection)."""
-        return self._push(Verbatim(tuple(events), reset, usage))
+        """Stream `events` as given, then end (or, with `reset`, break the
+        connection); with `hold_s`, only after holding the stream open that long."""
+        return self._push(Verbatim(tuple(events), reset, usage, hold_s))
 
     def hang(self, seconds: float) -> ScriptedLLM:
         return self._push(Hang(seconds))

@@ -69,3 +69,45 @@ def chat_chunks(texts: list[str], usage: list[dict[str, Any] | None]) -> list[by
         sse({**chunk, "choices": [{"index": 0, "delta": {"content": text}}], "usage": used})
         for text, used in zip(texts, usage, strict=True)
     ]
+
+
+def responses_stream(usage: dict[str, Any], items: list[dict[str, Any]] = []) -> list[bytes]:  # noqa: B006
+    """A Responses stream: created, its message's text, then `response.completed`
+    with `usage`, the output `items` (a server tool's calls) before the message."""
+    item = {"type": "message", "id": "msg_1", "role": "assistant", "status": "in_progress"}
+    text = {"type": "output_text", "text": "hi", "annotations": []}
+    response: dict[str, Any] = {"id": "resp_1", "object": "response", "model": "scripted-model"}
+    done = item | {"status": "completed", "content": [text]}
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": response | {"status": "in_progress"}},
+        {"type": "response.output_item.added", "output_index": 0, "item": item | {"content": []}},
+        {
+            "type": "response.output_text.delta",
+            "item_id": "msg_1",
+            "output_index": 0,
+            "content_index": 0,
+            "delta": "hi",
+        },
+        {"type": "response.output_item.done", "output_index": 0, "item": done},
+        {
+            "type": "response.completed",
+            "response": response
+            | {"status": "completed", "output": [*items, done], "usage": usage},
+        },
+    ]
+    return [sse(event | {"sequence_number": n}, event["type"]) for n, event in enumerate(events)]
+
+
+def responses_reply(usage: dict[str, Any], items: list[dict[str, Any]] = []) -> dict[str, Any]:  # noqa: B006
+    """A whole Responses reply: the output `items` (a server tool's calls), then its text."""
+    text = {"type": "output_text", "text": "hi", "annotations": []}
+    message = {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed"}
+    output = [*items, message | {"content": [text]}]
+    return {
+        "id": "resp_1",
+        "object": "response",
+        "model": "gpt-4o",
+        "status": "completed",
+        "output": output,
+        "usage": usage,
+    }

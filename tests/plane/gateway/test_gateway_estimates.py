@@ -5,6 +5,7 @@ the agent's calls (and kept across a restart), with web searches priced."""
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -13,10 +14,16 @@ import pytest
 
 from plane.wire.protocol import Usage
 from tests.support.billing import Bills
-from tests.support.fixtures_gateway import GatewayPlane, StartGateway
+from tests.support.fixtures_gateway import CONFIG, GatewayPlane, StartGateway
 from tests.support.fixtures_postgres import refuse
 from tests.support.scripted_llm import Reply
-from tests.support.stream_events import chat_reply, chat_stream, messages_stream
+from tests.support.stream_events import (
+    chat_reply,
+    chat_stream,
+    messages_stream,
+    responses_reply,
+    responses_stream,
+)
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -126,6 +133,60 @@ async def test_web_searches_are_priced(start_gateway: StartGateway, streamed: bo
     assert "3 web searches" in said[-1].text
 
 
+def tool_calls() -> list[dict[str, Any]]:
+    """Two file searches, and three runs of code in two containers."""
+    searched = {"type": "file_search_call", "status": "completed", "queries": ["q"]}
+    ran = {"type": "code_interpreter_call", "status": "completed", "code": "1 + 1"}
+    return [
+        searched | {"id": "fs_1"},
+        searched | {"id": "fs_2"},
+        ran | {"id": "ci_1", "container_id": "cntr_a"},
+        ran | {"id": "ci_2", "container_id": "cntr_a"},
+        ran | {"id": "ci_3", "container_id": "cntr_b"},
+    ]
+
+
+FILES_AND_CODE = [
+    {"type": "file_search", "vector_store_ids": ["vs_1"]},
+    {"type": "code_interpreter", "container": {"type": "auto", "memory_limit": "4g"}},
+]
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+@pytest.mark.parametrize(
+    ("model", "cost"),
+    [
+        # 1,000 in at $2.50/M and 100 out at $10/M ($0.0035), two file searches
+        # at genai-prices' $2.50 per 1,000 ($0.005), two containers of 4 GB at
+        # OpenAI's $0.03 a GB ($0.24).
+        ("gpt-4o", Decimal("0.2485")),
+        # As agents.yaml prices them: $0.001 and $0.002 a token ($1.20), file
+        # searches $5 per 1,000 ($0.01), containers $0.05 a GB ($0.40).
+        ("scripted-model", Decimal("1.61")),
+    ],
+)
+async def test_file_searches_and_code_containers_are_priced(
+    start_gateway: StartGateway, streamed: bool, model: str, cost: Decimal
+) -> None:
+    """OpenAI bills Responses' `file_search` per call and `code_interpreter`
+    per container (by its memory), besides the tokens: the response's output
+    items say what was used."""
+    priced = "output: 2000, file_search: 5, code_interpreter: 0.05}"
+    gw = await start_gateway(CONFIG.replace("output: 2000}", priced) if model in CONFIG else CONFIG)
+    usage = {"input_tokens": 1000, "output_tokens": 100}
+    if streamed:
+        gw.llm.verbatim(*responses_stream(usage, tool_calls()))
+    else:
+        gw.llm.fault(200, body=responses_reply(usage, tool_calls()))
+    body = {"model": model, "stream": streamed, "input": "hello", "tools": FILES_AND_CODE}
+    answer = await post(gw, "/v1/responses", gw.keys["aider"], body)
+    assert answer.status_code == 200, answer.text
+    [entry] = await gw.entries()
+    assert (entry.estimated, entry.cost_usd) == (False, cost)
+    said = await gw.said("aider")
+    assert "2 file searches · 2 code containers" in said[-1].text, said[-1].text
+
+
 async def test_n_answers_are_each_counted_before_the_call_is_sent(
     start_gateway: StartGateway,
 ) -> None:
@@ -233,3 +294,32 @@ async def test_a_cheaper_tier_asked_for_and_not_said_is_charged_the_default(
     assert answer.status_code == 200, answer.text
     [entry] = await gw.entries()
     assert entry.cost_usd == Decimal("0.00225")
+
+
+async def test_a_container_is_charged_once_though_later_calls_run_code_in_it(
+    start_gateway: StartGateway,
+) -> None:
+    """OpenAI bills a container when it is made; a later call that runs code
+    in the same one (an automatic container is reused while it lives) is not
+    billed it again: the second call pays only for the new container `cntr_c`,
+    and a third, an hour on, for `cntr_a` again (its 20 minutes long past).
+    At agents.yaml's prices: 1,000 in and 100 out are $1.20, a container
+    $0.05 a GB, of 4 GB."""
+    priced = "output: 2000, code_interpreter: 0.05}"
+    gw = await start_gateway(CONFIG.replace("output: 2000}", priced))
+    ran = {"type": "code_interpreter_call", "status": "completed", "code": "1 + 1"}
+    usage = {"input_tokens": 1000, "output_tokens": 100}
+    first = [ran | {"id": "ci_1", "container_id": "cntr_a"}]
+    again = [
+        ran | {"id": "ci_2", "container_id": "cntr_a"},
+        ran | {"id": "ci_3", "container_id": "cntr_c"},
+    ]
+    body = {"model": "scripted-model", "input": "hello", "tools": FILES_AND_CODE[1:]}
+    for items, then in ((first, 10), (again, 61), (first, 0)):
+        gw.llm.fault(200, body=responses_reply(usage, items))
+        answer = await post(gw, "/v1/responses", gw.keys["aider"], body)
+        assert answer.status_code == 200, answer.text
+        await gw.clock.advance(timedelta(minutes=then))
+    entries = sorted(await gw.entries(), key=lambda e: e.id)
+    # An hour after its last use, `cntr_a` is no longer known: charged, never free.
+    assert [e.cost_usd for e in entries] == [Decimal("1.40")] * 3
