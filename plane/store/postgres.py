@@ -222,6 +222,8 @@ class PostgresDatabase(Database):
             fault = StoreFault(
                 f"{fault} (the link broke during COMMIT: whether it was kept is not known)",
                 unreachable=True,
+                since=fault.since,
+                kept_unknown=True,
             )
         for item in batch:
             item.outcome = (False, fault)

@@ -142,6 +142,7 @@ class Link:
         return StoreFault(
             f"the store is unreachable since {since:%H:%M:%S} UTC: {self.why or 'no connection'}",
             unreachable=True,
+            since=since,
         )
 
 

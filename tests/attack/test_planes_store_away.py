@@ -9,6 +9,7 @@ already, and nothing of them is kept."""
 from __future__ import annotations
 
 import re
+from typing import Any
 from urllib.parse import urlsplit
 
 import psycopg
@@ -70,3 +71,44 @@ async def test_commands_and_a_gateway_agents_message_are_refused_with_the_senten
     with psycopg.connect(postgres_url) as conn:
         kept = [text for (text,) in conn.execute("SELECT text FROM messages")]
     assert [text for text in kept if text in {sent for _, sent in SENDS}] == []
+
+
+ASKED_AWAY = re.compile(
+    r"The store is unreachable since \d\d:\d\d:\d\d UTC: ask again once the store is back\."
+)
+"""A request that reads, while the store is away."""
+CHANGED_NOTHING = re.compile(
+    r"The store is unreachable since \d\d:\d\d:\d\d UTC: nothing changed; "
+    r"ask again once the store is back\."
+)
+"""A request that would change something, while the store is away."""
+
+
+async def test_other_requests_while_the_store_is_away_say_so_in_the_planes_words(
+    tmp_path, scripted_llm, postgres_url, monkeypatch
+):
+    """Not the store's own error (its host and port, libpq's words): the
+    sentence the plane says of the store being away, and for a change that
+    nothing changed — which holds once the store is back."""
+    with TcpProxy(int(urlsplit(postgres_url).port or 5432)) as proxy:
+        monkeypatch.setenv("PLANE_STORE", through(postgres_url, proxy.port))
+        plane = await launch(tmp_path, scripted_llm, CONFIG)
+        try:
+            client = await plane.client()
+            proxy.cut()
+            asked: list[tuple[p.Request[Any], re.Pattern[str]]] = [
+                (p.History(agent="demo", limit=10), ASKED_AWAY),
+                (p.Ledger(), ASKED_AWAY),
+                (p.PauseAgent(agent="demo", paused=True), CHANGED_NOTHING),
+                (p.EditAgent(agent="demo", role="a new role"), CHANGED_NOTHING),
+            ]
+            for request, sentence in asked:
+                with pytest.raises(RequestFailed) as refused:
+                    await client.request(request, within_s=30)
+                assert sentence.fullmatch(str(refused.value)), (request.type, str(refused.value))
+            status = await client.request(p.Status(), within_s=30)
+        finally:
+            proxy.resume()
+            await plane.stop()
+    (demo,) = [row for row in status.snapshot.agents if row.name == "demo"]
+    assert (demo.paused, demo.role) == (False, "")
