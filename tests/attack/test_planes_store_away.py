@@ -1,4 +1,4 @@
-"""Sends to a plane of a fleet while its store is away, on a real
+"""Sends and other requests to a plane of a fleet while its store is away, on a real
 PostgreSQL behind a proxy that cuts the plane's link (every connection
 reset, new ones refused): a slash command and a message to a gateway agent
 are sends like any other, refused with the sentence DESIGN.md gives
@@ -9,6 +9,7 @@ already, and nothing of them is kept."""
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -17,7 +18,9 @@ import pytest
 
 from plane.wire import protocol as p
 from plane.wire.client import RequestFailed
+from tests.support.approving import held_links, held_plane, post
 from tests.support.fixtures_plane import launch
+from tests.support.local_http import local_client
 from tests.support.tcp_proxy import TcpProxy, through
 
 CONFIG = """
@@ -112,3 +115,26 @@ async def test_other_requests_while_the_store_is_away_say_so_in_the_planes_words
             await plane.stop()
     (demo,) = [row for row in status.snapshot.agents if row.name == "demo"]
     assert (demo.paused, demo.role) == (False, "")
+
+
+async def test_an_approval_link_followed_while_the_store_is_away_says_so_and_raises_nothing(
+    start_plane, receiver, postgres_url, monkeypatch
+):
+    """The operator's tap on an alert's button, from a phone: not a bare
+    `500 Internal Server Error`, the same sentence as any other request."""
+    with TcpProxy(int(urlsplit(postgres_url).port or 5432)) as proxy:
+        monkeypatch.setenv("PLANE_STORE", through(postgres_url, proxy.port))
+        plane = await held_plane(start_plane, receiver)
+        link = held_links(receiver)["+$0.40 today"]
+        proxy.cut()
+        try:
+            async with local_client() as client:
+                shown = await client.get(link)
+            tapped = await post(link)
+            ceiling = plane.runtime.services.gate.ceilings.of("demo")
+        finally:
+            proxy.resume()
+    assert (shown.status_code, tapped.status_code) == (503, 503)
+    assert ASKED_AWAY.fullmatch(shown.text.strip()), shown.text
+    assert CHANGED_NOTHING.fullmatch(tapped.text.strip()), tapped.text
+    assert ceiling == Decimal(1)
