@@ -88,6 +88,8 @@ from typing import TYPE_CHECKING
 from plane.wire.errors import NotRunning, PlaneError
 
 if TYPE_CHECKING:  # a type only: importing the protocol (pydantic) costs a CLI call ~0.1 s
+    from datetime import datetime
+
     from plane.wire.protocol import ErrorCode
 
 __all__ = [
@@ -187,20 +189,36 @@ class StoreFault(sqlite3.DatabaseError):
     A `sqlite3.DatabaseError`, so what catches a store's failure (the
     ledger's `LedgerError`) catches either engine's. `unreachable`: the
     server could not be reached (a connection lost, refused or timed out),
-    not a statement refused."""
+    not a statement refused; `since`: since when, as the plane says it
+    (`plane status`), when known. `kept_unknown`: the link broke during a
+    COMMIT, so whether the write was kept is not known."""
 
     def __init__(
-        self, message: str, sqlstate: str | None = None, *, unreachable: bool = False
+        self,
+        message: str,
+        sqlstate: str | None = None,
+        *,
+        unreachable: bool = False,
+        since: datetime | None = None,
+        kept_unknown: bool = False,
     ) -> None:
         super().__init__(message)
         self.sqlstate = sqlstate
         self.unreachable = unreachable
+        self.since = since
+        self.kept_unknown = kept_unknown
+
+
+def away(error: BaseException | None) -> StoreFault | None:
+    """The store being away, in `error` or what caused it: its fault (None:
+    `error` is something else)."""
+    while error is not None:
+        if isinstance(error, StoreFault) and error.unreachable:
+            return error
+        error = error.__cause__
+    return None
 
 
 def unreachable(error: BaseException | None) -> bool:
     """Whether `error` (or what caused it) is the store being away."""
-    while error is not None:
-        if isinstance(error, StoreFault) and error.unreachable:
-            return True
-        error = error.__cause__
-    return False
+    return away(error) is not None

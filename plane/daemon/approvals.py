@@ -22,6 +22,7 @@ ceiling it saw: an old link never lowers a ceiling raised since).
 from __future__ import annotations
 
 import html
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
@@ -35,10 +36,13 @@ from plane.agents.workers import Workers
 from plane.clock import midnight_after
 from plane.config import NotifyConfig
 from plane.daemon.alerts import Alert, Links
+from plane.daemon.failed import store_away
 from plane.money import approvals
 from plane.money.approvals import AlreadyAnswered, Link, NotALink, Recorded, Signer
 from plane.store.engine import Database
 from plane.wire.words import usd_exact
+
+log = logging.getLogger(__name__)
 
 NOTHING = "nothing changed."
 
@@ -115,10 +119,8 @@ class Approvals:
         query = {key: request.query.getone(key) for key in request.query}
         if len(query) != len(request.query):  # a field given twice: which one was signed?
             verdict = Verdict(400, _not_a_link())
-        elif request.method == "POST":
-            verdict = await self.follow(query)
         else:
-            verdict = await self.check(query)
+            verdict = await self._verdict(query, follow=request.method == "POST")
         if verdict.status == 200 and request.method != "POST" and verdict.link is not None:
             response = web.Response(text=_page(verdict.link), content_type="text/html")
         else:
@@ -132,6 +134,17 @@ class Approvals:
             }
         )
         return response
+
+    async def _verdict(self, query: dict[str, str], *, follow: bool) -> Verdict:
+        """`follow` or `check`; the store away is said as every request of
+        the plane's says it, not as a bare server error."""
+        try:
+            return await (self.follow(query) if follow else self.check(query))
+        except Exception as exc:
+            if (said := store_away(exc, changes=follow)) is None:
+                raise
+            log.warning("an approval link: the store is away: %s", exc)
+            return Verdict(503, said)
 
     async def check(self, query: dict[str, str]) -> Verdict:
         """What following the link would do, or why it would not: nothing changes."""

@@ -74,7 +74,7 @@ from plane.history.conversation import Conversation
 from plane.money.ceilings import Ceilings
 from plane.money.ledger import Interrupted, Ledger
 from plane.store.postgres import NOW_MS, PostgresDatabase
-from plane.store.postgres_links import MOST_RETRY_S, listener
+from plane.store.postgres_links import MOST_RETRY_S, listener, uncancelled
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +82,11 @@ LEASE_S = float(os.environ.get("PLANE_LEASE_S", "15"))
 """How long a lease lasts unrenewed: how long a dead plane's agents wait."""
 
 CHANNEL = "plane_wake"
+
+RELEASE_S = 2.0
+"""How long a stopping plane waits for the store to let its leases go:
+plenty for a store that answers; a dead link is not waited on (the leases
+run out by themselves)."""
 
 
 def plane_name(home: str) -> str:
@@ -183,22 +188,29 @@ class Fleet:
 
     async def stop(self) -> None:
         """Stop renewing and let the leases go, so another plane takes the
-        agents at once (their calls cut by the stop are swept by it)."""
+        agents at once (their calls cut by the stop are swept by it). A
+        store that does not answer within `RELEASE_S` is not waited for:
+        the leases run out by themselves within `LEASE_S`, and another
+        plane takes them then."""
         for task in [*self._tasks, *self._shows]:
             task.cancel()
         await asyncio.gather(*self._tasks, *self._shows, return_exceptions=True)
         if self._listener is not None:
             with contextlib.suppress(Exception):
                 await self._listener.close()
-        with contextlib.suppress(Exception):  # a store already gone: the leases run out instead
-            await self._store.write(
-                lambda conn: (
-                    conn.execute("UPDATE leases SET expires_ms = 0 WHERE plane = ?", (self.name,)),
-                    conn.execute("DELETE FROM planes WHERE name = ?", (self.name,)),
-                )
+        leases, self._leases = self._leases, None
+        if leases is None:  # never started
+            return
+        released = leases.submit(self._release)
+        await leases.close(RELEASE_S)
+        if released.done() and not released.cancelled() and (failed := released.exception()):
+            log.warning(
+                "the leases were not let go (%s): they run out within %g s", failed, LEASE_S
             )
-        if self._leases is not None:
-            await self._leases.close()
+
+    def _release(self, conn: Connection) -> None:
+        conn.execute("UPDATE leases SET expires_ms = 0 WHERE plane = ?", (self.name,))
+        conn.execute("DELETE FROM planes WHERE name = ?", (self.name,))
 
     @property
     def _store(self) -> PostgresDatabase:
@@ -382,7 +394,7 @@ class Fleet:
         while True:
             try:
                 self._listener = await listener(self._db.url)
-                await self._listener.execute(f"LISTEN {CHANNEL}")
+                await uncancelled(self._listener, self._listener.execute(f"LISTEN {CHANNEL}"))
                 while True:
                     async for notice in self._listener.notifies(timeout=LEASE_S):
                         if self._ownership.owns(notice.payload):
@@ -400,7 +412,7 @@ class Fleet:
         """A link that stopped forwarding answers no query: found out here
         within a lease, and opened again."""
         async with asyncio.timeout(LEASE_S):
-            await conn.execute("SELECT 1")
+            await uncancelled(conn, conn.execute("SELECT 1"))
 
 
 def tell_owner(db: PostgresDatabase, agent: str) -> None:

@@ -54,7 +54,6 @@ import hmac
 import logging
 import os
 import socket
-import sqlite3
 import struct
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -62,11 +61,11 @@ from typing import Any
 
 from plane.daemon.door import Door
 from plane.daemon.events import EventBus, Subscription
+from plane.daemon.failed import error_reply
 from plane.errors import PlaneError
 from plane.store.engine import OPERATOR
 from plane.wire import protocol as p
 from plane.wire.pages import lines
-from plane.wire.words import store_failed
 
 log = logging.getLogger(__name__)
 
@@ -325,14 +324,8 @@ class _Connection:
             if isinstance(request, p.Subscribe):
                 return p.SnapshotReply(id=request.id, snapshot=await self._listener._snapshot())
             return await self._listener._handle(request)
-        except PlaneError as exc:
-            return p.Error(id=request.id, code=exc.code, message=str(exc))
-        except sqlite3.Error as exc:  # the store away or refusing: said in its words, once
-            log.warning("request %s: the store failed it: %s", request.type, exc)
-            return p.Error(id=request.id, code="internal", message=store_failed("request", exc))
-        except Exception:
-            log.exception("request %s", request.type)
-            return p.Error(id=request.id, code="internal", message=_INTERNAL)
+        except Exception as exc:  # one reply, said once for every request
+            return error_reply(request, exc)
 
     async def _drain(self) -> None:
         """Let the requests in flight finish: all of them when the client
@@ -458,7 +451,6 @@ _SAY_HELLO = (
     f"Say hello first: send a hello frame with protocol_version {p.PROTOCOL_VERSION} "
     "and the plane's token."
 )
-_INTERNAL = "The plane failed to handle this request; the details are in plane.log."
 _UNREADABLE = "Bad frame: the plane could not read this line; the details are in plane.log."
 _LONG_HELLO = "Refused: a hello is one short line, and this one is over 64 KiB."
 _WRONG_TOKEN = "Wrong or missing token; it is in the plane's home, in the file `token`."

@@ -47,6 +47,8 @@ from plane.store.fence import Fence
 from plane.store.migrations import MIGRATIONS
 from plane.store.postgres_dialect import Connection, ddl, first_line
 from plane.store.postgres_links import (
+    BOUND_S,
+    CLOSE_WAIT_S,
     MIGRATION_WATCH_S,
     WATCH_S,
     Changed,
@@ -56,6 +58,11 @@ from plane.store.postgres_links import (
     connect,
     connect_async,
 )
+
+CLOSE_GRACE_S = BOUND_S + CLOSE_WAIT_S
+"""How long closing the store lets the writes asked for finish: a lock
+waited for as long as the server lets it, and a moment. Past it the link
+is taken for dead (`close`)."""
 
 RETRIES = 20
 """A transaction aborted by a deadlock or serialisation failure is run again
@@ -94,6 +101,8 @@ class PostgresDatabase(Database):
     _watch_s: float | None = None
     """How long the writer's transaction may go unanswered (None: the
     watchdog's own bound); the migration's is longer."""
+    _abandoned = False
+    """Closing, the store did not answer in time: its link is not opened again."""
 
     @classmethod
     async def connect(
@@ -134,9 +143,20 @@ class PostgresDatabase(Database):
         """An empty transaction: reconnects the writer if the store is back."""
         await self.write(_nothing)
 
-    async def close(self) -> None:
-        await super().close()
-        self._watchdog.close()
+    async def close(self, grace_s: float = CLOSE_GRACE_S) -> None:
+        """The writes asked for finish within `grace_s`; past it the link is
+        taken for dead (a stalled one answers nothing, and the watchdog
+        would wait `WATCH_S`, a reconnect its timeout more): what waits on it
+        is cut, nothing is opened again, and what is left fails as the store
+        being away. Then the reader closes likewise."""
+        closing = asyncio.ensure_future(super().close())
+        try:
+            if not (await asyncio.wait({closing}, timeout=grace_s))[0]:
+                self._abandoned = True
+                self._watchdog.hurry()
+            await closing
+        finally:
+            self._watchdog.close()
 
     async def fetchall(self, sql: str, *params: object) -> list[Any]:
         self.counts.reads += 1
@@ -202,7 +222,7 @@ class PostgresDatabase(Database):
         conn: Connection = self._writer
         if not conn.broken:
             return True
-        if not first and not self.link.may_try():
+        if self._abandoned or (not first and not self.link.may_try()):
             return False
         try:
             conn.pg = connect(self.url)
@@ -222,6 +242,8 @@ class PostgresDatabase(Database):
             fault = StoreFault(
                 f"{fault} (the link broke during COMMIT: whether it was kept is not known)",
                 unreachable=True,
+                since=fault.since,
+                kept_unknown=True,
             )
         for item in batch:
             item.outcome = (False, fault)

@@ -18,6 +18,14 @@ default keepalive. A link that stops forwarding without closing (a stalled
 proxy, a half-open partition) answers keepalives but never the query: the
 `Watchdog` cuts the socket of an operation that has run past `WATCH_S`, so
 the plane sees the store as unreachable instead of waiting for ever.
+
+**Nothing waits on a dead link to stop.** psycopg answers the cancelling of
+a query it is waiting on by cancelling it on the server, through another
+connection, and waiting for the server to end it: 5 s and 5 s more on a
+link that stopped forwarding. The plane's asynchronous queries are cut
+instead when cancelled (`uncancelled`): the link is opened again when next
+used. A store being closed gives its writes a bound and then cuts the
+links still waiting (plane/store/postgres.py).
 """
 
 from __future__ import annotations
@@ -28,9 +36,9 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
@@ -39,6 +47,8 @@ from plane.errors import StoreFault
 from plane.store.postgres_dialect import Row, bind, fault, first_line, translate
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 BOUND_S = max(2.0, float(os.environ.get("PLANE_LEASE_S", "15")) / 5)
 """How long a lock may be waited for, or a transaction left idle, on a
@@ -142,6 +152,7 @@ class Link:
         return StoreFault(
             f"the store is unreachable since {since:%H:%M:%S} UTC: {self.why or 'no connection'}",
             unreachable=True,
+            since=since,
         )
 
 
@@ -164,11 +175,20 @@ class Watchdog:
         """Watch `key`'s operation on `fileno`, for `bound_s` (else the
         watchdog's own bound)."""
         with self._lock:
-            self._armed[key] = (time.monotonic() + (bound_s or self._bound_s), fileno)
+            bound = self._bound_s and (bound_s or self._bound_s)  # hurried: none
+            self._armed[key] = (time.monotonic() + bound, fileno)
 
     def disarm(self, key: object) -> None:
         with self._lock:
             self._armed.pop(key, None)
+
+    def hurry(self) -> None:
+        """Cut every operation under way, and any armed from now on, at its
+        next look (the store closing: a link still unanswered is taken for
+        dead)."""
+        with self._lock:
+            self._bound_s = 0.0
+            self._armed = {key: (0.0, fileno) for key, (_, fileno) in self._armed.items()}
 
     def close(self) -> None:
         self._stop.set()
@@ -180,12 +200,15 @@ class Watchdog:
                 for key, (deadline, fileno) in list(self._armed.items()):
                     if now > deadline:
                         del self._armed[key]
-                        _cut(fileno)
+                        _cut(fileno, self._bound_s)
 
 
-def _cut(fileno: int) -> None:
+def _cut(fileno: int, bound_s: float) -> None:
     _shut(fileno)
-    log.warning("the store did not answer within %.0f s: its connection is cut", WATCH_S)
+    if bound_s:
+        log.warning("the store did not answer within %.0f s: its connection is cut", bound_s)
+    else:
+        log.warning("the store did not answer before it was closed: its connection is cut")
 
 
 def _shut(fileno: int) -> None:
@@ -234,13 +257,16 @@ class Reader:
     async def _fetch(self, text: str, values: list[Any] | None) -> list[Row]:
         self._watchdog.arm(self, self.pg.fileno())
         try:
-            cursor = await self.pg.execute(text, values)
-            if cursor.description is None:
-                return []
-            names = {column.name: i for i, column in enumerate(cursor.description)}
-            return [Row(names, values) for values in await cursor.fetchall()]
+            return await uncancelled(self.pg, self._rows(text, values))
         finally:
             self._watchdog.disarm(self)
+
+    async def _rows(self, text: str, values: list[Any] | None) -> list[Row]:
+        cursor = await self.pg.execute(text, values)
+        if cursor.description is None:
+            return []
+        names = {column.name: i for i, column in enumerate(cursor.description)}
+        return [Row(names, values) for values in await cursor.fetchall()]
 
     async def _reopen(self, *, first: bool) -> None:
         """A new connection (at once the first time a link is found broken,
@@ -273,6 +299,22 @@ class Reader:
             await self.pg.close()
         finally:
             self._lock.release()
+
+
+async def uncancelled(pg: psycopg.AsyncConnection[Any], operation: Awaitable[T]) -> T:
+    """`operation` on `pg`; cancelled, `pg`'s socket is cut rather than its
+    query cancelled on the server, which a dead link never answers (psycopg
+    would wait 10 s): the operation fails at once, and the cancelling goes on."""
+    task = asyncio.ensure_future(operation)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        if not task.done() and not pg.closed:
+            _shut(pg.fileno())
+        await asyncio.wait({task})
+        if not task.cancelled():
+            task.exception()  # failed as the link was cut: said by the cancelling
+        raise
 
 
 def connect(url: str) -> psycopg.Connection[Any]:

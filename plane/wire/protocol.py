@@ -516,6 +516,9 @@ class Request(Frame, Generic[R]):
 
     reply: ClassVar[type[Frame]]
     """The frame that answers this request."""
+    changes: ClassVar[bool] = True
+    """Whether answering it may change something (False: it only reads);
+    a request the store being away stopped says that nothing did."""
 
     type: str
     id: int = 0
@@ -542,6 +545,7 @@ class Request(Frame, Generic[R]):
 
 class Hello(Request[HelloReply]):
     type: Literal["hello"] = "hello"
+    changes: ClassVar[bool] = False
     protocol_version: int
     client: str = ""
     token: str | None = None
@@ -553,10 +557,12 @@ class Hello(Request[HelloReply]):
 
 class Subscribe(Request[SnapshotReply]):
     type: Literal["subscribe"] = "subscribe"
+    changes: ClassVar[bool] = False
 
 
 class Status(Request[SnapshotReply]):
     type: Literal["status"] = "status"
+    changes: ClassVar[bool] = False
 
 
 class Send(Request[SendReply]):
@@ -572,6 +578,7 @@ class History(Request[HistoryReply]):
     with `before_id`, the ones just before that message (the previous page)."""
 
     type: Literal["history"] = "history"
+    changes: ClassVar[bool] = False
     agent: str
     limit: int = Field(default=200, ge=1, le=10_000)
     before_id: int | None = Field(default=None, ge=1, le=MAX_ID)
@@ -590,6 +597,7 @@ class NewAgent(Request[NewAgentReply]):
 
 class Ledger(Request[LedgerReply]):
     type: Literal["ledger"] = "ledger"
+    changes: ClassVar[bool] = False
     day: date | None = None
     """None is the plane's today."""
 
@@ -603,6 +611,7 @@ class SpendHistory(Request[SpendHistoryReply]):
     days (None: the whole fleet's), and the day's top spenders."""
 
     type: Literal["spend_history"] = "spend_history"
+    changes: ClassVar[bool] = False
     agent: str | None = None
 
 
@@ -613,6 +622,7 @@ class SpendStack(Request[SpendStackReply]):
     meets a reply shape it does not know."""
 
     type: Literal["spend_stack"] = "spend_stack"
+    changes: ClassVar[bool] = False
     by: StackBy = "agent"
     top: int = Field(default=5, ge=1, le=20)
 
@@ -665,6 +675,7 @@ class Interrupt(Request[OkReply]):
 
 class ShowAgent(Request[ShowAgentReply]):
     type: Literal["show_agent"] = "show_agent"
+    changes: ClassVar[bool] = False
     agent: str
 
 

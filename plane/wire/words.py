@@ -217,6 +217,13 @@ def send_refused(since: datetime) -> str:
     )
 
 
+def request_refused(since: datetime, *, changes: bool) -> str:
+    """Any other request the store being away stopped: said as a send's
+    refusal is, and for one that `changes` something, that nothing did."""
+    unchanged = "nothing changed; " if changes else ""
+    return f"{store_unreachable(since)}: {unchanged}ask again once the store is back."
+
+
 def file_agent_refusal(agent: str, change: str) -> str:
     """Why an agent from agents.yaml is not renamed or deleted (`change`:
     `rename` or `delete`), in the plane's words and the TUI's alike."""

@@ -1,4 +1,4 @@
-"""Sends to a plane of a fleet while its store is away, on a real
+"""Sends and other requests to a plane of a fleet while its store is away, on a real
 PostgreSQL behind a proxy that cuts the plane's link (every connection
 reset, new ones refused): a slash command and a message to a gateway agent
 are sends like any other, refused with the sentence DESIGN.md gives
@@ -9,6 +9,8 @@ already, and nothing of them is kept."""
 from __future__ import annotations
 
 import re
+from decimal import Decimal
+from typing import Any
 from urllib.parse import urlsplit
 
 import psycopg
@@ -16,7 +18,9 @@ import pytest
 
 from plane.wire import protocol as p
 from plane.wire.client import RequestFailed
+from tests.support.approving import held_links, held_plane, post
 from tests.support.fixtures_plane import launch
+from tests.support.local_http import local_client
 from tests.support.tcp_proxy import TcpProxy, through
 
 CONFIG = """
@@ -70,3 +74,67 @@ async def test_commands_and_a_gateway_agents_message_are_refused_with_the_senten
     with psycopg.connect(postgres_url) as conn:
         kept = [text for (text,) in conn.execute("SELECT text FROM messages")]
     assert [text for text in kept if text in {sent for _, sent in SENDS}] == []
+
+
+ASKED_AWAY = re.compile(
+    r"The store is unreachable since \d\d:\d\d:\d\d UTC: ask again once the store is back\."
+)
+"""A request that reads, while the store is away."""
+CHANGED_NOTHING = re.compile(
+    r"The store is unreachable since \d\d:\d\d:\d\d UTC: nothing changed; "
+    r"ask again once the store is back\."
+)
+"""A request that would change something, while the store is away."""
+
+
+async def test_other_requests_while_the_store_is_away_say_so_in_the_planes_words(
+    tmp_path, scripted_llm, postgres_url, monkeypatch
+):
+    """Not the store's own error (its host and port, libpq's words): the
+    sentence the plane says of the store being away, and for a change that
+    nothing changed — which holds once the store is back."""
+    with TcpProxy(int(urlsplit(postgres_url).port or 5432)) as proxy:
+        monkeypatch.setenv("PLANE_STORE", through(postgres_url, proxy.port))
+        plane = await launch(tmp_path, scripted_llm, CONFIG)
+        try:
+            client = await plane.client()
+            proxy.cut()
+            asked: list[tuple[p.Request[Any], re.Pattern[str]]] = [
+                (p.History(agent="demo", limit=10), ASKED_AWAY),
+                (p.Ledger(), ASKED_AWAY),
+                (p.PauseAgent(agent="demo", paused=True), CHANGED_NOTHING),
+                (p.EditAgent(agent="demo", role="a new role"), CHANGED_NOTHING),
+            ]
+            for request, sentence in asked:
+                with pytest.raises(RequestFailed) as refused:
+                    await client.request(request, within_s=30)
+                assert sentence.fullmatch(str(refused.value)), (request.type, str(refused.value))
+            status = await client.request(p.Status(), within_s=30)
+        finally:
+            proxy.resume()
+            await plane.stop()
+    (demo,) = [row for row in status.snapshot.agents if row.name == "demo"]
+    assert (demo.paused, demo.role) == (False, "")
+
+
+async def test_an_approval_link_followed_while_the_store_is_away_says_so_and_raises_nothing(
+    start_plane, receiver, postgres_url, monkeypatch
+):
+    """The operator's tap on an alert's button, from a phone: not a bare
+    `500 Internal Server Error`, the same sentence as any other request."""
+    with TcpProxy(int(urlsplit(postgres_url).port or 5432)) as proxy:
+        monkeypatch.setenv("PLANE_STORE", through(postgres_url, proxy.port))
+        plane = await held_plane(start_plane, receiver)
+        link = held_links(receiver)["+$0.40 today"]
+        proxy.cut()
+        try:
+            async with local_client() as client:
+                shown = await client.get(link)
+            tapped = await post(link)
+            ceiling = plane.runtime.services.gate.ceilings.of("demo")
+        finally:
+            proxy.resume()
+    assert (shown.status_code, tapped.status_code) == (503, 503)
+    assert ASKED_AWAY.fullmatch(shown.text.strip()), shown.text
+    assert CHANGED_NOTHING.fullmatch(tapped.text.strip()), tapped.text
+    assert ceiling == Decimal(1)

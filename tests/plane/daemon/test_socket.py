@@ -120,7 +120,7 @@ async def test_a_store_failing_a_request_is_said_in_its_words_not_as_a_traceback
         await client.request(p.Ledger())
     said = "The plane's store failed this request: disk I/O error."
     assert (caught.value.error.code, caught.value.error.message) == ("internal", said)
-    logged = [r for r in caplog.records if r.name == "plane.daemon.listener"]
+    logged = [r for r in caplog.records if r.name == "plane.daemon.failed"]
     assert [r.getMessage() for r in logged] == [
         "request ledger: the store failed it: disk I/O error"
     ]
