@@ -46,6 +46,7 @@ from aiohttp import web
 
 from plane.daemon.bodies import Bodies
 from plane.daemon.door import Door
+from plane.daemon.failed import store_away
 from plane.daemon.metrics import CONTENT_TYPE
 from plane.errors import LedgerError
 from plane.gateway.apis import WIRES, ChatCompletions, Messages, Wire
@@ -247,7 +248,9 @@ class HttpListener:
             except GatewayRefused as refused:  # no key, or a body the plane will not hold
                 return _refusal(wire, refused)
             except (LedgerError, sqlite3.Error) as error:  # the store away: the call stops here
-                said = str(error) if isinstance(error, LedgerError) else store_failed("call", error)
+                said = store_away(error, changes=False) or (
+                    str(error) if isinstance(error, LedgerError) else store_failed("call", error)
+                )
                 log.warning("gateway: %s: %s", wire.path, said)
                 if out.response is None:
                     await out.whole(503, json.dumps(wire.error(503, said)).encode(), {})

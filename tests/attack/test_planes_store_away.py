@@ -47,6 +47,7 @@ REFUSED = re.compile(
     r"The store is unreachable since \d\d:\d\d:\d\d UTC: the message was not kept; "
     r"send it again once the store is back\."
 )
+HELLO = [{"role": "user", "content": "hello"}]
 SENDS = [
     ("demo", "/limit 5"),  # the first: the plane learns from it that the store is away
     ("demo", "/limit fleet 20"),
@@ -138,3 +139,28 @@ async def test_an_approval_link_followed_while_the_store_is_away_says_so_and_rai
     assert ASKED_AWAY.fullmatch(shown.text.strip()), shown.text
     assert CHANGED_NOTHING.fullmatch(tapped.text.strip()), tapped.text
     assert ceiling == Decimal(1)
+
+
+async def test_a_gateway_call_while_the_store_is_away_says_so_in_the_planes_words(
+    start_gateway, postgres_url, monkeypatch
+):
+    """A client's call, refused before it is sent (it could not be written
+    pending): the plane's sentence, not libpq's words with the store's host
+    and port, and nothing reaches the provider."""
+    with TcpProxy(int(urlsplit(postgres_url).port or 5432)) as proxy:
+        monkeypatch.setenv("PLANE_STORE", through(postgres_url, proxy.port))
+        gw = await start_gateway()
+        proxy.cut()
+        try:
+            async with local_client() as client:
+                answer = await client.post(
+                    f"{gw.url}/v1/messages",
+                    json={"model": "scripted-model", "max_tokens": 10, "messages": HELLO},
+                    headers={"x-api-key": gw.keys["claude"]},
+                    timeout=30,
+                )
+        finally:
+            proxy.resume()
+    assert answer.status_code == 503
+    assert ASKED_AWAY.fullmatch(answer.json()["error"]["message"]), answer.text
+    assert gw.llm.requests == []
