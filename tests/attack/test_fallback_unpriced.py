@@ -58,8 +58,9 @@ async def test_held_so_it_goes_on_at_00_00_utc_on_its_own_model(start_plane):
     await plane.send("demo", "more")
     await plane.quiet()
     plane.llm.reply("next day", usage=Usage(input_tokens=10))
+    watching = plane.bus.subscribe()  # its turn at 00:00 UTC, whenever the day's end wakes it
     await plane.clock.advance(timedelta(hours=12))  # past 00:00 UTC
-    await plane.quiet()
+    await plane.until_turn_ends("demo", watching)
     assert [request["model"] for request in plane.llm.requests] == ["scripted-model"] * 2
     assert (await plane.rows.state("demo")).status == "idle"
 
