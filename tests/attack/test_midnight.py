@@ -12,8 +12,10 @@ import pytest
 from plane.clock import ManualClock
 from plane.money.ledger import FleetFull, Ledger
 from plane.wire.protocol import Usage
+from tests.support.approving import held_links, held_plane, post, standing
 from tests.support.fixtures_postgres import open_db
 
+LATE = datetime(2026, 11, 29, 22, tzinfo=UTC)
 LAST_TENTH = datetime(2026, 11, 29, 23, 59, 59, 900000, tzinfo=UTC)
 DAY_ONE, DAY_TWO = date(2026, 11, 29), date(2026, 11, 30)
 USAGE = Usage(input_tokens=100, output_tokens=50)
@@ -55,3 +57,43 @@ async def test_a_call_in_flight_at_midnight_counts_against_the_new_days_fleet_ce
         assert [row[0] for row in days] == [DAY_TWO.isoformat()] * 2
     finally:
         await db.close()
+
+
+async def _the_day_turns_then_the_clock_steps_back(plane) -> None:
+    """00:00:05 on the 30th, reached by the plane, then NTP puts the clock at
+    23:59:58 on the 29th: the plane's day stays the 30th."""
+    await plane.clock.set(datetime(2026, 11, 30, 0, 0, 5, tzinfo=UTC))
+    assert await plane.services.ledger.today() == DAY_TWO
+    await plane.clock.set(datetime(2026, 11, 29, 23, 59, 58, tzinfo=UTC))
+    assert await plane.services.ledger.today() == DAY_TWO
+
+
+async def test_a_raise_that_ended_at_midnight_does_not_come_back_with_the_clock(
+    start_plane, receiver
+):
+    """A raise lasts until 00:00 UTC of the plane's day: a clock stepping
+    back across midnight after it does not give the agent the raise again
+    on the next day's budget (before: $1.40 again, until the clock passed
+    00:00 a second time)."""
+    plane = await held_plane(start_plane, receiver, clock=ManualClock(LATE))
+    assert (await post(held_links(receiver)["+$0.40 today"])).status_code == 200
+    assert plane.services.gate.ceilings.of("demo") == Decimal("1.40")
+    await _the_day_turns_then_the_clock_steps_back(plane)
+    assert plane.services.gate.ceilings.of("demo") == Decimal("1.00")
+
+
+async def test_a_link_for_a_day_that_ended_is_refused_with_the_clock_stepped_back(
+    start_plane, receiver
+):
+    """The link was for the 29th; the plane is on the 30th, whatever the
+    clock reads now (before: it raised the ceiling on the 30th)."""
+    plane = await held_plane(start_plane, receiver, clock=ManualClock(LATE))
+    links = held_links(receiver)
+    await _the_day_turns_then_the_clock_steps_back(plane)
+    before = await standing(plane)
+    answer = await post(links["+$0.40 today"])
+    assert (answer.status_code, answer.text) == (
+        410,
+        "This link was for 2026-11-29, which ended at 00:00 UTC; nothing changed.\n",
+    )
+    assert await standing(plane) == before
