@@ -11,6 +11,7 @@ import pytest
 
 from plane.clock import ManualClock
 from plane.money.ledger import FleetFull, Ledger
+from plane.store.postgres import PostgresDatabase
 from plane.wire.protocol import Usage
 from tests.support.approving import held_links, held_plane, post, standing
 from tests.support.fixtures_postgres import open_db
@@ -97,3 +98,38 @@ async def test_a_link_for_a_day_that_ended_is_refused_with_the_clock_stepped_bac
         "This link was for 2026-11-29, which ended at 00:00 UTC; nothing changed.\n",
     )
     assert await standing(plane) == before
+
+
+async def test_each_plane_carries_its_own_calls_in_flight_onto_the_new_day(postgres_url):
+    """Several planes on one store: the plane reaching 00:00 carries the
+    calls it has in flight, not another plane's (whose sums in memory would
+    then lose them); that one carries its own as it reaches the day."""
+    dbs = [await PostgresDatabase.connect(postgres_url) for _ in range(2)]
+    try:
+        clock = ManualClock(LAST_TENTH)
+        ledgers = [Ledger(db, clock, plane=f"plane-{n}") for n, db in enumerate(dbs)]
+        assert [await ledger.today() for ledger in ledgers] == [DAY_ONE] * 2
+        await dbs[0].write(
+            lambda conn: conn.executemany(
+                "INSERT INTO calls (agent, day, at, provider, model, cost_usd, price_source,"
+                " status, estimated, plane) VALUES (?, ?, ?, 'p', 'm', '0.25', 'estimate',"
+                " 'pending', 1, ?)",
+                [
+                    (f"agent-{n}", DAY_ONE.isoformat(), LAST_TENTH.isoformat(), f"plane-{n}")
+                    for n in range(2)
+                ],
+            )
+        )
+        await clock.advance(timedelta(seconds=0.2))
+        days = "SELECT plane, day FROM calls ORDER BY plane"
+        assert await ledgers[0].today() == DAY_TWO
+        assert [tuple(r) for r in await dbs[0].fetchall(days)] == [
+            ("plane-0", DAY_TWO.isoformat()),
+            ("plane-1", DAY_ONE.isoformat()),
+        ]
+        assert await ledgers[1].today() == DAY_TWO
+        assert [r[1] for r in await dbs[0].fetchall(days)] == [DAY_TWO.isoformat()] * 2
+        assert await ledgers[1].fleet_today() == Decimal("0.50")
+    finally:
+        for db in dbs:
+            await db.close()
