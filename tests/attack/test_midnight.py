@@ -10,11 +10,13 @@ from decimal import Decimal
 import pytest
 
 from plane.clock import ManualClock
+from plane.money.budgets import Budget
 from plane.money.ledger import FleetFull, Ledger
 from plane.store.postgres import PostgresDatabase
 from plane.wire.protocol import Usage
 from tests.support.approving import held_links, held_plane, post, standing
 from tests.support.fixtures_postgres import open_db
+from tests.support.scripted_llm import Reply
 
 LATE = datetime(2026, 11, 29, 22, tzinfo=UTC)
 LAST_TENTH = datetime(2026, 11, 29, 23, 59, 59, 900000, tzinfo=UTC)
@@ -24,20 +26,24 @@ USAGE = Usage(input_tokens=100, output_tokens=50)
 
 @pytest.mark.usefixtures("each_store")
 async def test_a_call_in_flight_at_midnight_counts_against_the_new_days_fleet_ceiling(tmp_path):
-    """$0.90 sent at 23:59:59.9 under a $1 fleet ceiling, settled after
-    00:00: from midnight the new day counts it, so calls of $0.30 on the new
-    day are refused once it is full, and the day ends at most one call over
-    (before: the new day admitted $1.20 besides, and ended $2.10 of $1)."""
+    """$0.90 sent at 23:59:59.9 under a $1 fleet ceiling (and a group's and
+    a tag's), settled after 00:00: from midnight the new day counts it, in
+    every sum, so calls of $0.30 on the new day are refused once it is full,
+    and the day ends at most one call over (before: the new day admitted
+    $1.20 besides, and ended $2.10 of $1)."""
     db = await open_db(tmp_path / "plane.db")
     try:
         clock = ManualClock(LAST_TENTH)
         ledger = Ledger(db, clock)
         fleet = Decimal(1)
+        group, tag = Budget("research", Decimal(5)), Budget("nightly", Decimal(5))
         late = await ledger.open_call(
-            "a", "p", "m", Decimal("0.90"), "estimate", fleet_ceiling=fleet
+            "a", "p", "m", Decimal("0.90"), "estimate", fleet_ceiling=fleet, group=group, tag=tag
         )
         await clock.advance(timedelta(seconds=0.2))
         assert await ledger.fleet_today() == Decimal("0.90"), "in flight: counted from 00:00"
+        assert await ledger.group_today("research") == Decimal("0.90")
+        assert await ledger.tag_today("nightly") == Decimal("0.90")
         assert await ledger.spend_by_agent(DAY_ONE) == {"a": Decimal(0)}, "released exactly"
         admitted: list[int] = []
         with pytest.raises(FleetFull):
@@ -133,3 +139,32 @@ async def test_each_plane_carries_its_own_calls_in_flight_onto_the_new_day(postg
     finally:
         for db in dbs:
             await db.close()
+
+
+async def test_a_turn_booked_past_midnight_while_held_runs_once_after_it(start_plane):
+    """Held at 22:00 with a turn booked for 00:10 and a message kept: at
+    00:00 the message is answered, once; at 00:10 the booking runs, once,
+    and nothing runs again after."""
+    plane = await start_plane(clock=ManualClock(LATE))
+    book = ("schedule_turn", {"in_seconds": 130 * 60, "note": "the nightly check"})
+    plane.llm.reply("", tool_calls=[book], usage=Usage(input_tokens=1050))
+    plane.llm.reply("Booked.", usage=Usage())
+    await plane.turn("demo", "book the nightly check")
+    assert (await plane.rows.state("demo")).status == "held"
+    await plane.send("demo", "still there?")
+    await plane.quiet()
+    asked = len(plane.llm.requests)
+    plane.llm.default_reply = Reply("Here.", usage=Usage(input_tokens=10))
+
+    def lasts() -> list[str]:
+        return [r["messages"][-1]["content"] for r in plane.llm.requests[asked:]]
+
+    await plane.clock.set(datetime(2026, 11, 30, 0, 0, 1, tzinfo=UTC))
+    await plane.quiet()
+    assert lasts() == ["[arrived 2026-11-29 22:00 UTC, while you were held] still there?"]
+    await plane.clock.set(datetime(2026, 11, 30, 0, 10, 1, tzinfo=UTC))
+    await plane.quiet()
+    await plane.clock.set(datetime(2026, 11, 30, 1, tzinfo=UTC))
+    await plane.quiet()
+    assert len(lasts()) == 2 and "the nightly check" in lasts()[1]
+    assert await plane.scheduler.open("demo") == []
