@@ -157,7 +157,7 @@ class Approvals:
             return Verdict(403, _altered(link, kept))
         # Its own signed times first: an expired offer is forgotten by the next one made.
         now = self._services.clock.now()
-        if now >= midnight_after(link.day):
+        if self._services.ledger.day() > link.day:  # the plane's: a clock stepped back ends none
             ended = f"This link was for {link.day}, which ended at 00:00 UTC"
             return Verdict(410, f"{ended}; {NOTHING}")
         if now >= link.expires_at:

@@ -159,7 +159,7 @@ async def _below_the_agents(
         config, db, home, clock, offered=models_offered(config), keyless=missing_keys(config)
     )
     await roster.load()
-    ceilings = Ceilings(db, clock)
+    ceilings = Ceilings(db, clock, ledger.day)
     groups = {name: (g.limit_usd, frozenset(g.agents)) for name, g in config.groups.items()}
     from_file = {spec.name: spec.ceiling_from_file for spec in roster}
     await ceilings.load(from_file, config.fleet.limit_usd, groups)

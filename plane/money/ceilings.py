@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Mapping
-from datetime import datetime
+from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from sqlite3 import Connection
 
@@ -45,9 +45,12 @@ class Ceilings:
     construction; the operator's live in the `ceilings` table, the agents'
     own asks in `asks`."""
 
-    def __init__(self, db: Database, clock: Clock) -> None:
+    def __init__(self, db: Database, clock: Clock, day: Callable[[], date] | None = None) -> None:
         self._db = db
         self._clock = clock
+        self._day = day
+        """The plane's day (the ledger's, which never goes back with the
+        clock); None: the clock's."""
         self._from_file: dict[str, Decimal | None] = {}
         self._set: dict[str, Decimal | None] = {}
         self._asked: dict[str, Decimal] = {}
@@ -214,9 +217,17 @@ class Ceilings:
     def raised(self, agent: str) -> tuple[Decimal, datetime] | None:
         """The raise from an alert that holds now, and when it ends."""
         raised = self._raised.get(agent)
-        if raised is None or self._clock.now() >= raised[1]:
+        if raised is None or self._ended(raised[1]):
             return None
         return raised
+
+    def _ended(self, ends_at: datetime) -> bool:
+        """Whether `ends_at` has passed: by the clock, or by the plane's day,
+        which a clock stepping back across midnight does not take back (a
+        raise that ended at 00:00 is not the next day's too)."""
+        if self._clock.now() >= ends_at:
+            return True
+        return self._day is not None and datetime.combine(self._day(), time(0), UTC) >= ends_at
 
     async def raise_until(
         self, agent: str, ceiling: Decimal, ends_at: datetime, within: Callable[[Connection], None]

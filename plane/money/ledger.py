@@ -268,11 +268,8 @@ class Ledger:
         latest = await self._latest_day()
         if clock_day > latest:
             await self._write(
-                lambda conn: conn.execute(
-                    "INSERT INTO plane_day (id, day) VALUES (1, ?) ON CONFLICT (id)"
-                    " DO UPDATE SET day = excluded.day WHERE excluded.day > plane_day.day",
-                    (clock_day.isoformat(),),
-                )
+                lambda conn: self._turn_day(conn, clock_day),
+                then=lambda _: self._carry_in_flight(clock_day),
             )
             return self._reached(clock_day)
         if clock_day < latest and self._told_back != clock_day:
@@ -281,6 +278,33 @@ class Ledger:
                 "the clock moved back to %s, before %s, a day already counted", clock_day, latest
             )
         return latest
+
+    def _turn_day(self, conn: Connection, day: date) -> None:
+        """Record `day` as reached, and carry this plane's calls still in
+        flight onto it: each call's cost counts on the day it becomes known,
+        which is now `day` at the earliest. So their estimates leave the day
+        they were sent on exactly, and count against `day`'s ceilings from
+        00:00 (left behind, the new day admitted its whole ceiling besides,
+        and ended more than one call over)."""
+        text = day.isoformat()
+        conn.execute(
+            "INSERT INTO plane_day (id, day) VALUES (1, ?) ON CONFLICT (id)"
+            " DO UPDATE SET day = excluded.day WHERE excluded.day > plane_day.day",
+            (text,),
+        )
+        carry = "UPDATE calls SET day = ? WHERE status = 'pending' AND day < ?"
+        if self.plane is None:
+            conn.execute(carry, (text, text))
+        else:  # another plane carries its own, as it reaches the day
+            conn.execute(carry + " AND plane = ?", (text, text, self.plane))
+
+    def _carry_in_flight(self, day: date) -> None:
+        """`_turn_day`'s carry, in memory, once committed."""
+        for call, recorded in list(self._open.items()):
+            if recorded.day < day:
+                self._open[call] = recorded._replace(day=day)
+                self._count(recorded.day, recorded.agent, -recorded.cost_usd)
+                self._count(day, recorded.agent, recorded.cost_usd)
 
     def _today_known(self, now: datetime) -> tuple[date | None, str] | None:
         """`today`'s answer and its text for every call but a day's first,

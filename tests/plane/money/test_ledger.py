@@ -227,7 +227,8 @@ async def test_a_ledger_from_before_the_spend_table_is_summed_exactly(tmp_path, 
 async def test_the_spend_table_is_the_calls_summed_through_every_change(tmp_path, open_ledger):
     """Calls opened, settled across midnight, failed, and cut by a stop:
     after each, the day sums kept beside the calls are the calls summed,
-    and a plane started again reads the same sums."""
+    and a plane started again reads the same sums. Every call still in
+    flight at midnight is the next day's (its cost becomes known then)."""
     clock = ManualClock(NOON)
     db, ledger = await open_ledger(clock)
     first = await ledger.open_call("demo", "p", "m", Decimal("0.05"), "estimate")
@@ -242,8 +243,8 @@ async def test_the_spend_table_is_the_calls_summed_through_every_change(tmp_path
     db, again = await open_ledger(clock)
     assert (await again.recover())["demo"].estimate_usd == Decimal("0.07")
     assert await spend_table(db) == await sums_of_calls(db)
-    assert await again.spend_by_agent(date(2026, 11, 29)) == {"demo": Decimal("0.07")}
-    assert await again.spend_today("demo") == Decimal("0.0123")
+    assert await again.spend_by_agent(date(2026, 11, 29)) == {}
+    assert await again.spend_today("demo") == Decimal("0.0823")
 
 
 async def test_a_settle_refused_in_a_batch_moves_no_sum_twice(tmp_path, open_ledger):
