@@ -18,6 +18,7 @@ from sqlite3 import Connection
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
+from plane.money.budgets import TAGS_SPENT
 from plane.money.totals import PART_KEYS
 from plane.wire.protocol import Snapshot
 
@@ -25,9 +26,6 @@ TOP = 20
 """Free-form label values kept apart (tags, gateway clients' tool names)."""
 OTHER = "(other)"
 
-TAGS_TODAY = (
-    "SELECT tag, cost_usd FROM calls WHERE day = ? AND tag IS NOT NULL AND status <> 'failed'"
-)
 GROUPS = (
     "SELECT agent_group, cost_usd FROM calls"
     " WHERE agent_group IS NOT NULL AND status NOT IN ('pending', 'failed')"
@@ -57,7 +55,7 @@ def groups_today(snapshot: Snapshot) -> list[Metric]:
 def read(conn: Connection, day: date, tags: Mapping[str, Decimal | None]) -> list[Metric]:
     """The ledger's sums by group, tag and tool, on the scrape's connection."""
     return [
-        *_tags(conn.execute(TAGS_TODAY, (day.isoformat(),)).fetchall(), tags),
+        *_tags(conn.execute(TAGS_SPENT, (day.isoformat(),) * 2).fetchall(), tags),
         _groups(conn.execute(GROUPS).fetchall()),
         _tools(conn.execute(PARTS).fetchall()),
     ]

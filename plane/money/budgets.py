@@ -97,14 +97,15 @@ def admit_within(
     day: date,
     moved: Callable[[Collection[str] | None], Decimal],
     moved_group: Callable[[str], Decimal],
+    moved_tag: Callable[[str], Decimal],
     fleet: Decimal | None,
     group: Budget | None,
     tag: Budget | None,
 ) -> None:
     """Inside the write function that opens a call: lock, read, refuse
-    (`Full`) or return. `moved(None)` and `moved_group(name)` are what this
-    batch's closed calls moved that `spend` and `group_spend` do not hold
-    yet (a tag's spend is read from `calls`, current inside the transaction)."""
+    (`Full`) or return. `moved(None)`, `moved_group(name)` and
+    `moved_tag(name)` are what this batch's closed calls moved that `spend`,
+    `group_spend` and `tag_spend` do not hold yet."""
     conn.execute("UPDATE fleet SET admitted = admitted + 1 WHERE id = 1")
     if fleet is not None:
         spent = fleet_spent_within(conn, day) + moved(None)
@@ -115,7 +116,7 @@ def admit_within(
         if spent >= group.ceiling:
             raise GroupFull(spent, group.ceiling, group.name)
     if tag is not None and tag.ceiling is not None:
-        spent = tag_spent_within(conn, day, tag.name)
+        spent = tag_spent_within(conn, day, tag.name) + moved_tag(tag.name)
         if spent >= tag.ceiling:
             raise TagFull(spent, tag.ceiling, tag.name)
 
@@ -158,12 +159,21 @@ def group_spent_within(conn: Connection, day: date, group: str) -> Decimal:
     return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
 
 
-TAG_SPENT = "SELECT cost_usd FROM calls WHERE tag = ? AND day = ?"
-"""A tag's spend on a day: its calls, those in flight at their estimates (a
-failed call is $0). Summed from `calls` (indexed by tag and day): a call's
-row is current inside the transaction that closes it, so no sum lags."""
+TAG_IN_FLIGHT = "SELECT cost_usd FROM calls WHERE status = 'pending' AND day = ? AND tag = ?"
+"""A tag's calls in flight on a day, at their estimates."""
+
+TAG_SPENT = "SELECT cost_usd FROM tag_spend WHERE day = ? AND tag = ? UNION ALL " + TAG_IN_FLIGHT
+"""A tag's spend on a day: the calls carrying it — those closed (`tag_spend`,
+kept by the ledger as `group_spend` is), and those in flight at their
+estimates."""
+
+TAGS_SPENT = (
+    "SELECT tag, cost_usd FROM tag_spend WHERE day = ? UNION ALL"
+    " SELECT tag, cost_usd FROM calls WHERE status = 'pending' AND day = ? AND tag IS NOT NULL"
+)
+"""`TAG_SPENT` of every tag at once (a scrape's rows)."""
 
 
 def tag_spent_within(conn: Connection, day: date, tag: str) -> Decimal:
-    rows = conn.execute(TAG_SPENT, (tag, day.isoformat())).fetchall()
+    rows = conn.execute(TAG_SPENT, (day.isoformat(), tag) * 2).fetchall()
     return sum((Decimal(cost) for (cost,) in rows), Decimal(0))

@@ -67,6 +67,7 @@ from plane.money.budgets import (
     GROUP_IN_FLIGHT,
     GROUP_SPENT,
     GROUPS_SPENT,
+    TAG_IN_FLIGHT,
     TAG_SPENT,
     Budget,
     FleetFull,
@@ -233,17 +234,17 @@ class Ledger:
                 where += f" AND {column} IN ({','.join('?' * len(only))})"
         cut: dict[str, Interrupted] = {}
         rows = conn.execute(
-            f"SELECT agent, day, cost_usd, price_source, agent_group FROM calls WHERE {where}"
-            " ORDER BY id",
+            "SELECT agent, day, cost_usd, price_source, agent_group, tag FROM calls"
+            f" WHERE {where} ORDER BY id",
             params,
         )
         # Its own sums, written here: the fleet sweeps on a connection of its
         # own, whose transactions the ledger's finisher does not end.
         sums = _Sums()
-        for agent, day, cost, source, group in rows.fetchall():
+        for agent, day, cost, source, group, tag in rows.fetchall():
             one = Interrupted(1, Decimal(cost), int(source == UNPRICED))
             cut[agent] = cut.get(agent, Interrupted(0, Decimal(0))) + one
-            sums.add(date.fromisoformat(day), agent, Decimal(cost), group)
+            sums.add(date.fromisoformat(day), agent, Decimal(cost), group, tag)
         if cut:
             conn.execute(
                 f"UPDATE calls SET status = 'interrupted', estimated = 1 WHERE {where}", params
@@ -374,9 +375,10 @@ class Ledger:
         return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
 
     async def tag_today(self, tag: str) -> Decimal:
-        """What calls carrying `tag` spent today, those in flight at their estimates."""
+        """What calls carrying `tag` spent today, those in flight at their
+        estimates (`plane.money.budgets.TAG_SPENT`)."""
         day = await self.today()
-        rows = await self._read(TAG_SPENT, tag, day.isoformat())
+        rows = await self._read(TAG_SPENT, *(day.isoformat(), tag) * 2)
         return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
 
     async def tag_in_flight(self, tag: str) -> Decimal:
@@ -387,11 +389,7 @@ class Ledger:
                 (r.cost_usd for r in self._open.values() if r.tag == tag and r.day == day),
                 Decimal(0),
             )
-        rows = await self._read(
-            "SELECT cost_usd FROM calls WHERE status = 'pending' AND tag = ? AND day = ?",
-            tag,
-            day.isoformat(),
-        )
+        rows = await self._read(TAG_IN_FLIGHT, day.isoformat(), tag)
         return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
 
     def in_flight(self, agent: str) -> Decimal:
@@ -562,14 +560,14 @@ class Ledger:
 
         def interrupt(conn: Connection) -> tuple[list[int], Interrupted]:
             rows = conn.execute(
-                "SELECT id, day, cost_usd, price_source, agent_group FROM calls"
+                "SELECT id, day, cost_usd, price_source, agent_group, tag FROM calls"
                 " WHERE status = 'pending' AND agent = ? ORDER BY id",
                 (agent,),
             ).fetchall()
             total = Decimal(0)
-            for call, day, cost, _, group in rows:
+            for call, day, cost, _, group, tag in rows:
                 conn.execute("UPDATE calls SET status = 'interrupted' WHERE id = ?", (call,))
-                self._sums.add(date.fromisoformat(day), agent, Decimal(cost), group)
+                self._sums.add(date.fromisoformat(day), agent, Decimal(cost), group, tag)
                 total += Decimal(cost)
             unpriced = sum(row[3] == UNPRICED for row in rows)
             return [row[0] for row in rows], Interrupted(len(rows), total, unpriced)
@@ -870,7 +868,7 @@ class _Opening(Write[int]):
             # What this batch's settles moved is not in `spend` until its end.
             sums = ledger._sums
             moved, moved_group = partial(sums.on, day), partial(sums.on_group, day)
-            admit_within(conn, day, moved, moved_group, *self.budgets)
+            admit_within(conn, day, moved, moved_group, partial(sums.on_tag, day), *self.budgets)
         if ledger.plane is not None:
             return _admit_under_lease(conn, self.row, ledger.plane, self.fence, self.margin)
         # lastrowid, as Conversation.append: on SQLite a third cheaper than
@@ -944,7 +942,7 @@ class _Closing(Write[_Recorded]):
         if self.parts:
             conn.executemany(_PART, [_part_row(call, part) for part in self.parts])
         if cost:
-            self.ledger._sums.add_on(known_iso, recorded.agent, cost, recorded.group)
+            self.ledger._sums.add_on(known_iso, recorded.agent, cost, recorded.group, recorded.tag)
         return recorded
 
     def then(self, recorded: _Recorded) -> None:
@@ -959,7 +957,8 @@ class _Closing(Write[_Recorded]):
 
 def _recorded(conn: Connection, call: int) -> _Recorded:
     row = conn.execute(
-        "SELECT agent, day, cost_usd, status, price_source, agent_group FROM calls WHERE id = ?",
+        "SELECT agent, day, cost_usd, status, price_source, agent_group, tag FROM calls"
+        " WHERE id = ?",
         (call,),
     ).fetchone()
     if row is None:
@@ -970,34 +969,57 @@ def _recorded(conn: Connection, call: int) -> _Recorded:
         cost_usd=Decimal(row["cost_usd"]),
         status=row["status"],
         price_source=row["price_source"],
+        tag=row["tag"],
         group=row["agent_group"],
     )
 
 
 class _Sums:
-    """The `spend` rows a transaction moves (and the `group_spend` rows of
-    calls written with a group), added up as its functions run and written
-    once at its end: one row per agent per batch, not one per call. Used
-    only on the database's writer thread."""
+    """The `spend` rows a transaction moves (and the `group_spend` and
+    `tag_spend` rows of calls written with a group, a tag), added up as its
+    functions run and written once at its end: one row per agent per batch,
+    not one per call. Used only on the database's writer thread."""
 
     def __init__(self) -> None:
         self._moved: dict[tuple[str, str], Decimal] = {}
         self._groups: dict[tuple[str, str], Decimal] = {}
+        self._tags: dict[tuple[str, str], Decimal] = {}
 
-    def add(self, day: date, agent: str, amount: Decimal, group: str | None = None) -> None:
-        self.add_on(day.isoformat(), agent, amount, group)
+    def add(
+        self,
+        day: date,
+        agent: str,
+        amount: Decimal,
+        group: str | None = None,
+        tag: str | None = None,
+    ) -> None:
+        self.add_on(day.isoformat(), agent, amount, group, tag)
 
-    def add_on(self, day: str, agent: str, amount: Decimal, group: str | None = None) -> None:
+    def add_on(
+        self,
+        day: str,
+        agent: str,
+        amount: Decimal,
+        group: str | None = None,
+        tag: str | None = None,
+    ) -> None:
         """`add`, the day already as the table writes it."""
         key = (day, agent)
         self._moved[key] = self._moved.get(key, _ZERO) + amount
         if group is not None:
             key = (day, group)
             self._groups[key] = self._groups.get(key, _ZERO) + amount
+        if tag is not None:
+            key = (day, tag)
+            self._tags[key] = self._tags.get(key, _ZERO) + amount
 
     def on_group(self, day: date, group: str) -> Decimal:
         """What this transaction moved so far on `day` of `group`'s calls."""
         return self._groups.get((day.isoformat(), group), _ZERO)
+
+    def on_tag(self, day: date, tag: str) -> Decimal:
+        """What this transaction moved so far on `day` of the calls carrying `tag`."""
+        return self._tags.get((day.isoformat(), tag), _ZERO)
 
     def on(self, day: date, agents: Collection[str] | None = None) -> Decimal:
         """What this transaction moved so far on `day`, of `agents` (None: all)."""
@@ -1025,10 +1047,19 @@ class _Sums:
                 [(day, group, str(amount)) for (day, group), amount in self._groups.items()],
             )
             self._groups.clear()
+        if self._tags:
+            conn.executemany(
+                "INSERT INTO tag_spend (day, tag, cost_usd) VALUES (?, ?, ?)"
+                " ON CONFLICT (day, tag) DO UPDATE SET"
+                " cost_usd = decimal_add(tag_spend.cost_usd, excluded.cost_usd)",
+                [(day, tag, str(amount)) for (day, tag), amount in self._tags.items()],
+            )
+            self._tags.clear()
 
     def forget(self) -> None:
         self._moved.clear()
         self._groups.clear()
+        self._tags.clear()
 
 
 def entry_of(row: Row) -> LedgerEntry:

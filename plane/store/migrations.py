@@ -344,6 +344,24 @@ MIGRATIONS: tuple[str, ...] = (
         SELECT day, agent_group, decimal_sum(cost_usd) FROM calls
         WHERE status != 'pending' AND agent_group IS NOT NULL GROUP BY day, agent_group;
     """,
+    # A tag's spend, kept as a group's is: each tag's sum per day of its calls
+    # no longer pending, moved by the ledger in the transaction that closes
+    # them, so admitting a call of a busy tag reads one row, not the tag's day.
+    # The index by tag goes: only that sum read it, and SQLite would find a
+    # tag's calls in flight through it, walking the tag's whole day again,
+    # where the index of calls in flight holds only those.
+    """
+    DROP INDEX calls_by_tag;
+    CREATE TABLE tag_spend (
+        day TEXT NOT NULL,
+        tag TEXT NOT NULL,
+        cost_usd TEXT NOT NULL,
+        PRIMARY KEY (day, tag)
+    ) WITHOUT ROWID;
+    INSERT INTO tag_spend (day, tag, cost_usd)
+        SELECT day, tag, decimal_sum(cost_usd) FROM calls
+        WHERE status != 'pending' AND tag IS NOT NULL GROUP BY day, tag;
+    """,
 )
 
 
