@@ -974,6 +974,20 @@ def _recorded(conn: Connection, call: int) -> _Recorded:
     )
 
 
+def _adding(table: str, column: str) -> str:
+    """An amount added to `table`'s sum of a day and a `column` (made if new)."""
+    return (
+        f"INSERT INTO {table} (day, {column}, cost_usd) VALUES (?, ?, ?)"
+        f" ON CONFLICT (day, {column}) DO UPDATE SET"
+        f" cost_usd = decimal_add({table}.cost_usd, excluded.cost_usd)"
+    )
+
+
+_ADD_SPEND = _adding("spend", "agent")
+_ADD_GROUP_SPEND = _adding("group_spend", "agent_group")
+_ADD_TAG_SPEND = _adding("tag_spend", "tag")
+
+
 class _Sums:
     """The `spend` rows a transaction moves (and the `group_spend` and
     `tag_spend` rows of calls written with a group, a tag), added up as its
@@ -1031,30 +1045,19 @@ class _Sums:
 
     def write(self, conn: Connection) -> None:
         """Each sum moved, exactly (`decimal_add`, the writer's own function:
-        SQLite's + would add floats)."""
-        if self._moved:
-            conn.executemany(
-                "INSERT INTO spend (day, agent, cost_usd) VALUES (?, ?, ?) ON CONFLICT (day, agent)"
-                " DO UPDATE SET cost_usd = decimal_add(spend.cost_usd, excluded.cost_usd)",
-                [(day, agent, str(amount)) for (day, agent), amount in self._moved.items()],
-            )
-            self._moved.clear()
-        if self._groups:
-            conn.executemany(
-                "INSERT INTO group_spend (day, agent_group, cost_usd) VALUES (?, ?, ?)"
-                " ON CONFLICT (day, agent_group) DO UPDATE SET"
-                " cost_usd = decimal_add(group_spend.cost_usd, excluded.cost_usd)",
-                [(day, group, str(amount)) for (day, group), amount in self._groups.items()],
-            )
-            self._groups.clear()
-        if self._tags:
-            conn.executemany(
-                "INSERT INTO tag_spend (day, tag, cost_usd) VALUES (?, ?, ?)"
-                " ON CONFLICT (day, tag) DO UPDATE SET"
-                " cost_usd = decimal_add(tag_spend.cost_usd, excluded.cost_usd)",
-                [(day, tag, str(amount)) for (day, tag), amount in self._tags.items()],
-            )
-            self._tags.clear()
+        SQLite's + would add floats). A group's and a tag's rows, which
+        several planes write, go in their keys' order: two planes' batches
+        lock them in one order, and never wait on each other in a cycle (an
+        agent's is written by the one plane that runs it)."""
+        for sums, sql, shared in (
+            (self._moved, _ADD_SPEND, False),
+            (self._groups, _ADD_GROUP_SPEND, True),
+            (self._tags, _ADD_TAG_SPEND, True),
+        ):
+            if sums:
+                moved = sorted(sums.items()) if shared else sums.items()
+                conn.executemany(sql, [(day, key, str(amount)) for (day, key), amount in moved])
+                sums.clear()
 
     def forget(self) -> None:
         self._moved.clear()
