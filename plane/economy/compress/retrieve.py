@@ -13,8 +13,9 @@ import re
 from typing import Protocol
 
 from plane.errors import ToolError
+from plane.tools.matching import MAX_LINES, matching
 
-MAX_GREP_LINES = 500
+MAX_GREP_LINES = MAX_LINES
 
 
 class Lookup(Protocol):
@@ -122,15 +123,9 @@ def _step(value: object, token: str, pointer: str) -> object:
 def by_grep(content: str, pattern: str) -> str:
     """Lines matching a regular expression, each with its 1-based line number."""
     try:
-        regex = re.compile(pattern)
+        re.compile(pattern)
     except re.error as err:
         raise ToolError(
             f"The pattern {pattern!r} is not a valid regular expression: {err}."
         ) from None
-    found = [f"{n}:{line}" for n, line in enumerate(content.split("\n"), 1) if regex.search(line)]
-    if not found:
-        return f"No line matches {pattern!r}."
-    if len(found) > MAX_GREP_LINES:
-        more = len(found) - MAX_GREP_LINES
-        found = [*found[:MAX_GREP_LINES], f"… {more} more matching lines; narrow the pattern."]
-    return "\n".join(found)
+    return matching(content, pattern)

@@ -1,0 +1,77 @@
+"""`retrieve` with a pattern that backtracks for hours.
+
+`(a+)+$` over a line of forty `a`s and a `!` takes some 2^40 steps. Run in one of
+the plane's threads, the regular expression engine would hold the interpreter all
+that while: every agent, client and ceiling of the plane frozen, and no interrupt
+heard. The pattern runs where it can be stopped, as `grep`'s does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from plane.economy.compress.markers import ref_for
+from plane.wire import protocol as p
+from plane.wire.protocol import Usage
+
+FREE = Usage()
+CHUNK = "\n".join(["a" * 40 + "!"] * 3)
+PATTERN = "(a+)+$(?#backtracks for hours)"  # the comment finds its process
+
+
+def running(text: str) -> list[int]:
+    """Live processes whose command line holds `text`."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if text in cmdline and state != "Z":
+            found.append(int(proc.name))
+    return found
+
+
+async def until(found: bool) -> None:
+    """Until a process running the pattern is there (or gone); at most a few seconds."""
+    for _ in range(500):
+        if bool(running("backtracks for hours")) == found:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"the pattern's process {'never started' if found else 'is left'}")
+
+
+async def test_a_pattern_that_backtracks_for_hours_stops_nothing_else_and_is_cut(start_plane):
+    plane = await start_plane()
+    ref = ref_for(CHUNK)
+    assert plane.services.refs is not None
+    plane.services.refs.put({ref: CHUNK})
+    plane.llm.reply("", tool_calls=[("retrieve", {"ref": ref, "grep": PATTERN})], usage=FREE)
+    subscription = plane.bus.subscribe()
+    await plane.send("demo", "find the lines")
+    await until(found=True)
+
+    plane.llm.reply("Here.", usage=FREE)  # the scout, while demo's pattern runs
+    said = await plane.turn("scout", "anything?")
+    assert ("agent", "Here.") in [(m.kind, m.text) for m in said]
+
+    await plane.runtime.api.handle(p.Interrupt(agent="demo"))
+    told = await plane.until_turn_ends("demo", subscription)
+    assert told[-1].text.startswith("Interrupted by the operator.")
+    await until(found=False)
+
+
+async def test_a_pattern_finds_its_lines_in_what_a_ref_stands_for(start_plane):
+    plane = await start_plane()
+    chunk = "one\ntwo ERROR\nthree\nfour ERROR é"
+    ref = ref_for(chunk)
+    assert plane.services.refs is not None
+    plane.services.refs.put({ref: chunk})
+    for pattern in ("ERROR", "^nothing$"):
+        plane.llm.reply("", tool_calls=[("retrieve", {"ref": ref, "grep": pattern})], usage=FREE)
+    plane.llm.reply("Found.", usage=FREE)
+    await plane.turn("demo", "find the errors")
+    results = [m["content"] for m in plane.llm.requests[-1]["messages"] if m["role"] == "tool"]
+    assert results == ["2:two ERROR\n4:four ERROR é", "No line matches '^nothing$'."]
