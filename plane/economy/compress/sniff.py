@@ -174,7 +174,7 @@ def _parses(line: str) -> bool:
 
     try:
         json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested deeper than Python reads: not for us
         return False
     return True
 
