@@ -75,3 +75,16 @@ async def test_a_pattern_finds_its_lines_in_what_a_ref_stands_for(start_plane):
     await plane.turn("demo", "find the errors")
     results = [m["content"] for m in plane.llm.requests[-1]["messages"] if m["role"] == "tool"]
     assert results == ["2:two ERROR\n4:four ERROR é", "No line matches '^nothing$'."]
+
+
+async def test_a_pointer_into_json_nested_deeper_than_python_reads_says_what_to_use(start_plane):
+    plane = await start_plane()
+    chunk = "[" * 5000 + "]" * 5000
+    ref = ref_for(chunk)
+    assert plane.services.refs is not None
+    plane.services.refs.put({ref: chunk})
+    plane.llm.reply("", tool_calls=[("retrieve", {"ref": ref, "pointer": "/0"})], usage=FREE)
+    plane.llm.reply("I will use lines.", usage=FREE)
+    await plane.turn("demo", "read it")
+    [result] = [m["content"] for m in plane.llm.requests[-1]["messages"] if m["role"] == "tool"]
+    assert result == "This chunk is not JSON on its own; use lines, chars or grep."

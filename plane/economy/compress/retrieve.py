@@ -95,14 +95,15 @@ def by_pointer(content: str, pointer: str) -> str:
 
 def _as_json(content: str) -> object:
     body = content.strip().rstrip(",")
+    # RecursionError: nested deeper than Python reads, which the model can do nothing about.
     for text in (content, f"[{body}]", f"{{{body}}}"):
         try:
             return json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
     try:
         return [json.loads(line) for line in content.splitlines() if line.strip()]
-    except ValueError:
+    except (ValueError, RecursionError):
         raise ToolError("This chunk is not JSON on its own; use lines, chars or grep.") from None
 
 
