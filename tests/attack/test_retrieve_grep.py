@@ -1,9 +1,10 @@
-"""`retrieve` with a pattern that backtracks for hours.
+"""`retrieve` under attack: a pattern that backtracks for hours, JSON nested too deep.
 
 `(a+)+$` over a line of forty `a`s and a `!` takes some 2^40 steps. Run in one of
 the plane's threads, the regular expression engine would hold the interpreter all
 that while: every agent, client and ceiling of the plane frozen, and no interrupt
-heard. The pattern runs where it can be stopped, as `grep`'s does.
+heard. The pattern runs where it can be stopped, as `grep`'s does. A chunk nested
+deeper than Python reads gets the sentence any chunk that is not JSON gets.
 """
 
 from __future__ import annotations
