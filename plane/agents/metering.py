@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from plane.agents.services import Services
@@ -41,7 +41,7 @@ from plane.providers.base import (
 )
 from plane.providers.once import OncePerObject
 from plane.wire.protocol import TextDelta, Usage
-from plane.wire.words import UNPRICED
+from plane.wire.words import UNPRICED, whole_text
 
 log = logging.getLogger(__name__)
 
@@ -112,11 +112,13 @@ async def metered_call(
         raise LeaseLost(f"{agent}'s lease ran low before its call was sent")
 
     async def on_text(text: str) -> None:
-        services.emit(TextDelta(agent=agent, turn=turn, text=text))
+        services.emit(TextDelta(agent=agent, turn=turn, text=whole_text(text)))
 
     try:
-        completion = await services.ownership.within_lease(
-            agent, provider.complete(request, on_text=on_text)
+        completion = whole(
+            await services.ownership.within_lease(
+                agent, provider.complete(request, on_text=on_text)
+            )
         )
     except LeaseLost:
         await _cut(ledger, call)
@@ -143,6 +145,21 @@ async def metered_call(
         pieces=pieces,
     )
     return Metered(completion, charge, priced)
+
+
+def whole(completion: Completion) -> Completion:
+    """The completion with each lone surrogate a model wrote (valid JSON, not
+    text: nothing could store or show it) as U+FFFD (`whole_text`)."""
+    calls = tuple(
+        replace(
+            call,
+            id=whole_text(call.id),
+            name=whole_text(call.name),
+            arguments=whole_text(call.arguments),
+        )
+        for call in completion.tool_calls
+    )
+    return replace(completion, text=whole_text(completion.text), tool_calls=calls)
 
 
 async def _cut(ledger: Ledger, call: int) -> None:

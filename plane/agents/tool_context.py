@@ -23,6 +23,7 @@ from plane.agents.services import Services
 from plane.clock import Clock, until
 from plane.economy.compress.retrieve import retrieve
 from plane.errors import ToolError
+from plane.tools.search import grep_text
 from plane.wire.protocol import MessageAppended
 
 if TYPE_CHECKING:
@@ -111,6 +112,11 @@ class AgentToolContext:
         refs = self._services.refs
         if refs is None:
             raise ToolError("Compression is off on this plane, so there is nothing to retrieve.")
-        return await asyncio.to_thread(
-            retrieve, refs, ref, lines=lines, chars=chars, pointer=pointer, grep=grep
-        )
+        if grep is None or (lines, chars, pointer) != (None, None, None):
+            # No regular expression to run, or one mode too many (refused before any read).
+            return await asyncio.to_thread(
+                retrieve, refs, ref, lines=lines, chars=chars, pointer=pointer, grep=grep
+            )
+        # A pattern may backtrack for hours: run in a thread, it would hold the interpreter.
+        content = await asyncio.to_thread(retrieve, refs, ref)
+        return await grep_text(content, grep, self.workspace, self.sandboxed)

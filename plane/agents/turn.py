@@ -31,7 +31,7 @@ from plane.agents.metering import Metered, metered_call
 from plane.agents.prompt import BASE, system_prompt
 from plane.agents.roster import AgentSpec
 from plane.agents.services import Services
-from plane.agents.session import Session, new_session
+from plane.agents.session import Saved, Session, new_session
 from plane.agents.toolbox import Selection, Tooling
 from plane.clock import day_of
 from plane.economy.autocompact import (
@@ -93,8 +93,13 @@ class Turn:
         on_spend: Callable[[str], Awaitable[object]],
         guard: Guard,
         on_loop: Callable[[Loop], Awaitable[object]],
+        remembers: bool = True,
     ) -> None:
         self.services = services
+        self._remembers = remembers
+        """The turn reads and extends the agent's history. Not when it answers
+        another agent (the scout's turn): what it read for one asker, in another's
+        workspace, must not be in its input for the next."""
         self._guard = guard
         """The agent's loop guard, its worker's: shown each call as it ends."""
         self._on_loop = on_loop
@@ -129,7 +134,7 @@ class Turn:
         """`asked`: the turn answers what someone wrote (a message, another
         agent's question), which is news to the loop guard; a booking is not."""
         self._news = asked
-        history = await self._history()
+        history = await self._history() if self._remembers else []
         self._layers = await self._prompt_layers(fresh=not history or self._summarised)
         new = [ChatMessage("user", incoming)]
         self.tools = await self.tooling.session(self.spec, history + new, self.workspace)
@@ -178,12 +183,7 @@ class Turn:
             # agent would fail each turn on one oversized message or result;
             # and a history too long alone would fail every turn after it.
             window = self.services.config.providers[self.spec.provider].context_window
-            saved = await new_session(
-                self.services.transcript,
-                self.spec.name,
-                self.spec.workspace,
-                self.services.clock.now(),
-            )
+            saved = await self._new_session() if self._remembers else None
             crowded = None
             if saved is None:
                 prompt = system_prompt(self.spec, day_of(self.services.clock.now()), self._layers)
@@ -191,9 +191,16 @@ class Turn:
                     self.services.config, self.spec, prompt, self.tooling.specs(self.tools)
                 )
             await self._tell(notices.overflowed(self.spec, window, saved, crowded))
-        else:
+        elif self._remembers:
             await self.services.transcript.extend(self.spec.name, new)
         return self.result
+
+    async def _new_session(self) -> Saved | None:
+        """The history saved and a new session started, as /new does."""
+        services = self.services
+        return await new_session(
+            services.transcript, self.spec.name, self.spec.workspace, services.clock.now()
+        )
 
     async def _history(self) -> list[ChatMessage]:
         """The model's history, compacted first when a batch is due."""

@@ -444,6 +444,7 @@ class AgentWorker:
             on_spend=self._publish,
             guard=self.guard,
             on_loop=self.hold_loop,
+            remembers=own,
         )
         try:
             task = asyncio.create_task(turn.run(incoming, asked=asked))

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from plane.errors import ToolError
 from plane.tools.base import Tool
+from plane.wire.words import whole_text
 
 MAX_REPORTED = 5
 _SUBJECT = re.compile(r"^(?:input|value|string|list|dictionary|object) should ")
@@ -52,7 +53,8 @@ def _json_object(tool: Tool, text: str | None) -> dict[str, Any]:
 
 def _decode(tool: Tool, raw: str) -> Any:
     try:
-        return json.loads(raw)
+        data = json.loads(raw)
+        return _whole(data) if _ESCAPED_SURROGATE.search(raw) else data
     except json.JSONDecodeError as error:
         raise ToolError(
             f"The arguments for {tool.name} are not valid JSON ({error.msg} at character "
@@ -70,6 +72,21 @@ def _decode(tool: Tool, raw: str) -> Any:
             f"The arguments for {tool.name} are nested too deeply to read; send one flat "
             f"JSON object. {signature(tool)}"
         ) from None
+
+
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+"""Half of a UTF-16 pair escaped: JSON that may decode to a lone surrogate."""
+
+
+def _whole(value: Any) -> Any:
+    """The decoded arguments with each lone surrogate as U+FFFD (`whole_text`)."""
+    if isinstance(value, str):
+        return whole_text(value)
+    if isinstance(value, list):
+        return [_whole(item) for item in value]
+    if isinstance(value, dict):
+        return {whole_text(key): _whole(item) for key, item in value.items()}
+    return value
 
 
 def explain(tool: Tool, error: ValidationError) -> str:

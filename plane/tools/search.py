@@ -21,7 +21,7 @@ from pathlib import Path
 from pydantic import Field
 
 from plane.errors import ToolError
-from plane.tools import scan
+from plane.tools import matching, scan
 from plane.tools.base import Args, Tool, ToolContext
 from plane.tools.process import run_process, tool_environment
 from plane.tools.workspace import (
@@ -37,6 +37,8 @@ GREP_TIMEOUT_S = 30
 SCAN_SOURCE = Path(scan.__file__).read_text(encoding="utf-8")
 """scan.py, passed as `-c`: the sandboxed child need not be able to read the
 plane's own files (in a source checkout they lie outside every readable root)."""
+MATCHING_SOURCE = Path(matching.__file__).read_text(encoding="utf-8")
+"""matching.py, passed as `-c`, for the same reason."""
 MAX_MATCHES = 200
 MAX_LINE = 300
 
@@ -89,6 +91,37 @@ async def grep(args: GrepArgs, ctx: ToolContext) -> str:
     if not finished.output:
         return f"(No match for `{args.pattern}` in {shown(rel)}.)"
     return finished.output.rstrip("\n")
+
+
+async def grep_text(text: str, pattern: str, workspace: Path, sandboxed: bool) -> str:
+    """The lines of `text` matching `pattern` (`matching.matching`), found in a
+    child process stopped after `GREP_TIMEOUT_S`, as `grep`'s search is."""
+    fd = os.memfd_create("grep-text")
+    try:
+        os.write(fd, text.encode("utf-8", "surrogatepass"))  # a memfd takes it all at once
+        os.lseek(fd, 0, os.SEEK_SET)
+        finished = await run_process(
+            [
+                sys.executable,
+                "-I",
+                "-c",
+                MATCHING_SOURCE,
+                json.dumps({"fd": fd, "pattern": pattern}),
+            ],
+            workspace=workspace,
+            sandboxed=sandboxed,
+            env=tool_environment(workspace),
+            timeout_s=GREP_TIMEOUT_S,
+            cap_bytes=len(text) * 4 + 64 * 1024,
+            pass_fds=(fd,),
+        )
+    finally:
+        os.close(fd)
+    if finished.timed_out:
+        raise ToolError(f"grep was stopped after {GREP_TIMEOUT_S}s; simplify the pattern.")
+    if finished.exit_code != 0:
+        raise ToolError(f"grep failed: {finished.output.strip()[-500:]}")
+    return finished.output
 
 
 def _open_start(workspace: Path, path: str) -> tuple[int, str]:

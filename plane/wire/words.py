@@ -37,6 +37,16 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """C0 and C1 controls and DEL, but for tab and line feed."""
 
 
+def whole_text(text: str) -> str:
+    """`text` with each lone surrogate (`\\udcff`, which JSON may carry but no
+    store, file or socket can encode) as U+FFFD, as a UTF-8 decoder shows a
+    broken byte; any other text unchanged."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+_SURROGATE = re.compile("[\\ud800-\\udfff]")
+
+
 def usd(amount: Decimal) -> str:
     """`$4.10`; amounts under a cent that are not zero show as `<$0.01`, so
     spend that exists never reads as nothing."""

@@ -13,8 +13,9 @@ import re
 from typing import Protocol
 
 from plane.errors import ToolError
+from plane.tools.matching import MAX_LINES, matching
 
-MAX_GREP_LINES = 500
+MAX_GREP_LINES = MAX_LINES
 
 
 class Lookup(Protocol):
@@ -94,14 +95,15 @@ def by_pointer(content: str, pointer: str) -> str:
 
 def _as_json(content: str) -> object:
     body = content.strip().rstrip(",")
+    # RecursionError: nested deeper than Python reads, which the model can do nothing about.
     for text in (content, f"[{body}]", f"{{{body}}}"):
         try:
             return json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
     try:
         return [json.loads(line) for line in content.splitlines() if line.strip()]
-    except ValueError:
+    except (ValueError, RecursionError):
         raise ToolError("This chunk is not JSON on its own; use lines, chars or grep.") from None
 
 
@@ -122,15 +124,9 @@ def _step(value: object, token: str, pointer: str) -> object:
 def by_grep(content: str, pattern: str) -> str:
     """Lines matching a regular expression, each with its 1-based line number."""
     try:
-        regex = re.compile(pattern)
+        re.compile(pattern)
     except re.error as err:
         raise ToolError(
             f"The pattern {pattern!r} is not a valid regular expression: {err}."
         ) from None
-    found = [f"{n}:{line}" for n, line in enumerate(content.split("\n"), 1) if regex.search(line)]
-    if not found:
-        return f"No line matches {pattern!r}."
-    if len(found) > MAX_GREP_LINES:
-        more = len(found) - MAX_GREP_LINES
-        found = [*found[:MAX_GREP_LINES], f"… {more} more matching lines; narrow the pattern."]
-    return "\n".join(found)
+    return matching(content, pattern)

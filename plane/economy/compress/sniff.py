@@ -103,12 +103,16 @@ _LOG_START = lazy(
 )
 _LEVELS = ("DEBUG", "INFO", "WARN", "ERROR", "CRITICAL", "TRACE")  # WARNING holds WARN
 _LEVEL = lazy(r"\b(?:DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|TRACE)\b")
+# `(?=(?>\S+) …)` reads the first word once: `\S+::\S+` alone backtracked over a line of
+# colons in time growing with its square.
 _BUILD = lazy(
     r"^(?:Collecting|Downloading|Installing|Requirement already|Successfully|Building|Using "
     r"cached|Obtaining|Preparing|Unpacking|Setting up|Selecting|Processing|Get:\d|Hit:\d"
     r"|Fetched|Reading|Created wheel|Stored in|npm (?:http|info|verb|sill|WARN|ERR)|added \d+"
     r"|Scanning|Linking|Compiling|\[ *\d+%\]|make(?:\[\d+\])?:|-- |\s*(?:CC|LD|AR|CXX) "
-    r"|=+ .* =+$|PASSED|FAILED|\S+::\S+ (?:PASSED|FAILED|SKIPPED)|\d+: Test|test \S+ \.\.\. "
+    r"|=+ .* =+$|PASSED|FAILED"
+    r"|(?=(?>\S+) (?:PASSED|FAILED|SKIPPED))\S+::\S+ (?:PASSED|FAILED|SKIPPED)"
+    r"|\d+: Test|test \S+ \.\.\. "
     r"|\w+ \([\w.]+\)(?: \S.*)? \.\.\. (?:ok|FAIL|ERROR|skipped|expected failure))"
 )
 _SOURCE = lazy(
@@ -170,7 +174,7 @@ def _parses(line: str) -> bool:
 
     try:
         json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested deeper than Python reads: not for us
         return False
     return True
 

@@ -20,7 +20,7 @@ from plane.economy.compress.patterns import lazy
 from plane.economy.compress.plan import Plan, split_folds
 
 _ECHO = lazy(
-    r"^\s*\d*\s*\|(?:\s|$)|^\s*\|\s*[\^~_|/\\-]|^\s+[\^~]+[\s\^~-]*$|^\s*= (?:note|help): "
+    r"^\s*(?:\d+\s*)?\|(?:\s|$)|^\s*\|\s*[\^~_|/\\-]|^\s+[\^~]+[\s\^~-]*$|^\s*= (?:note|help): "
     r"|^\s*help: |^\s*\.\.\.$"
 )
 # A suggested edit (`12 +     ],`, `3 - use x;`) is an echo only beside the gutter of one:

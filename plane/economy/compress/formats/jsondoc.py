@@ -77,7 +77,7 @@ def is_document(line: str) -> bool:
 
     try:
         json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested deeper than Python reads: not for us
         return False
     return True
 
