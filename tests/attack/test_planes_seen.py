@@ -14,29 +14,13 @@ import pytest
 
 from plane.daemon import fleet
 from plane.wire import protocol as p
-from tests.support.fixtures_plane import launch
+from tests.support.fixtures_plane import launch, scripted_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]  # leases shared out: a few seconds
 
 LEASE_S = 3.0
 
-CONFIG = """
-defaults:
-  limitUsd: 5
-  provider: scripted
-  model: scripted-model
-providers:
-  scripted:
-    kind: openai-compatible
-    base_url: {base_url}
-    models: [scripted-model]
-    max_retries: 0
-pricing:
-  scripted-model: {input: 1000, cached_input: 100, output: 2000}
-agents:
-  demo: {}
-  scout: {}
-"""
+CONFIG = scripted_config("  demo: {}\n  scout: {}\n", limit_usd="5")
 
 
 async def shared_out(a, b) -> None:

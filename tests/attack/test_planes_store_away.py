@@ -19,29 +19,11 @@ import pytest
 from plane.wire import protocol as p
 from plane.wire.client import RequestFailed
 from tests.support.approving import held_links, held_plane, post
-from tests.support.fixtures_plane import launch
+from tests.support.fixtures_plane import launch, scripted_config
 from tests.support.local_http import local_client
 from tests.support.tcp_proxy import TcpProxy, through
 
-CONFIG = """
-defaults:
-  limitUsd: 1
-  provider: scripted
-  model: scripted-model
-providers:
-  scripted:
-    kind: openai-compatible
-    base_url: {base_url}
-    models: [scripted-model]
-    max_retries: 0
-pricing:
-  scripted-model: {input: 1000, cached_input: 100, output: 2000}
-fleet:
-  limitUsd: 10
-agents:
-  demo: {}
-  gw: {gateway: {}}
-"""
+CONFIG = scripted_config("  demo: {}\n  gw: {gateway: {}}\n", more="fleet:\n  limitUsd: 10\n")
 
 REFUSED = re.compile(
     r"The store is unreachable since \d\d:\d\d:\d\d UTC: the message was not kept; "

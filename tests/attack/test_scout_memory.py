@@ -11,26 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from plane.wire.protocol import Usage
+from tests.support.fixtures_plane import scripted_config
 
 FREE = Usage()
-CONFIG = """
-defaults:
-  limitUsd: 1
-  provider: scripted
-  model: scripted-model
-providers:
-  scripted:
-    kind: openai-compatible
-    base_url: {base_url}
-    models: [scripted-model]
-    max_retries: 0
-pricing:
-  scripted-model: {input: 1000, cached_input: 100, output: 2000}
-agents:
-  alice: {}
-  mallory: {}
-  scout: {}
-"""
+CONFIG = scripted_config("  alice: {}\n  mallory: {}\n  scout: {}\n")
 SECRET = "alice's deploy key is hunter2-7f3a"
 
 

@@ -27,11 +27,7 @@ from tests.support.scripted_llm import ScriptedLLM
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
-CONFIG = """
-defaults:
-  limitUsd: 1
-  provider: scripted
-  model: scripted-model
+SCRIPTED = """
 providers:
   scripted:
     kind: openai-compatible
@@ -40,11 +36,20 @@ providers:
     max_retries: 0
 pricing:
   scripted-model: {input: 1000, cached_input: 100, output: 2000}
-agents:
-  demo: {}
-  scout: {}
 """
-"""$1000 per 1M input tokens is $0.001 a token: costs in tests are round."""
+"""The scripted provider at test prices: $1000 per 1M input tokens is $0.001
+a token, so costs in tests are round."""
+
+
+def scripted_config(agents: str, *, limit_usd: str = "1", more: str = "") -> str:
+    """agents.yaml on the scripted provider (`SCRIPTED`): every agent's
+    ceiling `limit_usd`, `agents` the lines under `agents:`, `more` any other
+    top-level blocks (a fleet's ceiling, say)."""
+    defaults = f"defaults:\n  limitUsd: {limit_usd}\n  provider: scripted\n  model: scripted-model"
+    return f"\n{defaults}{SCRIPTED}{more}agents:\n{agents}"
+
+
+CONFIG = scripted_config("  demo: {}\n  scout: {}\n")
 
 
 @dataclass
