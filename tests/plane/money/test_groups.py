@@ -13,7 +13,7 @@ import pytest
 
 from plane.clock import ManualClock
 from plane.money.budgets import Budget
-from plane.money.ledger import FleetFull, GroupFull, Ledger
+from plane.money.ledger import FleetFull, GroupFull, Ledger, TagFull
 from plane.store.migrations import MIGRATIONS
 from plane.store.postgres import PostgresDatabase
 from plane.wire import protocol as p
@@ -159,20 +159,26 @@ async def test_the_fleet_binds_before_a_group_it_is_tighter_than(tmp_path):
         await db.close()
 
 
-async def test_settles_in_the_same_batch_count_against_the_group(tmp_path):
+@pytest.mark.parametrize("by", ["group", "tag"])
+async def test_settles_in_the_same_batch_count_against_the_group_or_tag(tmp_path, by):
     """A settle earlier in the admission's batch moved spend not yet in the
-    `spend` table: the group's sum counts it. The writer is held busy so
-    that both land in one batch, the admission last (it is `late`)."""
+    `group_spend` or `tag_spend` table: the group's or tag's sum counts it.
+    The writer is held busy so that both land in one batch, the admission
+    last (it is `late`)."""
+    group = RESEARCH if by == "group" else None
+    tag = Budget("ticket-7", Decimal(1)) if by == "tag" else None
     db = await open_db(tmp_path / "plane.db")
     try:
         ledger = Ledger(db, ManualClock(NOON))
-        first = await ledger.open_call("a", "p", "m", Decimal("0.10"), "estimate", group=RESEARCH)
+        first = await ledger.open_call(
+            "a", "p", "m", Decimal("0.10"), "estimate", group=group, tag=tag
+        )
         await ledger.today()
         release = threading.Event()
         busy = asyncio.ensure_future(db.write(lambda conn: release.wait(10)))
         await asyncio.sleep(0.05)  # the writer is inside `busy`
         admission = asyncio.ensure_future(
-            ledger.open_call("b", "p", "m", Decimal("0.10"), "estimate", group=RESEARCH)
+            ledger.open_call("b", "p", "m", Decimal("0.10"), "estimate", group=group, tag=tag)
         )
         settle = asyncio.ensure_future(
             ledger.settle(first, Usage(input_tokens=1), Decimal("1.00"), "test")
@@ -181,7 +187,7 @@ async def test_settles_in_the_same_batch_count_against_the_group(tmp_path):
         release.set()
         await busy
         await settle
-        with pytest.raises(GroupFull):
+        with pytest.raises(GroupFull if by == "group" else TagFull):
             await admission
     finally:
         await db.close()

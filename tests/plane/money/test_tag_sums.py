@@ -3,9 +3,7 @@ of its closed calls moves in the transaction that closes them (settled,
 failed, interrupted, cut or swept), as a group's does, so admitting a call
 of a busy tag reads one row, not the tag's day."""
 
-import asyncio
 import sqlite3
-import threading
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
@@ -103,34 +101,6 @@ async def test_a_call_its_tag_cannot_afford_is_refused_and_not_written(tmp_path)
             await ledger.open_call("a", "p", "m", Decimal("0.01"), "estimate", tag=TICKET)
         assert (full.value.spent, full.value.name) == (Decimal("1.00"), "ticket-7")
         assert len(await db.fetchall("SELECT id FROM calls")) == 4
-    finally:
-        await db.close()
-
-
-async def test_settles_in_the_same_batch_count_against_the_tag(tmp_path):
-    """A settle earlier in the admission's batch moved spend not yet in the
-    `tag_spend` table: the tag's sum counts it. The writer is held busy so
-    that both land in one batch, the admission last (it is `late`)."""
-    db = await open_db(tmp_path / "plane.db")
-    try:
-        ledger = Ledger(db, ManualClock(NOON))
-        first = await ledger.open_call("a", "p", "m", Decimal("0.10"), "estimate", tag=TICKET)
-        await ledger.today()
-        release = threading.Event()
-        busy = asyncio.ensure_future(db.write(lambda conn: release.wait(10)))
-        await asyncio.sleep(0.05)  # the writer is inside `busy`
-        admission = asyncio.ensure_future(
-            ledger.open_call("b", "p", "m", Decimal("0.10"), "estimate", tag=TICKET)
-        )
-        settle = asyncio.ensure_future(
-            ledger.settle(first, Usage(input_tokens=1), Decimal("1.00"), "test")
-        )
-        await asyncio.sleep(0.05)  # both queued behind it
-        release.set()
-        await busy
-        await settle
-        with pytest.raises(TagFull):
-            await admission
     finally:
         await db.close()
 
