@@ -217,15 +217,20 @@ class Crew:
 
     async def _watch_day(self) -> None:
         """At the end of the plane's day (later than the clock's midnight
-        while the clock is behind it), tell the clients and wake everyone."""
+        while the clock is behind it), tell the clients and wake everyone.
+        A store that fails the day or its rows (away, say) is said in the
+        log: the agents are woken all the same, and the next day watched."""
         services = self._services
         while True:
             try:
                 await services.ledger.today()
-            except LedgerError:
-                log.exception("the plane's day could not be read")
+            except LedgerError as error:
+                log.warning("the plane's day could not be read: %s", error)
             await services.clock.sleep_until(services.gate.resets_at())
-            self._services.emit(DayRolled(snapshot=await self._rows.snapshot()))
+            try:
+                services.emit(DayRolled(snapshot=await self._rows.snapshot()))
+            except (LedgerError, sqlite3.Error) as error:
+                log.warning("the day ended; its rows could not be read for the clients: %s", error)
             self.workers.wake_all()
 
 

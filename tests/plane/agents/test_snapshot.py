@@ -2,11 +2,13 @@
 gets, and when a held agent starts again on its own. On a real plane over
 its socket, with the clock at noon UTC and the test moving it."""
 
-from datetime import UTC, datetime
+import asyncio
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
 
+from plane.errors import LedgerError
 from plane.wire import protocol as p
 from tests.support.fixtures_plane import CONFIG
 from tests.support.scripted_llm import Reply
@@ -75,6 +77,35 @@ async def test_the_day_turning_clears_it(start_plane):
             break
     demo = row(event.snapshot, "demo")
     assert (demo.status, demo.resumes_at) == ("idle", None)
+
+
+async def test_a_midnight_whose_rows_could_not_be_read_still_wakes_and_the_next_rolls(
+    start_plane, monkeypatch
+):
+    """The store failing the day's rows at 00:00 UTC (away, say) is said in
+    the log; the agents are still woken, and the plane goes on watching the
+    day: the next midnight's rows reach the clients."""
+    plane = await start_plane()
+    read = plane.rows.snapshot
+    failed: list[bool] = []
+
+    async def away_once() -> p.Snapshot:
+        if not failed:
+            failed.append(True)
+            raise LedgerError("The ledger could not be read (the store is away).")
+        return await read()
+
+    monkeypatch.setattr(plane.rows, "snapshot", away_once)
+    client = await plane.client()
+    await client.request(p.Subscribe())
+    await plane.clock.set(MIDNIGHT)
+    await asyncio.sleep(0.05)  # the day's end looked at, its rows refused
+    await plane.clock.set(MIDNIGHT + timedelta(days=1))
+    async with asyncio.timeout(10):
+        async for event in client.events():
+            if isinstance(event, p.DayRolled):
+                break
+    assert failed and event.snapshot.day == (MIDNIGHT + timedelta(days=1)).date()
 
 
 @pytest.mark.parametrize("why", ["a zero ceiling", "no price"])
