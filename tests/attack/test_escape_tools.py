@@ -25,6 +25,7 @@ import pytest
 from plane.clock import ManualClock
 from plane.tools import process, registry, sandbox
 from tests.plane.tools.conftest import NOW, FakeContext
+from tests.support.processes import running
 
 SECRET = "the-operator-secret-7f3a"
 pytestmark = pytest.mark.skipif(not Path("/proc/self/ns/pid").exists(), reason="needs Linux")
@@ -71,21 +72,6 @@ async def call(ctx: FakeContext, tool: str, **arguments: object) -> tuple[bool, 
     return result.ok, result.text
 
 
-def running(prefix: str) -> list[int]:
-    """Live processes whose command line starts with `prefix` (found by name:
-    a command's own PIDs are those of its namespace)."""
-    found = []
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if cmdline.startswith(prefix) and state != "Z":
-            found.append(int(proc.name))
-    return found
-
-
 def _parent(pid: int) -> int | None:
     """Its parent's PID; None once it has gone (between `running` and here)."""
     try:
@@ -96,7 +82,7 @@ def _parent(pid: int) -> int | None:
 
 def gone(prefix: str, within: float = 15.0) -> bool:
     deadline = time.monotonic() + within
-    while running(prefix):
+    while running(prefix, at_start=True):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.02)
@@ -207,10 +193,10 @@ async def test_nothing_a_command_starts_outlives_it(home: Path, sandboxed: bool,
     task = asyncio.create_task(call(ctx, "run_command", **arguments))
     if how == "is cancelled":
         for _ in range(3000):  # a loaded machine may take seconds to start them
-            if len(running(f"sleep {mark}")) == 4:
+            if len(running(f"sleep {mark}", at_start=True)) == 4:
                 break
             await asyncio.sleep(0.01)
-        assert len(running(f"sleep {mark}")) == 4
+        assert len(running(f"sleep {mark}", at_start=True)) == 4
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -224,12 +210,12 @@ async def test_a_launcher_killed_outright_takes_its_tree_with_it(home: Path):
     ctx = context(home, sandboxed=False)
     task = asyncio.create_task(call(ctx, "run_command", command="setsid -f sleep 78.1; sleep 78.2"))
     for _ in range(500):
-        if len(running("sleep 78.")) == 2:
+        if len(running("sleep 78.", at_start=True)) == 2:
             break
         await asyncio.sleep(0.01)
     (launcher,) = [  # the launcher, not the namespace's init forked from it
         pid
-        for pid in running(f"{sys.executable} -I -m plane.tools.sandbox")
+        for pid in running(f"{sys.executable} -I -m plane.tools.sandbox", at_start=True)
         if _parent(pid) == os.getpid()
     ]
     os.kill(launcher, signal.SIGKILL)

@@ -26,6 +26,7 @@ import pytest
 from plane.tools import sandbox
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
+from tests.support.processes import running
 
 pytestmark = [
     pytest.mark.skipif(sandbox.abi() == 0, reason="confinement needs Landlock"),
@@ -61,20 +62,6 @@ agents:
         mute: {{{server}, args: [{HOSTILE}, --mute, {tag}], start_timeout_s: 2}}
         dying: {{{server}, args: [{HOSTILE}, --die, {tag}]}}
 """
-
-
-def running(text: str) -> list[int]:
-    """Live processes whose command line holds `text`."""
-    found = []
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if text in cmdline and state != "Z":
-            found.append(int(proc.name))
-    return found
 
 
 async def gone(text: str, within: float = 15.0) -> bool:

@@ -10,29 +10,15 @@ deeper than Python reads gets the sentence any chunk that is not JSON gets.
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 from plane.economy.compress.markers import ref_for
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
+from tests.support.processes import running
 
 FREE = Usage()
 CHUNK = "\n".join(["a" * 40 + "!"] * 3)
 PATTERN = "(a+)+$(?#backtracks for hours)"  # the comment finds its process
-
-
-def running(text: str) -> list[int]:
-    """Live processes whose command line holds `text`."""
-    found = []
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if text in cmdline and state != "Z":
-            found.append(int(proc.name))
-    return found
 
 
 async def until(found: bool) -> None:
