@@ -33,12 +33,7 @@ async def cut(gw: GatewayPlane, agent: str, events: list[bytes]) -> bytes:
     """Send `events`, then break the stream; what the client was shown."""
     gw.llm.verbatim(*events, reset=True)
     body = {"model": "scripted-model", "messages": HELLO, "max_tokens": 1000, "stream": True}
-    if agent == "claude":
-        path = "/v1/messages"
-        heads = {"x-api-key": gw.keys[agent], "anthropic-version": "2023-06-01"}
-    else:
-        path = "/v1/chat/completions"
-        heads = {"authorization": f"Bearer {gw.keys[agent]}"}
+    path, heads = gw.calls_as(agent)
     watching, shown = gw.watch(), b""
     async with httpx.AsyncClient(base_url=gw.url, timeout=20) as http:
         with pytest.raises(httpx.HTTPError):  # a broken stream is never shown as whole

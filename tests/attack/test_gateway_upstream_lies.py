@@ -37,12 +37,7 @@ NOT_COUNTS: list[dict[str, Any]] = [
 
 async def call(gw: GatewayPlane, agent: str, stream: bool) -> httpx.Response:
     body = {"model": "scripted-model", "messages": HELLO, "max_tokens": 10, "stream": stream}
-    if agent == "claude":
-        path = "/v1/messages"
-        heads = {"x-api-key": gw.keys[agent], "anthropic-version": "2023-06-01"}
-    else:
-        path = "/v1/chat/completions"
-        heads = {"authorization": f"Bearer {gw.keys[agent]}"}
+    path, heads = gw.calls_as(agent)
     async with httpx.AsyncClient(base_url=gw.url, timeout=20) as http:
         return await http.post(path, json=body, headers=heads)
 

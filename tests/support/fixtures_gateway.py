@@ -75,6 +75,14 @@ class GatewayPlane(PlaneParts):
     def url(self) -> str:
         return f"http://127.0.0.1:{self.plane.http_port}"
 
+    def calls_as(self, agent: str) -> tuple[str, dict[str, str]]:
+        """The path and headers `agent`'s client calls with: claude speaks
+        Anthropic Messages, the others OpenAI Chat Completions."""
+        key = self.keys[agent]
+        if agent == "claude":
+            return "/v1/messages", {"x-api-key": key, "anthropic-version": "2023-06-01"}
+        return "/v1/chat/completions", {"authorization": f"Bearer {key}"}
+
     async def scrape(self) -> str:
         """`GET /metrics` with the plane's token, as a scraper asks: the text
         of its answer, which must be a 200."""
