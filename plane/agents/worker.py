@@ -20,12 +20,13 @@ notices, the scheduler keeps its bookings. None of them is the crew.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from plane.agents import notices
 from plane.agents.guard import Guard, Loop, Looping
@@ -38,7 +39,7 @@ from plane.agents.turn import Turn, TurnResult
 from plane.errors import LeaseLost, LedgerError
 from plane.money.gate import Hold, Paused
 from plane.money.limits import steps_down
-from plane.store.engine import OPERATOR
+from plane.store.engine import KEPT, OPERATOR, Write
 from plane.store.fence import FENCE
 from plane.wire.protocol import ConversationMessage, MessageAppended, TurnFinished, TurnStarted
 
@@ -446,16 +447,21 @@ class AgentWorker:
             on_loop=self.hold_loop,
             remembers=own,
         )
+        kept: list[Write[Any]] = []
         try:
-            task = asyncio.create_task(turn.run(incoming, asked=asked))
-            if own:
+            if own:  # its writes kept: a cut hurries those still queued (`_cut`)
+                context = contextvars.copy_context()
+                context.run(KEPT.set, kept)
+                task = asyncio.create_task(turn.run(incoming, asked=asked), context=context)
                 self._turn_task = task
+            else:
+                task = asyncio.create_task(turn.run(incoming, asked=asked))
             return await task
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if own and self._cutting and not (current is not None and current.cancelling()):
                 self.working = False
-                return await self._cut(turn.result)
+                return await self._cut(turn.result, kept)
             # Cut by a stop: nothing answered it, so what it saw stays waiting
             # and its bookings open; the next start says what the call in
             # flight counted and takes the turn again.
@@ -482,18 +488,19 @@ class AgentWorker:
         except Exception:
             log.exception("%s: telling of an unrecorded turn", self.spec.name)
 
-    async def _cut(self, so_far: TurnResult) -> TurnResult:
+    async def _cut(self, so_far: TurnResult, kept: list[Write[Any]]) -> TurnResult:
         """The operator cut the turn: the calls in flight count their estimates,
         what it was answering is answered by the notice (taking it again would
-        undo the cut), and the conversation says what the turn cost."""
+        undo the cut), and the conversation says what the turn cost. `kept`:
+        the writes the turn put."""
         services = self._services
-        # In the agents' lane, after what the turn itself queued (the call it
-        # was opening): then nothing of the turn is still to be written.
-        cut = await services.ledger.interrupt_open(self.spec.name)
         # The operator waits for the cut to be told: from here to the turn's
         # end its writes and wake-ups go ahead of the agents' traffic
-        # (`_work` resets it once the turn lock is let go).
+        # (`_work` resets it once the turn lock is let go). What the turn
+        # itself queued (the call it was opening, its cost) is hurried ahead
+        # of the cut: then nothing of the turn is still to be written.
         OPERATOR.set(True)
+        cut = await services.ledger.interrupt_open(self.spec.name, after=kept)
         cost = so_far.cost + cut.estimate_usd
         unpriced = so_far.unpriced or cut.unpriced > 0
         if unpriced:  # unknown never reads as free: no $0.00, no cost carried

@@ -56,7 +56,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from functools import partial
 from sqlite3 import Connection, Row
-from typing import NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from plane.batched import Shared
 from plane.clock import Clock, day_of, stamp
@@ -552,11 +552,17 @@ class Ledger:
         now = self._clock.now()
         return await self._close(call, now, "interrupted", Usage(), estimate, None, True)
 
-    async def interrupt_open(self, agent: str) -> Interrupted:
+    async def interrupt_open(
+        self, agent: str, after: list[Write[Any]] | None = None
+    ) -> Interrupted:
         """The operator cut `agent`'s turn: the calls it has in flight get no
         response now, and count their estimates as interrupted (as a stop
         would leave them), never $0. Their estimates are in the day's sums
-        already, so the sums in memory do not move."""
+        already, so the sums in memory do not move. `after`: what the turn
+        put that is to be written first (hurried, `Database.expedite`), so
+        no call of it opens or closes after the cut."""
+        if after:
+            self._db.expedite(after)
 
         def interrupt(conn: Connection) -> tuple[list[int], Interrupted]:
             rows = conn.execute(

@@ -28,6 +28,14 @@ writes, commits what it has run when one of the operator's arrives, lets
 that commit next, and goes on in a transaction of its own. An operator's
 write waits for one of the agents' writes and a commit, not for a batch.
 
+**Writes hurried after the fact.** A task whose writes the operator may
+need behind them (a turn the operator cuts: what it cost is told once all it
+queued is written) keeps the writes it puts (`KEPT`), and `Database.expedite`
+moves those not yet begun into the operator's lane. Each write runs once, in
+whichever lane reaches it first, and every commit is handed back to the loop
+in commit order, so what a later write of the operator's sees in memory is
+what the store holds.
+
 An engine (plane/store/sqlite.py, plane/store/postgres.py) gives the
 connections and says how a transaction begins, how a write's fence is
 checked, how a read is made and where a long read goes aside.
@@ -68,6 +76,13 @@ variable, as `FENCE` is, so every layer the request goes through carries it
 without passing it on; a worker's task starts in a context of its own, so an
 agent made by a request does not inherit it."""
 
+
+KEPT: contextvars.ContextVar[list[Write[Any]] | None] = contextvars.ContextVar(
+    "plane_kept", default=None
+)
+"""Set to a list in a task whose writes may have to be hurried
+(`Database.expedite`): each write put from it is added (those already begun
+are let go as it grows)."""
 
 _OPERATORS = contextvars.Context()
 _OPERATORS.run(OPERATOR.set, True)
@@ -114,7 +129,7 @@ class Write(Generic[T]):
     the hot path (the ledger, two writes a call) is one itself (`Database.put`):
     one object a write, not its own, the engine's and two bound methods."""
 
-    __slots__ = ("fence", "future", "late", "outcome")
+    __slots__ = ("fence", "future", "late", "outcome", "owner")
 
     future: asyncio.Future[T]
     fence: Fence | None
@@ -123,6 +138,9 @@ class Write(Generic[T]):
     """Run at the end of its batch: it takes a lock every plane waits on."""
     outcome: tuple[bool, Any]
     """(True, value) once run, or (False, the exception)."""
+    owner: object
+    """Who runs it, set on the writer only: None while queued, the pass (its
+    batch) that began it, `_HANDED` once its outcome went back to the loop."""
 
     def run(self, conn: sqlite3.Connection) -> T:
         raise NotImplementedError
@@ -133,6 +151,9 @@ class Write(Generic[T]):
 
 
 _UNRUN: tuple[bool, Any] = (False, None)
+
+_HANDED = object()
+"""A write's `owner` once its outcome is on its way back to the loop."""
 
 _LATE = operator.attrgetter("late")
 
@@ -181,6 +202,8 @@ class Database(ABC):
         self._queue: queue.SimpleQueue[Write[Any] | _Nudge | None] = queue.SimpleQueue()
         self._first: collections.deque[Write[Any]] = collections.deque()
         """The operator's writes (`OPERATOR`): taken before the queue's."""
+        self._hurried = False
+        """Writes were hurried (`expedite`): a batch may hold some another lane ran."""
         self._stopped: asyncio.Future[None] = self._loop.create_future()
         self._closing = False
         self._broken: str | None = None
@@ -255,7 +278,13 @@ class Database(ABC):
         write.fence = FENCE.get()
         write.late = late
         write.outcome = _UNRUN
+        write.owner = None
         self.counts.writes += 1
+        kept = KEPT.get()
+        if kept is not None:
+            if len(kept) >= BATCH:  # those begun are past hurrying
+                kept[:] = [w for w in kept if w.owner is None]
+            kept.append(write)
         if OPERATOR.get():
             self.counts.operators += 1
             self._first.append(write)  # deque: safe across threads
@@ -264,6 +293,17 @@ class Database(ABC):
             self._queue.put(write)
         self._answer_if_stopped()
         return future
+
+    def expedite(self, writes: list[Write[Any]]) -> None:
+        """Have the writes of `writes` not yet begun run next, in the
+        operator's lane, before any write put after this call (and before
+        the agents' writes queued with them). Each still runs once: a write
+        the writer began meanwhile is left where it is, and commits first."""
+        waiting = [w for w in writes if w.owner is None]  # read across threads: see `_commit`
+        if waiting:
+            self._hurried = True
+            self._first.extend(waiting)  # deque: safe across threads
+            self._queue.put(_NUDGE)
 
     def _answer_if_stopped(self) -> None:
         """The writer stopped on its thread while a write was being put: what
@@ -358,10 +398,15 @@ class Database(ABC):
                 self._loop.call_soon_threadsafe(self._deliver, failed)
 
     def _told_stopped(self, writes: list[Write[Any]]) -> list[Write[Any]]:
-        """`writes`, each failed with why the writer stopped."""
+        """`writes` not handed back yet (a hurried write may be listed twice),
+        each failed with why the writer stopped."""
+        left: list[Write[Any]] = []
         for item in writes:
-            item.outcome = (False, StoreError(self._broken))
-        return writes
+            if item.owner is not _HANDED:
+                item.owner = _HANDED
+                item.outcome = (False, StoreError(self._broken))
+                left.append(item)
+        return left
 
     def _drain(self) -> list[Write[Any]]:
         """Every write still queued, taken off the queues."""
@@ -393,38 +438,63 @@ class Database(ABC):
             batch[:] = [w for w in batch if not w.late] + [w for w in batch if w.late]
         try:
             try:
-                self._commit(batch, yields=context is None)
+                self._commit(batch, context, yields=context is None)
             except Exception as exc:  # the connection failed (a refused ROLLBACK)
-                for item in batch:
+                left = [w for w in batch if w.owner is None or w.owner is batch]
+                for item in left:
                     item.outcome = (False, exc)
+                self._hand_back(left, context)
             self.counts.batches += 1
-            self._loop.call_soon_threadsafe(self._deliver, batch, context=context)
         except BaseException as exc:  # the writer's own: this batch is told it failed
             self._fail(exc, batch)
             raise
 
-    def _commit(self, batch: list[Write[Any]], *, yields: bool) -> None:
+    def _commit(
+        self, batch: list[Write[Any]], context: contextvars.Context | None, *, yields: bool
+    ) -> None:
         """All of `batch` in one transaction; if any of it fails, each alone.
         `yields`: an operator's write that arrives meanwhile ends the
-        transaction after the write running now, and commits next."""
+        transaction after the write running now, and commits next. Each part
+        is handed back as it commits, before the operator's writes that
+        follow it run: the loop learns of commits in their order.
+
+        `batch` is the pass that owns what it runs. A write hurried into the
+        operator's lane (`expedite`) is run by whichever pass begins it
+        first; the operator's run only between this pass's transactions, so
+        what another pass took is left out before each one."""
         rest = batch
-        while rest:
-            ran = self._transaction(rest, yields) if len(rest) > 1 else 0
+        while True:
+            if self._hurried:
+                rest = [w for w in rest if w.owner is None or w.owner is batch]
+            if len(rest) < 2:
+                break
+            ran = self._transaction(rest, yields, batch)
             if not ran:
                 break
+            self._hand_back(rest if ran == len(rest) else rest[:ran], context)
             rest = rest[ran:]
             if rest:
                 self._run_first()
         for item in rest:
-            self._transaction([item], yields=False)
+            if item.owner is not None and item.owner is not batch:
+                continue  # hurried, and run by the operator's lane meanwhile
+            self._transaction([item], False, batch)
+            self._hand_back([item], context)
             if yields:
                 self._run_first()
 
-    def _transaction(self, batch: list[Write[Any]], yields: bool) -> int:
+    def _hand_back(self, writes: list[Write[Any]], context: contextvars.Context | None) -> None:
+        """`writes`' outcomes to the loop (committed, or each failed)."""
+        for item in writes:
+            item.owner = _HANDED
+        self._loop.call_soon_threadsafe(self._deliver, writes, context=context)
+
+    def _transaction(self, batch: list[Write[Any]], yields: bool, owner: object) -> int:
         """Run `batch` in one transaction, or its head if `yields` and an
         operator's write arrived meanwhile: how many of it committed (0: a
         batch failed, each of it is to run alone; a lone write's failure is
-        its outcome)."""
+        its outcome). Each write is `owner`'s once begun; a batch that fails
+        lets its writes go again, for whichever lane reaches each first."""
         conn = self._writer
         ran = 0
         try:
@@ -432,6 +502,7 @@ class Database(ABC):
             for item in batch:
                 if yields and ran and self._first:
                     break
+                item.owner = owner
                 if item.fence is not None:
                     self._guard(conn, item.fence)
                 item.outcome = (True, item.run(conn))
@@ -445,6 +516,9 @@ class Database(ABC):
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             if len(batch) > 1:
+                for item in batch:
+                    if item.owner is owner:
+                        item.owner = None
                 return 0
             batch[0].outcome = (False, exc)
             return 1

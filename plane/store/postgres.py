@@ -185,7 +185,7 @@ class PostgresDatabase(Database):
                 f"{len(MIGRATIONS)}); upgrade plane."
             )
 
-    def _transaction(self, batch: list[Any], yields: bool) -> int:
+    def _transaction(self, batch: list[Any], yields: bool, owner: object) -> int:
         done, crossed, waited, reopened = 0, 0, 0, False
         while True:
             if not self._writer_ready(first=not reopened):
@@ -197,7 +197,7 @@ class PostgresDatabase(Database):
             conn.committing = False
             self._watchdog.arm(self, conn.pg.fileno(), self._watch_s)
             try:
-                done = super()._transaction(batch, yields)
+                done = super()._transaction(batch, yields, owner)
             finally:
                 self._watchdog.disarm(self)
             if conn.broken:

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 from plane.money.gate import AtCeiling
 from plane.wire import protocol as p
@@ -102,12 +103,13 @@ async def test_limit_zero_binds_before_a_thousand_queued_calls(start_plane):
     assert plane.llm.requests == []
 
 
-async def test_a_cut_turn_is_told_in_the_operators_lane(start_plane):
-    """The operator interrupts a turn while the writer is held and a thousand
-    of another agent's writes wait. The cut counts its call in flight in the
-    agents' lane, behind what the turn itself queued; what follows (the
-    notice, the turn's end) is the operator's, taken ahead of the agents'
-    writes. Counted, not timed."""
+async def test_a_cut_turn_is_told_ahead_of_a_thousand_queued_writes(start_plane):
+    """The operator interrupts a turn while the writer is held and a
+    thousand of another agent's writes wait. The cut (its call in flight
+    counted, the notice, the turn's end) is the operator's, taken ahead of
+    them: the notice is in the store before any of the thousand. Ordered,
+    not timed: the first of the agents' writes holds the writer until the
+    notice is asked for (or for 10 s, which fails the order)."""
     plane = await start_plane(CONFIG.replace("limitUsd: 1", "limitUsd: 9"))
     services, db = plane.services, plane.db
     plane.llm.stall("Half an ans", seconds=30)
@@ -116,17 +118,41 @@ async def test_a_cut_turn_is_told_in_the_operators_lane(start_plane):
     while not isinstance(await asyncio.wait_for(events.next(), 10), p.TextDelta):
         pass
     plane.bus.unsubscribe(events)
-    queue = await Queued.behind_a_stalled_writer(plane)
-    before = queue.before
+    entered, release = threading.Event(), threading.Event()
+
+    def stall(conn: object) -> None:
+        entered.set()
+        release.wait(60)
+
+    stalled = asyncio.ensure_future(db.write(stall))
+    assert await asyncio.to_thread(entered.wait, 20)
     operators = db.counts.operators
+    told = threading.Event()
+
+    def first_of_the_agents(conn: object) -> None:
+        told.wait(10)  # until the notice is asked for: it then commits next
+
+    def message(n: int) -> Callable[[Any], object]:
+        return lambda conn: conn.execute(
+            "INSERT INTO messages (agent, at, kind, text) VALUES ('scout', ?, 'agent', ?)",
+            (NOON.isoformat(), f"queued {n}"),
+        )
+
+    queued = [asyncio.ensure_future(db.write(first_of_the_agents))]
+    queued += [asyncio.ensure_future(db.write(message(n))) for n in range(QUEUED)]
     operator = await plane.client()
     cut = asyncio.ensure_future(operator.request(p.Interrupt(agent="demo")))
-    await until(lambda: db.counts.writes > before + 1 + QUEUED)  # its call counted: queued
-    assert db.counts.operators == operators, "counted in the agents' lane, behind the turn's"
-    await queue.let_go()
-    await cut
-    assert db.counts.operators - operators >= 2, "the notice and the turn's end"
+    await until(lambda: db.counts.operators > operators)  # the cut: queued, ahead of them
+    release.set()
+    await until(lambda: db.counts.operators > operators + 1)  # the notice asked for
+    told.set()
+    await asyncio.gather(cut, stalled, *queued)
+
     [entry] = [e for e in await services.ledger.entries(NOON.date()) if e.agent == "demo"]
     assert entry.status == "interrupted"
     history = await services.conversation.history("demo", limit=10)
-    assert history[-1].kind == "plane" and "interrupted" in history[-1].text.lower()
+    notice = history[-1]
+    assert notice.kind == "plane" and "interrupted" in notice.text.lower()
+    others = await services.conversation.history("scout", limit=QUEUED)
+    assert len(others) == QUEUED
+    assert notice.id < min(m.id for m in others), "told after the agents' writes"
