@@ -167,6 +167,10 @@ class Store:
         self.streaming: Signal[Streaming] = Signal(owner, "streaming")
         self.activity_changed: Signal[str] = Signal(owner, "activity_changed")
         """A turn began, called a tool, began to write, or ended (the agent's name)."""
+        self.agent_removed: Signal[str] = Signal(owner, "agent_removed")
+        """An agent was deleted (its name); told before the roster changes."""
+        self.agent_renamed: Signal[AgentRenamed] = Signal(owner, "agent_renamed")
+        """An agent was renamed; told before the roster changes."""
 
     # ── reading ────────────────────────────────────────────────────────────
 
@@ -327,6 +331,7 @@ class Store:
             self.tally.drop(event.agent)
             self.unlisted_spend_usd += gone.spend_today_usd  # still the fleet's today
             self.conversations.pop(event.agent, None)
+            self.agent_removed.publish(event.agent)
             self.roster_changed.publish(self.names)
 
     def _on_renamed(self, event: AgentRenamed) -> None:
@@ -341,6 +346,7 @@ class Store:
         self.tally.drop(event.old)
         self.tally.put(event.agent)
         self.conversations.pop(event.old, None)
+        self.agent_renamed.publish(event)
         self.roster_changed.publish(self.names)
 
 

@@ -24,7 +24,7 @@ from textual.timer import Timer
 from textual.widgets import Input, Static, TextArea
 from textual.worker import Worker, WorkerState
 
-from plane.wire.protocol import AgentState, ConversationMessage, History, Send
+from plane.wire.protocol import AgentRenamed, AgentState, ConversationMessage, History, Send
 from plane.wire.words import store_unreachable
 from tui.commands import Commands
 from tui.link import Link, LinkFailed
@@ -105,6 +105,9 @@ class MainScreen(ManageAgents):
         """What was being written to each agent, kept while another is shown."""
         self._drafting: str | None = None
         """The agent the composer's text is for."""
+        self._written_to_gone: str | None = None
+        """A deleted agent the composer's text was written to: the first Enter
+        says so instead of sending it to the agent shown now."""
         self._fleet_due: Timer | None = None
         self._activity_shown = ""
         """What the activity line says (it starts empty)."""
@@ -134,6 +137,8 @@ class MainScreen(ManageAgents):
         self.store.message_added.subscribe(self, self._message_added, immediate=True)
         self.store.streaming.subscribe(self, self._streaming, immediate=True)
         self.store.activity_changed.subscribe(self, self._activity_changed, immediate=True)
+        self.store.agent_removed.subscribe(self, self._agent_removed, immediate=True)
+        self.store.agent_renamed.subscribe(self, self._agent_renamed, immediate=True)
         self.set_interval(1.0, self.tick)
         self.query_one(AgentList).border_title = "agents"
         self.query_one(ConversationPane).border_title = "conversation"
@@ -159,6 +164,30 @@ class MainScreen(ManageAgents):
         agent = self.selected
         if agent is not None and not self.store.conversation(agent).loaded:
             self.load_history(agent)
+
+    def _agent_removed(self, agent: str) -> None:
+        """The agent shown was deleted (elsewhere: from here the confirmation
+        says it): the pane moves to another agent's conversation, so say why.
+        What was being written to it stays in the composer, unsent."""
+        deleted_here = agent in self.deleting
+        self.deleting.discard(agent)
+        if agent != self._drafting:
+            return
+        self._drafting = None  # the next agent shown keeps the composer's text
+        said = [] if deleted_here else [f"{agent} was deleted."]
+        if self.query_one(Composer).value.strip():
+            self._written_to_gone = agent
+            said.append(f"What you were writing to {agent} is still in the composer, not sent.")
+        if said:
+            self.notify(" ".join(said), markup=False)
+
+    def _agent_renamed(self, renamed: AgentRenamed) -> None:
+        """A draft follows its agent's new name."""
+        new = renamed.agent.name
+        if renamed.old in self.drafts:
+            self.drafts[new] = self.drafts.pop(renamed.old)
+        if self._drafting == renamed.old:
+            self._drafting = new
 
     def _agent_changed(self, agent: AgentState) -> None:
         self._show_fleet()
@@ -343,12 +372,16 @@ class MainScreen(ManageAgents):
         """Keep the text written to the agent left; bring back the one for `agent`."""
         composer = self.query_one(Composer)
         if self._drafting is not None and self._drafting != agent:
+            self._written_to_gone = None  # the operator moved on: it is this agent's draft now
             self.drafts[self._drafting] = composer.value
             draft = self.drafts.pop(agent, "")
             if composer.value != draft:
                 composer.value = draft
             else:  # setting it to itself laid the screen out again, on every key
                 composer.history.clear()  # as setting it does: no undo into another's draft
+        elif self._drafting is None and (draft := self.drafts.pop(agent, "")):
+            # The text written to a deleted agent stays; this agent's draft goes above it.
+            composer.value = f"{draft}\n{composer.value}" if composer.value else draft
         self._drafting = agent
 
     @on(Composer.Page)
@@ -362,6 +395,8 @@ class MainScreen(ManageAgents):
 
     @on(TextArea.Changed, "#composer")
     def _typing(self, event: TextArea.Changed) -> None:
+        if not event.text_area.text.strip():
+            self._written_to_gone = None  # what was written to a deleted agent is gone
         matches = self.commands.completions(event.text_area.text.split(" ")[0])
         hint = "   ".join(f"{c.usage}  {c.help}" for c in matches[:2])
         if hint == self._hint_shown:
@@ -373,6 +408,14 @@ class MainScreen(ManageAgents):
     @on(Composer.Submitted)
     async def _submitted(self, event: Composer.Submitted) -> None:
         text = event.value.strip()
+        if text and self._written_to_gone is not None and self.selected is not None:
+            gone, self._written_to_gone = self._written_to_gone, None
+            self.notify(
+                f"That was written to {gone}, which was deleted: "
+                f"Enter again sends it to {self.selected}.",
+                markup=False,
+            )
+            return
         event.composer.clear()
         event.composer.remember(text)
         if text:

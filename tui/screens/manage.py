@@ -70,6 +70,12 @@ class ManageAgents(Screen[None]):
     _keys_shown: tuple[bool | None, ...] | None = None
     """What `check_action` answered when the footer was last told."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.deleting: set[str] = set()
+        """Agents deleted from this screen (asked, or on their way out): the
+        confirmation says so, so their removal is not told a second time."""
+
     def on_mount(self) -> None:
         # Whether Interrupt applies moves with the selected agent's state.
         # Immediate: posted instead, each of 200 updates a second was one
@@ -127,6 +133,7 @@ class ManageAgents(Screen[None]):
     def action_delete_agent(self) -> None:
         agent = self._managed()
         if agent is not None and self._made_here(agent, "delete"):
+            self.deleting.add(agent)
             self.app.push_screen(ConfirmDelete(agent, self.link), callback=self._deleted(agent))
 
     def _made_here(self, agent: str, change: str) -> bool:
@@ -142,6 +149,8 @@ class ManageAgents(Screen[None]):
         def done(deleted: bool | None) -> None:
             if deleted:
                 self.notify(f"Deleted {agent}; its conversation and ledger rows are kept.")
+            else:
+                self.deleting.discard(agent)
 
         return done
 

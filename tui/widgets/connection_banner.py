@@ -1,4 +1,5 @@
-"""Says, in one line, that the plane is not answering, and when the next try is.
+"""Says that the plane is not answering, and when the next try is (wrapped
+to the width: the screen gives it the lines its sentence needs).
 
 A client that shows stale figures without saying so would be lying; the
 banner is how the rows' age is admitted. Hidden while connected.
