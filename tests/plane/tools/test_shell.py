@@ -10,31 +10,17 @@ from pathlib import Path
 import pytest
 
 from plane.tools import shell
+from tests.support.processes import running
 
 from .conftest import FakeContext, Run
 
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="process checks read /proc")
 
 
-def _running_with(text: str) -> list[int]:
-    """Live (non-zombie) processes whose command line starts with `text`:
-    found by name, since a command's own PIDs are those of its namespace."""
-    found = []
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if cmdline.startswith(text) and state != "Z":
-            found.append(int(proc.name))
-    return found
-
-
 def _none_running(text: str, within: float = 2.0) -> bool:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
-        if not _running_with(text):
+        if not running(text, at_start=True):
             return True
         time.sleep(0.02)
     return False
@@ -150,10 +136,10 @@ async def test_cancelling_the_turn_kills_the_command(ctx: FakeContext, workspace
         registry.call("run_command", json.dumps({"command": command, "timeout_s": 60}), ctx)
     )
     for _ in range(500):
-        if len(_running_with("sleep 60.40")) == 2:
+        if len(running("sleep 60.40", at_start=True)) == 2:
             break
         await asyncio.sleep(0.01)
-    assert len(_running_with("sleep 60.40")) == 2
+    assert len(running("sleep 60.40", at_start=True)) == 2
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
