@@ -614,8 +614,10 @@ class Ledger:
         transaction. `source` None keeps the price source recorded."""
         known_day, known_text = self._today_known(now) or await self._today_text(now)
         assert known_day is not None  # known: a day reached
-        if known_day not in self._days:
-            await self._day(known_day)
+        # The day's sums are not read first: a day not in memory is read from
+        # the table, which holds this close once committed (`_count`), and a
+        # read refused while the store is away would leave the call pending,
+        # neither written nor kept for `write_stranded`.
         opened = self._open.get(call)
         closing = _Closing(
             self, call, opened, now, known_day, known_text, status, usage, cost, source,

@@ -181,3 +181,25 @@ async def test_a_close_put_again_after_its_commit_landed_is_done_and_counted_onc
     assert ledger.spend_known("demo") == Decimal("0.25")
     [(spent,)] = await db.fetchall("SELECT cost_usd FROM spend WHERE agent = 'demo'")
     assert Decimal(spent) == Decimal("0.25"), "counted once"
+
+
+async def test_a_close_after_the_sums_were_forgotten_is_kept_while_the_store_is_away(
+    cut_off, monkeypatch
+) -> None:
+    """With several planes the fleet's tick forgets the day's sums every few
+    seconds (`Ledger.forget_sums`). A close then read them first, and with
+    the store away that read failed: the call stayed pending at its estimate,
+    neither written nor kept, for as long as its plane held the agent."""
+    proxy, db, ledger = cut_off
+    monkeypatch.setattr(ledger_module, "SETTLE_PATIENCE_S", 0.6)
+    call = await ledger.open_call("demo", "p", "m", Decimal("0.10"), "estimate")
+    ledger.forget_sums()
+    proxy.cut()
+    with pytest.raises(LedgerError, match="could not be recorded"):
+        await ledger.settle(call, USAGE, Decimal("0.25"), "table")
+
+    assert await back(ledger, proxy) == 1
+    [(status, cost)] = await db.fetchall("SELECT status, cost_usd FROM calls WHERE id = ?", call)
+    assert (status, Decimal(cost)) == ("settled", Decimal("0.25"))
+    assert await ledger.spend_today("demo") == Decimal("0.25")
+    assert ledger.in_flight("demo") == 0
