@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
@@ -86,8 +86,16 @@ def prompt_tokens_estimate(request: CompletionRequest) -> int:
 
 
 async def metered_call(
-    services: Services, agent: str, provider_name: str, request: CompletionRequest, turn: int
+    services: Services,
+    agent: str,
+    provider_name: str,
+    request: CompletionRequest,
+    turn: int,
+    counted: Callable[[Decimal], object] | None = None,
 ) -> Metered:
+    """The call, written pending, made, and settled at its cost before
+    anything of it is shown. `counted` is told the cost once it is written,
+    even if the turn is cut meanwhile (`Ledger.settle`)."""
     provider = services.providers[provider_name]
     known = services.pricer.is_known(request.model)
     estimate = (
@@ -125,7 +133,9 @@ async def metered_call(
         raise
     except BrokenReply as broken:
         # It answered, so it may have billed: charge the estimate, never nothing.
-        charge, priced = await _settle(services, call, request.model, broken.usage, estimated=True)
+        charge, priced = await _settle(
+            services, call, request.model, broken.usage, estimated=True, counted=counted
+        )
         nothing = Completion("", (), broken.usage, request.model, usage_estimated=True)
         return Metered(nothing, charge, priced, failure=str(broken))
     except ProviderError:
@@ -143,6 +153,7 @@ async def metered_call(
         completion.usage,
         estimated=completion.usage_estimated,
         pieces=pieces,
+        counted=counted,
     )
     return Metered(completion, charge, priced)
 
@@ -183,16 +194,25 @@ async def _settle(
     *,
     estimated: bool,
     pieces: Sequence[Piece] = (),
+    counted: Callable[[Decimal], object] | None = None,
 ) -> tuple[Charge, bool]:
     """Settle the call; with the request's `pieces`, its cost is attributed
     to them (cost by tool) in the same transaction."""
     try:
         price = services.pricer.price(model, usage)
     except UnknownPrice:
-        charge = await services.ledger.settle(call, usage, Decimal(0), UNPRICED, estimated=True)
+        charge = await services.ledger.settle(
+            call, usage, Decimal(0), UNPRICED, estimated=True, counted=counted
+        )
         return charge, False
     parts = services.pricer.attribute(model, pieces, usage, price.cost_usd) if pieces else ()
     charge = await services.ledger.settle(
-        call, usage, price.cost_usd, price.source, estimated=estimated, parts=parts
+        call,
+        usage,
+        price.cost_usd,
+        price.source,
+        estimated=estimated,
+        parts=parts,
+        counted=counted,
     )
     return charge, True

@@ -301,11 +301,16 @@ class Turn:
             cache_breakpoints=cache_breakpoints(len(messages)),
         )
 
+    def _count(self, cost: Decimal) -> None:
+        """A call's cost, once written: counted here, not when `_call` resumes,
+        so a turn cut while its cost was written still tells it."""
+        self.result.cost += cost
+
     async def _call(self, request: CompletionRequest) -> Metered | None:
         self.result.calls += 1
         try:
             metered = await metered_call(
-                self.services, self.spec.name, self._provider, request, self.number
+                self.services, self.spec.name, self._provider, request, self.number, self._count
             )
         except ContextOverflow:
             self.result.ok = False
@@ -323,7 +328,6 @@ class Turn:
             hold = await self.services.gate.full_hold(self.spec.name, full)
             await self._tell(notices.why(hold, self.services.clock.now()))
             return None
-        self.result.cost += metered.charge.cost_usd
         self.result.model = request.model
         self.result.usage = self.result.usage + metered.completion.usage
         self.result.unpriced |= not metered.priced

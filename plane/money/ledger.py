@@ -522,13 +522,16 @@ class Ledger:
         *,
         estimated: bool = False,
         parts: Sequence[Part] = (),
+        counted: Callable[[Decimal], object] | None = None,
     ) -> Coroutine[object, object, Charge]:
         """Close the call with its cost; `parts`, what that cost is attributed
         to (`plane.money.attribution`), are written in the same transaction.
-        (`_close`'s coroutine itself, awaited as `settle`'s would be: one
-        coroutine a call fewer.)"""
+        `counted` is called with the cost once it is committed, whether or not
+        its caller still awaits it: a turn cut while its cost was written
+        still counts it. (`_close`'s coroutine itself, awaited as `settle`'s
+        would be: one coroutine a call fewer.)"""
         now = self._clock.now()
-        return self._close(call, now, "settled", usage, cost, source, estimated, parts)
+        return self._close(call, now, "settled", usage, cost, source, estimated, parts, counted)
 
     async def fail(self, call: int) -> Charge:
         """The call got no response: nothing was bought."""
@@ -608,6 +611,7 @@ class Ledger:
         source: str | None,
         estimated: bool,
         parts: Sequence[Part] = (),
+        counted: Callable[[Decimal], object] | None = None,
     ) -> Charge:
         """Close a pending call: its row, and its estimate moved from the day
         it was sent to its cost on the day it became known, in one
@@ -621,7 +625,7 @@ class Ledger:
         opened = self._open.get(call)
         closing = _Closing(
             self, call, opened, now, known_day, known_text, status, usage, cost, source,
-            estimated, parts,
+            estimated, parts, counted,
         )  # fmt: skip
         started = time.monotonic()
         try:  # the first try in this coroutine: one a call fewer
@@ -909,6 +913,8 @@ class _Closing(Write[_Recorded]):
     source: str | None
     estimated: bool
     parts: Sequence[Part]
+    counted: Callable[[Decimal], object] | None
+    """Told the cost once committed (`Ledger.settle`)."""
     again: bool = False
     """Put again after a try whose outcome is not known (the store away)."""
 
@@ -961,6 +967,8 @@ class _Closing(Write[_Recorded]):
         ledger._count(self.known_day, recorded.agent, cost)
         if cost and ledger._charged is not None:
             ledger._charged(recorded.agent, self.now, cost)
+        if self.counted is not None:
+            self.counted(cost)
 
 
 def _recorded(conn: Connection, call: int) -> _Recorded:

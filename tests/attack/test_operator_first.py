@@ -19,6 +19,7 @@ from typing import Any
 
 from plane.money.gate import AtCeiling
 from plane.wire import protocol as p
+from plane.wire.protocol import Usage
 from tests.support.fixtures_plane import CONFIG, NOON, RunningPlane
 
 QUEUED = 1000
@@ -156,3 +157,40 @@ async def test_a_cut_turn_is_told_ahead_of_a_thousand_queued_writes(start_plane)
     others = await services.conversation.history("scout", limit=QUEUED)
     assert len(others) == QUEUED
     assert notice.id < min(m.id for m in others), "told after the agents' writes"
+
+
+async def test_a_turn_cut_while_its_cost_is_written_is_told_with_that_cost(start_plane):
+    """The model has answered and the call's cost waits for the store (the
+    writer held) when the operator cuts the turn. The cost is written ahead
+    of the cut, so the call is settled, not counted at its estimate; the
+    notice said the turn cost $0.00, because the turn, cut while it waited,
+    never added the cost it was writing."""
+    plane = await start_plane(CONFIG.replace("limitUsd: 1", "limitUsd: 9"))
+    services, db = plane.services, plane.db
+    answer = threading.Event()
+    plane.llm.reply("answered", usage=Usage(input_tokens=10, output_tokens=5), until=answer)
+    await plane.send("demo", "a question whose answer is being paid for")
+    await until(lambda: len(plane.llm.requests) == 1)  # its call opened, in flight
+    entered, release = threading.Event(), threading.Event()
+
+    def stall(conn: object) -> None:
+        entered.set()
+        release.wait(60)
+
+    stalled = asyncio.ensure_future(db.write(stall))
+    assert await asyncio.to_thread(entered.wait, 20)
+    writes = db.counts.writes
+    answer.set()
+    await until(lambda: db.counts.writes > writes)  # its cost, queued behind the stall
+    operators = db.counts.operators
+    operator = await plane.client()
+    cut = asyncio.ensure_future(operator.request(p.Interrupt(agent="demo")))
+    await until(lambda: db.counts.operators > operators)
+    release.set()
+    await asyncio.gather(cut, stalled)
+
+    [entry] = [e for e in await services.ledger.entries(NOON.date()) if e.agent == "demo"]
+    assert (entry.status, entry.cost_usd) == ("settled", Decimal("0.02"))
+    notice = (await services.conversation.history("demo", limit=10))[-1]
+    assert notice.text == "Interrupted by the operator. The cut-off turn cost $0.02."
+    assert notice.cost_usd == Decimal("0.02")
