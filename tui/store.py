@@ -171,6 +171,9 @@ class Store:
         """An agent was deleted (its name); told before the roster changes."""
         self.agent_renamed: Signal[AgentRenamed] = Signal(owner, "agent_renamed")
         """An agent was renamed; told before the roster changes."""
+        self.agents_missing: Signal[list[str]] = Signal(owner, "agents_missing")
+        """Agents a new snapshot no longer lists (deleted or renamed while the
+        link was down: which, it does not say); told before the roster changes."""
 
     # ── reading ────────────────────────────────────────────────────────────
 
@@ -216,7 +219,8 @@ class Store:
 
     def load(self, snapshot: Snapshot) -> None:
         """Replace everything with a snapshot (connect, reconnect, new day)."""
-        self.agents = {agent.name: agent for agent in snapshot.agents}
+        before, self.agents = self.agents, {agent.name: agent for agent in snapshot.agents}
+        missing = [name for name in before if name not in self.agents]
         self.tally.reset(snapshot.agents)
         self.models = list(snapshot.models)
         self.default_model = snapshot.default_model
@@ -242,6 +246,10 @@ class Store:
         self.activity = {
             name: self.activity.get(name) or Activity(started=None) for name in running
         }
+        for name in missing:
+            self.conversations.pop(name, None)
+        if missing:
+            self.agents_missing.publish(missing)
         self.roster_changed.publish(self.names)
 
     def upsert(self, agent: AgentState) -> None:

@@ -68,6 +68,33 @@ async def test_another_agent_deleted_or_the_shown_one_renamed_says_no_deletion()
         assert composer.value == DRAFT, "the draft follows the rename"
 
 
+async def test_the_shown_agent_gone_when_the_link_comes_back_is_said_and_the_draft_stays() -> None:
+    """Deleted (or renamed) while the TUI was disconnected: no event says so,
+    only the snapshot of the reconnect, which no longer lists it. The pane
+    moved to another agent with nothing said, and the draft went with it."""
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        feed(app, snapshot(agent("alice"), agent("bob")))
+        await settle(pilot)
+        composer = await writing_to(pilot, app, "alice")
+        feed(app, snapshot(agent("bob"), agent("carol")))  # the reconnect's
+        await settle(pilot, 6)
+        assert app.main_screen.selected in ("bob", "carol")
+        [notice] = notices(app)
+        assert notice.startswith(
+            "alice is no longer on the plane: deleted or renamed while disconnected."
+        ), notice
+        assert "not sent" in notice
+        assert composer.value == DRAFT
+        await pilot.press("enter")
+        await settle(pilot)
+        assert composer.value == DRAFT, "the first Enter sends nothing"
+        assert notices(app)[-1] == (
+            "That was written to alice, which is no longer on the plane: "
+            f"Enter again sends it to {app.main_screen.selected}."
+        )
+
+
 @pytest.mark.slow
 async def test_a_draft_to_a_deleted_agent_goes_to_the_next_only_on_a_second_enter(
     start_plane,

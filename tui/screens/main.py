@@ -105,9 +105,10 @@ class MainScreen(ManageAgents):
         """What was being written to each agent, kept while another is shown."""
         self._drafting: str | None = None
         """The agent the composer's text is for."""
-        self._written_to_gone: str | None = None
-        """A deleted agent the composer's text was written to: the first Enter
-        says so instead of sending it to the agent shown now."""
+        self._written_to_gone: tuple[str, str] | None = None
+        """A deleted agent the composer's text was written to, and what became
+        of it ("was deleted"): the first Enter says so instead of sending it
+        to the agent shown now."""
         self._fleet_due: Timer | None = None
         self._activity_shown = ""
         """What the activity line says (it starts empty)."""
@@ -139,6 +140,7 @@ class MainScreen(ManageAgents):
         self.store.activity_changed.subscribe(self, self._activity_changed, immediate=True)
         self.store.agent_removed.subscribe(self, self._agent_removed, immediate=True)
         self.store.agent_renamed.subscribe(self, self._agent_renamed, immediate=True)
+        self.store.agents_missing.subscribe(self, self._agents_missing, immediate=True)
         self.set_interval(1.0, self.tick)
         self.query_one(AgentList).border_title = "agents"
         self.query_one(ConversationPane).border_title = "conversation"
@@ -171,12 +173,24 @@ class MainScreen(ManageAgents):
         What was being written to it stays in the composer, unsent."""
         deleted_here = agent in self.deleting
         self.deleting.discard(agent)
-        if agent != self._drafting:
-            return
+        if agent == self._drafting:
+            said = [] if deleted_here else [f"{agent} was deleted."]
+            self._shown_gone(agent, "was deleted", said)
+
+    def _agents_missing(self, agents: list[str]) -> None:
+        """Back on the plane, the agent shown is no longer listed: deleted or
+        renamed while the link was down (the snapshot does not say which)."""
+        agent = self._drafting
+        if agent in agents:
+            said = f"{agent} is no longer on the plane: deleted or renamed while disconnected."
+            self._shown_gone(agent, "is no longer on the plane", [said])
+
+    def _shown_gone(self, agent: str, fate: str, said: list[str]) -> None:
+        """The pane moves to another agent's conversation, so say why; what
+        was being written to `agent` stays in the composer, unsent."""
         self._drafting = None  # the next agent shown keeps the composer's text
-        said = [] if deleted_here else [f"{agent} was deleted."]
         if self.query_one(Composer).value.strip():
-            self._written_to_gone = agent
+            self._written_to_gone = (agent, fate)
             said.append(f"What you were writing to {agent} is still in the composer, not sent.")
         if said:
             self.notify(" ".join(said), markup=False)
@@ -409,9 +423,9 @@ class MainScreen(ManageAgents):
     async def _submitted(self, event: Composer.Submitted) -> None:
         text = event.value.strip()
         if text and self._written_to_gone is not None and self.selected is not None:
-            gone, self._written_to_gone = self._written_to_gone, None
+            (gone, fate), self._written_to_gone = self._written_to_gone, None
             self.notify(
-                f"That was written to {gone}, which was deleted: "
+                f"That was written to {gone}, which {fate}: "
                 f"Enter again sends it to {self.selected}.",
                 markup=False,
             )
