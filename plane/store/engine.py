@@ -475,12 +475,14 @@ class Database(ABC):
             rest = rest[ran:]
             if rest:
                 self._run_first()
-        for item in rest:
+        for n, item in enumerate(rest, 1):
             if item.owner is not None and item.owner is not batch:
                 continue  # hurried, and run by the operator's lane meanwhile
             self._transaction([item], False, batch)
             self._hand_back([item], context)
-            if yields:
+            # Those a failed transaction began run again first, as one:
+            # hurried meanwhile, they were left to commit where they began.
+            if yields and (n == len(rest) or rest[n].owner is not batch):
                 self._run_first()
 
     def _hand_back(self, writes: list[Write[Any]], context: contextvars.Context | None) -> None:
@@ -493,8 +495,8 @@ class Database(ABC):
         """Run `batch` in one transaction, or its head if `yields` and an
         operator's write arrived meanwhile: how many of it committed (0: a
         batch failed, each of it is to run alone; a lone write's failure is
-        its outcome). Each write is `owner`'s once begun; a batch that fails
-        lets its writes go again, for whichever lane reaches each first."""
+        its outcome). Each write is `owner`'s once begun, and stays so when
+        the batch fails: `expedite` leaves it to commit where it began."""
         conn = self._writer
         ran = 0
         try:
@@ -516,9 +518,6 @@ class Database(ABC):
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             if len(batch) > 1:
-                for item in batch:
-                    if item.owner is owner:
-                        item.owner = None
                 return 0
             batch[0].outcome = (False, exc)
             return 1

@@ -137,3 +137,35 @@ async def test_a_batch_that_commits_in_parts_is_told_in_commit_order(db):
     await asyncio.gather(stalled, operator, *batch)
 
     assert told == ["head", "operator", *range(50)]
+
+
+async def test_a_hurried_write_begun_by_a_batch_that_fails_still_commits_before_the_operator(db):
+    """The agents' batch has begun the kept write when it is hurried, and a
+    later write of that batch fails: the batch runs again a write at a time.
+    The kept write still commits before the operator's write put after the
+    hurry (a cut told before a write of the turn it cut); the operator's
+    write came between the first write and the kept one."""
+    told: list[object] = []
+    held = Held()
+    stalled = db.submit(held)
+    assert await asyncio.to_thread(held.entered.wait, 10)
+    first = db.submit(noted([], "first"), told.append)
+    kept, writes = kept_write(db, noted([], "kept"), told.append)
+    running, release = threading.Event(), threading.Event()
+
+    def failing(conn: object) -> None:
+        running.set()
+        release.wait(30)
+        raise ValueError("a write that fails")
+
+    failed = db.submit(failing, told.append)
+    held.release.set()
+    assert await asyncio.to_thread(running.wait, 10)  # the batch has begun the kept write
+    db.expedite(writes)
+    operator = as_operator(db, noted([], "operator"), told.append)
+    release.set()
+    await asyncio.gather(stalled, first, kept, operator)
+    with pytest.raises(ValueError, match="a write that fails"):
+        await failed
+
+    assert told == ["first", "kept", "operator"]
