@@ -27,6 +27,7 @@ from textual.worker import Worker, WorkerState
 from plane.wire.protocol import AgentRenamed, AgentState, ConversationMessage, History, Send
 from plane.wire.words import store_unreachable
 from tui.commands import Commands
+from tui.drafts import Drafts
 from tui.link import Link, LinkFailed
 from tui.messages import Failed
 from tui.screens.manage import ManageAgents
@@ -101,14 +102,7 @@ class MainScreen(ManageAgents):
         self.store = store
         self.link = link
         self.commands = commands
-        self.drafts: dict[str, str] = {}
-        """What was being written to each agent, kept while another is shown."""
-        self._drafting: str | None = None
-        """The agent the composer's text is for."""
-        self._written_to_gone: tuple[str, str] | None = None
-        """A deleted agent the composer's text was written to, and what became
-        of it ("was deleted"): the first Enter says so instead of sending it
-        to the agent shown now."""
+        self.drafts = Drafts()
         self._fleet_due: Timer | None = None
         self._activity_shown = ""
         """What the activity line says (it starts empty)."""
@@ -173,14 +167,14 @@ class MainScreen(ManageAgents):
         What was being written to it stays in the composer, unsent."""
         deleted_here = agent in self.deleting
         self.deleting.discard(agent)
-        if agent == self._drafting:
+        if agent == self.drafts.writing_to:
             said = [] if deleted_here else [f"{agent} was deleted."]
             self._shown_gone(agent, "was deleted", said)
 
     def _agents_missing(self, agents: list[str]) -> None:
         """Back on the plane, the agent shown is no longer listed: deleted or
         renamed while the link was down (the snapshot does not say which)."""
-        agent = self._drafting
+        agent = self.drafts.writing_to
         if agent in agents:
             said = f"{agent} is no longer on the plane: deleted or renamed while disconnected."
             self._shown_gone(agent, "is no longer on the plane", [said])
@@ -188,20 +182,13 @@ class MainScreen(ManageAgents):
     def _shown_gone(self, agent: str, fate: str, said: list[str]) -> None:
         """The pane moves to another agent's conversation, so say why; what
         was being written to `agent` stays in the composer, unsent."""
-        self._drafting = None  # the next agent shown keeps the composer's text
-        if self.query_one(Composer).value.strip():
-            self._written_to_gone = (agent, fate)
+        if self.drafts.went_away(agent, fate, self.query_one(Composer).value):
             said.append(f"What you were writing to {agent} is still in the composer, not sent.")
         if said:
             self.notify(" ".join(said), markup=False)
 
     def _agent_renamed(self, renamed: AgentRenamed) -> None:
-        """A draft follows its agent's new name."""
-        new = renamed.agent.name
-        if renamed.old in self.drafts:
-            self.drafts[new] = self.drafts.pop(renamed.old)
-        if self._drafting == renamed.old:
-            self._drafting = new
+        self.drafts.renamed(renamed.old, renamed.agent.name)
 
     def _agent_changed(self, agent: AgentState) -> None:
         self._show_fleet()
@@ -385,18 +372,13 @@ class MainScreen(ManageAgents):
     def _swap_draft(self, agent: str) -> None:
         """Keep the text written to the agent left; bring back the one for `agent`."""
         composer = self.query_one(Composer)
-        if self._drafting is not None and self._drafting != agent:
-            self._written_to_gone = None  # the operator moved on: it is this agent's draft now
-            self.drafts[self._drafting] = composer.value
-            draft = self.drafts.pop(agent, "")
-            if composer.value != draft:
-                composer.value = draft
-            else:  # setting it to itself laid the screen out again, on every key
-                composer.history.clear()  # as setting it does: no undo into another's draft
-        elif self._drafting is None and (draft := self.drafts.pop(agent, "")):
-            # The text written to a deleted agent stays; this agent's draft goes above it.
-            composer.value = f"{draft}\n{composer.value}" if composer.value else draft
-        self._drafting = agent
+        text = self.drafts.shown(agent, composer.value)
+        if text is None:
+            return
+        if composer.value != text:
+            composer.value = text
+        else:  # setting it to itself laid the screen out again, on every key
+            composer.history.clear()  # as setting it does: no undo into another's draft
 
     @on(Composer.Page)
     async def _page(self, event: Composer.Page) -> None:
@@ -410,7 +392,7 @@ class MainScreen(ManageAgents):
     @on(TextArea.Changed, "#composer")
     def _typing(self, event: TextArea.Changed) -> None:
         if not event.text_area.text.strip():
-            self._written_to_gone = None  # what was written to a deleted agent is gone
+            self.drafts.cleared()
         matches = self.commands.completions(event.text_area.text.split(" ")[0])
         hint = "   ".join(f"{c.usage}  {c.help}" for c in matches[:2])
         if hint == self._hint_shown:
@@ -422,13 +404,9 @@ class MainScreen(ManageAgents):
     @on(Composer.Submitted)
     async def _submitted(self, event: Composer.Submitted) -> None:
         text = event.value.strip()
-        if text and self._written_to_gone is not None and self.selected is not None:
-            (gone, fate), self._written_to_gone = self._written_to_gone, None
-            self.notify(
-                f"That was written to {gone}, which {fate}: "
-                f"Enter again sends it to {self.selected}.",
-                markup=False,
-            )
+        shown = self.selected
+        if text and shown is not None and (held := self.drafts.held_back(shown)) is not None:
+            self.notify(held, markup=False)
             return
         event.composer.clear()
         event.composer.remember(text)
@@ -488,9 +466,7 @@ class MainScreen(ManageAgents):
         stored nowhere: it goes back where it was written, to be shortened
         or sent again, unless something new has been written there since.
         (A timeout is not this: the plane may have it.)"""
-        if request.agent != self._drafting:
-            if not self.drafts.get(request.agent, "").strip():
-                self.drafts[request.agent] = request.text
+        if not self.drafts.refused(request.agent, request.text):
             return
         composer = self.query_one(Composer)
         if not composer.value.strip():

@@ -1,0 +1,73 @@
+"""What is being written to which agent. The composer holds the text for one
+agent at a time; what was written to the others is kept until they are shown
+again. Text written to an agent that went away (deleted, or gone from the
+plane when the link came back) stays in the composer, unsent: the first Enter
+says where it was meant to go, the second sends it to the agent shown now.
+
+No widgets here: the main screen reads and sets the composer's text."""
+
+from __future__ import annotations
+
+
+class Drafts:
+    def __init__(self) -> None:
+        self.kept: dict[str, str] = {}
+        """What was being written to each agent, kept while another is shown."""
+        self.writing_to: str | None = None
+        """The agent the composer's text is for."""
+        self._orphaned: tuple[str, str] | None = None
+        """The agent that went away with the composer's text written to it,
+        and what became of it ("was deleted")."""
+
+    def shown(self, agent: str, text: str) -> str | None:
+        """`agent` is shown now, with `text` in the composer: what the composer
+        is to hold instead (None: leave it). The text written to the agent
+        left is kept; after an agent went away, its text stays, and this
+        agent's own draft goes above it."""
+        left, self.writing_to = self.writing_to, agent
+        if left is not None and left != agent:
+            self._orphaned = None  # the operator moved on: it is this agent's draft now
+            self.kept[left] = text
+            return self.kept.pop(agent, "")
+        if left is None and (draft := self.kept.pop(agent, "")):
+            return f"{draft}\n{text}" if text else draft
+        return None
+
+    def went_away(self, agent: str, fate: str, text: str) -> bool:
+        """The agent written to went away (`fate`: "was deleted"): whether
+        there is text of its in the composer, kept there unsent."""
+        self.writing_to = None  # the next agent shown keeps the composer's text
+        if text.strip():
+            self._orphaned = (agent, fate)
+            return True
+        return False
+
+    def renamed(self, old: str, new: str) -> None:
+        """A draft follows its agent's new name."""
+        if old in self.kept:
+            self.kept[new] = self.kept.pop(old)
+        if self.writing_to == old:
+            self.writing_to = new
+
+    def cleared(self) -> None:
+        """The composer was emptied: what was written to an agent that went away is gone."""
+        self._orphaned = None
+
+    def held_back(self, shown: str) -> str | None:
+        """Enter, with text written to an agent that went away and `shown`
+        shown now: what to say instead of sending it (None: send it). Said
+        once; Enter again sends it."""
+        if self._orphaned is None:
+            return None
+        (gone, fate), self._orphaned = self._orphaned, None
+        return f"That was written to {gone}, which {fate}: Enter again sends it to {shown}."
+
+    def refused(self, agent: str, text: str) -> bool:
+        """A message to `agent` that the plane refused or never got: kept as
+        its draft unless it has a draft already; whether `agent` is the one
+        being written to now (then the composer takes it back instead)."""
+        if agent == self.writing_to:
+            return True
+        if not self.kept.get(agent, "").strip():
+            self.kept[agent] = text
+        return False
