@@ -317,11 +317,13 @@ class Database(ABC):
         `conn.execute` makes a cursor and registers a weak reference to it,
         ~0.2 us of the two statements a call costs the ledger), closed on this
         thread when the writer stops; any other connection itself."""
+        kept = self._cursor
+        if kept is not None and conn is self._writer:  # every write but the first
+            return kept
         if conn is not self._writer or type(conn) is not sqlite3.Connection:
             return conn
-        if self._cursor is None:
-            self._cursor = conn.cursor(_KeptCursor)
-        return self._cursor
+        self._cursor = kept = conn.cursor(_KeptCursor)
+        return kept
 
     def finish_with(self, finisher: Finisher) -> None:
         """Have `finisher` end every transaction: what the write functions of
