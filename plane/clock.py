@@ -29,25 +29,35 @@ def day_of(moment: datetime) -> date:
     return (moment if moment.tzinfo is UTC else moment.astimezone(UTC)).date()
 
 
-_SECOND: tuple[tuple[int, ...], str] = ((), "")
-"""The last second `stamp` wrote, and its text: one tuple, replaced whole, so
-the threads that write moments (the event loop, the store's writer) never
-see one second's text under another's."""
+_LAST = datetime.max.replace(tzinfo=UTC)
+_SECOND: tuple[datetime, datetime, str] = (_LAST, _LAST, "")
+"""The second `stamp` wrote last (its start, its end) and its text: one
+tuple, replaced whole, so the threads that write moments (the event loop,
+the store's writer) never see one second's text under another's."""
+
+_DIGITS = tuple(f"{n:03d}" for n in range(1000))
+"""Three digits of a microsecond: two lookups are a third of formatting it."""
+
+_ONE_SECOND = timedelta(seconds=1)
 
 
 def stamp(moment: datetime) -> str:
-    """`moment.isoformat()`, the same text, in half the time for a moment in
-    UTC (the ledger writes two a call): the part before the microseconds is
-    made once a second, not once a moment."""
+    """`moment.isoformat()`, the same text, in a third of the time for a
+    moment in UTC (the ledger writes two a call): the part before the
+    microseconds is made once a second, not once a moment, and a moment is
+    placed in its second by two comparisons."""
     global _SECOND
     if moment.tzinfo is not UTC:
         return moment.isoformat()
-    second = (moment.year, moment.month, moment.day, moment.hour, moment.minute, moment.second)
     made = _SECOND
-    if made[0] != second:
-        made = _SECOND = (second, moment.replace(microsecond=0, tzinfo=None).isoformat())
+    if not made[0] <= moment < made[1]:
+        start = moment.replace(microsecond=0)
+        end = start + _ONE_SECOND if start < _LAST - _ONE_SECOND else _LAST  # the year 9999
+        made = _SECOND = (start, end, start.replace(tzinfo=None).isoformat())
     micro = moment.microsecond
-    return f"{made[1]}.{micro:06d}+00:00" if micro else made[1] + "+00:00"
+    if micro:
+        return f"{made[2]}.{_DIGITS[micro // 1000]}{_DIGITS[micro % 1000]}+00:00"
+    return made[2] + "+00:00"
 
 
 def midnight_after(day: date) -> datetime:

@@ -271,7 +271,7 @@ class Database(ABC):
         first try failed) gets a new future."""
         if self._closing:
             raise sqlite3.ProgrammingError("the database is closed")
-        if self._broken is not None:
+        if self._broken:  # (a truth test: the check below, after the put, is not dead code)
             raise StoreError(self._broken)
         future: asyncio.Future[T] = asyncio.Future(loop=self._loop)  # create_future's body
         write.future = future
@@ -291,7 +291,8 @@ class Database(ABC):
             self._queue.put(_NUDGE)
         else:
             self._queue.put(write)
-        self._answer_if_stopped()
+        if self._broken is not None:  # the writer stopped while this was put
+            self._answer_if_stopped()
         return future
 
     def expedite(self, writes: list[Write[Any]]) -> None:
@@ -308,8 +309,7 @@ class Database(ABC):
     def _answer_if_stopped(self) -> None:
         """The writer stopped on its thread while a write was being put: what
         it left queued is answered here, not left waiting."""
-        if self._broken is not None:
-            self._deliver(self._told_stopped(self._drain()))
+        self._deliver(self._told_stopped(self._drain()))
 
     def statements(self, conn: Any) -> Any:
         """What runs a write's one-row statements on `conn`, on the writer's
@@ -317,11 +317,13 @@ class Database(ABC):
         `conn.execute` makes a cursor and registers a weak reference to it,
         ~0.2 us of the two statements a call costs the ledger), closed on this
         thread when the writer stops; any other connection itself."""
+        kept = self._cursor
+        if kept is not None and conn is self._writer:  # every write but the first
+            return kept
         if conn is not self._writer or type(conn) is not sqlite3.Connection:
             return conn
-        if self._cursor is None:
-            self._cursor = conn.cursor(_KeptCursor)
-        return self._cursor
+        self._cursor = kept = conn.cursor(_KeptCursor)
+        return kept
 
     def finish_with(self, finisher: Finisher) -> None:
         """Have `finisher` end every transaction: what the write functions of

@@ -275,6 +275,29 @@ async def test_a_settle_refused_in_a_batch_moves_no_sum_twice(tmp_path, open_led
     assert await spend_table(db) == await sums_of_calls(db)
 
 
+async def test_a_day_sum_moved_behind_the_ledger_is_still_added_to_exactly(open_ledger):
+    """The ledger's writer keeps each agent's day sum as it last wrote it, to
+    write the next without SQLite calling back into Python for the addition;
+    a row another writer moved meanwhile (another plane, a sweep, a rename)
+    is added to as the row holds it, not as the writer last knew it."""
+    db, ledger = await open_ledger(ManualClock(NOON))
+    for cost, behind in (
+        (Decimal("0.01"), "1.00"),
+        (Decimal("0.02"), "2.5"),
+        (Decimal("0.03"), ""),
+    ):
+        call = await ledger.open_call("demo", "p", "m", Decimal("0.05"), "estimate")
+        await ledger.settle(call, USAGE, cost, "table")
+        if behind:
+            await db.write(lambda conn, behind=behind: move_behind(conn, behind))
+    [(spent,)] = await db.fetchall("SELECT cost_usd FROM spend WHERE agent = 'demo'")
+    assert Decimal(spent) == Decimal("2.53")
+
+
+def move_behind(conn, cost: str) -> None:
+    conn.execute("UPDATE spend SET cost_usd = ? WHERE agent = 'demo'", (cost,))
+
+
 async def test_sums_forgotten_while_the_day_is_read_are_read_again(open_ledger):
     """The fleet's tick forgets the day's sums (another plane's spend may be
     in the store) whenever it runs: landing between the read's commit and the
