@@ -271,7 +271,7 @@ class Database(ABC):
         first try failed) gets a new future."""
         if self._closing:
             raise sqlite3.ProgrammingError("the database is closed")
-        if self._broken:  # (a truth test: the check below, after the put, is not dead code)
+        if self._broken:  # not `is not None`: mypy would then take the check after the put for dead
             raise StoreError(self._broken)
         future: asyncio.Future[T] = asyncio.Future(loop=self._loop)  # create_future's body
         write.future = future
