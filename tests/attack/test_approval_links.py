@@ -14,6 +14,7 @@ import pytest
 
 from plane.money.approvals import Offer, Signer
 from tests.support.approving import altered, held_links, held_plane, post, standing
+from tests.support.local_http import local_client
 
 
 async def refused(plane, url: str, status: int, line: str) -> None:
@@ -209,11 +210,10 @@ async def test_a_field_given_twice_is_refused(held):
 
 async def test_a_fetch_changes_nothing_whatever_the_method(held):
     """Previews GET, HEAD; some proxies try others: only POST applies."""
-    import httpx
 
     plane, links = held
     before = await standing(plane)
-    async with httpx.AsyncClient() as client:
+    async with local_client() as client:
         for method in ("GET", "HEAD", "PUT", "DELETE"):
             await client.request(method, links["+$0.40 today"])
     assert await standing(plane) == before

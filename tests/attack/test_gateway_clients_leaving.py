@@ -18,13 +18,13 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-import httpx
 import pytest
 
 from plane.gateway.apis import Wire
 from plane.gateway.forward import Responder
 from plane.wire.protocol import Usage
 from tests.support.fixtures_gateway import GatewayPlane, StartGateway
+from tests.support.local_http import local_client
 from tests.support.scripted_llm import Reply
 
 pytestmark = [pytest.mark.timeout(60)]
@@ -83,7 +83,7 @@ async def test_a_call_whose_client_left_while_it_waited_for_room_is_never_sent(
     gw.llm.responder = held
     body = {"model": "scripted-model", "messages": HELLO, "max_tokens": 100}
     heads = {"authorization": f"Bearer {gw.keys['aider']}"}
-    async with httpx.AsyncClient(base_url=gw.url, timeout=30) as http:
+    async with local_client(base_url=gw.url, timeout=30) as http:
         flying = asyncio.create_task(http.post("/v1/chat/completions", json=body, headers=heads))
         assert await asyncio.to_thread(reached.wait, 10)
         _, writer = await asyncio.open_connection("127.0.0.1", gw.plane.http_port)
@@ -125,7 +125,7 @@ async def test_a_client_that_leaves_mid_stream_leaves_its_call_settled(
         agent, heads = "aider", {"authorization": f"Bearer {gw.keys['aider']}"}
     await gw.services.gate.ceilings.set(agent, None)
     watching = gw.watch()
-    async with httpx.AsyncClient(base_url=gw.url, timeout=30) as http:
+    async with local_client(base_url=gw.url, timeout=30) as http:
         async with http.stream("POST", path, json=body, headers=heads) as answer:
             async for _ in answer.aiter_bytes():
                 break  # the first event, then the client is gone

@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from tests.support.fixtures_gateway import GatewayPlane, StartGateway
+from tests.support.local_http import local_client
 from tests.support.stream_events import (
     chat_chunks,
     chat_stream,
@@ -35,7 +36,7 @@ async def cut(gw: GatewayPlane, agent: str, events: list[bytes]) -> bytes:
     body = {"model": "scripted-model", "messages": HELLO, "max_tokens": 1000, "stream": True}
     path, heads = gw.calls_as(agent)
     watching, shown = gw.watch(), b""
-    async with httpx.AsyncClient(base_url=gw.url, timeout=20) as http:
+    async with local_client(base_url=gw.url, timeout=20) as http:
         with pytest.raises(httpx.HTTPError):  # a broken stream is never shown as whole
             async with http.stream("POST", path, json=body, headers=heads) as answer:
                 async for chunk in answer.aiter_raw():
@@ -115,7 +116,7 @@ async def test_a_stream_ends_at_its_last_event_though_its_upstream_keeps_it_open
     else:
         heads = {"authorization": f"Bearer {gw.keys[agent]}"}
     shown = b""
-    async with httpx.AsyncClient(base_url=gw.url, timeout=10) as http:
+    async with local_client(base_url=gw.url, timeout=10) as http:
         async with http.stream("POST", path, json=body, headers=heads) as answer:
             async for chunk in answer.aiter_raw():
                 shown += chunk

@@ -17,12 +17,12 @@ import json
 from decimal import Decimal
 from typing import Any
 
-import httpx
 import pytest
 
 from plane.wire.protocol import Usage
 from tests.support.billing import Bills, billed_usd
 from tests.support.fixtures_gateway import StartGateway
+from tests.support.local_http import local_client
 from tests.support.scripted_llm import Reply, derived_usage
 
 pytestmark = [pytest.mark.timeout(60)]
@@ -47,7 +47,7 @@ async def test_n_written_as_a_string_or_a_fraction_never_takes_the_day_past_one_
     gw.llm.responder = lenient
     body = {"model": "scripted-model", "messages": HELLO, "max_tokens": 20, "n": n}
     heads = {"authorization": f"Bearer {gw.keys['aider']}"}
-    async with httpx.AsyncClient(base_url=gw.url, timeout=30) as http:
+    async with local_client(base_url=gw.url, timeout=30) as http:
         answers = await asyncio.gather(
             *(http.post("/v1/chat/completions", json=body, headers=heads) for _ in range(8))
         )
@@ -66,7 +66,7 @@ async def test_n_written_as_a_string_or_a_fraction_never_takes_the_day_past_one_
 async def test_n_as_a_number_or_null_goes(start_gateway: StartGateway) -> None:
     gw = await start_gateway()
     heads = {"authorization": f"Bearer {gw.keys['aider']}"}
-    async with httpx.AsyncClient(base_url=gw.url, timeout=30) as http:
+    async with local_client(base_url=gw.url, timeout=30) as http:
         for n in (None, 1, 3):
             body = {"model": "scripted-model", "messages": HELLO, "max_tokens": 5, "n": n}
             answer = await http.post("/v1/chat/completions", json=body, headers=heads)
@@ -88,7 +88,7 @@ async def test_a_background_response_is_refused_before_it_is_sent(
     body = {"model": "scripted-model", "input": "Report.", "max_output_tokens": 100}
     body["background"] = True
     heads = {"authorization": f"Bearer {gw.keys['aider']}"}
-    async with httpx.AsyncClient(base_url=gw.url, timeout=30) as http:
+    async with local_client(base_url=gw.url, timeout=30) as http:
         answer = await http.post("/v1/responses", json=body, headers=heads)
     assert answer.status_code == 400, answer.text
     assert answer.json()["error"]["message"] == (
@@ -123,7 +123,7 @@ async def test_a_request_past_what_the_plane_reads_gets_one_clear_refusal(
     a 400 that says what is wrong, and nothing written or sent."""
     gw = await start_gateway()
     heads = {"authorization": f"Bearer {gw.keys['aider']}"}
-    async with httpx.AsyncClient(base_url=gw.url, timeout=30) as http:
+    async with local_client(base_url=gw.url, timeout=30) as http:
         answer = await http.post("/v1/chat/completions", content=raw, headers=heads)
     assert answer.status_code == 400, answer.text
     message = answer.json()["error"]["message"]
@@ -137,7 +137,7 @@ async def test_an_output_limit_past_any_call_bounds_nothing(start_gateway: Start
     gw = await start_gateway()
     heads = {"authorization": f"Bearer {gw.keys['aider']}"}
     raw = b'{"model": "scripted-model", "max_tokens": 1' + b"0" * 30 + b", " + HI + b"}"
-    async with httpx.AsyncClient(base_url=gw.url, timeout=30) as http:
+    async with local_client(base_url=gw.url, timeout=30) as http:
         answer = await http.post("/v1/chat/completions", content=raw, headers=heads)
     assert answer.status_code == 200, answer.text
     [entry] = await gw.entries()
@@ -164,7 +164,7 @@ async def test_a_predicted_output_never_takes_the_day_past_one_call_over(
     prediction = {"type": "content", "content": "x = 1\n" * 333}
     body = {"model": "scripted-model", "messages": HELLO, "max_tokens": 10}
     heads = {"authorization": f"Bearer {gw.keys['aider']}"}
-    async with httpx.AsyncClient(base_url=gw.url, timeout=30) as http:
+    async with local_client(base_url=gw.url, timeout=30) as http:
         await asyncio.gather(
             *(
                 http.post(

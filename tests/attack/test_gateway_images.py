@@ -16,12 +16,12 @@ import asyncio
 from decimal import Decimal
 from typing import Any
 
-import httpx
 import pytest
 
 from plane.wire.protocol import Usage
 from tests.support.billing import billed_usd
 from tests.support.fixtures_gateway import StartGateway
+from tests.support.local_http import local_client
 from tests.support.scripted_llm import Reply, derived_usage
 
 pytestmark = [pytest.mark.timeout(60)]
@@ -57,7 +57,7 @@ async def test_calls_full_of_images_end_the_day_at_most_one_call_over(
         "messages": [{"role": "user", "content": content}],
     }
     heads = {"authorization": f"Bearer {gw.keys['aider']}"}
-    async with httpx.AsyncClient(base_url=gw.url, timeout=30) as http:
+    async with local_client(base_url=gw.url, timeout=30) as http:
         answers = await asyncio.gather(
             *(http.post("/v1/chat/completions", json=body, headers=heads) for _ in range(30))
         )

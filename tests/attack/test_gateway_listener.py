@@ -27,7 +27,6 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from plane.daemon.door import Door
@@ -38,6 +37,7 @@ from plane.home import Home
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
 from tests.support.fixtures_gateway import CONFIG, GatewayPlane, StartGateway
+from tests.support.local_http import local_client
 from tests.support.scripted_llm import ScriptedLLM
 
 MB = 1_000_000
@@ -244,7 +244,7 @@ async def test_a_strangers_headers_over_64_kib_get_431_and_the_connection_closes
 
     headers = {f"x-pad-{n}": "v" * 1000 for n in range(20)}
     headers |= {"x-api-key": gw.keys["claude"], "anthropic-version": "2023-06-01"}
-    async with httpx.AsyncClient() as client:
+    async with local_client() as client:
         answer = await client.get(f"http://127.0.0.1:{port}/v1/models", headers=headers)
     assert answer.status_code == 200
 
@@ -287,7 +287,7 @@ async def test_silent_slow_and_keyless_connections_are_closed_while_a_client_wit
         async def keyed() -> None:
             nonlocal served
             headers = {"x-api-key": gw.keys["claude"], "anthropic-version": "2023-06-01"}
-            async with httpx.AsyncClient() as client:
+            async with local_client() as client:
                 while True:
                     answer = await client.get(f"http://127.0.0.1:{port}/v1/models", headers=headers)
                     assert answer.status_code == 200
@@ -554,7 +554,7 @@ async def test_slow_and_silent_strangers_on_http_and_tcp_are_closed_within_their
     async def keyed() -> None:
         nonlocal served_calls
         headers = {"x-api-key": served.key, "anthropic-version": "2023-06-01"}
-        async with httpx.AsyncClient() as client:
+        async with local_client() as client:
             while True:
                 answer = await client.get(f"http://127.0.0.1:{port}/v1/models", headers=headers)
                 assert answer.status_code == 200

@@ -42,6 +42,7 @@ from plane.wire.protocol import Usage
 from plane.wire.words import spend_against
 from tests.support.billing import Bills, billed_usd
 from tests.support.fixtures_gateway import CONFIG, GatewayPlane, StartGateway
+from tests.support.local_http import local_client
 from tests.support.scripted_llm import Reply
 
 pytestmark = [pytest.mark.timeout(120)]
@@ -165,7 +166,7 @@ async def run(
     outcome = Outcome(row, concurrency)
     began = time.monotonic()
     limits = httpx.Limits(max_connections=concurrency + 5)
-    async with httpx.AsyncClient(base_url=gw.url, timeout=60, limits=limits) as http:
+    async with local_client(base_url=gw.url, timeout=60, limits=limits) as http:
 
         async def one(i: int) -> httpx.Response:
             body = json.dumps(row.body(model, i, previous)).encode()
@@ -223,7 +224,7 @@ async def yesterdays_response(gw: GatewayPlane, key: str, n: int) -> str:
     """A 20,000-token response the next calls continue, made the day before, with no ceiling."""
     await gw.services.gate.ceilings.set(f"prev{n}", None)
     body = {"model": f"scripted-model-prev{n}", "input": "Read the report."}
-    async with httpx.AsyncClient(base_url=gw.url, timeout=60) as http:
+    async with local_client(base_url=gw.url, timeout=60) as http:
         answer = await http.post("/v1/responses", json=body, headers=headers("/v1/responses", key))
     assert answer.status_code == 200, answer.text
     return str(answer.json()["id"])
@@ -333,7 +334,7 @@ async def test_three_claude_code_calls_at_011_of_5_all_pass(
     await gw.services.gate.ceilings.set("claude", Decimal(5))
     # The session's first call: 20,000 tokens in, 400 out, $0.11.
     gw.llm.reply("first", usage=Usage(input_tokens=20_000, output_tokens=400))
-    async with httpx.AsyncClient(base_url=gw.url, timeout=60) as http:
+    async with local_client(base_url=gw.url, timeout=60) as http:
         code, _ = await stream(http, gw.keys["claude"], claude_code_body(max_tokens, 0))
         assert code == 200
         assert await gw.services.ledger.spend_today("claude") == Decimal("0.11")
@@ -368,7 +369,7 @@ async def test_a_call_the_calls_in_flight_crowd_out_gets_its_own_sentence_and_a_
     gw.llm.responder = slow
     body = {"model": "scripted-model", "messages": HELLO, "max_tokens": 100}
     heads = headers("/v1/chat/completions", gw.keys["aider"])
-    async with httpx.AsyncClient(base_url=gw.url, timeout=60) as http:
+    async with local_client(base_url=gw.url, timeout=60) as http:
         flying = asyncio.create_task(http.post("/v1/chat/completions", json=body, headers=heads))
         assert await asyncio.to_thread(arrived.wait, 5)
         crowded = await http.post("/v1/chat/completions", json=body, headers=heads)
@@ -394,7 +395,7 @@ async def test_a_call_crowded_out_goes_once_the_calls_in_flight_settle_cheaper(
     gw.llm.responder = Bills(writes=10, delay_s=0.3)
     body = {"model": "scripted-model", "messages": HELLO, "max_tokens": 100}
     heads = headers("/v1/chat/completions", gw.keys["aider"])
-    async with httpx.AsyncClient(base_url=gw.url, timeout=60) as http:
+    async with local_client(base_url=gw.url, timeout=60) as http:
         answers = await asyncio.gather(
             *(http.post("/v1/chat/completions", json=body, headers=heads) for _ in range(2))
         )
@@ -414,7 +415,7 @@ async def test_a_stream_cut_after_its_usage_was_announced_is_charged_that(
     gw.llm.cut_stream("half", reset=True, usage=Usage(input_tokens=20_000, output_tokens=1))
     body = {"model": "scripted-model", "max_tokens": 10, "stream": True, "messages": HELLO}
     watching = gw.watch()
-    async with httpx.AsyncClient(base_url=gw.url, timeout=60) as http:
+    async with local_client(base_url=gw.url, timeout=60) as http:
         with pytest.raises(httpx.HTTPError):
             await stream(http, gw.keys["claude"], body)
     line = await gw.settled(watching, "claude")

@@ -19,6 +19,7 @@ import pytest
 
 from plane.wire import protocol as p
 from tests.support.fixtures_gateway import GatewayPlane, StartGateway
+from tests.support.local_http import local_client
 from tests.support.stream_events import chat_reply, chat_stream, messages_stream
 
 pytestmark = [pytest.mark.timeout(60)]
@@ -38,7 +39,7 @@ NOT_COUNTS: list[dict[str, Any]] = [
 async def call(gw: GatewayPlane, agent: str, stream: bool) -> httpx.Response:
     body = {"model": "scripted-model", "messages": HELLO, "max_tokens": 10, "stream": stream}
     path, heads = gw.calls_as(agent)
-    async with httpx.AsyncClient(base_url=gw.url, timeout=20) as http:
+    async with local_client(base_url=gw.url, timeout=20) as http:
         return await http.post(path, json=body, headers=heads)
 
 

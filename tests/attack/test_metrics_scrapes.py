@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import asyncio
 
-import httpx
 import pytest
 
 from plane.daemon.metrics import FRESH_S, SPARE, Metrics
 from tests.support.fixtures_gateway import StartGateway
+from tests.support.local_http import local_client
 
 
 class Clock:
@@ -45,7 +45,7 @@ async def test_scrapes_that_arrive_together_are_served_one_reading_of_the_sums(
     one_reading, sums = sums, 0
     assert one_reading > 0, "a reading sums the ledger aside"
     headers = {"Authorization": f"Bearer {gw.home.token.read_text()}"}
-    async with httpx.AsyncClient() as client:
+    async with local_client() as client:
         answers = await asyncio.gather(
             *(client.get(f"{gw.url}/metrics", headers=headers) for _ in range(16))
         )

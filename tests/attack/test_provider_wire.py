@@ -16,7 +16,6 @@ import asyncio
 import gzip
 import re
 
-import httpx
 import pytest
 from aiohttp import web
 
@@ -29,6 +28,7 @@ from plane.providers.openai import OpenAIProvider
 from tests.plane.providers.support import SECRET, ask
 from tests.support.fixtures_gateway import CONFIG, StartGateway
 from tests.support.fixtures_http import LocalServer
+from tests.support.local_http import local_client
 from tests.support.scripted_llm import ScriptedLLM
 
 pytestmark = pytest.mark.timeout(30)
@@ -74,7 +74,7 @@ async def test_the_gateways_upstream_redirect_is_passed_on_not_followed(
     gw = await start_gateway(CONFIG.replace("{base_url}", f"{local_server.url}/v1"))
     headers = {"authorization": f"Bearer {gw.keys['aider']}"}
     body = {"model": "scripted-model", "messages": [{"role": "user", "content": "hi"}]}
-    async with httpx.AsyncClient() as client:
+    async with local_client() as client:
         answer = await client.post(f"{gw.url}/v1/chat/completions", json=body, headers=headers)
     assert answer.status_code == 307
     assert len(local_server.seen) == 1 and scripted_llm.received == []

@@ -24,6 +24,7 @@ import httpx
 import pytest
 
 from plane.cli.web_server import COOKIE, SESSIONS, WebServer
+from tests.support.local_http import local_client
 
 TOKEN = "the-link-token"
 PLANE_TOKEN = "the-planes-own-token"
@@ -51,9 +52,7 @@ async def serving(tmp_path: Path, tabs: int = 8) -> AsyncIterator[tuple[WebServe
 
 async def sign_in(server: WebServer, browser: httpx.AsyncClient | None = None) -> str:
     async with contextlib.AsyncExitStack() as stack:
-        client = (
-            browser if browser is not None else await stack.enter_async_context(httpx.AsyncClient())
-        )
+        client = browser if browser is not None else await stack.enter_async_context(local_client())
         found = await client.get(f"{server.public_url}/?token={TOKEN}")
     assert found.status_code == 302
     return found.cookies[COOKIE]
@@ -124,7 +123,7 @@ async def test_only_the_servers_own_page_with_a_session_starts_a_tui(tmp_path: P
             TRIED.append(f"{cookies} {origin}")
             assert await handshake(server, cookies, origin) == status, (cookies, origin)
         assert tabs_started(started) == 0
-        async with httpx.AsyncClient() as client:
+        async with local_client() as client:
             refused = await client.get(f"{own}/?token={PLANE_TOKEN}")  # the plane's own token
             assert refused.status_code == 401 and COOKIE not in refused.cookies
 
@@ -143,7 +142,7 @@ async def test_a_session_ends_with_its_plane_web_and_old_ones_are_forgotten(
     async with serving(tmp_path / "second") as (second, started):
         TRIED.append("a stopped plane web's session")
         assert await handshake(second, {COOKIE: old}, second.public_url) == 401
-        async with httpx.AsyncClient() as browser:
+        async with local_client() as browser:
             kept = [await sign_in(second, browser) for _ in range(SESSIONS + 1)]
         TRIED.append("a session pushed out by newer ones")
         assert await handshake(second, {COOKIE: kept[0]}, second.public_url) == 401
@@ -160,7 +159,7 @@ async def test_the_tab_over_the_cap_gets_a_page_saying_so_and_no_tui(tmp_path: P
         tabs = [await handshake(server, {COOKIE: session}, own) for _ in range(2)]
         opened = [tab for tab in tabs if not isinstance(tab, int)]
         assert opened == tabs
-        async with httpx.AsyncClient(cookies={COOKIE: session}) as browser:
+        async with local_client(cookies={COOKIE: session}) as browser:
             page = await browser.get(own + "/")
             assert page.status_code == 503
             assert "<title>plane</title>" in page.text

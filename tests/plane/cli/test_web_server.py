@@ -5,10 +5,9 @@ tests/e2e/test_web.py)."""
 
 from pathlib import Path
 
-import httpx
-
 from plane.cli.web_server import COOKIE, WebServer
 from tests.support.command import plane_cli
+from tests.support.local_http import local_client
 
 TOKEN = "link-token"
 PLANE_TOKEN = "the-planes-own-token"
@@ -20,7 +19,7 @@ async def test_the_printed_address_becomes_a_session_and_every_path_wants_one() 
     url = server.public_url
     try:
         assert server.port != 0 and url == f"http://127.0.0.1:{server.port}"
-        async with httpx.AsyncClient() as client:
+        async with local_client() as client:
             for path in ("/", "/ws", "/static/js/textual.js", "/download/x", "/?token=wrong"):
                 refused = await client.get(url + path)
                 assert refused.status_code == 401, path
@@ -33,7 +32,7 @@ async def test_the_printed_address_becomes_a_session_and_every_path_wants_one() 
         assert len(session) >= 40 and session not in (TOKEN, PLANE_TOKEN)
         assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
 
-        async with httpx.AsyncClient(cookies={COOKIE: session}) as signed_in:
+        async with local_client(cookies={COOKIE: session}) as signed_in:
             page = await signed_in.get(url + "/")
             assert page.status_code == 200 and "textual-terminal" in page.text
             assert "<title>plane — box</title>" in page.text

@@ -3,13 +3,13 @@ prometheus_client's own text parser, after a real turn on the scripted LLM."""
 
 from decimal import Decimal
 
-import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
 from tests.support.fixtures_gateway import StartGateway
+from tests.support.local_http import local_client
 
 SPENDY = Usage(input_tokens=100, cache_read_tokens=40, output_tokens=10)
 """60 uncached at $0.001, 40 cached at $0.0001, 10 out at $0.002: $0.084 a call."""
@@ -43,7 +43,7 @@ async def test_a_scrape_says_spend_ceiling_calls_tokens_and_compression(
     gw.llm.reply("Installed.", usage=SPENDY)
     await _turn(gw, "demo", "install things")
 
-    async with httpx.AsyncClient() as client:
+    async with local_client() as client:
         answer = await client.get(
             f"{gw.url}/metrics", headers={"Authorization": f"Bearer {gw.home.token.read_text()}"}
         )
@@ -90,7 +90,7 @@ async def test_without_the_token_a_scrape_gets_401_and_no_figures(
 ) -> None:
     gw = await start_gateway()
     token = gw.home.token.read_text()
-    async with httpx.AsyncClient() as client:
+    async with local_client() as client:
         for headers in (
             {},
             {"Authorization": "Bearer wrong"},
@@ -113,7 +113,7 @@ async def test_what_the_gateways_compression_saved_is_scraped_too(
     gw = await start_gateway(COMPRESSING)
     await gw.services.gate.ceilings.set("claude", None)
     headers = {"x-api-key": gw.keys["claude"], "anthropic-version": "2023-06-01"}
-    async with httpx.AsyncClient() as client:
+    async with local_client() as client:
         watching = gw.watch()
         answer = await client.post(
             f"{gw.url}/v1/messages", json=_anthropic_request(), headers=headers

@@ -13,7 +13,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import httpx
 import pytest
 
 from plane.agents import notices
@@ -23,6 +22,7 @@ from plane.wire import protocol as p
 from plane.wire.protocol import Usage
 from tests.support.billing import Bills
 from tests.support.fixtures_gateway import CONFIG, StartGateway
+from tests.support.local_http import local_client
 from tests.support.scripted_llm import Reply
 from tests.support.sdk_replies import text_of
 from tests.support.sdks import ON_ONE_WORKER, anthropic, anthropic_sdk, openai, openai_sdk
@@ -139,7 +139,7 @@ async def test_compression_touches_only_tool_results_the_same_every_time(
     gw = await start_gateway()
     await gw.services.gate.ceilings.set("claude", None)  # the listing's estimate is over $1
     headers = {"x-api-key": gw.keys["claude"], "anthropic-version": "2023-06-01"}
-    async with httpx.AsyncClient() as client:
+    async with local_client() as client:
         for _ in range(2):
             answer = await client.post(
                 f"{gw.url}/v1/messages", json=_anthropic_request(), headers=headers
@@ -189,7 +189,7 @@ async def test_without_compress_the_request_goes_as_sent(start_gateway: StartGat
     gw = await start_gateway(NOT_COMPRESSING)
     await gw.services.gate.ceilings.set("claude", None)
     headers = {"x-api-key": gw.keys["claude"]}
-    async with httpx.AsyncClient() as client:
+    async with local_client() as client:
         await client.post(f"{gw.url}/v1/messages", json=_anthropic_request(), headers=headers)
     assert gw.llm.requests[0] == _anthropic_request()
 
@@ -213,7 +213,7 @@ async def test_bad_requests_get_one_clear_error_and_change_nothing(
 ) -> None:
     gw = await start_gateway()
     headers = {"x-api-key": gw.keys["claude"]}
-    async with httpx.AsyncClient() as client:
+    async with local_client() as client:
         not_json = await client.post(f"{gw.url}/v1/messages", content=b"{", headers=headers)
         no_model = await client.post(f"{gw.url}/v1/messages", json={"x": 1}, headers=headers)
         not_a_number = await client.post(  # JSON has no NaN: Python's reader takes it
@@ -251,7 +251,7 @@ async def test_a_call_whose_cost_cannot_be_recorded_is_refused_with_the_ledgers_
         raise LedgerError(said)
 
     monkeypatch.setattr(gw.services.ledger, "settle", refused)
-    async with httpx.AsyncClient() as client:
+    async with local_client() as client:
         answer = await client.post(
             f"{gw.url}/v1/messages",
             json={"model": "scripted-model", "max_tokens": 10, "messages": HELLO},
@@ -324,7 +324,7 @@ async def test_count_tokens_checks_the_key_and_asks_the_upstream_unmetered(
     gw = await start_gateway()
     body = {"model": "scripted-model", "messages": HELLO}
     url = f"{gw.url}/v1/messages/count_tokens"
-    async with httpx.AsyncClient() as client:
+    async with local_client() as client:
         unknown = await client.post(url, json=body, headers={"x-api-key": "x"})
         known = await client.post(url, json=body, headers={"x-api-key": gw.keys["claude"]})
     assert unknown.status_code == 401

@@ -10,7 +10,6 @@ import sys
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 
 from plane.clock import ManualClock
@@ -19,6 +18,7 @@ from plane.daemon.server import Plane
 from plane.errors import PlaneError
 from plane.gateway.client_env import env_lines
 from plane.home import Home
+from tests.support import local_http
 from tests.support.command import plane_cli
 from tests.support.fixtures_gateway import CONFIG, NOON, StartGateway
 from tests.support.scripted_llm import ScriptedLLM
@@ -60,7 +60,7 @@ def test_serve_with_http_meters_a_call_made_with_a_key_from_plane_key(
             else:
                 time.sleep(0.1)
         scripted_llm.reply("hi")
-        answer = httpx.post(
+        answer = local_http.post(
             f"http://127.0.0.1:{port}/v1/messages",
             headers={"x-api-key": key},
             json={

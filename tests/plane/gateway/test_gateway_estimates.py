@@ -16,6 +16,7 @@ from plane.wire.protocol import Usage
 from tests.support.billing import Bills
 from tests.support.fixtures_gateway import CONFIG, GatewayPlane, StartGateway
 from tests.support.fixtures_postgres import refuse
+from tests.support.local_http import local_client
 from tests.support.scripted_llm import Reply
 from tests.support.stream_events import (
     chat_reply,
@@ -36,7 +37,7 @@ async def post(gw: GatewayPlane, path: str, key: str, body: dict[str, Any]) -> h
         heads = {"x-api-key": key, "anthropic-version": "2023-06-01"}
     else:
         heads = {"authorization": f"Bearer {key}"}
-    async with httpx.AsyncClient(base_url=gw.url, timeout=30) as http:
+    async with local_client(base_url=gw.url, timeout=30) as http:
         return await http.post(path, json=body, headers=heads)
 
 

@@ -11,7 +11,6 @@ import threading
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-import httpx
 import pytest
 
 from plane.cli.manage import shown
@@ -20,6 +19,7 @@ from plane.wire.protocol import Usage
 from tests.support.billing import Bills
 from tests.support.command import plane_cli_async
 from tests.support.fixtures_gateway import GatewayPlane, StartGateway
+from tests.support.local_http import local_client
 from tests.support.scripted_llm import Reply
 from tests.support.sdks import ON_ONE_WORKER, anthropic_sdk
 
@@ -121,7 +121,7 @@ async def test_the_days_notices_count_what_is_settled_not_calls_in_flight(
         return {"model": "scripted-model", "messages": HELLO, "max_tokens": limit}
 
     heads = {"authorization": f"Bearer {gw.keys['aider']}"}
-    async with httpx.AsyncClient(base_url=gw.url, timeout=30) as http:
+    async with local_client(base_url=gw.url, timeout=30) as http:
         flying = asyncio.create_task(
             http.post("/v1/chat/completions", json=ask(300), headers=heads)
         )

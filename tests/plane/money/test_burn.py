@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
-import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -26,6 +25,7 @@ from plane.wire.words import notice_kind
 from tests.support.approving import HTTP, approving
 from tests.support.command import plane_cli_async
 from tests.support.fixtures_plane import CONFIG, RunningPlane
+from tests.support.local_http import local_client
 
 DAY = datetime(2026, 11, 29, tzinfo=UTC)
 MIDNIGHT = DAY + timedelta(days=1)
@@ -178,7 +178,7 @@ async def test_the_row_status_show_and_metrics_say_when_the_ceiling_is_reached(s
     assert isinstance(details, p.ShowAgentReply)
     assert f"  pace       ${demo.burn_usd_per_hour:.2f} an hour · {said}" in shown(details)
 
-    async with httpx.AsyncClient() as client:
+    async with local_client() as client:
         answer = await client.get(
             f"http://127.0.0.1:{plane.plane.http_port}/metrics",
             headers={"Authorization": f"Bearer {plane.token}"},

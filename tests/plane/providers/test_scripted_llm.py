@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from plane.wire.protocol import Usage
+from tests.support import local_http
 from tests.support.scripted_llm import ScriptedLLM, derived_usage
 
 CHAT = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hello there"}]}
@@ -22,7 +23,7 @@ def sse_data(text: str) -> list[str]:
 def test_openai_reply_carries_cached_tokens_inside_prompt_tokens(scripted_llm: ScriptedLLM):
     usage = Usage(input_tokens=100, cache_read_tokens=60, output_tokens=7)
     scripted_llm.reply("hi", usage=usage, tool_calls=[("read", {"path": "a"})])
-    body = httpx.post(f"{scripted_llm.base_url}/chat/completions", json=CHAT).json()
+    body = local_http.post(f"{scripted_llm.base_url}/chat/completions", json=CHAT).json()
     assert body["usage"]["prompt_tokens"] == 100
     assert body["usage"]["prompt_tokens_details"]["cached_tokens"] == 60
     assert body["usage"]["completion_tokens"] == 7
@@ -35,7 +36,7 @@ def test_openai_reply_carries_cached_tokens_inside_prompt_tokens(scripted_llm: S
 def test_anthropic_reply_keeps_cache_tokens_out_of_input_tokens(scripted_llm: ScriptedLLM):
     usage = Usage(input_tokens=100, cache_read_tokens=60, cache_write_tokens=30, output_tokens=7)
     scripted_llm.reply("hi", usage=usage)
-    body = httpx.post(f"{scripted_llm.anthropic_url}/v1/messages", json=ANTHROPIC).json()
+    body = local_http.post(f"{scripted_llm.anthropic_url}/v1/messages", json=ANTHROPIC).json()
     assert body["usage"] == {
         "input_tokens": 10,
         "cache_creation_input_tokens": 30,
@@ -47,10 +48,10 @@ def test_anthropic_reply_keeps_cache_tokens_out_of_input_tokens(scripted_llm: Sc
 
 def test_openai_stream_has_usage_only_when_asked(scripted_llm: ScriptedLLM):
     url = f"{scripted_llm.base_url}/chat/completions"
-    with_usage = httpx.post(
+    with_usage = local_http.post(
         url, json=CHAT | {"stream": True, "stream_options": {"include_usage": True}}
     ).text
-    without = httpx.post(url, json=CHAT | {"stream": True}).text
+    without = local_http.post(url, json=CHAT | {"stream": True}).text
     chunks = sse_data(with_usage)
     assert chunks[-1] == "[DONE]"
     final = json.loads(chunks[-2])
@@ -62,7 +63,7 @@ def test_openai_stream_has_usage_only_when_asked(scripted_llm: ScriptedLLM):
 
 def test_anthropic_stream_follows_the_documented_event_sequence(scripted_llm: ScriptedLLM):
     scripted_llm.reply("two words", tool_calls=[("grep", {"q": "x"})])
-    text = httpx.post(
+    text = local_http.post(
         f"{scripted_llm.anthropic_url}/v1/messages", json=ANTHROPIC | {"stream": True}
     ).text
     kinds = [json.loads(d)["type"] for d in sse_data(text)]
@@ -85,28 +86,28 @@ def test_anthropic_stream_follows_the_documented_event_sequence(scripted_llm: Sc
 def test_cut_stream_ends_before_usage(scripted_llm: ScriptedLLM):
     scripted_llm.cut_stream(after_text="partial answer")
     body = CHAT | {"stream": True, "stream_options": {"include_usage": True}}
-    text = httpx.post(f"{scripted_llm.base_url}/chat/completions", json=body).text
+    text = local_http.post(f"{scripted_llm.base_url}/chat/completions", json=body).text
     assert "partial" in text and 'usage": {' not in text and "[DONE]" not in text
 
 
 def test_faults_malformed_reset_and_hang(scripted_llm: ScriptedLLM):
     url = f"{scripted_llm.base_url}/chat/completions"
     scripted_llm.fault(429, retry_after=3).malformed().reset_connection().hang(5)
-    faulted = httpx.post(url, json=CHAT)
+    faulted = local_http.post(url, json=CHAT)
     assert faulted.status_code == 429 and faulted.headers["retry-after"] == "3"
     with pytest.raises(json.JSONDecodeError):
-        httpx.post(url, json=CHAT).json()
+        local_http.post(url, json=CHAT).json()
     with pytest.raises(httpx.TransportError):
-        httpx.post(url, json=CHAT)
+        local_http.post(url, json=CHAT)
     with pytest.raises(httpx.ReadTimeout):
-        httpx.post(url, json=CHAT, timeout=httpx.Timeout(5, read=0.2))
+        local_http.post(url, json=CHAT, timeout=httpx.Timeout(5, read=0.2))
     assert len(scripted_llm.requests) == 4 and scripted_llm.pending == 0
 
 
 def test_default_reply_and_derived_usage_are_deterministic(scripted_llm: ScriptedLLM):
     scripted_llm.default_reply = "fine"
     url = f"{scripted_llm.base_url}/chat/completions"
-    first, second = (httpx.post(url, json=CHAT).json() for _ in range(2))
+    first, second = (local_http.post(url, json=CHAT).json() for _ in range(2))
     assert first["usage"] == second["usage"]
     assert first["choices"][0]["message"]["content"] == "fine"
     # "hello there" is 11 characters: ceil(11 / 4) = 3 in; "fine": 1 out.
@@ -117,6 +118,6 @@ def test_default_reply_and_derived_usage_are_deterministic(scripted_llm: Scripte
 def test_runs_outside_pytest_as_a_context_manager():
     with ScriptedLLM() as llm:
         url = llm.base_url
-        assert httpx.get(f"{url}/models").status_code == 200
+        assert local_http.get(f"{url}/models").status_code == 200
     with pytest.raises(httpx.ConnectError):
-        httpx.get(f"{url}/models")
+        local_http.get(f"{url}/models")
