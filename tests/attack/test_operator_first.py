@@ -34,6 +34,20 @@ async def until(check: Callable[[], bool]) -> None:
     raise TimeoutError("the plane never got there")
 
 
+async def stall_writer(db: Any) -> tuple[asyncio.Future[None], threading.Event]:
+    """The store's writer held inside a write (a slow disk) until the event
+    is set: the write's future, and the event."""
+    entered, release = threading.Event(), threading.Event()
+
+    def stall(conn: object) -> None:
+        entered.set()
+        release.wait(60)
+
+    stalled = asyncio.ensure_future(db.write(stall))
+    assert await asyncio.to_thread(entered.wait, 20)
+    return stalled, release
+
+
 @dataclass
 class Queued:
     """The store's writer held inside a write (a slow disk) and a thousand
@@ -48,15 +62,8 @@ class Queued:
     @classmethod
     async def behind_a_stalled_writer(cls, plane: RunningPlane) -> Queued:
         db, ledger = plane.db, plane.services.ledger
-        entered, release = threading.Event(), threading.Event()
         before = db.counts.writes
-
-        def stall(conn: object) -> None:
-            entered.set()
-            release.wait(60)
-
-        stalled = asyncio.ensure_future(db.write(stall))
-        assert await asyncio.to_thread(entered.wait, 20)
+        stalled, release = await stall_writer(db)
         estimate = Decimal("0.01")
         calls: list[asyncio.Future[object]] = [
             asyncio.ensure_future(
@@ -119,14 +126,7 @@ async def test_a_cut_turn_is_told_ahead_of_a_thousand_queued_writes(start_plane)
     while not isinstance(await asyncio.wait_for(events.next(), 10), p.TextDelta):
         pass
     plane.bus.unsubscribe(events)
-    entered, release = threading.Event(), threading.Event()
-
-    def stall(conn: object) -> None:
-        entered.set()
-        release.wait(60)
-
-    stalled = asyncio.ensure_future(db.write(stall))
-    assert await asyncio.to_thread(entered.wait, 20)
+    stalled, release = await stall_writer(db)
     operators = db.counts.operators
     told = threading.Event()
 
@@ -171,14 +171,7 @@ async def test_a_turn_cut_while_its_cost_is_written_is_told_with_that_cost(start
     plane.llm.reply("answered", usage=Usage(input_tokens=10, output_tokens=5), until=answer)
     await plane.send("demo", "a question whose answer is being paid for")
     await until(lambda: len(plane.llm.requests) == 1)  # its call opened, in flight
-    entered, release = threading.Event(), threading.Event()
-
-    def stall(conn: object) -> None:
-        entered.set()
-        release.wait(60)
-
-    stalled = asyncio.ensure_future(db.write(stall))
-    assert await asyncio.to_thread(entered.wait, 20)
+    stalled, release = await stall_writer(db)
     writes = db.counts.writes
     answer.set()
     await until(lambda: db.counts.writes > writes)  # its cost, queued behind the stall
