@@ -21,10 +21,7 @@ import pytest
 pytest_plugins = [
     f"tests.support.{path.stem}"
     for path in sorted((Path(__file__).parent / "support").glob("fixtures_*.py"))
-] + [
-    "tests.support.textual_css",  # each source of CSS parsed once a worker, not once an app
-    "tests.support.untested",  # the run's last line: what was not tested here, and how to get it
-]
+] + ["tests.support.untested"]  # the run's last line: what was not tested here, and how to get it
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
