@@ -190,11 +190,16 @@ def confine(workspace: Path, protected: Iterable[Path] = (), extra: Iterable[Pat
     ruleset = libc.syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), 0)
     if ruleset < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
+    protected = [Path(os.path.realpath(p)) for p in protected]
     try:
         roots, _ = readable_roots(os.environ.get("PATH", ""), protected, extra)
         for root in roots:
             _allow(libc, ruleset, root, READ & rights, required=False)
         for device, access in DEVICES.items():
+            # A grant covers the whole tree beneath it: with a home on /dev/shm,
+            # listing /dev would list the home too, so it is not granted then.
+            if access & READ_DIR and _overlaps(Path(device), protected) is not None:
+                continue
             _allow(libc, ruleset, Path(device), access & rights, required=False)
         _allow(libc, ruleset, workspace, rights, required=True)
         if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:

@@ -17,7 +17,9 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -37,7 +39,19 @@ as_root = pytest.mark.skipif(os.geteuid() != 0, reason="proves what root cannot 
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A plane home with everything an agent must never read, and this agent's
     workspace inside it, as the plane lays it out."""
-    root = tmp_path / "plane-home"
+    return laid_out(tmp_path / "plane-home", monkeypatch)
+
+
+@pytest.fixture
+def home_in_dev(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """`home`, on the tmpfs under /dev that Linux mounts for shared memory."""
+    if not os.access("/dev/shm", os.W_OK):
+        pytest.skip("/dev/shm is not writable here")
+    with tempfile.TemporaryDirectory(dir="/dev/shm") as tmp:
+        yield laid_out(Path(tmp) / "plane-home", monkeypatch)
+
+
+def laid_out(root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in ("token", "plane.db", "refs.db", "plane.log"):
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(f"{SECRET} in {name}\n")
@@ -270,6 +284,22 @@ async def test_nothing_of_the_planes_home_is_readable_even_under_an_allowed_root
             assert "Permission denied" in text or "Invalid cross-device link" in text, text
     assert f"does not grant reading {home.parent}" in caplog.text
     assert not (ctx.workspace / "stolen").exists()
+
+
+@needs_landlock
+async def test_a_home_under_dev_is_not_listed_though_dev_is(home_in_dev: Path):
+    """Commands may list /dev (a grant covers the whole tree beneath it), so a
+    plane home on /dev/shm had its files' names listed; now that grant is left
+    out while it would reach a home, and /dev's own files still work."""
+    ctx = context(home_in_dev, sandboxed=True)
+    for command in (f"ls {home_in_dev}", f"ls {home_in_dev}/workspaces", "ls /dev/shm"):
+        _, text = await call(ctx, "run_command", command=command)
+        assert "token" not in text and "other" not in text, text
+        assert "Permission denied" in text, text
+    _, text = await call(
+        ctx, "run_command", command="echo ok > /dev/null && head -c 4 /dev/zero | wc -c"
+    )
+    assert "4" in _lines(text), text
 
 
 @needs_landlock
