@@ -4,7 +4,6 @@ transaction that writes it, the operator sets it with `/limit group`, and an
 agent may not."""
 
 import asyncio
-import sqlite3
 import threading
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -18,10 +17,10 @@ from plane.store.migrations import MIGRATIONS
 from plane.store.postgres import PostgresDatabase
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
-from tests.plane.store.test_checks_as_comparisons import DecimalSum
 from tests.support.command import plane_cli_async
 from tests.support.fixtures_plane import CONFIG
 from tests.support.fixtures_postgres import open_db
+from tests.support.old_stores import sqlite_before
 from tests.support.scripted_llm import Reply
 
 pytestmark = pytest.mark.usefixtures("each_store")
@@ -397,12 +396,8 @@ async def test_the_group_sums_are_the_calls_summed_through_every_change(tmp_path
 @pytest.mark.parametrize("each_store", ["sqlite"], indirect=True)
 async def test_a_ledger_from_before_the_group_sums_is_summed_exactly(tmp_path):
     path = tmp_path / "plane.db"
-    old = sqlite3.connect(path)
-    old.create_aggregate("decimal_sum", 1, DecimalSum)
     step = next(n for n, script in enumerate(MIGRATIONS) if "CREATE TABLE group_spend" in script)
-    for script in MIGRATIONS[:step]:
-        old.executescript(script)
-    old.execute(f"PRAGMA user_version = {step}")
+    old = sqlite_before(path, step)
     costs = ["0.1", "0.2", "0.000000123456789"] * 10  # 0.1 + 0.2 is not 0.3 in floats
     old.executemany(
         "INSERT INTO calls (agent, day, at, provider, model, cost_usd, price_source, status,"

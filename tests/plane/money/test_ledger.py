@@ -3,7 +3,6 @@ before the call, settled after, interrupted (at its estimate) when the plane
 died between the two."""
 
 import asyncio
-import sqlite3
 import threading
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
@@ -16,6 +15,7 @@ from plane.money.ledger import Interrupted, Ledger
 from plane.store.migrations import MIGRATIONS
 from plane.wire.protocol import Usage
 from tests.support.fixtures_postgres import open_db, refuse
+from tests.support.old_stores import sqlite_before
 
 pytestmark = pytest.mark.usefixtures("each_store")
 sqlite_only = pytest.mark.parametrize("each_store", ["sqlite"], indirect=True)
@@ -207,16 +207,13 @@ async def test_the_schema_is_versioned_on_postgresql(open_ledger, each_store):
 @sqlite_only
 async def test_a_ledger_from_before_the_spend_table_is_summed_exactly(tmp_path, open_ledger):
     path = tmp_path / "plane.db"
-    old = sqlite3.connect(path)
-    for script in MIGRATIONS[:3]:
-        old.executescript(script)
+    old = sqlite_before(path, 3)
     costs = ["0.1", "0.2", "0.000000123456789"] * 10  # 0.1 + 0.2 is not 0.3 in floats
     old.executemany(
         "INSERT INTO calls (agent, day, at, provider, model, cost_usd, price_source, status)"
         " VALUES ('demo', '2026-11-29', '', 'p', 'm', ?, 'table', 'settled')",
         [(c,) for c in costs],
     )
-    old.execute("PRAGMA user_version = 3")
     old.commit()
     old.close()
     db, ledger = await open_ledger(ManualClock(NOON))

@@ -2,17 +2,16 @@
 kept across restarts; and an agent may only ask to be held to less."""
 
 import json
-import sqlite3
 from decimal import Decimal
 
 import pytest
 
 from plane.clock import ManualClock
 from plane.money.ceilings import Ceilings
-from plane.store.migrations import MIGRATIONS
 from plane.store.sqlite import SqliteDatabase
 from plane.wire.protocol import Usage
 from tests.support.fixtures_plane import CONFIG, NOON
+from tests.support.old_stores import sqlite_before
 
 FORTY_TWO_CENTS = Usage(input_tokens=220, output_tokens=100)
 
@@ -235,14 +234,11 @@ async def test_asks_stored_as_the_operators_by_an_older_plane_move_apart(tmp_pat
     """A database from before asks were kept apart: the agent's row in
     `ceilings` becomes an ask, so the file's tighter value binds again."""
     path = tmp_path / "plane.db"
-    old = sqlite3.connect(path)
-    for script in MIGRATIONS[:2]:
-        old.executescript(script)
+    old = sqlite_before(path, 2)
     old.execute("INSERT INTO ceilings VALUES ('demo', '1', '2026-11-28T12:00:00+00:00', 'agent')")
     old.execute(
         "INSERT INTO ceilings VALUES ('scout', '0.4', '2026-11-28T12:00:00+00:00', 'operator')"
     )
-    old.execute("PRAGMA user_version = 2")
     old.commit()
     old.close()
     db = await SqliteDatabase.open(path)

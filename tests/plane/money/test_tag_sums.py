@@ -15,8 +15,8 @@ from plane.money.ledger import Ledger, TagFull
 from plane.store.engine import Database
 from plane.store.migrations import MIGRATIONS
 from plane.wire.protocol import Usage
-from tests.plane.store.test_checks_as_comparisons import DecimalSum
 from tests.support.fixtures_postgres import open_db
+from tests.support.old_stores import sqlite_before
 
 pytestmark = pytest.mark.usefixtures("each_store")
 
@@ -130,11 +130,7 @@ OLD_SUMS = {
 @pytest.mark.parametrize("each_store", ["sqlite"], indirect=True)
 async def test_a_ledger_from_before_the_tag_sums_is_summed_exactly(tmp_path):
     path = tmp_path / "plane.db"
-    old = sqlite3.connect(path)
-    old.create_aggregate("decimal_sum", 1, DecimalSum)
-    for script in MIGRATIONS[:STEP]:
-        old.executescript(script)
-    old.execute(f"PRAGMA user_version = {STEP}")
+    old = sqlite_before(path, STEP)
     old.executemany(CALL, OLD_CALLS)
     old.commit()
     old.close()

@@ -11,6 +11,7 @@ import pytest
 from plane.store.migrations import MIGRATIONS, sqlite_own
 from plane.store.postgres_dialect import ddl
 from tests.support.fixtures_postgres import open_db
+from tests.support.old_stores import sqlite_before
 
 pytestmark = pytest.mark.usefixtures("each_store")
 sqlite_only = pytest.mark.parametrize("each_store", ["sqlite"], indirect=True)
@@ -30,16 +31,6 @@ STEP = next(n for n, script in enumerate(MIGRATIONS) if "writable_schema" in scr
 """The step that rewrites the checks (its index: the schema before it is `MIGRATIONS[:STEP]`)."""
 
 
-class DecimalSum:
-    """`decimal_sum`, which the step that made `spend` calls (no calls to sum here)."""
-
-    def step(self, value: object, /) -> None:
-        raise AssertionError("nothing to sum")
-
-    def finalize(self) -> int:
-        return 0
-
-
 def write(sql: str, values: tuple[object, ...], conn: sqlite3.Connection) -> None:
     conn.execute(sql, values)
 
@@ -53,11 +44,7 @@ def lists_built(conn: sqlite3.Connection, sql: str, values: int) -> int:
 @sqlite_only
 async def test_a_file_from_before_upgrades_with_its_rows_and_builds_no_list(tmp_path):
     path = tmp_path / "plane.db"
-    old = sqlite3.connect(path)
-    old.create_aggregate("decimal_sum", 1, DecimalSum)
-    for script in MIGRATIONS[:STEP]:
-        old.executescript(script)
-    old.execute(f"PRAGMA user_version = {STEP}")
+    old = sqlite_before(path, STEP)
     rows = [("demo", "0.000000123456789", "settled"), ("scout", "0.05", "pending")]
     old.executemany(CALL, rows)
     old.execute(PART, (1, "tool", "search", None, 120, "0.0001"))
