@@ -127,6 +127,17 @@ OLD_SUMS = {
 }
 
 
+async def summed_exactly(db: Database) -> None:
+    """The older store's tag calls, opened by a plane: summed into `tag_spend`
+    to the last digit, and read by the ledger from there. Closes `db`."""
+    try:
+        assert await tag_spend_table(db) == OLD_SUMS == await tags_of_calls(db)
+        ledger = Ledger(db, ManualClock(NOON))
+        assert await ledger.tag_today("ticket-7") == Decimal("3.80000001")
+    finally:
+        await db.close()
+
+
 @pytest.mark.parametrize("each_store", ["sqlite"], indirect=True)
 async def test_a_ledger_from_before_the_tag_sums_is_summed_exactly(tmp_path):
     path = tmp_path / "plane.db"
@@ -135,12 +146,7 @@ async def test_a_ledger_from_before_the_tag_sums_is_summed_exactly(tmp_path):
     old.commit()
     old.close()
     db = await open_db(path)
-    try:
-        assert await tag_spend_table(db) == OLD_SUMS == await tags_of_calls(db)
-        ledger = Ledger(db, ManualClock(NOON))
-        assert await ledger.tag_today("ticket-7") == Decimal("3.80000001")
-    finally:
-        await db.close()
+    await summed_exactly(db)
 
 
 @pytest.mark.parametrize("each_store", ["postgresql"], indirect=True)
@@ -159,9 +165,4 @@ async def test_a_shared_store_from_before_the_tag_sums_is_summed_exactly(tmp_pat
     await db.write(older)
     await db.close()
     db = await open_db(tmp_path / "plane.db")
-    try:
-        assert await tag_spend_table(db) == OLD_SUMS == await tags_of_calls(db)
-        ledger = Ledger(db, ManualClock(NOON))
-        assert await ledger.tag_today("ticket-7") == Decimal("3.80000001")
-    finally:
-        await db.close()
+    await summed_exactly(db)
