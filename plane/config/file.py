@@ -63,8 +63,8 @@ class Config(Block):
 
     _source: str = PrivateAttr("agents.yaml")
     _tree: Any = PrivateAttr(None)
-    _member_of: dict[str, str] | None = PrivateAttr(None)
     """The YAML as read, kept so a problem found after loading still names its line."""
+    _member_of: dict[str, str] | None = PrivateAttr(None)
     _file: Path | None = PrivateAttr(None)
     _looked: tuple[Path, ...] = PrivateAttr(())
 

@@ -1,7 +1,7 @@
 """What the things agents.yaml names may be called: an agent, an MCP server
-and its tools, a group, a tag, the embedded provider and its model. Each
-pattern has its rule beside it, the sentence an error says when a name is
-not one."""
+and its tools, a group, a tag, an environment variable, the embedded
+provider and its model. A pattern has its rule beside it, the words an
+error says when a name is not one."""
 
 from __future__ import annotations
 
