@@ -6,7 +6,7 @@ fixed number of values is refused with its line, so no file can hang the
 start or exhaust memory (an alias bomb is a few hundred bytes). The bounds
 grow with the file, as its honest cost does: 10,000 agents are read, a bomb
 of any size is not. What it reads
-keeps its lines, so a problem found later (plane/config.py validates) still
+keeps its lines, so a problem found later (plane/config/ validates) still
 names the line it is on.
 
 Where ruamel's C parser (libyaml, `ruamel.yaml.clib`) is installed, a file
