@@ -2,10 +2,9 @@
 
 The plane and its clients (the TUI, the `plane` CLI) speak newline-delimited
 JSON over a Unix socket (mode 0600) or TCP; on both, `hello` carries the
-plane's token. Every frame is one of
-the pydantic models below, told apart by its `type`; no untyped dict crosses
-the socket. With the rest of `plane.wire` (and `plane.home`), it is all of
-`plane` that `tui` imports.
+plane's token. Every frame is one of the pydantic models of this package,
+told apart by its `type`; no untyped dict crosses the socket. With the rest
+of `plane.wire` (and `plane.home`), it is all of `plane` that `tui` imports.
 
 A conversation on the socket:
 
