@@ -46,8 +46,10 @@ sentence (none reaches a user as it is):
     │                              the page says so
     ├── PatchError                 (tools.unidiff) a patch unreadable or not fitting: the tool's
     │                              refusal
-    └── BadFrame                   (wire.protocol) a line that is not a valid frame: an error reply
-        └── UnknownFrame           (wire.protocol) a newer peer's frame type: skipped and logged
+    └── BadFrame                   (wire.protocol.codec) a line that is not a valid frame: an
+        │                          error reply
+        └── UnknownFrame           (wire.protocol.codec) a newer peer's frame type: skipped and
+                                   logged
     OSError
     └── NoLandlock                 (tools.sandbox) the kernel has no Landlock: commands are refused
     Exception
