@@ -43,10 +43,10 @@ the fleet's row, never before it — at the turn's epoch (`plane.store.fence.FEN
 and with a third of the lease still to run by the database's clock; every
 later write of the call carries the same fence.
 
-Beside it: a call's writes and their SQL (`plane.money.call_writes`), the
-day's sums a transaction moves (`plane.money.day_sums`), a `calls` row read
-(`plane.money.ledger_rows`), and calls counted interrupted
-(`plane.money.interrupted`).
+Beside it: the plane's day (`plane.money.plane_day`), a call's writes and
+their SQL (`plane.money.call_writes`), the day's sums a transaction moves
+(`plane.money.day_sums`), a `calls` row read (`plane.money.ledger_rows`),
+and calls counted interrupted (`plane.money.interrupted`).
 """
 
 from __future__ import annotations
@@ -83,6 +83,7 @@ from plane.money.call_writes import OPEN, OPEN_BARE, Books, Closing, Opening
 from plane.money.day_sums import DaySums
 from plane.money.interrupted import Interrupted, Tell, interrupt_pending, sweep
 from plane.money.ledger_rows import Recorded, entry_of
+from plane.money.plane_day import PlaneDay
 from plane.store.engine import Database, Write
 from plane.store.fence import FENCE
 from plane.wire.protocol import LedgerEntry, Usage
@@ -135,16 +136,7 @@ class Ledger:
         self._db = db
         self._clock = clock
         self._days: dict[date, dict[str, Decimal]] = {}
-        self._latest: date | None = None
-        """The latest day reached (None until read from the database)."""
-        self._latest_text: tuple[date | None, str] = (None, "")
-        """`_latest` and its text as rows hold it, made once a day, not twice a
-        call (`date.isoformat` is ~3k instructions): one tuple, replaced whole."""
-        self._told_back: date | None = None
-        self._reaching: dict[date, Shared[date]] = {}
-        """A day being reached: a fleet's workers asking at once for the first
-        time read the latest day, and record the new one, once, and all go on
-        together when it is done."""
+        self._plane_day = PlaneDay(clock, self._write, self._read, self._carry_in_flight)
         self._reads: dict[date, Shared[dict[str, Decimal]]] = {}
         """A day's sums being read: who asks meanwhile waits for that read."""
         self._open: dict[int, Recorded] = {}
@@ -198,53 +190,15 @@ class Ledger:
         takes their leases."""
         return sweep(conn, agents, tell, planes=planes)
 
-    async def today(self, now: datetime | None = None) -> date:
+    def today(self, now: datetime | None = None) -> Coroutine[object, object, date]:
         """The plane's day: the later of the clock's and the latest reached
         (the clock read `now`, if given). A new day is recorded before this
-        returns, so nothing is charged to a day a restart could forget."""
-        clock_day = day_of(self._clock.now() if now is None else now)
-        if clock_day == self._latest:
-            return clock_day  # every call but a day's first
-        if clock_day not in self._reaching:
-            self._reaching[clock_day] = Shared(lambda: self._reach(clock_day))
-        return await self._reaching[clock_day].get()
-
-    async def _reach(self, clock_day: date) -> date:
-        latest = await self._latest_day()
-        if clock_day > latest:
-            await self._write(
-                lambda conn: self._turn_day(conn, clock_day),
-                then=lambda _: self._carry_in_flight(clock_day),
-            )
-            return self._reached(clock_day)
-        if clock_day < latest and self._told_back != clock_day:
-            self._told_back = clock_day
-            log.warning(
-                "the clock moved back to %s, before %s, a day already counted", clock_day, latest
-            )
-        return latest
-
-    def _turn_day(self, conn: Connection, day: date) -> None:
-        """Record `day` as reached, and carry this plane's calls still in
-        flight onto it: each call's cost counts on the day it becomes known,
-        which is now `day` at the earliest. So their estimates leave the day
-        they were sent on exactly, and count against `day`'s ceilings from
-        00:00 (left behind, the new day admitted its whole ceiling besides,
-        and ended more than one call over)."""
-        text = day.isoformat()
-        conn.execute(
-            "INSERT INTO plane_day (id, day) VALUES (1, ?) ON CONFLICT (id)"
-            " DO UPDATE SET day = excluded.day WHERE excluded.day > plane_day.day",
-            (text,),
-        )
-        carry = "UPDATE calls SET day = ? WHERE status = 'pending' AND day < ?"
-        if self.plane is None:
-            conn.execute(carry, (text, text))
-        else:  # another plane carries its own, as it reaches the day
-            conn.execute(carry + " AND plane = ?", (text, text, self.plane))
+        returns, so nothing is charged to a day a restart could forget.
+        (`PlaneDay.today`'s coroutine itself, awaited as this one's would be.)"""
+        return self._plane_day.today(self.plane, now)
 
     def _carry_in_flight(self, day: date) -> None:
-        """`_turn_day`'s carry, in memory, once committed."""
+        """A day reached carries the calls in flight onto it: in memory, once committed."""
         for call, recorded in list(self._open.items()):
             if recorded.day < day:
                 self._open[call] = recorded._replace(day=day)
@@ -258,16 +212,12 @@ class Ledger:
 
     def day(self) -> date:
         """The plane's day as last known, without a database round trip."""
-        clock_day = day_of(self._clock.now())
-        return clock_day if self._latest is None else max(clock_day, self._latest)
+        return self._plane_day.day()
 
     def days_behind(self) -> tuple[date, date] | None:
         """The clock's day and the plane's, while the clock reads a day before
         the plane's (None: it does not)."""
-        clock_day = day_of(self._clock.now())
-        if self._latest is None or clock_day >= self._latest:
-            return None
-        return clock_day, self._latest
+        return self._plane_day.days_behind()
 
     def spend_known(self, agent: str) -> Decimal:
         """`agent`'s spend today as last read, without the store (while it is away)."""
@@ -414,7 +364,7 @@ class Ledger:
         ceiling by at most the one call admitted last under it. With several
         planes, the lease is checked after that wait, in the INSERT itself."""
         now = self._clock.now()
-        day, day_text = self._latest_text  # `today`'s answer for every call but a day's first
+        day, day_text = self._plane_day.latest_text  # `today`'s for all but a day's first
         if (now.date() if now.tzinfo is UTC else day_of(now)) != day:  # `day_of`, a call fewer
             day, day_text = await self._today_text(now)
         assert day is not None  # known: a day reached
@@ -535,7 +485,7 @@ class Ledger:
         """Close a pending call: its row, and its estimate moved from the day
         it was sent to its cost on the day it became known, in one
         transaction. `source` None keeps the price source recorded."""
-        known_day, known_text = self._latest_text  # as `open_call` finds it
+        known_day, known_text = self._plane_day.latest_text  # as `open_call` finds it
         if (now.date() if now.tzinfo is UTC else day_of(now)) != known_day:
             known_day, known_text = await self._today_text(now)
         assert known_day is not None  # known: a day reached
@@ -642,24 +592,6 @@ class Ledger:
                 )
             await self._reads[day].get()
         return kept
-
-    async def _latest_day(self) -> date:
-        if self._latest is None:
-            rows = await self._read(
-                "SELECT MAX(day) FROM (SELECT MAX(day) AS day FROM calls"
-                " UNION ALL SELECT day FROM plane_day) AS reached"
-            )
-            found = rows[0][0] if rows else None
-            return self._reached(date.min if found is None else date.fromisoformat(found))
-        return self._latest
-
-    def _reached(self, day: date) -> date:
-        """Move the latest day reached up to `day` (never down: another
-        coroutine may have moved it meanwhile)."""
-        self._latest = latest = day if self._latest is None else max(day, self._latest)
-        if self._latest_text[0] != latest:
-            self._latest_text = (latest, latest.isoformat())
-        return latest
 
     async def _write(
         self,
