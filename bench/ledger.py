@@ -43,7 +43,9 @@ from pathlib import Path
 
 from plane import collector
 from plane.clock import ManualClock
-from plane.money.ledger import _CLOSE, _OPEN_BARE, Ledger, _Sums
+from plane.money.call_writes import CLOSE, OPEN_BARE
+from plane.money.day_sums import DaySums
+from plane.money.ledger import Ledger
 from plane.store.migrations import MIGRATIONS
 from plane.store.sqlite import SqliteDatabase, _connect_writer
 from plane.wire.protocol import Usage
@@ -94,24 +96,24 @@ def statements(path: Path, seconds: float, batch: int) -> tuple[int, float]:
     """Calls done and CPU seconds taken by the ledger's own statements alone,
     `batch` calls a commit (as `raw`), one transaction as the plane's writer
     makes it: the settling updates of the calls opened in the one before, the
-    pending inserts of `batch` new calls, and the day's sums (`_Sums`, as the
+    pending inserts of `batch` new calls, and the day's sums (`DaySums`, as the
     writer ends a transaction), on the plane's writer connection and schema."""
     if not path.exists():
         asyncio.run(migrated(path))
     conn = _connect_writer(path)
-    sums, done, calls = _Sums(), 0, list[tuple[str, int | None]]()
+    sums, done, calls = DaySums(), 0, list[tuple[str, int | None]]()
     cpu, start = time.process_time(), time.perf_counter()
     pending = ("", "2026-11-29", NOON.isoformat(), "p", "m", "0.05", "estimate")
     settled = (NOON.isoformat(), 1200, 1000, 0, 0, 80, "0.0123", "table", "settled", 0)
     while time.perf_counter() - start < seconds:
         conn.execute("BEGIN IMMEDIATE")
         for agent, call in calls:
-            conn.execute(_CLOSE, (*settled, call))
+            conn.execute(CLOSE, (*settled, call))
             sums.add_on("2026-11-29", agent, COST)
         calls = []
         for n in range(batch):
             row = (f"agent-{(done + n) % 100}", *pending[1:])
-            calls.append((row[0], conn.execute(_OPEN_BARE, row).lastrowid))
+            calls.append((row[0], conn.execute(OPEN_BARE, row).lastrowid))
         sums.write(conn)
         conn.execute("COMMIT")
         done += batch

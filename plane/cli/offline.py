@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime
 
 from plane.errors import PlaneError
 from plane.home import Home
-from plane.money.ledger import entry_of
+from plane.money.ledger_rows import entry_of
 from plane.wire.protocol import LedgerEntry
 
 

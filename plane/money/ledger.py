@@ -42,6 +42,11 @@ agent's lease, checked in the statement that writes it — after the wait for
 the fleet's row, never before it — at the turn's epoch (`plane.store.fence.FENCE`)
 and with a third of the lease still to run by the database's clock; every
 later write of the call carries the same fence.
+
+Beside it: the plane's day (`plane.money.plane_day`), a call's writes and
+their SQL (`plane.money.call_writes`), the day's sums a transaction moves
+(`plane.money.day_sums`), a `calls` row read (`plane.money.ledger_rows`),
+and calls counted interrupted (`plane.money.interrupted`).
 """
 
 from __future__ import annotations
@@ -51,10 +56,8 @@ import logging
 import sqlite3
 import time
 from collections.abc import Callable, Collection, Coroutine, Sequence
-from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
-from functools import partial
 from sqlite3 import Connection, Row
 from typing import Any, NamedTuple, TypeVar
 
@@ -74,13 +77,16 @@ from plane.money.budgets import (
     Full,
     GroupFull,
     TagFull,
-    admit_within,
     checks,
 )
+from plane.money.call_writes import OPEN, OPEN_BARE, Books, Closing, Opening
+from plane.money.day_sums import DaySums
+from plane.money.interrupted import Interrupted, Tell, interrupt_pending, sweep
+from plane.money.ledger_rows import Recorded, entry_of
+from plane.money.plane_day import PlaneDay
 from plane.store.engine import Database, Write
-from plane.store.fence import FENCE, Fence
+from plane.store.fence import FENCE
 from plane.wire.protocol import LedgerEntry, Usage
-from plane.wire.words import UNPRICED
 
 log = logging.getLogger(__name__)
 
@@ -117,42 +123,6 @@ class Charge(NamedTuple):
     day: date
 
 
-@dataclass(frozen=True)
-class Interrupted:
-    """One agent's calls a plane that died left in flight."""
-
-    calls: int
-    estimate_usd: Decimal
-    """What they count: their estimates, summed."""
-    unpriced: int = 0
-    """How many of them no price is known for: their $0 is not their cost."""
-
-    def __add__(self, other: Interrupted) -> Interrupted:
-        return Interrupted(
-            self.calls + other.calls,
-            self.estimate_usd + other.estimate_usd,
-            self.unpriced + other.unpriced,
-        )
-
-
-Tell = Callable[[Connection, dict[str, Interrupted]], None]
-"""Says what recovery found, inside recovery's own transaction (a write
-function's part: SQL only)."""
-
-
-class _Recorded(NamedTuple):
-    """A call as its row holds it, parsed: what closing it needs to know (a
-    tuple, as `Charge`, and made as it is on a call's path)."""
-
-    agent: str
-    day: date
-    cost_usd: Decimal
-    status: str
-    price_source: str
-    tag: str | None = None
-    group: str | None = None
-
-
 class Ledger:
     def __init__(
         self,
@@ -165,25 +135,13 @@ class Ledger:
     ) -> None:
         self._db = db
         self._clock = clock
-        self._charged = charged
-        """Told (agent, when, cost) of each call closed with a cost, once
-        committed: the burn rate's feed (`plane.money.burn`)."""
         self._days: dict[date, dict[str, Decimal]] = {}
-        self._latest: date | None = None
-        """The latest day reached (None until read from the database)."""
-        self._latest_text: tuple[date | None, str] = (None, "")
-        """`_latest` and its text as rows hold it, made once a day, not twice a
-        call (`date.isoformat` is ~3k instructions): one tuple, replaced whole."""
-        self._told_back: date | None = None
-        self._reaching: dict[date, Shared[date]] = {}
-        """A day being reached: a fleet's workers asking at once for the first
-        time read the latest day, and record the new one, once, and all go on
-        together when it is done."""
+        self._plane_day = PlaneDay(clock, self._write, self._read, self._carry_in_flight)
         self._reads: dict[date, Shared[dict[str, Decimal]]] = {}
         """A day's sums being read: who asks meanwhile waits for that read."""
-        self._open: dict[int, _Recorded] = {}
+        self._open: dict[int, Recorded] = {}
         """The calls this plane opened and has not closed, as written."""
-        self._sums = _Sums()
+        self._sums = DaySums()
         db.finish_with(self._sums)
         self.plane = plane
         """This plane's name, recorded with each call it opens, when several
@@ -194,9 +152,13 @@ class Ledger:
         self.closes = 0
         """How many of this plane's calls have closed (settled, failed, cut)."""
         self._on_close: list[asyncio.Future[None]] = []
-        self._stranded: dict[int, _Closing] = {}
+        self._stranded: dict[int, Closing] = {}
         """Closes the store refused past `SETTLE_PATIENCE_S`, by call: what
         each call cost, kept until the store is back (`write_stranded`)."""
+        self._books = Books(db, self._sums, self._open, self._count, self._closed, charged)
+        """What this ledger's call writes reach of it (`charged`: told (agent,
+        when, cost) of each call closed with a cost, once committed: the burn
+        rate's feed, `plane.money.burn`)."""
 
     def store_unreachable_since(self) -> datetime | None:
         """Since when the store cannot be reached (None: it can)."""
@@ -226,83 +188,17 @@ class Ledger:
         all), or the calls opened by `planes`: a plane that takes over agents
         whose plane died sweeps their calls in flight, in the transaction that
         takes their leases."""
-        where = "status = 'pending'"
-        params: list[str] = []
-        for column, only in (("agent", agents), ("plane", planes)):
-            if only is not None:
-                if not only:
-                    return {}
-                params += sorted(only)
-                where += f" AND {column} IN ({','.join('?' * len(only))})"
-        cut: dict[str, Interrupted] = {}
-        rows = conn.execute(
-            "SELECT agent, day, cost_usd, price_source, agent_group, tag FROM calls"
-            f" WHERE {where} ORDER BY id",
-            params,
-        )
-        # Its own sums, written here: the fleet sweeps on a connection of its
-        # own, whose transactions the ledger's finisher does not end.
-        sums = _Sums()
-        for agent, day, cost, source, group, tag in rows.fetchall():
-            one = Interrupted(1, Decimal(cost), int(source == UNPRICED))
-            cut[agent] = cut.get(agent, Interrupted(0, Decimal(0))) + one
-            sums.add(date.fromisoformat(day), agent, Decimal(cost), group, tag)
-        if cut:
-            conn.execute(
-                f"UPDATE calls SET status = 'interrupted', estimated = 1 WHERE {where}", params
-            )
-            sums.write(conn)
-        if tell is not None and cut:
-            tell(conn, cut)
-        return cut
+        return sweep(conn, agents, tell, planes=planes)
 
-    async def today(self, now: datetime | None = None) -> date:
+    def today(self, now: datetime | None = None) -> Coroutine[object, object, date]:
         """The plane's day: the later of the clock's and the latest reached
         (the clock read `now`, if given). A new day is recorded before this
-        returns, so nothing is charged to a day a restart could forget."""
-        clock_day = day_of(self._clock.now() if now is None else now)
-        if clock_day == self._latest:
-            return clock_day  # every call but a day's first
-        if clock_day not in self._reaching:
-            self._reaching[clock_day] = Shared(lambda: self._reach(clock_day))
-        return await self._reaching[clock_day].get()
-
-    async def _reach(self, clock_day: date) -> date:
-        latest = await self._latest_day()
-        if clock_day > latest:
-            await self._write(
-                lambda conn: self._turn_day(conn, clock_day),
-                then=lambda _: self._carry_in_flight(clock_day),
-            )
-            return self._reached(clock_day)
-        if clock_day < latest and self._told_back != clock_day:
-            self._told_back = clock_day
-            log.warning(
-                "the clock moved back to %s, before %s, a day already counted", clock_day, latest
-            )
-        return latest
-
-    def _turn_day(self, conn: Connection, day: date) -> None:
-        """Record `day` as reached, and carry this plane's calls still in
-        flight onto it: each call's cost counts on the day it becomes known,
-        which is now `day` at the earliest. So their estimates leave the day
-        they were sent on exactly, and count against `day`'s ceilings from
-        00:00 (left behind, the new day admitted its whole ceiling besides,
-        and ended more than one call over)."""
-        text = day.isoformat()
-        conn.execute(
-            "INSERT INTO plane_day (id, day) VALUES (1, ?) ON CONFLICT (id)"
-            " DO UPDATE SET day = excluded.day WHERE excluded.day > plane_day.day",
-            (text,),
-        )
-        carry = "UPDATE calls SET day = ? WHERE status = 'pending' AND day < ?"
-        if self.plane is None:
-            conn.execute(carry, (text, text))
-        else:  # another plane carries its own, as it reaches the day
-            conn.execute(carry + " AND plane = ?", (text, text, self.plane))
+        returns, so nothing is charged to a day a restart could forget.
+        (`PlaneDay.today`'s coroutine itself, awaited as this one's would be.)"""
+        return self._plane_day.today(self.plane, now)
 
     def _carry_in_flight(self, day: date) -> None:
-        """`_turn_day`'s carry, in memory, once committed."""
+        """A day reached carries the calls in flight onto it: in memory, once committed."""
         for call, recorded in list(self._open.items()):
             if recorded.day < day:
                 self._open[call] = recorded._replace(day=day)
@@ -316,16 +212,12 @@ class Ledger:
 
     def day(self) -> date:
         """The plane's day as last known, without a database round trip."""
-        clock_day = day_of(self._clock.now())
-        return clock_day if self._latest is None else max(clock_day, self._latest)
+        return self._plane_day.day()
 
     def days_behind(self) -> tuple[date, date] | None:
         """The clock's day and the plane's, while the clock reads a day before
         the plane's (None: it does not)."""
-        clock_day = day_of(self._clock.now())
-        if self._latest is None or clock_day >= self._latest:
-            return None
-        return clock_day, self._latest
+        return self._plane_day.days_behind()
 
     def spend_known(self, agent: str) -> Decimal:
         """`agent`'s spend today as last read, without the store (while it is away)."""
@@ -472,7 +364,7 @@ class Ledger:
         ceiling by at most the one call admitted last under it. With several
         planes, the lease is checked after that wait, in the INSERT itself."""
         now = self._clock.now()
-        day, day_text = self._latest_text  # `today`'s answer for every call but a day's first
+        day, day_text = self._plane_day.latest_text  # `today`'s for all but a day's first
         if (now.date() if now.tzinfo is UTC else day_of(now)) != day:  # `day_of`, a call fewer
             day, day_text = await self._today_text(now)
         assert day is not None  # known: a day reached
@@ -481,20 +373,21 @@ class Ledger:
         row: tuple[object, ...] = (
             agent, day_text, stamp(now), provider, model, str(estimate), source,
         )  # fmt: skip
-        sql = _OPEN_BARE
+        sql = OPEN_BARE
         if self.plane is not None or group is not None or tag is not None or session is not None:
             row += (self.plane, group.name if group else None, tag.name if tag else None, session)
-            sql = _OPEN
+            sql = OPEN
         admits = (fleet_ceiling is not None or group is not None or tag is not None) and checks(
             fleet_ceiling, group, tag
         )
         tag_name, group_name = tag.name if tag else None, group.name if group else None
         recorded = (agent, day, estimate, "pending", source, tag_name, group_name)
-        opening = _Opening(self, row, tuple.__new__(_Recorded, recorded), sql)
+        opening = Opening(self._books, row, tuple.__new__(Recorded, recorded), sql)
         if admits or self.plane is not None:
             opening.admits = admits
             opening.budgets = (fleet_ceiling, group, tag)
             opening.margin = self.lease_margin_ms
+            opening.plane = self.plane
         try:  # `_write`'s body: a coroutine a call fewer
             return await self._db.put(opening, late=admits)
         except sqlite3.Error as error:
@@ -555,18 +448,7 @@ class Ledger:
             self._db.expedite(after)
 
         def interrupt(conn: Connection) -> tuple[list[int], Interrupted]:
-            rows = conn.execute(
-                "SELECT id, day, cost_usd, price_source, agent_group, tag FROM calls"
-                " WHERE status = 'pending' AND agent = ? ORDER BY id",
-                (agent,),
-            ).fetchall()
-            total = Decimal(0)
-            for call, day, cost, _, group, tag in rows:
-                conn.execute("UPDATE calls SET status = 'interrupted' WHERE id = ?", (call,))
-                self._sums.add(date.fromisoformat(day), agent, Decimal(cost), group, tag)
-                total += Decimal(cost)
-            unpriced = sum(row[3] == UNPRICED for row in rows)
-            return [row[0] for row in rows], Interrupted(len(rows), total, unpriced)
+            return interrupt_pending(conn, agent, self._sums)
 
         def closed(outcome: tuple[list[int], Interrupted]) -> None:
             for call in outcome[0]:
@@ -603,7 +485,7 @@ class Ledger:
         """Close a pending call: its row, and its estimate moved from the day
         it was sent to its cost on the day it became known, in one
         transaction. `source` None keeps the price source recorded."""
-        known_day, known_text = self._latest_text  # as `open_call` finds it
+        known_day, known_text = self._plane_day.latest_text  # as `open_call` finds it
         if (now.date() if now.tzinfo is UTC else day_of(now)) != known_day:
             known_day, known_text = await self._today_text(now)
         assert known_day is not None  # known: a day reached
@@ -612,8 +494,8 @@ class Ledger:
         # read refused while the store is away would leave the call pending,
         # neither written nor kept for `write_stranded`.
         opened = self._open.get(call)
-        closing = _Closing(
-            self, call, opened, now, known_day, known_text, status, usage, cost, source,
+        closing = Closing(
+            self._books, call, opened, now, known_day, known_text, status, usage, cost, source,
             estimated, parts, counted,
         )  # fmt: skip
         started = time.monotonic()
@@ -625,9 +507,7 @@ class Ledger:
             recorded = await self._patiently(closing, started, error)
         return tuple.__new__(Charge, (recorded.agent, cost, known_day))
 
-    async def _patiently(
-        self, closing: _Closing, started: float, error: sqlite3.Error
-    ) -> _Recorded:
+    async def _patiently(self, closing: Closing, started: float, error: sqlite3.Error) -> Recorded:
         """`closing` put again while the store is away (`error`), for up to
         `SETTLE_PATIENCE_S` since `started` (fenced: if another plane takes
         the agent meanwhile, `LeaseLost` ends it). Past that it is kept for
@@ -713,24 +593,6 @@ class Ledger:
             await self._reads[day].get()
         return kept
 
-    async def _latest_day(self) -> date:
-        if self._latest is None:
-            rows = await self._read(
-                "SELECT MAX(day) FROM (SELECT MAX(day) AS day FROM calls"
-                " UNION ALL SELECT day FROM plane_day) AS reached"
-            )
-            found = rows[0][0] if rows else None
-            return self._reached(date.min if found is None else date.fromisoformat(found))
-        return self._latest
-
-    def _reached(self, day: date) -> date:
-        """Move the latest day reached up to `day` (never down: another
-        coroutine may have moved it meanwhile)."""
-        self._latest = latest = day if self._latest is None else max(day, self._latest)
-        if self._latest_text[0] != latest:
-            self._latest_text = (latest, latest.isoformat())
-        return latest
-
     async def _write(
         self,
         fn: Callable[[Connection], T],
@@ -760,396 +622,3 @@ def _refused(error: sqlite3.Error, *, reading: bool = False) -> LedgerError:
 
 
 _ZERO = Decimal(0)
-
-
-_OPEN = (
-    "INSERT INTO calls (agent, day, at, provider, model, cost_usd, price_source,"
-    " status, estimated, plane, agent_group, tag, session)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?, ?, ?, ?)"
-)
-
-
-_OPEN_BARE = (
-    "INSERT INTO calls (agent, day, at, provider, model, cost_usd, price_source,"
-    " status, estimated, plane, agent_group, tag, session)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1, NULL, NULL, NULL, NULL)"
-)
-"""`_OPEN` for a call with no plane, group, tag or session (the first seven
-values): each None bound costs sqlite3 a search for its adapter, ~0.2 us."""
-
-
-_CLOSE_SET = (
-    "at = ?, input_tokens = ?, cache_read_tokens = ?, cache_write_tokens = ?,"
-    " cache_write_1h_tokens = ?, output_tokens = ?, cost_usd = ?, price_source = ?,"
-    " status = ?, estimated = ? WHERE id = ? AND status = 'pending'"
-)
-_CLOSE = "UPDATE calls SET " + _CLOSE_SET
-_CLOSE_MOVED = "UPDATE calls SET day = ?, " + _CLOSE_SET
-"""Closing a call that moves to the day its cost became known."""
-
-
-_PART = (
-    "INSERT INTO call_parts (call, part, tool, mcp_server, input_tokens, cost_usd)"
-    " VALUES (?, ?, ?, ?, ?, ?)"
-)
-
-
-def _part_row(call: int, part: Part) -> tuple[object, ...]:
-    return (call, part.part, part.tool, part.mcp_server, part.input_tokens, str(part.cost_usd))
-
-
-_NOW_MS = "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"
-
-_ADMIT = (
-    "INSERT INTO calls (agent, day, at, provider, model, cost_usd, price_source,"
-    " status, estimated, plane, agent_group, tag, session)"
-    " SELECT ?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?, ?, ?, ? WHERE "
-)
-
-_FENCED = (
-    "EXISTS (SELECT 1 FROM leases WHERE agent = ? AND plane = ? AND epoch = ?"
-    f" AND expires_ms > {_NOW_MS} + ? FOR SHARE)"
-)
-"""The turn's lease, at its epoch, with `margin` ms left: locked to the
-commit, so no takeover falls between this check and the call written."""
-
-_UNFENCED = (
-    "NOT EXISTS (SELECT 1 FROM leases WHERE agent = ? AND expires_ms > 0"
-    f" AND (plane <> ? OR expires_ms <= {_NOW_MS} + ?))"
-)
-"""No turn's fence (a gateway agent's call): refused only when the agent is
-under a lease another plane holds, or this one's ran low."""
-
-
-def _admit_under_lease(
-    conn: Connection, row: tuple[object, ...], plane: str, fence: Fence | None, margin: int
-) -> int:
-    """Write the call only if its agent's lease allows it, in the same
-    statement (several planes, so PostgreSQL's SQL): a plane that lost an
-    agent, or whose lease runs low, opens no call for it, so no two planes
-    ever spend for one agent at once."""
-    agent = str(row[0])
-    params: tuple[object, ...]
-    if fence is not None and fence.agent == agent:
-        check, params = _FENCED, (agent, fence.plane, fence.epoch, margin)
-    else:
-        check, params = _UNFENCED, (agent, plane, margin)
-    written = conn.execute(_ADMIT + check + " RETURNING id", (*row, *params)).fetchone()
-    if written is not None:
-        return int(written[0])
-    holder = conn.execute(
-        f"SELECT plane, expires_ms > {_NOW_MS} FROM leases WHERE agent = ?", (agent,)
-    ).fetchone()
-    if holder is not None and holder[0] != plane and holder[1]:
-        raise LeaseLost(f"{agent} is run by {holder[0]} now")
-    raise LeaseLost(f"{plane}'s lease on {agent} ran low or was taken")
-
-
-@dataclass(slots=True)
-class _Opening(Write[int]):
-    """A call being opened: its write (`run`, on the writer) and what its
-    commit changes in memory (`then`, on the event loop), as one object, put
-    on the writer's queue itself: closures would make a cell for each name
-    they share, a dozen objects a call more for the cyclic collector to count
-    and walk. The turn's fence is the write's (`Write.fence`)."""
-
-    ledger: Ledger
-    row: tuple[object, ...]
-    recorded: _Recorded
-    sql: str
-    """`_OPEN`, or `_OPEN_BARE` for a `row` of its first seven values."""
-    admits: bool = False
-    budgets: tuple[Decimal | None, Budget | None, Budget | None] = (None, None, None)
-    """The fleet's ceiling, the group's budget, the tag's: checked if `admits`."""
-    margin: int = 0
-
-    def run(self, conn: Connection) -> int:
-        ledger, day = self.ledger, self.recorded.day
-        if self.admits:
-            # What this batch's settles moved is not in `spend` until its end.
-            sums = ledger._sums
-            moved, moved_group = partial(sums.on, day), partial(sums.on_group, day)
-            admit_within(conn, day, moved, moved_group, partial(sums.on_tag, day), *self.budgets)
-        if ledger.plane is not None:
-            return _admit_under_lease(conn, self.row, ledger.plane, self.fence, self.margin)
-        # lastrowid, as Conversation.append: on SQLite a third cheaper than
-        # RETURNING; plane/store/postgres_dialect.py reads it as lastval().
-        call = ledger._db.statements(conn).execute(self.sql, self.row).lastrowid
-        assert call is not None
-        return int(call)
-
-    def then(self, call: int) -> None:
-        recorded, ledger = self.recorded, self.ledger
-        ledger._open[call] = recorded
-        ledger._count(recorded.day, recorded.agent, recorded.cost_usd)
-
-
-@dataclass(slots=True)
-class _Closing(Write[_Recorded]):
-    """A call being closed (`Ledger._close`), as `_Opening`: one object."""
-
-    ledger: Ledger
-    call: int
-    opened: _Recorded | None
-    """As this plane opened it (None: read from its row)."""
-    now: datetime
-    known_day: date
-    known_text: str
-    """`known_day` as rows hold it."""
-    status: str
-    usage: Usage
-    cost: Decimal
-    source: str | None
-    estimated: bool
-    parts: Sequence[Part]
-    counted: Callable[[Decimal], object] | None
-    """Told the cost once committed (`Ledger.settle`)."""
-    again: bool = False
-    """Put again after a try whose outcome is not known (the store away)."""
-
-    def run(self, conn: Connection) -> _Recorded:
-        call, cost, known_day, usage = self.call, self.cost, self.known_day, self.usage
-        recorded = self.opened or _recorded(conn, call)
-        known_iso = self.known_text
-        values: tuple[object, ...] = (
-            stamp(self.now),
-            usage.input_tokens,
-            usage.cache_read_tokens,
-            usage.cache_write_tokens,
-            usage.cache_write_1h_tokens,
-            usage.output_tokens,
-            str(cost),
-            recorded.price_source if self.source is None else self.source,
-            self.status,
-            int(self.estimated),
-            call,
-        )
-        # The day is set only when it moves: an unchanged day would still
-        # rewrite the row's entry in the index by day.
-        sql = _CLOSE
-        if recorded.day != known_day:
-            sql, values = _CLOSE_MOVED, (known_iso, *values)
-        changed = self.ledger._db.statements(conn).execute(sql, values).rowcount
-        if not changed:
-            now_recorded = _recorded(conn, call)
-            if self.again and (now_recorded.status, now_recorded.cost_usd) == (self.status, cost):
-                # This close, put again: a try before landed, and its answer
-                # was lost with the link. Written and counted once.
-                return recorded
-            if now_recorded.status == "interrupted":  # swept while its plane was taken for dead
-                raise LedgerError(
-                    f"Call {call} was already counted at its estimate by another plane,"
-                    " while this one could not reach the store."
-                )
-            raise ValueError(f"call {call} is already {now_recorded.status}")
-        if self.parts:
-            conn.executemany(_PART, [_part_row(call, part) for part in self.parts])
-        if cost:
-            self.ledger._sums.add_on(known_iso, recorded.agent, cost, recorded.group, recorded.tag)
-        return recorded
-
-    def then(self, recorded: _Recorded) -> None:
-        ledger, cost = self.ledger, self.cost
-        ledger._open.pop(self.call, None)
-        ledger._closed()
-        if recorded.day == self.known_day:  # the call's estimate and its cost on one day
-            ledger._count(recorded.day, recorded.agent, cost - recorded.cost_usd)
-        else:
-            ledger._count(recorded.day, recorded.agent, -recorded.cost_usd)
-            ledger._count(self.known_day, recorded.agent, cost)
-        if cost and ledger._charged is not None:
-            ledger._charged(recorded.agent, self.now, cost)
-        if self.counted is not None:
-            self.counted(cost)
-
-
-def _recorded(conn: Connection, call: int) -> _Recorded:
-    row = conn.execute(
-        "SELECT agent, day, cost_usd, status, price_source, agent_group, tag FROM calls"
-        " WHERE id = ?",
-        (call,),
-    ).fetchone()
-    if row is None:
-        raise KeyError(f"no call {call} in the ledger")
-    return _Recorded(
-        agent=row["agent"],
-        day=date.fromisoformat(row["day"]),
-        cost_usd=Decimal(row["cost_usd"]),
-        status=row["status"],
-        price_source=row["price_source"],
-        tag=row["tag"],
-        group=row["agent_group"],
-    )
-
-
-def _adding(table: str, column: str) -> str:
-    """An amount added to `table`'s sum of a day and a `column` (made if new)."""
-    return (
-        f"INSERT INTO {table} (day, {column}, cost_usd) VALUES (?, ?, ?)"
-        f" ON CONFLICT (day, {column}) DO UPDATE SET"
-        f" cost_usd = decimal_add({table}.cost_usd, excluded.cost_usd)"
-    )
-
-
-_ADD_SPEND = (
-    "INSERT INTO spend (day, agent, cost_usd) VALUES (?, ?, ?) ON CONFLICT (day, agent)"
-    " DO UPDATE SET cost_usd = CASE WHEN spend.cost_usd = ? THEN ?"
-    " ELSE decimal_add(spend.cost_usd, excluded.cost_usd) END"
-)
-"""An agent's amount added to its day's row (made if new), as `_adding`'s;
-and when the row holds the sum the writer last knew it to hold (the fourth
-value), set to that sum plus the amount, added in Python (the fifth): the
-same text `decimal_add` makes, without SQLite calling back into Python for
-each row (~8k instructions a settled call). A row that holds anything else
-(another plane's write, a sweep, a sum not known) is added to by
-`decimal_add`: exact whatever the writer believed."""
-
-_HELD = "SELECT cost_usd FROM spend WHERE day = ? AND agent = ?"
-_ADD_GROUP_SPEND = _adding("group_spend", "agent_group")
-_ADD_TAG_SPEND = _adding("tag_spend", "tag")
-
-
-class _Sums:
-    """The `spend` rows a transaction moves (and the `group_spend` and
-    `tag_spend` rows of calls written with a group, a tag), added up as its
-    functions run and written once at its end: one row per agent per batch,
-    not one per call. Used only on the database's writer thread."""
-
-    def __init__(self) -> None:
-        self._moved: dict[tuple[str, str], Decimal] = {}
-        self._groups: dict[tuple[str, str], Decimal] = {}
-        self._tags: dict[tuple[str, str], Decimal] = {}
-        self._held: dict[str, dict[str, tuple[str | None, Decimal]]] = {}
-        """By day, then agent: what the `spend` row held (its text, None for
-        no row, and its sum) after this writer's last transaction that read
-        or wrote it, for `_ADD_SPEND`'s fourth and fifth values."""
-        self._touched: list[tuple[str, str]] = []
-        """The rows read or written by the last `write`: not known to hold
-        that once its transaction fails."""
-        self.stale = False
-        """Set from any thread when the rows may have moved under this
-        writer (`Ledger.forget_sums`): what it held is read again."""
-
-    def add(
-        self,
-        day: date,
-        agent: str,
-        amount: Decimal,
-        group: str | None = None,
-        tag: str | None = None,
-    ) -> None:
-        self.add_on(day.isoformat(), agent, amount, group, tag)
-
-    def add_on(
-        self,
-        day: str,
-        agent: str,
-        amount: Decimal,
-        group: str | None = None,
-        tag: str | None = None,
-    ) -> None:
-        """`add`, the day already as the table writes it."""
-        key = (day, agent)
-        self._moved[key] = self._moved.get(key, _ZERO) + amount
-        if group is not None:
-            key = (day, group)
-            self._groups[key] = self._groups.get(key, _ZERO) + amount
-        if tag is not None:
-            key = (day, tag)
-            self._tags[key] = self._tags.get(key, _ZERO) + amount
-
-    def on_group(self, day: date, group: str) -> Decimal:
-        """What this transaction moved so far on `day` of `group`'s calls."""
-        return self._groups.get((day.isoformat(), group), _ZERO)
-
-    def on_tag(self, day: date, tag: str) -> Decimal:
-        """What this transaction moved so far on `day` of the calls carrying `tag`."""
-        return self._tags.get((day.isoformat(), tag), _ZERO)
-
-    def on(self, day: date, agents: Collection[str] | None = None) -> Decimal:
-        """What this transaction moved so far on `day`, of `agents` (None: all)."""
-        key = day.isoformat()
-        moved = (v for (d, a), v in self._moved.items() if d == key)
-        if agents is not None:
-            moved = (v for (d, a), v in self._moved.items() if d == key and a in agents)
-        return sum(moved, Decimal(0))
-
-    def write(self, conn: Connection) -> None:
-        """Each sum moved, exactly (`decimal_add`, the writer's own function:
-        SQLite's + would add floats; an agent's, added here when its row is
-        as the writer last knew it: `_ADD_SPEND`). A group's and a tag's rows, which
-        several planes write, go in their keys' order: two planes' batches
-        lock them in one order, and never wait on each other in a cycle (an
-        agent's is written by the one plane that runs it)."""
-        self._touched.clear()  # the transaction before committed: what it left is held
-        if self._moved:
-            conn.executemany(_ADD_SPEND, self._added(conn))
-            self._moved.clear()
-        for sums, sql in ((self._groups, _ADD_GROUP_SPEND), (self._tags, _ADD_TAG_SPEND)):
-            if sums:
-                moved = sorted(sums.items())
-                conn.executemany(sql, [(day, key, str(amount)) for (day, key), amount in moved])
-                sums.clear()
-
-    def _added(self, conn: Connection) -> list[tuple[str, str, str, str | None, str]]:
-        """`_ADD_SPEND`'s values for each agent's amount moved, and the sums
-        its rows then hold, kept (a row not known yet is read once)."""
-        if self.stale:
-            self.stale = False
-            self._held.clear()
-        rows: list[tuple[str, str, str, str | None, str]] = []
-        self._touched.extend(self._moved)
-        for (day, agent), amount in self._moved.items():
-            held = self._held.get(day)
-            if held is None:
-                if len(self._held) > 1:  # days before yesterday: no close comes for them
-                    del self._held[min(self._held)]
-                held = self._held[day] = {}
-            known = held.get(agent)
-            if known is None:
-                found = conn.execute(_HELD, (day, agent)).fetchone()
-                known = (None, _ZERO) if found is None else (found[0], Decimal(found[0]))
-            text = str(amount)
-            if known[0] is None:  # no row: the amount is the row
-                rows.append((day, agent, text, None, text))
-                held[agent] = (text, amount)
-            else:
-                total = known[1] + amount
-                rows.append((day, agent, text, known[0], added := str(total)))
-                held[agent] = (added, total)
-        return rows
-
-    def forget(self) -> None:
-        self._moved.clear()
-        self._groups.clear()
-        self._tags.clear()
-        for day, agent in self._touched:
-            self._held.get(day, {}).pop(agent, None)
-        self._touched.clear()
-
-
-def entry_of(row: Row) -> LedgerEntry:
-    """A `calls` row as the protocol carries it (also read by `plane ledger`
-    with no plane running, on a file an older plane may have written: a count
-    it had no column for is 0)."""
-    return LedgerEntry(
-        id=row["id"],
-        agent=row["agent"],
-        day=date.fromisoformat(row["day"]),
-        at=datetime.fromisoformat(row["at"]),
-        provider=row["provider"],
-        model=row["model"],
-        usage=Usage(
-            input_tokens=row["input_tokens"],
-            cache_read_tokens=row["cache_read_tokens"],
-            cache_write_tokens=row["cache_write_tokens"],
-            cache_write_1h_tokens=(
-                row["cache_write_1h_tokens"] if "cache_write_1h_tokens" in row.keys() else 0
-            ),
-            output_tokens=row["output_tokens"],
-        ),
-        cost_usd=Decimal(row["cost_usd"]),
-        price_source=row["price_source"],
-        status=row["status"],
-        estimated=bool(row["estimated"]),
-    )

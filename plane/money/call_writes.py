@@ -1,0 +1,253 @@
+"""The writes of a call: opening it (pending, at its estimate) and closing it
+(settled, failed, cut), each one object put on the database's writer, with
+their SQL; and, when several planes share the store, the call admitted only
+under its agent's lease, in the statement that writes it.
+
+A write reaches its ledger only through `Books`, given once when the ledger
+is made: no write looks into the ledger's own attributes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal
+from functools import partial
+from sqlite3 import Connection
+
+from plane.clock import stamp
+from plane.errors import LeaseLost, LedgerError
+from plane.money.attribution import Part
+from plane.money.budgets import Budget, admit_within
+from plane.money.day_sums import DaySums
+from plane.money.ledger_rows import Recorded, recorded_call
+from plane.store.engine import Database, Write
+from plane.store.fence import Fence
+from plane.wire.protocol import Usage
+
+OPEN = (
+    "INSERT INTO calls (agent, day, at, provider, model, cost_usd, price_source,"
+    " status, estimated, plane, agent_group, tag, session)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?, ?, ?, ?)"
+)
+
+
+OPEN_BARE = (
+    "INSERT INTO calls (agent, day, at, provider, model, cost_usd, price_source,"
+    " status, estimated, plane, agent_group, tag, session)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1, NULL, NULL, NULL, NULL)"
+)
+"""`OPEN` for a call with no plane, group, tag or session (the first seven
+values): each None bound costs sqlite3 a search for its adapter, ~0.2 us."""
+
+
+_CLOSE_SET = (
+    "at = ?, input_tokens = ?, cache_read_tokens = ?, cache_write_tokens = ?,"
+    " cache_write_1h_tokens = ?, output_tokens = ?, cost_usd = ?, price_source = ?,"
+    " status = ?, estimated = ? WHERE id = ? AND status = 'pending'"
+)
+CLOSE = "UPDATE calls SET " + _CLOSE_SET
+_CLOSE_MOVED = "UPDATE calls SET day = ?, " + _CLOSE_SET
+"""Closing a call that moves to the day its cost became known."""
+
+
+_PART = (
+    "INSERT INTO call_parts (call, part, tool, mcp_server, input_tokens, cost_usd)"
+    " VALUES (?, ?, ?, ?, ?, ?)"
+)
+
+
+def _part_row(call: int, part: Part) -> tuple[object, ...]:
+    return (call, part.part, part.tool, part.mcp_server, part.input_tokens, str(part.cost_usd))
+
+
+_NOW_MS = "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"
+
+_ADMIT = (
+    "INSERT INTO calls (agent, day, at, provider, model, cost_usd, price_source,"
+    " status, estimated, plane, agent_group, tag, session)"
+    " SELECT ?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?, ?, ?, ? WHERE "
+)
+
+_FENCED = (
+    "EXISTS (SELECT 1 FROM leases WHERE agent = ? AND plane = ? AND epoch = ?"
+    f" AND expires_ms > {_NOW_MS} + ? FOR SHARE)"
+)
+"""The turn's lease, at its epoch, with `margin` ms left: locked to the
+commit, so no takeover falls between this check and the call written."""
+
+_UNFENCED = (
+    "NOT EXISTS (SELECT 1 FROM leases WHERE agent = ? AND expires_ms > 0"
+    f" AND (plane <> ? OR expires_ms <= {_NOW_MS} + ?))"
+)
+"""No turn's fence (a gateway agent's call): refused only when the agent is
+under a lease another plane holds, or this one's ran low."""
+
+
+def _admit_under_lease(
+    conn: Connection, row: tuple[object, ...], plane: str, fence: Fence | None, margin: int
+) -> int:
+    """Write the call only if its agent's lease allows it, in the same
+    statement (several planes, so PostgreSQL's SQL): a plane that lost an
+    agent, or whose lease runs low, opens no call for it, so no two planes
+    ever spend for one agent at once."""
+    agent = str(row[0])
+    params: tuple[object, ...]
+    if fence is not None and fence.agent == agent:
+        check, params = _FENCED, (agent, fence.plane, fence.epoch, margin)
+    else:
+        check, params = _UNFENCED, (agent, plane, margin)
+    written = conn.execute(_ADMIT + check + " RETURNING id", (*row, *params)).fetchone()
+    if written is not None:
+        return int(written[0])
+    holder = conn.execute(
+        f"SELECT plane, expires_ms > {_NOW_MS} FROM leases WHERE agent = ?", (agent,)
+    ).fetchone()
+    if holder is not None and holder[0] != plane and holder[1]:
+        raise LeaseLost(f"{agent} is run by {holder[0]} now")
+    raise LeaseLost(f"{plane}'s lease on {agent} ran low or was taken")
+
+
+@dataclass(frozen=True, slots=True)
+class Books:
+    """What a ledger's call writes reach of it, given once when the ledger is
+    made and shared by all of them (one field a write, as the ledger itself
+    was): the database, the day's sums its transactions move, the calls in
+    flight, and what a commit tells it."""
+
+    db: Database
+    sums: DaySums
+    open: dict[int, Recorded]
+    """The calls this plane opened and has not closed, as written."""
+    count: Callable[[date, str, Decimal], None]
+    """Moves a day's sum in memory (`Ledger`'s own, bound once)."""
+    closed: Callable[[], None]
+    """Told a call closed (`Ledger.after_close`'s waiters)."""
+    charged: Callable[[str, datetime, Decimal], None] | None
+    """Told (agent, when, cost) of each call closed with a cost, once
+    committed: the burn rate's feed (`plane.money.burn`)."""
+
+
+@dataclass(slots=True)
+class Opening(Write[int]):
+    """A call being opened: its write (`run`, on the writer) and what its
+    commit changes in memory (`then`, on the event loop), as one object, put
+    on the writer's queue itself: closures would make a cell for each name
+    they share, a dozen objects a call more for the cyclic collector to count
+    and walk. The turn's fence is the write's (`Write.fence`)."""
+
+    books: Books
+    row: tuple[object, ...]
+    recorded: Recorded
+    sql: str
+    """`OPEN`, or `OPEN_BARE` for a `row` of its first seven values."""
+    admits: bool = False
+    budgets: tuple[Decimal | None, Budget | None, Budget | None] = (None, None, None)
+    """The fleet's ceiling, the group's budget, the tag's: checked if `admits`."""
+    margin: int = 0
+    plane: str | None = None
+    """The ledger's plane, when several share the store: the call is then
+    admitted under its agent's lease (`_admit_under_lease`)."""
+
+    def run(self, conn: Connection) -> int:
+        books, day = self.books, self.recorded.day
+        if self.admits:
+            # What this batch's settles moved is not in `spend` until its end.
+            sums = books.sums
+            moved, moved_group = partial(sums.on, day), partial(sums.on_group, day)
+            admit_within(conn, day, moved, moved_group, partial(sums.on_tag, day), *self.budgets)
+        if self.plane is not None:
+            return _admit_under_lease(conn, self.row, self.plane, self.fence, self.margin)
+        # lastrowid, as Conversation.append: on SQLite a third cheaper than
+        # RETURNING; plane/store/postgres_dialect.py reads it as lastval().
+        call = books.db.statements(conn).execute(self.sql, self.row).lastrowid
+        assert call is not None
+        return int(call)
+
+    def then(self, call: int) -> None:
+        recorded, books = self.recorded, self.books
+        books.open[call] = recorded
+        # A callable field read as a field: `books.count(...)` would first look
+        # it up on the class as a method, unspecialized (~150 instructions).
+        count = books.count
+        count(recorded.day, recorded.agent, recorded.cost_usd)
+
+
+@dataclass(slots=True)
+class Closing(Write[Recorded]):
+    """A call being closed (`Ledger.settle`, `fail`, `cut`), as `Opening`: one object."""
+
+    books: Books
+    call: int
+    opened: Recorded | None
+    """As this plane opened it (None: read from its row)."""
+    now: datetime
+    known_day: date
+    known_text: str
+    """`known_day` as rows hold it."""
+    status: str
+    usage: Usage
+    cost: Decimal
+    source: str | None
+    estimated: bool
+    parts: Sequence[Part]
+    counted: Callable[[Decimal], object] | None
+    """Told the cost once committed (`Ledger.settle`)."""
+    again: bool = False
+    """Put again after a try whose outcome is not known (the store away)."""
+
+    def run(self, conn: Connection) -> Recorded:
+        call, cost, known_day, usage = self.call, self.cost, self.known_day, self.usage
+        recorded = self.opened or recorded_call(conn, call)
+        known_iso = self.known_text
+        values: tuple[object, ...] = (
+            stamp(self.now),
+            usage.input_tokens,
+            usage.cache_read_tokens,
+            usage.cache_write_tokens,
+            usage.cache_write_1h_tokens,
+            usage.output_tokens,
+            str(cost),
+            recorded.price_source if self.source is None else self.source,
+            self.status,
+            int(self.estimated),
+            call,
+        )
+        # The day is set only when it moves: an unchanged day would still
+        # rewrite the row's entry in the index by day.
+        sql = CLOSE
+        if recorded.day != known_day:
+            sql, values = _CLOSE_MOVED, (known_iso, *values)
+        changed = self.books.db.statements(conn).execute(sql, values).rowcount
+        if not changed:
+            now_recorded = recorded_call(conn, call)
+            if self.again and (now_recorded.status, now_recorded.cost_usd) == (self.status, cost):
+                # This close, put again: a try before landed, and its answer
+                # was lost with the link. Written and counted once.
+                return recorded
+            if now_recorded.status == "interrupted":  # swept while its plane was taken for dead
+                raise LedgerError(
+                    f"Call {call} was already counted at its estimate by another plane,"
+                    " while this one could not reach the store."
+                )
+            raise ValueError(f"call {call} is already {now_recorded.status}")
+        if self.parts:
+            conn.executemany(_PART, [_part_row(call, part) for part in self.parts])
+        if cost:
+            self.books.sums.add_on(known_iso, recorded.agent, cost, recorded.group, recorded.tag)
+        return recorded
+
+    def then(self, recorded: Recorded) -> None:
+        books, cost = self.books, self.cost
+        count, closed = books.count, books.closed  # fields, read as such (`Opening.then`)
+        books.open.pop(self.call, None)
+        closed()
+        if recorded.day == self.known_day:  # the call's estimate and its cost on one day
+            count(recorded.day, recorded.agent, cost - recorded.cost_usd)
+        else:
+            count(recorded.day, recorded.agent, -recorded.cost_usd)
+            count(self.known_day, recorded.agent, cost)
+        if cost and books.charged is not None:
+            books.charged(recorded.agent, self.now, cost)
+        if self.counted is not None:
+            self.counted(cost)
