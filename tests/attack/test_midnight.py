@@ -159,10 +159,16 @@ async def test_a_turn_booked_past_midnight_while_held_runs_once_after_it(start_p
     def lasts() -> list[str]:
         return [r["messages"][-1]["content"] for r in plane.llm.requests[asked:]]
 
+    # Each wake goes through the store first (the day's rows, the bookings):
+    # waited for as the turn it starts, not guessed from idle workers.
+    turns = plane.bus.subscribe()
     await plane.clock.set(datetime(2026, 11, 30, 0, 0, 1, tzinfo=UTC))
+    await plane.until_turn_ends("demo", turns)
     await plane.quiet()
     assert lasts() == ["[arrived 2026-11-29 22:00 UTC, while you were held] still there?"]
     await plane.clock.set(datetime(2026, 11, 30, 0, 10, 1, tzinfo=UTC))
+    await plane.until_turn_ends("demo", turns)
+    plane.bus.unsubscribe(turns)
     await plane.quiet()
     await plane.clock.set(datetime(2026, 11, 30, 1, tzinfo=UTC))
     await plane.quiet()
