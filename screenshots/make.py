@@ -61,8 +61,10 @@ OUT = Path(os.environ.get("PLANE_SCREENSHOTS_OUT") or HERE)
 """Where the pictures go: here, or elsewhere for a run that only checks the
 scripts still make them (tests/test_screenshots_run.py)."""
 WORK = Path(os.environ.get("PLANE_SCREENSHOTS_WORK") or tempfile.gettempdir()) / "plane-screenshots"
-"""The planes' homes; the scripted scene's path shows in its connection-lost
-picture, so it is a fixed one unless a check of the scripts moves it."""
+"""The scripted scene's plane's home, made anew each run: its path shows in
+its connection-lost picture, so it is a fixed one unless a check of the
+scripts moves it. The other scenes' planes live in a temporary folder beside
+it, new to each run."""
 SHIPPED = HERE.parent / "agents.yaml"
 QUESTION = "In one sentence: what does a control plane do?"
 SIZE = (120, 34)
@@ -384,14 +386,24 @@ async def loop_scene(workdir: Path) -> None:
 async def main(only: str | None = None) -> None:
     os.environ["TZ"] = "UTC"
     time.tzset()
-    shutil.rmtree(WORK, ignore_errors=True)
-    for scene, make in (
-        ("embedded", embedded_scenes),
-        ("loop", loop_scene),
-        ("scripted", scripted_scenes),
-    ):
-        if only in (None, scene):
-            await make(WORK)
+    # The planes whose path shows in no picture: in a folder new to this run.
+    with tempfile.TemporaryDirectory(prefix="plane-screenshots-", dir=WORK.parent) as scratch:
+        for scene, make in (("embedded", embedded_scenes), ("loop", loop_scene)):
+            if only in (None, scene):
+                await make(Path(scratch))
+    if only in (None, "scripted"):
+        await scripted_scenes(fresh(WORK))
+
+
+def fresh(folder: Path) -> Path:
+    """`folder`, made anew and empty: nothing an earlier run left there (one
+    that crashed keeps its plane's store and workspaces) is where this run
+    starts. One that cannot be removed (another user's) stops the run
+    rather than being reused."""
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(mode=0o700, parents=True)
+    return folder
 
 
 async def scripted_scenes(workdir: Path) -> None:

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -130,9 +130,12 @@ async def month(plane: Plane, clock: ManualClock, llm: ScriptedLLM) -> None:
 async def main() -> None:
     os.environ["TZ"] = "UTC"
     time.tzset()
-    workdir = WORK.with_name("plane-screenshots-spend")
-    shutil.rmtree(workdir, ignore_errors=True)
-    with ScriptedLLM() as llm:
+    # A folder new to this run: nothing an earlier one left is where it starts.
+    with (
+        tempfile.TemporaryDirectory(prefix="plane-screenshots-spend-", dir=WORK.parent) as work,
+        ScriptedLLM() as llm,
+    ):
+        workdir = Path(work)
         llm.default_reply = "ok"
         clock = ManualClock(START)
         home = Home(workdir)
@@ -173,7 +176,6 @@ async def main() -> None:
         finally:
             plane.stop_event.set()
             await plane.shutdown()
-            shutil.rmtree(workdir, ignore_errors=True)
 
 
 def summaries(home: Home) -> None:

@@ -127,13 +127,27 @@ def plane_process(
     """`plane ARGS` as a user runs it: the real entry point, in its own process."""
     return subprocess.run(
         [sys.executable, "-m", "plane", *args],
-        env={**os.environ, "PLANE_HOME": str(home), **(env or {})},
+        env=process_environment(PLANE_HOME=str(home), **(env or {})),
         cwd=cwd,
         input=stdin,
         capture_output=True,
         text=True,
         timeout=timeout,
     )
+
+
+def process_environment(**values: str) -> dict[str, str]:
+    """This process's environment with `values` over it, for a process of
+    the test's that may start in another directory: its PYTHONPATH made
+    absolute (from here), so that process imports the plane under test, as
+    this one does, and not what a relative entry (`PYTHONPATH=.`) names
+    where it stands."""
+    environment = {**os.environ, **values}
+    if given := environment.get("PYTHONPATH"):
+        # An empty entry is the directory too, as Python reads it.
+        absolute = (str(Path(entry).resolve()) for entry in given.split(os.pathsep))
+        environment["PYTHONPATH"] = os.pathsep.join(absolute)
+    return environment
 
 
 def one_line(ran: Ran | subprocess.CompletedProcess[str]) -> str:

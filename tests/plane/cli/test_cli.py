@@ -40,6 +40,7 @@ from tests.support.command import (
     plane_cli,
     plane_cli_async,
     plane_serve_until_it_answers,
+    process_environment,
 )
 from tests.support.cpu import REFUSAL_CPU_S, cpu_limit, out_of_cpu
 
@@ -465,7 +466,7 @@ def test_the_tui_is_the_plane_s_own_whatever_the_directory_holds(tmp_path):
         process = subprocess.Popen(
             [sys.executable, "-m", "plane", "--tcp", address, "--token", "t"],
             cwd=shadow.parent,
-            env={**os.environ, "PLANE_HOME": str(tmp_path / "home")},
+            env=process_environment(PLANE_HOME=str(tmp_path / "home")),
             stdin=its_end,
             stdout=its_end,
             stderr=subprocess.DEVNULL,

@@ -11,6 +11,7 @@ import pytest
 
 from plane.daemon.fleet import DatabaseClock
 from plane.money.ledger import LeaseLost
+from plane.store.postgres import NOW_MS
 from tests.support.fleet_members import Member, join
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -105,11 +106,24 @@ async def test_a_plane_whose_machine_clock_is_an_hour_off_keeps_the_databases_ti
     assert abs((clock.now() - datetime.now(UTC)).total_seconds()) < 1
 
 
-async def test_a_plane_that_lost_an_agent_opens_no_call_for_it(planes):
+async def ran_out(plane: Member) -> None:
+    """`plane` renews no more and its leases have run out, by the database's
+    clock: the moment a lease's time passes, as one write."""
+    await plane.db.write(
+        lambda conn: conn.execute(
+            f"UPDATE leases SET expires_ms = {NOW_MS} - 1 WHERE plane = ?", (plane.fleet.name,)
+        )
+    )
+
+
+async def test_a_plane_that_lost_an_agent_opens_no_call_for_it(planes, monkeypatch):
+    """Leases long enough to be held however slow the machine (a short one
+    runs low between a tick and a call under load); p0's run out as one write."""
+    monkeypatch.setattr("plane.daemon.fleet.LEASE_S", 60.0)
     first = await planes("p0")
     await first.fleet.tick(first=True)
     await first.ledger.open_call("a", "p", "m", Decimal("0.01"), "estimate")
-    await asyncio.sleep(0.6)  # p0's leases run out
+    await ran_out(first)
     with pytest.raises(LeaseLost):  # not renewed: refused even before another takes it
         await first.ledger.open_call("a", "p", "m", Decimal("0.01"), "estimate")
     second = await planes("p1")

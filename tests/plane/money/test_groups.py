@@ -413,3 +413,37 @@ async def test_a_ledger_from_before_the_group_sums_is_summed_exactly(tmp_path):
         assert await group_spend_table(db) == await groups_of_calls(db)
     finally:
         await db.close()
+
+
+NO_GROUPS = GROUPED.split("groups:\n")[0]
+"""GROUPED with its group removed from the file."""
+
+
+async def test_a_group_removed_keeps_what_it_spent_and_shows_no_budget(start_plane):
+    """Its spend is still money spent (the ledger, the spend screen); no
+    surface shows it as a budget; re-created the same day, it comes back
+    with the day's spend, so removing a group does not reset its ceiling."""
+    plane = await start_plane(GROUPED)
+    plane.llm.default_reply = Reply("done", usage=TWENTY_CENTS)
+    await plane.turn("poet", "one")
+    await plane.turn("scout", "two")
+    plane = await start_plane(NO_GROUPS, restart=plane)
+    client = await plane.client()
+    assert (await client.request(p.Status())).snapshot.groups == []
+    assert await reply(plane, "demo", "/limit group") == (
+        "There are no groups (groups: in agents.yaml)."
+    )
+    assert await reply(plane, "demo", "/limit group research") == (
+        "research is not a group. There are no groups (groups: in agents.yaml)."
+    )
+    stack = await client.request(p.SpendStack(by="group", top=5))
+    assert [(s.label, s.days[-1].spent_usd) for s in stack.series] == [("research", Decimal("0.4"))]
+    await plane.turn("poet", "three")  # in no group: not the group's
+    plane = await start_plane(GROUPED, restart=plane)
+    assert await group_figures(plane, "research") == [Decimal("0.4")] * 4
+    await plane.turn("scout", "four")
+    calls = len(plane.llm.requests)
+    said = await plane.send("poet", "five")
+    await plane.quiet()
+    assert len(plane.llm.requests) == calls, "the group's $0.60 was spent: poet is held"
+    assert said[0].held
