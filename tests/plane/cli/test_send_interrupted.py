@@ -15,6 +15,8 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -78,16 +80,34 @@ class QuietPlane:
         self.server.close()
 
 
+@contextmanager
+def ctrl_c_as_a_terminal_leaves_it() -> Iterator[None]:
+    """Ctrl+C handled (not ignored) while the command is started: a test run
+    started in the background (`make test &`) ignores SIGINT, and a command
+    inherits an ignored signal (a handled one is reset by exec), so it would
+    never see the Ctrl+C a user's terminal sends."""
+    before = signal.getsignal(signal.SIGINT)
+    if before is not signal.SIG_IGN:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 def interrupted(home: Path, until: str) -> tuple[int, str, str]:
     """`plane send demo hi --wait`, Ctrl+C'd where `until` leaves it waiting."""
     plane = QuietPlane(home / "plane.sock", until)
-    command = subprocess.Popen(
-        [sys.executable, "-m", "plane", "send", "demo", "hi", "--wait"],
-        env={**os.environ, "PLANE_HOME": str(home)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    with ctrl_c_as_a_terminal_leaves_it():
+        command = subprocess.Popen(
+            [sys.executable, "-m", "plane", "send", "demo", "hi", "--wait"],
+            env={**os.environ, "PLANE_HOME": str(home)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
     try:
         if until == "send":  # it printed the agent's first words: it waits for the rest
             assert command.stdout is not None and command.stdout.readline() == "Hm.\n"
