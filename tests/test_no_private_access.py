@@ -8,11 +8,17 @@ breaking, and a test never passes on a state no user can reach."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from tests.support.sources import own_sources
+
+pytestmark = pytest.mark.xdist_group("private-names")
+"""On one worker, where the plane's names are read once (`defined_privately`)."""
 
 ROOT = Path(__file__).resolve().parents[1]
 OURS = ("plane", "tui")
@@ -26,9 +32,11 @@ def private(name: str) -> bool:
     return name.startswith("_") and not name.startswith("__")
 
 
-def defined_privately(package: str) -> set[str]:
+@functools.cache
+def defined_privately(package: str) -> frozenset[str]:
     """Every private name `package` defines: functions and methods, class
-    attributes, and attributes set on `self`."""
+    attributes, and attributes set on `self`. (Read once a run: the tests
+    here read the same code.)"""
     names: set[str] = set()
     for path in (ROOT / package).rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
@@ -38,10 +46,10 @@ def defined_privately(package: str) -> set[str]:
                 names.add(node.attr)
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 names.add(node.id)
-    return {name for name in names if private(name)}
+    return frozenset(name for name in names if private(name))
 
 
-def reaches(path: Path, names: set[str], root: Path = ROOT) -> Iterator[str]:
+def reaches(path: Path, names: frozenset[str], root: Path = ROOT) -> Iterator[str]:
     """Where the test at `path` touches one of `names` on an object not its own."""
     where = path.relative_to(root)
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
@@ -85,6 +93,6 @@ def test_a_private_name_imported_from_the_plane_is_found(tmp_path: Path) -> None
     inside as much as `x._helper` is."""
     test = tmp_path / "test_reach.py"
     test.write_text("from plane.cli.status import _text\nfrom tests.support import _own\n")
-    assert list(reaches(test, set(), tmp_path)) == [
+    assert list(reaches(test, frozenset(), tmp_path)) == [
         "test_reach.py:1: from plane.cli.status import _text"
     ]

@@ -21,6 +21,7 @@ from plane.gateway.keys import Keys
 from plane.home import Home
 from plane.wire import protocol as p
 from tests.support.local_http import local_client
+from tests.support.migrated import lay_store
 from tests.support.plane_parts import PlaneParts
 from tests.support.scripted_llm import ScriptedLLM
 
@@ -145,7 +146,9 @@ StartGateway = Callable[..., Awaitable[GatewayPlane]]
 
 
 @pytest.fixture
-async def start_gateway(tmp_path: Path, scripted_llm: ScriptedLLM) -> AsyncIterator[StartGateway]:
+async def start_gateway(
+    tmp_path: Path, scripted_llm: ScriptedLLM, migrated_store: Path
+) -> AsyncIterator[StartGateway]:
     running: list[Plane] = []
 
     async def start(
@@ -160,6 +163,7 @@ async def start_gateway(tmp_path: Path, scripted_llm: ScriptedLLM) -> AsyncItera
         text = config_text.replace("{base_url}", scripted_llm.base_url)
         text = text.replace("{anthropic_url}", scripted_llm.anthropic_url)
         home = Home(tmp_path / "home")
+        lay_store(home, migrated_store)
         clock = restart.clock if restart is not None else ManualClock(NOON)
         plane = Plane(parse_config(text), home, clock, http=("127.0.0.1", 0))
         await plane.startup()

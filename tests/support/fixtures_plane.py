@@ -22,6 +22,7 @@ from plane.daemon.server import Plane
 from plane.home import Home, read_token
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
+from tests.support.migrated import lay_store, migrated
 from tests.support.plane_parts import PlaneParts
 from tests.support.scripted_llm import ScriptedLLM
 
@@ -165,6 +166,13 @@ class RunningPlane(PlaneParts):
 StartPlane = Callable[..., Awaitable[RunningPlane]]
 
 
+@pytest.fixture(scope="session")
+def migrated_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A plane's SQLite file with every migration step run (`migrated`), made
+    once per test process; the test planes' homes get a copy (`lay_store`)."""
+    return migrated(tmp_path_factory.mktemp("migrated") / "plane.db")
+
+
 async def launch(
     root: Path,
     llm: ScriptedLLM,
@@ -172,10 +180,13 @@ async def launch(
     clock: ManualClock | None = None,
     tcp: tuple[str, int] | None = None,
     http: tuple[str, int] | None = None,
+    store: Path | None = None,
 ) -> RunningPlane:
-    """A started plane with its home under `root`."""
+    """A started plane with its home under `root`; its store a copy of
+    `store` when given (`lay_store`)."""
     text = (config_text or CONFIG).replace("{base_url}", llm.base_url)
     home = Home(root / "home")
+    lay_store(home, store)
     clock = clock or ManualClock(NOON)
     plane = Plane(parse_config(text), home, clock, tcp=tcp, http=http)
     await plane.startup()
@@ -183,7 +194,9 @@ async def launch(
 
 
 @pytest.fixture
-async def start_plane(tmp_path: Path, scripted_llm: ScriptedLLM) -> AsyncIterator[StartPlane]:
+async def start_plane(
+    tmp_path: Path, scripted_llm: ScriptedLLM, migrated_store: Path
+) -> AsyncIterator[StartPlane]:
     """Start a plane; call again with `restart=plane` to stop that one and
     start a new one on the same home (the restart tests)."""
     running: list[RunningPlane] = []
@@ -202,7 +215,9 @@ async def start_plane(tmp_path: Path, scripted_llm: ScriptedLLM) -> AsyncIterato
             config_text = config_text or restart.config_text
             clock = clock or restart.clock
             http = http or restart.http
-        started = await launch(tmp_path, scripted_llm, config_text, clock, tcp, http)
+        started = await launch(
+            tmp_path, scripted_llm, config_text, clock, tcp, http, migrated_store
+        )
         running.append(started)
         return started
 
