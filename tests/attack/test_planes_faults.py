@@ -339,6 +339,20 @@ def left_pending(fleet: Fleet) -> str:
     return f"calls were left pending: {rows}; leases {fleet.owners()}{logs}"
 
 
+def worker_failures(fleet: Fleet) -> str:
+    """What each plane logged of a turn that failed inside it (the traceback
+    its worker wrote to plane.log, with the lines before it)."""
+    found = []
+    for name in NAMES:
+        lines = Home(fleet.home(name)).log.read_text(errors="replace").splitlines()
+        for n, line in enumerate(lines):
+            if " worker for " in line:
+                found.append(
+                    f"\n--- {name}'s plane.log\n" + "\n".join(lines[max(0, n - 5) : n + 40])
+                )
+    return "".join(found)
+
+
 def pending_on(fleet: Fleet, name: str) -> bool:
     return bool(fleet.rows("SELECT 1 FROM calls WHERE status = 'pending' AND plane = %s", name))
 
@@ -540,7 +554,7 @@ def check(fleet: Fleet, fleet_ceiling: Decimal) -> None:
     fleet.figure(f"{len(ids)} acknowledged messages, 0 missing; {len(fleet.refused)} sends refused")
     # No plane said a turn failed inside it (a stale plane's false notice).
     failed = fleet.rows("SELECT agent, at FROM messages WHERE text LIKE %s", f"{FAILED}%")
-    assert not failed, f"false notices: {failed}"
+    assert not failed, f"false notices: {failed}{worker_failures(fleet)}"
     # Ceilings: an agent's by at most one turn (one call here), the fleet's,
     # the group's and the tag's by one call.
     largest = max(Decimal(c[3]) for c in calls)
