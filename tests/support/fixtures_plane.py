@@ -145,6 +145,8 @@ class RunningPlane(PlaneParts):
             await asyncio.sleep(0.005)
             if self.crew.caught_up() and all(w.idle for w in self.crew.workers.values()):
                 return
+        if all(w.idle for w in self.crew.workers.values()):
+            raise TimeoutError("the plane has not acted on the clock's latest move")
         raise TimeoutError("agents still working")
 
     def serve_until_told_to_stop(self) -> asyncio.Task[None]:
