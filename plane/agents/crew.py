@@ -16,6 +16,7 @@ import contextvars
 import itertools
 import logging
 import sqlite3
+from datetime import datetime
 
 from plane.agents import notices
 from plane.agents.after_turn import AfterTurn
@@ -60,6 +61,9 @@ class Crew:
         self._tasks: list[asyncio.Task[None]] = []
         self._runs: dict[AgentWorker, asyncio.Task[None]] = {}
         """Each worker's own task, so a deleted agent's can be ended alone."""
+        self._day_ends: datetime | None = None
+        """The end of the day the day watcher sleeps until (None: it is not
+        asleep: not started, reading the day, or rolling it)."""
 
     def add(
         self, spec: AgentSpec, client_model: str | None = None, *, look: bool = True
@@ -132,6 +136,17 @@ class Crew:
         """Until every worker has done its first work (`AgentWorker.settled`)."""
         for worker in list(self.workers.values()):
             await worker.settled.wait()
+
+    def caught_up(self) -> bool:
+        """Whether the plane has acted on the clock's present: a day's end
+        passed is rolled and everyone woken, and every booking due has woken
+        its agent. Answered from the clock, not from whether those watches
+        have run since it moved: so a fleet of idle workers with the plane
+        caught up stays idle until something new arrives."""
+        ends = self._day_ends
+        if ends is None or self._services.clock.now() >= ends:
+            return False
+        return self._scheduler.caught_up()
 
     async def stop(self, grace_s: float) -> None:
         """Let turns in flight finish within `grace_s`, then cancel the rest."""
@@ -226,7 +241,9 @@ class Crew:
                 await services.ledger.today()
             except LedgerError as error:
                 log.warning("the plane's day could not be read: %s", error)
-            await services.clock.sleep_until(services.gate.resets_at())
+            self._day_ends = services.gate.resets_at()
+            await services.clock.sleep_until(self._day_ends)
+            self._day_ends = None
             try:
                 services.emit(DayRolled(snapshot=await self._rows.snapshot()))
             except (LedgerError, sqlite3.Error) as error:

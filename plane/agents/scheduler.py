@@ -55,6 +55,10 @@ class Scheduler:
         self._booked = 0
         """Bookings made or forgotten: a read overtaken by one is not remembered."""
         self._open_of: Batched[str, list[Booking]] = Batched(self._read_open, missing=[])
+        self._reading = True
+        """`run` is reading the bookings and waking their agents (or has not started)."""
+        self._sleeps_until: datetime | None = None
+        """When `run` asleep wakes: the next booking's due (None: none is open)."""
 
     async def book(self, agent: str, due: datetime, note: str, *, ambient: bool = False) -> Booking:
         now = self._clock.now()
@@ -153,13 +157,26 @@ class Scheduler:
         woken: set[int] = set()
         while True:
             self._changed.clear()
+            self._reading = True
             pending = [b for b in await self.open() if b.id not in woken]
             now = self._clock.now()
             for booking in (b for b in pending if b.due <= now):
                 woken.add(booking.id)
                 self._wake(booking.agent)
             upcoming = [b.due for b in pending if b.due > now]
-            await self._sleep(min(upcoming) if upcoming else None)
+            self._sleeps_until = min(upcoming) if upcoming else None
+            self._reading = False
+            await self._sleep(self._sleeps_until)
+
+    def caught_up(self) -> bool:
+        """Whether every booking due by the clock's present has woken its
+        agent: `run` asleep, no booking made since it read them, and the one
+        it sleeps until not due yet. False too while it wakes, however long
+        the store takes to answer: a worker idle then may be about to be woken."""
+        if self._reading or self._changed.is_set():
+            return False
+        until = self._sleeps_until
+        return until is None or self._clock.now() < until
 
     async def _sleep(self, until: datetime | None) -> None:
         """Until `until` or a new booking, whichever comes first."""

@@ -78,6 +78,7 @@ class Ceilings:
         self._from_file = dict(from_file)
         self._fleet_from_file = fleet_from_file
         self.groups.load(groups or {})
+        await self.groups.drop_removed()
         self.changes += 1
         await self.reload()
 

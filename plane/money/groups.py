@@ -1,7 +1,9 @@
 """Groups of agents and their ceilings: the file's (`groups:` in
 agents.yaml), and the operator's, set with `/limit group NAME …` and kept
 in `group_limits`, which replace the file's — "off" included, as for the
-fleet (a ceiling someone removed does not come back with a restart).
+fleet (a ceiling someone removed does not come back with a restart). A
+group removed from the file loses the operator's value, as a deleted
+agent loses its ceiling (`Groups.drop_removed`).
 
 Only the operator sets a group's ceiling: an agent may tighten its own
 ceiling, never another's, and a group's is every member's.
@@ -9,6 +11,7 @@ ceiling, never another's, and a group's is every member's.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from decimal import Decimal
 from sqlite3 import Connection
@@ -18,6 +21,9 @@ from plane.money.budgets import Budget
 from plane.money.ledger import Ledger
 from plane.store.engine import Database
 from plane.wire.protocol import GroupState
+from plane.wire.words import usd
+
+log = logging.getLogger(__name__)
 
 
 class Groups:
@@ -35,6 +41,27 @@ class Groups:
         self._from_file = {name: limit for name, (limit, _) in groups.items()}
         self._members = {name: members for name, (_, members) in groups.items()}
         self._of = {agent: name for name, members in self._members.items() for agent in members}
+
+    async def drop_removed(self) -> None:
+        """Forget the operator's value of each group the file no longer has,
+        as a deleted agent's ceiling goes: a group made again later under
+        its name starts from the file's ceiling, not from a value (or an
+        "off") set for the one removed. Each said in the log."""
+        rows = await self._db.fetchall("SELECT name, limit_usd FROM group_limits")
+        gone = [(r["name"], r["limit_usd"]) for r in rows if r["name"] not in self._members]
+        if not gone:
+            return
+        names = [(name,) for name, _ in gone]
+        await self._db.write(
+            lambda conn: conn.executemany("DELETE FROM group_limits WHERE name = ?", names)
+        )
+        for name, limit in gone:
+            value = "off" if limit is None else f"{usd(Decimal(limit))} a day"
+            log.info(
+                "group %s is no longer in agents.yaml: its /limit group value (%s) is dropped",
+                name,
+                value,
+            )
 
     async def reload(self) -> bool:
         """Read the operator's values again (another plane may have set one);

@@ -138,11 +138,16 @@ class RunningPlane(PlaneParts):
         return "\n".join(lines)
 
     async def quiet(self) -> None:
-        """Until no agent is working or has work it may start."""
+        """Until no agent is working or has work it may start, and the plane
+        has acted on the clock's latest move (`Crew.caught_up`): a day's end
+        or a booking due wakes its workers only once the store has answered,
+        and workers all idle before that are not yet quiet."""
         for _ in range(2000):
             await asyncio.sleep(0.005)
-            if all(w.idle for w in self.crew.workers.values()):
+            if self.crew.caught_up() and all(w.idle for w in self.crew.workers.values()):
                 return
+        if all(w.idle for w in self.crew.workers.values()):
+            raise TimeoutError("the plane has not acted on the clock's latest move")
         raise TimeoutError("agents still working")
 
     def serve_until_told_to_stop(self) -> asyncio.Task[None]:

@@ -104,3 +104,28 @@ async def test_the_scheduler_stops_when_cancelled_at_any_step_of_waking_up(tmp_p
             assert running.cancelled(), f"still running after a cancel {steps} steps in"
     finally:
         await db.close()
+
+
+async def test_the_scheduler_is_caught_up_only_once_a_booking_due_has_woken_its_agent(tmp_path):
+    db = await open_db(tmp_path / "plane.db")
+    clock = ManualClock(NOON)
+    woken = asyncio.Event()
+    scheduler = Scheduler(db, clock, wake=lambda agent: woken.set())
+    run = asyncio.create_task(scheduler.run())
+
+    async def caught_up() -> None:
+        while not scheduler.caught_up():  # noqa: ASYNC110 - a state, not an event
+            await asyncio.sleep(0.001)
+
+    try:
+        await scheduler.book("demo", NOON + timedelta(hours=1), "later")
+        assert not scheduler.caught_up(), "a booking made: not read yet"
+        await asyncio.wait_for(caught_up(), 10)
+        await clock.advance(timedelta(hours=2))
+        assert not scheduler.caught_up(), "due now, its agent not woken yet"
+        await asyncio.wait_for(woken.wait(), 10)
+        assert scheduler.caught_up()
+    finally:
+        run.cancel()
+        await asyncio.gather(run, return_exceptions=True)
+        await db.close()

@@ -79,6 +79,23 @@ async def test_the_day_turning_clears_it(start_plane):
     assert (demo.status, demo.resumes_at) == ("idle", None)
 
 
+async def test_the_plane_has_acted_on_a_days_end_once_it_has_rolled_it_not_before(start_plane):
+    """What a wait for a quiet plane stands on: idle workers at 00:00 UTC
+    are not quiet until the day's rows are read and everyone woken."""
+    plane = await start_plane()
+    await plane.quiet()
+    client = await plane.client()
+    await client.request(p.Subscribe())
+    await plane.clock.set(MIDNIGHT)
+    assert not plane.crew.caught_up(), "the day's end passed, not yet rolled"
+    async with asyncio.timeout(10):
+        async for event in client.events():
+            if isinstance(event, p.DayRolled):
+                break
+    await plane.quiet()
+    assert plane.crew.caught_up()
+
+
 async def test_a_midnight_whose_rows_could_not_be_read_still_wakes_and_the_next_rolls(
     start_plane, monkeypatch
 ):
@@ -99,7 +116,7 @@ async def test_a_midnight_whose_rows_could_not_be_read_still_wakes_and_the_next_
     client = await plane.client()
     await client.request(p.Subscribe())
     await plane.clock.set(MIDNIGHT)
-    await asyncio.sleep(0.05)  # the day's end looked at, its rows refused
+    await plane.quiet()  # the day's end looked at, its rows refused, everyone woken
     await plane.clock.set(MIDNIGHT + timedelta(days=1))
     async with asyncio.timeout(10):
         async for event in client.events():

@@ -4,6 +4,7 @@ transaction that writes it, the operator sets it with `/limit group`, and an
 agent may not."""
 
 import asyncio
+import logging
 import threading
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -447,3 +448,34 @@ async def test_a_group_removed_keeps_what_it_spent_and_shows_no_budget(start_pla
     await plane.quiet()
     assert len(plane.llm.requests) == calls, "the group's $0.60 was spent: poet is held"
     assert said[0].held
+
+
+async def test_a_group_removed_from_the_file_loses_the_operators_ceiling(start_plane, caplog):
+    """As a deleted agent's: a group of that name made again later starts
+    from the file's ceiling, not from a value (or an "off") set for the one
+    removed; the log says it was dropped."""
+    caplog.set_level(logging.INFO, logger="plane.money.groups")
+    plane = await start_plane(GROUPED)
+    await plane.send("demo", "/limit group research off")
+    plane = await start_plane(NO_GROUPS, restart=plane)
+    plane = await start_plane(GROUPED, restart=plane)
+    assert await reply(plane, "demo", "/limit group research") == (
+        "$0.00 spent today by group research, of $0.60 a day."
+    )
+    [dropped] = [r.getMessage() for r in caplog.records if r.name == "plane.money.groups"]
+    assert dropped == (
+        "group research is no longer in agents.yaml: its /limit group value (off) is dropped"
+    )
+
+
+async def test_a_group_kept_in_the_file_keeps_the_operators_ceiling_across_a_restart(
+    start_plane, caplog
+):
+    caplog.set_level(logging.INFO, logger="plane.money.groups")
+    plane = await start_plane(GROUPED)
+    await plane.send("demo", "/limit group research 2")
+    plane = await start_plane(restart=plane)
+    assert await reply(plane, "demo", "/limit group research") == (
+        "$0.00 spent today by group research, of $2.00 a day."
+    )
+    assert not [r for r in caplog.records if r.name == "plane.money.groups"]
