@@ -13,6 +13,8 @@ query, not one each.
 from __future__ import annotations
 
 import asyncio
+import logging
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -21,6 +23,12 @@ from sqlite3 import Connection, Row
 from plane.batched import Batched, agents_in
 from plane.clock import Clock
 from plane.store.engine import Database
+
+log = logging.getLogger(__name__)
+
+REREAD_S = (0.5, 30.0)
+"""While the bookings cannot be read (the store away, say), they are read
+again after the first of these many seconds, doubling up to the second."""
 
 
 @dataclass(frozen=True)
@@ -155,10 +163,18 @@ class Scheduler:
     async def run(self) -> None:
         """Wake each agent when a booking of its comes due; forever."""
         woken: set[int] = set()
+        wait, most = REREAD_S
         while True:
             self._changed.clear()
             self._reading = True
-            pending = [b for b in await self.open() if b.id not in woken]
+            try:
+                pending = [b for b in await self.open() if b.id not in woken]
+            except sqlite3.Error as error:  # StoreFault too: a failed read ends no booking
+                log.warning("the bookings could not be read (%s); again in %g s", error, wait)
+                await asyncio.sleep(wait)
+                wait = min(wait * 2, most)
+                continue
+            wait = REREAD_S[0]
             now = self._clock.now()
             for booking in (b for b in pending if b.due <= now):
                 woken.add(booking.id)

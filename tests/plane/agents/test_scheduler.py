@@ -2,6 +2,7 @@
 ambient turn is booked once."""
 
 import asyncio
+import logging
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -125,6 +126,37 @@ async def test_the_scheduler_is_caught_up_only_once_a_booking_due_has_woken_its_
         assert not scheduler.caught_up(), "due now, its agent not woken yet"
         await asyncio.wait_for(woken.wait(), 10)
         assert scheduler.caught_up()
+    finally:
+        run.cancel()
+        await asyncio.gather(run, return_exceptions=True)
+        await db.close()
+
+
+async def test_bookings_that_could_not_be_read_are_read_again_and_still_come_due(tmp_path, caplog):
+    """A failed read of the bookings (the store away, say) ends no booking,
+    nor the scheduler: it reads them again, and what was due wakes its agent."""
+    db = await open_db(tmp_path / "plane.db")
+    clock = ManualClock(NOON)
+    woken = asyncio.Event()
+    scheduler = Scheduler(db, clock, wake=lambda agent: woken.set())
+    await scheduler.book("demo", NOON + timedelta(hours=1), "later")
+    await db.write(lambda conn: conn.execute("ALTER TABLE bookings RENAME TO bookings_gone"))
+    await clock.advance(timedelta(hours=2))
+    run = asyncio.create_task(scheduler.run())
+
+    async def refused() -> None:
+        said = "the bookings could not be read"
+        while not run.done() and not any(said in r.getMessage() for r in caplog.records):  # noqa: ASYNC110 - a log line, not an event
+            await asyncio.sleep(0.01)
+
+    try:
+        with caplog.at_level(logging.WARNING, logger="plane.agents.scheduler"):
+            await asyncio.wait_for(refused(), 10)
+            assert not run.done(), "the scheduler ended with the read"
+            await db.write(
+                lambda conn: conn.execute("ALTER TABLE bookings_gone RENAME TO bookings")
+            )
+            await asyncio.wait_for(woken.wait(), 10)
     finally:
         run.cancel()
         await asyncio.gather(run, return_exceptions=True)
