@@ -36,7 +36,7 @@ from plane.agents.scheduler import Booking, Scheduler
 from plane.agents.services import Services
 from plane.agents.session import Session
 from plane.agents.turn import Turn, TurnResult
-from plane.errors import LeaseLost, LedgerError
+from plane.errors import LeaseLost, LedgerError, unreachable
 from plane.money.gate import Hold, Paused
 from plane.money.limits import steps_down
 from plane.store.engine import KEPT, OPERATOR, Write
@@ -229,9 +229,12 @@ class AgentWorker:
                 await self._work()
             except LeaseLost as lost:  # another plane runs it now, and answers
                 log.info("%s: %s; its turn stopped here", self.spec.name, lost)
-            except Exception:
-                log.exception("worker for %s", self.spec.name)
-                await self._failed()
+            except Exception as exc:
+                if not unreachable(exc):
+                    log.exception("worker for %s", self.spec.name)
+                    await self._failed()
+                else:  # no failure inside the plane: looked at again at the fleet's next tick
+                    log.warning("%s: its turn stopped: %s", self.spec.name, exc)
             finally:
                 self._busy = False
                 self.settled.set()
@@ -309,13 +312,23 @@ class AgentWorker:
                     if not await self._next():
                         return
                 except LedgerError as error:
-                    await self.unrecorded(error)
-                    self._row_behind = False
-                    await self._publish(self.spec.name)
+                    await self._stopped_before_turn(error)
                     return
                 finally:
                     OPERATOR.reset(operator)
                     FENCE.reset(fence)
+
+    async def _stopped_before_turn(self, error: LedgerError) -> None:
+        """The gate could not be asked (the ledger unreadable: the store away,
+        say): said and shown, unless that fails too. Then the log has it and
+        the next wake asks again; it is no failure inside the plane, whose
+        notice (`_failed`) would be told once the store is back."""
+        try:
+            await self.unrecorded(error)
+            self._row_behind = False
+            await self._publish(self.spec.name)
+        except Exception as exc:
+            log.warning("%s: the stop could not be told: %s", self.spec.name, exc)
 
     async def _next(self) -> bool:
         """One step of `_work`, under the turn lock: a turn if there is work

@@ -8,6 +8,8 @@ already, and nothing of them is kept."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import re
 from decimal import Decimal
 from typing import Any
@@ -18,6 +20,7 @@ import pytest
 
 from plane.wire import protocol as p
 from plane.wire.client import RequestFailed
+from plane.wire.protocol import Usage
 from tests.support.approving import held_links, held_plane, post
 from tests.support.fixtures_plane import launch, scripted_config
 from tests.support.local_http import local_client
@@ -146,3 +149,51 @@ async def test_a_gateway_call_while_the_store_is_away_says_so_in_the_planes_word
     assert answer.status_code == 503
     assert ASKED_AWAY.fullmatch(answer.json()["error"]["message"]), answer.text
     assert gw.llm.requests == []
+
+
+async def test_a_worker_the_store_goes_away_under_says_no_turn_failed_inside_the_plane(
+    tmp_path, scripted_llm, postgres_url, monkeypatch, caplog
+):
+    """An agent looked at while the store is away (its waiting messages not
+    readable): a warning in the log, and no "The turn failed inside the
+    plane" told, then or once the store is back; that notice is for a fault
+    of the plane's own."""
+    with TcpProxy(int(urlsplit(postgres_url).port or 5432)) as proxy:
+        monkeypatch.setenv("PLANE_STORE", through(postgres_url, proxy.port))
+        plane = await launch(tmp_path, scripted_llm, scripted_config("  demo: {}\n"))
+        try:
+            scripted_llm.reply("Hello.", usage=Usage(input_tokens=10))
+            await plane.turn("demo", "hi")  # the day reached, its sums in memory
+            proxy.cut()
+            with caplog.at_level(logging.WARNING, logger="plane.agents.worker"):
+                plane.crew.workers["demo"].wake()
+                await asyncio.wait_for(worker_said(caplog, "demo: "), 30)
+            proxy.resume()
+            await plane.quiet()  # the store back: the plane has acted on all of it
+        finally:
+            proxy.resume()
+            await plane.stop()
+    logged = [
+        (r.levelno, r.getMessage()) for r in caplog.records if r.name == "plane.agents.worker"
+    ]
+    assert (logging.ERROR, "worker for demo") not in logged
+    assert warned(caplog, "demo: "), "the log says why the agent stopped"
+    with psycopg.connect(postgres_url) as conn:
+        told = [text for (text,) in conn.execute("SELECT text FROM messages WHERE agent = 'demo'")]
+    assert not [t for t in told if t.startswith("The turn failed inside the plane")], told
+
+
+async def worker_said(caplog: pytest.LogCaptureFixture, starts: str) -> None:
+    """Until the workers' log has a warning starting with `starts`."""
+    while not warned(caplog, starts):  # noqa: ASYNC110 - a log line, not an event
+        await asyncio.sleep(0.02)
+
+
+def warned(caplog: pytest.LogCaptureFixture, starts: str) -> list[str]:
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "plane.agents.worker"
+        and r.levelno == logging.WARNING
+        and r.getMessage().startswith(starts)
+    ]

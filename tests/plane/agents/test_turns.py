@@ -3,6 +3,7 @@ that fire when the clock says so, the scout on its own row, and a
 self-booking agent that stops at its ceiling and resumes the next day."""
 
 import asyncio
+import logging
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
@@ -467,6 +468,38 @@ async def test_the_scouts_unrecorded_spend_stops_the_asking_agents_turn_too(star
     assert notice.text == STOPPED
     assert len(plane.llm.requests) == 1, "the asking turn went no further than the tool call"
     assert STOPPED in [m.text for m in await plane.services.conversation.history("scout")]
+
+
+async def test_a_gate_unread_whose_notice_cannot_be_told_either_is_no_failure_inside_the_plane(
+    start_plane, caplog
+):
+    """The store away: the gate's read fails before a booked turn, and so does
+    telling why. Not a failure inside the plane: that notice would be told,
+    falsely, once the store is back. The log says both."""
+    plane = await start_plane()
+    book = ("schedule_turn", {"in_seconds": 600, "note": "the check"})
+    plane.llm.reply("", tool_calls=[book], usage=Usage(input_tokens=10))
+    plane.llm.reply("Booked.", usage=FREE)
+    await plane.turn("demo", "book the check")
+    asked = len(plane.llm.requests)
+    await plane.runtime.db.write(lambda conn: conn.execute("ALTER TABLE spend RENAME TO gone"))
+    await plane.runtime.db.write(
+        lambda conn: conn.execute(
+            "CREATE TRIGGER refuse_stops BEFORE INSERT ON messages"
+            " WHEN NEW.text LIKE 'The turn stopped.%'"
+            " BEGIN SELECT RAISE(ABORT, 'the disk refused'); END"
+        )
+    )
+    plane.services.ledger.forget_sums()  # the day's sums read again: from the store
+    with caplog.at_level(logging.WARNING, logger="plane.agents.worker"):
+        await plane.clock.advance(timedelta(minutes=11))
+        await plane.quiet()
+    told = [m.text for m in await plane.services.conversation.history("demo")]
+    assert not [t for t in told if t.startswith("The turn failed inside the plane")], told
+    assert len(plane.llm.requests) == asked, "no call is made while the gate cannot be asked"
+    logged = [r.getMessage() for r in caplog.records if r.name == "plane.agents.worker"]
+    assert "demo: the stop could not be told: the disk refused" in logged
+    assert "worker for demo" not in logged
 
 
 # ── the scout's turn is an ordinary turn: its own workspace, its answer capped ──
