@@ -23,7 +23,7 @@ import functools
 import logging
 import os
 import sqlite3
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from importlib.metadata import version
 from typing import IO, TYPE_CHECKING, Any
 
@@ -43,6 +43,25 @@ if TYPE_CHECKING:  # aiohttp, loaded only with --http
     from plane.daemon.http import HttpListener
 
 log = logging.getLogger(__name__)
+
+RESTART_S = (0.5, 60.0)
+"""A task of the plane's life that fails is started again after the first of
+these many seconds, doubling up to the second."""
+
+
+async def _kept_running(work: Callable[[], Coroutine[Any, Any, None]], name: str) -> None:
+    """`work` run until it returns; each time it fails, said in the log and
+    run again: a task of the plane's life (the scheduler, say) that ended on
+    an error nobody foresaw would leave the plane without it, silently."""
+    wait, most = RESTART_S
+    while True:
+        try:
+            return await work()
+        except Exception:
+            log.exception("the plane's %s task failed; started again in %g s", name, wait)
+        await asyncio.sleep(wait)
+        wait = min(wait * 2, most)
+
 
 SHUTDOWN_GRACE_S = 10.0
 NAMED = 20
@@ -107,7 +126,8 @@ class Plane:
             raise
         log.info("%s", self.started())
         assert self.runtime is not None
-        self._background(self._freeze_once_settled(self.runtime.crew), name="settle")
+        crew = self.runtime.crew
+        self._background(lambda: self._freeze_once_settled(crew), name="settle")
 
     @staticmethod
     async def _freeze_once_settled(crew: Crew) -> None:
@@ -174,8 +194,10 @@ class Plane:
             closing.push_async_callback(runtime.fleet.stop)
         await runtime.crew.start()
         closing.push_async_callback(runtime.crew.stop, SHUTDOWN_GRACE_S)
-        self._background(runtime.scheduler.run(), name="scheduler")
-        self._background(runtime.services.burn.watch(runtime.rows.publish), name="forecasts")
+        self._background(runtime.scheduler.run, name="scheduler")
+        self._background(
+            lambda: runtime.services.burn.watch(runtime.rows.publish), name="forecasts"
+        )
         if runtime.notifier is not None:
             runtime.notifier.start(self.bus, await runtime.rows.snapshot())
             closing.push_async_callback(runtime.notifier.aclose)
@@ -184,9 +206,10 @@ class Plane:
         if runtime.gateway is not None:
             await self._serve_gateway(runtime)
 
-    def _background(self, work: Coroutine[Any, Any, None], *, name: str) -> None:
-        """A task for the plane's life, cancelled at the shutdown."""
-        task = asyncio.create_task(work, name=name)
+    def _background(self, work: Callable[[], Coroutine[Any, Any, None]], *, name: str) -> None:
+        """A task for the plane's life, cancelled at the shutdown; kept
+        running (`_kept_running`) if it fails."""
+        task = asyncio.create_task(_kept_running(work, name), name=name)
 
         async def cancel() -> None:
             task.cancel()
