@@ -67,6 +67,8 @@ class Scheduler:
         """`run` is reading the bookings and waking their agents (or has not started)."""
         self._sleeps_until: datetime | None = None
         """When `run` asleep wakes: the next booking's due (None: none is open)."""
+        self._unreadable: set[int] = set()
+        """The rows left aside as unreadable (`_readable`), each said once."""
 
     async def book(self, agent: str, due: datetime, note: str, *, ambient: bool = False) -> Booking:
         now = self._clock.now()
@@ -114,14 +116,21 @@ class Scheduler:
         if agent is not None:
             return list(await self._open_of.get(agent))
         rows = await self._db.fetchall("SELECT * FROM bookings WHERE done = 0 ORDER BY due, id")
-        return [_booking(row) for row in rows]
+        return self._readable(rows)
 
     async def due_agents(self) -> set[str]:
         """The agents with a booking due now, in one query for the fleet: a
         start looks at these first; one due later is woken by `run` then."""
         now = self._clock.now()
-        rows = await self._db.fetchall("SELECT agent, due FROM bookings WHERE done = 0")
-        return {agent for agent, due in rows if datetime.fromisoformat(due) <= now}
+        rows = await self._db.fetchall("SELECT id, agent, due FROM bookings WHERE done = 0")
+        due = set()
+        for row in rows:
+            try:
+                if _moment(row["due"]) <= now:
+                    due.add(row["agent"])
+            except (TypeError, ValueError) as error:
+                self._left_aside(row, error)
+        return due
 
     async def _read_open(self, agents: list[str]) -> dict[str, list[Booking]]:
         narrow, params = agents_in(agents)
@@ -129,9 +138,30 @@ class Scheduler:
             f"SELECT * FROM bookings WHERE done = 0 AND {narrow} ORDER BY due, id", *params
         )
         found: dict[str, list[Booking]] = {}
-        for row in rows:
-            found.setdefault(row["agent"], []).append(_booking(row))
+        for booking in self._readable(rows):
+            found.setdefault(booking.agent, []).append(booking)
         return found
+
+    def _readable(self, rows: list[Row]) -> list[Booking]:
+        """The bookings of `rows`; a row no plane writes (a store edited by
+        hand: a time that is none, or no time zone's) is left aside, and said
+        in the log once: it would otherwise fail every read, and no booking
+        would come due again."""
+        bookings = []
+        for row in rows:
+            try:
+                bookings.append(_booking(row))
+            except (TypeError, ValueError) as error:
+                self._left_aside(row, error)
+        return bookings
+
+    def _left_aside(self, row: Row, error: Exception) -> None:
+        if row["id"] not in self._unreadable:
+            self._unreadable.add(row["id"])
+            log.error(
+                "booking %s of %s cannot be read (%s); it is left aside",
+                row["id"], row["agent"], error,
+            )  # fmt: skip
 
     async def due(self, agent: str) -> list[Booking]:
         now = self._clock.now()
@@ -214,8 +244,16 @@ def _booking(row: Row) -> Booking:
     return Booking(
         id=row["id"],
         agent=row["agent"],
-        due=datetime.fromisoformat(row["due"]),
+        due=_moment(row["due"]),
         note=row["note"],
-        booked_at=datetime.fromisoformat(row["booked_at"]),
+        booked_at=_moment(row["booked_at"]),
         ambient=bool(row["ambient"]),
     )
+
+
+def _moment(text: str) -> datetime:
+    """A time as the plane writes it (ISO 8601, with its offset)."""
+    moment = datetime.fromisoformat(text)
+    if moment.tzinfo is None:
+        raise ValueError(f"{text!r} has no time zone")
+    return moment

@@ -161,3 +161,45 @@ async def test_bookings_that_could_not_be_read_are_read_again_and_still_come_due
         run.cancel()
         await asyncio.gather(run, return_exceptions=True)
         await db.close()
+
+
+@pytest.mark.parametrize("due", ["not a time", "2026-11-29T11:00:00", "1"])
+async def test_a_booking_that_cannot_be_read_is_said_once_and_the_others_come_due(
+    tmp_path, caplog, due
+):
+    """A row no plane writes (a store edited by hand: a due that is no time,
+    or no time zone's) is left aside and said in the log once; before, it
+    failed every read of the bookings, and no booking came due again."""
+    db = await open_db(tmp_path / "plane.db")
+    clock = ManualClock(NOON)
+    woken: list[str] = []
+    scheduler = Scheduler(db, clock, wake=woken.append)
+    await db.write(
+        lambda conn: conn.execute(
+            "INSERT INTO bookings (agent, due, note, booked_at) VALUES ('odd', ?, 'x', ?)",
+            (due, NOON.isoformat()),
+        )
+    )
+    await scheduler.book("demo", NOON - timedelta(minutes=1), "due now")
+    await scheduler.book("later", NOON + timedelta(hours=1), "later")
+    run = asyncio.create_task(scheduler.run())
+
+    async def woke(agent: str) -> None:
+        while agent not in woken and not run.done():  # noqa: ASYNC110 - a list, not an event
+            await asyncio.sleep(0.01)
+
+    try:
+        with caplog.at_level(logging.WARNING, logger="plane.agents.scheduler"):
+            assert await scheduler.due_agents() == {"demo"}
+            await asyncio.wait_for(woke("demo"), 10)
+            assert [b.agent for b in await scheduler.open()] == ["demo", "later"]
+            await clock.advance(timedelta(hours=2))
+            await asyncio.wait_for(woke("later"), 10)
+            assert not run.done(), "the scheduler ended"
+        said = [r.getMessage() for r in caplog.records if "cannot be read" in r.getMessage()]
+        assert len(said) == 1, said
+        assert "odd" in said[0] and repr(due) in said[0]
+    finally:
+        run.cancel()
+        await asyncio.gather(run, return_exceptions=True)
+        await db.close()
