@@ -13,7 +13,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from plane import yaml_reader
 from plane.config import load_config
 from plane.errors import ConfigError
-from tests.attack.test_config_table import TABLE
+from tests.attack.test_config_table import TABLE, read_as
 
 REPO = Path(__file__).parents[2]
 
@@ -95,6 +95,7 @@ def test_a_file_past_a_bound_is_never_built_by_the_c_parser(tmp_path, monkeypatc
     """Deep or dense files are refused by the Python reader, with its line;
     an alias bomb is built unexpanded and refused by its count."""
     raw, expected = TABLE[name]
+    said = read_as(name, monkeypatch)
     built: list[str] = []
     read_in_c = yaml_reader.read_in_c
 
@@ -107,7 +108,7 @@ def test_a_file_past_a_bound_is_never_built_by_the_c_parser(tmp_path, monkeypatc
     path.write_bytes(raw)
     with pytest.raises(ConfigError) as refused:
         load_config(path)
-    assert expected.format(path=path) in str(refused.value)
+    assert expected.format(path=path, **said) in str(refused.value)
     assert bool(built) == ("bomb" in name)
 
 

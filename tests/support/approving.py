@@ -86,8 +86,14 @@ async def rows(plane: RunningPlane, sql: str) -> list[tuple[Any, ...]]:
 
 async def standing(plane: RunningPlane) -> Standing:
     services = plane.services
-    raises = await rows(plane, "SELECT * FROM raises")
-    answered = await rows(plane, "SELECT nonce FROM offers WHERE answer IS NOT NULL")
+    db = await open_db(plane.home.db)  # one reader for both (on PostgreSQL, one backend)
+    try:
+        raises = [tuple(r) for r in await db.fetchall("SELECT * FROM raises")]
+        answered = [
+            tuple(r) for r in await db.fetchall("SELECT nonce FROM offers WHERE answer IS NOT NULL")
+        ]
+    finally:
+        await db.close()
     said = await services.conversation.history("demo", 500)
     ceilings = services.gate.ceilings
     return Standing((ceilings.of("demo"), ceilings.of("scout")), raises, answered, len(said))

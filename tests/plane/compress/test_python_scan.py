@@ -38,6 +38,22 @@ def parser_only() -> Iterator[None]:
         yield
 
 
+@contextlib.contextmanager
+def recording(module: Any, name: str) -> Iterator[list[Any]]:
+    """What `module.name` answers while inside, in order: the tree the plan was made
+    from, read where the plan read it instead of scanned or parsed again here."""
+    answers: list[Any] = []
+    real = getattr(module, name)
+
+    def recorded(*args: Any) -> Any:
+        answers.append(answer := real(*args))
+        return answer
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(module, name, recorded)
+        yield answers
+
+
 def _kind(node: ast.AST) -> str:
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
         return "def"
@@ -95,14 +111,15 @@ def assert_read_as_the_parser_reads(source: str) -> bool:
     """True when the scanner answered (and agreed), False when it left the file to the
     parser. Either way the plan is the parser's."""
     lines = source.split("\n")
-    scanned = python_scan.scan(source, lines)
-    with parser_only():
+    with parser_only(), recording(source_python, "parse") as parsed:
         expected = source_python.compress(lines)
-    assert source_python.compress(lines) == expected
+    with recording(python_scan, "scan") as scans:
+        assert source_python.compress(lines) == expected
+    [scanned] = scans
     if scanned is None:
         return False
-    parsed = ast.parse(source)
-    _same_statements(scanned.body, parsed.body, lines)
+    assert parsed, "the scanner answered where the parser refuses"
+    _same_statements(scanned.body, parsed[0].body, lines)
     return True
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+import pytest
+
 from plane.tools.mcp import names
 from plane.tools.mcp.sessions import MAX_DESCRIPTION_CHARS, offerable
 
@@ -14,6 +16,8 @@ if TYPE_CHECKING:
 
 # The MCP SDK's types are imported by the tests that use them, not here: every
 # worker collects this module, and the SDK takes a fifth of a CPU-second to import.
+pytestmark = pytest.mark.xdist_group("mcp-sdk")
+"""On the one worker the tests that start MCP servers load the SDK on."""
 
 
 def tool(name: str, schema: dict | None = None, description: str = "Does it.") -> mcp_types.Tool:

@@ -18,6 +18,10 @@ from plane.wire import protocol as p
 from plane.wire.client import RequestFailed
 from plane.wire.protocol import Usage
 
+pytestmark = pytest.mark.xdist_group("mcp-sdk")
+"""On one worker with the other MCP tests: the SDK takes ~0.6 CPU-s to import, once
+a worker (plane/tools/mcp/link.py loads it at the first session with servers)."""
+
 SUPPORT = Path(__file__).resolve().parents[2] / "support"
 NOTES_SERVER = SUPPORT / "mcp_notes.py"
 TIME_SERVER = Path(sys.executable).parent / "mcp-server-time"
