@@ -143,7 +143,6 @@ async def test_r_renames_and_the_row_follows(start_plane) -> None:
         )
 
 
-@pytest.mark.slow
 async def edit_form(pilot, app: PlaneApp, agent: str) -> EditAgent:
     """`agent`'s edit form, opened with `e` from its row."""
     await on_list(pilot, app, agent)
@@ -153,6 +152,7 @@ async def edit_form(pilot, app: PlaneApp, agent: str) -> EditAgent:
     return app.screen
 
 
+@pytest.mark.slow
 async def test_e_edits_what_changed_and_a_bad_value_changes_nothing(start_plane) -> None:
     plane = await start_plane()
     await made(plane)
@@ -183,6 +183,7 @@ async def test_e_edits_what_changed_and_a_bad_value_changes_nothing(start_plane)
         await until(pilot, lambda: "other-model" in title(app))
 
 
+@pytest.mark.slow
 async def test_the_edit_form_takes_and_shows_read_only_as_the_new_agent_form_does(
     start_plane,
 ) -> None:

@@ -220,6 +220,7 @@ def in_light(run_before):
     return light
 
 
+@pytest.mark.slow
 def test_spend_charts_light_theme(snap_compare) -> None:
     assert snap_compare(offline_app(), terminal_size=SIZE, run_before=in_light(_open_charts))
 
