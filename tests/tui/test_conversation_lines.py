@@ -63,28 +63,22 @@ async def test_tab_and_shift_tab_walk_the_lines_that_open_and_enter_opens_one() 
             message("demo", "agent", "And two files."),
         ]
         feed(app, *[MessageAppended(message=m) for m in said])
-        await settle(pilot, 5)
+        await settle(pilot)
         pane = pane_of(app)
         first, second = [line for line in pane.messages if line.folds]
         assert isinstance(focused(app), Composer)
         await pilot.press("shift+tab")  # from the composer: the newest line that opens
-        await settle(pilot)
         assert focused(app) is pane and pane.cursor is second
         await pilot.press("shift+tab")
-        await settle(pilot)
         assert focused(app) is pane and pane.cursor is first
         await pilot.press("enter")
-        await settle(pilot)
         assert first.expanded and "14:02 demo  ⚙ grep → 3 matches" in pane.plain()
         assert [line.strip() for line in first.plain().splitlines()[1:]] == ["a", "b", "c"]
         await pilot.press("shift+tab", "shift+tab")  # the pane itself, then on to the agents
-        await settle(pilot)
         assert isinstance(focused(app), AgentList)
         await pilot.press("tab")  # back: the newest line in view that opens
-        await settle(pilot)
         assert focused(app) is pane and pane.cursor is second
         await pilot.press("tab")  # past the newest: the composer
-        await settle(pilot)
         assert isinstance(focused(app), Composer)
 
 

@@ -9,9 +9,10 @@ traceback on the first PageUp."""
 from __future__ import annotations
 
 import pytest
+from textual import events
 from textual.widget import Widget
 
-from tests.tui.conftest import feed, settle
+from tests.tui.conftest import feed, focused, settle
 from tests.tui.factories import agent, message, snapshot
 from tui.app import PlaneApp
 from tui.widgets.agent_list import AgentList
@@ -30,30 +31,38 @@ def _conversations() -> dict[str, list]:
 
 
 @pytest.mark.parametrize("conversation", ["empty", "short"])
-@pytest.mark.parametrize("where", ["composer", "conversation", "agents"])
-async def test_scrolling_keys_on_a_conversation_with_nothing_to_scroll(
-    conversation: str, where: str
-) -> None:
+async def test_scrolling_keys_on_a_conversation_with_nothing_to_scroll(conversation: str) -> None:
+    """The focus in each place in turn, on one app: a key that ended it
+    leaves it ended for that place's asserts."""
     app = PlaneApp(None)
     async with app.run_test(size=SIZE) as pilot:
         feed(app, snapshot(agent("demo"), agent("scout")))
         await settle(pilot)
-        pane = app.screen.query_one(ConversationPane)
-        pane.show("demo", _conversations()[conversation])
+        screen = app.main_screen
+        pane = screen.query_one(ConversationPane)
+        composer = screen.query_one(Composer)
         target: dict[str, type[Widget]] = {
             "composer": Composer,
             "conversation": ConversationPane,
             "agents": AgentList,
         }
-        app.screen.query_one(target[where]).focus()
-        await settle(pilot)
-        for key in KEYS:
-            await pilot.press(key)
-            await settle(pilot, 2)
-        assert app.is_running, "a scrolling key ended the app"
-        assert app.return_code is None
-        # the app still answers a key: typing lands in the composer
-        app.screen.query_one(Composer).focus()
-        await pilot.press("x")
-        await settle(pilot)
-        assert app.screen.query_one(Composer).text.endswith("x")
+        said = _conversations()[conversation]
+        for where, kind in target.items():
+            case = f"the focus in the {where}"
+            screen.select_agent("demo")  # the agents' keys moved the selection
+            await settle(pilot, 1)
+            pane.show("demo", said)
+            widget = screen.query_one(kind)
+            widget.focus()
+            await settle(pilot, 1)
+            assert focused(app) is widget and pane.agent == "demo", case
+            for key in KEYS:  # as the terminal sends them, one after another
+                app.post_message(events.Key(key, None))
+            await settle(pilot)
+            assert app.is_running, f"a scrolling key ended the app ({case})"
+            assert app.return_code is None, case
+            # the app still answers a key: typing lands in the composer
+            composer.focus()
+            composer.value = ""
+            await pilot.press("x")
+            assert composer.text == "x", case

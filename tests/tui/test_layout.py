@@ -20,27 +20,31 @@ from tui.widgets.conversation import ConversationPane
 TUI = Path(__file__).parents[2] / "tui"
 
 
-async def widths(size: tuple[int, int]) -> tuple[int, int, bool]:
+def widths(app: PlaneApp) -> tuple[int, int, bool]:
     """The list's and the conversation's widths, and whether the list shows."""
-    app = PlaneApp(None)
-    async with app.run_test(size=size) as pilot:
-        feed(app, snapshot(agent("demo"), agent("scout")))
-        await settle(pilot)
-        agents = app.main_screen.query_one("#side")
-        pane = app.main_screen.query_one(ConversationPane)
-        return agents.size.width, pane.size.width, agents.display and agents.size.width > 0
+    agents = app.main_screen.query_one("#side")
+    pane = app.main_screen.query_one(ConversationPane)
+    return agents.size.width, pane.size.width, agents.display and agents.size.width > 0
 
 
 async def test_the_list_takes_what_its_rows_need_and_the_conversation_the_rest() -> None:
     """At 80 columns the list kept 28, mostly empty: now what `demo` and
-    `scout` need, and never over a quarter of the screen."""
-    side, pane, shown = await widths((80, 30))
-    assert shown and side == 20 and pane >= 80 - 20 - 4
-    assert (await widths((120, 30)))[0] == len("scout") + 16, "as wide as its rows need"
-    side, pane, shown = await widths((79, 30))
-    assert shown and side <= 19 and pane >= 79 - 19 - 4
-    side, pane, shown = await widths((50, 30))
-    assert not shown and pane >= 50 - 4, "below 60 the conversation gets the width"
+    `scout` need, and never over a quarter of the screen. Started at 80
+    columns, then the terminal resized to each width in turn."""
+    app = PlaneApp(None)
+    async with app.run_test(size=(80, 30)) as pilot:
+        feed(app, snapshot(agent("demo"), agent("scout")))
+        await settle(pilot)
+        side, pane, shown = widths(app)
+        assert shown and side == 20 and pane >= 80 - 20 - 4
+        await pilot.resize_terminal(120, 30)
+        assert widths(app)[0] == len("scout") + 16, "as wide as its rows need"
+        await pilot.resize_terminal(79, 30)
+        side, pane, shown = widths(app)
+        assert shown and side <= 19 and pane >= 79 - 19 - 4
+        await pilot.resize_terminal(50, 30)
+        side, pane, shown = widths(app)
+        assert not shown and pane >= 50 - 4, "below 60 the conversation gets the width"
 
 
 async def test_long_names_widen_the_list_up_to_28() -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-import pytest
 from rich.color import Color as RichColor
 from textual.color import Color
 from textual.strip import Strip
@@ -49,11 +48,13 @@ def same(rich: RichColor | None, color: Color) -> bool:
     return rich is not None and rich.triplet is not None and tuple(rich.triplet) == color.rgb
 
 
-@pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])
-async def test_held_and_paused_rows_are_bars_amber_is_a_figure(theme: str) -> None:
+THEMES = ("textual-dark", "textual-light")
+
+
+async def test_held_and_paused_rows_are_bars_amber_is_a_figure() -> None:
+    """In each theme in turn, on one app."""
     app = PlaneApp(None)
     async with app.run_test(size=SIZE) as pilot:
-        app.theme = theme
         feed(
             app,
             snapshot(
@@ -67,30 +68,32 @@ async def test_held_and_paused_rows_are_bars_amber_is_a_figure(theme: str) -> No
         await redrawn(pilot)
         rows = app.main_screen.query_one(AgentList)
         rows.select("calm")  # the cursor away from the rows compared
-        await settle(pilot)
-        line = {name: rows.render_line(rows.names.index(name)) for name in rows.names}
-        error = theme_colour(app, "error")
-        assert same(background_of(line["burner"], "burner"), error), "held: a red bar"
-        assert same(background_of(line["burner"], "$5.10"), error), "across the whole row"
-        assert style_of(line["burner"], "burner").bold
-        calm = background_of(line["quiet"], "quiet")
-        paused = background_of(line["poet"], "poet")
-        assert paused is not None and paused != calm, "paused: a bar of its own"
-        assert not same(paused, error), "not the held one's red"
-        amber = background_of(line["amber"], "amber")
-        assert amber == calm, "amber is its figure, not a bar"
+        for theme in THEMES:
+            app.theme = theme
+            await settle(pilot)
+            line = {name: rows.render_line(rows.names.index(name)) for name in rows.names}
+            error = theme_colour(app, "error")
+            held = background_of(line["burner"], "burner")
+            assert same(held, error), f"held: a red bar ({theme})"
+            assert same(background_of(line["burner"], "$5.10"), error), "across the whole row"
+            assert style_of(line["burner"], "burner").bold
+            calm = background_of(line["quiet"], "quiet")
+            paused = background_of(line["poet"], "poet")
+            assert paused is not None and paused != calm, f"paused: a bar of its own ({theme})"
+            assert not same(paused, error), "not the held one's red"
+            amber = background_of(line["amber"], "amber")
+            assert amber == calm, f"amber is its figure, not a bar ({theme})"
 
-        fleet = app.main_screen.query_one(FleetLine)
-        drawn = Strip(list(fleet.render().render_segments(fleet.visual_style)))
-        assert same(background_of(drawn, "1 held"), error)
-        assert background_of(drawn, "1 paused") is not None
+            fleet = app.main_screen.query_one(FleetLine)
+            drawn = Strip(list(fleet.render().render_segments(fleet.visual_style)))
+            assert same(background_of(drawn, "1 held"), error), theme
+            assert background_of(drawn, "1 paused") is not None, theme
 
 
-@pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])
-async def test_the_notice_that_says_why_is_loud_and_routine_lines_quiet(theme: str) -> None:
+async def test_the_notice_that_says_why_is_loud_and_routine_lines_quiet() -> None:
+    """In each theme in turn, on one app."""
     app = PlaneApp(None)
     async with app.run_test(size=SIZE) as pilot:
-        app.theme = theme
         feed(app, snapshot(agent("burner", "2.00", "2", status="held", resumes_at=RESETS)))
         await settle(pilot)
         why = notices.held("burner", Decimal(2), Decimal(2), "3h 13m")
@@ -102,19 +105,21 @@ async def test_the_notice_that_says_why_is_loud_and_routine_lines_quiet(theme: s
                 message("burner", "plane", why, minute=2),
             ],
         )
-        await settle(pilot)
-        routine, notice = pane.messages
-        width = pane.scrollable_content_region.width
-        base = pane.visual_style
-        quiet = Strip(list(routine.lines(width)[0].render_segments(base)))
-        loud = Strip(list(notice.lines(width)[0].render_segments(base)))
-        error = theme_colour(app, "error")
-        assert same(background_of(loud, "plane"), error), "the notice's `plane` is a red badge"
-        assert not same(background_of(quiet, "plane"), error), "a routine line is not"
-        body = style_of(loud, "burner")
-        assert body.bold and same(body.color, theme_colour(app, "text-error"))
-        assert not style_of(quiet, "$2.00").bold
+        for theme in THEMES:
+            app.theme = theme
+            await settle(pilot)
+            routine, notice = pane.messages
+            width = pane.scrollable_content_region.width
+            base = pane.visual_style
+            quiet = Strip(list(routine.lines(width)[0].render_segments(base)))
+            loud = Strip(list(notice.lines(width)[0].render_segments(base)))
+            error = theme_colour(app, "error")
+            assert same(background_of(loud, "plane"), error), f"a red `plane` badge ({theme})"
+            assert not same(background_of(quiet, "plane"), error), "a routine line is not"
+            body = style_of(loud, "burner")
+            assert body.bold and same(body.color, theme_colour(app, "text-error")), theme
+            assert not style_of(quiet, "$2.00").bold
 
-        title = app.main_screen.query_one(TitleBar)
-        drawn = Strip(list(title.render().render_segments(title.visual_style)))
-        assert same(background_of(drawn, "held"), error)
+            title = app.main_screen.query_one(TitleBar)
+            drawn = Strip(list(title.render().render_segments(title.visual_style)))
+            assert same(background_of(drawn, "held"), error), theme

@@ -6,6 +6,7 @@ typed, and with no turn running Esc keeps its meaning."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from decimal import Decimal
 
 import pytest
@@ -40,6 +41,11 @@ def footer_keys(app: PlaneApp) -> dict[str, str]:
         for key, active in app.screen.active_bindings.items()
         if active.binding.show
     }
+
+
+def notified(app: PlaneApp, said: str) -> Callable[[], bool]:
+    """Whether a notification says `said`, asked when called."""
+    return lambda: said in [n.message for n in app._notifications]
 
 
 async def made(plane, name: str = "poet") -> None:
@@ -97,19 +103,18 @@ async def test_d_asks_first_and_deletes_only_on_yes(start_plane) -> None:
         assert "poet" not in plane.crew.workers
 
 
-@pytest.mark.parametrize(("key", "words"), [("d", "remove its block"), ("r", "rename its block")])
-async def test_d_or_r_on_a_file_agent_says_why_at_once_and_opens_no_form(
-    start_plane, key: str, words: str
-) -> None:
+async def test_d_or_r_on_a_file_agent_says_why_at_once_and_opens_no_form(start_plane) -> None:
+    """`d`, then `r`, on one plane and one app."""
     plane = await start_plane()
     app = app_for(plane)
     async with app.run_test(size=SIZE) as pilot:
-        await on_list(pilot, app, "demo")
-        await pilot.press(key)
-        said = f"demo comes from agents.yaml: {words} there and restart the plane."
-        await until(pilot, lambda: said in [n.message for n in app._notifications])
-        assert not isinstance(app.screen, ConfirmDelete | RenameAgent), "no form to fail in"
-        assert "demo" in plane.crew.workers
+        for key, words in [("d", "remove its block"), ("r", "rename its block")]:
+            await on_list(pilot, app, "demo")
+            await pilot.press(key)
+            said = f"demo comes from agents.yaml: {words} there and restart the plane."
+            await until(pilot, notified(app, said))
+            assert not isinstance(app.screen, ConfirmDelete | RenameAgent), "no form to fail in"
+            assert "demo" in plane.crew.workers, key
 
 
 @pytest.mark.slow
@@ -138,7 +143,6 @@ async def test_r_renames_and_the_row_follows(start_plane) -> None:
         )
 
 
-@pytest.mark.slow
 async def edit_form(pilot, app: PlaneApp, agent: str) -> EditAgent:
     """`agent`'s edit form, opened with `e` from its row."""
     await on_list(pilot, app, agent)
@@ -148,6 +152,7 @@ async def edit_form(pilot, app: PlaneApp, agent: str) -> EditAgent:
     return app.screen
 
 
+@pytest.mark.slow
 async def test_e_edits_what_changed_and_a_bad_value_changes_nothing(start_plane) -> None:
     plane = await start_plane()
     await made(plane)
@@ -178,6 +183,7 @@ async def test_e_edits_what_changed_and_a_bad_value_changes_nothing(start_plane)
         await until(pilot, lambda: "other-model" in title(app))
 
 
+@pytest.mark.slow
 async def test_the_edit_form_takes_and_shows_read_only_as_the_new_agent_form_does(
     start_plane,
 ) -> None:

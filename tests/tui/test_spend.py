@@ -220,6 +220,7 @@ def in_light(run_before):
     return light
 
 
+@pytest.mark.slow
 def test_spend_charts_light_theme(snap_compare) -> None:
     assert snap_compare(offline_app(), terminal_size=SIZE, run_before=in_light(_open_charts))
 
@@ -411,25 +412,32 @@ def _apart(a: RichColor, b: RichColor) -> bool:
     return min(turn, 360 - turn) > 40
 
 
-@pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])
-async def test_amber_is_not_a_chart_colour_and_side_by_side_layers_differ(theme: str) -> None:
+async def test_amber_is_not_a_chart_colour_and_side_by_side_layers_differ() -> None:
     """Amber says one thing: 80% of a ceiling. A chart's spent is not it,
     nor any layer of the fleet's stacked days; two layers that touch are
-    two hues (the layers were all blues)."""
+    two hues (the layers were all blues). In each theme in turn, on one app."""
     app = offline_app()
     async with app.run_test(size=SIZE) as pilot:
-        app.theme = theme
-        await _open_stack(pilot)
+        await app.push_screen(SpendScreen(_FleetAnswers(), None))
+        await until(pilot, stack_titled(app, "agent"))
         screen = app.screen
-        warning = Color.parse(app.theme_variables["warning"]).rich_color
-        error = Color.parse(app.theme_variables["error"]).rich_color
-        spent = screen.query_one("#days").get_component_rich_style("sparkline--max-color").color
-        layers = [
-            screen.query_one(StackedBars).get_component_rich_style(f"stacked--layer-{n}").color
-            for n in range(1, 7)
-        ]
-        for color in [spent, *layers]:
-            assert color is not None
-            assert _apart(color, warning) and _apart(color, error), color
-        for below, above in itertools.pairwise(layers):
-            assert below is not None and above is not None and _apart(below, above), (below, above)
+        for theme in ("textual-dark", "textual-light"):
+            app.theme = theme
+            await settle(pilot)
+            warning = Color.parse(app.theme_variables["warning"]).rich_color
+            error = Color.parse(app.theme_variables["error"]).rich_color
+            days = screen.query_one("#days")
+            spent = days.get_component_rich_style("sparkline--max-color").color
+            bars = screen.query_one(StackedBars)
+            layers = [
+                bars.get_component_rich_style(f"stacked--layer-{n}").color for n in range(1, 7)
+            ]
+            for color in [spent, *layers]:
+                assert color is not None
+                assert _apart(color, warning) and _apart(color, error), (theme, color)
+            for below, above in itertools.pairwise(layers):
+                assert below is not None and above is not None and _apart(below, above), (
+                    theme,
+                    below,
+                    above,
+                )
