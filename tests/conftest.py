@@ -14,9 +14,12 @@ they are collected, so the long ones are collected first (`pytest_collection_mod
 a test of a minute started last would keep the run waiting on it alone.
 """
 
+import gc
 from pathlib import Path
 
 import pytest
+
+gc.disable()  # until the tests are collected (tests/support/fixtures_heap.py)
 
 pytest_plugins = [
     f"tests.support.{path.stem}"

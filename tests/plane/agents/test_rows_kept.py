@@ -97,9 +97,9 @@ async def test_an_agent_that_took_no_turn_is_renamed_with_no_workspace_to_move(
 
 
 async def test_what_the_start_built_is_out_of_the_collector_s_sight(start_plane: Any) -> None:
-    gc.unfreeze()
+    frozen = gc.get_freeze_count()
     plane = await start_plane()
-    assert gc.get_freeze_count() > 0
+    assert gc.get_freeze_count() > frozen
     worker = plane.crew.workers["demo"]
     assert not gc.is_tracked(worker) or worker not in gc.get_objects(generation=2)
 
@@ -127,7 +127,6 @@ async def test_what_a_worker_keeps_while_it_waits_is_frozen_once_it_settled(star
     its first, so the collector's passes no longer walk a wait an agent."""
     agents = 40
     listed = "".join(f"  extra-{n}: {{}}\n" for n in range(agents))
-    gc.unfreeze()
     await start_plane(CONFIG.replace("agents:\n", "agents:\n" + listed))
     settle = next(t for t in asyncio.all_tasks() if t.get_name() == "settle")
     await settle
