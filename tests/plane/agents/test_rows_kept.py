@@ -9,6 +9,7 @@ import asyncio
 import gc
 import random
 import sqlite3
+import threading
 from decimal import Decimal
 from typing import Any
 
@@ -122,14 +123,23 @@ async def test_a_snapshot_reads_the_clock_a_few_times_not_once_a_row(start_plane
 
 
 async def test_what_a_worker_keeps_while_it_waits_is_frozen_once_it_settled(start_plane) -> None:
-    """Each worker's wait is made after the start returned (its first work
-    reads the store): the plane freezes again once every worker has done
-    its first, so the collector's passes no longer walk a wait an agent."""
+    """Each worker's wait is made once its first work is done, which may be
+    after the start returned (at 10,000 agents it is): the plane freezes
+    again once every worker has done its first, so the collector's passes
+    no longer walk a wait an agent. Here each agent's first work is a turn
+    (a message left waiting), held in the provider until the start is over."""
     agents = 40
     listed = "".join(f"  extra-{n}: {{}}\n" for n in range(agents))
-    await start_plane(CONFIG.replace("agents:\n", "agents:\n" + listed))
+    first = await start_plane(CONFIG.replace("agents:\n", "agents:\n" + listed))
+    for n in range(agents):
+        await first.services.conversation.append(f"extra-{n}", "operator", "hello", waiting=True)
+    answer = threading.Event()
+    first.llm.default_reply = Reply("hi", until=answer)
+    await start_plane(restart=first)
+    answer.set()
     settle = next(t for t in asyncio.all_tasks() if t.get_name() == "settle")
-    await settle
+    await asyncio.wait_for(settle, 30)
+    assert len(first.llm.requests) >= agents, "each first work was a turn"
     waits = [o for o in gc.get_objects() if isinstance(o, asyncio.Future) and not o.done()]
     assert len(waits) < agents, f"{len(waits)} waits in the collector's sight"
 
