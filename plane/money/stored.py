@@ -10,8 +10,9 @@ nothing ever reaches.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
+from sqlite3 import Connection
 
 from plane.errors import StoreError
 
@@ -41,6 +42,37 @@ def moment(table: str, row: str, column: str, value: object) -> datetime:
     if found is None or found.tzinfo is None:
         raise _unreadable(table, row, column, value, "a time with its zone")
     return found
+
+
+def check_days(conn: Connection, since: date) -> None:
+    """Refuse (StoreError) a store whose plane's day, latest call's day, or a
+    day's spend from `since` on cannot be read, as part of the start's
+    write function. Read only at a day's first gate check, any of them
+    otherwise failed every agent's every turn that day; a day no plane writes
+    ("yesterday") sorts after every real day, so it is among those looked at."""
+    for (day,) in conn.execute("SELECT day FROM plane_day").fetchall():
+        _day("plane_day", "the plane", day)
+    latest = conn.execute(
+        "SELECT id, agent, day FROM calls WHERE day = (SELECT MAX(day) FROM calls)"
+    ).fetchone()
+    if latest is not None:
+        _day("calls", f"call {latest[0]} of {latest[1]}", latest[2])
+    for table, name in (("spend", "agent"), ("group_spend", "agent_group"), ("tag_spend", "tag")):
+        rows = conn.execute(
+            f"SELECT day, {name}, cost_usd FROM {table} WHERE day >= ?", (since.isoformat(),)
+        ).fetchall()
+        for day, who, cost in rows:
+            _day(table, who, day)
+            amount(table, f"{who} on {day}", "cost_usd", cost)
+
+
+def _day(table: str, row: str, value: object) -> date:
+    try:
+        if isinstance(value, str):
+            return date.fromisoformat(value)
+    except ValueError:
+        pass
+    raise _unreadable(table, row, "day", value, "a day")
 
 
 def _unreadable(table: str, row: str, column: str, value: object, what: str) -> StoreError:

@@ -83,6 +83,37 @@ REFUSED = {
         ("group_limits", "g", "'abc'"),
         GROUPED,
     ),
+    "spend cost_usd not an amount": Odd(
+        "INSERT INTO spend (day, agent, cost_usd) VALUES (?, 'demo', 'abc')",
+        (DAY,),
+        ("spend", "demo on " + DAY, "'abc'"),
+    ),
+    "spend day not a day": Odd(
+        "INSERT INTO spend (day, agent, cost_usd) VALUES ('yesterday', 'demo', '0.1')",
+        (),
+        ("spend", "demo", "'yesterday'"),
+    ),
+    "group_spend cost_usd not an amount": Odd(
+        "INSERT INTO group_spend (day, agent_group, cost_usd) VALUES (?, 'g', 'abc')",
+        (DAY,),
+        ("group_spend", "g on " + DAY, "'abc'"),
+        GROUPED,
+    ),
+    "tag_spend cost_usd not an amount": Odd(
+        "INSERT INTO tag_spend (day, tag, cost_usd) VALUES (?, 't', 'abc')",
+        (DAY,),
+        ("tag_spend", "t on " + DAY, "'abc'"),
+    ),
+    "plane_day day not a day": Odd(
+        "INSERT OR REPLACE INTO plane_day (id, day) VALUES (1, 'yesterday')",
+        (),
+        ("plane_day", "'yesterday'"),
+    ),
+    "calls day not a day": Odd(
+        CALL,
+        ("someday", AT, "0.1", "settled"),
+        ("calls", "call 7 of demo", "'someday'"),
+    ),
     "calls in flight cost_usd not an amount": Odd(
         CALL, (DAY, AT, "abc", "pending"), ("calls", "call 7 of demo", "'abc'")
     ),
@@ -147,13 +178,17 @@ def _said(caplog: pytest.LogCaptureFixture, needles: tuple[str, ...]) -> list[st
 
 @pytest.mark.parametrize("case", list(REFUSED))
 async def test_an_unreadable_row_of_money_stops_the_start_with_one_line(start_plane, case):
-    """A ceiling (the agent's, its ask, a raise, the fleet's, a group's) or an
-    open call's cost that is no amount: reading it as "no ceiling" or $0
-    would let an agent spend past what the operator set, and skipping the row
-    would lose money the ledger must count. So the plane refuses to start,
-    naming the row and what to do, in one line (the CLI prints a
-    `PlaneError` as it is); before, a decimal or ISO-format error escaped the
-    start, or (Infinity) the agent ran with no ceiling at all."""
+    """A ceiling (the agent's, its ask, a raise, the fleet's, a group's), an
+    open call's cost, a recent day's spend (an agent's, a group's, a tag's)
+    or the plane's day (which says whose spend binds) that cannot be read:
+    reading it as "no ceiling" or $0 would let an agent spend past what the
+    operator set, and skipping the row would lose money the ledger must
+    count. So the plane refuses to start, naming the row and what to do, in
+    one line (the CLI prints a `PlaneError` as it is). Before, a decimal or
+    ISO-format error escaped the start; a ceiling of Infinity ran the agent
+    with no ceiling at all; and a day's spend or the plane's day, read only at
+    the day's first gate check, let the plane start and then failed every
+    agent's every turn with no word to the operator."""
     odd = REFUSED[case]
     plane = await start_plane(odd.config)
     await plane.db.write(lambda conn: conn.execute(odd.sql, odd.params))
@@ -204,40 +239,3 @@ async def test_an_unreadable_loop_hold_keeps_the_agent_paused(start_plane, caplo
     snapshot = await plane.rows.snapshot()
     assert {a.name: a.paused for a in snapshot.agents}["demo"] is True
     assert len(_said(caplog, ("agent_settings row demo", "paused"))) == 1
-
-
-LARGE = {
-    "spend cost_usd not an amount": (
-        "INSERT INTO spend (day, agent, cost_usd) VALUES (?, 'demo', 'abc')",
-        (DAY,),
-        "spend",
-    ),
-    "plane_day day not a day": (
-        "INSERT OR REPLACE INTO plane_day (id, day) VALUES (1, 'yesterday')",
-        (),
-        "plane_day",
-    ),
-}
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="the day's spend and the plane's day are read lazily, at the first gate check of "
-    "a day, in several places (money.budgets, money.day_sums, money.ledger, money.plane_day, "
-    "daemon.metrics); 'yesterday' also sorts after every real day in MAX(day). Today the "
-    "plane starts and every agent's every turn fails on a decimal or ISO-format error. "
-    "Refusing at start needs those rows read and checked there",
-)
-@pytest.mark.parametrize("case", list(LARGE))
-async def test_an_unreadable_day_of_spend_stops_the_start_with_one_line(start_plane, case):
-    """A day's spend (or the plane's day, which says which day's spend binds)
-    that cannot be read is money the gate cannot count: every agent would be
-    held without a word. The plane should refuse to start, naming the row."""
-    sql, params, table = LARGE[case]
-    plane = await start_plane()
-    await plane.db.write(lambda conn: conn.execute(sql, params))
-    with pytest.raises(StoreError) as refused:
-        plane = await start_plane(restart=plane)
-        await plane.turn("scout", "hello", within=5)
-    said = str(refused.value)
-    assert "\n" not in said and table in said, said
