@@ -16,13 +16,17 @@ Two answers, by what the row is:
 from __future__ import annotations
 
 import logging
+import sqlite3
 from dataclasses import dataclass
 
 import pytest
 
 from plane.errors import StoreError
+from plane.home import Home
 from plane.wire import protocol as p
+from tests.support.command import plane_cli
 from tests.support.fixtures_plane import CONFIG, NOON, scripted_config
+from tests.support.migrated import lay_store
 
 DAY = NOON.date().isoformat()
 AT = NOON.isoformat()
@@ -239,3 +243,27 @@ async def test_an_unreadable_loop_hold_keeps_the_agent_paused(start_plane, caplo
     snapshot = await plane.rows.snapshot()
     assert {a.name: a.paused for a in snapshot.agents}["demo"] is True
     assert len(_said(caplog, ("agent_settings row demo", "paused"))) == 1
+
+
+def test_plane_serve_says_the_unreadable_ceiling_in_one_line(tmp_path, migrated_store):
+    """What the operator sees: `plane serve` on a store whose ceiling row no
+    plane wrote ends with one line naming it and exit code 1, no traceback,
+    and leaves no socket behind."""
+    home = Home(tmp_path / "home")
+    lay_store(home, migrated_store)
+    with sqlite3.connect(home.db) as conn:
+        conn.execute(
+            "INSERT INTO ceilings (agent, limit_usd, set_at, set_by)"
+            " VALUES ('demo', 'abc', ?, 'operator')",
+            (AT,),
+        )
+    conn.close()
+    config = tmp_path / "agents.yaml"
+    config.write_text(CONFIG.replace("{base_url}", "http://127.0.0.1:9/v1"))
+    ran = plane_cli(home.root, "serve", "--config", str(config))
+    assert ran.returncode == 1, ran
+    assert "Traceback" not in ran.stderr
+    said = ran.stderr.splitlines()
+    assert said[-1].startswith("plane: The store's ceilings row for demo has limit_usd 'abc'")
+    assert said[:-1] == [f"plane: config from {config}"], said  # serve's own line, as ever
+    assert not home.socket.exists()
