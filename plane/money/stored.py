@@ -33,6 +33,16 @@ def amount_or_none(table: str, row: str, column: str, value: object) -> Decimal 
     return None if value is None else amount(table, row, column, value)
 
 
+def day(table: str, row: str, column: str, value: object) -> date:
+    """`value`, a stored day; StoreError if it is none."""
+    try:
+        if isinstance(value, str):
+            return date.fromisoformat(value)
+    except ValueError:
+        pass
+    raise _unreadable(table, row, column, value, "a day")
+
+
 def moment(table: str, row: str, column: str, value: object) -> datetime:
     """`value`, a stored time with its zone; StoreError if it is none."""
     try:
@@ -50,34 +60,25 @@ def check_days(conn: Connection, since: date) -> None:
     write function. Read only at a day's first gate check, any of them
     otherwise failed every agent's every turn that day; a day no plane writes
     ("yesterday") sorts after every real day, so it is among those looked at."""
-    for (day,) in conn.execute("SELECT day FROM plane_day").fetchall():
-        _day("plane_day", "the plane", day)
+    for (found,) in conn.execute("SELECT day FROM plane_day").fetchall():
+        day("plane_day", "the plane", "day", found)
     latest = conn.execute(
         "SELECT id, agent, day FROM calls WHERE day = (SELECT MAX(day) FROM calls)"
     ).fetchone()
     if latest is not None:
-        _day("calls", f"call {latest[0]} of {latest[1]}", latest[2])
+        day("calls", f"call {latest[0]} of {latest[1]}", "day", latest[2])
     for table, name in (("spend", "agent"), ("group_spend", "agent_group"), ("tag_spend", "tag")):
         rows = conn.execute(
             f"SELECT day, {name}, cost_usd FROM {table} WHERE day >= ?", (since.isoformat(),)
         ).fetchall()
-        for day, who, cost in rows:
-            _day(table, who, day)
-            amount(table, f"{who} on {day}", "cost_usd", cost)
-
-
-def _day(table: str, row: str, value: object) -> date:
-    try:
-        if isinstance(value, str):
-            return date.fromisoformat(value)
-    except ValueError:
-        pass
-    raise _unreadable(table, row, "day", value, "a day")
+        for on, who, cost in rows:
+            day(table, who, "day", on)
+            amount(table, f"{who} on {on}", "cost_usd", cost)
 
 
 def _unreadable(table: str, row: str, column: str, value: object, what: str) -> StoreError:
     return StoreError(
         f"The store's {table} row for {row} has {column} {value!r}, which is not {what}:"
-        " correct or delete that row, then start the plane again (what the plane cannot read"
-        " of its money is never taken for no ceiling or no cost)."
+        " correct or delete that row (what the plane cannot read of its money is never taken"
+        " for no ceiling or no cost)."
     )
