@@ -101,7 +101,14 @@ class Roster:
         for row in await self._db.fetchall("SELECT * FROM agents ORDER BY created_at, name"):
             if row["name"] not in self._agents:
                 provider = self._stored_provider(row["name"], row["model"], row["provider"])
-                tools = None if row["tools"] is None else json.loads(row["tools"])
+                try:
+                    tools = None if row["tools"] is None else _names(row["tools"])
+                except ValueError as error:
+                    log.error(
+                        "agents row %s cannot be read (tools: %s); the agent is left aside",
+                        row["name"], error,
+                    )  # fmt: skip
+                    continue
                 block = AgentConfig(
                     model=row["model"], provider=provider, role=row["role"], tools=tools
                 )
@@ -120,10 +127,26 @@ class Roster:
         role = row["role"] if isinstance(row["role"], str) else spec.role
         tools = spec.tools
         if isinstance(row["tools"], str):
-            stored = json.loads(row["tools"])
-            tools = None if stored == ALL_TOOLS else tuple(stored)
+            try:
+                stored = _names(row["tools"])
+                tools = None if stored is None else tuple(stored)
+            except ValueError as error:
+                log.error(
+                    "agent_settings row %s cannot be read (tools: %s); its tools are left as"
+                    " they were", spec.name, error,
+                )  # fmt: skip
         paused = bool(row["paused"])
-        loop = Loop.read(row["loop"]) if isinstance(row["loop"], str) else None
+        loop = None
+        if isinstance(row["loop"], str):
+            try:
+                loop = Loop.read(row["loop"])
+            except (TypeError, ValueError, KeyError, ArithmeticError) as error:
+                # Held by the guard for a reason no longer readable: still held.
+                paused = True
+                log.error(
+                    "agent_settings row %s cannot be read (loop: %r); the agent stays paused"
+                    " until it is resumed", spec.name, error,
+                )  # fmt: skip
         return replace(
             spec, model=model, provider=provider, role=role, tools=tools, paused=paused, loop=loop
         )
@@ -333,3 +356,14 @@ class Roster:
         # making directories most agents had not used yet.
         self._agents[spec.name] = spec
         return spec
+
+
+def _names(stored: str) -> list[str] | None:
+    """Stored tools: a JSON list of names, or `ALL_TOOLS` (None: every tool);
+    ValueError if neither."""
+    found: object = json.loads(stored)
+    if found == ALL_TOOLS:
+        return None
+    if not isinstance(found, list) or not all(isinstance(name, str) for name in found):
+        raise ValueError(f"{stored!r} is not a list of tool names")
+    return [str(name) for name in found]

@@ -22,6 +22,7 @@ them (`plane.batched`), and an agent with nothing waiting reads nothing.
 from __future__ import annotations
 
 import json
+import logging
 from datetime import date, datetime
 from decimal import Decimal
 from sqlite3 import Connection, Row
@@ -30,6 +31,8 @@ from plane.batched import Batched, Shared, agents_in
 from plane.clock import Clock, day_of
 from plane.store.engine import Database
 from plane.wire.protocol import ConversationMessage, MessageKind, Usage
+
+log = logging.getLogger(__name__)
 
 _WAITING = "SELECT agent, COUNT(*) FROM messages WHERE waiting = 1 GROUP BY agent"
 
@@ -46,6 +49,8 @@ class Conversation:
             self._read_waiting, missing=[]
         )
         self._told_of: Batched[str, str | None] = Batched(self._read_told, missing=None)
+        self._unreadable: set[int] = set()
+        """The rows left aside as unreadable (`_readable`), each said once."""
 
     async def append(
         self,
@@ -108,7 +113,7 @@ class Conversation:
             " ORDER BY id DESC LIMIT ?) AS page ORDER BY id",
             *params,
         )
-        return [_message(row) for row in rows]
+        return self._readable(rows)
 
     async def after(self, last: int, limit: int) -> list[ConversationMessage]:
         """Up to `limit` messages of any agent after the one whose id is
@@ -116,7 +121,7 @@ class Conversation:
         rows = await self._db.fetchall(
             "SELECT * FROM messages WHERE id > ? ORDER BY id LIMIT ?", last, limit
         )
-        return [_message(row) for row in rows]
+        return self._readable(rows)
 
     async def last_id(self) -> int:
         """The newest message's id, of any agent (0: none yet)."""
@@ -134,9 +139,27 @@ class Conversation:
             f"SELECT * FROM messages WHERE waiting = 1 AND {narrow} ORDER BY id", *params
         )
         found: dict[str, list[ConversationMessage]] = {}
-        for row in rows:
-            found.setdefault(row["agent"], []).append(_message(row))
+        for message in self._readable(rows):
+            found.setdefault(message.agent, []).append(message)
         return found
+
+    def _readable(self, rows: list[Row]) -> list[ConversationMessage]:
+        """The messages of `rows`; a row no plane writes (a store edited by
+        hand: a time that is none, a cost that is no amount, usage that is not
+        its JSON) is left aside, and said in the log once: it would otherwise
+        fail every read of its agent's conversation."""
+        messages = []
+        for row in rows:
+            try:
+                messages.append(_message(row))
+            except (TypeError, ValueError, ArithmeticError) as error:
+                if row["id"] not in self._unreadable:
+                    self._unreadable.add(row["id"])
+                    log.error(
+                        "messages row %s of %s cannot be read (%s); it is left aside",
+                        row["id"], row["agent"], error,
+                    )  # fmt: skip
+        return messages
 
     async def count_waiting(self, agent: str) -> int:
         if self._shared:

@@ -9,11 +9,14 @@ rewrites this history and never the conversation.
 from __future__ import annotations
 
 import json
+import logging
 from collections import OrderedDict
-from sqlite3 import Connection
+from sqlite3 import Connection, Row
 
 from plane.providers.base import ChatMessage, ToolCall
 from plane.store.engine import Database
+
+log = logging.getLogger(__name__)
 
 CACHE_CHARS = 32_000_000
 """The most history text kept in memory, over every agent (the one used
@@ -30,6 +33,8 @@ class Transcript:
             OrderedDict() if only_writer else None
         )
         """Per agent, its history and its size in characters, last used last."""
+        self._unreadable: set[int] = set()
+        """The rows left aside as unreadable (`_readable`), each said once."""
         self._chars = 0
         self._writes = 0
         """Writes made or forgotten: a read overtaken by one is not kept."""
@@ -40,23 +45,30 @@ class Transcript:
             return list(self._kept[agent][0])
         writes = self._writes
         rows = await self._db.fetchall(
-            "SELECT role, content, tool_calls, tool_call_id, tool, mcp_server FROM context"
+            "SELECT id, role, content, tool_calls, tool_call_id, tool, mcp_server FROM context"
             " WHERE agent = ? ORDER BY id",
             agent,
         )
-        history = [
-            ChatMessage(
-                role=row["role"],
-                content=row["content"],
-                tool_calls=tuple(ToolCall(**c) for c in json.loads(row["tool_calls"] or "[]")),
-                tool_call_id=row["tool_call_id"],
-                tool=row["tool"],
-                mcp_server=row["mcp_server"],
-            )
-            for row in rows
-        ]
+        history = self._readable(agent, rows)
         if writes == self._writes:
             self._keep(agent, list(history), _size(history))
+        return history
+
+    def _readable(self, agent: str, rows: list[Row]) -> list[ChatMessage]:
+        """The history of `rows`; a row no plane writes (a store edited by
+        hand: tool calls that are not their JSON) is left aside, and said in
+        the log once: it would otherwise fail every turn of its agent."""
+        history = []
+        for row in rows:
+            try:
+                history.append(_chat_message(row))
+            except (TypeError, ValueError) as error:
+                if row["id"] not in self._unreadable:
+                    self._unreadable.add(row["id"])
+                    log.error(
+                        "context row %s of %s cannot be read (%s); it is left aside",
+                        row["id"], agent, error,
+                    )  # fmt: skip
         return history
 
     async def extend(self, agent: str, messages: list[ChatMessage]) -> None:
@@ -112,3 +124,17 @@ INSERT = (
 def _row(agent: str, m: ChatMessage) -> tuple[str | None, ...]:
     calls = json.dumps([c.__dict__ for c in m.tool_calls]) if m.tool_calls else None
     return (agent, m.role, m.content, calls, m.tool_call_id, m.tool, m.mcp_server)
+
+
+def _chat_message(row: Row) -> ChatMessage:
+    calls = json.loads(row["tool_calls"] or "[]")
+    if not isinstance(calls, list) or not all(isinstance(c, dict) for c in calls):
+        raise ValueError(f"tool_calls {row['tool_calls']!r} is not a list of calls")
+    return ChatMessage(
+        role=row["role"],
+        content=row["content"],
+        tool_calls=tuple(ToolCall(**c) for c in calls),
+        tool_call_id=row["tool_call_id"],
+        tool=row["tool"],
+        mcp_server=row["mcp_server"],
+    )

@@ -158,7 +158,16 @@ class Burn:
             since.date().isoformat(),
         )
         for row in rows:
-            minute = datetime.fromisoformat(row["minute"]).replace(tzinfo=UTC)
+            try:
+                minute = datetime.fromisoformat(row["minute"]).replace(tzinfo=UTC)
+            except (TypeError, ValueError):
+                # A call's time no plane writes (a store edited by hand): its
+                # cost stays in the ledger; only the pace leaves it aside.
+                log.error(
+                    "calls of %s at %r cannot be read as a time; left out of its pace",
+                    row["agent"], row["minute"],
+                )  # fmt: skip
+                continue
             if since <= minute <= now and row["usd"]:
                 self.charged(row["agent"], minute, Decimal(repr(float(row["usd"]))))
 

@@ -37,6 +37,7 @@ from sqlite3 import Connection
 from plane.clock import Clock
 from plane.money.groups import Groups
 from plane.money.limits import is_tighter
+from plane.money.stored import amount, amount_or_none, moment
 from plane.store.engine import Database
 
 
@@ -87,17 +88,27 @@ class Ceilings:
         the store may have changed them); True if any changed."""
         before = (self._set, self._asked, self._fleet_set, self._raised)
         rows = await self._db.fetchall("SELECT agent, limit_usd FROM ceilings")
-        self._set = {r["agent"]: _decimal(r["limit_usd"]) for r in rows}
+        self._set = {
+            r["agent"]: amount_or_none("ceilings", r["agent"], "limit_usd", r["limit_usd"])
+            for r in rows
+        }
         asks = await self._db.fetchall("SELECT agent, limit_usd FROM asks")
-        self._asked = {r["agent"]: Decimal(r["limit_usd"]) for r in asks}
+        self._asked = {
+            r["agent"]: amount("asks", r["agent"], "limit_usd", r["limit_usd"]) for r in asks
+        }
         raises = await self._db.fetchall("SELECT agent, limit_usd, ends_at FROM raises")
         self._raised = {
-            r["agent"]: (Decimal(r["limit_usd"]), datetime.fromisoformat(r["ends_at"]))
+            r["agent"]: (
+                amount("raises", r["agent"], "limit_usd", r["limit_usd"]),
+                moment("raises", r["agent"], "ends_at", r["ends_at"]),
+            )
             for r in raises
         }
         fleet = await self._db.fetchone("SELECT limit_usd, set_by FROM fleet WHERE id = 1")
         self._fleet_set = (
-            (_decimal(fleet["limit_usd"]),) if fleet is not None and fleet["set_by"] else None
+            (amount_or_none("fleet", "the fleet", "limit_usd", fleet["limit_usd"]),)
+            if fleet is not None and fleet["set_by"]
+            else None
         )
         changed = before != (self._set, self._asked, self._fleet_set, self._raised)
         changed = await self.groups.reload() or changed
@@ -286,7 +297,3 @@ def tighter(a: Decimal | None, b: Decimal | None) -> Decimal | None:
     if b is None:
         return a
     return min(a, b)
-
-
-def _decimal(value: str | None) -> Decimal | None:
-    return None if value is None else Decimal(value)

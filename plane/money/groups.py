@@ -14,11 +14,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from decimal import Decimal
-from sqlite3 import Connection
+from sqlite3 import Connection, Row
 
 from plane.clock import Clock
 from plane.money.budgets import Budget
 from plane.money.ledger import Ledger
+from plane.money.stored import amount_or_none
 from plane.store.engine import Database
 from plane.wire.protocol import GroupState
 from plane.wire.words import usd
@@ -48,7 +49,7 @@ class Groups:
         its name starts from the file's ceiling, not from a value (or an
         "off") set for the one removed. Each said in the log."""
         rows = await self._db.fetchall("SELECT name, limit_usd FROM group_limits")
-        gone = [(r["name"], r["limit_usd"]) for r in rows if r["name"] not in self._members]
+        gone = [(r["name"], _limit(r)) for r in rows if r["name"] not in self._members]
         if not gone:
             return
         names = [(name,) for name, _ in gone]
@@ -56,7 +57,7 @@ class Groups:
             lambda conn: conn.executemany("DELETE FROM group_limits WHERE name = ?", names)
         )
         for name, limit in gone:
-            value = "off" if limit is None else f"{usd(Decimal(limit))} a day"
+            value = "off" if limit is None else f"{usd(limit)} a day"
             log.info(
                 "group %s is no longer in agents.yaml: its /limit group value (%s) is dropped",
                 name,
@@ -67,9 +68,7 @@ class Groups:
         """Read the operator's values again (another plane may have set one);
         True if any changed."""
         rows = await self._db.fetchall("SELECT name, limit_usd FROM group_limits")
-        found = {
-            r["name"]: None if r["limit_usd"] is None else Decimal(r["limit_usd"]) for r in rows
-        }
+        found = {r["name"]: _limit(r) for r in rows}
         changed = found != self._set
         self._set = found
         return changed
@@ -133,3 +132,8 @@ class Groups:
 
         await self._db.write(set_limit)
         self._set[name] = ceiling
+
+
+def _limit(row: Row) -> Decimal | None:
+    """A group's value as the operator set it; one no plane writes stops the start."""
+    return amount_or_none("group_limits", row["name"], "limit_usd", row["limit_usd"])

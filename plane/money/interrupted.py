@@ -12,6 +12,7 @@ from decimal import Decimal
 from sqlite3 import Connection
 
 from plane.money.day_sums import DaySums
+from plane.money.stored import amount
 from plane.wire.words import UNPRICED
 
 
@@ -60,17 +61,18 @@ def sweep(
             where += f" AND {column} IN ({','.join('?' * len(only))})"
     cut: dict[str, Interrupted] = {}
     rows = conn.execute(
-        "SELECT agent, day, cost_usd, price_source, agent_group, tag FROM calls"
+        "SELECT id, agent, day, cost_usd, price_source, agent_group, tag FROM calls"
         f" WHERE {where} ORDER BY id",
         params,
     )
     # Its own sums, written here: the fleet sweeps on a connection of its
     # own, whose transactions the ledger's finisher does not end.
     sums = DaySums()
-    for agent, day, cost, source, group, tag in rows.fetchall():
-        one = Interrupted(1, Decimal(cost), int(source == UNPRICED))
+    for call, agent, day, stored, source, group, tag in rows.fetchall():
+        cost = amount("calls", f"call {call} of {agent}", "cost_usd", stored)
+        one = Interrupted(1, cost, int(source == UNPRICED))
         cut[agent] = cut.get(agent, Interrupted(0, Decimal(0))) + one
-        sums.add(date.fromisoformat(day), agent, Decimal(cost), group, tag)
+        sums.add(date.fromisoformat(day), agent, cost, group, tag)
     if cut:
         conn.execute(
             f"UPDATE calls SET status = 'interrupted', estimated = 1 WHERE {where}", params

@@ -56,7 +56,7 @@ import logging
 import sqlite3
 import time
 from collections.abc import Callable, Collection, Coroutine, Sequence
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from sqlite3 import Connection, Row
 from typing import Any, NamedTuple, TypeVar
@@ -84,6 +84,7 @@ from plane.money.day_sums import DaySums
 from plane.money.interrupted import Interrupted, Tell, interrupt_pending, sweep
 from plane.money.ledger_rows import Recorded, entry_of
 from plane.money.plane_day import PlaneDay
+from plane.money.stored import check_days
 from plane.store.engine import Database, Write
 from plane.store.fence import FENCE
 from plane.wire.protocol import LedgerEntry, Usage
@@ -171,7 +172,10 @@ class Ledger:
         about them (the agent's conversation) commits with them or not at all:
         a plane killed again during start-up finds them still pending."""
 
+        since = self._clock.now().date() - timedelta(days=1)
+
         def recover(conn: Connection) -> dict[str, Interrupted]:
+            check_days(conn, since)
             return self.sweep_within(conn, None, tell)
 
         return await self._write(recover)

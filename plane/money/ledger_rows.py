@@ -3,11 +3,12 @@ protocol carries it (`entry_of`)."""
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date
 from decimal import Decimal
 from sqlite3 import Connection, Row
 from typing import NamedTuple
 
+from plane.money.stored import amount, day, moment
 from plane.wire.protocol import LedgerEntry, Usage
 
 
@@ -48,11 +49,12 @@ def entry_of(row: Row) -> LedgerEntry:
     """A `calls` row as the protocol carries it (also read by `plane ledger`
     with no plane running, on a file an older plane may have written: a count
     it had no column for is 0)."""
+    call = f"call {row['id']} of {row['agent']}"
     return LedgerEntry(
         id=row["id"],
         agent=row["agent"],
-        day=date.fromisoformat(row["day"]),
-        at=datetime.fromisoformat(row["at"]),
+        day=day("calls", call, "day", row["day"]),
+        at=moment("calls", call, "at", row["at"]),
         provider=row["provider"],
         model=row["model"],
         usage=Usage(
@@ -64,7 +66,7 @@ def entry_of(row: Row) -> LedgerEntry:
             ),
             output_tokens=row["output_tokens"],
         ),
-        cost_usd=Decimal(row["cost_usd"]),
+        cost_usd=amount("calls", call, "cost_usd", row["cost_usd"]),
         price_source=row["price_source"],
         status=row["status"],
         estimated=bool(row["estimated"]),

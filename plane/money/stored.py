@@ -1,0 +1,84 @@
+"""Amounts read back from the store, refused when they are none.
+
+A row no plane writes (a store edited by hand, or by a buggy older tool)
+holding a ceiling or a cost that is not an amount stops the plane with one
+sentence naming the row: a ceiling it cannot read is never taken for no
+ceiling, nor a cost for nothing. "Infinity", "NaN" and a negative amount are
+refused too: each would read as a number and mean no ceiling, or a ceiling
+nothing ever reaches.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from decimal import Decimal, InvalidOperation
+from sqlite3 import Connection
+
+from plane.errors import StoreError
+
+
+def amount(table: str, row: str, column: str, value: object) -> Decimal:
+    """`value`, a stored amount in dollars, as a Decimal; StoreError if it is none."""
+    try:
+        found = Decimal(value) if isinstance(value, str) else None
+    except InvalidOperation:
+        found = None
+    if found is None or not found.is_finite() or found < 0:
+        raise _unreadable(table, row, column, value, "an amount in dollars")
+    return found
+
+
+def amount_or_none(table: str, row: str, column: str, value: object) -> Decimal | None:
+    """`amount`, with NULL read as None ("off", as the plane writes it)."""
+    return None if value is None else amount(table, row, column, value)
+
+
+def day(table: str, row: str, column: str, value: object) -> date:
+    """`value`, a stored day; StoreError if it is none."""
+    try:
+        if isinstance(value, str):
+            return date.fromisoformat(value)
+    except ValueError:
+        pass
+    raise _unreadable(table, row, column, value, "a day")
+
+
+def moment(table: str, row: str, column: str, value: object) -> datetime:
+    """`value`, a stored time with its zone; StoreError if it is none."""
+    try:
+        found = datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        found = None
+    if found is None or found.tzinfo is None:
+        raise _unreadable(table, row, column, value, "a time with its zone")
+    return found
+
+
+def check_days(conn: Connection, since: date) -> None:
+    """Refuse (StoreError) a store whose plane's day, latest call's day, or a
+    day's spend from `since` on cannot be read, as part of the start's
+    write function. Read only at a day's first gate check, any of them
+    otherwise failed every agent's every turn that day; a day no plane writes
+    ("yesterday") sorts after every real day, so it is among those looked at."""
+    for (found,) in conn.execute("SELECT day FROM plane_day").fetchall():
+        day("plane_day", "the plane", "day", found)
+    latest = conn.execute(
+        "SELECT id, agent, day FROM calls WHERE day = (SELECT MAX(day) FROM calls)"
+    ).fetchone()
+    if latest is not None:
+        day("calls", f"call {latest[0]} of {latest[1]}", "day", latest[2])
+    for table, name in (("spend", "agent"), ("group_spend", "agent_group"), ("tag_spend", "tag")):
+        rows = conn.execute(
+            f"SELECT day, {name}, cost_usd FROM {table} WHERE day >= ?", (since.isoformat(),)
+        ).fetchall()
+        for on, who, cost in rows:
+            day(table, who, "day", on)
+            amount(table, f"{who} on {on}", "cost_usd", cost)
+
+
+def _unreadable(table: str, row: str, column: str, value: object, what: str) -> StoreError:
+    return StoreError(
+        f"The store's {table} row for {row} has {column} {value!r}, which is not {what}:"
+        " correct or delete that row (what the plane cannot read of its money is never taken"
+        " for no ceiling or no cost)."
+    )

@@ -1,0 +1,330 @@
+"""Rows no plane writes, read back at start or on a turn's way: a store edited
+by hand, or written by a buggy older tool. Bad input gets one clear error and
+changes nothing; no traceback reaches a user; nothing is lost.
+
+Two answers, by what the row is:
+
+- money (a ceiling of any kind, a call's cost): the plane does not start, and
+  says in one line which row of which table, and what to do. An unreadable
+  ceiling must never mean no ceiling, nor a cost nothing.
+- the rest (what people read, what the model reads, a pace, a setting): the
+  plane starts, that row alone is left aside with one line in plane.log
+  naming its table and row, and every other agent carries on. The row stays
+  in the store as it was.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from dataclasses import dataclass
+
+import pytest
+
+from plane.errors import StoreError
+from plane.home import Home
+from plane.wire import protocol as p
+from tests.support.command import plane_cli
+from tests.support.fixtures_plane import CONFIG, NOON, scripted_config
+from tests.support.migrated import lay_store
+
+DAY = NOON.date().isoformat()
+AT = NOON.isoformat()
+GROUPED = scripted_config(
+    "  demo: {}\n  scout: {}\n", more="groups:\n  g: {limitUsd: 1, agents: [demo]}\n"
+)
+CALL = (
+    "INSERT INTO calls (id, agent, day, at, provider, model, cost_usd, price_source, status)"
+    " VALUES (7, 'demo', ?, ?, 'scripted', 'scripted-model', ?, 'table', ?)"
+)
+MESSAGE = "INSERT INTO messages (id, agent, at, kind, text, waiting, cost_usd, usage)"
+
+
+@dataclass(frozen=True)
+class Odd:
+    sql: str
+    params: tuple[object, ...]
+    says: tuple[str, ...]
+    """What the one line (the refusal, or the log's) names: its table and row."""
+    config: str = CONFIG
+
+
+REFUSED = {
+    "ceilings limit_usd not an amount": Odd(
+        "INSERT INTO ceilings (agent, limit_usd, set_at, set_by) VALUES ('demo', 'abc', ?, 'x')",
+        (AT,),
+        ("ceilings", "demo", "'abc'"),
+    ),
+    "ceilings limit_usd Infinity": Odd(
+        "INSERT INTO ceilings (agent, limit_usd, set_at, set_by)"
+        " VALUES ('demo', 'Infinity', ?, 'x')",
+        (AT,),
+        ("ceilings", "demo", "'Infinity'"),
+    ),
+    "asks limit_usd not an amount": Odd(
+        "INSERT INTO asks (agent, limit_usd, asked_at) VALUES ('demo', 'abc', ?)",
+        (AT,),
+        ("asks", "demo", "'abc'"),
+    ),
+    "raises limit_usd not an amount": Odd(
+        "INSERT INTO raises (agent, limit_usd, ends_at, set_at) VALUES ('demo', 'abc', ?, ?)",
+        ("2026-11-30T00:00:00+00:00", AT),
+        ("raises", "demo", "'abc'"),
+    ),
+    "raises ends_at not a time": Odd(
+        "INSERT INTO raises (agent, limit_usd, ends_at, set_at) VALUES ('demo', '2', 'soon', ?)",
+        (AT,),
+        ("raises", "demo", "'soon'"),
+    ),
+    "fleet limit_usd not an amount": Odd(
+        "UPDATE fleet SET limit_usd = 'abc', set_at = ?, set_by = 'operator'",
+        (AT,),
+        ("fleet", "'abc'"),
+    ),
+    "group_limits limit_usd not an amount": Odd(
+        "INSERT INTO group_limits (name, limit_usd, set_at, set_by) VALUES ('g', 'abc', ?, 'x')",
+        (AT,),
+        ("group_limits", "g", "'abc'"),
+        GROUPED,
+    ),
+    "spend cost_usd not an amount": Odd(
+        "INSERT INTO spend (day, agent, cost_usd) VALUES (?, 'demo', 'abc')",
+        (DAY,),
+        ("spend", "demo on " + DAY, "'abc'"),
+    ),
+    "spend day not a day": Odd(
+        "INSERT INTO spend (day, agent, cost_usd) VALUES ('yesterday', 'demo', '0.1')",
+        (),
+        ("spend", "demo", "'yesterday'"),
+    ),
+    "group_spend cost_usd not an amount": Odd(
+        "INSERT INTO group_spend (day, agent_group, cost_usd) VALUES (?, 'g', 'abc')",
+        (DAY,),
+        ("group_spend", "g on " + DAY, "'abc'"),
+        GROUPED,
+    ),
+    "tag_spend cost_usd not an amount": Odd(
+        "INSERT INTO tag_spend (day, tag, cost_usd) VALUES (?, 't', 'abc')",
+        (DAY,),
+        ("tag_spend", "t on " + DAY, "'abc'"),
+    ),
+    "plane_day day not a day": Odd(
+        "INSERT OR REPLACE INTO plane_day (id, day) VALUES (1, 'yesterday')",
+        (),
+        ("plane_day", "'yesterday'"),
+    ),
+    "calls day not a day": Odd(
+        CALL,
+        ("someday", AT, "0.1", "settled"),
+        ("calls", "call 7 of demo", "'someday'"),
+    ),
+    "calls in flight cost_usd not an amount": Odd(
+        CALL, (DAY, AT, "abc", "pending"), ("calls", "call 7 of demo", "'abc'")
+    ),
+}
+
+LEFT_ASIDE = {
+    "messages at not a time": Odd(
+        MESSAGE + " VALUES (900, 'demo', 'yesterday', 'operator', 'hi', 0, NULL, NULL)",
+        (),
+        ("messages row 900", "demo"),
+    ),
+    "messages waiting, at not a time": Odd(
+        MESSAGE + " VALUES (900, 'demo', 'yesterday', 'operator', 'hi', 1, NULL, NULL)",
+        (),
+        ("messages row 900", "demo"),
+    ),
+    "messages cost_usd not an amount": Odd(
+        MESSAGE + " VALUES (900, 'demo', ?, 'cost', '$x', 0, 'abc', NULL)",
+        (AT,),
+        ("messages row 900", "demo"),
+    ),
+    "messages usage not JSON": Odd(
+        MESSAGE + " VALUES (900, 'demo', ?, 'cost', '$x', 0, '0.1', '{not json')",
+        (AT,),
+        ("messages row 900", "demo"),
+    ),
+    "messages kind no plane writes": Odd(
+        MESSAGE + " VALUES (900, 'demo', ?, 'weird', 'hi', 0, NULL, NULL)",
+        (AT,),
+        ("messages row 900", "demo"),
+    ),
+    "context tool_calls not JSON": Odd(
+        "INSERT INTO context (id, agent, role, content, tool_calls)"
+        " VALUES (900, 'demo', 'assistant', 'x', '{not json')",
+        (),
+        ("context row 900", "demo"),
+    ),
+    "calls at not a time (the pace)": Odd(
+        CALL, (DAY, "yesterday", "0.01", "settled"), ("calls of demo", "'yesterday'")
+    ),
+    "agents tools not JSON": Odd(
+        "INSERT INTO agents (name, model, provider, role, created_at, tools)"
+        " VALUES ('made', 'scripted-model', 'scripted', 'r', ?, '{bad')",
+        (AT,),
+        ("agents row made", "left aside"),
+    ),
+    "agent_settings tools not JSON": Odd(
+        "INSERT INTO agent_settings (name, tools, set_at) VALUES ('demo', '{bad', ?)",
+        (AT,),
+        ("agent_settings row demo", "tools"),
+    ),
+}
+
+
+def _said(caplog: pytest.LogCaptureFixture, needles: tuple[str, ...]) -> list[str]:
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.levelno >= logging.ERROR and all(n in r.getMessage() for n in needles)
+    ]
+
+
+@pytest.mark.parametrize("case", list(REFUSED))
+async def test_an_unreadable_row_of_money_stops_the_start_with_one_line(start_plane, case):
+    """A ceiling (the agent's, its ask, a raise, the fleet's, a group's), an
+    open call's cost, a recent day's spend (an agent's, a group's, a tag's)
+    or the plane's day (which says whose spend binds) that cannot be read:
+    reading it as "no ceiling" or $0 would let an agent spend past what the
+    operator set, and skipping the row would lose money the ledger must
+    count. So the plane refuses to start, naming the row and what to do, in
+    one line (the CLI prints a `PlaneError` as it is). Before, a decimal or
+    ISO-format error escaped the start; a ceiling of Infinity ran the agent
+    with no ceiling at all; and a day's spend or the plane's day, read only at
+    the day's first gate check, let the plane start and then failed every
+    agent's every turn with no word to the operator."""
+    odd = REFUSED[case]
+    plane = await start_plane(odd.config)
+    await plane.db.write(lambda conn: conn.execute(odd.sql, odd.params))
+    with pytest.raises(StoreError) as refused:
+        await start_plane(restart=plane)
+    said = str(refused.value)
+    assert "\n" not in said, said
+    assert all(needle in said for needle in odd.says), said
+    assert "correct or delete that row" in said
+
+
+@pytest.mark.parametrize("case", list(LEFT_ASIDE))
+async def test_an_unreadable_row_elsewhere_is_left_aside_and_said_once(start_plane, case, caplog):
+    """What people or the model read, an agent's pace, a setting: the plane
+    starts, that row alone is left aside (it stays in the store) with one
+    line in the log naming it, and the agents' turns and conversations go
+    on. Before, such a row failed the start (an agent's tools), every turn of
+    its agent (its context), or every read of its conversation (a message)."""
+    odd = LEFT_ASIDE[case]
+    plane = await start_plane(odd.config)
+    await plane.db.write(lambda conn: conn.execute(odd.sql, odd.params))
+    with caplog.at_level(logging.ERROR):
+        plane = await start_plane(restart=plane)
+        for agent in ("demo", "scout"):
+            said = await plane.turn(agent, "hello", within=10)
+            assert any(m.kind == "agent" for m in said), (agent, said)
+            history = await plane.runtime.api.handle(p.History(agent=agent))
+            assert isinstance(history, p.HistoryReply)
+            assert [m.text for m in history.messages if m.kind == "operator"][-1] == "hello"
+    assert len(_said(caplog, odd.says)) == 1, [r.getMessage() for r in caplog.records]
+
+
+async def test_an_unreadable_loop_hold_keeps_the_agent_paused(start_plane, caplog):
+    """The loop guard's hold, kept as JSON, unreadable: taking it for no hold
+    would let an agent the guard stopped for spending in a loop run again
+    unseen. It stays paused (the operator resumes it), said once in the log;
+    the others run. Before, the plane did not start."""
+    plane = await start_plane()
+    await plane.db.write(
+        lambda conn: conn.execute(
+            "INSERT INTO agent_settings (name, loop, set_at) VALUES ('demo', '{bad', ?)", (AT,)
+        )
+    )
+    with caplog.at_level(logging.ERROR):
+        plane = await start_plane(restart=plane)
+        said = await plane.turn("scout", "hello", within=10)
+    assert any(m.kind == "agent" for m in said)
+    snapshot = await plane.rows.snapshot()
+    assert {a.name: a.paused for a in snapshot.agents}["demo"] is True
+    assert len(_said(caplog, ("agent_settings row demo", "paused"))) == 1
+
+
+REPORTED = {
+    "calls cost_usd not an amount": Odd(
+        CALL, (DAY, AT, "abc", "settled"), ("calls", "call 7 of demo", "cost_usd 'abc'")
+    ),
+    "calls at not a time": Odd(
+        CALL, (DAY, "yesterday", "0.1", "settled"), ("calls", "call 7 of demo", "at 'yesterday'")
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(REPORTED))
+async def test_the_ledger_names_a_call_it_cannot_read(start_plane, case):
+    """`plane ledger` (and the TUI's ledger) over a call whose cost or time
+    no plane wrote: leaving the row out would understate what was spent, so
+    the answer is one sentence naming the row, as a refused request. Before,
+    the request failed on a decimal or ISO-format error (said to the operator
+    as a bug in plane). The plane itself starts: the day's spend is the
+    record the gate reads, and it is checked at start."""
+    odd = REPORTED[case]
+    plane = await start_plane()
+    await plane.db.write(lambda conn: conn.execute(odd.sql, odd.params))
+    plane = await start_plane(restart=plane)
+    with pytest.raises(StoreError) as refused:
+        await plane.runtime.api.handle(p.Ledger())
+    said = str(refused.value)
+    assert "\n" not in said and all(needle in said for needle in odd.says), said
+
+
+CHARTED = {
+    "calls cost_usd not an amount": (CALL, (DAY, AT, "abc", "settled")),
+    "savings usd not an amount": (
+        "INSERT INTO savings (agent, day, at, model, chars, usd)"
+        " VALUES ('demo', ?, ?, 'scripted-model', 10, 'abc')",
+        (DAY, AT),
+    ),
+    "call_parts cost_usd not an amount": (
+        "INSERT INTO call_parts (call, part, input_tokens, cost_usd)"
+        " VALUES (1, 'prompt', 1, 'abc')",
+        (),
+    ),
+}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the charts sum these rows in plane.money.charts, totals and savings (a dozen "
+    "Decimal reads, some over SQL sums where no row is at hand to name); each fails the "
+    "request with a bare decimal error today",
+)
+@pytest.mark.parametrize("case", list(CHARTED))
+async def test_the_charts_name_a_row_they_cannot_read(start_plane, case):
+    """The spend charts over a call, a saving or a call's part whose amount
+    no plane wrote: as the ledger, one sentence naming the row."""
+    sql, params = CHARTED[case]
+    plane = await start_plane()
+    await plane.db.write(lambda conn: conn.execute(sql, params))
+    with pytest.raises(StoreError) as refused:
+        await plane.runtime.api.handle(p.SpendHistory(agent="demo"))
+    assert "\n" not in str(refused.value)
+
+
+def test_plane_serve_says_the_unreadable_ceiling_in_one_line(tmp_path, migrated_store):
+    """What the operator sees: `plane serve` on a store whose ceiling row no
+    plane wrote ends with one line naming it and exit code 1, no traceback,
+    and leaves no socket behind."""
+    home = Home(tmp_path / "home")
+    lay_store(home, migrated_store)
+    with sqlite3.connect(home.db) as conn:
+        conn.execute(
+            "INSERT INTO ceilings (agent, limit_usd, set_at, set_by)"
+            " VALUES ('demo', 'abc', ?, 'operator')",
+            (AT,),
+        )
+    conn.close()
+    config = tmp_path / "agents.yaml"
+    config.write_text(CONFIG.replace("{base_url}", "http://127.0.0.1:9/v1"))
+    ran = plane_cli(home.root, "serve", "--config", str(config))
+    assert ran.returncode == 1, ran
+    assert "Traceback" not in ran.stderr
+    said = ran.stderr.splitlines()
+    assert said[-1].startswith("plane: The store's ceilings row for demo has limit_usd 'abc'")
+    assert said[:-1] == [f"plane: config from {config}"], said  # serve's own line, as ever
+    assert not home.socket.exists()
