@@ -57,9 +57,23 @@ async def test_with_no_default_ceiling_the_form_says_so(start_plane) -> None:
         assert form_note(app) == "No spending limit: defaults set none; /limit sets one."
 
 
-async def test_the_form_preselects_the_default_model_wherever_it_is_listed() -> None:
+async def test_the_form_says_what_the_planes_snapshot_says_of_its_defaults() -> None:
+    """Two planes in turn on one app, the form opened on each: one that does
+    not say its defaults (the general line, the first model offered), then
+    one that does (its default model preselected wherever it is listed, its
+    ceiling said)."""
     app = PlaneApp(None)
     async with app.run_test(size=SIZE) as pilot:
+        feed(app, snapshot(agent("demo"), default_model=None, default_limit_usd=None))
+        await settle(pilot)
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+        assert form_note(app) == "It starts with the plane's default daily ceiling."
+        assert form_model(app) == "smollm2-135m"  # the first offered, as before
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not isinstance(app.screen, NewAgentScreen)
+
         feed(
             app,
             snapshot(
@@ -74,17 +88,6 @@ async def test_the_form_preselects_the_default_model_wherever_it_is_listed() -> 
         await settle(pilot)
         assert form_model(app) == "big"
         assert form_note(app) == "Spending limit: $0.25 a day, from defaults; /limit changes it."
-
-
-async def test_a_plane_that_does_not_say_its_defaults_gets_the_general_line() -> None:
-    app = PlaneApp(None)
-    async with app.run_test(size=SIZE) as pilot:
-        feed(app, snapshot(agent("demo"), default_model=None, default_limit_usd=None))
-        await settle(pilot)
-        await pilot.press("ctrl+n")
-        await settle(pilot)
-        assert form_note(app) == "It starts with the plane's default daily ceiling."
-        assert form_model(app) == "smollm2-135m"  # the first offered, as before
 
 
 @pytest.mark.slow

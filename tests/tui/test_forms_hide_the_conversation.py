@@ -43,9 +43,12 @@ def _text_colours(svg: str, word: str) -> list[Color]:
 @pytest.mark.parametrize("key", ["ctrl+n", "f1", "ctrl+g"])
 @pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])
 async def test_the_conversation_behind_a_panel_is_dimmed_nearly_away(key: str, theme: str) -> None:
+    """The app started in the theme: switched to it once started, the light
+    one restyled and redrew everything a second time."""
     app = PlaneApp(None)
+    app.theme = theme
     async with app.run_test(size=SIZE) as pilot:
-        app.theme = theme
+        assert app.current_theme.name == theme
         feed(app, snapshot(agent("demo"), agent("scout")))
         await settle(pilot)
         said = f"{WORD} " * 40
@@ -55,7 +58,7 @@ async def test_the_conversation_behind_a_panel_is_dimmed_nearly_away(key: str, t
         before = _text_colours(app.export_screenshot(), WORD)
         assert before and all(contrast(c, background) > 3 for c in before)
         await pilot.press(key)
-        await settle(pilot, 6)
+        await settle(pilot)
         behind = _text_colours(app.export_screenshot(), WORD)
         assert behind, "the panel leaves some of the conversation in view"
         assert all(contrast(c, background) < 1.3 for c in behind), [

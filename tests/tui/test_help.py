@@ -26,12 +26,25 @@ def help_text(app: PlaneApp) -> str:
     return "\n".join(f"{keys}  {what}" for keys, what in _help_rows(app))
 
 
+NAMED = [
+    ("d", "Delete it, after a confirmation"),
+    ("p", "Pause it, or resume it"),
+    ("r", "Rename it"),
+    ("e", "Edit its role, model, tools and ceiling"),
+    ("Esc / ctrl+c", "While a turn runs: interrupt it"),
+]
+"""Keys the panel names with what they do: delete, pause, rename, edit and
+the interrupt."""
+
+
 async def started(pilot) -> None:
     feed(pilot.app, snapshot(agent("demo"), agent("scout")))
     await settle(pilot)
 
 
 async def test_f1_from_the_composer_shows_the_keys_and_every_glyph_and_esc_closes_it() -> None:
+    """Among the keys: delete, pause, rename, edit and the interrupt, each
+    with what it does."""
     app = PlaneApp(None)
     async with app.run_test(size=SIZE) as pilot:
         await started(pilot)
@@ -45,6 +58,9 @@ async def test_f1_from_the_composer_shows_the_keys_and_every_glyph_and_esc_close
             line = next((ln for ln in text.splitlines() if ln.strip().startswith(key)), "")
             assert what in line, f"{key}: {line!r}"
         assert "held: at its daily ceiling" in text and "working: a turn is running" in text
+        rows = dict(_help_rows(app))
+        for key, words in NAMED:
+            assert words in rows.get(key, ""), f"{key}: {rows.get(key)!r}"
         await pilot.press("escape")
         await settle(pilot)
         assert isinstance(app.screen, MainScreen) and isinstance(app.focused, Composer)
@@ -132,21 +148,8 @@ def _help_rows(app: PlaneApp) -> list[tuple[str, str]]:
     ]
 
 
-async def test_f1_names_delete_pause_rename_edit_and_the_interrupt() -> None:
-    app = PlaneApp(None)
-    async with app.run_test(size=SIZE) as pilot:
-        await started(pilot)
-        await pilot.press("f1")
-        await settle(pilot)
-        rows = dict(_help_rows(app))
-        for key, words in [
-            ("d", "Delete it, after a confirmation"),
-            ("p", "Pause it, or resume it"),
-            ("r", "Rename it"),
-            ("e", "Edit its role, model, tools and ceiling"),
-            ("Esc / ctrl+c", "While a turn runs: interrupt it"),
-        ]:
-            assert words in rows.get(key, ""), f"{key}: {rows.get(key)!r}"
+def test_the_readme_keys_name_delete_pause_rename_edit_and_the_interrupt() -> None:
+    """The panel's own rows for them are read in the F1 test above."""
     text = as_text()
     for line in ("  d  ", "  p  ", "  r  ", "  e  ", "  Esc / ctrl+c  "):
         assert line in text, f"the README's keys leave out {line.strip()}"
