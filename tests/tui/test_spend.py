@@ -359,7 +359,9 @@ async def test_without_groups_b_switches_between_agent_and_model_only() -> None:
         screen = app.screen
         assert isinstance(screen, SpendScreen)
         await until(pilot, lambda: shown(app, "#stack-title") == "Last 30 days by agent")
-        await pilot.press("b", "b")
+        await pilot.press("b")
+        await until(pilot, lambda: shown(app, "#stack-title") == "Last 30 days by model")
+        await pilot.press("b")
         await until(pilot, lambda: shown(app, "#stack-title") == "Last 30 days by agent")
         assert screen.by == "agent"
 
