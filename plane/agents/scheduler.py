@@ -23,6 +23,7 @@ from sqlite3 import Connection, Row
 from plane.batched import Batched, agents_in
 from plane.clock import Clock
 from plane.store.engine import Database
+from plane.store.odd_rows import LeftAside
 
 log = logging.getLogger(__name__)
 
@@ -67,8 +68,7 @@ class Scheduler:
         """`run` is reading the bookings and waking their agents (or has not started)."""
         self._sleeps_until: datetime | None = None
         """When `run` asleep wakes: the next booking's due (None: none is open)."""
-        self._unreadable: set[int] = set()
-        """The rows left aside as unreadable (`_readable`), each said once."""
+        self._left_aside = LeftAside("bookings")
 
     async def book(self, agent: str, due: datetime, note: str, *, ambient: bool = False) -> Booking:
         now = self._clock.now()
@@ -129,7 +129,7 @@ class Scheduler:
                 if _moment(row["due"]) <= now:
                     due.add(row["agent"])
             except (TypeError, ValueError) as error:
-                self._left_aside(row, error)
+                self._left_aside(row["id"], row["agent"], error)
         return due
 
     async def _read_open(self, agents: list[str]) -> dict[str, list[Booking]]:
@@ -152,16 +152,8 @@ class Scheduler:
             try:
                 bookings.append(_booking(row))
             except (TypeError, ValueError) as error:
-                self._left_aside(row, error)
+                self._left_aside(row["id"], row["agent"], error)
         return bookings
-
-    def _left_aside(self, row: Row, error: Exception) -> None:
-        if row["id"] not in self._unreadable:
-            self._unreadable.add(row["id"])
-            log.error(
-                "booking %s of %s cannot be read (%s); it is left aside",
-                row["id"], row["agent"], error,
-            )  # fmt: skip
 
     async def due(self, agent: str) -> list[Booking]:
         now = self._clock.now()

@@ -22,7 +22,6 @@ them (`plane.batched`), and an agent with nothing waiting reads nothing.
 from __future__ import annotations
 
 import json
-import logging
 from datetime import date, datetime
 from decimal import Decimal
 from sqlite3 import Connection, Row
@@ -30,9 +29,8 @@ from sqlite3 import Connection, Row
 from plane.batched import Batched, Shared, agents_in
 from plane.clock import Clock, day_of
 from plane.store.engine import Database
+from plane.store.odd_rows import LeftAside
 from plane.wire.protocol import ConversationMessage, MessageKind, Usage
-
-log = logging.getLogger(__name__)
 
 _WAITING = "SELECT agent, COUNT(*) FROM messages WHERE waiting = 1 GROUP BY agent"
 
@@ -49,8 +47,7 @@ class Conversation:
             self._read_waiting, missing=[]
         )
         self._told_of: Batched[str, str | None] = Batched(self._read_told, missing=None)
-        self._unreadable: set[int] = set()
-        """The rows left aside as unreadable (`_readable`), each said once."""
+        self._left_aside = LeftAside("messages")
 
     async def append(
         self,
@@ -153,12 +150,7 @@ class Conversation:
             try:
                 messages.append(_message(row))
             except (TypeError, ValueError, ArithmeticError) as error:
-                if row["id"] not in self._unreadable:
-                    self._unreadable.add(row["id"])
-                    log.error(
-                        "messages row %s of %s cannot be read (%s); it is left aside",
-                        row["id"], row["agent"], error,
-                    )  # fmt: skip
+                self._left_aside(row["id"], row["agent"], error)
         return messages
 
     async def count_waiting(self, agent: str) -> int:

@@ -9,14 +9,12 @@ rewrites this history and never the conversation.
 from __future__ import annotations
 
 import json
-import logging
 from collections import OrderedDict
 from sqlite3 import Connection, Row
 
 from plane.providers.base import ChatMessage, ToolCall
 from plane.store.engine import Database
-
-log = logging.getLogger(__name__)
+from plane.store.odd_rows import LeftAside
 
 CACHE_CHARS = 32_000_000
 """The most history text kept in memory, over every agent (the one used
@@ -33,8 +31,7 @@ class Transcript:
             OrderedDict() if only_writer else None
         )
         """Per agent, its history and its size in characters, last used last."""
-        self._unreadable: set[int] = set()
-        """The rows left aside as unreadable (`_readable`), each said once."""
+        self._left_aside = LeftAside("context")
         self._chars = 0
         self._writes = 0
         """Writes made or forgotten: a read overtaken by one is not kept."""
@@ -63,12 +60,7 @@ class Transcript:
             try:
                 history.append(_chat_message(row))
             except (TypeError, ValueError) as error:
-                if row["id"] not in self._unreadable:
-                    self._unreadable.add(row["id"])
-                    log.error(
-                        "context row %s of %s cannot be read (%s); it is left aside",
-                        row["id"], agent, error,
-                    )  # fmt: skip
+                self._left_aside(row["id"], agent, error)
         return history
 
     async def extend(self, agent: str, messages: list[ChatMessage]) -> None:
