@@ -322,11 +322,7 @@ async def test_an_agent_moved_out_of_its_group_leaves_its_spend_with_the_group(s
     plane = await start_plane(POET_MOVED_OUT, restart=plane)
     assert await group_figures(plane, "research") == [Decimal("0.4")] * 4
     await plane.turn("scout", "three")
-    calls = len(plane.llm.requests)
-    said = await plane.send("scout", "four")
-    await plane.quiet()
-    assert len(plane.llm.requests) == calls, "the group's $0.60 was spent: scout is held"
-    assert said[0].held
+    await sent_while_held(plane, "scout", "four", "the group's $0.60 was spent: scout is held")
     assert await group_figures(plane, "research") == [Decimal("0.6")] * 4
 
 
@@ -339,11 +335,7 @@ async def test_an_agent_moved_into_a_group_brings_none_of_its_earlier_spend(star
     assert await group_figures(plane, "research") == [Decimal("0.2")] * 4
     await plane.turn("demo", "three")
     await plane.turn("poet", "four")
-    calls = len(plane.llm.requests)
-    said = await plane.send("demo", "five")
-    await plane.quiet()
-    assert len(plane.llm.requests) == calls, "the group's $0.60 was spent: demo is held"
-    assert said[0].held
+    await sent_while_held(plane, "demo", "five", "the group's $0.60 was spent: demo is held")
     assert await group_figures(plane, "research") == [Decimal("0.6")] * 4
     assert await plane.services.ledger.spend_today("demo") == Decimal("0.4")
 
@@ -443,11 +435,7 @@ async def test_a_group_removed_keeps_what_it_spent_and_shows_no_budget(start_pla
     plane = await start_plane(GROUPED, restart=plane)
     assert await group_figures(plane, "research") == [Decimal("0.4")] * 4
     await plane.turn("scout", "four")
-    calls = len(plane.llm.requests)
-    said = await plane.send("poet", "five")
-    await plane.quiet()
-    assert len(plane.llm.requests) == calls, "the group's $0.60 was spent: poet is held"
-    assert said[0].held
+    await sent_while_held(plane, "poet", "five", "the group's $0.60 was spent: poet is held")
 
 
 async def test_a_group_removed_from_the_file_loses_the_operators_ceiling(start_plane, caplog):
@@ -479,3 +467,13 @@ async def test_a_group_kept_in_the_file_keeps_the_operators_ceiling_across_a_res
         "$0.00 spent today by group research, of $2.00 a day."
     )
     assert not [r for r in caplog.records if r.name == "plane.money.groups"]
+
+
+async def sent_while_held(plane, agent: str, text: str, why: str) -> None:
+    """`text` sent to `agent`, held: kept, and no call made for it once the
+    plane is quiet (`why` says why not)."""
+    calls = len(plane.llm.requests)
+    said = await plane.send(agent, text)
+    await plane.quiet()
+    assert len(plane.llm.requests) == calls, why
+    assert said[0].held
