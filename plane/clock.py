@@ -60,6 +60,17 @@ def stamp(moment: datetime) -> str:
     return made[2] + "+00:00"
 
 
+def read_stamp(text: object) -> datetime:
+    """A moment as `stamp` writes it (ISO 8601, with its offset);
+    ValueError for any other text, a time without its zone among them."""
+    if not isinstance(text, str):
+        raise ValueError(f"{text!r} is not a time")
+    moment = datetime.fromisoformat(text)
+    if moment.tzinfo is None:
+        raise ValueError(f"{text!r} has no time zone")
+    return moment
+
+
 def midnight_after(day: date) -> datetime:
     """00:00 UTC at the end of `day`: when a plane on that day resets."""
     return datetime.combine(day + timedelta(days=1), time(0), tzinfo=UTC)

@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from sqlite3 import Connection, Row
 
 from plane.batched import Batched, agents_in
-from plane.clock import Clock
+from plane.clock import Clock, read_stamp
 from plane.store.engine import Database
 from plane.store.odd_rows import LeftAside
 
@@ -126,7 +126,7 @@ class Scheduler:
         due = set()
         for row in rows:
             try:
-                if _moment(row["due"]) <= now:
+                if read_stamp(row["due"]) <= now:
                     due.add(row["agent"])
             except (TypeError, ValueError) as error:
                 self._left_aside(row["id"], row["agent"], error)
@@ -236,16 +236,8 @@ def _booking(row: Row) -> Booking:
     return Booking(
         id=row["id"],
         agent=row["agent"],
-        due=_moment(row["due"]),
+        due=read_stamp(row["due"]),
         note=row["note"],
-        booked_at=_moment(row["booked_at"]),
+        booked_at=read_stamp(row["booked_at"]),
         ambient=bool(row["ambient"]),
     )
-
-
-def _moment(text: str) -> datetime:
-    """A time as the plane writes it (ISO 8601, with its offset)."""
-    moment = datetime.fromisoformat(text)
-    if moment.tzinfo is None:
-        raise ValueError(f"{text!r} has no time zone")
-    return moment

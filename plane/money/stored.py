@@ -14,6 +14,7 @@ from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 from sqlite3 import Connection
 
+from plane.clock import read_stamp
 from plane.errors import StoreError
 
 
@@ -46,12 +47,9 @@ def day(table: str, row: str, column: str, value: object) -> date:
 def moment(table: str, row: str, column: str, value: object) -> datetime:
     """`value`, a stored time with its zone; StoreError if it is none."""
     try:
-        found = datetime.fromisoformat(value) if isinstance(value, str) else None
+        return read_stamp(value)
     except ValueError:
-        found = None
-    if found is None or found.tzinfo is None:
-        raise _unreadable(table, row, column, value, "a time with its zone")
-    return found
+        raise _unreadable(table, row, column, value, "a time with its zone") from None
 
 
 def check_days(conn: Connection, since: date) -> None:
