@@ -225,6 +225,44 @@ async def test_an_unreadable_row_elsewhere_is_left_aside_and_said_once(start_pla
     assert len(_said(caplog, odd.says)) == 1, [r.getMessage() for r in caplog.records]
 
 
+@pytest.mark.usefixtures("each_store")
+async def test_an_unreadable_waiting_message_is_not_counted_nor_answered(start_plane, caplog):
+    """A message left waiting whose row no plane wrote: no turn can read it,
+    so it is not counted either. Its agent shows nothing waiting (its row,
+    the snapshot), takes no turn on nothing, answers what the operator sends
+    next once, and the row stays in the store as it was, said once in the
+    log. Before, the agent showed "1 waiting" for ever, before and after
+    its turns."""
+    plane = await start_plane()
+    await plane.db.write(lambda conn: conn.execute(LEFT_ASIDE[_WAITING].sql))
+    with caplog.at_level(logging.ERROR):
+        plane = await start_plane(restart=plane)
+        await plane.quiet()
+        assert await _waiting(plane) == {"demo": 0, "scout": 0}
+        assert plane.llm.requests == []
+        said = await plane.turn("demo", "hello", within=10)
+        await plane.quiet()
+    assert [m.text for m in said if m.kind == "agent"] == ["ok"], said
+    assert len(plane.llm.requests) == 1
+    assert await _waiting(plane) == {"demo": 0, "scout": 0}
+    row = await plane.db.fetchone("SELECT at, text, waiting FROM messages WHERE id = 900")
+    assert row is not None and tuple(row) == ("yesterday", "hi", 1)
+    assert len(_said(caplog, ("messages row 900", "demo"))) == 1
+
+
+_WAITING = "messages waiting, at not a time"
+
+
+async def _waiting(plane) -> dict[str, int]:
+    """Each agent's waiting count, as the snapshot and its own row say it
+    (the two are read apart: the row's alone, the snapshot's for all)."""
+    snapshot = await plane.rows.snapshot()
+    counts = {a.name: a.waiting for a in snapshot.agents}
+    for agent in counts:
+        assert (await plane.rows.state(agent)).waiting == counts[agent], agent
+    return counts
+
+
 async def test_an_unreadable_loop_hold_keeps_the_agent_paused(start_plane, caplog):
     """The loop guard's hold, kept as JSON, unreadable: taking it for no hold
     would let an agent the guard stopped for spending in a loop run again
