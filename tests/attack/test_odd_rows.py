@@ -18,10 +18,12 @@ from __future__ import annotations
 import logging
 import sqlite3
 from dataclasses import dataclass
+from datetime import timedelta
 
 import pytest
 
-from plane.errors import StoreError
+from plane.agents import notices
+from plane.errors import LedgerError, StoreError
 from plane.home import Home
 from plane.wire import protocol as p
 from tests.support.command import plane_cli
@@ -281,6 +283,61 @@ async def test_an_unreadable_loop_hold_keeps_the_agent_paused(start_plane, caplo
     snapshot = await plane.rows.snapshot()
     assert {a.name: a.paused for a in snapshot.agents}["demo"] is True
     assert len(_said(caplog, ("agent_settings row demo", "paused"))) == 1
+
+
+ROOMY = scripted_config("  demo: {}\n  scout: {}\n", limit_usd="100")
+"""Ceilings no test turn reaches ($1.72 a turn)."""
+SPEND = "UPDATE spend SET cost_usd = ? WHERE agent = 'demo'"
+
+
+@pytest.mark.usefixtures("each_store")
+async def test_a_days_spend_edited_while_the_plane_runs_holds_its_agent(start_plane):
+    """The agent's spend row of today, edited while the plane runs to what is
+    not an amount: the start never saw it. The close of the call that finds
+    it (the call was made) stops the turn, and so does every turn after it,
+    before its first call, until the row reads again: saying the sentence
+    the start would say of that row, no money is spent that could not be
+    recorded. The other agents carry on. Before, the turn stopped on "Spend
+    could not be recorded in the ledger (user-defined function raised
+    exception)", and every later turn made its call all the same, leaving
+    each one pending."""
+    plane = await start_plane(ROOMY)
+    await plane.turn("demo", "hello")  # today's row written, its sum known to the plane
+    await plane.db.write(lambda conn: conn.execute(SPEND, ("abc",)))
+    stopped = [await plane.turn("demo", text, within=10) for text in ("again", "and again")]
+    assert len(plane.llm.requests) == 2  # the first turn's, and the call that found the row
+    scout = await plane.turn("scout", "hello", within=10)
+    assert any(m.kind == "agent" for m in scout), scout
+    await plane.db.write(lambda conn: conn.execute(SPEND, ("1.721",)))
+    resumed = await plane.turn("demo", "once more", within=10)
+    assert [m.text for m in resumed if m.kind == "agent"] == ["ok"], resumed
+    await plane.db.write(lambda conn: conn.execute(SPEND, ("abc",)))
+    with pytest.raises(StoreError) as refused:
+        await start_plane(restart=plane)
+    told = notices.unrecorded(refused.value)
+    for said in stopped:
+        assert [m.text for m in said if m.kind in ("plane", "agent")] == [told], said
+
+
+async def test_a_days_spend_unreadable_when_its_day_begins_refuses_with_one_line(start_plane):
+    """A spend row of a day not yet begun, no plane's: the start looks at
+    days begun, and the day's sums are read at its first gate check. The
+    operator's send is refused in one line naming the row (as the start
+    would, since that day's every sum is the gate's) and nothing is spent.
+    Before, the send failed on a bare decimal error."""
+    plane = await start_plane(ROOMY)
+    await plane.db.write(
+        lambda conn: conn.execute(
+            "INSERT INTO spend (day, agent, cost_usd) VALUES ('2026-11-30', 'demo', 'abc')"
+        )
+    )
+    await plane.clock.set(NOON + timedelta(hours=12, seconds=30))
+    with pytest.raises(LedgerError) as refused:
+        await plane.send("demo", "hello")
+    said = str(refused.value)
+    assert "\n" not in said, said
+    assert all(n in said for n in ("spend", "demo on 2026-11-30", "'abc'", "correct or delete"))
+    assert plane.llm.requests == []
 
 
 REPORTED = {
