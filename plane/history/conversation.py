@@ -7,12 +7,14 @@ agent is held. An operator's message stays *waiting* until a turn has
 answered it.
 
 **How many wait, per agent, is kept in memory** where this plane is the
-store's only writer: read once with one grouped query (on the writer,
-between two commits), then moved by each write that changes it, once it
-has committed (`Database.write`'s `then`), so a row update or a snapshot
-reads no table. A write that fails moves nothing. With several planes on
-one store (`shared`), the others write too: the counts are read each time,
-all agents in one grouped query.
+store's only writer: read once (on the writer, between two commits), then
+moved by each write that changes it, once it has committed
+(`Database.write`'s `then`), so a row update or a snapshot reads no table.
+A write that fails moves nothing. With several planes on one store
+(`shared`), the others write too: the counts are read each time, all
+agents in one query. A count is of the waiting messages a turn can read: a
+row no plane writes is left aside (`_readable`) and not counted, else its
+agent would show it waiting for ever, for a turn that never takes it.
 
 **Reads by agent are made together**: the waiting messages and told holds
 that a fleet's workers ask for at once (at start) are one query for all of
@@ -32,7 +34,7 @@ from plane.store.engine import Database
 from plane.store.odd_rows import LeftAside
 from plane.wire.protocol import ConversationMessage, MessageKind, Usage
 
-_WAITING = "SELECT agent, COUNT(*) FROM messages WHERE waiting = 1 GROUP BY agent"
+_WAITING = "SELECT * FROM messages WHERE waiting = 1"
 
 
 class Conversation:
@@ -155,18 +157,24 @@ class Conversation:
 
     async def count_waiting(self, agent: str) -> int:
         if self._shared:
-            row = await self._db.fetchone(
-                "SELECT COUNT(*) FROM messages WHERE agent = ? AND waiting = 1", agent
-            )
-            return int(row[0]) if row else 0
+            rows = await self._db.fetchall(_WAITING + " AND agent = ?", agent)
+            return self._counted(rows).get(agent, 0)
         return (await self._counts()).get(agent, 0)
 
     async def waiting_counts(self) -> dict[str, int]:
         """Every agent's count of waiting messages (an agent with none is
-        left out): from memory, or one grouped query when shared."""
+        left out): from memory, or one query when shared."""
         if self._shared:
-            return {agent: int(n) for agent, n in await self._db.fetchall(_WAITING)}
+            return self._counted(await self._db.fetchall(_WAITING))
         return dict(await self._counts())
+
+    def _counted(self, rows: list[Row]) -> dict[str, int]:
+        """How many of `rows`, waiting messages, each agent has that a turn
+        can read (the waiting rows are few: a turn reads them all anyway)."""
+        counts: dict[str, int] = {}
+        for message in self._readable(rows):
+            counts[message.agent] = counts.get(message.agent, 0) + 1
+        return counts
 
     async def _counts(self) -> dict[str, int]:
         while self._waiting is None:
@@ -174,12 +182,12 @@ class Conversation:
         return self._waiting
 
     async def _read_counts(self) -> None:
-        def read(conn: Connection) -> dict[str, int]:
-            return {agent: int(n) for agent, n in conn.execute(_WAITING).fetchall()}
+        def read(conn: Connection) -> list[Row]:
+            return list(conn.execute(_WAITING).fetchall())
 
-        def keep(counts: dict[str, int]) -> None:
+        def keep(rows: list[Row]) -> None:
             if self._waiting is None:  # another read may have been kept first
-                self._waiting = counts
+                self._waiting = self._counted(rows)
 
         await self._db.write(read, then=keep)
 
@@ -242,12 +250,10 @@ class Conversation:
         )
 
     def waiting_within(self, conn: Connection, agent: str) -> int:
-        """How many of `agent`'s messages wait for an answer, read inside a
-        write function."""
-        row = conn.execute(
-            "SELECT COUNT(*) FROM messages WHERE agent = ? AND waiting = 1", (agent,)
-        ).fetchone()
-        return int(row[0]) if row else 0
+        """How many of `agent`'s messages wait for an answer (that a turn
+        can read), read inside a write function."""
+        rows = conn.execute(_WAITING + " AND agent = ?", (agent,)).fetchall()
+        return self._counted(rows).get(agent, 0)
 
     async def first_today(self, agent: str, kind: str, day: date | None = None) -> bool:
         """True the first time it is asked for (agent, kind) on `day` (the

@@ -11,6 +11,8 @@ from datetime import date
 from decimal import Decimal
 from sqlite3 import Connection
 
+from plane.money import stored
+
 _ZERO = Decimal(0)
 
 
@@ -140,7 +142,7 @@ class DaySums:
             known = held.get(agent)
             if known is None:
                 found = conn.execute(_HELD, (day, agent)).fetchone()
-                known = (None, _ZERO) if found is None else (found[0], Decimal(found[0]))
+                known = (None, _ZERO) if found is None else _read_sum(day, agent, found[0])
             text = str(amount)
             if known[0] is None:  # no row: the amount is the row
                 rows.append((day, agent, text, None, text))
@@ -158,3 +160,9 @@ class DaySums:
         for day, agent in self._touched:
             self._held.get(day, {}).pop(agent, None)
         self._touched.clear()
+
+
+def _read_sum(day: str, agent: str, text: str) -> tuple[str, Decimal]:
+    """A `spend` row's text and sum (StoreError, the start's sentence, if it
+    is no amount: a row edited while the plane runs)."""
+    return text, stored.amount("spend", f"{agent} on {day}", "cost_usd", text)

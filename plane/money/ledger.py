@@ -63,7 +63,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from plane.batched import Shared
 from plane.clock import Clock, day_of, stamp
-from plane.errors import LeaseLost, LedgerError, unreachable
+from plane.errors import LeaseLost, LedgerError, StoreError, unreachable
 from plane.money.attribution import Part
 from plane.money.budgets import (
     FLEET_SPENT,
@@ -84,7 +84,7 @@ from plane.money.day_sums import DaySums
 from plane.money.interrupted import Interrupted, Tell, interrupt_pending, sweep
 from plane.money.ledger_rows import Recorded, entry_of
 from plane.money.plane_day import PlaneDay
-from plane.money.stored import check_days
+from plane.money.stored import amount, check_days, unreadable_sum
 from plane.store.engine import Database, Write
 from plane.store.fence import FENCE
 from plane.wire.protocol import LedgerEntry, Usage
@@ -156,6 +156,9 @@ class Ledger:
         self._stranded: dict[int, Closing] = {}
         """Closes the store refused past `SETTLE_PATIENCE_S`, by call: what
         each call cost, kept until the store is back (`write_stranded`)."""
+        self._unsummed: set[str] = set()
+        """Agents whose call's close was refused for a day's sum that is not
+        an amount (`_refused_close`): they open no call until it reads."""
         self._books = Books(db, self._sums, self._open, self._count, self._closed, charged)
         """What this ledger's call writes reach of it (`charged`: told (agent,
         when, cost) of each call closed with a cost, once committed: the burn
@@ -374,6 +377,8 @@ class Ledger:
         assert day is not None  # known: a day reached
         if day not in self._days:
             await self._day(day)  # the gate's sum for the day, before it moves
+        if self._unsummed and agent in self._unsummed:
+            await self._summed(agent, day_text, group, tag)
         row: tuple[object, ...] = (
             agent, day_text, stamp(now), provider, model, str(estimate), source,
         )  # fmt: skip
@@ -396,6 +401,20 @@ class Ledger:
             return await self._db.put(opening, late=admits)
         except sqlite3.Error as error:
             raise _refused(error) from error
+
+    async def _summed(self, agent: str, on: str, group: Budget | None, tag: Budget | None) -> None:
+        """Refuse (`LedgerError`) a call of an agent in `_unsummed` while a
+        day's sum its close would add to is not an amount: the call would be
+        sent, and what it cost could not be recorded."""
+        keys = {
+            "spend": agent,
+            "group_spend": group.name if group else None,
+            "tag_spend": tag.name if tag else None,
+        }
+        unreadable = await unreadable_sum(self._read, on, keys)
+        if unreadable is not None:
+            raise LedgerError(str(unreadable))
+        self._unsummed.discard(agent)
 
     def settle(
         self,
@@ -469,6 +488,9 @@ class Ledger:
         for call, recorded in list(self._open.items()):
             if recorded.agent == old:
                 self._open[call] = recorded._replace(agent=new)
+        if old in self._unsummed:
+            self._unsummed.discard(old)
+            self._unsummed.add(new)
 
     async def entries(self, day: date) -> list[LedgerEntry]:
         rows = await self._read("SELECT * FROM calls WHERE day = ? ORDER BY id", day.isoformat())
@@ -507,9 +529,26 @@ class Ledger:
             recorded = await self._db.put(closing)
         except sqlite3.Error as error:
             if not unreachable(error):
-                raise _refused(error) from error
+                raise await self._refused_close(opened, known_text, error) from error
             recorded = await self._patiently(closing, started, error)
+        except StoreError as error:  # a day's sum no plane wrote (`DaySums`)
+            raise await self._refused_close(opened, known_text, error) from error
         return tuple.__new__(Charge, (recorded.agent, cost, known_day))
+
+    async def _refused_close(
+        self, opened: Recorded | None, on: str, error: sqlite3.Error | StoreError
+    ) -> LedgerError:
+        """What a close the store refused means. When a day's sum it adds to
+        (on day `on`: its agent's, group's, tag's) is not an amount, a row
+        edited while the plane runs, it is the sentence a start says of that
+        row, and the agent opens no call until the row reads (`_summed`)."""
+        if opened is not None:
+            keys = {"spend": opened.agent, "group_spend": opened.group, "tag_spend": opened.tag}
+            unreadable = await unreadable_sum(self._read, on, keys)
+            if unreadable is not None:
+                self._unsummed.add(opened.agent)
+                return LedgerError(str(unreadable))
+        return LedgerError(str(error)) if isinstance(error, StoreError) else _refused(error)
 
     async def _patiently(self, closing: Closing, started: float, error: sqlite3.Error) -> Recorded:
         """`closing` put again while the store is away (`error`), for up to
@@ -573,15 +612,21 @@ class Ledger:
         estimates of calls still pending. Read on the writer, between two
         commits, so no commit can fall between the read and the sums."""
 
+        on = day.isoformat()
+
         def read(conn: Connection) -> dict[str, Decimal]:
             rows = conn.execute(
-                "SELECT agent, cost_usd FROM spend WHERE day = ?1 UNION ALL"
-                " SELECT agent, cost_usd FROM calls WHERE status = 'pending' AND day = ?1",
-                (day.isoformat(),),
+                "SELECT agent, cost_usd, NULL FROM spend WHERE day = ?1 UNION ALL"
+                " SELECT agent, cost_usd, id FROM calls WHERE status = 'pending' AND day = ?1",
+                (on,),
             )
             sums: dict[str, Decimal] = {}
-            for agent, cost in rows.fetchall():
-                sums[agent] = sums.get(agent, Decimal(0)) + Decimal(cost)
+            for agent, cost, call in rows.fetchall():  # call: None for a day's sum
+                if call is None:
+                    found = amount("spend", f"{agent} on {on}", "cost_usd", cost)
+                else:
+                    found = amount("calls", f"call {call} of {agent}", "cost_usd", cost)
+                sums[agent] = sums.get(agent, Decimal(0)) + found
             return sums
 
         # Until the sums are there when this coroutine runs again: the
@@ -594,7 +639,10 @@ class Ledger:
                         read, then=lambda sums: self._days.setdefault(day, sums), reading=True
                     )
                 )
-            await self._reads[day].get()
+            try:
+                await self._reads[day].get()
+            except StoreError as error:  # a row edited while the plane runs: said as at start
+                raise LedgerError(str(error)) from error
         return kept
 
     async def _write(

@@ -10,9 +10,10 @@ nothing ever reaches.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
-from sqlite3 import Connection
+from sqlite3 import Connection, Row
 
 from plane.clock import read_stamp
 from plane.errors import StoreError
@@ -52,6 +53,10 @@ def moment(table: str, row: str, column: str, value: object) -> datetime:
         raise _unreadable(table, row, column, value, "a time with its zone") from None
 
 
+SUMS = {"spend": "agent", "group_spend": "agent_group", "tag_spend": "tag"}
+"""The tables of a day's sums, and the column each is kept by."""
+
+
 def check_days(conn: Connection, since: date) -> None:
     """Refuse (StoreError) a store whose plane's day, latest call's day, or a
     day's spend from `since` on cannot be read, as part of the start's
@@ -65,13 +70,33 @@ def check_days(conn: Connection, since: date) -> None:
     ).fetchone()
     if latest is not None:
         day("calls", f"call {latest[0]} of {latest[1]}", "day", latest[2])
-    for table, name in (("spend", "agent"), ("group_spend", "agent_group"), ("tag_spend", "tag")):
+    for table, name in SUMS.items():
         rows = conn.execute(
             f"SELECT day, {name}, cost_usd FROM {table} WHERE day >= ?", (since.isoformat(),)
         ).fetchall()
         for on, who, cost in rows:
             day(table, who, "day", on)
             amount(table, f"{who} on {on}", "cost_usd", cost)
+
+
+async def unreadable_sum(
+    read: Callable[..., Awaitable[list[Row]]], on: str, keys: Mapping[str, str | None]
+) -> StoreError | None:
+    """The refusal `check_days` makes at start of a day's sum that is not an
+    amount, for the rows of day `on` a call's close writes (`keys`: by table,
+    its agent, group or tag; None: none), read with `read` (the ledger's):
+    None if each reads. For a row edited while the plane runs, which the
+    start never saw."""
+    for table, key in keys.items():
+        if key is None:
+            continue
+        sql = f"SELECT cost_usd FROM {table} WHERE day = ? AND {SUMS[table]} = ?"
+        for (cost,) in await read(sql, on, key):
+            try:
+                amount(table, f"{key} on {on}", "cost_usd", cost)
+            except StoreError as error:
+                return error
+    return None
 
 
 def _unreadable(table: str, row: str, column: str, value: object, what: str) -> StoreError:

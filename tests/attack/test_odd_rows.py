@@ -18,10 +18,12 @@ from __future__ import annotations
 import logging
 import sqlite3
 from dataclasses import dataclass
+from datetime import timedelta
 
 import pytest
 
-from plane.errors import StoreError
+from plane.agents import notices
+from plane.errors import LedgerError, StoreError
 from plane.home import Home
 from plane.wire import protocol as p
 from tests.support.command import plane_cli
@@ -225,6 +227,44 @@ async def test_an_unreadable_row_elsewhere_is_left_aside_and_said_once(start_pla
     assert len(_said(caplog, odd.says)) == 1, [r.getMessage() for r in caplog.records]
 
 
+@pytest.mark.usefixtures("each_store")
+async def test_an_unreadable_waiting_message_is_not_counted_nor_answered(start_plane, caplog):
+    """A message left waiting whose row no plane wrote: no turn can read it,
+    so it is not counted either. Its agent shows nothing waiting (its row,
+    the snapshot), takes no turn on nothing, answers what the operator sends
+    next once, and the row stays in the store as it was, said once in the
+    log. Before, the agent showed "1 waiting" for ever, before and after
+    its turns."""
+    plane = await start_plane()
+    await plane.db.write(lambda conn: conn.execute(LEFT_ASIDE[_WAITING].sql))
+    with caplog.at_level(logging.ERROR):
+        plane = await start_plane(restart=plane)
+        await plane.quiet()
+        assert await _waiting(plane) == {"demo": 0, "scout": 0}
+        assert plane.llm.requests == []
+        said = await plane.turn("demo", "hello", within=10)
+        await plane.quiet()
+    assert [m.text for m in said if m.kind == "agent"] == ["ok"], said
+    assert len(plane.llm.requests) == 1
+    assert await _waiting(plane) == {"demo": 0, "scout": 0}
+    row = await plane.db.fetchone("SELECT at, text, waiting FROM messages WHERE id = 900")
+    assert row is not None and tuple(row) == ("yesterday", "hi", 1)
+    assert len(_said(caplog, ("messages row 900", "demo"))) == 1
+
+
+_WAITING = "messages waiting, at not a time"
+
+
+async def _waiting(plane) -> dict[str, int]:
+    """Each agent's waiting count, as the snapshot and its own row say it
+    (the two are read apart: the row's alone, the snapshot's for all)."""
+    snapshot = await plane.rows.snapshot()
+    counts = {a.name: a.waiting for a in snapshot.agents}
+    for agent in counts:
+        assert (await plane.rows.state(agent)).waiting == counts[agent], agent
+    return counts
+
+
 async def test_an_unreadable_loop_hold_keeps_the_agent_paused(start_plane, caplog):
     """The loop guard's hold, kept as JSON, unreadable: taking it for no hold
     would let an agent the guard stopped for spending in a loop run again
@@ -243,6 +283,61 @@ async def test_an_unreadable_loop_hold_keeps_the_agent_paused(start_plane, caplo
     snapshot = await plane.rows.snapshot()
     assert {a.name: a.paused for a in snapshot.agents}["demo"] is True
     assert len(_said(caplog, ("agent_settings row demo", "paused"))) == 1
+
+
+ROOMY = scripted_config("  demo: {}\n  scout: {}\n", limit_usd="100")
+"""Ceilings no test turn reaches ($1.72 a turn)."""
+SPEND = "UPDATE spend SET cost_usd = ? WHERE agent = 'demo'"
+
+
+@pytest.mark.usefixtures("each_store")
+async def test_a_days_spend_edited_while_the_plane_runs_holds_its_agent(start_plane):
+    """The agent's spend row of today, edited while the plane runs to what is
+    not an amount: the start never saw it. The close of the call that finds
+    it (the call was made) stops the turn, and so does every turn after it,
+    before its first call, until the row reads again: saying the sentence
+    the start would say of that row, no money is spent that could not be
+    recorded. The other agents carry on. Before, the turn stopped on "Spend
+    could not be recorded in the ledger (user-defined function raised
+    exception)", and every later turn made its call all the same, leaving
+    each one pending."""
+    plane = await start_plane(ROOMY)
+    await plane.turn("demo", "hello")  # today's row written, its sum known to the plane
+    await plane.db.write(lambda conn: conn.execute(SPEND, ("abc",)))
+    stopped = [await plane.turn("demo", text, within=10) for text in ("again", "and again")]
+    assert len(plane.llm.requests) == 2  # the first turn's, and the call that found the row
+    scout = await plane.turn("scout", "hello", within=10)
+    assert any(m.kind == "agent" for m in scout), scout
+    await plane.db.write(lambda conn: conn.execute(SPEND, ("1.721",)))
+    resumed = await plane.turn("demo", "once more", within=10)
+    assert [m.text for m in resumed if m.kind == "agent"] == ["ok"], resumed
+    await plane.db.write(lambda conn: conn.execute(SPEND, ("abc",)))
+    with pytest.raises(StoreError) as refused:
+        await start_plane(restart=plane)
+    told = notices.unrecorded(refused.value)
+    for said in stopped:
+        assert [m.text for m in said if m.kind in ("plane", "agent")] == [told], said
+
+
+async def test_a_days_spend_unreadable_when_its_day_begins_refuses_with_one_line(start_plane):
+    """A spend row of a day not yet begun, no plane's: the start looks at
+    days begun, and the day's sums are read at its first gate check. The
+    operator's send is refused in one line naming the row (as the start
+    would, since that day's every sum is the gate's) and nothing is spent.
+    Before, the send failed on a bare decimal error."""
+    plane = await start_plane(ROOMY)
+    await plane.db.write(
+        lambda conn: conn.execute(
+            "INSERT INTO spend (day, agent, cost_usd) VALUES ('2026-11-30', 'demo', 'abc')"
+        )
+    )
+    await plane.clock.set(NOON + timedelta(hours=12, seconds=30))
+    with pytest.raises(LedgerError) as refused:
+        await plane.send("demo", "hello")
+    said = str(refused.value)
+    assert "\n" not in said, said
+    assert all(n in said for n in ("spend", "demo on 2026-11-30", "'abc'", "correct or delete"))
+    assert plane.llm.requests == []
 
 
 REPORTED = {
