@@ -1,10 +1,11 @@
-"""Every file or folder of the repository the README names exists.
+"""Every file or folder of the repository the README (or a page of docs/) names exists.
 
 The README points at the tests that prove each guarantee and at the modules
 that keep it; a move that leaves the README pointing at nothing sends a
 reader to look for a proof that is no longer there. A path inside an
 absolute one (`/home/op/.local/share/plane/token`) is the user's, not the
-repository's, and is not checked; nor is one the repository ignores because
+repository's, and is not checked, nor is one inside an example's brace
+expansion (`src/{app/a.py,docs/x.md}`); nor is one the repository ignores because
 `make` makes it (`tests/e2e/node`, where `make test` installs the clients).
 """
 
@@ -13,8 +14,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).parents[1]
-NAMED = re.compile(r"(?<![\w/.~-])(?:tests|plane|tui|bench|screenshots|\.ci)/[\w./-]+")
+NAMED = re.compile(r"(?<![\w/.~,{-])(?:tests|plane|tui|bench|screenshots|docs|\.ci)/[\w./-]+")
 
 
 def named_paths(text: str) -> set[str]:
@@ -33,9 +36,13 @@ def made_by_make() -> tuple[str, ...]:
     return tuple(line.rstrip("/") for line in lines if line and not set(line) & set("*?[!#"))
 
 
-def test_every_path_the_readme_names_exists() -> None:
-    named = named_paths((REPO / "README.md").read_text())
-    assert len(named) > 50, "the README names the code and tests that keep its promises"
+PAGES = ["README.md", *sorted(str(page.relative_to(REPO)) for page in (REPO / "docs").glob("*.md"))]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_path_a_page_names_exists(page: str) -> None:
+    named = named_paths((REPO / page).read_text())
+    assert len(named) > 10, f"{page} names the code and tests that keep its promises"
     made = made_by_make()
     assert "tests/e2e/node" in made
     missing = sorted(
@@ -43,4 +50,4 @@ def test_every_path_the_readme_names_exists() -> None:
         for path in named
         if not (REPO / path).exists() and not path.rstrip("/").startswith(made)
     )
-    assert missing == [], f"the README names paths that are not in the repository: {missing}"
+    assert missing == [], f"{page} names paths that are not in the repository: {missing}"
