@@ -17,6 +17,7 @@ from tests.tui.factories import RESETS, agent, snapshot
 from tests.tui.test_live import SIZE, app_for, title, type_line, until
 from tui.app import PlaneApp
 from tui.screens.new_agent import NewAgentScreen
+from tui.widgets.connection_banner import ConnectionBanner
 
 TWENTY_CENTS = Usage(input_tokens=100, output_tokens=50)
 """$0.20 at the test prices: five turns reach the default $1.00 ceiling."""
@@ -88,6 +89,34 @@ async def test_the_form_says_what_the_planes_snapshot_says_of_its_defaults() -> 
         await settle(pilot)
         assert form_model(app) == "big"
         assert form_note(app) == "Spending limit: $0.25 a day, from defaults; /limit changes it."
+
+
+@pytest.mark.slow
+async def test_after_a_reconnect_the_form_says_the_restarted_planes_defaults(
+    start_plane,
+) -> None:
+    """The plane restarted on an agents.yaml with another default model and
+    ceiling: the TUI, reconnected, offers what this plane says, not what the
+    plane it lost said."""
+    plane = await start_plane()
+    app = app_for(plane)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_form(app, pilot)
+        assert form_model(app) == "scripted-model"
+        await pilot.press("escape")
+        banner = app.main_screen.query_one(ConnectionBanner)
+
+        await plane.stop()
+        await until(pilot, lambda: banner.has_class("-lost"))
+        changed = CONFIG.replace("  limitUsd: 1\n", "  limitUsd: 2\n")
+        changed = changed.replace("  model: scripted-model\n", "  model: other-model\n")
+        assert changed.count("other-model") == 2  # the default, beside the provider's list
+        plane = await start_plane(changed, restart=plane)
+        await until(pilot, lambda: not banner.has_class("-lost"))
+
+        await open_form(app, pilot)
+        assert form_model(app) == "other-model"
+        assert form_note(app) == "Spending limit: $2.00 a day, from defaults; /limit changes it."
 
 
 @pytest.mark.slow

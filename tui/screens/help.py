@@ -13,6 +13,7 @@ them. The legend is the agent list's own table of glyphs. The README's
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any, ClassVar
 
 from textual.app import App, ComposeResult
@@ -142,7 +143,7 @@ def _unique(lines: list[tuple[str, str]]) -> list[tuple[str, str]]:
 class HelpScreen(ModalScreen[None]):
     """Keys by where they work, then what the marks in a row mean."""
 
-    CSS_PATH = "help.tcss"
+    CSS_PATH = Path(__file__).with_name("help.tcss")
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,f1,question_mark,q", "dismiss", "Close", show=False),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 from textual import events, on, work
@@ -67,7 +68,7 @@ page (`WINDOW`) at a time as the operator scrolls back."""
 class MainScreen(ManageAgents):
     """Agents on the left, the selected one's conversation on the right."""
 
-    CSS_PATH = "main.tcss"
+    CSS_PATH = Path(__file__).with_name("main.tcss")
     AUTO_FOCUS = "#composer"
 
     BINDINGS: ClassVar[list[BindingType]] = [

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
+from pathlib import Path
 from typing import ClassVar
 
 from textual import on, work
@@ -51,7 +52,7 @@ TOOL_CHOICES: list[tuple[str, ToolSet]] = [
 class NewAgentScreen(ModalScreen[AgentState | None]):
     """Dismissed with the created agent, or None when cancelled."""
 
-    CSS_PATH = "new_agent.tcss"
+    CSS_PATH = Path(__file__).with_name("new_agent.tcss")
     AUTO_FOCUS = "#name"
 
     BINDINGS: ClassVar[list[BindingType]] = [

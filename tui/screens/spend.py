@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
+from pathlib import Path
 from typing import Any, ClassVar
 
 from textual import on, work
@@ -127,7 +128,7 @@ class SpendScreen(ModalScreen[None]):
     """Dismissed with nothing; reads the plane when shown, and again when
     spend moves while it is open."""
 
-    CSS_PATH = "spend.tcss"
+    CSS_PATH = Path(__file__).with_name("spend.tcss")
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Back"),
