@@ -2,8 +2,10 @@
 hour, its last 30 days, the day's top spenders, and its day by model and by
 tool, each beside what compression saved; and the fleet's last 30 days
 stacked by agent, by model or by group (`spend_stack`). Sums exact
-(Decimal). Thirty days of a busy fleet's calls are read and added up
-aside (`Database.read_aside`), so opening a chart holds up neither the
+(Decimal); a call's cost, a saving or a call's part no plane wrote refuses
+the request in one sentence naming its row (`plane.money.stored`), as
+`plane ledger` does. Thirty days of a busy fleet's calls are read and added
+up aside (`Database.read_aside`), so opening a chart holds up neither the
 turns' reads nor the event loop.
 
 A call counts in the hour its cost became known (`at`, the time its row
@@ -13,9 +15,9 @@ estimate, as the gate counts it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import date, timedelta
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from functools import partial
 from sqlite3 import Connection
 from typing import Any
@@ -27,6 +29,9 @@ from plane.money.totals import (
     PARTS_QUERY,
     QUERY,
     Record,
+    added_up,
+    cost_sum,
+    name_unreadable,
     per_day,
     per_hour,
     summarise,
@@ -161,7 +166,7 @@ def stacked(
     saved_of = _grouped(saved, by) if by != "group" else _by_group(saved, calls)
 
     def spent(key: str) -> Decimal:
-        return sum((Decimal(row["cost_usd"]) for row in calls_of.get(key, [])), Decimal(0))
+        return cost_sum(calls_of.get(key, []))
 
     def kept(key: str) -> Decimal:
         return sum(_saved_by(saved_of.get(key, []), _day).values(), Decimal(0))
@@ -225,13 +230,20 @@ def _day(row: Record) -> str:
     return str(row["day"])
 
 
-def _saved_by(rows: Iterable[Record], key: Any) -> dict[str, Decimal]:
-    """Priced savings summed by `key(row)` (an unpriced saving adds no dollars)."""
+def _saved_by(rows: Sequence[Record], key: Any) -> dict[str, Decimal]:
+    """Priced savings summed by `key(row)` (an unpriced saving adds no
+    dollars); each read by name only if a sum fails (`name_unreadable`)."""
     sums: dict[str, Decimal] = {}
-    for row in rows:
-        if row["usd"] is not None:
-            k = key(row)
-            sums[k] = sums.get(k, Decimal(0)) + Decimal(row["usd"])
+    try:
+        for row in rows:
+            if row["usd"] is not None:
+                k = key(row)
+                sums[k] = sums.get(k, Decimal(0)) + Decimal(row["usd"])
+    except InvalidOperation:
+        name_unreadable(rows, savings.usd_of)
+        raise
+    if not added_up(sums.values()):
+        name_unreadable(rows, savings.usd_of)
     return sums
 
 

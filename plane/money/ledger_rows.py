@@ -9,6 +9,7 @@ from sqlite3 import Connection, Row
 from typing import NamedTuple
 
 from plane.money.stored import amount, day, moment
+from plane.money.totals import call_named
 from plane.wire.protocol import LedgerEntry, Usage
 
 
@@ -49,7 +50,7 @@ def entry_of(row: Row) -> LedgerEntry:
     """A `calls` row as the protocol carries it (also read by `plane ledger`
     with no plane running, on a file an older plane may have written: a count
     it had no column for is 0)."""
-    call = f"call {row['id']} of {row['agent']}"
+    call = call_named(row)
     return LedgerEntry(
         id=row["id"],
         agent=row["agent"],

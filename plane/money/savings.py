@@ -19,6 +19,8 @@ from sqlite3 import Connection, Row
 from plane.clock import Clock, day_of
 from plane.errors import UnknownPrice
 from plane.money.pricing import Pricer
+from plane.money.stored import amount
+from plane.money.totals import Record
 from plane.store.engine import Database
 from plane.wire.protocol import Usage
 
@@ -79,9 +81,22 @@ def totals_within(conn: Connection) -> dict[str, tuple[int, Decimal]]:
 
 
 def between(conn: Connection, first: date, last: date, agent: str | None = None) -> list[Row]:
-    """Savings rows on days in [first, last], of one agent or all."""
-    sql = "SELECT agent, model, day, at, chars, usd FROM savings WHERE day BETWEEN ? AND ?"
+    """Savings rows on days in [first, last], of one agent or all (their
+    dollars read by `usd_of`)."""
+    sql = "SELECT id, agent, model, day, at, chars, usd FROM savings WHERE day BETWEEN ? AND ?"
     span = (first.isoformat(), last.isoformat())
     if agent is None:
         return conn.execute(sql, span).fetchall()
     return conn.execute(sql + " AND agent = ?", (*span, agent)).fetchall()
+
+
+def usd_of(row: Record) -> Decimal | None:
+    """A `between` row's dollars (None: its model had no price); StoreError,
+    naming the saving, if no plane wrote them (as a call's cost: the charts
+    set what was saved beside what was spent)."""
+    usd = row["usd"]
+    return (
+        None
+        if usd is None
+        else amount("savings", f"saving {row['id']} of {row['agent']}", "usd", usd)
+    )

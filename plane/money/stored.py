@@ -19,13 +19,15 @@ from plane.clock import read_stamp
 from plane.errors import StoreError
 
 
-def amount(table: str, row: str, column: str, value: object) -> Decimal:
-    """`value`, a stored amount in dollars, as a Decimal; StoreError if it is none."""
+def amount(table: str, row: str, column: str, value: object, *, signed: bool = False) -> Decimal:
+    """`value`, a stored amount in dollars, as a Decimal; StoreError if it is
+    none. `signed`: an amount below zero is one too (a call's share of its
+    cost: rounding's leftover can take the largest share a hair below zero)."""
     try:
         found = Decimal(value) if isinstance(value, str) else None
     except InvalidOperation:
         found = None
-    if found is None or not found.is_finite() or found < 0:
+    if found is None or not found.is_finite() or (found < 0 and not signed):
         raise _unreadable(table, row, column, value, "an amount in dollars")
     return found
 

@@ -3,6 +3,9 @@ session — or by tool, what each call's cost is attributed to.
 
 The sums are of the `calls` rows themselves, exact (each cost a Decimal
 read from its string, added in Python: SQLite's SUM would add floats). A
+cost no plane wrote (a store edited by hand) refuses the sum with one
+sentence naming its row (`plane.money.stored`), as `plane ledger` does: left
+out, it would understate what was spent (`name_unreadable`). A
 pending call counts at its estimate and an interrupted one at what it was
 kept at, as the gate counts them: a summary never shows less than the day
 was charged. A failed call costs nothing and is still a call.
@@ -14,12 +17,13 @@ no plane running), the plane from its reader connection; both use `QUERY`.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
+from plane.money.stored import amount
 from plane.wire.words import UNPRICED
 
 By = Literal["agent", "model", "day", "hour", "group", "tag", "session", "tool"]
@@ -75,11 +79,61 @@ class Line:
         self.cache_read_tokens += int(row["cache_read_tokens"])
         self.cache_write_tokens += int(row["cache_write_tokens"])
         self.output_tokens += int(row["output_tokens"])
-        self.cost_usd += Decimal(row["cost_usd"])
+        self.cost_usd += Decimal(row["cost_usd"])  # read by name only if a sum fails
         status = str(row["status"])
         self.statuses[status] = self.statuses.get(status, 0) + 1
         if row["price_source"] == UNPRICED:
             self.unpriced += 1
+
+
+def call_named(row: Record) -> str:
+    """A `calls` row as a refusal names it: `call 7 of demo`."""
+    return f"call {row['id']} of {row['agent']}"
+
+
+def cost_of(row: Record) -> Decimal:
+    """A call's cost as `plane ledger` reads it: StoreError, naming the
+    call, if no plane wrote it."""
+    return amount("calls", call_named(row), "cost_usd", row["cost_usd"])
+
+
+def share_of(part: Record) -> Decimal:
+    """A `PARTS_QUERY` row's cost: StoreError, naming the part, if no plane
+    wrote it. A share may be a hair below zero (`plane.money.attribution`:
+    the largest share takes what rounding left over)."""
+    named = f"the {tool_key(part)} part of call {part['call']}"
+    return amount("call_parts", named, "cost_usd", part["cost"], signed=True)
+
+
+def name_unreadable(rows: Iterable[Record], read: Callable[[Record], object]) -> None:
+    """The StoreError of the first of `rows` that `read` (`cost_of`,
+    `share_of`, `plane.money.savings.usd_of`) refuses, naming it.
+
+    A sum reads its amounts with `Decimal` alone and calls this only when
+    that failed (a text that is no number) or what it came to is no sum of
+    amounts (`added_up`): naming each row on the way would cost the charts'
+    every sum more than its reads. A negative amount within a sum that stays
+    at or above zero goes unseen here (`plane ledger` names its call)."""
+    for row in rows:
+        read(row)
+
+
+def added_up(sums: Iterable[Decimal], *, signed: bool = False) -> bool:
+    """Whether each of `sums` can be a sum of amounts: finite, and not below
+    zero unless `signed` (a call's parts)."""
+    return all(sum_.is_finite() and (signed or sum_ >= 0) for sum_ in sums)
+
+
+def cost_sum(rows: Sequence[Record]) -> Decimal:
+    """The calls' costs added up (`summarise`'s total alone)."""
+    try:
+        found = sum((Decimal(row["cost_usd"]) for row in rows), Decimal(0))
+    except InvalidOperation:
+        name_unreadable(rows, cost_of)
+        raise
+    if not added_up([found]):
+        name_unreadable(rows, cost_of)
+    return found
 
 
 def window(last: date, days: int) -> tuple[date, date]:
@@ -94,15 +148,21 @@ def key_of(row: Record, by: By) -> str:
     return NONE if value is None else str(value)
 
 
-def summarise(rows: Iterable[Record], by: By) -> tuple[list[Line], Line]:
+def summarise(rows: Sequence[Record], by: By) -> tuple[list[Line], Line]:
     """The groups (the most spent first; days and hours in order) and the total."""
     groups: dict[str, Line] = {}
     total = Line("total")
-    for row in rows:
-        key = key_of(row, by)
-        groups.setdefault(key, Line(key)).add(row)
-        total.add(row)
+    try:
+        for row in rows:
+            key = key_of(row, by)
+            groups.setdefault(key, Line(key)).add(row)
+            total.add(row)
+    except InvalidOperation:
+        name_unreadable(rows, cost_of)
+        raise
     lines = list(groups.values())
+    if not added_up(line.cost_usd for line in (*lines, total)):
+        name_unreadable(rows, cost_of)
     if by in ("day", "hour"):
         lines.sort(key=lambda line: line.key)
     else:
@@ -110,28 +170,33 @@ def summarise(rows: Iterable[Record], by: By) -> tuple[list[Line], Line]:
     return lines, total
 
 
-def summarise_tools(calls: Iterable[Record], parts: Iterable[Record]) -> tuple[list[Line], Line]:
+def summarise_tools(calls: Sequence[Record], parts: Sequence[Record]) -> tuple[list[Line], Line]:
     """By tool: each call's cost as it is attributed (the shares of its
     input by tool, its prompt, its messages, and its answers), a call with
     no attribution whole under `(unattributed)`. The lines add up to the
     total of the calls, exactly."""
-    calls = list(calls)
+    total = summarise(calls, "agent")[1]  # first: it reads every call's cost
     lines: dict[str, Line] = {}
     seen: dict[str, set[int]] = {}
     attributed: set[int] = set()
-    for part in parts:
-        attributed.add(int(part["call"]))
-        key = tool_key(part)
-        line = lines.setdefault(key, Line(key))
-        line.input_tokens += int(part["tokens"])
-        line.cost_usd += Decimal(part["cost"])
-        if int(part["call"]) not in seen.setdefault(key, set()):
-            seen[key].add(int(part["call"]))
-            line.calls += 1
+    try:
+        for part in parts:
+            attributed.add(int(part["call"]))
+            key = tool_key(part)
+            line = lines.setdefault(key, Line(key))
+            line.input_tokens += int(part["tokens"])
+            line.cost_usd += Decimal(part["cost"])
+            if int(part["call"]) not in seen.setdefault(key, set()):
+                seen[key].add(int(part["call"]))
+                line.calls += 1
+    except InvalidOperation:
+        name_unreadable(parts, share_of)
+        raise
+    if not added_up((line.cost_usd for line in lines.values()), signed=True):
+        name_unreadable(parts, share_of)
     for row in calls:
         if int(row["id"]) not in attributed:
             lines.setdefault(UNATTRIBUTED, Line(UNATTRIBUTED)).add(row)
-    total = summarise(calls, "agent")[1]
     return sorted(lines.values(), key=lambda line: (-line.cost_usd, line.key)), total
 
 
@@ -142,7 +207,7 @@ def tool_key(part: Record) -> str:
     return str(part["tool"]) if part["tool"] else "(a tool)"
 
 
-def per_day(rows: Iterable[Record], first: date, last: date) -> list[Decimal]:
+def per_day(rows: Sequence[Record], first: date, last: date) -> list[Decimal]:
     """Spend on each day from `first` to `last`, a day with no call as zero
     (a chart's bars, one a day)."""
     sums = {line.key: line.cost_usd for line in summarise(rows, "day")[0]}
@@ -150,7 +215,7 @@ def per_day(rows: Iterable[Record], first: date, last: date) -> list[Decimal]:
     return [sums.get((first + timedelta(days=n)).isoformat(), Decimal(0)) for n in range(days)]
 
 
-def per_hour(rows: Iterable[Record]) -> list[Decimal]:
+def per_hour(rows: Sequence[Record]) -> list[Decimal]:
     """Spend in each of a day's 24 UTC hours, by when each call was recorded."""
     sums = {line.key: line.cost_usd for line in summarise(rows, "hour")[0]}
     return [sums.get(f"{hour:02d}", Decimal(0)) for hour in range(24)]

@@ -368,37 +368,85 @@ async def test_the_ledger_names_a_call_it_cannot_read(start_plane, case):
     assert "\n" not in said and all(needle in said for needle in odd.says), said
 
 
+@dataclass(frozen=True)
+class Charted:
+    writes: tuple[tuple[str, tuple[object, ...]], ...]
+    says: tuple[str, ...]
+    """What the refusal names: its table, its row, its column and value."""
+
+
+PART = "INSERT INTO call_parts (call, part, input_tokens, cost_usd) VALUES (7, 'prompt', 1, ?)"
+SAVING = (
+    "INSERT INTO savings (id, agent, day, at, model, chars, usd)"
+    " VALUES (9, 'demo', ?, ?, 'scripted-model', 10, ?)"
+)
 CHARTED = {
-    "calls cost_usd not an amount": (CALL, (DAY, AT, "abc", "settled")),
-    "savings usd not an amount": (
-        "INSERT INTO savings (agent, day, at, model, chars, usd)"
-        " VALUES ('demo', ?, ?, 'scripted-model', 10, 'abc')",
-        (DAY, AT),
+    "calls cost_usd not an amount": Charted(
+        ((CALL, (DAY, AT, "abc", "settled")),), ("calls", "call 7 of demo", "cost_usd 'abc'")
     ),
-    "call_parts cost_usd not an amount": (
-        "INSERT INTO call_parts (call, part, input_tokens, cost_usd)"
-        " VALUES (1, 'prompt', 1, 'abc')",
-        (),
+    "calls cost_usd Infinity": Charted(
+        ((CALL, (DAY, AT, "Infinity", "settled")),),
+        ("calls", "call 7 of demo", "cost_usd 'Infinity'"),
+    ),
+    "savings usd not an amount": Charted(
+        ((SAVING, (DAY, AT, "abc")),), ("savings", "saving 9 of demo", "usd 'abc'")
+    ),
+    "call_parts cost_usd not an amount": Charted(
+        ((CALL, (DAY, AT, "0.1", "settled")), (PART, ("abc",))),
+        ("call_parts", "the (prompt) part of call 7", "cost_usd 'abc'"),
     ),
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the charts sum these rows in plane.money.charts, totals and savings (a dozen "
-    "Decimal reads, some over SQL sums where no row is at hand to name); each fails the "
-    "request with a bare decimal error today",
-)
+@pytest.mark.usefixtures("each_store")
 @pytest.mark.parametrize("case", list(CHARTED))
 async def test_the_charts_name_a_row_they_cannot_read(start_plane, case):
-    """The spend charts over a call, a saving or a call's part whose amount
-    no plane wrote: as the ledger, one sentence naming the row."""
-    sql, params = CHARTED[case]
+    """The spend charts (the agent's, the fleet's, the fleet's stacked days)
+    over a call, a saving or a call's part whose amount no plane wrote: as
+    the ledger, one sentence naming the row, for each chart that sums it.
+    Before, the request failed on a bare decimal error (said to the operator
+    as a bug in plane), or an Infinity reached the reply's own checks."""
+    charted = CHARTED[case]
     plane = await start_plane()
-    await plane.db.write(lambda conn: conn.execute(sql, params))
-    with pytest.raises(StoreError) as refused:
-        await plane.runtime.api.handle(p.SpendHistory(agent="demo"))
-    assert "\n" not in str(refused.value)
+    for sql, params in charted.writes:
+        await plane.db.write(lambda conn, sql=sql, params=params: conn.execute(sql, params))
+    charts: list[p.SpendHistory | p.SpendStack] = [p.SpendHistory(agent="demo"), p.SpendHistory()]
+    if not case.startswith("call_parts"):  # the stacked days are not by tool
+        charts.append(p.SpendStack(by="agent"))
+    for chart in charts:
+        with pytest.raises(StoreError) as refused:
+            await plane.runtime.api.handle(chart)
+        said = str(refused.value)
+        assert "\n" not in said and all(needle in said for needle in charted.says), said
+        assert "correct or delete that row" in said
+
+
+SUMMED = {
+    "agent": ("calls cost_usd not an amount", "calls row for call 7 of demo has cost_usd 'abc'"),
+    "tool": (
+        "call_parts cost_usd not an amount",
+        "call_parts row for the (prompt) part of call 7 has cost_usd 'abc'",
+    ),
+}
+
+
+@pytest.mark.parametrize("by", list(SUMMED))
+def test_the_ledgers_summary_names_a_row_it_cannot_read(tmp_path, migrated_store, by):
+    """`plane ledger --summary` adds up the calls (and, by tool, their parts)
+    as the charts do, from the file with no plane running: a cost no plane
+    wrote is one line naming its row and exit code 1, no traceback. Before,
+    the command ended on a bare decimal error."""
+    case, says = SUMMED[by]
+    home = Home(tmp_path / "home")
+    lay_store(home, migrated_store)
+    with sqlite3.connect(home.db) as conn:
+        for sql, params in CHARTED[case].writes:
+            conn.execute(sql, params)
+    conn.close()
+    ran = plane_cli(home.root, "ledger", "--summary", "--day", DAY, "--by", by)
+    assert ran.returncode == 1, ran
+    assert ran.stderr.startswith(f"plane: The store's {says}, which is not an amount"), ran
+    assert ran.stderr.count("\n") == 1 and "correct or delete that row" in ran.stderr
 
 
 def test_plane_serve_says_the_unreadable_ceiling_in_one_line(tmp_path, migrated_store):

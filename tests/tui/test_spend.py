@@ -97,6 +97,33 @@ async def test_the_charts_follow_a_call_that_settles_while_they_are_open(start_p
         assert isinstance(app.screen, SpendScreen), "still open: read again, not reopened"
 
 
+async def test_charts_the_plane_cannot_add_up_say_its_one_sentence(start_plane) -> None:
+    """A call whose cost no plane wrote: the plane refuses the charts naming
+    the row, and the screen, open and not crashed, says that sentence (one,
+    its stop not doubled)."""
+    plane = await start_plane()
+    await plane.db.write(
+        lambda conn: conn.execute(
+            "INSERT INTO calls (id, agent, day, at, provider, model, cost_usd, price_source,"
+            " status) VALUES (7, 'demo', ?, ?, 'scripted', 'scripted-model', 'abc', 'table',"
+            " 'settled')",
+            (plane.clock.now().date().isoformat(), plane.clock.now().isoformat()),
+        )
+    )
+    refused = (
+        "The store's calls row for call 7 of demo has cost_usd 'abc', which is not an amount"
+        " in dollars: correct or delete that row (what the plane cannot read of its money is"
+        " never taken for no ceiling or no cost)."
+    )
+    app = app_for(plane)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.main_screen.selected == "demo")
+        await pilot.press("ctrl+g")
+        await until(pilot, lambda: "could not be read" in shown(app, "#note"))
+        assert shown(app, "#note") == f"The spend could not be read: {refused}"
+        assert isinstance(app.screen, SpendScreen)
+
+
 def test_top_spenders_are_bars_against_the_most_with_what_was_saved() -> None:
     top = [
         SpendPoint(label="burner", spent_usd=Decimal("2"), saved_usd=Decimal("0.31")),

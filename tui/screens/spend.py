@@ -288,7 +288,8 @@ class SpendScreen(ModalScreen[None]):
         try:
             history = await self.plane.request(SpendHistory(agent=agent))
         except LinkFailed as failed:
-            self.post_message(self.Unread(f"The spend could not be read: {failed}."))
+            why = str(failed).rstrip(".")  # the plane's refusal ends in its own stop
+            self.post_message(self.Unread(f"The spend could not be read: {why}."))
             return
         self.post_message(self.Loaded(history))
 
