@@ -154,6 +154,8 @@ async def _below_the_agents(
     conversation = Conversation(db, clock, shared=shared)
     if not shared:  # with several planes, the fleet sweeps what a stop cut
         await _recover(ledger, conversation)
+    else:
+        await ledger.check_sums()
     await burn.load(db)  # every agent's pace, across the restart
     roster = Roster(
         config, db, home, clock, offered=models_offered(config), keyless=missing_keys(config)

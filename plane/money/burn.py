@@ -44,6 +44,8 @@ from decimal import Decimal
 
 from plane.clock import Clock
 from plane.config import BurnConfig
+from plane.errors import StoreError, StoreFault
+from plane.money.stored import amount
 from plane.store.engine import Database
 
 log = logging.getLogger(__name__)
@@ -64,6 +66,49 @@ MOVED = timedelta(minutes=5)
 """A forecast on show is shown again when it moved this much (or went): an
 agent that is spending has its row shown at each call anyway, so this is for
 the idle, and a fleet of them is not shown again every minute for a minute's drift."""
+
+
+_MINUTES = (
+    "SELECT agent, substr(at, 1, 16) AS minute,"
+    " SUM(CAST(cost_usd AS DOUBLE PRECISION)) AS usd FROM calls"
+    " WHERE day >= ? AND status IN ('settled', 'interrupted')"
+    " GROUP BY agent, substr(at, 1, 16) ORDER BY minute"
+)
+_CALLS = (
+    "SELECT id, agent, substr(at, 1, 16) AS minute, cost_usd FROM calls"
+    " WHERE day >= ? AND status IN ('settled', 'interrupted')"
+)
+
+
+async def _minutes(db: Database, since: str) -> list[tuple[str, str, float]]:
+    """Each agent's spend a minute from day `since` on (agent, minute, dollars),
+    by minute. Summed by the store; but a cost no plane writes, which
+    PostgreSQL refuses to read as a number ("abc") or reads as none finite
+    ("Infinity"; SQLite reads "1e999" so, and the others as 0), would fail the
+    start or every reading of the pace after it: then summed here call by
+    call, that call left out of its agent's pace and said in the log."""
+    try:
+        rows = await db.fetchall(_MINUTES, since)
+    except StoreFault as fault:
+        if not str(fault.sqlstate).startswith("22"):  # a value the cast refused (a data exception)
+            raise
+    else:
+        if all(row["usd"] is None or math.isfinite(row["usd"]) for row in rows):
+            return [(row["agent"], row["minute"], row["usd"] or 0.0) for row in rows]
+    sums: dict[tuple[str, str], float] = {}
+    for call, agent, minute, cost in await db.fetchall(_CALLS, since):
+        try:
+            usd = float(amount("calls", f"call {call} of {agent}", "cost_usd", cost))
+        except StoreError:
+            usd = math.inf
+        if not math.isfinite(usd):
+            log.error(
+                "calls row %s of %s has cost_usd %r, not an amount; left out of its pace",
+                call, agent, cost,
+            )  # fmt: skip
+            continue
+        sums[agent, minute] = sums.get((agent, minute), 0.0) + usd
+    return sorted(((a, m, usd) for (a, m), usd in sums.items()), key=lambda row: row[1])
 
 
 class Rate:
@@ -150,26 +195,18 @@ class Burn:
         keeps every agent's pace (one query, whatever the fleet)."""
         now = self._clock.now()
         since = now - timedelta(seconds=DAY_S)
-        rows = await db.fetchall(
-            "SELECT agent, substr(at, 1, 16) AS minute,"
-            " SUM(CAST(cost_usd AS DOUBLE PRECISION)) AS usd FROM calls"
-            " WHERE day >= ? AND status IN ('settled', 'interrupted')"
-            " GROUP BY agent, substr(at, 1, 16) ORDER BY minute",
-            since.date().isoformat(),
-        )
-        for row in rows:
+        for agent, at, usd in await _minutes(db, since.date().isoformat()):
             try:
-                minute = datetime.fromisoformat(row["minute"]).replace(tzinfo=UTC)
+                minute = datetime.fromisoformat(at).replace(tzinfo=UTC)
             except (TypeError, ValueError):
                 # A call's time no plane writes (a store edited by hand): its
                 # cost stays in the ledger; only the pace leaves it aside.
                 log.error(
-                    "calls of %s at %r cannot be read as a time; left out of its pace",
-                    row["agent"], row["minute"],
-                )  # fmt: skip
+                    "calls of %s at %r cannot be read as a time; left out of its pace", agent, at
+                )
                 continue
-            if since <= minute <= now and row["usd"]:
-                self.charged(row["agent"], minute, Decimal(repr(float(row["usd"]))))
+            if since <= minute <= now and usd:
+                self.charged(agent, minute, Decimal(repr(usd)))
 
     def per_hour(self, agent: str) -> Decimal | None:
         """The agent's pace now, in cents an hour (None: nothing lately)."""

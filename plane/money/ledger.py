@@ -175,13 +175,25 @@ class Ledger:
         about them (the agent's conversation) commits with them or not at all:
         a plane killed again during start-up finds them still pending."""
 
-        since = self._clock.now().date() - timedelta(days=1)
+        since = self._days_begun()
 
         def recover(conn: Connection) -> dict[str, Interrupted]:
             check_days(conn, since)
             return self.sweep_within(conn, None, tell)
 
         return await self._write(recover)
+
+    async def check_sums(self) -> None:
+        """What `recover` refuses at start (`check_days`: the plane's day, the
+        latest call's, the days' sums), without its sweep: for a plane of
+        several on one store, whose fleet sweeps the calls a stop cut as it
+        takes their agents. Their start needs the refusal as much."""
+        since = self._days_begun()
+        await self._write(lambda conn: check_days(conn, since))
+
+    def _days_begun(self) -> date:
+        """The first day whose sums the start looks at (`check_days`)."""
+        return self._clock.now().date() - timedelta(days=1)
 
     def sweep_within(
         self,

@@ -15,10 +15,13 @@ Two answers, by what the row is:
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -28,6 +31,7 @@ from plane.home import Home
 from plane.wire import protocol as p
 from tests.support.command import plane_cli
 from tests.support.fixtures_plane import CONFIG, NOON, scripted_config
+from tests.support.fixtures_postgres import open_db
 from tests.support.migrated import lay_store
 
 DAY = NOON.date().isoformat()
@@ -40,6 +44,15 @@ CALL = (
     " VALUES (7, 'demo', ?, ?, 'scripted', 'scripted-model', ?, 'table', ?)"
 )
 MESSAGE = "INSERT INTO messages (id, agent, at, kind, text, waiting, cost_usd, usage)"
+
+_ENGINES = ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)]
+
+
+def on_each_store(test: Callable[..., Any]) -> Callable[..., Any]:
+    """Each engine can hold these rows (their columns are TEXT on both): the
+    case runs on each, PostgreSQL's in the slow tier."""
+    on_each = pytest.mark.parametrize("each_store", _ENGINES, indirect=True)
+    return pytest.mark.usefixtures("each_store")(on_each(test))
 
 
 @dataclass(frozen=True)
@@ -111,7 +124,8 @@ REFUSED = {
         ("tag_spend", "t on " + DAY, "'abc'"),
     ),
     "plane_day day not a day": Odd(
-        "INSERT OR REPLACE INTO plane_day (id, day) VALUES (1, 'yesterday')",
+        "INSERT INTO plane_day (id, day) VALUES (1, 'yesterday')"
+        " ON CONFLICT (id) DO UPDATE SET day = excluded.day",
         (),
         ("plane_day", "'yesterday'"),
     ),
@@ -160,6 +174,9 @@ LEFT_ASIDE = {
     "calls at not a time (the pace)": Odd(
         CALL, (DAY, "yesterday", "0.01", "settled"), ("calls of demo", "'yesterday'")
     ),
+    "calls cost_usd too large for the pace": Odd(
+        CALL, (DAY, AT, "1e999", "settled"), ("calls row 7 of demo", "'1e999'")
+    ),
     "agents tools not JSON": Odd(
         "INSERT INTO agents (name, model, provider, role, created_at, tools)"
         " VALUES ('made', 'scripted-model', 'scripted', 'r', ?, '{bad')",
@@ -182,6 +199,7 @@ def _said(caplog: pytest.LogCaptureFixture, needles: tuple[str, ...]) -> list[st
     ]
 
 
+@on_each_store
 @pytest.mark.parametrize("case", list(REFUSED))
 async def test_an_unreadable_row_of_money_stops_the_start_with_one_line(start_plane, case):
     """A ceiling (the agent's, its ask, a raise, the fleet's, a group's), an
@@ -194,7 +212,8 @@ async def test_an_unreadable_row_of_money_stops_the_start_with_one_line(start_pl
     ISO-format error escaped the start; a ceiling of Infinity ran the agent
     with no ceiling at all; and a day's spend or the plane's day, read only at
     the day's first gate check, let the plane start and then failed every
-    agent's every turn with no word to the operator."""
+    agent's every turn with no word to the operator; on PostgreSQL, whose
+    start sweeps no calls, the days and their sums were not looked at at all."""
     odd = REFUSED[case]
     plane = await start_plane(odd.config)
     await plane.db.write(lambda conn: conn.execute(odd.sql, odd.params))
@@ -206,18 +225,22 @@ async def test_an_unreadable_row_of_money_stops_the_start_with_one_line(start_pl
     assert "correct or delete that row" in said
 
 
+@on_each_store
 @pytest.mark.parametrize("case", list(LEFT_ASIDE))
 async def test_an_unreadable_row_elsewhere_is_left_aside_and_said_once(start_plane, case, caplog):
     """What people or the model read, an agent's pace, a setting: the plane
     starts, that row alone is left aside (it stays in the store) with one
     line in the log naming it, and the agents' turns and conversations go
     on. Before, such a row failed the start (an agent's tools), every turn of
-    its agent (its context), or every read of its conversation (a message)."""
+    its agent (its context), or every read of its conversation (a message);
+    a call's cost too large for a float made its agent's pace infinite, and
+    every showing of the agents failed (on PostgreSQL, the start did)."""
     odd = LEFT_ASIDE[case]
     plane = await start_plane(odd.config)
     await plane.db.write(lambda conn: conn.execute(odd.sql, odd.params))
     with caplog.at_level(logging.ERROR):
         plane = await start_plane(restart=plane)
+        assert {a.name for a in (await plane.rows.snapshot()).agents} == {"demo", "scout"}
         for agent in ("demo", "scout"):
             said = await plane.turn(agent, "hello", within=10)
             assert any(m.kind == "agent" for m in said), (agent, said)
@@ -265,6 +288,7 @@ async def _waiting(plane) -> dict[str, int]:
     return counts
 
 
+@on_each_store
 async def test_an_unreadable_loop_hold_keeps_the_agent_paused(start_plane, caplog):
     """The loop guard's hold, kept as JSON, unreadable: taking it for no hold
     would let an agent the guard stopped for spending in a loop run again
@@ -319,6 +343,7 @@ async def test_a_days_spend_edited_while_the_plane_runs_holds_its_agent(start_pl
         assert [m.text for m in said if m.kind in ("plane", "agent")] == [told], said
 
 
+@on_each_store
 async def test_a_days_spend_unreadable_when_its_day_begins_refuses_with_one_line(start_plane):
     """A spend row of a day not yet begun, no plane's: the start looks at
     days begun, and the day's sums are read at its first gate check. The
@@ -344,24 +369,32 @@ REPORTED = {
     "calls cost_usd not an amount": Odd(
         CALL, (DAY, AT, "abc", "settled"), ("calls", "call 7 of demo", "cost_usd 'abc'")
     ),
+    "calls cost_usd Infinity": Odd(
+        CALL, (DAY, AT, "Infinity", "settled"), ("calls", "call 7 of demo", "cost_usd 'Infinity'")
+    ),
     "calls at not a time": Odd(
         CALL, (DAY, "yesterday", "0.1", "settled"), ("calls", "call 7 of demo", "at 'yesterday'")
     ),
 }
 
 
+@on_each_store
 @pytest.mark.parametrize("case", list(REPORTED))
 async def test_the_ledger_names_a_call_it_cannot_read(start_plane, case):
     """`plane ledger` (and the TUI's ledger) over a call whose cost or time
     no plane wrote: leaving the row out would understate what was spent, so
     the answer is one sentence naming the row, as a refused request. Before,
     the request failed on a decimal or ISO-format error (said to the operator
-    as a bug in plane). The plane itself starts: the day's spend is the
-    record the gate reads, and it is checked at start."""
+    as a bug in plane). The plane itself starts and shows its agents: the
+    day's spend is the record the gate reads, and it is checked at start;
+    the call is left out of its agent's pace. Before, on PostgreSQL, the
+    start failed on that cost ("abc"), or every showing of the agents did
+    (an infinite pace, "Infinity")."""
     odd = REPORTED[case]
     plane = await start_plane()
     await plane.db.write(lambda conn: conn.execute(odd.sql, odd.params))
     plane = await start_plane(restart=plane)
+    assert {a.name for a in (await plane.rows.snapshot()).agents} == {"demo", "scout"}
     with pytest.raises(StoreError) as refused:
         await plane.runtime.api.handle(p.Ledger())
     said = str(refused.value)
@@ -430,7 +463,7 @@ SUMMED = {
 }
 
 
-@pytest.mark.parametrize("by", list(SUMMED))
+@pytest.mark.parametrize("by", list(SUMMED))  # SQLite only: --summary reads the home's file
 def test_the_ledgers_summary_names_a_row_it_cannot_read(tmp_path, migrated_store, by):
     """`plane ledger --summary` adds up the calls (and, by tool, their parts)
     as the charts do, from the file with no plane running: a cost no plane
@@ -449,19 +482,21 @@ def test_the_ledgers_summary_names_a_row_it_cannot_read(tmp_path, migrated_store
     assert ran.stderr.count("\n") == 1 and "correct or delete that row" in ran.stderr
 
 
+@on_each_store
 def test_plane_serve_says_the_unreadable_ceiling_in_one_line(tmp_path, migrated_store):
     """What the operator sees: `plane serve` on a store whose ceiling row no
     plane wrote ends with one line naming it and exit code 1, no traceback,
     and leaves no socket behind."""
     home = Home(tmp_path / "home")
     lay_store(home, migrated_store)
-    with sqlite3.connect(home.db) as conn:
-        conn.execute(
+    asyncio.run(
+        _write(
+            home,
             "INSERT INTO ceilings (agent, limit_usd, set_at, set_by)"
             " VALUES ('demo', 'abc', ?, 'operator')",
             (AT,),
         )
-    conn.close()
+    )
     config = tmp_path / "agents.yaml"
     config.write_text(CONFIG.replace("{base_url}", "http://127.0.0.1:9/v1"))
     ran = plane_cli(home.root, "serve", "--config", str(config))
@@ -471,3 +506,12 @@ def test_plane_serve_says_the_unreadable_ceiling_in_one_line(tmp_path, migrated_
     assert said[-1].startswith("plane: The store's ceilings row for demo has limit_usd 'abc'")
     assert said[:-1] == [f"plane: config from {config}"], said  # serve's own line, as ever
     assert not home.socket.exists()
+
+
+async def _write(home: Home, sql: str, params: tuple[object, ...]) -> None:
+    """One row written to the store the plane of `home` will open, no plane running."""
+    db = await open_db(home.db)
+    try:
+        await db.write(lambda conn: conn.execute(sql, params))
+    finally:
+        await db.close()
