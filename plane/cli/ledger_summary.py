@@ -7,9 +7,12 @@ prompt and tool schemas `(prompt)`, of its messages `(messages)`, and its
 answer `(answers)`; a call not split (in flight, cut, unpriced) counts
 whole under `(unattributed)`. Its lines add up to the same total.
 
-It reads the database file itself, read-only, rather than asking the
-plane: the ledger is the record, WAL lets it be read while a plane writes,
-and a summary of last week is wanted most when no plane runs. The plane's
+It reads the store itself, read-only, rather than asking the plane: the
+ledger is the record, WAL lets it be read while a plane writes, and a
+summary of last week is wanted most when no plane runs. The store is the
+plane's: the PostgreSQL database several planes share when `PLANE_STORE`
+(or agents.yaml's `store:`) names one, every plane's calls; else the SQLite
+file in this machine's home. The plane's
 day is found the way the ledger finds it (the later of the clock's and the
 latest day the ledger reached), so "today" is the same day the plane says.
 """
@@ -19,14 +22,17 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import sqlite3
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
 from typing import Any, cast
 
 from plane.cli.connect import remote
+from plane.cli.daemon import config_path, load_config
 from plane.clock import SystemClock, day_of
 from plane.errors import PlaneError
 from plane.home import Home
@@ -40,6 +46,7 @@ from plane.money.totals import (
     summarise_tools,
     window,
 )
+from plane.store import is_postgres
 from plane.wire.words import UNPRICED, call_count, plain, tokens, usd
 
 DEFAULT_DAYS = 7
@@ -62,7 +69,7 @@ def add_commands(sub: Any) -> None:
     ledger.add_argument(
         "--summary",
         action="store_true",
-        help="sums over the last days instead of every call (read from the ledger file: "
+        help="sums over the last days instead of every call (read from the store itself: "
         "works with no plane running); --day is then the last day",
     )
     ledger.add_argument(
@@ -109,14 +116,15 @@ def _either(
 
 def summary(args: argparse.Namespace) -> int:
     by = cast(By, args.by or "agent")
-    home = Home.from_env()
-    with _open(home.db) as conn:
-        last = args.day or _plane_day(conn)
-        first, last = _window(last, args.days or DEFAULT_DAYS)
-        span = (first.isoformat(), last.isoformat())
-        budgets = _has_budgets(conn)
-        rows = conn.execute(QUERY if budgets else QUERY.replace(*OLDER), span).fetchall()
-        parts = conn.execute(PARTS_QUERY, span).fetchall() if by == "tool" and budgets else []
+    with _ledger() as (conn, budgets):
+        try:
+            last = args.day or _plane_day(conn)
+            first, last = _window(last, args.days or DEFAULT_DAYS)
+            span = (first.isoformat(), last.isoformat())
+            rows = conn.execute(QUERY if budgets else QUERY.replace(*OLDER), span).fetchall()
+            parts = conn.execute(PARTS_QUERY, span).fetchall() if by == "tool" and budgets else []
+        except sqlite3.Error as error:  # either engine's (a PostgreSQL fault is one too)
+            raise PlaneError(f"Cannot read the ledger ({error}).") from None
     lines, total = summarise_tools(rows, parts) if by == "tool" else summarise(rows, by)
     if args.json:
         print(json.dumps(_json(first, last, by, lines, total), indent=2))
@@ -127,6 +135,45 @@ def summary(args: argparse.Namespace) -> int:
     else:
         print(_text(first, last, by, lines, total))
     return 0
+
+
+@contextmanager
+def _ledger() -> Iterator[tuple[Any, bool]]:
+    """The ledger to read, and whether it has the columns of groups and tags:
+    the shared PostgreSQL store if the plane's is one (every plane keeps it
+    up to date), else this machine's SQLite file."""
+    store = os.environ.get("PLANE_STORE")
+    if not store:
+        path, looked = config_path(None)
+        store = load_config(path, looked).store if path is not None else None
+    if not store:
+        with _open(Home.from_env().db) as conn:
+            yield conn, _has_budgets(conn)
+        return
+    if not is_postgres(store):
+        raise PlaneError(f"{store!r} is not a store the plane can use: give a postgresql:// URL.")
+    conn = _open_shared(store)
+    try:
+        yield conn, True
+    finally:
+        conn.close()
+
+
+def _open_shared(url: str) -> Any:
+    """The shared store, read-only, one snapshot for the whole summary."""
+    import psycopg
+
+    from plane.store.postgres_dialect import Connection, first_line
+    from plane.store.postgres_links import connect
+
+    try:
+        pg = connect(url)
+        pg.autocommit = False
+        pg.read_only = True
+        pg.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+    except psycopg.Error as error:
+        raise PlaneError(f"Cannot read the shared store's ledger ({first_line(error)}).") from None
+    return Connection(pg)
 
 
 def _has_budgets(conn: sqlite3.Connection) -> bool:
@@ -167,9 +214,9 @@ def _plane_day(conn: sqlite3.Connection) -> date:
     try:
         (latest,) = conn.execute(
             "SELECT MAX(day) FROM (SELECT MAX(day) AS day FROM calls"
-            " UNION ALL SELECT day FROM plane_day)"
+            " UNION ALL SELECT day FROM plane_day) AS days"
         ).fetchone()
-    except sqlite3.OperationalError:  # a ledger from before the plane kept its day
+    except sqlite3.OperationalError:  # a ledger file from before the plane kept its day
         (latest,) = conn.execute("SELECT MAX(day) FROM calls").fetchone()
     clock_day = day_of(SystemClock().now())
     return clock_day if latest is None else max(clock_day, date.fromisoformat(latest))

@@ -13,6 +13,7 @@ import pytest
 from plane.clock import ManualClock
 from plane.home import Home
 from plane.money.ledger import Ledger
+from plane.store import open_store
 from plane.store.sqlite import SqliteDatabase
 from plane.wire.protocol import Usage
 from tests.support.command import plane_cli, plane_cli_async
@@ -242,3 +243,47 @@ async def test_a_call_settled_at_its_estimate_is_listed_as_estimated(tmp_path):
         await db.close()
     assert lines[1].endswith("  $0.1  settled")
     assert lines[2].endswith("  $0.5  settled (estimated)")
+
+
+async def _written_to(store: str | None, home: Home, cost: str) -> None:
+    """One settled call of `demo` costing `cost` on 2026-11-29, in `store`
+    (None: the home's SQLite file), as a plane on it writes it."""
+    db = await open_store(store, home.db)
+    try:
+        await _call(Ledger(db, ManualClock(NOON)), "demo", "m", cost, Usage(input_tokens=1))
+    finally:
+        await db.close()
+
+
+@pytest.mark.parametrize("named_by", ["PLANE_STORE", "agents.yaml"])
+async def test_on_a_shared_store_the_summary_is_its_ledger_not_a_file_left_in_the_home(
+    tmp_path, postgres_url, monkeypatch, named_by
+):
+    """Several planes on PostgreSQL: the summary sums the calls there, every
+    plane's; a SQLite file an earlier plane left in this machine's home is
+    not the ledger any more, and its figures are not shown."""
+    home = Home(tmp_path / "home").ensure()
+    await _written_to(None, home, "9.99")  # the home's old file
+    await _written_to(postgres_url, home, "0.25")
+    env = {}
+    if named_by == "PLANE_STORE":
+        env["PLANE_STORE"] = postgres_url
+    else:
+        monkeypatch.delenv("PLANE_STORE", raising=False)
+        (tmp_path / "agents.yaml").write_text(f"store: {postgres_url}\nagents:\n  demo: {{}}\n")
+    out = await plane_cli_async(
+        home.root, "ledger", "--summary", "--day", "2026-11-29", cwd=tmp_path, env=env
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0] == (
+        "2026-11-23 to 2026-11-29 (UTC, 7 days), by agent: 1 call, $0.25"
+    )
+
+
+def test_a_shared_store_out_of_reach_is_one_line(tmp_path):
+    home = Home(tmp_path / "home").ensure()
+    gone = "postgresql://plane@127.0.0.1:1/none?connect_timeout=2"
+    out = plane_cli(home.root, "ledger", "--summary", env={"PLANE_STORE": gone})
+    assert out.returncode == 1
+    assert out.stderr.startswith("plane: Cannot read the shared store's ledger ("), out.stderr
+    assert len(out.stderr.splitlines()) == 1
