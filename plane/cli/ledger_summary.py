@@ -7,12 +7,9 @@ prompt and tool schemas `(prompt)`, of its messages `(messages)`, and its
 answer `(answers)`; a call not split (in flight, cut, unpriced) counts
 whole under `(unattributed)`. Its lines add up to the same total.
 
-It reads the store itself, read-only, rather than asking the plane: the
-ledger is the record, WAL lets it be read while a plane writes, and a
-summary of last week is wanted most when no plane runs. The store is the
-plane's: the PostgreSQL database several planes share when `PLANE_STORE`
-(or agents.yaml's `store:`) names one, every plane's calls; else the SQLite
-file in this machine's home. The plane's
+It reads the store itself, read-only, rather than asking the plane
+(`plane.cli.offline`): the ledger is the record, and a summary of last week
+is wanted most when no plane runs. The plane's
 day is found the way the ledger finds it (the later of the clock's and the
 latest day the ledger reached), so "today" is the same day the plane says.
 """
@@ -22,18 +19,14 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
 import sqlite3
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import date
-from pathlib import Path
 from typing import Any, cast
 
 from plane.cli.connect import remote
-from plane.cli.daemon import config_path, load_config
-from plane.clock import SystemClock, day_of
+from plane.cli.offline import plane_day, reading
 from plane.errors import PlaneError
 from plane.home import Home
 from plane.money.totals import (
@@ -46,7 +39,6 @@ from plane.money.totals import (
     summarise_tools,
     window,
 )
-from plane.store import is_postgres
 from plane.wire.words import UNPRICED, call_count, plain, tokens, usd
 
 DEFAULT_DAYS = 7
@@ -116,9 +108,9 @@ def _either(
 
 def summary(args: argparse.Namespace) -> int:
     by = cast(By, args.by or "agent")
-    with _ledger() as (conn, budgets):
+    with reading(Home.from_env()) as (conn, budgets):
         try:
-            last = args.day or _plane_day(conn)
+            last = args.day or plane_day(conn)
             first, last = _window(last, args.days or DEFAULT_DAYS)
             span = (first.isoformat(), last.isoformat())
             rows = conn.execute(QUERY if budgets else QUERY.replace(*OLDER), span).fetchall()
@@ -137,89 +129,10 @@ def summary(args: argparse.Namespace) -> int:
     return 0
 
 
-@contextmanager
-def _ledger() -> Iterator[tuple[Any, bool]]:
-    """The ledger to read, and whether it has the columns of groups and tags:
-    the shared PostgreSQL store if the plane's is one (every plane keeps it
-    up to date), else this machine's SQLite file."""
-    store = os.environ.get("PLANE_STORE")
-    if not store:
-        path, looked = config_path(None)
-        store = load_config(path, looked).store if path is not None else None
-    if not store:
-        with _open(Home.from_env().db) as conn:
-            yield conn, _has_budgets(conn)
-        return
-    if not is_postgres(store):
-        raise PlaneError(f"{store!r} is not a store the plane can use: give a postgresql:// URL.")
-    conn = _open_shared(store)
-    try:
-        yield conn, True
-    finally:
-        conn.close()
-
-
-def _open_shared(url: str) -> Any:
-    """The shared store, read-only, one snapshot for the whole summary."""
-    import psycopg
-
-    from plane.store.postgres_dialect import Connection, first_line
-    from plane.store.postgres_links import connect
-
-    try:
-        pg = connect(url)
-        pg.autocommit = False
-        pg.read_only = True
-        pg.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
-    except psycopg.Error as error:
-        raise PlaneError(f"Cannot read the shared store's ledger ({first_line(error)}).") from None
-    return Connection(pg)
-
-
-def _has_budgets(conn: sqlite3.Connection) -> bool:
-    """The file has the columns of groups and tags (a plane of this version
-    has run on it, and brought it up to date)."""
-    columns = {row[1] for row in conn.execute("PRAGMA table_info(calls)")}
-    return "agent_group" in columns
-
-
 def _window(last: date, days: int) -> tuple[date, date]:
     """The days ending on `last`, from 0001-01-01 at the earliest: `--day
     0001-01-01` is a day like any other, and the calendar has none before it."""
     return window(last, min(days, (last - date.min).days + 1))
-
-
-class _Closing(sqlite3.Connection):
-    """A connection that closes when its `with` ends (sqlite3's own only commits)."""
-
-    def __exit__(self, *exc: object) -> None:  # type: ignore[override]
-        self.close()
-
-
-def _open(path: Path) -> _Closing:
-    if not path.is_file():
-        raise PlaneError(f"No ledger at {path} yet: no plane has run in {path.parent}.")
-    try:
-        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, factory=_Closing)
-        conn.row_factory = sqlite3.Row
-        conn.execute("SELECT 1 FROM calls LIMIT 1")
-    except sqlite3.Error as error:
-        raise PlaneError(f"Cannot read the ledger {path} ({error}).") from None
-    return conn
-
-
-def _plane_day(conn: sqlite3.Connection) -> date:
-    """The later of the clock's day and the latest the ledger reached, as the
-    ledger's `today()` (a clock that moved back does not move the day back)."""
-    try:
-        (latest,) = conn.execute(
-            "SELECT MAX(day) FROM (SELECT MAX(day) AS day FROM calls"
-            " UNION ALL SELECT day FROM plane_day) AS days"
-        ).fetchone()
-    except sqlite3.OperationalError:  # a ledger file from before the plane kept its day
-        (latest,) = conn.execute("SELECT MAX(day) FROM calls").fetchone()
-    clock_day = day_of(SystemClock().now())
-    return clock_day if latest is None else max(clock_day, date.fromisoformat(latest))
 
 
 def _figures(line: Line) -> dict[str, Any]:

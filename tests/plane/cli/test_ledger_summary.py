@@ -149,7 +149,7 @@ def test_no_ledger_yet_is_one_line(tmp_path):
     out = plane_cli(tmp_path / "home", "ledger", "--summary")
     assert out.returncode == 1
     assert out.stderr.splitlines() == [
-        f"plane: No ledger at {tmp_path}/home/plane.db yet: no plane has run in {tmp_path}/home."
+        f"plane: No ledger in {tmp_path}/home yet: no plane has run there."
     ]
 
 
@@ -159,7 +159,7 @@ def test_a_file_that_is_not_a_ledger_is_one_line(tmp_path):
     out = plane_cli(home.root, "ledger", "--summary")
     assert out.returncode == 1
     [line] = out.stderr.splitlines()
-    assert line.startswith(f"plane: Cannot read the ledger {home.db} (")
+    assert line.startswith(f"plane: Cannot read the ledger in {home.db} (")
 
 
 async def test_an_unpriced_call_is_said_in_both_forms_never_shown_as_free(tmp_path):
@@ -256,12 +256,13 @@ async def _written_to(store: str | None, home: Home, cost: str) -> None:
 
 
 @pytest.mark.parametrize("named_by", ["PLANE_STORE", "agents.yaml"])
-async def test_on_a_shared_store_the_summary_is_its_ledger_not_a_file_left_in_the_home(
+async def test_on_a_shared_store_the_ledger_read_offline_is_its_not_a_file_left_in_the_home(
     tmp_path, postgres_url, monkeypatch, named_by
 ):
     """Several planes on PostgreSQL: the summary sums the calls there, every
-    plane's; a SQLite file an earlier plane left in this machine's home is
-    not the ledger any more, and its figures are not shown."""
+    plane's, and `plane ledger` with no plane running lists them; a SQLite
+    file an earlier plane left in this machine's home is not the ledger any
+    more, and its figures are not shown."""
     home = Home(tmp_path / "home").ensure()
     await _written_to(None, home, "9.99")  # the home's old file
     await _written_to(postgres_url, home, "0.25")
@@ -278,6 +279,12 @@ async def test_on_a_shared_store_the_summary_is_its_ledger_not_a_file_left_in_th
     assert out.stdout.splitlines()[0] == (
         "2026-11-23 to 2026-11-29 (UTC, 7 days), by agent: 1 call, $0.25"
     )
+    # `plane ledger` with no plane to ask reads the same store.
+    out = await plane_cli_async(
+        home.root, "ledger", "--day", "2026-11-29", "--json", cwd=tmp_path, env=env
+    )
+    assert out.returncode == 0, out.stderr
+    assert [call["cost_usd"] for call in json.loads(out.stdout)["calls"]] == ["0.25"]
 
 
 def test_a_shared_store_out_of_reach_is_one_line(tmp_path):
