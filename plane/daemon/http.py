@@ -48,7 +48,7 @@ from plane.daemon.bodies import Bodies
 from plane.daemon.door import Door
 from plane.daemon.failed import store_away
 from plane.daemon.metrics import CONTENT_TYPE
-from plane.errors import LedgerError
+from plane.errors import LedgerError, StoreError
 from plane.gateway.apis import WIRES, ChatCompletions, Messages, Wire
 from plane.gateway.forward import Gateway
 from plane.gateway.refused import GatewayRefused
@@ -307,7 +307,11 @@ class HttpListener:
             refused.force_close()
             return refused
         self.door.known(request.protocol)
-        body = await self._metrics()
+        try:
+            body = await self._metrics()
+        except StoreError as error:  # a row no plane wrote: its one sentence names it
+            log.warning("/metrics: %s", error)
+            return web.Response(status=500, text=f"{error}\n")
         response = web.Response(body=body)
         response.headers["Content-Type"] = CONTENT_TYPE
         return response

@@ -14,8 +14,13 @@ weighed at the rates its own tokens were billed, and the call's input cost
 (its cost without the answer) is shared out by those weights, exactly: the
 shares add up to the input cost, and with the answer's part (`output`:
 the output tokens and any web searches) to the call's cost, to the last
-digit. A tool whose results sit early in a long session is mostly billed
-at the cache-read rate; one whose result just arrived, at the full rate.
+digit. Each piece's share is rounded down to a trillionth of a dollar
+(`SHARE`), and the trillionths rounding left over go one each to the shares
+it cut the most: so no share is below zero, however many small ones a cheap
+call has, and each is within a trillionth of its exact part (what of the
+cost is finer than a trillionth goes to the largest). A tool whose results
+sit early in a long session is mostly billed at the cache-read rate; one
+whose result just arrived, at the full rate.
 
 Pure: the pieces come from the plane's own request (`of_request`) or a
 gateway client's (plane/gateway/prompt_parts.py), the prices from the
@@ -24,6 +29,7 @@ call's `Pricer`.
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -39,8 +45,9 @@ from plane.wire.protocol import Usage
 PartKind = Literal["prompt", "messages", "tool", "output"]
 
 SHARE = Decimal("1e-12")
-"""Each share is rounded to this (a millionth of a cent); the largest takes
-what rounding left over, so the shares add up exactly."""
+"""Each share is rounded down to this (a trillionth of a dollar); what rounding
+left over goes a `SHARE` each to the shares it took the most from, so the
+shares add up exactly and none is below zero."""
 SCALE = -12
 ONE_SHARE = 10**12
 """`SHARE` as a power of ten, and how many make a dollar."""
@@ -232,47 +239,61 @@ def _weigh(
 def _shared(
     pieces: Sequence[Piece], weights: list[int], counts: Sequence[int], total: Decimal
 ) -> list[Part]:
-    """`total` split by `weights`, each piece's share the exact quotient
-    rounded once to the context's precision, then to `SHARE`; the largest
-    share takes what rounding left, so they add up to `total` exactly; and
-    the shares and tokens of the pieces of one part, tool and server added.
-    The shares are counted in whole `SHARE`s (`_units`), made Decimals once
-    a part."""
+    """`total` split by `weights` by the largest remainder: each piece's
+    share the exact quotient rounded down to `SHARE`, the `SHARE`s that
+    rounding left over one each to the pieces it cut the most (of equal
+    remainders, the first), and what of `total` is finer than a `SHARE` to
+    the largest piece (the first of the largest). So the shares add up to
+    `total` exactly and none is below zero unless `total` is: many small
+    shares rounded up can no longer leave the largest less than nothing.
+    Worked out as each share rounded to the nearest `SHARE`, then the few
+    that leaves off moved by one (`_most_cut`): the same shares, without
+    sorting hundreds of pieces a call. The shares and tokens of the pieces
+    of one part, tool and server are added; the shares counted in whole
+    `SHARE`s, made Decimals once a part."""
     whole = sum(weights)
     if not whole:
         weights, whole = [1] * len(weights), len(weights)
     numerator, denominator = total.as_integer_ratio()
     below = denominator * whole
-    largest = pieces[weights.index(max(weights))]  # the first of the largest
-    merged: dict[tuple[PartKind, str | None, str | None], tuple[int, int]] = {}
-    given = 0
+    scaled = numerator * ONE_SHARE
+    merged: dict[tuple[PartKind, str | None, str | None], list[int]] = {}
+    rests, given = [], 0
     for piece, weight, count in zip(pieces, weights, counts, strict=True):
-        # `_units`, its usual case inline: hundreds of pieces a call.
-        units, rest = divmod(numerator * weight * ONE_SHARE, below)
-        if numerator >= 0 and units < 10**20 and abs(2 * rest - below) * 10**8 > below:
-            units += 2 * rest > below
-        else:
-            units = _units(numerator * weight, below)
+        units, rest = divmod(scaled * weight, below)
+        rests.append(rest)
+        if 2 * rest > below:  # to the nearest (a half down): few are off after
+            units += 1
         given += units
         key = (piece.part, piece.tool, piece.mcp_server)
         held = merged.get(key)
-        merged[key] = (count, units) if held is None else (held[0] + count, held[1] + units)
+        if held is None:
+            merged[key] = [count, units]
+        else:
+            held[0] += count
+            held[1] += units
+    in_shares = scaled // denominator  # `total` in whole SHAREs, rounded down
+    off = in_shares - given
+    if off:
+        for at in _most_cut(rests, below, off):
+            piece = pieces[at]
+            merged[(piece.part, piece.tool, piece.mcp_server)][1] += 1 if off > 0 else -1
     parts = {key: (count, Decimal(units).scaleb(SCALE)) for key, (count, units) in merged.items()}
+    finer = total - Decimal(in_shares).scaleb(SCALE)  # zero, or under a SHARE
+    largest = pieces[weights.index(max(weights))]  # the first of the largest
     key = (largest.part, largest.tool, largest.mcp_server)
-    parts[key] = (parts[key][0], parts[key][1] + (total - Decimal(given).scaleb(SCALE)))
+    parts[key] = (parts[key][0], parts[key][1] + finer)
     return [Part(*key, count, share) for key, (count, share) in parts.items()]
 
 
-def _units(numerator: int, denominator: int) -> int:
-    """`(Decimal(numerator) / Decimal(denominator)).quantize(SHARE)` in whole
-    `SHARE`s, in whole numbers where that is sure to be the same: the
-    quotient rounded once, half to even, unless it is under $10^8 and within
-    a hair of a half (where the context's rounding to 28 digits first could
-    make a tie of it). Otherwise, and for a negative share, Decimal's way."""
-    if numerator >= 0:
-        units, rest = divmod(numerator * ONE_SHARE, denominator)
-        off_half = abs(2 * rest - denominator)
-        if units < 10**20 and off_half * 10**8 > denominator:
-            return units + 1 if 2 * rest > denominator else units
-    share = (Decimal(numerator) / Decimal(denominator)).quantize(SHARE)
-    return int(share.scaleb(-SCALE))
+def _most_cut(rests: Sequence[int], below: int, off: int) -> list[int]:
+    """The pieces whose shares, each rounded to the nearest `SHARE`, change
+    by one so that the shares are the largest remainder's: with `off` more
+    to give, the `off` rounded down that rounding cut the most (of equal
+    remainders, the first); with `off` too many given, the `-off` rounded up
+    it raised the most (of equal remainders, the last)."""
+    if off > 0:
+        down = [at for at, rest in enumerate(rests) if 2 * rest <= below]
+        return heapq.nsmallest(off, down, key=lambda at: (-rests[at], at))
+    up = [at for at, rest in enumerate(rests) if 2 * rest > below]
+    return heapq.nsmallest(-off, up, key=lambda at: (rests[at], -at))

@@ -13,14 +13,14 @@ from __future__ import annotations
 import logging
 import sqlite3
 from datetime import date
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from sqlite3 import Connection, Row
 
 from plane.clock import Clock, day_of
 from plane.errors import UnknownPrice
 from plane.money.pricing import Pricer
 from plane.money.stored import amount
-from plane.money.totals import Record
+from plane.money.totals import Record, added_up, name_unreadable
 from plane.store.engine import Database
 from plane.wire.protocol import Usage
 
@@ -71,12 +71,22 @@ class Savings:
 
 def totals_within(conn: Connection) -> dict[str, tuple[int, Decimal]]:
     """Per agent, since the ledger began: characters saved and their price
-    (the priced rows only)."""
-    rows = conn.execute("SELECT agent, chars, usd FROM savings").fetchall()
+    (the priced rows only). Dollars no plane wrote are StoreError naming the
+    saving, as the charts say it; each row is read by name only if a sum
+    fails (`name_unreadable`), so a scrape's every sum costs no more."""
+    rows = conn.execute("SELECT id, agent, chars, usd FROM savings").fetchall()
     sums: dict[str, tuple[int, Decimal]] = {}
-    for row in rows:
-        chars, usd = sums.get(row["agent"], (0, Decimal(0)))
-        sums[row["agent"]] = (chars + row["chars"], usd + Decimal(row["usd"] or 0))
+    try:
+        for row in rows:
+            chars, usd = sums.get(row["agent"], (0, Decimal(0)))
+            if row["usd"] is not None:  # an unpriced saving adds no dollars
+                usd += Decimal(row["usd"])
+            sums[row["agent"]] = (chars + row["chars"], usd)
+    except InvalidOperation:
+        name_unreadable(rows, usd_of)
+        raise
+    if not added_up(usd for _, usd in sums.values()):
+        name_unreadable(rows, usd_of)
     return sums
 
 

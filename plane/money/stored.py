@@ -22,7 +22,7 @@ from plane.errors import StoreError
 def amount(table: str, row: str, column: str, value: object, *, signed: bool = False) -> Decimal:
     """`value`, a stored amount in dollars, as a Decimal; StoreError if it is
     none. `signed`: an amount below zero is one too (a call's share of its
-    cost: rounding's leftover can take the largest share a hair below zero)."""
+    cost, as an earlier plane's rounding could leave the largest one)."""
     try:
         found = Decimal(value) if isinstance(value, str) else None
     except InvalidOperation:

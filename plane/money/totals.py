@@ -99,8 +99,9 @@ def cost_of(row: Record) -> Decimal:
 
 def share_of(part: Record) -> Decimal:
     """A `PARTS_QUERY` row's cost: StoreError, naming the part, if no plane
-    wrote it. A share may be a hair below zero (`plane.money.attribution`:
-    the largest share takes what rounding left over)."""
+    wrote it. A share below zero is read (an earlier plane's split gave the
+    largest share what rounding left over, which could take it a hair below
+    zero; `plane.money.attribution` no longer does)."""
     named = f"the {tool_key(part)} part of call {part['call']}"
     return amount("call_parts", named, "cost_usd", part["cost"], signed=True)
 

@@ -29,9 +29,11 @@ from plane.agents import notices
 from plane.errors import LedgerError, StoreError
 from plane.home import Home
 from plane.wire import protocol as p
+from tests.support.approving import HTTP
 from tests.support.command import plane_cli
 from tests.support.fixtures_plane import CONFIG, NOON, scripted_config
 from tests.support.fixtures_postgres import open_db
+from tests.support.local_http import local_client
 from tests.support.migrated import lay_store
 
 DAY = NOON.date().isoformat()
@@ -515,3 +517,24 @@ async def _write(home: Home, sql: str, params: tuple[object, ...]) -> None:
         await db.write(lambda conn: conn.execute(sql, params))
     finally:
         await db.close()
+
+
+@pytest.mark.usefixtures("each_store")
+async def test_metrics_names_a_saving_it_cannot_read(start_plane):
+    """A scrape of `/metrics` sums what compression saved since the ledger
+    began: over a saving whose dollars no plane wrote, it answers 500 with
+    the charts' one sentence naming the row. Before, the scrape failed with
+    aiohttp's bare "500 Internal Server Error" and a traceback in the log."""
+    charted = CHARTED["savings usd not an amount"]
+    plane = await start_plane(http=HTTP)
+    for sql, params in charted.writes:
+        await plane.db.write(lambda conn, sql=sql, params=params: conn.execute(sql, params))
+    async with local_client() as client:
+        answer = await client.get(
+            f"http://127.0.0.1:{plane.plane.http_port}/metrics",
+            headers={"Authorization": f"Bearer {plane.token}"},
+        )
+    assert answer.status_code == 500
+    said = answer.text
+    assert said.count("\n") == 1 and all(needle in said for needle in charted.says), said
+    assert "correct or delete that row" in said

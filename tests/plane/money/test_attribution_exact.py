@@ -12,6 +12,7 @@ tiered, dated and cached ones included."""
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Sequence
 from decimal import Decimal
 from fractions import Fraction
@@ -72,10 +73,13 @@ def plain(pieces: Sequence[Piece], usage: Usage, cost: Decimal, price: PriceOf) 
     whole = sum(weights, Fraction(0))
     if not whole:
         weights, whole = [Fraction(1)] * len(weights), Fraction(len(weights))
-    shares = []
-    for w in weights:
-        exact = Fraction(input_cost) * w / whole
-        shares.append((Decimal(exact.numerator) / Decimal(exact.denominator)).quantize(SHARE))
+    exact = [Fraction(input_cost) * w / whole / Fraction(SHARE) for w in weights]
+    units = [math.floor(share) for share in exact]
+    left = math.floor(Fraction(input_cost) / Fraction(SHARE)) - sum(units)
+    most_cut = sorted(range(len(units)), key=lambda i: units[i] - exact[i])  # stable: by order
+    for i in most_cut[:left]:
+        units[i] += 1
+    shares = [Decimal(u) * SHARE for u in units]
     largest = max(range(len(shares)), key=lambda i: weights[i])
     shares[largest] += input_cost - sum(shares, Decimal(0))
     counts, before = [], 0
@@ -243,9 +247,9 @@ def test_a_models_rates_are_priced_once_not_every_call(monkeypatch: pytest.Monke
         (
             (5 * 10**28 - 1, 5 * 10**28 + 1),
             "0.000000000003",
-        ),  # 1.5 less a hair: 2
+        ),  # 1.5 less a hair and more: 1 and 2
         ((5 * 10**28 + 1, 5 * 10**28 - 1), "0.000000000003"),
-        ((1, 1), "0.000000000003"),  # exactly half: to even
+        ((1, 1), "0.000000000003"),  # exactly half each: the one left, the first's
         ((1, 1), "0.000000000001"),
         ((10**9, 10**9 + 1), "0.000000000001"),  # within a hair of a half, not at it
         ((3, 7, 11), "123456789.123456789012345"),  # past $10^8 a share
@@ -253,9 +257,9 @@ def test_a_models_rates_are_priced_once_not_every_call(monkeypatch: pytest.Monke
     ],
 )
 def test_shares_at_a_half_and_past_the_hundred_million_round_as_the_plain_rule(chars, cost):
-    """Where rounding to the context's 28 digits first makes a tie that
-    the exact quotient is not (or a share too large for whole-number
-    rounding to be sure): the figures are Decimal's, as the plain rule's."""
+    """Where Decimal's 28 digits would make a tie of a share a hair off a
+    half, at a half, and past $10^8 a share: each is the exact quotient
+    rounded down, and the trillionths left go as the plain rule gives them."""
     price = Price(input=Decimal(1), output=Decimal(1))
     pieces = [Piece("messages" if n % 2 else "tool", c, "grep") for n, c in enumerate(chars)]
     usage = Usage(input_tokens=1_000)

@@ -105,3 +105,45 @@ async def test_a_plane_turn_is_attributed_by_tool_and_the_summary_reconciles(sta
         by_agent["total"]["cost_usd"]
     )
     assert by_tool["total"] == by_agent["total"]
+
+
+@st.composite
+def small_calls(draw: st.DrawFn) -> tuple[list[Piece], Decimal]:
+    """Pieces each its own part, many of the same size (shares alike, rounded
+    alike), and a cost of a few trillionths of a dollar a piece: where each
+    share rounded up could give away more than the call cost."""
+    count = draw(st.integers(2, 300))
+    sizes = draw(st.lists(st.integers(1, 3), min_size=count, max_size=count))
+    cost = Decimal(draw(st.integers(count // 2, count))).scaleb(-12)
+    return [Piece("tool", n, f"tool_{at}") for at, n in enumerate(sizes)], cost
+
+
+any_calls = st.tuples(pieces, st.decimals(0, 1_000, places=15))
+"""Any pieces, any cost to 15 places."""
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(small_calls() | any_calls, usages())
+def test_no_part_is_below_zero_and_the_parts_add_up_whatever_the_cost(call, usage):
+    """However many pieces share however small a cost, at whatever rates:
+    each part is zero or more, and they add up to the cost to the last digit."""
+    pieces, cost = call
+    parts = attribute(pieces, usage, cost, price)
+    assert all(part.cost_usd >= 0 for part in parts), parts
+    assert sum(part.cost_usd for part in parts) == cost
+
+
+def test_five_trillionths_of_a_dollar_over_eight_equal_pieces_go_to_the_first_five():
+    """Each piece's exact share is 0.625 of a trillionth. Rounded up, they
+    gave away eight trillionths and left the largest at minus two; rounded
+    down to nothing, the five trillionths left go one each, in order (the
+    remainders are equal)."""
+    pieces = [Piece("tool", 1_000, f"tool_{at}") for at in range(8)]
+    cost = Decimal("5e-12")
+    parts = attribute(pieces, Usage(input_tokens=8_000), cost, price)
+    assert [(part.tool, part.cost_usd) for part in parts] == [
+        *((f"tool_{at}", Decimal("1e-12")) for at in range(5)),
+        *((f"tool_{at}", Decimal(0)) for at in range(5, 8)),
+        (None, Decimal(0)),
+    ]
+    assert sum(part.cost_usd for part in parts) == cost
