@@ -309,7 +309,7 @@ class HttpListener:
         self.door.known(request.protocol)
         try:
             body = await self._metrics()
-        except StoreError as error:  # a row no plane wrote: its one sentence names it
+        except (StoreError, LedgerError) as error:  # a row no plane wrote: one sentence names it
             log.warning("/metrics: %s", error)
             return web.Response(status=500, text=f"{error}\n")
         response = web.Response(body=body)

@@ -34,7 +34,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from decimal import Decimal
 from sqlite3 import Connection
 
@@ -44,6 +44,7 @@ from prometheus_client.registry import Collector
 
 from plane.daemon import metrics_purpose
 from plane.money import savings
+from plane.money.stored import amount
 from plane.store.engine import Database
 from plane.wire.protocol import Snapshot
 
@@ -65,6 +66,7 @@ CALLS = (
     " SUM(cache_read_tokens) AS cache_read, SUM(cache_write_tokens) AS cache_write,"
     " SUM(output_tokens) AS output FROM calls GROUP BY agent, model, status"
 )
+SPENT = "SELECT agent, cost_usd FROM spend"
 MODEL = "gen_ai_request_model"
 TOKEN_TYPE = "gen_ai_token_type"
 
@@ -140,7 +142,7 @@ def _ledger(conn: Connection) -> list[Metric]:
     """The sums since the ledger began, on the scrape's own connection."""
     return [
         *_calls(conn.execute(CALLS).fetchall()),
-        _spent(conn.execute("SELECT agent, cost_usd FROM spend").fetchall()),
+        _spent(conn.execute(SPENT).fetchall(), lambda: _spend_named(conn)),
         *_saved(savings.totals_within(conn)),
     ]
 
@@ -244,16 +246,20 @@ def _calls(rows: list) -> list[Metric]:  # type: ignore[type-arg]
     return [calls, tokens]
 
 
-def _spent(rows: list) -> Metric:  # type: ignore[type-arg]
+def _spend_named(conn: Connection) -> None:
+    """Each day's sum of `SPENT` read by name: only when their sum failed."""
+    for on, agent, cost in conn.execute("SELECT day, agent, cost_usd FROM spend").fetchall():
+        amount("spend", f"{agent} on {on}", "cost_usd", cost)
+
+
+def _spent(rows: Iterable[tuple[str, str]], named: metrics_purpose.Named) -> Metric:
     spent = CounterMetricFamily(
         "plane_llm_cost_usd",
         "What the agent's closed LLM calls cost since the ledger began, in US dollars "
         "(a call in flight counts in plane_agent_spend_today_usd at its estimate).",
         labels=["agent"],
     )
-    sums: dict[str, Decimal] = {}
-    for row in rows:
-        sums[row["agent"]] = sums.get(row["agent"], Decimal(0)) + Decimal(row["cost_usd"])
+    sums = metrics_purpose.summed(rows, named)
     for agent, total in sorted(sums.items()):
         spent.add_metric([agent], float(total))
     return spent

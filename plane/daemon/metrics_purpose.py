@@ -7,19 +7,25 @@ tags with a ceiling; any other tag a call carried, and any tool a gateway
 client named, is free-form: only the `TOP` that cost the most stand as
 their own label, the rest summed as `(other)`. The series are then at most
 the file's groups and tags and `TOP` + 1 more, whatever the clients send.
+
+**Amounts no plane wrote** (a store edited by hand) answer the scrape with
+the charts' one sentence naming the row (`plane.money.stored`): each sum
+reads its amounts with `Decimal` alone, and reads its rows again by name
+only when that failed, so a scrape's every sum costs no more.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import date
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from sqlite3 import Connection
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from plane.money.budgets import TAGS_SPENT
-from plane.money.totals import PART_KEYS
+from plane.money.stored import amount
+from plane.money.totals import PART_KEYS, added_up, cost_of, name_unreadable, share_of
 from plane.wire.protocol import Snapshot
 
 TOP = 20
@@ -31,6 +37,18 @@ GROUPS = (
     " WHERE agent_group IS NOT NULL AND status NOT IN ('pending', 'failed')"
 )
 PARTS = "SELECT part, tool, mcp_server, cost_usd FROM call_parts"
+
+GROUPS_NAMED = GROUPS.replace("agent_group, cost_usd", "id, agent, cost_usd")
+PARTS_NAMED = "SELECT call, part, tool, cost_usd AS cost FROM call_parts"
+TAGS_NAMED = "SELECT tag, cost_usd FROM tag_spend WHERE day = ?"
+TAGS_IN_FLIGHT_NAMED = (
+    "SELECT id, agent, cost_usd FROM calls WHERE status = 'pending' AND day = ? AND tag IS NOT NULL"
+)
+"""`GROUPS`, `PARTS` and `TAGS_SPENT` again with what names each row: read
+only when a sum of theirs failed."""
+
+Named = Callable[[], object]
+"""Raises the StoreError naming the first row a sum could not read."""
 
 
 def groups_today(snapshot: Snapshot) -> list[Metric]:
@@ -54,14 +72,30 @@ def groups_today(snapshot: Snapshot) -> list[Metric]:
 
 def read(conn: Connection, day: date, tags: Mapping[str, Decimal | None]) -> list[Metric]:
     """The ledger's sums by group, tag and tool, on the scrape's connection."""
+    on = day.isoformat()
     return [
-        *_tags(conn.execute(TAGS_SPENT, (day.isoformat(),) * 2).fetchall(), tags),
-        _groups(conn.execute(GROUPS).fetchall()),
-        _tools(conn.execute(PARTS).fetchall()),
+        *_tags(conn.execute(TAGS_SPENT, (on, on)).fetchall(), tags, lambda: _tag_named(conn, on)),
+        _groups(
+            conn.execute(GROUPS).fetchall(),
+            lambda: name_unreadable(conn.execute(GROUPS_NAMED).fetchall(), cost_of),
+        ),
+        _tools(
+            conn.execute(PARTS).fetchall(),
+            lambda: name_unreadable(conn.execute(PARTS_NAMED).fetchall(), share_of),
+        ),
     ]
 
 
-def _tags(rows: Iterable[tuple[str, str]], tags: Mapping[str, Decimal | None]) -> list[Metric]:
+def _tag_named(conn: Connection, on: str) -> None:
+    """The day's tag sums and tagged calls in flight, each read by name."""
+    for tag, cost in conn.execute(TAGS_NAMED, (on,)).fetchall():
+        amount("tag_spend", f"{tag} on {on}", "cost_usd", cost)
+    name_unreadable(conn.execute(TAGS_IN_FLIGHT_NAMED, (on,)).fetchall(), cost_of)
+
+
+def _tags(
+    rows: Iterable[tuple[str, str]], tags: Mapping[str, Decimal | None], named: Named
+) -> list[Metric]:
     spend = GaugeMetricFamily(
         "plane_tag_spend_today_usd",
         f"What gateway calls carrying a tag spent on the plane's UTC day, in US dollars (calls "
@@ -74,7 +108,7 @@ def _tags(rows: Iterable[tuple[str, str]], tags: Mapping[str, Decimal | None]) -
         "A tag's daily ceiling in US dollars (agents.yaml's `tags:`).",
         labels=["tag"],
     )
-    sums = _summed((tag, cost) for tag, cost in rows)
+    sums = summed(((tag, cost) for tag, cost in rows), named)
     for tag in tags:
         sums.setdefault(tag, Decimal(0))
     for tag, spent in _bounded(sums, kept=set(tags)).items():
@@ -85,19 +119,19 @@ def _tags(rows: Iterable[tuple[str, str]], tags: Mapping[str, Decimal | None]) -
     return [spend, ceiling]
 
 
-def _groups(rows: Iterable[tuple[str, str]]) -> Metric:
+def _groups(rows: Iterable[tuple[str, str]], named: Named) -> Metric:
     cost = CounterMetricFamily(
         "plane_group_cost_usd",
         "What the closed LLM calls of a group's agents cost since the ledger began, in US "
         "dollars (the group each call's agent was in when it was made).",
         labels=["group"],
     )
-    for group, spent in sorted(_summed(rows).items()):
+    for group, spent in sorted(summed(rows, named).items()):
         cost.add_metric([group], float(spent))
     return cost
 
 
-def _tools(rows: Iterable[tuple[str, str | None, str | None, str]]) -> Metric:
+def _tools(rows: Iterable[tuple[str, str | None, str | None, str]], named: Named) -> Metric:
     cost = CounterMetricFamily(
         "plane_tool_cost_usd",
         "What settled LLM calls cost since the ledger began, in US dollars, by what it is "
@@ -109,19 +143,35 @@ def _tools(rows: Iterable[tuple[str, str | None, str | None, str]]) -> Metric:
     )
     sums: dict[str, Decimal] = {}
     servers: dict[str, str] = {}
-    for part, tool, server, cost_usd in rows:
-        key = PART_KEYS.get(part) or tool or "(a tool)"
-        sums[key] = sums.get(key, Decimal(0)) + Decimal(cost_usd)
-        servers[key] = server or ""
+    try:
+        for part, tool, server, cost_usd in rows:
+            key = PART_KEYS.get(part) or tool or "(a tool)"
+            sums[key] = sums.get(key, Decimal(0)) + Decimal(cost_usd)
+            servers[key] = server or ""
+    except InvalidOperation:
+        named()
+        raise
+    if not added_up(sums.values(), signed=True):  # an earlier plane's share could be below zero
+        named()
     for key, total in _bounded(sums, kept=set(PART_KEYS.values())).items():
         cost.add_metric([key, servers.get(key, "")], float(total))
     return cost
 
 
-def _summed(rows: Iterable[tuple[str, str]]) -> dict[str, Decimal]:
+def summed(rows: Iterable[tuple[str, str]], named: Named) -> dict[str, Decimal]:
+    """`rows`, each a key and a stored amount, added up by key; `named()`
+    (which reads the rows again by name and raises the StoreError of one it
+    cannot read) only if an amount is no number, or a sum no sum of amounts
+    (`plane.money.totals.added_up`)."""
     sums: dict[str, Decimal] = {}
-    for key, cost in rows:
-        sums[key] = sums.get(key, Decimal(0)) + Decimal(cost)
+    try:
+        for key, cost in rows:
+            sums[key] = sums.get(key, Decimal(0)) + Decimal(cost)
+    except InvalidOperation:
+        named()
+        raise
+    if not added_up(sums.values()):
+        named()
     return sums
 
 

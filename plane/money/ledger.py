@@ -55,9 +55,9 @@ import asyncio
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Collection, Coroutine, Sequence
+from collections.abc import Callable, Collection, Coroutine, Iterable, Sequence
 from datetime import UTC, date, datetime, timedelta
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from sqlite3 import Connection, Row
 from typing import Any, NamedTuple, TypeVar
 
@@ -84,7 +84,8 @@ from plane.money.day_sums import DaySums
 from plane.money.interrupted import Interrupted, Tell, interrupt_pending, sweep
 from plane.money.ledger_rows import Recorded, entry_of
 from plane.money.plane_day import PlaneDay
-from plane.money.stored import amount, check_days, unreadable_sum
+from plane.money.stored import amount, check_days, unreadable_day, unreadable_sum
+from plane.money.totals import added_up
 from plane.store.engine import Database, Write
 from plane.store.fence import FENCE
 from plane.wire.protocol import LedgerEntry, Usage
@@ -92,6 +93,7 @@ from plane.wire.protocol import LedgerEntry, Usage
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+K = TypeVar("K")
 
 SETTLE_PATIENCE_S = 30.0
 """How long closing a call waits for a store that is away before its
@@ -255,8 +257,10 @@ class Ledger:
         day = await self.today()
         if self.plane is None:
             return sum((await self._day(day)).values(), Decimal(0))
-        rows = await self._read(FLEET_SPENT, day.isoformat(), day.isoformat())
-        return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
+        on = day.isoformat()
+        rows = await self._read(FLEET_SPENT, on, on)
+        sums = await self._added((("", cost) for (cost,) in rows), on, "spend", "")
+        return sums.get("", Decimal(0))
 
     async def group_today(self, group: str) -> Decimal:
         """What the calls written with `group` spent today, those in flight
@@ -268,11 +272,29 @@ class Ledger:
 
     async def groups_today(self) -> dict[str, Decimal]:
         """`group_today` of every group that spent today, in one read."""
-        day = await self.today()
-        sums: dict[str, Decimal] = {}
-        for group, cost in await self._read(GROUPS_SPENT, day.isoformat(), day.isoformat()):
-            sums[group] = sums.get(group, Decimal(0)) + Decimal(cost)
-        return sums
+        on = (await self.today()).isoformat()
+        rows = await self._read(GROUPS_SPENT, on, on)
+        keyed = ((str(group), cost) for group, cost in rows)
+        return await self._added(keyed, on, "group_spend", "agent_group IS NOT NULL")
+
+    async def _added(
+        self, rows: Iterable[tuple[K, str]], on: str, table: str, in_flight: str
+    ) -> dict[K, Decimal]:
+        """`rows` of day `on` (a key, a cost: `table`'s sums and the calls in
+        flight `in_flight` picks) added up by key. A cost no plane wrote is
+        the LedgerError naming its row, said as at start; the rows are read
+        again by name only then (`unreadable_day`), so each sum costs no more."""
+        sums: dict[K, Decimal] = {}
+        try:
+            for key, cost in rows:
+                sums[key] = sums.get(key, _ZERO) + Decimal(cost)
+            if added_up(sums.values()):
+                return sums
+        except InvalidOperation:
+            pass
+        error = await unreadable_day(self._read, on, table, in_flight)
+        said = f"The ledger could not be read ({table} of {on} changed as it was added up)."
+        raise LedgerError(str(error) if error else said)
 
     async def group_in_flight(self, group: str) -> Decimal:
         """The part of `group_today` its calls in flight count."""

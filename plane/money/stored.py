@@ -101,6 +101,26 @@ async def unreadable_sum(
     return None
 
 
+async def unreadable_day(
+    read: Callable[..., Awaitable[list[Row]]], on: str, table: str, in_flight: str
+) -> StoreError | None:
+    """The refusal `check_days` makes at start, of the first of day `on`'s
+    sums in `table` (`spend`, `group_spend`) or of its calls in flight
+    (`in_flight`: which, a condition on `calls` after an AND, or "" for all)
+    that is not an amount, read with `read` (the ledger's); None if each
+    reads. For a sum of them that failed, read again row by row only then."""
+    sums = f"SELECT {SUMS[table]}, cost_usd FROM {table} WHERE day = ?"
+    calls = "SELECT id, agent, cost_usd FROM calls WHERE status = 'pending' AND day = ?"
+    try:
+        for who, cost in await read(sums, on):
+            amount(table, f"{who} on {on}", "cost_usd", cost)
+        for call, agent, cost in await read(f"{calls} AND {in_flight}" if in_flight else calls, on):
+            amount("calls", f"call {call} of {agent}", "cost_usd", cost)
+    except StoreError as error:
+        return error
+    return None
+
+
 def _unreadable(table: str, row: str, column: str, value: object, what: str) -> StoreError:
     return StoreError(
         f"The store's {table} row for {row} has {column} {value!r}, which is not {what}:"

@@ -519,22 +519,60 @@ async def _write(home: Home, sql: str, params: tuple[object, ...]) -> None:
         await db.close()
 
 
+EARLIER = (NOON - timedelta(days=1)).date().isoformat()
+SCRAPED = {
+    "savings usd not an amount": CHARTED["savings usd not an amount"],
+    "spend cost_usd not an amount": Charted(
+        (("INSERT INTO spend (day, agent, cost_usd) VALUES (?, 'demo', 'abc')", (EARLIER,)),),
+        ("spend", f"demo on {EARLIER}", "cost_usd 'abc'"),
+    ),
+    "grouped calls cost_usd Infinity": Charted(
+        (
+            (
+                "INSERT INTO calls (id, agent, day, at, provider, model, cost_usd, price_source,"
+                " status, agent_group) VALUES (7, 'demo', ?, ?, 'scripted', 'scripted-model',"
+                " 'Infinity', 'table', 'settled', 'g')",
+                (DAY, AT),
+            ),
+        ),
+        ("calls", "call 7 of demo", "cost_usd 'Infinity'"),
+    ),
+    "call_parts cost_usd not an amount": CHARTED["call_parts cost_usd not an amount"],
+    "spend today cost_usd not an amount": Charted(
+        (("INSERT INTO spend (day, agent, cost_usd) VALUES (?, 'scout', 'abc')", (DAY,)),),
+        ("spend", f"scout on {DAY}", "cost_usd 'abc'"),
+    ),
+    "group_spend today cost_usd not an amount": Charted(
+        (("INSERT INTO group_spend (day, agent_group, cost_usd) VALUES (?, 'g', 'abc')", (DAY,)),),
+        ("group_spend", f"g on {DAY}", "cost_usd 'abc'"),
+    ),
+    "tag_spend cost_usd not an amount": Charted(
+        (("INSERT INTO tag_spend (day, tag, cost_usd) VALUES (?, 'nightly', 'abc')", (DAY,)),),
+        ("tag_spend", f"nightly on {DAY}", "cost_usd 'abc'"),
+    ),
+}
+
+
 @pytest.mark.usefixtures("each_store")
-async def test_metrics_names_a_saving_it_cannot_read(start_plane):
-    """A scrape of `/metrics` sums what compression saved since the ledger
-    began: over a saving whose dollars no plane wrote, it answers 500 with
-    the charts' one sentence naming the row. Before, the scrape failed with
-    aiohttp's bare "500 Internal Server Error" and a traceback in the log."""
-    charted = CHARTED["savings usd not an amount"]
-    plane = await start_plane(http=HTTP)
-    for sql, params in charted.writes:
+@pytest.mark.parametrize("case", list(SCRAPED))
+async def test_metrics_names_a_row_it_cannot_read(start_plane, case):
+    """A scrape of `/metrics` sums the ledger since it began (what each
+    agent spent, each group's calls, each part of a call, what compression
+    saved) and the day's spend by agent, group and tag: over an amount no
+    plane wrote, it answers 500 with the one sentence naming the row that
+    the charts and the start say. Before, the scrape failed with aiohttp's
+    bare "500 Internal Server Error" and a traceback in the log, or (an
+    Infinity) served it as a figure."""
+    scraped = SCRAPED[case]
+    plane = await start_plane(GROUPED, http=HTTP)
+    for sql, params in scraped.writes:
         await plane.db.write(lambda conn, sql=sql, params=params: conn.execute(sql, params))
     async with local_client() as client:
         answer = await client.get(
             f"http://127.0.0.1:{plane.plane.http_port}/metrics",
             headers={"Authorization": f"Bearer {plane.token}"},
         )
-    assert answer.status_code == 500
+    assert answer.status_code == 500, answer.text
     said = answer.text
-    assert said.count("\n") == 1 and all(needle in said for needle in charted.says), said
+    assert said.count("\n") == 1 and all(needle in said for needle in scraped.says), said
     assert "correct or delete that row" in said
