@@ -107,6 +107,10 @@ def on_a_terminal(home: Path, answer: bytes, *args: str) -> tuple[int, str]:
     Python until that read returns (input()'s own race, widest under load)."""
     pid, fd = pty.fork()
     if pid == 0:  # the child: the command, as a person runs it
+        # A shell's ctrl+c interrupts it, whatever the test run was started
+        # with: a suite run in the background by a script (`cmd &`) has
+        # SIGINT ignored, and an exec'd process keeps that.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.environ["PLANE_HOME"] = str(home)
         os.execv(sys.executable, [sys.executable, "-m", "plane", *args])
     said, typed_at = b"", None
