@@ -34,6 +34,8 @@ from datetime import date
 from decimal import Decimal
 from sqlite3 import Connection
 
+from plane.money.stored import spent_of, unreadable_within
+
 
 @dataclass(frozen=True)
 class Budget:
@@ -105,7 +107,10 @@ def admit_within(
     """Inside the write function that opens a call: lock, read, refuse
     (`Full`) or return. `moved(None)`, `moved_group(name)` and
     `moved_tag(name)` are what this batch's closed calls moved that `spend`,
-    `group_spend` and `tag_spend` do not hold yet."""
+    `group_spend` and `tag_spend` do not hold yet. A cost it reads that no
+    plane wrote (a row edited while the plane runs) refuses the call with
+    the sentence the start says of that row (`StoreError`): never taken for
+    no spend, nor for a budget spent ("Infinity")."""
     conn.execute("UPDATE fleet SET admitted = admitted + 1 WHERE id = 1")
     if fleet is not None:
         spent = fleet_spent_within(conn, day) + moved(None)
@@ -129,8 +134,8 @@ FLEET_SPENT = (
 
 def fleet_spent_within(conn: Connection, day: date) -> Decimal:
     """The fleet's spend on `day`, read inside a write function."""
-    rows = conn.execute(FLEET_SPENT, (day.isoformat(), day.isoformat())).fetchall()
-    return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
+    on = day.isoformat()
+    return _spent(conn, conn.execute(FLEET_SPENT, (on, on)).fetchall(), on, "spend", None)
 
 
 GROUP_IN_FLIGHT = (
@@ -155,8 +160,9 @@ GROUPS_SPENT = (
 
 
 def group_spent_within(conn: Connection, day: date, group: str) -> Decimal:
-    rows = conn.execute(GROUP_SPENT, (day.isoformat(), group) * 2).fetchall()
-    return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
+    on = day.isoformat()
+    rows = conn.execute(GROUP_SPENT, (on, group) * 2).fetchall()
+    return _spent(conn, rows, on, "group_spend", group)
 
 
 TAG_IN_FLIGHT = "SELECT cost_usd FROM calls WHERE status = 'pending' AND day = ? AND tag = ?"
@@ -175,5 +181,20 @@ TAGS_SPENT = (
 
 
 def tag_spent_within(conn: Connection, day: date, tag: str) -> Decimal:
-    rows = conn.execute(TAG_SPENT, (day.isoformat(), tag) * 2).fetchall()
-    return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
+    on = day.isoformat()
+    rows = conn.execute(TAG_SPENT, (on, tag) * 2).fetchall()
+    return _spent(conn, rows, on, "tag_spend", tag)
+
+
+def _spent(
+    conn: Connection, rows: list[tuple[str]], on: str, table: str, key: str | None
+) -> Decimal:
+    """`rows` (a budget's sum of day `on` in `table` and its calls in flight)
+    added up. A cost no plane wrote (a row edited while the plane runs)
+    refuses the call with the sentence the start says of that row
+    (`StoreError`, raised out of the write function: nothing is written),
+    the rows read again by name only then."""
+    spent = spent_of(rows)
+    if spent is None:
+        raise unreadable_within(conn, on, table, key)
+    return spent

@@ -84,7 +84,14 @@ from plane.money.day_sums import DaySums
 from plane.money.interrupted import Interrupted, Tell, interrupt_pending, sweep
 from plane.money.ledger_rows import Recorded, entry_of
 from plane.money.plane_day import PlaneDay
-from plane.money.stored import amount, check_days, unreadable_day, unreadable_sum
+from plane.money.stored import (
+    amount,
+    changed,
+    check_days,
+    spent_of,
+    unreadable_day,
+    unreadable_sum,
+)
 from plane.money.totals import added_up
 from plane.store.engine import Database, Write
 from plane.store.fence import FENCE
@@ -266,9 +273,9 @@ class Ledger:
         """What the calls written with `group` spent today, those in flight
         at their estimates (`plane.money.budgets.GROUP_SPENT`): the group's
         agents when each call was made, whoever is in it now."""
-        day = await self.today()
-        rows = await self._read(GROUP_SPENT, *(day.isoformat(), group) * 2)
-        return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
+        on = (await self.today()).isoformat()
+        rows = await self._read(GROUP_SPENT, *(on, group) * 2)
+        return await self._spent(rows, on, "group_spend", group)
 
     async def groups_today(self) -> dict[str, Decimal]:
         """`group_today` of every group that spent today, in one read."""
@@ -293,21 +300,31 @@ class Ledger:
         except InvalidOperation:
             pass
         error = await unreadable_day(self._read, on, table, in_flight)
-        said = f"The ledger could not be read ({table} of {on} changed as it was added up)."
-        raise LedgerError(str(error) if error else said)
+        raise LedgerError(str(error) if error else changed(table, on))
+
+    async def _spent(self, rows: list[Row], on: str, table: str, key: str | None) -> Decimal:
+        """`rows` (one budget's costs of day `on`: `table`'s sum of `key`, or
+        of all, and its calls in flight) added up, as `_added` adds them: a
+        cost no plane wrote is the LedgerError naming its row, read again
+        by name only then (what the gate and a gateway call's hold read)."""
+        spent = spent_of(rows)
+        if spent is None:
+            error = await unreadable_day(self._read, on, table, "", key)
+            raise LedgerError(str(error) if error else changed(table, on))
+        return spent
 
     async def group_in_flight(self, group: str) -> Decimal:
         """The part of `group_today` its calls in flight count."""
-        day = await self.today()
-        rows = await self._read(GROUP_IN_FLIGHT, day.isoformat(), group)
-        return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
+        on = (await self.today()).isoformat()
+        rows = await self._read(GROUP_IN_FLIGHT, on, group)
+        return await self._spent(rows, on, "group_spend", group)
 
     async def tag_today(self, tag: str) -> Decimal:
         """What calls carrying `tag` spent today, those in flight at their
         estimates (`plane.money.budgets.TAG_SPENT`)."""
-        day = await self.today()
-        rows = await self._read(TAG_SPENT, *(day.isoformat(), tag) * 2)
-        return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
+        on = (await self.today()).isoformat()
+        rows = await self._read(TAG_SPENT, *(on, tag) * 2)
+        return await self._spent(rows, on, "tag_spend", tag)
 
     async def tag_in_flight(self, tag: str) -> Decimal:
         """The part of `tag_today` its calls in flight count."""
@@ -317,8 +334,9 @@ class Ledger:
                 (r.cost_usd for r in self._open.values() if r.tag == tag and r.day == day),
                 Decimal(0),
             )
-        rows = await self._read(TAG_IN_FLIGHT, day.isoformat(), tag)
-        return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
+        on = day.isoformat()
+        rows = await self._read(TAG_IN_FLIGHT, on, tag)
+        return await self._spent(rows, on, "tag_spend", tag)
 
     def in_flight(self, agent: str) -> Decimal:
         """What `agent`'s calls this plane has in flight count today: their
@@ -338,10 +356,11 @@ class Ledger:
         day = await self.today()
         if self.plane is None:
             return sum((r.cost_usd for r in self._open.values() if r.day == day), Decimal(0))
+        on = day.isoformat()
         rows = await self._read(
-            "SELECT cost_usd FROM calls WHERE status = 'pending' AND day = ?", day.isoformat()
+            "SELECT cost_usd FROM calls WHERE status = 'pending' AND day = ?", on
         )
-        return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
+        return await self._spent(rows, on, "spend", None)
 
     async def latest_models(self, agents: Collection[str]) -> dict[str, str]:
         """The model of each agent's latest call (a gateway agent's is its client's choice)."""
@@ -435,6 +454,8 @@ class Ledger:
             return await self._db.put(opening, late=admits)
         except sqlite3.Error as error:
             raise _refused(error) from error
+        except StoreError as error:  # a budget's cost no plane wrote (`budgets._spent`)
+            raise LedgerError(str(error)) from error
 
     async def _summed(self, agent: str, on: str, group: Budget | None, tag: Budget | None) -> None:
         """Refuse (`LedgerError`) a call of an agent in `_unsummed` while a

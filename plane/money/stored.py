@@ -10,13 +10,15 @@ nothing ever reaches.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 from sqlite3 import Connection, Row
 
 from plane.clock import read_stamp
 from plane.errors import StoreError
+
+_ZERO = Decimal(0)
 
 
 def amount(table: str, row: str, column: str, value: object, *, signed: bool = False) -> Decimal:
@@ -56,7 +58,8 @@ def moment(table: str, row: str, column: str, value: object) -> datetime:
 
 
 SUMS = {"spend": "agent", "group_spend": "agent_group", "tag_spend": "tag"}
-"""The tables of a day's sums, and the column each is kept by."""
+"""The tables of a day's sums, and the column each is kept by (`calls`
+names its agent, group and tag alike)."""
 
 
 def check_days(conn: Connection, since: date) -> None:
@@ -81,6 +84,18 @@ def check_days(conn: Connection, since: date) -> None:
             amount(table, f"{who} on {on}", "cost_usd", cost)
 
 
+def spent_of(rows: Iterable[Row | tuple[str]]) -> Decimal | None:
+    """The costs of `rows` (a sum's and its calls' in flight) added up; None
+    if that is no amount (a row edited while the plane runs): its caller
+    names the row then (`unreadable_within`, `unreadable_day`), so a sum
+    that reads costs no more than adding it up."""
+    try:
+        spent = sum((Decimal(cost) for (cost,) in rows), _ZERO)
+    except InvalidOperation:
+        return None
+    return spent if spent.is_finite() and spent >= 0 else None
+
+
 async def unreadable_sum(
     read: Callable[..., Awaitable[list[Row]]], on: str, keys: Mapping[str, str | None]
 ) -> StoreError | None:
@@ -101,24 +116,66 @@ async def unreadable_sum(
     return None
 
 
-async def unreadable_day(
-    read: Callable[..., Awaitable[list[Row]]], on: str, table: str, in_flight: str
-) -> StoreError | None:
-    """The refusal `check_days` makes at start, of the first of day `on`'s
-    sums in `table` (`spend`, `group_spend`) or of its calls in flight
-    (`in_flight`: which, a condition on `calls` after an AND, or "" for all)
-    that is not an amount, read with `read` (the ledger's); None if each
-    reads. For a sum of them that failed, read again row by row only then."""
+def _day_reads(
+    on: str, table: str, in_flight: str, key: str | None
+) -> tuple[tuple[str, tuple[str, ...]], tuple[str, tuple[str, ...]]]:
+    """The reads of day `on`'s sums in `table` and of its calls in flight
+    (`in_flight`: which, a condition on `calls` after an AND, or "" for all),
+    each with its values; of `key` alone if given (an agent, a group, a tag)."""
     sums = f"SELECT {SUMS[table]}, cost_usd FROM {table} WHERE day = ?"
     calls = "SELECT id, agent, cost_usd FROM calls WHERE status = 'pending' AND day = ?"
+    if key is not None:
+        return (
+            (f"{sums} AND {SUMS[table]} = ?", (on, key)),
+            (f"{calls} AND {SUMS[table]} = ?", (on, key)),
+        )
+    return (sums, (on,)), (f"{calls} AND {in_flight}" if in_flight else calls, (on,))
+
+
+def _first_unreadable(
+    on: str, table: str, sums: Iterable[Sequence[object]], calls: Iterable[Sequence[object]]
+) -> StoreError | None:
     try:
-        for who, cost in await read(sums, on):
+        for who, cost in sums:
             amount(table, f"{who} on {on}", "cost_usd", cost)
-        for call, agent, cost in await read(f"{calls} AND {in_flight}" if in_flight else calls, on):
+        for call, agent, cost in calls:
             amount("calls", f"call {call} of {agent}", "cost_usd", cost)
     except StoreError as error:
         return error
     return None
+
+
+async def unreadable_day(
+    read: Callable[..., Awaitable[list[Row]]],
+    on: str,
+    table: str,
+    in_flight: str,
+    key: str | None = None,
+) -> StoreError | None:
+    """The refusal `check_days` makes at start, of the first of day `on`'s
+    sums in `table` (`spend`, `group_spend`, `tag_spend`) or of its calls in
+    flight (`in_flight`: which, a condition on `calls` after an AND, or ""
+    for all; `key`: those of one agent, group or tag alone) that is not an
+    amount, read with `read` (the ledger's); None if each reads. For a sum
+    of them that failed, read again row by row only then."""
+    (sums, by), (calls, of) = _day_reads(on, table, in_flight, key)
+    return _first_unreadable(on, table, await read(sums, *by), await read(calls, *of))
+
+
+def unreadable_within(conn: Connection, on: str, table: str, key: str | None) -> StoreError:
+    """`unreadable_day`, inside a write function (an admission's): the
+    refusal to raise for a sum that failed, naming its row."""
+    (sums, by), (calls, of) = _day_reads(on, table, "", key)
+    found = _first_unreadable(
+        on, table, conn.execute(sums, by).fetchall(), conn.execute(calls, of).fetchall()
+    )
+    return found or StoreError(changed(table, on))
+
+
+def changed(table: str, on: str) -> str:
+    """What a sum that failed says when each of its rows reads when read
+    again: another plane wrote them in between."""
+    return f"The ledger could not be read ({table} of {on} changed as it was added up)."
 
 
 def _unreadable(table: str, row: str, column: str, value: object, what: str) -> StoreError:

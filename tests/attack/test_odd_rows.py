@@ -21,20 +21,29 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from plane.agents import notices
 from plane.errors import LedgerError, StoreError
 from plane.home import Home
+from plane.money.ledger import Budget
 from plane.wire import protocol as p
+from plane.wire.protocol import Usage
 from tests.support.approving import HTTP
 from tests.support.command import plane_cli
+from tests.support.fixtures_gateway import CONFIG as GATEWAY_CONFIG
 from tests.support.fixtures_plane import CONFIG, NOON, scripted_config
 from tests.support.fixtures_postgres import open_db
 from tests.support.local_http import local_client
 from tests.support.migrated import lay_store
+from tests.support.scripted_llm import Reply
+from tests.support.sdks import ON_ONE_WORKER, anthropic, anthropic_sdk
+
+if TYPE_CHECKING:
+    from anthropic.types import MessageParam
 
 DAY = NOON.date().isoformat()
 AT = NOON.isoformat()
@@ -576,3 +585,169 @@ async def test_metrics_names_a_row_it_cannot_read(start_plane, case):
     said = answer.text
     assert said.count("\n") == 1 and all(needle in said for needle in scraped.says), said
     assert "correct or delete that row" in said
+
+
+ODD_SUMS = ["abc", "NaN", "Infinity"]
+"""A day's cost edited by hand: no amount, or a number that means none."""
+ROOMY_GROUP = scripted_config(
+    "  demo: {}\n  scout: {}\n",
+    limit_usd="100",
+    more="groups:\n  g: {limitUsd: 100, agents: [demo]}\nfleet:\n  limitUsd: 100\n",
+)
+"""Ceilings no test turn reaches: the agents', the group's, the fleet's."""
+
+
+def _names_the_row(said: str, table: str, row: str, odd: str) -> bool:
+    """`said` is the start's one sentence of that row (`plane.money.stored`)."""
+    start = f"The store's {table} row for {row} has cost_usd '{odd}', which is not an amount"
+    return "\n" not in said and start in said and "correct or delete that row" in said
+
+
+async def _calls(plane) -> int:
+    return len(await plane.db.fetchall("SELECT id FROM calls"))
+
+
+@on_each_store
+@pytest.mark.parametrize("odd", ODD_SUMS)
+async def test_a_groups_spend_edited_while_the_plane_runs_refuses_its_agents_sends(
+    start_plane, odd
+):
+    """The group's spend row of today edited, while the plane runs, to what
+    is not an amount: the gate reads it for each of the group's agents. The
+    operator's send to one is refused with the sentence the start says of
+    that row (which it then does say); nothing is kept, no call is made, and
+    an agent outside the group carries on. Before, the send failed on a
+    bare decimal error (said to the operator as a bug in plane)."""
+    plane = await start_plane(ROOMY_GROUP)
+    await plane.turn("demo", "hello")  # today's group_spend row written
+    await plane.db.write(lambda conn: conn.execute("UPDATE group_spend SET cost_usd = ?", (odd,)))
+    calls = await _calls(plane)
+    with pytest.raises(LedgerError) as refused:
+        await plane.send("demo", "again")
+    said = str(refused.value)
+    assert _names_the_row(said, "group_spend", f"g on {DAY}", odd), said
+    assert await _calls(plane) == calls and len(plane.llm.requests) == 1
+    kept = await plane.db.fetchall("SELECT id FROM messages WHERE text = 'again'")
+    assert kept == []
+    scout = await plane.turn("scout", "hello", within=10)
+    assert [m.text for m in scout if m.kind == "agent"] == ["ok"], scout
+    with pytest.raises(StoreError) as started:
+        await start_plane(restart=plane)
+    assert str(started.value) == said
+
+
+IN_FLIGHT = CALL.replace("'demo'", "'scout'")
+FLEET_ROWS = {
+    "spend": ("UPDATE spend SET cost_usd = ? WHERE agent = 'scout'", "spend", f"scout on {DAY}"),
+    "a call in flight": (IN_FLIGHT, "calls", "call 7 of scout"),
+}
+
+
+@on_each_store
+@pytest.mark.parametrize("odd", ODD_SUMS)
+@pytest.mark.parametrize("row", list(FLEET_ROWS))
+async def test_a_fleets_cost_edited_while_the_plane_runs_stops_the_turn_at_admission(
+    start_plane, each_store, row, odd
+):
+    """Another agent's spend row of today, or a call in flight, edited while
+    the plane runs to what is not an amount: the fleet's ceiling reads it as
+    each call is admitted. The turn stops with the sentence naming that row,
+    its call neither written nor made, and goes on once the row reads again.
+    (On PostgreSQL the gate reads the fleet's spend from the store, every
+    plane's calls, so the send itself is refused with that sentence.)
+    Before, the turn failed on a bare decimal error (the worker's failure,
+    a bug in plane), with no word in the agent's conversation."""
+    sql, table, named = FLEET_ROWS[row]
+    plane = await start_plane(ROOMY_GROUP)
+    await plane.turn("scout", "hello")  # today's spend row of scout written
+    params = (odd,) if row == "spend" else (DAY, AT, odd, "pending")
+    await plane.db.write(lambda conn: conn.execute(sql, params))
+    calls = await _calls(plane)
+    if each_store == "postgresql":
+        with pytest.raises(LedgerError) as refused:
+            await plane.send("demo", "hello")
+        told = [str(refused.value)]
+    else:
+        said = await plane.turn("demo", "hello", within=10)
+        told = [m.text for m in said if m.kind in ("plane", "agent")]
+        assert len(told) == 1 and told[0].startswith("The turn stopped. The store's"), said
+    assert _names_the_row(told[0], table, named, odd), told
+    assert await _calls(plane) == calls and len(plane.llm.requests) == 1
+    fixed = (sql, ("1.721",)) if row == "spend" else ("DELETE FROM calls WHERE id = 7", ())
+    await plane.db.write(lambda conn: conn.execute(*fixed))
+    again = await plane.turn("demo", "once more", within=10)
+    assert [m.text for m in again if m.kind == "agent"] == ["ok"], again
+
+
+TAGGED = GATEWAY_CONFIG + "tags:\n  ticket-1: {limitUsd: 100}\n"
+HELLO: list[MessageParam] = [{"role": "user", "content": "hello"}]
+
+
+@ON_ONE_WORKER
+@on_each_store
+@pytest.mark.parametrize("odd", ODD_SUMS)
+async def test_a_tags_spend_edited_while_the_plane_runs_refuses_its_gateway_calls(
+    start_gateway, odd
+):
+    """A tag's spend row of today edited, while the plane runs, to what is
+    not an amount: a gateway call carrying the tag is refused in the
+    client's own error shape with the sentence naming that row, nothing
+    written nor sent upstream; calls without the tag go on. Before, the
+    call failed as "The plane failed to handle this call" (a bare decimal
+    error in the log)."""
+    gw = await start_gateway(TAGGED)
+    gw.llm.default_reply = Reply("ok", Usage(input_tokens=90, output_tokens=5))
+    tagged = anthropic_sdk(
+        base_url=gw.url, api_key=gw.keys["claude"], max_retries=0,
+        default_headers={"x-plane-tag": "ticket-1"},
+    )  # fmt: skip
+    async with tagged:
+        await tagged.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
+        await gw.db.write(lambda conn: conn.execute("UPDATE tag_spend SET cost_usd = ?", (odd,)))
+        calls = await _calls(gw)
+        with pytest.raises(anthropic.APIStatusError) as refused:
+            await tagged.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
+    said = refused.value.message
+    assert _names_the_row(said, "tag_spend", f"ticket-1 on {DAY}", odd), said
+    assert await _calls(gw) == calls and len(gw.llm.requests) == 1
+    async with anthropic_sdk(base_url=gw.url, api_key=gw.keys["claude"], max_retries=0) as bare:
+        await bare.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
+    assert len(gw.llm.requests) == 2
+
+
+ADMITTED = {
+    "fleet": ("INSERT INTO spend (day, agent, cost_usd) VALUES (?, 'scout', ?)", "spend", "scout"),
+    "group": (
+        "INSERT INTO group_spend (day, agent_group, cost_usd) VALUES (?, 'g', ?)",
+        "group_spend",
+        "g",
+    ),
+    "tag": ("INSERT INTO tag_spend (day, tag, cost_usd) VALUES (?, 't', ?)", "tag_spend", "t"),
+}
+
+
+@on_each_store
+@pytest.mark.parametrize("odd", ODD_SUMS)
+@pytest.mark.parametrize("scope", list(ADMITTED))
+async def test_an_admission_over_a_cost_edited_while_the_plane_runs_writes_nothing(
+    start_plane, scope, odd
+):
+    """The admission itself, for a row edited after the gate looked (the
+    fleet's, a group's, a tag's spend of today): the call is refused with
+    the sentence naming the row, and nothing is written. Before, a bare
+    decimal error, or a refusal saying the budget "has spent Infinity"."""
+    sql, table, key = ADMITTED[scope]
+    plane = await start_plane(ROOMY_GROUP)
+    await plane.services.ledger.spend_today("demo")  # the day's sums read, as after a turn
+    await plane.db.write(lambda conn: conn.execute(sql, (DAY, odd)))
+    ceiling = Decimal(100)
+    with pytest.raises(LedgerError) as refused:
+        await plane.services.ledger.open_call(
+            "demo", "scripted", "scripted-model", Decimal("0.01"), "estimate",
+            fleet_ceiling=ceiling if scope == "fleet" else None,
+            group=Budget("g", ceiling) if scope == "group" else None,
+            tag=Budget("t", ceiling) if scope == "tag" else None,
+        )  # fmt: skip
+    said = str(refused.value)
+    assert _names_the_row(said, table, f"{key} on {DAY}", odd), said
+    assert await _calls(plane) == 0
