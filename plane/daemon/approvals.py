@@ -37,6 +37,7 @@ from plane.clock import midnight_after
 from plane.config import NotifyConfig
 from plane.daemon.alerts import Alert, Links
 from plane.daemon.failed import store_away
+from plane.errors import StoreError
 from plane.money import approvals
 from plane.money.approvals import AlreadyAnswered, Link, NotALink, Recorded, Signer
 from plane.store.engine import Database
@@ -137,9 +138,13 @@ class Approvals:
 
     async def _verdict(self, query: dict[str, str], *, follow: bool) -> Verdict:
         """`follow` or `check`; the store away is said as every request of
-        the plane's says it, not as a bare server error."""
+        the plane's says it, and an offer no plane wrote as the start says a
+        row it cannot read, not as a bare server error."""
         try:
             return await (self.follow(query) if follow else self.check(query))
+        except StoreError as exc:  # its offer's row no plane wrote: one sentence names it
+            log.warning("an approval link: %s", exc)
+            return Verdict(500, str(exc))
         except Exception as exc:
             if (said := store_away(exc, changes=follow)) is None:
                 raise

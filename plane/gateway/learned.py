@@ -32,6 +32,8 @@ from decimal import Decimal
 from sqlite3 import Connection, Row
 from typing import TypeVar
 
+from plane.errors import LedgerError, StoreError
+from plane.money.stored import amount
 from plane.store.engine import Database
 
 log = logging.getLogger(__name__)
@@ -175,20 +177,47 @@ class Learning:
 
 
 def _settled(agent: str, row: Row) -> Settled:
+    """A recent call read back. Its amounts no plane wrote (a row edited by
+    hand) refuse the agent's calls in the start's sentence naming the row
+    (`LedgerError`): what its estimates learn is never taken from them. Read
+    with no name: the row is named only then (`_named`)."""
+    base, cost = _unnamed(row) or _named(agent, row)
     return Settled(
         call=0,
         agent=agent,
-        base_usd=Decimal(row["base_usd"]),
+        base_usd=base,
         unseen=bool(row["unseen"]),
         choices=int(row["choices"]),
-        cost_usd=Decimal(row["cost_usd"]),
+        cost_usd=cost,
         input_tokens=0,
         output_tokens=int(row["output_tokens"]),
     )
 
 
+def _unnamed(row: Row) -> tuple[Decimal, Decimal] | None:
+    """`_settled`'s amounts; None if one is none."""
+    try:
+        base, cost = Decimal(row["base_usd"]), Decimal(row["cost_usd"])
+        if base.is_finite() and cost.is_finite() and base >= 0 and cost >= 0:
+            return base, cost
+    except (TypeError, ArithmeticError):
+        pass
+    return None
+
+
+def _named(agent: str, row: Row) -> tuple[Decimal, Decimal]:
+    named = f"call {row['call']} of {agent}"
+    try:
+        return (
+            amount("gateway_calls", named, "base_usd", row["base_usd"]),
+            amount("calls", named, "cost_usd", row["cost_usd"]),
+        )
+    except StoreError as error:
+        raise LedgerError(str(error)) from error
+
+
 _RECENT = (
-    "SELECT g.base_usd, g.unseen, g.choices, c.cost_usd, c.output_tokens"
+    "SELECT g.call, g.base_usd, g.unseen, g.choices, c.cost_usd, c.output_tokens"
     " FROM gateway_calls g JOIN calls c ON c.id = g.call"
     " WHERE c.agent = ? AND c.status = 'settled' AND c.estimated = 0"
     " ORDER BY g.call DESC LIMIT ?"

@@ -34,6 +34,7 @@ from typing import Literal
 from urllib.parse import urlencode
 
 from plane.config import AGENT_NAME
+from plane.money.stored import amount, moment
 from plane.store.engine import Database
 from plane.wire.words import usd_exact
 
@@ -196,13 +197,15 @@ async def recorded(db: Database, nonce: str) -> Recorded | None:
     )
     if row is None:
         return None
-    answered = row["answered_at"]
+    # A row no plane wrote (edited by hand) is refused (StoreError) in the
+    # start's sentence naming it: a raise's amounts are never taken for others.
+    answered, named = row["answered_at"], f"offer {nonce} of {row['agent']}"
     return Recorded(
         row["agent"],
-        Decimal(row["from_usd"]),
-        Decimal(row["to_usd"]),
+        amount("offers", named, "from_usd", row["from_usd"]),
+        amount("offers", named, "to_usd", row["to_usd"]),
         row["answer"],
-        None if answered is None else datetime.fromisoformat(answered),
+        None if answered is None else moment("offers", named, "answered_at", answered),
     )
 
 

@@ -92,10 +92,14 @@ def interrupt_pending(conn: Connection, agent: str, sums: DaySums) -> tuple[list
         " WHERE status = 'pending' AND agent = ? ORDER BY id",
         (agent,),
     ).fetchall()
+    # Each estimate read before any is counted: one no plane wrote (a row
+    # edited while the plane runs) refuses the cut in the start's sentence,
+    # and the transaction, rolled back, has moved no sum.
+    costs = [amount("calls", f"call {row[0]} of {agent}", "cost_usd", row[2]) for row in rows]
     total = Decimal(0)
-    for call, day, cost, _, group, tag in rows:
+    for (call, day, _, _, group, tag), cost in zip(rows, costs, strict=True):
         conn.execute("UPDATE calls SET status = 'interrupted' WHERE id = ?", (call,))
-        sums.add(date.fromisoformat(day), agent, Decimal(cost), group, tag)
-        total += Decimal(cost)
+        sums.add(date.fromisoformat(day), agent, cost, group, tag)
+        total += cost
     unpriced = sum(row[3] == UNPRICED for row in rows)
     return [row[0] for row in rows], Interrupted(len(rows), total, unpriced)

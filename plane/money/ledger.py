@@ -506,8 +506,13 @@ class Ledger:
         call, and this write is refused (`LeaseLost`)."""
         opened = self._open.get(call)
         if opened is None:
-            rows = await self._read("SELECT cost_usd FROM calls WHERE id = ?", call)
-            estimate = Decimal(rows[0][0])
+            agent, stored = (
+                await self._read("SELECT agent, cost_usd FROM calls WHERE id = ?", call)
+            )[0]
+            try:
+                estimate = amount("calls", f"call {call} of {agent}", "cost_usd", stored)
+            except StoreError as error:  # edited while the plane runs: said as at start
+                raise LedgerError(str(error)) from error
         else:
             estimate = opened.cost_usd
         now = self._clock.now()
@@ -533,7 +538,10 @@ class Ledger:
                 self._open.pop(call, None)
             self._closed()
 
-        return (await self._write(interrupt, then=closed))[1]
+        try:
+            return (await self._write(interrupt, then=closed))[1]
+        except StoreError as error:  # an estimate edited while the plane runs: said as at start
+            raise LedgerError(str(error)) from error
 
     def renamed(self, old: str, new: str) -> None:
         """After the transaction that moved `old`'s rows to `new` committed."""

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
@@ -32,7 +33,7 @@ from plane.home import Home
 from plane.money.ledger import Budget
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
-from tests.support.approving import HTTP
+from tests.support.approving import HTTP, get, held_links, held_plane, post, standing
 from tests.support.command import plane_cli
 from tests.support.fixtures_gateway import CONFIG as GATEWAY_CONFIG
 from tests.support.fixtures_plane import CONFIG, NOON, scripted_config
@@ -751,3 +752,115 @@ async def test_an_admission_over_a_cost_edited_while_the_plane_runs_writes_nothi
     said = str(refused.value)
     assert _names_the_row(said, table, f"{key} on {DAY}", odd), said
     assert await _calls(plane) == 0
+
+
+PENDING = "SELECT id FROM calls WHERE status = 'pending'"
+
+
+@on_each_store
+@pytest.mark.parametrize("odd", ODD_SUMS)
+async def test_an_estimate_edited_in_flight_is_named_when_the_operator_cuts_the_turn(
+    start_plane, odd
+):
+    """The estimate of a call in flight edited, while the plane runs, to
+    what is not an amount, and the operator cuts the turn: the cut counts
+    each call in flight at its estimate, so the turn stops with the sentence
+    the start says of that row, and nothing is counted (the call stays in
+    flight, for the operator to correct). Before, the cut failed on a bare
+    decimal error (a bug in plane), or counted Infinity."""
+    plane = await start_plane(ROOMY)
+    plane.llm.stall("Half an ans", seconds=30)
+    subscription = plane.bus.subscribe()
+    await plane.send("demo", "a long question")
+    while not isinstance(await asyncio.wait_for(subscription.next(), 10), p.TextDelta):
+        pass
+    [(call,)] = await plane.db.fetchall(PENDING)
+    await plane.db.write(
+        lambda conn: conn.execute("UPDATE calls SET cost_usd = ? WHERE id = ?", (odd, call))
+    )
+    client = await plane.client()
+    assert isinstance(await client.request(p.Interrupt(agent="demo")), p.OkReply)
+    said = await plane.until_turn_ends("demo", subscription, within=10)
+    told = [m.text for m in said if m.kind in ("plane", "agent")]
+    assert len(told) == 1 and told[0].startswith("The turn stopped. The store's"), said
+    assert _names_the_row(told[0], "calls", f"call {call} of demo", odd), told
+    assert [tuple(r) for r in await plane.db.fetchall(PENDING)] == [(call,)]
+    assert await plane.db.fetchall("SELECT day FROM spend WHERE cost_usd = ?", odd) == []
+
+
+@on_each_store
+@pytest.mark.parametrize("close", ["cut", "fail"])
+async def test_a_call_closed_from_its_row_names_an_estimate_it_cannot_read(start_plane, close):
+    """A call the plane closes from its row rather than from memory (cut
+    once its lease ran low, or failed, after the operator's cut took it out
+    of memory), whose estimate was edited meanwhile: the close is refused
+    with the sentence naming the row, and nothing is written. Before, a
+    bare decimal error, which the cut's caller does not catch."""
+    plane = await start_plane()
+    await plane.db.write(lambda conn: conn.execute(CALL, (DAY, AT, "abc", "pending")))
+    with pytest.raises(LedgerError) as refused:
+        await getattr(plane.services.ledger, close)(7)
+    assert _names_the_row(str(refused.value), "calls", "call 7 of demo", "abc"), refused.value
+    row = await plane.db.fetchone("SELECT status, cost_usd FROM calls WHERE id = 7")
+    assert row is not None and tuple(row) == ("pending", "abc")
+
+
+@on_each_store
+@pytest.mark.parametrize("column", ["from_usd", "to_usd"])
+async def test_an_approval_link_names_an_offer_it_cannot_read(start_plane, receiver, column):
+    """The offer an alert's link answers, its amounts edited by hand to what
+    is not an amount: following the link (to look, or to raise) is answered
+    with the one sentence naming the offer's row, and nothing changes.
+    Before, aiohttp's bare "500 Internal Server Error", a traceback in the
+    log."""
+    plane = await held_plane(start_plane, receiver)
+    link = held_links(receiver)["+$0.40 today"]
+    nonce = dict(parse_qsl(urlsplit(link).query))["n"]
+    await plane.db.write(
+        lambda conn: conn.execute(f"UPDATE offers SET {column} = 'abc' WHERE nonce = ?", (nonce,))
+    )
+    before = await standing(plane)
+    for answer in (await get(link), await post(link)):
+        said = answer.text
+        assert answer.status_code == 500 and said.count("\n") == 1, said
+        assert said.startswith(f"The store's offers row for offer {nonce} of demo has {column}")
+        assert "'abc', which is not an amount" in said and "correct or delete that row" in said
+    assert await standing(plane) == before
+
+
+@ON_ONE_WORKER
+@on_each_store
+@pytest.mark.parametrize("odd", ODD_SUMS)
+@pytest.mark.parametrize("column", ["gateway_calls base_usd", "calls cost_usd"])
+async def test_a_gateway_agents_learned_cost_no_plane_wrote_refuses_its_calls(
+    start_gateway, column, odd
+):
+    """What a gateway agent's calls really cost, against what was expected
+    of them, read back after a restart for its next estimate: a row edited
+    by hand to what is not an amount refuses the agent's calls in the
+    client's own error shape with the sentence naming the row, nothing sent
+    upstream, until the row reads again. Before, the call failed as "The
+    plane failed to handle this call" (a bare decimal error in the log), or
+    an Infinity made every estimate infinite."""
+    table, name = column.split()
+    gw = await start_gateway()
+    async with anthropic_sdk(base_url=gw.url, api_key=gw.keys["claude"], max_retries=0) as sdk:
+        await sdk.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
+    [(call, was)] = await gw.db.fetchall(
+        "SELECT g.call, " + ("g.base_usd" if table == "gateway_calls" else "c.cost_usd")
+        + " FROM gateway_calls g JOIN calls c ON c.id = g.call"
+    )  # fmt: skip
+    key = "call" if table == "gateway_calls" else "id"
+    edit = f"UPDATE {table} SET {name} = ? WHERE {key} = ?"
+    await gw.db.write(lambda conn: conn.execute(edit, (odd, call)))
+    gw = await start_gateway(restart=gw)
+    async with anthropic_sdk(base_url=gw.url, api_key=gw.keys["claude"], max_retries=0) as sdk:
+        with pytest.raises(anthropic.APIStatusError) as refused:
+            await sdk.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
+        said = refused.value.message
+        start = f"The store's {table} row for call {call} of claude has {name} '{odd}'"
+        assert "\n" not in said and start in said and "correct or delete that row" in said, said
+        assert len(gw.llm.requests) == 1
+        await gw.db.write(lambda conn: conn.execute(edit, (was, call)))
+        await sdk.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
+    assert len(gw.llm.requests) == 2
