@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from datetime import date
 from decimal import Decimal
 from sqlite3 import Connection
 
 from plane.money.day_sums import DaySums
 from plane.money.stored import amount
+from plane.money.stored import day as day_of_row
 from plane.wire.words import UNPRICED
 
 
@@ -69,10 +69,11 @@ def sweep(
     # own, whose transactions the ledger's finisher does not end.
     sums = DaySums()
     for call, agent, day, stored, source, group, tag in rows.fetchall():
-        cost = amount("calls", f"call {call} of {agent}", "cost_usd", stored)
+        named = f"call {call} of {agent}"
+        cost = amount("calls", named, "cost_usd", stored)
         one = Interrupted(1, cost, int(source == UNPRICED))
         cut[agent] = cut.get(agent, Interrupted(0, Decimal(0))) + one
-        sums.add(date.fromisoformat(day), agent, cost, group, tag)
+        sums.add(day_of_row("calls", named, "day", day), agent, cost, group, tag)
     if cut:
         conn.execute(
             f"UPDATE calls SET status = 'interrupted', estimated = 1 WHERE {where}", params
@@ -92,14 +93,15 @@ def interrupt_pending(conn: Connection, agent: str, sums: DaySums) -> tuple[list
         " WHERE status = 'pending' AND agent = ? ORDER BY id",
         (agent,),
     ).fetchall()
-    # Each estimate read before any is counted: one no plane wrote (a row
+    # Each estimate and day read before any is counted: one no plane wrote (a row
     # edited while the plane runs) refuses the cut in the start's sentence,
     # and the transaction, rolled back, has moved no sum.
     costs = [amount("calls", f"call {row[0]} of {agent}", "cost_usd", row[2]) for row in rows]
+    days = [day_of_row("calls", f"call {row[0]} of {agent}", "day", row[1]) for row in rows]
     total = Decimal(0)
-    for (call, day, _, _, group, tag), cost in zip(rows, costs, strict=True):
+    for (call, _, _, _, group, tag), cost, on in zip(rows, costs, days, strict=True):
         conn.execute("UPDATE calls SET status = 'interrupted' WHERE id = ?", (call,))
-        sums.add(date.fromisoformat(day), agent, cost, group, tag)
+        sums.add(on, agent, cost, group, tag)
         total += cost
     unpriced = sum(row[3] == UNPRICED for row in rows)
     return [row[0] for row in rows], Interrupted(len(rows), total, unpriced)

@@ -520,6 +520,34 @@ def test_plane_serve_says_the_unreadable_ceiling_in_one_line(tmp_path, migrated_
     assert not home.socket.exists()
 
 
+@on_each_store
+def test_a_call_in_flight_whose_day_cannot_be_read_stops_the_start(tmp_path, migrated_store):
+    """A call a stop left in flight, its day no day ('2026-1-x', which sorts
+    before every real day, so it is not the latest call the start looks at
+    first): the start's sweep counts it at its estimate on its day, and reads
+    that day to do so. Before, a bare ISO-format error escaped the start."""
+    home = Home(tmp_path / "home")
+    lay_store(home, migrated_store)
+    asyncio.run(
+        _write(
+            home,
+            "INSERT INTO calls (id, agent, day, at, provider, model, cost_usd, price_source,"
+            " status) VALUES (7, 'demo', '2026-1-x', ?1, 'scripted', 'scripted-model', '0.1',"
+            " 'table', 'pending'), (8, 'demo', ?2, ?1, 'scripted', 'scripted-model', '0.1',"
+            " 'table', 'settled')",
+            (AT, DAY),
+        )
+    )
+    config = tmp_path / "agents.yaml"
+    config.write_text(CONFIG.replace("{base_url}", "http://127.0.0.1:9/v1"))
+    ran = plane_cli(home.root, "serve", "--config", str(config))
+    assert ran.returncode == 1, ran
+    assert "Traceback" not in ran.stderr
+    assert ran.stderr.splitlines()[-1].startswith(
+        "plane: The store's calls row for call 7 of demo has day '2026-1-x', which is not a day"
+    ), ran.stderr
+
+
 async def _write(home: Home, sql: str, params: tuple[object, ...]) -> None:
     """One row written to the store the plane of `home` will open, no plane running."""
     db = await open_db(home.db)
