@@ -797,11 +797,7 @@ async def test_an_estimate_edited_in_flight_is_named_when_the_operator_cuts_the_
     flight, for the operator to correct). Before, the cut failed on a bare
     decimal error (a bug in plane), or counted Infinity."""
     plane = await start_plane(ROOMY)
-    plane.llm.stall("Half an ans", seconds=30)
-    subscription = plane.bus.subscribe()
-    await plane.send("demo", "a long question")
-    while not isinstance(await asyncio.wait_for(subscription.next(), 10), p.TextDelta):
-        pass
+    subscription = await plane.mid_answer("demo", "a long question")
     [(call,)] = await plane.db.fetchall(PENDING)
     await plane.db.write(
         lambda conn: conn.execute("UPDATE calls SET cost_usd = ? WHERE id = ?", (odd, call))

@@ -97,6 +97,18 @@ class RunningPlane(PlaneParts):
         finally:
             self.bus.unsubscribe(subscription)
 
+    async def mid_answer(self, agent: str, text: str, begun: str = "Half an ans"):
+        """Send `text` to `agent` and return once its answer has begun (the
+        scripted model writes `begun`, then stalls for 30 s): a turn in
+        flight, to cut, and the subscription that saw it begin (for
+        `until_turn_ends`)."""
+        self.llm.stall(begun, seconds=30)
+        subscription = self.bus.subscribe()
+        await self.send(agent, text)
+        while not isinstance(await asyncio.wait_for(subscription.next(), 10), p.TextDelta):
+            pass
+        return subscription
+
     async def until_turn_ends(self, agent: str, subscription, within: float = 20):
         said: list[p.ConversationMessage] = []
 

@@ -6,7 +6,6 @@ and the running turn cut with what it cost said."""
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 from decimal import Decimal
 from typing import Any
@@ -237,11 +236,7 @@ async def test_an_agent_from_the_file_is_the_files_to_delete(start_plane):
 
 async def test_interrupt_cuts_the_turn_and_says_what_it_cost(start_plane):
     plane = await start_plane(ROOMY)
-    plane.llm.stall("Half an ans", seconds=30)
-    subscription = plane.bus.subscribe()
-    await plane.send("demo", "a long question")
-    while not isinstance(await asyncio.wait_for(subscription.next(), 10), p.TextDelta):
-        pass
+    subscription = await plane.mid_answer("demo", "a long question")
     client = await plane.client()
     assert isinstance(await client.request(p.Interrupt(agent="demo")), p.OkReply)
     said = await plane.until_turn_ends("demo", subscription, within=5)
@@ -268,11 +263,7 @@ async def test_an_unpriced_call_cut_in_flight_never_reads_as_free(start_plane):
 
     plane = await start_plane(CONFIG.replace("  demo: {}", "  demo: {model: other-model}"))
     await plane.send("demo", "/limit off")
-    plane.llm.stall("Half an ans", seconds=30)
-    subscription = plane.bus.subscribe()
-    await plane.send("demo", "a long question")
-    while not isinstance(await asyncio.wait_for(subscription.next(), 10), p.TextDelta):
-        pass
+    subscription = await plane.mid_answer("demo", "a long question")
     day = plane.clock.now().date()
     [pending] = await plane.services.ledger.entries(day)
     assert (pending.status, pending.price_source) == ("pending", "unpriced")
@@ -302,11 +293,7 @@ async def test_interrupting_an_idle_agent_is_one_clear_error(start_plane):
 async def test_deleting_an_agent_mid_turn_cuts_and_counts_the_turn_first(start_plane):
     plane = await start_plane(ROOMY)
     client = await made(plane)
-    plane.llm.stall("Half a ver", seconds=30)
-    subscription = plane.bus.subscribe()
-    await plane.send("poet", "a long poem")
-    while not isinstance(await asyncio.wait_for(subscription.next(), 10), p.TextDelta):
-        pass
+    await plane.mid_answer("poet", "a long poem", begun="Half a ver")
     assert isinstance(await client.request(p.DeleteAgent(agent="poet")), p.OkReply)
     [cut] = await plane.services.ledger.entries(plane.clock.now().date())
     assert (cut.agent, cut.status, cut.estimated) == ("poet", "interrupted", True)
