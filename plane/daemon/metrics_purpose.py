@@ -23,9 +23,10 @@ from sqlite3 import Connection
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
+from plane.errors import StoreError
 from plane.money.budgets import TAGS_SPENT
-from plane.money.stored import amount
-from plane.money.totals import PART_KEYS, added_up, cost_of, name_unreadable, share_of
+from plane.money.stored import added_up, amount, sums_of
+from plane.money.totals import PART_KEYS, cost_of, name_unreadable, share_of
 from plane.wire.protocol import Snapshot
 
 TOP = 20
@@ -159,19 +160,14 @@ def _tools(rows: Iterable[tuple[str, str | None, str | None, str]], named: Named
 
 
 def summed(rows: Iterable[tuple[str, str]], named: Named) -> dict[str, Decimal]:
-    """`rows`, each a key and a stored amount, added up by key; `named()`
-    (which reads the rows again by name and raises the StoreError of one it
-    cannot read) only if an amount is no number, or a sum no sum of amounts
-    (`plane.money.totals.added_up`)."""
-    sums: dict[str, Decimal] = {}
-    try:
-        for key, cost in rows:
-            sums[key] = sums.get(key, Decimal(0)) + Decimal(cost)
-    except InvalidOperation:
+    """`rows`, each a key and a stored amount, added up by key (`sums_of`);
+    `named()` (which reads the rows again by name and raises the StoreError
+    of one it cannot read) only if an amount is no number, or a sum no sum
+    of amounts."""
+    sums = sums_of(rows)
+    if sums is None:
         named()
-        raise
-    if not added_up(sums.values()):
-        named()
+        raise StoreError("The ledger could not be read (its rows changed as they were added up).")
     return sums
 
 

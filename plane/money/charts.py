@@ -24,12 +24,12 @@ from typing import Any
 
 from plane.money import savings
 from plane.money.ledger import Ledger
+from plane.money.stored import added_up
 from plane.money.totals import (
     NONE,
     PARTS_QUERY,
     QUERY,
     Record,
-    added_up,
     cost_sum,
     name_unreadable,
     per_day,

@@ -57,7 +57,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Collection, Coroutine, Iterable, Sequence
 from datetime import UTC, date, datetime, timedelta
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from sqlite3 import Connection, Row
 from typing import Any, NamedTuple, TypeVar
 
@@ -88,11 +88,10 @@ from plane.money.stored import (
     amount,
     changed,
     check_days,
-    spent_of,
+    sums_of,
     unreadable_day,
     unreadable_sum,
 )
-from plane.money.totals import added_up
 from plane.store.engine import Database, Write
 from plane.store.fence import FENCE
 from plane.wire.protocol import LedgerEntry, Usage
@@ -266,8 +265,7 @@ class Ledger:
             return sum((await self._day(day)).values(), Decimal(0))
         on = day.isoformat()
         rows = await self._read(FLEET_SPENT, on, on)
-        sums = await self._added((("", cost) for (cost,) in rows), on, "spend", "")
-        return sums.get("", Decimal(0))
+        return await self._spent(rows, on, "spend", None)
 
     async def group_today(self, group: str) -> Decimal:
         """What the calls written with `group` spent today, those in flight
@@ -285,33 +283,30 @@ class Ledger:
         return await self._added(keyed, on, "group_spend", "agent_group IS NOT NULL")
 
     async def _added(
-        self, rows: Iterable[tuple[K, str]], on: str, table: str, in_flight: str
+        self,
+        rows: Iterable[tuple[K, str]],
+        on: str,
+        table: str,
+        in_flight: str = "",
+        key: str | None = None,
     ) -> dict[K, Decimal]:
         """`rows` of day `on` (a key, a cost: `table`'s sums and the calls in
-        flight `in_flight` picks) added up by key. A cost no plane wrote is
-        the LedgerError naming its row, said as at start; the rows are read
-        again by name only then (`unreadable_day`), so each sum costs no more."""
-        sums: dict[K, Decimal] = {}
-        try:
-            for key, cost in rows:
-                sums[key] = sums.get(key, _ZERO) + Decimal(cost)
-            if added_up(sums.values()):
-                return sums
-        except InvalidOperation:
-            pass
-        error = await unreadable_day(self._read, on, table, in_flight)
-        raise LedgerError(str(error) if error else changed(table, on))
+        flight `in_flight` picks, or those of `key` alone) added up by key. A
+        cost no plane wrote is the LedgerError naming its row, said as at
+        start; the rows are read again by name only then (`unreadable_day`),
+        so each sum costs no more."""
+        sums = sums_of(rows)
+        if sums is None:
+            error = await unreadable_day(self._read, on, table, in_flight, key)
+            raise LedgerError(str(error) if error else changed(table, on))
+        return sums
 
     async def _spent(self, rows: list[Row], on: str, table: str, key: str | None) -> Decimal:
-        """`rows` (one budget's costs of day `on`: `table`'s sum of `key`, or
-        of all, and its calls in flight) added up, as `_added` adds them: a
-        cost no plane wrote is the LedgerError naming its row, read again
-        by name only then (what the gate and a gateway call's hold read)."""
-        spent = spent_of(rows)
-        if spent is None:
-            error = await unreadable_day(self._read, on, table, "", key)
-            raise LedgerError(str(error) if error else changed(table, on))
-        return spent
+        """`_added` of one budget's costs of day `on` (`table`'s sum of `key`,
+        or of all, and its calls in flight): what the gate and a gateway
+        call's hold read."""
+        sums = await self._added((("", cost) for (cost,) in rows), on, table, key=key)
+        return sums.get("", _ZERO)
 
     async def group_in_flight(self, group: str) -> Decimal:
         """The part of `group_today` its calls in flight count."""

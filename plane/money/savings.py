@@ -19,8 +19,8 @@ from sqlite3 import Connection, Row
 from plane.clock import Clock, day_of
 from plane.errors import UnknownPrice
 from plane.money.pricing import Pricer
-from plane.money.stored import amount
-from plane.money.totals import Record, added_up, name_unreadable
+from plane.money.stored import added_up, amount
+from plane.money.totals import Record, name_unreadable
 from plane.store.engine import Database
 from plane.wire.protocol import Usage
 

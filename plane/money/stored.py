@@ -14,11 +14,13 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 from sqlite3 import Connection, Row
+from typing import TypeVar
 
 from plane.clock import read_stamp
 from plane.errors import StoreError
 
 _ZERO = Decimal(0)
+K = TypeVar("K")
 
 
 def amount(table: str, row: str, column: str, value: object, *, signed: bool = False) -> Decimal:
@@ -84,16 +86,31 @@ def check_days(conn: Connection, since: date) -> None:
             amount(table, f"{who} on {on}", "cost_usd", cost)
 
 
-def spent_of(rows: Iterable[Row | tuple[str]]) -> Decimal | None:
-    """The costs of `rows` (a sum's and its calls' in flight) added up; None
-    if that is no amount (a row edited while the plane runs): its caller
-    names the row then (`unreadable_within`, `unreadable_day`), so a sum
-    that reads costs no more than adding it up."""
+def added_up(sums: Iterable[Decimal], *, signed: bool = False) -> bool:
+    """Whether each of `sums` can be a sum of amounts: finite, and not below
+    zero unless `signed` (a call's parts)."""
+    return all(sum_.is_finite() and (signed or sum_ >= 0) for sum_ in sums)
+
+
+def sums_of(rows: Iterable[tuple[K, str]]) -> dict[K, Decimal] | None:
+    """`rows` (a key, a stored amount) added up by key; None if an amount is
+    no number or a sum no sum of amounts (a row edited while the plane
+    runs): its caller names the row then (`unreadable_day`,
+    `unreadable_within`, a `named` read), so a sum that reads costs no more
+    than adding it up."""
+    sums: dict[K, Decimal] = {}
     try:
-        spent = sum((Decimal(cost) for (cost,) in rows), _ZERO)
+        for key, cost in rows:
+            sums[key] = sums.get(key, _ZERO) + Decimal(cost)
     except InvalidOperation:
         return None
-    return spent if spent.is_finite() and spent >= 0 else None
+    return sums if added_up(sums.values()) else None
+
+
+def spent_of(rows: Iterable[Row | tuple[str]]) -> Decimal | None:
+    """`sums_of` of one budget's costs (a sum's and its calls' in flight)."""
+    sums = sums_of(("", cost) for (cost,) in rows)
+    return None if sums is None else sums.get("", _ZERO)
 
 
 async def unreadable_sum(
@@ -105,13 +122,9 @@ async def unreadable_sum(
     None if each reads. For a row edited while the plane runs, which the
     start never saw."""
     for table, key in keys.items():
-        if key is None:
-            continue
-        sql = f"SELECT cost_usd FROM {table} WHERE day = ? AND {SUMS[table]} = ?"
-        for (cost,) in await read(sql, on, key):
-            try:
-                amount(table, f"{key} on {on}", "cost_usd", cost)
-            except StoreError as error:
+        if key is not None:
+            (sums, by), _ = _day_reads(on, table, "", key)
+            if (error := _first_unreadable(on, table, await read(sums, *by), ())) is not None:
                 return error
     return None
 

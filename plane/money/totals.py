@@ -23,7 +23,7 @@ from datetime import date, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
-from plane.money.stored import amount
+from plane.money.stored import added_up, amount
 from plane.wire.words import UNPRICED
 
 By = Literal["agent", "model", "day", "hour", "group", "tag", "session", "tool"]
@@ -117,12 +117,6 @@ def name_unreadable(rows: Iterable[Record], read: Callable[[Record], object]) ->
     at or above zero goes unseen here (`plane ledger` names its call)."""
     for row in rows:
         read(row)
-
-
-def added_up(sums: Iterable[Decimal], *, signed: bool = False) -> bool:
-    """Whether each of `sums` can be a sum of amounts: finite, and not below
-    zero unless `signed` (a call's parts)."""
-    return all(sum_.is_finite() and (signed or sum_ >= 0) for sum_ in sums)
 
 
 def cost_sum(rows: Sequence[Record]) -> Decimal:
