@@ -91,6 +91,7 @@ from plane.money.stored import (
     sums_of,
     unreadable_day,
     unreadable_sum,
+    unreadable_within,
 )
 from plane.store.engine import Database, Write
 from plane.store.fence import FENCE
@@ -674,17 +675,13 @@ class Ledger:
 
         def read(conn: Connection) -> dict[str, Decimal]:
             rows = conn.execute(
-                "SELECT agent, cost_usd, NULL FROM spend WHERE day = ?1 UNION ALL"
-                " SELECT agent, cost_usd, id FROM calls WHERE status = 'pending' AND day = ?1",
+                "SELECT agent, cost_usd FROM spend WHERE day = ?1 UNION ALL"
+                " SELECT agent, cost_usd FROM calls WHERE status = 'pending' AND day = ?1",
                 (on,),
-            )
-            sums: dict[str, Decimal] = {}
-            for agent, cost, call in rows.fetchall():  # call: None for a day's sum
-                if call is None:
-                    found = amount("spend", f"{agent} on {on}", "cost_usd", cost)
-                else:
-                    found = amount("calls", f"call {call} of {agent}", "cost_usd", cost)
-                sums[agent] = sums.get(agent, Decimal(0)) + found
+            ).fetchall()
+            sums = sums_of(rows)
+            if sums is None:  # a row edited while the plane runs: named, as at start
+                raise unreadable_within(conn, on, "spend", None)
             return sums
 
         # Until the sums are there when this coroutine runs again: the
