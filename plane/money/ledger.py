@@ -705,10 +705,7 @@ class Ledger:
                 log.error(
                     "call %d could not be closed at its cost, kept at its estimate: %s", call, error
                 )
-            except (
-                LeaseLost,
-                LedgerError,
-            ) as error:  # closed elsewhere meanwhile (`AlreadyClosed`)
+            except (LeaseLost, LedgerError) as error:  # closed elsewhere: `AlreadyClosed`
                 log.warning("call %d was closed by another plane meanwhile: %s", call, error)
                 self._open.pop(call, None)
                 self._closed()  # no longer in flight here: what it held is looked at again
