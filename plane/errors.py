@@ -15,6 +15,8 @@
     │   └── UnknownRef             invalid      (economy.compress.refs; a KeyError too) a ref never
     │                                           stored, or past its ttl
     ├── LedgerError                internal     the ledger could not record spend: nothing proceeds
+    │   └── AlreadyClosed          internal     a close of a call closed meanwhile (settled, failed,
+    │                                           swept): nothing more is counted, nothing to cut
     ├── StoreError                 internal     a database cannot be opened, read or written:
     │                                           the plane does not start
     ├── StoreUnreachable           internal     the shared store is away: what would be written
@@ -96,6 +98,7 @@ if TYPE_CHECKING:  # a type only: importing the protocol (pydantic) costs a CLI 
 
 __all__ = [
     "AgentExists",
+    "AlreadyClosed",
     "ConfigError",
     "ContextOverflow",
     "InvalidRequest",
@@ -165,6 +168,12 @@ class ToolError(PlaneError):
 
 class LedgerError(PlaneError):
     code: ErrorCode = "internal"
+
+
+class AlreadyClosed(LedgerError):
+    """A call's close that found it closed already: its answer settled it as
+    its turn was cut, or another plane swept it. What it counts is counted
+    once, as the first close wrote it; a cut of it has nothing left to cut."""
 
 
 class StoreError(PlaneError):

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from plane.agents.services import Services
-from plane.errors import LeaseLost, LedgerError, ProviderError, UnknownPrice
+from plane.errors import AlreadyClosed, LeaseLost, LedgerError, ProviderError, UnknownPrice
 from plane.history.folds import Folds
 from plane.money.attribution import NO_HISTORY, HistoryPieces, Piece, add_message, of_request
 from plane.money.ledger import Charge, Ledger
@@ -179,9 +179,12 @@ async def _cut(ledger: Ledger, call: int) -> None:
     other plane would ever sweep it. If another plane took the agent, its
     sweep counted the call already; if the store stays away past the
     ledger's patience, the lease has run out meanwhile, and the renewal that
-    takes it anew sweeps the call."""
+    takes it anew sweeps the call. If its answer settled it meanwhile (or
+    the operator's cut counted it), it is closed already: nothing to cut."""
     try:
         await ledger.cut(call)
+    except AlreadyClosed as exc:
+        log.info("a call of %s cut in flight was closed already: %s", ledger.plane, exc)
     except (LeaseLost, LedgerError) as exc:
         log.info("a call of %s cut in flight is left to the sweep: %s", ledger.plane, exc)
 

@@ -32,7 +32,7 @@ from plane.agents.services import Services
 from plane.agents.worker import AgentWorker
 from plane.agents.workers import Workers
 from plane.errors import LedgerError, unreachable
-from plane.money.gate import Hold
+from plane.money.gate import Hold, Unread, Unreadable
 from plane.money.limits import spend_level, steps_down
 from plane.wire.protocol import AgentState, AgentStatus, AgentUpdated, GroupState, Snapshot
 
@@ -195,11 +195,12 @@ class Rows:
         services = self._services
         ledger, defaults = services.ledger, services.config.defaults
         day = await ledger.today()
-        sums = await ledger.spend_by_agent(day)  # once, for every row
-        fleet_spent = await ledger.fleet_today()  # and for every row's gate
-        groups = await services.gate.ceilings.groups.states(ledger)  # and each group's
+        sums, unread = await ledger.day_spend(day)  # once, for every row
+        fleet_spent, fleet_unread = await self._fleet_spent(bool(unread))  # every row's gate
+        groups, groups_unread = await services.gate.ceilings.groups.states(ledger)  # each group's
         resets_at = services.gate.resets_at()
-        agents = await self._states(sums, fleet_spent, groups, resets_at)
+        held = Unread(unread, groups_unread, fleet_unread)
+        agents = await self._states(sums, fleet_spent, groups, resets_at, held)
         return Snapshot(
             day=day,
             now=services.clock.now(),
@@ -218,26 +219,46 @@ class Rows:
             config_looked=[str(place) for place in self._services.config.looked_in()],
         )
 
+    async def _fleet_spent(self, unread: bool) -> tuple[Decimal | None, str | None]:
+        """The fleet's spend today, or, when an agent's does not read
+        (`unread`) and so neither does the fleet's, None and the sentence
+        naming the row: the agents under the fleet's ceiling are held by it."""
+        try:
+            return await self._services.ledger.fleet_today(), None
+        except LedgerError as error:
+            if not unread or unreachable(error):
+                raise
+            return None, str(error)
+
     async def _states(
         self,
         sums: Mapping[str, Decimal],
-        fleet_spent: Decimal,
+        fleet_spent: Decimal | None,
         groups: list[GroupState],
         resets_at: datetime,
+        unread: Unread,
     ) -> list[AgentState]:
         """Every row, from figures read once for all: the day's spend (`sums`),
         the fleet's and each group's (for the gate's ceilings above the
-        agent's), the waiting counts (memory, or one grouped query). An agent
-        deleted while a gateway agent's gate was asked is left out."""
+        agent's), the waiting counts (memory, or one grouped query), and the
+        sums that did not read (`unread`: the agents whose calls count in
+        them are held). An agent deleted while a gateway agent's gate was
+        asked is left out."""
         waiting = await self._services.conversation.waiting_counts()
         group_spent = {g.name: g.spend_today_usd for g in groups}
         states = []
+        hold: Hold | None
         for name, worker in list(self._workers.items()):
             spent = sums.get(name, Decimal(0))
             if self._working(worker):
                 hold = None
+            elif (said := self._services.gate.unread(name, unread)) is not None:
+                hold = Unreadable(name, said)
             elif worker.spec.gateway is None:
-                hold = worker.hold_known(spent, fleet_spent, group_spent, resets_at)
+                # The fleet's spend unread holds every agent under its ceiling
+                # (`Gate.unread`): without one, it is not weighed.
+                fleet = Decimal(0) if fleet_spent is None else fleet_spent
+                hold = worker.hold_known(spent, fleet, group_spent, resets_at)
             else:
                 hold = await worker.hold(fleet_spent, group_spent)
                 if self._workers.get(name) is not worker:

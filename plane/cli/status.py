@@ -88,7 +88,8 @@ def status_json(snapshot: dict[str, Any]) -> str:
     pace (null: nothing spent lately) and `reaches_ceiling_at` when it reaches
     its ceiling at that pace, set only when that is before `resets_at`.
     `hold_reason`: why a held agent is held (`ceiling`, `loop`: the loop
-    guard's, which `plane resume` lifts, …; null when not held);
+    guard's, which `plane resume` lifts, `unreadable`: a row of its spend
+    today is not an amount, …; null when not held);
     `stepped_down_from`: its own model while it runs on its fallback (`model`).
     `groups`: each group of agents, its spend today and ceiling (null: none).
     `config_file`: the agents.yaml the plane read (null: it runs on the

@@ -160,6 +160,11 @@ def sentence(kind: AlertKind, state: AgentState, now: datetime) -> str:
     name, spent, ceiling = state.name, state.spend_today_usd, state.limit_usd
     if kind == "amber" and ceiling is not None:
         return warning(name, ceiling, spent)
+    if kind == "held" and state.hold_reason == "unreadable":
+        return (
+            f"{name} is held: a row of its spend today is not an amount, so no call of its"
+            " could be counted. It starts no new turn until that row reads again."
+        )
     if kind == "held":
         if state.resumes_at is not None:
             until_when = (

@@ -42,6 +42,7 @@ PARTS = "SELECT part, tool, mcp_server, cost_usd FROM call_parts"
 GROUPS_NAMED = GROUPS.replace("agent_group, cost_usd", "id, agent, cost_usd")
 PARTS_NAMED = "SELECT call, part, tool, cost_usd AS cost FROM call_parts"
 TAGS_NAMED = "SELECT tag, cost_usd FROM tag_spend WHERE day = ?"
+GROUPS_TODAY_NAMED = "SELECT agent_group, cost_usd FROM group_spend WHERE day = ?"
 TAGS_IN_FLIGHT_NAMED = (
     "SELECT id, agent, cost_usd FROM calls WHERE status = 'pending' AND day = ? AND tag IS NOT NULL"
 )
@@ -74,6 +75,7 @@ def groups_today(snapshot: Snapshot) -> list[Metric]:
 def read(conn: Connection, day: date, tags: Mapping[str, Decimal | None]) -> list[Metric]:
     """The ledger's sums by group, tag and tool, on the scrape's connection."""
     on = day.isoformat()
+    _groups_read(conn, on)
     return [
         *_tags(conn.execute(TAGS_SPENT, (on, on)).fetchall(), tags, lambda: _tag_named(conn, on)),
         _groups(
@@ -85,6 +87,14 @@ def read(conn: Connection, day: date, tags: Mapping[str, Decimal | None]) -> lis
             lambda: name_unreadable(conn.execute(PARTS_NAMED).fetchall(), share_of),
         ),
     ]
+
+
+def _groups_read(conn: Connection, on: str) -> None:
+    """The day's group sums, each read by name: the snapshot's group figures
+    leave out one that does not read (its agents' rows say they are held),
+    and the scrape serves no figure short of a row it could not read."""
+    for group, cost in conn.execute(GROUPS_TODAY_NAMED, (on,)).fetchall():
+        amount("group_spend", f"{group} on {on}", "cost_usd", cost)
 
 
 def _tag_named(conn: Connection, on: str) -> None:

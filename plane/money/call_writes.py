@@ -16,7 +16,7 @@ from functools import partial
 from sqlite3 import Connection
 
 from plane.clock import stamp
-from plane.errors import LeaseLost, LedgerError
+from plane.errors import AlreadyClosed, LeaseLost
 from plane.money.attribution import Part
 from plane.money.budgets import Budget, admit_within
 from plane.money.day_sums import DaySums
@@ -226,11 +226,11 @@ class Closing(Write[Recorded]):
                 # was lost with the link. Written and counted once.
                 return recorded
             if now_recorded.status == "interrupted":  # swept while its plane was taken for dead
-                raise LedgerError(
+                raise AlreadyClosed(
                     f"Call {call} was already counted at its estimate by another plane,"
                     " while this one could not reach the store."
                 )
-            raise ValueError(f"call {call} is already {now_recorded.status}")
+            raise AlreadyClosed(f"Call {call} is already {now_recorded.status}: counted once.")
         if self.parts:
             conn.executemany(_PART, [_part_row(call, part) for part in self.parts])
         if cost:

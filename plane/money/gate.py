@@ -121,6 +121,30 @@ class TooDear(Hold):
         return "too dear"
 
 
+@dataclass(frozen=True)
+class Unreadable(Hold):
+    """A day's sum the agent's calls count in (its own, its group's, the
+    fleet's under a fleet's ceiling) is a row no plane wrote: no call of its
+    could be counted, so it takes none until the row reads again."""
+
+    said: str
+    """The sentence naming the row (`plane.money.stored`), as the start says it."""
+
+    @property
+    def reason(self) -> str:
+        return "unreadable"
+
+
+@dataclass(frozen=True)
+class Unread:
+    """What a snapshot could not read of the day's sums: by agent, and by
+    group, the sentence naming the row; `fleet`, the fleet's (None: it read)."""
+
+    agents: Mapping[str, str] = field(default_factory=dict)
+    groups: Mapping[str, str] = field(default_factory=dict)
+    fleet: str | None = None
+
+
 class Gate:
     def __init__(self, ledger: Ledger, ceilings: Ceilings) -> None:
         self.ledger = ledger
@@ -225,6 +249,16 @@ class Gate:
         if fleet_spent < fleet:
             return None
         return AboveAgent(agent, FleetFull(fleet_spent, fleet), resets_at)
+
+    def unread(self, agent: str, unread: Unread) -> str | None:
+        """The sentence of the first sum of `unread` `agent`'s calls count in:
+        its own, its group's, the fleet's under a fleet's ceiling (None: none)."""
+        if (said := unread.agents.get(agent)) is not None:
+            return said
+        budget = self.ceilings.groups.budget(agent)
+        if budget is not None and (said := unread.groups.get(budget.name)) is not None:
+            return said
+        return unread.fleet if self.ceilings.fleet() is not None else None
 
     def above_agent(self, agent: str, reason: str) -> Decimal | None:
         """The ceiling above the agent's that holds it for `reason` (the

@@ -105,9 +105,11 @@ class Groups:
             return None
         return Budget(name, self.ceiling(name))
 
-    async def states(self, ledger: Ledger) -> list[GroupState]:
-        """Every group as a snapshot carries it."""
-        spent = await ledger.groups_today() if self._members else {}
+    async def states(self, ledger: Ledger) -> tuple[list[GroupState], dict[str, str]]:
+        """Every group as a snapshot carries it, and the groups whose spend
+        today does not read, each with the sentence naming its row (shown as
+        spending nothing: their agents' rows say they are held)."""
+        spent, unread = await ledger.groups_spend() if self._members else ({}, {})
         return [
             GroupState(
                 name=name,
@@ -116,7 +118,7 @@ class Groups:
                 agents=sorted(members),
             )
             for name, members in self._members.items()
-        ]
+        ], unread
 
     async def set(self, name: str, ceiling: Decimal | None) -> None:
         """The operator's value, from the keyboard: it replaces the file's."""

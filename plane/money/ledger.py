@@ -88,6 +88,7 @@ from plane.money.stored import (
     amount,
     changed,
     check_days,
+    sums_apart,
     sums_of,
     unreadable_day,
     unreadable_sum,
@@ -147,7 +148,7 @@ class Ledger:
         self._clock = clock
         self._days: dict[date, dict[str, Decimal]] = {}
         self._plane_day = PlaneDay(clock, self._write, self._read, self._carry_in_flight)
-        self._reads: dict[date, Shared[dict[str, Decimal]]] = {}
+        self._reads: dict[date, Shared[tuple[dict[str, Decimal], dict[str, str]]]] = {}
         """A day's sums being read: who asks meanwhile waits for that read."""
         self._open: dict[int, Recorded] = {}
         """The calls this plane opened and has not closed, as written."""
@@ -168,6 +169,12 @@ class Ledger:
         self._unsummed: set[str] = set()
         """Agents whose call's close was refused for a day's sum that is not
         an amount (`_refused_close`): they open no call until it reads."""
+        self._unread: dict[date, dict[str, str]] = {}
+        """By day in memory, the agents whose rows of it (their `spend` row,
+        a call in flight) did not add up when the day's sums were read, each
+        with the sentence naming the row: left out of the day's sums, and
+        held alone (their spend refused, no call opened) until it reads
+        (`_reread`). Every other agent's sum is read, and goes on."""
         self._books = Books(db, self._sums, self._open, self._count, self._closed, charged)
         """What this ledger's call writes reach of it (`charged`: told (agent,
         when, cost) of each call closed with a cost, once committed: the burn
@@ -252,10 +259,36 @@ class Ledger:
         return self._days.get(self.day(), {}).get(agent, Decimal(0))
 
     async def spend_today(self, agent: str) -> Decimal:
-        return (await self._day(await self.today())).get(agent, Decimal(0))
+        """`agent`'s spend today; the LedgerError naming its row while a row
+        of its does not read (`_unread`)."""
+        day = await self.today()
+        sums = await self._day(day)
+        if self._unread and agent in self._unread.get(day, _NONE):
+            await self._reread(day, agent)
+            sums = await self._day(day)
+        return sums.get(agent, _ZERO)
 
     async def spend_by_agent(self, day: date | None = None) -> dict[str, Decimal]:
-        return dict(await self._day(day or await self.today()))
+        """Each agent's spend on `day`; the LedgerError naming a row that
+        does not read, of any agent (a sum of them all would be short)."""
+        sums, unread = await self.day_spend(day or await self.today())
+        if unread:
+            raise LedgerError(next(iter(unread.values())))
+        return sums
+
+    async def day_spend(self, day: date) -> tuple[dict[str, Decimal], dict[str, str]]:
+        """Each agent's spend on `day` that reads, and the agents held by a
+        row of theirs that does not, each with the sentence naming it (read
+        again first: a row corrected since frees its agent)."""
+        sums = await self._day(day)
+        for agent in list(self._unread.get(day, _NONE)):
+            try:
+                await self._reread(day, agent)
+            except LedgerError:
+                pass
+        unread = dict(self._unread.get(day, _NONE))
+        sums = await self._day(day)
+        return {a: s for a, s in sums.items() if a not in unread}, unread
 
     async def fleet_today(self) -> Decimal:
         """Every agent's spend today together, calls in flight at their
@@ -263,7 +296,7 @@ class Ledger:
         others' calls are not in this plane's sums); else summed here."""
         day = await self.today()
         if self.plane is None:
-            return sum((await self._day(day)).values(), Decimal(0))
+            return sum((await self.spend_by_agent(day)).values(), Decimal(0))
         on = day.isoformat()
         rows = await self._read(FLEET_SPENT, on, on)
         return await self._spent(rows, on, "spend", None)
@@ -278,10 +311,26 @@ class Ledger:
 
     async def groups_today(self) -> dict[str, Decimal]:
         """`group_today` of every group that spent today, in one read."""
+        sums, unread = await self.groups_spend()
+        if unread:
+            raise LedgerError(next(iter(unread.values())))
+        return sums
+
+    async def groups_spend(self) -> tuple[dict[str, Decimal], dict[str, str]]:
+        """`groups_today` of the groups whose rows read, and the groups whose
+        rows do not, each with the sentence naming its row: those hold their
+        own agents, the rest go on."""
         on = (await self.today()).isoformat()
-        rows = await self._read(GROUPS_SPENT, on, on)
-        keyed = ((str(group), cost) for group, cost in rows)
-        return await self._added(keyed, on, "group_spend", "agent_group IS NOT NULL")
+        rows = [(str(group), cost) for group, cost in await self._read(GROUPS_SPENT, on, on)]
+        sums = sums_of(rows)
+        if sums is not None:
+            return sums, {}
+        sums, apart = sums_apart(rows)
+        unread = {}
+        for group in apart:
+            error = await unreadable_day(self._read, on, "group_spend", "", group)
+            unread[group] = str(error) if error else changed("group_spend", on)
+        return sums, unread
 
     async def _added(
         self,
@@ -393,6 +442,7 @@ class Ledger:
         """Read the day's sums from the store again when next asked: agents
         that moved here from another plane bring spend this plane never saw."""
         self._days.clear()
+        self._unread.clear()
         self._sums.stale = True
 
     async def open_call(
@@ -426,6 +476,8 @@ class Ledger:
         assert day is not None  # known: a day reached
         if day not in self._days:
             await self._day(day)  # the gate's sum for the day, before it moves
+        if self._unread and agent in self._unread.get(day, _NONE):
+            await self._reread(day, agent)
         if self._unsummed and agent in self._unsummed:
             await self._summed(agent, day_text, group, tag)
         row: tuple[object, ...] = (
@@ -550,6 +602,9 @@ class Ledger:
         if old in self._unsummed:
             self._unsummed.discard(old)
             self._unsummed.add(new)
+        for unread in self._unread.values():
+            if old in unread:
+                unread[new] = unread.pop(old)
 
     async def entries(self, day: date) -> list[LedgerEntry]:
         rows = await self._read("SELECT * FROM calls WHERE day = ? ORDER BY id", day.isoformat())
@@ -650,7 +705,7 @@ class Ledger:
                 log.error(
                     "call %d could not be closed at its cost, kept at its estimate: %s", call, error
                 )
-            except (LeaseLost, LedgerError, ValueError) as error:  # closed elsewhere meanwhile
+            except (LeaseLost, LedgerError) as error:  # closed elsewhere: `AlreadyClosed`
                 log.warning("call %d was closed by another plane meanwhile: %s", call, error)
                 self._open.pop(call, None)
                 self._closed()  # no longer in flight here: what it held is looked at again
@@ -669,36 +724,63 @@ class Ledger:
     async def _day(self, day: date) -> dict[str, Decimal]:
         """The day's sums, read once: the closed calls' from `spend`, and the
         estimates of calls still pending. Read on the writer, between two
-        commits, so no commit can fall between the read and the sums."""
+        commits, so no commit can fall between the read and the sums. An
+        agent whose rows do not add up (a row edited while the plane runs)
+        is left out, and held alone (`_unread`): the others' sums are read."""
 
         on = day.isoformat()
 
-        def read(conn: Connection) -> dict[str, Decimal]:
-            rows = conn.execute(
-                "SELECT agent, cost_usd FROM spend WHERE day = ?1 UNION ALL"
-                " SELECT agent, cost_usd FROM calls WHERE status = 'pending' AND day = ?1",
-                (on,),
-            ).fetchall()
+        def read(conn: Connection) -> tuple[dict[str, Decimal], dict[str, str]]:
+            rows = conn.execute(_DAY_SUMS, (on,)).fetchall()
             sums = sums_of(rows)
-            if sums is None:  # a row edited while the plane runs: named, as at start
-                raise unreadable_within(conn, on, "spend", None)
-            return sums
+            if sums is not None:
+                return sums, {}
+            sums, apart = sums_apart(rows)
+            return sums, {
+                agent: str(unreadable_within(conn, on, "spend", agent)) for agent in apart
+            }
+
+        def kept(read: tuple[dict[str, Decimal], dict[str, str]]) -> None:
+            sums, unread = read
+            if day not in self._days:
+                self._days[day] = sums
+                if unread:
+                    self._unread[day] = unread
 
         # Until the sums are there when this coroutine runs again: the
         # fleet's tick may forget them (`forget_sums`) between the commit
         # that kept them and this return, and then they are read anew.
-        while (kept := self._days.get(day)) is None:
+        while (sums := self._days.get(day)) is None:
             if day not in self._reads:
-                self._reads[day] = Shared(
-                    lambda: self._write(
-                        read, then=lambda sums: self._days.setdefault(day, sums), reading=True
-                    )
-                )
-            try:
-                await self._reads[day].get()
-            except StoreError as error:  # a row edited while the plane runs: said as at start
-                raise LedgerError(str(error)) from error
-        return kept
+                self._reads[day] = Shared(lambda: self._write(read, then=kept, reading=True))
+            await self._reads[day].get()
+        return sums
+
+    async def _reread(self, day: date, agent: str) -> None:
+        """`agent`'s sum of `day`, which did not read (`_unread`), read again
+        on the writer: kept once it reads, and the agent goes on; else the
+        LedgerError naming its row (the start's sentence)."""
+        on = day.isoformat()
+
+        def read(conn: Connection) -> Decimal:
+            rows = conn.execute(_AGENTS_DAY_SUMS, (on, agent)).fetchall()
+            sums = sums_of(rows)
+            if sums is None:
+                raise unreadable_within(conn, on, "spend", agent)
+            return sums.get(agent, _ZERO)
+
+        def kept(sum_: Decimal) -> None:
+            unread = self._unread.get(day)
+            if unread is not None and unread.pop(agent, None) is not None:
+                if not unread:
+                    del self._unread[day]
+                if (sums := self._days.get(day)) is not None:
+                    sums[agent] = sum_
+
+        try:
+            await self._write(read, then=kept, reading=True)
+        except StoreError as error:  # still no amount: said as at start
+            raise LedgerError(str(error)) from error
 
     async def _write(
         self,
@@ -729,3 +811,14 @@ def _refused(error: sqlite3.Error, *, reading: bool = False) -> LedgerError:
 
 
 _ZERO = Decimal(0)
+_NONE: dict[str, str] = {}
+_DAY_SUMS = (
+    "SELECT agent, cost_usd FROM spend WHERE day = ?1 UNION ALL"
+    " SELECT agent, cost_usd FROM calls WHERE status = 'pending' AND day = ?1"
+)
+"""A day's sums by agent: the closed calls' (`spend`) and those in flight."""
+_AGENTS_DAY_SUMS = (
+    "SELECT agent, cost_usd FROM spend WHERE day = ?1 AND agent = ?2 UNION ALL SELECT agent,"
+    " cost_usd FROM calls WHERE status = 'pending' AND day = ?1 AND agent = ?2"
+)
+"""`_DAY_SUMS` of one agent."""

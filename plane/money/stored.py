@@ -107,6 +107,25 @@ def sums_of(rows: Iterable[tuple[K, str]]) -> dict[K, Decimal] | None:
     return sums if added_up(sums.values()) else None
 
 
+def sums_apart(rows: Iterable[tuple[K, str]]) -> tuple[dict[K, Decimal], list[K]]:
+    """`sums_of`, key by key, for rows that did not add up together: the
+    sums of the keys whose rows do, and the keys whose rows do not (one
+    agent's, one group's row edited while the plane runs holds that key
+    alone)."""
+    by_key: dict[K, list[tuple[K, str]]] = {}
+    for key, cost in rows:
+        by_key.setdefault(key, []).append((key, cost))
+    sums: dict[K, Decimal] = {}
+    apart: list[K] = []
+    for key, own in by_key.items():
+        one = sums_of(own)
+        if one is None:
+            apart.append(key)
+        else:
+            sums.update(one)
+    return sums, apart
+
+
 def spent_of(rows: Iterable[Row | tuple[str]]) -> Decimal | None:
     """`sums_of` of one budget's costs (a sum's and its calls' in flight)."""
     sums = sums_of(("", cost) for (cost,) in rows)

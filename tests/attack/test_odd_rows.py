@@ -636,6 +636,67 @@ async def _calls(plane) -> int:
     return len(await plane.db.fetchall("SELECT id FROM calls"))
 
 
+GROUPED_ONLY = scripted_config(
+    "  demo: {}\n  scout: {}\n",
+    limit_usd="100",
+    more="groups:\n  g: {limitUsd: 100, agents: [demo]}\n",
+)
+"""Ceilings no test turn reaches, the agents' and demo's group's; no fleet's
+(whose spend, every agent's together, a row of demo's would leave unread)."""
+TOMORROW = "2026-11-30"
+BEGUN = {
+    "spend": ("INSERT INTO spend (day, agent, cost_usd) VALUES (?, 'demo', ?)", "demo"),
+    "group_spend": ("INSERT INTO group_spend (day, agent_group, cost_usd) VALUES (?, 'g', ?)", "g"),
+}
+
+
+@on_each_store
+@pytest.mark.parametrize("odd", ODD_SUMS)
+@pytest.mark.parametrize("table", list(BEGUN))
+async def test_a_sum_unreadable_when_its_day_begins_holds_its_agents_alone(start_plane, table, odd):
+    """One agent's spend row (or its group's) of a day not yet begun, no
+    plane's: the day's sums are read at its first gate check. That agent
+    alone is held: its send is refused with the sentence naming the row,
+    nothing kept or spent, and its row shows it held by an unreadable row;
+    every other agent's turns go on, with their sums right. Once the row
+    reads again, the agent goes on, its spend counting the row. Before,
+    every agent's every send that day was refused with that sentence, and
+    the snapshot (the TUI's every row) failed on it."""
+    sql, key = BEGUN[table]
+    plane = await start_plane(GROUPED_ONLY)
+    await plane.db.write(lambda conn: conn.execute(sql, (TOMORROW, odd)))
+    await plane.clock.set(NOON + timedelta(hours=12, seconds=30))
+    scout = await plane.turn("scout", "hello", within=10)
+    assert [m.text for m in scout if m.kind == "agent"] == ["ok"], scout
+    with pytest.raises(LedgerError) as refused:
+        await plane.send("demo", "hello")
+    said = str(refused.value)
+    assert _names_the_row(said, table, f"{key} on {TOMORROW}", odd), said
+    assert len(plane.llm.requests) == 1
+    assert await plane.db.fetchall("SELECT id FROM messages WHERE agent = 'demo'") == []
+    rows = {a.name: a for a in (await plane.rows.snapshot()).agents}
+    assert (rows["demo"].status, rows["demo"].hold_reason) == ("held", "unreadable")
+    assert (rows["scout"].status, rows["scout"].hold_reason) == ("idle", None)
+    assert rows["scout"].spend_today_usd == await _spent(plane, "scout")
+    fix = f"UPDATE {table} SET cost_usd = '0.5' WHERE day = ?"
+    await plane.db.write(lambda conn: conn.execute(fix, (TOMORROW,)))
+    demo = await plane.turn("demo", "again", within=10)
+    assert [m.text for m in demo if m.kind == "agent"] == ["ok"], demo
+    rows = {a.name: a for a in (await plane.rows.snapshot()).agents}
+    assert (rows["demo"].status, rows["demo"].hold_reason) == ("idle", None)
+    own = Decimal("0.5") if table == "spend" else Decimal(0)
+    assert rows["demo"].spend_today_usd == own + await _spent(plane, "demo")
+
+
+async def _spent(plane, agent: str) -> Decimal:
+    """What `agent`'s calls of the day cost, added up from their rows."""
+    rows = await plane.db.fetchall(
+        "SELECT cost_usd FROM calls WHERE agent = ? AND day = ?", agent, TOMORROW
+    )
+    assert rows, agent
+    return sum((Decimal(cost) for (cost,) in rows), Decimal(0))
+
+
 @on_each_store
 @pytest.mark.parametrize("odd", ODD_SUMS)
 async def test_a_groups_spend_edited_while_the_plane_runs_refuses_its_agents_sends(

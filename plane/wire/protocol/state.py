@@ -121,7 +121,8 @@ class AgentState(Frame):
     hold_reason: str | None = None
     """Why it is held, while `status` is `held`: `ceiling`, `loop` (the loop
     guard's: the operator's resume lets it go on), `unpriced`, `fleet`,
-    `group`, … (a client may word it; the conversation says it whole)."""
+    `group`, `unreadable` (a row of its spend today is not an amount), …
+    (a client may word it; the conversation says it whole)."""
     stepped_down_from: str | None = None
     """Its own model, while it runs on its cheaper fallback near its ceiling
     (`model` is then the fallback's); None otherwise."""

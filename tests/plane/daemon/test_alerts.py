@@ -195,6 +195,11 @@ def test_a_held_sentence_says_what_frees_the_agent():
         "demo is held: $0.20 spent today, of $0.20 a day. It starts no new turn until "
         "00:00 UTC, in 12h 00m, or until the limit is raised."
     )
+    unreadable = held(limit_usd=Decimal(1), hold_reason="unreadable")
+    assert sentence("held", unreadable, NOON) == (
+        "demo is held: a row of its spend today is not an amount, so no call of its could be"
+        " counted. It starts no new turn until that row reads again."
+    )
 
 
 async def test_the_day_turning_over_resumes_a_held_agent_and_says_so(start_plane, receiver):

@@ -10,7 +10,7 @@ from decimal import Decimal
 import pytest
 
 from plane.clock import ManualClock
-from plane.errors import LedgerError
+from plane.errors import AlreadyClosed, LedgerError
 from plane.money.ledger import Interrupted, Ledger
 from plane.store.migrations import MIGRATIONS
 from plane.wire.protocol import Usage
@@ -53,7 +53,7 @@ async def test_a_failed_call_costs_nothing(open_ledger):
     call = await ledger.open_call("demo", "openai", "gpt-4o", Decimal("0.05"), "estimate")
     await ledger.fail(call)
     assert await ledger.spend_today("demo") == 0
-    with pytest.raises(ValueError, match="already failed"):
+    with pytest.raises(AlreadyClosed, match="already failed"):
         await ledger.settle(call, USAGE, Decimal(1), "x")
 
 
@@ -152,6 +152,30 @@ async def test_a_call_cut_in_flight_counts_its_estimate_once(open_ledger):
     assert await ledger.spend_today("demo") == Decimal("0.05")
     [(status, estimated)] = await db.fetchall("SELECT status, estimated FROM calls")
     assert (status, estimated) == ("interrupted", 1)
+
+
+async def test_a_cut_that_meets_a_call_its_answer_settled_counts_it_once(open_ledger):
+    """The race of a call's answer and its cut (the lease running low, the
+    operator's interrupt): the answer settles the call first, and the cut
+    then finds it closed. That is `AlreadyClosed`, which the cut's caller
+    takes as nothing left to cut: the call counts its cost once, and the
+    operator's cut of the agent's calls still in flight counts each at its
+    estimate. Before, a bare `ValueError` escaped the cut (a traceback, the
+    turn failed as a bug in plane)."""
+    db, ledger = await open_ledger(ManualClock(NOON))
+    answered = await ledger.open_call("demo", "p", "m", Decimal("0.05"), "estimate")
+    flying = await ledger.open_call("demo", "p", "m", Decimal("0.07"), "estimate")
+    await ledger.settle(answered, USAGE, Decimal("0.01"), "table")
+    with pytest.raises(AlreadyClosed, match=f"Call {answered} is already settled"):
+        await ledger.cut(answered)
+    assert await ledger.interrupt_open("demo") == Interrupted(1, Decimal("0.07"))
+    assert await ledger.spend_today("demo") == Decimal("0.08")
+    assert await spend_table(db) == await sums_of_calls(db)
+    statuses = await db.fetchall("SELECT id, status, cost_usd FROM calls ORDER BY id")
+    assert [tuple(row) for row in statuses] == [
+        (answered, "settled", "0.01"),
+        (flying, "interrupted", "0.07"),
+    ]
 
 
 async def test_a_database_that_refuses_a_write_raises_ledger_error(open_ledger):
@@ -265,7 +289,7 @@ async def test_a_settle_refused_in_a_batch_moves_no_sum_twice(tmp_path, open_led
     await asyncio.sleep(0.05)
     release.set()
     await held
-    with pytest.raises(ValueError, match="already settled"):
+    with pytest.raises(AlreadyClosed, match="already settled"):
         await again
     assert (await other).cost_usd == Decimal("0.02")
     assert await ledger.spend_today("demo") == Decimal("0.03")
