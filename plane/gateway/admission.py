@@ -10,7 +10,9 @@ whose provider announced its prompt) wakes it to be weighed again.
 A call is weighed against each ceiling it spends under: its agent's, its
 agent's group's, its tag's (`Scope`), each with the calls in flight under
 it. Calls that share a group or a tag with a ceiling share one lock on this
-plane (a group's calls are several agents'); the ledger's admission checks
+plane (a group's calls are several agents'), and so does every other call
+of their agents (a tagged call and an untagged one are the same agent's
+day); the ledger's admission checks
 the same ceilings again in the transaction that writes the call, for every
 plane (`plane.money.budgets`).
 """
@@ -124,7 +126,7 @@ class Admission:
         if tagged is not None and tagged.ceiling is not None and not known:
             raise self._held(wire, _unpriced_tag(agent, model, tagged.name))
         scopes = self._scopes(agent, group, tagged)
-        lock = SHARED if len(scopes) > 1 else scopes[0].key
+        lock = self._lock(scopes)
         turn = self._turns[lock]
         deadline = asyncio.get_running_loop().time() + self.wait_s
         async with turn:
@@ -180,6 +182,16 @@ class Admission:
         if tag is not None and tag.ceiling is not None:
             scopes.append(Scope(f"tag:{tag.name}"))
         return scopes
+
+    def _lock(self, scopes: list[Scope]) -> str:
+        """The lock a call is weighed under: the same for every call of its
+        agent, whatever each carries, so none is weighed beside one of its
+        agent's it does not see. The agent's own, unless any of its calls may
+        be weighed with another agent's (it is in a group, or a tag has a
+        ceiling, which a call of its may carry): then the one they all share."""
+        tags = self._services.config.tags.values()
+        tagged = any(tag.limit_usd is not None for tag in tags)
+        return SHARED if len(scopes) > 1 or tagged else scopes[0].key
 
     async def announced(
         self, agent: str, call: int, model: str, asked: Asked, estimate: Estimate, usage: Usage

@@ -65,8 +65,22 @@ TOOL_USE_TOKENS = 1000
 TYPED_TOOL_TOKENS = 1000
 """A typed tool's schema, which the provider writes in (Anthropic's computer,
 text editor and bash tools: 735, 700 and 245 tokens)."""
-PROMPT_FIELDS = ("system", "instructions", "messages", "input", "tools", "tool_choice")
-"""Where a request's prompt is, in any of the three APIs."""
+PROMPT_FIELDS = (
+    "system",
+    "instructions",
+    "messages",
+    "input",
+    "tools",
+    "functions",  # Chat Completions' older tool definitions, which OpenAI still takes
+    "tool_choice",
+    "response_format",  # a structured output's schema: Chat Completions',
+    "text",  # Responses' (`text.format`),
+    "output_config",  # and Anthropic's (`output_config.format`, once `output_format`)
+    "output_format",
+)
+"""Where a request's prompt is, in any of the three APIs: every field the
+provider writes into what the model reads, and bills as prompt tokens."""
+TOOL_FIELDS = ("tools", "functions")
 SERVER_TOOLS = (
     "web_search",  # a tool's `type`: web_search_20250305 (Anthropic), web_search_preview (OpenAI)
     "web_fetch",
@@ -225,7 +239,7 @@ def _int(value: Any) -> int | None:
 def _prompt(body: dict[str, Any]) -> _Tally:
     tally = _Tally()
     for key in PROMPT_FIELDS:
-        if key == "tools":
+        if key in TOOL_FIELDS:
             tally.tools(body.get(key))
         elif key in body:
             tally.walk(body[key])

@@ -4,7 +4,8 @@ them) read `n: "16"`, `n: 16.0` or `n: " 16 "` as sixteen answers, each
 billed; a gateway that counted one would let every such call in at a
 sixteenth of its cost, and the day would end many calls over its ceiling.
 A background response (Responses' `background: true`) is billed after the
-call, where the gateway never sees its usage.
+call, where the gateway never sees its usage. Function definitions and a
+structured output's schema sit outside the messages, and are billed as prompt.
 
 A real plane with its HTTP listener; the scripted upstream bills what a
 lenient server would (`lenient`), the ground truth the ledger is held to.
@@ -178,3 +179,73 @@ async def test_a_predicted_output_never_takes_the_day_past_one_call_over(
     assert spent == billed_usd(gw.llm.billed, pricer)
     largest = max(pricer.price(b.model, b.usage).cost_usd for b in gw.llm.billed)
     assert spent <= CEILING + largest, f"${spent} spent: {len(gw.llm.billed)} calls went"
+
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        f"finding_{i}": {"type": "string", "description": "What the report says of it."}
+        for i in range(12)
+    },
+}
+"""About 1,000 characters: some 250 prompt tokens ($0.25), wherever the request puts it."""
+
+
+def schema_billed(where: str) -> Bills:
+    """An upstream that bills the schema as prompt, as the providers do with
+    their tool and output definitions, besides what every scripted reply counts."""
+
+    class Billed(Bills):
+        def usage(self, body: dict[str, Any]) -> Usage:
+            usage = super().usage(body)
+            schema = len(json.dumps(body[where]))
+            return usage.model_copy(update={"input_tokens": usage.input_tokens + -(-schema // 4)})
+
+    return Billed(writes=10, delay_s=0.1)
+
+
+@pytest.mark.parametrize(
+    ("path", "agent", "where"),
+    [
+        # Chat Completions' older tool definitions, which OpenAI still takes.
+        ("/v1/chat/completions", "aider", "functions"),
+        ("/v1/chat/completions", "aider", "response_format"),
+        ("/v1/responses", "aider", "text"),
+        ("/v1/messages", "claude", "output_config"),
+    ],
+)
+async def test_definitions_outside_the_messages_never_take_the_day_past_one_call_over(
+    start_gateway: StartGateway, path: str, agent: str, where: str
+) -> None:
+    """DESIGN, Gateway: "*The day ends at most one call over*, whatever the
+    concurrency and whatever the request." Function definitions, a structured
+    output's schema: the provider writes them into the prompt and bills them,
+    wherever in the body the request puts them; a gateway that counted only
+    the messages and tools would let every such call in at its messages' cost."""
+    gw = await start_gateway()
+    await gw.services.gate.ceilings.set(agent, CEILING)
+    gw.llm.responder = schema_billed(where)
+    definitions: dict[str, Any] = {
+        "functions": [{"name": "report", "parameters": SCHEMA}],
+        "response_format": {"type": "json_schema", "json_schema": {"name": "r", "schema": SCHEMA}},
+        "text": {"format": {"type": "json_schema", "name": "r", "schema": SCHEMA}},
+        "output_config": {"format": {"type": "json_schema", "schema": SCHEMA}},
+    }
+    body: dict[str, Any] = {"model": "scripted-model", where: definitions[where]}
+    if path == "/v1/responses":
+        body |= {"input": "hello", "max_output_tokens": 10}
+    else:
+        body |= {"messages": HELLO, "max_tokens": 10}
+    heads = (
+        {"x-api-key": gw.keys[agent], "anthropic-version": "2023-06-01"}
+        if agent == "claude"
+        else {"authorization": f"Bearer {gw.keys[agent]}"}
+    )
+    async with local_client(base_url=gw.url, timeout=30) as http:
+        await asyncio.gather(*(http.post(path, json=body, headers=heads) for _ in range(6)))
+    pricer = gw.services.pricer
+    spent = await gw.services.ledger.spend_today(agent)
+    assert spent == billed_usd(gw.llm.billed, pricer)
+    largest = max((pricer.price(b.model, b.usage).cost_usd for b in gw.llm.billed), default=0)
+    assert spent <= CEILING + largest, f"${spent} spent: {len(gw.llm.billed)} calls went"
+    assert spent >= CEILING - largest, "a call that fitted was refused"

@@ -24,6 +24,7 @@ prints the table (the README's).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import threading
@@ -400,6 +401,49 @@ async def test_a_call_crowded_out_goes_once_the_calls_in_flight_settle_cheaper(
             *(http.post("/v1/chat/completions", json=body, headers=heads) for _ in range(2))
         )
     assert [a.status_code for a in answers] == [200, 200]
+
+
+async def test_an_agents_tagged_and_untagged_calls_at_once_end_its_day_at_most_one_call_over(
+    start_gateway: StartGateway, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DESIGN, Gateway: "*The day ends at most one call over*, whatever the
+    concurrency and whatever the request." A tag with a ceiling of its own
+    (Budgets by purpose) must not open a second way in: $3 a day, and two
+    calls at once with no output limit, one tagged and one not, that each
+    write 5,000 tokens ($10). Nothing bounds either, so one flies and the
+    other waits for it (then finds the day spent); weighed apart, both flew
+    and the day ended at $20, two calls over.
+
+    The first call to be written waits (half a second at most) for the other to
+    be written too: they meet there only if the other was weighed without it."""
+    gw = await start_gateway(CONFIG + "tags:\n  ticket-1: {limitUsd: 100}\n")
+    await gw.services.gate.ceilings.set("aider", Decimal(3))
+    gw.llm.default_reply = Reply("ok", Usage(input_tokens=20, output_tokens=5000), delay_s=0.2)
+    ledger = gw.services.ledger
+    open_call, written, other = ledger.open_call, 0, asyncio.Event()
+
+    async def meeting(*args: Any, **kwargs: Any) -> int:
+        nonlocal written
+        written += 1
+        if written == 1:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(other.wait(), 0.5)
+        other.set()
+        return await open_call(*args, **kwargs)
+
+    monkeypatch.setattr(ledger, "open_call", meeting)
+    body = {"model": "scripted-model", "messages": HELLO}
+    heads = headers("/v1/chat/completions", gw.keys["aider"])
+    async with local_client(base_url=gw.url, timeout=60) as http:
+        await asyncio.gather(
+            *(
+                http.post("/v1/chat/completions", json=body, headers=heads | tag)
+                for tag in ({"x-plane-tag": "ticket-1"}, {})
+            )
+        )
+    spent = await ledger.spend_today("aider")
+    assert spent == billed_usd(gw.llm.billed, gw.services.pricer)
+    assert spent <= Decimal(3) + Decimal("10.02"), f"${spent}: {len(gw.llm.billed)} calls flew"
 
 
 # ── cut streams ─────────────────────────────────────────────────────────────
