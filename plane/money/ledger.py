@@ -43,7 +43,9 @@ the fleet's row, never before it — at the turn's epoch (`plane.store.fence.FEN
 and with a third of the lease still to run by the database's clock; every
 later write of the call carries the same fence.
 
-Beside it: the plane's day (`plane.money.plane_day`), a call's writes and
+Beside it: what the fleet, each group and each tag have spent today
+(`plane.money.budget_spend`, the ledger's `budgets`), the plane's day
+(`plane.money.plane_day`), a call's writes and
 their SQL (`plane.money.call_writes`), the day's sums a transaction moves
 (`plane.money.day_sums`), a `calls` row read (`plane.money.ledger_rows`),
 and calls counted interrupted (`plane.money.interrupted`).
@@ -55,7 +57,7 @@ import asyncio
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Collection, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Collection, Coroutine, Sequence
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from sqlite3 import Connection, Row
@@ -65,13 +67,8 @@ from plane.batched import Shared
 from plane.clock import Clock, day_of, stamp
 from plane.errors import LeaseLost, LedgerError, StoreError, unreachable
 from plane.money.attribution import Part
+from plane.money.budget_spend import BudgetSpend
 from plane.money.budgets import (
-    FLEET_SPENT,
-    GROUP_IN_FLIGHT,
-    GROUP_SPENT,
-    GROUPS_SPENT,
-    TAG_IN_FLIGHT,
-    TAG_SPENT,
     Budget,
     FleetFull,
     Full,
@@ -86,11 +83,9 @@ from plane.money.ledger_rows import Recorded, entry_of
 from plane.money.plane_day import PlaneDay
 from plane.money.stored import (
     amount,
-    changed,
     check_days,
     sums_apart,
     sums_of,
-    unreadable_day,
     unreadable_sum,
     unreadable_within,
 )
@@ -101,7 +96,6 @@ from plane.wire.protocol import LedgerEntry, Usage
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-K = TypeVar("K")
 
 SETTLE_PATIENCE_S = 30.0
 """How long closing a call waits for a store that is away before its
@@ -175,6 +169,8 @@ class Ledger:
         with the sentence naming the row: left out of the day's sums, and
         held alone (their spend refused, no call opened) until it reads
         (`_reread`). Every other agent's sum is read, and goes on."""
+        self.budgets = BudgetSpend(self._read, self.today, self.spend_by_agent, self._open, plane)
+        """What the fleet, each group and each tag have spent today."""
         self._books = Books(db, self._sums, self._open, self._count, self._closed, charged)
         """What this ledger's call writes reach of it (`charged`: told (agent,
         when, cost) of each call closed with a cost, once committed: the burn
@@ -290,99 +286,6 @@ class Ledger:
         sums = await self._day(day)
         return {a: s for a, s in sums.items() if a not in unread}, unread
 
-    async def fleet_today(self) -> Decimal:
-        """Every agent's spend today together, calls in flight at their
-        estimates. With several planes on the store, read from it (the
-        others' calls are not in this plane's sums); else summed here."""
-        day = await self.today()
-        if self.plane is None:
-            return sum((await self.spend_by_agent(day)).values(), Decimal(0))
-        on = day.isoformat()
-        rows = await self._read(FLEET_SPENT, on, on)
-        return await self._spent(rows, on, "spend", None)
-
-    async def group_today(self, group: str) -> Decimal:
-        """What the calls written with `group` spent today, those in flight
-        at their estimates (`plane.money.budgets.GROUP_SPENT`): the group's
-        agents when each call was made, whoever is in it now."""
-        on = (await self.today()).isoformat()
-        rows = await self._read(GROUP_SPENT, *(on, group) * 2)
-        return await self._spent(rows, on, "group_spend", group)
-
-    async def groups_today(self) -> dict[str, Decimal]:
-        """`group_today` of every group that spent today, in one read."""
-        sums, unread = await self.groups_spend()
-        if unread:
-            raise LedgerError(next(iter(unread.values())))
-        return sums
-
-    async def groups_spend(self) -> tuple[dict[str, Decimal], dict[str, str]]:
-        """`groups_today` of the groups whose rows read, and the groups whose
-        rows do not, each with the sentence naming its row: those hold their
-        own agents, the rest go on."""
-        on = (await self.today()).isoformat()
-        rows = [(str(group), cost) for group, cost in await self._read(GROUPS_SPENT, on, on)]
-        sums = sums_of(rows)
-        if sums is not None:
-            return sums, {}
-        sums, apart = sums_apart(rows)
-        unread = {}
-        for group in apart:
-            error = await unreadable_day(self._read, on, "group_spend", "", group)
-            unread[group] = str(error) if error else changed("group_spend", on)
-        return sums, unread
-
-    async def _added(
-        self,
-        rows: Iterable[tuple[K, str]],
-        on: str,
-        table: str,
-        in_flight: str = "",
-        key: str | None = None,
-    ) -> dict[K, Decimal]:
-        """`rows` of day `on` (a key, a cost: `table`'s sums and the calls in
-        flight `in_flight` picks, or those of `key` alone) added up by key. A
-        cost no plane wrote is the LedgerError naming its row, said as at
-        start; the rows are read again by name only then (`unreadable_day`),
-        so each sum costs no more."""
-        sums = sums_of(rows)
-        if sums is None:
-            error = await unreadable_day(self._read, on, table, in_flight, key)
-            raise LedgerError(str(error) if error else changed(table, on))
-        return sums
-
-    async def _spent(self, rows: list[Row], on: str, table: str, key: str | None) -> Decimal:
-        """`_added` of one budget's costs of day `on` (`table`'s sum of `key`,
-        or of all, and its calls in flight): what the gate and a gateway
-        call's hold read."""
-        sums = await self._added((("", cost) for (cost,) in rows), on, table, key=key)
-        return sums.get("", _ZERO)
-
-    async def group_in_flight(self, group: str) -> Decimal:
-        """The part of `group_today` its calls in flight count."""
-        on = (await self.today()).isoformat()
-        rows = await self._read(GROUP_IN_FLIGHT, on, group)
-        return await self._spent(rows, on, "group_spend", group)
-
-    async def tag_today(self, tag: str) -> Decimal:
-        """What calls carrying `tag` spent today, those in flight at their
-        estimates (`plane.money.budgets.TAG_SPENT`)."""
-        on = (await self.today()).isoformat()
-        rows = await self._read(TAG_SPENT, *(on, tag) * 2)
-        return await self._spent(rows, on, "tag_spend", tag)
-
-    async def tag_in_flight(self, tag: str) -> Decimal:
-        """The part of `tag_today` its calls in flight count."""
-        day = await self.today()
-        if self.plane is None:
-            return sum(
-                (r.cost_usd for r in self._open.values() if r.tag == tag and r.day == day),
-                Decimal(0),
-            )
-        on = day.isoformat()
-        rows = await self._read(TAG_IN_FLIGHT, on, tag)
-        return await self._spent(rows, on, "tag_spend", tag)
-
     def in_flight(self, agent: str) -> Decimal:
         """What `agent`'s calls this plane has in flight count today: their
         estimates, part of its spend today until they settle."""
@@ -395,17 +298,6 @@ class Ledger:
     def flying(self, agent: str) -> int:
         """How many calls this plane has in flight for `agent`."""
         return sum(r.agent == agent for r in self._open.values())
-
-    async def fleet_in_flight(self) -> Decimal:
-        """The same for every agent, on every plane (with several, read from the store)."""
-        day = await self.today()
-        if self.plane is None:
-            return sum((r.cost_usd for r in self._open.values() if r.day == day), Decimal(0))
-        on = day.isoformat()
-        rows = await self._read(
-            "SELECT cost_usd FROM calls WHERE status = 'pending' AND day = ?", on
-        )
-        return await self._spent(rows, on, "spend", None)
 
     async def latest_models(self, agents: Collection[str]) -> dict[str, str]:
         """The model of each agent's latest call (a gateway agent's is its client's choice)."""
