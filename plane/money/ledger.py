@@ -33,9 +33,9 @@ withheld then, never granted twice.
 **Failures raise `LedgerError`.** Money that cannot be recorded (or read)
 stops whatever was about to spend it; nothing here is ever swallowed. A
 call's outcome (settled, failed) that cannot be written because a shared
-store is away is tried again until it is back (`SETTLE_PATIENCE_S`), and
-past that kept and written when it is (`Ledger.write_stranded`): the call
-was made, and its row must say what it cost.
+store is away is tried again until it is back, and past that kept and
+written when it is (`plane.money.stranded`): the call was made, and its
+row must say what it cost.
 
 **Several planes** (`plane` set): a call is admitted only under the
 agent's lease, checked in the statement that writes it — after the wait for
@@ -48,7 +48,8 @@ Beside it: what the fleet, each group and each tag have spent today
 (`plane.money.plane_day`), a call's writes and
 their SQL (`plane.money.call_writes`), the day's sums a transaction moves
 (`plane.money.day_sums`), a `calls` row read (`plane.money.ledger_rows`),
-and calls counted interrupted (`plane.money.interrupted`).
+calls counted interrupted (`plane.money.interrupted`), and closes kept while
+the store is away (`plane.money.stranded`).
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from plane.batched import Shared
 from plane.clock import Clock, day_of, stamp
-from plane.errors import LeaseLost, LedgerError, StoreError, unreachable
+from plane.errors import LeaseLost, LedgerError, StoreError, ledger_refused, unreachable
 from plane.money.attribution import Part
 from plane.money.budget_spend import BudgetSpend
 from plane.money.budgets import (
@@ -89,21 +90,13 @@ from plane.money.stored import (
     unreadable_sum,
     unreadable_within,
 )
+from plane.money.stranded import Stranded
 from plane.store.engine import Database, Write
-from plane.store.fence import FENCE
 from plane.wire.protocol import LedgerEntry, Usage
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-SETTLE_PATIENCE_S = 30.0
-"""How long closing a call waits for a store that is away before its
-failure is the caller's. The call then stays pending, counted at its
-estimate, and its close is kept: written once the store is back
-(`Ledger.write_stranded`, at the fleet's next tick), or, if this plane
-stops first, the call is swept at its estimate by whichever plane next
-takes its agent."""
 
 __all__ = [
     "Budget",
@@ -157,9 +150,8 @@ class Ledger:
         self.closes = 0
         """How many of this plane's calls have closed (settled, failed, cut)."""
         self._on_close: list[asyncio.Future[None]] = []
-        self._stranded: dict[int, Closing] = {}
-        """Closes the store refused past `SETTLE_PATIENCE_S`, by call: what
-        each call cost, kept until the store is back (`write_stranded`)."""
+        self.stranded = Stranded(db, self._closed_elsewhere)
+        """Closes the store refused while it was away, kept until it is back."""
         self._unsummed: set[str] = set()
         """Agents whose call's close was refused for a day's sum that is not
         an amount (`_refused_close`): they open no call until it reads."""
@@ -393,7 +385,7 @@ class Ledger:
         try:  # `_write`'s body: a coroutine a call fewer
             return await self._db.put(opening, late=admits)
         except sqlite3.Error as error:
-            raise _refused(error) from error
+            raise ledger_refused(error) from error
         except StoreError as error:  # a budget's cost no plane wrote (`budgets._spent`)
             raise LedgerError(str(error)) from error
 
@@ -524,7 +516,7 @@ class Ledger:
         # The day's sums are not read first: a day not in memory is read from
         # the table, which holds this close once committed (`_count`), and a
         # read refused while the store is away would leave the call pending,
-        # neither written nor kept for `write_stranded`.
+        # neither written nor kept for `Stranded.write`.
         opened = self._open.get(call)
         closing = Closing(
             self._books, call, opened, now, known_day, known_text, status, usage, cost, source,
@@ -536,7 +528,7 @@ class Ledger:
         except sqlite3.Error as error:
             if not unreachable(error):
                 raise await self._refused_close(opened, known_text, error) from error
-            recorded = await self._patiently(closing, started, error)
+            recorded = await self.stranded.patiently(closing, started, error)
         except StoreError as error:  # a day's sum no plane wrote (`DaySums`)
             raise await self._refused_close(opened, known_text, error) from error
         return tuple.__new__(Charge, (recorded.agent, cost, known_day))
@@ -554,57 +546,13 @@ class Ledger:
             if unreadable is not None:
                 self._unsummed.add(opened.agent)
                 return LedgerError(str(unreadable))
-        return LedgerError(str(error)) if isinstance(error, StoreError) else _refused(error)
+        return LedgerError(str(error)) if isinstance(error, StoreError) else ledger_refused(error)
 
-    async def _patiently(self, closing: Closing, started: float, error: sqlite3.Error) -> Recorded:
-        """`closing` put again while the store is away (`error`), for up to
-        `SETTLE_PATIENCE_S` since `started` (fenced: if another plane takes
-        the agent meanwhile, `LeaseLost` ends it). Past that it is kept for
-        `write_stranded`, and the failure is the caller's."""
-        deadline = started + SETTLE_PATIENCE_S
-        closing.again = True
-        while time.monotonic() < deadline:
-            await asyncio.sleep(0.5)
-            try:  # `_write`'s body: a coroutine a call fewer
-                return await self._db.put(closing)
-            except sqlite3.Error as again:
-                if not unreachable(again):
-                    raise _refused(again) from again
-                error = again
-        self._stranded[closing.call] = closing
-        raise _refused(error) from error
-
-    async def write_stranded(self) -> int:
-        """Write the closes the store refused past `SETTLE_PATIENCE_S`, now
-        that it may be back: each call's row then says what it cost, and
-        the day's sums move from its estimate to that. Each is written under
-        the fence it was first put with: a call whose agent another plane
-        took meanwhile was swept by that plane at its estimate, and is left
-        as that plane counted it. Returns how many were written; while the
-        store is still away, every one is kept for the next time."""
-        written = 0
-        for call, closing in list(self._stranded.items()):
-            fenced = FENCE.set(closing.fence)
-            try:
-                put = self._db.put(closing)
-            finally:
-                FENCE.reset(fenced)
-            try:
-                await put
-            except sqlite3.Error as error:
-                if unreachable(error):
-                    break
-                log.error(
-                    "call %d could not be closed at its cost, kept at its estimate: %s", call, error
-                )
-            except (LeaseLost, LedgerError) as error:  # closed elsewhere: `AlreadyClosed`
-                log.warning("call %d was closed by another plane meanwhile: %s", call, error)
-                self._open.pop(call, None)
-                self._closed()  # no longer in flight here: what it held is looked at again
-            else:
-                written += 1
-            del self._stranded[call]
-        return written
+    def _closed_elsewhere(self, call: int) -> None:
+        """A kept close found its call closed by another plane meanwhile:
+        no longer in flight here, and what it held is looked at again."""
+        self._open.pop(call, None)
+        self._closed()
 
     def _count(self, day: date, agent: str, amount: Decimal) -> None:
         """Move a day's sum in memory (a day not loaded yet is read from the
@@ -686,20 +634,13 @@ class Ledger:
         try:
             return await self._db.submit(fn, then, late=late)
         except sqlite3.Error as error:
-            raise _refused(error, reading=reading) from error
+            raise ledger_refused(error, reading=reading) from error
 
     async def _read(self, sql: str, *params: object) -> list[Row]:
         try:
             return await self._db.fetchall(sql, *params)
         except sqlite3.Error as error:
             raise LedgerError(f"The ledger could not be read ({error}).") from error
-
-
-def _refused(error: sqlite3.Error, *, reading: bool = False) -> LedgerError:
-    """What a ledger transaction the database refused means."""
-    if reading:
-        return LedgerError(f"The ledger could not be read ({error}).")
-    return LedgerError(f"Spend could not be recorded in the ledger ({error}).")
 
 
 _ZERO = Decimal(0)
