@@ -43,13 +43,14 @@ the fleet's row, never before it — at the turn's epoch (`plane.store.fence.FEN
 and with a third of the lease still to run by the database's clock; every
 later write of the call carries the same fence.
 
-Beside it: what the fleet, each group and each tag have spent today
-(`plane.money.budget_spend`, the ledger's `budgets`), the plane's day
-(`plane.money.plane_day`), a call's writes and
-their SQL (`plane.money.call_writes`), the day's sums a transaction moves
-(`plane.money.day_sums`), a `calls` row read (`plane.money.ledger_rows`),
-calls counted interrupted (`plane.money.interrupted`), and closes kept while
-the store is away (`plane.money.stranded`).
+Beside it: each agent's spend of a day in memory, what the gate weighs
+(`plane.money.day_spend`); what the fleet, each group and each tag have
+spent today (`plane.money.budget_spend`, the ledger's `budgets`); the
+plane's day (`plane.money.plane_day`); a call's writes and their SQL
+(`plane.money.call_writes`); the day's sums a transaction moves
+(`plane.money.day_sums`); a `calls` row read (`plane.money.ledger_rows`);
+calls counted interrupted (`plane.money.interrupted`); and closes kept
+while the store is away (`plane.money.stranded`).
 """
 
 from __future__ import annotations
@@ -64,7 +65,6 @@ from decimal import Decimal
 from sqlite3 import Connection, Row
 from typing import Any, NamedTuple, TypeVar
 
-from plane.batched import Shared
 from plane.clock import Clock, day_of, stamp
 from plane.errors import LeaseLost, LedgerError, StoreError, ledger_refused, unreachable
 from plane.money.attribution import Part
@@ -78,6 +78,7 @@ from plane.money.budgets import (
     checks,
 )
 from plane.money.call_writes import OPEN, OPEN_BARE, Books, Closing, Opening
+from plane.money.day_spend import DaySpend
 from plane.money.day_sums import DaySums
 from plane.money.interrupted import Interrupted, Tell, interrupt_pending, sweep
 from plane.money.ledger_rows import Recorded, entry_of
@@ -85,10 +86,7 @@ from plane.money.plane_day import PlaneDay
 from plane.money.stored import (
     amount,
     check_days,
-    sums_apart,
-    sums_of,
     unreadable_sum,
-    unreadable_within,
 )
 from plane.money.stranded import Stranded
 from plane.store.engine import Database, Write
@@ -133,10 +131,11 @@ class Ledger:
     ) -> None:
         self._db = db
         self._clock = clock
-        self._days: dict[date, dict[str, Decimal]] = {}
+        self._spend = DaySpend(self._write)
+        """Each agent's spend of a day, in memory: what the gate weighs."""
+        self._days = self._spend.days  # read directly on the gate's path
+        self._unread = self._spend.unread
         self._plane_day = PlaneDay(clock, self._write, self._read, self._carry_in_flight)
-        self._reads: dict[date, Shared[tuple[dict[str, Decimal], dict[str, str]]]] = {}
-        """A day's sums being read: who asks meanwhile waits for that read."""
         self._open: dict[int, Recorded] = {}
         """The calls this plane opened and has not closed, as written."""
         self._sums = DaySums()
@@ -155,15 +154,9 @@ class Ledger:
         self._unsummed: set[str] = set()
         """Agents whose call's close was refused for a day's sum that is not
         an amount (`_refused_close`): they open no call until it reads."""
-        self._unread: dict[date, dict[str, str]] = {}
-        """By day in memory, the agents whose rows of it (their `spend` row,
-        a call in flight) did not add up when the day's sums were read, each
-        with the sentence naming the row: left out of the day's sums, and
-        held alone (their spend refused, no call opened) until it reads
-        (`_reread`). Every other agent's sum is read, and goes on."""
         self.budgets = BudgetSpend(self._read, self.today, self.spend_by_agent, self._open, plane)
         """What the fleet, each group and each tag have spent today."""
-        self._books = Books(db, self._sums, self._open, self._count, self._closed, charged)
+        self._books = Books(db, self._sums, self._open, self._spend.count, self._closed, charged)
         """What this ledger's call writes reach of it (`charged`: told (agent,
         when, cost) of each call closed with a cost, once committed: the burn
         rate's feed, `plane.money.burn`)."""
@@ -225,8 +218,8 @@ class Ledger:
         for call, recorded in list(self._open.items()):
             if recorded.day < day:
                 self._open[call] = recorded._replace(day=day)
-                self._count(recorded.day, recorded.agent, -recorded.cost_usd)
-                self._count(day, recorded.agent, recorded.cost_usd)
+                self._spend.count(recorded.day, recorded.agent, -recorded.cost_usd)
+                self._spend.count(day, recorded.agent, recorded.cost_usd)
 
     async def _today_text(self, now: datetime) -> tuple[date, str]:
         """`today`, and the day as rows hold it."""
@@ -244,39 +237,25 @@ class Ledger:
 
     def spend_known(self, agent: str) -> Decimal:
         """`agent`'s spend today as last read, without the store (while it is away)."""
-        return self._days.get(self.day(), {}).get(agent, Decimal(0))
+        return self._spend.known(self.day(), agent)
 
     async def spend_today(self, agent: str) -> Decimal:
         """`agent`'s spend today; the LedgerError naming its row while a row
-        of its does not read (`_unread`)."""
-        day = await self.today()
-        sums = await self._day(day)
-        if self._unread and agent in self._unread.get(day, _NONE):
-            await self._reread(day, agent)
-            sums = await self._day(day)
-        return sums.get(agent, _ZERO)
+        of its does not read (`plane.money.day_spend`)."""
+        return await self._spend.of_agent(await self.today(), agent)
 
     async def spend_by_agent(self, day: date | None = None) -> dict[str, Decimal]:
         """Each agent's spend on `day`; the LedgerError naming a row that
         does not read, of any agent (a sum of them all would be short)."""
-        sums, unread = await self.day_spend(day or await self.today())
+        sums, unread = await self._spend.readable(day or await self.today())
         if unread:
             raise LedgerError(next(iter(unread.values())))
         return sums
 
     async def day_spend(self, day: date) -> tuple[dict[str, Decimal], dict[str, str]]:
         """Each agent's spend on `day` that reads, and the agents held by a
-        row of theirs that does not, each with the sentence naming it (read
-        again first: a row corrected since frees its agent)."""
-        sums = await self._day(day)
-        for agent in list(self._unread.get(day, _NONE)):
-            try:
-                await self._reread(day, agent)
-            except LedgerError:
-                pass
-        unread = dict(self._unread.get(day, _NONE))
-        sums = await self._day(day)
-        return {a: s for a, s in sums.items() if a not in unread}, unread
+        row of theirs that does not, each with the sentence naming it."""
+        return await self._spend.readable(day)
 
     def in_flight(self, agent: str) -> Decimal:
         """What `agent`'s calls this plane has in flight count today: their
@@ -325,8 +304,7 @@ class Ledger:
     def forget_sums(self) -> None:
         """Read the day's sums from the store again when next asked: agents
         that moved here from another plane bring spend this plane never saw."""
-        self._days.clear()
-        self._unread.clear()
+        self._spend.forget()
         self._sums.stale = True
 
     async def open_call(
@@ -359,9 +337,9 @@ class Ledger:
             day, day_text = await self._today_text(now)
         assert day is not None  # known: a day reached
         if day not in self._days:
-            await self._day(day)  # the gate's sum for the day, before it moves
+            await self._spend.of(day)  # the gate's sum for the day, before it moves
         if self._unread and agent in self._unread.get(day, _NONE):
-            await self._reread(day, agent)
+            await self._spend.reread(day, agent)
         if self._unsummed and agent in self._unsummed:
             await self._summed(agent, day_text, group, tag)
         row: tuple[object, ...] = (
@@ -477,18 +455,13 @@ class Ledger:
 
     def renamed(self, old: str, new: str) -> None:
         """After the transaction that moved `old`'s rows to `new` committed."""
-        for sums in self._days.values():
-            if old in sums:
-                sums[new] = sums.get(new, Decimal(0)) + sums.pop(old)
+        self._spend.renamed(old, new)
         for call, recorded in list(self._open.items()):
             if recorded.agent == old:
                 self._open[call] = recorded._replace(agent=new)
         if old in self._unsummed:
             self._unsummed.discard(old)
             self._unsummed.add(new)
-        for unread in self._unread.values():
-            if old in unread:
-                unread[new] = unread.pop(old)
 
     async def entries(self, day: date) -> list[LedgerEntry]:
         rows = await self._read("SELECT * FROM calls WHERE day = ? ORDER BY id", day.isoformat())
@@ -514,7 +487,7 @@ class Ledger:
             known_day, known_text = await self._today_text(now)
         assert known_day is not None  # known: a day reached
         # The day's sums are not read first: a day not in memory is read from
-        # the table, which holds this close once committed (`_count`), and a
+        # the table, which holds this close once committed (`DaySpend.count`), and a
         # read refused while the store is away would leave the call pending,
         # neither written nor kept for `Stranded.write`.
         opened = self._open.get(call)
@@ -554,74 +527,6 @@ class Ledger:
         self._open.pop(call, None)
         self._closed()
 
-    def _count(self, day: date, agent: str, amount: Decimal) -> None:
-        """Move a day's sum in memory (a day not loaded yet is read from the
-        table, which already holds the change, when first asked for)."""
-        sums = self._days.get(day)
-        if sums is not None:
-            sums[agent] = sums.get(agent, _ZERO) + amount
-
-    async def _day(self, day: date) -> dict[str, Decimal]:
-        """The day's sums, read once: the closed calls' from `spend`, and the
-        estimates of calls still pending. Read on the writer, between two
-        commits, so no commit can fall between the read and the sums. An
-        agent whose rows do not add up (a row edited while the plane runs)
-        is left out, and held alone (`_unread`): the others' sums are read."""
-
-        on = day.isoformat()
-
-        def read(conn: Connection) -> tuple[dict[str, Decimal], dict[str, str]]:
-            rows = conn.execute(_DAY_SUMS, (on,)).fetchall()
-            sums = sums_of(rows)
-            if sums is not None:
-                return sums, {}
-            sums, apart = sums_apart(rows)
-            return sums, {
-                agent: str(unreadable_within(conn, on, "spend", agent)) for agent in apart
-            }
-
-        def kept(read: tuple[dict[str, Decimal], dict[str, str]]) -> None:
-            sums, unread = read
-            if day not in self._days:
-                self._days[day] = sums
-                if unread:
-                    self._unread[day] = unread
-
-        # Until the sums are there when this coroutine runs again: the
-        # fleet's tick may forget them (`forget_sums`) between the commit
-        # that kept them and this return, and then they are read anew.
-        while (sums := self._days.get(day)) is None:
-            if day not in self._reads:
-                self._reads[day] = Shared(lambda: self._write(read, then=kept, reading=True))
-            await self._reads[day].get()
-        return sums
-
-    async def _reread(self, day: date, agent: str) -> None:
-        """`agent`'s sum of `day`, which did not read (`_unread`), read again
-        on the writer: kept once it reads, and the agent goes on; else the
-        LedgerError naming its row (the start's sentence)."""
-        on = day.isoformat()
-
-        def read(conn: Connection) -> Decimal:
-            rows = conn.execute(_AGENTS_DAY_SUMS, (on, agent)).fetchall()
-            sums = sums_of(rows)
-            if sums is None:
-                raise unreadable_within(conn, on, "spend", agent)
-            return sums.get(agent, _ZERO)
-
-        def kept(sum_: Decimal) -> None:
-            unread = self._unread.get(day)
-            if unread is not None and unread.pop(agent, None) is not None:
-                if not unread:
-                    del self._unread[day]
-                if (sums := self._days.get(day)) is not None:
-                    sums[agent] = sum_
-
-        try:
-            await self._write(read, then=kept, reading=True)
-        except StoreError as error:  # still no amount: said as at start
-            raise LedgerError(str(error)) from error
-
     async def _write(
         self,
         fn: Callable[[Connection], T],
@@ -643,15 +548,4 @@ class Ledger:
             raise LedgerError(f"The ledger could not be read ({error}).") from error
 
 
-_ZERO = Decimal(0)
 _NONE: dict[str, str] = {}
-_DAY_SUMS = (
-    "SELECT agent, cost_usd FROM spend WHERE day = ?1 UNION ALL"
-    " SELECT agent, cost_usd FROM calls WHERE status = 'pending' AND day = ?1"
-)
-"""A day's sums by agent: the closed calls' (`spend`) and those in flight."""
-_AGENTS_DAY_SUMS = (
-    "SELECT agent, cost_usd FROM spend WHERE day = ?1 AND agent = ?2 UNION ALL SELECT agent,"
-    " cost_usd FROM calls WHERE status = 'pending' AND day = ?1 AND agent = ?2"
-)
-"""`_DAY_SUMS` of one agent."""
