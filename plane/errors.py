@@ -233,3 +233,10 @@ def away(error: BaseException | None) -> StoreFault | None:
 def unreachable(error: BaseException | None) -> bool:
     """Whether `error` (or what caused it) is the store being away."""
     return away(error) is not None
+
+
+def ledger_refused(error: sqlite3.Error, *, reading: bool = False) -> LedgerError:
+    """What a ledger transaction the database refused means."""
+    if reading:
+        return LedgerError(f"The ledger could not be read ({error}).")
+    return LedgerError(f"Spend could not be recorded in the ledger ({error}).")

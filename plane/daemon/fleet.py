@@ -256,7 +256,7 @@ class Fleet:
         if moved and not first:
             self._changed(moved)
         # The store answered: the closes it refused while it was away are written now.
-        if written := await self._ledger.write_stranded():
+        if written := await self._ledger.stranded.write():
             log.info("%d calls closed at their cost now that the store is back", written)
         return tick
 

@@ -246,13 +246,14 @@ class Admission:
             ceiling = groups.ceiling(name)
             if ceiling is None:
                 return None
-            spent = await ledger.group_today(name)
-            flying = await ledger.group_in_flight(name)
+            spent = await ledger.budgets.group_today(name)
+            flying = await ledger.budgets.group_in_flight(name)
         else:
             ceiling = services.config.tags[name].limit_usd
             if ceiling is None:
                 return None
-            spent, flying = await ledger.tag_today(name), await ledger.tag_in_flight(name)
+            spent = await ledger.budgets.tag_today(name)
+            flying = await ledger.budgets.tag_in_flight(name)
         if ceiling is None:
             return None
         book = self._books[scope.key]

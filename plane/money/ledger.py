@@ -33,9 +33,9 @@ withheld then, never granted twice.
 **Failures raise `LedgerError`.** Money that cannot be recorded (or read)
 stops whatever was about to spend it; nothing here is ever swallowed. A
 call's outcome (settled, failed) that cannot be written because a shared
-store is away is tried again until it is back (`SETTLE_PATIENCE_S`), and
-past that kept and written when it is (`Ledger.write_stranded`): the call
-was made, and its row must say what it cost.
+store is away is tried again until it is back, and past that kept and
+written when it is (`plane.money.stranded`): the call was made, and its
+row must say what it cost.
 
 **Several planes** (`plane` set): a call is admitted only under the
 agent's lease, checked in the statement that writes it — after the wait for
@@ -43,10 +43,14 @@ the fleet's row, never before it — at the turn's epoch (`plane.store.fence.FEN
 and with a third of the lease still to run by the database's clock; every
 later write of the call carries the same fence.
 
-Beside it: the plane's day (`plane.money.plane_day`), a call's writes and
-their SQL (`plane.money.call_writes`), the day's sums a transaction moves
-(`plane.money.day_sums`), a `calls` row read (`plane.money.ledger_rows`),
-and calls counted interrupted (`plane.money.interrupted`).
+Beside it: each agent's spend of a day in memory, what the gate weighs
+(`plane.money.day_spend`); what the fleet, each group and each tag have
+spent today (`plane.money.budget_spend`, the ledger's `budgets`); the
+plane's day (`plane.money.plane_day`); a call's writes and their SQL
+(`plane.money.call_writes`); the day's sums a transaction moves
+(`plane.money.day_sums`); a `calls` row read (`plane.money.ledger_rows`);
+calls counted interrupted (`plane.money.interrupted`); and closes kept
+while the store is away (`plane.money.stranded`).
 """
 
 from __future__ import annotations
@@ -55,23 +59,17 @@ import asyncio
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Collection, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Collection, Coroutine, Sequence
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from sqlite3 import Connection, Row
 from typing import Any, NamedTuple, TypeVar
 
-from plane.batched import Shared
 from plane.clock import Clock, day_of, stamp
-from plane.errors import LeaseLost, LedgerError, StoreError, unreachable
+from plane.errors import LeaseLost, LedgerError, StoreError, ledger_refused, unreachable
 from plane.money.attribution import Part
+from plane.money.budget_spend import BudgetSpend
 from plane.money.budgets import (
-    FLEET_SPENT,
-    GROUP_IN_FLIGHT,
-    GROUP_SPENT,
-    GROUPS_SPENT,
-    TAG_IN_FLIGHT,
-    TAG_SPENT,
     Budget,
     FleetFull,
     Full,
@@ -80,36 +78,23 @@ from plane.money.budgets import (
     checks,
 )
 from plane.money.call_writes import OPEN, OPEN_BARE, Books, Closing, Opening
+from plane.money.day_spend import DaySpend
 from plane.money.day_sums import DaySums
 from plane.money.interrupted import Interrupted, Tell, interrupt_pending, sweep
 from plane.money.ledger_rows import Recorded, entry_of
 from plane.money.plane_day import PlaneDay
 from plane.money.stored import (
     amount,
-    changed,
     check_days,
-    sums_apart,
-    sums_of,
-    unreadable_day,
     unreadable_sum,
-    unreadable_within,
 )
+from plane.money.stranded import Stranded
 from plane.store.engine import Database, Write
-from plane.store.fence import FENCE
 from plane.wire.protocol import LedgerEntry, Usage
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-K = TypeVar("K")
-
-SETTLE_PATIENCE_S = 30.0
-"""How long closing a call waits for a store that is away before its
-failure is the caller's. The call then stays pending, counted at its
-estimate, and its close is kept: written once the store is back
-(`Ledger.write_stranded`, at the fleet's next tick), or, if this plane
-stops first, the call is swept at its estimate by whichever plane next
-takes its agent."""
 
 __all__ = [
     "Budget",
@@ -146,10 +131,11 @@ class Ledger:
     ) -> None:
         self._db = db
         self._clock = clock
-        self._days: dict[date, dict[str, Decimal]] = {}
+        self._spend = DaySpend(self._write)
+        """Each agent's spend of a day, in memory: what the gate weighs."""
+        self._days = self._spend.days  # read directly on the gate's path
+        self._unread = self._spend.unread
         self._plane_day = PlaneDay(clock, self._write, self._read, self._carry_in_flight)
-        self._reads: dict[date, Shared[tuple[dict[str, Decimal], dict[str, str]]]] = {}
-        """A day's sums being read: who asks meanwhile waits for that read."""
         self._open: dict[int, Recorded] = {}
         """The calls this plane opened and has not closed, as written."""
         self._sums = DaySums()
@@ -163,19 +149,14 @@ class Ledger:
         self.closes = 0
         """How many of this plane's calls have closed (settled, failed, cut)."""
         self._on_close: list[asyncio.Future[None]] = []
-        self._stranded: dict[int, Closing] = {}
-        """Closes the store refused past `SETTLE_PATIENCE_S`, by call: what
-        each call cost, kept until the store is back (`write_stranded`)."""
+        self.stranded = Stranded(db, self._closed_elsewhere)
+        """Closes the store refused while it was away, kept until it is back."""
         self._unsummed: set[str] = set()
         """Agents whose call's close was refused for a day's sum that is not
         an amount (`_refused_close`): they open no call until it reads."""
-        self._unread: dict[date, dict[str, str]] = {}
-        """By day in memory, the agents whose rows of it (their `spend` row,
-        a call in flight) did not add up when the day's sums were read, each
-        with the sentence naming the row: left out of the day's sums, and
-        held alone (their spend refused, no call opened) until it reads
-        (`_reread`). Every other agent's sum is read, and goes on."""
-        self._books = Books(db, self._sums, self._open, self._count, self._closed, charged)
+        self.budgets = BudgetSpend(self._read, self.today, self.spend_by_agent, self._open, plane)
+        """What the fleet, each group and each tag have spent today."""
+        self._books = Books(db, self._sums, self._open, self._spend.count, self._closed, charged)
         """What this ledger's call writes reach of it (`charged`: told (agent,
         when, cost) of each call closed with a cost, once committed: the burn
         rate's feed, `plane.money.burn`)."""
@@ -237,8 +218,8 @@ class Ledger:
         for call, recorded in list(self._open.items()):
             if recorded.day < day:
                 self._open[call] = recorded._replace(day=day)
-                self._count(recorded.day, recorded.agent, -recorded.cost_usd)
-                self._count(day, recorded.agent, recorded.cost_usd)
+                self._spend.count(recorded.day, recorded.agent, -recorded.cost_usd)
+                self._spend.count(day, recorded.agent, recorded.cost_usd)
 
     async def _today_text(self, now: datetime) -> tuple[date, str]:
         """`today`, and the day as rows hold it."""
@@ -256,132 +237,25 @@ class Ledger:
 
     def spend_known(self, agent: str) -> Decimal:
         """`agent`'s spend today as last read, without the store (while it is away)."""
-        return self._days.get(self.day(), {}).get(agent, Decimal(0))
+        return self._spend.known(self.day(), agent)
 
     async def spend_today(self, agent: str) -> Decimal:
         """`agent`'s spend today; the LedgerError naming its row while a row
-        of its does not read (`_unread`)."""
-        day = await self.today()
-        sums = await self._day(day)
-        if self._unread and agent in self._unread.get(day, _NONE):
-            await self._reread(day, agent)
-            sums = await self._day(day)
-        return sums.get(agent, _ZERO)
+        of its does not read (`plane.money.day_spend`)."""
+        return await self._spend.of_agent(await self.today(), agent)
 
     async def spend_by_agent(self, day: date | None = None) -> dict[str, Decimal]:
         """Each agent's spend on `day`; the LedgerError naming a row that
         does not read, of any agent (a sum of them all would be short)."""
-        sums, unread = await self.day_spend(day or await self.today())
+        sums, unread = await self._spend.readable(day or await self.today())
         if unread:
             raise LedgerError(next(iter(unread.values())))
         return sums
 
     async def day_spend(self, day: date) -> tuple[dict[str, Decimal], dict[str, str]]:
         """Each agent's spend on `day` that reads, and the agents held by a
-        row of theirs that does not, each with the sentence naming it (read
-        again first: a row corrected since frees its agent)."""
-        sums = await self._day(day)
-        for agent in list(self._unread.get(day, _NONE)):
-            try:
-                await self._reread(day, agent)
-            except LedgerError:
-                pass
-        unread = dict(self._unread.get(day, _NONE))
-        sums = await self._day(day)
-        return {a: s for a, s in sums.items() if a not in unread}, unread
-
-    async def fleet_today(self) -> Decimal:
-        """Every agent's spend today together, calls in flight at their
-        estimates. With several planes on the store, read from it (the
-        others' calls are not in this plane's sums); else summed here."""
-        day = await self.today()
-        if self.plane is None:
-            return sum((await self.spend_by_agent(day)).values(), Decimal(0))
-        on = day.isoformat()
-        rows = await self._read(FLEET_SPENT, on, on)
-        return await self._spent(rows, on, "spend", None)
-
-    async def group_today(self, group: str) -> Decimal:
-        """What the calls written with `group` spent today, those in flight
-        at their estimates (`plane.money.budgets.GROUP_SPENT`): the group's
-        agents when each call was made, whoever is in it now."""
-        on = (await self.today()).isoformat()
-        rows = await self._read(GROUP_SPENT, *(on, group) * 2)
-        return await self._spent(rows, on, "group_spend", group)
-
-    async def groups_today(self) -> dict[str, Decimal]:
-        """`group_today` of every group that spent today, in one read."""
-        sums, unread = await self.groups_spend()
-        if unread:
-            raise LedgerError(next(iter(unread.values())))
-        return sums
-
-    async def groups_spend(self) -> tuple[dict[str, Decimal], dict[str, str]]:
-        """`groups_today` of the groups whose rows read, and the groups whose
-        rows do not, each with the sentence naming its row: those hold their
-        own agents, the rest go on."""
-        on = (await self.today()).isoformat()
-        rows = [(str(group), cost) for group, cost in await self._read(GROUPS_SPENT, on, on)]
-        sums = sums_of(rows)
-        if sums is not None:
-            return sums, {}
-        sums, apart = sums_apart(rows)
-        unread = {}
-        for group in apart:
-            error = await unreadable_day(self._read, on, "group_spend", "", group)
-            unread[group] = str(error) if error else changed("group_spend", on)
-        return sums, unread
-
-    async def _added(
-        self,
-        rows: Iterable[tuple[K, str]],
-        on: str,
-        table: str,
-        in_flight: str = "",
-        key: str | None = None,
-    ) -> dict[K, Decimal]:
-        """`rows` of day `on` (a key, a cost: `table`'s sums and the calls in
-        flight `in_flight` picks, or those of `key` alone) added up by key. A
-        cost no plane wrote is the LedgerError naming its row, said as at
-        start; the rows are read again by name only then (`unreadable_day`),
-        so each sum costs no more."""
-        sums = sums_of(rows)
-        if sums is None:
-            error = await unreadable_day(self._read, on, table, in_flight, key)
-            raise LedgerError(str(error) if error else changed(table, on))
-        return sums
-
-    async def _spent(self, rows: list[Row], on: str, table: str, key: str | None) -> Decimal:
-        """`_added` of one budget's costs of day `on` (`table`'s sum of `key`,
-        or of all, and its calls in flight): what the gate and a gateway
-        call's hold read."""
-        sums = await self._added((("", cost) for (cost,) in rows), on, table, key=key)
-        return sums.get("", _ZERO)
-
-    async def group_in_flight(self, group: str) -> Decimal:
-        """The part of `group_today` its calls in flight count."""
-        on = (await self.today()).isoformat()
-        rows = await self._read(GROUP_IN_FLIGHT, on, group)
-        return await self._spent(rows, on, "group_spend", group)
-
-    async def tag_today(self, tag: str) -> Decimal:
-        """What calls carrying `tag` spent today, those in flight at their
-        estimates (`plane.money.budgets.TAG_SPENT`)."""
-        on = (await self.today()).isoformat()
-        rows = await self._read(TAG_SPENT, *(on, tag) * 2)
-        return await self._spent(rows, on, "tag_spend", tag)
-
-    async def tag_in_flight(self, tag: str) -> Decimal:
-        """The part of `tag_today` its calls in flight count."""
-        day = await self.today()
-        if self.plane is None:
-            return sum(
-                (r.cost_usd for r in self._open.values() if r.tag == tag and r.day == day),
-                Decimal(0),
-            )
-        on = day.isoformat()
-        rows = await self._read(TAG_IN_FLIGHT, on, tag)
-        return await self._spent(rows, on, "tag_spend", tag)
+        row of theirs that does not, each with the sentence naming it."""
+        return await self._spend.readable(day)
 
     def in_flight(self, agent: str) -> Decimal:
         """What `agent`'s calls this plane has in flight count today: their
@@ -395,17 +269,6 @@ class Ledger:
     def flying(self, agent: str) -> int:
         """How many calls this plane has in flight for `agent`."""
         return sum(r.agent == agent for r in self._open.values())
-
-    async def fleet_in_flight(self) -> Decimal:
-        """The same for every agent, on every plane (with several, read from the store)."""
-        day = await self.today()
-        if self.plane is None:
-            return sum((r.cost_usd for r in self._open.values() if r.day == day), Decimal(0))
-        on = day.isoformat()
-        rows = await self._read(
-            "SELECT cost_usd FROM calls WHERE status = 'pending' AND day = ?", on
-        )
-        return await self._spent(rows, on, "spend", None)
 
     async def latest_models(self, agents: Collection[str]) -> dict[str, str]:
         """The model of each agent's latest call (a gateway agent's is its client's choice)."""
@@ -441,8 +304,7 @@ class Ledger:
     def forget_sums(self) -> None:
         """Read the day's sums from the store again when next asked: agents
         that moved here from another plane bring spend this plane never saw."""
-        self._days.clear()
-        self._unread.clear()
+        self._spend.forget()
         self._sums.stale = True
 
     async def open_call(
@@ -475,9 +337,9 @@ class Ledger:
             day, day_text = await self._today_text(now)
         assert day is not None  # known: a day reached
         if day not in self._days:
-            await self._day(day)  # the gate's sum for the day, before it moves
+            await self._spend.of(day)  # the gate's sum for the day, before it moves
         if self._unread and agent in self._unread.get(day, _NONE):
-            await self._reread(day, agent)
+            await self._spend.reread(day, agent)
         if self._unsummed and agent in self._unsummed:
             await self._summed(agent, day_text, group, tag)
         row: tuple[object, ...] = (
@@ -501,7 +363,7 @@ class Ledger:
         try:  # `_write`'s body: a coroutine a call fewer
             return await self._db.put(opening, late=admits)
         except sqlite3.Error as error:
-            raise _refused(error) from error
+            raise ledger_refused(error) from error
         except StoreError as error:  # a budget's cost no plane wrote (`budgets._spent`)
             raise LedgerError(str(error)) from error
 
@@ -593,18 +455,13 @@ class Ledger:
 
     def renamed(self, old: str, new: str) -> None:
         """After the transaction that moved `old`'s rows to `new` committed."""
-        for sums in self._days.values():
-            if old in sums:
-                sums[new] = sums.get(new, Decimal(0)) + sums.pop(old)
+        self._spend.renamed(old, new)
         for call, recorded in list(self._open.items()):
             if recorded.agent == old:
                 self._open[call] = recorded._replace(agent=new)
         if old in self._unsummed:
             self._unsummed.discard(old)
             self._unsummed.add(new)
-        for unread in self._unread.values():
-            if old in unread:
-                unread[new] = unread.pop(old)
 
     async def entries(self, day: date) -> list[LedgerEntry]:
         rows = await self._read("SELECT * FROM calls WHERE day = ? ORDER BY id", day.isoformat())
@@ -630,9 +487,9 @@ class Ledger:
             known_day, known_text = await self._today_text(now)
         assert known_day is not None  # known: a day reached
         # The day's sums are not read first: a day not in memory is read from
-        # the table, which holds this close once committed (`_count`), and a
+        # the table, which holds this close once committed (`DaySpend.count`), and a
         # read refused while the store is away would leave the call pending,
-        # neither written nor kept for `write_stranded`.
+        # neither written nor kept for `Stranded.write`.
         opened = self._open.get(call)
         closing = Closing(
             self._books, call, opened, now, known_day, known_text, status, usage, cost, source,
@@ -644,7 +501,7 @@ class Ledger:
         except sqlite3.Error as error:
             if not unreachable(error):
                 raise await self._refused_close(opened, known_text, error) from error
-            recorded = await self._patiently(closing, started, error)
+            recorded = await self.stranded.patiently(closing, started, error)
         except StoreError as error:  # a day's sum no plane wrote (`DaySums`)
             raise await self._refused_close(opened, known_text, error) from error
         return tuple.__new__(Charge, (recorded.agent, cost, known_day))
@@ -662,125 +519,13 @@ class Ledger:
             if unreadable is not None:
                 self._unsummed.add(opened.agent)
                 return LedgerError(str(unreadable))
-        return LedgerError(str(error)) if isinstance(error, StoreError) else _refused(error)
+        return LedgerError(str(error)) if isinstance(error, StoreError) else ledger_refused(error)
 
-    async def _patiently(self, closing: Closing, started: float, error: sqlite3.Error) -> Recorded:
-        """`closing` put again while the store is away (`error`), for up to
-        `SETTLE_PATIENCE_S` since `started` (fenced: if another plane takes
-        the agent meanwhile, `LeaseLost` ends it). Past that it is kept for
-        `write_stranded`, and the failure is the caller's."""
-        deadline = started + SETTLE_PATIENCE_S
-        closing.again = True
-        while time.monotonic() < deadline:
-            await asyncio.sleep(0.5)
-            try:  # `_write`'s body: a coroutine a call fewer
-                return await self._db.put(closing)
-            except sqlite3.Error as again:
-                if not unreachable(again):
-                    raise _refused(again) from again
-                error = again
-        self._stranded[closing.call] = closing
-        raise _refused(error) from error
-
-    async def write_stranded(self) -> int:
-        """Write the closes the store refused past `SETTLE_PATIENCE_S`, now
-        that it may be back: each call's row then says what it cost, and
-        the day's sums move from its estimate to that. Each is written under
-        the fence it was first put with: a call whose agent another plane
-        took meanwhile was swept by that plane at its estimate, and is left
-        as that plane counted it. Returns how many were written; while the
-        store is still away, every one is kept for the next time."""
-        written = 0
-        for call, closing in list(self._stranded.items()):
-            fenced = FENCE.set(closing.fence)
-            try:
-                put = self._db.put(closing)
-            finally:
-                FENCE.reset(fenced)
-            try:
-                await put
-            except sqlite3.Error as error:
-                if unreachable(error):
-                    break
-                log.error(
-                    "call %d could not be closed at its cost, kept at its estimate: %s", call, error
-                )
-            except (LeaseLost, LedgerError) as error:  # closed elsewhere: `AlreadyClosed`
-                log.warning("call %d was closed by another plane meanwhile: %s", call, error)
-                self._open.pop(call, None)
-                self._closed()  # no longer in flight here: what it held is looked at again
-            else:
-                written += 1
-            del self._stranded[call]
-        return written
-
-    def _count(self, day: date, agent: str, amount: Decimal) -> None:
-        """Move a day's sum in memory (a day not loaded yet is read from the
-        table, which already holds the change, when first asked for)."""
-        sums = self._days.get(day)
-        if sums is not None:
-            sums[agent] = sums.get(agent, _ZERO) + amount
-
-    async def _day(self, day: date) -> dict[str, Decimal]:
-        """The day's sums, read once: the closed calls' from `spend`, and the
-        estimates of calls still pending. Read on the writer, between two
-        commits, so no commit can fall between the read and the sums. An
-        agent whose rows do not add up (a row edited while the plane runs)
-        is left out, and held alone (`_unread`): the others' sums are read."""
-
-        on = day.isoformat()
-
-        def read(conn: Connection) -> tuple[dict[str, Decimal], dict[str, str]]:
-            rows = conn.execute(_DAY_SUMS, (on,)).fetchall()
-            sums = sums_of(rows)
-            if sums is not None:
-                return sums, {}
-            sums, apart = sums_apart(rows)
-            return sums, {
-                agent: str(unreadable_within(conn, on, "spend", agent)) for agent in apart
-            }
-
-        def kept(read: tuple[dict[str, Decimal], dict[str, str]]) -> None:
-            sums, unread = read
-            if day not in self._days:
-                self._days[day] = sums
-                if unread:
-                    self._unread[day] = unread
-
-        # Until the sums are there when this coroutine runs again: the
-        # fleet's tick may forget them (`forget_sums`) between the commit
-        # that kept them and this return, and then they are read anew.
-        while (sums := self._days.get(day)) is None:
-            if day not in self._reads:
-                self._reads[day] = Shared(lambda: self._write(read, then=kept, reading=True))
-            await self._reads[day].get()
-        return sums
-
-    async def _reread(self, day: date, agent: str) -> None:
-        """`agent`'s sum of `day`, which did not read (`_unread`), read again
-        on the writer: kept once it reads, and the agent goes on; else the
-        LedgerError naming its row (the start's sentence)."""
-        on = day.isoformat()
-
-        def read(conn: Connection) -> Decimal:
-            rows = conn.execute(_AGENTS_DAY_SUMS, (on, agent)).fetchall()
-            sums = sums_of(rows)
-            if sums is None:
-                raise unreadable_within(conn, on, "spend", agent)
-            return sums.get(agent, _ZERO)
-
-        def kept(sum_: Decimal) -> None:
-            unread = self._unread.get(day)
-            if unread is not None and unread.pop(agent, None) is not None:
-                if not unread:
-                    del self._unread[day]
-                if (sums := self._days.get(day)) is not None:
-                    sums[agent] = sum_
-
-        try:
-            await self._write(read, then=kept, reading=True)
-        except StoreError as error:  # still no amount: said as at start
-            raise LedgerError(str(error)) from error
+    def _closed_elsewhere(self, call: int) -> None:
+        """A kept close found its call closed by another plane meanwhile:
+        no longer in flight here, and what it held is looked at again."""
+        self._open.pop(call, None)
+        self._closed()
 
     async def _write(
         self,
@@ -794,7 +539,7 @@ class Ledger:
         try:
             return await self._db.submit(fn, then, late=late)
         except sqlite3.Error as error:
-            raise _refused(error, reading=reading) from error
+            raise ledger_refused(error, reading=reading) from error
 
     async def _read(self, sql: str, *params: object) -> list[Row]:
         try:
@@ -803,22 +548,4 @@ class Ledger:
             raise LedgerError(f"The ledger could not be read ({error}).") from error
 
 
-def _refused(error: sqlite3.Error, *, reading: bool = False) -> LedgerError:
-    """What a ledger transaction the database refused means."""
-    if reading:
-        return LedgerError(f"The ledger could not be read ({error}).")
-    return LedgerError(f"Spend could not be recorded in the ledger ({error}).")
-
-
-_ZERO = Decimal(0)
 _NONE: dict[str, str] = {}
-_DAY_SUMS = (
-    "SELECT agent, cost_usd FROM spend WHERE day = ?1 UNION ALL"
-    " SELECT agent, cost_usd FROM calls WHERE status = 'pending' AND day = ?1"
-)
-"""A day's sums by agent: the closed calls' (`spend`) and those in flight."""
-_AGENTS_DAY_SUMS = (
-    "SELECT agent, cost_usd FROM spend WHERE day = ?1 AND agent = ?2 UNION ALL SELECT agent,"
-    " cost_usd FROM calls WHERE status = 'pending' AND day = ?1 AND agent = ?2"
-)
-"""`_DAY_SUMS` of one agent."""

@@ -16,7 +16,7 @@ import pytest
 
 from plane.clock import ManualClock
 from plane.errors import LedgerError
-from plane.money import ledger as ledger_module
+from plane.money import stranded as stranded_module
 from plane.money.ledger import Ledger
 from plane.store.postgres import PostgresDatabase
 from plane.wire.protocol import Usage
@@ -46,7 +46,7 @@ async def cut_off(postgres_url: str) -> AsyncIterator[tuple[TcpProxy, PostgresDa
 async def settle_while_away(ledger: Ledger, proxy: TcpProxy, monkeypatch) -> int:
     """A call opened, then its settle (at $0.25, the estimate $0.10) refused
     for longer than the ledger waits."""
-    monkeypatch.setattr(ledger_module, "SETTLE_PATIENCE_S", 0.6)
+    monkeypatch.setattr(stranded_module, "SETTLE_PATIENCE_S", 0.6)
     call = await ledger.open_call("demo", "p", "m", Decimal("0.10"), "estimate")
     proxy.cut()
     with pytest.raises(LedgerError, match="could not be recorded"):
@@ -56,10 +56,10 @@ async def settle_while_away(ledger: Ledger, proxy: TcpProxy, monkeypatch) -> int
 
 
 async def back(ledger: Ledger, proxy: TcpProxy) -> int:
-    """The link restored; what `write_stranded` wrote once the store answers."""
+    """The link restored; what `Stranded.write` wrote once the store answers."""
     proxy.resume()
     deadline = time.monotonic() + BACK_S
-    while (written := await ledger.write_stranded()) == 0:
+    while (written := await ledger.stranded.write()) == 0:
         assert time.monotonic() < deadline, "the kept close was never written"
         await asyncio.sleep(0.2)
     return written
@@ -70,7 +70,7 @@ async def test_a_close_refused_past_the_ledgers_patience_is_written_when_the_sto
 ) -> None:
     proxy, db, ledger = cut_off
     call = await settle_while_away(ledger, proxy, monkeypatch)
-    assert await ledger.write_stranded() == 0, "kept while the store is away"
+    assert await ledger.stranded.write() == 0, "kept while the store is away"
 
     assert await back(ledger, proxy) == 1
     [(status, cost, tokens)] = await db.fetchall(
@@ -82,7 +82,7 @@ async def test_a_close_refused_past_the_ledgers_patience_is_written_when_the_sto
     assert await ledger.recover() == {}, "nothing left pending for a sweep to count again"
     [(spent,)] = await db.fetchall("SELECT cost_usd FROM spend WHERE agent = 'demo'")
     assert Decimal(spent) == Decimal("0.25")
-    assert await ledger.write_stranded() == 0, "written once"
+    assert await ledger.stranded.write() == 0, "written once"
 
 
 async def test_a_kept_close_whose_call_another_plane_swept_meanwhile_is_left_as_swept(
@@ -106,12 +106,12 @@ async def test_a_kept_close_whose_call_another_plane_swept_meanwhile_is_left_as_
             assert time.monotonic() < deadline
             await asyncio.sleep(0.2)
     held = ledger.after_close(ledger.closes)  # an agent held by its calls in flight waits so
-    assert await ledger.write_stranded() == 0
+    assert await ledger.stranded.write() == 0
     [(status, cost)] = await db.fetchall("SELECT status, cost_usd FROM calls WHERE id = ?", call)
     assert (status, Decimal(cost)) == ("interrupted", Decimal("0.10")), "counted once, as swept"
     assert ledger.in_flight("demo") == 0
     assert held.done(), "no longer in flight: what it held is looked at again"
-    assert await ledger.write_stranded() == 0, "not tried again"
+    assert await ledger.stranded.write() == 0, "not tried again"
 
 
 async def test_a_gateway_calls_kept_close_is_written_at_the_planes_next_tick(
@@ -191,7 +191,7 @@ async def test_a_close_after_the_sums_were_forgotten_is_kept_while_the_store_is_
     the store away that read failed: the call stayed pending at its estimate,
     neither written nor kept, for as long as its plane held the agent."""
     proxy, db, ledger = cut_off
-    monkeypatch.setattr(ledger_module, "SETTLE_PATIENCE_S", 0.6)
+    monkeypatch.setattr(stranded_module, "SETTLE_PATIENCE_S", 0.6)
     call = await ledger.open_call("demo", "p", "m", Decimal("0.10"), "estimate")
     ledger.forget_sums()
     proxy.cut()
