@@ -12,9 +12,8 @@ agent's group's, its tag's (`Scope`), each with the calls in flight under
 it. Calls that share a group or a tag with a ceiling share one lock on this
 plane (a group's calls are several agents'), and so does every other call
 of their agents (a tagged call and an untagged one are the same agent's
-day); the ledger's admission checks
-the same ceilings again in the transaction that writes the call, for every
-plane (`plane.money.budgets`).
+day); the ledger's admission checks the same ceilings again in the
+transaction that writes the call, for every plane (`plane.money.budgets`).
 """
 
 from __future__ import annotations
