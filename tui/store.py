@@ -148,6 +148,9 @@ class Store:
         """Since when the plane's shared store is away (None: it is there)."""
         self.config = ""
         """Which agents.yaml the plane read, or where it looked (`config: …`)."""
+        self.config_not_found = False
+        """The plane looked for an agents.yaml and found none: it runs on the
+        built-in defaults, without the file's agents, prices and ceilings."""
         """The fleet's daily ceiling, across every plane of the store (None: none)."""
         self.unlisted_spend_usd = Decimal(0)
         """Today's spend that no row shows (agents deleted today), so the fleet
@@ -231,6 +234,7 @@ class Store:
         self.groups = list(snapshot.groups)
         self.store_unreachable_since = snapshot.store_unreachable_since
         self.config = config_said(snapshot.config_file, snapshot.config_looked)
+        self.config_not_found = snapshot.config_file is None and bool(snapshot.config_looked)
         listed = sum((a.spend_today_usd for a in snapshot.agents), Decimal(0))
         whole = snapshot.fleet_spend_today_usd
         if whole is None:  # an older plane: the rows are all it says

@@ -228,6 +228,8 @@ def stop(args: argparse.Namespace) -> int:
     home = Home.from_env()
     try:
         asyncio.run(_tell_stop(home))
+    except NotRunning as exc:  # "start one" is no answer to a stop
+        raise PlaneError(f"No plane is running at {exc.where}: nothing to stop.") from None
     except NotAnswering as exc:
         if exc.state != "stopping":  # already stopping: wait for it all the same
             raise

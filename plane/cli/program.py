@@ -14,7 +14,7 @@ from plane.cli import clients, connect, daemon, failing, manage, status
 from plane.cli.ledger_summary import add_commands as add_summary_commands
 from plane.cli.web import add_commands as add_web_commands
 from plane.economy.compress.cli import add_commands as add_compression_commands
-from plane.home import user_config_path
+from plane.home import Home, user_config_path
 from plane.usage import OneLineParser
 
 
@@ -53,6 +53,9 @@ def parser() -> argparse.ArgumentParser:
         prog="plane",
         description="A control plane for always-on LLM agents, with a daily spend ceiling "
         "per agent. With no command, opens the TUI (starting the plane if none runs).",
+        epilog="The plane reads ./agents.yaml where it starts, else "
+        f"{user_config_path()} (`plane status` says which), and keeps what it writes in "
+        f"{Home.from_env().root} ($PLANE_HOME). `plane COMMAND --help` says more.",
     )
     top.set_defaults(func=daemon.tui)
     top.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
@@ -93,8 +96,8 @@ def parser() -> argparse.ArgumentParser:
         metavar="HOST:PORT",
         type=arg.address,
         help="also serve the gateway's HTTP APIs (Anthropic Messages, OpenAI Chat "
-        "Completions) for gateway agents' clients, and /metrics for Prometheus (bearer: "
-        "the token in $PLANE_HOME/token); port 0 picks a free one",
+        "Completions and Responses) for gateway agents' clients, and /metrics for "
+        "Prometheus (bearer: the token in $PLANE_HOME/token); port 0 picks a free one",
     )
     serve.set_defaults(func=daemon.serve)
 

@@ -5,11 +5,13 @@ wrong."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import difflib
+import types
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Union, get_args, get_origin
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from plane import collector
 from plane.config.coherence import incoherence
@@ -68,8 +70,59 @@ def _validated(data: Any, source: str, characters: int) -> Config:
 
 
 def _explain(exc: ValidationError, data: Any, source: str) -> str:
-    error = exc.errors()[0]
+    errors = exc.errors()
+    error = errors[0]
+    if error["type"] == "missing":  # a required key misspelt beside it says more: `inptu`
+        block = error["loc"][:-1]
+        extra = (e for e in errors if e["type"] == "extra_forbidden" and e["loc"][:-1] == block)
+        error = next(extra, error)
     message = error["msg"].removeprefix("Value error, ")
     if error["type"] == "extra_forbidden":
-        message = "unknown key"
+        message = "unknown key" + _meant(error["loc"])
     return locate(data, [str(p) for p in error["loc"]], source, message)
+
+
+def _meant(loc: Sequence[str | int]) -> str:
+    """` (did you mean limitUsd?)`, for a key the block has one close to (its
+    case aside: `limitUSD`, `limit`), else nothing."""
+    kinds: list[Any] = [Config]
+    for part in loc[:-1]:
+        kinds = [inner for kind in kinds for inner in _inside(kind, part)]
+    keys = {
+        (field.alias or name).lower(): field.alias or name
+        for kind in kinds
+        for block in _blocks(kind)
+        for name, field in block.model_fields.items()
+    }
+    close = difflib.get_close_matches(str(loc[-1]).lower(), list(keys), n=1)
+    return f" (did you mean {keys[close[0]]}?)" if close else ""
+
+
+def _inside(kind: Any, part: str | int) -> Iterator[Any]:
+    """The types a value at `part` within a value of type `kind` may have."""
+    for one in _alternatives(kind):
+        if get_origin(one) in (dict, list):  # an agent's name, an item's index
+            yield get_args(one)[-1]
+        for block in _blocks(one):
+            for name, field in block.model_fields.items():
+                if part in (name, field.alias):
+                    yield field.annotation
+
+
+def _alternatives(kind: Any) -> Iterator[Any]:
+    """The types a value of type `kind` may have: each of a union's, an annotated one's."""
+    origin = get_origin(kind)
+    if origin is Annotated:
+        yield from _alternatives(get_args(kind)[0])
+    elif origin in (Union, types.UnionType):
+        for alternative in get_args(kind):
+            yield from _alternatives(alternative)
+    else:
+        yield kind
+
+
+def _blocks(kind: Any) -> Iterator[type[BaseModel]]:
+    """The blocks of keys (models) a value of type `kind` may be."""
+    for one in _alternatives(kind):
+        if isinstance(one, type) and issubclass(one, BaseModel):
+            yield one

@@ -22,6 +22,7 @@ class PlaneError(Exception):
 class NotRunning(PlaneError):
     def __init__(self, where: str) -> None:
         super().__init__(f"No plane is running at {where}. Start one with `plane serve`.")
+        self.where = where
 
 
 class WrongReply(PlaneError):

@@ -153,10 +153,13 @@ TABLE: dict[str, tuple[bytes, str]] = {
         b"limitUsd: 5\n"[:8] + b"\n",
         "{path}: the top level must be a mapping of keys.",
     ),
-    "unknown top-level key": (b"agent:\n  demo: {}\n", "{path} line 1: agent: unknown key."),
+    "unknown top-level key": (
+        b"agent:\n  demo: {}\n",
+        "{path} line 1: agent: unknown key (did you mean agents?).",
+    ),
     "misspelt limitUsd": (
         b"agents:\n  demo:\n    limitusd: 2\n",
-        "{path} line 3: agents.demo.limitusd: unknown key.",
+        "{path} line 3: agents.demo.limitusd: unknown key (did you mean limitUsd?).",
     ),
     "complex key": (b"? [a, b]\n: 1\n", "unknown key."),
     # money

@@ -79,7 +79,10 @@ def test_zero_is_a_real_ceiling_not_unlimited():
             "an agent's own block can only narrow the default.",
         ),
         ("defaults:\n  limitUsd: -1\n", "line 2: defaults.limitUsd: Input should be greater"),
-        ("agents:\n  demo:\n    limitusd: 2\n", "line 3: agents.demo.limitusd: unknown key."),
+        (
+            "agents:\n  demo:\n    limitusd: 2\n",
+            "line 3: agents.demo.limitusd: unknown key (did you mean limitUsd?).",
+        ),
         ("defaults: [1\n", "not valid YAML"),
         ("agents:\n  Demo!: {}\n", "line 2: agents.Demo!: not a valid agent name"),
         ("defaults:\n  warnRatio: 2\n", "line 2: defaults.warnRatio: Input should be less"),
@@ -96,6 +99,47 @@ def test_a_bad_file_names_the_key_the_line_and_the_problem(text, expected):
         parse_config(text)
     assert expected in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "agents:\n  demo:\n    limitUSD: 2\n",
+            "line 3: agents.demo.limitUSD: unknown key (did you mean limitUsd?).",
+        ),
+        (
+            "agents:\n  demo:\n    limit: 2\n",
+            "line 3: agents.demo.limit: unknown key (did you mean limitUsd?).",
+        ),
+        (
+            "defaults:\n  warnratio: 0.5\n",
+            "line 2: defaults.warnratio: unknown key (did you mean warnRatio?).",
+        ),
+        (
+            "defaults:\n  max_calls_per_trun: 3\n",
+            "line 2: defaults.max_calls_per_trun: unknown key (did you mean max_calls_per_turn?).",
+        ),
+        ("agent:\n  demo: {}\n", "line 1: agent: unknown key (did you mean agents?)."),
+        (
+            "agents:\n  demo:\n    gateway: {compres: false}\n",
+            "line 3: agents.demo.gateway.compres: unknown key (did you mean compress?).",
+        ),
+        # A required key misspelt: the misspelling, not "input: Field required".
+        (
+            "pricing:\n  m: {inptu: 1, output: 2}\n",
+            "line 2: pricing.m.inptu: unknown key (did you mean input?).",
+        ),
+        ("agents:\n  demo:\n    zzzz: 1\n", "line 3: agents.demo.zzzz: unknown key."),
+    ],
+)
+def test_a_misspelt_key_is_named_with_the_key_it_is_close_to(text, expected):
+    """The file mixes limitUsd with max_calls_per_turn: a newcomer's first edit
+    is often a key in the wrong case, and "unknown key" alone leaves them to
+    find which spelling the block wants."""
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text)
+    assert str(caught.value) == f"agents.yaml {expected}"
 
 
 def test_an_unreadable_file_is_one_clear_error(tmp_path):

@@ -207,7 +207,10 @@ class MainScreen(ManageAgents):
         ceiling = self.store.fleet_limit_usd
         unlisted = self.store.unlisted_spend_usd
         line = self.store.tally.fleet(ceiling, unlisted) if self.store.day else None
-        self.query_one(FleetLine).fleet = line
+        fleet = self.query_one(FleetLine)
+        fleet.fleet = line
+        # Agents shown, but not the file's: a plane started where there is no agents.yaml.
+        fleet.config = self.store.config if self.store.config_not_found else ""
 
     def _message_added(self, message: ConversationMessage) -> None:
         if message.agent == self.selected:

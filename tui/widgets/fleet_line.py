@@ -29,12 +29,21 @@ class FleetLine(Widget):
 
     fleet: reactive[Fleet | None] = reactive(None)
     """None until the plane has listed its agents."""
+    config: reactive[str] = reactive("")
+    """`config: built-in defaults (no agents.yaml in …)` when the plane found
+    no agents.yaml: said after the rest, in the room the rest leaves, so the
+    agents shown are not taken for the file's."""
 
     def render(self) -> Content:
         if self.fleet is None or not self.fleet.agents:
             return Content("")
         muted = self.get_visual_style("fleet-line--muted")
-        shown = _fitted(self.fleet.parts(), self.content_region.width or 1_000)
+        width = self.content_region.width or 1_000
+        shown = _fitted(self.fleet.parts(), width)
+        room = width - _length(shown) - len(" · ")
+        if self.config and room >= len(CONFIG_LEAST):
+            config = self.config if len(self.config) <= room else self.config[: room - 1] + "…"
+            shown.append((config, ""))
         parts: list[tuple[str, object]] = []
         for number, (text, state) in enumerate(shown):
             if number:
@@ -43,6 +52,9 @@ class FleetLine(Widget):
             parts.append((text, style))
         return Content.assemble(*parts)  # type: ignore[arg-type]
 
+
+CONFIG_LEAST = "config: built-in defaults"
+"""The least of `config` worth saying; with less room, none of it."""
 
 DROPPED_FIRST = ("", "working")
 """On a line too narrow for all of it, the agents' count goes first, then

@@ -255,7 +255,6 @@ def test_text_that_is_not_utf8_is_refused_before_it_is_sent(tmp_path):
 @pytest.mark.parametrize(
     "args",
     [
-        ["stop"],
         ["status", "--json"],
         ["send", "demo", "hi", "--wait"],
         ["new", "x", "--model", "m"],
@@ -268,6 +267,20 @@ def test_every_client_command_says_when_no_plane_runs(tmp_path, args):
     assert result.returncode == 1
     assert one_line(result) == (
         f"plane: No plane is running at {tmp_path / 'plane.sock'}. Start one with `plane serve`."
+    )
+
+
+@pytest.mark.parametrize("socket_left", [False, True])
+def test_stop_with_no_plane_says_there_is_nothing_to_stop(tmp_path, socket_left):
+    """Not "Start one with `plane serve`": the operator asked for the opposite.
+    The same with the socket a killed plane left behind."""
+    if socket_left:
+        with socket.socket(socket.AF_UNIX) as left:
+            left.bind(str(tmp_path / "plane.sock"))
+    result = plane_cli(tmp_path, "stop")
+    assert result.returncode == 1
+    assert one_line(result) == (
+        f"plane: No plane is running at {tmp_path / 'plane.sock'}: nothing to stop."
     )
 
 

@@ -59,3 +59,19 @@ def test_a_command_s_help_begins_with_what_it_does(tmp_path, args, said):
     shown = plane_cli(tmp_path, *args, "--help")
     assert shown.returncode == 0
     assert said in " ".join(shown.stdout.split())  # as argparse wraps it, whatever the width
+
+
+def test_plane_help_says_where_the_config_is_read_and_the_files_are_kept(tmp_path):
+    """A newcomer's first questions: which agents.yaml, and where is everything."""
+    home = tmp_path / "home"
+    shown = plane_cli(home, "--help")
+    assert shown.returncode == 0
+    said = " ".join(shown.stdout.split())
+    assert "The plane reads ./agents.yaml where it starts, else " in said
+    assert f"keeps what it writes in {home} ($PLANE_HOME)" in said
+
+
+def test_serve_help_names_every_api_the_gateway_speaks(tmp_path):
+    shown = plane_cli(tmp_path, "serve", "--help")
+    said = " ".join(shown.stdout.split())
+    assert "(Anthropic Messages, OpenAI Chat Completions and Responses)" in said

@@ -96,7 +96,8 @@ def test_plane_alone_reports_a_daemon_that_could_not_start(tmp_path: Path) -> No
     result = plane_process(tmp_path / "home", cwd=tmp_path, timeout=120)
     assert result.returncode == 1
     assert result.stderr.strip() == (
-        "plane: The plane did not start: agents.yaml line 3: agents.demo.limitusd: unknown key."
+        "plane: The plane did not start: agents.yaml line 3: agents.demo.limitusd: unknown key "
+        "(did you mean limitUsd?)."
     )
 
 

@@ -157,7 +157,10 @@ async def test_nobody_listening_is_logged_too(caplog, unused_tcp_port):
             "'ask_refused', 'spike' or 'loop'.",
         ),
         ("notify:\n  ntfy: https://ntfy.sh/t\n  retries: 99\n", "line 3: notify.retries:"),
-        ("notify:\n  webhok: https://x.example/h\n", "line 2: notify.webhok: unknown key."),
+        (
+            "notify:\n  webhok: https://x.example/h\n",
+            "line 2: notify.webhok: unknown key (did you mean webhook?).",
+        ),
     ],
 )
 def test_a_bad_notify_block_is_one_line_with_its_key_and_line(block, expected):
