@@ -142,6 +142,7 @@ class Store:
         """For each model, the tools a new agent on it gets unless told otherwise."""
         self.day: date | None = None
         self.fleet_limit_usd: Decimal | None = None
+        """The fleet's daily ceiling, across every plane of the store (None: none)."""
         self.groups: list[GroupState] = []
         """The groups of agents (agents.yaml's `groups:`), as the snapshot said."""
         self.store_unreachable_since: datetime | None = None
@@ -151,7 +152,6 @@ class Store:
         self.config_not_found = False
         """The plane looked for an agents.yaml and found none: it runs on the
         built-in defaults, without the file's agents, prices and ceilings."""
-        """The fleet's daily ceiling, across every plane of the store (None: none)."""
         self.unlisted_spend_usd = Decimal(0)
         """Today's spend that no row shows (agents deleted today), so the fleet
         line says the figure the fleet's ceiling is held to, not less."""
