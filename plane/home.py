@@ -38,12 +38,14 @@ STATE_WIDTH = 8
 
 
 _DB, _REFS_DB, _LOG, _LOCK = "plane.db", "refs.db", "plane.log", "plane.lock"
-_TOKEN, _GATEWAY_KEYS, _GATEWAY_URL, _APPROVALS_KEY = (
+_TOKEN, _GATEWAY_KEYS, _GATEWAY_URL, _APPROVALS_KEY, _TUI_MEMORY = (
     "token",
     "gateway-keys",
     "gateway-url",
     "approvals-key",
+    "tui.json",
 )
+_WORKSPACES = "workspaces"
 _SQLITE_FILES = ("-wal", "-shm", "-journal")
 _MADE = (_DB, _REFS_DB, _LOG, _LOCK)
 """The plane's own files, made 0600 before anything is written to them."""
@@ -52,10 +54,11 @@ _KEPT = (
     _GATEWAY_KEYS,
     _GATEWAY_URL,
     _APPROVALS_KEY,
+    _TUI_MEMORY,
     *(f"{db}{end}" for db in (_DB, _REFS_DB) for end in _SQLITE_FILES),
 )
 """The plane's other files, made 0600 where they exist (SQLite gives `-wal` and `-shm`
-the database's mode)."""
+the database's mode; the TUI makes `tui.json` 0600 itself)."""
 
 
 class Home(NamedTuple):
@@ -143,11 +146,22 @@ class Home(NamedTuple):
     def tui_memory(self) -> Path:
         """What the TUI remembers between launches (the agent it showed, per
         plane address). The TUI's own: the plane never reads it."""
-        return self.root / "tui.json"
+        return self.root / _TUI_MEMORY
 
     @property
     def workspaces(self) -> Path:
-        return self.root / "workspaces"
+        return self.root / _WORKSPACES
+
+    def make_dir(self, path: Path) -> None:
+        """A directory the plane needs (an agent's workspace, `workspaces/.deleted`),
+        made with whatever is missing above it. In the home, each is made 0700, never
+        readable by others for an instant; elsewhere (a `workspace:` in agents.yaml,
+        the operator's own place), as the umask makes it."""
+        if path == self.root or not path.is_relative_to(self.root):
+            path.mkdir(parents=True, exist_ok=True)
+            return
+        self.make_dir(path.parent)
+        path.mkdir(mode=0o700, exist_ok=True)
 
     def workspace(self, agent: str) -> Path:
         return self.workspaces / agent
@@ -245,6 +259,9 @@ def _ensure(root: str) -> None:
         os.chmod(root, 0o700)
         for name in _private_names(root):
             _private(os.path.join(root, name))
+        workspaces = os.path.join(root, _WORKSPACES)  # an older plane made it 0755
+        if os.path.isdir(workspaces) and not os.path.islink(workspaces):
+            os.chmod(workspaces, 0o700)
     except OSError as exc:
         raise PlaneError(
             f"The plane's home {root} cannot be made private "

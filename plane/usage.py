@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 EXIT_USAGE = 2
 """The command line itself is wrong (argparse's code)."""
+
+_NEGATIVE = re.compile(r"^-\d+$|^-\d*\.\d+$")
+"""A word argparse reads as a negative number, not an option (as its own pattern)."""
 
 
 def described(help: str) -> str:
@@ -54,13 +58,38 @@ class OneLineParser(argparse.ArgumentParser):
         self, args: Sequence[str] | None = None, namespace: Any = None
     ) -> tuple[argparse.Namespace, list[str]]:
         self._words = list(sys.argv[1:] if args is None else args)
-        return super().parse_known_args(args, namespace)
+        parsed, extras = super().parse_known_args(args, namespace)
+        for word in extras:
+            if word == "--":
+                break  # what follows is a value
+            if word.startswith("-") and word != "-" and not _NEGATIVE.match(word):
+                self._none_such("option", word.split("=", 1)[0], self._option_strings())
+        return parsed, extras
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        """A mistyped command is one line naming the nearest, where argparse
+        listed every command."""
+        if isinstance(action, argparse._SubParsersAction) and value not in action.choices:
+            self._none_such("command", value, list(action.choices))
+        super()._check_value(action, value)
 
     def error(self, message: str) -> NoReturn:
         if message.startswith("the following arguments are required"):
             message += self._taken_for_an_option()
+        self._refuse(f"{message} (see `{self.prog} --help`).")
+
+    def _none_such(self, kind: str, word: str, known: list[str]) -> NoReturn:
+        """`no command 'stauts' (did you mean status?)`: the nearest name, else
+        where the names are."""
+        import difflib  # here: only a wrong command line pays for it
+
+        near = difflib.get_close_matches(word, known, n=1)
+        hint = f"(did you mean {near[0]}?)" if near else f"(see `{self.prog} --help`)."
+        self._refuse(f"no {kind} {word!r} {hint}")
+
+    def _refuse(self, line: str) -> NoReturn:
         with contextlib.suppress(OSError):
-            print(f"{self.prog}: {message} (see `{self.prog} --help`).", file=sys.stderr)
+            print(f"{self.prog}: {line}", file=sys.stderr)
         raise SystemExit(EXIT_USAGE)
 
     def _taken_for_an_option(self) -> str:

@@ -28,6 +28,13 @@ class CommandContext(Protocol):
 
 Handler = Callable[[CommandContext, str], Awaitable[None] | None]
 
+KEYS = (
+    "F1 (? in the list)",
+    "the keys, and what the rows' marks mean: ○ idle, ● working, ■ held, ‖ paused, * unread",
+)
+"""`/help`'s last line: every mark the agent list draws (`tui.widgets.agent_list`'s
+`GLYPHS` and `UNREAD`, which this module cannot import: the widgets import it)."""
+
 
 @dataclass(frozen=True)
 class SlashCommand:
@@ -93,11 +100,15 @@ class Commands:
         return f"/{command.name}{' ' if takes_argument else ''}"
 
     def help_text(self) -> str:
-        keys = "F1 (or ? in the agent list) shows the keys and what ○ ● ■ mean."
-        if not any(c.handler is None for c in self):
-            return f"The plane's commands are listed once it is connected.\n{keys}"
-        width = max(len(c.usage) for c in self)
-        return "\n".join([*(f"{c.usage:<{width}}  {c.help}" for c in self), keys])
+        """The commands in two columns, what F1 shows last; the conversation
+        wraps each line under its second column (`Note`)."""
+        connected = any(c.handler is None for c in self)
+        rows = [*((c.usage, c.help) for c in self), KEYS] if connected else [KEYS]
+        width = max(len(usage) for usage, _ in rows)
+        lines = [f"{usage:<{width}}  {help}" for usage, help in rows]
+        if not connected:
+            lines.insert(0, "The plane's commands are listed once it is connected.")
+        return "\n".join(lines)
 
     async def dispatch(self, context: CommandContext, text: str) -> None:
         """Run what `text` asks for; plain text and unknown commands go to the plane."""
@@ -125,11 +136,11 @@ def client_commands() -> Commands:
     its snapshot. One per app, since loading the plane's changes it."""
     commands = Commands()
 
-    @commands.register("help", "/help", "List the commands (ctrl+n creates an agent).")
+    @commands.register("help", "/help", "list the commands (ctrl+n creates an agent)")
     def _help(context: CommandContext, argument: str) -> None:
         context.show_local(commands.help_text())
 
-    @commands.register("quit", "/quit", "Close this window; the plane keeps running.")
+    @commands.register("quit", "/quit", "close this window; the plane keeps running")
     def _quit(context: CommandContext, argument: str) -> None:
         context.quit()
 

@@ -155,7 +155,7 @@ class Link:
                     return
                 reason = str(exc)
             except (PlaneError, OSError, TimeoutError) as exc:
-                reason = _sentence(exc)
+                reason = _sentence(exc, self.address)
             except Exception:  # a defect: the link says so and tries again, never dies
                 log.exception("the link to %s", self.address)
                 reason = "The connection to the plane ended on an error in this app."
@@ -225,10 +225,14 @@ RECONNECT_WAIT_S = 3.0
 _FINAL = "Not trying again: start the app again once the plane would let it in."
 
 
-def _sentence(exc: BaseException) -> str:
+def _sentence(exc: BaseException, address: Address) -> str:
     if isinstance(exc, TimeoutError):
         return "The plane did not answer in time."
     if isinstance(exc, NotRunning | ConnectionRefusedError | FileNotFoundError):
-        return "The plane is not running; `plane serve` starts it."
+        if address.path is None:  # a plane elsewhere: `plane` would start one here
+            return "The plane is not running; `plane serve --tcp` on its machine starts it."
+        return (  # and not `plane serve`, which holds a terminal: the link keeps trying
+            "The plane is not running; `plane` starts it in the background, and the TUI reconnects."
+        )
     text = str(exc).strip()
     return text or type(exc).__name__

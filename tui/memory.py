@@ -52,8 +52,20 @@ class Memory:
         data[address] = agent
         spare = self.path.with_name(f".{self.path.name}.{os.getpid()}")
         try:
-            spare.write_text(json.dumps(data, indent=1, sort_keys=True))
+            spare.unlink(missing_ok=True)  # a crashed launch's, which had this pid
+            _write_private(spare, json.dumps(data, indent=1, sort_keys=True).encode())
             spare.replace(self.path)  # whole or not at all: a crash never leaves half a file
         except OSError as error:
             log.warning("cannot write %s: %s", self.path, error)
             spare.unlink(missing_ok=True)
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """`data` in a new file made 0600, as the home's files are: it names the
+    operator's agents, and is never readable by others, not for an instant."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(path, flags, 0o600)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)

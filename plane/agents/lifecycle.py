@@ -347,6 +347,6 @@ def _delete_rows(conn: Connection, services: Services, agent: str, notice: str) 
 def _aside(workspace: Path, stamp: float) -> None:
     """Out of the way of an agent made later with the name, kept."""
     aside = workspace.parent / ".deleted" / f"{workspace.name}-{int(stamp)}"
-    aside.parent.mkdir(parents=True, exist_ok=True)
+    aside.parent.mkdir(mode=0o700, exist_ok=True)  # in the home's private `workspaces/`
     with contextlib.suppress(FileNotFoundError):
         os.rename(workspace, aside)

@@ -441,7 +441,7 @@ class AgentWorker:
         never used (and made again, once, after a rename)."""
         workspace = given or self.spec.workspace
         if workspace != self._made:
-            workspace.mkdir(parents=True, exist_ok=True)
+            self._services.home.make_dir(workspace)
             self._made = workspace
         return workspace
 

@@ -9,7 +9,8 @@ agents on the scripted LLM server, and a clock the test moves.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -181,6 +182,18 @@ class RunningPlane(PlaneParts):
 
 
 StartPlane = Callable[..., Awaitable[RunningPlane]]
+
+
+@pytest.fixture
+def usual_umask() -> Iterator[None]:
+    """The umask most users have (022: what is made is readable by others unless
+    made private), whatever the tests run under: a test of the home's modes then
+    fails where the plane leaves something readable."""
+    before = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(before)
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,9 @@ from tui.widgets.composer import Composer
 from tui.widgets.connection_banner import ConnectionBanner
 from tui.widgets.conversation import ConversationPane
 
-NOT_RUNNING = "The plane is not running; `plane serve` starts it."
+NOT_RUNNING = (
+    "The plane is not running; `plane` starts it in the background, and the TUI reconnects."
+)
 ADDRESS = "/home/op/.local/share/plane/plane.sock"
 
 

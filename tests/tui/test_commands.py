@@ -120,11 +120,11 @@ async def test_a_registered_handler_is_found_and_awaited() -> None:
     [
         (
             "/quit now",
-            "/quit takes nothing after it: /quit — Close this window; the plane keeps running.",
+            "/quit takes nothing after it: /quit — close this window; the plane keeps running.",
         ),
         (
             "/help me",
-            "/help takes nothing after it: /help — List the commands (ctrl+n creates an agent).",
+            "/help takes nothing after it: /help — list the commands (ctrl+n creates an agent).",
         ),
     ],
 )

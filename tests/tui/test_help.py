@@ -9,12 +9,13 @@ from textual.command import CommandPalette
 
 from tests.tui.conftest import feed, settle
 from tests.tui.factories import agent, snapshot
+from tests.tui.test_conversation_lines import view
 from tui.app import PlaneApp
 from tui.help import as_text
 from tui.screens.help import HelpScreen
 from tui.screens.main import MainScreen
 from tui.screens.new_agent import NewAgentScreen
-from tui.widgets.agent_list import GLYPHS
+from tui.widgets.agent_list import GLYPHS, UNREAD
 from tui.widgets.composer import Composer
 from tui.widgets.conversation import ConversationPane
 
@@ -122,17 +123,28 @@ async def test_esc_closes_textuals_keys_panel() -> None:
         assert not app.screen.query("HelpPanel")
 
 
-@pytest.mark.slow
-async def test_slash_help_points_at_the_keys() -> None:
+async def test_slash_help_is_one_style_wraps_under_its_column_and_names_every_mark() -> None:
+    """The plane's entries and this client's read alike; a long one goes on
+    under its own column; the last line names every mark a row can show."""
     app = PlaneApp(None)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=(80, 40)) as pilot:
         await started(pilot)
         await pilot.press(*"/help", "enter")
         await settle(pilot)
-        notes = app.screen.query_one(ConversationPane).notes
-        assert notes and notes[0].endswith(
-            "F1 (or ? in the agent list) shows the keys and what ○ ● ■ mean."
-        )
+        pane = app.screen.query_one(ConversationPane)
+        (text,) = pane.notes
+        painted = [line for line in view(pane) if line.strip()]
+    entries = [line.split("  ", 1)[-1].strip() for line in text.splitlines()]
+    assert len(entries) == len(list(app.commands)) + 1, "every command, then the keys"
+    assert all(entry[:1].islower() and not entry.endswith(".") for entry in entries), entries
+    column = 6 + text.splitlines()[0].index(entries[0])
+    indents = [len(line) - len(line.lstrip()) for line in painted]
+    assert len(painted) > len(entries), "at 80 columns some entries wrap"
+    assert set(indents) == {6, column}, painted
+    marks = text.splitlines()[-1]
+    for state, glyph in GLYPHS.items():
+        assert f"{glyph} {state}" in marks, f"{glyph} is not named"
+    assert f"{UNREAD} unread" in marks
 
 
 def test_the_readme_keys_section_is_the_help_panels_text() -> None:

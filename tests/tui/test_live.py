@@ -8,6 +8,7 @@ Prices in the fixture's config make a token cost $0.001 on input, so
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Callable
 from datetime import timedelta
 
@@ -197,8 +198,23 @@ async def test_no_plane_running_says_how_to_start_one(tmp_path) -> None:
         banner = app.screen.query_one(ConnectionBanner)
         await until(pilot, lambda: banner.has_class("-lost"))
         said = str(banner.render())
-        assert "The plane is not running; `plane serve` starts it." in said, said
+        assert (
+            "The plane is not running; `plane` starts it in the background, and the TUI reconnects."
+        ) in said, said
         assert "Reconnecting" in said
+
+
+async def test_no_plane_on_another_machine_says_what_starts_it_there() -> None:
+    """`plane` here would start a plane here, not the one the TUI was pointed at."""
+    with socket.socket() as spare:  # a port nothing listens on once it is closed
+        spare.bind(("127.0.0.1", 0))
+        port = spare.getsockname()[1]
+    app = PlaneApp(Address.tcp(f"127.0.0.1:{port}", "t"), backoff=Backoff(first=0.05, most=0.3))
+    async with app.run_test(size=SIZE) as pilot:
+        banner = app.screen.query_one(ConnectionBanner)
+        await until(pilot, lambda: banner.has_class("-lost"))
+        said = str(banner.render())
+        assert "The plane is not running; `plane serve --tcp` on its machine starts it." in said
 
 
 @pytest.mark.slow

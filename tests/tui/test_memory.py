@@ -4,6 +4,7 @@ the plane's home; a broken file is forgotten, never an error."""
 from __future__ import annotations
 
 import json
+import stat
 
 from tests.tui.test_live import SIZE, app_for, until
 from tui.memory import Memory
@@ -23,6 +24,19 @@ async def test_a_relaunched_tui_shows_the_agent_it_showed_last(start_plane) -> N
     async with again.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: again.main_screen.selected is not None)
         assert again.main_screen.selected == "scout"
+
+
+async def test_what_the_tui_remembers_is_the_operator_s_alone(start_plane, usual_umask) -> None:
+    """`tui.json` names the operator's agents: made 0600 as the home's files are."""
+    plane = await start_plane()
+    app = app_for(plane)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.main_screen.selected == "demo")
+        await pilot.press("alt+down")
+        await until(pilot, lambda: app.main_screen.selected == "scout")
+    assert json.loads(plane.home.tui_memory.read_text()) == {str(plane.home.socket): "scout"}
+    assert stat.S_IMODE(plane.home.tui_memory.stat().st_mode) == 0o600
+    assert [path.name for path in plane.home.root.glob(".tui.json*")] == [], "no spare left"
 
 
 async def test_a_remembered_agent_that_is_gone_falls_back_to_the_first(start_plane) -> None:

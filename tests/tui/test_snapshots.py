@@ -71,7 +71,8 @@ def test_connection_lost(snap_compare) -> None:
         await demo(pilot)
         pilot.app.post_message(
             PlaneLost(
-                "The plane is not running; `plane serve` starts it.",
+                "The plane is not running; `plane` starts it in the background, "
+                "and the TUI reconnects.",
                 2.0,
                 3,
                 "/home/op/.local/share/plane/plane.sock",

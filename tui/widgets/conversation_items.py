@@ -7,6 +7,7 @@ them line by line (see conversation.py).
 
 from __future__ import annotations
 
+import re
 from typing import Protocol
 
 from textual.content import Content
@@ -16,6 +17,10 @@ from tui.widgets.message_line import Part
 
 INDENT = 6
 """Cells before a note or the offer: under the text, past the time."""
+COLUMN_GAP = re.compile(r"\S {2,}(?=\S)")
+"""Two spaces or more between words: where a line in two columns (`/help`'s) starts its second."""
+COLUMN_ROOM = 16
+"""Cells a second column needs to wrap under itself; with less, its line wraps under its start."""
 
 
 class Item(Protocol):
@@ -31,6 +36,27 @@ def wrapped(text: str, width: int, style: Style | str, *, indent: int = 0) -> li
     return [Content.assemble(pad, line) for line in body.wrap(max(4, width - indent))]
 
 
+def in_columns(text: str, width: int, style: Style | str, *, indent: int) -> list[Content]:
+    """`text` wrapped as `wrapped` does, except that a line in two columns
+    (`/limit [AMOUNT|off]  show today's spend …`) goes on under its second
+    column, as a help page does, not under its first."""
+    lines: list[Content] = []
+    for line in text.split("\n"):
+        gap = COLUMN_GAP.search(line)
+        column = gap.end() if gap else 0
+        room = width - indent - column
+        if not column or room < COLUMN_ROOM:
+            lines += wrapped(line, width, style, indent=indent)
+            continue
+        head = Content(line[:column]).stylize(style)
+        rest = Content(line[column:]).stylize(style).wrap(room)
+        lines += [
+            Content.assemble(" " * indent, head if at == 0 else " " * column, part)
+            for at, part in enumerate(rest)
+        ]
+    return lines
+
+
 class Note:
     """A line of this client's own (help, a failed request); stored nowhere."""
 
@@ -39,7 +65,7 @@ class Note:
         self._part = part
 
     def lines(self, width: int) -> list[Content]:
-        return wrapped(self.text, width, self._part("note"), indent=INDENT)
+        return in_columns(self.text, width, self._part("note"), indent=INDENT)
 
 
 class Hint:

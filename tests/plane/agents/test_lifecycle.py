@@ -7,6 +7,7 @@ and the running turn cut with what it cost said."""
 from __future__ import annotations
 
 import sqlite3
+import stat
 from decimal import Decimal
 from typing import Any
 
@@ -220,6 +221,21 @@ async def test_delete_keeps_the_records_and_never_refunds(start_plane):
     # A new agent of the same name gets the defaults, and the day's spend: no refund.
     assert (reply.agent.spend_today_usd, reply.agent.limit_usd) == (Decimal("0.6"), Decimal(1))
     assert await again.services.transcript.load("poet") == [], "a fresh model session"
+
+
+async def test_workspaces_in_the_home_are_private_from_the_first_turn(start_plane, usual_umask):
+    """The home's files are the operator's alone: its `workspaces/`, an agent's own
+    and where a deleted agent's is kept are made 0700, as the home is."""
+    plane = await start_plane()
+    client = await made(plane)
+    plane.llm.reply("a verse")
+    await plane.turn("poet", "write")
+    made_dirs = [plane.home.workspaces, plane.home.workspace("poet")]
+    assert [stat.S_IMODE(path.stat().st_mode) for path in made_dirs] == [0o700, 0o700]
+    assert isinstance(await client.request(p.DeleteAgent(agent="poet")), p.OkReply)
+    kept = plane.home.workspaces / ".deleted"
+    assert [path.name[:5] for path in kept.iterdir()] == ["poet-"]
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o700
 
 
 async def test_an_agent_from_the_file_is_the_files_to_delete(start_plane):

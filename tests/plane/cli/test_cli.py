@@ -210,7 +210,8 @@ def test_every_command_has_help(command, tmp_path):
         ),
         (["new", "--bad"], "required: name ('--bad' was read as an option"),
         (["send", "demo", "--wai"], "arguments are required: text (see"),
-        (["send", "demo", "hi", "--bogus"], "unrecognized arguments: --bogus"),
+        (["send", "demo", "hi", "--bogus"], "plane send: no option '--bogus' (see"),
+        (["send", "demo", "hi", "extra"], "unrecognized arguments: extra"),
         (["ledger", "--day", "2026-13-01"], "'2026-13-01' is not a day like 2026-11-29"),
         (["ledger", "--day", "yesterday"], "'yesterday' is not a day"),
         (["ledger", "--json", "--csv"], "not allowed with argument"),
@@ -231,8 +232,8 @@ def test_every_command_has_help(command, tmp_path):
             ["gateway", "env", "claude", "--client", "aider", "--http", "7878"],
             "'7878' is not HOST:PORT, like 127.0.0.1:7878 (see",
         ),
-        (["status", "--jsn"], "unrecognized arguments: --jsn"),
-        (["fly"], "invalid choice: 'fly'"),
+        (["status", "--bogus"], "plane status: no option '--bogus' (see `plane status --help`)"),
+        (["fly"], "plane: no command 'fly' (see `plane --help`)"),
         (["retrieve"], "the following arguments are required: ref"),
     ],
 )
@@ -242,6 +243,26 @@ def test_a_bad_command_line_is_one_line_and_exit_2(tmp_path, args, expected):
     line = one_line(result)
     assert expected in line
     assert line.startswith("plane") and line.endswith("--help`).")
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["stauts"], "plane: no command 'stauts' (did you mean status?)"),
+        (["ledgr", "--json"], "plane: no command 'ledgr' (did you mean ledger?)"),
+        (["gateway", "evn"], "plane gateway: no command 'evn' (did you mean env?)"),
+        (["status", "--jsno"], "plane status: no option '--jsno' (did you mean --json?)"),
+        (["status", "--jsno=1"], "plane status: no option '--jsno' (did you mean --json?)"),
+        (["stop", "--timout", "3"], "plane stop: no option '--timout' (did you mean --timeout?)"),
+        (["send", "demo", "hi", "--wiat"], "plane send: no option '--wiat' (did you mean --wait?)"),
+    ],
+)
+def test_a_mistyped_command_or_option_is_one_line_naming_the_nearest(tmp_path, args, said):
+    """Not the list of every command, nor "unrecognized arguments" alone."""
+    result = plane_cli(tmp_path, *args)
+    assert result.returncode == 2
+    assert result.stderr == f"{said}\n"
     assert result.stdout == ""
 
 

@@ -135,7 +135,7 @@ def test_plane_compress_forms_agree_and_a_mistake_is_still_a_usage_error(tmp_pat
     assert plane(tmp_path, "expand", stdin=spaced.stdout_bytes).stdout_bytes == original
     wrong = plane(tmp_path, "compress", "--bogus", stdin=original)
     assert wrong.returncode == 2 and not wrong.stdout
-    assert wrong.stderr == "plane: unrecognized arguments: --bogus (see `plane --help`).\n"
+    assert wrong.stderr == "plane compress: no option '--bogus' (see `plane compress --help`).\n"
 
 
 def test_a_short_output_leaves_no_ref_store_behind(tmp_path: Path) -> None:

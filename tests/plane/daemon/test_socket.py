@@ -314,7 +314,9 @@ async def test_a_loose_home_is_made_private_whatever_was_there(start_plane, tmp_
     root = tmp_path / "home"
     root.mkdir(mode=0o755)
     root.chmod(0o755)
-    loose = ["plane.db", "plane.db-wal", "plane.log", "plane.lock", "token", "refs.db"]
+    loose = ["plane.db", "plane.db-wal", "plane.log", "plane.lock", "token", "refs.db", "tui.json"]
+    (root / "workspaces" / "demo").mkdir(mode=0o755, parents=True)
+    (root / "workspaces").chmod(0o755)  # as an older plane made it
     for name in loose:
         (root / name).write_bytes(b"")
         (root / name).chmod(0o644)
@@ -330,6 +332,7 @@ async def test_a_loose_home_is_made_private_whatever_was_there(start_plane, tmp_
         if path.name in loose or path.name.startswith("plane.") or path.name == "refs.db-wal":
             assert stat.S_IMODE(path.stat().st_mode) == 0o600, path.name
     assert stat.S_IMODE(notes.stat().st_mode) == 0o644
+    assert stat.S_IMODE((root / "workspaces").stat().st_mode) == 0o700
     assert plane.token == "an-old-token-the-operator-made-by-hand"
 
 
