@@ -64,8 +64,5 @@ def _write_private(path: Path, data: bytes) -> None:
     """`data` in a new file made 0600, as the home's files are: it names the
     operator's agents, and is never readable by others, not for an instant."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(path, flags, 0o600)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
+    with os.fdopen(os.open(path, flags, 0o600), "wb") as file:
+        file.write(data)  # whole: a raw write may take only part
