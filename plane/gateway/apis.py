@@ -283,14 +283,23 @@ class Messages(Wire):
         return {"data": data, "has_more": False, "first_id": first, "last_id": last}
 
 
+def _detail(data: dict[str, Any], details: str, key: str) -> int:
+    """A count a usage object states in its `details` object (0: none)."""
+    inner = data.get(details)
+    return (_given(inner, key) if isinstance(inner, dict) else None) or 0
+
+
 def _openai_usage(data: dict[str, Any]) -> Usage:
-    details = data.get("prompt_tokens_details")
-    cached = (_given(details, "cached_tokens") if isinstance(details, dict) else None) or 0
+    """Chat Completions' usage; the audio tokens (its audio models') are
+    parts of the prompt's and the answer's, billed at rates of their own."""
+    cached = _detail(data, "prompt_tokens_details", "cached_tokens")
     prompt = _given(data, "prompt_tokens") or 0
     return Usage(
         input_tokens=max(prompt, cached),
         cache_read_tokens=cached,
         output_tokens=_given(data, "completion_tokens") or 0,  # reasoning tokens are part of it
+        input_audio_tokens=_detail(data, "prompt_tokens_details", "audio_tokens"),
+        output_audio_tokens=_detail(data, "completion_tokens_details", "audio_tokens"),
     )
 
 

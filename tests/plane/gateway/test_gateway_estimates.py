@@ -259,6 +259,31 @@ async def test_a_call_served_at_the_priority_tier_is_charged_its_price(
 
 
 @pytest.mark.parametrize("streamed", [False, True])
+async def test_audio_tokens_are_charged_at_their_own_rates(
+    start_gateway: StartGateway, streamed: bool
+) -> None:
+    """gpt-audio bills text at $2.50 in and $10 out per 1M, audio at $32 in
+    and $64 out. Of 1,000 tokens in, 400 were audio ($0.0015 + $0.0128), of
+    100 out, 60 ($0.0004 + $0.00384): $0.01854, not the $0.0035 of text."""
+    gw = await start_gateway()
+    usage = {
+        "prompt_tokens": 1000,
+        "completion_tokens": 100,
+        "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 400},
+        "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 60},
+    }
+    if streamed:
+        gw.llm.verbatim(*chat_stream(usage, model="gpt-audio"))
+    else:
+        gw.llm.fault(200, body=chat_reply(usage, model="gpt-audio"))
+    body = {"model": "gpt-audio", "stream": streamed, "messages": HELLO}
+    answer = await post(gw, "/v1/chat/completions", gw.keys["aider"], body)
+    assert answer.status_code == 200, answer.text
+    [entry] = await gw.entries()
+    assert (entry.cost_usd, entry.estimated) == (Decimal("0.01854"), False)
+
+
+@pytest.mark.parametrize("streamed", [False, True])
 @pytest.mark.parametrize("told", [True, False])
 async def test_a_claude_call_in_fast_mode_is_charged_its_price(
     start_gateway: StartGateway, streamed: bool, told: bool
