@@ -481,8 +481,14 @@ class Gateway:
         embedded = self._services.config.providers[call.spec.provider].kind == EMBEDDED
         if named is None or named == call.model or embedded:
             return _Answer(call.model, call.model, call.model)
-        known = self._services.pricer.is_known(named)
-        return _Answer(call.model, named, named if known else call.model)
+        pricer = self._services.pricer
+        if pricer.override_for(call.model) is not None and pricer.override_for(named) is None:
+            # The operator priced the name it sends its calls as (a deployment of
+            # its own, its own terms): that price is the operator's word for
+            # whatever answers there, not a list price found for the name that did.
+            return _Answer(call.model, named, call.model, floor=False)
+        known = pricer.is_known(named)
+        return _Answer(call.model, named, named if known else call.model, floor=not known)
 
     def _as_asked(self, call: _Call, model: str, bill: Bill) -> Bill:
         """A reply that does not say how it was served (fast mode, a service
@@ -619,22 +625,22 @@ class _Answer:
     model: str
     """The model that answered it."""
     priced_as: str
+    floor: bool = False
+    """Priced as the model asked for because the one that answered has no
+    known price: what it cost is at least that, not that."""
 
     @property
     def renamed(self) -> str | None:
         """The model the ledger's row is to name instead of the one it was opened with."""
         return self.model if self.model != self.asked else None
 
-    @property
-    def floor(self) -> bool:
-        """Priced as the model asked for: the one that answered has no known price."""
-        return self.priced_as != self.model
-
     def source(self, priced: str) -> str:
         """The ledger's price source for a price found as `priced_as`."""
-        if not self.floor:
-            return priced
-        return f"{priced}, as {self.asked}: {self.model} answered, which has no known price"
+        if self.floor:
+            return f"{priced}, as {self.asked}: {self.model} answered, which has no known price"
+        if self.priced_as != self.model:
+            return f"{priced}, as {self.asked}: {self.model} answered"
+        return priced
 
 
 @dataclass(frozen=True)

@@ -95,6 +95,12 @@ OpenAI's `service_tier` (`priority`, or `fast`, about twice the default;
 `flex` half), Anthropic's `speed` (`fast`, about twice)."""
 
 
+KNOWN_KEPT = 4096
+"""How many model names `Pricer.is_known` keeps its answer for: the names a
+gateway's upstream says answered are the upstream's to choose, and a table
+of them must not grow without end (past it, each is looked up again)."""
+
+
 class Pricer:
     def __init__(self, overrides: Mapping[str, Price]) -> None:
         self._overrides = sorted(
@@ -200,7 +206,8 @@ class Pricer:
             known = self.override_for(model) is not None or (
                 _calc(model, _genai_usage(Usage())) is not None
             )
-            self._known[model] = known
+            if len(self._known) < KNOWN_KEPT:  # the names an upstream answers as are its own
+                self._known[model] = known
         return known
 
     def estimate(

@@ -161,3 +161,38 @@ async def test_the_model_asked_for_answering_as_itself_is_charged_as_before(
     [entry] = await gw.entries()
     assert (entry.model, entry.cost_usd, entry.estimated) == (MODEL, Decimal("1.2"), False)
     assert entry.price_source == f"agents.yaml pricing {MODEL!r}"
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_an_operators_price_for_the_name_asked_stands_whatever_answers_there(
+    start_gateway: StartGateway, streamed: bool
+) -> None:
+    """agents.yaml prices `scripted-model`, the name the client sends (a
+    deployment of the operator's own, on its own terms); its upstream says
+    `gpt-4o-2024-08-06` answered, which genai-prices lists at $0.0035 for
+    1,000 in and 100 out. The operator's price is the operator's word for
+    that deployment: $1.20, not an estimate; the ledger names what answered."""
+    gw = await start_gateway()
+    answer_as(gw, "/v1/chat/completions", streamed, "gpt-4o-2024-08-06")
+    answer = await ask(gw, "/v1/chat/completions", "aider", body_of("", MODEL, streamed))
+    assert answer.status_code == 200, answer.text
+    [entry] = await gw.entries()
+    assert (entry.model, entry.cost_usd, entry.estimated) == (
+        "gpt-4o-2024-08-06",
+        Decimal("1.2"),
+        False,
+    )
+    assert entry.price_source.startswith(f"agents.yaml pricing {MODEL!r}"), entry.price_source
+
+
+def test_past_the_names_it_keeps_a_price_is_still_known_or_not() -> None:
+    """`is_known` keeps its answers for at most `KNOWN_KEPT` names (an
+    upstream's own to choose); past that it looks each up again, with the
+    same answers."""
+    from plane.money.pricing import KNOWN_KEPT, Pricer
+
+    pricer = Pricer({})
+    for n in range(KNOWN_KEPT + 50):
+        assert not pricer.is_known(f"made-up-model-{n}")
+    assert pricer.is_known("gpt-4o") and pricer.is_known("gpt-4o")
+    assert not pricer.is_known("made-up-model-0") and not pricer.is_known("made-up-model-x")
