@@ -151,7 +151,8 @@ def _entry_row(e: p.LedgerEntry) -> dict[str, Any]:
         "at": e.at.isoformat(),
         "provider": e.provider,
         "model": e.model,
-        **e.usage.model_dump(),
+        # The counts the ledger keeps: the audio parts are in the cost, not in a column.
+        **e.usage.model_dump(include=set(LEDGER_FIELDS)),
         "cost_usd": plain(e.cost_usd),
         "price_source": e.price_source,
         "status": e.status,

@@ -63,6 +63,20 @@ class Bill:
     containers: tuple[str | None, ...] = ()
     """The containers OpenAI's `code_interpreter` ran code in, by their ids
     (None: one that names none); each is billed once, when it is made."""
+    model: str | None = None
+    """The model the response says answered (None: it names none), which a
+    router may have chosen over the one asked for."""
+
+
+MOST_MODEL_CHARS = 256
+"""The longest model name a response is taken at: far past any provider's,
+and bounded, since the ledger keeps it."""
+
+
+def model_named(data: dict[str, Any]) -> str | None:
+    """The model a response (or its first event) names, if it names one."""
+    value = data.get("model")
+    return value if isinstance(value, str) and 0 < len(value) <= MOST_MODEL_CHARS else None
 
 
 def said(data: dict[str, Any], key: str) -> dict[str, str]:
@@ -88,6 +102,7 @@ class StreamMeter:
     unreadable: bool = False
     file_searches: int = 0
     containers: tuple[str | None, ...] = ()
+    model: str | None = None
     ended: bool = False
     """The stream's last event by its protocol has come (Anthropic's
     `message_stop`, Chat Completions' `data: [DONE]`, Responses' final
@@ -118,7 +133,7 @@ class StreamMeter:
 
     @property
     def bill(self) -> Bill:
-        used = (self.file_searches, self.containers)
+        used = (self.file_searches, self.containers, self.model)
         return Bill(self.usage, self.searches, self.response_id, self.variant, *used)
 
     @property
@@ -215,6 +230,7 @@ class _MessagesMeter(StreamMeter):
         usage: Any = None
         if kind == "message_start" and isinstance(event.get("message"), dict):
             usage = event["message"].get("usage")
+            self.model = model_named(event["message"]) or self.model
         elif kind == "message_delta":
             usage = event.get("usage")
         if isinstance(usage, dict):
@@ -239,7 +255,8 @@ class Messages(Wire):
         if not isinstance(usage, dict):
             return None
         searches = _web_searches(usage) or 0
-        return Bill(_anthropic_usage(usage, Usage()), searches, variant=said(usage, "speed"))
+        used = _anthropic_usage(usage, Usage())
+        return Bill(used, searches, variant=said(usage, "speed"), model=model_named(response))
 
     def meter(self, body: dict[str, Any]) -> StreamMeter:
         return _MessagesMeter()
@@ -266,14 +283,23 @@ class Messages(Wire):
         return {"data": data, "has_more": False, "first_id": first, "last_id": last}
 
 
+def _detail(data: dict[str, Any], details: str, key: str) -> int:
+    """A count a usage object states in its `details` object (0: none)."""
+    inner = data.get(details)
+    return (_given(inner, key) if isinstance(inner, dict) else None) or 0
+
+
 def _openai_usage(data: dict[str, Any]) -> Usage:
-    details = data.get("prompt_tokens_details")
-    cached = (_given(details, "cached_tokens") if isinstance(details, dict) else None) or 0
+    """Chat Completions' usage; the audio tokens (its audio models') are
+    parts of the prompt's and the answer's, billed at rates of their own."""
+    cached = _detail(data, "prompt_tokens_details", "cached_tokens")
     prompt = _given(data, "prompt_tokens") or 0
     return Usage(
         input_tokens=max(prompt, cached),
         cache_read_tokens=cached,
         output_tokens=_given(data, "completion_tokens") or 0,  # reasoning tokens are part of it
+        input_audio_tokens=_detail(data, "prompt_tokens_details", "audio_tokens"),
+        output_audio_tokens=_detail(data, "completion_tokens_details", "audio_tokens"),
     )
 
 
@@ -284,6 +310,7 @@ class _ChatMeter(StreamMeter):
 
     def feed(self, event: dict[str, Any]) -> bool:
         self.variant = said(event, "service_tier") or self.variant
+        self.model = self.model or model_named(event)  # each chunk names it; the first kept
         usage = event.get("usage")
         if isinstance(usage, dict):
             self.usage = _openai_usage(usage)
@@ -327,7 +354,8 @@ class ChatCompletions(Wire):
         usage = response.get("usage")
         if not isinstance(usage, dict):
             return None
-        return Bill(_openai_usage(usage), variant=said(response, "service_tier"))
+        served, model = said(response, "service_tier"), model_named(response)
+        return Bill(_openai_usage(usage), variant=served, model=model)
 
     def meter(self, body: dict[str, Any]) -> StreamMeter:
         return _ChatMeter(_asked_usage(body))
@@ -389,8 +417,9 @@ def _responses_bill(response: dict[str, Any]) -> Bill | None:
     served = said(response, "service_tier")
     searched = len(_output_items(response, "web_search_call"))
     file_searches = len(_output_items(response, "file_search_call"))
+    used = _responses_usage(usage)
     return Bill(
-        _responses_usage(usage), searched, found, served, file_searches, _containers(response)
+        used, searched, found, served, file_searches, _containers(response), model_named(response)
     )
 
 
@@ -401,6 +430,7 @@ class _ResponsesMeter(StreamMeter):
             return True
         if isinstance(response.get("id"), str):
             self.response_id = response["id"]
+        self.model = model_named(response) or self.model
         final = event.get("type") in FINAL_RESPONSE_EVENTS
         if final and (bill := _responses_bill(response)):
             self.usage, self.searches, self.done = bill.usage, bill.searches, True

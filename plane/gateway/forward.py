@@ -31,6 +31,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import date
 from decimal import Decimal
+from functools import partial
 from typing import Any, Protocol
 
 import aiohttp
@@ -434,37 +435,67 @@ class Gateway:
 
     async def _charge(self, call: _Call, bill: Bill | None, announced: Bill | None) -> _Charged:
         """The ledger's settle, and what is said and learned of it."""
-        services, model = self._services, call.model
-        settle = services.ledger.settle
+        services = self._services
+        answer = self._answered(call, bill or announced)
+        model, settle = answer.priced_as, partial(services.ledger.settle, model=answer.renamed)
         if bill is not None and bill.usage == Usage() and _fees(bill, call.asked) == Fees():
             bill = None  # an answer that used nothing at all: its usage is unknown, not free
         if bill is None:
-            return await self._unbilled(call, announced)
+            return await self._unbilled(call, announced, answer)
         if call.asked.searched > bill.searches:  # billed, though its reply does not say so
             bill = replace(bill, searches=call.asked.searched)
         if not bill.variant and call.asked.variant:
-            bill = self._as_asked(call, bill)
+            bill = self._as_asked(call, model, bill)
         if bill.containers:  # each billed once, by the call that made it
             now = services.clock.now()
             made = self._containers.new(call.spec.name, bill.containers, now)
             bill = replace(bill, containers=made)
-        line = f"{model} · {usage_text(bill.usage)}" + _tools_used(bill)
+        line = f"{answer.model} · {usage_text(bill.usage)}" + _tools_used(bill)
         price = _priced(services.pricer.price, model, bill, call.asked)
         if price is None:
             charge = await settle(call.id, bill.usage, Decimal(0), UNPRICED, estimated=True)
             return _Charged(charge.cost_usd, charge.day, bill.usage, line, unpriced=True)
         pieces = pieces_of(call.wire.upstream_kind, call.wire.path, call.body)
         parts = services.pricer.attribute(model, pieces, bill.usage, price.cost_usd)
-        charge = await settle(call.id, bill.usage, price.cost_usd, price.source, parts=parts)
+        source, floor = answer.source(price.source), answer.floor
+        charge = await settle(
+            call.id, bill.usage, price.cost_usd, source, parts=parts, estimated=floor
+        )
         learned = self._learned(call, bill, price.cost_usd)
-        return _Charged(charge.cost_usd, charge.day, bill.usage, line, False, learned)
+        return _Charged(charge.cost_usd, charge.day, bill.usage, line, False, learned, floor)
 
-    def _as_asked(self, call: _Call, bill: Bill) -> Bill:
+    def _answered(self, call: _Call, bill: Bill | None) -> _Answer:
+        """The model that answered a call, and the one it is priced as. The
+        upstream bills the one that answered, which a router may have chosen
+        over the one asked for (a fallback, an alias): its name in the
+        response, else the one the call was sent as. The embedded model
+        answers as itself whatever it was called, and may say the name it was
+        called by: it is metered as itself.
+
+        One that answered with no known price is priced as the one asked for,
+        never at $0: the one rule that neither makes it free nor holds an
+        agent for a name its upstream chose. That is a floor, not its cost
+        (a router falls back to dearer models too), so the call is marked an
+        estimate and its line says the rest is unpriced."""
+        named = bill.model if bill is not None else None
+        embedded = self._services.config.providers[call.spec.provider].kind == EMBEDDED
+        if named is None or named == call.model or embedded:
+            return _Answer(call.model, call.model, call.model)
+        pricer = self._services.pricer
+        if pricer.override_for(call.model) is not None and pricer.override_for(named) is None:
+            # The operator priced the name it sends its calls as (a deployment of
+            # its own, its own terms): that price is the operator's word for
+            # whatever answers there, not a list price found for the name that did.
+            return _Answer(call.model, named, call.model, floor=False)
+        known = pricer.is_known(named)
+        return _Answer(call.model, named, named if known else call.model, floor=not known)
+
+    def _as_asked(self, call: _Call, model: str, bill: Bill) -> Bill:
         """A reply that does not say how it was served (fast mode, a service
         tier) is charged as its call asked, where that is the dearer: a
         server that ignored a cheaper tier asked for billed the standard one."""
         asked = replace(bill, variant=dict(call.asked.variant))
-        price, model = self._services.pricer.price, call.model
+        price = self._services.pricer.price
         dearer = _priced(price, model, asked, call.asked)
         plain = _priced(price, model, bill, call.asked)
         if dearer is not None and plain is not None and dearer.cost_usd > plain.cost_usd:
@@ -491,28 +522,32 @@ class Gateway:
             call.asked.context_key,
         )
 
-    async def _unbilled(self, call: _Call, announced: Bill | None) -> _Charged:
+    async def _unbilled(self, call: _Call, announced: Bill | None, answer: _Answer) -> _Charged:
         """A call settled without its usage: at the larger of its likely cost
         and what the provider announced of it (`announced`: a stream cut; None:
         a whole reply whose usage was missing or not counts)."""
-        services, model, likely = self._services, call.model, call.estimate.likely
-        settle = services.ledger.settle
+        services, likely, model = self._services, call.estimate.likely, answer.model
+        settle = partial(services.ledger.settle, model=answer.renamed)
         seen = announced.usage if announced is not None else Usage()
-        said = _priced(services.pricer.price, model, announced, call.asked)
+        said = _priced(services.pricer.price, answer.priced_as, announced, call.asked)
         if said is not None and said.cost_usd > likely:
-            charge = await settle(call.id, seen, said.cost_usd, said.source, estimated=True)
+            source = answer.source(said.source)
+            charge = await settle(call.id, seen, said.cost_usd, source, estimated=True)
             line = f"{model} · cut after {usage_text(seen)} was announced, charged that"
         else:
             charge = await settle(call.id, seen, likely, "estimate", estimated=True)
             line = f"{model} · cut before its usage, charged at its estimate"
             if announced is None:
                 line = f"{model} · no usage the plane could read, charged at its estimate"
-        return _Charged(charge.cost_usd, charge.day, seen, line, unpriced=False)
+        return _Charged(charge.cost_usd, charge.day, seen, line, False, floor=answer.floor)
 
     async def _said(self, call: _Call, charged: _Charged) -> None:
         """The call's quiet line in the conversation, its row, the day's notices."""
         services, agent = self._services, call.spec.name
-        line = charged.line + f" · {UNPRICED if charged.unpriced else turn_cost(charged.cost)}"
+        shown = UNPRICED if charged.unpriced else turn_cost(charged.cost)
+        if charged.floor:
+            shown += f" + {UNPRICED}"
+        line = charged.line + f" · {shown}"
         if call.saved:
             line += f" · compression saved {tokens(call.saved)} chars"
         if call.tag:
@@ -582,6 +617,33 @@ def _tools_used(bill: Bill) -> str:
 
 
 @dataclass(frozen=True)
+class _Answer:
+    """Who answered a call, and as which model it is priced (`Gateway._answered`)."""
+
+    asked: str
+    """The model the call was sent as."""
+    model: str
+    """The model that answered it."""
+    priced_as: str
+    floor: bool = False
+    """Priced as the model asked for because the one that answered has no
+    known price: what it cost is at least that, not that."""
+
+    @property
+    def renamed(self) -> str | None:
+        """The model the ledger's row is to name instead of the one it was opened with."""
+        return self.model if self.model != self.asked else None
+
+    def source(self, priced: str) -> str:
+        """The ledger's price source for a price found as `priced_as`."""
+        if self.floor:
+            return f"{priced}, as {self.asked}: {self.model} answered, which has no known price"
+        if self.priced_as != self.model:
+            return f"{priced}, as {self.asked}: {self.model} answered"
+        return priced
+
+
+@dataclass(frozen=True)
 class _Charged:
     """A settled call, as the conversation and learning hear of it."""
 
@@ -591,6 +653,8 @@ class _Charged:
     line: str
     unpriced: bool
     learned: Settled | None = None
+    floor: bool = False
+    """Charged as the model asked for: the one that answered has no known price."""
 
 
 @dataclass(frozen=True)

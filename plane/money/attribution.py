@@ -156,6 +156,7 @@ def _without_output(usage: Usage) -> Usage:
         cache_read_tokens=usage.cache_read_tokens,
         cache_write_tokens=usage.cache_write_tokens,
         cache_write_1h_tokens=usage.cache_write_1h_tokens,
+        input_audio_tokens=usage.input_audio_tokens,
     )
 
 

@@ -49,6 +49,9 @@ _CLOSE_SET = (
 CLOSE = "UPDATE calls SET " + _CLOSE_SET
 _CLOSE_MOVED = "UPDATE calls SET day = ?, " + _CLOSE_SET
 """Closing a call that moves to the day its cost became known."""
+_ANSWERED = {sql: sql.replace(" SET ", " SET model = ?, ", 1) for sql in (CLOSE, _CLOSE_MOVED)}
+"""Closing a call answered by another model than the one it was sent as
+(a router's fallback): the row names the one that answered."""
 
 
 _PART = (
@@ -195,6 +198,8 @@ class Closing(Write[Recorded]):
     """Told the cost once committed (`Ledger.settle`)."""
     again: bool = False
     """Put again after a try whose outcome is not known (the store away)."""
+    model: str | None = None
+    """The model that answered, where it is not the one the call was opened with."""
 
     def run(self, conn: Connection) -> Recorded:
         call, cost, known_day, usage = self.call, self.cost, self.known_day, self.usage
@@ -218,6 +223,8 @@ class Closing(Write[Recorded]):
         sql = CLOSE
         if recorded.day != known_day:
             sql, values = _CLOSE_MOVED, (known_iso, *values)
+        if self.model is not None:
+            sql, values = _ANSWERED[sql], (self.model, *values)
         changed = self.books.db.statements(conn).execute(sql, values).rowcount
         if not changed:
             now_recorded = recorded_call(conn, call)

@@ -391,15 +391,19 @@ class Ledger:
         estimated: bool = False,
         parts: Sequence[Part] = (),
         counted: Callable[[Decimal], object] | None = None,
+        model: str | None = None,
     ) -> Coroutine[object, object, Charge]:
         """Close the call with its cost; `parts`, what that cost is attributed
         to (`plane.money.attribution`), are written in the same transaction.
         `counted` is called with the cost once it is committed, whether or not
         its caller still awaits it: a turn cut while its cost was written
-        still counts it. (`_close`'s coroutine itself, awaited as `settle`'s
-        would be: one coroutine a call fewer.)"""
+        still counts it. `model`: the model that answered, where the provider
+        says another answered than the one the call was opened with. (`_close`'s
+        coroutine itself, awaited as `settle`'s would be: one coroutine a call fewer.)"""
         now = self._clock.now()
-        return self._close(call, now, "settled", usage, cost, source, estimated, parts, counted)
+        return self._close(
+            call, now, "settled", usage, cost, source, estimated, parts, counted, model
+        )
 
     async def fail(self, call: int) -> Charge:
         """The call got no response: nothing was bought."""
@@ -478,10 +482,12 @@ class Ledger:
         estimated: bool,
         parts: Sequence[Part] = (),
         counted: Callable[[Decimal], object] | None = None,
+        model: str | None = None,
     ) -> Charge:
         """Close a pending call: its row, and its estimate moved from the day
         it was sent to its cost on the day it became known, in one
-        transaction. `source` None keeps the price source recorded."""
+        transaction. `source` None keeps the price source recorded; `model`
+        None, the model."""
         known_day, known_text = self._plane_day.latest_text  # as `open_call` finds it
         if (now.date() if now.tzinfo is UTC else day_of(now)) != known_day:
             known_day, known_text = await self._today_text(now)
@@ -493,7 +499,7 @@ class Ledger:
         opened = self._open.get(call)
         closing = Closing(
             self._books, call, opened, now, known_day, known_text, status, usage, cost, source,
-            estimated, parts, counted,
+            estimated, parts, counted, model=model,
         )  # fmt: skip
         started = time.monotonic()
         try:  # the first try in this coroutine: one a call fewer

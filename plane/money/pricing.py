@@ -14,7 +14,10 @@ Usage arrives normalised (`plane.wire.protocol.Usage`): `input_tokens` counts
 every prompt token, and the cache reads and writes are parts of it. That is
 also how genai-prices reads its `input_tokens`, so both sources price the
 same four counts the same way: uncached input at the input price, cache
-reads and writes at theirs, output at the output price.
+reads and writes at theirs, output at the output price. The audio parts of
+the input and the output are priced at genai-prices' audio rates where its
+table has some (OpenAI's audio models); an agents.yaml price has none, and
+prices them as the rest.
 """
 
 from __future__ import annotations
@@ -90,6 +93,12 @@ Variant = Mapping[str, str]
 """How a call was served, where the price table has prices for it:
 OpenAI's `service_tier` (`priority`, or `fast`, about twice the default;
 `flex` half), Anthropic's `speed` (`fast`, about twice)."""
+
+
+KNOWN_KEPT = 4096
+"""How many model names `Pricer.is_known` keeps its answer for: the names a
+gateway's upstream says answered are the upstream's to choose, and a table
+of them must not grow without end (past it, each is looked up again)."""
 
 
 class Pricer:
@@ -197,7 +206,8 @@ class Pricer:
             known = self.override_for(model) is not None or (
                 _calc(model, _genai_usage(Usage())) is not None
             )
-            self._known[model] = known
+            if len(self._known) < KNOWN_KEPT:  # the names an upstream answers as are its own
+                self._known[model] = known
         return known
 
     def estimate(
@@ -260,14 +270,25 @@ def _model_info(model: str) -> genai_prices.types.ModelInfo | None:
 
 
 def _genai_usage(usage: Usage, fees: Fees = Fees()) -> genai_prices.Usage:
-    used = {"web_searches": fees.searches, "storage_searches": fees.file_searches}
+    audio, read = min(usage.input_audio_tokens, usage.input_tokens), usage.cache_read_tokens
+    used = {
+        "web_searches": fees.searches,
+        "storage_searches": fees.file_searches,
+        "input_audio_tokens": audio,
+        "output_audio_tokens": min(usage.output_audio_tokens, usage.output_tokens),
+    }
+    if audio and read:
+        # Which audio tokens were read from the cache no usage says: as few as
+        # can be, the dearest reading (the cache takes more off audio's price
+        # than off text's); said even when none, as genai-prices asks.
+        used["cache_audio_read_tokens"] = max(0, audio + read - usage.input_tokens)
     return genai_prices.Usage(
         input_tokens=usage.input_tokens,
-        cache_read_tokens=usage.cache_read_tokens,
+        cache_read_tokens=read,
         cache_write_tokens=usage.cache_write_tokens,
         cache_write_1h_tokens=min(usage.cache_write_1h_tokens, usage.cache_write_tokens),
         output_tokens=usage.output_tokens,
-        **{key: count for key, count in used.items() if count},
+        **{key: count for key, count in used.items() if count or key.startswith("cache_")},
     )
 
 

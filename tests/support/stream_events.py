@@ -13,20 +13,21 @@ def sse(data: dict[str, Any], event: str | None = None) -> bytes:
     return f"{head}data: {json.dumps(data)}\n\n".encode()
 
 
-def chat_reply(usage: dict[str, Any]) -> dict[str, Any]:
+def chat_reply(usage: dict[str, Any], model: str = "scripted-model") -> dict[str, Any]:
+    """A whole Chat Completions reply, answered by `model` (as each helper's)."""
     message = {"role": "assistant", "content": "hi"}
     return {
         "id": "c1",
         "object": "chat.completion",
         "created": 1,
-        "model": "scripted-model",
+        "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
         "usage": usage,
     }
 
 
-def chat_stream(usage: dict[str, Any]) -> list[bytes]:
-    chunk = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "scripted-model"}
+def chat_stream(usage: dict[str, Any], model: str = "scripted-model") -> list[bytes]:
+    chunk = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": model}
     said = {"index": 0, "delta": {"content": "hi"}, "finish_reason": None}
     stop = {"index": 0, "delta": {}, "finish_reason": "stop"}
     return [
@@ -37,12 +38,14 @@ def chat_stream(usage: dict[str, Any]) -> list[bytes]:
     ]
 
 
-def messages_stream(start: dict[str, Any], delta: dict[str, Any]) -> list[bytes]:
+def messages_stream(
+    start: dict[str, Any], delta: dict[str, Any], model: str = "scripted-model"
+) -> list[bytes]:
     message: dict[str, Any] = {
         "id": "msg_1",
         "type": "message",
         "role": "assistant",
-        "model": "scripted-model",
+        "model": model,
         "content": [],
         "stop_reason": None,
         "stop_sequence": None,
@@ -71,12 +74,16 @@ def chat_chunks(texts: list[str], usage: list[dict[str, Any] | None]) -> list[by
     ]
 
 
-def responses_stream(usage: dict[str, Any], items: list[dict[str, Any]] = []) -> list[bytes]:  # noqa: B006
+def responses_stream(
+    usage: dict[str, Any],
+    items: list[dict[str, Any]] = [],  # noqa: B006
+    model: str = "scripted-model",
+) -> list[bytes]:
     """A Responses stream: created, its message's text, then `response.completed`
     with `usage`, the output `items` (a server tool's calls) before the message."""
     item = {"type": "message", "id": "msg_1", "role": "assistant", "status": "in_progress"}
     text = {"type": "output_text", "text": "hi", "annotations": []}
-    response: dict[str, Any] = {"id": "resp_1", "object": "response", "model": "scripted-model"}
+    response: dict[str, Any] = {"id": "resp_1", "object": "response", "model": model}
     done = item | {"status": "completed", "content": [text]}
     events: list[dict[str, Any]] = [
         {"type": "response.created", "response": response | {"status": "in_progress"}},
@@ -98,7 +105,11 @@ def responses_stream(usage: dict[str, Any], items: list[dict[str, Any]] = []) ->
     return [sse(event | {"sequence_number": n}, event["type"]) for n, event in enumerate(events)]
 
 
-def responses_reply(usage: dict[str, Any], items: list[dict[str, Any]] = []) -> dict[str, Any]:  # noqa: B006
+def responses_reply(
+    usage: dict[str, Any],
+    items: list[dict[str, Any]] = [],  # noqa: B006
+    model: str = "scripted-model",
+) -> dict[str, Any]:
     """A whole Responses reply: the output `items` (a server tool's calls), then its text."""
     text = {"type": "output_text", "text": "hi", "annotations": []}
     message = {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed"}
@@ -106,7 +117,7 @@ def responses_reply(usage: dict[str, Any], items: list[dict[str, Any]] = []) -> 
     return {
         "id": "resp_1",
         "object": "response",
-        "model": "gpt-4o",
+        "model": model,
         "status": "completed",
         "output": output,
         "usage": usage,

@@ -34,7 +34,9 @@ class Usage(Frame):
     `cache_read_tokens` and `cache_write_tokens` are the parts of it that were
     read from or written to the provider's prompt cache; `cache_write_1h_tokens`
     is the part of the writes kept for an hour (Anthropic's 1-hour cache, priced
-    above its 5-minute one).
+    above its 5-minute one). `input_audio_tokens` and `output_audio_tokens`
+    are the parts of the input and the output that were audio (OpenAI's
+    audio models, which bill them at rates of their own).
     """
 
     input_tokens: int = Field(default=0, ge=0)
@@ -42,6 +44,8 @@ class Usage(Frame):
     cache_write_tokens: int = Field(default=0, ge=0)
     cache_write_1h_tokens: int = Field(default=0, ge=0)
     output_tokens: int = Field(default=0, ge=0)
+    input_audio_tokens: int = Field(default=0, ge=0)
+    output_audio_tokens: int = Field(default=0, ge=0)
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -50,6 +54,8 @@ class Usage(Frame):
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             cache_write_1h_tokens=self.cache_write_1h_tokens + other.cache_write_1h_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
+            input_audio_tokens=self.input_audio_tokens + other.input_audio_tokens,
+            output_audio_tokens=self.output_audio_tokens + other.output_audio_tokens,
         )
 
 

@@ -176,9 +176,9 @@ async def test_file_searches_and_code_containers_are_priced(
     gw = await start_gateway(CONFIG.replace("output: 2000}", priced) if model in CONFIG else CONFIG)
     usage = {"input_tokens": 1000, "output_tokens": 100}
     if streamed:
-        gw.llm.verbatim(*responses_stream(usage, tool_calls()))
+        gw.llm.verbatim(*responses_stream(usage, tool_calls(), model=model))
     else:
-        gw.llm.fault(200, body=responses_reply(usage, tool_calls()))
+        gw.llm.fault(200, body=responses_reply(usage, tool_calls(), model=model))
     body = {"model": model, "stream": streamed, "input": "hello", "tools": FILES_AND_CODE}
     answer = await post(gw, "/v1/responses", gw.keys["aider"], body)
     assert answer.status_code == 200, answer.text
@@ -244,9 +244,9 @@ async def test_a_call_served_at_the_priority_tier_is_charged_its_price(
     response names the tier it was served at."""
     gw = await start_gateway()
     usage = {"prompt_tokens": 1000, "completion_tokens": 100}
-    said = chat_reply(usage) | {"model": "gpt-5", "service_tier": "priority"}
+    said = chat_reply(usage, model="gpt-5") | {"service_tier": "priority"}
     if streamed:
-        chunks = chat_stream(usage)
+        chunks = chat_stream(usage, model="gpt-5")
         tier = b'"object": "chat.completion.chunk", "service_tier": "priority", '
         gw.llm.verbatim(*(c.replace(b'"object": "chat.completion.chunk", ', tier) for c in chunks))
     else:
@@ -256,6 +256,31 @@ async def test_a_call_served_at_the_priority_tier_is_charged_its_price(
     assert answer.status_code == 200, answer.text
     [entry] = await gw.entries()
     assert entry.cost_usd == Decimal("0.0045")
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_audio_tokens_are_charged_at_their_own_rates(
+    start_gateway: StartGateway, streamed: bool
+) -> None:
+    """gpt-audio bills text at $2.50 in and $10 out per 1M, audio at $32 in
+    and $64 out. Of 1,000 tokens in, 400 were audio ($0.0015 + $0.0128), of
+    100 out, 60 ($0.0004 + $0.00384): $0.01854, not the $0.0035 of text."""
+    gw = await start_gateway()
+    usage = {
+        "prompt_tokens": 1000,
+        "completion_tokens": 100,
+        "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 400},
+        "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 60},
+    }
+    if streamed:
+        gw.llm.verbatim(*chat_stream(usage, model="gpt-audio"))
+    else:
+        gw.llm.fault(200, body=chat_reply(usage, model="gpt-audio"))
+    body = {"model": "gpt-audio", "stream": streamed, "messages": HELLO}
+    answer = await post(gw, "/v1/chat/completions", gw.keys["aider"], body)
+    assert answer.status_code == 200, answer.text
+    [entry] = await gw.entries()
+    assert (entry.cost_usd, entry.estimated) == (Decimal("0.01854"), False)
 
 
 @pytest.mark.parametrize("streamed", [False, True])
@@ -270,7 +295,7 @@ async def test_a_claude_call_in_fast_mode_is_charged_its_price(
     gw = await start_gateway()
     start = {"input_tokens": 1000, "output_tokens": 1} | ({"speed": "fast"} if told else {})
     if streamed:
-        gw.llm.verbatim(*messages_stream(start, {"output_tokens": 100}))
+        gw.llm.verbatim(*messages_stream(start, {"output_tokens": 100}, model="claude-opus-4-8"))
     else:
         reply = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-opus-4-8",
                  "content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn",
@@ -289,7 +314,8 @@ async def test_a_cheaper_tier_asked_for_and_not_said_is_charged_the_default(
     """`service_tier: flex` is half price, but a server that does not say
     it served the call so may have ignored it: $0.00225, not $0.001125."""
     gw = await start_gateway()
-    gw.llm.fault(200, body=chat_reply({"prompt_tokens": 1000, "completion_tokens": 100}))
+    usage = {"prompt_tokens": 1000, "completion_tokens": 100}
+    gw.llm.fault(200, body=chat_reply(usage, model="gpt-5"))
     body = {"model": "gpt-5", "service_tier": "flex", "messages": HELLO}
     answer = await post(gw, "/v1/chat/completions", gw.keys["aider"], body)
     assert answer.status_code == 200, answer.text

@@ -107,6 +107,21 @@ def test_an_hour_in_anthropics_cache_is_priced_at_the_hour_rate_not_the_five_min
     assert Pricer({"m": without}).price("m", usage).cost_usd == Decimal("0.014")
 
 
+def test_audio_read_from_the_cache_is_priced_at_the_dearest_reading_of_the_usage():
+    """gpt-realtime: text $4 in, $0.40 from the cache, $16 out; audio $32 in,
+    $0.40 from the cache (per 1M). Of 1,000 tokens in, 900 were read from the
+    cache and 400 were audio; which of the 400 came from the cache no usage
+    says, so as few as can: 300, and 100 audio at $32 ($0.0032), 600 text
+    and 300 audio read ($0.00036), 10 out ($0.00016)."""
+    usage = Usage(
+        input_tokens=1_000, cache_read_tokens=900, input_audio_tokens=400, output_tokens=10
+    )
+    assert pricer.price("gpt-realtime", usage).cost_usd == Decimal("0.00372")
+    # None of it read from the cache: 600 text at $4, 400 audio at $32, 10 out.
+    fresh = usage.model_copy(update={"cache_read_tokens": 0})
+    assert pricer.price("gpt-realtime", fresh).cost_usd == Decimal("0.01536")
+
+
 def test_overrides_price_every_kind_of_token():
     price = Price(
         input=Decimal("0.5"),

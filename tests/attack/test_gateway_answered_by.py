@@ -1,0 +1,198 @@
+"""Attack: the upstream answers a call with another model than the one it
+named: a router that falls back to a dearer model (OpenRouter's `models:
+[...]`), an alias that resolves to one, a dated variant at its own price.
+The call is charged at the price of the model that answered, whole or
+streamed, in each API, and the ledger names that model; one whose price
+is unknown is never free.
+
+A real plane with its HTTP listener; the scripted upstream sends the
+provider's reply verbatim, naming the model that answered.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.support.fixtures_gateway import GatewayPlane, StartGateway
+from tests.support.local_http import local_client
+from tests.support.stream_events import (
+    chat_reply,
+    chat_stream,
+    messages_stream,
+    responses_reply,
+    responses_stream,
+)
+
+pytestmark = [pytest.mark.timeout(60)]
+
+HELLO = [{"role": "user", "content": "hello"}]
+CHAT = {"prompt_tokens": 1000, "completion_tokens": 100}
+RESPONSES = {"input_tokens": 1000, "output_tokens": 100}
+MODEL = "scripted-model"
+
+
+async def ask(gw: GatewayPlane, path: str, agent: str, body: dict[str, Any]) -> httpx.Response:
+    key = gw.keys[agent]
+    heads = {"authorization": f"Bearer {key}"}
+    if path == "/v1/messages":
+        heads = {"x-api-key": key, "anthropic-version": "2023-06-01"}
+    async with local_client(base_url=gw.url, timeout=20) as http:
+        return await http.post(path, json=body, headers=heads)
+
+
+def answer_as(gw: GatewayPlane, path: str, streamed: bool, model: str) -> None:
+    """Script the upstream's reply to a call of 1,000 tokens in and 100 out,
+    answered by `model`."""
+    if path == "/v1/messages":
+        start = {"input_tokens": 1000, "output_tokens": 1}
+        events = messages_stream(start, {"output_tokens": 100}, model=model)
+        if streamed:
+            gw.llm.verbatim(*events)
+        else:
+            reply = {"id": "msg_1", "type": "message", "role": "assistant", "model": model,
+                     "content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn",
+                     "usage": {"input_tokens": 1000, "output_tokens": 100}}  # fmt: skip
+            gw.llm.fault(200, body=reply)
+    elif path == "/v1/chat/completions":
+        if streamed:
+            gw.llm.verbatim(*chat_stream(CHAT, model=model))
+        else:
+            gw.llm.fault(200, body=chat_reply(CHAT, model=model))
+    elif streamed:
+        gw.llm.verbatim(*responses_stream(RESPONSES, model=model))
+    else:
+        gw.llm.fault(200, body=responses_reply(RESPONSES, model=model))
+
+
+def body_of(path: str, model: str, streamed: bool) -> dict[str, Any]:
+    if path == "/v1/responses":
+        return {"model": model, "input": "hello", "stream": streamed}
+    return {"model": model, "messages": HELLO, "max_tokens": 200, "stream": streamed}
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+@pytest.mark.parametrize(
+    ("path", "agent", "asked", "answered", "cost"),
+    [
+        # 1,000 in and 100 out: claude-haiku-4-5 $0.0015, claude-sonnet-4-5 $0.0045.
+        ("/v1/messages", "claude", "claude-haiku-4-5", "claude-sonnet-4-5", "0.0045"),
+        # gpt-4o-mini $0.00021, gpt-4o $0.0035.
+        ("/v1/chat/completions", "aider", "gpt-4o-mini", "gpt-4o", "0.0035"),
+        ("/v1/responses", "aider", "gpt-4o-mini", "gpt-4o", "0.0035"),
+    ],
+)
+async def test_a_call_a_router_answered_with_a_dearer_model_is_charged_that_model(
+    start_gateway: StartGateway,
+    streamed: bool,
+    path: str,
+    agent: str,
+    asked: str,
+    answered: str,
+    cost: str,
+) -> None:
+    gw = await start_gateway()
+    answer_as(gw, path, streamed, answered)
+    watching = gw.watch()
+    answer = await ask(gw, path, agent, body_of(path, asked, streamed))
+    assert answer.status_code == 200, answer.text
+    line = await gw.settled(watching, agent)
+    [entry] = await gw.entries()
+    assert (entry.model, entry.cost_usd, entry.estimated) == (answered, Decimal(cost), False)
+    assert answered in entry.price_source, entry.price_source
+    assert line.text.startswith(f"{answered} · "), line.text
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+@pytest.mark.parametrize(
+    ("answered", "cost"),
+    [
+        # The dated variant gpt-4o names today: gpt-4o's price, $0.0035.
+        ("gpt-4o-2024-08-06", "0.0035"),
+        # An older one, dearer: $5 and $15 per 1M, $0.0065.
+        ("gpt-4o-2024-05-13", "0.0065"),
+    ],
+)
+async def test_a_dated_variant_of_the_model_asked_for_is_charged_its_own_price(
+    start_gateway: StartGateway, streamed: bool, answered: str, cost: str
+) -> None:
+    gw = await start_gateway()
+    answer_as(gw, "/v1/chat/completions", streamed, answered)
+    answer = await ask(gw, "/v1/chat/completions", "aider", body_of("", "gpt-4o", streamed))
+    assert answer.status_code == 200, answer.text
+    [entry] = await gw.entries()
+    assert (entry.model, entry.cost_usd, entry.estimated) == (answered, Decimal(cost), False)
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_a_call_answered_by_a_model_with_no_known_price_is_never_free(
+    start_gateway: StartGateway, streamed: bool
+) -> None:
+    """What `mystery-model` costs is not known: the call is charged at least
+    what the model asked for costs ($0.00021), marked an estimate, and its
+    line says the rest is unpriced."""
+    gw = await start_gateway()
+    answer_as(gw, "/v1/chat/completions", streamed, "mystery-model")
+    watching = gw.watch()
+    answer = await ask(gw, "/v1/chat/completions", "aider", body_of("", "gpt-4o-mini", streamed))
+    assert answer.status_code == 200, answer.text
+    line = await gw.settled(watching, "aider")
+    [entry] = await gw.entries()
+    assert (entry.status, entry.model) == ("settled", "mystery-model")
+    assert (entry.cost_usd, entry.estimated) == (Decimal("0.00021"), True)
+    assert "mystery-model" in entry.price_source and "gpt-4o-mini" in entry.price_source
+    assert line.text.startswith("mystery-model · "), line.text
+    assert line.text.endswith("$0.0002 + unpriced"), line.text
+    assert await gw.services.ledger.spend_today("aider") == Decimal("0.00021")
+
+
+async def test_the_model_asked_for_answering_as_itself_is_charged_as_before(
+    start_gateway: StartGateway,
+) -> None:
+    """agents.yaml prices `scripted-model` at $0.001 a token in, $0.002 out:
+    1,000 in and 100 out are $1.20."""
+    gw = await start_gateway()
+    answer_as(gw, "/v1/chat/completions", False, MODEL)
+    answer = await ask(gw, "/v1/chat/completions", "aider", body_of("", MODEL, False))
+    assert answer.status_code == 200, answer.text
+    [entry] = await gw.entries()
+    assert (entry.model, entry.cost_usd, entry.estimated) == (MODEL, Decimal("1.2"), False)
+    assert entry.price_source == f"agents.yaml pricing {MODEL!r}"
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_an_operators_price_for_the_name_asked_stands_whatever_answers_there(
+    start_gateway: StartGateway, streamed: bool
+) -> None:
+    """agents.yaml prices `scripted-model`, the name the client sends (a
+    deployment of the operator's own, on its own terms); its upstream says
+    `gpt-4o-2024-08-06` answered, which genai-prices lists at $0.0035 for
+    1,000 in and 100 out. The operator's price is the operator's word for
+    that deployment: $1.20, not an estimate; the ledger names what answered."""
+    gw = await start_gateway()
+    answer_as(gw, "/v1/chat/completions", streamed, "gpt-4o-2024-08-06")
+    answer = await ask(gw, "/v1/chat/completions", "aider", body_of("", MODEL, streamed))
+    assert answer.status_code == 200, answer.text
+    [entry] = await gw.entries()
+    assert (entry.model, entry.cost_usd, entry.estimated) == (
+        "gpt-4o-2024-08-06",
+        Decimal("1.2"),
+        False,
+    )
+    assert entry.price_source.startswith(f"agents.yaml pricing {MODEL!r}"), entry.price_source
+
+
+def test_past_the_names_it_keeps_a_price_is_still_known_or_not() -> None:
+    """`is_known` keeps its answers for at most `KNOWN_KEPT` names (an
+    upstream's own to choose); past that it looks each up again, with the
+    same answers."""
+    from plane.money.pricing import KNOWN_KEPT, Pricer
+
+    pricer = Pricer({})
+    for n in range(KNOWN_KEPT + 50):
+        assert not pricer.is_known(f"made-up-model-{n}")
+    assert pricer.is_known("gpt-4o") and pricer.is_known("gpt-4o")
+    assert not pricer.is_known("made-up-model-0") and not pricer.is_known("made-up-model-x")
