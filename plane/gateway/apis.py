@@ -74,9 +74,14 @@ and bounded, since the ledger keeps it."""
 
 
 def model_named(data: dict[str, Any]) -> str | None:
-    """The model a response (or its first event) names, if it names one."""
+    """The model a response (or its first event) names, if it names one: a
+    printable name of at most `MOST_MODEL_CHARS` (the ledger keeps it, and
+    `plane ledger` prints it to a terminal, where a control character would
+    be the upstream's to play)."""
     value = data.get("model")
-    return value if isinstance(value, str) and 0 < len(value) <= MOST_MODEL_CHARS else None
+    if isinstance(value, str) and 0 < len(value) <= MOST_MODEL_CHARS and value.isprintable():
+        return value
+    return None
 
 
 def said(data: dict[str, Any], key: str) -> dict[str, str]:

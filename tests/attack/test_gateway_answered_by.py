@@ -196,3 +196,22 @@ def test_past_the_names_it_keeps_a_price_is_still_known_or_not() -> None:
         assert not pricer.is_known(f"made-up-model-{n}")
     assert pricer.is_known("gpt-4o") and pricer.is_known("gpt-4o")
     assert not pricer.is_known("made-up-model-0") and not pricer.is_known("made-up-model-x")
+
+
+@pytest.mark.parametrize("named", ["gpt-4o\x1b[2J", "gpt-4o\nmore", "m" * 257, ""])
+async def test_a_name_no_model_has_is_not_taken_as_the_model_that_answered(
+    start_gateway: StartGateway, named: str
+) -> None:
+    """A control character (a terminal's escape, a new line), a name past
+    256 characters, an empty one: the reply names no model the ledger keeps
+    or `plane ledger` prints; the call is charged as the model asked for."""
+    gw = await start_gateway()
+    answer_as(gw, "/v1/chat/completions", False, named)
+    answer = await ask(gw, "/v1/chat/completions", "aider", body_of("", "gpt-4o-mini", False))
+    assert answer.status_code == 200, answer.text
+    [entry] = await gw.entries()
+    assert (entry.model, entry.cost_usd, entry.estimated) == (
+        "gpt-4o-mini",
+        Decimal("0.00021"),
+        False,
+    )
