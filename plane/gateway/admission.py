@@ -2,18 +2,20 @@
 the gate, weighed in dollars (`plane.gateway.standing`), written pending, or
 refused with the sentence that is true of it.
 
-Each agent has a lock that its admissions and its settles take, so calls
-arriving together each see those before them; a call that would fit once
-the calls in flight settle waits on it, and every settle (and every call
-whose provider announced its prompt) wakes it to be weighed again.
-
 A call is weighed against each ceiling it spends under: its agent's, its
 agent's group's, its tag's (`Scope`), each with the calls in flight under
-it. Calls that share a group or a tag with a ceiling share one lock on this
-plane (a group's calls are several agents'), and so does every other call
-of their agents (a tagged call and an untagged one are the same agent's
-day); the ledger's admission checks the same ceilings again in the
-transaction that writes the call, for every plane (`plane.money.budgets`).
+it (its book). Each scope has a lock, which the admissions and the settles
+of the calls under it take, always in that order (agent, group, tag), so
+calls arriving together each see those before them under every ceiling
+they share: every call of an agent takes its agent's, tagged or not (a
+tagged call and an untagged one are the same agent's day), and a group's
+or a tag's calls take its own too, whichever agent makes them. Agents that
+share no budget are never weighed one after the other. A call that would
+fit once the calls in flight settle lets go of its locks and waits, and
+every settle (and every call whose provider announced its prompt) wakes
+the calls waiting under any of its scopes, to be weighed again. The
+ledger's admission checks the same ceilings again in the transaction that
+writes the call, for every plane (`plane.money.budgets`).
 """
 
 from __future__ import annotations
@@ -77,10 +79,6 @@ class Scope:
         return notices.whose_ceiling(self.kind, self.name)
 
 
-SHARED = "shared"
-"""The lock of calls in a group, or carrying a tag with a ceiling."""
-
-
 class Admission:
     def __init__(
         self, services: Services, workers: Workers, learning: Learning, wait_s: float
@@ -90,10 +88,12 @@ class Admission:
         self._services = services
         self._workers = workers
         self._estimator = Estimator(services.pricer, learning)
-        self._turns: defaultdict[str, asyncio.Condition] = defaultdict(asyncio.Condition)
+        self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._books: defaultdict[str, Book] = defaultdict(Book)
-        self._calls: dict[int, tuple[str, list[str]]] = {}
-        """Each call in flight: the lock it was admitted under, and its books."""
+        self._waiting: defaultdict[str, set[asyncio.Event]] = defaultdict(set)
+        """The calls waiting to be weighed again, under each scope's key."""
+        self._calls: dict[int, list[str]] = {}
+        """Each call in flight: its books (the locks it was admitted under)."""
         self.wait_s = wait_s
 
     def tag_budget(self, tag: str | None) -> Budget | None:
@@ -125,11 +125,10 @@ class Admission:
         if tagged is not None and tagged.ceiling is not None and not known:
             raise self._held(wire, _unpriced_tag(agent, model, tagged.name))
         scopes = self._scopes(agent, group, tagged)
-        lock = self._lock(scopes)
-        turn = self._turns[lock]
+        books = [scope.key for scope in scopes]
         deadline = asyncio.get_running_loop().time() + self.wait_s
-        async with turn:
-            while True:
+        while True:
+            async with self._holding(books):
                 changes = services.gate.ceilings.changes
                 # The loop guard's hold first: only the operator ends it.
                 hold = self._workers[agent].looping or await services.gate.hold(
@@ -150,17 +149,16 @@ class Admission:
                 if services.gate.ceilings.changes != changes:
                     continue  # a ceiling set while it was weighed (a `/limit 0`): again
                 if waiting is None:
-                    break
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(turn.wait(), waiting)
-            call = await self._write_pending(
-                wire, spec, model, estimate, known, group, tagged, session
-            )
-            for scope in scopes:
-                self._books[scope.key].add(call, estimate)
-            self._calls[call] = (lock, [scope.key for scope in scopes])
-            await self._spell_over(agent)
-        return call, estimate
+                    call = await self._write_pending(
+                        wire, spec, model, estimate, known, group, tagged, session
+                    )
+                    for book in books:
+                        self._books[book].add(call, estimate)
+                    self._calls[call] = books
+                    await self._spell_over(agent)
+                    return call, estimate
+                woken = self._listen(books)  # while its locks are held: no wake-up is lost
+            await self._asleep(books, woken, waiting)
 
     async def _spell_over(self, agent: str) -> None:
         """A call went through: the held spell is over, kept in the store so
@@ -182,15 +180,36 @@ class Admission:
             scopes.append(Scope(f"tag:{tag.name}"))
         return scopes
 
-    def _lock(self, scopes: list[Scope]) -> str:
-        """The lock a call is weighed under: the same for every call of its
-        agent, whatever each carries, so none is weighed beside one of its
-        agent's it does not see. The agent's own, unless any of its calls may
-        be weighed with another agent's (it is in a group, or a tag has a
-        ceiling, which a call of its may carry): then the one they all share."""
-        tags = self._services.config.tags.values()
-        tagged = any(tag.limit_usd is not None for tag in tags)
-        return SHARED if len(scopes) > 1 or tagged else scopes[0].key
+    @contextlib.asynccontextmanager
+    async def _holding(self, books: list[str]) -> AsyncIterator[None]:
+        """The locks of `books`, taken in their order (agent, group, tag), the
+        same for every call, so no two calls each hold one the other waits for."""
+        async with contextlib.AsyncExitStack() as held:
+            for book in books:
+                await held.enter_async_context(self._locks[book])
+            yield
+
+    def _listen(self, books: list[str]) -> asyncio.Event:
+        """What wakes a call waiting under `books` (`_wake`)."""
+        woken = asyncio.Event()
+        for book in books:
+            self._waiting[book].add(woken)
+        return woken
+
+    async def _asleep(self, books: list[str], woken: asyncio.Event, seconds: float) -> None:
+        """Until a call under one of `books` settles or is weighed anew, or `seconds` pass."""
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(woken.wait(), seconds)
+        finally:
+            for book in books:
+                self._waiting[book].discard(woken)
+
+    def _wake(self, books: list[str]) -> None:
+        """Every call waiting under any of `books`: they may fit now."""
+        for book in books:
+            for woken in self._waiting.pop(book, ()):
+                woken.set()
 
     async def announced(
         self, agent: str, call: int, model: str, asked: Asked, estimate: Estimate, usage: Usage
@@ -199,27 +218,25 @@ class Admission:
         waiting on its worst case may go (Claude Code's fan-out waits a moment,
         not a whole answer)."""
         sharper = self._estimator.announced(model, asked, estimate, usage)
-        lock, books = self._calls.get(call, (f"agent:{agent}", [f"agent:{agent}"]))
+        books = self._calls.get(call, [f"agent:{agent}"])
         moved = [self._books[book].tighten(call, *sharper) for book in books] if sharper else []
         if any(moved):
-            turn = self._turns[lock]
-            async with turn:
-                turn.notify_all()
+            async with self._holding(books):  # once those weighed meanwhile wait
+                self._wake(books)
 
     @contextlib.asynccontextmanager
     async def closing(self, agent: str, call: int) -> AsyncIterator[None]:
         """Around a call's settle (or failure) in the ledger: no admission is
         weighed meanwhile, and those waiting are woken once it is done."""
-        lock, _ = self._calls.get(call, (f"agent:{agent}", []))
-        turn = self._turns[lock]
-        async with turn:
+        books = self._calls.get(call, [f"agent:{agent}"])
+        async with self._holding(books):
             yield
             self.forget(agent, call)
-            turn.notify_all()
+            self._wake(books)
 
     def forget(self, agent: str, call: int) -> None:
         """A call left open (the plane stopping): it counts its estimate, not its bound."""
-        _, books = self._calls.pop(call, ("", [f"agent:{agent}"]))
+        books = self._calls.pop(call, [f"agent:{agent}"])
         for book in books:
             self._books[book].close(call)
 

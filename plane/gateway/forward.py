@@ -11,9 +11,10 @@ is marked failed. A call cancelled mid-flight (the plane stopping) stays
 pending, and the next start counts its estimate.
 
 Admission is weighed in dollars (`plane.gateway.admission`), under the
-agent's lock, which the pending write and every settle also take: calls
-arriving together each see those before them, and a call that must wait
-for calls in flight is woken by each one that settles.
+agent's lock (and its group's and its tag's, where they have a ceiling),
+which the pending write and every settle also take: calls arriving
+together each see those before them, and a call that must wait for calls
+in flight is woken by each one that settles.
 
 HTTP itself is the listener's (`plane.daemon.http`); this module sees a
 request as path, headers and bytes, and answers through a `Responder`.

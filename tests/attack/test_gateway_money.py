@@ -446,6 +446,44 @@ async def test_an_agents_tagged_and_untagged_calls_at_once_end_its_day_at_most_o
     assert spent <= Decimal(3) + Decimal("10.02"), f"${spent}: {len(gw.llm.billed)} calls flew"
 
 
+async def test_agents_that_share_no_budget_are_admitted_side_by_side_under_a_tag_ceiling(
+    start_gateway: StartGateway, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tag with a ceiling weighs its calls together, whichever agent makes
+    them; it must not make every agent's calls wait on each other's: claude's
+    untagged call and aider's tagged one share no budget, and the first to be
+    written waits (5 s at most) for the other to be written too. Weighed under
+    one lock for every agent, the other was not weighed until the first was
+    written, and they never met."""
+    gw = await start_gateway(CONFIG + "tags:\n  ticket-1: {limitUsd: 100}\n")
+    ledger = gw.services.ledger
+    open_call, written, other, met = ledger.open_call, 0, asyncio.Event(), []
+
+    async def meeting(*args: Any, **kwargs: Any) -> int:
+        nonlocal written
+        written += 1
+        if written == 1:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(other.wait(), 5)
+            met.append(other.is_set())
+        other.set()
+        return await open_call(*args, **kwargs)
+
+    monkeypatch.setattr(ledger, "open_call", meeting)
+    claude: tuple[str, str, dict[str, str]] = ("/v1/messages", gw.keys["claude"], {})
+    aider = ("/v1/chat/completions", gw.keys["aider"], {"x-plane-tag": "ticket-1"})
+    body = {"model": "scripted-model", "max_tokens": 10, "messages": HELLO}
+    async with local_client(base_url=gw.url, timeout=60) as http:
+        answers = await asyncio.gather(
+            *(
+                http.post(path, json=body, headers=headers(path, key) | tag)
+                for path, key, tag in (claude, aider)
+            )
+        )
+    assert [a.status_code for a in answers] == [200, 200]
+    assert met == [True], "one agent's call was weighed only once the other's was written"
+
+
 # ── cut streams ─────────────────────────────────────────────────────────────
 
 
