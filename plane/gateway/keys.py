@@ -2,16 +2,17 @@
 
 Only a hash is kept (`gateway-keys` in the home, 0600): a key is printed once,
 when it is made, and `plane key AGENT` again makes a new one, which replaces
-the old at once (the running plane reads the file on each request, so no
-restart is needed). A key is 32 random bytes, so an unsalted SHA-256 is as
-hard to reverse as the key is to guess.
+the old at once (the running plane looks at the file on each request, and
+reads it again whenever it was replaced: no restart is needed). A key is 32
+random bytes, so an unsalted SHA-256 is as hard to reverse as the key is to
+guess; and a key is found by its hash in a table, in one lookup whatever the
+fleet's size, which tells a guesser nothing of any key.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import hmac
 import json
 import os
 import secrets
@@ -29,6 +30,11 @@ def _digest(key: str) -> str:
 class Keys:
     def __init__(self, path: Path) -> None:
         self._path = path
+        self._seen: tuple[int, int, int] | None = None
+        """The file as last read: its inode, time and size (`os.replace` gives
+        every new one an inode of its own)."""
+        self._agents: dict[str, str] = {}
+        """By key hash, its agent, as the file said when last read."""
 
     def make(self, agent: str) -> str:
         """A new key for `agent`, replacing any it had; returned once, never stored."""
@@ -42,12 +48,23 @@ class Keys:
         """The agent whose key this is; None for a key that is no agent's."""
         if not key:
             return None
-        wanted = _digest(key)
-        found = None
-        for agent, digest in self._read().items():
-            if hmac.compare_digest(digest, wanted):
-                found = agent
-        return found
+        return self._by_digest().get(_digest(key))
+
+    def _by_digest(self) -> dict[str, str]:
+        """The agents by key hash, read again only when the file was replaced."""
+        try:
+            stat = os.stat(self._path)
+        except FileNotFoundError:
+            self._seen, self._agents = None, {}
+            return self._agents
+        except OSError:
+            stat = None  # said by `_read`, in its sentence
+        seen = None if stat is None else (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        if seen is None or seen != self._seen:
+            hashes = self._read()
+            self._agents = {digest: agent for agent, digest in sorted(hashes.items())}
+            self._seen = seen
+        return self._agents
 
     def _read(self) -> dict[str, str]:
         try:

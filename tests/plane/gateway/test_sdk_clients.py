@@ -262,6 +262,9 @@ async def test_a_rotated_key_replaces_the_old_one(start_gateway: StartGateway) -
     from plane.gateway.keys import Keys
 
     old = gw.keys["claude"]
+    gw.llm.reply("ok")
+    async with claude(gw, old) as client:  # the plane has read the keys once
+        await client.messages.create(model="scripted-model", max_tokens=10, messages=HELLO)
     new = Keys(gw.home.gateway_keys).make("claude")
     async with claude(gw, old) as client:
         with pytest.raises(anthropic.AuthenticationError):
