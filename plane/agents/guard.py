@@ -28,6 +28,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 from collections import OrderedDict, deque
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -54,6 +55,17 @@ each call is asked about several times, and on the event loop."""
 WORKSPACE_ENTRIES = 5000
 """Files looked at for a change in the workspace; a larger one is taken as
 changed (so never stalled): walking it would not be cheap."""
+
+DRESS = re.compile(
+    r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])"  # colours, titles
+    r"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"  # stamps
+    r"|\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"  # the time of day, to the second
+    r"|\b\d+\.\d+ ?(?:s|secs?|seconds|ms)\b|\b\d+ ?ms\b"  # the time a run took
+)
+"""What a command prints differently each time it is run with nothing
+changed: terminal escapes, the time it ran at, the time it took. A count
+(tests passed, a build's percentage, a countdown's whole seconds) is left:
+it is how a poll shows it moved."""
 
 LoopKind = Literal["tool", "round", "answer", "request", "stall"]
 
@@ -110,13 +122,21 @@ def changes_nothing(tool: str) -> bool:
     return known is not None and known.changes_nothing
 
 
+def result_form(result: str) -> str:
+    """A tool result as the guard compares it: its words, without the
+    colours, spacing and timings a run prints differently each time
+    (`DRESS`), so a command run again with nothing changed gives the same
+    result, and one whose counts moved does not."""
+    return " ".join(DRESS.sub("", result).split())
+
+
 def seen(tool: str, arguments: str, result: str, *, bookkeeping: bool = False) -> Seen:
-    """A tool call and its result; with `bookkeeping`, the call alone."""
+    """A tool call and its result (`result_form`); with `bookkeeping`, the call alone."""
     arguments = call_arguments(arguments)
     label = f"{tool} {' '.join(arguments.split())}".strip()
     if len(label) > LABEL_CHARS:
         label = label[: LABEL_CHARS - 1] + "…"
-    return Seen(label, digest("tool", tool, arguments, "" if bookkeeping else result))
+    return Seen(label, digest("tool", tool, arguments, "" if bookkeeping else result_form(result)))
 
 
 def answer_digest(text: str) -> bytes:
