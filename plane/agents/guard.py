@@ -62,8 +62,8 @@ DRESS = re.compile(
     r"|\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"  # the time of day, to the second
     r"|\b\d+\.\d+ ?(?:s|secs?|seconds|ms)\b|\b\d+ ?ms\b"  # the time a run took
 )
-"""What a command prints differently each time it is run with nothing
-changed: terminal escapes, the time it ran at, the time it took. A count
+"""What differs each time a command is run (or an answer given) with
+nothing changed: terminal escapes, the time it ran at, the time it took. A count
 (tests passed, a build's percentage, a countdown's whole seconds) is left:
 it is how a poll shows it moved."""
 
@@ -122,26 +122,26 @@ def changes_nothing(tool: str) -> bool:
     return known is not None and known.changes_nothing
 
 
-def result_form(result: str) -> str:
-    """A tool result as the guard compares it: its words, without the
-    colours, spacing and timings a run prints differently each time
+def words(text: str) -> str:
+    """A tool result or an answer as the guard compares it: its words,
+    without the colours, spacing and timings that differ each time
     (`DRESS`), so a command run again with nothing changed gives the same
     result, and one whose counts moved does not."""
-    return " ".join(DRESS.sub("", result).split())
+    return " ".join(DRESS.sub("", text).split())
 
 
 def seen(tool: str, arguments: str, result: str, *, bookkeeping: bool = False) -> Seen:
-    """A tool call and its result (`result_form`); with `bookkeeping`, the call alone."""
+    """A tool call and its result (its `words`); with `bookkeeping`, the call alone."""
     arguments = call_arguments(arguments)
     label = f"{tool} {' '.join(arguments.split())}".strip()
     if len(label) > LABEL_CHARS:
         label = label[: LABEL_CHARS - 1] + "…"
-    return Seen(label, digest("tool", tool, arguments, "" if bookkeeping else result_form(result)))
+    return Seen(label, digest("tool", tool, arguments, "" if bookkeeping else words(result)))
 
 
 def answer_digest(text: str) -> bytes:
-    """An answer, whitespace aside: the same words are the same answer."""
-    return digest("answer", " ".join(text.split()))
+    """An answer, whitespace and timings aside: the same `words` are the same answer."""
+    return digest("answer", words(text))
 
 
 @dataclass(frozen=True)

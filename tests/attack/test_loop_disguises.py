@@ -59,6 +59,14 @@ def test_the_same_result_but_the_time_it_took_or_was_run_at_is_held_at_the_fifth
     assert held_at(runs(clocked)) == [(5, "tool", 5)]
 
 
+def test_the_same_answer_but_the_time_it_was_given_at_is_held_at_the_fifth():
+    """Turns whose answers are the same: an ambient turn that says the time
+    it looked gives the same answer each minute."""
+    answers = [f"Checked at 2026-11-29 12:0{n}:00 UTC: nothing needs doing." for n in range(5)]
+    steps = [Step(CENT, T0 + timedelta(minutes=n), answer=a) for n, a in enumerate(answers)]
+    assert held_at(fed(*steps)) == [(5, "answer", 5)]
+
+
 def test_what_a_poll_counts_is_news_however_it_is_dressed():
     """A poll that moves (tests passing one more each run, a build further
     along, a countdown) is never held, whatever its colours and timings."""
