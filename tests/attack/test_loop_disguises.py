@@ -92,3 +92,16 @@ def test_the_same_request_with_its_keys_reordered_and_another_user_is_a_resend()
         bodies.append(dict(reversed(body.items())) if n % 2 else body)
     steps = [chat_look(b).step(CENT, T0 + timedelta(seconds=n)) for n, b in enumerate(bodies)]
     assert held_at(fed(*steps)) == [(5, "request", 5)]
+
+
+def test_past_what_the_guard_reads_as_words_a_result_is_compared_as_it_is() -> None:
+    """A gateway client's result may be megabytes, read on the event loop:
+    only its first `WORDS_CHARS` lose their timings; the rest is compared as
+    it is, so a run time that differs past them makes the result news."""
+    from plane.agents.guard import WORDS_CHARS
+
+    head = "ok\n" * (WORDS_CHARS // 3)
+    early = [f"ran in 0.{n}s\n" + head + "tail" for n in range(5)]
+    late = [head + f"tail ran in 0.{n}s" for n in range(5)]
+    assert runs(early)[-1] is not None, "timings in the head: the same result"
+    assert runs(late) == [None] * 5, "past the head: compared as it is"
