@@ -331,7 +331,7 @@ class Gateway:
             bill = call.wire.bill_of(json.loads(raw))
         except (aiohttp.ClientError, ValueError, AttributeError):
             # It answered, so it may have billed: the estimate, never nothing.
-            await self._settle(call, None)
+            await self._settle(call, None, whole=False)
             message = f"{call.spec.name}'s provider sent a reply the plane could not read."
             error = json.dumps(call.wire.error(502, message)).encode()
             await _answer(out, call.spec.name, 502, error, {})
@@ -402,7 +402,8 @@ class Gateway:
         """Settle from the provider's bill; a call that ended without it (a cut
         stream, a broken body) at the larger of its likely cost and what the
         provider had announced. The learned estimates move before the calls
-        waiting for room are woken."""
+        waiting for room are woken. Only a whole answer is shown to the loop
+        guard: a client asking again after a cut one retries, it does not repeat."""
         async with self.admission.closing(call.spec.name, call.id):
             charged = await self._charge(call, bill if whole else None, None if whole else bill)
             if charged.learned is not None:
@@ -411,7 +412,8 @@ class Gateway:
             if charged.learned is not None:
                 await self.learning.keep(charged.learned)
             await self._said(call, charged)
-            await self._watched(call, charged)
+            if whole:  # one cut short is the provider's failure: its retry is no repeat
+                await self._watched(call, charged)
         except (LedgerError, sqlite3.Error) as error:
             agent = call.spec.name
             log.warning(
