@@ -56,6 +56,7 @@ CALL = (
     " VALUES (7, 'demo', ?, ?, 'scripted', 'scripted-model', ?, 'table', ?)"
 )
 MESSAGE = "INSERT INTO messages (id, agent, at, kind, text, waiting, cost_usd, usage)"
+GUARD_HISTORY = "INSERT INTO guard_history (agent, history, at) VALUES ('demo', ?, ?)"
 
 _ENGINES = ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)]
 
@@ -199,6 +200,27 @@ LEFT_ASIDE = {
         "INSERT INTO agent_settings (name, tools, set_at) VALUES ('demo', '{bad', ?)",
         (AT,),
         ("agent_settings row demo", "tools"),
+    ),
+    "guard_history history not JSON": Odd(
+        GUARD_HISTORY, ("{bad", AT), ("guard_history row demo", "left aside")
+    ),
+    "guard_history a digest that is none": Odd(
+        GUARD_HISTORY,
+        (
+            '{"index":1,"steps":[],"tools":[["zz","read_file",0]],"streaks":[[null,0,0],'
+            '[null,0,0],[null,0,0]],"known":"","workspace":null}',
+            AT,
+        ),
+        ("guard_history row demo", "'zz' is not a digest"),
+    ),
+    "guard_history at not a time": Odd(
+        GUARD_HISTORY,
+        (
+            '{"index":0,"steps":[],"tools":[],"streaks":[[null,0,0],[null,0,0],[null,0,0]],'
+            '"known":"","workspace":null}',
+            "tomorrow",
+        ),
+        ("guard_history row demo", "'tomorrow'"),
     ),
 }
 
