@@ -9,7 +9,10 @@ plane commits (`Database.finish_with`, as the ledger's day sums are), most
 often the one that records the agent's next message or call. It is read once,
 at start, and given to each agent's guard as its worker is made; a row no
 plane wrote is left aside, said once in plane.log, and that agent's guard
-starts afresh.
+starts afresh. Only on a store that is the plane's alone: where several
+planes share one, an agent's plane changes with its lease, and this write,
+outside the lease's fence, could land in an agent another plane runs now
+(there each plane's guard counts afresh at its start, as before).
 """
 
 from __future__ import annotations
@@ -48,18 +51,25 @@ class GuardBook:
     event loop (what crosses, the pending histories, by one dict's atomic
     operations)."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, shared: bool = False) -> None:
         self._db = db
+        self._kept = not shared
+        """Whether histories are kept at all: not on a store several planes share,
+        where an agent's plane changes with its lease, and a write outside the
+        lease's fence could land in an agent another plane runs now."""
         self._pending: dict[str, Kept | None] = {}
         """By agent, the newest history not yet written (None: to delete)."""
         self._taken: list[tuple[str, Kept | None]] = []
         """What the writer's last transaction took: put back if it failed."""
         self._read: dict[str, tuple[str, str]] = {}
         """What the start read, until each agent's guard is given it."""
-        db.finish_with(self)
+        if self._kept:
+            db.finish_with(self)
 
     async def load(self, agents: Collection[str], now: datetime) -> None:
         """Read the recent histories of `agents` (an orphan's row waits, harmless)."""
+        if not self._kept:
+            return
         since = (now - RECENT).isoformat()
         rows = await self._db.fetchall(
             "SELECT agent, history, at FROM guard_history WHERE at >= ?", since
@@ -94,6 +104,8 @@ class GuardBook:
 
     def keep(self, agent: str, kept: Kept | None) -> None:
         """`agent`'s guard keeps `kept` now (None: nothing): written with the next commit."""
+        if not self._kept:
+            return
         self._pending[agent] = kept
 
     def moved(self, old: str, new: str) -> None:

@@ -162,7 +162,7 @@ async def _below_the_agents(
         config, db, home, clock, offered=models_offered(config), keyless=missing_keys(config)
     )
     await roster.load()
-    guards = GuardBook(db)
+    guards = GuardBook(db, shared=shared)
     await guards.load(roster.names(), clock.now())
     closing.push_async_callback(guards.flush)  # after the agents stop, before the store closes
     ceilings = Ceilings(db, clock, ledger.day)

@@ -52,7 +52,6 @@ async def last_said(plane: RunningPlane, agent: str) -> str:
     return (await plane.services.conversation.history(agent, 1))[-1].text
 
 
-@pytest.mark.usefixtures("each_store")
 async def test_a_loop_spread_across_a_restart_is_held_at_the_fifth_repeat_overall(
     start_plane: StartPlane,
 ):
