@@ -19,23 +19,28 @@ counters, never the texts, and asks no model. It finds:
 Calls further apart than `within_minutes` start the count afresh. What it
 finds is a `Loop`, in figures: the agent's worker keeps it as a hold
 (`Looping`, worded by `plane.agents.notices`) until the operator resumes it.
-A guard is one agent's, owned by its worker.
+A guard is one agent's, owned by its worker; what it counts is kept across
+restarts (`Guard.kept`, plane/agents/guard_book.py), so a loop spread across
+them is held as one.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
 import os
 import re
 from collections import OrderedDict, deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
 
+from plane.agents.guard_kept import DIGEST_BYTES, History, Kept
 from plane.config import GuardConfig
 from plane.money.gate import Hold
 from plane.tools.registry import TOOLS
@@ -44,6 +49,10 @@ ROUND = 3
 """The longest round of calls looked for: A B A B … is a round of two."""
 KNOWN = 4096
 """Digests remembered for telling new from seen (the oldest go first)."""
+KEPT_KNOWN = 64
+"""Of those, kept across a restart (the newest): a stall goes round what it
+read lately (`stall` calls, 10 by default), and what is kept is written with
+every call (1 KB of digests)."""
 BOOKKEEPING = frozenset({"schedule_turn", "budget_status", "set_own_limit"})
 """The plane's own tools, whose results move with every call (the time a
 turn is booked for, the spend so far): a call of one is known by the call
@@ -79,7 +88,7 @@ LoopKind = Literal["tool", "round", "answer", "request", "stall"]
 
 def digest(*parts: str) -> bytes:
     """A short exact digest of `parts` (collisions are 2⁻¹²⁸-unlikely)."""
-    hashed = hashlib.blake2b(digest_size=16)
+    hashed = hashlib.blake2b(digest_size=DIGEST_BYTES)
     for part in parts:
         hashed.update(part.encode("utf-8", "surrogatepass"))
         hashed.update(b"\0")
@@ -232,12 +241,23 @@ class _Streak:
 
 
 class Guard:
-    def __init__(self, settings: GuardConfig) -> None:
+    def __init__(
+        self, settings: GuardConfig, keep: Callable[[Kept | None], None] | None = None
+    ) -> None:
+        """`keep` is told what to keep across a restart (None: nothing) each
+        time that changes: after each call seen, and when it starts afresh."""
         self.settings = settings
-        self.forget()
+        self._keep = keep
+        self._afresh()
 
     def forget(self) -> None:
-        """Start afresh: resumed by the operator, or a long quiet."""
+        """Start afresh, and keep nothing: resumed by the operator."""
+        self._afresh()
+        if self._keep is not None:
+            self._keep(None)
+
+    def _afresh(self) -> None:
+        """Start afresh: resumed, a long quiet, or before what a restart kept."""
         settings = self.settings
         spans = [size * round_times(size, settings.repeats) for size in range(2, ROUND + 1)]
         tools = max(settings.repeats, *spans)
@@ -276,7 +296,7 @@ class Guard:
             return None
         quiet = timedelta(minutes=settings.within_minutes)
         if self._last_at is not None and step.at - self._last_at > quiet:
-            self.forget()
+            self._afresh()
         self._last_at = step.at
         index, self._index = self._index, self._index + 1
         self._steps.append((index, step.at, step.cost))
@@ -285,12 +305,15 @@ class Guard:
         digests = [one.digest for one in step.tools] + list(step.texts)
         self._remember(digests if answer is None else [*digests, answer])
         # A resent request is said as one, before the answer it carries again.
-        return (
+        found = (
             self._tool_rounds(step, index)
             or self._requests(step, index)
             or self._answers(step, answer, others, index)
             or self._stall(news, index)
         )
+        if self._keep is not None:
+            self._keep(self.kept())
+        return found
 
     def _remember(self, digests: list[bytes]) -> None:
         known = self._known
@@ -376,6 +399,54 @@ class Guard:
         assert since is not None
         cost = sum((cost for _, cost in spanned), Decimal(0))
         return Loop(kind, times, cost, since, what)
+
+    def kept(self) -> Kept | None:
+        """What a restart must not lose (None: nothing seen since it started
+        afresh): the digests it counts, the newest `KEPT_KNOWN` it knows, and
+        the steps a loop found later may be priced from (each step a count
+        or a tool result began at, with the cost of those after it up to the
+        next such step: the same sums, from fewer steps). Bounded by its
+        settings, whatever the agent does."""
+        if self._last_at is None:
+            return None
+        streaks = (self._answer, self._request, self._stalled)
+        begun = {i for _, _, i in self._tools} | {s.first for s in streaks if s.count}
+        lowest, spent, steps = min(begun, default=self._index), Decimal(0), []
+        oldest: tuple[int, datetime] | None = None
+        for i, at, cost in reversed(self._steps):  # the newest first: a few of them
+            if i < lowest:
+                break
+            spent += cost
+            if i in begun:
+                steps.append((i, at, spent))
+                spent, oldest = Decimal(0), None
+            else:
+                oldest = (i, at)
+        if oldest is not None:  # the step it began at is gone: from the oldest held
+            steps.append((*oldest, spent))
+        steps.reverse()
+        newest = list(itertools.islice(reversed(self._known), KEPT_KNOWN))
+        return History(
+            self._index,
+            self._last_at,
+            steps,
+            list(self._tools),
+            [(s.digest, s.count, s.first) for s in streaks],
+            newest[::-1],
+            self.workspace,
+        ).kept()
+
+    def take_back(self, kept: Kept) -> None:
+        """Go on from what a plane before the restart kept (`kept`); a
+        history no plane wrote raises ValueError and changes nothing."""
+        history = History.read(kept, LABEL_CHARS)
+        self._afresh()
+        self._index, self._last_at = history.index, history.last_at
+        self._steps.extend(history.steps)
+        self._tools.extend(history.tools)
+        self._answer, self._request, self._stalled = (_Streak(*s) for s in history.streaks)
+        self._remember(history.known)
+        self.workspace = history.workspace
 
 
 def workspace_digest(root: Path, *, leave_out: str = ".transcripts") -> bytes | None:

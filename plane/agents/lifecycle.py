@@ -57,6 +57,7 @@ RENAMED_TABLES = (
     "spend",
     "holds_told",
     "raises",
+    "guard_history",
 )
 """Every table keyed by an agent's name in a column `agent`."""
 
@@ -188,7 +189,7 @@ class Lifecycle:
                     await asyncio.to_thread(os.rename, spec.workspace, workspace)
             try:
                 await self._db.write(
-                    lambda conn: _move_rows(conn, agent, new),
+                    lambda conn: _move_rows(conn, services, agent, new),
                     then=lambda _: self._renamed(agent, new),
                 )
             except BaseException:
@@ -323,11 +324,12 @@ def _tools(tools: list[str] | None, servers: Collection[str]) -> Tools:
     return (*(n for n in TOOLS if n in names), *mcp_tools)
 
 
-def _move_rows(conn: Connection, old: str, new: str) -> None:
+def _move_rows(conn: Connection, services: Services, old: str, new: str) -> None:
     for table in RENAMED_TABLES:
         conn.execute(f"UPDATE {table} SET agent = ? WHERE agent = ?", (new, old))
     conn.execute("UPDATE agents SET name = ? WHERE name = ?", (new, old))
     conn.execute("UPDATE agent_settings SET name = ? WHERE name = ?", (new, old))
+    services.guards.moved(old, new)  # its loop guard's history, kept under the new name
 
 
 def _delete_rows(conn: Connection, services: Services, agent: str, notice: str) -> None:
@@ -337,8 +339,9 @@ def _delete_rows(conn: Connection, services: Services, agent: str, notice: str) 
     its name starts a new session on the defaults, with the day's spend."""
     conn.execute("DELETE FROM agents WHERE name = ?", (agent,))
     conn.execute("DELETE FROM agent_settings WHERE name = ?", (agent,))
-    for table in ("ceilings", "asks", "raises", "context", "holds_told"):
+    for table in ("ceilings", "asks", "raises", "context", "holds_told", "guard_history"):
         conn.execute(f"DELETE FROM {table} WHERE agent = ?", (agent,))
+    services.guards.dropped(agent)  # and what its loop guard had not written yet
     conn.execute("UPDATE messages SET waiting = 0 WHERE agent = ? AND waiting = 1", (agent,))
     conn.execute("UPDATE bookings SET done = 1 WHERE agent = ? AND done = 0", (agent,))
     services.conversation.append_within(conn, agent, "plane", notice)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TypeVar
 
+from plane.agents.guard_book import GuardBook
 from plane.agents.roster import Roster
 from plane.clock import Clock
 from plane.config import Config
@@ -150,6 +151,8 @@ class Services:
     """Where what compression saved is recorded (the charts and /metrics read it)."""
     ownership: Ownership
     """Which plane runs each agent's turns (all of them, alone on a store)."""
+    guards: GuardBook
+    """What each agent's loop guard keeps across restarts."""
 
     async def add_message(
         self,

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from plane.agents import notices
 from plane.agents.guard import Guard, Loop, Looping
+from plane.agents.guard_kept import Kept
 from plane.agents.held import Told
 from plane.agents.roster import AgentSpec
 from plane.agents.scheduler import Booking, Scheduler
@@ -103,14 +104,19 @@ class AgentWorker:
         """Its model session as kept between turns (prompt sections, auto-compact's breaker)."""
         self.client_model = client_model
         """A gateway agent's: the model its client named in its latest call."""
-        self.guard = Guard(services.config.guard_of(spec.name))
-        """Its loop and stall guard: what its calls did, as digests."""
+        self.guard = Guard(services.config.guard_of(spec.name), keep=self._keep_guard)
+        """Its loop and stall guard: what its calls did, as digests (kept across restarts)."""
+        services.guards.give_back(spec.name, self.guard)
         self._looped = looped
         self._made: Path | None = None
         """The workspace its turns were last given, made then (`_workspace`)."""
 
     def wake(self) -> None:
         self._wake.set()
+
+    def _keep_guard(self, kept: Kept | None) -> None:
+        """What its guard keeps, under its name now (a rename moves it)."""
+        self._services.guards.keep(self.spec.name, kept)
 
     def _gate_inputs(self) -> tuple[int, AgentSpec]:
         """What the gate's answer depends on besides the spend: every ceiling

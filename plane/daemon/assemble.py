@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from plane.agents.after_turn import AfterTurn, tell_cut_turns
 from plane.agents.crew import Crew
+from plane.agents.guard_book import GuardBook
 from plane.agents.lifecycle import Lifecycle
 from plane.agents.roster import Roster
 from plane.agents.rows import Rows
@@ -161,6 +162,9 @@ async def _below_the_agents(
         config, db, home, clock, offered=models_offered(config), keyless=missing_keys(config)
     )
     await roster.load()
+    guards = GuardBook(db, shared=shared)
+    await guards.load(roster.names(), clock.now())
+    closing.push_async_callback(guards.flush)  # after the agents stop, before the store closes
     ceilings = Ceilings(db, clock, ledger.day)
     groups = {name: (g.limit_usd, frozenset(g.agents)) for name, g in config.groups.items()}
     from_file = {spec.name: spec.ceiling_from_file for spec in roster}
@@ -185,6 +189,7 @@ async def _below_the_agents(
         burn=burn,
         savings=Savings(db, clock, pricer),
         ownership=_ownership(name, db),
+        guards=guards,
     )
 
 

@@ -362,6 +362,19 @@ MIGRATIONS: tuple[str, ...] = (
         SELECT day, tag, decimal_sum(cost_usd) FROM calls
         WHERE status != 'pending' AND tag IS NOT NULL GROUP BY day, tag;
     """,
+    # The loop guard's recent history (README, "Guard rails"), so a loop
+    # spread across restarts is counted as one: per agent, what it needs to
+    # find a repeat (the digests it keeps, their steps' times and costs), as
+    # JSON (plane/agents/guard.py's `Guard.kept`), and the time of its last
+    # call. Written with the transaction after each call
+    # (plane/agents/guard_book.py), read at start.
+    """
+    CREATE TABLE guard_history (
+        agent TEXT PRIMARY KEY,
+        history TEXT NOT NULL,
+        at TEXT NOT NULL
+    );
+    """,
 )
 
 

@@ -6,9 +6,12 @@ test-fix cycle whose output is similar but changing) are never held."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
+
+import pytest
 
 from plane.agents.guard import Guard, Loop, Seen, Step, seen, workspace_digest
 from plane.config import GuardConfig
@@ -17,11 +20,21 @@ T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 CENT = Decimal("0.01")
 
 
+class Keeper:
+    """Where a guard's history goes, as the store would keep it."""
+
+    def __init__(self) -> None:
+        self.told: list[tuple[str, str] | None] = []
+
+    def __call__(self, kept: tuple[str, str] | None) -> None:
+        self.told.append(kept)
+
+
 class Run:
     """A guard fed one call a second, a cent each."""
 
-    def __init__(self, **settings: object) -> None:
-        self.guard = Guard(GuardConfig.model_validate(settings))
+    def __init__(self, keep: Keeper | None = None, **settings: object) -> None:
+        self.guard = Guard(GuardConfig.model_validate(settings), keep=keep)
         self.at = T0
         self.found: list[tuple[int, Loop]] = []
         self.calls = 0
@@ -235,3 +248,88 @@ def test_the_workspace_digest_moves_with_a_file_and_not_with_a_look(tmp_path: Pa
     assert not guard.workspace_changed(first)
     assert guard.workspace_changed(workspace_digest(tmp_path / "sub"))
     assert guard.workspace_changed(None), "too large to watch is taken as changed"
+
+
+def test_what_a_guard_keeps_carries_each_shape_of_loop_across_a_restart():
+    """Three calls before the restart, two after: held at the fifth overall,
+    at the same figures as a guard never restarted; a stall and an answer
+    counted on the same way."""
+    for before, after, expected in (
+        ([read("a.txt")] * 3, [read("a.txt")] * 2, ("tool", 5)),
+        ([read("a.txt"), read("b.txt")] * 2, [read("a.txt"), read("b.txt")] * 2, ("round", 4)),
+    ):
+        kept = Keeper()
+        run = Run(kept)
+        for tool in before:
+            assert run.call(tool) is None
+        restarted = Guard(GuardConfig())
+        last = kept.told[-1]
+        assert last is not None
+        restarted.take_back(last)
+        run.guard = restarted
+        found = [run.call(tool) for tool in after]
+        loop = found[-1]
+        assert found[:-1] == [None] * (len(after) - 1)
+        assert loop is not None and (loop.kind, loop.times) == expected
+        calls = len(before) + len(after)
+        assert (loop.cost, loop.since) == (CENT * calls, T0 + timedelta(seconds=1))
+
+    kept = Keeper()
+    run = Run(kept)
+    for _ in range(4):
+        run.call(answer="Nothing needs doing.")
+    last = kept.told[-1]
+    assert last is not None
+    run.guard = Guard(GuardConfig())
+    run.guard.take_back(last)
+    loop = run.call(answer="Nothing needs doing.")
+    assert loop is not None and (loop.kind, loop.times) == ("answer", 5)
+
+
+@pytest.mark.parametrize(
+    "calls",
+    [
+        lambda n: (read(f"{n}.txt"), read(f"{n}.txt", "other")),  # each something new
+        lambda n: (read(f"{n % 4}.txt"),),  # a stall going round four files
+    ],
+)
+def test_what_a_guard_keeps_is_bounded_and_forgetting_keeps_nothing(
+    calls: Callable[[int], tuple[Seen, ...]],
+):
+    """However long the agent runs, what is written with each call stays a
+    few kilobytes (a stall of a thousand calls, long allowed, among them);
+    resumed by the operator, nothing is kept."""
+    kept = Keeper()
+    run = Run(kept, stall=1000)
+    for n in range(999):
+        assert run.call(*calls(n)) is None
+    last = kept.told[-1]
+    assert last is not None
+    assert len(last[1]) < 5000, len(last[1])
+    run.guard.forget()
+    assert kept.told[-1] is None
+
+
+STREAKS = '"streaks":[[null,0,0],[null,0,0],[null,0,0]]'
+NOT_KEPT = [
+    ("2026-11-29T12:00:00+00:00", "{bad"),
+    ("2026-11-29T12:00:00+00:00", "[]"),
+    ("2026-11-29T12:00:00+00:00", '{"index": 1}'),
+    (
+        "2026-11-29T12:00:00+00:00",
+        '{"index":1,"steps":[],"tools":[["zz","x",0]],' + STREAKS + ',"known":"","workspace":null}',
+    ),
+    (
+        "2026-11-29T12:00:00+00:00",
+        '{"index":1,"steps":[[0,0,"abc"]],"tools":[],' + STREAKS + ',"known":"","workspace":null}',
+    ),
+    ("noon", '{"index":0,"steps":[],"tools":[],' + STREAKS + ',"known":"","workspace":null}'),
+]
+
+
+@pytest.mark.parametrize("kept", NOT_KEPT)
+def test_a_history_no_plane_wrote_is_refused_and_changes_nothing(kept: tuple[str, str]):
+    guard = Guard(GuardConfig())
+    with pytest.raises(ValueError):
+        guard.take_back(kept)
+    assert guard.kept() is None
