@@ -50,7 +50,9 @@ class History:
             "known": base64.b64encode(b"".join(self.known)).decode("ascii"),
             "workspace": _hex(self.workspace),
         }
-        text = json.dumps(history, ensure_ascii=False, separators=(",", ":"))
+        # ASCII: a label may hold what a tool call's arguments held, a lone
+        # surrogate too, which no store's UTF-8 takes (escaped, it reads back).
+        text = json.dumps(history, separators=(",", ":"))
         return self.last_at.isoformat(), text
 
     @classmethod

@@ -369,7 +369,7 @@ MIGRATIONS: tuple[str, ...] = (
     # call. Written with the transaction after each call
     # (plane/agents/guard_book.py), read at start.
     """
-    CREATE TABLE guard_history (
+    CREATE TABLE IF NOT EXISTS guard_history (
         agent TEXT PRIMARY KEY,
         history TEXT NOT NULL,
         at TEXT NOT NULL
