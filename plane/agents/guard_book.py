@@ -132,10 +132,16 @@ class GuardBook:
             return
         kept = [(agent, k[1], k[0]) for agent, k in taken if k is not None]
         gone = [(agent,) for agent, k in taken if k is None]
-        if kept:
-            conn.executemany(_KEEP, kept)
-        if gone:
-            conn.executemany(_DROP, gone)
+        try:
+            if kept:
+                conn.executemany(_KEEP, kept)
+            if gone:
+                conn.executemany(_DROP, gone)
+        except (sqlite3.Error, ValueError) as error:
+            # Never the transaction's undoing: it carries the ledger's writes.
+            # These histories are dropped (the next call keeps a newer one).
+            log.error("the loop guards' histories were not kept (%r)", error)
+            taken.clear()
 
     def forget(self) -> None:
         """The transaction did not commit: what it took is written with the next,

@@ -132,3 +132,18 @@ async def test_a_gateway_client_resending_across_a_restart_is_held_at_the_fifth(
         "$0.05 since 12:00 UTC." in str(refused.value)
     )
     assert len(gw.llm.requests) == 5
+
+
+async def test_a_history_the_store_will_not_take_costs_no_write_of_money(
+    start_plane: StartPlane, caplog: pytest.LogCaptureFixture
+):
+    """The guard's history is written at the end of the transactions that
+    carry the ledger's writes: one the store refuses (here its table gone) is
+    dropped with one line in plane.log, and every call is still counted."""
+    plane = await start_plane()
+    await plane.db.write(lambda conn: conn.execute("DROP TABLE guard_history"))
+    with caplog.at_level("ERROR"):
+        await read_again(plane, "demo", range(2))
+    calls = await plane.db.fetchall("SELECT status, cost_usd FROM calls WHERE agent = 'demo'")
+    assert [tuple(row) for row in calls] == [("settled", "0.01")] * 4
+    assert any("histories were not kept" in r.getMessage() for r in caplog.records)
