@@ -233,9 +233,12 @@ class Gateway:
         self, wire: Wire, spec: AgentSpec, body: dict[str, Any]
     ) -> tuple[dict[str, Any], int]:
         """Tool results compressed, for an agent that asked (`gateway: {compress: true}`);
-        in a thread, as the plane's own tool output is (the engine and the ref store block)."""
+        in a thread, as the plane's own tool output is (the engine and the ref store block).
+        A request with no tool result is passed as it came, with no thread's hop."""
         refs = self._services.refs
         if spec.gateway is None or not spec.gateway.compress or refs is None:
+            return body, 0
+        if not wire.has_results(body):
             return body, 0
         return await asyncio.to_thread(wire.compressed, body, refs.put)
 
