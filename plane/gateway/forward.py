@@ -368,8 +368,7 @@ class Gateway:
             log.info("%s: the client left a stream (%s)", call.spec.name, exc)
         await self._settle(call, meter.bill, whole=meter.done)
         with contextlib.suppress(OSError):  # a client that left misses only the end
-            for event in tail:
-                await out.write(event)
+            await _write(out, tail)
 
     async def _relay(
         self,
@@ -380,21 +379,28 @@ class Gateway:
         tail: list[bytes],
     ) -> None:
         """Read the upstream's events up to the stream's last, or its end:
-        each to the client, or, from the final usage on, to `tail`."""
+        each to the client, or, from the final usage on, to `tail`. The events
+        that arrived together go to the client in one write (one send, not
+        one an event), as soon as they arrived."""
         pending = bytearray()
         tightened = False
         while chunk := await _upstream(response):
             pending += chunk
+            shown_now: list[bytes] = []
             for event in sse_events(pending):
                 shown = meter.event(event)
                 if meter.announced and not tightened:
+                    await _write(out, shown_now)  # what came before, not held for admission
                     tightened = await self._announced(call, meter.usage)
                 if shown and (meter.done or meter.ended):
                     tail.append(event)
                 elif shown:
-                    await out.write(event)
+                    shown_now.append(event)
                 if meter.ended:
-                    return
+                    break
+            await _write(out, shown_now)
+            if meter.ended:
+                return
 
     async def _announced(self, call: _Call, usage: Usage) -> bool:
         """What the provider announced of the call's prompt, to admission; True once told."""
@@ -586,6 +592,14 @@ async def _answer(
     misses it, which the log says in one line (nothing is broken)."""
     if not await out.whole(status, body, headers):
         log.info("%s: the client left before its answer", agent)
+
+
+async def _write(out: Responder, events: list[bytes]) -> None:
+    """`events` to the client in one write, and the list emptied."""
+    if events:
+        joined = b"".join(events)
+        events.clear()
+        await out.write(joined)
 
 
 class _UpstreamCut(Exception):

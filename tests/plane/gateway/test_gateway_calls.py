@@ -13,6 +13,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import aiohttp
 import pytest
 
 from plane.agents import notices
@@ -311,6 +312,36 @@ async def test_a_call_recorded_is_answered_when_what_is_said_of_it_fails(
     assert entry.status == "settled"
     said = f"claude: call {entry.id} was recorded; what is said of it failed: disk I/O error"
     assert said in caplog.text
+
+
+async def test_events_that_arrive_together_reach_the_client_in_one_piece(
+    start_gateway: StartGateway,
+) -> None:
+    """An upstream's events that come in one piece go on to the client in
+    one write, not one an event: a chunk of the response for them all (each
+    write costs the plane a send); the call's end, after its settle."""
+    gw = await start_gateway()
+
+    def chunk(data: object) -> bytes:
+        return f"data: {json.dumps(data)}\n\n".encode()
+
+    pieces = ["One", " two", " three", " four", " five"]
+    answer = [
+        chunk({"model": "scripted-model", "choices": [{"index": 0, "delta": {"content": piece}}]})
+        for piece in pieces
+    ]
+    usage = {"prompt_tokens": 10, "completion_tokens": 5}
+    gw.llm.verbatim(b"".join(answer), chunk({"choices": [], "usage": usage}) + b"data: [DONE]\n\n")
+    path, headers = gw.calls_as("aider")
+    asked = {"model": "scripted-model", "stream": True, "messages": HELLO_CHAT}
+    async with aiohttp.ClientSession() as session:
+        async with session.post(gw.url + path, json=asked, headers=headers) as response:
+            assert response.status == 200
+            chunks = [data async for data, _ in response.content.iter_chunks()]
+    assert b"".join(chunks) == b"".join(answer) + b"data: [DONE]\n\n"
+    assert len(chunks) < len(pieces), chunks
+    [entry] = await gw.entries()
+    assert (entry.status, entry.cost_usd) == ("settled", Decimal("0.02"))
 
 
 async def test_the_start_line_names_the_gateway(start_gateway: StartGateway) -> None:
