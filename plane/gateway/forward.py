@@ -424,9 +424,13 @@ class Gateway:
             if charged.learned is not None:
                 await self.learning.learn(charged.learned)
         try:  # in the ledger now: the answer is the client's, whatever fails after
-            if charged.learned is not None:
-                await self.learning.keep(charged.learned)
-            await self._said(call, charged)
+            # Kept beside the call's line, in the same commit.
+            kept = self.learning.keep(charged.learned) if charged.learned is not None else None
+            try:
+                await self._said(call, charged)
+            finally:
+                if kept is not None:
+                    await kept
             if whole:  # one cut short is the provider's failure: its retry is no repeat
                 await self._watched(call, charged)
         except (LedgerError, sqlite3.Error) as error:

@@ -344,6 +344,25 @@ async def test_events_that_arrive_together_reach_the_client_in_one_piece(
     assert (entry.status, entry.cost_usd) == ("settled", Decimal("0.02"))
 
 
+async def test_a_calls_line_and_what_it_taught_share_one_commit(
+    start_gateway: StartGateway,
+) -> None:
+    """Once a call is settled, what its estimates learned and its line in the
+    conversation go to the store's writer together, to share a trip there and
+    a commit, not one each after the other (its writer may take the first
+    alone, when it is woken at once: over calls one after another, they share)."""
+    gw = await start_gateway()
+    async with openai_sdk(base_url=f"{gw.url}/v1", api_key=gw.keys["aider"]) as client:
+        await client.chat.completions.create(model="scripted-model", messages=HELLO_CHAT)
+        counts = gw.db.counts
+        before = (counts.writes, counts.batches)
+        for _ in range(5):
+            await client.chat.completions.create(model="scripted-model", messages=HELLO_CHAT)
+        writes, batches = counts.writes - before[0], counts.batches - before[1]
+    assert writes == 5 * 4  # opened, settled, learned, its line
+    assert batches < writes
+
+
 async def test_the_start_line_names_the_gateway(start_gateway: StartGateway) -> None:
     gw = await start_gateway()
     assert f"the gateway on http://127.0.0.1:{gw.plane.http_port}" in gw.plane.started()
