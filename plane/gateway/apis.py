@@ -30,7 +30,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from plane.gateway.asked import Asked, chat_asked, messages_asked, responses_asked
-from plane.gateway.compress import Keep, compress_chat, compress_messages, compress_responses
+from plane.gateway.compress import (
+    Keep,
+    chat_results,
+    compress_chat,
+    compress_messages,
+    compress_responses,
+    messages_results,
+    responses_results,
+)
 from plane.money.pricing import Variant
 from plane.providers.anthropic import hour_writes
 from plane.providers.http import token_count
@@ -177,6 +185,11 @@ class Wire:
         """The request with its tool results compressed, and the chars saved."""
         raise NotImplementedError
 
+    def has_results(self, body: dict[str, Any]) -> bool:
+        """Whether the request carries a tool result: one that carries none
+        has nothing to compress, and is not handed to a thread for it."""
+        raise NotImplementedError
+
     def meter(self, body: dict[str, Any]) -> StreamMeter:
         raise NotImplementedError
 
@@ -268,6 +281,9 @@ class Messages(Wire):
 
     def compressed(self, body: dict[str, Any], keep: Keep) -> tuple[dict[str, Any], int]:
         return compress_messages(body, keep)
+
+    def has_results(self, body: dict[str, Any]) -> bool:
+        return messages_results(body)
 
     def error(self, status: int, message: str) -> dict[str, Any]:
         kind = {
@@ -368,6 +384,9 @@ class ChatCompletions(Wire):
     def compressed(self, body: dict[str, Any], keep: Keep) -> tuple[dict[str, Any], int]:
         return compress_chat(body, keep)
 
+    def has_results(self, body: dict[str, Any]) -> bool:
+        return chat_results(body)
+
     def error(self, status: int, message: str) -> dict[str, Any]:
         kind = {401: "invalid_api_key", 429: "rate_limit_exceeded"}.get(
             status, "invalid_request_error"
@@ -465,6 +484,9 @@ class Responses(Wire):
 
     def compressed(self, body: dict[str, Any], keep: Keep) -> tuple[dict[str, Any], int]:
         return compress_responses(body, keep)
+
+    def has_results(self, body: dict[str, Any]) -> bool:
+        return responses_results(body)
 
     def error(self, status: int, message: str) -> dict[str, Any]:
         return ChatCompletions().error(status, message)

@@ -179,6 +179,17 @@ def compress_messages(body: dict[str, Any], keep: Keep) -> tuple[dict[str, Any],
     return {**body, "messages": out}, work.saved
 
 
+def messages_results(body: dict[str, Any]) -> bool:
+    """Whether the Anthropic request carries a tool result (anything to compress)."""
+    messages = body.get("messages")
+    return isinstance(messages, list) and any(
+        _role(message) == "user"
+        and isinstance(content := message.get("content"), list)
+        and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+        for message in messages
+    )
+
+
 def _id(block: dict[str, Any]) -> str:
     found = block.get("tool_use_id")
     return found if isinstance(found, str) else ""
@@ -207,6 +218,12 @@ def compress_chat(body: dict[str, Any], keep: Keep) -> tuple[dict[str, Any], int
     return {**body, "messages": out}, work.saved
 
 
+def chat_results(body: dict[str, Any]) -> bool:
+    """Whether the Chat Completions request carries a tool message (anything to compress)."""
+    messages = body.get("messages")
+    return isinstance(messages, list) and any(_role(m) == "tool" for m in messages)
+
+
 def compress_responses(body: dict[str, Any], keep: Keep) -> tuple[dict[str, Any], int]:
     """The Responses request with its `function_call_output` items compressed."""
     work = _Pass(keep)
@@ -233,3 +250,11 @@ def compress_responses(body: dict[str, Any], keep: Keep) -> tuple[dict[str, Any]
         for item in items
     ]
     return {**body, "input": out}, work.saved
+
+
+def responses_results(body: dict[str, Any]) -> bool:
+    """Whether the Responses request carries a `function_call_output` (anything to compress)."""
+    items = body.get("input")
+    return isinstance(items, list) and any(
+        isinstance(item, dict) and item.get("type") == "function_call_output" for item in items
+    )

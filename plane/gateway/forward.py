@@ -75,6 +75,11 @@ MOST_NESTING = 200
 client's (tool schemas included), well within what every reader of it in
 the plane (the estimate, compression, attribution, the loop guard) can walk."""
 
+LOOK_HERE_BYTES = 8192
+"""A request up to this size is read for the loop guard on the event loop
+(tens of microseconds, less than handing it to a thread and back); a
+larger one in a thread."""
+
 UNKNOWN_KEY = (
     "This key is not a gateway agent's key. `plane key AGENT` makes one for an agent "
     "with a `gateway:` block in agents.yaml."
@@ -217,6 +222,7 @@ class Gateway:
                 client_session,
                 tag=tag,
                 sent=sent if self._workers[spec.name].guard.settings.enabled else None,
+                sent_bytes=len(raw),
             )
         except GatewayRefused as refused:
             shaped = refused.body or wire.error(refused.status, str(refused))
@@ -233,9 +239,12 @@ class Gateway:
         self, wire: Wire, spec: AgentSpec, body: dict[str, Any]
     ) -> tuple[dict[str, Any], int]:
         """Tool results compressed, for an agent that asked (`gateway: {compress: true}`);
-        in a thread, as the plane's own tool output is (the engine and the ref store block)."""
+        in a thread, as the plane's own tool output is (the engine and the ref store block).
+        A request with no tool result is passed as it came, with no thread's hop."""
         refs = self._services.refs
         if spec.gateway is None or not spec.gateway.compress or refs is None:
+            return body, 0
+        if not wire.has_results(body):
             return body, 0
         return await asyncio.to_thread(wire.compressed, body, refs.put)
 
@@ -359,8 +368,7 @@ class Gateway:
             log.info("%s: the client left a stream (%s)", call.spec.name, exc)
         await self._settle(call, meter.bill, whole=meter.done)
         with contextlib.suppress(OSError):  # a client that left misses only the end
-            for event in tail:
-                await out.write(event)
+            await _write(out, tail)
 
     async def _relay(
         self,
@@ -371,21 +379,28 @@ class Gateway:
         tail: list[bytes],
     ) -> None:
         """Read the upstream's events up to the stream's last, or its end:
-        each to the client, or, from the final usage on, to `tail`."""
+        each to the client, or, from the final usage on, to `tail`. The events
+        that arrived together go to the client in one write (one send, not
+        one an event), as soon as they arrived."""
         pending = bytearray()
         tightened = False
         while chunk := await _upstream(response):
             pending += chunk
+            shown_now: list[bytes] = []
             for event in sse_events(pending):
                 shown = meter.event(event)
                 if meter.announced and not tightened:
+                    await _write(out, shown_now)  # what came before, not held for admission
                     tightened = await self._announced(call, meter.usage)
                 if shown and (meter.done or meter.ended):
                     tail.append(event)
                 elif shown:
-                    await out.write(event)
+                    shown_now.append(event)
                 if meter.ended:
-                    return
+                    break
+            await _write(out, shown_now)
+            if meter.ended:
+                return
 
     async def _announced(self, call: _Call, usage: Usage) -> bool:
         """What the provider announced of the call's prompt, to admission; True once told."""
@@ -409,9 +424,13 @@ class Gateway:
             if charged.learned is not None:
                 await self.learning.learn(charged.learned)
         try:  # in the ledger now: the answer is the client's, whatever fails after
-            if charged.learned is not None:
-                await self.learning.keep(charged.learned)
-            await self._said(call, charged)
+            # Kept beside the call's line, in the same commit.
+            kept = self.learning.keep(charged.learned) if charged.learned is not None else None
+            try:
+                await self._said(call, charged)
+            finally:
+                if kept is not None:
+                    await kept
             if whole:  # one cut short is the provider's failure: its retry is no repeat
                 await self._watched(call, charged)
         except (LedgerError, sqlite3.Error) as error:
@@ -429,9 +448,14 @@ class Gateway:
         overlapped = self._flying[call.spec.name].pop(call.id, True)
         if call.sent is None or overlapped or worker.looping is not None:
             return
-        # Read once the call is settled, in a thread (a long conversation is a
-        # large body to hash): never on the way to admission.
-        look = await asyncio.to_thread(LOOKS[call.wire.path], call.sent)
+        # Read once the call is settled (never on the way to admission); a long
+        # conversation, a large body to hash, in a thread. A short one costs
+        # less to read here than a thread's hop.
+        read = LOOKS[call.wire.path]
+        if call.sent_bytes <= LOOK_HERE_BYTES:
+            look = read(call.sent)
+        else:
+            look = await asyncio.to_thread(read, call.sent)
         loop = worker.guard.step(look.step(charged.cost, self._services.clock.now()))
         if loop is not None:
             await worker.call_held(await worker.hold_loop(loop))
@@ -574,6 +598,14 @@ async def _answer(
         log.info("%s: the client left before its answer", agent)
 
 
+async def _write(out: Responder, events: list[bytes]) -> None:
+    """`events` to the client in one write, and the list emptied."""
+    if events:
+        joined = b"".join(events)
+        events.clear()
+        await out.write(joined)
+
+
 class _UpstreamCut(Exception):
     """The upstream's stream broke. Its own class: a client that left raises
     an `OSError` that is an aiohttp `ClientError` too (both sides are aiohttp)."""
@@ -681,6 +713,8 @@ class _Call:
     sent: dict[str, Any] | None = None
     """The request as its client sent it, before compression, for the loop
     guard to read once the call is settled (None: the guard is off)."""
+    sent_bytes: int = 0
+    """The size of the request's body as its client sent it."""
 
 
 def _body(raw: bytes) -> dict[str, Any]:

@@ -23,10 +23,12 @@ stored prompt or conversation.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import sqlite3
 from collections import deque
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from sqlite3 import Connection, Row
@@ -136,10 +138,12 @@ class Learning:
             while len(self._responses) > REMEMBERED:
                 del self._responses[next(iter(self._responses))]
 
-    async def keep(self, settled: Settled) -> None:
-        """The same, in the store: a restart learns it again. Not money (the
-        ledger has the call already): a store that refuses it is logged, and
-        the call's answer still goes to its client."""
+    def keep(self, settled: Settled) -> Awaitable[None]:
+        """The same, in the store: a restart learns it again. Put in the
+        store's queue at once, so that it shares a commit with what its caller
+        writes before awaiting it (the call's line). Not money (the ledger has
+        the call already): a store that refuses it is logged, and the call's
+        answer still goes to its client."""
         row = (
             settled.call,
             str(settled.base_usd),
@@ -152,8 +156,11 @@ class Learning:
         def keep(conn: Connection) -> None:
             conn.execute(_KEEP, row)
 
+        return self._kept(settled, self._db.submit(keep))
+
+    async def _kept(self, settled: Settled, written: asyncio.Future[None]) -> None:
         try:
-            await self._db.write(keep)
+            await written
         except sqlite3.Error as error:
             log.warning(
                 "%s: what call %d taught was not kept (%s)", settled.agent, settled.call, error

@@ -14,6 +14,7 @@ from typing import Any
 
 from plane.config import parse_config
 from plane.economy.compress import compress
+from plane.gateway.apis import WIRES
 from plane.gateway.compress import (
     Remembered,
     compress_chat,
@@ -203,3 +204,54 @@ def test_the_results_remembered_stay_under_their_bound() -> None:
     first = table.compress(f"9\n{PYTEST_LOG}", None)
     assert table.compress(f"9\n{PYTEST_LOG}", None) is first, "the last one is remembered"
     assert first == compress(f"9\n{PYTEST_LOG}")
+
+
+CALLED_NOT_ANSWERED: dict[str, dict[str, Any]] = {
+    "/v1/messages": {
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "Run the tests."}]},
+            {"role": "assistant", "content": _step(1, "pytest", PYTEST_LOG)[0]["content"]},
+        ]
+    },
+    "/v1/chat/completions": {
+        "messages": [
+            {"role": "user", "content": "Run the tests."},
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {"id": "c1", "function": {"name": "sh", "arguments": '{"command": "pytest"}'}}
+                ],
+            },
+        ]
+    },
+    "/v1/responses": {
+        "input": [
+            {"role": "user", "content": "Run the tests."},
+            {"type": "function_call", "call_id": "c1", "arguments": '{"cmd": "pytest"}'},
+        ]
+    },
+}
+RESULTS: dict[str, dict[str, Any]] = {
+    "/v1/messages": {"type": "tool_result", "tool_use_id": "toolu_1", "content": PYTEST_LOG},
+    "/v1/chat/completions": {"role": "tool", "tool_call_id": "c1", "content": PYTEST_LOG},
+    "/v1/responses": {"type": "function_call_output", "call_id": "c1", "output": PYTEST_LOG},
+}
+
+
+def test_a_request_with_no_tool_result_is_one_compression_passes_as_it_came() -> None:
+    """The gateway compresses in a thread only a request that carries a tool
+    result: one that carries none (a tool called, its result not yet back)
+    is what compression would have sent anyway, and one with a result is
+    always handed to it."""
+    for path, wire in WIRES.items():
+        plain = copy.deepcopy(CALLED_NOT_ANSWERED[path])
+        assert not wire.has_results(plain), path
+        assert wire.compressed(plain, _kept) == (CALLED_NOT_ANSWERED[path], 0), path
+        answered = copy.deepcopy(plain)
+        result = RESULTS[path]
+        if path == "/v1/messages":
+            answered["messages"].append({"role": "user", "content": [result]})
+        else:
+            answered["messages" if "messages" in answered else "input"].append(result)
+        assert wire.has_results(answered), path
+        assert wire.compressed(answered, _kept)[1] > 0, path

@@ -13,6 +13,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import aiohttp
 import pytest
 
 from plane.agents import notices
@@ -311,6 +312,55 @@ async def test_a_call_recorded_is_answered_when_what_is_said_of_it_fails(
     assert entry.status == "settled"
     said = f"claude: call {entry.id} was recorded; what is said of it failed: disk I/O error"
     assert said in caplog.text
+
+
+async def test_events_that_arrive_together_reach_the_client_in_one_piece(
+    start_gateway: StartGateway,
+) -> None:
+    """An upstream's events that come in one piece go on to the client in
+    one write, not one an event: a chunk of the response for them all (each
+    write costs the plane a send); the call's end, after its settle."""
+    gw = await start_gateway()
+
+    def chunk(data: object) -> bytes:
+        return f"data: {json.dumps(data)}\n\n".encode()
+
+    pieces = ["One", " two", " three", " four", " five"]
+    answer = [
+        chunk({"model": "scripted-model", "choices": [{"index": 0, "delta": {"content": piece}}]})
+        for piece in pieces
+    ]
+    usage = {"prompt_tokens": 10, "completion_tokens": 5}
+    gw.llm.verbatim(b"".join(answer), chunk({"choices": [], "usage": usage}) + b"data: [DONE]\n\n")
+    path, headers = gw.calls_as("aider")
+    asked = {"model": "scripted-model", "stream": True, "messages": HELLO_CHAT}
+    async with aiohttp.ClientSession() as session:
+        async with session.post(gw.url + path, json=asked, headers=headers) as response:
+            assert response.status == 200
+            chunks = [data async for data, _ in response.content.iter_chunks()]
+    assert b"".join(chunks) == b"".join(answer) + b"data: [DONE]\n\n"
+    assert len(chunks) < len(pieces), chunks
+    [entry] = await gw.entries()
+    assert (entry.status, entry.cost_usd) == ("settled", Decimal("0.02"))
+
+
+async def test_a_calls_line_and_what_it_taught_share_one_commit(
+    start_gateway: StartGateway,
+) -> None:
+    """Once a call is settled, what its estimates learned and its line in the
+    conversation go to the store's writer together, to share a trip there and
+    a commit, not one each after the other (its writer may take the first
+    alone, when it is woken at once: over calls one after another, they share)."""
+    gw = await start_gateway()
+    async with openai_sdk(base_url=f"{gw.url}/v1", api_key=gw.keys["aider"]) as client:
+        await client.chat.completions.create(model="scripted-model", messages=HELLO_CHAT)
+        counts = gw.db.counts
+        before = (counts.writes, counts.batches)
+        for _ in range(5):
+            await client.chat.completions.create(model="scripted-model", messages=HELLO_CHAT)
+        writes, batches = counts.writes - before[0], counts.batches - before[1]
+    assert writes == 5 * 4  # opened, settled, learned, its line
+    assert batches < writes
 
 
 async def test_the_start_line_names_the_gateway(start_gateway: StartGateway) -> None:
