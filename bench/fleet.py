@@ -59,7 +59,7 @@ from typing import Any, TypeVar
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from metering import Server
+from metering import Server, cpu_s, zero_config
 from status import rss_kb
 
 from plane.config import load_config
@@ -79,22 +79,6 @@ REQUEST_AIM_MS = 200.0
 PARTS = re.compile(rb'"parts":(\d+)')
 """1,000 busy agents: the operator's requests p99 < 200 ms."""
 
-CONFIG = """
-defaults:
-  limitUsd: 1000
-  provider: zero
-  model: zero-model
-providers:
-  zero:
-    kind: openai-compatible
-    base_url: {base_url}
-    models: [zero-model]
-    max_retries: 0
-pricing:
-  zero-model: {{input: 1, cached_input: 0.1, output: 2}}
-agents:
-"""
-
 
 def names(agents: int) -> list[str]:
     return [f"agent-{n:06d}" for n in range(agents)]
@@ -103,7 +87,7 @@ def names(agents: int) -> list[str]:
 def write_config(home: Path, agents: int, base_url: str) -> Path:
     path = home / "agents.yaml"
     listed = "".join(f"  {name}: {{}}\n" for name in names(agents))
-    path.write_text(CONFIG.format(base_url=base_url) + listed)
+    path.write_text(zero_config(base_url, limit=1000) + listed)
     return path
 
 
@@ -268,13 +252,6 @@ class Plane:
         )
         took = (time.perf_counter() - start) * 1000
         return took, "" if done.returncode == 0 else done.stderr.decode().strip()
-
-
-def cpu_s(pid: int) -> float:
-    """A process's CPU so far, user and system (/proc/PID/stat): the start's
-    cost whatever else the machine runs, where its wall-clock time is not."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def spy_on(pid: int, out: Path) -> subprocess.Popen[bytes]:

@@ -64,7 +64,7 @@ import aiohttp
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from metering import Server, load_after
+from metering import Server, cpu_s, load_after, zero_config
 
 from plane.gateway.keys import Keys
 from plane.home import Home
@@ -78,21 +78,6 @@ WARMUP_CAP_S = 30.0
 HISTORY = "What is the weather like? " * 80
 """A conversation of about 2 KB, as the metering bench's bodies run."""
 
-CONFIG = """
-defaults:
-  limitUsd: 1000000
-  provider: zero
-  model: zero-model
-providers:
-  zero:
-    kind: openai-compatible
-    base_url: {base_url}
-    models: [zero-model]
-    max_retries: 0
-pricing:
-  zero-model: {{input: 1, cached_input: 0.1, output: 2}}
-{tags}agents:
-"""
 PROFILED = """
 import cProfile, sys, time
 from plane.entry import main
@@ -165,7 +150,7 @@ class Served:
         self.home = Home(root / "home")
         config = root / "agents.yaml"
         self.names = [f"agent-{n}" for n in range(agents)]
-        text = CONFIG.format(base_url=base_url, tags=TAGS if tagged else "")
+        text = zero_config(base_url, more=TAGS if tagged else "")
         config.write_text(text + "".join(f"  {n}: {{gateway: {{}}}}\n" for n in self.names))
         log = root / "serve.err"
         with log.open("w") as err:
@@ -189,8 +174,7 @@ class Served:
 
     def cpu_s(self) -> float:
         """The process's CPU time so far, its threads included."""
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rpartition(")")[2].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return cpu_s(self.process.pid)
 
     def stop(self) -> None:
         self.process.terminate()

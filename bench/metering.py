@@ -67,13 +67,12 @@ SERVER = Path(__file__).with_name("zero_server.py")
 WARMUP_CAP_S = 30.0
 """The longest a side waits for each of its agents to have made a call."""
 
-CONFIG = """
+ZERO_CONFIG = """
 defaults:
-  limitUsd: 1000000
+  limitUsd: {limit}
   provider: zero
   model: zero-model
-  max_calls_per_turn: 8
-providers:
+{defaults}providers:
   zero:
     kind: openai-compatible
     base_url: {base_url}
@@ -81,8 +80,24 @@ providers:
     max_retries: 0
 pricing:
   zero-model: {{input: 1, cached_input: 0.1, output: 2}}
-agents:
+{more}agents:
 """
+
+
+def zero_config(
+    base_url: str, *, limit: int = 1_000_000, defaults: str = "", more: str = ""
+) -> str:
+    """agents.yaml of a plane on the zero-latency server (the benches' own):
+    one model, priced; `defaults` and `more` are lines of their own (a
+    default's, a block's); the caller lists the agents after it."""
+    return ZERO_CONFIG.format(base_url=base_url, limit=limit, defaults=defaults, more=more)
+
+
+def cpu_s(pid: int) -> float:
+    """A process's CPU so far, user and system, its threads included
+    (/proc/PID/stat): what it spent whatever else the machine runs."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 @dataclass
@@ -199,7 +214,8 @@ async def plane_side(
     """The plane's calls/s; and a request body it sent halfway through, for
     the bare sides (its histories grow as it runs: one of average length)."""
     names = [f"agent-{n}" for n in range(agents)]
-    text = CONFIG.format(base_url=server.base_url) + "".join(f"  {n}: {{}}\n" for n in names)
+    text = zero_config(server.base_url, defaults="  max_calls_per_turn: 8\n")
+    text += "".join(f"  {n}: {{}}\n" for n in names)
     with tempfile.TemporaryDirectory() as tmp:
         plane = Plane(parse_config(text), Home(Path(tmp) / "home"))
         await plane.startup()
