@@ -10,7 +10,9 @@ from tests.tui.test_live import SIZE, app_for, until
 from tui.memory import Memory
 
 
-async def test_a_relaunched_tui_shows_the_agent_it_showed_last(start_plane) -> None:
+async def test_a_relaunched_tui_shows_the_agent_it_showed_last(start_plane, usual_umask) -> None:
+    """And `tui.json`, which names the operator's agents, is made 0600 as
+    the home's files are, whatever the umask."""
     plane = await start_plane()
     app = app_for(plane)
     async with app.run_test(size=SIZE) as pilot:
@@ -19,24 +21,13 @@ async def test_a_relaunched_tui_shows_the_agent_it_showed_last(start_plane) -> N
         await until(pilot, lambda: app.main_screen.selected == "scout")
     saved = json.loads(plane.home.tui_memory.read_text())
     assert saved == {str(plane.home.socket): "scout"}
+    assert stat.S_IMODE(plane.home.tui_memory.stat().st_mode) == 0o600
+    assert [path.name for path in plane.home.root.glob(".tui.json*")] == [], "no spare left"
 
     again = app_for(plane)
     async with again.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: again.main_screen.selected is not None)
         assert again.main_screen.selected == "scout"
-
-
-async def test_what_the_tui_remembers_is_the_operator_s_alone(start_plane, usual_umask) -> None:
-    """`tui.json` names the operator's agents: made 0600 as the home's files are."""
-    plane = await start_plane()
-    app = app_for(plane)
-    async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.main_screen.selected == "demo")
-        await pilot.press("alt+down")
-        await until(pilot, lambda: app.main_screen.selected == "scout")
-    assert json.loads(plane.home.tui_memory.read_text()) == {str(plane.home.socket): "scout"}
-    assert stat.S_IMODE(plane.home.tui_memory.stat().st_mode) == 0o600
-    assert [path.name for path in plane.home.root.glob(".tui.json*")] == [], "no spare left"
 
 
 async def test_a_remembered_agent_that_is_gone_falls_back_to_the_first(start_plane) -> None:
