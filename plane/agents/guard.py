@@ -31,7 +31,6 @@ import hashlib
 import itertools
 import json
 import os
-import re
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,6 +40,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from plane.agents.guard_kept import DIGEST_BYTES, History, Kept
+from plane.agents.guard_words import words
 from plane.config import GuardConfig
 from plane.money.gate import Hold
 from plane.tools.registry import TOOLS
@@ -64,24 +64,6 @@ each call is asked about several times, and on the event loop."""
 WORKSPACE_ENTRIES = 5000
 """Files looked at for a change in the workspace; a larger one is taken as
 changed (so never stalled): walking it would not be cheap."""
-
-ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
-"""A terminal's escapes: colours, a window's title."""
-TIMINGS = re.compile(
-    r"(?<![\w.])(?=\d)(?:"
-    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"  # stamps
-    r"|\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"  # the time of day, to the second
-    r"|\d+\.\d+ ?(?:s|secs?|seconds|ms)\b|\d+ ?ms\b)"  # the time a run took
-)
-"""The time a command ran at, or took: what differs each time it is run (or
-an answer given) with nothing changed. A count (tests passed, a build's
-percentage, a countdown's whole seconds) is left: it is how a poll shows it
-moved. Each match starts at a digit no word or number runs into, which the
-engine finds first (a third of one pattern's time, tried at every character)."""
-WORDS_CHARS = 64 * 1024
-"""How much of a result or an answer is read as `words`; the rest is
-compared as it is. A gateway's client may send a result of megabytes, and
-the guard reads it on the event loop: 64 KB are a few milliseconds."""
 
 LoopKind = Literal["tool", "round", "answer", "request", "stall"]
 
@@ -136,19 +118,6 @@ def changes_nothing(tool: str) -> bool:
     """Whether a call of `tool` only reads (an MCP server's tool may do anything)."""
     known = TOOLS.get(tool)
     return known is not None and known.changes_nothing
-
-
-def words(text: str) -> str:
-    """A tool result or an answer as the guard compares it: its words,
-    without the colours, spacing and timings that differ each time
-    (`ESCAPES`, `TIMINGS`), so a command run again with nothing changed
-    gives the same result, and one whose counts moved does not. Past
-    `WORDS_CHARS`, the rest as it is."""
-    head, rest = text[:WORDS_CHARS], text[WORDS_CHARS:]
-    if "\x1b" in head:
-        head = ESCAPES.sub("", head)
-    said = " ".join(TIMINGS.sub("", head).split())
-    return f"{said}\0{rest}" if rest else said
 
 
 def seen(tool: str, arguments: str, result: str, *, bookkeeping: bool = False) -> Seen:

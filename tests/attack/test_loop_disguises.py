@@ -98,7 +98,7 @@ def test_past_what_the_guard_reads_as_words_a_result_is_compared_as_it_is() -> N
     """A gateway client's result may be megabytes, read on the event loop:
     only its first `WORDS_CHARS` lose their timings; the rest is compared as
     it is, so a run time that differs past them makes the result news."""
-    from plane.agents.guard import WORDS_CHARS
+    from plane.agents.guard_words import WORDS_CHARS
 
     head = "ok\n" * (WORDS_CHARS // 3)
     early = [f"ran in 0.{n}s\n" + head + "tail" for n in range(5)]
