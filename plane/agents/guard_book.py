@@ -53,22 +53,23 @@ class GuardBook:
 
     def __init__(self, db: Database, *, shared: bool = False) -> None:
         self._db = db
-        self._kept = not shared
+        self.keeps = not shared
         """Whether histories are kept at all: not on a store several planes share,
         where an agent's plane changes with its lease, and a write outside the
-        lease's fence could land in an agent another plane runs now."""
+        lease's fence could land in an agent another plane runs now. A guard
+        is given nothing to keep with then (no history made a call for none)."""
         self._pending: dict[str, Kept | None] = {}
         """By agent, the newest history not yet written (None: to delete)."""
         self._taken: list[tuple[str, Kept | None]] = []
         """What the writer's last transaction took: put back if it failed."""
         self._read: dict[str, tuple[str, str]] = {}
         """What the start read, until each agent's guard is given it."""
-        if self._kept:
+        if self.keeps:
             db.finish_with(self)
 
     async def load(self, agents: Collection[str], now: datetime) -> None:
         """Read the recent histories of `agents` (an orphan's row waits, harmless)."""
-        if not self._kept:
+        if not self.keeps:
             return
         since = (now - RECENT).isoformat()
         rows = await self._db.fetchall(
@@ -103,9 +104,8 @@ class GuardBook:
             log.warning("the loop guards' latest histories were not written (%r)", error)
 
     def keep(self, agent: str, kept: Kept | None) -> None:
-        """`agent`'s guard keeps `kept` now (None: nothing): written with the next commit."""
-        if not self._kept:
-            return
+        """`agent`'s guard keeps `kept` now (None: nothing): written with the next
+        commit (a guard is given this only where histories are kept)."""
         self._pending[agent] = kept
 
     def moved(self, old: str, new: str) -> None:

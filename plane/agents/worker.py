@@ -104,7 +104,8 @@ class AgentWorker:
         """Its model session as kept between turns (prompt sections, auto-compact's breaker)."""
         self.client_model = client_model
         """A gateway agent's: the model its client named in its latest call."""
-        self.guard = Guard(services.config.guard_of(spec.name), keep=self._keep_guard)
+        keep = self._keep_guard if services.guards.keeps else None
+        self.guard = Guard(services.config.guard_of(spec.name), keep=keep)
         """Its loop and stall guard: what its calls did, as digests (kept across restarts)."""
         services.guards.give_back(spec.name, self.guard)
         self._looped = looped
