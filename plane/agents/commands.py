@@ -91,7 +91,7 @@ async def _limit(services: Services, agent: str, arg: str) -> str:
 
 async def _fleet_limit(services: Services, arg: str) -> str:
     """`/limit fleet [AMOUNT|off]`: every agent together, on every plane."""
-    spent = await services.ledger.budgets.fleet_today()
+    spent = await services.ledger.budget_spend.fleet_today()
     ceilings = services.gate.ceilings
     if not arg:
         return fleet_standing(spent, ceilings.fleet())

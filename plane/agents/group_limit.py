@@ -26,7 +26,7 @@ async def group_limit(services: Services, arg: str) -> str:
         known = ", ".join(groups.names())
         where = f"Groups: {known}." if known else "There are no groups (groups: in agents.yaml)."
         raise BadLimit(f"{name[:40]} is not a group. {where}")
-    spent = await services.ledger.budgets.group_today(name)
+    spent = await services.ledger.budget_spend.group_today(name)
     if not value:
         return group_standing(name, spent, groups.ceiling(name))
     parsed = parse_group_limit(name, value)  # BadLimit: refused (run_command)
@@ -40,7 +40,7 @@ async def _all(services: Services) -> str:
     if not groups.names():
         return "There are no groups (groups: in agents.yaml)."
     said = []
-    spent_by_group = await services.ledger.budgets.groups_today()
+    spent_by_group = await services.ledger.budget_spend.groups_today()
     for name in groups.names():
         spent = spent_by_group.get(name, Decimal(0))
         ceiling = groups.ceiling(name)

@@ -224,7 +224,7 @@ class Rows:
         (`unread`) and so neither does the fleet's, None and the sentence
         naming the row: the agents under the fleet's ceiling are held by it."""
         try:
-            return await self._services.ledger.budgets.fleet_today(), None
+            return await self._services.ledger.budget_spend.fleet_today(), None
         except LedgerError as error:
             if not unread or unreachable(error):
                 raise

@@ -262,14 +262,14 @@ class Admission:
             ceiling = groups.ceiling(name)
             if ceiling is None:
                 return None
-            spent = await ledger.budgets.group_today(name)
-            flying = await ledger.budgets.group_in_flight(name)
+            spent = await ledger.budget_spend.group_today(name)
+            flying = await ledger.budget_spend.group_in_flight(name)
         else:
             ceiling = services.config.tags[name].limit_usd
             if ceiling is None:
                 return None
-            spent = await ledger.budgets.tag_today(name)
-            flying = await ledger.budgets.tag_in_flight(name)
+            spent = await ledger.budget_spend.tag_today(name)
+            flying = await ledger.budget_spend.tag_in_flight(name)
         if ceiling is None:
             return None
         book = self._books[scope.key]

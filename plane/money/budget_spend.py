@@ -41,7 +41,7 @@ Read = Callable[..., Awaitable[list[Row]]]
 
 
 class BudgetSpend:
-    """What the fleet, a group and a tag have spent today (`Ledger.budgets`)."""
+    """What the fleet, a group and a tag have spent today (`Ledger.budget_spend`)."""
 
     def __init__(
         self,

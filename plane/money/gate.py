@@ -200,10 +200,10 @@ class Gate:
         if not price_known:
             return Unpriced(agent, model, "group", budget.name)
         read = spent_by_group.get(budget.name)
-        spent = await self.ledger.budgets.group_today(budget.name) if read is None else read
+        spent = await self.ledger.budget_spend.group_today(budget.name) if read is None else read
         flying = None
         if (spent >= budget.ceiling and read is None) or settled_only:
-            flying = await self.ledger.budgets.group_in_flight(budget.name)
+            flying = await self.ledger.budget_spend.group_in_flight(budget.name)
         if settled_only:
             spent, flying = spent - (flying or Decimal(0)), Decimal(0)
         if spent < budget.ceiling:
@@ -274,11 +274,11 @@ class Gate:
         the calls in flight under that ceiling count read now."""
         ledger = self.ledger
         if isinstance(full, GroupFull):
-            flying = await ledger.budgets.group_in_flight(full.name)
+            flying = await ledger.budget_spend.group_in_flight(full.name)
         elif isinstance(full, FleetFull):
-            flying = await ledger.budgets.fleet_in_flight()
+            flying = await ledger.budget_spend.fleet_in_flight()
         else:
-            flying = await ledger.budgets.tag_in_flight(full.name)
+            flying = await ledger.budget_spend.tag_in_flight(full.name)
         return AboveAgent(agent, full, self.resets_at(), flying)
 
     async def _fleet_hold(
@@ -294,8 +294,8 @@ class Gate:
         flying = None  # a snapshot's (spent given) words no notice
         closes = self.ledger.closes
         if spent is None:
-            spent = await self.ledger.budgets.fleet_today()
-            flying = await self.ledger.budgets.fleet_in_flight() if spent >= fleet else None
+            spent = await self.ledger.budget_spend.fleet_today()
+            flying = await self.ledger.budget_spend.fleet_in_flight() if spent >= fleet else None
         if spent < fleet:
             return None
         settles = closes if flying else None

@@ -109,7 +109,7 @@ class Groups:
         """Every group as a snapshot carries it, and the groups whose spend
         today does not read, each with the sentence naming its row (shown as
         spending nothing: their agents' rows say they are held)."""
-        spent, unread = await ledger.budgets.groups_spend() if self._members else ({}, {})
+        spent, unread = await ledger.budget_spend.groups_spend() if self._members else ({}, {})
         return [
             GroupState(
                 name=name,

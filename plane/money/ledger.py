@@ -45,7 +45,7 @@ later write of the call carries the same fence.
 
 Beside it: each agent's spend of a day in memory, what the gate weighs
 (`plane.money.day_spend`); what the fleet, each group and each tag have
-spent today (`plane.money.budget_spend`, the ledger's `budgets`); the
+spent today (`plane.money.budget_spend`, the ledger's own); the
 plane's day (`plane.money.plane_day`); a call's writes and their SQL
 (`plane.money.call_writes`); the day's sums a transaction moves
 (`plane.money.day_sums`); a `calls` row read (`plane.money.ledger_rows`);
@@ -154,7 +154,9 @@ class Ledger:
         self._unsummed: set[str] = set()
         """Agents whose call's close was refused for a day's sum that is not
         an amount (`_refused_close`): they open no call until it reads."""
-        self.budgets = BudgetSpend(self._read, self.today, self.spend_by_agent, self._open, plane)
+        self.budget_spend = BudgetSpend(
+            self._read, self.today, self.spend_by_agent, self._open, plane
+        )
         """What the fleet, each group and each tag have spent today."""
         self._books = Books(db, self._sums, self._open, self._spend.count, self._closed, charged)
         """What this ledger's call writes reach of it (`charged`: told (agent,

@@ -41,10 +41,10 @@ async def test_a_call_in_flight_at_midnight_counts_against_the_new_days_fleet_ce
             "a", "p", "m", Decimal("0.90"), "estimate", fleet_ceiling=fleet, group=group, tag=tag
         )
         await clock.advance(timedelta(seconds=0.2))
-        fleet_now = await ledger.budgets.fleet_today()
+        fleet_now = await ledger.budget_spend.fleet_today()
         assert fleet_now == Decimal("0.90"), "in flight: counted from 00:00"
-        assert await ledger.budgets.group_today("research") == Decimal("0.90")
-        assert await ledger.budgets.tag_today("nightly") == Decimal("0.90")
+        assert await ledger.budget_spend.group_today("research") == Decimal("0.90")
+        assert await ledger.budget_spend.tag_today("nightly") == Decimal("0.90")
         assert await ledger.spend_by_agent(DAY_ONE) == {"a": Decimal(0)}, "released exactly"
         admitted: list[int] = []
         with pytest.raises(FleetFull):
@@ -60,7 +60,7 @@ async def test_a_call_in_flight_at_midnight_counts_against_the_new_days_fleet_ce
             await ledger.settle(call, USAGE, Decimal("0.30"), "table")
         assert await ledger.spend_by_agent(DAY_TWO) == {"a": Decimal("0.90"), "b": Decimal("0.30")}
         assert await ledger.spend_by_agent(DAY_ONE) == {"a": Decimal(0)}
-        over = await ledger.budgets.fleet_today() - fleet
+        over = await ledger.budget_spend.fleet_today() - fleet
         assert over <= Decimal("0.90"), "at most one call over"
         days = await db.fetchall("SELECT day FROM calls ORDER BY id")
         assert [row[0] for row in days] == [DAY_TWO.isoformat()] * 2
@@ -137,7 +137,7 @@ async def test_each_plane_carries_its_own_calls_in_flight_onto_the_new_day(postg
         ]
         assert await ledgers[1].today() == DAY_TWO
         assert [r[1] for r in await dbs[0].fetchall(days)] == [DAY_TWO.isoformat()] * 2
-        assert await ledgers[1].budgets.fleet_today() == Decimal("0.50")
+        assert await ledgers[1].budget_spend.fleet_today() == Decimal("0.50")
     finally:
         for db in dbs:
             await db.close()

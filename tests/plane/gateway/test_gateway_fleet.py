@@ -43,7 +43,7 @@ async def test_a_gateway_call_refused_at_admission_is_held_and_not_sent(
     async def another_plane_fills_the_fleet(agent: str, **asked: Any) -> Hold | None:
         """The gate's answer, then claude's call on another plane fills the fleet."""
         held = await hold(agent, **asked)
-        if agent == "aider" and not await ledger.budgets.fleet_in_flight():
+        if agent == "aider" and not await ledger.budget_spend.fleet_in_flight():
             await ledger.open_call("claude", "p", "m", Decimal("0.05"), "estimate")
         return held
 

@@ -138,7 +138,7 @@ async def test_a_call_the_fleet_cannot_afford_is_refused_and_not_written(tmp_pat
         assert full.value.spent == Decimal("1.10")
         rows = await db.fetchall("SELECT agent FROM calls ORDER BY id")
         assert [r[0] for r in rows] == ["a", "b"]
-        assert await ledger.budgets.fleet_today() == Decimal("1.10")
+        assert await ledger.budget_spend.fleet_today() == Decimal("1.10")
     finally:
         await db.close()
 
@@ -163,7 +163,7 @@ async def test_planes_admitting_at_once_pass_the_fleet_ceiling_by_no_call(postgr
 
         admitted = await asyncio.gather(*(call(ledgers[n % 3], n) for n in range(60)))
         assert sum(admitted) == 10
-        assert await ledgers[0].budgets.fleet_today() == Decimal("1.00")
+        assert await ledgers[0].budget_spend.fleet_today() == Decimal("1.00")
     finally:
         for db in dbs:
             await db.close()

@@ -139,7 +139,7 @@ async def test_a_call_its_group_cannot_afford_is_refused_and_not_written(tmp_pat
         assert (full.value.spent, full.value.name) == (Decimal("1.10"), "research")
         rows = await db.fetchall("SELECT agent, agent_group FROM calls ORDER BY id")
         assert [tuple(r) for r in rows] == [("a", "research"), ("c", None), ("b", "research")]
-        assert await ledger.budgets.group_today("research") == Decimal("1.10")
+        assert await ledger.budget_spend.group_today("research") == Decimal("1.10")
     finally:
         await db.close()
 
@@ -225,7 +225,7 @@ async def test_planes_admitting_at_once_pass_a_group_ceiling_by_no_call(postgres
             calls += [call(ledgers[n % 3], f"o{n // 3 % 3}", other) for n in range(30)]
             admitted = await asyncio.gather(*calls)
             assert (sum(admitted[:60]), sum(admitted[60:])) == (10, 30), f"day {day}"
-            assert await ledgers[1].budgets.group_today("research") == Decimal("1.00")
+            assert await ledgers[1].budget_spend.group_today("research") == Decimal("1.00")
             for ledger, opened in in_flight:  # settled: none in flight at midnight
                 await ledger.settle(opened, Usage(), Decimal(0), "table")
             in_flight.clear()
@@ -367,13 +367,13 @@ async def test_the_group_sums_are_the_calls_summed_through_every_change(tmp_path
     second = await ledger.open_call("b", "p", "m", Decimal("0.30"), "estimate", group=RESEARCH)
     await ledger.open_call("b", "p", "m", Decimal("0.11"), "estimate", group=RESEARCH)
     await ledger.open_call("c", "p", "m", Decimal("0.07"), "estimate", group=RESEARCH)
-    assert await ledger.budgets.group_today("research") == Decimal("0.53")
+    assert await ledger.budget_spend.group_today("research") == Decimal("0.53")
     await clock.advance(timedelta(hours=12))  # the response arrives on the next day
     await ledger.settle(first, TWENTY_CENTS, Decimal("0.0123"), "table")
     await ledger.fail(second)
     assert (await ledger.interrupt_open("b")).estimate_usd == Decimal("0.11")
     assert await group_spend_table(db) == await groups_of_calls(db)
-    assert await ledger.budgets.group_today("research") == Decimal("0.1923"), "c's in flight"
+    assert await ledger.budget_spend.group_today("research") == Decimal("0.1923"), "c's in flight"
     await db.close()
     db = await open_db(tmp_path / "plane.db")
     try:
@@ -381,7 +381,7 @@ async def test_the_group_sums_are_the_calls_summed_through_every_change(tmp_path
         assert (await again.recover())["c"].estimate_usd == Decimal("0.07")
         assert await group_spend_table(db) == await groups_of_calls(db)
         assert await group_spend_table(db) == {("2026-11-30", "research"): Decimal("0.1923")}
-        assert await again.budgets.groups_today() == {"research": Decimal("0.1923")}
+        assert await again.budget_spend.groups_today() == {"research": Decimal("0.1923")}
     finally:
         await db.close()
 
@@ -402,7 +402,7 @@ async def test_a_ledger_from_before_the_group_sums_is_summed_exactly(tmp_path):
     db = await open_db(path)
     try:
         ledger = Ledger(db, ManualClock(NOON))
-        assert await ledger.budgets.group_today("research") == Decimal("3.00000123456789")
+        assert await ledger.budget_spend.group_today("research") == Decimal("3.00000123456789")
         assert await group_spend_table(db) == await groups_of_calls(db)
     finally:
         await db.close()

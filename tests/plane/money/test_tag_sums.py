@@ -59,7 +59,7 @@ async def test_the_tag_sums_are_the_calls_summed_through_every_change(tmp_path):
     cut = await ledger.open_call("d", "p", "m", Decimal("0.02"), "estimate", tag=TICKET)
     elsewhere = await ledger.open_call("d", "p", "m", Decimal("0.04"), "estimate", tag=OPS)
     untagged = await ledger.open_call("d", "p", "m", Decimal("0.50"), "estimate")
-    assert await ledger.budgets.tag_today("ticket-7") == Decimal("0.55")
+    assert await ledger.budget_spend.tag_today("ticket-7") == Decimal("0.55")
     await clock.advance(timedelta(hours=12))  # the responses arrive on the next day
     await ledger.settle(first, Usage(input_tokens=1), Decimal("0.0123"), "table")
     await ledger.fail(second)
@@ -69,7 +69,7 @@ async def test_the_tag_sums_are_the_calls_summed_through_every_change(tmp_path):
     assert await tag_spend_table(db) == await tags_of_calls(db)
     await Ledger(db, clock).settle(elsewhere, Usage(input_tokens=1), Decimal("0.01"), "table")
     assert await tag_spend_table(db) == await tags_of_calls(db)
-    assert await ledger.budgets.tag_today("ticket-7") == Decimal("0.2123"), "c's in flight"
+    assert await ledger.budget_spend.tag_today("ticket-7") == Decimal("0.2123"), "c's in flight"
     await db.close()
     db = await open_db(tmp_path / "plane.db")
     try:
@@ -80,8 +80,8 @@ async def test_the_tag_sums_are_the_calls_summed_through_every_change(tmp_path):
             ("2026-11-30", "ticket-7"): Decimal("0.2123"),
             ("2026-11-30", "ops"): Decimal("0.01"),
         }
-        assert await again.budgets.tag_today("ticket-7") == Decimal("0.2123")
-        assert await again.budgets.tag_in_flight("ticket-7") == Decimal(0)
+        assert await again.budget_spend.tag_today("ticket-7") == Decimal("0.2123")
+        assert await again.budget_spend.tag_in_flight("ticket-7") == Decimal(0)
     finally:
         await db.close()
 
@@ -133,7 +133,7 @@ async def summed_exactly(db: Database) -> None:
     try:
         assert await tag_spend_table(db) == OLD_SUMS == await tags_of_calls(db)
         ledger = Ledger(db, ManualClock(NOON))
-        assert await ledger.budgets.tag_today("ticket-7") == Decimal("3.80000001")
+        assert await ledger.budget_spend.tag_today("ticket-7") == Decimal("3.80000001")
     finally:
         await db.close()
 
