@@ -7,7 +7,10 @@ this plane's clients at this plane's next renewal, and the rows of those
 agents are shown again with them (their spend as of that renewal).
 
 `Said` stands between the plane and its bus: it remembers the ids of the
-messages this plane told its clients itself, so none is told twice.
+messages told its clients, by this plane or by a look at the store, so none
+is told twice. A line this plane writes is in the store before the plane
+tells it: a look in between reads it, tells it first, and the plane's own
+telling is then skipped.
 
 **Ids are not commit order.** A line's id is given when it is written, and
 its transaction may commit later (behind a wait for the fleet's row, say)
@@ -38,17 +41,20 @@ LATE_S = WATCH_S + 2.0
 
 
 class Said:
-    """The plane's `emit`: each event passed on to the bus, and the id of
-    each message it tells kept until the next renewal has looked past it."""
+    """The plane's `emit`: each event passed on to the bus, a message's only
+    if it was not told already; the id of each message told kept until the
+    next renewal has looked past it."""
 
     def __init__(self, emit: Callable[[Event], None]) -> None:
-        self.bus_emit = emit
+        self._bus_emit = emit
         self.ids: set[int] = set()
 
     def emit(self, event: Event) -> None:
         if isinstance(event, MessageAppended):
+            if event.message.id in self.ids:
+                return
             self.ids.add(event.message.id)
-        self.bus_emit(event)
+        self._bus_emit(event)
 
 
 class Elsewhere:
@@ -94,7 +100,7 @@ class Elsewhere:
                 self._seen.add(message.id)
                 if message.id in self._said.ids or message.agent not in known:
                     continue
-                self._said.bus_emit(MessageAppended(message=message))
+                self._said.emit(MessageAppended(message=message))
                 touched.add(message.agent)
             if messages:
                 after = messages[-1].id

@@ -341,14 +341,23 @@ async def test_three_claude_code_calls_at_011_of_5_all_pass(
         assert await gw.services.ledger.spend_today("claude") == Decimal("0.11")
         # Later in the session: 1.2 MB a request, most of it read from the cache.
         usage = Usage(input_tokens=300_000, cache_read_tokens=290_000, output_tokens=400)
-        gw.llm.responder = lambda body, serial: Reply("on it", usage, pause_s=0.5)
+        # Each answer announces its prompt, then is written only once all three were asked.
+        all_asked = threading.Event()
+
+        def responder(body: object, serial: int) -> Reply:
+            if serial == 4:
+                all_asked.set()
+            return Reply("on it", usage, rest_until=all_asked)
+
+        gw.llm.responder = responder
         body = claude_code_body(max_tokens, 1150)
-        answers = await asyncio.gather(*(stream(http, gw.keys["claude"], body) for _ in range(3)))
+        calls = asyncio.gather(*(stream(http, gw.keys["claude"], body) for _ in range(3)))
+        try:
+            answers = await asyncio.wait_for(calls, 45)
+        except TimeoutError:
+            pytest.fail(f"a call waited for another to finish: {len(gw.llm.received) - 1} asked")
     assert [code for code, _ in answers] == [200] * 3, answers
     assert all("message_stop" in text for _, text in answers)
-    starts = sorted(r.at for r in gw.llm.received[1:])
-    ends = sorted(b.at for b in gw.llm.billed[1:])
-    assert starts[-1] < ends[0], "a call waited for another to finish"
     assert await gw.services.ledger.spend_today("claude") == Decimal("0.11") + 3 * Decimal("0.205")
 
 

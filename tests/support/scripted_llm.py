@@ -88,6 +88,9 @@ class Reply:
     until: threading.Event | None = None
     """Answer only once it is set (a call in flight for as long as a test
     needs, however slow the machine): `ScriptedLLM.reply(..., until=event)`."""
+    rest_until: threading.Event | None = None
+    """Streaming: the first event sent at once, the rest only once it is set
+    (a prompt announced, its answer written for as long as a test needs)."""
 
 
 @dataclass(frozen=True)
@@ -636,7 +639,8 @@ class _Handler(BaseHTTPRequestHandler):
                         return
                 usage = step.usage or derived_usage(wire.body, step.text, step.tool_calls)
                 if stream:
-                    self._stream(wire.events(step, usage), pause_s=step.pause_s)
+                    events = wire.events(step, usage)
+                    self._stream(events, pause_s=step.pause_s, rest_until=step.rest_until)
                 else:
                     self._json(200, wire.message(step, usage))
                 llm._bill(Billed(wire.serial, wire.model, False, usage, searches=step.searches))
@@ -695,7 +699,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def _stream(
-        self, events: list[bytes], reset: bool = False, pause_s: float = 0, hold_s: float = 0
+        self,
+        events: list[bytes],
+        reset: bool = False,
+        pause_s: float = 0,
+        hold_s: float = 0,
+        rest_until: threading.Event | None = None,
     ) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -705,6 +714,10 @@ class _Handler(BaseHTTPRequestHandler):
         for n, event in enumerate(events):
             if n == 1 and pause_s:
                 self.server.llm.stopping.wait(pause_s)
+            while n == 1 and rest_until is not None and not rest_until.wait(0.05):
+                if self.server.llm.stopping.is_set():
+                    self.close_connection = True
+                    return
             self.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
             self.wfile.flush()
         if hold_s and self.server.llm.stopping.wait(hold_s):
