@@ -24,7 +24,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
 from plane.money.stored import added_up, amount
-from plane.wire.words import UNPRICED
+from plane.wire.words import FLOOR, UNPRICED
 
 By = Literal["agent", "model", "day", "hour", "group", "tag", "session", "tool"]
 Record = sqlite3.Row | Mapping[str, Any]
@@ -72,6 +72,9 @@ class Line:
     """Calls by ledger status (settled, pending, interrupted, failed)."""
     unpriced: int = 0
     """Calls of a model with no known price: in `calls`, not in `cost_usd`."""
+    floor: int = 0
+    """Calls priced at a floor (`FLOOR`): in `cost_usd` at what they cost at
+    least, the rest unknown."""
 
     def add(self, row: Record) -> None:
         self.calls += 1
@@ -84,6 +87,8 @@ class Line:
         self.statuses[status] = self.statuses.get(status, 0) + 1
         if row["price_source"] == UNPRICED:
             self.unpriced += 1
+        elif str(row["price_source"]).endswith(FLOOR):
+            self.floor += 1
 
 
 def call_named(row: Record) -> str:
@@ -174,6 +179,7 @@ def summarise_tools(calls: Sequence[Record], parts: Sequence[Record]) -> tuple[l
     lines: dict[str, Line] = {}
     seen: dict[str, set[int]] = {}
     attributed: set[int] = set()
+    floors = {int(row["id"]) for row in calls if str(row["price_source"]).endswith(FLOOR)}
     try:
         for part in parts:
             attributed.add(int(part["call"]))
@@ -184,6 +190,7 @@ def summarise_tools(calls: Sequence[Record], parts: Sequence[Record]) -> tuple[l
             if int(part["call"]) not in seen.setdefault(key, set()):
                 seen[key].add(int(part["call"]))
                 line.calls += 1
+                line.floor += int(part["call"]) in floors  # each share of it is a floor too
     except InvalidOperation:
         name_unreadable(parts, share_of)
         raise
