@@ -24,7 +24,7 @@ from typing import Any
 
 from plane.money import savings
 from plane.money.ledger import Ledger
-from plane.money.stored import added_up
+from plane.money.stored import added_up, summand
 from plane.money.totals import (
     NONE,
     PARTS_QUERY,
@@ -246,7 +246,7 @@ def _saved_by(rows: Sequence[Record], key: Any) -> dict[str, Decimal]:
         for row in rows:
             if row["usd"] is not None:
                 k = key(row)
-                sums[k] = sums.get(k, Decimal(0)) + Decimal(row["usd"])
+                sums[k] = sums.get(k, Decimal(0)) + summand(row["usd"])
     except InvalidOperation:
         name_unreadable(rows, savings.usd_of)
         raise

@@ -23,7 +23,7 @@ from datetime import date, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
-from plane.money.stored import added_up, amount
+from plane.money.stored import added_up, amount, summand
 from plane.wire.words import FLOOR, UNPRICED
 
 By = Literal["agent", "model", "day", "hour", "group", "tag", "session", "tool"]
@@ -82,7 +82,7 @@ class Line:
         self.cache_read_tokens += int(row["cache_read_tokens"])
         self.cache_write_tokens += int(row["cache_write_tokens"])
         self.output_tokens += int(row["output_tokens"])
-        self.cost_usd += Decimal(row["cost_usd"])  # read by name only if a sum fails
+        self.cost_usd += summand(row["cost_usd"])
         status = str(row["status"])
         self.statuses[status] = self.statuses.get(status, 0) + 1
         if row["price_source"] == UNPRICED:
@@ -115,11 +115,10 @@ def name_unreadable(rows: Iterable[Record], read: Callable[[Record], object]) ->
     """The StoreError of the first of `rows` that `read` (`cost_of`,
     `share_of`, `plane.money.savings.usd_of`) refuses, naming it.
 
-    A sum reads its amounts with `Decimal` alone and calls this only when
-    that failed (a text that is no number) or what it came to is no sum of
-    amounts (`added_up`): naming each row on the way would cost the charts'
-    every sum more than its reads. A negative amount within a sum that stays
-    at or above zero goes unseen here (`plane ledger` names its call)."""
+    A sum reads its amounts with `summand` alone and calls this only when
+    that failed (a text that is no number, an amount below zero) or what it
+    came to is no sum of amounts (`added_up`): naming each row on the way
+    would cost the charts' every sum more than its reads."""
     for row in rows:
         read(row)
 
@@ -127,7 +126,7 @@ def name_unreadable(rows: Iterable[Record], read: Callable[[Record], object]) ->
 def cost_sum(rows: Sequence[Record]) -> Decimal:
     """The calls' costs added up (`summarise`'s total alone)."""
     try:
-        found = sum((Decimal(row["cost_usd"]) for row in rows), Decimal(0))
+        found = sum((summand(row["cost_usd"]) for row in rows), Decimal(0))
     except InvalidOperation:
         name_unreadable(rows, cost_of)
         raise
