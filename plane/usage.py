@@ -70,13 +70,41 @@ class OneLineParser(argparse.ArgumentParser):
         """A mistyped command is one line naming the nearest, where argparse
         listed every command."""
         if isinstance(action, argparse._SubParsersAction) and value not in action.choices:
+            # `plane --tcpp x status`: the mistyped option left its value to be
+            # read as the command; the option is what was said wrong.
+            for word in self._unknown_options(before=value):
+                self._none_such("option", word, self._option_strings())
             self._none_such("command", value, list(action.choices))
         super()._check_value(action, value)
 
     def error(self, message: str) -> NoReturn:
         if message.startswith("the following arguments are required"):
+            # `plane gateway env --clent x demo`: a mistyped option, not a
+            # value taken for one, when an option is near it.
+            for word in self._unknown_options():
+                self._nearest_option(word)
             message += self._taken_for_an_option()
         self._refuse(f"{message} (see `{self.prog} --help`).")
+
+    def _unknown_options(self, before: str | None = None) -> list[str]:
+        """The names of the options given that this parser has none of
+        (`--tcpp=x` as `--tcpp`), up to the word `before` or `--`."""
+        unknown = []
+        for word in self._words:
+            if word in ("--", before):
+                break
+            name = word.split("=", 1)[0]
+            if word.startswith("-") and word != "-" and not _NEGATIVE.match(word):
+                if not any(o.startswith(name) for o in self._option_strings()):
+                    unknown.append(name)
+        return unknown
+
+    def _nearest_option(self, word: str) -> None:
+        """Refuse `word` as a mistyped option if one is near it."""
+        import difflib
+
+        if difflib.get_close_matches(word, self._option_strings(), n=1):
+            self._none_such("option", word, self._option_strings())
 
     def _none_such(self, kind: str, word: str, known: list[str]) -> NoReturn:
         """`no command 'stauts' (did you mean status?)`: the nearest name, else

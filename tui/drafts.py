@@ -3,6 +3,8 @@ agent at a time; what was written to the others is kept until they are shown
 again. Text written to an agent that went away (deleted, or gone from the
 plane when the link came back) stays in the composer, unsent: the first Enter
 says where it was meant to go, the second sends it to the agent shown now.
+A message sent while the link is down stays where it was written until the
+plane takes it (the send waits a moment for the link) or it is given back.
 
 No widgets here: the main screen reads and sets the composer's text."""
 
@@ -18,6 +20,8 @@ class Drafts:
         self._orphaned: tuple[str, str] | None = None
         """The agent that went away with the composer's text written to it,
         and what became of it ("was deleted")."""
+        self._waiting: list[tuple[str, str]] = []
+        """(agent, text) sent while the link was down, not yet taken or given back."""
 
     def shown(self, agent: str, text: str) -> str | None:
         """`agent` is shown now, with `text` in the composer: what the composer
@@ -70,4 +74,28 @@ class Drafts:
             return True
         if not self.kept.get(agent, "").strip():
             self.kept[agent] = text
+        return False
+
+    def wait(self, agent: str, text: str) -> None:
+        """`text` was sent to `agent` while the link was down: it stays written."""
+        self._waiting.append((agent, text))
+
+    def is_waiting(self, agent: str, text: str) -> bool:
+        """Whether Enter on `text` would send it a second time."""
+        return (agent, text) in self._waiting
+
+    def settled(self, agent: str, text: str, composer: str, *, taken: bool) -> bool:
+        """A send has an outcome: whether the composer (holding `composer`)
+        is to be emptied. Taken by the plane, a text that waited leaves where
+        it was written (the composer, or `agent`'s kept draft), unless
+        something else has been written there since; given back, it stays."""
+        if (agent, text) not in self._waiting:
+            return False
+        self._waiting.remove((agent, text))
+        if not taken:
+            return False
+        if agent == self.writing_to:
+            return composer.strip() == text
+        if self.kept.get(agent, "").strip() == text:
+            del self.kept[agent]
         return False

@@ -48,6 +48,9 @@ class Timeouts:
     to a minute on a slow machine. Also an edit (a new model may be that
     one) and a delete (a turn in flight is cut first, as long as an
     interrupt may take)."""
+    reconnect_s: float = 3.0
+    """How long a request made while the link reconnects waits for it (at
+    most its own time): a plane restarting is back within it."""
 
     def of(self, request: p.Request[Any]) -> float:
         return self.new_agent_s if isinstance(request, SLOW) else self.request_s
@@ -139,6 +142,12 @@ class Link:
     def connected(self) -> bool:
         return self._client is not None
 
+    @property
+    def reconnecting(self) -> bool:
+        """Down after it was up: a request made now waits a moment for the
+        link to come back (`Timeouts.reconnect_s`) before it is refused."""
+        return self._ever_up and not self.connected
+
     # ── the connection's life ──────────────────────────────────────────────
 
     async def run(self) -> None:
@@ -198,7 +207,7 @@ class Link:
             # Reconnecting: nothing was sent yet, so waiting briefly for the
             # connection to come back loses nothing and sends nothing twice.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._up.wait(), min(within_s, RECONNECT_WAIT_S))
+                await asyncio.wait_for(self._up.wait(), min(within_s, self.timeouts.reconnect_s))
             client = self._client
         if client is None:
             raise LinkFailed(asked, "offline", _OFFLINE)
@@ -220,8 +229,6 @@ class Asks(Protocol):
 
 
 _OFFLINE = "no connection to the plane"
-RECONNECT_WAIT_S = 3.0
-"""How long a request made while the link reconnects waits for it."""
 _FINAL = "Not trying again: start the app again once the plane would let it in."
 
 

@@ -60,7 +60,7 @@ from plane.money.pricing import Fees, Priced
 from plane.providers import connections
 from plane.store.engine import Database
 from plane.wire.protocol import Usage
-from plane.wire.words import UNPRICED, tokens, turn_cost, usage_text
+from plane.wire.words import FLOOR, UNPRICED, tokens, turn_cost, usage_text
 
 __all__ = ["Gateway", "Responder"]
 
@@ -672,7 +672,7 @@ class _Answer:
     def source(self, priced: str) -> str:
         """The ledger's price source for a price found as `priced_as`."""
         if self.floor:
-            return f"{priced}, as {self.asked}: {self.model} answered, which has no known price"
+            return f"{priced}, as {self.asked}: {self.model} answered, {FLOOR}"
         if self.priced_as != self.model:
             return f"{priced}, as {self.asked}: {self.model} answered"
         return priced

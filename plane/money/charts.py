@@ -24,11 +24,12 @@ from typing import Any
 
 from plane.money import savings
 from plane.money.ledger import Ledger
-from plane.money.stored import added_up
+from plane.money.stored import added_up, summand
 from plane.money.totals import (
     NONE,
     PARTS_QUERY,
     QUERY,
+    Line,
     Record,
     cost_sum,
     name_unreadable,
@@ -46,7 +47,7 @@ from plane.wire.protocol import (
     SpendStackReply,
     StackBy,
 )
-from plane.wire.words import UNPRICED
+from plane.wire.words import unpriced_call
 
 DAYS = 30
 
@@ -99,18 +100,25 @@ def _history(
             for name, spent in top
         ],
         models=[
-            SpendPoint(label=line.key, spent_usd=line.cost_usd, unpriced_calls=line.unpriced)
+            _line_point(line)
             for line in summarise(todays, "model")[0]
             if line.cost_usd or line.unpriced  # an unpriced model spent what is not known
         ],
         tools=_folded(
             [
-                SpendPoint(label=line.key, spent_usd=line.cost_usd, unpriced_calls=line.unpriced)
+                _line_point(line)
                 for line in summarise_tools(todays, parts)[0]
                 if line.cost_usd or line.unpriced
             ]
         ),
     )
+
+
+def _line_point(line: Line) -> SpendPoint:
+    """A model's or a tool's bar: a call priced at a floor is unpriced as
+    its line says (`$0.0002 + unpriced`), its floor in what was spent."""
+    unpriced = line.unpriced + line.floor
+    return SpendPoint(label=line.key, spent_usd=line.cost_usd, unpriced_calls=unpriced)
 
 
 TOOLS_SHOWN = 10
@@ -238,7 +246,7 @@ def _saved_by(rows: Sequence[Record], key: Any) -> dict[str, Decimal]:
         for row in rows:
             if row["usd"] is not None:
                 k = key(row)
-                sums[k] = sums.get(k, Decimal(0)) + Decimal(row["usd"])
+                sums[k] = sums.get(k, Decimal(0)) + summand(row["usd"])
     except InvalidOperation:
         name_unreadable(rows, savings.usd_of)
         raise
@@ -266,9 +274,10 @@ def _points(
 
 
 def _unpriced_by(rows: Iterable[Record], key: Any) -> dict[str, int]:
-    """Calls no price is known for, counted by `key(row)`: their $0 is not their cost."""
+    """Calls no price is known for, counted by `key(row)`: their $0 (or
+    their floor) is not their cost."""
     counts: dict[str, int] = {}
     for row in rows:
-        if row["price_source"] == UNPRICED:
+        if unpriced_call(str(row["price_source"])):
             counts[key(row)] = counts.get(key(row), 0) + 1
     return counts

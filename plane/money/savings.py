@@ -19,7 +19,7 @@ from sqlite3 import Connection, Row
 from plane.clock import Clock, day_of
 from plane.errors import UnknownPrice
 from plane.money.pricing import Pricer
-from plane.money.stored import added_up, amount
+from plane.money.stored import added_up, amount, summand
 from plane.money.totals import Record, name_unreadable
 from plane.store.engine import Database
 from plane.wire.protocol import Usage
@@ -80,7 +80,7 @@ def totals_within(conn: Connection) -> dict[str, tuple[int, Decimal]]:
         for row in rows:
             chars, usd = sums.get(row["agent"], (0, Decimal(0)))
             if row["usd"] is not None:  # an unpriced saving adds no dollars
-                usd += Decimal(row["usd"])
+                usd += summand(row["usd"])
             sums[row["agent"]] = (chars + row["chars"], usd)
     except InvalidOperation:
         name_unreadable(rows, usd_of)

@@ -36,6 +36,18 @@ def amount(table: str, row: str, column: str, value: object, *, signed: bool = F
     return found
 
 
+def summand(value: str) -> Decimal:
+    """A stored amount as a sum reads it: `Decimal(value)` alone, the row
+    read by name (`amount`) only if a sum fails. InvalidOperation, which
+    fails it, for a text that is no number and for an amount below zero: no
+    plane writes one, and among others whose sum stays at or above zero it
+    would lower what was spent unseen."""
+    found = Decimal(value)
+    if found < 0:
+        raise InvalidOperation
+    return found
+
+
 def amount_or_none(table: str, row: str, column: str, value: object) -> Decimal | None:
     """`amount`, with NULL read as None ("off", as the plane writes it)."""
     return None if value is None else amount(table, row, column, value)
@@ -101,7 +113,7 @@ def sums_of(rows: Iterable[tuple[K, str]]) -> dict[K, Decimal] | None:
     sums: dict[K, Decimal] = {}
     try:
         for key, cost in rows:
-            sums[key] = sums.get(key, _ZERO) + Decimal(cost)
+            sums[key] = sums.get(key, _ZERO) + summand(cost)
     except InvalidOperation:
         return None
     return sums if added_up(sums.values()) else None

@@ -23,8 +23,8 @@ from datetime import date, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
-from plane.money.stored import added_up, amount
-from plane.wire.words import UNPRICED
+from plane.money.stored import added_up, amount, summand
+from plane.wire.words import FLOOR, UNPRICED
 
 By = Literal["agent", "model", "day", "hour", "group", "tag", "session", "tool"]
 Record = sqlite3.Row | Mapping[str, Any]
@@ -72,6 +72,9 @@ class Line:
     """Calls by ledger status (settled, pending, interrupted, failed)."""
     unpriced: int = 0
     """Calls of a model with no known price: in `calls`, not in `cost_usd`."""
+    floor: int = 0
+    """Calls priced at a floor (`FLOOR`): in `cost_usd` at what they cost at
+    least, the rest unknown."""
 
     def add(self, row: Record) -> None:
         self.calls += 1
@@ -79,11 +82,13 @@ class Line:
         self.cache_read_tokens += int(row["cache_read_tokens"])
         self.cache_write_tokens += int(row["cache_write_tokens"])
         self.output_tokens += int(row["output_tokens"])
-        self.cost_usd += Decimal(row["cost_usd"])  # read by name only if a sum fails
+        self.cost_usd += summand(row["cost_usd"])
         status = str(row["status"])
         self.statuses[status] = self.statuses.get(status, 0) + 1
         if row["price_source"] == UNPRICED:
             self.unpriced += 1
+        elif str(row["price_source"]).endswith(FLOOR):
+            self.floor += 1
 
 
 def call_named(row: Record) -> str:
@@ -110,11 +115,10 @@ def name_unreadable(rows: Iterable[Record], read: Callable[[Record], object]) ->
     """The StoreError of the first of `rows` that `read` (`cost_of`,
     `share_of`, `plane.money.savings.usd_of`) refuses, naming it.
 
-    A sum reads its amounts with `Decimal` alone and calls this only when
-    that failed (a text that is no number) or what it came to is no sum of
-    amounts (`added_up`): naming each row on the way would cost the charts'
-    every sum more than its reads. A negative amount within a sum that stays
-    at or above zero goes unseen here (`plane ledger` names its call)."""
+    A sum reads its amounts with `summand` alone and calls this only when
+    that failed (a text that is no number, an amount below zero) or what it
+    came to is no sum of amounts (`added_up`): naming each row on the way
+    would cost the charts' every sum more than its reads."""
     for row in rows:
         read(row)
 
@@ -122,7 +126,7 @@ def name_unreadable(rows: Iterable[Record], read: Callable[[Record], object]) ->
 def cost_sum(rows: Sequence[Record]) -> Decimal:
     """The calls' costs added up (`summarise`'s total alone)."""
     try:
-        found = sum((Decimal(row["cost_usd"]) for row in rows), Decimal(0))
+        found = sum((summand(row["cost_usd"]) for row in rows), Decimal(0))
     except InvalidOperation:
         name_unreadable(rows, cost_of)
         raise
@@ -174,6 +178,7 @@ def summarise_tools(calls: Sequence[Record], parts: Sequence[Record]) -> tuple[l
     lines: dict[str, Line] = {}
     seen: dict[str, set[int]] = {}
     attributed: set[int] = set()
+    floors = {int(row["id"]) for row in calls if str(row["price_source"]).endswith(FLOOR)}
     try:
         for part in parts:
             attributed.add(int(part["call"]))
@@ -184,6 +189,7 @@ def summarise_tools(calls: Sequence[Record], parts: Sequence[Record]) -> tuple[l
             if int(part["call"]) not in seen.setdefault(key, set()):
                 seen[key].add(int(part["call"]))
                 line.calls += 1
+                line.floor += int(part["call"]) in floors  # each share of it is a floor too
     except InvalidOperation:
         name_unreadable(parts, share_of)
         raise

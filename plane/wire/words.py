@@ -23,6 +23,17 @@ UNPRICED = "unpriced"
 """A call whose model has no known price: its price source in the ledger
 (recorded at $0, which is not its cost) and the word shown for its cost,
 never a figure: unknown never reads as free."""
+FLOOR = "which has no known price"
+"""How the ledger's price source of a call priced at a floor ends: the model
+that answered has no known price, so the call was priced as the one asked
+for, which is at least what it cost, not what it cost. Its line says
+`$0.0002 + unpriced`, and so do the charts."""
+
+
+def unpriced_call(price_source: str) -> bool:
+    """Whether a call's cost is not all known: no price at all (`UNPRICED`,
+    at $0) or a floor (`FLOOR`, the rest unknown)."""
+    return price_source == UNPRICED or price_source.endswith(FLOOR)
 
 
 def terminal_safe(text: str) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from plane.wire import protocol as p
 from tests.support.fixtures_gateway import GatewayPlane, StartGateway
 from tests.support.local_http import local_client
 from tests.support.stream_events import (
@@ -147,6 +148,34 @@ async def test_a_call_answered_by_a_model_with_no_known_price_is_never_free(
     assert line.text.startswith("mystery-model · "), line.text
     assert line.text.endswith("$0.0002 + unpriced"), line.text
     assert await gw.services.ledger.spend_today("aider") == Decimal("0.00021")
+
+
+async def test_the_charts_count_a_call_priced_at_a_floor_as_unpriced(
+    start_gateway: StartGateway,
+) -> None:
+    """As its line says `$0.0002 + unpriced`, the charts say the floor and
+    that the rest is not known (`$0.0002 + unpriced (1 call)`), never the
+    floor alone as its cost: in the day by hour, the last days, the day by
+    model and by tool, and the fleet's stacked days."""
+    gw = await start_gateway()
+    answer_as(gw, "/v1/chat/completions", False, "mystery-model")
+    answer = await ask(gw, "/v1/chat/completions", "aider", body_of("", "gpt-4o-mini", False))
+    assert answer.status_code == 200, answer.text
+    floor = Decimal("0.00021")
+    history = await gw.runtime.api.handle(p.SpendHistory(agent="aider"))
+    assert isinstance(history, p.SpendHistoryReply)
+    assert [(h.spent_usd, h.unpriced_calls) for h in history.hours if h.spent_usd] == [(floor, 1)]
+    assert (history.days[-1].spent_usd, history.days[-1].unpriced_calls) == (floor, 1)
+    assert [(m.label, m.spent_usd, m.unpriced_calls) for m in history.models] == [
+        ("mystery-model", floor, 1)
+    ]
+    assert sum(t.spent_usd for t in history.tools) == floor
+    assert history.tools and all(t.unpriced_calls == 1 for t in history.tools), history.tools
+    for by in ("agent", "model"):
+        stack = await gw.runtime.api.handle(p.SpendStack(by=by))
+        assert isinstance(stack, p.SpendStackReply)
+        [layer] = stack.series
+        assert (layer.days[-1].spent_usd, layer.days[-1].unpriced_calls) == (floor, 1)
 
 
 async def test_the_model_asked_for_answering_as_itself_is_charged_as_before(

@@ -55,6 +55,8 @@ CALL = (
     "INSERT INTO calls (id, agent, day, at, provider, model, cost_usd, price_source, status)"
     " VALUES (7, 'demo', ?, ?, 'scripted', 'scripted-model', ?, 'table', ?)"
 )
+CALL_8 = CALL.replace("(7,", "(8,")
+"""Another call, whose cost keeps a sum with call 7's at or above zero."""
 MESSAGE = "INSERT INTO messages (id, agent, at, kind, text, waiting, cost_usd, usage)"
 GUARD_HISTORY = "INSERT INTO guard_history (agent, history, at) VALUES ('demo', ?, ?)"
 
@@ -452,6 +454,12 @@ SAVING = (
     "INSERT INTO savings (id, agent, day, at, model, chars, usd)"
     " VALUES (9, 'demo', ?, ?, 'scripted-model', 10, ?)"
 )
+NEGATIVE_AMONG = (
+    (CALL, (DAY, AT, "-0.05", "settled")),
+    (CALL_8, (DAY, AT, "0.1", "settled")),
+)
+"""A cost below zero in sums that stay above it (-0.05 + 0.1): no sum fails
+on it, and it would lower what was spent unseen."""
 CHARTED = {
     "calls cost_usd not an amount": Charted(
         ((CALL, (DAY, AT, "abc", "settled")),), ("calls", "call 7 of demo", "cost_usd 'abc'")
@@ -466,6 +474,13 @@ CHARTED = {
     "call_parts cost_usd not an amount": Charted(
         ((CALL, (DAY, AT, "0.1", "settled")), (PART, ("abc",))),
         ("call_parts", "the (prompt) part of call 7", "cost_usd 'abc'"),
+    ),
+    "calls cost_usd below zero among others": Charted(
+        NEGATIVE_AMONG, ("calls", "call 7 of demo", "cost_usd '-0.05'")
+    ),
+    "savings usd below zero among others": Charted(
+        ((SAVING, (DAY, AT, "-0.01")), (SAVING.replace("(9,", "(10,"), (DAY, AT, "0.05"))),
+        ("savings", "saving 9 of demo", "usd '-0.01'"),
     ),
 }
 
@@ -495,6 +510,10 @@ async def test_the_charts_name_a_row_they_cannot_read(start_plane, case):
 
 SUMMED = {
     "agent": ("calls cost_usd not an amount", "calls row for call 7 of demo has cost_usd 'abc'"),
+    "model": (
+        "calls cost_usd below zero among others",
+        "calls row for call 7 of demo has cost_usd '-0.05'",
+    ),
     "tool": (
         "call_parts cost_usd not an amount",
         "call_parts row for the (prompt) part of call 7 has cost_usd 'abc'",
@@ -585,6 +604,7 @@ async def _write(home: Home, sql: str, params: tuple[object, ...]) -> None:
 
 
 EARLIER = (NOON - timedelta(days=1)).date().isoformat()
+BEFORE = (NOON - timedelta(days=2)).date().isoformat()
 SCRAPED = {
     "savings usd not an amount": CHARTED["savings usd not an amount"],
     "spend cost_usd not an amount": Charted(
@@ -614,6 +634,22 @@ SCRAPED = {
     "tag_spend cost_usd not an amount": Charted(
         (("INSERT INTO tag_spend (day, tag, cost_usd) VALUES (?, 'nightly', 'abc')", (DAY,)),),
         ("tag_spend", f"nightly on {DAY}", "cost_usd 'abc'"),
+    ),
+    # Below zero among others whose sum stays above it: each would lower a figure unseen.
+    "savings usd below zero among others": CHARTED["savings usd below zero among others"],
+    "spend cost_usd below zero among others": Charted(
+        (
+            ("INSERT INTO spend (day, agent, cost_usd) VALUES (?, 'demo', '-0.05')", (EARLIER,)),
+            ("INSERT INTO spend (day, agent, cost_usd) VALUES (?, 'demo', '0.1')", (BEFORE,)),
+        ),
+        ("spend", f"demo on {EARLIER}", "cost_usd '-0.05'"),
+    ),
+    "grouped calls cost_usd below zero among others": Charted(
+        tuple(
+            (sql.replace("status)", "status, agent_group)").replace("?)", "?, 'g')"), params)
+            for sql, params in NEGATIVE_AMONG
+        ),
+        ("calls", "call 7 of demo", "cost_usd '-0.05'"),
     ),
 }
 

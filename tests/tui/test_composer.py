@@ -11,7 +11,10 @@ from plane.wire.protocol import MessageAppended
 from tests.tui.conftest import feed, settle
 from tests.tui.factories import agent, message, snapshot
 from tests.tui.test_live import SIZE, app_for, pane_lines, until
+from tests.tui.test_shown_agent_goes import notices
 from tui.app import PlaneApp
+from tui.link import Address, Backoff, Timeouts
+from tui.screens.main import WAITING
 from tui.widgets.composer import Composer
 from tui.widgets.conversation import ConversationPane
 
@@ -44,11 +47,12 @@ async def sent_offline(pilot, text: str) -> None:
 
 async def test_a_message_the_plane_never_got_stays_in_the_composer() -> None:
     app = PlaneApp(None)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
         await offline(pilot)
         await pilot.press(*"hello", "enter")
         await until(pilot, lambda: sent_texts(app) == ["hello"])
         assert composer(app).value == "hello", "not sent: kept, to send again"
+        assert WAITING not in notices(app), "no link was ever up: refused at once, not waited on"
 
 
 async def test_a_pasted_log_keeps_every_line_on_a_real_plane(start_plane) -> None:
@@ -64,6 +68,58 @@ async def test_a_pasted_log_keeps_every_line_on_a_real_plane(start_plane) -> Non
         stored = await plane.services.conversation.history("demo", 5)
         assert ("operator", LOG) in [(m.kind, m.text) for m in stored]
         assert composer(app).value == ""
+
+
+@pytest.mark.slow
+async def test_a_message_sent_while_the_plane_is_away_never_leaves_the_composer(
+    start_plane,
+) -> None:
+    """The send waits a moment for the link to come back. Meanwhile what was
+    written stays where it was written (it was emptied until the plane was
+    given up on, as if lost), and Enter again does not send it twice."""
+    plane = await start_plane()
+    app = app_for(plane)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await until(pilot, lambda: app.main_screen.selected == "demo")
+        await plane.stop()
+        await until(pilot, lambda: app.main_screen.lost is not None)
+        await pilot.press(*"hello", "enter", "enter")
+        await until(pilot, lambda: WAITING in notices(app))  # said at once, not in 3 s
+        seen: list[str] = []
+
+        def given_back() -> bool:
+            seen.append(composer(app).value)
+            return bool(sent_texts(app))
+
+        await until(pilot, given_back)
+        await settle(pilot, 6)
+        assert set(seen) == {"hello"}, "never emptied before it was sent or given back"
+        assert sent_texts(app) == ["hello"] and composer(app).value == "hello"
+        await pilot.press("enter")  # now given back: Enter tries again
+        await until(pilot, lambda: sent_texts(app) == ["hello", "hello"])
+
+
+@pytest.mark.slow
+async def test_a_message_sent_while_the_plane_restarts_leaves_the_composer_once_taken(
+    start_plane,
+) -> None:
+    plane = await start_plane()
+    app = PlaneApp(
+        Address(path=plane.home.socket),
+        backoff=Backoff(first=0.05, most=0.3),
+        timeouts=Timeouts(reconnect_s=60),  # however slow the restart
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.main_screen.selected == "demo")
+        await plane.stop()
+        await until(pilot, lambda: app.main_screen.lost is not None)
+        await pilot.press(*"hello", "enter")
+        await settle(pilot)
+        assert composer(app).value == "hello", "not taken yet: still where it was written"
+        plane = await start_plane(restart=plane)
+        await until(pilot, lambda: ("operator", "hello") in pane_lines(app))
+        await until(pilot, lambda: composer(app).value == "")
+        assert sent_texts(app) == []
 
 
 @pytest.mark.slow

@@ -60,6 +60,9 @@ UNREAD_KINDS = frozenset({"agent", "ask"})
 """What makes an agent unread: it answered (or asked) while not shown."""
 
 
+WAITING = "Waiting a moment for the plane to come back: the message stays here until it is sent."
+"""Said at once for a message sent while the link is down."""
+
 HISTORY = 200
 """The newest messages fetched when an agent is shown; earlier ones come a
 page (`WINDOW`) at a time as the operator scrolls back."""
@@ -89,6 +92,8 @@ class MainScreen(ManageAgents):
         agent: str
         messages: list[ConversationMessage]
         whole_history: bool = False
+        sent: str | None = None
+        """The text sent, when these are the plane's answer to a send."""
 
     @dataclass
     class Paged(Message):
@@ -412,6 +417,9 @@ class MainScreen(ManageAgents):
         if text and shown is not None and (held := self.drafts.held_back(shown)) is not None:
             self.notify(held, markup=False)
             return
+        if shown is not None and self.drafts.is_waiting(shown, text):
+            self.notify(WAITING, markup=False)  # Enter again would send it twice
+            return
         event.composer.clear()
         event.composer.remember(text)
         if text:
@@ -426,6 +434,8 @@ class MainScreen(ManageAgents):
 
     @on(Delivered)
     async def _delivered(self, event: Delivered) -> None:
+        if event.sent is not None:
+            self._no_longer_waiting(event.agent, event.sent, taken=True)
         if not event.whole_history:
             self.store.add_messages(event.messages)
             return
@@ -458,12 +468,21 @@ class MainScreen(ManageAgents):
             return
         error = event.worker.error
         if isinstance(error, LinkFailed):
-            if isinstance(error.request, Send) and error.failure != "timeout":
-                self._keep_unsent(error.request)
+            if isinstance(error.request, Send):
+                # A timeout is not given back: the plane may have it (the line quotes it).
+                taken = error.failure == "timeout"
+                self._no_longer_waiting(error.request.agent, error.request.text, taken=taken)
+                if not taken:
+                    self._keep_unsent(error.request)
             self.post_message(Failed(error.request, _failure(error)))
         else:  # a defect, not the plane: say so, keep the details for the log
             log.error("worker %s failed", event.worker.name, exc_info=error)
             self.post_message(Failed(None, f"Something went wrong in this client: {error!r}"))
+
+    def _no_longer_waiting(self, agent: str, text: str, *, taken: bool) -> None:
+        composer = self.query_one(Composer)
+        if self.drafts.settled(agent, text, composer.value, taken=taken):
+            composer.clear()
 
     def _keep_unsent(self, request: Send) -> None:
         """A message the plane refused (too long) or never got (no plane) is
@@ -497,6 +516,13 @@ class MainScreen(ManageAgents):
             self.show_local("There is no agent to send to yet: ctrl+n creates one.")
             self.prefill(text)  # kept, to send once there is one
             return
+        if not self.link.connected:
+            # The send waits a moment for the link to come back; until the
+            # plane takes it, it stays where it was written, never seeming gone.
+            self.drafts.wait(agent, text)
+            self.prefill(text)
+            if self.link.reconnecting:  # else it is refused at once, and the pane says so
+                self.notify(WAITING, markup=False)
         self.send(agent, text)
 
     def show_local(self, text: str) -> None:
@@ -547,7 +573,7 @@ class MainScreen(ManageAgents):
     @work(group="send", exit_on_error=False)
     async def send(self, agent: str, text: str) -> None:
         sent = await self.link.request(Send(agent=agent, text=text))
-        self.post_message(self.Delivered(agent, sent.messages))
+        self.post_message(self.Delivered(agent, sent.messages, sent=text))
 
     # ── actions ────────────────────────────────────────────────────────────
 

@@ -256,6 +256,16 @@ def test_a_bad_command_line_is_one_line_and_exit_2(tmp_path, args, expected):
         (["status", "--jsno=1"], "plane status: no option '--jsno' (did you mean --json?)"),
         (["stop", "--timout", "3"], "plane stop: no option '--timout' (did you mean --timeout?)"),
         (["send", "demo", "hi", "--wiat"], "plane send: no option '--wiat' (did you mean --wait?)"),
+        # a mistyped option with a value: its value is not taken for the command
+        (["--tcpp", "127.0.0.1:7878", "status"], "plane: no option '--tcpp' (did you mean --tcp?)"),
+        (["--tcpp=127.0.0.1:7878", "status"], "plane: no option '--tcpp' (did you mean --tcp?)"),
+        (["--tokn", "t", "status"], "plane: no option '--tokn' (did you mean --token?)"),
+        (["-x", "x", "status"], "plane: no option '-x' (see `plane --help`)."),
+        (["send", "--timout", "5"], "plane send: no option '--timout' (did you mean --timeout?)"),
+        (
+            ["gateway", "env", "--clent", "codex", "demo"],
+            "plane gateway env: no option '--clent' (did you mean --client?)",
+        ),
     ],
 )
 def test_a_mistyped_command_or_option_is_one_line_naming_the_nearest(tmp_path, args, said):
