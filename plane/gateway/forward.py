@@ -106,23 +106,23 @@ class Gateway:
         keys: Keys,
         db: Database,
         *,
-        publish: Callable[[str], Awaitable[object]],
+        changed: Callable[[str], None],
         spend_notices: Callable[[str], Awaitable[None]],
         connect: connections.Connect | None = None,
         embedded: Callable[[], tuple[str, str | None] | None] = lambda: None,
         wait_s: float = WAIT_S,
     ) -> None:
         """`workers` are told the model each agent's client names and why a
-        call was refused (admission's); `publish` sends an agent's row to the
-        clients (the rows'); `spend_notices` says the day's warning and
-        ceiling notices (after a turn's);
-        `embedded` the embedded model's base URL and key, while it runs;
+        call was refused (admission's); `changed` tells the rows an agent's
+        row changed (shown to whoever watches, `Rows.changed`); `spend_notices`
+        says the day's warning and ceiling notices (after a turn's); `embedded`
+        the embedded model's base URL and key, while it runs;
         `db` keeps what the estimates learn (`plane.gateway.learned`);
         `connect` replaces the network (`plane.providers.connections`)."""
         self._services = services
         self._embedded = embedded
         self._keys = keys
-        self._publish = publish
+        self._changed = changed
         self._spend_notices = spend_notices
         # The providers' pool: no cap on calls in flight, idle connections kept.
         self._http = connections.session(connect, UPSTREAM_TIMEOUT)
@@ -483,7 +483,7 @@ class Gateway:
         await services.savings.record(agent, call.model, call.saved, day)
         cost = None if charged.unpriced else charged.cost  # unknown, not $0
         await services.add_message(agent, "cost", line, cost_usd=cost, usage=charged.usage)
-        await self._publish(agent)
+        self._changed(agent)
         await self._spend_notices(agent)
 
 
