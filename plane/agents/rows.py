@@ -202,11 +202,17 @@ class Rows:
             self._showing = None
 
     async def _show_again(self, agent: str) -> None:
-        if self._watched() and agent in self._workers:  # not one deleted meanwhile
-            try:
-                await self.publish(agent)
-            except (LedgerError, sqlite3.Error) as error:  # the store away: its next change
-                log.warning("%s: its row could not be shown: %s", agent, error)
+        """One changed row; one that cannot be built now is shown by its next change."""
+        if not self._watched() or agent not in self._workers:  # nobody left; deleted
+            return
+        try:
+            await self.publish(agent)
+        except KeyError:  # deleted while it was built
+            pass
+        except (LedgerError, sqlite3.Error) as error:  # the store away
+            log.warning("%s: its row could not be shown: %s", agent, error)
+        except Exception:  # the other rows are still shown
+            log.exception("%s: its row could not be shown", agent)
 
     async def aclose(self) -> None:
         """The rows still to be shown are not (the plane stopping)."""
