@@ -18,12 +18,20 @@ changed. A snapshot reads the day's spend, the fleet's, each group's and
 the waiting counts once, computes the day's end once, and builds every row
 without a wait (a gateway agent's gate, which weighs its calls in flight,
 is asked apart).
+
+A row that changes often (a gateway agent's, after each call) is shown by
+`changed`: built only while someone watches (a client subscribed, the
+alerts), and once for all of an agent's changes in a turn of the event
+loop. Nobody watching misses nothing: a client subscribes before its
+snapshot is taken, which builds every row as it is then.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from decimal import Decimal
 
@@ -34,18 +42,26 @@ from plane.agents.workers import Workers
 from plane.errors import LedgerError, unreachable
 from plane.money.gate import Hold, Unread, Unreadable
 from plane.money.limits import spend_level, steps_down
+from plane.tasks import cancel
 from plane.wire.protocol import AgentState, AgentStatus, AgentUpdated, GroupState, Snapshot
+
+log = logging.getLogger(__name__)
 
 CLIENTS_MODEL = "its client's model"
 """A gateway agent's model before its client has made a call: the client chooses."""
 
 
 class Rows:
-    def __init__(self, services: Services, workers: Workers) -> None:
+    def __init__(self, services: Services, workers: Workers, watched: Callable[[], bool]) -> None:
+        """`watched`: whether anyone reads the rows shown (`EventBus.watched`)."""
         self._services = services
         self._workers = workers
+        self._watched = watched
         self._kept: dict[str, tuple[tuple[object, ...], AgentState]] = {}
         """Each agent's row as last built, and what it was built from."""
+        self._changed: dict[str, None] = {}
+        """The agents whose rows changed since they were last shown (`changed`)."""
+        self._showing: asyncio.Task[None] | None = None
 
     def row(
         self,
@@ -162,6 +178,46 @@ class Rows:
         state = await self._built(self._workers[agent], hold)
         self._services.emit(AgentUpdated(agent=state))
         return state
+
+    def changed(self, agent: str) -> None:
+        """`agent`'s row changed: shown once this turn of the event loop is
+        done, with every other change of its until then, to whoever watches;
+        not built while nobody does."""
+        if not self._watched():
+            return
+        self._changed[agent] = None
+        if self._showing is None:
+            self._showing = asyncio.create_task(self._show_changed(), name="rows")
+
+    async def _show_changed(self) -> None:
+        """Each changed row, built as it is now; one that changes again
+        meanwhile is built again after, so the last row shown is its last state."""
+        try:
+            while self._changed:
+                agents = list(self._changed)
+                self._changed.clear()
+                for agent in agents:
+                    await self._show_again(agent)
+        finally:
+            self._showing = None
+
+    async def _show_again(self, agent: str) -> None:
+        """One changed row; one that cannot be built now is shown by its next change."""
+        if not self._watched() or agent not in self._workers:  # nobody left; deleted
+            return
+        try:
+            await self.publish(agent)
+        except KeyError:  # deleted while it was built
+            pass
+        except (LedgerError, sqlite3.Error) as error:  # the store away
+            log.warning("%s: its row could not be shown: %s", agent, error)
+        except Exception:  # the other rows are still shown
+            log.exception("%s: its row could not be shown", agent)
+
+    async def aclose(self) -> None:
+        """The rows still to be shown are not (the plane stopping)."""
+        if self._showing is not None:
+            await cancel(self._showing)
 
     def _resumes_at(self, agent: str, hold: Hold | None, resets_at: datetime) -> datetime | None:
         """When the day turning frees a held agent (`resets_at`, the day's end).

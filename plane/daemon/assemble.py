@@ -206,7 +206,8 @@ def _agents(
     config, clock = services.config, services.clock
     shared = services.ownership.plane is not None
     workers = Workers(services.ownership)
-    rows = Rows(services, workers)
+    rows = Rows(services, workers, wanted.bus.watched)
+    closing.push_async_callback(rows.aclose)
     approvals = _approvals(services, rows, workers, db, wanted)
     notifier = None
     if config.notify is not None:  # alerts: plane.daemon.alerts
@@ -324,7 +325,7 @@ def _gateway(
         workers,
         Keys(services.home.gateway_keys),
         db,
-        publish=rows.publish,
+        changed=rows.changed,
         spend_notices=after_turn.spend_notices,
         embedded=providers.embedded_address,
     )

@@ -147,6 +147,10 @@ class EventBus:
         self._subscriptions.discard(subscription)
         self._trim()
 
+    def watched(self) -> bool:
+        """Whether anyone reads what is emitted (a client subscribed, the alerts)."""
+        return bool(self._subscriptions)
+
     def backlog(self) -> int:
         """Events waiting for the slowest subscriber."""
         return max((s.behind for s in self._subscriptions), default=0)

@@ -11,6 +11,7 @@ metered and capped on the way to their provider.
     refused    a call answered with an error of the client's API
     routing    who sent a call (key, session) and where it goes (URL, key, headers)
     compress   tool results inside requests, through the plane's compressor (opt-in)
+    charges    what a call is charged when it settles, priced before any lock
     forward    the one class that authenticates, admits, meters and forwards a call
     cli        `plane key` and `plane gateway env`
 """

@@ -18,6 +18,9 @@ One small seam per API (the shape of `plane.providers`' wire formats), and
   final only once every answer has ended). Held: 400, which Aider,
   OpenHands and Cline do not retry.
 
+A stream is an event a token, so a meter parses only the events that may
+say what it reads (`StreamMeter.reads`): the rest go to the client unparsed.
+
 A call that waits only for calls in flight to settle is refused otherwise
 (`busy`): 429 with a Retry-After of a few seconds in every API, which each
 client retries by itself.
@@ -27,7 +30,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from plane.gateway.asked import Asked, chat_asked, messages_asked, responses_asked
 from plane.gateway.compress import (
@@ -121,13 +124,31 @@ class StreamMeter:
     `message_stop`, Chat Completions' `data: [DONE]`, Responses' final
     event): nothing follows it, whether or not the upstream closes."""
 
+    reads: ClassVar[tuple[bytes, ...]] = ()
+    """What every event this meter reads anything from has in it (a key, an
+    event's type); empty: every event is parsed."""
+
     def event(self, event: bytes) -> bool:
         """Read one server-sent event; return whether the client should see it."""
+        if self.passes(event):
+            return True
+        if b"[DONE]" in event and _said_done(event):
+            self.ended = True
+            return True
         data = event_data(event)
         if data is None:
-            self.ended = self.ended or _said_done(event)
             return True
         return self.read(data)
+
+    def passes(self, event: bytes) -> bool:
+        """Whether `event` can change nothing this meter reads: sent on
+        unparsed. Never one with the bytes JSON may spell a name in other
+        ways with (an escape, `\\`; another encoding, NULs), nor OpenAI's
+        end (`[DONE]`)."""
+        reads = self.reads
+        if not reads or b"\\" in event or b"\x00" in event or b"[DONE]" in event:
+            return False
+        return not any(mark in event for mark in reads)
 
     def read(self, event: dict[str, Any]) -> bool:
         """Read one event; return whether the client should see it."""
@@ -243,6 +264,8 @@ def _web_searches(usage: dict[str, Any]) -> int | None:
 
 
 class _MessagesMeter(StreamMeter):
+    reads = (b"message_start", b"message_delta", b"message_stop")
+
     def feed(self, event: dict[str, Any]) -> bool:
         kind = event.get("type")
         usage: Any = None
@@ -325,9 +348,15 @@ def _openai_usage(data: dict[str, Any]) -> Usage:
 
 
 class _ChatMeter(StreamMeter):
+    reads = (b'"usage"', b'"service_tier"')
+
     def __init__(self, client_asked: bool) -> None:
         super().__init__()
         self._client_asked = client_asked
+
+    def passes(self, event: bytes) -> bool:
+        # Every chunk names the model, and the first that does is kept.
+        return self.model is not None and super().passes(event)
 
     def feed(self, event: dict[str, Any]) -> bool:
         self.variant = said(event, "service_tier") or self.variant
@@ -448,6 +477,8 @@ def _responses_bill(response: dict[str, Any]) -> Bill | None:
 
 
 class _ResponsesMeter(StreamMeter):
+    reads = (b'"response"',)
+
     def feed(self, event: dict[str, Any]) -> bool:
         response = event.get("response")
         if not isinstance(response, dict):

@@ -29,10 +29,7 @@ import logging
 import sqlite3
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, replace
 from datetime import date
-from decimal import Decimal
-from functools import partial
 from typing import Any, Protocol
 
 import aiohttp
@@ -42,25 +39,22 @@ from plane.agents.roster import AgentSpec
 from plane.agents.services import Services
 from plane.agents.workers import Workers
 from plane.config import EMBEDDED, EMBEDDED_MODEL
-from plane.errors import LedgerError, NoSuchAgent, ProviderError, UnknownPrice
+from plane.errors import LedgerError, NoSuchAgent, ProviderError
 from plane.gateway.admission import WAIT_S, Admission
 from plane.gateway.apis import Bill, StreamMeter, Wire, sse_events
-from plane.gateway.asked import Asked
 from plane.gateway.carried import session_of, tag_of
+from plane.gateway.charges import Call, Charge, Charges
 from plane.gateway.containers import Containers
-from plane.gateway.estimate import Estimate
 from plane.gateway.keys import Keys
-from plane.gateway.learned import Learning, Settled
-from plane.gateway.prompt_parts import pieces_of
+from plane.gateway.learned import Learning
 from plane.gateway.refused import GatewayRefused
 from plane.gateway.repeats import LOOKS
 from plane.gateway.routing import Upstream, presented_key, upstream
 from plane.money.limits import steps_down
-from plane.money.pricing import Fees, Priced
 from plane.providers import connections
 from plane.store.engine import Database
 from plane.wire.protocol import Usage
-from plane.wire.words import FLOOR, UNPRICED, tokens, turn_cost, usage_text
+from plane.wire.words import UNPRICED, tokens, turn_cost
 
 __all__ = ["Gateway", "Responder"]
 
@@ -112,23 +106,23 @@ class Gateway:
         keys: Keys,
         db: Database,
         *,
-        publish: Callable[[str], Awaitable[object]],
+        changed: Callable[[str], None],
         spend_notices: Callable[[str], Awaitable[None]],
         connect: connections.Connect | None = None,
         embedded: Callable[[], tuple[str, str | None] | None] = lambda: None,
         wait_s: float = WAIT_S,
     ) -> None:
         """`workers` are told the model each agent's client names and why a
-        call was refused (admission's); `publish` sends an agent's row to the
-        clients (the rows'); `spend_notices` says the day's warning and
-        ceiling notices (after a turn's);
-        `embedded` the embedded model's base URL and key, while it runs;
+        call was refused (admission's); `changed` tells the rows an agent's
+        row changed (shown to whoever watches, `Rows.changed`); `spend_notices`
+        says the day's warning and ceiling notices (after a turn's); `embedded`
+        the embedded model's base URL and key, while it runs;
         `db` keeps what the estimates learn (`plane.gateway.learned`);
         `connect` replaces the network (`plane.providers.connections`)."""
         self._services = services
         self._embedded = embedded
         self._keys = keys
-        self._publish = publish
+        self._changed = changed
         self._spend_notices = spend_notices
         # The providers' pool: no cap on calls in flight, idle connections kept.
         self._http = connections.session(connect, UPSTREAM_TIMEOUT)
@@ -138,7 +132,7 @@ class Gateway:
         overlapped them: a fan-out (parallel calls, the same one sent many
         times at once) is not one conversation going round, and the loop
         guard does not see it."""
-        self._containers = Containers()
+        self._charges = Charges(services, Containers())
         self.learning = Learning(db)
         self.admission = Admission(services, workers, self.learning, wait_s)
 
@@ -209,7 +203,7 @@ class Gateway:
                 wire, spec, model, asked, wide, tag=tag, session=client_session
             )
             self._workers[spec.name].client_model = named  # its row: what it asked for
-            opened = _Call(
+            opened = Call(
                 call,
                 wire,
                 spec,
@@ -285,7 +279,7 @@ class Gateway:
             )
         return found
 
-    async def _forward(self, call: _Call, headers: Mapping[str, str], out: Responder) -> None:
+    async def _forward(self, call: Call, headers: Mapping[str, str], out: Responder) -> None:
         wire, spec = call.wire, call.spec
         sent = call.provider.headers(wire, headers) | {"content-type": "application/json"}
         try:
@@ -294,7 +288,7 @@ class Gateway:
             self.admission.forget(spec.name, call.id)
             self._flying[spec.name].pop(call.id, None)
 
-    async def _exchange(self, call: _Call, headers: dict[str, str], out: Responder) -> None:
+    async def _exchange(self, call: Call, headers: dict[str, str], out: Responder) -> None:
         wire, spec = call.wire, call.spec
         if out.gone():  # it left while its call waited for room: nothing is sent, or bought
             log.info("%s: the client left before its call was sent", spec.name)
@@ -321,7 +315,7 @@ class Gateway:
             response.release()
 
     async def _refused_upstream(
-        self, response: aiohttp.ClientResponse, call: _Call, out: Responder
+        self, response: aiohttp.ClientResponse, call: Call, out: Responder
     ) -> None:
         """The upstream's own error, passed on as it said it: nothing was bought."""
         try:
@@ -334,7 +328,7 @@ class Gateway:
             passed["retry-after"] = response.headers["retry-after"]
         await _answer(out, call.spec.name, response.status, body, passed)
 
-    async def _whole(self, call: _Call, response: aiohttp.ClientResponse, out: Responder) -> None:
+    async def _whole(self, call: Call, response: aiohttp.ClientResponse, out: Responder) -> None:
         try:
             raw = await response.read()
             bill = call.wire.bill_of(json.loads(raw))
@@ -348,7 +342,7 @@ class Gateway:
         await self._settle(call, bill)  # bought whether or not its client is still there
         await _answer(out, call.spec.name, 200, raw, {"content-type": "application/json"})
 
-    async def _stream(self, call: _Call, response: aiohttp.ClientResponse, out: Responder) -> None:
+    async def _stream(self, call: Call, response: aiohttp.ClientResponse, out: Responder) -> None:
         """The upstream's events passed on as they come, to the stream's last
         (`StreamMeter.ended`), where the client's answer ends whether or not
         the upstream closes (its connection, left unfinished, is then closed,
@@ -372,7 +366,7 @@ class Gateway:
 
     async def _relay(
         self,
-        call: _Call,
+        call: Call,
         response: aiohttp.ClientResponse,
         meter: StreamMeter,
         out: Responder,
@@ -402,32 +396,44 @@ class Gateway:
             if meter.ended:
                 return
 
-    async def _announced(self, call: _Call, usage: Usage) -> bool:
+    async def _announced(self, call: Call, usage: Usage) -> bool:
         """What the provider announced of the call's prompt, to admission; True once told."""
         agent, asked, estimate = call.spec.name, call.asked, call.estimate
         await self.admission.announced(agent, call.id, call.model, asked, estimate, usage)
         return True
 
-    async def _fail(self, call: _Call) -> None:
+    async def _fail(self, call: Call) -> None:
         """No response: nothing was bought, and room is free for those waiting."""
         async with self.admission.closing(call.spec.name, call.id):
             await self._services.ledger.fail(call.id)
 
-    async def _settle(self, call: _Call, bill: Bill | None, *, whole: bool = True) -> None:
+    async def _settle(self, call: Call, bill: Bill | None, *, whole: bool = True) -> None:
         """Settle from the provider's bill; a call that ended without it (a cut
         stream, a broken body) at the larger of its likely cost and what the
-        provider had announced. The learned estimates move before the calls
-        waiting for room are woken. Only a whole answer is shown to the loop
-        guard: a client asking again after a cut one retries, it does not repeat."""
+        provider had announced. Priced before admission's locks are taken
+        (`plane.gateway.charges`): they are held for the ledger's write alone,
+        and the learned estimates move before the calls waiting for room are
+        woken. Only a whole answer is shown to the loop guard: a client asking
+        again after a cut one retries, it does not repeat."""
+        charged = self._charges.of(call, bill if whole else None, None if whole else bill)
+        ledger = self._services.ledger
         async with self.admission.closing(call.spec.name, call.id):
-            charged = await self._charge(call, bill if whole else None, None if whole else bill)
+            settled = await ledger.settle(
+                call.id,
+                charged.usage,
+                charged.cost,
+                charged.source,
+                estimated=charged.estimated,
+                parts=charged.parts,
+                model=charged.renamed,
+            )
             if charged.learned is not None:
                 await self.learning.learn(charged.learned)
         try:  # in the ledger now: the answer is the client's, whatever fails after
             # Kept beside the call's line, in the same commit.
             kept = self.learning.keep(charged.learned) if charged.learned is not None else None
             try:
-                await self._said(call, charged)
+                await self._said(call, charged, settled.day)
             finally:
                 if kept is not None:
                     await kept
@@ -439,7 +445,7 @@ class Gateway:
                 "%s: call %d was recorded; what is said of it failed: %s", agent, call.id, error
             )
 
-    async def _watched(self, call: _Call, charged: _Charged) -> None:
+    async def _watched(self, call: Call, charged: Charge) -> None:
         """Show the agent's loop guard the call just settled, unless another
         call of its ran at the same time; a loop it finds holds the agent
         (its next calls refused, said once in its conversation) until the
@@ -460,115 +466,7 @@ class Gateway:
         if loop is not None:
             await worker.call_held(await worker.hold_loop(loop))
 
-    async def _charge(self, call: _Call, bill: Bill | None, announced: Bill | None) -> _Charged:
-        """The ledger's settle, and what is said and learned of it."""
-        services = self._services
-        answer = self._answered(call, bill or announced)
-        model, settle = answer.priced_as, partial(services.ledger.settle, model=answer.renamed)
-        if bill is not None and bill.usage == Usage() and _fees(bill, call.asked) == Fees():
-            bill = None  # an answer that used nothing at all: its usage is unknown, not free
-        if bill is None:
-            return await self._unbilled(call, announced, answer)
-        if call.asked.searched > bill.searches:  # billed, though its reply does not say so
-            bill = replace(bill, searches=call.asked.searched)
-        if not bill.variant and call.asked.variant:
-            bill = self._as_asked(call, model, bill)
-        if bill.containers:  # each billed once, by the call that made it
-            now = services.clock.now()
-            made = self._containers.new(call.spec.name, bill.containers, now)
-            bill = replace(bill, containers=made)
-        line = f"{answer.model} · {usage_text(bill.usage)}" + _tools_used(bill)
-        price = _priced(services.pricer.price, model, bill, call.asked)
-        if price is None:
-            charge = await settle(call.id, bill.usage, Decimal(0), UNPRICED, estimated=True)
-            return _Charged(charge.cost_usd, charge.day, bill.usage, line, unpriced=True)
-        pieces = pieces_of(call.wire.upstream_kind, call.wire.path, call.body)
-        parts = services.pricer.attribute(model, pieces, bill.usage, price.cost_usd)
-        source, floor = answer.source(price.source), answer.floor
-        charge = await settle(
-            call.id, bill.usage, price.cost_usd, source, parts=parts, estimated=floor
-        )
-        learned = self._learned(call, bill, price.cost_usd)
-        return _Charged(charge.cost_usd, charge.day, bill.usage, line, False, learned, floor)
-
-    def _answered(self, call: _Call, bill: Bill | None) -> _Answer:
-        """The model that answered a call, and the one it is priced as. The
-        upstream bills the one that answered, which a router may have chosen
-        over the one asked for (a fallback, an alias): its name in the
-        response, else the one the call was sent as. The embedded model
-        answers as itself whatever it was called, and may say the name it was
-        called by: it is metered as itself.
-
-        One that answered with no known price is priced as the one asked for,
-        never at $0: the one rule that neither makes it free nor holds an
-        agent for a name its upstream chose. That is a floor, not its cost
-        (a router falls back to dearer models too), so the call is marked an
-        estimate and its line says the rest is unpriced."""
-        named = bill.model if bill is not None else None
-        embedded = self._services.config.providers[call.spec.provider].kind == EMBEDDED
-        if named is None or named == call.model or embedded:
-            return _Answer(call.model, call.model, call.model)
-        pricer = self._services.pricer
-        if pricer.override_for(call.model) is not None and pricer.override_for(named) is None:
-            # The operator priced the name it sends its calls as (a deployment of
-            # its own, its own terms): that price is the operator's word for
-            # whatever answers there, not a list price found for the name that did.
-            return _Answer(call.model, named, call.model, floor=False)
-        known = pricer.is_known(named)
-        return _Answer(call.model, named, named if known else call.model, floor=not known)
-
-    def _as_asked(self, call: _Call, model: str, bill: Bill) -> Bill:
-        """A reply that does not say how it was served (fast mode, a service
-        tier) is charged as its call asked, where that is the dearer: a
-        server that ignored a cheaper tier asked for billed the standard one."""
-        asked = replace(bill, variant=dict(call.asked.variant))
-        price = self._services.pricer.price
-        dearer = _priced(price, model, asked, call.asked)
-        plain = _priced(price, model, bill, call.asked)
-        if dearer is not None and plain is not None and dearer.cost_usd > plain.cost_usd:
-            return asked
-        return bill
-
-    def _learned(self, call: _Call, bill: Bill, cost: Decimal) -> Settled:
-        """What a call settled from its bill teaches the next estimates: its
-        cost against its estimated prompt with its real answers, served as it was."""
-        expected = Usage(input_tokens=call.estimate.prompt, output_tokens=bill.usage.output_tokens)
-        base = self._services.pricer.price(
-            call.model, expected, searches=call.asked.searched, variant=bill.variant
-        )
-        return Settled(
-            call.id,
-            call.spec.name,
-            base.cost_usd,
-            call.estimate.unknown,
-            call.asked.choices,
-            cost,
-            bill.usage.input_tokens,
-            bill.usage.output_tokens,
-            bill.response_id,
-            call.asked.context_key,
-        )
-
-    async def _unbilled(self, call: _Call, announced: Bill | None, answer: _Answer) -> _Charged:
-        """A call settled without its usage: at the larger of its likely cost
-        and what the provider announced of it (`announced`: a stream cut; None:
-        a whole reply whose usage was missing or not counts)."""
-        services, likely, model = self._services, call.estimate.likely, answer.model
-        settle = partial(services.ledger.settle, model=answer.renamed)
-        seen = announced.usage if announced is not None else Usage()
-        said = _priced(services.pricer.price, answer.priced_as, announced, call.asked)
-        if said is not None and said.cost_usd > likely:
-            source = answer.source(said.source)
-            charge = await settle(call.id, seen, said.cost_usd, source, estimated=True)
-            line = f"{model} · cut after {usage_text(seen)} was announced, charged that"
-        else:
-            charge = await settle(call.id, seen, likely, "estimate", estimated=True)
-            line = f"{model} · cut before its usage, charged at its estimate"
-            if announced is None:
-                line = f"{model} · no usage the plane could read, charged at its estimate"
-        return _Charged(charge.cost_usd, charge.day, seen, line, False, floor=answer.floor)
-
-    async def _said(self, call: _Call, charged: _Charged) -> None:
+    async def _said(self, call: Call, charged: Charge, day: date) -> None:
         """The call's quiet line in the conversation, its row, the day's notices."""
         services, agent = self._services, call.spec.name
         shown = UNPRICED if charged.unpriced else turn_cost(charged.cost)
@@ -582,10 +480,10 @@ class Gateway:
         if call.session:
             line += f" · session {call.session}"
         # The charts' and /metrics' "compression saved".
-        await services.savings.record(agent, call.model, call.saved, charged.day)
+        await services.savings.record(agent, call.model, call.saved, day)
         cost = None if charged.unpriced else charged.cost  # unknown, not $0
         await services.add_message(agent, "cost", line, cost_usd=cost, usage=charged.usage)
-        await self._publish(agent)
+        self._changed(agent)
         await self._spend_notices(agent)
 
 
@@ -617,104 +515,6 @@ async def _upstream(response: aiohttp.ClientResponse) -> bytes:
         return await response.content.readany()
     except aiohttp.ClientError as exc:
         raise _UpstreamCut from exc
-
-
-def _priced(
-    price: Callable[..., Priced], model: str, bill: Bill | None, asked: Asked
-) -> Priced | None:
-    """What `bill` costs; None without one, or with no price known for the model."""
-    if bill is None or bill.usage == Usage():
-        return None
-    try:
-        return price(model, bill.usage, variant=bill.variant, fees=_fees(bill, asked))
-    except UnknownPrice:
-        return None
-
-
-def _fees(bill: Bill, asked: Asked) -> Fees:
-    """What the call's server tools used that is billed by the use: each
-    container at the memory its request asked for."""
-    gb = len(bill.containers) * asked.container_gb
-    return Fees(bill.searches, bill.file_searches, gb)
-
-
-def _tools_used(bill: Bill) -> str:
-    """The server tools' uses a call is billed for, as its line says them."""
-    said = ""
-    for count, one, many in (
-        (bill.searches, "web search", "web searches"),
-        (bill.file_searches, "file search", "file searches"),
-        (len(bill.containers), "code container", "code containers"),
-    ):
-        if count:
-            said += f" · {count} {one if count == 1 else many}"
-    return said
-
-
-@dataclass(frozen=True)
-class _Answer:
-    """Who answered a call, and as which model it is priced (`Gateway._answered`)."""
-
-    asked: str
-    """The model the call was sent as."""
-    model: str
-    """The model that answered it."""
-    priced_as: str
-    floor: bool = False
-    """Priced as the model asked for because the one that answered has no
-    known price: what it cost is at least that, not that."""
-
-    @property
-    def renamed(self) -> str | None:
-        """The model the ledger's row is to name instead of the one it was opened with."""
-        return self.model if self.model != self.asked else None
-
-    def source(self, priced: str) -> str:
-        """The ledger's price source for a price found as `priced_as`."""
-        if self.floor:
-            return f"{priced}, as {self.asked}: {self.model} answered, {FLOOR}"
-        if self.priced_as != self.model:
-            return f"{priced}, as {self.asked}: {self.model} answered"
-        return priced
-
-
-@dataclass(frozen=True)
-class _Charged:
-    """A settled call, as the conversation and learning hear of it."""
-
-    cost: Decimal
-    day: date
-    usage: Usage
-    line: str
-    unpriced: bool
-    learned: Settled | None = None
-    floor: bool = False
-    """Charged as the model asked for: the one that answered has no known price."""
-
-
-@dataclass(frozen=True)
-class _Call:
-    """One forwarded call, written pending as `id`."""
-
-    id: int
-    wire: Wire
-    spec: AgentSpec
-    provider: Upstream
-    model: str
-    body: dict[str, Any]
-    asked: Asked
-    estimate: Estimate
-    saved: int
-    """Characters compression took out of the request."""
-    session: str | None
-    """The client's session, as its headers (or Claude Code's metadata) name it."""
-    tag: str | None = None
-    """What the work is for, as the call carried it (`plane.gateway.carried`)."""
-    sent: dict[str, Any] | None = None
-    """The request as its client sent it, before compression, for the loop
-    guard to read once the call is settled (None: the guard is off)."""
-    sent_bytes: int = 0
-    """The size of the request's body as its client sent it."""
 
 
 def _body(raw: bytes) -> dict[str, Any]:

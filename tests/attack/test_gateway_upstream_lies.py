@@ -132,3 +132,49 @@ async def test_a_delta_that_says_0_for_the_prompt_it_announced_does_not_make_it_
     [entry] = await gw.entries()
     assert (entry.status, entry.cost_usd) == ("settled", Decimal("20.2"))
     assert entry.usage.input_tokens == 20_000
+
+
+def escaped(event: bytes) -> bytes:
+    """The event's data with the names that matter spelled in JSON's escapes."""
+    for name, spelled in ((b'"usage"', b'"\\u0075sage"'), (b'"message_', b'"message\\u005f')):
+        event = event.replace(name, spelled)
+    return event
+
+
+def in_utf16(event: bytes) -> bytes:
+    """The event's data in UTF-16, which a JSON reader takes as it takes UTF-8."""
+    data = event.removeprefix(b"data: ").removesuffix(b"\n\n")
+    return b"data: " + data.decode().encode("utf-16-le") + b"\n\n"
+
+
+@pytest.mark.parametrize("spelled", [escaped, in_utf16])
+async def test_a_chat_stream_that_spells_its_usage_another_way_is_charged_it(
+    start_gateway: StartGateway, spelled: Any
+) -> None:
+    """9,000 tokens in and 500 out, said in a chunk its meter does not
+    recognise by its bytes: $10, as said, not the call's estimate."""
+    gw = await start_gateway()
+    await gw.services.gate.ceilings.set("aider", None)
+    *chunks, usage, done = chat_stream({"prompt_tokens": 9000, "completion_tokens": 500})
+    gw.llm.verbatim(*chunks, spelled(usage), done)
+    answer = await call(gw, "aider", stream=True)
+    assert answer.status_code == 200, answer.text
+    [entry] = await gw.entries()
+    assert (entry.status, entry.cost_usd, entry.estimated) == ("settled", Decimal(10), False)
+
+
+async def test_a_messages_stream_that_spells_its_events_another_way_is_charged_them(
+    start_gateway: StartGateway,
+) -> None:
+    """The prompt said at the start, the answer at the end, each event's type
+    spelled in JSON's escapes: 20 tokens in, 100 out, $0.22."""
+    gw = await start_gateway()
+    await gw.services.gate.ceilings.set("claude", None)
+    start = {"input_tokens": 20, "output_tokens": 1}
+    events = messages_stream(start, {"output_tokens": 100})
+    # The data alone (no `event:` line, which names the type too), as some servers send it.
+    gw.llm.verbatim(*(escaped(event.split(b"\n", 1)[1]) for event in events))
+    answer = await call(gw, "claude", stream=True)
+    assert answer.status_code == 200, answer.text
+    [entry] = await gw.entries()
+    assert (entry.status, entry.cost_usd, entry.estimated) == ("settled", Decimal("0.22"), False)

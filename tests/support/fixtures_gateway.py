@@ -13,7 +13,7 @@ import pytest
 
 from plane.clock import ManualClock
 from plane.config import parse_config
-from plane.daemon.events import Subscription
+from plane.daemon.events import EventBus, Subscription
 from plane.daemon.server import Plane
 from plane.gateway.apis import Wire
 from plane.gateway.forward import Responder
@@ -152,10 +152,14 @@ async def start_gateway(
     running: list[Plane] = []
 
     async def start(
-        config_text: str = CONFIG, *, restart: GatewayPlane | None = None
+        config_text: str = CONFIG,
+        *,
+        restart: GatewayPlane | None = None,
+        bus: EventBus | None = None,
     ) -> GatewayPlane:
         """A gateway plane; with `restart`, that one stopped first and this one
-        on its home and clock (its keys made again)."""
+        on its home and clock (its keys made again); `bus`, what it tells its
+        clients on, given."""
         if restart is not None:
             running.remove(restart.plane)
             restart.plane.stop_event.set()
@@ -166,6 +170,8 @@ async def start_gateway(
         lay_store(home, migrated_store)
         clock = restart.clock if restart is not None else ManualClock(NOON)
         plane = Plane(parse_config(text), home, clock, http=("127.0.0.1", 0))
+        if bus is not None:
+            plane.bus = bus
         await plane.startup()
         running.append(plane)
         keys = Keys(home.gateway_keys)

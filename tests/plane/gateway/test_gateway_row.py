@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from plane.cli.manage import shown
+from plane.daemon.events import EventBus
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
 from tests.support.billing import Bills
@@ -133,3 +134,72 @@ async def test_the_days_notices_count_what_is_settled_not_calls_in_flight(
     await gw.settled(watching, "aider")
     [warning] = [m.text for m in await gw.said("aider") if "has spent" in m.text]
     assert warning.startswith("aider has spent $0.90 today, 90% of its $1.00 daily ceiling")
+
+
+class Told(EventBus):
+    """The plane's bus, keeping every event emitted, whether anyone reads it or not."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.told: list[p.Event] = []
+
+    def emit(self, event: p.Event) -> None:
+        self.told.append(event)
+        super().emit(event)
+
+
+def ask(n: int) -> dict:
+    return {"model": "scripted-model", "messages": [{"role": "user", "content": f"q {n}"}]}
+
+
+async def calls(gw: GatewayPlane, agent: str, many: int) -> None:
+    """`many` calls of `agent` at once, each answered."""
+    heads = {"authorization": f"Bearer {gw.keys[agent]}"}
+    async with local_client(base_url=gw.url, timeout=30) as http:
+        answers = await asyncio.gather(
+            *(http.post("/v1/chat/completions", json=ask(n), headers=heads) for n in range(many))
+        )
+    assert all(answer.is_success for answer in answers), answers
+
+
+async def row_of(gw: GatewayPlane, agent: str) -> p.AgentState:
+    """The agent's row in a snapshot, as `plane status` and a TUI's first frame get it."""
+    [row] = [row for row in (await gw.rows.snapshot()).agents if row.name == agent]
+    return row
+
+
+async def test_a_gateway_agents_row_is_not_built_for_nobody(
+    start_gateway: StartGateway,
+) -> None:
+    """With no client subscribed (and no alerts), a call settling builds no
+    row; the snapshot a client then takes has the agent as it is."""
+    told = Told()
+    gw = await start_gateway(bus=told)
+    gw.llm.responder = Bills(delay_s=0)
+    await calls(gw, "aider", 3)
+    assert [e for e in told.told if isinstance(e, p.AgentUpdated)] == []
+    row = await row_of(gw, "aider")
+    assert row.spend_today_usd == await gw.services.ledger.spend_today("aider") > 0
+    assert (row.status, row.model) == ("idle", "scripted-model")
+
+
+async def test_a_subscriber_sees_a_busy_gateway_agents_last_state(
+    start_gateway: StartGateway,
+) -> None:
+    """Calls settling together show the agent's row once for all of them at
+    most: the last row a subscriber sees is the agent as it is once they are done."""
+    gw = await start_gateway()
+    gw.llm.responder = Bills(delay_s=0.1)
+    watching = gw.watch()
+    await calls(gw, "aider", 8)
+    final = await row_of(gw, "aider")
+    assert final.status == "idle" and final.spend_today_usd > 0
+
+    async def shown_final() -> None:
+        while (event := await watching.next()) is not None:
+            if isinstance(event, p.AgentUpdated) and event.agent.name == "aider":
+                row = event.agent
+                if (row.status, row.spend_today_usd) == (final.status, final.spend_today_usd):
+                    return
+
+    await asyncio.wait_for(shown_final(), 10)
