@@ -17,7 +17,16 @@ from plane.errors import NotRunning, PlaneError
 from plane.home import Home
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
-from plane.wire.words import UNPRICED, call_count, plain, terminal_safe, usd, usd_exact
+from plane.wire.words import (
+    UNPRICED,
+    call_count,
+    floor_priced,
+    not_all_priced,
+    plain,
+    terminal_safe,
+    usd,
+    usd_exact,
+)
 
 WAIT_S = 600.0
 """How long `send --wait` waits unless told (--timeout)."""
@@ -191,27 +200,41 @@ def _print_ledger(day: date, entries: list[p.LedgerEntry]) -> None:
 
 def ledger_lines(day: date, entries: list[p.LedgerEntry]) -> list[str]:
     """A day's calls as `plane ledger` prints them. A call no price is known
-    for shows `unpriced`, and the day's total says how many it leaves out."""
+    for shows `unpriced`, one priced at a floor `$0.00021 + unpriced` (as
+    its line in the conversation says), and the day's total says how many
+    of each it holds, as `--summary` does."""
     total = sum((e.cost_usd for e in entries), Decimal(0))
     unpriced = sum(e.price_source == UNPRICED for e in entries)
-    head = f"{day} (UTC): {call_count(len(entries))}, {usd(total)}"
-    if unpriced:
-        head += f" ({unpriced} {UNPRICED}, not in the total)"
-    lines = [head]
+    floor = sum(floor_priced(e.price_source) for e in entries)
+    lines = [
+        f"{day} (UTC): {call_count(len(entries))}, {usd(total)}" + not_all_priced(unpriced, floor)
+    ]
     for e in entries:
         u = e.usage
         tokens = f"in {u.input_tokens} (cached {u.cache_read_tokens})  out {u.output_tokens}"
-        cost = UNPRICED if e.price_source == UNPRICED else f"${plain(e.cost_usd)}"
-        lines.append(f"  {e.at:%H:%M:%S}  {e.agent}  {e.model}  {tokens}  {cost}  {_status(e)}")
+        lines.append(f"  {e.at:%H:%M:%S}  {e.agent}  {e.model}  {tokens}  {_cost(e)}  {_status(e)}")
     return lines
+
+
+def _cost(e: p.LedgerEntry) -> str:
+    if e.price_source == UNPRICED:
+        return UNPRICED
+    if floor_priced(e.price_source):
+        return f"${plain(e.cost_usd)} + {UNPRICED}"
+    return f"${plain(e.cost_usd)}"
 
 
 def _status(e: p.LedgerEntry) -> str:
     """A call settled without the provider's usage (a stream cut off, a broken
     answer) was charged its estimate, as `--json` says: the listing says so
     too, or the figure would read as measured. Pending and interrupted calls
-    are at their estimate by what they are."""
-    return "settled (estimated)" if e.status == "settled" and e.estimated else e.status
+    are at their estimate by what they are. A call priced at a floor is
+    marked an estimate as well (`--json`: its floor teaches no estimate),
+    but its cost says what it is (`+ unpriced`): `(estimated)` would read
+    as a call whose usage never came."""
+    if e.status == "settled" and e.estimated and not floor_priced(e.price_source):
+        return "settled (estimated)"
+    return e.status
 
 
 async def _default_model(client: PlaneClient) -> str:

@@ -39,7 +39,7 @@ from plane.money.totals import (
     summarise_tools,
     window,
 )
-from plane.wire.words import UNPRICED, call_count, plain, tokens, usd
+from plane.wire.words import call_count, not_all_priced, plain, tokens, usd
 
 DEFAULT_DAYS = 7
 MAX_DAYS = 3660
@@ -51,6 +51,7 @@ FIELDS = [
     "output_tokens",
     "cost_usd",
     "unpriced_calls",
+    "floor_priced_calls",
 ]
 
 
@@ -144,6 +145,7 @@ def _figures(line: Line) -> dict[str, Any]:
         "output_tokens": line.output_tokens,
         "cost_usd": plain(line.cost_usd),
         "unpriced_calls": line.unpriced,
+        "floor_priced_calls": line.floor,
     }
 
 
@@ -160,16 +162,17 @@ def _json(first: date, last: date, by: By, lines: list[Line], total: Line) -> di
 def _text(first: date, last: date, by: By, lines: list[Line], total: Line) -> str:
     span = (last - first).days + 1
     head = f"{first} to {last} (UTC, {span} day{'s' if span != 1 else ''}), by {by}: "
-    out = [head + f"{call_count(total.calls)}, {usd(total.cost_usd)}" + _unpriced(total)]
+    out = [head + f"{call_count(total.calls)}, {usd(total.cost_usd)}" + _unknown(total)]
     width = max((len(line.key) for line in lines), default=0)
     for line in lines:
         cached = f" ({tokens(line.cache_read_tokens)} cached)" if line.cache_read_tokens else ""
         used = f"{tokens(line.input_tokens)} in{cached} · {tokens(line.output_tokens)} out"
         shown = f"  {line.key:<{width}}  {usd(line.cost_usd):>9}  {call_count(line.calls)}  {used}"
-        out.append(shown + _unpriced(line))
+        out.append(shown + _unknown(line))
     return "\n".join(out)
 
 
-def _unpriced(line: Line) -> str:
-    """What a sum leaves out: calls no price is known for are not free."""
-    return f" ({line.unpriced} {UNPRICED}, not in the total)" if line.unpriced else ""
+def _unknown(line: Line) -> str:
+    """What a sum does not know: calls no price is known for are not free,
+    and a call priced at a floor cost at least that."""
+    return not_all_priced(line.unpriced, line.floor)

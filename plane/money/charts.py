@@ -47,9 +47,15 @@ from plane.wire.protocol import (
     SpendStackReply,
     StackBy,
 )
-from plane.wire.words import unpriced_call
+from plane.wire.words import FLOOR, UNPRICED, unpriced_call
 
 DAYS = 30
+UNPRICED_TODAY = (
+    "SELECT agent, price_source FROM calls WHERE day = ? AND (price_source = ? OR price_source"
+    " LIKE ?)"
+)
+"""The fleet's calls of a day whose cost is not all known (`unpriced_call`),
+for the top spenders' figures: the agent's own chart reads only its calls."""
 
 
 async def spend_history(
@@ -80,11 +86,6 @@ def _history(
     saved_today = [row for row in saved if row["day"] == today.isoformat()]
     hours = [f"{hour:02d}" for hour in range(24)]
     days = [(first + timedelta(days=n)).isoformat() for n in range(DAYS)]
-    saved_by_agent = _saved_by(savings.between(conn, today, today), lambda row: str(row["agent"]))
-    top = sorted(
-        ((name, spent) for name, spent in by_agent.items() if spent),
-        key=lambda pair: (-pair[1], pair[0]),
-    )
     return SpendHistoryReply(
         id=id,
         day=today,
@@ -95,10 +96,7 @@ def _history(
         days=_points(
             days, per_day(calls, first, last), _saved_by(saved, _day), _unpriced_by(calls, _day)
         ),
-        top=[
-            SpendPoint(label=name, spent_usd=spent, saved_usd=saved_by_agent.get(name, Decimal(0)))
-            for name, spent in top
-        ],
+        top=_top(conn, today, by_agent),
         models=[
             _line_point(line)
             for line in summarise(todays, "model")[0]
@@ -112,6 +110,28 @@ def _history(
             ]
         ),
     )
+
+
+def _top(conn: Connection, today: date, by_agent: dict[str, Decimal]) -> list[SpendPoint]:
+    """The day's spenders, the most first, each with what compression saved
+    it and its calls whose cost is not all known (a floor is in what it
+    spent, as in its other bars)."""
+    saved = _saved_by(savings.between(conn, today, today), _agent)
+    not_known = conn.execute(UNPRICED_TODAY, (today.isoformat(), UNPRICED, f"%{FLOOR}")).fetchall()
+    unpriced = _unpriced_by(not_known, _agent)
+    top = sorted(
+        ((name, spent) for name, spent in by_agent.items() if spent),
+        key=lambda pair: (-pair[1], pair[0]),
+    )
+    return [
+        SpendPoint(
+            label=name,
+            spent_usd=spent,
+            saved_usd=saved.get(name, Decimal(0)),
+            unpriced_calls=unpriced.get(name, 0),
+        )
+        for name, spent in top
+    ]
 
 
 def _line_point(line: Line) -> SpendPoint:
@@ -228,6 +248,10 @@ def _by_group(saved: Iterable[Record], calls: Iterable[Record]) -> dict[str, lis
         group = group_of.get((row["agent"], row["day"]))
         groups.setdefault(NONE if group is None else str(group), []).append(row)
     return groups
+
+
+def _agent(row: Record) -> str:
+    return str(row["agent"])
 
 
 def _hour(row: Record) -> str:

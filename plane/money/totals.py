@@ -24,7 +24,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
 from plane.money.stored import added_up, amount, summand
-from plane.wire.words import FLOOR, UNPRICED
+from plane.wire.words import UNPRICED, floor_priced
 
 By = Literal["agent", "model", "day", "hour", "group", "tag", "session", "tool"]
 Record = sqlite3.Row | Mapping[str, Any]
@@ -73,8 +73,8 @@ class Line:
     unpriced: int = 0
     """Calls of a model with no known price: in `calls`, not in `cost_usd`."""
     floor: int = 0
-    """Calls priced at a floor (`FLOOR`): in `cost_usd` at what they cost at
-    least, the rest unknown."""
+    """Calls priced at a floor (`plane.wire.words.FLOOR`): in `cost_usd` at
+    what they cost at least, the rest unknown."""
 
     def add(self, row: Record) -> None:
         self.calls += 1
@@ -87,7 +87,7 @@ class Line:
         self.statuses[status] = self.statuses.get(status, 0) + 1
         if row["price_source"] == UNPRICED:
             self.unpriced += 1
-        elif str(row["price_source"]).endswith(FLOOR):
+        elif floor_priced(str(row["price_source"])):
             self.floor += 1
 
 
@@ -178,7 +178,7 @@ def summarise_tools(calls: Sequence[Record], parts: Sequence[Record]) -> tuple[l
     lines: dict[str, Line] = {}
     seen: dict[str, set[int]] = {}
     attributed: set[int] = set()
-    floors = {int(row["id"]) for row in calls if str(row["price_source"]).endswith(FLOOR)}
+    floors = {int(row["id"]) for row in calls if floor_priced(str(row["price_source"]))}
     try:
         for part in parts:
             attributed.add(int(part["call"]))

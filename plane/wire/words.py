@@ -33,7 +33,29 @@ for, which is at least what it cost, not what it cost. Its line says
 def unpriced_call(price_source: str) -> bool:
     """Whether a call's cost is not all known: no price at all (`UNPRICED`,
     at $0) or a floor (`FLOOR`, the rest unknown)."""
-    return price_source == UNPRICED or price_source.endswith(FLOOR)
+    return price_source == UNPRICED or floor_priced(price_source)
+
+
+def floor_priced(price_source: str) -> bool:
+    """Whether a call was priced at a floor (`FLOOR`): it cost at least
+    its amount, and what more is unpriced."""
+    return price_source.endswith(FLOOR)
+
+
+def not_all_priced(unpriced: int, floor: int) -> str:
+    """What a sum of calls does not know, after its figure: calls no price
+    is known for (`(1 unpriced, not in the total)`: at $0, which is not
+    their cost), calls priced at a floor (`(1 priced at a floor, the rest
+    of its cost unpriced)`: in the total at their floor, which they cost at
+    least, as their line says `$0.0002 + unpriced`), both, or nothing. "The
+    rest" is said of the call's cost, never left to read as the other calls."""
+    said = [f"{unpriced} {UNPRICED}, not in the total"] if unpriced else []
+    if floor:
+        said.append(
+            f"{floor} priced at a floor, the rest of {'its' if floor == 1 else 'their'}"
+            f" cost {UNPRICED}"
+        )
+    return f" ({'; '.join(said)})" if said else ""
 
 
 def terminal_safe(text: str) -> str:

@@ -155,8 +155,8 @@ async def test_the_charts_count_a_call_priced_at_a_floor_as_unpriced(
 ) -> None:
     """As its line says `$0.0002 + unpriced`, the charts say the floor and
     that the rest is not known (`$0.0002 + unpriced (1 call)`), never the
-    floor alone as its cost: in the day by hour, the last days, the day by
-    model and by tool, and the fleet's stacked days."""
+    floor alone as its cost: in the day by hour, the last days, the day's top
+    spenders, the day by model and by tool, and the fleet's stacked days."""
     gw = await start_gateway()
     answer_as(gw, "/v1/chat/completions", False, "mystery-model")
     answer = await ask(gw, "/v1/chat/completions", "aider", body_of("", "gpt-4o-mini", False))
@@ -166,6 +166,7 @@ async def test_the_charts_count_a_call_priced_at_a_floor_as_unpriced(
     assert isinstance(history, p.SpendHistoryReply)
     assert [(h.spent_usd, h.unpriced_calls) for h in history.hours if h.spent_usd] == [(floor, 1)]
     assert (history.days[-1].spent_usd, history.days[-1].unpriced_calls) == (floor, 1)
+    assert [(t.label, t.spent_usd, t.unpriced_calls) for t in history.top] == [("aider", floor, 1)]
     assert [(m.label, m.spent_usd, m.unpriced_calls) for m in history.models] == [
         ("mystery-model", floor, 1)
     ]

@@ -254,7 +254,9 @@ class SpendPoint(Frame):
     saved_usd: Decimal = Decimal(0)
     """What compression kept out of the model's input, priced as its input."""
     unpriced_calls: int = 0
-    """Calls of a model no price is known for: their $0 is not their cost."""
+    """Calls whose cost is not all known: of a model no price is known for
+    (their $0 is not their cost), or priced at a floor (in `spent_usd` at
+    that floor, the rest not known)."""
 
 
 # ── parts: the rest of a list too long for one frame ────────────────────────

@@ -16,7 +16,11 @@ from plane.money.ledger import Ledger
 from plane.store import open_store
 from plane.store.sqlite import SqliteDatabase
 from plane.wire.protocol import Usage
+from plane.wire.words import FLOOR
 from tests.support.command import plane_cli, plane_cli_async
+from tests.support.fixtures_gateway import StartGateway
+from tests.support.local_http import local_client
+from tests.support.stream_events import chat_reply
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
@@ -191,6 +195,79 @@ async def test_an_unpriced_call_is_said_in_both_forms_never_shown_as_free(tmp_pa
     assert lines[0] == "2026-11-29 (UTC): 2 calls, $0.10 (1 unpriced, not in the total)"
     assert lines[2].endswith("in 81 (cached 0)  out 27  unpriced  settled")
     await db.close()
+
+
+async def test_a_call_priced_at_a_floor_is_listed_and_summed_as_its_line_says(
+    start_gateway: StartGateway,
+) -> None:
+    """A gateway call answered by a model with no known price is charged as
+    the model asked for, a floor, and its line says `$0.0002 + unpriced`.
+    The day's listing says the same (not `settled (estimated)`, which reads
+    as a call whose usage never came), and the sums count it apart from
+    calls at $0: its floor is in the total, the rest of its cost is not
+    known (`floor_priced_calls` in JSON; `unpriced_calls` stays the calls
+    at $0)."""
+    gw = await start_gateway()
+    path, heads = gw.calls_as("aider")
+    gw.llm.fault(
+        200, body=chat_reply({"prompt_tokens": 1000, "completion_tokens": 100}, "mystery-model")
+    )
+    gw.llm.reply("ok", usage=Usage(input_tokens=10, output_tokens=5))
+    async with local_client(base_url=gw.url, timeout=20) as http:
+        for model in ("gpt-4o-mini", "scripted-model"):  # a floor of $0.00021, then $0.02
+            body = {"model": model, "messages": [{"role": "user", "content": "hi"}]}
+            answer = await http.post(path, json=body, headers=heads)
+            assert answer.status_code == 200, answer.text
+    said = "(1 priced at a floor, the rest of its cost unpriced)"
+    listed = await plane_cli_async(gw.home.root, "ledger", "--day", "2026-11-29")
+    assert listed.returncode == 0, listed.stderr
+    head, floor, priced = listed.stdout.splitlines()
+    assert head == f"2026-11-29 (UTC): 2 calls, $0.02 {said}"
+    assert floor.endswith(
+        "  mystery-model  in 1000 (cached 0)  out 100  $0.00021 + unpriced  settled"
+    )
+    assert priced.endswith("  scripted-model  in 10 (cached 0)  out 5  $0.02  settled")
+    by_model = ("ledger", "--summary", "--day", "2026-11-29", "--by", "model")
+    summed = await plane_cli_async(gw.home.root, *by_model)
+    assert summed.stdout.splitlines() == [
+        f"2026-11-23 to 2026-11-29 (UTC, 7 days), by model: 2 calls, $0.02 {said}",
+        "  scripted-model      $0.02  1 call  10 in · 5 out",
+        f"  mystery-model      <$0.01  1 call  1k in · 100 out {said}",
+    ]
+    summary = json.loads((await plane_cli_async(gw.home.root, *by_model, "--json")).stdout)
+    mystery = summary["groups"][1]
+    assert (mystery["model"], mystery["cost_usd"]) == ("mystery-model", "0.00021")
+    assert (mystery["unpriced_calls"], mystery["floor_priced_calls"]) == (0, 1)
+    total = summary["total"]
+    assert (total["cost_usd"], total["unpriced_calls"], total["floor_priced_calls"]) == (
+        "0.02021",
+        0,
+        1,
+    )
+
+
+async def test_calls_at_0_and_calls_at_a_floor_are_told_apart_in_one_sum(tmp_path):
+    """Calls with no price ($0, not in the total) and calls priced at a floor
+    (in it, at least what they cost) are said each as what they are."""
+    from plane.cli.clients import ledger_lines
+
+    home = Home(tmp_path / "home").ensure()
+    db = await SqliteDatabase.open(home.db)
+    try:
+        ledger = Ledger(db, ManualClock(NOON))
+        call = await ledger.open_call("demo", "p", "mystery", Decimal(0), "unpriced")
+        await ledger.settle(call, Usage(input_tokens=81), Decimal(0), "unpriced", estimated=True)
+        for _ in range(2):  # as the gateway writes a floor's source
+            source = f"table, as gpt-a: other answered, {FLOOR}"
+            call = await ledger.open_call("demo", "p", "gpt-a", Decimal("0.5"), "estimate")
+            await ledger.settle(call, Usage(input_tokens=9), Decimal("0.1"), source, estimated=True)
+        lines = ledger_lines(NOON.date(), await ledger.entries(NOON.date()))
+        out = await plane_cli_async(home.root, "ledger", "--summary", "--day", "2026-11-29")
+    finally:
+        await db.close()
+    both = "(1 unpriced, not in the total; 2 priced at a floor, the rest of their cost unpriced)"
+    assert lines[0] == f"2026-11-29 (UTC): 3 calls, $0.20 {both}"
+    assert out.stdout.splitlines()[0].endswith(f"by agent: 3 calls, $0.20 {both}")
 
 
 def test_a_summary_for_a_plane_elsewhere_never_shows_this_machines_ledger(written):
