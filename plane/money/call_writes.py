@@ -165,6 +165,30 @@ class Opening(Write[int]):
     recorded: Recorded
     sql: str
     """`OPEN`, or `OPEN_BARE` for a `row` of its first seven values."""
+
+    def run(self, conn: Connection) -> int:
+        # lastrowid, as Conversation.append: on SQLite a third cheaper than
+        # RETURNING; plane/store/postgres_dialect.py reads it as lastval().
+        call = self.books.db.runner.execute(self.sql, self.row).lastrowid
+        assert call is not None
+        return int(call)
+
+    def then(self, call: int) -> None:
+        recorded, books = self.recorded, self.books
+        books.open[call] = recorded
+        # A callable field read as a field: `books.count(...)` would first look
+        # it up on the class as a method, unspecialized (~150 instructions).
+        count = books.count
+        count(recorded.day, recorded.agent, recorded.cost_usd)
+
+
+@dataclass(slots=True)
+class Admitted(Opening):
+    """A call opened only once admitted, in the same transaction: under the
+    fleet's, its group's or its tag's ceiling (`admits`), and, when several
+    planes share the store, under its agent's lease. Its own kind of write,
+    so a call with neither (the most of them) is built and run without them."""
+
     admits: bool = False
     budgets: tuple[Decimal | None, Budget | None, Budget | None] = (None, None, None)
     """The fleet's ceiling, the group's budget, the tag's: checked if `admits`."""
@@ -182,19 +206,7 @@ class Opening(Write[int]):
             admit_within(conn, day, moved, moved_group, partial(sums.on_tag, day), *self.budgets)
         if self.plane is not None:
             return _admit_under_lease(conn, self.row, self.plane, self.fence, self.margin)
-        # lastrowid, as Conversation.append: on SQLite a third cheaper than
-        # RETURNING; plane/store/postgres_dialect.py reads it as lastval().
-        call = books.db.runner.execute(self.sql, self.row).lastrowid
-        assert call is not None
-        return int(call)
-
-    def then(self, call: int) -> None:
-        recorded, books = self.recorded, self.books
-        books.open[call] = recorded
-        # A callable field read as a field: `books.count(...)` would first look
-        # it up on the class as a method, unspecialized (~150 instructions).
-        count = books.count
-        count(recorded.day, recorded.agent, recorded.cost_usd)
+        return Opening.run(self, conn)
 
 
 @dataclass(slots=True)

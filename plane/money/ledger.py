@@ -77,7 +77,7 @@ from plane.money.budgets import (
     TagFull,
     checks,
 )
-from plane.money.call_writes import OPEN, OPEN_BARE, Books, Closing, Opening
+from plane.money.call_writes import OPEN, OPEN_BARE, Admitted, Books, Closing, Opening
 from plane.money.day_spend import DaySpend
 from plane.money.day_sums import DaySums
 from plane.money.interrupted import Interrupted, Tell, interrupt_pending, sweep
@@ -358,10 +358,11 @@ class Ledger:
             opening = Opening(self._books, row, tuple.__new__(Recorded, recorded), OPEN_BARE)
             admits = False
         else:
-            opening = self._opening(row, day, estimate, source, fleet_ceiling, group, tag, session)
-            admits = opening.admits
+            opening, admits = self._opening(
+                row, day, estimate, source, fleet_ceiling, group, tag, session
+            )
         try:  # `_write`'s body: a coroutine a call fewer
-            return await self._db.put(opening, late=admits)
+            return await (self._db.put(opening, late=True) if admits else self._db.put(opening))
         except sqlite3.Error as error:
             raise ledger_refused(error) from error
         except StoreError as error:  # a budget's cost no plane wrote (`budgets._spent`)
@@ -377,10 +378,11 @@ class Ledger:
         group: Budget | None,
         tag: Budget | None,
         session: str | None,
-    ) -> Opening:
+    ) -> tuple[Opening, bool]:
         """`open_call`'s write of a call with a group, a tag, a session, a
         ceiling above its agent's, or several planes: its row's four more
-        values, and what is admitted first (`row`: its first seven)."""
+        values, and what is admitted first (`row`: its first seven); and
+        whether a ceiling is checked (the write then runs last in its batch)."""
         agent = row[0]
         row += (self.plane, group.name if group else None, tag.name if tag else None, session)
         admits = (fleet_ceiling is not None or group is not None or tag is not None) and checks(
@@ -388,13 +390,20 @@ class Ledger:
         )
         tag_name, group_name = tag.name if tag else None, group.name if group else None
         recorded = (agent, day, estimate, "pending", source, tag_name, group_name)
-        opening = Opening(self._books, row, tuple.__new__(Recorded, recorded), OPEN)
-        if admits or self.plane is not None:
-            opening.admits = admits
-            opening.budgets = (fleet_ceiling, group, tag)
-            opening.margin = self.lease_margin_ms
-            opening.plane = self.plane
-        return opening
+        if not admits and self.plane is None:
+            return Opening(self._books, row, tuple.__new__(Recorded, recorded), OPEN), False
+        budgets = (fleet_ceiling, group, tag)
+        margin, plane = self.lease_margin_ms, self.plane
+        return Admitted(
+            self._books,
+            row,
+            tuple.__new__(Recorded, recorded),
+            OPEN,
+            admits,
+            budgets,
+            margin,
+            plane,
+        ), admits
 
     async def _summed(self, agent: str, on: str, group: Budget | None, tag: Budget | None) -> None:
         """Refuse (`LedgerError`) a call of an agent in `_unsummed` while a
