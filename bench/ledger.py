@@ -104,7 +104,7 @@ def statements(path: Path, seconds: float, batch: int) -> tuple[int, float]:
     sums, done, calls = DaySums(), 0, list[tuple[str, int | None]]()
     cpu, start = time.process_time(), time.perf_counter()
     pending = ("", "2026-11-29", NOON.isoformat(), "p", "m", "0.05", "estimate")
-    settled = (NOON.isoformat(), 1200, 1000, 0, 0, 80, "0.0123", "table", "settled", 0)
+    settled = (NOON.isoformat(), 1200, 1000, 0, 0, 80, "0.0123", "table")
     while time.perf_counter() - start < seconds:
         conn.execute("BEGIN IMMEDIATE")
         for agent, call in calls:

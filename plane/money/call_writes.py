@@ -41,17 +41,38 @@ OPEN_BARE = (
 values): each None bound costs sqlite3 a search for its adapter, ~0.2 us."""
 
 
-_CLOSE_SET = (
-    "at = ?, input_tokens = ?, cache_read_tokens = ?, cache_write_tokens = ?,"
-    " cache_write_1h_tokens = ?, output_tokens = ?, cost_usd = ?, price_source = ?,"
-    " status = ?, estimated = ? WHERE id = ? AND status = 'pending'"
-)
-CLOSE = "UPDATE calls SET " + _CLOSE_SET
-_CLOSE_MOVED = "UPDATE calls SET day = ?, " + _CLOSE_SET
-"""Closing a call that moves to the day its cost became known."""
-_ANSWERED = {sql: sql.replace(" SET ", " SET model = ?, ", 1) for sql in (CLOSE, _CLOSE_MOVED)}
-"""Closing a call answered by another model than the one it was sent as
-(a router's fallback): the row names the one that answered."""
+def _closing(status: str, estimated: bool, *, moved: bool = False, answered: bool = False) -> str:
+    """The UPDATE that closes a call as `status`, `estimated` or not: both
+    written into its text, not bound (each value bound is one more for
+    sqlite3 to convert and SQLite to copy, ~0.6k instructions; a settled
+    call binds nine). `moved`: the call moves to the day its cost became
+    known (its first value); `answered`: another model answered it than the
+    one it was sent as (a router's fallback), and the row names that one
+    (its first value, before the day)."""
+    columns = "model = ?, " if answered else ""
+    columns += "day = ?, " if moved else ""
+    return (
+        f"UPDATE calls SET {columns}at = ?, input_tokens = ?, cache_read_tokens = ?,"
+        " cache_write_tokens = ?, cache_write_1h_tokens = ?, output_tokens = ?, cost_usd = ?,"
+        f" price_source = ?, status = '{status}', estimated = {int(estimated)}"
+        " WHERE id = ? AND status = 'pending'"
+    )
+
+
+_CLOSES = {
+    (status, estimated, moved, answered): _closing(
+        status, estimated, moved=moved, answered=answered
+    )
+    for status in ("settled", "failed", "interrupted")
+    for estimated in (False, True)
+    for moved in (False, True)
+    for answered in (False, True)
+}
+"""Every closing UPDATE, by (status, estimated, moved, answered)."""
+
+CLOSE = _CLOSES["settled", False, False, False]
+"""A call settled at its cost, on the day it was sent (values: the time,
+the five token counts, the cost, the price's source, the call)."""
 
 
 _PART = (
@@ -144,6 +165,30 @@ class Opening(Write[int]):
     recorded: Recorded
     sql: str
     """`OPEN`, or `OPEN_BARE` for a `row` of its first seven values."""
+
+    def run(self, conn: Connection) -> int:
+        # lastrowid, as Conversation.append: on SQLite a third cheaper than
+        # RETURNING; plane/store/postgres_dialect.py reads it as lastval().
+        call = self.books.db.runner.execute(self.sql, self.row).lastrowid
+        assert call is not None
+        return int(call)
+
+    def then(self, call: int) -> None:
+        recorded, books = self.recorded, self.books
+        books.open[call] = recorded
+        # A callable field read as a field: `books.count(...)` would first look
+        # it up on the class as a method, unspecialized (~150 instructions).
+        count = books.count
+        count(recorded.day, recorded.agent, recorded.cost_usd)
+
+
+@dataclass(slots=True)
+class Admitted(Opening):
+    """A call opened only once admitted, in the same transaction: under the
+    fleet's, its group's or its tag's ceiling (`admits`), and, when several
+    planes share the store, under its agent's lease. Its own kind of write,
+    so a call with neither (the most of them) is built and run without them."""
+
     admits: bool = False
     budgets: tuple[Decimal | None, Budget | None, Budget | None] = (None, None, None)
     """The fleet's ceiling, the group's budget, the tag's: checked if `admits`."""
@@ -161,19 +206,7 @@ class Opening(Write[int]):
             admit_within(conn, day, moved, moved_group, partial(sums.on_tag, day), *self.budgets)
         if self.plane is not None:
             return _admit_under_lease(conn, self.row, self.plane, self.fence, self.margin)
-        # lastrowid, as Conversation.append: on SQLite a third cheaper than
-        # RETURNING; plane/store/postgres_dialect.py reads it as lastval().
-        call = books.db.statements(conn).execute(self.sql, self.row).lastrowid
-        assert call is not None
-        return int(call)
-
-    def then(self, call: int) -> None:
-        recorded, books = self.recorded, self.books
-        books.open[call] = recorded
-        # A callable field read as a field: `books.count(...)` would first look
-        # it up on the class as a method, unspecialized (~150 instructions).
-        count = books.count
-        count(recorded.day, recorded.agent, recorded.cost_usd)
+        return Opening.run(self, conn)
 
 
 @dataclass(slots=True)
@@ -196,10 +229,10 @@ class Closing(Write[Recorded]):
     parts: Sequence[Part]
     counted: Callable[[Decimal], object] | None
     """Told the cost once committed (`Ledger.settle`)."""
+    model: str | None
+    """The model that answered, where it is not the one the call was opened with."""
     again: bool = False
     """Put again after a try whose outcome is not known (the store away)."""
-    model: str | None = None
-    """The model that answered, where it is not the one the call was opened with."""
 
     def run(self, conn: Connection) -> Recorded:
         call, cost, known_day, usage = self.call, self.cost, self.known_day, self.usage
@@ -214,18 +247,17 @@ class Closing(Write[Recorded]):
             usage.output_tokens,
             str(cost),
             recorded.price_source if self.source is None else self.source,
-            self.status,
-            int(self.estimated),
             call,
         )
         # The day is set only when it moves: an unchanged day would still
         # rewrite the row's entry in the index by day.
-        sql = CLOSE
-        if recorded.day != known_day:
-            sql, values = _CLOSE_MOVED, (known_iso, *values)
+        moved = recorded.day != known_day
+        if moved:
+            values = (known_iso, *values)
         if self.model is not None:
-            sql, values = _ANSWERED[sql], (self.model, *values)
-        changed = self.books.db.statements(conn).execute(sql, values).rowcount
+            values = (self.model, *values)
+        sql = _CLOSES[self.status, self.estimated, moved, self.model is not None]
+        changed = self.books.db.runner.execute(sql, values).rowcount
         if not changed:
             now_recorded = recorded_call(conn, call)
             if self.again and (now_recorded.status, now_recorded.cost_usd) == (self.status, cost):

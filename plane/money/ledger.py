@@ -77,7 +77,7 @@ from plane.money.budgets import (
     TagFull,
     checks,
 )
-from plane.money.call_writes import OPEN, OPEN_BARE, Books, Closing, Opening
+from plane.money.call_writes import OPEN, OPEN_BARE, Admitted, Books, Closing, Opening
 from plane.money.day_spend import DaySpend
 from plane.money.day_sums import DaySums
 from plane.money.interrupted import Interrupted, Tell, interrupt_pending, sweep
@@ -347,27 +347,63 @@ class Ledger:
         row: tuple[object, ...] = (
             agent, day_text, stamp(now), provider, model, str(estimate), source,
         )  # fmt: skip
-        sql = OPEN_BARE
-        if self.plane is not None or group is not None or tag is not None or session is not None:
-            row += (self.plane, group.name if group else None, tag.name if tag else None, session)
-            sql = OPEN
+        if (
+            fleet_ceiling is None
+            and group is None
+            and tag is None
+            and session is None
+            and self.plane is None
+        ):  # the most of calls: nothing to admit, nothing more to write
+            recorded = (agent, day, estimate, "pending", source, None, None)
+            opening = Opening(self._books, row, tuple.__new__(Recorded, recorded), OPEN_BARE)
+            admits = False
+        else:
+            opening, admits = self._opening(
+                row, day, estimate, source, fleet_ceiling, group, tag, session
+            )
+        try:  # `_write`'s body: a coroutine a call fewer
+            return await (self._db.put(opening, late=True) if admits else self._db.put(opening))
+        except sqlite3.Error as error:
+            raise ledger_refused(error) from error
+        except StoreError as error:  # a budget's cost no plane wrote (`budgets._spent`)
+            raise LedgerError(str(error)) from error
+
+    def _opening(
+        self,
+        row: tuple[object, ...],
+        day: date,
+        estimate: Decimal,
+        source: str,
+        fleet_ceiling: Decimal | None,
+        group: Budget | None,
+        tag: Budget | None,
+        session: str | None,
+    ) -> tuple[Opening, bool]:
+        """`open_call`'s write of a call with a group, a tag, a session, a
+        ceiling above its agent's, or several planes: its row's four more
+        values, and what is admitted first (`row`: its first seven); and
+        whether a ceiling is checked (the write then runs last in its batch)."""
+        agent = row[0]
+        row += (self.plane, group.name if group else None, tag.name if tag else None, session)
         admits = (fleet_ceiling is not None or group is not None or tag is not None) and checks(
             fleet_ceiling, group, tag
         )
         tag_name, group_name = tag.name if tag else None, group.name if group else None
         recorded = (agent, day, estimate, "pending", source, tag_name, group_name)
-        opening = Opening(self._books, row, tuple.__new__(Recorded, recorded), sql)
-        if admits or self.plane is not None:
-            opening.admits = admits
-            opening.budgets = (fleet_ceiling, group, tag)
-            opening.margin = self.lease_margin_ms
-            opening.plane = self.plane
-        try:  # `_write`'s body: a coroutine a call fewer
-            return await self._db.put(opening, late=admits)
-        except sqlite3.Error as error:
-            raise ledger_refused(error) from error
-        except StoreError as error:  # a budget's cost no plane wrote (`budgets._spent`)
-            raise LedgerError(str(error)) from error
+        if not admits and self.plane is None:
+            return Opening(self._books, row, tuple.__new__(Recorded, recorded), OPEN), False
+        budgets = (fleet_ceiling, group, tag)
+        margin, plane = self.lease_margin_ms, self.plane
+        return Admitted(
+            self._books,
+            row,
+            tuple.__new__(Recorded, recorded),
+            OPEN,
+            admits,
+            budgets,
+            margin,
+            plane,
+        ), admits
 
     async def _summed(self, agent: str, on: str, group: Budget | None, tag: Budget | None) -> None:
         """Refuse (`LedgerError`) a call of an agent in `_unsummed` while a
@@ -501,7 +537,7 @@ class Ledger:
         opened = self._open.get(call)
         closing = Closing(
             self._books, call, opened, now, known_day, known_text, status, usage, cost, source,
-            estimated, parts, counted, model=model,
+            estimated, parts, counted, model,
         )  # fmt: skip
         started = time.monotonic()
         try:  # the first try in this coroutine: one a call fewer

@@ -47,6 +47,7 @@ import asyncio
 import collections
 import contextlib
 import contextvars
+import enum
 import logging
 import operator
 import queue
@@ -56,7 +57,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Final, Generic, Protocol, TypeVar
 
 from plane.errors import StoreError
 from plane.store.fence import FENCE, Fence
@@ -90,11 +91,16 @@ _OPERATORS.run(OPERATOR.set, True)
 the operator first (`plane.daemon.loop`) runs their answer first too."""
 
 
-class _Nudge:
+class _Nudge(enum.Enum):
     """Put on the writer's queue to wake it for a write of the operator's."""
 
+    NUDGE = enum.auto()
 
-_NUDGE = _Nudge()
+
+_NUDGE: Final = _Nudge.NUDGE
+"""The one nudge: told apart from a write by identity (`is`), not an isinstance call a write."""
+
+_TAKES = range(BATCH - 1)
 
 
 @dataclass
@@ -211,6 +217,10 @@ class Database(ABC):
         self._finishers: list[Finisher] = []
         self._cursor: _KeptCursor | None = None
         """The writer's own cursor (`statements`), made and closed on its thread."""
+        self.runner: Any = None
+        """`statements` of the writer's connection, set on its thread as it
+        starts: what a write on the hot path (the ledger's two a call) runs
+        its statements on, read as an attribute, not asked for by a call."""
         self.counts = Counts()
         self._thread = threading.Thread(target=self._serve, name="plane-db-writer", daemon=True)
         self._thread.start()
@@ -355,14 +365,17 @@ class Database(ABC):
         closing = False
         batch: list[Write[Any]] = []
         try:
+            self.runner = self.statements(self._writer)
             while not closing:
                 first = self._queue.get()
                 if first is None:
                     break
                 self._run_first()
-                batch = [] if isinstance(first, _Nudge) else [first]
+                batch = [] if first is _NUDGE else [first]
                 take, add = self._queue.get_nowait, batch.append  # once a batch, not a write
-                while len(batch) < BATCH:
+                # At most BATCH taken (a nudge counts as one): a count, not
+                # the batch's length measured again at every write.
+                for _ in _TAKES:
                     try:
                         item = take()
                     except queue.Empty:
@@ -370,7 +383,7 @@ class Database(ABC):
                     if item is None:
                         closing = True
                         break
-                    if not isinstance(item, _Nudge):
+                    if item is not _NUDGE:
                         add(item)
                 self._run_first()  # those that came while the batch was taken
                 if batch:
@@ -499,12 +512,12 @@ class Database(ABC):
         batch failed, each of it is to run alone; a lone write's failure is
         its outcome). Each write is `owner`'s once begun, and stays so when
         the batch fails: `expedite` leaves it to commit where it began."""
-        conn = self._writer
+        conn, first = self._writer, self._first
         ran = 0
         try:
             self._begin(conn)
             for item in batch:
-                if yields and ran and self._first:
+                if yields and ran and first:
                     break
                 item.owner = owner
                 if item.fence is not None:
@@ -549,18 +562,19 @@ class Database(ABC):
     def _deliver(self, batch: list[Write[Any]]) -> None:
         for item in batch:
             ok, value = item.outcome
+            future = item.future
             if ok:
                 try:
                     item.then(value)
                 except Exception as exc:  # a bug of the caller's: its own error
                     log.exception("after a commit")
                     ok, value = False, exc
-            if item.future.done():  # the caller was cancelled; the commit stands
-                continue
-            if ok:
-                item.future.set_result(value)
-            else:
-                item.future.set_exception(value)
+                else:
+                    if not future.done():  # done: the caller was cancelled; the commit stands
+                        future.set_result(value)
+                    continue
+            if not future.done():
+                future.set_exception(value)
 
 
 def _settle_future(future: asyncio.Future[None]) -> None:
