@@ -1,7 +1,7 @@
 """The loop guard on several planes sharing one PostgreSQL: an agent's count
-moves with its lease. An agent looping on one plane, that plane stopped and
-its lease taken by another, is held at the fifth repeat overall, as it would
-be on one plane (before, the new owner counted afresh: four more repeats a
+moves with its lease. An agent looping on one plane, that plane stopped (or
+SIGKILLed) and its lease taken by another, is held at the fifth repeat
+overall, as it would be on one plane (before, the new owner counted afresh: four more repeats a
 move, for ever if planes restart in a loop). And a plane that lost an
 agent's lease (paused past it, then resumed) writes nothing over the count
 its successor keeps: the history is written under the lease, at its epoch."""
@@ -9,8 +9,15 @@ its successor keeps: the history is written under the lease, at its epoch."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
 from datetime import timedelta
 from decimal import Decimal
+from functools import partial
 from pathlib import Path
 
 import psycopg
@@ -19,9 +26,12 @@ import pytest
 from plane.agents.guard import Guard, Loop, Step, seen
 from plane.config import GuardConfig
 from plane.daemon import fleet
+from plane.wire import protocol as p
+from plane.wire.client import PlaneClient
 from plane.wire.protocol import Usage
 from tests.support.fixtures_plane import NOON, RunningPlane, launch, scripted_config
 from tests.support.fleet_members import join
+from tests.support.scripted_llm import Reply
 
 LEASE_S = 3.0
 CENT = Usage(input_tokens=10)
@@ -82,6 +92,117 @@ async def test_a_loop_whose_lease_moves_to_another_plane_is_held_at_the_fifth_re
             await b.stop()
         if not a.plane.stop_event.is_set():
             await a.stop()
+
+
+def serve(home: Path, config: Path, url: str, name: str) -> subprocess.Popen[bytes]:
+    """`plane serve` as a fleet's member named `name`, its log beside its home."""
+    env = {
+        **os.environ,
+        "PLANE_HOME": str(home),
+        "PLANE_STORE": url,
+        "PLANE_NAME": name,
+        "PLANE_LEASE_S": str(LEASE_S),
+    }
+    with open(home.parent / f"{name}.log", "wb") as log:  # the child has its own copy
+        return subprocess.Popen(
+            [sys.executable, "-m", "plane", "serve", "--config", str(config)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
+
+
+def rows(url: str, sql: str) -> list[tuple]:
+    with psycopg.connect(url) as conn:
+        return [tuple(r) for r in conn.execute(sql).fetchall()]
+
+
+def wait_for(what: Callable[[], object], within: float, message: str) -> None:
+    deadline = time.monotonic() + within
+    while not what():
+        assert time.monotonic() < deadline, message
+        time.sleep(0.2)
+
+
+def send(home: Path, text: str) -> None:
+    async def sent() -> None:
+        client = await PlaneClient.connect(home / "plane.sock")
+        try:
+            await client.request(p.Send(agent="demo", text=text))
+        finally:
+            await client.close()
+
+    asyncio.run(sent())
+
+
+ANSWERS = "SELECT COUNT(*) FROM messages WHERE agent = 'demo' AND kind = 'agent'"
+HELD = "SELECT text FROM messages WHERE agent = 'demo' AND text LIKE '%is held%'"
+
+
+def ended(url: str, turns: int) -> bool:
+    """`turns` turns of the agent answered, or it was held."""
+    return rows(url, ANSWERS)[0][0] >= turns or bool(rows(url, HELD))
+
+
+def reads_then_answers(body: dict, serial: int) -> Reply:
+    """The model reads a.txt, then answers once its result is in."""
+    if body["messages"][-1].get("role") == "tool":
+        return Reply("Read it.", usage=CENT)
+    return Reply("", usage=CENT, tool_calls=(READ,))
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_a_loop_whose_plane_is_killed_is_held_by_the_plane_that_takes_it_at_the_fifth(
+    tmp_path: Path, scripted_llm, postgres_url
+):
+    """Two `plane serve` processes; the agent reads the same file in three
+    turns on its plane, which is SIGKILLed; the other takes it once the lease
+    runs out, and holds it at the fifth read overall."""
+    url = postgres_url
+    workspace = tmp_path / "shared-workspace"
+    workspace.mkdir()
+    (workspace / "a.txt").write_text("the same every time\n")
+    config = tmp_path / "agents.yaml"
+    text = scripted_config(f"  demo: {{workspace: {workspace}}}\n", limit_usd="5")
+    config.write_text(text.replace("{base_url}", scripted_llm.base_url))
+    scripted_llm.responder = reads_then_answers
+    homes = {name: tmp_path / name for name in ("p0", "p1")}
+    planes = {name: serve(home, config, url, name) for name, home in homes.items()}
+    try:
+        owned = "SELECT plane FROM leases WHERE agent = 'demo' AND expires_ms > 0"
+        wait_for(lambda: rows(url, owned), 10 * LEASE_S, "no plane took the agent")
+        [(owner,)] = rows(url, owned)
+        [other] = set(planes) - {owner}
+        for home in homes.values():
+            wait_for((home / "plane.sock").exists, 30, f"{home} never served")
+        for n in range(3):
+            send(homes[other], f"look at a.txt, time {n}")  # told to its owner
+            wait_for(partial(ended, url, n + 1), 30, "the turn never answered")
+        planes[owner].send_signal(signal.SIGKILL)
+        planes[owner].wait()
+        taken = f"SELECT 1 FROM leases WHERE agent = 'demo' AND plane = '{other}'"
+        wait_for(lambda: rows(url, taken), 10 * LEASE_S, "the agent was not taken over")
+        for n in range(3, 5):
+            send(homes[other], f"look at a.txt, time {n}")
+            wait_for(partial(ended, url, n + 1), 30, "the turn never ended")
+        held = [t for (t,) in rows(url, HELD)]
+        assert len(held) == 1, f"not held after five reads, two planes apart: {held}"
+        assert held[0].startswith(
+            'demo is held: it called read_file {"path": "a.txt"} 5 times in a row with the '
+            "same result; those calls cost $0.09 since "
+        ), held
+        assert rows(url, ANSWERS)[0][0] == 4, "the fifth turn's answer was never asked for"
+    finally:
+        for plane in planes.values():
+            if plane.poll() is None:
+                plane.send_signal(signal.SIGTERM)
+        for plane in planes.values():
+            try:
+                plane.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                plane.kill()
+                plane.wait()
 
 
 READS = [seen("read_file", '{"path": "a.txt"}', "the same every time")]
