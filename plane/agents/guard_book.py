@@ -137,7 +137,7 @@ class GuardBook:
             return
         kept = self._read.pop(agent)
         if kept is None:
-            guard.forget()  # what it counted on this plane before is another plane's since
+            guard.afresh()  # what it counted here before, another plane's since, is not its count
             return
         try:
             guard.take_back(kept)
