@@ -15,12 +15,15 @@ per million (a mid-sized model's prices): $0.0285 a call.
 Loops: the same tool call with the same result (within a turn; across
 turns), two calls alternating with the same results, the same answer turn
 after turn, a stall (files read over and over in no fixed order, nothing
-new), a gateway client resending its request, a gateway client bringing the
-same tool result request after request. Honest sessions, `--turns` calls
-long: a refactor that reads many files (some twice) and writes them, a
+new), a gateway client resending its request, one cutting every stream
+after its first event and asking the same again, a gateway client bringing
+the same tool result request after request. Honest sessions, `--turns`
+calls long: a refactor that reads many files (some twice) and writes them, a
 test-fix cycle whose test log is alike but changes every run, a poll whose
 results change while its answer stays the same, a gateway session reading
-files and fixing tests, a gateway client's fan-out of the same request.
+files and fixing tests, a gateway client's fan-out of the same request, one
+asking the same question each run, one whose provider cuts four streams in
+five (a reset, an `overloaded_error` event) and whose client asks again.
 
 It prints, for each loop, the calls and the repeats until it was held, the
 dollars spent until then, and the time: on the plane's clock (ambient turns
@@ -48,6 +51,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import anthropic  # noqa: E402
+import httpx  # noqa: E402
 import openai  # noqa: E402
 
 from plane.clock import ManualClock  # noqa: E402
@@ -57,7 +61,13 @@ from plane.gateway.keys import Keys  # noqa: E402
 from plane.home import Home  # noqa: E402
 from plane.wire import protocol as p  # noqa: E402
 from plane.wire.protocol import Usage  # noqa: E402
-from tests.support.scripted_llm import Reply, ScriptedLLM  # noqa: E402
+from tests.support.scripted_llm import (  # noqa: E402
+    CutStream,
+    Reply,
+    ScriptedLLM,
+    Step,
+    Verbatim,
+)
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 USAGE = Usage(input_tokens=8000, output_tokens=300)
@@ -283,6 +293,44 @@ async def chat_session(url: str, key: str, reads: list[tuple[str, str]]) -> None
                 return
 
 
+ASKED = [
+    {"role": "user", "content": "Summarise the open issues."},
+    {"role": "assistant", "content": "Which repository?"},
+    {"role": "user", "content": "plane."},
+]
+OVERLOADED = (
+    b'event: error\ndata: {"type": "error", "error": {"type": "overloaded_error",'
+    b' "message": "Overloaded"}}\n\n'
+)
+
+
+def messages_start(usage: Usage) -> bytes:
+    """Anthropic's first event of a stream, announcing the prompt's tokens."""
+    message = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "bench-model",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": usage.input_tokens, "output_tokens": 1},
+    }
+    data = json.dumps({"type": "message_start", "message": message})
+    return f"event: message_start\ndata: {data}\n\n".encode()
+
+
+def chat_anthropic(calls: int) -> list[dict[str, Any]]:
+    """A Messages conversation that reads a new file or test run each call."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "fix the build"}]
+    for n in range(calls - 1):
+        use = {"type": "tool_use", "id": f"t{n}", "name": "read_file", "input": {"n": n}}
+        result = {"type": "tool_result", "tool_use_id": f"t{n}", "content": f"m{n}.py: x = {n}"}
+        messages.append({"role": "assistant", "content": [use]})
+        messages.append({"role": "user", "content": [result]})
+    return messages
+
+
 def gateway_sessions(
     bench: Bench, llm: ScriptedLLM, turns: int
 ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -344,11 +392,58 @@ def gateway_sessions(
                 await client.messages.create(model="bench-model", max_tokens=300, messages=asked)
                 await clock.advance(timedelta(minutes=10))
 
+    async def cutting(plane: Plane, clock: ManualClock, keys: Keys, url: str) -> None:
+        """A client that gives up on every answer after its first event (its
+        own timeout) and asks the same again."""
+        llm.responder = lambda body, serial: Reply("The same.", USAGE, pause_s=0.2)
+        heads = {"x-api-key": keys.make("claude"), "anthropic-version": "2023-06-01"}
+        body = {"model": "bench-model", "max_tokens": 300, "stream": True, "messages": ASKED}
+        for _ in range(30):
+            async with httpx.AsyncClient(base_url=url, timeout=30) as http:
+                async with http.stream("POST", "/v1/messages", json=body, headers=heads) as answer:
+                    if answer.status_code == 429:
+                        return
+                    async for _chunk in answer.aiter_bytes():
+                        break
+            await asyncio.sleep(0.3)  # the plane finds it gone as the rest of the answer comes
+
+    async def provider_cuts(plane: Plane, clock: ManualClock, keys: Keys, url: str) -> None:
+        """Files read and tests fixed, each call's stream cut by its provider
+        (a reset, an `overloaded_error` event) four times before it is
+        answered: the client asks the same five times in a row, which would
+        be held if the provider's cuts were taken for the client's repeats."""
+        started = messages_start(USAGE)
+
+        def flaky(body: dict[str, Any], serial: int) -> Step:
+            if serial % 5 in (1, 3):
+                return CutStream("The answer beg", reset=True, usage=USAGE)
+            if serial % 5 in (2, 4):
+                return Verbatim((started, OVERLOADED))
+            return Reply("ok", USAGE)
+
+        llm.responder = flaky
+        key = keys.make("claude")
+        async with anthropic.AsyncAnthropic(base_url=url, api_key=key, max_retries=0) as client:
+            for n in range(1, turns + 1):
+                messages = chat_anthropic(n)
+                for _ in range(5):
+                    try:
+                        async with client.messages.stream(
+                            model="bench-model", max_tokens=300, messages=messages
+                        ) as stream:
+                            await stream.get_final_message()
+                        break
+                    except anthropic.RateLimitError:
+                        return
+                    except (anthropic.APIConnectionError, anthropic.APIStatusError):
+                        continue  # the provider failed: asked again
+
     def on(agent: str, run: Any) -> Callable[[], Awaitable[Outcome]]:
         return lambda: bench.session(agent, run)
 
     loops = {
         "gateway: client resends its request": on("claude", resending),
+        "gateway: client cuts streams, asks again": on("claude", cutting),
         "gateway: same tool result each request": on("aider", same_result),
         "gateway: two results alternating": on("aider", alternating),
     }
@@ -356,6 +451,7 @@ def gateway_sessions(
         "gateway: reads files, fixes tests": on("aider", honest),
         "gateway: fan-out of one request": on("claude", fan_out),
         "gateway: the same question each run": on("claude", scheduled),
+        "gateway: retries after provider cuts": on("claude", provider_cuts),
     }
     return loops, fine
 

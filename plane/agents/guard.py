@@ -225,6 +225,11 @@ class Guard:
         if self._keep is not None:
             self._keep(None)
 
+    def afresh(self) -> None:
+        """Start afresh, as the store has it already: nothing kept there (an
+        agent taken from another plane that kept nothing of it)."""
+        self._afresh()
+
     def _afresh(self) -> None:
         """Start afresh: resumed, a long quiet, or before what a restart kept."""
         settings = self.settings

@@ -6,13 +6,25 @@ turns are booked could loop for ever at four calls a restart.
 What a guard keeps changes with every call, so it is not written on its own:
 the newest of each agent's is written at the end of the next transaction the
 plane commits (`Database.finish_with`, as the ledger's day sums are), most
-often the one that records the agent's next message or call. It is read once,
-at start, and given to each agent's guard as its worker is made; a row no
-plane wrote is left aside, said once in plane.log, and that agent's guard
-starts afresh. Only on a store that is the plane's alone: where several
-planes share one, an agent's plane changes with its lease, and this write,
-outside the lease's fence, could land in an agent another plane runs now
-(there each plane's guard counts afresh at its start, as before).
+often the one that records the agent's next message or call. On a store of
+one plane it is read once, at start, and given to each agent's guard as its
+worker is made; a row no plane wrote is left aside, said once in plane.log,
+and that agent's guard starts afresh.
+
+**Several planes on one store.** An agent's plane changes with its lease
+(plane/daemon/fleet.py), and its guard's count goes with it: else an agent
+looping across failovers got four more repeats a move. A history is kept
+under the lease the guard's call was made under (its `Fence`), and written
+only while that lease is still the plane's at that epoch, in the same
+statement, which locks the lease's row to the commit as the ledger's fenced
+writes do (plane/store/postgres.py): a plane that lost the agent (stalled,
+cut off, taken over) cannot overwrite what its successor keeps, and a
+takeover waits for the write's commit. The plane that takes an agent reads
+its history in the transaction that takes the lease (`within`), and the
+agent's guard goes on from it before its next turn (`give_back`); an agent
+with no history starts afresh there. A guard whose calls no lease covers (a
+gateway agent's, made on whichever plane its client reached) keeps nothing
+there: each plane's counts its own calls, from its start, as before.
 """
 
 from __future__ import annotations
@@ -20,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from datetime import datetime, timedelta
 from sqlite3 import Connection
 
@@ -28,12 +40,13 @@ from plane.agents.guard import Guard
 from plane.agents.guard_kept import Kept
 from plane.errors import PlaneError
 from plane.store.engine import Database
+from plane.store.fence import Fence
 
 log = logging.getLogger(__name__)
 
 RECENT = timedelta(days=1)
-"""Histories older than this are not read: the longest `within_minutes`
-(a day) starts the count afresh after it anyway."""
+"""Histories older than this are not read at start: the longest
+`within_minutes` (a day) starts the count afresh after it anyway."""
 
 FLUSH_S = 5.0
 """How long a stopping plane waits for the histories not written yet."""
@@ -44,32 +57,52 @@ _KEEP = (
 )
 _DROP = "DELETE FROM guard_history WHERE agent = ?"
 
+_LEASED = "EXISTS (SELECT 1 FROM leases WHERE agent = ? AND plane = ? AND epoch = ? FOR SHARE)"
+"""The agent's lease, still the plane's at the epoch its guard's call was
+made under: locked to the commit, as `PostgresDatabase`'s fence check locks
+it, so no takeover falls between this check and the history written."""
+_KEEP_LEASED = (
+    "INSERT INTO guard_history (agent, history, at) SELECT ?, ?, ? WHERE "
+    + _LEASED
+    + " ON CONFLICT (agent) DO UPDATE SET history = excluded.history, at = excluded.at"
+)
+_DROP_LEASED = "DELETE FROM guard_history WHERE agent = ? AND " + _LEASED
+_READ = "SELECT agent, history, at FROM guard_history WHERE agent = ANY(?)"
+
+Pending = tuple[Kept | None, Fence | None]
+"""A history not written yet (None: to delete), and the lease it is kept under."""
+
 
 class GuardBook:
     """What each agent's guard keeps, on its way to the store and back. Its
-    `write` and `forget` run on the database's writer thread; the rest on the
-    event loop (what crosses, the pending histories, by one dict's atomic
-    operations)."""
+    `write` and `forget` run on the database's writer thread, `within` on the
+    fleet's; the rest on the event loop (what crosses, the pending histories,
+    by one dict's atomic operations)."""
 
     def __init__(self, db: Database, *, shared: bool = False) -> None:
         self._db = db
-        self.keeps = not shared
-        """Whether histories are kept at all: not on a store several planes share,
-        where an agent's plane changes with its lease, and a write outside the
-        lease's fence could land in an agent another plane runs now. A guard
-        is given nothing to keep with then (no history made a call for none)."""
-        self._pending: dict[str, Kept | None] = {}
+        self.shared = shared
+        """Several planes share the store: a history is written only under
+        its agent's lease (see the module's docstring)."""
+        self._pending: dict[str, Pending] = {}
         """By agent, the newest history not yet written (None: to delete)."""
-        self._taken: list[tuple[str, Kept | None]] = []
+        self._taken: list[tuple[str, Pending]] = []
         """What the writer's last transaction took: put back if it failed."""
-        self._read: dict[str, tuple[str, str]] = {}
-        """What the start read, until each agent's guard is given it."""
-        if self.keeps:
-            db.finish_with(self)
+        self._read: dict[str, tuple[str, str] | None] = {}
+        """What was read (at start, or as the agent's lease was taken: None,
+        nothing there), until each agent's guard is given it."""
+        db.finish_with(self)
+
+    def keeps(self, leased: bool) -> bool:
+        """Whether the guard of an agent is to keep a history: on a shared
+        store, only one whose calls run under a lease (`leased`)."""
+        return leased or not self.shared
 
     async def load(self, agents: Collection[str], now: datetime) -> None:
-        """Read the recent histories of `agents` (an orphan's row waits, harmless)."""
-        if not self.keeps:
+        """Read the recent histories of `agents` (an orphan's row waits,
+        harmless). On a shared store nothing: each is read as its lease is
+        taken (`within`)."""
+        if self.shared:
             return
         since = (now - RECENT).isoformat()
         rows = await self._db.fetchall(
@@ -80,10 +113,31 @@ class GuardBook:
             row["agent"]: (row["at"], row["history"]) for row in rows if row["agent"] in names
         }
 
+    def within(self, conn: Connection, agents: Collection[str]) -> dict[str, Kept | None]:
+        """The histories of `agents`, read in the transaction that takes their
+        leases (None: none kept): what the planes before this one wrote under
+        those leases, to the last commit."""
+        if not agents:
+            return {}
+        found: dict[str, Kept | None] = dict.fromkeys(agents)
+        for agent, history, at in conn.execute(_READ, (list(agents),)).fetchall():
+            found[agent] = (at, history)
+        return found
+
+    def taken(self, histories: dict[str, Kept | None]) -> None:
+        """Leases just taken, and what their agents' guards kept (`within`):
+        given to each guard before its agent's next turn (`give_back`)."""
+        self._read.update(histories)
+
     def give_back(self, agent: str, guard: Guard) -> None:
-        """Give `agent`'s guard what was kept of it, once (its worker is made)."""
-        kept = self._read.pop(agent, None)
+        """Give `agent`'s guard what was read of it, once: at start (its worker
+        is made), and on a shared store as its lease was taken (before its
+        next turn), when an agent with nothing kept starts afresh."""
+        if agent not in self._read:
+            return
+        kept = self._read.pop(agent)
         if kept is None:
+            guard.afresh()  # what it counted here before, another plane's since, is not its count
             return
         try:
             guard.take_back(kept)
@@ -103,15 +157,18 @@ class GuardBook:
         except (TimeoutError, sqlite3.Error, PlaneError) as error:
             log.warning("the loop guards' latest histories were not written (%r)", error)
 
-    def keep(self, agent: str, kept: Kept | None) -> None:
-        """`agent`'s guard keeps `kept` now (None: nothing): written with the next
-        commit (a guard is given this only where histories are kept)."""
-        self._pending[agent] = kept
+    def keep(self, agent: str, kept: Kept | None, fence: Fence | None = None) -> None:
+        """`agent`'s guard keeps `kept` now (None: nothing), seen under `fence`
+        (its agent's lease then): written with the next commit. On a shared
+        store, one seen under no lease is not kept."""
+        if fence is None and self.shared:
+            return
+        self._pending[agent] = (kept, fence)
 
     def moved(self, old: str, new: str) -> None:
         """In a rename's transaction (on the writer): what `old` had not written yet is `new`'s."""
         if old in self._pending:
-            self._pending.setdefault(new, self._pending.pop(old, None))
+            self._pending.setdefault(new, self._pending.pop(old, (None, None)))
 
     def dropped(self, agent: str) -> None:
         """In a delete's transaction (on the writer): what it had not written yet goes."""
@@ -130,13 +187,19 @@ class GuardBook:
                 break
         if not taken:
             return
-        kept = [(agent, k[1], k[0]) for agent, k in taken if k is not None]
-        gone = [(agent,) for agent, k in taken if k is None]
         try:
-            if kept:
-                conn.executemany(_KEEP, kept)
-            if gone:
-                conn.executemany(_DROP, gone)
+            if self.shared:
+                # A failed statement aborts a PostgreSQL transaction: this part
+                # alone is undone, so the ledger's writes before it still commit.
+                conn.execute("SAVEPOINT guard_history")
+                try:
+                    _write(conn, taken)
+                except BaseException:
+                    conn.execute("ROLLBACK TO SAVEPOINT guard_history")
+                    raise
+                conn.execute("RELEASE SAVEPOINT guard_history")
+            else:
+                _write(conn, taken)
         except (sqlite3.Error, ValueError) as error:
             # Never the transaction's undoing: it carries the ledger's writes.
             # These histories are dropped (the next call keeps a newer one).
@@ -149,6 +212,29 @@ class GuardBook:
         for agent, kept in self._taken:
             self._pending.setdefault(agent, kept)
         self._taken.clear()
+
+
+def _write(conn: Connection, taken: Iterable[tuple[str, Pending]]) -> None:
+    """The histories `taken`, each kept (or deleted) as it is pending: one
+    kept under a lease only while that lease is still its plane's."""
+    keep: list[tuple[object, ...]] = []
+    drop: list[tuple[object, ...]] = []
+    keep_leased: list[tuple[object, ...]] = []
+    drop_leased: list[tuple[object, ...]] = []
+    for agent, (kept, fence) in taken:
+        lease = () if fence is None else (agent, fence.plane, fence.epoch)
+        if kept is None:
+            (drop if fence is None else drop_leased).append((agent, *lease))
+        else:
+            (keep if fence is None else keep_leased).append((agent, kept[1], kept[0], *lease))
+    for sql, rows in (
+        (_KEEP, keep),
+        (_DROP, drop),
+        (_KEEP_LEASED, keep_leased),
+        (_DROP_LEASED, drop_leased),
+    ):
+        if rows:
+            conn.executemany(sql, rows)
 
 
 def _nothing(conn: Connection) -> None:

@@ -104,9 +104,10 @@ class AgentWorker:
         """Its model session as kept between turns (prompt sections, auto-compact's breaker)."""
         self.client_model = client_model
         """A gateway agent's: the model its client named in its latest call."""
-        keep = self._keep_guard if services.guards.keeps else None
+        keep = self._keep_guard if services.guards.keeps(spec.gateway is None) else None
         self.guard = Guard(services.config.guard_of(spec.name), keep=keep)
-        """Its loop and stall guard: what its calls did, as digests (kept across restarts)."""
+        """Its loop and stall guard: what its calls did, as digests (kept across
+        restarts, and with several planes across its lease's moves)."""
         services.guards.give_back(spec.name, self.guard)
         self._looped = looped
         self._made: Path | None = None
@@ -116,8 +117,14 @@ class AgentWorker:
         self._wake.set()
 
     def _keep_guard(self, kept: Kept | None) -> None:
-        """What its guard keeps, under its name now (a rename moves it)."""
-        self._services.guards.keep(self.spec.name, kept)
+        """What its guard keeps, under its name now (a rename moves it), and
+        under the lease its turn runs under (with several planes): written
+        only while this plane still holds it at that epoch."""
+        name = self.spec.name
+        fence = FENCE.get()
+        if fence is None or fence.agent != name:  # not its own turn's (another's scout call)
+            fence = self._services.ownership.fence(name)
+        self._services.guards.keep(name, kept, fence)
 
     def _gate_inputs(self) -> tuple[int, AgentSpec]:
         """What the gate's answer depends on besides the spend: every ceiling
@@ -346,6 +353,8 @@ class AgentWorker:
                 self._row_behind = False
                 await self._publish(name)
             return False  # another plane runs it: what waits is in the store, for its owner
+        # Its lease just taken: its guard goes on from what the plane before kept.
+        services.guards.give_back(name, self.guard)
         asked = self._gate_inputs()
         hold = await self.hold()
         if hold is None:

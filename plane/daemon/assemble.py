@@ -394,4 +394,5 @@ def _fleet(services: Services, db: Database, workers: Workers, rows: Rows, said:
         idle=workers.idle,
         show=rows.publish,
         elsewhere=Elsewhere(services.conversation, said, roster.names),
+        guards=services.guards,
     )

@@ -31,6 +31,12 @@ estimates, and says so in the agent's conversation, in the same transaction
 that takes the lease: no call is lost or counted twice. At start a plane
 sweeps the agents it holds too (leases from its own previous life).
 
+**The loop guards' count moves with the lease.** The transaction that
+takes a lease reads the agent's guard history (plane/agents/guard_book.py),
+which the planes before wrote only under their own leases: the agent's
+guard goes on from it before its next turn here, so a loop spread across
+failovers is held within the count it would be held at on one plane.
+
 **The wake.** A message sent to any plane is stored (waiting) in the shared
 conversation; the plane that took it NOTIFYs `plane_wake` with the agent's
 name, and the owner, which LISTENs, wakes the agent's worker. A lost notice
@@ -68,6 +74,8 @@ from typing import Any, cast
 import psycopg
 
 from plane.agents.after_turn import tell_cut_turns
+from plane.agents.guard_book import GuardBook
+from plane.agents.guard_kept import Kept
 from plane.agents.services import Ownership
 from plane.daemon.elsewhere import Elsewhere
 from plane.history.conversation import Conversation
@@ -117,6 +125,8 @@ class Tick:
     owners: dict[str, str]
     cut: dict[str, Interrupted]
     epochs: dict[str, int]
+    kept: dict[str, Kept | None]
+    """The guard histories of the agents gained (None: none kept)."""
 
 
 def lease_margin_ms() -> int:
@@ -130,7 +140,8 @@ class Fleet:
 
     Told at construction what to call: `wake` (an agent has work), `idle`
     (whether an agent has nothing in flight, so its lease may go) and `show`
-    (an agent whose owner changed, for its row to be shown again)."""
+    (an agent whose owner changed, for its row to be shown again); `guards`
+    is given the guard histories of the agents it takes."""
 
     def __init__(
         self,
@@ -146,6 +157,7 @@ class Fleet:
         idle: Callable[[str], bool] = lambda agent: True,
         show: Callable[[str], Awaitable[object]] | None = None,
         elsewhere: Elsewhere | None = None,
+        guards: GuardBook | None = None,
     ) -> None:
         assert ownership.plane is not None, "a plane in a fleet has a name"
         self._db = db
@@ -168,6 +180,7 @@ class Fleet:
         """Rows being shown again, each a task of its own (a tick never waits on one)."""
         self._elsewhere = elsewhere
         """What the other planes said, told to this plane's clients at each tick."""
+        self._guards = guards
 
     async def start(self) -> None:
         """The ticks' own connection, the first tick (leases taken, their
@@ -239,6 +252,8 @@ class Fleet:
             tick.mine, tick.epochs, started + LEASE_S * 2 / 3, started + LEASE_S * 5 / 6
         )
         self._ownership.owners = tick.owners
+        if self._guards is not None:
+            self._guards.taken(tick.kept)  # before the agents gained are woken
         self._ledger.forget_sums()  # others' spend since the last tick, and the agents taken
         if tick.gained:
             log.info("%s took %s", self.name, ", ".join(sorted(tick.gained)))
@@ -368,7 +383,8 @@ class Fleet:
         ).items():
             cut[agent] = cut.get(agent, Interrupted(0, Decimal(0))) + more
         conn.execute("DELETE FROM planes WHERE seen_ms < ?", (now - lease,))
-        return Tick(now, frozenset(mine), frozenset(gained), owners, cut, epochs)
+        kept = {} if self._guards is None else self._guards.within(conn, gained)
+        return Tick(now, frozenset(mine), frozenset(gained), owners, cut, epochs, kept)
 
     async def _ticks(self) -> None:
         """A tick every third of a lease; while the store is away, tried

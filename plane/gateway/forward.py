@@ -29,6 +29,7 @@ import logging
 import sqlite3
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from datetime import date
 from typing import Any, Protocol
 
@@ -127,11 +128,13 @@ class Gateway:
         # The providers' pool: no cap on calls in flight, idle connections kept.
         self._http = connections.session(connect, UPSTREAM_TIMEOUT)
         self._workers = workers
-        self._flying: defaultdict[str, dict[int, bool]] = defaultdict(dict)
+        self._flying: defaultdict[str, dict[int, _Flight]] = defaultdict(dict)
         """Each agent's calls in flight, and whether another call of its
         overlapped them: a fan-out (parallel calls, the same one sent many
         times at once) is not one conversation going round, and the loop
-        guard does not see it."""
+        guard does not see it. A call whose client has left overlaps nothing
+        that comes after: a client that cuts its stream and asks again is
+        one conversation, while the plane is still finishing the call it left."""
         self._charges = Charges(services, Containers())
         self.learning = Learning(db)
         self.admission = Admission(services, workers, self.learning, wait_s)
@@ -224,9 +227,10 @@ class Gateway:
             await out.whole(refused.status, error, refused.headers)
             return
         flying = self._flying[spec.name]
-        for other in flying:
-            flying[other] = True
-        flying[opened.id] = bool(flying)
+        answering = [flight for flight in flying.values() if not flight.out.gone()]
+        for flight in answering:
+            flight.overlapped = True
+        flying[opened.id] = _Flight(out, overlapped=bool(answering))
         await self._forward(opened, headers, out)
 
     async def _compressed(
@@ -352,6 +356,8 @@ class Gateway:
         """From the event that carries the final usage (or the last event) on: sent once
         the call is settled, so a client that has seen its stream end finds the call in
         the ledger."""
+        left = False
+        """The client cut the stream (it left while the provider was still answering)."""
         try:
             await out.open(200, {"content-type": "text/event-stream", "cache-control": "no-cache"})
             await self._relay(call, response, meter, out, tail)
@@ -360,7 +366,8 @@ class Gateway:
             out.abort()
         except OSError as exc:  # the client left
             log.info("%s: the client left a stream (%s)", call.spec.name, exc)
-        await self._settle(call, meter.bill, whole=meter.done)
+            left = True
+        await self._settle(call, meter.bill, whole=meter.done, watched=meter.done or left)
         with contextlib.suppress(OSError):  # a client that left misses only the end
             await _write(out, tail)
 
@@ -407,14 +414,24 @@ class Gateway:
         async with self.admission.closing(call.spec.name, call.id):
             await self._services.ledger.fail(call.id)
 
-    async def _settle(self, call: Call, bill: Bill | None, *, whole: bool = True) -> None:
+    async def _settle(
+        self, call: Call, bill: Bill | None, *, whole: bool = True, watched: bool | None = None
+    ) -> None:
         """Settle from the provider's bill; a call that ended without it (a cut
         stream, a broken body) at the larger of its likely cost and what the
         provider had announced. Priced before admission's locks are taken
         (`plane.gateway.charges`): they are held for the ledger's write alone,
         and the learned estimates move before the calls waiting for room are
-        woken. Only a whole answer is shown to the loop guard: a client asking
-        again after a cut one retries, it does not repeat."""
+        woken.
+
+        What the loop guard sees of a call is its request, the client's own:
+        it is shown a whole answer's (`whole`), and one whose stream its
+        client cut (`watched`): what it sent again is the same whoever read
+        the answer, so a client that cuts every stream and asks the same
+        again repeats itself. Not one the provider cut short (an error in
+        its stream, a reset, a reply the plane could not read): the client
+        asking again retries, it does not repeat."""
+        watched = whole if watched is None else watched
         charged = self._charges.of(call, bill if whole else None, None if whole else bill)
         ledger = self._services.ledger
         async with self.admission.closing(call.spec.name, call.id):
@@ -437,7 +454,7 @@ class Gateway:
             finally:
                 if kept is not None:
                     await kept
-            if whole:  # one cut short is the provider's failure: its retry is no repeat
+            if watched:  # one the provider cut short: its retry is no repeat
                 await self._watched(call, charged)
         except (LedgerError, sqlite3.Error) as error:
             agent = call.spec.name
@@ -451,8 +468,8 @@ class Gateway:
         (its next calls refused, said once in its conversation) until the
         operator resumes it."""
         worker = self._workers[call.spec.name]
-        overlapped = self._flying[call.spec.name].pop(call.id, True)
-        if call.sent is None or overlapped or worker.looping is not None:
+        flight = self._flying[call.spec.name].pop(call.id, None)
+        if call.sent is None or flight is None or flight.overlapped or worker.looping is not None:
             return
         # Read once the call is settled (never on the way to admission); a long
         # conversation, a large body to hash, in a thread. A short one costs
@@ -502,6 +519,15 @@ async def _write(out: Responder, events: list[bytes]) -> None:
         joined = b"".join(events)
         events.clear()
         await out.write(joined)
+
+
+@dataclass
+class _Flight:
+    """A call in flight: who waits for its answer, and whether another call
+    of its agent's overlapped it (`Gateway._flying`)."""
+
+    out: Responder
+    overlapped: bool = False
 
 
 class _UpstreamCut(Exception):

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 
+from plane.agents.guard_book import GuardBook
 from plane.agents.services import Ownership
 from plane.clock import ManualClock
 from plane.daemon.fleet import DatabaseClock, Fleet, lease_margin_ms, tell_owner
@@ -28,6 +29,7 @@ class Member:
     ledger: Ledger
     conversation: Conversation
     ownership: Ownership
+    guards: GuardBook
 
 
 async def join(
@@ -47,5 +49,8 @@ async def join(
     await ceilings.load({})
     conversation = Conversation(db, manual, shared=shared)
     ownership = Ownership(name, notify=partial(tell_owner, db))
-    fleet = Fleet(db, lambda: agents, ledger, ceilings, conversation, ownership, clock)
-    return Member(fleet, db, ledger, conversation, ownership)
+    guards = GuardBook(db, shared=True)
+    fleet = Fleet(
+        db, lambda: agents, ledger, ceilings, conversation, ownership, clock, guards=guards
+    )
+    return Member(fleet, db, ledger, conversation, ownership, guards)

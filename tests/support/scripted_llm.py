@@ -911,9 +911,16 @@ class ScriptedLLM:
         cut_at_limit: bool = False,
         searches: int = 0,
         until: threading.Event | None = None,
+        rest_until: threading.Event | None = None,
     ) -> ScriptedLLM:
+        """`rest_until`: streaming, the first event at once and the rest once it is set."""
         calls = tuple(tool_calls or ())
-        return self._push(Reply(text, usage, calls, delay_s, cut_at_limit, searches, until=until))
+        return self._push(
+            Reply(
+                text, usage, calls, delay_s, cut_at_limit, searches, until=until,
+                rest_until=rest_until,
+            )
+        )  # fmt: skip
 
     def fault(
         self,

@@ -1,0 +1,262 @@
+"""The loop guard on several planes sharing one PostgreSQL: an agent's count
+moves with its lease. An agent looping on one plane, that plane stopped (or
+SIGKILLed) and its lease taken by another, is held at the fifth repeat
+overall, as it would be on one plane (before, the new owner counted afresh: four more repeats a
+move, for ever if planes restart in a loop). And a plane that lost an
+agent's lease (paused past it, then resumed) writes nothing over the count
+its successor keeps: the history is written under the lease, at its epoch."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from decimal import Decimal
+from functools import partial
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from plane.agents.guard import Guard, Loop, Step, seen
+from plane.config import GuardConfig
+from plane.daemon import fleet
+from plane.wire import protocol as p
+from plane.wire.client import PlaneClient
+from plane.wire.protocol import Usage
+from tests.support.fixtures_plane import NOON, RunningPlane, launch, scripted_config
+from tests.support.fleet_members import join
+from tests.support.scripted_llm import Reply
+
+LEASE_S = 3.0
+CENT = Usage(input_tokens=10)
+"""$0.01 at the scripted price ($0.001 a token)."""
+READ = ("read_file", {"path": "a.txt"})
+
+
+def held(agent: str) -> str:
+    return (
+        f'{agent} is held: it called read_file {{"path": "a.txt"}} 5 times in a row with the '
+        "same result; those calls cost $0.09 since 12:00 UTC. It stays held until the operator "
+        f"resumes it (p in the TUI, `plane resume {agent}`), which lets it go on."
+    )
+
+
+async def read_again(plane: RunningPlane, agent: str, turns: range) -> None:
+    """`agent` reads the same unchanged file in each of `turns` and answers."""
+    for n in turns:
+        plane.llm.reply("", tool_calls=[READ], usage=CENT)
+        plane.llm.reply(f"Read it ({n}).", usage=CENT)
+        await plane.turn(agent, f"look at a.txt, time {n}")
+    await plane.quiet()
+
+
+async def runs(plane: RunningPlane, agent: str) -> None:
+    while agent not in (plane.services.ownership.mine or ()):  # noqa: ASYNC110 - the ticks move it
+        await asyncio.sleep(0.05)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+async def test_a_loop_whose_lease_moves_to_another_plane_is_held_at_the_fifth_repeat_overall(
+    tmp_path: Path, scripted_llm, postgres_url, monkeypatch
+):
+    """Three repeats on plane A, A stopped, B takes the agent: two more on B
+    and it is held, its figures counted from A's first call."""
+    monkeypatch.setenv("PLANE_STORE", postgres_url)
+    monkeypatch.setattr(fleet, "LEASE_S", LEASE_S)
+    workspace = tmp_path / "shared-workspace"  # the same files whichever plane runs it
+    workspace.mkdir()
+    (workspace / "a.txt").write_text("the same every time\n")
+    config = scripted_config(f"  demo: {{workspace: {workspace}}}\n", limit_usd="5")
+    a = await launch(tmp_path / "a", scripted_llm, config)
+    b: RunningPlane | None = None
+    try:
+        await asyncio.wait_for(runs(a, "demo"), 10 * LEASE_S)
+        b = await launch(tmp_path / "b", scripted_llm, config)
+        await read_again(a, "demo", range(3))
+        await a.stop()
+        await asyncio.wait_for(runs(b, "demo"), 10 * LEASE_S)
+        await read_again(b, "demo", range(3, 5))
+        said = await b.services.conversation.history("demo", 1)
+        assert said[-1].text == held("demo")
+        assert scripted_llm.pending == 1, "the fifth turn's answer was never asked for"
+    finally:
+        scripted_llm.hang_up()
+        if b is not None:
+            await b.stop()
+        if not a.plane.stop_event.is_set():
+            await a.stop()
+
+
+def serve(home: Path, config: Path, url: str, name: str) -> subprocess.Popen[bytes]:
+    """`plane serve` as a fleet's member named `name`, its log beside its home."""
+    env = {
+        **os.environ,
+        "PLANE_HOME": str(home),
+        "PLANE_STORE": url,
+        "PLANE_NAME": name,
+        "PLANE_LEASE_S": str(LEASE_S),
+    }
+    with open(home.parent / f"{name}.log", "wb") as log:  # the child has its own copy
+        return subprocess.Popen(
+            [sys.executable, "-m", "plane", "serve", "--config", str(config)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
+
+
+def rows(url: str, sql: str) -> list[tuple]:
+    with psycopg.connect(url) as conn:
+        return [tuple(r) for r in conn.execute(sql).fetchall()]
+
+
+def wait_for(what: Callable[[], object], within: float, message: str) -> None:
+    deadline = time.monotonic() + within
+    while not what():
+        assert time.monotonic() < deadline, message
+        time.sleep(0.2)
+
+
+def send(home: Path, text: str) -> None:
+    async def sent() -> None:
+        client = await PlaneClient.connect(home / "plane.sock")
+        try:
+            await client.request(p.Send(agent="demo", text=text))
+        finally:
+            await client.close()
+
+    asyncio.run(sent())
+
+
+ANSWERS = "SELECT COUNT(*) FROM messages WHERE agent = 'demo' AND kind = 'agent'"
+HELD = "SELECT text FROM messages WHERE agent = 'demo' AND text LIKE '%is held%'"
+
+
+def ended(url: str, turns: int) -> bool:
+    """`turns` turns of the agent answered, or it was held."""
+    return rows(url, ANSWERS)[0][0] >= turns or bool(rows(url, HELD))
+
+
+def reads_then_answers(body: dict, serial: int) -> Reply:
+    """The model reads a.txt, then answers once its result is in."""
+    if body["messages"][-1].get("role") == "tool":
+        return Reply("Read it.", usage=CENT)
+    return Reply("", usage=CENT, tool_calls=(READ,))
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_a_loop_whose_plane_is_killed_is_held_by_the_plane_that_takes_it_at_the_fifth(
+    tmp_path: Path, scripted_llm, postgres_url
+):
+    """Two `plane serve` processes; the agent reads the same file in three
+    turns on its plane, which is SIGKILLed; the other takes it once the lease
+    runs out, and holds it at the fifth read overall."""
+    url = postgres_url
+    workspace = tmp_path / "shared-workspace"
+    workspace.mkdir()
+    (workspace / "a.txt").write_text("the same every time\n")
+    config = tmp_path / "agents.yaml"
+    text = scripted_config(f"  demo: {{workspace: {workspace}}}\n", limit_usd="5")
+    config.write_text(text.replace("{base_url}", scripted_llm.base_url))
+    scripted_llm.responder = reads_then_answers
+    homes = {name: tmp_path / name for name in ("p0", "p1")}
+    planes = {name: serve(home, config, url, name) for name, home in homes.items()}
+    try:
+        owned = "SELECT plane FROM leases WHERE agent = 'demo' AND expires_ms > 0"
+        wait_for(lambda: rows(url, owned), 10 * LEASE_S, "no plane took the agent")
+        [(owner,)] = rows(url, owned)
+        [other] = set(planes) - {owner}
+        for home in homes.values():
+            wait_for((home / "plane.sock").exists, 30, f"{home} never served")
+        for n in range(3):
+            send(homes[other], f"look at a.txt, time {n}")  # told to its owner
+            wait_for(partial(ended, url, n + 1), 30, "the turn never answered")
+        planes[owner].send_signal(signal.SIGKILL)
+        planes[owner].wait()
+        taken = f"SELECT 1 FROM leases WHERE agent = 'demo' AND plane = '{other}'"
+        wait_for(lambda: rows(url, taken), 10 * LEASE_S, "the agent was not taken over")
+        for n in range(3, 5):
+            send(homes[other], f"look at a.txt, time {n}")
+            wait_for(partial(ended, url, n + 1), 30, "the turn never ended")
+        held = [t for (t,) in rows(url, HELD)]
+        assert len(held) == 1, f"not held after five reads, two planes apart: {held}"
+        assert held[0].startswith(
+            'demo is held: it called read_file {"path": "a.txt"} 5 times in a row with the '
+            "same result; those calls cost $0.09 since "
+        ), held
+        assert rows(url, ANSWERS)[0][0] == 4, "the fifth turn's answer was never asked for"
+    finally:
+        for plane in planes.values():
+            if plane.poll() is None:
+                plane.send_signal(signal.SIGTERM)
+        for plane in planes.values():
+            try:
+                plane.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                plane.kill()
+                plane.wait()
+
+
+READS = [seen("read_file", '{"path": "a.txt"}', "the same every time")]
+
+
+def step(guard: Guard, n: int) -> Loop | None:
+    """The guard sees its agent read the same file again, `n` minutes past noon."""
+    return guard.step(Step(Decimal("0.01"), NOON + timedelta(minutes=n), tools=tuple(READS)))
+
+
+async def test_a_plane_that_lost_the_lease_cannot_overwrite_the_history_its_successor_keeps(
+    postgres_url,
+):
+    """A reads three times and commits; it pauses with a fourth change (the
+    operator's resume: its count deleted) not yet written, and its lease runs
+    out. B takes the agent, goes on from A's three, reads a fourth and
+    commits. A resumes and commits: its change, made under the lease it lost,
+    is not written. A third plane taking the agent next holds it at the fifth."""
+    a = await join(postgres_url, "A", ["demo"])
+    b = await join(postgres_url, "B", ["demo"])
+    c = await join(postgres_url, "C", ["demo"])
+    try:
+        await a.fleet.tick(first=True)
+        on_a = Guard(
+            GuardConfig(), lambda kept: a.guards.keep("demo", kept, a.ownership.fence("demo"))
+        )
+        for n in range(3):
+            assert step(on_a, n) is None
+        await a.db.write(lambda conn: None)  # the next commit writes it
+        on_a.forget()  # kept, not yet written: A pauses here
+
+        with psycopg.connect(postgres_url, autocommit=True) as conn:  # A's lease runs out
+            conn.execute("UPDATE leases SET expires_ms = 1 WHERE agent = 'demo'")
+        await b.fleet.tick(first=True)
+        assert b.ownership.mine == frozenset({"demo"})
+        on_b = Guard(
+            GuardConfig(), lambda kept: b.guards.keep("demo", kept, b.ownership.fence("demo"))
+        )
+        b.guards.give_back("demo", on_b)
+        assert step(on_b, 3) is None
+        await b.db.write(lambda conn: None)
+
+        await a.db.write(lambda conn: None)  # A resumes: its next commit
+
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute("UPDATE leases SET expires_ms = 1 WHERE agent = 'demo'")
+        await c.fleet.tick(first=True)
+        on_c = Guard(
+            GuardConfig(), lambda kept: c.guards.keep("demo", kept, c.ownership.fence("demo"))
+        )
+        c.guards.give_back("demo", on_c)
+        loop = step(on_c, 4)
+        assert loop is not None
+        assert (loop.kind, loop.times, loop.since) == ("tool", 5, NOON)
+    finally:
+        for member in (a, b, c):
+            await member.db.close()
