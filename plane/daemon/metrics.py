@@ -47,6 +47,7 @@ from plane.money import savings
 from plane.money.stored import amount
 from plane.store.engine import Database
 from plane.wire.protocol import Snapshot
+from plane.wire.words import FLOOR, UNPRICED
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 FRESH_S = 5.0
@@ -64,8 +65,12 @@ the plane's time from the calls it measures."""
 CALLS = (
     "SELECT agent, model, status, COUNT(*) AS calls, SUM(input_tokens) AS input,"
     " SUM(cache_read_tokens) AS cache_read, SUM(cache_write_tokens) AS cache_write,"
-    " SUM(output_tokens) AS output FROM calls GROUP BY agent, model, status"
+    " SUM(output_tokens) AS output,"
+    " SUM(CASE WHEN price_source = ? OR price_source LIKE ? THEN 1 ELSE 0 END) AS unpriced"
+    " FROM calls GROUP BY agent, model, status"
 )
+UNPRICED_SOURCES = (UNPRICED, f"%{FLOOR}")
+"""The price sources of calls whose cost is not all known (`unpriced_call`)."""
 SPENT = "SELECT agent, cost_usd FROM spend"
 MODEL = "gen_ai_request_model"
 TOKEN_TYPE = "gen_ai_token_type"
@@ -141,7 +146,7 @@ class _Families(Collector):
 def _ledger(conn: Connection) -> list[Metric]:
     """The sums since the ledger began, on the scrape's own connection."""
     return [
-        *_calls(conn.execute(CALLS).fetchall()),
+        *_calls(conn.execute(CALLS, UNPRICED_SOURCES).fetchall()),
         _spent(conn.execute(SPENT).fetchall(), lambda: _spend_named(conn)),
         *_saved(savings.totals_within(conn)),
     ]
@@ -230,9 +235,20 @@ def _calls(rows: list) -> list[Metric]:  # type: ignore[type-arg]
         "cache_creation: gen_ai.usage.cache_creation.input_tokens).",
         labels=["agent", MODEL, TOKEN_TYPE],
     )
+    unpriced = CounterMetricFamily(
+        "plane_llm_unpriced_calls",
+        "LLM calls in the ledger whose cost is not all known: no price for their model "
+        "($0 in the cost figures, which is not what they cost), or a floor (the model that "
+        "answered has no known price: counted at the one asked for, at least what it cost).",
+        labels=["agent", MODEL],
+    )
     used: dict[tuple[str, str, str], int] = {}
+    not_priced: dict[tuple[str, str], int] = {}
     for row in rows:
         calls.add_metric([row["agent"], row["model"], row["status"]], row["calls"])
+        if row["unpriced"]:
+            named = (row["agent"], row["model"])
+            not_priced[named] = not_priced.get(named, 0) + int(row["unpriced"])
         for kind, column in (
             ("input", "input"),
             ("output", "output"),
@@ -243,7 +259,9 @@ def _calls(rows: list) -> list[Metric]:  # type: ignore[type-arg]
             used[key] = used.get(key, 0) + int(row[column] or 0)
     for key, count in used.items():
         tokens.add_metric(list(key), count)
-    return [calls, tokens]
+    for (agent, model), count in not_priced.items():
+        unpriced.add_metric([agent, model], count)
+    return [calls, tokens, unpriced]
 
 
 def _spend_named(conn: Connection) -> None:

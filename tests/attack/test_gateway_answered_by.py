@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from plane.wire import protocol as p
 from tests.support.fixtures_gateway import GatewayPlane, StartGateway
@@ -177,6 +178,28 @@ async def test_the_charts_count_a_call_priced_at_a_floor_as_unpriced(
         assert isinstance(stack, p.SpendStackReply)
         [layer] = stack.series
         assert (layer.days[-1].spent_usd, layer.days[-1].unpriced_calls) == (floor, 1)
+
+
+async def test_the_scrape_counts_a_call_priced_at_a_floor_as_unpriced(
+    start_gateway: StartGateway,
+) -> None:
+    """/metrics says which calls' cost is not all known, as the charts do:
+    the floor-priced one, by the model that answered; the priced one not."""
+    gw = await start_gateway()
+    for answered in ("mystery-model", "gpt-4o-mini"):
+        answer_as(gw, "/v1/chat/completions", False, answered)
+        answer = await ask(gw, "/v1/chat/completions", "aider", body_of("", "gpt-4o-mini", False))
+        assert answer.status_code == 200, answer.text
+    async with local_client() as client:
+        token = gw.home.token.read_text()
+        scrape = await client.get(f"{gw.url}/metrics", headers={"Authorization": f"Bearer {token}"})
+    unpriced = {
+        tuple(sorted(sample.labels.items())): sample.value
+        for family in text_string_to_metric_families(scrape.text)
+        for sample in family.samples
+        if sample.name == "plane_llm_unpriced_calls_total"
+    }
+    assert unpriced == {(("agent", "aider"), ("gen_ai_request_model", "mystery-model")): 1.0}
 
 
 async def test_the_model_asked_for_answering_as_itself_is_charged_as_before(
