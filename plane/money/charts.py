@@ -123,15 +123,7 @@ def _top(conn: Connection, today: date, by_agent: dict[str, Decimal]) -> list[Sp
         ((name, spent) for name, spent in by_agent.items() if spent),
         key=lambda pair: (-pair[1], pair[0]),
     )
-    return [
-        SpendPoint(
-            label=name,
-            spent_usd=spent,
-            saved_usd=saved.get(name, Decimal(0)),
-            unpriced_calls=unpriced.get(name, 0),
-        )
-        for name, spent in top
-    ]
+    return _points([name for name, _ in top], [spent for _, spent in top], saved, unpriced)
 
 
 def _line_point(line: Line) -> SpendPoint:
