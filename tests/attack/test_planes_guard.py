@@ -260,3 +260,91 @@ async def test_a_plane_that_lost_the_lease_cannot_overwrite_the_history_its_succ
     finally:
         for member in (a, b, c):
             await member.db.close()
+
+
+RESUMED = (
+    "Resumed by the operator: the loop guard's hold is lifted and its count starts afresh; "
+    "it answers what waited."
+)
+
+
+def reads_then_answers_anew(body: dict, serial: int) -> Reply:
+    """The model reads a.txt, then answers, in other words each time (only
+    its reads repeat)."""
+    if body["messages"][-1].get("role") == "tool":
+        return Reply(f"Read it ({serial}).", usage=CENT)
+    return Reply("", usage=CENT, tool_calls=(READ,))
+
+
+async def resumed_line(subscription) -> None:
+    """Until `subscription` is told the resume's line."""
+    while True:
+        event = await subscription.next()
+        if isinstance(event, p.MessageAppended) and event.message.text == RESUMED:
+            return
+
+
+async def in_a_fleet(tmp_path: Path, scripted_llm, monkeypatch, postgres_url):
+    """Planes A and B on one store, A running `demo`, whose model reads the
+    same unchanged file each turn."""
+    monkeypatch.setenv("PLANE_STORE", postgres_url)
+    monkeypatch.setattr(fleet, "LEASE_S", LEASE_S)
+    workspace = tmp_path / "shared-workspace"
+    workspace.mkdir()
+    (workspace / "a.txt").write_text("the same every time\n")
+    config = scripted_config(f"  demo: {{workspace: {workspace}}}\n", limit_usd="5")
+    scripted_llm.responder = reads_then_answers_anew
+    a = await launch(tmp_path / "a", scripted_llm, config)
+    try:
+        await asyncio.wait_for(runs(a, "demo"), 10 * LEASE_S)
+        b = await launch(tmp_path / "b", scripted_llm, config)
+    except BaseException:
+        await a.stop()
+        raise
+    return a, b
+
+
+async def texts(plane: RunningPlane, last: int) -> list[str]:
+    """The texts of the last `last` lines of demo's conversation."""
+    return [m.text for m in await plane.services.conversation.history("demo", last)]
+
+
+async def turns(plane: RunningPlane, agent: str, texts: range) -> None:
+    for n in texts:
+        await plane.turn(agent, f"look at a.txt, time {n}")
+    await plane.quiet()  # a hold is told by the look after the turn
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+async def test_a_loop_resumed_through_another_plane_counts_afresh_where_the_agent_runs(
+    tmp_path: Path, scripted_llm, postgres_url, monkeypatch
+):
+    """Held on A at its fifth read; the operator's TUI, attached to B,
+    resumes it. A lets it go on as if resumed there: it answers what waited
+    (a read), is not held at its next three reads, and is held at the fifth
+    after the resume. The resume's line is written once, and told once to
+    each plane's clients."""
+    a, b = await in_a_fleet(tmp_path, scripted_llm, monkeypatch, postgres_url)
+    try:
+        await turns(a, "demo", range(5))
+        assert (await texts(a, 1)) == [held("demo")]
+        on_a, on_b = a.bus.subscribe(), b.bus.subscribe()
+        client = await b.client()
+        await client.request(p.PauseAgent(agent="demo", paused=False))
+        try:  # what waited through the hold (the fifth look) is answered, on A
+            await a.until_turn_ends("demo", on_a, 10 * LEASE_S)
+        except TimeoutError:
+            pytest.fail("resumed through B, the agent never went on where it runs")
+        await turns(a, "demo", range(5, 8))
+        assert not any("is held" in t for t in await texts(a, 12)), "held again too soon"
+        await turns(a, "demo", range(8, 9))
+        said = await texts(a, 100)
+        assert said[-1] == held("demo"), said[-3:]
+        assert said.count(RESUMED) == 1, said
+        await asyncio.wait_for(resumed_line(on_a), 10 * LEASE_S)  # told A's clients
+        await asyncio.wait_for(resumed_line(on_b), 10 * LEASE_S)  # and B's
+    finally:
+        scripted_llm.hang_up()
+        await b.stop()
+        await a.stop()
