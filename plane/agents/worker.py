@@ -354,11 +354,12 @@ class AgentWorker:
                 await self._publish(name)
             return False  # another plane runs it: what waits is in the store, for its owner
         # Its lease just taken: its guard goes on from what the plane before
-        # kept, and it is held as the store had it then.
+        # kept, and it is held as the store had it then (a resume since, on
+        # any plane, is read at once: held, it looks at the store).
         taken = services.guards.give_back(name, self.guard)
         if taken is not None:
             self.spec = services.roster.held_as_stored(name, taken.loop)
-        elif self.spec.loop is not None and services.ownership.plane is not None:
+        if self.spec.loop is not None and services.ownership.plane is not None:
             await self._resumed_elsewhere()
         asked = self._gate_inputs()
         hold = await self.hold()
