@@ -108,7 +108,8 @@ class AgentWorker:
         self.guard = Guard(services.config.guard_of(spec.name), keep=keep)
         """Its loop and stall guard: what its calls did, as digests (kept across
         restarts, and with several planes across its lease's moves)."""
-        services.guards.give_back(spec.name, self.guard)
+        if (taken := services.guards.give_back(spec.name, self.guard)) is not None:
+            self.spec = services.roster.held_as_stored(spec.name, taken.loop)
         self._looped = looped
         self._made: Path | None = None
         """The workspace its turns were last given, made then (`_workspace`)."""
