@@ -33,6 +33,7 @@ import asyncio
 import logging
 import sqlite3
 from collections.abc import Collection, Iterable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from sqlite3 import Connection
 
@@ -67,10 +68,28 @@ _KEEP_LEASED = (
     + " ON CONFLICT (agent) DO UPDATE SET history = excluded.history, at = excluded.at"
 )
 _DROP_LEASED = "DELETE FROM guard_history WHERE agent = ? AND " + _LEASED
-_READ = "SELECT agent, history, at FROM guard_history WHERE agent = ANY(?)"
+_READ = (
+    "SELECT taken.agent, g.history, g.at, s.loop FROM unnest(?::text[]) AS taken (agent)"
+    " LEFT JOIN guard_history g ON g.agent = taken.agent"
+    " LEFT JOIN agent_settings s ON s.name = taken.agent"
+)
+"""Each agent's history and its loop hold, in one statement: one snapshot,
+so a resume (which lifts the hold and deletes the history in one
+transaction) is seen whole or not at all."""
+_RESUMED = "DELETE FROM guard_history WHERE agent = ?"
 
 Pending = tuple[Kept | None, Fence | None]
 """A history not written yet (None: to delete), and the lease it is kept under."""
+
+
+@dataclass(frozen=True)
+class Taken:
+    """An agent's lease just taken, as the store had it in that transaction."""
+
+    kept: Kept | None
+    """Its guard's history (None: none kept)."""
+    loop: str | None
+    """The loop guard's hold on it (`agent_settings.loop`; None: not held)."""
 
 
 class GuardBook:
@@ -91,6 +110,9 @@ class GuardBook:
         self._read: dict[str, tuple[str, str] | None] = {}
         """What was read (at start, or as the agent's lease was taken: None,
         nothing there), until each agent's guard is given it."""
+        self._holds: dict[str, str | None] = {}
+        """The loop guard's hold on each agent whose lease was taken, as read
+        then, until its worker is given it with its history."""
         db.finish_with(self)
 
     def keeps(self, leased: bool) -> bool:
@@ -113,32 +135,44 @@ class GuardBook:
             row["agent"]: (row["at"], row["history"]) for row in rows if row["agent"] in names
         }
 
-    def within(self, conn: Connection, agents: Collection[str]) -> dict[str, Kept | None]:
-        """The histories of `agents`, read in the transaction that takes their
-        leases (None: none kept): what the planes before this one wrote under
+    def within(self, conn: Connection, agents: Collection[str]) -> dict[str, Taken]:
+        """The histories of `agents` and their holds, read in the transaction
+        that takes their leases: what the planes before this one wrote under
         those leases, to the last commit."""
         if not agents:
             return {}
-        found: dict[str, Kept | None] = dict.fromkeys(agents)
-        for agent, history, at in conn.execute(_READ, (list(agents),)).fetchall():
-            found[agent] = (at, history)
+        found = dict.fromkeys(agents, Taken(None, None))
+        for agent, history, at, loop in conn.execute(_READ, (list(agents),)).fetchall():
+            found[agent] = Taken(None if history is None else (at, history), loop)
         return found
 
-    def taken(self, histories: dict[str, Kept | None]) -> None:
+    def taken(self, taken: dict[str, Taken]) -> None:
         """Leases just taken, and what their agents' guards kept (`within`):
         given to each guard before its agent's next turn (`give_back`)."""
-        self._read.update(histories)
+        for agent, each in taken.items():
+            self._read[agent] = each.kept
+            self._holds[agent] = each.loop
 
-    def give_back(self, agent: str, guard: Guard) -> None:
+    def resumed(self, conn: Connection, agent: str) -> None:
+        """In the transaction of a resume that lifts `agent`'s loop hold (on
+        the writer): its history goes with the hold, whichever plane holds
+        its lease, and what this plane had not written yet goes too."""
+        conn.execute(_RESUMED, (agent,))
+        self._pending.pop(agent, None)
+
+    def give_back(self, agent: str, guard: Guard) -> Taken | None:
         """Give `agent`'s guard what was read of it, once: at start (its worker
         is made), and on a shared store as its lease was taken (before its
-        next turn), when an agent with nothing kept starts afresh."""
+        next turn), when an agent with nothing kept starts afresh. Returns
+        what was read as its lease was taken (None: at start, or nothing
+        read since), for its worker to take its hold from."""
         if agent not in self._read:
-            return
+            return None
         kept = self._read.pop(agent)
+        taken = Taken(kept, self._holds.pop(agent)) if agent in self._holds else None
         if kept is None:
             guard.afresh()  # what it counted here before, another plane's since, is not its count
-            return
+            return taken
         try:
             guard.take_back(kept)
         except ValueError as error:
@@ -146,6 +180,7 @@ class GuardBook:
                 "guard_history row %s cannot be read (%s); it is left aside: its loop guard "
                 "starts afresh", agent, error,
             )  # fmt: skip
+        return taken
 
     async def flush(self) -> None:
         """Write what is not written yet (the plane stops: no commit may come),

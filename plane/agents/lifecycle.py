@@ -77,7 +77,7 @@ class Lifecycle:
     # ── pause, edit ────────────────────────────────────────────────────────
 
     async def pause(self, agent: str, paused: bool) -> AgentState:
-        if not paused and self._services.roster.get(agent).loop is not None:
+        if not paused and (await self._as_stored(agent)).loop is not None:
             return await self._resume_loop(agent)
         spec = self._turning(agent, "pause" if paused else "resume")
         if spec.paused == paused:
@@ -94,15 +94,33 @@ class Lifecycle:
         await self._services.add_message(agent, "plane", said)
         return await self._rows.publish(agent)
 
+    async def _as_stored(self, agent: str) -> AgentSpec:
+        """`agent` as the store has it: with several planes, the one that
+        runs it may have held it (its loop guard) since this plane read it."""
+        services = self._services
+        if services.ownership.plane is None:
+            return services.roster.get(agent)
+        spec = self._crew.workers[agent].spec = await services.roster.reread(agent)
+        return spec
+
     async def _resume_loop(self, agent: str) -> AgentState:
         """The operator lets an agent the loop guard held go on (a gateway
-        agent's too; a pause is lifted with it): its guard starts afresh."""
+        agent's too; a pause is lifted with it): its guard starts afresh. The
+        hold is lifted and the guard's history deleted in one transaction,
+        whichever plane runs the agent; that plane, woken, sees the hold
+        gone and starts its count afresh too (`AgentWorker`), and the line
+        is this plane's alone (the fleet's other clients are told it)."""
+        services = self._services
         worker = self._crew.workers[agent]
-        worker.spec = await self._services.roster.change(agent, loop=None, paused=False)
+        worker.spec = await services.roster.change(
+            agent, loop=None, paused=False, within=lambda conn: services.guards.resumed(conn, agent)
+        )
         worker.guard.forget()
-        worker.hold_changed()
         gateway = worker.spec.gateway is not None
-        await self._services.add_message(agent, "plane", notices.loop_resumed(gateway))
+        try:
+            await services.add_message(agent, "plane", notices.loop_resumed(gateway))
+        finally:
+            self._crew.workers.wake(agent)  # here, and on the plane that runs it
         return await self._rows.publish(agent)
 
     async def edit(

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
-from sqlite3 import Row
+from sqlite3 import Connection, Row
 from typing import Literal
 
 from plane.agents.guard import Loop
@@ -135,21 +135,23 @@ class Roster:
                     "agent_settings row %s cannot be read (tools: %s); its tools are left as"
                     " they were", spec.name, error,
                 )  # fmt: skip
-        paused = bool(row["paused"])
-        loop = None
-        if isinstance(row["loop"], str):
-            try:
-                loop = Loop.read(row["loop"])
-            except (TypeError, ValueError, KeyError, ArithmeticError) as error:
-                # Held by the guard for a reason no longer readable: still held.
-                paused = True
-                log.error(
-                    "agent_settings row %s cannot be read (loop: %r); the agent stays paused"
-                    " until it is resumed", spec.name, error,
-                )  # fmt: skip
-        return replace(
-            spec, model=model, provider=provider, role=role, tools=tools, paused=paused, loop=loop
-        )
+        held = _with_loop(replace(spec, paused=bool(row["paused"])), row["loop"])
+        return replace(held, model=model, provider=provider, role=role, tools=tools)
+
+    async def reread(self, name: str) -> AgentSpec:
+        """`name` as the store has it now: with several planes on one store,
+        another plane may have changed it (the operator resumed it there)."""
+        spec = self.get(name)
+        row = await self._db.fetchone("SELECT * FROM agent_settings WHERE name = ?", name)
+        if row is not None and name in self._agents:
+            spec = self._agents[name] = self._with_settings(spec, row)
+        return spec
+
+    def held_as_stored(self, name: str, loop: str | None) -> AgentSpec:
+        """`name` held by the loop guard as the store said (`loop`, as
+        `agent_settings.loop` keeps it) when this plane took its lease."""
+        spec = self._agents[name] = _with_loop(self.get(name), loop)
+        return spec
 
     def from_file(self, name: str) -> bool:
         """Made by agents.yaml (so the file, not the keyboard, says it exists)."""
@@ -168,10 +170,11 @@ class Roster:
         tools: tuple[str, ...] | Literal["keep"] | None = "keep",
         paused: bool | None = None,
         loop: Loop | Literal["keep"] | None = "keep",
+        within: Callable[[Connection], object] | None = None,
     ) -> AgentSpec:
         """Change what is given and keep it across restarts; checked first, so
         a model no provider offers changes nothing. `loop`: the loop guard's
-        hold (None: lifted)."""
+        hold (None: lifted); `within`: what else the change's transaction writes."""
         spec = self.get(name)
         provider = None if model is None else self._provider_for(model)
         stored_tools = None
@@ -189,8 +192,9 @@ class Roster:
         held = None if new.loop is None else new.loop.stored()
         row = (name, model, provider, role, stored_tools, int(new.paused), held)
         now = self._clock.now().isoformat()
-        await self._db.write(
-            lambda conn: conn.execute(
+
+        def write(conn: Connection) -> None:
+            conn.execute(
                 "INSERT INTO agent_settings"
                 " (name, model, provider, role, tools, paused, loop, set_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET"
@@ -203,7 +207,10 @@ class Roster:
                 " paused = excluded.paused, loop = excluded.loop, set_at = excluded.set_at",
                 (*row, now),
             )
-        )
+            if within is not None:
+                within(conn)
+
+        await self._db.write(write)
         self._agents[name] = new
         return new
 
@@ -367,3 +374,18 @@ def _names(stored: str) -> list[str] | None:
     if not isinstance(found, list) or not all(isinstance(name, str) for name in found):
         raise ValueError(f"{stored!r} is not a list of tool names")
     return [str(name) for name in found]
+
+
+def _with_loop(spec: AgentSpec, stored: object) -> AgentSpec:
+    """`spec` held by the loop guard as `agent_settings.loop` keeps it (`stored`)."""
+    if not isinstance(stored, str):
+        return replace(spec, loop=None)
+    try:
+        return replace(spec, loop=Loop.read(stored))
+    except (TypeError, ValueError, KeyError, ArithmeticError) as error:
+        # Held by the guard for a reason no longer readable: still held.
+        log.error(
+            "agent_settings row %s cannot be read (loop: %r); the agent stays paused"
+            " until it is resumed", spec.name, error,
+        )  # fmt: skip
+        return replace(spec, paused=True, loop=None)

@@ -108,7 +108,8 @@ class AgentWorker:
         self.guard = Guard(services.config.guard_of(spec.name), keep=keep)
         """Its loop and stall guard: what its calls did, as digests (kept across
         restarts, and with several planes across its lease's moves)."""
-        services.guards.give_back(spec.name, self.guard)
+        if (taken := services.guards.give_back(spec.name, self.guard)) is not None:
+            self.spec = services.roster.held_as_stored(spec.name, taken.loop)
         self._looped = looped
         self._made: Path | None = None
         """The workspace its turns were last given, made then (`_workspace`)."""
@@ -353,8 +354,14 @@ class AgentWorker:
                 self._row_behind = False
                 await self._publish(name)
             return False  # another plane runs it: what waits is in the store, for its owner
-        # Its lease just taken: its guard goes on from what the plane before kept.
-        services.guards.give_back(name, self.guard)
+        # Its lease just taken: its guard goes on from what the plane before
+        # kept, and it is held as the store had it then (a resume since, on
+        # any plane, is read at once: held, it looks at the store).
+        taken = services.guards.give_back(name, self.guard)
+        if taken is not None:
+            self.spec = services.roster.held_as_stored(name, taken.loop)
+        if self.spec.loop is not None and services.ownership.plane is not None:
+            await self._resumed_elsewhere()
         asked = self._gate_inputs()
         hold = await self.hold()
         if hold is None:
@@ -386,6 +393,17 @@ class AgentWorker:
         except LedgerError:
             return False  # said, and the turn finished: the next wake tries again
         return True
+
+    async def _resumed_elsewhere(self) -> None:
+        """Held by the loop guard on a plane of a fleet: the operator may have
+        resumed it through another plane, which lifted the hold and deleted
+        its guard's history in one transaction (and said so in its
+        conversation). Then its count here starts afresh too, as a resume
+        here starts it: nothing of the old count is written again. Read at
+        each look while it is held (a lost notice costs a tick)."""
+        self.spec = await self._services.roster.reread(self.spec.name)
+        if self.spec.loop is None:
+            self.guard.forget()
 
     async def _caught_up(self, hold: Hold | None) -> None:
         """The row, if the clients' is behind (a turn of its own ended since,

@@ -35,7 +35,10 @@ sweeps the agents it holds too (leases from its own previous life).
 takes a lease reads the agent's guard history (plane/agents/guard_book.py),
 which the planes before wrote only under their own leases: the agent's
 guard goes on from it before its next turn here, so a loop spread across
-failovers is held within the count it would be held at on one plane.
+failovers is held within the count it would be held at on one plane. The
+same statement reads the guard's hold: an agent held stays held here, and
+one the operator resumed (on any plane: the hold lifted and the history
+deleted in one transaction) is taken with neither.
 
 **The wake.** A message sent to any plane is stored (waiting) in the shared
 conversation; the plane that took it NOTIFYs `plane_wake` with the agent's
@@ -74,8 +77,7 @@ from typing import Any, cast
 import psycopg
 
 from plane.agents.after_turn import tell_cut_turns
-from plane.agents.guard_book import GuardBook
-from plane.agents.guard_kept import Kept
+from plane.agents.guard_book import GuardBook, Taken
 from plane.agents.services import Ownership
 from plane.daemon.elsewhere import Elsewhere
 from plane.history.conversation import Conversation
@@ -125,8 +127,8 @@ class Tick:
     owners: dict[str, str]
     cut: dict[str, Interrupted]
     epochs: dict[str, int]
-    kept: dict[str, Kept | None]
-    """The guard histories of the agents gained (None: none kept)."""
+    kept: dict[str, Taken]
+    """The guard histories and holds of the agents gained."""
 
 
 def lease_margin_ms() -> int:

@@ -4,7 +4,10 @@ SIGKILLed) and its lease taken by another, is held at the fifth repeat
 overall, as it would be on one plane (before, the new owner counted afresh: four more repeats a
 move, for ever if planes restart in a loop). And a plane that lost an
 agent's lease (paused past it, then resumed) writes nothing over the count
-its successor keeps: the history is written under the lease, at its epoch."""
+its successor keeps: the history is written under the lease, at its epoch.
+And the operator's resume, through any plane (a TUI attached to one that
+does not run the agent), starts the count afresh where the agent runs, even
+as its lease moves: held again at the fifth repeat since, the resume said once."""
 
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ import psycopg
 import pytest
 
 from plane.agents.guard import Guard, Loop, Step, seen
+from plane.clock import ManualClock
 from plane.config import GuardConfig
 from plane.daemon import fleet
 from plane.wire import protocol as p
@@ -260,3 +264,206 @@ async def test_a_plane_that_lost_the_lease_cannot_overwrite_the_history_its_succ
     finally:
         for member in (a, b, c):
             await member.db.close()
+
+
+RESUMED = (
+    "Resumed by the operator: the loop guard's hold is lifted and its count starts afresh; "
+    "it answers what waited."
+)
+
+
+def reads_then_answers_anew(body: dict, serial: int) -> Reply:
+    """The model reads a.txt, then answers, in other words each time (only
+    its reads repeat)."""
+    if body["messages"][-1].get("role") == "tool":
+        return Reply(f"Read it ({serial}).", usage=CENT)
+    return Reply("", usage=CENT, tool_calls=(READ,))
+
+
+async def resumed_line(subscription) -> None:
+    """Until `subscription` is told the resume's line."""
+    while True:
+        event = await subscription.next()
+        if isinstance(event, p.MessageAppended) and event.message.text == RESUMED:
+            return
+
+
+async def in_a_fleet(tmp_path: Path, scripted_llm, monkeypatch, postgres_url):
+    """Planes A and B on one store, A running `demo`, whose model reads the
+    same unchanged file each turn."""
+    monkeypatch.setenv("PLANE_STORE", postgres_url)
+    monkeypatch.setattr(fleet, "LEASE_S", LEASE_S)
+    workspace = tmp_path / "shared-workspace"
+    workspace.mkdir()
+    (workspace / "a.txt").write_text("the same every time\n")
+    config = scripted_config(f"  demo: {{workspace: {workspace}}}\n", limit_usd="5")
+    scripted_llm.responder = reads_then_answers_anew
+    a = await launch(tmp_path / "a", scripted_llm, config)
+    try:
+        await asyncio.wait_for(runs(a, "demo"), 10 * LEASE_S)
+        b = await launch(tmp_path / "b", scripted_llm, config)
+    except BaseException:
+        await a.stop()
+        raise
+    return a, b
+
+
+async def texts(plane: RunningPlane, last: int) -> list[str]:
+    """The texts of the last `last` lines of demo's conversation."""
+    return [m.text for m in await plane.services.conversation.history("demo", last)]
+
+
+async def turns(plane: RunningPlane, agent: str, texts: range) -> None:
+    for n in texts:
+        await plane.turn(agent, f"look at a.txt, time {n}")
+    await plane.quiet()  # a hold is told by the look after the turn
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+async def test_a_loop_resumed_through_another_plane_counts_afresh_where_the_agent_runs(
+    tmp_path: Path, scripted_llm, postgres_url, monkeypatch
+):
+    """Held on A at its fifth read; the operator's TUI, attached to B,
+    resumes it. A lets it go on as if resumed there: it answers what waited
+    (a read), is not held at its next three reads, and is held at the fifth
+    after the resume. The resume's line is written once, and told once to
+    each plane's clients."""
+    a, b = await in_a_fleet(tmp_path, scripted_llm, monkeypatch, postgres_url)
+    try:
+        await turns(a, "demo", range(5))
+        assert (await texts(a, 1)) == [held("demo")]
+        on_a, on_b = a.bus.subscribe(), b.bus.subscribe()
+        client = await b.client()
+        await client.request(p.PauseAgent(agent="demo", paused=False))
+        try:  # what waited through the hold (the fifth look) is answered, on A
+            await a.until_turn_ends("demo", on_a, 10 * LEASE_S)
+        except TimeoutError:
+            pytest.fail("resumed through B, the agent never went on where it runs")
+        await turns(a, "demo", range(5, 8))
+        assert not any("is held" in t for t in await texts(a, 12)), "held again too soon"
+        await turns(a, "demo", range(8, 9))
+        said = await texts(a, 100)
+        assert said[-1] == held("demo"), said[-3:]
+        assert said.count(RESUMED) == 1, said
+        await asyncio.wait_for(resumed_line(on_a), 10 * LEASE_S)  # told A's clients
+        await asyncio.wait_for(resumed_line(on_b), 10 * LEASE_S)  # and B's
+    finally:
+        scripted_llm.hang_up()
+        await b.stop()
+        await a.stop()
+
+
+async def ambient_fleet(tmp_path: Path, scripted_llm, monkeypatch, postgres_url):
+    """Planes A and B on one store, A running `demo`, which looks around
+    each minute and answers the same each time."""
+    monkeypatch.setenv("PLANE_STORE", postgres_url)
+    monkeypatch.setattr(fleet, "LEASE_S", LEASE_S)
+    ambient = "  demo: {ambient: {every_minutes: 1, note: Look around.}}\n"
+    config = scripted_config(ambient, limit_usd="5")
+    scripted_llm.responder = lambda body, serial: Reply("Nothing needs doing.", usage=CENT)
+    clock = ManualClock(NOON)  # the fleet's one clock: a booking is due on both at once
+    a = await launch(tmp_path / "a", scripted_llm, config, clock)
+    try:
+        await asyncio.wait_for(runs(a, "demo"), 10 * LEASE_S)
+        b = await launch(tmp_path / "b", scripted_llm, config, clock)
+    except BaseException:
+        await a.stop()
+        raise
+    return a, b
+
+
+async def minutes(plane: RunningPlane, count: int) -> list[str]:
+    """`count` minutes on `plane`'s clock, each one's ambient turn taken
+    (none while the agent is held); what demo's conversation says since."""
+    before = await plane.services.conversation.history("demo", 1)
+    mark = before[-1].id if before else 0
+    for _ in range(count):
+        await plane.clock.advance(timedelta(seconds=61))
+        await plane.quiet()
+    return [m.text for m in await plane.services.conversation.history("demo", 100) if m.id > mark]
+
+
+ANSWER_HELD = (
+    "demo is held: it gave the same answer 5 times in a row with nothing new between "
+    "(“Nothing needs doing.”); those calls cost $0.05 since "
+)
+
+
+async def resume(plane: RunningPlane) -> None:
+    """The operator resumes demo through `plane`, as the TUI does."""
+    client = await plane.client()
+    await client.request(p.PauseAgent(agent="demo", paused=False))
+
+
+async def held_again(plane: RunningPlane) -> list[str]:
+    """Minutes on the fleet's clock until demo, resumed, is held again (six
+    at most: five answers and the look that tells the hold), run where it
+    runs now; what its conversation said between its two holds."""
+    await minutes(plane, 6)
+    said = await texts(plane, 100)
+    holds = [i for i, text in enumerate(said) if text.startswith(ANSWER_HELD)]
+    assert len(holds) == 2, said
+    return said[holds[0] + 1 : holds[1]]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+async def test_an_answer_loop_resumed_through_another_plane_is_not_held_at_its_next_answer(
+    tmp_path: Path, scripted_llm, postgres_url, monkeypatch
+):
+    """Held on A for the same answer five times; resumed through B. A's count
+    starts afresh, as a resume on A starts it: it is held again at the fifth
+    answer since the resume (before, A kept its count of five and held it
+    again at its first), and the resume is said once between."""
+    a, b = await ambient_fleet(tmp_path, scripted_llm, monkeypatch, postgres_url)
+    try:
+        said = await minutes(a, 6)
+        assert said.count("Nothing needs doing.") == 5 and said[-1].startswith(ANSWER_HELD), said
+        await resume(b)
+        between = await held_again(a)
+        assert between.count("Nothing needs doing.") == 5, between
+        assert between.count(RESUMED) == 1, between
+    finally:
+        scripted_llm.hang_up()
+        await b.stop()
+        await a.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("race", ["resume while A stops", "take, then resume", "take and resume"])
+async def test_a_resume_racing_a_takeover_counts_afresh_on_the_plane_that_takes_the_agent(
+    race: str, tmp_path: Path, scripted_llm, postgres_url, monkeypatch
+):
+    """Held on A for the same answer five times; the operator resumes it
+    through B while B takes it over (A stopped): the resume as A lets the
+    lease go, just after B took it, or while B takes it (its take reads the
+    hold and the count as the resume lifts them). Whatever the order, B runs
+    it afresh: four answers go through and the fifth since the resume is
+    held (some of those may be A's, answering what waited as it stopped);
+    the resume is said once."""
+    a, b = await ambient_fleet(tmp_path, scripted_llm, monkeypatch, postgres_url)
+    try:
+        said = await minutes(a, 6)
+        assert said[-1].startswith(ANSWER_HELD), said
+        fleet_b = b.runtime.fleet
+        assert fleet_b is not None
+        if race == "resume while A stops":
+            await asyncio.gather(resume(b), a.stop())
+        elif race == "take, then resume":
+            await a.stop()
+            await fleet_b.tick()
+            await resume(b)
+        else:
+            await a.stop()
+            await asyncio.gather(fleet_b.tick(), resume(b))
+        await asyncio.wait_for(runs(b, "demo"), 10 * LEASE_S)
+        between = await held_again(b)
+        assert between.count("Nothing needs doing.") == 5, between
+        assert between.count(RESUMED) == 1, between
+    finally:
+        scripted_llm.hang_up()
+        await b.stop()
+        if not a.plane.stop_event.is_set():
+            await a.stop()
