@@ -12,10 +12,8 @@ as its lease moves: held again at the fifth repeat since, the resume said once."
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from datetime import timedelta
@@ -32,32 +30,12 @@ from plane.config import GuardConfig
 from plane.daemon import fleet
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
-from plane.wire.protocol import Usage
 from tests.support.fixtures_plane import NOON, RunningPlane, launch, scripted_config
-from tests.support.fleet_members import join
+from tests.support.fleet_members import join, serve
+from tests.support.looping import CENT, READ, held, read_again
 from tests.support.scripted_llm import Reply
 
 LEASE_S = 3.0
-CENT = Usage(input_tokens=10)
-"""$0.01 at the scripted price ($0.001 a token)."""
-READ = ("read_file", {"path": "a.txt"})
-
-
-def held(agent: str) -> str:
-    return (
-        f'{agent} is held: it called read_file {{"path": "a.txt"}} 5 times in a row with the '
-        "same result; those calls cost $0.09 since 12:00 UTC. It stays held until the operator "
-        f"resumes it (p in the TUI, `plane resume {agent}`), which lets it go on."
-    )
-
-
-async def read_again(plane: RunningPlane, agent: str, turns: range) -> None:
-    """`agent` reads the same unchanged file in each of `turns` and answers."""
-    for n in turns:
-        plane.llm.reply("", tool_calls=[READ], usage=CENT)
-        plane.llm.reply(f"Read it ({n}).", usage=CENT)
-        await plane.turn(agent, f"look at a.txt, time {n}")
-    await plane.quiet()
 
 
 async def runs(plane: RunningPlane, agent: str) -> None:
@@ -96,24 +74,6 @@ async def test_a_loop_whose_lease_moves_to_another_plane_is_held_at_the_fifth_re
             await b.stop()
         if not a.plane.stop_event.is_set():
             await a.stop()
-
-
-def serve(home: Path, config: Path, url: str, name: str) -> subprocess.Popen[bytes]:
-    """`plane serve` as a fleet's member named `name`, its log beside its home."""
-    env = {
-        **os.environ,
-        "PLANE_HOME": str(home),
-        "PLANE_STORE": url,
-        "PLANE_NAME": name,
-        "PLANE_LEASE_S": str(LEASE_S),
-    }
-    with open(home.parent / f"{name}.log", "wb") as log:  # the child has its own copy
-        return subprocess.Popen(
-            [sys.executable, "-m", "plane", "serve", "--config", str(config)],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=log,
-        )
 
 
 def rows(url: str, sql: str) -> list[tuple]:
@@ -172,7 +132,7 @@ def test_a_loop_whose_plane_is_killed_is_held_by_the_plane_that_takes_it_at_the_
     config.write_text(text.replace("{base_url}", scripted_llm.base_url))
     scripted_llm.responder = reads_then_answers
     homes = {name: tmp_path / name for name in ("p0", "p1")}
-    planes = {name: serve(home, config, url, name) for name, home in homes.items()}
+    planes = {name: serve(home, config, url, name, LEASE_S) for name, home in homes.items()}
     try:
         owned = "SELECT plane FROM leases WHERE agent = 'demo' AND expires_ms > 0"
         wait_for(lambda: rows(url, owned), 10 * LEASE_S, "no plane took the agent")

@@ -4,9 +4,13 @@ each the way the plane does (a `Fleet` keeps its parts to itself)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
+from pathlib import Path
 
 from plane.agents.guard_book import GuardBook
 from plane.agents.services import Ownership
@@ -54,3 +58,22 @@ async def join(
         db, lambda: agents, ledger, ceilings, conversation, ownership, clock, guards=guards
     )
     return Member(fleet, db, ledger, conversation, ownership, guards)
+
+
+def serve(home: Path, config: Path, url: str, name: str, lease_s: float) -> subprocess.Popen[bytes]:
+    """`plane serve` as a fleet's member named `name`, in a process of its
+    own, its log beside its home."""
+    env = {
+        **os.environ,
+        "PLANE_HOME": str(home),
+        "PLANE_STORE": url,
+        "PLANE_NAME": name,
+        "PLANE_LEASE_S": str(lease_s),
+    }
+    with open(home.parent / f"{name}.log", "wb") as log:  # the child has its own copy
+        return subprocess.Popen(
+            [sys.executable, "-m", "plane", "serve", "--config", str(config)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )

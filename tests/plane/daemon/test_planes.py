@@ -8,10 +8,8 @@ all 30 agents and their owners."""
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import subprocess
-import sys
 import time
 from decimal import Decimal
 from pathlib import Path
@@ -22,6 +20,7 @@ import pytest
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
 from plane.wire.protocol import Usage
+from tests.support.fleet_members import serve
 from tests.support.scripted_llm import Reply
 from tui.app import PlaneApp
 from tui.link import Address, Backoff
@@ -73,23 +72,6 @@ def wait_for(what, within: float, message: str):
         time.sleep(0.2)
 
 
-def serve(home: Path, config: Path, url: str, name: str) -> subprocess.Popen[bytes]:
-    env = {
-        **os.environ,
-        "PLANE_HOME": str(home),
-        "PLANE_STORE": url,
-        "PLANE_NAME": name,
-        "PLANE_LEASE_S": str(LEASE_S),
-    }
-    with open(home.parent / f"{name}.log", "wb") as log:  # the child has its own copy
-        return subprocess.Popen(
-            [sys.executable, "-m", "plane", "serve", "--config", str(config)],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=log,
-        )
-
-
 async def send_all(home: Path, text: str) -> None:
     client = await PlaneClient.connect(home / "plane.sock")
     try:
@@ -129,7 +111,8 @@ def test_three_planes_thirty_agents_one_killed_mid_turn(tmp_path, scripted_llm, 
     scripted_llm.default_reply = Reply("done", usage=CALL, delay_s=1.5)
     names = ["p0", "p1", "p2"]
     homes = [tmp_path / name for name in names]
-    planes = [serve(home, config, url, name) for home, name in zip(homes, names, strict=True)]
+    pairs = zip(homes, names, strict=True)
+    planes = [serve(home, config, url, name, LEASE_S) for home, name in pairs]
     try:
         for home in homes:
             wait_for(lambda h=home: (h / "plane.sock").exists(), 30, f"{home} never served")
