@@ -94,6 +94,9 @@ class Roster:
         self._agents: dict[str, AgentSpec] = {}
         self.offered = config.models() if offered is None else list(offered)
         self._keyless = dict(keyless or {})
+        self._said: set[str] = set()
+        """What was said of rows that cannot be read: each once, however often
+        the row is read again (on a fleet, before each turn)."""
 
     async def load(self) -> None:
         for name, block in self._config.agents.items():
@@ -131,12 +134,31 @@ class Roster:
                 stored = _names(row["tools"])
                 tools = None if stored is None else tuple(stored)
             except ValueError as error:
-                log.error(
-                    "agent_settings row %s cannot be read (tools: %s); its tools are left as"
-                    " they were", spec.name, error,
-                )  # fmt: skip
-        held = _with_loop(replace(spec, paused=bool(row["paused"])), row["loop"])
+                self._say_once(
+                    f"agent_settings row {spec.name} cannot be read (tools: {error});"
+                    " its tools are left as they were"
+                )
+        held = self._with_loop(replace(spec, paused=bool(row["paused"])), row["loop"])
         return replace(held, model=model, provider=provider, role=role, tools=tools)
+
+    def _with_loop(self, spec: AgentSpec, stored: object) -> AgentSpec:
+        """`spec` held by the loop guard as `agent_settings.loop` keeps it (`stored`)."""
+        if not isinstance(stored, str):
+            return replace(spec, loop=None)
+        try:
+            return replace(spec, loop=Loop.read(stored))
+        except (TypeError, ValueError, KeyError, ArithmeticError) as error:
+            # Held by the guard for a reason no longer readable: still held.
+            self._say_once(
+                f"agent_settings row {spec.name} cannot be read (loop: {error!r});"
+                " the agent stays paused until it is resumed"
+            )
+            return replace(spec, paused=True, loop=None)
+
+    def _say_once(self, said: str) -> None:
+        if said not in self._said:
+            self._said.add(said)
+            log.error("%s", said)
 
     async def reread(self, name: str) -> AgentSpec:
         """`name` as the store has it now: with several planes on one store,
@@ -150,7 +172,7 @@ class Roster:
     def held_as_stored(self, name: str, loop: str | None) -> AgentSpec:
         """`name` held by the loop guard as the store said (`loop`, as
         `agent_settings.loop` keeps it) when this plane took its lease."""
-        spec = self._agents[name] = _with_loop(self.get(name), loop)
+        spec = self._agents[name] = self._with_loop(self.get(name), loop)
         return spec
 
     def from_file(self, name: str) -> bool:
@@ -374,18 +396,3 @@ def _names(stored: str) -> list[str] | None:
     if not isinstance(found, list) or not all(isinstance(name, str) for name in found):
         raise ValueError(f"{stored!r} is not a list of tool names")
     return [str(name) for name in found]
-
-
-def _with_loop(spec: AgentSpec, stored: object) -> AgentSpec:
-    """`spec` held by the loop guard as `agent_settings.loop` keeps it (`stored`)."""
-    if not isinstance(stored, str):
-        return replace(spec, loop=None)
-    try:
-        return replace(spec, loop=Loop.read(stored))
-    except (TypeError, ValueError, KeyError, ArithmeticError) as error:
-        # Held by the guard for a reason no longer readable: still held.
-        log.error(
-            "agent_settings row %s cannot be read (loop: %r); the agent stays paused"
-            " until it is resumed", spec.name, error,
-        )  # fmt: skip
-        return replace(spec, paused=True, loop=None)
