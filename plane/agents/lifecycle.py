@@ -77,8 +77,14 @@ class Lifecycle:
     # ── pause, edit ────────────────────────────────────────────────────────
 
     async def pause(self, agent: str, paused: bool) -> AgentState:
+        """Pause or resume `agent`, whichever plane runs it: the change is
+        made as the store has the agent (another plane may have paused or
+        held it), and its owner is told; it reads its settings again before
+        each turn starts (`AgentWorker`). The line is this plane's alone."""
         if not paused and (await self._as_stored(agent)).loop is not None:
             return await self._resume_loop(agent)
+        if paused:
+            await self._as_stored(agent)
         spec = self._turning(agent, "pause" if paused else "resume")
         if spec.paused == paused:
             raise InvalidRequest(
@@ -88,10 +94,12 @@ class Lifecycle:
             )
         worker = self._crew.workers[agent]
         worker.spec = await self._services.roster.change(agent, paused=paused)
-        worker.hold_changed()
         ceiling = self._services.gate.ceilings.of(agent)
         said = notices.paused_now(ceiling, worker.working) if paused else notices.RESUMED
-        await self._services.add_message(agent, "plane", said)
+        try:
+            await self._services.add_message(agent, "plane", said)
+        finally:
+            self._crew.workers.wake(agent)  # here, and on the plane that runs it
         return await self._rows.publish(agent)
 
     async def _as_stored(self, agent: str) -> AgentSpec:

@@ -361,7 +361,7 @@ class AgentWorker:
         if taken is not None:
             self.spec = services.roster.held_as_stored(name, taken.loop)
         if self.spec.loop is not None and services.ownership.plane is not None:
-            await self._resumed_elsewhere()
+            await self._as_stored()
         asked = self._gate_inputs()
         hold = await self.hold()
         if hold is None:
@@ -371,6 +371,8 @@ class AgentWorker:
         if not waiting and not due:
             await self._caught_up(hold)
             return False
+        if services.ownership.plane is not None:
+            await self._as_stored()  # paused, or resumed, through another plane
         if self._gate_inputs() != asked:
             # A ceiling set or a pause while the gate was asked or what waits
             # was read: the answer may be stale, so all of it is asked again
@@ -394,15 +396,18 @@ class AgentWorker:
             return False  # said, and the turn finished: the next wake tries again
         return True
 
-    async def _resumed_elsewhere(self) -> None:
-        """Held by the loop guard on a plane of a fleet: the operator may have
-        resumed it through another plane, which lifted the hold and deleted
-        its guard's history in one transaction (and said so in its
-        conversation). Then its count here starts afresh too, as a resume
-        here starts it: nothing of the old count is written again. Read at
-        each look while it is held (a lost notice costs a tick)."""
+    async def _as_stored(self) -> None:
+        """On a plane of a fleet, the agent as the store has it: the operator
+        may have paused or resumed it through another plane (which said so
+        in its conversation, and told this one). Read while it is held by
+        the loop guard, and as the last read before each turn: a pause
+        committed before that read stops the turn (a lost notice costs
+        nothing). A loop hold lifted there lifted the guard's history with
+        it: its count here starts afresh too, as a resume here starts it,
+        and nothing of the old count is written again."""
+        held = self.spec.loop is not None
         self.spec = await self._services.roster.reread(self.spec.name)
-        if self.spec.loop is None:
+        if held and self.spec.loop is None:
             self.guard.forget()
 
     async def _caught_up(self, hold: Hold | None) -> None:
