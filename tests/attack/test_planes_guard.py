@@ -294,6 +294,7 @@ async def test_a_loop_resumed_through_another_plane_counts_afresh_where_the_agen
         await turns(a, "demo", range(5))
         assert (await texts(a, 1)) == [held("demo")]
         on_a, on_b = a.bus.subscribe(), b.bus.subscribe()
+        lines_a = a.bus.subscribe()  # its own: waiting for the turn reads on_a past the line
         client = await b.client()
         await client.request(p.PauseAgent(agent="demo", paused=False))
         try:  # what waited through the hold (the fifth look) is answered, on A
@@ -306,7 +307,7 @@ async def test_a_loop_resumed_through_another_plane_counts_afresh_where_the_agen
         said = await texts(a, 100)
         assert said[-1] == held("demo"), said[-3:]
         assert said.count(RESUMED) == 1, said
-        await asyncio.wait_for(resumed_line(on_a), 10 * LEASE_S)  # told A's clients
+        await asyncio.wait_for(resumed_line(lines_a), 10 * LEASE_S)  # told A's clients
         await asyncio.wait_for(resumed_line(on_b), 10 * LEASE_S)  # and B's
     finally:
         scripted_llm.hang_up()
