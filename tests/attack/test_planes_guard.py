@@ -31,16 +31,11 @@ from plane.daemon import fleet
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
 from tests.support.fixtures_plane import NOON, RunningPlane, launch, scripted_config
-from tests.support.fleet_members import join, serve
+from tests.support.fleet_members import a_then_b, join, runs, serve
 from tests.support.looping import CENT, READ, held, read_again
 from tests.support.scripted_llm import Reply
 
 LEASE_S = 3.0
-
-
-async def runs(plane: RunningPlane, agent: str) -> None:
-    while agent not in (plane.services.ownership.mine or ()):  # noqa: ASYNC110 - the ticks move it
-        await asyncio.sleep(0.05)
 
 
 @pytest.mark.slow
@@ -258,14 +253,7 @@ async def in_a_fleet(tmp_path: Path, scripted_llm, monkeypatch, postgres_url):
     (workspace / "a.txt").write_text("the same every time\n")
     config = scripted_config(f"  demo: {{workspace: {workspace}}}\n", limit_usd="5")
     scripted_llm.responder = reads_then_answers_anew
-    a = await launch(tmp_path / "a", scripted_llm, config)
-    try:
-        await asyncio.wait_for(runs(a, "demo"), 10 * LEASE_S)
-        b = await launch(tmp_path / "b", scripted_llm, config)
-    except BaseException:
-        await a.stop()
-        raise
-    return a, b
+    return await a_then_b(tmp_path, scripted_llm, config, 10 * LEASE_S)
 
 
 async def texts(plane: RunningPlane, last: int) -> list[str]:
@@ -324,14 +312,7 @@ async def ambient_fleet(tmp_path: Path, scripted_llm, monkeypatch, postgres_url)
     config = scripted_config(ambient, limit_usd="5")
     scripted_llm.responder = lambda body, serial: Reply("Nothing needs doing.", usage=CENT)
     clock = ManualClock(NOON)  # the fleet's one clock: a booking is due on both at once
-    a = await launch(tmp_path / "a", scripted_llm, config, clock)
-    try:
-        await asyncio.wait_for(runs(a, "demo"), 10 * LEASE_S)
-        b = await launch(tmp_path / "b", scripted_llm, config, clock)
-    except BaseException:
-        await a.stop()
-        raise
-    return a, b
+    return await a_then_b(tmp_path, scripted_llm, config, 10 * LEASE_S, clock)
 
 
 async def minutes(plane: RunningPlane, count: int) -> list[str]:

@@ -7,7 +7,6 @@ answering, and a pause made on A could not be lifted through B.)"""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -15,18 +14,14 @@ import pytest
 from plane.agents import notices
 from plane.daemon import fleet
 from plane.wire import protocol as p
-from tests.support.fixtures_plane import RunningPlane, launch, scripted_config
+from tests.support.fixtures_plane import RunningPlane, scripted_config
+from tests.support.fleet_members import a_then_b
 from tests.support.looping import CENT
 from tests.support.scripted_llm import Reply
 
 LEASE_S = 3.0
 PAUSED = notices.paused_now(None, False).split(";")[0]
 """The start of the pause's line (what follows says the ceiling)."""
-
-
-async def runs(plane: RunningPlane, agent: str) -> None:
-    while agent not in (plane.services.ownership.mine or ()):  # noqa: ASYNC110 - the ticks move it
-        await asyncio.sleep(0.05)
 
 
 def answers_ok(body: dict, serial: int) -> Reply:
@@ -39,14 +34,7 @@ async def a_fleet(tmp_path: Path, scripted_llm, monkeypatch, postgres_url):
     monkeypatch.setattr(fleet, "LEASE_S", LEASE_S)
     scripted_llm.responder = answers_ok
     config = scripted_config("  demo: {}\n", limit_usd="5")
-    a = await launch(tmp_path / "a", scripted_llm, config)
-    try:
-        await asyncio.wait_for(runs(a, "demo"), 10 * LEASE_S)
-        b = await launch(tmp_path / "b", scripted_llm, config)
-    except BaseException:
-        await a.stop()
-        raise
-    return a, b
+    return await a_then_b(tmp_path, scripted_llm, config, 10 * LEASE_S)
 
 
 async def texts(plane: RunningPlane) -> list[str]:

@@ -4,6 +4,7 @@ each the way the plane does (a `Fleet` keeps its parts to itself)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -20,6 +21,8 @@ from plane.history.conversation import Conversation
 from plane.money.ceilings import Ceilings
 from plane.money.ledger import Ledger
 from plane.store.postgres import PostgresDatabase
+from tests.support.fixtures_plane import RunningPlane, launch
+from tests.support.scripted_llm import ScriptedLLM
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
@@ -77,3 +80,24 @@ def serve(home: Path, config: Path, url: str, name: str, lease_s: float) -> subp
             stdout=subprocess.DEVNULL,
             stderr=log,
         )
+
+
+async def runs(plane: RunningPlane, agent: str) -> None:
+    """Until `plane` holds `agent`'s lease."""
+    while agent not in (plane.services.ownership.mine or ()):  # noqa: ASYNC110 - the ticks move it
+        await asyncio.sleep(0.05)
+
+
+async def a_then_b(
+    root: Path, llm: ScriptedLLM, config: str, within: float, clock: ManualClock | None = None
+) -> tuple[RunningPlane, RunningPlane]:
+    """Planes A and B on the store `PLANE_STORE` names, A started first and
+    running `demo` (within `within` seconds) before B starts."""
+    a = await launch(root / "a", llm, config, clock)
+    try:
+        await asyncio.wait_for(runs(a, "demo"), within)
+        b = await launch(root / "b", llm, config, clock)
+    except BaseException:
+        await a.stop()
+        raise
+    return a, b
