@@ -24,6 +24,7 @@ from plane.wire.words import (
     not_all_priced,
     plain,
     terminal_safe,
+    unpriced_call,
     usd,
     usd_exact,
 )
@@ -228,11 +229,12 @@ def _status(e: p.LedgerEntry) -> str:
     """A call settled without the provider's usage (a stream cut off, a broken
     answer) was charged its estimate, as `--json` says: the listing says so
     too, or the figure would read as measured. Pending and interrupted calls
-    are at their estimate by what they are. A call priced at a floor is
-    marked an estimate as well (`--json`: its floor teaches no estimate),
-    but its cost says what it is (`+ unpriced`): `(estimated)` would read
-    as a call whose usage never came."""
-    if e.status == "settled" and e.estimated and not floor_priced(e.price_source):
+    are at their estimate by what they are. A call no price is known for,
+    and one priced at a floor, are marked an estimate as well (`--json`:
+    they teach no estimate), but their cost says what it is (`unpriced`,
+    `+ unpriced`): `(estimated)` would read as a call whose usage never
+    came, or whose cost was estimated, where it is not known."""
+    if e.status == "settled" and e.estimated and not unpriced_call(e.price_source):
         return "settled (estimated)"
     return e.status
 

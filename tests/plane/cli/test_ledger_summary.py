@@ -18,7 +18,7 @@ from plane.store.sqlite import SqliteDatabase
 from plane.wire.protocol import Usage
 from plane.wire.words import FLOOR
 from tests.support.command import plane_cli, plane_cli_async
-from tests.support.fixtures_gateway import StartGateway
+from tests.support.fixtures_gateway import CONFIG, StartGateway
 from tests.support.local_http import local_client
 from tests.support.stream_events import chat_reply
 
@@ -244,6 +244,31 @@ async def test_a_call_priced_at_a_floor_is_listed_and_summed_as_its_line_says(
         0,
         1,
     )
+
+
+async def test_a_call_no_price_is_known_for_is_listed_as_unpriced_alone(
+    start_gateway: StartGateway,
+) -> None:
+    """A gateway call of a model with no known price is recorded at $0 and
+    marked an estimate (it teaches no estimate): the day's listing says its
+    cost is `unpriced` and its status `settled`, never `settled
+    (estimated)`: nothing was estimated, its cost is not known."""
+    gw = await start_gateway(CONFIG.replace("  limitUsd: 10\n", ""))  # no ceiling: it may
+    path, heads = gw.calls_as("aider")
+    gw.llm.fault(
+        200, body=chat_reply({"prompt_tokens": 1000, "completion_tokens": 100}, "mystery-model")
+    )
+    async with local_client(base_url=gw.url, timeout=20) as http:
+        body = {"model": "mystery-model", "messages": [{"role": "user", "content": "hi"}]}
+        answer = await http.post(path, json=body, headers=heads)
+        assert answer.status_code == 200, answer.text
+    [entry] = await gw.entries()
+    assert (entry.price_source, entry.estimated) == ("unpriced", True)
+    listed = await plane_cli_async(gw.home.root, "ledger", "--day", "2026-11-29")
+    assert listed.returncode == 0, listed.stderr
+    head, unpriced = listed.stdout.splitlines()
+    assert head == "2026-11-29 (UTC): 1 call, $0.00 (1 unpriced, not in the total)"
+    assert unpriced.endswith("  mystery-model  in 1000 (cached 0)  out 100  unpriced  settled")
 
 
 async def test_calls_at_0_and_calls_at_a_floor_are_told_apart_in_one_sum(tmp_path):
