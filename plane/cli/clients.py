@@ -167,6 +167,8 @@ def _entry_row(e: p.LedgerEntry) -> dict[str, Any]:
         "price_source": e.price_source,
         "status": e.status,
         "estimated": e.estimated,
+        # Its price source says a floor in words: a script reads it here.
+        "floor_priced": floor_priced(e.price_source),
     }
 
 
@@ -186,6 +188,7 @@ LEDGER_FIELDS = [
     "price_source",
     "status",
     "estimated",
+    "floor_priced",
 ]
 
 

@@ -295,6 +295,27 @@ async def test_calls_at_0_and_calls_at_a_floor_are_told_apart_in_one_sum(tmp_pat
     assert out.stdout.splitlines()[0].endswith(f"by agent: 3 calls, $0.20 {both}")
 
 
+async def test_each_call_in_json_and_csv_says_whether_it_was_priced_at_a_floor(tmp_path):
+    """A call's row carries `floor_priced`, as the sums carry
+    `floor_priced_calls`: its price source says it only in words."""
+    home = Home(tmp_path / "home").ensure()
+    db = await SqliteDatabase.open(home.db)
+    try:
+        ledger = Ledger(db, ManualClock(NOON))
+        await _call(ledger, "demo", "gpt-a", "0.1", Usage(input_tokens=1000))
+        source = f"table, as gpt-a: other answered, {FLOOR}"  # as the gateway writes a floor's
+        call = await ledger.open_call("demo", "p", "gpt-a", Decimal("0.5"), "estimate")
+        await ledger.settle(call, Usage(input_tokens=9), Decimal("0.1"), source, estimated=True)
+    finally:
+        await db.close()
+    day = ("ledger", "--day", "2026-11-29")
+    calls = json.loads((await plane_cli_async(home.root, *day, "--json")).stdout)["calls"]
+    assert [c["floor_priced"] for c in calls] == [False, True]
+    as_csv = (await plane_cli_async(home.root, *day, "--csv")).stdout
+    rows = list(csv.DictReader(io.StringIO(as_csv)))
+    assert [r["floor_priced"] for r in rows] == ["False", "True"]
+
+
 def test_a_summary_for_a_plane_elsewhere_never_shows_this_machines_ledger(written):
     """`--summary` reads the ledger file of this machine's home; with --tcp the
     plane asked about is another, so its figures would be the wrong plane's."""
