@@ -184,7 +184,7 @@ async def test_an_unpriced_call_is_said_in_both_forms_never_shown_as_free(tmp_pa
         "2026-11-23 to 2026-11-29 (UTC, 7 days), by model: 2 calls, $0.10"
         " (1 unpriced, not in the total)",
         "  gpt-a        $0.10  1 call  1k in · 10 out",
-        "  mystery      $0.00  1 call  81 in · 27 out (1 unpriced, not in the total)",
+        "  mystery   unpriced  1 call  81 in · 27 out (1 unpriced, not in the total)",
     ]
     as_json = await plane_cli_async(
         home.root, "ledger", "--summary", "--day", "2026-11-29", "--json"
@@ -195,6 +195,25 @@ async def test_an_unpriced_call_is_said_in_both_forms_never_shown_as_free(tmp_pa
     assert lines[0] == "2026-11-29 (UTC): 2 calls, $0.10 (1 unpriced, not in the total)"
     assert lines[2].endswith("in 81 (cached 0)  out 27  unpriced  settled")
     await db.close()
+
+
+async def test_an_agent_whose_calls_are_all_unpriced_is_summed_as_unpriced(tmp_path):
+    """It spent what is not known: its line is there, its amount `unpriced`
+    where a figure would be, never `$0.00`."""
+    home = Home(tmp_path / "home").ensure()
+    db = await SqliteDatabase.open(home.db)
+    try:
+        ledger = Ledger(db, ManualClock(NOON))
+        await _call(ledger, "demo", "gpt-a", "0.1", Usage(input_tokens=1000, output_tokens=10))
+        call = await ledger.open_call("scout", "p", "mystery", Decimal(0), "unpriced")
+        await ledger.settle(call, Usage(input_tokens=81, output_tokens=27), Decimal(0), "unpriced")
+    finally:
+        await db.close()
+    out = await plane_cli_async(home.root, "ledger", "--summary", "--day", "2026-11-29")
+    assert out.stdout.splitlines()[1:] == [
+        "  demo       $0.10  1 call  1k in · 10 out",
+        "  scout   unpriced  1 call  81 in · 27 out (1 unpriced, not in the total)",
+    ]
 
 
 async def test_a_call_priced_at_a_floor_is_listed_and_summed_as_its_line_says(
