@@ -19,6 +19,7 @@ from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
 from plane.wire.words import (
     UNPRICED,
+    at_a_floor,
     call_count,
     floor_priced,
     not_all_priced,
@@ -224,7 +225,7 @@ def _cost(e: p.LedgerEntry) -> str:
     if e.price_source == UNPRICED:
         return UNPRICED
     if floor_priced(e.price_source):
-        return f"${plain(e.cost_usd)} + {UNPRICED}"
+        return at_a_floor(f"${plain(e.cost_usd)}")
     return f"${plain(e.cost_usd)}"
 
 
