@@ -115,10 +115,15 @@ class Crew:
     async def start(self) -> None:
         """Every agent's worker, and the watch on the day's end."""
         roster, ledger = self._services.roster, self._services.ledger
-        latest = await ledger.latest_models([s.name for s in roster if s.gateway is not None])
+        gateways = [s.name for s in roster if s.gateway is not None]
+        latest = await ledger.latest_models(gateways)
+        day = await ledger.today()
+        floored = await ledger.floor_priced_agents(day) if gateways else set()
         looking = await self._with_work()
         for spec in roster:
-            self.add(spec, latest.get(spec.name), look=spec.name in looking)
+            worker = self.add(spec, latest.get(spec.name), look=spec.name in looking)
+            if spec.name in floored:  # its row says so after a restart too
+                worker.floor_on = day
         self._tasks.append(asyncio.create_task(self._watch_day(), name="day"))
 
     async def _with_work(self) -> set[str]:

@@ -98,6 +98,7 @@ class Rows:
             own, model = model or CLIENTS_MODEL, fallback.model
         resets = services.gate.resets_at() if resets_at is None else resets_at
         price_known = model is None or services.pricer.is_known(model)
+        floor = worker.floor_on is not None and worker.floor_on == services.ledger.day()
         resumes_at = self._resumes_at(name, hold, resets) if held else None
         plane = services.ownership.owner(name) if services.ownership.plane else None
         from_file = services.roster.from_file(name)
@@ -105,7 +106,8 @@ class Rows:
         reaches = None if held else services.burn.reaches(name, spent, ceiling, resets)
         reason = hold.reason if held and hold is not None else None
         shown: tuple[object, ...] = (spec, model, status, spent, ceiling, warn_ratio)
-        shown += (price_known, waiting, resumes_at, plane, from_file, burn, reaches, reason, own)
+        shown += (price_known, floor, waiting, resumes_at, plane, from_file, burn, reaches, reason)
+        shown += (own,)
         kept = self._kept.get(name)
         if kept is not None and kept[0] == shown:
             return kept[1]
@@ -120,6 +122,7 @@ class Rows:
             warn_ratio=warn_ratio,
             spend_level=spend_level(spent, ceiling, warn_ratio),
             price_known=price_known,
+            floor_priced=floor,
             waiting=waiting,
             resumes_at=resumes_at,
             paused=spec.paused,

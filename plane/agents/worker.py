@@ -23,7 +23,7 @@ import asyncio
 import contextvars
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -104,6 +104,9 @@ class AgentWorker:
         """Its model session as kept between turns (prompt sections, auto-compact's breaker)."""
         self.client_model = client_model
         """A gateway agent's: the model its client named in its latest call."""
+        self.floor_on: date | None = None
+        """A gateway agent's: the latest plane's day on which a call of its
+        was priced at a floor (`plane.wire.words.FLOOR`); its row says so that day."""
         keep = self._keep_guard if services.guards.keeps(spec.gateway is None) else None
         self.guard = Guard(services.config.guard_of(spec.name), keep=keep)
         """Its loop and stall guard: what its calls did, as digests (kept across

@@ -19,11 +19,13 @@ from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
 from plane.wire.words import (
     UNPRICED,
+    at_a_floor,
     call_count,
     floor_priced,
     not_all_priced,
     plain,
     terminal_safe,
+    unpriced_call,
     usd,
     usd_exact,
 )
@@ -166,6 +168,8 @@ def _entry_row(e: p.LedgerEntry) -> dict[str, Any]:
         "price_source": e.price_source,
         "status": e.status,
         "estimated": e.estimated,
+        # Its price source says a floor in words: a script reads it here.
+        "floor_priced": floor_priced(e.price_source),
     }
 
 
@@ -185,6 +189,7 @@ LEDGER_FIELDS = [
     "price_source",
     "status",
     "estimated",
+    "floor_priced",
 ]
 
 
@@ -220,7 +225,7 @@ def _cost(e: p.LedgerEntry) -> str:
     if e.price_source == UNPRICED:
         return UNPRICED
     if floor_priced(e.price_source):
-        return f"${plain(e.cost_usd)} + {UNPRICED}"
+        return at_a_floor(f"${plain(e.cost_usd)}")
     return f"${plain(e.cost_usd)}"
 
 
@@ -228,11 +233,12 @@ def _status(e: p.LedgerEntry) -> str:
     """A call settled without the provider's usage (a stream cut off, a broken
     answer) was charged its estimate, as `--json` says: the listing says so
     too, or the figure would read as measured. Pending and interrupted calls
-    are at their estimate by what they are. A call priced at a floor is
-    marked an estimate as well (`--json`: its floor teaches no estimate),
-    but its cost says what it is (`+ unpriced`): `(estimated)` would read
-    as a call whose usage never came."""
-    if e.status == "settled" and e.estimated and not floor_priced(e.price_source):
+    are at their estimate by what they are. A call no price is known for,
+    and one priced at a floor, are marked an estimate as well (`--json`:
+    they teach no estimate), but their cost says what it is (`unpriced`,
+    `+ unpriced`): `(estimated)` would read as a call whose usage never
+    came, or whose cost was estimated, where it is not known."""
+    if e.status == "settled" and e.estimated and not unpriced_call(e.price_source):
         return "settled (estimated)"
     return e.status
 

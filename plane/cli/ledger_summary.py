@@ -39,7 +39,7 @@ from plane.money.totals import (
     summarise_tools,
     window,
 )
-from plane.wire.words import call_count, not_all_priced, plain, tokens, usd
+from plane.wire.words import UNPRICED, call_count, not_all_priced, plain, tokens, usd
 
 DEFAULT_DAYS = 7
 MAX_DAYS = 3660
@@ -167,9 +167,15 @@ def _text(first: date, last: date, by: By, lines: list[Line], total: Line) -> st
     for line in lines:
         cached = f" ({tokens(line.cache_read_tokens)} cached)" if line.cache_read_tokens else ""
         used = f"{tokens(line.input_tokens)} in{cached} · {tokens(line.output_tokens)} out"
-        shown = f"  {line.key:<{width}}  {usd(line.cost_usd):>9}  {call_count(line.calls)}  {used}"
+        shown = f"  {line.key:<{width}}  {_amount(line):>9}  {call_count(line.calls)}  {used}"
         out.append(shown + _unknown(line))
     return "\n".join(out)
+
+
+def _amount(line: Line) -> str:
+    """A line's figure; `unpriced` where all it spent is not known (its
+    calls at $0 are not free), as a day's listing says of such a call."""
+    return UNPRICED if line.unpriced and not line.cost_usd else usd(line.cost_usd)
 
 
 def _unknown(line: Line) -> str:

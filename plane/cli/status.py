@@ -205,10 +205,10 @@ def _groups(groups: list[dict[str, Any]]) -> list[str]:
 def _spent(agent: dict[str, Any], limit: Decimal | None) -> str:
     """Its spend as the TUI's row says it: `$?` on a model with no known
     price (its calls count $0, which is not what they cost), `$0.40+$?`
-    when some of its calls were priced."""
+    when some of its calls were priced, or when that is a floor."""
     spent = Decimal(str(agent.get("spend_today_usd", 0)))
     figure = spend_against(spent, limit)
-    if agent.get("price_known", True):
+    if agent.get("price_known", True) and not agent.get("floor_priced", False):
         return figure
     return f"{figure}+$?" if spent > 0 else "$?"
 

@@ -500,6 +500,8 @@ class Gateway:
         await services.savings.record(agent, call.model, call.saved, day)
         cost = None if charged.unpriced else charged.cost  # unknown, not $0
         await services.add_message(agent, "cost", line, cost_usd=cost, usage=charged.usage)
+        if charged.floor and agent in self._workers:  # its row says the rest is unpriced
+            self._workers[agent].floor_on = day
         self._changed(agent)
         await self._spend_notices(agent)
 

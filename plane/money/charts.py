@@ -115,14 +115,16 @@ def _history(
 def _top(conn: Connection, today: date, by_agent: dict[str, Decimal]) -> list[SpendPoint]:
     """The day's spenders, the most first, each with what compression saved
     it and its calls whose cost is not all known (a floor is in what it
-    spent, as in its other bars)."""
+    spent, as in its other bars). One whose calls are all unpriced spent
+    what is not known, not nothing: it is listed, after those that spent
+    a figure."""
     saved = _saved_by(savings.between(conn, today, today), _agent)
     not_known = conn.execute(UNPRICED_TODAY, (today.isoformat(), UNPRICED, f"%{FLOOR}")).fetchall()
     unpriced = _unpriced_by(not_known, _agent)
-    top = sorted(
-        ((name, spent) for name, spent in by_agent.items() if spent),
-        key=lambda pair: (-pair[1], pair[0]),
-    )
+    spenders = {name: spent for name, spent in by_agent.items() if spent}
+    for name in unpriced:
+        spenders.setdefault(name, Decimal(0))
+    top = sorted(spenders.items(), key=lambda pair: (-pair[1], pair[0]))
     return _points([name for name, _ in top], [spent for _, spent in top], saved, unpriced)
 
 

@@ -91,6 +91,7 @@ from plane.money.stored import (
 from plane.money.stranded import Stranded
 from plane.store.engine import Database, Write
 from plane.wire.protocol import LedgerEntry, Usage
+from plane.wire.words import FLOOR
 
 log = logging.getLogger(__name__)
 
@@ -283,6 +284,15 @@ class Ledger:
             *sorted(agents),
         )
         return {row[0]: row[1] for row in rows}
+
+    async def floor_priced_agents(self, day: date) -> set[str]:
+        """The agents with a call priced at a floor on `day` (`FLOOR`)."""
+        rows = await self._read(
+            "SELECT DISTINCT agent FROM calls WHERE day = ? AND price_source LIKE ?",
+            day.isoformat(),
+            f"%{FLOOR}",
+        )
+        return {row[0] for row in rows}
 
     def after_close(self, seen: int) -> asyncio.Future[None]:
         """Done once a call closes after `closes` was `seen` (at once if one

@@ -46,6 +46,7 @@ ROW_DEFAULTS: dict[str, Any] = {
     "warn_ratio": 0.8,
     "spend_level": "ok",
     "price_known": True,
+    "floor_priced": False,
     "waiting": 0,
     "resumes_at": None,
     "paused": False,

@@ -42,6 +42,12 @@ def floor_priced(price_source: str) -> bool:
     return price_source.endswith(FLOOR)
 
 
+def at_a_floor(figure: str) -> str:
+    """A figure that is a floor, as a call's line and the ledger say it:
+    `$0.0002 + unpriced` (it cost at least that, the rest is not known)."""
+    return f"{figure} + {UNPRICED}"
+
+
 def not_all_priced(unpriced: int, floor: int) -> str:
     """What a sum of calls does not know, after its figure: calls no price
     is known for (`(1 unpriced, not in the total)`: at $0, which is not

@@ -83,6 +83,7 @@ MARK_MEANINGS = [
     (UNREAD, "after a name: it answered while you looked elsewhere"),
     ("$0.80", "spent today; amber from warnRatio of its ceiling, red at the ceiling"),
     ("$?", "its model has no known price: its calls are counted, not priced"),
+    ("+$?", "after a figure: it spent at least that, the rest unpriced"),
 ]
 NEW_AGENT = "+ new agent"
 STOPPED = frozenset({"held", "paused"})
@@ -112,7 +113,8 @@ def row_text(agent: AgentState, width: int, *, unread: bool = False) -> tuple[st
     figure of a row `width` wide (not counting the one-cell margin each side)."""
     spent = agent.spend_today_usd
     figure = spend_against(spent, agent.limit_usd) if spent > 0 else ""
-    if not agent.price_known:  # its calls count $0, which is not what they cost
+    # Its calls count $0, or a floor (`+ unpriced` in the ledger), which is not what they cost.
+    if not agent.price_known or agent.floor_priced:
         figure = f"{figure}+$?" if figure else "$?"
     mark = f" {UNREAD}" if unread else ""
     room = max(1, width - 2 - (len(figure) + 1 if figure else 0) - len(mark))

@@ -95,7 +95,8 @@ class SpendHistoryReply(Frame):
     days: list[SpendPoint]
     """The last 30 days, the oldest first, today last."""
     top: list[SpendPoint]
-    """Today's spenders, the most first (agents that spent nothing left out)."""
+    """Today's spenders, the most first (agents that spent nothing left out;
+    one whose calls are all unpriced is in, at $0 with its `unpriced_calls`)."""
     models: list[SpendPoint] = Field(default_factory=list)
     """Today's spend by model, of the agent (or the fleet), the most first."""
     tools: list[SpendPoint] = Field(default_factory=list)

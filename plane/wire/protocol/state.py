@@ -96,6 +96,10 @@ class AgentState(Frame):
     """Decided by the plane, once (`plane.money.limits.spend_level`): clients colour
     by it and never compare the figures themselves."""
     price_known: bool = True
+    floor_priced: bool = False
+    """Its spend today holds a call priced at a floor (a gateway call the
+    upstream answered with a model that has no known price, charged as the
+    one asked for): it spent at least that, the rest unpriced."""
     waiting: int = 0
     """Messages stored while held, not yet answered."""
     resumes_at: datetime | None = None

@@ -18,7 +18,7 @@ from plane.store.sqlite import SqliteDatabase
 from plane.wire.protocol import Usage
 from plane.wire.words import FLOOR
 from tests.support.command import plane_cli, plane_cli_async
-from tests.support.fixtures_gateway import StartGateway
+from tests.support.fixtures_gateway import CONFIG, StartGateway
 from tests.support.local_http import local_client
 from tests.support.stream_events import chat_reply
 
@@ -184,7 +184,7 @@ async def test_an_unpriced_call_is_said_in_both_forms_never_shown_as_free(tmp_pa
         "2026-11-23 to 2026-11-29 (UTC, 7 days), by model: 2 calls, $0.10"
         " (1 unpriced, not in the total)",
         "  gpt-a        $0.10  1 call  1k in · 10 out",
-        "  mystery      $0.00  1 call  81 in · 27 out (1 unpriced, not in the total)",
+        "  mystery   unpriced  1 call  81 in · 27 out (1 unpriced, not in the total)",
     ]
     as_json = await plane_cli_async(
         home.root, "ledger", "--summary", "--day", "2026-11-29", "--json"
@@ -195,6 +195,25 @@ async def test_an_unpriced_call_is_said_in_both_forms_never_shown_as_free(tmp_pa
     assert lines[0] == "2026-11-29 (UTC): 2 calls, $0.10 (1 unpriced, not in the total)"
     assert lines[2].endswith("in 81 (cached 0)  out 27  unpriced  settled")
     await db.close()
+
+
+async def test_an_agent_whose_calls_are_all_unpriced_is_summed_as_unpriced(tmp_path):
+    """It spent what is not known: its line is there, its amount `unpriced`
+    where a figure would be, never `$0.00`."""
+    home = Home(tmp_path / "home").ensure()
+    db = await SqliteDatabase.open(home.db)
+    try:
+        ledger = Ledger(db, ManualClock(NOON))
+        await _call(ledger, "demo", "gpt-a", "0.1", Usage(input_tokens=1000, output_tokens=10))
+        call = await ledger.open_call("scout", "p", "mystery", Decimal(0), "unpriced")
+        await ledger.settle(call, Usage(input_tokens=81, output_tokens=27), Decimal(0), "unpriced")
+    finally:
+        await db.close()
+    out = await plane_cli_async(home.root, "ledger", "--summary", "--day", "2026-11-29")
+    assert out.stdout.splitlines()[1:] == [
+        "  demo       $0.10  1 call  1k in · 10 out",
+        "  scout   unpriced  1 call  81 in · 27 out (1 unpriced, not in the total)",
+    ]
 
 
 async def test_a_call_priced_at_a_floor_is_listed_and_summed_as_its_line_says(
@@ -246,6 +265,31 @@ async def test_a_call_priced_at_a_floor_is_listed_and_summed_as_its_line_says(
     )
 
 
+async def test_a_call_no_price_is_known_for_is_listed_as_unpriced_alone(
+    start_gateway: StartGateway,
+) -> None:
+    """A gateway call of a model with no known price is recorded at $0 and
+    marked an estimate (it teaches no estimate): the day's listing says its
+    cost is `unpriced` and its status `settled`, never `settled
+    (estimated)`: nothing was estimated, its cost is not known."""
+    gw = await start_gateway(CONFIG.replace("  limitUsd: 10\n", ""))  # no ceiling: it may
+    path, heads = gw.calls_as("aider")
+    gw.llm.fault(
+        200, body=chat_reply({"prompt_tokens": 1000, "completion_tokens": 100}, "mystery-model")
+    )
+    async with local_client(base_url=gw.url, timeout=20) as http:
+        body = {"model": "mystery-model", "messages": [{"role": "user", "content": "hi"}]}
+        answer = await http.post(path, json=body, headers=heads)
+        assert answer.status_code == 200, answer.text
+    [entry] = await gw.entries()
+    assert (entry.price_source, entry.estimated) == ("unpriced", True)
+    listed = await plane_cli_async(gw.home.root, "ledger", "--day", "2026-11-29")
+    assert listed.returncode == 0, listed.stderr
+    head, unpriced = listed.stdout.splitlines()
+    assert head == "2026-11-29 (UTC): 1 call, $0.00 (1 unpriced, not in the total)"
+    assert unpriced.endswith("  mystery-model  in 1000 (cached 0)  out 100  unpriced  settled")
+
+
 async def test_calls_at_0_and_calls_at_a_floor_are_told_apart_in_one_sum(tmp_path):
     """Calls with no price ($0, not in the total) and calls priced at a floor
     (in it, at least what they cost) are said each as what they are."""
@@ -268,6 +312,27 @@ async def test_calls_at_0_and_calls_at_a_floor_are_told_apart_in_one_sum(tmp_pat
     both = "(1 unpriced, not in the total; 2 priced at a floor, the rest of their cost unpriced)"
     assert lines[0] == f"2026-11-29 (UTC): 3 calls, $0.20 {both}"
     assert out.stdout.splitlines()[0].endswith(f"by agent: 3 calls, $0.20 {both}")
+
+
+async def test_each_call_in_json_and_csv_says_whether_it_was_priced_at_a_floor(tmp_path):
+    """A call's row carries `floor_priced`, as the sums carry
+    `floor_priced_calls`: its price source says it only in words."""
+    home = Home(tmp_path / "home").ensure()
+    db = await SqliteDatabase.open(home.db)
+    try:
+        ledger = Ledger(db, ManualClock(NOON))
+        await _call(ledger, "demo", "gpt-a", "0.1", Usage(input_tokens=1000))
+        source = f"table, as gpt-a: other answered, {FLOOR}"  # as the gateway writes a floor's
+        call = await ledger.open_call("demo", "p", "gpt-a", Decimal("0.5"), "estimate")
+        await ledger.settle(call, Usage(input_tokens=9), Decimal("0.1"), source, estimated=True)
+    finally:
+        await db.close()
+    day = ("ledger", "--day", "2026-11-29")
+    calls = json.loads((await plane_cli_async(home.root, *day, "--json")).stdout)["calls"]
+    assert [c["floor_priced"] for c in calls] == [False, True]
+    as_csv = (await plane_cli_async(home.root, *day, "--csv")).stdout
+    rows = list(csv.DictReader(io.StringIO(as_csv)))
+    assert [r["floor_priced"] for r in rows] == ["False", "True"]
 
 
 def test_a_summary_for_a_plane_elsewhere_never_shows_this_machines_ledger(written):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from datetime import timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -19,10 +20,12 @@ from plane.wire import protocol as p
 from plane.wire.protocol import Usage
 from tests.support.billing import Bills
 from tests.support.command import plane_cli_async
+from tests.support.fixtures_gateway import CONFIG as GATEWAY
 from tests.support.fixtures_gateway import GatewayPlane, StartGateway
 from tests.support.local_http import local_client
 from tests.support.scripted_llm import Reply
 from tests.support.sdks import ON_ONE_WORKER, anthropic_sdk
+from tests.support.stream_events import chat_reply
 
 if TYPE_CHECKING:
     from anthropic.types import MessageParam
@@ -203,3 +206,29 @@ async def test_a_subscriber_sees_a_busy_gateway_agents_last_state(
                     return
 
     await asyncio.wait_for(shown_final(), 10)
+
+
+async def test_a_row_says_a_spend_priced_at_a_floor_until_the_day_ends(
+    start_gateway: StartGateway,
+) -> None:
+    """A call the upstream answered with a model that has no known price is
+    charged as the one asked for, a floor: the agent's row says so
+    (`floor_priced`; `plane status`, as the TUI's row, `+$?`), after a
+    restart too, until the plane's day ends with the spend it was in."""
+    gw = await start_gateway(GATEWAY)
+    path, heads = gw.calls_as("aider")
+    gw.llm.fault(200, body=chat_reply({"prompt_tokens": 1000, "completion_tokens": 100}, "other"))
+    async with local_client(base_url=gw.url, timeout=20) as http:
+        body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}
+        answer = await http.post(path, json=body, headers=heads)
+        assert answer.status_code == 200, answer.text
+    assert (await gw.rows.state("aider")).floor_priced
+    assert not (await gw.rows.state("claude")).floor_priced
+    status = await plane_cli_async(gw.home.root, "status")
+    [line] = [line for line in status.stdout.splitlines() if line.split()[:1] == ["aider"]]
+    assert "<$0.01+$? of $10.00" in line, line
+
+    gw = await start_gateway(GATEWAY, restart=gw)
+    assert (await gw.rows.state("aider")).floor_priced
+    await gw.clock.advance(timedelta(days=1))
+    assert not (await gw.rows.state("aider")).floor_priced

@@ -93,3 +93,24 @@ async def test_a_model_with_no_price_is_in_the_days_models_as_unpriced(start_pla
     # The hour and the day it fell in say so too (the screen's headers sum them).
     assert sum(h.unpriced_calls for h in reply.hours) == 1
     assert reply.hours[12].unpriced_calls == 1 and reply.days[-1].unpriced_calls == 1
+
+
+async def test_an_agent_whose_calls_are_all_unpriced_is_among_the_days_spenders(start_plane):
+    """It spent what is not known, not nothing: listed after those that
+    spent a known amount, with its unpriced calls (the screen says
+    `unpriced (1 call)`), never left out as if it spent nothing."""
+    from tests.support.fixtures_plane import CONFIG
+
+    plane = await start_plane(CONFIG.replace("  demo: {}", "  demo: {model: other-model}"))
+    await plane.send("demo", "/limit off")
+    await plane.send("scout", "/limit off")
+    plane.llm.reply("Free?", usage=Usage(input_tokens=100))
+    await plane.turn("demo", "hello")
+    plane.llm.reply("Scouting.", usage=Usage(input_tokens=500))  # $0.50
+    await plane.turn("scout", "look")
+    reply = await (await plane.client()).request(p.SpendHistory())
+    assert isinstance(reply, p.SpendHistoryReply)
+    assert [(t.label, t.spent_usd, t.unpriced_calls) for t in reply.top] == [
+        ("scout", Decimal("0.5"), 0),
+        ("demo", Decimal(0), 1),
+    ]
