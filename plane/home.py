@@ -214,7 +214,9 @@ class Home(NamedTuple):
                 fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
             except BlockingIOError:
                 said = handle.read(STATE_WIDTH).decode(errors="replace").strip()
-                return said if said in ("running", "stopping") else "starting"  # type: ignore[return-value]
+                if said == "running":
+                    return "running"
+                return "stopping" if said == "stopping" else "starting"
             fcntl.flock(handle, fcntl.LOCK_UN)
             return "none"
 

@@ -55,7 +55,11 @@ def ordered(agents: Sequence[AgentState], sort: str) -> list[AgentState]:
     return [a for a in rows if alarming(a)] + [a for a in rows if not alarming(a)]
 
 
-def place(agent: AgentState, sort: str, name: str, state: str | None, unread: set[str]) -> tuple:  # type: ignore[type-arg]
+Place = tuple[bool, bool, object]
+"""Where a row goes (`place`): compared as a whole, never looked into."""
+
+
+def place(agent: AgentState, sort: str, name: str, state: str | None, unread: set[str]) -> Place:
     """What decides `agent`'s row position: while it is unchanged by an
     update, the row stays where it is and only its line is redrawn."""
     key = {"state": _rank(agent), "spend": agent.spend_today_usd}.get(sort)

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from decimal import Decimal
+from typing import Any
 
 from textual.dom import DOMNode
 from textual.signal import Signal
@@ -362,16 +363,16 @@ class Store:
         self.roster_changed.publish(self.names)
 
 
-_APPLY: dict[type, Callable[[Store, object], None]] = {
-    MessageAppended: Store._on_message,  # type: ignore[dict-item]
-    TextDelta: Store._on_delta,  # type: ignore[dict-item]
-    TurnStarted: Store._on_turn_started,  # type: ignore[dict-item]
-    TurnFinished: Store._on_turn_finished,  # type: ignore[dict-item]
-    AgentUpdated: Store._on_agent,  # type: ignore[dict-item]
-    DayRolled: Store._on_day,  # type: ignore[dict-item]
-    AgentRemoved: Store._on_removed,  # type: ignore[dict-item]
-    AgentRenamed: Store._on_renamed,  # type: ignore[dict-item]
-    FleetChanged: Store._on_fleet,  # type: ignore[dict-item]
-    StoreChanged: Store._on_store,  # type: ignore[dict-item]
+_APPLY: dict[type, Callable[[Store, Any], None]] = {
+    MessageAppended: Store._on_message,
+    TextDelta: Store._on_delta,
+    TurnStarted: Store._on_turn_started,
+    TurnFinished: Store._on_turn_finished,
+    AgentUpdated: Store._on_agent,
+    DayRolled: Store._on_day,
+    AgentRemoved: Store._on_removed,
+    AgentRenamed: Store._on_renamed,
+    FleetChanged: Store._on_fleet,
+    StoreChanged: Store._on_store,
 }
 """Which method folds which event in: a table, not an if/elif chain."""

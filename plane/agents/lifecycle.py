@@ -43,7 +43,13 @@ from plane.economy.autocompact import save
 from plane.errors import AgentExists, InvalidRequest
 from plane.money.limits import BadLimit, parse_limit_field
 from plane.store.engine import Database
-from plane.wire.protocol import AgentRemoved, AgentRenamed, AgentState, ShowAgentReply
+from plane.wire.protocol import (
+    AgentRemoved,
+    AgentRenamed,
+    AgentState,
+    CeilingSource,
+    ShowAgentReply,
+)
 from plane.wire.words import file_agent_refusal
 
 RENAMED_TABLES = (
@@ -278,12 +284,15 @@ class Lifecycle:
         services = self._services
         spec = services.roster.get(agent)
         ceilings = services.gate.ceilings
-        source = ceilings.source(agent)
-        if source == "file":
+        said = ceilings.source(agent)
+        source: CeilingSource
+        if said == "file":
             block = services.config.agents.get(agent)
             source = (
                 "agents.yaml" if block is not None and block.limit_usd is not None else "defaults"
             )
+        else:
+            source = said
         bookings = [
             f"{b.due:%Y-%m-%d %H:%M} UTC: {b.note}" for b in await self._scheduler.open(agent)
         ]
@@ -292,7 +301,7 @@ class Lifecycle:
         return ShowAgentReply(
             id=ident,
             agent=await self._rows.state(agent),
-            ceiling_from=source,  # type: ignore[arg-type]
+            ceiling_from=source,
             made="agents.yaml" if services.roster.from_file(agent) else "run time",
             workspace=str(spec.workspace),
             bookings=bookings,

@@ -36,7 +36,7 @@ import functools
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from decimal import Decimal
-from sqlite3 import Connection
+from sqlite3 import Connection, Row
 
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -220,7 +220,7 @@ def _rows(snapshot: Snapshot) -> list[Metric]:
     return [spend, ceiling, held, stepped, waiting, priced, burn, reaches, reset]
 
 
-def _calls(rows: list) -> list[Metric]:  # type: ignore[type-arg]
+def _calls(rows: list[Row]) -> list[Metric]:
     calls = CounterMetricFamily(
         "plane_llm_calls",
         f"LLM calls in the ledger, by status (settled, pending, interrupted, failed); "

@@ -146,7 +146,7 @@ def read(query: Mapping[str, str]) -> Link:
         if not _NONCE.match(nonce) or not _SIGNATURE.match(signature):
             raise NotALink
         return Link(
-            answer,  # type: ignore[arg-type]
+            "raise" if answer == "raise" else "deny",
             agent,
             Decimal(amounts[0]),
             Decimal(amounts[1]),

@@ -33,12 +33,18 @@ from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from sqlite3 import Connection
+from typing import Literal, TypeVar
 
 from plane.clock import Clock
 from plane.money.groups import Groups
 from plane.money.limits import is_tighter
 from plane.money.stored import amount, amount_or_none, moment
 from plane.store.engine import Database
+
+V = TypeVar("V")
+
+Source = Literal["/limit", "its own ask", "the alert", "file", "none"]
+"""Where an agent's effective ceiling comes from (`Ceilings.source`)."""
 
 
 class Ceilings:
@@ -142,7 +148,7 @@ class Ceilings:
         self._from_file[agent] = from_file
         self.changes += 1
 
-    def source(self, agent: str) -> str:
+    def source(self, agent: str) -> Source:
         """Where the effective ceiling comes from: "/limit" (the operator's,
         `off` included), "its own ask", "file" (agents.yaml or its defaults),
         or "none"."""
@@ -157,9 +163,10 @@ class Ceilings:
 
     def renamed(self, old: str, new: str) -> None:
         """After the transaction that moved `old`'s rows to `new` committed."""
-        for values in (self._from_file, self._set, self._asked, self._raised):
-            if old in values:
-                values[new] = values.pop(old)  # type: ignore[assignment]
+        _move(self._from_file, old, new)
+        _move(self._set, old, new)
+        _move(self._asked, old, new)
+        _move(self._raised, old, new)
         self.changes += 1
 
     def forget(self, agent: str) -> None:
@@ -297,3 +304,9 @@ def tighter(a: Decimal | None, b: Decimal | None) -> Decimal | None:
     if b is None:
         return a
     return min(a, b)
+
+
+def _move(values: dict[str, V], old: str, new: str) -> None:
+    """`old`'s value, if it has one, kept under `new`."""
+    if old in values:
+        values[new] = values.pop(old)

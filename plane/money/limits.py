@@ -183,4 +183,4 @@ def spend_level(spent: Decimal, ceiling: Decimal | None, warn_ratio: float) -> S
 def steps_down(spent: Decimal, ceiling: Decimal | None, at: float) -> bool:
     """Whether an agent whose fallback is at `at` of `ceiling` runs on it now
     (no ceiling: never; at a ceiling of zero it is held anyway)."""
-    return bool(ceiling) and spent >= ceiling * Decimal(str(at))  # type: ignore[operator]
+    return ceiling is not None and ceiling != 0 and spent >= ceiling * Decimal(str(at))

@@ -53,6 +53,7 @@ from tui.fleet import (
     SORT_WORDS,
     SORTS,
     STATE_FILTERS,
+    Place,
     alarming,
     nothing_shown,
     ordered,
@@ -213,7 +214,7 @@ class AgentList(ScrollView, can_focus=True):
         """Agents that said something since their conversation was shown."""
         self._pinned = 0
         """How many rows at the top are alarming (held, amber, red)."""
-        self._places: dict[str, tuple] = {}  # type: ignore[type-arg]
+        self._places: dict[str, Place] = {}
         """Each agent's `place` when the rows were last ordered."""
         self._resort: Timer | None = None
         self.selected: str | None = None
@@ -279,7 +280,7 @@ class AgentList(ScrollView, can_focus=True):
                 self._resort = self.set_timer(RESORT_S, self._resorted)
         self._refresh_row(self._row_of.get(agent.name))
 
-    def _place(self, agent: AgentState) -> tuple:  # type: ignore[type-arg]
+    def _place(self, agent: AgentState) -> Place:
         return place(agent, self.sort_by, self.name_filter, self.state_filter, self.unread)
 
     def _resorted(self) -> None:

@@ -11,6 +11,7 @@ from typing import ClassVar
 
 from textual.content import Content
 from textual.reactive import reactive
+from textual.style import Style
 from textual.widget import Widget
 
 from tui.fleet import Fleet
@@ -44,13 +45,13 @@ class FleetLine(Widget):
         if self.config and room >= len(CONFIG_LEAST):
             config = self.config if len(self.config) <= room else self.config[: room - 1] + "…"
             shown.append((config, ""))
-        parts: list[tuple[str, object]] = []
+        parts: list[tuple[str, Style]] = []
         for number, (text, state) in enumerate(shown):
             if number:
                 parts.append((" · ", muted))
             style = self.get_visual_style(f"fleet-line--{state}") if state else muted
             parts.append((text, style))
-        return Content.assemble(*parts)  # type: ignore[arg-type]
+        return Content.assemble(*parts)
 
 
 CONFIG_LEAST = "config: built-in defaults"
