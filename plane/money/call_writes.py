@@ -48,8 +48,8 @@ def _closing(status: str, estimated: bool, *, moved: bool = False, answered: boo
     call binds nine). `moved`: the call moves to the day its cost became
     known (its first value); `answered`: another model answered it than the
     one it was sent as (a router's fallback), and the row names that one
-    (its first value, before the day)."""
-    columns = "model = ?, " if answered else ""
+    (its first value, before the day), the one it was sent as kept (`asked`)."""
+    columns = "asked = model, model = ?, " if answered else ""
     columns += "day = ?, " if moved else ""
     return (
         f"UPDATE calls SET {columns}at = ?, input_tokens = ?, cache_read_tokens = ?,"

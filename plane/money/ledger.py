@@ -274,13 +274,14 @@ class Ledger:
         return sum(r.agent == agent for r in self._open.values())
 
     async def latest_models(self, agents: Collection[str]) -> dict[str, str]:
-        """The model of each agent's latest call (a gateway agent's is its client's choice)."""
+        """The model each agent's latest call was sent as (a gateway agent's
+        is its client's choice; not the one that answered, where another did)."""
         if not agents:
             return {}
         marks = ",".join("?" * len(agents))
         rows = await self._read(
-            f"SELECT agent, model FROM calls WHERE id IN (SELECT MAX(id) FROM calls"
-            f" WHERE agent IN ({marks}) GROUP BY agent)",
+            "SELECT agent, COALESCE(asked, model) FROM calls WHERE id IN"
+            f" (SELECT MAX(id) FROM calls WHERE agent IN ({marks}) GROUP BY agent)",
             *sorted(agents),
         )
         return {row[0]: row[1] for row in rows}

@@ -375,6 +375,12 @@ MIGRATIONS: tuple[str, ...] = (
         at TEXT NOT NULL
     );
     """,
+    # The model a call was sent as, where another answered it (a router's
+    # fallback): the row names the one that answered (`model`), and a
+    # gateway agent's model after a restart is its client's choice, this one.
+    """
+    ALTER TABLE calls ADD COLUMN asked TEXT;
+    """,
 )
 
 

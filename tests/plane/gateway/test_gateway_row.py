@@ -229,6 +229,9 @@ async def test_a_row_says_a_spend_priced_at_a_floor_until_the_day_ends(
     assert "<$0.01+$? of $10.00" in line, line
 
     gw = await start_gateway(GATEWAY, restart=gw)
-    assert (await gw.rows.state("aider")).floor_priced
+    row = await gw.rows.state("aider")
+    assert row.floor_priced
+    # Its model is still its client's choice, priced: not the one that answered.
+    assert (row.model, row.status) == ("gpt-4o-mini", "idle"), row
     await gw.clock.advance(timedelta(days=1))
     assert not (await gw.rows.state("aider")).floor_priced
