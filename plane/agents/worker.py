@@ -97,6 +97,8 @@ class AgentWorker:
         self._told = Told(services)
         """What its conversation was told of its hold, this held spell."""
         self._busy = False
+        self._stale = False
+        """Told by another plane (`told`): its settings are read again at its next look."""
         self._turn_task: asyncio.Task[TurnResult] | None = None
         """The running turn, a task of its own so the operator can cut it alone."""
         self._cutting = False
@@ -118,6 +120,15 @@ class AgentWorker:
         """The workspace its turns were last given, made then (`_workspace`)."""
 
     def wake(self) -> None:
+        self._wake.set()
+
+    def told(self) -> None:
+        """Another plane of the fleet told this one, which runs it, that it
+        has work, or that the operator paused or resumed it there: its
+        settings are read again at its next look, even with nothing waiting,
+        and its row shown if they changed (this plane's clients would show it
+        as it was until its next message)."""
+        self._stale = True
         self._wake.set()
 
     def _keep_guard(self, kept: Kept | None) -> None:
@@ -363,8 +374,11 @@ class AgentWorker:
         taken = services.guards.give_back(name, self.guard)
         if taken is not None:
             self.spec = services.roster.held_as_stored(name, taken.loop)
-        if self.spec.loop is not None and services.ownership.plane is not None:
+        if self._stale or (self.spec.loop is not None and services.ownership.plane is not None):
+            self._stale, before = False, self.spec
             await self._as_stored()
+            if self.spec != before:  # paused or resumed through another plane: shown here too
+                self._row_behind = True
         asked = self._gate_inputs()
         hold = await self.hold()
         if hold is None:

@@ -59,6 +59,11 @@ class Workers(Mapping[str, AgentWorker]):
         if agent in self._by_name:
             self._by_name[agent].wake()
 
+    def told(self, agent: str) -> None:
+        """Another plane told this one of `agent`, which it runs (`AgentWorker.told`)."""
+        if agent in self._by_name:
+            self._by_name[agent].told()
+
     def wake_all(self) -> None:
         for worker in self._by_name.values():
             worker.wake()

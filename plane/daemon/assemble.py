@@ -391,6 +391,7 @@ def _fleet(services: Services, db: Database, workers: Workers, rows: Rows, said:
         services.ownership,
         clock if isinstance(clock, DatabaseClock) else None,
         wake=workers.wake,
+        told=workers.told,
         idle=workers.idle,
         show=rows.publish,
         elsewhere=Elsewhere(services.conversation, said, roster.names),

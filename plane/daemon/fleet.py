@@ -156,6 +156,7 @@ class Fleet:
         clock: DatabaseClock | None,
         *,
         wake: Callable[[str], None] = lambda agent: None,
+        told: Callable[[str], None] | None = None,
         idle: Callable[[str], bool] = lambda agent: True,
         show: Callable[[str], Awaitable[object]] | None = None,
         elsewhere: Elsewhere | None = None,
@@ -176,6 +177,9 @@ class Fleet:
         """The ticks' own store connection (None until `start`: the main one)."""
         self._listener: psycopg.AsyncConnection[Any] | None = None
         self.wake = wake
+        self.told = told or wake
+        """How an agent this plane runs is woken by another plane's notice
+        (`tell_owner`): its settings read again, not only what waits."""
         self.idle = idle
         self._show = show
         self._shows: set[asyncio.Task[None]] = set()
@@ -416,7 +420,7 @@ class Fleet:
                 while True:
                     async for notice in self._listener.notifies(timeout=LEASE_S):
                         if self._ownership.owns(notice.payload):
-                            self.wake(notice.payload)
+                            self.told(notice.payload)
                     await self._alive(self._listener)
             except (psycopg.Error, OSError, TimeoutError) as exc:
                 log.debug("the wake's connection broke: %s", exc)

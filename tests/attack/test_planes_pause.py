@@ -7,6 +7,7 @@ answering, and a pause made on A could not be lifted through B.)"""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,19 @@ async def pause(plane: RunningPlane, paused: bool) -> None:
     """The operator pauses (or resumes) demo through `plane`, as the TUI does."""
     client = await plane.client()
     await client.request(p.PauseAgent(agent="demo", paused=paused))
+
+
+async def shown_as(plane: RunningPlane, subscription, status: str, within: float) -> None:
+    """Until `plane` shows its clients demo's row as `status`."""
+
+    async def shown() -> None:
+        while True:
+            event = await subscription.next()
+            if isinstance(event, p.AgentUpdated) and event.agent.name == "demo":
+                if event.agent.status == status:
+                    return
+
+    await asyncio.wait_for(shown(), within)
 
 
 async def waits_then_answers(a: RunningPlane, b: RunningPlane, resume_through: RunningPlane):
@@ -95,6 +109,34 @@ async def test_an_agent_paused_where_it_runs_is_resumed_through_another_plane(
         await a.turn("demo", "hello")
         await pause(a, True)
         await waits_then_answers(a, b, resume_through=b)
+    finally:
+        scripted_llm.hang_up()
+        await b.stop()
+        await a.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+async def test_a_pause_through_another_plane_is_shown_by_the_one_that_runs_it(
+    tmp_path: Path, scripted_llm, postgres_url, monkeypatch
+):
+    """With nothing waiting, A still shows its clients the pause B made, and
+    the resume: its TUIs would show the agent as it was until its next message."""
+    a, b = await a_fleet(tmp_path, scripted_llm, monkeypatch, postgres_url)
+    try:
+        await a.turn("demo", "hello")
+        await a.quiet()
+        on_a = a.bus.subscribe()
+        await pause(b, True)
+        try:
+            await shown_as(a, on_a, "paused", 3 * LEASE_S)
+        except TimeoutError:
+            pytest.fail("paused through B, A's clients never saw it paused")
+        await pause(b, False)
+        try:
+            await shown_as(a, on_a, "idle", 3 * LEASE_S)
+        except TimeoutError:
+            pytest.fail("resumed through B, A's clients never saw it resumed")
     finally:
         scripted_llm.hang_up()
         await b.stop()
