@@ -55,7 +55,7 @@ from plane.money.limits import steps_down
 from plane.providers import connections
 from plane.store.engine import Database
 from plane.wire.protocol import Usage
-from plane.wire.words import UNPRICED, tokens, turn_cost
+from plane.wire.words import UNPRICED, at_a_floor, tokens, turn_cost
 
 __all__ = ["Gateway", "Responder"]
 
@@ -488,7 +488,7 @@ class Gateway:
         services, agent = self._services, call.spec.name
         shown = UNPRICED if charged.unpriced else turn_cost(charged.cost)
         if charged.floor:
-            shown += f" + {UNPRICED}"
+            shown = at_a_floor(shown)
         line = charged.line + f" · {shown}"
         if call.saved:
             line += f" · compression saved {tokens(call.saved)} chars"

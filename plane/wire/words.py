@@ -204,7 +204,7 @@ def turn_line(cost: Decimal, usage: Usage, saved_chars: int = 0, *, unpriced: bo
     when some of its calls were priced."""
     shown = turn_cost(cost)
     if unpriced:
-        shown = f"{shown} + {UNPRICED}" if cost else UNPRICED
+        shown = at_a_floor(shown) if cost else UNPRICED
     line = f"{shown} · {usage_text(usage)}"
     if saved_chars:
         line += f" · compression saved {tokens(saved_chars)} chars"
