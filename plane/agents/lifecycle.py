@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import Collection
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
@@ -72,9 +72,19 @@ Tools = tuple[str, ...] | None | Literal["keep"]
 
 class Lifecycle:
     def __init__(
-        self, services: Services, crew: Crew, rows: Rows, scheduler: Scheduler, db: Database
+        self,
+        services: Services,
+        crew: Crew,
+        rows: Rows,
+        scheduler: Scheduler,
+        db: Database,
+        cut_elsewhere: Callable[[str], Awaitable[bool | None]] | None = None,
     ) -> None:
+        """`cut_elsewhere`: on a plane of a fleet, have the plane that runs an
+        agent cut its turn (`plane.daemon.interrupts`): True cut and told,
+        False none running, None no answer."""
         self._services = services
+        self._cut_elsewhere = cut_elsewhere
         self._db = db
         self._crew = crew
         self._rows = rows
@@ -177,6 +187,8 @@ class Lifecycle:
     # ── interrupt ──────────────────────────────────────────────────────────
 
     async def interrupt(self, agent: str) -> None:
+        """Cut `agent`'s running turn, whichever plane of a fleet runs it;
+        return once its conversation says what the turn cost."""
         self._services.roster.get(agent)
         worker = self._crew.workers[agent]
         if await worker.interrupt():
@@ -186,6 +198,17 @@ class Lifecycle:
                 f"{agent} is answering another agent's question; that turn is the asker's "
                 "to wait for, and cannot be interrupted."
             )
+        ownership = self._services.ownership
+        owner = ownership.owners.get(agent)
+        if self._cut_elsewhere is not None and owner is not None and not ownership.owns(agent):
+            cut = await self._cut_elsewhere(agent)
+            if cut:
+                return
+            if cut is None:
+                raise InvalidRequest(
+                    f"{agent} runs on plane {owner}, which did not answer: its turn was not "
+                    "interrupted. Try again in a moment."
+                )
         raise InvalidRequest(f"{agent} is not taking a turn: there is nothing to interrupt.")
 
     # ── rename ─────────────────────────────────────────────────────────────

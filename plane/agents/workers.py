@@ -64,6 +64,12 @@ class Workers(Mapping[str, AgentWorker]):
         if agent in self._by_name:
             self._by_name[agent].told()
 
+    async def interrupt(self, agent: str) -> bool:
+        """Cut `agent`'s turn here: True once its conversation says what the
+        turn cost (False: none of its own ran here)."""
+        worker = self._by_name.get(agent)
+        return worker is not None and await worker.interrupt()
+
     def wake_all(self) -> None:
         for worker in self._by_name.values():
             worker.wake()

@@ -66,6 +66,7 @@ if TYPE_CHECKING:  # loaded only when used: psycopg with a PostgreSQL store, aio
     from plane.daemon.approvals import Approvals
     from plane.daemon.elsewhere import Said
     from plane.daemon.fleet import Fleet
+    from plane.daemon.interrupts import Interrupts
     from plane.gateway.forward import Gateway
 
 log = logging.getLogger(__name__)
@@ -222,6 +223,9 @@ def _agents(
     )
     looped = notifier.looped if notifier else None
     crew = Crew(services, scheduler, workers, rows, after_turn, tooling, looped)
+    interrupts = _interrupts(services, db, workers) if shared else None
+    if interrupts is not None:
+        closing.push_async_callback(interrupts.aclose)
     api = Api(
         crew=crew,
         rows=rows,
@@ -231,7 +235,9 @@ def _agents(
         clock=clock,
         provider_ready=providers.ready,
         stop=wanted.stop,
-        lifecycle=Lifecycle(services, crew, rows, scheduler, db),
+        lifecycle=Lifecycle(
+            services, crew, rows, scheduler, db, interrupts.ask if interrupts else None
+        ),
         db=db,
     )
     return Runtime(
@@ -243,7 +249,7 @@ def _agents(
         scheduler=scheduler,
         crew=crew,
         api=api,
-        fleet=_fleet(services, db, workers, rows, said) if said is not None else None,
+        fleet=_fleet(services, db, workers, rows, said, interrupts) if said is not None else None,
         notifier=notifier,
         approvals=approvals,
         gateway=_gateway(services, db, providers, workers, rows, after_turn, wanted, closing),
@@ -374,7 +380,23 @@ def _said(bus: EventBus) -> Said:
     return Said(bus.emit)
 
 
-def _fleet(services: Services, db: Database, workers: Workers, rows: Rows, said: Said) -> Fleet:
+def _interrupts(services: Services, db: Database, workers: Workers) -> Interrupts:
+    """On a plane of a fleet: the operator's interrupt of a turn another plane runs."""
+    from plane.daemon.interrupts import Interrupts
+    from plane.store.postgres import PostgresDatabase
+
+    assert isinstance(db, PostgresDatabase)
+    return Interrupts(db, services.ownership.owns, workers.interrupt)
+
+
+def _fleet(
+    services: Services,
+    db: Database,
+    workers: Workers,
+    rows: Rows,
+    said: Said,
+    interrupts: Interrupts | None,
+) -> Fleet:
     from plane.daemon.elsewhere import Elsewhere
     from plane.daemon.fleet import DatabaseClock, Fleet
     from plane.store.postgres import PostgresDatabase
@@ -392,6 +414,7 @@ def _fleet(services: Services, db: Database, workers: Workers, rows: Rows, said:
         clock if isinstance(clock, DatabaseClock) else None,
         wake=workers.wake,
         told=workers.told,
+        heard=interrupts.heard if interrupts else lambda payload: False,
         idle=workers.idle,
         show=rows.publish,
         elsewhere=Elsewhere(services.conversation, said, roster.names),

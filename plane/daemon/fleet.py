@@ -157,6 +157,7 @@ class Fleet:
         *,
         wake: Callable[[str], None] = lambda agent: None,
         told: Callable[[str], None] | None = None,
+        heard: Callable[[str], bool] = lambda payload: False,
         idle: Callable[[str], bool] = lambda agent: True,
         show: Callable[[str], Awaitable[object]] | None = None,
         elsewhere: Elsewhere | None = None,
@@ -180,6 +181,9 @@ class Fleet:
         self.told = told or wake
         """How an agent this plane runs is woken by another plane's notice
         (`tell_owner`): its settings read again, not only what waits."""
+        self._heard = heard
+        """Acts on a notice that is no wake (an interrupt's ask or answer:
+        `plane.daemon.interrupts`), saying whether it was one."""
         self.idle = idle
         self._show = show
         self._shows: set[asyncio.Task[None]] = set()
@@ -419,6 +423,8 @@ class Fleet:
                 await uncancelled(self._listener, self._listener.execute(f"LISTEN {CHANNEL}"))
                 while True:
                     async for notice in self._listener.notifies(timeout=LEASE_S):
+                        if self._heard(notice.payload):
+                            continue
                         if self._ownership.owns(notice.payload):
                             self.told(notice.payload)
                     await self._alive(self._listener)
