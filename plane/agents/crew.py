@@ -117,7 +117,7 @@ class Crew:
         roster, ledger = self._services.roster, self._services.ledger
         gateways = [s.name for s in roster if s.gateway is not None]
         latest = await ledger.latest_models(gateways)
-        day = await ledger.today()
+        day = ledger.day()  # as last known: no read that would begin the plane's day here
         floored = await ledger.floor_priced_agents(day) if gateways else set()
         looking = await self._with_work()
         for spec in roster:
