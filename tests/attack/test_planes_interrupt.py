@@ -7,17 +7,20 @@ to interrupt while A's turn went on.)"""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
 from plane.daemon import fleet
 from plane.wire import protocol as p
 from plane.wire.client import RequestFailed
-from tests.support.fixtures_plane import RunningPlane, scripted_config
-from tests.support.fleet_members import a_then_b
+from tests.support.fixtures_plane import RunningPlane, launch, scripted_config
+from tests.support.fleet_members import a_then_b, runs
 from tests.support.looping import CENT
 from tests.support.scripted_llm import Reply
+from tests.support.tcp_proxy import TcpProxy, through
 
 LEASE_S = 3.0
 CUT = "Interrupted by the operator. The cut-off turn cost $"
@@ -66,3 +69,40 @@ async def test_a_turn_one_plane_runs_is_interrupted_through_another(
         scripted_llm.hang_up()
         await b.stop()
         await a.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+async def test_an_interrupt_the_owner_never_hears_says_so_and_cuts_nothing(
+    tmp_path: Path, scripted_llm, postgres_url, monkeypatch
+):
+    """A's link to the store stops forwarding mid-turn (a partition): B's
+    interrupt reaches no one, and B says so within a lease instead of
+    waiting for ever or claiming the turn was cut. (A's lease runs out
+    meanwhile, and its call in flight is counted as any stalled plane's.)"""
+    monkeypatch.setattr(fleet, "LEASE_S", LEASE_S)
+    scripted_llm.responder = answers_ok
+    config = scripted_config("  demo: {}\n", limit_usd="5")
+    with TcpProxy(urlsplit(postgres_url).port or 5432) as proxy:
+        monkeypatch.setenv("PLANE_STORE", through(postgres_url, proxy.port))
+        a = await launch(tmp_path / "a", scripted_llm, config)
+        try:
+            await asyncio.wait_for(runs(a, "demo"), 10 * LEASE_S)
+            monkeypatch.setenv("PLANE_STORE", postgres_url)
+            b = await launch(tmp_path / "b", scripted_llm, config)
+            try:
+                await a.mid_answer("demo", "write a long story")
+                proxy.stall()
+                said = await interrupt(b)
+                assert said == (
+                    f"demo runs on plane {a.services.ownership.plane}, which did not answer: "
+                    "its turn was not interrupted. Try again in a moment."
+                ), said
+                texts = [m.text for m in await b.services.conversation.history("demo", 20)]
+                assert not [t for t in texts if t.startswith(CUT)], texts
+            finally:
+                proxy.resume()
+                scripted_llm.hang_up()
+                await b.stop()
+        finally:
+            await a.stop()
