@@ -149,6 +149,7 @@ def _agent(a: dict[str, Any]) -> dict[str, Any]:
         "waiting": a.get("waiting", 0),
         "resumes_at": _iso(a.get("resumes_at")),
         "price_known": a.get("price_known", True),
+        "floor_priced": a.get("floor_priced", False),
         "burn_usd_per_hour": _plain(a.get("burn_usd_per_hour")),
         "reaches_ceiling_at": _iso(a.get("reaches_ceiling_at")),
         "hold_reason": a.get("hold_reason"),

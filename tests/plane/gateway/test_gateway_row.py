@@ -7,6 +7,7 @@ restart."""
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from datetime import timedelta
 from decimal import Decimal
@@ -227,6 +228,9 @@ async def test_a_row_says_a_spend_priced_at_a_floor_until_the_day_ends(
     status = await plane_cli_async(gw.home.root, "status")
     [line] = [line for line in status.stdout.splitlines() if line.split()[:1] == ["aider"]]
     assert "<$0.01+$? of $10.00" in line, line
+    listed = json.loads((await plane_cli_async(gw.home.root, "status", "--json")).stdout)
+    floors = {a["name"]: a["floor_priced"] for a in listed["agents"]}
+    assert (floors["aider"], floors["claude"]) == (True, False), floors
 
     gw = await start_gateway(GATEWAY, restart=gw)
     row = await gw.rows.state("aider")
