@@ -17,7 +17,7 @@ from plane.daemon import fleet
 from plane.wire import protocol as p
 from plane.wire.client import RequestFailed
 from tests.support.fixtures_plane import RunningPlane, launch, scripted_config
-from tests.support.fleet_members import a_then_b, runs
+from tests.support.fleet_members import a_and_b, runs
 from tests.support.looping import CENT
 from tests.support.scripted_llm import Reply
 from tests.support.tcp_proxy import TcpProxy, through
@@ -49,8 +49,7 @@ async def test_a_turn_one_plane_runs_is_interrupted_through_another(
     monkeypatch.setattr(fleet, "LEASE_S", LEASE_S)
     scripted_llm.responder = answers_ok
     config = scripted_config("  demo: {}\n", limit_usd="5")
-    a, b = await a_then_b(tmp_path, scripted_llm, config, 10 * LEASE_S)
-    try:
+    async with a_and_b(tmp_path, scripted_llm, config, 10 * LEASE_S) as (a, b):
         idle = await interrupt(b)
         assert idle == "demo is not taking a turn: there is nothing to interrupt."
 
@@ -65,10 +64,6 @@ async def test_a_turn_one_plane_runs_is_interrupted_through_another(
             if c.status == "interrupted"
         ]  # fmt: skip
         assert cut.estimated
-    finally:
-        scripted_llm.hang_up()
-        await b.stop()
-        await a.stop()
 
 
 @pytest.mark.slow

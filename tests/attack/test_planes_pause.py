@@ -16,7 +16,7 @@ from plane.agents import notices
 from plane.daemon import fleet
 from plane.wire import protocol as p
 from tests.support.fixtures_plane import RunningPlane, scripted_config
-from tests.support.fleet_members import a_then_b
+from tests.support.fleet_members import a_and_b
 from tests.support.looping import CENT
 from tests.support.scripted_llm import Reply
 
@@ -29,13 +29,14 @@ def answers_ok(body: dict, serial: int) -> Reply:
     return Reply("ok", usage=CENT)
 
 
-async def a_fleet(tmp_path: Path, scripted_llm, monkeypatch, postgres_url):
-    """Planes A and B on one store, A running `demo`, which answers "ok"."""
+def a_fleet(tmp_path: Path, scripted_llm, monkeypatch, postgres_url):
+    """Planes A and B on one store, A running `demo`, which answers "ok"
+    (`async with`: both stopped once done)."""
     monkeypatch.setenv("PLANE_STORE", postgres_url)
     monkeypatch.setattr(fleet, "LEASE_S", LEASE_S)
     scripted_llm.responder = answers_ok
     config = scripted_config("  demo: {}\n", limit_usd="5")
-    return await a_then_b(tmp_path, scripted_llm, config, 10 * LEASE_S)
+    return a_and_b(tmp_path, scripted_llm, config, 10 * LEASE_S)
 
 
 async def texts(plane: RunningPlane) -> list[str]:
@@ -88,15 +89,10 @@ async def waits_then_answers(a: RunningPlane, b: RunningPlane, resume_through: R
 async def test_an_agent_paused_through_another_plane_starts_no_turn_until_resumed_there(
     tmp_path: Path, scripted_llm, postgres_url, monkeypatch
 ):
-    a, b = await a_fleet(tmp_path, scripted_llm, monkeypatch, postgres_url)
-    try:
+    async with a_fleet(tmp_path, scripted_llm, monkeypatch, postgres_url) as (a, b):
         await a.turn("demo", "hello")  # it runs on A, and answers
         await pause(b, True)
         await waits_then_answers(a, b, resume_through=b)
-    finally:
-        scripted_llm.hang_up()
-        await b.stop()
-        await a.stop()
 
 
 @pytest.mark.slow
@@ -104,15 +100,10 @@ async def test_an_agent_paused_through_another_plane_starts_no_turn_until_resume
 async def test_an_agent_paused_where_it_runs_is_resumed_through_another_plane(
     tmp_path: Path, scripted_llm, postgres_url, monkeypatch
 ):
-    a, b = await a_fleet(tmp_path, scripted_llm, monkeypatch, postgres_url)
-    try:
+    async with a_fleet(tmp_path, scripted_llm, monkeypatch, postgres_url) as (a, b):
         await a.turn("demo", "hello")
         await pause(a, True)
         await waits_then_answers(a, b, resume_through=b)
-    finally:
-        scripted_llm.hang_up()
-        await b.stop()
-        await a.stop()
 
 
 @pytest.mark.slow
@@ -122,8 +113,7 @@ async def test_a_pause_through_another_plane_is_shown_by_the_one_that_runs_it(
 ):
     """With nothing waiting, A still shows its clients the pause B made, and
     the resume: its TUIs would show the agent as it was until its next message."""
-    a, b = await a_fleet(tmp_path, scripted_llm, monkeypatch, postgres_url)
-    try:
+    async with a_fleet(tmp_path, scripted_llm, monkeypatch, postgres_url) as (a, b):
         await a.turn("demo", "hello")
         await a.quiet()
         on_a = a.bus.subscribe()
@@ -137,7 +127,3 @@ async def test_a_pause_through_another_plane_is_shown_by_the_one_that_runs_it(
             await shown_as(a, on_a, "idle", 3 * LEASE_S)
         except TimeoutError:
             pytest.fail("resumed through B, A's clients never saw it resumed")
-    finally:
-        scripted_llm.hang_up()
-        await b.stop()
-        await a.stop()

@@ -5,9 +5,11 @@ each the way the plane does (a `Fleet` keeps its parts to itself)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
@@ -101,3 +103,18 @@ async def a_then_b(
         await a.stop()
         raise
     return a, b
+
+
+@contextlib.asynccontextmanager
+async def a_and_b(
+    root: Path, llm: ScriptedLLM, config: str, within: float
+) -> AsyncIterator[tuple[RunningPlane, RunningPlane]]:
+    """`a_then_b`, both planes stopped once done (the scripted model's
+    streams hung up first, so no turn waits on one)."""
+    a, b = await a_then_b(root, llm, config, within)
+    try:
+        yield a, b
+    finally:
+        llm.hang_up()
+        await b.stop()
+        await a.stop()
