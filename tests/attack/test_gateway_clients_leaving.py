@@ -33,11 +33,13 @@ HELLO = [{"role": "user", "content": "hello"}]
 
 
 class Handled:
-    """Each call the gateway is handed, told when it arrives and when it is done."""
+    """Each call the gateway is handed, told when it arrives and when it is
+    done, and how it answers its client (which says when the client has gone)."""
 
     def __init__(self, gw: GatewayPlane) -> None:
         self.arrived: list[asyncio.Event] = [asyncio.Event() for _ in range(4)]
         self.done: list[asyncio.Event] = [asyncio.Event() for _ in range(4)]
+        self.outs: list[Responder] = []
         handle, count = gw.gateway.handle, 0
 
         async def handled(
@@ -45,6 +47,7 @@ class Handled:
         ) -> None:
             nonlocal count
             n, count = count, count + 1
+            self.outs.append(out)
             self.arrived[n].set()
             try:
                 await handle(wire, headers, raw, out)
@@ -52,6 +55,13 @@ class Handled:
                 self.done[n].set()
 
         gw.gateway.handle = handled
+
+    async def gone(self, n: int) -> None:
+        """Until the plane has seen call `n`'s client close its connection."""
+        async with asyncio.timeout(10):
+            await self.arrived[n].wait()
+            while not self.outs[n].gone():  # noqa: ASYNC110 - a transport's state, not an event
+                await asyncio.sleep(0.01)
 
 
 def request_bytes(key: str, body: dict[str, Any]) -> bytes:
@@ -116,8 +126,15 @@ async def test_a_client_that_leaves_mid_stream_leaves_its_call_settled(
     start_gateway: StartGateway, path: str, cost: Decimal | None, said: str
 ) -> None:
     gw = await start_gateway()
+    handled = Handled(gw)
     usage = Usage(input_tokens=20_000, output_tokens=400)
-    gw.llm.responder = lambda body, serial: Reply("word " * 200, usage, pause_s=0.3)
+    rest, end = threading.Event(), threading.Event()
+    """The answer goes on once the plane has seen its client leave, however
+    long that takes on a busy machine; it never ends (the plane, writing it
+    to nobody, cuts it)."""
+    gw.llm.responder = lambda body, serial: Reply(
+        "word " * 200, usage, rest_until=rest, end_until=end
+    )
     body = {"model": "scripted-model", "max_tokens": 1000, "stream": True, "messages": HELLO}
     if path == "/v1/messages":
         agent, heads = "claude", {"x-api-key": gw.keys["claude"], "anthropic-version": "1"}
@@ -129,6 +146,8 @@ async def test_a_client_that_leaves_mid_stream_leaves_its_call_settled(
         async with http.stream("POST", path, json=body, headers=heads) as answer:
             async for _ in answer.aiter_bytes():
                 break  # the first event, then the client is gone
+    await handled.gone(0)
+    rest.set()
     line = await gw.settled(watching, agent)
     assert said in line.text, line.text
     [entry] = await gw.entries()

@@ -91,6 +91,10 @@ class Reply:
     rest_until: threading.Event | None = None
     """Streaming: the first event sent at once, the rest only once it is set
     (a prompt announced, its answer written for as long as a test needs)."""
+    end_until: threading.Event | None = None
+    """Streaming: the last two events (the final usage and the end, on every
+    wire) sent only once it is set: an answer still being written, however
+    fast its reader reads what came before."""
 
 
 @dataclass(frozen=True)
@@ -640,7 +644,12 @@ class _Handler(BaseHTTPRequestHandler):
                 usage = step.usage or derived_usage(wire.body, step.text, step.tool_calls)
                 if stream:
                     events = wire.events(step, usage)
-                    self._stream(events, pause_s=step.pause_s, rest_until=step.rest_until)
+                    self._stream(
+                        events,
+                        pause_s=step.pause_s,
+                        rest_until=step.rest_until,
+                        end_until=step.end_until,
+                    )
                 else:
                     self._json(200, wire.message(step, usage))
                 llm._bill(Billed(wire.serial, wire.model, False, usage, searches=step.searches))
@@ -705,6 +714,7 @@ class _Handler(BaseHTTPRequestHandler):
         pause_s: float = 0,
         hold_s: float = 0,
         rest_until: threading.Event | None = None,
+        end_until: threading.Event | None = None,
     ) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -714,10 +724,13 @@ class _Handler(BaseHTTPRequestHandler):
         for n, event in enumerate(events):
             if n == 1 and pause_s:
                 self.server.llm.stopping.wait(pause_s)
-            while n == 1 and rest_until is not None and not rest_until.wait(0.05):
-                if self.server.llm.stopping.is_set():
-                    self.close_connection = True
-                    return
+            waits = [rest_until] if n == 1 else []
+            waits += [end_until] if n == len(events) - 2 else []
+            for gate in waits:
+                while gate is not None and not gate.wait(0.05):
+                    if self.server.llm.stopping.is_set():
+                        self.close_connection = True
+                        return
             self.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
             self.wfile.flush()
         if hold_s and self.server.llm.stopping.wait(hold_s):

@@ -6,6 +6,7 @@ flight are charged at their estimates by the plane that takes them."""
 import asyncio
 from datetime import UTC, datetime
 from decimal import Decimal
+from typing import Any
 
 import pytest
 
@@ -19,12 +20,14 @@ AGENTS = ["a", "b", "c", "d", "e"]
 
 
 @pytest.fixture
-def short_leases(monkeypatch):
-    monkeypatch.setattr("plane.daemon.fleet.LEASE_S", 0.5)
+def long_leases(monkeypatch):
+    """Leases held however slow the machine (a short one runs out between two
+    steps of a test under load); a plane's run out as one write (`ran_out`)."""
+    monkeypatch.setattr("plane.daemon.fleet.LEASE_S", 60.0)
 
 
 @pytest.fixture
-async def planes(postgres_url, short_leases):
+async def planes(postgres_url, long_leases):
     made: list[Member] = []
 
     async def make(
@@ -68,7 +71,7 @@ async def test_a_plane_that_stops_renewing_loses_its_agents_and_its_calls_are_ch
     await second.fleet.tick(first=True)
     assert set(await owners(second)) == set(AGENTS)
     assert set((await owners(second)).values()) == {"p0"}, "p0's leases have not run out"
-    await asyncio.sleep(0.6)  # p0 is dead: it renews no more
+    await ran_out(first)  # p0 is dead: it renews no more
     tick = await second.fleet.tick()
     assert tick.gained == frozenset(AGENTS)
     assert tick.cut["a"].estimate_usd == Decimal("0.30")
@@ -107,19 +110,19 @@ async def test_a_plane_whose_machine_clock_is_an_hour_off_keeps_the_databases_ti
 
 
 async def ran_out(plane: Member) -> None:
-    """`plane` renews no more and its leases have run out, by the database's
-    clock: the moment a lease's time passes, as one write."""
-    await plane.db.write(
-        lambda conn: conn.execute(
-            f"UPDATE leases SET expires_ms = {NOW_MS} - 1 WHERE plane = ?", (plane.fleet.name,)
-        )
-    )
+    """`plane` renews no more: its leases have run out, and it was last seen
+    alive longer than a lease ago, by the database's clock. The moment a
+    lease's time passes, as one write."""
+
+    def dead(conn: Any) -> None:
+        name = plane.fleet.name
+        conn.execute(f"UPDATE leases SET expires_ms = {NOW_MS} - 1 WHERE plane = ?", (name,))
+        conn.execute("UPDATE planes SET seen_ms = 0 WHERE name = ?", (name,))
+
+    await plane.db.write(dead)
 
 
-async def test_a_plane_that_lost_an_agent_opens_no_call_for_it(planes, monkeypatch):
-    """Leases long enough to be held however slow the machine (a short one
-    runs low between a tick and a call under load); p0's run out as one write."""
-    monkeypatch.setattr("plane.daemon.fleet.LEASE_S", 60.0)
+async def test_a_plane_that_lost_an_agent_opens_no_call_for_it(planes):
     first = await planes("p0")
     await first.fleet.tick(first=True)
     await first.ledger.open_call("a", "p", "m", Decimal("0.01"), "estimate")
