@@ -1,6 +1,7 @@
 """Shared test fixtures. Each `tests/support/fixtures_*.py` module is a pytest
-plugin that registers its own; this file collects them, and sorts the tests
-into tiers (`make test-fast` leaves out the last three):
+plugin that registers its own; this file loads them where tests run (not on
+pytest-xdist's controller, which runs none), and sorts the tests into tiers
+(`make test-fast` leaves out the last three):
 
 - `e2e`: everything under tests/e2e (the real `plane` command in tmux, a clean clone);
 - `embedded`: tests on the real embedded model (the `embedded_model` fixture,
@@ -21,10 +22,30 @@ import pytest
 
 gc.disable()  # until the tests are collected (tests/support/fixtures_heap.py)
 
-pytest_plugins = [
-    f"tests.support.{path.stem}"
+EVERYWHERE = [
+    "tests.support.fixtures_examples",  # Hypothesis's profiles, loaded as pytest is configured
+    "tests.support.fixtures_postgres",  # the run's one server, named and stopped by the controller
+    "tests.support.untested",  # the run's last line: what was not tested here, and how to get it
+]
+pytest_plugins = EVERYWHERE
+FIXTURES = [
+    name
     for path in sorted((Path(__file__).parent / "support").glob("fixtures_*.py"))
-] + ["tests.support.untested"]  # the run's last line: what was not tested here, and how to get it
+    if (name := f"tests.support.{path.stem}") not in EVERYWHERE
+]
+"""The other fixtures, loaded where tests run: not on pytest-xdist's controller,
+which runs none. They import the plane, its gateway and the TUI's heap: half
+the controller's start (about a CPU-second on a slow day)."""
+
+
+@pytest.hookimpl(trylast=True)  # after pytest-xdist's, which makes the controller's session
+def pytest_configure(config: pytest.Config) -> None:
+    if config.pluginmanager.hasplugin("dsession"):
+        gc.freeze()  # the controller collects nothing (fixtures_heap freezes a worker's heap)
+        gc.enable()
+        return
+    for name in FIXTURES:
+        config.pluginmanager.import_plugin(name)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -10,8 +10,14 @@ import pkgutil
 import re
 from collections.abc import Iterator
 
+import pytest
+
 import plane
 import plane.errors
+
+pytestmark = pytest.mark.xdist_group("mcp-sdk")
+"""On the worker that loads the MCP SDK for its tests: the walk below imports every
+module of the plane, the SDK's link among them (about 0.6 CPU-seconds to load)."""
 
 HOMES = ("plane.errors", "plane.wire.errors")
 """The modules the tree is of: a class of theirs needs no module named."""

@@ -40,9 +40,13 @@ def _text_colours(svg: str, word: str) -> list[Color]:
     return [Color.parse(styles[cls]) for cls, text in found if word in text.replace("&#160;", " ")]
 
 
-@pytest.mark.parametrize("key", ["ctrl+n", "f1", "ctrl+g"])
+PANELS = ["ctrl+n", "f1", "ctrl+g"]
+"""The new-agent form, the help and the charts: each opened over the
+conversation in turn, on one app a theme, and closed with Esc."""
+
+
 @pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])
-async def test_the_conversation_behind_a_panel_is_dimmed_nearly_away(key: str, theme: str) -> None:
+async def test_the_conversation_behind_a_panel_is_dimmed_nearly_away(theme: str) -> None:
     """The app started in the theme: switched to it once started, the light
     one restyled and redrew everything a second time."""
     app = PlaneApp(None)
@@ -57,10 +61,16 @@ async def test_the_conversation_behind_a_panel_is_dimmed_nearly_away(key: str, t
         background = Color.parse(app.theme_variables["background"])
         before = _text_colours(app.export_screenshot(), WORD)
         assert before and all(contrast(c, background) > 3 for c in before)
-        await pilot.press(key)
-        await settle(pilot)
-        behind = _text_colours(app.export_screenshot(), WORD)
-        assert behind, "the panel leaves some of the conversation in view"
-        assert all(contrast(c, background) < 1.3 for c in behind), [
-            round(contrast(c, background), 2) for c in behind
-        ]
+        for key in PANELS:
+            await pilot.press(key)
+            await settle(pilot)
+            assert app.screen is not app.main_screen, f"{key} opens its panel"
+            behind = _text_colours(app.export_screenshot(), WORD)
+            assert behind, f"the panel of {key} leaves some of the conversation in view"
+            assert all(contrast(c, background) < 1.3 for c in behind), (
+                key,
+                [round(contrast(c, background), 2) for c in behind],
+            )
+            await pilot.press("escape")
+            await settle(pilot)
+            assert app.screen is app.main_screen, f"Esc closes the panel of {key}"
