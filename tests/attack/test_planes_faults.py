@@ -100,7 +100,7 @@ providers:
     models: [scripted-model]
     max_retries: 0
 pricing:
-  scripted-model: {input: 1, cached_input: 1, output: 100}
+  scripted-model: {input: 0, cached_input: 0, output: 100}
 """
     + f"groups:\n  research: {{limitUsd: {GROUP_LIMIT}, agents: [{', '.join(GROUP)}]}}\n"
     + f"tags:\n  {TAG}: {{limitUsd: {TAG_LIMIT}}}\n"
@@ -111,9 +111,13 @@ pricing:
     )
     + "".join(f"  {name}: {{gateway: {{}}}}\n" for name in GATEWAY)
 )
-"""A response costs its request number in input tokens at $1 a million,
-and 20 output tokens at $100 a million: under $0.003, always under its
-estimate ($0.005 of output alone), and each response's usage is unique."""
+"""A response costs its 20 output tokens at $100 a million: $0.002, never
+above its estimate (a turn's counts $0.005 of output alone; a gateway call's,
+what its agent's answers really have: the same 20). Its request number, in
+input tokens priced at nothing, makes each response's usage unique. (Priced,
+those tokens made each call dearer than the one before, beyond any prompt
+the gateway counts: its calls in flight at a ceiling each cost a little more
+than they reserved, and the day ended more than one call over.)"""
 
 
 def responder(body: dict[str, Any], serial: int) -> Reply:
