@@ -249,7 +249,11 @@ def _agents(
         scheduler=scheduler,
         crew=crew,
         api=api,
-        fleet=_fleet(services, db, workers, rows, said, interrupts) if said is not None else None,
+        fleet=(
+            _fleet(services, db, workers, rows, said, interrupts)
+            if said is not None and interrupts is not None
+            else None
+        ),
         notifier=notifier,
         approvals=approvals,
         gateway=_gateway(services, db, providers, workers, rows, after_turn, wanted, closing),
@@ -395,7 +399,7 @@ def _fleet(
     workers: Workers,
     rows: Rows,
     said: Said,
-    interrupts: Interrupts | None,
+    interrupts: Interrupts,
 ) -> Fleet:
     from plane.daemon.elsewhere import Elsewhere
     from plane.daemon.fleet import DatabaseClock, Fleet
@@ -414,7 +418,7 @@ def _fleet(
         clock if isinstance(clock, DatabaseClock) else None,
         wake=workers.wake,
         told=workers.told,
-        heard=interrupts.heard if interrupts else lambda payload: False,
+        heard=interrupts.heard,
         idle=workers.idle,
         show=rows.publish,
         elsewhere=Elsewhere(services.conversation, said, roster.names),
