@@ -144,6 +144,7 @@ async def starts(root: Path, agents: int | None, count: int, profile: bool) -> N
         )
         print(f"{'':>13}not shown: {', '.join(seen.unseen)}")
         if profile:
+            gc.collect()
             profiler = cProfile.Profile()
             profiler.enable()
             await one_start(address, agents, None)

@@ -298,11 +298,11 @@ async def test_the_name_filter_is_built_on_its_first_slash_and_works_from_there(
     app = PlaneApp(None)
     async with app.run_test(size=SIZE) as pilot:
         feed(app, snapshot(agent("poet"), agent("scout"), agent("worker")))
-        await settle(pilot)
+        await pilot.pause()
         agents = app.main_screen.query_one(AgentList)
         assert not app.main_screen.query("#filter"), "no filter box before `/`"
         await pilot.press("ctrl+l", "/")
-        await settle(pilot)
+        await pilot.pause()
         box = app.main_screen.query_one("#filter")
         assert box.display and box.region.height == 3 and box.region.y < agents.region.y
         assert app.focused is box
