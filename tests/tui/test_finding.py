@@ -289,3 +289,27 @@ async def test_a_filter_that_leaves_no_row_says_so_and_how_to_move_on() -> None:
 def drawn(agents: AgentList) -> str:
     """Every line the list draws, joined by single spaces."""
     return " ".join(" ".join(agents.render_line(y).text.split()) for y in range(6)).strip()
+
+
+async def test_the_name_filter_is_built_on_its_first_slash_and_works_from_there() -> None:
+    """The filter box costs the start nothing until `/` asks for it: then it
+    opens above the rows with the focus, narrows as typed, and Esc clears it
+    and gives the rows the focus back; a second `/` opens the same box."""
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, snapshot(agent("poet"), agent("scout"), agent("worker")))
+        await pilot.pause()
+        agents = app.main_screen.query_one(AgentList)
+        assert not app.main_screen.query("#filter"), "no filter box before `/`"
+        await pilot.press("ctrl+l", "/")
+        await pilot.pause()
+        box = app.main_screen.query_one("#filter")
+        assert box.display and box.region.height == 3 and box.region.y < agents.region.y
+        assert app.focused is box
+        await pilot.press(*"wor")
+        assert agents.names == ["worker"] and agents.border_title == "agents · /wor"
+        await pilot.press("escape")
+        assert len(agents.names) == 3 and not box.display and app.focused is agents
+        await pilot.press("/")
+        await pilot.pause()
+        assert app.main_screen.query("#filter").nodes == [box] and app.focused is box

@@ -18,11 +18,12 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from tui.link import LinkFailed
+from tui.screens.styled import StyledOnce
 
 R = TypeVar("R")
 
 
-class AgentForm(ModalScreen[R | None], Generic[R]):
+class AgentForm(StyledOnce, ModalScreen[R | None], Generic[R]):
     """Dismissed with the plane's answer, or None when cancelled."""
 
     CSS_PATH = Path(__file__).with_name("agent_form.tcss")

@@ -25,6 +25,7 @@ from textual.widgets import Static
 
 from tui.screens.main import MainScreen
 from tui.screens.manage import LIST_KEYS, ManageAgents
+from tui.screens.styled import StyledOnce
 from tui.widgets.agent_list import GLYPH_MEANINGS, MARK_MEANINGS, AgentList
 from tui.widgets.composer import NEWLINE_KEYS, Composer
 from tui.widgets.conversation import ConversationPane
@@ -140,7 +141,7 @@ def _unique(lines: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return kept
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(StyledOnce, ModalScreen[None]):
     """Keys by where they work, then what the marks in a row mean."""
 
     CSS_PATH = Path(__file__).with_name("help.tcss")

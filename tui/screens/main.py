@@ -123,7 +123,7 @@ class MainScreen(ManageAgents):
         yield ConnectionBanner(id="banner")
         with Horizontal(id="body"):
             with Vertical(id="side"):
-                yield Input(placeholder="a piece of a name", id="filter")
+                # The name filter (#filter) is built on its first `/` (`_filter_wanted`).
                 yield AgentList(self.store, id="agents")
             with Vertical(id="talk"):
                 yield ConversationPane(id="conversation")
@@ -351,10 +351,20 @@ class MainScreen(ManageAgents):
         self.open_new_agent()
 
     @on(AgentList.FilterWanted)
-    def _filter_wanted(self) -> None:
-        box = self.query_one("#filter", Input)
+    async def _filter_wanted(self) -> None:
+        box = await self._filter_box()
         box.add_class("-shown")
         box.focus()
+
+    async def _filter_box(self) -> Input:
+        """The name filter above the rows, built the first time it is wanted:
+        hidden until then, it cost every start its styling and its mount."""
+        boxes = self.query("#filter").results(Input)
+        if box := next(boxes, None):
+            return box
+        box = Input(placeholder="a piece of a name", id="filter", classes="-shown")
+        await self.query_one("#side").mount(box, before="#agents")
+        return box
 
     @on(AgentList.Narrowed)
     def _narrowed(self) -> None:
@@ -592,7 +602,7 @@ class MainScreen(ManageAgents):
         """Esc: close Textual's keys panel if it is open, else go back to typing."""
         if self.query("HelpPanel"):
             self.app.action_hide_help_panel()
-        elif self.focused is self.query_one("#filter"):
+        elif self.focused is not None and self.focused.id == "filter":
             self._clear_filter()
         else:
             self.action_focus_composer()

@@ -29,6 +29,7 @@ from tui.link import Link
 from tui.screens.confirm_delete import ConfirmDelete
 from tui.screens.edit_agent import EditAgent
 from tui.screens.rename_agent import RenameAgent
+from tui.screens.styled import StyledOnce
 from tui.store import Store
 from tui.widgets.agent_list import AgentList
 
@@ -44,7 +45,7 @@ EDIT = "Edit its role, model, tools and ceiling"
 INTERRUPT = "While a turn runs: interrupt it (the conversation says what it cost)"
 
 
-class ManageAgents(Screen[None]):
+class ManageAgents(StyledOnce, Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         # The tooltip is the longer sentence the help panel (F1) shows.
         Binding("d", "delete_agent", "Delete", tooltip=DELETE),

@@ -30,6 +30,7 @@ from textual.widgets import Button, Footer, Input, Label, Select, Static, TextAr
 from plane.wire.protocol import AgentState, NewAgent, ToolSet
 from plane.wire.words import usd_exact
 from tui.link import Asks, LinkFailed
+from tui.screens.styled import StyledOnce
 
 
 def starting_limit(limit: Decimal | None, *, known: bool = True) -> str:
@@ -49,7 +50,7 @@ TOOL_CHOICES: list[tuple[str, ToolSet]] = [
 ]
 
 
-class NewAgentScreen(ModalScreen[AgentState | None]):
+class NewAgentScreen(StyledOnce, ModalScreen[AgentState | None]):
     """Dismissed with the created agent, or None when cancelled."""
 
     CSS_PATH = Path(__file__).with_name("new_agent.tcss")

@@ -51,6 +51,7 @@ from plane.wire.protocol import (
 )
 from plane.wire.words import UNPRICED, call_count, usd
 from tui.link import Asks, LinkFailed
+from tui.screens.styled import StyledOnce
 from tui.widgets.stacked_bars import StackedBars, layer_class
 
 BAR_WIDTH = 24
@@ -124,7 +125,7 @@ def day_totals(series: list[SpendSeries]) -> list[SpendPoint]:
     ]
 
 
-class SpendScreen(ModalScreen[None]):
+class SpendScreen(StyledOnce, ModalScreen[None]):
     """Dismissed with nothing; reads the plane when shown, and again when
     spend moves while it is open."""
 

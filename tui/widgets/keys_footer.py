@@ -64,6 +64,19 @@ class KeysFooter(Footer):
 
     def compose(self) -> ComposeResult:
         for widget in super().compose():
-            if self.tight and isinstance(widget, FooterKey) and widget.action in LEFT_OUT:
-                continue
+            if isinstance(widget, FooterKey):
+                if self.tight and widget.action in LEFT_OUT:
+                    continue
+                _compact_from_the_start(widget, self.compact)
             yield widget
+
+
+def _compact_from_the_start(key: FooterKey, compact: bool) -> None:
+    """The key is built compact or not, as it will be drawn. Textual's keys
+    start compact and are then told the footer's `compact` once mounted (the
+    palette's key is never told and stays compact): each change of the class
+    styled the key again, twice for each key at each rebuild: a fifth of the
+    styling at the app's start, for what the first styling had said."""
+    compact = compact or key.has_class("-command-palette")
+    key.set_reactive(FooterKey.compact, compact)
+    key.set_class(compact, "-compact", update=False)
