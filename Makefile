@@ -103,6 +103,7 @@ bench: $(DEV)
 	$(BIN)/python bench/metrics_scrapes.py
 	$(BIN)/python bench/burn.py
 	$(BIN)/python bench/guard.py
+	$(BIN)/python bench/plane_start.py
 
 snapshots: $(DEV)
 	$(BIN)/python screenshots/make.py

@@ -30,6 +30,11 @@ from plane.store.migrations import MIGRATIONS, sqlite_own, statements
 
 log = logging.getLogger(__name__)
 
+BUSY_S = 5.0
+"""How long a statement waits for another process's lock before it fails
+(SQLite's busy timeout), set as each connection opens: a `PRAGMA
+busy_timeout` after it would cost the reader's thread a hop each."""
+
 
 class SqliteDatabase(Database):
     """`Database` on a SQLite file in WAL mode."""
@@ -52,7 +57,7 @@ class SqliteDatabase(Database):
         except sqlite3.Error as exc:
             raise refusal(path, exc) from None
         try:
-            reader = await aiosqlite.connect(path, isolation_level=None)
+            reader = await aiosqlite.connect(path, isolation_level=None, timeout=BUSY_S)
         except sqlite3.Error as exc:
             writer.close()
             raise refusal(path, exc) from None
@@ -71,7 +76,6 @@ class SqliteDatabase(Database):
     async def _prepare(self, path: Path) -> None:
         reader = self._reader
         reader.row_factory = sqlite3.Row
-        await reader.execute("PRAGMA busy_timeout=5000")
         # Every page read once (a fraction of a second for 100 MB): damage is
         # found now, with a sentence, not in the middle of a turn.
         verdict = await self.fetchall("PRAGMA quick_check")
@@ -80,10 +84,9 @@ class SqliteDatabase(Database):
         await self._migrate(path)
         # The reader only reads: a write sent to it by mistake fails loudly.
         await reader.execute("PRAGMA query_only=ON")
-        self._operator_reader = await aiosqlite.connect(path, isolation_level=None)
+        self._operator_reader = await aiosqlite.connect(path, isolation_level=None, timeout=BUSY_S)
         self._operator_reader.row_factory = sqlite3.Row
-        for pragma in ("busy_timeout=5000", "query_only=ON"):
-            await self._operator_reader.execute(f"PRAGMA {pragma}")
+        await self._operator_reader.execute("PRAGMA query_only=ON")
         # Its thread answers in the operator's context: a loop that serves the
         # operator first (`plane.daemon.loop`) takes each answer ahead of the
         # agents' callbacks, not a whole pass of the busy loop later. Set once,
@@ -108,9 +111,8 @@ class SqliteDatabase(Database):
             await self._operator_reader.close()
 
     def _open_aside(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
+        conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_S)
         conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA busy_timeout=5000")
         return conn
 
     async def _migrate(self, path: Path) -> None:
@@ -136,10 +138,9 @@ class SqliteDatabase(Database):
 
 def _connect_writer(path: Path) -> sqlite3.Connection:
     """The writer's connection: opened here, used only by the writer thread."""
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=BUSY_S)
     try:
         conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA busy_timeout=5000")
         # NORMAL in WAL mode survives a crash of the process (what "nothing is
         # lost" promises); only a power cut can lose the last commits.
         for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON"):

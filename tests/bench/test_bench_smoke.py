@@ -87,6 +87,7 @@ SLOW = {
     "status.py": "--agents 5 --calls 1 --waiting 1 --repeat 1 --dir {tmp}".split(),
     "tui.py": ["--agents", "5", "--rate", "20", "--presses", "3"],
     "planes.py": ["--agents", "6", "--seconds", "0.3"],
+    "plane_start.py": ["--agents", "2", "--starts", "2"],
     "cache.py": ["--smoke"],
     "guard.py": ["--turns", "6"],
     "metrics_scrapes.py": "--scrapers 2 --calls 2 --rounds 1 --ledger 100".split(),

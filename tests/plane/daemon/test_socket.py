@@ -345,3 +345,38 @@ def test_a_fresh_home_holds_nothing_another_user_can_read(tmp_path):
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path.name
     assert home.make_token() == home.make_token()
     assert stat.S_IMODE(home.token.stat().st_mode) == 0o600
+
+
+def test_links_and_directories_named_as_the_planes_files_are_left_alone(tmp_path):
+    """A link named as one of the plane's files or as its workspaces is not
+    followed (what it points at keeps its mode; nothing is made through a
+    dangling one), and a directory so named keeps its own; the plane's other
+    files are made."""
+    mine = tmp_path / "mine.txt"
+    mine.write_text("mine")
+    mine.chmod(0o644)
+    root = tmp_path / "home"
+    (root / "plane.lock").mkdir(mode=0o755, parents=True)
+    (root / "plane.lock").chmod(0o755)
+    (root / "plane.log").symlink_to(mine)
+    (root / "token").symlink_to(tmp_path / "nowhere")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    elsewhere.chmod(0o755)
+    (root / "workspaces").symlink_to(elsewhere)
+    Home(root).ensure()
+    assert stat.S_IMODE(mine.stat().st_mode) == 0o644
+    assert stat.S_IMODE(elsewhere.stat().st_mode) == 0o755
+    assert not (tmp_path / "nowhere").exists()
+    kinds = {path.name: (path.is_symlink(), path.is_dir()) for path in root.iterdir()}
+    assert kinds == {
+        "plane.lock": (False, True),
+        "plane.log": (True, False),
+        "token": (True, False),
+        "workspaces": (True, True),
+        "plane.db": (False, False),
+        "refs.db": (False, False),
+    }
+    assert stat.S_IMODE((root / "plane.lock").stat().st_mode) == 0o755
+    for name in ("plane.db", "refs.db"):
+        assert stat.S_IMODE((root / name).stat().st_mode) == 0o600, name

@@ -411,3 +411,35 @@ async def test_the_operators_read_does_not_queue_behind_the_agents(db):
     assert not held.done(), "answered while the agents' read still runs"
     assert [row["one"] for row in rows] == [1]
     assert [row["n"] for row in await held] == [2_000_000]
+
+
+@sqlite_only
+async def test_a_write_waits_out_another_processs_write_a_moment(tmp_path, db):
+    """Another process writing to the file a moment (its write lock held: the
+    sqlite3 shell, a script) delays the plane's writes; none fails for it,
+    and the plane reads meanwhile."""
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        other = sqlite3.connect(tmp_path / "plane.db", isolation_level=None)
+        try:
+            other.execute("BEGIN IMMEDIATE")
+            holding.set()
+            release.wait(10)
+            other.execute("COMMIT")
+        finally:
+            other.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        await asyncio.to_thread(holding.wait, 10)
+        write = asyncio.ensure_future(db.write(lambda conn: conn.execute("DELETE FROM calls")))
+        read = await db.fetchall("SELECT COUNT(*) AS n FROM calls")
+        await asyncio.sleep(0.3)  # the write has met the lock by now
+        release.set()
+        await write
+    finally:
+        release.set()
+        await asyncio.to_thread(holder.join, 10)
+    assert [row["n"] for row in read] == [0]
