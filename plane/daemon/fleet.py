@@ -92,9 +92,9 @@ from plane.daemon.elsewhere import Elsewhere
 from plane.history.conversation import Conversation
 from plane.money.ceilings import Ceilings
 from plane.money.ledger import Interrupted, Ledger
+from plane.money.stored import FLOOR_PRICED
 from plane.store.postgres import NOW_MS, PostgresDatabase
 from plane.store.postgres_links import MOST_RETRY_S, listener, uncancelled
-from plane.wire.words import FLOOR
 
 if TYPE_CHECKING:
     from plane.agents.worker import AgentWorker
@@ -106,11 +106,9 @@ LEASE_S = float(os.environ.get("PLANE_LEASE_S", "15"))
 
 CHANNEL = "plane_wake"
 
-FLOORED = (
-    "SELECT DISTINCT agent FROM calls WHERE day = ? AND agent = ANY(?) AND price_source LIKE ?"
-)
-"""Which of some agents had a call priced at a floor on a day (`FLOOR`):
-the ledger's `floor_priced_agents`, for those agents only (`calls_by_day`)."""
+FLOORED = f"SELECT DISTINCT agent FROM calls WHERE day = ? AND agent = ANY(?) AND {FLOOR_PRICED}"
+"""Which of some agents had a call priced at a floor on a day: the ledger's
+`floor_priced_agents`, for those agents only (`calls_floor_priced`)."""
 
 RELEASE_S = 2.0
 """How long a stopping plane waits for the store to let its leases go:
@@ -337,7 +335,7 @@ class Fleet:
         if not unmarked:
             return
         try:
-            rows = await self._db.fetchall(FLOORED, day.isoformat(), unmarked, f"%{FLOOR}")
+            rows = await self._db.fetchall(FLOORED, day.isoformat(), unmarked)
         except Exception as exc:  # the store away, say: read at its next line here
             log.debug("the gateway agents' floors could not be read: %s", exc)
             return

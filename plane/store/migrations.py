@@ -381,6 +381,16 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE calls ADD COLUMN asked TEXT;
     """,
+    # The calls priced at a floor (a model with no known price: the row's
+    # `+$?`), by day and agent. Few, and asked for by each plane of a fleet at
+    # every renewal, for the gateway agents another plane served meanwhile:
+    # through the index by day, each such agent's whole day was read to find
+    # none. The readers' condition is this one, word for word
+    # (`plane.money.stored.FLOOR_PRICED`), so both stores use the index.
+    """
+    CREATE INDEX calls_floor_priced ON calls (day, agent)
+        WHERE price_source LIKE '%which has no known price';
+    """,
 )
 
 
