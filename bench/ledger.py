@@ -46,7 +46,7 @@ from plane.clock import ManualClock
 from plane.money.call_writes import CLOSE, OPEN_BARE
 from plane.money.day_sums import DaySums
 from plane.money.ledger import Ledger
-from plane.store.migrations import MIGRATIONS
+from plane.store.migrations import MIGRATIONS, postgres_own
 from plane.store.sqlite import SqliteDatabase, _connect_writer
 from plane.wire.protocol import Usage
 
@@ -64,7 +64,7 @@ def schema(path: Path, steps: int = len(MIGRATIONS)) -> sqlite3.Connection:
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     for script in MIGRATIONS[:steps]:
-        if "decimal_sum" not in script:
+        if "decimal_sum" not in script and not postgres_own(script):
             conn.executescript(script)
     conn.execute(f"PRAGMA user_version = {steps}")
     return conn

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal
 
 from plane.wire.protocol import AgentState
-from plane.wire.words import decimals_shown, spend_summed
+from plane.wire.words import at_a_floor, decimals_shown, spend_summed
 from tui.formatting import spend_against, spend_level, usd
 
 SORTS = ("listed", "state", "spend", "name")
@@ -114,10 +114,14 @@ class Fleet:
     """`spent` worded as the rows word theirs (`plane.wire.words.spend_total`)."""
     ceiling: Decimal | None = None
     """The fleet's daily ceiling, when there is one (several planes, one store)."""
+    floor_priced: bool = False
+    """Some agent's spend today holds a call priced at a floor: the sum is
+    what the fleet spent at least, the rest unpriced, as that agent's title says."""
 
     def parts(self) -> list[tuple[str, str]]:
         """(text, state) pieces: `55 agents`, `4 working`, `1 amber`, `3 held`,
-        `1 paused`, `$1.12 today`; a count of zero says nothing, like a row at $0."""
+        `1 paused`, `$1.12 today` (`$1.12 + unpriced today` when a call of the
+        day was priced at a floor); a count of zero says nothing, like a row at $0."""
         plural = "" if self.agents == 1 else "s"
         parts = [(f"{self.agents} agent{plural}", "")]
         for count, word, state in (
@@ -129,11 +133,14 @@ class Fleet:
             if count:
                 parts.append((f"{count} {word}", state))
         if self.ceiling is None:
-            parts.append((f"{self.spent_shown or usd(self.spent)} today", ""))
+            parts.append((f"{self._floored(self.spent_shown or usd(self.spent))} today", ""))
         else:
             spent = spend_against(self.spent, self.ceiling)  # never at it short of it
-            parts.append((f"{spent} of {usd(self.ceiling)} today", ""))
+            parts.append((f"{self._floored(spent)} of {usd(self.ceiling)} today", ""))
         return parts
+
+    def _floored(self, spent: str) -> str:
+        return at_a_floor(spent) if self.floor_priced else spent
 
     def text(self) -> str:
         """`55 agents · 4 working · 1 amber · 3 held · 1 paused · $1.12 today`"""
@@ -154,12 +161,14 @@ class _Part:
     spent: Decimal
     figure: str | None
     """Its spend as its row words it (`spend_against`), when it spent any."""
+    floor: bool
+    """Its spend holds a call priced at a floor (`AgentState.floor_priced`)."""
 
 
 def _part(agent: AgentState) -> _Part:
     spent = agent.spend_today_usd
     figure = spend_against(spent, agent.limit_usd) if spent else None
-    return _Part(agent.status, spend_level(agent) == "warn", spent, figure)
+    return _Part(agent.status, spend_level(agent) == "warn", spent, figure, agent.floor_priced)
 
 
 class Tally:
@@ -184,6 +193,8 @@ class Tally:
         self._parts: dict[str, _Part] = {}
         self._statuses: Counter[str] = Counter()
         self._amber = 0
+        self._floors = 0
+        """How many agents' spend holds a call priced at a floor."""
         self._spent = Decimal(0)
         self._figures: dict[str, str] = {}
         """The spending agents' figures (one alone is the line's figure)."""
@@ -207,6 +218,7 @@ class Tally:
     def _count(self, name: str, part: _Part, sign: int) -> None:
         self._statuses[part.status] += sign
         self._amber += sign * part.amber
+        self._floors += sign * part.floor
         add = _EXACT.add if sign > 0 else _EXACT.subtract
         self._spent = add(self._spent, part.spent)
         if part.figure is not None:
@@ -235,4 +247,5 @@ class Tally:
             spent=spent,
             ceiling=ceiling,
             spent_shown=spend_summed(spent, alone, places),
+            floor_priced=self._floors > 0,
         )

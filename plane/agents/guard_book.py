@@ -15,16 +15,25 @@ and that agent's guard starts afresh.
 (plane/daemon/fleet.py), and its guard's count goes with it: else an agent
 looping across failovers got four more repeats a move. A history is kept
 under the lease the guard's call was made under (its `Fence`), and written
-only while that lease is still the plane's at that epoch, in the same
-statement, which locks the lease's row to the commit as the ledger's fenced
-writes do (plane/store/postgres.py): a plane that lost the agent (stalled,
-cut off, taken over) cannot overwrite what its successor keeps, and a
-takeover waits for the write's commit. The plane that takes an agent reads
-its history in the transaction that takes the lease (`within`), and the
-agent's guard goes on from it before its next turn (`give_back`); an agent
-with no history starts afresh there. A guard whose calls no lease covers (a
-gateway agent's, made on whichever plane its client reached) keeps nothing
-there: each plane's counts its own calls, from its start, as before.
+only while that lease is still the plane's at that epoch, checked in the
+same transaction by a read that locks the lease's row to the commit, as the
+ledger's fenced writes do (plane/store/postgres.py): a plane that lost the
+agent (stalled, cut off, taken over) cannot overwrite what its successor
+keeps, and a takeover waits for the write's commit. A history whose lease
+is another plane's now went with it (the plane that took it read what was
+kept): one plain line in plane.log, for a lost lease is no fault. The
+check never waits for a lease row another transaction locked (`NOWAIT`):
+it ends a transaction that carries the ledger's writes, and the row is
+locked by a tick renewing or taking the lease, which may itself wait up to
+a lock timeout on a plane stalled or cut off, and the ledger's transaction
+as long with it. The histories are written with the next commit instead,
+when the lease says whether they are still this plane's. The plane that
+takes an agent reads its history in the transaction that takes the lease
+(`within`), and the agent's guard goes on from it before its next turn
+(`give_back`); an agent with no history starts afresh there. A guard whose
+calls no lease covers (a gateway agent's, made on whichever plane its
+client reached) keeps nothing there: each plane's counts its own calls,
+from its start, as before.
 """
 
 from __future__ import annotations
@@ -39,7 +48,7 @@ from sqlite3 import Connection
 
 from plane.agents.guard import Guard
 from plane.agents.guard_kept import Kept
-from plane.errors import PlaneError
+from plane.errors import PlaneError, StoreFault
 from plane.store.engine import Database
 from plane.store.fence import Fence
 
@@ -58,16 +67,19 @@ _KEEP = (
 )
 _DROP = "DELETE FROM guard_history WHERE agent = ?"
 
-_LEASED = "EXISTS (SELECT 1 FROM leases WHERE agent = ? AND plane = ? AND epoch = ? FOR SHARE)"
-"""The agent's lease, still the plane's at the epoch its guard's call was
-made under: locked to the commit, as `PostgresDatabase`'s fence check locks
-it, so no takeover falls between this check and the history written."""
-_KEEP_LEASED = (
-    "INSERT INTO guard_history (agent, history, at) SELECT ?, ?, ? WHERE "
-    + _LEASED
-    + " ON CONFLICT (agent) DO UPDATE SET history = excluded.history, at = excluded.at"
+_OURS = (
+    "SELECT leases.agent FROM leases"
+    " JOIN unnest(?::text[], ?::text[], ?::bigint[]) AS fence (agent, plane, epoch)"
+    " ON leases.agent = fence.agent AND leases.plane = fence.plane AND leases.epoch = fence.epoch"
+    " FOR SHARE OF leases NOWAIT"
 )
-_DROP_LEASED = "DELETE FROM guard_history WHERE agent = ? AND " + _LEASED
+"""The agents whose leases are still the plane's at the epochs their guards'
+calls were made under: locked to the commit, as `PostgresDatabase`'s fence
+check locks them, so no takeover falls between this check and the
+histories written. A row locked by another transaction is not waited for
+(`LOCKED`)."""
+LOCKED = "55P03"
+"""PostgreSQL's SQLSTATE for a row lock not to be had at once (`NOWAIT`)."""
 _READ = (
     "SELECT taken.agent, g.history, g.at, s.loop FROM unnest(?::text[]) AS taken (agent)"
     " LEFT JOIN guard_history g ON g.agent = taken.agent"
@@ -224,15 +236,7 @@ class GuardBook:
             return
         try:
             if self.shared:
-                # A failed statement aborts a PostgreSQL transaction: this part
-                # alone is undone, so the ledger's writes before it still commit.
-                conn.execute("SAVEPOINT guard_history")
-                try:
-                    _write(conn, taken)
-                except BaseException:
-                    conn.execute("ROLLBACK TO SAVEPOINT guard_history")
-                    raise
-                conn.execute("RELEASE SAVEPOINT guard_history")
+                self._write_leased(conn, taken)
             else:
                 _write(conn, taken)
         except (sqlite3.Error, ValueError) as error:
@@ -240,6 +244,32 @@ class GuardBook:
             # These histories are dropped (the next call keeps a newer one).
             log.error("the loop guards' histories were not kept (%r)", error)
             taken.clear()
+
+    def _write_leased(self, conn: Connection, taken: list[tuple[str, Pending]]) -> None:
+        """`_write` on a shared store. A failed statement aborts a PostgreSQL
+        transaction: this part alone is undone, so the ledger's writes before
+        it still commit. A lease row locked elsewhere is no failure (`_locked`)."""
+        conn.execute("SAVEPOINT guard_history")
+        try:
+            gone = _write(conn, taken)
+        except BaseException as error:
+            conn.execute("ROLLBACK TO SAVEPOINT guard_history")
+            if not (isinstance(error, StoreFault) and error.sqlstate == LOCKED):
+                raise
+            self._locked(taken)
+            return
+        conn.execute("RELEASE SAVEPOINT guard_history")
+        for agent in gone:  # its successor read what was kept as it took the lease
+            log.info("%s's loop guard history went with its lease to another plane", agent)
+
+    def _locked(self, taken: list[tuple[str, Pending]]) -> None:
+        """A lease row was locked by another transaction (one taking or
+        renewing it): nothing of `taken` was written. Written with the next
+        commit (unless a newer history comes first), when the lease says
+        whether each is still this plane's to write."""
+        for agent, pending in taken:
+            self._pending.setdefault(agent, pending)
+        taken.clear()
 
     def forget(self) -> None:
         """The transaction did not commit: what it took is written with the next,
@@ -249,27 +279,33 @@ class GuardBook:
         self._taken.clear()
 
 
-def _write(conn: Connection, taken: Iterable[tuple[str, Pending]]) -> None:
+def _write(conn: Connection, taken: Iterable[tuple[str, Pending]]) -> list[str]:
     """The histories `taken`, each kept (or deleted) as it is pending: one
-    kept under a lease only while that lease is still its plane's."""
+    kept under a lease only while that lease is still its plane's. Returns
+    the agents whose histories were not, their leases another plane's."""
+    taken = list(taken)
+    fenced = [(agent, fence) for agent, (_, fence) in taken if fence is not None]
+    ours: set[str] = set()
+    if fenced:
+        agents = [agent for agent, _ in fenced]
+        planes = [fence.plane for _, fence in fenced]
+        epochs = [fence.epoch for _, fence in fenced]
+        ours = {row[0] for row in conn.execute(_OURS, (agents, planes, epochs)).fetchall()}
     keep: list[tuple[object, ...]] = []
     drop: list[tuple[object, ...]] = []
-    keep_leased: list[tuple[object, ...]] = []
-    drop_leased: list[tuple[object, ...]] = []
+    gone: list[str] = []
     for agent, (kept, fence) in taken:
-        lease = () if fence is None else (agent, fence.plane, fence.epoch)
-        if kept is None:
-            (drop if fence is None else drop_leased).append((agent, *lease))
+        if fence is not None and agent not in ours:
+            gone.append(agent)
+        elif kept is None:
+            drop.append((agent,))
         else:
-            (keep if fence is None else keep_leased).append((agent, kept[1], kept[0], *lease))
-    for sql, rows in (
-        (_KEEP, keep),
-        (_DROP, drop),
-        (_KEEP_LEASED, keep_leased),
-        (_DROP_LEASED, drop_leased),
-    ):
-        if rows:
-            conn.executemany(sql, rows)
+            keep.append((agent, kept[1], kept[0]))
+    if keep:
+        conn.executemany(_KEEP, keep)
+    if drop:
+        conn.executemany(_DROP, drop)
+    return gone
 
 
 def _nothing(conn: Connection) -> None:

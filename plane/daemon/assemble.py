@@ -423,4 +423,5 @@ def _fleet(
         show=rows.publish,
         elsewhere=Elsewhere(services.conversation, said, roster.names),
         guards=services.guards,
+        workers=workers,
     )

@@ -51,6 +51,15 @@ clients the lines other planes wrote since the last one, and shows those
 agents' rows again (plane/daemon/elsewhere.py): a TUI on any plane sees the
 whole fleet's conversations, as of this plane's last renewal.
 
+**A gateway agent's floor, wherever it was met.** A gateway agent has no
+lease: its client calls whichever plane it reached, and only that plane's
+worker learns, as it charges the call, that it was priced at a floor (its
+row's `+$?`). Each tick, the gateway agents another plane wrote lines for
+since the last one (its cost lines among them) and whose rows here do not
+say so yet are read for a floor call today, in one query, before their
+rows are shown again: every plane's row says it within a renewal, and
+after the plane that met it stops.
+
 **The clock is the database's.** Every time (the day, leases) is read from
 the server's clock: each tick measures the offset between it and this
 machine's, and `DatabaseClock` adds it. Planes on machines whose clocks
@@ -67,12 +76,12 @@ import math
 import os
 import socket
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from sqlite3 import Connection
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import psycopg
 
@@ -83,8 +92,12 @@ from plane.daemon.elsewhere import Elsewhere
 from plane.history.conversation import Conversation
 from plane.money.ceilings import Ceilings
 from plane.money.ledger import Interrupted, Ledger
+from plane.money.stored import FLOOR_PRICED
 from plane.store.postgres import NOW_MS, PostgresDatabase
 from plane.store.postgres_links import MOST_RETRY_S, listener, uncancelled
+
+if TYPE_CHECKING:
+    from plane.agents.worker import AgentWorker
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +105,10 @@ LEASE_S = float(os.environ.get("PLANE_LEASE_S", "15"))
 """How long a lease lasts unrenewed: how long a dead plane's agents wait."""
 
 CHANNEL = "plane_wake"
+
+FLOORED = f"SELECT DISTINCT agent FROM calls WHERE day = ? AND agent = ANY(?) AND {FLOOR_PRICED}"
+"""Which of some agents had a call priced at a floor on a day: the ledger's
+`floor_priced_agents`, for those agents only (`calls_floor_priced`)."""
 
 RELEASE_S = 2.0
 """How long a stopping plane waits for the store to let its leases go:
@@ -162,6 +179,7 @@ class Fleet:
         show: Callable[[str], Awaitable[object]] | None = None,
         elsewhere: Elsewhere | None = None,
         guards: GuardBook | None = None,
+        workers: Mapping[str, AgentWorker] | None = None,
     ) -> None:
         assert ownership.plane is not None, "a plane in a fleet has a name"
         self._db = db
@@ -191,6 +209,8 @@ class Fleet:
         self._elsewhere = elsewhere
         """What the other planes said, told to this plane's clients at each tick."""
         self._guards = guards
+        self._workers = workers
+        """Whose rows say a floor another plane met (`_floors`)."""
 
     async def start(self) -> None:
         """The ticks' own connection, the first tick (leases taken, their
@@ -277,7 +297,9 @@ class Fleet:
             self.wake(agent)
         moved = {a for a in set(before) | set(tick.owners) if before.get(a) != tick.owners.get(a)}
         if not first:
-            moved |= await self._followed()
+            elsewhere = await self._followed()
+            await self._floors(elsewhere)
+            moved |= elsewhere
         if moved and not first:
             self._changed(moved)
         # The store answered: the closes it refused while it was away are written now.
@@ -295,6 +317,31 @@ class Fleet:
         except Exception as exc:  # the store away, say: told at the next tick
             log.debug("what the other planes said could not be read: %s", exc)
             return set()
+
+    async def _floors(self, agents: Collection[str]) -> None:
+        """The gateway agents among `agents` (those another plane wrote
+        lines for) that had a call priced at a floor today, and whose rows
+        here do not say so yet: marked, as the plane that charged it did."""
+        if self._workers is None:
+            return
+        day = self._ledger.day()
+        unmarked = [
+            agent
+            for agent in agents
+            if (worker := self._workers.get(agent)) is not None
+            and worker.spec.gateway is not None
+            and worker.floor_on != day
+        ]
+        if not unmarked:
+            return
+        try:
+            rows = await self._db.fetchall(FLOORED, day.isoformat(), unmarked)
+        except Exception as exc:  # the store away, say: read at its next line here
+            log.debug("the gateway agents' floors could not be read: %s", exc)
+            return
+        for (agent,) in rows:
+            if (worker := self._workers.get(agent)) is not None:
+                worker.floor_on = day
 
     def _changed(self, agents: set[str]) -> None:
         """Rows whose owner changed, shown again (those of agents run here)."""

@@ -84,6 +84,7 @@ from plane.money.interrupted import Interrupted, Tell, interrupt_pending, sweep
 from plane.money.ledger_rows import Recorded, entry_of
 from plane.money.plane_day import PlaneDay
 from plane.money.stored import (
+    FLOOR_PRICED,
     amount,
     check_days,
     unreadable_sum,
@@ -91,7 +92,6 @@ from plane.money.stored import (
 from plane.money.stranded import Stranded
 from plane.store.engine import Database, Write
 from plane.wire.protocol import LedgerEntry, Usage
-from plane.wire.words import FLOOR
 
 log = logging.getLogger(__name__)
 
@@ -289,9 +289,7 @@ class Ledger:
     async def floor_priced_agents(self, day: date) -> set[str]:
         """The agents with a call priced at a floor on `day` (`FLOOR`)."""
         rows = await self._read(
-            "SELECT DISTINCT agent FROM calls WHERE day = ? AND price_source LIKE ?",
-            day.isoformat(),
-            f"%{FLOOR}",
+            f"SELECT DISTINCT agent FROM calls WHERE day = ? AND {FLOOR_PRICED}", day.isoformat()
         )
         return {row[0] for row in rows}
 

@@ -18,6 +18,7 @@ from typing import TypeVar
 
 from plane.clock import read_stamp
 from plane.errors import StoreError
+from plane.wire.words import FLOOR
 
 _ZERO = Decimal(0)
 K = TypeVar("K")
@@ -70,6 +71,10 @@ def moment(table: str, row: str, column: str, value: object) -> datetime:
     except ValueError:
         raise _unreadable(table, row, column, value, "a time with its zone") from None
 
+
+FLOOR_PRICED = f"price_source LIKE '%{FLOOR}'"
+"""A call priced at a floor (`FLOOR`), as the index of such calls
+(`calls_floor_priced`) states it: a query that says it so finds them there."""
 
 SUMS = {"spend": "agent", "group_spend": "agent_group", "tag_spend": "tag"}
 """The tables of a day's sums, and the column each is kept by (`calls`

@@ -172,7 +172,7 @@ class Connection:
         if sql == "COMMIT":
             self.committing = True
         try:
-            cursor = self.pg.execute(text, bind(order, params) if params else None)
+            cursor = self.pg.execute(text, bind(order, params))
             return Cursor(self, rows_of(cursor), cursor.rowcount)
         except psycopg.Error as exc:
             raise fault(exc, self.broken) from exc

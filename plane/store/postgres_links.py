@@ -237,7 +237,7 @@ class Reader:
 
     async def fetchall(self, sql: str, params: Sequence[Any]) -> list[Row]:
         text, order = translate(sql)
-        values = bind(order, params) if params else None
+        values = bind(order, params)
         async with self._lock:
             for attempt in range(2):  # a link found broken: once more, on a new one
                 if self._closing:

@@ -26,7 +26,7 @@ import aiosqlite
 from plane.errors import StoreError
 from plane.store.engine import OPERATOR, Database
 from plane.store.fence import Fence
-from plane.store.migrations import MIGRATIONS, sqlite_own, statements
+from plane.store.migrations import MIGRATIONS, postgres_own, sqlite_own, statements
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +174,7 @@ def _decimal_add(a: str, b: str) -> str:
 
 def _migration(conn: sqlite3.Connection, script: str, step: int) -> None:
     try:
-        for statement in statements(script):
+        for statement in [] if postgres_own(script) else statements(script):
             conn.execute(statement)
     except sqlite3.OperationalError as exc:
         if not sqlite_own(script):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from plane.store.migrations import MIGRATIONS
+from plane.store.migrations import MIGRATIONS, postgres_own
 
 
 class DecimalSum:
@@ -26,6 +26,7 @@ def sqlite_before(path: Path, step: int) -> sqlite3.Connection:
     old = sqlite3.connect(path)
     old.create_aggregate("decimal_sum", 1, DecimalSum)
     for script in MIGRATIONS[:step]:
-        old.executescript(script)
+        if not postgres_own(script):
+            old.executescript(script)
     old.execute(f"PRAGMA user_version = {step}")
     return old

@@ -78,6 +78,16 @@ def test_the_fleet_line_never_reads_at_its_ceiling_short_of_it() -> None:
     assert at.text() == "1 agent · $50.00 of $50.00 today"
 
 
+def test_the_fleet_line_says_while_a_call_of_the_day_was_priced_at_a_floor() -> None:
+    """As the title bar says it of the agent, with or without the fleet's
+    ceiling, and no more once that agent's row does not (its spend dropped)."""
+    tally = Tally.of([agent("aider", "0.40", floor_priced=True), agent("demo", "1.00")])
+    assert tally.fleet().text() == "2 agents · $1.40 + unpriced today"
+    assert tally.fleet(Decimal(5)).text() == "2 agents · $1.40 + unpriced of $5.00 today"
+    tally.put(agent("aider", "0.40"))  # the next day's row, say
+    assert tally.fleet().text() == "2 agents · $1.40 today"
+
+
 @pytest.mark.slow
 async def test_the_fleet_line_is_on_screen_and_follows_the_plane() -> None:
     app = PlaneApp(None)

@@ -1,8 +1,9 @@
 """A gateway agent whose call was priced at a floor (the upstream answered
 with a model that has no known price, so the call was charged as the one
 asked for): its row and the title say the rest of its spend is unpriced, as
-the ledger says the call (`$0.00021 + unpriced`), on a real plane whose
-gateway forwards to the scripted upstream."""
+the ledger says the call (`$0.00021 + unpriced`), and so does the fleet
+line's sum of the day, on a real plane whose gateway forwards to the
+scripted upstream."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from tests.support.local_http import local_client
 from tests.support.stream_events import chat_reply
 from tests.tui.conftest import row_classes
 from tests.tui.test_live import SIZE, app_for, row_text, title, until
+from tui.app import PlaneApp
+from tui.widgets.fleet_line import FleetLine
 
 
 async def call(gw: GatewayPlane, answered: str) -> None:
@@ -24,6 +27,10 @@ async def call(gw: GatewayPlane, answered: str) -> None:
         body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}
         answer = await http.post(path, json=body, headers=heads)
         assert answer.status_code == 200, answer.text
+
+
+def fleet_line(app: PlaneApp) -> str:
+    return app.main_screen.query_one(FleetLine).render().plain
 
 
 @pytest.mark.slow
@@ -44,3 +51,19 @@ async def test_a_spend_priced_at_a_floor_says_the_rest_is_unpriced(
         await until(pilot, lambda: row_text(app, "aider") == "○ aider <$0.01+$?")
         assert title(app) == "aider · gpt-4o-mini · <$0.01 + unpriced of $10.00 today"
         assert row_classes(app, "aider") == {"-idle"}, "far under its ceiling: not amber"
+
+
+@pytest.mark.slow
+async def test_the_fleet_lines_sum_says_a_call_of_the_day_was_priced_at_a_floor(
+    start_gateway: StartGateway,
+) -> None:
+    gw = await start_gateway()
+    app = app_for(gw)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: fleet_line(app) == "3 agents · $0.00 today")
+        await call(gw, "gpt-4o-mini")  # priced: all of it known
+        await until(pilot, lambda: fleet_line(app) == "3 agents · <$0.01 today")
+
+        await call(gw, "mystery-model")  # a floor: the fleet spent at least that
+        await until(pilot, lambda: row_text(app, "aider") == "○ aider <$0.01+$?")
+        await until(pilot, lambda: fleet_line(app) == "3 agents · <$0.01 + unpriced today")

@@ -27,7 +27,11 @@ OPS = Budget("ops", None)
 STEP = next(n for n, script in enumerate(MIGRATIONS) if "CREATE TABLE tag_spend" in script)
 """The step that makes the tag sums (the schema before it is `MIGRATIONS[:STEP]`)."""
 
-LATER = ("DROP TABLE guard_history", "ALTER TABLE calls DROP COLUMN asked")
+LATER = (
+    "DROP TABLE guard_history",
+    "ALTER TABLE calls DROP COLUMN asked",
+    "DROP INDEX calls_floor_priced",
+)
 """What the steps after `STEP` made, undone to take a store back to before it."""
 
 
