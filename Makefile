@@ -104,6 +104,7 @@ bench: $(DEV)
 	$(BIN)/python bench/burn.py
 	$(BIN)/python bench/guard.py
 	$(BIN)/python bench/plane_start.py
+	$(BIN)/python bench/tui_start.py
 
 snapshots: $(DEV)
 	$(BIN)/python screenshots/make.py

@@ -147,7 +147,9 @@ def within_bounds(text: str) -> bool:
     costs what its size does. False as soon as one is crossed, or the
     scanner fails: the Python reader then refuses it where it should. False
     too at an explicit tag (`!!str 5`), which the Python reader keeps as
-    written and the C parser's nodes do not."""
+    written and the C parser's nodes do not, and at a directive (`%YAML 1.1`,
+    `%TAG`), which the Python reader follows and the C parser's values do not
+    (they are read by YAML 1.2 whatever the file says)."""
     scanner = CParser(text)
     taken = depth = 0
     try:
@@ -161,7 +163,7 @@ def within_bounds(text: str) -> bool:
                     return False
             elif type(token) in _CLOSES:
                 depth -= 1
-            elif type(token) is tokens.TagToken:
+            elif type(token) is tokens.TagToken or type(token) is tokens.DirectiveToken:
                 return False
     except YAMLError:
         return False

@@ -88,6 +88,7 @@ SLOW = {
     "tui.py": ["--agents", "5", "--rate", "20", "--presses", "3"],
     "planes.py": ["--agents", "6", "--seconds", "0.3"],
     "plane_start.py": ["--agents", "2", "--starts", "2"],
+    "tui_start.py": ["--agents", "3", "--starts", "2", "--no-offline"],
     "cache.py": ["--smoke"],
     "guard.py": ["--turns", "6"],
     "metrics_scrapes.py": "--scrapers 2 --calls 2 --rounds 1 --ledger 100".split(),

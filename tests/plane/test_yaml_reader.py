@@ -70,6 +70,18 @@ def test_an_explicit_tag_is_read_by_the_python_reader_which_keeps_it():
     assert type(read["agents"]["x"]) is not str  # as written: a tagged value
 
 
+@pytest.mark.parametrize("directive", ["%YAML 1.1", "%YAML 1.2", "%TAG !m! tag:example.com,2026:"])
+def test_a_directive_is_read_by_the_python_reader_which_follows_it(directive):
+    """`%YAML 1.1` makes `yes` true and `010` eight: the C parser's values
+    would be read by YAML 1.2 whatever the file said."""
+    text = f"{directive}\n---\nagents:\n  x: {{on: yes, count: 010}}\n"
+    assert not yaml_reader.within_bounds(text)
+    read = yaml_reader.document(text, "agents.yaml")
+    assert read == yaml_reader.read_in_python(text, "agents.yaml")
+    if directive == "%YAML 1.1":
+        assert read["agents"]["x"] == {True: True, "count": 8}
+
+
 def test_a_fleet_is_read_by_the_c_parser(tmp_path, monkeypatch):
     """10,000 agents are read without the Python scanner (five times the CPU)."""
 
