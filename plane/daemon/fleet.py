@@ -2,13 +2,23 @@
 
 **Leases.** Each agent's turns are run by one plane at a time, the holder of
 its row in `leases`. Every `LEASE_S / 3` seconds each plane, in one
-transaction: says it is alive (`planes`), renews its leases, and evens out
-the fleet — it takes free or expired leases while it holds fewer than its
-fair share (the agents over the planes alive, rounded up), and lets idle
-agents go while it holds more. Taking a lease is a conditional upsert (only
-where none is held or it has run out), so two planes never both take one.
-A plane that dies stops renewing; LEASE_S later its agents are taken by the
-others.
+transaction, says it is alive (`planes`), renews its leases, and lets idle
+agents go while it holds more than its fair share (the agents over the
+planes alive, rounded up); then, in a second, it evens out the fleet: it
+takes free or expired leases while it holds fewer. Taking a lease is
+conditional (only where none is held or it has run out, by the database's
+clock, on a row locked first), so two planes never both take one. A plane
+that dies stops renewing; LEASE_S later its agents are taken by the others.
+
+**One plane stalled holds no other back.** A plane paused with a
+transaction open keeps its rows locked until the server ends the session
+(`BOUND_S`): its fenced writes' lease rows, the leases its tick was
+taking. The renewal commits before any take, and a take passes over the
+rows another transaction holds (`SKIP LOCKED`, taken at a later tick): a
+healthy plane's tick never waits on a stalled one while it holds its own
+renewed rows, which each of its own fenced writes locks — else its ledger
+waited as long. A take that waits on nothing cannot deadlock with another
+plane's either.
 
 **Off the admission path.** The ticks run on a store connection of their
 own (a second writer), so a renewal never queues behind this plane's calls
@@ -115,6 +125,28 @@ RELEASE_S = 2.0
 plenty for a store that answers; a dead link is not waited on (the leases
 run out by themselves)."""
 
+TAKEN = "UPDATE leases SET plane = ?2, expires_ms = ?1, epoch = epoch + 1 WHERE expires_ms < ?3"
+"""A take of leases run out by `?3` (the database's clock), for `?2` until
+`?1`: the epoch moves by one. Completed by which rows (`ANEW`, `EXPIRED`),
+each locked first, so the take itself waits on none."""
+ANEW = "SELECT agent FROM leases WHERE plane = ?2 AND expires_ms > 0 AND expires_ms < ?3 FOR UPDATE"
+"""This plane's leases that ran out unrenewed (at start, with `?3` past
+them all: those of its earlier life). At start it waits for their rows (a
+take at a later tick would find them renewed, their calls unswept); later,
+it passes over those locked (`SKIP LOCKED`), taken at the next tick."""
+EXPIRED = (
+    "SELECT agent FROM leases WHERE agent = ANY(?4) AND expires_ms < ?3 FOR UPDATE SKIP LOCKED"
+)
+"""Other planes' leases among `?4` that ran out, passing over the rows
+another transaction holds: a stalled plane's, a write under its lease or a
+tick of its open (taken at a later tick, once the server ended it)."""
+ADDED = (
+    "INSERT INTO leases (agent, plane, expires_ms, epoch)"
+    " SELECT added.agent, ?2, ?1, 1 FROM unnest(?3::text[]) AS added (agent)"
+    " ON CONFLICT (agent) DO NOTHING RETURNING agent, epoch"
+)
+"""The leases of agents no plane held yet, taken by `?2` until `?1`."""
+
 
 def plane_name(home: str) -> str:
     """This plane's name in the fleet: PLANE_NAME, else host and home."""
@@ -146,6 +178,26 @@ class Tick:
     epochs: dict[str, int]
     kept: dict[str, Taken]
     """The guard histories and holds of the agents gained."""
+
+
+@dataclass(frozen=True)
+class Renewal:
+    """What a tick's first transaction left: committed before any lease is
+    taken, so no wait of the take's (on a row another plane holds, up to a
+    lock timeout) holds this plane's renewed rows, which each of its fenced
+    writes locks (`FOR SHARE`, plane/store/postgres.py), for as long."""
+
+    now_ms: int
+    share: int
+    """The agents over the planes alive, rounded up."""
+    epochs: dict[str, int]
+    """The leases renewed."""
+
+
+def _ran_out(now: int, lease: int, first: bool) -> int:
+    """Before when a lease of this plane's ran out, to be taken anew: at
+    start, every one of them (those of its earlier life)."""
+    return now + lease + 1 if first else now
 
 
 def lease_margin_ms() -> int:
@@ -263,15 +315,21 @@ class Fleet:
         agents = sorted(self._agents())
         idle = {a for a in agents if self.idle(a)}
         sent, started = time.time(), time.monotonic()
-        tick = await self._store.write(
+        renewal = await self._store.write(
             cast(
-                "Callable[[Connection], Tick]",
-                lambda conn: self._tick(conn, agents, idle, first),
+                "Callable[[Connection], Renewal]",
+                lambda conn: self._renew(conn, agents, idle, first),
             )
         )
         back = time.time()
         if self._clock is not None:  # the server's clock, read halfway through the round trip
-            self._clock.offset = timedelta(milliseconds=tick.now_ms - (sent + back) * 500)
+            self._clock.offset = timedelta(milliseconds=renewal.now_ms - (sent + back) * 500)
+        tick = await self._store.write(
+            cast(
+                "Callable[[Connection], Tick]",
+                lambda conn: self._take(conn, agents, renewal, first),
+            )
+        )
         before = dict(self._ownership.owners)
         if tick.mine != self._ownership.mine:
             self._ownership.changes += 1
@@ -361,8 +419,10 @@ class Fleet:
         except Exception as exc:  # the store away, say: the next change shows it
             log.debug("the row of %s could not be shown again: %s", agent, exc)
 
-    def _tick(self, conn: Connection, agents: list[str], idle: set[str], first: bool) -> Tick:
-        """One transaction: alive, renewed, evened out, swept."""
+    def _renew(self, conn: Connection, agents: list[str], idle: set[str], first: bool) -> Renewal:
+        """The renewal's transaction: alive, this plane's leases renewed,
+        its surplus let go. It locks no row but this plane's, and waits on
+        none another plane may hold (`Renewal`)."""
         me, lease = self.name, self._lease_ms
         (now,) = conn.execute(f"SELECT {NOW_MS}").fetchone()
         now = int(now)
@@ -374,52 +434,51 @@ class Fleet:
         (live,) = conn.execute(
             "SELECT COUNT(*) FROM planes WHERE seen_ms > ?", (now - lease,)
         ).fetchone()
-        # A lease of mine that ran out unrenewed (or, at start, one from an
-        # earlier life) is taken anew: a new epoch, its calls in flight swept.
-        ran_out = now + lease + 1 if first else now
+        ran_out = _ran_out(now, lease, first)
         epochs = {
             agent: int(epoch)
             for agent, epoch in conn.execute(
-                "UPDATE leases SET expires_ms = ?, epoch = epoch + 1"
-                " WHERE plane = ? AND expires_ms > 0 AND expires_ms < ? RETURNING agent, epoch",
+                "UPDATE leases SET expires_ms = ? WHERE plane = ? AND expires_ms >= ?"
+                " RETURNING agent, epoch",
                 (now + lease, me, ran_out),
             ).fetchall()
         }
-        gained = set(epochs)
-        for agent, epoch in conn.execute(
-            "UPDATE leases SET expires_ms = ? WHERE plane = ? AND expires_ms >= ?"
-            " AND NOT (agent = ANY(?)) RETURNING agent, epoch",
-            (now + lease, me, now, list(gained)),
-        ).fetchall():
-            epochs[agent] = int(epoch)
-        mine = set(epochs)
+        # Those that ran out are taken anew (`_take`): they count as this plane's.
+        (anew,) = conn.execute(
+            "SELECT COUNT(*) FROM leases WHERE plane = ? AND expires_ms > 0 AND expires_ms < ?",
+            (me, ran_out),
+        ).fetchone()
         share = math.ceil(len(agents) / max(int(live), 1))
-        if len(mine) > share:
-            for agent in sorted(mine & idle - gained)[: len(mine) - share]:
-                # Let go, the row kept: its epoch goes on from where it is.
-                conn.execute(
-                    "UPDATE leases SET expires_ms = 0 WHERE plane = ? AND agent = ?", (me, agent)
-                )
-                mine.discard(agent)
-                del epochs[agent]
-        if len(mine) < share:
-            held = {
-                agent: expires
-                for agent, expires in conn.execute("SELECT agent, expires_ms FROM leases")
-            }
-            free = [a for a in agents if a not in mine and (a not in held or held[a] < now)]
-            for agent in free[: share - len(mine)]:
-                taken = conn.execute(
-                    "INSERT INTO leases (agent, plane, expires_ms, epoch) VALUES (?, ?, ?, 1)"
-                    " ON CONFLICT (agent) DO UPDATE SET plane = excluded.plane,"
-                    " expires_ms = excluded.expires_ms, epoch = leases.epoch + 1"
-                    " WHERE leases.expires_ms < ? RETURNING epoch",
-                    (agent, me, now + lease, now),
-                ).fetchone()
-                if taken is not None:
-                    gained.add(agent)
-                    mine.add(agent)
-                    epochs[agent] = int(taken[0])
+        surplus = max(len(epochs) + int(anew) - share, 0)
+        for agent in sorted(set(epochs) & idle)[:surplus]:
+            # Let go, the row kept: its epoch goes on from where it is.
+            conn.execute(
+                "UPDATE leases SET expires_ms = 0 WHERE plane = ? AND agent = ?", (me, agent)
+            )
+            del epochs[agent]
+        return Renewal(now, share, epochs)
+
+    def _take(self, conn: Connection, agents: list[str], renewal: Renewal, first: bool) -> Tick:
+        """The take's transaction: evened out, swept. Rows another
+        transaction holds are passed over (taken at a later tick), but at
+        start, this plane's own from an earlier life (`ANEW`)."""
+        me, lease, now = self.name, self._lease_ms, renewal.now_ms
+        anew = ANEW if first else f"{ANEW} SKIP LOCKED"
+        # A lease of mine that ran out unrenewed (or, at start, one from an
+        # earlier life) is taken anew: a new epoch, its calls in flight swept.
+        gained = {
+            agent: int(epoch)
+            for agent, epoch in conn.execute(
+                f"{TAKEN} AND plane = ?2 AND expires_ms > 0 AND agent IN ({anew})"
+                " RETURNING agent, epoch",
+                (now + lease, me, _ran_out(now, lease, first)),
+            ).fetchall()
+        }
+        epochs = {**renewal.epochs, **gained}
+        if len(epochs) < renewal.share:
+            others = [a for a in agents if a not in epochs]
+            for agent, epoch in self._free(conn, others, now, renewal.share - len(epochs)):
+                gained[agent] = epochs[agent] = int(epoch)
         owners = {
             agent: plane
             for agent, plane in conn.execute(
@@ -441,7 +500,24 @@ class Fleet:
             cut[agent] = cut.get(agent, Interrupted(0, Decimal(0))) + more
         conn.execute("DELETE FROM planes WHERE seen_ms < ?", (now - lease,))
         kept = {} if self._guards is None else self._guards.within(conn, gained)
-        return Tick(now, frozenset(mine), frozenset(gained), owners, cut, epochs, kept)
+        return Tick(now, frozenset(epochs), frozenset(gained), owners, cut, epochs, kept)
+
+    def _free(
+        self, conn: Connection, agents: list[str], now: int, want: int
+    ) -> list[tuple[str, int]]:
+        """Up to `want` of `agents` whose leases are free or ran out, in
+        their order, taken: each agent with its new epoch."""
+        held = dict(conn.execute("SELECT agent, expires_ms FROM leases").fetchall())
+        free = [a for a in agents if a not in held or held[a] < now][:want]
+        until, taken = now + self._lease_ms, list[tuple[str, int]]()
+        if added := [a for a in free if a not in held]:
+            taken += conn.execute(ADDED, (until, self.name, added)).fetchall()
+        if expired := [a for a in free if a in held]:
+            taken += conn.execute(
+                f"{TAKEN} AND agent IN ({EXPIRED}) RETURNING agent, epoch",
+                (until, self.name, now, expired),
+            ).fetchall()
+        return taken
 
     async def _ticks(self) -> None:
         """A tick every third of a lease; while the store is away, tried

@@ -24,9 +24,9 @@ times: a write function may run twice by contract.
 **Fences** (`_guard`): a write made for an agent under a lease carries the
 lease's epoch, and its transaction first takes a share lock on that lease
 row at that epoch, held to its COMMIT: if another plane has taken the lease
-the write is refused (`LeaseLost`), and a takeover waits for the write's
-commit, then sweeps what it wrote. The check and the write cannot be split
-by a takeover.
+the write is refused (`LeaseLost`), and a takeover passes over the row
+until the write's commit (plane/daemon/fleet.py), then sweeps what it
+wrote. The check and the write cannot be split by a takeover.
 """
 
 from __future__ import annotations
