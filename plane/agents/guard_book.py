@@ -19,21 +19,21 @@ only while that lease is still the plane's at that epoch, checked in the
 same transaction by a read that locks the lease's row to the commit, as the
 ledger's fenced writes do (plane/store/postgres.py): a plane that lost the
 agent (stalled, cut off, taken over) cannot overwrite what its successor
-keeps, and a takeover waits for the write's commit. A history whose lease
-is another plane's now went with it (the plane that took it read what was
-kept): one plain line in plane.log, for a lost lease is no fault. The
-check never waits for a lease row another transaction locked (`NOWAIT`):
-it ends a transaction that carries the ledger's writes, and the row is
-locked by a tick renewing or taking the lease, which may itself wait up to
-a lock timeout on a plane stalled or cut off, and the ledger's transaction
-as long with it. The histories are written with the next commit instead,
-when the lease says whether they are still this plane's. The plane that
-takes an agent reads its history in the transaction that takes the lease
-(`within`), and the agent's guard goes on from it before its next turn
-(`give_back`); an agent with no history starts afresh there. A guard whose
-calls no lease covers (a gateway agent's, made on whichever plane its
-client reached) keeps nothing there: each plane's counts its own calls,
-from its start, as before.
+keeps, and a takeover passes over the row until the write's commit
+(plane/daemon/fleet.py). A history whose lease is another plane's now went
+with it (the plane that took it read what was kept): one plain line in
+plane.log, for a lost lease is no fault. The check never waits for a lease
+row another transaction locked (`NOWAIT`): it ends a transaction that
+carries the ledger's writes, and the row is locked by a tick renewing or
+taking the lease (one taking it sweeps the agent's calls and reads its
+history before it commits), which the ledger's transaction need not wait
+out. The histories are written with the next commit instead, when the lease
+says whether they are still this plane's. The plane that takes an agent
+reads its history in the transaction that takes the lease (`within`), and
+the agent's guard goes on from it before its next turn (`give_back`); an
+agent with no history starts afresh there. A guard whose calls no lease
+covers (a gateway agent's, made on whichever plane its client reached) keeps
+nothing there: each plane's counts its own calls, from its start, as before.
 """
 
 from __future__ import annotations

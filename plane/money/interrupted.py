@@ -60,24 +60,25 @@ def sweep(
             params += sorted(only)
             where += f" AND {column} IN ({','.join('?' * len(only))})"
     cut: dict[str, Interrupted] = {}
+    # Marked and read in one statement: a call its plane settles meanwhile
+    # (stalled, not dead) is either settled first, and not here, or marked
+    # here, and its settle finds it closed. Read first, it was counted by
+    # both. A row no plane wrote undoes the whole transaction, marks and all.
     rows = conn.execute(
-        "SELECT id, agent, day, cost_usd, price_source, agent_group, tag FROM calls"
-        f" WHERE {where} ORDER BY id",
+        f"UPDATE calls SET status = 'interrupted', estimated = 1 WHERE {where}"
+        " RETURNING id, agent, day, cost_usd, price_source, agent_group, tag",
         params,
-    )
+    ).fetchall()
     # Its own sums, written here: the fleet sweeps on a connection of its
     # own, whose transactions the ledger's finisher does not end.
     sums = DaySums()
-    for call, agent, day, stored, source, group, tag in rows.fetchall():
+    for call, agent, day, stored, source, group, tag in sorted(rows, key=lambda row: row[0]):
         named = f"call {call} of {agent}"
         cost = amount("calls", named, "cost_usd", stored)
         one = Interrupted(1, cost, int(source == UNPRICED))
         cut[agent] = cut.get(agent, Interrupted(0, Decimal(0))) + one
         sums.add(day_of_row("calls", named, "day", day), agent, cost, group, tag)
     if cut:
-        conn.execute(
-            f"UPDATE calls SET status = 'interrupted', estimated = 1 WHERE {where}", params
-        )
         sums.write(conn)
     if tell is not None and cut:
         tell(conn, cut)
@@ -88,19 +89,21 @@ def interrupt_pending(conn: Connection, agent: str, sums: DaySums) -> tuple[list
     """`agent`'s calls in flight marked interrupted, as part of a write
     function, their estimates added to the transaction's `sums`: which calls,
     and what they count (`Ledger.interrupt_open`)."""
+    # Marked and read in one statement, as `sweep`'s: a call settled meanwhile
+    # is not counted again at its estimate.
     rows = conn.execute(
-        "SELECT id, day, cost_usd, price_source, agent_group, tag FROM calls"
-        " WHERE status = 'pending' AND agent = ? ORDER BY id",
+        "UPDATE calls SET status = 'interrupted' WHERE status = 'pending' AND agent = ?"
+        " RETURNING id, day, cost_usd, price_source, agent_group, tag",
         (agent,),
     ).fetchall()
+    rows.sort(key=lambda row: row[0])
     # Each estimate and day read before any is counted: one no plane wrote (a row
     # edited while the plane runs) refuses the cut in the start's sentence,
-    # and the transaction, rolled back, has moved no sum.
+    # and the transaction, rolled back, has marked no call and moved no sum.
     costs = [amount("calls", f"call {row[0]} of {agent}", "cost_usd", row[2]) for row in rows]
     days = [day_of_row("calls", f"call {row[0]} of {agent}", "day", row[1]) for row in rows]
     total = Decimal(0)
-    for (call, _, _, _, group, tag), cost, on in zip(rows, costs, days, strict=True):
-        conn.execute("UPDATE calls SET status = 'interrupted' WHERE id = ?", (call,))
+    for (_, _, _, _, group, tag), cost, on in zip(rows, costs, days, strict=True):
         sums.add(on, agent, cost, group, tag)
         total += cost
     unpriced = sum(row[3] == UNPRICED for row in rows)
