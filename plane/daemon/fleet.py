@@ -509,7 +509,8 @@ class Fleet:
         their order, taken: each agent with its new epoch."""
         held = dict(conn.execute("SELECT agent, expires_ms FROM leases").fetchall())
         free = [a for a in agents if a not in held or held[a] < now][:want]
-        until, taken = now + self._lease_ms, list[tuple[str, int]]()
+        until = now + self._lease_ms
+        taken: list[tuple[str, int]] = []
         if added := [a for a in free if a not in held]:
             taken += conn.execute(ADDED, (until, self.name, added)).fetchall()
         if expired := [a for a in free if a in held]:
