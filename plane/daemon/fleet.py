@@ -140,6 +140,20 @@ EXPIRED = (
 """Other planes' leases among `?4` that ran out, passing over the rows
 another transaction holds: a stalled plane's, a write under its lease or a
 tick of its open (taken at a later tick, once the server ended it)."""
+RENEWED = (
+    "UPDATE leases SET expires_ms = ?1 WHERE plane = ?2 AND expires_ms >= ?3 AND agent IN"
+    " (SELECT agent FROM leases WHERE plane = ?2 AND expires_ms >= ?3 FOR UPDATE SKIP LOCKED)"
+)
+"""`?2`'s leases still running at `?3`, renewed until `?1`, passing over the
+rows a transaction of this plane's own holds (a write's fence check locks
+its agent's row to its commit): waiting on one while holding those already
+renewed, the renewal and a write checking two agents could each wait for
+the other (PostgreSQL ends one of them after a second). Those passed over
+are renewed a moment later (`HELD_TRIES`)."""
+HELD_TRIES = 8
+"""How many times the leases a write of this plane's held are tried again,
+a moment apart (5 ms, doubling); then waited for."""
+
 ADDED = (
     "INSERT INTO leases (agent, plane, expires_ms, epoch)"
     " SELECT added.agent, ?2, ?1, 1 FROM unnest(?3::text[]) AS added (agent)"
@@ -192,6 +206,9 @@ class Renewal:
     """The agents over the planes alive, rounded up."""
     epochs: dict[str, int]
     """The leases renewed."""
+    held: tuple[str, ...] = ()
+    """Those passed over, a write of this plane's holding their rows: renewed
+    in a moment (`Fleet._renew_held`)."""
 
 
 def _ran_out(now: int, lease: int, first: bool) -> int:
@@ -324,6 +341,8 @@ class Fleet:
         back = time.time()
         if self._clock is not None:  # the server's clock, read halfway through the round trip
             self._clock.offset = timedelta(milliseconds=renewal.now_ms - (sent + back) * 500)
+        if renewal.held:
+            renewal = await self._renew_held(renewal)
         tick = await self._store.write(
             cast(
                 "Callable[[Connection], Tick]",
@@ -438,25 +457,65 @@ class Fleet:
         epochs = {
             agent: int(epoch)
             for agent, epoch in conn.execute(
-                "UPDATE leases SET expires_ms = ? WHERE plane = ? AND expires_ms >= ?"
-                " RETURNING agent, epoch",
-                (now + lease, me, ran_out),
+                f"{RENEWED} RETURNING agent, epoch", (now + lease, me, ran_out)
             ).fetchall()
         }
+        held = tuple(
+            agent
+            for (agent,) in conn.execute(
+                "SELECT agent FROM leases WHERE plane = ? AND expires_ms >= ?"
+                " AND NOT (agent = ANY(?)) ORDER BY agent",
+                (me, ran_out, list(epochs)),
+            ).fetchall()
+        )
         # Those that ran out are taken anew (`_take`): they count as this plane's.
         (anew,) = conn.execute(
             "SELECT COUNT(*) FROM leases WHERE plane = ? AND expires_ms > 0 AND expires_ms < ?",
             (me, ran_out),
         ).fetchone()
         share = math.ceil(len(agents) / max(int(live), 1))
-        surplus = max(len(epochs) + int(anew) - share, 0)
+        surplus = max(len(epochs) + len(held) + int(anew) - share, 0)
         for agent in sorted(set(epochs) & idle)[:surplus]:
             # Let go, the row kept: its epoch goes on from where it is.
             conn.execute(
                 "UPDATE leases SET expires_ms = 0 WHERE plane = ? AND agent = ?", (me, agent)
             )
             del epochs[agent]
-        return Renewal(now, share, epochs)
+        return Renewal(now, share, epochs, held)
+
+    async def _renew_held(self, renewal: Renewal) -> Renewal:
+        """The leases a write of this plane's held as they were renewed,
+        renewed now: tried again a moment apart, each try its own short
+        transaction that waits on no row; after `HELD_TRIES`, waited for."""
+        me, until, held = self.name, renewal.now_ms + self._lease_ms, list(renewal.held)
+        epochs = dict(renewal.epochs)
+
+        def renew(conn: Connection, waiting: bool) -> list[tuple[str, int]]:
+            sql = (
+                "UPDATE leases SET expires_ms = ?1 WHERE plane = ?2 AND expires_ms >= ?3"
+                if waiting
+                else RENEWED
+            )
+            rows = conn.execute(
+                f"{sql} AND agent = ANY(?4) RETURNING agent, epoch",
+                (until, me, renewal.now_ms, held),
+            ).fetchall()
+            return [(agent, int(epoch)) for agent, epoch in rows]
+
+        for attempt in range(HELD_TRIES + 1):
+            await asyncio.sleep(0.005 * 2**attempt if attempt < HELD_TRIES else 0)
+            waiting = attempt == HELD_TRIES
+            renewed = await self._store.write(
+                cast(
+                    "Callable[[Connection], list[tuple[str, int]]]",
+                    lambda conn, waiting=waiting: renew(conn, waiting),
+                )
+            )
+            epochs.update(renewed)
+            held = [agent for agent in held if agent not in epochs]
+            if not held:
+                break
+        return Renewal(renewal.now_ms, renewal.share, epochs)
 
     def _take(self, conn: Connection, agents: list[str], renewal: Renewal, first: bool) -> Tick:
         """The take's transaction: evened out, swept. Rows another
