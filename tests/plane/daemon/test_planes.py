@@ -132,12 +132,15 @@ def test_three_planes_thirty_agents_one_killed_mid_turn(tmp_path, scripted_llm, 
         # several at once could miss its only window).
         pending_on_p1 = "SELECT COUNT(*) FROM calls WHERE status = 'pending' AND plane = 'p1'"
         wait_for(lambda: rows(url, pending_on_p1)[0][0] >= 1, 30, "p1 never had calls in flight")
+        planes[1].send_signal(signal.SIGKILL)
+        planes[1].wait()
+        # Read once p1 is dead (a call read before the kill could settle before it),
+        # and before any other plane can take its agents (a lease later).
         in_flight = {
             r[0]
             for r in rows(url, "SELECT id FROM calls WHERE status = 'pending' AND plane = 'p1'")
         }
-        planes[1].send_signal(signal.SIGKILL)
-        planes[1].wait()
+        assert in_flight, "every call p1 had in flight settled as it was killed"
         expired = dict(rows(url, "SELECT agent, expires_ms FROM leases WHERE plane = 'p1'"))
 
         def moved() -> bool:
