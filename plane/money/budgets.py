@@ -17,7 +17,9 @@ ceiling is a budget of its own.
 them first locks the fleet's row (an UPDATE: a row lock on PostgreSQL; on
 SQLite the write lock `BEGIN IMMEDIATE` already holds), then reads each
 budget's spend today with every call in flight at its estimate, and writes
-the call only if each is under its ceiling. One row, not a row a group: a
+the call only if each is under its ceiling. The fleet's ceiling and a
+group's, where the operator set them, are read under that lock too: one
+set on another plane binds the next admission on every plane. One row, not a row a group: a
 call checks up to three budgets, and two planes locking two rows each in
 crossing orders deadlock (PostgreSQL finds it after a second, and one of
 them runs again). Each admission holds the row for the end of one short
@@ -34,7 +36,7 @@ from datetime import date
 from decimal import Decimal
 from sqlite3 import Connection
 
-from plane.money.stored import spent_of, unreadable_within
+from plane.money.stored import amount_or_none, spent_of, unreadable_within
 
 
 @dataclass(frozen=True)
@@ -111,7 +113,11 @@ def admit_within(
     plane wrote (a row edited while the plane runs) refuses the call with
     the sentence the start says of that row (`StoreError`): never taken for
     no spend, nor for a budget spent ("Infinity")."""
-    conn.execute("UPDATE fleet SET admitted = admitted + 1 WHERE id = 1")
+    limit, set_by = conn.execute(ADMITTED).fetchone()
+    if set_by:  # the operator's value, wherever it was set a moment ago
+        fleet = amount_or_none("fleet", "the fleet", "limit_usd", limit)
+    if group is not None:
+        group = _as_set(conn, group)
     if fleet is not None:
         spent = fleet_spent_within(conn, day) + moved(None)
         if spent >= fleet:
@@ -124,6 +130,24 @@ def admit_within(
         spent = tag_spent_within(conn, day, tag.name) + moved_tag(tag.name)
         if spent >= tag.ceiling:
             raise TagFull(spent, tag.ceiling, tag.name)
+
+
+ADMITTED = "UPDATE fleet SET admitted = admitted + 1 WHERE id = 1 RETURNING limit_usd, set_by"
+"""The lock every admission takes, and the fleet's ceiling as the operator
+set it: read under the lock, so a ceiling set on another plane holds from
+the admission after its commit, not from this plane's next reading of it."""
+
+
+GROUP_SET = "SELECT limit_usd FROM group_limits WHERE name = ?"
+
+
+def _as_set(conn: Connection, group: Budget) -> Budget:
+    """`group` with the operator's ceiling where one is set (off included),
+    read under the lock as the fleet's is."""
+    row = conn.execute(GROUP_SET, (group.name,)).fetchone()
+    if row is None:
+        return group
+    return Budget(group.name, amount_or_none("group_limits", group.name, "limit_usd", row[0]))
 
 
 FLEET_SPENT = (

@@ -43,7 +43,7 @@ async def test_a_spend_priced_at_a_floor_says_the_rest_is_unpriced(
         await until(pilot, lambda: row_text(app, "aider") == "○ aider")
         await pilot.press("alt+down")
         await until(pilot, lambda: app.main_screen.selected == "aider")
-        assert fleet_line(app) == "3 agents · $0.00 today"
+        await until(pilot, lambda: fleet_line(app) == "3 agents · $0.00 today")
         await call(gw, "gpt-4o-mini")  # priced: $0.00021, all of it known
         await until(pilot, lambda: row_text(app, "aider").endswith("<$0.01"))
         assert title(app) == "aider · gpt-4o-mini · <$0.01 of $10.00 today"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from datetime import UTC, datetime
 from decimal import Decimal
 from types import SimpleNamespace
@@ -117,10 +118,14 @@ async def test_a_call_cut_while_its_renewal_came_late_is_counted_by_its_own_plan
     the call is cut, while the lease still holds by the database's clock.
     The next renewal keeps the lease (no plane takes the agent, so none
     would ever sweep the call): its own plane counts it at its estimate,
-    once, and nothing is left pending."""
-    monkeypatch.setattr("plane.daemon.fleet.LEASE_S", 3.0)  # calls cut at 2.5 s, the lease 3 s
+    once, and nothing is left pending. The renewal that came late is the
+    bound set short by hand: the lease itself holds for a minute, however
+    slow the machine."""
+    monkeypatch.setattr("plane.daemon.fleet.LEASE_S", 60.0)
     first = await planes("p0")
-    await first.fleet.tick(first=True)
+    taken = await first.fleet.tick(first=True)
+    now = time.monotonic()
+    first.ownership.renewed(taken.mine, taken.epochs, now + 30, calls_until=now + 0.3)
     answer = threading.Event()
     scripted_llm.reply("too late", until=answer)
     provider = OpenAIProvider("scripted", base_url=scripted_llm.base_url, api_key="k")
