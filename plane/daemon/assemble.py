@@ -166,7 +166,7 @@ async def _below_the_agents(
     guards = GuardBook(db, shared=shared)
     await guards.load(roster.names(), clock.now())
     closing.push_async_callback(guards.flush)  # after the agents stop, before the store closes
-    ceilings = Ceilings(db, clock, ledger.day)
+    ceilings = Ceilings(db, clock, ledger.day, tell=_tell_ceilings(name, db))
     groups = {name: (g.limit_usd, frozenset(g.agents)) for name, g in config.groups.items()}
     from_file = {spec.name: spec.ceiling_from_file for spec in roster}
     await ceilings.load(from_file, config.fleet.limit_usd, groups)
@@ -376,6 +376,18 @@ def _ownership(name: str | None, db: Database) -> Ownership:
 
     assert isinstance(db, PostgresDatabase)
     return Ownership(name, notify=functools.partial(tell_owner, db))
+
+
+def _tell_ceilings(name: str | None, db: Database) -> Callable[[], None] | None:
+    """How the other planes of a fleet are told that this one changed a
+    ceiling, for them to read the ceilings again at once (alone: no one)."""
+    if name is None:
+        return None
+    from plane.daemon.fleet import tell_ceilings
+    from plane.store.postgres import PostgresDatabase
+
+    assert isinstance(db, PostgresDatabase)
+    return functools.partial(tell_ceilings, db, name)
 
 
 def _said(bus: EventBus) -> Said:

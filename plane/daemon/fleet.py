@@ -56,6 +56,14 @@ name, and the owner, which LISTENs, wakes the agent's worker. A lost notice
 loses nothing: each tick wakes every agent the plane holds, which answers
 what waits.
 
+**Ceilings, told at once.** Each plane keeps the ceilings in memory. One
+that stores a change to any of them (the operator's `/limit`, the fleet's, a
+group's, a raise from an alert, an agent's own ask) NOTIFYs `plane_wake`
+with `ceilings` and its name once the write committed; every other plane
+reads them again then (one read at a time, notices heard meanwhile making
+one more) and wakes the agents it runs when any changed, as a tick does. A
+lost notice costs nothing more than a renewal: each tick reads them again.
+
 **What the others said.** Each tick after the first tells this plane's
 clients the lines other planes wrote since the last one, and shows those
 agents' rows again (plane/daemon/elsewhere.py): a TUI on any plane sees the
@@ -81,6 +89,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import math
 import os
@@ -115,6 +124,11 @@ LEASE_S = float(os.environ.get("PLANE_LEASE_S", "15"))
 """How long a lease lasts unrenewed: how long a dead plane's agents wait."""
 
 CHANNEL = "plane_wake"
+
+CEILINGS = "ceilings"
+"""The kind of the notice a plane sends when it stored a change to a
+ceiling (`tell_ceilings`), followed by the plane's name: holding a space,
+it is never read as an agent's wake."""
 
 FLOORED = f"SELECT DISTINCT agent FROM calls WHERE day = ? AND agent = ANY(?) AND {FLOOR_PRICED}"
 """Which of some agents had a call priced at a floor on a day: the ledger's
@@ -280,6 +294,11 @@ class Fleet:
         self._guards = guards
         self._workers = workers
         """Whose rows say a floor another plane met (`_floors`)."""
+        self._reading = asyncio.Lock()
+        """One read of the ceilings at a time (a tick's, or a notice's)."""
+        self._ceilings_stale = False
+        """Another plane told of a change not read yet (`_ceilings_told`)."""
+        self._rereading: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         """The ticks' own connection, the first tick (leases taken, their
@@ -304,9 +323,10 @@ class Fleet:
         store that does not answer within `RELEASE_S` is not waited for:
         the leases run out by themselves within `LEASE_S`, and another
         plane takes them then."""
-        for task in [*self._tasks, *self._shows]:
+        tasks = [*self._tasks, *self._shows, *([self._rereading] if self._rereading else [])]
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, *self._shows, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
         if self._listener is not None:
             with contextlib.suppress(Exception):
                 await self._listener.close()
@@ -367,9 +387,7 @@ class Fleet:
         if tick.cut:
             calls = sum(c.calls for c in tick.cut.values())
             log.warning("%d calls were in flight on a plane that stopped; kept at estimate", calls)
-        if await self._ceilings.reload():
-            for agent in tick.mine:
-                self.wake(agent)
+        await self._read_ceilings(tick.mine)
         for agent in tick.mine:  # what waits for them (a notice lost) is answered
             self.wake(agent)
         moved = {a for a in set(before) | set(tick.owners) if before.get(a) != tick.owners.get(a)}
@@ -383,6 +401,43 @@ class Fleet:
         if written := await self._ledger.stranded.write():
             log.info("%d calls closed at their cost now that the store is back", written)
         return tick
+
+    async def _read_ceilings(self, mine: Collection[str]) -> None:
+        """The ceilings read again (another plane may have changed one); if
+        any changed, the agents this plane runs are woken: one a raise
+        frees runs, one a lowered ceiling holds is held at its next look."""
+        async with self._reading:
+            changed = await self._ceilings.reload()
+        if changed:
+            for agent in mine:
+                self.wake(agent)
+
+    def _ceilings_told(self, payload: str) -> bool:
+        """Whether `payload` is another plane's notice that it changed a
+        ceiling (`tell_ceilings`): if so, the ceilings are read again now,
+        in a task of their own; notices heard while one read runs make one
+        more read, not one each. This plane's own is passed over: its
+        memory already holds what it wrote."""
+        kind, _, plane = payload.partition(" ")
+        if kind != CEILINGS or not plane:
+            return False
+        if plane == self.name:
+            return True
+        self._ceilings_stale = True
+        if self._rereading is None or self._rereading.done():
+            self._rereading = asyncio.create_task(self._reread(), name="fleet:ceilings")
+        return True
+
+    async def _reread(self) -> None:
+        """The ceilings read again until no notice is left unread. The store
+        away: left to the next tick, which reads them again too."""
+        while self._ceilings_stale:
+            self._ceilings_stale = False
+            try:
+                await self._read_ceilings(self._ownership.mine or frozenset())
+            except Exception as exc:
+                log.debug("the ceilings another plane changed could not be read: %s", exc)
+                return
 
     async def _followed(self) -> set[str]:
         """What the other planes said since the last tick, told to this
@@ -606,7 +661,7 @@ class Fleet:
                 await uncancelled(self._listener, self._listener.execute(f"LISTEN {CHANNEL}"))
                 while True:
                     async for notice in self._listener.notifies(timeout=LEASE_S):
-                        if self._heard(notice.payload):
+                        if self._ceilings_told(notice.payload) or self._heard(notice.payload):
                             continue
                         if self._ownership.owns(notice.payload):
                             self.told(notice.payload)
@@ -634,9 +689,23 @@ def tell_owner(db: PostgresDatabase, agent: str) -> None:
         conn.execute("SELECT pg_notify(?, ?)", (CHANNEL, agent))
 
     task = asyncio.ensure_future(db.write(send))
-    task.add_done_callback(_logged)
+    task.add_done_callback(functools.partial(_logged, "telling the owner"))
 
 
-def _logged(task: asyncio.Future[None]) -> None:
+def tell_ceilings(db: PostgresDatabase, plane: str) -> None:
+    """Tell the other planes that `plane` stored a change to a ceiling
+    (`Ceilings(tell=…)`, with the plane's store and name): they read the
+    ceilings again at once. Called once the change's write committed, so
+    what they read holds it."""
+
+    def send(conn: Connection) -> None:
+        conn.execute("SELECT pg_notify(?, ?)", (CHANNEL, f"{CEILINGS} {plane}"))
+
+    task = asyncio.ensure_future(db.write(send))
+    task.add_done_callback(functools.partial(_logged, "telling the other planes of a ceiling"))
+
+
+def _logged(what: str, task: asyncio.Future[None]) -> None:
+    """A notice that could not be sent, said (its next tick covers for it)."""
     if not task.cancelled() and task.exception() is not None:
-        log.warning("telling the owner failed: %s", task.exception())
+        log.warning("%s failed: %s", what, task.exception())

@@ -24,6 +24,10 @@ too, for the rest of the day: it stands in for the base until `ends_at`
 (00:00 UTC), kept in `raises`, and then the base it stood in for binds again
 by itself — nothing has to run at midnight for the raise to end. It clears
 the ask as the operator's value does; the operator's next `/limit` ends it.
+
+Every plane sharing the store keeps the ceilings in memory: once a change
+here is stored, the others are **told** (`tell`, the fleet's notice) and
+read them again at once, not at their next renewal.
 """
 
 from __future__ import annotations
@@ -52,12 +56,23 @@ class Ceilings:
     construction; the operator's live in the `ceilings` table, the agents'
     own asks in `asks`."""
 
-    def __init__(self, db: Database, clock: Clock, day: Callable[[], date] | None = None) -> None:
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        day: Callable[[], date] | None = None,
+        *,
+        tell: Callable[[], None] | None = None,
+    ) -> None:
         self._db = db
         self._clock = clock
         self._day = day
         """The plane's day (the ledger's, which never goes back with the
         clock); None: the clock's."""
+        self._tell = tell
+        """Tells the other planes on the store that a ceiling changed, once
+        its write is stored, so they read them again at once (None: a lone
+        plane, no one to tell)."""
         self._from_file: dict[str, Decimal | None] = {}
         self._set: dict[str, Decimal | None] = {}
         self._asked: dict[str, Decimal] = {}
@@ -138,11 +153,13 @@ class Ceilings:
         )
         self._fleet_set = (ceiling,)
         self.changes += 1
+        self._tell_others()
 
     async def set_group(self, name: str, ceiling: Decimal | None) -> None:
         """The operator's ceiling of a group, from the keyboard: it replaces the file's."""
         await self.groups.set(name, ceiling)
         self.changes += 1
+        self._tell_others()
 
     def add_agent(self, agent: str, from_file: Decimal | None) -> None:
         self._from_file[agent] = from_file
@@ -168,6 +185,7 @@ class Ceilings:
         _move(self._asked, old, new)
         _move(self._raised, old, new)
         self.changes += 1
+        self._tell_others()
 
     def forget(self, agent: str) -> None:
         """After the transaction that deleted `agent`'s ceiling rows committed:
@@ -175,6 +193,7 @@ class Ceilings:
         for values in (self._from_file, self._set, self._asked, self._raised):
             values.pop(agent, None)
         self.changes += 1
+        self._tell_others()
 
     def base(self, agent: str) -> Decimal | None:
         """A raise from an alert while it lasts, else the operator's value
@@ -232,6 +251,12 @@ class Ceilings:
         self._asked.pop(agent, None)
         self._raised.pop(agent, None)
         self.changes += 1
+        self._tell_others()
+
+    def _tell_others(self) -> None:
+        """A change stored: the other planes are told (when there are any)."""
+        if self._tell is not None:
+            self._tell()
 
     def raised(self, agent: str) -> tuple[Decimal, datetime] | None:
         """The raise from an alert that holds now, and when it ends."""
@@ -271,6 +296,7 @@ class Ceilings:
         self._raised[agent] = (ceiling, ends_at)
         self._asked.pop(agent, None)
         self.changes += 1
+        self._tell_others()
 
     async def ask(self, agent: str, asked: Decimal | None) -> bool:
         """The agent asks to be held to `asked` (None: no ceiling). Applied
@@ -294,6 +320,7 @@ class Ceilings:
                 row,
             )
         )
+        self._tell_others()
         return True
 
 

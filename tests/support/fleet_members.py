@@ -18,7 +18,13 @@ from pathlib import Path
 from plane.agents.guard_book import GuardBook
 from plane.agents.services import Ownership
 from plane.clock import ManualClock
-from plane.daemon.fleet import DatabaseClock, Fleet, lease_margin_ms, tell_owner
+from plane.daemon.fleet import (
+    DatabaseClock,
+    Fleet,
+    lease_margin_ms,
+    tell_ceilings,
+    tell_owner,
+)
 from plane.history.conversation import Conversation
 from plane.money.ceilings import Ceilings
 from plane.money.ledger import Ledger
@@ -39,6 +45,7 @@ class Member:
     conversation: Conversation
     ownership: Ownership
     guards: GuardBook
+    ceilings: Ceilings
 
 
 async def join(
@@ -54,7 +61,7 @@ async def join(
     db = await PostgresDatabase.connect(url)
     manual = ManualClock(NOON)
     ledger = Ledger(db, manual, plane=name, lease_margin_ms=lease_margin_ms())
-    ceilings = Ceilings(db, manual)
+    ceilings = Ceilings(db, manual, tell=partial(tell_ceilings, db, name))
     await ceilings.load({})
     conversation = Conversation(db, manual, shared=shared)
     ownership = Ownership(name, notify=partial(tell_owner, db))
@@ -62,7 +69,7 @@ async def join(
     fleet = Fleet(
         db, lambda: agents, ledger, ceilings, conversation, ownership, clock, guards=guards
     )
-    return Member(fleet, db, ledger, conversation, ownership, guards)
+    return Member(fleet, db, ledger, conversation, ownership, guards, ceilings)
 
 
 def serve(home: Path, config: Path, url: str, name: str, lease_s: float) -> subprocess.Popen[bytes]:
