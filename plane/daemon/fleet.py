@@ -63,6 +63,11 @@ with `ceilings` and its name once the write committed; every other plane
 reads them again then (one read at a time, notices heard meanwhile making
 one more) and wakes the agents it runs when any changed, as a tick does. A
 lost notice costs nothing more than a renewal: each tick reads them again.
+Either read shows this plane's clients what it found changed, as the plane
+where the operator typed shows its own: the fleet's new ceiling in their
+fleet line (`FleetChanged`), and the rows of the agents whose ceiling
+changed (a group's: its agents'), each shown again — those only, not every
+row of the plane.
 
 **What the others said.** Each tick after the first tells this plane's
 clients the lines other planes wrote since the last one, and shows those
@@ -109,11 +114,12 @@ from plane.agents.guard_book import GuardBook, Taken
 from plane.agents.services import Ownership
 from plane.daemon.elsewhere import Elsewhere
 from plane.history.conversation import Conversation
-from plane.money.ceilings import Ceilings
+from plane.money.ceilings import Ceilings, Reread
 from plane.money.ledger import Interrupted, Ledger
 from plane.money.stored import FLOOR_PRICED
 from plane.store.postgres import NOW_MS, PostgresDatabase
 from plane.store.postgres_links import MOST_RETRY_S, listener, uncancelled
+from plane.wire.protocol import Event, FleetChanged
 
 if TYPE_CHECKING:
     from plane.agents.worker import AgentWorker
@@ -241,9 +247,10 @@ class Fleet:
     """This plane's part in the fleet: its leases, renewed; the wake, heard.
 
     Told at construction what to call: `wake` (an agent has work), `idle`
-    (whether an agent has nothing in flight, so its lease may go) and `show`
-    (an agent whose owner changed, for its row to be shown again); `guards`
-    is given the guard histories of the agents it takes."""
+    (whether an agent has nothing in flight, so its lease may go), `show`
+    (an agent whose owner or ceiling changed, for its row to be shown again)
+    and `emit` (what this plane's clients are told: a fleet ceiling another
+    plane set); `guards` is given the guard histories of the agents it takes."""
 
     def __init__(
         self,
@@ -260,6 +267,7 @@ class Fleet:
         heard: Callable[[str], bool] = lambda payload: False,
         idle: Callable[[str], bool] = lambda agent: True,
         show: Callable[[str], Awaitable[object]] | None = None,
+        emit: Callable[[Event], None] | None = None,
         elsewhere: Elsewhere | None = None,
         guards: GuardBook | None = None,
         workers: Mapping[str, AgentWorker] | None = None,
@@ -287,6 +295,7 @@ class Fleet:
         `plane.daemon.interrupts`), saying whether it was one."""
         self.idle = idle
         self._show = show
+        self._emit = emit
         self._shows: set[asyncio.Task[None]] = set()
         """Rows being shown again, each a task of its own (a tick never waits on one)."""
         self._elsewhere = elsewhere
@@ -404,13 +413,28 @@ class Fleet:
 
     async def _read_ceilings(self, mine: Collection[str]) -> None:
         """The ceilings read again (another plane may have changed one); if
-        any changed, the agents this plane runs are woken: one a raise
-        frees runs, one a lowered ceiling holds is held at its next look."""
+        any changed, the agents this plane runs are woken (one a raise frees
+        runs, one a lowered ceiling holds is held at its next look), and
+        this plane's clients are shown what changed."""
         async with self._reading:
-            changed = await self._ceilings.reload()
-        if changed:
+            reread = await self._ceilings.reload()
+        if reread:
             for agent in mine:
                 self.wake(agent)
+            self._tell_clients(reread)
+
+    def _tell_clients(self, reread: Reread) -> None:
+        """What another plane changed of the ceilings, shown here as there:
+        the fleet's new ceiling in every client's fleet line, and the rows
+        of the agents whose ceiling changed (a group's: its agents', whose
+        rows may say its hold) shown again, and those only."""
+        if reread.fleet and self._emit is not None:
+            self._emit(FleetChanged(limit_usd=self._ceilings.fleet()))
+        agents = set(reread.agents)
+        for group in reread.groups:
+            agents |= self._ceilings.groups.members(group)
+        if agents:
+            self._changed(agents)
 
     def _ceilings_told(self, payload: str) -> bool:
         """Whether `payload` is another plane's notice that it changed a
@@ -476,7 +500,8 @@ class Fleet:
                 worker.floor_on = day
 
     def _changed(self, agents: set[str]) -> None:
-        """Rows whose owner changed, shown again (those of agents run here)."""
+        """Rows whose owner, lines or ceiling changed, shown again (those of
+        the agents this plane knows)."""
         if self._show is None:
             return
         for agent in agents:

@@ -27,13 +27,15 @@ the ask as the operator's value does; the operator's next `/limit` ends it.
 
 Every plane sharing the store keeps the ceilings in memory: once a change
 here is stored, the others are **told** (`tell`, the fleet's notice) and
-read them again at once, not at their next renewal.
+read them again at once, not at their next renewal; a read says what it
+found changed (`Reread`), for the clients of those planes to be shown it.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from sqlite3 import Connection
@@ -49,6 +51,26 @@ V = TypeVar("V")
 
 Source = Literal["/limit", "its own ask", "the alert", "file", "none"]
 """Where an agent's effective ceiling comes from (`Ceilings.source`)."""
+
+Shown = tuple[Decimal | None, Source, tuple[Decimal, datetime] | None]
+"""An agent's ceiling as its row and `plane show` say it: the effective
+value, where it comes from, and the raise that holds."""
+
+
+@dataclass(frozen=True)
+class Reread:
+    """What reading the ceilings again found changed (`Ceilings.reload`):
+    what the clients are to be shown again. False when nothing did."""
+
+    agents: frozenset[str] = frozenset()
+    """The agents whose ceiling as shown changed (`Shown`)."""
+    fleet: bool = False
+    """Whether the fleet's ceiling changed."""
+    groups: frozenset[str] = frozenset()
+    """The groups whose ceiling changed: their agents' rows may say its hold."""
+
+    def __bool__(self) -> bool:
+        return self.fleet or bool(self.agents or self.groups)
 
 
 class Ceilings:
@@ -104,21 +126,20 @@ class Ceilings:
         self.changes += 1
         await self.reload()
 
-    async def reload(self) -> bool:
+    async def reload(self) -> Reread:
         """Read the operator's values and the asks again (another plane on
-        the store may have changed them); True if any changed."""
-        before = (self._set, self._asked, self._fleet_set, self._raised)
+        the store may have changed them); say what changed. Only the agents
+        whose stored values differ are looked at: a fleet of thousands costs
+        the comparison of its dicts, not a look at each agent."""
         rows = await self._db.fetchall("SELECT agent, limit_usd FROM ceilings")
-        self._set = {
+        set_ = {
             r["agent"]: amount_or_none("ceilings", r["agent"], "limit_usd", r["limit_usd"])
             for r in rows
         }
         asks = await self._db.fetchall("SELECT agent, limit_usd FROM asks")
-        self._asked = {
-            r["agent"]: amount("asks", r["agent"], "limit_usd", r["limit_usd"]) for r in asks
-        }
+        asked = {r["agent"]: amount("asks", r["agent"], "limit_usd", r["limit_usd"]) for r in asks}
         raises = await self._db.fetchall("SELECT agent, limit_usd, ends_at FROM raises")
-        self._raised = {
+        raised = {
             r["agent"]: (
                 amount("raises", r["agent"], "limit_usd", r["limit_usd"]),
                 moment("raises", r["agent"], "ends_at", r["ends_at"]),
@@ -126,15 +147,28 @@ class Ceilings:
             for r in raises
         }
         fleet = await self._db.fetchone("SELECT limit_usd, set_by FROM fleet WHERE id = 1")
-        self._fleet_set = (
+        fleet_set = (
             (amount_or_none("fleet", "the fleet", "limit_usd", fleet["limit_usd"]),)
             if fleet is not None and fleet["set_by"]
             else None
         )
-        changed = before != (self._set, self._asked, self._fleet_set, self._raised)
-        changed = await self.groups.reload() or changed
-        self.changes += changed
-        return changed
+        touched = _differ(self._set, set_) | _differ(self._asked, asked)
+        touched |= _differ(self._raised, raised)
+        before = {agent: self.shown(agent) for agent in touched}
+        fleet_before = self.fleet()
+        self._set, self._asked, self._raised, self._fleet_set = set_, asked, raised, fleet_set
+        groups = await self.groups.reload()
+        reread = Reread(
+            agents=frozenset(agent for agent in touched if self.shown(agent) != before[agent]),
+            fleet=self.fleet() != fleet_before,
+            groups=groups,
+        )
+        self.changes += bool(reread)
+        return reread
+
+    def shown(self, agent: str) -> Shown:
+        """The agent's ceiling as its row and `plane show` say it."""
+        return self.of(agent), self.source(agent), self.raised(agent)
 
     def fleet(self) -> Decimal | None:
         """The fleet's ceiling: the operator's value when there is one (off
@@ -331,6 +365,18 @@ def tighter(a: Decimal | None, b: Decimal | None) -> Decimal | None:
     if b is None:
         return a
     return min(a, b)
+
+
+_NONE = object()
+"""No value at all: not "off" (None), which the operator may set."""
+
+
+def _differ(old: Mapping[str, V], new: Mapping[str, V]) -> set[str]:
+    """The keys whose values differ between `old` and `new` (one missing
+    from either included)."""
+    if old == new:
+        return set()
+    return {key for key in old.keys() | new.keys() if old.get(key, _NONE) != new.get(key, _NONE)}
 
 
 def _move(values: dict[str, V], old: str, new: str) -> None:

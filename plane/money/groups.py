@@ -64,14 +64,16 @@ class Groups:
                 value,
             )
 
-    async def reload(self) -> bool:
+    async def reload(self) -> frozenset[str]:
         """Read the operator's values again (another plane may have set one);
-        True if any changed."""
+        the groups whose ceiling changed."""
         rows = await self._db.fetchall("SELECT name, limit_usd FROM group_limits")
         found = {r["name"]: _limit(r) for r in rows}
-        changed = found != self._set
+        if found == self._set:
+            return frozenset()
+        before = {name: self.ceiling(name) for name in self._set.keys() | found.keys()}
         self._set = found
-        return changed
+        return frozenset(name for name, ceiling in before.items() if self.ceiling(name) != ceiling)
 
     def names(self) -> list[str]:
         return list(self._members)
