@@ -303,6 +303,8 @@ class Fleet:
         self._guards = guards
         self._workers = workers
         """Whose rows say a floor another plane met (`_floors`)."""
+        self._listening = asyncio.Event()
+        """Set once the first LISTEN is in place (`start` waits for it)."""
         self._reading = asyncio.Lock()
         """One read of the ceilings at a time (a tick's, or a notice's)."""
         self._ceilings_stale = False
@@ -325,6 +327,13 @@ class Fleet:
             raise
         self._tasks.append(asyncio.create_task(self._ticks(), name="fleet:leases"))
         self._tasks.append(asyncio.create_task(self._listen(), name="fleet:wake"))
+        # Started is listening: what another plane says from now on is heard
+        # (an answer to an interrupt asked the moment the plane is up, say).
+        # A listener that cannot open now is opened again by `_listen`, and
+        # what is lost meanwhile the ticks cover.
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(LEASE_S):
+                await self._listening.wait()
 
     async def stop(self) -> None:
         """Stop renewing and let the leases go, so another plane takes the
@@ -684,6 +693,7 @@ class Fleet:
             try:
                 self._listener = await listener(self._db.url)
                 await uncancelled(self._listener, self._listener.execute(f"LISTEN {CHANNEL}"))
+                self._listening.set()
                 while True:
                     async for notice in self._listener.notifies(timeout=LEASE_S):
                         if self._ceilings_told(notice.payload) or self._heard(notice.payload):
