@@ -42,6 +42,11 @@ class Told:
             self._reason = reason
             await self._services.conversation.remember_hold(agent, reason)
 
+    def forget(self) -> None:
+        """What was told is read from the store again: another plane may
+        have told a hold (a gateway agent's, whose client calls any plane)."""
+        self._read_at = None
+
     async def _last(self, agent: str) -> str | None:
         ownership = self._services.ownership
         if self._read_at != ownership.changes:

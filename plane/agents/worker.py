@@ -98,7 +98,13 @@ class AgentWorker:
         """What its conversation was told of its hold, this held spell."""
         self._busy = False
         self._stale = False
-        """Told by another plane (`told`): its settings are read again at its next look."""
+        """Told by another plane (`told`): its settings are read again at its
+        next look (a gateway agent's, before its next call is admitted too)."""
+        self._heard: asyncio.Task[None] | None = None
+        """A gateway agent's settings being read again on another plane's notice."""
+        self._reading = asyncio.Lock()
+        """One read of a gateway agent's settings at a time (`read_if_told`):
+        a call admitted meanwhile waits for it, not for the notice's next one."""
         self._turn_task: asyncio.Task[TurnResult] | None = None
         """The running turn, a task of its own so the operator can cut it alone."""
         self._cutting = False
@@ -127,9 +133,47 @@ class AgentWorker:
         has work, or that the operator paused or resumed it there: its
         settings are read again at its next look, even with nothing waiting,
         and its row shown if they changed (this plane's clients would show it
-        as it was until its next message)."""
+        as it was until its next message). A gateway agent, which every plane
+        serves, is told so on every plane when one holds it in a loop or the
+        operator resumes it there: read again at once, and before its next
+        call is admitted here if that comes first."""
         self._stale = True
         self._wake.set()
+        if self.spec.gateway is not None and self._heard is None:  # no worker runs it
+            self._heard = asyncio.create_task(self._read_told(), name=f"told:{self.spec.name}")
+
+    async def _read_told(self) -> None:
+        """A gateway agent's settings read again now that another plane told
+        of a change, and its row shown if they changed: this plane's clients
+        see it held (or resumed) before its client calls here. The store
+        away: read before its next call, or told again at the next renewal."""
+        try:
+            while self._stale:  # told again meanwhile: read again
+                if await self.read_if_told():
+                    await self._publish(self.spec.name)
+        except Exception as exc:
+            log.debug("%s: its settings could not be read again: %s", self.spec.name, exc)
+        finally:
+            self._heard = None
+
+    async def read_if_told(self) -> bool:
+        """A gateway agent's settings read again if another plane told of a
+        change since they were last read (its loop guard's hold, a resume):
+        whether they changed. Alone on its store, nothing is ever told, and
+        nothing is read."""
+        if not self._stale and not self._reading.locked():
+            return False
+        async with self._reading:
+            if not self._stale:
+                return False
+            self._stale, before = False, self.spec
+            self._told.forget()  # the plane that held it may have said so already
+            try:
+                await self._as_stored()
+            except BaseException:
+                self._stale = True  # read at the next call, or the next notice
+                raise
+            return self.spec != before
 
     def _keep_guard(self, kept: Kept | None) -> None:
         """What its guard keeps, under its name now (a rename moves it), and
@@ -208,10 +252,19 @@ class AgentWorker:
         whoever tells its holds (the look after a turn, a refused call)."""
         name = self.spec.name
         self.spec = await self._services.roster.change(name, loop=loop)
+        self._tell_planes()
         held = Looping(name, loop)
         if self._looped is not None:
             self._looped(name, notices.why(held, self._services.clock.now()), loop)
         return held
+
+    def _tell_planes(self) -> None:
+        """A gateway agent just held: every other plane of the fleet told,
+        since its client may call any of them (a leased agent's hold is
+        read by the plane that takes its lease next)."""
+        ownership = self._services.ownership
+        if self.spec.gateway is not None and ownership.plane is not None and ownership.notify:
+            ownership.notify(self.spec.name)
 
     def hold_known(
         self,

@@ -83,6 +83,14 @@ say so yet are read for a floor call today, in one query, before their
 rows are shown again: every plane's row says it within a renewal, and
 after the plane that met it stops.
 
+**A gateway agent's hold, on every plane.** Its client may call any plane,
+so when one plane's loop guard holds it, or the operator resumes it
+through one, that plane NOTIFYs `plane_wake` with its name (as a wake), and
+every plane, not only an owner (it has none), reads its settings again at
+once and shows its row; a call admitted meanwhile waits for that read. A
+lost notice costs no more than a renewal: each tick reads every gateway
+agent's hold in one query (`HOLDS`) and reads again those it finds changed.
+
 **The clock is the database's.** Every time (the day, leases) is read from
 the server's clock: each tick measures the offset between it and this
 machine's, and `DatabaseClock` adds it. Planes on machines whose clocks
@@ -135,6 +143,10 @@ CEILINGS = "ceilings"
 """The kind of the notice a plane sends when it stored a change to a
 ceiling (`tell_ceilings`), followed by the plane's name: holding a space,
 it is never read as an agent's wake."""
+
+HOLDS = "SELECT name, paused, loop FROM agent_settings WHERE name = ANY(?)"
+"""Whether each of some agents is paused or held by its loop guard, as the
+store has it (`Fleet._holds`)."""
 
 FLOORED = f"SELECT DISTINCT agent FROM calls WHERE day = ? AND agent = ANY(?) AND {FLOOR_PRICED}"
 """Which of some agents had a call priced at a floor on a day: the ledger's
@@ -410,6 +422,7 @@ class Fleet:
             self.wake(agent)
         moved = {a for a in set(before) | set(tick.owners) if before.get(a) != tick.owners.get(a)}
         if not first:
+            await self._holds()
             elsewhere = await self._followed()
             await self._floors(elsewhere)
             moved |= elsewhere
@@ -507,6 +520,36 @@ class Fleet:
         for (agent,) in rows:
             if (worker := self._workers.get(agent)) is not None:
                 worker.floor_on = day
+
+    def _gateway(self, agent: str) -> bool:
+        """Whether `agent` is a gateway agent of this plane's: no lease, its
+        client calls any plane, so a notice of its hold is every plane's."""
+        worker = None if self._workers is None else self._workers.get(agent)
+        return worker is not None and worker.spec.gateway is not None
+
+    async def _holds(self) -> None:
+        """The gateway agents whose hold (the loop guard's, a pause) the store
+        has otherwise than this plane, in one query: told, as by another
+        plane's notice, so they are read again before their next call. A
+        notice lost costs no more than a renewal."""
+        if self._workers is None:
+            return
+        here = {
+            agent: (worker.spec.paused, worker.spec.loop is not None)
+            for agent, worker in self._workers.items()
+            if worker.spec.gateway is not None
+        }
+        if not here:
+            return
+        try:
+            rows = await self._db.fetchall(HOLDS, list(here))
+        except Exception as exc:  # the store away, say: read at the next tick
+            log.debug("the gateway agents' holds could not be read: %s", exc)
+            return
+        stored = {agent: (bool(paused), loop is not None) for agent, paused, loop in rows}
+        for agent, held in here.items():
+            if stored.get(agent, (False, False)) != held:
+                self.told(agent)
 
     def _changed(self, agents: set[str]) -> None:
         """Rows whose owner, lines or ceiling changed, shown again (those of
@@ -698,7 +741,7 @@ class Fleet:
                     async for notice in self._listener.notifies(timeout=LEASE_S):
                         if self._ceilings_told(notice.payload) or self._heard(notice.payload):
                             continue
-                        if self._ownership.owns(notice.payload):
+                        if self._ownership.owns(notice.payload) or self._gateway(notice.payload):
                             self.told(notice.payload)
                     await self._alive(self._listener)
             except (psycopg.Error, OSError, TimeoutError) as exc:

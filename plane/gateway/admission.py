@@ -130,6 +130,9 @@ class Admission:
         while True:
             async with self._holding(books):
                 changes = services.gate.ceilings.changes
+                # Held or resumed through another plane, which told this one:
+                # read before the hold is asked (the agent's calls wait for it).
+                await self._workers[agent].read_if_told()
                 # The loop guard's hold first: only the operator ends it.
                 hold = self._workers[agent].looping or await services.gate.hold(
                     agent, price_known=known, model=model, settled_only=True
