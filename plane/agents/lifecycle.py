@@ -336,7 +336,9 @@ class Lifecycle:
 
     def _turning(self, agent: str, what: str) -> AgentSpec:
         spec = self._services.roster.get(agent)
-        if spec.gateway is not None and what in ("pause", "resume"):
+        # A gateway agent paused all the same (a loop guard's hold the store
+        # could not read keeps it so) is resumed as any other.
+        if spec.gateway is not None and (what == "pause" or (what == "resume" and not spec.paused)):
             raise InvalidRequest(
                 f"{agent} is a gateway agent: its client makes its calls, so there is no turn "
                 f"to {what}; /limit 0 refuses its calls."

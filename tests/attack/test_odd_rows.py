@@ -347,6 +347,38 @@ async def test_an_unreadable_loop_hold_keeps_the_agent_paused(start_plane, caplo
     assert len(_said(caplog, ("agent_settings row demo", "paused"))) == 1
 
 
+async def test_an_unreadable_loop_hold_keeps_a_gateway_agent_refused(start_gateway, caplog):
+    """The same for a gateway agent, whose client may call at any time: kept
+    paused, its calls are refused with what a paused agent says, and nothing
+    is sent upstream or charged. Before, its row said paused while its
+    client's calls were forwarded and charged."""
+    gw = await start_gateway()
+    await gw.db.write(
+        lambda conn: conn.execute(
+            "INSERT INTO agent_settings (name, loop, set_at) VALUES ('aider', '{bad', ?)", (AT,)
+        )
+    )
+    with caplog.at_level(logging.ERROR):
+        gw = await start_gateway(restart=gw)
+    path, heads = gw.calls_as("aider")
+    body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}
+    async with local_client(base_url=gw.url, timeout=20) as http:
+        answer = await http.post(path, json=body, headers=heads)
+    assert answer.status_code != 200, answer.text
+    assert notices.paused_by_operator("aider") in answer.text
+    assert gw.llm.received == [], "the call was sent upstream"
+    assert await gw.entries() == []
+    # The operator resumes it (as a paused agent; a gateway agent is never
+    # paused otherwise): its calls go through, after a restart too.
+    reply = await gw.runtime.api.handle(p.PauseAgent(agent="aider", paused=False))
+    assert isinstance(reply, p.AgentReply) and not reply.agent.paused
+    gw = await start_gateway(restart=gw)
+    path, heads = gw.calls_as("aider")  # its key made again
+    async with local_client(base_url=gw.url, timeout=20) as http:
+        answer = await http.post(path, json=body, headers=heads)
+    assert answer.status_code == 200, answer.text
+
+
 ROOMY = scripted_config("  demo: {}\n  scout: {}\n", limit_usd="100")
 """Ceilings no test turn reaches ($1.72 a turn)."""
 SPEND = "UPDATE spend SET cost_usd = ? WHERE agent = 'demo'"
