@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
+from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -326,6 +327,13 @@ async def _waiting(plane) -> dict[str, int]:
     return counts
 
 
+def unreadable_loop_hold(agent: str, conn: sqlite3.Connection) -> None:
+    """`agent`'s loop guard hold, written as JSON no plane writes."""
+    conn.execute(
+        "INSERT INTO agent_settings (name, loop, set_at) VALUES (?, '{bad', ?)", (agent, AT)
+    )
+
+
 @on_each_store
 async def test_an_unreadable_loop_hold_keeps_the_agent_paused(start_plane, caplog):
     """The loop guard's hold, kept as JSON, unreadable: taking it for no hold
@@ -333,11 +341,7 @@ async def test_an_unreadable_loop_hold_keeps_the_agent_paused(start_plane, caplo
     unseen. It stays paused (the operator resumes it), said once in the log;
     the others run. Before, the plane did not start."""
     plane = await start_plane()
-    await plane.db.write(
-        lambda conn: conn.execute(
-            "INSERT INTO agent_settings (name, loop, set_at) VALUES ('demo', '{bad', ?)", (AT,)
-        )
-    )
+    await plane.db.write(partial(unreadable_loop_hold, "demo"))
     with caplog.at_level(logging.ERROR):
         plane = await start_plane(restart=plane)
         said = await plane.turn("scout", "hello", within=10)
@@ -353,11 +357,7 @@ async def test_an_unreadable_loop_hold_keeps_a_gateway_agent_refused(start_gatew
     is sent upstream or charged. Before, its row said paused while its
     client's calls were forwarded and charged."""
     gw = await start_gateway()
-    await gw.db.write(
-        lambda conn: conn.execute(
-            "INSERT INTO agent_settings (name, loop, set_at) VALUES ('aider', '{bad', ?)", (AT,)
-        )
-    )
+    await gw.db.write(partial(unreadable_loop_hold, "aider"))
     with caplog.at_level(logging.ERROR):
         gw = await start_gateway(restart=gw)
     path, heads = gw.calls_as("aider")
