@@ -35,7 +35,7 @@ from tests.support.scripted_llm import ScriptedLLM
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
-TOLD_S = 3.0
+TOLD_S = 6.0
 """How soon the other plane refuses once the hold is made: well within a
 renewal (`LEASE_S / 3`), so only the notice can have told it."""
 SAME = {
@@ -74,9 +74,9 @@ async def two_planes(
 async def planes(
     tmp_path: Path, scripted_llm: ScriptedLLM, postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[tuple[RunningPlane, RunningPlane, str]]:
-    """Two planes whose renewals come every 10 s: a test done within
+    """Two planes whose renewals come every 20 s: a test done within
     `TOLD_S` of a hold was told by the notice alone."""
-    a, b, key = await two_planes(tmp_path, scripted_llm, postgres_url, monkeypatch, 30.0)
+    a, b, key = await two_planes(tmp_path, scripted_llm, postgres_url, monkeypatch, 60.0)
     try:
         yield a, b, key
     finally:
