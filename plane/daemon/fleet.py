@@ -56,40 +56,21 @@ name, and the owner, which LISTENs, wakes the agent's worker. A lost notice
 loses nothing: each tick wakes every agent the plane holds, which answers
 what waits.
 
-**Ceilings, told at once.** Each plane keeps the ceilings in memory. One
-that stores a change to any of them (the operator's `/limit`, the fleet's, a
-group's, a raise from an alert, an agent's own ask) NOTIFYs `plane_wake`
-with `ceilings` and its name once the write committed; every other plane
-reads them again then (one read at a time, notices heard meanwhile making
-one more) and wakes the agents it runs when any changed, as a tick does. A
-lost notice costs nothing more than a renewal: each tick reads them again.
-Either read shows this plane's clients what it found changed, as the plane
-where the operator typed shows its own: the fleet's new ceiling in their
-fleet line (`FleetChanged`), and the rows of the agents whose ceiling
-changed (a group's: its agents'), each shown again — those only, not every
-row of the plane.
+**Ceilings, told at once.** A plane that stores a change to a ceiling
+NOTIFYs `plane_wake` with `ceilings` and its name (`tell_ceilings`); every
+other plane reads them again then and at each tick, and shows its clients
+what changed (plane/daemon/ceilings_heard.py).
 
 **What the others said.** Each tick after the first tells this plane's
 clients the lines other planes wrote since the last one, and shows those
 agents' rows again (plane/daemon/elsewhere.py): a TUI on any plane sees the
 whole fleet's conversations, as of this plane's last renewal.
 
-**A gateway agent's floor, wherever it was met.** A gateway agent has no
-lease: its client calls whichever plane it reached, and only that plane's
-worker learns, as it charges the call, that it was priced at a floor (its
-row's `+$?`). Each tick, the gateway agents another plane wrote lines for
-since the last one (its cost lines among them) and whose rows here do not
-say so yet are read for a floor call today, in one query, before their
-rows are shown again: every plane's row says it within a renewal, and
-after the plane that met it stops.
-
-**A gateway agent's hold, on every plane.** Its client may call any plane,
-so when one plane's loop guard holds it, or the operator resumes it
-through one, that plane NOTIFYs `plane_wake` with its name (as a wake), and
-every plane, not only an owner (it has none), reads its settings again at
-once and shows its row; a call admitted meanwhile waits for that read. A
-lost notice costs no more than a renewal: each tick reads every gateway
-agent's hold in one query (`HOLDS`) and reads again those it finds changed.
+**Gateway agents, on every plane.** A gateway agent has no lease: its
+client calls any plane. Its floor-priced calls are marked, and its hold
+(its loop guard's, a resume) read again, on every plane: at once by a
+notice for a hold, at each tick in one query for both
+(plane/daemon/gateway_agents.py).
 
 **The clock is the database's.** Every time (the day, leases) is read from
 the server's clock: each tick measures the offset between it and this
@@ -108,7 +89,7 @@ import math
 import os
 import socket
 import time
-from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -120,14 +101,15 @@ import psycopg
 from plane.agents.after_turn import tell_cut_turns
 from plane.agents.guard_book import GuardBook, Taken
 from plane.agents.services import Ownership
+from plane.daemon.ceilings_heard import CEILINGS, CeilingsHeard
 from plane.daemon.elsewhere import Elsewhere
+from plane.daemon.gateway_agents import GatewayAgents
 from plane.history.conversation import Conversation
-from plane.money.ceilings import Ceilings, Reread
+from plane.money.ceilings import Ceilings
 from plane.money.ledger import Interrupted, Ledger
-from plane.money.stored import FLOOR_PRICED
 from plane.store.postgres import NOW_MS, PostgresDatabase
 from plane.store.postgres_links import MOST_RETRY_S, listener, uncancelled
-from plane.wire.protocol import Event, FleetChanged
+from plane.wire.protocol import Event
 
 if TYPE_CHECKING:
     from plane.agents.worker import AgentWorker
@@ -138,19 +120,6 @@ LEASE_S = float(os.environ.get("PLANE_LEASE_S", "15"))
 """How long a lease lasts unrenewed: how long a dead plane's agents wait."""
 
 CHANNEL = "plane_wake"
-
-CEILINGS = "ceilings"
-"""The kind of the notice a plane sends when it stored a change to a
-ceiling (`tell_ceilings`), followed by the plane's name: holding a space,
-it is never read as an agent's wake."""
-
-HOLDS = "SELECT name, paused, loop FROM agent_settings WHERE name = ANY(?)"
-"""Whether each of some agents is paused or held by its loop guard, as the
-store has it (`Fleet._holds`)."""
-
-FLOORED = f"SELECT DISTINCT agent FROM calls WHERE day = ? AND agent = ANY(?) AND {FLOOR_PRICED}"
-"""Which of some agents had a call priced at a floor on a day: the ledger's
-`floor_priced_agents`, for those agents only (`calls_floor_priced`)."""
 
 RELEASE_S = 2.0
 """How long a stopping plane waits for the store to let its leases go:
@@ -307,21 +276,25 @@ class Fleet:
         `plane.daemon.interrupts`), saying whether it was one."""
         self.idle = idle
         self._show = show
-        self._emit = emit
         self._shows: set[asyncio.Task[None]] = set()
         """Rows being shown again, each a task of its own (a tick never waits on one)."""
         self._elsewhere = elsewhere
         """What the other planes said, told to this plane's clients at each tick."""
         self._guards = guards
-        self._workers = workers
-        """Whose rows say a floor another plane met (`_floors`)."""
+        self._gateway = (
+            None if workers is None else GatewayAgents(db, workers, lambda agent: self.told(agent))
+        )
+        """The gateway agents' floors and holds, as other planes left them."""
+        self._ceilings_heard = CeilingsHeard(
+            self.name,
+            ceilings,
+            wake=lambda agent: self.wake(agent),
+            mine=lambda: self._ownership.mine or frozenset(),
+            show=self._changed,
+            emit=emit,
+        )
         self._listening = asyncio.Event()
         """Set once the first LISTEN is in place (`start` waits for it)."""
-        self._reading = asyncio.Lock()
-        """One read of the ceilings at a time (a tick's, or a notice's)."""
-        self._ceilings_stale = False
-        """Another plane told of a change not read yet (`_ceilings_told`)."""
-        self._rereading: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         """The ticks' own connection, the first tick (leases taken, their
@@ -353,10 +326,10 @@ class Fleet:
         store that does not answer within `RELEASE_S` is not waited for:
         the leases run out by themselves within `LEASE_S`, and another
         plane takes them then."""
-        tasks = [*self._tasks, *self._shows, *([self._rereading] if self._rereading else [])]
-        for task in tasks:
+        for task in [*self._tasks, *self._shows]:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*self._tasks, *self._shows, return_exceptions=True)
+        await self._ceilings_heard.aclose()
         if self._listener is not None:
             with contextlib.suppress(Exception):
                 await self._listener.close()
@@ -417,14 +390,16 @@ class Fleet:
         if tick.cut:
             calls = sum(c.calls for c in tick.cut.values())
             log.warning("%d calls were in flight on a plane that stopped; kept at estimate", calls)
-        await self._read_ceilings(tick.mine)
+        await self._ceilings_heard.read(tick.mine)
         for agent in tick.mine:  # what waits for them (a notice lost) is answered
             self.wake(agent)
         moved = {a for a in set(before) | set(tick.owners) if before.get(a) != tick.owners.get(a)}
         if not first:
-            await self._holds()
+            if self._gateway is not None:
+                await self._gateway.holds()
             elsewhere = await self._followed()
-            await self._floors(elsewhere)
+            if self._gateway is not None:
+                await self._gateway.floors(elsewhere, self._ledger.day())
             moved |= elsewhere
         if moved and not first:
             self._changed(moved)
@@ -432,58 +407,6 @@ class Fleet:
         if written := await self._ledger.stranded.write():
             log.info("%d calls closed at their cost now that the store is back", written)
         return tick
-
-    async def _read_ceilings(self, mine: Collection[str]) -> None:
-        """The ceilings read again (another plane may have changed one); if
-        any changed, the agents this plane runs are woken (one a raise frees
-        runs, one a lowered ceiling holds is held at its next look), and
-        this plane's clients are shown what changed."""
-        async with self._reading:
-            reread = await self._ceilings.reload()
-        if reread:
-            for agent in mine:
-                self.wake(agent)
-            self._tell_clients(reread)
-
-    def _tell_clients(self, reread: Reread) -> None:
-        """What another plane changed of the ceilings, shown here as there:
-        the fleet's new ceiling in every client's fleet line, and the rows
-        of the agents whose ceiling changed (a group's: its agents', whose
-        rows may say its hold) shown again, and those only."""
-        if reread.fleet and self._emit is not None:
-            self._emit(FleetChanged(limit_usd=self._ceilings.fleet()))
-        agents = set(reread.agents)
-        for group in reread.groups:
-            agents |= self._ceilings.groups.members(group)
-        if agents:
-            self._changed(agents)
-
-    def _ceilings_told(self, payload: str) -> bool:
-        """Whether `payload` is another plane's notice that it changed a
-        ceiling (`tell_ceilings`): if so, the ceilings are read again now,
-        in a task of their own; notices heard while one read runs make one
-        more read, not one each. This plane's own is passed over: its
-        memory already holds what it wrote."""
-        kind, _, plane = payload.partition(" ")
-        if kind != CEILINGS or not plane:
-            return False
-        if plane == self.name:
-            return True
-        self._ceilings_stale = True
-        if self._rereading is None or self._rereading.done():
-            self._rereading = asyncio.create_task(self._reread(), name="fleet:ceilings")
-        return True
-
-    async def _reread(self) -> None:
-        """The ceilings read again until no notice is left unread. The store
-        away: left to the next tick, which reads them again too."""
-        while self._ceilings_stale:
-            self._ceilings_stale = False
-            try:
-                await self._read_ceilings(self._ownership.mine or frozenset())
-            except Exception as exc:
-                log.debug("the ceilings another plane changed could not be read: %s", exc)
-                return
 
     async def _followed(self) -> set[str]:
         """What the other planes said since the last tick, told to this
@@ -495,61 +418,6 @@ class Fleet:
         except Exception as exc:  # the store away, say: told at the next tick
             log.debug("what the other planes said could not be read: %s", exc)
             return set()
-
-    async def _floors(self, agents: Collection[str]) -> None:
-        """The gateway agents among `agents` (those another plane wrote
-        lines for) that had a call priced at a floor today, and whose rows
-        here do not say so yet: marked, as the plane that charged it did."""
-        if self._workers is None:
-            return
-        day = self._ledger.day()
-        unmarked = [
-            agent
-            for agent in agents
-            if (worker := self._workers.get(agent)) is not None
-            and worker.spec.gateway is not None
-            and worker.floor_on != day
-        ]
-        if not unmarked:
-            return
-        try:
-            rows = await self._db.fetchall(FLOORED, day.isoformat(), unmarked)
-        except Exception as exc:  # the store away, say: read at its next line here
-            log.debug("the gateway agents' floors could not be read: %s", exc)
-            return
-        for (agent,) in rows:
-            if (worker := self._workers.get(agent)) is not None:
-                worker.floor_on = day
-
-    def _gateway(self, agent: str) -> bool:
-        """Whether `agent` is a gateway agent of this plane's: no lease, its
-        client calls any plane, so a notice of its hold is every plane's."""
-        worker = None if self._workers is None else self._workers.get(agent)
-        return worker is not None and worker.spec.gateway is not None
-
-    async def _holds(self) -> None:
-        """The gateway agents whose hold (the loop guard's, a pause) the store
-        has otherwise than this plane, in one query: told, as by another
-        plane's notice, so they are read again before their next call. A
-        notice lost costs no more than a renewal."""
-        if self._workers is None:
-            return
-        here = {
-            agent: (worker.spec.paused, worker.spec.loop is not None)
-            for agent, worker in self._workers.items()
-            if worker.spec.gateway is not None
-        }
-        if not here:
-            return
-        try:
-            rows = await self._db.fetchall(HOLDS, list(here))
-        except Exception as exc:  # the store away, say: read at the next tick
-            log.debug("the gateway agents' holds could not be read: %s", exc)
-            return
-        stored = {agent: (bool(paused), loop is not None) for agent, paused, loop in rows}
-        for agent, held in here.items():
-            if stored.get(agent, (False, False)) != held:
-                self.told(agent)
 
     def _changed(self, agents: set[str]) -> None:
         """Rows whose owner, lines or ceiling changed, shown again (those of
@@ -739,10 +607,12 @@ class Fleet:
                 self._listening.set()
                 while True:
                     async for notice in self._listener.notifies(timeout=LEASE_S):
-                        if self._ceilings_told(notice.payload) or self._heard(notice.payload):
+                        payload = notice.payload
+                        if self._ceilings_heard.heard(payload) or self._heard(payload):
                             continue
-                        if self._ownership.owns(notice.payload) or self._gateway(notice.payload):
-                            self.told(notice.payload)
+                        gateway = self._gateway is not None and self._gateway.includes(payload)
+                        if gateway or self._ownership.owns(payload):
+                            self.told(payload)
                     await self._alive(self._listener)
             except (psycopg.Error, OSError, TimeoutError) as exc:
                 log.debug("the wake's connection broke: %s", exc)

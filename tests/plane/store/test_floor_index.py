@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from plane.daemon.fleet import FLOORED
+from plane.daemon.gateway_agents import FLOORED
 from plane.money.stored import FLOOR_PRICED
 from plane.store.postgres import PostgresDatabase
 from plane.wire.words import FLOOR

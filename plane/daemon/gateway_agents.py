@@ -1,0 +1,108 @@
+"""The gateway agents as every plane of a fleet sees them: their floors and
+their holds, wherever they were met.
+
+**A gateway agent's floor.** A gateway agent has no lease: its client calls
+whichever plane it reached, and only that plane's worker learns, as it
+charges the call, that it was priced at a floor (its row's `+$?`). Each
+tick, the gateway agents another plane wrote lines for since the last one
+(its cost lines among them) and whose rows here do not say so yet are read
+for a floor call today, in one query (`FLOORED`), before their rows are
+shown again: every plane's row says it within a renewal, and after the
+plane that met it stops.
+
+**A gateway agent's hold.** Its client may call any plane, so when one
+plane's loop guard holds it, or the operator resumes it through one, that
+plane NOTIFYs the fleet's channel with its name (as a wake), and every
+plane, not only an owner (it has none), reads its settings again at once
+and shows its row; a call admitted meanwhile waits for that read. A lost
+notice costs no more than a renewal: each tick reads every gateway agent's
+hold in one query (`HOLDS`) and reads again those it finds changed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Collection, Mapping
+from datetime import date
+from typing import TYPE_CHECKING
+
+from plane.money.stored import FLOOR_PRICED
+from plane.store.postgres import PostgresDatabase
+
+if TYPE_CHECKING:
+    from plane.agents.worker import AgentWorker
+
+log = logging.getLogger(__name__)
+
+FLOORED = f"SELECT DISTINCT agent FROM calls WHERE day = ? AND agent = ANY(?) AND {FLOOR_PRICED}"
+"""Which of some agents had a call priced at a floor on a day: the ledger's
+`floor_priced_agents`, for those agents only (`calls_floor_priced`)."""
+
+HOLDS = "SELECT name, paused, loop FROM agent_settings WHERE name = ANY(?)"
+"""Whether each of some agents is paused or held by its loop guard, as the
+store has it (`GatewayAgents.holds`)."""
+
+
+class GatewayAgents:
+    """This plane's gateway agents (`workers`: every agent's worker here),
+    kept as the other planes left them: `told` is how one is read again."""
+
+    def __init__(
+        self,
+        db: PostgresDatabase,
+        workers: Mapping[str, AgentWorker],
+        told: Callable[[str], None],
+    ) -> None:
+        self._db = db
+        self._workers = workers
+        self._told = told
+
+    def includes(self, agent: str) -> bool:
+        """Whether `agent` is a gateway agent of this plane's: no lease, its
+        client calls any plane, so a notice of its hold is every plane's."""
+        worker = self._workers.get(agent)
+        return worker is not None and worker.spec.gateway is not None
+
+    async def floors(self, agents: Collection[str], day: date) -> None:
+        """The gateway agents among `agents` (those another plane wrote
+        lines for) that had a call priced at a floor on `day`, and whose
+        rows here do not say so yet: marked, as the plane that charged it did."""
+        unmarked = [
+            agent
+            for agent in agents
+            if (worker := self._workers.get(agent)) is not None
+            and worker.spec.gateway is not None
+            and worker.floor_on != day
+        ]
+        if not unmarked:
+            return
+        try:
+            rows = await self._db.fetchall(FLOORED, day.isoformat(), unmarked)
+        except Exception as exc:  # the store away, say: read at its next line here
+            log.debug("the gateway agents' floors could not be read: %s", exc)
+            return
+        for (agent,) in rows:
+            if (worker := self._workers.get(agent)) is not None:
+                worker.floor_on = day
+
+    async def holds(self) -> None:
+        """The gateway agents whose hold (the loop guard's, a pause) the store
+        has otherwise than this plane, in one query: told, as by another
+        plane's notice, so they are read again before their next call. A
+        notice lost costs no more than a renewal."""
+        here = {
+            agent: (worker.spec.paused, worker.spec.loop is not None)
+            for agent, worker in self._workers.items()
+            if worker.spec.gateway is not None
+        }
+        if not here:
+            return
+        try:
+            rows = await self._db.fetchall(HOLDS, list(here))
+        except Exception as exc:  # the store away, say: read at the next tick
+            log.debug("the gateway agents' holds could not be read: %s", exc)
+            return
+        stored = {agent: (bool(paused), loop is not None) for agent, paused, loop in rows}
+        for agent, held in here.items():
+            if stored.get(agent, (False, False)) != held:
+                self._told(agent)
