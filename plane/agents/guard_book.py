@@ -41,10 +41,14 @@ turn is held at the same count as through one
 **A gateway agent's count, shared.** Its client may call any plane (behind a
 load balancer), and a count of each plane's own calls let it loop that many
 times more. On a shared store each of its calls is seen in one transaction
-of the plane's writer that locks its row (`FOR UPDATE`, made first if there
-is none), goes on from what is kept there, sees the call, and writes what
-the guard keeps now: two planes' calls are counted one after the other,
-never both from the same count. A store that fails that transaction costs
+of the plane's writer that locks its row (made first if there is none),
+goes on from what is kept there, sees the call, and writes what the guard
+keeps now: two planes' calls are counted one after the other, never both
+from the same count. The lock is never waited for (`SKIP LOCKED`): the
+writer's transaction carries the plane's ledger, which a stalled plane
+holding the row would hold back; a row another plane holds is one of its
+calls being counted at this moment, and calls at once are not counted, as
+on one plane. A store that fails that transaction costs
 the guard that one call (one line in plane.log), never the client its call.
 """
 
@@ -102,13 +106,16 @@ _READ = (
 so a resume (which lifts the hold and deletes the history in one
 transaction) is seen whole or not at all."""
 _RESUMED = "DELETE FROM guard_history WHERE agent = ?"
-_LOCK = "SELECT history, at FROM guard_history WHERE agent = ? FOR UPDATE"
+_LOCK = "SELECT history, at FROM guard_history WHERE agent = ? FOR UPDATE SKIP LOCKED"
+"""A gateway agent's row, locked to the commit; none if another transaction
+holds it (another plane counting a call of its now): never waited for."""
 _MAKE = (
     "INSERT INTO guard_history (agent, history, at) VALUES (?, '', '')"
-    " ON CONFLICT (agent) DO NOTHING"
+    " ON CONFLICT (agent) DO NOTHING RETURNING agent"
 )
-"""A gateway agent's row, made to be locked before its first call is
-counted: empty (nothing kept) only until that transaction's commit."""
+"""A gateway agent's row made, locked by this transaction, before its first
+call is counted: empty (nothing kept) only until its commit. Nothing
+returned: the row was there, held by another transaction."""
 _STEPPED = "UPDATE guard_history SET history = ?, at = ? WHERE agent = ?"
 
 Pending = tuple[Kept | None, Fence | None]
@@ -347,9 +354,12 @@ def _stepped(conn: Connection, agent: str, settings: GuardConfig, step: Step) ->
     guard = Guard(settings)
     row = conn.execute(_LOCK, (agent,)).fetchone()
     if row is None:
-        conn.execute(_MAKE, (agent,))
-        row = conn.execute(_LOCK, (agent,)).fetchone()
-    if row is not None and row[0]:
+        if conn.execute(_MAKE, (agent,)).fetchone() is None:
+            # Another plane counts a call of its at this moment: the two ran
+            # at once, and calls at once are not counted (as on one plane).
+            return None
+        row = ("", "")
+    if row[0]:
         try:
             guard.take_back((row[1], row[0]))
         except ValueError as error:

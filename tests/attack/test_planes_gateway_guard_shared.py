@@ -7,16 +7,24 @@ looping through three planes spend three times the repeats before a hold.
 aider's client sends the same request through A and B in turn: the fifth,
 whichever plane it reached, is the one that finds the loop, as through one
 plane; its next call is refused on both. An honest session whose calls go
-through A and B in turn is never held."""
+through A and B in turn is never held. A count another plane holds (stalled
+in its transaction) is never waited for."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
+from decimal import Decimal
 from pathlib import Path
 
+import psycopg
 import pytest
 
+from plane.agents.guard import Step
+from plane.config import GuardConfig
+from plane.store.postgres_links import BOUND_S
 from tests.support.fixtures_plane import RunningPlane
+from tests.support.fleet_members import NOON, join
 from tests.support.gateway_planes import HELD, call, refused_on, two_planes, until_held
 from tests.support.gateway_sessions import HONEST_READS, chat_with_reads
 from tests.support.scripted_llm import ScriptedLLM
@@ -73,3 +81,22 @@ async def test_an_honest_session_through_two_planes_in_turn_is_never_held(
         answer = await call((a, b)[n % 2], key, body)
         assert answer.status_code == 200, f"call {n}: {answer.text}"
     assert not await held_for_loop(a) and not await held_for_loop(b)
+
+
+async def test_a_count_held_by_a_stalled_plane_is_never_waited_for(postgres_url):
+    """Another plane stalled while its transaction holds aider's count (a
+    paused process): this plane's step is not waited for — it carries the
+    plane's ledger in the same transaction — and is left uncounted, as a
+    call at the same time as another is; the writer goes on at once.
+    Before, the writer waited out the server's lock timeout, three times."""
+    member = await join(postgres_url, "p0", [], shared=True)
+    step = Step(cost=Decimal("0.01"), at=NOON, request=b"same")
+    try:
+        assert await member.guards.step_shared("aider", GuardConfig(), step) is None
+        with psycopg.connect(postgres_url, autocommit=False) as stalled:
+            stalled.execute("SELECT 1 FROM guard_history WHERE agent = 'aider' FOR UPDATE")
+            async with asyncio.timeout(BOUND_S):
+                assert await member.guards.step_shared("aider", GuardConfig(), step) is None
+                await member.db.write(lambda conn: conn.execute("SELECT 1"))
+    finally:
+        await member.db.close()
