@@ -32,8 +32,24 @@ says whether they are still this plane's. The plane that takes an agent
 reads its history in the transaction that takes the lease (`within`), and
 the agent's guard goes on from it before its next turn (`give_back`); an
 agent with no history starts afresh there. A guard whose calls no lease
-covers (a gateway agent's, made on whichever plane its client reached) keeps
-nothing there: each plane's counts its own calls, from its start, as before.
+covers (a gateway agent's, made on whichever plane its client reached) is
+not written by the commits' path: each of its calls steps from the fleet's
+count instead (`step_shared`), so the same request sent through planes in
+turn is held at the same count as through one
+(tests/attack/test_planes_gateway_guard_shared.py).
+
+**A gateway agent's count, shared.** Its client may call any plane (behind a
+load balancer), and a count of each plane's own calls let it loop that many
+times more. On a shared store each of its calls is seen in one transaction
+of the plane's writer that locks its row (made first if there is none),
+goes on from what is kept there, sees the call, and writes what the guard
+keeps now: two planes' calls are counted one after the other, never both
+from the same count. The lock is never waited for (`SKIP LOCKED`): the
+writer's transaction carries the plane's ledger, which a stalled plane
+holding the row would hold back; a row another plane holds is one of its
+calls being counted at this moment, and calls at once are not counted, as
+on one plane. A store that fails that transaction costs
+the guard that one call (one line in plane.log), never the client its call.
 """
 
 from __future__ import annotations
@@ -46,8 +62,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from sqlite3 import Connection
 
-from plane.agents.guard import Guard
+from plane.agents.guard import Guard, Loop, Step
 from plane.agents.guard_kept import Kept
+from plane.config import GuardConfig
 from plane.errors import PlaneError, StoreFault
 from plane.store.engine import Database
 from plane.store.fence import Fence
@@ -89,6 +106,17 @@ _READ = (
 so a resume (which lifts the hold and deletes the history in one
 transaction) is seen whole or not at all."""
 _RESUMED = "DELETE FROM guard_history WHERE agent = ?"
+_LOCK = "SELECT history, at FROM guard_history WHERE agent = ? FOR UPDATE SKIP LOCKED"
+"""A gateway agent's row, locked to the commit; none if another transaction
+holds it (another plane counting a call of its now): never waited for."""
+_MAKE = (
+    "INSERT INTO guard_history (agent, history, at) VALUES (?, '', '')"
+    " ON CONFLICT (agent) DO NOTHING RETURNING agent"
+)
+"""A gateway agent's row made, locked by this transaction, before its first
+call is counted: empty (nothing kept) only until its commit. Nothing
+returned: the row was there, held by another transaction."""
+_STEPPED = "UPDATE guard_history SET history = ?, at = ? WHERE agent = ?"
 
 Pending = tuple[Kept | None, Fence | None]
 """A history not written yet (None: to delete), and the lease it is kept under."""
@@ -193,6 +221,17 @@ class GuardBook:
                 "starts afresh", agent, error,
             )  # fmt: skip
         return taken
+
+    async def step_shared(self, agent: str, settings: GuardConfig, step: Step) -> Loop | None:
+        """On a shared store, a gateway agent's call (`step`) seen by its
+        guard as the fleet counts it: the loop it completes, whichever plane
+        saw the calls before (see the module's docstring). A store that fails
+        it: logged in one line, and no loop (the call is charged already)."""
+        try:
+            return await self._db.write(lambda conn: _stepped(conn, agent, settings, step))
+        except (sqlite3.Error, PlaneError) as error:
+            log.warning("%s: its loop guard missed a call; the store failed (%s)", agent, error)
+            return None
 
     async def flush(self) -> None:
         """Write what is not written yet (the plane stops: no commit may come),
@@ -306,6 +345,35 @@ def _write(conn: Connection, taken: Iterable[tuple[str, Pending]]) -> list[str]:
     if drop:
         conn.executemany(_DROP, drop)
     return gone
+
+
+def _stepped(conn: Connection, agent: str, settings: GuardConfig, step: Step) -> Loop | None:
+    """`step` seen by a guard that goes on from `agent`'s row, locked to the
+    commit (made if there is none), and what it keeps now written there. A
+    guard of its own, made here: this may run twice, on the writer's thread."""
+    guard = Guard(settings)
+    row = conn.execute(_LOCK, (agent,)).fetchone()
+    if row is None:
+        if conn.execute(_MAKE, (agent,)).fetchone() is None:
+            # Another plane counts a call of its at this moment: the two ran
+            # at once, and calls at once are not counted (as on one plane).
+            return None
+        row = ("", "")
+    if row[0]:
+        try:
+            guard.take_back((row[1], row[0]))
+        except ValueError as error:
+            log.error(
+                "guard_history row %s cannot be read (%s); its loop guard starts afresh",
+                agent, error,
+            )  # fmt: skip
+    loop = guard.step(step)
+    kept = guard.kept()
+    if kept is None:  # a guard turned off sees nothing
+        conn.execute(_DROP, (agent,))
+    else:
+        conn.execute(_STEPPED, (kept[1], kept[0], agent))
+    return loop
 
 
 def _nothing(conn: Connection) -> None:

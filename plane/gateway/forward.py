@@ -466,7 +466,8 @@ class Gateway:
         """Show the agent's loop guard the call just settled, unless another
         call of its ran at the same time; a loop it finds holds the agent
         (its next calls refused, said once in its conversation) until the
-        operator resumes it."""
+        operator resumes it. On a shared store the count is the fleet's:
+        the calls its client made through every plane (plane/agents/guard_book.py)."""
         worker = self._workers[call.spec.name]
         flight = self._flying[call.spec.name].pop(call.id, None)
         if call.sent is None or flight is None or flight.overlapped or worker.looping is not None:
@@ -479,7 +480,11 @@ class Gateway:
             look = read(call.sent)
         else:
             look = await asyncio.to_thread(read, call.sent)
-        loop = worker.guard.step(look.step(charged.cost, self._services.clock.now()))
+        step, guards = look.step(charged.cost, self._services.clock.now()), self._services.guards
+        if guards.shared:  # its client may call any plane: the fleet's count
+            loop = await guards.step_shared(call.spec.name, worker.guard.settings, step)
+        else:
+            loop = worker.guard.step(step)
         if loop is not None:
             await worker.call_held(await worker.hold_loop(loop))
 

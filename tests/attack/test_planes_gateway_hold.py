@@ -5,12 +5,12 @@ plane it reached (behind a load balancer, say), so a hold that only the
 plane which made it knows lets the client go on spending through the other.
 
 The loop guard holds aider on plane A (its client sent the same request
-five times through A): its next call through B is refused with A's
-sentence, nothing sent upstream, nothing charged, the hold said once in its
-conversation; the operator's resume through A lets B serve it again. The
-operator's own way to stop a gateway agent (`/limit 0`; a pause is refused,
-there is no turn to pause) holds on B too. A hold whose notice was lost
-is read at B's next renewal."""
+once through B, then four times through A: the fleet counts five): its next
+call through B is refused with A's sentence, nothing sent upstream, nothing
+charged, the hold said once in its conversation; the operator's resume
+through A lets B serve it again. The operator's own way to stop a gateway
+agent (`/limit 0`; a pause is refused, there is no turn to pause) holds on
+B too. A hold whose notice was lost is read at B's next renewal."""
 
 from __future__ import annotations
 
@@ -18,56 +18,18 @@ import asyncio
 from collections.abc import AsyncIterator
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
 
 from plane.agents.guard import Loop
 from plane.daemon import fleet
 from plane.errors import InvalidRequest
-from plane.gateway.keys import Keys
 from plane.wire import protocol as p
-from tests.support.fixtures_gateway import CONFIG as GATEWAY
-from tests.support.fixtures_plane import NOON, RunningPlane, launch
-from tests.support.local_http import local_client
+from tests.support.fixtures_plane import NOON, RunningPlane
+from tests.support.gateway_planes import HELD, TOLD_S, call, refused_on, two_planes, until_held
 from tests.support.scripted_llm import ScriptedLLM
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
-
-TOLD_S = 6.0
-"""How soon the other plane refuses once the hold is made: well within a
-renewal (`LEASE_S / 3`), so only the notice can have told it."""
-SAME = {
-    "model": "scripted-model",
-    "messages": [
-        {"role": "user", "content": "hello"},
-        {"role": "assistant", "content": "Hello. What shall I look at?"},
-        {"role": "user", "content": "the open issues"},
-    ],
-}
-"""A conversation under way, sent again and again: a client going round."""
-HELD = "aider is held: its client sent the same request 5 times in a row"
-
-
-async def two_planes(
-    root: Path, llm: ScriptedLLM, url: str, monkeypatch: pytest.MonkeyPatch, lease_s: float
-) -> tuple[RunningPlane, RunningPlane, str]:
-    """Planes A and B on the store at `url`, each with its gateway listening,
-    and aider's key, which both read (the same file in each home)."""
-    monkeypatch.setenv("PLANE_STORE", url)
-    monkeypatch.setattr(fleet, "LEASE_S", lease_s)
-    config = GATEWAY.replace("{anthropic_url}", llm.anthropic_url)
-    on = ("127.0.0.1", 0)
-    a = await launch(root / "a", llm, config, http=on)
-    try:
-        b = await launch(root / "b", llm, config, http=on)
-    except BaseException:
-        await a.stop()
-        raise
-    key = Keys(a.home.gateway_keys).make("aider")
-    b.home.gateway_keys.write_bytes(a.home.gateway_keys.read_bytes())
-    return a, b, key
 
 
 @pytest.fixture
@@ -85,53 +47,12 @@ async def planes(
         await a.stop()
 
 
-async def call(plane: RunningPlane, key: str, body: dict[str, Any] = SAME) -> httpx.Response:
-    """One call of aider's client (Chat Completions) through `plane`'s gateway."""
-    async with local_client(base_url=f"http://127.0.0.1:{plane.plane.http_port}") as http:
-        return await http.post(
-            "/v1/chat/completions", json=body, headers={"authorization": f"Bearer {key}"}
-        )
-
-
-async def until_held(plane: RunningPlane, held: bool, within: float = TOLD_S) -> None:
-    """Until `plane`'s row of aider says it is held by the loop guard (or not)."""
-
-    async def look() -> None:
-        while True:
-            state = await plane.rows.state("aider")
-            if (state.status == "held" and state.hold_reason == "loop") == held:
-                return
-            await asyncio.sleep(0.05)
-
-    try:
-        await asyncio.wait_for(look(), within)
-    except TimeoutError:
-        said = "held" if held else "no longer held"
-        message = f"the other plane's row of aider is not {said} after {within} s"
-        raise AssertionError(message) from None
-
-
-async def charged(plane: RunningPlane) -> int:
-    """The calls in the fleet's ledger today."""
-    return len(await plane.services.ledger.entries(plane.clock.now().date()))
-
-
-async def refused_on(plane: RunningPlane, key: str, llm: ScriptedLLM) -> httpx.Response:
-    """aider's next call through `plane`: refused, nothing sent upstream or charged."""
-    sent, counted = len(llm.requests), await charged(plane)
-    answer = await call(plane, key)
-    assert answer.status_code == 400, answer.text
-    assert len(llm.requests) == sent, "the refused call reached the provider"
-    assert await charged(plane) == counted, "the refused call was charged"
-    return answer
-
-
 async def test_a_loop_held_on_one_plane_is_refused_on_the_other_until_resumed(
     planes: tuple[RunningPlane, RunningPlane, str], scripted_llm: ScriptedLLM
 ) -> None:
     a, b, key = planes
     assert (await call(b, key)).status_code == 200, "served through B before any hold"
-    for _ in range(5):
+    for _ in range(4):  # the fleet's count: B's call is the first of five
         assert (await call(a, key)).status_code == 200
     on_a = await call(a, key)
     assert on_a.status_code == 400 and HELD in on_a.text, on_a.text

@@ -7,7 +7,6 @@ until the operator resumes it; honest sessions of the same length are not."""
 from __future__ import annotations
 
 import asyncio
-import json
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -17,6 +16,7 @@ from plane.wire import protocol as p
 from plane.wire.protocol import Usage
 from tests.support.fixtures_alerts import Receiver
 from tests.support.fixtures_gateway import CONFIG, GatewayPlane, StartGateway
+from tests.support.gateway_sessions import HONEST_READS, chat_with_reads
 from tests.support.scripted_llm import Reply
 from tests.support.sdk_replies import text_of
 from tests.support.sdks import ON_ONE_WORKER, anthropic, anthropic_sdk, openai, openai_sdk
@@ -24,7 +24,6 @@ from tests.support.sdks import ON_ONE_WORKER, anthropic, anthropic_sdk, openai, 
 if TYPE_CHECKING:
     from anthropic.types import MessageParam
     from openai.types.chat import (
-        ChatCompletionMessageFunctionToolCallParam,
         ChatCompletionMessageParam,
     )
 
@@ -110,21 +109,6 @@ async def test_a_conversation_opened_with_the_same_question_each_run_is_never_he
     assert (await gw.rows.state("claude")).status != "held"
 
 
-def chat_with_reads(reads: list[tuple[str, str]]) -> list[ChatCompletionMessageParam]:
-    """A Chat Completions conversation: a question, then each (file, what the
-    read returned) as a tool call and its result."""
-    messages: list[ChatCompletionMessageParam] = [{"role": "user", "content": "fix the build"}]
-    for n, (path, result) in enumerate(reads):
-        call: ChatCompletionMessageFunctionToolCallParam = {
-            "id": f"call_{n}",
-            "type": "function",
-            "function": {"name": "read_file", "arguments": json.dumps({"path": path})},
-        }
-        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
-        messages.append({"role": "tool", "tool_call_id": f"call_{n}", "content": result})
-    return messages
-
-
 async def test_the_same_tool_result_in_request_after_request_is_held(
     start_gateway: StartGateway,
 ) -> None:
@@ -155,10 +139,7 @@ async def test_an_honest_session_that_reads_many_files_and_fixes_tests_is_never_
     test-fix cycle whose output is alike but changes each time."""
     gw = await start_gateway()
     gw.llm.default_reply = Reply("ok", CENT)
-    reads = [(f"src/m{n % 20}.py", f"def f{n % 20}(): ...") for n in range(25)]
-    reads += [
-        ("pytest", f"FAILED test_x - assert {n} == 15\n1 failed, {n} passed") for n in range(15)
-    ]
+    reads = HONEST_READS
     async with openai_client(gw) as client:
         for n in range(1, len(reads) + 1):
             await client.chat.completions.create(
