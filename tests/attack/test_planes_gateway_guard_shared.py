@@ -25,7 +25,7 @@ from plane.config import GuardConfig
 from plane.store.postgres_links import BOUND_S
 from tests.support.fixtures_plane import RunningPlane
 from tests.support.fleet_members import NOON, join
-from tests.support.gateway_planes import HELD, call, refused_on, two_planes, until_held
+from tests.support.gateway_planes import HELD, call, refused_on, two_running, until_held
 from tests.support.gateway_sessions import HONEST_READS, chat_with_reads
 from tests.support.scripted_llm import ScriptedLLM
 
@@ -37,13 +37,8 @@ async def planes(
     tmp_path: Path, scripted_llm: ScriptedLLM, postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[tuple[RunningPlane, RunningPlane, str]]:
     """Planes A and B, and aider's key, which both read."""
-    a, b, key = await two_planes(tmp_path, scripted_llm, postgres_url, monkeypatch, 60.0)
-    try:
-        yield a, b, key
-    finally:
-        scripted_llm.hang_up()
-        await b.stop()
-        await a.stop()
+    async with two_running(tmp_path, scripted_llm, postgres_url, monkeypatch, 60.0) as planes:
+        yield planes
 
 
 async def held_for_loop(plane: RunningPlane) -> bool:

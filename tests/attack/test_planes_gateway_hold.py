@@ -26,7 +26,15 @@ from plane.daemon import fleet
 from plane.errors import InvalidRequest
 from plane.wire import protocol as p
 from tests.support.fixtures_plane import NOON, RunningPlane
-from tests.support.gateway_planes import HELD, TOLD_S, call, refused_on, two_planes, until_held
+from tests.support.gateway_planes import (
+    HELD,
+    TOLD_S,
+    call,
+    refused_on,
+    two_planes,
+    two_running,
+    until_held,
+)
 from tests.support.scripted_llm import ScriptedLLM
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
@@ -38,13 +46,8 @@ async def planes(
 ) -> AsyncIterator[tuple[RunningPlane, RunningPlane, str]]:
     """Two planes whose renewals come every 20 s: a test done within
     `TOLD_S` of a hold was told by the notice alone."""
-    a, b, key = await two_planes(tmp_path, scripted_llm, postgres_url, monkeypatch, 60.0)
-    try:
-        yield a, b, key
-    finally:
-        scripted_llm.hang_up()
-        await b.stop()
-        await a.stop()
+    async with two_running(tmp_path, scripted_llm, postgres_url, monkeypatch, 60.0) as planes:
+        yield planes
 
 
 async def test_a_loop_held_on_one_plane_is_refused_on_the_other_until_resumed(

@@ -5,6 +5,8 @@ balancer): what the attack tests of a gateway agent across planes share."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +53,21 @@ async def two_planes(
     key = Keys(a.home.gateway_keys).make("aider")
     b.home.gateway_keys.write_bytes(a.home.gateway_keys.read_bytes())
     return a, b, key
+
+
+@contextlib.asynccontextmanager
+async def two_running(
+    root: Path, llm: ScriptedLLM, url: str, monkeypatch: pytest.MonkeyPatch, lease_s: float
+) -> AsyncIterator[tuple[RunningPlane, RunningPlane, str]]:
+    """`two_planes`, both stopped once done (the scripted model's streams
+    hung up first, so no call waits on one)."""
+    a, b, key = await two_planes(root, llm, url, monkeypatch, lease_s)
+    try:
+        yield a, b, key
+    finally:
+        llm.hang_up()
+        await b.stop()
+        await a.stop()
 
 
 async def call(plane: RunningPlane, key: str, body: dict[str, Any] = SAME) -> httpx.Response:
