@@ -212,10 +212,8 @@ class AgentWorker:
         """Why it takes no turn now (None: it may). A gateway agent is held by
         what it has settled, not by its calls in flight (the gateway weighs those)."""
         spec = self.spec
-        if spec.paused:
-            return Paused(spec.name)
-        if (looping := self.looping) is not None:
-            return looping
+        if (held := self.operators_hold) is not None:
+            return held
         model = self.model
         if spec.fallback is not None:  # the spend is read only when it may step down
             model = self.stepped_down(await self._services.ledger.spend_today(spec.name))
@@ -245,6 +243,12 @@ class AgentWorker:
         """The loop guard's hold on it, until the operator resumes it."""
         loop = self.spec.loop
         return None if loop is None else Looping(self.spec.name, loop)
+
+    @property
+    def operators_hold(self) -> Paused | Looping | None:
+        """The hold only the operator ends: paused (a loop guard's hold the
+        store could not read keeps it so too), else its loop guard's."""
+        return Paused(self.spec.name) if self.spec.paused else self.looping
 
     async def hold_loop(self, loop: Loop) -> Looping:
         """The guard found `loop`: held from now on, across restarts, until the
@@ -276,10 +280,8 @@ class AgentWorker:
         """`hold`, from the figures a snapshot read once for all (`Gate.hold_known`):
         not for a gateway agent, whose calls in flight are weighed apart."""
         spec = self.spec
-        if spec.paused:
-            return Paused(spec.name)
-        if (looping := self.looping) is not None:
-            return looping
+        if (held := self.operators_hold) is not None:
+            return held
         model = self.stepped_down(spent)
         return self._services.gate.hold_known(
             spec.name,

@@ -629,15 +629,16 @@ class Fleet:
             await uncancelled(conn, conn.execute("SELECT 1"))
 
 
+def notice(payload: str, conn: Connection) -> None:
+    """A write function: `payload` told to every plane listening on the
+    fleet's channel, once the transaction commits."""
+    conn.execute("SELECT pg_notify(?, ?)", (CHANNEL, payload))
+
+
 def tell_owner(db: PostgresDatabase, agent: str) -> None:
     """Tell the agent's owner, wherever it runs, that it has work
     (`Ownership.notify`, with the plane's store)."""
-
-    def send(conn: Connection) -> None:
-        conn.execute("SELECT pg_notify(?, ?)", (CHANNEL, agent))
-
-    task = asyncio.ensure_future(db.write(send))
-    task.add_done_callback(functools.partial(_logged, "telling the owner"))
+    _sent(db, agent, "telling the owner")
 
 
 def tell_ceilings(db: PostgresDatabase, plane: str) -> None:
@@ -645,12 +646,13 @@ def tell_ceilings(db: PostgresDatabase, plane: str) -> None:
     (`Ceilings(tell=…)`, with the plane's store and name): they read the
     ceilings again at once. Called once the change's write committed, so
     what they read holds it."""
+    _sent(db, f"{CEILINGS} {plane}", "telling the other planes of a ceiling")
 
-    def send(conn: Connection) -> None:
-        conn.execute("SELECT pg_notify(?, ?)", (CHANNEL, f"{CEILINGS} {plane}"))
 
-    task = asyncio.ensure_future(db.write(send))
-    task.add_done_callback(functools.partial(_logged, "telling the other planes of a ceiling"))
+def _sent(db: PostgresDatabase, payload: str, what: str) -> None:
+    """`notice` written without being waited for; `what` is said if it fails."""
+    task = asyncio.ensure_future(db.write(functools.partial(notice, payload)))
+    task.add_done_callback(functools.partial(_logged, what))
 
 
 def _logged(what: str, task: asyncio.Future[None]) -> None:

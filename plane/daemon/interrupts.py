@@ -16,7 +16,6 @@ import logging
 import secrets
 from collections.abc import Awaitable, Callable
 from functools import partial
-from sqlite3 import Connection
 
 from plane.daemon import fleet
 from plane.store.postgres import PostgresDatabase
@@ -59,7 +58,7 @@ class Interrupts:
         answered: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._asked[nonce] = answered
         try:
-            await self._db.write(partial(_notify, f"{ASK} {agent} {nonce}"))
+            await self._db.write(partial(fleet.notice, f"{ASK} {agent} {nonce}"))
             async with asyncio.timeout(answer_s()):
                 return await answered
         except TimeoutError:
@@ -89,7 +88,7 @@ class Interrupts:
         """Cut `agent`'s turn here and answer the plane that asked."""
         try:
             cut = await self._cut(agent)
-            await self._db.write(partial(_notify, f"{ANSWER} {nonce} {int(cut)}"))
+            await self._db.write(partial(fleet.notice, f"{ANSWER} {nonce} {int(cut)}"))
         except Exception as exc:  # the store away: the asker hears nothing, and says so
             log.warning("an interrupt of %s asked by another plane failed: %s", agent, exc)
 
@@ -97,7 +96,3 @@ class Interrupts:
         for task in list(self._cutting):
             task.cancel()
         await asyncio.gather(*self._cutting, return_exceptions=True)
-
-
-def _notify(payload: str, conn: Connection) -> None:
-    conn.execute("SELECT pg_notify(?, ?)", (fleet.CHANNEL, payload))

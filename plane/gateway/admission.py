@@ -42,7 +42,7 @@ from plane.gateway.learned import Learning
 from plane.gateway.refused import GatewayRefused
 from plane.gateway.standing import Book, Standing, judge
 from plane.money.budgets import Budget, Full, TagFull
-from plane.money.gate import AboveAgent, Hold, Paused, TooDear
+from plane.money.gate import AboveAgent, Hold, TooDear
 from plane.wire.protocol import Usage
 from plane.wire.words import UNPRICED
 
@@ -133,9 +133,8 @@ class Admission:
                 # Held or resumed through another plane, which told this one:
                 # read before the hold is asked (the agent's calls wait for it).
                 await self._workers[agent].read_if_told()
-                # The holds only the operator ends first: paused (a loop guard's
-                # hold the store could not read keeps it so), then the loop guard's.
-                hold = self._operators_hold(agent) or await services.gate.hold(
+                # The holds only the operator ends first.
+                hold = self._workers[agent].operators_hold or await services.gate.hold(
                     agent, price_known=known, model=model, settled_only=True
                 )
                 if hold is not None:
@@ -163,12 +162,6 @@ class Admission:
                     return call, estimate
                 woken = self._listen(books)  # while its locks are held: no wake-up is lost
             await self._asleep(books, woken, waiting)
-
-    def _operators_hold(self, agent: str) -> Paused | Looping | None:
-        """The hold of `agent` only the operator ends: paused, or held by
-        its loop guard (None: neither)."""
-        worker = self._workers[agent]
-        return Paused(agent) if worker.spec.paused else worker.looping
 
     async def _spell_over(self, agent: str) -> None:
         """A call went through: the held spell is over, kept in the store so

@@ -19,13 +19,13 @@ SQLite the write lock `BEGIN IMMEDIATE` already holds), then reads each
 budget's spend today with every call in flight at its estimate, and writes
 the call only if each is under its ceiling. The fleet's ceiling and a
 group's, where the operator set them, are read under that lock too: one
-set on another plane binds the next admission on every plane. One row, not a row a group: a
-call checks up to three budgets, and two planes locking two rows each in
-crossing orders deadlock (PostgreSQL finds it after a second, and one of
-them runs again). Each admission holds the row for the end of one short
-transaction (it runs last in its batch), so admissions on all planes
-together pass each ceiling by at most the one call admitted last under it,
-plus what calls in flight cost above their estimates.
+set on another plane binds the next admission on every plane. One row, not
+a row a group: a call checks up to three budgets, and two planes locking
+two rows each in crossing orders deadlock (PostgreSQL finds it after a
+second, and one of them runs again). Each admission holds the row for the
+end of one short transaction (it runs last in its batch), so admissions on
+all planes together pass each ceiling by at most the one call admitted
+last under it, plus what calls in flight cost above their estimates.
 """
 
 from __future__ import annotations
@@ -139,6 +139,7 @@ the admission after its commit, not from this plane's next reading of it."""
 
 
 GROUP_SET = "SELECT limit_usd FROM group_limits WHERE name = ?"
+"""A group's ceiling as the operator set it (no row: the file's)."""
 
 
 def _as_set(conn: Connection, group: Budget) -> Budget:
