@@ -638,7 +638,7 @@ def notice(payload: str, conn: Connection) -> None:
 def tell_owner(db: PostgresDatabase, agent: str) -> None:
     """Tell the agent's owner, wherever it runs, that it has work
     (`Ownership.notify`, with the plane's store)."""
-    _sent(db, agent, "telling the owner")
+    _send_notice(db, agent, "telling the owner")
 
 
 def tell_ceilings(db: PostgresDatabase, plane: str) -> None:
@@ -646,10 +646,10 @@ def tell_ceilings(db: PostgresDatabase, plane: str) -> None:
     (`Ceilings(tell=…)`, with the plane's store and name): they read the
     ceilings again at once. Called once the change's write committed, so
     what they read holds it."""
-    _sent(db, f"{CEILINGS} {plane}", "telling the other planes of a ceiling")
+    _send_notice(db, f"{CEILINGS} {plane}", "telling the other planes of a ceiling")
 
 
-def _sent(db: PostgresDatabase, payload: str, what: str) -> None:
+def _send_notice(db: PostgresDatabase, payload: str, what: str) -> None:
     """`notice` written without being waited for; `what` is said if it fails."""
     task = asyncio.ensure_future(db.write(functools.partial(notice, payload)))
     task.add_done_callback(functools.partial(_logged, what))
