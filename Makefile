@@ -72,13 +72,15 @@ WORKERS ?= $(shell $(PYTHON) -c 'import os; print(3 * (os.cpu_count() or 1))')
 test: lint $(E2E_NODE) $(E2E_AIDER)
 	$(BIN)/pytest -n $(WORKERS) --dist loadgroup
 
-# The inner loop: everything but the e2e, embedded-model and slow tiers, each
-# property test on a fifth of its examples (tests/support/fixtures_examples.py).
+# The inner loop: everything but the e2e, embedded-model and slow tiers and the
+# PostgreSQL run of each test that runs on both stores (its SQLite run stays;
+# tests/conftest.py), each property test on a fifth of its examples
+# (tests/support/fixtures_examples.py).
 # tests/e2e is not even collected (every test there is e2e: tests/conftest.py):
 # each worker would import Playwright and the e2e modules only to leave them out.
 test-fast: $(DEV)
-	$(BIN)/pytest -q -n $(WORKERS) --dist loadgroup -m "not e2e and not embedded and not slow" \
-	    --hypothesis-profile fast --ignore=tests/e2e
+	$(BIN)/pytest -q -n $(WORKERS) --dist loadgroup \
+	    -m "not e2e and not embedded and not slow and not postgres_twin" --hypothesis-profile fast --ignore=tests/e2e
 
 bench: $(DEV)
 	$(BIN)/python bench/compress.py

@@ -25,7 +25,7 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-FAST = "not e2e and not embedded and not slow"
+FAST = "not e2e and not embedded and not slow and not postgres_twin"
 
 
 def children_cpu() -> float:

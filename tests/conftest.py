@@ -1,12 +1,18 @@
 """Shared test fixtures. Each `tests/support/fixtures_*.py` module is a pytest
 plugin that registers its own; this file loads them where tests run (not on
 pytest-xdist's controller, which runs none), and sorts the tests into tiers
-(`make test-fast` leaves out the last three):
+(`make test-fast` leaves out the last four):
 
 - `e2e`: everything under tests/e2e (the real `plane` command in tmux, a clean clone);
 - `embedded`: tests on the real embedded model (the `embedded_model` fixture,
   or a module that starts one itself and says so with `pytestmark`);
-- `slow`: tests that say so.
+- `slow`: tests that say so;
+- `postgres_twin`: the PostgreSQL run of a test that runs on both stores
+  (`each_store`). Its SQLite run stays in the inner loop and its PostgreSQL
+  run is `make test`'s: a twentieth of the inner loop's tests, they were
+  about a fifth of its CPU, the server's counted (docs/performance.md). The
+  tests only PostgreSQL can run (several planes on one store, its links
+  going away) are no twins: they stay in the inner loop.
 
 `make test` runs the suite on three workers a core (pytest-xdist, `--dist loadgroup`);
 the embedded-model tests all go to one worker, so the model starts once and
@@ -69,3 +75,6 @@ def pytest_itemcollected(item: pytest.Item) -> None:
         item.add_marker(pytest.mark.embedded)
     if item.get_closest_marker("embedded") is not None:
         item.add_marker(pytest.mark.xdist_group("embedded"))
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and callspec.params.get("each_store") == "postgresql":
+        item.add_marker(pytest.mark.postgres_twin)
