@@ -3,7 +3,9 @@ call, without the store. A day's sums are read once, when the day is first
 asked for (the closed calls' from `spend`, one row an agent, and the
 estimates of the calls still in flight), on the writer between two
 commits, so no commit falls between the read and the sums; after that
-each commit moves them (`count`).
+each commit moves them (`count`). What the read's own transaction moved
+before it (a close in its batch) is written to `spend` first (`WriteNow`):
+that close's commit does not move a day not loaded yet.
 
 An agent whose rows of the day do not add up (a row edited while the plane
 runs) is left out of the sums and held alone (`unread`, with the sentence
@@ -27,6 +29,10 @@ Write = Callable[..., Awaitable[Any]]
 """One ledger transaction on the writer (`Ledger._write`): a function of the
 connection, what runs once it commits (`then`), and `reading`."""
 
+WriteNow = Callable[[Connection], None]
+"""What the writer's transaction moved of the agents' sums so far, written
+to `spend` inside it (`DaySums.write_now`)."""
+
 Read = tuple[dict[str, Decimal], dict[str, str]]
 """A day's sums that read, and the agents whose rows do not, each with its sentence."""
 
@@ -34,8 +40,9 @@ Read = tuple[dict[str, Decimal], dict[str, str]]
 class DaySpend:
     """The day's sums of one ledger, by day, then agent."""
 
-    def __init__(self, write: Write) -> None:
+    def __init__(self, write: Write, write_now: WriteNow) -> None:
         self._write = write
+        self._write_now = write_now
         self.days: dict[date, dict[str, Decimal]] = {}
         """The sums by day read so far (the ledger's gate reads it directly)."""
         self.unread: dict[date, dict[str, str]] = {}
@@ -100,6 +107,7 @@ class DaySpend:
         on = day.isoformat()
 
         def read(conn: Connection) -> Read:
+            self._write_now(conn)
             rows = conn.execute(_DAY_SUMS, (on,)).fetchall()
             sums = sums_of(rows)
             if sums is not None:
@@ -132,6 +140,7 @@ class DaySpend:
         on = day.isoformat()
 
         def read(conn: Connection) -> Decimal:
+            self._write_now(conn)
             rows = conn.execute(_AGENTS_DAY_SUMS, (on, agent)).fetchall()
             sums = sums_of(rows)
             if sums is None:

@@ -2,7 +2,9 @@
 sum per day of its calls no longer pending), and the `group_spend` and
 `tag_spend` rows of calls written with a group or a tag, added up as the
 transaction's write functions run and written once at its end
-(`Database.finish_with`): one row per agent per batch, not one per call."""
+(`Database.finish_with`): one row per agent per batch, not one per call.
+A read of `spend` inside the transaction has the agents' written first
+(`write_now`), to see what the functions before it moved."""
 
 from __future__ import annotations
 
@@ -58,8 +60,12 @@ class DaySums:
         no row, and its sum) after this writer's last transaction that read
         or wrote it, for `_ADD_SPEND`'s fourth and fifth values."""
         self._touched: list[tuple[str, str]] = []
-        """The rows read or written by the last `write`: not known to hold
-        that once its transaction fails."""
+        """The rows read or written by the last transaction that wrote sums
+        (`write`, `write_now`): not known to hold that once it fails."""
+        self._ended = True
+        """`_touched` is of a transaction whose `write` ran: by the time the
+        next one writes sums, it committed (else `forget` emptied it), and
+        its rows are forgotten there."""
         self.stale = False
         """Set from any thread when the rows may have moved under this
         writer (`Ledger.forget_sums`): what it held is read again."""
@@ -115,15 +121,26 @@ class DaySums:
         several planes write, go in their keys' order: two planes' batches
         lock them in one order, and never wait on each other in a cycle (an
         agent's is written by the one plane that runs it)."""
-        self._touched.clear()  # the transaction before committed: what it left is held
-        if self._moved:
-            conn.executemany(_ADD_SPEND, self._added(conn))
-            self._moved.clear()
+        self.write_now(conn)
+        self._ended = True
         for sums, sql in ((self._groups, _ADD_GROUP_SPEND), (self._tags, _ADD_TAG_SPEND)):
             if sums:
                 moved = sorted(sums.items())
                 conn.executemany(sql, [(day, key, str(amount)) for (day, key), amount in moved])
                 sums.clear()
+
+    def write_now(self, conn: Connection) -> None:
+        """The agents' sums moved so far, written before the transaction's
+        end: for a read of `spend` inside it (a day's sums read, `DaySpend`),
+        which would otherwise see neither a close's cost (not written yet)
+        nor its estimate (no longer pending). A group's and a tag's wait
+        for `write`, where they are locked in their keys' order."""
+        if self._ended:  # the transaction before committed: what it left is held
+            self._touched.clear()
+            self._ended = False
+        if self._moved:
+            conn.executemany(_ADD_SPEND, self._added(conn))
+            self._moved.clear()
 
     def _added(self, conn: Connection) -> list[tuple[str, str, str, str | None, str]]:
         """`_ADD_SPEND`'s values for each agent's amount moved, and the sums
@@ -160,6 +177,7 @@ class DaySums:
         for day, agent in self._touched:
             self._held.get(day, {}).pop(agent, None)
         self._touched.clear()
+        self._ended = True
 
 
 def _read_sum(day: str, agent: str, text: str) -> tuple[str, Decimal]:

@@ -132,15 +132,15 @@ class Ledger:
     ) -> None:
         self._db = db
         self._clock = clock
-        self._spend = DaySpend(self._write)
+        self._sums = DaySums()
+        db.finish_with(self._sums)
+        self._spend = DaySpend(self._write, self._sums.write_now)
         """Each agent's spend of a day, in memory: what the gate weighs."""
         self._days = self._spend.days  # read directly on the gate's path
         self._unread = self._spend.unread
         self._plane_day = PlaneDay(clock, self._write, self._read, self._carry_in_flight)
         self._open: dict[int, Recorded] = {}
         """The calls this plane opened and has not closed, as written."""
-        self._sums = DaySums()
-        db.finish_with(self._sums)
         self.plane = plane
         """This plane's name, recorded with each call it opens, when several
         planes share the store (None: the store is this plane's alone)."""
