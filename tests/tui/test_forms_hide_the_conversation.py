@@ -45,6 +45,7 @@ PANELS = ["ctrl+n", "f1", "ctrl+g"]
 conversation in turn, on one app a theme, and closed with Esc."""
 
 
+@pytest.mark.slow  # 1.5-1.6 s alone: three panels opened in turn, four screenshots read
 @pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])
 async def test_the_conversation_behind_a_panel_is_dimmed_nearly_away(theme: str) -> None:
     """The app started in the theme: switched to it once started, the light
