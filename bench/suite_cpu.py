@@ -6,9 +6,11 @@ file and by fixture (tests/support/cpu_spent.py records them).
     .venv/bin/python bench/suite_cpu.py --workers 3 tests/tui
 
 CPU, not wall time: on a machine shared with other runs, wall time is mostly
-waiting for a core. On 2 cores, the run's CPU halved is a floor under its wall
-time. A PostgreSQL server started for the run (tests/support/postgres.py) is
-started by `pg_ctl`, which leaves it to init: its CPU is not in the figures.
+waiting for a core. What the tests wait for otherwise (timers, sockets,
+processes) is printed last: read it from a run with `--workers 0`. On 2
+cores, the run's CPU halved is a floor under its wall time. A PostgreSQL
+server started for the run (tests/support/postgres.py) is started by
+`pg_ctl`, which leaves it to init: its CPU is not in the figures.
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ def report(cpu: float, wall: float, rows: list[dict], top: int) -> None:
     fixtures: Counter[str] = Counter()
     users: Counter[str] = Counter()
     tests: Counter[str] = Counter()
+    waits: Counter[str] = Counter()
     for row in rows:
         phases[row["phase"]] += row["cpu"]
         if row["phase"] == "collection":
@@ -65,6 +68,7 @@ def report(cpu: float, wall: float, rows: list[dict], top: int) -> None:
         file = row["test"].split("::")[0]
         files[file] += row["cpu"]
         tests[row["test"]] += row["cpu"]
+        waits[row["test"]] += row["wall"] - row["cpu"]
         if row["phase"] == "call":
             tests_in_file[file] += 1
             for name in row["fixtures"]:
@@ -91,6 +95,12 @@ def report(cpu: float, wall: float, rows: list[dict], top: int) -> None:
         print(f"  {seconds:6.1f} {n:5d} {1000 * seconds / n:6.0f}  {name}")
     print(f"\ntop {top} tests (CPU-s):")
     for test, seconds in tests.most_common(top):
+        print(f"  {seconds:6.2f}  {test}")
+    # Waiting: a test's wall time less its CPU (a timer, a socket, a process
+    # not reaped yet). With workers, waiting for a core is in it too: read
+    # it from a run with --workers 0.
+    print(f"\nthe tests' waiting (wall less CPU): {sum(waits.values()):.1f} s; top {top}:")
+    for test, seconds in waits.most_common(top):
         print(f"  {seconds:6.2f}  {test}")
 
 

@@ -1,8 +1,9 @@
 """Where a test run's CPU goes: a pytest plugin that writes, for each test's
 set-up, call and tear-down and for each process's collection, the CPU seconds
 spent (the process's own and that of the children it reaped: a `plane`
-subprocess, an MCP server) as one JSON line in `$PLANE_TEST_CPU_DIR`, a file a
-process (each pytest-xdist worker writes its own).
+subprocess, an MCP server), and each phase's wall time, as one JSON line
+in `$PLANE_TEST_CPU_DIR`, a file a process (each pytest-xdist worker writes
+its own).
 
     PLANE_TEST_CPU_DIR=/tmp/cpu .venv/bin/pytest -p tests.support.cpu_spent ...
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import time
 from collections.abc import Generator
 from pathlib import Path
 from typing import IO
@@ -46,7 +48,7 @@ def _write(record: dict[str, object]) -> None:
 
 
 def _measured(item: pytest.Item, phase: str) -> Generator[None, object, object]:
-    before = cpu_seconds()
+    before, started = cpu_seconds(), time.monotonic()
     try:
         return (yield)
     finally:
@@ -55,6 +57,7 @@ def _measured(item: pytest.Item, phase: str) -> Generator[None, object, object]:
                 "test": item.nodeid,
                 "phase": phase,
                 "cpu": cpu_seconds() - before,
+                "wall": time.monotonic() - started,
                 "fixtures": list(getattr(item, "fixturenames", ())),
             }
         )
