@@ -80,6 +80,18 @@ async def in_one_batch(
     return await reading
 
 
+async def counted_once(db: Database, ledger: Ledger, call: int, day: date) -> None:
+    """The call settled and then agent "a"'s day read, in one transaction:
+    the read, the sum in memory and the `spend` row each hold its cost once."""
+    spent = await in_one_batch(
+        db,
+        lambda: ledger.settle(call, USAGE, COST, "table"),
+        lambda: ledger.spend_today("a"),
+    )
+    assert spent == COST
+    assert ledger.spend_known("a") == COST == await table(db, day, "a")
+
+
 async def table(db: Database, day: date, agent: str) -> Decimal:
     rows = await db.fetchall(
         "SELECT cost_usd FROM spend WHERE day = ? AND agent = ?", day.isoformat(), agent
@@ -101,13 +113,7 @@ async def test_a_forgotten_days_first_read_counts_a_close_in_its_batch(opened):
     ledger = Ledger(db, ManualClock(NOON))
     call = await ledger.open_call("a", "p", "m", ESTIMATE, "estimate")
     ledger.forget_sums()
-    spent = await in_one_batch(
-        db,
-        lambda: ledger.settle(call, USAGE, COST, "table"),
-        lambda: ledger.spend_today("a"),
-    )
-    assert spent == COST
-    assert ledger.spend_known("a") == COST == await table(db, NOON.date(), "a")
+    await counted_once(db, ledger, call, NOON.date())
 
 
 async def test_a_new_days_first_read_counts_a_close_in_its_batch(opened):
@@ -120,13 +126,7 @@ async def test_a_new_days_first_read_counts_a_close_in_its_batch(opened):
     await clock.advance(timedelta(seconds=0.2))
     new_day = await ledger.today()
     assert new_day == LAST_TENTH.date() + timedelta(days=1)
-    spent = await in_one_batch(
-        db,
-        lambda: ledger.settle(call, USAGE, COST, "table"),
-        lambda: ledger.spend_today("a"),
-    )
-    assert spent == COST
-    assert ledger.spend_known("a") == COST == await table(db, new_day, "a")
+    await counted_once(db, ledger, call, new_day)
 
 
 async def test_an_agents_reread_counts_a_close_in_its_batch(opened):
@@ -142,10 +142,4 @@ async def test_an_agents_reread_counts_a_close_in_its_batch(opened):
     ledger.forget_sums()
     with pytest.raises(LedgerError):
         await ledger.spend_today("a")
-    spent = await in_one_batch(
-        db,
-        lambda: ledger.settle(call, USAGE, COST, "table"),
-        lambda: ledger.spend_today("a"),
-    )
-    assert spent == COST
-    assert ledger.spend_known("a") == COST == await table(db, NOON.date(), "a")
+    await counted_once(db, ledger, call, NOON.date())
