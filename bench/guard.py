@@ -61,6 +61,7 @@ from plane.gateway.keys import Keys  # noqa: E402
 from plane.home import Home  # noqa: E402
 from plane.wire import protocol as p  # noqa: E402
 from plane.wire.protocol import Usage  # noqa: E402
+from tests.support.gateway_sessions import chat_with_reads  # noqa: E402
 from tests.support.scripted_llm import (  # noqa: E402
     CutStream,
     Reply,
@@ -267,19 +268,6 @@ def plane_loops(bench: Bench, llm: ScriptedLLM) -> dict[str, Callable[[], Awaita
     }
 
 
-def chat(reads: list[tuple[str, str]]) -> list[dict[str, Any]]:
-    messages: list[dict[str, Any]] = [{"role": "user", "content": "fix the build"}]
-    for n, (path, result) in enumerate(reads):
-        call = {
-            "id": f"call_{n}",
-            "type": "function",
-            "function": {"name": "read_file", "arguments": json.dumps({"path": path})},
-        }
-        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
-        messages.append({"role": "tool", "tool_call_id": f"call_{n}", "content": result})
-    return messages
-
-
 async def chat_session(url: str, key: str, reads: list[tuple[str, str]]) -> None:
     """A Chat Completions client whose conversation grows by one read a call;
     it stops when the plane refuses it."""
@@ -287,7 +275,7 @@ async def chat_session(url: str, key: str, reads: list[tuple[str, str]]) -> None
         for n in range(1, len(reads) + 1):
             try:
                 await client.chat.completions.create(
-                    model="bench-model", max_tokens=300, messages=chat(reads[:n])
+                    model="bench-model", max_tokens=300, messages=chat_with_reads(reads[:n])
                 )
             except openai.BadRequestError:
                 return
