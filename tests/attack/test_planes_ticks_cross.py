@@ -36,6 +36,7 @@ def one_row(conn: psycopg.Connection[Any], sql: str, *params: object) -> tuple[A
     return tuple(row)
 
 
+@pytest.mark.slow  # 2.4 s alone, 0.7 of it CPU: the two ticks wait on the server's locks
 async def test_two_planes_taking_each_others_run_out_leases_never_deadlock(postgres_url):
     x = await join(postgres_url, "X", AGENTS, shared=True)
     y = await join(postgres_url, "Y", AGENTS, shared=True)

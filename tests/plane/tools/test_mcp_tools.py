@@ -189,6 +189,7 @@ async def test_a_server_that_cannot_start_is_one_line_and_the_turn_goes_on(start
     assert "ghost__" not in json.dumps(plane.llm.requests[0].get("tools", []))
 
 
+@pytest.mark.slow  # 1.65 s alone: a real MCP server started for the session
 async def test_a_message_too_large_is_told_the_room_the_mcp_tools_leave_it(start_plane):
     """The refusal's room counts the schemas of the MCP tools the agent's
     session offers, as it counts the registry's."""
