@@ -17,6 +17,12 @@ can explain later.
   the file's to delete.
 - **Renaming** moves every row the name keys (conversation, ledger, ceiling,
   bookings, model history) in one transaction, and the workspace with it.
+- A **gateway agent** comes only from agents.yaml, so it is never renamed or
+  deleted here. That is what keeps its money whole: its client's calls in
+  flight are no turn (`Ledger.flying` counts them), and one would close
+  under the name it was opened with. A gateway agent made from the keyboard
+  would need both refused while it has calls in flight, and the gateway's
+  admission to find its name still in the roster under a lock they share.
 """
 
 from __future__ import annotations
