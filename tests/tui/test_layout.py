@@ -12,6 +12,7 @@ import pytest
 from plane.wire.protocol import MessageAppended
 from tests.tui.conftest import feed, focused, settle
 from tests.tui.factories import agent, message, snapshot
+from tests.tui.test_live import until
 from tui.app import PlaneApp
 from tui.widgets.agent_list import AgentList
 from tui.widgets.composer import Composer
@@ -37,12 +38,17 @@ async def test_the_list_takes_what_its_rows_need_and_the_conversation_the_rest()
         await settle(pilot)
         side, pane, shown = widths(app)
         assert shown and side == 20 and pane >= 80 - 20 - 4
+        # A resize is laid out over a few of the app's passes, which a busy
+        # machine may not finish within `resize_terminal`'s one: each width's
+        # layout is waited for (`until` fails if it never comes).
         await pilot.resize_terminal(120, 30)
-        assert widths(app)[0] == len("scout") + 16, "as wide as its rows need"
+        await until(pilot, lambda: widths(app)[0] == len("scout") + 16)  # as its rows need
         await pilot.resize_terminal(79, 30)
+        await until(pilot, lambda: sum(widths(app)[:2]) < 79 and widths(app)[1] >= 79 - 19 - 4)
         side, pane, shown = widths(app)
         assert shown and side <= 19 and pane >= 79 - 19 - 4
         await pilot.resize_terminal(50, 30)
+        await until(pilot, lambda: not widths(app)[2] and 50 - 4 <= widths(app)[1] < 50)
         side, pane, shown = widths(app)
         assert not shown and pane >= 50 - 4, "below 60 the conversation gets the width"
 
