@@ -3,8 +3,8 @@
 Each `App` builds a stylesheet of its own and parses every source in it
 afresh: the TUI's `.tcss` files, each widget's `DEFAULT_CSS`, and the 168
 variables of its theme, tokenized one by one. A user starts one app; a
-test process starts one an app test (144 in the fast tier), and that parse
-was about a fifth of each start's CPU, ~4 CPU-seconds of the tier's
+test process starts one for each app test (144 in the fast tier), and that
+parse was about a fifth of each start's CPU, ~4 CPU-seconds of the tier's
 (docs/performance.md). So for the whole run the two functions the
 stylesheet parses with hand back what they returned before for the same
 input: the rules of a source given the same variables' tokens, the tokens
