@@ -29,10 +29,14 @@ Every plane sharing the store keeps the ceilings in memory: once a change
 here is stored, the others are **told** (`tell`, the fleet's notice) and
 read them again at once, not at their next renewal; a read says what it
 found changed (`Reread`), for the clients of those planes to be shown it.
+A read never takes back a change made here while it read: the operator's
+and the agents' changes and the reads take turns (`_turns`), and a rename
+or a delete that lands during a read has the read made again.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -110,6 +114,15 @@ class Ceilings:
         self.changes = 0
         """Counts every change to any ceiling: a decision made before an await
         can tell that it may be stale (the worker's, before it reads what waits)."""
+        self._turns = asyncio.Lock()
+        """Held by a read of the stored values (`reload`) and by each change
+        made here that is stored (`set`, `ask`...) from its write to its
+        change in memory: a read that began before the write would otherwise
+        put the value it read over the one just set."""
+        self._moved = 0
+        """Counts the renames and deletes (`renamed`, `forget`): made once their
+        own transaction committed, without a turn, they have a read that was
+        under way made again."""
 
     async def load(
         self,
@@ -131,6 +144,24 @@ class Ceilings:
         the store may have changed them); say what changed. Only the agents
         whose stored values differ are looked at: a fleet of thousands costs
         the comparison of its dicts, not a look at each agent."""
+        async with self._turns:
+            while True:
+                moved = self._moved
+                stored = await self._stored()
+                if self._moved == moved:
+                    return self._reread(*stored)
+
+    async def _stored(
+        self,
+    ) -> tuple[
+        dict[str, Decimal | None],
+        dict[str, Decimal],
+        dict[str, tuple[Decimal, datetime]],
+        tuple[Decimal | None] | None,
+        dict[str, Decimal | None],
+    ]:
+        """The operator's values, the asks, the raises, the fleet's and the
+        groups' values, as stored."""
         rows = await self._db.fetchall("SELECT agent, limit_usd FROM ceilings")
         set_ = {
             r["agent"]: amount_or_none("ceilings", r["agent"], "limit_usd", r["limit_usd"])
@@ -152,12 +183,23 @@ class Ceilings:
             if fleet is not None and fleet["set_by"]
             else None
         )
+        return set_, asked, raised, fleet_set, await self.groups.read()
+
+    def _reread(
+        self,
+        set_: dict[str, Decimal | None],
+        asked: dict[str, Decimal],
+        raised: dict[str, tuple[Decimal, datetime]],
+        fleet_set: tuple[Decimal | None] | None,
+        groups_set: dict[str, Decimal | None],
+    ) -> Reread:
+        """The values `_stored` read, in memory; what changed."""
         touched = _differ(self._set, set_) | _differ(self._asked, asked)
         touched |= _differ(self._raised, raised)
         before = {agent: self.shown(agent) for agent in touched}
         fleet_before = self.fleet()
         self._set, self._asked, self._raised, self._fleet_set = set_, asked, raised, fleet_set
-        groups = await self.groups.reload()
+        groups = self.groups.reread(groups_set)
         reread = Reread(
             agents=frozenset(agent for agent in touched if self.shown(agent) != before[agent]),
             fleet=self.fleet() != fleet_before,
@@ -180,18 +222,21 @@ class Ceilings:
     async def set_fleet(self, ceiling: Decimal | None) -> None:
         """The operator's fleet ceiling, from the keyboard: it replaces the file's."""
         row = (None if ceiling is None else str(ceiling), self._clock.now().isoformat())
-        await self._db.write(
-            lambda conn: conn.execute(
-                "UPDATE fleet SET limit_usd = ?, set_at = ?, set_by = 'operator' WHERE id = 1", row
+        async with self._turns:
+            await self._db.write(
+                lambda conn: conn.execute(
+                    "UPDATE fleet SET limit_usd = ?, set_at = ?, set_by = 'operator' WHERE id = 1",
+                    row,
+                )
             )
-        )
-        self._fleet_set = (ceiling,)
+            self._fleet_set = (ceiling,)
         self.changes += 1
         self._tell_others()
 
     async def set_group(self, name: str, ceiling: Decimal | None) -> None:
         """The operator's ceiling of a group, from the keyboard: it replaces the file's."""
-        await self.groups.set(name, ceiling)
+        async with self._turns:
+            await self.groups.set(name, ceiling)
         self.changes += 1
         self._tell_others()
 
@@ -218,6 +263,7 @@ class Ceilings:
         _move(self._set, old, new)
         _move(self._asked, old, new)
         _move(self._raised, old, new)
+        self._moved += 1
         self.changes += 1
         self._tell_others()
 
@@ -226,6 +272,7 @@ class Ceilings:
         an agent made later with its name starts from the defaults."""
         for values in (self._from_file, self._set, self._asked, self._raised):
             values.pop(agent, None)
+        self._moved += 1
         self.changes += 1
         self._tell_others()
 
@@ -280,10 +327,11 @@ class Ceilings:
             conn.execute("DELETE FROM asks WHERE agent = ?", (agent,))
             conn.execute("DELETE FROM raises WHERE agent = ?", (agent,))
 
-        await self._db.write(set_ceiling)
-        self._set[agent] = ceiling
-        self._asked.pop(agent, None)
-        self._raised.pop(agent, None)
+        async with self._turns:
+            await self._db.write(set_ceiling)
+            self._set[agent] = ceiling
+            self._asked.pop(agent, None)
+            self._raised.pop(agent, None)
         self.changes += 1
         self._tell_others()
 
@@ -326,34 +374,37 @@ class Ceilings:
             )
             conn.execute("DELETE FROM asks WHERE agent = ?", (agent,))
 
-        await self._db.write(raise_ceiling)
-        self._raised[agent] = (ceiling, ends_at)
-        self._asked.pop(agent, None)
+        async with self._turns:
+            await self._db.write(raise_ceiling)
+            self._raised[agent] = (ceiling, ends_at)
+            self._asked.pop(agent, None)
         self.changes += 1
         self._tell_others()
 
     async def ask(self, agent: str, asked: Decimal | None) -> bool:
         """The agent asks to be held to `asked` (None: no ceiling). Applied
         when it only removes capacity (at or under the effective ceiling);
-        returns whether it was. The decision and the new value are made
-        before anything is awaited, so no interleaving can loosen it."""
-        if not is_tighter(asked, self.of(agent)):
-            return False
-        if asked is None:
-            return True  # no ceiling asked, none there: nothing to hold it to
-        current = self._asked.get(agent)
-        held_to = asked if current is None else min(current, asked)
-        self._asked[agent] = held_to
-        self.changes += 1
-        row = (agent, str(held_to), self._clock.now().isoformat())
-        await self._db.write(
-            lambda conn: conn.execute(
-                "INSERT INTO asks (agent, limit_usd, asked_at) VALUES (?, ?, ?)"
-                " ON CONFLICT (agent) DO UPDATE SET limit_usd = excluded.limit_usd,"
-                " asked_at = excluded.asked_at",
-                row,
+        returns whether it was. The decision and the new value are made in
+        its turn and before anything else is awaited, so no interleaving can
+        loosen it."""
+        async with self._turns:
+            if not is_tighter(asked, self.of(agent)):
+                return False
+            if asked is None:
+                return True  # no ceiling asked, none there: nothing to hold it to
+            current = self._asked.get(agent)
+            held_to = asked if current is None else min(current, asked)
+            self._asked[agent] = held_to
+            self.changes += 1
+            row = (agent, str(held_to), self._clock.now().isoformat())
+            await self._db.write(
+                lambda conn: conn.execute(
+                    "INSERT INTO asks (agent, limit_usd, asked_at) VALUES (?, ?, ?)"
+                    " ON CONFLICT (agent) DO UPDATE SET limit_usd = excluded.limit_usd,"
+                    " asked_at = excluded.asked_at",
+                    row,
+                )
             )
-        )
         self._tell_others()
         return True
 

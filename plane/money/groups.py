@@ -64,11 +64,15 @@ class Groups:
                 value,
             )
 
-    async def reload(self) -> frozenset[str]:
-        """Read the operator's values again (another plane may have set one);
-        the groups whose ceiling changed."""
+    async def read(self) -> dict[str, Decimal | None]:
+        """The operator's values as stored (another plane may have set one),
+        for `reread`."""
         rows = await self._db.fetchall("SELECT name, limit_usd FROM group_limits")
-        found = {r["name"]: _limit(r) for r in rows}
+        return {r["name"]: _limit(r) for r in rows}
+
+    def reread(self, found: dict[str, Decimal | None]) -> frozenset[str]:
+        """The operator's values as `read` found them; the groups whose
+        ceiling changed."""
         if found == self._set:
             return frozenset()
         before = {name: self.ceiling(name) for name in self._set.keys() | found.keys()}
