@@ -162,10 +162,18 @@ class Roster:
 
     async def reread(self, name: str) -> AgentSpec:
         """`name` as the store has it now: with several planes on one store,
-        another plane may have changed it (the operator resumed it there)."""
-        spec = self.get(name)
-        row = await self._db.fetchone("SELECT * FROM agent_settings WHERE name = ?", name)
-        if row is not None and name in self._agents:
+        another plane may have changed it (the operator resumed it there).
+        A change made here while the row was read (a pause) is stored
+        before it is in memory, so the row is read again then: the row read
+        before it would take the change back."""
+        while True:
+            spec = self.get(name)
+            row = await self._db.fetchone("SELECT * FROM agent_settings WHERE name = ?", name)
+            if name not in self._agents:
+                return spec
+            if self._agents[name] is spec:
+                break
+        if row is not None:
             spec = self._agents[name] = self._with_settings(spec, row)
         return spec
 
