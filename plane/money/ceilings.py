@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from sqlite3 import Connection
-from typing import Literal, TypeVar
+from typing import Literal, NamedTuple, TypeVar
 
 from plane.clock import Clock
 from plane.money.groups import Groups
@@ -75,6 +75,17 @@ class Reread:
 
     def __bool__(self) -> bool:
         return self.fleet or bool(self.agents or self.groups)
+
+
+class Stored(NamedTuple):
+    """The ceilings as a read of the store found them (`Ceilings.reload`)."""
+
+    set_: dict[str, Decimal | None]
+    """The operator's values (None: "off")."""
+    asked: dict[str, Decimal]
+    raised: dict[str, tuple[Decimal, datetime]]
+    fleet_set: tuple[Decimal | None] | None
+    groups_set: dict[str, Decimal | None]
 
 
 class Ceilings:
@@ -149,17 +160,9 @@ class Ceilings:
                 moved = self._moved
                 stored = await self._stored()
                 if self._moved == moved:
-                    return self._reread(*stored)
+                    return self._reread(stored)
 
-    async def _stored(
-        self,
-    ) -> tuple[
-        dict[str, Decimal | None],
-        dict[str, Decimal],
-        dict[str, tuple[Decimal, datetime]],
-        tuple[Decimal | None] | None,
-        dict[str, Decimal | None],
-    ]:
+    async def _stored(self) -> Stored:
         """The operator's values, the asks, the raises, the fleet's and the
         groups' values, as stored."""
         rows = await self._db.fetchall("SELECT agent, limit_usd FROM ceilings")
@@ -183,17 +186,11 @@ class Ceilings:
             if fleet is not None and fleet["set_by"]
             else None
         )
-        return set_, asked, raised, fleet_set, await self.groups.read()
+        return Stored(set_, asked, raised, fleet_set, await self.groups.read())
 
-    def _reread(
-        self,
-        set_: dict[str, Decimal | None],
-        asked: dict[str, Decimal],
-        raised: dict[str, tuple[Decimal, datetime]],
-        fleet_set: tuple[Decimal | None] | None,
-        groups_set: dict[str, Decimal | None],
-    ) -> Reread:
+    def _reread(self, stored: Stored) -> Reread:
         """The values `_stored` read, in memory; what changed."""
+        set_, asked, raised, fleet_set, groups_set = stored
         touched = _differ(self._set, set_) | _differ(self._asked, asked)
         touched |= _differ(self._raised, raised)
         before = {agent: self.shown(agent) for agent in touched}

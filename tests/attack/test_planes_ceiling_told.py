@@ -11,12 +11,12 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any
 
 import pytest
 
 from plane.money.ceilings import Ceilings
 from tests.support.fleet_members import Member, join
+from tests.support.held_reads import HeldRead
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -108,36 +108,6 @@ async def test_the_plane_that_set_a_ceiling_keeps_what_it_set(a_and_b):
     assert a.ceilings.fleet() == Decimal(3)
 
 
-class HeldRead:
-    """A's reads of the stored ceilings held just after reading `table` until
-    `go_on` is set: a reread under way while something else happens."""
-
-    def __init__(self, member: Member, table: str) -> None:
-        self.table = f"FROM {table}"
-        self.real = (member.db.fetchall, member.db.fetchone)
-        self.held = asyncio.Event()
-        self.go_on = asyncio.Event()
-
-    async def hold(self, sql: str) -> None:
-        if self.table in sql and not self.held.is_set():
-            self.held.set()
-            await self.go_on.wait()
-
-    async def fetchall(self, sql: str, *params: object) -> list[Any]:
-        rows = await self.real[0](sql, *params)
-        await self.hold(sql)
-        return rows
-
-    async def fetchone(self, sql: str, *params: object) -> Any:
-        row = await self.real[1](sql, *params)
-        await self.hold(sql)
-        return row
-
-    def instead_of_the_stores(self, member: Member, monkeypatch: pytest.MonkeyPatch) -> None:
-        monkeypatch.setattr(member.db, "fetchall", self.fetchall)
-        monkeypatch.setattr(member.db, "fetchone", self.fetchone)
-
-
 READ_FROM = {"/limit 0": "ceilings", "/limit fleet": "fleet", "/limit group": "group_limits"}
 READ_FROM["a raise from an alert"] = "raises"
 """The table each write's value is read from, again, by a reread."""
@@ -152,8 +122,7 @@ async def test_a_reread_under_way_never_takes_back_a_ceiling_set_on_its_plane(
     from A's memory until the next renewal): they take turns."""
     a, _ = a_and_b
     store, holds = WRITES[write]
-    read = HeldRead(a, READ_FROM[write])
-    read.instead_of_the_stores(a, monkeypatch)
+    read = HeldRead(a.db, READ_FROM[write], monkeypatch)
     reread = asyncio.ensure_future(a.ceilings.reload())
     await read.held.wait()
     change = asyncio.ensure_future(store(a.ceilings))
@@ -170,8 +139,7 @@ async def test_a_rename_while_a_reread_is_under_way_keeps_the_ceiling_with_the_n
 ):
     a, _ = a_and_b
     await a.ceilings.set("x", Decimal(0))
-    read = HeldRead(a, "ceilings")
-    read.instead_of_the_stores(a, monkeypatch)
+    read = HeldRead(a.db, "ceilings", monkeypatch)
     reread = asyncio.ensure_future(a.ceilings.reload())
     await read.held.wait()
     # As a rename does: the rows moved in one transaction, then the memory.

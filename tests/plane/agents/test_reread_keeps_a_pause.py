@@ -5,25 +5,8 @@ not take the pause back, or the turn the pause should stop starts."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
-from tests.support.fixtures_plane import RunningPlane
-
-
-class HeldRead:
-    """The store's reads of an agent's settings held after reading, until `go_on`."""
-
-    def __init__(self, plane: RunningPlane) -> None:
-        self.real = plane.db.fetchone
-        self.held = asyncio.Event()
-        self.go_on = asyncio.Event()
-
-    async def fetchone(self, sql: str, *params: object) -> Any:
-        row = await self.real(sql, *params)
-        if "FROM agent_settings" in sql and not self.held.is_set():
-            self.held.set()
-            await self.go_on.wait()
-        return row
+from tests.support.held_reads import HeldRead
 
 
 async def test_a_pause_made_while_the_agent_is_read_again_is_what_the_read_returns(
@@ -32,8 +15,7 @@ async def test_a_pause_made_while_the_agent_is_read_again_is_what_the_read_retur
     plane = await start_plane()
     roster = plane.services.roster
     await roster.change("demo", paused=False)  # its settings' row, as a fleet's agent has
-    read = HeldRead(plane)
-    monkeypatch.setattr(plane.db, "fetchone", read.fetchone)
+    read = HeldRead(plane.db, "agent_settings", monkeypatch)
     reread = asyncio.ensure_future(roster.reread("demo"))
     await read.held.wait()
     await roster.change("demo", paused=True)  # the operator's pause, stored
