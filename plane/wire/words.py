@@ -119,6 +119,19 @@ def spend_against(spent: Decimal, ceiling: Decimal | None) -> str:
     return f"${spent:,f}"
 
 
+def spend_priced(
+    spent: Decimal, ceiling: Decimal | None, *, price_known: bool, floor_priced: bool
+) -> str:
+    """An agent's spend as its row says it: `spend_against`, or `$?` on a
+    model with no known price (its calls count $0, which is not what they
+    cost), `$0.40+$?` when some of its calls were priced, or when that is a
+    floor. `plane status` and `plane show` say it alike."""
+    figure = spend_against(spent, ceiling)
+    if price_known and not floor_priced:
+        return figure
+    return f"{figure}+$?" if spent > 0 else "$?"
+
+
 def spend_total(parts: Iterable[tuple[Decimal, Decimal | None]], unlisted: Decimal) -> str:
     """A day's spend summed over agents (`parts`: each one's spend and
     ceiling; `unlisted`: spend no part shows, agents deleted today), worded
