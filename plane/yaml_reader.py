@@ -392,16 +392,28 @@ def locate(data: Any, loc: list[str], source: str, message: str) -> str:
     return f"{where}: {key + ': ' if key else ''}{message}."
 
 
+_ABSENT = object()
+
+
+def _key_named(node: dict[Any, Any], part: str) -> Any:
+    """The key of `node` that `part` names: a key the YAML wrote as a number
+    or null (`7:`, `~:`) is named as text (`7`, `None`) once read, and its
+    line is still the one it is on."""
+    if part in node:
+        return part
+    return next((key for key in node if not isinstance(key, str) and str(key) == part), _ABSENT)
+
+
 def _line_of(data: Any, loc: list[str]) -> int | None:
     """The 1-based line of the deepest key of `loc` that the YAML has."""
     line = None
     node = data
     for part in loc:
         lc = getattr(node, "lc", None)
-        if isinstance(node, dict) and part in node:
+        if isinstance(node, dict) and (key := _key_named(node, part)) is not _ABSENT:
             if lc is not None:
-                line = lc.key(part)[0] + 1
-            node = node[part]
+                line = lc.key(key)[0] + 1
+            node = node[key]
         elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
             if lc is not None:
                 line = lc.item(int(part))[0] + 1

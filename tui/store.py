@@ -262,6 +262,10 @@ class Store:
         self.agents[agent.name] = agent
         self.tally.put(agent)
         if is_new:
+            # A new row comes with its name's spend today: an agent of that
+            # name deleted today, whose spend no row showed until now.
+            left = self.unlisted_spend_usd - agent.spend_today_usd
+            self.unlisted_spend_usd = max(Decimal(0), left)
             self.roster_changed.publish(self.names)
         else:
             self.agent_changed.publish(agent)

@@ -35,7 +35,16 @@ from plane.clock import until
 from plane.money.budgets import Full
 from plane.money.gate import AboveAgent, AtCeiling, Hold, Paused, TooDear, Unpriced
 from plane.money.ledger import Interrupted
-from plane.wire.words import UNPRICED, pace, spend_against, tokens, turn_cost, usd, usd_exact
+from plane.wire.words import (
+    UNPRICED,
+    apart,
+    pace,
+    spend_against,
+    tokens,
+    turn_cost,
+    usd,
+    usd_exact,
+)
 
 # ── why an agent is quiet ──────────────────────────────────────────────────
 
@@ -235,10 +244,12 @@ def too_dear(
     whose: Whose = ITS,
 ) -> str:
     """Why a call is refused before it is sent: its own likely cost does not
-    fit in what is left today, whatever the calls in flight do."""
+    fit in what is left today, whatever the calls in flight do. The two
+    figures say which is larger, however small they are."""
+    cost, rest = apart(likely, left)
     return (
-        f"{agent} is not answering this call: it would cost about {usd(likely)}, and "
-        f"{usd(left)} is left of {whose.ceiling} {usd_exact(ceiling)} daily ceiling today; it "
+        f"{agent} is not answering this call: it would cost about {cost}, and "
+        f"{rest} is left of {whose.ceiling} {usd_exact(ceiling)} daily ceiling today; it "
         f"answers calls that fit at 00:00 UTC, in {resets_in}, or when {whose.raised} is raised."
     )
 

@@ -16,7 +16,7 @@ from plane.cli.connect import with_client
 from plane.errors import NoSuchAgent, PlaneError
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
-from plane.wire.words import UNPRICED, pace, reaches, spend_against, terminal_safe, usd_exact
+from plane.wire.words import UNPRICED, pace, reaches, spend_priced, terminal_safe, usd_exact
 
 LOG_LINES = 20
 NAMED = "the agent's name"
@@ -185,7 +185,7 @@ def shown(details: p.ShowAgentReply) -> str:
     lines = [
         f"{a.name} ({made}{'; a gateway agent' if a.gateway else ''})",
         agent_settings(a, details.ceiling_from),
-        f"  today      {spend_against(a.spend_today_usd, a.limit_usd)} spent · {a.status}"
+        f"  today      {_spent(a)} spent · {a.status}"
         + (" in a loop" if a.status == "held" and a.hold_reason == "loop" else "")
         + (f" · {a.waiting} waiting" if a.waiting else "")
         + (f" · `plane resume {a.name}` lets it go on" if a.hold_reason == "loop" else ""),
@@ -202,6 +202,13 @@ def shown(details: p.ShowAgentReply) -> str:
         *(f"             {b}" for b in bookings[1:]),
     ]
     return "\n".join(lines)
+
+
+def _spent(a: p.AgentState) -> str:
+    """Its spend today as `plane status` says it: `$?` where no price is known."""
+    return spend_priced(
+        a.spend_today_usd, a.limit_usd, price_known=a.price_known, floor_priced=a.floor_priced
+    )
 
 
 def agent_settings(a: p.AgentState, source: str | None = None) -> str:

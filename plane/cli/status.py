@@ -29,6 +29,7 @@ from plane.wire.words import (
     plain,
     reaches,
     spend_against,
+    spend_priced,
     spend_total,
     store_unreachable,
     usd,
@@ -204,14 +205,13 @@ def _groups(groups: list[dict[str, Any]]) -> list[str]:
 
 
 def _spent(agent: dict[str, Any], limit: Decimal | None) -> str:
-    """Its spend as the TUI's row says it: `$?` on a model with no known
-    price (its calls count $0, which is not what they cost), `$0.40+$?`
-    when some of its calls were priced, or when that is a floor."""
-    spent = Decimal(str(agent.get("spend_today_usd", 0)))
-    figure = spend_against(spent, limit)
-    if agent.get("price_known", True) and not agent.get("floor_priced", False):
-        return figure
-    return f"{figure}+$?" if spent > 0 else "$?"
+    """Its spend as the TUI's row says it (`spend_priced`)."""
+    return spend_priced(
+        Decimal(str(agent.get("spend_today_usd", 0))),
+        limit,
+        price_known=agent.get("price_known", True),
+        floor_priced=agent.get("floor_priced", False),
+    )
 
 
 def _head(snapshot: dict[str, Any]) -> str:

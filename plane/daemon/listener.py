@@ -122,8 +122,16 @@ class Listener:
         self.door = door if door is not None else Door(STRANGERS, HELLO_S)
 
     async def listen_unix(self, path: Path) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
+        """Listen at `path`, in place of what a plane before left there (a
+        socket, a file); a directory there is someone's, and is said."""
+        try:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        except IsADirectoryError:
+            raise PlaneError(
+                f"{path} is a directory, where the plane's socket goes: "
+                "move it away, then start the plane again."
+            ) from None
         old = os.umask(0o177)
         operator = OPERATOR.set(True)  # its sockets are the operator's: see above
         try:

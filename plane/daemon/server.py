@@ -278,7 +278,8 @@ class Plane:
         this one never started, and not the next plane's, shut down twice."""
         if self._lock is None:
             return
-        with contextlib.suppress(FileNotFoundError):
+        # A directory there is not this plane's socket (its start said so).
+        with contextlib.suppress(FileNotFoundError, IsADirectoryError):
             self.home.socket.unlink()
         self._lock.close()
         self._lock = None

@@ -171,20 +171,23 @@ def summarise(rows: Sequence[Record], by: By) -> tuple[list[Line], Line]:
 
 def summarise_tools(calls: Sequence[Record], parts: Sequence[Record]) -> tuple[list[Line], Line]:
     """By tool: each call's cost as it is attributed (the shares of its
-    input by tool, its prompt, its messages, and its answers), a call with
-    no attribution whole under `(unattributed)`. The lines add up to the
-    total of the calls, exactly."""
+    input by tool, its prompt, its messages, and its answers, with the
+    output tokens they were), a call with no attribution whole under
+    `(unattributed)`. The lines add up to the total of the calls, exactly."""
     total = summarise(calls, "agent")[1]  # first: it reads every call's cost
     lines: dict[str, Line] = {}
     seen: dict[str, set[int]] = {}
     attributed: set[int] = set()
     floors = {int(row["id"]) for row in calls if floor_priced(str(row["price_source"]))}
+    answers = {int(row["id"]): int(row["output_tokens"]) for row in calls}
     try:
         for part in parts:
             attributed.add(int(part["call"]))
             key = tool_key(part)
             line = lines.setdefault(key, Line(key))
             line.input_tokens += int(part["tokens"])
+            if part["part"] == "output":  # the answer is the call's output, all of it
+                line.output_tokens += answers.get(int(part["call"]), 0)
             line.cost_usd += Decimal(part["cost"])
             if int(part["call"]) not in seen.setdefault(key, set()):
                 seen[key].add(int(part["call"]))

@@ -119,6 +119,35 @@ def spend_against(spent: Decimal, ceiling: Decimal | None) -> str:
     return f"${spent:,f}"
 
 
+def apart(more: Decimal, less: Decimal) -> tuple[str, str]:
+    """Two figures, the first the larger, worded so that they read so: in
+    cents when cents tell them apart (`$0.20` and `$0.10`), else with the
+    digits it takes (`$0.008` and `$0.002`, never `$0.01` beside `<$0.01`,
+    which says neither which is larger nor by how much)."""
+    cents = more.quantize(CENT, rounding=ROUND_HALF_UP), less.quantize(CENT, rounding=ROUND_HALF_UP)
+    if more <= less or (cents[0] > cents[1] and (less == 0 or cents[1] > 0)):
+        return usd(more), usd(less)
+    for places in range(3, 9):
+        step = Decimal(1).scaleb(-places)
+        big, small = (x.quantize(step, rounding=ROUND_HALF_UP) for x in (more, less))
+        if big > small and (less == 0 or small > 0):
+            return f"${big:,.{places}f}", f"${small:,.{places}f}"
+    return f"${more:,f}", f"${less:,f}"
+
+
+def spend_priced(
+    spent: Decimal, ceiling: Decimal | None, *, price_known: bool, floor_priced: bool
+) -> str:
+    """An agent's spend as its row says it: `spend_against`, or `$?` on a
+    model with no known price (its calls count $0, which is not what they
+    cost), `$0.40+$?` when some of its calls were priced, or when that is a
+    floor. `plane status` and `plane show` say it alike."""
+    figure = spend_against(spent, ceiling)
+    if price_known and not floor_priced:
+        return figure
+    return f"{figure}+$?" if spent > 0 else "$?"
+
+
 def spend_total(parts: Iterable[tuple[Decimal, Decimal | None]], unlisted: Decimal) -> str:
     """A day's spend summed over agents (`parts`: each one's spend and
     ceiling; `unlisted`: spend no part shows, agents deleted today), worded

@@ -89,6 +89,10 @@ def test_zero_is_a_real_ceiling_not_unlimited():
         ("pricing:\n  x: {input: 1}\n", "line 2: pricing.x.output: Field required."),
         ("agents:\n  a:\n    provider: nope\n", "line 3: agents.a.provider: is not one of"),
         ("agents:\n  a:\n    model: ''\n", "line 3: agents.a.model: is empty; leave it out"),
+        # A key written as a number or null is still found on its line.
+        ("agents: {}\n1: 2\n", "agents.yaml line 2: 1: unknown key."),
+        ("agents:\n  demo:\n    ~: 1\n", "agents.yaml line 3: agents.demo.None: unknown key."),
+        ("agents:\n  7: {limitUsd: -1}\n", "line 2: agents.7.limitUsd: Input should be greater"),
         ("- a\n- b\n", "the top level must be a mapping"),
         ("defaults:\n  limitUsd: .nan\n", "defaults.limitUsd"),
         ("providers:\n  x: {kind: openai-compatible}\n", "needs a base_url"),

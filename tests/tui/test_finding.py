@@ -237,6 +237,27 @@ async def test_the_fleet_line_counts_what_deleted_agents_spent_today() -> None:
 
 
 @pytest.mark.slow
+async def test_an_agent_made_again_under_a_name_deleted_today_is_counted_once() -> None:
+    """A new agent given a deleted one's name starts with that name's spend
+    today: the fleet line counts it in its row, not also as a deleted
+    agent's, and says what `plane status` says."""
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        shown = snapshot(agent("a", "1.50"), agent("b", "0.50"))
+        feed(app, shown.model_copy(update={"fleet_spend_today_usd": Decimal(2)}))
+        await redrawn(pilot)
+        feed(app, p.AgentRemoved(agent="a"))
+        await redrawn(pilot)
+        assert fleet_text(app) == "1 agent · $2.00 today"
+        feed(app, p.AgentUpdated(agent=agent("a", "1.50")))
+        await redrawn(pilot)
+        assert fleet_text(app) == "2 agents · $2.00 today"
+        feed(app, p.AgentUpdated(agent=agent("c", "0")))
+        await redrawn(pilot)
+        assert fleet_text(app) == "3 agents · $2.00 today"
+
+
+@pytest.mark.slow
 async def test_the_banner_says_since_when_the_planes_store_is_unreachable() -> None:
     """Several planes on one PostgreSQL: while the store is away the plane
     still answers, and the banner says since when its figures are stale;

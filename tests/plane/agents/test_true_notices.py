@@ -10,6 +10,7 @@ from decimal import Decimal
 
 import pytest
 
+from plane.agents import notices
 from plane.wire.protocol import Usage
 from plane.wire.words import spend_against
 from tests.support.scripted_llm import Reply
@@ -36,6 +37,24 @@ TOKENS = Usage  # $0.001 an input token at the test prices
 def test_spend_beside_its_ceiling_has_the_digits_it_takes(spent, ceiling, shown):
     assert spend_against(Decimal(spent), Decimal(ceiling)) == shown
     assert spend_against(Decimal(spent), None) != "" and "$" in spend_against(Decimal(spent), None)
+
+
+@pytest.mark.parametrize(
+    ("likely", "left", "said"),
+    [
+        ("0.0082", "0.0018", "it would cost about $0.008, and $0.002 is left of its $0.01"),
+        ("0.01", "0.0049", "it would cost about $0.010, and $0.005 is left of its $0.01"),
+        ("0.20", "0.10", "it would cost about $0.20, and $0.10 is left of its $0.01"),
+        ("0.0123", "0", "it would cost about $0.01, and $0.00 is left of its $0.01"),
+    ],
+)
+def test_a_call_refused_as_too_dear_says_figures_that_tell_cost_from_what_is_left(
+    likely, left, said
+):
+    """Never `about $0.01, and <$0.01 is left`: a refusal whose figures
+    cannot be told apart gives no reason the operator can read."""
+    sentence = notices.too_dear("claude", Decimal(likely), Decimal(left), Decimal("0.01"), "8h")
+    assert said in sentence, sentence
 
 
 async def test_below_a_dollar_amber_and_red_read_from_the_numbers(start_plane):

@@ -462,6 +462,16 @@ async def test_status_shows_an_unpriced_agents_spend_as_the_tui_does(start_plane
     assert scout == "  scout  held     other-model (unpriced)  $? of $1.00", scout
 
 
+async def test_show_says_an_unpriced_agents_spend_as_status_does(start_plane):
+    """`plane show` beside `plane status`: `$?` in both, never `$0.00 spent`
+    for calls that were counted and not priced."""
+    plane = await start_plane()
+    home = plane.home.root
+    assert (await plane_cli_async(home, "edit", "scout", "--model", "other-model")).returncode == 0
+    shown = (await plane_cli_async(home, "show", "scout")).stdout.splitlines()
+    assert "  today      $? spent · held" in shown, shown
+
+
 async def test_send_wait_to_an_agent_on_an_unpriced_model_exits_kept_not_answered(start_plane):
     """A script tells "answered" (0) from "kept" (75): the message waits, no
     turn is coming now. Without --wait, sending it is a success."""

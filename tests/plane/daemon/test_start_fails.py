@@ -10,6 +10,7 @@ import threading
 
 import pytest
 
+from plane.errors import PlaneError
 from plane.home import Home
 from tests.support.fixtures_plane import launch
 
@@ -41,4 +42,26 @@ async def test_a_start_that_fails_at_its_last_step_leaves_no_task_thread_socket_
     assert not Home(tmp_path / "home").socket.exists()
     again = await launch(tmp_path, scripted_llm)  # the lock was let go, the store closed
     assert [spec.name for spec in again.services.roster] == ["demo", "scout"]
+    await again.stop()
+
+
+async def test_a_directory_where_the_socket_goes_is_said_in_one_sentence(
+    tmp_path, scripted_llm, caplog
+):
+    """Not a traceback from closing the failed start: the plane does not
+    remove what it did not make, says what is in the way, and lets go of
+    its lock, so the next start, once it is moved, runs."""
+    in_the_way = Home(tmp_path / "home").socket
+    in_the_way.mkdir(parents=True)
+    with pytest.raises(PlaneError) as refused:
+        await launch(tmp_path, scripted_llm)
+    assert str(refused.value) == (
+        f"{in_the_way} is a directory, where the plane's socket goes: "
+        "move it away, then start the plane again."
+    )
+    assert [r.getMessage() for r in caplog.records if r.exc_info] == []
+    assert in_the_way.is_dir()
+    in_the_way.rmdir()
+    again = await launch(tmp_path, scripted_llm)
+    assert again.home.socket.is_socket()
     await again.stop()

@@ -107,6 +107,26 @@ async def test_a_plane_turn_is_attributed_by_tool_and_the_summary_reconciles(sta
     assert by_tool["total"] == by_agent["total"]
 
 
+async def test_the_answers_line_counts_the_output_tokens_of_the_answers(start_plane):
+    """`(answers)` is what the model wrote: its line says those tokens, as
+    `--by agent` does, not `0 out` beside what they cost."""
+    config = CONFIG.replace("  demo: {}\n", "  demo: {limitUsd: 1}\n")
+    plane = await start_plane(config)
+    plane.llm.reply("", tool_calls=[("list_files", {"path": "."})], usage=CACHED)
+    plane.llm.reply("done", usage=CACHED)
+    await plane.turn("demo", "look")
+    day = plane.clock.now().date().isoformat()
+    summary = ("ledger", "--summary", "--day", day)
+    by_tool = json.loads(
+        (await plane_cli_async(plane.home.root, *summary, "--by", "tool", "--json")).stdout
+    )
+    answers = next(g for g in by_tool["groups"] if g["tool"] == "(answers)")
+    assert answers["output_tokens"] == 2 * CACHED.output_tokens == by_tool["total"]["output_tokens"]
+    printed = (await plane_cli_async(plane.home.root, *summary, "--by", "tool")).stdout
+    line = next(line for line in printed.splitlines() if "(answers)" in line)
+    assert line.endswith(f"0 in · {2 * CACHED.output_tokens} out"), line
+
+
 @st.composite
 def small_calls(draw: st.DrawFn) -> tuple[list[Piece], Decimal]:
     """Pieces each its own part, many of the same size (shares alike, rounded
