@@ -26,6 +26,7 @@ from plane.agents.away import kept_or_refused
 from plane.agents.group_limit import group_limit
 from plane.agents.services import Services
 from plane.agents.session import new_session
+from plane.money.ceilings import Reread
 from plane.money.limits import (
     BadLimit,
     fleet_set_reply,
@@ -166,6 +167,21 @@ def between_turns(text: str) -> bool:
     """The command typed runs only between the agent's turns."""
     command = COMMANDS.get(_word(text[1:])[0].lower())
     return command is not None and command.between_turns
+
+
+def over_many(text: str) -> Reread | None:
+    """The ceiling over many agents a typed `/limit fleet …` or `/limit
+    group NAME …` is about, as a read of the ceilings says what changed
+    (`Rows.ceilings_changed`): the fleet's, or the group's (none named: no
+    group's). None: another command, which is about one agent at most."""
+    name, arg = _word(text[1:])
+    over, rest = _word(arg)
+    if name.lower() != "limit" or over.lower() not in ("fleet", "group"):
+        return None
+    if over.lower() == "fleet":
+        return Reread(fleet=True)
+    group, _ = _word(rest)
+    return Reread(groups=frozenset([group] if group else []))
 
 
 async def run_command(services: Services, agent: str, text: str, *, in_a_turn: bool = False) -> Ran:

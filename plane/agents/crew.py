@@ -21,7 +21,7 @@ from datetime import datetime
 from plane.agents import notices
 from plane.agents.after_turn import AfterTurn
 from plane.agents.away import kept_or_refused
-from plane.agents.commands import Ran, between_turns, is_command, run_command
+from plane.agents.commands import Ran, between_turns, is_command, over_many, run_command
 from plane.agents.fit import too_large
 from plane.agents.roster import AgentSpec
 from plane.agents.rows import Rows
@@ -177,21 +177,26 @@ class Crew:
         return Ran(await self._message(agent, text))
 
     async def _command(self, agent: str, text: str) -> Ran:
-        """Both halves stored and shown, the row after; the agent woken (every
-        agent, for a fleet limit, which may free any of them)."""
+        """Both halves stored and shown, the row after; the agent woken. A
+        fleet's or a group's limit may hold or free any agent: every agent
+        is woken, and the rows under the ceiling changed shown again."""
         worker = self.workers[agent]
         in_a_turn = worker.working
         between = between_turns(text) and not in_a_turn
+        ceilings = self._services.gate.ceilings
+        changes = ceilings.changes
         async with worker.turn_lock if between else contextlib.nullcontext():
             ran = await run_command(self._services, agent, text, in_a_turn=in_a_turn)
         for message in ran.messages:
             self._services.emit(MessageAppended(message=message))
         await self._rows.publish(agent)
-        if text[1:].split()[1:2] in (["fleet"], ["group"]):  # it may free any agent
-            for other in self.workers:
-                self.workers.wake(other)
-        else:
+        if (over := over_many(text)) is None:
             self.workers.wake(agent)
+            return ran
+        if ceilings.changes != changes:  # set, not only shown
+            self._rows.ceilings_changed(over)
+        for other in self.workers:
+            self.workers.wake(other)
         return ran
 
     async def _message(self, agent: str, text: str) -> list[ConversationMessage]:

@@ -24,6 +24,13 @@ A row that changes often (a gateway agent's, after each call) is shown by
 alerts), and once for all of an agent's changes in a turn of the event
 loop. Nobody watching misses nothing: a client subscribes before its
 snapshot is taken, which builds every row as it is then.
+
+A ceiling over many agents that changes (the fleet's, a group's: set here
+with `/limit fleet` or `/limit group`, or on another plane and read again
+here) may hold or free every agent under it, none of which takes a turn to
+show it: `ceilings_changed` builds their rows again from the figures a
+snapshot reads, once for all, and shows those that are not the row last
+shown (`_shown`), a batch at a time.
 """
 
 from __future__ import annotations
@@ -31,15 +38,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from collections.abc import Callable, Mapping
-from datetime import datetime
+from collections.abc import Callable
+from datetime import date, datetime
 from decimal import Decimal
+from typing import NamedTuple
 
 from plane.agents.commands import registry
 from plane.agents.services import Services
 from plane.agents.worker import AgentWorker
 from plane.agents.workers import Workers
 from plane.errors import LedgerError, unreachable
+from plane.money.ceilings import Reread
 from plane.money.gate import Hold, Unread, Unreadable
 from plane.money.limits import spend_level, steps_down
 from plane.tasks import cancel
@@ -49,6 +58,29 @@ log = logging.getLogger(__name__)
 
 CLIENTS_MODEL = "its client's model"
 """A gateway agent's model before its client has made a call: the client chooses."""
+
+ROWS_AT_ONCE = 1_000
+"""The most rows a ceiling's change shows again in one turn of the event
+loop: the fleet's may change every row at once, and a client left more
+behind than the event bus keeps for it (`QUEUE_LIMIT`) is dropped."""
+
+
+class Figures(NamedTuple):
+    """What every row is built from, read once for all (`snapshot`,
+    `ceilings_changed`)."""
+
+    day: date
+    sums: dict[str, Decimal]
+    """Each agent's spend today, of those whose rows read."""
+    fleet_spent: Decimal | None
+    """The fleet's spend today (None: it does not read, `unread`)."""
+    groups: list[GroupState]
+    group_spent: dict[str, Decimal]
+    """Each group's spend today, by its name (the gate's)."""
+    resets_at: datetime
+    unread: Unread
+    """The sums that did not read: the agents whose calls count in them are held."""
+    waiting: dict[str, int]
 
 
 class Rows:
@@ -62,6 +94,12 @@ class Rows:
         self._changed: dict[str, None] = {}
         """The agents whose rows changed since they were last shown (`changed`)."""
         self._showing: asyncio.Task[None] | None = None
+        self._shown: dict[str, AgentState] = {}
+        """Each agent's row as last shown to the clients (`AgentUpdated`)."""
+        self._again: dict[str, None] = {}
+        """The agents a ceiling that changed stands over, their rows not yet
+        built again (`ceilings_changed`)."""
+        self._building_again: asyncio.Task[None] | None = None
 
     def row(
         self,
@@ -173,14 +211,19 @@ class Rows:
     async def publish(self, agent: str) -> AgentState:
         """Show `agent`'s row as it is now; return it."""
         state = await self.state(agent)
-        self._services.emit(AgentUpdated(agent=state))
+        self._emit(state)
         return state
 
     async def show(self, agent: str, hold: Hold | None) -> AgentState:
         """Show `agent`'s row given what the gate just said of it (not asked again)."""
         state = await self._built(self._workers[agent], hold)
-        self._services.emit(AgentUpdated(agent=state))
+        self._emit(state)
         return state
+
+    def _emit(self, state: AgentState) -> None:
+        """`state` shown to the clients."""
+        self._shown[state.name] = state
+        self._services.emit(AgentUpdated(agent=state))
 
     def changed(self, agent: str) -> None:
         """`agent`'s row changed: shown once this turn of the event loop is
@@ -217,10 +260,81 @@ class Rows:
         except Exception:  # the other rows are still shown
             log.exception("%s: its row could not be shown", agent)
 
+    def ceilings_changed(self, changed: Reread) -> None:
+        """Ceilings changed, here (`/limit fleet`, `/limit group`) or on
+        another plane (read again here): the rows of the agents they stand
+        over — every agent's for the fleet's, a group's members' for its, an
+        agent's own for its own — which may say held now, or no longer, are
+        built again, and each that changed is shown to whoever watches
+        (none of these agents takes a turn to show it). Changed again before
+        they are built: built once, as they are then."""
+        if not changed or not self._watched():
+            return
+        if changed.fleet:
+            self._again.update(dict.fromkeys(self._workers))
+        else:
+            groups = self._services.gate.ceilings.groups
+            self._again.update(dict.fromkeys(changed.agents))
+            for group in changed.groups:
+                self._again.update(dict.fromkeys(groups.members(group)))
+        if self._building_again is None:
+            self._building_again = asyncio.create_task(self._show_held_again(), name="rows:held")
+
+    async def _show_held_again(self) -> None:
+        """The rows a ceiling's change stands over, built again; those of a
+        change made meanwhile built again after."""
+        try:
+            while self._again:
+                agents = list(self._again)
+                self._again.clear()
+                try:
+                    await self._built_again(agents)
+                except (LedgerError, sqlite3.Error) as error:  # the store away
+                    log.warning("the rows under a changed ceiling could not be shown: %s", error)
+                except Exception:  # shown by their next change
+                    log.exception("the rows under a changed ceiling could not be shown")
+        finally:
+            self._building_again = None
+
+    async def _built_again(self, agents: list[str]) -> None:
+        """`agents`' rows built from figures read once for all (as a
+        snapshot's), `ROWS_AT_ONCE` in a turn of the event loop, each shown
+        unless it is the row last shown (`row` gives the same row for the
+        same figures). While the store is away, their next change shows them."""
+        if not self._watched() or self._services.ledger.store_unreachable_since() is not None:
+            return
+        figures = await self._figures()
+        for at in range(0, len(agents), ROWS_AT_ONCE):
+            if at:
+                await asyncio.sleep(0)  # the batch so far sealed, and sent
+            for agent in agents[at : at + ROWS_AT_ONCE]:
+                self._built_once_more(agent, figures)
+
+    def _built_once_more(self, agent: str, figures: Figures) -> None:
+        """`agent`'s row from `figures`, shown if it changed; a gateway
+        agent's, whose gate weighs its calls in flight, as after its calls
+        (`changed`). One deleted, or not known here, is passed over."""
+        worker = self._workers.get(agent)
+        if worker is None:
+            return
+        if self._asked_apart(worker, figures):
+            self.changed(agent)
+            return
+        spent = figures.sums.get(agent, Decimal(0))
+        hold = self._hold_known(worker, spent, figures)
+        waiting = figures.waiting.get(agent, 0)
+        state = self.row(
+            worker, spent=spent, hold=hold, waiting=waiting, resets_at=figures.resets_at
+        )
+        if self._shown.get(agent) is not state:
+            self._emit(state)
+
     async def aclose(self) -> None:
         """The rows still to be shown are not (the plane stopping)."""
         if self._showing is not None:
             await cancel(self._showing)
+        if self._building_again is not None:
+            await cancel(self._building_again)
 
     def _resumes_at(self, agent: str, hold: Hold | None, resets_at: datetime) -> datetime | None:
         """When the day turning frees a held agent (`resets_at`, the day's end).
@@ -252,31 +366,41 @@ class Rows:
 
     async def _snapshot(self) -> Snapshot:
         services = self._services
-        ledger, defaults = services.ledger, services.config.defaults
-        day = await ledger.today()
-        sums, unread = await ledger.day_spend(day)  # once, for every row
-        fleet_spent, fleet_unread = await self._fleet_spent(bool(unread))  # every row's gate
-        groups, groups_unread = await services.gate.ceilings.groups.states(ledger)  # each group's
-        resets_at = services.gate.resets_at()
-        held = Unread(unread, groups_unread, fleet_unread)
-        agents = await self._states(sums, fleet_spent, groups, resets_at, held)
+        defaults = services.config.defaults
+        figures = await self._figures()
+        agents = await self._states(figures)
         return Snapshot(
-            day=day,
+            day=figures.day,
             now=services.clock.now(),
-            resets_at=resets_at,
+            resets_at=figures.resets_at,
             agents=agents,
             models=services.roster.offered,
             default_model=defaults.model,
             default_limit_usd=defaults.limit_usd,
             commands=registry(),
             tool_defaults=services.roster.tool_defaults(),
-            spend_today_usd=sum(sums.values(), start=Decimal(0)),
-            fleet_spend_today_usd=fleet_spent,
+            spend_today_usd=sum(figures.sums.values(), start=Decimal(0)),
+            fleet_spend_today_usd=figures.fleet_spent,
             fleet_limit_usd=services.gate.ceilings.fleet(),
-            groups=groups,
+            groups=figures.groups,
             config_file=self._config_file(),
             config_looked=[str(place) for place in self._services.config.looked_in()],
         )
+
+    async def _figures(self) -> Figures:
+        """The day's spend, the fleet's, each group's and the waiting counts,
+        each read once, and the day's end computed once: every row's."""
+        services = self._services
+        ledger = services.ledger
+        day = await ledger.today()
+        sums, unread = await ledger.day_spend(day)  # once, for every row
+        fleet_spent, fleet_unread = await self._fleet_spent(bool(unread))  # every row's gate
+        groups, groups_unread = await services.gate.ceilings.groups.states(ledger)  # each group's
+        resets_at = services.gate.resets_at()
+        held = Unread(unread, groups_unread, fleet_unread)
+        waiting = await services.conversation.waiting_counts()  # memory, or one grouped query
+        group_spent = {g.name: g.spend_today_usd for g in groups}
+        return Figures(day, sums, fleet_spent, groups, group_spent, resets_at, held, waiting)
 
     async def _fleet_spent(self, unread: bool) -> tuple[Decimal | None, str | None]:
         """The fleet's spend today, or, when an agent's does not read
@@ -289,46 +413,50 @@ class Rows:
                 raise
             return None, str(error)
 
-    async def _states(
-        self,
-        sums: Mapping[str, Decimal],
-        fleet_spent: Decimal | None,
-        groups: list[GroupState],
-        resets_at: datetime,
-        unread: Unread,
-    ) -> list[AgentState]:
-        """Every row, from figures read once for all: the day's spend (`sums`),
-        the fleet's and each group's (for the gate's ceilings above the
-        agent's), the waiting counts (memory, or one grouped query), and the
-        sums that did not read (`unread`: the agents whose calls count in
-        them are held). An agent deleted while a gateway agent's gate was
-        asked is left out."""
-        waiting = await self._services.conversation.waiting_counts()
-        group_spent = {g.name: g.spend_today_usd for g in groups}
+    async def _states(self, figures: Figures) -> list[AgentState]:
+        """Every row, from figures read once for all (`Figures`: the day's
+        spend, the fleet's and each group's for the gate's ceilings above the
+        agent's, the waiting counts, and the sums that did not read). An
+        agent deleted while a gateway agent's gate was asked is left out."""
         states = []
-        hold: Hold | None
         for name, worker in list(self._workers.items()):
-            spent = sums.get(name, Decimal(0))
-            if self._working(worker):
-                hold = None
-            elif (said := self._services.gate.unread(name, unread)) is not None:
-                hold = Unreadable(name, said)
-            elif worker.spec.gateway is None:
-                # The fleet's spend unread holds every agent under its ceiling
-                # (`Gate.unread`): without one, it is not weighed.
-                fleet = Decimal(0) if fleet_spent is None else fleet_spent
-                hold = worker.hold_known(spent, fleet, group_spent, resets_at)
+            spent = figures.sums.get(name, Decimal(0))
+            if not self._asked_apart(worker, figures):
+                hold = self._hold_known(worker, spent, figures)
             else:
-                hold = await worker.hold(fleet_spent, group_spent)
+                hold = await worker.hold(figures.fleet_spent, figures.group_spent)
                 if self._workers.get(name) is not worker:
                     continue  # deleted (or renamed) meanwhile
                 spent = await self._services.ledger.spend_today(name)
-            waits = waiting.get(name, 0)
+            waits = figures.waiting.get(name, 0)
             states.append(
-                self.row(worker, spent=spent, hold=hold, waiting=waits, resets_at=resets_at)
+                self.row(worker, spent=spent, hold=hold, waiting=waits, resets_at=figures.resets_at)
             )
         self._kept = {state.name: self._kept[state.name] for state in states}
+        self._shown = {name: row for name, row in self._shown.items() if name in self._kept}
         return states
+
+    def _asked_apart(self, worker: AgentWorker, figures: Figures) -> bool:
+        """Whether its gate is asked apart from the figures: a gateway agent's,
+        which weighs its calls in flight — unless it works, or a sum its
+        calls count in did not read (then it is known held)."""
+        name = worker.spec.name
+        if worker.spec.gateway is None or self._working(worker):
+            return False
+        return self._services.gate.unread(name, figures.unread) is None
+
+    def _hold_known(self, worker: AgentWorker, spent: Decimal, figures: Figures) -> Hold | None:
+        """The gate's answer for the row from the figures alone (for a worker
+        not `_asked_apart`); one that works is not asked."""
+        name = worker.spec.name
+        if self._working(worker):
+            return None
+        if (said := self._services.gate.unread(name, figures.unread)) is not None:
+            return Unreadable(name, said)
+        # The fleet's spend unread holds every agent under its ceiling
+        # (`Gate.unread`): without one, it is not weighed.
+        fleet = Decimal(0) if figures.fleet_spent is None else figures.fleet_spent
+        return worker.hold_known(spent, fleet, figures.group_spent, figures.resets_at)
 
     def _last_known(self, since: datetime) -> Snapshot:
         """The snapshot from memory alone: each row's spend as last read, no

@@ -433,6 +433,7 @@ def _fleet(
         heard=interrupts.heard,
         idle=workers.idle,
         show=rows.publish,
+        ceilings_changed=rows.ceilings_changed,
         emit=services.emit,
         elsewhere=Elsewhere(services.conversation, said, roster.names),
         guards=services.guards,

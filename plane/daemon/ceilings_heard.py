@@ -5,13 +5,15 @@ them (the operator's `/limit`, the fleet's, a group's, a raise from an
 alert, an agent's own ask) NOTIFYs the fleet's channel with `ceilings` and
 its name once the write committed (`plane.daemon.fleet.tell_ceilings`);
 every other plane reads them again then (one read at a time, notices heard
-meanwhile making one more) and wakes the agents it runs when any changed,
-as a tick does. A lost notice costs nothing more than a renewal: each tick
-reads them again. Either read shows this plane's clients what it found
-changed, as the plane where the operator typed shows its own: the fleet's
-new ceiling in their fleet line (`FleetChanged`), and the rows of the
-agents whose ceiling changed (a group's: its agents'), each shown again —
-those only, not every row of the plane.
+meanwhile making one more) and wakes the agents it runs when any changed.
+A lost notice costs nothing more than a renewal: each tick reads them
+again (and wakes every agent it runs anyway, once). Either read shows this
+plane's clients what it found changed, as the plane where the operator
+typed shows its own: the fleet's new ceiling in their fleet line
+(`FleetChanged`), and the rows under each ceiling that changed — every
+agent's for the fleet's, a group's agents' for its, an agent's own — built
+again by the rows (`Rows.ceilings_changed`, as a `/limit fleet` typed here),
+which show those that changed.
 """
 
 from __future__ import annotations
@@ -37,8 +39,9 @@ class CeilingsHeard:
 
     Told at construction what to call: `wake` (an agent this plane runs,
     whose hold may have changed), `mine` (the agents it runs now), `show`
-    (agents whose rows are to be shown again) and `emit` (what this plane's
-    clients are told: the fleet's new ceiling)."""
+    (what changed, for the rows under it to be shown again:
+    `Rows.ceilings_changed`) and `emit` (what this plane's clients are
+    told: the fleet's new ceiling)."""
 
     def __init__(
         self,
@@ -47,7 +50,7 @@ class CeilingsHeard:
         *,
         wake: Callable[[str], None],
         mine: Callable[[], Collection[str]],
-        show: Callable[[set[str]], None],
+        show: Callable[[Reread], None],
         emit: Callable[[Event], None] | None = None,
     ) -> None:
         self._plane = plane
@@ -62,17 +65,16 @@ class CeilingsHeard:
         """Another plane told of a change not read yet (`heard`)."""
         self._rereading: asyncio.Task[None] | None = None
 
-    async def read(self, mine: Collection[str]) -> None:
-        """The ceilings read again (another plane may have changed one); if
-        any changed, the agents in `mine` are woken (one a raise frees runs,
-        one a lowered ceiling holds is held at its next look), and this
-        plane's clients are shown what changed."""
+    async def read(self) -> Reread:
+        """The ceilings read again (another plane may have changed one), and
+        this plane's clients shown what changed; what did. The agents it
+        holds or frees are the caller's to wake: a tick wakes every agent it
+        runs anyway, a notice's read those that changed (`_reread`)."""
         async with self._reading:
             reread = await self._ceilings.reload()
         if reread:
-            for agent in mine:
-                self._wake(agent)
             self._tell_clients(reread)
+        return reread
 
     def heard(self, payload: str) -> bool:
         """Whether `payload` is another plane's notice that it changed a
@@ -99,23 +101,23 @@ class CeilingsHeard:
     def _tell_clients(self, reread: Reread) -> None:
         """What another plane changed of the ceilings, shown here as there:
         the fleet's new ceiling in every client's fleet line, and the rows
-        of the agents whose ceiling changed (a group's: its agents', whose
-        rows may say its hold) shown again, and those only."""
+        under each ceiling that changed shown again, those that changed."""
         if reread.fleet and self._emit is not None:
             self._emit(FleetChanged(limit_usd=self._ceilings.fleet()))
-        agents = set(reread.agents)
-        for group in reread.groups:
-            agents |= self._ceilings.groups.members(group)
-        if agents:
-            self._show(agents)
+        self._show(reread)
 
     async def _reread(self) -> None:
-        """The ceilings read again until no notice is left unread. The store
+        """The ceilings read again until no notice is left unread; when any
+        changed, the agents this plane runs woken (one a raise frees runs,
+        one a lowered ceiling holds is held at its next look). The store
         away: left to the next tick, which reads them again too."""
         while self._stale:
             self._stale = False
             try:
-                await self.read(self._mine())
+                reread = await self.read()
             except Exception as exc:
                 log.debug("the ceilings another plane changed could not be read: %s", exc)
                 return
+            if reread:
+                for agent in self._mine():
+                    self._wake(agent)

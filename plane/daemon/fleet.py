@@ -59,7 +59,8 @@ what waits.
 **Ceilings, told at once.** A plane that stores a change to a ceiling
 NOTIFYs `plane_wake` with `ceilings` and its name (`tell_ceilings`); every
 other plane reads them again then and at each tick, and shows its clients
-what changed (plane/daemon/ceilings_heard.py).
+what changed: the rows under a fleet's or a group's ceiling too, which may
+say held now (plane/daemon/ceilings_heard.py).
 
 **What the others said.** Each tick after the first tells this plane's
 clients the lines other planes wrote since the last one, and shows those
@@ -105,7 +106,7 @@ from plane.daemon.ceilings_heard import CEILINGS, CeilingsHeard
 from plane.daemon.elsewhere import Elsewhere
 from plane.daemon.gateway_agents import GatewayAgents
 from plane.history.conversation import Conversation
-from plane.money.ceilings import Ceilings
+from plane.money.ceilings import Ceilings, Reread
 from plane.money.ledger import Interrupted, Ledger
 from plane.store.postgres import NOW_MS, PostgresDatabase
 from plane.store.postgres_links import MOST_RETRY_S, listener, uncancelled
@@ -229,9 +230,11 @@ class Fleet:
 
     Told at construction what to call: `wake` (an agent has work), `idle`
     (whether an agent has nothing in flight, so its lease may go), `show`
-    (an agent whose owner or ceiling changed, for its row to be shown again)
-    and `emit` (what this plane's clients are told: a fleet ceiling another
-    plane set); `guards` is given the guard histories of the agents it takes."""
+    (an agent whose owner or lines changed, for its row to be shown again),
+    `ceilings_changed` (the ceilings another plane changed, for the rows
+    under them to be shown again: `Rows.ceilings_changed`) and `emit` (what
+    this plane's clients are told: a fleet ceiling another plane set);
+    `guards` is given the guard histories of the agents it takes."""
 
     def __init__(
         self,
@@ -248,6 +251,7 @@ class Fleet:
         heard: Callable[[str], bool] = lambda payload: False,
         idle: Callable[[str], bool] = lambda agent: True,
         show: Callable[[str], Awaitable[object]] | None = None,
+        ceilings_changed: Callable[[Reread], None] = lambda changed: None,
         emit: Callable[[Event], None] | None = None,
         elsewhere: Elsewhere | None = None,
         guards: GuardBook | None = None,
@@ -290,7 +294,7 @@ class Fleet:
             ceilings,
             wake=lambda agent: self.wake(agent),
             mine=lambda: self._ownership.mine or frozenset(),
-            show=self._changed,
+            show=ceilings_changed,
             emit=emit,
         )
         self._listening = asyncio.Event()
@@ -390,7 +394,7 @@ class Fleet:
         if tick.cut:
             calls = sum(c.calls for c in tick.cut.values())
             log.warning("%d calls were in flight on a plane that stopped; kept at estimate", calls)
-        await self._ceilings_heard.read(tick.mine)
+        await self._ceilings_heard.read()  # the agents it holds or frees woken just below
         for agent in tick.mine:  # what waits for them (a notice lost) is answered
             self.wake(agent)
         moved = {a for a in set(before) | set(tick.owners) if before.get(a) != tick.owners.get(a)}

@@ -111,3 +111,100 @@ async def test_a_groups_ceiling_set_on_another_plane_shows_its_agents_rows_again
     event = await told(client, row_of("scout", lambda row: row.status == "held"))
     assert isinstance(event, p.AgentUpdated)
     assert event.agent.hold_reason is not None
+
+
+# ── the rows a fleet's or a group's ceiling holds, on the plane that runs them ──
+
+SPREAD = scripted_config(
+    "  ana: {}\n  bob: {}\n  demo: {}\n  scout: {}\n",
+    limit_usd="5",
+    more="groups:\n  research:\n    limitUsd: 3\n    agents: [bob, scout]\n",
+)
+"""Four agents who may spend $5 each; bob and scout are the group research."""
+
+B_RUNS = {"ana", "bob"}
+"""The agents plane B runs once the fleet is spread (A the others)."""
+
+
+@pytest.fixture
+async def spread(
+    tmp_path: Path, scripted_llm, monkeypatch, postgres_url
+) -> AsyncIterator[tuple[RunningPlane, RunningPlane]]:
+    """Plane A, which runs demo and scout ($0.08 spent today each: the
+    fleet's $0.16, the group research's $0.08), and plane B, which runs ana
+    and bob: A's renewal lets go of its share over half, B's takes it."""
+    monkeypatch.setenv("PLANE_STORE", postgres_url)
+    monkeypatch.setattr(fleet, "LEASE_S", LEASE_S)
+    scripted_llm.responder = lambda body, serial: Reply("ok", usage=EIGHT_CENTS)
+    async with a_and_b(tmp_path, scripted_llm, SPREAD, DEADLINE_S) as (a, b):
+        await a.turn("demo", "hello")
+        await a.turn("scout", "hello")
+        await a.quiet()
+        for plane in (a, b):
+            fleet_of = plane.runtime.fleet
+            assert fleet_of is not None
+            await fleet_of.tick()
+        assert b.services.ownership.mine == B_RUNS
+        yield a, b
+
+
+async def rows_told(
+    client: PlaneClient, agents: set[str], holds: Callable[[p.AgentState], bool]
+) -> None:
+    """Until `client` is told a row of each of `agents` that `holds` accepts,
+    within `DEADLINE_S`."""
+    left = set(agents)
+
+    async def all_told() -> None:
+        async for event in client.events():
+            if isinstance(event, p.AgentUpdated) and event.agent.name in left:
+                if holds(event.agent):
+                    left.discard(event.agent.name)
+                    if not left:
+                        return
+        raise AssertionError(f"the connection ended: {client.ended}")
+
+    try:
+        await asyncio.wait_for(all_told(), DEADLINE_S)
+    except TimeoutError:
+        pytest.fail(f"no row of {sorted(left)} was shown as wanted within {DEADLINE_S} s")
+
+
+async def status_of(plane: RunningPlane, agents: set[str]) -> dict[str, tuple[str, str | None]]:
+    """Each of `agents`' status and hold as `plane status` on `plane` says them."""
+    client = await plane.client()
+    snapshot = (await client.request(p.Status())).snapshot
+    return {
+        row.name: (row.status, row.hold_reason) for row in snapshot.agents if row.name in agents
+    }
+
+
+def held_by(reason: str) -> Callable[[p.AgentState], bool]:
+    return lambda row: row.status == "held" and row.hold_reason == reason
+
+
+def running_normally(row: p.AgentState) -> bool:
+    return row.status == "idle" and row.hold_reason is None
+
+
+@pytest.mark.parametrize(
+    ("ceiling", "holds"),
+    [("fleet", B_RUNS), ("group research", {"bob"})],
+    ids=["/limit fleet", "/limit group"],
+)
+async def test_a_ceiling_over_many_agents_set_on_another_plane_redraws_the_rows_it_holds(
+    spread, ceiling, holds
+):
+    """A fleet's (or a group's) ceiling set on A below what it spent holds
+    the agents B runs: a TUI on B shows them held, then, the ceiling
+    removed on A, running again, as `plane status` on B says. (Before, their
+    rows on B kept what they showed until a renewal or a turn redrew them.)"""
+    a, b = spread
+    reason = ceiling.split()[0]
+    client = await watching(b)
+    await a.send("demo", f"/limit {ceiling} 0.05")
+    await rows_told(client, holds, held_by(reason))
+    assert await status_of(b, holds) == dict.fromkeys(holds, ("held", reason))
+    await a.send("demo", f"/limit {ceiling} off")
+    await rows_told(client, holds, running_normally)
+    assert await status_of(b, holds) == dict.fromkeys(holds, ("idle", None))

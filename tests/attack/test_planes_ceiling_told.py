@@ -149,3 +149,24 @@ async def test_a_rename_while_a_reread_is_under_way_keeps_the_ceiling_with_the_n
     await reread
     assert a.ceilings.of("y") == Decimal(0)
     assert a.ceilings.source("x") == "none"
+
+
+async def test_a_renewal_that_finds_a_ceiling_changed_wakes_each_agent_once(postgres_url):
+    """A notice lost (B not listening): B's renewal reads the change, and
+    wakes each agent it runs once, as every renewal does — not once for the
+    ceilings and once more for the renewal."""
+    b = await join(postgres_url, "B", ["x", "y"])
+    a = await join(postgres_url, "A", ["x", "y"])
+    try:
+        await b.fleet.tick(first=True)
+        assert b.ownership.mine == frozenset({"x", "y"})
+        woken: list[str] = []
+        b.fleet.wake = woken.append
+        await a.ceilings.set_fleet(Decimal("2.50"))
+        await b.fleet.tick()
+        assert b.ceilings.fleet() == Decimal("2.50"), "read by the renewal"
+        assert sorted(woken) == ["x", "y"]
+    finally:
+        for member in (a, b):
+            await member.fleet.stop()
+            await member.db.close()

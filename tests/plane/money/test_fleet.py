@@ -8,6 +8,7 @@ from decimal import Decimal
 
 import pytest
 
+from plane.agents import rows
 from plane.clock import ManualClock
 from plane.money.ledger import FleetFull, Ledger
 from plane.store.postgres import PostgresDatabase
@@ -15,6 +16,7 @@ from plane.wire import protocol as p
 from plane.wire.protocol import Usage
 from tests.support.fixtures_plane import CONFIG
 from tests.support.fixtures_postgres import open_db
+from tests.support.rows_shown import row_shown
 from tests.support.scripted_llm import Reply
 
 pytestmark = pytest.mark.usefixtures("each_store")
@@ -167,3 +169,24 @@ async def test_planes_admitting_at_once_pass_the_fleet_ceiling_by_no_call(postgr
     finally:
         for db in dbs:
             await db.close()
+
+
+@pytest.mark.parametrize("at_once", [rows.ROWS_AT_ONCE, 1], ids=["one batch", "a row a batch"])
+async def test_a_fleet_limit_shows_again_the_rows_it_holds_and_frees(
+    start_plane, monkeypatch, at_once
+):
+    """Typed in demo's conversation, the fleet's limit holds scout too, with
+    nothing waiting for it: its row says so at once, and again once the
+    limit is removed (before, only demo's row was shown again) — whether
+    the rows are shown in one batch or in several."""
+    monkeypatch.setattr(rows, "ROWS_AT_ONCE", at_once)
+    plane = await start_plane(FLEET)
+    plane.llm.default_reply = Reply("done", usage=TWENTY_CENTS)
+    await plane.turn("demo", "one")
+    await plane.quiet()
+    subscription = plane.bus.subscribe()
+    await reply(plane, "/limit fleet 0.10")
+    held = await row_shown(subscription, "scout", lambda row: row.status == "held")
+    assert held.hold_reason == "fleet"
+    await reply(plane, "/limit fleet off")
+    await row_shown(subscription, "scout", lambda row: row.status == "idle")

@@ -22,6 +22,7 @@ from tests.support.command import plane_cli_async
 from tests.support.fixtures_plane import CONFIG
 from tests.support.fixtures_postgres import open_db
 from tests.support.old_stores import sqlite_before
+from tests.support.rows_shown import row_shown
 from tests.support.scripted_llm import Reply
 
 pytestmark = pytest.mark.usefixtures("each_store")
@@ -477,3 +478,19 @@ async def sent_while_held(plane, agent: str, text: str, why: str) -> None:
     await plane.quiet()
     assert len(plane.llm.requests) == calls, why
     assert said[0].held
+
+
+async def test_a_group_limit_shows_again_the_rows_of_its_agents(start_plane):
+    """Typed in demo's conversation, research's limit holds scout, with
+    nothing waiting for it: its row says so at once, and again once the
+    limit is removed (before, only demo's row was shown again)."""
+    plane = await start_plane(GROUPED)
+    plane.llm.default_reply = Reply("done", usage=TWENTY_CENTS)
+    await plane.turn("poet", "one")
+    await plane.quiet()
+    subscription = plane.bus.subscribe()
+    await reply(plane, "demo", "/limit group research 0.10")
+    held = await row_shown(subscription, "scout", lambda row: row.status == "held")
+    assert held.hold_reason == "group"
+    await reply(plane, "demo", "/limit group research off")
+    await row_shown(subscription, "scout", lambda row: row.status == "idle")
