@@ -6,6 +6,7 @@ import pytest
 
 from plane.money.limits import (
     BadLimit,
+    Priced,
     is_tighter,
     parse_limit,
     refusal,
@@ -102,3 +103,14 @@ def test_a_huge_or_multiline_value_is_quoted_short_on_one_line():
     with pytest.raises(BadLimit) as caught:
         parse_limit("5\n/limit off")
     assert "\n" not in str(caught.value)
+
+
+def test_a_spend_not_all_priced_is_said_as_its_row_says_it():
+    """`$?` on a model with no known price (its calls count $0, not what
+    they cost), `$0.40+$?` when the rest of it is unpriced: never `$0.00`."""
+    unpriced, floor = Priced(price_known=False), Priced(floor_priced=True)
+    assert standing(Decimal(0), None, unpriced) == "$? spent today, against no limit."
+    assert standing(Decimal("0.4"), None, floor) == "$0.40+$? spent today, against no limit."
+    assert set_reply(Decimal(0), Decimal(5), unpriced) == (
+        "Spending limit set to $5.00 a day. $? spent today, of $5.00 a day."
+    )
