@@ -301,6 +301,20 @@ def test_every_client_command_says_when_no_plane_runs(tmp_path, args):
     )
 
 
+@pytest.mark.parametrize("args", [["status"], ["status", "--json"], ["show", "demo"]])
+def test_no_plane_at_a_tcp_address_says_the_command_that_starts_one_there(tmp_path, args):
+    """`--tcp HOST:PORT` with nothing listening: `plane serve` would start a
+    plane on the socket, not there; `plane serve --tcp HOST:PORT` does."""
+    with socket.socket() as bound:  # a port of this machine's that nothing listens on
+        bound.bind(("127.0.0.1", 0))
+        where = f"127.0.0.1:{bound.getsockname()[1]}"
+        result = plane_cli(tmp_path, "--tcp", where, *args)
+    assert result.returncode == 1
+    assert one_line(result) == (
+        f"plane: No plane is running at {where}. Start one with `plane serve --tcp {where}`."
+    )
+
+
 @pytest.mark.parametrize("socket_left", [False, True])
 def test_stop_with_no_plane_says_there_is_nothing_to_stop(tmp_path, socket_left):
     """Not "Start one with `plane serve`": the operator asked for the opposite.
