@@ -329,12 +329,17 @@ def test_stop_with_no_plane_says_there_is_nothing_to_stop(tmp_path, socket_left)
     )
 
 
-@pytest.mark.parametrize("args", [["status"], ["send", "demo", "hi"], ["show", "demo"], ["ledger"]])
-def test_a_home_that_is_a_file_is_named_with_what_to_do(tmp_path, args):
-    """`PLANE_HOME` set to a file: not a bare `Not a directory.`, which names
-    neither the path nor the fix."""
-    home = tmp_path / "home"
-    home.write_text("not a directory")
+@pytest.mark.parametrize(
+    "args", [["status"], ["send", "demo", "hi"], ["show", "demo"], ["ledger"], ["serve"]]
+)
+@pytest.mark.parametrize("below", [False, True])
+def test_a_home_that_is_a_file_is_named_with_what_to_do(tmp_path, args, below):
+    """`PLANE_HOME` set to a file, or below one: not a bare `Not a directory.`
+    nor "cannot be made private (File exists)", which name neither what is
+    wrong nor the fix; one sentence, whether a plane is asked or started."""
+    file = tmp_path / "home"
+    file.write_text("not a directory")
+    home = file / "plane" if below else file
     result = plane_cli(home, *args)
     assert result.returncode == 1
     assert one_line(result) == (
