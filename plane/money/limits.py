@@ -46,11 +46,16 @@ class BadLimit(ValueError):
 
 
 def parse_limit(raw: str) -> LimitValue:
+    """`5`, `$0.25`, `off`: the amount, or None for no ceiling. A negative
+    zero (`-0`, `$-0.00`) is zero, a real ceiling of zero (a pause); any
+    other negative amount, or anything that is not one, is a `BadLimit`."""
     value = raw.strip()
     if value.lower() == "off":
         return LimitValue(None)
     shown = _shown(value)
     if value.startswith("-") or value.startswith("$-"):
+        if _zero(value.replace("-", "", 1)):
+            return LimitValue(Decimal(0))
         raise BadLimit(f"A limit can't be negative ({shown}). {_USE}")
     match = _AMOUNT.match(value)
     if not match:
@@ -63,6 +68,14 @@ def parse_limit(raw: str) -> LimitValue:
     if amount > MAX_LIMIT:
         raise BadLimit(f"{shown} is more than the largest limit, {usd_exact(MAX_LIMIT)} a day.")
     return LimitValue(amount)
+
+
+def _zero(value: str) -> bool:
+    """Whether `value` is an amount of zero (`0`, `$0.00`)."""
+    try:
+        return _AMOUNT.match(value) is not None and parse_limit(value).usd == 0
+    except BadLimit:  # `0.001`: not a limit, and not zero
+        return False
 
 
 def _shown(value: str) -> str:

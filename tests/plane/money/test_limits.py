@@ -27,14 +27,38 @@ from plane.money.limits import (
         ("OFF", None),
         (" 7.5 ", "7.5"),
         ("$.50", "0.5"),
+        ("-0", "0"),  # a negative zero is zero: a real ceiling of zero, a pause
+        ("-0.00", "0"),
+        ("$-0", "0"),
+        ("-$0.0", "0"),
     ],
 )
 def test_values_that_set_a_limit(raw, usd):
-    assert parse_limit(raw).usd == (None if usd is None else Decimal(usd))
+    value = parse_limit(raw).usd
+    assert value == (None if usd is None else Decimal(usd))
+    assert value is None or not value.is_signed(), "never said `$-0.00`"
 
 
 @pytest.mark.parametrize(
-    "raw", ["-1", "$-1", "abc", "nan", "inf", "1e400", "$", "", "0.125", "5,00", "2000000", "1 2"]
+    "raw",
+    [
+        "-1",
+        "$-1",
+        "-0.01",
+        "-0.001",
+        "--0",
+        "-abc",
+        "abc",
+        "nan",
+        "inf",
+        "1e400",
+        "$",
+        "",
+        "0.125",
+        "5,00",
+        "2000000",
+        "1 2",
+    ],
 )
 def test_bad_values_get_one_line(raw):
     with pytest.raises(BadLimit) as caught:
