@@ -43,6 +43,7 @@ from tests.support.command import (
     process_environment,
 )
 from tests.support.cpu import REFUSAL_CPU_S, cpu_limit, out_of_cpu
+from tests.support.fixtures_plane import CONFIG
 
 
 async def test_send_status_and_ledger(start_plane):
@@ -127,7 +128,9 @@ async def test_new_agent_and_stop(start_plane):
     serving = plane.serve_until_told_to_stop()
     new = ("new", "helper", "--model", "other-model")
     created = await plane_cli_async(home, *new, "--role", "be brief")
-    assert created.stdout.strip() == "Created helper on other-model, $1.00 a day, every tool."
+    assert created.stdout.splitlines()[0] == (
+        "Created helper on other-model, $1.00 a day, every tool."
+    )
     taken = await plane_cli_async(home, *new)
     assert taken.returncode == 1 and "already exists" in taken.stderr
     stopped = await plane_cli_async(home, "stop")
@@ -147,7 +150,37 @@ async def test_new_takes_the_default_model_and_the_tools_asked_for(start_plane):
         "(read_file, list_files, grep, retrieve, budget_status)."
     )
     bare = await plane_cli_async(home, "new", "bare", "--model", "other-model", "--tools", "none")
-    assert bare.stdout.strip() == "Created bare on other-model, $1.00 a day, no tools."
+    assert bare.stdout.splitlines()[0] == "Created bare on other-model, $1.00 a day, no tools."
+
+
+UNPRICED_HELD = (
+    "helper is not answering: no price is known for other-model, and an agent under a ceiling"
+    " takes no turn it cannot count. Add the model under `pricing:` in agents.yaml, or remove"
+    " the limit with /limit off."
+)
+"""What the plane says in the conversation when it holds such an agent."""
+
+
+async def test_new_on_a_model_with_no_price_under_a_ceiling_says_it_takes_no_turn(start_plane):
+    """Created, under the default ceiling, on a model with no known price: it
+    takes no turn until the model has a price, said at once in the words the
+    plane holds it with, not learnt from the first message left unanswered."""
+    plane = await start_plane()
+    created = await plane_cli_async(plane.home.root, "new", "helper", "--model", "other-model")
+    assert created.returncode == 0, created.stderr
+    assert created.stdout.splitlines() == [
+        "Created helper on other-model, $1.00 a day, every tool.",
+        UNPRICED_HELD,
+    ]
+    said = await plane.send("helper", "hello")
+    assert said[-1].text == UNPRICED_HELD, "the same sentence, word for word"
+
+
+async def test_new_on_a_model_with_no_price_and_no_ceiling_adds_nothing(start_plane):
+    """No ceiling: it takes turns, its calls counted unpriced; nothing more to say."""
+    plane = await start_plane(CONFIG.replace("  limitUsd: 1\n", ""))
+    created = await plane_cli_async(plane.home.root, "new", "helper", "--model", "other-model")
+    assert created.stdout.splitlines() == ["Created helper on other-model, no limit, every tool."]
 
 
 def test_clear_errors_when_no_plane_runs(tmp_path):
