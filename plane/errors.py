@@ -33,7 +33,7 @@
     │                                           request with a frame of a type it does not name
     ├── NotAnswering               —            (cli.connect) a plane holds its lock but does not
     │                                           answer
-    ├── HomeNotADirectory          —            (cli.connect) PLANE_HOME is a file: no plane there
+    ├── HomeNotADirectory          —            (home) PLANE_HOME is a file: no plane there
     └── NoAnswer                   —            (cli.failing) `send --wait` waited its whole timeout
 
 Outside `PlaneError`: each is caught by its one caller, which says it as a

@@ -12,6 +12,7 @@ database holds every conversation, and `token` is the operator's proof.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 
@@ -19,7 +20,7 @@ from plane.tuples import NamedTuple
 from plane.wire.errors import PlaneError
 from plane.wire.token import read_token
 
-__all__ = ["Home", "read_token", "refs_db", "say_state", "user_config_path"]
+__all__ = ["Home", "HomeNotADirectory", "read_token", "refs_db", "say_state", "user_config_path"]
 
 APP = "plane"
 
@@ -270,10 +271,23 @@ def _ensure(root: str) -> None:
         if workspaces is not None and workspaces.is_dir(follow_symlinks=False):
             os.chmod(workspaces.path, 0o700)
     except OSError as exc:
+        if exc.errno in (errno.EEXIST, errno.ENOTDIR):  # it, or a folder above it, is a file
+            raise HomeNotADirectory(root) from None
         raise PlaneError(
             f"The plane's home {root} cannot be made private "
             f"({exc.strerror or exc}); it must be a directory you own."
         ) from None
+
+
+class HomeNotADirectory(PlaneError):
+    """`PLANE_HOME` (or a folder above it) is a file: no plane can be there,
+    said alike by a plane that would start there and a client that asks one."""
+
+    def __init__(self, root: str | Path) -> None:
+        super().__init__(
+            f"The plane's home {root} is not a directory; set PLANE_HOME to a directory "
+            "you own (or unset it for the default)."
+        )
 
 
 def _private_names(root: str) -> list[str]:

@@ -238,8 +238,12 @@ def _sentence(exc: BaseException, address: Address) -> str:
     if isinstance(exc, NotRunning | ConnectionRefusedError | FileNotFoundError):
         if address.path is None:  # a plane elsewhere: `plane` would start one here
             return "The plane is not running; `plane serve --tcp` on its machine starts it."
-        return (  # and not `plane serve`, which holds a terminal: the link keeps trying
-            "The plane is not running; `plane` starts it in the background, and the TUI reconnects."
+        # `plane` typed beside this TUI opens a second one; after it, it starts
+        # the plane in the background and opens the TUI again (not `plane serve`,
+        # which holds a terminal).
+        return (
+            "The plane is not running; quit (ctrl+q) and run `plane`, which starts it in the"
+            " background and opens the TUI again."
         )
     text = str(exc).strip()
     return text or type(exc).__name__

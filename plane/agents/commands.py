@@ -28,7 +28,9 @@ from plane.agents.services import Services
 from plane.agents.session import new_session
 from plane.money.ceilings import Reread
 from plane.money.limits import (
+    ALL_PRICED,
     BadLimit,
+    Priced,
     fleet_set_reply,
     fleet_standing,
     not_own,
@@ -41,9 +43,19 @@ from plane.money.limits import (
 )
 from plane.wire.protocol import CommandInfo, ConversationMessage, FleetChanged
 
-Handler = Callable[[Services, str, str], Awaitable[str]]
-"""(services, agent, argument) → the plane's reply; `BadLimit` or `CommandRefused`
-when the command is refused (its sentence is the reply, and nothing changed)."""
+PricedAt = Callable[[Decimal], Priced]
+"""How much of the agent's spend today has a price, as its row says it,
+given that spend (past its fallback's ratio, the fallback's price is weighed)."""
+
+Handler = Callable[[Services, str, str, PricedAt], Awaitable[str]]
+"""(services, agent, argument, how its spend is priced) → the plane's reply;
+`BadLimit` or `CommandRefused` when the command is refused (its sentence is
+the reply, and nothing changed)."""
+
+
+def all_priced(spent: Decimal) -> Priced:
+    """A `PricedAt` for an agent whose every call has a price."""
+    return ALL_PRICED
 
 
 class CommandRefused(Exception):
@@ -72,7 +84,9 @@ class Command:
     refused with its usage and does nothing: what was meant is unknown."""
 
 
-async def _limit(services: Services, agent: str, arg: str) -> str:
+async def _limit(services: Services, agent: str, arg: str, priced: PricedAt) -> str:
+    """`/limit [AMOUNT|off]`: the agent's spend today as its row says it
+    (`$?` on a model with no known price, never `$0.00`), and its ceiling."""
     first, rest = _word(arg)
     if first.lower() == "fleet":
         return await _fleet_limit(services, rest)
@@ -81,13 +95,13 @@ async def _limit(services: Services, agent: str, arg: str) -> str:
     spent = await services.ledger.spend_today(agent)
     ceilings = services.gate.ceilings
     if not arg:
-        said = standing(spent, ceilings.of(agent))
+        said = standing(spent, ceilings.of(agent), priced(spent))
         if ceilings.raised(agent) is not None:
             said += f" {raised_note(ceilings.unraised(agent))}"
         return said
     value = parse_limit(arg)  # BadLimit: refused (run_command)
     await services.gate.ceilings.set(agent, value.usd)
-    return set_reply(spent, value.usd)
+    return set_reply(spent, value.usd, priced(spent))  # at the ceiling now set
 
 
 async def _fleet_limit(services: Services, arg: str) -> str:
@@ -102,7 +116,7 @@ async def _fleet_limit(services: Services, arg: str) -> str:
     return fleet_set_reply(spent, value.usd)
 
 
-async def _new(services: Services, agent: str, arg: str) -> str:
+async def _new(services: Services, agent: str, arg: str, priced: PricedAt) -> str:
     """A new session: the model's history is saved whole, then starts empty.
     The conversation people read is untouched."""
     if services.roster.get(agent).gateway is not None:
@@ -119,7 +133,7 @@ async def _new(services: Services, agent: str, arg: str) -> str:
     )
 
 
-async def _help(services: Services, agent: str, arg: str) -> str:
+async def _help(services: Services, agent: str, arg: str, priced: PricedAt) -> str:
     return " ".join(f"{c.usage} — {c.help}." for c in COMMANDS.values())
 
 
@@ -184,13 +198,21 @@ def over_many(text: str) -> Reread | None:
     return Reread(groups=frozenset([group] if group else []))
 
 
-async def run_command(services: Services, agent: str, text: str, *, in_a_turn: bool = False) -> Ran:
+async def run_command(
+    services: Services,
+    agent: str,
+    text: str,
+    *,
+    in_a_turn: bool = False,
+    priced: PricedAt = all_priced,
+) -> Ran:
     """Store the command and the plane's reply; return both, and whether the
     command was refused (unknown, its argument bad or one it does not take,
-    or not while the agent takes a turn: nothing changed)."""
+    or not while the agent takes a turn: nothing changed). `priced`: how
+    the agent's row prices its spend, which `/limit` says as the row does."""
     name, arg = _word(text[1:])
     with _binding(services, agent, name, arg):
-        return await _run(services, agent, text, name, arg, in_a_turn)
+        return await _run(services, agent, text, name, arg, in_a_turn, priced)
 
 
 def _binding(services: Services, agent: str, name: str, arg: str) -> ContextManager[None]:
@@ -209,7 +231,13 @@ def _binding(services: Services, agent: str, name: str, arg: str) -> ContextMana
 
 
 async def _run(
-    services: Services, agent: str, text: str, name: str, arg: str, in_a_turn: bool
+    services: Services,
+    agent: str,
+    text: str,
+    name: str,
+    arg: str,
+    in_a_turn: bool,
+    priced: PricedAt,
 ) -> Ran:
     typed = await kept_or_refused(
         services.ledger, lambda: services.conversation.append(agent, "operator", text)
@@ -230,7 +258,7 @@ async def _run(
         )
     else:
         try:
-            reply = await command.run(services, agent, arg)
+            reply = await command.run(services, agent, arg, priced)
         except (BadLimit, CommandRefused) as exc:
             reply, refused = str(exc), True
     answer = await services.conversation.append(agent, "plane", reply)

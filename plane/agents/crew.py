@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import itertools
 import logging
 import sqlite3
@@ -186,7 +187,8 @@ class Crew:
         ceilings = self._services.gate.ceilings
         changes = ceilings.changes
         async with worker.turn_lock if between else contextlib.nullcontext():
-            ran = await run_command(self._services, agent, text, in_a_turn=in_a_turn)
+            priced = functools.partial(self._rows.priced, agent)
+            ran = await run_command(self._services, agent, text, in_a_turn=in_a_turn, priced=priced)
         for message in ran.messages:
             self._services.emit(MessageAppended(message=message))
         await self._rows.publish(agent)

@@ -50,7 +50,7 @@ from plane.agents.workers import Workers
 from plane.errors import LedgerError, unreachable
 from plane.money.ceilings import Reread
 from plane.money.gate import Hold, Unread, Unreadable
-from plane.money.limits import spend_level, steps_down
+from plane.money.limits import Priced, spend_level, steps_down
 from plane.tasks import cancel
 from plane.wire.protocol import AgentState, AgentStatus, AgentUpdated, GroupState, Snapshot
 
@@ -63,6 +63,19 @@ ROWS_AT_ONCE = 1_000
 """The most rows a ceiling's change shows again in one turn of the event
 loop: the fleet's may change every row at once, and a client left more
 behind than the event bus keeps for it (`QUEUE_LIMIT`) is dropped."""
+
+
+def _runs_on(
+    worker: AgentWorker, spent: Decimal, ceiling: Decimal | None
+) -> tuple[str | None, str | None]:
+    """The model its row names at `spent` (None: a gateway client's, not yet
+    known), and its own while it runs on its fallback (else None)."""
+    model = worker.model
+    fallback = worker.spec.fallback
+    # A gateway client that names the fallback itself did not step down to it.
+    if fallback is not None and model != fallback.model and steps_down(spent, ceiling, fallback.at):
+        return fallback.model, model or CLIENTS_MODEL
+    return model, None
 
 
 class Figures(NamedTuple):
@@ -124,19 +137,9 @@ class Rows:
         )
         ceiling = services.gate.ceilings.of(name)
         warn_ratio = services.config.defaults.warn_ratio
-        model = worker.model
-        own = None  # its own model, while it runs on its fallback
-        fallback = spec.fallback
-        # A gateway client that names the fallback itself did not step down to it.
-        if (
-            fallback is not None
-            and model != fallback.model
-            and steps_down(spent, ceiling, fallback.at)
-        ):
-            own, model = model or CLIENTS_MODEL, fallback.model
+        model, own = _runs_on(worker, spent, ceiling)
         resets = services.gate.resets_at() if resets_at is None else resets_at
-        price_known = model is None or services.pricer.is_known(model)
-        floor = worker.floor_on is not None and worker.floor_on == services.ledger.day()
+        price_known, floor = self._priced(worker, model)
         resumes_at = self._resumes_at(name, hold, resets) if held else None
         plane = services.ownership.owner(name) if services.ownership.plane else None
         from_file = services.roster.from_file(name)
@@ -175,6 +178,20 @@ class Rows:
         )
         self._kept[name] = (shown, state)
         return state
+
+    def priced(self, agent: str, spent: Decimal) -> Priced:
+        """How much of `agent`'s spend today has a price, at `spent`, as its
+        row says it (`/limit` says its spend so)."""
+        worker = self._workers[agent]
+        model, _ = _runs_on(worker, spent, self._services.gate.ceilings.of(agent))
+        return Priced(*self._priced(worker, model))
+
+    def _priced(self, worker: AgentWorker, model: str | None) -> tuple[bool, bool]:
+        """Whether the model it runs on has a known price, and whether a
+        call of its today was priced at a floor (a gateway agent's)."""
+        services = self._services
+        price_known = model is None or services.pricer.is_known(model)
+        return price_known, worker.floor_on is not None and worker.floor_on == services.ledger.day()
 
     def _working(self, worker: AgentWorker) -> bool:
         """A turn in flight, or a gateway agent's calls."""

@@ -261,6 +261,10 @@ def new(args: argparse.Namespace) -> int:
         from plane.agents.toolsets import described  # loads the config's models: only here
 
         print(f"Created {a.name} on {a.model}, {ceiling}, {described(a.tools)}.")
+        if not a.price_known and a.limit_usd is not None:  # said now, not by its first message
+            from plane.agents.notices import unpriced_held  # the plane's words when it holds one
+
+            print(unpriced_held(a.name, a.model))
         return 0
 
     return with_client(work)

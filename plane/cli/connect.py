@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from plane.errors import NotRunning, PlaneError
-from plane.home import Home, PlaneState
+from plane.home import Home, HomeNotADirectory, PlaneState
 from plane.wire import once
 from plane.wire.token import read_token
 
@@ -83,7 +83,7 @@ async def reach(home: Home, dial: Dial[T]) -> T:
     except NotRunning as exc:
         raise _why(home, exc) from None
     except NotADirectoryError:
-        raise HomeNotADirectory(home) from None
+        raise HomeNotADirectory(home.root) from None
 
 
 def ask(home: Home, request: dict[str, Any]) -> dict[str, Any]:
@@ -97,23 +97,13 @@ def ask(home: Home, request: dict[str, Any]) -> dict[str, Any]:
     except NotRunning as exc:
         raise _why(home, exc) from None
     except NotADirectoryError:
-        raise HomeNotADirectory(home) from None
+        raise HomeNotADirectory(home.root) from None
 
 
 def _why(home: Home, refused: NotRunning) -> PlaneError:
     """Why nothing answered, by the lock: no plane, or one starting or stopping."""
     state = home.state()
     return refused if state == "none" else NotAnswering(home, state)
-
-
-class HomeNotADirectory(PlaneError):
-    """`PLANE_HOME` (or a folder above it) is a file: no plane can be there."""
-
-    def __init__(self, home: Home) -> None:
-        super().__init__(
-            f"The plane's home {home.root} is not a directory; set PLANE_HOME to a directory "
-            "you own (or unset it for the default)."
-        )
 
 
 class NotAnswering(PlaneError):

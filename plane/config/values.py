@@ -18,10 +18,11 @@ Usd = Annotated[Decimal, Field(ge=0, le=1_000_000, allow_inf_nan=False, decimal_
 
 def _in_cents(amount: Decimal) -> Decimal:
     """A ceiling is dollars and cents, as /limit takes it: $0.001 would read
-    `$0.00`, a pause by its figure, while it lets calls through."""
+    `$0.00`, a pause by its figure, while it lets calls through. A negative
+    zero (`-0.0`) is zero, as `/limit -0` is: said `$0.00`, never `$-0.00`."""
     if amount != amount.quantize(Decimal("0.01")):
         raise ValueError(f"{amount} has more than two decimals; a limit is in dollars and cents")
-    return amount
+    return amount.copy_abs() if amount == 0 else amount
 
 
 Limit = Annotated[Usd, AfterValidator(_in_cents)]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from plane.wire.protocol import SpendLevel
-from plane.wire.words import spend_against, usd, usd_exact
+from plane.wire.words import spend_against, spend_priced, usd, usd_exact
 
 MAX_LIMIT = Decimal(1_000_000)
 _USE = "Use /limit 5, /limit $0.25 or /limit off."
@@ -27,16 +27,35 @@ class LimitValue:
     usd: Decimal | None
 
 
+@dataclass(frozen=True)
+class Priced:
+    """How much of an agent's spend today has a price, as its row says
+    (`AgentState.price_known`, `floor_priced`): all of it; none, on a model
+    with no known price (its calls count $0, which is not their cost); or
+    some of it priced at a floor, the rest unpriced."""
+
+    price_known: bool = True
+    floor_priced: bool = False
+
+
+ALL_PRICED = Priced()
+
+
 class BadLimit(ValueError):
     """A value that is not a limit; the message is the one-line reply."""
 
 
 def parse_limit(raw: str) -> LimitValue:
+    """`5`, `$0.25`, `off`: the amount, or None for no ceiling. A negative
+    zero (`-0`, `$-0.00`) is zero, a real ceiling of zero (a pause); any
+    other negative amount, or anything that is not one, is a `BadLimit`."""
     value = raw.strip()
     if value.lower() == "off":
         return LimitValue(None)
     shown = _shown(value)
     if value.startswith("-") or value.startswith("$-"):
+        if _zero(value.replace("-", "", 1)):
+            return LimitValue(Decimal(0))
         raise BadLimit(f"A limit can't be negative ({shown}). {_USE}")
     match = _AMOUNT.match(value)
     if not match:
@@ -51,17 +70,30 @@ def parse_limit(raw: str) -> LimitValue:
     return LimitValue(amount)
 
 
+def _zero(value: str) -> bool:
+    """Whether `value` is an amount of zero (`0`, `$0.00`)."""
+    try:
+        return _AMOUNT.match(value) is not None and parse_limit(value).usd == 0
+    except BadLimit:  # `0.001`: not a limit, and not zero
+        return False
+
+
 def _shown(value: str) -> str:
     """A value as a one-line reply quotes it: on one line, and short."""
     line = " ".join(value.split())
     return line if len(line) <= 40 else line[:39] + "…"
 
 
-def standing(spent: Decimal, ceiling: Decimal | None) -> str:
-    """`$0.42 spent today, of $5.00 a day.` / `…, against no limit.`"""
+def standing(spent: Decimal, ceiling: Decimal | None, priced: Priced = ALL_PRICED) -> str:
+    """`$0.42 spent today, of $5.00 a day.` / `…, against no limit.`; the
+    figure as the agent's row and the TUI's title say it (`spend_priced`):
+    `$?` spent on a model with no known price, `$0.40+$?` when the rest is."""
+    figure = spend_priced(
+        spent, ceiling, price_known=priced.price_known, floor_priced=priced.floor_priced
+    )
     if ceiling is None:
-        return f"{usd(spent)} spent today, against no limit."
-    return f"{spend_against(spent, ceiling)} spent today, of {usd_exact(ceiling)} a day."
+        return f"{figure} spent today, against no limit."
+    return f"{figure} spent today, of {usd_exact(ceiling)} a day."
 
 
 def raised_note(after: Decimal | None) -> str:
@@ -73,10 +105,11 @@ def raised_note(after: Decimal | None) -> str:
 PAUSE = "A ceiling of $0.00 is a pause: no turn until the limit is raised."
 
 
-def set_reply(spent: Decimal, ceiling: Decimal | None) -> str:
+def set_reply(spent: Decimal, ceiling: Decimal | None, priced: Priced = ALL_PRICED) -> str:
     if ceiling is None:
-        return f"Spending limit removed. {standing(spent, None)}"
-    reply = f"Spending limit set to {usd_exact(ceiling)} a day. {standing(spent, ceiling)}"
+        return f"Spending limit removed. {standing(spent, None, priced)}"
+    said = standing(spent, ceiling, priced)
+    reply = f"Spending limit set to {usd_exact(ceiling)} a day. {said}"
     return f"{reply} {PAUSE}" if ceiling == 0 else reply
 
 

@@ -28,6 +28,7 @@ from plane.wire import protocol as p
 from plane.wire.errors import NotRunning as NotRunning
 from plane.wire.errors import PlaneError as PlaneError
 from plane.wire.errors import WrongReply as WrongReply
+from plane.wire.errors import nothing_at
 from plane.wire.pages import Joining
 from plane.wire.token import read_token
 
@@ -80,7 +81,7 @@ class PlaneClient:
                     socket, limit=p.MAX_FRAME_BYTES * 2
                 )
         except (FileNotFoundError, ConnectionRefusedError):
-            raise NotRunning(f"{tcp[0]}:{tcp[1]}" if tcp else str(socket)) from None
+            raise nothing_at(socket, tcp) from None
         if token is None and tcp is None:
             token = read_token(socket.with_name("token"))
         client = cls(reader, writer)

@@ -16,7 +16,7 @@ import socket as _socket
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from plane.wire.errors import NotRunning, PlaneError, WrongReply
+from plane.wire.errors import NotRunning, PlaneError, WrongReply, nothing_at
 from plane.wire.framing import MAX_FRAME_BYTES, PROTOCOL_VERSION
 from plane.wire.token import read_token
 
@@ -99,7 +99,7 @@ def ask(
                 sock.close()
                 raise
     except (FileNotFoundError, ConnectionRefusedError):
-        raise NotRunning(f"{tcp[0]}:{tcp[1]}" if tcp else str(socket)) from None
+        raise nothing_at(socket, tcp) from None
     if token is None and tcp is None:
         token = read_token(socket.with_name("token"))
     hello = {"type": "hello", "id": _HELLO_ID, "protocol_version": PROTOCOL_VERSION}

@@ -228,7 +228,7 @@ LOOSER_ASKS: list[Any] = [
     "-1",
     "-0.01",
     "$-5",
-    "-0",
+    "-$5",  # (`-0` is zero: a tighter ask, a pause)
     "−5",
     # digits of other scripts
     "١٠٠",

@@ -70,6 +70,15 @@ def test_zero_is_a_real_ceiling_not_unlimited():
     assert config.ceiling_of(config.agents["a"]) == Decimal(0)
 
 
+@pytest.mark.parametrize("zero", ["-0", "-0.0", "-0.00", "-.0"])
+def test_a_negative_zero_ceiling_is_zero(zero):
+    """A negative zero is zero: a real ceiling of zero, said `$0.00`, never
+    `$-0.00` (nor refused as negative)."""
+    config = parse_config(f"defaults:\n  limitUsd: {zero}\nagents:\n  a: {{limitUsd: {zero}}}\n")
+    for ceiling in (config.defaults.limit_usd, config.ceiling_of(config.agents["a"])):
+        assert ceiling == 0 and not ceiling.is_signed() and f"${ceiling:.2f}" == "$0.00"
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [

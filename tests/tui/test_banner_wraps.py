@@ -15,7 +15,8 @@ from tui.widgets.connection_banner import ConnectionBanner
 from tui.widgets.conversation import ConversationPane
 
 NOT_RUNNING = (
-    "The plane is not running; `plane` starts it in the background, and the TUI reconnects."
+    "The plane is not running; quit (ctrl+q) and run `plane`, which starts it in the"
+    " background and opens the TUI again."
 )
 ADDRESS = "/home/op/.local/share/plane/plane.sock"
 

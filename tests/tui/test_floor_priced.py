@@ -1,9 +1,9 @@
 """A gateway agent whose call was priced at a floor (the upstream answered
 with a model that has no known price, so the call was charged as the one
-asked for): its row and the title say the rest of its spend is unpriced, as
-the ledger says the call (`$0.00021 + unpriced`), and so does the fleet
-line's sum of the day, on a real plane whose gateway forwards to the
-scripted upstream."""
+asked for): its row and the title say the rest of its spend is unpriced
+(`+$?`, as `/limit` and `plane status` do), and the fleet line's sum of the
+day says it as the ledger says the call (`$0.00021 + unpriced`), on a real
+plane whose gateway forwards to the scripted upstream."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ async def test_a_spend_priced_at_a_floor_says_the_rest_is_unpriced(
 
         await call(gw, "mystery-model")  # a floor: at least $0.00021 more
         await until(pilot, lambda: row_text(app, "aider") == "○ aider <$0.01+$?")
-        assert title(app) == "aider · gpt-4o-mini · <$0.01 + unpriced of $10.00 today"
+        assert title(app) == "aider · gpt-4o-mini · <$0.01+$? of $10.00 today"
         assert row_classes(app, "aider") == {"-idle"}, "far under its ceiling: not amber"
         # The fleet line's sum says it too: the fleet spent at least that.
         await until(pilot, lambda: fleet_line(app) == "3 agents · <$0.01 + unpriced today")

@@ -192,14 +192,17 @@ async def test_the_plane_restarting_is_survived(start_plane, scripted_llm) -> No
 
 async def test_no_plane_running_says_how_to_start_one(tmp_path) -> None:
     """A banner that only says the plane is not running leaves the operator
-    waiting on a retry that cannot succeed: it says what starts one."""
+    waiting on a retry that cannot succeed: it says what starts one. Not
+    "`plane` starts it": typed beside this TUI, `plane` opens a second one;
+    run after leaving this one, it starts the plane and opens the TUI again."""
     app = PlaneApp(Address(path=tmp_path / "plane.sock"), backoff=Backoff(first=0.05, most=0.3))
     async with app.run_test(size=SIZE) as pilot:
         banner = app.screen.query_one(ConnectionBanner)
         await until(pilot, lambda: banner.has_class("-lost"))
         said = str(banner.render())
         assert (
-            "The plane is not running; `plane` starts it in the background, and the TUI reconnects."
+            "The plane is not running; quit (ctrl+q) and run `plane`, which starts it in the"
+            " background and opens the TUI again."
         ) in said, said
         assert "Reconnecting" in said
 

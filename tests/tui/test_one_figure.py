@@ -12,9 +12,10 @@ from textual.pilot import Pilot
 
 from plane.wire.protocol import Usage
 from plane.wire.words import spend_total
+from tests.support.fixtures_plane import CONFIG
 from tests.tui.factories import agent
 from tests.tui.test_finding import fleet_text
-from tests.tui.test_live import SIZE, app_for, pane_lines, title, type_line, until
+from tests.tui.test_live import SIZE, app_for, pane_lines, row_text, title, type_line, until
 from tui.app import PlaneApp
 from tui.fleet import Tally
 
@@ -65,3 +66,27 @@ async def limit_says_the_figures_figure(
     shown = FIGURE.findall(title(app))[0]
     assert f"{shown} spent today" in reply, (command, reply, title(app))
     await until(pilot, lambda: fleet_text(app).endswith(f"{shown} today"))
+
+
+@pytest.mark.slow
+async def test_an_unpriced_agents_title_and_limit_reply_say_its_spend_as_its_row(
+    start_plane,
+) -> None:
+    """On a model with no known price its calls count $0, which is not what
+    they cost: the title and `/limit` say `$?` as its row does, never `$0.00`."""
+    plane = await start_plane(CONFIG.replace("  demo: {}", "  demo: {model: other-model}"))
+    await plane.send("demo", "/limit off")  # no ceiling: it takes turns, unpriced
+    for _ in range(2):
+        plane.llm.reply("ok", usage=ODD)
+        await plane.turn("demo", "work")
+    app = app_for(plane)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.main_screen.selected == "demo")
+        await until(pilot, lambda: row_text(app, "demo") == "○ demo $?")
+        assert title(app) == "demo · other-model (unpriced) · $? today, no limit"
+        await type_line(pilot, "/limit")
+        await until(pilot, lambda: pane_lines(app)[-1][1] == "$? spent today, against no limit.")
+        await type_line(pilot, "/limit 5")
+        said = "Spending limit set to $5.00 a day. $? spent today, of $5.00 a day."
+        await until(pilot, lambda: pane_lines(app)[-1][1] == said)
+        await until(pilot, lambda: title(app).startswith("demo · other-model (unpriced) · $? of"))

@@ -97,12 +97,13 @@ async def test_title_bar_says_model_spend_and_limit() -> None:
 
 
 async def test_the_title_of_an_agent_on_an_unpriced_model_never_reads_as_free() -> None:
-    """Its calls are counted at $0, which is not their cost: the model says so."""
+    """Its calls are counted at $0, which is not their cost: the model says
+    so, and its spend is `$?`, as its row says it."""
     app = PlaneApp(None)
     async with app.run_test(size=SIZE) as pilot:
         feed(app, snapshot(agent("free", "0", None, model="mystery", price_known=False)))
         await settle(pilot)
-        assert title(app) == "free · mystery (unpriced) · $0.00 today, no limit"
+        assert title(app) == "free · mystery (unpriced) · $? today, no limit"
 
 
 async def test_with_several_planes_the_title_says_which_one_runs_the_agent() -> None:

@@ -71,8 +71,8 @@ def test_connection_lost(snap_compare) -> None:
         await demo(pilot)
         pilot.app.post_message(
             PlaneLost(
-                "The plane is not running; `plane` starts it in the background, "
-                "and the TUI reconnects.",
+                "The plane is not running; quit (ctrl+q) and run `plane`, which starts it"
+                " in the background and opens the TUI again.",
                 2.0,
                 3,
                 "/home/op/.local/share/plane/plane.sock",

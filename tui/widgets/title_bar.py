@@ -26,18 +26,21 @@ from textual.style import Style
 from textual.widget import Widget
 
 from plane.wire.protocol import AgentState
-from plane.wire.words import UNPRICED, at_a_floor, reaches
-from tui.formatting import duration, spend_against, spend_level, usd
+from plane.wire.words import UNPRICED, reaches, spend_priced
+from tui.formatting import duration, spend_level, usd
 
 
 def spend_phrase(agent: AgentState) -> str:
     """`$4.10 of $5.00 today` or `$4.10 today, no limit`; near a ceiling below
-    a dollar, the digits that tell them apart (`$0.019 of $0.02 today`); a
-    spend that holds a call priced at a floor, as the ledger says it
-    (`$4.10 + unpriced of $5.00 today`)."""
-    spent = spend_against(agent.spend_today_usd, agent.limit_usd)
-    if agent.floor_priced:  # a floor: the rest of what it spent is not known
-        spent = at_a_floor(spent)
+    a dollar, the digits that tell them apart (`$0.019 of $0.02 today`); the
+    figure as its row and `/limit` say it (`spend_priced`): `$?` on a model
+    with no known price, `$0.40+$?` when the rest of it is unpriced."""
+    spent = spend_priced(
+        agent.spend_today_usd,
+        agent.limit_usd,
+        price_known=agent.price_known,
+        floor_priced=agent.floor_priced,
+    )
     if agent.limit_usd is None:
         return f"{spent} today, no limit"
     return f"{spent} of {usd(agent.limit_usd)} today"

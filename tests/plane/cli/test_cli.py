@@ -43,6 +43,7 @@ from tests.support.command import (
     process_environment,
 )
 from tests.support.cpu import REFUSAL_CPU_S, cpu_limit, out_of_cpu
+from tests.support.fixtures_plane import CONFIG
 
 
 async def test_send_status_and_ledger(start_plane):
@@ -127,7 +128,9 @@ async def test_new_agent_and_stop(start_plane):
     serving = plane.serve_until_told_to_stop()
     new = ("new", "helper", "--model", "other-model")
     created = await plane_cli_async(home, *new, "--role", "be brief")
-    assert created.stdout.strip() == "Created helper on other-model, $1.00 a day, every tool."
+    assert created.stdout.splitlines()[0] == (
+        "Created helper on other-model, $1.00 a day, every tool."
+    )
     taken = await plane_cli_async(home, *new)
     assert taken.returncode == 1 and "already exists" in taken.stderr
     stopped = await plane_cli_async(home, "stop")
@@ -147,7 +150,37 @@ async def test_new_takes_the_default_model_and_the_tools_asked_for(start_plane):
         "(read_file, list_files, grep, retrieve, budget_status)."
     )
     bare = await plane_cli_async(home, "new", "bare", "--model", "other-model", "--tools", "none")
-    assert bare.stdout.strip() == "Created bare on other-model, $1.00 a day, no tools."
+    assert bare.stdout.splitlines()[0] == "Created bare on other-model, $1.00 a day, no tools."
+
+
+UNPRICED_HELD = (
+    "helper is not answering: no price is known for other-model, and an agent under a ceiling"
+    " takes no turn it cannot count. Add the model under `pricing:` in agents.yaml, or remove"
+    " the limit with /limit off."
+)
+"""What the plane says in the conversation when it holds such an agent."""
+
+
+async def test_new_on_a_model_with_no_price_under_a_ceiling_says_it_takes_no_turn(start_plane):
+    """Created, under the default ceiling, on a model with no known price: it
+    takes no turn until the model has a price, said at once in the words the
+    plane holds it with, not learnt from the first message left unanswered."""
+    plane = await start_plane()
+    created = await plane_cli_async(plane.home.root, "new", "helper", "--model", "other-model")
+    assert created.returncode == 0, created.stderr
+    assert created.stdout.splitlines() == [
+        "Created helper on other-model, $1.00 a day, every tool.",
+        UNPRICED_HELD,
+    ]
+    said = await plane.send("helper", "hello")
+    assert said[-1].text == UNPRICED_HELD, "the same sentence, word for word"
+
+
+async def test_new_on_a_model_with_no_price_and_no_ceiling_adds_nothing(start_plane):
+    """No ceiling: it takes turns, its calls counted unpriced; nothing more to say."""
+    plane = await start_plane(CONFIG.replace("  limitUsd: 1\n", ""))
+    created = await plane_cli_async(plane.home.root, "new", "helper", "--model", "other-model")
+    assert created.stdout.splitlines() == ["Created helper on other-model, no limit, every tool."]
 
 
 def test_clear_errors_when_no_plane_runs(tmp_path):
@@ -301,6 +334,20 @@ def test_every_client_command_says_when_no_plane_runs(tmp_path, args):
     )
 
 
+@pytest.mark.parametrize("args", [["status"], ["status", "--json"], ["show", "demo"]])
+def test_no_plane_at_a_tcp_address_says_the_command_that_starts_one_there(tmp_path, args):
+    """`--tcp HOST:PORT` with nothing listening: `plane serve` would start a
+    plane on the socket, not there; `plane serve --tcp HOST:PORT` does."""
+    with socket.socket() as bound:  # a port of this machine's that nothing listens on
+        bound.bind(("127.0.0.1", 0))
+        where = f"127.0.0.1:{bound.getsockname()[1]}"
+        result = plane_cli(tmp_path, "--tcp", where, *args)
+    assert result.returncode == 1
+    assert one_line(result) == (
+        f"plane: No plane is running at {where}. Start one with `plane serve --tcp {where}`."
+    )
+
+
 @pytest.mark.parametrize("socket_left", [False, True])
 def test_stop_with_no_plane_says_there_is_nothing_to_stop(tmp_path, socket_left):
     """Not "Start one with `plane serve`": the operator asked for the opposite.
@@ -315,12 +362,17 @@ def test_stop_with_no_plane_says_there_is_nothing_to_stop(tmp_path, socket_left)
     )
 
 
-@pytest.mark.parametrize("args", [["status"], ["send", "demo", "hi"], ["show", "demo"], ["ledger"]])
-def test_a_home_that_is_a_file_is_named_with_what_to_do(tmp_path, args):
-    """`PLANE_HOME` set to a file: not a bare `Not a directory.`, which names
-    neither the path nor the fix."""
-    home = tmp_path / "home"
-    home.write_text("not a directory")
+@pytest.mark.parametrize(
+    "args", [["status"], ["send", "demo", "hi"], ["show", "demo"], ["ledger"], ["serve"]]
+)
+@pytest.mark.parametrize("below", [False, True])
+def test_a_home_that_is_a_file_is_named_with_what_to_do(tmp_path, args, below):
+    """`PLANE_HOME` set to a file, or below one: not a bare `Not a directory.`
+    nor "cannot be made private (File exists)", which name neither what is
+    wrong nor the fix; one sentence, whether a plane is asked or started."""
+    file = tmp_path / "home"
+    file.write_text("not a directory")
+    home = file / "plane" if below else file
     result = plane_cli(home, *args)
     assert result.returncode == 1
     assert one_line(result) == (

@@ -45,7 +45,7 @@ async def test_both_halves_with_the_real_spend(start_plane):
     assert len(plane.llm.requests) == calls, "a command never reaches the model"
 
 
-@pytest.mark.parametrize("bad", ["-1", "abc", "nan", "inf", "1e400", "$", "0.125"])
+@pytest.mark.parametrize("bad", ["-1", "-0.01", "abc", "nan", "inf", "1e400", "$", "0.125"])
 async def test_a_bad_value_changes_nothing(start_plane, bad):
     plane = await start_plane()
     said = await plane.send("demo", f"/limit {bad}")
@@ -249,3 +249,28 @@ async def test_asks_stored_as_the_operators_by_an_older_plane_move_apart(tmp_pat
         assert ceilings.of("scout") == Decimal("0.4")
     finally:
         await db.close()
+
+
+async def test_an_unpriced_agents_spend_is_said_as_its_row_says_it(start_plane):
+    """Its calls count $0, which is not what they cost: `/limit` says `$?`
+    spent, as its row, `plane status` and the title do, never `$0.00`."""
+    plane = await start_plane(CONFIG.replace("  demo: {}", "  demo: {model: other-model}"))
+    await plane.send("demo", "/limit off")  # no ceiling: it takes turns, unpriced
+    for _ in range(2):
+        plane.llm.reply("ok", usage=FORTY_TWO_CENTS)
+        await plane.turn("demo", "work")
+    assert (await plane.send("demo", "/limit"))[1].text == "$? spent today, against no limit."
+    said = (await plane.send("demo", "/limit 5"))[1].text
+    assert said == "Spending limit set to $5.00 a day. $? spent today, of $5.00 a day."
+    assert (await plane.rows.state("demo")).price_known is False
+
+
+async def test_a_negative_zero_is_a_ceiling_of_zero(start_plane):
+    """`/limit -0` is `/limit 0`, a pause: never refused as negative."""
+    plane = await start_plane()
+    said = (await plane.send("demo", "/limit -0"))[1].text
+    assert said == (
+        "Spending limit set to $0.00 a day. $0.00 spent today, of $0.00 a day. "
+        "A ceiling of $0.00 is a pause: no turn until the limit is raised."
+    )
+    assert plane.services.gate.ceilings.of("demo") == 0

@@ -6,6 +6,7 @@ import pytest
 
 from plane.money.limits import (
     BadLimit,
+    Priced,
     is_tighter,
     parse_limit,
     refusal,
@@ -26,14 +27,38 @@ from plane.money.limits import (
         ("OFF", None),
         (" 7.5 ", "7.5"),
         ("$.50", "0.5"),
+        ("-0", "0"),  # a negative zero is zero: a real ceiling of zero, a pause
+        ("-0.00", "0"),
+        ("$-0", "0"),
+        ("-$0.0", "0"),
     ],
 )
 def test_values_that_set_a_limit(raw, usd):
-    assert parse_limit(raw).usd == (None if usd is None else Decimal(usd))
+    value = parse_limit(raw).usd
+    assert value == (None if usd is None else Decimal(usd))
+    assert value is None or not value.is_signed(), "never said `$-0.00`"
 
 
 @pytest.mark.parametrize(
-    "raw", ["-1", "$-1", "abc", "nan", "inf", "1e400", "$", "", "0.125", "5,00", "2000000", "1 2"]
+    "raw",
+    [
+        "-1",
+        "$-1",
+        "-0.01",
+        "-0.001",
+        "--0",
+        "-abc",
+        "abc",
+        "nan",
+        "inf",
+        "1e400",
+        "$",
+        "",
+        "0.125",
+        "5,00",
+        "2000000",
+        "1 2",
+    ],
 )
 def test_bad_values_get_one_line(raw):
     with pytest.raises(BadLimit) as caught:
@@ -102,3 +127,14 @@ def test_a_huge_or_multiline_value_is_quoted_short_on_one_line():
     with pytest.raises(BadLimit) as caught:
         parse_limit("5\n/limit off")
     assert "\n" not in str(caught.value)
+
+
+def test_a_spend_not_all_priced_is_said_as_its_row_says_it():
+    """`$?` on a model with no known price (its calls count $0, not what
+    they cost), `$0.40+$?` when the rest of it is unpriced: never `$0.00`."""
+    unpriced, floor = Priced(price_known=False), Priced(floor_priced=True)
+    assert standing(Decimal(0), None, unpriced) == "$? spent today, against no limit."
+    assert standing(Decimal("0.4"), None, floor) == "$0.40+$? spent today, against no limit."
+    assert set_reply(Decimal(0), Decimal(5), unpriced) == (
+        "Spending limit set to $5.00 a day. $? spent today, of $5.00 a day."
+    )
