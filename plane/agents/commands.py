@@ -53,6 +53,10 @@ Handler = Callable[[Services, str, str, PricedAt], Awaitable[str]]
 the reply, and nothing changed)."""
 
 
+PricedOf = Callable[[str, Decimal], Priced]
+"""A `PricedAt` for any agent, given its name first (`Rows.priced`)."""
+
+
 def all_priced(spent: Decimal) -> Priced:
     """A `PricedAt` for an agent whose every call has a price."""
     return ALL_PRICED
@@ -272,11 +276,17 @@ operator is needed (the alerts', which offer the raise)."""
 
 
 async def ask_limit(
-    services: Services, agent: str, raw: str, refused: RefusedAsk | None = None
+    services: Services,
+    agent: str,
+    raw: str,
+    refused: RefusedAsk | None = None,
+    *,
+    priced: PricedAt = all_priced,
 ) -> tuple[list[ConversationMessage], str]:
     """An agent asks for its own ceiling: applied if tighter, refused if not
     (and `refused` told). Returns the stored messages and the reply (which
-    the agent also reads)."""
+    the agent also reads), its spend said as its row says it (`priced`:
+    `$?` on a model with no known price, never `$0.00`), as `/limit` does."""
     raw = " ".join(raw.split())[:40]
     asked = await services.conversation.append(agent, "ask", f"/limit {raw}")
     has = services.gate.ceilings.of(agent)
@@ -289,7 +299,8 @@ async def ask_limit(
         reply = str(exc)
     else:
         if await services.gate.ceilings.ask(agent, value.usd):
-            reply = set_reply(spent, services.gate.ceilings.of(agent))
+            ceiling = services.gate.ceilings.of(agent)
+            reply = set_reply(spent, ceiling, priced(spent))  # at the ceiling now set
         else:
             assert has is not None
             reply = refusal(value.usd, has)

@@ -3,7 +3,9 @@
 Tools ask; this decides. A ceiling can only be asked for through
 `commands.ask_limit` (tighten-only); a booking goes to `book` (the
 scheduler's); the scout runs a turn of its own, on its own row and ceiling
-(`scout`, the scout's); a refused ask is told to `refused_ask` (the alerts').
+(`scout`, the scout's); a refused ask is told to `refused_ask` (the alerts'),
+and an ask's reply says the spend as the agent's row prices it (`priced`,
+the rows').
 All are callables handed down when the plane is built: nothing here reaches
 back up.
 """
@@ -18,7 +20,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from plane.agents.commands import RefusedAsk, ask_limit
+from plane.agents.commands import PricedAt, RefusedAsk, all_priced, ask_limit
 from plane.agents.services import Services
 from plane.clock import Clock, until
 from plane.economy.compress.retrieve import retrieve
@@ -48,7 +50,10 @@ class AgentToolContext:
         book: Book,
         scout: Scout | None,
         refused_ask: RefusedAsk | None = None,
+        priced: PricedAt = all_priced,
     ) -> None:
+        """`priced`: how its row prices its spend, which its ask's reply says
+        as the row does."""
         self.agent = agent
         self.workspace = workspace
         self.sandboxed = services.config.sandbox
@@ -57,6 +62,7 @@ class AgentToolContext:
         self._book = book
         self._scout = scout
         self._refused_ask = refused_ask
+        self._priced = priced
 
     async def schedule_turn(self, at: datetime, note: str) -> str:
         booking = await self._book(self.agent, at, note)
@@ -67,7 +73,9 @@ class AgentToolContext:
         )
 
     async def ask_limit(self, value: str) -> str:
-        messages, reply = await ask_limit(self._services, self.agent, value, self._refused_ask)
+        messages, reply = await ask_limit(
+            self._services, self.agent, value, self._refused_ask, priced=self._priced
+        )
         for message in messages:
             self._services.emit(MessageAppended(message=message))
         return reply

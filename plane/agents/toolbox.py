@@ -12,12 +12,13 @@ the model; people see a summary.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from plane.agents.commands import RefusedAsk
+from plane.agents.commands import PricedOf, RefusedAsk, all_priced
 from plane.agents.roster import AgentSpec
 from plane.agents.services import Services
 from plane.agents.tool_context import AgentToolContext, Book, Scout
@@ -63,13 +64,17 @@ class Tooling:
         book: Book,
         scout: Scout | None = None,
         refused_ask: RefusedAsk | None = None,
+        priced: PricedOf | None = None,
     ) -> None:
         """`book` is the scheduler's, `scout` the scout's; `refused_ask` is
-        told when an agent asks for a looser ceiling (the alerts')."""
+        told when an agent asks for a looser ceiling (the alerts'); `priced`
+        says how an agent's row prices its spend (the rows'; None: all of
+        it priced)."""
         self._services = services
         self._book = book
         self._scout = scout
         self._refused_ask = refused_ask
+        self._priced = priced
         self._specs: dict[tuple[str, ...], tuple[ToolSpec, ...]] = {}
         self.mcp = McpSessions(sandboxed=services.config.sandbox)
         """The agents' MCP servers: the crew ends an agent's, and all at its stop."""
@@ -121,8 +126,15 @@ class Tooling:
         if mcp is not None:
             result = await self.mcp.call(spec.name, call.name, call.arguments)
             return result, mcp.shown, mcp.server
+        priced = all_priced if self._priced is None else functools.partial(self._priced, spec.name)
         context = AgentToolContext(
-            self._services, spec.name, workspace, self._book, self._scout, self._refused_ask
+            self._services,
+            spec.name,
+            workspace,
+            self._book,
+            self._scout,
+            self._refused_ask,
+            priced,
         )
         result = await registry.call(call.name, call.arguments, context, available=available.names)
         return result, call.name, None

@@ -42,7 +42,7 @@ from plane.daemon.ask_alerts import AskAlerts
 from plane.daemon.events import EventBus
 from plane.money.approvals import Offer
 from plane.money.burn import Spike
-from plane.money.limits import standing
+from plane.money.limits import Priced, standing
 from plane.providers import connections
 from plane.tasks import cancel
 from plane.wire.protocol import AgentState, AgentUpdated, DayRolled, Snapshot
@@ -156,8 +156,10 @@ OfferFor = Callable[[Alert], Awaitable[Links | None]]
 
 
 def sentence(kind: AlertKind, state: AgentState, now: datetime) -> str:
-    """What the alert says, in the conversation's words."""
+    """What the alert says, in the conversation's words; its spend as the
+    agent's row says it (`$?` on a model with no known price, never `$0.00`)."""
     name, spent, ceiling = state.name, state.spend_today_usd, state.limit_usd
+    priced = Priced(price_known=state.price_known, floor_priced=state.floor_priced)
     if kind == "amber" and ceiling is not None:
         return warning(name, ceiling, spent)
     if kind == "held" and state.hold_reason == "unreadable":
@@ -175,9 +177,10 @@ def sentence(kind: AlertKind, state: AgentState, now: datetime) -> str:
         else:
             until_when = "the operator raises its limit"
         return (
-            f"{name} is held: {standing(spent, ceiling)} It starts no new turn until {until_when}."
+            f"{name} is held: {standing(spent, ceiling, priced)}"
+            f" It starts no new turn until {until_when}."
         )
-    return f"{name} has resumed: {standing(spent, ceiling)}"
+    return f"{name} has resumed: {standing(spent, ceiling, priced)}"
 
 
 class _Receiver:

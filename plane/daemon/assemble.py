@@ -220,6 +220,7 @@ def _agents(
         scheduler.book,
         scout=Scout(workers, clock),
         refused_ask=notifier.refused_ask if notifier else None,
+        priced=rows.priced,
     )
     looped = notifier.looped if notifier else None
     crew = Crew(services, scheduler, workers, rows, after_turn, tooling, looped)

@@ -191,8 +191,12 @@ def test_a_held_sentence_says_what_frees_the_agent():
         "operator raises its limit."
     )
     assert sentence("held", held(limit_usd=Decimal(1), price_known=False), NOON) == (
-        "demo is held: $0.20 spent today, of $1.00 a day. It starts no new turn until m has "
+        "demo is held: $0.20+$? spent today, of $1.00 a day. It starts no new turn until m has "
         "a price under `pricing:` in agents.yaml."
+    )  # what was priced before, the rest not: as its row says it
+    floor = held(status="idle", limit_usd=Decimal(1), floor_priced=True)
+    assert sentence("resumed", floor, NOON) == (
+        "demo has resumed: $0.20+$? spent today, of $1.00 a day."
     )
     assert sentence("held", held(limit_usd=Decimal("0.2"), resumes_at=resets), NOON) == (
         "demo is held: $0.20 spent today, of $0.20 a day. It starts no new turn until "
@@ -232,3 +236,30 @@ async def test_a_stop_cut_while_alerts_close_is_not_swallowed(receiver):
     closing.cancel()
     with pytest.raises(asyncio.CancelledError):
         await closing
+
+
+async def test_an_unpriced_agents_held_and_resumed_alerts_say_its_spend_as_its_row(
+    start_plane, receiver
+):
+    """On a model with no known price its calls count $0, which is not what
+    they cost: the held and resumed alerts say `$?` spent, as its row,
+    `plane status` and `/limit` do, never `$0.00`."""
+    config = notifying(receiver, ntfy=False).replace("  demo: {}", "  demo: {model: other-model}")
+    plane = await start_plane(config)
+    await plane.send("demo", "/limit off")  # no ceiling: it takes turns, unpriced
+    await receiver.until_hook("resumed")
+    plane.llm.reply("ok", usage=Usage(input_tokens=420))
+    await plane.turn("demo", "work")
+    await plane.send("demo", "/limit 5")  # a ceiling on no known price: held
+    await receiver.until_hook("held")
+    await plane.runtime.notifier.drained()
+    said = [(h["event"], h["text"]) for h in receiver.hooks()]
+    assert said == [
+        ("resumed", "demo has resumed: $? spent today, against no limit."),
+        (
+            "held",
+            "demo is held: $? spent today, of $5.00 a day. It starts no new turn until "
+            "other-model has a price under `pricing:` in agents.yaml.",
+        ),
+    ]
+    assert (await plane.rows.state("demo")).price_known is False

@@ -274,3 +274,18 @@ async def test_a_negative_zero_is_a_ceiling_of_zero(start_plane):
         "A ceiling of $0.00 is a pause: no turn until the limit is raised."
     )
     assert plane.services.gate.ceilings.of("demo") == 0
+
+
+async def test_an_unpriced_agents_own_ask_says_its_spend_as_its_row_says_it(start_plane):
+    """Its own ask for a ceiling is answered as `/limit` is: `$?` spent on a
+    model with no known price (its calls count $0), never `$0.00`."""
+    plane = await start_plane(CONFIG.replace("  demo: {}", "  demo: {model: other-model}"))
+    await plane.send("demo", "/limit off")  # no ceiling: it takes turns, unpriced
+    await spent_42_cents(plane)
+    said = await ask(plane, "5")
+    assert ("plane", "Spending limit set to $5.00 a day. $? spent today, of $5.00 a day.") in [
+        (m.kind, m.text) for m in said
+    ]
+    assert plane.services.gate.ceilings.of("demo") == Decimal(5)
+    tool_result = json.dumps(plane.llm.requests[-1]["messages"][-1])
+    assert "$? spent today" in tool_result
