@@ -161,7 +161,7 @@ def sentence(kind: AlertKind, state: AgentState, now: datetime) -> str:
     name, spent, ceiling = state.name, state.spend_today_usd, state.limit_usd
     priced = Priced(price_known=state.price_known, floor_priced=state.floor_priced)
     if kind == "amber" and ceiling is not None:
-        return warning(name, ceiling, spent)
+        return warning(name, ceiling, spent, priced)
     if kind == "held" and state.hold_reason == "unreadable":
         return (
             f"{name} is held: a row of its spend today is not an amount, so no call of its"
