@@ -109,6 +109,12 @@ class Alert:
     links: Links | None = None
 
     def payload(self) -> dict[str, Any]:
+        """The webhook's JSON: the agent's figures as its row has them, and
+        whether its spend is all priced (`price_known`, `floor_priced`, as
+        `AgentState` names them): `spend_today_usd` counts $0 for a call
+        with no known price, so a receiver can tell `"0"` from nothing spent.
+        None of them when the alert carries no row (a refused ask, a spike, a
+        loop)."""
         state = self.state
         return {
             **self._extra(),
@@ -123,6 +129,8 @@ class Alert:
             "resumes_at": None
             if state is None or state.resumes_at is None
             else state.resumes_at.isoformat(),
+            "price_known": None if state is None else state.price_known,
+            "floor_priced": None if state is None else state.floor_priced,
         }
 
     def _extra(self) -> dict[str, Any]:
