@@ -14,20 +14,27 @@ from sqlite3 import Connection
 
 from plane.agents import notices
 from plane.agents.burning import Spiked, tell_spike
+from plane.agents.commands import PricedOf
 from plane.agents.services import Services
 from plane.agents.turn import TurnResult
 from plane.clock import until
 from plane.history.conversation import Conversation
 from plane.money.ledger import Interrupted
+from plane.money.limits import ALL_PRICED
 from plane.wire.protocol import Usage
 from plane.wire.words import plain, turn_line
 
 
 class AfterTurn:
-    def __init__(self, services: Services, spiked: Spiked | None = None) -> None:
-        """`spiked` is told of a spike in an agent's spend (the alerts')."""
+    def __init__(
+        self, services: Services, spiked: Spiked | None = None, priced: PricedOf | None = None
+    ) -> None:
+        """`spiked` is told of a spike in an agent's spend (the alerts');
+        `priced` says how an agent's row prices its spend, which the warning
+        says as the row does (the rows'; None: all of it priced)."""
         self._services = services
         self._spiked = spiked
+        self._priced = priced
 
     async def __call__(self, agent: str, model: str, result: TurnResult) -> None:
         """After a turn that called the model: its cost line, then the notices."""
@@ -56,7 +63,9 @@ class AfterTurn:
             )
         ratio = Decimal(str(services.config.defaults.warn_ratio))
         if spent >= ceiling * ratio and await first_today(agent, "warn", day):
-            await services.add_message(agent, "plane", notices.warning(agent, ceiling, spent))
+            priced = ALL_PRICED if self._priced is None else self._priced(agent, spent)
+            warned = notices.warning(agent, ceiling, spent, priced)
+            await services.add_message(agent, "plane", warned)
 
     async def cost_line(self, agent: str, model: str, result: TurnResult) -> None:
         """The turn's quiet cost line, when it spent anything: a turn whose

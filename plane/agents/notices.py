@@ -35,11 +35,13 @@ from plane.clock import until
 from plane.money.budgets import Full
 from plane.money.gate import AboveAgent, AtCeiling, Hold, Paused, TooDear, Unpriced
 from plane.money.ledger import Interrupted
+from plane.money.limits import ALL_PRICED, Priced
 from plane.wire.words import (
     UNPRICED,
     apart,
     pace,
     spend_against,
+    spend_priced,
     tokens,
     turn_cost,
     usd,
@@ -301,12 +303,14 @@ def paused_by_operator(agent: str) -> str:
     )
 
 
-def warning(agent: str, ceiling: Decimal, spent: Decimal) -> str:
+def warning(agent: str, ceiling: Decimal, spent: Decimal, priced: Priced = ALL_PRICED) -> str:
+    """Crossing `warnRatio` of the ceiling, said once a day; the spend as the
+    agent's row says it (`$0.85+$?` when it is a floor or partly unpriced)."""
     share = int(spent / ceiling * 100)
-    return (
-        f"{agent} has spent {spend_against(spent, ceiling)} today, {share}% of its "
-        f"{usd_exact(ceiling)} daily ceiling."
+    figure = spend_priced(
+        spent, ceiling, price_known=priced.price_known, floor_priced=priced.floor_priced
     )
+    return f"{agent} has spent {figure} today, {share}% of its {usd_exact(ceiling)} daily ceiling."
 
 
 def unpriced(model: str) -> str:

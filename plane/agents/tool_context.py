@@ -4,8 +4,8 @@ Tools ask; this decides. A ceiling can only be asked for through
 `commands.ask_limit` (tighten-only); a booking goes to `book` (the
 scheduler's); the scout runs a turn of its own, on its own row and ceiling
 (`scout`, the scout's); a refused ask is told to `refused_ask` (the alerts'),
-and an ask's reply says the spend as the agent's row prices it (`priced`,
-the rows').
+and an ask's reply and `budget_status` say the spend as the agent's row
+prices it (`priced`, the rows').
 All are callables handed down when the plane is built: nothing here reaches
 back up.
 """
@@ -25,12 +25,13 @@ from plane.agents.services import Services
 from plane.clock import Clock, until
 from plane.economy.compress.retrieve import retrieve
 from plane.errors import ToolError
+from plane.money.limits import ALL_PRICED
 from plane.tools.search import grep_text
 from plane.wire.protocol import MessageAppended
 
 if TYPE_CHECKING:
     from plane.agents.scheduler import Booking
-from plane.wire.words import spend_against, tokens, usd, usd_exact
+from plane.wire.words import spend_priced, tokens, usd, usd_exact
 
 Scout = Callable[[str, str, list[str], Path], Awaitable[str]]
 """(asking agent, question, paths, workspace) → the scout's concise answer."""
@@ -52,8 +53,8 @@ class AgentToolContext:
         refused_ask: RefusedAsk | None = None,
         priced: PricedAt = all_priced,
     ) -> None:
-        """`priced`: how its row prices its spend, which its ask's reply says
-        as the row does."""
+        """`priced`: how its row prices its spend, which its ask's reply and
+        `budget_status` say as the row does."""
         self.agent = agent
         self.workspace = workspace
         self.sandboxed = services.config.sandbox
@@ -81,18 +82,26 @@ class AgentToolContext:
         return reply
 
     async def budget_status(self) -> str:
+        """The day's spend as the agent's row says it (`$?` on a model with no
+        known price, never `$0.00`), its ceiling and what is left of it (at
+        most so much, when the spend is only known to be at least its figure)."""
         services = self._services
         spent = await services.ledger.spend_today(self.agent)
         ceiling = services.gate.ceilings.of(self.agent)
+        priced = self._priced(spent)
+        figure = spend_priced(
+            spent, ceiling, price_known=priced.price_known, floor_priced=priced.floor_priced
+        )
         now = self.clock.now()
         reset = f"The day resets at 00:00 UTC, in {until(now, services.gate.resets_at())}."
         context = await self._context_used()
         if ceiling is None:
-            return f"Spent today: {usd(spent)}; no daily ceiling. {reset} {context}"
+            return f"Spent today: {figure}; no daily ceiling. {reset} {context}"
         left = max(ceiling - spent, Decimal(0))  # a turn may cross it; `usd` takes a Decimal
+        at_most = "" if priced == ALL_PRICED else "at most "
         return (
-            f"Spent today: {spend_against(spent, ceiling)} of a {usd_exact(ceiling)} daily ceiling "
-            f"({usd(left)} left). {reset} {context}"
+            f"Spent today: {figure} of a {usd_exact(ceiling)} daily ceiling "
+            f"({at_most}{usd(left)} left). {reset} {context}"
         )
 
     async def _context_used(self) -> str:

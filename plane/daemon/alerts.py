@@ -109,6 +109,12 @@ class Alert:
     links: Links | None = None
 
     def payload(self) -> dict[str, Any]:
+        """The webhook's JSON: the agent's figures as its row has them, and
+        whether its spend is all priced (`price_known`, `floor_priced`, as
+        `AgentState` names them): `spend_today_usd` counts $0 for a call
+        with no known price, so a receiver can tell `"0"` from nothing spent.
+        None of them when the alert carries no row (a refused ask, a spike, a
+        loop)."""
         state = self.state
         return {
             **self._extra(),
@@ -123,6 +129,8 @@ class Alert:
             "resumes_at": None
             if state is None or state.resumes_at is None
             else state.resumes_at.isoformat(),
+            "price_known": None if state is None else state.price_known,
+            "floor_priced": None if state is None else state.floor_priced,
         }
 
     def _extra(self) -> dict[str, Any]:
@@ -161,7 +169,7 @@ def sentence(kind: AlertKind, state: AgentState, now: datetime) -> str:
     name, spent, ceiling = state.name, state.spend_today_usd, state.limit_usd
     priced = Priced(price_known=state.price_known, floor_priced=state.floor_priced)
     if kind == "amber" and ceiling is not None:
-        return warning(name, ceiling, spent)
+        return warning(name, ceiling, spent, priced)
     if kind == "held" and state.hold_reason == "unreadable":
         return (
             f"{name} is held: a row of its spend today is not an amount, so no call of its"

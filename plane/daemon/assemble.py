@@ -214,7 +214,9 @@ def _agents(
     if config.notify is not None:  # alerts: plane.daemon.alerts
         notifier = Notifier(config.notify, clock, offer=approvals.offer if approvals else None)
     scheduler = Scheduler(db, clock, wake=workers.wake, only_writer=not shared)
-    after_turn = AfterTurn(services, spiked=notifier.spiked if notifier else None)
+    after_turn = AfterTurn(
+        services, spiked=notifier.spiked if notifier else None, priced=rows.priced
+    )
     tooling = Tooling(
         services,
         scheduler.book,

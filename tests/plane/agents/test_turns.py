@@ -9,8 +9,11 @@ from decimal import Decimal
 
 import pytest
 
+from plane.agents.tool_context import AgentToolContext
+from plane.money.limits import Priced
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
+from tests.support.fixtures_plane import CONFIG
 from tests.support.scripted_llm import Reply
 
 FREE = Usage()
@@ -412,6 +415,39 @@ async def test_budget_status_past_the_ceiling_says_nothing_is_left(start_plane):
     await plane.turn("demo", "how am I doing?")
     [status] = tool_results(plane.llm.requests[-1])
     assert status.startswith("Spent today: $1.10 of a $1.00 daily ceiling ($0.00 left). ")
+
+
+async def test_an_unpriced_agents_budget_status_says_its_spend_as_its_row(start_plane):
+    """On a model with no known price its calls count $0, which is not what
+    they cost: it is told `$?` spent, as its row and `/limit` say it, never
+    `$0.00`."""
+    plane = await start_plane(CONFIG.replace("  demo: {}", "  demo: {model: other-model}"))
+    await plane.send("demo", "/limit off")  # no ceiling: it takes turns, unpriced
+    plane.llm.reply("", tool_calls=[("budget_status", {})], usage=Usage(input_tokens=420))
+    plane.llm.reply("Pacing.", usage=FREE)
+    await plane.turn("demo", "how am I doing?")
+    [status] = tool_results(plane.llm.requests[-1])
+    assert status.startswith("Spent today: $?; no daily ceiling. ")
+
+
+async def test_a_budget_status_priced_at_a_floor_says_what_is_left_at_most(start_plane):
+    """Spend priced at a floor is at least its figure: `$0.42+$?`, as its
+    row says it, and what is left of the ceiling is at most the rest."""
+    plane = await start_plane()
+    plane.llm.reply("ok", usage=Usage(input_tokens=220, output_tokens=100))  # $0.42
+    await plane.turn("demo", "work")
+    at_a_floor = AgentToolContext(
+        plane.services,
+        "demo",
+        plane.services.roster.get("demo").workspace,
+        plane.scheduler.book,
+        None,
+        priced=lambda spent: Priced(floor_priced=True),
+    )
+    status = await at_a_floor.budget_status()
+    assert status.startswith(
+        "Spent today: $0.42+$? of a $1.00 daily ceiling (at most $0.58 left). "
+    )
 
 
 # ── money that cannot be recorded stops the turn ───────────────────────────

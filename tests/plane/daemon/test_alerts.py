@@ -5,6 +5,7 @@ never delays a turn, and one that is dead has its alert logged."""
 import asyncio
 import logging
 from datetime import UTC, datetime
+from decimal import Decimal
 
 import pytest
 
@@ -15,7 +16,10 @@ from plane.daemon.events import EventBus
 from plane.errors import ConfigError
 from plane.wire.protocol import Usage
 from tests.support.fixtures_alerts import Receiver
+from tests.support.fixtures_gateway import CONFIG as GATEWAY
 from tests.support.fixtures_plane import CONFIG
+from tests.support.local_http import local_client
+from tests.support.stream_events import chat_reply
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
@@ -53,12 +57,14 @@ async def test_amber_held_resumed_and_a_refused_ask_reach_both_receivers(start_p
     amber, held, resumed, refused = hooks
     assert amber["text"] == "demo has spent $0.85 today, 85% of its $1.00 daily ceiling."
     assert (amber["spend_today_usd"], amber["limit_usd"]) == ("0.85", "1")
+    assert (amber["price_known"], amber["floor_priced"]) == (True, False)
     assert held["text"] == (
         "demo is held: $1.05 spent today, of $1.00 a day. It starts no new turn until "
         "00:00 UTC, in 12h 00m, or until the limit is raised."
     )
     assert held["resumes_at"] == "2026-11-30T00:00:00+00:00"
     assert resumed["text"] == "demo has resumed: $1.05 spent today, of $5.00 a day."
+    assert (refused["price_known"], refused["floor_priced"]) == (None, None)  # no row
     assert refused["text"] == (
         "demo: This agent asked for a ceiling of $50.00 a day, which is above the $5.00 it "
         "has. It can ask to be held to less, never to more: /limit $50.00, if you meant it."
@@ -198,6 +204,10 @@ def test_a_held_sentence_says_what_frees_the_agent():
     assert sentence("resumed", floor, NOON) == (
         "demo has resumed: $0.20+$? spent today, of $1.00 a day."
     )
+    amber = held(status="idle", limit_usd=Decimal("0.25"), floor_priced=True)
+    assert sentence("amber", amber, NOON) == (
+        "demo has spent $0.20+$? today, 80% of its $0.25 daily ceiling."
+    )  # at a floor, as its row says it
     assert sentence("held", held(limit_usd=Decimal("0.2"), resumes_at=resets), NOON) == (
         "demo is held: $0.20 spent today, of $0.20 a day. It starts no new turn until "
         "00:00 UTC, in 12h 00m, or until the limit is raised."
@@ -263,3 +273,49 @@ async def test_an_unpriced_agents_held_and_resumed_alerts_say_its_spend_as_its_r
         ),
     ]
     assert (await plane.rows.state("demo")).price_known is False
+
+
+async def test_amber_priced_at_a_floor_says_its_spend_as_its_row(start_gateway, receiver):
+    """A gateway call the upstream answered with a model that has no known
+    price is charged as the one asked for, a floor: the amber warning, in
+    the conversation and in the alert, says `$0.85+$?` as the agent's row
+    does, not a spend that reads as all of it."""
+    gw = await start_gateway(GATEWAY + f"notify:\n  webhook: {receiver.url}/hook\n  retries: 0\n")
+    await gw.services.gate.ceilings.set("aider", Decimal(1))
+    path, heads = gw.calls_as("aider")
+    usage = {"prompt_tokens": 340_000, "completion_tokens": 0}  # $0.85 as gpt-4o
+    gw.llm.fault(200, body=chat_reply(usage, "other"))
+    async with local_client(base_url=gw.url, timeout=20) as http:
+        body = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}
+        answer = await http.post(path, json=body, headers=heads)
+        assert answer.status_code == 200, answer.text
+    await receiver.until_hook("amber")
+    said = "aider has spent $0.85+$? today, 85% of its $1.00 daily ceiling."
+    assert [h["text"] for h in receiver.hooks() if h["event"] == "amber"] == [said]
+    assert said in [m.text for m in await gw.said("aider")]
+    [amber] = receiver.hooks()
+    assert (amber["spend_today_usd"], amber["price_known"], amber["floor_priced"]) == (
+        "0.85",
+        True,
+        True,
+    )  # at least $0.85: its webhook's receiver can tell
+
+
+async def test_an_unpriced_agents_webhook_says_its_spend_has_no_price(start_plane, receiver):
+    """On a model with no known price its calls count $0, which is not what
+    they cost: the webhook's JSON still carries `spend_today_usd: "0"`, as
+    receivers parse it, and says beside it that the price is not known."""
+    config = notifying(receiver, ntfy=False).replace("  demo: {}", "  demo: {model: other-model}")
+    plane = await start_plane(config)
+    await plane.send("demo", "/limit off")  # no ceiling: it takes turns, unpriced
+    await receiver.until_hook("resumed")
+    plane.llm.reply("ok", usage=Usage(input_tokens=420))
+    await plane.turn("demo", "work")
+    await plane.send("demo", "/limit 5")  # a ceiling on no known price: held
+    await receiver.until_hook("held")
+    await plane.runtime.notifier.drained()
+    said = [
+        (h["event"], h["spend_today_usd"], h["price_known"], h["floor_priced"])
+        for h in receiver.hooks()
+    ]
+    assert said == [("resumed", "0", False, False), ("held", "0", False, False)]
