@@ -669,9 +669,18 @@ class AgentWorker:
         await self._keep_ambient()
         if result.calls:
             await self._after_turn(name, result.model or self.spec.model, result)
+        if (looping := self.looping) is not None:
+            # Said before the turn's end, not by the look after it: whoever
+            # waits for the end (`plane send --wait`) reads why it stopped.
+            await self.tell_hold(looping)
         services.emit(
             TurnFinished(
-                agent=name, turn=number, cost_usd=result.cost, usage=result.usage, ok=result.ok
+                agent=name,
+                turn=number,
+                cost_usd=result.cost,
+                usage=result.usage,
+                ok=result.ok,
+                held=result.held,
             )
         )
         if show:

@@ -113,6 +113,8 @@ async def _answer(client: PlaneClient, agent: str) -> int:
             if event.message.kind != "operator":
                 print(send_line(event.message), flush=True)
         elif isinstance(event, p.TurnFinished) and event.agent == agent and event.turn == ours:
+            if event.held:  # kept, not answered: the plane's notice above says why
+                return EXIT_KEPT
             return 0 if event.ok else 1
     raise PlaneError(
         f"The plane closed the connection before {agent} answered (is it stopping?); the "
