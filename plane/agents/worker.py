@@ -419,7 +419,11 @@ class AgentWorker:
         and no hold. False when there is nothing more to do now."""
         services, name = self._services, self.spec.name
         if not services.ownership.owns(name):
-            if self._row_behind:  # its last turn ended here: shown as it is now
+            if self._stale:  # held or let go where it runs: its row here says so too
+                self._stale, before = False, self.spec
+                await self._as_stored()
+                self._row_behind = self._row_behind or self.spec != before
+            if self._row_behind:  # its last turn ended here, or its hold moved: shown as it is now
                 self._row_behind = False
                 await self._publish(name)
             return False  # another plane runs it: what waits is in the store, for its owner

@@ -286,9 +286,17 @@ class Fleet:
         """What the other planes said, told to this plane's clients at each tick."""
         self._guards = guards
         self._gateway = (
-            None if workers is None else GatewayAgents(db, workers, lambda agent: self.told(agent))
+            None
+            if workers is None
+            else GatewayAgents(
+                db,
+                workers,
+                lambda agent: self.told(agent),
+                runs_here=lambda agent: agent in (self._ownership.mine or ()),
+            )
         )
-        """The gateway agents' floors and holds, as other planes left them."""
+        """The gateway agents' floors and holds, and the holds of the agents
+        other planes run, as other planes left them."""
         self._ceilings_heard = CeilingsHeard(
             self.name,
             ceilings,
