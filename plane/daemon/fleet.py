@@ -401,7 +401,10 @@ class Fleet:
             log.info("%s took %s", self.name, ", ".join(sorted(tick.gained)))
         if tick.cut:
             calls = sum(c.calls for c in tick.cut.values())
-            log.warning("%d calls were in flight on a plane that stopped; kept at estimate", calls)
+            log.warning(
+                "%s in flight on a plane that stopped; kept at estimate",
+                "1 call was" if calls == 1 else f"{calls} calls were",
+            )
         await self._ceilings_heard.read()  # the agents it holds or frees woken just below
         for agent in tick.mine:  # what waits for them (a notice lost) is answered
             self.wake(agent)
