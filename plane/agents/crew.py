@@ -166,6 +166,13 @@ class Crew:
         await asyncio.gather(*waits, *self._tasks, return_exceptions=True)
         await self._tooling.mcp.close()  # every MCP server, and all they started
 
+    def runs_elsewhere(self, agent: str) -> bool:
+        """Another plane of the fleet runs `agent`'s turns (or none holds its
+        lease now): its turns are told here only as the lines and the row
+        this plane reads at its renewals, with no turn's start or end."""
+        mine = self._services.ownership.mine
+        return mine is not None and agent not in mine
+
     async def receive(self, agent: str, text: str) -> Ran:
         """The operator's text for `agent`: a slash command is run by the plane;
         anything else waits for the agent's next turn. Returns what was

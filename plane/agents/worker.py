@@ -419,7 +419,11 @@ class AgentWorker:
         and no hold. False when there is nothing more to do now."""
         services, name = self._services, self.spec.name
         if not services.ownership.owns(name):
-            if self._row_behind:  # its last turn ended here: shown as it is now
+            if self._stale:  # held or let go where it runs: its row here says so too
+                self._stale, before = False, self.spec
+                await self._as_stored()
+                self._row_behind = self._row_behind or self.spec != before
+            if self._row_behind:  # its last turn ended here, or its hold moved: shown as it is now
                 self._row_behind = False
                 await self._publish(name)
             return False  # another plane runs it: what waits is in the store, for its owner
@@ -669,9 +673,18 @@ class AgentWorker:
         await self._keep_ambient()
         if result.calls:
             await self._after_turn(name, result.model or self.spec.model, result)
+        if (looping := self.looping) is not None:
+            # Said before the turn's end, not by the look after it: whoever
+            # waits for the end (`plane send --wait`) reads why it stopped.
+            await self.tell_hold(looping)
         services.emit(
             TurnFinished(
-                agent=name, turn=number, cost_usd=result.cost, usage=result.usage, ok=result.ok
+                agent=name,
+                turn=number,
+                cost_usd=result.cost,
+                usage=result.usage,
+                ok=result.ok,
+                held=result.held,
             )
         )
         if show:

@@ -88,7 +88,8 @@ async def _send(client: PlaneClient, args: argparse.Namespace, went: list[Went])
         return EXIT_KEPT
     if args.wait and not said:
         try:
-            return await asyncio.wait_for(_answer(client, args.agent), timeout)
+            sent = max((m.id for m in reply.messages), default=0) if reply.elsewhere else None
+            return await asyncio.wait_for(_answer(client, args.agent, sent), timeout)
         except TimeoutError:
             raise NoAnswer(
                 f"No answer from {args.agent} within {timeout:g}s; its turn goes on "
@@ -97,23 +98,35 @@ async def _send(client: PlaneClient, args: argparse.Namespace, went: list[Went])
     return 0
 
 
-async def _answer(client: PlaneClient, agent: str) -> int:
+async def _answer(client: PlaneClient, agent: str, elsewhere: int | None) -> int:
     """Print the agent's side until its turn finishes: the turn that starts
     after the message, not one already running (it read what waited before
-    the message came, so its answer and its end are another message's). A
-    plane that hangs up meanwhile is said as that: the message is delivered,
-    so "no plane is running" would read as if it were lost."""
+    the message came, so its answer and its end are another message's). An
+    agent another plane of the fleet runs (`elsewhere`: the message's id) is
+    followed by its lines after the message and by its row, as this plane
+    tells them at its renewals: its turn is over once the row has nothing
+    waiting. A plane that hangs up meanwhile is said as that: the message is
+    delivered, so "no plane is running" would read as if it were lost."""
     ours: int | None = None
     async for event in client.events():
         if isinstance(event, p.TurnStarted) and event.agent == agent and ours is None:
             ours = event.turn
-        elif ours is None:
-            continue
         elif isinstance(event, p.MessageAppended) and event.message.agent == agent:
-            if event.message.kind != "operator":
-                print(send_line(event.message), flush=True)
+            message = event.message
+            theirs = ours is None and elsewhere is not None and message.id > elsewhere
+            if (ours is not None or theirs) and message.kind != "operator":
+                print(send_line(message), flush=True)
         elif isinstance(event, p.TurnFinished) and event.agent == agent and event.turn == ours:
+            if event.held:  # kept, not answered: the plane's notice above says why
+                return EXIT_KEPT
             return 0 if event.ok else 1
+        elif isinstance(event, p.AgentUpdated) and event.agent.name == agent:
+            if ours is not None or elsewhere is None:
+                continue
+            if event.agent.status in ("held", "paused") and event.agent.waiting:
+                return EXIT_KEPT  # kept, not answered: its notice above says why
+            if event.agent.status != "working" and not event.agent.waiting:
+                return 0
     raise PlaneError(
         f"The plane closed the connection before {agent} answered (is it stopping?); the "
         "message is kept, and answered when the plane runs again."

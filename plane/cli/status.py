@@ -230,7 +230,18 @@ def _head(snapshot: dict[str, Any]) -> str:
         head += f": {spend_total(parts, max(unlisted, Decimal(0)))} spent today"
     else:
         head += f": {spend_against(whole, ceiling)} of the fleet's {usd_exact(ceiling)} spent today"
-    return head + (f" ({usd(unlisted)} of it by agents deleted today)" if unlisted > 0 else "")
+    gone = _deleted(snapshot, unlisted)
+    return head + (f" ({usd(gone)} of it by agents deleted today)" if gone > 0 else "")
+
+
+def _deleted(snapshot: dict[str, Any], unlisted: Decimal) -> Decimal:
+    """What agents deleted today spent: the plane's own sum of every agent's
+    day, read with the rows, less the rows. Not the fleet's total less the
+    rows: on a plane of a fleet the total is read from the store as it is
+    now, and another plane's rows as of its last renewal, so their calls
+    since would read as agents deleted. From an older plane, `unlisted`."""
+    summed = _amount(snapshot.get("spend_today_usd"))
+    return unlisted if summed is None else summed - _listed(snapshot)
 
 
 def _listed(snapshot: dict[str, Any]) -> Decimal:

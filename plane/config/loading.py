@@ -9,7 +9,7 @@ import difflib
 import types
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
@@ -76,10 +76,40 @@ def _explain(exc: ValidationError, data: Any, source: str) -> str:
         block = error["loc"][:-1]
         extra = (e for e in errors if e["type"] == "extra_forbidden" and e["loc"][:-1] == block)
         error = next(extra, error)
+    loc = _keys(error["loc"])
     message = error["msg"].removeprefix("Value error, ")
     if error["type"] == "extra_forbidden":
-        message = "unknown key" + _meant(error["loc"])
-    return locate(data, [str(p) for p in error["loc"]], source, message)
+        message = "unknown key" + _meant(loc)
+    elif error["type"] == "model_type":  # not "a valid dictionary or instance of GuardConfig"
+        off = any(e["type"] == "literal_error" and e["msg"] == "Input should be 'off'"
+                  for e in errors)  # fmt: skip
+        message = "should be a block of keys ({key: value, …})" + (", or off" if off else "")
+    return locate(data, [str(p) for p in loc], source, message)
+
+
+def _keys(loc: Sequence[str | int]) -> list[str | int]:
+    """`loc` as the file's keys: without the names pydantic gives the
+    alternatives of a key that takes one of several (`FallbackConfig`,
+    `literal['off']` under `fallback:`), which are no key of the file."""
+    kinds: list[Any] = [Config]
+    keys: list[str | int] = []
+    for part in loc:
+        tagged = [one for kind in kinds for one in _alternatives(kind) if _tag(one) == part]
+        if tagged:
+            kinds = tagged
+            continue
+        keys.append(part)
+        kinds = [inner for kind in kinds for inner in _inside(kind, part)]
+    return keys
+
+
+def _tag(kind: Any) -> str | None:
+    """The name pydantic gives `kind` as one alternative of several."""
+    if isinstance(kind, type) and issubclass(kind, BaseModel):
+        return kind.__name__
+    if get_origin(kind) is Literal:
+        return f"literal[{','.join(repr(value) for value in get_args(kind))}]"
+    return None
 
 
 def _meant(loc: Sequence[str | int]) -> str:

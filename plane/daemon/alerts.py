@@ -341,17 +341,24 @@ class Notifier:
         if not self._asks.first(agent, has, now):
             log.info("ask not alerted (the operator was, of an earlier one): %s: %s", agent, reply)
             return
-        self.tell(Alert("ask_refused", agent, f"{agent}: {reply}", now, asked=asked))
+        said = f"{agent}: {reply}"
+        self.tell(Alert("ask_refused", agent, said, now, self._row(agent), asked=asked))
 
     def spiked(self, agent: str, said: str, spike: Spike) -> None:
         """The after-turn notices' word: `agent`'s spend spiked (`said`: its
         conversation's sentence)."""
-        self.tell(Alert("spike", agent, said, self._clock.now(), spike=spike))
+        self.tell(Alert("spike", agent, said, self._clock.now(), self._row(agent), spike=spike))
 
     def looped(self, agent: str, said: str, loop: Loop) -> None:
         """A worker's word: the loop guard holds `agent` (`said`: its
         conversation's sentence). The row that turns held says no more."""
-        self.tell(Alert("loop", agent, said, self._clock.now(), loop=loop))
+        self.tell(Alert("loop", agent, said, self._clock.now(), self._row(agent), loop=loop))
+
+    def _row(self, agent: str) -> AgentState | None:
+        """`agent`'s row as last shown: every alert's JSON carries its spend
+        today and ceiling (`spend_today_usd`, `limit_usd`), not only a row's
+        change's."""
+        return self._rows.get(agent)
 
     def tell(self, alert: Alert) -> None:
         """Queue `alert` for every receiver; returns at once."""

@@ -106,7 +106,12 @@ class Api:
         a command was refused (nothing changed)."""
         self._roster.get(request.agent)
         ran = await self._crew.receive(request.agent, request.text)
-        return p.SendReply(id=request.id, messages=ran.messages, refused=ran.refused)
+        return p.SendReply(
+            id=request.id,
+            messages=ran.messages,
+            refused=ran.refused,
+            elsewhere=self._crew.runs_elsewhere(request.agent),
+        )
 
     @answers(p.History)
     async def _history(self, request: p.History) -> p.HistoryReply:

@@ -281,7 +281,10 @@ async def _recover(ledger: Ledger, conversation: Conversation) -> None:
     """Calls a stop left in flight, counted at their estimates and told."""
     if cut := await ledger.recover(tell=functools.partial(tell_cut_turns, conversation)):
         calls = sum(c.calls for c in cut.values())
-        log.warning("%d calls were in flight when the plane stopped; kept at estimate", calls)
+        log.warning(
+            "%s in flight when the plane stopped; kept at estimate",
+            "1 call was" if calls == 1 else f"{calls} calls were",
+        )
 
 
 def _refs(config: Config, home: Home, clock: Clock) -> RefStore | None:

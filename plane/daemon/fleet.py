@@ -286,9 +286,17 @@ class Fleet:
         """What the other planes said, told to this plane's clients at each tick."""
         self._guards = guards
         self._gateway = (
-            None if workers is None else GatewayAgents(db, workers, lambda agent: self.told(agent))
+            None
+            if workers is None
+            else GatewayAgents(
+                db,
+                workers,
+                lambda agent: self.told(agent),
+                runs_here=lambda agent: agent in (self._ownership.mine or ()),
+            )
         )
-        """The gateway agents' floors and holds, as other planes left them."""
+        """The gateway agents' floors and holds, and the holds of the agents
+        other planes run, as other planes left them."""
         self._ceilings_heard = CeilingsHeard(
             self.name,
             ceilings,
@@ -393,7 +401,10 @@ class Fleet:
             log.info("%s took %s", self.name, ", ".join(sorted(tick.gained)))
         if tick.cut:
             calls = sum(c.calls for c in tick.cut.values())
-            log.warning("%d calls were in flight on a plane that stopped; kept at estimate", calls)
+            log.warning(
+                "%s in flight on a plane that stopped; kept at estimate",
+                "1 call was" if calls == 1 else f"{calls} calls were",
+            )
         await self._ceilings_heard.read()  # the agents it holds or frees woken just below
         for agent in tick.mine:  # what waits for them (a notice lost) is answered
             self.wake(agent)

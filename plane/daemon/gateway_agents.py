@@ -17,6 +17,12 @@ plane, not only an owner (it has none), reads its settings again at once
 and shows its row; a call admitted meanwhile waits for that read. A lost
 notice costs no more than a renewal: each tick reads every gateway agent's
 hold in one query (`HOLDS`) and reads again those it finds changed.
+
+**The hold of an agent another plane runs.** Its loop guard holds it on
+the plane that runs it, which alone shows it so at once; the same query
+reads those agents' holds too each tick, so every plane's row says `held`
+(and `a loop, p resumes it`) within a renewal, not `idle` until it takes
+the agent's lease.
 """
 
 from __future__ import annotations
@@ -52,10 +58,13 @@ class GatewayAgents:
         db: PostgresDatabase,
         workers: Mapping[str, AgentWorker],
         told: Callable[[str], None],
+        runs_here: Callable[[str], bool] = lambda agent: True,
     ) -> None:
+        """`runs_here`: whether this plane holds an agent's lease."""
         self._db = db
         self._workers = workers
         self._told = told
+        self._runs_here = runs_here
 
     def includes(self, agent: str) -> bool:
         """Whether `agent` is a gateway agent of this plane's: no lease, its
@@ -86,21 +95,22 @@ class GatewayAgents:
                 worker.floor_on = day
 
     async def holds(self) -> None:
-        """The gateway agents whose hold (the loop guard's, a pause) the store
-        has otherwise than this plane, in one query: told, as by another
-        plane's notice, so they are read again before their next call. A
-        notice lost costs no more than a renewal."""
+        """The gateway agents, and the agents another plane runs, whose hold
+        (the loop guard's, a pause) the store has otherwise than this plane,
+        in one query: told, as by another plane's notice, so they are read
+        again (a gateway agent's before its next call) and their rows shown.
+        A notice lost costs no more than a renewal."""
         here = {
             agent: (worker.spec.paused, worker.spec.loop is not None)
             for agent, worker in self._workers.items()
-            if worker.spec.gateway is not None
+            if worker.spec.gateway is not None or not self._runs_here(agent)
         }
         if not here:
             return
         try:
             rows = await self._db.fetchall(HOLDS, list(here))
         except Exception as exc:  # the store away, say: read at the next tick
-            log.debug("the gateway agents' holds could not be read: %s", exc)
+            log.debug("the agents' holds could not be read: %s", exc)
             return
         stored = {agent: (bool(paused), loop is not None) for agent, paused, loop in rows}
         for agent, held in here.items():

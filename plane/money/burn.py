@@ -70,7 +70,7 @@ the idle, and a fleet of them is not shown again every minute for a minute's dri
 
 _MINUTES = (
     "SELECT agent, substr(at, 1, 16) AS minute,"
-    " SUM(CAST(cost_usd AS DOUBLE PRECISION)) AS usd FROM calls"
+    " SUM(CAST(cost_usd AS DOUBLE PRECISION)) AS usd, COUNT(*) AS calls FROM calls"
     " WHERE day >= ? AND status IN ('settled', 'interrupted')"
     " GROUP BY agent, substr(at, 1, 16) ORDER BY minute"
 )
@@ -80,9 +80,9 @@ _CALLS = (
 )
 
 
-async def _minutes(db: Database, since: str) -> list[tuple[str, str, float]]:
-    """Each agent's spend a minute from day `since` on (agent, minute, dollars),
-    by minute. Summed by the store; but a cost no plane writes, which
+async def _minutes(db: Database, since: str) -> list[tuple[str, str, float, int]]:
+    """Each agent's spend a minute from day `since` on (agent, minute, dollars,
+    calls), by minute. Summed by the store; but a cost no plane writes, which
     PostgreSQL refuses to read as a number ("abc") or reads as none finite
     ("Infinity"; SQLite reads "1e999" so, and the others as 0), would fail the
     start or every reading of the pace after it: then summed here call by
@@ -94,8 +94,9 @@ async def _minutes(db: Database, since: str) -> list[tuple[str, str, float]]:
             raise
     else:
         if all(row["usd"] is None or math.isfinite(row["usd"]) for row in rows):
-            return [(row["agent"], row["minute"], row["usd"] or 0.0) for row in rows]
+            return [(row["agent"], row["minute"], row["usd"] or 0.0, row["calls"]) for row in rows]
     sums: dict[tuple[str, str], float] = {}
+    counts: dict[tuple[str, str], int] = {}
     for call, agent, minute, cost in await db.fetchall(_CALLS, since):
         try:
             usd = float(amount("calls", f"call {call} of {agent}", "cost_usd", cost))
@@ -108,7 +109,10 @@ async def _minutes(db: Database, since: str) -> list[tuple[str, str, float]]:
             )  # fmt: skip
             continue
         sums[agent, minute] = sums.get((agent, minute), 0.0) + usd
-    return sorted(((a, m, usd) for (a, m), usd in sums.items()), key=lambda row: row[1])
+        counts[agent, minute] = counts.get((agent, minute), 0) + 1
+    return sorted(
+        ((a, m, usd, counts[a, m]) for (a, m), usd in sums.items()), key=lambda row: row[1]
+    )
 
 
 class Rate:
@@ -126,7 +130,8 @@ class Rate:
         self.calls = 0
         """Calls in the current spell."""
 
-    def add(self, at: float, usd: float) -> None:
+    def add(self, at: float, usd: float, calls: int = 1) -> None:
+        """`calls` of `usd` together at `at` (a restart reads a minute's back as one)."""
         if at - self.at >= RESTART_TAUS * self.tau_s:
             self.since, self.calls = at, 0
         if at >= self.at:
@@ -134,7 +139,7 @@ class Rate:
             self.at = at
         else:  # settled out of order (a restart's replay is sorted; live calls rarely are)
             self.decayed += usd * math.exp((at - self.at) / self.tau_s)
-        self.calls += 1
+        self.calls += calls
 
     def per_hour(self, now: float, *, warm: bool = True) -> float:
         """Dollars an hour at `now`; `warm`: as if the spell had always run."""
@@ -182,20 +187,23 @@ class Burn:
         self._told: dict[str, date] = {}
         """The day each agent's spike was last said (the store keeps it too)."""
 
-    def charged(self, agent: str, at: datetime, usd: Decimal) -> None:
-        """A call of `agent`'s closed at `at`, costing `usd` (the ledger's hook)."""
+    def charged(self, agent: str, at: datetime, usd: Decimal, calls: int = 1) -> None:
+        """A call of `agent`'s closed at `at`, costing `usd` (the ledger's
+        hook); or, read back at a start, `calls` that closed in that minute."""
         if usd <= 0:
             return
         moment, cost = at.timestamp(), float(usd)
-        self._hour.setdefault(agent, Rate(HOUR_S)).add(moment, cost)
-        self._day.setdefault(agent, Rate(DAY_S)).add(moment, cost)
+        self._hour.setdefault(agent, Rate(HOUR_S)).add(moment, cost, calls)
+        self._day.setdefault(agent, Rate(DAY_S)).add(moment, cost, calls)
 
     async def load(self, db: Database) -> None:
         """The last day's closed calls, a sum per agent and minute: a restart
-        keeps every agent's pace (one query, whatever the fleet)."""
+        keeps every agent's pace (one query, whatever the fleet), and its
+        count of calls, so calls made within a minute or two still make a
+        pace the forecast is said from."""
         now = self._clock.now()
         since = now - timedelta(seconds=DAY_S)
-        for agent, at, usd in await _minutes(db, since.date().isoformat()):
+        for agent, at, usd, calls in await _minutes(db, since.date().isoformat()):
             try:
                 minute = datetime.fromisoformat(at).replace(tzinfo=UTC)
             except (TypeError, ValueError):
@@ -206,7 +214,7 @@ class Burn:
                 )
                 continue
             if since <= minute <= now and usd:
-                self.charged(agent, minute, Decimal(repr(usd)))
+                self.charged(agent, minute, Decimal(repr(usd)), calls)
 
     def per_hour(self, agent: str) -> Decimal | None:
         """The agent's pace now, in cents an hour (None: nothing lately)."""

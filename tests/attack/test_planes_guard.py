@@ -31,7 +31,7 @@ from plane.daemon import fleet
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
 from tests.support.fixtures_plane import NOON, RunningPlane, launch, scripted_config
-from tests.support.fleet_members import a_then_b, join, runs, serve
+from tests.support.fleet_members import a_and_b, a_then_b, join, runs, serve
 from tests.support.looping import CENT, READ, held, read_again
 from tests.support.scripted_llm import Reply
 
@@ -414,3 +414,33 @@ async def test_a_resume_racing_a_takeover_counts_afresh_on_the_plane_that_takes_
         await b.stop()
         if not a.plane.stop_event.is_set():
             await a.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+async def test_an_agent_its_plane_holds_in_a_loop_is_shown_held_on_the_other_planes(
+    tmp_path: Path, scripted_llm, postgres_url, monkeypatch
+):
+    """A's loop guard holds demo; B, which does not run it, shows its clients
+    the row `held` (a loop, which the operator resumes from any plane) within
+    a renewal. Before, B's row and `plane status` said `idle` until B took
+    the agent's lease."""
+    monkeypatch.setenv("PLANE_STORE", postgres_url)
+    monkeypatch.setattr(fleet, "LEASE_S", LEASE_S)
+    config = scripted_config("  demo: {}\n", limit_usd="5")
+    async with a_and_b(tmp_path, scripted_llm, config, 10 * LEASE_S) as (a, b):
+        shown = b.bus.subscribe()
+        await read_again(a, "demo", range(5))
+        assert (await a.rows.state("demo")).hold_reason == "loop"
+        assert "demo" in (a.services.ownership.mine or ()), "A still runs it"
+
+        async def until_shown_held() -> p.AgentState:
+            while True:
+                event = await shown.next()
+                if isinstance(event, p.AgentUpdated) and event.agent.name == "demo":
+                    if event.agent.status == "held":
+                        return event.agent
+
+        row = await asyncio.wait_for(until_shown_held(), 4 * LEASE_S)
+        assert row.hold_reason == "loop"
+        assert (await b.rows.state("demo")).hold_reason == "loop"

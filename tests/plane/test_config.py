@@ -93,6 +93,26 @@ def test_a_negative_zero_ceiling_is_zero(zero):
             "line 3: agents.demo.limitusd: unknown key (did you mean limitUsd?).",
         ),
         ("defaults: [1\n", "not valid YAML"),
+        (
+            "agents:\n  a: {fallback: {at: 1.5, model: m}}\n",
+            "line 2: agents.a.fallback.at: Input should be less than 1.",
+        ),
+        (
+            "agents:\n  a:\n    fallback: {at: 0.5}\n",
+            "line 3: agents.a.fallback.model: Field required.",
+        ),
+        (
+            "agents:\n  a:\n    fallback: {at: 0.5, model: m, modle: n}\n",
+            "line 3: agents.a.fallback.modle: unknown key (did you mean model?).",
+        ),
+        (
+            "agents:\n  a:\n    fallback: maybe\n",
+            "line 3: agents.a.fallback: should be a block of keys ({key: value, …}), or off.",
+        ),
+        (
+            "agents:\n  a:\n    ambient: hourly\n",
+            "line 3: agents.a.ambient: should be a block of keys ({key: value, …}).",
+        ),
         ("agents:\n  Demo!: {}\n", "line 2: agents.Demo!: not a valid agent name"),
         ("defaults:\n  warnRatio: 2\n", "line 2: defaults.warnRatio: Input should be less"),
         ("pricing:\n  x: {input: 1}\n", "line 2: pricing.x.output: Field required."),

@@ -50,6 +50,10 @@ class TurnFinished(Frame):
     cost_usd: Decimal
     usage: Usage
     ok: bool = True
+    held: bool = False
+    """It stopped because the agent is held from now on (a ceiling met at a
+    call's admission, the loop guard): what it was answering waits for the
+    turn after the hold."""
 
 
 class AgentUpdated(Frame):

@@ -57,6 +57,11 @@ class SendReply(Frame):
     """The plane's reply says why it does nothing with this: a slash command
     refused (unknown, or a bad argument: nothing changed), or a message to a
     gateway agent (kept, but only its own client's calls are answered)."""
+    elsewhere: bool = False
+    """Another plane of the fleet runs the agent: its turn reaches this
+    plane's clients as its lines and its row, at this plane's renewals, with
+    no `TurnStarted` or `TurnFinished`; the turn is over once the row has
+    nothing waiting."""
 
 
 class HistoryReply(Frame):

@@ -86,6 +86,19 @@ async def test_a_turn_cut_by_a_stop_is_answered_after_the_restart(start_plane):
     assert [m["content"] for m in retaken if m["role"] == "user"] == [QUESTION]
 
 
+async def test_the_restart_says_one_call_in_flight_as_one(start_plane, caplog):
+    """`plane serve`'s line for what a stop left in flight: "1 call was", not "1 calls were"."""
+    plane = await start_plane(ROOMY)
+    plane.llm.stall("Half an ans", seconds=30)
+    plane.llm.reply(ANSWER, usage=Usage(input_tokens=10))
+    await asyncio.wait_for(mid_stream(plane, "demo", QUESTION), 10)
+    with caplog.at_level("WARNING", logger="plane.daemon.assemble"):
+        again = await start_plane(restart=plane)
+        await asyncio.wait_for(until_said(again, "demo", ANSWER), 15)
+    said = [r.getMessage() for r in caplog.records if "in flight" in r.getMessage()]
+    assert said == ["1 call was in flight when the plane stopped; kept at estimate"]
+
+
 async def test_an_unpriced_call_a_stop_cut_is_not_said_to_count_nothing(start_plane):
     """No price, no estimate: the restart says the call is not counted, never
     that it was counted at $0.00, and the notice carries no figure."""

@@ -504,6 +504,32 @@ async def test_send_wait_to_an_agent_already_held_says_so_and_waits_for_nothing(
     assert plane.llm.requests == []
 
 
+async def test_send_wait_to_an_agent_the_loop_guard_holds_mid_turn_says_why_and_exits_kept(
+    start_plane,
+):
+    """The turn is cut at the fifth same read: the message waits for the
+    operator's resume, so `--wait` ends as kept (75) with the guard's
+    sentence, never a bare 1 with nothing said."""
+    plane = await start_plane()
+    workspace = plane.services.roster.get("demo").workspace
+    workspace.mkdir(parents=True, exist_ok=True)
+    (workspace / "deploy.log").write_text("step 3 failed\n")
+    read = ("read_file", {"path": "deploy.log"})
+    for _ in range(5):
+        plane.llm.reply("", tool_calls=[read], usage=Usage(input_tokens=10))
+    sent = await plane_cli_async(
+        plane.home.root, "send", "demo", "why did it fail?", "--wait", "--timeout", "20"
+    )
+    assert (sent.returncode, sent.stderr) == (75, ""), sent.stdout
+    said = sent.stdout.splitlines()[-1]  # after the turn's cost line
+    assert said.startswith(
+        'demo is held: it called read_file {"path": "deploy.log"} 5 times in a row'
+    ), sent.stdout
+    assert said.endswith("(p in the TUI, `plane resume demo`), which lets it go on.")
+    history = await plane.services.conversation.history("demo", 50)
+    assert [m.text for m in history].count(said) == 1, "said once, not again after the turn"
+
+
 async def test_status_shows_an_unpriced_agents_spend_as_the_tui_does(start_plane):
     """`$?`, never `$0.00`: its calls are counted, not priced."""
     plane = await start_plane()

@@ -77,6 +77,31 @@ async def test_amber_held_resumed_and_a_refused_ask_reach_both_receivers(start_p
     ]
 
 
+async def test_a_refused_ask_and_a_loop_say_the_agents_spend_and_ceiling_as_the_others_do(
+    start_plane, receiver
+):
+    """Every alert's JSON has `spend_today_usd` and `limit_usd` filled, not
+    null where the agent's row did not change with it."""
+    plane = await start_plane(notifying(receiver, ntfy=False))
+    notifier = plane.runtime.notifier
+    plane.llm.reply(
+        "", tool_calls=[("set_own_limit", {"usd": "50"})], usage=Usage(input_tokens=100)
+    )
+    plane.llm.reply("Asked.", usage=Usage(input_tokens=100))
+    await plane.turn("demo", "ask for more")
+    await notifier.drained()
+    workspace = plane.services.roster.get("demo").workspace
+    (workspace / "a.txt").write_text("the same every time\n")
+    for _ in range(5):
+        plane.llm.reply("", tool_calls=[("read_file", {"path": "a.txt"})], usage=Usage())
+    await plane.turn("demo", "read it")
+    await notifier.drained()
+    told = {h["event"]: h for h in receiver.hooks()}
+    asked = told["ask_refused"]
+    assert (asked["spend_today_usd"], asked["limit_usd"]) == ("0.1", "1"), "as it asked"
+    assert (told["loop"]["spend_today_usd"], told["loop"]["limit_usd"]) == ("0.2", "1")
+
+
 async def test_only_the_moments_asked_for_are_sent(start_plane, receiver):
     plane = await start_plane(notifying(receiver, ntfy=False) + "  on: [held]\n")
     plane.llm.reply("Most of it.", usage=Usage(input_tokens=850))

@@ -209,6 +209,21 @@ async def test_the_pace_survives_a_restart(start_plane):
     assert after.reaches_ceiling_at is not None
 
 
+@pytest.mark.usefixtures("each_store")
+async def test_calls_made_within_a_minute_still_make_a_pace_after_a_restart(start_plane):
+    """A restart reads the day back a sum a minute: three calls in one
+    minute are three calls, not one, so the forecast is still said."""
+    plane = await start_plane()
+    for _ in range(3):
+        plane.llm.reply("ok", usage=Usage(input_tokens=50))
+        await plane.turn("demo", "go on")
+    before = await plane.rows.state("demo")
+    assert before.reaches_ceiling_at is not None
+    plane = await start_plane(restart=plane)
+    after = await plane.rows.state("demo")
+    assert after.reaches_ceiling_at is not None, "its pace read back is three calls"
+
+
 SPIKY = CONFIG.replace("  limitUsd: 1\n", "  limitUsd: 5\n") + (
     "burn:\n  spike_floor_usd_per_hour: 0.5\n"
 )

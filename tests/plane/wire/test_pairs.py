@@ -151,7 +151,7 @@ def test_every_request_there_was_is_in_the_byte_for_byte_table() -> None:
 REPLY_FIELDS = {
     "welcome": ["type", "id", "protocol_version", "plane_version"],
     "snapshot": ["type", "id", "snapshot", "parts"],
-    "sent": ["type", "id", "messages", "refused"],
+    "sent": ["type", "id", "messages", "refused", "elsewhere"],
     "messages": ["type", "id", "agent", "messages", "parts"],
     "agent_created": ["type", "id", "agent"],
     "ledger": ["type", "id", "day", "entries", "parts"],
@@ -168,7 +168,7 @@ REPLY_FIELDS = {
     "error": ["type", "id", "code", "message"],
 }  # fmt: skip
 """Each reply's fields, in the order they are written, as before the rename
-(`parts`, protocol 2's, added last: none moved)."""
+(`parts`, protocol 2's, and `elsewhere` added last: none moved)."""
 
 
 def test_every_reply_is_written_with_its_fields_in_the_order_it_was() -> None:

@@ -1,0 +1,59 @@
+"""`plane send --wait` through a plane of a fleet that does not run the
+agent: two planes in this process on one real PostgreSQL, the command run
+by its `main` against the plane that does not hold the agent's lease. Its
+turn reaches that plane's clients as lines and a row at its renewals, with
+no turn events: the command prints the answer and ends with it, as through
+the plane that runs the agent. Before, it waited out its whole timeout and
+exited 124, the answer already in the conversation."""
+
+from __future__ import annotations
+
+import pytest
+
+from plane.daemon import fleet
+from plane.wire.protocol import Usage
+from tests.support.command import plane_cli_async
+from tests.support.fixtures_plane import scripted_config
+from tests.support.fleet_members import a_and_b
+from tests.support.looping import CENT, READ, held
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
+
+LEASE_S = 3.0
+CONFIG = scripted_config("  demo: {}\n", limit_usd="5")
+
+
+async def test_send_wait_through_a_plane_that_does_not_run_the_agent_prints_its_answer(
+    tmp_path, scripted_llm, postgres_url, monkeypatch
+):
+    monkeypatch.setenv("PLANE_STORE", postgres_url)
+    monkeypatch.setattr(fleet, "LEASE_S", LEASE_S)
+    async with a_and_b(tmp_path, scripted_llm, CONFIG, 10 * LEASE_S) as (a, b):
+        assert "demo" in (a.services.ownership.mine or ())
+        assert "demo" not in (b.services.ownership.mine or ())
+        scripted_llm.reply("Hello from plane a.", usage=Usage(input_tokens=100, output_tokens=10))
+        sent = await plane_cli_async(
+            b.home.root, "send", "demo", "hello", "--wait", "--timeout", str(6 * LEASE_S)
+        )
+        assert (sent.returncode, sent.stderr) == (0, ""), sent.stdout
+        assert sent.stdout.splitlines() == ["Hello from plane a.", "  $0.12 · 100 in · 10 out"]
+
+
+async def test_send_wait_through_another_plane_to_an_agent_its_turn_holds_exits_kept(
+    tmp_path, scripted_llm, postgres_url, monkeypatch
+):
+    """The loop guard holds it in that turn: kept, not answered (75), with
+    the guard's sentence, as through the plane that runs it."""
+    monkeypatch.setenv("PLANE_STORE", postgres_url)
+    monkeypatch.setattr(fleet, "LEASE_S", LEASE_S)
+    async with a_and_b(tmp_path, scripted_llm, CONFIG, 10 * LEASE_S) as (a, b):
+        workspace = a.services.roster.get("demo").workspace
+        workspace.mkdir(parents=True, exist_ok=True)
+        (workspace / "a.txt").write_text("the same every time\n")
+        for _ in range(5):
+            scripted_llm.reply("", tool_calls=[READ], usage=CENT)
+        sent = await plane_cli_async(
+            b.home.root, "send", "demo", "look", "--wait", "--timeout", str(6 * LEASE_S)
+        )
+        assert (sent.returncode, sent.stderr) == (75, ""), sent.stdout
+        assert sent.stdout.splitlines()[-1] == held("demo").replace("$0.09", "$0.05")
