@@ -81,10 +81,7 @@ async def _send(client: PlaneClient, args: argparse.Namespace, went: list[Went])
         # Kept, not answered: no turn is coming to wait for. The plane's
         # notice above says why; told already this spell, this line does.
         if not said:
-            print(
-                f"{args.agent} is held: the message is kept, marked held, and answered "
-                f"when {args.agent} takes turns again (`plane log {args.agent}` says why)."
-            )
+            print(kept_held(args.agent))
         return EXIT_KEPT
     if args.wait and not said:
         try:
@@ -108,6 +105,7 @@ async def _answer(client: PlaneClient, agent: str, elsewhere: int | None) -> int
     waiting. A plane that hangs up meanwhile is said as that: the message is
     delivered, so "no plane is running" would read as if it were lost."""
     ours: int | None = None
+    told = False  # the plane's notice of a hold printed, from another plane
     async for event in client.events():
         if isinstance(event, p.TurnStarted) and event.agent == agent and ours is None:
             ours = event.turn
@@ -116,6 +114,7 @@ async def _answer(client: PlaneClient, agent: str, elsewhere: int | None) -> int
             theirs = ours is None and elsewhere is not None and message.id > elsewhere
             if (ours is not None or theirs) and message.kind != "operator":
                 print(send_line(message), flush=True)
+                told = told or (theirs and message.kind == "plane")
         elif isinstance(event, p.TurnFinished) and event.agent == agent and event.turn == ours:
             if event.held:  # kept, not answered: the plane's notice above says why
                 return EXIT_KEPT
@@ -124,12 +123,26 @@ async def _answer(client: PlaneClient, agent: str, elsewhere: int | None) -> int
             if ours is not None or elsewhere is None:
                 continue
             if event.agent.status in ("held", "paused") and event.agent.waiting:
-                return EXIT_KEPT  # kept, not answered: its notice above says why
+                # Kept, not answered. The row and the lines come at renewals,
+                # apart: the notice of why may come after the row that says
+                # held, or be told already this spell. Said here if not above.
+                if not told:
+                    print(kept_held(agent), flush=True)
+                return EXIT_KEPT
             if event.agent.status != "working" and not event.agent.waiting:
                 return 0
     raise PlaneError(
         f"The plane closed the connection before {agent} answered (is it stopping?); the "
         "message is kept, and answered when the plane runs again."
+    )
+
+
+def kept_held(agent: str) -> str:
+    """What `plane send` says of a message kept because its agent is held,
+    where the plane's own notice of why was not printed with it."""
+    return (
+        f"{agent} is held: the message is kept, marked held, and answered "
+        f"when {agent} takes turns again (`plane log {agent}` says why)."
     )
 
 

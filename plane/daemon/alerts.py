@@ -113,8 +113,8 @@ class Alert:
         whether its spend is all priced (`price_known`, `floor_priced`, as
         `AgentState` names them): `spend_today_usd` counts $0 for a call
         with no known price, so a receiver can tell `"0"` from nothing spent.
-        None of them when the alert carries no row (a refused ask, a spike, a
-        loop)."""
+        Every alert carries the agent's row as last shown (`_row`); None of
+        them only for an agent no row was shown of yet."""
         state = self.state
         return {
             **self._extra(),

@@ -64,7 +64,7 @@ async def test_amber_held_resumed_and_a_refused_ask_reach_both_receivers(start_p
     )
     assert held["resumes_at"] == "2026-11-30T00:00:00+00:00"
     assert resumed["text"] == "demo has resumed: $1.05 spent today, of $5.00 a day."
-    assert (refused["price_known"], refused["floor_priced"]) == (None, None)  # no row
+    assert (refused["price_known"], refused["floor_priced"]) == (True, False)  # its last row
     assert refused["text"] == (
         "demo: This agent asked for a ceiling of $50.00 a day, which is above the $5.00 it "
         "has. It can ask to be held to less, never to more: /limit $50.00, if you meant it."
