@@ -105,9 +105,11 @@ async def _answer(client: PlaneClient, agent: str, elsewhere: int | None) -> int
     agent another plane of the fleet runs (`elsewhere`: the message's id) is
     followed by its lines after the message and by its row, as this plane
     tells them at its renewals: its turn is over once the row has nothing
-    waiting. A plane that hangs up meanwhile is said as that: the message is
+    waiting, and it failed if it left only the plane's notices (`answered`).
+    A plane that hangs up meanwhile is said as that: the message is
     delivered, so "no plane is running" would read as if it were lost."""
     ours: int | None = None
+    said: list[p.ConversationMessage] = []
     async for event in client.events():
         if isinstance(event, p.TurnStarted) and event.agent == agent and ours is None:
             ours = event.turn
@@ -116,6 +118,7 @@ async def _answer(client: PlaneClient, agent: str, elsewhere: int | None) -> int
             theirs = ours is None and elsewhere is not None and message.id > elsewhere
             if (ours is not None or theirs) and message.kind != "operator":
                 print(send_line(message), flush=True)
+                said.append(message)
         elif isinstance(event, p.TurnFinished) and event.agent == agent and event.turn == ours:
             if event.held:  # kept, not answered: the plane's notice above says why
                 return EXIT_KEPT
@@ -126,11 +129,21 @@ async def _answer(client: PlaneClient, agent: str, elsewhere: int | None) -> int
             if event.agent.status in ("held", "paused") and event.agent.waiting:
                 return EXIT_KEPT  # kept, not answered: its notice above says why
             if event.agent.status != "working" and not event.agent.waiting:
-                return 0
+                return 0 if answered(said) else 1
     raise PlaneError(
         f"The plane closed the connection before {agent} answered (is it stopping?); the "
         "message is kept, and answered when the plane runs again."
     )
+
+
+def answered(said: list[p.ConversationMessage]) -> bool:
+    """Whether a turn another plane ran, told by its lines alone, went
+    through: it wrote an answer or a cost line. A turn whose call failed
+    unbilled leaves only the plane's notice of it (`The turn stopped: …`),
+    which is the sentence the command ends with, as on the plane that ran
+    it. One that failed after calls it paid for (an answer that broke off)
+    has a cost line too, and reads as ended."""
+    return any(m.kind in ("agent", "cost") for m in said)
 
 
 def send_line(message: p.ConversationMessage) -> str:
