@@ -102,10 +102,11 @@ async def _answer(client: PlaneClient, agent: str, elsewhere: int | None) -> int
     agent another plane of the fleet runs (`elsewhere`: the message's id) is
     followed by its lines after the message and by its row, as this plane
     tells them at its renewals: its turn is over once the row has nothing
-    waiting. A plane that hangs up meanwhile is said as that: the message is
+    waiting, and it failed if it left only the plane's notices (`answered`).
+    A plane that hangs up meanwhile is said as that: the message is
     delivered, so "no plane is running" would read as if it were lost."""
     ours: int | None = None
-    told = False  # the plane's notice of a hold printed, from another plane
+    said: list[p.ConversationMessage] = []  # what was printed of the turn
     async for event in client.events():
         if isinstance(event, p.TurnStarted) and event.agent == agent and ours is None:
             ours = event.turn
@@ -114,7 +115,7 @@ async def _answer(client: PlaneClient, agent: str, elsewhere: int | None) -> int
             theirs = ours is None and elsewhere is not None and message.id > elsewhere
             if (ours is not None or theirs) and message.kind != "operator":
                 print(send_line(message), flush=True)
-                told = told or (theirs and message.kind == "plane")
+                said.append(message)
         elif isinstance(event, p.TurnFinished) and event.agent == agent and event.turn == ours:
             if event.held:  # kept, not answered: the plane's notice above says why
                 return EXIT_KEPT
@@ -126,11 +127,11 @@ async def _answer(client: PlaneClient, agent: str, elsewhere: int | None) -> int
                 # Kept, not answered. The row and the lines come at renewals,
                 # apart: the notice of why may come after the row that says
                 # held, or be told already this spell. Said here if not above.
-                if not told:
+                if not any(m.kind == "plane" for m in said):
                     print(kept_held(agent), flush=True)
                 return EXIT_KEPT
             if event.agent.status != "working" and not event.agent.waiting:
-                return 0
+                return 0 if answered(said) else 1
     raise PlaneError(
         f"The plane closed the connection before {agent} answered (is it stopping?); the "
         "message is kept, and answered when the plane runs again."
@@ -144,6 +145,16 @@ def kept_held(agent: str) -> str:
         f"{agent} is held: the message is kept, marked held, and answered "
         f"when {agent} takes turns again (`plane log {agent}` says why)."
     )
+
+
+def answered(said: list[p.ConversationMessage]) -> bool:
+    """Whether a turn another plane ran, told by its lines alone, went
+    through: it wrote an answer or a cost line. A turn whose call failed
+    unbilled leaves only the plane's notice of it (`The turn stopped: …`),
+    which is the sentence the command ends with, as on the plane that ran
+    it. One that failed after calls it paid for (an answer that broke off)
+    has a cost line too, and reads as ended."""
+    return any(m.kind in ("agent", "cost") for m in said)
 
 
 def send_line(message: p.ConversationMessage) -> str:

@@ -58,10 +58,11 @@ def parse_config(text: str, source: str = "agents.yaml") -> Config:
 def _validated(data: Any, source: str, characters: int) -> Config:
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the top level must be a mapping of keys.")
+    plain = Plain(data, source, characters).value(data)
     try:
-        config = Config.model_validate(Plain(data, source, characters).value(data))
+        config = Config.model_validate(plain)
     except ValidationError as exc:
-        raise ConfigError(_explain(exc, data, source)) from None
+        raise ConfigError(_explain(exc, data, plain, source)) from None
     if problem := incoherence(config):
         loc, message = problem
         raise ConfigError(locate(data, loc, source, message))
@@ -69,7 +70,8 @@ def _validated(data: Any, source: str, characters: int) -> Config:
     return config
 
 
-def _explain(exc: ValidationError, data: Any, source: str) -> str:
+def _explain(exc: ValidationError, data: Any, plain: Any, source: str) -> str:
+    """The first error in the file's words; `plain` is what was validated."""
     errors = exc.errors()
     error = errors[0]
     if error["type"] == "missing":  # a required key misspelt beside it says more: `inptu`
@@ -81,10 +83,34 @@ def _explain(exc: ValidationError, data: Any, source: str) -> str:
     if error["type"] == "extra_forbidden":
         message = "unknown key" + _meant(loc)
     elif error["type"] == "model_type":  # not "a valid dictionary or instance of GuardConfig"
-        off = any(e["type"] == "literal_error" and e["msg"] == "Input should be 'off'"
-                  for e in errors)  # fmt: skip
+        off = _takes_off(plain, loc)
         message = "should be a block of keys ({key: value, …})" + (", or off" if off else "")
     return locate(data, [str(p) for p in loc], source, message)
+
+
+def _takes_off(plain: Any, loc: Sequence[str | int]) -> bool:
+    """Whether the key at `loc` may be `off` (`fallback: off`, `guard: off`):
+    the file is tried with it there, so every block that can be turned off
+    says so, however its key reads `off`."""
+    try:
+        Config.model_validate(_with(plain, loc, "off"))
+    except ValidationError as exc:
+        return not any(_keys(e["loc"])[: len(loc)] == list(loc) for e in exc.errors())
+    except (KeyError, IndexError, TypeError):  # no such place in the file
+        return False
+    return True
+
+
+def _with(value: Any, loc: Sequence[str | int], new: Any) -> Any:
+    """`value` with `new` at `loc`, copied along the way (the rest shared)."""
+    if not loc:
+        return new
+    inner = _with(value[loc[0]], loc[1:], new)
+    if isinstance(value, dict):
+        return {**value, loc[0]: inner}
+    copied = list(value)
+    copied[int(loc[0])] = inner
+    return copied
 
 
 def _keys(loc: Sequence[str | int]) -> list[str | int]:

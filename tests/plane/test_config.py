@@ -110,6 +110,18 @@ def test_a_negative_zero_ceiling_is_zero(zero):
             "line 3: agents.a.fallback: should be a block of keys ({key: value, …}), or off.",
         ),
         (
+            "agents:\n  a:\n    guard: maybe\n",
+            "line 3: agents.a.guard: should be a block of keys ({key: value, …}), or off.",
+        ),
+        (
+            "defaults:\n  guard: 2\n",
+            "line 2: defaults.guard: should be a block of keys ({key: value, …}), or off.",
+        ),
+        (
+            "defaults:\n  fallback: [m]\n",
+            "line 2: defaults.fallback: should be a block of keys ({key: value, …}), or off.",
+        ),
+        (
             "agents:\n  a:\n    ambient: hourly\n",
             "line 3: agents.a.ambient: should be a block of keys ({key: value, …}).",
         ),

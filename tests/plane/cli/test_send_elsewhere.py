@@ -61,3 +61,26 @@ async def test_send_wait_through_another_plane_to_an_agent_its_turn_holds_exits_
         assert (sent.returncode, sent.stderr) == (75, ""), sent.stdout
         guards = held("demo").replace("$0.09", "$0.05")
         assert sent.stdout.splitlines()[-1] in (guards, kept_held("demo")), sent.stdout
+
+
+async def test_send_wait_through_another_plane_to_a_turn_that_fails_exits_as_on_its_own_plane(
+    tmp_path, scripted_llm, postgres_url, monkeypatch
+):
+    """The provider answers with an error: through the plane that runs the
+    agent the command prints the turn's notice and exits 1; through the
+    other plane, the same. Before, that one exited 0, as if answered."""
+    monkeypatch.setenv("PLANE_STORE", postgres_url)
+    monkeypatch.setattr(fleet, "LEASE_S", LEASE_S)
+    async with a_and_b(tmp_path, scripted_llm, CONFIG, 10 * LEASE_S) as (a, b):
+        sent = []
+        for plane in (a, b):
+            scripted_llm.fault(503)
+            sent.append(
+                await plane_cli_async(
+                    plane.home.root, "send", "demo", "hi", "--wait", "--timeout", str(6 * LEASE_S)
+                )
+            )
+        here, there = sent
+        assert (here.returncode, here.stderr) == (1, ""), here.stdout
+        assert here.stdout.startswith("The turn stopped: "), here.stdout
+        assert (there.returncode, there.stderr, there.stdout) == (1, "", here.stdout)
