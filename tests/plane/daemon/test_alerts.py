@@ -273,12 +273,10 @@ async def test_a_stop_cut_while_alerts_close_is_not_swallowed(receiver):
         await closing
 
 
-async def test_an_unpriced_agents_held_and_resumed_alerts_say_its_spend_as_its_row(
-    start_plane, receiver
-):
-    """On a model with no known price its calls count $0, which is not what
-    they cost: the held and resumed alerts say `$?` spent, as its row,
-    `plane status` and `/limit` do, never `$0.00`."""
+async def unpriced_resumed_then_held(start_plane, receiver):
+    """demo on a model with no known price: resumed with no ceiling, a call
+    made, then held by a ceiling of $5 (no turn on no known price). Every
+    alert received by then."""
     config = notifying(receiver, ntfy=False).replace("  demo: {}", "  demo: {model: other-model}")
     plane = await start_plane(config)
     await plane.send("demo", "/limit off")  # no ceiling: it takes turns, unpriced
@@ -288,6 +286,16 @@ async def test_an_unpriced_agents_held_and_resumed_alerts_say_its_spend_as_its_r
     await plane.send("demo", "/limit 5")  # a ceiling on no known price: held
     await receiver.until_hook("held")
     await plane.runtime.notifier.drained()
+    return plane
+
+
+async def test_an_unpriced_agents_held_and_resumed_alerts_say_its_spend_as_its_row(
+    start_plane, receiver
+):
+    """On a model with no known price its calls count $0, which is not what
+    they cost: the held and resumed alerts say `$?` spent, as its row,
+    `plane status` and `/limit` do, never `$0.00`."""
+    plane = await unpriced_resumed_then_held(start_plane, receiver)
     said = [(h["event"], h["text"]) for h in receiver.hooks()]
     assert said == [
         ("resumed", "demo has resumed: $? spent today, against no limit."),
@@ -330,15 +338,7 @@ async def test_an_unpriced_agents_webhook_says_its_spend_has_no_price(start_plan
     """On a model with no known price its calls count $0, which is not what
     they cost: the webhook's JSON still carries `spend_today_usd: "0"`, as
     receivers parse it, and says beside it that the price is not known."""
-    config = notifying(receiver, ntfy=False).replace("  demo: {}", "  demo: {model: other-model}")
-    plane = await start_plane(config)
-    await plane.send("demo", "/limit off")  # no ceiling: it takes turns, unpriced
-    await receiver.until_hook("resumed")
-    plane.llm.reply("ok", usage=Usage(input_tokens=420))
-    await plane.turn("demo", "work")
-    await plane.send("demo", "/limit 5")  # a ceiling on no known price: held
-    await receiver.until_hook("held")
-    await plane.runtime.notifier.drained()
+    await unpriced_resumed_then_held(start_plane, receiver)
     said = [
         (h["event"], h["spend_today_usd"], h["price_known"], h["floor_priced"])
         for h in receiver.hooks()
