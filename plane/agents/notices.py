@@ -41,7 +41,6 @@ from plane.wire.words import (
     apart,
     pace,
     spend_against,
-    spend_priced,
     tokens,
     turn_cost,
     usd,
@@ -307,9 +306,7 @@ def warning(agent: str, ceiling: Decimal, spent: Decimal, priced: Priced = ALL_P
     """Crossing `warnRatio` of the ceiling, said once a day; the spend as the
     agent's row says it (`$0.85+$?` when it is a floor or partly unpriced)."""
     share = int(spent / ceiling * 100)
-    figure = spend_priced(
-        spent, ceiling, price_known=priced.price_known, floor_priced=priced.floor_priced
-    )
+    figure = priced.spend(spent, ceiling)
     return f"{agent} has spent {figure} today, {share}% of its {usd_exact(ceiling)} daily ceiling."
 
 

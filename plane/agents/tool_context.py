@@ -31,7 +31,7 @@ from plane.wire.protocol import MessageAppended
 
 if TYPE_CHECKING:
     from plane.agents.scheduler import Booking
-from plane.wire.words import spend_priced, tokens, usd, usd_exact
+from plane.wire.words import tokens, usd, usd_exact
 
 Scout = Callable[[str, str, list[str], Path], Awaitable[str]]
 """(asking agent, question, paths, workspace) → the scout's concise answer."""
@@ -89,9 +89,7 @@ class AgentToolContext:
         spent = await services.ledger.spend_today(self.agent)
         ceiling = services.gate.ceilings.of(self.agent)
         priced = self._priced(spent)
-        figure = spend_priced(
-            spent, ceiling, price_known=priced.price_known, floor_priced=priced.floor_priced
-        )
+        figure = priced.spend(spent, ceiling)
         now = self.clock.now()
         reset = f"The day resets at 00:00 UTC, in {until(now, services.gate.resets_at())}."
         context = await self._context_used()

@@ -37,6 +37,12 @@ class Priced:
     price_known: bool = True
     floor_priced: bool = False
 
+    def spend(self, spent: Decimal, ceiling: Decimal | None) -> str:
+        """`spent` as the agent's row says it (`spend_priced`)."""
+        return spend_priced(
+            spent, ceiling, price_known=self.price_known, floor_priced=self.floor_priced
+        )
+
 
 ALL_PRICED = Priced()
 
@@ -88,9 +94,7 @@ def standing(spent: Decimal, ceiling: Decimal | None, priced: Priced = ALL_PRICE
     """`$0.42 spent today, of $5.00 a day.` / `…, against no limit.`; the
     figure as the agent's row and the TUI's title say it (`spend_priced`):
     `$?` spent on a model with no known price, `$0.40+$?` when the rest is."""
-    figure = spend_priced(
-        spent, ceiling, price_known=priced.price_known, floor_priced=priced.floor_priced
-    )
+    figure = priced.spend(spent, ceiling)
     if ceiling is None:
         return f"{figure} spent today, against no limit."
     return f"{figure} spent today, of {usd_exact(ceiling)} a day."
