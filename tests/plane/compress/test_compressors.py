@@ -103,6 +103,17 @@ def test_folded_log_lines_are_labelled_as_the_spec_writes_them() -> None:
     assert labels and all(re.fullmatch(said, label) for label in labels)
 
 
+def test_a_line_said_37_times_is_kept_once_and_counted_as_the_spec_writes_it() -> None:
+    """`[×37 ref:k_Qm9v…]` (DESIGN.md): the line above, 37 times over."""
+    line = "Downloading https://files.example.org/pkg.tar.gz ... 100%"
+    text = "\n".join(["make: entering directory", *[line] * 37, "make: done"]) + "\n"
+    result = compress(text)
+    kept = result.text.split("\n")
+    assert kept[:2] == ["make: entering directory", line] and kept[3:] == ["make: done", ""]
+    assert re.fullmatch(r"\[×37 ref:k_[\w-]{10}\]", kept[2]), result.text
+    assert round_trips(text, result)
+
+
 def test_diff_keeps_headers_and_changes_and_narrows_context() -> None:
     text, result = run("git_diff.txt")
     lines = text.split("\n")
