@@ -39,6 +39,7 @@ from plane.money.limits import ALL_PRICED, Priced
 from plane.wire.words import (
     UNPRICED,
     apart,
+    more_than,
     pace,
     spend_against,
     tokens,
@@ -264,11 +265,13 @@ def in_flight(
     retry_s: int,
     whose: Whose = ITS,
 ) -> str:
-    """Why a call that would fit alone waits: the calls in flight may fill the day."""
+    """Why a call that would fit alone waits: the calls in flight may fill the
+    day. The three figures add up as the sentence says (`more_than`)."""
     said = f"{agent}'s calls" if whose is ITS else f"the {whose.calls}"
+    (others, this), rest = more_than((flying, likely), left)
     return (
-        f"{said} in flight (about {usd(flying)}) and this one (about {usd(likely)}) "
-        f"would take more than the {usd(left)} left of {whose.ceiling} {usd_exact(ceiling)} "
+        f"{said} in flight (about {others}) and this one (about {this}) "
+        f"would take more than the {rest} left of {whose.ceiling} {usd_exact(ceiling)} "
         f"daily ceiling today; it waits for them to settle: retry in {retry_s} seconds."
     )
 
