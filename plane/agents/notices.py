@@ -516,6 +516,12 @@ def scout_asked(asker: str, question: str, paths: list[str]) -> str:
 
 
 RESUMED = "Resumed by the operator: it answers what waited."
+RESUMED_HELD = (
+    "Resumed by the operator: the pause is lifted, but it is still held; it answers what "
+    "waited once that hold ends."
+)
+"""A resume that leaves another hold (its ceiling, a model with no price):
+no promise of an answer; the hold's own notice says which and when."""
 
 
 def paused_now(ceiling: Decimal | None, working: bool) -> str:

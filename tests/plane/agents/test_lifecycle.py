@@ -6,6 +6,7 @@ and the running turn cut with what it cost said."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import stat
 from decimal import Decimal
@@ -84,6 +85,37 @@ async def test_what_waited_through_a_pause_is_not_said_to_have_waited_on_a_ceili
     prompt = plane.llm.requests[-1]["messages"][-1]["content"]
     assert prompt.endswith(", while you were held] are you there?")
     assert "ceiling" not in prompt
+
+
+async def test_resuming_an_agent_its_ceiling_still_holds_promises_no_answer(start_plane):
+    """The pause is lifted, the ceiling is not: the resume says it is still
+    held, never "it answers what waited", and the next line says why."""
+    plane = await start_plane()
+    client = await plane.client()
+    plane.llm.reply("done", usage=Usage(input_tokens=20))
+    await plane.turn("demo", "work")
+    await plane.send("demo", "/limit 0.01")  # $0.02 spent: over it
+    await client.request(p.PauseAgent(agent="demo", paused=True))
+    await plane.send("demo", "are you there?")
+    subscription = plane.bus.subscribe()
+    await client.request(p.PauseAgent(agent="demo", paused=False))
+    said: list[str] = []
+
+    async def two_lines() -> None:
+        while len(said) < 2:
+            event = await subscription.next()
+            if isinstance(event, p.MessageAppended) and event.message.agent == "demo":
+                said.append(event.message.text)
+
+    await asyncio.wait_for(two_lines(), 20)
+    assert said == [
+        "Resumed by the operator: the pause is lifted, but it is still held; it answers what "
+        "waited once that hold ends.",
+        "demo has spent $0.02 today, over its $0.01 daily ceiling; it answers at 00:00 UTC, "
+        "in 12h 00m, or when the limit is raised.",
+    ]
+    await plane.quiet()
+    assert len(plane.llm.requests) == 1, "no turn while the ceiling holds it"
 
 
 async def test_pausing_twice_is_one_clear_error(start_plane):
