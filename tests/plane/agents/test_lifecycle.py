@@ -18,6 +18,7 @@ from plane.cli.manage import agent_settings
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient, RequestFailed
 from plane.wire.protocol import Usage
+from plane.wire.words import spend_against, turn_cost
 from tests.support.fixtures_plane import CONFIG, RunningPlane
 
 ROOMY = CONFIG.replace("limitUsd: 1", "limitUsd: 9")
@@ -302,6 +303,26 @@ async def test_interrupt_cuts_the_turn_and_says_what_it_cost(start_plane):
 
     again = await start_plane(restart=plane)  # nothing left pending to recover
     assert await again.services.ledger.spend_today("demo") == cut.cost_usd
+
+
+async def test_a_cut_turn_that_reaches_the_ceiling_says_so_as_any_turn_does(start_plane):
+    """The call in flight counts its estimate ($1.0xx against $1.00): the
+    agent is stopped, and the conversation says so then, not only once a
+    message arrives to be held."""
+    plane = await start_plane()
+    subscription = await plane.mid_answer("demo", "a long question")
+    client = await plane.client()
+    assert isinstance(await client.request(p.Interrupt(agent="demo")), p.OkReply)
+    said = await plane.until_turn_ends("demo", subscription, within=5)
+
+    spent = await plane.services.ledger.spend_today("demo")
+    assert spent > 1, "the estimate crosses the ceiling"
+    assert [m.text for m in said if m.kind == "plane"] == [
+        f"Interrupted by the operator. The cut-off turn cost {turn_cost(spent)}, the call in "
+        f"flight counted at its estimate, {turn_cost(spent)}.",
+        f"demo has reached its $1.00 daily ceiling ({spend_against(spent, Decimal(1))} spent) "
+        "and starts no new turn until 00:00 UTC, in 12h 00m, or until the limit is raised.",
+    ]
 
 
 async def test_an_unpriced_call_cut_in_flight_never_reads_as_free(start_plane):
