@@ -37,8 +37,11 @@ class AfterTurn:
         self._priced = priced
 
     async def __call__(self, agent: str, model: str, result: TurnResult) -> None:
-        """After a turn that called the model: its cost line, then the notices."""
-        await self.cost_line(agent, model, result)
+        """After a turn that spent: its cost line, then the notices. A turn the
+        operator cut (its result counts no calls) said its cost in its notice;
+        what its spend brings (the ceiling reached) is said as after any turn."""
+        if result.calls:
+            await self.cost_line(agent, model, result)
         await self.spend_notices(agent)
 
     async def spend_notices(self, agent: str) -> None:

@@ -117,8 +117,11 @@ class Lifecycle:
         worker = self._crew.workers[agent]
         worker.spec = await self._services.roster.change(agent, paused=paused)
         ceiling = self._services.gate.ceilings.of(agent)
-        said = notices.paused_now(ceiling, worker.working) if paused else notices.RESUMED
         try:
+            if paused:
+                said = notices.paused_now(ceiling, worker.working)
+            else:  # never "it answers" while its ceiling, say, still holds it
+                said = notices.RESUMED if await worker.hold() is None else notices.RESUMED_HELD
             await self._services.add_message(agent, "plane", said)
         finally:
             self._crew.workers.wake(agent)  # here, and on the plane that runs it

@@ -39,6 +39,7 @@ from plane.money.limits import ALL_PRICED, Priced
 from plane.wire.words import (
     UNPRICED,
     apart,
+    more_than,
     pace,
     spend_against,
     tokens,
@@ -264,11 +265,13 @@ def in_flight(
     retry_s: int,
     whose: Whose = ITS,
 ) -> str:
-    """Why a call that would fit alone waits: the calls in flight may fill the day."""
+    """Why a call that would fit alone waits: the calls in flight may fill the
+    day. The three figures add up as the sentence says (`more_than`)."""
     said = f"{agent}'s calls" if whose is ITS else f"the {whose.calls}"
+    (others, this), rest = more_than((flying, likely), left)
     return (
-        f"{said} in flight (about {usd(flying)}) and this one (about {usd(likely)}) "
-        f"would take more than the {usd(left)} left of {whose.ceiling} {usd_exact(ceiling)} "
+        f"{said} in flight (about {others}) and this one (about {this}) "
+        f"would take more than the {rest} left of {whose.ceiling} {usd_exact(ceiling)} "
         f"daily ceiling today; it waits for them to settle: retry in {retry_s} seconds."
     )
 
@@ -513,6 +516,12 @@ def scout_asked(asker: str, question: str, paths: list[str]) -> str:
 
 
 RESUMED = "Resumed by the operator: it answers what waited."
+RESUMED_HELD = (
+    "Resumed by the operator: the pause is lifted, but it is still held; it answers what "
+    "waited once that hold ends."
+)
+"""A resume that leaves another hold (its ceiling, a model with no price):
+no promise of an answer; the hold's own notice says which and when."""
 
 
 def paused_now(ceiling: Decimal | None, working: bool) -> str:

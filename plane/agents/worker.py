@@ -671,7 +671,7 @@ class AgentWorker:
             await self._told.remember(name, result.held_by)
         await self._bookings.done(list(due))
         await self._keep_ambient()
-        if result.calls:
+        if result.calls or result.cost:  # a cut turn's spend, too, may reach the ceiling
             await self._after_turn(name, result.model or self.spec.model, result)
         if (looping := self.looping) is not None:
             # Said before the turn's end, not by the look after it: whoever

@@ -135,6 +135,23 @@ def apart(more: Decimal, less: Decimal) -> tuple[str, str]:
     return f"${more:,f}", f"${less:,f}"
 
 
+def more_than(parts: Sequence[Decimal], whole: Decimal) -> tuple[list[str], str]:
+    """Figures that together come to more than `whole`, and `whole`, worded
+    so that they read so: in cents when cents tell it (`$0.21` and `$0.21`,
+    more than `$0.40`), else with the digits it takes (`$0.044` and `$0.003`,
+    more than `$0.046`; never `$0.04` and `<$0.01` beside `$0.05`, which do
+    not add up to more). A figure that is not zero never reads as zero."""
+    for places in range(2, 9):
+        step = Decimal(1).scaleb(-places)
+        amounts = (*parts, whole)
+        shown = [x.quantize(step, rounding=ROUND_HALF_UP) for x in amounts]
+        kept = all((figure > 0) == (x > 0) for figure, x in zip(shown, amounts, strict=True))
+        if kept and sum(shown[:-1], Decimal(0)) > shown[-1]:
+            said = [f"${figure:,.{places}f}" for figure in shown]
+            return said[:-1], said[-1]
+    return [f"${x:,f}" for x in parts], f"${whole:,f}"
+
+
 def spend_priced(
     spent: Decimal, ceiling: Decimal | None, *, price_known: bool, floor_priced: bool
 ) -> str:

@@ -198,7 +198,7 @@ def _add(parts: tuple[tuple[str, int], ...], fold: Fold) -> tuple[tuple[str, int
 _HEADS = {
     "similar": "… {n} similar",
     "lines": "… {n} {noun}",
-    "log": "… {n} log {noun}",
+    "log": "… {n} log {noun} omitted",
     "rows": "… {n} rows",
     "items": "… {n} {noun}",
     "body": "… body {n} {noun}",

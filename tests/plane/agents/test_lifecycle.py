@@ -6,6 +6,7 @@ and the running turn cut with what it cost said."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import stat
 from decimal import Decimal
@@ -17,6 +18,7 @@ from plane.cli.manage import agent_settings
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient, RequestFailed
 from plane.wire.protocol import Usage
+from plane.wire.words import spend_against, turn_cost
 from tests.support.fixtures_plane import CONFIG, RunningPlane
 
 ROOMY = CONFIG.replace("limitUsd: 1", "limitUsd: 9")
@@ -84,6 +86,37 @@ async def test_what_waited_through_a_pause_is_not_said_to_have_waited_on_a_ceili
     prompt = plane.llm.requests[-1]["messages"][-1]["content"]
     assert prompt.endswith(", while you were held] are you there?")
     assert "ceiling" not in prompt
+
+
+async def test_resuming_an_agent_its_ceiling_still_holds_promises_no_answer(start_plane):
+    """The pause is lifted, the ceiling is not: the resume says it is still
+    held, never "it answers what waited", and the next line says why."""
+    plane = await start_plane()
+    client = await plane.client()
+    plane.llm.reply("done", usage=Usage(input_tokens=20))
+    await plane.turn("demo", "work")
+    await plane.send("demo", "/limit 0.01")  # $0.02 spent: over it
+    await client.request(p.PauseAgent(agent="demo", paused=True))
+    await plane.send("demo", "are you there?")
+    subscription = plane.bus.subscribe()
+    await client.request(p.PauseAgent(agent="demo", paused=False))
+    said: list[str] = []
+
+    async def two_lines() -> None:
+        while len(said) < 2:
+            event = await subscription.next()
+            if isinstance(event, p.MessageAppended) and event.message.agent == "demo":
+                said.append(event.message.text)
+
+    await asyncio.wait_for(two_lines(), 20)
+    assert said == [
+        "Resumed by the operator: the pause is lifted, but it is still held; it answers what "
+        "waited once that hold ends.",
+        "demo has spent $0.02 today, over its $0.01 daily ceiling; it answers at 00:00 UTC, "
+        "in 12h 00m, or when the limit is raised.",
+    ]
+    await plane.quiet()
+    assert len(plane.llm.requests) == 1, "no turn while the ceiling holds it"
 
 
 async def test_pausing_twice_is_one_clear_error(start_plane):
@@ -270,6 +303,26 @@ async def test_interrupt_cuts_the_turn_and_says_what_it_cost(start_plane):
 
     again = await start_plane(restart=plane)  # nothing left pending to recover
     assert await again.services.ledger.spend_today("demo") == cut.cost_usd
+
+
+async def test_a_cut_turn_that_reaches_the_ceiling_says_so_as_any_turn_does(start_plane):
+    """The call in flight counts its estimate ($1.0xx against $1.00): the
+    agent is stopped, and the conversation says so then, not only once a
+    message arrives to be held."""
+    plane = await start_plane()
+    subscription = await plane.mid_answer("demo", "a long question")
+    client = await plane.client()
+    assert isinstance(await client.request(p.Interrupt(agent="demo")), p.OkReply)
+    said = await plane.until_turn_ends("demo", subscription, within=5)
+
+    spent = await plane.services.ledger.spend_today("demo")
+    assert spent > 1, "the estimate crosses the ceiling"
+    assert [m.text for m in said if m.kind == "plane"] == [
+        f"Interrupted by the operator. The cut-off turn cost {turn_cost(spent)}, the call in "
+        f"flight counted at its estimate, {turn_cost(spent)}.",
+        f"demo has reached its $1.00 daily ceiling ({spend_against(spent, Decimal(1))} spent) "
+        "and starts no new turn until 00:00 UTC, in 12h 00m, or until the limit is raised.",
+    ]
 
 
 async def test_an_unpriced_call_cut_in_flight_never_reads_as_free(start_plane):

@@ -70,6 +70,7 @@ NOTICES: dict[str, tuple[str, str | None]] = {
     "gateway_agent": (notices.gateway_agent("claude"), None),
     "scout_asked": (notices.scout_asked("demo", "where?", []), None),
     "RESUMED": (notices.RESUMED, None),
+    "RESUMED_HELD": (notices.RESUMED_HELD, None),
     "looping": (notices.looping("demo", LOOP), "held"),
     "loop_resumed": (notices.loop_resumed(gateway=False), None),
     "stepped_down": (

@@ -57,6 +57,31 @@ def test_a_call_refused_as_too_dear_says_figures_that_tell_cost_from_what_is_lef
     assert said in sentence, sentence
 
 
+@pytest.mark.parametrize(
+    ("flying", "likely", "left", "shown"),
+    [
+        ("0.21", "0.21", "0.40", ("$0.21", "$0.21", "$0.40")),  # cents when cents tell it
+        ("0.044", "0.003", "0.046", ("$0.044", "$0.003", "$0.046")),
+        ("0.004", "0.004", "0.006", ("$0.004", "$0.004", "$0.006")),
+        ("0.0052", "0.0001", "0.0052", ("$0.0052", "$0.0001", "$0.0052")),
+    ],
+)
+def test_a_call_crowded_out_says_figures_that_add_up_to_more_than_is_left(
+    flying, likely, left, shown
+):
+    """Never `about $0.04 and this one about <$0.01 would take more than the
+    $0.05 left`: figures that do not add up to more give no reason."""
+    sentence = notices.in_flight(
+        "aider", Decimal(flying), Decimal(likely), Decimal(left), Decimal("0.05"), 5
+    )
+    others, this, rest = shown
+    assert sentence == (
+        f"aider's calls in flight (about {others}) and this one (about {this}) would take more "
+        f"than the {rest} left of its $0.05 daily ceiling today; it waits for them to settle: "
+        "retry in 5 seconds."
+    )
+
+
 async def test_below_a_dollar_amber_and_red_read_from_the_numbers(start_plane):
     plane = await start_plane()
     await plane.send("demo", "/limit $0.02")

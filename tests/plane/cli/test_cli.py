@@ -109,6 +109,29 @@ async def test_limit_from_the_command_line(start_plane):
     assert next(a for a in status["agents"] if a["name"] == "demo")["limit_usd"] is None
 
 
+ASKED_FOR_MORE = (
+    "This agent asked for a ceiling of $50.00 a day, which is above the $5.00 it has. "
+    "It can ask to be held to less, never to more: /limit $50.00, if you meant it."
+)
+
+
+async def test_an_agents_ask_for_more_reads_as_the_spec_writes_it(start_plane):
+    """DESIGN.md's scene at the command line: `‹ask› /limit 50`, then the
+    refusal that hands the operator the line to type, in `send --wait` as in
+    `plane log`."""
+    plane = await start_plane()
+    home = plane.home.root
+    assert (await plane_cli_async(home, "send", "demo", "/limit 5")).returncode == 0
+    plane.llm.reply("", tool_calls=[("set_own_limit", {"usd": "50"})], usage=Usage())
+    plane.llm.reply("Asked.", usage=Usage())
+    sent = await plane_cli_async(home, "send", "demo", "pace yourself", "--wait")
+    assert sent.returncode == 0, sent.stderr
+    assert sent.stdout.splitlines()[:2] == ["‹ask› /limit 50", ASKED_FOR_MORE]
+    log = (await plane_cli_async(home, "log", "demo")).stdout.splitlines()
+    said = [line.split(" ", 2)[2] for line in log]  # past the date and the time
+    assert said[3:5] == ["‹ask›  /limit 50", f"plane  {ASKED_FOR_MORE}"], log
+
+
 @pytest.mark.parametrize("typed", [" /limit 0", "\n/limit 0 ", "\t/limit 0"])
 async def test_a_limit_after_blank_space_is_the_command_as_the_tui_sends_it(start_plane, typed):
     """The TUI trims what it sends; a script's `plane send demo " /limit 0"`

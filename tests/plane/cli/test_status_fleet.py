@@ -39,3 +39,17 @@ def test_an_agent_deleted_today_is_still_said_on_a_plane_of_a_fleet():
         "2026-11-29 (UTC): $0.94 of the fleet's $1.00 spent today"
         " ($0.05 of it by agents deleted today)"
     )
+
+
+def test_a_store_gone_away_is_said_with_the_moment_it_went():
+    """DESIGN.md: `plane status` says the store is unreachable since …, and
+    that sends are refused meanwhile (nothing acked and lost)."""
+    away = {
+        **SNAPSHOT,
+        "spend_today_usd": "0.88",
+        "store_unreachable_since": "2026-11-29T10:04:05Z",
+    }
+    assert status_text(away).splitlines()[1] == (
+        "The store is unreachable since 10:04:05 UTC: spend as last read; "
+        "sends are refused until it is back."
+    )

@@ -10,7 +10,8 @@ from itertools import pairwise
 from plane.economy.compress import Compressed, compress, expand
 from plane.economy.compress.classify import classify
 from plane.economy.compress.formats import markup, search
-from plane.economy.compress.markers import CODE_MARKER_RE, MARKER_RE
+from plane.economy.compress.markers import CODE_MARKER_RE, MARKER_RE, marker, ref_for
+from plane.economy.compress.plan import default_label
 from tests.plane.compress.helpers import FIXTURES, fixture, kept_lines, round_trips, run
 
 
@@ -85,6 +86,31 @@ def test_importtime_log_keeps_head_and_tail() -> None:
     text, result = run("importtime.txt")
     lines = text.rstrip("\n").split("\n")
     assert lines[0] in result.text and lines[-1] in result.text
+    assert round_trips(text, result)
+
+
+def test_folded_log_lines_are_labelled_as_the_spec_writes_them() -> None:
+    """`[… 412 log lines omitted ref:k_…; 3 ERROR, 1 WARNING]` (DESIGN.md):
+    how many lines went, that they were left out, and what they reported."""
+    quiet = [f"10:00:{n % 60:02d} INFO step {n} done" for n in range(408)]
+    loud = ["10:07 ERROR db timeout"] * 3 + ["10:07 WARNING slow disk"]
+    head, tail = default_label("log", quiet + loud)
+    ref = ref_for("\n".join(quiet + loud))
+    assert marker(head, ref, tail) == f"[… 412 log lines omitted ref:{ref}; 3 ERROR, 1 WARNING]"
+    _, result = run("importtime.txt")  # a real log, as the compressor folds it
+    labels = re.findall(r"\[… \d+ log lines?[^\]]*\]", result.text)
+    said = r"\[… \d+ log lines? omitted ref:k_\S+\]"
+    assert labels and all(re.fullmatch(said, label) for label in labels)
+
+
+def test_a_line_said_37_times_is_kept_once_and_counted_as_the_spec_writes_it() -> None:
+    """`[×37 ref:k_Qm9v…]` (DESIGN.md): the line above, 37 times over."""
+    line = "Downloading https://files.example.org/pkg.tar.gz ... 100%"
+    text = "\n".join(["make: entering directory", *[line] * 37, "make: done"]) + "\n"
+    result = compress(text)
+    kept = result.text.split("\n")
+    assert kept[:2] == ["make: entering directory", line] and kept[3:] == ["make: done", ""]
+    assert re.fullmatch(r"\[×37 ref:k_[\w-]{10}\]", kept[2]), result.text
     assert round_trips(text, result)
 
 

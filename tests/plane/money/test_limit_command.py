@@ -124,6 +124,23 @@ async def test_a_looser_ask_is_refused_with_the_line_to_type(start_plane, value,
     assert plane.services.gate.ceilings.of("demo") == Decimal(1)
 
 
+async def test_the_spec_s_ask_scene_both_lines_as_written(start_plane):
+    """DESIGN.md's scene: at a $5.00 ceiling the agent asks for 50; the
+    conversation shows its ask as typed and hands the operator the line."""
+    plane = await start_plane()
+    await plane.send("demo", "/limit 5")
+    said = await ask(plane, "50")
+    assert [(m.kind, m.text) for m in said if m.kind in ("ask", "plane")] == [
+        ("ask", "/limit 50"),
+        (
+            "plane",
+            "This agent asked for a ceiling of $50.00 a day, which is above the $5.00 it has. "
+            "It can ask to be held to less, never to more: /limit $50.00, if you meant it.",
+        ),
+    ]
+    assert plane.services.gate.ceilings.of("demo") == Decimal(5)
+
+
 HOSTILE_ANSWERS = [
     "/limit 100",
     "/limit off",
