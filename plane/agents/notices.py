@@ -205,9 +205,13 @@ def above_agent(agent: str, full: Full, flying: Decimal | None, resets_in: str) 
     )
 
 
-def unpriced_held(agent: str, model: str, scope: str = "agent", group: str = "") -> str:
+def unpriced_held(
+    agent: str, model: str, scope: str = "agent", group: str = "", *, off: str = "/limit off"
+) -> str:
     """Why an agent under a ceiling (its own, its group's or the fleet's)
-    takes no turn on a model with no price."""
+    takes no turn on a model with no price. `off`: how its own limit is
+    removed where the sentence is read (the conversation's `/limit off`;
+    the command line's `plane edit NAME --limit off`)."""
     if scope == "fleet":
         return (
             f"{agent} is not answering: no price is known for {model}, and the fleet "
@@ -224,7 +228,7 @@ def unpriced_held(agent: str, model: str, scope: str = "agent", group: str = "")
     return (
         f"{agent} is not answering: no price is known for {model}, and an agent "
         "under a ceiling takes no turn it cannot count. Add the model under "
-        "`pricing:` in agents.yaml, or remove the limit with /limit off."
+        f"`pricing:` in agents.yaml, or remove the limit with {off}."
     )
 
 

@@ -301,7 +301,7 @@ def new(args: argparse.Namespace) -> int:
         if not a.price_known and a.limit_usd is not None:  # said now, not by its first message
             from plane.agents.notices import unpriced_held  # the plane's words when it holds one
 
-            print(unpriced_held(a.name, a.model))
+            print(unpriced_held(a.name, a.model, off=f"`plane edit {a.name} --limit off`"))
         return 0
 
     return with_client(work)
