@@ -86,6 +86,7 @@ class AfterTurn:
             turn_line(result.cost, result.usage, result.saved_chars, unpriced=result.unpriced),
             cost_usd=None if result.unpriced and not result.cost else result.cost,
             usage=result.usage,
+            failed=not result.ok and not result.held,  # held: kept, answered later
         )
         if result.unpriced and await services.conversation.first_today(agent, "unpriced", day):
             await services.add_message(agent, "plane", notices.unpriced(model))
