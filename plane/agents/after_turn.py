@@ -20,7 +20,7 @@ from plane.agents.turn import TurnResult
 from plane.clock import until
 from plane.history.conversation import Conversation
 from plane.money.ledger import Interrupted
-from plane.money.limits import ALL_PRICED
+from plane.money.limits import ALL_PRICED, Priced
 from plane.wire.protocol import Usage
 from plane.wire.words import plain, turn_line
 
@@ -31,7 +31,7 @@ class AfterTurn:
     ) -> None:
         """`spiked` is told of a spike in an agent's spend (the alerts');
         `priced` says how an agent's row prices its spend, which the warning
-        says as the row does (the rows'; None: all of it priced)."""
+        and the ceiling reached say as the row does (the rows'; None: all of it priced)."""
         self._services = services
         self._spiked = spiked
         self._priced = priced
@@ -61,14 +61,17 @@ class AfterTurn:
         if spent >= ceiling and await first_today(agent, f"ceiling {plain(ceiling)}", day):
             await first_today(agent, "warn", day)
             resets_in = until(services.clock.now(), services.gate.resets_at())
-            await services.add_message(
-                agent, "plane", notices.ceiling_reached(agent, ceiling, spent, resets_in)
-            )
+            priced = self._priced_at(agent, spent)
+            reached = notices.ceiling_reached(agent, ceiling, spent, resets_in, priced)
+            await services.add_message(agent, "plane", reached)
         ratio = Decimal(str(services.config.defaults.warn_ratio))
         if spent >= ceiling * ratio and await first_today(agent, "warn", day):
-            priced = ALL_PRICED if self._priced is None else self._priced(agent, spent)
-            warned = notices.warning(agent, ceiling, spent, priced)
+            warned = notices.warning(agent, ceiling, spent, self._priced_at(agent, spent))
             await services.add_message(agent, "plane", warned)
+
+    def _priced_at(self, agent: str, spent: Decimal) -> Priced:
+        """How `agent`'s row prices `spent` (`$1.05+$?` past a floor)."""
+        return ALL_PRICED if self._priced is None else self._priced(agent, spent)
 
     async def cost_line(self, agent: str, model: str, result: TurnResult) -> None:
         """The turn's quiet cost line, when it spent anything: a turn whose
@@ -86,6 +89,7 @@ class AfterTurn:
             turn_line(result.cost, result.usage, result.saved_chars, unpriced=result.unpriced),
             cost_usd=None if result.unpriced and not result.cost else result.cost,
             usage=result.usage,
+            failed=not result.ok and not result.held,  # held: kept, answered later
         )
         if result.unpriced and await services.conversation.first_today(agent, "unpriced", day):
             await services.add_message(agent, "plane", notices.unpriced(model))

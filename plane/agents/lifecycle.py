@@ -295,13 +295,15 @@ class Lifecycle:
         spec = self._made_here(agent, "delete")
         worker = self._crew.workers[agent]
         await worker.interrupt()  # its running turn, cut and counted first
+        # How its row prices its spend, read while it has one (`$?` unpriced).
+        priced = self._rows.priced(agent, await services.ledger.spend_today(agent))
         services.roster.forget(agent)  # first: a request for it is now "no such agent"
         await self._crew.remove(agent)
         history = await services.transcript.load(agent)
         if history:
             await asyncio.to_thread(save, history, spec.workspace, services.clock.now())
         spent = await services.ledger.spend_today(agent)
-        notice = notices.deleted(spent)
+        notice = notices.deleted(spent, priced)
         await self._db.write(
             lambda conn: _delete_rows(conn, services, agent, notice),
             then=lambda _: self._deleted(agent),

@@ -61,7 +61,9 @@ def why(hold: Hold, now: datetime) -> str:
         case Unpriced():
             return unpriced_held(hold.agent, hold.model, hold.scope, hold.name)
         case AtCeiling():
-            notice = held(hold.agent, hold.ceiling, hold.spent, until(now, hold.resets_at))
+            priced = Priced(floor_priced=hold.floor_priced)
+            resets_in = until(now, hold.resets_at)
+            notice = held(hold.agent, hold.ceiling, hold.spent, resets_in, priced)
             return notice if hold.behind is None else f"{notice} {clock_behind(*hold.behind)}"
         case AboveAgent():
             return above_agent(hold.agent, hold.full, hold.flying, until(now, hold.resets_at))
@@ -72,21 +74,28 @@ def why(hold: Hold, now: datetime) -> str:
     raise TypeError(f"a hold with no words: {hold!r}")
 
 
-def ceiling_reached(agent: str, ceiling: Decimal, spent: Decimal, resets_in: str) -> str:
+def ceiling_reached(
+    agent: str, ceiling: Decimal, spent: Decimal, resets_in: str, priced: Priced = ALL_PRICED
+) -> str:
+    """The agent's spend reached its ceiling; the spend as its row says it
+    (`$1.05+$?` when part of it is a floor or has no price)."""
     return (
         f"{agent} has reached its {usd_exact(ceiling)} daily ceiling "
-        f"({spend_against(spent, ceiling)} spent) and starts no new turn until 00:00 UTC, in "
+        f"({priced.spend(spent, ceiling)} spent) and starts no new turn until 00:00 UTC, in "
         f"{resets_in}, or until the limit is raised."
     )
 
 
-def held(agent: str, ceiling: Decimal, spent: Decimal, resets_in: str) -> str:
-    """Why an agent at or over its ceiling is not answering, and when it will."""
+def held(
+    agent: str, ceiling: Decimal, spent: Decimal, resets_in: str, priced: Priced = ALL_PRICED
+) -> str:
+    """Why an agent at or over its ceiling is not answering, and when it
+    will; the spend as its row says it (`$1.05+$?`: a floor, the rest unpriced)."""
     if ceiling == 0:
         return paused(agent)
     where = "at" if spent == ceiling else "over"
     return (
-        f"{agent} has spent {spend_against(spent, ceiling)} today, {where} its "
+        f"{agent} has spent {priced.spend(spent, ceiling)} today, {where} its "
         f"{usd_exact(ceiling)} daily ceiling; it answers at 00:00 UTC, in {resets_in}, "
         "or when the limit is raised."
     )
@@ -133,10 +142,18 @@ def loop_resumed(gateway: bool) -> str:
     )
 
 
-def stepped_down(agent: str, model: str, spent: Decimal, ceiling: Decimal, at: float) -> str:
-    """An agent switched to its cheaper fallback model near its ceiling (once a day)."""
+def stepped_down(
+    agent: str,
+    model: str,
+    spent: Decimal,
+    ceiling: Decimal,
+    at: float,
+    priced: Priced = ALL_PRICED,
+) -> str:
+    """An agent switched to its cheaper fallback model near its ceiling (once
+    a day); the spend as its row says it (`$0.85+$?` past a floor)."""
     return (
-        f"{agent} switched to {model} at {spend_against(spent, ceiling)} of "
+        f"{agent} switched to {model} at {priced.spend(spent, ceiling)} of "
         f"{usd_exact(ceiling)} today (fallback at {at:.0%}); it goes back at 00:00 UTC."
     )
 
@@ -189,9 +206,13 @@ def above_agent(agent: str, full: Full, flying: Decimal | None, resets_in: str) 
     )
 
 
-def unpriced_held(agent: str, model: str, scope: str = "agent", group: str = "") -> str:
+def unpriced_held(
+    agent: str, model: str, scope: str = "agent", group: str = "", *, off: str = "/limit off"
+) -> str:
     """Why an agent under a ceiling (its own, its group's or the fleet's)
-    takes no turn on a model with no price."""
+    takes no turn on a model with no price. `off`: how its own limit is
+    removed where the sentence is read (the conversation's `/limit off`;
+    the command line's `plane edit NAME --limit off`)."""
     if scope == "fleet":
         return (
             f"{agent} is not answering: no price is known for {model}, and the fleet "
@@ -208,7 +229,7 @@ def unpriced_held(agent: str, model: str, scope: str = "agent", group: str = "")
     return (
         f"{agent} is not answering: no price is known for {model}, and an agent "
         "under a ceiling takes no turn it cannot count. Add the model under "
-        "`pricing:` in agents.yaml, or remove the limit with /limit off."
+        f"`pricing:` in agents.yaml, or remove the limit with {off}."
     )
 
 
@@ -556,8 +577,10 @@ def renamed(old: str) -> str:
     return f"Renamed from {old} by the operator."
 
 
-def deleted(spent: Decimal) -> str:
+def deleted(spent: Decimal, priced: Priced = ALL_PRICED) -> str:
+    """The operator deleted the agent; what it spent today, as its row said
+    it (`$?` on a model with no known price, never `$0.00`)."""
     return (
         f"Deleted by the operator. Its conversation and ledger rows are kept, and its "
-        f"{usd(spent)} today still counts: deleting never refunds."
+        f"{priced.spend(spent, None)} today still counts: deleting never refunds."
     )

@@ -191,7 +191,7 @@ class Rows:
         call of its today was priced at a floor (a gateway agent's)."""
         services = self._services
         price_known = model is None or services.pricer.is_known(model)
-        return price_known, worker.floor_on is not None and worker.floor_on == services.ledger.day()
+        return price_known, worker.floor_today
 
     def _working(self, worker: AgentWorker) -> bool:
         """A turn in flight, or a gateway agent's calls."""

@@ -164,11 +164,20 @@ class Services:
         waiting: bool = False,
         cost_usd: Decimal | None = None,
         usage: Usage | None = None,
+        failed: bool = False,
     ) -> ConversationMessage:
         """Store a message in `agent`'s conversation, then tell the clients
-        (`MessageAppended`): what is said in a conversation is said this way."""
+        (`MessageAppended`): what is said in a conversation is said this way.
+        `failed`: a cost line's turn failed (`ConversationMessage.failed`)."""
         message = await self.conversation.append(
-            agent, kind, text, held=held, waiting=waiting, cost_usd=cost_usd, usage=usage
+            agent,
+            kind,
+            text,
+            held=held,
+            waiting=waiting,
+            cost_usd=cost_usd,
+            usage=usage,
+            failed=failed,
         )
         self.emit(MessageAppended(message=message))
         return message

@@ -225,6 +225,7 @@ class AgentWorker:
             fleet_spent=fleet_spent,
             group_spent=group_spent,
             settled_only=spec.gateway is not None,
+            floor_priced=self.floor_today,
         )
 
     def stepped_down(self, spent: Decimal) -> str | None:
@@ -237,6 +238,13 @@ class AgentWorker:
             return self.model
         ceiling = self._services.gate.ceilings.of(spec.name)
         return fallback.model if steps_down(spent, ceiling, fallback.at) else self.model
+
+    @property
+    def floor_today(self) -> bool:
+        """Whether a call of its was priced at a floor on the plane's day (a
+        gateway agent's): its spend today is at least its figure, the rest
+        unpriced, as its row, its hold and its notices say (`+$?`)."""
+        return self.floor_on is not None and self.floor_on == self._services.ledger.day()
 
     @property
     def looping(self) -> Looping | None:

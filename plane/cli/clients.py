@@ -102,7 +102,8 @@ async def _answer(client: PlaneClient, agent: str, elsewhere: int | None) -> int
     agent another plane of the fleet runs (`elsewhere`: the message's id) is
     followed by its lines after the message and by its row, as this plane
     tells them at its renewals: its turn is over once the row has nothing
-    waiting, and it failed if it left only the plane's notices (`answered`).
+    waiting, and it failed if it left only the plane's notices or a cost
+    line marked failed (`answered`).
     A plane that hangs up meanwhile is said as that: the message is
     delivered, so "no plane is running" would read as if it were lost."""
     ours: int | None = None
@@ -149,12 +150,14 @@ def kept_held(agent: str) -> str:
 
 def answered(said: list[p.ConversationMessage]) -> bool:
     """Whether a turn another plane ran, told by its lines alone, went
-    through: it wrote an answer or a cost line. A turn whose call failed
-    unbilled leaves only the plane's notice of it (`The turn stopped: …`),
-    which is the sentence the command ends with, as on the plane that ran
-    it. One that failed after calls it paid for (an answer that broke off)
-    has a cost line too, and reads as ended."""
-    return any(m.kind in ("agent", "cost") for m in said)
+    through: it wrote an answer or a cost line, and no cost line says the
+    turn failed. A turn whose call failed unbilled leaves only the plane's
+    notice of it (`The turn stopped: …`), which is the sentence the command
+    ends with, as on the plane that ran it. One that failed after calls it
+    paid for (an answer that broke off, an error after a paid call) has a
+    cost line too, marked failed (`ConversationMessage.failed`)."""
+    went = any(m.kind in ("agent", "cost") for m in said)
+    return went and not any(m.failed for m in said)
 
 
 def send_line(message: p.ConversationMessage) -> str:
@@ -301,7 +304,7 @@ def new(args: argparse.Namespace) -> int:
         if not a.price_known and a.limit_usd is not None:  # said now, not by its first message
             from plane.agents.notices import unpriced_held  # the plane's words when it holds one
 
-            print(unpriced_held(a.name, a.model))
+            print(unpriced_held(a.name, a.model, off=f"`plane edit {a.name} --limit off`"))
         return 0
 
     return with_client(work)

@@ -134,8 +134,13 @@ class Admission:
                 # read before the hold is asked (the agent's calls wait for it).
                 await self._workers[agent].read_if_told()
                 # The holds only the operator ends first.
-                hold = self._workers[agent].operators_hold or await services.gate.hold(
-                    agent, price_known=known, model=model, settled_only=True
+                worker = self._workers[agent]
+                hold = worker.operators_hold or await services.gate.hold(
+                    agent,
+                    price_known=known,
+                    model=model,
+                    settled_only=True,
+                    floor_priced=worker.floor_today,
                 )
                 if hold is not None:
                     await self._tell_hold(agent, hold)

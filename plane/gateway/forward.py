@@ -51,7 +51,7 @@ from plane.gateway.learned import Learning
 from plane.gateway.refused import GatewayRefused
 from plane.gateway.repeats import LOOKS
 from plane.gateway.routing import Upstream, presented_key, upstream
-from plane.money.limits import steps_down
+from plane.money.limits import Priced, steps_down
 from plane.providers import connections
 from plane.store.engine import Database
 from plane.wire.protocol import Usage
@@ -266,7 +266,10 @@ class Gateway:
         if services.pricer.is_known(fallback.model) and await services.conversation.first_today(
             spec.name, "fallback", day
         ):
-            said = notices.stepped_down(spec.name, fallback.model, spent, ceiling, fallback.at)
+            priced = Priced(floor_priced=self._workers[spec.name].floor_today)
+            said = notices.stepped_down(
+                spec.name, fallback.model, spent, ceiling, fallback.at, priced
+            )
             await services.add_message(spec.name, "plane", said)
         return fallback.model, {**body, "model": fallback.model}
 

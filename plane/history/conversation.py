@@ -61,7 +61,9 @@ class Conversation:
         waiting: bool = False,
         cost_usd: Decimal | None = None,
         usage: Usage | None = None,
+        failed: bool = False,
     ) -> ConversationMessage:
+        """`failed`: a cost line's turn failed (`ConversationMessage.failed`)."""
         at = self._clock.now()
         row = (
             agent,
@@ -72,12 +74,14 @@ class Conversation:
             int(waiting),
             None if cost_usd is None else str(cost_usd),
             None if usage is None else usage.model_dump_json(),
+            int(failed),
         )
         message_id = await self._db.write(
             lambda conn: (
                 conn.execute(
-                    "INSERT INTO messages (agent, at, kind, text, held, waiting, cost_usd, usage)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO messages"
+                    " (agent, at, kind, text, held, waiting, cost_usd, usage, failed)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     row,
                 ).lastrowid
             ),
@@ -93,6 +97,7 @@ class Conversation:
             held=held,
             cost_usd=cost_usd,
             usage=usage,
+            failed=failed,
         )
 
     async def history(
@@ -327,4 +332,5 @@ def _message(row: Row) -> ConversationMessage:
         held=bool(row["held"]),
         cost_usd=None if row["cost_usd"] is None else Decimal(row["cost_usd"]),
         usage=None if row["usage"] is None else Usage(**json.loads(row["usage"])),
+        failed=bool(row["failed"]),
     )

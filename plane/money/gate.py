@@ -81,6 +81,9 @@ class AtCeiling(Hold):
     resets_at: datetime
     behind: tuple[date, date] | None = None
     """The clock's day and the plane's, while the clock reads a day already counted."""
+    floor_priced: bool = False
+    """`spent` holds a call priced at a floor (a gateway agent's): it spent
+    at least that, the rest unpriced, as its row says."""
 
     @property
     def reason(self) -> str:
@@ -159,6 +162,7 @@ class Gate:
         fleet_spent: Decimal | None = None,
         group_spent: Mapping[str, Decimal] | None = None,
         settled_only: bool = False,
+        floor_priced: bool = False,
     ) -> Hold | None:
         """None when `agent` may start a turn now. Ask it with the agent's
         turn lock held, right before the turn. `fleet_spent`: the fleet's
@@ -166,7 +170,9 @@ class Gate:
         snapshot) and has read it once for all, and so `group_spent`, each
         group's. `settled_only`: the agent's
         calls in flight are left out (a gateway agent's, which the gateway
-        weighs in dollars), so a hold never states a spend that did not happen."""
+        weighs in dollars), so a hold never states a spend that did not happen.
+        `floor_priced`: its spend today holds a call priced at a floor, which
+        its hold says as its row does."""
         ceiling = self.ceilings.of(agent)
         if ceiling is not None:
             if not price_known:
@@ -176,7 +182,8 @@ class Gate:
                 spent -= self.ledger.in_flight(agent)
             if spent >= ceiling:
                 behind = self.ledger.days_behind() if ceiling else None
-                return AtCeiling(agent, spent, ceiling, self.resets_at(), behind)
+                resets_at = self.resets_at()
+                return AtCeiling(agent, spent, ceiling, resets_at, behind, floor_priced)
         spent_by_group = group_spent or {}
         held = await self._group_hold(agent, price_known, model, settled_only, spent_by_group)
         if held is not None:

@@ -399,6 +399,13 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX calls_floor_priced ON calls (day, agent)
         WHERE price_source LIKE '%which has no known price';
     """,
+    # Whether the turn a cost line closes failed (its answer broke off, or a
+    # call failed after one it paid for): the plane that ran it says so in
+    # its own events, and another plane of the fleet, which reads only the
+    # lines, reads it here (`plane send --wait` through that plane).
+    """
+    ALTER TABLE messages ADD COLUMN failed INTEGER NOT NULL DEFAULT 0;
+    """,
 )
 
 

@@ -92,3 +92,20 @@ async def test_a_gateway_agent_is_held_not_switched_to_a_fallback_with_no_price(
     said = [m.text for m in await gw.said("aider")]
     assert not any(text.startswith("aider switched to") for text in said), said
     assert said[-1] == HELD.replace("demo", "aider")
+
+
+async def test_a_turn_past_the_ceiling_onto_a_fallback_with_no_price_says_its_spend_as_its_row(
+    start_plane,
+):
+    """One turn takes demo past its ratio and its ceiling: it runs on from
+    here on a model with no price, so its row says `$1.05+$?`, and the
+    ceiling reached says the same, not a figure that reads as all of it."""
+    plane = await start_plane(UNPRICED)
+    plane.llm.reply("done", usage=Usage(input_tokens=1050))  # $1.05: past both
+    said = await plane.turn("demo", "work")
+    state = await plane.rows.state("demo")
+    assert (state.spend_today_usd, state.price_known) == (Decimal("1.05"), False)
+    [reached] = [m.text for m in said if m.kind == "plane"]
+    assert reached.startswith(
+        "demo has reached its $1.00 daily ceiling ($1.05+$? spent) and starts no new turn "
+    )

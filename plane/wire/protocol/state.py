@@ -164,6 +164,10 @@ class ConversationMessage(Frame):
     """For `cost` lines: what the turn cost."""
     usage: Usage | None = None
     """For `cost` lines: the turn's tokens."""
+    failed: bool = False
+    """For `cost` lines: the turn it closes failed (its answer broke off, or
+    a call failed after one it paid for), as its `TurnFinished` says to the
+    plane that ran it; another plane of a fleet reads only the lines."""
 
 
 class CommandInfo(Frame):

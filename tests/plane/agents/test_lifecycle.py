@@ -427,3 +427,20 @@ async def test_resuming_an_agent_that_is_not_paused_says_so(start_plane):
     said = await refused(client, p.PauseAgent(agent="demo", paused=False))
     assert said == "demo is not paused: there is nothing to resume."
     assert (await plane.rows.state("demo")).status == "idle"
+
+
+async def test_deleting_an_agent_on_a_model_with_no_price_says_its_spend_as_its_row(start_plane):
+    """Its calls counted $0, which is not what they cost: its row said `$?`,
+    and so does the notice of its deletion, never `$0.00`."""
+    plane = await start_plane(CONFIG.replace("  limitUsd: 1\n", ""))
+    client = await plane.client()
+    await client.request(p.NewAgent(name="poet", model="other-model", role="writes verse"))
+    plane.llm.reply("A verse.", usage=Usage(input_tokens=100, output_tokens=10))
+    await plane.turn("poet", "a verse")
+    assert (await plane.rows.state("poet")).price_known is False
+    assert isinstance(await client.request(p.DeleteAgent(agent="poet")), p.OkReply)
+    [(text,)] = rows(plane, "SELECT text FROM messages WHERE agent = 'poet' AND text LIKE 'Del%'")
+    assert text == (
+        "Deleted by the operator. Its conversation and ledger rows are kept, and its $? today "
+        "still counts: deleting never refunds."
+    )

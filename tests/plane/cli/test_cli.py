@@ -187,16 +187,20 @@ UNPRICED_HELD = (
 async def test_new_on_a_model_with_no_price_under_a_ceiling_says_it_takes_no_turn(start_plane):
     """Created, under the default ceiling, on a model with no known price: it
     takes no turn until the model has a price, said at once in the words the
-    plane holds it with, not learnt from the first message left unanswered."""
+    plane holds it with, not learnt from the first message left unanswered;
+    on the command line, with the command line's way to remove the limit
+    (`/limit off` is typed in its conversation)."""
     plane = await start_plane()
     created = await plane_cli_async(plane.home.root, "new", "helper", "--model", "other-model")
     assert created.returncode == 0, created.stderr
     assert created.stdout.splitlines() == [
         "Created helper on other-model, $1.00 a day, every tool.",
-        UNPRICED_HELD,
+        UNPRICED_HELD.replace("/limit off", "`plane edit helper --limit off`"),
     ]
     said = await plane.send("helper", "hello")
-    assert said[-1].text == UNPRICED_HELD, "the same sentence, word for word"
+    assert said[-1].text == UNPRICED_HELD, "the conversation's sentence, word for word"
+    edited = await plane_cli_async(plane.home.root, "edit", "helper", "--limit", "off")
+    assert edited.returncode == 0, edited.stderr  # the command it gave is one that works
 
 
 async def test_new_on_a_model_with_no_price_and_no_ceiling_adds_nothing(start_plane):

@@ -8,13 +8,15 @@ exited 124, the answer already in the conversation."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from plane.cli.clients import kept_held
 from plane.daemon import fleet
 from plane.wire.protocol import Usage
-from tests.support.command import plane_cli_async
-from tests.support.fixtures_plane import scripted_config
+from tests.support.command import Ran, plane_cli_async
+from tests.support.fixtures_plane import RunningPlane, scripted_config
 from tests.support.fleet_members import a_and_b
 from tests.support.looping import CENT, READ, held
 
@@ -84,3 +86,71 @@ async def test_send_wait_through_another_plane_to_a_turn_that_fails_exits_as_on_
         assert (here.returncode, here.stderr) == (1, ""), here.stdout
         assert here.stdout.startswith("The turn stopped: "), here.stdout
         assert (there.returncode, there.stderr, there.stdout) == (1, "", here.stdout)
+
+
+async def sent_through_each(
+    a: RunningPlane, b: RunningPlane, script: Callable[[], object]
+) -> tuple[Ran, Ran]:
+    """`send --wait` through the plane that runs demo, then through the
+    other, each turn scripted by `script()` first."""
+    sent = []
+    for plane in (a, b):
+        script()
+        sent.append(
+            await plane_cli_async(
+                plane.home.root, "send", "demo", "hi", "--wait", "--timeout", str(6 * LEASE_S)
+            )
+        )
+    here, there = sent
+    return here, there
+
+
+def failed_alike(here: Ran, there: Ran) -> None:
+    """Through the other plane the command ends as through the one that
+    runs the agent: exit 1, the same lines. Its cost line may be missing:
+    the turn's question is marked answered before its cost line is written,
+    and a renewal between the two shows the row done (that line is in the
+    conversation, `plane log` shows it)."""
+    assert (there.returncode, there.stderr) == (1, ""), there.stdout
+    lines = here.stdout.splitlines()
+    assert there.stdout.splitlines() in (lines, lines[:-1]), there.stdout
+
+
+async def test_send_wait_through_another_plane_to_an_answer_that_broke_off_exits_1(
+    tmp_path, scripted_llm, postgres_url, monkeypatch
+):
+    """The provider's answer breaks off: the call is counted at an estimate,
+    and the turn has a cost line. Through the plane that runs the agent the
+    command exits 1; through the other, the same, with the same lines.
+    Before, that one exited 0: the cost line read as a turn that went through."""
+    monkeypatch.setenv("PLANE_STORE", postgres_url)
+    monkeypatch.setattr(fleet, "LEASE_S", LEASE_S)
+    async with a_and_b(tmp_path, scripted_llm, CONFIG, 10 * LEASE_S) as (a, b):
+        here, there = await sent_through_each(
+            a, b, lambda: scripted_llm.cut_stream(reset=True, usage=CENT)
+        )
+        assert (here.returncode, here.stderr) == (1, ""), here.stdout
+        assert here.stdout.startswith("The turn stopped: "), here.stdout
+        assert here.stdout.splitlines()[-1].startswith("  $"), "its cost line: counted"
+        failed_alike(here, there)
+
+
+async def test_send_wait_through_another_plane_to_a_turn_failing_after_a_paid_call_exits_1(
+    tmp_path, scripted_llm, postgres_url, monkeypatch
+):
+    """A call paid for (a tool asked for), then the provider's error: the
+    turn has a cost line and failed. Through either plane the command exits
+    1, with the same lines. Before, the other plane's exited 0."""
+    monkeypatch.setenv("PLANE_STORE", postgres_url)
+    monkeypatch.setattr(fleet, "LEASE_S", LEASE_S)
+
+    def script() -> None:
+        scripted_llm.reply("", tool_calls=[("list_files", {})], usage=CENT)
+        scripted_llm.fault(503)
+
+    async with a_and_b(tmp_path, scripted_llm, CONFIG, 10 * LEASE_S) as (a, b):
+        here, there = await sent_through_each(a, b, script)
+        assert (here.returncode, here.stderr) == (1, ""), here.stdout
+        assert "The turn stopped: " in here.stdout, here.stdout
+        assert here.stdout.splitlines()[-1].startswith("  $"), "its cost line: counted"
+        failed_alike(here, there)
