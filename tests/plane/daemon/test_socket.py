@@ -52,6 +52,18 @@ async def test_another_protocol_version_is_refused(start_plane):
     writer.close()
 
 
+async def test_a_client_of_protocol_2_is_told_to_upgrade(start_plane):
+    """Frames refuse fields they do not know, and rows, turns' ends, sends'
+    replies and cost lines have fields a client of protocol 2 never heard of:
+    it is refused at its hello with the sentence, not mid-session by a frame."""
+    plane = await start_plane()
+    say, writer = await raw(plane)
+    reply = await say(b'{"type":"hello","id":1,"protocol_version":2}\n')
+    assert isinstance(reply, p.Error)
+    assert reply.message == "This plane speaks protocol 3; the client speaks 2. Upgrade the older one."
+    writer.close()
+
+
 @pytest.mark.parametrize(
     ("frame", "code"),
     [
