@@ -60,7 +60,9 @@ async def test_a_client_of_protocol_2_is_told_to_upgrade(start_plane):
     say, writer = await raw(plane)
     reply = await say(b'{"type":"hello","id":1,"protocol_version":2}\n')
     assert isinstance(reply, p.Error)
-    assert reply.message == "This plane speaks protocol 3; the client speaks 2. Upgrade the older one."
+    assert reply.message == (
+        "This plane speaks protocol 3; the client speaks 2. Upgrade the older one."
+    )
     writer.close()
 
 
