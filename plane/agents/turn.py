@@ -242,7 +242,8 @@ class Turn:
             return history
         self._session.breaker.succeeded()
         self._summarised = True
-        compacted = replacement(summary, recent_files(history), saved)
+        read_at = saved.relative_to(self.workspace)
+        compacted = replacement(summary, recent_files(history), read_at)
         await services.transcript.replace(agent, compacted)
         await self._tell(notices.summarised(saved))
         return compacted

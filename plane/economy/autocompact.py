@@ -83,13 +83,14 @@ def recent_files(history: list[ChatMessage]) -> list[str]:
 
 
 def replacement(summary: str, files: list[str], saved: Path) -> list[ChatMessage]:
-    """The one message the history becomes."""
+    """The one message the history becomes. `saved` is where the whole history
+    is, relative to the workspace: the path the agent's `read_file` takes."""
     listed = "\n".join(f"- {f}" for f in files) or "- (none)"
     return [
         ChatMessage(
             "user",
             f"[The conversation so far was summarised to fit the context window; the full "
-            f"transcript is in {saved.name}.]\n\n{summary}\n\nFiles read most recently:\n{listed}",
+            f"transcript is in {saved}.]\n\n{summary}\n\nFiles read most recently:\n{listed}",
         )
     ]
 

@@ -3,6 +3,7 @@ saved whole, summarised by the model (a metered call), and replaced; three
 failures in a row stop the trying."""
 
 import json
+import re
 
 from plane.wire.protocol import Usage
 from tests.support.fixtures_plane import CONFIG
@@ -49,6 +50,21 @@ async def test_near_the_window_the_history_is_saved_summarised_and_replaced(star
     after = plane.llm.requests[-2]["messages"]  # the turn's first call, after the summary
     assert "9. Next step — task 2." in after[1]["content"] and after[-1]["content"] == "task 2"
     assert len(after) == 3  # system, the summary, the new message
+
+
+async def test_the_summary_names_the_transcript_where_the_agent_can_read_it(start_plane):
+    """The model is told where the whole history went; that path, read from its
+    workspace as its read_file reads it, is the saved transcript."""
+    plane = await start_plane(SMALL_WINDOW)
+    for n in range(2):
+        await work(plane, n)
+    plane.llm.reply("1. Request — run tasks.", usage=Usage(input_tokens=5))
+    await work(plane, 2)
+    summary = plane.llm.requests[-2]["messages"][1]["content"]
+    named = re.search(r"the full transcript is in (\S+?)\.\]", summary)
+    assert named is not None, summary
+    workspace = plane.services.roster.get("demo").workspace
+    assert (workspace / named[1]).is_file(), named[1]
 
 
 async def test_three_failures_in_a_row_trip_the_breaker(start_plane):
