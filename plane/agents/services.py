@@ -144,7 +144,8 @@ class Services:
     providers: dict[str, Provider]
     """By name; the embedded model's join when the first agent is put on it."""
     refs: RefStore | None
-    """Where compression keeps what it removed; None with compression off."""
+    """Where compression and compaction keep what they removed (so the ref in
+    their markers is retrievable); None with both off."""
     burn: Burn
     """Each agent's pace, fed by the ledger: the forecast in its row, a spike."""
     savings: Savings

@@ -110,7 +110,8 @@ class Tooling:
         if call.name == "read_file" and result.ok:
             await self._remember(workspace, call, result.text)
         refs = self._services.refs
-        if refs is None or call.name in UNCOMPRESSED:
+        compressing = self._services.config.compression.enabled
+        if refs is None or not compressing or call.name in UNCOMPRESSED:
             return ToolOutcome(result.text, result.text, result.ok, 0, tool, server)
         # ~0.3 ms a KB: a large output would stall every other agent on the loop.
         compressed = await asyncio.to_thread(compress, result.text, command=_command_of(call))

@@ -221,14 +221,18 @@ class Turn:
         """Summarise the history when it nears the context window (saved first)."""
         services, agent = self.services, self.spec.name
         window = services.config.providers[self.spec.provider].context_window
-        probe = self._request(history, ())
-        if not over_budget(probe.system, history, window, probe.max_output_tokens):
+        if not history:  # nothing to summarise (and no session's tools to open yet)
+            return history
+        # The session's tools: their schemas are in every call's prompt, and the
+        # summary is asked with them, as the calls before it were.
+        tools = self.tooling.specs(await self.tooling.session(self.spec, history, self.workspace))
+        probe = self._request(history, tools)
+        if not over_budget(probe.system, history, window, probe.max_output_tokens, tools):
             return history
         saved = await asyncio.to_thread(save, history, self.workspace, services.clock.now())
         # The same system prompt and tools as the calls before it, so that the summary
         # reads the whole history from the provider's cache instead of paying for it anew.
         self._layers = await self._prompt_layers(fresh=False)
-        tools = self.tooling.specs(await self.tooling.session(self.spec, history, self.workspace))
         ask = [*history, ChatMessage("user", SUMMARY_ASK)]
         self._model, self._provider = await self._model_now()
         metered = await self._call(self._request(ask, tools))
@@ -242,7 +246,8 @@ class Turn:
             return history
         self._session.breaker.succeeded()
         self._summarised = True
-        compacted = replacement(summary, recent_files(history), saved)
+        read_at = saved.relative_to(self.workspace)
+        compacted = replacement(summary, recent_files(history), read_at)
         await services.transcript.replace(agent, compacted)
         await self._tell(notices.summarised(saved))
         return compacted

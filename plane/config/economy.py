@@ -7,6 +7,8 @@ from pydantic import Field
 
 from plane.config.values import Block
 
+TEN_YEARS = 10 * 365 * 86_400
+
 
 class SessionConfig(Block):
     compact_enabled: bool = False
@@ -34,5 +36,6 @@ class RepoMapConfig(Block):
 class CompressionConfig(Block):
     enabled: bool = True
     """Compress machine-generated tool output (never what people or models wrote)."""
-    ttl_seconds: int = Field(default=3600, ge=3600)
-    """How long what compression removed stays retrievable (at least an hour)."""
+    ttl_seconds: int = Field(default=3600, ge=3600, le=TEN_YEARS)
+    """How long what compression removed stays retrievable (at least an hour,
+    at most ten years: a longer one is no promise a clock can keep)."""

@@ -288,8 +288,10 @@ async def _recover(ledger: Ledger, conversation: Conversation) -> None:
 
 
 def _refs(config: Config, home: Home, clock: Clock) -> RefStore | None:
+    """Where what compression and compaction take out of a prompt is kept, for
+    `retrieve` and `plane retrieve`; None when neither is on."""
     compression = config.compression
-    if not compression.enabled:
+    if not compression.enabled and not config.session.compact_enabled:
         return None
     try:
         return RefStore(home.refs_db, compression.ttl_seconds, clock)

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from plane.providers.base import ChatMessage
+from plane.providers.base import ChatMessage, ToolSpec
 
 RESERVE_TOKENS = 13_000
 """Head-room kept free below the window (a quarter of it, on small windows)."""
@@ -40,11 +41,18 @@ Write nine short sections, with these headings:
 
 
 def over_budget(
-    system: str, history: list[ChatMessage], context_window: int, max_output: int
+    system: str,
+    history: list[ChatMessage],
+    context_window: int,
+    max_output: int,
+    tools: Sequence[ToolSpec] = (),
 ) -> bool:
-    """Whether the estimated prompt leaves less than the reserve free."""
+    """Whether the estimated prompt leaves less than the reserve free. The
+    prompt is the system prompt, the history and the tools' schemas (an MCP
+    server's can be thousands of tokens: more than the reserve)."""
     reserve = min(RESERVE_TOKENS, context_window // 4)
     chars = len(system) + sum(len(m.content) for m in history)
+    chars += sum(len(t.name) + len(t.description) + len(str(t.parameters)) for t in tools)
     chars += sum(len(c.arguments) for m in history for c in m.tool_calls)
     return math.ceil(chars / 3.5) > context_window - max_output - reserve
 
@@ -83,13 +91,14 @@ def recent_files(history: list[ChatMessage]) -> list[str]:
 
 
 def replacement(summary: str, files: list[str], saved: Path) -> list[ChatMessage]:
-    """The one message the history becomes."""
+    """The one message the history becomes. `saved` is where the whole history
+    is, relative to the workspace: the path the agent's `read_file` takes."""
     listed = "\n".join(f"- {f}" for f in files) or "- (none)"
     return [
         ChatMessage(
             "user",
             f"[The conversation so far was summarised to fit the context window; the full "
-            f"transcript is in {saved.name}.]\n\n{summary}\n\nFiles read most recently:\n{listed}",
+            f"transcript is in {saved}.]\n\n{summary}\n\nFiles read most recently:\n{listed}",
         )
     ]
 

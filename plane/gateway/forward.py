@@ -239,8 +239,8 @@ class Gateway:
         """Tool results compressed, for an agent that asked (`gateway: {compress: true}`);
         in a thread, as the plane's own tool output is (the engine and the ref store block).
         A request with no tool result is passed as it came, with no thread's hop."""
-        refs = self._services.refs
-        if spec.gateway is None or not spec.gateway.compress or refs is None:
+        refs, compressing = self._services.refs, self._services.config.compression.enabled
+        if spec.gateway is None or not spec.gateway.compress or refs is None or not compressing:
             return body, 0
         if not wire.has_results(body):
             return body, 0

@@ -137,6 +137,11 @@ def test_a_negative_zero_ceiling_is_zero(zero):
         ("- a\n- b\n", "the top level must be a mapping"),
         ("defaults:\n  limitUsd: .nan\n", "defaults.limitUsd"),
         ("providers:\n  x: {kind: openai-compatible}\n", "needs a base_url"),
+        # A ttl no clock can add to now: refused here, not a crash when the store opens.
+        (
+            "compression:\n  ttl_seconds: 1" + "0" * 400 + "\n",
+            "line 2: compression.ttl_seconds: Input should be less than or equal to 315360000.",
+        ),
     ],
 )
 def test_a_bad_file_names_the_key_the_line_and_the_problem(text, expected):

@@ -44,7 +44,14 @@ CREATE TABLE IF NOT EXISTS refs (
     stored_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS refs_stored_at ON refs (stored_at);
+CREATE TABLE IF NOT EXISTS kept (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    ttl_seconds INTEGER NOT NULL
+);
 """
+"""`kept`: the ttl the plane keeps refs for (`compression.ttl_seconds`), so that a
+shell command, which reads no agents.yaml, neither refuses nor forgets a ref the
+plane still promises."""
 
 
 class UnknownRef(ToolError, KeyError):
@@ -63,15 +70,18 @@ class UnknownRef(ToolError, KeyError):
 
 
 class RefStore:
-    """Removed chunks by ref, on disk, expiring no sooner than `ttl_seconds`."""
+    """Removed chunks by ref, on disk, expiring no sooner than `ttl_seconds`.
+
+    The plane opens it with its ttl, which the store keeps; a shell command
+    (`plane retrieve`, `plane expand`) opens it with none and keeps refs as
+    long as the plane last said (`DEFAULT_TTL_SECONDS` before any plane did)."""
 
     def __init__(
-        self, path: Path, ttl_seconds: int = DEFAULT_TTL_SECONDS, clock: Clock | None = None
+        self, path: Path, ttl_seconds: int | None = None, clock: Clock | None = None
     ) -> None:
-        if ttl_seconds <= 0:
+        if ttl_seconds is not None and ttl_seconds <= 0:
             raise ValueError("ttl_seconds must be positive")
         self.path = Path(path)
-        self.ttl_seconds = ttl_seconds
         self._clock = clock
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
@@ -81,9 +91,23 @@ class RefStore:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA busy_timeout=5000")
             self._db.executescript(_SCHEMA)
+            self.ttl_seconds = self._kept(ttl_seconds)
         self.inbox = inbox.of(self.path)
         self.take_in()
         self.expire()
+
+    def _kept(self, ttl_seconds: int | None) -> int:
+        """The ttl this store keeps refs for: `ttl_seconds`, written down, or
+        the one written down last."""
+        if ttl_seconds is not None:
+            self._db.execute(
+                "INSERT INTO kept (id, ttl_seconds) VALUES (1, ?)"
+                " ON CONFLICT (id) DO UPDATE SET ttl_seconds = excluded.ttl_seconds",
+                (ttl_seconds,),
+            )
+            return ttl_seconds
+        row = self._db.execute("SELECT ttl_seconds FROM kept WHERE id = 1").fetchone()
+        return DEFAULT_TTL_SECONDS if row is None else int(row[0])
 
     def _now(self) -> float:
         return self._clock.now().timestamp() if self._clock is not None else time.time()

@@ -11,6 +11,7 @@ import re
 import stat
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -283,3 +284,28 @@ def test_plane_compress_makes_the_home_private_as_the_plane_does(
     assert _tree(tmp_path / "b" / "home") == _tree(by_plane.root)
     assert stat.S_IMODE((tmp_path / "b" / "home" / "plane.lock").stat().st_mode) != 0o600
     assert list((tmp_path / "b" / "home" / "refs.inbox").iterdir())
+
+
+class HoursAgo:
+    """A clock for the plane's store, set some hours before now."""
+
+    def __init__(self, hours: float) -> None:
+        self.moment = datetime.now(UTC) - timedelta(hours=hours)
+
+    def now(self) -> datetime:
+        return self.moment
+
+    async def sleep_until(self, when: datetime) -> None:  # pragma: no cover - unused here
+        raise NotImplementedError
+
+
+def test_the_shell_keeps_refs_as_long_as_the_plane_is_set_to(tmp_path: Path) -> None:
+    """With `compression: {ttl_seconds: 86400}` a ref shown two hours ago is
+    the user's to retrieve, and still the agent's after the user did."""
+    day = 86_400
+    with RefStore(Home(tmp_path).refs_db, ttl_seconds=day, clock=HoursAgo(2)) as store:
+        store.put({ref_for("shown two hours ago"): "shown two hours ago"})
+    done = plane(tmp_path, "retrieve", ref_for("shown two hours ago"))
+    assert (done.returncode, done.stdout) == (0, "shown two hours ago\n"), done.stderr
+    with RefStore(Home(tmp_path).refs_db, ttl_seconds=day) as plane_store:
+        assert plane_store.get(ref_for("shown two hours ago")) == "shown two hours ago"

@@ -105,3 +105,29 @@ async def test_in_a_running_plane_the_prompt_shrinks_when_it_pays_and_the_prefix
     assert sizes[-1] < max(sizes) / 5, "the prompt is less than a fifth of what it was"
     [ref, *_] = re.findall(r"ref:(k_[A-Za-z0-9_-]{10})\]", str(first_calls[-1]))
     assert plane.services.refs.get(ref).startswith("$ head -c 9000 /dev/urandom | base64\n")
+
+
+async def test_with_compression_off_a_compacted_result_is_still_retrievable(start_plane):
+    """The marker says `retrieve ref:…`: with `compression: {enabled: false}` that
+    is still true, for the agent as for the user, and tool output is still sent whole."""
+    from tests.support.fixtures_plane import CONFIG
+
+    config = CONFIG + (
+        "compression:\n  enabled: false\n"
+        "session:\n  compact_enabled: true\n  compact_keep_last_n_turns: 1\n"
+        "  compact_min_chars: 200\n  compact_trigger_chars: 1500\n"
+    )
+    plane = await start_plane(config)
+    listing = "seq 1 2000"  # what compression would fold, were it on
+    for n in range(5):
+        command = listing if n < 3 else "echo done"
+        plane.llm.reply("", tool_calls=[("run_command", {"command": command})], usage=Usage())
+        plane.llm.reply(f"done {n}", usage=Usage())
+        await plane.turn("demo", f"task {n}")
+    sent = str(plane.llm.requests[-2]["messages"])
+    [ref, *_] = re.findall(r"ref:(k_[A-Za-z0-9_-]{10})\]", sent)
+    assert "1999\\n2000" in str(plane.llm.requests[1]["messages"]), "sent whole"
+    plane.llm.reply("", tool_calls=[("retrieve", {"ref": ref, "lines": "2:3"})], usage=Usage())
+    plane.llm.reply("got it", usage=Usage())
+    await plane.turn("demo", "what did the first command say?")
+    assert plane.llm.requests[-1]["messages"][-1]["content"] == "1\n2"
