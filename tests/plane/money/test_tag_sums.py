@@ -31,6 +31,7 @@ LATER = (
     "DROP TABLE guard_history",
     "ALTER TABLE calls DROP COLUMN asked",
     "DROP INDEX calls_floor_priced",
+    "ALTER TABLE messages DROP COLUMN failed",
 )
 """What the steps after `STEP` made, undone to take a store back to before it."""
 
