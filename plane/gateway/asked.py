@@ -144,6 +144,10 @@ class Asked:
     container_gb: int = 1
     """The memory, in GB, of a container the request's `code_interpreter`
     asks for (Responses), by which each container it runs code in is billed."""
+    fallbacks: tuple[str, ...] = ()
+    """Other models the request lets the provider answer with, if the one
+    it names cannot (a router's fallbacks: OpenRouter's `models`): the call
+    is charged as whichever answers, so it may cost what the dearest does."""
 
     @property
     def unbounded(self) -> bool:
@@ -262,6 +266,20 @@ def _searches(tools: Any) -> int | None:
     return allowed
 
 
+def _fallbacks(body: dict[str, Any]) -> tuple[str, ...]:
+    """The models a router may answer with besides the one named (its
+    `models` list, tried in turn when the first fails)."""
+    listed = body.get("models")
+    named = body.get("model")
+    return tuple(
+        dict.fromkeys(
+            model
+            for model in (listed if isinstance(listed, list) else [])
+            if isinstance(model, str) and model and model != named
+        )
+    )
+
+
 def messages_asked(body: dict[str, Any]) -> Asked:
     """Anthropic Messages: `max_tokens` bounds each answer (extended thinking
     included); server tools and MCP servers add what they find."""
@@ -280,6 +298,7 @@ def messages_asked(body: dict[str, Any]) -> Asked:
         searches=_searches(body.get("tools")),
         variant=_variant(body, "speed"),
         framing=tally.framing,
+        fallbacks=_fallbacks(body),
     )
 
 
@@ -327,6 +346,7 @@ def chat_asked(body: dict[str, Any]) -> Asked:
         predicted=predicted.bytes,
         variant=_variant(body, "service_tier"),
         framing=tally.framing,
+        fallbacks=_fallbacks(body),
     )
 
 
@@ -367,6 +387,7 @@ def responses_asked(body: dict[str, Any]) -> Asked:
         variant=_variant(body, "service_tier"),
         framing=tally.framing,
         container_gb=_container_gb(body.get("tools")),
+        fallbacks=_fallbacks(body),
     )
 
 

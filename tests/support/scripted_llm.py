@@ -95,6 +95,9 @@ class Reply:
     """Streaming: the last two events (the final usage and the end, on every
     wire) sent only once it is set: an answer still being written, however
     fast its reader reads what came before."""
+    answered_as: str | None = None
+    """The model the reply names as the one that answered (a router's
+    fallback); None: the model asked for."""
 
 
 @dataclass(frozen=True)
@@ -642,6 +645,7 @@ class _Handler(BaseHTTPRequestHandler):
                         self.close_connection = True
                         return
                 usage = step.usage or derived_usage(wire.body, step.text, step.tool_calls)
+                wire.model = step.answered_as or wire.model
                 if stream:
                     events = wire.events(step, usage)
                     self._stream(
