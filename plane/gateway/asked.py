@@ -180,11 +180,14 @@ class _Tally:
                 for key, item in value.items():
                     self.text(key)
                     self.walk(item)
-            control = value.get("cache_control")
-            if isinstance(control, dict) and control.get("ttl") == "1h":
-                self.hour_cache = True
+            self.cached(value.get("cache_control"))
         elif value is not None:
             self.text(str(value))
+
+    def cached(self, control: Any) -> None:
+        """A `cache_control` that asks for Anthropic's 1-hour cache, whose writes cost more."""
+        if isinstance(control, dict) and control.get("ttl") == "1h":
+            self.hour_cache = True
 
     def _part(self, part: dict[str, Any]) -> bool:
         """A part whose cost its bytes do not tell; True once counted."""
@@ -284,6 +287,7 @@ def messages_asked(body: dict[str, Any]) -> Asked:
     """Anthropic Messages: `max_tokens` bounds each answer (extended thinking
     included); server tools and MCP servers add what they find."""
     tally = _prompt(body)
+    tally.cached(body.get("cache_control"))  # automatic caching, asked for the whole request
     if body.get("mcp_servers"):
         tally.unseen.append("MCP servers")
     if body.get("container"):
