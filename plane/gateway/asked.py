@@ -144,6 +144,9 @@ class Asked:
     container_gb: int = 1
     """The memory, in GB, of a container the request's `code_interpreter`
     asks for (Responses), by which each container it runs code in is billed."""
+    spoken: bool = False
+    """The answers may be audio (Chat Completions' `modalities` with
+    "audio"): each of their tokens billed at the model's audio rate."""
     fallbacks: tuple[str, ...] = ()
     """Other models the request lets the provider answer with, if the one
     it names cannot (a router's fallbacks: OpenRouter's `models`): the call
@@ -350,8 +353,16 @@ def chat_asked(body: dict[str, Any]) -> Asked:
         predicted=predicted.bytes,
         variant=_variant(body, "service_tier"),
         framing=tally.framing,
+        spoken=_spoken(body),
         fallbacks=_fallbacks(body),
     )
+
+
+def _spoken(body: dict[str, Any]) -> bool:
+    """Whether the answers may be audio: asked in `modalities`, or given a voice (`audio`)."""
+    modalities = body.get("modalities")
+    asked = isinstance(modalities, list) and "audio" in modalities
+    return asked or body.get("audio") is not None
 
 
 def responses_asked(body: dict[str, Any]) -> Asked:

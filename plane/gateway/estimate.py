@@ -178,6 +178,7 @@ class Estimator:
                 hour_cache=asked.hour_cache,
                 searches=asked.searches,
                 variant=variant,
+                spoken=asked.spoken,
             )
             for variant in variants
         )

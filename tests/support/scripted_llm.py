@@ -246,10 +246,13 @@ def _openai_usage(usage: Usage) -> dict[str, Any]:
         "prompt_tokens": usage.input_tokens,
         "completion_tokens": usage.output_tokens,
         "total_tokens": usage.input_tokens + usage.output_tokens,
-        "prompt_tokens_details": {"cached_tokens": usage.cache_read_tokens, "audio_tokens": 0},
+        "prompt_tokens_details": {
+            "cached_tokens": usage.cache_read_tokens,
+            "audio_tokens": usage.input_audio_tokens,
+        },
         "completion_tokens_details": {
             "reasoning_tokens": 0,
-            "audio_tokens": 0,
+            "audio_tokens": usage.output_audio_tokens,
             "accepted_prediction_tokens": 0,
             "rejected_prediction_tokens": 0,
         },
