@@ -29,6 +29,7 @@ client retries by itself.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -77,6 +78,10 @@ class Bill:
     model: str | None = None
     """The model the response says answered (None: it names none), which a
     router may have chosen over the one asked for."""
+    written: int = 0
+    """The pieces of its answer a stream carried, each at least a token the
+    provider wrote and bills: what a stream cut before its usage was
+    already shown to have cost."""
 
 
 MOST_MODEL_CHARS = 256
@@ -123,13 +128,22 @@ class StreamMeter:
     """The stream's last event by its protocol has come (Anthropic's
     `message_stop`, Chat Completions' `data: [DONE]`, Responses' final
     event): nothing follows it, whether or not the upstream closes."""
+    written: int = 0
+    """Events that carried a piece of the answer (`piece`): the provider
+    wrote at least a token for each, and bills it."""
 
     reads: ClassVar[tuple[bytes, ...]] = ()
     """What every event this meter reads anything from has in it (a key, an
     event's type); empty: every event is parsed."""
+    pieces: ClassVar[tuple[bytes, re.Pattern[bytes]] | None] = None
+    """What an event that carries a piece of the answer has in it: its kind
+    (a mark), and a delta of text, thinking or a tool call's arguments
+    that is not empty (a pattern, looked for only where the mark is)."""
 
     def event(self, event: bytes) -> bool:
         """Read one server-sent event; return whether the client should see it."""
+        if self.pieces is not None and self.pieces[0] in event and self.pieces[1].search(event):
+            self.written += 1
         if self.passes(event):
             return True
         if b"[DONE]" in event and _said_done(event):
@@ -167,7 +181,7 @@ class StreamMeter:
 
     @property
     def bill(self) -> Bill:
-        used = (self.file_searches, self.containers, self.model)
+        used = (self.file_searches, self.containers, self.model, self.written)
         return Bill(self.usage, self.searches, self.response_id, self.variant, *used)
 
     @property
@@ -265,6 +279,7 @@ def _web_searches(usage: dict[str, Any]) -> int | None:
 
 class _MessagesMeter(StreamMeter):
     reads = (b"message_start", b"message_delta", b"message_stop")
+    pieces = (b"content_block_delta", re.compile(rb'"(?:text|thinking|partial_json)"\s*:\s*"[^"]'))
 
     def feed(self, event: dict[str, Any]) -> bool:
         kind = event.get("type")
@@ -349,6 +364,10 @@ def _openai_usage(data: dict[str, Any]) -> Usage:
 
 class _ChatMeter(StreamMeter):
     reads = (b'"usage"', b'"service_tier"')
+    pieces = (
+        b'"delta"',
+        re.compile(rb'"(?:content|arguments|reasoning_content|reasoning)"\s*:\s*"[^"]'),
+    )
 
     def __init__(self, client_asked: bool) -> None:
         super().__init__()
@@ -478,6 +497,7 @@ def _responses_bill(response: dict[str, Any]) -> Bill | None:
 
 class _ResponsesMeter(StreamMeter):
     reads = (b'"response"',)
+    pieces = (b".delta", re.compile(rb'"delta"\s*:\s*"[^"]'))
 
     def feed(self, event: dict[str, Any]) -> bool:
         response = event.get("response")

@@ -144,6 +144,13 @@ class Asked:
     container_gb: int = 1
     """The memory, in GB, of a container the request's `code_interpreter`
     asks for (Responses), by which each container it runs code in is billed."""
+    spoken: bool = False
+    """The answers may be audio (Chat Completions' `modalities` with
+    "audio"): each of their tokens billed at the model's audio rate."""
+    fallbacks: tuple[str, ...] = ()
+    """Other models the request lets the provider answer with, if the one
+    it names cannot (a router's fallbacks: OpenRouter's `models`): the call
+    is charged as whichever answers, so it may cost what the dearest does."""
 
     @property
     def unbounded(self) -> bool:
@@ -176,11 +183,14 @@ class _Tally:
                 for key, item in value.items():
                     self.text(key)
                     self.walk(item)
-            control = value.get("cache_control")
-            if isinstance(control, dict) and control.get("ttl") == "1h":
-                self.hour_cache = True
+            self.cached(value.get("cache_control"))
         elif value is not None:
             self.text(str(value))
+
+    def cached(self, control: Any) -> None:
+        """A `cache_control` that asks for Anthropic's 1-hour cache, whose writes cost more."""
+        if isinstance(control, dict) and control.get("ttl") == "1h":
+            self.hour_cache = True
 
     def _part(self, part: dict[str, Any]) -> bool:
         """A part whose cost its bytes do not tell; True once counted."""
@@ -262,10 +272,25 @@ def _searches(tools: Any) -> int | None:
     return allowed
 
 
+def _fallbacks(body: dict[str, Any]) -> tuple[str, ...]:
+    """The models a router may answer with besides the one named (its
+    `models` list, tried in turn when the first fails)."""
+    listed = body.get("models")
+    named = body.get("model")
+    return tuple(
+        dict.fromkeys(
+            model
+            for model in (listed if isinstance(listed, list) else [])
+            if isinstance(model, str) and model and model != named
+        )
+    )
+
+
 def messages_asked(body: dict[str, Any]) -> Asked:
     """Anthropic Messages: `max_tokens` bounds each answer (extended thinking
     included); server tools and MCP servers add what they find."""
     tally = _prompt(body)
+    tally.cached(body.get("cache_control"))  # automatic caching, asked for the whole request
     if body.get("mcp_servers"):
         tally.unseen.append("MCP servers")
     if body.get("container"):
@@ -280,6 +305,7 @@ def messages_asked(body: dict[str, Any]) -> Asked:
         searches=_searches(body.get("tools")),
         variant=_variant(body, "speed"),
         framing=tally.framing,
+        fallbacks=_fallbacks(body),
     )
 
 
@@ -327,7 +353,16 @@ def chat_asked(body: dict[str, Any]) -> Asked:
         predicted=predicted.bytes,
         variant=_variant(body, "service_tier"),
         framing=tally.framing,
+        spoken=_spoken(body),
+        fallbacks=_fallbacks(body),
     )
+
+
+def _spoken(body: dict[str, Any]) -> bool:
+    """Whether the answers may be audio: asked in `modalities`, or given a voice (`audio`)."""
+    modalities = body.get("modalities")
+    asked = isinstance(modalities, list) and "audio" in modalities
+    return asked or body.get("audio") is not None
 
 
 def responses_asked(body: dict[str, Any]) -> Asked:
@@ -367,6 +402,7 @@ def responses_asked(body: dict[str, Any]) -> Asked:
         variant=_variant(body, "service_tier"),
         framing=tally.framing,
         container_gb=_container_gb(body.get("tools")),
+        fallbacks=_fallbacks(body),
     )
 
 

@@ -31,7 +31,7 @@ from plane.gateway.routing import Upstream
 from plane.money.attribution import Part
 from plane.money.pricing import Fees, Priced
 from plane.wire.protocol import Usage
-from plane.wire.words import FLOOR, UNPRICED, usage_text
+from plane.wire.words import FLOOR, UNPRICED, tokens, usage_text
 
 
 @dataclass(frozen=True)
@@ -180,19 +180,40 @@ class Charges:
     def _unbilled(self, call: Call, announced: Bill | None, answer: _Answer) -> Charge:
         """A call settled without its usage: at the larger of its likely cost
         and what the provider announced of it (`announced`: a stream cut; None:
-        a whole reply whose usage was missing or not counts)."""
+        a whole reply whose usage was missing or not counts). The answer a
+        cut stream carried counts too, a token a piece at least: the
+        provider wrote it, and bills it, whoever read it."""
         likely, model, renamed = call.estimate.likely, answer.model, answer.renamed
         seen = announced.usage if announced is not None else Usage()
+        written = announced.written if announced is not None else 0
+        came = "was announced"
+        if announced is not None and written > seen.output_tokens:
+            seen = seen.model_copy(update={"output_tokens": written})
+            announced, came = replace(announced, usage=seen), "came"
+        beyond = self._beyond(call, answer, announced, written)
         said = _priced(self._services.pricer.price, answer.priced_as, announced, call.asked)
         floor = answer.floor
-        if said is not None and said.cost_usd > likely:
-            line = f"{model} · cut after {usage_text(seen)} was announced, charged that"
+        if said is not None and said.cost_usd > likely + beyond:
+            line = f"{model} · cut after {usage_text(seen)} {came}, charged that"
             source = answer.source(said.source)
             return Charge(seen, said.cost_usd, source, True, line, (), renamed, floor=floor)
         line = f"{model} · cut before its usage, charged at its estimate"
+        if beyond:
+            line += f" with the {tokens(written)} out it passed on"
         if announced is None:
             line = f"{model} · no usage the plane could read, charged at its estimate"
-        return Charge(seen, likely, "estimate", True, line, (), renamed, floor=floor)
+        return Charge(seen, likely + beyond, "estimate", True, line, (), renamed, floor=floor)
+
+    def _beyond(self, call: Call, answer: _Answer, announced: Bill | None, written: int) -> Decimal:
+        """What the answer a cut stream carried cost past the answer its
+        likely cost counts (`Estimate.likely_answers`)."""
+        beyond = written - call.estimate.likely_answers
+        if announced is None or beyond <= 0:
+            return Decimal(0)
+        extra = replace(announced, usage=Usage(output_tokens=beyond), searches=0)
+        extra = replace(extra, file_searches=0, containers=())
+        priced = _priced(self._services.pricer.price, answer.priced_as, extra, call.asked)
+        return Decimal(0) if priced is None else priced.cost_usd
 
 
 def _priced(

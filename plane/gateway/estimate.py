@@ -34,6 +34,9 @@ CHARS_PER_TOKEN = 3.5
 WIDE_CONTEXT = 1_000_000
 """The context window Anthropic's `context-1m` beta opens (wider than the table's)."""
 MICRO = Decimal("0.000001")
+MOST_FALLBACKS = 16
+"""The most fallback models a request's bound prices one by one (a router
+tries a few; a body of thousands is not priced thousands of times a call)."""
 
 
 @dataclass(frozen=True)
@@ -62,9 +65,7 @@ class Estimator:
     ) -> Estimate:
         asked, held, bounded = await self._resolved(agent, asked)
         learned = await self._learning.of(agent)
-        window = self._pricer.context_window(model)
-        if window is not None and wide_context:
-            window = max(window, WIDE_CONTEXT)
+        window = self._window(model, wide_context)
         image, _ = image_tokens(model)
         prompt = math.ceil(asked.chars / CHARS_PER_TOKEN) + asked.images * image + held
         cap = asked.output_limit or window
@@ -77,6 +78,7 @@ class Estimator:
         likely = priced.cost_usd * learned.factor(unknown)
         answers = _answers(asked, window)
         bound = self._bound(model, asked, held if bounded else None, window, answers)
+        bound = self._fallen_back(bound, asked, held if bounded else None, wide_context)
         if bound is not None:
             likely = min(likely, bound)  # never more likely than it can be
         return Estimate(
@@ -97,6 +99,8 @@ class Estimator:
         likely, and at their most. None when that bounds nothing (the provider
         may still add context, or the answers have no limit)."""
         if estimate.unknown or asked.unseen or estimate.answers is None or asked.searches is None:
+            return None
+        if asked.fallbacks:  # announced by whichever answered: priced as the one named, no bound
             return None
         price, served = self._pricer.price, dict(asked.variant)
         likely = usage.model_copy(update={"output_tokens": estimate.likely_answers})
@@ -125,6 +129,32 @@ class Estimator:
                 unseen.remove(kind or "a conversation")
         return replace(asked, unseen=tuple(unseen)), held, bounded
 
+    def _window(self, model: str, wide_context: bool) -> int | None:
+        """The model's context window, as wide as the client opened it."""
+        window = self._pricer.context_window(model)
+        if window is not None and wide_context:
+            window = max(window, WIDE_CONTEXT)
+        return window
+
+    def _fallen_back(
+        self, bound: Decimal | None, asked: Asked, held: int | None, wide_context: bool
+    ) -> Decimal | None:
+        """`bound`, or the most the call can bill if a model the router may
+        fall back to answers it (charged as that model), where that is more.
+        One with no known price is charged as the model named: it adds nothing.
+        More than `MOST_FALLBACKS` are not each priced: nothing bounds the call."""
+        if len(asked.fallbacks) > MOST_FALLBACKS:
+            return None
+        for other in asked.fallbacks:
+            if bound is None:
+                return None
+            if not self._pricer.is_known(other):
+                continue
+            window = self._window(other, wide_context)
+            theirs = self._bound(other, asked, held, window, _answers(asked, window))
+            bound = None if theirs is None else max(bound, theirs)
+        return bound
+
     def _bound(
         self, model: str, asked: Asked, held: int | None, window: int | None, answers: int | None
     ) -> Decimal | None:
@@ -148,6 +178,7 @@ class Estimator:
                 hour_cache=asked.hour_cache,
                 searches=asked.searches,
                 variant=variant,
+                spoken=asked.spoken,
             )
             for variant in variants
         )

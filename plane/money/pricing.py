@@ -219,11 +219,13 @@ class Pricer:
         hour_cache: bool = False,
         searches: int = 0,
         variant: Variant | None = None,
+        spoken: bool = False,
     ) -> Decimal:
         """An upper bound on a call's cost before it is made (a pending ledger
         entry): every prompt token at the dearest of the input and cache-write
         prices (the 1-hour cache's too when the request asks for it), and every
-        output token the call may produce."""
+        output token the call may produce (at the audio rate too, where the
+        answer may be `spoken`)."""
         fresh = Usage(input_tokens=prompt_tokens, output_tokens=max_output_tokens)
         written = Usage(
             input_tokens=prompt_tokens,
@@ -233,6 +235,9 @@ class Pricer:
         ways = [fresh, written]
         if hour_cache:
             ways.append(written.model_copy(update={"cache_write_1h_tokens": prompt_tokens}))
+        if spoken:
+            audio = {"output_audio_tokens": max_output_tokens}
+            ways += [way.model_copy(update=audio) for way in ways]
         priced = (self.price(model, usage, searches=searches, variant=variant) for usage in ways)
         return max(price.cost_usd for price in priced)
 

@@ -95,6 +95,9 @@ class Reply:
     """Streaming: the last two events (the final usage and the end, on every
     wire) sent only once it is set: an answer still being written, however
     fast its reader reads what came before."""
+    answered_as: str | None = None
+    """The model the reply names as the one that answered (a router's
+    fallback); None: the model asked for."""
 
 
 @dataclass(frozen=True)
@@ -158,6 +161,9 @@ class Verbatim:
     hold_s: float = 0
     """Then keep the stream open this long before ending it (a provider, or a
     proxy, that does not close after its last event)."""
+    held: tuple[tuple[int, threading.Event], ...] = ()
+    """(n, gate) pairs: the events from the n-th on sent only once the gate
+    is set (a stream still being written, however fast its reader reads)."""
 
 
 Step = Reply | Fault | Malformed | CutStream | Stall | Hang | Reset | Verbatim
@@ -240,10 +246,13 @@ def _openai_usage(usage: Usage) -> dict[str, Any]:
         "prompt_tokens": usage.input_tokens,
         "completion_tokens": usage.output_tokens,
         "total_tokens": usage.input_tokens + usage.output_tokens,
-        "prompt_tokens_details": {"cached_tokens": usage.cache_read_tokens, "audio_tokens": 0},
+        "prompt_tokens_details": {
+            "cached_tokens": usage.cache_read_tokens,
+            "audio_tokens": usage.input_audio_tokens,
+        },
         "completion_tokens_details": {
             "reasoning_tokens": 0,
-            "audio_tokens": 0,
+            "audio_tokens": usage.output_audio_tokens,
             "accepted_prediction_tokens": 0,
             "rejected_prediction_tokens": 0,
         },
@@ -642,6 +651,7 @@ class _Handler(BaseHTTPRequestHandler):
                         self.close_connection = True
                         return
                 usage = step.usage or derived_usage(wire.body, step.text, step.tool_calls)
+                wire.model = step.answered_as or wire.model
                 if stream:
                     events = wire.events(step, usage)
                     self._stream(
@@ -684,7 +694,9 @@ class _Handler(BaseHTTPRequestHandler):
                 llm.stopping.wait(step.seconds)
                 self.close_connection = True
             case Verbatim():
-                self._stream(list(step.events), reset=step.reset, hold_s=step.hold_s)
+                self._stream(
+                    list(step.events), reset=step.reset, hold_s=step.hold_s, held=step.held
+                )
                 if step.usage is not None:
                     llm._bill(Billed(wire.serial, wire.model, step.reset, step.usage))
             case Hang():
@@ -715,6 +727,7 @@ class _Handler(BaseHTTPRequestHandler):
         hold_s: float = 0,
         rest_until: threading.Event | None = None,
         end_until: threading.Event | None = None,
+        held: tuple[tuple[int, threading.Event], ...] = (),
     ) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -726,6 +739,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.server.llm.stopping.wait(pause_s)
             waits = [rest_until] if n == 1 else []
             waits += [end_until] if n == len(events) - 2 else []
+            waits += [gate for at, gate in held if at == n]
             for gate in waits:
                 while gate is not None and not gate.wait(0.05):
                     if self.server.llm.stopping.is_set():
@@ -963,11 +977,17 @@ class ScriptedLLM:
         return self._push(Stall(after_text, seconds))
 
     def verbatim(
-        self, *events: bytes, reset: bool = False, usage: Usage | None = None, hold_s: float = 0
+        self,
+        *events: bytes,
+        reset: bool = False,
+        usage: Usage | None = None,
+        hold_s: float = 0,
+        held: tuple[tuple[int, threading.Event], ...] = (),
     ) -> ScriptedLLM:
         """Stream `events` as given, then end (or, with `reset`, break the
-        connection); with `hold_s`, only after holding the stream open that long."""
-        return self._push(Verbatim(tuple(events), reset, usage, hold_s))
+        connection); with `hold_s`, only after holding the stream open that long;
+        with `held` (n, gate) pairs, the events from each n-th on once its gate is set."""
+        return self._push(Verbatim(tuple(events), reset, usage, hold_s, held))
 
     def hang(self, seconds: float) -> ScriptedLLM:
         return self._push(Hang(seconds))
