@@ -1,6 +1,7 @@
 """What an agent's conversation is told once a turn has spent: the turn's
-quiet cost line, then the notices spend brings (the once-a-day warning, the
-ceiling reached). The gateway says its calls' own lines and asks for the
+quiet cost line (`line`, written with the turn's end: its answer and its
+questions answered), then the notices spend brings (the once-a-day warning,
+the ceiling reached). The gateway says its calls' own lines and asks for the
 notices after each (`spend_notices`). A turn a stop cut is told at the next
 start (`tell_cut_turns`): its notice is its cost line.
 
@@ -18,7 +19,7 @@ from plane.agents.commands import PricedOf
 from plane.agents.services import Services
 from plane.agents.turn import TurnResult
 from plane.clock import until
-from plane.history.conversation import Conversation
+from plane.history.conversation import Conversation, CostLine
 from plane.money.ledger import Interrupted
 from plane.money.limits import ALL_PRICED, Priced
 from plane.wire.protocol import Usage
@@ -37,11 +38,16 @@ class AfterTurn:
         self._priced = priced
 
     async def __call__(self, agent: str, model: str, result: TurnResult) -> None:
-        """After a turn that spent: its cost line, then the notices. A turn the
-        operator cut (its result counts no calls) said its cost in its notice;
-        what its spend brings (the ceiling reached) is said as after any turn."""
-        if result.calls:
-            await self.cost_line(agent, model, result)
+        """After a turn that spent, once its end is written with its cost
+        line (`line`): the unpriced model's notice, then the spend notices. A
+        turn the operator cut (its result counts no calls) said its cost in
+        its notice; what its spend brings (the ceiling reached) is said as
+        after any turn."""
+        services = self._services
+        if result.calls and result.unpriced and not said_nothing(result):
+            day = await services.ledger.today()
+            if await services.conversation.first_today(agent, "unpriced", day):
+                await services.add_message(agent, "plane", notices.unpriced(model))
         await self.spend_notices(agent)
 
     async def spend_notices(self, agent: str) -> None:
@@ -73,26 +79,27 @@ class AfterTurn:
         """How `agent`'s row prices `spent` (`$1.05+$?` past a floor)."""
         return ALL_PRICED if self._priced is None else self._priced(agent, spent)
 
-    async def cost_line(self, agent: str, model: str, result: TurnResult) -> None:
-        """The turn's quiet cost line, when it spent anything: a turn whose
-        calls all failed unbilled gets none (`$0.00 · 0 in · 0 out` says
-        nothing; the notice above it says what happened). What compression
-        saved is recorded before the line that says it."""
-        services = self._services
-        day = await services.ledger.today()
-        await services.savings.record(agent, model, result.saved_chars, day)
-        if result.cost == 0 and result.usage == Usage() and not result.saved_chars:
-            return
-        await services.add_message(
-            agent,
-            "cost",
+    async def line(self, agent: str, model: str, result: TurnResult) -> CostLine | None:
+        """The turn's quiet cost line, to be written with the turn's end
+        (`Conversation.end_turn`), when it spent anything: a turn whose calls
+        all failed unbilled gets none (`$0.00 · 0 in · 0 out` says nothing;
+        the notice above it says what happened). What compression saved is
+        recorded now, before the line that says it."""
+        day = await self._services.ledger.today()
+        await self._services.savings.record(agent, model, result.saved_chars, day)
+        if said_nothing(result):
+            return None
+        return CostLine(
             turn_line(result.cost, result.usage, result.saved_chars, unpriced=result.unpriced),
             cost_usd=None if result.unpriced and not result.cost else result.cost,
             usage=result.usage,
             failed=not result.ok and not result.held,  # held: kept, answered later
         )
-        if result.unpriced and await services.conversation.first_today(agent, "unpriced", day):
-            await services.add_message(agent, "plane", notices.unpriced(model))
+
+
+def said_nothing(result: TurnResult) -> bool:
+    """A turn whose calls spent nothing, counted nothing and saved nothing."""
+    return result.cost == 0 and result.usage == Usage() and not result.saved_chars
 
 
 def tell_cut_turns(conversation: Conversation, tx: Connection, cut: dict[str, Interrupted]) -> None:

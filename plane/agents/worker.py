@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from plane.agents import notices
 from plane.agents.guard import Guard, Loop, Looping
@@ -38,6 +38,7 @@ from plane.agents.services import Services
 from plane.agents.session import Session
 from plane.agents.turn import Turn, TurnResult
 from plane.errors import LeaseLost, LedgerError, unreachable
+from plane.history.conversation import CostLine
 from plane.money.gate import Hold, Paused
 from plane.money.limits import steps_down
 from plane.store.engine import KEPT, OPERATOR, Write
@@ -54,8 +55,21 @@ Publish = Callable[[str], Awaitable[object]]
 """(agent) → its row is shown to the clients as it is now."""
 Show = Callable[[str, Hold | None], Awaitable[object]]
 """(agent, what the gate just said of it) → its row is shown (the gate not asked again)."""
-TellAfter = Callable[[str, str, TurnResult], Awaitable[None]]
-"""(agent, its model, what its turn did) → the cost line and the spend notices."""
+
+
+class TellAfter(Protocol):
+    """What a turn's spend says (`plane.agents.after_turn.AfterTurn`): its
+    cost line, written with its end, then the notices."""
+
+    async def line(self, agent: str, model: str, result: TurnResult) -> CostLine | None:
+        """(agent, its model, what its turn did) → its cost line, if any."""
+        ...
+
+    async def __call__(self, agent: str, model: str, result: TurnResult) -> None:
+        """The same, once the turn's end is written → the spend notices."""
+        ...
+
+
 Looped = Callable[[str, str, Loop], None]
 """Told (agent, what its conversation is told, the figures) when the loop
 guard holds it (the alerts')."""
@@ -663,24 +677,25 @@ class AgentWorker:
         due: Sequence[Booking] = (),
         show: bool = True,
     ) -> None:
-        """The turn's answer and cost line, in that order, then the events
-        (and its row, unless `show` is False: the caller shows it). What the
-        turn answered is marked so only now, in the answer's own commit: a
-        plane killed before it answers the question after the restart, and
-        never leaves one marked answered without its answer."""
+        """The turn's answer and cost line, then the events (and its row,
+        unless `show` is False: the caller shows it). What the turn answered
+        is marked so only now, in the commit of its answer and its cost line:
+        a plane killed before it answers the question after the restart, and
+        never leaves one marked answered without its answer; another plane
+        of the fleet never reads it answered without its cost line."""
         services, name = self._services, self.spec.name
-        questions = [m.id for m in answering]
-        if result.answer:
-            answer = await services.conversation.answer(name, result.answer, questions)
-            services.emit(MessageAppended(message=answer))
-        elif not result.held:  # a turn that failed: its notices are what it answered
-            await services.conversation.answered(questions)
+        model = result.model or self.spec.model
+        # A turn that failed answered with its notices; one held kept them waiting.
+        questions = [m.id for m in answering] if result.answer or not result.held else []
+        cost = await self._after_turn.line(name, model, result) if result.calls else None
+        for said in await services.conversation.end_turn(name, result.answer, questions, cost):
+            services.emit(MessageAppended(message=said))
         if result.held_by is not None:  # the turn said why it stopped: said once a spell
             await self._told.remember(name, result.held_by)
         await self._bookings.done(list(due))
         await self._keep_ambient()
         if result.calls or result.cost:  # a cut turn's spend, too, may reach the ceiling
-            await self._after_turn(name, result.model or self.spec.model, result)
+            await self._after_turn(name, model, result)
         if (looping := self.looping) is not None:
             # Said before the turn's end, not by the look after it: whoever
             # waits for the end (`plane send --wait`) reads why it stopped.

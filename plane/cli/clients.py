@@ -102,8 +102,9 @@ async def _answer(client: PlaneClient, agent: str, elsewhere: int | None) -> int
     agent another plane of the fleet runs (`elsewhere`: the message's id) is
     followed by its lines after the message and by its row, as this plane
     tells them at its renewals: its turn is over once the row has nothing
-    waiting, and it failed if it left only the plane's notices or a cost
-    line marked failed (`answered`).
+    waiting (its question is marked answered in the commit that writes its
+    answer and its cost line), and it failed if it left only the plane's
+    notices or a cost line marked failed (`answered`).
     A plane that hangs up meanwhile is said as that: the message is
     delivered, so "no plane is running" would read as if it were lost."""
     ours: int | None = None

@@ -24,6 +24,7 @@ them (`plane.batched`), and an agent with nothing waiting reads nothing.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
 from sqlite3 import Connection, Row
@@ -35,6 +36,17 @@ from plane.store.odd_rows import LeftAside
 from plane.wire.protocol import ConversationMessage, MessageKind, Usage
 
 _WAITING = "SELECT * FROM messages WHERE waiting = 1"
+
+
+@dataclass(frozen=True)
+class CostLine:
+    """A turn's quiet cost line, written with the turn's end (`end_turn`).
+    `failed`: the turn failed (`ConversationMessage.failed`)."""
+
+    text: str
+    cost_usd: Decimal | None
+    usage: Usage
+    failed: bool
 
 
 class Conversation:
@@ -217,21 +229,39 @@ class Conversation:
         if self._waiting is not None and old in self._waiting:
             self._waiting[new] = self._waiting.get(new, 0) + self._waiting.pop(old)
 
-    async def answered(self, ids: list[int]) -> None:
-        if ids:
-            await self._db.write(lambda conn: _mark_answered(conn, ids), then=self._move)
+    async def end_turn(
+        self, agent: str, answer: str, questions: list[int], cost: CostLine | None
+    ) -> list[ConversationMessage]:
+        """A turn's end, in one commit: its answer (if it gave one), the
+        messages it answered no longer waiting, and its cost line (if it has
+        one); returns the lines written. A plane killed in between neither
+        loses the answer of a question marked answered, nor the question of
+        one not, nor the cost line of a turn answered. And a plane of the
+        fleet that reads the question answered reads the whole turn with it:
+        `plane send --wait` through that plane ends there, and prints the
+        cost line, and exits 1 if the line says the turn failed."""
+        if not (answer or questions or cost):
+            return []
 
-    async def answer(self, agent: str, text: str, questions: list[int]) -> ConversationMessage:
-        """The agent's answer, and the messages it answers no longer waiting,
-        in one commit: a plane killed in between neither loses the answer of
-        a question marked answered, nor the question of one not."""
+        def end(conn: Connection) -> tuple[list[ConversationMessage], dict[str, int]]:
+            said = [self.append_within(conn, agent, "agent", answer)] if answer else []
+            moved = _mark_answered(conn, questions)
+            if cost is not None:
+                said.append(
+                    self.append_within(
+                        conn,
+                        agent,
+                        "cost",
+                        cost.text,
+                        cost_usd=cost.cost_usd,
+                        usage=cost.usage,
+                        failed=cost.failed,
+                    )
+                )
+            return said, moved
 
-        def answer(conn: Connection) -> tuple[ConversationMessage, dict[str, int]]:
-            message = self.append_within(conn, agent, "agent", text)
-            return message, _mark_answered(conn, questions)
-
-        message, _ = await self._db.write(answer, then=lambda done: self._move(done[1]))
-        return message
+        said, _ = await self._db.write(end, then=lambda done: self._move(done[1]))
+        return said
 
     def append_within(
         self,
@@ -241,17 +271,35 @@ class Conversation:
         text: str,
         *,
         cost_usd: Decimal | None = None,
+        usage: Usage | None = None,
+        failed: bool = False,
     ) -> ConversationMessage:
         """`append`, as part of a write function (`Database.write`): the
         message is committed with the rest of it, or not at all."""
         at = self._clock.now()
         cursor = conn.execute(
-            "INSERT INTO messages (agent, at, kind, text, cost_usd) VALUES (?, ?, ?, ?, ?)",
-            (agent, at.isoformat(), kind, text, None if cost_usd is None else str(cost_usd)),
+            "INSERT INTO messages (agent, at, kind, text, cost_usd, usage, failed)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                agent,
+                at.isoformat(),
+                kind,
+                text,
+                None if cost_usd is None else str(cost_usd),
+                None if usage is None else usage.model_dump_json(),
+                int(failed),
+            ),
         )
         assert cursor.lastrowid is not None
         return ConversationMessage(
-            id=cursor.lastrowid, agent=agent, at=at, kind=kind, text=text, cost_usd=cost_usd
+            id=cursor.lastrowid,
+            agent=agent,
+            at=at,
+            kind=kind,
+            text=text,
+            cost_usd=cost_usd,
+            usage=usage,
+            failed=failed,
         )
 
     def waiting_within(self, conn: Connection, agent: str) -> int:

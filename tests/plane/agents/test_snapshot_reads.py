@@ -69,8 +69,8 @@ async def test_waiting_counts_in_memory_are_the_tables(tmp_path):
     await conversation.append("ada", "plane", "not a question")
     assert await conversation.waiting_counts() == await in_table(db) == {"ada": 3, "bob": 3}
 
-    await conversation.answered([questions[0].id, questions[0].id, questions[3].id])
-    await conversation.answer("bob", "an answer", [q.id for q in questions[4:]])
+    await conversation.end_turn("ada", "", [questions[0].id, questions[0].id], None)
+    await conversation.end_turn("bob", "an answer", [q.id for q in questions[3:]], None)
     assert await conversation.waiting_counts() == await in_table(db) == {"ada": 2}
     assert await conversation.count_waiting("bob") == 0
 
@@ -82,7 +82,7 @@ async def test_waiting_counts_in_memory_are_the_tables(tmp_path):
     # A write that fails moves nothing.
     await refuse(db, "UPDATE", "messages", "refused")
     with pytest.raises(sqlite3.DatabaseError, match="refused"):
-        await conversation.answer("cy", "never said", [questions[1].id])
+        await conversation.end_turn("cy", "never said", [questions[1].id], None)
     await stop_refusing(db)
     await refuse(db, "INSERT", "messages", "refused")
     with pytest.raises(sqlite3.DatabaseError, match="refused"):

@@ -8,8 +8,10 @@ exited 124, the answer already in the conversation."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
+import psycopg
 import pytest
 
 from plane.cli.clients import kept_held
@@ -40,6 +42,68 @@ async def test_send_wait_through_a_plane_that_does_not_run_the_agent_prints_its_
         )
         assert (sent.returncode, sent.stderr) == (0, ""), sent.stdout
         assert sent.stdout.splitlines() == ["Hello from plane a.", "  $0.12 · 100 in · 10 out"]
+
+
+LISTING = 'for i in $(seq 1 300); do echo "Setting up libfoo$i (1.2.$i) ..."; done'
+"""A command whose output the plane compresses: the turn records what that saved."""
+
+WAITING_ON_SAVINGS = (
+    "SELECT COUNT(*) FROM pg_locks WHERE relation = 'savings'::regclass AND NOT granted"
+)
+
+
+async def saving_waits(url: str) -> None:
+    """Until a transaction waits to write into `savings`, which another holds."""
+    with psycopg.connect(url, autocommit=True) as watcher:
+        async with asyncio.timeout(10 * LEASE_S):
+            while watcher.execute(WAITING_ON_SAVINGS).fetchone() == (0,):  # noqa: ASYNC110 - the store
+                await asyncio.sleep(0.02)
+
+
+async def renewals(plane: RunningPlane, times: int, unless: asyncio.Task[Ran]) -> None:
+    """Until `plane` renewed its leases `times` times (each renewal moves
+    `live_until`), each renewal then telling its clients what the others
+    wrote; or until `unless` is done."""
+    ownership = plane.services.ownership
+    last, seen = ownership.live_until, 0
+    async with asyncio.timeout(10 * LEASE_S):
+        while seen < times and not unless.done():
+            await asyncio.sleep(0.02)
+            if ownership.live_until != last:
+                last, seen = ownership.live_until, seen + 1
+
+
+async def test_send_wait_through_another_plane_ends_with_the_turns_cost_line_however_late(
+    tmp_path, scripted_llm, postgres_url, monkeypatch
+):
+    """The plane that runs the agent is slow to end its turn: what
+    compression saved is written before the cost line, and another session
+    holds its table meanwhile. The other plane renews twice before it is
+    let go: the command still ends with the turn's cost line. Before, the
+    answer and its question answered were written in one commit, the cost
+    line in a later one: a renewal between the two showed the row with
+    nothing waiting, and the command ended without the cost line (and
+    without its `failed` mark, so a failed turn could exit 0)."""
+    monkeypatch.setenv("PLANE_STORE", postgres_url)
+    monkeypatch.setattr(fleet, "LEASE_S", LEASE_S)
+    async with a_and_b(tmp_path, scripted_llm, CONFIG, 10 * LEASE_S) as (_, b):
+        scripted_llm.reply("", tool_calls=[("run_command", {"command": LISTING})], usage=CENT)
+        scripted_llm.reply("Installed.", usage=CENT)
+        with psycopg.connect(postgres_url) as holding:
+            holding.execute("LOCK TABLE savings IN EXCLUSIVE MODE")
+            sending = asyncio.create_task(
+                plane_cli_async(
+                    b.home.root, "send", "demo", "install", "--wait", "--timeout", str(6 * LEASE_S)
+                )
+            )
+            await saving_waits(postgres_url)
+            await renewals(b, 2, unless=sending)
+            holding.rollback()
+        sent = await sending
+    assert (sent.returncode, sent.stderr) == (0, ""), sent.stdout
+    *_, answer, cost = sent.stdout.splitlines()
+    assert answer == "Installed.", sent.stdout
+    assert cost.startswith("  $0.02 · ") and "compression saved" in cost, sent.stdout
 
 
 async def test_send_wait_through_another_plane_to_an_agent_its_turn_holds_exits_kept(
@@ -107,13 +171,10 @@ async def sent_through_each(
 
 def failed_alike(here: Ran, there: Ran) -> None:
     """Through the other plane the command ends as through the one that
-    runs the agent: exit 1, the same lines. Its cost line may be missing:
-    the turn's question is marked answered before its cost line is written,
-    and a renewal between the two shows the row done (that line is in the
-    conversation, `plane log` shows it)."""
-    assert (there.returncode, there.stderr) == (1, ""), there.stdout
-    lines = here.stdout.splitlines()
-    assert there.stdout.splitlines() in (lines, lines[:-1]), there.stdout
+    runs the agent: exit 1, the same lines, the turn's cost line with them
+    (written in the commit that marks the question answered, which is where
+    the other plane's command ends)."""
+    assert (there.returncode, there.stderr, there.stdout) == (1, "", here.stdout)
 
 
 async def test_send_wait_through_another_plane_to_an_answer_that_broke_off_exits_1(

@@ -14,7 +14,7 @@ import pytest
 
 from plane.clock import ManualClock
 from plane.errors import StoreError
-from plane.history.conversation import Conversation
+from plane.history.conversation import Conversation, CostLine
 from plane.money.ledger import Ledger
 from plane.store.engine import OPERATOR, Write
 from plane.wire.protocol import Usage
@@ -56,10 +56,14 @@ def reset_wal(path) -> None:
         raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
+LINE = CostLine("  $0.01 · 10 in · 0 out", Decimal("0.01"), Usage(input_tokens=10), False)
+
+
 async def test_a_read_never_sees_a_write_that_is_rolled_back(tmp_path, db):
-    """An answer is written, then its question marked answered, in one
-    transaction; the second half is refused, so the answer never existed.
-    Someone reading the conversation all the while never sees it."""
+    """An answer is written, then its question marked answered, then its
+    cost line, in one transaction; the second part is refused, so the
+    answer never existed. Someone reading the conversation all the while
+    never sees it."""
     conversation = Conversation(db, ManualClock(NOON))
     question = await conversation.append("demo", "operator", "hello?", waiting=True)
     await refuse(db, "UPDATE", "messages", "refused")
@@ -74,7 +78,7 @@ async def test_a_read_never_sees_a_write_that_is_rolled_back(tmp_path, db):
         try:
             for _ in range(20):
                 with pytest.raises(sqlite3.DatabaseError, match="refused"):
-                    await conversation.answer("demo", "never said", [question.id])
+                    await conversation.end_turn("demo", "never said", [question.id], LINE)
         finally:
             done.set()
 
