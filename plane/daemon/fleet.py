@@ -111,6 +111,7 @@ from plane.money.ledger import Interrupted, Ledger
 from plane.store.postgres import NOW_MS, PostgresDatabase
 from plane.store.postgres_links import MOST_RETRY_S, listener, uncancelled
 from plane.wire.protocol import Event
+from plane.wire.words import some_names
 
 if TYPE_CHECKING:
     from plane.agents.worker import AgentWorker
@@ -415,7 +416,7 @@ class Fleet:
             self._guards.taken(tick.kept)  # before the agents gained are woken
         self._ledger.forget_sums()  # others' spend since the last tick, and the agents taken
         if tick.gained:
-            log.info("%s took %s", self.name, ", ".join(sorted(tick.gained)))
+            log.info("%s took %s", self.name, some_names(sorted(tick.gained)))
         if tick.cut:
             calls = sum(c.calls for c in tick.cut.values())
             log.warning(
