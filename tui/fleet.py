@@ -123,7 +123,7 @@ class Fleet:
         `1 paused`, `$1.12 today` (`$1.12 + unpriced today` when a call of the
         day was priced at a floor); a count of zero says nothing, like a row at $0."""
         plural = "" if self.agents == 1 else "s"
-        parts = [(f"{self.agents} agent{plural}", "")]
+        parts = [(f"{self.agents:,} agent{plural}", "")]  # 10,000 agents, as the plane says it
         for count, word, state in (
             (self.working, "working", "working"),
             (self.amber, "amber", "warn"),
@@ -131,7 +131,7 @@ class Fleet:
             (self.paused, "paused", "paused"),
         ):
             if count:
-                parts.append((f"{count} {word}", state))
+                parts.append((f"{count:,} {word}", state))
         if self.ceiling is None:
             parts.append((f"{self._floored(self.spent_shown or usd(self.spent))} today", ""))
         else:

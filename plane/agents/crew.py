@@ -187,7 +187,11 @@ class Crew:
     async def _command(self, agent: str, text: str) -> Ran:
         """Both halves stored and shown, the row after; the agent woken. A
         fleet's or a group's limit may hold or free any agent: every agent
-        is woken, and the rows under the ceiling changed shown again."""
+        of this plane's is woken, and the rows under the ceiling changed
+        shown again. The other planes of a fleet are told once, by the
+        ceilings' own notice (`Ceilings(tell=…)`), and wake the agents they
+        run: not told once an agent, which at 10,000 agents was thousands
+        of notices, and as many reads on the planes that heard them."""
         worker = self.workers[agent]
         in_a_turn = worker.working
         between = between_turns(text) and not in_a_turn
@@ -204,8 +208,8 @@ class Crew:
             return ran
         if ceilings.changes != changes:  # set, not only shown
             self._rows.ceilings_changed(over)
-        for other in self.workers:
-            self.workers.wake(other)
+        # The agents here; another plane, told of the change once, wakes its own.
+        self.workers.wake_all()
         return ran
 
     async def _message(self, agent: str, text: str) -> list[ConversationMessage]:

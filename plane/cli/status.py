@@ -28,6 +28,7 @@ from plane.wire.words import (
     duration,
     plain,
     reaches,
+    some_names,
     spend_against,
     spend_priced,
     spend_total,
@@ -193,14 +194,15 @@ def status_text(snapshot: dict[str, Any]) -> str:
 
 
 def _groups(groups: list[dict[str, Any]]) -> list[str]:
-    """One line a group: its spend today against its ceiling, and its agents."""
+    """One line a group: its spend today against its ceiling, and its
+    agents (the first of them, past a few: a group of 1,000 is one line)."""
     width = max((len(g["name"]) for g in groups), default=0)
     lines = []
     for g in groups:
         limit = _amount(g.get("limit_usd"))
         spent = spend_against(Decimal(str(g.get("spend_today_usd", 0))), limit)
         ceiling = "no limit" if limit is None else f"of {usd_exact(limit)}"
-        lines.append(f"  group {g['name']:<{width}}  {spent} {ceiling}  {', '.join(g['agents'])}")
+        lines.append(f"  group {g['name']:<{width}}  {spent} {ceiling}  {some_names(g['agents'])}")
     return lines
 
 

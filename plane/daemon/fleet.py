@@ -111,6 +111,7 @@ from plane.money.ledger import Interrupted, Ledger
 from plane.store.postgres import NOW_MS, PostgresDatabase
 from plane.store.postgres_links import MOST_RETRY_S, listener, uncancelled
 from plane.wire.protocol import Event
+from plane.wire.words import some_names
 
 if TYPE_CHECKING:
     from plane.agents.worker import AgentWorker
@@ -281,6 +282,10 @@ class Fleet:
         self.idle = idle
         self._show = show
         self._shows: set[asyncio.Task[None]] = set()
+        self._following: asyncio.Task[None] | None = None
+        """What follows the last renewals (`follow`), run beside the next ones."""
+        self._to_follow: tuple[Tick, dict[str, str]] | None = None
+        """A renewal's tick and the owners before it, waiting for `follow`."""
         """Rows being shown again, each a task of its own (a tick never waits on one)."""
         self._elsewhere = elsewhere
         """What the other planes said, told to this plane's clients at each tick."""
@@ -338,9 +343,10 @@ class Fleet:
         store that does not answer within `RELEASE_S` is not waited for:
         the leases run out by themselves within `LEASE_S`, and another
         plane takes them then."""
-        for task in [*self._tasks, *self._shows]:
+        tasks = [*self._tasks, *self._shows, *([self._following] if self._following else [])]
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, *self._shows, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
         await self._ceilings_heard.aclose()
         if self._listener is not None:
             with contextlib.suppress(Exception):
@@ -364,6 +370,18 @@ class Fleet:
         return self._leases or self._db
 
     async def tick(self, *, first: bool = False) -> Tick:
+        """A renewal and what follows it (`renew`, then `follow`), the second
+        waited for too: the first tick, and a test's."""
+        tick, before = await self.renew(first=first)
+        await self.follow(tick, before, first=first)
+        return tick
+
+    async def renew(self, *, first: bool = False) -> tuple[Tick, dict[str, str]]:
+        """The leases renewed and the fleet evened out, on the ticks' own
+        connection, and the owners as they were before: all a lease needs,
+        and nothing that reads through the plane's reader, which may be
+        queued behind thousands of rows being shown (agents moved between
+        planes), so the next renewal never waits on it."""
         agents = sorted(self._agents())
         idle = {a for a in agents if self.idle(a)}
         sent, started = time.time(), time.monotonic()
@@ -398,13 +416,21 @@ class Fleet:
             self._guards.taken(tick.kept)  # before the agents gained are woken
         self._ledger.forget_sums()  # others' spend since the last tick, and the agents taken
         if tick.gained:
-            log.info("%s took %s", self.name, ", ".join(sorted(tick.gained)))
+            log.info("%s took %s", self.name, some_names(sorted(tick.gained)))
         if tick.cut:
             calls = sum(c.calls for c in tick.cut.values())
             log.warning(
                 "%s in flight on a plane that stopped; kept at estimate",
                 "1 call was" if calls == 1 else f"{calls} calls were",
             )
+        return tick, before
+
+    async def follow(self, tick: Tick, before: dict[str, str], *, first: bool = False) -> None:
+        """What follows a renewal: the ceilings read again, every agent held
+        woken (what waits for them is answered: a notice lost), what the
+        other planes said, the rows of the agents that moved shown again,
+        and the closes the store refused written. `before`: the owners as
+        they were before the renewal."""
         await self._ceilings_heard.read()  # the agents it holds or frees woken just below
         for agent in tick.mine:  # what waits for them (a notice lost) is answered
             self.wake(agent)
@@ -421,7 +447,26 @@ class Fleet:
         # The store answered: the closes it refused while it was away are written now.
         if written := await self._ledger.stranded.write():
             log.info("%d calls closed at their cost now that the store is back", written)
-        return tick
+
+    def _followed_later(self, tick: Tick, before: dict[str, str]) -> None:
+        """`follow` in a task of its own, one at a time: a renewal that
+        comes while one runs leaves its tick to follow next, merged with any
+        other waiting (the newest tick, the owners before the oldest: every
+        move shown once)."""
+        if self._to_follow is not None:
+            before = self._to_follow[1]
+        self._to_follow = (tick, before)
+        if self._following is None or self._following.done():
+            self._following = asyncio.create_task(self._follow_all(), name="fleet:follow")
+
+    async def _follow_all(self) -> None:
+        while self._to_follow is not None:
+            tick, before = self._to_follow
+            self._to_follow = None
+            try:
+                await self.follow(tick, before)
+            except Exception as exc:  # the store away, say: the next renewal's follows
+                log.warning("reading what changed at a renewal failed: %s", exc)
 
     async def _followed(self) -> set[str]:
         """What the other planes said since the last tick, told to this
@@ -602,7 +647,7 @@ class Fleet:
         while True:
             await asyncio.sleep(min(LEASE_S / 3, MOST_RETRY_S) if failing else LEASE_S / 3)
             try:
-                await self.tick()
+                self._followed_later(*await self.renew())
                 failing = False
             except Exception as exc:  # the store is away: the leases run out; try again
                 if not failing:

@@ -38,6 +38,7 @@ from plane.errors import PlaneError, StoreError, StoreFault
 from plane.home import Home, say_state
 from plane.providers.connections import Connect
 from plane.store.sqlite import refusal
+from plane.wire.words import some_names
 
 if TYPE_CHECKING:  # aiohttp, loaded only with --http
     from plane.daemon.http import HttpListener
@@ -64,8 +65,6 @@ async def _kept_running(work: Callable[[], Coroutine[Any, Any, None]], name: str
 
 
 SHUTDOWN_GRACE_S = 10.0
-NAMED = 20
-"""Agents named in the start line; the rest are counted."""
 
 
 class AlreadyRunning(PlaneError):
@@ -154,10 +153,7 @@ class Plane:
         names = [spec.name for spec in self.runtime.services.roster]
         agents = "no agents"
         if names:
-            listed = ", ".join(names[:NAMED])
-            if len(names) > NAMED:
-                listed += f", and {len(names) - NAMED:,} more"
-            agents = f"{len(names):,} agent{'' if len(names) == 1 else 's'} ({listed})"
+            agents = f"{len(names):,} agent{'' if len(names) == 1 else 's'} ({some_names(names)})"
         model = ""
         if (embedded := self.runtime.providers.model) is not None:
             model = f"; the embedded model ({EMBEDDED_MODEL}) at {embedded.base_url}"

@@ -25,6 +25,7 @@ from plane.providers.connections import Connect
 from plane.providers.http import RetryPolicy
 from plane.providers.local import EmbeddedModel
 from plane.providers.openai import OpenAIProvider
+from plane.wire.words import NAMED
 
 log = logging.getLogger(__name__)
 
@@ -195,7 +196,10 @@ def _refuse_if_needed(
             continue
         who = []
         if users:
-            who.append(f"agent{'s' if len(users) > 1 else ''} {_and([repr(u) for u in users])}")
+            named = [repr(user) for user in users[:NAMED]]
+            if len(users) > NAMED:  # a fleet's: the first of them, and how many more
+                named.append(f"{len(users) - NAMED:,} more")
+            who.append(f"agent{'s' if len(users) > 1 else ''} {_and(named)}")
         if by_default:
             who.append("new agents (defaults.provider)")
         loc = ["providers", name] + (["api_key_env"] if config.providers[name].api_key_env else [])

@@ -221,6 +221,18 @@ def tokens(count: int) -> str:
     return f"{count / 1_000_000:.1f}M".replace(".0M", "M")
 
 
+NAMED = 20
+"""How many names a list of agents says before `and N more` (`some_names`)."""
+
+
+def some_names(names: Sequence[str]) -> str:
+    """`a, b, c`; past `NAMED`, the first of them and `and 9,980 more`: a
+    line that lists a fleet's agents (a group's, the agents a plane took)
+    stays a line at 10,000 of them."""
+    listed = ", ".join(names[:NAMED])
+    return listed + (f", and {len(names) - NAMED:,} more" if len(names) > NAMED else "")
+
+
 def call_count(count: int) -> str:
     """`1 call`, `2 calls`."""
     return f"{count:,} call{'' if count == 1 else 's'}"

@@ -174,3 +174,17 @@ def test_agents_created_from_the_keyboard_count_when_the_roster_is_given(tmp_pat
     roster = {"demo": "embedded", "coder": "openai", "poet": "anthropic"}
     with pytest.raises(ConfigError, match=r"used by agent 'poet', but .* ANTHROPIC_API_KEY\.$"):
         build_providers(config, embedded=None, agents=roster)
+
+
+def test_a_fleet_on_a_provider_without_its_key_is_named_by_its_first_agents(tmp_path, monkeypatch):
+    """At 10,000 agents the sentence named every one on the provider: 1,500
+    names in one line."""
+    reviewers = "".join(f"  reviewer-{n:02d}:\n    provider: openai\n" for n in range(30))
+    path = write(tmp_path, KEPT_FOR_LATER + reviewers)
+    config = load_config(path)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-value")
+    monkeypatch.delenv("PLANE_TEST_OPENAI_KEY", raising=False)
+    with pytest.raises(ConfigError) as caught:
+        build_providers(config, embedded=None)
+    named = ", ".join(["'coder'", *(f"'reviewer-{n:02d}'" for n in range(19))])
+    assert f"is used by agents {named} and 11 more, but its API key is not set" in str(caught.value)
