@@ -26,7 +26,7 @@ import logging
 import math
 import sqlite3
 from collections import defaultdict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -116,10 +116,14 @@ class Admission:
         *,
         tag: str | None = None,
         session: str | None = None,
+        still: Callable[[], object] = lambda: None,
     ) -> tuple[int, Estimate]:
         """Admit the call and write it pending, or refuse it (`GatewayRefused`).
         `wide`: the client opened Anthropic's 1M-token context; `tag` and
-        `session`, what the call carried, kept with it in the ledger."""
+        `session`, what the call carried, kept with it in the ledger. `still`
+        is asked again after each wait for room, and refuses the call
+        (`GatewayRefused`) that may no longer go: its key replaced meanwhile
+        (`plane key`) stops working at once, for a call that waited too."""
         services, agent = self._services, spec.name
         known = services.pricer.is_known(model)
         self._workers[agent].client_model = model
@@ -174,6 +178,7 @@ class Admission:
                     return call, estimate
                 woken = self._listen(books)  # while its locks are held: no wake-up is lost
             await self._asleep(books, woken, waiting)
+            still()
 
     async def _spell_over(self, agent: str) -> None:
         """A call went through: the held spell is over, kept in the store so

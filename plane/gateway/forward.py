@@ -153,6 +153,13 @@ class Gateway:
             raise GatewayRefused(401, UNKNOWN_KEY)
         return spec
 
+    def _still(self, spec: AgentSpec, headers: Mapping[str, str]) -> None:
+        """The key is still `spec`'s agent's, or `GatewayRefused` (401), as
+        for a key that is no agent's: a call that waited for room while its
+        key was replaced is not sent. A call already sent finishes."""
+        if self.agent(headers).name != spec.name:
+            raise GatewayRefused(401, UNKNOWN_KEY)
+
     async def passthrough(
         self, wire: Wire, path: str, headers: Mapping[str, str], raw: bytes, out: Responder
     ) -> None:
@@ -203,7 +210,14 @@ class Gateway:
             tag = tag_of(headers, body, wire.upstream_kind)
             client_session = session_of(headers, body)
             call, estimate = await self.admission.open(
-                wire, spec, model, asked, wide, tag=tag, session=client_session
+                wire,
+                spec,
+                model,
+                asked,
+                wide,
+                tag=tag,
+                session=client_session,
+                still=lambda: self._still(spec, headers),
             )
             self._workers[spec.name].client_model = named  # its row: what it asked for
             opened = Call(
