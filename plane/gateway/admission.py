@@ -26,7 +26,7 @@ import logging
 import math
 import sqlite3
 from collections import defaultdict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -42,7 +42,7 @@ from plane.gateway.learned import Learning
 from plane.gateway.refused import GatewayRefused
 from plane.gateway.standing import Book, Standing, judge
 from plane.money.budgets import Budget, Full, TagFull
-from plane.money.gate import AboveAgent, Hold, TooDear
+from plane.money.gate import AboveAgent, AtCeiling, Hold, Paused, TooDear, Unpriced
 from plane.wire.protocol import Usage
 from plane.wire.words import UNPRICED
 
@@ -53,10 +53,13 @@ WAIT_S = 30.0
 them, before it is refused with a short Retry-After."""
 RETRY_S = 5
 """The Retry-After of such a refusal: the client tries again soon by itself."""
+UNPRICED_CODE = "model_unpriced"
+"""The code of a refusal on a model with no price, where the API has codes."""
 LOOP_RETRY_S = 3600
-"""The Retry-After of a call refused because its agent is held in a loop: long
-enough that a client stops and shows the sentence (Claude Code does past a
-minute), which says how the operator lets the agent go on."""
+"""The Retry-After of a call refused by a hold no day's end lifts (its agent
+held in a loop, paused, or on a model with no price): long enough that a
+client stops and shows the sentence (Claude Code does past a minute), which
+says what lets the agent go on (the operator's resume, a limit, a price)."""
 
 
 @dataclass(frozen=True)
@@ -113,17 +116,21 @@ class Admission:
         *,
         tag: str | None = None,
         session: str | None = None,
+        still: Callable[[], object] = lambda: None,
     ) -> tuple[int, Estimate]:
         """Admit the call and write it pending, or refuse it (`GatewayRefused`).
         `wide`: the client opened Anthropic's 1M-token context; `tag` and
-        `session`, what the call carried, kept with it in the ledger."""
+        `session`, what the call carried, kept with it in the ledger. `still`
+        is asked again after each wait for room, and refuses the call
+        (`GatewayRefused`) that may no longer go: its key replaced meanwhile
+        (`plane key`) stops working at once, for a call that waited too."""
         services, agent = self._services, spec.name
         known = services.pricer.is_known(model)
         self._workers[agent].client_model = model
         group = services.gate.ceilings.groups.budget(agent)
         tagged = self.tag_budget(tag)
         if tagged is not None and tagged.ceiling is not None and not known:
-            raise self._held(wire, _unpriced_tag(agent, model, tagged.name))
+            raise self._lasting(wire, _unpriced_tag(agent, model, tagged.name), UNPRICED_CODE)
         scopes = self._scopes(agent, group, tagged)
         books = [scope.key for scope in scopes]
         deadline = asyncio.get_running_loop().time() + self.wait_s
@@ -146,7 +153,11 @@ class Admission:
                     await self._tell_hold(agent, hold)
                     said = notices.why(hold, services.clock.now())
                     if isinstance(hold, Looping):
-                        raise self._looping(wire, said)
+                        raise self._lasting(wire, said, "agent_held_in_loop")
+                    if isinstance(hold, Unpriced):
+                        raise self._lasting(wire, said, UNPRICED_CODE)
+                    if isinstance(hold, Paused) or _paused(hold):
+                        raise self._lasting(wire, said)
                     raise self._held(wire, said)
                 estimate = Estimate(Decimal(0), Decimal(0))
                 if known:
@@ -167,6 +178,7 @@ class Admission:
                     return call, estimate
                 woken = self._listen(books)  # while its locks are held: no wake-up is lost
             await self._asleep(books, woken, waiting)
+            still()
 
     async def _spell_over(self, agent: str) -> None:
         """A call went through: the held spell is over, kept in the store so
@@ -358,11 +370,15 @@ class Admission:
         went through, and the spell is over)."""
         await self._workers[agent].call_held(hold)
 
-    def _looping(self, wire: Wire, notice: str) -> GatewayRefused:
-        """The refusal of a call of an agent held in a loop: no day's end lifts
-        it, only the operator's resume, so the client is told to wait long
-        (`LOOP_RETRY_S`) and, where the API has a code, that it is a loop."""
-        status, error, extra = wire.held(notice, LOOP_RETRY_S, code="agent_held_in_loop")
+    def _lasting(
+        self, wire: Wire, notice: str, code: str = "daily_ceiling_reached"
+    ) -> GatewayRefused:
+        """The refusal of a call under a hold no day's end lifts (a loop, a
+        pause, a model with no price): only what its sentence says does (the
+        operator's resume, a limit raised or removed, a price), so no
+        Retry-After promises 00:00 UTC; the client is told to wait long
+        (`LOOP_RETRY_S`), and stops, and, where the API has a code, why."""
+        status, error, extra = wire.held(notice, LOOP_RETRY_S, code=code)
         return GatewayRefused(status, notice, extra, error)
 
     def _held(self, wire: Wire, notice: str) -> GatewayRefused:
@@ -373,9 +389,14 @@ class Admission:
         return GatewayRefused(status, notice, extra, error)
 
 
+def _paused(hold: Hold) -> bool:
+    """A ceiling of zero: a pause, which a new day does not end."""
+    return isinstance(hold, AtCeiling) and hold.ceiling == 0
+
+
 def _unpriced_tag(agent: str, model: str, tag: str) -> str:
     return (
         f"{agent} is not answering this call: no price is known for {model}, and calls "
         f"tagged {tag} are under a ceiling, which counts every call. Add the model under "
-        "`pricing:` in agents.yaml."
+        "`pricing:` in agents.yaml, or remove the tag's ceiling there (`tags:`)."
     )

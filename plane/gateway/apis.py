@@ -131,6 +131,10 @@ class StreamMeter:
     written: int = 0
     """Events that carried a piece of the answer (`piece`): the provider
     wrote at least a token for each, and bills it."""
+    errored: bool = False
+    """The provider's stream said it failed (an error event) before it
+    started: set only by the meter of an API whose provider documents that
+    it bills a failed request nothing (Anthropic's)."""
 
     reads: ClassVar[tuple[bytes, ...]] = ()
     """What every event this meter reads anything from has in it (a key, an
@@ -139,6 +143,14 @@ class StreamMeter:
     """What an event that carries a piece of the answer has in it: its kind
     (a mark), and a delta of text, thinking or a tool call's arguments
     that is not empty (a pattern, looked for only where the mark is)."""
+
+    @property
+    def failed(self) -> bool:
+        """The provider failed the call before it started: an error before it
+        announced any usage or wrote any piece of the answer, which it bills
+        nothing for. Anything announced or written, and the call is charged
+        as a stream cut short is: unknown never means free."""
+        return self.errored and not self.done and self.written == 0 and self.usage == Usage()
 
     def event(self, event: bytes) -> bool:
         """Read one server-sent event; return whether the client should see it."""
@@ -278,11 +290,21 @@ def _web_searches(usage: dict[str, Any]) -> int | None:
 
 
 class _MessagesMeter(StreamMeter):
-    reads = (b"message_start", b"message_delta", b"message_stop")
+    """Anthropic's stream. An `error` event before its `message_start` (an
+    `overloaded_error`, which Claude Code retries) is a failed request,
+    which Anthropic bills nothing: "In general, failed requests are not
+    charged, and you will only be billed for successful API calls and
+    completed tasks" (support.claude.com, "How will I be billed for Claude
+    API use?")."""
+
+    reads = (b"message_start", b"message_delta", b"message_stop", b'"error"')
     pieces = (b"content_block_delta", re.compile(rb'"(?:text|thinking|partial_json)"\s*:\s*"[^"]'))
+    started: bool = False
 
     def feed(self, event: dict[str, Any]) -> bool:
         kind = event.get("type")
+        self.errored = self.errored or (kind == "error" and not self.started)
+        self.started = self.started or kind == "message_start"
         usage: Any = None
         if kind == "message_start" and isinstance(event.get("message"), dict):
             usage = event["message"].get("usage")

@@ -326,8 +326,8 @@ def _choices(value: Any) -> int:
 
 
 def chat_asked(body: dict[str, Any]) -> Asked:
-    """Chat Completions: `n` answers, each up to `max_completion_tokens` (or
-    the older `max_tokens`), and what a `prediction` holds; a search model
+    """Chat Completions: `n` answers, each up to `max_completion_tokens` (or,
+    absent or null, the older `max_tokens`), and what a `prediction` holds; a search model
     (by its name, or asked with `web_search_options`) searches the web once a
     call, billed whatever its usage says. Refuses an `n` that is not a whole
     number (`GatewayRefused`)."""
@@ -338,7 +338,7 @@ def chat_asked(body: dict[str, Any]) -> Asked:
     if searching or body.get("web_search_options") is not None:
         tally.unseen.append("web search")
         searches = None
-    limit = body.get("max_completion_tokens", body.get("max_tokens"))
+    limit = _stated(body, "max_completion_tokens", "max_tokens")
     predicted = _Tally()
     predicted.walk(body.get("prediction"))
     return Asked(
@@ -356,6 +356,13 @@ def chat_asked(body: dict[str, Any]) -> Asked:
         spoken=_spoken(body),
         fallbacks=_fallbacks(body),
     )
+
+
+def _stated(body: dict[str, Any], *keys: str) -> Any:
+    """The first of `keys` the request gives a value: a null one is absent
+    (`max_completion_tokens: null` beside `max_tokens: 50` is bounded by
+    the 50, not read as no limit). None: none of them is given."""
+    return next((body[key] for key in keys if body.get(key) is not None), None)
 
 
 def _spoken(body: dict[str, Any]) -> bool:

@@ -7,7 +7,9 @@ it is settled from the upstream's usage, and a stream that ended without
 its usage (cut by the upstream, or by a client that left) is charged the
 larger of its likely cost and what the provider had already announced,
 never $0. A call the upstream refused or never answered bought nothing and
-is marked failed. A call cancelled mid-flight (the plane stopping) stays
+is marked failed, as is an Anthropic stream failed before it started (an
+`error` event before any usage or piece of the answer), which Anthropic
+documents it does not bill. A call cancelled mid-flight (the plane stopping) stays
 pending, and the next start counts its estimate.
 
 Admission is weighed in dollars (`plane.gateway.admission`), under the
@@ -153,6 +155,13 @@ class Gateway:
             raise GatewayRefused(401, UNKNOWN_KEY)
         return spec
 
+    def _still(self, spec: AgentSpec, headers: Mapping[str, str]) -> None:
+        """The key is still `spec`'s agent's, or `GatewayRefused` (401), as
+        for a key that is no agent's: a call that waited for room while its
+        key was replaced is not sent. A call already sent finishes."""
+        if self.agent(headers).name != spec.name:
+            raise GatewayRefused(401, UNKNOWN_KEY)
+
     async def passthrough(
         self, wire: Wire, path: str, headers: Mapping[str, str], raw: bytes, out: Responder
     ) -> None:
@@ -203,7 +212,14 @@ class Gateway:
             tag = tag_of(headers, body, wire.upstream_kind)
             client_session = session_of(headers, body)
             call, estimate = await self.admission.open(
-                wire, spec, model, asked, wide, tag=tag, session=client_session
+                wire,
+                spec,
+                model,
+                asked,
+                wide,
+                tag=tag,
+                session=client_session,
+                still=lambda: self._still(spec, headers),
             )
             self._workers[spec.name].client_model = named  # its row: what it asked for
             opened = Call(
@@ -370,7 +386,10 @@ class Gateway:
         except OSError as exc:  # the client left
             log.info("%s: the client left a stream (%s)", call.spec.name, exc)
             left = True
-        await self._settle(call, meter.bill, whole=meter.done, watched=meter.done or left)
+        if meter.failed:  # the provider failed it before it started, and bills nothing
+            await self._fail(call)
+        else:
+            await self._settle(call, meter.bill, whole=meter.done, watched=meter.done or left)
         with contextlib.suppress(OSError):  # a client that left misses only the end
             await _write(out, tail)
 
