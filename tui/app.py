@@ -110,6 +110,8 @@ class PlaneApp(App[None]):
         heap.hold()
         self.set_interval(heap.FULL_PASS_S, self._full_pass_due)
         self.push_screen(self.main_screen)
+        if self.is_web:  # `plane web`: its banners speak of the page, not a terminal
+            self.link.in_browser = True
         if self.address is not None:
             self.run_worker(self.link.run(), name="plane-link", exit_on_error=False)
 

@@ -137,6 +137,9 @@ class Link:
         self._ever_up = False
         self._was_up = False
         """The last session got as far as a snapshot: the next wait starts short."""
+        self.in_browser = False
+        """The app is drawn in a browser (`plane web`): no terminal of its own
+        to quit to, and the page reconnects by itself (set by the app)."""
 
     @property
     def connected(self) -> bool:
@@ -164,7 +167,7 @@ class Link:
                     return
                 reason = str(exc)
             except (PlaneError, OSError, TimeoutError) as exc:
-                reason = _sentence(exc, self.address)
+                reason = _sentence(exc, self.address, self.in_browser)
             except Exception:  # a defect: the link says so and tries again, never dies
                 log.exception("the link to %s", self.address)
                 reason = "The connection to the plane ended on an error in this app."
@@ -232,12 +235,17 @@ _OFFLINE = "no connection to the plane"
 _FINAL = "Not trying again: start the app again once the plane would let it in."
 
 
-def _sentence(exc: BaseException, address: Address) -> str:
+def _sentence(exc: BaseException, address: Address, in_browser: bool = False) -> str:
     if isinstance(exc, TimeoutError):
         return "The plane did not answer in time."
     if isinstance(exc, NotRunning | ConnectionRefusedError | FileNotFoundError):
         if address.path is None:  # a plane elsewhere: `plane` would start one here
             return "The plane is not running; `plane serve --tcp` on its machine starts it."
+        if in_browser:  # ctrl+q would end this page's TUI, and `plane` opens one in a terminal
+            return (
+                "The plane is not running; run `plane` on this machine, which starts it in the"
+                " background: this page reconnects by itself."
+            )
         # `plane` typed beside this TUI opens a second one; after it, it starts
         # the plane in the background and opens the TUI again (not `plane serve`,
         # which holds a terminal).

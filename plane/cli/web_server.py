@@ -16,12 +16,16 @@ scripts, the websocket that starts a TUI) goes through `_guard` here first.
 - The websocket, which starts a TUI, is opened only from this server's own
   page: its `Origin` must be the address the browser asked for (another
   site's page, even on this machine, is refused, cookie or not).
+- Stopping `plane web` ends each open tab then and there: its TUI quits and
+  its page says the session ended (left to the connection's end, a tab ran
+  on for its websocket's heartbeat, about 18 s, and ctrl+c seemed to hang).
 - At most `tabs` TUIs run at once (each is a process of ~50 MB): the page
   of the tab over the cap says so instead of starting one.
 """
 
 from __future__ import annotations
 
+import asyncio
 import html
 import re
 import secrets
@@ -54,12 +58,20 @@ class WebServer(Server):
         self.most_tabs = tabs
         self.tabs = 0
         """TUIs running: websockets open."""
+        self._open: set[asyncio.Task[Any]] = set()
+        """The open tabs' handlers, ended when `plane web` stops."""
 
     def initialize_logging(self) -> None:
         """The plane's command says its own lines; textual-serve's banner is not one."""
 
     async def on_startup(self, app: web.Application) -> None:
         """No banner (see `initialize_logging`)."""
+
+    async def on_shutdown(self, app: web.Application) -> None:
+        """Each open tab ends now: its TUI is told to quit and its websocket
+        is closed (textual-serve does both when its handler is cancelled)."""
+        for tab in list(self._open):
+            tab.cancel()
 
     async def _make_app(self) -> web.Application:
         app = await super()._make_app()
@@ -93,9 +105,13 @@ class WebServer(Server):
 
     async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
         self.tabs += 1
+        handler = asyncio.current_task()
+        this_tab = {handler} if handler is not None else set()
+        self._open |= this_tab
         try:
             return await super().handle_websocket(request)
         finally:
+            self._open -= this_tab
             self.tabs -= 1
 
     @web.middleware

@@ -393,6 +393,28 @@ async def test_without_groups_b_switches_between_agent_and_model_only() -> None:
         assert screen.by == "agent"
 
 
+@pytest.mark.slow
+async def test_the_keyboard_reaches_the_fleets_charts_below_an_80x24_screen() -> None:
+    """At 80x24 the fleet's charts are taller than the screen: the day by
+    model, by tool and the stacked days are below it. A panel only a mouse
+    scrolled hid them from the keyboard; End and PageDown reach them, Home
+    comes back."""
+    app = offline_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.push_screen(SpendScreen(_FleetAnswers(), None))
+        await until(pilot, lambda: len(app.screen.query("#legend .spender")) > 0)
+        panel = app.screen.query_one("#panel")
+        await until(pilot, lambda: panel.max_scroll_y > 0)
+        await pilot.press("end")
+        await until(pilot, lambda: panel.scroll_y == panel.max_scroll_y)
+        await pilot.press("home")
+        await until(pilot, lambda: panel.scroll_y == 0)
+        await pilot.press("pagedown")
+        await until(pilot, lambda: panel.scroll_y > 0)
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, SpendScreen))
+
+
 async def test_the_day_by_tool_is_bars_of_what_each_tool_cost() -> None:
     app = offline_app()
     async with app.run_test(size=SIZE) as pilot:

@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.signal import Signal
@@ -174,7 +174,9 @@ class SpendScreen(StyledOnce, ModalScreen[None]):
         )
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="panel") as panel:
+        # Scrolled by the keyboard too (↑ ↓ PgUp PgDn Home End): at 80x24 the
+        # fleet's day by model, by tool and its stacked days are below the screen.
+        with VerticalScroll(id="panel") as panel:
             panel.border_title = "spend"
             with Horizontal(classes="heading"):
                 yield Label("Today by hour (UTC)")

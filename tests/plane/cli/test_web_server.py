@@ -3,7 +3,13 @@ becomes a session, the page is titled, port 0 picks a port (the attacks on
 it are tests/attack/test_web_sessions.py; the browser itself is
 tests/e2e/test_web.py)."""
 
+import asyncio
+import shlex
+import sys
 from pathlib import Path
+
+import aiohttp
+import pytest
 
 from plane.cli.web_server import COOKIE, WebServer
 from tests.support.command import plane_cli
@@ -55,3 +61,38 @@ def test_plane_help_names_web_its_port_0_and_metrics(tmp_path: Path) -> None:
     assert "0 picks a free one" in web and "--tabs" in web
     serve = plane_cli(tmp_path, "serve", "--help").stdout
     assert "/metrics for Prometheus" in " ".join(serve.split())
+
+
+@pytest.mark.slow
+async def test_stopping_plane_web_ends_each_open_tab_as_it_stops(tmp_path: Path) -> None:
+    """ctrl+c on `plane web` with a tab open: the tab's websocket is closed
+    (a close frame, so its page says the session ended) and its TUI quits,
+    as the server stops. Left to the connection's end, the tab's TUI ran on
+    for its heartbeat (about 18 s) and ctrl+c seemed to hang; then the
+    connection dropped with no close frame."""
+    tui = shlex.join([sys.executable, "-P", "-m", "tui", "--socket", str(tmp_path / "none.sock")])
+    server = WebServer(tui, TOKEN, tabs=2, title="plane", host="127.0.0.1", port=0)
+    runner = await server.listen()
+    stopping: asyncio.Task[None] | None = None
+    try:
+        async with local_client() as client:
+            session = (await client.get(f"{server.public_url}/?token={TOKEN}")).cookies[COOKIE]
+        headers = {"Cookie": f"{COOKIE}={session}", "Origin": server.public_url}
+        async with aiohttp.ClientSession() as browser:
+            tab = await browser.ws_connect(
+                f"{server.public_url}/ws?width=80&height=24", headers=headers
+            )
+            drawn = await asyncio.wait_for(tab.receive(), 60)  # the TUI is up: it draws
+            assert drawn.type == aiohttp.WSMsgType.BINARY
+            stopping = asyncio.create_task(runner.cleanup())
+            while (said := await asyncio.wait_for(tab.receive(), 90)).type not in (
+                aiohttp.WSMsgType.CLOSE,
+                aiohttp.WSMsgType.CLOSED,
+                aiohttp.WSMsgType.CLOSING,
+            ):
+                pass  # what the TUI drew meanwhile
+            assert said.type == aiohttp.WSMsgType.CLOSE, said  # not a connection dropped
+            await asyncio.wait_for(stopping, 90)
+    finally:
+        if stopping is None:
+            await runner.cleanup()
