@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 
 from plane.wire.protocol import Usage
-from tests.plane.gateway.test_gateway_loop import HELLO_CHAT, STEPPING, openai_client
+from tests.plane.gateway.test_gateway_loop import AIDER_STEPS_DOWN, HELLO_CHAT, openai_client
 from tests.support.fixtures_gateway import StartGateway
 from tests.support.scripted_llm import Reply
 from tests.support.sdks import ON_ONE_WORKER
@@ -20,12 +20,7 @@ pytestmark = [pytest.mark.timeout(60), ON_ONE_WORKER]
 async def test_a_client_that_names_the_fallback_itself_did_not_step_down(
     start_gateway: StartGateway,
 ) -> None:
-    gw = await start_gateway(
-        STEPPING.replace(
-            "aider: {provider: scripted, gateway: {}}",
-            "aider: {provider: scripted, gateway: {}, fallback: {at: 0.5, model: other-model}}",
-        )
-    )
+    gw = await start_gateway(AIDER_STEPS_DOWN)
     await gw.services.gate.ceilings.set("aider", Decimal(1))
     gw.llm.default_reply = Reply("ok", Usage(input_tokens=600))
     async with openai_client(gw) as client:

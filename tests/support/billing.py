@@ -70,3 +70,15 @@ def billed_usd(billed: list[Billed], pricer: Pricer) -> Decimal:
 def cost_of(billed: Billed, pricer: Pricer) -> Decimal:
     """One response's bill: its tokens, and its web searches when it made any."""
     return pricer.price(billed.model, billed.usage, searches=billed.searches).cost_usd
+
+
+def held_within_a_call(
+    spent: Decimal, ceiling: Decimal, billed: list[Billed], pricer: Pricer
+) -> None:
+    """The day's spend is what the upstream billed, exactly, and ends within
+    one call of the ceiling either way: over it by at most the dearest call,
+    and short of it by no more (a call that fitted was not refused)."""
+    assert spent == billed_usd(billed, pricer)
+    largest = max((cost_of(b, pricer) for b in billed), default=Decimal(0))
+    assert spent <= ceiling + largest, f"${spent} spent: {len(billed)} calls went"
+    assert spent >= ceiling - largest, "a call that fitted was refused"

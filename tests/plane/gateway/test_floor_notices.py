@@ -11,7 +11,7 @@ from decimal import Decimal
 
 import pytest
 
-from tests.plane.gateway.test_gateway_loop import STEPPING
+from tests.plane.gateway.test_gateway_loop import AIDER_STEPS_DOWN
 from tests.support.fixtures_gateway import StartGateway
 from tests.support.local_http import local_client
 from tests.support.stream_events import chat_reply
@@ -56,12 +56,7 @@ async def test_a_floor_priced_agent_at_its_ceiling_is_told_its_spend_as_its_row(
 async def test_a_floor_priced_agent_switched_to_its_fallback_is_told_its_spend_as_its_row(
     start_gateway: StartGateway,
 ) -> None:
-    gw = await start_gateway(
-        STEPPING.replace(
-            "aider: {provider: scripted, gateway: {}}",
-            "aider: {provider: scripted, gateway: {}, fallback: {at: 0.5, model: other-model}}",
-        )
-    )
+    gw = await start_gateway(AIDER_STEPS_DOWN)
     await gw.services.gate.ceilings.set("aider", Decimal(1))
     path, heads = gw.calls_as("aider")
     usage = {"prompt_tokens": 240_000, "completion_tokens": 0}  # $0.60 as gpt-4o

@@ -205,14 +205,19 @@ STEPPING = CONFIG.replace(
     "models: [scripted-model, other-model]\n    max_retries: 0\n  scripted-anthropic",
 ).replace("pricing:\n", "pricing:\n  other-model: {input: 100, output: 200}\n")
 
+AIDER_STEPS_DOWN = STEPPING.replace(
+    "aider: {provider: scripted, gateway: {}}",
+    "aider: {provider: scripted, gateway: {}, fallback: {at: 0.5, model: other-model}}",
+)
+"""`STEPPING`, with aider's own fallback to other-model at half its ceiling."""
+
 
 async def test_a_gateway_agent_steps_down_only_when_its_block_says_and_says_which_model_answered(
     start_gateway: StartGateway,
 ) -> None:
-    config = STEPPING.replace(
-        "aider: {provider: scripted, gateway: {}}",
-        "aider: {provider: scripted, gateway: {}, fallback: {at: 0.5, model: other-model}}",
-    ).replace("defaults:\n", "defaults:\n  fallback: {at: 0.1, model: other-model}\n")
+    config = AIDER_STEPS_DOWN.replace(
+        "defaults:\n", "defaults:\n  fallback: {at: 0.1, model: other-model}\n"
+    )
     gw = await start_gateway(config)
     await gw.services.gate.ceilings.set("aider", Decimal(1))
     await gw.services.gate.ceilings.set("claude", Decimal(5))
