@@ -215,19 +215,51 @@ class Rows:
         return await self._built(worker, await self._hold(worker))
 
     async def _built(
-        self, worker: AgentWorker, hold: Hold | None, waiting: int | None = None
+        self, worker: AgentWorker, hold: Hold | None, before: int | None = None
     ) -> AgentState:
-        """The row, its spend and waiting count read (a snapshot reads every
-        agent's waiting count once for all)."""
+        """The row, its spend and waiting count read (`_waiting_shown`:
+        `before`, at a fleet's renewal, the count read before the lines told
+        with it)."""
         services, agent = self._services, worker.spec.name
         spent = await services.ledger.spend_today(agent)
-        if waiting is None:
-            waiting = await services.conversation.count_waiting(agent)
+        waiting = await services.conversation.count_waiting(agent)
+        waiting = self._waiting_shown(agent, waiting, before)
         return self.row(worker, spent=spent, hold=hold, waiting=waiting)
+
+    def _waiting_shown(self, agent: str, waiting: int, before: int | None = None) -> int:
+        """What `agent`'s row says waits for it, `waiting` counted now. For an
+        agent another plane of the fleet runs, no fewer than `before` (at a
+        renewal, `told`: what waited before the lines told with the row were
+        read), or else than its row last shown said. Its turn's end (its
+        answer, its cost line, its questions answered: one commit) reaches
+        this plane's clients only at a renewal, as lines: a count read since
+        they were may be past lines not told yet, and a row saying nothing
+        waits would end `plane send --wait` through this plane before the
+        answer. Only the plane that runs it answers what waits, so nothing
+        else here lowers its count. An agent this plane runs is told its
+        lines as they are written: its count as it is now."""
+        mine = self._services.ownership.mine
+        if mine is None or agent in mine:
+            return waiting
+        if before is None and (shown := self._shown.get(agent)) is not None:
+            before = shown.waiting
+        return waiting if before is None else max(waiting, before)
 
     async def publish(self, agent: str) -> AgentState:
         """Show `agent`'s row as it is now; return it."""
         state = await self.state(agent)
+        self._emit(state)
+        return state
+
+    async def told(self, agent: str, waiting: int | None) -> AgentState:
+        """Show `agent`'s row at a fleet's renewal, once the lines the other
+        planes wrote are told: `waiting`, what waited for it before those
+        lines were read (None: not read). A turn's end is one commit (its
+        answer, its questions answered, its cost line), so a row that says
+        its question answered comes after its answer; a message sent here
+        since that read is counted too (it is counted again now)."""
+        worker = self._workers[agent]
+        state = await self._built(worker, await self._hold(worker), waiting)
         self._emit(state)
         return state
 
@@ -339,7 +371,7 @@ class Rows:
             return
         spent = figures.sums.get(agent, Decimal(0))
         hold = self._hold_known(worker, spent, figures)
-        waiting = figures.waiting.get(agent, 0)
+        waiting = self._waiting_shown(agent, figures.waiting.get(agent, 0))
         state = self.row(
             worker, spent=spent, hold=hold, waiting=waiting, resets_at=figures.resets_at
         )

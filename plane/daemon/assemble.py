@@ -440,7 +440,7 @@ def _fleet(
         told=workers.told,
         heard=interrupts.heard,
         idle=workers.idle,
-        show=rows.publish,
+        show=rows.told,
         ceilings_changed=rows.ceilings_changed,
         emit=services.emit,
         elsewhere=Elsewhere(services.conversation, said, roster.names),

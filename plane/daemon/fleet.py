@@ -65,7 +65,12 @@ say held now (plane/daemon/ceilings_heard.py).
 **What the others said.** Each tick after the first tells this plane's
 clients the lines other planes wrote since the last one, and shows those
 agents' rows again (plane/daemon/elsewhere.py): a TUI on any plane sees the
-whole fleet's conversations, as of this plane's last renewal.
+whole fleet's conversations, as of this plane's last renewal. What waits
+for each agent is read first, in one query, and the rows say that (or more,
+a message sent here since): a turn's end (its answer, its questions
+answered, its cost line) is one commit, so a row says its question answered
+only once its lines are told, and `plane send --wait` through this plane
+never ends before them (`Rows.told`).
 
 **Gateway agents, on every plane.** A gateway agent has no lease: its
 client calls any plane. Its floor-priced calls are marked, and its hold
@@ -231,7 +236,8 @@ class Fleet:
 
     Told at construction what to call: `wake` (an agent has work), `idle`
     (whether an agent has nothing in flight, so its lease may go), `show`
-    (an agent whose owner or lines changed, for its row to be shown again),
+    (an agent whose owner or lines changed, for its row to be shown again,
+    with what waited for it before its lines were read: `Rows.told`),
     `ceilings_changed` (the ceilings another plane changed, for the rows
     under them to be shown again: `Rows.ceilings_changed`) and `emit` (what
     this plane's clients are told: a fleet ceiling another plane set);
@@ -251,7 +257,7 @@ class Fleet:
         told: Callable[[str], None] | None = None,
         heard: Callable[[str], bool] = lambda payload: False,
         idle: Callable[[str], bool] = lambda agent: True,
-        show: Callable[[str], Awaitable[object]] | None = None,
+        show: Callable[[str, int | None], Awaitable[object]] | None = None,
         ceilings_changed: Callable[[Reread], None] = lambda changed: None,
         emit: Callable[[Event], None] | None = None,
         elsewhere: Elsewhere | None = None,
@@ -438,12 +444,12 @@ class Fleet:
         if not first:
             if self._gateway is not None:
                 await self._gateway.holds()
-            elsewhere = await self._followed()
+            waiting, elsewhere = await self._followed()
             if self._gateway is not None:
                 await self._gateway.floors(elsewhere, self._ledger.day())
             moved |= elsewhere
-        if moved and not first:
-            self._changed(moved)
+            if moved:
+                self._changed(moved, waiting)
         # The store answered: the closes it refused while it was away are written now.
         if written := await self._ledger.stranded.write():
             log.info("%d calls closed at their cost now that the store is back", written)
@@ -468,31 +474,41 @@ class Fleet:
             except Exception as exc:  # the store away, say: the next renewal's follows
                 log.warning("reading what changed at a renewal failed: %s", exc)
 
-    async def _followed(self) -> set[str]:
-        """What the other planes said since the last tick, told to this
-        plane's clients: the agents whose rows are to be shown again."""
+    async def _followed(self) -> tuple[dict[str, int] | None, set[str]]:
+        """What waits for each agent, read first, then what the other planes
+        said since the last tick, told to this plane's clients: the counts
+        (None: not read, nor the lines) and the agents whose rows are to be
+        shown again. Read in that order, a count says a question answered
+        only if the lines that answered it are among those told."""
         if self._elsewhere is None:
-            return set()
+            return {}, set()
         try:
-            return await self._elsewhere.follow()
+            waiting = await self._conversation.waiting_counts()
+            return waiting, await self._elsewhere.follow()
         except Exception as exc:  # the store away, say: told at the next tick
             log.debug("what the other planes said could not be read: %s", exc)
-            return set()
+            return None, set()
 
-    def _changed(self, agents: set[str]) -> None:
-        """Rows whose owner, lines or ceiling changed, shown again (those of
-        the agents this plane knows)."""
+    def _changed(self, agents: set[str], waiting: dict[str, int] | None) -> None:
+        """Rows whose owner or lines changed, shown again (those of the
+        agents this plane knows), each with what waited for it before the
+        lines were read (`waiting`; None: not read)."""
         if self._show is None:
             return
         for agent in agents:
-            task = asyncio.create_task(self._shown(self._show, agent), name=f"fleet:show:{agent}")
+            counted = None if waiting is None else waiting.get(agent, 0)
+            task = asyncio.create_task(
+                self._shown(self._show, agent, counted), name=f"fleet:show:{agent}"
+            )
             self._shows.add(task)
             task.add_done_callback(self._shows.discard)
 
     @staticmethod
-    async def _shown(show: Callable[[str], Awaitable[object]], agent: str) -> None:
+    async def _shown(
+        show: Callable[[str, int | None], Awaitable[object]], agent: str, waiting: int | None
+    ) -> None:
         try:
-            await show(agent)
+            await show(agent, waiting)
         except KeyError:  # not an agent of this plane's
             pass
         except Exception as exc:  # the store away, say: the next change shows it
