@@ -38,7 +38,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import date, datetime
 from decimal import Decimal
 from typing import NamedTuple
@@ -262,6 +262,23 @@ class Rows:
         state = await self._built(worker, await self._hold(worker), waiting)
         self._emit(state)
         return state
+
+    def behind(self, waiting: Mapping[str, int]) -> list[str]:
+        """The agents another plane of the fleet runs whose rows last shown
+        say other than what waits for them at a renewal (`waiting`, read
+        before its lines: an agent left out has nothing waiting). A turn that
+        failed unbilled writes its notice, then its end answers the question
+        with no line of its own: a renewal that told the notice before the
+        end committed showed the question waiting, and the next has no line
+        of the agent's to tell. Shown again (`told`), its row says it answered."""
+        mine = self._services.ownership.mine
+        if mine is None:
+            return []
+        return [
+            agent
+            for agent, row in self._shown.items()
+            if agent not in mine and row.waiting != waiting.get(agent, 0)
+        ]
 
     async def show(self, agent: str, hold: Hold | None) -> AgentState:
         """Show `agent`'s row given what the gate just said of it (not asked again)."""

@@ -441,6 +441,7 @@ def _fleet(
         heard=interrupts.heard,
         idle=workers.idle,
         show=rows.told,
+        behind=rows.behind,
         ceilings_changed=rows.ceilings_changed,
         emit=services.emit,
         elsewhere=Elsewhere(services.conversation, said, roster.names),

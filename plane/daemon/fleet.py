@@ -70,7 +70,12 @@ for each agent is read first, in one query, and the rows say that (or more,
 a message sent here since): a turn's end (its answer, its questions
 answered, its cost line) is one commit, so a row says its question answered
 only once its lines are told, and `plane send --wait` through this plane
-never ends before them (`Rows.told`).
+never ends before them (`Rows.told`). A row that says other than what waits
+for its agent at a renewal is shown again too, lines or not: a turn that
+failed unbilled writes its notice, then its end, with no line of its own,
+answers the question; told before that end committed, its row said the
+question waited, and the next renewal has no line of its to tell
+(`Rows.behind`).
 
 **Gateway agents, on every plane.** A gateway agent has no lease: its
 client calls any plane. Its floor-priced calls are marked, and its hold
@@ -95,7 +100,7 @@ import math
 import os
 import socket
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -238,6 +243,8 @@ class Fleet:
     (whether an agent has nothing in flight, so its lease may go), `show`
     (an agent whose owner or lines changed, for its row to be shown again,
     with what waited for it before its lines were read: `Rows.told`),
+    `behind` (the agents another plane runs whose rows shown say other than
+    what waits for them at a renewal, shown again too: `Rows.behind`),
     `ceilings_changed` (the ceilings another plane changed, for the rows
     under them to be shown again: `Rows.ceilings_changed`) and `emit` (what
     this plane's clients are told: a fleet ceiling another plane set);
@@ -258,6 +265,7 @@ class Fleet:
         heard: Callable[[str], bool] = lambda payload: False,
         idle: Callable[[str], bool] = lambda agent: True,
         show: Callable[[str, int | None], Awaitable[object]] | None = None,
+        behind: Callable[[Mapping[str, int]], Collection[str]] = lambda waiting: (),
         ceilings_changed: Callable[[Reread], None] = lambda changed: None,
         emit: Callable[[Event], None] | None = None,
         elsewhere: Elsewhere | None = None,
@@ -287,6 +295,9 @@ class Fleet:
         `plane.daemon.interrupts`), saying whether it was one."""
         self.idle = idle
         self._show = show
+        self._behind = behind
+        """The agents another plane runs whose rows shown say other than what
+        waits for them at a renewal: shown again with it (`Rows.behind`)."""
         self._shows: set[asyncio.Task[None]] = set()
         self._following: asyncio.Task[None] | None = None
         """What follows the last renewals (`follow`), run beside the next ones."""
@@ -448,6 +459,8 @@ class Fleet:
             if self._gateway is not None:
                 await self._gateway.floors(elsewhere, self._ledger.day())
             moved |= elsewhere
+            if waiting is not None:  # a turn's end told before it committed
+                moved |= set(self._behind(waiting))
             if moved:
                 self._changed(moved, waiting)
         # The store answered: the closes it refused while it was away are written now.

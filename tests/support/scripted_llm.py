@@ -107,6 +107,9 @@ class Fault:
     message: str = "scripted fault"
     body: dict[str, Any] | None = None
     """The error body verbatim (a real server's own shape); None: the wire's usual one."""
+    until: threading.Event | None = None
+    """Answered only once it is set (a call in flight for as long as a test
+    needs): `ScriptedLLM.fault(..., until=event)`."""
 
 
 @dataclass(frozen=True)
@@ -639,6 +642,15 @@ class _Handler(BaseHTTPRequestHandler):
         step, serial = llm._record(path, dict(self.headers), body)
         self._answer(step, wire_class(body, serial), bool(body.get("stream")))
 
+    def _waited(self, until: threading.Event | None) -> bool:
+        """Until `until` is set (None: at once); False, the connection to be
+        closed, if the model hung up meanwhile."""
+        while until is not None and not until.wait(0.05):
+            if self.server.llm.stopping.is_set():
+                self.close_connection = True
+                return False
+        return True
+
     def _answer(self, step: Step, wire: _Wire, stream: bool) -> None:
         llm = self.server.llm
         match step:
@@ -646,10 +658,8 @@ class _Handler(BaseHTTPRequestHandler):
                 if step.delay_s and llm.stopping.wait(step.delay_s):
                     self.close_connection = True  # hung up: the client hears it at once
                     return
-                while step.until is not None and not step.until.wait(0.05):
-                    if llm.stopping.is_set():
-                        self.close_connection = True
-                        return
+                if not self._waited(step.until):
+                    return
                 usage = step.usage or derived_usage(wire.body, step.text, step.tool_calls)
                 wire.model = step.answered_as or wire.model
                 if stream:
@@ -664,6 +674,8 @@ class _Handler(BaseHTTPRequestHandler):
                     self._json(200, wire.message(step, usage))
                 llm._bill(Billed(wire.serial, wire.model, False, usage, searches=step.searches))
             case Fault():
+                if not self._waited(step.until):
+                    return
                 headers = {}
                 if step.retry_after is not None:
                     headers["Retry-After"] = str(step.retry_after)
@@ -956,10 +968,12 @@ class ScriptedLLM:
         *,
         message: str = "scripted fault",
         body: dict[str, Any] | None = None,
+        until: threading.Event | None = None,
     ) -> ScriptedLLM:
         """An error status with the provider's error body (and Retry-After);
-        `body` sends a real server's own error body verbatim instead."""
-        return self._push(Fault(status, retry_after, message, body))
+        `body` sends a real server's own error body verbatim instead;
+        `until`: only once it is set."""
+        return self._push(Fault(status, retry_after, message, body, until))
 
     def malformed(self) -> ScriptedLLM:
         return self._push(Malformed())

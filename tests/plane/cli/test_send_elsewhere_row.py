@@ -9,7 +9,9 @@ while the answer was not told yet, and the command ended at the tool line
 and exited 1, a turn that went through reported failed. A row shown there
 between renewals (the agent's ceiling set on the plane that runs it, a row
 shown again for a reason of its own) says its message waits too, until the
-renewal that tells the answer."""
+renewal that tells the answer. A turn that fails unbilled, its notice told
+by a renewal before its end (no line of its own) committed, has its row
+shown again at the next renewal all the same, nothing waiting."""
 
 from __future__ import annotations
 
@@ -40,7 +42,12 @@ CONFIG = scripted_config("  demo: {}\n", limit_usd="5")
 LINES_READ = "SELECT * FROM messages WHERE id > ?"
 """How a renewal reads the lines the other planes wrote."""
 
-ANSWERED = "SELECT COUNT(*) FROM messages WHERE agent = 'demo' AND kind = 'cost'"
+ANSWERED = "SELECT EXISTS (SELECT 1 FROM messages WHERE agent = 'demo' AND kind = 'cost')"
+"""The turn's end (its answer and its cost line) committed."""
+NOTHING_WAITS = "SELECT NOT EXISTS (SELECT 1 FROM messages WHERE agent = 'demo' AND waiting = 1)"
+"""The turn's end (its question answered) committed."""
+QUESTION = "SELECT id FROM messages WHERE agent = 'demo' AND waiting = 1 FOR UPDATE"
+"""The question sent, its row locked: the turn's end waits to mark it answered."""
 
 
 class LinesHeld:
@@ -65,11 +72,11 @@ class LinesHeld:
         return rows
 
 
-async def answered(url: str) -> None:
-    """Until the turn's end (its answer and its cost line) is committed."""
+async def store_says(url: str, sql: str) -> None:
+    """Until `sql` reads true."""
     with psycopg.connect(url, autocommit=True) as watcher:
         async with asyncio.timeout(10 * LEASE_S):
-            while watcher.execute(ANSWERED).fetchone() == (0,):  # noqa: ASYNC110 - the store
+            while watcher.execute(sql).fetchone() != (True,):  # noqa: ASYNC110 - the store
                 await asyncio.sleep(0.02)
 
 
@@ -104,7 +111,7 @@ async def sent_as_it_renews(
             async with asyncio.timeout(10 * LEASE_S):
                 await lines.held.wait()  # the tool line read, the answer not written
             ends.set()
-            await answered(url)
+            await store_says(url, ANSWERED)
             shown = await meanwhile(a, b)
         finally:
             ends.set()
@@ -163,3 +170,51 @@ async def test_a_row_shown_between_renewals_says_waiting_until_the_answer_is_tol
     )
     assert shown is not None and shown.waiting == 1
     printed_the_answer(sent)
+
+
+async def question_locked(holding: psycopg.Connection[Any]) -> None:
+    """Until demo's question is stored, its row then locked by `holding`."""
+    async with asyncio.timeout(10 * LEASE_S):
+        while not holding.execute(QUESTION).fetchall():  # noqa: ASYNC110 - the store
+            await asyncio.sleep(0.02)
+
+
+async def test_send_wait_through_another_plane_to_a_turn_failing_as_it_renews_exits_1(
+    tmp_path, scripted_llm, postgres_url, monkeypatch
+):
+    """The provider answers with an error, no call paid: the turn writes its
+    notice, then its end marks the question answered with no line of its
+    own. b's renewal reads what waits (the question) and the lines (the
+    notice), and the end commits only then: the next renewal has no line of
+    demo's to tell, and shows its row again all the same, nothing waiting
+    now. The command ends with the notice and exits 1. Before, the row went
+    on saying the question waited, and the command waited out its timeout
+    (exit 124)."""
+    monkeypatch.setenv("PLANE_STORE", postgres_url)
+    monkeypatch.setattr(fleet, "LEASE_S", LEASE_S)
+    async with a_and_b(tmp_path, scripted_llm, CONFIG, 10 * LEASE_S) as (_, b):
+        asked = threading.Event()
+        scripted_llm.fault(503, until=asked)
+        lines = LinesHeld(b, "demo", monkeypatch)
+        sending = asyncio.create_task(
+            plane_cli_async(
+                b.home.root, "send", "demo", "hi", "--wait", "--timeout", str(6 * LEASE_S)
+            )
+        )
+        try:
+            with psycopg.connect(postgres_url) as holding:
+                try:
+                    await question_locked(holding)
+                    asked.set()
+                    async with asyncio.timeout(10 * LEASE_S):
+                        await lines.held.wait()  # the notice read, the end not committed
+                finally:
+                    asked.set()
+                    holding.rollback()
+            await store_says(postgres_url, NOTHING_WAITS)
+        finally:
+            lines.go_on.set()
+        sent = await sending
+    assert (sent.returncode, sent.stderr) == (1, ""), sent.stdout
+    [notice] = sent.stdout.splitlines()
+    assert notice.startswith("The turn stopped: "), sent.stdout
