@@ -494,7 +494,7 @@ class Fleet:
         shown again. Read in that order, a count says a question answered
         only if the lines that answered it are among those told."""
         if self._elsewhere is None:
-            return {}, set()
+            return None, set()  # nothing read: no count says anything
         try:
             waiting = await self._conversation.waiting_counts()
             return waiting, await self._elsewhere.follow()
