@@ -58,7 +58,9 @@ what waits.
 
 **Ceilings, told at once.** A plane that stores a change to a ceiling
 NOTIFYs `plane_wake` with `ceilings` and its name (`tell_ceilings`); every
-other plane reads them again then and at each tick, and shows its clients
+other plane reads them again then and at each tick, on the ticks' own
+connection (the plane's reader may be busy for seconds showing a
+takeover's rows), and shows its clients
 what changed: the rows under a fleet's or a group's ceiling too, which may
 say held now (plane/daemon/ceilings_heard.py).
 
@@ -309,6 +311,7 @@ class Fleet:
             mine=lambda: self._ownership.mine or frozenset(),
             show=ceilings_changed,
             emit=emit,
+            store=lambda: self._store,
         )
         self._listening = asyncio.Event()
         """Set once the first LISTEN is in place (`start` waits for it)."""
