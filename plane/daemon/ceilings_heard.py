@@ -23,6 +23,7 @@ import logging
 from collections.abc import Callable, Collection
 
 from plane.money.ceilings import Ceilings, Reread
+from plane.store.engine import Database
 from plane.wire.protocol import Event, FleetChanged
 
 log = logging.getLogger(__name__)
@@ -41,7 +42,8 @@ class CeilingsHeard:
     whose hold may have changed), `mine` (the agents it runs now), `show`
     (what changed, for the rows under it to be shown again:
     `Rows.ceilings_changed`) and `emit` (what this plane's clients are
-    told: the fleet's new ceiling)."""
+    told: the fleet's new ceiling); `store`, the connection the ceilings
+    are read through."""
 
     def __init__(
         self,
@@ -52,6 +54,7 @@ class CeilingsHeard:
         mine: Callable[[], Collection[str]],
         show: Callable[[Reread], None],
         emit: Callable[[Event], None] | None = None,
+        store: Callable[[], Database] | None = None,
     ) -> None:
         self._plane = plane
         self._ceilings = ceilings
@@ -59,6 +62,12 @@ class CeilingsHeard:
         self._mine = mine
         self._show = show
         self._emit = emit
+        self._store = store
+        """The store connection the ceilings are read through (None: the
+        plane's own): the fleet's ticks' own, which no agent's read queues on.
+        While a takeover's thousands of rows are shown again, the plane's
+        reader is busy for seconds at a time; a ceiling another plane set
+        still holds this plane's agents within a renewal."""
         self._reading = asyncio.Lock()
         """One read of the ceilings at a time (a tick's, or a notice's)."""
         self._stale = False
@@ -71,7 +80,7 @@ class CeilingsHeard:
         holds or frees are the caller's to wake: a tick wakes every agent it
         runs anyway, a notice's read those that changed (`_reread`)."""
         async with self._reading:
-            reread = await self._ceilings.reload()
+            reread = await self._ceilings.reload(None if self._store is None else self._store())
         if reread:
             self._tell_clients(reread)
         return reread

@@ -58,7 +58,9 @@ what waits.
 
 **Ceilings, told at once.** A plane that stores a change to a ceiling
 NOTIFYs `plane_wake` with `ceilings` and its name (`tell_ceilings`); every
-other plane reads them again then and at each tick, and shows its clients
+other plane reads them again then and at each tick, on the ticks' own
+connection (the plane's reader may be busy for seconds showing a
+takeover's rows), and shows its clients
 what changed: the rows under a fleet's or a group's ceiling too, which may
 say held now (plane/daemon/ceilings_heard.py).
 
@@ -153,16 +155,38 @@ EXPIRED = (
 """Other planes' leases among `?4` that ran out, passing over the rows
 another transaction holds: a stalled plane's, a write under its lease or a
 tick of its open (taken at a later tick, once the server ended it)."""
-RENEWED = (
-    "UPDATE leases SET expires_ms = ?1 WHERE plane = ?2 AND expires_ms >= ?3 AND agent IN"
-    " (SELECT agent FROM leases WHERE plane = ?2 AND expires_ms >= ?3 FOR UPDATE SKIP LOCKED)"
-)
-"""`?2`'s leases still running at `?3`, renewed until `?1`, passing over the
+
+
+def renewing(among: str = "") -> str:
+    """`RENEWED`, of the leases `among` says (a condition added: none, all)."""
+    mine = f"plane = ?2 AND expires_ms >= ?3{among}"
+    return (
+        "UPDATE leases SET expires_ms = ?1 WHERE ctid = ANY(ARRAY(SELECT ctid FROM leases"
+        f" WHERE {mine} FOR UPDATE SKIP LOCKED)) AND {mine}"
+    )
+
+
+RENEWED = renewing()
+"""`?2`'s leases still running at `?3`, renewed until `?1`: each row locked
+and then written where it was found (its `ctid`), one pass over the
+plane's rows, not a second to find them again by name; the condition is
+checked again on the row as written, so a lease another plane took
+meanwhile is never renewed. It passes over the
 rows a transaction of this plane's own holds (a write's fence check locks
 its agent's row to its commit): waiting on one while holding those already
 renewed, the renewal and a write checking two agents could each wait for
 the other (PostgreSQL ends one of them after a second). Those passed over
 are renewed a moment later (`HELD_TRIES`)."""
+RENEWAL = (
+    f"WITH renewed AS ({RENEWED} RETURNING agent, epoch)"
+    " SELECT mine.agent, mine.expires_ms, renewed.epoch FROM leases AS mine"
+    " LEFT JOIN renewed ON renewed.agent = mine.agent WHERE mine.plane = ?2 AND mine.expires_ms > 0"
+)
+"""The renewal (`RENEWED`) and, in the same statement, every lease of
+`?2`'s as it was before it: each with its epoch if renewed, without one if
+passed over (running still) or run out. At 10,000 agents one pass over
+the plane's rows, where three statements read them (one comparing each
+row with the 10,000 names renewed)."""
 HELD_TRIES = 8
 """How many times the leases a write of this plane's held are tried again,
 a moment apart (5 ms, doubling); then waited for."""
@@ -326,6 +350,7 @@ class Fleet:
             mine=lambda: self._ownership.mine or frozenset(),
             show=ceilings_changed,
             emit=emit,
+            store=lambda: self._store,
         )
         self._listening = asyncio.Event()
         """Set once the first LISTEN is in place (`start` waits for it)."""
@@ -543,34 +568,26 @@ class Fleet:
             "SELECT COUNT(*) FROM planes WHERE seen_ms > ?", (now - lease,)
         ).fetchone()
         ran_out = _ran_out(now, lease, first)
-        epochs = {
-            agent: int(epoch)
-            for agent, epoch in conn.execute(
-                f"{RENEWED} RETURNING agent, epoch", (now + lease, me, ran_out)
-            ).fetchall()
-        }
-        held = tuple(
-            agent
-            for (agent,) in conn.execute(
-                "SELECT agent FROM leases WHERE plane = ? AND expires_ms >= ?"
-                " AND NOT (agent = ANY(?)) ORDER BY agent",
-                (me, ran_out, list(epochs)),
-            ).fetchall()
-        )
-        # Those that ran out are taken anew (`_take`): they count as this plane's.
-        (anew,) = conn.execute(
-            "SELECT COUNT(*) FROM leases WHERE plane = ? AND expires_ms > 0 AND expires_ms < ?",
-            (me, ran_out),
-        ).fetchone()
+        epochs: dict[str, int] = {}
+        held: list[str] = []
+        anew = 0  # those that ran out, taken anew (`_take`): they count as this plane's
+        for agent, expires, epoch in conn.execute(RENEWAL, (now + lease, me, ran_out)).fetchall():
+            if epoch is not None:
+                epochs[agent] = int(epoch)
+            elif int(expires) >= ran_out:
+                held.append(agent)
+            else:
+                anew += 1
         share = math.ceil(len(agents) / max(int(live), 1))
-        surplus = max(len(epochs) + len(held) + int(anew) - share, 0)
-        for agent in sorted(set(epochs) & idle)[:surplus]:
-            # Let go, the row kept: its epoch goes on from where it is.
+        surplus = max(len(epochs) + len(held) + anew - share, 0)
+        if going := sorted(set(epochs) & idle)[:surplus]:
+            # Let go, the rows kept: their epochs go on from where they are.
             conn.execute(
-                "UPDATE leases SET expires_ms = 0 WHERE plane = ? AND agent = ?", (me, agent)
+                "UPDATE leases SET expires_ms = 0 WHERE plane = ? AND agent = ANY(?)", (me, going)
             )
-            del epochs[agent]
-        return Renewal(now, share, epochs, held)
+            for agent in going:
+                del epochs[agent]
+        return Renewal(now, share, epochs, tuple(sorted(held)))
 
     async def _renew_held(self, renewal: Renewal) -> Renewal:
         """The leases a write of this plane's held as they were renewed,
@@ -582,11 +599,12 @@ class Fleet:
         def renew(conn: Connection, waiting: bool) -> list[tuple[str, int]]:
             sql = (
                 "UPDATE leases SET expires_ms = ?1 WHERE plane = ?2 AND expires_ms >= ?3"
+                " AND agent = ANY(?4)"
                 if waiting
-                else RENEWED
+                else renewing(" AND agent = ANY(?4)")  # those rows alone locked
             )
             rows = conn.execute(
-                f"{sql} AND agent = ANY(?4) RETURNING agent, epoch",
+                f"{sql} RETURNING agent, epoch",
                 (until, me, renewal.now_ms, held),
             ).fetchall()
             return [(agent, int(epoch)) for agent, epoch in rows]

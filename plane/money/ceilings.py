@@ -150,29 +150,31 @@ class Ceilings:
         self.changes += 1
         await self.reload()
 
-    async def reload(self) -> Reread:
+    async def reload(self, db: Database | None = None) -> Reread:
         """Read the operator's values and the asks again (another plane on
         the store may have changed them); say what changed. Only the agents
         whose stored values differ are looked at: a fleet of thousands costs
-        the comparison of its dicts, not a look at each agent."""
+        the comparison of its dicts, not a look at each agent. `db`: the
+        store connection read through, when not the plane's own (a fleet's
+        ticks read on theirs, which no agent's read queues on)."""
         async with self._turns:
             while True:
                 moved = self._moved
-                stored = await self._stored()
+                stored = await self._stored(db or self._db)
                 if self._moved == moved:
                     return self._reread(stored)
 
-    async def _stored(self) -> Stored:
+    async def _stored(self, db: Database) -> Stored:
         """The operator's values, the asks, the raises, the fleet's and the
-        groups' values, as stored."""
-        rows = await self._db.fetchall("SELECT agent, limit_usd FROM ceilings")
+        groups' values, as stored in `db`."""
+        rows = await db.fetchall("SELECT agent, limit_usd FROM ceilings")
         set_ = {
             r["agent"]: amount_or_none("ceilings", r["agent"], "limit_usd", r["limit_usd"])
             for r in rows
         }
-        asks = await self._db.fetchall("SELECT agent, limit_usd FROM asks")
+        asks = await db.fetchall("SELECT agent, limit_usd FROM asks")
         asked = {r["agent"]: amount("asks", r["agent"], "limit_usd", r["limit_usd"]) for r in asks}
-        raises = await self._db.fetchall("SELECT agent, limit_usd, ends_at FROM raises")
+        raises = await db.fetchall("SELECT agent, limit_usd, ends_at FROM raises")
         raised = {
             r["agent"]: (
                 amount("raises", r["agent"], "limit_usd", r["limit_usd"]),
@@ -180,13 +182,13 @@ class Ceilings:
             )
             for r in raises
         }
-        fleet = await self._db.fetchone("SELECT limit_usd, set_by FROM fleet WHERE id = 1")
+        fleet = await db.fetchone("SELECT limit_usd, set_by FROM fleet WHERE id = 1")
         fleet_set = (
             (amount_or_none("fleet", "the fleet", "limit_usd", fleet["limit_usd"]),)
             if fleet is not None and fleet["set_by"]
             else None
         )
-        return Stored(set_, asked, raised, fleet_set, await self.groups.read())
+        return Stored(set_, asked, raised, fleet_set, await self.groups.read(db))
 
     def _reread(self, stored: Stored) -> Reread:
         """The values `_stored` read, in memory; what changed."""

@@ -64,10 +64,10 @@ class Groups:
                 value,
             )
 
-    async def read(self) -> dict[str, Decimal | None]:
+    async def read(self, db: Database | None = None) -> dict[str, Decimal | None]:
         """The operator's values as stored (another plane may have set one),
-        for `reread`."""
-        rows = await self._db.fetchall("SELECT name, limit_usd FROM group_limits")
+        for `reread`; read through `db` when given (`Ceilings.reload`)."""
+        rows = await (db or self._db).fetchall("SELECT name, limit_usd FROM group_limits")
         return {r["name"]: _limit(r) for r in rows}
 
     def reread(self, found: dict[str, Decimal | None]) -> frozenset[str]:
