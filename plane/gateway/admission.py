@@ -55,6 +55,9 @@ RETRY_S = 5
 """The Retry-After of such a refusal: the client tries again soon by itself."""
 UNPRICED_CODE = "model_unpriced"
 """The code of a refusal on a model with no price, where the API has codes."""
+PAUSED_CODE = "agent_paused"
+"""The code of a refusal of a call of an agent the operator paused, where the
+API has codes: it is over no ceiling (not `daily_ceiling_reached`)."""
 LOOP_RETRY_S = 3600
 """The Retry-After of a call refused by a hold no day's end lifts (its agent
 held in a loop, paused, or on a model with no price): long enough that a
@@ -156,7 +159,9 @@ class Admission:
                         raise self._lasting(wire, said, "agent_held_in_loop")
                     if isinstance(hold, Unpriced):
                         raise self._lasting(wire, said, UNPRICED_CODE)
-                    if isinstance(hold, Paused) or _paused(hold):
+                    if isinstance(hold, Paused):
+                        raise self._lasting(wire, said, PAUSED_CODE)
+                    if _paused(hold):
                         raise self._lasting(wire, said)
                     raise self._held(wire, said)
                 estimate = Estimate(Decimal(0), Decimal(0))

@@ -9,11 +9,13 @@ A real plane with its HTTP listener and the scripted upstream.
 
 from __future__ import annotations
 
+import sqlite3
 from decimal import Decimal
+from functools import partial
 
 import pytest
 
-from tests.support.fixtures_gateway import CONFIG, GatewayPlane, StartGateway
+from tests.support.fixtures_gateway import CONFIG, NOON, GatewayPlane, StartGateway
 from tests.support.local_http import local_client
 
 pytestmark = [pytest.mark.timeout(30)]
@@ -115,3 +117,35 @@ async def test_a_tag_s_zero_ceiling_is_a_pause_with_no_promise_of_midnight(
     assert gw.llm.requests == []
     status, _, _ = await refused(gw, "claude", "scripted-model")
     assert status == 200
+
+
+def paused_in_store(agent: str, conn: sqlite3.Connection) -> None:
+    """`agent` kept paused by the operator, as the store has it."""
+    conn.execute(
+        "INSERT INTO agent_settings (name, paused, set_at) VALUES (?, 1, ?)",
+        (agent, NOON.isoformat()),
+    )
+
+
+async def test_the_operator_s_pause_is_refused_as_a_pause_not_a_ceiling_reached(
+    start_gateway: StartGateway,
+) -> None:
+    """A paused agent is not over any ceiling: on Chat Completions and
+    Responses its calls say `agent_paused`, never `daily_ceiling_reached`.
+    (A gateway agent is paused as the store keeps it, here from before it
+    was one: the operator cannot pause one, only resume it.)"""
+    gw = await start_gateway()
+    await gw.db.write(partial(paused_in_store, "aider"))
+    gw = await start_gateway(restart=gw)
+    heads = {"authorization": f"Bearer {gw.keys['aider']}"}
+    asked = {
+        "/v1/chat/completions": {"model": "scripted-model", "messages": HELLO, "max_tokens": 10},
+        "/v1/responses": {"model": "scripted-model", "input": "hello", "max_output_tokens": 10},
+    }
+    async with local_client(base_url=gw.url, timeout=10) as http:
+        for path, body in asked.items():
+            answer = await http.post(path, json=body, headers=heads)
+            error = answer.json()["error"]
+            assert (answer.status_code, error["code"]) == (400, "agent_paused"), path
+            assert error["message"].startswith("aider is paused: it takes no turn until")
+    assert gw.llm.requests == []
