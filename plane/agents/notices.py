@@ -170,7 +170,9 @@ def above_agent(agent: str, full: Full, flying: Decimal | None, resets_in: str) 
     """Why a call was refused at admission, or an agent is held by a ceiling
     above its own (the fleet's, its group's, its tag's). `full.spent` counts
     calls in flight at their estimates (`flying`, None: not known): it is
-    said to be spent only when none is."""
+    said to be spent only when none is. A ceiling of zero is a pause (`paused_above`)."""
+    if full.ceiling == 0:
+        return paused_above(agent, full)
     figure = spend_against(full.spent, full.ceiling)
     ceiling = usd_exact(full.ceiling)
     whose = full.whose(full.name)  # the group's
@@ -203,6 +205,29 @@ def above_agent(agent: str, full: Full, flying: Decimal | None, resets_in: str) 
     return (
         f"{agent} is not answering this call: {said}; calls with the tag go again at 00:00 "
         f"UTC, in {resets_in}, or when its ceiling (tags: in agents.yaml) is raised."
+    )
+
+
+def paused_above(agent: str, full: Full) -> str:
+    """Why a call or a turn waits on a ceiling of zero above the agent's (the
+    fleet's, its group's, its tag's): a pause, which a new day does not end,
+    only the limit raised or removed."""
+    if full.scope == "fleet":
+        return (
+            f"{agent} is paused: the fleet's daily ceiling is $0.00, so no agent takes a turn "
+            "until the fleet limit is raised (/limit fleet 5, or /limit fleet off); a new day "
+            "does not end a pause."
+        )
+    if full.scope == "group":
+        return (
+            f"{agent} is paused: {full.whose(full.name)}'s daily ceiling is $0.00, so none of "
+            f"the group's agents takes a turn until the group limit is raised (/limit group "
+            f"{full.name} 5, or /limit group {full.name} off); a new day does not end a pause."
+        )
+    return (
+        f"{agent} is not answering this call: calls tagged {full.name} have a daily ceiling "
+        "of $0.00, a pause, so none goes until that ceiling is raised or removed (tags: in "
+        "agents.yaml); a new day does not end it. Its calls without the tag go on."
     )
 
 

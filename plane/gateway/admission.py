@@ -55,6 +55,9 @@ RETRY_S = 5
 """The Retry-After of such a refusal: the client tries again soon by itself."""
 UNPRICED_CODE = "model_unpriced"
 """The code of a refusal on a model with no price, where the API has codes."""
+PAUSED_CODE = "agent_paused"
+"""The code of a refusal of a call of an agent the operator paused, where the
+API has codes: it is over no ceiling (not `daily_ceiling_reached`)."""
 LOOP_RETRY_S = 3600
 """The Retry-After of a call refused by a hold no day's end lifts (its agent
 held in a loop, paused, or on a model with no price): long enough that a
@@ -156,7 +159,9 @@ class Admission:
                         raise self._lasting(wire, said, "agent_held_in_loop")
                     if isinstance(hold, Unpriced):
                         raise self._lasting(wire, said, UNPRICED_CODE)
-                    if isinstance(hold, Paused) or _paused(hold):
+                    if isinstance(hold, Paused):
+                        raise self._lasting(wire, said, PAUSED_CODE)
+                    if _paused(hold):
                         raise self._lasting(wire, said)
                     raise self._held(wire, said)
                 estimate = Estimate(Decimal(0), Decimal(0))
@@ -311,7 +316,7 @@ class Admission:
             full = TagFull(day.settled, day.ceiling, name)
             held = AboveAgent(agent, full, services.gate.resets_at(), Decimal(0))
             await self._tell_hold(agent, held)
-            raise self._held(wire, notices.why(held, services.clock.now()))
+            raise self._refused(wire, held)
         verdict = judge(day, estimate)
         if verdict == "go":
             return None
@@ -363,7 +368,7 @@ class Admission:
             hold = await services.gate.full_hold(spec.name, full)
             if not isinstance(full, TagFull):  # a tag holds its calls, not the agent
                 await self._tell_hold(spec.name, hold)
-            raise self._held(wire, notices.why(hold, services.clock.now())) from None
+            raise self._refused(wire, hold) from None
 
     async def _tell_hold(self, agent: str, hold: Hold | None) -> None:
         """Why `agent`'s call was refused, said once a held spell (None: one
@@ -381,6 +386,12 @@ class Admission:
         status, error, extra = wire.held(notice, LOOP_RETRY_S, code=code)
         return GatewayRefused(status, notice, extra, error)
 
+    def _refused(self, wire: Wire, hold: AboveAgent) -> GatewayRefused:
+        """The refusal of a call a ceiling above its agent's holds: until
+        00:00 UTC, or, a ceiling of zero (a pause), until it is raised."""
+        said = notices.why(hold, self._services.clock.now())
+        return self._lasting(wire, said) if _paused(hold) else self._held(wire, said)
+
     def _held(self, wire: Wire, notice: str) -> GatewayRefused:
         """The refusal of a call that does not fit today: true until 00:00 UTC."""
         services = self._services
@@ -390,7 +401,10 @@ class Admission:
 
 
 def _paused(hold: Hold) -> bool:
-    """A ceiling of zero: a pause, which a new day does not end."""
+    """A ceiling of zero, the agent's own or one above it (its group's, its
+    tag's, the fleet's): a pause, which a new day does not end."""
+    if isinstance(hold, AboveAgent):
+        return hold.full.ceiling == 0
     return isinstance(hold, AtCeiling) and hold.ceiling == 0
 
 

@@ -326,10 +326,11 @@ def _choices(value: Any) -> int:
 
 
 def chat_asked(body: dict[str, Any]) -> Asked:
-    """Chat Completions: `n` answers, each up to `max_completion_tokens` (or,
-    absent or null, the older `max_tokens`), and what a `prediction` holds; a search model
-    (by its name, or asked with `web_search_options`) searches the web once a
-    call, billed whatever its usage says. Refuses an `n` that is not a whole
+    """Chat Completions: `n` answers, each up to `max_completion_tokens` or
+    the older `max_tokens` (the larger, where both are given), and what a
+    `prediction` holds; a search model (by its name, or asked with
+    `web_search_options`) searches the web once a call, billed whatever its
+    usage says. Refuses an `n` that is not a whole
     number (`GatewayRefused`)."""
     tally = _prompt(body)
     searches: int | None = 0
@@ -338,14 +339,13 @@ def chat_asked(body: dict[str, Any]) -> Asked:
     if searching or body.get("web_search_options") is not None:
         tally.unseen.append("web search")
         searches = None
-    limit = _stated(body, "max_completion_tokens", "max_tokens")
     predicted = _Tally()
     predicted.walk(body.get("prediction"))
     return Asked(
         tally.chars,
         tally.bytes,
         tally.images,
-        output_limit=_int(limit),
+        output_limit=_larger_limit(body, "max_completion_tokens", "max_tokens"),
         choices=_choices(body.get("n")),
         unseen=tuple(dict.fromkeys(tally.unseen)),
         searches=searches,
@@ -358,11 +358,18 @@ def chat_asked(body: dict[str, Any]) -> Asked:
     )
 
 
-def _stated(body: dict[str, Any], *keys: str) -> Any:
-    """The first of `keys` the request gives a value: a null one is absent
-    (`max_completion_tokens: null` beside `max_tokens: 50` is bounded by
-    the 50, not read as no limit). None: none of them is given."""
-    return next((body[key] for key in keys if body.get(key) is not None), None)
+def _larger_limit(body: dict[str, Any], *keys: str) -> int | None:
+    """The output limit of a request that may state it in any of `keys`: the
+    larger of those it gives, since the server may honour either
+    (`max_completion_tokens: 10` beside `max_tokens: 4000` may write 4,000
+    tokens on a server that reads only `max_tokens`). A null one is absent
+    (`max_completion_tokens: null` beside `max_tokens: 50` is bounded by the
+    50); one that bounds nothing leaves the answer unbounded (None), as does
+    giving none."""
+    stated = [_int(body[key]) for key in keys if body.get(key) is not None]
+    if not stated or None in stated:
+        return None
+    return max(limit for limit in stated if limit is not None)
 
 
 def _spoken(body: dict[str, Any]) -> bool:

@@ -9,11 +9,13 @@ A real plane with its HTTP listener and the scripted upstream.
 
 from __future__ import annotations
 
+import sqlite3
 from decimal import Decimal
+from functools import partial
 
 import pytest
 
-from tests.support.fixtures_gateway import GatewayPlane, StartGateway
+from tests.support.fixtures_gateway import CONFIG, NOON, GatewayPlane, StartGateway
 from tests.support.local_http import local_client
 
 pytestmark = [pytest.mark.timeout(30)]
@@ -23,13 +25,18 @@ MIDNIGHT = str(12 * 3600)
 """The Retry-After of a hold the day's end lifts, from the plane's noon."""
 
 
-async def refused(gw: GatewayPlane, agent: str, model: str) -> tuple[int, dict[str, str], str]:
-    """Status, headers and the error's sentence of `agent`'s call on `model`."""
+async def refused(
+    gw: GatewayPlane, agent: str, model: str, tag: str | None = None
+) -> tuple[int, dict[str, str], str]:
+    """Status, headers and the error's sentence of `agent`'s call on `model`
+    (carrying `tag`, if given)."""
     path, heads = gw.calls_as(agent)
+    heads = heads | ({"x-plane-tag": tag} if tag else {})
     body = {"model": model, "messages": HELLO, "max_tokens": 10}
     async with local_client(base_url=gw.url, timeout=10) as http:
         answer = await http.post(path, json=body, headers=heads)
-    return answer.status_code, dict(answer.headers), answer.json()["error"]["message"]
+    said = answer.json().get("error", {}).get("message", "")  # none on an answer
+    return answer.status_code, dict(answer.headers), said
 
 
 async def test_a_model_with_no_price_is_refused_with_no_promise_of_midnight(
@@ -62,4 +69,83 @@ async def test_a_pause_is_refused_with_no_promise_of_midnight(
     assert status == 429
     assert headers["retry-after"] == "3600", "a new day does not end a pause"
     assert "paused" in said and "00:00" not in said
+    assert gw.llm.requests == []
+
+
+GROUPED = CONFIG + "groups:\n  crew:\n    limitUsd: 5\n    agents: [claude, aider]\n"
+TAGGED = CONFIG + "tags:\n  t-1: {limitUsd: 0}\n"
+
+
+async def test_a_group_s_zero_ceiling_is_a_pause_with_no_promise_of_midnight(
+    start_gateway: StartGateway,
+) -> None:
+    """`/limit group crew 0` pauses the group: its calls are told to wait
+    long, and what lifts it, never 00:00 UTC."""
+    gw = await start_gateway(GROUPED)
+    await gw.services.gate.ceilings.set_group("crew", Decimal(0))
+    status, headers, said = await refused(gw, "claude", "scripted-model")
+    assert (status, headers["retry-after"]) == (429, "3600"), "a new day does not end a pause"
+    assert said.startswith("claude is paused: its group crew's daily ceiling is $0.00")
+    assert "/limit group crew 5, or /limit group crew off" in said and "00:00" not in said
+    status, headers, said = await refused(gw, "aider", "scripted-model")
+    assert (status, "retry-after" in headers, "00:00" in said) == (400, False, False)
+    assert gw.llm.requests == []
+
+
+async def test_the_fleet_s_zero_ceiling_is_a_pause_with_no_promise_of_midnight(
+    start_gateway: StartGateway,
+) -> None:
+    gw = await start_gateway()
+    await gw.services.gate.ceilings.set_fleet(Decimal(0))
+    status, headers, said = await refused(gw, "claude", "scripted-model")
+    assert (status, headers["retry-after"]) == (429, "3600"), "a new day does not end a pause"
+    assert said.startswith("claude is paused: the fleet's daily ceiling is $0.00")
+    assert "/limit fleet 5, or /limit fleet off" in said and "00:00" not in said
+    assert gw.llm.requests == []
+
+
+async def test_a_tag_s_zero_ceiling_is_a_pause_with_no_promise_of_midnight(
+    start_gateway: StartGateway,
+) -> None:
+    """A tag's ceiling of $0.00 holds the calls carrying it, and no day's
+    end lifts it; the agent's other calls go on."""
+    gw = await start_gateway(TAGGED)
+    status, headers, said = await refused(gw, "claude", "scripted-model", tag="t-1")
+    assert (status, headers["retry-after"]) == (429, "3600"), "a new day does not end a pause"
+    assert "calls tagged t-1 have a daily ceiling of $0.00" in said
+    assert "tags: in agents.yaml" in said and "00:00" not in said
+    assert gw.llm.requests == []
+    status, _, _ = await refused(gw, "claude", "scripted-model")
+    assert status == 200
+
+
+def paused_in_store(agent: str, conn: sqlite3.Connection) -> None:
+    """`agent` kept paused by the operator, as the store has it."""
+    conn.execute(
+        "INSERT INTO agent_settings (name, paused, set_at) VALUES (?, 1, ?)",
+        (agent, NOON.isoformat()),
+    )
+
+
+async def test_the_operator_s_pause_is_refused_as_a_pause_not_a_ceiling_reached(
+    start_gateway: StartGateway,
+) -> None:
+    """A paused agent is not over any ceiling: on Chat Completions and
+    Responses its calls say `agent_paused`, never `daily_ceiling_reached`.
+    (A gateway agent is paused as the store keeps it, here from before it
+    was one: the operator cannot pause one, only resume it.)"""
+    gw = await start_gateway()
+    await gw.db.write(partial(paused_in_store, "aider"))
+    gw = await start_gateway(restart=gw)
+    heads = {"authorization": f"Bearer {gw.keys['aider']}"}
+    asked = {
+        "/v1/chat/completions": {"model": "scripted-model", "messages": HELLO, "max_tokens": 10},
+        "/v1/responses": {"model": "scripted-model", "input": "hello", "max_output_tokens": 10},
+    }
+    async with local_client(base_url=gw.url, timeout=10) as http:
+        for path, body in asked.items():
+            answer = await http.post(path, json=body, headers=heads)
+            error = answer.json()["error"]
+            assert (answer.status_code, error["code"]) == (400, "agent_paused"), path
+            assert error["message"].startswith("aider is paused: it takes no turn until")
     assert gw.llm.requests == []

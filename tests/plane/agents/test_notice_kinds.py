@@ -40,6 +40,7 @@ NOTICES: dict[str, tuple[str, str | None]] = {
     "clock_behind": (notices.clock_behind(date(2026, 11, 28), date(2026, 11, 29)), None),
     "above_agent": (notices.above_agent("demo", FleetFull(SPENT, SPENT), None, "3h"), "held"),
     "unpriced_held": (notices.unpriced_held("demo", "other-model"), "held"),
+    "paused_above": (notices.paused_above("demo", FleetFull(SPENT, Decimal(0))), "paused"),
     # A gateway agent's call that does not fit: calls that fit still go, so it is not held.
     "too_dear": (notices.too_dear("demo", Decimal(1), Decimal("0.5"), Decimal(2), "3h"), None),
     "in_flight": (notices.in_flight("demo", SPENT, SPENT, SPENT, SPENT, 5), None),
@@ -104,6 +105,9 @@ def test_each_notice_is_told_apart_from_routine_lines(text: str, kind: str | Non
         ),
         # A tag holds its calls, not the agent: the agent answers calls without it.
         (notices.above_agent("demo", TagFull(SPENT, SPENT, "t-1"), Decimal(0), "3h"), None),
+        # A ceiling of zero above the agent's is a pause; a tag's pauses only its calls.
+        (notices.above_agent("demo", GroupFull(SPENT, Decimal(0), "r"), SPENT, "3h"), "paused"),
+        (notices.above_agent("demo", TagFull(SPENT, Decimal(0), "t-1"), SPENT, "3h"), None),
         (notices.unpriced_held("demo", "other-model", "group", "research"), "held"),
         (notices.unpriced_held("demo", "other-model", "fleet"), "held"),
         *[

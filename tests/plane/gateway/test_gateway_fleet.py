@@ -63,6 +63,6 @@ async def test_a_gateway_call_refused_at_admission_is_held_and_not_sent(
 async def test_at_the_fleet_ceiling_the_gate_holds_a_gateway_call(start_gateway) -> None:
     gw = await start_gateway()
     await gw.services.gate.ceilings.set_fleet(Decimal(0))
-    with pytest.raises(openai.APIStatusError, match="the fleet has spent"):
+    with pytest.raises(openai.APIStatusError, match=r"the fleet's daily ceiling is \$0\.00"):
         await call(gw)
     assert gw.llm.requests == []
