@@ -22,6 +22,7 @@ from plane.clock import until
 from plane.history.conversation import Conversation, CostLine
 from plane.money.ledger import Interrupted
 from plane.money.limits import ALL_PRICED, Priced
+from plane.money.savings import COMPACTION
 from plane.wire.protocol import Usage
 from plane.wire.words import plain, turn_line
 
@@ -84,13 +85,22 @@ class AfterTurn:
         (`Conversation.end_turn`), when it spent anything: a turn whose calls
         all failed unbilled gets none (`$0.00 · 0 in · 0 out` says nothing;
         the notice above it says what happened). What compression saved is
-        recorded now, before the line that says it."""
+        recorded now, before the line that says it, and what compaction saved
+        beside it, under its own name."""
         day = await self._services.ledger.today()
-        await self._services.savings.record(agent, model, result.saved_chars, day)
+        savings = self._services.savings
+        await savings.record(agent, model, result.saved_chars, day)
+        await savings.record(agent, model, result.compacted_chars, day, lever=COMPACTION)
         if said_nothing(result):
             return None
         return CostLine(
-            turn_line(result.cost, result.usage, result.saved_chars, unpriced=result.unpriced),
+            turn_line(
+                result.cost,
+                result.usage,
+                result.saved_chars,
+                compacted_chars=result.compacted_chars,
+                unpriced=result.unpriced,
+            ),
             cost_usd=None if result.unpriced and not result.cost else result.cost,
             usage=result.usage,
             failed=not result.ok and not result.held,  # held: kept, answered later
@@ -99,7 +109,8 @@ class AfterTurn:
 
 def said_nothing(result: TurnResult) -> bool:
     """A turn whose calls spent nothing, counted nothing and saved nothing."""
-    return result.cost == 0 and result.usage == Usage() and not result.saved_chars
+    saved = result.saved_chars or result.compacted_chars
+    return result.cost == 0 and result.usage == Usage() and not saved
 
 
 def tell_cut_turns(conversation: Conversation, tx: Connection, cut: dict[str, Interrupted]) -> None:

@@ -66,6 +66,9 @@ class TurnResult:
     """LLM calls made, failed ones included."""
     saved_chars: int = 0
     """What compression kept out of the model's input this turn."""
+    compacted_chars: int = 0
+    """What compaction took out of the model's history this turn (said as
+    its own, not compression's: either lever may be off)."""
     overflowed: bool = False
     """The provider refused the prompt as longer than the model's context:
     nothing of this turn is kept in the model's history."""
@@ -211,7 +214,7 @@ class Turn:
             if services.refs is not None:
                 await asyncio.to_thread(services.refs.put, compaction.removed)
             await services.transcript.replace(agent, compaction.history)
-            self.result.saved_chars += compaction.saved_chars
+            self.result.compacted_chars += compaction.saved_chars
             history = compaction.history
         if services.config.session.auto_compact and not self._session.breaker.tripped:
             history = await self._auto_compact(history)

@@ -7,7 +7,9 @@ token made for this run only (never the plane's own); the browser trades it
 for a session, and stopping `plane web` ends every session. Loopback by
 default, as the rest; `--port 0` picks a free port and prints it.
 
-The plane is started in the background when none runs, as `plane` does.
+The plane is started in the background when none runs, as `plane` does,
+and `plane web` says so (`STARTED`): its own line says the plane keeps
+running after it, which is news to whoever did not know it started one.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from plane.cli.daemon import _answers, _start_daemon, open_home
 
 DEFAULT_PORT = 7879
 DEFAULT_TABS = 8
+STARTED = "No plane was running: started one in the background (`plane stop` stops it)."
 
 
 def add_commands(sub: Any) -> None:
@@ -67,6 +70,7 @@ def serve_web(args: argparse.Namespace) -> int:
     home = open_home()
     if not asyncio.run(_answers(home)):
         _start_daemon(home)
+        print(STARTED, flush=True)
     command = shlex.join([sys.executable, "-P", "-m", "tui", "--socket", str(home.socket)])
     asyncio.run(_serve(command, args.host, args.port, args.tabs))
     return 0

@@ -149,6 +149,7 @@ def _ledger(conn: Connection) -> list[Metric]:
         *_calls(conn.execute(CALLS, UNPRICED_SOURCES).fetchall()),
         _spent(conn.execute(SPENT).fetchall(), lambda: _spend_named(conn)),
         *_saved(savings.totals_within(conn)),
+        *_compacted(savings.totals_within(conn, savings.COMPACTION)),
     ]
 
 
@@ -295,6 +296,27 @@ def _saved(totals: dict[str, tuple[int, Decimal]]) -> list[Metric]:
         "(4 characters a token), in US dollars; unpriced models add nothing.",
         labels=["agent"],
     )
+    return _added(totals, chars, usd)
+
+
+def _compacted(totals: dict[str, tuple[int, Decimal]]) -> list[Metric]:
+    chars = CounterMetricFamily(
+        "plane_compaction_removed_characters",
+        "Characters of old tool results compaction took out of the model's history.",
+        labels=["agent"],
+    )
+    usd = CounterMetricFamily(
+        "plane_compaction_saved_usd",
+        "What those characters would have cost as input tokens of the agent's model "
+        "(4 characters a token), in US dollars; unpriced models add nothing.",
+        labels=["agent"],
+    )
+    return _added(totals, chars, usd)
+
+
+def _added(
+    totals: dict[str, tuple[int, Decimal]], chars: CounterMetricFamily, usd: CounterMetricFamily
+) -> list[Metric]:
     for agent, (removed, saved) in sorted(totals.items()):
         chars.add_metric([agent], removed)
         usd.add_metric([agent], float(saved))

@@ -1,5 +1,10 @@
-"""What compression saved: characters kept out of the model's input, a row
-a turn, priced at the model's input rate.
+"""What compression and compaction saved: characters kept out of the
+model's input, a row a turn and lever (`lever`), priced at the model's
+input rate. Each lever's saving is said under its own name: compression
+folds tool output before the model reads it, compaction puts old tool
+results of the history behind a marker, and either may be off. The charts
+and `plane_compression_*` are compression's; compaction's is on the turn's
+cost line and in `plane_compaction_*`.
 
 A character is counted as a quarter of a token (fewer tokens than the
 plane's own estimate of 1 in 3.5 gives): a saving is a claim, and a claim
@@ -27,6 +32,8 @@ from plane.wire.protocol import Usage
 log = logging.getLogger(__name__)
 
 CHARS_PER_TOKEN = 4
+COMPRESSION = "compression"
+COMPACTION = "compaction"
 
 
 def priced(pricer: Pricer, model: str, chars: int) -> Decimal | None:
@@ -43,8 +50,10 @@ class Savings:
         self._clock = clock
         self._pricer = pricer
 
-    async def record(self, agent: str, model: str, chars: int, day: date | None = None) -> None:
-        """One turn's saving (nothing for a turn that saved nothing)."""
+    async def record(
+        self, agent: str, model: str, chars: int, day: date | None = None, lever: str = COMPRESSION
+    ) -> None:
+        """One turn's saving by one lever (nothing for a turn that saved nothing)."""
         if chars <= 0:
             return
         now = self._clock.now()
@@ -56,25 +65,28 @@ class Savings:
             model,
             chars,
             None if usd is None else str(usd),
+            lever,
         )
         try:
             await self._db.write(
                 lambda conn: conn.execute(
-                    "INSERT INTO savings (agent, day, at, model, chars, usd)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO savings (agent, day, at, model, chars, usd, lever)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
                     row,
                 )
             )
         except sqlite3.Error:  # a figure for the charts, not money: the turn goes on
-            log.exception("what compression saved could not be recorded")
+            log.exception("what %s saved could not be recorded", lever)
 
 
-def totals_within(conn: Connection) -> dict[str, tuple[int, Decimal]]:
-    """Per agent, since the ledger began: characters saved and their price
-    (the priced rows only). Dollars no plane wrote are StoreError naming the
+def totals_within(conn: Connection, lever: str = COMPRESSION) -> dict[str, tuple[int, Decimal]]:
+    """Per agent, since the ledger began: characters `lever` saved and their
+    price (the priced rows only). Dollars no plane wrote are StoreError naming the
     saving, as the charts say it; each row is read by name only if a sum
     fails (`name_unreadable`), so a scrape's every sum costs no more."""
-    rows = conn.execute("SELECT id, agent, chars, usd FROM savings").fetchall()
+    rows = conn.execute(
+        "SELECT id, agent, chars, usd FROM savings WHERE lever = ?", (lever,)
+    ).fetchall()
     sums: dict[str, tuple[int, Decimal]] = {}
     try:
         for row in rows:
@@ -91,10 +103,13 @@ def totals_within(conn: Connection) -> dict[str, tuple[int, Decimal]]:
 
 
 def between(conn: Connection, first: date, last: date, agent: str | None = None) -> list[Row]:
-    """Savings rows on days in [first, last], of one agent or all (their
-    dollars read by `usd_of`)."""
-    sql = "SELECT id, agent, model, day, at, chars, usd FROM savings WHERE day BETWEEN ? AND ?"
-    span = (first.isoformat(), last.isoformat())
+    """Compression's savings rows on days in [first, last], of one agent or
+    all (their dollars read by `usd_of`): the charts say "compression saved"."""
+    sql = (
+        "SELECT id, agent, model, day, at, chars, usd FROM savings"
+        " WHERE day BETWEEN ? AND ? AND lever = ?"
+    )
+    span = (first.isoformat(), last.isoformat(), COMPRESSION)
     if agent is None:
         return conn.execute(sql, span).fetchall()
     return conn.execute(sql + " AND agent = ?", (*span, agent)).fetchall()

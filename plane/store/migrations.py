@@ -417,6 +417,13 @@ MIGRATIONS: tuple[str, ...] = (
     + """
     ALTER TABLE leases SET (fillfactor = 50);
     """,
+    # Which lever a saving is: `compression` (tool output folded before the
+    # model read it) or `compaction` (old tool results of the history put
+    # behind a marker). Rows written before it are compression's, as they
+    # were counted then (compaction's were among them, unmarked).
+    """
+    ALTER TABLE savings ADD COLUMN lever TEXT NOT NULL DEFAULT 'compression';
+    """,
 )
 
 

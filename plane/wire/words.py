@@ -255,8 +255,16 @@ def usage_text(usage: Usage) -> str:
     return f"{tokens(usage.input_tokens)} in{cached} · {tokens(usage.output_tokens)} out"
 
 
-def turn_line(cost: Decimal, usage: Usage, saved_chars: int = 0, *, unpriced: bool = False) -> str:
-    """The quiet line after a turn: `$0.03 · 12.4k in (11.9k cached) · 320 out`.
+def turn_line(
+    cost: Decimal,
+    usage: Usage,
+    saved_chars: int = 0,
+    *,
+    compacted_chars: int = 0,
+    unpriced: bool = False,
+) -> str:
+    """The quiet line after a turn: `$0.03 · 12.4k in (11.9k cached) · 320 out`,
+    and what compression and compaction saved, each under its own name.
     A turn with calls no price is known for says so instead of a figure that
     would read as free: `unpriced · 81 in · 27 out`, or `$0.03 + unpriced · …`
     when some of its calls were priced."""
@@ -266,6 +274,8 @@ def turn_line(cost: Decimal, usage: Usage, saved_chars: int = 0, *, unpriced: bo
     line = f"{shown} · {usage_text(usage)}"
     if saved_chars:
         line += f" · compression saved {tokens(saved_chars)} chars"
+    if compacted_chars:
+        line += f" · compaction saved {tokens(compacted_chars)} chars"
     return line
 
 

@@ -344,3 +344,27 @@ async def test_the_name_filter_is_built_on_its_first_slash_and_works_from_there(
         await pilot.press("/")
         await pilot.pause()
         assert app.main_screen.query("#filter").nodes == [box] and app.focused is box
+
+
+@pytest.mark.slow
+async def test_held_rows_past_the_pinned_half_say_how_many_are_out_of_view() -> None:
+    """Pinned rows take at most half the list, so the rest of the fleet keeps
+    lines to scroll through: with 10 held agents at 80x24 some scroll with
+    the rest, and while they are out of view the list's border counts them."""
+    held = [agent(f"held-{n}", "0.20", "0.20", status="held") for n in range(10)]
+    app = PlaneApp(None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        feed(app, snapshot(*held, *(agent(f"agent-{n:02}") for n in range(40))))
+        await redrawn(pilot)
+        agents = app.main_screen.query_one(AgentList)
+        assert agents.pinned < 10, "the cap this test is about"
+        assert set(on_screen(app)) >= {f"held-{n}" for n in range(10)}
+        assert not agents.border_subtitle, "at the top every held row shows"
+        await pilot.press("ctrl+l", "end")
+        await redrawn(pilot)
+        out_of_view = 10 - len([name for name in on_screen(app) if name.startswith("held-")])
+        assert out_of_view > 0
+        assert agents.border_subtitle == f"+{out_of_view} more held"
+        await pilot.press("home")
+        await redrawn(pilot)
+        assert not agents.border_subtitle

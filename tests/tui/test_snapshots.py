@@ -27,6 +27,8 @@ async def demo(pilot) -> None:
     pilot.app.screen.query_one(Composer).cursor_blink = False
     feed(pilot.app, fleet(), *demo_conversation(), *burner_conversation())
     await settle(pilot, 6)
+    for name in pilot.app.store.agents:  # fetched, as from a plane: offline, none ever is
+        pilot.app.store.conversation(name).loaded = True
 
 
 def test_main_screen(snap_compare) -> None:

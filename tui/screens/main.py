@@ -318,7 +318,10 @@ class MainScreen(ManageAgents):
             self._show_title()
             self.load_history(event.agent)
             pane.show(
-                event.agent, conversation.ordered(), earlier_on_plane=conversation.earlier_on_plane
+                event.agent,
+                conversation.ordered(),
+                earlier_on_plane=conversation.earlier_on_plane,
+                not_fetched=not conversation.loaded,
             )
             if conversation.streaming:
                 pane.stream(conversation.streaming)
@@ -455,7 +458,7 @@ class MainScreen(ManageAgents):
             return
         conversation = self.store.conversation(event.agent)
         pane = self.query_one(ConversationPane)
-        if fresh or pane.agent != event.agent:
+        if fresh or pane.agent != event.agent or pane.not_fetched:  # fetched now
             pane.show(
                 event.agent, conversation.ordered(), earlier_on_plane=conversation.earlier_on_plane
             )

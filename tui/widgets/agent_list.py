@@ -16,10 +16,14 @@ for is the one unlike the others. The last row is `+ new agent`.
 Rows come in the order `tui.fleet.ordered` gives (held and amber first,
 then the chosen sort, `s`), narrowed by a piece of a name (`/`) and a state
 (`f`). The held and amber rows at the top are pinned: the top lines of the
-list always show them (up to half its height) and the other rows scroll
-under them, so moving down fifty rows never hides the ones that need the
-operator. An agent that answered while it was not shown has `*` after its
-name (`unread`, kept by the screen).
+list always show them and the other rows scroll under them, so moving down
+fifty rows never hides the ones that need the operator. Pinned rows take at
+most half the list's height (more, and the rest of the fleet would have too
+few lines to scroll through, none once they fill it); those past it scroll
+with the rest, and while any of them is out of view the list's bottom
+border says how many (`+3 more held`, `hidden_alarms`). An agent that
+answered while it was not shown has `*` after its name (`unread`, kept by
+the screen).
 
 The list subscribes to the store itself: rows are the store's busiest
 readers. Moving the cursor selects an agent and says so with `Selected`
@@ -249,6 +253,7 @@ class AgentList(ScrollView, can_focus=True):
         self._row_of = {name: row for row, name in enumerate(self.names)}
         self.virtual_size = Size(self.scrollable_content_region.width, self._lines_drawn())
         self.refresh()
+        self._say_hidden()
         wanted = self._wanted
         if self.store.agents:  # kept until there are rows (a remembered agent, at start)
             self._wanted = None
@@ -286,6 +291,29 @@ class AgentList(ScrollView, can_focus=True):
     def _resorted(self) -> None:
         self._resort = None
         self._sync()
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self._say_hidden()
+
+    def hidden_alarms(self) -> list[str]:
+        """The held and amber agents past the pinned lines whose rows are out
+        of view: scrolled above the rest, or below the list's bottom."""
+        pinned, height = self.pinned, self.scrollable_content_region.height
+        top = self.scroll_offset.y
+        return [
+            self.names[row]
+            for row in range(pinned, self._pinned)
+            if not top + pinned <= row < top + height
+        ]
+
+    def _say_hidden(self) -> None:
+        """`+3 more held` on the bottom border while `hidden_alarms` has any:
+        the pinned lines alone would read as all that needs the operator."""
+        hidden = [self.store.agents.get(name) for name in self.hidden_alarms()]
+        held = sum(1 for agent in hidden if agent is not None and agent.status == "held")
+        kind = "held" if held == len(hidden) else "amber" if not held else "held or amber"
+        self.border_subtitle = f"+{len(hidden)} more {kind}" if hidden else ""
 
     @property
     def pinned(self) -> int:
@@ -497,6 +525,7 @@ class AgentList(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         self.virtual_size = Size(self.scrollable_content_region.width, self._lines_drawn())
         self._keep_in_view(self.cursor)
+        self._say_hidden()
 
     def on_key(self, event: events.Key) -> None:
         if (character := typed(self, event)) is not None:  # never `n`: the list binds it

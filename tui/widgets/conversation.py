@@ -139,6 +139,10 @@ class ConversationPane(ScrollView, can_focus=True):
         self._stream: StreamingAnswer | None = None
         self._hint: Hint | None = None
         """The "nothing here yet" line, while there is nothing else."""
+        self.not_fetched = False
+        """The conversation shown is not read from the plane yet: its hint says
+        it is being fetched, not that there is nothing (a slow first reply, on
+        a plane of 200 agents, read as an empty conversation for seconds)."""
         self.config = ""
         """Which config the plane runs on (`config: …`), said under "No agent
         yet": a plane started where there is no agents.yaml has none of its agents."""
@@ -165,10 +169,13 @@ class ConversationPane(ScrollView, can_focus=True):
         messages: Iterable[ConversationMessage],
         *,
         earlier_on_plane: bool = False,
+        not_fetched: bool = False,
     ) -> None:
         """Replace everything with `agent`'s messages; `earlier_on_plane`: the
-        plane may have older ones than these."""
+        plane may have older ones than these; `not_fetched`: the plane has not
+        sent them yet (none shown is not yet none)."""
         self.agent = agent
+        self.not_fetched = not_fetched and agent is not None
         self._who_width = min(max(len(agent or ""), 5), 14)
         self._stream = self._hint = self._offer = self.cursor = None
         self._fetching = False
@@ -546,4 +553,6 @@ class ConversationPane(ScrollView, can_focus=True):
         if agent is None:
             nobody = "No agent yet: press ctrl+n to create one."
             return Hint(f"{nobody}\n{self.config}" if self.config else nobody, self.part)
+        if self.not_fetched:
+            return Hint(f"Fetching {agent}'s conversation from the plane…", self.part)
         return Hint(f"Nothing here yet. Type to talk to {agent}, or /help.", self.part)

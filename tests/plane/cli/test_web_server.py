@@ -5,6 +5,7 @@ tests/e2e/test_web.py)."""
 
 import asyncio
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -12,7 +13,8 @@ import aiohttp
 import pytest
 
 from plane.cli.web_server import COOKIE, WebServer
-from tests.support.command import plane_cli
+from tests.support.command import plane_cli, process_environment
+from tests.support.fixtures_plane import CONFIG
 from tests.support.local_http import local_client
 
 TOKEN = "link-token"
@@ -96,3 +98,31 @@ async def test_stopping_plane_web_ends_each_open_tab_as_it_stops(tmp_path: Path)
     finally:
         if stopping is None:
             await runner.cleanup()
+
+
+@pytest.mark.slow
+def test_plane_web_says_when_it_started_the_plane(tmp_path: Path, scripted_llm) -> None:
+    """With no plane running, `plane web` starts one in the background, as
+    `plane` does, and says so before its address: its next line says the
+    plane keeps running after it, news to whoever did not know one started."""
+    (tmp_path / "agents.yaml").write_text(CONFIG.replace("{base_url}", scripted_llm.base_url))
+    home = tmp_path / "home"
+    web = subprocess.Popen(
+        [sys.executable, "-m", "plane", "web", "--port", "0"],
+        cwd=tmp_path,
+        env=process_environment(PLANE_HOME=str(home)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert web.stdout is not None
+        first, second = web.stdout.readline(), web.stdout.readline()
+    finally:
+        web.terminate()
+        web.wait(timeout=30)
+        plane_cli(home, "stop")
+    assert first == (
+        "No plane was running: started one in the background (`plane stop` stops it).\n"
+    ), first
+    assert second.startswith("The TUI in a browser: http://127.0.0.1:"), second

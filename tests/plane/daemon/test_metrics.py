@@ -9,7 +9,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from plane.daemon.metrics import CALLS
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
-from tests.support.fixtures_gateway import StartGateway
+from tests.support.fixtures_gateway import CONFIG, StartGateway
 from tests.support.local_http import local_client
 
 SPENDY = Usage(input_tokens=100, cache_read_tokens=40, output_tokens=10)
@@ -130,6 +130,40 @@ async def test_what_the_gateways_compression_saved_is_scraped_too(
     assert (
         samples(text)["plane_compression_removed_characters_total", (("agent", "claude"),)] == chars
     )
+
+
+COMPACTING = CONFIG + (
+    "compression:\n  enabled: false\n"
+    "session:\n  compact_enabled: true\n  compact_keep_last_n_turns: 1\n"
+    "  compact_min_chars: 200\n  compact_trigger_chars: 1500\n"
+)
+"""Compression off, compaction on: what is saved is compaction's alone."""
+
+
+async def test_what_compaction_saved_is_said_and_scraped_as_compactions(
+    start_gateway: StartGateway,
+) -> None:
+    """Compaction's saving was recorded and shown as compression's: with
+    compression off, the cost line said "compression saved" and the scrape's
+    `plane_compression_*` counted it. Each lever's saving under its own name."""
+    gw = await start_gateway(COMPACTING)
+    for n in range(5):
+        command = "seq 1 2000" if n < 3 else "echo done"
+        gw.llm.reply("", tool_calls=[("run_command", {"command": command})], usage=SPENDY)
+        gw.llm.reply(f"done {n}", usage=SPENDY)
+        await _turn(gw, "demo", f"task {n}")
+    rows = await gw.db.fetchall("SELECT chars, usd, lever FROM savings WHERE agent = 'demo'")
+    assert rows and {row["lever"] for row in rows} == {"compaction"}
+    chars = sum(row["chars"] for row in rows)
+    lines = [m.text for m in await gw.said("demo") if "saved" in m.text]
+    assert lines and all(" · compaction saved " in line for line in lines), lines
+    assert not any("compression saved" in line for line in lines), lines
+    got = samples(await gw.scrape())
+    demo = (("agent", "demo"),)
+    assert ("plane_compression_removed_characters_total", demo) not in got
+    assert got["plane_compaction_removed_characters_total", demo] == chars
+    usd = sum(Decimal(row["usd"]) for row in rows)
+    assert got["plane_compaction_saved_usd_total", demo] == float(usd)
 
 
 SLOW = (

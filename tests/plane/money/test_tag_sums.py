@@ -32,6 +32,7 @@ LATER = (
     "ALTER TABLE calls DROP COLUMN asked",
     "DROP INDEX calls_floor_priced",
     "ALTER TABLE messages DROP COLUMN failed",
+    "ALTER TABLE savings DROP COLUMN lever",
 )
 """What the steps after `STEP` made, undone to take a store back to before it."""
 
