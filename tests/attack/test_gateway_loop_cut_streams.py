@@ -95,6 +95,7 @@ async def test_a_client_that_cuts_every_stream_and_asks_again_is_held_at_the_fif
     assert len(gw.llm.requests) == 5
 
 
+@pytest.mark.slow  # the SDK's own waits between its retries: ~1.6 s alone
 async def test_retries_after_the_provider_reset_its_stream_are_not_a_loop(
     start_gateway: StartGateway,
 ) -> None:
