@@ -56,8 +56,10 @@ RETRY_S = 5
 UNPRICED_CODE = "model_unpriced"
 """The code of a refusal on a model with no price, where the API has codes."""
 PAUSED_CODE = "agent_paused"
-"""The code of a refusal of a call of an agent the operator paused, where the
-API has codes: it is over no ceiling (not `daily_ceiling_reached`)."""
+"""The code of a refusal of a call under a pause, where the API has codes:
+the operator's, or a ceiling of $0.00 (the agent's own, its group's, its
+tag's, the fleet's). A pause is not a ceiling reached (`daily_ceiling_reached`):
+no spend reached it, and no new day ends it."""
 LOOP_RETRY_S = 3600
 """The Retry-After of a call refused by a hold no day's end lifts (its agent
 held in a loop, paused, or on a model with no price): long enough that a
@@ -159,10 +161,8 @@ class Admission:
                         raise self._lasting(wire, said, "agent_held_in_loop")
                     if isinstance(hold, Unpriced):
                         raise self._lasting(wire, said, UNPRICED_CODE)
-                    if isinstance(hold, Paused):
+                    if isinstance(hold, Paused) or _paused(hold):
                         raise self._lasting(wire, said, PAUSED_CODE)
-                    if _paused(hold):
-                        raise self._lasting(wire, said)
                     raise self._held(wire, said)
                 estimate = Estimate(Decimal(0), Decimal(0))
                 if known:
@@ -375,9 +375,7 @@ class Admission:
         went through, and the spell is over)."""
         await self._workers[agent].call_held(hold)
 
-    def _lasting(
-        self, wire: Wire, notice: str, code: str = "daily_ceiling_reached"
-    ) -> GatewayRefused:
+    def _lasting(self, wire: Wire, notice: str, code: str) -> GatewayRefused:
         """The refusal of a call under a hold no day's end lifts (a loop, a
         pause, a model with no price): only what its sentence says does (the
         operator's resume, a limit raised or removed, a price), so no
@@ -390,7 +388,7 @@ class Admission:
         """The refusal of a call a ceiling above its agent's holds: until
         00:00 UTC, or, a ceiling of zero (a pause), until it is raised."""
         said = notices.why(hold, self._services.clock.now())
-        return self._lasting(wire, said) if _paused(hold) else self._held(wire, said)
+        return self._lasting(wire, said, PAUSED_CODE) if _paused(hold) else self._held(wire, said)
 
     def _held(self, wire: Wire, notice: str) -> GatewayRefused:
         """The refusal of a call that does not fit today: true until 00:00 UTC."""

@@ -2,7 +2,9 @@
 midnight does not lift. A model with no price is held until a price is
 given or the ceiling removed, a pause until the limit is raised: such a
 refusal promises no time (no Retry-After to midnight), tells the client to
-wait long, as a loop's does, and its sentence says what lifts it.
+wait long, as a loop's does, and its sentence says what lifts it. Where the
+API has codes, a pause says `agent_paused`, never `daily_ceiling_reached`:
+no spend reached it.
 
 A real plane with its HTTP listener and the scripted upstream.
 """
@@ -39,6 +41,28 @@ async def refused(
     return answer.status_code, dict(answer.headers), said
 
 
+ASKED = {
+    "/v1/chat/completions": {"model": "scripted-model", "messages": HELLO, "max_tokens": 10},
+    "/v1/responses": {"model": "scripted-model", "input": "hello", "max_output_tokens": 10},
+}
+"""One call in each API with error codes: Chat Completions and Responses."""
+
+
+async def coded(
+    gw: GatewayPlane, agent: str, tag: str | None = None
+) -> dict[str, tuple[int, str, str]]:
+    """Status, error code and sentence of `agent`'s call (carrying `tag`, if
+    given) on each API that has codes, by path."""
+    heads = {"authorization": f"Bearer {gw.keys[agent]}"} | ({"x-plane-tag": tag} if tag else {})
+    answers = {}
+    async with local_client(base_url=gw.url, timeout=10) as http:
+        for path, body in ASKED.items():
+            answer = await http.post(path, json=body, headers=heads)
+            error = answer.json()["error"]
+            answers[path] = (answer.status_code, error["code"], error["message"])
+    return answers
+
+
 async def test_a_model_with_no_price_is_refused_with_no_promise_of_midnight(
     start_gateway: StartGateway,
 ) -> None:
@@ -69,6 +93,10 @@ async def test_a_pause_is_refused_with_no_promise_of_midnight(
     assert status == 429
     assert headers["retry-after"] == "3600", "a new day does not end a pause"
     assert "paused" in said and "00:00" not in said
+    await gw.services.gate.ceilings.set("aider", Decimal(0))
+    for path, (status, code, said) in (await coded(gw, "aider")).items():
+        assert (status, code) == (400, "agent_paused"), f"{path}: a pause, not a ceiling reached"
+        assert said.startswith("aider is paused: its daily ceiling is $0.00")
     assert gw.llm.requests == []
 
 
@@ -89,6 +117,9 @@ async def test_a_group_s_zero_ceiling_is_a_pause_with_no_promise_of_midnight(
     assert "/limit group crew 5, or /limit group crew off" in said and "00:00" not in said
     status, headers, said = await refused(gw, "aider", "scripted-model")
     assert (status, "retry-after" in headers, "00:00" in said) == (400, False, False)
+    for path, (status, code, said) in (await coded(gw, "aider")).items():
+        assert (status, code) == (400, "agent_paused"), f"{path}: a pause, not a ceiling reached"
+        assert said.startswith("aider is paused: its group crew's daily ceiling is $0.00")
     assert gw.llm.requests == []
 
 
@@ -101,6 +132,9 @@ async def test_the_fleet_s_zero_ceiling_is_a_pause_with_no_promise_of_midnight(
     assert (status, headers["retry-after"]) == (429, "3600"), "a new day does not end a pause"
     assert said.startswith("claude is paused: the fleet's daily ceiling is $0.00")
     assert "/limit fleet 5, or /limit fleet off" in said and "00:00" not in said
+    for path, (status, code, said) in (await coded(gw, "aider")).items():
+        assert (status, code) == (400, "agent_paused"), f"{path}: a pause, not a ceiling reached"
+        assert said.startswith("aider is paused: the fleet's daily ceiling is $0.00")
     assert gw.llm.requests == []
 
 
@@ -114,6 +148,9 @@ async def test_a_tag_s_zero_ceiling_is_a_pause_with_no_promise_of_midnight(
     assert (status, headers["retry-after"]) == (429, "3600"), "a new day does not end a pause"
     assert "calls tagged t-1 have a daily ceiling of $0.00" in said
     assert "tags: in agents.yaml" in said and "00:00" not in said
+    for path, (status, code, said) in (await coded(gw, "aider", tag="t-1")).items():
+        assert (status, code) == (400, "agent_paused"), f"{path}: a pause, not a ceiling reached"
+        assert "calls tagged t-1 have a daily ceiling of $0.00" in said
     assert gw.llm.requests == []
     status, _, _ = await refused(gw, "claude", "scripted-model")
     assert status == 200
@@ -137,15 +174,7 @@ async def test_the_operator_s_pause_is_refused_as_a_pause_not_a_ceiling_reached(
     gw = await start_gateway()
     await gw.db.write(partial(paused_in_store, "aider"))
     gw = await start_gateway(restart=gw)
-    heads = {"authorization": f"Bearer {gw.keys['aider']}"}
-    asked = {
-        "/v1/chat/completions": {"model": "scripted-model", "messages": HELLO, "max_tokens": 10},
-        "/v1/responses": {"model": "scripted-model", "input": "hello", "max_output_tokens": 10},
-    }
-    async with local_client(base_url=gw.url, timeout=10) as http:
-        for path, body in asked.items():
-            answer = await http.post(path, json=body, headers=heads)
-            error = answer.json()["error"]
-            assert (answer.status_code, error["code"]) == (400, "agent_paused"), path
-            assert error["message"].startswith("aider is paused: it takes no turn until")
+    for path, (status, code, said) in (await coded(gw, "aider")).items():
+        assert (status, code) == (400, "agent_paused"), path
+        assert said.startswith("aider is paused: it takes no turn until")
     assert gw.llm.requests == []

@@ -49,7 +49,7 @@ async def test_a_held_codex_gets_a_400_with_the_planes_sentence(
         with pytest.raises(openai.BadRequestError) as refused:
             await client.responses.create(model="scripted-model", input="hello")
     error = refused.value.body
-    assert isinstance(error, dict) and error["code"] == "daily_ceiling_reached"
+    assert isinstance(error, dict) and error["code"] == "agent_paused"
     assert error["message"].startswith("codex is paused: its daily ceiling is $0.00")
     assert served.requests == []
 

@@ -183,19 +183,28 @@ async def test_a_held_clients_retries_are_told_once_across_a_restart(
 async def test_over_its_ceiling_a_chat_client_gets_400_saying_why(
     start_gateway: StartGateway,
 ) -> None:
+    """Over a ceiling, the code says a ceiling was reached; a ceiling of
+    $0.00 is a pause, which no spend reached, and says so."""
     gw = await start_gateway()
-    await gw.services.gate.ceilings.set("aider", Decimal(0))
+    gw.llm.reply("fine", usage=CHAT_USAGE)
     async with chat(gw) as client:
-        with pytest.raises(openai.BadRequestError) as refused:
-            await client.chat.completions.create(
-                model="scripted-model",
-                messages=HELLO_CHAT,
-                stream=True,
-            )
-    assert refused.value.status_code == 400
-    assert refused.value.code == "daily_ceiling_reached"
-    assert "aider is paused: its daily ceiling is $0.00" in refused.value.message
-    assert gw.llm.requests == [] and await gw.entries() == []
+        await client.chat.completions.create(model="scripted-model", messages=HELLO_CHAT)
+    held = {
+        Decimal("0.05"): ("daily_ceiling_reached", "aider has spent $0.08 today, over its $0.05"),
+        Decimal(0): ("agent_paused", "aider is paused: its daily ceiling is $0.00"),
+    }
+    for ceiling, (code, said) in held.items():
+        await gw.services.gate.ceilings.set("aider", ceiling)
+        async with chat(gw) as client:
+            with pytest.raises(openai.BadRequestError) as refused:
+                await client.chat.completions.create(
+                    model="scripted-model",
+                    messages=HELLO_CHAT,
+                    stream=True,
+                )
+        assert refused.value.status_code == 400
+        assert (refused.value.code, said in refused.value.message) == (code, True), ceiling
+    assert len(gw.llm.requests) == 1 and len(await gw.entries()) == 1
 
 
 async def test_a_stream_cut_midway_is_charged_at_its_estimate(
