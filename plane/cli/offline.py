@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from plane.cli.daemon import config_path, load_config
+from plane.cli.daemon import config_path
 from plane.clock import SystemClock, day_of
 from plane.errors import PlaneError
 from plane.home import Home
@@ -49,8 +49,7 @@ def reading(home: Home) -> Iterator[tuple[Any, bool]]:
     tags (the shared store always has: every plane brings it up to date)."""
     store = os.environ.get("PLANE_STORE")
     if not store:
-        path, looked = config_path(None)
-        store = load_config(path, looked).store if path is not None else None
+        store = _store_in_config()
     if not store:
         with _open_file(home) as conn:
             yield conn, _has_budgets(conn)
@@ -62,6 +61,17 @@ def reading(home: Home) -> Iterator[tuple[Any, bool]]:
         yield conn, True
     finally:
         conn.close()
+
+
+def _store_in_config() -> str | None:
+    """agents.yaml's `store:` (None: no file, or no store in it): only that
+    key is read, so the file's agents, however many, cost nothing here."""
+    path, _ = config_path(None)
+    if path is None:
+        return None
+    from plane.config import store_of
+
+    return store_of(path)
 
 
 def plane_day(conn: Any) -> date:

@@ -38,7 +38,7 @@ from plane.config.agents import (
 from plane.config.coherence import fallback_provider, incoherence
 from plane.config.economy import CompressionConfig, RepoMapConfig, SessionConfig
 from plane.config.file import STORE_RULE, Config
-from plane.config.loading import load_config, parse_config
+from plane.config.loading import load_config, parse_config, store_of
 from plane.config.money import (
     ALERT_KINDS,
     AlertKind,
@@ -111,4 +111,5 @@ __all__ = [
     "incoherence",
     "load_config",
     "parse_config",
+    "store_of",
 ]

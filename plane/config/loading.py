@@ -6,6 +6,7 @@ wrong."""
 from __future__ import annotations
 
 import difflib
+import re
 import types
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -33,6 +34,69 @@ def load_config(path: Path | None, looked: Sequence[Path] = ()) -> Config:
     config = _loaded(path)
     config.keep_file(path.resolve())
     return config
+
+
+def store_of(path: Path) -> str | None:
+    """agents.yaml's `store:` alone, for a command that only needs to know
+    where the store is (`plane ledger`): the file's agents are neither read
+    nor checked (10,000 of them took 1 to 3 s to read whole), so a problem in
+    them is the plane's to refuse, not this command's. A file whose top
+    level is not plain `key:` lines (flow style, several documents, a value
+    left open across lines), or whose `store:` does not read alone (a bad
+    URL, an alias), is read whole: its refusal is the one the file always
+    gets, with its line."""
+    source = str(path)
+    text = as_text(read_file(path), source)
+    try:
+        section = _top_level_section(text, "store")
+        return None if section is None else parse_config(section, source).store
+    except (_NotPlain, ConfigError):
+        return _loaded(path).store
+
+
+_TOP_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*[ \t]*:(?=[ \t\r]|$)")
+
+
+class _NotPlain(Exception):
+    """The file's top level cannot be told from its lines alone."""
+
+
+def _top_level_section(text: str, key: str) -> str | None:
+    """The lines of top-level `key:` and those indented under it, at their
+    own line numbers (blank lines before), None when the file has no such
+    key; `_NotPlain` when its top level cannot be told from its lines alone.
+    Only a file whose every unindented line is a comment or a plain `key:`
+    is told, and only where no bracket or double quote is left open at an
+    unindented line (a flow collection or a quoted value carried over it)."""
+    if text.count("\r") != text.count("\r\n") or any(c in text for c in "\x85\u2028\u2029"):
+        raise _NotPlain  # line breaks other than \n and \r\n: lines not told apart here
+    lines = text.split("\n")
+    offset, starts = 0, list[int]()
+    found: int | None = None
+    for number, line in enumerate(lines):
+        if line and line[0] not in " #\r":
+            match = _TOP_KEY.match(line)
+            if match is None or _left_open(text, offset):
+                raise _NotPlain
+            if match.group().rstrip(" \t:") == key:
+                if found is not None:
+                    raise _NotPlain  # twice: the whole read names the duplicate
+                found = number
+            starts.append(number)
+        offset += len(line) + 1
+    if found is None:
+        return None
+    end = next((start for start in starts if start > found), len(lines))
+    return "\n" * found + "\n".join(lines[found:end])
+
+
+def _left_open(text: str, offset: int) -> bool:
+    """Whether a bracket or a double quote opened before `offset` is still open there."""
+    return (
+        text.count("{", 0, offset) != text.count("}", 0, offset)
+        or text.count("[", 0, offset) != text.count("]", 0, offset)
+        or text.count('"', 0, offset) % 2 == 1
+    )
 
 
 def _loaded(path: Path) -> Config:

@@ -158,7 +158,7 @@ class MainScreen(ManageAgents):
         self._show_banner()
         self._fit()
         self._show_title()
-        self._show_fleet()
+        self._draw_fleet()  # with the rows: the snapshot's line waits for no pause
         pane = self.query_one(ConversationPane)
         if not self.store.agents and pane.config != self.store.config:
             pane.config = self.store.config
@@ -202,13 +202,19 @@ class MainScreen(ManageAgents):
             self._show_title()
 
     def _show_fleet(self) -> None:
-        """At most every `FLEET_S`: with 100 spend updates a second, redrawing
-        the line for each made the screen repaint five times as often."""
+        """At most every `FLEET_S` for a row's update: with 100 spend updates
+        a second, redrawing the line for each made the screen repaint five
+        times as often. A change of the roster (the snapshot, an agent made
+        or deleted, the fleet's ceiling) draws it at once (`_draw_fleet`), so
+        the line comes with the rows instead of a pause after them."""
         if self._fleet_due is None:
             self._fleet_due = self.set_timer(FLEET_S, self._fleet_now)
 
     def _fleet_now(self) -> None:
         self._fleet_due = None
+        self._draw_fleet()
+
+    def _draw_fleet(self) -> None:
         ceiling = self.store.fleet_limit_usd
         unlisted = self.store.unlisted_spend_usd
         line = self.store.tally.fleet(ceiling, unlisted) if self.store.day else None

@@ -11,6 +11,7 @@ from decimal import Decimal
 import pytest
 
 from plane.clock import ManualClock
+from plane.config import load_config, store_of
 from plane.home import Home
 from plane.money.ledger import Ledger
 from plane.store import open_store
@@ -427,6 +428,75 @@ async def test_on_a_shared_store_the_ledger_read_offline_is_its_not_a_file_left_
     )
     assert out.returncode == 0, out.stderr
     assert [call["cost_usd"] for call in json.loads(out.stdout)["calls"]] == ["0.25"]
+
+
+def test_only_the_files_store_key_is_read_so_agents_the_plane_would_refuse_do_not_stop_it(
+    written, tmp_path, monkeypatch
+):
+    """The summary needs only to know where the store is: agents.yaml's
+    `store:`. The file's agents are the plane's to refuse (at 10,000 of them,
+    reading them all took seconds), so a file with no `store:` whose agents
+    do not validate sums the home's ledger."""
+    monkeypatch.delenv("PLANE_STORE", raising=False)
+    (tmp_path / "agents.yaml").write_text(
+        "defaults:\n  limitUsd: 5\nagents:\n  demo: {limitUsd: lots}\n  scout: {tools: [grpe]}\n"
+    )
+    out = plane_cli(written, "ledger", "--summary", "--day", "2026-11-28", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert (
+        out.stdout.splitlines()[0]
+        == "2026-11-22 to 2026-11-28 (UTC, 7 days), by agent: 3 calls, $0.30"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            "agents:\n  demo: {}\nstore: sqlite:///plane.db\n",
+            "agents.yaml line 3: store: 'sqlite:///plane.db' is not a postgresql:// URL",
+        ),
+        (
+            "agents: {demo: {},\nstore: postgresql://db/plane}\n",
+            "agents.yaml line 2: agents.store: should be a block of keys",
+        ),
+        (
+            "store: postgresql://db/plane\nstore: postgresql://db/other\n",
+            'agents.yaml line 2: not valid YAML (found duplicate key "store"',
+        ),
+    ],
+)
+def test_a_store_the_answer_depends_on_that_does_not_read_is_the_files_one_line(
+    written, tmp_path, monkeypatch, text, said
+):
+    """Where the file's `store:` is wrong, or the file cannot be told to have
+    one (a flow mapping carried over its lines, the key twice), the command
+    refuses it with the line any reading of the file gives."""
+    monkeypatch.delenv("PLANE_STORE", raising=False)
+    (tmp_path / "agents.yaml").write_text(text)
+    out = plane_cli(written, "ledger", "--summary", cwd=tmp_path)
+    assert out.returncode == 1
+    [line] = out.stderr.splitlines()
+    assert line.startswith(f"plane: {said}"), line
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "defaults:\n  limitUsd: 5\nstore: postgresql://db/plane\nagents:\n  demo: {}\n",
+        "agents:\r\n  demo: {}\r\nstore: postgresql://db/plane\r\n",
+        "store: postgresql://db/plane\n  ?application_name=ledger\nagents: {}\n",
+        "---\nstore: postgresql://db/plane # shared\n",
+        "agents:\n  demo:\n    role: |\n      store: postgresql://not/this\n",
+        "%YAML 1.2\n---\nstore: postgresql://db/plane\n",
+        "{store: postgresql://db/plane,\nagents: {}}\n",
+        "agents:\n  demo: {}\n",
+    ],
+)
+def test_the_store_read_alone_is_the_store_the_whole_file_names(tmp_path, text):
+    path = tmp_path / "agents.yaml"
+    path.write_text(text)
+    assert store_of(path) == load_config(path).store
 
 
 def test_a_shared_store_out_of_reach_is_one_line(tmp_path):
