@@ -49,27 +49,26 @@ def store_of(path: Path) -> str | None:
     text = as_text(read_file(path), source)
     try:
         section = _top_level_section(text, "store")
+    except ValueError:  # its top level is not plain lines: read whole
+        return _loaded(path).store
+    try:
         return None if section is None else parse_config(section, source).store
-    except (_NotPlain, ConfigError):
+    except ConfigError:  # its store: alone does not read: read whole, for the file's refusal
         return _loaded(path).store
 
 
 _TOP_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*[ \t]*:(?=[ \t\r]|$)")
 
 
-class _NotPlain(Exception):
-    """The file's top level cannot be told from its lines alone."""
-
-
 def _top_level_section(text: str, key: str) -> str | None:
     """The lines of top-level `key:` and those indented under it, at their
     own line numbers (blank lines before), None when the file has no such
-    key; `_NotPlain` when its top level cannot be told from its lines alone.
+    key; ValueError when its top level cannot be told from its lines alone.
     Only a file whose every unindented line is a comment or a plain `key:`
     is told, and only where no bracket or double quote is left open at an
     unindented line (a flow collection or a quoted value carried over it)."""
     if text.count("\r") != text.count("\r\n") or any(c in text for c in "\x85\u2028\u2029"):
-        raise _NotPlain  # line breaks other than \n and \r\n: lines not told apart here
+        raise ValueError("line breaks")  # line breaks other than \n and \r\n: lines not told apart here
     lines = text.split("\n")
     offset, starts = 0, list[int]()
     found: int | None = None
@@ -77,10 +76,10 @@ def _top_level_section(text: str, key: str) -> str | None:
         if line and line[0] not in " #\r":
             match = _TOP_KEY.match(line)
             if match is None or _left_open(text, offset):
-                raise _NotPlain
+                raise ValueError(f"line {number + 1} is not a plain key")
             if match.group().rstrip(" \t:") == key:
                 if found is not None:
-                    raise _NotPlain  # twice: the whole read names the duplicate
+                    raise ValueError(f"{key} twice")  # twice: the whole read names the duplicate
                 found = number
             starts.append(number)
         offset += len(line) + 1
