@@ -68,7 +68,7 @@ def _top_level_section(text: str, key: str) -> str | None:
     is told, and only where no bracket or double quote is left open at an
     unindented line (a flow collection or a quoted value carried over it)."""
     if text.count("\r") != text.count("\r\n") or any(c in text for c in "\x85\u2028\u2029"):
-        raise ValueError("line breaks")  # line breaks other than \n and \r\n: lines not told apart here
+        raise ValueError("line breaks other than \\n and \\r\\n: lines not told apart here")
     lines = text.split("\n")
     offset, starts = 0, list[int]()
     found: int | None = None
