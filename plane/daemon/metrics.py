@@ -148,8 +148,11 @@ def _ledger(conn: Connection) -> list[Metric]:
     return [
         *_calls(conn.execute(CALLS, UNPRICED_SOURCES).fetchall()),
         _spent(conn.execute(SPENT).fetchall(), lambda: _spend_named(conn)),
-        *_saved(savings.totals_within(conn)),
-        *_compacted(savings.totals_within(conn, savings.COMPACTION)),
+        *(
+            metric
+            for lever in _REMOVED
+            for metric in _saved(lever, savings.totals_within(conn, lever))
+        ),
     ]
 
 
@@ -284,39 +287,27 @@ def _spent(rows: Iterable[tuple[str, str]], named: metrics_purpose.Named) -> Met
     return spent
 
 
-def _saved(totals: dict[str, tuple[int, Decimal]]) -> list[Metric]:
+_REMOVED = {
+    savings.COMPRESSION: "Characters of tool output compression kept out of the model's input.",
+    savings.COMPACTION: (
+        "Characters of old tool results compaction took out of the model's history."
+    ),
+}
+"""What each lever's characters are, by lever (its metrics' names say which)."""
+
+
+def _saved(lever: str, totals: dict[str, tuple[int, Decimal]]) -> list[Metric]:
+    """`lever`'s characters and their worth, by agent: `plane_{lever}_removed_characters`
+    and `plane_{lever}_saved_usd`."""
     chars = CounterMetricFamily(
-        "plane_compression_removed_characters",
-        "Characters of tool output compression kept out of the model's input.",
-        labels=["agent"],
+        f"plane_{lever}_removed_characters", _REMOVED[lever], labels=["agent"]
     )
     usd = CounterMetricFamily(
-        "plane_compression_saved_usd",
+        f"plane_{lever}_saved_usd",
         "What those characters would have cost as input tokens of the agent's model "
         "(4 characters a token), in US dollars; unpriced models add nothing.",
         labels=["agent"],
     )
-    return _added(totals, chars, usd)
-
-
-def _compacted(totals: dict[str, tuple[int, Decimal]]) -> list[Metric]:
-    chars = CounterMetricFamily(
-        "plane_compaction_removed_characters",
-        "Characters of old tool results compaction took out of the model's history.",
-        labels=["agent"],
-    )
-    usd = CounterMetricFamily(
-        "plane_compaction_saved_usd",
-        "What those characters would have cost as input tokens of the agent's model "
-        "(4 characters a token), in US dollars; unpriced models add nothing.",
-        labels=["agent"],
-    )
-    return _added(totals, chars, usd)
-
-
-def _added(
-    totals: dict[str, tuple[int, Decimal]], chars: CounterMetricFamily, usd: CounterMetricFamily
-) -> list[Metric]:
     for agent, (removed, saved) in sorted(totals.items()):
         chars.add_metric([agent], removed)
         usd.add_metric([agent], float(saved))

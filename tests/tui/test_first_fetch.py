@@ -10,6 +10,7 @@ import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from tests.tui.test_live import SIZE, pane_lines, until
 from tui.app import PlaneApp
@@ -53,35 +54,37 @@ def pane_text(app: PlaneApp) -> str:
     return " ".join(app.screen.query_one(ConversationPane).plain().split())
 
 
+@asynccontextmanager
+async def fetching(plane, tmp_path: Path) -> AsyncIterator[tuple[PlaneApp, Any, asyncio.Event]]:
+    """The app on `plane` through a socket that holds its history requests,
+    once demo is selected and its pane says it is fetching: the app, its
+    pilot, and the event that lets the history through."""
+    release = asyncio.Event()
+    relayed = tmp_path / "relayed" / "plane.sock"
+    async with history_held(plane.home.socket, relayed, release):
+        app = PlaneApp(Address(path=relayed), backoff=Backoff(first=0.05, most=0.3))
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.main_screen.selected == "demo")
+            await until(pilot, lambda: FETCHING in pane_text(app))
+            yield app, pilot, release
+
+
 async def test_a_conversation_not_fetched_yet_says_so_then_shows_its_messages(
     start_plane, tmp_path: Path
 ) -> None:
     plane = await start_plane()
     await plane.services.conversation.append("demo", "operator", "are you there?")
-    release = asyncio.Event()
-    relayed = tmp_path / "relayed" / "plane.sock"
-    async with history_held(plane.home.socket, relayed, release):
-        app = PlaneApp(Address(path=relayed), backoff=Backoff(first=0.05, most=0.3))
-        async with app.run_test(size=SIZE) as pilot:
-            await until(pilot, lambda: app.main_screen.selected == "demo")
-            await until(pilot, lambda: FETCHING in pane_text(app))
-            assert EMPTY not in pane_text(app)
-            release.set()
-            await until(pilot, lambda: pane_lines(app) == [("operator", "are you there?")])
-            assert FETCHING not in pane_text(app)
+    async with fetching(plane, tmp_path) as (app, pilot, release):
+        assert EMPTY not in pane_text(app)
+        release.set()
+        await until(pilot, lambda: pane_lines(app) == [("operator", "are you there?")])
+        assert FETCHING not in pane_text(app)
 
 
 async def test_an_empty_conversation_says_fetching_then_nothing_here_yet(
     start_plane, tmp_path: Path
 ) -> None:
-    plane = await start_plane()
-    release = asyncio.Event()
-    relayed = tmp_path / "relayed" / "plane.sock"
-    async with history_held(plane.home.socket, relayed, release):
-        app = PlaneApp(Address(path=relayed), backoff=Backoff(first=0.05, most=0.3))
-        async with app.run_test(size=SIZE) as pilot:
-            await until(pilot, lambda: app.main_screen.selected == "demo")
-            await until(pilot, lambda: FETCHING in pane_text(app))
-            release.set()
-            await until(pilot, lambda: EMPTY in pane_text(app))
-            assert FETCHING not in pane_text(app)
+    async with fetching(await start_plane(), tmp_path) as (app, pilot, release):
+        release.set()
+        await until(pilot, lambda: EMPTY in pane_text(app))
+        assert FETCHING not in pane_text(app)
