@@ -156,14 +156,7 @@ class Admission:
                 )
                 if hold is not None:
                     await self._tell_hold(agent, hold)
-                    said = notices.why(hold, services.clock.now())
-                    if isinstance(hold, Looping):
-                        raise self._lasting(wire, said, "agent_held_in_loop")
-                    if isinstance(hold, Unpriced):
-                        raise self._lasting(wire, said, UNPRICED_CODE)
-                    if isinstance(hold, Paused) or _paused(hold):
-                        raise self._lasting(wire, said, PAUSED_CODE)
-                    raise self._held(wire, said)
+                    raise self._refused(wire, hold)
                 estimate = Estimate(Decimal(0), Decimal(0))
                 if known:
                     estimate = await self._estimator.estimate(
@@ -384,11 +377,13 @@ class Admission:
         status, error, extra = wire.held(notice, LOOP_RETRY_S, code=code)
         return GatewayRefused(status, notice, extra, error)
 
-    def _refused(self, wire: Wire, hold: AboveAgent) -> GatewayRefused:
-        """The refusal of a call a ceiling above its agent's holds: until
-        00:00 UTC, or, a ceiling of zero (a pause), until it is raised."""
+    def _refused(self, wire: Wire, hold: Hold) -> GatewayRefused:
+        """The refusal of a call `hold` holds, with its sentence: until 00:00
+        UTC (`_held`), or, under a hold no day's end lifts, with its code
+        (`_lasting`)."""
         said = notices.why(hold, self._services.clock.now())
-        return self._lasting(wire, said, PAUSED_CODE) if _paused(hold) else self._held(wire, said)
+        code = _lasting_code(hold)
+        return self._held(wire, said) if code is None else self._lasting(wire, said, code)
 
     def _held(self, wire: Wire, notice: str) -> GatewayRefused:
         """The refusal of a call that does not fit today: true until 00:00 UTC."""
@@ -396,6 +391,17 @@ class Admission:
         left = (services.gate.resets_at() - services.clock.now()).total_seconds()
         status, error, extra = wire.held(notice, max(1, math.ceil(left)))
         return GatewayRefused(status, notice, extra, error)
+
+
+def _lasting_code(hold: Hold) -> str | None:
+    """The code of a hold no day's end lifts (None: one 00:00 UTC does)."""
+    if isinstance(hold, Looping):
+        return "agent_held_in_loop"
+    if isinstance(hold, Unpriced):
+        return UNPRICED_CODE
+    if isinstance(hold, Paused) or _paused(hold):
+        return PAUSED_CODE
+    return None
 
 
 def _paused(hold: Hold) -> bool:
