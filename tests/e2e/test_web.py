@@ -104,6 +104,16 @@ class Screen:
         self.screen = pyte.Screen(80, 24)
         self.stream = pyte.ByteStream(self.screen)
 
+    def watch(self, page) -> None:
+        """Replay what `page`'s websockets carry from now on."""
+
+        def watched(ws) -> None:
+            self.opened(ws.url)
+            ws.on("framesent", self.sent)
+            ws.on("framereceived", self.received)
+
+        page.on("websocket", watched)
+
     def opened(self, url: str) -> None:
         query = parse_qs(urlsplit(url).query)
         self.screen.resize(int(query["height"][0]), int(query["width"][0]))
@@ -142,13 +152,7 @@ def test_the_tui_in_a_browser_shows_rows_title_and_a_limit_exchange(served) -> N
         browser = driver.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 720})
-
-            def watch(ws) -> None:
-                seen.opened(ws.url)
-                ws.on("framesent", seen.sent)
-                ws.on("framereceived", seen.received)
-
-            page.on("websocket", watch)
+            seen.watch(page)
             page.goto(address)
             assert "token=" not in page.url  # traded for a session, out of the address bar
             assert page.title() == f"plane — {socket.gethostname()}"

@@ -40,13 +40,7 @@ def test_held_and_paused_rows_are_bars_in_the_browser(served) -> None:
         browser = driver.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 720})
-
-            def watch(ws) -> None:
-                seen.opened(ws.url)
-                ws.on("framesent", seen.sent)
-                ws.on("framereceived", seen.received)
-
-            page.on("websocket", watch)
+            seen.watch(page)
             page.goto(address)
             _until(page, seen, "■ demo", "‖ scout", "+ new agent")
             page.wait_for_timeout(500)

@@ -28,13 +28,7 @@ def test_a_stopped_plane_says_in_the_browser_what_starts_it_and_the_page_comes_b
         browser = driver.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
         try:
             page = browser.new_page(viewport=WIDE)
-
-            def watch(ws) -> None:
-                seen.opened(ws.url)
-                ws.on("framesent", seen.sent)
-                ws.on("framereceived", seen.received)
-
-            page.on("websocket", watch)
+            seen.watch(page)
             page.goto(address)
             _until(page, seen, "○ demo", "○ scout")
             assert _plane(home, "stop").returncode == 0
