@@ -3,7 +3,6 @@ of its closed calls moves in the transaction that closes them (settled,
 failed, interrupted, cut or swept), as a group's does, so admitting a call
 of a busy tag reads one row, not the tag's day."""
 
-import sqlite3
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
@@ -12,11 +11,12 @@ import pytest
 from plane.clock import ManualClock
 from plane.money.budgets import Budget
 from plane.money.ledger import Ledger, TagFull
+from plane.store import open_store
 from plane.store.engine import Database
 from plane.store.migrations import MIGRATIONS
 from plane.wire.protocol import Usage
 from tests.support.fixtures_postgres import open_db
-from tests.support.old_stores import sqlite_before
+from tests.support.old_stores import postgres_before, sqlite_before
 
 pytestmark = pytest.mark.usefixtures("each_store")
 
@@ -26,15 +26,6 @@ OPS = Budget("ops", None)
 
 STEP = next(n for n, script in enumerate(MIGRATIONS) if "CREATE TABLE tag_spend" in script)
 """The step that makes the tag sums (the schema before it is `MIGRATIONS[:STEP]`)."""
-
-LATER = (
-    "DROP TABLE guard_history",
-    "ALTER TABLE calls DROP COLUMN asked",
-    "DROP INDEX calls_floor_priced",
-    "ALTER TABLE messages DROP COLUMN failed",
-    "ALTER TABLE savings DROP COLUMN lever",
-)
-"""What the steps after `STEP` made, undone to take a store back to before it."""
 
 
 async def tags_of_calls(db: Database) -> dict[tuple[str, str], Decimal]:
@@ -159,21 +150,12 @@ async def test_a_ledger_from_before_the_tag_sums_is_summed_exactly(tmp_path):
 
 
 @pytest.mark.parametrize("each_store", ["postgresql"], indirect=True)
-async def test_a_shared_store_from_before_the_tag_sums_is_summed_exactly(tmp_path):
-    """The same on PostgreSQL: a store taken back to the schema before the
-    step (its table gone, the old index back), its calls written, then
-    opened by a plane that takes the step."""
-    db = await open_db(tmp_path / "plane.db")
-
-    def older(conn: sqlite3.Connection) -> None:
-        conn.execute("DROP TABLE tag_spend")
-        for undone in LATER:  # what the steps after it made, which they make again
-            conn.execute(undone)
-        conn.execute("CREATE INDEX calls_by_tag ON calls (tag, day) WHERE tag IS NOT NULL")
-        conn.execute("UPDATE plane_schema SET version = ?", (STEP,))
-        conn.executemany(CALL, OLD_CALLS)
-
-    await db.write(older)
-    await db.close()
-    db = await open_db(tmp_path / "plane.db")
+async def test_a_shared_store_from_before_the_tag_sums_is_summed_exactly(
+    bare_postgres_url, tmp_path
+):
+    """The same on PostgreSQL: a database with the schema before the step,
+    its calls written, then opened by a plane that takes the step."""
+    with postgres_before(bare_postgres_url, STEP) as old:
+        old.executemany(CALL, OLD_CALLS)
+    db = await open_store(bare_postgres_url, tmp_path / "plane.db")
     await summed_exactly(db)
