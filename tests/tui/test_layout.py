@@ -1,4 +1,5 @@
-"""Layout: below 80 columns the agent list shrinks, below 60 it folds away
+"""Layout: the agent list takes what its rows need and gives way to the
+conversation's time-and-who column, below 60 it folds away
 (ctrl+l shows it in place of the conversation); a badge stays beside its
 message at any width; amber is only ever spend."""
 
@@ -14,6 +15,7 @@ from tests.tui.conftest import feed, focused, settle
 from tests.tui.factories import agent, message, snapshot
 from tests.tui.test_live import until
 from tui.app import PlaneApp
+from tui.screens.main import TALK_LEAST
 from tui.widgets.agent_list import AgentList
 from tui.widgets.composer import Composer
 from tui.widgets.conversation import ConversationPane
@@ -30,23 +32,24 @@ def widths(app: PlaneApp) -> tuple[int, int, bool]:
 
 async def test_the_list_takes_what_its_rows_need_and_the_conversation_the_rest() -> None:
     """At 80 columns the list kept 28, mostly empty: now what `demo` and
-    `scout` need, and never over a quarter of the screen. Started at 80
-    columns, then the terminal resized to each width in turn."""
+    `scout` need, as at 120; narrower, it gives way to the conversation's
+    time-and-who column (`TALK_LEAST`). Started at 80 columns, then the
+    terminal resized to each width in turn."""
+    need = len("scout") + 16
     app = PlaneApp(None)
     async with app.run_test(size=(80, 30)) as pilot:
         feed(app, snapshot(agent("demo"), agent("scout")))
         await settle(pilot)
         side, pane, shown = widths(app)
-        assert shown and side == 20 and pane >= 80 - 20 - 4
+        assert shown and side == need and pane >= 80 - need - 4
         # A resize is laid out over a few of the app's passes, which a busy
         # machine may not finish within `resize_terminal`'s one: each width's
         # layout is waited for (`until` fails if it never comes).
         await pilot.resize_terminal(120, 30)
-        await until(pilot, lambda: widths(app)[0] == len("scout") + 16)  # as its rows need
-        await pilot.resize_terminal(79, 30)
-        await until(pilot, lambda: sum(widths(app)[:2]) < 79 and widths(app)[1] >= 79 - 19 - 4)
-        side, pane, shown = widths(app)
-        assert shown and side <= 19 and pane >= 79 - 19 - 4
+        await until(pilot, lambda: widths(app)[0] == need)  # as its rows need
+        await pilot.resize_terminal(72, 30)
+        await until(pilot, lambda: widths(app)[0] == 72 - TALK_LEAST)
+        await until(pilot, lambda: widths(app)[1] == TALK_LEAST - 4)  # less borders, padding
         await pilot.resize_terminal(50, 30)
         await until(pilot, lambda: not widths(app)[2] and 50 - 4 <= widths(app)[1] < 50)
         side, pane, shown = widths(app)

@@ -40,6 +40,7 @@ from tui.widgets.connection_banner import ConnectionBanner
 from tui.widgets.conversation import WINDOW, ConversationPane
 from tui.widgets.fleet_line import FleetLine
 from tui.widgets.keys_footer import KeysFooter
+from tui.widgets.message_line import STACKED
 from tui.widgets.title_bar import TitleBar
 
 log = logging.getLogger(__name__)
@@ -53,8 +54,17 @@ SIDE_ROOM = 16
 """Columns of a row besides the name: borders, margins, glyph, a figure
 (`$0.40+$?`), the scrollbar."""
 SIDE_LEAST, SIDE_MOST = 18, 28
-"""The agent list's width, at least and at most; and never over a quarter of
-the screen: at 80 columns it kept 28, mostly empty, from the conversation."""
+"""The agent list's width, at least and at most (28 only for names that need
+it: with short ones it took 28 columns, mostly empty, from the conversation)."""
+TALK_FRAME = 5
+"""Columns of the conversation besides its lines: borders, padding, the scrollbar."""
+TALK_LEAST = STACKED + TALK_FRAME
+"""The conversation's width that keeps a message's time and who beside its
+text (`STACKED`): the list takes what its rows need up to this. Held to a
+quarter of the screen instead, at 80 columns the list had 20 and cut every
+`agent-0001` to `agent-0…`, leaving a fleet's rows alike; with 27, names of
+12 characters show whole beside their spend (with a scrollbar, and a figure
+under $100), and the conversation keeps 53."""
 
 UNREAD_KINDS = frozenset({"agent", "ask"})
 """What makes an agent unread: it answered (or asked) while not shown."""
@@ -271,17 +281,17 @@ class MainScreen(ManageAgents):
         self._fit()
 
     def _fit(self) -> None:
-        """The agent list takes what its rows need, up to a quarter of the
-        screen; below 60 columns it folds away, and ctrl+l shows it in place
-        of the conversation (see main.tcss)."""
+        """The agent list takes what its rows need, up to what leaves the
+        conversation `TALK_LEAST`; below 60 columns it folds away, and ctrl+l
+        shows it in place of the conversation (see main.tcss)."""
         width = self.app.size.width
         self.set_class(width < TINY, "-tiny")
         side = self.query_one("#side")
         if width < TINY:
             side.styles.width = None  # main.tcss: folded, or the whole width while browsing
-        else:  # as wide as its rows need, within a quarter of the screen
+        else:  # as wide as its rows need, leaving the conversation its two columns
             longest = max((len(name) for name in self.store.agents), default=0)
-            most = max(SIDE_LEAST, min(SIDE_MOST, width // 4))
+            most = max(SIDE_LEAST, min(SIDE_MOST, width - TALK_LEAST))
             side.styles.width = max(SIDE_LEAST, min(most, longest + SIDE_ROOM))
         self.query_one(KeysFooter).tight = width < TINY
 
