@@ -19,13 +19,16 @@ SQLite the write lock `BEGIN IMMEDIATE` already holds), then reads each
 budget's spend today with every call in flight at its estimate, and writes
 the call only if each is under its ceiling. The fleet's ceiling and a
 group's, where the operator set them, are read under that lock too: one
-set on another plane binds the next admission on every plane. One row, not
-a row a group: a call checks up to three budgets, and two planes locking
-two rows each in crossing orders deadlock (PostgreSQL finds it after a
-second, and one of them runs again). Each admission holds the row for the
-end of one short transaction (it runs last in its batch), so admissions on
-all planes together pass each ceiling by at most the one call admitted
-last under it, plus what calls in flight cost above their estimates.
+set on another plane binds the next admission on every plane — on one that
+remembers no ceiling as well, whose call is written only while none is set
+(`UNSET`), and otherwise admitted under the lock as the others are. One
+row, not a row a group: a call checks up to three budgets, and two planes
+locking two rows each in crossing orders deadlock (PostgreSQL finds it
+after a second, and one of them runs again). Each admission holds the row
+for the end of one short transaction (it runs last in its batch), so
+admissions on all planes together pass each ceiling by at most the one
+call admitted last under it, plus what calls in flight cost above their
+estimates.
 """
 
 from __future__ import annotations
@@ -140,6 +143,41 @@ the admission after its commit, not from this plane's next reading of it."""
 
 GROUP_SET = "SELECT limit_usd FROM group_limits WHERE name = ?"
 """A group's ceiling as the operator set it (no row: the file's)."""
+
+
+UNSET = (
+    " AND NOT EXISTS (SELECT 1 FROM fleet"
+    " WHERE id = 1 AND set_by IS NOT NULL AND limit_usd IS NOT NULL)"
+    " AND NOT EXISTS (SELECT 1 FROM group_limits WHERE name = ? AND limit_usd IS NOT NULL)"
+)
+"""Neither the fleet's ceiling nor the call's group's (its one value: the
+group's name, None for none) set by the operator, as a condition of the
+statement that writes a call a plane of several admits with no ceiling it
+knows of (`plane.money.call_writes`). An operator on another plane may have
+set one a moment ago, and this plane not heard of it yet (its notice, or
+the next renewal's read, is still on its way): the call is then written
+only once admitted under the lock (`set_elsewhere`, `admit_within`). A
+condition of the INSERT itself, not a read before it: every call of a plane
+of several is written by one statement already, and a set ceiling is rare,
+so the calls under none (the most of them) send nothing more and take no
+lock; the statement's snapshot holds every ceiling committed before it
+(one committed while it runs is concurrent with the call, as one committed
+just after its commit would be). A tag's ceiling is only agents.yaml's:
+no plane sets one at run time."""
+
+SET_ELSEWHERE = (
+    "SELECT EXISTS (SELECT 1 FROM fleet"
+    " WHERE id = 1 AND set_by IS NOT NULL AND limit_usd IS NOT NULL)"
+    " OR EXISTS (SELECT 1 FROM group_limits WHERE name = ? AND limit_usd IS NOT NULL)"
+)
+"""Whether `UNSET` kept a call back (one value: the group's name)."""
+
+
+def set_elsewhere(conn: Connection, group: str | None) -> bool:
+    """Whether the operator set the fleet's ceiling or `group`'s, where the
+    plane admitting a call remembers none: a call `UNSET` did not write is
+    then admitted under the lock (`admit_within`), not refused as its lease's."""
+    return bool(conn.execute(SET_ELSEWHERE, (group,)).fetchone()[0])
 
 
 def _as_set(conn: Connection, group: Budget) -> Budget:

@@ -18,7 +18,7 @@ from sqlite3 import Connection
 from plane.clock import stamp
 from plane.errors import AlreadyClosed, LeaseLost
 from plane.money.attribution import Part
-from plane.money.budgets import Budget, admit_within
+from plane.money.budgets import UNSET, Budget, admit_within, set_elsewhere
 from plane.money.day_sums import DaySums
 from plane.money.ledger_rows import Recorded, recorded_call
 from plane.store.engine import Database, Write
@@ -109,21 +109,35 @@ under a lease another plane holds, or this one's ran low."""
 
 
 def _admit_under_lease(
-    conn: Connection, row: tuple[object, ...], plane: str, fence: Fence | None, margin: int
-) -> int:
+    conn: Connection,
+    row: tuple[object, ...],
+    plane: str,
+    fence: Fence | None,
+    margin: int,
+    *,
+    unless_set: bool = False,
+    group: str | None = None,
+) -> int | None:
     """Write the call only if its agent's lease allows it, in the same
     statement (several planes, so PostgreSQL's SQL): a plane that lost an
     agent, or whose lease runs low, opens no call for it, so no two planes
-    ever spend for one agent at once."""
+    ever spend for one agent at once. `unless_set`: nor while the operator
+    has set the fleet's ceiling or the call's `group`'s (`budgets.UNSET`),
+    which this plane does not know of: None then, for the call to be
+    admitted under it first."""
     agent = str(row[0])
     params: tuple[object, ...]
     if fence is not None and fence.agent == agent:
         check, params = _FENCED, (agent, fence.plane, fence.epoch, margin)
     else:
         check, params = _UNFENCED, (agent, plane, margin)
+    if unless_set:
+        check, params = check + UNSET, (*params, group)
     written = conn.execute(_ADMIT + check + " RETURNING id", (*row, *params)).fetchone()
     if written is not None:
         return int(written[0])
+    if unless_set and set_elsewhere(conn, group):
+        return None
     holder = conn.execute(
         f"SELECT plane, expires_ms > {_NOW_MS} FROM leases WHERE agent = ?", (agent,)
     ).fetchone()
@@ -198,15 +212,30 @@ class Admitted(Opening):
     admitted under its agent's lease (`_admit_under_lease`)."""
 
     def run(self, conn: Connection) -> int:
-        books, day = self.books, self.recorded.day
+        plane = self.plane
         if self.admits:
-            # What this batch's settles moved is not in `spend` until its end.
-            sums = books.sums
-            moved, moved_group = partial(sums.on, day), partial(sums.on_group, day)
-            admit_within(conn, day, moved, moved_group, partial(sums.on_tag, day), *self.budgets)
-        if self.plane is not None:
-            return _admit_under_lease(conn, self.row, self.plane, self.fence, self.margin)
+            self._admit(conn)
+        elif plane is not None:  # no ceiling known here: maybe one set on another plane
+            group = self.recorded.group
+            call = _admit_under_lease(
+                conn, self.row, plane, self.fence, self.margin, unless_set=True, group=group
+            )
+            if call is not None:
+                return call
+            self._admit(conn)  # the operator's ceiling, read under the lock
+        if plane is not None:
+            call = _admit_under_lease(conn, self.row, plane, self.fence, self.margin)
+            assert call is not None  # written, or refused (`LeaseLost`)
+            return call
         return Opening.run(self, conn)
+
+    def _admit(self, conn: Connection) -> None:
+        """The call admitted under the ceilings above its agent (`admit_within`)."""
+        books, day = self.books, self.recorded.day
+        # What this batch's settles moved is not in `spend` until its end.
+        sums = books.sums
+        moved, moved_group = partial(sums.on, day), partial(sums.on_group, day)
+        admit_within(conn, day, moved, moved_group, partial(sums.on_tag, day), *self.budgets)
 
 
 @dataclass(slots=True)

@@ -341,7 +341,11 @@ class Ledger:
         estimate, and the call refused (`Full`, nothing written) when one is
         at or over its ceiling. So admissions on all planes together pass a
         ceiling by at most the one call admitted last under it. With several
-        planes, the lease is checked after that wait, in the INSERT itself."""
+        planes, the lease is checked after that wait, in the INSERT itself;
+        and a call with no ceiling known here is written only while no
+        operator has set the fleet's or its group's on another plane (one
+        set a moment ago whose notice has not arrived): else it is admitted
+        under that one first (`plane.money.budgets.UNSET`)."""
         now = self._clock.now()
         day, day_text = self._plane_day.latest_text  # `today`'s for all but a day's first
         if (now.date() if now.tzinfo is UTC else day_of(now)) != day:  # `day_of`, a call fewer

@@ -1,10 +1,11 @@
 """A ceiling of $0.00 set on another plane a moment before, on a real
-PostgreSQL: the gateway's plane still remembers the ceiling it read (the
-other plane's notice not yet heard), so its gate and its weighing let the
-call through, and the ledger's admission, which reads the ceiling set
-under its lock, refuses it. The refusal is the pause's, as the gate's
-would be: no Retry-After to 00:00 UTC, `agent_paused` where the API has
-codes, the sentence that says what lifts it. Nothing is sent or written.
+PostgreSQL: the gateway's plane still remembers the ceiling it read, or
+none where its file has none (the other plane's notice not yet heard), so
+its gate and its weighing let the call through, and the ledger's
+admission, which reads the ceiling set under its lock, refuses it. The
+refusal is the pause's, as the gate's would be: no Retry-After to 00:00
+UTC, `agent_paused` where the API has codes, the sentence that says what
+lifts it. Nothing is sent or written.
 """
 
 from __future__ import annotations
@@ -27,6 +28,14 @@ SHARED = CONFIG + (
     "fleet:\n  limitUsd: 5\ngroups:\n  crew:\n    limitUsd: 5\n    agents: [claude, aider]\n"
 )
 """The fleet's ceiling and the group crew's, $5 each in the file."""
+
+FIRST_SET = CONFIG + "groups:\n  crew:\n    agents: [claude, aider]\n"
+"""No fleet ceiling and none for the group crew in the file: the one the
+operator sets on the other plane is the first, and the gateway's plane
+remembers none."""
+
+REMEMBERED = {SHARED: (5, 5), FIRST_SET: (None, None)}
+"""What the gateway's plane remembers of the fleet's and crew's ceilings."""
 
 PAUSES: dict[str, tuple[Callable[[Ceilings], Awaitable[None]], str]] = {
     "/limit fleet 0": (
@@ -62,26 +71,33 @@ async def other_plane(postgres_url: str) -> AsyncIterator[Ceilings]:
     await db.close()
 
 
+@pytest.fixture(params=[SHARED, FIRST_SET], ids=["remembered", "first set"])
+def config(request: pytest.FixtureRequest) -> str:
+    """The gateway's plane's agents.yaml."""
+    return str(request.param)
+
+
 @pytest.fixture
 async def gateway_plane(
-    start_gateway: StartGateway, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+    config: str, start_gateway: StartGateway, postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> GatewayPlane:
     """The gateway's plane on the same store, its renewals a minute apart:
     none reads the ceilings again while the test runs."""
     monkeypatch.setenv("PLANE_STORE", postgres_url)
     monkeypatch.setattr(fleet, "LEASE_S", 60.0)
-    return await start_gateway(SHARED)
+    return await start_gateway(config)
 
 
 @pytest.mark.parametrize("typed", list(PAUSES))
 async def test_a_zero_ceiling_set_on_another_plane_is_refused_as_a_pause(
-    gateway_plane: GatewayPlane, other_plane: Ceilings, typed: str
+    gateway_plane: GatewayPlane, other_plane: Ceilings, typed: str, config: str
 ) -> None:
     gw = gateway_plane
     pause, sentence = PAUSES[typed]
     await pause(other_plane)
     remembered = gw.services.gate.ceilings
-    assert (remembered.fleet(), remembered.groups.ceiling("crew")) == (5, 5), "not heard yet"
+    heard = (remembered.fleet(), remembered.groups.ceiling("crew"))
+    assert heard == REMEMBERED[config], "not heard yet"
 
     path, heads = gw.calls_as("claude")  # Anthropic Messages: no codes, a Retry-After
     async with local_client(base_url=gw.url, timeout=10) as http:
