@@ -142,11 +142,13 @@ def title(screen: str) -> str:
 def test_plane_opens_the_tui_and_the_screen_shows_rows_and_title(terminal) -> None:
     term, llm = terminal
     term.start(str(PLANE))
-    screen = term.wait_for(r"demo · scripted-model · \$0\.00 of \$1\.00 today")
+    term.wait_for(r"demo · scripted-model · \$0\.00 of \$1\.00 today")
+    # The whole first frame (tmux may be read while a frame is half written).
+    screen = term.wait_for(r"\^n New agent")
     assert row(screen, "demo") == "○ demo"
     assert row(screen, "scout") == "○ scout"
     assert "+ new agent" in screen
-    assert re.search(r"\^n New agent", screen)
+    assert title(screen) == "demo · scripted-model · $0.00 of $1.00 today", title(screen)
 
     llm.reply("The linker lost libssl.", usage=Usage(input_tokens=800))
     term.type("what failed in the last build?")
@@ -195,10 +197,10 @@ def test_resizing_the_terminal_shrinks_then_folds_the_list(terminal) -> None:
     term, _ = terminal
     term.start(str(PLANE))
     screen = term.wait_for(r"Nothing here yet")
-    # As wide as its rows need (demo, scout: 21 columns), within a quarter of the screen.
+    # As wide as its rows need (demo, scout: 21 columns), leaving the conversation 53.
     assert re.search(r"\n│ ○ demo {12}│", screen), "21 columns of list at 120 wide"
     term.tmux("resize-window", "-t", "plane", "-x", "72", "-y", "30")
-    screen = term.wait_for(r"\n│ ○ demo {9}│", within=20)  # a quarter of 72: 18 columns
+    screen = term.wait_for(r"\n│ ○ demo {10}│", within=20)  # 72 less the conversation's 53: 19
     assert "+ new agent" in screen and "Nothing here yet" in screen
     term.tmux("resize-window", "-t", "plane", "-x", "50", "-y", "30")
     deadline = time.monotonic() + 20
