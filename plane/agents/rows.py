@@ -251,17 +251,46 @@ class Rows:
         self._emit(state)
         return state
 
-    async def told(self, agent: str, waiting: int | None) -> AgentState:
-        """Show `agent`'s row at a fleet's renewal, once the lines the other
-        planes wrote are told: `waiting`, what waited for it before those
-        lines were read (None: not read). A turn's end is one commit (its
-        answer, its questions answered, its cost line), so a row that says
-        its question answered comes after its answer; a message sent here
-        since that read is counted too (it is counted again now)."""
-        worker = self._workers[agent]
-        state = await self._built(worker, await self._hold(worker), waiting)
+    async def told(self, waiting: Mapping[str, int | None]) -> None:
+        """Show the rows of `waiting`'s agents at a fleet's renewal (their
+        owner changed, or their lines), once the lines the other planes wrote
+        are told: for each, what waited for it before those lines were read
+        (None: not read). A turn's end is one commit (its answer, its
+        questions answered, its cost line), so a row that says its question
+        answered comes after its answer; a message sent here since that read
+        is counted too (it is counted again now). Built from figures read
+        once for all, as a snapshot's, `ROWS_AT_ONCE` in a turn of the event
+        loop: a takeover of thousands of agents shows their rows from a few
+        reads, not a few each. An agent not known here is passed over."""
+        agents = [agent for agent in waiting if agent in self._workers]
+        if not agents:
+            return
+        figures = await self._figures()
+        for at in range(0, len(agents), ROWS_AT_ONCE):
+            if at:
+                await asyncio.sleep(0)  # the batch so far sealed, and sent
+            for agent in agents[at : at + ROWS_AT_ONCE]:
+                await self._told_one(agent, waiting[agent], figures)
+
+    async def _told_one(self, agent: str, before: int | None, figures: Figures) -> None:
+        """`agent`'s row shown at a renewal (`told`), from `figures`; a gateway
+        agent's, whose gate weighs its calls in flight, asked apart (one
+        that cannot be built now is shown by its next change, the others
+        still are)."""
+        worker = self._workers.get(agent)
+        if worker is None:  # deleted meanwhile
+            return
+        if self._asked_apart(worker, figures):
+            try:
+                self._emit(await self._built(worker, await self._hold(worker), before))
+            except Exception as exc:  # the store away, say
+                log.debug("the row of %s could not be shown again: %s", agent, exc)
+            return
+        spent = figures.sums.get(agent, Decimal(0))
+        hold = self._hold_known(worker, spent, figures)
+        waits = self._waiting_shown(agent, figures.waiting.get(agent, 0), before)
+        state = self.row(worker, spent=spent, hold=hold, waiting=waits, resets_at=figures.resets_at)
         self._emit(state)
-        return state
 
     def behind(self, waiting: Mapping[str, int]) -> list[str]:
         """The agents another plane of the fleet runs whose rows last shown

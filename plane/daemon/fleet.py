@@ -191,6 +191,11 @@ HELD_TRIES = 8
 """How many times the leases a write of this plane's held are tried again,
 a moment apart (5 ms, doubling); then waited for."""
 
+LEASES = "SELECT agent, plane, expires_ms FROM leases"
+"""Every lease, read once a tick: the owners this plane shows (those still
+running), and the agents free to take (`Fleet._free`). At 10,000 agents
+one pass over the table, where two read it whole."""
+
 ADDED = (
     "INSERT INTO leases (agent, plane, expires_ms, epoch)"
     " SELECT added.agent, ?2, ?1, 1 FROM unnest(?3::text[]) AS added (agent)"
@@ -246,6 +251,11 @@ class Renewal:
     held: tuple[str, ...] = ()
     """Those passed over, a write of this plane's holding their rows: renewed
     in a moment (`Fleet._renew_held`)."""
+    ran_out: int = 0
+    """How many of its leases ran out unrenewed, to be taken anew (`ANEW`).
+    None, and the take looks for none (a pass over the table saved each
+    tick): those renewed or passed over run past `now_ms`, and only this
+    plane makes a lease its own, until past `now_ms` too."""
 
 
 def _ran_out(now: int, lease: int, first: bool) -> int:
@@ -265,8 +275,9 @@ class Fleet:
 
     Told at construction what to call: `wake` (an agent has work), `idle`
     (whether an agent has nothing in flight, so its lease may go), `show`
-    (an agent whose owner or lines changed, for its row to be shown again,
-    with what waited for it before its lines were read: `Rows.told`),
+    (the agents whose owners or lines changed, for their rows to be shown
+    again at once, each with what waited for it before its lines were
+    read: `Rows.told`),
     `behind` (the agents another plane runs whose rows shown say other than
     what waits for them at a renewal, shown again too: `Rows.behind`),
     `ceilings_changed` (the ceilings another plane changed, for the rows
@@ -288,7 +299,7 @@ class Fleet:
         told: Callable[[str], None] | None = None,
         heard: Callable[[str], bool] = lambda payload: False,
         idle: Callable[[str], bool] = lambda agent: True,
-        show: Callable[[str, int | None], Awaitable[object]] | None = None,
+        show: Callable[[Mapping[str, int | None]], Awaitable[object]] | None = None,
         behind: Callable[[Mapping[str, int]], Collection[str]] = lambda waiting: (),
         ceilings_changed: Callable[[Reread], None] = lambda changed: None,
         emit: Callable[[Event], None] | None = None,
@@ -530,27 +541,27 @@ class Fleet:
     def _changed(self, agents: set[str], waiting: dict[str, int] | None) -> None:
         """Rows whose owner or lines changed, shown again (those of the
         agents this plane knows), each with what waited for it before the
-        lines were read (`waiting`; None: not read)."""
+        lines were read (`waiting`; None: not read): all of them at once, in
+        a task of their own (a tick never waits on it), so a takeover of
+        thousands of agents costs a few reads, not a few a row."""
         if self._show is None:
             return
-        for agent in agents:
-            counted = None if waiting is None else waiting.get(agent, 0)
-            task = asyncio.create_task(
-                self._shown(self._show, agent, counted), name=f"fleet:show:{agent}"
-            )
-            self._shows.add(task)
-            task.add_done_callback(self._shows.discard)
+        counted = {
+            agent: None if waiting is None else waiting.get(agent, 0) for agent in sorted(agents)
+        }
+        task = asyncio.create_task(self._shown(self._show, counted), name="fleet:show")
+        self._shows.add(task)
+        task.add_done_callback(self._shows.discard)
 
     @staticmethod
     async def _shown(
-        show: Callable[[str, int | None], Awaitable[object]], agent: str, waiting: int | None
+        show: Callable[[Mapping[str, int | None]], Awaitable[object]],
+        waiting: Mapping[str, int | None],
     ) -> None:
         try:
-            await show(agent, waiting)
-        except KeyError:  # not an agent of this plane's
-            pass
-        except Exception as exc:  # the store away, say: the next change shows it
-            log.debug("the row of %s could not be shown again: %s", agent, exc)
+            await show(waiting)
+        except Exception as exc:  # the store away, say: the next change shows them
+            log.debug("the rows of %s could not be shown again: %s", some_names(list(waiting)), exc)
 
     def _renew(self, conn: Connection, agents: list[str], idle: set[str], first: bool) -> Renewal:
         """The renewal's transaction: alive, this plane's leases renewed,
@@ -587,7 +598,7 @@ class Fleet:
             )
             for agent in going:
                 del epochs[agent]
-        return Renewal(now, share, epochs, tuple(sorted(held)))
+        return Renewal(now, share, epochs, tuple(sorted(held)), ran_out=anew)
 
     async def _renew_held(self, renewal: Renewal) -> Renewal:
         """The leases a write of this plane's held as they were renewed,
@@ -622,7 +633,7 @@ class Fleet:
             held = [agent for agent in held if agent not in epochs]
             if not held:
                 break
-        return Renewal(renewal.now_ms, renewal.share, epochs)
+        return Renewal(renewal.now_ms, renewal.share, epochs, ran_out=renewal.ran_out)
 
     def _take(self, conn: Connection, agents: list[str], renewal: Renewal, first: bool) -> Tick:
         """The take's transaction: evened out, swept. Rows another
@@ -632,25 +643,28 @@ class Fleet:
         anew = ANEW if first else f"{ANEW} SKIP LOCKED"
         # A lease of mine that ran out unrenewed (or, at start, one from an
         # earlier life) is taken anew: a new epoch, its calls in flight swept.
-        gained = {
-            agent: int(epoch)
-            for agent, epoch in conn.execute(
-                f"{TAKEN} AND plane = ?2 AND expires_ms > 0 AND agent IN ({anew})"
-                " RETURNING agent, epoch",
-                (now + lease, me, _ran_out(now, lease, first)),
-            ).fetchall()
-        }
+        # The renewal found none: none is looked for (a pass over the table).
+        gained = (
+            {
+                agent: int(epoch)
+                for agent, epoch in conn.execute(
+                    f"{TAKEN} AND plane = ?2 AND expires_ms > 0 AND agent IN ({anew})"
+                    " RETURNING agent, epoch",
+                    (now + lease, me, _ran_out(now, lease, first)),
+                ).fetchall()
+            }
+            if first or renewal.ran_out
+            else {}
+        )
         epochs = {**renewal.epochs, **gained}
+        # Every lease, read once: the owners, and which agents are free.
+        leases = {agent: (plane, int(expires)) for agent, plane, expires in conn.execute(LEASES)}
         if len(epochs) < renewal.share:
             others = [a for a in agents if a not in epochs]
-            for agent, epoch in self._free(conn, others, now, renewal.share - len(epochs)):
+            for agent, epoch in self._free(conn, others, leases, now, renewal.share - len(epochs)):
                 gained[agent] = epochs[agent] = int(epoch)
-        owners = {
-            agent: plane
-            for agent, plane in conn.execute(
-                "SELECT agent, plane FROM leases WHERE expires_ms > ?", (now,)
-            )
-        }
+        owners = {agent: plane for agent, (plane, expires) in leases.items() if expires > now}
+        owners.update(dict.fromkeys(gained, me))  # those taken since the read
         tell = lambda tx, cut: tell_cut_turns(self._conversation, tx, cut)  # noqa: E731
         cut = self._ledger.sweep_within(conn, gained, tell)
         # Calls no lease covers (a gateway agent's, made on whichever plane
@@ -669,17 +683,23 @@ class Fleet:
         return Tick(now, frozenset(epochs), frozenset(gained), owners, cut, epochs, kept)
 
     def _free(
-        self, conn: Connection, agents: list[str], now: int, want: int
+        self,
+        conn: Connection,
+        agents: list[str],
+        leases: Mapping[str, tuple[str, int]],
+        now: int,
+        want: int,
     ) -> list[tuple[str, int]]:
         """Up to `want` of `agents` whose leases are free or ran out, in
-        their order, taken: each agent with its new epoch."""
-        held = dict(conn.execute("SELECT agent, expires_ms FROM leases").fetchall())
-        free = [a for a in agents if a not in held or held[a] < now][:want]
+        their order, taken: each agent with its new epoch. `leases`: every
+        lease as the tick read it (its plane, when it runs out); each take
+        checks its row again, locked, so one read since is never taken twice."""
+        free = [a for a in agents if a not in leases or leases[a][1] < now][:want]
         until = now + self._lease_ms
         taken: list[tuple[str, int]] = []
-        if added := [a for a in free if a not in held]:
+        if added := [a for a in free if a not in leases]:
             taken += conn.execute(ADDED, (until, self.name, added)).fetchall()
-        if expired := [a for a in free if a in held]:
+        if expired := [a for a in free if a in leases]:
             taken += conn.execute(
                 f"{TAKEN} AND agent IN ({EXPIRED}) RETURNING agent, epoch",
                 (until, self.name, now, expired),

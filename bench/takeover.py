@@ -1,0 +1,147 @@
+"""A takeover: two planes on one PostgreSQL, `--agents` agents all run by
+plane A; A stops (its leases let go) and B's next renewal takes them all.
+Timed from that renewal until B's clients have been shown every agent's
+row as B's, and B's snapshot (`plane status`) says B runs every agent;
+counted: the reads B's store answered meanwhile (`Database.counts`, the
+plane's own wrapper), and the rows of `leases` PostgreSQL scanned for B's
+renewals (`pg_stat_user_tables`, flushed first), at the takeover and at a
+renewal after it.
+
+    .venv/bin/python bench/takeover.py                    # 2,000 agents
+    .venv/bin/python bench/takeover.py --agents 10000
+
+Both planes run in this process, each its own store connections, as the
+tests' do (`launch`); the renewals are asked for by hand (leases last ten
+minutes here, so no tick of their own comes between). PostgreSQL is
+`PLANE_TEST_PG` when set, else a server started for the run
+(tests/support/postgres.py), fsync off.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+os.environ["PLANE_LEASE_S"] = "600"  # no renewal but those asked for: read at import
+
+from metering import zero_config
+from planes import fresh_database
+
+from plane.config import parse_config
+from plane.daemon.server import Plane
+from plane.home import Home
+from plane.wire import protocol as p
+
+STATS_FLUSHED_S = 11.0
+"""How long PostgreSQL may keep an idle session's counts before its
+statistics show them (`PGSTAT_IDLE_INTERVAL`, 10 s)."""
+
+
+def config(agents: int) -> str:
+    """agents.yaml: `agents` agents on an upstream nothing calls."""
+    listed = "".join(f"  agent-{n:05}: {{}}\n" for n in range(agents))
+    return zero_config("http://127.0.0.1:9/v1", limit=1000) + listed
+
+
+async def started(root: Path, name: str, text: str) -> Plane:
+    os.environ["PLANE_NAME"] = name
+    plane = Plane(parse_config(text), Home(root / name / "home"))
+    await plane.startup()
+    return plane
+
+
+async def leases_scanned(url: str) -> int:
+    """The rows of `leases` PostgreSQL has read so far, by any session,
+    once every session's counts are flushed."""
+    import psycopg
+
+    await asyncio.sleep(STATS_FLUSHED_S)
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        cursor = await conn.execute(
+            "SELECT COALESCE(seq_tup_read, 0) + COALESCE(idx_tup_fetch, 0)"
+            " FROM pg_stat_user_tables WHERE relname = 'leases'"
+        )
+        row = await cursor.fetchone()
+        assert row is not None
+        return int(row[0])
+
+
+async def takeover(root: Path, url: str, agents: int) -> None:
+    text = config(agents)
+    a = await started(root, "a", text)
+    b = await started(root, "b", text)
+    try:
+        runtime_b = b.runtime
+        assert runtime_b is not None and runtime_b.fleet is not None
+        assert not runtime_b.services.ownership.mine, "a runs every agent"
+        fleet_b, db_b = runtime_b.fleet, runtime_b.db
+        names = {f"agent-{n:05}" for n in range(agents)}
+        subscription = b.bus.subscribe()
+        await a.shutdown()  # its leases let go
+        scanned = await leases_scanned(url)
+        started_at = time.perf_counter()
+        reads = db_b.counts.reads
+        tick = await fleet_b.tick()
+        renewed_s = time.perf_counter() - started_at
+        assert tick.gained == frozenset(names), f"b took {len(tick.gained)}"
+        left = set(names)
+        first_s = None
+        while left and (event := await subscription.next()) is not None:
+            if isinstance(event, p.AgentUpdated) and event.agent.plane == fleet_b.name:
+                left.discard(event.agent.name)
+                first_s = first_s or time.perf_counter() - started_at
+        shown_s = time.perf_counter() - started_at
+        snapshot = await runtime_b.rows.snapshot()
+        assert all(row.plane == fleet_b.name for row in snapshot.agents)
+        done_s = time.perf_counter() - started_at
+        read = db_b.counts.reads - reads
+        at_takeover = await leases_scanned(url) - scanned
+        scanned = await leases_scanned(url)
+        await fleet_b.tick()
+        after = await leases_scanned(url) - scanned
+    finally:
+        await b.shutdown()
+        await a.shutdown()
+    print(
+        f"takeover of {agents:,} agents: renewed in {renewed_s:.2f} s,"
+        f" the first row shown in {first_s or 0:.2f} s, every row in {shown_s:.2f} s,"
+        f" snapshot too in {done_s:.2f} s; {read:,} reads;"
+        f" leases rows scanned: {at_takeover:,} at the takeover's renewal,"
+        f" {after:,} at the next"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--agents", type=int, default=2000)
+    args = parser.parse_args()
+    server_url = os.environ.get("PLANE_TEST_PG")
+    server = None
+    with tempfile.TemporaryDirectory(prefix="plane-bench-") as tmp:
+        if not server_url:
+            from tests.support.postgres import Server
+
+            server = Server(Path(tempfile.mkdtemp(prefix="plane-bench-pg-")))
+            server.start()
+            server_url = server.url
+        try:
+            url = fresh_database(server_url)
+            os.environ["PLANE_STORE"] = url
+            asyncio.run(takeover(Path(tmp), url, args.agents))
+        finally:
+            if server is not None:
+                server.stop()
+                shutil.rmtree(server.root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

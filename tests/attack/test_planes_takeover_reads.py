@@ -1,0 +1,79 @@
+"""A plane that takes over many agents at once (the other plane stopped)
+shows their rows to its clients from a few reads of the store, not from
+reads of each agent's: on a real PostgreSQL, two real planes, 200 agents.
+(Before, each row moved was built from reads of its own: at 10,000 agents
+the operator watched thousands of reads trickle the rows in.) Leases here
+last two minutes, so no renewal runs but the one the test asks for."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from plane.daemon import fleet
+from plane.daemon.events import Subscription
+from plane.wire import protocol as p
+from tests.support.fixtures_plane import launch, scripted_config
+from tests.support.fleet_members import runs
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
+
+AGENTS = [f"agent-{n:03}" for n in range(200)]
+CONFIG = scripted_config("".join(f"  {agent}: {{}}\n" for agent in AGENTS))
+
+LEASE_S = 120.0
+"""Renewals 40 s apart: none comes but the test's."""
+
+DEADLINE_S = 30.0
+
+MOST_READS = 20
+"""The reads a takeover of the 200 rows may cost: a few for them all
+(the day's spend, the fleet's, the waiting counts, what the agents
+woken look for), far fewer than one a row."""
+
+
+async def every_row_says(subscription: Subscription, plane: str) -> None:
+    """Until a row of every agent says `plane` runs it."""
+    left = set(AGENTS)
+
+    async def until_all() -> None:
+        while left and (event := await subscription.next()) is not None:
+            if isinstance(event, p.AgentUpdated) and event.agent.plane == plane:
+                left.discard(event.agent.name)
+
+    try:
+        await asyncio.wait_for(until_all(), DEADLINE_S)
+    except TimeoutError:
+        pytest.fail(f"{len(left)} rows did not say {plane} runs them within {DEADLINE_S} s")
+    assert not left, "the subscription ended"
+
+
+async def test_a_takeover_of_200_agents_shows_their_rows_from_a_few_reads(
+    tmp_path: Path, scripted_llm, monkeypatch, postgres_url
+):
+    monkeypatch.setenv("PLANE_STORE", postgres_url)
+    monkeypatch.setattr(fleet, "LEASE_S", LEASE_S)
+    a = await launch(tmp_path / "a", scripted_llm, CONFIG)
+    try:
+        await asyncio.wait_for(runs(a, AGENTS[-1]), DEADLINE_S)  # alone: it runs them all
+        b = await launch(tmp_path / "b", scripted_llm, CONFIG)
+    except BaseException:
+        await a.stop()
+        raise
+    try:
+        assert not b.services.ownership.mine, "a holds every lease"
+        assert b.runtime.fleet is not None
+        await b.quiet()
+        subscription = b.bus.subscribe()
+        await a.stop()  # its leases let go
+        reads = b.db.counts.reads
+        tick = await b.runtime.fleet.tick()
+        assert tick.gained == frozenset(AGENTS)
+        await every_row_says(subscription, b.runtime.fleet.name)
+        await b.quiet()
+        assert b.db.counts.reads - reads <= MOST_READS
+    finally:
+        await b.stop()
+        await a.stop()
