@@ -102,6 +102,7 @@ bench: $(DEV)
 	$(BIN)/python bench/fleet.py
 	$(BIN)/python bench/http_clients.py
 	$(BIN)/python bench/planes.py
+	$(BIN)/python bench/takeover.py
 	$(BIN)/python bench/metrics_scrapes.py
 	$(BIN)/python bench/burn.py
 	$(BIN)/python bench/guard.py
