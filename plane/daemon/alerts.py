@@ -19,6 +19,11 @@ A `held` or `ask_refused` alert offers the operator a raise until 00:00 UTC
 buttons (`+$2 today`, `Deny`), the webhook the same signed links in its
 JSON. Alerts pass through one queue (`_outbox`) where the offer is made and
 recorded before the alert goes on, so they still arrive in order.
+
+Many agents held or freed by one event (the fleet's ceiling, a group's, the
+day turning) are one alert naming it and how many agents
+(`plane.daemon.alert_folds`), its JSON listing them (`agents`, `count`);
+it offers no raise: a link raises one agent's ceiling.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from plane.agents.guard import Loop
 from plane.agents.notices import warning
 from plane.clock import Clock, until
 from plane.config import AlertKind, NotifyConfig
+from plane.daemon.alert_folds import Above, Cause, Folded, Folds, agents, day_text
 from plane.daemon.ask_alerts import AskAlerts
 from plane.daemon.events import EventBus
 from plane.money.approvals import Offer
@@ -45,8 +51,8 @@ from plane.money.burn import Spike
 from plane.money.limits import Priced, standing
 from plane.providers import connections
 from plane.tasks import cancel
-from plane.wire.protocol import AgentState, AgentUpdated, DayRolled, Snapshot
-from plane.wire.words import plain
+from plane.wire.protocol import AgentRemoved, AgentState, AgentUpdated, DayRolled, Snapshot
+from plane.wire.words import NAMED, plain
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +113,21 @@ class Alert:
     loop: Loop | None = None
     """A `loop` alert's figures: what repeated, how many times, what it cost."""
     links: Links | None = None
+    folded: Folded | None = None
+    """Many agents at once, by one cause: their names and the cause's figures."""
+
+    @property
+    def title(self) -> str:
+        """ntfy's title: `plane: demo is held`, `plane: the fleet is held`,
+        `plane: 2,000 agents resumed`."""
+        folded = self.folded
+        if folded is None:
+            who = self.agent
+        elif folded.kind == "held":
+            who = folded.cause.who
+        else:
+            who = agents(len(folded.agents))
+        return f"plane: {who} {TITLES[self.kind]}"
 
     def payload(self) -> dict[str, Any]:
         """The webhook's JSON: the agent's figures as its row has them, and
@@ -114,10 +135,22 @@ class Alert:
         `AgentState` names them): `spend_today_usd` counts $0 for a call
         with no known price, so a receiver can tell `"0"` from nothing spent.
         Every alert carries the agent's row as last shown (`_row`); None of
-        them only for an agent no row was shown of yet."""
+        them only for an agent no row was shown of yet.
+
+        Every alert also says how many agents it is of (`count`), the first
+        of them (`agents`, at most `NAMED`; `agent` is the first) and its
+        `cause` (`agent`, or `fleet`, `group` with its `group`, `day`). One
+        of many agents carries its cause's figures: the fleet's or the
+        group's spend today and ceiling (the day's: none)."""
+        if self.folded is not None:
+            return self._folded()
         state = self.state
         return {
             **self._extra(),
+            "count": 1,
+            "agents": [self.agent],
+            "cause": "agent",
+            "group": None,
             "event": self.kind,
             "agent": self.agent,
             "text": self.text,
@@ -131,6 +164,28 @@ class Alert:
             else state.resumes_at.isoformat(),
             "price_known": None if state is None else state.price_known,
             "floor_priced": None if state is None else state.floor_priced,
+        }
+
+    def _folded(self) -> dict[str, Any]:
+        folded = self.folded
+        assert folded is not None
+        standing, cause = folded.standing, folded.cause
+        return {
+            "event": self.kind,
+            "agent": self.agent,
+            "text": self.text,
+            "at": self.at.isoformat(),
+            "spend_today_usd": None if standing is None else plain(standing.spent),
+            "limit_usd": None
+            if standing is None or standing.ceiling is None
+            else plain(standing.ceiling),
+            "resumes_at": None if folded.resumes_at is None else folded.resumes_at.isoformat(),
+            "price_known": None,
+            "floor_priced": None,
+            "count": len(folded.agents),
+            "agents": list(folded.agents[:NAMED]),
+            "cause": cause.scope,
+            "group": cause.name or None,
         }
 
     def _extra(self) -> dict[str, Any]:
@@ -255,7 +310,7 @@ class _Receiver:
             )
         if self.ntfy:
             headers = {
-                "Title": f"plane: {alert.agent} {TITLES[alert.kind]}",
+                "Title": alert.title,
                 "Tags": TAGS[alert.kind],
                 "Content-Type": "text/plain; charset=utf-8",
             }
@@ -298,7 +353,10 @@ class Notifier:
         *,
         backoff_s: float = 1.0,
         offer: OfferFor | None = None,
+        above: Above | None = None,
     ) -> None:
+        """`above`: the ceilings over many agents, whose holds are one alert
+        each (None: every hold is its agent's own)."""
         self._on = set(config.on)
         self._grace_s = config.timeout_s
         self._clock = clock
@@ -313,11 +371,15 @@ class Notifier:
         self._rows: dict[str, AgentState] = {}
         self._asks = AskAlerts()
         self._watching: asyncio.Task[None] | None = None
+        self._folds = None if above is None else Folds(clock, above, self._say, self._row)
 
     def start(self, bus: EventBus, snapshot: Snapshot) -> None:
         """Watch the rows from `snapshot` on: what already stood (an agent held
         before a restart) is not news."""
         self._rows = {agent.name: agent for agent in snapshot.agents}
+        if self._folds is not None:
+            for agent in snapshot.agents:
+                self._folds.stood(agent)
         subscription = bus.subscribe()
         for receiver in self._receivers:
             receiver.task = asyncio.create_task(receiver.run(), name=f"alerts:{receiver.url}")
@@ -328,8 +390,11 @@ class Notifier:
                 if isinstance(event, AgentUpdated):
                     self._changed(event.agent)
                 elif isinstance(event, DayRolled):  # the new day frees the held: resumed
-                    for agent in event.snapshot.agents:
-                        self._changed(agent)
+                    self._day_turned(event.snapshot.agents)
+                elif isinstance(event, AgentRemoved):
+                    self._rows.pop(event.agent, None)
+                    if self._folds is not None:
+                        self._folds.gone(event.agent)
             log.warning("alerts stopped watching the plane's events")
 
         self._watching = asyncio.create_task(watch(), name="alerts")
@@ -373,7 +438,8 @@ class Notifier:
         while True:
             alert = await self._outbox.get()
             try:
-                if self._offer is not None and alert.kind in ("held", "ask_refused"):
+                offers = alert.kind in ("held", "ask_refused") and alert.folded is None
+                if self._offer is not None and offers:
                     alert = replace(alert, links=await self._offered(alert))
                 for receiver in self._receivers:
                     receiver.put(alert)
@@ -397,6 +463,8 @@ class Notifier:
     async def aclose(self) -> None:
         if self._watching is not None:
             await cancel(self._watching)
+        if self._folds is not None:
+            await self._folds.aclose()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._outbox.join(), self._grace_s)
         if self._dispatching is not None:
@@ -407,10 +475,15 @@ class Notifier:
             await receiver.aclose(self._grace_s)
 
     def _changed(self, state: AgentState) -> None:
+        """Take `state`, an agent's row now; alert what changed, unless a
+        fold of many agents says it."""
         before = self._rows.get(state.name)
         self._rows[state.name] = state
         if before is None:
+            if self._folds is not None:
+                self._folds.stood(state)
             return
+        was, held_by = (None, None) if self._folds is None else self._folds.moved(state)
         now = self._clock.now()
         kind: AlertKind | None = None
         if state.status == "held" and before.status != "held":
@@ -419,5 +492,33 @@ class Notifier:
             kind = "resumed"
         elif state.spend_level == "warn" and before.spend_level == "ok":
             kind = "amber"
-        if kind is not None:
+        folded = (kind == "held" and held_by is not None) or (kind == "resumed" and was is not None)
+        if kind is not None and not folded:
             self.tell(Alert(kind, state.name, sentence(kind, state, now), now, state))
+
+    def _day_turned(self, rows: list[AgentState]) -> None:
+        """The new day frees the agents held by a day's spend: one alert for
+        them all (the agent's own, when it is one); amber and held as ever."""
+        freed: list[AgentState] = []
+        for state in rows:
+            before = self._rows.get(state.name)
+            if before is not None and before.status == "held" and state.status != "held":
+                self._rows[state.name] = state
+                freed.append(state)
+            else:
+                self._changed(state)
+        if self._folds is not None:
+            self._folds.day_turned([state.name for state in freed])
+        now = self._clock.now()
+        if len(freed) == 1:
+            [state] = freed
+            self.tell(Alert("resumed", state.name, sentence("resumed", state, now), now, state))
+        elif freed:
+            names = sorted(state.name for state in freed)
+            self._say(Folded("resumed", Cause("day"), tuple(names), day_text(names)))
+
+    def _say(self, folded: Folded) -> None:
+        """A fold's alert, queued as any other."""
+        now = self._clock.now()
+        first = folded.agents[0]
+        self.tell(Alert(folded.kind, first, folded.text, now, self._row(first), folded=folded))

@@ -41,6 +41,7 @@ from plane.agents.toolbox import Tooling
 from plane.agents.workers import Workers
 from plane.clock import Clock, SystemClock
 from plane.config import Config
+from plane.daemon.alert_folds import CeilingsAbove
 from plane.daemon.alerts import Notifier
 from plane.daemon.api import Api
 from plane.daemon.events import EventBus
@@ -212,7 +213,8 @@ def _agents(
     approvals = _approvals(services, rows, workers, db, wanted)
     notifier = None
     if config.notify is not None:  # alerts: plane.daemon.alerts
-        notifier = Notifier(config.notify, clock, offer=approvals.offer if approvals else None)
+        offer = approvals.offer if approvals else None
+        notifier = Notifier(config.notify, clock, offer=offer, above=CeilingsAbove(services))
     scheduler = Scheduler(db, clock, wake=workers.wake, only_writer=not shared)
     after_turn = AfterTurn(
         services, spiked=notifier.spiked if notifier else None, priced=rows.priced

@@ -1,0 +1,328 @@
+"""One event, one alert: the agents a ceiling over many of them holds or
+frees at once (the fleet's, a group's) are one alert naming that ceiling and
+how many agents, not an alert an agent.
+
+A fleet's ceiling reached holds every agent of it, and each one's row turns
+held: 2,000 rows, 2,000 pushes to the operator's phone, most of them more
+than a receiver's queue or ntfy's rate limits take. So a row held by the
+fleet's ceiling or its group's joins that ceiling's fold (`Folds.moved`)
+instead of making an alert; the fold waits until its rows stop coming
+(`GATHER_S` with none, at most `GATHER_MAX_S`) and then says what changed
+since the operator was last told of that ceiling: the agents it holds that
+were not told (one `held` alert), the agents told that it no longer holds
+(one `resumed` alert). An agent held and freed again within that wait was
+never news. A ceiling that flaps around its line (spend settling under it,
+a call taking it over again) is told at most once every `AGAIN` of the
+plane's clock; what changed meanwhile is told once that has passed, as it
+stands then. The day turning is one event too: every agent it frees is one
+`resumed` alert (`day_turned`), which ends what the folds had told.
+
+A fold's alert names its agents with `some_names` (the first of them and
+how many more); `plane status` lists them all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Literal, Protocol
+
+from plane.agents.services import Services
+from plane.clock import Clock, until
+from plane.money.limits import fleet_standing, group_standing
+from plane.tasks import cancel
+from plane.wire.protocol import AgentState
+from plane.wire.words import some_names
+
+log = logging.getLogger(__name__)
+
+GATHER_S = 0.3
+"""A fold is told once no row has joined it for this long: a ceiling's
+change shows its rows a batch at a time (`plane.agents.rows.ROWS_AT_ONCE`)."""
+GATHER_MAX_S = 5.0
+"""…and at most this long after its first row, however they keep coming."""
+AGAIN = timedelta(minutes=1)
+"""The least time, on the plane's clock, between two alerts of one ceiling."""
+
+SHARED = ("fleet", "group")
+"""The hold reasons of a ceiling over many agents."""
+
+Scope = Literal["fleet", "group", "day"]
+
+
+@dataclass(frozen=True)
+class Cause:
+    """What held or freed many agents at once: the fleet's ceiling, a
+    group's (`name`), or the day turning."""
+
+    scope: Scope
+    name: str = ""
+
+    @property
+    def who(self) -> str:
+        """`the fleet`, `group research`."""
+        return "the fleet" if self.scope == "fleet" else f"group {self.name}"
+
+
+@dataclass(frozen=True)
+class Standing:
+    """A shared ceiling's spend today and its ceiling, read as the fold is told."""
+
+    spent: Decimal
+    ceiling: Decimal | None
+
+
+@dataclass(frozen=True)
+class Folded:
+    """A fold's alert, in words and figures: `alerts.Alert` carries it."""
+
+    kind: Literal["held", "resumed"]
+    cause: Cause
+    agents: tuple[str, ...]
+    """Every agent it names, sorted."""
+    text: str
+    standing: Standing | None = None
+    resumes_at: datetime | None = None
+
+
+class Above(Protocol):
+    """What a fold reads of the ceilings over the agents."""
+
+    def group_of(self, agent: str) -> str | None:
+        """`agent`'s group (None: in none)."""
+        ...
+
+    async def standing(self, cause: Cause) -> Standing:
+        """`cause`'s spend today and ceiling."""
+        ...
+
+
+class CeilingsAbove:
+    """`Above`, from the plane's own ceilings and ledger."""
+
+    def __init__(self, services: Services) -> None:
+        self._services = services
+
+    def group_of(self, agent: str) -> str | None:
+        budget = self._services.gate.ceilings.groups.budget(agent)
+        return None if budget is None else budget.name
+
+    async def standing(self, cause: Cause) -> Standing:
+        ceilings, spend = self._services.gate.ceilings, self._services.ledger.budget_spend
+        if cause.scope == "fleet":
+            return Standing(await spend.fleet_today(), ceilings.fleet())
+        return Standing(await spend.group_today(cause.name), ceilings.groups.ceiling(cause.name))
+
+
+def agents(count: int) -> str:
+    """`1 agent`, `2,000 agents`."""
+    return f"{count:,} agent{'' if count == 1 else 's'}"
+
+
+def held_text(
+    cause: Cause, names: list[str], standing: Standing | None, resumes: str, *, more: bool = False
+) -> str:
+    """`the fleet is held: 2,000 agents take no new turn (…).` with its
+    spend, and what frees them (`resumes`: the time left until 00:00 UTC,
+    empty when the day turning does not); a ceiling of zero is a pause.
+    `more`: others were told held by it already (`37 more agents`)."""
+    count = agents(len(names))
+    if more:
+        count = count.replace(" ", " more ", 1)
+    many = f"{count} {'takes' if len(names) == 1 else 'take'}"
+    listed = some_names(names)
+    raise_it = "/limit fleet" if cause.scope == "fleet" else f"/limit group {cause.name}"
+    limit = "fleet limit" if cause.scope == "fleet" else "group limit"
+    if standing is not None and standing.ceiling == 0:
+        return (
+            f"{cause.who} is paused: its daily ceiling is $0.00, so {many} no turn ({listed}) "
+            f"until the {limit} is raised ({raise_it} 5, or {raise_it} off); a new day does "
+            "not end a pause."
+        )
+    said = f"{cause.who} is held: {many} no new turn ({listed})."
+    if standing is not None:
+        said += f" {_standing(cause, standing)}"
+    if resumes:
+        return f"{said} They answer at 00:00 UTC, in {resumes}, or when the {limit} is raised."
+    return f"{said} They answer when the {limit} is raised."
+
+
+def resumed_text(cause: Cause, names: list[str], standing: Standing | None) -> str:
+    """`2,000 agents held by the fleet's ceiling have resumed (…).` with its spend."""
+    have = "has" if len(names) == 1 else "have"
+    whose = "the fleet's" if cause.scope == "fleet" else f"group {cause.name}'s"
+    said = f"{agents(len(names))} held by {whose} ceiling {have} resumed ({some_names(names)})."
+    return said if standing is None else f"{said} {_standing(cause, standing)}"
+
+
+def day_text(names: list[str]) -> str:
+    """The day turning freed `names`: one sentence."""
+    have = "has" if len(names) == 1 else "have"
+    return (
+        f"{agents(len(names))} {have} resumed at 00:00 UTC, the new day's spend starting "
+        f"from $0.00 ({some_names(names)})."
+    )
+
+
+def _standing(cause: Cause, standing: Standing) -> str:
+    if cause.scope == "fleet":
+        return fleet_standing(standing.spent, standing.ceiling)
+    return group_standing(cause.name, standing.spent, standing.ceiling)
+
+
+@dataclass
+class _Fold:
+    """One ceiling's agents: held by it now, and as the operator was last told."""
+
+    held: dict[str, AgentState] = field(default_factory=dict)
+    told: set[str] = field(default_factory=set)
+    told_at: datetime | None = None
+    moved: bool = False
+    """A row joined or left it since the gathering last looked."""
+    telling: asyncio.Task[None] | None = None
+
+
+class Folds:
+    def __init__(
+        self,
+        clock: Clock,
+        above: Above,
+        say: Callable[[Folded], None],
+        row: Callable[[str], AgentState | None],
+        gather_s: float = GATHER_S,
+    ) -> None:
+        """`say`: how a fold's alert goes on (`Notifier.tell`); `row`, an
+        agent's row as last shown."""
+        self._clock = clock
+        self._above = above
+        self._say = say
+        self._row = row
+        self._gather_s = gather_s
+        self._folds: dict[Cause, _Fold] = {}
+        self._of: dict[str, Cause] = {}
+        """The ceiling each agent held by one is held by."""
+
+    def cause_of(self, state: AgentState) -> Cause | None:
+        """The shared ceiling that holds `state`'s agent (None: none does)."""
+        if state.status != "held" or state.hold_reason not in SHARED:
+            return None
+        if state.hold_reason == "fleet":
+            return Cause("fleet")
+        group = self._above.group_of(state.name)
+        return None if group is None else Cause("group", group)
+
+    def stood(self, state: AgentState) -> None:
+        """`state` was already held when first seen (a restart, a new
+        agent): not news, but freed later it is."""
+        cause = self.cause_of(state)
+        if cause is not None:
+            fold = self._folds.setdefault(cause, _Fold())
+            fold.held[state.name] = state
+            fold.told.add(state.name)
+            self._of[state.name] = cause
+
+    def moved(self, state: AgentState) -> tuple[Cause | None, Cause | None]:
+        """Take `state`, the agent's row now: the ceiling that held it
+        before and the one that holds it now (either None). A fold either
+        belongs to says what changed, once its rows stop coming."""
+        name = state.name
+        was, now = self._of.get(name), self.cause_of(state)
+        if was is not None and was != now:
+            self._leave(was, name)
+        if now is not None:
+            fold = self._folds.setdefault(now, _Fold())
+            self._of[name] = now
+            fold.held[name] = state
+            if was != now:
+                self._moved(now, fold)
+        return was, now
+
+    def gone(self, agent: str) -> None:
+        """`agent` was deleted: no fold says it any more."""
+        cause = self._of.pop(agent, None)
+        if cause is not None:
+            fold = self._folds[cause]
+            fold.held.pop(agent, None)
+            fold.told.discard(agent)
+
+    def day_turned(self, freed: list[str]) -> None:
+        """The day turning freed `freed`: said by its own alert, so no fold
+        tells them resumed."""
+        for name in freed:
+            if (cause := self._of.pop(name, None)) is not None:
+                fold = self._folds[cause]
+                fold.held.pop(name, None)
+                fold.told.discard(name)
+
+    def _leave(self, cause: Cause, name: str) -> None:
+        del self._of[name]
+        fold = self._folds[cause]
+        fold.held.pop(name, None)
+        self._moved(cause, fold)
+
+    def _moved(self, cause: Cause, fold: _Fold) -> None:
+        fold.moved = True
+        if fold.telling is None:
+            fold.telling = asyncio.create_task(self._tell(cause, fold), name=f"alerts:{cause}")
+
+    async def _tell(self, cause: Cause, fold: _Fold) -> None:
+        """Once its rows stop coming and `AGAIN` has passed since the last:
+        what changed since the operator was told."""
+        try:
+            await self._gathered(fold)
+            if fold.told_at is not None:
+                await self._clock.sleep_until(fold.told_at + AGAIN)
+                await self._gathered(fold)
+        finally:
+            fold.telling = None
+        newly = sorted(set(fold.held) - fold.told)
+        freed = sorted(name for name in fold.told - set(fold.held) if self._free(name))
+        if not newly and not freed:
+            return
+        rows = [fold.held[name] for name in newly]
+        more = bool(fold.told & set(fold.held))
+        fold.told = set(fold.held)
+        fold.told_at = self._clock.now()
+        standing = await self._standing(cause)
+        if newly:
+            resumes_at = rows[0].resumes_at
+            resumes = "" if resumes_at is None else until(self._clock.now(), resumes_at)
+            text = held_text(cause, newly, standing, resumes, more=more)
+            self._say(Folded("held", cause, tuple(newly), text, standing, resumes_at))
+        if freed:
+            text = resumed_text(cause, freed, standing)
+            self._say(Folded("resumed", cause, tuple(freed), text, standing))
+
+    def _free(self, agent: str) -> bool:
+        """`agent` left its ceiling's hold and is held by nothing else now
+        (held by another, it has not resumed: that one says it)."""
+        row = self._row(agent)
+        return row is not None and row.status != "held"
+
+    async def _gathered(self, fold: _Fold) -> None:
+        """Until no row has joined or left `fold` for `gather_s` (at most `GATHER_MAX_S`)."""
+        waited = 0.0
+        fold.moved = True
+        while fold.moved and waited < GATHER_MAX_S:
+            fold.moved = False
+            await asyncio.sleep(self._gather_s)
+            waited += self._gather_s
+
+    async def _standing(self, cause: Cause) -> Standing | None:
+        """`cause`'s figures; None when they do not read (the alert goes without)."""
+        try:
+            return await self._above.standing(cause)
+        except Exception as exc:  # the store away: the alert still goes, without its figures
+            log.warning("an alert of %s without its spend: %s", cause.who, exc)
+            return None
+
+    async def aclose(self) -> None:
+        for fold in self._folds.values():
+            if fold.telling is not None:
+                with contextlib.suppress(Exception):
+                    await cancel(fold.telling)
