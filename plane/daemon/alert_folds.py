@@ -19,6 +19,12 @@ stands then. The day turning is one event too: every agent it frees is one
 
 A fold's alert names its agents with `some_names` (the first of them and
 how many more); `plane status` lists them all.
+
+Several planes on one store each show every agent's row, so each folds the
+same holds: the one plane that claims them in the store tells them
+(`Claims`, plane/daemon/alert_claims.py), the others do not. A claim the
+store cannot take (it is away) is told anyway: an alert twice is better
+than none.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Literal, Protocol
 
@@ -99,6 +105,23 @@ class Above(Protocol):
 
     async def standing(self, cause: Cause) -> Standing:
         """`cause`'s spend today and ceiling."""
+        ...
+
+
+class Claims(Protocol):
+    """Which plane of several sharing a store tells a fold's alert: the one
+    whose claim takes it first."""
+
+    async def told(
+        self, cause: Cause, held: list[str], freed: list[str], day: date
+    ) -> tuple[list[str], list[str]]:
+        """Of the agents `cause` newly holds (`held`) and of those it freed
+        (`freed`), the ones this plane tells: no other plane told them yet."""
+        ...
+
+    async def day_turned(self, freed: list[str], day: date) -> bool:
+        """The day turned to `day`, freeing `freed`: their holds of the days
+        before are forgotten. Whether this plane tells it (no other did)."""
         ...
 
 
@@ -195,14 +218,17 @@ class Folds:
         say: Callable[[Folded], None],
         row: Callable[[str], AgentState | None],
         gather_s: float = GATHER_S,
+        claims: Claims | None = None,
     ) -> None:
         """`say`: how a fold's alert goes on (`Notifier.tell`); `row`, an
-        agent's row as last shown."""
+        agent's row as last shown; `claims`, the store's word on which
+        plane of several tells each fold (None: alone, this one)."""
         self._clock = clock
         self._above = above
         self._say = say
         self._row = row
         self._gather_s = gather_s
+        self._claims = claims
         self._folds: dict[Cause, _Fold] = {}
         self._of: dict[str, Cause] = {}
         """The ceiling each agent held by one is held by."""
@@ -284,13 +310,16 @@ class Folds:
         freed = sorted(name for name in fold.told - set(fold.held) if self._free(name))
         if not newly and not freed:
             return
-        rows = [fold.held[name] for name in newly]
+        rows = {name: fold.held[name] for name in newly}
         more = bool(fold.told & set(fold.held))
         fold.told = set(fold.held)
         fold.told_at = self._clock.now()
+        newly, freed = await self._claimed(cause, newly, freed)
+        if not newly and not freed:  # another plane told them
+            return
         standing = await self._standing(cause)
         if newly:
-            resumes_at = rows[0].resumes_at
+            resumes_at = rows[newly[0]].resumes_at
             resumes = "" if resumes_at is None else until(self._clock.now(), resumes_at)
             text = held_text(cause, newly, standing, resumes, more=more)
             self._say(Folded("held", cause, tuple(newly), text, standing, resumes_at))
@@ -312,6 +341,30 @@ class Folds:
             fold.moved = False
             await asyncio.sleep(self._gather_s)
             waited += self._gather_s
+
+    async def _claimed(
+        self, cause: Cause, newly: list[str], freed: list[str]
+    ) -> tuple[list[str], list[str]]:
+        """Those of `newly` and `freed` this plane tells: all of them alone,
+        or when the store cannot say (told twice rather than lost)."""
+        if self._claims is None:
+            return newly, freed
+        try:
+            return await self._claims.told(cause, newly, freed, self._clock.now().date())
+        except Exception as exc:  # the store away: told here, maybe by another plane too
+            log.warning("an alert of %s told without asking the other planes: %s", cause.who, exc)
+            return newly, freed
+
+    async def day_told(self, freed: list[str]) -> bool:
+        """The day turning freed `freed`: whether this plane tells it (alone,
+        or when the store cannot say, it does)."""
+        if self._claims is None:
+            return True
+        try:
+            return await self._claims.day_turned(freed, self._clock.now().date())
+        except Exception as exc:  # the store away: told here, maybe by another plane too
+            log.warning("the day's alert told without asking the other planes: %s", exc)
+            return True
 
     async def _standing(self, cause: Cause) -> Standing | None:
         """`cause`'s figures; None when they do not read (the alert goes without)."""

@@ -24,6 +24,13 @@ Many agents held or freed by one event (the fleet's ceiling, a group's, the
 day turning) are one alert naming it and how many agents
 (`plane.daemon.alert_folds`), its JSON listing them (`agents`, `count`);
 it offers no raise: a link raises one agent's ceiling.
+
+**Several planes, one push.** Planes sharing one store each show every
+agent's row, but an agent's own alert (amber, held, resumed) is sent only by
+the plane that runs it (`runs_here`: its lease), whose turns and ledger
+made it; the others merely show the row. A fold's alert, and the day's, is
+sent by the one plane whose claim in the store takes it
+(plane/daemon/alert_claims.py).
 """
 
 from __future__ import annotations
@@ -43,7 +50,7 @@ from plane.agents.guard import Loop
 from plane.agents.notices import warning
 from plane.clock import Clock, until
 from plane.config import AlertKind, NotifyConfig
-from plane.daemon.alert_folds import Above, Cause, Folded, Folds, agents, day_text
+from plane.daemon.alert_folds import Above, Cause, Claims, Folded, Folds, agents, day_text
 from plane.daemon.ask_alerts import AskAlerts
 from plane.daemon.events import EventBus
 from plane.money.approvals import Offer
@@ -354,9 +361,19 @@ class Notifier:
         backoff_s: float = 1.0,
         offer: OfferFor | None = None,
         above: Above | None = None,
+        runs_here: Callable[[str], bool] = lambda agent: True,
+        claims: Claims | None = None,
     ) -> None:
         """`above`: the ceilings over many agents, whose holds are one alert
-        each (None: every hold is its agent's own)."""
+        each (None: every hold is its agent's own). With planes sharing a
+        store, `runs_here` says whether this plane runs an agent (an agent's
+        own alerts are that plane's), and `claims` which plane tells a
+        fold's alert or the day's (None: this one, alone)."""
+        self._runs_here = runs_here
+        self._ran: set[str] = set()
+        """The agents this plane ran when their rows were last shown."""
+        self._claims = claims
+        self._days: set[asyncio.Task[None]] = set()
         self._on = set(config.on)
         self._grace_s = config.timeout_s
         self._clock = clock
@@ -371,12 +388,15 @@ class Notifier:
         self._rows: dict[str, AgentState] = {}
         self._asks = AskAlerts()
         self._watching: asyncio.Task[None] | None = None
-        self._folds = None if above is None else Folds(clock, above, self._say, self._row)
+        self._folds = (
+            None if above is None else Folds(clock, above, self._say, self._row, claims=claims)
+        )
 
     def start(self, bus: EventBus, snapshot: Snapshot) -> None:
         """Watch the rows from `snapshot` on: what already stood (an agent held
         before a restart) is not news."""
         self._rows = {agent.name: agent for agent in snapshot.agents}
+        self._ran = {agent.name for agent in snapshot.agents if self._runs_here(agent.name)}
         if self._folds is not None:
             for agent in snapshot.agents:
                 self._folds.stood(agent)
@@ -393,6 +413,7 @@ class Notifier:
                     self._day_turned(event.snapshot.agents)
                 elif isinstance(event, AgentRemoved):
                     self._rows.pop(event.agent, None)
+                    self._ran.discard(event.agent)
                     if self._folds is not None:
                         self._folds.gone(event.agent)
             log.warning("alerts stopped watching the plane's events")
@@ -465,6 +486,8 @@ class Notifier:
             await cancel(self._watching)
         if self._folds is not None:
             await self._folds.aclose()
+        for task in list(self._days):
+            await cancel(task)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._outbox.join(), self._grace_s)
         if self._dispatching is not None:
@@ -479,6 +502,7 @@ class Notifier:
         fold of many agents says it."""
         before = self._rows.get(state.name)
         self._rows[state.name] = state
+        ours = self._ours(state.name)
         if before is None:
             if self._folds is not None:
                 self._folds.stood(state)
@@ -493,8 +517,20 @@ class Notifier:
         elif state.spend_level == "warn" and before.spend_level == "ok":
             kind = "amber"
         folded = (kind == "held" and held_by is not None) or (kind == "resumed" and was is not None)
-        if kind is not None and not folded:
+        if kind is not None and not folded and ours:
             self.tell(Alert(kind, state.name, sentence(kind, state, now), now, state))
+
+    def _ours(self, agent: str) -> bool:
+        """Whether a change of `agent`'s row is this plane's to alert: it runs
+        the agent, and ran it when its row was last shown. A plane that has
+        just taken an agent shows its row as the plane before left it: a
+        change it sees then was that plane's, alerted there."""
+        ran = agent in self._ran
+        if self._runs_here(agent):
+            self._ran.add(agent)
+            return ran
+        self._ran.discard(agent)
+        return False
 
     def _day_turned(self, rows: list[AgentState]) -> None:
         """The new day frees the agents held by a day's spend: one alert for
@@ -509,11 +545,30 @@ class Notifier:
                 self._changed(state)
         if self._folds is not None:
             self._folds.day_turned([state.name for state in freed])
+        if not freed:
+            return
+        if self._claims is None or self._folds is None:
+            self._freed_by_day(freed, True)
+            return
+        task = asyncio.create_task(self._day_claimed(freed), name="alerts:day")
+        self._days.add(task)
+        task.add_done_callback(self._days.discard)
+
+    async def _day_claimed(self, freed: list[AgentState]) -> None:
+        """The day's alert, once the store says whether this plane tells it."""
+        assert self._folds is not None  # `_day_turned` made this task only with one
+        told = await self._folds.day_told(sorted(state.name for state in freed))
+        self._freed_by_day(freed, told)
+
+    def _freed_by_day(self, freed: list[AgentState], told: bool) -> None:
+        """One agent freed: its own alert (by the plane that runs it); more:
+        one alert for them all, if this plane `told` it."""
         now = self._clock.now()
         if len(freed) == 1:
             [state] = freed
-            self.tell(Alert("resumed", state.name, sentence("resumed", state, now), now, state))
-        elif freed:
+            if self._runs_here(state.name):
+                self.tell(Alert("resumed", state.name, sentence("resumed", state, now), now, state))
+        elif told:
             names = sorted(state.name for state in freed)
             self._say(Folded("resumed", Cause("day"), tuple(names), day_text(names)))
 

@@ -41,12 +41,13 @@ from plane.agents.toolbox import Tooling
 from plane.agents.workers import Workers
 from plane.clock import Clock, SystemClock
 from plane.config import Config
-from plane.daemon.alert_folds import CeilingsAbove
+from plane.daemon.alert_folds import CeilingsAbove, Claims
 from plane.daemon.alerts import Notifier
 from plane.daemon.api import Api
 from plane.daemon.events import EventBus
 from plane.daemon.providers import Providers
 from plane.economy.compress.refs import RefStore
+from plane.errors import NoSuchAgent
 from plane.history.conversation import Conversation
 from plane.history.transcript import Transcript
 from plane.home import Home
@@ -131,7 +132,8 @@ async def assemble(
     services = await _below_the_agents(
         config, home, clock, emit, db, providers, closing, shared=shared
     )
-    return _agents(services, db, providers, wanted, closing, said)
+    key = await _approvals_key(services, db, wanted)
+    return _agents(services, db, providers, wanted, closing, said, key)
 
 
 async def _below_the_agents(
@@ -202,19 +204,25 @@ def _agents(
     wanted: Wanted,
     closing: contextlib.AsyncExitStack,
     said: Said | None,
+    approvals_key: bytes | None,
 ) -> Runtime:
     """The agents on the parts below them, and what serves them (`said`:
-    what this plane of a fleet tells, remembered)."""
+    what this plane of a fleet tells, remembered; `approvals_key`: what the
+    alerts' links are signed with, None when they offer none)."""
     config, clock = services.config, services.clock
     shared = services.ownership.plane is not None
     workers = Workers(services.ownership)
     rows = Rows(services, workers, wanted.bus.watched)
     closing.push_async_callback(rows.aclose)
-    approvals = _approvals(services, rows, workers, db, wanted)
+    approvals = _approvals(services, rows, workers, db, wanted, approvals_key)
     notifier = None
     if config.notify is not None:  # alerts: plane.daemon.alerts
         offer = approvals.offer if approvals else None
-        notifier = Notifier(config.notify, clock, offer=offer, above=CeilingsAbove(services))
+        runs_here, claims = _fleet_alerts(services, db)
+        above = CeilingsAbove(services)
+        notifier = Notifier(
+            config.notify, clock, offer=offer, above=above, runs_here=runs_here, claims=claims
+        )
     scheduler = Scheduler(db, clock, wake=workers.wake, only_writer=not shared)
     after_turn = AfterTurn(
         services, spiked=notifier.spiked if notifier else None, priced=rows.priced
@@ -302,13 +310,34 @@ def _refs(config: Config, home: Home, clock: Clock) -> RefStore | None:
         raise refusal(home.refs_db, exc, aside=aside) from None
 
 
-def _approvals(
-    services: Services, rows: Rows, workers: Workers, db: Database, wanted: Wanted
-) -> Approvals | None:
-    """One-tap approval (plane.daemon.approvals), when alerts offer it and
-    the `--http` listener is there to answer the links."""
+async def _approvals_key(services: Services, db: Database, wanted: Wanted) -> bytes | None:
+    """What the alerts' links are signed with, when they offer any: the
+    home's key, or with planes sharing the store, the fleet's (the first
+    plane's), so any plane follows a link any made."""
     notify = services.config.notify
     if notify is None or not notify.approve or wanted.http is None:
+        return None
+    key = services.home.make_approvals_key()
+    if services.ownership.plane is None:
+        return key
+    from plane.money.approvals import fleet_key
+
+    return await fleet_key(db, key)
+
+
+def _approvals(
+    services: Services,
+    rows: Rows,
+    workers: Workers,
+    db: Database,
+    wanted: Wanted,
+    key: bytes | None,
+) -> Approvals | None:
+    """One-tap approval (plane.daemon.approvals), when alerts offer it and
+    the `--http` listener is there to answer the links (`key`: what they
+    are signed with; None: they are not offered)."""
+    notify = services.config.notify
+    if key is None or notify is None or wanted.http is None:
         return None
     from plane.daemon.approvals import Approvals
     from plane.money.approvals import Signer
@@ -320,7 +349,7 @@ def _approvals(
         port = wanted.http_port()
         return None if port is None else f"http://{host}:{port}"
 
-    signer = Signer(services.home.make_approvals_key())
+    signer = Signer(key)
     return Approvals(services, rows, workers, db, signer, notify, base_url)
 
 
@@ -374,6 +403,27 @@ def _lease_margin(shared: bool) -> int:
     from plane.daemon.fleet import lease_margin_ms
 
     return lease_margin_ms()
+
+
+def _fleet_alerts(services: Services, db: Database) -> tuple[Callable[[str], bool], Claims | None]:
+    """With planes sharing the store, which alerts are this plane's: an
+    agent's own, where it runs (a gateway agent, which no plane runs, on
+    each plane that shows it as before); a fold's, where the claim is taken."""
+    ownership, roster = services.ownership, services.roster
+
+    def runs_here(agent: str) -> bool:
+        if ownership.mine is None or agent in ownership.mine:
+            return True
+        try:
+            return roster.get(agent).gateway is not None
+        except NoSuchAgent:  # deleted meanwhile
+            return False
+
+    if ownership.plane is None:
+        return runs_here, None
+    from plane.daemon.alert_claims import StoreClaims
+
+    return runs_here, StoreClaims(db, ownership.plane)
 
 
 def _ownership(name: str | None, db: Database) -> Ownership:

@@ -11,7 +11,10 @@ A **link** names everything it does in its query — the answer, the agent,
 `from`, `to`, the day, when it expires, the offer's nonce — and carries an
 HMAC-SHA256 of all of them under the plane's own key (`approvals-key` in
 the home, 0600, made once): none of them can be changed, and no link can be
-made, without the key, which nothing an agent runs can read. A link expires
+made, without the key, which nothing an agent runs can read. Planes sharing
+one store share one key, the first one's, kept in the store (`fleet_key`):
+a link one plane made is followed on any (a proxy in front of them all, or
+the plane that made it stopped). A link expires
 `LINK_TTL` after its alert or at 00:00 UTC, whichever is first: the raise it
 offers is for that day only.
 
@@ -103,6 +106,25 @@ def offer(agent: str, from_usd: Decimal, to_usd: Decimal, day: date, now: dateti
     return Offer(
         secrets.token_urlsafe(16), agent, from_usd, to_usd, day, min(now + LINK_TTL, midnight)
     )
+
+
+FLEET_KEY = (
+    "INSERT INTO fleet_secrets (name, secret) VALUES ('approvals', ?) ON CONFLICT (name) DO NOTHING"
+)
+"""This plane's key offered as the fleet's, kept if no plane's was before."""
+
+
+async def fleet_key(db: Database, mine: bytes) -> bytes:
+    """The key the links of planes sharing `db` are signed with: the first
+    plane's (`mine`, this one's home key, if it is first), so every plane
+    checks every plane's links."""
+
+    def shared(conn: Connection) -> str:
+        conn.execute(FLEET_KEY, (mine.decode(),))
+        row = conn.execute("SELECT secret FROM fleet_secrets WHERE name = 'approvals'").fetchone()
+        return str(row[0])
+
+    return (await db.write(shared)).encode()
 
 
 class Signer:

@@ -424,6 +424,29 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE savings ADD COLUMN lever TEXT NOT NULL DEFAULT 'compression';
     """,
+    # What the operator was told of a ceiling over many agents, on a store
+    # several planes share (plane/daemon/alert_claims.py): each agent a
+    # fleet's or a group's hold was told of (`cause`: `fleet`, `group NAME`),
+    # and each day whose turning was told (`cause` `day`, `agent` the day),
+    # with the day it was told and the plane that told it. Each plane shows
+    # every agent's row and folds them alike; the one whose insert (or
+    # delete, for a resume) takes the row tells it, the others do not: one
+    # push for one event. And the fleet's secrets: the key the alerts'
+    # approval links are signed with (plane/money/approvals.py), the first
+    # plane's, so a link one plane made is followed on any.
+    """
+    CREATE TABLE alerts_told (
+        cause TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        day TEXT NOT NULL,
+        plane TEXT NOT NULL,
+        PRIMARY KEY (cause, agent)
+    );
+    CREATE TABLE fleet_secrets (
+        name TEXT PRIMARY KEY,
+        secret TEXT NOT NULL
+    );
+    """,
 )
 
 

@@ -1,0 +1,87 @@
+"""Which plane of a fleet tells a fold's alert (plane/daemon/alert_folds.py):
+the one whose claim in the store takes it.
+
+Each plane of a fleet shows every agent's row, so each folds a fleet's or a
+group's hold alike and would push it: with three planes, three pushes for
+one `/limit fleet 0`. Each agent a fold told held is a row of `alerts_told`
+(its cause, the day it was told, the plane that told it): the plane whose
+insert makes the row tells the agent held, the plane whose delete takes it
+away tells it resumed, and a plane whose insert or delete finds the work
+done tells nothing. Each is one statement, so whichever plane comes first,
+and whichever order the planes saw the rows in, each agent is told once.
+The day turning is a row too (`day`, the day), inserted once.
+
+A hold told on one day and not freed by the day turning (a pause, a
+ceiling of zero) stays told; the agents the day freed are forgotten, their
+rows of the days before deleted, so a hold on the new day is told anew.
+
+The trade: the claim commits before the alert is sent. A plane that dies
+between the two loses the alert as a plane alone loses what its queue held
+when it stopped; a claim the store cannot take (it is away) is not waited
+for, the alert is sent anyway, maybe by another plane too: an alert twice
+is better than none (`Folds._claimed`).
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from sqlite3 import Connection
+
+from plane.daemon.alert_folds import Cause
+from plane.store.engine import Database
+
+TOLD = (
+    "INSERT INTO alerts_told (cause, agent, day, plane)"
+    " SELECT ?1, told.agent, ?2, ?3 FROM unnest(?4::text[]) AS told (agent)"
+    " ON CONFLICT (cause, agent) DO NOTHING RETURNING agent"
+)
+"""Those of `?4` no plane told `?1` holds yet, told now by `?3` on day `?2`."""
+FREED = "DELETE FROM alerts_told WHERE cause = ? AND agent = ANY(?) RETURNING agent"
+"""Those of some agents told held by a cause, no plane told freed yet."""
+FORGOTTEN = "DELETE FROM alerts_told WHERE agent = ANY(?) AND day < ?"
+"""The holds told on the days before of the agents a day turning freed."""
+DAY = (
+    "INSERT INTO alerts_told (cause, agent, day, plane) VALUES ('day', ?1, ?1, ?2)"
+    " ON CONFLICT (cause, agent) DO NOTHING RETURNING agent"
+)
+OLD_DAYS = "DELETE FROM alerts_told WHERE cause = 'day' AND day < ?"
+"""The turnings of the days before: done with."""
+
+
+def cause_key(cause: Cause) -> str:
+    """`fleet`, `group research`: a cause as its rows name it."""
+    return cause.scope if not cause.name else f"{cause.scope} {cause.name}"
+
+
+class StoreClaims:
+    """`alert_folds.Claims`, in the store the planes share, as plane `plane`."""
+
+    def __init__(self, db: Database, plane: str) -> None:
+        self._db = db
+        self._plane = plane
+
+    async def told(
+        self, cause: Cause, held: list[str], freed: list[str], day: date
+    ) -> tuple[list[str], list[str]]:
+        key, plane = cause_key(cause), self._plane
+
+        def claim(conn: Connection) -> tuple[list[str], list[str]]:
+            newly = (
+                [a for (a,) in conn.execute(TOLD, (key, day.isoformat(), plane, held))]
+                if held
+                else []
+            )
+            gone = [a for (a,) in conn.execute(FREED, (key, freed))] if freed else []
+            return sorted(newly), sorted(gone)
+
+        return await self._db.write(claim)
+
+    async def day_turned(self, freed: list[str], day: date) -> bool:
+        when, plane = day.isoformat(), self._plane
+
+        def claim(conn: Connection) -> bool:
+            conn.execute(FORGOTTEN, (freed, when))
+            conn.execute(OLD_DAYS, (when,))
+            return conn.execute(DAY, (when, plane)).fetchone() is not None
+
+        return await self._db.write(claim)
