@@ -2,7 +2,11 @@
 plane A; A stops (its leases let go) and B's next renewal takes them all.
 Timed from that renewal until B's clients have been shown every agent's
 row as B's, and B's snapshot (`plane status`) says B runs every agent;
-counted: the reads B's store answered meanwhile (`Database.counts`, the
+counted: the CPU the process spent from that renewal until then and every
+worker it woke is idle again (`getrusage`, user and system, every thread:
+the planes' store threads too; A is stopped, and PostgreSQL runs in
+processes of its own), the reads B's store answered
+meanwhile (`Database.counts`, the
 plane's own wrapper), and the rows of `leases` PostgreSQL scanned for B's
 renewals (`pg_stat_user_tables`, flushed first), at the takeover and at a
 renewal after it.
@@ -23,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import resource
 import shutil
 import sys
 import tempfile
@@ -37,6 +42,7 @@ os.environ["PLANE_LEASE_S"] = "600"  # no renewal but those asked for: read at i
 from metering import zero_config
 from planes import fresh_database
 
+from plane.agents.worker import AgentWorker
 from plane.config import parse_config
 from plane.daemon.server import Plane
 from plane.home import Home
@@ -45,6 +51,12 @@ from plane.wire import protocol as p
 STATS_FLUSHED_S = 11.0
 """How long PostgreSQL may keep an idle session's counts before its
 statistics show them (`PGSTAT_IDLE_INTERVAL`, 10 s)."""
+
+
+def cpu_s() -> float:
+    """The CPU this process has spent so far, user and system, every thread."""
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    return used.ru_utime + used.ru_stime
 
 
 def config(agents: int) -> str:
@@ -78,6 +90,17 @@ async def leases_scanned(url: str | None) -> int:
         return int(row[0])
 
 
+async def all_idle(workers: list[AgentWorker]) -> None:
+    """Until every one of `workers` is idle: each looked at again only
+    until it is, so the wait costs little CPU of its own."""
+    left = workers[::-1]
+    while left:
+        while left and left[-1].idle:
+            left.pop()
+        if left:
+            await asyncio.sleep(0.01)
+
+
 async def takeover(root: Path, url: str | None, agents: int) -> None:
     """`url`: the store, whose scans of `leases` are counted (None: not counted)."""
     text = config(agents)
@@ -92,7 +115,7 @@ async def takeover(root: Path, url: str | None, agents: int) -> None:
         subscription = b.bus.subscribe()
         await a.shutdown()  # its leases let go
         scanned = await leases_scanned(url)
-        started_at = time.perf_counter()
+        started_at, cpu_at = time.perf_counter(), cpu_s()
         reads = db_b.counts.reads
         tick = await fleet_b.tick()
         renewed_s = time.perf_counter() - started_at
@@ -107,6 +130,8 @@ async def takeover(root: Path, url: str | None, agents: int) -> None:
         snapshot = await runtime_b.rows.snapshot()
         assert all(row.plane == fleet_b.name for row in snapshot.agents)
         done_s = time.perf_counter() - started_at
+        await all_idle(list(runtime_b.workers.values()))
+        cpu = cpu_s() - cpu_at
         read = db_b.counts.reads - reads
         at_takeover = await leases_scanned(url) - scanned
         scanned = await leases_scanned(url)
@@ -123,7 +148,7 @@ async def takeover(root: Path, url: str | None, agents: int) -> None:
     print(
         f"takeover of {agents:,} agents: renewed in {renewed_s:.2f} s,"
         f" the first row shown in {first_s or 0:.2f} s, every row in {shown_s:.2f} s,"
-        f" snapshot too in {done_s:.2f} s; {read:,} reads{scans}"
+        f" snapshot too in {done_s:.2f} s; {cpu:.2f} CPU-s; {read:,} reads{scans}"
     )
 
 

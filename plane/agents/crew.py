@@ -120,23 +120,27 @@ class Crew:
         latest = await ledger.latest_models(gateways)
         day = ledger.day()  # as last known: no read that would begin the plane's day here
         floored = await ledger.floor_priced_agents(day) if gateways else set()
-        looking = await self._with_work()
+        looking = await self.with_work()
         for spec in roster:
             worker = self.add(spec, latest.get(spec.name), look=spec.name in looking)
             if spec.name in floored:  # its row says so after a restart too
                 worker.floor_on = day
         self._tasks.append(asyncio.create_task(self._watch_day(), name="day"))
 
-    async def _with_work(self) -> set[str]:
-        """The agents whose first look may find something: a message waiting
-        (one answered in a turn the plane was killed in waits still), a
-        booking due (one due later, the scheduler wakes then), or a hold told
-        (which a look ends if the hold has). Read for the whole fleet at once;
-        the others' first look would find nothing, and is not made."""
+    async def with_work(self) -> set[str]:
+        """The agents whose look may find something: a message waiting (one
+        answered in a turn the plane was killed in waits still), a booking
+        due (one due later, the scheduler wakes then), a hold told (which a
+        look ends if the hold has), or a worker the loop guard holds (its
+        look reads the store again: a resume through another plane frees
+        it). Read for the whole fleet at once, at start and at each of a
+        fleet's renewals (`Fleet(work=…)`); the others' look would find
+        nothing, and is not made."""
         conversation = self._services.conversation
         waiting = await conversation.waiting_counts()
         told = await conversation.told_holds()
-        return {*waiting, *told, *await self._scheduler.due_agents()}
+        looped = {name for name, worker in self.workers.items() if worker.spec.loop is not None}
+        return {*waiting, *told, *await self._scheduler.due_agents(), *looped}
 
     async def settled(self) -> None:
         """Until every worker has done its first work (`AgentWorker.settled`)."""

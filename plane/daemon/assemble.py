@@ -263,7 +263,7 @@ def _agents(
         crew=crew,
         api=api,
         fleet=(
-            _fleet(services, db, workers, rows, said, interrupts)
+            _fleet(services, db, crew, rows, said, interrupts)
             if said is not None and interrupts is not None
             else None
         ),
@@ -468,7 +468,7 @@ def _interrupts(services: Services, db: Database, workers: Workers) -> Interrupt
 def _fleet(
     services: Services,
     db: Database,
-    workers: Workers,
+    crew: Crew,
     rows: Rows,
     said: Said,
     interrupts: Interrupts,
@@ -480,6 +480,7 @@ def _fleet(
     assert isinstance(db, PostgresDatabase)
     clock = services.clock
     roster = services.roster
+    workers = crew.workers
     return Fleet(
         db,
         lambda: [spec.name for spec in roster if spec.gateway is None],
@@ -499,4 +500,5 @@ def _fleet(
         elsewhere=Elsewhere(services.conversation, said, roster.names),
         guards=services.guards,
         workers=workers,
+        work=crew.with_work,
     )

@@ -7,7 +7,7 @@ its name once the write committed (`plane.daemon.fleet.tell_ceilings`);
 every other plane reads them again then (one read at a time, notices heard
 meanwhile making one more) and wakes the agents it runs when any changed.
 A lost notice costs nothing more than a renewal: each tick reads them
-again (and wakes every agent it runs anyway, once). Either read shows this
+again (and, when any changed, wakes every agent it runs, once). Either read shows this
 plane's clients what it found changed, as the plane where the operator
 typed shows its own: the fleet's new ceiling in their fleet line
 (`FleetChanged`), and the rows under each ceiling that changed — every
@@ -77,8 +77,8 @@ class CeilingsHeard:
     async def read(self) -> Reread:
         """The ceilings read again (another plane may have changed one), and
         this plane's clients shown what changed; what did. The agents it
-        holds or frees are the caller's to wake: a tick wakes every agent it
-        runs anyway, a notice's read those that changed (`_reread`)."""
+        holds or frees are the caller's to wake: a tick every agent it runs
+        when any changed, a notice's read those that changed (`_reread`)."""
         async with self._reading:
             reread = await self._ceilings.reload(None if self._store is None else self._store())
         if reread:

@@ -53,8 +53,15 @@ deleted in one transaction) is taken with neither.
 **The wake.** A message sent to any plane is stored (waiting) in the shared
 conversation; the plane that took it NOTIFYs `plane_wake` with the agent's
 name, and the owner, which LISTENs, wakes the agent's worker. A lost notice
-loses nothing: each tick wakes every agent the plane holds, which answers
-what waits.
+loses nothing: each tick wakes every agent the plane holds that has
+something to do, which answers what waits. Which ones is read for the whole
+fleet at once (`work`: a message waiting, a booking due, a hold told, a
+loop guard's hold to read again), with those whose calls the take swept and
+those it took held: at a takeover of thousands of agents, the few with work
+are woken, not every one to find nothing (most of its CPU). The rest stay
+idle until a message or their booking wakes them, as on a plane that
+started with them. A tick that finds a ceiling changed, or that cannot read
+which ones, wakes every agent it holds, each to look for itself.
 
 **Ceilings, told at once.** A plane that stores a change to a ceiling
 NOTIFYs `plane_wake` with `ceilings` and its name (`tell_ceilings`); every
@@ -283,7 +290,9 @@ class Fleet:
     `ceilings_changed` (the ceilings another plane changed, for the rows
     under them to be shown again: `Rows.ceilings_changed`) and `emit` (what
     this plane's clients are told: a fleet ceiling another plane set);
-    `guards` is given the guard histories of the agents it takes."""
+    `guards` is given the guard histories of the agents it takes; `work`
+    reads which agents have something to do (`Crew.with_work`: None, every
+    agent held is woken at each tick)."""
 
     def __init__(
         self,
@@ -306,6 +315,7 @@ class Fleet:
         elsewhere: Elsewhere | None = None,
         guards: GuardBook | None = None,
         workers: Mapping[str, AgentWorker] | None = None,
+        work: Callable[[], Awaitable[Collection[str]]] | None = None,
     ) -> None:
         assert ownership.plane is not None, "a plane in a fleet has a name"
         self._db = db
@@ -342,6 +352,9 @@ class Fleet:
         self._elsewhere = elsewhere
         """What the other planes said, told to this plane's clients at each tick."""
         self._guards = guards
+        self._work = work
+        """Which agents have something to do, read for the fleet at once: a
+        tick wakes those it holds (`_to_wake`)."""
         self._gateway = (
             None
             if workers is None
@@ -479,14 +492,14 @@ class Fleet:
         return tick, before
 
     async def follow(self, tick: Tick, before: dict[str, str], *, first: bool = False) -> None:
-        """What follows a renewal: the ceilings read again, every agent held
-        woken (what waits for them is answered: a notice lost), what the
-        other planes said, the rows of the agents that moved shown again,
-        and the closes the store refused written. `before`: the owners as
-        they were before the renewal."""
-        await self._ceilings_heard.read()  # the agents it holds or frees woken just below
-        for agent in tick.mine:  # what waits for them (a notice lost) is answered
-            self.wake(agent)
+        """What follows a renewal: the ceilings read again, the agents held
+        that have something to do woken (what waits for them is answered: a
+        notice lost), what the other planes said, the rows of the agents
+        that moved shown again, and the closes the store refused written.
+        `before`: the owners as they were before the renewal."""
+        changed = await self._ceilings_heard.read()  # the agents it holds or frees woken below
+        for agent in await self._to_wake(tick, everyone=first or bool(changed)):
+            self.wake(agent)  # what waits for them (a notice lost) is answered
         moved = {a for a in set(before) | set(tick.owners) if before.get(a) != tick.owners.get(a)}
         if not first:
             if self._gateway is not None:
@@ -502,6 +515,25 @@ class Fleet:
         # The store answered: the closes it refused while it was away are written now.
         if written := await self._ledger.stranded.write():
             log.info("%d calls closed at their cost now that the store is back", written)
+
+    async def _to_wake(self, tick: Tick, *, everyone: bool) -> Collection[str]:
+        """The agents a renewal wakes: of those it holds, the ones with
+        something to do (`work`, read once for all), those whose calls in
+        flight the take swept, and those it took held by the loop guard
+        (their looks give them their holds); the rest have nothing a look
+        would find, and stay idle until a message or a booking wakes them.
+        `everyone`: each agent held (the first tick, before any worker; a
+        ceiling changed, which may hold or free any of them). When which
+        ones cannot be read (the store away, say), each looks for itself."""
+        if everyone or self._work is None:
+            return tick.mine
+        try:
+            work = set(await self._work())
+        except Exception as exc:  # each looks for itself, as it would at a notice
+            log.debug("which agents have work could not be read: %s", exc)
+            return tick.mine
+        held = {agent for agent, taken in tick.kept.items() if taken.loop is not None}
+        return tick.mine & (work | tick.cut.keys() | held)
 
     def _followed_later(self, tick: Tick, before: dict[str, str]) -> None:
         """`follow` in a task of its own, one at a time: a renewal that
@@ -726,7 +758,8 @@ class Fleet:
 
     async def _listen(self) -> None:
         """LISTEN, on a connection opened again whenever it breaks; a
-        notice lost meanwhile costs nothing (each tick wakes every agent)."""
+        notice lost meanwhile costs nothing (each tick wakes every agent
+        with work)."""
         while True:
             try:
                 self._listener = await listener(self._db.url)

@@ -1,0 +1,144 @@
+"""A plane that takes over many agents at once (the other plane stopped)
+wakes only those with something to do: on a real PostgreSQL, two real
+planes, 200 agents, three of them with a message sent while no plane ran
+them (or one with a booking due). Those are answered; the others are not
+woken to find nothing (before, each was: at 10,000 agents, most of a
+takeover's CPU), and one of them sent a message afterwards answers it as
+usual, as one booked for later takes its turn when it comes due. Leases
+here last two minutes, so no renewal runs but the one the test asks for."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from plane.daemon import fleet
+from plane.daemon.events import Subscription
+from plane.wire import protocol as p
+from tests.support.fixtures_plane import RunningPlane, launch, scripted_config
+from tests.support.fleet_members import runs
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
+
+AGENTS = [f"agent-{n:03}" for n in range(200)]
+CONFIG = scripted_config("".join(f"  {agent}: {{}}\n" for agent in AGENTS))
+WAITING = ["agent-007", "agent-100", "agent-199"]
+"""The agents sent a message while no plane ran them."""
+IDLE = "agent-042"
+"""An agent taken with nothing waiting, sent a message afterwards."""
+DUE = "agent-013"
+"""An agent whose booking came due while no plane ran it."""
+LATER = "agent-150"
+"""An agent whose booking comes due after the takeover."""
+
+LEASE_S = 120.0
+"""Renewals 40 s apart: none comes but the test's."""
+
+DEADLINE_S = 30.0
+
+
+async def turns_end(subscription: Subscription, agents: list[str]) -> list[str]:
+    """Until a turn of each of `agents` ended: the agents whose turns started
+    meanwhile, in order."""
+    started: list[str] = []
+    left = set(agents)
+
+    async def until_all() -> None:
+        while left and (event := await subscription.next()) is not None:
+            if isinstance(event, p.TurnStarted):
+                started.append(event.agent)
+            if isinstance(event, p.TurnFinished):
+                left.discard(event.agent)
+
+    try:
+        await asyncio.wait_for(until_all(), DEADLINE_S)
+    except TimeoutError:
+        pytest.fail(f"no turn of {sorted(left)} ended within {DEADLINE_S} s")
+    assert not left, "the subscription ended"
+    return started
+
+
+@contextlib.asynccontextmanager
+async def two_planes(
+    root: Path, llm, monkeypatch, url: str
+) -> AsyncIterator[tuple[RunningPlane, RunningPlane]]:
+    """Planes A and B, A running every agent; both stopped once done."""
+    monkeypatch.setenv("PLANE_STORE", url)
+    monkeypatch.setattr(fleet, "LEASE_S", LEASE_S)
+    a = await launch(root / "a", llm, CONFIG)
+    try:
+        await asyncio.wait_for(runs(a, AGENTS[-1]), DEADLINE_S)  # alone: it runs them all
+        b = await launch(root / "b", llm, CONFIG)
+    except BaseException:
+        await a.stop()
+        raise
+    try:
+        assert not b.services.ownership.mine, "a holds every lease"
+        await b.quiet()
+        yield a, b
+    finally:
+        await b.stop()
+        await a.stop()
+
+
+async def take_over(b: RunningPlane) -> tuple[list[str], Subscription]:
+    """B's renewal takes every agent: the agents it woke (a list that
+    grows as it wakes more), and a subscription from before it."""
+    b_fleet = b.runtime.fleet
+    assert b_fleet is not None
+    woken: list[str] = []
+    wake = b_fleet.wake
+
+    def counted(agent: str) -> None:
+        woken.append(agent)
+        wake(agent)
+
+    b_fleet.wake = counted
+    subscription = b.bus.subscribe()
+    tick = await b_fleet.tick()
+    assert tick.gained == frozenset(AGENTS)
+    return woken, subscription
+
+
+async def test_a_takeover_wakes_only_the_agents_with_a_message_waiting(
+    tmp_path: Path, scripted_llm, monkeypatch, postgres_url
+):
+    async with two_planes(tmp_path, scripted_llm, monkeypatch, postgres_url) as (a, b):
+        await a.stop()  # its leases let go: no plane runs the agents
+        for agent in WAITING:  # kept, waiting for whichever plane takes them
+            await b.send(agent, f"are you there, {agent}?")
+        woken, subscription = await take_over(b)
+        started = await turns_end(subscription, WAITING)
+        await b.quiet()
+        assert await b.services.conversation.waiting_counts() == {}, "every message answered"
+        assert sorted(started) == WAITING, "a turn of each agent with a message, and no other"
+        assert sorted(woken) == WAITING, "the agents with nothing to do left idle"
+
+        said = await b.turn(IDLE, "and you?")  # taken idle: a message wakes it as usual
+        assert [m for m in said if m.kind == "agent"], f"{IDLE} answered nothing"
+        assert await b.services.conversation.waiting_counts() == {}
+
+
+async def test_a_takeover_wakes_an_agent_whose_booking_is_due_and_the_later_one_in_time(
+    tmp_path: Path, scripted_llm, monkeypatch, postgres_url
+):
+    async with two_planes(tmp_path, scripted_llm, monkeypatch, postgres_url) as (a, b):
+        await a.stop()  # its leases let go: no plane runs the agents
+        now = b.clock.now()
+        await b.scheduler.book(DUE, now, "the check due")  # due with no plane to run it
+        await b.scheduler.book(LATER, now + timedelta(minutes=10), "the check later")
+        woken, subscription = await take_over(b)
+        assert await turns_end(subscription, [DUE]) == [DUE]
+        await b.quiet()
+        assert sorted(woken) == [DUE], "the agents with nothing to do left idle"
+        assert await b.scheduler.due(DUE) == [], "its booking done"
+
+        await b.clock.advance(timedelta(minutes=10))  # the later booking comes due
+        assert await turns_end(subscription, [LATER]) == [LATER]
+        await b.quiet()
+        assert await b.scheduler.open(LATER) == [], "its booking done"
