@@ -124,6 +124,17 @@ class Claims(Protocol):
         before are forgotten. Whether this plane tells it (no other did)."""
         ...
 
+    async def agent_told(self, agent: str, what: str, day: date) -> bool:
+        """`agent`, which no plane runs (a gateway agent), turned `what`
+        (`held`, `amber`) on `day`: whether this plane tells it (no other
+        did)."""
+        ...
+
+    async def agent_freed(self, agent: str, what: str) -> bool:
+        """`agent` is no longer `what` (resumed; back under its amber line):
+        whether this plane is the one to see it first."""
+        ...
+
 
 class CeilingsAbove:
     """`Above`, from the plane's own ceilings and ledger."""
