@@ -74,8 +74,10 @@ OLD_DAYS = "DELETE FROM alerts_told WHERE cause = 'day' AND day < ?"
 
 
 def cause_key(cause: Cause) -> str:
-    """`fleet`, `group research`: a cause as its rows name it."""
-    return cause.scope if not cause.name else f"{cause.scope} {cause.name}"
+    """`fleet`, `group research`, `fleet unpriced other-model`: a cause as
+    its rows name it."""
+    key = cause.scope if not cause.name else f"{cause.scope} {cause.name}"
+    return key if not cause.model else f"{key} unpriced {cause.model}"
 
 
 def agent_key(what: str) -> str:

@@ -20,8 +20,8 @@ buttons (`+$2 today`, `Deny`), the webhook the same signed links in its
 JSON. Alerts pass through one queue (`_outbox`) where the offer is made and
 recorded before the alert goes on, so they still arrive in order.
 
-Many agents held or freed by one event (the fleet's ceiling, a group's, the
-day turning) are one alert naming it and how many agents
+Many agents held or freed by one event (the fleet's ceiling, a group's, a
+model with no price under one of them, the day turning) are one alert naming it and how many agents
 (`plane.daemon.alert_folds`), its JSON listing them (`agents`, `count`);
 it offers no raise: a link raises one agent's ceiling.
 
