@@ -1,5 +1,6 @@
-"""Which plane of a fleet tells a fold's alert (plane/daemon/alert_folds.py):
-the one whose claim in the store takes it.
+"""Which plane of a fleet tells a fold's alert (plane/daemon/alert_folds.py),
+or the alert of an agent no plane runs: the one whose claim in the store
+takes it.
 
 Each plane of a fleet shows every agent's row, so each folds a fleet's or a
 group's hold alike and would push it: with three planes, three pushes for
@@ -15,11 +16,25 @@ A hold told on one day and not freed by the day turning (a pause, a
 ceiling of zero) stays told; the agents the day freed are forgotten, their
 rows of the days before deleted, so a hold on the new day is told anew.
 
+An agent no plane runs (a gateway agent: its client calls through any
+plane) has its own alerts claimed so too, each a row of its own
+(`agent held`, `agent amber`): the plane whose insert makes the row tells
+it held (or amber), the plane whose delete takes it away tells it resumed
+(or back under its amber line, told to no one). Its next hold, the same
+day or not, is a new row, told once again. A row of a day before is taken
+over by an insert (its delete was missed: a plane stopped): a new day's
+event is never kept untold by an old one.
+
+The claim is of the row as each plane sees it change, not of one event
+each plane names alike: a plane that shows an agent's hold only after
+another plane has shown the hold and the resume both (seconds behind)
+finds the row gone and tells the hold again.
+
 The trade: the claim commits before the alert is sent. A plane that dies
 between the two loses the alert as a plane alone loses what its queue held
 when it stopped; a claim the store cannot take (it is away) is not waited
 for, the alert is sent anyway, maybe by another plane too: an alert twice
-is better than none (`Folds._claimed`).
+is better than none (`Folds._claimed`, `Notifier._claim`).
 """
 
 from __future__ import annotations
@@ -44,13 +59,30 @@ DAY = (
     "INSERT INTO alerts_told (cause, agent, day, plane) VALUES ('day', ?1, ?1, ?2)"
     " ON CONFLICT (cause, agent) DO NOTHING RETURNING agent"
 )
+AGENT_TOLD = (
+    "INSERT INTO alerts_told (cause, agent, day, plane) VALUES (?1, ?2, ?3, ?4)"
+    " ON CONFLICT (cause, agent) DO UPDATE SET day = excluded.day, plane = excluded.plane"
+    " WHERE alerts_told.day < excluded.day RETURNING agent"
+)
+"""An agent's event `?1` on day `?3`, told now by `?4` unless another plane
+told it (a row of a day before: its end was missed, told anew)."""
+AGENT_FREED = "DELETE FROM alerts_told WHERE cause = ? AND agent = ? RETURNING agent"
+"""An agent's event over (resumed, back under its amber line), unless
+another plane said so already."""
 OLD_DAYS = "DELETE FROM alerts_told WHERE cause = 'day' AND day < ?"
 """The turnings of the days before: done with."""
 
 
 def cause_key(cause: Cause) -> str:
-    """`fleet`, `group research`: a cause as its rows name it."""
-    return cause.scope if not cause.name else f"{cause.scope} {cause.name}"
+    """`fleet`, `group research`, `fleet unpriced other-model`: a cause as
+    its rows name it."""
+    key = cause.scope if not cause.name else f"{cause.scope} {cause.name}"
+    return key if not cause.model else f"{key} unpriced {cause.model}"
+
+
+def agent_key(what: str) -> str:
+    """`agent held`, `agent amber`: an agent's own event as its row names it."""
+    return f"agent {what}"
 
 
 class StoreClaims:
@@ -83,5 +115,21 @@ class StoreClaims:
             conn.execute(FORGOTTEN, (freed, when))
             conn.execute(OLD_DAYS, (when,))
             return conn.execute(DAY, (when, plane)).fetchone() is not None
+
+        return await self._db.write(claim)
+
+    async def agent_told(self, agent: str, what: str, day: date) -> bool:
+        key, when, plane = agent_key(what), day.isoformat(), self._plane
+
+        def claim(conn: Connection) -> bool:
+            return conn.execute(AGENT_TOLD, (key, agent, when, plane)).fetchone() is not None
+
+        return await self._db.write(claim)
+
+    async def agent_freed(self, agent: str, what: str) -> bool:
+        key = agent_key(what)
+
+        def claim(conn: Connection) -> bool:
+            return conn.execute(AGENT_FREED, (key, agent)).fetchone() is not None
 
         return await self._db.write(claim)

@@ -17,6 +17,11 @@ plane's clock; what changed meanwhile is told once that has passed, as it
 stands then. The day turning is one event too: every agent it frees is one
 `resumed` alert (`day_turned`), which ends what the folds had told.
 
+Agents on a model with no price, held because a fleet's or a group's
+ceiling (and none of their own) must count their turns, share a cause too:
+one act (`/limit fleet 5`) held them all, one frees them (a price for the
+model); their fold is that ceiling's and that model's (`Cause.model`).
+
 A fold's alert names its agents with `some_names` (the first of them and
 how many more); `plane status` lists them all.
 
@@ -64,10 +69,12 @@ Scope = Literal["fleet", "group", "day"]
 @dataclass(frozen=True)
 class Cause:
     """What held or freed many agents at once: the fleet's ceiling, a
-    group's (`name`), or the day turning."""
+    group's (`name`), or the day turning; with `model`, the ceiling that
+    cannot count that model's turns (it has no price)."""
 
     scope: Scope
     name: str = ""
+    model: str = ""
 
     @property
     def who(self) -> str:
@@ -103,6 +110,10 @@ class Above(Protocol):
         """`agent`'s group (None: in none)."""
         ...
 
+    def group_ceiling(self, agent: str) -> str | None:
+        """`agent`'s group, if it has a ceiling (None: in none, or no ceiling)."""
+        ...
+
     async def standing(self, cause: Cause) -> Standing:
         """`cause`'s spend today and ceiling."""
         ...
@@ -124,6 +135,17 @@ class Claims(Protocol):
         before are forgotten. Whether this plane tells it (no other did)."""
         ...
 
+    async def agent_told(self, agent: str, what: str, day: date) -> bool:
+        """`agent`, which no plane runs (a gateway agent), turned `what`
+        (`held`, `amber`) on `day`: whether this plane tells it (no other
+        did)."""
+        ...
+
+    async def agent_freed(self, agent: str, what: str) -> bool:
+        """`agent` is no longer `what` (resumed; back under its amber line):
+        whether this plane is the one to see it first."""
+        ...
+
 
 class CeilingsAbove:
     """`Above`, from the plane's own ceilings and ledger."""
@@ -134,6 +156,10 @@ class CeilingsAbove:
     def group_of(self, agent: str) -> str | None:
         budget = self._services.gate.ceilings.groups.budget(agent)
         return None if budget is None else budget.name
+
+    def group_ceiling(self, agent: str) -> str | None:
+        budget = self._services.gate.ceilings.groups.budget(agent)
+        return None if budget is None or budget.ceiling is None else budget.name
 
     async def standing(self, cause: Cause) -> Standing:
         ceilings, spend = self._services.gate.ceilings, self._services.ledger.budget_spend
@@ -161,6 +187,13 @@ def held_text(
     listed = some_names(names)
     raise_it = "/limit fleet" if cause.scope == "fleet" else f"/limit group {cause.name}"
     limit = "fleet limit" if cause.scope == "fleet" else "group limit"
+    if cause.model:
+        whose = "the fleet's" if cause.scope == "fleet" else f"group {cause.name}'s"
+        return (
+            f"{whose} ceiling cannot count {cause.model}, which has no price: {many} no turn "
+            f"({listed}) until {cause.model} has a price under `pricing:` in agents.yaml "
+            f"({raise_it} off lifts the ceiling)."
+        )
     if standing is not None and standing.ceiling == 0:
         return (
             f"{cause.who} is paused: its daily ceiling is $0.00, so {many} no turn ({listed}) "
@@ -235,12 +268,26 @@ class Folds:
 
     def cause_of(self, state: AgentState) -> Cause | None:
         """The shared ceiling that holds `state`'s agent (None: none does)."""
+        if state.status == "held" and state.hold_reason == "unpriced":
+            return self._unpriced(state)
         if state.status != "held" or state.hold_reason not in SHARED:
             return None
         if state.hold_reason == "fleet":
             return Cause("fleet")
         group = self._above.group_of(state.name)
         return None if group is None else Cause("group", group)
+
+    def _unpriced(self, state: AgentState) -> Cause | None:
+        """The shared ceiling that cannot count the turns of `state`'s agent,
+        on a model with no price: its group's if that has one, else the
+        fleet's; None when the agent has a ceiling of its own, which holds
+        it first (its own alert)."""
+        if state.limit_usd is not None:
+            return None
+        group = self._above.group_ceiling(state.name)
+        if group is not None:
+            return Cause("group", group, state.model)
+        return Cause("fleet", model=state.model)
 
     def stood(self, state: AgentState) -> None:
         """`state` was already held when first seen (a restart, a new

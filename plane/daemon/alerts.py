@@ -20,8 +20,8 @@ buttons (`+$2 today`, `Deny`), the webhook the same signed links in its
 JSON. Alerts pass through one queue (`_outbox`) where the offer is made and
 recorded before the alert goes on, so they still arrive in order.
 
-Many agents held or freed by one event (the fleet's ceiling, a group's, the
-day turning) are one alert naming it and how many agents
+Many agents held or freed by one event (the fleet's ceiling, a group's, a
+model with no price under one of them, the day turning) are one alert naming it and how many agents
 (`plane.daemon.alert_folds`), its JSON listing them (`agents`, `count`);
 it offers no raise: a link raises one agent's ceiling.
 
@@ -30,7 +30,9 @@ agent's row, but an agent's own alert (amber, held, resumed) is sent only by
 the plane that runs it (`runs_here`: its lease), whose turns and ledger
 made it; the others merely show the row. A fold's alert, and the day's, is
 sent by the one plane whose claim in the store takes it
-(plane/daemon/alert_claims.py).
+(plane/daemon/alert_claims.py), and so is the own alert of an agent no
+plane runs (a gateway agent, whose calls come through any plane): its hold,
+its resume, its amber, each claimed before it is sent (`_Claim`).
 """
 
 from __future__ import annotations
@@ -221,6 +223,18 @@ class Alert:
         return extra
 
 
+@dataclass(frozen=True)
+class _Claim:
+    """An agent's event, sent (`alert`, if any) only when this plane's claim
+    takes it (`agent_told`), or frees it (`agent_freed`, `take` False)."""
+
+    agent: str
+    what: str
+    """`held`, `amber`."""
+    take: bool
+    alert: Alert | None
+
+
 OfferFor = Callable[[Alert], Awaitable[Links | None]]
 """Makes and records the raise an alert offers (None: it offers none)."""
 
@@ -363,13 +377,17 @@ class Notifier:
         above: Above | None = None,
         runs_here: Callable[[str], bool] = lambda agent: True,
         claims: Claims | None = None,
+        claimed: Callable[[str], bool] = lambda agent: False,
     ) -> None:
         """`above`: the ceilings over many agents, whose holds are one alert
         each (None: every hold is its agent's own). With planes sharing a
         store, `runs_here` says whether this plane runs an agent (an agent's
-        own alerts are that plane's), and `claims` which plane tells a
-        fold's alert or the day's (None: this one, alone)."""
+        own alerts are that plane's), `claimed` whether no plane does (a
+        gateway agent: its own alerts go by claim), and `claims` which plane
+        tells a fold's alert, the day's or such an agent's (None: this one,
+        alone)."""
         self._runs_here = runs_here
+        self._claimed = claimed
         self._ran: set[str] = set()
         """The agents this plane ran when their rows were last shown."""
         self._claims = claims
@@ -378,7 +396,7 @@ class Notifier:
         self._grace_s = config.timeout_s
         self._clock = clock
         self._offer = offer
-        self._outbox: asyncio.Queue[Alert] = asyncio.Queue(QUEUE_LIMIT)
+        self._outbox: asyncio.Queue[Alert | _Claim] = asyncio.Queue(QUEUE_LIMIT)
         self._dispatching: asyncio.Task[None] | None = None
         self._receivers = [
             _Receiver(url, ntfy, config, backoff_s)
@@ -448,17 +466,20 @@ class Notifier:
 
     def tell(self, alert: Alert) -> None:
         """Queue `alert` for every receiver; returns at once."""
-        if alert.kind in self._on and self._receivers:
-            try:
-                self._outbox.put_nowait(alert)
-            except asyncio.QueueFull:
-                log.error("alert not sent (%d waiting): %s", QUEUE_LIMIT, alert.text)
+        if alert.kind in self._on:
+            self._queue(alert)
 
     async def _dispatch(self) -> None:
-        """Each alert in turn: its offer made (and recorded) first, if it makes one."""
+        """Each alert in turn: claimed first, if it is; its offer made (and
+        recorded) first, if it makes one."""
         while True:
             alert = await self._outbox.get()
             try:
+                if isinstance(alert, _Claim):
+                    told = await self._claim(alert)
+                    if not told or alert.alert is None or alert.alert.kind not in self._on:
+                        continue
+                    alert = alert.alert
                 offers = alert.kind in ("held", "ask_refused") and alert.folded is None
                 if self._offer is not None and offers:
                     alert = replace(alert, links=await self._offered(alert))
@@ -466,6 +487,20 @@ class Notifier:
                     receiver.put(alert)
             finally:
                 self._outbox.task_done()
+
+    async def _claim(self, claim: _Claim) -> bool:
+        """Whether this plane's claim takes `claim` (no other plane's did);
+        the store away, it does: an alert twice is better than none."""
+        assert self._claims is not None  # `_claim_of` queues one only with them
+        try:
+            if claim.take:
+                return await self._claims.agent_told(
+                    claim.agent, claim.what, self._clock.now().date()
+                )
+            return await self._claims.agent_freed(claim.agent, claim.what)
+        except Exception as exc:  # the store away: told here, maybe by another plane too
+            log.warning("an alert of %s told without asking the other planes: %s", claim.agent, exc)
+            return True
 
     async def _offered(self, alert: Alert) -> Links | None:
         assert self._offer is not None
@@ -493,7 +528,10 @@ class Notifier:
         if self._dispatching is not None:
             await cancel(self._dispatching)
         while not self._outbox.empty():
-            log.error("alert not sent (the plane stopped): %s", self._outbox.get_nowait().text)
+            left = self._outbox.get_nowait()
+            alert = left.alert if isinstance(left, _Claim) else left
+            if alert is not None:
+                log.error("alert not sent (the plane stopped): %s", alert.text)
         for receiver in self._receivers:
             await receiver.aclose(self._grace_s)
 
@@ -517,8 +555,39 @@ class Notifier:
         elif state.spend_level == "warn" and before.spend_level == "ok":
             kind = "amber"
         folded = (kind == "held" and held_by is not None) or (kind == "resumed" and was is not None)
-        if kind is not None and not folded and ours:
-            self.tell(Alert(kind, state.name, sentence(kind, state, now), now, state))
+        alert = None
+        if kind is not None and not folded:
+            alert = Alert(kind, state.name, sentence(kind, state, now), now, state)
+        if self._claims is not None and self._claimed(state.name):
+            self._claim_of(before, state, alert)
+        elif alert is not None and ours:
+            self.tell(alert)
+
+    def _claim_of(self, before: AgentState, state: AgentState, alert: Alert | None) -> None:
+        """The claims of a change of the row of an agent no plane runs: its
+        hold and its amber are claimed, whether told or not (one a fold or
+        the loop guard told), so that the end of each is claimed as well."""
+        claims: list[_Claim] = []
+        name = state.name
+        if (state.status == "held") != (before.status == "held"):
+            claims.append(_Claim(name, "held", state.status == "held", alert))
+        if state.spend_level == "warn" and before.spend_level == "ok":
+            amber = alert if alert is not None and alert.kind == "amber" else None
+            claims.append(_Claim(name, "amber", True, amber))
+        elif state.spend_level == "ok" and before.spend_level != "ok":
+            claims.append(_Claim(name, "amber", False, None))
+        for claim in claims:
+            self._queue(claim)
+
+    def _queue(self, item: Alert | _Claim) -> None:
+        """`item` on its way to the receivers, after those before it."""
+        if not self._receivers:
+            return
+        try:
+            self._outbox.put_nowait(item)
+        except asyncio.QueueFull:
+            said = item.text if isinstance(item, Alert) else f"{item.agent} {item.what}"
+            log.error("alert not sent (%d waiting): %s", QUEUE_LIMIT, said)
 
     def _ours(self, agent: str) -> bool:
         """Whether a change of `agent`'s row is this plane's to alert: it runs
@@ -561,12 +630,14 @@ class Notifier:
         self._freed_by_day(freed, told)
 
     def _freed_by_day(self, freed: list[AgentState], told: bool) -> None:
-        """One agent freed: its own alert (by the plane that runs it); more:
-        one alert for them all, if this plane `told` it."""
+        """One agent freed: its own alert (by the plane that runs it, or, for
+        one no plane runs, by the one that `told` the day); more: one alert
+        for them all, if this plane `told` it."""
         now = self._clock.now()
         if len(freed) == 1:
             [state] = freed
-            if self._runs_here(state.name):
+            claimed = self._claims is not None and self._claimed(state.name)
+            if told if claimed else self._runs_here(state.name):
                 self.tell(Alert("resumed", state.name, sentence("resumed", state, now), now, state))
         elif told:
             names = sorted(state.name for state in freed)

@@ -218,10 +218,15 @@ def _agents(
     notifier = None
     if config.notify is not None:  # alerts: plane.daemon.alerts
         offer = approvals.offer if approvals else None
-        runs_here, claims = _fleet_alerts(services, db)
-        above = CeilingsAbove(services)
+        runs_here, claimed, claims = _fleet_alerts(services, db)
         notifier = Notifier(
-            config.notify, clock, offer=offer, above=above, runs_here=runs_here, claims=claims
+            config.notify,
+            clock,
+            offer=offer,
+            above=CeilingsAbove(services),
+            runs_here=runs_here,
+            claims=claims,
+            claimed=claimed,
         )
     scheduler = Scheduler(db, clock, wake=workers.wake, only_writer=not shared)
     after_turn = AfterTurn(
@@ -405,25 +410,28 @@ def _lease_margin(shared: bool) -> int:
     return lease_margin_ms()
 
 
-def _fleet_alerts(services: Services, db: Database) -> tuple[Callable[[str], bool], Claims | None]:
+def _fleet_alerts(
+    services: Services, db: Database
+) -> tuple[Callable[[str], bool], Callable[[str], bool], Claims | None]:
     """With planes sharing the store, which alerts are this plane's: an
-    agent's own, where it runs (a gateway agent, which no plane runs, on
-    each plane that shows it as before); a fold's, where the claim is taken."""
+    agent's own, where it runs; a fold's, and the own alerts of an agent no
+    plane runs (a gateway agent, `claimed`), where the claim is taken."""
     ownership, roster = services.ownership, services.roster
 
     def runs_here(agent: str) -> bool:
-        if ownership.mine is None or agent in ownership.mine:
-            return True
+        return ownership.mine is None or agent in ownership.mine
+
+    def claimed(agent: str) -> bool:
         try:
             return roster.get(agent).gateway is not None
         except NoSuchAgent:  # deleted meanwhile
             return False
 
     if ownership.plane is None:
-        return runs_here, None
+        return runs_here, claimed, None
     from plane.daemon.alert_claims import StoreClaims
 
-    return runs_here, StoreClaims(db, ownership.plane)
+    return runs_here, claimed, StoreClaims(db, ownership.plane)
 
 
 def _ownership(name: str | None, db: Database) -> Ownership:

@@ -139,3 +139,40 @@ def test_agents_a_ceiling_holds_after_its_alert_are_said_as_more():
         "group research is held: 2 agents take no new turn (a001, a002). They answer when the "
         "group limit is raised."
     )
+
+
+@pytest.mark.parametrize(
+    ("command", "group", "whose"),
+    [
+        ("/limit fleet 5", 0, ("the fleet's", "/limit fleet off")),
+        ("/limit group research 5", FLEET, ("group research's", "/limit group research off")),
+    ],
+)
+async def test_a_ceiling_that_cannot_count_a_model_with_no_price_is_one_alert(
+    start_plane, receiver, command, group, whose
+):
+    """Agents with no ceiling of their own, on a model with no price: a
+    fleet's or a group's ceiling set holds them all at once (their turns
+    cannot be counted), and a price for the model frees them all: one cause
+    (before, 200 pushes)."""
+    own = "limitUsd: 5\n  provider: scripted\n  model: scripted-model"
+    config = fleet_config(receiver, FLEET, group=group).replace("    limitUsd: 100\n", "")
+    plane = await start_plane(config.replace(own, "provider: scripted\n  model: other-model"))
+    subscription = plane.bus.subscribe()
+    await plane.send("a001", command)
+    await until_rows(subscription, names(FLEET), lambda row: row.hold_reason == "unpriced")
+    await receiver.until_hook("held")
+    assert plane.runtime.notifier is not None
+    await plane.runtime.notifier.drained()
+    [held] = receiver.hooks()
+    assert (held["event"], held["count"], held["cause"]) == (
+        "held",
+        200,
+        "group" if group else "fleet",
+    )
+    ceiling, lift = whose
+    assert held["text"] == (
+        f"{ceiling} ceiling cannot count other-model, which has no price: 200 agents take no "
+        f"turn ({LISTED}, and 180 more) until other-model has a price under `pricing:` in "
+        f"agents.yaml ({lift} lifts the ceiling)."
+    )
