@@ -326,6 +326,21 @@ class Folds:
             fold.held.pop(agent, None)
             fold.told.discard(agent)
 
+    def renamed(self, old: str, state: AgentState) -> None:
+        """`old` is now `state.name`: held by the same ceiling, and told of
+        as it was, so its resume names it anew."""
+        cause = self._of.pop(old, None)
+        if cause is None:
+            return
+        fold = self._folds[cause]
+        fold.held.pop(old, None)
+        if old in fold.told:
+            fold.told.discard(old)
+            fold.told.add(state.name)
+        if self.cause_of(state) == cause:
+            self._of[state.name] = cause
+            fold.held[state.name] = state
+
     def day_turned(self, freed: list[str]) -> None:
         """The day turning freed `freed`: said by its own alert, so no fold
         tells them resumed."""
