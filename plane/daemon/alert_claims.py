@@ -15,6 +15,8 @@ The day turning is a row too (`day`, the day), inserted once.
 A hold told on one day and not freed by the day turning (a pause, a
 ceiling of zero) stays told; the agents the day freed are forgotten, their
 rows of the days before deleted, so a hold on the new day is told anew.
+With no plane running at 00:00 UTC none deletes them: a hold's row of a day
+before is taken over by the insert of the new day's, told anew too.
 
 An agent no plane runs (a gateway agent: its client calls through any
 plane) has its own alerts claimed so too, each a row of its own
@@ -48,9 +50,11 @@ from plane.store.engine import Database
 TOLD = (
     "INSERT INTO alerts_told (cause, agent, day, plane)"
     " SELECT ?1, told.agent, ?2, ?3 FROM unnest(?4::text[]) AS told (agent)"
-    " ON CONFLICT (cause, agent) DO NOTHING RETURNING agent"
+    " ON CONFLICT (cause, agent) DO UPDATE SET day = excluded.day, plane = excluded.plane"
+    " WHERE alerts_told.day < excluded.day RETURNING agent"
 )
-"""Those of `?4` no plane told `?1` holds yet, told now by `?3` on day `?2`."""
+"""Those of `?4` no plane told `?1` holds yet, told now by `?3` on day `?2`
+(a row of a day before: its end was missed, told anew)."""
 FREED = "DELETE FROM alerts_told WHERE cause = ? AND agent = ANY(?) RETURNING agent"
 """Those of some agents told held by a cause, no plane told freed yet."""
 FORGOTTEN = "DELETE FROM alerts_told WHERE agent = ANY(?) AND day < ?"

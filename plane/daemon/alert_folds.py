@@ -265,6 +265,9 @@ class Folds:
         self._folds: dict[Cause, _Fold] = {}
         self._of: dict[str, Cause] = {}
         """The ceiling each agent held by one is held by."""
+        self._telling: set[asyncio.Task[None]] = set()
+        """Every fold's alert on its way, gathering or claimed: the plane
+        stopping writes what each would have said to its log."""
 
     def cause_of(self, state: AgentState) -> Cause | None:
         """The shared ceiling that holds `state`'s agent (None: none does)."""
@@ -323,6 +326,21 @@ class Folds:
             fold.held.pop(agent, None)
             fold.told.discard(agent)
 
+    def renamed(self, old: str, state: AgentState) -> None:
+        """`old` is now `state.name`: held by the same ceiling, and told of
+        as it was, so its resume names it anew."""
+        cause = self._of.pop(old, None)
+        if cause is None:
+            return
+        fold = self._folds[cause]
+        fold.held.pop(old, None)
+        if old in fold.told:
+            fold.told.discard(old)
+            fold.told.add(state.name)
+        if self.cause_of(state) == cause:
+            self._of[state.name] = cause
+            fold.held[state.name] = state
+
     def day_turned(self, freed: list[str]) -> None:
         """The day turning freed `freed`: said by its own alert, so no fold
         tells them resumed."""
@@ -342,6 +360,8 @@ class Folds:
         fold.moved = True
         if fold.telling is None:
             fold.telling = asyncio.create_task(self._tell(cause, fold), name=f"alerts:{cause}")
+            self._telling.add(fold.telling)
+            fold.telling.add_done_callback(self._telling.discard)
 
     async def _tell(self, cause: Cause, fold: _Fold) -> None:
         """Once its rows stop coming and `AGAIN` has passed since the last:
@@ -351,28 +371,65 @@ class Folds:
             if fold.told_at is not None:
                 await self._clock.sleep_until(fold.told_at + AGAIN)
                 await self._gathered(fold)
+        except asyncio.CancelledError:  # the plane stopped: what it would have said, logged
+            newly, freed = self._news(fold)
+            more = bool(fold.told & set(fold.held))
+            self._untold(self._folded(cause, fold.held, newly, freed, None, more))
+            raise
         finally:
             fold.telling = None
-        newly = sorted(set(fold.held) - fold.told)
-        freed = sorted(name for name in fold.told - set(fold.held) if self._free(name))
+        newly, freed = self._news(fold)
         if not newly and not freed:
             return
         rows = {name: fold.held[name] for name in newly}
         more = bool(fold.told & set(fold.held))
         fold.told = set(fold.held)
         fold.told_at = self._clock.now()
-        newly, freed = await self._claimed(cause, newly, freed)
-        if not newly and not freed:  # another plane told them
-            return
-        standing = await self._standing(cause)
+        try:
+            newly, freed = await self._claimed(cause, newly, freed)
+            if not newly and not freed:  # another plane told them
+                return
+            standing = await self._standing(cause)
+        except asyncio.CancelledError:
+            self._untold(self._folded(cause, rows, newly, freed, None, more))
+            raise
+        for folded in self._folded(cause, rows, newly, freed, standing, more):
+            self._say(folded)
+
+    def _news(self, fold: _Fold) -> tuple[list[str], list[str]]:
+        """What changed since the operator was told of `fold`: the agents it
+        newly holds, and those it freed that nothing else holds."""
+        newly = sorted(set(fold.held) - fold.told)
+        freed = sorted(name for name in fold.told - set(fold.held) if self._free(name))
+        return newly, freed
+
+    def _folded(
+        self,
+        cause: Cause,
+        rows: dict[str, AgentState],
+        newly: list[str],
+        freed: list[str],
+        standing: Standing | None,
+        more: bool,
+    ) -> list[Folded]:
+        """`newly` held (as `rows` show them) and `freed`, in words: one
+        alert each, none of no agent; `more`, others were told held already."""
+        told: list[Folded] = []
         if newly:
             resumes_at = rows[newly[0]].resumes_at
             resumes = "" if resumes_at is None else until(self._clock.now(), resumes_at)
             text = held_text(cause, newly, standing, resumes, more=more)
-            self._say(Folded("held", cause, tuple(newly), text, standing, resumes_at))
+            told.append(Folded("held", cause, tuple(newly), text, standing, resumes_at))
         if freed:
             text = resumed_text(cause, freed, standing)
-            self._say(Folded("resumed", cause, tuple(freed), text, standing))
+            told.append(Folded("resumed", cause, tuple(freed), text, standing))
+        return told
+
+    @staticmethod
+    def _untold(folded: list[Folded]) -> None:
+        """Alerts the plane stopped before telling: in its log, never lost silently."""
+        for alert in folded:
+            log.error("alert not sent (the plane stopped): %s", alert.text)
 
     def _free(self, agent: str) -> bool:
         """`agent` left its ceiling's hold and is held by nothing else now
@@ -422,7 +479,7 @@ class Folds:
             return None
 
     async def aclose(self) -> None:
-        for fold in self._folds.values():
-            if fold.telling is not None:
-                with contextlib.suppress(Exception):
-                    await cancel(fold.telling)
+        """Each fold's alert on its way, stopped (and logged: `_untold`)."""
+        for task in list(self._telling):
+            with contextlib.suppress(Exception):
+                await cancel(task)

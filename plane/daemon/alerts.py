@@ -60,7 +60,14 @@ from plane.money.burn import Spike
 from plane.money.limits import Priced, standing
 from plane.providers import connections
 from plane.tasks import cancel
-from plane.wire.protocol import AgentRemoved, AgentState, AgentUpdated, DayRolled, Snapshot
+from plane.wire.protocol import (
+    AgentRemoved,
+    AgentRenamed,
+    AgentState,
+    AgentUpdated,
+    DayRolled,
+    Snapshot,
+)
 from plane.wire.words import NAMED, plain
 
 log = logging.getLogger(__name__)
@@ -429,6 +436,8 @@ class Notifier:
                     self._changed(event.agent)
                 elif isinstance(event, DayRolled):  # the new day frees the held: resumed
                     self._day_turned(event.snapshot.agents)
+                elif isinstance(event, AgentRenamed):
+                    self._renamed(event.old, event.agent)
                 elif isinstance(event, AgentRemoved):
                     self._rows.pop(event.agent, None)
                     self._ran.discard(event.agent)
@@ -600,6 +609,17 @@ class Notifier:
             return ran
         self._ran.discard(agent)
         return False
+
+    def _renamed(self, old: str, state: AgentState) -> None:
+        """`old` is now `state.name`: its row, and what was told of it, go
+        with it, so its next change (a resume) is alerted under its new name."""
+        self._rows.pop(old, None)
+        self._rows[state.name] = state
+        if old in self._ran:
+            self._ran.discard(old)
+            self._ran.add(state.name)
+        if self._folds is not None:
+            self._folds.renamed(old, state)
 
     def _day_turned(self, rows: list[AgentState]) -> None:
         """The new day frees the agents held by a day's spend: one alert for
