@@ -9,11 +9,14 @@ processes of its own), the reads B's store answered
 meanwhile (`Database.counts`, the
 plane's own wrapper), and the rows of `leases` PostgreSQL scanned for B's
 renewals (`pg_stat_user_tables`, flushed first), at the takeover and at a
-renewal after it.
+renewal after it. `--renewals N`: N more renewals after those, the fleet
+steady (every agent B's, nothing waiting), each timed until every worker
+is idle again: their median wall and CPU.
 
     .venv/bin/python bench/takeover.py                    # 2,000 agents
     .venv/bin/python bench/takeover.py --agents 10000
     .venv/bin/python bench/takeover.py --no-scans      # no wait for PostgreSQL's counts
+    .venv/bin/python bench/takeover.py --agents 10000 --no-scans --renewals 9
 
 Both planes run in this process, each its own store connections, as the
 tests' do (`launch`); the renewals are asked for by hand (leases last ten
@@ -29,6 +32,7 @@ import asyncio
 import os
 import resource
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -44,6 +48,7 @@ from planes import fresh_database
 
 from plane.agents.worker import AgentWorker
 from plane.config import parse_config
+from plane.daemon.fleet import Fleet
 from plane.daemon.server import Plane
 from plane.home import Home
 from plane.wire import protocol as p
@@ -101,8 +106,27 @@ async def all_idle(workers: list[AgentWorker]) -> None:
             await asyncio.sleep(0.01)
 
 
-async def takeover(root: Path, url: str | None, agents: int) -> None:
-    """`url`: the store, whose scans of `leases` are counted (None: not counted)."""
+async def steady(fleet: Fleet, workers: list[AgentWorker], renewals: int) -> str:
+    """`renewals` renewals of a steady fleet, each until every worker is
+    idle again: their median wall and CPU, said ("" for none)."""
+    walls, cpus = [], []
+    for _ in range(renewals):
+        started_at, cpu_at = time.perf_counter(), cpu_s()
+        await fleet.tick()
+        await all_idle(workers)
+        walls.append(time.perf_counter() - started_at)
+        cpus.append(cpu_s() - cpu_at)
+    if not renewals:
+        return ""
+    return (
+        f"; {renewals} steady renewals: median {statistics.median(walls) * 1000:.1f} ms wall,"
+        f" {statistics.median(cpus) * 1000:.1f} ms CPU"
+    )
+
+
+async def takeover(root: Path, url: str | None, agents: int, renewals: int = 0) -> None:
+    """`url`: the store, whose scans of `leases` are counted (None: not
+    counted); `renewals`: steady renewals timed after (`steady`)."""
     text = config(agents)
     a = await started(root, "a", text)
     b = await started(root, "b", text)
@@ -137,6 +161,7 @@ async def takeover(root: Path, url: str | None, agents: int) -> None:
         scanned = await leases_scanned(url)
         await fleet_b.tick()
         after = await leases_scanned(url) - scanned
+        renewed = await steady(fleet_b, list(runtime_b.workers.values()), renewals)
     finally:
         await b.shutdown()
         await a.shutdown()
@@ -148,7 +173,7 @@ async def takeover(root: Path, url: str | None, agents: int) -> None:
     print(
         f"takeover of {agents:,} agents: renewed in {renewed_s:.2f} s,"
         f" the first row shown in {first_s or 0:.2f} s, every row in {shown_s:.2f} s,"
-        f" snapshot too in {done_s:.2f} s; {cpu:.2f} CPU-s; {read:,} reads{scans}"
+        f" snapshot too in {done_s:.2f} s; {cpu:.2f} CPU-s; {read:,} reads{scans}{renewed}"
     )
 
 
@@ -159,6 +184,12 @@ def main() -> None:
         "--no-scans",
         action="store_true",
         help=f"leave out the rows of leases scanned (each count waits {STATS_FLUSHED_S:.0f} s)",
+    )
+    parser.add_argument(
+        "--renewals",
+        type=int,
+        default=0,
+        help="steady renewals after the takeover, timed: their median wall and CPU",
     )
     args = parser.parse_args()
     server_url = os.environ.get("PLANE_TEST_PG")
@@ -174,7 +205,7 @@ def main() -> None:
             url = fresh_database(server_url)
             os.environ["PLANE_STORE"] = url
             counted = None if args.no_scans else url
-            asyncio.run(takeover(Path(tmp), counted, args.agents))
+            asyncio.run(takeover(Path(tmp), counted, args.agents, args.renewals))
         finally:
             if server is not None:
                 server.stop()

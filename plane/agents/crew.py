@@ -17,6 +17,7 @@ import functools
 import itertools
 import logging
 import sqlite3
+from collections.abc import Mapping
 from datetime import datetime
 
 from plane.agents import notices
@@ -127,17 +128,19 @@ class Crew:
                 worker.floor_on = day
         self._tasks.append(asyncio.create_task(self._watch_day(), name="day"))
 
-    async def with_work(self) -> set[str]:
+    async def with_work(self, waiting: Mapping[str, int] | None = None) -> set[str]:
         """The agents whose look may find something: a message waiting (one
         answered in a turn the plane was killed in waits still), a booking
         due (one due later, the scheduler wakes then), a hold told (which a
         look ends if the hold has), or a worker the loop guard holds (its
         look reads the store again: a resume through another plane frees
         it). Read for the whole fleet at once, at start and at each of a
-        fleet's renewals (`Fleet(work=…)`); the others' look would find
-        nothing, and is not made."""
+        fleet's renewals (`Fleet(work=…)`, which gives what waits for each
+        agent, read once for the renewal's rows too); the others' look would
+        find nothing, and is not made."""
         conversation = self._services.conversation
-        waiting = await conversation.waiting_counts()
+        if waiting is None:
+            waiting = await conversation.waiting_counts()
         told = await conversation.told_holds()
         looped = {name for name, worker in self.workers.items() if worker.spec.loop is not None}
         return {*waiting, *told, *await self._scheduler.due_agents(), *looped}

@@ -2,9 +2,11 @@
 
 **Leases.** Each agent's turns are run by one plane at a time, the holder of
 its row in `leases`. Every `LEASE_S / 3` seconds each plane, in one
-transaction, says it is alive (`planes`), renews its leases, and lets idle
-agents go while it holds more than its fair share (the agents over the
-planes alive, rounded up); then, in a second, it evens out the fleet: it
+transaction, says it is alive (`planes`) and renews its leases; holding more
+than its fair share (the agents over the planes alive, rounded up), it lets
+idle agents go, in a short transaction of its own (`LET_GO`: its workers
+asked whether they are idle one by one, only until enough are found, not
+all 10,000 at every renewal); then, in another, it evens out the fleet: it
 takes free or expired leases while it holds fewer. Taking a lease is
 conditional (only where none is held or it has run out, by the database's
 clock, on a row locked first), so two planes never both take one. A plane
@@ -75,8 +77,9 @@ say held now (plane/daemon/ceilings_heard.py).
 clients the lines other planes wrote since the last one, and shows those
 agents' rows again (plane/daemon/elsewhere.py): a TUI on any plane sees the
 whole fleet's conversations, as of this plane's last renewal. What waits
-for each agent is read first, in one query, and the rows say that (or more,
-a message sent here since): a turn's end (its answer, its questions
+for each agent is read first, in one query, the same the wake was given
+(read once a renewal), and the rows say that (or more, a message sent here
+since): a turn's end (its answer, its questions
 answered, its cost line) is one commit, so a row says its question answered
 only once its lines are told, and `plane send --wait` through this plane
 never ends before them (`Rows.told`). A row that says other than what waits
@@ -103,7 +106,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
+import itertools
 import logging
 import math
 import os
@@ -203,6 +208,17 @@ LEASES = "SELECT agent, plane, expires_ms FROM leases"
 running), and the agents free to take (`Fleet._free`). At 10,000 agents
 one pass over the table, where two read it whole."""
 
+LET_GO = (
+    "UPDATE leases SET expires_ms = 0 WHERE plane = ?1 AND agent IN"
+    " (SELECT agent FROM leases WHERE plane = ?1 AND agent = ANY(?2) FOR UPDATE SKIP LOCKED)"
+    " RETURNING agent"
+)
+"""`?1`'s leases of the agents `?2` let go, the rows kept (their epochs go
+on from where they are). It passes over the rows a write of this plane's
+holds (as `RENEWED` does): that agent is not idle, and waiting on its row
+while holding the others could wait on each other; let go at a later
+renewal, if still a surplus."""
+
 ADDED = (
     "INSERT INTO leases (agent, plane, expires_ms, epoch)"
     " SELECT added.agent, ?2, ?1, 1 FROM unnest(?3::text[]) AS added (agent)"
@@ -263,6 +279,9 @@ class Renewal:
     None, and the take looks for none (a pass over the table saved each
     tick): those renewed or passed over run past `now_ms`, and only this
     plane makes a lease its own, until past `now_ms` too."""
+    surplus: int = 0
+    """How many leases it holds over its share: as many idle ones let go
+    (`Fleet._let_go`)."""
 
 
 def _ran_out(now: int, lease: int, first: bool) -> int:
@@ -291,8 +310,9 @@ class Fleet:
     under them to be shown again: `Rows.ceilings_changed`) and `emit` (what
     this plane's clients are told: a fleet ceiling another plane set);
     `guards` is given the guard histories of the agents it takes; `work`
-    reads which agents have something to do (`Crew.with_work`: None, every
-    agent held is woken at each tick)."""
+    reads which agents have something to do, given what waits for each,
+    read once a renewal (`Crew.with_work`: None, every agent held is woken
+    at each tick)."""
 
     def __init__(
         self,
@@ -315,7 +335,7 @@ class Fleet:
         elsewhere: Elsewhere | None = None,
         guards: GuardBook | None = None,
         workers: Mapping[str, AgentWorker] | None = None,
-        work: Callable[[], Awaitable[Collection[str]]] | None = None,
+        work: Callable[[Mapping[str, int]], Awaitable[Collection[str]]] | None = None,
     ) -> None:
         assert ownership.plane is not None, "a plane in a fleet has a name"
         self._db = db
@@ -449,17 +469,18 @@ class Fleet:
         queued behind thousands of rows being shown (agents moved between
         planes), so the next renewal never waits on it."""
         agents = sorted(self._agents())
-        idle = {a for a in agents if self.idle(a)}
         sent, started = time.time(), time.monotonic()
         renewal = await self._store.write(
             cast(
                 "Callable[[Connection], Renewal]",
-                lambda conn: self._renew(conn, agents, idle, first),
+                lambda conn: self._renew(conn, agents, first),
             )
         )
         back = time.time()
         if self._clock is not None:  # the server's clock, read halfway through the round trip
             self._clock.offset = timedelta(milliseconds=renewal.now_ms - (sent + back) * 500)
+        if renewal.surplus:
+            renewal = await self._let_go(renewal)
         if renewal.held:
             renewal = await self._renew_held(renewal)
         tick = await self._store.write(
@@ -498,13 +519,15 @@ class Fleet:
         that moved shown again, and the closes the store refused written.
         `before`: the owners as they were before the renewal."""
         changed = await self._ceilings_heard.read()  # the agents it holds or frees woken below
-        for agent in await self._to_wake(tick, everyone=first or bool(changed)):
+        everyone = first or bool(changed)
+        waiting = await self._waiting(everyone=everyone, first=first)  # the wake's and the rows'
+        for agent in await self._to_wake(tick, waiting, everyone=everyone):
             self.wake(agent)  # what waits for them (a notice lost) is answered
         moved = {a for a in set(before) | set(tick.owners) if before.get(a) != tick.owners.get(a)}
         if not first:
             if self._gateway is not None:
                 await self._gateway.holds()
-            waiting, elsewhere = await self._followed()
+            waiting, elsewhere = await self._followed(waiting)
             if self._gateway is not None:
                 await self._gateway.floors(elsewhere, self._ledger.day())
             moved |= elsewhere
@@ -516,19 +539,39 @@ class Fleet:
         if written := await self._ledger.stranded.write():
             log.info("%d calls closed at their cost now that the store is back", written)
 
-    async def _to_wake(self, tick: Tick, *, everyone: bool) -> Collection[str]:
+    async def _waiting(self, *, everyone: bool, first: bool) -> dict[str, int] | None:
+        """What waits for each agent, read once a renewal for both that need
+        it: the wake (`_to_wake`, unless it wakes everyone) and the rows of
+        what the other planes said (`_followed`, after the first tick). Read
+        before those lines, as the rows need (`_followed`). None: not needed,
+        or not read (the store away, say: each agent looks for itself, and
+        no line is told until the next renewal)."""
+        wake = not everyone and self._work is not None
+        rows = not first and self._elsewhere is not None
+        if not (wake or rows):
+            return None
+        try:
+            return await self._conversation.waiting_counts()
+        except Exception as exc:  # each looks for itself; the lines told at the next tick
+            log.debug("what waits for each agent could not be read: %s", exc)
+            return None
+
+    async def _to_wake(
+        self, tick: Tick, waiting: Mapping[str, int] | None, *, everyone: bool
+    ) -> Collection[str]:
         """The agents a renewal wakes: of those it holds, the ones with
-        something to do (`work`, read once for all), those whose calls in
+        something to do (`work`, read once for all, given what waits for
+        each: `waiting`, None when it could not be read), those whose calls in
         flight the take swept, and those it took held by the loop guard
         (their looks give them their holds); the rest have nothing a look
         would find, and stay idle until a message or a booking wakes them.
         `everyone`: each agent held (the first tick, before any worker; a
         ceiling changed, which may hold or free any of them). When which
         ones cannot be read (the store away, say), each looks for itself."""
-        if everyone or self._work is None:
+        if everyone or self._work is None or waiting is None:
             return tick.mine
         try:
-            work = set(await self._work())
+            work = set(await self._work(waiting))
         except Exception as exc:  # each looks for itself, as it would at a notice
             log.debug("which agents have work could not be read: %s", exc)
             return tick.mine
@@ -555,16 +598,18 @@ class Fleet:
             except Exception as exc:  # the store away, say: the next renewal's follows
                 log.warning("reading what changed at a renewal failed: %s", exc)
 
-    async def _followed(self) -> tuple[dict[str, int] | None, set[str]]:
-        """What waits for each agent, read first, then what the other planes
-        said since the last tick, told to this plane's clients: the counts
-        (None: not read, nor the lines) and the agents whose rows are to be
-        shown again. Read in that order, a count says a question answered
-        only if the lines that answered it are among those told."""
-        if self._elsewhere is None:
+    async def _followed(
+        self, waiting: dict[str, int] | None
+    ) -> tuple[dict[str, int] | None, set[str]]:
+        """What the other planes said since the last tick, told to this
+        plane's clients, given what waits for each agent, read before
+        (`_waiting`): the counts (None: not read, nor the lines) and the
+        agents whose rows are to be shown again. Read in that order, a count
+        says a question answered only if the lines that answered it are
+        among those told."""
+        if self._elsewhere is None or waiting is None:
             return None, set()  # nothing read: no count says anything
         try:
-            waiting = await self._conversation.waiting_counts()
             return waiting, await self._elsewhere.follow()
         except Exception as exc:  # the store away, say: told at the next tick
             log.debug("what the other planes said could not be read: %s", exc)
@@ -595,10 +640,10 @@ class Fleet:
         except Exception as exc:  # the store away, say: the next change shows them
             log.debug("the rows of %s could not be shown again: %s", some_names(list(waiting)), exc)
 
-    def _renew(self, conn: Connection, agents: list[str], idle: set[str], first: bool) -> Renewal:
+    def _renew(self, conn: Connection, agents: list[str], first: bool) -> Renewal:
         """The renewal's transaction: alive, this plane's leases renewed,
-        its surplus let go. It locks no row but this plane's, and waits on
-        none another plane may hold (`Renewal`)."""
+        its surplus counted (let go by `_let_go`). It locks no row but this
+        plane's, and waits on none another plane may hold (`Renewal`)."""
         me, lease = self.name, self._lease_ms
         (now,) = conn.execute(f"SELECT {NOW_MS}").fetchone()
         now = int(now)
@@ -623,14 +668,27 @@ class Fleet:
                 anew += 1
         share = math.ceil(len(agents) / max(int(live), 1))
         surplus = max(len(epochs) + len(held) + anew - share, 0)
-        if going := sorted(set(epochs) & idle)[:surplus]:
-            # Let go, the rows kept: their epochs go on from where they are.
-            conn.execute(
-                "UPDATE leases SET expires_ms = 0 WHERE plane = ? AND agent = ANY(?)", (me, going)
+        return Renewal(now, share, epochs, tuple(sorted(held)), ran_out=anew, surplus=surplus)
+
+    async def _let_go(self, renewal: Renewal) -> Renewal:
+        """The plane's surplus let go: the first of its leases renewed, in
+        the agents' order, whose workers are idle, each worker asked only
+        until there are enough (at 10,000 agents, a renewal asks none of
+        them unless the plane holds more than its share). Asked here, on the
+        event loop, after the renewal committed: a transaction's function
+        does only SQL."""
+        idle = (agent for agent in sorted(renewal.epochs) if self.idle(agent))
+        if not (going := list(itertools.islice(idle, renewal.surplus))):
+            return renewal
+        gone = await self._store.write(
+            cast(
+                "Callable[[Connection], list[tuple[str]]]",
+                lambda conn: conn.execute(LET_GO, (self.name, going)).fetchall(),
             )
-            for agent in going:
-                del epochs[agent]
-        return Renewal(now, share, epochs, tuple(sorted(held)), ran_out=anew)
+        )
+        let_go = {agent for (agent,) in gone}
+        epochs = {agent: e for agent, e in renewal.epochs.items() if agent not in let_go}
+        return dataclasses.replace(renewal, epochs=epochs, surplus=0)
 
     async def _renew_held(self, renewal: Renewal) -> Renewal:
         """The leases a write of this plane's held as they were renewed,

@@ -87,7 +87,7 @@ SLOW = {
     "status.py": "--agents 5 --calls 1 --waiting 1 --repeat 1 --dir {tmp}".split(),
     "tui.py": ["--agents", "5", "--rate", "20", "--presses", "3"],
     "planes.py": ["--agents", "6", "--seconds", "0.3"],
-    "takeover.py": ["--agents", "20", "--no-scans"],
+    "takeover.py": ["--agents", "20", "--no-scans", "--renewals", "2"],
     "plane_start.py": ["--agents", "2", "--starts", "2"],
     "tui_start.py": ["--agents", "3", "--starts", "2", "--no-offline"],
     "cache.py": ["--smoke"],
