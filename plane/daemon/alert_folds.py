@@ -170,6 +170,11 @@ class CeilingsAbove:
         return Standing(await spend.group_today(cause.name), ceilings.groups.ceiling(cause.name))
 
 
+def until_passed(resumes_at: datetime | None, now: datetime) -> bool:
+    """Whether a hold that ends at `resumes_at` (None: not by a time) has ended by `now`."""
+    return resumes_at is not None and resumes_at <= now
+
+
 def agents(count: int) -> str:
     """`1 agent`, `2,000 agents`."""
     return f"{count:,} agent{'' if count == 1 else 's'}"
@@ -397,6 +402,7 @@ class Folds:
         except asyncio.CancelledError:
             self._untold(self._folded(cause, rows, newly, freed, None, more))
             raise
+        newly = self._holding(rows, newly)
         for folded in self._folded(cause, rows, newly, freed, standing, more):
             self._say(folded)
 
@@ -428,6 +434,14 @@ class Folds:
             text = resumed_text(cause, freed, standing)
             told.append(Folded("resumed", cause, tuple(freed), text, standing))
         return told
+
+    def _holding(self, rows: dict[str, AgentState], newly: list[str]) -> list[str]:
+        """Those of `newly` whose hold has not ended by now on the plane's
+        clock: a hold of the day before, told after 00:00 UTC (its claim or
+        its figures read across midnight), would say the new day's figures
+        ($0.00 spent, resuming in 0m) of agents the day turning freed."""
+        now = self._clock.now()
+        return [name for name in newly if not until_passed(rows[name].resumes_at, now)]
 
     @staticmethod
     def _untold(folded: list[Folded]) -> None:
