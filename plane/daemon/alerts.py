@@ -644,12 +644,24 @@ class Notifier:
         task.add_done_callback(self._days.discard)
 
     async def _day_claimed(self, freed: list[AgentState]) -> None:
-        """The day's alert, once the store says whether this plane tells it."""
+        """The day's alert, once the store says whether this plane tells it;
+        the plane stopped before it said, what it would have told, logged."""
         assert self._folds is not None  # `_day_turned` made this task only with one
-        told = await self._folds.day_told(sorted(state.name for state in freed))
+        try:
+            told = await self._folds.day_told(sorted(state.name for state in freed))
+        except asyncio.CancelledError:
+            for alert in self._by_day(freed, True):
+                if alert.kind in self._on:
+                    log.error("alert not sent (the plane stopped): %s", alert.text)
+            raise
         self._freed_by_day(freed, told)
 
     def _freed_by_day(self, freed: list[AgentState], told: bool) -> None:
+        """The day turning freed `freed`: its alert, if this plane tells it (`_by_day`)."""
+        for alert in self._by_day(freed, told):
+            self.tell(alert)
+
+    def _by_day(self, freed: list[AgentState], told: bool) -> list[Alert]:
         """One agent freed: its own alert (by the plane that runs it, or, for
         one no plane runs, by the one that `told` the day); more: one alert
         for them all, if this plane `told` it."""
@@ -658,13 +670,18 @@ class Notifier:
             [state] = freed
             claimed = self._claims is not None and self._claimed(state.name)
             if told if claimed else self._runs_here(state.name):
-                self.tell(Alert("resumed", state.name, sentence("resumed", state, now), now, state))
+                return [Alert("resumed", state.name, sentence("resumed", state, now), now, state)]
         elif told:
             names = sorted(state.name for state in freed)
-            self._say(Folded("resumed", Cause("day"), tuple(names), day_text(names)))
+            return [self._alert_of(Folded("resumed", Cause("day"), tuple(names), day_text(names)))]
+        return []
 
     def _say(self, folded: Folded) -> None:
         """A fold's alert, queued as any other."""
+        self.tell(self._alert_of(folded))
+
+    def _alert_of(self, folded: Folded) -> Alert:
+        """A fold's alert, as any other's: its first agent's row carried."""
         now = self._clock.now()
         first = folded.agents[0]
-        self.tell(Alert(folded.kind, first, folded.text, now, self._row(first), folded=folded))
+        return Alert(folded.kind, first, folded.text, now, self._row(first), folded=folded)
