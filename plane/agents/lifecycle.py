@@ -73,6 +73,9 @@ RENAMED_TABLES = (
 )
 """Every table keyed by an agent's name in a column `agent`."""
 
+AGENTS_TOLD = "cause <> 'day'"
+"""The rows of `alerts_told` that name an agent (a `day` row names a day)."""
+
 Tools = tuple[str, ...] | None | Literal["keep"]
 
 
@@ -400,6 +403,8 @@ def _move_rows(conn: Connection, services: Services, old: str, new: str) -> None
         conn.execute(f"UPDATE {table} SET agent = ? WHERE agent = ?", (new, old))
     conn.execute("UPDATE agents SET name = ? WHERE name = ?", (new, old))
     conn.execute("UPDATE agent_settings SET name = ? WHERE name = ?", (new, old))
+    # What the alerts told of it (a fleet's hold): its resume is told under its new name.
+    conn.execute(f"UPDATE alerts_told SET agent = ? WHERE agent = ? AND {AGENTS_TOLD}", (new, old))
     services.guards.moved(old, new)  # its loop guard's history, kept under the new name
 
 
@@ -412,6 +417,7 @@ def _delete_rows(conn: Connection, services: Services, agent: str, notice: str) 
     conn.execute("DELETE FROM agent_settings WHERE name = ?", (agent,))
     for table in ("ceilings", "asks", "raises", "context", "holds_told", "guard_history"):
         conn.execute(f"DELETE FROM {table} WHERE agent = ?", (agent,))
+    conn.execute(f"DELETE FROM alerts_told WHERE agent = ? AND {AGENTS_TOLD}", (agent,))
     services.guards.dropped(agent)  # and what its loop guard had not written yet
     conn.execute("UPDATE messages SET waiting = 0 WHERE agent = ? AND waiting = 1", (agent,))
     conn.execute("UPDATE bookings SET done = 1 WHERE agent = ? AND done = 0", (agent,))

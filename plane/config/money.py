@@ -11,8 +11,16 @@ from pydantic import Field, field_validator, model_validator
 
 from plane.config.values import Block, Limit, Usd, http_url
 
-AlertKind = Literal["amber", "held", "resumed", "ask_refused", "spike", "loop"]
-ALERT_KINDS: tuple[AlertKind, ...] = ("amber", "held", "resumed", "ask_refused", "spike", "loop")
+AlertKind = Literal["amber", "held", "resumed", "ask_refused", "spike", "loop", "tag"]
+ALERT_KINDS: tuple[AlertKind, ...] = (
+    "amber",
+    "held",
+    "resumed",
+    "ask_refused",
+    "spike",
+    "loop",
+    "tag",
+)
 
 
 class NotifyConfig(Block):
@@ -30,7 +38,8 @@ class NotifyConfig(Block):
     """Which moments: `amber` (spend crossed warnRatio), `held` (no new
     turn), `resumed`, `ask_refused` (an agent asked for more; the operator is
     needed), `spike` (the last hour's spend far above the past day's: `burn:`),
-    `loop` (held by the loop and stall guard: `guard:`)."""
+    `loop` (held by the loop and stall guard: `guard:`), `tag` (a tag's
+    ceiling reached: its calls refused, once a tag a day)."""
     retries: int = Field(default=3, ge=0, le=10)
     """Tries after the first, with exponential backoff, before the alert is
     logged as not delivered."""

@@ -10,7 +10,9 @@ insert makes the row tells the agent held, the plane whose delete takes it
 away tells it resumed, and a plane whose insert or delete finds the work
 done tells nothing. Each is one statement, so whichever plane comes first,
 and whichever order the planes saw the rows in, each agent is told once.
-The day turning is a row too (`day`, the day), inserted once.
+The day turning is a row too (`day`, the day), inserted once. An agent
+that leaves a fold for a hold of its own (its ceiling, reached first) is
+deleted as well, told nothing: the cause's next hold of it is told anew.
 
 A hold told on one day and not freed by the day turning (a pause, a
 ceiling of zero) stays told; the agents the day freed are forgotten, their
@@ -97,9 +99,10 @@ class StoreClaims:
         self._plane = plane
 
     async def told(
-        self, cause: Cause, held: list[str], freed: list[str], day: date
+        self, cause: Cause, held: list[str], freed: list[str], day: date, left: list[str]
     ) -> tuple[list[str], list[str]]:
         key, plane = cause_key(cause), self._plane
+        ended, told_freed = [*freed, *left], set(freed)
 
         def claim(conn: Connection) -> tuple[list[str], list[str]]:
             newly = (
@@ -107,8 +110,8 @@ class StoreClaims:
                 if held
                 else []
             )
-            gone = [a for (a,) in conn.execute(FREED, (key, freed))] if freed else []
-            return sorted(newly), sorted(gone)
+            gone = [a for (a,) in conn.execute(FREED, (key, ended))] if ended else []
+            return sorted(newly), sorted(a for a in gone if a in told_freed)
 
         return await self._db.write(claim)
 

@@ -124,10 +124,12 @@ class Claims(Protocol):
     whose claim takes it first."""
 
     async def told(
-        self, cause: Cause, held: list[str], freed: list[str], day: date
+        self, cause: Cause, held: list[str], freed: list[str], day: date, left: list[str]
     ) -> tuple[list[str], list[str]]:
         """Of the agents `cause` newly holds (`held`) and of those it freed
-        (`freed`), the ones this plane tells: no other plane told them yet."""
+        (`freed`), the ones this plane tells: no other plane told them yet.
+        `left`: agents it held that another hold holds now, no longer told
+        held by `cause` (its next hold of them is told anew)."""
         ...
 
     async def day_turned(self, freed: list[str], day: date) -> bool:
@@ -166,6 +168,11 @@ class CeilingsAbove:
         if cause.scope == "fleet":
             return Standing(await spend.fleet_today(), ceilings.fleet())
         return Standing(await spend.group_today(cause.name), ceilings.groups.ceiling(cause.name))
+
+
+def until_passed(resumes_at: datetime | None, now: datetime) -> bool:
+    """Whether a hold that ends at `resumes_at` (None: not by a time) has ended by `now`."""
+    return resumes_at is not None and resumes_at <= now
 
 
 def agents(count: int) -> str:
@@ -379,20 +386,23 @@ class Folds:
         finally:
             fold.telling = None
         newly, freed = self._news(fold)
-        if not newly and not freed:
+        left = sorted(fold.told - set(fold.held) - set(freed))
+        if not newly and not freed and not left:
             return
         rows = {name: fold.held[name] for name in newly}
         more = bool(fold.told & set(fold.held))
         fold.told = set(fold.held)
-        fold.told_at = self._clock.now()
+        if newly or freed:
+            fold.told_at = self._clock.now()
         try:
-            newly, freed = await self._claimed(cause, newly, freed)
+            newly, freed = await self._claimed(cause, newly, freed, left)
             if not newly and not freed:  # another plane told them
                 return
             standing = await self._standing(cause)
         except asyncio.CancelledError:
             self._untold(self._folded(cause, rows, newly, freed, None, more))
             raise
+        newly = self._holding(rows, newly)
         for folded in self._folded(cause, rows, newly, freed, standing, more):
             self._say(folded)
 
@@ -425,6 +435,14 @@ class Folds:
             told.append(Folded("resumed", cause, tuple(freed), text, standing))
         return told
 
+    def _holding(self, rows: dict[str, AgentState], newly: list[str]) -> list[str]:
+        """Those of `newly` whose hold has not ended by now on the plane's
+        clock: a hold of the day before, told after 00:00 UTC (its claim or
+        its figures read across midnight), would say the new day's figures
+        ($0.00 spent, resuming in 0m) of agents the day turning freed."""
+        now = self._clock.now()
+        return [name for name in newly if not until_passed(rows[name].resumes_at, now)]
+
     @staticmethod
     def _untold(folded: list[Folded]) -> None:
         """Alerts the plane stopped before telling: in its log, never lost silently."""
@@ -447,14 +465,15 @@ class Folds:
             waited += self._gather_s
 
     async def _claimed(
-        self, cause: Cause, newly: list[str], freed: list[str]
+        self, cause: Cause, newly: list[str], freed: list[str], left: list[str]
     ) -> tuple[list[str], list[str]]:
         """Those of `newly` and `freed` this plane tells: all of them alone,
-        or when the store cannot say (told twice rather than lost)."""
+        or when the store cannot say (told twice rather than lost). `left`
+        are no longer told held by `cause`: held by another hold, not freed."""
         if self._claims is None:
             return newly, freed
         try:
-            return await self._claims.told(cause, newly, freed, self._clock.now().date())
+            return await self._claims.told(cause, newly, freed, self._clock.now().date(), left)
         except Exception as exc:  # the store away: told here, maybe by another plane too
             log.warning("an alert of %s told without asking the other planes: %s", cause.who, exc)
             return newly, freed

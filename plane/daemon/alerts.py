@@ -6,10 +6,11 @@ guard held it.
 What happened is read from what the clients are told (the rows'
 `AgentUpdated` on the event bus: a row's state and spend level changing),
 plus the agents' word when an ask is refused, spend spikes or the loop
-guard holds one (callables handed to the tool context, the after-turn
-notices and the workers), so nothing that
-spends knows alerts exist. Each receiver has its own queue and task: a slow
-or dead one never delays a turn (`tell` only enqueues) nor the other
+guard holds one, and the gateway's when a tag's ceiling refuses a call
+(callables handed to the tool context, the after-turn notices, the workers
+and the gateway's admission), so nothing that spends knows alerts exist.
+Each receiver has its own queue and task: a slow or dead one never delays a
+turn (`tell` only enqueues) nor the other
 receiver. An alert not delivered after its retries, or one a full queue
 cannot take, is written to the plane's log with its sentence: never lost
 silently.
@@ -32,7 +33,9 @@ made it; the others merely show the row. A fold's alert, and the day's, is
 sent by the one plane whose claim in the store takes it
 (plane/daemon/alert_claims.py), and so is the own alert of an agent no
 plane runs (a gateway agent, whose calls come through any plane): its hold,
-its resume, its amber, each claimed before it is sent (`_Claim`).
+its resume, its amber, each claimed before it is sent (`_Claim`); so is a
+tag's ceiling reached (`tag`), once a tag a day however many planes refuse
+its calls.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -56,8 +59,9 @@ from plane.daemon.alert_folds import Above, Cause, Claims, Folded, Folds, agents
 from plane.daemon.ask_alerts import AskAlerts
 from plane.daemon.events import EventBus
 from plane.money.approvals import Offer
+from plane.money.budgets import TagFull
 from plane.money.burn import Spike
-from plane.money.limits import Priced, standing
+from plane.money.limits import Priced, standing, tag_reached
 from plane.providers import connections
 from plane.tasks import cancel
 from plane.wire.protocol import (
@@ -81,6 +85,7 @@ TITLES: dict[AlertKind, str] = {
     "ask_refused": "asked for more",
     "spike": "is burning fast",
     "loop": "is held in a loop",
+    "tag": "reached its ceiling",
 }
 TAGS: dict[AlertKind, str] = {
     "amber": "warning",
@@ -89,6 +94,7 @@ TAGS: dict[AlertKind, str] = {
     "ask_refused": "raising_hand",
     "spike": "chart_with_upwards_trend",
     "loop": "repeat",
+    "tag": "no_entry_sign",
 }
 
 
@@ -117,6 +123,17 @@ class Links:
 
 
 @dataclass(frozen=True)
+class TagReached:
+    """A tag's ceiling reached: its spend today, its ceiling, and when its
+    calls go again (None: a ceiling of zero, a pause)."""
+
+    name: str
+    spent: Decimal
+    ceiling: Decimal
+    resumes_at: datetime | None
+
+
+@dataclass(frozen=True)
 class Alert:
     kind: AlertKind
     agent: str
@@ -131,13 +148,17 @@ class Alert:
     links: Links | None = None
     folded: Folded | None = None
     """Many agents at once, by one cause: their names and the cause's figures."""
+    tag: TagReached | None = None
+    """A `tag` alert's figures: the tag's, not the agent's."""
 
     @property
     def title(self) -> str:
         """ntfy's title: `plane: demo is held`, `plane: the fleet is held`,
-        `plane: 2,000 agents resumed`."""
+        `plane: 2,000 agents resumed`, `plane: the tag ticket-7 reached its ceiling`."""
         folded = self.folded
-        if folded is None:
+        if self.tag is not None:
+            who = f"the tag {self.tag.name}"
+        elif folded is None:
             who = self.agent
         elif folded.kind == "held":
             who = folded.cause.who
@@ -157,9 +178,13 @@ class Alert:
         of them (`agents`, at most `NAMED`; `agent` is the first) and its
         `cause` (`agent`, or `fleet`, `group` with its `group`, `day`). One
         of many agents carries its cause's figures: the fleet's or the
-        group's spend today and ceiling (the day's: none)."""
+        group's spend today and ceiling (the day's: none). A tag's (`cause`
+        `tag`, its name `tag`) carries the tag's spend today and ceiling, and
+        the agent whose call was refused."""
         if self.folded is not None:
             return self._folded()
+        if self.tag is not None:
+            return self._tagged(self.tag)
         state = self.state
         return {
             **self._extra(),
@@ -204,6 +229,24 @@ class Alert:
             "group": cause.name or None,
         }
 
+    def _tagged(self, tag: TagReached) -> dict[str, Any]:
+        return {
+            "event": self.kind,
+            "agent": self.agent,
+            "text": self.text,
+            "at": self.at.isoformat(),
+            "spend_today_usd": plain(tag.spent),
+            "limit_usd": plain(tag.ceiling),
+            "resumes_at": None if tag.resumes_at is None else tag.resumes_at.isoformat(),
+            "price_known": None,
+            "floor_priced": None,
+            "count": 1,
+            "agents": [self.agent],
+            "cause": "tag",
+            "group": None,
+            "tag": tag.name,
+        }
+
     def _extra(self) -> dict[str, Any]:
         """A spike's figures; an offer's raise and its links."""
         extra: dict[str, Any] = {}
@@ -236,8 +279,9 @@ class _Claim:
     takes it (`agent_told`), or frees it (`agent_freed`, `take` False)."""
 
     agent: str
+    """The agent; a `tag` claim's, the tag."""
     what: str
-    """`held`, `amber`."""
+    """`held`, `amber`, `tag` (its ceiling reached, claimed once a day)."""
     take: bool
     alert: Alert | None
 
@@ -412,6 +456,8 @@ class Notifier:
         ]
         self._rows: dict[str, AgentState] = {}
         self._asks = AskAlerts()
+        self._tags_told: dict[str, date] = {}
+        """Each tag whose ceiling this plane alerted (or claimed), and the day."""
         self._watching: asyncio.Task[None] | None = None
         self._folds = (
             None if above is None else Folds(clock, above, self._say, self._row, claims=claims)
@@ -466,6 +512,23 @@ class Notifier:
         """A worker's word: the loop guard holds `agent` (`said`: its
         conversation's sentence). The row that turns held says no more."""
         self.tell(Alert("loop", agent, said, self._clock.now(), self._row(agent), loop=loop))
+
+    def tag_full(self, agent: str, full: TagFull, resets_at: datetime) -> None:
+        """Admission's word: a call of `agent`'s was refused, its tag's
+        ceiling reached. Alerted once a tag a day: by this plane alone, or,
+        with planes sharing a store, by the one whose claim takes it."""
+        now = self._clock.now()
+        if "tag" not in self._on or self._tags_told.get(full.name) == now.date():
+            return
+        self._tags_told[full.name] = now.date()
+        resumes_at = None if full.ceiling == 0 else resets_at
+        reached = TagReached(full.name, full.spent, full.ceiling, resumes_at)
+        text = tag_reached(full.name, full.spent, full.ceiling, until(now, resets_at))
+        alert = Alert("tag", agent, text, now, self._row(agent), tag=reached)
+        if self._claims is None:
+            self.tell(alert)
+        else:
+            self._queue(_Claim(full.name, "tag", True, alert))
 
     def _row(self, agent: str) -> AgentState | None:
         """`agent`'s row as last shown: every alert's JSON carries its spend
@@ -644,12 +707,24 @@ class Notifier:
         task.add_done_callback(self._days.discard)
 
     async def _day_claimed(self, freed: list[AgentState]) -> None:
-        """The day's alert, once the store says whether this plane tells it."""
+        """The day's alert, once the store says whether this plane tells it;
+        the plane stopped before it said, what it would have told, logged."""
         assert self._folds is not None  # `_day_turned` made this task only with one
-        told = await self._folds.day_told(sorted(state.name for state in freed))
+        try:
+            told = await self._folds.day_told(sorted(state.name for state in freed))
+        except asyncio.CancelledError:
+            for alert in self._by_day(freed, True):
+                if alert.kind in self._on:
+                    log.error("alert not sent (the plane stopped): %s", alert.text)
+            raise
         self._freed_by_day(freed, told)
 
     def _freed_by_day(self, freed: list[AgentState], told: bool) -> None:
+        """The day turning freed `freed`: its alert, if this plane tells it (`_by_day`)."""
+        for alert in self._by_day(freed, told):
+            self.tell(alert)
+
+    def _by_day(self, freed: list[AgentState], told: bool) -> list[Alert]:
         """One agent freed: its own alert (by the plane that runs it, or, for
         one no plane runs, by the one that `told` the day); more: one alert
         for them all, if this plane `told` it."""
@@ -658,13 +733,18 @@ class Notifier:
             [state] = freed
             claimed = self._claims is not None and self._claimed(state.name)
             if told if claimed else self._runs_here(state.name):
-                self.tell(Alert("resumed", state.name, sentence("resumed", state, now), now, state))
+                return [Alert("resumed", state.name, sentence("resumed", state, now), now, state)]
         elif told:
             names = sorted(state.name for state in freed)
-            self._say(Folded("resumed", Cause("day"), tuple(names), day_text(names)))
+            return [self._alert_of(Folded("resumed", Cause("day"), tuple(names), day_text(names)))]
+        return []
 
     def _say(self, folded: Folded) -> None:
         """A fold's alert, queued as any other."""
+        self.tell(self._alert_of(folded))
+
+    def _alert_of(self, folded: Folded) -> Alert:
+        """A fold's alert, as any other's: its first agent's row carried."""
         now = self._clock.now()
         first = folded.agents[0]
-        self.tell(Alert(folded.kind, first, folded.text, now, self._row(first), folded=folded))
+        return Alert(folded.kind, first, folded.text, now, self._row(first), folded=folded)

@@ -274,7 +274,9 @@ def _agents(
         ),
         notifier=notifier,
         approvals=approvals,
-        gateway=_gateway(services, db, providers, workers, rows, after_turn, wanted, closing),
+        gateway=_gateway(
+            services, db, providers, workers, rows, after_turn, wanted, closing, notifier
+        ),
     )
 
 
@@ -367,8 +369,10 @@ def _gateway(
     after_turn: AfterTurn,
     wanted: Wanted,
     closing: contextlib.AsyncExitStack,
+    notifier: Notifier | None,
 ) -> Gateway | None:
-    """The clients' LLM APIs (`--http`); their listener is the plane's to start."""
+    """The clients' LLM APIs (`--http`); their listener is the plane's to start.
+    A call its tag's ceiling refuses is alerted (`notifier`, when there is one)."""
     if wanted.http is None:
         return None
     from plane.gateway.forward import Gateway
@@ -382,6 +386,7 @@ def _gateway(
         changed=rows.changed,
         spend_notices=after_turn.spend_notices,
         embedded=providers.embedded_address,
+        tag_full=notifier.tag_full if notifier else None,
     )
     closing.push_async_callback(gateway.aclose)
     return gateway

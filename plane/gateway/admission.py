@@ -28,6 +28,7 @@ import sqlite3
 from collections import defaultdict
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
 
 from plane.agents import notices
@@ -60,6 +61,9 @@ PAUSED_CODE = "agent_paused"
 the operator's, or a ceiling of $0.00 (the agent's own, its group's, its
 tag's, the fleet's). A pause is not a ceiling reached (`daily_ceiling_reached`):
 no spend reached it, and no new day ends it."""
+TagFullSaid = Callable[[str, TagFull, datetime], None]
+"""Told when an agent's call is refused by its tag's ceiling (`TagFull`),
+with when the day ends (the alerts': `Notifier.tag_full`)."""
 LOOP_RETRY_S = 3600
 """The Retry-After of a call refused by a hold no day's end lifts (its agent
 held in a loop, paused, or on a model with no price): long enough that a
@@ -89,11 +93,18 @@ class Scope:
 
 class Admission:
     def __init__(
-        self, services: Services, workers: Workers, learning: Learning, wait_s: float
+        self,
+        services: Services,
+        workers: Workers,
+        learning: Learning,
+        wait_s: float,
+        tag_full: TagFullSaid | None = None,
     ) -> None:
         """Each agent's worker is told the model its client named and why a
-        call was refused, once a held spell (`AgentWorker.call_held`)."""
+        call was refused, once a held spell (`AgentWorker.call_held`);
+        `tag_full`, a call refused by its tag's ceiling (the alerts')."""
         self._services = services
+        self._tag_full = tag_full
         self._workers = workers
         self._estimator = Estimator(services.pricer, learning)
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
@@ -309,6 +320,7 @@ class Admission:
             full = TagFull(day.settled, day.ceiling, name)
             held = AboveAgent(agent, full, services.gate.resets_at(), Decimal(0))
             await self._tell_hold(agent, held)
+            self._tag_reached(agent, full)
             raise self._refused(wire, held)
         verdict = judge(day, estimate)
         if verdict == "go":
@@ -361,7 +373,14 @@ class Admission:
             hold = await services.gate.full_hold(spec.name, full)
             if not isinstance(full, TagFull):  # a tag holds its calls, not the agent
                 await self._tell_hold(spec.name, hold)
+            else:
+                self._tag_reached(spec.name, full)
             raise self._refused(wire, hold) from None
+
+    def _tag_reached(self, agent: str, full: TagFull) -> None:
+        """A call of `agent`'s refused by its tag's ceiling: the alerts told."""
+        if self._tag_full is not None:
+            self._tag_full(agent, full, self._services.gate.resets_at())
 
     async def _tell_hold(self, agent: str, hold: Hold | None) -> None:
         """Why `agent`'s call was refused, said once a held spell (None: one

@@ -43,7 +43,7 @@ from plane.agents.services import Services
 from plane.agents.workers import Workers
 from plane.config import EMBEDDED, EMBEDDED_MODEL
 from plane.errors import LedgerError, NoSuchAgent, ProviderError
-from plane.gateway.admission import WAIT_S, Admission
+from plane.gateway.admission import WAIT_S, Admission, TagFullSaid
 from plane.gateway.apis import Bill, StreamMeter, Wire, sse_events
 from plane.gateway.carried import session_of, tag_of
 from plane.gateway.charges import Call, Charge, Charges
@@ -114,6 +114,7 @@ class Gateway:
         connect: connections.Connect | None = None,
         embedded: Callable[[], tuple[str, str | None] | None] = lambda: None,
         wait_s: float = WAIT_S,
+        tag_full: TagFullSaid | None = None,
     ) -> None:
         """`workers` are told the model each agent's client names and why a
         call was refused (admission's); `changed` tells the rows an agent's
@@ -121,7 +122,8 @@ class Gateway:
         says the day's warning and ceiling notices (after a turn's); `embedded`
         the embedded model's base URL and key, while it runs;
         `db` keeps what the estimates learn (`plane.gateway.learned`);
-        `connect` replaces the network (`plane.providers.connections`)."""
+        `connect` replaces the network (`plane.providers.connections`);
+        `tag_full` is told of a call its tag's ceiling refused (the alerts')."""
         self._services = services
         self._embedded = embedded
         self._keys = keys
@@ -139,7 +141,7 @@ class Gateway:
         one conversation, while the plane is still finishing the call it left."""
         self._charges = Charges(services, Containers())
         self.learning = Learning(db)
-        self.admission = Admission(services, workers, self.learning, wait_s)
+        self.admission = Admission(services, workers, self.learning, wait_s, tag_full)
 
     async def aclose(self) -> None:
         await self._http.close()

@@ -168,6 +168,21 @@ def group_standing(name: str, spent: Decimal, ceiling: Decimal | None) -> str:
     )
 
 
+def tag_reached(name: str, spent: Decimal, ceiling: Decimal, resets_in: str) -> str:
+    """A tag's ceiling reached, its calls refused: `the tag ticket-7 has spent
+    $0.31 today, of its $0.30 ceiling: …`; a ceiling of zero is a pause."""
+    if ceiling == 0:
+        return (
+            f"the tag {name} has a daily ceiling of $0.00, a pause: its calls are refused until "
+            "the ceiling is raised or removed in agents.yaml; a new day does not end it."
+        )
+    return (
+        f"the tag {name} has spent {spend_against(spent, ceiling)} today, of its "
+        f"{usd_exact(ceiling)} ceiling: its calls are refused until 00:00 UTC, in {resets_in}, "
+        "or until the ceiling is raised in agents.yaml."
+    )
+
+
 def group_set_reply(name: str, spent: Decimal, ceiling: Decimal | None) -> str:
     if ceiling is None:
         return f"Group {name} limit removed. {group_standing(name, spent, None)}"

@@ -1,0 +1,80 @@
+"""Attack: on PostgreSQL (its claims in `alerts_told`), an agent held by the
+fleet's ceiling, then by its own instead (reached first; still held, so
+no alert), then freed. The
+fleet's claim of it stayed: the fleet's next hold that day left it out of
+its alert (2 agents told held of 3). The claim of an agent that leaves a
+fold for another hold is released with it."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from plane.clock import ManualClock
+from plane.daemon import fleet
+from plane.wire.protocol import Usage
+from tests.support.fixtures_alerts import Receiver
+from tests.support.fixtures_plane import RunningPlane, launch
+from tests.support.fleet_alerts import fleet_config, names, until_rows
+from tests.support.fleet_members import NOON, runs
+from tests.support.scripted_llm import ScriptedLLM
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
+
+FLEET = 3
+WITHIN_S = 20.0
+
+
+async def alerts(plane: RunningPlane, receiver: Receiver, count: int) -> list[tuple[str, str]]:
+    """Until `count` alerts have arrived at the webhook: each one's event and cause."""
+    async with asyncio.timeout(WITHIN_S):
+        while len(receiver.hooks()) < count:
+            receiver.arrived.clear()
+            await receiver.arrived.wait()
+    assert plane.runtime.notifier is not None
+    await plane.runtime.notifier.drained()
+    return [(h["event"], h["cause"]) for h in receiver.hooks()]
+
+
+async def test_an_agent_that_left_the_fleets_hold_for_its_own_is_told_in_its_next(
+    tmp_path: Path, scripted_llm: ScriptedLLM, monkeypatch, postgres_url, receiver
+):
+    monkeypatch.setenv("PLANE_STORE", postgres_url)
+    monkeypatch.setattr(fleet, "LEASE_S", 3.0)
+    clock = ManualClock(NOON)
+    plane = await launch(tmp_path, scripted_llm, fleet_config(receiver, FLEET), clock)
+    try:
+        await asyncio.wait_for(runs(plane, "a000"), WITHIN_S)
+        plane.llm.reply("done", usage=Usage(input_tokens=200))
+        await plane.turn("a000", "spend")
+        watching = plane.bus.subscribe()
+        await plane.send("a002", "/limit fleet 0.10")
+        await until_rows(watching, names(FLEET), lambda row: row.hold_reason == "fleet")
+        await alerts(plane, receiver, 1)
+        await plane.send("a001", "/limit 0")  # its own ceiling holds it now
+        await until_rows(watching, ["a001"], lambda row: row.hold_reason not in (None, "fleet"))
+        await clock.advance(timedelta(minutes=1))
+        await plane.send("a002", "/limit fleet off")
+        await until_rows(watching, ["a000", "a002"], lambda row: row.status != "held")
+        await alerts(plane, receiver, 2)
+        await plane.send("a001", "/limit 5")
+        await until_rows(watching, ["a001"], lambda row: row.status != "held")
+        await alerts(plane, receiver, 3)
+        await clock.advance(timedelta(minutes=1))
+        await plane.send("a002", "/limit fleet 0.10")
+        await until_rows(watching, names(FLEET), lambda row: row.hold_reason == "fleet")
+        told = await alerts(plane, receiver, 4)
+    finally:
+        scripted_llm.hang_up()
+        await plane.stop()
+    assert told == [
+        ("held", "fleet"),
+        ("resumed", "fleet"),
+        ("resumed", "agent"),
+        ("held", "fleet"),
+    ]
+    held = receiver.hooks()[-1]
+    assert (held["count"], held["agents"]) == (FLEET, names(FLEET))

@@ -1,0 +1,127 @@
+"""A tag's ceiling reached (`tags:` in agents.yaml) refused the gateway's
+calls and alerted no one: the operator learned of it from a client's
+errors. Now it is one `tag` alert a tag a day, however many calls and
+planes refuse: two real planes on a real PostgreSQL, each with its gateway
+on a real port, alerting one real receiver."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from plane.clock import ManualClock
+from plane.config import parse_config
+from plane.daemon import fleet
+from plane.daemon.alert_folds import GATHER_S
+from plane.gateway.keys import Keys
+from plane.wire.protocol import Usage
+from tests.support.fixtures_alerts import Receiver
+from tests.support.fixtures_gateway import CONFIG as GATEWAY
+from tests.support.fixtures_plane import RunningPlane, launch
+from tests.support.fleet_members import NOON
+from tests.support.local_http import local_client
+from tests.support.scripted_llm import Reply, ScriptedLLM
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
+
+LEASE_S = 3.0
+WITHIN_S = 6 * LEASE_S
+ASKED = {
+    "model": "scripted-model",
+    "messages": [{"role": "user", "content": "hi"}],
+    "max_tokens": 10,
+}
+TAG = {"x-plane-tag": "ticket-7"}
+TOLD = (
+    "the tag ticket-7 has spent $0.20 today, of its $0.10 ceiling: its calls are refused until"
+    " 00:00 UTC, in 12h 00m, or until the ceiling is raised in agents.yaml."
+)
+
+
+def config(receiver: Receiver) -> str:
+    """The gateway agents, the tag ticket-7 of $0.10 a day, alerting `receiver`."""
+    return (
+        GATEWAY
+        + "tags:\n  ticket-7: {limitUsd: 0.1}\n"
+        + f"notify:\n  webhook: {receiver.url}/hook\n  ntfy: {receiver.url}/topic\n  retries: 0\n"
+    )
+
+
+@pytest.fixture
+async def planes(
+    tmp_path: Path, scripted_llm: ScriptedLLM, monkeypatch, postgres_url, receiver
+) -> AsyncIterator[tuple[RunningPlane, RunningPlane, str]]:
+    """Planes A and B on one clock, each with its gateway listening, and aider's key."""
+    monkeypatch.setenv("PLANE_STORE", postgres_url)
+    monkeypatch.setattr(fleet, "LEASE_S", LEASE_S)
+    text = config(receiver).replace("{anthropic_url}", scripted_llm.anthropic_url)
+    on, clock = ("127.0.0.1", 0), ManualClock(NOON)
+    a = await launch(tmp_path / "a", scripted_llm, text, clock, http=on)
+    try:
+        b = await launch(tmp_path / "b", scripted_llm, text, clock, http=on)
+    except BaseException:
+        await a.stop()
+        raise
+    key = Keys(a.home.gateway_keys).make("aider")
+    b.home.gateway_keys.write_bytes(a.home.gateway_keys.read_bytes())
+    try:
+        yield a, b, key
+    finally:
+        scripted_llm.hang_up()
+        await b.stop()
+        await a.stop()
+
+
+async def call(plane: RunningPlane, key: str, headers: dict[str, str]) -> httpx.Response:
+    """One call of aider's client (Chat Completions) through `plane`'s gateway."""
+    async with local_client(base_url=f"http://127.0.0.1:{plane.plane.http_port}") as http:
+        return await http.post(
+            "/v1/chat/completions",
+            json=ASKED,
+            headers={"authorization": f"Bearer {key}", **headers},
+        )
+
+
+async def settled(planes: tuple[RunningPlane, ...], receiver: Receiver, event: str) -> None:
+    """Until `event`'s push has arrived and each plane has sent what it would."""
+    await receiver.until_hook(event, WITHIN_S)
+    await asyncio.sleep(6 * GATHER_S)
+    for plane in planes:
+        assert plane.runtime.notifier is not None
+        await plane.runtime.notifier.drained()
+
+
+async def test_a_tags_ceiling_reached_is_one_alert_however_many_planes_refuse_its_calls(
+    planes: tuple[RunningPlane, RunningPlane, str], receiver: Receiver
+):
+    a, b, key = planes
+    a.llm.default_reply = Reply("ok", Usage(input_tokens=200))  # $0.20
+    assert (await call(a, key, TAG)).status_code == 200
+    refused = [await call(plane, key, TAG) for plane in (a, b, a, b)]
+    assert [answer.status_code for answer in refused] == [400] * 4
+    assert (await call(b, key, {})).status_code == 200, "its calls without the tag go on"
+    await settled((a, b), receiver, "tag")
+    [told] = [h for h in receiver.hooks() if h["event"] == "tag"]
+    assert told["text"] == TOLD
+    assert (told["cause"], told["tag"], told["agent"], told["count"]) == (
+        "tag",
+        "ticket-7",
+        "aider",
+        1,
+    )
+    assert (told["spend_today_usd"], told["limit_usd"]) == ("0.2", "0.1")
+    assert told["resumes_at"] == "2026-11-30T00:00:00+00:00"
+    assert ("plane: the tag ticket-7 reached its ceiling", TOLD) in receiver.topics()
+
+
+def test_notify_takes_the_tag_alert_among_its_kinds_and_sends_it_by_default():
+    local = "http://127.0.0.1:9"
+    agents = GATEWAY.replace("{base_url}", local).replace("{anthropic_url}", local)
+    listed = parse_config(agents + f"notify:\n  webhook: {local}/hook\n  on: [held, tag]\n")
+    default = parse_config(agents + f"notify:\n  webhook: {local}/hook\n")
+    assert listed.notify is not None and listed.notify.on == ["held", "tag"]
+    assert default.notify is not None and "tag" in default.notify.on
