@@ -35,7 +35,7 @@ from plane.agents.services import Services
 from plane.agents.workers import Workers
 from plane.clock import midnight_after
 from plane.config import NotifyConfig
-from plane.daemon.alerts import Alert, Links
+from plane.daemon.alert import Alert, Links
 from plane.daemon.failed import store_away
 from plane.errors import StoreError
 from plane.money import approvals

@@ -11,7 +11,8 @@ import pytest
 
 from plane.clock import ManualClock
 from plane.config import parse_config
-from plane.daemon.alerts import Alert, Notifier
+from plane.daemon.alert import Alert
+from plane.daemon.alerts import Notifier
 from plane.daemon.events import EventBus
 from plane.errors import ConfigError
 from plane.wire.protocol import Usage
@@ -152,7 +153,7 @@ async def test_a_dead_receiver_has_its_alert_logged_not_lost(receiver, caplog):
     notifier = _notifier(f"{receiver.url}/hook", retries=1)
     notifier.start(EventBus(), _empty())  # nothing on it: told directly
     notifier.tell(Alert("held", "demo", "demo is held.", NOON))
-    with caplog.at_level(logging.WARNING, logger="plane.daemon.alerts"):
+    with caplog.at_level(logging.WARNING, logger="plane.daemon.alert_receivers"):
         await notifier.drained()
     await notifier.aclose()
     assert len(receiver.got) == 2  # the first try and one retry: the bound
@@ -166,7 +167,7 @@ async def test_nobody_listening_is_logged_too(caplog, unused_tcp_port):
     notifier = _notifier(f"http://127.0.0.1:{unused_tcp_port}/hook", retries=0)
     notifier.start(EventBus(), _empty())  # nothing on it: told directly
     notifier.tell(Alert("amber", "demo", "demo is amber.", NOON))
-    with caplog.at_level(logging.WARNING, logger="plane.daemon.alerts"):
+    with caplog.at_level(logging.WARNING, logger="plane.daemon.alert_receivers"):
         await notifier.drained()
     await notifier.aclose()
     [error] = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
@@ -209,7 +210,7 @@ def _empty():
 def test_a_held_sentence_says_what_frees_the_agent():
     from decimal import Decimal
 
-    from plane.daemon.alerts import sentence
+    from plane.daemon.alert import sentence
     from plane.wire.protocol import AgentState
 
     def held(**fields):
