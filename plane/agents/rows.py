@@ -38,7 +38,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from datetime import date, datetime
 from decimal import Decimal
 from typing import NamedTuple
@@ -63,6 +63,16 @@ ROWS_AT_ONCE = 1_000
 """The most rows a ceiling's change shows again in one turn of the event
 loop: the fleet's may change every row at once, and a client left more
 behind than the event bus keeps for it (`QUEUE_LIMIT`) is dropped."""
+
+
+async def _at_once(agents: list[str]) -> AsyncIterator[list[str]]:
+    """`agents` in batches of `ROWS_AT_ONCE`, a turn of the event loop
+    between two: the rows of one batch are sealed and sent before the next
+    is built, so no client falls behind the bus."""
+    for at in range(0, len(agents), ROWS_AT_ONCE):
+        if at:
+            await asyncio.sleep(0)  # the batch so far sealed, and sent
+        yield agents[at : at + ROWS_AT_ONCE]
 
 
 def _runs_on(
@@ -266,10 +276,8 @@ class Rows:
         if not agents:
             return
         figures = await self._figures()
-        for at in range(0, len(agents), ROWS_AT_ONCE):
-            if at:
-                await asyncio.sleep(0)  # the batch so far sealed, and sent
-            for agent in agents[at : at + ROWS_AT_ONCE]:
+        async for batch in _at_once(agents):
+            for agent in batch:
                 await self._told_one(agent, waiting[agent], figures)
 
     async def _told_one(self, agent: str, before: int | None, figures: Figures) -> None:
@@ -399,10 +407,8 @@ class Rows:
         if not self._watched() or self._services.ledger.store_unreachable_since() is not None:
             return
         figures = await self._figures()
-        for at in range(0, len(agents), ROWS_AT_ONCE):
-            if at:
-                await asyncio.sleep(0)  # the batch so far sealed, and sent
-            for agent in agents[at : at + ROWS_AT_ONCE]:
+        async for batch in _at_once(agents):
+            for agent in batch:
                 self._built_once_more(agent, figures)
 
     def _built_once_more(self, agent: str, figures: Figures) -> None:

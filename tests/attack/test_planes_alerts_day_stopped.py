@@ -14,11 +14,7 @@ import psycopg
 import pytest
 
 from plane.clock import ManualClock
-from plane.daemon import fleet
-from plane.wire.protocol import Usage
-from tests.support.fixtures_plane import launch
-from tests.support.fleet_alerts import fleet_config, names, until_rows
-from tests.support.fleet_members import runs
+from tests.support.fleet_alerts import a000_spends, claim_waits, launch_fleet, names, until_rows
 from tests.support.scripted_llm import ScriptedLLM
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
@@ -26,21 +22,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 FLEET = 3
 WITHIN_S = 20.0
 EVENING = datetime(2026, 11, 29, 22, 0, tzinfo=UTC)
-CLAIM_WAITS = (
-    "SELECT COUNT(*) FROM pg_locks WHERE relation = 'alerts_told'::regclass AND NOT granted"
-)
 UNSENT = (
     "alert not sent (the plane stopped): 3 agents have resumed at 00:00 UTC, the new day's"
     f" spend starting from $0.00 ({', '.join(names(FLEET))})."
 )
-
-
-async def claim_waits(url: str) -> None:
-    """Until a plane's claim waits to write into `alerts_told`, which the test holds."""
-    with psycopg.connect(url, autocommit=True) as watcher:
-        async with asyncio.timeout(WITHIN_S):
-            while watcher.execute(CLAIM_WAITS).fetchone() == (0,):  # noqa: ASYNC110 - the store
-                await asyncio.sleep(0.02)
 
 
 async def logged(caplog: pytest.LogCaptureFixture, message: str) -> None:
@@ -54,15 +39,13 @@ async def test_the_days_alert_the_plane_stopped_before_it_was_claimed_is_logged(
     tmp_path: Path, scripted_llm: ScriptedLLM, monkeypatch, postgres_url, receiver, caplog
 ):
     caplog.set_level(logging.ERROR)
-    monkeypatch.setenv("PLANE_STORE", postgres_url)
-    monkeypatch.setattr(fleet, "LEASE_S", 3.0)
     clock = ManualClock(EVENING)
-    plane = await launch(tmp_path, scripted_llm, fleet_config(receiver, FLEET), clock)
+    plane = await launch_fleet(
+        tmp_path, scripted_llm, receiver, FLEET, clock, monkeypatch, postgres_url
+    )
     stopping: asyncio.Task[None] | None = None
     try:
-        await asyncio.wait_for(runs(plane, "a000"), WITHIN_S)
-        plane.llm.reply("done", usage=Usage(input_tokens=200))
-        await plane.turn("a000", "spend")
+        await a000_spends(plane)
         watching = plane.bus.subscribe()
         await plane.send("a001", "/limit fleet 0.10")
         await until_rows(watching, names(FLEET), lambda row: row.status == "held")

@@ -14,12 +14,10 @@ from pathlib import Path
 import pytest
 
 from plane.clock import ManualClock
-from plane.daemon import fleet
-from plane.wire.protocol import Usage
 from tests.support.fixtures_alerts import Receiver
-from tests.support.fixtures_plane import RunningPlane, launch
-from tests.support.fleet_alerts import fleet_config, names, until_rows
-from tests.support.fleet_members import NOON, runs
+from tests.support.fixtures_plane import RunningPlane
+from tests.support.fleet_alerts import a000_spends, drained, names, running_fleet, until_rows
+from tests.support.fleet_members import NOON
 from tests.support.scripted_llm import ScriptedLLM
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
@@ -34,22 +32,18 @@ async def alerts(plane: RunningPlane, receiver: Receiver, count: int) -> list[tu
         while len(receiver.hooks()) < count:
             receiver.arrived.clear()
             await receiver.arrived.wait()
-    assert plane.runtime.notifier is not None
-    await plane.runtime.notifier.drained()
+    await drained(plane)
     return [(h["event"], h["cause"]) for h in receiver.hooks()]
 
 
 async def test_an_agent_that_left_the_fleets_hold_for_its_own_is_told_in_its_next(
     tmp_path: Path, scripted_llm: ScriptedLLM, monkeypatch, postgres_url, receiver
 ):
-    monkeypatch.setenv("PLANE_STORE", postgres_url)
-    monkeypatch.setattr(fleet, "LEASE_S", 3.0)
     clock = ManualClock(NOON)
-    plane = await launch(tmp_path, scripted_llm, fleet_config(receiver, FLEET), clock)
-    try:
-        await asyncio.wait_for(runs(plane, "a000"), WITHIN_S)
-        plane.llm.reply("done", usage=Usage(input_tokens=200))
-        await plane.turn("a000", "spend")
+    async with running_fleet(
+        tmp_path, scripted_llm, receiver, FLEET, clock, monkeypatch, postgres_url
+    ) as plane:
+        await a000_spends(plane)
         watching = plane.bus.subscribe()
         await plane.send("a002", "/limit fleet 0.10")
         await until_rows(watching, names(FLEET), lambda row: row.hold_reason == "fleet")
@@ -67,9 +61,6 @@ async def test_an_agent_that_left_the_fleets_hold_for_its_own_is_told_in_its_nex
         await plane.send("a002", "/limit fleet 0.10")
         await until_rows(watching, names(FLEET), lambda row: row.hold_reason == "fleet")
         told = await alerts(plane, receiver, 4)
-    finally:
-        scripted_llm.hang_up()
-        await plane.stop()
     assert told == [
         ("held", "fleet"),
         ("resumed", "fleet"),

@@ -14,12 +14,10 @@ from pathlib import Path
 import pytest
 
 from plane.clock import ManualClock
-from plane.daemon import fleet
-from plane.wire.protocol import Usage
 from tests.support.fixtures_alerts import Receiver
-from tests.support.fixtures_plane import RunningPlane, launch
-from tests.support.fleet_alerts import fleet_config, names, until_rows
-from tests.support.fleet_members import NOON, runs
+from tests.support.fixtures_plane import RunningPlane
+from tests.support.fleet_alerts import a000_spends, launch_fleet, names, until_rows
+from tests.support.fleet_members import NOON
 from tests.support.scripted_llm import ScriptedLLM
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
@@ -31,9 +29,7 @@ WITHIN_S = 20.0
 async def held_by_the_fleet(plane: RunningPlane, receiver: Receiver, told: int) -> None:
     """a000 spends $0.20, then the fleet's ceiling is set under it: until
     every agent is held and `told` held alerts have arrived in all."""
-    await asyncio.wait_for(runs(plane, "a000"), WITHIN_S)
-    plane.llm.reply("done", usage=Usage(input_tokens=200))
-    await plane.turn("a000", "spend")
+    await a000_spends(plane)
     subscription = plane.bus.subscribe()
     await plane.send("a001", "/limit fleet 0.10")
     await until_rows(subscription, names(FLEET), lambda row: row.status == "held")
@@ -46,17 +42,18 @@ async def held_by_the_fleet(plane: RunningPlane, receiver: Receiver, told: int) 
 async def test_a_fleets_hold_the_day_after_planes_stopped_over_midnight_is_told(
     tmp_path: Path, scripted_llm: ScriptedLLM, monkeypatch, postgres_url, receiver
 ):
-    monkeypatch.setenv("PLANE_STORE", postgres_url)
-    monkeypatch.setattr(fleet, "LEASE_S", 3.0)
     clock = ManualClock(NOON)
-    config = fleet_config(receiver, FLEET)
-    plane = await launch(tmp_path, scripted_llm, config, clock)
+    plane = await launch_fleet(
+        tmp_path, scripted_llm, receiver, FLEET, clock, monkeypatch, postgres_url
+    )
     try:
         await held_by_the_fleet(plane, receiver, 1)
     finally:
         await plane.stop()
     await clock.advance(timedelta(days=1))  # no plane runs at 00:00 UTC
-    plane = await launch(tmp_path, scripted_llm, config, clock)
+    plane = await launch_fleet(
+        tmp_path, scripted_llm, receiver, FLEET, clock, monkeypatch, postgres_url
+    )
     try:
         await held_by_the_fleet(plane, receiver, 2)
     finally:

@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 from plane.daemon import fleet
-from plane.daemon.alert_folds import GATHER_S
 from plane.daemon.events import Subscription
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
 from tests.support.fixtures_alerts import Receiver
 from tests.support.fixtures_plane import RunningPlane, scripted_config
+from tests.support.fleet_alerts import settled, until_rows
 from tests.support.fleet_members import NOON, a_then_b
 from tests.support.looping import read_again
 from tests.support.scripted_llm import ScriptedLLM
@@ -74,27 +74,9 @@ async def one_each(a: RunningPlane, b: RunningPlane) -> None:
 async def shown(
     subscription: Subscription, agents: set[str], wanted: Callable[[p.AgentState], bool]
 ) -> None:
-    """Until a plane has shown a row of each of `agents` that `wanted` accepts."""
-    left = set(agents)
-
-    async def all_shown() -> None:
-        while left and (event := await subscription.next()) is not None:
-            if isinstance(event, p.AgentUpdated) and wanted(event.agent):
-                left.discard(event.agent.name)
-            elif isinstance(event, p.DayRolled):
-                left.difference_update(a.name for a in event.snapshot.agents if wanted(a))
-
-    await asyncio.wait_for(all_shown(), WITHIN_S)
-
-
-async def settled(planes: tuple[RunningPlane, ...], receiver: Receiver, event: str) -> None:
-    """Until `event`'s push has arrived and each plane has told what it would:
-    its folds gathered (a few `GATHER_S`), its alerts queued sent."""
-    await receiver.until_hook(event, WITHIN_S)
-    await asyncio.sleep(6 * GATHER_S)  # a fold tells once its rows stop coming
-    for plane in planes:
-        assert plane.runtime.notifier is not None
-        await plane.runtime.notifier.drained()
+    """Until a plane has shown a row of each of `agents` that `wanted` accepts
+    (midnight's rows too)."""
+    await until_rows(subscription, agents, wanted, days_too=True, within=WITHIN_S)
 
 
 def pushes(receiver: Receiver, event: str) -> int:
@@ -112,14 +94,14 @@ async def test_an_agents_amber_held_and_resumed_are_each_one_push(planes, receiv
     spent(a, 4)
     await a.turn("demo", "spend")
     await shown(on_b, {"demo"}, lambda row: row.spend_level == "warn")
-    await settled(planes, receiver, "amber")
+    await settled(planes, receiver, "amber", WITHIN_S)
     spent(a, 2)
     await a.turn("demo", "spend more")
     await shown(on_b, {"demo"}, lambda row: row.status == "held")
-    await settled(planes, receiver, "held")
+    await settled(planes, receiver, "held", WITHIN_S)
     await b.send("demo", "/limit 20")
     await shown(on_b, {"demo"}, lambda row: row.status != "held")
-    await settled(planes, receiver, "resumed")
+    await settled(planes, receiver, "resumed", WITHIN_S)
     assert [pushes(receiver, e) for e in ("amber", "held", "resumed")] == [1, 1, 1]
 
 
@@ -128,12 +110,12 @@ async def test_the_loop_guards_hold_and_its_resume_are_each_one_push(planes, rec
     on_b = b.bus.subscribe()
     await read_again(a, "demo", range(5))
     await shown(on_b, {"demo"}, lambda row: row.status == "held")
-    await settled(planes, receiver, "loop")
+    await settled(planes, receiver, "loop", WITHIN_S)
     a.llm.reply("ok", usage=Usage())  # what waited through the hold, answered
     client = await b.client()
     await client.request(p.PauseAgent(agent="demo", paused=False))
     await shown(on_b, {"demo"}, lambda row: row.status != "held")
-    await settled(planes, receiver, "resumed")
+    await settled(planes, receiver, "resumed", WITHIN_S)
     assert [pushes(receiver, e) for e in ("loop", "held", "resumed")] == [1, 0, 1]
 
 
@@ -153,7 +135,7 @@ async def test_a_ceiling_over_both_planes_agents_is_one_push(planes, receiver, c
     await b.send("scout", command)
     for subscription in (on_a, on_b):
         await shown(subscription, {"demo", "scout"}, lambda row: row.status == "held")
-    await settled(planes, receiver, "held")
+    await settled(planes, receiver, "held", WITHIN_S)
     assert [(h["event"], h["cause"], h["count"]) for h in receiver.hooks()] == [("held", cause, 2)]
 
 
@@ -165,11 +147,11 @@ async def test_midnight_freeing_both_planes_agents_is_one_push(planes, receiver)
     await b.send("scout", "/limit fleet 0.10")
     for subscription in (on_a, on_b):
         await shown(subscription, {"demo", "scout"}, lambda row: row.status == "held")
-    await settled(planes, receiver, "held")
+    await settled(planes, receiver, "held", WITHIN_S)
     await a.clock.advance(timedelta(hours=12))  # 00:00 UTC, on both planes' clock
     for subscription in (on_a, on_b):
         await shown(subscription, {"demo", "scout"}, lambda row: row.status != "held")
-    await settled(planes, receiver, "resumed")
+    await settled(planes, receiver, "resumed", WITHIN_S)
     assert [(h["event"], h["cause"], h["count"]) for h in receiver.hooks()] == [
         ("held", "fleet", 2),
         ("resumed", "day", 2),

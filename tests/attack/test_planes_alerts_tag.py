@@ -6,7 +6,6 @@ on a real port, alerting one real receiver."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -15,14 +14,13 @@ import pytest
 
 from plane.clock import ManualClock
 from plane.config import parse_config
-from plane.daemon import fleet
-from plane.daemon.alert_folds import GATHER_S
-from plane.gateway.keys import Keys
 from plane.wire.protocol import Usage
 from tests.support.fixtures_alerts import Receiver
 from tests.support.fixtures_gateway import CONFIG as GATEWAY
-from tests.support.fixtures_plane import RunningPlane, launch
+from tests.support.fixtures_plane import RunningPlane
+from tests.support.fleet_alerts import settled
 from tests.support.fleet_members import NOON
+from tests.support.gateway_planes import two_running
 from tests.support.local_http import local_client
 from tests.support.scripted_llm import Reply, ScriptedLLM
 
@@ -56,24 +54,16 @@ async def planes(
     tmp_path: Path, scripted_llm: ScriptedLLM, monkeypatch, postgres_url, receiver
 ) -> AsyncIterator[tuple[RunningPlane, RunningPlane, str]]:
     """Planes A and B on one clock, each with its gateway listening, and aider's key."""
-    monkeypatch.setenv("PLANE_STORE", postgres_url)
-    monkeypatch.setattr(fleet, "LEASE_S", LEASE_S)
-    text = config(receiver).replace("{anthropic_url}", scripted_llm.anthropic_url)
-    on, clock = ("127.0.0.1", 0), ManualClock(NOON)
-    a = await launch(tmp_path / "a", scripted_llm, text, clock, http=on)
-    try:
-        b = await launch(tmp_path / "b", scripted_llm, text, clock, http=on)
-    except BaseException:
-        await a.stop()
-        raise
-    key = Keys(a.home.gateway_keys).make("aider")
-    b.home.gateway_keys.write_bytes(a.home.gateway_keys.read_bytes())
-    try:
-        yield a, b, key
-    finally:
-        scripted_llm.hang_up()
-        await b.stop()
-        await a.stop()
+    async with two_running(
+        tmp_path,
+        scripted_llm,
+        postgres_url,
+        monkeypatch,
+        LEASE_S,
+        config=config(receiver),
+        clock=ManualClock(NOON),
+    ) as planes:
+        yield planes
 
 
 async def call(plane: RunningPlane, key: str, headers: dict[str, str]) -> httpx.Response:
@@ -86,15 +76,6 @@ async def call(plane: RunningPlane, key: str, headers: dict[str, str]) -> httpx.
         )
 
 
-async def settled(planes: tuple[RunningPlane, ...], receiver: Receiver, event: str) -> None:
-    """Until `event`'s push has arrived and each plane has sent what it would."""
-    await receiver.until_hook(event, WITHIN_S)
-    await asyncio.sleep(6 * GATHER_S)
-    for plane in planes:
-        assert plane.runtime.notifier is not None
-        await plane.runtime.notifier.drained()
-
-
 async def test_a_tags_ceiling_reached_is_one_alert_however_many_planes_refuse_its_calls(
     planes: tuple[RunningPlane, RunningPlane, str], receiver: Receiver
 ):
@@ -104,7 +85,7 @@ async def test_a_tags_ceiling_reached_is_one_alert_however_many_planes_refuse_it
     refused = [await call(plane, key, TAG) for plane in (a, b, a, b)]
     assert [answer.status_code for answer in refused] == [400] * 4
     assert (await call(b, key, {})).status_code == 200, "its calls without the tag go on"
-    await settled((a, b), receiver, "tag")
+    await settled((a, b), receiver, "tag", WITHIN_S)
     [told] = [h for h in receiver.hooks() if h["event"] == "tag"]
     assert told["text"] == TOLD
     assert (told["cause"], told["tag"], told["agent"], told["count"]) == (

@@ -16,17 +16,15 @@ from pathlib import Path
 import pytest
 
 from plane.clock import ManualClock
-from plane.daemon import fleet
-from plane.daemon.alert_folds import GATHER_S
 from plane.daemon.events import Subscription
-from plane.gateway.keys import Keys
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
 from tests.support.fixtures_alerts import Receiver
 from tests.support.fixtures_gateway import CONFIG as GATEWAY
-from tests.support.fixtures_plane import RunningPlane, launch
+from tests.support.fixtures_plane import RunningPlane
+from tests.support.fleet_alerts import settled
 from tests.support.fleet_members import NOON
-from tests.support.gateway_planes import call
+from tests.support.gateway_planes import call, two_running
 from tests.support.scripted_llm import Reply, ScriptedLLM
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
@@ -53,24 +51,16 @@ async def planes(
     tmp_path: Path, scripted_llm: ScriptedLLM, monkeypatch, postgres_url, receiver
 ) -> AsyncIterator[tuple[RunningPlane, RunningPlane, str]]:
     """Planes A and B on one clock, each with its gateway listening, and aider's key."""
-    monkeypatch.setenv("PLANE_STORE", postgres_url)
-    monkeypatch.setattr(fleet, "LEASE_S", LEASE_S)
-    text = config(receiver).replace("{anthropic_url}", scripted_llm.anthropic_url)
-    on, clock = ("127.0.0.1", 0), ManualClock(NOON)
-    a = await launch(tmp_path / "a", scripted_llm, text, clock, http=on)
-    try:
-        b = await launch(tmp_path / "b", scripted_llm, text, clock, http=on)
-    except BaseException:
-        await a.stop()
-        raise
-    key = Keys(a.home.gateway_keys).make("aider")
-    b.home.gateway_keys.write_bytes(a.home.gateway_keys.read_bytes())
-    try:
-        yield a, b, key
-    finally:
-        scripted_llm.hang_up()
-        await b.stop()
-        await a.stop()
+    async with two_running(
+        tmp_path,
+        scripted_llm,
+        postgres_url,
+        monkeypatch,
+        LEASE_S,
+        config=config(receiver),
+        clock=ManualClock(NOON),
+    ) as planes:
+        yield planes
 
 
 async def shown(subscription: Subscription, wanted: Callable[[p.AgentState], bool]) -> None:
@@ -98,15 +88,6 @@ async def freed(subscription: Subscription) -> None:
     await asyncio.wait_for(one(), WITHIN_S)
 
 
-async def settled(planes: tuple[RunningPlane, ...], receiver: Receiver, event: str) -> None:
-    """Until `event`'s push has arrived and each plane has sent what it would."""
-    await receiver.until_hook(event, WITHIN_S)
-    await asyncio.sleep(6 * GATHER_S)
-    for plane in planes:
-        assert plane.runtime.notifier is not None
-        await plane.runtime.notifier.drained()
-
-
 async def spends(plane: RunningPlane, key: str, tokens: int) -> None:
     """One call of aider's through `plane`, costing `tokens` thousandths of a dollar."""
     plane.llm.default_reply = Reply("ok", Usage(input_tokens=tokens))
@@ -124,21 +105,21 @@ async def test_a_gateway_agents_hold_resume_and_hold_again_are_each_one_push(pla
     await spends(a, key, 1000)  # $1.00 of $1.00
     for subscription in (on_a, on_b):
         await shown(subscription, lambda row: row.status == "held")
-    await settled((a, b), receiver, "held")
+    await settled((a, b), receiver, "held", WITHIN_S)
     assert pushes(receiver) == ["held"]
     await b.send("aider", "/limit 3")
     for subscription in (on_a, on_b):
         await shown(subscription, lambda row: row.status != "held")
-    await settled((a, b), receiver, "resumed")
+    await settled((a, b), receiver, "resumed", WITHIN_S)
     assert pushes(receiver) == ["held", "resumed"]
     await spends(b, key, 1500)  # $2.50 of $3.00: amber
     for subscription in (on_a, on_b):
         await shown(subscription, lambda row: row.spend_level == "warn")
-    await settled((a, b), receiver, "amber")
+    await settled((a, b), receiver, "amber", WITHIN_S)
     await spends(a, key, 1000)  # $3.50 of $3.00: held again, the same day
     for subscription in (on_a, on_b):
         await shown(subscription, lambda row: row.status == "held")
-    await settled((a, b), receiver, "held")
+    await settled((a, b), receiver, "held", WITHIN_S)
     assert pushes(receiver) == ["held", "resumed", "amber", "held"]
 
 
@@ -148,9 +129,9 @@ async def test_midnight_freeing_a_gateway_agent_is_one_push(planes, receiver):
     await spends(b, key, 1000)  # $1.00 of $1.00
     for subscription in (on_a, on_b):
         await shown(subscription, lambda row: row.status == "held")
-    await settled((a, b), receiver, "held")
+    await settled((a, b), receiver, "held", WITHIN_S)
     await a.clock.advance(timedelta(hours=12))  # 00:00 UTC, on both planes' clock
     for subscription in (on_a, on_b):
         await freed(subscription)
-    await settled((a, b), receiver, "resumed")
+    await settled((a, b), receiver, "resumed", WITHIN_S)
     assert pushes(receiver) == ["held", "resumed"]

@@ -12,21 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from plane.daemon import fleet
 from plane.daemon.events import Subscription
 from plane.wire import protocol as p
-from tests.support.fixtures_plane import launch, scripted_config
-from tests.support.fleet_members import runs
+from tests.support.takeovers import AGENTS, DEADLINE_S, a_running_all
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
-
-AGENTS = [f"agent-{n:03}" for n in range(200)]
-CONFIG = scripted_config("".join(f"  {agent}: {{}}\n" for agent in AGENTS))
-
-LEASE_S = 120.0
-"""Renewals 40 s apart: none comes but the test's."""
-
-DEADLINE_S = 30.0
 
 MOST_READS = 20
 """The reads a takeover of the 200 rows may cost: a few for them all
@@ -53,19 +43,8 @@ async def every_row_says(subscription: Subscription, plane: str) -> None:
 async def test_a_takeover_of_200_agents_shows_their_rows_from_a_few_reads(
     tmp_path: Path, scripted_llm, monkeypatch, postgres_url
 ):
-    monkeypatch.setenv("PLANE_STORE", postgres_url)
-    monkeypatch.setattr(fleet, "LEASE_S", LEASE_S)
-    a = await launch(tmp_path / "a", scripted_llm, CONFIG)
-    try:
-        await asyncio.wait_for(runs(a, AGENTS[-1]), DEADLINE_S)  # alone: it runs them all
-        b = await launch(tmp_path / "b", scripted_llm, CONFIG)
-    except BaseException:
-        await a.stop()
-        raise
-    try:
-        assert not b.services.ownership.mine, "a holds every lease"
+    async with a_running_all(tmp_path, scripted_llm, monkeypatch, postgres_url) as (a, b):
         assert b.runtime.fleet is not None
-        await b.quiet()
         subscription = b.bus.subscribe()
         await a.stop()  # its leases let go
         reads = b.db.counts.reads
@@ -74,6 +53,3 @@ async def test_a_takeover_of_200_agents_shows_their_rows_from_a_few_reads(
         await every_row_says(subscription, b.runtime.fleet.name)
         await b.quiet()
         assert b.db.counts.reads - reads <= MOST_READS
-    finally:
-        await b.stop()
-        await a.stop()

@@ -10,23 +10,18 @@ here last two minutes, so no renewal runs but the one the test asks for."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from plane.daemon import fleet
 from plane.daemon.events import Subscription
 from plane.wire import protocol as p
-from tests.support.fixtures_plane import RunningPlane, launch, scripted_config
-from tests.support.fleet_members import runs
+from tests.support.fixtures_plane import RunningPlane
+from tests.support.takeovers import AGENTS, DEADLINE_S, a_running_all
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
-AGENTS = [f"agent-{n:03}" for n in range(200)]
-CONFIG = scripted_config("".join(f"  {agent}: {{}}\n" for agent in AGENTS))
 WAITING = ["agent-007", "agent-100", "agent-199"]
 """The agents sent a message while no plane ran them."""
 IDLE = "agent-042"
@@ -35,11 +30,6 @@ DUE = "agent-013"
 """An agent whose booking came due while no plane ran it."""
 LATER = "agent-150"
 """An agent whose booking comes due after the takeover."""
-
-LEASE_S = 120.0
-"""Renewals 40 s apart: none comes but the test's."""
-
-DEADLINE_S = 30.0
 
 
 async def turns_end(subscription: Subscription, agents: list[str]) -> list[str]:
@@ -61,29 +51,6 @@ async def turns_end(subscription: Subscription, agents: list[str]) -> list[str]:
         pytest.fail(f"no turn of {sorted(left)} ended within {DEADLINE_S} s")
     assert not left, "the subscription ended"
     return started
-
-
-@contextlib.asynccontextmanager
-async def two_planes(
-    root: Path, llm, monkeypatch, url: str
-) -> AsyncIterator[tuple[RunningPlane, RunningPlane]]:
-    """Planes A and B, A running every agent; both stopped once done."""
-    monkeypatch.setenv("PLANE_STORE", url)
-    monkeypatch.setattr(fleet, "LEASE_S", LEASE_S)
-    a = await launch(root / "a", llm, CONFIG)
-    try:
-        await asyncio.wait_for(runs(a, AGENTS[-1]), DEADLINE_S)  # alone: it runs them all
-        b = await launch(root / "b", llm, CONFIG)
-    except BaseException:
-        await a.stop()
-        raise
-    try:
-        assert not b.services.ownership.mine, "a holds every lease"
-        await b.quiet()
-        yield a, b
-    finally:
-        await b.stop()
-        await a.stop()
 
 
 async def take_over(b: RunningPlane) -> tuple[list[str], Subscription]:
@@ -108,7 +75,7 @@ async def take_over(b: RunningPlane) -> tuple[list[str], Subscription]:
 async def test_a_takeover_wakes_only_the_agents_with_a_message_waiting(
     tmp_path: Path, scripted_llm, monkeypatch, postgres_url
 ):
-    async with two_planes(tmp_path, scripted_llm, monkeypatch, postgres_url) as (a, b):
+    async with a_running_all(tmp_path, scripted_llm, monkeypatch, postgres_url) as (a, b):
         await a.stop()  # its leases let go: no plane runs the agents
         for agent in WAITING:  # kept, waiting for whichever plane takes them
             await b.send(agent, f"are you there, {agent}?")
@@ -127,7 +94,7 @@ async def test_a_takeover_wakes_only_the_agents_with_a_message_waiting(
 async def test_a_takeover_wakes_an_agent_whose_booking_is_due_and_the_later_one_in_time(
     tmp_path: Path, scripted_llm, monkeypatch, postgres_url
 ):
-    async with two_planes(tmp_path, scripted_llm, monkeypatch, postgres_url) as (a, b):
+    async with a_running_all(tmp_path, scripted_llm, monkeypatch, postgres_url) as (a, b):
         await a.stop()  # its leases let go: no plane runs the agents
         now = b.clock.now()
         await b.scheduler.book(DUE, now, "the check due")  # due with no plane to run it

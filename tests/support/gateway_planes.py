@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from plane.clock import ManualClock
 from plane.daemon import fleet
 from plane.gateway.keys import Keys
 from tests.support.fixtures_gateway import CONFIG as GATEWAY
@@ -36,17 +37,26 @@ HELD = "aider is held: its client sent the same request 5 times in a row"
 
 
 async def two_planes(
-    root: Path, llm: ScriptedLLM, url: str, monkeypatch: pytest.MonkeyPatch, lease_s: float
+    root: Path,
+    llm: ScriptedLLM,
+    url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    lease_s: float,
+    *,
+    config: str = GATEWAY,
+    clock: ManualClock | None = None,
 ) -> tuple[RunningPlane, RunningPlane, str]:
     """Planes A and B on the store at `url`, each with its gateway listening,
-    and aider's key, which both read (the same file in each home)."""
+    and aider's key, which both read (the same file in each home); `config`:
+    the gateway agents and what a test adds to them (a tag, alerts), `clock`:
+    one both planes read, so a test moves their day at once."""
     monkeypatch.setenv("PLANE_STORE", url)
     monkeypatch.setattr(fleet, "LEASE_S", lease_s)
-    config = GATEWAY.replace("{anthropic_url}", llm.anthropic_url)
+    text = config.replace("{anthropic_url}", llm.anthropic_url)
     on = ("127.0.0.1", 0)
-    a = await launch(root / "a", llm, config, http=on)
+    a = await launch(root / "a", llm, text, clock, http=on)
     try:
-        b = await launch(root / "b", llm, config, http=on)
+        b = await launch(root / "b", llm, text, clock, http=on)
     except BaseException:
         await a.stop()
         raise
@@ -57,11 +67,18 @@ async def two_planes(
 
 @contextlib.asynccontextmanager
 async def two_running(
-    root: Path, llm: ScriptedLLM, url: str, monkeypatch: pytest.MonkeyPatch, lease_s: float
+    root: Path,
+    llm: ScriptedLLM,
+    url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    lease_s: float,
+    *,
+    config: str = GATEWAY,
+    clock: ManualClock | None = None,
 ) -> AsyncIterator[tuple[RunningPlane, RunningPlane, str]]:
     """`two_planes`, both stopped once done (the scripted model's streams
     hung up first, so no call waits on one)."""
-    a, b, key = await two_planes(root, llm, url, monkeypatch, lease_s)
+    a, b, key = await two_planes(root, llm, url, monkeypatch, lease_s, config=config, clock=clock)
     try:
         yield a, b, key
     finally:
