@@ -298,6 +298,10 @@ class Notifier:
             kind = "resumed"
         elif state.spend_level == "warn" and before.spend_level == "ok":
             kind = "amber"
+        if kind is None and was is not None and held_by is None and state.status == "held":
+            # Left a fold still held, by a hold of its own (its ceiling, a
+            # pause): the fold's resume leaves it out, so its own is told.
+            kind = "held" if state.hold_reason != "loop" else None
         folded = (kind == "held" and held_by is not None) or (kind == "resumed" and was is not None)
         alert = None
         if kind is not None and not folded:

@@ -1,6 +1,6 @@
 """Attack: on PostgreSQL (its claims in `alerts_told`), an agent held by the
-fleet's ceiling, then by its own instead (reached first; still held, so
-no alert), then freed. The
+fleet's ceiling, then by its own instead (still held: told held by its
+own, as the fleet's resume leaves it out), then freed. The
 fleet's claim of it stayed: the fleet's next hold that day left it out of
 its alert (2 agents told held of 3). The claim of an agent that leaves a
 fold for another hold is released with it."""
@@ -50,19 +50,21 @@ async def test_an_agent_that_left_the_fleets_hold_for_its_own_is_told_in_its_nex
         await alerts(plane, receiver, 1)
         await plane.send("a001", "/limit 0")  # its own ceiling holds it now
         await until_rows(watching, ["a001"], lambda row: row.hold_reason not in (None, "fleet"))
+        await alerts(plane, receiver, 2)
         await clock.advance(timedelta(minutes=1))
         await plane.send("a002", "/limit fleet off")
         await until_rows(watching, ["a000", "a002"], lambda row: row.status != "held")
-        await alerts(plane, receiver, 2)
+        await alerts(plane, receiver, 3)
         await plane.send("a001", "/limit 5")
         await until_rows(watching, ["a001"], lambda row: row.status != "held")
-        await alerts(plane, receiver, 3)
+        await alerts(plane, receiver, 4)
         await clock.advance(timedelta(minutes=1))
         await plane.send("a002", "/limit fleet 0.10")
         await until_rows(watching, names(FLEET), lambda row: row.hold_reason == "fleet")
-        told = await alerts(plane, receiver, 4)
+        told = await alerts(plane, receiver, 5)
     assert told == [
         ("held", "fleet"),
+        ("held", "agent"),
         ("resumed", "fleet"),
         ("resumed", "agent"),
         ("held", "fleet"),

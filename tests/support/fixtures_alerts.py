@@ -60,11 +60,11 @@ class Receiver:
     def hooks(self) -> list[dict[str, Any]]:
         return [json.loads(body) for path, _, body in self.got if path == "/hook"]
 
-    async def until_hook(self, event: str, timeout_s: float = 10) -> None:
-        """Until a webhook for `event` has arrived: the notifier reads rows from
-        the event bus in its own task, so a row published is not yet an alert sent."""
+    async def until_hook(self, event: str, timeout_s: float = 10, *, count: int = 1) -> None:
+        """Until `count` webhooks for `event` have arrived: the notifier reads rows
+        from the event bus in its own task, so a row published is not yet an alert sent."""
         async with asyncio.timeout(timeout_s):
-            while not any(h["event"] == event for h in self.hooks()):
+            while sum(h["event"] == event for h in self.hooks()) < count:
                 self.arrived.clear()
                 await self.arrived.wait()
 

@@ -21,14 +21,17 @@ LISTED = ", ".join(names(20))
 """The agents a folded alert names, the rest counted (`some_names`)."""
 
 
-async def spent_then(plane: RunningPlane, receiver: Receiver, command: str) -> None:
+async def spent_then(
+    plane: RunningPlane, receiver: Receiver, command: str, fleet: int = FLEET
+) -> None:
     """a000 spends $0.20, then the operator types `command` (a ceiling over
-    many agents); until its alert has arrived, and every alert queued is sent."""
+    many agents, of a fleet of `fleet`); until its alert has arrived, and
+    every alert queued is sent."""
     plane.llm.reply("done", usage=Usage(input_tokens=200))
     await plane.turn("a000", "spend")
     subscription = plane.bus.subscribe()
     await plane.send("a001", command)
-    await until_rows(subscription, names(FLEET), lambda row: row.status in ("held", "working"))
+    await until_rows(subscription, names(fleet), lambda row: row.status in ("held", "working"))
     await receiver.until_hook("held")
     assert plane.runtime.notifier is not None
     await plane.runtime.notifier.drained()
@@ -176,3 +179,32 @@ async def test_a_ceiling_that_cannot_count_a_model_with_no_price_is_one_alert(
         f"turn ({LISTED}, and 180 more) until other-model has a price under `pricing:` in "
         f"agents.yaml ({lift} lifts the ceiling)."
     )
+
+
+@pytest.mark.slow  # 1.6 s alone
+async def test_an_agent_left_held_by_its_own_ceiling_when_the_fleets_lifts_is_told(
+    start_plane, receiver
+):
+    """Three agents held by the fleet's ceiling, one of them also over a
+    ceiling of its own: when the fleet's is lifted, the two it frees are one
+    `resumed` alert and the one still held is told held by its own, not left
+    silent behind the fleet's alert as if it answered again."""
+    plane = await start_plane(fleet_config(receiver, 3))
+    await spent_then(plane, receiver, "/limit fleet 0.10", fleet=3)
+    await plane.send("a000", "/limit 0.15")  # under the $0.20 it spent
+    subscription = plane.bus.subscribe()
+    await plane.send("a001", "/limit fleet off")
+    await until_rows(subscription, ["a001", "a002"], lambda row: row.status != "held")
+    await plane.clock.advance(timedelta(minutes=1))  # a ceiling is told once a minute
+    await receiver.until_hook("resumed")
+    await receiver.until_hook("held", count=2)
+    assert plane.runtime.notifier is not None
+    await plane.runtime.notifier.drained()
+    told = [(h["event"], h["cause"], h["count"], h["agent"]) for h in receiver.hooks()]
+    assert sorted(told) == [
+        ("held", "agent", 1, "a000"),
+        ("held", "fleet", 3, "a000"),
+        ("resumed", "fleet", 2, "a001"),
+    ]
+    [own] = [h for h in receiver.hooks() if h["cause"] == "agent"]
+    assert own["text"].startswith("a000 is held: $0.20 spent today, of $0.15 a day."), own["text"]
