@@ -45,6 +45,7 @@ from typing import Literal, Protocol
 
 from plane.agents.services import Services
 from plane.clock import Clock, until
+from plane.daemon.alert_unsent import unsent
 from plane.money.limits import fleet_standing, group_standing
 from plane.tasks import cancel
 from plane.wire.protocol import AgentState
@@ -447,7 +448,7 @@ class Folds:
     def _untold(folded: list[Folded]) -> None:
         """Alerts the plane stopped before telling: in its log, never lost silently."""
         for alert in folded:
-            log.error("alert not sent (the plane stopped): %s", alert.text)
+            unsent(log, alert.text)
 
     def _free(self, agent: str) -> bool:
         """`agent` left its ceiling's hold and is held by nothing else now

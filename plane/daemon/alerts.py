@@ -54,6 +54,7 @@ from plane.config import AlertKind, NotifyConfig
 from plane.daemon.alert import Alert, Links, TagReached, sentence
 from plane.daemon.alert_folds import Above, Cause, Claims, Folded, Folds, day_text
 from plane.daemon.alert_receivers import QUEUE_LIMIT, Receiver
+from plane.daemon.alert_unsent import unsent
 from plane.daemon.ask_alerts import AskAlerts
 from plane.daemon.events import EventBus
 from plane.money.budgets import TagFull
@@ -275,7 +276,7 @@ class Notifier:
             left = self._outbox.get_nowait()
             alert = left.alert if isinstance(left, _Claim) else left
             if alert is not None:
-                log.error("alert not sent (the plane stopped): %s", alert.text)
+                unsent(log, alert.text)
         for receiver in self._receivers:
             await receiver.aclose(self._grace_s)
 
@@ -391,7 +392,7 @@ class Notifier:
         except asyncio.CancelledError:
             for alert in self._by_day(freed, True):
                 if alert.kind in self._on:
-                    log.error("alert not sent (the plane stopped): %s", alert.text)
+                    unsent(log, alert.text)
             raise
         self._freed_by_day(freed, told)
 
