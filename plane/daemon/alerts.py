@@ -84,6 +84,9 @@ class _Claim:
     """`held`, `amber`, `tag` (its ceiling reached, claimed once a day)."""
     take: bool
     alert: Alert | None
+    day: date | None = None
+    """The day it is claimed on: a tag's, the plane's day its refusal was
+    counted on (None: the clock's date when the claim is made)."""
 
 
 OfferFor = Callable[[Alert], Awaitable[Links | None]]
@@ -189,11 +192,15 @@ class Notifier:
     def tag_full(self, agent: str, full: TagFull, resets_at: datetime) -> None:
         """Admission's word: a call of `agent`'s was refused, its tag's
         ceiling reached. Alerted once a tag a day: by this plane alone, or,
-        with planes sharing a store, by the one whose claim takes it."""
+        with planes sharing a store, by the one whose claim takes it. The
+        day is the plane's its refusal was counted on (`full.day`), which
+        the clock's date may not be a moment around 00:00 UTC: a day's
+        refusals are one alert, and the next day's first is told."""
         now = self._clock.now()
-        if "tag" not in self._on or self._tags_told.get(full.name) == now.date():
+        day, told = full.day or now.date(), self._tags_told.get(full.name)
+        if "tag" not in self._on or (told is not None and day <= told):
             return
-        self._tags_told[full.name] = now.date()
+        self._tags_told[full.name] = day
         resumes_at = None if full.ceiling == 0 else resets_at
         reached = TagReached(full.name, full.spent, full.ceiling, resumes_at)
         text = tag_reached(full.name, full.spent, full.ceiling, until(now, resets_at))
@@ -201,7 +208,7 @@ class Notifier:
         if self._claims is None:
             self.tell(alert)
         else:
-            self._queue(_Claim(full.name, "tag", True, alert))
+            self._queue(_Claim(full.name, "tag", True, alert, day))
 
     def _row(self, agent: str) -> AgentState | None:
         """`agent`'s row as last shown: every alert's JSON carries its spend
@@ -239,9 +246,8 @@ class Notifier:
         assert self._claims is not None  # `_claim_of` queues one only with them
         try:
             if claim.take:
-                return await self._claims.agent_told(
-                    claim.agent, claim.what, self._clock.now().date()
-                )
+                day = claim.day or self._clock.now().date()
+                return await self._claims.agent_told(claim.agent, claim.what, day)
             return await self._claims.agent_freed(claim.agent, claim.what)
         except Exception as exc:  # the store away: told here, maybe by another plane too
             log.warning("an alert of %s told without asking the other planes: %s", claim.agent, exc)
