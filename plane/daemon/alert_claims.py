@@ -25,9 +25,11 @@ plane) has its own alerts claimed so too, each a row of its own
 (`agent held`, `agent amber`): the plane whose insert makes the row tells
 it held (or amber), the plane whose delete takes it away tells it resumed
 (or back under its amber line, told to no one). Its next hold, the same
-day or not, is a new row, told once again. A row of a day before is taken
-over by an insert (its delete was missed: a plane stopped): a new day's
-event is never kept untold by an old one.
+day or not, is a new row, told once again. A fold's hold of it is the
+fold's row, not its own: leaving the fold still held by a hold of its own
+(its ceiling, a pause) makes its `agent held` row then, told once. A row
+of a day before is taken over by an insert (its delete was missed: a
+plane stopped): a new day's event is never kept untold by an old one.
 
 The claim is of the row as each plane sees it change, not of one event
 each plane names alike: a plane that shows an agent's hold only after

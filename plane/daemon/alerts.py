@@ -314,18 +314,27 @@ class Notifier:
         if kind is not None and not folded:
             alert = Alert(kind, state.name, sentence(kind, state, now), now, state)
         if self._claims is not None and self._claimed(state.name):
-            self._claim_of(before, state, alert)
+            owned = before.status == "held" and was is None
+            owns = state.status == "held" and held_by is None
+            self._claim_of(before, state, alert, (owned, owns))
         elif alert is not None and ours:
             self.tell(alert)
 
-    def _claim_of(self, before: AgentState, state: AgentState, alert: Alert | None) -> None:
-        """The claims of a change of the row of an agent no plane runs: its
-        hold and its amber are claimed, whether told or not (one a fold or
-        the loop guard told), so that the end of each is claimed as well."""
+    def _claim_of(
+        self, before: AgentState, state: AgentState, alert: Alert | None, own: tuple[bool, bool]
+    ) -> None:
+        """The claims of a change of the row of an agent no plane runs: a
+        hold of its own (`own`: before, now; its ceiling, a pause, the loop
+        guard's, not a fold's, whose claims are the fold's) and its amber
+        are claimed, whether told or not (one the loop guard told), so that
+        the end of each is claimed as well. Leaving a fold's hold still held
+        by one of its own is a hold of its own, told once (the fold's resume
+        leaves it out); leaving it for a fold's is its end, told by no one."""
         claims: list[_Claim] = []
         name = state.name
-        if (state.status == "held") != (before.status == "held"):
-            claims.append(_Claim(name, "held", state.status == "held", alert))
+        if own[0] != own[1]:
+            held = alert if alert is not None and alert.kind in ("held", "resumed") else None
+            claims.append(_Claim(name, "held", own[1], held))
         if state.spend_level == "warn" and before.spend_level == "ok":
             amber = alert if alert is not None and alert.kind == "amber" else None
             claims.append(_Claim(name, "amber", True, amber))
