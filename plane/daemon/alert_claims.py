@@ -25,14 +25,23 @@ plane) has its own alerts claimed so too, each a row of its own
 (`agent held`, `agent amber`): the plane whose insert makes the row tells
 it held (or amber), the plane whose delete takes it away tells it resumed
 (or back under its amber line, told to no one). Its next hold, the same
-day or not, is a new row, told once again. A row of a day before is taken
-over by an insert (its delete was missed: a plane stopped): a new day's
-event is never kept untold by an old one.
+day or not, is a new row, told once again. A fold's hold of it is the
+fold's row, not its own: leaving the fold still held by a hold of its own
+(its ceiling, a pause) makes its `agent held` row then, told once. A row
+of a day before is taken over by an insert (its delete was missed: a
+plane stopped): a new day's event is never kept untold by an old one.
 
 The claim is of the row as each plane sees it change, not of one event
 each plane names alike: a plane that shows an agent's hold only after
 another plane has shown the hold and the resume both (seconds behind)
-finds the row gone and tells the hold again.
+finds the row gone and tells the hold again. A fold's delete ends only the
+hold the plane claimed: it names the day the plane claimed it on, so a
+plane that sees a hold end late, after another plane has claimed the
+agent's next hold on a later day, deletes nothing (it took that row, and
+the next hold's resume went untold). A hold the plane never claimed (held
+when it started) is deleted whatever its day. Two holds of one agent by
+one cause on one day are one row still: a plane a whole hold behind on the
+same day ends the next.
 
 The trade: the claim commits before the alert is sent. A plane that dies
 between the two loses the alert as a plane alone loses what its queue held
@@ -43,6 +52,7 @@ is better than none (`Folds._claimed`, `Notifier._claim`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import date
 from sqlite3 import Connection
 
@@ -57,8 +67,12 @@ TOLD = (
 )
 """Those of `?4` no plane told `?1` holds yet, told now by `?3` on day `?2`
 (a row of a day before: its end was missed, told anew)."""
-FREED = "DELETE FROM alerts_told WHERE cause = ? AND agent = ANY(?) RETURNING agent"
-"""Those of some agents told held by a cause, no plane told freed yet."""
+FREED = "DELETE FROM alerts_told WHERE cause = ? AND agent = ANY(?) AND day = ? RETURNING agent"
+"""Those of some agents told held by a cause on a day, no plane told freed
+yet: a hold claimed since, on a later day, is not theirs to end."""
+FREED_ANY_DAY = "DELETE FROM alerts_told WHERE cause = ? AND agent = ANY(?) RETURNING agent"
+"""The same, of holds standing when the plane first showed them: whatever
+day they were claimed on."""
 FORGOTTEN = "DELETE FROM alerts_told WHERE agent = ANY(?) AND day < ?"
 """The holds told on the days before of the agents a day turning freed."""
 DAY = (
@@ -91,6 +105,14 @@ def agent_key(what: str) -> str:
     return f"agent {what}"
 
 
+def _ended(conn: Connection, key: str, agents: list[str], on: date | None) -> list[str]:
+    """Those of `agents` whose hold by `key`, claimed on `on` (None: any
+    day), this delete ends: no plane ended it yet."""
+    if on is None:
+        return [a for (a,) in conn.execute(FREED_ANY_DAY, (key, agents))]
+    return [a for (a,) in conn.execute(FREED, (key, agents, on.isoformat()))]
+
+
 class StoreClaims:
     """`alert_folds.Claims`, in the store the planes share, as plane `plane`."""
 
@@ -99,10 +121,17 @@ class StoreClaims:
         self._plane = plane
 
     async def told(
-        self, cause: Cause, held: list[str], freed: list[str], day: date, left: list[str]
+        self,
+        cause: Cause,
+        held: list[str],
+        freed: Mapping[str, date | None],
+        day: date,
+        left: Mapping[str, date | None],
     ) -> tuple[list[str], list[str]]:
         key, plane = cause_key(cause), self._plane
-        ended, told_freed = [*freed, *left], set(freed)
+        by_day: dict[date | None, list[str]] = {}
+        for agent, on in [*freed.items(), *left.items()]:
+            by_day.setdefault(on, []).append(agent)
 
         def claim(conn: Connection) -> tuple[list[str], list[str]]:
             newly = (
@@ -110,8 +139,8 @@ class StoreClaims:
                 if held
                 else []
             )
-            gone = [a for (a,) in conn.execute(FREED, (key, ended))] if ended else []
-            return sorted(newly), sorted(a for a in gone if a in told_freed)
+            gone = [a for on, agents in by_day.items() for a in _ended(conn, key, agents, on)]
+            return sorted(newly), sorted(a for a in gone if a in freed)
 
         return await self._db.write(claim)
 

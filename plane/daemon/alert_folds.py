@@ -37,7 +37,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -45,6 +45,7 @@ from typing import Literal, Protocol
 
 from plane.agents.services import Services
 from plane.clock import Clock, until
+from plane.daemon.alert_unsent import unsent
 from plane.money.limits import fleet_standing, group_standing
 from plane.tasks import cancel
 from plane.wire.protocol import AgentState
@@ -124,12 +125,21 @@ class Claims(Protocol):
     whose claim takes it first."""
 
     async def told(
-        self, cause: Cause, held: list[str], freed: list[str], day: date, left: list[str]
+        self,
+        cause: Cause,
+        held: list[str],
+        freed: Mapping[str, date | None],
+        day: date,
+        left: Mapping[str, date | None],
     ) -> tuple[list[str], list[str]]:
-        """Of the agents `cause` newly holds (`held`) and of those it freed
-        (`freed`), the ones this plane tells: no other plane told them yet.
-        `left`: agents it held that another hold holds now, no longer told
-        held by `cause` (its next hold of them is told anew)."""
+        """Of the agents `cause` newly holds (`held`, claimed on `day`) and
+        of those it freed (`freed`), the ones this plane tells: no other
+        plane told them yet. `left`: agents it held that another hold holds
+        now, no longer told held by `cause` (its next hold of them is told
+        anew). Each of `freed` and `left` with the day its hold was claimed
+        on, as this plane claimed it: only that hold ends, not one claimed
+        since by a plane ahead of this one (None: a hold already standing
+        when this plane first showed it, whichever day it was claimed on)."""
         ...
 
     async def day_turned(self, freed: list[str], day: date) -> bool:
@@ -244,6 +254,9 @@ class _Fold:
 
     held: dict[str, AgentState] = field(default_factory=dict)
     told: set[str] = field(default_factory=set)
+    claimed_on: dict[str, date] = field(default_factory=dict)
+    """The day this plane claimed each of `told` held on (none: held when
+    this plane first showed it): its end is that hold's, not a later one's."""
     told_at: datetime | None = None
     moved: bool = False
     """A row joined or left it since the gathering last looked."""
@@ -332,6 +345,7 @@ class Folds:
             fold = self._folds[cause]
             fold.held.pop(agent, None)
             fold.told.discard(agent)
+            fold.claimed_on.pop(agent, None)
 
     def renamed(self, old: str, state: AgentState) -> None:
         """`old` is now `state.name`: held by the same ceiling, and told of
@@ -344,6 +358,8 @@ class Folds:
         if old in fold.told:
             fold.told.discard(old)
             fold.told.add(state.name)
+        if (on := fold.claimed_on.pop(old, None)) is not None:
+            fold.claimed_on[state.name] = on
         if self.cause_of(state) == cause:
             self._of[state.name] = cause
             fold.held[state.name] = state
@@ -356,6 +372,7 @@ class Folds:
                 fold = self._folds[cause]
                 fold.held.pop(name, None)
                 fold.told.discard(name)
+                fold.claimed_on.pop(name, None)
 
     def _leave(self, cause: Cause, name: str) -> None:
         del self._of[name]
@@ -394,8 +411,12 @@ class Folds:
         fold.told = set(fold.held)
         if newly or freed:
             fold.told_at = self._clock.now()
+        day = self._clock.now().date()
+        freed_on = {name: fold.claimed_on.pop(name, None) for name in freed}
+        left_on = {name: fold.claimed_on.pop(name, None) for name in left}
+        fold.claimed_on.update(dict.fromkeys(newly, day))
         try:
-            newly, freed = await self._claimed(cause, newly, freed, left)
+            newly, freed = await self._claimed(cause, newly, day, freed_on, left_on)
             if not newly and not freed:  # another plane told them
                 return
             standing = await self._standing(cause)
@@ -447,7 +468,7 @@ class Folds:
     def _untold(folded: list[Folded]) -> None:
         """Alerts the plane stopped before telling: in its log, never lost silently."""
         for alert in folded:
-            log.error("alert not sent (the plane stopped): %s", alert.text)
+            unsent(log, alert.text)
 
     def _free(self, agent: str) -> bool:
         """`agent` left its ceiling's hold and is held by nothing else now
@@ -465,18 +486,25 @@ class Folds:
             waited += self._gather_s
 
     async def _claimed(
-        self, cause: Cause, newly: list[str], freed: list[str], left: list[str]
+        self,
+        cause: Cause,
+        newly: list[str],
+        day: date,
+        freed: dict[str, date | None],
+        left: dict[str, date | None],
     ) -> tuple[list[str], list[str]]:
-        """Those of `newly` and `freed` this plane tells: all of them alone,
-        or when the store cannot say (told twice rather than lost). `left`
-        are no longer told held by `cause`: held by another hold, not freed."""
+        """Those of `newly` (claimed on `day`) and `freed` this plane tells:
+        all of them alone, or when the store cannot say (told twice rather
+        than lost). `left` are no longer told held by `cause`: held by
+        another hold, not freed. Each of `freed` and `left` with the day
+        this plane claimed its hold on (`_Fold.claimed_on`)."""
         if self._claims is None:
-            return newly, freed
+            return newly, list(freed)
         try:
-            return await self._claims.told(cause, newly, freed, self._clock.now().date(), left)
+            return await self._claims.told(cause, newly, freed, day, left)
         except Exception as exc:  # the store away: told here, maybe by another plane too
             log.warning("an alert of %s told without asking the other planes: %s", cause.who, exc)
-            return newly, freed
+            return newly, list(freed)
 
     async def day_told(self, freed: list[str]) -> bool:
         """The day turning freed `freed`: whether this plane tells it (alone,

@@ -13,6 +13,7 @@ import aiohttp
 
 from plane.config import NotifyConfig
 from plane.daemon.alert import TAGS, Alert
+from plane.daemon.alert_unsent import unsent
 from plane.providers import connections
 from plane.tasks import cancel
 
@@ -48,7 +49,7 @@ class Receiver:
             try:
                 await self._deliver(alert)
             except asyncio.CancelledError:
-                log.error("alert not sent to %s (the plane stopped): %s", self.url, alert.text)
+                unsent(log, alert.text, self.url)
                 raise
             finally:
                 self.queue.task_done()
@@ -108,11 +109,7 @@ class Receiver:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.queue.join(), grace_s)
         while not self.queue.empty():
-            log.error(
-                "alert not sent to %s (the plane stopped): %s",
-                self.url,
-                self.queue.get_nowait().text,
-            )
+            unsent(log, self.queue.get_nowait().text, self.url)
         try:
             if self.task is not None:
                 await cancel(self.task)

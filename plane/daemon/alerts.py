@@ -54,6 +54,7 @@ from plane.config import AlertKind, NotifyConfig
 from plane.daemon.alert import Alert, Links, TagReached, sentence
 from plane.daemon.alert_folds import Above, Cause, Claims, Folded, Folds, day_text
 from plane.daemon.alert_receivers import QUEUE_LIMIT, Receiver
+from plane.daemon.alert_unsent import unsent
 from plane.daemon.ask_alerts import AskAlerts
 from plane.daemon.events import EventBus
 from plane.money.budgets import TagFull
@@ -83,6 +84,9 @@ class _Claim:
     """`held`, `amber`, `tag` (its ceiling reached, claimed once a day)."""
     take: bool
     alert: Alert | None
+    day: date | None = None
+    """The day it is claimed on: a tag's, the plane's day its refusal was
+    counted on (None: the clock's date when the claim is made)."""
 
 
 OfferFor = Callable[[Alert], Awaitable[Links | None]]
@@ -188,11 +192,15 @@ class Notifier:
     def tag_full(self, agent: str, full: TagFull, resets_at: datetime) -> None:
         """Admission's word: a call of `agent`'s was refused, its tag's
         ceiling reached. Alerted once a tag a day: by this plane alone, or,
-        with planes sharing a store, by the one whose claim takes it."""
+        with planes sharing a store, by the one whose claim takes it. The
+        day is the plane's its refusal was counted on (`full.day`), which
+        the clock's date may not be a moment around 00:00 UTC: a day's
+        refusals are one alert, and the next day's first is told."""
         now = self._clock.now()
-        if "tag" not in self._on or self._tags_told.get(full.name) == now.date():
+        day, told = full.day or now.date(), self._tags_told.get(full.name)
+        if "tag" not in self._on or (told is not None and day <= told):
             return
-        self._tags_told[full.name] = now.date()
+        self._tags_told[full.name] = day
         resumes_at = None if full.ceiling == 0 else resets_at
         reached = TagReached(full.name, full.spent, full.ceiling, resumes_at)
         text = tag_reached(full.name, full.spent, full.ceiling, until(now, resets_at))
@@ -200,7 +208,7 @@ class Notifier:
         if self._claims is None:
             self.tell(alert)
         else:
-            self._queue(_Claim(full.name, "tag", True, alert))
+            self._queue(_Claim(full.name, "tag", True, alert, day))
 
     def _row(self, agent: str) -> AgentState | None:
         """`agent`'s row as last shown: every alert's JSON carries its spend
@@ -238,9 +246,8 @@ class Notifier:
         assert self._claims is not None  # `_claim_of` queues one only with them
         try:
             if claim.take:
-                return await self._claims.agent_told(
-                    claim.agent, claim.what, self._clock.now().date()
-                )
+                day = claim.day or self._clock.now().date()
+                return await self._claims.agent_told(claim.agent, claim.what, day)
             return await self._claims.agent_freed(claim.agent, claim.what)
         except Exception as exc:  # the store away: told here, maybe by another plane too
             log.warning("an alert of %s told without asking the other planes: %s", claim.agent, exc)
@@ -275,7 +282,7 @@ class Notifier:
             left = self._outbox.get_nowait()
             alert = left.alert if isinstance(left, _Claim) else left
             if alert is not None:
-                log.error("alert not sent (the plane stopped): %s", alert.text)
+                unsent(log, alert.text)
         for receiver in self._receivers:
             await receiver.aclose(self._grace_s)
 
@@ -307,18 +314,27 @@ class Notifier:
         if kind is not None and not folded:
             alert = Alert(kind, state.name, sentence(kind, state, now), now, state)
         if self._claims is not None and self._claimed(state.name):
-            self._claim_of(before, state, alert)
+            owned = before.status == "held" and was is None
+            owns = state.status == "held" and held_by is None
+            self._claim_of(before, state, alert, (owned, owns))
         elif alert is not None and ours:
             self.tell(alert)
 
-    def _claim_of(self, before: AgentState, state: AgentState, alert: Alert | None) -> None:
-        """The claims of a change of the row of an agent no plane runs: its
-        hold and its amber are claimed, whether told or not (one a fold or
-        the loop guard told), so that the end of each is claimed as well."""
+    def _claim_of(
+        self, before: AgentState, state: AgentState, alert: Alert | None, own: tuple[bool, bool]
+    ) -> None:
+        """The claims of a change of the row of an agent no plane runs: a
+        hold of its own (`own`: before, now; its ceiling, a pause, the loop
+        guard's, not a fold's, whose claims are the fold's) and its amber
+        are claimed, whether told or not (one the loop guard told), so that
+        the end of each is claimed as well. Leaving a fold's hold still held
+        by one of its own is a hold of its own, told once (the fold's resume
+        leaves it out); leaving it for a fold's is its end, told by no one."""
         claims: list[_Claim] = []
         name = state.name
-        if (state.status == "held") != (before.status == "held"):
-            claims.append(_Claim(name, "held", state.status == "held", alert))
+        if own[0] != own[1]:
+            held = alert if alert is not None and alert.kind in ("held", "resumed") else None
+            claims.append(_Claim(name, "held", own[1], held))
         if state.spend_level == "warn" and before.spend_level == "ok":
             amber = alert if alert is not None and alert.kind == "amber" else None
             claims.append(_Claim(name, "amber", True, amber))
@@ -391,7 +407,7 @@ class Notifier:
         except asyncio.CancelledError:
             for alert in self._by_day(freed, True):
                 if alert.kind in self._on:
-                    log.error("alert not sent (the plane stopped): %s", alert.text)
+                    unsent(log, alert.text)
             raise
         self._freed_by_day(freed, told)
 

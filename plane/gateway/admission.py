@@ -28,7 +28,7 @@ import sqlite3
 from collections import defaultdict
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from decimal import Decimal
 
 from plane.agents import notices
@@ -283,6 +283,7 @@ class Admission:
         """The day under `scope`'s ceiling (None: it has none)."""
         services, ledger = self._services, self._services.ledger
         kind, _, name = scope.key.partition(":")
+        counted: date | None = None
         if kind == "agent":
             ceiling = services.gate.ceilings.of(agent)
             spent, flying = (await ledger.spend_today(agent), ledger.in_flight(agent))
@@ -297,12 +298,14 @@ class Admission:
             ceiling = services.config.tags[name].limit_usd
             if ceiling is None:
                 return None
-            spent = await ledger.budget_spend.tag_today(name)
-            flying = await ledger.budget_spend.tag_in_flight(name)
+            counted = await ledger.today()
+            spent = await ledger.budget_spend.tag_today(name, counted)
+            flying = await ledger.budget_spend.tag_in_flight(name, counted)
         if ceiling is None:
             return None
         book = self._books[scope.key]
-        return Standing(ceiling, spent, flying, book.bounds(), book.booked(), book.likely())
+        bounds, booked, likely = book.bounds(), book.booked(), book.likely()
+        return Standing(ceiling, spent, flying, bounds, booked, likely, day=counted)
 
     async def _weigh(
         self, wire: Wire, agent: str, scope: Scope, estimate: Estimate, deadline: float
@@ -317,7 +320,7 @@ class Admission:
         kind, name = scope.kind, scope.name
         if kind == "tag" and day.settled >= day.ceiling:
             # Held by the tag: said once a spell, as a hold is; the agent is not held.
-            full = TagFull(day.settled, day.ceiling, name)
+            full = TagFull(day.settled, day.ceiling, name, day.day)
             held = AboveAgent(agent, full, services.gate.resets_at(), Decimal(0))
             await self._tell_hold(agent, held)
             self._tag_reached(agent, full)

@@ -25,6 +25,7 @@ calls in flight taken out, so no figure said is one that was not spent.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 from decimal import Decimal
 from typing import Literal
 
@@ -91,6 +92,9 @@ class Standing:
     announced: Decimal | None = None
     """Their likely costs now, some sharpened by what their provider announced
     (None: as booked)."""
+    day: date | None = None
+    """The plane's day its spend was read on (a tag's: the day a refusal by
+    its ceiling counts against); None where not said."""
 
     @property
     def flying(self) -> Decimal:

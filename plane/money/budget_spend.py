@@ -134,16 +134,17 @@ class BudgetSpend:
         rows = await self._read(GROUP_IN_FLIGHT, on, group)
         return await self._spent(rows, on, "group_spend", group)
 
-    async def tag_today(self, tag: str) -> Decimal:
-        """What calls carrying `tag` spent today, those in flight at their
-        estimates (`plane.money.budgets.TAG_SPENT`)."""
-        on = (await self._today()).isoformat()
+    async def tag_today(self, tag: str, day: date | None = None) -> Decimal:
+        """What calls carrying `tag` spent today (or on the plane's `day`,
+        read by the caller), those in flight at their estimates
+        (`plane.money.budgets.TAG_SPENT`)."""
+        on = (day or await self._today()).isoformat()
         rows = await self._read(TAG_SPENT, *(on, tag) * 2)
         return await self._spent(rows, on, "tag_spend", tag)
 
-    async def tag_in_flight(self, tag: str) -> Decimal:
+    async def tag_in_flight(self, tag: str, day: date | None = None) -> Decimal:
         """The part of `tag_today` its calls in flight count."""
-        day = await self._today()
+        day = day or await self._today()
         if self.plane is None:
             return sum(
                 (r.cost_usd for r in self._open.values() if r.tag == tag and r.day == day),

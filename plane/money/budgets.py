@@ -85,9 +85,17 @@ class GroupFull(Full):
 
 
 class TagFull(Full):
-    """The ceiling of the tag the call carries."""
+    """The ceiling of the tag the call carries, reached on the plane's `day`
+    (the day its spend was counted on: the day of the tag's alert, which
+    the clock's date may not be around 00:00 UTC; None where not said)."""
 
     scope = "tag"
+
+    def __init__(
+        self, spent: Decimal, ceiling: Decimal, name: str = "", day: date | None = None
+    ) -> None:
+        super().__init__(spent, ceiling, name)
+        self.day = day
 
     @staticmethod
     def whose(name: str) -> str:
@@ -132,7 +140,7 @@ def admit_within(
     if tag is not None and tag.ceiling is not None:
         spent = tag_spent_within(conn, day, tag.name) + moved_tag(tag.name)
         if spent >= tag.ceiling:
-            raise TagFull(spent, tag.ceiling, tag.name)
+            raise TagFull(spent, tag.ceiling, tag.name, day)
 
 
 ADMITTED = "UPDATE fleet SET admitted = admitted + 1 WHERE id = 1 RETURNING limit_usd, set_by"
