@@ -90,15 +90,22 @@ DAY = (
     " ON CONFLICT (cause, agent) DO NOTHING RETURNING agent"
 )
 AGENT_TOLD = (
-    "INSERT INTO alerts_told (cause, agent, day, plane) VALUES (?1, ?2, ?3, ?4)"
-    " ON CONFLICT (cause, agent) DO UPDATE SET day = excluded.day, plane = excluded.plane"
+    "INSERT INTO alerts_told (cause, agent, day, plane, hold) VALUES (?1, ?2, ?3, ?4, ?5)"
+    " ON CONFLICT (cause, agent) DO UPDATE"
+    " SET day = excluded.day, plane = excluded.plane, hold = excluded.hold"
     " WHERE alerts_told.day < excluded.day RETURNING agent"
 )
-"""An agent's event `?1` on day `?3`, told now by `?4` unless another plane
-told it (a row of a day before: its end was missed, told anew)."""
-AGENT_FREED = "DELETE FROM alerts_told WHERE cause = ? AND agent = ? RETURNING agent"
-"""An agent's event over (resumed, back under its amber line), unless
-another plane said so already."""
+"""An agent's event `?1` on day `?3`, stamped `?5`, told now by `?4`
+unless another plane told it (a row of a day before: its end was missed,
+told anew). Another plane's row is locked until the claim commits."""
+AGENT_HOLD = "SELECT hold FROM alerts_told WHERE cause = ? AND agent = ?"
+"""The stamp of an agent's event, after `AGENT_TOLD` found it told."""
+AGENT_FREED = "DELETE FROM alerts_told WHERE cause = ? AND agent = ? AND hold = ? RETURNING agent"
+"""An agent's event, the one stamped so, over (resumed, back under its
+amber line), unless another plane said so already: one claimed since is
+not its to end."""
+AGENT_FREED_ANY = "DELETE FROM alerts_told WHERE cause = ? AND agent = ? RETURNING agent"
+"""The same, of an event the plane cannot name: whichever it is."""
 OLD_DAYS = "DELETE FROM alerts_told WHERE cause = 'day' AND day < ?"
 """The turnings of the days before: done with."""
 
@@ -165,18 +172,25 @@ class StoreClaims:
 
         return await self._db.write(claim)
 
-    async def agent_told(self, agent: str, what: str, day: date) -> bool:
+    async def agent_told(
+        self, agent: str, what: str, day: date, hold: str
+    ) -> tuple[bool, str | None]:
         key, when, plane = agent_key(what), day.isoformat(), self._plane
 
-        def claim(conn: Connection) -> bool:
-            return conn.execute(AGENT_TOLD, (key, agent, when, plane)).fetchone() is not None
+        def claim(conn: Connection) -> tuple[bool, str | None]:
+            if conn.execute(AGENT_TOLD, (key, agent, when, plane, hold)).fetchone() is not None:
+                return True, hold
+            found = conn.execute(AGENT_HOLD, (key, agent)).fetchone()
+            return False, None if found is None else found[0]
 
         return await self._db.write(claim)
 
-    async def agent_freed(self, agent: str, what: str) -> bool:
+    async def agent_freed(self, agent: str, what: str, hold: str | None) -> bool:
         key = agent_key(what)
 
         def claim(conn: Connection) -> bool:
-            return conn.execute(AGENT_FREED, (key, agent)).fetchone() is not None
+            if hold is None:
+                return conn.execute(AGENT_FREED_ANY, (key, agent)).fetchone() is not None
+            return conn.execute(AGENT_FREED, (key, agent, hold)).fetchone() is not None
 
         return await self._db.write(claim)

@@ -164,15 +164,21 @@ class Claims(Protocol):
         before are forgotten. Whether this plane tells it (no other did)."""
         ...
 
-    async def agent_told(self, agent: str, what: str, day: date) -> bool:
+    async def agent_told(
+        self, agent: str, what: str, day: date, hold: str
+    ) -> tuple[bool, str | None]:
         """`agent`, which no plane runs (a gateway agent), turned `what`
         (`held`, `amber`) on `day`: whether this plane tells it (no other
-        did)."""
+        did), its claim stamped `hold`; and the stamp of the event, this
+        plane's or the one another plane's claim has (None: a row stamped
+        by no plane, claimed before events were)."""
         ...
 
-    async def agent_freed(self, agent: str, what: str) -> bool:
-        """`agent` is no longer `what` (resumed; back under its amber line):
-        whether this plane is the one to see it first."""
+    async def agent_freed(self, agent: str, what: str, hold: str | None) -> bool:
+        """`agent` is no longer `what` (resumed; back under its amber line),
+        the event stamped `hold` (None: one this plane cannot name, it was
+        so when the plane first showed it): whether this plane is the one to
+        see it first. An event claimed since is not this one's to end."""
         ...
 
 

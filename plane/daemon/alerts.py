@@ -47,6 +47,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from decimal import Decimal
+from uuid import uuid4
 
 from plane.agents.guard import Loop
 from plane.clock import Clock, until
@@ -118,6 +119,10 @@ class Notifier:
         self._ran: set[str] = set()
         """The agents this plane ran when their rows were last shown."""
         self._claims = claims
+        self._events: dict[str, dict[str, str | None]] = {}
+        """The stamp of each agent's event claimed (`held`, `amber`), as this
+        plane claimed it or found it claimed: its end is that event's, not a
+        later one's (none: so when the plane first showed it)."""
         self._days: set[asyncio.Task[None]] = set()
         self._on = set(config.on)
         self._grace_s = config.timeout_s
@@ -163,6 +168,7 @@ class Notifier:
                 elif isinstance(event, AgentRemoved):
                     self._rows.pop(event.agent, None)
                     self._ran.discard(event.agent)
+                    self._events.pop(event.agent, None)
                     if self._folds is not None:
                         self._folds.gone(event.agent)
             log.warning("alerts stopped watching the plane's events")
@@ -244,11 +250,15 @@ class Notifier:
         """Whether this plane's claim takes `claim` (no other plane's did);
         the store away, it does: an alert twice is better than none."""
         assert self._claims is not None  # `_claim_of` queues one only with them
+        agent, what = claim.agent, claim.what
+        events = self._events.setdefault(agent, {}) if what != "tag" else {}  # a tag's never ends
         try:
             if claim.take:
                 day = claim.day or self._clock.now().date()
-                return await self._claims.agent_told(claim.agent, claim.what, day)
-            return await self._claims.agent_freed(claim.agent, claim.what)
+                events.pop(what, None)
+                told, events[what] = await self._claims.agent_told(agent, what, day, uuid4().hex)
+                return told
+            return await self._claims.agent_freed(agent, what, events.pop(what, None))
         except Exception as exc:  # the store away: told here, maybe by another plane too
             log.warning("an alert of %s told without asking the other planes: %s", claim.agent, exc)
             return True
@@ -373,6 +383,8 @@ class Notifier:
         if old in self._ran:
             self._ran.discard(old)
             self._ran.add(state.name)
+        if (events := self._events.pop(old, None)) is not None:
+            self._events[state.name] = events
         if self._folds is not None:
             self._folds.renamed(old, state)
 

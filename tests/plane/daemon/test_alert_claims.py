@@ -93,6 +93,31 @@ async def test_a_hold_standing_when_a_plane_first_showed_it_is_ended_whichever_i
     assert await a.told(fleet, [], "a2", {"x": "a1"}, D2, {}) == Told([], [], {})
 
 
+@pytest.mark.parametrize("what", ["held", "amber"])
+async def test_a_plane_late_to_see_an_agents_event_end_leaves_its_next_claimed(two_claims, what):
+    """A gateway agent's own hold (or amber), told by A, then its end, then
+    the next the same day; B, which claimed the first too, sees it end only
+    then. B's delete took A's row of the next: B told a resume already
+    told, and the next one's resume was told by no plane."""
+    a, b = two_claims
+    assert await a.agent_told("aider", what, D1, "a1") == (True, "a1")
+    assert await b.agent_told("aider", what, D1, "b1") == (False, "a1")
+    assert await a.agent_freed("aider", what, "a1") is True
+    assert await a.agent_told("aider", what, D1, "a2") == (True, "a2")
+    assert await b.agent_freed("aider", what, "a1") is False, "B ended A's next"
+    assert await a.agent_freed("aider", what, "a2") is True, "its resume told by none"
+
+
+async def test_an_agents_event_standing_when_a_plane_first_showed_it_is_ended_whichever(
+    two_claims,
+):
+    """An event B never claimed (so when B started) ends on B as before."""
+    a, b = two_claims
+    assert await a.agent_told("aider", "held", D1, "a1") == (True, "a1")
+    assert await b.agent_freed("aider", "held", None) is True
+    assert await a.agent_freed("aider", "held", "a1") is False
+
+
 STAMPED = next(n for n, script in enumerate(MIGRATIONS) if "alerts_told ADD COLUMN hold" in script)
 """The step that stamps each claim with its hold (the schema before it is
 `MIGRATIONS[:STAMPED]`)."""
