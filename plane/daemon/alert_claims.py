@@ -13,6 +13,9 @@ and whichever order the planes saw the rows in, each agent is told once.
 The day turning is a row too (`day`, the day), inserted once. An agent
 that leaves a fold for a hold of its own (its ceiling, reached first) is
 deleted as well, told nothing: the cause's next hold of it is told anew.
+The day a row names is the plane's (plane/money/plane_day.py), never its
+clock's date: a clock a moment off around 00:00 UTC splits or merges no
+day's claims.
 
 A hold told on one day and not freed by the day turning (a pause, a
 ceiling of zero) stays told; the agents the day freed are forgotten, their

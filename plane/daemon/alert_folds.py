@@ -296,11 +296,14 @@ class Folds:
         row: Callable[[str], AgentState | None],
         gather_s: float = GATHER_S,
         claims: Claims | None = None,
+        today: Callable[[], date] | None = None,
     ) -> None:
         """`say`: how a fold's alert goes on (`Notifier.tell`); `row`, an
         agent's row as last shown; `claims`, the store's word on which
-        plane of several tells each fold (None: alone, this one)."""
+        plane of several tells each fold (None: alone, this one); `today`,
+        the plane's day, which each claim names (None: the clock's date)."""
         self._clock = clock
+        self._today = today or (lambda: clock.now().date())
         self._above = above
         self._say = say
         self._row = row
@@ -529,8 +532,7 @@ class Folds:
         if self._claims is None:
             return Told(newly, list(freed), {})
         try:
-            day = self._clock.now().date()
-            return await self._claims.told(cause, newly, hold, freed, day, left)
+            return await self._claims.told(cause, newly, hold, freed, self._today(), left)
         except Exception as exc:  # the store away: told here, maybe by another plane too
             log.warning("an alert of %s told without asking the other planes: %s", cause.who, exc)
             return Told(newly, list(freed), {})
@@ -541,7 +543,7 @@ class Folds:
         if self._claims is None:
             return True
         try:
-            return await self._claims.day_turned(freed, self._clock.now().date())
+            return await self._claims.day_turned(freed, self._today())
         except Exception as exc:  # the store away: told here, maybe by another plane too
             log.warning("the day's alert told without asking the other planes: %s", exc)
             return True

@@ -87,7 +87,7 @@ class _Claim:
     alert: Alert | None
     day: date | None = None
     """The day it is claimed on: a tag's, the plane's day its refusal was
-    counted on (None: the clock's date when the claim is made)."""
+    counted on (None: the plane's day when the claim is made)."""
 
 
 OfferFor = Callable[[Alert], Awaitable[Links | None]]
@@ -106,6 +106,7 @@ class Notifier:
         runs_here: Callable[[str], bool] = lambda agent: True,
         claims: Claims | None = None,
         claimed: Callable[[str], bool] = lambda agent: False,
+        today: Callable[[], date] | None = None,
     ) -> None:
         """`above`: the ceilings over many agents, whose holds are one alert
         each (None: every hold is its agent's own). With planes sharing a
@@ -113,7 +114,10 @@ class Notifier:
         own alerts are that plane's), `claimed` whether no plane does (a
         gateway agent: its own alerts go by claim), and `claims` which plane
         tells a fold's alert, the day's or such an agent's (None: this one,
-        alone)."""
+        alone). `today`: the plane's day (`Ledger.day`), which each claim
+        names, never the clock's date a moment off around 00:00 UTC (None:
+        the clock's date)."""
+        self._today = today or (lambda: clock.now().date())
         self._runs_here = runs_here
         self._claimed = claimed
         self._ran: set[str] = set()
@@ -141,7 +145,9 @@ class Notifier:
         """Each tag whose ceiling this plane alerted (or claimed), and the day."""
         self._watching: asyncio.Task[None] | None = None
         self._folds = (
-            None if above is None else Folds(clock, above, self._say, self._row, claims=claims)
+            None
+            if above is None
+            else Folds(clock, above, self._say, self._row, claims=claims, today=self._today)
         )
 
     def start(self, bus: EventBus, snapshot: Snapshot) -> None:
@@ -203,7 +209,7 @@ class Notifier:
         the clock's date may not be a moment around 00:00 UTC: a day's
         refusals are one alert, and the next day's first is told."""
         now = self._clock.now()
-        day, told = full.day or now.date(), self._tags_told.get(full.name)
+        day, told = full.day or self._today(), self._tags_told.get(full.name)
         if "tag" not in self._on or (told is not None and day <= told):
             return
         self._tags_told[full.name] = day
@@ -254,7 +260,7 @@ class Notifier:
         events = self._events.setdefault(agent, {}) if what != "tag" else {}  # a tag's never ends
         try:
             if claim.take:
-                day = claim.day or self._clock.now().date()
+                day = claim.day or self._today()
                 events.pop(what, None)
                 told, events[what] = await self._claims.agent_told(agent, what, day, uuid4().hex)
                 return told
