@@ -13,6 +13,9 @@ and whichever order the planes saw the rows in, each agent is told once.
 The day turning is a row too (`day`, the day), inserted once. An agent
 that leaves a fold for a hold of its own (its ceiling, reached first) is
 deleted as well, told nothing: the cause's next hold of it is told anew.
+The day a row names is the plane's (plane/money/plane_day.py), never its
+clock's date: a clock a moment off around 00:00 UTC splits or merges no
+day's claims.
 
 A hold told on one day and not freed by the day turning (a pause, a
 ceiling of zero) stays told; the agents the day freed are forgotten, their
@@ -35,13 +38,18 @@ The claim is of the row as each plane sees it change, not of one event
 each plane names alike: a plane that shows an agent's hold only after
 another plane has shown the hold and the resume both (seconds behind)
 finds the row gone and tells the hold again. A fold's delete ends only the
-hold the plane claimed: it names the day the plane claimed it on, so a
-plane that sees a hold end late, after another plane has claimed the
-agent's next hold on a later day, deletes nothing (it took that row, and
-the next hold's resume went untold). A hold the plane never claimed (held
-when it started) is deleted whatever its day. Two holds of one agent by
-one cause on one day are one row still: a plane a whole hold behind on the
-same day ends the next.
+hold the plane claimed: each claim's row is stamped with the hold it is
+(`hold`, new at each insert), which the plane that inserted it remembers,
+and a plane that found it inserted reads; the delete names it. So a plane
+that sees a hold end late, after another plane has claimed the agent's
+next hold by the same cause (that day or a later one), deletes nothing,
+where it took that row (the next hold's resume went untold, or was told
+twice). A plane that missed a hold cannot name it: one held when it
+started (or claimed before holds were stamped) ends it whichever it is,
+as a plane a whole hold behind (it claims the hold after another has
+claimed the next, and finds that one) ends the next; and a hold whose end
+no plane saw is decided by its row's day, as above: the next day's claim
+takes it over.
 
 The trade: the claim commits before the alert is sent. A plane that dies
 between the two loses the alert as a plane alone loses what its queue held
@@ -56,23 +64,28 @@ from collections.abc import Mapping
 from datetime import date
 from sqlite3 import Connection
 
-from plane.daemon.alert_folds import Cause
+from plane.daemon.alert_folds import Cause, Told
 from plane.store.engine import Database
 
 TOLD = (
-    "INSERT INTO alerts_told (cause, agent, day, plane)"
-    " SELECT ?1, told.agent, ?2, ?3 FROM unnest(?4::text[]) AS told (agent)"
-    " ON CONFLICT (cause, agent) DO UPDATE SET day = excluded.day, plane = excluded.plane"
+    "INSERT INTO alerts_told (cause, agent, day, plane, hold)"
+    " SELECT ?1, told.agent, ?2, ?3, ?5 FROM unnest(?4::text[]) AS told (agent)"
+    " ON CONFLICT (cause, agent) DO UPDATE"
+    " SET day = excluded.day, plane = excluded.plane, hold = excluded.hold"
     " WHERE alerts_told.day < excluded.day RETURNING agent"
 )
-"""Those of `?4` no plane told `?1` holds yet, told now by `?3` on day `?2`
-(a row of a day before: its end was missed, told anew)."""
-FREED = "DELETE FROM alerts_told WHERE cause = ? AND agent = ANY(?) AND day = ? RETURNING agent"
-"""Those of some agents told held by a cause on a day, no plane told freed
-yet: a hold claimed since, on a later day, is not theirs to end."""
-FREED_ANY_DAY = "DELETE FROM alerts_told WHERE cause = ? AND agent = ANY(?) RETURNING agent"
-"""The same, of holds standing when the plane first showed them: whatever
-day they were claimed on."""
+"""Those of `?4` no plane told `?1` holds yet, told now by `?3` on day `?2`,
+their hold stamped `?5` (a row of a day before: its end was missed, told
+anew). The row of each other one is locked until the claim commits."""
+HOLDS = "SELECT agent, hold FROM alerts_told WHERE cause = ? AND agent = ANY(?)"
+"""Which hold the rows of some agents by a cause are: after `TOLD`, the
+stamps another plane wrote of the holds it found claimed."""
+FREED = "DELETE FROM alerts_told WHERE cause = ? AND agent = ANY(?) AND hold = ? RETURNING agent"
+"""Those of some agents told held by a cause, in the hold stamped so, no
+plane told freed yet: a hold claimed since is not theirs to end."""
+FREED_ANY = "DELETE FROM alerts_told WHERE cause = ? AND agent = ANY(?) RETURNING agent"
+"""The same, of holds the plane cannot name (standing when it first
+showed them, or told before holds were stamped): whichever hold it is."""
 FORGOTTEN = "DELETE FROM alerts_told WHERE agent = ANY(?) AND day < ?"
 """The holds told on the days before of the agents a day turning freed."""
 DAY = (
@@ -80,15 +93,22 @@ DAY = (
     " ON CONFLICT (cause, agent) DO NOTHING RETURNING agent"
 )
 AGENT_TOLD = (
-    "INSERT INTO alerts_told (cause, agent, day, plane) VALUES (?1, ?2, ?3, ?4)"
-    " ON CONFLICT (cause, agent) DO UPDATE SET day = excluded.day, plane = excluded.plane"
+    "INSERT INTO alerts_told (cause, agent, day, plane, hold) VALUES (?1, ?2, ?3, ?4, ?5)"
+    " ON CONFLICT (cause, agent) DO UPDATE"
+    " SET day = excluded.day, plane = excluded.plane, hold = excluded.hold"
     " WHERE alerts_told.day < excluded.day RETURNING agent"
 )
-"""An agent's event `?1` on day `?3`, told now by `?4` unless another plane
-told it (a row of a day before: its end was missed, told anew)."""
-AGENT_FREED = "DELETE FROM alerts_told WHERE cause = ? AND agent = ? RETURNING agent"
-"""An agent's event over (resumed, back under its amber line), unless
-another plane said so already."""
+"""An agent's event `?1` on day `?3`, stamped `?5`, told now by `?4`
+unless another plane told it (a row of a day before: its end was missed,
+told anew). Another plane's row is locked until the claim commits."""
+AGENT_HOLD = "SELECT hold FROM alerts_told WHERE cause = ? AND agent = ?"
+"""The stamp of an agent's event, after `AGENT_TOLD` found it told."""
+AGENT_FREED = "DELETE FROM alerts_told WHERE cause = ? AND agent = ? AND hold = ? RETURNING agent"
+"""An agent's event, the one stamped so, over (resumed, back under its
+amber line), unless another plane said so already: one claimed since is
+not its to end."""
+AGENT_FREED_ANY = "DELETE FROM alerts_told WHERE cause = ? AND agent = ? RETURNING agent"
+"""The same, of an event the plane cannot name: whichever it is."""
 OLD_DAYS = "DELETE FROM alerts_told WHERE cause = 'day' AND day < ?"
 """The turnings of the days before: done with."""
 
@@ -105,12 +125,12 @@ def agent_key(what: str) -> str:
     return f"agent {what}"
 
 
-def _ended(conn: Connection, key: str, agents: list[str], on: date | None) -> list[str]:
-    """Those of `agents` whose hold by `key`, claimed on `on` (None: any
-    day), this delete ends: no plane ended it yet."""
-    if on is None:
-        return [a for (a,) in conn.execute(FREED_ANY_DAY, (key, agents))]
-    return [a for (a,) in conn.execute(FREED, (key, agents, on.isoformat()))]
+def _ended(conn: Connection, key: str, agents: list[str], hold: str | None) -> list[str]:
+    """Those of `agents` whose hold by `key` stamped `hold` (None: whichever
+    it is) this delete ends: no plane ended it yet."""
+    if hold is None:
+        return [a for (a,) in conn.execute(FREED_ANY, (key, agents))]
+    return [a for (a,) in conn.execute(FREED, (key, agents, hold))]
 
 
 class StoreClaims:
@@ -124,23 +144,24 @@ class StoreClaims:
         self,
         cause: Cause,
         held: list[str],
-        freed: Mapping[str, date | None],
+        hold: str,
+        freed: Mapping[str, str | None],
         day: date,
-        left: Mapping[str, date | None],
-    ) -> tuple[list[str], list[str]]:
+        left: Mapping[str, str | None],
+    ) -> Told:
         key, plane = cause_key(cause), self._plane
-        by_day: dict[date | None, list[str]] = {}
-        for agent, on in [*freed.items(), *left.items()]:
-            by_day.setdefault(on, []).append(agent)
+        by_hold: dict[str | None, list[str]] = {}
+        for agent, stamp in [*freed.items(), *left.items()]:
+            by_hold.setdefault(stamp, []).append(agent)
 
-        def claim(conn: Connection) -> tuple[list[str], list[str]]:
-            newly = (
-                [a for (a,) in conn.execute(TOLD, (key, day.isoformat(), plane, held))]
-                if held
-                else []
-            )
-            gone = [a for on, agents in by_day.items() for a in _ended(conn, key, agents, on)]
-            return sorted(newly), sorted(a for a in gone if a in freed)
+        def claim(conn: Connection) -> Told:
+            newly, holds = [], {}
+            if held:
+                told = conn.execute(TOLD, (key, day.isoformat(), plane, held, hold))
+                newly = [a for (a,) in told]
+                holds = {a: found for a, found in conn.execute(HOLDS, (key, held))}
+            gone = [a for stamp, ended in by_hold.items() for a in _ended(conn, key, ended, stamp)]
+            return Told(sorted(newly), sorted(a for a in gone if a in freed), holds)
 
         return await self._db.write(claim)
 
@@ -154,18 +175,25 @@ class StoreClaims:
 
         return await self._db.write(claim)
 
-    async def agent_told(self, agent: str, what: str, day: date) -> bool:
+    async def agent_told(
+        self, agent: str, what: str, day: date, hold: str
+    ) -> tuple[bool, str | None]:
         key, when, plane = agent_key(what), day.isoformat(), self._plane
 
-        def claim(conn: Connection) -> bool:
-            return conn.execute(AGENT_TOLD, (key, agent, when, plane)).fetchone() is not None
+        def claim(conn: Connection) -> tuple[bool, str | None]:
+            if conn.execute(AGENT_TOLD, (key, agent, when, plane, hold)).fetchone() is not None:
+                return True, hold
+            found = conn.execute(AGENT_HOLD, (key, agent)).fetchone()
+            return False, None if found is None else found[0]
 
         return await self._db.write(claim)
 
-    async def agent_freed(self, agent: str, what: str) -> bool:
+    async def agent_freed(self, agent: str, what: str, hold: str | None) -> bool:
         key = agent_key(what)
 
         def claim(conn: Connection) -> bool:
-            return conn.execute(AGENT_FREED, (key, agent)).fetchone() is not None
+            if hold is None:
+                return conn.execute(AGENT_FREED_ANY, (key, agent)).fetchone() is not None
+            return conn.execute(AGENT_FREED, (key, agent, hold)).fetchone() is not None
 
         return await self._db.write(claim)

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Literal, Protocol
+from uuid import uuid4
 
 from plane.agents.services import Services
 from plane.clock import Clock, until
@@ -120,6 +121,20 @@ class Above(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class Told:
+    """What a plane's claim of a fold's news took (`Claims.told`)."""
+
+    held: list[str]
+    """Of the agents newly held, those this plane tells: no other plane did."""
+    freed: list[str]
+    """Of the agents freed, those this plane tells: no other plane did."""
+    holds: dict[str, str | None]
+    """The stamp of each agent's hold newly told: this plane's, where it
+    claimed it, else the one it found another plane claimed it with (None:
+    a row stamped by no plane, claimed before holds were)."""
+
+
 class Claims(Protocol):
     """Which plane of several sharing a store tells a fold's alert: the one
     whose claim takes it first."""
@@ -128,18 +143,20 @@ class Claims(Protocol):
         self,
         cause: Cause,
         held: list[str],
-        freed: Mapping[str, date | None],
+        hold: str,
+        freed: Mapping[str, str | None],
         day: date,
-        left: Mapping[str, date | None],
-    ) -> tuple[list[str], list[str]]:
-        """Of the agents `cause` newly holds (`held`, claimed on `day`) and
-        of those it freed (`freed`), the ones this plane tells: no other
-        plane told them yet. `left`: agents it held that another hold holds
-        now, no longer told held by `cause` (its next hold of them is told
-        anew). Each of `freed` and `left` with the day its hold was claimed
-        on, as this plane claimed it: only that hold ends, not one claimed
-        since by a plane ahead of this one (None: a hold already standing
-        when this plane first showed it, whichever day it was claimed on)."""
+        left: Mapping[str, str | None],
+    ) -> Told:
+        """Of the agents `cause` newly holds (`held`, claimed on `day`, their
+        hold stamped `hold`) and of those it freed (`freed`), the ones this
+        plane tells: no other plane told them yet. `left`: agents it held
+        that another hold holds now, no longer told held by `cause` (its
+        next hold of them is told anew). Each of `freed` and `left` with
+        the stamp of its hold, as this plane claimed or found it: only that
+        hold ends, not one claimed since by a plane ahead of this one (None:
+        a hold already standing when this plane first showed it, whichever
+        it is)."""
         ...
 
     async def day_turned(self, freed: list[str], day: date) -> bool:
@@ -147,15 +164,21 @@ class Claims(Protocol):
         before are forgotten. Whether this plane tells it (no other did)."""
         ...
 
-    async def agent_told(self, agent: str, what: str, day: date) -> bool:
+    async def agent_told(
+        self, agent: str, what: str, day: date, hold: str
+    ) -> tuple[bool, str | None]:
         """`agent`, which no plane runs (a gateway agent), turned `what`
         (`held`, `amber`) on `day`: whether this plane tells it (no other
-        did)."""
+        did), its claim stamped `hold`; and the stamp of the event, this
+        plane's or the one another plane's claim has (None: a row stamped
+        by no plane, claimed before events were)."""
         ...
 
-    async def agent_freed(self, agent: str, what: str) -> bool:
-        """`agent` is no longer `what` (resumed; back under its amber line):
-        whether this plane is the one to see it first."""
+    async def agent_freed(self, agent: str, what: str, hold: str | None) -> bool:
+        """`agent` is no longer `what` (resumed; back under its amber line),
+        the event stamped `hold` (None: one this plane cannot name, it was
+        so when the plane first showed it): whether this plane is the one to
+        see it first. An event claimed since is not this one's to end."""
         ...
 
 
@@ -254,9 +277,10 @@ class _Fold:
 
     held: dict[str, AgentState] = field(default_factory=dict)
     told: set[str] = field(default_factory=set)
-    claimed_on: dict[str, date] = field(default_factory=dict)
-    """The day this plane claimed each of `told` held on (none: held when
-    this plane first showed it): its end is that hold's, not a later one's."""
+    holds: dict[str, str | None] = field(default_factory=dict)
+    """The stamp of the hold of each of `told`, as this plane claimed it or
+    found it claimed (none: held when this plane first showed it): its end
+    is that hold's, not a later one's."""
     told_at: datetime | None = None
     moved: bool = False
     """A row joined or left it since the gathering last looked."""
@@ -272,11 +296,14 @@ class Folds:
         row: Callable[[str], AgentState | None],
         gather_s: float = GATHER_S,
         claims: Claims | None = None,
+        today: Callable[[], date] | None = None,
     ) -> None:
         """`say`: how a fold's alert goes on (`Notifier.tell`); `row`, an
         agent's row as last shown; `claims`, the store's word on which
-        plane of several tells each fold (None: alone, this one)."""
+        plane of several tells each fold (None: alone, this one); `today`,
+        the plane's day, which each claim names (None: the clock's date)."""
         self._clock = clock
+        self._today = today or (lambda: clock.now().date())
         self._above = above
         self._say = say
         self._row = row
@@ -345,7 +372,7 @@ class Folds:
             fold = self._folds[cause]
             fold.held.pop(agent, None)
             fold.told.discard(agent)
-            fold.claimed_on.pop(agent, None)
+            fold.holds.pop(agent, None)
 
     def renamed(self, old: str, state: AgentState) -> None:
         """`old` is now `state.name`: held by the same ceiling, and told of
@@ -358,8 +385,8 @@ class Folds:
         if old in fold.told:
             fold.told.discard(old)
             fold.told.add(state.name)
-        if (on := fold.claimed_on.pop(old, None)) is not None:
-            fold.claimed_on[state.name] = on
+        if old in fold.holds:
+            fold.holds[state.name] = fold.holds.pop(old)
         if self.cause_of(state) == cause:
             self._of[state.name] = cause
             fold.held[state.name] = state
@@ -372,7 +399,7 @@ class Folds:
                 fold = self._folds[cause]
                 fold.held.pop(name, None)
                 fold.told.discard(name)
-                fold.claimed_on.pop(name, None)
+                fold.holds.pop(name, None)
 
     def _leave(self, cause: Cause, name: str) -> None:
         del self._of[name]
@@ -411,12 +438,16 @@ class Folds:
         fold.told = set(fold.held)
         if newly or freed:
             fold.told_at = self._clock.now()
-        day = self._clock.now().date()
-        freed_on = {name: fold.claimed_on.pop(name, None) for name in freed}
-        left_on = {name: fold.claimed_on.pop(name, None) for name in left}
-        fold.claimed_on.update(dict.fromkeys(newly, day))
+        hold = uuid4().hex
+        freed_holds = {name: fold.holds.pop(name, None) for name in freed}
+        left_holds = {name: fold.holds.pop(name, None) for name in left}
+        fold.holds.update(dict.fromkeys(newly, hold))
         try:
-            newly, freed = await self._claimed(cause, newly, day, freed_on, left_on)
+            told = await self._claimed(cause, newly, hold, freed_holds, left_holds)
+            newly, freed = told.held, told.freed
+            for name, found in told.holds.items():  # the holds it found claimed, as claimed
+                if fold.holds.get(name) == hold:
+                    fold.holds[name] = found
             if not newly and not freed:  # another plane told them
                 return
             standing = await self._standing(cause)
@@ -489,22 +520,22 @@ class Folds:
         self,
         cause: Cause,
         newly: list[str],
-        day: date,
-        freed: dict[str, date | None],
-        left: dict[str, date | None],
-    ) -> tuple[list[str], list[str]]:
-        """Those of `newly` (claimed on `day`) and `freed` this plane tells:
-        all of them alone, or when the store cannot say (told twice rather
-        than lost). `left` are no longer told held by `cause`: held by
-        another hold, not freed. Each of `freed` and `left` with the day
-        this plane claimed its hold on (`_Fold.claimed_on`)."""
+        hold: str,
+        freed: dict[str, str | None],
+        left: dict[str, str | None],
+    ) -> Told:
+        """Those of `newly` (their hold stamped `hold`) and `freed` this
+        plane tells: all of them alone, or when the store cannot say (told
+        twice rather than lost). `left` are no longer told held by `cause`:
+        held by another hold, not freed. Each of `freed` and `left` with the
+        stamp of its hold (`_Fold.holds`)."""
         if self._claims is None:
-            return newly, list(freed)
+            return Told(newly, list(freed), {})
         try:
-            return await self._claims.told(cause, newly, freed, day, left)
+            return await self._claims.told(cause, newly, hold, freed, self._today(), left)
         except Exception as exc:  # the store away: told here, maybe by another plane too
             log.warning("an alert of %s told without asking the other planes: %s", cause.who, exc)
-            return newly, list(freed)
+            return Told(newly, list(freed), {})
 
     async def day_told(self, freed: list[str]) -> bool:
         """The day turning freed `freed`: whether this plane tells it (alone,
@@ -512,7 +543,7 @@ class Folds:
         if self._claims is None:
             return True
         try:
-            return await self._claims.day_turned(freed, self._clock.now().date())
+            return await self._claims.day_turned(freed, self._today())
         except Exception as exc:  # the store away: told here, maybe by another plane too
             log.warning("the day's alert told without asking the other planes: %s", exc)
             return True

@@ -47,6 +47,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from decimal import Decimal
+from uuid import uuid4
 
 from plane.agents.guard import Loop
 from plane.clock import Clock, until
@@ -86,7 +87,7 @@ class _Claim:
     alert: Alert | None
     day: date | None = None
     """The day it is claimed on: a tag's, the plane's day its refusal was
-    counted on (None: the clock's date when the claim is made)."""
+    counted on (None: the plane's day when the claim is made)."""
 
 
 OfferFor = Callable[[Alert], Awaitable[Links | None]]
@@ -105,6 +106,7 @@ class Notifier:
         runs_here: Callable[[str], bool] = lambda agent: True,
         claims: Claims | None = None,
         claimed: Callable[[str], bool] = lambda agent: False,
+        today: Callable[[], date] | None = None,
     ) -> None:
         """`above`: the ceilings over many agents, whose holds are one alert
         each (None: every hold is its agent's own). With planes sharing a
@@ -112,12 +114,19 @@ class Notifier:
         own alerts are that plane's), `claimed` whether no plane does (a
         gateway agent: its own alerts go by claim), and `claims` which plane
         tells a fold's alert, the day's or such an agent's (None: this one,
-        alone)."""
+        alone). `today`: the plane's day (`Ledger.day`), which each claim
+        names, never the clock's date a moment off around 00:00 UTC (None:
+        the clock's date)."""
+        self._today = today or (lambda: clock.now().date())
         self._runs_here = runs_here
         self._claimed = claimed
         self._ran: set[str] = set()
         """The agents this plane ran when their rows were last shown."""
         self._claims = claims
+        self._events: dict[str, dict[str, str | None]] = {}
+        """The stamp of each agent's event claimed (`held`, `amber`), as this
+        plane claimed it or found it claimed: its end is that event's, not a
+        later one's (none: so when the plane first showed it)."""
         self._days: set[asyncio.Task[None]] = set()
         self._on = set(config.on)
         self._grace_s = config.timeout_s
@@ -136,7 +145,9 @@ class Notifier:
         """Each tag whose ceiling this plane alerted (or claimed), and the day."""
         self._watching: asyncio.Task[None] | None = None
         self._folds = (
-            None if above is None else Folds(clock, above, self._say, self._row, claims=claims)
+            None
+            if above is None
+            else Folds(clock, above, self._say, self._row, claims=claims, today=self._today)
         )
 
     def start(self, bus: EventBus, snapshot: Snapshot) -> None:
@@ -163,6 +174,7 @@ class Notifier:
                 elif isinstance(event, AgentRemoved):
                     self._rows.pop(event.agent, None)
                     self._ran.discard(event.agent)
+                    self._events.pop(event.agent, None)
                     if self._folds is not None:
                         self._folds.gone(event.agent)
             log.warning("alerts stopped watching the plane's events")
@@ -197,7 +209,7 @@ class Notifier:
         the clock's date may not be a moment around 00:00 UTC: a day's
         refusals are one alert, and the next day's first is told."""
         now = self._clock.now()
-        day, told = full.day or now.date(), self._tags_told.get(full.name)
+        day, told = full.day or self._today(), self._tags_told.get(full.name)
         if "tag" not in self._on or (told is not None and day <= told):
             return
         self._tags_told[full.name] = day
@@ -244,11 +256,15 @@ class Notifier:
         """Whether this plane's claim takes `claim` (no other plane's did);
         the store away, it does: an alert twice is better than none."""
         assert self._claims is not None  # `_claim_of` queues one only with them
+        agent, what = claim.agent, claim.what
+        events = self._events.setdefault(agent, {}) if what != "tag" else {}  # a tag's never ends
         try:
             if claim.take:
-                day = claim.day or self._clock.now().date()
-                return await self._claims.agent_told(claim.agent, claim.what, day)
-            return await self._claims.agent_freed(claim.agent, claim.what)
+                day = claim.day or self._today()
+                events.pop(what, None)
+                told, events[what] = await self._claims.agent_told(agent, what, day, uuid4().hex)
+                return told
+            return await self._claims.agent_freed(agent, what, events.pop(what, None))
         except Exception as exc:  # the store away: told here, maybe by another plane too
             log.warning("an alert of %s told without asking the other planes: %s", claim.agent, exc)
             return True
@@ -373,6 +389,8 @@ class Notifier:
         if old in self._ran:
             self._ran.discard(old)
             self._ran.add(state.name)
+        if (events := self._events.pop(old, None)) is not None:
+            self._events[state.name] = events
         if self._folds is not None:
             self._folds.renamed(old, state)
 

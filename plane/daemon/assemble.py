@@ -227,6 +227,7 @@ def _agents(
             runs_here=runs_here,
             claims=claims,
             claimed=claimed,
+            today=services.ledger.day,
         )
     scheduler = Scheduler(db, clock, wake=workers.wake, only_writer=not shared)
     after_turn = AfterTurn(

@@ -447,6 +447,14 @@ MIGRATIONS: tuple[str, ...] = (
         secret TEXT NOT NULL
     );
     """,
+    # Which hold of an agent a row of `alerts_told` is (a stamp its insert
+    # writes, new at each hold), so a plane that sees a hold end late ends
+    # that hold only, not the agent's next one that another plane claimed
+    # since by the same cause, the same day. Rows written before it have
+    # none: whichever plane ends them, ends them (as they were ended then).
+    """
+    ALTER TABLE alerts_told ADD COLUMN hold TEXT;
+    """,
 )
 
 
