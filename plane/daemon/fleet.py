@@ -6,7 +6,9 @@ transaction, says it is alive (`planes`) and renews its leases; holding more
 than its fair share (the agents over the planes alive, rounded up), it lets
 idle agents go, in a short transaction of its own (`LET_GO`: its workers
 asked whether they are idle one by one, only until enough are found, not
-all 10,000 at every renewal); then, in another, it evens out the fleet: it
+all 10,000 at every renewal; from the moment one is found idle, no turn
+of its starts here: what comes for it waits for the plane that takes it);
+then, in another, it evens out the fleet: it
 takes free or expired leases while it holds fewer. Taking a lease is
 conditional (only where none is held or it has run out, by the database's
 clock, on a row locked first), so two planes never both take one. A plane
@@ -676,17 +678,29 @@ class Fleet:
         until there are enough (at 10,000 agents, a renewal asks none of
         them unless the plane holds more than its share). Asked here, on the
         event loop, after the renewal committed: a transaction's function
-        does only SQL."""
+        does only SQL. Those found idle are no longer run here from that
+        moment (`Ownership.owns`): a message sent to one as its lease goes
+        waits for the plane that takes it, where a turn started here would
+        have its call in flight as that plane swept it and answered again.
+        Those whose rows a write held are run here again, and look."""
         idle = (agent for agent in sorted(renewal.epochs) if self.idle(agent))
         if not (going := list(itertools.islice(idle, renewal.surplus))):
             return renewal
-        gone = await self._store.write(
-            cast(
-                "Callable[[Connection], list[tuple[str]]]",
-                lambda conn: conn.execute(LET_GO, (self.name, going)).fetchall(),
+        ownership, let_go = self._ownership, set[str]()
+        ownership.mine = (ownership.mine or frozenset()).difference(going)
+        try:
+            gone = await self._store.write(
+                cast(
+                    "Callable[[Connection], list[tuple[str]]]",
+                    lambda conn: conn.execute(LET_GO, (self.name, going)).fetchall(),
+                )
             )
-        )
-        let_go = {agent for (agent,) in gone}
+            let_go = {agent for (agent,) in gone}
+        finally:
+            kept = set(going) - let_go
+            ownership.mine = (ownership.mine or frozenset()) | kept
+            for agent in sorted(kept):
+                self.wake(agent)  # what came while it was going is looked at
         epochs = {agent: e for agent, e in renewal.epochs.items() if agent not in let_go}
         return dataclasses.replace(renewal, epochs=epochs, surplus=0)
 

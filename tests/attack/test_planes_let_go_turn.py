@@ -1,0 +1,113 @@
+"""A plane that holds more than its share lets idle agents go. An agent
+found idle can be sent a message the next moment, before the lease is let
+go: its turn must not start on the plane letting it go, or its call would
+be in flight there while the plane that takes the agent sweeps it and
+answers the message again (two planes on one agent, the message's work
+bought twice). On a real PostgreSQL, two real planes, four agents: A runs
+all of them, B none; A's renewal finds it holds two over its share. The
+order is driven by a lock the test holds: A asks whether `agent-0` is
+idle, the operator writes to it, and A's let-go waits on the test's lock
+on the leases (which no turn's write needs) until `agent-0` has looked at
+its work. Leases here last two minutes, so no renewal runs but the test's."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from plane.daemon import fleet
+from plane.wire import protocol as p
+from tests.support.fixtures_plane import RunningPlane, launch, scripted_config
+from tests.support.fleet_members import runs
+from tests.support.scripted_llm import ScriptedLLM
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
+
+AGENTS = [f"agent-{n}" for n in range(4)]
+CONFIG = scripted_config("".join(f"  {agent}: {{}}\n" for agent in AGENTS))
+LEASE_S = 120.0
+"""Renewals 40 s apart: none comes but the test's."""
+DEADLINE_S = 30.0
+SENT = AGENTS[0]
+"""The first agent A asks about, and so the first it lets go."""
+
+
+@contextlib.asynccontextmanager
+async def a_running_all(
+    root: Path, llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch, url: str
+) -> AsyncIterator[tuple[RunningPlane, RunningPlane]]:
+    """A running every agent (started alone), B none and quiet."""
+    monkeypatch.setenv("PLANE_STORE", url)
+    monkeypatch.setattr(fleet, "LEASE_S", LEASE_S)
+    a = await launch(root / "a", llm, CONFIG)
+    try:
+        await asyncio.wait_for(runs(a, AGENTS[-1]), DEADLINE_S)
+        b = await launch(root / "b", llm, CONFIG)
+    except BaseException:
+        await a.stop()
+        raise
+    try:
+        await b.quiet()
+        yield a, b
+    finally:
+        llm.hang_up()
+        await b.stop()
+        await a.stop()
+
+
+async def until(condition, what: str) -> None:
+    """Until `condition()` holds, within the deadline."""
+    async with asyncio.timeout(DEADLINE_S):
+        while not condition():  # noqa: ASYNC110 - the plane's tasks move it
+            await asyncio.sleep(0.02)
+    assert condition(), what
+
+
+async def test_an_agent_sent_a_message_as_its_lease_is_let_go_is_answered_once(
+    tmp_path: Path, scripted_llm, monkeypatch, postgres_url
+):
+    release = threading.Event()
+    scripted_llm.reply("answered", until=release)  # the first call, in flight until released
+    async with a_running_all(tmp_path, scripted_llm, monkeypatch, postgres_url) as (a, b):
+        a_fleet, b_fleet = a.runtime.fleet, b.runtime.fleet
+        assert a_fleet is not None and b_fleet is not None
+        sending: list[asyncio.Task[list[p.ConversationMessage]]] = []
+        with psycopg.connect(postgres_url) as locker:
+            asked = a_fleet.idle
+
+            def idle(agent: str) -> bool:
+                """Idle as asked; then, before A lets it go, a message for it."""
+                found = asked(agent)
+                if agent == SENT and not sending:
+                    locker.execute("LOCK TABLE leases IN SHARE MODE")  # A's let-go waits
+                    sending.append(asyncio.create_task(a.send(SENT, "are you there?")))
+                return found
+
+            a_fleet.idle = idle
+            renewing = asyncio.create_task(a_fleet.tick())
+            await until(lambda: bool(sending), "A asked whether the agents were idle")
+            await sending[0]
+            workers = a.crew.workers
+            # Its look done on A: a turn started (its call in flight), or none.
+            await until(lambda: scripted_llm.requests or workers.idle(SENT), f"{SENT} looked on A")
+            locker.commit()  # A lets go of its surplus now
+            a_tick = await renewing
+        assert len(a_tick.mine) == 2, "A keeps its share"
+        b_tick = await b_fleet.tick()  # B takes its share: the agents A let go
+        assert SENT not in b_tick.cut, f"{SENT}'s call was in flight on A as A let it go"
+        release.set()
+        waiting = b.services.conversation.waiting_counts
+        async with asyncio.timeout(DEADLINE_S):
+            while await waiting():  # noqa: ASYNC110 - the planes' turns move it
+                await asyncio.sleep(0.02)
+        await a.quiet()
+        await b.quiet()
+        said = await b.services.conversation.history(SENT, 20)
+        assert [m.text for m in said if m.kind == "agent"] == ["answered"], "answered once"
+        assert len(scripted_llm.requests) == 1, "its work bought once"
