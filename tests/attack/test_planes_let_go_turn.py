@@ -13,52 +13,20 @@ its work. Leases here last two minutes, so no renewal runs but the test's."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import threading
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import psycopg
 import pytest
 
-from plane.daemon import fleet
 from plane.wire import protocol as p
-from tests.support.fixtures_plane import RunningPlane, launch, scripted_config
-from tests.support.fleet_members import runs
-from tests.support.scripted_llm import ScriptedLLM
+from tests.support.takeovers import DEADLINE_S, a_running_all
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
 AGENTS = [f"agent-{n}" for n in range(4)]
-CONFIG = scripted_config("".join(f"  {agent}: {{}}\n" for agent in AGENTS))
-LEASE_S = 120.0
-"""Renewals 40 s apart: none comes but the test's."""
-DEADLINE_S = 30.0
 SENT = AGENTS[0]
 """The first agent A asks about, and so the first it lets go."""
-
-
-@contextlib.asynccontextmanager
-async def a_running_all(
-    root: Path, llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch, url: str
-) -> AsyncIterator[tuple[RunningPlane, RunningPlane]]:
-    """A running every agent (started alone), B none and quiet."""
-    monkeypatch.setenv("PLANE_STORE", url)
-    monkeypatch.setattr(fleet, "LEASE_S", LEASE_S)
-    a = await launch(root / "a", llm, CONFIG)
-    try:
-        await asyncio.wait_for(runs(a, AGENTS[-1]), DEADLINE_S)
-        b = await launch(root / "b", llm, CONFIG)
-    except BaseException:
-        await a.stop()
-        raise
-    try:
-        await b.quiet()
-        yield a, b
-    finally:
-        llm.hang_up()
-        await b.stop()
-        await a.stop()
 
 
 async def until(condition, what: str) -> None:
@@ -74,7 +42,7 @@ async def test_an_agent_sent_a_message_as_its_lease_is_let_go_is_answered_once(
 ):
     release = threading.Event()
     scripted_llm.reply("answered", until=release)  # the first call, in flight until released
-    async with a_running_all(tmp_path, scripted_llm, monkeypatch, postgres_url) as (a, b):
+    async with a_running_all(tmp_path, scripted_llm, monkeypatch, postgres_url, AGENTS) as (a, b):
         a_fleet, b_fleet = a.runtime.fleet, b.runtime.fleet
         assert a_fleet is not None and b_fleet is not None
         sending: list[asyncio.Task[list[p.ConversationMessage]]] = []
