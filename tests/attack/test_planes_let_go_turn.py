@@ -1,14 +1,8 @@
-"""A plane that holds more than its share lets idle agents go. An agent
-found idle can be sent a message the next moment, before the lease is let
-go: its turn must not start on the plane letting it go, or its call would
-be in flight there while the plane that takes the agent sweeps it and
-answers the message again (two planes on one agent, the message's work
-bought twice). On a real PostgreSQL, two real planes, four agents: A runs
-all of them, B none; A's renewal finds it holds two over its share. The
-order is driven by a lock the test holds: A asks whether `agent-0` is
-idle, the operator writes to it, and A's let-go waits on the test's lock
-on the leases (which no turn's write needs) until `agent-0` has looked at
-its work. Leases here last two minutes, so no renewal runs but the test's."""
+"""A plane that holds more than its share lets idle agents go, and no
+agent's work is done twice or lost on the way: on a real PostgreSQL, two
+real planes, four agents. A runs all of them, B none; A's renewal finds it
+holds two over its share. Leases here last two minutes, so no renewal
+runs but the test's."""
 
 from __future__ import annotations
 
@@ -20,7 +14,7 @@ import psycopg
 import pytest
 
 from plane.wire import protocol as p
-from tests.support.takeovers import DEADLINE_S, a_running_all
+from tests.support.takeovers import DEADLINE_S, a_running_all, turns_end, until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -29,17 +23,17 @@ SENT = AGENTS[0]
 """The first agent A asks about, and so the first it lets go."""
 
 
-async def until(condition, what: str) -> None:
-    """Until `condition()` holds, within the deadline."""
-    async with asyncio.timeout(DEADLINE_S):
-        while not condition():  # noqa: ASYNC110 - the plane's tasks move it
-            await asyncio.sleep(0.02)
-    assert condition(), what
-
-
 async def test_an_agent_sent_a_message_as_its_lease_is_let_go_is_answered_once(
     tmp_path: Path, scripted_llm, monkeypatch, postgres_url
 ):
+    """An agent found idle can be sent a message the next moment, before
+    its lease is let go: its turn must not start on the plane letting it
+    go, or its call would be in flight there while the plane that takes the
+    agent sweeps it and answers the message again (two planes on one agent,
+    the message's work bought twice). The order is driven by a lock the
+    test holds: A asks whether `agent-0` is idle, the operator writes to it,
+    and A's let-go waits on the test's lock on the leases (which no turn's
+    write needs) until `agent-0` has looked at its work."""
     release = threading.Event()
     scripted_llm.reply("answered", until=release)  # the first call, in flight until released
     async with a_running_all(tmp_path, scripted_llm, monkeypatch, postgres_url, AGENTS) as (a, b):
@@ -79,3 +73,37 @@ async def test_an_agent_sent_a_message_as_its_lease_is_let_go_is_answered_once(
         said = await b.services.conversation.history(SENT, 20)
         assert [m.text for m in said if m.kind == "agent"] == ["answered"], "answered once"
         assert len(scripted_llm.requests) == 1, "its work bought once"
+
+
+async def test_an_agent_with_a_turn_in_flight_is_not_let_go_and_its_turn_ends_once_there(
+    tmp_path: Path, scripted_llm, monkeypatch, postgres_url
+):
+    """A's surplus is let go among its idle agents only: `agent-0`, its
+    call in flight, stays A's, which answers it once; B takes the next two,
+    and sweeps nothing. A message then sent through A to one B took is
+    answered by B."""
+    release = threading.Event()
+    scripted_llm.reply("answered", until=release)
+    async with a_running_all(tmp_path, scripted_llm, monkeypatch, postgres_url, AGENTS) as (a, b):
+        a_fleet, b_fleet = a.runtime.fleet, b.runtime.fleet
+        assert a_fleet is not None and b_fleet is not None
+        on_a = a.bus.subscribe()
+        await a.send(SENT, "are you there?")
+        await until(lambda: bool(scripted_llm.requests), f"{SENT}'s call in flight")
+        a_tick = await a_fleet.tick()
+        assert a_tick.mine == frozenset({SENT, AGENTS[3]}), "the busy agent kept, idle ones let go"
+        b_tick = await b_fleet.tick()
+        assert b_tick.gained == frozenset(AGENTS[1:3])
+        assert b_tick.cut == {}, "no call in flight where a lease was let go"
+        release.set()
+        assert await turns_end(on_a, [SENT]) == [SENT]
+
+        on_b = b.bus.subscribe()
+        await a.send(AGENTS[1], "and you?")  # through the plane that let it go
+        assert await turns_end(on_b, [AGENTS[1]]) == [AGENTS[1]]
+        await a.quiet()
+        await b.quiet()
+        assert await b.services.conversation.waiting_counts() == {}
+        for agent, answer in [(SENT, "answered"), (AGENTS[1], "ok")]:
+            said = await b.services.conversation.history(agent, 20)
+            assert [m.text for m in said if m.kind == "agent"] == [answer], f"{agent} answered once"

@@ -9,7 +9,6 @@ ceiling (as an operator's `/limit fleet off` there), four agents."""
 
 from __future__ import annotations
 
-import asyncio
 from decimal import Decimal
 from functools import partial
 from pathlib import Path
@@ -21,22 +20,12 @@ from plane.daemon.fleet import tell_ceilings
 from plane.money.ceilings import Ceilings
 from plane.store.postgres import PostgresDatabase
 from tests.support.fleet_members import NOON
-from tests.support.takeovers import DEADLINE_S, a_running_all, turns_end
+from tests.support.takeovers import a_running_all, turns_end, until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
 AGENTS = [f"agent-{n}" for n in range(4)]
 HELD = AGENTS[2]
-
-
-async def until(condition, what: str) -> None:
-    """Until `condition()` holds, within the deadline."""
-    try:
-        async with asyncio.timeout(DEADLINE_S):
-            while not condition():  # noqa: ASYNC110 - the planes' notices move it
-                await asyncio.sleep(0.02)
-    except TimeoutError:
-        pytest.fail(f"not within {DEADLINE_S} s: {what}")
 
 
 async def test_a_held_agent_freed_elsewhere_during_a_takeover_answers_on_its_new_plane(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -84,3 +84,14 @@ async def turns_end(subscription: Subscription, agents: list[str]) -> list[str]:
         pytest.fail(f"no turn of {sorted(left)} ended within {DEADLINE_S} s")
     assert not left, "the subscription ended"
     return started
+
+
+async def until(condition: Callable[[], object], what: str) -> None:
+    """Until `condition()` holds, within the deadline (the planes' tasks
+    and notices move it); `what` is said if it never does."""
+    try:
+        async with asyncio.timeout(DEADLINE_S):
+            while not condition():  # noqa: ASYNC110 - polled: no event says it
+                await asyncio.sleep(0.02)
+    except TimeoutError:
+        pytest.fail(f"not within {DEADLINE_S} s: {what}")
