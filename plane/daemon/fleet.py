@@ -286,6 +286,19 @@ class Renewal:
     (`Fleet._let_go`)."""
 
 
+def merged(older: Tick, newer: Tick) -> Tick:
+    """`newer`, followed in `older`'s place too (`Fleet._followed_later`):
+    the calls both swept, and the guard histories and holds both took
+    (`newer`'s where both took an agent), so the agents either would have
+    woken are woken (`Fleet._to_wake`)."""
+    cut = dict(older.cut)
+    for agent, more in newer.cut.items():
+        cut[agent] = cut[agent] + more if agent in cut else more
+    return dataclasses.replace(
+        newer, gained=older.gained | newer.gained, cut=cut, kept={**older.kept, **newer.kept}
+    )
+
+
 def _ran_out(now: int, lease: int, first: bool) -> int:
     """Before when a lease of this plane's ran out, to be taken anew: at
     start, every one of them (those of its earlier life)."""
@@ -584,9 +597,11 @@ class Fleet:
         """`follow` in a task of its own, one at a time: a renewal that
         comes while one runs leaves its tick to follow next, merged with any
         other waiting (the newest tick, the owners before the oldest: every
-        move shown once)."""
+        move shown once), and with the agents the older one swept or took
+        held (`merged`): each is woken as its own renewal would have."""
         if self._to_follow is not None:
-            before = self._to_follow[1]
+            older, before = self._to_follow
+            tick = merged(older, tick)
         self._to_follow = (tick, before)
         if self._following is None or self._following.done():
             self._following = asyncio.create_task(self._follow_all(), name="fleet:follow")
