@@ -494,6 +494,7 @@ class Fleet:
         back = time.time()
         if self._clock is not None:  # the server's clock, read halfway through the round trip
             self._clock.offset = timedelta(milliseconds=renewal.now_ms - (sent + back) * 500)
+        mine = self._ownership.mine  # as the renewal found it (a let-go changes it)
         if renewal.surplus:
             renewal = await self._let_go(renewal)
         if renewal.held:
@@ -505,7 +506,7 @@ class Fleet:
             )
         )
         before = dict(self._ownership.owners)
-        if tick.mine != self._ownership.mine:
+        if tick.mine != mine:
             self._ownership.changes += 1
         # Renewed when sent at the latest: calls stop with a third of it left.
         # and calls in flight are cut with a sixth left, before the lease can

@@ -107,3 +107,29 @@ async def test_an_agent_with_a_turn_in_flight_is_not_let_go_and_its_turn_ends_on
         for agent, answer in [(SENT, "answered"), (AGENTS[1], "ok")]:
             said = await b.services.conversation.history(agent, 20)
             assert [m.text for m in said if m.kind == "agent"] == [answer], f"{agent} answered once"
+
+
+async def test_a_hold_told_where_a_let_go_agent_runs_now_is_not_told_again_through_its_old_plane(
+    tmp_path: Path, scripted_llm, monkeypatch, postgres_url
+):
+    """`agent-0` looked at its hold on A (none), A let it go, and B, which
+    took it, told its hold (the fleet paused). A message sent through A
+    finds the hold told already: A reads what was told again once its
+    agents changed, and says it no second time."""
+    async with a_running_all(tmp_path, scripted_llm, monkeypatch, postgres_url, AGENTS) as (a, b):
+        a_fleet, b_fleet = a.runtime.fleet, b.runtime.fleet
+        assert a_fleet is not None and b_fleet is not None
+        a.crew.workers.wake(SENT)  # it looks at its hold on A: none
+        await a.quiet()
+        await a_fleet.tick()  # A lets it go
+        assert SENT in (await b_fleet.tick()).gained
+        await b.send(AGENTS[1], "/limit fleet 0")  # every agent held
+        await b.send(SENT, "and now?")  # its hold told, by B
+        a_ceilings = a.services.gate.ceilings
+        await until(lambda: a_ceilings.fleet() == 0, "A heard of the ceiling")
+        await a.send(SENT, "still there?")
+        await a.quiet()
+        await b.quiet()
+        said = await a.services.conversation.history(SENT, 20)
+        paused = [m.text for m in said if m.kind == "plane" and "is paused" in m.text]
+        assert len(paused) == 1, [(m.kind, m.text) for m in said]
