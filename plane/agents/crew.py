@@ -223,7 +223,9 @@ class Crew:
         """A plain message asks the gate once, is written once, and shows as
         one `MessageAppended` and one `AgentUpdated` (built with that same
         answer from the gate) before the worker is woken, so the row never
-        shows the turn before the message it answers. A message larger than
+        shows the turn before the message it answers. In a fleet, the plane
+        that runs the agent is told at once, as of a command: not left to
+        find the message at its next renewal. A message larger than
         the model's whole context is refused, and nothing is stored."""
         services, worker = self._services, self.workers[agent]
         today = day_of(services.clock.now())
@@ -245,7 +247,7 @@ class Crew:
             await self._rows.show(agent, hold)
         except (LedgerError, sqlite3.Error) as error:
             log.warning("%s: a message was kept, but its row could not be shown: %s", agent, error)
-        worker.wake()
+        self.workers.wake(agent)  # here, and on the plane that runs it
         return said
 
     async def _not_for_a_gateway_agent(self, agent: str, text: str) -> list[ConversationMessage]:

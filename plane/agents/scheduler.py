@@ -120,16 +120,28 @@ class Scheduler:
 
     async def due_agents(self) -> set[str]:
         """The agents with a booking due now, in one query for the fleet: a
-        start looks at these first; one due later is woken by `run` then."""
+        start looks at these first; one due later is woken by `run` then.
+        In a fleet, read at each renewal too: a booking another plane made
+        after `run` last read them (for an agent this plane may have taken
+        over since) coming due before `run` wakes, `run` reads them again,
+        and wakes its agent when it comes due, not at a renewal after."""
         now = self._clock.now()
         rows = await self._db.fetchall("SELECT id, agent, due FROM bookings WHERE done = 0")
         due = set()
+        upcoming: datetime | None = None
         for row in rows:
             try:
-                if read_stamp(row["due"]) <= now:
-                    due.add(row["agent"])
+                when = read_stamp(row["due"])
             except (TypeError, ValueError) as error:
                 self._left_aside(row["id"], row["agent"], error)
+                continue
+            if when <= now:
+                due.add(row["agent"])
+            elif upcoming is None or when < upcoming:
+                upcoming = when
+        asleep_until = self._sleeps_until
+        if upcoming is not None and (asleep_until is None or upcoming < asleep_until):
+            self._changed.set()  # `run` reads them again
         return due
 
     async def _read_open(self, agents: list[str]) -> dict[str, list[Booking]]:

@@ -6,7 +6,9 @@ transaction, says it is alive (`planes`) and renews its leases; holding more
 than its fair share (the agents over the planes alive, rounded up), it lets
 idle agents go, in a short transaction of its own (`LET_GO`: its workers
 asked whether they are idle one by one, only until enough are found, not
-all 10,000 at every renewal); then, in another, it evens out the fleet: it
+all 10,000 at every renewal; from the moment one is found idle, no turn
+of its starts here: what comes for it waits for the plane that takes it);
+then, in another, it evens out the fleet: it
 takes free or expired leases while it holds fewer. Taking a lease is
 conditional (only where none is held or it has run out, by the database's
 clock, on a row locked first), so two planes never both take one. A plane
@@ -284,6 +286,19 @@ class Renewal:
     (`Fleet._let_go`)."""
 
 
+def merged(older: Tick, newer: Tick) -> Tick:
+    """`newer`, followed in `older`'s place too (`Fleet._followed_later`):
+    the calls both swept, and the guard histories and holds both took
+    (`newer`'s where both took an agent), so the agents either would have
+    woken are woken (`Fleet._to_wake`)."""
+    cut = dict(older.cut)
+    for agent, more in newer.cut.items():
+        cut[agent] = cut[agent] + more if agent in cut else more
+    return dataclasses.replace(
+        newer, gained=older.gained | newer.gained, cut=cut, kept={**older.kept, **newer.kept}
+    )
+
+
 def _ran_out(now: int, lease: int, first: bool) -> int:
     """Before when a lease of this plane's ran out, to be taken anew: at
     start, every one of them (those of its earlier life)."""
@@ -479,6 +494,7 @@ class Fleet:
         back = time.time()
         if self._clock is not None:  # the server's clock, read halfway through the round trip
             self._clock.offset = timedelta(milliseconds=renewal.now_ms - (sent + back) * 500)
+        mine = self._ownership.mine  # as the renewal found it (a let-go changes it)
         if renewal.surplus:
             renewal = await self._let_go(renewal)
         if renewal.held:
@@ -490,7 +506,7 @@ class Fleet:
             )
         )
         before = dict(self._ownership.owners)
-        if tick.mine != self._ownership.mine:
+        if tick.mine != mine:
             self._ownership.changes += 1
         # Renewed when sent at the latest: calls stop with a third of it left.
         # and calls in flight are cut with a sixth left, before the lease can
@@ -582,9 +598,11 @@ class Fleet:
         """`follow` in a task of its own, one at a time: a renewal that
         comes while one runs leaves its tick to follow next, merged with any
         other waiting (the newest tick, the owners before the oldest: every
-        move shown once)."""
+        move shown once), and with the agents the older one swept or took
+        held (`merged`): each is woken as its own renewal would have."""
         if self._to_follow is not None:
-            before = self._to_follow[1]
+            older, before = self._to_follow
+            tick = merged(older, tick)
         self._to_follow = (tick, before)
         if self._following is None or self._following.done():
             self._following = asyncio.create_task(self._follow_all(), name="fleet:follow")
@@ -676,17 +694,29 @@ class Fleet:
         until there are enough (at 10,000 agents, a renewal asks none of
         them unless the plane holds more than its share). Asked here, on the
         event loop, after the renewal committed: a transaction's function
-        does only SQL."""
+        does only SQL. Those found idle are no longer run here from that
+        moment (`Ownership.owns`): a message sent to one as its lease goes
+        waits for the plane that takes it, where a turn started here would
+        have its call in flight as that plane swept it and answered again.
+        Those whose rows a write held are run here again, and look."""
         idle = (agent for agent in sorted(renewal.epochs) if self.idle(agent))
         if not (going := list(itertools.islice(idle, renewal.surplus))):
             return renewal
-        gone = await self._store.write(
-            cast(
-                "Callable[[Connection], list[tuple[str]]]",
-                lambda conn: conn.execute(LET_GO, (self.name, going)).fetchall(),
+        ownership, let_go = self._ownership, set[str]()
+        ownership.mine = (ownership.mine or frozenset()).difference(going)
+        try:
+            gone = await self._store.write(
+                cast(
+                    "Callable[[Connection], list[tuple[str]]]",
+                    lambda conn: conn.execute(LET_GO, (self.name, going)).fetchall(),
+                )
             )
-        )
-        let_go = {agent for (agent,) in gone}
+            let_go = {agent for (agent,) in gone}
+        finally:
+            kept = set(going) - let_go
+            ownership.mine = (ownership.mine or frozenset()) | kept
+            for agent in sorted(kept):
+                self.wake(agent)  # what came while it was going is looked at
         epochs = {agent: e for agent, e in renewal.epochs.items() if agent not in let_go}
         return dataclasses.replace(renewal, epochs=epochs, surplus=0)
 

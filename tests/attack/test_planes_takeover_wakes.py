@@ -9,16 +9,14 @@ here last two minutes, so no renewal runs but the one the test asks for."""
 
 from __future__ import annotations
 
-import asyncio
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from plane.daemon.events import Subscription
-from plane.wire import protocol as p
 from tests.support.fixtures_plane import RunningPlane
-from tests.support.takeovers import AGENTS, DEADLINE_S, a_running_all
+from tests.support.takeovers import AGENTS, a_running_all, turns_end
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -30,27 +28,6 @@ DUE = "agent-013"
 """An agent whose booking came due while no plane ran it."""
 LATER = "agent-150"
 """An agent whose booking comes due after the takeover."""
-
-
-async def turns_end(subscription: Subscription, agents: list[str]) -> list[str]:
-    """Until a turn of each of `agents` ended: the agents whose turns started
-    meanwhile, in order."""
-    started: list[str] = []
-    left = set(agents)
-
-    async def until_all() -> None:
-        while left and (event := await subscription.next()) is not None:
-            if isinstance(event, p.TurnStarted):
-                started.append(event.agent)
-            if isinstance(event, p.TurnFinished):
-                left.discard(event.agent)
-
-    try:
-        await asyncio.wait_for(until_all(), DEADLINE_S)
-    except TimeoutError:
-        pytest.fail(f"no turn of {sorted(left)} ended within {DEADLINE_S} s")
-    assert not left, "the subscription ended"
-    return started
 
 
 async def take_over(b: RunningPlane) -> tuple[list[str], Subscription]:

@@ -9,7 +9,7 @@ import contextlib
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
@@ -55,9 +55,12 @@ async def join(
     *,
     shared: bool = False,
     clock: DatabaseClock | None = None,
+    work: Callable[[Mapping[str, int]], Awaitable[Collection[str]]] | None = None,
 ) -> Member:
     """A plane named `name` running `agents`, on the store at `url`; `shared`:
-    its conversations are the fleet's (as with several planes on one store)."""
+    its conversations are the fleet's (as with several planes on one store);
+    `work`: which agents have something to do (`Fleet(work=…)`; None: every
+    agent it holds is woken at each renewal)."""
     db = await PostgresDatabase.connect(url)
     manual = ManualClock(NOON)
     ledger = Ledger(db, manual, plane=name, lease_margin_ms=lease_margin_ms())
@@ -67,7 +70,15 @@ async def join(
     ownership = Ownership(name, notify=partial(tell_owner, db))
     guards = GuardBook(db, shared=True)
     fleet = Fleet(
-        db, lambda: agents, ledger, ceilings, conversation, ownership, clock, guards=guards
+        db,
+        lambda: agents,
+        ledger,
+        ceilings,
+        conversation,
+        ownership,
+        clock,
+        guards=guards,
+        work=work,
     )
     return Member(fleet, db, ledger, conversation, ownership, guards, ceilings)
 
