@@ -59,6 +59,16 @@ async def blocked_or_done(url: str, pid: int, tick: asyncio.Future[Any]) -> None
         await asyncio.sleep(0.01)
 
 
+async def gone(url: str, pid: int) -> None:
+    """Until the server has ended the session `pid` whose client closed it
+    (its locks go with it, a moment after the close returns)."""
+    alive = "SELECT count(*) FROM pg_stat_activity WHERE pid = %s"
+    deadline = time.monotonic() + 10
+    while one_row(url, alive, pid) != (0,):
+        assert time.monotonic() < deadline, f"the server kept session {pid} after its close"
+        await asyncio.sleep(0.01)
+
+
 @pytest.mark.parametrize("held", HELD.values(), ids=HELD.keys())
 async def test_a_stalled_planes_locked_leases_never_queue_anothers_ledger(postgres_url, held):
     a, b = await a_holds_b_and_b_holds_a(postgres_url)
@@ -89,6 +99,7 @@ async def test_a_stalled_planes_locked_leases_never_queue_anothers_ledger(postgr
             assert tick.mine == {"a"} and tick.gained == set(), "a lease taken from a locked row"
         finally:
             stalled.close()
+        await gone(postgres_url, pid)
         assert one_row(postgres_url, "SELECT agent FROM calls WHERE id = %s", call) == ("a",)
 
         # The stalled transaction gone, B's next tick takes A's agent: the epoch moved by one.
