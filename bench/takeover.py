@@ -11,12 +11,19 @@ plane's own wrapper), and the rows of `leases` PostgreSQL scanned for B's
 renewals (`pg_stat_user_tables`, flushed first), at the takeover and at a
 renewal after it. `--renewals N`: N more renewals after those, the fleet
 steady (every agent B's, nothing waiting), each timed until every worker
-is idle again: their median wall and CPU.
+is idle again: their median wall and CPU. `--probe N`: a plane C joins
+B (B lets half go, C takes them) and the two renew in turns, N ticks each,
+the fleet steady; the event loop is watched meanwhile (a task asleep for
+1 ms at a time, each time late by as long as the loop was held, and a
+client saying hello on B's socket every 20 ms): the longest one tick held
+the loop (median, p99 and max over the ticks) next to the aim (no tick holds it
+over 50 ms; the operator's requests answered within 200 ms at p99).
 
     .venv/bin/python bench/takeover.py                    # 2,000 agents
     .venv/bin/python bench/takeover.py --agents 10000
     .venv/bin/python bench/takeover.py --no-scans      # no wait for PostgreSQL's counts
     .venv/bin/python bench/takeover.py --agents 10000 --no-scans --renewals 9
+    .venv/bin/python bench/takeover.py --agents 10000 --no-scans --probe 10
 
 Both planes run in this process, each its own store connections, as the
 tests' do (`launch`); the renewals are asked for by hand (leases last ten
@@ -29,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import resource
 import shutil
@@ -37,6 +45,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -52,6 +61,16 @@ from plane.daemon.fleet import Fleet
 from plane.daemon.server import Plane
 from plane.home import Home
 from plane.wire import protocol as p
+from plane.wire.client import PlaneClient
+
+HELD_AIM_MS = 50.0
+"""The longest a steady tick may hold the event loop."""
+REQUEST_AIM_MS = 200.0
+"""The operator's requests' aim, at p99 (DESIGN.md, "Large fleets")."""
+PROBE_S = 0.001
+"""How long the loop's probe sleeps at a time: a tick's hold is seen to
+within it."""
+HELLO_EVERY_S = 0.02
 
 STATS_FLUSHED_S = 11.0
 """How long PostgreSQL may keep an idle session's counts before its
@@ -124,9 +143,96 @@ async def steady(fleet: Fleet, workers: list[AgentWorker], renewals: int) -> str
     )
 
 
-async def takeover(root: Path, url: str | None, agents: int, renewals: int = 0) -> None:
+class Held:
+    """How long the event loop was held, watched by a task asleep for
+    `PROBE_S` at a time: each wake late by as long as something held the
+    loop. `longest()` says the longest since it was last asked."""
+
+    def __init__(self) -> None:
+        self.most = 0.0
+
+    async def watch(self) -> None:
+        while True:
+            asleep = time.perf_counter()
+            await asyncio.sleep(PROBE_S)
+            self.most = max(self.most, time.perf_counter() - asleep - PROBE_S)
+
+    def longest(self) -> float:
+        most, self.most = self.most, 0.0
+        return most
+
+
+async def hellos(socket: Path, took: list[float]) -> None:
+    """A client connecting to `socket` and saying hello every
+    `HELLO_EVERY_S`, each time until welcomed appended to `took`."""
+    while True:
+        asked = time.perf_counter()
+        client = await PlaneClient.connect(socket, name="bench-probe")
+        took.append(time.perf_counter() - asked)
+        await client.close()
+        await asyncio.sleep(HELLO_EVERY_S)
+
+
+def p99(values: list[float]) -> float:
+    """The 99th percentile of `values` (the largest of fewer than 100)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, math.ceil(len(ordered) * 0.99) - 1)]
+
+
+async def shared(root: Path, text: str, b: Plane, ticks: int) -> str:
+    """Plane C joins B, which lets half the agents go and C takes them;
+    then `ticks` renewals of each, in turns, the fleet steady, with the
+    event loop watched (`Held`) and a client saying hello to B meanwhile:
+    the longest one tick held the loop (median, p99, max), each tick's CPU
+    (median), and the hellos' p99 and max, said."""
+    c = await started(root, "c", text)
+    held, took = Held(), []
+    watching = [asyncio.create_task(held.watch()), asyncio.create_task(hellos(b.home.socket, took))]
+    try:
+        planes = [b, c]
+        runtimes = [plane.runtime for plane in planes]
+        assert all(r is not None and r.fleet is not None for r in runtimes)
+        fleets = [cast(Fleet, r.fleet) for r in runtimes if r is not None]
+        workers = [list(r.workers.values()) for r in runtimes if r is not None]
+        for fleet in fleets * 2:  # B lets half go, C takes them; each sees the other's
+            await fleet.tick()
+            await all_idle([worker for idle in workers for worker in idle])
+        held_by = [len(r.services.ownership.mine or ()) for r in runtimes if r is not None]
+        assert min(held_by) > 0, f"the agents held: {held_by}"
+        holds, cpus = [], []
+        took.clear()
+        for n in range(ticks * 2):
+            fleet, idle = fleets[n % 2], workers[n % 2]
+            await asyncio.sleep(0.05)
+            held.longest()
+            cpu_at = cpu_s()
+            await fleet.tick()
+            holds.append(held.longest())
+            await all_idle(idle)
+            cpus.append(cpu_s() - cpu_at)
+        hello = list(took)
+    finally:
+        for task in watching:
+            task.cancel()
+        await asyncio.gather(*watching, return_exceptions=True)
+        await c.shutdown()
+    return (
+        f"; B and C in turns, {ticks} ticks each: the loop held by a tick"
+        f" median {statistics.median(holds) * 1000:.1f} ms, p99 {p99(holds) * 1000:.1f} ms,"
+        f" max {max(holds) * 1000:.1f} ms (aim < {HELD_AIM_MS:.0f});"
+        f" a tick's CPU median {statistics.median(cpus) * 1000:.1f} ms (the probe's too);"
+        f" {len(hello)} hellos p99 {p99(hello) * 1000:.1f} ms, max {max(hello) * 1000:.1f} ms"
+        f" (aim p99 < {REQUEST_AIM_MS:.0f})"
+    )
+
+
+async def takeover(
+    root: Path, url: str | None, agents: int, renewals: int = 0, probe: int = 0
+) -> None:
     """`url`: the store, whose scans of `leases` are counted (None: not
-    counted); `renewals`: steady renewals timed after (`steady`)."""
+    counted); `renewals`: steady renewals timed after (`steady`); `probe`:
+    that many ticks each of B and a plane C sharing the agents, the event
+    loop watched (`shared`)."""
     text = config(agents)
     a = await started(root, "a", text)
     b = await started(root, "b", text)
@@ -162,6 +268,8 @@ async def takeover(root: Path, url: str | None, agents: int, renewals: int = 0) 
         await fleet_b.tick()
         after = await leases_scanned(url) - scanned
         renewed = await steady(fleet_b, list(runtime_b.workers.values()), renewals)
+        if probe:
+            renewed += await shared(root, text, b, probe)
     finally:
         await b.shutdown()
         await a.shutdown()
@@ -191,6 +299,12 @@ def main() -> None:
         default=0,
         help="steady renewals after the takeover, timed: their median wall and CPU",
     )
+    parser.add_argument(
+        "--probe",
+        type=int,
+        default=0,
+        help="ticks each of two planes sharing the agents, the event loop watched",
+    )
     args = parser.parse_args()
     server_url = os.environ.get("PLANE_TEST_PG")
     server = None
@@ -205,7 +319,7 @@ def main() -> None:
             url = fresh_database(server_url)
             os.environ["PLANE_STORE"] = url
             counted = None if args.no_scans else url
-            asyncio.run(takeover(Path(tmp), counted, args.agents, args.renewals))
+            asyncio.run(takeover(Path(tmp), counted, args.agents, args.renewals, args.probe))
         finally:
             if server is not None:
                 server.stop()

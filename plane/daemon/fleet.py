@@ -91,6 +91,12 @@ answers the question; told before that end committed, its row said the
 question waited, and the next renewal has no line of its to tell
 (`Rows.behind`).
 
+**A move's rows kept.** A renewal that moves thousands of agents' owners
+(a takeover, a plane joining or leaving a large fleet) builds their rows
+anew, kept until the fleet moves again: once shown, they are frozen out of
+the cyclic collector's sight (`KEPT_MOVES`), as the start's are, so its
+passes at the steady renewals after do not walk them each time.
+
 **Gateway agents, on every plane.** A gateway agent has no lease: its
 client calls any plane. Its floor-priced calls are marked, and its hold
 (its loop guard's, a resume) read again, on every plane: at once by a
@@ -125,6 +131,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import psycopg
 
+from plane import collector
 from plane.agents.after_turn import tell_cut_turns
 from plane.agents.guard_book import GuardBook, Taken
 from plane.agents.services import Ownership
@@ -205,6 +212,15 @@ HELD_TRIES = 8
 """How many times the leases a write of this plane's held are tried again,
 a moment apart (5 ms, doubling); then waited for."""
 
+KEPT_MOVES = 1000
+"""How many agents' owners a renewal moves (a takeover, a plane joining or
+leaving a large fleet) for the rows it built to be frozen out of the cyclic
+collector's sight once shown (`collector.freeze`), as the start's are: the
+collector's full passes otherwise walk them (at 5,000 agents a plane, ~90,000
+objects, 42 CPU-ms), one every two or three steady ticks, each the longest a
+tick holds the event loop. One full pass, once, at such a move; fewer moves
+than that freeze nothing (their rows are few, and a pass over them short)."""
+
 LEASES = "SELECT agent, plane, expires_ms FROM leases"
 """Every lease, read once a tick: the owners this plane shows (those still
 running), and the agents free to take (`Fleet._free`). At 10,000 agents
@@ -227,6 +243,15 @@ ADDED = (
     " ON CONFLICT (agent) DO NOTHING RETURNING agent, epoch"
 )
 """The leases of agents no plane held yet, taken by `?2` until `?1`."""
+
+
+def moves(before: Mapping[str, str], owners: Mapping[str, str]) -> set[str]:
+    """The agents whose owner differs between `before` and `owners`: none,
+    at a steady renewal, found by one comparison of the two, not by looking
+    at each of 10,000 agents on the event loop."""
+    if before == owners:
+        return set()
+    return {a for a in before.keys() | owners.keys() if before.get(a) != owners.get(a)}
 
 
 def plane_name(home: str) -> str:
@@ -539,7 +564,8 @@ class Fleet:
         waiting = await self._waiting(everyone=everyone, first=first)  # the wake's and the rows'
         for agent in await self._to_wake(tick, waiting, everyone=everyone):
             self.wake(agent)  # what waits for them (a notice lost) is answered
-        moved = {a for a in set(before) | set(tick.owners) if before.get(a) != tick.owners.get(a)}
+        moved = moves(before, tick.owners)
+        many = len(moved) >= KEPT_MOVES  # their rows frozen once shown (`_shown`)
         if not first:
             if self._gateway is not None:
                 await self._gateway.holds()
@@ -550,7 +576,7 @@ class Fleet:
             if waiting is not None:  # a turn's end told before it committed
                 moved |= set(self._behind(waiting))
             if moved:
-                self._changed(moved, waiting)
+                self._changed(moved, waiting, kept=many)
         # The store answered: the closes it refused while it was away are written now.
         if written := await self._ledger.stranded.write():
             log.info("%d calls closed at their cost now that the store is back", written)
@@ -633,18 +659,23 @@ class Fleet:
             log.debug("what the other planes said could not be read: %s", exc)
             return None, set()
 
-    def _changed(self, agents: set[str], waiting: dict[str, int] | None) -> None:
+    def _changed(
+        self, agents: set[str], waiting: dict[str, int] | None, *, kept: bool = False
+    ) -> None:
         """Rows whose owner or lines changed, shown again (those of the
         agents this plane knows), each with what waited for it before the
         lines were read (`waiting`; None: not read): all of them at once, in
         a task of their own (a tick never waits on it), so a takeover of
-        thousands of agents costs a few reads, not a few a row."""
+        thousands of agents costs a few reads, not a few a row. `kept`:
+        thousands of owners moved, and the rows built for them are kept
+        until the next such move: frozen out of the collector's sight once
+        shown (`KEPT_MOVES`)."""
         if self._show is None:
             return
         counted = {
             agent: None if waiting is None else waiting.get(agent, 0) for agent in sorted(agents)
         }
-        task = asyncio.create_task(self._shown(self._show, counted), name="fleet:show")
+        task = asyncio.create_task(self._shown(self._show, counted, kept), name="fleet:show")
         self._shows.add(task)
         task.add_done_callback(self._shows.discard)
 
@@ -652,11 +683,15 @@ class Fleet:
     async def _shown(
         show: Callable[[Mapping[str, int | None]], Awaitable[object]],
         waiting: Mapping[str, int | None],
+        kept: bool,
     ) -> None:
         try:
             await show(waiting)
         except Exception as exc:  # the store away, say: the next change shows them
             log.debug("the rows of %s could not be shown again: %s", some_names(list(waiting)), exc)
+            return
+        if kept:
+            collector.freeze()
 
     def _renew(self, conn: Connection, agents: list[str], first: bool) -> Renewal:
         """The renewal's transaction: alive, this plane's leases renewed,

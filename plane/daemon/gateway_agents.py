@@ -15,14 +15,20 @@ plane's loop guard holds it, or the operator resumes it through one, that
 plane NOTIFYs the fleet's channel with its name (as a wake), and every
 plane, not only an owner (it has none), reads its settings again at once
 and shows its row; a call admitted meanwhile waits for that read. A lost
-notice costs no more than a renewal: each tick reads every gateway agent's
-hold in one query (`HOLDS`) and reads again those it finds changed.
+notice costs no more than a renewal: each tick reads every hold the store
+has in one query (`HOLDS`) and reads again those it finds changed.
 
 **The hold of an agent another plane runs.** Its loop guard holds it on
 the plane that runs it, which alone shows it so at once; the same query
 reads those agents' holds too each tick, so every plane's row says `held`
 (and `a loop, p resumes it`) within a renewal, not `idle` until it takes
 the agent's lease.
+
+**Only the holds are read.** An agent neither paused nor held, here and in
+the store, has nothing to compare: a tick reads the rows that hold an
+agent, not each of the thousands of agents another plane runs by name (at
+two planes on 10,000 agents, 5,000 names sent and 5,000 rows read on the
+event loop every tick, its longest hold of the loop).
 """
 
 from __future__ import annotations
@@ -44,9 +50,9 @@ FLOORED = f"SELECT DISTINCT agent FROM calls WHERE day = ? AND agent = ANY(?) AN
 """Which of some agents had a call priced at a floor on a day: the ledger's
 `floor_priced_agents`, for those agents only (`calls_floor_priced`)."""
 
-HOLDS = "SELECT name, paused, loop FROM agent_settings WHERE name = ANY(?)"
-"""Whether each of some agents is paused or held by its loop guard, as the
-store has it (`GatewayAgents.holds`)."""
+HOLDS = "SELECT name, paused, loop FROM agent_settings WHERE paused <> 0 OR loop IS NOT NULL"
+"""The agents paused or held by their loop guards, as the store has them:
+any other is neither (`GatewayAgents.holds`)."""
 
 
 class GatewayAgents:
@@ -97,22 +103,37 @@ class GatewayAgents:
     async def holds(self) -> None:
         """The gateway agents, and the agents another plane runs, whose hold
         (the loop guard's, a pause) the store has otherwise than this plane,
-        in one query: told, as by another plane's notice, so they are read
-        again (a gateway agent's before its next call) and their rows shown.
-        A notice lost costs no more than a renewal."""
-        here = {
-            agent: (worker.spec.paused, worker.spec.loop is not None)
-            for agent, worker in self._workers.items()
-            if worker.spec.gateway is not None or not self._runs_here(agent)
-        }
-        if not here:
+        in one query of the holds alone: told, as by another plane's notice,
+        so they are read again (a gateway agent's before its next call) and
+        their rows shown. A notice lost costs no more than a renewal. None
+        to compare (no gateway agent, every agent run here): nothing read."""
+        if not any(map(self._compared, self._workers)):
             return
         try:
-            rows = await self._db.fetchall(HOLDS, list(here))
+            rows = await self._db.fetchall(HOLDS)
         except Exception as exc:  # the store away, say: read at the next tick
             log.debug("the agents' holds could not be read: %s", exc)
             return
         stored = {agent: (bool(paused), loop is not None) for agent, paused, loop in rows}
-        for agent, held in here.items():
-            if stored.get(agent, (False, False)) != held:
+        for agent in sorted(stored.keys() | self._held_here()):
+            if not self._compared(agent):
+                continue
+            spec = self._workers[agent].spec
+            if stored.get(agent, (False, False)) != (spec.paused, spec.loop is not None):
                 self._told(agent)
+
+    def _compared(self, agent: str) -> bool:
+        """Whether `agent`'s hold here is compared with the store's: a
+        gateway agent's, or one another plane runs (one this plane runs
+        holds the store's hold already)."""
+        if (worker := self._workers.get(agent)) is None:
+            return False
+        return worker.spec.gateway is not None or not self._runs_here(agent)
+
+    def _held_here(self) -> set[str]:
+        """The agents this plane has paused or held by their loop guards."""
+        return {
+            agent
+            for agent, worker in self._workers.items()
+            if worker.spec.paused or worker.spec.loop is not None
+        }
