@@ -19,6 +19,11 @@ class Workers(Mapping[str, AgentWorker]):
     def __init__(self, ownership: Ownership) -> None:
         self._ownership = ownership
         self._by_name: dict[str, AgentWorker] = {}
+        self._told_early: set[str] = set()
+        """The agents another plane told this one of before their workers
+        were made (the plane starting: it listens before it reads what
+        waits, and a message stored after that read is told only so): told
+        once made, not left for the fleet's next renewal."""
 
     def __getitem__(self, agent: str) -> AgentWorker:
         return self._by_name[agent]
@@ -39,7 +44,13 @@ class Workers(Mapping[str, AgentWorker]):
         return self._by_name.values()
 
     def add(self, worker: AgentWorker) -> None:
-        self._by_name[worker.spec.name] = worker
+        """`worker`, found by its agent's name from now on; told at once if
+        another plane told of its agent before it was made."""
+        name = worker.spec.name
+        self._by_name[name] = worker
+        if name in self._told_early:
+            self._told_early.discard(name)
+            worker.told()
 
     def remove(self, agent: str) -> AgentWorker:
         return self._by_name.pop(agent)
@@ -60,9 +71,12 @@ class Workers(Mapping[str, AgentWorker]):
             self._by_name[agent].wake()
 
     def told(self, agent: str) -> None:
-        """Another plane told this one of `agent`, which it runs (`AgentWorker.told`)."""
+        """Another plane told this one of `agent`, which it runs
+        (`AgentWorker.told`): kept until its worker is made, if not yet."""
         if agent in self._by_name:
             self._by_name[agent].told()
+        else:
+            self._told_early.add(agent)
 
     async def interrupt(self, agent: str) -> bool:
         """Cut `agent`'s turn here: True once its conversation says what the

@@ -236,7 +236,7 @@ def _agents(
     tooling = Tooling(
         services,
         scheduler.book,
-        scout=Scout(workers, clock),
+        scout=Scout(workers, clock, services.ownership),
         refused_ask=notifier.refused_ask if notifier else None,
         priced=rows.priced,
     )

@@ -16,7 +16,7 @@ from functools import partial
 from sqlite3 import Connection
 
 from plane.clock import stamp
-from plane.errors import AlreadyClosed, LeaseLost
+from plane.errors import AlreadyClosed, lease_lost
 from plane.money.attribution import Part
 from plane.money.budgets import UNSET, Budget, admit_within, set_elsewhere
 from plane.money.day_sums import DaySums
@@ -141,9 +141,7 @@ def _admit_under_lease(
     holder = conn.execute(
         f"SELECT plane, expires_ms > {_NOW_MS} FROM leases WHERE agent = ?", (agent,)
     ).fetchone()
-    if holder is not None and holder[0] != plane and holder[1]:
-        raise LeaseLost(f"{agent} is run by {holder[0]} now")
-    raise LeaseLost(f"{plane}'s lease on {agent} ran low or was taken")
+    raise lease_lost(agent, plane, holder[0] if holder is not None and holder[1] else None)
 
 
 @dataclass(frozen=True, slots=True)
