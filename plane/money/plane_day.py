@@ -107,6 +107,8 @@ class PlaneDay:
         self.latest = latest = day if self.latest is None else max(day, self.latest)
         if self.latest_text[0] != latest:
             self.latest_text = (latest, latest.isoformat())
+        for gone in [gone for gone in self._reaching if gone < latest]:
+            del self._reaching[gone]  # reached: its askers hold what they wait for
         return latest
 
 
