@@ -187,12 +187,21 @@ class Scheduler:
             self._quiet.pop(agent, None)
 
     async def done(self, bookings: list[Booking]) -> None:
+        """The bookings taken, marked done, and the taken ones gone from the
+        store: nothing reads a taken booking again, and an agent booking its
+        next turn each hour would otherwise leave a row an hour for as long as
+        the plane runs. The newest row stays, taken or not: SQLite gives a
+        new row the largest id plus one, and a booking's id, once woken for,
+        is never given again (`run`)."""
         if not bookings:
             return
         ids = [(b.id,) for b in bookings]
-        await self._db.write(
-            lambda conn: conn.executemany("UPDATE bookings SET done = 1 WHERE id = ?", ids)
-        )
+
+        def taken(conn: Connection) -> None:
+            conn.executemany("UPDATE bookings SET done = 1 WHERE id = ?", ids)
+            conn.execute(_FORGET_TAKEN)
+
+        await self._db.write(taken)
 
     async def run(self) -> None:
         """Wake each agent when a booking of its comes due; forever."""
@@ -253,3 +262,7 @@ def _booking(row: Row) -> Booking:
         booked_at=read_stamp(row["booked_at"]),
         ambient=bool(row["ambient"]),
     )
+
+
+_FORGET_TAKEN = "DELETE FROM bookings WHERE done = 1 AND id < (SELECT MAX(id) FROM bookings)"
+"""The taken bookings but the newest row (its id is never given again)."""

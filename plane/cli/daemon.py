@@ -8,6 +8,7 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import logging.handlers
 import os
 import signal
 import subprocess
@@ -129,21 +130,67 @@ def open_home() -> Home:
         ) from None
 
 
+LOG_BYTES = 10 << 20
+"""plane.log is rotated once it would pass this size."""
+LOG_KEPT = 3
+"""The rotated logs kept beside it (plane.log.1, the newest, to plane.log.3):
+at most 40 MiB of log in all, however long the plane runs."""
+
+
 def _log_to(home: Home) -> None:
     """The log file, with times; and stderr, where each line starts `plane:`,
     unless stderr is the log file already (a plane started in the background)."""
+    background = _is_file(sys.stderr, home.log)
     try:
-        file = logging.FileHandler(home.log)
+        file = PlaneLog(home.log)
     except OSError as exc:
         raise PlaneError(f"Cannot write {home.log} ({exc.strerror}).") from None
     file.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handlers: list[logging.Handler] = [file]
-    if not _is_file(sys.stderr, home.log):
+    if not background:
         console = logging.StreamHandler()
         console.setFormatter(logging.Formatter("plane: %(message)s"))
         handlers.append(console)
     logging.basicConfig(level=logging.INFO, handlers=handlers, force=True)
     logging.getLogger("httpx").setLevel(logging.WARNING)
+
+
+class PlaneLog(logging.handlers.RotatingFileHandler):
+    """plane.log, rotated by the plane itself past `LOG_BYTES`, `LOG_KEPT`
+    old ones kept: a plane runs for months, and a client that leaves every
+    call or a turn failing every hour writes a line (a traceback) each time.
+
+    Rotated here rather than left to logrotate (`WatchedFileHandler`): the
+    plane is started by hand or by `plane`, on machines where nobody writes
+    it a logrotate rule, and the bound must hold without one. A plane in the
+    background has its stdout and stderr on plane.log too (what Python
+    itself prints there: a warning, a crash's traceback); they follow each
+    rotation to the new plane.log, never left writing to a rotated file that
+    is later deleted. The new plane.log is made 0600, as the home's files
+    are (`plane.home`)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, maxBytes=LOG_BYTES, backupCount=LOG_KEPT)
+        self.rotator = _rotated
+
+    def doRollover(self) -> None:
+        log = Path(self.baseFilename)
+        following = [stream for stream in (sys.stdout, sys.stderr) if _is_file(stream, log)]
+        super().doRollover()
+        if self.stream is None:
+            return
+        for stream in following:
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+                os.dup2(self.stream.fileno(), stream.fileno())
+
+
+def _rotated(source: str, dest: str) -> None:
+    """plane.log moved aside, and the new one made private before it is opened."""
+    if os.path.lexists(source):
+        os.replace(source, dest)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+    os.close(os.open(source, flags, 0o600))
 
 
 def _is_file(stream: IO[str], path: Path) -> bool:
@@ -202,11 +249,18 @@ def _start_daemon(home: Home) -> None:
         if asyncio.run(_answers(home)):
             return
         if daemon.poll() is not None:
-            said = home.log.read_bytes()[start:].decode(errors="replace").strip().splitlines()
+            said = _since(home.log, start).decode(errors="replace").strip().splitlines()
             last = said[-1].removeprefix("plane: ") if said else f"see {home.log}"
             raise PlaneError(f"The plane did not start: {last}")
         time.sleep(0.2)
     raise PlaneError(f"The plane did not start within {START_TIMEOUT_S:.0f}s; see {home.log}.")
+
+
+def _since(log: Path, start: int) -> bytes:
+    """What a starting plane wrote to its log: from `start` on, or the whole
+    new plane.log if it rotated the log meanwhile (it is shorter than `start`)."""
+    written = log.read_bytes()
+    return written[start:] if len(written) >= start else written
 
 
 async def _answers(home: Home) -> bool:

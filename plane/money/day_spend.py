@@ -87,6 +87,15 @@ class DaySpend:
         if sums is not None:
             sums[agent] = sums.get(agent, _ZERO) + amount
 
+    def keep_from(self, first: date) -> None:
+        """At the day's turn, the days before `first` let go: a plane that
+        runs for months would otherwise hold each day it ran, its sums, the
+        agents it held and its read. Asked for again (a ledger of an old day),
+        such a day is read anew from the store, as after `forget`."""
+        for kept in (self.days, self.unread, self._reads):
+            for day in [day for day in kept if day < first]:
+                del kept[day]
+
     def forget(self) -> None:
         """Read every day's sums from the store again when next asked."""
         self.days.clear()

@@ -217,12 +217,15 @@ class Ledger:
         return self._plane_day.today(self.plane, now)
 
     def _carry_in_flight(self, day: date) -> None:
-        """A day reached carries the calls in flight onto it: in memory, once committed."""
+        """A day reached carries the calls in flight onto it: in memory, once
+        committed. The sums of the days before yesterday are let go then (a
+        call that closes late closes on the day it was carried to)."""
         for call, recorded in list(self._open.items()):
             if recorded.day < day:
                 self._open[call] = recorded._replace(day=day)
                 self._spend.count(recorded.day, recorded.agent, -recorded.cost_usd)
                 self._spend.count(day, recorded.agent, recorded.cost_usd)
+        self._spend.keep_from(day - timedelta(days=1))
 
     async def _today_text(self, now: datetime) -> tuple[date, str]:
         """`today`, and the day as rows hold it."""

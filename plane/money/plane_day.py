@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from sqlite3 import Connection, Row
 
 from plane.batched import Shared
@@ -107,6 +107,8 @@ class PlaneDay:
         self.latest = latest = day if self.latest is None else max(day, self.latest)
         if self.latest_text[0] != latest:
             self.latest_text = (latest, latest.isoformat())
+        for gone in [gone for gone in self._reaching if gone < latest]:
+            del self._reaching[gone]  # reached: its askers hold what they wait for
         return latest
 
 
@@ -128,3 +130,6 @@ def _turn_day(conn: Connection, day: date, plane: str | None) -> None:
         conn.execute(carry, (text, text))
     else:  # another plane carries its own, as it reaches the day
         conn.execute(carry + " AND plane = ?", (text, text, plane))
+    # The notices said once a day are asked of the plane's day, which never
+    # goes back: those of the days before yesterday are never asked again.
+    conn.execute("DELETE FROM notices WHERE day < ?", ((day - timedelta(days=1)).isoformat(),))

@@ -203,3 +203,26 @@ async def test_a_booking_that_cannot_be_read_is_said_once_and_the_others_come_du
         run.cancel()
         await asyncio.gather(run, return_exceptions=True)
         await db.close()
+
+
+async def test_a_month_of_bookings_taken_leaves_only_the_open_ones_in_the_store(tmp_path):
+    """An agent that books its own next turn every hour: each booking taken
+    is gone from the store (no reader reads a taken one again), not a row an
+    hour for as long as the plane runs; the newest taken one stays until the
+    next is taken (a booking's id is never given twice)."""
+    db = await open_db(tmp_path / "plane.db")
+    try:
+        clock = ManualClock(NOON)
+        scheduler = Scheduler(db, clock, wake=lambda agent: None, only_writer=True)
+        for _ in range(24 * 30):
+            await scheduler.book("demo", clock.now() + timedelta(hours=1), "look again")
+            await clock.advance(timedelta(hours=1))
+            due = await scheduler.due("demo")
+            assert len(due) == 1
+            await scheduler.done(due)
+        last = await scheduler.book("demo", clock.now() + timedelta(hours=1), "look again")
+        assert [b.id for b in await scheduler.open("demo")] == [last.id]
+        [(rows,)] = await db.fetchall("SELECT COUNT(*) FROM bookings")
+        assert rows == 2
+    finally:
+        await db.close()
