@@ -204,20 +204,26 @@ class Scheduler:
         await self._db.write(taken)
 
     async def run(self) -> None:
-        """Wake each agent when a booking of its comes due; forever."""
+        """Wake each agent when a booking of its comes due; forever. The
+        bookings woken for and still open are remembered (so each wakes its
+        agent once), and only those: a taken booking's id is never given
+        again, and a plane that runs for months would otherwise keep one a
+        turn."""
         woken: set[int] = set()
         wait, most = REREAD_S
         while True:
             self._changed.clear()
             self._reading = True
             try:
-                pending = [b for b in await self.open() if b.id not in woken]
+                bookings = await self.open()
             except sqlite3.Error as error:  # StoreFault too: a failed read ends no booking
                 log.warning("the bookings could not be read (%s); again in %g s", error, wait)
                 await asyncio.sleep(wait)
                 wait = min(wait * 2, most)
                 continue
             wait = REREAD_S[0]
+            woken &= {b.id for b in bookings}
+            pending = [b for b in bookings if b.id not in woken]
             now = self._clock.now()
             for booking in (b for b in pending if b.due <= now):
                 woken.add(booking.id)

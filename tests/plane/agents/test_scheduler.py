@@ -3,6 +3,7 @@ ambient turn is booked once."""
 
 import asyncio
 import logging
+import tracemalloc
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -225,4 +226,38 @@ async def test_a_month_of_bookings_taken_leaves_only_the_open_ones_in_the_store(
         [(rows,)] = await db.fetchall("SELECT COUNT(*) FROM bookings")
         assert rows == 2
     finally:
+        await db.close()
+
+
+@pytest.mark.parametrize("each_store", ["sqlite"], indirect=True)  # memory: either store's
+async def test_weeks_of_bookings_woken_for_leave_the_scheduler_no_bigger(tmp_path):
+    """An agent that books its own next turn every hour, each woken for and
+    taken: what the running scheduler allocated and still holds after five
+    weeks of them is what it held after one (the store's own bounded caches
+    full by then), not a booking's worth more for each turn."""
+    db = await open_db(tmp_path / "plane.db")
+    clock = ManualClock(NOON)
+    woke: asyncio.Queue[str] = asyncio.Queue()
+    scheduler = Scheduler(db, clock, wake=woke.put_nowait, only_writer=True)
+    run = asyncio.create_task(scheduler.run())
+    here = [tracemalloc.Filter(True, "*/plane/agents/scheduler.py")]
+
+    async def hours(count: int) -> int:
+        for _ in range(count):
+            await scheduler.book("demo", clock.now() + timedelta(hours=1), "look again")
+            await clock.advance(timedelta(hours=1))
+            assert await asyncio.wait_for(woke.get(), 10) == "demo"
+            await scheduler.done(await scheduler.due("demo"))
+        snapshot = tracemalloc.take_snapshot().filter_traces(here)
+        return sum(stat.size for stat in snapshot.statistics("filename"))
+
+    tracemalloc.start()
+    try:
+        after_a_week = await hours(24 * 7)
+        after_five = await hours(24 * 28)
+        assert after_five - after_a_week < 4096, (after_a_week, after_five)
+    finally:
+        tracemalloc.stop()
+        run.cancel()
+        await asyncio.gather(run, return_exceptions=True)
         await db.close()
