@@ -11,7 +11,6 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import httpx
 import pytest
 
 from plane.clock import ManualClock
@@ -19,20 +18,15 @@ from plane.gateway.keys import Keys
 from plane.wire.protocol import Usage
 from tests.support.fixtures_alerts import Receiver
 from tests.support.fixtures_gateway import CONFIG as GATEWAY
-from tests.support.fixtures_plane import RunningPlane, launch
+from tests.support.fixtures_plane import launch
 from tests.support.fleet_alerts import drained
-from tests.support.local_http import local_client
+from tests.support.gateway_planes import ASKED, call
 from tests.support.scripted_llm import Reply, ScriptedLLM
 
 pytestmark = pytest.mark.timeout(60)
 
 NEW_DAY = datetime(2026, 11, 30, 0, 0, 10, tzinfo=UTC)
 """10 s into the plane's new day."""
-ASKED = {
-    "model": "scripted-model",
-    "messages": [{"role": "user", "content": "hi"}],
-    "max_tokens": 10,
-}
 TAG = {"x-plane-tag": "ticket-7"}
 
 
@@ -45,16 +39,6 @@ def config(receiver: Receiver, llm: ScriptedLLM) -> str:
     )
 
 
-async def call(plane: RunningPlane, key: str) -> httpx.Response:
-    """One call of aider's client carrying the tag, through `plane`'s gateway."""
-    async with local_client(base_url=f"http://127.0.0.1:{plane.plane.http_port}") as http:
-        return await http.post(
-            "/v1/chat/completions",
-            json=ASKED,
-            headers={"authorization": f"Bearer {key}", **TAG},
-        )
-
-
 async def test_a_tags_refusals_of_one_plane_day_are_one_alert_across_the_clocks_midnight(
     tmp_path: Path, scripted_llm: ScriptedLLM, receiver: Receiver
 ):
@@ -65,12 +49,12 @@ async def test_a_tags_refusals_of_one_plane_day_are_one_alert_across_the_clocks_
     try:
         key = Keys(plane.home.gateway_keys).make("aider")
         scripted_llm.default_reply = Reply("ok", Usage(input_tokens=200))  # $0.20
-        assert (await call(plane, key)).status_code == 200
+        assert (await call(plane, key, ASKED, TAG)).status_code == 200
         await clock.set(NEW_DAY - timedelta(seconds=20))  # the clock steps back: 23:59:50
-        assert (await call(plane, key)).status_code == 400
+        assert (await call(plane, key, ASKED, TAG)).status_code == 400
         await receiver.until_hook("tag")
         await clock.set(NEW_DAY + timedelta(seconds=10))  # 00:00:20: the same plane day
-        assert (await call(plane, key)).status_code == 400
+        assert (await call(plane, key, ASKED, TAG)).status_code == 400
         await drained(plane)
     finally:
         scripted_llm.hang_up()

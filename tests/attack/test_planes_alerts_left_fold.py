@@ -7,7 +7,6 @@ fold for another hold is released with it."""
 
 from __future__ import annotations
 
-import asyncio
 from datetime import timedelta
 from pathlib import Path
 
@@ -16,7 +15,7 @@ import pytest
 from plane.clock import ManualClock
 from tests.support.fixtures_alerts import Receiver
 from tests.support.fixtures_plane import RunningPlane
-from tests.support.fleet_alerts import a000_spends, drained, names, running_fleet, until_rows
+from tests.support.fleet_alerts import a000_spends, arrived, names, running_fleet, until_rows
 from tests.support.fleet_members import NOON
 from tests.support.scripted_llm import ScriptedLLM
 
@@ -28,12 +27,7 @@ WITHIN_S = 20.0
 
 async def alerts(plane: RunningPlane, receiver: Receiver, count: int) -> list[tuple[str, str]]:
     """Until `count` alerts have arrived at the webhook: each one's event and cause."""
-    async with asyncio.timeout(WITHIN_S):
-        while len(receiver.hooks()) < count:
-            receiver.arrived.clear()
-            await receiver.arrived.wait()
-    await drained(plane)
-    return [(h["event"], h["cause"]) for h in receiver.hooks()]
+    return [(h["event"], h["cause"]) for h in await arrived(plane, receiver, count, WITHIN_S)]
 
 
 async def test_an_agent_that_left_the_fleets_hold_for_its_own_is_told_in_its_next(

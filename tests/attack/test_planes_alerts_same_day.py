@@ -9,7 +9,6 @@ this plane ends the one it found, which is gone, and leaves the next."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
@@ -19,10 +18,16 @@ import pytest
 from plane.clock import ManualClock
 from plane.daemon.alert_claims import StoreClaims
 from plane.daemon.alert_folds import Cause, Told
-from plane.store.postgres import PostgresDatabase
 from tests.support.fixtures_alerts import Receiver
 from tests.support.fixtures_plane import RunningPlane
-from tests.support.fleet_alerts import a000_spends, drained, names, running_fleet, until_rows
+from tests.support.fleet_alerts import (
+    a000_spends,
+    arrived,
+    names,
+    other_claims,
+    running_fleet,
+    until_rows,
+)
 from tests.support.fleet_members import NOON
 from tests.support.scripted_llm import ScriptedLLM
 
@@ -37,21 +42,13 @@ TODAY = NOON.date()
 @pytest.fixture
 async def other(postgres_url: str) -> AsyncIterator[StoreClaims]:
     """The claims of another plane of the fleet, on the same store."""
-    db = await PostgresDatabase.connect(postgres_url)
-    try:
-        yield StoreClaims(db, "other")
-    finally:
-        await db.close()
+    async with other_claims(postgres_url) as claims:
+        yield claims
 
 
 async def alerts(plane: RunningPlane, receiver: Receiver, count: int) -> list[tuple[str, list]]:
     """Until `count` alerts have arrived at the webhook: each one's event and agents."""
-    async with asyncio.timeout(WITHIN_S):
-        while len(receiver.hooks()) < count:
-            receiver.arrived.clear()
-            await receiver.arrived.wait()
-    await drained(plane)
-    return [(h["event"], h["agents"]) for h in receiver.hooks()]
+    return [(h["event"], h["agents"]) for h in await arrived(plane, receiver, count, WITHIN_S)]
 
 
 async def test_a_plane_late_to_see_a_hold_end_leaves_the_same_days_next_hold_claimed(

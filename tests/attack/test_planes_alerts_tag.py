@@ -9,30 +9,21 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import httpx
 import pytest
 
-from plane.clock import ManualClock
 from plane.config import parse_config
 from plane.wire.protocol import Usage
 from tests.support.fixtures_alerts import Receiver
 from tests.support.fixtures_gateway import CONFIG as GATEWAY
 from tests.support.fixtures_plane import RunningPlane
 from tests.support.fleet_alerts import settled
-from tests.support.fleet_members import NOON
-from tests.support.gateway_planes import two_running
-from tests.support.local_http import local_client
+from tests.support.gateway_planes import ASKED, at_noon, call
 from tests.support.scripted_llm import Reply, ScriptedLLM
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
 LEASE_S = 3.0
 WITHIN_S = 6 * LEASE_S
-ASKED = {
-    "model": "scripted-model",
-    "messages": [{"role": "user", "content": "hi"}],
-    "max_tokens": 10,
-}
 TAG = {"x-plane-tag": "ticket-7"}
 TOLD = (
     "the tag ticket-7 has spent $0.20 today, of its $0.10 ceiling: its calls are refused until"
@@ -54,26 +45,10 @@ async def planes(
     tmp_path: Path, scripted_llm: ScriptedLLM, monkeypatch, postgres_url, receiver
 ) -> AsyncIterator[tuple[RunningPlane, RunningPlane, str]]:
     """Planes A and B on one clock, each with its gateway listening, and aider's key."""
-    async with two_running(
-        tmp_path,
-        scripted_llm,
-        postgres_url,
-        monkeypatch,
-        LEASE_S,
-        config=config(receiver),
-        clock=ManualClock(NOON),
+    async with at_noon(
+        tmp_path, scripted_llm, postgres_url, monkeypatch, LEASE_S, config(receiver)
     ) as planes:
         yield planes
-
-
-async def call(plane: RunningPlane, key: str, headers: dict[str, str]) -> httpx.Response:
-    """One call of aider's client (Chat Completions) through `plane`'s gateway."""
-    async with local_client(base_url=f"http://127.0.0.1:{plane.plane.http_port}") as http:
-        return await http.post(
-            "/v1/chat/completions",
-            json=ASKED,
-            headers={"authorization": f"Bearer {key}", **headers},
-        )
 
 
 async def test_a_tags_ceiling_reached_is_one_alert_however_many_planes_refuse_its_calls(
@@ -81,10 +56,10 @@ async def test_a_tags_ceiling_reached_is_one_alert_however_many_planes_refuse_it
 ):
     a, b, key = planes
     a.llm.default_reply = Reply("ok", Usage(input_tokens=200))  # $0.20
-    assert (await call(a, key, TAG)).status_code == 200
-    refused = [await call(plane, key, TAG) for plane in (a, b, a, b)]
+    assert (await call(a, key, ASKED, TAG)).status_code == 200
+    refused = [await call(plane, key, ASKED, TAG) for plane in (a, b, a, b)]
     assert [answer.status_code for answer in refused] == [400] * 4
-    assert (await call(b, key, {})).status_code == 200, "its calls without the tag go on"
+    assert (await call(b, key, ASKED)).status_code == 200, "its calls without the tag go on"
     await settled((a, b), receiver, "tag", WITHIN_S)
     [told] = [h for h in receiver.hooks() if h["event"] == "tag"]
     assert told["text"] == TOLD

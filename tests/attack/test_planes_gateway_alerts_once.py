@@ -9,41 +9,24 @@ resume is a new event, pushed once again."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from plane.clock import ManualClock
 from plane.daemon.events import Subscription
 from plane.wire import protocol as p
-from plane.wire.protocol import Usage
 from tests.support.fixtures_alerts import Receiver
-from tests.support.fixtures_gateway import CONFIG as GATEWAY
 from tests.support.fixtures_plane import RunningPlane
 from tests.support.fleet_alerts import settled
-from tests.support.fleet_members import NOON
-from tests.support.gateway_planes import call, two_running
-from tests.support.scripted_llm import Reply, ScriptedLLM
+from tests.support.gateway_planes import aider_alerting, at_noon, shown, spends
+from tests.support.scripted_llm import ScriptedLLM
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
 LEASE_S = 3.0
-ASKED = {
-    "model": "scripted-model",
-    "messages": [{"role": "user", "content": "hi"}],
-    "max_tokens": 10,
-}
 WITHIN_S = 6 * LEASE_S
-
-
-def config(receiver: Receiver) -> str:
-    """aider, a gateway agent of $1 a day, alerting `receiver`."""
-    return GATEWAY.replace(
-        "aider: {provider: scripted, gateway: {}}",
-        "aider: {provider: scripted, gateway: {}, limitUsd: 1}",
-    ) + (f"notify:\n  webhook: {receiver.url}/hook\n  retries: 0\n")
 
 
 @pytest.fixture
@@ -51,28 +34,10 @@ async def planes(
     tmp_path: Path, scripted_llm: ScriptedLLM, monkeypatch, postgres_url, receiver
 ) -> AsyncIterator[tuple[RunningPlane, RunningPlane, str]]:
     """Planes A and B on one clock, each with its gateway listening, and aider's key."""
-    async with two_running(
-        tmp_path,
-        scripted_llm,
-        postgres_url,
-        monkeypatch,
-        LEASE_S,
-        config=config(receiver),
-        clock=ManualClock(NOON),
+    async with at_noon(
+        tmp_path, scripted_llm, postgres_url, monkeypatch, LEASE_S, aider_alerting(receiver)
     ) as planes:
         yield planes
-
-
-async def shown(subscription: Subscription, wanted: Callable[[p.AgentState], bool]) -> None:
-    """Until a plane has shown a row of aider that `wanted` accepts."""
-
-    async def one() -> None:
-        while (event := await subscription.next()) is not None:
-            if isinstance(event, p.AgentUpdated) and event.agent.name == "aider":
-                if wanted(event.agent):
-                    return
-
-    await asyncio.wait_for(one(), WITHIN_S)
 
 
 async def freed(subscription: Subscription) -> None:
@@ -88,13 +53,6 @@ async def freed(subscription: Subscription) -> None:
     await asyncio.wait_for(one(), WITHIN_S)
 
 
-async def spends(plane: RunningPlane, key: str, tokens: int) -> None:
-    """One call of aider's through `plane`, costing `tokens` thousandths of a dollar."""
-    plane.llm.default_reply = Reply("ok", Usage(input_tokens=tokens))
-    answer = await call(plane, key, ASKED)
-    assert answer.status_code == 200, answer.text
-
-
 def pushes(receiver: Receiver) -> list[str]:
     return [h["event"] for h in receiver.hooks()]
 
@@ -104,21 +62,21 @@ async def test_a_gateway_agents_hold_resume_and_hold_again_are_each_one_push(pla
     on_a, on_b = a.bus.subscribe(), b.bus.subscribe()
     await spends(a, key, 1000)  # $1.00 of $1.00
     for subscription in (on_a, on_b):
-        await shown(subscription, lambda row: row.status == "held")
+        await shown(subscription, lambda row: row.status == "held", WITHIN_S)
     await settled((a, b), receiver, "held", WITHIN_S)
     assert pushes(receiver) == ["held"]
     await b.send("aider", "/limit 3")
     for subscription in (on_a, on_b):
-        await shown(subscription, lambda row: row.status != "held")
+        await shown(subscription, lambda row: row.status != "held", WITHIN_S)
     await settled((a, b), receiver, "resumed", WITHIN_S)
     assert pushes(receiver) == ["held", "resumed"]
     await spends(b, key, 1500)  # $2.50 of $3.00: amber
     for subscription in (on_a, on_b):
-        await shown(subscription, lambda row: row.spend_level == "warn")
+        await shown(subscription, lambda row: row.spend_level == "warn", WITHIN_S)
     await settled((a, b), receiver, "amber", WITHIN_S)
     await spends(a, key, 1000)  # $3.50 of $3.00: held again, the same day
     for subscription in (on_a, on_b):
-        await shown(subscription, lambda row: row.status == "held")
+        await shown(subscription, lambda row: row.status == "held", WITHIN_S)
     await settled((a, b), receiver, "held", WITHIN_S)
     assert pushes(receiver) == ["held", "resumed", "amber", "held"]
 
@@ -128,7 +86,7 @@ async def test_midnight_freeing_a_gateway_agent_is_one_push(planes, receiver):
     on_a, on_b = a.bus.subscribe(), b.bus.subscribe()
     await spends(b, key, 1000)  # $1.00 of $1.00
     for subscription in (on_a, on_b):
-        await shown(subscription, lambda row: row.status == "held")
+        await shown(subscription, lambda row: row.status == "held", WITHIN_S)
     await settled((a, b), receiver, "held", WITHIN_S)
     await a.clock.advance(timedelta(hours=12))  # 00:00 UTC, on both planes' clock
     for subscription in (on_a, on_b):

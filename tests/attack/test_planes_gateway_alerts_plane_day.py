@@ -16,15 +16,10 @@ import psycopg
 import pytest
 
 from plane.clock import ManualClock
-from plane.daemon import fleet
-from plane.gateway.keys import Keys
-from plane.wire.protocol import Usage
-from tests.support.fixtures_alerts import Receiver
-from tests.support.fixtures_gateway import CONFIG as GATEWAY
-from tests.support.fixtures_plane import RunningPlane, launch
+from tests.support.fixtures_plane import RunningPlane
 from tests.support.fleet_alerts import drained
-from tests.support.gateway_planes import call
-from tests.support.scripted_llm import Reply, ScriptedLLM
+from tests.support.gateway_planes import aider_alerting, one_running, spends
+from tests.support.scripted_llm import ScriptedLLM
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -37,19 +32,6 @@ TOLD_BEFORE = (
     " VALUES ('agent held', 'aider', '2026-11-29', 'other')"
 )
 """aider's hold, told by another plane the day before; no plane saw it end."""
-ASKED = {
-    "model": "scripted-model",
-    "messages": [{"role": "user", "content": "hi"}],
-    "max_tokens": 10,
-}
-
-
-def config(receiver: Receiver) -> str:
-    """aider, a gateway agent of $1 a day, alerting `receiver`."""
-    return GATEWAY.replace(
-        "aider: {provider: scripted, gateway: {}}",
-        "aider: {provider: scripted, gateway: {}, limitUsd: 1}",
-    ) + (f"notify:\n  webhook: {receiver.url}/hook\n  retries: 0\n")
 
 
 @pytest.fixture
@@ -57,16 +39,11 @@ async def plane(
     tmp_path: Path, scripted_llm: ScriptedLLM, monkeypatch, postgres_url, receiver
 ) -> AsyncIterator[tuple[RunningPlane, str]]:
     """A plane of the fleet at 00:30 UTC, its gateway listening, and aider's key."""
-    monkeypatch.setenv("PLANE_STORE", postgres_url)
-    monkeypatch.setattr(fleet, "LEASE_S", LEASE_S)
-    text = config(receiver).replace("{anthropic_url}", scripted_llm.anthropic_url)
-    clock = ManualClock(AFTER_MIDNIGHT)
-    running = await launch(tmp_path, scripted_llm, text, clock, http=("127.0.0.1", 0))
-    try:
-        yield running, Keys(running.home.gateway_keys).make("aider")
-    finally:
-        scripted_llm.hang_up()
-        await running.stop()
+    config, clock = aider_alerting(receiver), ManualClock(AFTER_MIDNIGHT)
+    async with one_running(
+        tmp_path, scripted_llm, postgres_url, monkeypatch, LEASE_S, config, clock
+    ) as (running, key):
+        yield running, key
 
 
 async def test_a_gateway_agents_hold_after_the_clock_stepped_back_names_the_planes_day(
@@ -78,9 +55,7 @@ async def test_a_gateway_agents_hold_after_the_clock_stepped_back_names_the_plan
         other.execute(TOLD_BEFORE)
     await running.clock.set(A_MOMENT_BACK)
     assert running.services.ledger.day() == AFTER_MIDNIGHT.date(), "the plane's day went back"
-    running.llm.default_reply = Reply("ok", Usage(input_tokens=1000))  # $1.00 of $1.00: held
-    answer = await call(running, key, ASKED)
-    assert answer.status_code == 200, answer.text
+    await spends(running, key, 1000)  # $1.00 of $1.00: held
     await receiver.until_hook("held", WITHIN_S)
     await drained(running)
     assert [h["event"] for h in receiver.hooks()] == ["held"]

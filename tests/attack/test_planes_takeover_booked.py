@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.takeovers import a_running_all, turns_end
+from tests.support.takeovers import a_running_all, take_over, turns_end
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -26,13 +26,9 @@ async def test_a_booking_made_on_the_plane_that_stopped_wakes_its_agent_in_time_
     tmp_path: Path, scripted_llm, monkeypatch, postgres_url
 ):
     async with a_running_all(tmp_path, scripted_llm, monkeypatch, postgres_url, AGENTS) as (a, b):
-        b_fleet = b.runtime.fleet
-        assert b_fleet is not None
         await a.scheduler.book(LATER, a.clock.now() + timedelta(minutes=10), "the check")
         await a.stop()  # its leases let go: no plane runs the agents
-        subscription = b.bus.subscribe()
-        tick = await b_fleet.tick()
-        assert tick.gained == frozenset(AGENTS)
+        _, subscription = await take_over(b, AGENTS)
         await b.quiet()
 
         await b.clock.advance(timedelta(minutes=10))  # the booking comes due

@@ -14,9 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from plane.daemon.events import Subscription
-from tests.support.fixtures_plane import RunningPlane
-from tests.support.takeovers import AGENTS, a_running_all, turns_end
+from tests.support.takeovers import a_running_all, take_over, turns_end
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -28,25 +26,6 @@ DUE = "agent-013"
 """An agent whose booking came due while no plane ran it."""
 LATER = "agent-150"
 """An agent whose booking comes due after the takeover."""
-
-
-async def take_over(b: RunningPlane) -> tuple[list[str], Subscription]:
-    """B's renewal takes every agent: the agents it woke (a list that
-    grows as it wakes more), and a subscription from before it."""
-    b_fleet = b.runtime.fleet
-    assert b_fleet is not None
-    woken: list[str] = []
-    wake = b_fleet.wake
-
-    def counted(agent: str) -> None:
-        woken.append(agent)
-        wake(agent)
-
-    b_fleet.wake = counted
-    subscription = b.bus.subscribe()
-    tick = await b_fleet.tick()
-    assert tick.gained == frozenset(AGENTS)
-    return woken, subscription
 
 
 async def test_a_takeover_wakes_only_the_agents_with_a_message_waiting(

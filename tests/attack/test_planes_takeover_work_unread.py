@@ -14,7 +14,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.support.takeovers import a_running_all, turns_end
+from tests.support.takeovers import a_running_all, take_over, turns_end
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -26,25 +26,15 @@ async def test_a_takeover_whose_read_of_the_work_fails_wakes_every_agent_it_take
     tmp_path: Path, scripted_llm, monkeypatch, postgres_url
 ):
     async with a_running_all(tmp_path, scripted_llm, monkeypatch, postgres_url, AGENTS) as (a, b):
-        b_fleet = b.runtime.fleet
-        assert b_fleet is not None
         await a.stop()  # its leases let go: no plane runs the agents
         await b.send(SENT, "are you there?")
         with psycopg.connect(postgres_url, autocommit=True) as store:
             store.execute("ALTER TABLE holds_told RENAME TO holds_told_away")
-            woken: list[str] = []
-            wake = b_fleet.wake
 
-            def counted(agent: str) -> None:
-                if not woken:  # the read failed: the store is whole again before any look
-                    store.execute("ALTER TABLE holds_told_away RENAME TO holds_told")
-                woken.append(agent)
-                wake(agent)
+            def whole_again() -> None:  # the read failed: the store is whole again before any look
+                store.execute("ALTER TABLE holds_told_away RENAME TO holds_told")
 
-            b_fleet.wake = counted
-            subscription = b.bus.subscribe()
-            tick = await b_fleet.tick()
-        assert tick.gained == frozenset(AGENTS)
+            woken, subscription = await take_over(b, AGENTS, whole_again)
         assert sorted(woken) == AGENTS, "every agent taken looks for itself"
         assert await turns_end(subscription, [SENT]) == [SENT]
         await b.quiet()

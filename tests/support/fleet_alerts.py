@@ -17,14 +17,17 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
 
 from plane.clock import ManualClock
 from plane.daemon import fleet
+from plane.daemon.alert_claims import StoreClaims
 from plane.daemon.alert_folds import GATHER_S
 from plane.daemon.events import Subscription
+from plane.store.postgres import PostgresDatabase
 from plane.wire import protocol as p
 from plane.wire.protocol import Usage
 from tests.support.fixtures_alerts import Receiver
@@ -142,13 +145,42 @@ async def drained(plane: RunningPlane) -> None:
     await plane.runtime.notifier.drained()
 
 
+async def arrived(
+    plane: RunningPlane, receiver: Receiver, count: int, within: float = WITHIN_S
+) -> list[dict[str, Any]]:
+    """Until `count` alerts have arrived at the webhook and `plane` has sent
+    all it queued: the alerts arrived."""
+    async with asyncio.timeout(within):
+        while len(receiver.hooks()) < count:
+            receiver.arrived.clear()
+            await receiver.arrived.wait()
+    await drained(plane)
+    return receiver.hooks()
+
+
+@contextlib.asynccontextmanager
+async def other_claims(url: str) -> AsyncIterator[StoreClaims]:
+    """The claims of another plane of the fleet, on the store at `url`."""
+    db = await PostgresDatabase.connect(url)
+    try:
+        yield StoreClaims(db, "other")
+    finally:
+        await db.close()
+
+
 async def settled(
-    planes: tuple[RunningPlane, ...], receiver: Receiver, event: str, within: float
+    planes: tuple[RunningPlane, ...],
+    receiver: Receiver,
+    event: str,
+    within: float,
+    *,
+    count: int = 1,
 ) -> None:
-    """Until `event`'s push has arrived and each plane has told what it would:
-    its folds gathered (a few `GATHER_S`), its alerts queued sent. What a
-    test of pushes "once" counts after, as a second push would come by then."""
-    await receiver.until_hook(event, within)
+    """Until `count` pushes of `event` have arrived and each plane has told
+    what it would: its folds gathered (a few `GATHER_S`), its alerts queued
+    sent. What a test of pushes "once" counts after, as a second push would
+    come by then."""
+    await receiver.until_hook(event, within, count=count)
     await asyncio.sleep(6 * GATHER_S)  # a fold tells once its rows stop coming
     for plane in planes:
         await drained(plane)

@@ -65,6 +65,30 @@ async def a_running_all(
         await a.stop()
 
 
+async def take_over(
+    b: RunningPlane, agents: list[str] = AGENTS, first: Callable[[], object] | None = None
+) -> tuple[list[str], Subscription]:
+    """B's renewal takes every one of `agents`: the agents it woke (a list
+    that grows as it wakes more), and a subscription from before it;
+    `first`: done before it wakes the first."""
+    b_fleet = b.runtime.fleet
+    assert b_fleet is not None
+    woken: list[str] = []
+    wake = b_fleet.wake
+
+    def counted(agent: str) -> None:
+        if not woken and first is not None:
+            first()
+        woken.append(agent)
+        wake(agent)
+
+    b_fleet.wake = counted
+    subscription = b.bus.subscribe()
+    tick = await b_fleet.tick()
+    assert tick.gained == frozenset(agents)
+    return woken, subscription
+
+
 async def turns_end(subscription: Subscription, agents: list[str]) -> list[str]:
     """Until a turn of each of `agents` ended: the agents whose turns started
     meanwhile, in order."""
