@@ -238,10 +238,11 @@ def unreachable(error: BaseException | None) -> bool:
 def lease_lost(agent: str, plane: str, holder: str | None) -> LeaseLost:
     """Why `plane` may spend nothing for `agent` now, as a call refused at
     admission says it: another plane (`holder`) runs it, or this one's
-    lease ran low, or went (none, or this plane, named as its holder)."""
+    lease ran low, was let go (to even out the fleet) or went (none, or
+    this plane, named as its holder)."""
     if holder is not None and holder != plane:
         return LeaseLost(f"{agent} is run by {holder} now")
-    return LeaseLost(f"{plane}'s lease on {agent} ran low or was taken")
+    return LeaseLost(f"{plane}'s lease on {agent} ran low, was let go or was taken")
 
 
 def ledger_refused(error: sqlite3.Error, *, reading: bool = False) -> LedgerError:
