@@ -97,6 +97,7 @@ bench: $(DEV)
 	$(BIN)/python bench/metering.py
 	$(BIN)/python bench/metering.py --agents 1000
 	$(BIN)/python bench/gateway.py
+	$(BIN)/python bench/gateway_memory.py
 	$(BIN)/python bench/connections.py
 	$(BIN)/python bench/status.py
 	$(BIN)/python bench/fleet.py

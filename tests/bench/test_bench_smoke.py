@@ -82,6 +82,7 @@ SLOW = {
     "ledger.py": "--agents 2 --seconds 0.1 --rounds 1 --calls 100 --dir {tmp}".split(),
     "metering.py": ["--agents", "2", "--seconds", "0.1", "--warmup", "0"],
     "gateway.py": "--clients 2 --rounds 1 --seconds 0.2 --warmup 0".split(),
+    "gateway_memory.py": "--calls 40 --every 20 --setup ss".split(),
     "connections.py": ["--agents", "2", "--seconds", "0.1", "--warmup", "0"],
     "fanout.py": ["--agents", "2", "--subscribers", "2", "--seconds", "0.2"],
     "status.py": "--agents 5 --calls 1 --waiting 1 --repeat 1 --dir {tmp}".split(),
