@@ -137,13 +137,19 @@ class Crew:
         it). Read for the whole fleet at once, at start and at each of a
         fleet's renewals (`Fleet(work=…)`, which gives what waits for each
         agent, read once for the renewal's rows too); the others' look would
-        find nothing, and is not made."""
+        find nothing, and is not made. At a renewal, an agent told of a hold
+        that a ceiling holds still is left asleep (`Rows.held_still`): its
+        look would find the same hold."""
         conversation = self._services.conversation
+        renewal = waiting is not None
         if waiting is None:
             waiting = await conversation.waiting_counts()
         told = await conversation.told_holds()
         looped = {name for name, worker in self.workers.items() if worker.spec.loop is not None}
-        return {*waiting, *told, *await self._scheduler.due_agents(), *looped}
+        work = {*waiting, *told, *await self._scheduler.due_agents()}
+        if renewal and (held := (work & told) - looped):
+            work -= await self._rows.held_still(held)
+        return work | looped
 
     async def settled(self) -> None:
         """Until every worker has done its first work (`AgentWorker.settled`)."""

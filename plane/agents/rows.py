@@ -38,7 +38,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Collection, Mapping
 from datetime import date, datetime
 from decimal import Decimal
 from typing import NamedTuple
@@ -536,6 +536,43 @@ class Rows:
         self._kept = {state.name: self._kept[state.name] for state in states}
         self._shown = {name: row for name, row in self._shown.items() if name in self._kept}
         return states
+
+    async def held_still(self, agents: Collection[str]) -> set[str]:
+        """Of `agents`, those a ceiling holds still, by figures read afresh
+        (a snapshot's): a renewal leaves them asleep, since a look would
+        find the same hold (at 10,000 agents held by the fleet's ceiling,
+        each with a message waiting, those looks cost ~10 CPU-seconds every
+        renewal). Read afresh each time, so a hold lifted any way at all (a
+        ceiling raised on another plane with its notice lost, calls settled
+        lower elsewhere, the day turned) frees the agent at the next
+        renewal. A fleet at its ceiling holds every agent, whatever else
+        holds it: only the fleet's spend is read then. Left out, and woken:
+        a paused agent or one held in a loop (the store may say otherwise:
+        a resume elsewhere), a gateway agent, and one whose sums do not read."""
+        asked = [
+            name
+            for name in agents
+            if (worker := self._workers.get(name)) is not None
+            and worker.spec.gateway is None
+            and worker.operators_hold is None
+        ]
+        if await self._fleet_full():
+            return set(asked)
+        figures = await self._figures()
+        still = set()
+        for name in asked:
+            worker = self._workers[name]
+            hold = self._hold_known(worker, figures.sums.get(name, Decimal(0)), figures)
+            if hold is not None and not isinstance(hold, Unreadable):
+                still.add(name)
+        return still
+
+    async def _fleet_full(self) -> bool:
+        """Whether the fleet's spend today is at its ceiling (none: False)."""
+        ceiling = self._services.gate.ceilings.fleet()
+        if ceiling is None:
+            return False
+        return await self._services.ledger.budget_spend.fleet_today() >= ceiling
 
     def _asked_apart(self, worker: AgentWorker, figures: Figures) -> bool:
         """Whether its gate is asked apart from the figures: a gateway agent's,
