@@ -1,6 +1,7 @@
 """A steady renewal leaves asleep the agents a ceiling holds still, each
 with a message waiting: on a real PostgreSQL, a real plane running every
-agent, held by `/limit fleet 0`. Before, each was woken at every
+agent, held by `/limit fleet 0`, by each agent's own `/limit 0`, or by
+their group's `/limit group research 0`. Before, each was woken at every
 renewal, asked the gate, found itself held and slept again: at 10,000
 agents, most of ten CPU-seconds every renewal, for nothing. The fleet's
 ceiling lifted on another plane's connection with its notice lost (no
@@ -59,9 +60,22 @@ async def lift_each(ceilings: Ceilings) -> None:
         await ceilings.set(agent, None)
 
 
+async def hold_group(plane: RunningPlane) -> None:
+    await plane.send(AGENTS[0], f"/limit group {GROUP} 0")
+
+
+async def lift_group(ceilings: Ceilings) -> None:
+    await ceilings.set_group(GROUP, None)
+
+
+GROUP = "research"
+GROUPS = f"groups:\n  {GROUP}:\n    limitUsd: 1000\n    agents: [{', '.join(AGENTS)}]\n"
+"""Every agent in one group (agents.yaml's `groups:`)."""
+
 CEILINGS = {
     "the fleet's": (hold_fleet, lift_fleet),
     "each agent's own": (hold_each, lift_each),
+    "their group's": (hold_group, lift_group),
 }
 """How the agents are held (on the plane), and how the hold is lifted (on another's connection)."""
 
@@ -72,9 +86,8 @@ async def test_a_renewal_leaves_agents_held_still_asleep_and_wakes_them_once_fre
 ):
     monkeypatch.setenv("PLANE_STORE", postgres_url)
     monkeypatch.setattr(fleet, "LEASE_S", 120.0)  # no renewal but the test's
-    a = await launch(
-        tmp_path / "a", scripted_llm, scripted_config("".join(f"  {n}: {{}}\n" for n in AGENTS))
-    )
+    agents = "".join(f"  {n}: {{}}\n" for n in AGENTS)
+    a = await launch(tmp_path / "a", scripted_llm, scripted_config(agents, more=GROUPS))
     other = await PostgresDatabase.connect(postgres_url, migrate=False)
     try:
         await asyncio.wait_for(runs(a, AGENTS[-1]), DEADLINE_S)
