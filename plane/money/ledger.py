@@ -302,7 +302,8 @@ class Ledger:
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         if self.closes != seen:
             done.set_result(None)
-        else:
+        else:  # those given up on (a wait that timed out) are dropped meanwhile
+            self._on_close = [waiting for waiting in self._on_close if not waiting.done()]
             self._on_close.append(done)
         return done
 
