@@ -19,6 +19,7 @@ from decimal import Decimal
 
 import pytest
 
+from plane.wire import protocol as p
 from plane.wire.protocol import Usage
 from tests.support.fixtures_plane import CONFIG
 from tests.support.scripted_llm import Reply
@@ -148,3 +149,30 @@ async def test_the_fleets_rows_show_no_agent_held_while_a_call_flies(start_plane
     rows = {row.name: row for row in (await plane.rows.snapshot()).agents}
     assert (rows["r0"].status, rows["r1"].status, rows["r2"].status) == ("working", "idle", "idle")
     await plane.until_turn_ends("r0", first)
+
+
+async def test_a_turn_cut_while_its_call_waits_sends_and_counts_nothing(start_plane) -> None:
+    plane = await start_plane(IN_GROUP)
+    arrived = threading.Event()
+
+    def answer(body: dict, serial: int) -> Reply:
+        arrived.set()
+        return Reply("slow", usage=TURN, delay_s=1.0)
+
+    plane.llm.responder = answer
+    first = plane.bus.subscribe()
+    await plane.send("r0", "the slow one")
+    assert await asyncio.to_thread(arrived.wait, 10)  # r0's call is in flight
+    waiting = plane.bus.subscribe()
+    await plane.send("r1", "and me")  # its call waits for r0's
+    async with asyncio.timeout(10):
+        while not plane.crew.workers["r1"].working:  # noqa: ASYNC110 - the worker's
+            await asyncio.sleep(0.02)
+    client = await plane.client()
+    assert isinstance(await client.request(p.Interrupt(agent="r1")), p.OkReply)
+    await plane.until_turn_ends("r1", waiting, within=5)
+    await plane.until_turn_ends("r0", first)
+    await plane.quiet()
+    assert len(plane.llm.requests) == 1, "the waiting call was never sent"
+    assert await plane.db.fetchall("SELECT id FROM calls WHERE agent = 'r1'") == []
+    assert await plane.services.ledger.spend_today("r1") == 0
