@@ -6,6 +6,13 @@ about it reach a client. A call that raised (no response) is marked failed
 and costs nothing; a call cancelled mid-flight (the plane shutting down)
 stays pending, so the next start counts its estimate as interrupted.
 
+Under a ceiling above the agent's (the fleet's, its group's), the call is
+admitted as it is written, counting every call in flight at its estimate:
+the most each may cost, so the day ends at most one call over. A call
+refused only for those (what was spent is under the ceiling) is no hold,
+and nothing is said of it: it waits until a call closes, and is admitted
+again (`_admitted`).
+
 With several planes, a call admitted while this plane held the agent's
 lease is sent only if it still does by this machine's clock once the
 admission is back (a plane paused or cut off between the two sends
@@ -21,6 +28,8 @@ has taken the agent, by that plane's sweep.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import math
 from collections.abc import Callable, Sequence
@@ -31,7 +40,7 @@ from plane.agents.services import Services
 from plane.errors import AlreadyClosed, LeaseLost, LedgerError, ProviderError, UnknownPrice
 from plane.history.folds import Folds
 from plane.money.attribution import NO_HISTORY, HistoryPieces, Piece, add_message, of_request
-from plane.money.ledger import Charge, Ledger
+from plane.money.ledger import Charge, Full, Ledger
 from plane.providers.base import (
     BrokenReply,
     ChatMessage,
@@ -44,6 +53,11 @@ from plane.wire.protocol import TextDelta, Usage
 from plane.wire.words import UNPRICED, whole_text
 
 log = logging.getLogger(__name__)
+
+IN_FLIGHT_RECHECK_S = 1.0
+"""How long a call held back by calls in flight waits for one of this
+plane's to close before it asks again: another plane's closing is not told
+here."""
 
 
 @dataclass(frozen=True)
@@ -106,15 +120,8 @@ async def metered_call(
         else Decimal(0)
     )
     ledger = services.ledger
-    call = await ledger.open_call(
-        agent,
-        provider_name,
-        request.model,
-        estimate,
-        "estimate" if known else UNPRICED,  # in flight, cut or swept: never read as $0
-        fleet_ceiling=services.gate.ceilings.fleet(),
-        group=services.gate.ceilings.groups.budget(agent),
-    )
+    source = "estimate" if known else UNPRICED  # in flight, cut or swept: never read as $0
+    call = await _admitted(services, agent, provider_name, request.model, estimate, source)
     if ledger.plane is not None and not services.ownership.owns(agent):
         await ledger.fail(call)  # not sent: nothing was bought
         raise LeaseLost(f"{agent}'s lease ran low before its call was sent")
@@ -156,6 +163,37 @@ async def metered_call(
         counted=counted,
     )
     return Metered(completion, charge, priced)
+
+
+async def _admitted(
+    services: Services, agent: str, provider: str, model: str, estimate: Decimal, source: str
+) -> int:
+    """The call written pending at `estimate`, admitted under the ceilings
+    above its agent's (the fleet's, its group's). One refused only because
+    the calls in flight count the most each may cost (`Full.by_calls_in_flight`:
+    what was spent is under the ceiling) is no hold: it waits until a call
+    closes and is admitted again, with the ceilings as they are then (a
+    `/limit group NAME 0` meanwhile stops it). Each call in flight still counts
+    its most, so the day ends at most one call over, as before."""
+    ledger, ceilings = services.ledger, services.gate.ceilings
+    while True:
+        seen = ledger.closes
+        try:
+            return await ledger.open_call(
+                agent,
+                provider,
+                model,
+                estimate,
+                source,
+                fleet_ceiling=ceilings.fleet(),
+                group=ceilings.groups.budget(agent),
+            )
+        except Full as full:
+            if not full.by_calls_in_flight:
+                raise
+            log.debug("%s's call waits for the calls in flight: %s", agent, full)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(ledger.after_close(seen), IN_FLIGHT_RECHECK_S)
 
 
 def whole(completion: Completion) -> Completion:

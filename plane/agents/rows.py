@@ -41,6 +41,7 @@ import sqlite3
 from collections.abc import AsyncIterator, Callable, Collection, Mapping
 from datetime import date, datetime
 from decimal import Decimal
+from functools import partial
 from typing import NamedTuple
 
 from plane.agents.commands import registry
@@ -49,7 +50,7 @@ from plane.agents.worker import AgentWorker
 from plane.agents.workers import Workers
 from plane.errors import LedgerError, unreachable
 from plane.money.ceilings import Reread
-from plane.money.gate import Hold, Unread, Unreadable
+from plane.money.gate import Hold, Unread, Unreadable, settled
 from plane.money.limits import Priced, spend_level, steps_down
 from plane.tasks import cancel
 from plane.wire.protocol import AgentState, AgentStatus, AgentUpdated, GroupState, Snapshot
@@ -96,14 +97,18 @@ class Figures(NamedTuple):
     sums: dict[str, Decimal]
     """Each agent's spend today, of those whose rows read."""
     fleet_spent: Decimal | None
-    """The fleet's spend today (None: it does not read, `unread`)."""
+    """The fleet's spend today, calls in flight at their estimates (None: it
+    does not read, `unread`)."""
     groups: list[GroupState]
     group_spent: dict[str, Decimal]
-    """Each group's spend today, by its name (the gate's)."""
+    """Each group's spend today, by its name, as the gate weighs it
+    (`plane.money.gate.settled`: at its ceiling, without the calls in flight)."""
     resets_at: datetime
     unread: Unread
     """The sums that did not read: the agents whose calls count in them are held."""
     waiting: dict[str, int]
+    fleet_settled: Decimal | None = None
+    """The fleet's spend today as the gate weighs it (`settled`; None: it does not read)."""
 
 
 class Rows:
@@ -500,8 +505,17 @@ class Rows:
         resets_at = services.gate.resets_at()
         held = Unread(unread, groups_unread, fleet_unread)
         waiting = await services.conversation.waiting_counts()  # memory, or one grouped query
-        group_spent = {g.name: g.spend_today_usd for g in groups}
-        return Figures(day, sums, fleet_spent, groups, group_spent, resets_at, held, waiting)
+        ceilings, spend = services.gate.ceilings, ledger.budget_spend
+        group_spent = {
+            g.name: await settled(
+                g.spend_today_usd, g.limit_usd, partial(spend.group_settled, g.name)
+            )
+            for g in groups
+        }
+        fleet = None
+        if fleet_spent is not None:
+            fleet = await settled(fleet_spent, ceilings.fleet(), spend.fleet_settled)
+        return Figures(day, sums, fleet_spent, groups, group_spent, resets_at, held, waiting, fleet)
 
     async def _fleet_spent(self, unread: bool) -> tuple[Decimal | None, str | None]:
         """The fleet's spend today, or, when an agent's does not read
@@ -525,7 +539,7 @@ class Rows:
             if not self._asked_apart(worker, figures):
                 hold = self._hold_known(worker, spent, figures)
             else:
-                hold = await worker.hold(figures.fleet_spent, figures.group_spent)
+                hold = await worker.hold(figures.fleet_settled, figures.group_spent)
                 if self._workers.get(name) is not worker:
                     continue  # deleted (or renamed) meanwhile
                 spent = await self._services.ledger.spend_today(name)
@@ -568,11 +582,12 @@ class Rows:
         return still
 
     async def _fleet_full(self) -> bool:
-        """Whether the fleet's spend today is at its ceiling (none: False)."""
+        """Whether what the fleet spent today is at its ceiling (none: False)."""
         ceiling = self._services.gate.ceilings.fleet()
         if ceiling is None:
             return False
-        return await self._services.ledger.budget_spend.fleet_today() >= ceiling
+        spend = self._services.ledger.budget_spend
+        return await settled(await spend.fleet_today(), ceiling, spend.fleet_settled) >= ceiling
 
     def _asked_apart(self, worker: AgentWorker, figures: Figures) -> bool:
         """Whether its gate is asked apart from the figures: a gateway agent's,
@@ -593,7 +608,7 @@ class Rows:
             return Unreadable(name, said)
         # The fleet's spend unread holds every agent under its ceiling
         # (`Gate.unread`): without one, it is not weighed.
-        fleet = Decimal(0) if figures.fleet_spent is None else figures.fleet_spent
+        fleet = Decimal(0) if figures.fleet_settled is None else figures.fleet_settled
         return worker.hold_known(spent, fleet, figures.group_spent, figures.resets_at)
 
     def _last_known(self, since: datetime) -> Snapshot:

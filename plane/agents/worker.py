@@ -480,8 +480,6 @@ class AgentWorker:
             # before the rest arrived.
             return True
         if hold is not None:
-            if hold.settles is not None:  # held by calls in flight: again once one settles
-                services.ledger.after_close(hold.settles).add_done_callback(lambda _: self.wake())
             # Told already (by the send that woke it, or earlier in this spell):
             # the row is as the clients last saw it, so it is not sent again.
             if await self.tell_hold(hold) is not None:

@@ -24,6 +24,7 @@ from typing import TypeVar
 
 from plane.errors import LedgerError
 from plane.money.budgets import (
+    FLEET_IN_FLIGHT,
     FLEET_SPENT,
     GROUP_IN_FLIGHT,
     GROUP_SPENT,
@@ -35,6 +36,11 @@ from plane.money.ledger_rows import Recorded
 from plane.money.stored import changed, sums_apart, sums_of, unreadable_day
 
 K = TypeVar("K")
+
+GROUP_SETTLED = "SELECT cost_usd FROM group_spend WHERE day = ? AND agent_group = ?"
+"""A group's closed calls' sum on a day (`GROUP_SPENT` without its calls in flight)."""
+FLEET_SETTLED = "SELECT cost_usd FROM spend WHERE day = ?"
+"""Every agent's closed calls' sums on a day (`FLEET_SPENT` without the calls in flight)."""
 
 Read = Callable[..., Awaitable[list[Row]]]
 """A read on the store (`Ledger._read`): SQL and its values, the rows."""
@@ -128,6 +134,25 @@ class BudgetSpend:
         sums = await self._added((("", cost) for (cost,) in rows), on, table, key=key)
         return sums.get("", _ZERO)
 
+    async def group_settled(self, group: str) -> Decimal:
+        """What the group's closed calls spent today: `group_today` without
+        its calls in flight, in one read (a call settling meanwhile is in
+        one or the other, never in both)."""
+        on = (await self._today()).isoformat()
+        rows = await self._read(GROUP_SETTLED, on, group)
+        return await self._spent(rows, on, "group_spend", group)
+
+    async def fleet_settled(self) -> Decimal:
+        """The same for every agent, on every plane: `fleet_today` without
+        the calls in flight."""
+        day = await self._today()
+        if self.plane is None:  # both sums in memory, read at once
+            spent = sum((await self._by_agent(day)).values(), Decimal(0))
+            return spent - sum((r.cost_usd for r in self._open.values() if r.day == day), _ZERO)
+        on = day.isoformat()
+        rows = await self._read(FLEET_SETTLED, on)
+        return await self._spent(rows, on, "spend", None)
+
     async def group_in_flight(self, group: str) -> Decimal:
         """The part of `group_today` its calls in flight count."""
         on = (await self._today()).isoformat()
@@ -160,9 +185,7 @@ class BudgetSpend:
         if self.plane is None:
             return sum((r.cost_usd for r in self._open.values() if r.day == day), Decimal(0))
         on = day.isoformat()
-        rows = await self._read(
-            "SELECT cost_usd FROM calls WHERE status = 'pending' AND day = ?", on
-        )
+        rows = await self._read(FLEET_IN_FLIGHT, on)
         return await self._spent(rows, on, "spend", None)
 
 

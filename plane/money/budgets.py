@@ -59,11 +59,22 @@ class Full(Exception):
 
     scope = "fleet"
 
-    def __init__(self, spent: Decimal, ceiling: Decimal, name: str = "") -> None:
+    def __init__(
+        self, spent: Decimal, ceiling: Decimal, name: str = "", in_flight: Decimal = Decimal(0)
+    ) -> None:
         super().__init__(f"{self.whose(name)} has spent {spent} today, of its {ceiling} ceiling")
         self.spent = spent
         self.ceiling = ceiling
         self.name = name
+        self.in_flight = in_flight
+        """The part of `spent` the calls in flight count, at their estimates."""
+
+    @property
+    def by_calls_in_flight(self) -> bool:
+        """Refused only because of the calls in flight: what was spent is
+        under the ceiling, so the call may go once some of them settle (a
+        call in flight counts the most it may cost, which it seldom does)."""
+        return self.spent - self.in_flight < self.ceiling
 
     @staticmethod
     def whose(name: str) -> str:
@@ -92,9 +103,14 @@ class TagFull(Full):
     scope = "tag"
 
     def __init__(
-        self, spent: Decimal, ceiling: Decimal, name: str = "", day: date | None = None
+        self,
+        spent: Decimal,
+        ceiling: Decimal,
+        name: str = "",
+        day: date | None = None,
+        in_flight: Decimal = Decimal(0),
     ) -> None:
-        super().__init__(spent, ceiling, name)
+        super().__init__(spent, ceiling, name, in_flight)
         self.day = day
 
     @staticmethod
@@ -129,18 +145,22 @@ def admit_within(
         fleet = amount_or_none("fleet", "the fleet", "limit_usd", limit)
     if group is not None:
         group = _as_set(conn, group)
+    on = day.isoformat()
     if fleet is not None:
         spent = fleet_spent_within(conn, day) + moved(None)
         if spent >= fleet:
-            raise FleetFull(spent, fleet)
+            flying = _in_flight(conn, FLEET_IN_FLIGHT, (on,), "spend", None)
+            raise FleetFull(spent, fleet, in_flight=flying)
     if group is not None and group.ceiling is not None:
         spent = group_spent_within(conn, day, group.name) + moved_group(group.name)
         if spent >= group.ceiling:
-            raise GroupFull(spent, group.ceiling, group.name)
+            flying = _in_flight(conn, GROUP_IN_FLIGHT, (on, group.name), "group_spend", group.name)
+            raise GroupFull(spent, group.ceiling, group.name, flying)
     if tag is not None and tag.ceiling is not None:
         spent = tag_spent_within(conn, day, tag.name) + moved_tag(tag.name)
         if spent >= tag.ceiling:
-            raise TagFull(spent, tag.ceiling, tag.name, day)
+            flying = _in_flight(conn, TAG_IN_FLIGHT, (on, tag.name), "tag_spend", tag.name)
+            raise TagFull(spent, tag.ceiling, tag.name, day, flying)
 
 
 ADMITTED = "UPDATE fleet SET admitted = admitted + 1 WHERE id = 1 RETURNING limit_usd, set_by"
@@ -203,6 +223,10 @@ FLEET_SPENT = (
 )
 
 
+FLEET_IN_FLIGHT = "SELECT cost_usd FROM calls WHERE status = 'pending' AND day = ?"
+"""The fleet's calls in flight on a day, at their estimates."""
+
+
 def fleet_spent_within(conn: Connection, day: date) -> Decimal:
     """The fleet's spend on `day`, read inside a write function."""
     on = day.isoformat()
@@ -255,6 +279,14 @@ def tag_spent_within(conn: Connection, day: date, tag: str) -> Decimal:
     on = day.isoformat()
     rows = conn.execute(TAG_SPENT, (on, tag) * 2).fetchall()
     return _spent(conn, rows, on, "tag_spend", tag)
+
+
+def _in_flight(
+    conn: Connection, query: str, params: tuple[str, ...], table: str, key: str | None
+) -> Decimal:
+    """What a budget's calls in flight count (`query`, its day first in
+    `params`), read only once the budget refuses a call: whether only they did."""
+    return _spent(conn, conn.execute(query, params).fetchall(), params[0], table, key)
 
 
 def _spent(

@@ -20,10 +20,11 @@ the clock passes that day.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
+from functools import partial
 
 from plane.clock import midnight_after
 from plane.money.budgets import FleetFull, Full, GroupFull, TagFull
@@ -36,10 +37,6 @@ class Hold:
     """Why an agent takes no turn now, as the figures that decided it."""
 
     agent: str
-    settles: int | None = field(default=None, kw_only=True)
-    """Held only with calls in flight counted at their estimates (a shared
-    ceiling's): the ledger's `closes` when that was read, so the agent is
-    looked at again once one of them settles (`Ledger.after_close`)."""
 
     @property
     def reason(self) -> str:
@@ -93,13 +90,15 @@ class AtCeiling(Hold):
 @dataclass(frozen=True)
 class AboveAgent(Hold):
     """A ceiling above the agent's is reached: the fleet's, its group's, or
-    (for a gateway call) its tag's; `full` counts calls in flight at their
-    estimates."""
+    (for a gateway call) its tag's. Asked of the gate, by what was spent;
+    for a call refused at admission, `full` counts the calls in flight at
+    their estimates too (`flying`)."""
 
     full: Full
     resets_at: datetime
     flying: Decimal | None = None
-    """Those calls in flight (None: not read; a snapshot's hold words nothing)."""
+    """Those calls in flight (None: not read). The gate's holds count none
+    (`settled`): only a call refused at admission (`Gate.full_hold`) does."""
 
     @property
     def reason(self) -> str:
@@ -148,6 +147,29 @@ class Unread:
     fleet: str | None = None
 
 
+async def settled(
+    spent: Decimal, ceiling: Decimal | None, closed: Callable[[], Awaitable[Decimal]]
+) -> Decimal:
+    """A shared budget's day (`spent`: the fleet's or a group's, its calls in
+    flight at their estimates) as the gate weighs it against `ceiling`: at
+    or over it, what was spent, the calls in flight left out (`closed`,
+    read only then, in one read: `BudgetSpend.group_settled`). A call in
+    flight counts the most it may cost while it flies, which it seldom
+    does: it holds back the calls admitted beside it
+    (`plane.agents.metering`), never an agent."""
+    if ceiling is not None and spent >= ceiling:
+        return await closed()
+    return spent
+
+
+def spent_of(full: Full) -> Full:
+    """`full` with what was spent alone (its calls in flight left out)."""
+    spent = full.spent - full.in_flight
+    if isinstance(full, TagFull):
+        return TagFull(spent, full.ceiling, full.name, full.day)
+    return type(full)(spent, full.ceiling, full.name)
+
+
 class Gate:
     def __init__(self, ledger: Ledger, ceilings: Ceilings) -> None:
         self.ledger = ledger
@@ -166,13 +188,15 @@ class Gate:
     ) -> Hold | None:
         """None when `agent` may start a turn now. Ask it with the agent's
         turn lock held, right before the turn. `fleet_spent`: the fleet's
-        spend today, when the caller asks of every agent at once (a
-        snapshot) and has read it once for all, and so `group_spent`, each
-        group's. `settled_only`: the agent's
+        spend today as `settled` weighs it, when the caller asks of every
+        agent at once (a snapshot) and has read it once for all, and so
+        `group_spent`, each group's. `settled_only`: the agent's
         calls in flight are left out (a gateway agent's, which the gateway
         weighs in dollars), so a hold never states a spend that did not happen.
-        `floor_priced`: its spend today holds a call priced at a floor, which
-        its hold says as its row does."""
+        The fleet's and the group's ceilings hold by what was spent, never by
+        calls in flight (a call of the agent's waits for those as it is
+        admitted: `plane.agents.metering`). `floor_priced`: its spend today
+        holds a call priced at a floor, which its hold says as its row does."""
         ceiling = self.ceilings.of(agent)
         if ceiling is not None:
             if not price_known:
@@ -185,7 +209,7 @@ class Gate:
                 resets_at = self.resets_at()
                 return AtCeiling(agent, spent, ceiling, resets_at, behind, floor_priced)
         spent_by_group = group_spent or {}
-        held = await self._group_hold(agent, price_known, model, settled_only, spent_by_group)
+        held = await self._group_hold(agent, price_known, model, spent_by_group)
         if held is not None:
             return held
         return await self._fleet_hold(agent, price_known, model, fleet_spent)
@@ -195,29 +219,26 @@ class Gate:
         agent: str,
         price_known: bool,
         model: str,
-        settled_only: bool,
         spent_by_group: Mapping[str, Decimal],
     ) -> Hold | None:
         """The ceiling of the agent's group, between its own and the fleet's:
-        at or over it, none of the group's agents starts a turn, on any plane."""
+        once what its calls spent is at or over it, none of the group's agents
+        starts a turn, on any plane. Its calls in flight hold no one: they
+        may cost far less than the most they count while they fly."""
         budget = self.ceilings.groups.budget(agent)
         if budget is None or budget.ceiling is None:
             return None
-        closes = self.ledger.closes
         if not price_known:
             return Unpriced(agent, model, "group", budget.name)
-        read = spent_by_group.get(budget.name)
-        spent = await self.ledger.budget_spend.group_today(budget.name) if read is None else read
-        flying = None
-        if (spent >= budget.ceiling and read is None) or settled_only:
-            flying = await self.ledger.budget_spend.group_in_flight(budget.name)
-        if settled_only:
-            spent, flying = spent - (flying or Decimal(0)), Decimal(0)
+        spent = spent_by_group.get(budget.name)
+        if spent is None:
+            spend = self.ledger.budget_spend
+            today = await spend.group_today(budget.name)
+            spent = await settled(today, budget.ceiling, partial(spend.group_settled, budget.name))
         if spent < budget.ceiling:
             return None
         full = GroupFull(spent, budget.ceiling, budget.name)
-        settles = closes if flying else None
-        return AboveAgent(agent, full, self.resets_at(), flying, settles=settles)
+        return AboveAgent(agent, full, self.resets_at(), Decimal(0))
 
     def hold_known(
         self,
@@ -231,7 +252,8 @@ class Gate:
         resets_at: datetime,
     ) -> Hold | None:
         """`hold`'s answer from figures read once for every agent (a
-        snapshot's: the agent's spend today, the fleet's, every group's), and
+        snapshot's: the agent's spend today, the fleet's and every group's
+        as `settled` weighs them), and
         the day's end computed once, without a wait: a fleet's rows are built
         in one go. Not for a gateway agent, whose calls in flight `hold`
         weighs apart (`settled_only`)."""
@@ -247,7 +269,8 @@ class Gate:
             if not price_known:
                 return Unpriced(agent, model, "group", budget.name)
             if (group := group_spent[budget.name]) >= budget.ceiling:
-                return AboveAgent(agent, GroupFull(group, budget.ceiling, budget.name), resets_at)
+                full = GroupFull(group, budget.ceiling, budget.name)
+                return AboveAgent(agent, full, resets_at, Decimal(0))
         fleet = self.ceilings.fleet()
         if fleet is None:
             return None
@@ -255,7 +278,7 @@ class Gate:
             return Unpriced(agent, model, "fleet")
         if fleet_spent < fleet:
             return None
-        return AboveAgent(agent, FleetFull(fleet_spent, fleet), resets_at)
+        return AboveAgent(agent, FleetFull(fleet_spent, fleet), resets_at, Decimal(0))
 
     def unread(self, agent: str, unread: Unread) -> str | None:
         """The sentence of the first sum of `unread` `agent`'s calls count in:
@@ -277,8 +300,11 @@ class Gate:
         return budget.ceiling if reason == "group" and budget is not None else None
 
     async def full_hold(self, agent: str, full: Full) -> AboveAgent:
-        """`agent`'s call refused at admission (`Full`), as a hold, with what
-        the calls in flight under that ceiling count read now."""
+        """`agent`'s call refused at admission (`Full`), as a hold: by what
+        was spent, said as spent; else with what the calls in flight under
+        that ceiling count, read now."""
+        if not full.by_calls_in_flight:
+            return AboveAgent(agent, spent_of(full), self.resets_at(), Decimal(0))
         ledger = self.ledger
         if isinstance(full, GroupFull):
             flying = await ledger.budget_spend.group_in_flight(full.name)
@@ -291,22 +317,19 @@ class Gate:
     async def _fleet_hold(
         self, agent: str, price_known: bool, model: str, spent: Decimal | None
     ) -> Hold | None:
-        """The fleet's ceiling, asked the same way: at or over it, no agent
-        of the fleet starts a turn, on any plane."""
+        """The fleet's ceiling, asked the same way: once what was spent is at
+        or over it, no agent of the fleet starts a turn, on any plane."""
         fleet = self.ceilings.fleet()
         if fleet is None:
             return None
         if not price_known:
             return Unpriced(agent, model, "fleet")
-        flying = None  # a snapshot's (spent given) words no notice
-        closes = self.ledger.closes
         if spent is None:
-            spent = await self.ledger.budget_spend.fleet_today()
-            flying = await self.ledger.budget_spend.fleet_in_flight() if spent >= fleet else None
+            spend = self.ledger.budget_spend
+            spent = await settled(await spend.fleet_today(), fleet, spend.fleet_settled)
         if spent < fleet:
             return None
-        settles = closes if flying else None
-        return AboveAgent(agent, FleetFull(spent, fleet), self.resets_at(), flying, settles=settles)
+        return AboveAgent(agent, FleetFull(spent, fleet), self.resets_at(), Decimal(0))
 
     def resets_at(self) -> datetime:
         """00:00 UTC after the plane's day (later than the clock's next

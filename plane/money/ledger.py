@@ -298,11 +298,13 @@ class Ledger:
 
     def after_close(self, seen: int) -> asyncio.Future[None]:
         """Done once a call closes after `closes` was `seen` (at once if one
-        has): an agent held only by calls in flight is looked at again then."""
+        has): a call held back only by calls in flight is admitted again then
+        (`plane.agents.metering`)."""
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         if self.closes != seen:
             done.set_result(None)
-        else:
+        else:  # those given up on (a wait that timed out) are dropped meanwhile
+            self._on_close = [waiting for waiting in self._on_close if not waiting.done()]
             self._on_close.append(done)
         return done
 

@@ -160,6 +160,33 @@ async def test_the_fleet_binds_before_a_group_it_is_tighter_than(tmp_path):
         await db.close()
 
 
+@pytest.mark.parametrize("shared", ["group", "fleet"])
+async def test_a_refusal_says_whether_only_the_calls_in_flight_made_it(tmp_path, shared):
+    """A call in flight counts the most it may cost: a call refused beside
+    it is refused by it alone while what was spent is under the ceiling (it
+    may go once that call settles), and by what was spent once that is not."""
+    budgets = {"group": RESEARCH} if shared == "group" else {"fleet_ceiling": Decimal(1)}
+    refused = GroupFull if shared == "group" else FleetFull
+    db = await open_db(tmp_path / "plane.db")
+    try:
+        ledger = Ledger(db, ManualClock(NOON))
+        flying = await ledger.open_call("a", "p", "m", Decimal("1.5"), "estimate", **budgets)
+        with pytest.raises(refused) as beside:
+            await ledger.open_call("b", "p", "m", Decimal("1.5"), "estimate", **budgets)
+        assert (beside.value.spent, beside.value.in_flight) == (Decimal("1.5"), Decimal("1.5"))
+        assert beside.value.by_calls_in_flight
+        await ledger.settle(flying, Usage(input_tokens=1), Decimal("0.2"), "test")
+        settling = await ledger.open_call("c", "p", "m", Decimal("0.1"), "estimate", **budgets)
+        await ledger.open_call("b", "p", "m", Decimal("1.5"), "estimate", **budgets)
+        await ledger.settle(settling, Usage(input_tokens=1), Decimal("0.9"), "test")
+        with pytest.raises(refused) as spent:
+            await ledger.open_call("a", "p", "m", Decimal("1.5"), "estimate", **budgets)
+        assert spent.value.in_flight == Decimal("1.5")
+        assert not spent.value.by_calls_in_flight
+    finally:
+        await db.close()
+
+
 @pytest.mark.parametrize("by", ["group", "tag"])
 async def test_settles_in_the_same_batch_count_against_the_group_or_tag(tmp_path, by):
     """A settle earlier in the admission's batch moved spend not yet in the
@@ -255,10 +282,13 @@ async def test_the_fleets_days_stack_by_group_and_the_day_by_tool(start_plane):
     assert sum(tools.values()) == Decimal("0.6")
 
 
-async def test_an_agent_held_only_by_calls_in_flight_answers_once_they_settle(start_plane):
+async def test_an_agent_whose_group_is_full_only_with_calls_in_flight_waits_for_them_untold(
+    start_plane,
+):
     """A call in flight counts at its estimate (its worst case, here over
-    the group's ceiling): another agent of the group is held meanwhile, and
-    answers when the call settles far cheaper, with nothing sent to wake it."""
+    the group's ceiling): another agent of the group is not held for it (the
+    group spent nothing yet), and is told nothing; its call waits for the one
+    in flight, and it answers when that settles far cheaper."""
     plane = await start_plane(GROUPED.replace("limitUsd: 0.6", "limitUsd: 1.5"))
     arrived = threading.Event()
 
@@ -274,12 +304,13 @@ async def test_an_agent_held_only_by_calls_in_flight_answers_once_they_settle(st
     assert await asyncio.to_thread(arrived.wait, 10)  # the call is in flight
     second = plane.bus.subscribe()
     said = await plane.send("poet", "and me")
-    assert said[0].held
-    assert said[-1].text.startswith("poet is held: its group research's calls today come to $")
-    assert " of $1.50 with those in flight; it answers at 00:00 UTC" in said[-1].text
+    assert [m.kind for m in said] == ["operator"] and not said[0].held
     await plane.until_turn_ends("scout", first)
     answered = await plane.until_turn_ends("poet", second, within=10)
-    assert [m.text for m in answered if m.kind == "agent"] == ["done"]
+    assert [(m.kind, m.text) for m in answered if m.kind in ("agent", "plane")] == [
+        ("agent", "done")
+    ]
+    assert len(plane.llm.requests) == 2
 
 
 async def test_the_command_line_sets_a_groups_ceiling_and_plane_status_lists_it(start_plane):
