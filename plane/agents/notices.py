@@ -275,7 +275,9 @@ ITS = Whose()
 
 
 def whose_ceiling(scope: str, name: str = "") -> Whose:
-    """`scope` (`agent`, `group`, `tag`) as the sentences name it."""
+    """`scope` (`agent`, `group`, `tag`, `fleet`) as the sentences name it."""
+    if scope == "fleet":
+        return Whose("the fleet's", "the fleet limit", "fleet's calls")
     if scope == "group":
         return Whose(f"its group {name}'s", "the group limit", f"group {name}'s calls")
     if scope == "tag":

@@ -15,7 +15,14 @@ fit once the calls in flight settle lets go of its locks and waits, and
 every settle (and every call whose provider announced its prompt) wakes
 the calls waiting under any of its scopes, to be weighed again. The
 ledger's admission checks the same ceilings again in the transaction that
-writes the call, for every plane (`plane.money.budgets`).
+writes the call, for every plane (`plane.money.budgets`), and the fleet's,
+which no book here weighs. A call it refuses only because of the calls in
+flight (what was spent is under the ceiling: another plane's, which this
+one's books do not see, or calls of the whole fleet) is no hold: it waits
+the same way, woken by any call closing on this plane or after a second
+(another plane's closing is not told here), and past its wait is refused
+with the same sentence and short Retry-After as the others, its agent
+neither told nor shown held.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from decimal import Decimal
 
 from plane.agents import notices
 from plane.agents.guard import Looping
+from plane.agents.metering import IN_FLIGHT_RECHECK_S
 from plane.agents.roster import AgentSpec
 from plane.agents.services import Services
 from plane.agents.workers import Workers
@@ -176,17 +184,22 @@ class Admission:
                 waiting = await self._weigh_all(wire, agent, scopes, estimate, deadline)
                 if services.gate.ceilings.changes != changes:
                     continue  # a ceiling set while it was weighed (a `/limit 0`): again
+                closed: asyncio.Future[None] | None = None
                 if waiting is None:
-                    call = await self._write_pending(
+                    seen = services.ledger.closes
+                    written = await self._write_pending(
                         wire, spec, model, estimate, known, group, tagged, session
                     )
-                    for book in books:
-                        self._books[book].add(call, estimate)
-                    self._calls[call] = books
-                    await self._spell_over(agent)
-                    return call, estimate
+                    if not isinstance(written, Full):
+                        for book in books:
+                            self._books[book].add(written, estimate)
+                        self._calls[written] = books
+                        await self._spell_over(agent)
+                        return written, estimate
+                    waiting = self._crowded(wire, agent, written, estimate, deadline)
+                    closed = services.ledger.after_close(seen)
                 woken = self._listen(books)  # while its locks are held: no wake-up is lost
-            await self._asleep(books, woken, waiting)
+            await self._asleep(books, woken, waiting, closed)
             still()
 
     async def _spell_over(self, agent: str) -> None:
@@ -225,14 +238,26 @@ class Admission:
             self._waiting[book].add(woken)
         return woken
 
-    async def _asleep(self, books: list[str], woken: asyncio.Event, seconds: float) -> None:
-        """Until a call under one of `books` settles or is weighed anew, or `seconds` pass."""
+    async def _asleep(
+        self,
+        books: list[str],
+        woken: asyncio.Event,
+        seconds: float,
+        closed: asyncio.Future[None] | None = None,
+    ) -> None:
+        """Until a call under one of `books` settles or is weighed anew, or
+        `seconds` pass; or `closed` is done (any call closing on this plane:
+        `Ledger.after_close`, for a call the ledger held back)."""
+        if closed is not None:
+            closed.add_done_callback(lambda _: woken.set())
         try:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(woken.wait(), seconds)
         finally:
             for book in books:
                 self._waiting[book].discard(woken)
+            if closed is not None:
+                closed.cancel()  # given up on: the ledger drops it
 
     def _wake(self, books: list[str]) -> None:
         """Every call waiting under any of `books`: they may fit now."""
@@ -343,8 +368,27 @@ class Admission:
             )
         else:
             notice = notices.may_overshoot(agent, day.left, ceiling, RETRY_S, whose)
-        status, error, extra = wire.busy(notice, RETRY_S)
-        raise GatewayRefused(status, notice, extra, error)
+        raise _busy(wire, notice)
+
+    def _crowded(
+        self, wire: Wire, agent: str, full: Full, estimate: Estimate, deadline: float
+    ) -> float:
+        """The seconds a call the ledger refused only because of the calls in
+        flight (`full`) waits before it is admitted again: until a call closes
+        here, or a second passes (another plane's closing is not told here).
+        Past its wait, it is refused with a short Retry-After and the sentence
+        of the calls in flight, figures as the ledger's admission read them:
+        no hold, since nothing was spent that fills the day."""
+        waiting = deadline - asyncio.get_running_loop().time()
+        if waiting > 0:
+            log.debug("%s's call waits for the calls in flight: %s", agent, full)
+            return min(waiting, IN_FLIGHT_RECHECK_S)
+        left = full.ceiling - (full.spent - full.in_flight)
+        whose = notices.whose_ceiling(full.scope, full.name)
+        notice = notices.in_flight(
+            agent, full.in_flight, estimate.likely, left, full.ceiling, RETRY_S, whose
+        )
+        raise _busy(wire, notice)
 
     async def _write_pending(
         self,
@@ -356,9 +400,12 @@ class Admission:
         group: Budget | None,
         tag: Budget | None,
         session: str | None,
-    ) -> int:
+    ) -> int | Full:
         """The call in the ledger, pending at its likely cost (the fleet's,
-        the group's and the tag's ceilings admit it in the same transaction)."""
+        the group's and the tag's ceilings admit it in the same transaction);
+        or the ledger's refusal only because of the calls in flight, which
+        holds no one (`Full.by_calls_in_flight`: the call may wait for them).
+        A refusal by what was spent holds, as the gate does."""
         services = self._services
         try:
             return await services.ledger.open_call(
@@ -373,6 +420,8 @@ class Admission:
                 session=session,
             )
         except Full as full:  # refused at admission: held, as by the gate
+            if full.by_calls_in_flight:
+                return full
             hold = await services.gate.full_hold(spec.name, full)
             if not isinstance(full, TagFull):  # a tag holds its calls, not the agent
                 await self._tell_hold(spec.name, hold)
@@ -413,6 +462,13 @@ class Admission:
         left = (services.gate.resets_at() - services.clock.now()).total_seconds()
         status, error, extra = wire.held(notice, max(1, math.ceil(left)))
         return GatewayRefused(status, notice, extra, error)
+
+
+def _busy(wire: Wire, notice: str) -> GatewayRefused:
+    """The refusal of a call that waited for calls in flight and may go
+    once they settle: the client tries again in `RETRY_S` seconds."""
+    status, error, extra = wire.busy(notice, RETRY_S)
+    return GatewayRefused(status, notice, extra, error)
 
 
 def _lasting_code(hold: Hold) -> str | None:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from plane.money.gate import Hold
+from plane.wire.protocol import Usage
 from tests.support.fixtures_gateway import StartGateway
 from tests.support.sdks import ON_ONE_WORKER, openai, openai_sdk
 
@@ -41,19 +42,20 @@ async def test_a_gateway_call_refused_at_admission_is_held_and_not_sent(
     hold = gate.hold
 
     async def another_plane_fills_the_fleet(agent: str, **asked: Any) -> Hold | None:
-        """The gate's answer, then claude's call on another plane fills the fleet."""
+        """The gate's answer, then claude's call on another plane spends the fleet's day."""
         held = await hold(agent, **asked)
-        if agent == "aider" and not await ledger.budget_spend.fleet_in_flight():
-            await ledger.open_call("claude", "p", "m", Decimal("0.05"), "estimate")
+        if agent == "aider" and not await ledger.budget_spend.fleet_today():
+            filled = await ledger.open_call("claude", "p", "m", Decimal("0.05"), "estimate")
+            await ledger.settle(filled, Usage(input_tokens=50), Decimal("0.05"), "t")
         return held
 
     monkeypatch.setattr(gate, "hold", another_plane_fills_the_fleet)
     with pytest.raises(openai.APIStatusError) as refused:
         await call(gw)
-    # claude's call is in flight, not spent: the sentence says so.
-    sentence = "the fleet's calls today come to $0.05 with those in flight, at its $0.05 daily"
+    # claude's call was spent: the sentence says so (tests/plane/gateway/
+    # test_gateway_in_flight_refusal.py: one in flight only is no hold).
+    sentence = "the fleet has spent $0.05 today, at its $0.05 daily ceiling"
     assert sentence in str(refused.value)
-    assert "has spent" not in str(refused.value)
     assert gw.llm.requests == [], "nothing was sent"
     assert [e.agent for e in await gw.entries()] == ["claude"], "nothing was written"
     said = await gw.services.conversation.history("aider")
