@@ -422,11 +422,11 @@ class Admission:
         except Full as full:  # refused at admission: held, as by the gate
             if full.by_calls_in_flight:
                 return full
-            hold = services.gate.full_hold(spec.name, full)
-            if not isinstance(full, TagFull):  # a tag holds its calls, not the agent
-                await self._tell_hold(spec.name, hold)
+            hold = services.gate.full_hold(spec.name, full)  # what was spent alone
+            if isinstance(hold.full, TagFull):  # a tag holds its calls, not the agent
+                self._tag_reached(spec.name, hold.full)
             else:
-                self._tag_reached(spec.name, full)
+                await self._tell_hold(spec.name, hold)
             raise self._refused(wire, hold) from None
 
     def _tag_reached(self, agent: str, full: TagFull) -> None:
