@@ -66,7 +66,7 @@ def why(hold: Hold, now: datetime) -> str:
             notice = held(hold.agent, hold.ceiling, hold.spent, resets_in, priced)
             return notice if hold.behind is None else f"{notice} {clock_behind(*hold.behind)}"
         case AboveAgent():
-            return above_agent(hold.agent, hold.full, hold.flying, until(now, hold.resets_at))
+            return above_agent(hold.agent, hold.full, until(now, hold.resets_at))
         case TooDear():
             resets_in = until(now, hold.resets_at)
             whose = whose_ceiling(hold.scope, hold.name)
@@ -166,45 +166,31 @@ def clock_behind(clock_day: date, day: date) -> str:
     )
 
 
-def above_agent(agent: str, full: Full, flying: Decimal | None, resets_in: str) -> str:
-    """Why a call was refused at admission, or an agent is held by a ceiling
-    above its own (the fleet's, its group's, its tag's). `full.spent` counts
-    calls in flight at their estimates (`flying`, None: not known): it is
-    said to be spent only when none is. A ceiling of zero is a pause (`paused_above`)."""
+def above_agent(agent: str, full: Full, resets_in: str) -> str:
+    """Why a call was refused at admission, or an agent is held, by a ceiling
+    above its own (the fleet's, its group's, its tag's): what was spent under
+    it (`full.spent`, calls in flight left out: they hold no one). A ceiling
+    of zero is a pause (`paused_above`)."""
     if full.ceiling == 0:
         return paused_above(agent, full)
     figure = spend_against(full.spent, full.ceiling)
     ceiling = usd_exact(full.ceiling)
-    whose = full.whose(full.name)  # the group's
     if full.scope == "fleet":
         where = "at" if full.spent == full.ceiling else "over"
-        said = (
-            f"the fleet has spent {figure} today"
-            if flying == 0
-            else f"the fleet's calls today come to {figure} with those in flight"
-        )
         return (
-            f"{agent} is not answering: {said}, {where} its {ceiling} daily ceiling; it "
-            f"answers at 00:00 UTC, in {resets_in}, or when the fleet limit is raised."
+            f"{agent} is not answering: the fleet has spent {figure} today, {where} its "
+            f"{ceiling} daily ceiling; it answers at 00:00 UTC, in {resets_in}, or when the "
+            "fleet limit is raised."
         )
     if full.scope == "group":
-        said = (
-            f"{whose} has spent {figure} of {ceiling} today"
-            if flying == 0
-            else f"{whose}'s calls today come to {figure} of {ceiling} with those in flight"
-        )
         return (
-            f"{agent} is held: {said}; it answers at 00:00 UTC, in {resets_in}, or when the "
-            "group limit is raised."
+            f"{agent} is held: {full.whose(full.name)} has spent {figure} of {ceiling} today; "
+            f"it answers at 00:00 UTC, in {resets_in}, or when the group limit is raised."
         )
-    said = (
-        f"calls tagged {full.name} have spent {figure} of {ceiling} today"
-        if flying == 0
-        else f"calls tagged {full.name} come to {figure} of {ceiling} today with those in flight"
-    )
     return (
-        f"{agent} is not answering this call: {said}; calls with the tag go again at 00:00 "
-        f"UTC, in {resets_in}, or when its ceiling (tags: in agents.yaml) is raised."
+        f"{agent} is not answering this call: calls tagged {full.name} have spent {figure} "
+        f"of {ceiling} today; calls with the tag go again at 00:00 UTC, in {resets_in}, or "
+        "when its ceiling (tags: in agents.yaml) is raised."
     )
 
 

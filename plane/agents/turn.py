@@ -333,7 +333,7 @@ class Turn:
             # ends, and what it was answering waits for the next one.
             self.result.ok = False
             self.result.held, self.result.held_by = True, full.scope
-            hold = await self.services.gate.full_hold(self.spec.name, full)
+            hold = self.services.gate.full_hold(self.spec.name, full)
             await self._tell(notices.why(hold, self.services.clock.now()))
             return None
         self.result.model = request.model

@@ -346,7 +346,7 @@ class Admission:
         if kind == "tag" and day.settled >= day.ceiling:
             # Held by the tag: said once a spell, as a hold is; the agent is not held.
             full = TagFull(day.settled, day.ceiling, name, day.day)
-            held = AboveAgent(agent, full, services.gate.resets_at(), Decimal(0))
+            held = AboveAgent(agent, full, services.gate.resets_at())
             await self._tell_hold(agent, held)
             self._tag_reached(agent, full)
             raise self._refused(wire, held)
@@ -422,11 +422,11 @@ class Admission:
         except Full as full:  # refused at admission: held, as by the gate
             if full.by_calls_in_flight:
                 return full
-            hold = await services.gate.full_hold(spec.name, full)
-            if not isinstance(full, TagFull):  # a tag holds its calls, not the agent
-                await self._tell_hold(spec.name, hold)
+            hold = services.gate.full_hold(spec.name, full)  # what was spent alone
+            if isinstance(hold.full, TagFull):  # a tag holds its calls, not the agent
+                self._tag_reached(spec.name, hold.full)
             else:
-                self._tag_reached(spec.name, full)
+                await self._tell_hold(spec.name, hold)
             raise self._refused(wire, hold) from None
 
     def _tag_reached(self, agent: str, full: TagFull) -> None:

@@ -24,7 +24,6 @@ from typing import TypeVar
 
 from plane.errors import LedgerError
 from plane.money.budgets import (
-    FLEET_IN_FLIGHT,
     FLEET_SPENT,
     GROUP_IN_FLIGHT,
     GROUP_SPENT,
@@ -178,15 +177,6 @@ class BudgetSpend:
         on = day.isoformat()
         rows = await self._read(TAG_IN_FLIGHT, on, tag)
         return await self._spent(rows, on, "tag_spend", tag)
-
-    async def fleet_in_flight(self) -> Decimal:
-        """The same for every agent, on every plane (with several, read from the store)."""
-        day = await self._today()
-        if self.plane is None:
-            return sum((r.cost_usd for r in self._open.values() if r.day == day), Decimal(0))
-        on = day.isoformat()
-        rows = await self._read(FLEET_IN_FLIGHT, on)
-        return await self._spent(rows, on, "spend", None)
 
 
 _ZERO = Decimal(0)

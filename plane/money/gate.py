@@ -90,15 +90,13 @@ class AtCeiling(Hold):
 @dataclass(frozen=True)
 class AboveAgent(Hold):
     """A ceiling above the agent's is reached: the fleet's, its group's, or
-    (for a gateway call) its tag's. Asked of the gate, by what was spent;
-    for a call refused at admission, `full` counts the calls in flight at
-    their estimates too (`flying`)."""
+    (for a gateway call) its tag's, by what was spent (`full.spent`, the
+    calls in flight left out: `settled`, `spent_of`). Calls in flight hold
+    no one: a call they crowd out waits for them (`plane.agents.metering`,
+    `plane.gateway.admission`)."""
 
     full: Full
     resets_at: datetime
-    flying: Decimal | None = None
-    """Those calls in flight (None: not read). The gate's holds count none
-    (`settled`): only a call refused at admission (`Gate.full_hold`) does."""
 
     @property
     def reason(self) -> str:
@@ -238,7 +236,7 @@ class Gate:
         if spent < budget.ceiling:
             return None
         full = GroupFull(spent, budget.ceiling, budget.name)
-        return AboveAgent(agent, full, self.resets_at(), Decimal(0))
+        return AboveAgent(agent, full, self.resets_at())
 
     def hold_known(
         self,
@@ -270,7 +268,7 @@ class Gate:
                 return Unpriced(agent, model, "group", budget.name)
             if (group := group_spent[budget.name]) >= budget.ceiling:
                 full = GroupFull(group, budget.ceiling, budget.name)
-                return AboveAgent(agent, full, resets_at, Decimal(0))
+                return AboveAgent(agent, full, resets_at)
         fleet = self.ceilings.fleet()
         if fleet is None:
             return None
@@ -278,7 +276,7 @@ class Gate:
             return Unpriced(agent, model, "fleet")
         if fleet_spent < fleet:
             return None
-        return AboveAgent(agent, FleetFull(fleet_spent, fleet), resets_at, Decimal(0))
+        return AboveAgent(agent, FleetFull(fleet_spent, fleet), resets_at)
 
     def unread(self, agent: str, unread: Unread) -> str | None:
         """The sentence of the first sum of `unread` `agent`'s calls count in:
@@ -299,20 +297,11 @@ class Gate:
         budget = self.ceilings.groups.budget(agent)
         return budget.ceiling if reason == "group" and budget is not None else None
 
-    async def full_hold(self, agent: str, full: Full) -> AboveAgent:
-        """`agent`'s call refused at admission (`Full`), as a hold: by what
-        was spent, said as spent; else with what the calls in flight under
-        that ceiling count, read now."""
-        if not full.by_calls_in_flight:
-            return AboveAgent(agent, spent_of(full), self.resets_at(), Decimal(0))
-        ledger = self.ledger
-        if isinstance(full, GroupFull):
-            flying = await ledger.budget_spend.group_in_flight(full.name)
-        elif isinstance(full, FleetFull):
-            flying = await ledger.budget_spend.fleet_in_flight()
-        else:
-            flying = await ledger.budget_spend.tag_in_flight(full.name)
-        return AboveAgent(agent, full, self.resets_at(), flying)
+    def full_hold(self, agent: str, full: Full) -> AboveAgent:
+        """`agent`'s call refused at admission by what was spent (`Full`, not
+        `by_calls_in_flight`: one refused only for those waits and is no
+        hold), as a hold that says what was spent alone (`spent_of`)."""
+        return AboveAgent(agent, spent_of(full), self.resets_at())
 
     async def _fleet_hold(
         self, agent: str, price_known: bool, model: str, spent: Decimal | None
@@ -329,7 +318,7 @@ class Gate:
             spent = await settled(await spend.fleet_today(), fleet, spend.fleet_settled)
         if spent < fleet:
             return None
-        return AboveAgent(agent, FleetFull(spent, fleet), self.resets_at(), Decimal(0))
+        return AboveAgent(agent, FleetFull(spent, fleet), self.resets_at())
 
     def resets_at(self) -> datetime:
         """00:00 UTC after the plane's day (later than the clock's next

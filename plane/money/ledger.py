@@ -299,7 +299,7 @@ class Ledger:
     def after_close(self, seen: int) -> asyncio.Future[None]:
         """Done once a call closes after `closes` was `seen` (at once if one
         has): a call held back only by calls in flight is admitted again then
-        (`plane.agents.metering`)."""
+        (`plane.agents.metering`, `plane.gateway.admission`)."""
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         if self.closes != seen:
             done.set_result(None)
@@ -585,7 +585,7 @@ class Ledger:
 
     def _closed_elsewhere(self, call: int) -> None:
         """A kept close found its call closed by another plane meanwhile:
-        no longer in flight here, and what it held is looked at again."""
+        no longer in flight here, and the calls it held back are admitted again."""
         self._open.pop(call, None)
         self._closed()
 

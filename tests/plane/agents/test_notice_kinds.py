@@ -38,7 +38,7 @@ NOTICES: dict[str, tuple[str, str | None]] = {
     "ceiling_reached": (notices.ceiling_reached("demo", Decimal(2), Decimal("2.01"), "3h"), "held"),
     "held": (notices.held("demo", Decimal(2), Decimal("2.5"), "3h 13m"), "held"),
     "clock_behind": (notices.clock_behind(date(2026, 11, 28), date(2026, 11, 29)), None),
-    "above_agent": (notices.above_agent("demo", FleetFull(SPENT, SPENT), None, "3h"), "held"),
+    "above_agent": (notices.above_agent("demo", FleetFull(SPENT, SPENT), "3h"), "held"),
     "unpriced_held": (notices.unpriced_held("demo", "other-model"), "held"),
     "paused_above": (notices.paused_above("demo", FleetFull(SPENT, Decimal(0))), "paused"),
     # A gateway agent's call that does not fit: calls that fit still go, so it is not held.
@@ -98,16 +98,12 @@ def test_each_notice_is_told_apart_from_routine_lines(text: str, kind: str | Non
         (notices.held("demo", Decimal(0), Decimal(0), "3h 13m"), "paused"),
         (notices.paused_now(None, working=False), "paused"),
         # A group holds every agent in it, as the fleet does: the loudest kind.
-        (notices.above_agent("demo", GroupFull(SPENT, SPENT, "research"), SPENT, "3h"), "held"),
-        (
-            notices.above_agent("demo", GroupFull(SPENT, SPENT, "research"), Decimal(0), "3h"),
-            "held",
-        ),
+        (notices.above_agent("demo", GroupFull(SPENT, SPENT, "research"), "3h"), "held"),
         # A tag holds its calls, not the agent: the agent answers calls without it.
-        (notices.above_agent("demo", TagFull(SPENT, SPENT, "t-1"), Decimal(0), "3h"), None),
+        (notices.above_agent("demo", TagFull(SPENT, SPENT, "t-1"), "3h"), None),
         # A ceiling of zero above the agent's is a pause; a tag's pauses only its calls.
-        (notices.above_agent("demo", GroupFull(SPENT, Decimal(0), "r"), SPENT, "3h"), "paused"),
-        (notices.above_agent("demo", TagFull(SPENT, Decimal(0), "t-1"), SPENT, "3h"), None),
+        (notices.above_agent("demo", GroupFull(SPENT, Decimal(0), "r"), "3h"), "paused"),
+        (notices.above_agent("demo", TagFull(SPENT, Decimal(0), "t-1"), "3h"), None),
         (notices.unpriced_held("demo", "other-model", "group", "research"), "held"),
         (notices.unpriced_held("demo", "other-model", "fleet"), "held"),
         *[
@@ -144,10 +140,8 @@ async def test_the_plane_s_own_hold_notices_are_held_kinds(start_plane):
     plane = await start_plane(CONFIG.replace("  demo: {}", "  demo: {model: other-model}"))
     said = await plane.send("demo", "hello")
     assert [notice_kind(m.text) for m in said if m.kind == "plane"] == ["held"]
-    for flying in (Decimal(0), Decimal("0.5"), None):  # spent, or with calls in flight
-        full = FleetFull(Decimal(3), Decimal(2))
-        hold = AboveAgent("scout", full, plane.clock.now(), flying)
-        assert notice_kind(notices.why(hold, plane.clock.now())) == "held"
+    hold = AboveAgent("scout", FleetFull(Decimal(3), Decimal(2)), plane.clock.now())
+    assert notice_kind(notices.why(hold, plane.clock.now())) == "held"
     client = await plane.client()
     from plane.wire import protocol as p
 

@@ -183,3 +183,33 @@ async def test_money_really_spent_at_the_ceiling_still_holds(
     await receiver.until_hook(alert)
     if ceiling != "tag":  # a tag holds its calls, not the agent
         assert [m.text for m in await gw.said("aider") if m.kind == "plane"] == [said]
+
+
+async def test_a_tags_alert_says_what_was_spent_not_the_calls_in_flight(
+    start_gateway: StartGateway, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another plane's two calls under the tag's $0.05, written between this
+    plane's weighing and its write: one settles at $0.05, money really spent,
+    the other ($0.03 at most) still flies. The call is held by the tag, and
+    both its refusal and the tag's alert say $0.05 spent (before, the alert
+    said $0.08, the call in flight counted as spent)."""
+    gw = await gateway(start_gateway, receiver, "tag")
+    ledger, tag = gw.services.ledger, Budget("ticket-7", CEILING)
+    open_call = ledger.open_call
+    written: list[int] = []
+
+    async def racing(agent: str, *args: Any, **kwargs: Any) -> int:
+        if agent == "aider" and not written:
+            for _ in range(2):
+                written.append(await open_call("claude", "p", "m", Decimal("0.03"), "e", tag=tag))
+            await ledger.settle(written[0], Usage(input_tokens=50), CEILING, "t")
+        return await open_call(agent, *args, **kwargs)
+
+    monkeypatch.setattr(ledger, "open_call", racing)
+    refused = await call(gw, "tag")
+    assert refused.status_code == 400, refused.text
+    assert "have spent $0.05 of $0.05 today" in refused.json()["error"]["message"]
+    await receiver.until_hook("tag")
+    [alert] = [hook for hook in receiver.hooks() if hook["event"] == "tag"]
+    assert alert["text"].startswith("the tag ticket-7 has spent $0.05 today"), alert
+    assert Decimal(alert["spend_today_usd"]) == CEILING, alert

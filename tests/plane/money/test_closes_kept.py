@@ -105,12 +105,12 @@ async def test_a_kept_close_whose_call_another_plane_swept_meanwhile_is_left_as_
         except Exception:
             assert time.monotonic() < deadline
             await asyncio.sleep(0.2)
-    held = ledger.after_close(ledger.closes)  # an agent held by its calls in flight waits so
+    held = ledger.after_close(ledger.closes)  # a call crowded out by calls in flight waits so
     assert await ledger.stranded.write() == 0
     [(status, cost)] = await db.fetchall("SELECT status, cost_usd FROM calls WHERE id = ?", call)
     assert (status, Decimal(cost)) == ("interrupted", Decimal("0.10")), "counted once, as swept"
     assert ledger.in_flight("demo") == 0
-    assert held.done(), "no longer in flight: what it held is looked at again"
+    assert held.done(), "no longer in flight: what it crowded out is admitted again"
     assert await ledger.stranded.write() == 0, "not tried again"
 
 
