@@ -113,9 +113,7 @@ class Lifecycle:
         spec = self._turning(agent, "pause" if paused else "resume")
         if spec.paused == paused:
             raise InvalidRequest(
-                f"{agent} is already paused."
-                if paused
-                else f"{agent} is not paused: there is nothing to resume."
+                f"{agent} is already paused." if paused else await self._not_paused(agent)
             )
         worker = self._crew.workers[agent]
         worker.spec = await self._services.roster.change(agent, paused=paused)
@@ -129,6 +127,16 @@ class Lifecycle:
         finally:
             self._crew.workers.wake(agent)  # here, and on the plane that runs it
         return await self._rows.publish(agent)
+
+    async def _not_paused(self, agent: str) -> str:
+        """Why `agent`, not paused, has nothing to resume; and when a hold
+        of another kind keeps it quiet (its ceiling, its group's, a model
+        with no price), what frees it, as its conversation says it."""
+        hold = await self._crew.workers[agent].hold()
+        if hold is None:
+            return f"{agent} is not paused: there is nothing to resume."
+        why = notices.why(hold, self._services.clock.now())
+        return f"{agent} is not paused, so there is nothing to resume; {why}"
 
     async def _as_stored(self, agent: str) -> AgentSpec:
         """`agent` as the store has it: with several planes, the one that

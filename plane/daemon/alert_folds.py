@@ -503,9 +503,10 @@ class Folds:
 
     def _free(self, agent: str) -> bool:
         """`agent` left its ceiling's hold and is held by nothing else now
-        (held by another, it has not resumed: that one says it)."""
+        (held by another, it has not resumed: that one says it; paused by
+        the operator, it takes no turn still, and has not resumed either)."""
         row = self._row(agent)
-        return row is not None and row.status != "held"
+        return row is not None and row.status not in ("held", "paused")
 
     async def _gathered(self, fold: _Fold) -> None:
         """Until no row has joined or left `fold` for `gather_s` (at most `GATHER_MAX_S`)."""

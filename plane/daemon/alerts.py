@@ -317,8 +317,8 @@ class Notifier:
         kind: AlertKind | None = None
         if state.status == "held" and before.status != "held":
             kind = "held" if state.hold_reason != "loop" else None  # `looped` said it
-        elif before.status == "held" and state.status != "held":
-            kind = "resumed"
+        elif before.status == "held" and state.status not in ("held", "paused"):
+            kind = "resumed"  # paused, it still takes no turn: not a resume
         elif state.spend_level == "warn" and before.spend_level == "ok":
             kind = "amber"
         if kind is None and was is not None and held_by is None and state.status == "held":

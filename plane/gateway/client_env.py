@@ -17,6 +17,12 @@ from plane.gateway.keys import Keys
 from plane.home import Home
 
 SPEAKS = {"claude-code": "anthropic", "codex": "openai-compatible", "aider": "openai-compatible"}
+API = {
+    "claude-code": "Anthropic Messages",
+    "codex": "OpenAI Responses",
+    "aider": "Chat Completions",
+}
+"""The API each client calls, as a refusal names it (Codex: `wire_api = "responses"`)."""
 
 
 def gateway_agent(config: Config, agent: str) -> str:
@@ -70,9 +76,8 @@ def env_lines(
     every call the client makes carries it (`x-plane-tag`)."""
     kind = gateway_agent(config, agent)
     if kind != EMBEDDED and SPEAKS[client] != kind:  # the embedded model speaks both
-        api = "Anthropic Messages" if SPEAKS[client] == "anthropic" else "Chat Completions"
         raise PlaneError(
-            f"{client} speaks {api}, and {agent}'s provider does not; put {agent} on "
+            f"{client} speaks {API[client]}, and {agent}'s provider does not; put {agent} on "
             f"a provider of kind {SPEAKS[client]}."
         )
     if http is None:

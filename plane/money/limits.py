@@ -146,7 +146,14 @@ def fleet_standing(spent: Decimal, ceiling: Decimal | None) -> str:
 def fleet_set_reply(spent: Decimal, ceiling: Decimal | None) -> str:
     if ceiling is None:
         return f"Fleet limit removed. {fleet_standing(spent, None)}"
-    return f"Fleet limit set to {usd_exact(ceiling)} a day. {fleet_standing(spent, ceiling)}"
+    reply = f"Fleet limit set to {usd_exact(ceiling)} a day. {fleet_standing(spent, ceiling)}"
+    return f"{reply} {FLEET_PAUSE}" if ceiling == 0 else reply
+
+
+FLEET_PAUSE = (
+    "A ceiling of $0.00 is a pause: no agent takes a turn until the fleet limit is raised."
+)
+"""What `/limit fleet 0` adds, as `/limit 0` adds `PAUSE`: no new day ends it."""
 
 
 def parse_group_limit(name: str, raw: str) -> LimitValue:
@@ -187,7 +194,11 @@ def group_set_reply(name: str, spent: Decimal, ceiling: Decimal | None) -> str:
     if ceiling is None:
         return f"Group {name} limit removed. {group_standing(name, spent, None)}"
     said = f"Group {name} limit set to {usd_exact(ceiling)} a day."
-    return f"{said} {group_standing(name, spent, ceiling)}"
+    reply = f"{said} {group_standing(name, spent, ceiling)}"
+    if ceiling == 0:  # as `/limit 0` says `PAUSE`: no new day ends it
+        pause = f"none of group {name}'s agents takes a turn until the group limit is raised."
+        return f"{reply} A ceiling of $0.00 is a pause: {pause}"
+    return reply
 
 
 def not_own(raw: str) -> str:

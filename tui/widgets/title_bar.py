@@ -4,7 +4,8 @@
 when the agent is amber or held, also how long until the plane's day resets.
 A held agent that the reset frees says it in its own terms, `held · resumes
 in 3h 13m` (the plane's `resumes_at`: the one moment it starts again on its
-own); a zero ceiling is a pause, `paused`, which no reset ends; another hold
+own); a zero ceiling is a pause, `paused`, which no reset ends (its own, or
+its group's or the fleet's: held by one with no `resumes_at`); another hold
 the reset does not free (an unpriced model) keeps `resets in`; one the loop
 guard holds says `a loop, p resumes it`. An agent on its cheaper fallback
 near its ceiling says `(fallback)` after the model. An agent the
@@ -112,7 +113,7 @@ class TitleBar(Widget):
             parts.append(("paused", self.get_visual_style("title-bar--paused"), KEPT))
         if self.has_class("-held"):
             # A zero ceiling is a pause: no day's end frees it, so no "resets in".
-            zero = agent.limit_usd == 0
+            zero = _paused_by_a_ceiling(agent)
             parts.append((" · ", muted, KEPT))
             parts.append(
                 ("paused" if zero else "held", self.get_visual_style("title-bar--held"), KEPT)
@@ -125,7 +126,7 @@ class TitleBar(Widget):
         elif (
             self.resets_in is not None
             and self.classes & {"-warn", "-over", "-held"}
-            and not (self.has_class("-held") and agent.limit_usd == 0)
+            and not (self.has_class("-held") and _paused_by_a_ceiling(agent))
         ):
             parts.append((f" · resets in {duration(self.resets_in)}", muted, 1))
         if agent.reaches_ceiling_at is not None and agent.limit_usd is not None:
@@ -140,3 +141,12 @@ class TitleBar(Widget):
         self.set_class(level == "warn", "-warn")
         self.set_class(level == "over", "-over")
         self.set_class(agent is not None and agent.status == "held", "-held")
+
+
+def _paused_by_a_ceiling(agent: AgentState) -> bool:
+    """Held by a ceiling of $0.00: its own, or its group's or the fleet's,
+    which the plane says by giving no time to resume (a new day does not
+    end a pause, as the conversation's notice says)."""
+    if agent.limit_usd == 0:
+        return True
+    return agent.hold_reason in ("group", "fleet") and agent.resumes_at is None

@@ -429,6 +429,23 @@ async def test_resuming_an_agent_that_is_not_paused_says_so(start_plane):
     assert (await plane.rows.state("demo")).status == "idle"
 
 
+async def test_resuming_an_agent_its_ceiling_holds_says_what_frees_it(start_plane):
+    """`plane resume` on a row that says `held`: not a pause, so nothing to
+    resume, and the refusal says what does free it (the limit, or 00:00 UTC)
+    rather than leave the operator at "nothing to resume" beside `held`."""
+    plane = await start_plane()
+    plane.llm.reply("All of it.", usage=Usage(input_tokens=1100))  # $1.10 of $1.00
+    await plane.turn("demo", "spend")
+    assert (await plane.rows.state("demo")).status == "held"
+    client = await plane.client()
+    said = await refused(client, p.PauseAgent(agent="demo", paused=False))
+    assert said == (
+        "demo is not paused, so there is nothing to resume; demo has spent $1.10 today, over "
+        "its $1.00 daily ceiling; it answers at 00:00 UTC, in 12h 00m, or when the limit is "
+        "raised."
+    )
+
+
 async def test_deleting_an_agent_on_a_model_with_no_price_says_its_spend_as_its_row(start_plane):
     """Its calls counted $0, which is not what they cost: its row said `$?`,
     and so does the notice of its deletion, never `$0.00`."""

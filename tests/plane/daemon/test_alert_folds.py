@@ -11,6 +11,7 @@ from decimal import Decimal
 
 import pytest
 
+from plane.wire import protocol as p
 from plane.wire.protocol import Usage
 from tests.support.fixtures_alerts import Receiver
 from tests.support.fixtures_plane import RunningPlane
@@ -208,3 +209,29 @@ async def test_an_agent_left_held_by_its_own_ceiling_when_the_fleets_lifts_is_to
     ]
     [own] = [h for h in receiver.hooks() if h["cause"] == "agent"]
     assert own["text"].startswith("a000 is held: $0.20 spent today, of $0.15 a day."), own["text"]
+
+
+@pytest.mark.slow
+async def test_an_agent_paused_while_a_ceiling_holds_it_is_not_said_to_resume(
+    start_plane, receiver
+):
+    """Three agents held by the fleet's ceiling, one of them then paused by
+    the operator: paused, it still takes no turn, so when the fleet's
+    ceiling is lifted the `resumed` alert names the two it frees, not the
+    one the pause keeps quiet (before, `3 agents … have resumed`)."""
+    plane = await start_plane(fleet_config(receiver, 3))
+    await spent_then(plane, receiver, "/limit fleet 0.10", fleet=3)
+    client = await plane.client()
+    await client.request(p.PauseAgent(agent="a000", paused=True))
+    subscription = plane.bus.subscribe()
+    await plane.send("a001", "/limit fleet off")
+    await until_rows(subscription, ["a001", "a002"], lambda row: row.status != "held")
+    await plane.clock.advance(timedelta(minutes=1))  # a ceiling is told once a minute
+    await receiver.until_hook("resumed")
+    assert plane.runtime.notifier is not None
+    await plane.runtime.notifier.drained()
+    told = [(h["event"], h["cause"], h["agents"]) for h in receiver.hooks()]
+    assert told == [
+        ("held", "fleet", ["a000", "a001", "a002"]),
+        ("resumed", "fleet", ["a001", "a002"]),
+    ]

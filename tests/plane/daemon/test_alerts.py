@@ -15,6 +15,7 @@ from plane.daemon.alert import Alert
 from plane.daemon.alerts import Notifier
 from plane.daemon.events import EventBus
 from plane.errors import ConfigError
+from plane.wire import protocol as p
 from plane.wire.protocol import Usage
 from tests.support.fixtures_alerts import Receiver
 from tests.support.fixtures_gateway import CONFIG as GATEWAY
@@ -257,6 +258,23 @@ async def test_the_day_turning_over_resumes_a_held_agent_and_says_so(start_plane
     events = [(h["event"], h["text"]) for h in receiver.hooks()]
     assert [e for e, _ in events][-1] == "resumed"
     assert events[-1][1] == "demo has resumed: $0.00 spent today, of $1.00 a day."
+
+
+async def test_pausing_a_held_agent_does_not_say_it_resumed(start_plane, receiver):
+    """A pause is one more reason to take no turn, never a resume: the phone
+    told `demo has resumed` while demo, paused, still takes none would send
+    the operator to look for answers that never come. Resumed from the
+    pause into its ceiling's hold, it is said held again, as it is."""
+    plane = await start_plane(notifying(receiver, ntfy=False))
+    plane.llm.reply("All of it.", usage=Usage(input_tokens=1100))  # $1.10 of $1.00
+    await plane.turn("demo", "spend")
+    await receiver.until_hook("held")
+    client = await plane.client()
+    await client.request(p.PauseAgent(agent="demo", paused=True))
+    await client.request(p.PauseAgent(agent="demo", paused=False))
+    await receiver.until_hook("held", count=2)
+    said = [h["event"] for h in receiver.hooks() if h["event"] in ("held", "resumed")]
+    assert said == ["held", "held"]
 
 
 async def test_a_stop_cut_while_alerts_close_is_not_swallowed(receiver):

@@ -128,6 +128,7 @@ def test_gateway_env_points_every_client_at_an_agent_on_the_embedded_model(
     [
         (["key", "demo"], "'demo' is not a gateway agent in agents.yaml"),
         (["gateway", "env", "claude", "--client", "aider"], "aider speaks Chat Completions"),
+        (["gateway", "env", "claude", "--client", "codex"], "codex speaks OpenAI Responses"),
     ],
 )
 def test_a_command_that_cannot_be_done_says_why_in_one_line(

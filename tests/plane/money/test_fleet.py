@@ -36,6 +36,16 @@ async def reply(plane, text: str) -> str:
     return said[-1].text
 
 
+async def test_a_fleet_ceiling_of_zero_is_said_to_be_a_pause(start_plane):
+    """As `/limit 0`'s reply says of an agent: the fleet's $0.00 is a pause,
+    which the new day does not end, so every agent waits for the operator."""
+    plane = await start_plane()
+    assert await reply(plane, "/limit fleet 0") == (
+        "Fleet limit set to $0.00 a day. $0.00 spent today by the fleet, of $0.00 a day. "
+        "A ceiling of $0.00 is a pause: no agent takes a turn until the fleet limit is raised."
+    )
+
+
 async def test_limit_fleet_shows_sets_and_removes_the_fleet_ceiling(start_plane):
     plane = await start_plane()
     plane.llm.default_reply = Reply("done", usage=TWENTY_CENTS)

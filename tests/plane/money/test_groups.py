@@ -101,6 +101,17 @@ async def test_limit_group_shows_sets_and_removes_a_groups_ceiling(start_plane):
     )
 
 
+async def test_a_group_ceiling_of_zero_is_said_to_be_a_pause(start_plane):
+    """As `/limit 0`'s reply says of an agent: a group's $0.00 is a pause,
+    which the new day does not end, so its agents wait for the operator."""
+    plane = await start_plane(GROUPED)
+    assert await reply(plane, "demo", "/limit group research 0") == (
+        "Group research limit set to $0.00 a day. $0.00 spent today by group research, of "
+        "$0.00 a day. A ceiling of $0.00 is a pause: none of group research's agents takes a "
+        "turn until the group limit is raised."
+    )
+
+
 async def test_an_agent_may_not_set_its_groups_ceiling_and_is_handed_the_line(start_plane):
     plane = await start_plane(GROUPED)
     ceilings = plane.services.gate.ceilings
