@@ -37,7 +37,7 @@ def feed(app: PlaneApp, *frames: Snapshot | Event) -> None:
 async def settle(pilot, rounds: int = 3) -> None:
     """Let posted messages, signals and mounts run through."""
     for _ in range(rounds):
-        await pilot.pause()
+        await pilot.pause(0)
 
 
 def focused(app: PlaneApp) -> Widget | None:

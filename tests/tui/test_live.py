@@ -28,11 +28,11 @@ SIZE = (100, 30)
 
 async def until(pilot, ready: Callable[[], object], within: float = 15.0) -> None:
     """Let the app and the plane run until `ready()` holds."""
-    for _ in range(int(within / 0.05)):
+    for _ in range(int(within / 0.01)):
         if ready():
             await settle(pilot)
             return
-        await pilot.pause(0.05)
+        await pilot.pause(0.01)
     raise AssertionError(f"not within {within}s: {ready}")
 
 
