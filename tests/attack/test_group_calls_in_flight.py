@@ -109,8 +109,9 @@ async def test_agents_racing_at_a_shared_ceiling_end_the_day_at_most_one_call_ov
                 assert "has spent" in text and "in flight" not in text, text
 
 
-async def test_a_ceiling_of_zero_set_while_a_call_waits_stops_it(start_plane) -> None:
-    plane = await start_plane(IN_GROUP)
+async def r0_in_flight(plane):
+    """r0 sent a message, its call in flight for a second (answered slowly);
+    the bus subscribed before, to wait for its turn's end."""
     arrived = threading.Event()
 
     def answer(body: dict, serial: int) -> Reply:
@@ -120,7 +121,13 @@ async def test_a_ceiling_of_zero_set_while_a_call_waits_stops_it(start_plane) ->
     plane.llm.responder = answer
     first = plane.bus.subscribe()
     await plane.send("r0", "the slow one")
-    assert await asyncio.to_thread(arrived.wait, 10)  # r0's call is in flight
+    assert await asyncio.to_thread(arrived.wait, 10)
+    return first
+
+
+async def test_a_ceiling_of_zero_set_while_a_call_waits_stops_it(start_plane) -> None:
+    plane = await start_plane(IN_GROUP)
+    first = await r0_in_flight(plane)
     await plane.send("r1", "and me")  # its call waits for r0's
     await plane.send("r2", "/limit group research 0")
     await plane.until_turn_ends("r0", first)
@@ -136,16 +143,7 @@ async def test_the_fleets_rows_show_no_agent_held_while_a_call_flies(start_plane
     """A snapshot's rows, built from figures read once for all, weigh the
     ceiling as the gate does: the calls in flight hold no row."""
     plane = await start_plane(config)
-    arrived = threading.Event()
-
-    def answer(body: dict, serial: int) -> Reply:
-        arrived.set()
-        return Reply("slow", usage=TURN, delay_s=1.0)
-
-    plane.llm.responder = answer
-    first = plane.bus.subscribe()
-    await plane.send("r0", "the slow one")
-    assert await asyncio.to_thread(arrived.wait, 10)  # r0's call is in flight
+    first = await r0_in_flight(plane)
     rows = {row.name: row for row in (await plane.rows.snapshot()).agents}
     assert (rows["r0"].status, rows["r1"].status, rows["r2"].status) == ("working", "idle", "idle")
     await plane.until_turn_ends("r0", first)
@@ -153,16 +151,7 @@ async def test_the_fleets_rows_show_no_agent_held_while_a_call_flies(start_plane
 
 async def test_a_turn_cut_while_its_call_waits_sends_and_counts_nothing(start_plane) -> None:
     plane = await start_plane(IN_GROUP)
-    arrived = threading.Event()
-
-    def answer(body: dict, serial: int) -> Reply:
-        arrived.set()
-        return Reply("slow", usage=TURN, delay_s=1.0)
-
-    plane.llm.responder = answer
-    first = plane.bus.subscribe()
-    await plane.send("r0", "the slow one")
-    assert await asyncio.to_thread(arrived.wait, 10)  # r0's call is in flight
+    first = await r0_in_flight(plane)
     waiting = plane.bus.subscribe()
     await plane.send("r1", "and me")  # its call waits for r0's
     async with asyncio.timeout(10):
