@@ -173,20 +173,15 @@ def interrupt_turn(args: argparse.Namespace) -> int:
 
 def show_agent(args: argparse.Namespace) -> int:
     async def work(client: PlaneClient) -> int:
-        reply = await client.request(p.ShowAgent(agent=args.agent))
-        group = None
-        if reply.agent.status == "held" and reply.agent.hold_reason == "group":
-            groups = (await client.request(p.Status())).snapshot.groups
-            group = next((g.name for g in groups if reply.agent.name in g.agents), None)
-        print(shown(reply, group))
+        print(shown(await client.request(p.ShowAgent(agent=args.agent))))
         return 0
 
     return with_client(work)
 
 
-def shown(details: p.ShowAgentReply, group: str | None = None) -> str:
-    """What `plane show` prints; `group`, the agent's group, named when its
-    ceiling holds the agent."""
+def shown(details: p.ShowAgentReply) -> str:
+    """What `plane show` prints (the agent's group named when its ceiling
+    holds the agent)."""
     a = details.agent
     made = "from agents.yaml" if details.made == "agents.yaml" else "made at run time"
     lines = [
@@ -196,7 +191,7 @@ def shown(details: p.ShowAgentReply, group: str | None = None) -> str:
         + (" in a loop" if a.status == "held" and a.hold_reason == "loop" else "")
         + (f" · {a.waiting} waiting" if a.waiting else "")
         + (f" · `plane resume {a.name}` lets it go on" if a.hold_reason == "loop" else "")
-        + _held_line(a, group),
+        + _held_line(a, details.group),
         *_burn_line(a),
     ]
     if a.gateway:  # its client has the rest
