@@ -352,6 +352,7 @@ class Lifecycle:
             bookings=bookings,
             sessions=sessions,
             session_messages=len(await services.transcript.load(agent)),
+            group=None if (group := ceilings.groups.budget(agent)) is None else group.name,
         )
 
     # ── checks ─────────────────────────────────────────────────────────────

@@ -13,6 +13,7 @@ from typing import Any
 
 from plane.cli import arguments as arg
 from plane.cli.connect import with_client
+from plane.cli.status import held_for
 from plane.errors import NoSuchAgent, PlaneError
 from plane.wire import protocol as p
 from plane.wire.client import PlaneClient
@@ -172,14 +173,15 @@ def interrupt_turn(args: argparse.Namespace) -> int:
 
 def show_agent(args: argparse.Namespace) -> int:
     async def work(client: PlaneClient) -> int:
-        reply = await client.request(p.ShowAgent(agent=args.agent))
-        print(shown(reply))
+        print(shown(await client.request(p.ShowAgent(agent=args.agent))))
         return 0
 
     return with_client(work)
 
 
 def shown(details: p.ShowAgentReply) -> str:
+    """What `plane show` prints (the agent's group named when its ceiling
+    holds the agent)."""
     a = details.agent
     made = "from agents.yaml" if details.made == "agents.yaml" else "made at run time"
     lines = [
@@ -188,7 +190,8 @@ def shown(details: p.ShowAgentReply) -> str:
         f"  today      {_spent(a)} spent · {a.status}"
         + (" in a loop" if a.status == "held" and a.hold_reason == "loop" else "")
         + (f" · {a.waiting} waiting" if a.waiting else "")
-        + (f" · `plane resume {a.name}` lets it go on" if a.hold_reason == "loop" else ""),
+        + (f" · `plane resume {a.name}` lets it go on" if a.hold_reason == "loop" else "")
+        + _held_line(a, details.group),
         *_burn_line(a),
     ]
     if a.gateway:  # its client has the rest
@@ -202,6 +205,17 @@ def shown(details: p.ShowAgentReply) -> str:
         *(f"             {b}" for b in bookings[1:]),
     ]
     return "\n".join(lines)
+
+
+def _held_line(a: p.AgentState, group: str | None) -> str:
+    """Why a held agent is held and what frees it, as `plane status` says it
+    (`· group research's ceiling: resumes at 00:00 UTC`); a loop's is said
+    before. The time is the plane's, not this machine's clock's."""
+    if a.status != "held" or a.hold_reason == "loop":
+        return ""
+    resumes = None if a.resumes_at is None else f"resumes at {a.resumes_at:%H:%M} UTC"
+    said = held_for(a.hold_reason, a.name, group, resumes)
+    return f" · {said}" if said else ""
 
 
 def _spent(a: p.AgentState) -> str:

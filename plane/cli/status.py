@@ -160,9 +160,10 @@ def _agent(a: dict[str, Any]) -> dict[str, Any]:
 
 
 def status_text(snapshot: dict[str, Any]) -> str:
-    """One line an agent; a held one the day's end frees says when, as the
-    TUI's title does (on the plane's clock, not this machine's). The last
-    line says which agents.yaml the plane read, or where it looked."""
+    """One line an agent; a held one says why (`held_for`) and, when the
+    day's end frees it, when, as the TUI's title does (on the plane's clock,
+    not this machine's). The last line says which agents.yaml the plane
+    read, or where it looked."""
     lines = [_head(snapshot)]
     if (since := snapshot.get("store_unreachable_since")) is not None:
         lines.append(
@@ -171,6 +172,7 @@ def status_text(snapshot: dict[str, Any]) -> str:
         )
     agents = rows(snapshot)  # each with the fields its line left out
     width = max((len(a["name"]) for a in agents), default=0)
+    members: dict[str, str] | None = None  # read once a group holds an agent
     for a in agents:
         limit = _amount(a.get("limit_usd"))
         ceiling = "no limit" if limit is None else f"of {usd_exact(limit)}"
@@ -179,11 +181,17 @@ def status_text(snapshot: dict[str, Any]) -> str:
         if a.get("stepped_down_from"):
             model += " (fallback)"
         line = f"  {a['name']:<{width}}  {a['status']:<7}  {model}  {spent} {ceiling}"
-        if a["status"] == "held" and a.get("hold_reason") == "loop":
-            line += f"  a loop: `plane resume {a['name']}` lets it go on"
-        elif a["status"] == "held" and a.get("resumes_at") is not None:
-            resumes = _moment(a["resumes_at"])
-            line += f"  resumes in {duration(resumes - _moment(snapshot['now']))}"
+        if a["status"] == "held":
+            if a.get("hold_reason") == "group" and members is None:
+                members = group_members(snapshot.get("groups", []))
+            resumes = None
+            if a.get("resumes_at") is not None:
+                left = _moment(a["resumes_at"]) - _moment(snapshot["now"])
+                resumes = f"resumes in {duration(left)}"
+            said = held_for(
+                a.get("hold_reason"), a["name"], (members or {}).get(a["name"]), resumes
+            )
+            line += f"  {said}" if said else ""
         elif limit is not None and (at := a.get("reaches_ceiling_at")) is not None:
             line += f"  {reaches(limit, _moment(at))}"
         lines.append(line)
@@ -191,6 +199,42 @@ def status_text(snapshot: dict[str, Any]) -> str:
         lines.append("  No agents yet: `plane new NAME` creates one, or list them in agents.yaml.")
     config = config_said(snapshot.get("config_file"), snapshot.get("config_looked", []))
     return "\n".join([*lines, *_groups(snapshot.get("groups", [])), config])
+
+
+def held_for(reason: str | None, agent: str, group: str | None, resumes: str | None) -> str:
+    """Why a held agent is held and what lets it go on, as `plane status` and
+    `plane show` say it: `a loop: ...`, `its ceiling: resumes in 6h 12m`,
+    `group research's ceiling: ...`, `the fleet's ceiling: ...`. `resumes`:
+    when the day's end frees it (None: it does not, as for a ceiling of
+    $0.00, a pause; or an unpriced model, which only a price frees)."""
+    if reason == "loop":
+        return f"a loop: `plane resume {agent}` lets it go on"
+    if reason == "unpriced":
+        return "an unpriced model under a ceiling: a price in agents.yaml or no ceiling frees it"
+    if reason == "unreadable":
+        return "a row of its spend today is not an amount"
+    whose = _CEILINGS.get(reason or "")
+    if whose is None:  # a hold with no words of its own here
+        return resumes or ""
+    if reason == "group":
+        whose = f"group {group}'s ceiling" if group else whose
+    if resumes is None:
+        return f"{whose} is $0.00: a pause until it is raised"
+    return f"{whose}: {resumes}"
+
+
+_CEILINGS = {
+    "ceiling": "its ceiling",
+    "group": "its group's ceiling",
+    "fleet": "the fleet's ceiling",
+}
+"""Whose ceiling holds an agent, by `hold_reason`."""
+
+
+def group_members(groups: list[dict[str, Any]]) -> dict[str, str]:
+    """Each grouped agent's group, from the snapshot's groups (one agent is
+    in one group)."""
+    return {agent: g["name"] for g in groups for agent in g.get("agents", [])}
 
 
 def _groups(groups: list[dict[str, Any]]) -> list[str]:

@@ -69,7 +69,9 @@ def parse_limit(raw: str) -> LimitValue:
     whole, cents, bare_cents = match.groups()
     cents = bare_cents if bare_cents is not None else cents
     if cents and len(cents) > 2:
-        raise BadLimit(f"{shown} has more than two decimals; a limit is in dollars and cents.")
+        raise BadLimit(
+            f"{shown} has more than two decimals; a limit is in dollars and cents. {_USE}"
+        )
     amount = Decimal(f"{whole or 0}.{cents or 0}")
     if amount > MAX_LIMIT:
         raise BadLimit(f"{shown} is more than the largest limit, {usd_exact(MAX_LIMIT)} a day.")

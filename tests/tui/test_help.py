@@ -12,7 +12,7 @@ from tests.tui.factories import agent, snapshot
 from tests.tui.test_conversation_lines import view
 from tui.app import PlaneApp
 from tui.help import as_text
-from tui.screens.help import HelpScreen
+from tui.screens.help import HelpScreen, sections
 from tui.screens.main import MainScreen
 from tui.screens.new_agent import NewAgentScreen
 from tui.widgets.agent_list import GLYPHS, UNREAD
@@ -58,7 +58,7 @@ async def test_f1_from_the_composer_shows_the_keys_and_every_glyph_and_esc_close
         for key, what in [("ctrl+j", "New line"), ("ctrl+n", "New agent"), ("?", "Help")]:
             line = next((ln for ln in text.splitlines() if ln.strip().startswith(key)), "")
             assert what in line, f"{key}: {line!r}"
-        assert "held: at its daily ceiling" in text and "working: a turn is running" in text
+        assert "held at its" in text and "working: a turn is running" in text
         rows = dict(_help_rows(app))
         for key, words in NAMED:
             assert words in rows.get(key, ""), f"{key}: {rows.get(key)!r}"
@@ -145,6 +145,20 @@ async def test_slash_help_is_one_style_wraps_under_its_column_and_names_every_ma
     for state, glyph in GLYPHS.items():
         assert f"{glyph} {state}" in marks, f"{glyph} is not named"
     assert f"{UNREAD} unread" in marks
+
+
+def test_the_legend_says_what_frees_each_hold_and_p_resumes_only_a_loop() -> None:
+    """`p` on a row its ceiling holds pauses the agent: only a loop's hold is
+    one `p` resumes, and a ceiling may be its own, its group's or the fleet's."""
+    rows = dict(sections(PlaneApp))["Rows"]
+    held = [what for glyph, what in rows if glyph == GLYPHS["held"]]
+    loop = [what for what in held if "loop" in what]
+    others = [what for what in held if "loop" not in what]
+    assert len(loop) == 1 and "p resumes it" in loop[0], held
+    assert others and not any("p resumes" in what for what in others), held
+    ceiling = next(what for what in others if "ceiling:" in what)
+    assert "its group's" in ceiling and "the fleet's" in ceiling and "00:00 UTC" in ceiling
+    assert any("no known price" in what for what in others), held
 
 
 def test_the_readme_keys_section_is_the_help_panels_text() -> None:

@@ -76,12 +76,20 @@ GLYPH_MEANINGS = [
     (GLYPHS["working"], "working: a turn is running"),
     (
         GLYPHS["held"],
-        "held: at its daily ceiling, on an unpriced model, or in a loop (p resumes it); "
-        "takes no turn",
+        "held at its, its group's or the fleet's daily ceiling: until 00:00 UTC or /limit "
+        "raises it (a $0.00 one: /limit only)",
     ),
+    (
+        GLYPHS["held"],
+        "held on a model with no known price, under a ceiling: until it has one or the "
+        "ceiling is off",
+    ),
+    (GLYPHS["held"], "held in a loop: until p resumes it (a new day does not)"),
     (GLYPHS["paused"], "paused: by the operator (p resumes it); its ceiling is kept"),
 ]
-"""The legend the help panel shows, in the order a row's life goes."""
+"""The legend the help panel shows, in the order a row's life goes; a held
+row's line for each kind of hold, as each is freed (`p` resumes only a loop's:
+on a ceiling's hold it pauses the agent)."""
 UNREAD = "*"
 """After the name: the agent said something since its conversation was last shown."""
 MARK_MEANINGS = [

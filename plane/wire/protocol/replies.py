@@ -172,6 +172,8 @@ class ShowAgentReply(Frame):
     """Model sessions saved by /new or auto-compact (.transcripts/)."""
     session_messages: int
     """Messages in the model's current session."""
+    group: str | None = None
+    """The group the agent is in (`groups:` in agents.yaml; None: none)."""
 
 
 ErrorCode = Literal[

@@ -86,7 +86,9 @@ async def test_status_says_what_a_new_agent_gets_and_when_a_held_agent_resumes(s
     text = (await plane_cli_async(home, "status")).stdout.splitlines()
     demo = next(line for line in text if line.startswith("  demo "))
     scout = next(line for line in text if line.startswith("  scout "))
-    assert demo == "  demo   held     scripted-model  $0.12 of $0.10  resumes in 12h 00m", demo
+    assert (
+        demo == "  demo   held     scripted-model  $0.12 of $0.10  its ceiling: resumes in 12h 00m"
+    ), demo
     assert scout == "  scout  idle     scripted-model  $0.00 of $1.00"
 
 
@@ -557,6 +559,10 @@ async def test_send_wait_to_an_agent_the_loop_guard_holds_mid_turn_says_why_and_
     assert [m.text for m in history].count(said) == 1, "said once, not again after the turn"
 
 
+UNPRICED_WHY = "an unpriced model under a ceiling: a price in agents.yaml or no ceiling frees it"
+"""Why an agent on a model with no price is held, and what frees it."""
+
+
 async def test_status_shows_an_unpriced_agents_spend_as_the_tui_does(start_plane):
     """`$?`, never `$0.00`: its calls are counted, not priced."""
     plane = await start_plane()
@@ -564,7 +570,7 @@ async def test_status_shows_an_unpriced_agents_spend_as_the_tui_does(start_plane
     assert (await plane_cli_async(home, "edit", "scout", "--model", "other-model")).returncode == 0
     text = (await plane_cli_async(home, "status")).stdout.splitlines()
     scout = next(line for line in text if line.startswith("  scout "))
-    assert scout == "  scout  held     other-model (unpriced)  $? of $1.00", scout
+    assert scout == "  scout  held     other-model (unpriced)  $? of $1.00  " + UNPRICED_WHY, scout
 
 
 async def test_show_says_an_unpriced_agents_spend_as_status_does(start_plane):
@@ -574,7 +580,7 @@ async def test_show_says_an_unpriced_agents_spend_as_status_does(start_plane):
     home = plane.home.root
     assert (await plane_cli_async(home, "edit", "scout", "--model", "other-model")).returncode == 0
     shown = (await plane_cli_async(home, "show", "scout")).stdout.splitlines()
-    assert "  today      $? spent · held" in shown, shown
+    assert f"  today      $? spent · held · {UNPRICED_WHY}" in shown, shown
 
 
 async def test_send_wait_to_an_agent_on_an_unpriced_model_exits_kept_not_answered(start_plane):

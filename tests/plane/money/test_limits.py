@@ -8,6 +8,8 @@ from plane.money.limits import (
     BadLimit,
     Priced,
     is_tighter,
+    parse_fleet_limit,
+    parse_group_limit,
     parse_limit,
     refusal,
     set_reply,
@@ -64,6 +66,24 @@ def test_bad_values_get_one_line(raw):
     with pytest.raises(BadLimit) as caught:
         parse_limit(raw)
     assert "\n" not in str(caught.value) and str(caught.value)
+
+
+def test_too_many_decimals_gets_an_example_to_type_as_every_bad_value_does():
+    """`/limit 0.001` was the one bad value whose reply gave nothing to type."""
+    with pytest.raises(BadLimit) as caught:
+        parse_limit("0.001")
+    assert str(caught.value) == (
+        "0.001 has more than two decimals; a limit is in dollars and cents. "
+        "Use /limit 5, /limit $0.25 or /limit off."
+    )
+    with pytest.raises(BadLimit) as caught:
+        parse_fleet_limit("$4.999")
+    assert str(caught.value).endswith(
+        " Use /limit fleet 5, /limit fleet $0.25 or /limit fleet off."
+    )
+    with pytest.raises(BadLimit) as caught:
+        parse_group_limit("research", ".125")
+    assert str(caught.value).endswith(" or /limit group research off.")
 
 
 def test_the_exact_replies():

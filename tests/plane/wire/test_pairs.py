@@ -159,7 +159,7 @@ REPLY_FIELDS = {
     "agent_changed": ["type", "id", "agent"],
     "agent_details": [
         "type", "id", "agent", "ceiling_from", "made", "workspace", "bookings", "sessions",
-        "session_messages",
+        "session_messages", "group",
     ],
     "spend_history": [
         "type", "id", "day", "agent", "hours", "days", "top", "models", "tools", "parts",
