@@ -18,6 +18,7 @@ An empty file is refused too: it would silently drop every ceiling.
 - `file`: `Config`, the whole file, and what it answers about an agent;
 - `coherence`: what a well-typed file can still get wrong across its blocks;
 - `loading`: reading the file, a problem said as one line.
+- `wording`: what a key takes, said when the file gives it a wrong value.
 
 Everything the rest of the plane uses is exported here, in `__all__`; the
 modules of the package import one another, never this file.

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from plane import collector
 from plane.config.coherence import incoherence
 from plane.config.file import Config
+from plane.config.wording import expected, plainly
 from plane.errors import ConfigError
 from plane.yaml_reader import Plain, as_text, document, locate, read_file
 
@@ -148,7 +149,18 @@ def _explain(exc: ValidationError, data: Any, plain: Any, source: str) -> str:
     elif error["type"] == "model_type":  # not "a valid dictionary or instance of GuardConfig"
         off = _takes_off(plain, loc)
         message = "should be a block of keys ({key: value, …})" + (", or off" if off else "")
+    elif error["type"] != "value_error":  # the plane's own sentences stay as they are
+        key = str(loc[-1]) if loc else ""
+        message = expected(error, key, _kinds_at(loc)) or plainly(message)
     return locate(data, [str(p) for p in loc], source, message)
+
+
+def _kinds_at(loc: Sequence[str | int]) -> set[type]:
+    """The plain types (int, float, Decimal, str…) the value at `loc` may have."""
+    kinds: list[Any] = [Config]
+    for part in loc:
+        kinds = [inner for kind in kinds for inner in _inside(kind, part)]
+    return {one for kind in kinds for one in _alternatives(kind) if isinstance(one, type)}
 
 
 def _takes_off(plain: Any, loc: Sequence[str | int]) -> bool:
@@ -203,7 +215,9 @@ def _tag(kind: Any) -> str | None:
 
 def _meant(loc: Sequence[str | int]) -> str:
     """` (did you mean limitUsd?)`, for a key the block has one close to (its
-    case aside: `limitUSD`, `limit`), else nothing."""
+    case aside: `limitUSD`, `limit`), else the keys it takes: `tools` under
+    `defaults:` is no misspelling, and "unknown key" alone leaves the reader
+    to find where it goes."""
     kinds: list[Any] = [Config]
     for part in loc[:-1]:
         kinds = [inner for kind in kinds for inner in _inside(kind, part)]
@@ -214,7 +228,9 @@ def _meant(loc: Sequence[str | int]) -> str:
         for name, field in block.model_fields.items()
     }
     close = difflib.get_close_matches(str(loc[-1]).lower(), list(keys), n=1)
-    return f" (did you mean {keys[close[0]]}?)" if close else ""
+    if close:
+        return f" (did you mean {keys[close[0]]}?)"
+    return f" (the keys here are {', '.join(keys.values())})" if keys else ""
 
 
 def _inside(kind: Any, part: str | int) -> Iterator[Any]:

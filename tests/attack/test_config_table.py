@@ -161,28 +161,27 @@ TABLE: dict[str, tuple[bytes, str]] = {
         b"agents:\n  demo:\n    limitusd: 2\n",
         "{path} line 3: agents.demo.limitusd: unknown key (did you mean limitUsd?).",
     ),
-    "complex key": (b"? [a, b]\n: 1\n", "unknown key."),
+    "complex key": (b"? [a, b]\n: 1\n", "unknown key (the keys here are defaults, providers,"),
     # money
     "negative ceiling": (
         b"defaults:\n  limitUsd: -1\n",
-        "{path} line 2: defaults.limitUsd: Input should be greater than or equal to 0.",
+        "{path} line 2: defaults.limitUsd: a dollar amount of 0 or more, like 5 or 0.50; got -1.",
     ),
     "ceiling in words": (
         b"defaults:\n  limitUsd: five\n",
-        "{path} line 2: defaults.limitUsd: Input should be a valid decimal.",
+        '{path} line 2: defaults.limitUsd: a dollar amount, like 5 or 0.50; got "five".',
     ),
     "NaN ceiling": (
         b"defaults:\n  limitUsd: .nan\n",
-        "{path} line 2: defaults.limitUsd: Input should be a finite number.",
+        "{path} line 2: defaults.limitUsd: a finite dollar amount, like 5 or 0.50; got .nan.",
     ),
     "infinite ceiling": (
         b"defaults:\n  limitUsd: .inf\n",
-        "{path} line 2: defaults.limitUsd: Input should be a finite number.",
+        "{path} line 2: defaults.limitUsd: a finite dollar amount, like 5 or 0.50; got .inf.",
     ),
     "sub-micro-dollar ceiling": (
         b"defaults:\n  limitUsd: 0.0000001\n",
-        "{path} line 2: "
-        "defaults.limitUsd: Decimal input should have no more than 6 decimal places.",
+        "{path} line 2: defaults.limitUsd: a dollar amount with at most 6 decimals; got 0.0000001.",
     ),
     "agent above the default": (
         b"defaults:\n  limitUsd: 5\nagents:\n  demo:\n    limitUsd: 7\n",
@@ -192,7 +191,7 @@ TABLE: dict[str, tuple[bytes, str]] = {
     ),
     "price without output": (
         b"pricing:\n  m: {input: 1}\n",
-        "{path} line 2: pricing.m.output: Field required.",
+        "{path} line 2: pricing.m.output: missing; this block needs it.",
     ),
     "empty price key": (
         b'pricing:\n  "": {input: 0, output: 0}\n',
@@ -200,11 +199,11 @@ TABLE: dict[str, tuple[bytes, str]] = {
     ),
     "warnRatio above 1": (
         b"defaults:\n  warnRatio: 2\n",
-        "{path} line 2: defaults.warnRatio: Input should be less than or equal to 1.",
+        "{path} line 2: defaults.warnRatio: a number of at most 1; got 2.",
     ),
     "zero calls per turn": (
         b"defaults:\n  max_calls_per_turn: 0\n",
-        "{path} line 2: defaults.max_calls_per_turn: Input should be greater than or equal to 1.",
+        "{path} line 2: defaults.max_calls_per_turn: a whole number of 1 or more; got 0.",
     ),
     # providers
     "base_url with ftp": (
@@ -237,7 +236,7 @@ TABLE: dict[str, tuple[bytes, str]] = {
     ),
     "base_url a list": (
         provider("kind: openai-compatible, base_url: [a]"),
-        "{path} line 2: providers.x.base_url: Input should be a valid string.",
+        '{path} line 2: providers.x.base_url: text; got ["a"].',
     ),
     "no base_url": (
         provider("kind: openai-compatible"),
@@ -245,8 +244,8 @@ TABLE: dict[str, tuple[bytes, str]] = {
     ),
     "unknown kind": (
         provider(f"kind: openai, base_url: '{URL}'"),
-        "{path} line 2: "
-        "providers.x.kind: Input should be 'openai-compatible', 'anthropic' or 'embedded'.",
+        "{path} line 2: providers.x.kind: one of openai-compatible, anthropic or embedded; "
+        'got "openai" (did you mean openai-compatible?).',
     ),
     "the key itself in api_key_env": (
         provider("kind: anthropic, api_key_env: sk-ant-api03-abc"),
@@ -271,7 +270,8 @@ TABLE: dict[str, tuple[bytes, str]] = {
     ),
     "tools not a list": (
         b"agents:\n  demo:\n    tools: read_file\n",
-        "{path} line 3: agents.demo.tools: Input should be a valid list.",
+        "{path} line 3: agents.demo.tools: a list of tool names, like [read_file, run_command]; "
+        'got "read_file".',
     ),
     "bad agent name": (
         b"agents:\n  Demo!: {}\n",
@@ -292,8 +292,95 @@ TABLE: dict[str, tuple[bytes, str]] = {
     ),
     "ambient every 0 minutes": (
         b"agents:\n  demo:\n    ambient: {every_minutes: 0}\n",
-        "{path} line 3: "
-        "agents.demo.ambient.every_minutes: Input should be greater than or equal to 1.",
+        "{path} line 3: agents.demo.ambient.every_minutes: a whole number of 1 or more; got 0.",
+    ),
+    # a value of the wrong kind: what the key takes, in the plane's words
+    "group's agents not a list": (
+        b"groups:\n  g:\n    agents: scout\n",
+        '{path} line 3: groups.g.agents: a list of agent names, like [scout, poet]; got "scout".',
+    ),
+    "an agent's key under defaults": (
+        b"defaults:\n  tools: [read_file]\n",
+        "{path} line 2: defaults.tools: unknown key (the keys here are limitUsd, warnRatio, "
+        "model, provider, max_calls_per_turn, max_output_tokens, mcp, guard, fallback).",
+    ),
+    "a number for a model": (
+        b"defaults:\n  model: 5\n",
+        '{path} line 2: defaults.model: text; got 5 (write "5" for the text).',
+    ),
+    "sandbox maybe": (b"sandbox: maybe\n", '{path} line 1: sandbox: true or false; got "maybe".'),
+    "guard enabled maybe": (
+        b"agents:\n  demo:\n    guard: {enabled: maybe}\n",
+        '{path} line 3: agents.demo.guard.enabled: true or false; got "maybe".',
+    ),
+    "half a call per turn": (
+        b"defaults:\n  max_calls_per_turn: 2.5\n",
+        "{path} line 2: defaults.max_calls_per_turn: a whole number; got 2.5.",
+    ),
+    "compact_min_chars in words": (
+        b"session:\n  compact_min_chars: lots\n",
+        '{path} line 2: session.compact_min_chars: a whole number; got "lots".',
+    ),
+    "warnRatio in words": (
+        b"defaults:\n  warnRatio: high\n",
+        '{path} line 2: defaults.warnRatio: a number; got "high".',
+    ),
+    "zero warnRatio": (
+        b"defaults:\n  warnRatio: 0\n",
+        "{path} line 2: defaults.warnRatio: a number above 0; got 0.",
+    ),
+    "ceiling above a million": (
+        b"fleet:\n  limitUsd: 2000000\n",
+        "{path} line 2: fleet.limitUsd: a dollar amount of at most 1,000,000, like 5 or 0.50; "
+        "got 2000000.",
+    ),
+    "a raise of nothing": (
+        b"notify:\n  ntfy: https://ntfy.sh/t\n  raise_usd: 0\n",
+        "{path} line 3: notify.raise_usd: a dollar amount above 0, like 5 or 0.50; got 0.",
+    ),
+    "notify on nothing": (
+        b"notify:\n  ntfy: https://ntfy.sh/t\n  on: []\n",
+        "{path} line 3: notify.on: at least 1 entry; got none.",
+    ),
+    "notify on an unknown moment": (
+        b"notify:\n  ntfy: https://ntfy.sh/t\n  on: [amber, hold]\n",
+        "{path} line 3: notify.on.1: one of amber, held, resumed, ask_refused, spike, loop or "
+        'tag; got "hold" (did you mean held?).',
+    ),
+    "unknown tool_mode": (
+        provider("kind: anthropic, tool_mode: jsonschema"),
+        "{path} line 2: providers.x.tool_mode: one of native or json_schema; "
+        'got "jsonschema" (did you mean json_schema?).',
+    ),
+    "provider without kind": (
+        provider(f"base_url: '{URL}'"),
+        "{path} line 2: providers.x.kind: missing; this block needs it.",
+    ),
+    "retries past ten": (
+        b"notify:\n  ntfy: https://ntfy.sh/t\n  retries: 99\n",
+        "{path} line 3: notify.retries: a whole number of at most 10; got 99.",
+    ),
+    "empty MCP command": (
+        b"agents:\n  demo:\n    mcp: {servers: {time: {command: ''}}}\n",
+        "{path} line 3: agents.demo.mcp.servers.time.command: "
+        'text of at least 1 character; got "".',
+    ),
+    "workspace a list": (
+        b"agents:\n  demo:\n    workspace: [a]\n",
+        '{path} line 3: agents.demo.workspace: a path, like /srv/work; got ["a"].',
+    ),
+    "role a list": (
+        b"agents:\n  demo:\n    role: [be, brief]\n",
+        '{path} line 3: agents.demo.role: text; got ["be", "brief"].',
+    ),
+    "env not a block": (
+        b"agents:\n  demo:\n    mcp: {servers: {time: {command: x, env: A=1}}}\n",
+        "{path} line 3: agents.demo.mcp.servers.time.env: a block of keys ({{key: value, …}}); "
+        'got "A=1".',
+    ),
+    "1,001 tags": (
+        b"tags:\n" + b"".join(b"  t%d: {}\n" % i for i in range(1001)),
+        "{path} line 1: tags: at most 1,000 entries; got 1,001.",
     ),
     "lone surrogate in a role": (
         b'agents:\n  demo:\n    role: "\\ud800"\n',

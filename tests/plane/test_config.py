@@ -87,7 +87,10 @@ def test_a_negative_zero_ceiling_is_zero(zero):
             "agents.yaml line 5: agents.demo.limitUsd: $7.00 is above defaults.limitUsd $5.00; "
             "an agent's own block can only narrow the default.",
         ),
-        ("defaults:\n  limitUsd: -1\n", "line 2: defaults.limitUsd: Input should be greater"),
+        (
+            "defaults:\n  limitUsd: -1\n",
+            "line 2: defaults.limitUsd: a dollar amount of 0 or more, like 5 or 0.50; got -1.",
+        ),
         (
             "agents:\n  demo:\n    limitusd: 2\n",
             "line 3: agents.demo.limitusd: unknown key (did you mean limitUsd?).",
@@ -95,11 +98,11 @@ def test_a_negative_zero_ceiling_is_zero(zero):
         ("defaults: [1\n", "not valid YAML"),
         (
             "agents:\n  a: {fallback: {at: 1.5, model: m}}\n",
-            "line 2: agents.a.fallback.at: Input should be less than 1.",
+            "line 2: agents.a.fallback.at: a number below 1; got 1.5.",
         ),
         (
             "agents:\n  a:\n    fallback: {at: 0.5}\n",
-            "line 3: agents.a.fallback.model: Field required.",
+            "line 3: agents.a.fallback.model: missing; this block needs it.",
         ),
         (
             "agents:\n  a:\n    fallback: {at: 0.5, model: m, modle: n}\n",
@@ -126,21 +129,31 @@ def test_a_negative_zero_ceiling_is_zero(zero):
             "line 3: agents.a.ambient: should be a block of keys ({key: value, …}).",
         ),
         ("agents:\n  Demo!: {}\n", "line 2: agents.Demo!: not a valid agent name"),
-        ("defaults:\n  warnRatio: 2\n", "line 2: defaults.warnRatio: Input should be less"),
-        ("pricing:\n  x: {input: 1}\n", "line 2: pricing.x.output: Field required."),
+        (
+            "defaults:\n  warnRatio: 2\n",
+            "line 2: defaults.warnRatio: a number of at most 1; got 2.",
+        ),
+        ("pricing:\n  x: {input: 1}\n", "line 2: pricing.x.output: missing; this block needs it."),
         ("agents:\n  a:\n    provider: nope\n", "line 3: agents.a.provider: is not one of"),
         ("agents:\n  a:\n    model: ''\n", "line 3: agents.a.model: is empty; leave it out"),
         # A key written as a number or null is still found on its line.
-        ("agents: {}\n1: 2\n", "agents.yaml line 2: 1: unknown key."),
-        ("agents:\n  demo:\n    ~: 1\n", "agents.yaml line 3: agents.demo.None: unknown key."),
-        ("agents:\n  7: {limitUsd: -1}\n", "line 2: agents.7.limitUsd: Input should be greater"),
+        ("agents: {}\n1: 2\n", "agents.yaml line 2: 1: unknown key (the keys here are defaults,"),
+        (
+            "agents:\n  demo:\n    ~: 1\n",
+            "agents.yaml line 3: agents.demo.None: unknown key (the keys here are limitUsd,",
+        ),
+        (
+            "agents:\n  7: {limitUsd: -1}\n",
+            "line 2: agents.7.limitUsd: a dollar amount of 0 or more",
+        ),
         ("- a\n- b\n", "the top level must be a mapping"),
         ("defaults:\n  limitUsd: .nan\n", "defaults.limitUsd"),
         ("providers:\n  x: {kind: openai-compatible}\n", "needs a base_url"),
         # A ttl no clock can add to now: refused here, not a crash when the store opens.
         (
             "compression:\n  ttl_seconds: 1" + "0" * 400 + "\n",
-            "line 2: compression.ttl_seconds: Input should be less than or equal to 315360000.",
+            "line 2: compression.ttl_seconds: a whole number of at most 315,360,000; "
+            "got 10000000000000000000….",
         ),
     ],
 )
@@ -180,7 +193,11 @@ def test_a_bad_file_names_the_key_the_line_and_the_problem(text, expected):
             "pricing:\n  m: {inptu: 1, output: 2}\n",
             "line 2: pricing.m.inptu: unknown key (did you mean input?).",
         ),
-        ("agents:\n  demo:\n    zzzz: 1\n", "line 3: agents.demo.zzzz: unknown key."),
+        (
+            "agents:\n  demo:\n    zzzz: 1\n",
+            "line 3: agents.demo.zzzz: unknown key (the keys here are limitUsd, model, provider, "
+            "role, tools, mcp, workspace, ambient, gateway, guard, fallback).",
+        ),
     ],
 )
 def test_a_misspelt_key_is_named_with_the_key_it_is_close_to(text, expected):
@@ -291,11 +308,14 @@ MCP = "agents:\n  demo:\n    mcp:\n      servers:\n"
         ),
         (MCP + "        Bad: {command: x}\n", "line 5: agents.demo.mcp.servers.Bad: not a valid"),
         (MCP + "        a__b: {command: x}\n", "line 5: agents.demo.mcp.servers.a__b: not a valid"),
-        (MCP + "        a: {args: [x]}\n", "line 5: agents.demo.mcp.servers.a.command: Field"),
+        (MCP + "        a: {args: [x]}\n", "line 5: agents.demo.mcp.servers.a.command: missing"),
         (MCP + "        a: {command: x, bogus: 1}\n", "mcp.servers.a.bogus: unknown key"),
         (MCP + "        a: {command: x, env: {1x: y}}\n", "'1x' is not the name of an environment"),
         (MCP + "        a: {command: x, read: [rel]}\n", "'rel' is not an absolute directory"),
-        (MCP + "        a: {command: x, timeout_s: 0}\n", "servers.a.timeout_s: Input should be"),
+        (
+            MCP + "        a: {command: x, timeout_s: 0}\n",
+            "servers.a.timeout_s: a number above 0; got 0.",
+        ),
         (
             "agents:\n  g:\n    gateway: {}\n    mcp: {servers: {a: {command: x}}}\n",
             "line 4: agents.g.mcp: a gateway agent's client brings its own tools",

@@ -186,8 +186,8 @@ async def test_nobody_listening_is_logged_too(caplog, unused_tcp_port):
         ),
         (
             "notify:\n  ntfy: https://ntfy.sh/t\n  on: [amber, loud]\n",
-            "agents.yaml line 3: notify.on.1: Input should be 'amber', 'held', 'resumed', "
-            "'ask_refused', 'spike', 'loop' or 'tag'.",
+            "agents.yaml line 3: notify.on.1: one of amber, held, resumed, ask_refused, spike, "
+            'loop or tag; got "loud".',
         ),
         ("notify:\n  ntfy: https://ntfy.sh/t\n  retries: 99\n", "line 3: notify.retries:"),
         (
