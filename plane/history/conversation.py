@@ -324,6 +324,20 @@ class Conversation:
         )
         return added == 1
 
+    async def forget_today(self, agent: str, kind: str, day: date) -> bool:
+        """True if (agent, kind) was told on `day` (`first_today`), which is
+        forgotten now: a notice said once per change, not once a day, is said
+        again at the next change (a fallback left and later taken again)."""
+        key = (agent, day.isoformat(), kind)
+        removed: int = await self._db.write(
+            lambda conn: (
+                conn.execute(
+                    "DELETE FROM notices WHERE agent = ? AND day = ? AND kind = ?", key
+                ).rowcount
+            )
+        )
+        return removed == 1
+
     async def told_hold(self, agent: str) -> str | None:
         """The reason of the hold `agent` was last told of and is still in."""
         return await self._told_of.get(agent)
