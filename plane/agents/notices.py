@@ -158,6 +158,25 @@ def stepped_down(
     )
 
 
+def back_on(
+    agent: str,
+    model: str,
+    spent: Decimal,
+    ceiling: Decimal | None,
+    at: float,
+    priced: Priced = ALL_PRICED,
+) -> str:
+    """An agent on its fallback went back to its own model before the day
+    ended: its ceiling was raised (or removed) above its fallback's ratio.
+    Said once per switch back, as `stepped_down` is once per switch down."""
+    if ceiling is None:
+        return f"{agent} is back on {model}: it has no daily ceiling now."
+    return (
+        f"{agent} is back on {model}: {priced.spend(spent, ceiling)} of "
+        f"{usd_exact(ceiling)} today is under its fallback's {at:.0%}."
+    )
+
+
 def clock_behind(clock_day: date, day: date) -> str:
     """Said after a hold while the clock reads a day before the plane's."""
     return (

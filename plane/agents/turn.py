@@ -272,21 +272,27 @@ class Turn:
 
     async def _model_now(self) -> tuple[str, str]:
         """The model (and its provider) the next call uses: the agent's own,
-        or from `fallback.at` of its ceiling its cheaper fallback (said once a
-        day; the next day's spend starts below it, so the agent is back)."""
+        or from `fallback.at` of its ceiling its cheaper fallback (said once per
+        switch: back on its own model the same day, when its ceiling was
+        raised, is said too; the next day's spend starts below it, so the
+        agent is back, as the switch said)."""
         spec, services = self.spec, self.services
         fallback = spec.fallback
         if fallback is None:
             return spec.model, spec.provider
         spent = await services.ledger.spend_today(spec.name)
         ceiling = services.gate.ceilings.of(spec.name)
+        day = await services.ledger.today()
         if ceiling is None or not steps_down(spent, ceiling, fallback.at):
+            if await services.conversation.forget_today(spec.name, "fallback", day):
+                # Its ceiling was raised or removed while it ran on its fallback.
+                said = notices.back_on(spec.name, spec.model, spent, ceiling, fallback.at)
+                await self._tell(said)
             return spec.model, spec.provider
         if not services.pricer.is_known(fallback.model):
             # Its calls would count nothing against the ceiling: this turn
             # goes on counted, and the gate holds the next (`AgentWorker.hold`).
             return spec.model, spec.provider
-        day = await services.ledger.today()
         if await services.conversation.first_today(spec.name, "fallback", day):
             said = notices.stepped_down(spec.name, fallback.model, spent, ceiling, fallback.at)
             await self._tell(said)

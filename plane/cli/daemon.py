@@ -64,7 +64,7 @@ def serve(args: argparse.Namespace) -> int:
     async def run() -> None:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, plane.stop_event.set)
+            loop.add_signal_handler(sig, plane.signalled)
         await plane.serve()
 
     from plane.daemon.loop import loop_factory

@@ -217,8 +217,11 @@ class Alert:
 
 
 def sentence(kind: AlertKind, state: AgentState, now: datetime) -> str:
-    """What the alert says, in the conversation's words; its spend as the
-    agent's row says it (`$?` on a model with no known price, never `$0.00`)."""
+    """What the alert says: amber in the conversation's words; held and
+    resumed in one shape whatever the hold (`NAME is held: SPEND spent today,
+    of CEILING a day.` and what frees it), as the folded alerts say theirs;
+    its spend as the agent's row says it (`$?` on a model with no known
+    price, never `$0.00`)."""
     name, spent, ceiling = state.name, state.spend_today_usd, state.limit_usd
     priced = Priced(price_known=state.price_known, floor_priced=state.floor_priced)
     if kind == "amber" and ceiling is not None:

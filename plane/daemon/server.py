@@ -261,7 +261,20 @@ class Plane:
         try:
             await self.stop_event.wait()
         finally:
+            self.stand_model_down()
             await self.shutdown()
+
+    def signalled(self) -> None:
+        """SIGINT or SIGTERM: the plane stops. Its embedded model, which a
+        signal to the plane's group ends too, stands down at once: a plane
+        that is stopping never says it restarts its model, nor restarts it."""
+        self.stand_model_down()
+        self.stop_event.set()
+
+    def stand_model_down(self) -> None:
+        """From now on the embedded model is not restarted when it exits."""
+        if self.runtime is not None and (model := self.runtime.providers.model) is not None:
+            model.supervisor.stand_down()
 
     async def shutdown(self) -> None:
         """Everything opened, closed in the reverse order; twice is once."""

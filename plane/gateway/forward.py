@@ -269,22 +269,27 @@ class Gateway:
     ) -> tuple[str, dict[str, Any]]:
         """The model the call is sent with: the client's, or from its agent's
         `fallback.at` of its ceiling the fallback (only when its own block
-        sets one), said once a day. The upstream answers as that model, so
-        the response's `model` and the call's line name the one that answered."""
+        sets one), said once per switch, as its going back the same day is.
+        The upstream answers as that model, so the response's `model` and the
+        call's line name the one that answered."""
         fallback, services = spec.fallback, self._services
         if fallback is None or model == fallback.model:
             return model, body
         ceiling = services.gate.ceilings.of(spec.name)
         spent = await services.ledger.spend_today(spec.name)
         spent -= services.ledger.in_flight(spec.name)
-        if ceiling is None or not steps_down(spent, ceiling, fallback.at):
-            return model, body
         day = await services.ledger.today()
+        priced = Priced(floor_priced=self._workers[spec.name].floor_today)
+        if ceiling is None or not steps_down(spent, ceiling, fallback.at):
+            if await services.conversation.forget_today(spec.name, "fallback", day):
+                # Its ceiling was raised or removed while it ran on its fallback.
+                said = notices.back_on(spec.name, model, spent, ceiling, fallback.at, priced)
+                await services.add_message(spec.name, "plane", said)
+            return model, body
         # One with no price is not switched to: admission holds the agent (`Unpriced`).
         if services.pricer.is_known(fallback.model) and await services.conversation.first_today(
             spec.name, "fallback", day
         ):
-            priced = Priced(floor_priced=self._workers[spec.name].floor_today)
             said = notices.stepped_down(
                 spec.name, fallback.model, spent, ceiling, fallback.at, priced
             )

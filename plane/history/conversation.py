@@ -62,6 +62,11 @@ class Conversation:
         )
         self._told_of: Batched[str, str | None] = Batched(self._read_told, missing=None)
         self._left_aside = LeftAside("messages")
+        self._untold: set[tuple[str, str, str]] = set()
+        """(agent, day, kind) known not told on `_untold_on` (`forget_today`),
+        so an agent's every call below its fallback's ratio writes nothing;
+        never kept when shared, since another plane may tell it."""
+        self._untold_on = ""
 
     async def append(
         self,
@@ -313,6 +318,7 @@ class Conversation:
         plane's day, which the ledger keeps; the clock's by default): for
         notices said once a day, across restarts too."""
         key = (agent, (day or day_of(self._clock.now())).isoformat(), kind)
+        self._untold.discard(key)
         added: int = await self._db.write(
             lambda conn: (
                 conn.execute(
@@ -323,6 +329,26 @@ class Conversation:
             )
         )
         return added == 1
+
+    async def forget_today(self, agent: str, kind: str, day: date) -> bool:
+        """True if (agent, kind) was told on `day` (`first_today`), which is
+        forgotten now: a notice said once per change, not once a day, is said
+        again at the next change (a fallback left and later taken again)."""
+        key = (agent, day.isoformat(), kind)
+        if key in self._untold:
+            return False
+        if not self._shared:
+            if self._untold_on != key[1]:  # a day gone by is never asked of again
+                self._untold, self._untold_on = set(), key[1]
+            self._untold.add(key)  # before the write: a `first_today` meanwhile discards it
+        removed: int = await self._db.write(
+            lambda conn: (
+                conn.execute(
+                    "DELETE FROM notices WHERE agent = ? AND day = ? AND kind = ?", key
+                ).rowcount
+            )
+        )
+        return removed == 1
 
     async def told_hold(self, agent: str) -> str | None:
         """The reason of the hold `agent` was last told of and is still in."""

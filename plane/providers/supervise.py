@@ -5,6 +5,9 @@
     the start fails      one error line (why) → wait twice as long, at most 30 s → again
     up for a minute      the next crash waits 0.5 s again, not where the backoff was
     stop()               the watcher stands down first: nothing restarts, nothing is left
+    stand_down()         a plane that is stopping: what exits is not restarted, nor said
+    killed by SIGTERM    (or SIGINT, SIGHUP) a grace for the plane's stand-down first: the
+                         signal most likely reached the plane's whole process group
 
 Why a thread and not an asyncio task: the model is started and stopped with
 no event loop (a test session's fixture shares one across loops), and a
@@ -34,6 +37,12 @@ from plane.errors import ProviderError
 log = logging.getLogger(__name__)
 
 WHAT = "The embedded model"
+STOP_SIGNALS = frozenset({-signal.SIGTERM, -signal.SIGINT, -signal.SIGHUP})
+"""Exit codes of a child ended as a plane is stopped: a terminal's Ctrl-C and
+systemd's stop signal the plane's whole group, its model with it."""
+STOP_GRACE_S = 2.0
+"""How long a child ended so waits for the plane's stand-down before it is
+said dead and restarted: the plane's own handler runs in the same moments."""
 
 
 @dataclass(frozen=True)
@@ -119,6 +128,12 @@ class Supervisor:
         self._stopping.set()
         self._ready.clear()
 
+    def stand_down(self) -> None:
+        """The plane is stopping: a child that exits from now on (a signal to
+        the plane's group ends it too) is neither restarted nor said to be,
+        while one still serving answers its calls until `stop()`."""
+        self._stopping.set()
+
     def join(self, timeout_s: float = 10) -> None:
         thread, self._thread = self._thread, None
         if thread is not None and thread is not threading.current_thread():
@@ -132,6 +147,8 @@ class Supervisor:
             if self.stopping:
                 return
             self._ready.clear()
+            if self._ended_with_the_plane(code):
+                return
             if time.monotonic() - up_since >= self.backoff.reset_after_s:
                 delay = self.backoff.first_s
             log.warning(
@@ -141,6 +158,11 @@ class Supervisor:
             if next_delay is None:
                 return
             delay = next_delay
+
+    def _ended_with_the_plane(self, code: int) -> bool:
+        """Whether a child ended by a stop signal was ended with the plane:
+        it stands down within the grace (`STOP_GRACE_S`)."""
+        return code in STOP_SIGNALS and self._stopping.wait(STOP_GRACE_S)
 
     def _restart(self, delay: float) -> float | None:
         """Relaunch after `delay`, doubling it after each failure, until a

@@ -126,3 +126,30 @@ async def test_a_fallback_on_a_provider_without_its_key_stops_the_plane(
         await plane.startup()
     plane.stop_event.set()
     await plane.shutdown()
+
+
+async def test_a_raised_ceiling_brings_it_back_and_says_so_once_per_switch(start_plane):
+    """Stepped down, then `/limit 10`: its next call is on its own model,
+    said once (not per call) and its row no longer shows the fallback; a
+    new step down the same day is said again."""
+    plane = await start_plane(STEPS)
+    await spend(plane, 850, 1)  # $0.85
+    await spend(plane, 10, 2)
+    assert models_asked(plane)[-1] == "other-model"
+    client = await plane.client()
+    await client.request(p.Send(agent="demo", text="/limit 10"))
+    await spend(plane, 10, 3)
+    await spend(plane, 10, 4)
+    assert models_asked(plane)[-2:] == ["scripted-model"] * 2
+    row = await plane.rows.state("demo")
+    assert (row.model, row.stepped_down_from) == ("scripted-model", None)
+    said = [m.text for m in await plane.services.conversation.history("demo", 80)]
+    back = [text for text in said if text.startswith("demo is back on")]
+    assert back == [
+        "demo is back on scripted-model: $0.85 of $10.00 today is under its fallback's 80%."
+    ]
+    await spend(plane, 8000, 5)  # $8.85: past 80% of $10.00
+    await spend(plane, 10, 6)
+    assert models_asked(plane)[-1] == "other-model"
+    said = [m.text for m in await plane.services.conversation.history("demo", 80)]
+    assert sum(text.startswith("demo switched to other-model") for text in said) == 2

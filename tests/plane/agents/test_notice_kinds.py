@@ -78,6 +78,7 @@ NOTICES: dict[str, tuple[str, str | None]] = {
         notices.stepped_down("demo", "other-model", SPENT, Decimal(5), 0.8),
         "warn",
     ),
+    "back_on": (notices.back_on("demo", "scripted-model", SPENT, Decimal(10), 0.8), None),
     "paused_now": (notices.paused_now(Decimal(2), working=True), "paused"),
     "edited": (notices.edited("other-model", None, "keep", "keep"), None),
     "renamed": (notices.renamed("poet"), None),

@@ -266,6 +266,38 @@ async def test_a_gateway_agent_steps_down_only_when_its_block_says_and_says_whic
     assert [r["model"] for r in gw.llm.requests[3:]] == ["scripted-model"] * 3
 
 
+async def test_a_gateway_agent_back_on_its_model_the_same_day_is_said_once(
+    start_gateway: StartGateway,
+) -> None:
+    """Stepped down, then its ceiling raised: its next calls go to the model
+    its client named, said once in its conversation, not once a call."""
+    gw = await start_gateway(AIDER_STEPS_DOWN)
+    await gw.services.gate.ceilings.set("aider", Decimal(1))
+    gw.llm.default_reply = Reply("ok", Usage(input_tokens=600))
+    async with openai_client(gw) as client:
+        for n in range(4):
+            if n == 2:
+                await gw.services.gate.ceilings.set("aider", Decimal(10))
+            await client.chat.completions.create(
+                model="scripted-model",
+                max_tokens=10,
+                messages=[*HELLO_CHAT[:1], {"role": "user", "content": f"q {n}"}],
+            )
+    assert [r["model"] for r in gw.llm.requests] == [
+        "scripted-model",
+        "other-model",
+        "scripted-model",
+        "scripted-model",
+    ]
+    said = [m.text for m in await gw.said("aider")]
+    back = [text for text in said if text.startswith("aider is back on")]
+    assert back == [
+        "aider is back on scripted-model: $0.66 of $10.00 today is under its fallback's 50%."
+    ]
+    row = await gw.rows.state("aider")
+    assert (row.model, row.stepped_down_from) == ("scripted-model", None)
+
+
 async def test_a_gateway_loop_is_a_loop_alert_with_its_figures(
     start_gateway: StartGateway, receiver: Receiver
 ) -> None:
