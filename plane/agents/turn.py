@@ -284,7 +284,9 @@ class Turn:
         ceiling = services.gate.ceilings.of(spec.name)
         day = await services.ledger.today()
         if ceiling is None or not steps_down(spent, ceiling, fallback.at):
-            if await services.conversation.forget_today(spec.name, "fallback", day):
+            if await services.conversation.forget_today(
+                spec.name, "fallback", day, services.gate.ceilings.changes
+            ):
                 # Its ceiling was raised or removed while it ran on its fallback.
                 said = notices.back_on(spec.name, spec.model, spent, ceiling, fallback.at)
                 await self._tell(said)

@@ -281,7 +281,9 @@ class Gateway:
         day = await services.ledger.today()
         priced = Priced(floor_priced=self._workers[spec.name].floor_today)
         if ceiling is None or not steps_down(spent, ceiling, fallback.at):
-            if await services.conversation.forget_today(spec.name, "fallback", day):
+            if await services.conversation.forget_today(
+                spec.name, "fallback", day, services.gate.ceilings.changes
+            ):
                 # Its ceiling was raised or removed while it ran on its fallback.
                 said = notices.back_on(spec.name, model, spent, ceiling, fallback.at, priced)
                 await services.add_message(spec.name, "plane", said)

@@ -62,10 +62,11 @@ class Conversation:
         )
         self._told_of: Batched[str, str | None] = Batched(self._read_told, missing=None)
         self._left_aside = LeftAside("messages")
-        self._untold: set[tuple[str, str, str]] = set()
+        self._untold: dict[tuple[str, str, str], int] = {}
         """(agent, day, kind) known not told on `_untold_on` (`forget_today`),
-        so an agent's every call below its fallback's ratio writes nothing;
-        never kept when shared, since another plane may tell it."""
+        and the count of ceiling changes it was known at: an agent's every
+        call below its fallback's ratio writes nothing until a ceiling moves
+        (on any plane: one told on another is heard here, and moves it)."""
         self._untold_on = ""
 
     async def append(
@@ -318,7 +319,7 @@ class Conversation:
         plane's day, which the ledger keeps; the clock's by default): for
         notices said once a day, across restarts too."""
         key = (agent, (day or day_of(self._clock.now())).isoformat(), kind)
-        self._untold.discard(key)
+        self._untold.pop(key, None)
         added: int = await self._db.write(
             lambda conn: (
                 conn.execute(
@@ -330,17 +331,21 @@ class Conversation:
         )
         return added == 1
 
-    async def forget_today(self, agent: str, kind: str, day: date) -> bool:
+    async def forget_today(self, agent: str, kind: str, day: date, changes: int) -> bool:
         """True if (agent, kind) was told on `day` (`first_today`), which is
         forgotten now: a notice said once per change, not once a day, is said
-        again at the next change (a fallback left and later taken again)."""
+        again at the next change (a fallback left and later taken again).
+        `changes`: the ceilings' count of changes. Leaving a fallback the
+        same day takes a ceiling raised or removed (spend only grows), so
+        once known untold, it is asked of the store again only after a
+        ceiling moved, on this plane or any other (several share the
+        notices: another may have told it meanwhile, at an older ceiling)."""
         key = (agent, day.isoformat(), kind)
-        if key in self._untold:
+        if self._untold.get(key) == changes:
             return False
-        if not self._shared:
-            if self._untold_on != key[1]:  # a day gone by is never asked of again
-                self._untold, self._untold_on = set(), key[1]
-            self._untold.add(key)  # before the write: a `first_today` meanwhile discards it
+        if self._untold_on != key[1]:  # a day gone by is never asked of again
+            self._untold, self._untold_on = {}, key[1]
+        self._untold[key] = changes  # before the write: a `first_today` meanwhile drops it
         removed: int = await self._db.write(
             lambda conn: (
                 conn.execute(
