@@ -74,7 +74,8 @@ def parse_limit(raw: str) -> LimitValue:
         )
     amount = Decimal(f"{whole or 0}.{cents or 0}")
     if amount > MAX_LIMIT:
-        raise BadLimit(f"{shown} is more than the largest limit, {usd_exact(MAX_LIMIT)} a day.")
+        largest = usd_exact(MAX_LIMIT)
+        raise BadLimit(f"{shown} is more than the largest limit, {largest} a day. {_USE}")
     return LimitValue(amount)
 
 
