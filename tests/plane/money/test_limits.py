@@ -11,6 +11,7 @@ from plane.money.limits import (
     parse_fleet_limit,
     parse_group_limit,
     parse_limit,
+    parse_limit_field,
     refusal,
     set_reply,
     spend_level,
@@ -105,6 +106,19 @@ def test_more_than_the_largest_limit_gets_an_example_to_type_in_each_form():
         " a day. Use /limit group research 5, /limit group research $0.25 "
         "or /limit group research off."
     )
+
+
+def test_a_limit_of_its_own_says_what_to_type_without_saying_a_limit_is_twice():
+    """The edit form and `plane edit --limit` read `… a limit is in dollars
+    and cents. A limit is 5, $0.25 or off.`: the example names no command."""
+    with pytest.raises(BadLimit) as caught:
+        parse_limit_field("0.001")
+    assert str(caught.value) == (
+        "0.001 has more than two decimals; a limit is in dollars and cents. Use 5, $0.25 or off."
+    )
+    with pytest.raises(BadLimit) as caught:
+        parse_limit_field("lots")
+    assert str(caught.value) == "lots is not an amount. Use 5, $0.25 or off."
 
 
 def test_the_exact_replies():
