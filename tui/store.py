@@ -185,6 +185,10 @@ class Store:
     def names(self) -> list[str]:
         return list(self.agents)
 
+    def group_of(self, agent: str) -> str | None:
+        """The group `agent` is in (one agent is in one group); None: none."""
+        return next((g.name for g in self.groups if agent in g.agents), None)
+
     def plane_now(self) -> datetime | None:
         if self._plane_now is None:
             return None

@@ -12,6 +12,8 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from plane.config.names import MCP_SERVER_NAME, MCP_TOOL
+from plane.config.wording import MONEY_EXAMPLE
+from plane.wire.words import not_in_cents
 
 Usd = Annotated[Decimal, Field(ge=0, le=1_000_000, allow_inf_nan=False, decimal_places=6)]
 
@@ -19,9 +21,10 @@ Usd = Annotated[Decimal, Field(ge=0, le=1_000_000, allow_inf_nan=False, decimal_
 def _in_cents(amount: Decimal) -> Decimal:
     """A ceiling is dollars and cents, as /limit takes it: $0.001 would read
     `$0.00`, a pause by its figure, while it lets calls through. A negative
-    zero (`-0.0`) is zero, as `/limit -0` is: said `$0.00`, never `$-0.00`."""
+    zero (`-0.0`) is zero, as `/limit -0` is: said `$0.00`, never `$-0.00`.
+    Refused in /limit's words, with the file's example (`like 5 or 0.50`)."""
     if amount != amount.quantize(Decimal("0.01")):
-        raise ValueError(f"{amount} has more than two decimals; a limit is in dollars and cents")
+        raise ValueError(f"{not_in_cents(str(amount))}, {MONEY_EXAMPLE}")
     return amount.copy_abs() if amount == 0 else amount
 
 

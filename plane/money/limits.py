@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from plane.wire.protocol import SpendLevel
-from plane.wire.words import spend_against, spend_priced, usd, usd_exact
+from plane.wire.words import not_in_cents, spend_against, spend_priced, usd, usd_exact
 
 MAX_LIMIT = Decimal(1_000_000)
 _USE = "Use /limit 5, /limit $0.25 or /limit off."
@@ -69,12 +69,11 @@ def parse_limit(raw: str) -> LimitValue:
     whole, cents, bare_cents = match.groups()
     cents = bare_cents if bare_cents is not None else cents
     if cents and len(cents) > 2:
-        raise BadLimit(
-            f"{shown} has more than two decimals; a limit is in dollars and cents. {_USE}"
-        )
+        raise BadLimit(f"{not_in_cents(shown)}. {_USE}")
     amount = Decimal(f"{whole or 0}.{cents or 0}")
     if amount > MAX_LIMIT:
-        raise BadLimit(f"{shown} is more than the largest limit, {usd_exact(MAX_LIMIT)} a day.")
+        largest = usd_exact(MAX_LIMIT)
+        raise BadLimit(f"{shown} is more than the largest limit, {largest} a day. {_USE}")
     return LimitValue(amount)
 
 
@@ -129,11 +128,11 @@ def parse_fleet_limit(raw: str) -> LimitValue:
 
 def parse_limit_field(raw: str) -> LimitValue:
     """A limit given as a value of its own (`plane edit --limit`, the TUI's
-    edit form), its errors naming no command."""
+    edit form), its errors naming no command: `Use 5, $0.25 or off.`"""
     try:
         return parse_limit(raw)
     except BadLimit as exc:
-        raise BadLimit(str(exc).replace(_USE, "A limit is 5, $0.25 or off.")) from None
+        raise BadLimit(str(exc).replace(_USE, _USE.replace("/limit ", ""))) from None
 
 
 def fleet_standing(spent: Decimal, ceiling: Decimal | None) -> str:

@@ -200,6 +200,14 @@ def _compare(a: Decimal, b: Decimal) -> int:
     return (a > b) - (a < b)
 
 
+def not_in_cents(shown: str) -> str:
+    """A ceiling with more than two decimals, refused alike by `/limit`, the
+    edit form, `plane edit --limit` and agents.yaml (`$0.001` would read
+    `$0.00`, a pause by its figure, while it lets calls through). Without
+    an example: each says what to type in its own terms."""
+    return f"{shown} has more than two decimals; a limit is in dollars and cents"
+
+
 def usd_exact(amount: Decimal) -> str:
     """Cents always (for settings: `$5.00 a day`)."""
     return f"${amount.quantize(CENT, rounding=ROUND_HALF_UP):,.2f}"

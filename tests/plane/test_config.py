@@ -56,12 +56,13 @@ def test_prices_from_yaml_are_exact_decimals():
 )
 def test_a_ceiling_is_in_dollars_and_cents_as_limit_takes_it(text, key):
     """A ceiling of $0.001 read `$0 of $0.00` (a pause, by its figure) and
-    /limit refuses it: the file refuses it too, in /limit's words."""
+    /limit refuses it: the file refuses it too, in /limit's words, with an
+    example in the file's terms (no `/limit`, no `off`)."""
     with pytest.raises(ConfigError) as caught:
         parse_config(text)
     assert f"{key}: " in str(caught.value)
     assert str(caught.value).endswith(
-        " has more than two decimals; a limit is in dollars and cents."
+        " has more than two decimals; a limit is in dollars and cents, like 5 or 0.50."
     )
 
 

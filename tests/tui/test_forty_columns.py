@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
+
+from plane.wire.protocol import GroupState
 from tests.tui.conftest import feed, settle
 from tests.tui.factories import RESETS, agent, message, snapshot
 from tests.tui.test_finding import fleet_text, redrawn
 from tui.app import PlaneApp
+from tui.widgets.agent_list import AgentList
 from tui.widgets.conversation import ConversationPane
 from tui.widgets.title_bar import TitleBar
 
@@ -72,3 +76,35 @@ async def test_a_message_s_text_takes_the_width_under_its_time_and_who() -> None
         lines = pane.plain().splitlines()
         assert lines[0].split() == ["14:02", "scout"]
         assert lines[1].startswith("  The linker could not find"), lines
+
+
+@pytest.mark.slow
+async def test_a_group_s_or_the_fleet_s_hold_says_whose_within_40_columns_and_wider() -> None:
+    frame = snapshot(
+        agent("scout", "1", status="held", resumes_at=RESETS, hold_reason="group"),
+        agent("demo", "1", status="held", resumes_at=RESETS, hold_reason="fleet"),
+        agent("poet", "0", status="held", hold_reason="fleet"),  # a fleet ceiling of $0.00
+        groups=[GroupState(name="research", agents=["scout"])],
+    )
+    app = PlaneApp(None)
+    async with app.run_test(size=(100, 24)) as pilot:
+        feed(app, frame)
+        await redrawn(pilot)
+        said = title(app)  # the plane's 20:47 UTC, as this machine's seconds pass
+        assert "$1.00 of $5.00 today · held by group research · resumes in 3h 1" in said, said
+        app.main_screen.query_one(AgentList).select("demo")
+        await redrawn(pilot)
+        assert " · $1.00 of $5.00 today · held by the fleet · resumes in 3h 1" in title(app)
+        app.main_screen.query_one(AgentList).select("poet")
+        await redrawn(pilot)
+        assert title(app).endswith(" · paused by the fleet"), title(app)
+    app = PlaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, frame)
+        await redrawn(pilot)
+        room = app.main_screen.query_one(TitleBar).content_region.width
+        assert title(app) == "scout · $1.00 of $5.00 today · held", title(app)
+        app.main_screen.query_one(AgentList).select("demo")
+        await redrawn(pilot)
+        assert title(app) == "demo · $1.00 of $5.00 today · held", title(app)
+        assert len(title(app)) <= room

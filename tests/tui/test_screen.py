@@ -132,17 +132,17 @@ async def test_countdown_runs_from_the_planes_clock_not_this_ones() -> None:
         assert title(app).endswith("held · resets in 3h 12m")
 
 
-@pytest.mark.parametrize("cause", ["group", "fleet"])
-async def test_a_shared_ceiling_of_zero_is_a_pause_with_no_reset(cause) -> None:
+@pytest.mark.parametrize(("cause", "whose"), [("group", "its group"), ("fleet", "the fleet")])
+async def test_a_shared_ceiling_of_zero_is_a_pause_with_no_reset(cause, whose) -> None:
     """Held by its group's or the fleet's ceiling of $0.00 (no `resumes_at`:
     the plane says the day's end does not free it), the title says `paused`
-    and promises no `resets in`, as for a ceiling of its own of $0.00 and as
-    the conversation says (`a new day does not end a pause`)."""
+    and whose, and promises no `resets in`, as for a ceiling of its own of
+    $0.00 and as the conversation says (`a new day does not end a pause`)."""
     app = PlaneApp(None)
     async with app.run_test(size=SIZE) as pilot:
         feed(app, snapshot(agent("b", "0.08", "5", status="held", hold_reason=cause)))
         await settle(pilot)
-        assert title(app) == "b · smollm2-135m · $0.08 of $5.00 today · paused"
+        assert title(app) == f"b · smollm2-135m · $0.08 of $5.00 today · paused by {whose}"
 
 
 async def test_focus_starts_in_the_input_with_the_first_agent_selected() -> None:

@@ -261,6 +261,7 @@ class MainScreen(ManageAgents):
         title = self.query_one(TitleBar)
         agent = self.store.agents.get(self.selected or "")
         title.agent = agent
+        title.group = self.store.group_of(agent.name) if agent is not None else None
         self.tick()
         if self.lost:
             title.waiting_text = "not connected"

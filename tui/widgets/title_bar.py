@@ -7,12 +7,14 @@ in 3h 13m` (the plane's `resumes_at`: the one moment it starts again on its
 own); a zero ceiling is a pause, `paused`, which no reset ends (its own, or
 its group's or the fleet's: held by one with no `resumes_at`); another hold
 the reset does not free (an unpriced model) keeps `resets in`; one the loop
-guard holds says `a loop, p resumes it`. An agent on its cheaper fallback
+guard holds says `a loop, p resumes it`; one its group's or the fleet's
+ceiling holds says whose, `held by group research · resumes in 6h 12m`,
+`held by the fleet`, `paused by the fleet`. An agent on its cheaper fallback
 near its ceiling says `(fallback)` after the model. An agent the
 plane sees burning fast — on course to reach its ceiling before the day
 resets — says when: `reaches $5.00 at 14:20 UTC at this rate` (the plane's
 `reaches_ceiling_at`; the title only words it). The screen
-sets `agent`, `resets_in` and `resumes_in`; the spend is coloured by the
+sets `agent`, `group`, `resets_in` and `resumes_in`; the spend is coloured by the
 `-warn` / `-over` classes, like a row's.
 """
 
@@ -51,6 +53,14 @@ Part = tuple[str, Style, int]
 """Text, style, and how soon it is left out of a line too narrow for all."""
 KEPT = 0
 """Never left out."""
+REASON = 1
+"""Why it is stopped: the last to go."""
+WHEN = 2
+"""When it starts again, or the day resets."""
+DETAIL = 3
+"""The model, the forecast."""
+WHERE = 4
+"""The plane that runs it: the first to go."""
 
 
 def _fitted(parts: list[Part], width: int) -> Content:
@@ -82,6 +92,8 @@ class TitleBar(Widget):
     """Time left in the plane's day (from the plane's clock, not this one's)."""
     resumes_in: reactive[timedelta | None] = reactive(None)
     """Time until the held agent starts again on its own, when the plane says it will."""
+    group: reactive[str | None] = reactive(None)
+    """The group the agent is in (the snapshot's groups; None: none, or not known)."""
     waiting_text: reactive[str] = reactive("connecting to the plane…")
     """Shown instead of figures while there is no agent to describe."""
 
@@ -101,10 +113,12 @@ class TitleBar(Widget):
         spend = self.get_visual_style("title-bar--spend")
         parts: list[Part] = [
             (agent.name, self.get_visual_style("title-bar--name"), KEPT),
-            (f" · {agent.model}", muted, 2),
+            (f" · {agent.model}", muted, DETAIL),
             # Stepped down near its ceiling (`fallback:`): the model it runs on says so.
-            *([(" (fallback)", muted, 2)] if agent.stepped_down_from else []),
-            *([(f" ({UNPRICED})", muted, 2)] if not agent.price_known else []),  # its $ is not all
+            *([(" (fallback)", muted, DETAIL)] if agent.stepped_down_from else []),
+            *(
+                [(f" ({UNPRICED})", muted, DETAIL)] if not agent.price_known else []
+            ),  # its $ is not all
             (" · ", muted, KEPT),
             (spend_phrase(agent), spend, KEPT),
         ]
@@ -118,22 +132,24 @@ class TitleBar(Widget):
             parts.append(
                 ("paused" if zero else "held", self.get_visual_style("title-bar--held"), KEPT)
             )
+            if (holder := held_by(agent.hold_reason, self.group)) is not None:
+                parts.append((f" by {holder}", self.get_visual_style("title-bar--held"), REASON))
         looping = self.has_class("-held") and agent.hold_reason == "loop"
         if looping:  # no day's end frees it: the operator does
-            parts.append((" · a loop, p resumes it", muted, 1))
+            parts.append((" · a loop, p resumes it", muted, REASON))
         elif self.has_class("-held") and self.resumes_in is not None:
-            parts.append((f" · resumes in {duration(self.resumes_in)}", muted, 1))
+            parts.append((f" · resumes in {duration(self.resumes_in)}", muted, WHEN))
         elif (
             self.resets_in is not None
             and self.classes & {"-warn", "-over", "-held"}
             and not (self.has_class("-held") and _paused_by_a_ceiling(agent))
         ):
-            parts.append((f" · resets in {duration(self.resets_in)}", muted, 1))
+            parts.append((f" · resets in {duration(self.resets_in)}", muted, WHEN))
         if agent.reaches_ceiling_at is not None and agent.limit_usd is not None:
             forecast = reaches(agent.limit_usd, agent.reaches_ceiling_at)
-            parts.append((f" · {forecast}", muted, 2))
+            parts.append((f" · {forecast}", muted, DETAIL))
         if agent.plane is not None:  # several planes share the store: which one runs it
-            parts.append((f" · on {agent.plane}", muted, 3))
+            parts.append((f" · on {agent.plane}", muted, WHERE))
         return parts
 
     def watch_agent(self, agent: AgentState | None) -> None:
@@ -150,3 +166,15 @@ def _paused_by_a_ceiling(agent: AgentState) -> bool:
     if agent.limit_usd == 0:
         return True
     return agent.hold_reason in ("group", "fleet") and agent.resumes_at is None
+
+
+def held_by(reason: str | None, group: str | None) -> str | None:
+    """Whose ceiling holds it, when not its own: `group research` (`its
+    group` when the snapshot does not name it) or `the fleet`, in `plane
+    status`'s words; None for any other hold (its own ceiling, a loop, …),
+    which the rest of the title words."""
+    if reason == "group":
+        return f"group {group}" if group else "its group"
+    if reason == "fleet":
+        return "the fleet"
+    return None

@@ -868,3 +868,15 @@ def test_a_damaged_compression_store_is_refused_by_name(tmp_path):
         "backup, or move it aside to start an empty one (what compression removed so far "
         "is then gone)."
     )
+
+
+async def test_edit_with_a_limit_in_tenths_of_a_cent_says_what_to_type_once(start_plane):
+    """`plane edit --limit 0.001` said `a limit is` twice (`… a limit is in
+    dollars and cents. A limit is 5, $0.25 or off.`): one line, said once."""
+    plane = await start_plane()
+    edited = await plane_cli_async(plane.home.root, "edit", "demo", "--limit", "0.001")
+    assert edited.returncode == 1
+    assert edited.stderr.splitlines() == [
+        "plane: 0.001 has more than two decimals; a limit is in dollars and cents. "
+        "Use 5, $0.25 or off."
+    ]

@@ -420,7 +420,7 @@ async def test_what_is_the_clients_own_is_refused_for_a_gateway_agent(
             p.EditAgent.model_validate({"id": 1, "agent": "claude", **fields})
         )
     assert str(refused.value) == (
-        "abc is not an amount. A limit is 5, $0.25 or off."
+        "abc is not an amount. Use 5, $0.25 or off."
         if "limit" in fields
         else "claude is a gateway agent: its client chooses the model, the tools and the "
         "prompt; only its limit is edited here."

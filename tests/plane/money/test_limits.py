@@ -11,6 +11,7 @@ from plane.money.limits import (
     parse_fleet_limit,
     parse_group_limit,
     parse_limit,
+    parse_limit_field,
     refusal,
     set_reply,
     spend_level,
@@ -86,6 +87,40 @@ def test_too_many_decimals_gets_an_example_to_type_as_every_bad_value_does():
     assert str(caught.value).endswith(" or /limit group research off.")
 
 
+def test_more_than_the_largest_limit_gets_an_example_to_type_in_each_form():
+    """`/limit 2000000` said only what the largest limit is: now what to type too."""
+    with pytest.raises(BadLimit) as caught:
+        parse_limit("2000000")
+    assert str(caught.value) == (
+        "2000000 is more than the largest limit, $1,000,000.00 a day. "
+        "Use /limit 5, /limit $0.25 or /limit off."
+    )
+    with pytest.raises(BadLimit) as caught:
+        parse_fleet_limit("$1000000.01")
+    assert str(caught.value).endswith(
+        " a day. Use /limit fleet 5, /limit fleet $0.25 or /limit fleet off."
+    )
+    with pytest.raises(BadLimit) as caught:
+        parse_group_limit("research", "9999999")
+    assert str(caught.value).endswith(
+        " a day. Use /limit group research 5, /limit group research $0.25 "
+        "or /limit group research off."
+    )
+
+
+def test_a_limit_of_its_own_says_what_to_type_without_saying_a_limit_is_twice():
+    """The edit form and `plane edit --limit` read `… a limit is in dollars
+    and cents. A limit is 5, $0.25 or off.`: the example names no command."""
+    with pytest.raises(BadLimit) as caught:
+        parse_limit_field("0.001")
+    assert str(caught.value) == (
+        "0.001 has more than two decimals; a limit is in dollars and cents. Use 5, $0.25 or off."
+    )
+    with pytest.raises(BadLimit) as caught:
+        parse_limit_field("lots")
+    assert str(caught.value) == "lots is not an amount. Use 5, $0.25 or off."
+
+
 def test_the_exact_replies():
     spent = Decimal("0.42")
     assert standing(spent, None) == "$0.42 spent today, against no limit."
@@ -143,7 +178,8 @@ def test_only_ascii_digits_are_an_amount(raw):
 def test_a_huge_or_multiline_value_is_quoted_short_on_one_line():
     with pytest.raises(BadLimit) as caught:
         parse_limit("1" + "0" * 5000)
-    assert len(str(caught.value)) < 120 and "\n" not in str(caught.value)
+    said = str(caught.value)  # its 40 characters of the value and an example, not 5,001
+    assert len(said) < 160 and "\n" not in said
     with pytest.raises(BadLimit) as caught:
         parse_limit("5\n/limit off")
     assert "\n" not in str(caught.value)
