@@ -110,14 +110,17 @@ async def _limit(services: Services, agent: str, arg: str, priced: PricedAt) -> 
 
 async def _fleet_limit(services: Services, arg: str) -> str:
     """`/limit fleet [AMOUNT|off]`: every agent together, on every plane."""
-    spent = await services.ledger.budget_spend.fleet_today()
+    spend = services.ledger.budget_spend
+    whole = await spend.fleet_today()
+    spent = min(await spend.fleet_settled(), whole)  # a call settling between the reads
+    in_flight = whole - spent
     ceilings = services.gate.ceilings
     if not arg:
-        return fleet_standing(spent, ceilings.fleet())
+        return fleet_standing(spent, ceilings.fleet(), in_flight)
     value = parse_fleet_limit(arg)  # BadLimit: refused (run_command)
     await ceilings.set_fleet(value.usd)
     services.emit(FleetChanged(limit_usd=value.usd))
-    return fleet_set_reply(spent, value.usd)
+    return fleet_set_reply(spent, value.usd, in_flight)
 
 
 async def _new(services: Services, agent: str, arg: str, priced: PricedAt) -> str:

@@ -26,12 +26,13 @@ async def group_limit(services: Services, arg: str) -> str:
         known = ", ".join(groups.names())
         where = f"Groups: {known}." if known else "There are no groups (groups: in agents.yaml)."
         raise BadLimit(f"{name[:40]} is not a group. {where}")
-    spent = await services.ledger.budget_spend.group_today(name)
+    spend = await services.ledger.budget_spend.groups_today()
+    spent, in_flight = spend.spent.get(name, Decimal(0)), spend.in_flight.get(name, Decimal(0))
     if not value:
-        return group_standing(name, spent, groups.ceiling(name))
+        return group_standing(name, spent, groups.ceiling(name), in_flight)
     parsed = parse_group_limit(name, value)  # BadLimit: refused (run_command)
     await services.gate.ceilings.set_group(name, parsed.usd)
-    return group_set_reply(name, spent, parsed.usd)
+    return group_set_reply(name, spent, parsed.usd, in_flight)
 
 
 async def _all(services: Services) -> str:
@@ -40,7 +41,7 @@ async def _all(services: Services) -> str:
     if not groups.names():
         return "There are no groups (groups: in agents.yaml)."
     said = []
-    spent_by_group = await services.ledger.budget_spend.groups_today()
+    spent_by_group = (await services.ledger.budget_spend.groups_today()).spent
     for name in groups.names():
         spent = spent_by_group.get(name, Decimal(0))
         ceiling = groups.ceiling(name)

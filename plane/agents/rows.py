@@ -508,7 +508,7 @@ class Rows:
         ceilings, spend = services.gate.ceilings, ledger.budget_spend
         group_spent = {
             g.name: await settled(
-                g.spend_today_usd, g.limit_usd, partial(spend.group_settled, g.name)
+                g.spend_today_usd + g.in_flight_usd, g.limit_usd, partial(_known, g.spend_today_usd)
             )
             for g in groups
         }
@@ -641,3 +641,9 @@ class Rows:
         """The agents.yaml the plane read (None: the built-in defaults)."""
         read = self._services.config.read_from()
         return None if read is None else str(read)
+
+
+async def _known(spent: Decimal) -> Decimal:
+    """What a group's closed calls spent, as the snapshot already read it
+    with its calls in flight (one read: `GroupsSpend`)."""
+    return spent

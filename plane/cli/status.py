@@ -26,6 +26,7 @@ from plane.wire.words import (
     UNPRICED,
     config_said,
     duration,
+    in_flight_apart,
     plain,
     reaches,
     some_names,
@@ -93,7 +94,9 @@ def status_json(snapshot: dict[str, Any]) -> str:
     guard's, which `plane resume` lifts, `unreadable`: a row of its spend
     today is not an amount, …; null when not held);
     `stepped_down_from`: its own model while it runs on its fallback (`model`).
-    `groups`: each group of agents, its spend today and ceiling (null: none).
+    `groups`: each group of agents, what its closed calls spent today, its
+    ceiling (null: none) and `in_flight_usd`, its calls in flight at their
+    estimates (the most they may cost, not yet spent).
     `config_file`: the agents.yaml the plane read (null: it runs on the
     built-in defaults, and `config_looked` says where it looked for one)."""
     head = json.dumps(
@@ -114,6 +117,7 @@ def status_json(snapshot: dict[str, Any]) -> str:
                     "spend_today_usd": _plain(g.get("spend_today_usd", 0)),
                     "limit_usd": _plain(g.get("limit_usd")),
                     "agents": g.get("agents", []),
+                    "in_flight_usd": _plain(g.get("in_flight_usd", 0)),
                 }
                 for g in snapshot.get("groups", [])
             ],
@@ -246,6 +250,7 @@ def _groups(groups: list[dict[str, Any]]) -> list[str]:
         limit = _amount(g.get("limit_usd"))
         spent = spend_against(Decimal(str(g.get("spend_today_usd", 0))), limit)
         ceiling = "no limit" if limit is None else f"of {usd_exact(limit)}"
+        ceiling += in_flight_apart(Decimal(str(g.get("in_flight_usd", 0))))
         lines.append(f"  group {g['name']:<{width}}  {spent} {ceiling}  {some_names(g['agents'])}")
     return lines
 

@@ -66,7 +66,7 @@ def groups_today(snapshot: Snapshot) -> list[Metric]:
         labels=["group"],
     )
     for group in snapshot.groups:
-        spend.add_metric([group.name], float(group.spend_today_usd))
+        spend.add_metric([group.name], float(group.spend_today_usd + group.in_flight_usd))
         if group.limit_usd is not None:
             ceiling.add_metric([group.name], float(group.limit_usd))
     return [spend, ceiling]

@@ -17,6 +17,7 @@ start says it; the rows are read again by name only then.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 from sqlite3 import Row
@@ -43,6 +44,30 @@ FLEET_SETTLED = "SELECT cost_usd FROM spend WHERE day = ?"
 
 Read = Callable[..., Awaitable[list[Row]]]
 """A read on the store (`Ledger._read`): SQL and its values, the rows."""
+
+
+@dataclass(frozen=True)
+class GroupsSpend:
+    """Each group's day: what its closed calls spent (`spent`), what its
+    calls in flight count at their estimates (`in_flight`), and the groups
+    whose rows do not read, each with the sentence naming its row."""
+
+    spent: dict[str, Decimal]
+    in_flight: dict[str, Decimal]
+    unread: dict[str, str]
+
+    @classmethod
+    def apart(
+        cls, whole: dict[str, Decimal], in_flight: dict[str, Decimal], unread: dict[str, str]
+    ) -> GroupsSpend:
+        """From each group's whole day (calls in flight counted) and its
+        calls in flight: a group whose rows do not read counts nothing."""
+        flying = {g: in_flight.get(g, _ZERO) for g in whole}
+        return cls({g: whole[g] - flying[g] for g in whole}, flying, unread)
+
+    def whole(self, group: str) -> Decimal:
+        """Its day as a shared ceiling's admission counts it, calls in flight at their estimates."""
+        return self.spent.get(group, _ZERO) + self.in_flight.get(group, _ZERO)
 
 
 class BudgetSpend:
@@ -84,28 +109,32 @@ class BudgetSpend:
         rows = await self._read(GROUP_SPENT, *(on, group) * 2)
         return await self._spent(rows, on, "group_spend", group)
 
-    async def groups_today(self) -> dict[str, Decimal]:
-        """`group_today` of every group that spent today, in one read."""
-        sums, unread = await self.groups_spend()
-        if unread:
-            raise LedgerError(next(iter(unread.values())))
-        return sums
+    async def groups_today(self) -> GroupsSpend:
+        """What every group that spent today spent (`group_settled`) and
+        has in flight, in one read."""
+        spend = await self.groups_spend()
+        if spend.unread:
+            raise LedgerError(next(iter(spend.unread.values())))
+        return spend
 
-    async def groups_spend(self) -> tuple[dict[str, Decimal], dict[str, str]]:
+    async def groups_spend(self) -> GroupsSpend:
         """`groups_today` of the groups whose rows read, and the groups whose
         rows do not, each with the sentence naming its row: those hold their
         own agents, the rest go on."""
         on = (await self._today()).isoformat()
-        rows = [(str(group), cost) for group, cost in await self._read(GROUPS_SPENT, on, on)]
+        read = await self._read(GROUPS_SPENT, on, on)
+        rows = [(str(group), cost) for group, cost, _ in read]
+        flying = [(str(group), cost) for group, cost, in_flight in read if in_flight]
         sums = sums_of(rows)
         if sums is not None:
-            return sums, {}
+            return GroupsSpend.apart(sums, sums_of(flying) or {}, {})
         sums, apart = sums_apart(rows)
         unread = {}
         for group in apart:
             error = await unreadable_day(self._read, on, "group_spend", "", group)
             unread[group] = str(error) if error else changed("group_spend", on)
-        return sums, unread
+        in_flight, _ = sums_apart(flying)
+        return GroupsSpend.apart(sums, in_flight, unread)
 
     async def _added(
         self,

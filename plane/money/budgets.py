@@ -247,11 +247,12 @@ GROUP_SPENT = (
 their estimates."""
 
 GROUPS_SPENT = (
-    "SELECT agent_group, cost_usd FROM group_spend WHERE day = ? UNION ALL"
-    " SELECT agent_group, cost_usd FROM calls"
+    "SELECT agent_group, cost_usd, 0 FROM group_spend WHERE day = ? UNION ALL"
+    " SELECT agent_group, cost_usd, 1 FROM calls"
     " WHERE status = 'pending' AND day = ? AND agent_group IS NOT NULL"
 )
-"""`GROUP_SPENT` of every group at once (a snapshot's rows)."""
+"""`GROUP_SPENT` of every group at once (a snapshot's rows), each row marked
+1 when it is a call in flight: what was spent and what flies, in one read."""
 
 
 def group_spent_within(conn: Connection, day: date, group: str) -> Decimal:

@@ -115,16 +115,19 @@ class Groups:
         """Every group as a snapshot carries it, and the groups whose spend
         today does not read, each with the sentence naming its row (shown as
         spending nothing: their agents' rows say they are held)."""
-        spent, unread = await ledger.budget_spend.groups_spend() if self._members else ({}, {})
+        if not self._members:
+            return [], {}
+        spend = await ledger.budget_spend.groups_spend()
         return [
             GroupState(
                 name=name,
-                spend_today_usd=spent.get(name, Decimal(0)),
+                spend_today_usd=spend.spent.get(name, Decimal(0)),
                 limit_usd=self.ceiling(name),
                 agents=sorted(members),
+                in_flight_usd=spend.in_flight.get(name, Decimal(0)),
             )
             for name, members in self._members.items()
-        ], unread
+        ], spend.unread
 
     async def set(self, name: str, ceiling: Decimal | None) -> None:
         """The operator's value, from the keyboard: it replaces the file's."""

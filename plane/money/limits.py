@@ -12,9 +12,17 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from plane.wire.protocol import SpendLevel
-from plane.wire.words import not_in_cents, spend_against, spend_priced, usd, usd_exact
+from plane.wire.words import (
+    in_flight_apart,
+    not_in_cents,
+    spend_against,
+    spend_priced,
+    usd,
+    usd_exact,
+)
 
 MAX_LIMIT = Decimal(1_000_000)
+_ZERO = Decimal(0)
 _USE = "Use /limit 5, /limit $0.25 or /limit off."
 _AMOUNT = re.compile(r"^\$?([0-9]+)(?:\.([0-9]*))?$|^\$?\.([0-9]+)$")
 """ASCII digits only: `\\d` would take any script's (`/limit ١٠٠` is not $100)."""
@@ -135,19 +143,21 @@ def parse_limit_field(raw: str) -> LimitValue:
         raise BadLimit(str(exc).replace(_USE, _USE.replace("/limit ", ""))) from None
 
 
-def fleet_standing(spent: Decimal, ceiling: Decimal | None) -> str:
-    """`$12.40 spent today by the fleet, of $50.00 a day.` / `…, against no limit.`"""
+def fleet_standing(spent: Decimal, ceiling: Decimal | None, in_flight: Decimal = _ZERO) -> str:
+    """`$12.40 spent today by the fleet, of $50.00 a day.` / `…, against no
+    limit.`; `spent` is what closed calls spent, those in flight apart:
+    `$0.20 spent today by the fleet (+$0.87 in flight), of $1.00 a day.`"""
+    by = f"spent today by the fleet{in_flight_apart(in_flight)}"
     if ceiling is None:
-        return f"{usd(spent)} spent today by the fleet, against no limit."
-    return (
-        f"{spend_against(spent, ceiling)} spent today by the fleet, of {usd_exact(ceiling)} a day."
-    )
+        return f"{usd(spent)} {by}, against no limit."
+    return f"{spend_against(spent, ceiling)} {by}, of {usd_exact(ceiling)} a day."
 
 
-def fleet_set_reply(spent: Decimal, ceiling: Decimal | None) -> str:
+def fleet_set_reply(spent: Decimal, ceiling: Decimal | None, in_flight: Decimal = _ZERO) -> str:
     if ceiling is None:
-        return f"Fleet limit removed. {fleet_standing(spent, None)}"
-    reply = f"Fleet limit set to {usd_exact(ceiling)} a day. {fleet_standing(spent, ceiling)}"
+        return f"Fleet limit removed. {fleet_standing(spent, None, in_flight)}"
+    standing = fleet_standing(spent, ceiling, in_flight)
+    reply = f"Fleet limit set to {usd_exact(ceiling)} a day. {standing}"
     return f"{reply} {FLEET_PAUSE}" if ceiling == 0 else reply
 
 
@@ -166,14 +176,15 @@ def parse_group_limit(name: str, raw: str) -> LimitValue:
         raise BadLimit(str(exc).replace(_USE, _USE.replace("/limit ", form))) from None
 
 
-def group_standing(name: str, spent: Decimal, ceiling: Decimal | None) -> str:
-    """`$12.40 spent today by group research, of $20.00 a day.` / `…, against no limit.`"""
+def group_standing(
+    name: str, spent: Decimal, ceiling: Decimal | None, in_flight: Decimal = _ZERO
+) -> str:
+    """`$12.40 spent today by group research, of $20.00 a day.` / `…, against
+    no limit.`; its calls in flight apart, as `fleet_standing` says them."""
+    by = f"spent today by group {name}{in_flight_apart(in_flight)}"
     if ceiling is None:
-        return f"{usd(spent)} spent today by group {name}, against no limit."
-    return (
-        f"{spend_against(spent, ceiling)} spent today by group {name}, "
-        f"of {usd_exact(ceiling)} a day."
-    )
+        return f"{usd(spent)} {by}, against no limit."
+    return f"{spend_against(spent, ceiling)} {by}, of {usd_exact(ceiling)} a day."
 
 
 def tag_reached(name: str, spent: Decimal, ceiling: Decimal, resets_in: str) -> str:
@@ -191,11 +202,13 @@ def tag_reached(name: str, spent: Decimal, ceiling: Decimal, resets_in: str) -> 
     )
 
 
-def group_set_reply(name: str, spent: Decimal, ceiling: Decimal | None) -> str:
+def group_set_reply(
+    name: str, spent: Decimal, ceiling: Decimal | None, in_flight: Decimal = _ZERO
+) -> str:
     if ceiling is None:
-        return f"Group {name} limit removed. {group_standing(name, spent, None)}"
+        return f"Group {name} limit removed. {group_standing(name, spent, None, in_flight)}"
     said = f"Group {name} limit set to {usd_exact(ceiling)} a day."
-    reply = f"{said} {group_standing(name, spent, ceiling)}"
+    reply = f"{said} {group_standing(name, spent, ceiling, in_flight)}"
     if ceiling == 0:  # as `/limit 0` says `PAUSE`: no new day ends it
         pause = f"none of group {name}'s agents takes a turn until the group limit is raised."
         return f"{reply} A ceiling of $0.00 is a pause: {pause}"

@@ -94,6 +94,13 @@ def usd(amount: Decimal) -> str:
     return f"${amount.quantize(CENT, rounding=ROUND_HALF_UP):,.2f}"
 
 
+def in_flight_apart(in_flight: Decimal) -> str:
+    """` (+$0.87 in flight)`: calls in flight at their estimates, said apart
+    from what was spent (they are the most those calls may cost, not money
+    spent); nothing when none flies."""
+    return f" (+{usd(in_flight)} in flight)" if in_flight > 0 else ""
+
+
 def spend_against(spent: Decimal, ceiling: Decimal | None) -> str:
     """The day's spend beside its ceiling, with as many decimals as it takes
     for the two figures to stand as the amounts do: `$0.019 of $0.02` (amber,

@@ -185,10 +185,15 @@ class GroupState(Frame):
 
     name: str
     spend_today_usd: Decimal = Decimal(0)
-    """Its agents' spend today together, calls in flight at their estimates."""
+    """What its agents' closed calls spent today together: what its ceiling
+    weighs to hold them (calls in flight apart, `in_flight_usd`)."""
     limit_usd: Decimal | None = None
     """Its daily ceiling (the file's, or `/limit group`); None is none."""
     agents: list[str] = Field(default_factory=list)
+    in_flight_usd: Decimal = Decimal(0)
+    """Its calls in flight today at their estimates (the most they may
+    cost), not yet spent; 0 from an older plane, which counted them in
+    `spend_today_usd`."""
 
 
 class Snapshot(Frame):

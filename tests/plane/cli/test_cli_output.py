@@ -99,7 +99,9 @@ def test_status_json_writes_an_agent_a_line_and_says_what_it_said():
     assert read["agents"][1]["model"] == "},{"
     assert read["fleet_spend_today_usd"] == "1.5"
     assert read["groups"] == [
-        {"name": "empty", "spend_today_usd": "0", "limit_usd": None, "agents": []},
-        {"name": "team", "spend_today_usd": "1.5", "limit_usd": "9", "agents": ["demo"]},
+        {"name": "empty", "spend_today_usd": "0", "limit_usd": None, "agents": []}
+        | {"in_flight_usd": "0"},
+        {"name": "team", "spend_today_usd": "1.5", "limit_usd": "9", "agents": ["demo"]}
+        | {"in_flight_usd": "0"},
     ]
     assert json.loads(status_json({**STATUS, "agents": []}))["agents"] == []

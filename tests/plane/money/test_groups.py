@@ -424,7 +424,7 @@ async def test_the_group_sums_are_the_calls_summed_through_every_change(tmp_path
         assert (await again.recover())["c"].estimate_usd == Decimal("0.07")
         assert await group_spend_table(db) == await groups_of_calls(db)
         assert await group_spend_table(db) == {("2026-11-30", "research"): Decimal("0.1923")}
-        assert await again.budget_spend.groups_today() == {"research": Decimal("0.1923")}
+        assert (await again.budget_spend.groups_today()).spent == {"research": Decimal("0.1923")}
     finally:
         await db.close()
 
