@@ -1,6 +1,7 @@
 """/limit values and words: the product's voice, character for character."""
 
 from decimal import Decimal
+from functools import partial
 
 import pytest
 
@@ -69,43 +70,50 @@ def test_bad_values_get_one_line(raw):
     assert "\n" not in str(caught.value) and str(caught.value)
 
 
-def test_too_many_decimals_gets_an_example_to_type_as_every_bad_value_does():
-    """`/limit 0.001` was the one bad value whose reply gave nothing to type."""
-    with pytest.raises(BadLimit) as caught:
-        parse_limit("0.001")
-    assert str(caught.value) == (
+TO_TYPE = {
+    "too many decimals": (
+        parse_limit,
+        "0.001",
         "0.001 has more than two decimals; a limit is in dollars and cents. "
-        "Use /limit 5, /limit $0.25 or /limit off."
-    )
-    with pytest.raises(BadLimit) as caught:
-        parse_fleet_limit("$4.999")
-    assert str(caught.value).endswith(
-        " Use /limit fleet 5, /limit fleet $0.25 or /limit fleet off."
-    )
-    with pytest.raises(BadLimit) as caught:
-        parse_group_limit("research", ".125")
-    assert str(caught.value).endswith(" or /limit group research off.")
-
-
-def test_more_than_the_largest_limit_gets_an_example_to_type_in_each_form():
-    """`/limit 2000000` said only what the largest limit is: now what to type too."""
-    with pytest.raises(BadLimit) as caught:
-        parse_limit("2000000")
-    assert str(caught.value) == (
+        "Use /limit 5, /limit $0.25 or /limit off.",
+    ),
+    "too many decimals, the fleet's": (
+        parse_fleet_limit,
+        "$4.999",
+        " Use /limit fleet 5, /limit fleet $0.25 or /limit fleet off.",
+    ),
+    "too many decimals, a group's": (
+        partial(parse_group_limit, "research"),
+        ".125",
+        " or /limit group research off.",
+    ),
+    "over the largest": (
+        parse_limit,
+        "2000000",
         "2000000 is more than the largest limit, $1,000,000.00 a day. "
-        "Use /limit 5, /limit $0.25 or /limit off."
-    )
-    with pytest.raises(BadLimit) as caught:
-        parse_fleet_limit("$1000000.01")
-    assert str(caught.value).endswith(
-        " a day. Use /limit fleet 5, /limit fleet $0.25 or /limit fleet off."
-    )
-    with pytest.raises(BadLimit) as caught:
-        parse_group_limit("research", "9999999")
-    assert str(caught.value).endswith(
+        "Use /limit 5, /limit $0.25 or /limit off.",
+    ),
+    "over the largest, the fleet's": (
+        parse_fleet_limit,
+        "$1000000.01",
+        " a day. Use /limit fleet 5, /limit fleet $0.25 or /limit fleet off.",
+    ),
+    "over the largest, a group's": (
+        partial(parse_group_limit, "research"),
+        "9999999",
         " a day. Use /limit group research 5, /limit group research $0.25 "
-        "or /limit group research off."
-    )
+        "or /limit group research off.",
+    ),
+}
+"""A bad value, and how its reply ends: with something to type, in the form it was typed in."""
+
+
+@pytest.mark.parametrize(("parse", "raw", "ending"), TO_TYPE.values(), ids=TO_TYPE.keys())
+def test_a_bad_value_gets_an_example_to_type_in_its_own_form(parse, raw, ending):
+    """`/limit 0.001` and `/limit 2000000` said only what was wrong: now what to type too."""
+    with pytest.raises(BadLimit) as caught:
+        parse(raw)
+    assert str(caught.value).endswith(ending), str(caught.value)
 
 
 def test_a_limit_of_its_own_says_what_to_type_without_saying_a_limit_is_twice():
