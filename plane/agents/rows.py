@@ -41,7 +41,6 @@ import sqlite3
 from collections.abc import AsyncIterator, Callable, Collection, Mapping
 from datetime import date, datetime
 from decimal import Decimal
-from functools import partial
 from typing import NamedTuple
 
 from plane.agents.commands import registry
@@ -101,8 +100,8 @@ class Figures(NamedTuple):
     does not read, `unread`)."""
     groups: list[GroupState]
     group_spent: dict[str, Decimal]
-    """Each group's spend today, by its name, as the gate weighs it
-    (`plane.money.gate.settled`: at its ceiling, without the calls in flight)."""
+    """What each group's closed calls spent today, by its name: what its
+    ceiling holds agents on (its calls in flight hold no one)."""
     resets_at: datetime
     unread: Unread
     """The sums that did not read: the agents whose calls count in them are held."""
@@ -505,16 +504,11 @@ class Rows:
         resets_at = services.gate.resets_at()
         held = Unread(unread, groups_unread, fleet_unread)
         waiting = await services.conversation.waiting_counts()  # memory, or one grouped query
-        ceilings, spend = services.gate.ceilings, ledger.budget_spend
-        group_spent = {
-            g.name: await settled(
-                g.spend_today_usd + g.in_flight_usd, g.limit_usd, partial(_known, g.spend_today_usd)
-            )
-            for g in groups
-        }
+        group_spent = {g.name: g.spend_today_usd for g in groups}
         fleet = None
         if fleet_spent is not None:
-            fleet = await settled(fleet_spent, ceilings.fleet(), spend.fleet_settled)
+            spend = ledger.budget_spend
+            fleet = await settled(fleet_spent, services.gate.ceilings.fleet(), spend.fleet_settled)
         return Figures(day, sums, fleet_spent, groups, group_spent, resets_at, held, waiting, fleet)
 
     async def _fleet_spent(self, unread: bool) -> tuple[Decimal | None, str | None]:
@@ -641,9 +635,3 @@ class Rows:
         """The agents.yaml the plane read (None: the built-in defaults)."""
         read = self._services.config.read_from()
         return None if read is None else str(read)
-
-
-async def _known(spent: Decimal) -> Decimal:
-    """What a group's closed calls spent, as the snapshot already read it
-    with its calls in flight (one read: `GroupsSpend`)."""
-    return spent

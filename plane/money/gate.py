@@ -91,7 +91,7 @@ class AtCeiling(Hold):
 class AboveAgent(Hold):
     """A ceiling above the agent's is reached: the fleet's, its group's, or
     (for a gateway call) its tag's, by what was spent (`full.spent`, the
-    calls in flight left out: `settled`, `spent_of`). Calls in flight hold
+    calls in flight left out: `settled`, `spent_alone`). Calls in flight hold
     no one: a call they crowd out waits for them (`plane.agents.metering`,
     `plane.gateway.admission`)."""
 
@@ -160,7 +160,7 @@ async def settled(
     return spent
 
 
-def spent_of(full: Full) -> Full:
+def spent_alone(full: Full) -> Full:
     """`full` with what was spent alone (its calls in flight left out)."""
     spent = full.spent - full.in_flight
     if isinstance(full, TagFull):
@@ -300,8 +300,8 @@ class Gate:
     def full_hold(self, agent: str, full: Full) -> AboveAgent:
         """`agent`'s call refused at admission by what was spent (`Full`, not
         `by_calls_in_flight`: one refused only for those waits and is no
-        hold), as a hold that says what was spent alone (`spent_of`)."""
-        return AboveAgent(agent, spent_of(full), self.resets_at())
+        hold), as a hold that says what was spent alone (`spent_alone`)."""
+        return AboveAgent(agent, spent_alone(full), self.resets_at())
 
     async def _fleet_hold(
         self, agent: str, price_known: bool, model: str, spent: Decimal | None

@@ -116,9 +116,8 @@ class TitleBar(Widget):
             (f" · {agent.model}", muted, DETAIL),
             # Stepped down near its ceiling (`fallback:`): the model it runs on says so.
             *([(" (fallback)", muted, DETAIL)] if agent.stepped_down_from else []),
-            *(
-                [(f" ({UNPRICED})", muted, DETAIL)] if not agent.price_known else []
-            ),  # its $ is not all
+            # On a model with no price: its $ is not all.
+            *([(f" ({UNPRICED})", muted, DETAIL)] if not agent.price_known else []),
             (" · ", muted, KEPT),
             (spend_phrase(agent), spend, KEPT),
         ]
